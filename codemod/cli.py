@@ -1,0 +1,186 @@
+"""The ``inplacefix`` command line: ``check``, ``fix`` (``--diff`` to review), ``rules``.
+
+Exit codes follow Ruff: 0 nothing to do, 1 findings remain or a diff exists, 2 the tool
+failed (bad arguments or settings, a file that cannot be read, parsed or written).
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import os
+import pathlib
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from typing import List, Optional
+
+import typer
+
+from . import __version__
+from .config import ConfigError, load_settings, split_codes
+from .engine import process_path
+from .files import discover
+from .findings import REASONS, RULES, Status
+from .report import (
+    check_summary,
+    fix_summary,
+    json_document,
+    text_line,
+    unified_diff,
+)
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Find and fix PyTorch in-place operations that break autograd.",
+)
+
+
+class Format(str, enum.Enum):
+    text = "text"
+    json = "json"
+
+
+PathsArg = typer.Argument(None, help="Files or folders (default: the current folder).")
+SelectOpt = typer.Option(None, "--select", help="Rule codes or prefixes to report (comma-separated).")
+IgnoreOpt = typer.Option(None, "--ignore", help="Rule codes or prefixes to leave out.")
+FormatOpt = typer.Option(Format.text, "--format", help="Output format.")
+JobsOpt = typer.Option(None, "-j", "--jobs", help="Parallel processes (default: CPU count).")
+ConfigOpt = typer.Option(None, "--config", help="A pyproject.toml to read [tool.inplacefix] from.")
+SkippedOpt = typer.Option(False, "--show-skipped", help="Also list candidates left alone on purpose.")
+UnsafeOpt = typer.Option(None, "--unsafe-fixes/--no-unsafe-fixes", help="Apply fixes that may change behaviour.")
+ProgressOpt = typer.Option(True, "--progress/--no-progress", help="Progress bar on a terminal.")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"inplacefix {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Show the version and exit."),
+) -> None:
+    """Find and fix PyTorch in-place operations that break autograd."""
+
+
+def _settings(paths, config, select, ignore, unsafe_fixes):
+    start = pathlib.Path(paths[0]) if paths else pathlib.Path.cwd()
+    try:
+        return load_settings(
+            config, start,
+            select=split_codes(select), ignore=split_codes(ignore), unsafe_fixes=unsafe_fixes,
+        )
+    except ConfigError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+
+
+def _run(paths, settings, *, fix: bool, write: bool, edits: bool, jobs, progress: bool):
+    files = [str(p) for p in discover([pathlib.Path(p) for p in paths or ["."]], settings)]
+    work = functools.partial(process_path, settings=settings, fix=fix, write=write, edits=edits)
+    jobs = jobs or os.cpu_count() or 1
+    show = progress and sys.stderr.isatty() and len(files) >= 50
+    if jobs <= 1 or len(files) < 4:
+        results = map(work, files)
+    else:
+        pool = ProcessPoolExecutor(max_workers=min(jobs, len(files)))
+        results = pool.map(work, files, chunksize=max(1, min(32, len(files) // (jobs * 4))))
+    if show:
+        from rich.progress import Progress
+
+        with Progress(transient=True, console=None) as bar:
+            task = bar.add_task("inplacefix", total=len(files))
+            collected = []
+            for r in results:
+                collected.append(r)
+                bar.advance(task)
+            return collected
+    return list(results)
+
+
+def _errors(results) -> int:
+    failed = [r for r in results if r.error is not None]
+    for r in failed:
+        typer.echo(f"{r.path}:{r.error.line}:{r.error.column + 1}: error: {r.error.message}", err=True)
+    return len(failed)
+
+
+@app.command()
+def check(
+    paths: Optional[List[pathlib.Path]] = PathsArg,
+    select: Optional[List[str]] = SelectOpt,
+    ignore: Optional[List[str]] = IgnoreOpt,
+    output_format: Format = FormatOpt,
+    show_skipped: bool = SkippedOpt,
+    unsafe_fixes: Optional[bool] = UnsafeOpt,
+    jobs: Optional[int] = JobsOpt,
+    config: Optional[pathlib.Path] = ConfigOpt,
+    progress: bool = ProgressOpt,
+) -> None:
+    """List in-place operations that can break autograd, with their fix and its safety."""
+    settings = _settings(paths, config, select, ignore, unsafe_fixes)
+    as_json = output_format is Format.json
+    results = _run(paths, settings, fix=False, write=False, edits=as_json, jobs=jobs, progress=progress)
+    if as_json:
+        typer.echo(json_document(results, show_skipped))
+    else:
+        for r in results:
+            for f in r.findings:
+                if show_skipped or f.status is not Status.SKIPPED:
+                    typer.echo(text_line(r.path, f))
+    failed = _errors(results) if not as_json else sum(r.error is not None for r in results)
+    findings = [f for r in results for f in r.findings]
+    if not as_json:
+        typer.echo(check_summary(findings, settings.unsafe_fixes), err=True)
+    if failed:
+        raise typer.Exit(2)
+    raise typer.Exit(1 if any(f.counts for f in findings) else 0)
+
+
+@app.command()
+def fix(
+    paths: Optional[List[pathlib.Path]] = PathsArg,
+    diff: bool = typer.Option(False, "--diff", help="Print a unified diff and write nothing."),
+    unsafe_fixes: Optional[bool] = UnsafeOpt,
+    select: Optional[List[str]] = SelectOpt,
+    ignore: Optional[List[str]] = IgnoreOpt,
+    jobs: Optional[int] = JobsOpt,
+    config: Optional[pathlib.Path] = ConfigOpt,
+    progress: bool = ProgressOpt,
+) -> None:
+    """Apply the fixes (safe ones; unsafe ones too with --unsafe-fixes)."""
+    settings = _settings(paths, config, select, ignore, unsafe_fixes)
+    results = _run(paths, settings, fix=True, write=not diff, edits=False, jobs=jobs, progress=progress)
+    changed = [r for r in results if r.changed and r.error is None]
+    if diff:
+        for r in changed:
+            sys.stdout.write(unified_diff(r.path, r.original, r.fixed))
+    applied_ids = {id(f) for r in changed for f in r.applied}
+    remaining = [f for r in results for f in r.findings if f.counts and id(f) not in applied_ids]
+    failed = _errors(results)
+    typer.echo(
+        fix_summary(len(applied_ids), len(changed), remaining, would=diff,
+                    unsafe_fixes=settings.unsafe_fixes),
+        err=True,
+    )
+    if failed:
+        raise typer.Exit(2)
+    raise typer.Exit(1 if remaining or (diff and changed) else 0)
+
+
+@app.command()
+def rules() -> None:
+    """List the rule codes and the reason codes."""
+    typer.echo("Rules:")
+    for code, name in RULES.items():
+        typer.echo(f"  {code}  {name}")
+    typer.echo("Reasons (why a candidate is not a safe fix):")
+    for code, text in REASONS.items():
+        typer.echo(f"  {code:20} {text}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

@@ -1,0 +1,149 @@
+"""The per-file engine: read, screen, parse once, run the passes, apply fixes, return data.
+
+Front ends (CLI, JSON, editors) call :func:`process_source` or :func:`process_path` and only
+render the :class:`FileResult` they get back. Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import pathlib
+from typing import Optional
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.metadata import MetadataWrapper
+
+from .config import Settings
+from .fileio import read_source, write_atomic
+from .findings import Edit, Finding, Span
+from .judgement import Judge
+from .passes import all_passes
+from .passes.base import FixApplier
+from .suppression import is_suppressed, suppressions
+
+# A file that never names torch holds no tensor we could know about: skip it unparsed.
+SCREEN = b"torch"
+
+
+@dataclasses.dataclass
+class FileError:
+    message: str
+    line: int = 1
+    column: int = 0
+
+
+@dataclasses.dataclass
+class FileResult:
+    path: str
+    findings: list = dataclasses.field(default_factory=list)
+    original: Optional[str] = None  # source text, when parsed
+    fixed: Optional[str] = None  # new source text, when fixes were applied and changed it
+    fixed_bytes: Optional[bytes] = None
+    applied: list = dataclasses.field(default_factory=list)  # findings whose fix is in `fixed`
+    error: Optional[FileError] = None
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed is not None and self.fixed != self.original
+
+
+def process_source(
+    data: bytes,
+    path: str,
+    settings: Settings,
+    *,
+    fix: bool = False,
+    edits: bool = False,
+) -> FileResult:
+    """Find (and with ``fix``, apply) in-place rewrites in one file's bytes."""
+    result = FileResult(path)
+    if SCREEN not in data:
+        return result
+    try:
+        module = cst.parse_module(data)
+    except cst.ParserSyntaxError as exc:
+        result.error = FileError(f"cannot parse: {exc.message}", exc.raw_line, exc.raw_column)
+        return result
+    except (UnicodeDecodeError, SyntaxError, LookupError) as exc:
+        result.error = FileError(f"cannot decode: {exc}")
+        return result
+    result.original = module.code
+    wrapper = MetadataWrapper(module)
+    judge = Judge(wrapper, assume_same_dtype=settings.assume_same_dtype)
+    context = CodemodContext(filename=path, wrapper=wrapper)
+    table = suppressions(module.code)
+    for pass_cls in all_passes():
+        if not settings.selects(pass_cls.CODE):
+            continue
+        visitor = pass_cls(context, judge, apply_fixes=False)
+        wrapper.visit(visitor)
+        result.findings.extend(
+            f for f in visitor.findings
+            if not is_suppressed(table, f.code, f.span.line, f.span.end_line)
+        )
+    result.findings.sort(key=lambda f: (f.span.line, f.span.column, f.code))
+    if edits:
+        for finding in result.findings:
+            if finding.fix is not None:
+                finding.edit = single_edit(wrapper.module, finding)
+    if fix:
+        chosen = [f for f in result.findings if f.applies(settings.unsafe_fixes)]
+        if chosen:
+            fixed_module = wrapper.module.visit(FixApplier(f.fix for f in chosen))
+            fixed = fixed_module.code
+            try:
+                ast.parse(fixed, filename=path)
+            except SyntaxError as exc:  # a bug of ours: never write it
+                result.error = FileError(f"internal error: the fixed code does not parse ({exc.msg})")
+                return result
+            if fixed != result.original:
+                result.fixed, result.fixed_bytes = fixed, fixed_module.bytes
+                result.applied = chosen
+    return result
+
+
+def single_edit(module: cst.Module, finding: Finding) -> Edit:
+    """The smallest text replacement that applies this one fix to the original text."""
+    before = module.code
+    after = module.visit(FixApplier([finding.fix])).code
+    start = 0
+    limit = min(len(before), len(after))
+    while start < limit and before[start] == after[start]:
+        start += 1
+    end_b, end_a = len(before), len(after)
+    while end_b > start and end_a > start and before[end_b - 1] == after[end_a - 1]:
+        end_b -= 1
+        end_a -= 1
+    # Whole lines read better in an editor's preview than a few changed characters.
+    start = before.rfind("\n", 0, start) + 1
+    line_end = before.find("\n", end_b)
+    grow = (len(before) if line_end < 0 else line_end) - end_b
+    return Edit(_span(before, start, end_b + grow), after[start:end_a + grow])
+
+
+def _span(text: str, start: int, end: int) -> Span:
+    def line_col(offset: int):
+        line = text.count("\n", 0, offset) + 1
+        return line, offset - (text.rfind("\n", 0, offset) + 1)
+
+    (l1, c1), (l2, c2) = line_col(start), line_col(end)
+    return Span(l1, c1, l2, c2)
+
+
+def process_path(path: str, settings: Settings, fix: bool, write: bool, edits: bool) -> FileResult:
+    """Read, process and (with ``write``) atomically rewrite one file."""
+    p = pathlib.Path(path)
+    try:
+        data = read_source(p)
+    except OSError as exc:
+        return FileResult(path, error=FileError(f"cannot read: {exc.strerror or exc}"))
+    result = process_source(data, path, settings, fix=fix, edits=edits)
+    if write and result.changed and result.error is None:
+        try:
+            write_atomic(p, result.fixed_bytes)
+        except OSError as exc:
+            result.error = FileError(f"cannot write: {exc.strerror or exc}")
+    result.fixed_bytes = None  # not needed past this point (and costly to send between processes)
+    return result

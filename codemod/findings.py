@@ -1,0 +1,113 @@
+"""Plain data shared by the passes, the engine and the front ends.
+
+A pass reports a :class:`Finding` for every in-place candidate it looked at. A finding carries a
+status that says what the tool will do with it and, unless the fix is safe, a reason code that
+says why not. Front ends only render these objects.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Callable, Optional
+
+import libcst as cst
+
+# Rule codes, one per pass. Kept clear of Ruff's prefixes so `# noqa` lists can mix them.
+RULES = {
+    "IPF001": "augmented-assignment",
+    "IPF002": "inplace-argument",
+    "IPF003": "inplace-method",
+    "IPF004": "subscript-assignment",
+}
+
+
+class Status(str, enum.Enum):
+    SAFE = "safe"  # a fix that keeps what the program computes; applied by `fix`
+    UNSAFE = "unsafe"  # a fix that may change behaviour; applied with --unsafe-fixes
+    MANUAL = "manual"  # needs a person: no rewrite is offered
+    SKIPPED = "skipped"  # intended in-place code (no_grad, optimizer, ...); left alone
+
+
+# Reason codes: why a candidate is not a safe fix. The text is what users read.
+REASONS = {
+    # skipped: in-place on purpose, not an autograd conflict
+    "no-grad": "runs with grad disabled (no_grad / inference_mode / set_grad_enabled(False))",
+    "data-or-grad": "writes through `.data` or `.grad`, which autograd does not track",
+    "nn-init": "`torch.nn.init` initialises weights in place on purpose",
+    "optimizer": "optimizer code updates parameters in place on purpose",
+    # unsafe: a fix exists but may change behaviour
+    "unknown-type": "the target is not known to be a tensor",
+    "dtype-promotion": "the out-of-place form takes the promoted dtype of its operands, "
+    "while the in-place form keeps the target's (e.g. half += float32 stays half)",
+    "param-mutation": "the target is a parameter mutated before any rebinding; the caller may "
+    "rely on seeing the change",
+    "alias": "another name refers to the same tensor and is used later; the fix rebinds it too",
+    "mutation-relied-on": "a call site relies on the module mutating its input",
+    # manual: no fix offered
+    "side-effect-target": "evaluating the target twice would repeat a call",
+    "dynamic-inplace": "`inplace` is set from a variable",
+    "nested-call": "the in-place call is part of a larger expression",
+    "no-twin": "the method has no out-of-place equivalent the tool can write",
+    "view-alias": "the target is a view of (or viewed by) another tensor that is used later; "
+    "the change must reach it",
+    "mutation-as-output": "the function returns nothing for the parameter it mutates: the "
+    "mutation is its output",
+    "parameter": "the target is an nn.Parameter attribute, which cannot be rebound to a "
+    "plain tensor",
+    "non-local-name": "the name is global, nonlocal or free here; rebinding it would make it "
+    "local",
+    "unsupported-target": "the target is not a name or attribute chain",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Span:
+    """A source range: 1-based lines, 0-based columns in characters, end exclusive."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Edit:
+    """Replace ``span`` of the original text with ``content`` (what an editor applies)."""
+
+    span: Span
+    content: str
+
+
+# A fix is a function from the (possibly already updated) node to its replacement, so fixes on
+# nested nodes compose when they are applied in one traversal.
+Builder = Callable[[cst.CSTNode], "cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel"]
+
+
+@dataclasses.dataclass
+class Fix:
+    node: cst.CSTNode  # the original node the builder replaces
+    build: Builder
+    title: str  # e.g. "Rewrite as `x = x + y`"
+    order: int = 0  # fixes of one node are built in descending order (insert positions)
+
+
+@dataclasses.dataclass
+class Finding:
+    code: str
+    message: str
+    span: Span
+    status: Status
+    reason: Optional[str] = None
+    fix: Optional[Fix] = None
+    edit: Optional[Edit] = None  # filled by the engine when a front end needs it
+
+    @property
+    def counts(self) -> bool:
+        """Whether the finding asks for action (and makes `check` exit 1)."""
+        return self.status is not Status.SKIPPED
+
+    def applies(self, unsafe_fixes: bool) -> bool:
+        if self.fix is None:
+            return False
+        return self.status is Status.SAFE or (unsafe_fixes and self.status is Status.UNSAFE)

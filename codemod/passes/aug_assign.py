@@ -1,0 +1,106 @@
+"""IPF001 augmented assignment: ``x op= y`` -> ``x = x op y``.
+
+Matches an augmented assignment (all 13 operators) whose target is a name or an attribute
+chain (``self.h``) known to hold a tensor; subscript targets belong to IPF004, which clones.
+Produces ``x = x op y`` with parentheses only where precedence needs them, keeping the
+spacing around the operator and every comment.
+
+Fix safety: safe when the target is a local (or attribute) tensor, no other name sees the
+mutation, and the right-hand side is a Python number (or the target itself). Unsafe when the
+right-hand side may be a tensor of another dtype (``x += y`` keeps x's dtype, ``x = x + y``
+promotes: half += float32 stays half), when the target is an unannotated parameter the
+caller may rely on (``param-mutation``), or when another name aliases it (``alias``: the fix
+rebinds that name too). No fix for ``nn.Parameter`` attributes (assigning a plain tensor to
+one raises), for targets whose evaluation calls something (``f().x += 1``), or for views whose
+base is used later. Known non-tensors (ints, strings, containers) are never reported.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ..findings import Fix, Status
+from ..judgement import target_key
+from .base import InplacePass, code, fix_title, rebind
+
+BINARY_FOR_AUG = {
+    cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
+    cst.DivideAssign: cst.Divide, cst.FloorDivideAssign: cst.FloorDivide,
+    cst.ModuloAssign: cst.Modulo, cst.PowerAssign: cst.Power, cst.LeftShiftAssign: cst.LeftShift,
+    cst.RightShiftAssign: cst.RightShift, cst.BitAndAssign: cst.BitAnd,
+    cst.BitOrAssign: cst.BitOr, cst.BitXorAssign: cst.BitXor,
+    cst.MatrixMultiplyAssign: cst.MatrixMultiply,
+}
+
+# Python's binding strength, low to high (https://docs.python.org/3/reference/expressions.html).
+_BINARY_PRECEDENCE = {
+    cst.BitOr: 6, cst.BitXor: 7, cst.BitAnd: 8, cst.LeftShift: 9, cst.RightShift: 9,
+    cst.Add: 10, cst.Subtract: 10, cst.Multiply: 11, cst.MatrixMultiply: 11, cst.Divide: 11,
+    cst.FloorDivide: 11, cst.Modulo: 11, cst.Power: 13,
+}
+
+
+def precedence(expr: cst.BaseExpression) -> int:
+    if expr.lpar:
+        return 100
+    if isinstance(expr, cst.BinaryOperation):
+        return _BINARY_PRECEDENCE[type(expr.operator)]
+    if isinstance(expr, cst.UnaryOperation):
+        return 4 if isinstance(expr.operator, cst.Not) else 12
+    if isinstance(expr, cst.Comparison):
+        return 5
+    if isinstance(expr, cst.BooleanOperation):
+        return 3 if isinstance(expr.operator, cst.And) else 2
+    if isinstance(expr, cst.IfExp):
+        return 1
+    if isinstance(expr, (cst.Lambda, cst.NamedExpr, cst.Yield)):
+        return 0
+    if isinstance(expr, cst.Await):
+        return 14
+    return 100  # atoms, calls, subscripts, attributes
+
+
+def right_operand(op: type, value: cst.BaseExpression) -> cst.BaseExpression:
+    """``value`` as the right operand of ``op``, parenthesised only where it must be.
+
+    Equal precedence gets parentheses too (``x -= a - b`` -> ``x - (a - b)``), except for the
+    right-associative ``**``; a unary operand of ``**`` needs none (``x ** -y``).
+    """
+    mine, theirs = _BINARY_PRECEDENCE[op], precedence(value)
+    if op is cst.Power and (theirs >= mine or isinstance(value, cst.UnaryOperation)):
+        return value
+    if theirs > mine:
+        return value
+    return value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def build_assignment(node: cst.AugAssign, also=()) -> cst.Assign:
+    op = BINARY_FOR_AUG[type(node.operator)]
+    value = cst.BinaryOperation(
+        left=node.target.deep_clone(), operator=op(), right=right_operand(op, node.value)
+    )
+    return rebind([node.target], value, also, like=node)
+
+
+class AugAssignPass(InplacePass):
+    CODE = "IPF001"
+    NAME = "augmented-assignment"
+    DESCRIPTION = "Rewrite `x op= y` on tensors as `x = x op y`."
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        target = node.target
+        if isinstance(target, cst.Subscript):
+            return  # IPF004 clones the base instead
+        verdict = self.judge.assess(node, target, operands=[node.value], creates_binding=False)
+        if verdict.status is None:
+            return
+        op = code(node.operator).strip()
+        name = code(target)
+        message = f"In-place `{op}` on tensor `{name}`"
+        if verdict.status in (Status.SAFE, Status.UNSAFE) and target_key(target):
+            also = verdict.also_rebind
+            fix = Fix(node, lambda n, also=also: build_assignment(n, also),
+                      fix_title(build_assignment(node, also)))
+            self.report(node, message, verdict.status, verdict.reason, fix)
+        else:
+            self.report(node, message, verdict.status, verdict.reason)

@@ -1,0 +1,155 @@
+"""IPF002 inplace argument: ``inplace=True`` -> ``inplace=False`` on torch callables.
+
+Matches calls that resolve to a torch callable taking ``inplace`` (``nn.ReLU``,
+``nn.LeakyReLU(0.2, True)``, ``F.relu(x, inplace=True)``, ``F.dropout``...; the list is
+generated from torch into ``torch_api.py``), by keyword or by position. Callees are resolved
+through imports, so ``df.drop(..., inplace=True)`` or an unknown ``ReLU`` are never touched.
+A call that stands alone as a statement relies on the mutation, so
+``F.relu(x, inplace=True)`` becomes ``x = F.relu(x)``.
+
+Fix safety: a module constructor's fix is safe unless a call site of that module in the same
+class or function discards its result (``self.act(x)`` alone: ``mutation-relied-on``). A
+functional call's fix is unsafe when its input is a parameter the caller may rely on
+(``param-mutation``) or a name used again later (``alias``), which would no longer see the
+change. ``inplace=<variable>`` is reported without a fix (``dynamic-inplace``).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+import libcst.matchers as m
+
+from .. import torch_api
+from ..findings import Fix, Status
+from ..judgement import target_key
+from .base import InplacePass, code, fix_title, rebind
+
+
+def find_inplace_arg(call: cst.Call, index: int) -> Optional[cst.Arg]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "inplace":
+            return arg
+    positional = []
+    for arg in call.args:
+        if arg.keyword is not None or arg.star:
+            break
+        positional.append(arg)
+    return positional[index] if index < len(positional) else None
+
+
+def without_arg(call: cst.Call, arg: cst.Arg) -> cst.Call:
+    args = [a for a in call.args if not a.deep_equals(arg)]
+    if args:
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return call.with_changes(args=args)
+
+
+class InplaceArgPass(InplacePass):
+    CODE = "IPF002"
+    NAME = "inplace-argument"
+    DESCRIPTION = "Turn `inplace=True` off on torch activations and dropouts."
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self.judge.torch_name(node.func)
+        index = torch_api.INPLACE_PARAM_CALLABLES.get(name)
+        if index is None:
+            return
+        arg = find_inplace_arg(node, index)
+        if arg is None or m.matches(arg.value, m.Name("False")):
+            return
+        short = name.rsplit(".", 1)[-1]
+        message = f"`{short}` runs in place (`{code(arg).strip().rstrip(',')}`)"
+        if not m.matches(arg.value, m.Name("True")):
+            self.report(arg, message, Status.MANUAL, "dynamic-inplace")
+            return
+        if short[:1].isupper():
+            self._constructor(node, arg, message)
+        else:
+            self._functional(node, arg, message)
+
+    # nn.ReLU(inplace=True): fixed where the module is built.
+    def _constructor(self, node: cst.Call, arg: cst.Arg, message: str) -> None:
+        status, reason = Status.SAFE, None
+        if self._result_discarded_somewhere(node):
+            status, reason = Status.UNSAFE, "mutation-relied-on"
+        new = arg.with_changes(value=cst.Name("False"))
+        self.report(arg, message, status, reason,
+                    Fix(arg, lambda a: a.with_changes(value=cst.Name("False")),
+                        f"Rewrite as `{code(new).strip().rstrip(',')}`"))
+
+    def _result_discarded_somewhere(self, node: cst.Call) -> bool:
+        """Is the module built here ever called as a bare statement (``self.act(x)``)?"""
+        parent = self.judge.parent(node)
+        if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
+            return False
+        key = target_key(parent.targets[0].target)
+        if key is None:
+            return False
+        scope = self.judge.enclosing_class(node) if key.startswith("self.") else self.judge.owner(node)
+        if scope is None:
+            return False
+        for stmt in m.findall(scope, m.Expr(value=m.Call())):
+            if target_key(stmt.value.func) == key:
+                return True
+        return False
+
+    # F.relu(x, inplace=True): the input stops being mutated.
+    def _functional(self, node: cst.Call, arg: cst.Arg, message: str) -> None:
+        first = node.args[0].value if node.args and node.args[0] is not arg else None
+        parent = self.judge.parent(node)
+        if isinstance(parent, cst.Expr):  # a statement: it relies on the mutation
+            if first is None or target_key(first) is None:
+                verdict_status = Status.MANUAL
+                self.report(node, message, verdict_status, "unsupported-target")
+                return
+            verdict = self.judge.assess(
+                node, first, creates_binding=True, dtype_neutral=True, known_tensor=True
+            )
+            if verdict.status is None:
+                return
+            if verdict.status in (Status.SAFE, Status.UNSAFE):
+                also = verdict.also_rebind
+
+                def build(expr: cst.Expr, also=also) -> cst.Assign:
+                    call = without_arg(expr.value, arg)
+                    return rebind([call.args[0].value.deep_clone()], call, also, like=expr)
+
+                fix = Fix(parent, build, fix_title(build(parent)))
+                self.report(node, message, verdict.status, verdict.reason, fix)
+            else:
+                self.report(node, message, verdict.status, verdict.reason)
+            return
+        status, reason = Status.SAFE, None
+        if first is not None and target_key(first) is not None:
+            intended = self.judge.intended_reason(node, first)
+            if intended:
+                self.report(node, message, Status.SKIPPED, intended)
+                return
+            status, reason = self._input_still_needed(node, first)
+        else:
+            intended = self.judge.intended_reason(node, None)
+            if intended:
+                self.report(node, message, Status.SKIPPED, intended)
+                return
+        fix = Fix(arg, lambda a: a.with_changes(value=cst.Name("False")),
+                  "Rewrite with `inplace=False`")
+        self.report(node, message, status, reason, fix)
+
+    def _input_still_needed(self, node: cst.Call, first: cst.BaseExpression):
+        stmt = self.judge.statement_of(node)
+        report = self.judge.alias_report(first, stmt)
+        if report.reason in ("param-mutation", "mutation-as-output"):
+            return Status.UNSAFE, "param-mutation"
+        rebinds_input = isinstance(stmt, cst.Assign) and any(
+            target_key(t.target) == target_key(first) for t in stmt.targets
+        )
+        owner = self.judge.owner(node)
+        flow = self.judge.flow(owner)
+        if report.reason or (
+            not rebinds_input
+            and self.judge.used_after(flow, target_key(first), self.judge.range(stmt))
+        ):
+            return Status.UNSAFE, "alias"
+        return Status.SAFE, None

@@ -1,0 +1,204 @@
+"""IPF003 in-place methods: ``x.add_(y)`` -> ``x = x.add(y)``; ``b = x.exp_()`` -> ``b = x = x.exp()``.
+
+Matches calls of tensor methods that write their receiver (``add_``, ``exp_``, ``masked_fill_``,
+chains such as ``x.mul_(a).add_(b)``) and of torch's in-place functions (``torch.relu_(x)``,
+``F.relu_(x)``); which names mutate, and their out-of-place twins, come from torch's operator
+schemas (``torch_api.py``). Methods that end in ``_`` without changing values
+(``requires_grad_``, ``share_memory_``) are never matched. The fix keeps every binding: a
+statement becomes ``x = x.add(y)``, an assignment ``b = x = x.exp()``, a return
+``return x.exp()``. ``zero_()`` and ``fill_(number)`` become ``torch.zeros_like(x)`` and
+``torch.full_like(x, number)`` where ``torch`` is imported.
+
+Fix safety: as for IPF001 (dtype promotion by tensor operands, except for twins that keep
+self's dtype such as ``masked_fill``; parameters; aliases). No fix for a call nested in a larger
+expression (``nested-call``), a method without a twin (``copy_``, ``normal_``: ``no-twin``), a
+name that is not local to the function (``non-local-name``), or ``nn.Parameter`` receivers.
+``torch.nn.init`` calls are skipped as intended.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+import libcst.matchers as m
+
+from .. import torch_api
+from ..findings import Fix, Status
+from ..judgement import Kind, subscript_base, target_key
+from .base import InplacePass, code, fix_title, rebind
+
+# Factories make a fresh tensor that nothing has saved: in place on it is never a conflict.
+_FACTORIES = {
+    "empty", "zeros", "ones", "full", "rand", "randn", "randint", "randperm", "arange",
+    "linspace", "logspace", "eye", "tensor", "empty_like", "zeros_like", "ones_like",
+    "full_like", "rand_like", "randn_like", "randint_like", "empty_strided",
+}
+# Methods without a twin that have an exact out-of-place spelling: (template, needs number arg)
+_EQUIVALENTS = {"zero_": ("torch.zeros_like({x})", False), "fill_": ("torch.full_like({x}, {a})", True)}
+
+
+def is_inplace_method_call(node: cst.CSTNode) -> bool:
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in torch_api.INPLACE_METHODS
+    )
+
+
+class InplaceMethodPass(InplacePass):
+    CODE = "IPF003"
+    NAME = "inplace-method"
+    DESCRIPTION = "Rewrite in-place tensor methods and functions out of place."
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self.judge.torch_name(node.func)
+        if name is not None:
+            if name.startswith("torch.nn.init.") and name.endswith("_"):
+                self.report(node, f"`{name}` initialises in place", Status.SKIPPED, "nn-init")
+            elif name in torch_api.INPLACE_FUNCTIONS:
+                self._function_form(node, name)
+            return
+        if is_inplace_method_call(node) and not self._is_chain_link(node):
+            self._method_form(node)
+
+    def _is_chain_link(self, node: cst.Call) -> bool:
+        """``x.mul_(2)`` inside ``x.mul_(2).add_(1)``: the outer call reports the chain."""
+        attr = self.judge.parent(node)
+        outer = self.judge.parent(attr) if isinstance(attr, cst.Attribute) else None
+        return is_inplace_method_call(outer) and outer.func is attr
+
+    # ------------------------------------------------------------ x.add_(y)
+    def _method_form(self, node: cst.Call) -> None:
+        chain, base = [], node
+        while is_inplace_method_call(base):
+            chain.append(base)
+            base = base.func.value
+        chain.reverse()  # innermost first
+        methods = [c.func.attr.value for c in chain]
+        message = f"In-place `{'().'.join(methods)}()` on tensor `{code(base)}`"
+        if isinstance(subscript_base(base), cst.Subscript) or isinstance(base, cst.Subscript):
+            return  # IPF004 clones the subscripted tensor
+        if target_key(base) is None:
+            if isinstance(base, cst.Call) and self._is_factory(base):
+                return
+            intended = self.judge.intended_reason(node, base)
+            if intended:
+                self.report(node, message, Status.SKIPPED, intended)
+                return
+            self.report(node, message, Status.MANUAL, "unsupported-target")
+            return
+        operands = [
+            a.value for c in chain for a in c.args
+            if c.func.attr.value[:-1] not in torch_api.SAME_DTYPE_TWINS
+        ]
+        verdict = self.judge.assess(node, base, operands=operands, known_tensor=True)
+        if verdict.status is None:
+            return
+        if verdict.status not in (Status.SAFE, Status.UNSAFE):
+            self.report(node, message, verdict.status, verdict.reason)
+            return
+        convert = self._converter(chain, base)
+        if convert is None:
+            self.report(node, message, Status.MANUAL, "no-twin")
+            return
+        self._report_with_context(node, base, convert, message, verdict)
+
+    def _is_factory(self, call: cst.Call) -> bool:
+        name = self.judge.torch_name(call.func) or ""
+        return name.startswith("torch.") and name.rsplit(".", 1)[-1] in _FACTORIES
+
+    def _converter(self, chain, base):
+        """A function from the (updated) call to its out-of-place form, or None."""
+        if all(torch_api.INPLACE_METHODS[c.func.attr.value] for c in chain):
+            return out_of_place_chain
+        method = chain[0].func.attr.value
+        if len(chain) == 1 and method in _EQUIVALENTS and self._torch_imported():
+            template, needs_number = _EQUIVALENTS[method]
+            args = chain[0].args
+            if needs_number and not (
+                len(args) == 1 and not args[0].keyword and self.judge.kind(args[0].value) is Kind.SCALAR
+            ):
+                return None
+            return lambda call: cst.parse_expression(template.format(
+                x=code(call.func.value), a=code(call.args[0].value) if call.args else ""
+            ))
+        return None
+
+    def _torch_imported(self) -> bool:
+        for stmt in self.judge.module.body:
+            if m.matches(stmt, m.SimpleStatementLine(body=[m.Import()])):
+                for alias in stmt.body[0].names:
+                    if m.matches(alias, m.ImportAlias(name=m.Name("torch"), asname=None)):
+                        return True
+        return False
+
+    # ----------------------------------------------------------- torch.relu_(x)
+    def _function_form(self, node: cst.Call, name: str) -> None:
+        short = name.rsplit(".", 1)[-1]
+        if not node.args or node.args[0].keyword or node.args[0].star:
+            return
+        target = node.args[0].value
+        message = f"In-place `{short}` on tensor `{code(target)}`"
+        if isinstance(target, cst.Subscript):
+            return  # IPF004 clones the subscripted tensor
+        twin = torch_api.INPLACE_FUNCTIONS[name]
+        verdict = self.judge.assess(
+            node, target, operands=[a.value for a in node.args[1:]], known_tensor=True
+        )
+        if verdict.status is None:
+            return
+        if verdict.status not in (Status.SAFE, Status.UNSAFE):
+            self.report(node, message, verdict.status, verdict.reason)
+            return
+        if twin is None or not isinstance(node.func, cst.Attribute):
+            self.report(node, message, Status.MANUAL, "no-twin")
+            return
+        twin_name = cst.Name(twin.rsplit(".", 1)[-1])
+        self._report_with_context(
+            node, target, lambda call: call.with_changes(func=call.func.with_changes(attr=twin_name)),
+            message, verdict,
+        )
+
+    # ------------------------------------------------------------- bindings
+    def _report_with_context(self, node, target, convert, message, verdict) -> None:
+        """Keep the bindings the in-place call had, by where the call stands.
+
+        ``convert`` maps the call, as updated by fixes inside it, to its out-of-place form.
+        """
+        parent = self.judge.parent(node)
+        also = verdict.also_rebind
+        if isinstance(parent, cst.Expr):
+            def build(stmt):
+                return rebind([target.deep_clone()], convert(stmt.value), also, like=stmt)
+        elif isinstance(parent, cst.Assign) and all(target_key(t.target) for t in parent.targets):
+            keys = {target_key(t.target) for t in parent.targets}
+            extra = [] if target_key(target) in keys else [target.deep_clone()]
+            extra += [cst.parse_expression(k) for k in also if k not in keys]
+
+            def build(stmt):
+                return stmt.with_changes(
+                    targets=[*stmt.targets, *(cst.AssignTarget(e.deep_clone()) for e in extra)],
+                    value=convert(stmt.value),
+                )
+        elif isinstance(parent, cst.Return) and isinstance(target, cst.Name) and not also:
+            def build(stmt):
+                return stmt.with_changes(value=convert(stmt.value))
+        else:
+            self.report(node, message, Status.MANUAL, "nested-call")
+            return
+        self.report(node, message, verdict.status, verdict.reason,
+                    Fix(parent, build, fix_title(build(parent))))
+
+
+def out_of_place_chain(call: cst.Call) -> cst.BaseExpression:
+    """``x.mul_(a).add_(b)`` -> ``x.mul(a).add(b)``."""
+    links, base = [], call
+    while is_inplace_method_call(base):
+        links.append(base)
+        base = base.func.value
+    expr = base
+    for link in reversed(links):
+        twin = torch_api.INPLACE_METHODS[link.func.attr.value]
+        expr = link.with_changes(func=link.func.with_changes(value=expr, attr=cst.Name(twin)))
+    return expr

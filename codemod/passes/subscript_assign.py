@@ -1,0 +1,154 @@
+"""IPF004 subscript assignment: clone the tensor before writing into part of it.
+
+Matches a statement that writes into part of a tensor: ``d[...] = v``, ``d[...] op= v``
+(which stays in place even as ``d[i] = d[i] + v``), and in-place methods or functions on a
+subscript (``d[0].add_(v)``, ``F.relu_(d[:, 0])``). The base must be a name or attribute chain
+(``self.buf``). Produces ``d = d.clone()`` right before the statement, in the same block, so
+whatever autograd saved of the old ``d`` stays intact. A run of writes into the same tensor gets
+one clone, and a statement already preceded by ``d = d.clone()`` is left alone.
+
+Fix safety: never for anything not known to be a tensor (dicts, lists, NumPy arrays, unknown
+names get no fix: ``.clone()`` would fail on them). Unsafe when the base is a parameter the
+caller may rely on, or has aliases used later (the fix rebinds them: ``d = e = d.clone()``).
+No fix for views whose base is used later (the write must reach it), for ``nn.Parameter``
+attributes, or for names that are not local to the function.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+import libcst.matchers as m
+
+from .. import torch_api
+from ..findings import Fix, Status
+from ..judgement import Kind, subscript_base, target_key
+from .base import InplacePass, code, rebind
+
+
+class SubscriptAssignPass(InplacePass):
+    CODE = "IPF004"
+    NAME = "subscript-assignment"
+    DESCRIPTION = "Clone a tensor before assigning into a subscript or slice of it."
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            if isinstance(t.target, cst.Subscript):
+                self._candidate(node, t.target)
+                return
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Subscript):
+            self._candidate(node, node.target)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        receiver: Optional[cst.BaseExpression] = None
+        if isinstance(func, cst.Attribute) and func.attr.value in torch_api.INPLACE_METHODS:
+            receiver = func.value
+        elif self.judge.torch_name(func) in torch_api.INPLACE_FUNCTIONS and node.args:
+            receiver = node.args[0].value
+        if isinstance(receiver, cst.Subscript):
+            self._candidate(node, receiver)
+
+    def _candidate(self, node: cst.CSTNode, target: cst.Subscript) -> None:
+        base = subscript_base(target)
+        stmt = self.judge.statement_of(node)
+        message = f"Assignment into a part of tensor `{code(base)}`"
+        if self._string_index(target):
+            return  # d["key"]: a mapping, not a tensor
+        if target_key(base) is not None and self._already_cloned(stmt, target_key(base)):
+            return
+        verdict = self.judge.assess(node, base, require_known=True, dtype_neutral=True)
+        if verdict.status is None:
+            return
+        container, index = self._container(stmt)
+        if verdict.status in (Status.SAFE, Status.UNSAFE) and container is not None:
+            clone = rebind(
+                [base.deep_clone()],
+                cst.Call(func=cst.Attribute(value=base.deep_clone(), attr=cst.Name("clone"))),
+                verdict.also_rebind,
+            )
+            fix = Fix(container, lambda c: insert_before(c, index, clone),
+                      f"Insert `{code(clone)}` before", order=index)
+            self.report(node, message, verdict.status, verdict.reason, fix)
+        else:
+            self.report(node, message, verdict.status, verdict.reason or "unsupported-target")
+
+    def _string_index(self, target: cst.Subscript) -> bool:
+        return any(
+            isinstance(el.slice, cst.Index) and self.judge.kind(el.slice.value) is Kind.OTHER
+            and isinstance(el.slice.value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString))
+            for el in target.slice
+        )
+
+    def _container(self, stmt: cst.CSTNode):
+        """The line or suite holding ``stmt``, and its index there."""
+        parent = self.judge.parent(stmt)
+        if isinstance(parent, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for i, small in enumerate(parent.body):
+                if small is stmt:
+                    return parent, i
+        return None, 0
+
+    def _already_cloned(self, stmt: cst.CSTNode, key: str) -> bool:
+        """Right after ``key = key.clone()``, or after a write into ``key`` that gets one."""
+        prev = self._previous_statement(stmt)
+        if m.matches(prev, m.Assign(value=m.Call(func=m.Attribute(attr=m.Name("clone")), args=[]))):
+            return (
+                any(target_key(t.target) == key for t in prev.targets)
+                and target_key(prev.value.func.value) == key
+            )
+        return prev is not None and self._writes_into(prev, key)
+
+    def _writes_into(self, stmt: cst.CSTNode, key: str) -> bool:
+        """``key[...] = v`` / ``key[...] op= v`` whose value does not read ``key``."""
+        if isinstance(stmt, cst.Assign):
+            targets, value = [t.target for t in stmt.targets], stmt.value
+        elif isinstance(stmt, cst.AugAssign):
+            targets, value = [stmt.target], stmt.value
+        else:
+            return False
+        if len(targets) != 1 or not isinstance(targets[0], cst.Subscript):
+            return False
+        if target_key(subscript_base(targets[0])) != key:
+            return False
+        reads = m.findall(value, m.Name() | m.Attribute())
+        return not any(target_key(r) == key for r in reads)
+
+    def _previous_statement(self, stmt: cst.CSTNode) -> Optional[cst.CSTNode]:
+        container = self.judge.parent(stmt)
+        if isinstance(container, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            i = next(i for i, s in enumerate(container.body) if s is stmt)
+            if i > 0:
+                return container.body[i - 1]
+            if isinstance(container, cst.SimpleStatementSuite):
+                return None
+            block = self.judge.parent(container)
+            body = getattr(block, "body", None)
+            if isinstance(block, (cst.IndentedBlock, cst.Module)) and isinstance(body, (list, tuple)):
+                j = next(j for j, s in enumerate(body) if s is container)
+                if j > 0 and isinstance(body[j - 1], cst.SimpleStatementLine):
+                    return body[j - 1].body[-1]
+        return None
+
+
+def insert_before(container, index: int, clone: cst.Assign):
+    """Put ``clone`` before the small statement at ``index`` of a line or suite.
+
+    Before the first statement of a line, the clone gets a line of its own above it, taking
+    the blank lines there; comments stay with the statement they describe.
+    """
+    if isinstance(container, cst.SimpleStatementLine) and index == 0:
+        leading = list(container.leading_lines)
+        blanks = max((i + 1 for i, line in enumerate(leading) if line.comment is None), default=0)
+        return cst.FlattenSentinel([
+            cst.SimpleStatementLine([clone], leading_lines=leading[:blanks]),
+            container.with_changes(leading_lines=leading[blanks:]),
+        ])
+    body = list(container.body)
+    body.insert(index, clone.with_changes(
+        semicolon=cst.Semicolon(whitespace_after=cst.SimpleWhitespace(" "))
+    ))
+    return container.with_changes(body=body)

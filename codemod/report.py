@@ -1,0 +1,121 @@
+"""Rendering results: the text lines, the JSON document, unified diffs and summaries.
+
+JSON schema (``--format json``), version 1::
+
+    {"version": 1, "tool": "inplacefix",
+     "findings": [{
+        "filename": str, "code": "IPF001", "rule": "augmented-assignment", "message": str,
+        "status": "safe" | "unsafe" | "manual" | "skipped",
+        "reason": null | str, "reason_text": null | str,
+        "location": {"row": int, "column": int},        # 1-based row and column (characters)
+        "end_location": {"row": int, "column": int},
+        "fix": null | {"applicability": "safe" | "unsafe", "message": str,
+                       "edits": [{"content": str, "location": {...}, "end_location": {...}}]}
+     }],
+     "errors": [{"filename": str, "message": str, "location": {"row": int, "column": int}}]}
+
+An edit replaces the text from ``location`` up to ``end_location`` (exclusive) of the file as it
+was read; ``findings`` are sorted by file and position.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Iterable
+
+from .findings import REASONS, RULES, Finding, Status
+
+MARKS = {Status.SAFE: "[*] ", Status.UNSAFE: "[unsafe] ", Status.MANUAL: "", Status.SKIPPED: "[skipped] "}
+
+
+def text_line(path: str, f: Finding) -> str:
+    reason = f" ({f.reason}: {REASONS[f.reason]})" if f.reason else ""
+    return f"{path}:{f.span.line}:{f.span.column + 1}: {f.code} {MARKS[f.status]}{f.message}{reason}"
+
+
+def _loc(line: int, column: int) -> dict:
+    return {"row": line, "column": column + 1}
+
+
+def finding_json(path: str, f: Finding) -> dict:
+    fix = None
+    if f.fix is not None and f.status in (Status.SAFE, Status.UNSAFE):
+        edits = []
+        if f.edit is not None:
+            s = f.edit.span
+            edits.append({
+                "content": f.edit.content,
+                "location": _loc(s.line, s.column),
+                "end_location": _loc(s.end_line, s.end_column),
+            })
+        fix = {"applicability": f.status.value, "message": f.fix.title, "edits": edits}
+    return {
+        "filename": path,
+        "code": f.code,
+        "rule": RULES[f.code],
+        "message": f.message,
+        "status": f.status.value,
+        "reason": f.reason,
+        "reason_text": REASONS.get(f.reason) if f.reason else None,
+        "location": _loc(f.span.line, f.span.column),
+        "end_location": _loc(f.span.end_line, f.span.end_column),
+        "fix": fix,
+    }
+
+
+def json_document(results: Iterable, show_skipped: bool) -> str:
+    findings, errors = [], []
+    for r in results:
+        for f in r.findings:
+            if show_skipped or f.status is not Status.SKIPPED:
+                findings.append(finding_json(r.path, f))
+        if r.error is not None:
+            errors.append({"filename": r.path, "message": r.error.message,
+                           "location": _loc(r.error.line, r.error.column)})
+    return json.dumps(
+        {"version": 1, "tool": "inplacefix", "findings": findings, "errors": errors}, indent=2
+    )
+
+
+def unified_diff(path: str, before: str, after: str) -> str:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True),
+        fromfile=f"a/{path.lstrip('/')}", tofile=f"b/{path.lstrip('/')}",
+    )
+    out = []
+    for line in lines:
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def _plural(n: int, word: str, plural: str = "") -> str:
+    return f"{n} {word if n == 1 else plural or word + 's'}"
+
+
+def check_summary(findings: list, unsafe_fixes: bool) -> str:
+    counted = [f for f in findings if f.counts]
+    if not counted:
+        return "No in-place rewrites needed."
+    safe = sum(f.status is Status.SAFE for f in counted)
+    unsafe = sum(f.status is Status.UNSAFE for f in counted)
+    manual = sum(f.status is Status.MANUAL for f in counted)
+    parts = [f"{safe} fixable with `inplacefix fix`"]
+    if unsafe:
+        parts.append(f"{unsafe} more with `--unsafe-fixes`" if not unsafe_fixes else f"{unsafe} unsafe, fixable")
+    if manual:
+        parts.append(f"{manual} to fix by hand")
+    return f"Found {_plural(len(counted), 'finding')}: " + ", ".join(parts) + "."
+
+
+def fix_summary(applied: int, files: int, remaining: list, would: bool, unsafe_fixes: bool) -> str:
+    verb = "Would fix" if would else "Fixed"
+    text = f"{verb} {_plural(applied, 'finding')} in {_plural(files, 'file')}."
+    unsafe = sum(f.status is Status.UNSAFE for f in remaining)
+    manual = sum(f.status is Status.MANUAL for f in remaining)
+    notes = []
+    if unsafe:
+        notes.append(f"{_plural(unsafe, 'unsafe fix', 'unsafe fixes')} not applied (rerun with `--unsafe-fixes`)")
+    if manual:
+        notes.append(f"{manual} to fix by hand (see `inplacefix check`)")
+    return text + (" " + "; ".join(notes) + "." if notes else "")
