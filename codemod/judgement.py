@@ -162,7 +162,12 @@ class _FlowCollector(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         keys = [target_key(t.target) for t in node.targets]
         for t in node.targets:
-            self._bind(t.target, node, node.value, "assign", [k for k in keys if k])
+            pairs = _unpacked(t.target, node.value)
+            if pairs:
+                for target, value in pairs:
+                    self._bind(target, node, value, "assign")
+            else:
+                self._bind(t.target, node, node.value, "assign", [k for k in keys if k])
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._bind(node.target, node, node, "ann")
@@ -233,6 +238,17 @@ class _FlowCollector(cst.CSTVisitor):
         self._load(node)
 
 
+def _unpacked(target: cst.CSTNode, value: cst.BaseExpression) -> list:
+    """``a, b = 1.0, x`` -> [(a, 1.0), (b, x)]; [] unless both sides are plain, equal tuples."""
+    if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))):
+        return []
+    if len(target.elements) != len(value.elements):
+        return []
+    if any(isinstance(e, (cst.StarredElement)) for e in (*target.elements, *value.elements)):
+        return []
+    return [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
+
+
 @dataclasses.dataclass
 class Verdict:
     """What a pass may do with one in-place candidate."""
@@ -290,7 +306,9 @@ class Judge:
         return {q.name for q in value}
 
     def torch_name(self, node: cst.CSTNode) -> Optional[str]:
-        """The qualified name of ``node`` when it resolves into torch."""
+        """The qualified name of a name or attribute ``node`` when it resolves into torch."""
+        if not isinstance(node, (cst.Name, cst.Attribute)):
+            return None  # libcst names a call `nn.ReLU(...)` after its callee: not the same thing
         for name in self.qualified_names(node):
             if name == "torch" or name.startswith("torch."):
                 return name

@@ -119,3 +119,14 @@ def fix_summary(applied: int, files: int, remaining: list, would: bool, unsafe_f
     if manual:
         notes.append(f"{manual} to fix by hand (see `inplacefix check`)")
     return text + (" " + "; ".join(notes) + "." if notes else "")
+
+
+def snapshot(name: str, findings: list) -> str:
+    """The findings of one file as a fixture records them: every finding (skipped ones too),
+    with the fix it offers."""
+    lines = []
+    for f in findings:
+        lines.append(text_line(name, f))
+        if f.fix is not None and f.status in (Status.SAFE, Status.UNSAFE):
+            lines.append(f"    fix ({f.status.value}): {f.fix.title}")
+    return "\n".join(lines) + ("\n" if lines else "")

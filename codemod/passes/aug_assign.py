@@ -76,8 +76,12 @@ def right_operand(op: type, value: cst.BaseExpression) -> cst.BaseExpression:
 
 def build_assignment(node: cst.AugAssign, also=()) -> cst.Assign:
     op = BINARY_FOR_AUG[type(node.operator)]
+    tight = not code(node.operator.whitespace_before) and not code(node.operator.whitespace_after)
+    space = cst.SimpleWhitespace("" if tight else " ")  # `x+=1` -> `x=x+1`
     value = cst.BinaryOperation(
-        left=node.target.deep_clone(), operator=op(), right=right_operand(op, node.value)
+        left=node.target.deep_clone(),
+        operator=op(whitespace_before=space, whitespace_after=space),
+        right=right_operand(op, node.value),
     )
     return rebind([node.target], value, also, like=node)
 
@@ -96,7 +100,7 @@ class AugAssignPass(InplacePass):
             return
         op = code(node.operator).strip()
         name = code(target)
-        message = f"In-place `{op}` on tensor `{name}`"
+        message = f"In-place `{op}` on `{name}`"
         if verdict.status in (Status.SAFE, Status.UNSAFE) and target_key(target):
             also = verdict.also_rebind
             fix = Fix(node, lambda n, also=also: build_assignment(n, also),

@@ -134,5 +134,7 @@ def rebind(
     )
 
 
-def fix_title(node: cst.CSTNode) -> str:
-    return f"Rewrite as `{code(node).strip()}`"
+def fix_title(node: cst.CSTNode, verb: str = "Rewrite as") -> str:
+    """A one-line title: the first line of the new code (editors show it in a menu)."""
+    lines = code(node).strip().splitlines()
+    return f"{verb} `{lines[0]}{' …' if len(lines) > 1 else ''}`"

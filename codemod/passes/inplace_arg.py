@@ -39,6 +39,12 @@ def find_inplace_arg(call: cst.Call, index: int) -> Optional[cst.Arg]:
     return positional[index] if index < len(positional) else None
 
 
+def turn_off(arg: cst.Arg) -> Fix:
+    """``inplace=True`` -> ``inplace=False``; a positional ``True`` -> ``False``."""
+    title = "Rewrite as `inplace=False`" if arg.keyword else "Pass `False` for `inplace`"
+    return Fix(arg, lambda a: a.with_changes(value=cst.Name("False")), title)
+
+
 def without_arg(call: cst.Call, arg: cst.Arg) -> cst.Call:
     args = [a for a in call.args if not a.deep_equals(arg)]
     if args:
@@ -74,10 +80,7 @@ class InplaceArgPass(InplacePass):
         status, reason = Status.SAFE, None
         if self._result_discarded_somewhere(node):
             status, reason = Status.UNSAFE, "mutation-relied-on"
-        new = arg.with_changes(value=cst.Name("False"))
-        self.report(arg, message, status, reason,
-                    Fix(arg, lambda a: a.with_changes(value=cst.Name("False")),
-                        f"Rewrite as `{code(new).strip().rstrip(',')}`"))
+        self.report(arg, message, status, reason, turn_off(arg))
 
     def _result_discarded_somewhere(self, node: cst.Call) -> bool:
         """Is the module built here ever called as a bare statement (``self.act(x)``)?"""
@@ -101,8 +104,7 @@ class InplaceArgPass(InplacePass):
         parent = self.judge.parent(node)
         if isinstance(parent, cst.Expr):  # a statement: it relies on the mutation
             if first is None or target_key(first) is None:
-                verdict_status = Status.MANUAL
-                self.report(node, message, verdict_status, "unsupported-target")
+                self.report(node, message, Status.MANUAL, "unsupported-target")
                 return
             verdict = self.judge.assess(
                 node, first, creates_binding=True, dtype_neutral=True, known_tensor=True
@@ -133,9 +135,7 @@ class InplaceArgPass(InplacePass):
             if intended:
                 self.report(node, message, Status.SKIPPED, intended)
                 return
-        fix = Fix(arg, lambda a: a.with_changes(value=cst.Name("False")),
-                  "Rewrite with `inplace=False`")
-        self.report(node, message, status, reason, fix)
+        self.report(node, message, status, reason, turn_off(arg))
 
     def _input_still_needed(self, node: cst.Call, first: cst.BaseExpression):
         stmt = self.judge.statement_of(node)

@@ -18,8 +18,6 @@ name that is not local to the function (``non-local-name``), or ``nn.Parameter``
 
 from __future__ import annotations
 
-from typing import Optional
-
 import libcst as cst
 import libcst.matchers as m
 
@@ -76,7 +74,7 @@ class InplaceMethodPass(InplacePass):
             base = base.func.value
         chain.reverse()  # innermost first
         methods = [c.func.attr.value for c in chain]
-        message = f"In-place `{'().'.join(methods)}()` on tensor `{code(base)}`"
+        message = f"In-place `{'().'.join(methods)}()` on `{code(base)}`"
         if isinstance(subscript_base(base), cst.Subscript) or isinstance(base, cst.Subscript):
             return  # IPF004 clones the subscripted tensor
         if target_key(base) is None:
@@ -139,7 +137,7 @@ class InplaceMethodPass(InplacePass):
         if not node.args or node.args[0].keyword or node.args[0].star:
             return
         target = node.args[0].value
-        message = f"In-place `{short}` on tensor `{code(target)}`"
+        message = f"In-place `{short}()` on `{code(target)}`"
         if isinstance(target, cst.Subscript):
             return  # IPF004 clones the subscripted tensor
         twin = torch_api.INPLACE_FUNCTIONS[name]

@@ -24,7 +24,7 @@ import libcst.matchers as m
 from .. import torch_api
 from ..findings import Fix, Status
 from ..judgement import Kind, subscript_base, target_key
-from .base import InplacePass, code, rebind
+from .base import InplacePass, code, fix_title, rebind
 
 
 class SubscriptAssignPass(InplacePass):
@@ -45,17 +45,19 @@ class SubscriptAssignPass(InplacePass):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         receiver: Optional[cst.BaseExpression] = None
-        if isinstance(func, cst.Attribute) and func.attr.value in torch_api.INPLACE_METHODS:
+        name = self.judge.torch_name(func)
+        if name is not None:
+            if name in torch_api.INPLACE_FUNCTIONS and node.args:
+                receiver = node.args[0].value
+        elif isinstance(func, cst.Attribute) and func.attr.value in torch_api.INPLACE_METHODS:
             receiver = func.value
-        elif self.judge.torch_name(func) in torch_api.INPLACE_FUNCTIONS and node.args:
-            receiver = node.args[0].value
         if isinstance(receiver, cst.Subscript):
             self._candidate(node, receiver)
 
     def _candidate(self, node: cst.CSTNode, target: cst.Subscript) -> None:
         base = subscript_base(target)
         stmt = self.judge.statement_of(node)
-        message = f"Assignment into a part of tensor `{code(base)}`"
+        message = f"Write into part of `{code(base)}`"
         if self._string_index(target):
             return  # d["key"]: a mapping, not a tensor
         if target_key(base) is not None and self._already_cloned(stmt, target_key(base)):
@@ -71,7 +73,7 @@ class SubscriptAssignPass(InplacePass):
                 verdict.also_rebind,
             )
             fix = Fix(container, lambda c: insert_before(c, index, clone),
-                      f"Insert `{code(clone)}` before", order=index)
+                      fix_title(clone, "Insert"), order=index)
             self.report(node, message, verdict.status, verdict.reason, fix)
         else:
             self.report(node, message, verdict.status, verdict.reason or "unsupported-target")

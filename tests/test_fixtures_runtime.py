@@ -1,0 +1,72 @@
+"""Fixtures that define ``example()`` are run with real torch, before and after the rewrite.
+
+- input works: every rewrite gives the same outputs and gradients (except where the case says
+  ``# runtime: unsafe-changes``: there the unsafe rewrite must change them, which is why it is
+  unsafe);
+- input fails with the in-place error: the rewrite runs backward and its gradients equal the
+  oracle's (the input run with its saved tensors snapshotted). ``# runtime: needs-unsafe-fixes``
+  says that only the unsafe rewrite gets there, and the safe one must still fail.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from codemod.runtime import load_module, max_difference, run  # noqa: E402
+
+from .test_fixtures import CASES, case_id  # noqa: E402
+
+RUNNABLE = [p for p in CASES if "\ndef example(" in p.read_text()]
+TOL = 1e-6
+
+
+def header(path) -> str:
+    first = path.read_text().splitlines()[0]
+    return first.split(":", 1)[1].strip() if first.startswith("# runtime:") else ""
+
+
+def run_file(path, snapshot=False):
+    module = load_module(path.read_text(), str(path), f"fixture_{path.stem.replace('.', '_')}")
+    return run(module.example, snapshot=snapshot)
+
+
+def same(a, b) -> bool:
+    return max_difference(a.outputs, b.outputs) <= TOL and max_difference(a.grads, b.grads) <= TOL
+
+
+@pytest.mark.parametrize("path", RUNNABLE, ids=case_id)
+def test_rewrite_keeps_or_repairs_the_program(path):
+    mode = header(path)
+    case = path.name[: -len(".in.py")]
+    safe_path = path.with_name(f"{case}.out.py")
+    unsafe_path = path.with_name(f"{case}.unsafe.out.py")
+    original = run_file(path)
+    safe = run_file(safe_path)
+    unsafe = run_file(unsafe_path) if unsafe_path.exists() else None
+    if original.ok:
+        assert not mode.startswith("needs"), "the input was expected to fail"
+        assert safe.ok, safe.error
+        assert same(original, safe), "the safe rewrite changed outputs or gradients"
+        if unsafe is not None:
+            if mode == "unsafe-changes":
+                assert not unsafe.ok or not same(original, unsafe), "marked unsafe but changes nothing"
+            else:
+                assert unsafe.ok and same(original, unsafe), "the unsafe rewrite changed values"
+        return
+    assert original.inplace_error, f"the input failed for another reason: {original.error!r}"
+    oracle = run_file(path, snapshot=True)
+    assert oracle.ok, oracle.error
+    if mode == "needs-unsafe-fixes":
+        assert not safe.ok and safe.inplace_error, "the safe rewrite was expected to fall short"
+        assert unsafe is not None and unsafe.ok, unsafe and unsafe.error
+        assert same(oracle, unsafe), "the unsafe rewrite differs from the oracle"
+    else:
+        assert safe.ok, f"the rewrite still fails: {safe.error!r}"
+        assert same(oracle, safe), "the rewrite differs from the oracle"
+
+
+def test_there_are_runnable_fixtures_on_both_sides():
+    broken = [p for p in RUNNABLE if not run_file(p).ok]
+    assert len(broken) >= 10 and len(RUNNABLE) - len(broken) >= 5
