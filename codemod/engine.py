@@ -139,11 +139,17 @@ def process_path(path: str, settings: Settings, fix: bool, write: bool, edits: b
         data = read_source(p)
     except OSError as exc:
         return FileResult(path, error=FileError(f"cannot read: {exc.strerror or exc}"))
-    result = process_source(data, path, settings, fix=fix, edits=edits)
+    try:
+        result = process_source(data, path, settings, fix=fix, edits=edits)
+    except Exception as exc:  # a bug of ours must cost one file, not the run
+        return FileResult(path, error=FileError(f"internal error: {type(exc).__name__}: {exc}"))
     if write and result.changed and result.error is None:
         try:
             write_atomic(p, result.fixed_bytes)
         except OSError as exc:
             result.error = FileError(f"cannot write: {exc.strerror or exc}")
-    result.fixed_bytes = None  # not needed past this point (and costly to send between processes)
+    # Results may cross a process boundary: keep plain data only.
+    result.fixed_bytes = None
+    for finding in result.findings:
+        finding.fix = None
     return result

@@ -44,6 +44,7 @@ REASONS = {
     "rely on seeing the change",
     "alias": "another name refers to the same tensor and is used later; the fix rebinds it too",
     "mutation-relied-on": "a call site relies on the module mutating its input",
+    "input-used-later": "the input is read again later and would no longer see the change",
     # manual: no fix offered
     "side-effect-target": "evaluating the target twice would repeat a call",
     "dynamic-inplace": "`inplace` is set from a variable",
@@ -99,8 +100,13 @@ class Finding:
     span: Span
     status: Status
     reason: Optional[str] = None
-    fix: Optional[Fix] = None
+    fix: Optional[Fix] = None  # the rewrite itself; dropped when results leave the process
     edit: Optional[Edit] = None  # filled by the engine when a front end needs it
+    fix_title: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        if self.fix is not None and self.fix_title is None:
+            self.fix_title = self.fix.title
 
     @property
     def counts(self) -> bool:
@@ -108,6 +114,6 @@ class Finding:
         return self.status is not Status.SKIPPED
 
     def applies(self, unsafe_fixes: bool) -> bool:
-        if self.fix is None:
+        if self.fix_title is None:
             return False
         return self.status is Status.SAFE or (unsafe_fixes and self.status is Status.UNSAFE)

@@ -40,7 +40,7 @@ def _loc(line: int, column: int) -> dict:
 
 def finding_json(path: str, f: Finding) -> dict:
     fix = None
-    if f.fix is not None and f.status in (Status.SAFE, Status.UNSAFE):
+    if f.fix_title is not None and f.status in (Status.SAFE, Status.UNSAFE):
         edits = []
         if f.edit is not None:
             s = f.edit.span
@@ -49,7 +49,7 @@ def finding_json(path: str, f: Finding) -> dict:
                 "location": _loc(s.line, s.column),
                 "end_location": _loc(s.end_line, s.end_column),
             })
-        fix = {"applicability": f.status.value, "message": f.fix.title, "edits": edits}
+        fix = {"applicability": f.status.value, "message": f.fix_title, "edits": edits}
     return {
         "filename": path,
         "code": f.code,
@@ -127,6 +127,6 @@ def snapshot(name: str, findings: list) -> str:
     lines = []
     for f in findings:
         lines.append(text_line(name, f))
-        if f.fix is not None and f.status in (Status.SAFE, Status.UNSAFE):
-            lines.append(f"    fix ({f.status.value}): {f.fix.title}")
+        if f.fix_title is not None and f.status in (Status.SAFE, Status.UNSAFE):
+            lines.append(f"    fix ({f.status.value}): {f.fix_title}")
     return "\n".join(lines) + ("\n" if lines else "")

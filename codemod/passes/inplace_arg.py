@@ -10,8 +10,8 @@ A call that stands alone as a statement relies on the mutation, so
 Fix safety: a module constructor's fix is safe unless a call site of that module in the same
 class or function discards its result (``self.act(x)`` alone: ``mutation-relied-on``). A
 functional call's fix is unsafe when its input is a parameter the caller may rely on
-(``param-mutation``) or a name used again later (``alias``), which would no longer see the
-change. ``inplace=<variable>`` is reported without a fix (``dynamic-inplace``).
+(``param-mutation``) or a name used again later, which would no longer see the
+change (``input-used-later``). ``inplace=<variable>`` is reported without a fix (``dynamic-inplace``).
 """
 
 from __future__ import annotations
@@ -151,5 +151,5 @@ class InplaceArgPass(InplacePass):
             not rebinds_input
             and self.judge.used_after(flow, target_key(first), self.judge.range(stmt))
         ):
-            return Status.UNSAFE, "alias"
+            return Status.UNSAFE, "input-used-later"
         return Status.SAFE, None
