@@ -20,7 +20,7 @@ from .fileio import read_source, write_atomic
 from .findings import Edit, Finding, Span
 from .judgement import Judge
 from .passes import all_passes
-from .passes.base import FixApplier
+from .passes.base import FixApplier, InplacePass
 from .suppression import is_suppressed, suppressions
 
 # A file that never names torch holds no tensor we could know about: skip it unparsed.
@@ -70,15 +70,15 @@ def process_source(
         result.error = FileError(f"cannot decode: {exc}")
         return result
     result.original = module.code
-    wrapper = MetadataWrapper(module)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # freshly parsed: no copy needed
     judge = Judge(wrapper, assume_same_dtype=settings.assume_same_dtype)
     context = CodemodContext(filename=path, wrapper=wrapper)
     table = suppressions(module.code)
-    for pass_cls in all_passes():
-        if not settings.selects(pass_cls.CODE):
-            continue
-        visitor = pass_cls(context, judge, apply_fixes=False)
-        wrapper.visit(visitor)
+    passes = [
+        cls(context, judge, apply_fixes=False) for cls in all_passes() if settings.selects(cls.CODE)
+    ]
+    wrapper.module.visit(_Fanout(passes))
+    for visitor in passes:
         result.findings.extend(
             f for f in visitor.findings
             if not is_suppressed(table, f.code, f.span.line, f.span.end_line)
@@ -102,6 +102,30 @@ def process_source(
                 result.fixed, result.fixed_bytes = fixed, fixed_module.bytes
                 result.applied = chosen
     return result
+
+
+class _Fanout(cst.CSTVisitor):
+    """One read-only walk that calls the ``visit_*`` methods of every pass.
+
+    In the engine the passes only report (their fixes are applied later, together), so there
+    is no need for one rebuilding transformer walk per pass.
+    """
+
+    def __init__(self, passes) -> None:
+        super().__init__()
+        self._table: dict = {}
+        for p in passes:
+            for cls in type(p).__mro__:
+                if cls is InplacePass:
+                    break
+                for name in vars(cls):
+                    if name.startswith("visit_"):
+                        self._table.setdefault(name[len("visit_"):], []).append(getattr(p, name))
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        for method in self._table.get(type(node).__name__, ()):
+            method(node)
+        return True
 
 
 def single_edit(module: cst.Module, finding: Finding) -> Edit:
