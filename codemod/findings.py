@@ -36,6 +36,7 @@ REASONS = {
     "data-or-grad": "writes through `.data` or `.grad`, which autograd does not track",
     "nn-init": "`torch.nn.init` initialises weights in place on purpose",
     "optimizer": "optimizer code updates parameters in place on purpose",
+    "buffer": "a registered buffer (running statistics, caches) is updated in place on purpose",
     # unsafe: a fix exists but may change behaviour
     "unknown-type": "the target is not known to be a tensor",
     "dtype-promotion": "the out-of-place form takes the promoted dtype of its operands, "

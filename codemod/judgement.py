@@ -134,12 +134,14 @@ class Flow:
 
 
 class _FlowCollector(cst.CSTVisitor):
-    """Walks one function body (nested functions included, as closures may use names)."""
+    """Walks one function body. Nested functions and classes are other scopes: their bindings
+    are not this body's, but their loads count as uses (closures read names late)."""
 
     def __init__(self, judge: "Judge", flow: Flow) -> None:
         self.judge = judge
         self.flow = flow
         self.stores: set = set()  # ids of Name/Attribute nodes that are assignment targets
+        self.depth = 0  # how many nested scopes deep the walk is
 
     def _bind(self, target: cst.CSTNode, stmt: cst.CSTNode, value, form: str, group=()) -> None:
         key = target_key(target)
@@ -151,12 +153,15 @@ class _FlowCollector(cst.CSTVisitor):
                 self._bind(target.value, stmt, None, "other")
             return
         self.stores.add(id(target))
+        if self.depth:
+            return
         rng = self.judge.range(stmt)
         binding = Binding(key, rng[0], rng[1], stmt, value, form, tuple(k for k in group if k != key))
         self.flow.bindings.setdefault(key, []).append(binding)
 
     def visit_Param(self, node: cst.Param) -> None:
-        self.flow.params.add(node.name.value)
+        if not self.depth:
+            self.flow.params.add(node.name.value)
         self._bind(node.name, node, None, "param")
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -177,10 +182,12 @@ class _FlowCollector(cst.CSTVisitor):
 
     def visit_For(self, node: cst.For) -> None:
         self._bind(node.target, node, node.iter, "for")
-        self.flow.loops.append(self.judge.range(node))
+        if not self.depth:
+            self.flow.loops.append(self.judge.range(node))
 
     def visit_While(self, node: cst.While) -> None:
-        self.flow.loops.append(self.judge.range(node))
+        if not self.depth:
+            self.flow.loops.append(self.judge.range(node))
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
@@ -196,10 +203,25 @@ class _FlowCollector(cst.CSTVisitor):
         if node is self.flow.owner:
             return True
         self._bind(node.name, node, None, "def")
+        self.depth += 1
         return True  # closures: loads inside count as uses
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if node is not self.flow.owner:
+            self.depth -= 1
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._bind(node.name, node, None, "def")
+        self.depth += 1
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self.depth -= 1
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.depth += 1
+
+    def leave_Lambda(self, node: cst.Lambda) -> None:
+        self.depth -= 1
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -214,17 +236,20 @@ class _FlowCollector(cst.CSTVisitor):
                 self._bind(alias.asname.name if alias.asname else alias.name, node, None, "def")
 
     def visit_Global(self, node: cst.Global) -> None:
-        self.flow.declared.update(n.name.value for n in node.names)
+        if not self.depth:
+            self.flow.declared.update(n.name.value for n in node.names)
 
     def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        self.flow.declared.update(n.name.value for n in node.names)
+        if not self.depth:
+            self.flow.declared.update(n.name.value for n in node.names)
 
     def visit_Return(self, node: cst.Return) -> None:
-        if node.value is not None and not m.matches(node.value, m.Name("None")):
+        if not self.depth and node.value is not None and not m.matches(node.value, m.Name("None")):
             self.flow.returns_value = True
 
     def visit_Yield(self, node: cst.Yield) -> None:
-        self.flow.returns_value = True
+        if not self.depth:
+            self.flow.returns_value = True
 
     def _load(self, node: cst.CSTNode) -> None:
         key = target_key(node)
@@ -665,6 +690,27 @@ class Judge:
         """Why an in-place op at ``node`` on ``target`` is meant to be in place, if it is."""
         if target is not None and self._through_data_or_grad(target):
             return "data-or-grad"
+        return self._grad_context_reason(node) or (
+            "buffer" if target is not None and self._is_buffer(target) else None
+        )
+
+    def _is_buffer(self, target: cst.CSTNode) -> bool:
+        """``self.running_mean`` where the class registers it with ``register_buffer``."""
+        while isinstance(target, cst.Subscript):
+            target = target.value
+        if not m.matches(target, m.Attribute(value=m.Name("self"))):
+            return False
+        cls = self.enclosing_class(target)
+        return cls is not None and target.attr.value in self.class_buffers(cls)
+
+    def class_buffers(self, cls: cst.ClassDef) -> set:
+        return {
+            call.args[0].value.evaluated_value
+            for call in m.findall(cls, m.Call(func=m.Attribute(value=m.Name("self"), attr=m.Name("register_buffer"))))
+            if call.args and isinstance(call.args[0].value, cst.SimpleString)
+        }
+
+    def _grad_context_reason(self, node: cst.CSTNode) -> Optional[str]:
         for anc in self.ancestors(node):
             if isinstance(anc, cst.With):
                 state = self._with_grad_state(anc)
