@@ -409,6 +409,8 @@ class Judge:
         if isinstance(expr, cst.Call):
             return self._call_kind(expr)
         if isinstance(expr, cst.Subscript):
+            if m.matches(expr.value, m.Attribute(attr=m.Name("shape"))):
+                return Kind.OTHER  # x.shape[0], x.shape[1:]: sizes
             base = self.kind(expr.value)
             return Kind.TENSOR if base in TENSORISH else (Kind.PENDING if base is Kind.PENDING else Kind.UNKNOWN)
         if isinstance(expr, cst.BinaryOperation):
@@ -486,6 +488,8 @@ class Judge:
 
     def _attribute_kind(self, attr: cst.Attribute) -> Kind:
         name = attr.attr.value
+        if name in ("shape", "dtype", "device", "layout"):
+            return Kind.OTHER  # whatever the object, these are never tensors
         if self.torch_name(attr) is not None:
             return Kind.UNKNOWN  # torch.float32, torch.pi, torch.nn...: not a tensor we track
         if isinstance(attr.value, cst.Name) and attr.value.value == "self":
@@ -673,6 +677,8 @@ class Judge:
             if problem:
                 return Verdict(Status.MANUAL, problem)
         alias = self.alias_report(target, self.statement_of(node))
+        if alias.reason == "view-alias" and kind is Kind.UNKNOWN:
+            return Verdict(Status.MANUAL, "unknown-type")  # `a = b[0]` may not be a view at all
         if alias.reason in ("view-alias", "mutation-as-output"):
             return Verdict(Status.MANUAL, alias.reason)
         if kind is Kind.UNKNOWN and require_known:
