@@ -79,26 +79,31 @@ def _settings(paths, config, select, ignore, unsafe_fixes):
 
 
 def _run(paths, settings, *, fix: bool, write: bool, edits: bool, jobs, progress: bool):
+    """Process every file (in parallel where it pays), in a stable order."""
     files = [str(p) for p in discover([pathlib.Path(p) for p in paths or ["."]], settings)]
     work = functools.partial(process_path, settings=settings, fix=fix, write=write, edits=edits)
-    jobs = jobs or os.cpu_count() or 1
+    jobs = min(jobs or os.cpu_count() or 1, len(files))
     show = progress and sys.stderr.isatty() and len(files) >= 50
     if jobs <= 1 or len(files) < 4:
-        results = map(work, files)
-    else:
-        pool = ProcessPoolExecutor(max_workers=min(jobs, len(files)))
-        results = pool.map(work, files, chunksize=max(1, min(32, len(files) // (jobs * 4))))
-    if show:
-        from rich.progress import Progress
+        return _collect(map(work, files), len(files), show)
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        chunk = max(1, min(8, len(files) // (jobs * 4)))  # small chunks keep the bar moving
+        return _collect(pool.map(work, files, chunksize=chunk), len(files), show)
 
-        with Progress(transient=True, console=None) as bar:
-            task = bar.add_task("inplacefix", total=len(files))
-            collected = []
-            for r in results:
-                collected.append(r)
-                bar.advance(task)
-            return collected
-    return list(results)
+
+def _collect(results, total: int, show: bool) -> list:
+    if not show:
+        return list(results)
+    from rich.console import Console
+    from rich.progress import Progress
+
+    collected = []
+    with Progress(transient=True, console=Console(stderr=True)) as bar:
+        task = bar.add_task("inplacefix", total=total)
+        for r in results:
+            collected.append(r)
+            bar.advance(task)
+    return collected
 
 
 def _errors(results) -> int:
