@@ -45,6 +45,8 @@ REASONS = {
     "rely on seeing the change",
     "alias": "another name refers to the same tensor and is used later; the fix rebinds it too",
     "mutation-relied-on": "a call site relies on the module mutating its input",
+    "shared-name": "the name is declared global or nonlocal: code holding its old tensor would "
+    "not see the change",
     "input-used-later": "the input is read again later and would no longer see the change",
     # manual: no fix offered
     "side-effect-target": "evaluating the target twice would repeat a call",
@@ -57,8 +59,7 @@ REASONS = {
     "mutation is its output",
     "parameter": "the target is an nn.Parameter attribute, which cannot be rebound to a "
     "plain tensor",
-    "non-local-name": "the name is global, nonlocal or free here; rebinding it would make it "
-    "local",
+    "non-local-name": "the name is not bound in this function; rebinding it would make it local",
     "unsupported-target": "the target is not a name or attribute chain",
 }
 

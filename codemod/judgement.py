@@ -535,7 +535,7 @@ class Judge:
         flow = self.flow(owner)
         key = name.value
         bindings = flow.bindings.get(key)
-        if not bindings and not isinstance(owner, cst.Module):
+        if (not bindings or key in flow.declared) and not isinstance(owner, cst.Module):
             flow = self.flow(self.module)
             bindings = flow.bindings.get(key)
             at = None  # a global seen from a function: any of its bindings may reach
@@ -676,6 +676,8 @@ class Judge:
             problem = self.rebinding_problem(target)
             if problem:
                 return Verdict(Status.MANUAL, problem)
+        if self.shared_name(target):
+            return Verdict(Status.UNSAFE, "shared-name")
         alias = self.alias_report(target, self.statement_of(node))
         if alias.reason == "view-alias" and kind is Kind.UNKNOWN:
             return Verdict(Status.MANUAL, "unknown-type")  # `a = b[0]` may not be a view at all
@@ -776,16 +778,19 @@ class Judge:
         return False
 
     # ----------------------------------------------------------------- scope
+    def shared_name(self, target: cst.CSTNode) -> bool:
+        """A name declared ``global``/``nonlocal`` here: others may hold its tensor."""
+        if not isinstance(target, cst.Name):
+            return False
+        owner = self.owner(target)
+        return not isinstance(owner, cst.Module) and target.value in self.flow(owner).declared
+
     def rebinding_problem(self, target: cst.CSTNode) -> Optional[str]:
         """Whether writing ``key = ...`` here would bind a name that is not already local."""
-        if not isinstance(target, cst.Name):
-            return None  # attribute chains are stored through their object
-        owner = self.owner(target)
-        if isinstance(owner, cst.Module):
+        if not isinstance(target, cst.Name) or self.shared_name(target):
+            return None  # attributes are stored through their object; declared names stay shared
+        if isinstance(self.owner(target), cst.Module):
             return None
-        flow = self.flow(owner)
-        if target.value in flow.declared:
-            return "non-local-name"
         scope = self._scopes.get(target)
         if isinstance(scope, FunctionScope):
             if not any(a.scope is scope for a in scope.assignments[target.value]):

@@ -100,7 +100,11 @@ class InplaceArgPass(InplacePass):
 
     # F.relu(x, inplace=True): the input stops being mutated.
     def _functional(self, node: cst.Call, arg: cst.Arg, message: str) -> None:
-        first = node.args[0].value if node.args and node.args[0] is not arg else None
+        first = node.args[0] if node.args and node.args[0] is not arg else None
+        if first is not None and (first.star or first.keyword is not None):
+            self.report(node, message, Status.UNSAFE, "input-used-later", turn_off(arg))
+            return  # the input is hidden in *args or passed by keyword: it may be read later
+        first = first.value if first is not None else None
         parent = self.judge.parent(node)
         if isinstance(parent, cst.Expr):  # a statement: it relies on the mutation
             if first is None or target_key(first) is None:
