@@ -177,6 +177,51 @@ def fix(
 
 
 @app.command()
+def verify(
+    target: str = typer.Argument(..., help="path/to/file.py::Name (a zero-argument callable or an nn.Module subclass)."),
+    rewritten: Optional[pathlib.Path] = typer.Option(None, "--rewritten", help="Compare with this file instead of the tool's own rewrite."),
+    unsafe_fixes: Optional[bool] = UnsafeOpt,
+    select: Optional[List[str]] = SelectOpt,
+    ignore: Optional[List[str]] = IgnoreOpt,
+    device: Optional[List[str]] = typer.Option(None, "--device", help="cpu, cuda (default: cpu, and cuda when present)."),
+    float64: bool = typer.Option(False, "--float64", help="Run in float64."),
+    rtol: Optional[float] = typer.Option(None, "--rtol", help="Relative tolerance (default by dtype)."),
+    atol: Optional[float] = typer.Option(None, "--atol", help="Absolute tolerance (default by dtype)."),
+    init: Optional[str] = typer.Option(None, "--init", help='Constructor keywords as JSON, e.g. \'{"dim": 4}\'.'),
+    input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help="Shape of one random input, e.g. 2,4 (repeat for more)."),
+    output_format: Format = FormatOpt,
+    config: Optional[pathlib.Path] = ConfigOpt,
+) -> None:
+    """Run the original and the rewritten code, forward and backward, and compare (runs your code)."""
+    import json as _json
+
+    path = pathlib.Path(target.partition("::")[0])
+    settings = _settings([path], config, select, ignore, unsafe_fixes)
+    try:
+        init_kwargs = _json.loads(init) if init else None
+        shapes = [tuple(int(d) for d in s.split(",") if d.strip()) for s in input_shape] if input_shape else None
+    except ValueError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    from .verify import HarnessError, render_table, verify as run_verify
+
+    try:
+        result = run_verify(
+            target, rewritten=str(rewritten) if rewritten else None, settings=settings,
+            devices=device, float64=float64, rtol=rtol, atol=atol,
+            init_kwargs=init_kwargs, input_shapes=shapes,
+        )
+    except HarnessError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    if output_format is Format.json:
+        typer.echo(_json.dumps(result.to_json(), indent=2))
+    else:
+        typer.echo(render_table(result))
+    raise typer.Exit(0 if result.verified else 1)
+
+
+@app.command()
 def rules() -> None:
     """List the rule codes and the reason codes."""
     typer.echo("Rules:")

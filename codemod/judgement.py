@@ -304,6 +304,7 @@ class Judge:
         self._class_attrs: dict = {}
         self._kind_cache: dict = {}
         self._pending: set = set()
+        self._names: Optional[set] = None
 
     # ----------------------------------------------------------------- basics
     def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
@@ -639,6 +640,17 @@ class Judge:
                 if method in torch_api.TENSOR_METHODS and method not in _CONTAINER_METHODS:
                     return True
         return False
+
+    def fresh_name(self, wanted: str) -> str:
+        """``wanted``, or ``wanted2``, ``wanted3``...: a name used nowhere in the module."""
+        if self._names is None:
+            self._names = {n.value for n in m.findall(self.module, m.Name())}
+        name, n = wanted, 1
+        while name in self._names:
+            n += 1
+            name = f"{wanted}{n}"
+        self._names.add(name)
+        return name
 
     # --------------------------------------------------------------- verdict
     def assess(

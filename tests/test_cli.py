@@ -224,6 +224,11 @@ def test_parallel_run_matches_serial(project):
     assert serial == parallel and len(json.loads(serial)["findings"]) == 27
 
 
+def _env() -> dict:
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, "PYTHONPATH": path}
+
+
 def test_static_path_does_not_import_torch(project):
     script = (
         "import sys; from codemod.cli import app\n"
@@ -231,11 +236,10 @@ def test_static_path_does_not_import_torch(project):
         "r = process_path('model.py', Settings(), fix=True, write=False, edits=True)\n"
         "assert r.findings and 'torch' not in sys.modules, sorted(sys.modules)\n"
     )
-    subprocess.run([sys.executable, "-c", script], check=True, cwd=project,
-                   env={**os.environ, "PYTHONPATH": str(ROOT)})
+    subprocess.run([sys.executable, "-c", script], check=True, cwd=project, env=_env())
 
 
 def test_python_dash_m_entry_point(project):
     proc = subprocess.run([sys.executable, "-m", "codemod", "check", "model.py"], cwd=project,
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                          capture_output=True, text=True, env=_env())
     assert proc.returncode == 1 and "IPF004" in proc.stdout

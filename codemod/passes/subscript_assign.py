@@ -72,7 +72,12 @@ class SubscriptAssignPass(InplacePass):
                 cst.Call(func=cst.Attribute(value=base.deep_clone(), attr=cst.Name("clone"))),
                 verdict.also_rebind,
             )
-            fix = Fix(container, lambda c: insert_before(c, index, clone),
+            # `h[t] = f(h)`: the value is computed first and may save (a view of) `h` for
+            # backward, so it must be computed before the clone, not from it.
+            temp = None
+            if isinstance(stmt, (cst.Assign, cst.AugAssign)) and reads(stmt.value, target_key(base)):
+                temp = self.judge.fresh_name(f"{target_key(base).rsplit('.', 1)[-1]}_value")
+            fix = Fix(container, lambda c: insert_before(c, index, clone, temp),
                       fix_title(clone, "Insert"), order=index)
             self.report(node, message, verdict.status, verdict.reason, fix)
         else:
@@ -136,21 +141,33 @@ class SubscriptAssignPass(InplacePass):
         return None
 
 
-def insert_before(container, index: int, clone: cst.Assign):
+def reads(expr: cst.CSTNode, key: str) -> bool:
+    return any(target_key(n) == key for n in m.findall(expr, m.Name() | m.Attribute()))
+
+
+def insert_before(container, index: int, clone: cst.Assign, temp: Optional[str] = None):
     """Put ``clone`` before the small statement at ``index`` of a line or suite.
 
-    Before the first statement of a line, the clone gets a line of its own above it, taking
-    the blank lines there; comments stay with the statement they describe.
+    With ``temp``, the statement's value is first computed into ``temp``:
+    ``tmp = value; d = d.clone(); d[i] = tmp``. Before the first statement of a line, the new
+    statements get lines of their own above it, the first taking the blank lines there;
+    comments stay with the statement they describe.
     """
+    body = list(container.body)
+    new = []
+    if temp is not None:
+        stmt = body[index]
+        new.append(cst.Assign(targets=[cst.AssignTarget(cst.Name(temp))], value=stmt.value))
+        body[index] = stmt.with_changes(value=cst.Name(temp))
+    new.append(clone)
     if isinstance(container, cst.SimpleStatementLine) and index == 0:
         leading = list(container.leading_lines)
         blanks = max((i + 1 for i, line in enumerate(leading) if line.comment is None), default=0)
+        lines = [cst.SimpleStatementLine([s]) for s in new]
+        lines[0] = lines[0].with_changes(leading_lines=leading[:blanks])
         return cst.FlattenSentinel([
-            cst.SimpleStatementLine([clone], leading_lines=leading[:blanks]),
-            container.with_changes(leading_lines=leading[blanks:]),
+            *lines, container.with_changes(body=body, leading_lines=leading[blanks:]),
         ])
-    body = list(container.body)
-    body.insert(index, clone.with_changes(
-        semicolon=cst.Semicolon(whitespace_after=cst.SimpleWhitespace(" "))
-    ))
+    semicolon = cst.Semicolon(whitespace_after=cst.SimpleWhitespace(" "))
+    body[index:index] = [s.with_changes(semicolon=semicolon) for s in new]
     return container.with_changes(body=body)

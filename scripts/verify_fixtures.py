@@ -1,0 +1,62 @@
+"""Verify every model fixture on every available device and print one table.
+
+Usage: ``python scripts/verify_fixtures.py [--json OUT]``. Each fixture's header says which
+target to run and whether its fix needs ``--unsafe-fixes`` (see fixtures/models/).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import torch  # noqa: E402
+
+from codemod.config import Settings  # noqa: E402
+from codemod.verify import default_devices, verify  # noqa: E402
+
+
+def headers(path: pathlib.Path) -> dict:
+    found = {}
+    for line in path.read_text().splitlines():
+        if not line.startswith("# "):
+            break
+        key, _, value = line[2:].partition(":")
+        found[key.strip()] = value.strip()
+    return found
+
+
+def main() -> int:
+    devices = default_devices()
+    rows, docs, failures = [], [], 0
+    for path in sorted((ROOT / "fixtures" / "models").glob("*.py")):
+        h = headers(path)
+        settings = dataclasses.replace(Settings(), unsafe_fixes=h.get("fix") == "--unsafe-fixes")
+        result = verify(f"{path}::{h['verify']}", settings=settings, devices=devices)
+        docs.append(result.to_json())
+        failures += not result.verified
+        cells = [path.stem, h["expect"]]
+        for d in result.devices:
+            grad = d.comparison.grad_abs
+            cells.append(f"{d.original.status}->{d.rewritten.status} ({d.reference}, grad {'-' if grad is None else f'{grad:.1g}'})")
+        cells.append("-" if result.cross_device is None else f"{result.cross_device:.1g}")
+        cells.append("ok" if result.verified else "FAIL")
+        rows.append(cells)
+    header = ["model", "expect", *devices, "cpu vs cuda", "verdict"]
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    print(f"torch {torch.__version__}, devices: {', '.join(devices)}"
+          + (f" ({torch.cuda.get_device_name()})" if torch.cuda.is_available() else ""))
+    for r in [header, ["-" * w for w in widths], *rows]:
+        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
+    print(f"{len(rows) - failures} of {len(rows)} verified")
+    if "--json" in sys.argv:
+        pathlib.Path(sys.argv[sys.argv.index("--json") + 1]).write_text(json.dumps(docs, indent=1))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,139 @@
+"""The verification harness, on every model fixture and on rewrites that must be caught."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from typer.testing import CliRunner  # noqa: E402
+
+from codemod.cli import app  # noqa: E402
+from codemod.config import Settings  # noqa: E402
+from codemod.verify import HarnessError, verify  # noqa: E402
+
+from .conftest import FIXTURES  # noqa: E402
+
+MODELS = sorted((FIXTURES / "models").glob("*.py"))
+
+
+def headers(path) -> dict:
+    found = {}
+    for line in path.read_text().splitlines():
+        if not line.startswith("# "):
+            break
+        key, _, value = line[2:].partition(":")
+        found[key.strip()] = value.strip()
+    return found
+
+
+def run_model(path, devices=("cpu",)):
+    h = headers(path)
+    settings = dataclasses.replace(Settings(), unsafe_fixes=h.get("fix") == "--unsafe-fixes")
+    return h, verify(f"{path}::{h['verify']}", settings=settings, devices=list(devices))
+
+
+def test_fixture_counts():
+    expects = [headers(p)["expect"] for p in MODELS]
+    assert expects.count("broken") >= 20 and expects.count("working") >= 5
+
+
+@pytest.mark.parametrize("path", MODELS, ids=lambda p: p.stem)
+def test_model_fixture_verifies(path):
+    h, result = run_model(path)
+    report = result.devices[0]
+    assert result.verified, "\n".join(report.problems + result.problems)
+    if h["expect"] == "broken":
+        assert report.original.status == "inplace-error", report.original.error
+        assert result.fixes_applied >= 1
+        leaf = "leaf Variable" in report.original.error
+        assert report.reference == ("none" if leaf else "oracle")
+        if not leaf:
+            assert report.comparison.grad_abs is not None and report.comparison.grad_abs <= 1e-6
+    else:
+        assert report.original.ok and report.reference == "original"
+        assert report.comparison.output_abs == 0.0 and report.comparison.grad_abs == 0.0
+
+
+BLOG = FIXTURES / "models" / "blog_alias.py"
+
+
+def test_a_rewrite_that_breaks_the_alias_is_caught(tmp_path):
+    wrong = tmp_path / "blog_alias.py"
+    text = BLOG.read_text()
+    text = text.replace("b += 1", "b = b + 1").replace("b *= c + a", "b = b * (c + a)")
+    text = text.replace("d = b.exp_()", "d = b = b.exp()").replace("d *= 5", "d = d * 5")
+    wrong.write_text(text)
+    result = verify(f"{BLOG}::example", rewritten=str(wrong), devices=["cpu"])
+    assert not result.verified
+    assert any("gradients differ" in p for p in result.devices[0].problems)
+    # and the tool's own (unsafe) rewrite, which rebinds `b` too, is right:
+    right = verify(f"{BLOG}::example", settings=Settings(unsafe_fixes=True), devices=["cpu"])
+    assert right.verified
+
+
+def test_a_rewrite_that_changes_a_constant_is_caught(tmp_path):
+    path = FIXTURES / "models" / "exp_plus_constant.py"
+    wrong = tmp_path / "exp_plus_constant.py"
+    wrong.write_text(path.read_text().replace("h += 1.0", "h = h + 1.01"))
+    result = verify(f"{path}::ExpBlock", rewritten=str(wrong), devices=["cpu"])
+    assert not result.verified
+    assert any("outputs differ" in p for p in result.devices[0].problems)
+
+
+def test_a_rewrite_that_still_fails_is_not_verified():
+    path = FIXTURES / "models" / "residual_sigmoid_add.py"  # needs an unsafe fix
+    result = verify(f"{path}::GatedResidual", devices=["cpu"])
+    assert not result.verified
+    assert result.devices[0].rewritten.status == "inplace-error"
+
+
+def test_functionalize_cross_checks_the_oracle():
+    path = FIXTURES / "models" / "exp_plus_constant.py"
+    result = verify(f"{path}::ExpBlock", devices=["cpu"])
+    assert result.devices[0].oracle_crosscheck == "max abs 0"
+
+
+def test_float64_mode_and_cli_options(tmp_path):
+    path = FIXTURES / "models" / "residual_sigmoid_add.py"
+    result = verify(f"{path}::GatedResidual", settings=Settings(unsafe_fixes=True), devices=["cpu"],
+                    float64=True, init_kwargs={"dim": 3}, input_shapes=[(2, 3)])
+    assert result.verified
+    assert result.devices[0].original.status == "inplace-error"
+
+
+def test_harness_errors():
+    with pytest.raises(HarnessError):
+        verify("no_such_file.py::f")
+    with pytest.raises(HarnessError):
+        verify(f"{BLOG}::missing")
+    with pytest.raises(HarnessError):
+        verify(str(BLOG))
+
+
+runner = CliRunner()
+
+
+def test_cli_exit_codes_and_json():
+    ok = runner.invoke(app, ["verify", f"{BLOG}::example", "--unsafe-fixes", "--device", "cpu"])
+    assert ok.exit_code == 0 and "Verified." in ok.stdout
+    bad = runner.invoke(app, ["verify", f"{BLOG}::example", "--device", "cpu", "--format", "json"])
+    assert bad.exit_code == 1
+    doc = json.loads(bad.stdout)
+    assert doc["verified"] is False and doc["devices"][0]["original"]["status"] == "inplace-error"
+    missing = runner.invoke(app, ["verify", f"{BLOG}::nope"])
+    assert missing.exit_code == 2
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+@pytest.mark.parametrize("path", MODELS, ids=lambda p: p.stem)
+def test_model_fixture_verifies_on_cuda(path):
+    h, result = run_model(path, devices=("cpu", "cuda"))
+    problems = [p for d in result.devices for p in d.problems] + result.problems
+    assert result.verified, "\n".join(problems)
+    if result.devices[1].rewritten.ok and result.devices[1].rewritten.grads:
+        assert result.cross_device is not None
