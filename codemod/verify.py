@@ -95,6 +95,7 @@ class VerifyResult:
     rewritten_source: str
     devices: List[DeviceReport]
     cross_device: Optional[float] = None  # max abs difference of rewritten grads, CPU vs CUDA
+    # (module targets only: a function target draws its own random tensors on each device)
     problems: List[str] = dataclasses.field(default_factory=list)
 
     @property
@@ -153,14 +154,16 @@ class _Program:
 
 
 def _inputs(program: _Program, input_shapes, device, dtype) -> tuple:
-    """(args, kwargs) for forward, made on the CPU with a fixed seed, then moved."""
+    """(args, kwargs) for forward, made on the CPU with a fixed seed (the same values for every
+    device), then moved."""
     torch.manual_seed(1234)
-    if input_shapes:
-        raw: Any = tuple(torch.randn(*shape) for shape in input_shapes)
-    elif hasattr(program.module, "example_inputs"):
-        raw = program.module.example_inputs()
-    else:
-        raise HarnessError("a module target needs example_inputs() in its file or --input-shape")
+    with torch.device("cpu"):
+        if input_shapes:
+            raw: Any = tuple(torch.randn(*shape) for shape in input_shapes)
+        elif hasattr(program.module, "example_inputs"):
+            raw = program.module.example_inputs()
+        else:
+            raise HarnessError("a module target needs example_inputs() in its file or --input-shape")
     args, kwargs = ((), raw) if isinstance(raw, dict) else ((raw,) if isinstance(raw, torch.Tensor) else tuple(raw), {})
 
     def prep(t):
@@ -197,7 +200,7 @@ def _deterministic(device: str):
 def _cotangents(outputs: List[torch.Tensor]) -> List[torch.Tensor]:
     """Fixed random weights for each output, so that errors cannot cancel in a plain sum."""
     gen = torch.Generator().manual_seed(99)
-    return [torch.randn(o.shape, generator=gen, dtype=torch.float64) for o in outputs]
+    return [torch.randn(o.shape, generator=gen, dtype=torch.float64, device="cpu") for o in outputs]
 
 
 def _loss(outputs: List[torch.Tensor], only_grad: bool = True):
@@ -218,10 +221,12 @@ def _classify(exc: BaseException) -> Run:
 
 
 def _build(program, init_kwargs, state, device, dtype):
-    """The model, seeded, with ``state`` loaded if given (the same weights for every run)."""
+    """The model, seeded and built on the CPU, with ``state`` loaded if given: the same weights
+    for every run and every device."""
     torch.manual_seed(0)
     try:
-        model = program.obj(**init_kwargs)
+        with torch.device("cpu"):
+            model = program.obj(**init_kwargs)
         if state is not None:
             model.load_state_dict(state)
     except Exception as exc:
@@ -400,7 +405,9 @@ def verify(
     result = VerifyResult(target, fixes, new_source, reports)
     cpu = next((r for r in reports if r.device == "cpu"), None)
     gpu = next((r for r in reports if r.device.startswith("cuda")), None)
-    if cpu and gpu and cpu.rewritten.ok and gpu.rewritten.ok:
+    # Only module targets get the same inputs and weights on both devices: a function target
+    # draws its own random tensors from each device's generator.
+    if original.is_module and cpu and gpu and cpu.rewritten.ok and gpu.rewritten.ok:
         keys = sorted(cpu.rewritten.grads)
         a = [cpu.rewritten.grads[k] for k in keys]
         b = [gpu.rewritten.grads.get(k) for k in keys]
