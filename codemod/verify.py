@@ -82,6 +82,7 @@ class DeviceReport:
     comparison: Comparison
     oracle_crosscheck: Optional[str] = None  # functionalize vs snapshot oracle, as text
     problems: List[str] = dataclasses.field(default_factory=list)
+    reference_run: Optional[Run] = dataclasses.field(default=None, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -95,7 +96,8 @@ class VerifyResult:
     rewritten_source: str
     devices: List[DeviceReport]
     cross_device: Optional[float] = None  # max abs difference of rewritten grads, CPU vs CUDA
-    # (module targets only: a function target draws its own random tensors on each device)
+    cross_device_note: Optional[str] = None  # why there is no such comparison
+    unsafe_not_applied: int = 0  # unsafe fixes left out of the in-memory rewrite
     problems: List[str] = dataclasses.field(default_factory=list)
 
     @property
@@ -110,7 +112,9 @@ class VerifyResult:
             "target": self.target,
             "verified": self.verified,
             "fixes_applied": self.fixes_applied,
+            "unsafe_fixes_not_applied": self.unsafe_not_applied,
             "cross_device_grad_abs": self.cross_device,
+            "cross_device_note": self.cross_device_note,
             "problems": self.problems,
             "devices": [
                 {
@@ -376,7 +380,7 @@ def verify(
     except OSError as exc:
         raise HarnessError(f"cannot read {path}: {exc.strerror or exc}") from exc
     settings = settings or Settings()
-    fixes = 0
+    fixes = unsafe_left = 0
     if rewritten is not None:
         try:
             new_source = pathlib.Path(rewritten).read_text(encoding="utf-8")
@@ -388,6 +392,7 @@ def verify(
             raise HarnessError(f"{path}: {result.error.message}")
         new_source = result.fixed if result.changed else data.decode("utf-8-sig")
         fixes = len(result.applied)
+        unsafe_left = sum(f.status.value == "unsafe" and f not in result.applied for f in result.findings)
     original_source = data.decode("utf-8-sig")
     original = _Program(original_source, path, name, "original")
     changed = _Program(new_source, path, name, "rewritten")
@@ -402,22 +407,37 @@ def verify(
         with _deterministic(device):
             reports.append(_verify_on(original, changed, device, dtype, rtol, atol, init_kwargs, input_shapes))
 
-    result = VerifyResult(target, fixes, new_source, reports)
+    result = VerifyResult(target, fixes, new_source, reports, unsafe_not_applied=unsafe_left)
     cpu = next((r for r in reports if r.device == "cpu"), None)
     gpu = next((r for r in reports if r.device.startswith("cuda")), None)
-    # Only module targets get the same inputs and weights on both devices: a function target
-    # draws its own random tensors from each device's generator.
-    if original.is_module and cpu and gpu and cpu.rewritten.ok and gpu.rewritten.ok:
-        keys = sorted(cpu.rewritten.grads)
-        a = [cpu.rewritten.grads[k] for k in keys]
-        b = [gpu.rewritten.grads.get(k) for k in keys]
-        b = [g.cpu() if g is not None else None for g in b]
-        result.cross_device = max_difference(a, b)
-        out_dtype = (cpu.rewritten.outputs[0].dtype if cpu.rewritten.outputs else torch.float32)
-        c_rtol, c_atol = TOLERANCES.get(out_dtype, TOLERANCES[torch.float32])[1]
-        if not all(_close(x, y, rtol or c_rtol, atol or c_atol) for x, y in zip(a, b)):
-            result.problems.append(f"CPU and CUDA gradients disagree (max abs {result.cross_device:.3g})")
+    if cpu and gpu:
+        _compare_devices(result, original.is_module, cpu, gpu, rtol, atol)
     return result
+
+
+def _compare_devices(result, is_module, cpu, gpu, rtol, atol) -> None:
+    """The rewritten gradients on CPU and CUDA should agree, where they can."""
+    if not is_module:
+        result.cross_device_note = "n/a: a function target draws its own tensors on each device"
+        return
+    if not (cpu.rewritten.ok and gpu.rewritten.ok):
+        return
+    out_dtype = cpu.rewritten.outputs[0].dtype if cpu.rewritten.outputs else torch.float32
+    c_rtol, c_atol = TOLERANCES.get(out_dtype, TOLERANCES[torch.float32])[1]
+    rtol, atol = rtol or c_rtol, atol or c_atol
+    ref_cpu, ref_gpu = cpu.reference_run, gpu.reference_run
+    if ref_cpu is not None and ref_gpu is not None and not _close_lists(
+        ref_cpu.outputs, [o.cpu() for o in ref_gpu.outputs], rtol, atol
+    ):
+        result.cross_device_note = "n/a: the reference itself differs between devices (dropout or other randomness)"
+        return
+    keys = sorted(cpu.rewritten.grads)
+    a = [cpu.rewritten.grads[k] for k in keys]
+    b = [gpu.rewritten.grads.get(k) for k in keys]
+    b = [g.cpu() if g is not None else None for g in b]
+    result.cross_device = max_difference(a, b)
+    if not all(_close(x, y, rtol, atol) for x, y in zip(a, b)):
+        result.problems.append(f"CPU and CUDA gradients disagree (max abs {result.cross_device:.3g})")
 
 
 def _verify_on(original, changed, device, dtype, rtol, atol, init_kwargs, input_shapes) -> DeviceReport:
@@ -465,7 +485,7 @@ def _verify_on(original, changed, device, dtype, rtol, atol, init_kwargs, input_
         comparison = _compare(ref_run, new, rtol, atol, problems)
     elif orig.status == "failed":
         problems.append(f"the original fails for another reason, so nothing proves the rewrite: {orig.error}")
-    return DeviceReport(device, orig, new, reference, comparison, crosscheck, problems)
+    return DeviceReport(device, orig, new, reference, comparison, crosscheck, problems, ref_run)
 
 
 # ---------------------------------------------------------------- rendering
@@ -498,6 +518,11 @@ def render_table(result: VerifyResult) -> str:
             out.append(f"{d.device}: {p}")
     if result.cross_device is not None:
         out.append(f"CPU vs CUDA, rewritten gradients: max abs {num(result.cross_device)}")
+    elif result.cross_device_note:
+        out.append(f"CPU vs CUDA: {result.cross_device_note}")
     out += result.problems
     out.append("Verified." if result.verified else "NOT verified.")
+    if not result.verified and result.unsafe_not_applied:
+        out.append(f"Hint: {result.unsafe_not_applied} unsafe fix(es) were not applied; "
+                   "rerun with --unsafe-fixes to verify them too.")
     return "\n".join(out)

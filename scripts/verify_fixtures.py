@@ -43,7 +43,8 @@ def main() -> int:
         for d in result.devices:
             grad = d.comparison.grad_abs
             cells.append(f"{d.original.status}->{d.rewritten.status} ({d.reference}, grad {'-' if grad is None else f'{grad:.1g}'})")
-        cells.append("-" if result.cross_device is None else f"{result.cross_device:.1g}")
+        cells.append(f"{result.cross_device:.1g}" if result.cross_device is not None
+                     else ("n/a" if result.cross_device_note else "-"))
         cells.append("ok" if result.verified else "FAIL")
         rows.append(cells)
     header = ["model", "expect", *devices, "cpu vs cuda", "verdict"]

@@ -135,5 +135,5 @@ def test_model_fixture_verifies_on_cuda(path):
     h, result = run_model(path, devices=("cpu", "cuda"))
     problems = [p for d in result.devices for p in d.problems] + result.problems
     assert result.verified, "\n".join(problems)
-    if h["verify"][0].isupper() and result.devices[1].rewritten.grads:  # a module target
-        assert result.cross_device is not None
+    if h["verify"][0].isupper():  # a module target: compared across devices, or told why not
+        assert result.cross_device is not None or result.cross_device_note
