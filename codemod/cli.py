@@ -176,6 +176,22 @@ def fix(
     raise typer.Exit(1 if remaining or (diff and changed) else 0)
 
 
+def _target_options(init, input_shape):
+    import json as _json
+
+    try:
+        init_kwargs = _json.loads(init) if init else None
+        shapes = [tuple(int(d) for d in s.split(",") if d.strip()) for s in input_shape] if input_shape else None
+    except ValueError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    return init_kwargs, shapes
+
+
+InitOpt = typer.Option(None, "--init", help='Constructor keywords as JSON, e.g. \'{"dim": 4}\'.')
+ShapeOpt = typer.Option(None, "--input-shape", help="Shape of one random input, e.g. 2,4 (repeat for more).")
+
+
 @app.command()
 def verify(
     target: str = typer.Argument(..., help="path/to/file.py::Name (a zero-argument callable or an nn.Module subclass)."),
@@ -187,8 +203,8 @@ def verify(
     float64: bool = typer.Option(False, "--float64", help="Run in float64."),
     rtol: Optional[float] = typer.Option(None, "--rtol", help="Relative tolerance (default by dtype)."),
     atol: Optional[float] = typer.Option(None, "--atol", help="Absolute tolerance (default by dtype)."),
-    init: Optional[str] = typer.Option(None, "--init", help='Constructor keywords as JSON, e.g. \'{"dim": 4}\'.'),
-    input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", help="Shape of one random input, e.g. 2,4 (repeat for more)."),
+    init: Optional[str] = InitOpt,
+    input_shape: Optional[List[str]] = ShapeOpt,
     output_format: Format = FormatOpt,
     config: Optional[pathlib.Path] = ConfigOpt,
 ) -> None:
@@ -197,12 +213,7 @@ def verify(
 
     path = pathlib.Path(target.partition("::")[0])
     settings = _settings([path], config, select, ignore, unsafe_fixes)
-    try:
-        init_kwargs = _json.loads(init) if init else None
-        shapes = [tuple(int(d) for d in s.split(",") if d.strip()) for s in input_shape] if input_shape else None
-    except ValueError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
+    init_kwargs, shapes = _target_options(init, input_shape)
     from .verify import HarnessError, render_table, verify as run_verify
 
     try:
@@ -219,6 +230,75 @@ def verify(
     else:
         typer.echo(render_table(result))
     raise typer.Exit(0 if result.verified else 1)
+
+
+@app.command()
+def locate(
+    target: str = typer.Argument(..., help="path/to/file.py::Name, as for verify."),
+    raise_on_conflict: bool = typer.Option(False, "--raise", help="Stop with a traceback at the offending in-place op."),
+    init: Optional[str] = InitOpt,
+    input_shape: Optional[List[str]] = ShapeOpt,
+    output_format: Format = FormatOpt,
+) -> None:
+    """Run the target and name both lines of each conflict: where autograd saved the tensor,
+    and where it was modified (runs your code). Exit 1 if a conflict is found."""
+    import json as _json
+
+    from .locate import LocatedInplaceError, locate_target
+    from .verify import HarnessError
+
+    init_kwargs, shapes = _target_options(init, input_shape)
+    try:
+        result = locate_target(target, raise_on_conflict=raise_on_conflict,
+                               init_kwargs=init_kwargs, input_shapes=shapes)
+    except HarnessError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    except LocatedInplaceError:
+        raise  # --raise: the traceback ends on the bad line
+    typer.echo(_json.dumps(result.to_json(), indent=2) if output_format is Format.json else result.render())
+    raise typer.Exit(1 if result.conflicts else 0)
+
+
+@app.command()
+def repair(
+    target: str = typer.Argument(..., help="path/to/file.py::Name, as for verify."),
+    write: bool = typer.Option(False, "--write", help="Write the repaired file (default: print the diff)."),
+    diff: bool = typer.Option(True, "--diff/--no-diff", help="Print the diff."),
+    device: Optional[List[str]] = typer.Option(None, "--device", help="Devices for the verification."),
+    init: Optional[str] = InitOpt,
+    input_shape: Optional[List[str]] = ShapeOpt,
+    config: Optional[pathlib.Path] = ConfigOpt,
+) -> None:
+    """Locate each conflict, apply only the fix it needs, repeat until backward succeeds, and
+    verify (runs your code). Exit 0 repaired and verified (or nothing to do), 1 not, 2 error."""
+    from . import repair as repairing
+    from .fileio import write_atomic
+    from .verify import HarnessError, render_table
+
+    path = pathlib.Path(target.partition("::")[0])
+    settings = _settings([path], config, None, None, None)
+    init_kwargs, shapes = _target_options(init, input_shape)
+    try:
+        result = repairing.repair(target, settings=settings, devices=device,
+                                  init_kwargs=init_kwargs, input_shapes=shapes)
+    except HarnessError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    typer.echo(repairing.render(result, str(path)))
+    if result.changed and diff:
+        sys.stdout.write(repairing.diff(result, str(path)))
+    if result.verification is not None:
+        typer.echo(render_table(result.verification))
+    if write and result.changed and result.verified:
+        data = path.read_bytes()
+        bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
+        newline = "\r\n" if b"\r\n" in data else "\n"
+        write_atomic(path, bom + result.repaired.replace("\n", newline).encode("utf-8"))
+        typer.echo(f"wrote {path}")
+    elif write and result.changed:
+        typer.echo("not written: the repair is not verified", err=True)
+    raise typer.Exit(0 if (result.verified or not result.changed and not result.steps) else 1)
 
 
 @app.command()

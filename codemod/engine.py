@@ -43,6 +43,7 @@ class FileResult:
     fixed_bytes: Optional[bytes] = None
     applied: list = dataclasses.field(default_factory=list)  # findings whose fix is in `fixed`
     error: Optional[FileError] = None
+    wrapper: Optional[MetadataWrapper] = None  # the parsed file the findings point into
 
     @property
     def changed(self) -> bool:
@@ -71,6 +72,7 @@ def process_source(
         return result
     result.original = module.code
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # freshly parsed: no copy needed
+    result.wrapper = wrapper
     judge = Judge(wrapper, assume_same_dtype=settings.assume_same_dtype)
     context = CodemodContext(filename=path, wrapper=wrapper)
     table = suppressions(module.code)
@@ -91,17 +93,23 @@ def process_source(
     if fix:
         chosen = [f for f in result.findings if f.applies(settings.unsafe_fixes)]
         if chosen:
-            fixed_module = wrapper.module.visit(FixApplier(f.fix for f in chosen))
-            fixed = fixed_module.code
-            try:
-                ast.parse(fixed, filename=path)
-            except SyntaxError as exc:  # a bug of ours: never write it
-                result.error = FileError(f"internal error: the fixed code does not parse ({exc.msg})")
-                return result
-            if fixed != result.original:
-                result.fixed, result.fixed_bytes = fixed, fixed_module.bytes
+            apply_fixes(result, [f.fix for f in chosen])
+            if result.changed:
                 result.applied = chosen
     return result
+
+
+def apply_fixes(result: FileResult, fixes: list) -> None:
+    """Apply ``fixes`` (of ``result``'s findings, or made for its tree) in one traversal."""
+    fixed_module = result.wrapper.module.visit(FixApplier(fixes))
+    fixed = fixed_module.code
+    try:
+        ast.parse(fixed, filename=result.path)
+    except SyntaxError as exc:  # a bug of ours: never write it
+        result.error = FileError(f"internal error: the fixed code does not parse ({exc.msg})")
+        return
+    if fixed != result.original:
+        result.fixed, result.fixed_bytes = fixed, fixed_module.bytes
 
 
 class _Fanout(cst.CSTVisitor):
@@ -173,7 +181,7 @@ def process_path(path: str, settings: Settings, fix: bool, write: bool, edits: b
         except OSError as exc:
             result.error = FileError(f"cannot write: {exc.strerror or exc}")
     # Results may cross a process boundary: keep plain data only.
-    result.fixed_bytes = None
+    result.fixed_bytes = result.wrapper = None
     for finding in result.findings:
         finding.fix = None
     return result

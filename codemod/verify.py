@@ -141,8 +141,8 @@ def split_target(target: str) -> tuple:
     return pathlib.Path(path), name
 
 
-class _Program:
-    """One loaded module (original or rewritten) and how to run its target."""
+class Program:
+    """One loaded source (original or rewritten) and its target."""
 
     def __init__(self, source: str, path: pathlib.Path, name: str, tag: str) -> None:
         try:
@@ -157,7 +157,7 @@ class _Program:
             raise HarnessError(f"{name!r} in {path} is neither a callable nor an nn.Module subclass")
 
 
-def _inputs(program: _Program, input_shapes, device, dtype) -> tuple:
+def make_inputs(program: Program, input_shapes, device, dtype) -> tuple:
     """(args, kwargs) for forward, made on the CPU with a fixed seed (the same values for every
     device), then moved."""
     torch.manual_seed(1234)
@@ -182,7 +182,7 @@ def _inputs(program: _Program, input_shapes, device, dtype) -> tuple:
     return tuple(prep(a) for a in args), {k: prep(v) for k, v in kwargs.items()}
 
 
-def _init_kwargs(program: _Program, init_kwargs) -> dict:
+def init_kwargs_for(program: Program, init_kwargs) -> dict:
     if init_kwargs is not None:
         return dict(init_kwargs)
     if hasattr(program.module, "example_init"):
@@ -224,7 +224,7 @@ def _classify(exc: BaseException) -> Run:
     return Run(status, f"{type(exc).__name__}: {text[:300]}")
 
 
-def _build(program, init_kwargs, state, device, dtype):
+def build_model(program, init_kwargs, state, device, dtype):
     """The model, seeded and built on the CPU, with ``state`` loaded if given: the same weights
     for every run and every device."""
     torch.manual_seed(0)
@@ -364,6 +364,7 @@ def verify(
     target: str,
     *,
     rewritten: Optional[str] = None,
+    rewritten_source: Optional[str] = None,
     settings: Optional[Settings] = None,
     devices: Optional[Sequence[str]] = None,
     float64: bool = False,
@@ -372,7 +373,8 @@ def verify(
     init_kwargs: Optional[dict] = None,
     input_shapes: Optional[Sequence[Sequence[int]]] = None,
 ) -> VerifyResult:
-    """Prove (or disprove) the rewrite of ``target``. Raises HarnessError if it cannot run."""
+    """Prove (or disprove) the rewrite of ``target``: the tool's own (``settings``), the file
+    ``rewritten``, or the text ``rewritten_source``. Raises HarnessError if it cannot run."""
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # deterministic cuBLAS
     path, name = split_target(target)
     try:
@@ -381,7 +383,9 @@ def verify(
         raise HarnessError(f"cannot read {path}: {exc.strerror or exc}") from exc
     settings = settings or Settings()
     fixes = unsafe_left = 0
-    if rewritten is not None:
+    if rewritten_source is not None:
+        new_source = rewritten_source
+    elif rewritten is not None:
         try:
             new_source = pathlib.Path(rewritten).read_text(encoding="utf-8")
         except OSError as exc:
@@ -394,8 +398,8 @@ def verify(
         fixes = len(result.applied)
         unsafe_left = sum(f.status.value == "unsafe" and f not in result.applied for f in result.findings)
     original_source = data.decode("utf-8-sig")
-    original = _Program(original_source, path, name, "original")
-    changed = _Program(new_source, path, name, "rewritten")
+    original = Program(original_source, path, name, "original")
+    changed = Program(new_source, path, name, "rewritten")
     if original.is_module != changed.is_module:
         raise HarnessError(f"{name!r} is a module in one version and not in the other")
 
@@ -444,18 +448,18 @@ def _verify_on(original, changed, device, dtype, rtol, atol, init_kwargs, input_
     problems: List[str] = []
     crosscheck = None
     if original.is_module:
-        init = _init_kwargs(original, init_kwargs)
-        args, kwargs = _inputs(original, input_shapes, device, dtype)
-        model = _build(original, init, None, device, dtype)
+        init = init_kwargs_for(original, init_kwargs)
+        args, kwargs = make_inputs(original, input_shapes, device, dtype)
+        model = build_model(original, init, None, device, dtype)
         state = {k: v.detach().clone() for k, v in model.state_dict().items()}  # before forward
         orig = _run_module(model, args, kwargs)
-        new = _run_module(_build(changed, init, state, device, dtype), args, kwargs)
+        new = _run_module(build_model(changed, init, state, device, dtype), args, kwargs)
         oracle = None
         if orig.status == "inplace-error":
-            oracle_model = _build(original, init, state, device, dtype)
+            oracle_model = build_model(original, init, state, device, dtype)
             oracle = _run_module(oracle_model, args, kwargs, snapshot=True)
             if oracle.ok:
-                oracle_model = _build(original, init, state, device, dtype)  # buffers as before
+                oracle_model = build_model(original, init, state, device, dtype)  # buffers as before
                 func = _functionalize_grads(original, oracle_model, args, kwargs, sorted(oracle.grads))
                 if func is None:
                     crosscheck = "n/a (functionalize could not run this model)"

@@ -1,0 +1,491 @@
+"""The locator: run code and name both lines of every in-place conflict.
+
+PyTorch's anomaly mode shows where a tensor was saved for backward, never where it was
+modified. The :class:`Locator` sees both while the forward runs:
+
+- a saved-tensor pack hook records every tensor autograd saves: the user line that saved it,
+  the op, whether it was that op's input or output, the module path, and its version. The unpack
+  hook re-checks the version (autograd skips its own check while such hooks are installed), so
+  backward still fails exactly where it would have failed, and the conflict is marked confirmed;
+- a ``TorchFunctionMode`` compares each tensor argument's version before and after every call:
+  a bump on a tensor whose saved copy is still alive (its graph not yet freed) and whose version
+  moved past the saved one is a conflict, found at the offending line, before backward runs;
+- global module hooks give the module path of ops inside library modules, and the line that
+  built an ``inplace=True`` module, which is where its fix goes.
+
+Use it around your own code::
+
+    from codemod.locate import Locator
+    with Locator() as loc:
+        loss = model(x).sum()
+        loss.backward()
+    print(loc.report())
+
+Limits: hooks and modes are thread-local (DataParallel replicas are invisible); code that
+installs its own saved-tensor hooks (non-reentrant checkpointing, ``save_on_cpu``) hides what it
+saves; inference tensors have no version counter; under ``torch.compile`` the conflict is raised
+at compile time, so run the locator with compilation off.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import linecache
+import os
+import sys
+import sysconfig
+import weakref
+from typing import Any, Dict, List, Optional
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+_TORCH_DIR = os.path.dirname(torch.__file__)
+_OWN_DIR = os.path.dirname(os.path.abspath(__file__))
+_STDLIB_DIRS = tuple({sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]})
+
+
+@dataclasses.dataclass
+class Site:
+    """A place in user code: file, line, the source text there, and the expression's columns."""
+
+    file: str
+    line: int
+    text: str
+    end_line: Optional[int] = None
+    column: Optional[int] = None  # UTF-8 byte offsets, as CPython gives them
+    end_column: Optional[int] = None
+    function: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.text}"
+
+
+@dataclasses.dataclass
+class Conflict:
+    """One tensor saved for backward and then modified in place (or a leaf/view error)."""
+
+    kind: str  # "saved-then-modified", "leaf", "view", "optimizer-step", "runtime-inplace-flag"
+    mutation: Optional[Site]
+    mutation_op: str
+    save: Optional[Site] = None
+    save_op: str = ""
+    saved_as: str = ""  # "input 0", "output"
+    save_module: str = ""  # e.g. "net.1 = Sigmoid()"
+    mutation_module: str = ""  # e.g. "net.2 = ReLU(inplace=True)"
+    construct: Optional[Site] = None  # where the in-place module was built, in user code
+    shape: tuple = ()
+    version_saved: int = 0
+    version_now: int = 0
+    confirmed: bool = False
+    message: str = ""
+    same_dtypes: bool = True  # the other tensors of the in-place op had the target's dtype
+
+    @property
+    def fix_site(self) -> Optional[Site]:
+        """Where the fix goes: the module's constructor for module-internal in-place ops."""
+        return self.construct or self.mutation
+
+    def describe(self) -> str:
+        lines = []
+        head = {"saved-then-modified": "in-place modification of a tensor saved for backward",
+                "leaf": "in-place operation on a leaf tensor that requires grad",
+                "view": "in-place operation on a view that autograd cannot track",
+                "optimizer-step": "an optimizer step modified a parameter that a live graph saved",
+                "runtime-inplace-flag": "a module's inplace flag was switched on at run time"}[self.kind]
+        lines.append(f"{head}{' (confirmed by backward)' if self.confirmed else ''}")
+        if self.save is not None:
+            module = f" in {self.save_module}" if self.save_module else ""
+            lines.append(f"  saved    {self.save}  [{self.save_op}{module}, {self.saved_as}]")
+        if self.mutation is not None:
+            module = f" in {self.mutation_module}" if self.mutation_module else ""
+            lines.append(f"  modified {self.mutation}  [{self.mutation_op}{module}]")
+        if self.construct is not None:
+            lines.append(f"  built    {self.construct}  (fix it here)")
+        if self.shape:
+            lines.append(f"  tensor   shape {tuple(self.shape)}, version {self.version_saved} when saved, "
+                         f"{self.version_now} after the change")
+        if self.message:
+            lines.append(f"  {self.message}")
+        return "\n".join(lines)
+
+
+class LocatedInplaceError(RuntimeError):
+    """Raised at the offending in-place op when ``raise_on_conflict`` is set."""
+
+
+def _is_user_file(filename: str) -> bool:
+    if filename.startswith("<") and not filename.startswith("<ipython"):
+        return False
+    return not (filename.startswith(_TORCH_DIR) or filename.startswith(_OWN_DIR)
+                or filename.startswith(_STDLIB_DIRS))
+
+
+_user_code_cache: Dict[Any, bool] = {}
+
+
+def _user_frame(skip: int = 1):
+    frame = sys._getframe(skip)
+    while frame is not None:
+        code = frame.f_code
+        user = _user_code_cache.get(code)
+        if user is None:
+            user = _user_code_cache[code] = _is_user_file(code.co_filename)
+        if user:
+            return frame
+        frame = frame.f_back
+    return None
+
+
+def _site(frame) -> Optional[Site]:
+    if frame is None:
+        return None
+    code = frame.f_code
+    line = frame.f_lineno
+    end_line = column = end_column = None
+    try:
+        positions = list(code.co_positions())[frame.f_lasti // 2]
+        line, end_line, column, end_column = positions
+        line = line or frame.f_lineno
+    except (IndexError, AttributeError, ValueError):
+        pass
+    text = linecache.getline(code.co_filename, line).strip()
+    return Site(code.co_filename, line, text, end_line, column, end_column, code.co_name)
+
+
+def _optimizer_frame() -> bool:
+    frame = sys._getframe(2)
+    optim_dir = os.path.join(_TORCH_DIR, "optim")
+    while frame is not None:
+        if frame.f_code.co_filename.startswith(optim_dir):
+            return True
+        frame = frame.f_back
+    return False
+
+
+@dataclasses.dataclass
+class _Saved:
+    """What the pack hook knows about one saved tensor."""
+
+    tensor: torch.Tensor  # detached: same storage and version counter, no reference cycle
+    version: int
+    site: Optional[Site]
+    op: str
+    saved_as: str
+    module: str
+    conflicts: list = dataclasses.field(default_factory=list)
+
+
+class _Packed:
+    """What autograd keeps in the graph; weakly referenced by the registry, so a freed graph
+    drops its records by itself."""
+
+    __slots__ = ("record", "__weakref__")
+
+    def __init__(self, record: _Saved) -> None:
+        self.record = record
+
+
+def _storage_key(t: torch.Tensor):
+    try:
+        return t.untyped_storage().data_ptr(), t.device
+    except Exception:
+        return None
+
+
+def _version(t: torch.Tensor) -> Optional[int]:
+    try:
+        return t._version
+    except Exception:  # inference tensors have no version counter
+        return None
+
+
+class Locator(TorchFunctionMode):
+    """Records saves and in-place changes; see the module docstring."""
+
+    def __init__(self, raise_on_conflict: bool = False, module_names: Optional[Dict[int, str]] = None) -> None:
+        super().__init__()
+        self.raise_on_conflict = raise_on_conflict
+        self.conflicts: List[Conflict] = []
+        self._registry: Dict[Any, list] = {}
+        self._ops: List[tuple] = []  # stack of (op name, args) being called
+        self._modules: List[torch.nn.Module] = []
+        self._module_names: Dict[int, str] = dict(module_names or {})
+        self._built: Dict[int, Site] = {}  # id(module) -> where it was constructed
+        self._seen: Dict[tuple, Conflict] = {}
+        self._contexts: list = []
+
+    # ---------------------------------------------------------------- set-up
+    def name_modules(self, root: torch.nn.Module) -> None:
+        for name, module in root.named_modules():
+            self._module_names[id(module)] = name or type(root).__name__
+
+    def __enter__(self):
+        hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
+        hooks.__enter__()
+        self._contexts.append(hooks)
+        pre = torch.nn.modules.module.register_module_forward_pre_hook(self._pre)
+        post = torch.nn.modules.module.register_module_forward_hook(self._post)
+        self._contexts.append(pre)
+        self._contexts.append(post)
+        self._patch_init()
+        return super().__enter__()
+
+    def __exit__(self, exc_type, exc, tb):
+        result = super().__exit__(exc_type, exc, tb)
+        self._unpatch_init()
+        post, pre, hooks = self._contexts.pop(), self._contexts.pop(), self._contexts.pop()
+        post.remove()
+        pre.remove()
+        hooks.__exit__(None, None, None)
+        if exc is not None and isinstance(exc, RuntimeError) and not isinstance(exc, LocatedInplaceError):
+            self._classify_error(exc)
+        return result
+
+    def _patch_init(self) -> None:
+        """Remember where each module is built (the fix for an in-place module goes there)."""
+        original = torch.nn.Module.__init__
+        locator = self
+
+        def __init__(module, *args, **kwargs):
+            original(module, *args, **kwargs)
+            frame = _user_frame(2)
+            if frame is not None and id(module) not in locator._built:
+                locator._built[id(module)] = _site(frame)
+
+
+
+        self._original_init = original
+        torch.nn.Module.__init__ = __init__
+
+    def _unpatch_init(self) -> None:
+        torch.nn.Module.__init__ = self._original_init
+
+    def _pre(self, module, args):
+        self._modules.append(module)
+        return None
+
+    def _post(self, module, args, output):
+        if self._modules and self._modules[-1] is module:
+            self._modules.pop()
+        return None
+
+    def _module_label(self, module) -> str:
+        if module is None or not type(module).__module__.startswith("torch."):
+            return ""  # user modules are visible from the line itself
+        name = self._module_names.get(id(module), type(module).__name__)
+        return f"{name} = {module!r}" if len(repr(module)) < 80 else f"{name} = {type(module).__name__}(...)"
+
+    # ---------------------------------------------------------------- saves
+    def _pack(self, t: torch.Tensor):
+        version = _version(t)
+        if version is None:
+            return t
+        op, args = self._ops[-1] if self._ops else ("?", ())
+        saved_as = "output"
+        for i, a in enumerate(args):
+            if a is t:
+                # An in-place op's result is its first input: call that its output.
+                saved_as = "output" if (i == 0 and op.endswith("_")) else f"input {i}"
+                break
+        module = self._modules[-1] if self._modules else None
+        record = _Saved(t.detach(), version, _site(_user_frame(2)), op, saved_as, self._module_label(module))
+        packed = _Packed(record)
+        key = _storage_key(t)
+        if key is not None:
+            self._registry.setdefault(key, []).append(weakref.ref(packed))
+        return packed
+
+    def _unpack(self, packed):
+        if not isinstance(packed, _Packed):
+            return packed
+        record = packed.record
+        now = _version(record.tensor)
+        if now is not None and now != record.version:
+            for conflict in record.conflicts:
+                conflict.confirmed = True
+            if not record.conflicts:  # a change the function mode could not see (C++ code)
+                self._add(Conflict("saved-then-modified", None, "(not seen: native code)",
+                                   record.site, record.op, record.saved_as, record.module,
+                                   shape=tuple(record.tensor.shape), version_saved=record.version,
+                                   version_now=now, confirmed=True))
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: saved by {record.op} at version {record.version}, now at "
+                f"version {now} (found by inplacefix's locator)"
+            )
+        return record.tensor
+
+    # ---------------------------------------------------------------- calls
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        tensors = [a for a in _flat(args) if isinstance(a, torch.Tensor)]
+        tensors += [v for v in _flat(kwargs.values()) if isinstance(v, torch.Tensor)]
+        before = [(t, _version(t)) for t in tensors]
+        name = getattr(func, "__name__", str(func))
+        self._ops.append((name, args))
+        try:
+            result = func(*args, **kwargs)
+        except RuntimeError as exc:
+            self._classify_error(exc, name)
+            raise
+        finally:
+            self._ops.pop()
+        for t, version in before:
+            if version is not None:
+                now = _version(t)
+                if now is not None and now != version:
+                    self._mutated(t, name, now, [o for o, _ in before if o is not t])
+        return result
+
+    def _mutated(self, t: torch.Tensor, op: str, now: int, operands=()) -> None:
+        key = _storage_key(t)
+        refs = self._registry.get(key, [])
+        alive = []
+        for ref in refs:
+            packed = ref()
+            if packed is None:
+                continue
+            alive.append(ref)
+            record = packed.record
+            current = _version(record.tensor)
+            if current is None or current == record.version:
+                continue  # another counter (`.data`), or not this tensor's family
+            if any(c.mutation_op == op and c.version_now == current for c in record.conflicts):
+                continue
+            site = _site(_user_frame(3))
+            module = self._modules[-1] if self._modules else None
+            kind = "optimizer-step" if _optimizer_frame() else "saved-then-modified"
+            construct = None
+            message = ""
+            if module is not None and getattr(module, "inplace", None) is True:
+                construct = self._built.get(id(module))
+                if construct is None:
+                    message = "the module was built outside the code the locator saw"
+                elif "inplace" not in construct.text and "True" not in construct.text:
+                    kind = "runtime-inplace-flag"
+                    message = ("the module was built without inplace=True and switched on later "
+                               "(e.g. `m.inplace = True`): remove that assignment")
+            if kind == "optimizer-step":
+                message = ("no rewrite fixes this: run backward before optimizer.step(), or run the "
+                           "forward again after it (a retained graph cannot see new parameters)")
+            conflict = Conflict(kind, site, op, record.site, record.op, record.saved_as, record.module,
+                                self._module_label(module), construct, tuple(record.tensor.shape),
+                                record.version, current, message=message,
+                                same_dtypes=all(o.dtype == t.dtype for o in operands))
+            record.conflicts.append(self._add(conflict))
+            if self.raise_on_conflict:
+                raise LocatedInplaceError(conflict.describe())
+        if key is not None:
+            if alive:
+                self._registry[key] = alive
+            else:
+                self._registry.pop(key, None)
+
+    def _classify_error(self, exc: RuntimeError, op: str = "") -> None:
+        text = str(exc)
+        kind = None
+        if "leaf Variable that requires grad" in text:
+            kind = "leaf"
+        elif "is a view" in text and ("inplace" in text or "in-place" in text):
+            kind = "view"
+        if kind is None or getattr(exc, "_inplacefix_seen", False):
+            return
+        try:
+            exc._inplacefix_seen = True
+        except AttributeError:
+            pass
+        site = _site(_user_frame(3))
+        self._add(Conflict(kind, site, op or "?", message=text.splitlines()[0][:200], confirmed=True))
+
+    def _add(self, conflict: Conflict) -> Conflict:
+        """Keep one conflict per (kind, save line, mutation line); return the one kept."""
+        key = (conflict.kind, conflict.save and (conflict.save.file, conflict.save.line),
+               conflict.mutation and (conflict.mutation.file, conflict.mutation.line))
+        if key not in self._seen:
+            self._seen[key] = conflict
+            self.conflicts.append(conflict)
+        return self._seen[key]
+
+    def report(self) -> str:
+        if not self.conflicts:
+            return "No in-place conflicts found."
+        return "\n\n".join(c.describe() for c in self.conflicts)
+
+
+def _flat(items):
+    for item in items:
+        if isinstance(item, (list, tuple)):
+            yield from _flat(item)
+        else:
+            yield item
+
+
+@dataclasses.dataclass
+class LocateResult:
+    target: str
+    conflicts: List[Conflict]
+    error: str = ""  # how the run ended, if it failed
+
+    def to_json(self) -> dict:
+        def site(s: Optional[Site]):
+            return None if s is None else dataclasses.asdict(s)
+
+        return {
+            "target": self.target,
+            "error": self.error or None,
+            "conflicts": [
+                {**{k: v for k, v in dataclasses.asdict(c).items() if k not in ("save", "mutation", "construct")},
+                 "save": site(c.save), "mutation": site(c.mutation), "construct": site(c.construct)}
+                for c in self.conflicts
+            ],
+        }
+
+    def render(self) -> str:
+        if not self.conflicts:
+            tail = f"\n(the run failed otherwise: {self.error})" if self.error else ""
+            return f"{self.target}: no in-place conflicts found.{tail}"
+        body = "\n\n".join(f"{i}. {c.describe()}" for i, c in enumerate(self.conflicts, 1))
+        return f"{self.target}: {len(self.conflicts)} conflict(s)\n\n{body}"
+
+
+def locate_target(target: str, source: Optional[str] = None, raise_on_conflict: bool = False,
+                  init_kwargs=None, input_shapes=None) -> LocateResult:
+    """Run ``file.py::Name`` (as ``verify`` does, forward and backward) under the locator."""
+    from .verify import (HarnessError, Program, _loss, build_model, init_kwargs_for,
+                         make_inputs, split_target)
+
+    path, name = split_target(target)
+    if source is None:
+        try:
+            source = path.read_text(encoding="utf-8-sig")
+        except OSError as exc:
+            raise HarnessError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    program = Program(source, path, name, "located")
+    locator = Locator(raise_on_conflict=raise_on_conflict)
+    error = ""
+    try:
+        with locator:
+            if program.is_module:
+                args, kwargs = make_inputs(program, input_shapes, "cpu", None)
+                model = build_model(program, init_kwargs_for(program, init_kwargs), None, "cpu", None)
+                locator.name_modules(model)
+                model.train()
+                outputs = _flat_tensors(model(*args, **kwargs))
+            else:
+                torch.manual_seed(0)
+                outputs = _flat_tensors(program.obj())
+            loss = _loss(outputs)
+            if loss is not None and loss.requires_grad:
+                loss.backward()
+    except (HarnessError, LocatedInplaceError):
+        raise
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"
+    return LocateResult(target, locator.conflicts, error)
+
+
+def _flat_tensors(obj) -> List[torch.Tensor]:
+    from .runtime import flatten
+
+    return flatten(obj)

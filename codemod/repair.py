@@ -1,0 +1,237 @@
+"""Repair: locate each conflict, apply only the fix it needs, verify, and repeat.
+
+A blanket rewrite of every in-place op costs memory (in-place ReLUs exist to save it) and makes
+big diffs. ``repair`` changes only culprit lines. For each conflict the locator names:
+
+1. an in-place module (``nn.ReLU(inplace=True)``) is fixed where it was built (IPF002);
+2. otherwise the mutation is made out of place with the static passes' own fix, when that fix
+   is safe, or unsafe only for reasons the run has ruled out (the target was a tensor; the
+   other operands had its dtype);
+3. otherwise (another name must see the mutation) an out-of-place saving op gets a
+   ``.clone()``: of its output (``torch.sigmoid(z).clone()``) or of the input it saved
+   (``d.clone() @ w``), which cannot change any value;
+4. otherwise the passes' unsafe fix (one that rebinds the aliases too: ``d = b = d * 5``),
+   which the verification at the end must then prove;
+5. conflicts no rewrite can fix (an optimizer step under a retained graph, an ``inplace`` flag
+   switched on at run time) are explained, with both lines, and left alone.
+
+One fix can reveal the next conflict, so this runs again until backward succeeds, then proves
+the result with :func:`codemod.verify.verify`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+from typing import List, Optional
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+
+from .config import Settings
+from .engine import FileResult, apply_fixes, process_source
+from .findings import Fix, Status
+from .locate import Conflict, LocateResult, locate_target
+from .report import unified_diff
+from .verify import HarnessError, VerifyResult, split_target, verify
+
+# Unsafe for reasons a run can rule out: it saw a tensor, and (with same_dtypes) no promotion.
+_RUNTIME_SETTLES = {"unknown-type", "dtype-promotion"}
+
+
+@dataclasses.dataclass
+class RepairStep:
+    conflict: Conflict
+    action: str  # what was done, or why nothing was
+
+
+@dataclasses.dataclass
+class RepairResult:
+    target: str
+    original: str
+    repaired: str
+    steps: List[RepairStep]
+    rounds: int
+    verification: Optional[VerifyResult]
+    located: List[LocateResult]
+
+    @property
+    def changed(self) -> bool:
+        return self.repaired != self.original
+
+    @property
+    def verified(self) -> bool:
+        return self.verification is not None and self.verification.verified
+
+
+def repair(target: str, settings: Optional[Settings] = None, max_rounds: int = 8,
+           devices=None, init_kwargs=None, input_shapes=None) -> RepairResult:
+    settings = settings or Settings()
+    path, _ = split_target(target)
+    try:
+        original = path.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise HarnessError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    source, steps, located = original, [], []
+    rounds = 0
+    for rounds in range(1, max_rounds + 1):
+        result = locate_target(target, source=source, init_kwargs=init_kwargs, input_shapes=input_shapes)
+        located.append(result)
+        if not result.conflicts:
+            break
+        new_source, round_steps = _repair_round(source, path, result.conflicts, settings)
+        steps += round_steps
+        if new_source == source:
+            break
+        source = new_source
+    verification = None
+    if source != original:
+        verification = verify(target, rewritten_source=source, settings=settings, devices=devices,
+                              init_kwargs=init_kwargs, input_shapes=input_shapes)
+    return RepairResult(target, original, source, steps, rounds, verification, located)
+
+
+def _repair_round(source: str, path: pathlib.Path, conflicts: List[Conflict], settings: Settings):
+    analysed = process_source(source.encode("utf-8"), str(path), settings)
+    if analysed.error is not None:
+        raise HarnessError(f"{path}: {analysed.error.message}")
+    fixes, steps, used = [], [], set()
+    for conflict in conflicts:
+        fix, action = _choose(conflict, analysed, path)
+        steps.append(RepairStep(conflict, action))
+        if fix is not None and id(fix.node) not in used:
+            used.add(id(fix.node))
+            fixes.append(fix)
+    if not fixes:
+        return source, steps
+    apply_fixes(analysed, fixes)
+    if analysed.error is not None:
+        raise HarnessError(f"{path}: {analysed.error.message}")
+    return (analysed.fixed if analysed.changed else source), steps
+
+
+def _same_file(site, path: pathlib.Path) -> bool:
+    return site is not None and pathlib.Path(site.file).resolve() == path.resolve()
+
+
+def _choose(conflict: Conflict, analysed: FileResult, path: pathlib.Path):
+    """(the fix, a sentence saying what it is) for one conflict; (None, why) if none."""
+    if conflict.kind in ("optimizer-step", "runtime-inplace-flag", "view"):
+        return None, f"not fixable by a rewrite: {conflict.message or conflict.kind}"
+    site = conflict.fix_site
+    if not _same_file(site, path):
+        return None, "the line to fix is outside the target's file"
+    finding = _finding_at(analysed, site, conflict)
+    if finding is not None:
+        if finding.status is Status.SAFE:
+            return finding.fix, f"{finding.code} at line {site.line}: {finding.fix.title}"
+        if finding.status is Status.UNSAFE and finding.reason in _RUNTIME_SETTLES and (
+            finding.reason != "dtype-promotion" or conflict.same_dtypes
+        ):
+            return finding.fix, (f"{finding.code} at line {site.line}: {finding.fix.title} "
+                                 f"(unsafe statically: {finding.reason}; the run settles it)")
+    if (conflict.construct is None and conflict.kind == "saved-then-modified"
+            and _same_file(conflict.save, path) and not conflict.save_op.endswith("_")):
+        # Cloning what an out-of-place op saved cannot change a value (an in-place op's
+        # result is another name's tensor: a clone there would cut that alias).
+        fix = _clone_at_save(conflict, analysed)
+        if fix is not None:
+            return fix, f"clone at the save site, line {conflict.save.line}: {fix.title}"
+    if finding is not None and finding.status is Status.UNSAFE:
+        return finding.fix, (f"{finding.code} at line {site.line}: {finding.fix.title} "
+                             f"(unsafe: {finding.reason}; checked by the verification below)")
+    return None, f"no rewrite found for line {site.line}; fix by hand"
+
+
+def _finding_at(analysed: FileResult, site, conflict: Conflict):
+    """The finding with a fix on the site's line (nearest the site's column)."""
+    on_line = [
+        f for f in analysed.findings
+        if f.fix is not None and f.span.line <= site.line <= f.span.end_line
+        and f.status in (Status.SAFE, Status.UNSAFE)
+    ]
+    if conflict.construct is not None:
+        on_line = [f for f in on_line if f.code == "IPF002"]
+    if not on_line:
+        return None
+    column = site.column or 0
+    return min(on_line, key=lambda f: abs(f.span.column - column))
+
+
+def _clone_at_save(conflict: Conflict, analysed: FileResult) -> Optional[Fix]:
+    """``.clone()`` the saved tensor where it is made: the op's output, or the saved input."""
+    save = conflict.save
+    if save.column is None or save.end_column is None:
+        return None
+    wrapper = analysed.wrapper
+    positions = wrapper.resolve(PositionProvider)
+    lines = analysed.original.splitlines()
+    start = _char_column(lines, save.line, save.column)
+    end = _char_column(lines, save.end_line or save.line, save.end_column)
+    expr = None
+    for node, rng in positions.items():
+        if isinstance(node, cst.BaseExpression) and (rng.start.line, rng.start.column, rng.end.line, rng.end.column) == (
+            save.line, start, save.end_line or save.line, end
+        ):
+            expr = node
+            break
+    if expr is None:
+        return None
+    target = expr
+    if conflict.saved_as.startswith("input "):
+        target = _input_expression(expr, int(conflict.saved_as.split()[1]))
+        if target is None:
+            return None
+    cloned = clone_of(target)
+    return Fix(target, lambda node: clone_of(node), f"Rewrite as `{cst.Module([]).code_for_node(cloned)}`")
+
+
+def _input_expression(expr: cst.BaseExpression, index: int) -> Optional[cst.BaseExpression]:
+    """The expression for input ``index`` of the op that ``expr`` calls."""
+    if isinstance(expr, cst.BinaryOperation):
+        return (expr.left, expr.right)[index] if index < 2 else None
+    if isinstance(expr, cst.Call):
+        positional = [a.value for a in expr.args if a.keyword is None and not a.star]
+        if isinstance(expr.func, cst.Attribute) and not _looks_like_namespace(expr.func.value):
+            positional = [expr.func.value] + positional  # a method: the receiver is input 0
+        return positional[index] if index < len(positional) else None
+    return None
+
+
+def _looks_like_namespace(node: cst.BaseExpression) -> bool:
+    """``torch.matmul(d, w)``, ``F.linear(x, w)``, ``self.fc(x)``: not a tensor method call."""
+    name = node
+    while isinstance(name, cst.Attribute):
+        name = name.value
+    return isinstance(name, cst.Name) and name.value in ("torch", "F", "nn", "self", "functional")
+
+
+def clone_of(expr: cst.BaseExpression) -> cst.BaseExpression:
+    needs_parens = not expr.lpar and not isinstance(
+        expr, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.Integer, cst.Float)
+    )
+    inner = expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if needs_parens else expr
+    return cst.Call(func=cst.Attribute(value=inner, attr=cst.Name("clone")))
+
+
+def _char_column(lines: List[str], line: int, byte_column: int) -> int:
+    """CPython gives UTF-8 byte columns; libcst counts characters."""
+    if not 1 <= line <= len(lines):
+        return byte_column
+    return len(lines[line - 1].encode("utf-8")[:byte_column].decode("utf-8", errors="ignore"))
+
+
+def render(result: RepairResult, path_label: str) -> str:
+    out = []
+    for i, step in enumerate(result.steps, 1):
+        c = step.conflict
+        where = f"line {c.mutation.line}" if c.mutation else "?"
+        saved = f", saved at line {c.save.line}" if c.save else ""
+        out.append(f"{i}. {c.kind} at {where}{saved}: {step.action}")
+    if not result.steps:
+        out.append("No in-place conflicts found: nothing to repair.")
+    return "\n".join(out)
+
+
+def diff(result: RepairResult, path_label: str) -> str:
+    return unified_diff(path_label, result.original, result.repaired)
