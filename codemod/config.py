@@ -20,7 +20,9 @@ class ConfigError(Exception):
 
 @dataclasses.dataclass(frozen=True)
 class Settings:
-    select: tuple = ("IPF",)  # code prefixes; "ALL" selects everything
+    # Code prefixes. By default only hazards (IPF1xx): in-place ops shown to modify a tensor
+    # autograd saved. "IPF" or "ALL" adds every other in-place candidate (blanket migration).
+    select: tuple = ("IPF1",)
     ignore: tuple = ()
     exclude: tuple = DEFAULT_EXCLUDE
     extend_exclude: tuple = ()

@@ -20,7 +20,7 @@ from .fileio import read_source, write_atomic
 from .findings import Edit, Finding, Span
 from .judgement import Judge
 from .passes import all_passes
-from .passes.base import FixApplier, InplacePass
+from .passes.base import FixApplier, InplacePass, hazard_code
 from .suppression import is_suppressed, suppressions
 
 # A file that never names torch holds no tensor we could know about: skip it unparsed.
@@ -77,13 +77,14 @@ def process_source(
     context = CodemodContext(filename=path, wrapper=wrapper)
     table = suppressions(module.code)
     passes = [
-        cls(context, judge, apply_fixes=False) for cls in all_passes() if settings.selects(cls.CODE)
+        cls(context, judge, apply_fixes=False) for cls in all_passes()
+        if settings.selects(cls.CODE) or settings.selects(hazard_code(cls.CODE))
     ]
     wrapper.module.visit(_Fanout(passes))
     for visitor in passes:
         result.findings.extend(
             f for f in visitor.findings
-            if not is_suppressed(table, f.code, f.span.line, f.span.end_line)
+            if settings.selects(f.code) and not is_suppressed(table, f.code, f.span.line, f.span.end_line)
         )
     result.findings.sort(key=lambda f: (f.span.line, f.span.column, f.code))
     if edits:

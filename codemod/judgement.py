@@ -126,7 +126,7 @@ class Flow:
 
     owner: cst.CSTNode  # FunctionDef or Module
     bindings: dict = dataclasses.field(default_factory=dict)  # key -> [Binding]
-    loads: dict = dataclasses.field(default_factory=dict)  # key -> [Pos]
+    loads: dict = dataclasses.field(default_factory=dict)  # key -> [(Pos, node)]
     loops: list = dataclasses.field(default_factory=list)  # [(start, end)]
     declared: set = dataclasses.field(default_factory=set)  # global / nonlocal names
     params: set = dataclasses.field(default_factory=set)
@@ -254,7 +254,7 @@ class _FlowCollector(cst.CSTVisitor):
     def _load(self, node: cst.CSTNode) -> None:
         key = target_key(node)
         if key is not None and id(node) not in self.stores:
-            self.flow.loads.setdefault(key, []).append(self.judge.range(node)[0])
+            self.flow.loads.setdefault(key, []).append((self.judge.range(node)[0], node))
 
     def visit_Name(self, node: cst.Name) -> None:
         self._load(node)
@@ -305,6 +305,16 @@ class Judge:
         self._kind_cache: dict = {}
         self._pending: set = set()
         self._names: Optional[set] = None
+        self._hazards = None
+
+    @property
+    def hazards(self):
+        """The hazard analysis of this module (see ``codemod.hazard``)."""
+        if self._hazards is None:
+            from .hazard import Hazards
+
+            self._hazards = Hazards(self)
+        return self._hazards
 
     # ----------------------------------------------------------------- basics
     def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
@@ -822,7 +832,7 @@ class Judge:
             if not rebound:
                 return AliasReport("param-mutation" if flow.returns_value else "mutation-as-output")
 
-        identity, views = self._aliases(flow, key, start)
+        identity, views = self.aliases(flow, key, start)
         used_later = lambda k: self.used_after(flow, k, (start, end))  # noqa: E731
         if any(used_later(v) for v in views):
             return AliasReport("view-alias")
@@ -831,7 +841,7 @@ class Judge:
             return AliasReport("alias", later_identity)
         return AliasReport(None)
 
-    def _aliases(self, flow: Flow, key: str, at: Pos) -> tuple:
+    def aliases(self, flow: Flow, key: str, at: Pos) -> tuple:
         """Keys bound to the same tensor as ``key`` at ``at`` (identity), and views of it."""
         identity, views = set(), set()
 
@@ -891,7 +901,7 @@ class Judge:
     def used_after(self, flow: Flow, key: str, at: tuple) -> bool:
         start, end = at
         loops = [(ls, le) for ls, le in flow.loops if ls <= start and end <= le]
-        for pos in flow.loads.get(key, []):
+        for pos, _ in flow.loads.get(key, []):
             if pos >= end or any(ls <= pos <= le for ls, le in loops):
                 return True
         # Attribute chains: a load of "b.sum" is a use of "b".

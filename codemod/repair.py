@@ -92,7 +92,8 @@ def repair(target: str, settings: Optional[Settings] = None, max_rounds: int = 8
 
 
 def _repair_round(source: str, path: pathlib.Path, conflicts: List[Conflict], settings: Settings):
-    analysed = process_source(source.encode("utf-8"), str(path), settings)
+    # The run already knows which ops conflict: every candidate is considered, hazard or not.
+    analysed = process_source(source.encode("utf-8"), str(path), dataclasses.replace(settings, select=("ALL",)))
     if analysed.error is not None:
         raise HarnessError(f"{path}: {analysed.error.message}")
     fixes, steps, used = [], [], set()
@@ -151,7 +152,7 @@ def _finding_at(analysed: FileResult, site, conflict: Conflict):
         and f.status in (Status.SAFE, Status.UNSAFE)
     ]
     if conflict.construct is not None:
-        on_line = [f for f in on_line if f.code == "IPF002"]
+        on_line = [f for f in on_line if f.code in ("IPF002", "IPF102")]
     if not on_line:
         return None
     column = site.column or 0

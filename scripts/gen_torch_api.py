@@ -102,6 +102,116 @@ def _modules_returning_tensor() -> list[str]:
     return sorted(set(names))
 
 
+def _probe_saves() -> dict:
+    """What each common op saves for backward, found by running it and reading its grad_fn.
+
+    Keys are how the op is spelled in code: a method or function name (``exp``, ``matmul``),
+    an operator (``*`` with a tensor or a number on the right: ``*`` and ``*scalar``), or a
+    torch.nn module class. Values: the sorted subset of {"input0", "input1", "output"}.
+    """
+
+    def leaf(*shape):
+        return (torch.rand(*shape) + 0.5).requires_grad_()
+
+    a, b = leaf(3, 3), leaf(3, 3)
+    batch = leaf(2, 3, 3)
+    image = leaf(1, 2, 5, 5)
+    unary = [
+        "exp", "expm1", "exp2", "sigmoid", "tanh", "relu", "sqrt", "rsqrt", "log", "log1p", "log2",
+        "sin", "cos", "abs", "neg", "reciprocal", "erf", "sign", "square", "clone", "contiguous",
+        "t", "sum", "mean", "flatten", "tril", "triu", "floor", "round", "sinh", "cosh",
+        "asin", "atan", "atanh", "logit", "frac", "trunc", "ceil", "sgn",
+    ]
+    probes = {name: (lambda n=name: getattr(torch, n)(a) if hasattr(torch, n) else getattr(a, n)(), (a,))
+              for name in unary}
+    probes.update({
+        "softmax": (lambda: torch.softmax(a, -1), (a,)),
+        "log_softmax": (lambda: torch.log_softmax(a, -1), (a,)),
+        "gelu": (lambda: F.gelu(a), (a,)), "silu": (lambda: F.silu(a), (a,)),
+        "elu": (lambda: F.elu(a), (a,)), "leaky_relu": (lambda: F.leaky_relu(a), (a,)),
+        "hardtanh": (lambda: F.hardtanh(a), (a,)), "relu6": (lambda: F.relu6(a), (a,)),
+        "softplus": (lambda: F.softplus(a), (a,)), "mish": (lambda: F.mish(a), (a,)),
+        "hardswish": (lambda: F.hardswish(a), (a,)), "hardsigmoid": (lambda: F.hardsigmoid(a), (a,)),
+        "selu": (lambda: F.selu(a), (a,)), "celu": (lambda: F.celu(a), (a,)),
+        "dropout": (lambda: F.dropout(a, 0.5, True), (a,)),
+        "clamp": (lambda: torch.clamp(a, 0.6, 1.2), (a,)),
+        "pow": (lambda: a ** b, (a, b)), "pow_scalar": (lambda: a ** 2, (a,)),
+        "matmul": (lambda: a @ b, (a, b)), "mm": (lambda: torch.mm(a, b), (a, b)),
+        "bmm": (lambda: torch.bmm(batch, batch), (batch, batch)),
+        "mul": (lambda: a * b, (a, b)), "mul_scalar": (lambda: a * 2.0, (a,)),
+        "div": (lambda: a / b, (a, b)), "div_scalar": (lambda: a / 2.0, (a,)),
+        "add": (lambda: a + b, (a, b)), "add_scalar": (lambda: a + 2.0, (a,)),
+        "sub": (lambda: a - b, (a, b)), "sub_scalar": (lambda: a - 2.0, (a,)),
+        "remainder": (lambda: a % b, (a, b)), "remainder_scalar": (lambda: a % 2.0, (a,)),
+        "floor_divide": (lambda: a // b, (a, b)), "floor_divide_scalar": (lambda: a // 2.0, (a,)),
+        "where": (lambda: torch.where(a > 1, a, b), (a, b)),
+        "masked_fill": (lambda: a.masked_fill(a > 1, 0.0), (a,)),
+        "linear": (lambda: F.linear(a, b, None), (a, b)),
+        "layer_norm": (lambda: F.layer_norm(a, (3,)), (a,)),
+        "conv2d": (lambda: F.conv2d(image, leaf(2, 2, 3, 3)), (image,)),
+        "argmax": (lambda: torch.argmax(a).float().requires_grad_(), (a,)),
+        "argmin": (lambda: torch.argmin(a).float().requires_grad_(), (a,)),
+        "gather": (lambda: torch.gather(a, 0, torch.zeros(1, 3, dtype=torch.long)), (a,)),
+        "index_select": (lambda: torch.index_select(a, 0, torch.tensor([0])), (a,)),
+        "cumsum": (lambda: torch.cumsum(a, 0), (a,)), "amax": (lambda: torch.amax(a, 0), (a,)),
+        "logsumexp": (lambda: torch.logsumexp(a, 0), (a,)),
+        "masked_select": (lambda: torch.masked_select(a, a > 1), (a,)),
+        "cat": (lambda: torch.cat([a, b]), (a, b)), "stack": (lambda: torch.stack([a, b]), (a, b)),
+        "einsum": (lambda: torch.einsum("ij,jk->ik", a, b), (a, b)),
+        "repeat": (lambda: a.repeat(2, 1), (a,)), "max": (lambda: a.max(), (a,)),
+        "norm": (lambda: a.norm(), (a,)), "var": (lambda: a.var(), (a,)),
+        "std": (lambda: a.std(), (a,)), "prod": (lambda: a.prod(), (a,)),
+        "addmm": (lambda: torch.addmm(a, a, b), (a, a, b)),
+        "embedding": (lambda: F.embedding(torch.tensor([0, 2]), a), (torch.tensor([0, 2]), a)),
+        "cross_entropy": (lambda: F.cross_entropy(a, torch.tensor([0, 1, 2])), (a,)),
+        "mse_loss": (lambda: F.mse_loss(a, b), (a, b)),
+        "scaled_dot_product_attention": (
+            lambda: F.scaled_dot_product_attention(batch, batch, batch), (batch, batch, batch)),
+    })
+    for name in ("view", "reshape", "transpose", "permute", "expand", "squeeze", "unsqueeze",
+                 "narrow", "select", "detach", "unflatten", "view_as"):
+        probes.setdefault(name, (lambda: a.view(9), (a,)))  # views save no tensor
+    modules = {
+        "Linear": (lambda: nn.Linear(3, 3), a), "Sigmoid": (nn.Sigmoid, a), "Tanh": (nn.Tanh, a),
+        "ReLU": (nn.ReLU, a), "GELU": (nn.GELU, a), "SiLU": (nn.SiLU, a), "ELU": (nn.ELU, a),
+        "LeakyReLU": (nn.LeakyReLU, a), "Softmax": (lambda: nn.Softmax(-1), a),
+        "LogSoftmax": (lambda: nn.LogSoftmax(-1), a), "Dropout": (nn.Dropout, a),
+        "LayerNorm": (lambda: nn.LayerNorm(3), a), "Conv2d": (lambda: nn.Conv2d(2, 2, 3), image),
+        "BatchNorm2d": (lambda: nn.BatchNorm2d(2), image), "Hardtanh": (nn.Hardtanh, a),
+        "ReLU6": (nn.ReLU6, a), "Softplus": (nn.Softplus, a), "Mish": (nn.Mish, a),
+        "Hardswish": (nn.Hardswish, a), "Identity": (nn.Identity, a),
+        "Embedding": (lambda: nn.Embedding(4, 3), torch.tensor([0, 2])),
+        "Conv1d": (lambda: nn.Conv1d(3, 3, 1), batch), "MaxPool2d": (lambda: nn.MaxPool2d(2), image),
+        "AdaptiveAvgPool2d": (lambda: nn.AdaptiveAvgPool2d(1), image),
+        "BatchNorm1d": (lambda: nn.BatchNorm1d(3), a), "GroupNorm": (lambda: nn.GroupNorm(1, 2), image),
+    }
+    for name, (make, inp) in modules.items():
+        module = make()
+        probes[f"torch.nn.{name}"] = (lambda m=module, i=inp: m(i), (inp,))
+    found = {}
+    for name, (fn, inputs) in probes.items():
+        out = fn()
+        saved = set()
+        if out.grad_fn is not None and out is not inputs[0]:
+            for attr in dir(out.grad_fn):
+                if not attr.startswith("_saved_"):
+                    continue
+                try:
+                    value = getattr(out.grad_fn, attr)
+                except Exception:
+                    continue
+                if not isinstance(value, torch.Tensor):
+                    continue
+                ptr = value.untyped_storage().data_ptr()
+                if ptr == out.untyped_storage().data_ptr():
+                    saved.add("output")
+                for i, tensor in enumerate(inputs):
+                    if ptr == tensor.untyped_storage().data_ptr():
+                        saved.add(f"input{i}")
+        found[name] = tuple(sorted(saved))
+    return dict(sorted(found.items()))
+
+
 def generate() -> str:
     writes = _schema_writes_self()
     torch_dir = pathlib.Path(torch.__file__).parent
@@ -154,6 +264,7 @@ def generate() -> str:
         "TENSOR_METHODS": sorted(methods_returning),
         "TENSOR_FUNCTIONS": sorted(functions_returning),
         "TENSOR_MODULES": _modules_returning_tensor(),
+        "OP_SAVES": _probe_saves(),
     }
     lines = [
         '"""Facts about torch\'s API used by the static passes (generated; do not edit).',

@@ -28,15 +28,18 @@ BROKEN = textwrap.dedent(
         h += 1
         d = torch.exp(h)
         d[0] = 0.0
-        y = h * 2
+        y = torch.tanh(h)
         y += d
-        return y
+        z = h * 2
+        z += 1
+        return y + z
     """
 )
 FIXED = BROKEN.replace("    h += 1\n", "    h = h + 1\n").replace(
     "    d[0] = 0.0\n", "    d = d.clone()\n    d[0] = 0.0\n"
 )
 UNSAFE_FIXED = FIXED.replace("    y += d\n", "    y = y + d\n")
+EVERYTHING = UNSAFE_FIXED.replace("    z += 1\n", "    z = z + 1\n")
 
 
 def invoke(*args):
@@ -55,13 +58,23 @@ def test_check_lists_findings_and_exits_1(project):
     code, out, err = invoke("check", "model.py")
     assert code == 1
     assert out.splitlines() == [
-        "model.py:7:5: IPF001 [*] In-place `+=` on `h`",
-        "model.py:9:5: IPF004 [*] Write into part of `d`",
-        "model.py:11:5: IPF001 [unsafe] In-place `+=` on `y` (dtype-promotion: the out-of-place "
+        "model.py:7:5: IPF101 [*] In-place `+=` on `h`: `h` is the output of `torch.sigmoid` at "
+        "line 6, which autograd saves for backward",
+        "model.py:9:5: IPF104 [*] Write into part of `d`: `d` is the output of `torch.exp` at "
+        "line 8, which autograd saves for backward",
+        "model.py:11:5: IPF101 [unsafe] In-place `+=` on `y`: `y` is the output of `torch.tanh` "
+        "at line 10, which autograd saves for backward (dtype-promotion: the out-of-place "
         "form takes the promoted dtype of its operands, while the in-place form keeps the "
         "target's (e.g. half += float32 stays half))",
     ]
     assert "Found 3 findings: 2 fixable with `inplacefix fix`, 1 more with `--unsafe-fixes`." in err
+
+
+def test_blanket_selection_adds_harmless_candidates(project):
+    code, out, _ = invoke("check", "--select", "IPF", "model.py")
+    assert out.splitlines()[-1] == "model.py:13:5: IPF001 [*] In-place `+=` on `z`"
+    assert invoke("fix", "--select", "ALL", "--unsafe-fixes", "model.py")[0] == 0
+    assert (project / "model.py").read_text() == EVERYTHING
 
 
 def test_check_exits_0_when_nothing_to_do(project):
@@ -94,14 +107,14 @@ def test_unsafe_fixes_are_applied_on_request(project):
 
 
 def test_select_and_ignore(project):
-    code, out, _ = invoke("check", "--select", "IPF004", "model.py")
-    assert [line.split()[1] for line in out.splitlines()] == ["IPF004"]
-    code, out, _ = invoke("check", "--ignore", "IPF001,IPF004", "model.py")
+    code, out, _ = invoke("check", "--select", "IPF104", "model.py")
+    assert [line.split()[1] for line in out.splitlines()] == ["IPF104"]
+    code, out, _ = invoke("check", "--ignore", "IPF101,IPF104", "model.py")
     assert out == "" and code == 0
 
 
 def test_json_edits_rebuild_the_fixed_file(project):
-    code, out, _ = invoke("check", "--format", "json", "model.py")
+    code, out, _ = invoke("check", "--format", "json", "--select", "ALL", "model.py")
     doc = json.loads(out)
     assert code == 1 and doc["version"] == 1 and doc["errors"] == []
     first = doc["findings"][0]
@@ -120,7 +133,7 @@ def test_json_edits_rebuild_the_fixed_file(project):
         start = offsets[e["location"]["row"] - 1] + e["location"]["column"] - 1
         end = offsets[e["end_location"]["row"] - 1] + e["end_location"]["column"] - 1
         text = text[:start] + e["content"] + text[end:]
-    assert text == FIXED
+    assert text == FIXED.replace("    z += 1\n", "    z = z + 1\n")
 
 
 def test_unparsable_file_is_reported_and_untouched(project):
@@ -151,7 +164,7 @@ def test_writes_keep_encoding_line_endings_and_mode(project, data):
     path = project / "enc.py"
     path.write_bytes(data)
     os.chmod(path, 0o750)
-    assert invoke("fix", "enc.py")[0] == 0
+    assert invoke("fix", "--select", "IPF", "enc.py")[0] == 0
     assert path.read_bytes() == data.replace(b"x.add_(1)", b"x = x.add(1)")
     assert path.stat().st_mode & 0o777 == 0o750
     assert [p.name for p in project.iterdir() if "inplacefix" in p.name] == [], "no temp file left"
@@ -162,12 +175,12 @@ def test_suppression_comments(project):
         """\
         import torch
         y = torch.exp(torch.ones(2))
-        y += 1  # noqa: IPF001
+        y += 1  # noqa: IPF101
         y *= 2  # noqa
-        y -= 1  # inplacefix: ignore[IPF001]
+        y -= 1  # inplacefix: ignore[IPF101]
         y /= 2  # inplacefix: ignore
         y **= 2  # noqa: E501
-        y += 3  # inplacefix: ignore[IPF004]
+        y += 3  # inplacefix: ignore[IPF104]
         s = "# noqa"; y -= 4
         """
     ))
@@ -179,7 +192,7 @@ def test_pyproject_settings(project):
     (project / "pyproject.toml").write_text(textwrap.dedent(
         """\
         [tool.inplacefix]
-        ignore = ["IPF004"]
+        ignore = ["IPF104"]
         unsafe-fixes = true
         extend-exclude = ["generated"]
         """
@@ -210,9 +223,9 @@ def test_folders_skip_gitignored_venv_and_build(project):
         path = project / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(BROKEN)
-    code, out, _ = invoke("check", ".", "--select", "IPF004")
+    code, out, _ = invoke("check", ".", "--select", "IPF104")
     assert sorted({line.split(":")[0] for line in out.splitlines()}) == ["model.py", "pkg/sub/d.py"]
-    code, out, _ = invoke("check", "skip_me.py", "--select", "IPF004")
+    code, out, _ = invoke("check", "skip_me.py", "--select", "IPF104")
     assert out.startswith("skip_me.py:"), "a file named on the command line is always taken"
 
 
@@ -221,7 +234,7 @@ def test_parallel_run_matches_serial(project):
         (project / f"m{i}.py").write_text(BROKEN)
     serial = invoke("check", ".", "-j", "1", "--format", "json")[1]
     parallel = invoke("check", ".", "-j", "2", "--format", "json")[1]
-    assert serial == parallel and len(json.loads(serial)["findings"]) == 27
+    assert serial == parallel and len(json.loads(serial)["findings"]) == 27  # 9 files x 3
 
 
 def _env() -> dict:
@@ -242,4 +255,4 @@ def test_static_path_does_not_import_torch(project):
 def test_python_dash_m_entry_point(project):
     proc = subprocess.run([sys.executable, "-m", "codemod", "check", "model.py"], cwd=project,
                           capture_output=True, text=True, env=_env())
-    assert proc.returncode == 1 and "IPF004" in proc.stdout
+    assert proc.returncode == 1 and "IPF104" in proc.stdout

@@ -21,8 +21,8 @@ from .conftest import FIXTURES
 
 PASS_DIRS = ["aug_assign", "inplace_arg", "inplace_method", "subscript_assign"]
 CASES = sorted(p for d in PASS_DIRS for p in (FIXTURES / d).glob("*.in.py"))
-SAFE = Settings()
-UNSAFE = dataclasses.replace(Settings(), unsafe_fixes=True)
+SAFE = Settings(select=("ALL",))  # the pass fixtures show every candidate, hazard or not
+UNSAFE = dataclasses.replace(SAFE, unsafe_fixes=True)
 
 
 def case_id(path):

@@ -98,6 +98,7 @@ class AugAssignPass(InplacePass):
         verdict = self.judge.assess(node, target, operands=[node.value], creates_binding=False)
         if verdict.status is None:
             return
+        hazard = self.hazard(node, target) if verdict.status is not Status.SKIPPED else None
         op = code(node.operator).strip()
         name = code(target)
         message = f"In-place `{op}` on `{name}`"
@@ -105,6 +106,6 @@ class AugAssignPass(InplacePass):
             also = verdict.also_rebind
             fix = Fix(node, lambda n, also=also: build_assignment(n, also),
                       fix_title(build_assignment(node, also)))
-            self.report(node, message, verdict.status, verdict.reason, fix)
+            self.report(node, message, verdict.status, verdict.reason, fix, hazard=hazard)
         else:
-            self.report(node, message, verdict.status, verdict.reason)
+            self.report(node, message, verdict.status, verdict.reason, hazard=hazard)

@@ -40,6 +40,10 @@ class FixApplier(cst.CSTTransformer):
         for group in self._fixes.values():
             group.sort(key=lambda f: f.order, reverse=True)
 
+    def hazard(self, node: cst.CSTNode, target: Optional[cst.BaseExpression]) -> Optional[str]:
+        """Why the in-place write at ``node`` into ``target`` breaks autograd, if it does."""
+        return self.judge.hazards.explain(node, target) if target is not None else None
+
     def on_leave(self, original_node, updated_node):
         result = updated_node
         for fix in self._fixes.get(id(original_node), ()):
@@ -86,20 +90,34 @@ class InplacePass(VisitorBasedCodemodCommand):
         status: Status,
         reason: Optional[str] = None,
         fix: Optional[Fix] = None,
+        hazard: Optional[str] = None,
     ) -> Finding:
+        """Record a finding; with ``hazard`` (why it breaks backward) it gets the hazard code."""
         pos = self.judge.position(node)
         span = Span(pos.start.line, pos.start.column, pos.end.line, pos.end.column)
-        finding = Finding(self.CODE, message, span, status, reason, fix)
+        code = self.CODE
+        if hazard and status is not Status.SKIPPED:
+            code, message = hazard_code(self.CODE), f"{message}: {hazard}"
+        finding = Finding(code, message, span, status, reason, fix)
         self.findings.append(finding)
         if self.apply_fixes and finding.applies(self.unsafe_fixes):
             self._applier._fixes.setdefault(id(fix.node), []).append(fix)
         return finding
+
+    def hazard(self, node: cst.CSTNode, target: Optional[cst.BaseExpression]) -> Optional[str]:
+        """Why the in-place write at ``node`` into ``target`` breaks autograd, if it does."""
+        return self.judge.hazards.explain(node, target) if target is not None else None
 
     def on_leave(self, original_node, updated_node):
         result = super().on_leave(original_node, updated_node)
         if self.apply_fixes and isinstance(result, cst.CSTNode):
             result = self._applier.on_leave(original_node, result)
         return result
+
+
+def hazard_code(code: str) -> str:
+    """IPF001 -> IPF101: the same rewrite, on an op the hazard analysis shows to conflict."""
+    return f"IPF1{code[4:]}"
 
 
 def code(node: cst.CSTNode) -> str:

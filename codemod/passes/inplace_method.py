@@ -75,6 +75,7 @@ class InplaceMethodPass(InplacePass):
         chain.reverse()  # innermost first
         methods = [c.func.attr.value for c in chain]
         message = f"In-place `{'().'.join(methods)}()` on `{code(base)}`"
+        self._hazard = self.hazard(node, base)
         if isinstance(subscript_base(base), cst.Subscript) or isinstance(base, cst.Subscript):
             return  # IPF004 clones the subscripted tensor
         if target_key(base) is None:
@@ -82,9 +83,9 @@ class InplaceMethodPass(InplacePass):
                 return
             intended = self.judge.intended_reason(node, base)
             if intended:
-                self.report(node, message, Status.SKIPPED, intended)
+                self.report(node, message, Status.SKIPPED, intended, hazard=self._hazard)
                 return
-            self.report(node, message, Status.MANUAL, "unsupported-target")
+            self.report(node, message, Status.MANUAL, "unsupported-target", hazard=self._hazard)
             return
         operands = [
             a.value for c in chain for a in c.args
@@ -94,11 +95,11 @@ class InplaceMethodPass(InplacePass):
         if verdict.status is None:
             return
         if verdict.status not in (Status.SAFE, Status.UNSAFE):
-            self.report(node, message, verdict.status, verdict.reason)
+            self.report(node, message, verdict.status, verdict.reason, hazard=self._hazard)
             return
         convert = self._converter(chain, base)
         if convert is None:
-            self.report(node, message, Status.MANUAL, "no-twin")
+            self.report(node, message, Status.MANUAL, "no-twin", hazard=self._hazard)
             return
         self._report_with_context(node, base, convert, message, verdict)
 
@@ -138,6 +139,7 @@ class InplaceMethodPass(InplacePass):
             return
         target = node.args[0].value
         message = f"In-place `{short}()` on `{code(target)}`"
+        self._hazard = self.hazard(node, target)
         if isinstance(target, cst.Subscript):
             return  # IPF004 clones the subscripted tensor
         twin = torch_api.INPLACE_FUNCTIONS[name]
@@ -147,10 +149,10 @@ class InplaceMethodPass(InplacePass):
         if verdict.status is None:
             return
         if verdict.status not in (Status.SAFE, Status.UNSAFE):
-            self.report(node, message, verdict.status, verdict.reason)
+            self.report(node, message, verdict.status, verdict.reason, hazard=self._hazard)
             return
         if twin is None or not isinstance(node.func, cst.Attribute):
-            self.report(node, message, Status.MANUAL, "no-twin")
+            self.report(node, message, Status.MANUAL, "no-twin", hazard=self._hazard)
             return
         twin_name = cst.Name(twin.rsplit(".", 1)[-1])
         self._report_with_context(
@@ -183,10 +185,10 @@ class InplaceMethodPass(InplacePass):
             def build(stmt):
                 return stmt.with_changes(value=convert(stmt.value))
         else:
-            self.report(node, message, Status.MANUAL, "nested-call")
+            self.report(node, message, Status.MANUAL, "nested-call", hazard=self._hazard)
             return
         self.report(node, message, verdict.status, verdict.reason,
-                    Fix(parent, build, fix_title(build(parent))))
+                    Fix(parent, build, fix_title(build(parent))), hazard=self._hazard)
 
 
 def out_of_place_chain(call: cst.Call) -> cst.BaseExpression:

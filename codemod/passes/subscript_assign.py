@@ -65,6 +65,7 @@ class SubscriptAssignPass(InplacePass):
         verdict = self.judge.assess(node, base, require_known=True, dtype_neutral=True)
         if verdict.status is None:
             return
+        hazard = self.hazard(node, base) if verdict.status is not Status.SKIPPED else None
         container, index = self._container(stmt)
         if verdict.status in (Status.SAFE, Status.UNSAFE) and container is not None:
             clone = rebind(
@@ -79,9 +80,9 @@ class SubscriptAssignPass(InplacePass):
                 temp = self.judge.fresh_name(f"{target_key(base).rsplit('.', 1)[-1]}_value")
             fix = Fix(container, lambda c: insert_before(c, index, clone, temp),
                       fix_title(clone, "Insert"), order=index)
-            self.report(node, message, verdict.status, verdict.reason, fix)
+            self.report(node, message, verdict.status, verdict.reason, fix, hazard=hazard)
         else:
-            self.report(node, message, verdict.status, verdict.reason or "unsupported-target")
+            self.report(node, message, verdict.status, verdict.reason or "unsupported-target", hazard=hazard)
 
     def _string_index(self, target: cst.Subscript) -> bool:
         return any(

@@ -1,0 +1,289 @@
+"""Static hazard analysis: which in-place ops really break autograd.
+
+Most in-place ops are harmless (``out = conv(x); out += x``). A conflict needs a tensor that an
+op saved for backward — its output (``exp``, ``sigmoid``, ``softmax``, ``relu``...) or an input
+(``matmul``, ``mul`` by a tensor, ``linear``, norms...) — and that is later modified in place,
+directly or through an alias or a view, with grad mode on. Which op saves what is data measured
+from torch (``OP_SAVES`` in ``torch_api.py``). Calls the analysis cannot see into (user
+functions and modules, ops it has no data for) are treated as if they saved their tensors, and
+the explanation says so.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+import libcst.matchers as m
+
+from . import torch_api
+from .judgement import VIEW_METHODS, Judge, Kind, target_key
+
+_OPERATORS = {
+    cst.Multiply: "mul", cst.Divide: "div", cst.Add: "add", cst.Subtract: "sub",
+    cst.MatrixMultiply: "matmul", cst.Power: "pow", cst.FloorDivide: "floor_divide",
+    cst.Modulo: "remainder",
+}
+# Ops whose result is a fresh tensor that nothing saved (no grad history of its own).
+_FACTORIES = {
+    "empty", "zeros", "ones", "full", "rand", "randn", "randint", "randperm", "arange", "linspace",
+    "logspace", "eye", "tensor", "as_tensor", "empty_like", "zeros_like", "ones_like", "full_like",
+    "rand_like", "randn_like",
+}
+UNSEEN = "unseen"  # a call the analysis cannot see into
+
+
+class Hazards:
+    """Explains, for an in-place op, which save it would break (or returns None)."""
+
+    def __init__(self, judge: Judge) -> None:
+        self.judge = judge
+
+    # ---------------------------------------------------------------- entry points
+    def explain(self, node: cst.CSTNode, target: cst.BaseExpression) -> Optional[str]:
+        """Why the in-place write at ``node`` into ``target`` breaks backward, if it does."""
+        if self.judge.intended_reason(node, None):
+            return None  # grad off: nothing is saved
+        key = target_key(target)
+        if key is None:
+            return self._producer_reason(target, self.judge.statement_of(node))
+        return self._key_reason(key, self.judge.statement_of(node), target)
+
+    def explain_module(self, call: cst.Call) -> Optional[str]:
+        """Why building this ``inplace=True`` module makes a conflict at one of its calls."""
+        parent = self.judge.parent(self.judge.parent(call))  # Arg -> Call of nn.Sequential?
+        if isinstance(self.judge.parent(call), cst.Arg) and isinstance(parent, cst.Call):
+            if self.judge.torch_name(parent.func) in ("torch.nn.Sequential", "torch.nn.modules.container.Sequential"):
+                return self._sequential_reason(parent, self.judge.parent(call))
+        outer = self.judge.parent(call)
+        if isinstance(outer, cst.Call) and outer.func is call and outer.args:
+            return self.explain(outer, outer.args[0].value)  # nn.ReLU(inplace=True)(x)
+        assign = self.judge.parent(call)
+        key = target_key(assign.targets[0].target) if isinstance(assign, cst.Assign) and len(assign.targets) == 1 else None
+        if key is None:
+            return "its calls cannot be followed (it is not bound to a name), so it may write into a saved tensor"
+        scope = self.judge.enclosing_class(call) if key.startswith("self.") else self.judge.owner(call)
+        calls = [c for c in m.findall(scope, m.Call()) if target_key(c.func) == key and c.args]
+        if not calls:
+            return f"no call of `{key}` is visible, so it may write into a saved tensor"
+        for site in calls:
+            arg = site.args[0].value
+            reason = self.explain(site, arg)
+            if reason:
+                line = self.judge.position(site).start.line
+                return f"`{key}(...)` at line {line} writes into its input: {reason}"
+        return None
+
+    # ---------------------------------------------------------------- reasons
+    def _key_reason(self, key: str, stmt: cst.CSTNode, target: cst.CSTNode) -> Optional[str]:
+        owner = self.judge.owner(stmt)
+        flow = self.judge.flow(owner)
+        start, end = self.judge.range(stmt)
+        identity, views = self.judge.aliases(flow, key, start)
+        family = [key, *sorted(identity), *sorted(views)]
+        for member in family:
+            bindings = [b for b in self.judge.reaching(flow, member, stmt) if b.form != "aug"]
+            for binding in bindings:
+                if binding.form == "param":
+                    if member in (key, *identity) and self.judge.kind(target) in (Kind.TENSOR, Kind.PARAMETER):
+                        return f"`{member}` comes from the caller, which the analysis cannot see"
+                    continue
+                if binding.form in ("assign", "ann") and binding.value is not None:
+                    value = binding.value.value if binding.form == "ann" else binding.value
+                    if value is None:
+                        continue
+                    reason = self._producer_reason(value, binding.stmt, member)
+                    if reason:
+                        return reason
+            since = max((b.end for b in bindings), default=(0, 0))
+            reason = self._use_reason(flow, member, since, (start, end), target)
+            if reason:
+                return reason
+        return None
+
+    def _producer_reason(self, expr: cst.BaseExpression, stmt: cst.CSTNode, name: str = "") -> Optional[str]:
+        """The expression's value is the output of an op that saves its output (or a leaf)."""
+        what = f"`{name}`" if name else "the tensor"
+        if isinstance(expr, cst.Call) and any(
+            a.keyword is not None and a.keyword.value == "requires_grad" and m.matches(a.value, m.Name("True"))
+            for a in expr.args
+        ):
+            return f"{what} is a leaf that requires grad: autograd forbids writing into it in place"
+        op, saves = self._op_of(expr)
+        if op is None:
+            return None
+        line = self.judge.position(stmt).start.line
+        if saves == UNSEEN:
+            if self.judge.kind(expr) not in (Kind.TENSOR, Kind.PARAMETER):
+                return None  # only a tensor we know of is assumed saved by what we cannot see
+            return f"{what} comes from `{op}` at line {line}, a call the analysis cannot see into"
+        if "output" in saves:
+            return f"{what} is the output of `{op}` at line {line}, which autograd saves for backward"
+        return None
+
+    def _use_reason(self, flow, key: str, since: tuple, at: tuple, target) -> Optional[str]:
+        """A use of ``key`` as a saved input of an op after ``since``, up to the write at ``at``
+        (its own right-hand side runs first), or anywhere in a loop around it (the next turn's
+        write follows)."""
+        start, end = at
+        loops = [(ls, le) for ls, le in flow.loops if ls <= start and end <= le]
+        for pos, node in flow.loads.get(key, []):
+            if node is target:
+                continue  # the written tensor itself, as the in-place call's receiver
+            before = since <= pos < end
+            in_loop = any(ls <= pos <= le for ls, le in loops)
+            if not (before or in_loop):
+                continue
+            stmt = self.judge.statement_of(node)
+            if self.judge.intended_reason(stmt, None):
+                continue
+            reason = self._consumer_reason(node, key)
+            if reason:
+                return reason
+        return None
+
+    def _consumer_reason(self, node: cst.CSTNode, key: str) -> Optional[str]:
+        """Does the op that reads ``node`` save it? (Views of it count as it.)"""
+        node = self._through_views(node)
+        parent = self.judge.parent(node)
+        line = self.judge.position(node).start.line
+        index = None
+        op_node = None
+        if isinstance(parent, cst.Arg) and parent.keyword is None and not parent.star:
+            call = self.judge.parent(parent)
+            if isinstance(call, cst.Call):
+                positional = [a for a in call.args if a.keyword is None and not a.star]
+                index = positional.index(parent) if parent in positional else None
+                if isinstance(call.func, cst.Attribute) and self._is_method_call(call):
+                    index = None if index is None else index + 1
+                op_node = call
+        elif isinstance(parent, cst.Attribute) and parent.value is node:
+            call = self.judge.parent(parent)
+            if parent.attr.value in torch_api.INPLACE_METHODS:
+                return None  # another write into it (reported on its own), not a save
+            if isinstance(call, cst.Call) and call.func is parent:
+                index, op_node = 0, call  # x.exp(): the receiver is input 0
+        elif isinstance(parent, cst.BinaryOperation):
+            index, op_node = (0 if parent.left is node else 1), parent
+        if op_node is None or index is None:
+            return None
+        op, saves = self._op_of(op_node)
+        if op is None:
+            return None
+        if saves == UNSEEN:
+            if self.judge.kind(node) not in (Kind.TENSOR, Kind.PARAMETER):
+                return None
+            return f"`{key}` is passed to `{op}` at line {line}, a call the analysis cannot see into"
+        if f"input{index}" in saves:
+            return f"`{key}` was saved for backward by `{op}` at line {line}"
+        return None
+
+    def _through_views(self, node: cst.CSTNode) -> cst.CSTNode:
+        """``x[0]``, ``x.view(...)``, ``x.t()``: an op on the view reads (and may save) x."""
+        while True:
+            parent = self.judge.parent(node)
+            if isinstance(parent, cst.Subscript) and parent.value is node:
+                node = parent
+                continue
+            if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in VIEW_METHODS:
+                call = self.judge.parent(parent)
+                if isinstance(call, cst.Call) and call.func is parent:
+                    node = call
+                    continue
+            if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in ("T", "mT", "data"):
+                node = parent
+                continue
+            return node
+
+    def _is_method_call(self, call: cst.Call) -> bool:
+        return self.judge.torch_name(call.func) is None and self.judge.kind(call.func.value) in (Kind.TENSOR, Kind.PARAMETER, Kind.UNKNOWN) \
+            and not self._module_of(call.func)
+
+    # ---------------------------------------------------------------- ops
+    def _op_of(self, expr: cst.CSTNode):
+        """(a name for the op, what it saves: a tuple from OP_SAVES, or UNSEEN); (None, None)
+        when the expression is no op at all (a name, a literal)."""
+        if isinstance(expr, cst.BinaryOperation):
+            op = _OPERATORS.get(type(expr.operator))
+            if op is None:
+                return None, None
+            kinds = (self.judge.kind(expr.left), self.judge.kind(expr.right))
+            scalar = Kind.SCALAR in kinds
+            entry = f"{op}_scalar" if scalar else op
+            saves = torch_api.OP_SAVES.get(entry, torch_api.OP_SAVES.get(op, UNSEEN))
+            return code_of(expr.operator).strip(), saves
+        if isinstance(expr, cst.UnaryOperation):
+            return "unary", ()
+        if not isinstance(expr, cst.Call):
+            return None, None
+        func = expr.func
+        name = self.judge.torch_name(func)
+        if name is not None:
+            short = name.rsplit(".", 1)[-1]
+            if name in torch_api.OP_SAVES:
+                return name, torch_api.OP_SAVES[name]
+            if short in _FACTORIES:
+                return name, ()
+            short = short[:-1] if short.endswith("_") else short
+            if name.startswith("torch.nn.") and name[len("torch.nn."):][:1].isupper():
+                return name, UNSEEN  # building a module is no op; calling it is handled below
+            return name, torch_api.OP_SAVES.get(short, UNSEEN)
+        module = self._module_of(func)
+        if module is not None:
+            return module, torch_api.OP_SAVES.get(module, UNSEEN)
+        if isinstance(func, cst.Attribute) and (func.attr.value in VIEW_METHODS or func.attr.value.startswith("new_")):
+            return func.attr.value, ()  # a view (saves nothing) or a fresh tensor
+        if isinstance(func, cst.Attribute) and self.judge.kind(func.value) in (Kind.TENSOR, Kind.PARAMETER):
+            method = func.attr.value
+            if method.endswith("_"):
+                return f"{code_of(func).strip()}()", torch_api.OP_SAVES.get(method[:-1], UNSEEN)
+            if method in VIEW_METHODS or method in ("clone", "detach", "contiguous", "to", "float", "double", "half"):
+                return method, ()
+            if method in ("size", "dim", "numel", "item", "tolist"):
+                return None, None
+            return method, torch_api.OP_SAVES.get(method, UNSEEN)
+        kind = self.judge.kind(expr)
+        if kind in (Kind.SCALAR, Kind.OTHER):
+            return None, None
+        return code_of(func).strip(), UNSEEN
+
+    def _module_of(self, func: cst.BaseExpression) -> Optional[str]:
+        """``self.fc`` built from ``nn.Linear(...)`` -> "torch.nn.Linear"."""
+        key = target_key(func)
+        if key is None:
+            return None
+        if key.startswith("self.") and key.count(".") == 1:
+            cls = self.judge.enclosing_class(func)
+            values = self.judge.class_attrs(cls).get(key[5:], []) if cls is not None else []
+        else:
+            owner = self.judge.owner(func)
+            values = [b.value for b in self.judge.flow(owner).bindings.get(key, []) if b.form == "assign"]
+        for value in values:
+            if isinstance(value, cst.Call):
+                name = self.judge.torch_name(value.func)
+                if name and name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper():
+                    return f"torch.nn.{name.rsplit('.', 1)[-1]}"
+        return None
+
+    def _sequential_reason(self, sequential: cst.Call, arg: cst.Arg) -> Optional[str]:
+        positional = [a for a in sequential.args if a.keyword is None and not a.star]
+        index = positional.index(arg) if arg in positional else -1
+        if index <= 0:
+            return f"it is the first layer of an nn.Sequential: its input comes from the caller"
+        previous = positional[index - 1].value
+        if isinstance(previous, cst.Call):
+            name = self.judge.torch_name(previous.func)
+            if name:
+                module = f"torch.nn.{name.rsplit('.', 1)[-1]}"
+                saves = torch_api.OP_SAVES.get(module, UNSEEN)
+                line = self.judge.position(previous).start.line
+                if saves == UNSEEN:
+                    return f"it follows `{module}` (line {line}), which the analysis has no data for"
+                if "output" in saves:
+                    return f"it follows `{module}` (line {line}), whose output autograd saves for backward"
+                return None
+        return "it follows a layer the analysis cannot see into"
+
+
+def code_of(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)

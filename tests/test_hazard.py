@@ -1,0 +1,34 @@
+"""Hazard analysis: flags the conflicting op of every broken model and nothing in working ones."""
+
+from __future__ import annotations
+
+import pytest
+
+from codemod.config import Settings
+from codemod.engine import process_source
+
+from .test_locate import BROKEN, WORKING, marked
+
+
+def hazards(path):
+    result = process_source(path.read_bytes(), str(path), Settings())  # the default: hazards only
+    assert result.error is None
+    return result.findings
+
+
+@pytest.mark.parametrize("path", BROKEN, ids=lambda p: p.stem)
+def test_hazard_flags_the_conflicting_op(path):
+    findings = hazards(path)
+    modified = marked(path, "modified")
+    assert any(f.code.startswith("IPF1") and f.span.line in modified for f in findings), findings
+
+
+@pytest.mark.parametrize("path", WORKING, ids=lambda p: p.stem)
+def test_working_models_have_no_hazard(path):
+    assert hazards(path) == []
+
+
+def test_blanket_selection_still_lists_the_harmless_candidates():
+    path = next(p for p in WORKING if p.stem == "resnet_block")
+    everything = process_source(path.read_bytes(), str(path), Settings(select=("ALL",))).findings
+    assert {f.code for f in everything} == {"IPF001", "IPF002"}
