@@ -18,7 +18,7 @@ import typer
 
 from . import __version__
 from .config import ConfigError, load_settings, split_codes
-from .engine import process_path
+from .engine import process_path, process_source
 from .files import discover
 from .findings import REASONS, RULES, Status
 from .report import (
@@ -124,11 +124,18 @@ def check(
     jobs: Optional[int] = JobsOpt,
     config: Optional[pathlib.Path] = ConfigOpt,
     progress: bool = ProgressOpt,
+    stdin_filename: Optional[pathlib.Path] = typer.Option(
+        None, "--stdin-filename", help="With the path `-`: read the file from stdin, named this (for editors)."),
 ) -> None:
     """List in-place operations that can break autograd, with their fix and its safety."""
-    settings = _settings(paths, config, select, ignore, unsafe_fixes)
+    stdin = paths is not None and [str(p) for p in paths] == ["-"]
+    settings = _settings([stdin_filename] if stdin and stdin_filename else paths, config, select, ignore, unsafe_fixes)
     as_json = output_format is Format.json
-    results = _run(paths, settings, fix=False, write=False, edits=as_json, jobs=jobs, progress=progress)
+    if stdin:
+        name = str(stdin_filename or "-")
+        results = [process_source(sys.stdin.buffer.read(), name, settings, edits=as_json)]
+    else:
+        results = _run(paths, settings, fix=False, write=False, edits=as_json, jobs=jobs, progress=progress)
     if as_json:
         typer.echo(json_document(results, show_skipped))
     else:
@@ -299,6 +306,14 @@ def repair(
     elif write and result.changed:
         typer.echo("not written: the repair is not verified", err=True)
     raise typer.Exit(0 if (result.verified or not result.changed and not result.steps) else 1)
+
+
+@app.command()
+def lsp() -> None:
+    """Run the language server over stdio (diagnostics, quick fixes, fix-all; never runs code)."""
+    from .lsp import main as serve
+
+    serve()
 
 
 @app.command()

@@ -63,7 +63,7 @@ class Hazards:
         if key is None:
             return "its calls cannot be followed (it is not bound to a name), so it may write into a saved tensor"
         scope = self.judge.enclosing_class(call) if key.startswith("self.") else self.judge.owner(call)
-        calls = [c for c in m.findall(scope, m.Call()) if target_key(c.func) == key and c.args]
+        calls = [c for c in self.judge.calls_in(scope).get(key, []) if c.args]
         if not calls:
             return f"no call of `{key}` is visible, so it may write into a saved tensor"
         for site in calls:

@@ -734,11 +734,26 @@ class Judge:
         return cls is not None and target.attr.value in self.class_buffers(cls)
 
     def class_buffers(self, cls: cst.ClassDef) -> set:
-        return {
-            call.args[0].value.evaluated_value
-            for call in m.findall(cls, m.Call(func=m.Attribute(value=m.Name("self"), attr=m.Name("register_buffer"))))
-            if call.args and isinstance(call.args[0].value, cst.SimpleString)
-        }
+        key = ("buffers", id(cls))
+        if key not in self._class_attrs:
+            self._class_attrs[key] = {
+                call.args[0].value.evaluated_value
+                for call in m.findall(cls, m.Call(func=m.Attribute(value=m.Name("self"), attr=m.Name("register_buffer"))))
+                if call.args and isinstance(call.args[0].value, cst.SimpleString)
+            }
+        return self._class_attrs[key]
+
+    def calls_in(self, scope: cst.CSTNode) -> dict:
+        """Callee key -> the calls in ``scope`` (a class, function or module), found once."""
+        key = ("calls", id(scope))
+        if key not in self._class_attrs:
+            found: dict = {}
+            for call in m.findall(scope, m.Call()):
+                callee = target_key(call.func)
+                if callee is not None:
+                    found.setdefault(callee, []).append(call)
+            self._class_attrs[key] = found
+        return self._class_attrs[key]
 
     def _grad_context_reason(self, node: cst.CSTNode) -> Optional[str]:
         for anc in self.ancestors(node):

@@ -99,10 +99,7 @@ class InplaceArgPass(InplacePass):
         scope = self.judge.enclosing_class(node) if key.startswith("self.") else self.judge.owner(node)
         if scope is None:
             return False
-        for stmt in m.findall(scope, m.Expr(value=m.Call())):
-            if target_key(stmt.value.func) == key:
-                return True
-        return False
+        return any(isinstance(self.judge.parent(c), cst.Expr) for c in self.judge.calls_in(scope).get(key, []))
 
     # F.relu(x, inplace=True): the input stops being mutated.
     def _functional(self, node: cst.Call, arg: cst.Arg, message: str) -> None:

@@ -1,0 +1,109 @@
+"""Language server latency: diagnostics after an edit, and code actions, on a 1,000-line module.
+
+Drives ``inplacefix lsp`` over stdio with a real LSP client (pytest-lsp's, built on pygls), as
+an editor does. Each round edits
+the document (so nothing is cached), waits for its diagnostics, then asks for the code actions
+of a line. Reports p50 and p95 in milliseconds after warm-up rounds.
+Usage: ``python bench/lsp_latency.py [--rounds 30]``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import time
+
+from lsprotocol import types as lsp
+from pytest_lsp import make_test_lsp_client
+
+BLOCK = '''
+
+class Block{i}(nn.Module):
+    """A residual block with a gate ({i})."""
+
+    def __init__(self, dim=64):
+        super().__init__()
+        self.fc1 = nn.Linear(dim, dim)
+        self.fc2 = nn.Linear(dim, dim)
+        self.norm = nn.LayerNorm(dim)
+        self.act = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        h = self.norm(x)
+        h = self.fc1(h)
+        h = self.act(h)
+        gate = torch.sigmoid(self.fc2(h))
+        gate *= 2.0
+        out = h * gate
+        out += x
+        scores = out @ out.transpose(-2, -1)
+        probs = torch.softmax(scores, dim=-1)
+        probs.masked_fill_(probs < 0.01, 0.0)
+        mixed = probs @ out
+        mixed[:, 0] = 0.0
+        return mixed
+
+
+def helper{i}(t: torch.Tensor, n: int):
+    total = 0
+    for k in range(n):
+        total += k
+    y = t * 2
+    y += 1
+    return y, total
+'''
+
+
+def module_text(lines: int = 1000) -> str:
+    text = "import torch\nimport torch.nn as nn\n"
+    i = 0
+    while text.count("\n") < lines:
+        text += BLOCK.format(i=i)
+        i += 1
+    return text
+
+
+def percentile(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+async def main(rounds: int) -> None:
+    client = make_test_lsp_client()
+    await client.start_io(sys.executable, "-m", "codemod", "lsp")
+    await client.initialize_session(lsp.InitializeParams(capabilities=lsp.ClientCapabilities()))
+    uri = "file:///tmp/bench_module.py"
+    text = module_text()
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(
+        lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+    await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    diag_ms, action_ms = [], []
+    warmup = 3
+    for r in range(rounds + warmup):
+        changed = text + f"\n# edit {r}\n"
+        start = time.perf_counter()
+        client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=r + 2),
+            content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=changed)]))
+        await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        diagnosed = time.perf_counter()
+        await client.text_document_code_action_async(lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri),
+            range=lsp.Range(lsp.Position(20, 0), lsp.Position(20, 10)),
+            context=lsp.CodeActionContext(diagnostics=[], only=[lsp.CodeActionKind.QuickFix])))
+        done = time.perf_counter()
+        if r >= warmup:
+            diag_ms.append((diagnosed - start) * 1e3)
+            action_ms.append((done - diagnosed) * 1e3)
+    await client.shutdown_session()
+    lines = text.count("\n")
+    print(f"{lines}-line module, {rounds} rounds after {warmup} warm-up")
+    for name, values in (("diagnostics after an edit", diag_ms), ("code actions", action_ms),
+                         ("both", [a + b for a, b in zip(diag_ms, action_ms)])):
+        print(f"{name:28} p50 {statistics.median(values):7.1f} ms   p95 {percentile(values, 0.95):7.1f} ms")
+
+
+if __name__ == "__main__":
+    n = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 30
+    asyncio.run(main(n))

@@ -1,0 +1,125 @@
+"""The language server, driven end to end over stdio by a real LSP client (pytest-lsp)."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as lsp
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+URI = "file:///tmp/inplacefix_lsp_test/model.py"
+TEXT = textwrap.dedent(
+    """\
+    import torch
+
+
+    def f(x: torch.Tensor):
+        h = torch.sigmoid(x)
+        h += 1
+        z = x * 2
+        z += 1
+        y = torch.tanh(x)
+        y += h
+        return h + z + y
+    """
+)
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "codemod", "lsp"]))
+async def client(lsp_client: LanguageClient):
+    await lsp_client.initialize_session(lsp.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        initialization_options={"inplacefix": {"candidates": "hint"}},
+    ))
+    yield
+    await lsp_client.shutdown_session()
+
+
+def apply(text: str, edits) -> str:
+    lines = text.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        start = offsets[e.range.start.line] + e.range.start.character
+        end = offsets[min(e.range.end.line, len(lines))] + (e.range.end.character if e.range.end.line < len(lines) else 0)
+        text = text[:start] + e.new_text + text[end:]
+    return text
+
+
+async def open_document(client: LanguageClient, text: str = TEXT):
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(
+        text_document=lsp.TextDocumentItem(uri=URI, language_id="python", version=1, text=text)
+    ))
+    await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    return client.diagnostics[URI]
+
+
+async def test_diagnostics_warn_on_hazards_and_hint_the_rest(client: LanguageClient):
+    diagnostics = await open_document(client)
+    by_line = {d.range.start.line + 1: d for d in diagnostics}
+    assert by_line[6].code == "IPF101" and by_line[6].severity == lsp.DiagnosticSeverity.Warning
+    assert "output of `torch.sigmoid`" in by_line[6].message
+    assert by_line[8].code == "IPF001" and by_line[8].severity == lsp.DiagnosticSeverity.Hint
+    assert by_line[10].code == "IPF101" and "unsafe" in by_line[10].message
+
+
+async def test_quick_fix_edits_the_text(client: LanguageClient):
+    await open_document(client)
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(uri=URI),
+        range=lsp.Range(lsp.Position(5, 0), lsp.Position(5, 10)),
+        context=lsp.CodeActionContext(diagnostics=[], only=[lsp.CodeActionKind.QuickFix]),
+    ))
+    titles = [a.title for a in actions]
+    assert titles == ["IPF101: Rewrite as `h = h + 1`", "Suppress IPF101 on this line"]
+    fixed = apply(TEXT, actions[0].edit.changes[URI])
+    assert "    h = h + 1\n" in fixed and "    h += 1\n" not in fixed
+    suppressed = apply(TEXT, actions[1].edit.changes[URI])
+    assert "    h += 1  # inplacefix: ignore[IPF101]\n" in suppressed
+
+
+async def test_unsafe_fixes_are_labelled(client: LanguageClient):
+    await open_document(client)
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(uri=URI),
+        range=lsp.Range(lsp.Position(9, 0), lsp.Position(9, 5)),
+        context=lsp.CodeActionContext(diagnostics=[], only=[lsp.CodeActionKind.QuickFix]),
+    ))
+    assert actions[0].title.endswith("(unsafe: may change behaviour)") and not actions[0].is_preferred
+
+
+async def test_fix_all_applies_safe_fixes_only(client: LanguageClient):
+    await open_document(client)
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(uri=URI),
+        range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)),
+        context=lsp.CodeActionContext(diagnostics=[], only=[lsp.CodeActionKind.SourceFixAll]),
+    ))
+    assert [a.kind for a in actions] == [lsp.CodeActionKind.SourceFixAll]
+    fixed = apply(TEXT, actions[0].edit.changes[URI])
+    assert "h = h + 1" in fixed and "z = z + 1" in fixed
+    assert "    y += h\n" in fixed, "the unsafe fix is not part of fix-all"
+
+
+async def test_change_republishes_and_settings_hide_candidates(client: LanguageClient):
+    await open_document(client)
+    client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+        text_document=lsp.VersionedTextDocumentIdentifier(uri=URI, version=2),
+        content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=TEXT.replace("    h += 1\n", "    h = h + 1\n"))],
+    ))
+    await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    assert 6 not in {d.range.start.line + 1 for d in client.diagnostics[URI]}
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
+        settings={"inplacefix": {"candidates": "hidden"}}
+    ))
+    await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    assert {d.code for d in client.diagnostics[URI]} == {"IPF101"}
+
+
+async def test_unparsable_document_gets_an_error_diagnostic(client: LanguageClient):
+    diagnostics = await open_document(client, "import torch\ndef f(:\n")
+    assert [d.severity for d in diagnostics] == [lsp.DiagnosticSeverity.Error]
