@@ -269,7 +269,7 @@ class Hazards:
         positional = [a for a in sequential.args if a.keyword is None and not a.star]
         index = positional.index(arg) if arg in positional else -1
         if index <= 0:
-            return f"it is the first layer of an nn.Sequential: its input comes from the caller"
+            return "it is the first layer of an nn.Sequential: its input comes from the caller"
         previous = positional[index - 1].value
         if isinstance(previous, cst.Call):
             name = self.judge.torch_name(previous.func)

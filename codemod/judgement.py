@@ -14,7 +14,6 @@ from typing import Iterable, Optional, Sequence
 import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import (
-    CodePosition,
     FunctionScope,
     MetadataWrapper,
     ParentNodeProvider,
@@ -935,6 +934,3 @@ class Judge:
                 return True
         return False
 
-
-def position_key(pos: CodePosition) -> tuple:
-    return (pos.line, pos.column)

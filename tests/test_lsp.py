@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 import textwrap
 
-import pytest
 import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
@@ -50,6 +49,15 @@ def apply(text: str, edits) -> str:
     return text
 
 
+async def actions_for(client: LanguageClient, first: int, last: int, kind: str):
+    """The code actions for lines ``first``..``last`` (0-based) of the kind asked for."""
+    return await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(uri=URI),
+        range=lsp.Range(lsp.Position(first, 0), lsp.Position(last, 10)),
+        context=lsp.CodeActionContext(diagnostics=[], only=[kind]),
+    ))
+
+
 async def open_document(client: LanguageClient, text: str = TEXT):
     client.text_document_did_open(lsp.DidOpenTextDocumentParams(
         text_document=lsp.TextDocumentItem(uri=URI, language_id="python", version=1, text=text)
@@ -69,11 +77,7 @@ async def test_diagnostics_warn_on_hazards_and_hint_the_rest(client: LanguageCli
 
 async def test_quick_fix_edits_the_text(client: LanguageClient):
     await open_document(client)
-    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
-        text_document=lsp.TextDocumentIdentifier(uri=URI),
-        range=lsp.Range(lsp.Position(5, 0), lsp.Position(5, 10)),
-        context=lsp.CodeActionContext(diagnostics=[], only=[lsp.CodeActionKind.QuickFix]),
-    ))
+    actions = await actions_for(client, 5, 5, lsp.CodeActionKind.QuickFix)
     titles = [a.title for a in actions]
     assert titles == ["IPF101: Rewrite as `h = h + 1`", "Suppress IPF101 on this line"]
     fixed = apply(TEXT, actions[0].edit.changes[URI])
@@ -84,21 +88,13 @@ async def test_quick_fix_edits_the_text(client: LanguageClient):
 
 async def test_unsafe_fixes_are_labelled(client: LanguageClient):
     await open_document(client)
-    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
-        text_document=lsp.TextDocumentIdentifier(uri=URI),
-        range=lsp.Range(lsp.Position(9, 0), lsp.Position(9, 5)),
-        context=lsp.CodeActionContext(diagnostics=[], only=[lsp.CodeActionKind.QuickFix]),
-    ))
+    actions = await actions_for(client, 9, 9, lsp.CodeActionKind.QuickFix)
     assert actions[0].title.endswith("(unsafe: may change behaviour)") and not actions[0].is_preferred
 
 
 async def test_fix_all_applies_safe_fixes_only(client: LanguageClient):
     await open_document(client)
-    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
-        text_document=lsp.TextDocumentIdentifier(uri=URI),
-        range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)),
-        context=lsp.CodeActionContext(diagnostics=[], only=[lsp.CodeActionKind.SourceFixAll]),
-    ))
+    actions = await actions_for(client, 0, 0, lsp.CodeActionKind.SourceFixAll)
     assert [a.kind for a in actions] == [lsp.CodeActionKind.SourceFixAll]
     fixed = apply(TEXT, actions[0].edit.changes[URI])
     assert "h = h + 1" in fixed and "z = z + 1" in fixed
