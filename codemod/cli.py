@@ -25,8 +25,8 @@ from .report import (
     check_summary,
     fix_summary,
     json_document,
+    result_diff,
     text_line,
-    unified_diff,
 )
 
 app = typer.Typer(
@@ -50,6 +50,7 @@ ConfigOpt = typer.Option(None, "--config", help="A pyproject.toml to read [tool.
 SkippedOpt = typer.Option(False, "--show-skipped", help="Also list candidates left alone on purpose.")
 UnsafeOpt = typer.Option(None, "--unsafe-fixes/--no-unsafe-fixes", help="Apply fixes that may change behaviour.")
 ProgressOpt = typer.Option(True, "--progress/--no-progress", help="Progress bar on a terminal.")
+NotebooksOpt = typer.Option(None, "--notebooks/--no-notebooks", help="Also process .ipynb files (default: on).")
 
 
 def _version(value: bool) -> None:
@@ -66,12 +67,13 @@ def main(
     """Find and fix PyTorch in-place operations that break autograd."""
 
 
-def _settings(paths, config, select, ignore, unsafe_fixes):
+def _settings(paths, config, select, ignore, unsafe_fixes, notebooks=None):
     start = pathlib.Path(paths[0]) if paths else pathlib.Path.cwd()
     try:
         return load_settings(
             config, start,
             select=split_codes(select), ignore=split_codes(ignore), unsafe_fixes=unsafe_fixes,
+            include_notebooks=notebooks,
         )
     except ConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
@@ -107,10 +109,13 @@ def _collect(results, total: int, show: bool) -> list:
 
 
 def _errors(results) -> int:
-    failed = [r for r in results if r.error is not None]
-    for r in failed:
-        typer.echo(f"{r.path}:{r.error.line}:{r.error.column + 1}: error: {r.error.message}", err=True)
-    return len(failed)
+    """Print every error (whole files, and notebook cells left alone); return how many."""
+    count = 0
+    for r in results:
+        for error in ([r.error] if r.error is not None else []) + r.skipped_parts:
+            typer.echo(f"{r.path}:{error.line}:{error.column + 1}: error: {error.message}", err=True)
+            count += 1
+    return count
 
 
 @app.command()
@@ -126,10 +131,12 @@ def check(
     progress: bool = ProgressOpt,
     stdin_filename: Optional[pathlib.Path] = typer.Option(
         None, "--stdin-filename", help="With the path `-`: read the file from stdin, named this (for editors)."),
+    notebooks: Optional[bool] = NotebooksOpt,
 ) -> None:
     """List in-place operations that can break autograd, with their fix and its safety."""
     stdin = paths is not None and [str(p) for p in paths] == ["-"]
-    settings = _settings([stdin_filename] if stdin and stdin_filename else paths, config, select, ignore, unsafe_fixes)
+    settings = _settings([stdin_filename] if stdin and stdin_filename else paths, config, select, ignore,
+                         unsafe_fixes, notebooks)
     as_json = output_format is Format.json
     if stdin:
         name = str(stdin_filename or "-")
@@ -143,7 +150,7 @@ def check(
             for f in r.findings:
                 if show_skipped or f.status is not Status.SKIPPED:
                     typer.echo(text_line(r.path, f))
-    failed = _errors(results) if not as_json else sum(r.error is not None for r in results)
+    failed = _errors(results) if not as_json else sum((r.error is not None) + len(r.skipped_parts) for r in results)
     findings = [f for r in results for f in r.findings]
     if not as_json:
         typer.echo(check_summary(findings, settings.unsafe_fixes), err=True)
@@ -162,14 +169,15 @@ def fix(
     jobs: Optional[int] = JobsOpt,
     config: Optional[pathlib.Path] = ConfigOpt,
     progress: bool = ProgressOpt,
+    notebooks: Optional[bool] = NotebooksOpt,
 ) -> None:
     """Apply the fixes (safe ones; unsafe ones too with --unsafe-fixes)."""
-    settings = _settings(paths, config, select, ignore, unsafe_fixes)
+    settings = _settings(paths, config, select, ignore, unsafe_fixes, notebooks)
     results = _run(paths, settings, fix=True, write=not diff, edits=False, jobs=jobs, progress=progress)
     changed = [r for r in results if r.changed and r.error is None]
     if diff:
         for r in changed:
-            sys.stdout.write(unified_diff(r.path, r.original, r.fixed))
+            sys.stdout.write(result_diff(r))
     applied_ids = {id(f) for r in changed for f in r.applied}
     remaining = [f for r in results for f in r.findings if f.counts and id(f) not in applied_ids]
     failed = _errors(results)

@@ -28,6 +28,7 @@ class Settings:
     extend_exclude: tuple = ()
     unsafe_fixes: bool = False
     assume_same_dtype: bool = False
+    include_notebooks: bool = True
     root: Optional[str] = None  # folder of the pyproject.toml the settings came from
 
     def selects(self, code: str) -> bool:
@@ -39,7 +40,7 @@ class Settings:
 _KEYS = {
     "select": "select", "ignore": "ignore", "exclude": "exclude",
     "extend-exclude": "extend_exclude", "unsafe-fixes": "unsafe_fixes",
-    "assume-same-dtype": "assume_same_dtype",
+    "assume-same-dtype": "assume_same_dtype", "include-notebooks": "include_notebooks",
 }
 
 

@@ -44,6 +44,8 @@ class FileResult:
     applied: list = dataclasses.field(default_factory=list)  # findings whose fix is in `fixed`
     error: Optional[FileError] = None
     wrapper: Optional[MetadataWrapper] = None  # the parsed file the findings point into
+    cell_diffs: list = dataclasses.field(default_factory=list)  # notebooks: (cell, before, after)
+    skipped_parts: list = dataclasses.field(default_factory=list)  # FileErrors of cells left alone
 
     @property
     def changed(self) -> bool:
@@ -173,7 +175,12 @@ def process_path(path: str, settings: Settings, fix: bool, write: bool, edits: b
     except OSError as exc:
         return FileResult(path, error=FileError(f"cannot read: {exc.strerror or exc}"))
     try:
-        result = process_source(data, path, settings, fix=fix, edits=edits)
+        if path.endswith(".ipynb"):
+            from .notebook import process_notebook
+
+            result = process_notebook(data, path, settings, fix=fix, edits=edits)
+        else:
+            result = process_source(data, path, settings, fix=fix, edits=edits)
     except Exception as exc:  # a bug of ours must cost one file, not the run
         return FileResult(path, error=FileError(f"internal error: {type(exc).__name__}: {exc}"))
     if write and result.changed and result.error is None:

@@ -1,5 +1,5 @@
-"""Which files a run looks at: ``.py`` files under the given paths, minus what git ignores,
-virtual environments, build folders and the configured excludes."""
+"""Which files a run looks at: ``.py`` (and ``.ipynb``) files under the given paths, minus what
+git ignores, virtual environments, build folders and the configured excludes."""
 
 from __future__ import annotations
 
@@ -87,7 +87,8 @@ def discover(paths: Iterable[pathlib.Path], settings: Settings) -> Iterator[path
                 if entry.is_dir(follow_symlinks=False):
                     if not excluded(path, True, ignores):
                         subfolders.append((path, ignores))
-                elif entry.name.endswith(".py") and entry.is_file():
+                elif (entry.name.endswith(".py") or (settings.include_notebooks and entry.name.endswith(".ipynb"))) \
+                        and entry.is_file():
                     if not excluded(path, False, ignores) and path not in seen:
                         seen.add(path)
                         yield path

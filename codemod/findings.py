@@ -111,6 +111,7 @@ class Finding:
     fix: Optional[Fix] = None  # the rewrite itself; dropped when results leave the process
     edit: Optional[Edit] = None  # filled by the engine when a front end needs it
     fix_title: Optional[str] = None
+    cell: Optional[int] = None  # the notebook cell (counted from 1), for .ipynb files
 
     def __post_init__(self) -> None:
         if self.fix is not None and self.fix_title is None:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 import linecache
 import os
+import re
 import sys
 import sysconfig
 import weakref
@@ -56,9 +57,11 @@ class Site:
     column: Optional[int] = None  # UTF-8 byte offsets, as CPython gives them
     end_column: Optional[int] = None
     function: str = ""
+    cell: Optional[str] = None  # "In [3]" for code typed into Jupyter/IPython
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}: {self.text}"
+        where = f"cell {self.cell}, line {self.line}" if self.cell else f"{self.file}:{self.line}"
+        return f"{where}: {self.text}"
 
 
 @dataclasses.dataclass
@@ -150,7 +153,31 @@ def _site(frame) -> Optional[Site]:
     except (IndexError, AttributeError, ValueError):
         pass
     text = linecache.getline(code.co_filename, line).strip()
-    return Site(code.co_filename, line, text, end_line, column, end_column, code.co_name)
+    return Site(code.co_filename, line, text, end_line, column, end_column, code.co_name,
+                _cell_label(code.co_filename))
+
+
+_IPYTHON_FILE = re.compile(r"ipykernel_\d+[/\\]\d+\.py$|^<ipython-input-(\d+)-")
+
+
+def _cell_label(filename: str) -> Optional[str]:
+    """``In [n]`` for a Jupyter/IPython cell (ipykernel names cells by a hash of their code)."""
+    match = _IPYTHON_FILE.search(filename)
+    if match is None:
+        return None
+    if match.group(1):
+        return f"In [{match.group(1)}]"
+    try:
+        from IPython import get_ipython
+
+        history = get_ipython().user_ns.get("In", [])
+    except Exception:
+        history = []
+    source = "".join(linecache.getlines(filename))
+    for number, text in enumerate(history):
+        if text and text.strip() == source.strip():
+            return f"In [{number}]"
+    return "In [?]"
 
 
 def _optimizer_frame() -> bool:

@@ -4,7 +4,9 @@ JSON schema (``--format json``), version 1::
 
     {"version": 1, "tool": "inplacefix",
      "findings": [{
-        "filename": str, "code": "IPF001", "rule": "augmented-assignment", "message": str,
+        "filename": str, "cell": null | int (notebooks: the cell, counted from 1; location,
+        end_location and edits are then relative to that cell's source),
+        "code": "IPF001", "rule": "augmented-assignment", "message": str,
         "status": "safe" | "unsafe" | "manual" | "skipped",
         "reason": null | str, "reason_text": null | str,
         "location": {"row": int, "column": int},        # 1-based row and column (characters)
@@ -31,7 +33,8 @@ MARKS = {Status.SAFE: "[*] ", Status.UNSAFE: "[unsafe] ", Status.MANUAL: "", Sta
 
 def text_line(path: str, f: Finding) -> str:
     reason = f" ({f.reason}: {REASONS[f.reason]})" if f.reason else ""
-    return f"{path}:{f.span.line}:{f.span.column + 1}: {f.code} {MARKS[f.status]}{f.message}{reason}"
+    where = f"{path}:cell {f.cell}" if f.cell is not None else path
+    return f"{where}:{f.span.line}:{f.span.column + 1}: {f.code} {MARKS[f.status]}{f.message}{reason}"
 
 
 def _loc(line: int, column: int) -> dict:
@@ -52,6 +55,7 @@ def finding_json(path: str, f: Finding) -> dict:
         fix = {"applicability": f.status.value, "message": f.fix_title, "edits": edits}
     return {
         "filename": path,
+        "cell": f.cell,
         "code": f.code,
         "rule": RULES[f.code],
         "message": f.message,
@@ -70,12 +74,21 @@ def json_document(results: Iterable, show_skipped: bool) -> str:
         for f in r.findings:
             if show_skipped or f.status is not Status.SKIPPED:
                 findings.append(finding_json(r.path, f))
-        if r.error is not None:
-            errors.append({"filename": r.path, "message": r.error.message,
-                           "location": _loc(r.error.line, r.error.column)})
+        for error in ([r.error] if r.error is not None else []) + r.skipped_parts:
+            errors.append({"filename": r.path, "message": error.message,
+                           "location": _loc(error.line, error.column)})
     return json.dumps(
         {"version": 1, "tool": "inplacefix", "findings": findings, "errors": errors}, indent=2
     )
+
+
+def result_diff(result) -> str:
+    """The review diff of one file: per cell for notebooks."""
+    if result.cell_diffs:
+        from .notebook import cell_diff
+
+        return "".join(cell_diff(result.path, n, a, b) for n, a, b in result.cell_diffs)
+    return unified_diff(result.path, result.original, result.fixed)
 
 
 def unified_diff(path: str, before: str, after: str) -> str:
