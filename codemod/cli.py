@@ -26,6 +26,7 @@ from .report import (
     fix_summary,
     json_document,
     result_diff,
+    sarif_document,
     text_line,
 )
 
@@ -39,6 +40,7 @@ app = typer.Typer(
 class Format(str, enum.Enum):
     text = "text"
     json = "json"
+    sarif = "sarif"
 
 
 PathsArg = typer.Argument(None, help="Files or folders (default: the current folder).")
@@ -137,13 +139,15 @@ def check(
     stdin = paths is not None and [str(p) for p in paths] == ["-"]
     settings = _settings([stdin_filename] if stdin and stdin_filename else paths, config, select, ignore,
                          unsafe_fixes, notebooks)
-    as_json = output_format is Format.json
+    as_json = output_format is not Format.text
     if stdin:
         name = str(stdin_filename or "-")
         results = [process_source(sys.stdin.buffer.read(), name, settings, edits=as_json)]
     else:
         results = _run(paths, settings, fix=False, write=False, edits=as_json, jobs=jobs, progress=progress)
-    if as_json:
+    if output_format is Format.sarif:
+        typer.echo(sarif_document(results, show_skipped))
+    elif as_json:
         typer.echo(json_document(results, show_skipped))
     else:
         for r in results:

@@ -4,6 +4,9 @@ Diagnostics on open, change and save: hazards (IPF1xx) as warnings, other in-pla
 as hints (or hidden, by setting). Code actions per diagnostic: the fix (unsafe ones say so) and
 "suppress on this line"; ``source.fixAll`` applies the safe fixes only. It never runs user code.
 
+Notebook documents (``notebookDocument/*``) are analysed as one program of their code cells,
+with diagnostics and quick fixes per cell.
+
 Settings, from the editor (``initializationOptions`` or ``workspace/didChangeConfiguration``
 under ``inplacefix``) on top of ``[tool.inplacefix]`` in the nearest pyproject.toml:
 ``select``, ``ignore``, ``unsafeFixes`` (offer unsafe fixes as quick fixes; default true, they are
@@ -51,7 +54,14 @@ class EditorSettings:
 
 class InplacefixServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("inplacefix", __version__)
+        super().__init__(
+            "inplacefix", __version__,
+            notebook_document_sync=lsp.NotebookDocumentSyncOptions(notebook_selector=[
+                lsp.NotebookDocumentFilterWithCells(
+                    cells=[lsp.NotebookCellLanguage(language="python")], notebook="jupyter-notebook"
+                ),
+            ]),
+        )
         self.editor = EditorSettings()
         self._cache: dict = {}  # uri -> (content hash, FileResult)
 
@@ -70,6 +80,27 @@ class InplacefixServer(LanguageServer):
             assume_same_dtype=self.editor.assume_same_dtype
             if self.editor.assume_same_dtype is not None else base.assume_same_dtype,
         )
+
+    def notebook_of(self, cell_uri: str):
+        """The notebook document a cell belongs to, if any."""
+        return self.workspace.get_notebook_document(cell_uri=cell_uri)
+
+    def analyse_notebook(self, notebook, edits: bool = False) -> dict:
+        """Cell URI -> findings (cell coordinates), for a notebook's code cells as one program."""
+        from .notebook import Cell, analyse_cells
+
+        uris = [c.document for c in notebook.cells if c.kind == lsp.NotebookCellKind.Code]
+        cells = [Cell(i, self.workspace.get_text_document(uri).source, False) for i, uri in enumerate(uris)]
+        path = notebook.uri
+        result = FileResult(path)
+        analyse_cells(cells, path, self.settings_for(path), result, edits=edits)
+        by_cell = {uri: [] for uri in uris}
+        for finding in result.findings:
+            by_cell[uris[finding.cell - 1]].append(finding)
+        for error in result.skipped_parts:
+            number = int(error.message.split()[1])
+            by_cell[uris[number - 1]].append(error)
+        return by_cell
 
     def analyse(self, uri: str) -> FileResult:
         """The findings (with edits) for the document's current text; cached by content."""
@@ -127,6 +158,35 @@ def publish(ls: InplacefixServer, uri: str, version: Optional[int] = None) -> No
     )
 
 
+def publish_notebook(ls: InplacefixServer, notebook) -> None:
+    for uri, items in ls.analyse_notebook(notebook).items():
+        diagnostics = []
+        for item in items:
+            if isinstance(item, Finding):
+                if ls.shown(item):
+                    diagnostics.append(_diagnostic(item))
+            else:
+                diagnostics.append(lsp.Diagnostic(
+                    range=_range(1, 0, 1, 0), message=item.message,
+                    severity=lsp.DiagnosticSeverity.Error, source=SOURCE))
+        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
+
+
+@server.feature(lsp.NOTEBOOK_DOCUMENT_DID_OPEN)
+def notebook_did_open(ls: InplacefixServer, params: lsp.DidOpenNotebookDocumentParams) -> None:
+    publish_notebook(ls, ls.workspace.get_notebook_document(notebook_uri=params.notebook_document.uri))
+
+
+@server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CHANGE)
+def notebook_did_change(ls: InplacefixServer, params: lsp.DidChangeNotebookDocumentParams) -> None:
+    publish_notebook(ls, ls.workspace.get_notebook_document(notebook_uri=params.notebook_document.uri))
+
+
+@server.feature(lsp.NOTEBOOK_DOCUMENT_DID_SAVE)
+def notebook_did_save(ls: InplacefixServer, params: lsp.DidSaveNotebookDocumentParams) -> None:
+    publish_notebook(ls, ls.workspace.get_notebook_document(notebook_uri=params.notebook_document.uri))
+
+
 @server.feature(lsp.INITIALIZE)
 def on_initialize(ls: InplacefixServer, params: lsp.InitializeParams) -> None:
     ls.editor = EditorSettings.from_dict(params.initialization_options)
@@ -166,8 +226,14 @@ def did_change_configuration(ls: InplacefixServer, params: lsp.DidChangeConfigur
 )
 def code_actions(ls: InplacefixServer, params: lsp.CodeActionParams):
     uri = params.text_document.uri
-    result = ls.analyse(uri)
     only = params.context.only
+    notebook = ls.notebook_of(uri)
+    if notebook is not None:
+        findings = [f for f in ls.analyse_notebook(notebook, edits=True).get(uri, []) if isinstance(f, Finding)]
+        result = FileResult(uri, findings=findings)
+        only = [k for k in (only or [lsp.CodeActionKind.QuickFix]) if k.startswith(lsp.CodeActionKind.QuickFix)]
+    else:
+        result = ls.analyse(uri)
     actions = []
     if not only or any(k.startswith(lsp.CodeActionKind.QuickFix) for k in only):
         first, last = params.range.start.line + 1, params.range.end.line + 1
@@ -175,7 +241,7 @@ def code_actions(ls: InplacefixServer, params: lsp.CodeActionParams):
             if not ls.shown(f) or f.span.end_line < first or f.span.line > last:
                 continue
             diagnostic = _diagnostic(f)
-            if f.edit is None and f.fix is not None and result.wrapper is not None:
+            if f.edit is None and f.fix is not None and result.wrapper is not None and f.cell is None:
                 f.edit = single_edit(result.wrapper.module, f)
             if f.edit is not None and (f.status is Status.SAFE or (f.status is Status.UNSAFE and ls.editor.unsafe_fixes)):
                 e = f.edit.span
@@ -190,7 +256,8 @@ def code_actions(ls: InplacefixServer, params: lsp.CodeActionParams):
                     )]}),
                 ))
             actions.append(_suppress_action(ls, uri, f, diagnostic))
-    if not only or lsp.CodeActionKind.SourceFixAll in only or lsp.CodeActionKind.Source in only:
+    if notebook is None and (not only or lsp.CodeActionKind.SourceFixAll in only
+                             or lsp.CodeActionKind.Source in only):
         fix_all = _fix_all_action(ls, uri)
         if fix_all is not None:
             actions.append(fix_all)

@@ -87,6 +87,7 @@ def _layout(text: str, nb: dict) -> Optional[dict]:
 
 def process_notebook(data: bytes, path: str, settings: Settings, *, fix: bool = False,
                      edits: bool = False) -> FileResult:
+    """Check (and with ``fix``, rewrite) an ``.ipynb`` file's bytes."""
     result = FileResult(path)
     try:
         text = data.decode("utf-8")
@@ -96,30 +97,44 @@ def process_notebook(data: bytes, path: str, settings: Settings, *, fix: bool = 
         result.error = FileError(f"cannot read the notebook: {exc}")
         return result
     result.original = text
-    cells, program, starts, bad = [], [], {}, []
+    cells = []
     for index, raw in enumerate(raw_cells):
-        if raw.get("cell_type") != "code":
-            continue
-        source, as_list = _source_text(raw)
-        if source.lstrip().startswith("%%"):
+        if raw.get("cell_type") == "code":
+            source, as_list = _source_text(raw)
+            cells.append(Cell(index, source, as_list))
+    inner, analysed = analyse_cells(cells, path, settings, result, fix=fix, edits=edits)
+    if inner is not None and fix and inner.changed:
+        _write_back(result, nb, text, analysed, inner.fixed)
+    return result
+
+
+def analyse_cells(cells: List[Cell], path: str, settings: Settings, result: FileResult, *,
+                  fix: bool = False, edits: bool = False):
+    """Analyse code cells as one program; findings go to ``result`` with cell coordinates.
+
+    Returns the analysis of the joined program (None if no cell could be analysed) and the
+    cells that were part of it.
+    """
+    analysed, program, starts, bad = [], [], {}, []
+    for cell in cells:
+        if cell.source.lstrip().startswith("%%"):
             continue  # a cell magic: not Python
-        cell = Cell(index, source, as_list)
         lines = _mask(cell)
         if not _parses(lines):
             bad.append(cell)
             continue
-        cells.append(cell)
-        program.append(MARKER.format(index))
-        starts[index] = len(program)  # program line (1-based) of the cell's line 1, minus 1
+        analysed.append(cell)
+        program.append(MARKER.format(cell.index))
+        starts[cell.index] = len(program)  # the program line just before the cell's line 1
         program.extend(lines)
     result.skipped_parts = [FileError(f"cell {cell.number} cannot be parsed; left alone") for cell in bad]
-    if not cells:
-        return result
+    if not analysed:
+        return None, analysed
     joined = "\n".join(program) + "\n"
     inner = process_source(joined.encode("utf-8"), path, settings, fix=fix, edits=edits)
     if inner.error is not None:
         result.error = inner.error
-        return result
+        return None, analysed
     by_line = sorted(starts.items(), key=lambda kv: kv[1])
 
     def where(match: re.Match) -> str:  # "line 15" of the joined program -> the cell's own
@@ -135,9 +150,7 @@ def process_notebook(data: bytes, path: str, settings: Settings, *, fix: bool = 
             finding.edit = Edit(_shift(finding.edit.span, offset), finding.edit.content)
         result.findings.append(finding)
     result.applied = inner.applied
-    if fix and inner.changed:
-        _write_back(result, nb, text, cells, inner.fixed)
-    return result
+    return inner, analysed
 
 
 def _cell_of(by_line, line: int) -> tuple:

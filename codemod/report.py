@@ -143,3 +143,54 @@ def snapshot(name: str, findings: list) -> str:
         if f.fix_title is not None and f.status in (Status.SAFE, Status.UNSAFE):
             lines.append(f"    fix ({f.status.value}): {f.fix_title}")
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def sarif_document(results: Iterable, show_skipped: bool = False) -> str:
+    """SARIF 2.1.0, for code-scanning UIs: hazards are warnings, other candidates notes.
+
+    A notebook finding's region is relative to its cell, named in ``properties.cell`` and in
+    the message.
+    """
+    from . import __version__
+
+    rules = [
+        {"id": code, "name": name, "shortDescription": {"text": name.replace("-", " ")},
+         "defaultConfiguration": {"level": "warning" if code.startswith("IPF1") else "note"}}
+        for code, name in RULES.items()
+    ]
+    out, notes = [], []
+    for r in results:
+        for f in r.findings:
+            if f.status is Status.SKIPPED and not show_skipped:
+                continue
+            text = f.message + (f" ({f.reason}: {REASONS[f.reason]})" if f.reason else "")
+            if f.cell is not None:
+                text = f"cell {f.cell}: {text}"
+            item = {
+                "ruleId": f.code,
+                "level": "warning" if f.code.startswith("IPF1") else "note",
+                "message": {"text": text},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": {"uri": r.path.removeprefix("./")},
+                    "region": {"startLine": f.span.line, "startColumn": f.span.column + 1,
+                               "endLine": f.span.end_line, "endColumn": f.span.end_column + 1},
+                }}],
+                "properties": {"status": f.status.value, "reason": f.reason},
+            }
+            if f.cell is not None:
+                item["properties"]["cell"] = f.cell
+            out.append(item)
+        for error in ([r.error] if r.error is not None else []) + r.skipped_parts:
+            notes.append({"level": "error", "message": {"text": error.message},
+                          "locations": [{"physicalLocation": {"artifactLocation": {"uri": r.path.removeprefix("./")},
+                                         "region": {"startLine": max(error.line, 1)}}}]})
+    doc = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "inplacefix", "version": __version__, "rules": rules}},
+            "invocations": [{"executionSuccessful": not notes, "toolExecutionNotifications": notes}],
+            "results": out,
+        }],
+    }
+    return json.dumps(doc, indent=2)

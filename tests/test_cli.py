@@ -256,3 +256,15 @@ def test_python_dash_m_entry_point(project):
     proc = subprocess.run([sys.executable, "-m", "codemod", "check", "model.py"], cwd=project,
                           capture_output=True, text=True, env=_env())
     assert proc.returncode == 1 and "IPF104" in proc.stdout
+
+
+def test_sarif_output(project):
+    code, out, _ = invoke("check", "--format", "sarif", "model.py")
+    doc = json.loads(out)
+    run = doc["runs"][0]
+    assert code == 1 and doc["version"] == "2.1.0"
+    assert {r["id"] for r in run["tool"]["driver"]["rules"]} >= {"IPF101", "IPF001"}
+    first = run["results"][0]
+    assert first["ruleId"] == "IPF101" and first["level"] == "warning"
+    assert first["locations"][0]["physicalLocation"]["region"]["startLine"] == 7
+    assert run["invocations"][0]["executionSuccessful"] is True

@@ -119,3 +119,37 @@ async def test_change_republishes_and_settings_hide_candidates(client: LanguageC
 async def test_unparsable_document_gets_an_error_diagnostic(client: LanguageClient):
     diagnostics = await open_document(client, "import torch\ndef f(:\n")
     assert [d.severity for d in diagnostics] == [lsp.DiagnosticSeverity.Error]
+
+
+NOTEBOOK = "file:///tmp/inplacefix_lsp_test/train.ipynb"
+CELLS = [
+    "import torch\nw = torch.randn(3, requires_grad=True)\n%matplotlib inline",
+    "h = torch.exp(w)\nh += 1",
+]
+
+
+async def test_notebook_cells_get_diagnostics_and_fixes(client: LanguageClient):
+    cell_uris = [f"vscode-notebook-cell:/tmp/inplacefix_lsp_test/train.ipynb#C{i}" for i in range(2)]
+    client.notebook_document_did_open(lsp.DidOpenNotebookDocumentParams(
+        notebook_document=lsp.NotebookDocument(
+            uri=NOTEBOOK, notebook_type="jupyter-notebook", version=1,
+            cells=[lsp.NotebookCell(kind=lsp.NotebookCellKind.Code, document=u) for u in cell_uris],
+        ),
+        cell_text_documents=[
+            lsp.TextDocumentItem(uri=u, language_id="python", version=1, text=t) for u, t in zip(cell_uris, CELLS)
+        ],
+    ))
+    await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    for _ in range(5):
+        if cell_uris[1] in client.diagnostics:
+            break
+        await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    diagnostics = client.diagnostics[cell_uris[1]]
+    assert [(d.code, d.range.start.line) for d in diagnostics] == [("IPF101", 1)]
+    assert "output of `torch.exp` at line 1" in diagnostics[0].message
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(uri=cell_uris[1]),
+        range=lsp.Range(lsp.Position(1, 0), lsp.Position(1, 6)),
+        context=lsp.CodeActionContext(diagnostics=[], only=[lsp.CodeActionKind.QuickFix]),
+    ))
+    assert apply(CELLS[1], actions[0].edit.changes[cell_uris[1]]) == "h = torch.exp(w)\nh = h + 1"

@@ -116,3 +116,16 @@ def test_locator_names_the_jupyter_cell():
     conflict = loc.conflicts[0]
     assert (conflict.save.cell, conflict.save.line, conflict.mutation.line) == ("In [7]", 1, 2)
     assert "cell In [7], line 2: h += 1" in conflict.describe()
+
+
+def test_json_and_sarif_name_the_cell():
+    path = str(FIXTURES / "notebooks" / "magics.ipynb")
+    doc = json.loads(runner.invoke(app, ["check", path, "--format", "json"]).stdout)
+    assert [(f["cell"], f["location"]["row"]) for f in doc["findings"]] == [(3, 4), (5, 2)]
+    assert doc["errors"][0]["message"] == "cell 4 cannot be parsed; left alone"
+    edit = doc["findings"][0]["fix"]["edits"][0]
+    assert edit["content"].startswith("h = h + 1") and edit["location"]["row"] == 4
+    sarif = json.loads(runner.invoke(app, ["check", path, "--format", "sarif"]).stdout)
+    results = sarif["runs"][0]["results"]
+    assert [r["properties"]["cell"] for r in results] == [3, 5]
+    assert results[0]["message"]["text"].startswith("cell 3: In-place `+=` on `h`")
