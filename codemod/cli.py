@@ -53,6 +53,7 @@ SkippedOpt = typer.Option(False, "--show-skipped", help="Also list candidates le
 UnsafeOpt = typer.Option(None, "--unsafe-fixes/--no-unsafe-fixes", help="Apply fixes that may change behaviour.")
 ProgressOpt = typer.Option(True, "--progress/--no-progress", help="Progress bar on a terminal.")
 NotebooksOpt = typer.Option(None, "--notebooks/--no-notebooks", help="Also process .ipynb files (default: on).")
+CacheOpt = typer.Option(True, "--cache/--no-cache", help="Reuse results for unchanged files (.inplacefix_cache/).")
 
 
 def _version(value: bool) -> None:
@@ -82,10 +83,12 @@ def _settings(paths, config, select, ignore, unsafe_fixes, notebooks=None):
         raise typer.Exit(2)
 
 
-def _run(paths, settings, *, fix: bool, write: bool, edits: bool, jobs, progress: bool):
+def _run(paths, settings, *, fix: bool, write: bool, edits: bool, jobs, progress: bool, cache: bool = True):
     """Process every file (in parallel where it pays), in a stable order."""
     files = [str(p) for p in discover([pathlib.Path(p) for p in paths or ["."]], settings)]
-    work = functools.partial(process_path, settings=settings, fix=fix, write=write, edits=edits)
+    cache_dir = str(pathlib.Path(settings.root or ".") / ".inplacefix_cache") if cache else None
+    work = functools.partial(process_path, settings=settings, fix=fix, write=write, edits=edits,
+                             cache_dir=cache_dir)
     jobs = min(jobs or os.cpu_count() or 1, len(files))
     show = progress and sys.stderr.isatty() and len(files) >= 50
     if jobs <= 1 or len(files) < 4:
@@ -134,6 +137,7 @@ def check(
     stdin_filename: Optional[pathlib.Path] = typer.Option(
         None, "--stdin-filename", help="With the path `-`: read the file from stdin, named this (for editors)."),
     notebooks: Optional[bool] = NotebooksOpt,
+    cache: bool = CacheOpt,
 ) -> None:
     """List in-place operations that can break autograd, with their fix and its safety."""
     stdin = paths is not None and [str(p) for p in paths] == ["-"]
@@ -144,7 +148,8 @@ def check(
         name = str(stdin_filename or "-")
         results = [process_source(sys.stdin.buffer.read(), name, settings, edits=as_json)]
     else:
-        results = _run(paths, settings, fix=False, write=False, edits=as_json, jobs=jobs, progress=progress)
+        results = _run(paths, settings, fix=False, write=False, edits=as_json, jobs=jobs,
+                       progress=progress, cache=cache)
     if output_format is Format.sarif:
         typer.echo(sarif_document(results, show_skipped))
     elif as_json:
@@ -174,10 +179,12 @@ def fix(
     config: Optional[pathlib.Path] = ConfigOpt,
     progress: bool = ProgressOpt,
     notebooks: Optional[bool] = NotebooksOpt,
+    cache: bool = CacheOpt,
 ) -> None:
     """Apply the fixes (safe ones; unsafe ones too with --unsafe-fixes)."""
     settings = _settings(paths, config, select, ignore, unsafe_fixes, notebooks)
-    results = _run(paths, settings, fix=True, write=not diff, edits=False, jobs=jobs, progress=progress)
+    results = _run(paths, settings, fix=True, write=not diff, edits=False, jobs=jobs,
+                   progress=progress, cache=cache)
     changed = [r for r in results if r.changed and r.error is None]
     if diff:
         for r in changed:

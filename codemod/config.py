@@ -10,7 +10,7 @@ from typing import Optional, Sequence
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", ".env", "env", "__pycache__", ".tox", ".nox",
     ".mypy_cache", ".pytest_cache", ".ruff_cache", "build", "dist", "node_modules",
-    "site-packages", "*.egg-info", ".eggs", ".ipynb_checkpoints",
+    "site-packages", "*.egg-info", ".eggs", ".ipynb_checkpoints", ".inplacefix_cache",
 )
 
 

@@ -268,3 +268,18 @@ def test_sarif_output(project):
     assert first["ruleId"] == "IPF101" and first["level"] == "warning"
     assert first["locations"][0]["physicalLocation"]["region"]["startLine"] == 7
     assert run["invocations"][0]["executionSuccessful"] is True
+
+
+def test_cache_makes_reruns_reuse_results(project):
+    first = invoke("check", "--select", "ALL", "model.py")
+    cached = list((project / ".inplacefix_cache").rglob("*.json"))
+    assert len(cached) == 1
+    assert invoke("check", "--select", "ALL", "model.py") == first
+    assert invoke("check", "model.py")[1] != first[1], "other settings miss the cache"
+    (project / "model.py").write_text(BROKEN.replace("h += 1", "h -= 1"))
+    assert "In-place `-=` on `h`" in invoke("check", "model.py")[1], "changed bytes miss the cache"
+
+
+def test_no_cache_writes_nothing(project):
+    invoke("check", "--no-cache", "model.py")
+    assert not (project / ".inplacefix_cache").exists()
