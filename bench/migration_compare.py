@@ -59,7 +59,7 @@ def run(target, names):
 
 def diff(a_path, b_path):
     a, b = torch.load(a_path), torch.load(b_path)
-    for name in a:
+    for name in [n for n in a if n in b]:
         out = max((x.double() - y.double()).abs().max().item() for x, y in zip(a[name]["outputs"], b[name]["outputs"]))
         grads = max((a[name]["grads"][k].double() - b[name]["grads"][k].double()).abs().max().item() for k in a[name]["grads"])
         print(f"{name:10} outputs max abs diff {out:.3g}  grads max abs diff {grads:.3g}  ({len(a[name]['grads'])} parameters)")
