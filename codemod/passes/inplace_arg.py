@@ -69,24 +69,24 @@ class InplaceArgPass(InplacePass):
         message = f"`{short}` runs in place (`{code(arg).strip().rstrip(',')}`)"
         constructor = short[:1].isupper()
         if constructor:
-            self._hazard = self.judge.hazards.explain_module(node)
+            hazard = self.judge.hazards.explain_module(node)
         else:
             first = node.args[0] if node.args and node.args[0] is not arg else None
             usable = first is not None and not first.star and first.keyword is None
-            self._hazard = self.hazard(node, first.value) if usable else None
+            hazard = self.hazard(node, first.value) if usable else None
         if not m.matches(arg.value, m.Name("True")):
-            self.report(arg, message, Status.MANUAL, "dynamic-inplace", hazard=self._hazard)
+            self.report(arg, message, Status.MANUAL, "dynamic-inplace", hazard=hazard)
         elif constructor:
-            self._constructor(node, arg, message)
+            self._constructor(node, arg, message, hazard)
         else:
-            self._functional(node, arg, message)
+            self._functional(node, arg, message, hazard)
 
     # nn.ReLU(inplace=True): fixed where the module is built.
-    def _constructor(self, node: cst.Call, arg: cst.Arg, message: str) -> None:
+    def _constructor(self, node: cst.Call, arg: cst.Arg, message: str, hazard) -> None:
         status, reason = Status.SAFE, None
         if self._result_discarded_somewhere(node):
             status, reason = Status.UNSAFE, "mutation-relied-on"
-        self.report(arg, message, status, reason, turn_off(arg), hazard=self._hazard)
+        self.report(arg, message, status, reason, turn_off(arg), hazard=hazard)
 
     def _result_discarded_somewhere(self, node: cst.Call) -> bool:
         """Is the module built here ever called as a bare statement (``self.act(x)``)?"""
@@ -102,16 +102,16 @@ class InplaceArgPass(InplacePass):
         return any(isinstance(self.judge.parent(c), cst.Expr) for c in self.judge.calls_in(scope).get(key, []))
 
     # F.relu(x, inplace=True): the input stops being mutated.
-    def _functional(self, node: cst.Call, arg: cst.Arg, message: str) -> None:
+    def _functional(self, node: cst.Call, arg: cst.Arg, message: str, hazard) -> None:
         first = node.args[0] if node.args and node.args[0] is not arg else None
         if first is not None and (first.star or first.keyword is not None):
-            self.report(node, message, Status.UNSAFE, "input-used-later", turn_off(arg), hazard=self._hazard)
+            self.report(node, message, Status.UNSAFE, "input-used-later", turn_off(arg), hazard=hazard)
             return  # the input is hidden in *args or passed by keyword: it may be read later
         first = first.value if first is not None else None
         parent = self.judge.parent(node)
         if isinstance(parent, cst.Expr):  # a statement: it relies on the mutation
             if first is None or target_key(first) is None:
-                self.report(node, message, Status.MANUAL, "unsupported-target", hazard=self._hazard)
+                self.report(node, message, Status.MANUAL, "unsupported-target", hazard=hazard)
                 return
             verdict = self.judge.assess(
                 node, first, creates_binding=True, dtype_neutral=True, known_tensor=True
@@ -126,23 +126,23 @@ class InplaceArgPass(InplacePass):
                     return rebind([call.args[0].value.deep_clone()], call, also, like=expr)
 
                 fix = Fix(parent, build, fix_title(build(parent)))
-                self.report(node, message, verdict.status, verdict.reason, fix, hazard=self._hazard)
+                self.report(node, message, verdict.status, verdict.reason, fix, hazard=hazard)
             else:
-                self.report(node, message, verdict.status, verdict.reason, hazard=self._hazard)
+                self.report(node, message, verdict.status, verdict.reason, hazard=hazard)
             return
         status, reason = Status.SAFE, None
         if first is not None and target_key(first) is not None:
             intended = self.judge.intended_reason(node, first)
             if intended:
-                self.report(node, message, Status.SKIPPED, intended, hazard=self._hazard)
+                self.report(node, message, Status.SKIPPED, intended, hazard=hazard)
                 return
             status, reason = self._input_still_needed(node, first)
         else:
             intended = self.judge.intended_reason(node, None)
             if intended:
-                self.report(node, message, Status.SKIPPED, intended, hazard=self._hazard)
+                self.report(node, message, Status.SKIPPED, intended, hazard=hazard)
                 return
-        self.report(node, message, status, reason, turn_off(arg), hazard=self._hazard)
+        self.report(node, message, status, reason, turn_off(arg), hazard=hazard)
 
     def _input_still_needed(self, node: cst.Call, first: cst.BaseExpression):
         stmt = self.judge.statement_of(node)

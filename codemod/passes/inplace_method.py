@@ -75,7 +75,7 @@ class InplaceMethodPass(InplacePass):
         chain.reverse()  # innermost first
         methods = [c.func.attr.value for c in chain]
         message = f"In-place `{'().'.join(methods)}()` on `{code(base)}`"
-        self._hazard = self.hazard(node, base)
+        hazard = self.hazard(node, base)
         if isinstance(subscript_base(base), cst.Subscript) or isinstance(base, cst.Subscript):
             return  # IPF004 clones the subscripted tensor
         if target_key(base) is None:
@@ -83,9 +83,9 @@ class InplaceMethodPass(InplacePass):
                 return
             intended = self.judge.intended_reason(node, base)
             if intended:
-                self.report(node, message, Status.SKIPPED, intended, hazard=self._hazard)
+                self.report(node, message, Status.SKIPPED, intended, hazard=hazard)
                 return
-            self.report(node, message, Status.MANUAL, "unsupported-target", hazard=self._hazard)
+            self.report(node, message, Status.MANUAL, "unsupported-target", hazard=hazard)
             return
         operands = [
             a.value for c in chain for a in c.args
@@ -95,13 +95,13 @@ class InplaceMethodPass(InplacePass):
         if verdict.status is None:
             return
         if verdict.status not in (Status.SAFE, Status.UNSAFE):
-            self.report(node, message, verdict.status, verdict.reason, hazard=self._hazard)
+            self.report(node, message, verdict.status, verdict.reason, hazard=hazard)
             return
         convert = self._converter(chain, base)
         if convert is None:
-            self.report(node, message, Status.MANUAL, "no-twin", hazard=self._hazard)
+            self.report(node, message, Status.MANUAL, "no-twin", hazard=hazard)
             return
-        self._report_with_context(node, base, convert, message, verdict)
+        self._report_with_context(node, base, convert, message, verdict, hazard)
 
     def _is_factory(self, call: cst.Call) -> bool:
         name = self.judge.torch_name(call.func) or ""
@@ -139,7 +139,7 @@ class InplaceMethodPass(InplacePass):
             return
         target = node.args[0].value
         message = f"In-place `{short}()` on `{code(target)}`"
-        self._hazard = self.hazard(node, target)
+        hazard = self.hazard(node, target)
         if isinstance(target, cst.Subscript):
             return  # IPF004 clones the subscripted tensor
         twin = torch_api.INPLACE_FUNCTIONS[name]
@@ -149,19 +149,19 @@ class InplaceMethodPass(InplacePass):
         if verdict.status is None:
             return
         if verdict.status not in (Status.SAFE, Status.UNSAFE):
-            self.report(node, message, verdict.status, verdict.reason, hazard=self._hazard)
+            self.report(node, message, verdict.status, verdict.reason, hazard=hazard)
             return
         if twin is None or not isinstance(node.func, cst.Attribute):
-            self.report(node, message, Status.MANUAL, "no-twin", hazard=self._hazard)
+            self.report(node, message, Status.MANUAL, "no-twin", hazard=hazard)
             return
         twin_name = cst.Name(twin.rsplit(".", 1)[-1])
         self._report_with_context(
             node, target, lambda call: call.with_changes(func=call.func.with_changes(attr=twin_name)),
-            message, verdict,
+            message, verdict, hazard,
         )
 
     # ------------------------------------------------------------- bindings
-    def _report_with_context(self, node, target, convert, message, verdict) -> None:
+    def _report_with_context(self, node, target, convert, message, verdict, hazard) -> None:
         """Keep the bindings the in-place call had, by where the call stands.
 
         ``convert`` maps the call, as updated by fixes inside it, to its out-of-place form.
@@ -185,10 +185,10 @@ class InplaceMethodPass(InplacePass):
             def build(stmt):
                 return stmt.with_changes(value=convert(stmt.value))
         else:
-            self.report(node, message, Status.MANUAL, "nested-call", hazard=self._hazard)
+            self.report(node, message, Status.MANUAL, "nested-call", hazard=hazard)
             return
         self.report(node, message, verdict.status, verdict.reason,
-                    Fix(parent, build, fix_title(build(parent))), hazard=self._hazard)
+                    Fix(parent, build, fix_title(build(parent))), hazard=hazard)
 
 
 def out_of_place_chain(call: cst.Call) -> cst.BaseExpression:
