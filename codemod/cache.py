@@ -66,6 +66,9 @@ class Cache:
         target = self._file(key)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
+            ignore = self.folder / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("# written by inplacefix\n*\n")  # never committed, like .ruff_cache
             fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
             with os.fdopen(fd, "w") as handle:
                 json.dump({"findings": [_finding_to_dict(f) for f in findings]}, handle)

@@ -274,6 +274,7 @@ def test_cache_makes_reruns_reuse_results(project):
     first = invoke("check", "--select", "ALL", "model.py")
     cached = list((project / ".inplacefix_cache").rglob("*.json"))
     assert len(cached) == 1
+    assert (project / ".inplacefix_cache" / ".gitignore").read_text().endswith("*\n")
     assert invoke("check", "--select", "ALL", "model.py") == first
     assert invoke("check", "model.py")[1] != first[1], "other settings miss the cache"
     (project / "model.py").write_text(BROKEN.replace("h += 1", "h -= 1"))
