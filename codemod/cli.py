@@ -311,7 +311,7 @@ def repair(
     except HarnessError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
-    typer.echo(repairing.render(result, str(path)))
+    typer.echo(repairing.render(result))
     if result.changed and diff:
         sys.stdout.write(repairing.diff(result, str(path)))
     if result.verification is not None:

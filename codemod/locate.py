@@ -479,6 +479,7 @@ class LocateResult:
 def locate_target(target: str, source: Optional[str] = None, raise_on_conflict: bool = False,
                   init_kwargs=None, input_shapes=None) -> LocateResult:
     """Run ``file.py::Name`` (as ``verify`` does, forward and backward) under the locator."""
+    from .runtime import flatten
     from .verify import (HarnessError, Program, _loss, build_model, init_kwargs_for,
                          make_inputs, split_target)
 
@@ -498,10 +499,10 @@ def locate_target(target: str, source: Optional[str] = None, raise_on_conflict: 
                 model = build_model(program, init_kwargs_for(program, init_kwargs), None, "cpu", None)
                 locator.name_modules(model)
                 model.train()
-                outputs = _flat_tensors(model(*args, **kwargs))
+                outputs = flatten(model(*args, **kwargs))
             else:
                 torch.manual_seed(0)
-                outputs = _flat_tensors(program.obj())
+                outputs = flatten(program.obj())
             loss = _loss(outputs)
             if loss is not None and loss.requires_grad:
                 loss.backward()
@@ -511,8 +512,3 @@ def locate_target(target: str, source: Optional[str] = None, raise_on_conflict: 
         error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"
     return LocateResult(target, locator.conflicts, error)
 
-
-def _flat_tensors(obj) -> List[torch.Tensor]:
-    from .runtime import flatten
-
-    return flatten(obj)

@@ -222,7 +222,7 @@ def _char_column(lines: List[str], line: int, byte_column: int) -> int:
     return len(lines[line - 1].encode("utf-8")[:byte_column].decode("utf-8", errors="ignore"))
 
 
-def render(result: RepairResult, path_label: str) -> str:
+def render(result: RepairResult) -> str:
     out = []
     for i, step in enumerate(result.steps, 1):
         c = step.conflict

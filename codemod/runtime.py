@@ -87,8 +87,15 @@ def snapshot_saved_tensors():
         yield
 
 
-def run(fn: Callable[[], Any], seed: int = 0, snapshot: bool = False) -> RunResult:
-    """Seed, call ``fn``, then backpropagate the sum of its outputs to every leaf.
+def sum_of_outputs(outputs: List[torch.Tensor]) -> Optional[torch.Tensor]:
+    """The plain loss: the sum of every output that requires grad (None if there is none)."""
+    differentiable = [o for o in outputs if o.requires_grad]
+    return sum(o.double().sum() for o in differentiable) if differentiable else None
+
+
+def run(fn: Callable[[], Any], seed: int = 0, snapshot: bool = False,
+        loss: Callable[[List[torch.Tensor]], Optional[torch.Tensor]] = sum_of_outputs) -> RunResult:
+    """Seed, call ``fn``, then backpropagate ``loss`` of its outputs to every leaf.
 
     If ``fn`` ran backward itself (its leaves have ``.grad``), those gradients are taken.
     """
@@ -101,11 +108,10 @@ def run(fn: Callable[[], Any], seed: int = 0, snapshot: bool = False) -> RunResu
             if leaves and any(leaf.grad is not None for leaf in leaves):
                 grads = [leaf.grad for leaf in leaves]
             else:
-                differentiable = [o for o in outputs if o.requires_grad]
+                total = loss(outputs)
                 grads = []
-                if differentiable and leaves:
-                    loss = sum(o.double().sum() for o in differentiable)
-                    grads = list(torch.autograd.grad(loss, leaves, allow_unused=True))
+                if total is not None and leaves:
+                    grads = list(torch.autograd.grad(total, leaves, allow_unused=True))
     except Exception as exc:  # the user's program failed: that is a result, not our error
         return RunResult(False, exc)
     return RunResult(True, None, [o.detach() for o in outputs], [g if g is None else g.detach() for g in grads])

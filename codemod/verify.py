@@ -34,10 +34,10 @@ from .config import Settings
 from .engine import process_source
 from .runtime import (
     flatten,
-    graph_leaves,
     is_inplace_error,
     load_module,
     max_difference,
+    run,
     snapshot_saved_tensors,
 )
 
@@ -262,31 +262,16 @@ def _run_module(model, args, kwargs, snapshot=False) -> Run:
 
 
 def _run_function(program, device, dtype, snapshot=False) -> Run:
-    torch.manual_seed(0)
     previous = torch.get_default_dtype()
-    ctx = snapshot_saved_tensors() if snapshot else contextlib.nullcontext()
+    if dtype is not None:
+        torch.set_default_dtype(dtype)
     try:
-        if dtype is not None:
-            torch.set_default_dtype(dtype)
-        with ctx:
-            outputs = flatten(program.obj())
-            leaves = graph_leaves(outputs)
-            if leaves and any(leaf.grad is not None for leaf in leaves):
-                grads = {f"leaf:{i}": leaf.grad for i, leaf in enumerate(leaves)}
-            else:
-                loss = _loss(outputs)
-                grads = {}
-                if loss is not None and leaves:
-                    found = torch.autograd.grad(loss, leaves, allow_unused=True)
-                    grads = {f"leaf:{i}": g for i, g in enumerate(found)}
-    except Exception as exc:
-        return _classify(exc)
+        result = run(program.obj, snapshot=snapshot, loss=_loss)
     finally:
         torch.set_default_dtype(previous)
-    return Run(
-        "ran", "", [o.detach() for o in outputs],
-        {k: (g.detach() if g is not None else None) for k, g in grads.items()},
-    )
+    if not result.ok:
+        return _classify(result.error)
+    return Run("ran", "", result.outputs, {f"leaf:{i}": g for i, g in enumerate(result.grads)})
 
 
 def _functionalize_grads(program, model, args, kwargs, names) -> Optional[Dict[str, torch.Tensor]]:
