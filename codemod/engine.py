@@ -1,7 +1,8 @@
-"""The per-file engine: read, screen, parse once, run the passes, apply fixes, return data.
+"""The per-file engine: read, screen, analyse on ``ast``, build and apply fixes, return data.
 
 Front ends (CLI, JSON, editors) call :func:`process_source` or :func:`process_path` and only
-render the :class:`FileResult` they get back. Nothing here imports torch.
+render the :class:`FileResult` they get back. Nothing here imports torch, and libcst is
+imported only when a file gets a fix (``codemod.fixing``).
 """
 
 from __future__ import annotations
@@ -11,44 +12,36 @@ import dataclasses
 import pathlib
 from typing import Optional
 
-import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.metadata import MetadataWrapper
-
 from .config import Settings
 from .fileio import read_source, write_atomic
-from .findings import Edit, Finding, Span
+from .findings import Finding
 from .judgement import Judge
 from .passes import all_passes
-from .passes.base import FixApplier, InplacePass, hazard_code
+from .passes.base import InplacePass, hazard_code
+from .source import Source, may_have_candidates
 from .suppression import is_suppressed, suppressions
 
 # A file that never names torch holds no tensor we could know about: skip it unparsed.
 SCREEN = b"torch"
 
 
-def has_candidates(data: bytes) -> bool:
-    """A quick screen with CPython's ``ast`` (about 10x faster than libcst): could any pass
-    report anything here? Errs on the side of yes; a file that ``ast`` cannot read goes on to
-    libcst, which reports it properly."""
-    try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError):
+def could_apply(source: Source) -> bool:
+    """Could any pass report anything in this file? A screen over the nodes the walk filed
+    (in-place ``op=``, writes into subscripts, ``name_(...)`` calls, ``inplace``
+    arguments); errs on the side of yes."""
+    if source.candidates[ast.AugAssign]:
         return True
-    for node in ast.walk(tree):
-        if isinstance(node, ast.AugAssign):
+    if any(isinstance(t, ast.Subscript) for n in source.candidates[ast.Assign] for t in n.targets):
+        return True
+    for node in source.candidates[ast.Call]:
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name.endswith("_") and not name.startswith("_"):
+            return True  # in-place methods and functions, nn.init
+        if any(k.arg == "inplace" for k in node.keywords):
             return True
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Subscript) for t in node.targets):
-            return True
-        if isinstance(node, ast.Call):
-            func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if name.endswith("_") and not name.startswith("_"):
-                return True  # in-place methods and functions, nn.init
-            if any(k.arg == "inplace" for k in node.keywords):
-                return True
-            if any(isinstance(a, ast.Constant) and a.value is True for a in node.args):
-                return True  # a positional inplace: nn.ReLU(True)
+        if any(isinstance(a, ast.Constant) and a.value is True for a in node.args):
+            return True  # a positional inplace: nn.ReLU(True)
     return False
 
 
@@ -68,7 +61,7 @@ class FileResult:
     fixed_bytes: Optional[bytes] = None
     applied: list = dataclasses.field(default_factory=list)  # findings whose fix is in `fixed`
     error: Optional[FileError] = None
-    wrapper: Optional[MetadataWrapper] = None  # the parsed file the findings point into
+    wrapper: Optional[object] = None  # libcst's tree (a MetadataWrapper), when fixes were built
     cell_diffs: list = dataclasses.field(default_factory=list)  # notebooks: (cell, before, after)
     skipped_parts: list = dataclasses.field(default_factory=list)  # FileErrors of cells left alone
 
@@ -84,112 +77,124 @@ def process_source(
     *,
     fix: bool = False,
     edits: bool = False,
+    build_fixes: bool = False,
 ) -> FileResult:
-    """Find (and with ``fix``, apply) in-place rewrites in one file's bytes."""
+    """Find (and with ``fix``, apply) in-place rewrites in one file's bytes.
+
+    ``edits``: every fixable finding gets its one-fix text edit (for editors and JSON);
+    ``build_fixes``: every fixable finding gets its ``Fix`` and title, and ``result.wrapper``
+    libcst's tree. Without these only ``fix`` parses with libcst, and only a file whose
+    findings have a fix to apply.
+    """
     result = FileResult(path)
-    if SCREEN not in data or not has_candidates(data):
+    if SCREEN not in data:
         return result
     try:
-        module = cst.parse_module(data)
-    except cst.ParserSyntaxError as exc:
-        result.error = FileError(f"cannot parse: {exc.message}", exc.raw_line, exc.raw_column)
+        if not (build_fixes or may_have_candidates(data)):
+            ast.parse(data)  # nothing to find, but a file that does not parse is reported
+            return result
+        source = Source(data)
+    except (SyntaxError, ValueError, UnicodeDecodeError, LookupError) as exc:
+        result.error = _parse_error(data, exc)
         return result
-    except (UnicodeDecodeError, SyntaxError, LookupError) as exc:
-        result.error = FileError(f"cannot decode: {exc}")
+    result.original = source.text
+    if not could_apply(source) and not build_fixes:
         return result
-    result.original = module.code
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # freshly parsed: no copy needed
-    result.wrapper = wrapper
-    judge = Judge(wrapper, assume_same_dtype=settings.assume_same_dtype)
-    context = CodemodContext(filename=path, wrapper=wrapper)
-    table = suppressions(module.code)
+    judge = Judge(source, assume_same_dtype=settings.assume_same_dtype)
     passes = [
-        cls(context, judge, apply_fixes=False) for cls in all_passes()
+        cls(judge) for cls in all_passes()
         if settings.selects(cls.CODE) or settings.selects(hazard_code(cls.CODE))
     ]
-    wrapper.module.visit(_Fanout(passes))
-    for visitor in passes:
-        result.findings.extend(
-            f for f in visitor.findings
-            if settings.selects(f.code) and not is_suppressed(table, f.code, f.span.line, f.span.end_line)
-        )
+    _dispatch(source, passes)
+    found = [f for visitor in passes for f in visitor.findings if settings.selects(f.code)]
+    table = suppressions(source.text) if found else {}
+    result.findings.extend(f for f in found if not is_suppressed(table, f.code, f.span.line, f.span.end_line))
     result.findings.sort(key=lambda f: (f.span.line, f.span.column, f.code))
+    chosen = [f for f in result.findings if f.applies(settings.unsafe_fixes)] if fix else []
+    wanted = [f for f in result.findings if f.fixable] if (edits or build_fixes) else chosen
+    if not wanted and not build_fixes:
+        return result
+    from . import fixing
+
+    try:
+        result.wrapper = fixing.parse(data)
+    except Exception as exc:  # libcst's grammar is not CPython's: report, keep the findings
+        result.error = FileError(f"cannot parse for fixing: {getattr(exc, 'message', exc)}")
+        for f in result.findings:
+            f.plan, f.fixable = None, False
+        return result
+    fixing.build_fixes(result.wrapper, wanted)
+    module = result.wrapper.module
     if edits:
         for finding in result.findings:
             if finding.fix is not None:
-                finding.edit = single_edit(wrapper.module, finding)
-    if fix:
-        chosen = [f for f in result.findings if f.applies(settings.unsafe_fixes)]
-        if chosen:
-            apply_fixes(result, [f.fix for f in chosen])
-            if result.changed:
-                result.applied = chosen
+                finding.edit = fixing.single_edit(module, finding)
+    chosen = [f for f in chosen if f.fix is not None]
+    if chosen:
+        apply_fixes(result, [f.fix for f in chosen])
+        if result.changed:
+            result.applied = chosen
     return result
+
+
+def add_edits(result: FileResult, data: bytes, findings: list) -> None:
+    """Build, on demand, the fixes and one-fix edits of ``findings`` (of ``result``, which
+    was made from ``data``): editors ask for them one code action at a time."""
+    wanted = [f for f in findings if f.plan is not None and f.edit is None]
+    if not wanted:
+        return
+    from . import fixing
+
+    if result.wrapper is None:
+        result.wrapper = fixing.parse(data)
+    fixing.build_fixes(result.wrapper, wanted)
+    for finding in wanted:
+        if finding.fix is not None:
+            finding.edit = fixing.single_edit(result.wrapper.module, finding)
+
+
+def _dispatch(source: Source, passes) -> None:
+    """Hand every candidate node, in source order, to the passes' ``visit_<Type>`` methods."""
+    table: dict = {}
+    for p in passes:
+        for cls in type(p).__mro__:
+            if cls is InplacePass:
+                break
+            for name in vars(cls):
+                if name.startswith("visit_"):
+                    table.setdefault(getattr(ast, name[len("visit_"):]), []).append(getattr(p, name))
+    nodes = [n for t, found in source.candidates.items() if t in table for n in found]
+    nodes.sort(key=lambda n: (n.lineno, n.col_offset, -n.end_lineno, -n.end_col_offset))
+    for node in nodes:
+        for method in table[type(node)]:
+            method(node)
+
+
+def _parse_error(data: bytes, exc: Exception) -> FileError:
+    if not isinstance(exc, SyntaxError):
+        return FileError(f"cannot decode: {exc}")
+    import libcst as cst  # its message says what it expected, where ast only says "invalid syntax"
+
+    try:
+        cst.parse_module(data)
+    except cst.ParserSyntaxError as cst_exc:
+        return FileError(f"cannot parse: {cst_exc.message}", cst_exc.raw_line, cst_exc.raw_column)
+    except Exception:  # noqa: BLE001 - any failure here only loses the nicer message
+        pass
+    return FileError(f"cannot parse: {exc.msg}", exc.lineno or 1, max((exc.offset or 1) - 1, 0))
 
 
 def apply_fixes(result: FileResult, fixes: list) -> None:
     """Apply ``fixes`` (of ``result``'s findings, or made for its tree) in one traversal."""
-    fixed_module = result.wrapper.module.visit(FixApplier(fixes))
-    fixed = fixed_module.code
+    from . import fixing
+
     try:
-        ast.parse(fixed, filename=result.path)
+        fixed, fixed_bytes = fixing.apply_fixes(result.wrapper.module, fixes, result.path)
     except SyntaxError as exc:  # a bug of ours: never write it
         result.error = FileError(f"internal error: the fixed code does not parse ({exc.msg})")
         return
     if fixed != result.original:
-        result.fixed, result.fixed_bytes = fixed, fixed_module.bytes
-
-
-class _Fanout(cst.CSTVisitor):
-    """One read-only walk that calls the ``visit_*`` methods of every pass.
-
-    In the engine the passes only report (their fixes are applied later, together), so there
-    is no need for one rebuilding transformer walk per pass.
-    """
-
-    def __init__(self, passes) -> None:
-        super().__init__()
-        self._table: dict = {}
-        for p in passes:
-            for cls in type(p).__mro__:
-                if cls is InplacePass:
-                    break
-                for name in vars(cls):
-                    if name.startswith("visit_"):
-                        self._table.setdefault(name[len("visit_"):], []).append(getattr(p, name))
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        for method in self._table.get(type(node).__name__, ()):
-            method(node)
-        return True
-
-
-def single_edit(module: cst.Module, finding: Finding) -> Edit:
-    """The smallest text replacement that applies this one fix to the original text."""
-    before = module.code
-    after = module.visit(FixApplier([finding.fix])).code
-    start = 0
-    limit = min(len(before), len(after))
-    while start < limit and before[start] == after[start]:
-        start += 1
-    end_b, end_a = len(before), len(after)
-    while end_b > start and end_a > start and before[end_b - 1] == after[end_a - 1]:
-        end_b -= 1
-        end_a -= 1
-    # Whole lines read better in an editor's preview than a few changed characters.
-    start = before.rfind("\n", 0, start) + 1
-    line_end = before.find("\n", end_b)
-    grow = (len(before) if line_end < 0 else line_end) - end_b
-    return Edit(_span(before, start, end_b + grow), after[start:end_a + grow])
-
-
-def _span(text: str, start: int, end: int) -> Span:
-    def line_col(offset: int):
-        line = text.count("\n", 0, offset) + 1
-        return line, offset - (text.rfind("\n", 0, offset) + 1)
-
-    (l1, c1), (l2, c2) = line_col(start), line_col(end)
-    return Span(l1, c1, l2, c2)
+        result.fixed, result.fixed_bytes = fixed, fixed_bytes
 
 
 def process_path(path: str, settings: Settings, fix: bool, write: bool, edits: bool,
@@ -227,5 +232,5 @@ def process_path(path: str, settings: Settings, fix: bool, write: bool, edits: b
     # Results may cross a process boundary: keep plain data only.
     result.fixed_bytes = result.wrapper = None
     for finding in result.findings:
-        finding.fix = None
+        finding.fix = finding.plan = None
     return result

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
-import libcst as cst
+if TYPE_CHECKING:  # libcst is only imported where a fix is built
+    import libcst as cst
 
 # Rule codes, one per pass. Kept clear of Ruff's prefixes so `# noqa` lists can mix them.
 # IPF0xx: an in-place op the pass can rewrite; IPF1xx: the same, where the hazard analysis
@@ -90,12 +91,12 @@ class Edit:
 
 # A fix is a function from the (possibly already updated) node to its replacement, so fixes on
 # nested nodes compose when they are applied in one traversal.
-Builder = Callable[[cst.CSTNode], "cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel"]
+Builder = Callable[["cst.CSTNode"], "cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel"]
 
 
 @dataclasses.dataclass
 class Fix:
-    node: cst.CSTNode  # the original node the builder replaces
+    node: "cst.CSTNode"  # the original node the builder replaces
     build: Builder
     title: str  # e.g. "Rewrite as `x = x + y`"
     order: int = 0  # fixes of one node are built in descending order (insert positions)
@@ -112,10 +113,13 @@ class Finding:
     edit: Optional[Edit] = None  # filled by the engine when a front end needs it
     fix_title: Optional[str] = None
     cell: Optional[int] = None  # the notebook cell (counted from 1), for .ipynb files
+    fixable: bool = False  # a fix exists (its title and edit are built only when wanted)
+    plan: Optional[Any] = None  # how to build the fix on libcst's tree (``passes.base.Plan``)
 
     def __post_init__(self) -> None:
         if self.fix is not None and self.fix_title is None:
             self.fix_title = self.fix.title
+        self.fixable = self.fixable or self.fix_title is not None or self.plan is not None
 
     @property
     def counts(self) -> bool:
@@ -123,6 +127,6 @@ class Finding:
         return self.status is not Status.SKIPPED
 
     def applies(self, unsafe_fixes: bool) -> bool:
-        if self.fix_title is None:
+        if not self.fixable:
             return False
         return self.status is Status.SAFE or (unsafe_fixes and self.status is Status.UNSAFE)

@@ -13,16 +13,15 @@ from __future__ import annotations
 
 from typing import Optional
 
-import libcst as cst
-import libcst.matchers as m
+import ast
 
 from . import torch_api
-from .judgement import VIEW_METHODS, Judge, Kind, target_key
+from .judgement import VIEW_METHODS, Judge, Kind, is_const, positional, target_key
 
 _OPERATORS = {
-    cst.Multiply: "mul", cst.Divide: "div", cst.Add: "add", cst.Subtract: "sub",
-    cst.MatrixMultiply: "matmul", cst.Power: "pow", cst.FloorDivide: "floor_divide",
-    cst.Modulo: "remainder",
+    ast.Mult: ("mul", "*"), ast.Div: ("div", "/"), ast.Add: ("add", "+"), ast.Sub: ("sub", "-"),
+    ast.MatMult: ("matmul", "@"), ast.Pow: ("pow", "**"), ast.FloorDiv: ("floor_divide", "//"),
+    ast.Mod: ("remainder", "%"),
 }
 # Ops whose result is a fresh tensor that nothing saved (no grad history of its own).
 _FACTORIES = {
@@ -40,7 +39,7 @@ class Hazards:
         self.judge = judge
 
     # ---------------------------------------------------------------- entry points
-    def explain(self, node: cst.CSTNode, target: cst.BaseExpression) -> Optional[str]:
+    def explain(self, node: ast.AST, target: ast.AST) -> Optional[str]:
         """Why the in-place write at ``node`` into ``target`` breaks backward, if it does."""
         if self.judge.intended_reason(node, None):
             return None  # grad off: nothing is saved
@@ -49,33 +48,32 @@ class Hazards:
             return self._producer_reason(target, self.judge.statement_of(node))
         return self._key_reason(key, self.judge.statement_of(node), target)
 
-    def explain_module(self, call: cst.Call) -> Optional[str]:
+    def explain_module(self, call: ast.Call) -> Optional[str]:
         """Why building this ``inplace=True`` module makes a conflict at one of its calls."""
-        parent = self.judge.parent(self.judge.parent(call))  # Arg -> Call of nn.Sequential?
-        if isinstance(self.judge.parent(call), cst.Arg) and isinstance(parent, cst.Call):
+        parent = self.judge.parent(call)
+        if isinstance(parent, ast.Call) and any(a is call for a in parent.args):
             if self.judge.torch_name(parent.func) in ("torch.nn.Sequential", "torch.nn.modules.container.Sequential"):
-                return self._sequential_reason(parent, self.judge.parent(call))
-        outer = self.judge.parent(call)
-        if isinstance(outer, cst.Call) and outer.func is call and outer.args:
-            return self.explain(outer, outer.args[0].value)  # nn.ReLU(inplace=True)(x)
-        assign = self.judge.parent(call)
-        key = target_key(assign.targets[0].target) if isinstance(assign, cst.Assign) and len(assign.targets) == 1 else None
+                return self._sequential_reason(parent, call)
+        if isinstance(parent, ast.Call) and parent.func is call and parent.args:
+            return self.explain(parent, parent.args[0])  # nn.ReLU(inplace=True)(x)
+        assign = parent
+        key = target_key(assign.targets[0]) if isinstance(assign, ast.Assign) and len(assign.targets) == 1 else None
         if key is None:
             return "its calls cannot be followed (it is not bound to a name), so it may write into a saved tensor"
         scope = self.judge.enclosing_class(call) if key.startswith("self.") else self.judge.owner(call)
-        calls = [c for c in self.judge.calls_in(scope).get(key, []) if c.args]
+        calls = [c for c in self.judge.calls_in(scope).get(key, []) if c.args or c.keywords]
         if not calls:
             return f"no call of `{key}` is visible, so it may write into a saved tensor"
         for site in calls:
-            arg = site.args[0].value
+            arg = site.args[0] if site.args else site.keywords[0].value
             reason = self.explain(site, arg)
             if reason:
-                line = self.judge.position(site).start.line
+                line = site.lineno
                 return f"`{key}(...)` at line {line} writes into its input: {reason}"
         return None
 
     # ---------------------------------------------------------------- reasons
-    def _key_reason(self, key: str, stmt: cst.CSTNode, target: cst.CSTNode) -> Optional[str]:
+    def _key_reason(self, key: str, stmt: ast.AST, target: ast.AST) -> Optional[str]:
         owner = self.judge.owner(stmt)
         flow = self.judge.flow(owner)
         start, end = self.judge.range(stmt)
@@ -101,18 +99,17 @@ class Hazards:
                 return reason
         return None
 
-    def _producer_reason(self, expr: cst.BaseExpression, stmt: cst.CSTNode, name: str = "") -> Optional[str]:
+    def _producer_reason(self, expr: ast.AST, stmt: ast.AST, name: str = "") -> Optional[str]:
         """The expression's value is the output of an op that saves its output (or a leaf)."""
         what = f"`{name}`" if name else "the tensor"
-        if isinstance(expr, cst.Call) and any(
-            a.keyword is not None and a.keyword.value == "requires_grad" and m.matches(a.value, m.Name("True"))
-            for a in expr.args
+        if isinstance(expr, ast.Call) and any(
+            k.arg == "requires_grad" and is_const(k.value, True) for k in expr.keywords
         ):
             return f"{what} is a leaf that requires grad: autograd forbids writing into it in place"
         op, saves = self._op_of(expr)
         if op is None:
             return None
-        line = self.judge.position(stmt).start.line
+        line = stmt.lineno
         if saves == UNSEEN:
             if self.judge.kind(expr) not in (Kind.TENSOR, Kind.PARAMETER):
                 return None  # only a tensor we know of is assumed saved by what we cannot see
@@ -142,28 +139,26 @@ class Hazards:
                 return reason
         return None
 
-    def _consumer_reason(self, node: cst.CSTNode, key: str) -> Optional[str]:
+    def _consumer_reason(self, node: ast.AST, key: str) -> Optional[str]:
         """Does the op that reads ``node`` save it? (Views of it count as it.)"""
         node = self._through_views(node)
         parent = self.judge.parent(node)
-        line = self.judge.position(node).start.line
+        line = node.lineno
         index = None
         op_node = None
-        if isinstance(parent, cst.Arg) and parent.keyword is None and not parent.star:
+        if isinstance(parent, ast.Call) and parent.func is not node:
+            plain = [a for a in parent.args if not isinstance(a, ast.Starred)]
+            index = next((i for i, a in enumerate(plain) if a is node), None)
+            if index is not None and isinstance(parent.func, ast.Attribute) and self._is_method_call(parent):
+                index += 1
+            op_node = parent
+        elif isinstance(parent, ast.Attribute) and parent.value is node:
             call = self.judge.parent(parent)
-            if isinstance(call, cst.Call):
-                positional = [a for a in call.args if a.keyword is None and not a.star]
-                index = positional.index(parent) if parent in positional else None
-                if isinstance(call.func, cst.Attribute) and self._is_method_call(call):
-                    index = None if index is None else index + 1
-                op_node = call
-        elif isinstance(parent, cst.Attribute) and parent.value is node:
-            call = self.judge.parent(parent)
-            if parent.attr.value in torch_api.INPLACE_METHODS:
+            if parent.attr in torch_api.INPLACE_METHODS:
                 return None  # another write into it (reported on its own), not a save
-            if isinstance(call, cst.Call) and call.func is parent:
+            if isinstance(call, ast.Call) and call.func is parent:
                 index, op_node = 0, call  # x.exp(): the receiver is input 0
-        elif isinstance(parent, cst.BinaryOperation):
+        elif isinstance(parent, ast.BinOp):
             index, op_node = (0 if parent.left is node else 1), parent
         if op_node is None or index is None:
             return None
@@ -178,43 +173,43 @@ class Hazards:
             return f"`{key}` was saved for backward by `{op}` at line {line}"
         return None
 
-    def _through_views(self, node: cst.CSTNode) -> cst.CSTNode:
+    def _through_views(self, node: ast.AST) -> ast.AST:
         """``x[0]``, ``x.view(...)``, ``x.t()``: an op on the view reads (and may save) x."""
         while True:
             parent = self.judge.parent(node)
-            if isinstance(parent, cst.Subscript) and parent.value is node:
+            if isinstance(parent, ast.Subscript) and parent.value is node:
                 node = parent
                 continue
-            if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in VIEW_METHODS:
+            if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in VIEW_METHODS:
                 call = self.judge.parent(parent)
-                if isinstance(call, cst.Call) and call.func is parent:
+                if isinstance(call, ast.Call) and call.func is parent:
                     node = call
                     continue
-            if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in ("T", "mT", "data"):
+            if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in ("T", "mT", "data"):
                 node = parent
                 continue
             return node
 
-    def _is_method_call(self, call: cst.Call) -> bool:
+    def _is_method_call(self, call: ast.Call) -> bool:
         return self.judge.torch_name(call.func) is None and self.judge.kind(call.func.value) in (Kind.TENSOR, Kind.PARAMETER, Kind.UNKNOWN) \
             and not self._module_of(call.func)
 
     # ---------------------------------------------------------------- ops
-    def _op_of(self, expr: cst.CSTNode):
+    def _op_of(self, expr: ast.AST):
         """(a name for the op, what it saves: a tuple from OP_SAVES, or UNSEEN); (None, None)
         when the expression is no op at all (a name, a literal)."""
-        if isinstance(expr, cst.BinaryOperation):
-            op = _OPERATORS.get(type(expr.operator))
+        if isinstance(expr, ast.BinOp):
+            op, symbol = _OPERATORS.get(type(expr.op), (None, None))
             if op is None:
                 return None, None
             kinds = (self.judge.kind(expr.left), self.judge.kind(expr.right))
             scalar = Kind.SCALAR in kinds
             entry = f"{op}_scalar" if scalar else op
             saves = torch_api.OP_SAVES.get(entry, torch_api.OP_SAVES.get(op, UNSEEN))
-            return code_of(expr.operator).strip(), saves
-        if isinstance(expr, cst.UnaryOperation):
+            return symbol, saves
+        if isinstance(expr, ast.UnaryOp):
             return "unary", ()
-        if not isinstance(expr, cst.Call):
+        if not isinstance(expr, ast.Call):
             return None, None
         func = expr.func
         name = self.judge.torch_name(func)
@@ -231,12 +226,12 @@ class Hazards:
         module = self._module_of(func)
         if module is not None:
             return module, torch_api.OP_SAVES.get(module, UNSEEN)
-        if isinstance(func, cst.Attribute) and (func.attr.value in VIEW_METHODS or func.attr.value.startswith("new_")):
-            return func.attr.value, ()  # a view (saves nothing) or a fresh tensor
-        if isinstance(func, cst.Attribute) and self.judge.kind(func.value) in (Kind.TENSOR, Kind.PARAMETER):
-            method = func.attr.value
+        if isinstance(func, ast.Attribute) and (func.attr in VIEW_METHODS or func.attr.startswith("new_")):
+            return func.attr, ()  # a view (saves nothing) or a fresh tensor
+        if isinstance(func, ast.Attribute) and self.judge.kind(func.value) in (Kind.TENSOR, Kind.PARAMETER):
+            method = func.attr
             if method.endswith("_"):
-                return f"{code_of(func).strip()}()", torch_api.OP_SAVES.get(method[:-1], UNSEEN)
+                return f"{self.judge.code(func).strip()}()", torch_api.OP_SAVES.get(method[:-1], UNSEEN)
             if method in VIEW_METHODS or method in ("clone", "detach", "contiguous", "to", "float", "double", "half"):
                 return method, ()
             if method in ("size", "dim", "numel", "item", "tolist"):
@@ -245,9 +240,9 @@ class Hazards:
         kind = self.judge.kind(expr)
         if kind in (Kind.SCALAR, Kind.OTHER):
             return None, None
-        return code_of(func).strip(), UNSEEN
+        return self.judge.code(func).strip(), UNSEEN
 
-    def _module_of(self, func: cst.BaseExpression) -> Optional[str]:
+    def _module_of(self, func: ast.AST) -> Optional[str]:
         """``self.fc`` built from ``nn.Linear(...)`` -> "torch.nn.Linear"."""
         key = target_key(func)
         if key is None:
@@ -259,24 +254,24 @@ class Hazards:
             owner = self.judge.owner(func)
             values = [b.value for b in self.judge.flow(owner).bindings.get(key, []) if b.form == "assign"]
         for value in values:
-            if isinstance(value, cst.Call):
+            if isinstance(value, ast.Call):
                 name = self.judge.torch_name(value.func)
                 if name and name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper():
                     return f"torch.nn.{name.rsplit('.', 1)[-1]}"
         return None
 
-    def _sequential_reason(self, sequential: cst.Call, arg: cst.Arg) -> Optional[str]:
-        positional = [a for a in sequential.args if a.keyword is None and not a.star]
-        index = positional.index(arg) if arg in positional else -1
+    def _sequential_reason(self, sequential: ast.Call, arg: ast.Call) -> Optional[str]:
+        layers = positional(sequential)
+        index = next((i for i, a in enumerate(layers) if a is arg), -1)
         if index <= 0:
             return "it is the first layer of an nn.Sequential: its input comes from the caller"
-        previous = positional[index - 1].value
-        if isinstance(previous, cst.Call):
+        previous = layers[index - 1]
+        if isinstance(previous, ast.Call):
             name = self.judge.torch_name(previous.func)
             if name:
                 module = f"torch.nn.{name.rsplit('.', 1)[-1]}"
                 saves = torch_api.OP_SAVES.get(module, UNSEEN)
-                line = self.judge.position(previous).start.line
+                line = previous.lineno
                 if saves == UNSEEN:
                     return f"it follows `{module}` (line {line}), which the analysis has no data for"
                 if "output" in saves:
@@ -284,6 +279,3 @@ class Hazards:
                 return None
         return "it follows a layer the analysis cannot see into"
 
-
-def code_of(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)

@@ -1,29 +1,22 @@
 """The judgement every pass shares: tensor or not, grad mode, aliases, scope, dtype.
 
-One :class:`Judge` is built per module from one ``MetadataWrapper``; the passes ask it
-questions about nodes of that module. All answers are conservative: what cannot be shown is
-``UNKNOWN``, and the passes turn that into an unsafe fix or no fix, never a silent guess.
+One :class:`Judge` is built per module from CPython's ``ast`` tree (about 10x cheaper to get
+than libcst's, which is only parsed for files that get a fix); the passes ask it questions
+about nodes of that tree. All answers are conservative: what cannot be shown is ``UNKNOWN``,
+and the passes turn that into an unsafe fix or no fix, never a silent guess.
 """
 
 from __future__ import annotations
 
+import ast
+import builtins
 import dataclasses
 import enum
 from typing import Iterable, Optional, Sequence
 
-import libcst as cst
-import libcst.matchers as m
-from libcst.metadata import (
-    FunctionScope,
-    MetadataWrapper,
-    ParentNodeProvider,
-    PositionProvider,
-    QualifiedNameProvider,
-    ScopeProvider,
-)
-
 from . import torch_api
 from .findings import Status
+from .source import Source
 
 
 class Kind(enum.Enum):
@@ -54,6 +47,7 @@ _OTHER_BUILTINS = {
     "map", "filter", "frozenset", "bytes", "repr", "format", "type", "object", "print",
     "isinstance", "open", "iter", "vars", "dir", "getattr", "hasattr", "super",
 }
+_BUILTIN_NAMES = frozenset(dir(builtins))
 # Method names shared with builtin containers and strings: a call of one does not show that
 # its receiver is a tensor.
 _CONTAINER_METHODS = {
@@ -70,29 +64,58 @@ _GRAD_SET = {"torch.set_grad_enabled", "torch.autograd.grad_mode.set_grad_enable
 _GRAD_ON_CONTEXTS = {"torch.enable_grad", "torch.autograd.grad_mode.enable_grad"}
 
 Pos = tuple  # (line, column)
-_BLOCKS = (cst.IndentedBlock, cst.Module, cst.SimpleStatementSuite)
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+OWNERS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)
+_BODIES = ("body", "orelse", "finalbody")  # the statement lists (blocks) of a node
 
 
-def target_key(node: cst.CSTNode) -> Optional[str]:
+def target_key(node: ast.AST) -> Optional[str]:
     """``x`` -> "x", ``self.h.w`` -> "self.h.w"; anything else -> None."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
         base = target_key(node.value)
-        return f"{base}.{node.attr.value}" if base else None
+        return f"{base}.{node.attr}" if base else None
     return None
 
 
-def subscript_base(node: cst.BaseExpression) -> cst.BaseExpression:
+def subscript_base(node: ast.AST) -> ast.AST:
     """``d[0][1:]`` -> ``d``."""
-    while isinstance(node, cst.Subscript):
+    while isinstance(node, ast.Subscript):
         node = node.value
     return node
 
 
-def has_call(node: cst.CSTNode) -> bool:
+def has_call(node: ast.AST) -> bool:
     """Whether evaluating ``node`` may call something (so it must not be evaluated twice)."""
-    return bool(m.findall(node, m.Call() | m.Await() | m.Yield() | m.NamedExpr()))
+    return any(isinstance(n, (ast.Call, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)) for n in ast.walk(node))
+
+
+def is_const(node: Optional[ast.AST], value) -> bool:
+    """``node`` is the literal ``True``/``False``/``None``."""
+    return isinstance(node, ast.Constant) and node.value is value
+
+
+def call_args(call: ast.Call) -> list:
+    """Every argument expression, positional then keyword (``*a``/``**k`` included)."""
+    return [*call.args, *(k.value for k in call.keywords)]
+
+
+def first_arg(call: ast.Call) -> Optional[ast.AST]:
+    """The first argument as written, positional or keyword; None without arguments."""
+    if call.args:
+        return call.args[0]
+    return call.keywords[0].value if call.keywords else None
+
+
+def positional(call: ast.Call) -> list:
+    """The plain positional arguments, up to the first ``*args``."""
+    out = []
+    for a in call.args:
+        if isinstance(a, ast.Starred):
+            break
+        out.append(a)
+    return out
 
 
 def join(kinds: Iterable[Kind]) -> Kind:
@@ -113,8 +136,8 @@ class Binding:
     key: str
     start: Pos
     end: Pos
-    stmt: cst.CSTNode
-    value: Optional[cst.BaseExpression]  # the assigned expression, when it is one whole value
+    stmt: ast.AST
+    value: Optional[ast.AST]  # the assigned expression, when it is one whole value
     form: str  # "assign", "aug", "ann", "for", "param", "def", "other"
     sources: Sequence[str] = ()  # other keys bound by the same statement (a = b = value)
 
@@ -123,154 +146,220 @@ class Binding:
 class Flow:
     """What one function body does with names, gathered in one walk of it."""
 
-    owner: cst.CSTNode  # FunctionDef or Module
+    owner: ast.AST  # FunctionDef or Module
     bindings: dict = dataclasses.field(default_factory=dict)  # key -> [Binding]
     loads: dict = dataclasses.field(default_factory=dict)  # key -> [(Pos, node)]
     loops: list = dataclasses.field(default_factory=list)  # [(start, end)]
     declared: set = dataclasses.field(default_factory=set)  # global / nonlocal names
     params: set = dataclasses.field(default_factory=set)
+    imports: dict = dataclasses.field(default_factory=dict)  # name -> {qualified name}
     returns_value: bool = False
 
 
-class _FlowCollector(cst.CSTVisitor):
+def _span(node: ast.AST) -> tuple:
+    return (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
+
+
+class _FlowCollector:
     """Walks one function body. Nested functions and classes are other scopes: their bindings
     are not this body's, but their loads count as uses (closures read names late)."""
 
-    def __init__(self, judge: "Judge", flow: Flow) -> None:
-        self.judge = judge
+    def __init__(self, flow: Flow, nested: bool = True) -> None:
         self.flow = flow
-        self.stores: set = set()  # ids of Name/Attribute nodes that are assignment targets
         self.depth = 0  # how many nested scopes deep the walk is
+        self.nested = nested  # False: bindings only, nested scopes are not entered
 
-    def _bind(self, target: cst.CSTNode, stmt: cst.CSTNode, value, form: str, group=()) -> None:
-        key = target_key(target)
-        if key is None:
-            if isinstance(target, (cst.Tuple, cst.List)):
-                for el in target.elements:
-                    self._bind(el.value, stmt, None, "other")
-            elif isinstance(target, cst.StarredElement):
-                self._bind(target.value, stmt, None, "other")
-            return
-        self.stores.add(id(target))
+    def _bind_key(self, key: str, stmt: ast.AST, value, form: str, group=(), at: ast.AST = None) -> None:
         if self.depth:
             return
-        rng = self.judge.range(stmt)
-        binding = Binding(key, rng[0], rng[1], stmt, value, form, tuple(k for k in group if k != key))
+        start, end = _span(at or stmt)
+        binding = Binding(key, start, end, stmt, value, form, tuple(k for k in group if k != key))
         self.flow.bindings.setdefault(key, []).append(binding)
 
-    def visit_Param(self, node: cst.Param) -> None:
-        if not self.depth:
-            self.flow.params.add(node.name.value)
-        self._bind(node.name, node, None, "param")
+    def _bind(self, target: ast.AST, stmt: ast.AST, value, form: str, group=(), at: ast.AST = None) -> None:
+        key = target_key(target)
+        if key is None:
+            if isinstance(target, (ast.Tuple, ast.List)):
+                for el in target.elts:
+                    self._bind(el, stmt, None, "other", at=at)
+            elif isinstance(target, ast.Starred):
+                self._bind(target.value, stmt, None, "other", at=at)
+            return
+        self._bind_key(key, stmt, value, form, group, at)
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        keys = [target_key(t.target) for t in node.targets]
+    def run(self, owner: ast.AST) -> None:
+        if isinstance(owner, ast.Module):
+            self.body(owner.body)
+            return
+        self.arguments(owner.args)
+        self.body(owner.body)
+
+    def body(self, stmts) -> None:
+        for s in stmts:
+            self.visit(s)
+
+    def arguments(self, args: ast.arguments) -> None:
+        for d in (*args.defaults, *(d for d in args.kw_defaults if d is not None)):
+            self.visit(d)
+        for a in (*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg):
+            if a is None:
+                continue
+            if a.annotation is not None:
+                self.visit(a.annotation)
+            if not self.depth:
+                self.flow.params.add(a.arg)
+            self._bind_key(a.arg, a, None, "param")
+
+    def visit(self, node: ast.AST) -> None:
+        method = getattr(self, "visit_" + type(node).__name__, None)
+        if method is None or method(node):
+            for child in ast.iter_child_nodes(node):
+                self.visit(child)
+
+    # Statements that bind.
+    def visit_Assign(self, node: ast.Assign) -> bool:
+        keys = [k for k in (target_key(t) for t in node.targets) if k]
         for t in node.targets:
-            pairs = _unpacked(t.target, node.value)
+            pairs = _unpacked(t, node.value)
             if pairs:
                 for target, value in pairs:
                     self._bind(target, node, value, "assign")
             else:
-                self._bind(t.target, node, node.value, "assign", [k for k in keys if k])
+                self._bind(t, node, node.value, "assign", keys)
+        return True
 
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> bool:
         self._bind(node.target, node, node, "ann")
+        return True
 
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+    def visit_AugAssign(self, node: ast.AugAssign) -> bool:
         self._bind(node.target, node, node.value, "aug")
+        return True
 
-    def visit_For(self, node: cst.For) -> None:
+    def visit_For(self, node) -> bool:
         self._bind(node.target, node, node.iter, "for")
         if not self.depth:
-            self.flow.loops.append(self.judge.range(node))
+            self.flow.loops.append(_span(node))
+        return True
 
-    def visit_While(self, node: cst.While) -> None:
+    visit_AsyncFor = visit_For
+
+    def visit_While(self, node: ast.While) -> bool:
         if not self.depth:
-            self.flow.loops.append(self.judge.range(node))
+            self.flow.loops.append(_span(node))
+        return True
 
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self._bind(node.asname.name, node, None, "other")
+    def visit_withitem(self, node: ast.withitem) -> bool:
+        if node.optional_vars is not None:
+            self._bind(node.optional_vars, node.optional_vars, None, "other")
+        return True
 
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> bool:
         self._bind(node.target, node, node.value, "assign")
+        return True
 
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        self._bind(node.target, node, None, "other")
+    def visit_comprehension(self, node: ast.comprehension) -> bool:
+        self._bind(node.target, node.target, None, "other")
+        return True
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> Optional[bool]:
-        if node is self.flow.owner:
-            return True
-        self._bind(node.name, node, None, "def")
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> bool:
+        if node.name:
+            self._bind_key(node.name, node, None, "other")
+        return True
+
+    def visit_FunctionDef(self, node) -> bool:
+        self._bind_key(node.name, node, None, "def")
+        if not self.nested:
+            return False
         self.depth += 1
-        return True  # closures: loads inside count as uses
-
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if node is not self.flow.owner:
-            self.depth -= 1
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._bind(node.name, node, None, "def")
-        self.depth += 1
-
-    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        for dec in node.decorator_list:
+            self.visit(dec)
+        self.arguments(node.args)
+        self.body(node.body)  # closures: loads inside count as uses
         self.depth -= 1
+        return False
 
-    def visit_Lambda(self, node: cst.Lambda) -> None:
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> bool:
+        self._bind_key(node.name, node, None, "def")
+        if not self.nested:
+            return False
         self.depth += 1
-
-    def leave_Lambda(self, node: cst.Lambda) -> None:
+        for child in ast.iter_child_nodes(node):
+            self.visit(child)
         self.depth -= 1
+        return False
 
-    def visit_Import(self, node: cst.Import) -> None:
+    def visit_Lambda(self, node: ast.Lambda) -> bool:
+        if not self.nested:
+            return False
+        self.depth += 1
+        self.arguments(node.args)
+        self.visit(node.body)
+        self.depth -= 1
+        return False
+
+    def visit_Import(self, node: ast.Import) -> bool:
         for alias in node.names:
-            name = alias.asname.name if alias.asname else alias.name
-            while isinstance(name, cst.Attribute):
-                name = name.value
-            self._bind(name, node, None, "def")
+            key = alias.asname or alias.name.split(".")[0]
+            self._bind_key(key, node, None, "def")
+            if not self.depth:
+                self.flow.imports.setdefault(key, set()).add(alias.name if alias.asname else key)
+        return False
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if isinstance(node.names, Sequence):
-            for alias in node.names:
-                self._bind(alias.asname.name if alias.asname else alias.name, node, None, "def")
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> bool:
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            key = alias.asname or alias.name
+            self._bind_key(key, node, None, "def")
+            if not self.depth and not node.level and node.module:
+                self.flow.imports.setdefault(key, set()).add(f"{node.module}.{alias.name}")
+        return False
 
-    def visit_Global(self, node: cst.Global) -> None:
+    def visit_Global(self, node: ast.Global) -> bool:
         if not self.depth:
-            self.flow.declared.update(n.name.value for n in node.names)
+            self.flow.declared.update(node.names)
+        return False
 
-    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        if not self.depth:
-            self.flow.declared.update(n.name.value for n in node.names)
+    visit_Nonlocal = visit_Global
 
-    def visit_Return(self, node: cst.Return) -> None:
-        if not self.depth and node.value is not None and not m.matches(node.value, m.Name("None")):
+    def visit_Return(self, node: ast.Return) -> bool:
+        if not self.depth and node.value is not None and not is_const(node.value, None):
             self.flow.returns_value = True
+        return True
 
-    def visit_Yield(self, node: cst.Yield) -> None:
+    def visit_Yield(self, node) -> bool:
         if not self.depth:
             self.flow.returns_value = True
+        return True
 
-    def _load(self, node: cst.CSTNode) -> None:
-        key = target_key(node)
-        if key is not None and id(node) not in self.stores:
-            self.flow.loads.setdefault(key, []).append((self.judge.range(node)[0], node))
+    visit_YieldFrom = visit_Yield
 
-    def visit_Name(self, node: cst.Name) -> None:
-        self._load(node)
+    # Loads.
+    def visit_Name(self, node: ast.Name) -> bool:
+        if isinstance(node.ctx, ast.Load):
+            self.flow.loads.setdefault(node.id, []).append(((node.lineno, node.col_offset), node))
+        return False
 
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self._load(node)
+    def visit_Attribute(self, node: ast.Attribute) -> bool:
+        if isinstance(node.ctx, ast.Load):
+            key = target_key(node)
+            if key is not None:
+                self.flow.loads.setdefault(key, []).append(((node.lineno, node.col_offset), node))
+        return True
 
 
-def _unpacked(target: cst.CSTNode, value: cst.BaseExpression) -> list:
+def _unpacked(target: ast.AST, value: ast.AST) -> list:
     """``a, b = 1.0, x`` -> [(a, 1.0), (b, x)]; [] unless both sides are plain, equal tuples."""
-    if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))):
+    if not (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))):
         return []
-    if len(target.elements) != len(value.elements):
+    if len(target.elts) != len(value.elts):
         return []
-    if any(isinstance(e, (cst.StarredElement)) for e in (*target.elements, *value.elements)):
+    if any(isinstance(e, ast.Starred) for e in (*target.elts, *value.elts)):
         return []
-    return [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
+    return list(zip(target.elts, value.elts))
 
 
 @dataclasses.dataclass
@@ -291,19 +380,17 @@ class AliasReport:
 class Judge:
     """Answers the passes' questions about one module."""
 
-    def __init__(self, wrapper: MetadataWrapper, assume_same_dtype: bool = False) -> None:
-        self.wrapper = wrapper
-        self.module = wrapper.module
+    def __init__(self, source: Source, assume_same_dtype: bool = False) -> None:
+        self.source = source
+        self.module = source.tree
         self.assume_same_dtype = assume_same_dtype
-        self._parents = wrapper.resolve(ParentNodeProvider)
-        self._positions = wrapper.resolve(PositionProvider)
-        self._scopes = wrapper.resolve(ScopeProvider)
-        self._qnames = wrapper.resolve(QualifiedNameProvider)
+        self._parents = source.parents
         self._flows: dict = {}
         self._class_attrs: dict = {}
         self._kind_cache: dict = {}
         self._pending: set = set()
         self._names: Optional[set] = None
+        self._module_imports: Optional[dict] = None
         self._hazards = None
 
     @property
@@ -316,126 +403,191 @@ class Judge:
         return self._hazards
 
     # ----------------------------------------------------------------- basics
-    def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+    def parent(self, node: ast.AST) -> Optional[ast.AST]:
         return self._parents.get(node)
 
-    def ancestors(self, node: cst.CSTNode) -> Iterable[cst.CSTNode]:
+    def ancestors(self, node: ast.AST) -> Iterable[ast.AST]:
         node = self._parents.get(node)
         while node is not None:
             yield node
             node = self._parents.get(node)
 
-    def range(self, node: cst.CSTNode) -> tuple:
-        r = self._positions[node]
-        return (r.start.line, r.start.column), (r.end.line, r.end.column)
+    @staticmethod
+    def range(node: ast.AST) -> tuple:
+        """((line, column), (end line, end column)); columns in UTF-8 bytes, as ast counts."""
+        return _span(node)
 
-    def position(self, node: cst.CSTNode):
-        return self._positions[node]
+    def code(self, node: ast.AST) -> str:
+        return self.source.segment(node)
 
-    def qualified_names(self, node: cst.CSTNode) -> set:
-        value = self._qnames.get(node)
-        if value is None:
+    def qualified_names(self, node: ast.AST) -> set:
+        """What a name or attribute chain refers to through imports (``nn.ReLU`` ->
+        {"torch.nn.ReLU"}), ``builtins.len`` for an unshadowed builtin; else empty."""
+        key = target_key(node)
+        if key is None:
             return set()
-        if callable(value) and not isinstance(value, (set, frozenset)):
-            value = value()  # libcst resolves some metadata lazily
-        return {q.name for q in value}
+        head, _, rest = key.partition(".")
+        found = self._resolve(head, node)
+        return {f"{q}.{rest}" if rest else q for q in found}
 
-    def torch_name(self, node: cst.CSTNode) -> Optional[str]:
+    def _resolve(self, name: str, node: ast.AST) -> set:
+        for anc in self.ancestors(node):
+            if isinstance(anc, FUNCTIONS):
+                flow = self.flow(anc)
+                if name in flow.bindings and name not in flow.declared:
+                    return flow.imports.get(name, set())
+        imports, bound = self.module_names()
+        if name in imports:
+            return imports[name]
+        if name not in bound and name in _BUILTIN_NAMES:
+            return {f"builtins.{name}"}
+        return set()
+
+    def module_names(self) -> tuple:
+        """(name -> qualified names of module-level imports, other names bound at module level)."""
+        if self._module_imports is None:
+            imports: dict = {}
+            bound: set = set()
+            todo = list(self.module.body)
+            while todo:
+                stmt = todo.pop()
+                if isinstance(stmt, ast.Import):
+                    for a in stmt.names:
+                        key = a.asname or a.name.split(".")[0]
+                        imports.setdefault(key, set()).add(a.name if a.asname else key)
+                elif isinstance(stmt, ast.ImportFrom):
+                    for a in stmt.names:
+                        if a.name != "*" and not stmt.level and stmt.module:
+                            imports.setdefault(a.asname or a.name, set()).add(f"{stmt.module}.{a.name}")
+                elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    bound.add(stmt.name)
+                elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                    for t in getattr(stmt, "targets", None) or [stmt.target]:
+                        bound.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+                else:
+                    for field in (*_BODIES, "handlers"):
+                        todo.extend(getattr(stmt, field, ()))
+            self._module_imports = (imports, bound)
+        return self._module_imports
+
+    def torch_name(self, node: ast.AST) -> Optional[str]:
         """The qualified name of a name or attribute ``node`` when it resolves into torch."""
-        if not isinstance(node, (cst.Name, cst.Attribute)):
-            return None  # libcst names a call `nn.ReLU(...)` after its callee: not the same thing
+        if not isinstance(node, (ast.Name, ast.Attribute)):
+            return None
         for name in self.qualified_names(node):
             if name == "torch" or name.startswith("torch."):
                 return name
         return None
 
-    def statement_of(self, node: cst.CSTNode) -> cst.CSTNode:
-        """The small statement (or compound header) that contains ``node``."""
+    def statement_of(self, node: ast.AST) -> ast.AST:
+        """The statement (or compound statement) that contains ``node``."""
         cur = node
-        while cur is not None and not isinstance(
-            cur, (cst.BaseSmallStatement, cst.BaseCompoundStatement)
-        ):
+        while cur is not None and not isinstance(cur, ast.stmt):
             cur = self._parents.get(cur)
         return cur or node
 
-    def owner(self, node: cst.CSTNode) -> cst.CSTNode:
+    def owner(self, node: ast.AST) -> ast.AST:
         """The function whose body holds ``node``, or the module."""
         for anc in self.ancestors(node):
-            if isinstance(anc, (cst.FunctionDef, cst.Module)):
+            if isinstance(anc, OWNERS):
                 return anc
         return self.module
 
-    def enclosing_class(self, node: cst.CSTNode) -> Optional[cst.ClassDef]:
+    def enclosing_class(self, node: ast.AST) -> Optional[ast.ClassDef]:
         for anc in self.ancestors(node):
-            if isinstance(anc, cst.ClassDef):
+            if isinstance(anc, ast.ClassDef):
                 return anc
         return None
 
-    def flow(self, owner: cst.CSTNode) -> Flow:
-        flow = self._flows.get(id(owner))
+    def flow(self, owner: ast.AST, nested: bool = True) -> Flow:
+        """What ``owner``'s body does with names; with ``nested=False`` only its own bindings
+        (loads inside nested functions are not gathered: much cheaper for a whole module)."""
+        flow = self._flows.get((owner, nested))
+        if flow is None and not nested:
+            flow = self._flows.get((owner, True))
         if flow is None:
             flow = Flow(owner)
-            owner.visit(_FlowCollector(self, flow))
-            self._flows[id(owner)] = flow
+            _FlowCollector(flow, nested).run(owner)
+            for bindings in flow.bindings.values():
+                bindings.sort(key=lambda b: b.start)
+            self._flows[(owner, nested)] = flow
         return flow
 
+    def blocks_around(self, node: ast.AST) -> set:
+        """The statement lists (blocks) that hold ``node`` at any depth."""
+        out, child = set(), node
+        for anc in self.ancestors(node):
+            block = _block_field(anc, child)
+            if block is not None:
+                out.add(block)
+            child = anc
+        return out
+
+    def block_of(self, node: ast.AST):
+        child = node
+        for anc in self.ancestors(node):
+            block = _block_field(anc, child)
+            if block is not None:
+                return block
+            child = anc
+        return None
+
     # ------------------------------------------------------------ tensor or not
-    def kind(self, expr: cst.BaseExpression) -> Kind:
-        cached = self._kind_cache.get(id(expr))
+    def kind(self, expr: ast.AST) -> Kind:
+        cached = self._kind_cache.get(expr)
         if cached is not None:
             return cached
-        if id(expr) in self._pending:
+        if expr in self._pending:
             return Kind.PENDING
-        self._pending.add(id(expr))
+        self._pending.add(expr)
         try:
             result = self._kind(expr)
         finally:
-            self._pending.discard(id(expr))
+            self._pending.discard(expr)
         if not self._pending:  # a whole answer, not one that assumed a pending question
             if result is Kind.PENDING:
                 result = Kind.UNKNOWN
-            self._kind_cache[id(expr)] = result
+            self._kind_cache[expr] = result
         return result
 
-    def is_tensor(self, expr: cst.BaseExpression) -> bool:
+    def is_tensor(self, expr: ast.AST) -> bool:
         return self.kind(expr) in TENSORISH
 
-    def _kind(self, expr: cst.BaseExpression) -> Kind:
-        if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
-            return Kind.SCALAR
-        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
-            return Kind.OTHER
-        if isinstance(expr, (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp,
-                             cst.DictComp, cst.GeneratorExp, cst.Lambda)):
-            return Kind.OTHER
-        if isinstance(expr, cst.Name):
-            if expr.value in ("True", "False"):
+    def _kind(self, expr: ast.AST) -> Kind:
+        if isinstance(expr, ast.Constant):
+            value = expr.value
+            if isinstance(value, (bool, int, float, complex)):
                 return Kind.SCALAR
-            if expr.value == "None":
-                return Kind.OTHER
+            if value is Ellipsis:
+                return Kind.UNKNOWN
+            return Kind.OTHER  # strings, bytes, None
+        if isinstance(expr, (ast.JoinedStr, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp,
+                             ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)):
+            return Kind.OTHER
+        if isinstance(expr, ast.Name):
             return self._name_kind(expr)
-        if isinstance(expr, cst.Attribute):
+        if isinstance(expr, ast.Attribute):
             return self._attribute_kind(expr)
-        if isinstance(expr, cst.Call):
+        if isinstance(expr, ast.Call):
             return self._call_kind(expr)
-        if isinstance(expr, cst.Subscript):
-            if m.matches(expr.value, m.Attribute(attr=m.Name("shape"))):
+        if isinstance(expr, ast.Subscript):
+            if isinstance(expr.value, ast.Attribute) and expr.value.attr == "shape":
                 return Kind.OTHER  # x.shape[0], x.shape[1:]: sizes
             base = self.kind(expr.value)
             return Kind.TENSOR if base in TENSORISH else (Kind.PENDING if base is Kind.PENDING else Kind.UNKNOWN)
-        if isinstance(expr, cst.BinaryOperation):
+        if isinstance(expr, ast.BinOp):
             return self._arith_kind([self.kind(expr.left), self.kind(expr.right)])
-        if isinstance(expr, cst.UnaryOperation):
-            inner = self.kind(expr.expression)
-            if isinstance(expr.operator, cst.Not):
+        if isinstance(expr, ast.UnaryOp):
+            inner = self.kind(expr.operand)
+            if isinstance(expr.op, ast.Not):
                 return Kind.TENSOR if inner in TENSORISH else Kind.SCALAR
             return Kind.TENSOR if inner is Kind.PARAMETER else inner
-        if isinstance(expr, cst.Comparison):
-            kinds = [self.kind(expr.left)] + [self.kind(c.comparator) for c in expr.comparisons]
+        if isinstance(expr, ast.Compare):
+            kinds = [self.kind(expr.left)] + [self.kind(c) for c in expr.comparators]
             if any(k in TENSORISH for k in kinds):
                 return Kind.TENSOR
             return Kind.SCALAR if all(k in (Kind.SCALAR, Kind.OTHER) for k in kinds) else Kind.UNKNOWN
-        if isinstance(expr, cst.IfExp):
+        if isinstance(expr, ast.IfExp):
             return join([self.kind(expr.body), self.kind(expr.orelse)])
         return Kind.UNKNOWN
 
@@ -451,7 +603,7 @@ class Judge:
             return Kind.SCALAR
         return Kind.OTHER
 
-    def _call_kind(self, call: cst.Call) -> Kind:
+    def _call_kind(self, call: ast.Call) -> Kind:
         func = call.func
         name = self.torch_name(func)
         if name is not None:
@@ -475,9 +627,9 @@ class Judge:
                     return Kind.OTHER
             if qname.startswith(_NON_TENSOR_PREFIXES):
                 return Kind.OTHER
-        if isinstance(func, cst.Attribute):
+        if isinstance(func, ast.Attribute):
             receiver = self.kind(func.value)
-            method = func.attr.value
+            method = func.attr
             if receiver in TENSORISH:
                 if method in torch_api.TENSOR_METHODS or method in torch_api.INPLACE_METHODS:
                     return Kind.TENSOR
@@ -496,13 +648,13 @@ class Judge:
             return Kind.PENDING
         return Kind.UNKNOWN
 
-    def _attribute_kind(self, attr: cst.Attribute) -> Kind:
-        name = attr.attr.value
+    def _attribute_kind(self, attr: ast.Attribute) -> Kind:
+        name = attr.attr
         if name in ("shape", "dtype", "device", "layout"):
             return Kind.OTHER  # whatever the object, these are never tensors
         if self.torch_name(attr) is not None:
             return Kind.UNKNOWN  # torch.float32, torch.pi, torch.nn...: not a tensor we track
-        if isinstance(attr.value, cst.Name) and attr.value.value == "self":
+        if isinstance(attr.value, ast.Name) and attr.value.id == "self":
             cls = self.enclosing_class(attr)
             if cls is not None:
                 values = self.class_attrs(cls).get(name)
@@ -515,38 +667,70 @@ class Judge:
                 return Kind.TENSOR
             if name in _SCALAR_ATTRS:
                 return Kind.SCALAR
-            if name in ("shape", "dtype", "device", "layout"):
-                return Kind.OTHER
         return Kind.PENDING if base is Kind.PENDING else Kind.UNKNOWN
 
-    def class_attrs(self, cls: cst.ClassDef) -> dict:
-        """``self.<attr>`` -> values assigned to it anywhere in the class (Kinds for registrations)."""
-        found = self._class_attrs.get(id(cls))
+    def _class_index(self, cls: ast.ClassDef) -> dict:
+        """One walk of a class: ``self.<attr>`` values, buffers, and calls by callee key."""
+        found = self._class_attrs.get(cls)
         if found is not None:
             return found
-        found = {}
-        for node in m.findall(cls, m.Assign() | m.AnnAssign()):
-            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-            for t in targets:
-                if m.matches(t, m.Attribute(value=m.Name("self"))) and node.value is not None:
-                    found.setdefault(t.attr.value, []).append(node.value)
-        for call in m.findall(cls, m.Call(func=m.Attribute(value=m.Name("self")))):
-            method = call.func.attr.value
-            if method in ("register_buffer", "register_parameter") and len(call.args) >= 2:
-                first = call.args[0].value
-                if isinstance(first, cst.SimpleString):
-                    kind = Kind.PARAMETER if method == "register_parameter" else Kind.TENSOR
-                    found.setdefault(first.evaluated_value, []).append(kind)
-        self._class_attrs[id(cls)] = found
+        attrs: dict = {}
+        buffers: set = set()
+        calls: dict = {}
+        for node in ast.walk(cls):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self" \
+                            and node.value is not None:
+                        attrs.setdefault(t.attr, []).append(node.value)
+            elif isinstance(node, ast.Call):
+                callee = target_key(node.func)
+                if callee is not None:
+                    calls.setdefault(callee, []).append(node)
+                if callee in ("self.register_buffer", "self.register_parameter"):
+                    first = first_arg(node)
+                    if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                        if callee == "self.register_buffer":
+                            buffers.add(first.value)
+                        if len(call_args(node)) >= 2:
+                            kind = Kind.PARAMETER if callee == "self.register_parameter" else Kind.TENSOR
+                            attrs.setdefault(first.value, []).append(kind)
+        found = {"attrs": attrs, "buffers": buffers, "calls": calls}
+        self._class_attrs[cls] = found
         return found
 
-    def _name_kind(self, name: cst.Name) -> Kind:
+    def class_attrs(self, cls: ast.ClassDef) -> dict:
+        """``self.<attr>`` -> values assigned to it anywhere in the class (Kinds for registrations)."""
+        return self._class_index(cls)["attrs"]
+
+    def class_buffers(self, cls: ast.ClassDef) -> set:
+        return self._class_index(cls)["buffers"]
+
+    def calls_in(self, scope: ast.AST) -> dict:
+        """Callee key -> the calls in ``scope`` (a class, function or module), found once."""
+        if isinstance(scope, ast.ClassDef):
+            return self._class_index(scope)["calls"]
+        key = ("calls", scope)
+        if key not in self._class_attrs:
+            found: dict = {}
+            for call in ast.walk(scope):
+                if isinstance(call, ast.Call):
+                    callee = target_key(call.func)
+                    if callee is not None:
+                        found.setdefault(callee, []).append(call)
+            for calls in found.values():
+                calls.sort(key=lambda c: (c.lineno, c.col_offset))
+            self._class_attrs[key] = found
+        return self._class_attrs[key]
+
+    def _name_kind(self, name: ast.Name) -> Kind:
         owner = self.owner(name)
         flow = self.flow(owner)
-        key = name.value
+        key = name.id
         bindings = flow.bindings.get(key)
-        if (not bindings or key in flow.declared) and not isinstance(owner, cst.Module):
-            flow = self.flow(self.module)
+        if (not bindings or key in flow.declared) and not isinstance(owner, ast.Module):
+            flow = self.flow(self.module, nested=False)
             bindings = flow.bindings.get(key)
             at = None  # a global seen from a function: any of its bindings may reach
         else:
@@ -556,7 +740,7 @@ class Judge:
         reaching = self.reaching(flow, key, at) if at is not None else bindings
         return join(self._binding_kind(b) for b in reaching) if reaching else Kind.UNKNOWN
 
-    def reaching(self, flow: Flow, key: str, stmt: cst.CSTNode) -> list:
+    def reaching(self, flow: Flow, key: str, stmt: ast.AST) -> list:
         """Bindings of ``key`` that may reach ``stmt``.
 
         The last plain binding before it whose block holds ``stmt`` hides every binding
@@ -572,19 +756,14 @@ class Judge:
         later = [b for b in bindings if b.start >= end and any(b.end <= le for _, le in loops)]
         if loops:
             later += inside  # the statement's own binding reaches its next iteration
-        use_blocks = {id(a) for a in self.ancestors(stmt) if isinstance(a, _BLOCKS)}
-        for i in range(len(before) - 1, -1, -1):
-            b = before[i]
-            if b.form != "aug" and id(self._block_of(b.stmt)) in use_blocks:
-                before = before[i:]
-                break
+        if before:
+            use_blocks = self.blocks_around(stmt)
+            for i in range(len(before) - 1, -1, -1):
+                b = before[i]
+                if b.form != "aug" and self.block_of(b.stmt) in use_blocks:
+                    before = before[i:]
+                    break
         return before + later
-
-    def _block_of(self, node: cst.CSTNode):
-        for anc in self.ancestors(node):
-            if isinstance(anc, _BLOCKS):
-                return anc
-        return None
 
     def _binding_kind(self, b: Binding) -> Kind:
         if b.form == "param":
@@ -592,14 +771,15 @@ class Judge:
         if b.form == "def":
             return Kind.OTHER
         if b.form == "ann":
-            annotated = self.annotation_kind(b.stmt.annotation.annotation)
+            annotated = self.annotation_kind(b.stmt.annotation)
             if annotated is not Kind.UNKNOWN:
                 return annotated
             return self.kind(b.stmt.value) if b.stmt.value is not None else Kind.PENDING
         if b.form == "for":
-            if m.matches(b.value, m.Call(func=m.Name("range"))):
+            value = b.value
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "range":
                 return Kind.SCALAR
-            return Kind.TENSOR if self.kind(b.value) in TENSORISH else Kind.UNKNOWN
+            return Kind.TENSOR if self.kind(value) in TENSORISH else Kind.UNKNOWN
         if b.form == "aug":
             value = self.kind(b.value)
             return Kind.TENSOR if value in TENSORISH else Kind.PENDING
@@ -607,10 +787,10 @@ class Judge:
             return self.kind(b.value)
         return Kind.UNKNOWN
 
-    def annotation_kind(self, ann: cst.BaseExpression) -> Kind:
-        if isinstance(ann, cst.Subscript) and target_key(ann.value) in ("Optional", "typing.Optional"):
-            ann = ann.slice[0].slice.value
-        if isinstance(ann, cst.BinaryOperation) and m.matches(ann.right, m.Name("None")):
+    def annotation_kind(self, ann: ast.AST) -> Kind:
+        if isinstance(ann, ast.Subscript) and target_key(ann.value) in ("Optional", "typing.Optional"):
+            ann = ann.slice
+        if isinstance(ann, ast.BinOp) and is_const(ann.right, None):
             ann = ann.left  # Tensor | None
         names = self.qualified_names(ann)
         if names & {"torch.Tensor", "torch._tensor.Tensor"}:
@@ -622,38 +802,70 @@ class Judge:
         if names & {"builtins.str", "builtins.list", "builtins.dict", "builtins.tuple",
                     "builtins.set", "typing.List", "typing.Dict", "typing.Tuple", "numpy.ndarray"}:
             return Kind.OTHER
-        if isinstance(ann, cst.Subscript) and target_key(ann.value) in ("list", "dict", "tuple", "set"):
+        if isinstance(ann, ast.Subscript) and target_key(ann.value) in ("list", "dict", "tuple", "set"):
             return Kind.OTHER
         return Kind.UNKNOWN
 
-    def _param_kind(self, param: cst.Param) -> Kind:
+    def _param_kind(self, param: ast.arg) -> Kind:
         if param.annotation is not None:
-            annotated = self.annotation_kind(param.annotation.annotation)
+            annotated = self.annotation_kind(param.annotation)
             if annotated is not Kind.UNKNOWN:
                 return annotated
-        if param.default is not None and not m.matches(param.default, m.Name("None")):
-            return self.kind(param.default)
+        default = self._default_of(param)
+        if default is not None and not is_const(default, None):
+            return self.kind(default)
         func = self.owner(param)
-        if isinstance(func, cst.FunctionDef) and func.name.value == "forward" and self._used_as_tensor(func, param.name.value):
+        if isinstance(func, FUNCTIONS) and func.name == "forward" and self._used_as_tensor(func, param.arg):
             return Kind.TENSOR
         return Kind.UNKNOWN
 
-    def _used_as_tensor(self, func: cst.FunctionDef, name: str) -> bool:
+    def _default_of(self, param: ast.arg) -> Optional[ast.AST]:
+        args = self.parent(param)
+        if not isinstance(args, ast.arguments):
+            return None
+        plain = [*args.posonlyargs, *args.args]
+        for i, a in enumerate(plain):
+            if a is param:
+                j = i - (len(plain) - len(args.defaults))
+                return args.defaults[j] if j >= 0 else None
+        for a, d in zip(args.kwonlyargs, args.kw_defaults):
+            if a is param:
+                return d
+        return None
+
+    def _used_as_tensor(self, func: ast.AST, name: str) -> bool:
         """A forward() argument passed to torch or to a module, or used via a tensor method."""
-        for call in m.findall(func.body, m.Call()):
-            if any(m.matches(a.value, m.Name(name)) for a in call.args):
-                if self.torch_name(call.func) is not None or self.kind(call.func) is Kind.MODULE:
-                    return True
-            if m.matches(call.func, m.Attribute(value=m.Name(name))):
-                method = call.func.attr.value
-                if method in torch_api.TENSOR_METHODS and method not in _CONTAINER_METHODS:
-                    return True
+        for stmt in func.body:
+            for call in ast.walk(stmt):
+                if not isinstance(call, ast.Call):
+                    continue
+                if any(isinstance(a, ast.Name) and a.id == name for a in call_args(call)):
+                    if self.torch_name(call.func) is not None or self.kind(call.func) is Kind.MODULE:
+                        return True
+                f = call.func
+                if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == name:
+                    if f.attr in torch_api.TENSOR_METHODS and f.attr not in _CONTAINER_METHODS:
+                        return True
         return False
 
     def fresh_name(self, wanted: str) -> str:
         """``wanted``, or ``wanted2``, ``wanted3``...: a name used nowhere in the module."""
         if self._names is None:
-            self._names = {n.value for n in m.findall(self.module, m.Name())}
+            names = set()
+            for n in ast.walk(self.module):
+                if isinstance(n, ast.Name):
+                    names.add(n.id)
+                elif isinstance(n, ast.Attribute):
+                    names.add(n.attr)
+                elif isinstance(n, ast.arg):
+                    names.add(n.arg)
+                elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    names.add(n.name)
+                elif isinstance(n, ast.keyword) and n.arg:
+                    names.add(n.arg)
+                elif isinstance(n, ast.alias):
+                    names.update((n.asname or n.name).split("."))
+            self._names = names
         name, n = wanted, 1
         while name in self._names:
             n += 1
@@ -664,10 +876,10 @@ class Judge:
     # --------------------------------------------------------------- verdict
     def assess(
         self,
-        node: cst.CSTNode,
-        target: cst.BaseExpression,
+        node: ast.AST,
+        target: ast.AST,
         *,
-        operands: Sequence[cst.BaseExpression] = (),
+        operands: Sequence[ast.AST] = (),
         creates_binding: bool = True,
         dtype_neutral: bool = False,
         require_known: bool = False,
@@ -715,7 +927,7 @@ class Judge:
         return Verdict(Status.SAFE)
 
     # ------------------------------------------------------------- grad mode
-    def intended_reason(self, node: cst.CSTNode, target: Optional[cst.CSTNode]) -> Optional[str]:
+    def intended_reason(self, node: ast.AST, target: Optional[ast.AST]) -> Optional[str]:
         """Why an in-place op at ``node`` on ``target`` is meant to be in place, if it is."""
         if target is not None and self._through_data_or_grad(target):
             return "data-or-grad"
@@ -723,50 +935,26 @@ class Judge:
             "buffer" if target is not None and self._is_buffer(target) else None
         )
 
-    def _is_buffer(self, target: cst.CSTNode) -> bool:
+    def _is_buffer(self, target: ast.AST) -> bool:
         """``self.running_mean`` where the class registers it with ``register_buffer``."""
-        while isinstance(target, cst.Subscript):
-            target = target.value
-        if not m.matches(target, m.Attribute(value=m.Name("self"))):
+        target = subscript_base(target)
+        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
             return False
         cls = self.enclosing_class(target)
-        return cls is not None and target.attr.value in self.class_buffers(cls)
+        return cls is not None and target.attr in self.class_buffers(cls)
 
-    def class_buffers(self, cls: cst.ClassDef) -> set:
-        key = ("buffers", id(cls))
-        if key not in self._class_attrs:
-            self._class_attrs[key] = {
-                call.args[0].value.evaluated_value
-                for call in m.findall(cls, m.Call(func=m.Attribute(value=m.Name("self"), attr=m.Name("register_buffer"))))
-                if call.args and isinstance(call.args[0].value, cst.SimpleString)
-            }
-        return self._class_attrs[key]
-
-    def calls_in(self, scope: cst.CSTNode) -> dict:
-        """Callee key -> the calls in ``scope`` (a class, function or module), found once."""
-        key = ("calls", id(scope))
-        if key not in self._class_attrs:
-            found: dict = {}
-            for call in m.findall(scope, m.Call()):
-                callee = target_key(call.func)
-                if callee is not None:
-                    found.setdefault(callee, []).append(call)
-            self._class_attrs[key] = found
-        return self._class_attrs[key]
-
-    def _grad_context_reason(self, node: cst.CSTNode) -> Optional[str]:
+    def _grad_context_reason(self, node: ast.AST) -> Optional[str]:
         for anc in self.ancestors(node):
-            if isinstance(anc, cst.With):
+            if isinstance(anc, (ast.With, ast.AsyncWith)):
                 state = self._with_grad_state(anc)
                 if state is not None:
                     return None if state else "no-grad"
-            elif isinstance(anc, cst.FunctionDef):
-                for dec in anc.decorators:
-                    expr = dec.decorator
-                    callee = expr.func if isinstance(expr, cst.Call) else expr
+            elif isinstance(anc, FUNCTIONS):
+                for expr in anc.decorator_list:
+                    callee = expr.func if isinstance(expr, ast.Call) else expr
                     name = self.torch_name(callee)
                     if name in _GRAD_OFF_CONTEXTS or (
-                        name in _GRAD_SET and isinstance(expr, cst.Call) and self._false_arg(expr)
+                        name in _GRAD_SET and isinstance(expr, ast.Call) and self._false_arg(expr)
                     ):
                         return "no-grad"
                 cls = self.enclosing_class(anc)
@@ -775,73 +963,74 @@ class Judge:
                 return None
         return None
 
-    def _through_data_or_grad(self, target: cst.CSTNode) -> bool:
+    @staticmethod
+    def _through_data_or_grad(target: ast.AST) -> bool:
         node = target
-        while isinstance(node, (cst.Attribute, cst.Subscript, cst.Call)):
-            if isinstance(node, cst.Attribute) and node.attr.value in ("data", "grad"):
+        while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+            if isinstance(node, ast.Attribute) and node.attr in ("data", "grad"):
                 return True
-            node = node.func if isinstance(node, cst.Call) else node.value
+            node = node.func if isinstance(node, ast.Call) else node.value
         return False
 
     @staticmethod
-    def _false_arg(call: cst.Call) -> bool:
-        return bool(call.args) and m.matches(call.args[0].value, m.Name("False"))
+    def _false_arg(call: ast.Call) -> bool:
+        return is_const(first_arg(call), False)
 
-    def _with_grad_state(self, node: cst.With) -> Optional[bool]:
+    def _with_grad_state(self, node) -> Optional[bool]:
         """False if the with-statement turns grad off, True if it turns it on, else None."""
         for item in node.items:
-            expr = item.item
-            callee = expr.func if isinstance(expr, cst.Call) else expr
+            expr = item.context_expr
+            callee = expr.func if isinstance(expr, ast.Call) else expr
             name = self.torch_name(callee)
             if name in _GRAD_OFF_CONTEXTS:
-                if name.endswith("inference_mode") and isinstance(expr, cst.Call) and self._false_arg(expr):
+                if name.endswith("inference_mode") and isinstance(expr, ast.Call) and self._false_arg(expr):
                     return True
                 return False
-            if name in _GRAD_SET and isinstance(expr, cst.Call) and expr.args:
+            if name in _GRAD_SET and isinstance(expr, ast.Call) and first_arg(expr) is not None:
                 if self._false_arg(expr):
                     return False
-                if m.matches(expr.args[0].value, m.Name("True")):
+                if is_const(first_arg(expr), True):
                     return True
             if name in _GRAD_ON_CONTEXTS:
                 return True
         return None
 
-    def _is_optimizer(self, cls: cst.ClassDef) -> bool:
-        for base in cls.bases:
-            name = self.torch_name(base.value) or ""
-            if name.startswith("torch.optim."):
-                return True
-        return False
+    def _is_optimizer(self, cls: ast.ClassDef) -> bool:
+        return any((self.torch_name(base) or "").startswith("torch.optim.") for base in cls.bases)
 
     # ----------------------------------------------------------------- scope
-    def shared_name(self, target: cst.CSTNode) -> bool:
+    def shared_name(self, target: ast.AST) -> bool:
         """A name declared ``global``/``nonlocal`` here: others may hold its tensor."""
-        if not isinstance(target, cst.Name):
+        if not isinstance(target, ast.Name):
             return False
         owner = self.owner(target)
-        return not isinstance(owner, cst.Module) and target.value in self.flow(owner).declared
+        return not isinstance(owner, ast.Module) and target.id in self.flow(owner).declared
 
-    def rebinding_problem(self, target: cst.CSTNode) -> Optional[str]:
+    def rebinding_problem(self, target: ast.AST) -> Optional[str]:
         """Whether writing ``key = ...`` here would bind a name that is not already local."""
-        if not isinstance(target, cst.Name) or self.shared_name(target):
+        if not isinstance(target, ast.Name) or self.shared_name(target):
             return None  # attributes are stored through their object; declared names stay shared
-        if isinstance(self.owner(target), cst.Module):
+        for anc in self.ancestors(target):
+            if isinstance(anc, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.ClassDef)):
+                return None  # another scope than the function's
+            if isinstance(anc, OWNERS):
+                break
+        owner = self.owner(target)
+        if isinstance(owner, ast.Module):
             return None
-        scope = self._scopes.get(target)
-        if isinstance(scope, FunctionScope):
-            if not any(a.scope is scope for a in scope.assignments[target.value]):
-                return "non-local-name"
+        if target.id not in self.flow(owner).bindings:
+            return "non-local-name"
         return None
 
     # --------------------------------------------------------------- aliases
-    def alias_report(self, target: cst.CSTNode, stmt: cst.CSTNode) -> AliasReport:
+    def alias_report(self, target: ast.AST, stmt: ast.AST) -> AliasReport:
         """Would rebinding ``target`` at ``stmt`` hide the mutation from another name?"""
         key = target_key(target)
         owner = self.owner(stmt)
         flow = self.flow(owner)
         start, end = self.range(stmt)
 
-        if "." not in key and key in flow.params and isinstance(owner, cst.FunctionDef):
+        if "." not in key and key in flow.params and isinstance(owner, FUNCTIONS):
             rebound = [b for b in flow.bindings.get(key, []) if b.form != "param" and b.end <= start]
             if not rebound:
                 return AliasReport("param-mutation" if flow.returns_value else "mutation-as-output")
@@ -871,7 +1060,7 @@ class Judge:
             if source is not None:
                 (identity if how == "identity" else views).add(source)
         # Other keys bound from ``key`` (and not rebound since).
-        for other, bindings in flow.bindings.items():
+        for other in flow.bindings:
             if other == key:
                 continue
             ob = last_binding(other, at)
@@ -886,28 +1075,29 @@ class Judge:
         views.discard(key)
         return identity, views
 
-    def alias_source(self, value: Optional[cst.BaseExpression]) -> tuple:
+    def alias_source(self, value: Optional[ast.AST]) -> tuple:
         """(key, "identity" | "view") when ``value`` is ``key`` itself or shares its storage."""
         if value is None:
             return None, None
         key = target_key(value)
         if key is not None:
             return key, "identity"
-        if isinstance(value, cst.Subscript):
+        if isinstance(value, ast.Subscript):
             base = target_key(subscript_base(value))
             return (base, "view") if base else (None, None)
-        if isinstance(value, cst.Call):
+        if isinstance(value, ast.Call):
             func = value.func
-            if isinstance(func, cst.Attribute):
+            if isinstance(func, ast.Attribute):
                 recv = target_key(func.value)
-                method = func.attr.value
+                method = func.attr
                 if recv is not None and method in torch_api.INPLACE_METHODS:
                     return recv, "identity"
                 if recv is not None and method in VIEW_METHODS:
                     return recv, "view"
             name = self.torch_name(func)
-            if name in torch_api.INPLACE_FUNCTIONS and value.args:
-                first = target_key(value.args[0].value)
+            first = first_arg(value)
+            if name in torch_api.INPLACE_FUNCTIONS and first is not None:
+                first = target_key(first)
                 if first is not None:
                     return first, "identity"
         return None, None
@@ -923,7 +1113,7 @@ class Judge:
         return any(k.startswith(prefix) and self.used_after(flow, k, at) for k in flow.loads)
 
     # ----------------------------------------------------------------- dtype
-    def may_promote(self, target_key_: Optional[str], operands: Iterable[cst.BaseExpression]) -> bool:
+    def may_promote(self, target_key_: Optional[str], operands: Iterable[ast.AST]) -> bool:
         """Whether ``x = x op y`` could take another dtype than ``x op= y`` keeps."""
         if self.assume_same_dtype:
             return False
@@ -934,3 +1124,15 @@ class Judge:
                 return True
         return False
 
+
+def _block_field(parent: ast.AST, child: ast.AST):
+    """(parent, field) when ``child`` is a statement directly in one of ``parent``'s blocks."""
+    if not isinstance(child, (ast.stmt, ast.ExceptHandler)):
+        return None
+    for field in _BODIES:
+        stmts = getattr(parent, field, None)
+        if isinstance(stmts, list):
+            for s in stmts:
+                if s is child:
+                    return (id(parent), field)
+    return None

@@ -26,7 +26,7 @@ from pygls.lsp.server import LanguageServer
 
 from . import __version__
 from .config import ConfigError, Settings, load_settings
-from .engine import FileResult, process_source, single_edit
+from .engine import FileResult, add_edits, process_source
 from .findings import Finding, Status
 
 SOURCE = "inplacefix"
@@ -241,8 +241,8 @@ def code_actions(ls: InplacefixServer, params: lsp.CodeActionParams):
             if not ls.shown(f) or f.span.end_line < first or f.span.line > last:
                 continue
             diagnostic = _diagnostic(f)
-            if f.edit is None and f.fix is not None and result.wrapper is not None and f.cell is None:
-                f.edit = single_edit(result.wrapper.module, f)
+            if f.edit is None and f.plan is not None and f.cell is None:
+                add_edits(result, ls.workspace.get_text_document(uri).source.encode("utf-8", "surrogatepass"), [f])
             if f.edit is not None and (f.status is Status.SAFE or (f.status is Status.UNSAFE and ls.editor.unsafe_fixes)):
                 e = f.edit.span
                 unsafe = " (unsafe: may change behaviour)" if f.status is Status.UNSAFE else ""

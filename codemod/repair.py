@@ -93,7 +93,8 @@ def repair(target: str, settings: Optional[Settings] = None, max_rounds: int = 8
 
 def _repair_round(source: str, path: pathlib.Path, conflicts: List[Conflict], settings: Settings):
     # The run already knows which ops conflict: every candidate is considered, hazard or not.
-    analysed = process_source(source.encode("utf-8"), str(path), dataclasses.replace(settings, select=("ALL",)))
+    analysed = process_source(source.encode("utf-8"), str(path), dataclasses.replace(settings, select=("ALL",)),
+                              build_fixes=True)
     if analysed.error is not None:
         raise HarnessError(f"{path}: {analysed.error.message}")
     fixes, steps, used = [], [], set()

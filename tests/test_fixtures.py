@@ -33,7 +33,7 @@ def expected(path) -> dict:
     """Expected file name -> content (None: the file must not exist)."""
     data = path.read_bytes()
     case = path.name[: -len(".in.py")]
-    safe = process_source(data, path.name, SAFE, fix=True)
+    safe = process_source(data, path.name, SAFE, fix=True, build_fixes=True)
     unsafe = process_source(data, path.name, UNSAFE, fix=True)
     assert safe.error is None and unsafe.error is None, safe.error or unsafe.error
     original = data.decode("utf-8")

@@ -17,26 +17,33 @@ base is used later. Known non-tensors (ints, strings, containers) are never repo
 
 from __future__ import annotations
 
-import libcst as cst
+import ast
 
+from .. import _cst as cst
 from ..findings import Fix, Status
 from ..judgement import target_key
 from .base import InplacePass, code, fix_title, rebind
 
+_SYMBOLS = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+    ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|",
+    ast.BitXor: "^", ast.MatMult: "@",
+}
+
+# libcst's names (libcst itself is imported only when a fix is built).
 BINARY_FOR_AUG = {
-    cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
-    cst.DivideAssign: cst.Divide, cst.FloorDivideAssign: cst.FloorDivide,
-    cst.ModuloAssign: cst.Modulo, cst.PowerAssign: cst.Power, cst.LeftShiftAssign: cst.LeftShift,
-    cst.RightShiftAssign: cst.RightShift, cst.BitAndAssign: cst.BitAnd,
-    cst.BitOrAssign: cst.BitOr, cst.BitXorAssign: cst.BitXor,
-    cst.MatrixMultiplyAssign: cst.MatrixMultiply,
+    "AddAssign": "Add", "SubtractAssign": "Subtract", "MultiplyAssign": "Multiply",
+    "DivideAssign": "Divide", "FloorDivideAssign": "FloorDivide", "ModuloAssign": "Modulo",
+    "PowerAssign": "Power", "LeftShiftAssign": "LeftShift", "RightShiftAssign": "RightShift",
+    "BitAndAssign": "BitAnd", "BitOrAssign": "BitOr", "BitXorAssign": "BitXor",
+    "MatrixMultiplyAssign": "MatrixMultiply",
 }
 
 # Python's binding strength, low to high (https://docs.python.org/3/reference/expressions.html).
 _BINARY_PRECEDENCE = {
-    cst.BitOr: 6, cst.BitXor: 7, cst.BitAnd: 8, cst.LeftShift: 9, cst.RightShift: 9,
-    cst.Add: 10, cst.Subtract: 10, cst.Multiply: 11, cst.MatrixMultiply: 11, cst.Divide: 11,
-    cst.FloorDivide: 11, cst.Modulo: 11, cst.Power: 13,
+    "BitOr": 6, "BitXor": 7, "BitAnd": 8, "LeftShift": 9, "RightShift": 9, "Add": 10,
+    "Subtract": 10, "Multiply": 11, "MatrixMultiply": 11, "Divide": 11, "FloorDivide": 11,
+    "Modulo": 11, "Power": 13,
 }
 
 
@@ -44,7 +51,7 @@ def precedence(expr: cst.BaseExpression) -> int:
     if expr.lpar:
         return 100
     if isinstance(expr, cst.BinaryOperation):
-        return _BINARY_PRECEDENCE[type(expr.operator)]
+        return _BINARY_PRECEDENCE[type(expr.operator).__name__]
     if isinstance(expr, cst.UnaryOperation):
         return 4 if isinstance(expr.operator, cst.Not) else 12
     if isinstance(expr, cst.Comparison):
@@ -66,7 +73,7 @@ def right_operand(op: type, value: cst.BaseExpression) -> cst.BaseExpression:
     Equal precedence gets parentheses too (``x -= a - b`` -> ``x - (a - b)``), except for the
     right-associative ``**``; a unary operand of ``**`` needs none (``x ** -y``).
     """
-    mine, theirs = _BINARY_PRECEDENCE[op], precedence(value)
+    mine, theirs = _BINARY_PRECEDENCE[op.__name__], precedence(value)
     if op is cst.Power and (theirs >= mine or isinstance(value, cst.UnaryOperation)):
         return value
     if theirs > mine:
@@ -75,7 +82,7 @@ def right_operand(op: type, value: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def build_assignment(node: cst.AugAssign, also=()) -> cst.Assign:
-    op = BINARY_FOR_AUG[type(node.operator)]
+    op = getattr(cst, BINARY_FOR_AUG[type(node.operator).__name__])
     tight = not code(node.operator.whitespace_before) and not code(node.operator.whitespace_after)
     space = cst.SimpleWhitespace("" if tight else " ")  # `x+=1` -> `x=x+1`
     value = cst.BinaryOperation(
@@ -91,21 +98,21 @@ class AugAssignPass(InplacePass):
     NAME = "augmented-assignment"
     DESCRIPTION = "Rewrite `x op= y` on tensors as `x = x op y`."
 
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
         target = node.target
-        if isinstance(target, cst.Subscript):
+        if isinstance(target, ast.Subscript):
             return  # IPF004 clones the base instead
         verdict = self.judge.assess(node, target, operands=[node.value], creates_binding=False)
         if verdict.status is None:
             return
         hazard = self.hazard(node, target) if verdict.status is not Status.SKIPPED else None
-        op = code(node.operator).strip()
-        name = code(target)
-        message = f"In-place `{op}` on `{name}`"
+        message = f"In-place `{_SYMBOLS[type(node.op)]}=` on `{self.code(target)}`"
+        plan = None
         if verdict.status in (Status.SAFE, Status.UNSAFE) and target_key(target):
             also = verdict.also_rebind
-            fix = Fix(node, lambda n, also=also: build_assignment(n, also),
-                      fix_title(build_assignment(node, also)))
-            self.report(node, message, verdict.status, verdict.reason, fix, hazard=hazard)
-        else:
-            self.report(node, message, verdict.status, verdict.reason, hazard=hazard)
+
+            def make(aug: cst.AugAssign, site, also=also) -> Fix:
+                return Fix(aug, lambda n: build_assignment(n, also), fix_title(build_assignment(aug, also)))
+
+            plan = self.plan(node, "AugAssign", make)
+        self.report(node, message, verdict.status, verdict.reason, plan, hazard=hazard)

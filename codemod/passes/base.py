@@ -1,118 +1,81 @@
-"""What every pass shares: reporting findings and applying the fixes it is allowed to apply.
+"""What every pass shares: reporting findings, and building their fixes on libcst's tree.
 
-A pass is a libcst ``VisitorBasedCodemodCommand``. Its ``visit_*`` methods only look and call
-:meth:`InplacePass.report`; the base class turns the reports into edits. Run on its own (for
-instance by libcst's codemod tooling), a pass applies its own safe fixes. Run by the engine,
-all passes only report on one shared metadata wrapper (``apply_fixes=False``), so positions
-refer to the original file and metadata is computed once; the engine then applies the chosen
-fixes of all passes in one traversal with :class:`FixApplier`.
+A pass decides on CPython's ``ast`` (cheap to parse and walk, so every file can be screened
+and analysed): its ``visit_<AstNode>`` methods look, ask the shared :class:`Judge`, and call
+:meth:`InplacePass.report`. A finding that offers a fix carries a :class:`Plan`: where the
+libcst node it replaces starts, and how to build the replacement from that node. Only when a
+fix is wanted (``fix``, edits for an editor or JSON) is the file parsed by libcst, the plans
+turned into :class:`~codemod.findings.Fix` objects (``codemod.fixing``), and all of them
+applied in one traversal by ``fixing.FixApplier`` — lossless, comments and formatting kept.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+import ast
+import dataclasses
+from typing import Callable, Iterable, Optional
 
-import libcst as cst
-from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
-from libcst.metadata import (
-    ParentNodeProvider,
-    PositionProvider,
-    QualifiedNameProvider,
-    ScopeProvider,
-)
-
+from .. import _cst as cst
 from ..findings import Finding, Fix, Span, Status
 from ..judgement import Judge
 
 
-class FixApplier(cst.CSTTransformer):
-    """Replaces nodes, by identity of the original, with what their fixes build.
+class FixSite:
+    """What a plan may ask about libcst's tree besides its own node."""
 
-    Several fixes may target one node (two insertions into one line); they run in descending
-    ``Fix.order`` so that positional insertions do not shift each other.
-    """
-
-    def __init__(self, fixes: Iterable[Fix]) -> None:
-        super().__init__()
-        self._fixes: dict = {}
-        for fix in fixes:
-            self._fixes.setdefault(id(fix.node), []).append(fix)
-        for group in self._fixes.values():
-            group.sort(key=lambda f: f.order, reverse=True)
-
-    def hazard(self, node: cst.CSTNode, target: Optional[cst.BaseExpression]) -> Optional[str]:
-        """Why the in-place write at ``node`` into ``target`` breaks autograd, if it does."""
-        return self.judge.hazards.explain(node, target) if target is not None else None
-
-    def on_leave(self, original_node, updated_node):
-        result = updated_node
-        for fix in self._fixes.get(id(original_node), ()):
-            if not isinstance(result, cst.CSTNode):
-                break  # a flattened result takes no further edits; such a fix is built last
-            result = fix.build(result)
-        return result
+    def container(self, stmt: cst.BaseSmallStatement) -> tuple:
+        """The line or suite holding the small statement ``stmt``, and its index there."""
+        raise NotImplementedError
 
 
-class InplacePass(VisitorBasedCodemodCommand):
+@dataclasses.dataclass
+class Plan:
+    """A fix decided on the ``ast``, to be built on libcst's tree of the same file."""
+
+    anchor: tuple  # (line, character column) where the libcst node to build from starts
+    node_type: str  # the name of that node's libcst type ("AugAssign", "Arg"...)
+    make: Callable[[cst.CSTNode, FixSite], Fix]
+
+
+class InplacePass:
     CODE = ""
     NAME = ""
-    METADATA_DEPENDENCIES = (
-        PositionProvider,
-        ParentNodeProvider,
-        ScopeProvider,
-        QualifiedNameProvider,
-    )
+    DESCRIPTION = ""
 
-    def __init__(
-        self,
-        context: CodemodContext,
-        judge: Optional[Judge] = None,
-        apply_fixes: bool = True,
-        unsafe_fixes: bool = False,
-    ) -> None:
-        super().__init__(context)
-        self._judge = judge
-        self.apply_fixes = apply_fixes
-        self.unsafe_fixes = unsafe_fixes
+    def __init__(self, judge: Judge) -> None:
+        self.judge = judge
+        self.source = judge.source
         self.findings: list = []
-        self._applier = FixApplier(())
-
-    @property
-    def judge(self) -> Judge:
-        if self._judge is None:
-            self._judge = Judge(self.context.wrapper)
-        return self._judge
 
     def report(
         self,
-        node: cst.CSTNode,
+        node: ast.AST,
         message: str,
         status: Status,
         reason: Optional[str] = None,
-        fix: Optional[Fix] = None,
+        plan: Optional[Plan] = None,
         hazard: Optional[str] = None,
     ) -> Finding:
         """Record a finding; with ``hazard`` (why it breaks backward) it gets the hazard code."""
-        pos = self.judge.position(node)
-        span = Span(pos.start.line, pos.start.column, pos.end.line, pos.end.column)
+        span = Span(*self.source.char_span(node))
         code = self.CODE
         if hazard and status is not Status.SKIPPED:
             code, message = hazard_code(self.CODE), f"{message}: {hazard}"
-        finding = Finding(code, message, span, status, reason, fix)
+        finding = Finding(code, message, span, status, reason, plan=plan)
         self.findings.append(finding)
-        if self.apply_fixes and finding.applies(self.unsafe_fixes):
-            self._applier._fixes.setdefault(id(fix.node), []).append(fix)
         return finding
 
-    def hazard(self, node: cst.CSTNode, target: Optional[cst.BaseExpression]) -> Optional[str]:
+    def plan(self, node: ast.AST, node_type: str, make: Callable[[cst.CSTNode, FixSite], Fix]) -> Plan:
+        """A plan to build a fix from the libcst node of type ``node_type`` where ``node`` starts."""
+        return Plan((node.lineno, self.source.char_column(node.lineno, node.col_offset)), node_type, make)
+
+    def hazard(self, node: ast.AST, target: Optional[ast.AST]) -> Optional[str]:
         """Why the in-place write at ``node`` into ``target`` breaks autograd, if it does."""
         return self.judge.hazards.explain(node, target) if target is not None else None
 
-    def on_leave(self, original_node, updated_node):
-        result = super().on_leave(original_node, updated_node)
-        if self.apply_fixes and isinstance(result, cst.CSTNode):
-            result = self._applier.on_leave(original_node, result)
-        return result
+    def code(self, node: ast.AST) -> str:
+        """Source text of a node, for messages."""
+        return self.source.segment(node)
 
 
 def hazard_code(code: str) -> str:
@@ -121,7 +84,7 @@ def hazard_code(code: str) -> str:
 
 
 def code(node: cst.CSTNode) -> str:
-    """Source text of a node, for messages."""
+    """Source text of a libcst node."""
     return cst.Module([]).code_for_node(node)
 
 

@@ -16,18 +16,31 @@ change (``input-used-later``). ``inplace=<variable>`` is reported without a fix 
 
 from __future__ import annotations
 
+import ast
 from typing import Optional
 
-import libcst as cst
-import libcst.matchers as m
-
+from .. import _cst as cst
 from .. import torch_api
 from ..findings import Fix, Status
-from ..judgement import target_key
-from .base import InplacePass, code, fix_title, rebind
+from ..judgement import is_const, target_key
+from .base import InplacePass, fix_title, rebind
 
 
-def find_inplace_arg(call: cst.Call, index: int) -> Optional[cst.Arg]:
+def find_inplace_arg(call: ast.Call, index: int) -> Optional[ast.AST]:
+    """The ``inplace`` argument: its keyword, or the positional expression at ``index``."""
+    for keyword in call.keywords:
+        if keyword.arg == "inplace":
+            return keyword
+    positional = []
+    for arg in call.args:
+        if isinstance(arg, ast.Starred):
+            break
+        positional.append(arg)
+    return positional[index] if index < len(positional) else None
+
+
+def find_inplace_cst_arg(call: cst.Call, index: int) -> Optional[cst.Arg]:
+    """The same argument in libcst's tree."""
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "inplace":
             return arg
@@ -39,7 +52,7 @@ def find_inplace_arg(call: cst.Call, index: int) -> Optional[cst.Arg]:
     return positional[index] if index < len(positional) else None
 
 
-def turn_off(arg: cst.Arg) -> Fix:
+def turn_off(arg: cst.Arg, site=None) -> Fix:
     """``inplace=True`` -> ``inplace=False``; a positional ``True`` -> ``False``."""
     title = "Rewrite as `inplace=False`" if arg.keyword else "Pass `False` for `inplace`"
     return Fix(arg, lambda a: a.with_changes(value=cst.Name("False")), title)
@@ -57,59 +70,66 @@ class InplaceArgPass(InplacePass):
     NAME = "inplace-argument"
     DESCRIPTION = "Turn `inplace=True` off on torch activations and dropouts."
 
-    def visit_Call(self, node: cst.Call) -> None:
+    def visit_Call(self, node: ast.Call) -> None:
         name = self.judge.torch_name(node.func)
         index = torch_api.INPLACE_PARAM_CALLABLES.get(name)
         if index is None:
             return
         arg = find_inplace_arg(node, index)
-        if arg is None or m.matches(arg.value, m.Name("False")):
+        if arg is None:
+            return
+        value = arg.value if isinstance(arg, ast.keyword) else arg
+        if is_const(value, False):
             return
         short = name.rsplit(".", 1)[-1]
-        message = f"`{short}` runs in place (`{code(arg).strip().rstrip(',')}`)"
+        message = f"`{short}` runs in place (`{self.code(arg).strip().rstrip(',')}`)"
         constructor = short[:1].isupper()
+        first = node.args[0] if node.args and node.args[0] is not arg else None
         if constructor:
             hazard = self.judge.hazards.explain_module(node)
         else:
-            first = node.args[0] if node.args and node.args[0] is not arg else None
-            usable = first is not None and not first.star and first.keyword is None
-            hazard = self.hazard(node, first.value) if usable else None
-        if not m.matches(arg.value, m.Name("True")):
+            usable = first is not None and not isinstance(first, ast.Starred)
+            hazard = self.hazard(node, first) if usable else None
+        if not is_const(value, True):
             self.report(arg, message, Status.MANUAL, "dynamic-inplace", hazard=hazard)
         elif constructor:
             self._constructor(node, arg, message, hazard)
         else:
-            self._functional(node, arg, message, hazard)
+            self._functional(node, arg, index, message, hazard)
+
+    def _turn_off(self, arg: ast.AST):
+        return self.plan(arg, "Arg", turn_off)
 
     # nn.ReLU(inplace=True): fixed where the module is built.
-    def _constructor(self, node: cst.Call, arg: cst.Arg, message: str, hazard) -> None:
+    def _constructor(self, node: ast.Call, arg: ast.AST, message: str, hazard) -> None:
         status, reason = Status.SAFE, None
         if self._result_discarded_somewhere(node):
             status, reason = Status.UNSAFE, "mutation-relied-on"
-        self.report(arg, message, status, reason, turn_off(arg), hazard=hazard)
+        self.report(arg, message, status, reason, self._turn_off(arg), hazard=hazard)
 
-    def _result_discarded_somewhere(self, node: cst.Call) -> bool:
+    def _result_discarded_somewhere(self, node: ast.Call) -> bool:
         """Is the module built here ever called as a bare statement (``self.act(x)``)?"""
         parent = self.judge.parent(node)
-        if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
+        if not isinstance(parent, ast.Assign) or len(parent.targets) != 1:
             return False
-        key = target_key(parent.targets[0].target)
+        key = target_key(parent.targets[0])
         if key is None:
             return False
         scope = self.judge.enclosing_class(node) if key.startswith("self.") else self.judge.owner(node)
         if scope is None:
             return False
-        return any(isinstance(self.judge.parent(c), cst.Expr) for c in self.judge.calls_in(scope).get(key, []))
+        return any(isinstance(self.judge.parent(c), ast.Expr) for c in self.judge.calls_in(scope).get(key, []))
 
     # F.relu(x, inplace=True): the input stops being mutated.
-    def _functional(self, node: cst.Call, arg: cst.Arg, message: str, hazard) -> None:
+    def _functional(self, node: ast.Call, arg: ast.AST, index: int, message: str, hazard) -> None:
         first = node.args[0] if node.args and node.args[0] is not arg else None
-        if first is not None and (first.star or first.keyword is not None):
-            self.report(node, message, Status.UNSAFE, "input-used-later", turn_off(arg), hazard=hazard)
+        if first is None and node.keywords and node.keywords[0] is not arg:
+            first = node.keywords[0]
+        if isinstance(first, (ast.Starred, ast.keyword)):
+            self.report(node, message, Status.UNSAFE, "input-used-later", self._turn_off(arg), hazard=hazard)
             return  # the input is hidden in *args or passed by keyword: it may be read later
-        first = first.value if first is not None else None
         parent = self.judge.parent(node)
-        if isinstance(parent, cst.Expr):  # a statement: it relies on the mutation
+        if isinstance(parent, ast.Expr):  # a statement: it relies on the mutation
             if first is None or target_key(first) is None:
                 self.report(node, message, Status.MANUAL, "unsupported-target", hazard=hazard)
                 return
@@ -118,17 +138,19 @@ class InplaceArgPass(InplacePass):
             )
             if verdict.status is None:
                 return
+            plan = None
             if verdict.status in (Status.SAFE, Status.UNSAFE):
                 also = verdict.also_rebind
 
                 def build(expr: cst.Expr, also=also) -> cst.Assign:
-                    call = without_arg(expr.value, arg)
+                    call = without_arg(expr.value, find_inplace_cst_arg(expr.value, index))
                     return rebind([call.args[0].value.deep_clone()], call, also, like=expr)
 
-                fix = Fix(parent, build, fix_title(build(parent)))
-                self.report(node, message, verdict.status, verdict.reason, fix, hazard=hazard)
-            else:
-                self.report(node, message, verdict.status, verdict.reason, hazard=hazard)
+                def make(expr: cst.Expr, site) -> Fix:
+                    return Fix(expr, build, fix_title(build(expr)))
+
+                plan = self.plan(parent, "Expr", make)
+            self.report(node, message, verdict.status, verdict.reason, plan, hazard=hazard)
             return
         status, reason = Status.SAFE, None
         if first is not None and target_key(first) is not None:
@@ -142,15 +164,15 @@ class InplaceArgPass(InplacePass):
             if intended:
                 self.report(node, message, Status.SKIPPED, intended, hazard=hazard)
                 return
-        self.report(node, message, status, reason, turn_off(arg), hazard=hazard)
+        self.report(node, message, status, reason, self._turn_off(arg), hazard=hazard)
 
-    def _input_still_needed(self, node: cst.Call, first: cst.BaseExpression):
+    def _input_still_needed(self, node: ast.Call, first: ast.AST):
         stmt = self.judge.statement_of(node)
         report = self.judge.alias_report(first, stmt)
         if report.reason in ("param-mutation", "mutation-as-output"):
             return Status.UNSAFE, "param-mutation"
-        rebinds_input = isinstance(stmt, cst.Assign) and any(
-            target_key(t.target) == target_key(first) for t in stmt.targets
+        rebinds_input = isinstance(stmt, ast.Assign) and any(
+            target_key(t) == target_key(first) for t in stmt.targets
         )
         owner = self.judge.owner(node)
         flow = self.judge.flow(owner)

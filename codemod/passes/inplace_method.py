@@ -18,12 +18,12 @@ name that is not local to the function (``non-local-name``), or ``nn.Parameter``
 
 from __future__ import annotations
 
-import libcst as cst
-import libcst.matchers as m
+import ast
 
+from .. import _cst as cst
 from .. import torch_api
 from ..findings import Fix, Status
-from ..judgement import Kind, subscript_base, target_key
+from ..judgement import Kind, first_arg, subscript_base, target_key
 from .base import InplacePass, code, fix_title, rebind
 
 # Factories make a fresh tensor that nothing has saved: in place on it is never a conflict.
@@ -36,7 +36,15 @@ _FACTORIES = {
 _EQUIVALENTS = {"zero_": ("torch.zeros_like({x})", False), "fill_": ("torch.full_like({x}, {a})", True)}
 
 
-def is_inplace_method_call(node: cst.CSTNode) -> bool:
+def is_inplace_method_call(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in torch_api.INPLACE_METHODS
+    )
+
+
+def is_inplace_method_cst_call(node) -> bool:
     return (
         isinstance(node, cst.Call)
         and isinstance(node.func, cst.Attribute)
@@ -49,7 +57,7 @@ class InplaceMethodPass(InplacePass):
     NAME = "inplace-method"
     DESCRIPTION = "Rewrite in-place tensor methods and functions out of place."
 
-    def visit_Call(self, node: cst.Call) -> None:
+    def visit_Call(self, node: ast.Call) -> None:
         name = self.judge.torch_name(node.func)
         if name is not None:
             if name.startswith("torch.nn.init.") and name.endswith("_"):
@@ -60,26 +68,26 @@ class InplaceMethodPass(InplacePass):
         if is_inplace_method_call(node) and not self._is_chain_link(node):
             self._method_form(node)
 
-    def _is_chain_link(self, node: cst.Call) -> bool:
+    def _is_chain_link(self, node: ast.Call) -> bool:
         """``x.mul_(2)`` inside ``x.mul_(2).add_(1)``: the outer call reports the chain."""
         attr = self.judge.parent(node)
-        outer = self.judge.parent(attr) if isinstance(attr, cst.Attribute) else None
+        outer = self.judge.parent(attr) if isinstance(attr, ast.Attribute) else None
         return is_inplace_method_call(outer) and outer.func is attr
 
     # ------------------------------------------------------------ x.add_(y)
-    def _method_form(self, node: cst.Call) -> None:
+    def _method_form(self, node: ast.Call) -> None:
         chain, base = [], node
         while is_inplace_method_call(base):
             chain.append(base)
             base = base.func.value
         chain.reverse()  # innermost first
-        methods = [c.func.attr.value for c in chain]
-        message = f"In-place `{'().'.join(methods)}()` on `{code(base)}`"
+        methods = [c.func.attr for c in chain]
+        message = f"In-place `{'().'.join(methods)}()` on `{self.code(base)}`"
         hazard = self.hazard(node, base)
-        if isinstance(subscript_base(base), cst.Subscript) or isinstance(base, cst.Subscript):
+        if isinstance(subscript_base(base), ast.Subscript) or isinstance(base, ast.Subscript):
             return  # IPF004 clones the subscripted tensor
         if target_key(base) is None:
-            if isinstance(base, cst.Call) and self._is_factory(base):
+            if isinstance(base, ast.Call) and self._is_factory(base):
                 return
             intended = self.judge.intended_reason(node, base)
             if intended:
@@ -88,8 +96,8 @@ class InplaceMethodPass(InplacePass):
             self.report(node, message, Status.MANUAL, "unsupported-target", hazard=hazard)
             return
         operands = [
-            a.value for c in chain for a in c.args
-            if c.func.attr.value[:-1] not in torch_api.SAME_DTYPE_TWINS
+            a for c in chain for a in (*c.args, *(k.value for k in c.keywords))
+            if c.func.attr[:-1] not in torch_api.SAME_DTYPE_TWINS
         ]
         verdict = self.judge.assess(node, base, operands=operands, known_tensor=True)
         if verdict.status is None:
@@ -97,26 +105,27 @@ class InplaceMethodPass(InplacePass):
         if verdict.status not in (Status.SAFE, Status.UNSAFE):
             self.report(node, message, verdict.status, verdict.reason, hazard=hazard)
             return
-        convert = self._converter(chain, base)
+        convert = self._converter(chain)
         if convert is None:
             self.report(node, message, Status.MANUAL, "no-twin", hazard=hazard)
             return
         self._report_with_context(node, base, convert, message, verdict, hazard)
 
-    def _is_factory(self, call: cst.Call) -> bool:
+    def _is_factory(self, call: ast.Call) -> bool:
         name = self.judge.torch_name(call.func) or ""
         return name.startswith("torch.") and name.rsplit(".", 1)[-1] in _FACTORIES
 
-    def _converter(self, chain, base):
-        """A function from the (updated) call to its out-of-place form, or None."""
-        if all(torch_api.INPLACE_METHODS[c.func.attr.value] for c in chain):
+    def _converter(self, chain):
+        """A function from the (updated) libcst call to its out-of-place form, or None."""
+        if all(torch_api.INPLACE_METHODS[c.func.attr] for c in chain):
             return out_of_place_chain
-        method = chain[0].func.attr.value
+        method = chain[0].func.attr
         if len(chain) == 1 and method in _EQUIVALENTS and self._torch_imported():
             template, needs_number = _EQUIVALENTS[method]
-            args = chain[0].args
+            call = chain[0]
             if needs_number and not (
-                len(args) == 1 and not args[0].keyword and self.judge.kind(args[0].value) is Kind.SCALAR
+                len(call.args) == 1 and not call.keywords and not isinstance(call.args[0], ast.Starred)
+                and self.judge.kind(call.args[0]) is Kind.SCALAR
             ):
                 return None
             return lambda call: cst.parse_expression(template.format(
@@ -125,38 +134,37 @@ class InplaceMethodPass(InplacePass):
         return None
 
     def _torch_imported(self) -> bool:
-        for stmt in self.judge.module.body:
-            if m.matches(stmt, m.SimpleStatementLine(body=[m.Import()])):
-                for alias in stmt.body[0].names:
-                    if m.matches(alias, m.ImportAlias(name=m.Name("torch"), asname=None)):
-                        return True
-        return False
+        return any(
+            isinstance(stmt, ast.Import) and any(a.name == "torch" and a.asname is None for a in stmt.names)
+            for stmt in self.judge.module.body
+        )
 
     # ----------------------------------------------------------- torch.relu_(x)
-    def _function_form(self, node: cst.Call, name: str) -> None:
+    def _function_form(self, node: ast.Call, name: str) -> None:
         short = name.rsplit(".", 1)[-1]
-        if not node.args or node.args[0].keyword or node.args[0].star:
+        if not node.args or isinstance(node.args[0], ast.Starred):
             return
-        target = node.args[0].value
-        message = f"In-place `{short}()` on `{code(target)}`"
+        target = node.args[0]
+        message = f"In-place `{short}()` on `{self.code(target)}`"
         hazard = self.hazard(node, target)
-        if isinstance(target, cst.Subscript):
+        if isinstance(target, ast.Subscript):
             return  # IPF004 clones the subscripted tensor
         twin = torch_api.INPLACE_FUNCTIONS[name]
         verdict = self.judge.assess(
-            node, target, operands=[a.value for a in node.args[1:]], known_tensor=True
+            node, target, operands=[*node.args[1:], *(k.value for k in node.keywords)], known_tensor=True
         )
         if verdict.status is None:
             return
         if verdict.status not in (Status.SAFE, Status.UNSAFE):
             self.report(node, message, verdict.status, verdict.reason, hazard=hazard)
             return
-        if twin is None or not isinstance(node.func, cst.Attribute):
+        if twin is None or not isinstance(node.func, ast.Attribute):
             self.report(node, message, Status.MANUAL, "no-twin", hazard=hazard)
             return
-        twin_name = cst.Name(twin.rsplit(".", 1)[-1])
+        twin_name = twin.rsplit(".", 1)[-1]
         self._report_with_context(
-            node, target, lambda call: call.with_changes(func=call.func.with_changes(attr=twin_name)),
+            node, target,
+            lambda call: call.with_changes(func=call.func.with_changes(attr=cst.Name(twin_name))),
             message, verdict, hazard,
         )
 
@@ -164,37 +172,43 @@ class InplaceMethodPass(InplacePass):
     def _report_with_context(self, node, target, convert, message, verdict, hazard) -> None:
         """Keep the bindings the in-place call had, by where the call stands.
 
-        ``convert`` maps the call, as updated by fixes inside it, to its out-of-place form.
+        ``convert`` maps the libcst call, as updated by fixes inside it, to its out-of-place form.
         """
         parent = self.judge.parent(node)
         also = verdict.also_rebind
-        if isinstance(parent, cst.Expr):
+        key = target_key(target)
+        if isinstance(parent, ast.Expr):
             def build(stmt):
-                return rebind([target.deep_clone()], convert(stmt.value), also, like=stmt)
-        elif isinstance(parent, cst.Assign) and all(target_key(t.target) for t in parent.targets):
-            keys = {target_key(t.target) for t in parent.targets}
-            extra = [] if target_key(target) in keys else [target.deep_clone()]
-            extra += [cst.parse_expression(k) for k in also if k not in keys]
+                return rebind([cst.parse_expression(key)], convert(stmt.value), also, like=stmt)
+            kind = "Expr"
+        elif isinstance(parent, ast.Assign) and all(target_key(t) for t in parent.targets):
+            keys = {target_key(t) for t in parent.targets}
+            extra = ([] if key in keys else [key]) + [k for k in also if k not in keys]
 
             def build(stmt):
                 return stmt.with_changes(
-                    targets=[*stmt.targets, *(cst.AssignTarget(e.deep_clone()) for e in extra)],
+                    targets=[*stmt.targets, *(cst.AssignTarget(cst.parse_expression(e)) for e in extra)],
                     value=convert(stmt.value),
                 )
-        elif isinstance(parent, cst.Return) and isinstance(target, cst.Name) and not also:
+            kind = "Assign"
+        elif isinstance(parent, ast.Return) and isinstance(target, ast.Name) and not also:
             def build(stmt):
                 return stmt.with_changes(value=convert(stmt.value))
+            kind = "Return"
         else:
             self.report(node, message, Status.MANUAL, "nested-call", hazard=hazard)
             return
-        self.report(node, message, verdict.status, verdict.reason,
-                    Fix(parent, build, fix_title(build(parent))), hazard=hazard)
+
+        def make(stmt, site) -> Fix:
+            return Fix(stmt, build, fix_title(build(stmt)))
+
+        self.report(node, message, verdict.status, verdict.reason, self.plan(parent, kind, make), hazard=hazard)
 
 
-def out_of_place_chain(call: cst.Call) -> cst.BaseExpression:
-    """``x.mul_(a).add_(b)`` -> ``x.mul(a).add(b)``."""
+def out_of_place_chain(call):
+    """``x.mul_(a).add_(b)`` -> ``x.mul(a).add(b)`` (on libcst's tree)."""
     links, base = [], call
-    while is_inplace_method_call(base):
+    while is_inplace_method_cst_call(base):
         links.append(base)
         base = base.func.value
     expr = base

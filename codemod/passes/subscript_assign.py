@@ -16,15 +16,14 @@ attributes, or for names that are not local to the function.
 
 from __future__ import annotations
 
+import ast
 from typing import Optional
 
-import libcst as cst
-import libcst.matchers as m
-
+from .. import _cst as cst
 from .. import torch_api
 from ..findings import Fix, Status
 from ..judgement import Kind, subscript_base, target_key
-from .base import InplacePass, code, fix_title, rebind
+from .base import InplacePass, fix_title, rebind
 
 
 class SubscriptAssignPass(InplacePass):
@@ -32,122 +31,128 @@ class SubscriptAssignPass(InplacePass):
     NAME = "subscript-assignment"
     DESCRIPTION = "Clone a tensor before assigning into a subscript or slice of it."
 
-    def visit_Assign(self, node: cst.Assign) -> None:
+    def visit_Assign(self, node: ast.Assign) -> None:
         for t in node.targets:
-            if isinstance(t.target, cst.Subscript):
-                self._candidate(node, t.target)
+            if isinstance(t, ast.Subscript):
+                self._candidate(node, t)
                 return
 
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if isinstance(node.target, cst.Subscript):
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if isinstance(node.target, ast.Subscript):
             self._candidate(node, node.target)
 
-    def visit_Call(self, node: cst.Call) -> None:
+    def visit_Call(self, node: ast.Call) -> None:
         func = node.func
-        receiver: Optional[cst.BaseExpression] = None
+        receiver: Optional[ast.AST] = None
         name = self.judge.torch_name(func)
         if name is not None:
             if name in torch_api.INPLACE_FUNCTIONS and node.args:
-                receiver = node.args[0].value
-        elif isinstance(func, cst.Attribute) and func.attr.value in torch_api.INPLACE_METHODS:
+                receiver = node.args[0]
+        elif isinstance(func, ast.Attribute) and func.attr in torch_api.INPLACE_METHODS:
             receiver = func.value
-        if isinstance(receiver, cst.Subscript):
+        if isinstance(receiver, ast.Subscript):
             self._candidate(node, receiver)
 
-    def _candidate(self, node: cst.CSTNode, target: cst.Subscript) -> None:
+    def _candidate(self, node: ast.AST, target: ast.Subscript) -> None:
         base = subscript_base(target)
         stmt = self.judge.statement_of(node)
-        message = f"Write into part of `{code(base)}`"
+        message = f"Write into part of `{self.code(base)}`"
         if self._string_index(target):
             return  # d["key"]: a mapping, not a tensor
-        if target_key(base) is not None and self._already_cloned(stmt, target_key(base)):
+        key = target_key(base)
+        if key is not None and self._already_cloned(stmt, key):
             return
         verdict = self.judge.assess(node, base, require_known=True, dtype_neutral=True)
         if verdict.status is None:
             return
         hazard = self.hazard(node, base) if verdict.status is not Status.SKIPPED else None
-        container, index = self._container(stmt)
-        if verdict.status in (Status.SAFE, Status.UNSAFE) and container is not None:
-            clone = rebind(
-                [base.deep_clone()],
-                cst.Call(func=cst.Attribute(value=base.deep_clone(), attr=cst.Name("clone"))),
-                verdict.also_rebind,
-            )
+        if verdict.status in (Status.SAFE, Status.UNSAFE) and self._in_a_line(stmt):
+            also = verdict.also_rebind
             # `h[t] = f(h)`: the value is computed first and may save (a view of) `h` for
             # backward, so it must be computed before the clone, not from it.
             temp = None
-            if isinstance(stmt, (cst.Assign, cst.AugAssign)) and reads(stmt.value, target_key(base)):
-                temp = self.judge.fresh_name(f"{target_key(base).rsplit('.', 1)[-1]}_value")
-            fix = Fix(container, lambda c: insert_before(c, index, clone, temp),
-                      fix_title(clone, "Insert"), order=index)
-            self.report(node, message, verdict.status, verdict.reason, fix, hazard=hazard)
+            if isinstance(stmt, (ast.Assign, ast.AugAssign)) and reads(stmt.value, key):
+                temp = self.judge.fresh_name(f"{key.rsplit('.', 1)[-1]}_value")
+
+            def make(small, site) -> Fix:
+                container, index = site.container(small)
+                clone = rebind(
+                    [cst.parse_expression(key)],
+                    cst.Call(func=cst.Attribute(value=cst.parse_expression(key), attr=cst.Name("clone"))),
+                    also,
+                )
+                return Fix(container, lambda c: insert_before(c, index, clone, temp),
+                           fix_title(clone, "Insert"), order=index)
+
+            plan = self.plan(stmt, "BaseSmallStatement", make)
+            self.report(node, message, verdict.status, verdict.reason, plan, hazard=hazard)
         else:
             self.report(node, message, verdict.status, verdict.reason or "unsupported-target", hazard=hazard)
 
-    def _string_index(self, target: cst.Subscript) -> bool:
+    @staticmethod
+    def _string_index(target: ast.Subscript) -> bool:
+        index = target.slice
+        elements = index.elts if isinstance(index, ast.Tuple) else [index]
         return any(
-            isinstance(el.slice, cst.Index) and self.judge.kind(el.slice.value) is Kind.OTHER
-            and isinstance(el.slice.value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString))
-            for el in target.slice
+            isinstance(el, ast.JoinedStr) or (isinstance(el, ast.Constant) and isinstance(el.value, str))
+            for el in elements
         )
 
-    def _container(self, stmt: cst.CSTNode):
-        """The line or suite holding ``stmt``, and its index there."""
-        parent = self.judge.parent(stmt)
-        if isinstance(parent, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            for i, small in enumerate(parent.body):
-                if small is stmt:
-                    return parent, i
-        return None, 0
+    def _in_a_line(self, stmt: ast.AST) -> bool:
+        """A simple statement (one that sits in a line or suite libcst can insert into)."""
+        return not isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith,
+                                     ast.Try, ast.TryStar, ast.FunctionDef, ast.AsyncFunctionDef,
+                                     ast.ClassDef, ast.Match))
 
-    def _already_cloned(self, stmt: cst.CSTNode, key: str) -> bool:
+    def _already_cloned(self, stmt: ast.AST, key: str) -> bool:
         """Right after ``key = key.clone()``, or after a write into ``key`` that gets one."""
         prev = self._previous_statement(stmt)
-        if m.matches(prev, m.Assign(value=m.Call(func=m.Attribute(attr=m.Name("clone")), args=[]))):
+        if (
+            isinstance(prev, ast.Assign) and isinstance(prev.value, ast.Call)
+            and isinstance(prev.value.func, ast.Attribute) and prev.value.func.attr == "clone"
+            and not prev.value.args and not prev.value.keywords
+        ):
             return (
-                any(target_key(t.target) == key for t in prev.targets)
+                any(target_key(t) == key for t in prev.targets)
                 and target_key(prev.value.func.value) == key
             )
         return prev is not None and self._writes_into(prev, key)
 
-    def _writes_into(self, stmt: cst.CSTNode, key: str) -> bool:
+    @staticmethod
+    def _writes_into(stmt: ast.AST, key: str) -> bool:
         """``key[...] = v`` / ``key[...] op= v`` whose value does not read ``key``."""
-        if isinstance(stmt, cst.Assign):
-            targets, value = [t.target for t in stmt.targets], stmt.value
-        elif isinstance(stmt, cst.AugAssign):
+        if isinstance(stmt, ast.Assign):
+            targets, value = stmt.targets, stmt.value
+        elif isinstance(stmt, ast.AugAssign):
             targets, value = [stmt.target], stmt.value
         else:
             return False
-        if len(targets) != 1 or not isinstance(targets[0], cst.Subscript):
+        if len(targets) != 1 or not isinstance(targets[0], ast.Subscript):
             return False
         if target_key(subscript_base(targets[0])) != key:
             return False
-        reads = m.findall(value, m.Name() | m.Attribute())
-        return not any(target_key(r) == key for r in reads)
+        return not reads(value, key)
 
-    def _previous_statement(self, stmt: cst.CSTNode) -> Optional[cst.CSTNode]:
-        container = self.judge.parent(stmt)
-        if isinstance(container, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            i = next(i for i, s in enumerate(container.body) if s is stmt)
-            if i > 0:
-                return container.body[i - 1]
-            if isinstance(container, cst.SimpleStatementSuite):
-                return None
-            block = self.judge.parent(container)
-            body = getattr(block, "body", None)
-            if isinstance(block, (cst.IndentedBlock, cst.Module)) and isinstance(body, (list, tuple)):
-                j = next(j for j, s in enumerate(body) if s is container)
-                if j > 0 and isinstance(body[j - 1], cst.SimpleStatementLine):
-                    return body[j - 1].body[-1]
+    def _previous_statement(self, stmt: ast.AST) -> Optional[ast.AST]:
+        """The simple statement just before ``stmt`` in its block, if there is one."""
+        parent = self.judge.parent(stmt)
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(parent, field, None)
+            if isinstance(stmts, list):
+                for i, s in enumerate(stmts):
+                    if s is stmt:
+                        return stmts[i - 1] if i > 0 and self._in_a_line(stmts[i - 1]) else None
         return None
 
 
-def reads(expr: cst.CSTNode, key: str) -> bool:
-    return any(target_key(n) == key for n in m.findall(expr, m.Name() | m.Attribute()))
+def reads(expr: ast.AST, key: str) -> bool:
+    return any(
+        isinstance(n, (ast.Name, ast.Attribute)) and target_key(n) == key for n in ast.walk(expr)
+    )
 
 
-def insert_before(container, index: int, clone: cst.Assign, temp: Optional[str] = None):
-    """Put ``clone`` before the small statement at ``index`` of a line or suite.
+def insert_before(container, index: int, clone, temp: Optional[str] = None):
+    """Put ``clone`` before the small statement at ``index`` of a line or suite (libcst).
 
     With ``temp``, the statement's value is first computed into ``temp``:
     ``tmp = value; d = d.clone(); d[i] = tmp``. Before the first statement of a line, the new

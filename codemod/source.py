@@ -1,0 +1,103 @@
+"""One file's source as the analysis sees it: CPython's ``ast`` tree, parents, and text.
+
+``ast`` parses about 10x faster than libcst and its walk is cheap, so every file is screened
+and analysed on it; libcst only parses the files that get a fix (``codemod.fixing``). Columns
+here are what ``ast`` gives (UTF-8 bytes); :meth:`Source.char_column` converts them to the
+character columns findings report.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from typing import Optional
+
+# The node types a pass can start from; the walk files them by type for the passes.
+CANDIDATE_TYPES = (ast.AugAssign, ast.Assign, ast.Call)
+# Fields that hold no node worth a parent (shared singletons such as ``Load`` and operators).
+_LEAF_FIELDS = {"ctx", "op", "type_comment"}
+_FIELDS: dict = {}
+
+# Text that any candidate needs somewhere in the file (a superset: strings and comments match
+# too): an ``op=``, ``]=``, a call of ``name_(``, ``inplace``, or a ``True`` argument.
+_CANDIDATE_TEXT = re.compile(
+    rb"(?:[-+*/%&|^@]|\*\*|//|<<|>>)=|\][\s\\]*=(?!=)|[A-Za-z]\w*_\s*\(|inplace|[(,]\s*True\s*[,)]"
+)
+
+
+def may_have_candidates(data: bytes) -> bool:
+    """A text screen, run before parsing: False only when no pass could report anything.
+    Identifiers outside ASCII are beyond the pattern, so such files always go on."""
+    return not data.isascii() or _CANDIDATE_TEXT.search(data) is not None
+
+
+class Source:
+    def __init__(self, data: bytes) -> None:
+        encoding = "utf-8"
+        if not data.startswith(b"\xef\xbb\xbf") and b"coding" in data[:400]:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        self.text = data.decode("utf-8-sig" if encoding in ("utf-8", "utf-8-sig") else encoding)
+        self.tree = ast.parse(data)
+        self._lines: Optional[list] = None
+        self.parents: dict = {}
+        self.candidates: dict = {t: [] for t in CANDIDATE_TYPES}
+        self._index()
+
+    def _index(self) -> None:
+        """Parents of every node and the candidate nodes by type, in one walk."""
+        parents, candidates = self.parents, self.candidates
+        todo = [self.tree]
+        push, pop, node_type = todo.append, todo.pop, ast.AST
+        while todo:
+            node = pop()
+            cls = node.__class__
+            found = candidates.get(cls)
+            if found is not None:
+                found.append(node)
+            fields = _FIELDS.get(cls)
+            if fields is None:
+                fields = _FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
+            for name in fields:
+                value = getattr(node, name, None)
+                if value.__class__ is list:
+                    for child in value:
+                        if isinstance(child, node_type):
+                            parents[child] = node
+                            push(child)
+                elif isinstance(value, node_type):
+                    parents[value] = node
+                    push(value)
+        for found in candidates.values():
+            found.sort(key=lambda n: (n.lineno, n.col_offset, -n.end_lineno, -n.end_col_offset))
+
+    @property
+    def lines(self) -> list:
+        """The text's lines as UTF-8 bytes, the unit of ``ast``'s columns."""
+        if self._lines is None:
+            self._lines = self.text.encode("utf-8", "surrogatepass").splitlines(keepends=True)
+        return self._lines
+
+    def segment(self, node: ast.AST) -> str:
+        """The source text of ``node``, exactly as written."""
+        lines = self.lines
+        first, last = node.lineno - 1, node.end_lineno - 1
+        if first == last:
+            return lines[first][node.col_offset:node.end_col_offset].decode("utf-8", "replace")
+        parts = [lines[first][node.col_offset:], *lines[first + 1:last], lines[last][:node.end_col_offset]]
+        return b"".join(parts).decode("utf-8", "replace")
+
+    def char_column(self, line: int, column: int) -> int:
+        """A byte column of ``line`` (1-based) as a character column."""
+        if not 1 <= line <= len(self.lines):
+            return column
+        raw = self.lines[line - 1]
+        if raw.isascii():
+            return column
+        return len(raw[:column].decode("utf-8", "replace"))
+
+    def char_span(self, node: ast.AST) -> tuple:
+        """(line, column, end line, end column) with character columns."""
+        return (node.lineno, self.char_column(node.lineno, node.col_offset),
+                node.end_lineno, self.char_column(node.end_lineno, node.end_col_offset))
