@@ -1,14 +1,15 @@
 """A content-hash cache, so a rerun over unchanged files is near-instant.
 
 An entry is keyed by the file's bytes, its kind (.py or .ipynb), what was asked (findings,
-edits, fixes), the settings, the tool's version and the torch data it was built with; any
-change misses. Entries are small JSON files under ``.inplacefix_cache/`` (written atomically;
+edits, fixes), the settings, and the tool's version and own code (the torch data it was
+built with included); any change misses. Entries are small JSON files under ``.inplacefix_cache/`` (written atomically;
 a broken or missing cache only costs time).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -16,26 +17,44 @@ import pathlib
 import tempfile
 from typing import Optional
 
-from . import __version__, torch_api
+from . import __version__
 from .findings import Edit, Finding, Span, Status
 
 
 def cache_key(data: bytes, path: str, settings, fix: bool, edits: bool) -> str:
-    h = hashlib.sha256()
+    h = hashlib.sha256(_run_salt(settings, fix, edits))
+    h.update(pathlib.Path(path).suffix.encode())
+    h.update(b"\0")
+    h.update(data)
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=8)
+def _run_salt(settings, fix: bool, edits: bool) -> bytes:
+    """Everything but the file that decides its result: the tool's own code (its version, and
+    the torch data in ``torch_api.py``, which is part of that code), the settings, what was
+    asked. Computed once per run."""
     meta = {
-        "version": __version__, "torch": torch_api.TORCH_VERSION, "suffix": pathlib.Path(path).suffix,
-        "fix": fix, "edits": edits,
+        "version": __version__, "code": _code_digest(), "fix": fix, "edits": edits,
         "settings": {k: v for k, v in dataclasses.asdict(settings).items() if k not in ("exclude", "extend_exclude", "root")},
     }
-    h.update(json.dumps(meta, sort_keys=True, default=str).encode())
-    h.update(data)
+    return json.dumps(meta, sort_keys=True, default=str).encode()
+
+
+def _code_digest() -> str:
+    """A digest of the package's source files: any change to the tool misses the cache."""
+    h = hashlib.sha256()
+    package = pathlib.Path(__file__).parent
+    for source in sorted(package.rglob("*.py")):
+        h.update(source.relative_to(package).as_posix().encode())
+        h.update(source.read_bytes())
     return h.hexdigest()
 
 
 def _finding_to_dict(f: Finding) -> dict:
     return {
         "code": f.code, "message": f.message, "span": dataclasses.astuple(f.span), "status": f.status.value,
-        "reason": f.reason, "fix_title": f.fix_title, "cell": f.cell,
+        "reason": f.reason, "fix_title": f.fix_title, "cell": f.cell, "fixable": f.fixable,
         "edit": None if f.edit is None else [dataclasses.astuple(f.edit.span), f.edit.content],
     }
 
@@ -43,7 +62,7 @@ def _finding_to_dict(f: Finding) -> dict:
 def _finding_from_dict(d: dict) -> Finding:
     edit = None if d["edit"] is None else Edit(Span(*d["edit"][0]), d["edit"][1])
     return Finding(d["code"], d["message"], Span(*d["span"]), Status(d["status"]), d["reason"],
-                   None, edit, d["fix_title"], d["cell"])
+                   None, edit, d["fix_title"], d["cell"], d["fixable"])
 
 
 class Cache:

@@ -11,7 +11,6 @@ import functools
 import os
 import pathlib
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from typing import List, Optional
 
 import typer
@@ -93,6 +92,8 @@ def _run(paths, settings, *, fix: bool, write: bool, edits: bool, jobs, progress
     show = progress and sys.stderr.isatty() and len(files) >= 50
     if jobs <= 1 or len(files) < 4:
         return _collect(map(work, files), len(files), show)
+    from concurrent.futures import ProcessPoolExecutor
+
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         chunk = max(1, min(8, len(files) // (jobs * 4)))  # small chunks keep the bar moving
         return _collect(pool.map(work, files, chunksize=chunk), len(files), show)

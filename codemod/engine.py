@@ -15,17 +15,15 @@ from typing import Optional
 from .config import Settings
 from .fileio import read_source, write_atomic
 from .findings import Finding
-from .judgement import Judge
-from .passes import all_passes
-from .passes.base import InplacePass, hazard_code
-from .source import Source, may_have_candidates
-from .suppression import is_suppressed, suppressions
+
+# The analysis modules (judgement, passes, source...) are imported on first use, in
+# process_source: a rerun answered from the cache needs none of them.
 
 # A file that never names torch holds no tensor we could know about: skip it unparsed.
 SCREEN = b"torch"
 
 
-def could_apply(source: Source) -> bool:
+def could_apply(source) -> bool:
     """Could any pass report anything in this file? A screen over the nodes the walk filed
     (in-place ``op=``, writes into subscripts, ``name_(...)`` calls, ``inplace``
     arguments); errs on the side of yes."""
@@ -89,6 +87,12 @@ def process_source(
     result = FileResult(path)
     if SCREEN not in data:
         return result
+    from .judgement import Judge
+    from .passes import all_passes
+    from .passes.base import hazard_code
+    from .source import Source, may_have_candidates
+    from .suppression import is_suppressed, suppressions
+
     try:
         if not (build_fixes or may_have_candidates(data)):
             ast.parse(data)  # nothing to find, but a file that does not parse is reported
@@ -153,8 +157,10 @@ def add_edits(result: FileResult, data: bytes, findings: list) -> None:
             finding.edit = fixing.single_edit(result.wrapper.module, finding)
 
 
-def _dispatch(source: Source, passes) -> None:
+def _dispatch(source, passes) -> None:
     """Hand every candidate node, in source order, to the passes' ``visit_<Type>`` methods."""
+    from .passes.base import InplacePass
+
     table: dict = {}
     for p in passes:
         for cls in type(p).__mro__:
