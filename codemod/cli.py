@@ -92,11 +92,24 @@ def _run(paths, settings, *, fix: bool, write: bool, edits: bool, jobs, progress
     show = progress and sys.stderr.isatty() and len(files) >= 50
     if jobs <= 1 or len(files) < 4:
         return _collect(map(work, files), len(files), show)
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import ProcessPoolExecutor, as_completed
 
+    from . import judgement, passes, source  # noqa: F401 - imported once, before the workers fork
+
+    passes.all_passes()
+    # Largest files first, one at a time: the run ends when the slowest worker does.
+    sizes = {f: _size(f) for f in files}
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        chunk = max(1, min(8, len(files) // (jobs * 4)))  # small chunks keep the bar moving
-        return _collect(pool.map(work, files, chunksize=chunk), len(files), show)
+        futures = {pool.submit(work, f): f for f in sorted(files, key=sizes.get, reverse=True)}
+        done = {futures[f]: f.result() for f in _collect(as_completed(futures), len(files), show)}
+    return [done[f] for f in files]
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 def _collect(results, total: int, show: bool) -> list:
