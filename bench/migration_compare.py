@@ -6,8 +6,9 @@ Procedure (as run for the issue note; needs `pip install transformers` beside to
     mkdir A B && cp -r $T A/transformers && cp -r $T B/transformers
     (cd B/transformers && inplacefix fix --select ALL --unsafe-fixes --no-cache \
         $(ls models/*/modeling_*.py | grep -v -E "_tf_|_flax_") activations.py pytorch_utils.py)
-    PYTHONPATH=A python bench/migration_compare.py a.pt bert gpt2 llama t5 vit big_bird wav2vec2 hubert
-    PYTHONPATH=B python bench/migration_compare.py b.pt bert gpt2 llama t5 vit big_bird wav2vec2 hubert
+    M="bert gpt2 llama t5 vit big_bird wav2vec2 hubert wavlm sew_d wav2vec2_conformer swin2sr"
+    PYTHONPATH=A python bench/migration_compare.py a.pt $M
+    PYTHONPATH=B python bench/migration_compare.py b.pt $M
     python bench/migration_compare.py --diff a.pt b.pt
 
 Each run builds the listed model families with tiny random configurations (seeded), runs
@@ -32,11 +33,16 @@ def tiny(name):
     if name == "big_bird":
         from transformers import BigBirdConfig, BigBirdModel
         return BigBirdModel(BigBirdConfig(**common, attention_type="block_sparse", block_size=4, num_random_blocks=2, max_position_embeddings=128)), {"input_ids": torch.randint(0, 99, (2, 64))}
-    if name in ("wav2vec2", "hubert"):
-        from transformers import Wav2Vec2Config, Wav2Vec2Model, HubertConfig, HubertModel
+    speech = {"wav2vec2": ("Wav2Vec2Model", "Wav2Vec2Config"), "hubert": ("HubertModel", "HubertConfig"),
+              "wavlm": ("WavLMModel", "WavLMConfig"), "sew_d": ("SEWDModel", "SEWDConfig"),
+              "wav2vec2_conformer": ("Wav2Vec2ConformerModel", "Wav2Vec2ConformerConfig")}
+    if name in speech:
         cfg = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37, conv_dim=(8, 8), conv_stride=(5, 4), conv_kernel=(10, 8), num_conv_pos_embeddings=8, num_conv_pos_embedding_groups=2, mask_time_prob=0.0)
-        cls, conf = (Wav2Vec2Model, Wav2Vec2Config) if name == "wav2vec2" else (HubertModel, HubertConfig)
+        cls, conf = (getattr(transformers, n) for n in speech[name])
         return cls(conf(**cfg)), {"input_values": torch.randn(2, 400)}
+    if name == "swin2sr":
+        from transformers import Swin2SRConfig, Swin2SRForImageSuperResolution
+        return Swin2SRForImageSuperResolution(Swin2SRConfig(image_size=16, patch_size=1, embed_dim=12, depths=[2], num_heads=[2], window_size=4, upscale=2)), {"pixel_values": torch.randn(1, 3, 16, 16)}
     if name == "vit": return ViTModel(ViTConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37, image_size=16, patch_size=4)), {"pixel_values": torch.randn(2, 3, 16, 16)}
 
 def run(target, names):
