@@ -79,6 +79,7 @@ async def main(rounds: int) -> None:
         lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
     await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     diag_ms, action_ms = [], []
+    line = next(i for i, t in enumerate(text.splitlines()) if "out += x" in t)  # a hazard with a fix
     warmup = 3
     for r in range(rounds + warmup):
         changed = text + f"\n# edit {r}\n"
@@ -90,7 +91,7 @@ async def main(rounds: int) -> None:
         diagnosed = time.perf_counter()
         await client.text_document_code_action_async(lsp.CodeActionParams(
             text_document=lsp.TextDocumentIdentifier(uri=uri),
-            range=lsp.Range(lsp.Position(20, 0), lsp.Position(20, 10)),
+            range=lsp.Range(lsp.Position(line, 0), lsp.Position(line, 10)),
             context=lsp.CodeActionContext(diagnostics=[], only=[lsp.CodeActionKind.QuickFix])))
         done = time.perf_counter()
         if r >= warmup:

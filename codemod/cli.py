@@ -84,6 +84,9 @@ def _settings(paths, config, select, ignore, unsafe_fixes, notebooks=None):
 
 def _run(paths, settings, *, fix: bool, write: bool, edits: bool, jobs, progress: bool, cache: bool = True):
     """Process every file (in parallel where it pays), in a stable order."""
+    from .engine import tune_gc
+
+    tune_gc()
     files = [str(p) for p in discover([pathlib.Path(p) for p in paths or ["."]], settings)]
     cache_dir = str(pathlib.Path(settings.root or ".") / ".inplacefix_cache") if cache else None
     work = functools.partial(process_path, settings=settings, fix=fix, write=write, edits=edits,
@@ -92,17 +95,31 @@ def _run(paths, settings, *, fix: bool, write: bool, edits: bool, jobs, progress
     show = progress and sys.stderr.isatty() and len(files) >= 50
     if jobs <= 1 or len(files) < 4:
         return _collect(map(work, files), len(files), show)
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import ProcessPoolExecutor
 
     from . import judgement, passes, source  # noqa: F401 - imported once, before the workers fork
 
     passes.all_passes()
-    # Largest files first, one at a time: the run ends when the slowest worker does.
-    sizes = {f: _size(f) for f in files}
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(work, f): f for f in sorted(files, key=sizes.get, reverse=True)}
-        done = {futures[f]: f.result() for f in _collect(as_completed(futures), len(files), show)}
+    # This process takes a share too, and every share is sent as one task: checking a small
+    # file takes less time than a message to a worker. Shares are balanced by size, largest
+    # files first.
+    shares: list = [[] for _ in range(jobs)]
+    loads = [0] * jobs
+    for f in sorted(files, key=_size, reverse=True):
+        i = loads.index(min(loads))
+        shares[i].append(f)
+        loads[i] += _size(f) + 2048  # a file costs something whatever its size
+    with ProcessPoolExecutor(max_workers=jobs - 1) as pool:
+        others = [pool.submit(_work_on, work, share) for share in shares[1:]]
+        results = _collect(map(work, shares[0]), len(shares[0]), show)  # the others keep pace
+        for share, future in zip(shares[1:], others):
+            results += future.result()
+    done = dict(zip([f for share in shares for f in share], results))
     return [done[f] for f in files]
+
+
+def _work_on(work, files: list) -> list:
+    return [work(f) for f in files]
 
 
 def _size(path: str) -> int:

@@ -85,6 +85,47 @@ def build_fixes(wrapper: MetadataWrapper, findings: Iterable[Finding]) -> None:
         finding.fix, finding.fix_title = fix, fix.title
 
 
+def statement_edit(source, finding: Finding) -> None:
+    """Give ``finding`` its title and one-fix edit, parsing with libcst only the top-level
+    statement its fix is in (an editor asks for one fix at a time; parsing and positioning a
+    whole 1,000-line file costs about 0.4 s, one function a few milliseconds)."""
+    plan = finding.plan
+    first, last = _top_level_lines(source.tree, plan.anchor[0])
+    text = b"".join(source.lines[first - 1:last])
+    try:
+        wrapper = parse(text)
+    except cst.ParserSyntaxError:
+        finding.plan, finding.fixable = None, False
+        return
+    site = _Site(wrapper)
+    node = site.find((plan.anchor[0] - first + 1, plan.anchor[1]), plan.node_type)
+    fix = plan.make(node, site) if node is not None else None
+    if fix is None:
+        finding.plan, finding.fixable = None, False
+        return
+    finding.fix_title = fix.title
+    finding.fix = None
+    edit = single_edit(wrapper.module, Finding(finding.code, "", finding.span, finding.status, fix=fix))
+    s = edit.span
+    finding.edit = Edit(Span(s.line + first - 1, s.column, s.end_line + first - 1, s.end_column), edit.content)
+
+
+def _top_level_lines(tree: ast.Module, line: int) -> tuple:
+    """(first, last) line of the module-level statement(s) holding ``line``, decorators and
+    statements sharing its lines (``a = 1; b = 2``) included."""
+    body = tree.body
+    first = last = line
+    for stmt in body:
+        start = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+        if start <= line <= stmt.end_lineno:
+            first, last = start, stmt.end_lineno
+            break
+    for stmt in body:  # others on those lines
+        if stmt.lineno <= last and stmt.end_lineno >= first:
+            first, last = min(first, stmt.lineno), max(last, stmt.end_lineno)
+    return first, last
+
+
 def apply_fixes(module: cst.Module, fixes: list, path: str) -> tuple:
     """(new text, new bytes) with ``fixes`` applied in one traversal; raises ``SyntaxError``
     if the result would not parse (a bug of ours: it is never written)."""

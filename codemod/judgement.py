@@ -164,8 +164,9 @@ class _FlowCollector:
     """Walks one function body. Nested functions and classes are other scopes: their bindings
     are not this body's, but their loads count as uses (closures read names late)."""
 
-    def __init__(self, flow: Flow, nested: bool = True) -> None:
+    def __init__(self, flow: Flow, kids: dict, nested: bool = True) -> None:
         self.flow = flow
+        self.kids = kids
         self.depth = 0  # how many nested scopes deep the walk is
         self.nested = nested  # False: bindings only, nested scopes are not entered
 
@@ -211,9 +212,12 @@ class _FlowCollector:
             self._bind_key(a.arg, a, None, "param")
 
     def visit(self, node: ast.AST) -> None:
-        method = getattr(self, "visit_" + type(node).__name__, None)
-        if method is None or method(node):
-            for child in ast.iter_child_nodes(node):
+        cls = node.__class__
+        method = _VISITS.get(cls, _MISSING)
+        if method is _MISSING:
+            method = _VISITS[cls] = getattr(_FlowCollector, "visit_" + cls.__name__, None)
+        if method is None or method(self, node):
+            for child in self.kids[node]:
                 self.visit(child)
 
     # Statements that bind.
@@ -286,7 +290,7 @@ class _FlowCollector:
         if not self.nested:
             return False
         self.depth += 1
-        for child in ast.iter_child_nodes(node):
+        for child in self.kids[node]:
             self.visit(child)
         self.depth -= 1
         return False
@@ -351,6 +355,8 @@ class _FlowCollector:
         return True
 
 
+_VISITS: dict = {}
+_MISSING = object()
 def _unpacked(target: ast.AST, value: ast.AST) -> list:
     """``a, b = 1.0, x`` -> [(a, 1.0), (b, x)]; [] unless both sides are plain, equal tuples."""
     if not (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))):
@@ -391,6 +397,9 @@ class Judge:
         self._pending: set = set()
         self._names: Optional[set] = None
         self._module_imports: Optional[dict] = None
+        self._resolved: dict = {}
+        self._owners: dict = {}  # node -> the owner of what it holds (see owner())
+        self._blocks: dict = {}
         self._hazards = None
 
     @property
@@ -401,6 +410,11 @@ class Judge:
 
             self._hazards = Hazards(self)
         return self._hazards
+
+    def close(self) -> None:
+        """Drop the hazard analysis (it points back here): the module's trees can then go as
+        soon as the findings are made, without waiting for the cycle collector."""
+        self._hazards = None
 
     # ----------------------------------------------------------------- basics
     def parent(self, node: ast.AST) -> Optional[ast.AST]:
@@ -418,7 +432,8 @@ class Judge:
         return _span(node)
 
     def code(self, node: ast.AST) -> str:
-        return self.source.segment(node)
+        """Source text of a node, on one line, for messages."""
+        return self.source.snippet(node)
 
     def qualified_names(self, node: ast.AST) -> set:
         """What a name or attribute chain refers to through imports (``nn.ReLU`` ->
@@ -431,11 +446,19 @@ class Judge:
         return {f"{q}.{rest}" if rest else q for q in found}
 
     def _resolve(self, name: str, node: ast.AST) -> set:
-        for anc in self.ancestors(node):
-            if isinstance(anc, FUNCTIONS):
-                flow = self.flow(anc)
-                if name in flow.bindings and name not in flow.declared:
-                    return flow.imports.get(name, set())
+        owner = self.owner(node)
+        key = (name, owner)
+        found = self._resolved.get(key)
+        if found is None:
+            found = self._resolved[key] = self._resolve_in(name, owner)
+        return found
+
+    def _resolve_in(self, name: str, owner: ast.AST) -> set:
+        if isinstance(owner, FUNCTIONS):
+            flow = self.flow(owner)
+            if name in flow.bindings and name not in flow.declared:
+                return flow.imports.get(name, set())
+            return self._resolve(name, owner)  # the enclosing function's, or the module's
         imports, bound = self.module_names()
         if name in imports:
             return imports[name]
@@ -479,6 +502,15 @@ class Judge:
                 return name
         return None
 
+    def walk(self, node: ast.AST):
+        """``node`` and everything below it (``ast.walk``, quicker on the indexed tree)."""
+        kids = self.source.children
+        todo = [node]
+        while todo:
+            node = todo.pop()
+            yield node
+            todo.extend(kids[node])
+
     def statement_of(self, node: ast.AST) -> ast.AST:
         """The statement (or compound statement) that contains ``node``."""
         cur = node
@@ -487,11 +519,25 @@ class Judge:
         return cur or node
 
     def owner(self, node: ast.AST) -> ast.AST:
-        """The function whose body holds ``node``, or the module."""
-        for anc in self.ancestors(node):
-            if isinstance(anc, OWNERS):
-                return anc
-        return self.module
+        """The function whose body holds ``node``, or the module (remembered along the way up:
+        every name lookup asks)."""
+        owners, parents = self._owners, self._parents
+        path = []
+        cur = parents.get(node)
+        found = self.module
+        while cur is not None:
+            if isinstance(cur, OWNERS):
+                found = cur
+                break
+            known = owners.get(cur)
+            if known is not None:
+                found = known
+                break
+            path.append(cur)
+            cur = parents.get(cur)
+        for p in path:
+            owners[p] = found
+        return found
 
     def enclosing_class(self, node: ast.AST) -> Optional[ast.ClassDef]:
         for anc in self.ancestors(node):
@@ -507,7 +553,7 @@ class Judge:
             flow = self._flows.get((owner, True))
         if flow is None:
             flow = Flow(owner)
-            _FlowCollector(flow, nested).run(owner)
+            _FlowCollector(flow, self.source.children, nested).run(owner)
             for bindings in flow.bindings.values():
                 bindings.sort(key=lambda b: b.start)
             self._flows[(owner, nested)] = flow
@@ -515,22 +561,28 @@ class Judge:
 
     def blocks_around(self, node: ast.AST) -> set:
         """The statement lists (blocks) that hold ``node`` at any depth."""
-        out, child = set(), node
-        for anc in self.ancestors(node):
-            block = _block_field(anc, child)
-            if block is not None:
-                out.add(block)
-            child = anc
+        out = self._blocks.get(node)
+        if out is None:
+            out, child = set(), node
+            for anc in self.ancestors(node):
+                block = _block_field(anc, child)
+                if block is not None:
+                    out.add(block)
+                child = anc
+            self._blocks[node] = out
         return out
 
     def block_of(self, node: ast.AST):
-        child = node
-        for anc in self.ancestors(node):
-            block = _block_field(anc, child)
-            if block is not None:
-                return block
-            child = anc
-        return None
+        key = ("of", node)
+        if key not in self._blocks:
+            child, found = node, None
+            for anc in self.ancestors(node):
+                found = _block_field(anc, child)
+                if found is not None:
+                    break
+                child = anc
+            self._blocks[key] = found
+        return self._blocks[key]
 
     # ------------------------------------------------------------ tensor or not
     def kind(self, expr: ast.AST) -> Kind:
@@ -677,7 +729,7 @@ class Judge:
         attrs: dict = {}
         buffers: set = set()
         calls: dict = {}
-        for node in ast.walk(cls):
+        for node in self.walk(cls):
             if isinstance(node, (ast.Assign, ast.AnnAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for t in targets:
@@ -686,8 +738,7 @@ class Judge:
                         attrs.setdefault(t.attr, []).append(node.value)
             elif isinstance(node, ast.Call):
                 callee = target_key(node.func)
-                if callee is not None:
-                    calls.setdefault(callee, []).append(node)
+                calls.setdefault(callee, []).append(node)
                 if callee in ("self.register_buffer", "self.register_parameter"):
                     first = first_arg(node)
                     if isinstance(first, ast.Constant) and isinstance(first.value, str):
@@ -696,6 +747,8 @@ class Judge:
                         if len(call_args(node)) >= 2:
                             kind = Kind.PARAMETER if callee == "self.register_parameter" else Kind.TENSOR
                             attrs.setdefault(first.value, []).append(kind)
+        for found_calls in calls.values():
+            found_calls.sort(key=lambda c: (c.lineno, c.col_offset))
         found = {"attrs": attrs, "buffers": buffers, "calls": calls}
         self._class_attrs[cls] = found
         return found
@@ -708,17 +761,16 @@ class Judge:
         return self._class_index(cls)["buffers"]
 
     def calls_in(self, scope: ast.AST) -> dict:
-        """Callee key -> the calls in ``scope`` (a class, function or module), found once."""
+        """Callee key -> the calls in ``scope`` (a class, function or module), found once;
+        calls of something without a key (``f()(x)``) under None."""
         if isinstance(scope, ast.ClassDef):
             return self._class_index(scope)["calls"]
         key = ("calls", scope)
         if key not in self._class_attrs:
             found: dict = {}
-            for call in ast.walk(scope):
+            for call in self.walk(scope):
                 if isinstance(call, ast.Call):
-                    callee = target_key(call.func)
-                    if callee is not None:
-                        found.setdefault(callee, []).append(call)
+                    found.setdefault(target_key(call.func), []).append(call)  # None: no key
             for calls in found.values():
                 calls.sort(key=lambda c: (c.lineno, c.col_offset))
             self._class_attrs[key] = found
@@ -835,10 +887,8 @@ class Judge:
 
     def _used_as_tensor(self, func: ast.AST, name: str) -> bool:
         """A forward() argument passed to torch or to a module, or used via a tensor method."""
-        for stmt in func.body:
-            for call in ast.walk(stmt):
-                if not isinstance(call, ast.Call):
-                    continue
+        for calls in self.calls_in(func).values():
+            for call in calls:
                 if any(isinstance(a, ast.Name) and a.id == name for a in call_args(call)):
                     if self.torch_name(call.func) is not None or self.kind(call.func) is Kind.MODULE:
                         return True
@@ -852,7 +902,7 @@ class Judge:
         """``wanted``, or ``wanted2``, ``wanted3``...: a name used nowhere in the module."""
         if self._names is None:
             names = set()
-            for n in ast.walk(self.module):
+            for n in self.walk(self.module):
                 if isinstance(n, ast.Name):
                     names.add(n.id)
                 elif isinstance(n, ast.Attribute):

@@ -299,4 +299,7 @@ def _fix_all_action(ls: InplacefixServer, uri: str) -> Optional[lsp.CodeAction]:
 
 
 def main() -> None:
+    from .engine import tune_gc
+
+    tune_gc()
     server.start_io()

@@ -19,6 +19,8 @@ CANDIDATE_TYPES = (ast.AugAssign, ast.Assign, ast.Call)
 # Fields that hold no node worth a parent (shared singletons such as ``Load`` and operators).
 _LEAF_FIELDS = {"ctx", "op", "type_comment"}
 _FIELDS: dict = {}
+_SPACES = re.compile(r"\s+")
+_TIGHT = re.compile(r"([(\[{]) | (?=([)\]}.]))")
 
 # Text that any candidate needs somewhere in the file (a superset: strings and comments match
 # too): an ``op=``, ``]=``, a call of ``name_(``, ``inplace``, or a ``True`` argument.
@@ -42,12 +44,13 @@ class Source:
         self.tree = ast.parse(data)
         self._lines: Optional[list] = None
         self.parents: dict = {}
+        self.children: dict = {}  # node -> its child nodes, in field order
         self.candidates: dict = {t: [] for t in CANDIDATE_TYPES}
         self._index()
 
     def _index(self) -> None:
-        """Parents of every node and the candidate nodes by type, in one walk."""
-        parents, candidates = self.parents, self.candidates
+        """Parents and children of every node, and the candidate nodes by type, in one walk."""
+        parents, kids, candidates = self.parents, self.children, self.candidates
         todo = [self.tree]
         push, pop, node_type = todo.append, todo.pop, ast.AST
         while todo:
@@ -59,16 +62,19 @@ class Source:
             fields = _FIELDS.get(cls)
             if fields is None:
                 fields = _FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
+            mine = []
             for name in fields:
                 value = getattr(node, name, None)
                 if value.__class__ is list:
                     for child in value:
                         if isinstance(child, node_type):
                             parents[child] = node
-                            push(child)
+                            mine.append(child)
                 elif isinstance(value, node_type):
                     parents[value] = node
-                    push(value)
+                    mine.append(value)
+            kids[node] = mine
+            todo.extend(mine)
         for found in candidates.values():
             found.sort(key=lambda n: (n.lineno, n.col_offset, -n.end_lineno, -n.end_col_offset))
 
@@ -87,6 +93,13 @@ class Source:
             return lines[first][node.col_offset:node.end_col_offset].decode("utf-8", "replace")
         parts = [lines[first][node.col_offset:], *lines[first + 1:last], lines[last][:node.end_col_offset]]
         return b"".join(parts).decode("utf-8", "replace")
+
+    def snippet(self, node: ast.AST, limit: int = 80) -> str:
+        """The source of ``node`` on one line, for a message: whitespace runs (line breaks
+        included) collapsed, none just inside brackets or before a dot; long ones cut."""
+        text = _SPACES.sub(" ", self.segment(node).strip())
+        text = _TIGHT.sub(lambda m: m.group(1) or "", text)
+        return text if len(text) <= limit else text[:limit - 1] + "…"
 
     def char_column(self, line: int, column: int) -> int:
         """A byte column of ``line`` (1-based) as a character column."""

@@ -74,8 +74,8 @@ class InplacePass:
         return self.judge.hazards.explain(node, target) if target is not None else None
 
     def code(self, node: ast.AST) -> str:
-        """Source text of a node, for messages."""
-        return self.source.segment(node)
+        """Source text of a node, on one line, for messages."""
+        return self.source.snippet(node)
 
 
 def hazard_code(code: str) -> str:
