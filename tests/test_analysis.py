@@ -1,0 +1,87 @@
+"""The ast-based analysis and where libcst comes in: screens, columns, per-statement edits.
+
+The passes' behaviour is specified by the fixtures; these tests pin the machinery that makes
+it fast without changing it: the text screen never hides a candidate, edits built from one
+top-level statement equal those built from the whole file, a check never imports libcst.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from codemod.config import Settings
+from codemod.engine import process_source
+from codemod.source import Source, may_have_candidates
+
+from .conftest import FIXTURES, ROOT
+
+EVERYTHING = Settings(select=("ALL",), unsafe_fixes=True)
+INPUTS = sorted(FIXTURES.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_text_screen_never_hides_a_finding(path):
+    data = path.read_bytes()
+    if process_source(data, path.name, EVERYTHING).findings:
+        assert may_have_candidates(data)
+
+
+def test_text_screen_passes_over_files_without_candidates():
+    assert not may_have_candidates(b"import torch\n\ndef f(x):\n    return torch.exp(x) == 1\n")
+    assert may_have_candidates(b"import torch\nx[0] = 1\n")
+    assert may_have_candidates(b"import torch\nnn.ReLU(True)\n")
+    assert may_have_candidates("import torch\nπ = 1\n".encode())  # not ASCII: always parsed
+
+
+def test_statement_edits_equal_whole_file_edits():
+    compared = 0
+    for path in INPUTS:
+        data = path.read_bytes()
+        per_statement = process_source(data, path.name, EVERYTHING, edits=True)
+        whole_file = process_source(data, path.name, EVERYTHING, edits=True, build_fixes=True)
+        for a, b in zip(per_statement.findings, whole_file.findings, strict=True):
+            assert (a.edit, a.fix_title) == (b.edit, b.fix_title), (path.name, a.span)
+            compared += a.edit is not None
+    assert compared > 50
+
+
+def test_columns_are_characters_and_messages_one_line():
+    source = Source("import torch\ns = 'é'; d = torch.ones(2)\nd.add_(\n    1)\n".encode())
+    second = source.tree.body[2]  # `d = torch.ones(2)`, after a non-ASCII character
+    assert (second.col_offset, source.char_span(second)) == (10, (2, 9, 2, 26))
+    call = source.tree.body[3].value
+    assert source.segment(call) == "d.add_(\n    1)"
+    assert source.snippet(call) == "d.add_(1)"
+
+
+def test_unparsable_file_without_candidates_is_still_reported():
+    result = process_source(b"import torch\ndef f(:\n", "bad.py", Settings())
+    assert result.error is not None and "cannot parse" in result.error.message
+
+
+def _modules_after(script: str, cwd) -> set:
+    code = script + "\nimport sys; print(' '.join(sorted(sys.modules)))\n"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True,
+                          check=True, env={"PYTHONPATH": str(ROOT)})
+    return set(proc.stdout.split())
+
+
+def test_check_never_imports_libcst_and_fix_does(tmp_path):
+    (tmp_path / "m.py").write_text(textwrap.dedent("""\
+        import torch
+
+        def f(x):
+            h = torch.sigmoid(x)
+            h += 1
+            return h
+        """))
+    check = ("from codemod.engine import process_path; from codemod.config import Settings\n"
+             "r = process_path('m.py', Settings(), fix=False, write=False, edits=False)\n"
+             "assert r.findings and r.findings[0].fixable\n")
+    assert "libcst" not in _modules_after(check, tmp_path)
+    fix = check.replace("fix=False", "fix=True") + "assert r.changed\n"
+    assert "libcst" in _modules_after(fix, tmp_path)
