@@ -54,7 +54,9 @@ def main() -> None:
     source = pathlib.Path(torch.__file__).parent
     tree = pathlib.Path(tempfile.mkdtemp()) / "torch_tree"
     if whole:
-        shutil.copytree(source, tree, ignore=shutil.ignore_patterns("*.so*", "*.pyc", "lib", "include", "bin"))
+        # Under its own name: at the top of the tree, torch's random.py would shadow the
+        # standard library for the processes run there.
+        shutil.copytree(source, tree / "torch", ignore=shutil.ignore_patterns("*.so*", "*.pyc", "lib", "include", "bin"))
     else:
         for sub in ("nn", "optim", "autograd", "distributions"):
             shutil.copytree(source / sub, tree / sub)

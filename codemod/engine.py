@@ -14,7 +14,6 @@ from typing import Optional
 
 from .config import Settings
 from .fileio import read_source, write_atomic
-from .findings import Finding
 
 # The analysis modules (judgement, passes, source...) are imported on first use, in
 # process_source: a rerun answered from the cache needs none of them.
@@ -176,6 +175,7 @@ def add_edits(result: FileResult, data: bytes, findings: list) -> None:
 def _dispatch(source, passes) -> None:
     """Hand every candidate node, in source order, to the passes' ``visit_<Type>`` methods."""
     from .passes.base import InplacePass
+    from .source import source_order
 
     table: dict = {}
     for p in passes:
@@ -186,7 +186,7 @@ def _dispatch(source, passes) -> None:
                 if name.startswith("visit_"):
                     table.setdefault(getattr(ast, name[len("visit_"):]), []).append(getattr(p, name))
     nodes = [n for t, found in source.candidates.items() if t in table for n in found]
-    nodes.sort(key=lambda n: (n.lineno, n.col_offset, -n.end_lineno, -n.end_col_offset))
+    nodes.sort(key=source_order)
     for node in nodes:
         for method in table[type(node)]:
             method(node)

@@ -16,7 +16,7 @@ from typing import Iterable, Optional, Sequence
 
 from . import torch_api
 from .findings import Status
-from .source import Source
+from .source import Source, source_order
 
 
 class Kind(enum.Enum):
@@ -602,9 +602,6 @@ class Judge:
             self._kind_cache[expr] = result
         return result
 
-    def is_tensor(self, expr: ast.AST) -> bool:
-        return self.kind(expr) in TENSORISH
-
     def _kind(self, expr: ast.AST) -> Kind:
         if isinstance(expr, ast.Constant):
             value = expr.value
@@ -748,7 +745,7 @@ class Judge:
                             kind = Kind.PARAMETER if callee == "self.register_parameter" else Kind.TENSOR
                             attrs.setdefault(first.value, []).append(kind)
         for found_calls in calls.values():
-            found_calls.sort(key=lambda c: (c.lineno, c.col_offset))
+            found_calls.sort(key=source_order)
         found = {"attrs": attrs, "buffers": buffers, "calls": calls}
         self._class_attrs[cls] = found
         return found
@@ -772,7 +769,7 @@ class Judge:
                 if isinstance(call, ast.Call):
                     found.setdefault(target_key(call.func), []).append(call)  # None: no key
             for calls in found.values():
-                calls.sort(key=lambda c: (c.lineno, c.col_offset))
+                calls.sort(key=source_order)
             self._class_attrs[key] = found
         return self._class_attrs[key]
 

@@ -29,6 +29,11 @@ _CANDIDATE_TEXT = re.compile(
 )
 
 
+def source_order(node: ast.AST) -> tuple:
+    """Sort key: by where nodes start, an outer node before the inner one starting there."""
+    return (node.lineno, node.col_offset, -node.end_lineno, -node.end_col_offset)
+
+
 def may_have_candidates(data: bytes) -> bool:
     """A text screen, run before parsing: False only when no pass could report anything.
     Identifiers outside ASCII are beyond the pattern, so such files always go on."""
@@ -52,7 +57,7 @@ class Source:
         """Parents and children of every node, and the candidate nodes by type, in one walk."""
         parents, kids, candidates = self.parents, self.children, self.candidates
         todo = [self.tree]
-        push, pop, node_type = todo.append, todo.pop, ast.AST
+        pop, node_type = todo.pop, ast.AST
         while todo:
             node = pop()
             cls = node.__class__
@@ -76,7 +81,7 @@ class Source:
             kids[node] = mine
             todo.extend(mine)
         for found in candidates.values():
-            found.sort(key=lambda n: (n.lineno, n.col_offset, -n.end_lineno, -n.end_col_offset))
+            found.sort(key=source_order)
 
     @property
     def lines(self) -> list:

@@ -23,7 +23,7 @@ import ast
 from .. import _cst as cst
 from .. import torch_api
 from ..findings import Fix, Status
-from ..judgement import Kind, first_arg, subscript_base, target_key
+from ..judgement import Kind, subscript_base, target_key
 from .base import InplacePass, code, fix_title, rebind
 
 # Factories make a fresh tensor that nothing has saved: in place on it is never a conflict.

@@ -22,7 +22,7 @@ from typing import Optional
 from .. import _cst as cst
 from .. import torch_api
 from ..findings import Fix, Status
-from ..judgement import Kind, subscript_base, target_key
+from ..judgement import subscript_base, target_key
 from .base import InplacePass, fix_title, rebind
 
 
