@@ -97,9 +97,6 @@ def _run(paths, settings, *, fix: bool, write: bool, edits: bool, jobs, progress
         return _collect(map(work, files), len(files), show)
     from concurrent.futures import ProcessPoolExecutor
 
-    from . import judgement, passes, source  # noqa: F401 - imported once, before the workers fork
-
-    passes.all_passes()
     # This process takes a share too, and every share is sent as one task: checking a small
     # file takes less time than a message to a worker. Shares are balanced by size, largest
     # files first.

@@ -41,15 +41,15 @@ def _inherited_gitignores(folder: pathlib.Path) -> list:
 def discover(paths: Iterable[pathlib.Path], settings: Settings) -> Iterator[pathlib.Path]:
     """Files to process, in a stable order. Files named explicitly are always taken."""
     excludes = _spec(settings.exclude + settings.extend_exclude)
-    root = pathlib.Path(settings.root) if settings.root else pathlib.Path.cwd()
+    root = (pathlib.Path(settings.root) if settings.root else pathlib.Path.cwd()).resolve()
     seen = set()
 
-    def excluded(path: pathlib.Path, is_dir: bool, ignores) -> bool:
+    def excluded(path: pathlib.Path, is_dir: bool, ignores, resolved: pathlib.Path) -> bool:
         name = path.name + ("/" if is_dir else "")
         if excludes.match_file(name):
             return True
         try:
-            rel = path.resolve().relative_to(root.resolve()).as_posix() + ("/" if is_dir else "")
+            rel = resolved.relative_to(root).as_posix() + ("/" if is_dir else "")
             if excludes.match_file(rel):
                 return True
         except ValueError:
@@ -71,9 +71,10 @@ def discover(paths: Iterable[pathlib.Path], settings: Settings) -> Iterator[path
                 yield start  # a missing file is reported by the reader
             continue
         base_ignores = _inherited_gitignores(start.absolute())
-        stack = [(start, [(p, s) for p, s in base_ignores])]
+        # Resolved once per starting folder; below it, paths are joined, not resolved again.
+        stack = [(start, [(p, s) for p, s in base_ignores], start.resolve())]
         while stack:
-            folder, ignores = stack.pop()
+            folder, ignores, resolved_folder = stack.pop()
             spec = _gitignore(folder)
             if spec is not None:
                 ignores = ignores + [(folder, spec)]
@@ -84,12 +85,14 @@ def discover(paths: Iterable[pathlib.Path], settings: Settings) -> Iterator[path
             subfolders = []
             for entry in entries:
                 path = pathlib.Path(entry.path)
+                resolved = resolved_folder / entry.name
                 if entry.is_dir(follow_symlinks=False):
-                    if not excluded(path, True, ignores):
-                        subfolders.append((path, ignores))
+                    if not excluded(path, True, ignores, resolved):
+                        subfolders.append((path, ignores, resolved))
                 elif (entry.name.endswith(".py") or (settings.include_notebooks and entry.name.endswith(".ipynb"))) \
                         and entry.is_file():
-                    if not excluded(path, False, ignores) and path not in seen:
+                    if not excluded(path, False, ignores, resolved.resolve() if entry.is_symlink() else resolved) \
+                            and path not in seen:
                         seen.add(path)
                         yield path
             stack.extend(reversed(subfolders))
