@@ -90,12 +90,12 @@ def process_source(
     from .judgement import Judge
     from .passes import all_passes
     from .passes.base import hazard_code
-    from .source import Source, may_have_candidates
+    from .source import Source, may_have_candidates, parse
     from .suppression import is_suppressed, suppressions
 
     try:
         if not (build_fixes or may_have_candidates(data)):
-            ast.parse(data)  # nothing to find, but a file that does not parse is reported
+            parse(data)  # nothing to find, but a file that does not parse is reported
             return result
         source = Source(data)
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError) as exc:

@@ -16,6 +16,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .findings import Edit, Finding, Fix, Span
 from .passes.base import FixSite
+from .source import parse as parse_ast
 
 
 class FixApplier(cst.CSTTransformer):
@@ -131,7 +132,7 @@ def apply_fixes(module: cst.Module, fixes: list, path: str) -> tuple:
     if the result would not parse (a bug of ours: it is never written)."""
     fixed_module = module.visit(FixApplier(fixes))
     fixed = fixed_module.code
-    ast.parse(fixed, filename=path)
+    parse_ast(fixed, filename=path)
     return fixed, fixed_module.bytes
 
 

@@ -12,6 +12,7 @@ import ast
 import io
 import re
 import tokenize
+import warnings
 from typing import Optional
 
 # The node types a pass can start from; the walk files them by type for the passes.
@@ -27,6 +28,15 @@ _TIGHT = re.compile(r"([(\[{]) | (?=([)\]}.]))")
 _CANDIDATE_TEXT = re.compile(
     rb"(?:[-+*/%&|^@]|\*\*|//|<<|>>)=|\][\s\\]*=(?!=)|[A-Za-z]\w*_\s*\(|inplace|[(,]\s*True\s*[,)]"
 )
+
+
+def parse(data, filename: str = "<unknown>") -> ast.Module:
+    """``ast.parse`` without the warnings compiling prints (``1[0]``, ``"\\d"``): they are
+    about the user's code, not ours, and would be printed once per file checked."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ast.parse(data, filename=filename)
 
 
 def source_order(node: ast.AST) -> tuple:
@@ -46,7 +56,7 @@ class Source:
         if not data.startswith(b"\xef\xbb\xbf") and b"coding" in data[:400]:
             encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         self.text = data.decode("utf-8-sig" if encoding in ("utf-8", "utf-8-sig") else encoding)
-        self.tree = ast.parse(data)
+        self.tree = parse(data)
         self._lines: Optional[list] = None
         self.parents: dict = {}
         self.children: dict = {}  # node -> its child nodes, in field order

@@ -85,3 +85,14 @@ def test_check_never_imports_libcst_and_fix_does(tmp_path):
     assert "libcst" not in _modules_after(check, tmp_path)
     fix = check.replace("fix=False", "fix=True") + "assert r.changed\n"
     assert "libcst" in _modules_after(fix, tmp_path)
+
+
+def test_warnings_about_the_users_code_are_not_printed():
+    import warnings
+
+    data = b"import torch\n\ndef f(x):\n    y = 1[0]\n    s = '\\d'\n    x += 1\n    return x\n"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = process_source(data, "w.py", EVERYTHING, fix=True)
+    assert result.changed
+    assert not [w for w in caught if issubclass(w.category, (SyntaxWarning, DeprecationWarning))]
