@@ -51,6 +51,9 @@ def may_have_candidates(data: bytes) -> bool:
 
 
 class Source:
+    """A file's text, ``ast`` tree, and (from one walk) every node's parent and children and
+    the candidate nodes by type. Raises SyntaxError, ValueError or UnicodeDecodeError."""
+
     def __init__(self, data: bytes) -> None:
         encoding = "utf-8"
         if not data.startswith(b"\xef\xbb\xbf") and b"coding" in data[:400]:
