@@ -400,6 +400,7 @@ class Judge:
         self._resolved: dict = {}
         self._owners: dict = {}  # node -> the owner of what it holds (see owner())
         self._blocks: dict = {}
+        self._torch_names: dict = {}
         self._hazards = None
 
     @property
@@ -494,13 +495,16 @@ class Judge:
         return self._module_imports
 
     def torch_name(self, node: ast.AST) -> Optional[str]:
-        """The qualified name of a name or attribute ``node`` when it resolves into torch."""
+        """The qualified name of a name or attribute ``node`` when it resolves into torch
+        (remembered: every pass asks it of every call)."""
         if not isinstance(node, (ast.Name, ast.Attribute)):
             return None
-        for name in self.qualified_names(node):
-            if name == "torch" or name.startswith("torch."):
-                return name
-        return None
+        known = self._torch_names.get(node, _MISSING)
+        if known is _MISSING:
+            known = self._torch_names[node] = next(
+                (n for n in self.qualified_names(node) if n == "torch" or n.startswith("torch.")), None
+            )
+        return known
 
     def walk(self, node: ast.AST):
         """``node`` and everything below it (``ast.walk``, quicker on the indexed tree)."""
