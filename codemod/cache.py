@@ -2,8 +2,8 @@
 
 An entry is keyed by the file's bytes, its kind (.py or .ipynb), what was asked (findings,
 edits, fixes), the settings, and the tool's version and own code (the torch data it was
-built with included); any change misses. Entries are small JSON files under ``.inplacefix_cache/`` (written atomically;
-a broken or missing cache only costs time).
+built with included); any change misses. Entries are small JSON files under
+``.inplacefix_cache/`` (written atomically; a broken or missing cache only costs time).
 """
 
 from __future__ import annotations

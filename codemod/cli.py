@@ -100,12 +100,13 @@ def _run(paths, settings, *, fix: bool, write: bool, edits: bool, jobs, progress
     # This process takes a share too, and every share is sent as one task: checking a small
     # file takes less time than a message to a worker. Shares are balanced by size, largest
     # files first.
+    sizes = {f: _size(f) for f in files}
     shares: list = [[] for _ in range(jobs)]
     loads = [0] * jobs
-    for f in sorted(files, key=_size, reverse=True):
+    for f in sorted(files, key=sizes.get, reverse=True):
         i = loads.index(min(loads))
         shares[i].append(f)
-        loads[i] += _size(f) + 2048  # a file costs something whatever its size
+        loads[i] += sizes[f] + 2048  # a file costs something whatever its size
     with ProcessPoolExecutor(max_workers=jobs - 1) as pool:
         others = [pool.submit(_work_on, work, share) for share in shares[1:]]
         results = _collect(map(work, shares[0]), len(shares[0]), show)  # the others keep pace

@@ -135,7 +135,7 @@ def process_source(
     if edits and build_fixes:
         for finding in result.findings:
             if finding.fix is not None:
-                finding.edit = fixing.single_edit(result.wrapper.module, finding)
+                finding.edit = fixing.single_edit(result.wrapper.module, finding.fix)
     chosen = [f for f in chosen if f.fix is not None]
     if chosen:
         apply_fixes(result, [f.fix for f in chosen])

@@ -106,7 +106,7 @@ def statement_edit(source, finding: Finding) -> None:
         return
     finding.fix_title = fix.title
     finding.fix = None
-    edit = single_edit(wrapper.module, Finding(finding.code, "", finding.span, finding.status, fix=fix))
+    edit = single_edit(wrapper.module, fix)
     s = edit.span
     finding.edit = Edit(Span(s.line + first - 1, s.column, s.end_line + first - 1, s.end_column), edit.content)
 
@@ -136,10 +136,10 @@ def apply_fixes(module: cst.Module, fixes: list, path: str) -> tuple:
     return fixed, fixed_module.bytes
 
 
-def single_edit(module: cst.Module, finding: Finding) -> Edit:
+def single_edit(module: cst.Module, fix: Fix) -> Edit:
     """The smallest text replacement that applies this one fix to the original text."""
     before = module.code
-    after = module.visit(FixApplier([finding.fix])).code
+    after = module.visit(FixApplier([fix])).code
     start = 0
     limit = min(len(before), len(after))
     while start < limit and before[start] == after[start]:
