@@ -23,12 +23,6 @@ _OPERATORS = {
     ast.MatMult: ("matmul", "@"), ast.Pow: ("pow", "**"), ast.FloorDiv: ("floor_divide", "//"),
     ast.Mod: ("remainder", "%"),
 }
-# Ops whose result is a fresh tensor that nothing saved (no grad history of its own).
-_FACTORIES = {
-    "empty", "zeros", "ones", "full", "rand", "randn", "randint", "randperm", "arange", "linspace",
-    "logspace", "eye", "tensor", "as_tensor", "empty_like", "zeros_like", "ones_like", "full_like",
-    "rand_like", "randn_like",
-}
 UNSEEN = "unseen"  # a call the analysis cannot see into
 
 
@@ -217,8 +211,8 @@ class Hazards:
             short = name.rsplit(".", 1)[-1]
             if name in torch_api.OP_SAVES:
                 return name, torch_api.OP_SAVES[name]
-            if short in _FACTORIES:
-                return name, ()
+            if short == "as_tensor" or self.judge.is_factory(expr):
+                return name, ()  # a fresh tensor (as_tensor: data coming in, as before)
             short = short[:-1] if short.endswith("_") else short
             if name.startswith("torch.nn.") and name[len("torch.nn."):][:1].isupper():
                 return name, UNSEEN  # building a module is no op; calling it is handled below

@@ -45,8 +45,10 @@ _SCALAR_BUILTINS = {"len", "int", "float", "bool", "round", "hash", "id", "ord"}
 _OTHER_BUILTINS = {
     "range", "list", "dict", "set", "tuple", "str", "enumerate", "zip", "sorted", "reversed",
     "map", "filter", "frozenset", "bytes", "repr", "format", "type", "object", "print",
-    "isinstance", "open", "iter", "vars", "dir", "getattr", "hasattr", "super",
-}
+    "isinstance", "open", "iter", "vars", "dir", "hasattr", "super",
+}  # not getattr: it returns whatever the attribute holds
+# Builtin types whose class methods make values of their own kind (``dict.fromkeys``).
+_BUILTIN_TYPES = {"dict", "list", "set", "frozenset", "tuple", "str", "bytes", "int", "float", "bool"}
 _BUILTIN_NAMES = frozenset(dir(builtins))
 # Method names shared with builtin containers and strings: a call of one does not show that
 # its receiver is a tensor.
@@ -56,6 +58,18 @@ _CONTAINER_METHODS = {
     "join", "strip", "replace", "format", "startswith", "endswith", "lower", "upper", "find",
 }
 _NON_TENSOR_PREFIXES = ("numpy.", "pandas.", "math.", "random.", "collections.", "itertools.")
+# torch functions whose result is a fresh tensor: nothing saved it, no other name holds it.
+FACTORIES = {
+    "empty", "zeros", "ones", "full", "rand", "randn", "randint", "randperm", "arange",
+    "linspace", "logspace", "eye", "tensor", "empty_like", "zeros_like", "ones_like",
+    "full_like", "rand_like", "randn_like", "randint_like", "empty_strided",
+}
+# Legacy constructors: fresh when built from sizes (``torch.Tensor(n)``), but given a tensor
+# they return that very tensor.
+LEGACY_CONSTRUCTORS = {
+    "Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor",
+    "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor",
+}
 _GRAD_OFF_CONTEXTS = {
     "torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
     "torch.inference_mode", "torch.autograd.grad_mode.inference_mode",
@@ -671,12 +685,15 @@ class Judge:
             if name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper():
                 return Kind.OTHER  # another module or class instance
             return Kind.UNKNOWN
-        for qname in self.qualified_names(func):
+        if self._non_tensor_library(func):
+            return Kind.OTHER  # np.asarray(x).reshape(...), pd.read_csv(p).values...
+        callee = func.value if isinstance(func, ast.Subscript) else func  # OrderedDict[str, int]()
+        for qname in self.qualified_names(callee):
             if qname.startswith("builtins."):
                 short = qname[len("builtins."):]
                 if short in _SCALAR_BUILTINS:
                     return Kind.SCALAR
-                if short in _OTHER_BUILTINS:
+                if short in _OTHER_BUILTINS or short.split(".")[0] in _BUILTIN_TYPES:
                     return Kind.OTHER
             if qname.startswith(_NON_TENSOR_PREFIXES):
                 return Kind.OTHER
@@ -700,6 +717,29 @@ class Judge:
         if callee is Kind.PENDING:
             return Kind.PENDING
         return Kind.UNKNOWN
+
+    def _non_tensor_library(self, func: ast.AST) -> bool:
+        """A method of what a call into a non-tensor library returned (``np.asarray(x).reshape``):
+        numpy, pandas, math... values stay theirs along the chain."""
+        expr = func.value if isinstance(func, ast.Attribute) else None
+        while isinstance(expr, (ast.Attribute, ast.Subscript, ast.Call)):
+            if isinstance(expr, ast.Call):
+                if any(q.startswith(_NON_TENSOR_PREFIXES) for q in self.qualified_names(expr.func)):
+                    return True
+                expr = expr.func
+            else:
+                expr = expr.value
+        return False
+
+    def is_factory(self, call: ast.Call) -> bool:
+        """A torch call that makes a fresh tensor (``torch.zeros(n)``, ``torch.Tensor(n)``)."""
+        name = self.torch_name(call.func) or ""
+        short = name.rsplit(".", 1)[-1]
+        if not name.startswith("torch."):
+            return False
+        if short in LEGACY_CONSTRUCTORS:
+            return not any(self.kind(a) in TENSORISH for a in call_args(call))
+        return short in FACTORIES
 
     def _attribute_kind(self, attr: ast.Attribute) -> Kind:
         name = attr.attr

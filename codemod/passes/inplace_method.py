@@ -26,12 +26,6 @@ from ..findings import Fix, Status
 from ..judgement import Kind, subscript_base, target_key
 from .base import InplacePass, code, fix_title, rebind
 
-# Factories make a fresh tensor that nothing has saved: in place on it is never a conflict.
-_FACTORIES = {
-    "empty", "zeros", "ones", "full", "rand", "randn", "randint", "randperm", "arange",
-    "linspace", "logspace", "eye", "tensor", "empty_like", "zeros_like", "ones_like",
-    "full_like", "rand_like", "randn_like", "randint_like", "empty_strided",
-}
 # Methods without a twin that have an exact out-of-place spelling: (template, needs number arg)
 _EQUIVALENTS = {"zero_": ("torch.zeros_like({x})", False), "fill_": ("torch.full_like({x}, {a})", True)}
 
@@ -87,7 +81,7 @@ class InplaceMethodPass(InplacePass):
         if isinstance(subscript_base(base), ast.Subscript) or isinstance(base, ast.Subscript):
             return  # IPF004 clones the subscripted tensor
         if target_key(base) is None:
-            if isinstance(base, ast.Call) and self._is_factory(base):
+            if isinstance(base, ast.Call) and self.judge.is_factory(base):
                 return
             intended = self.judge.intended_reason(node, base)
             if intended:
@@ -110,10 +104,6 @@ class InplaceMethodPass(InplacePass):
             self.report(node, message, Status.MANUAL, "no-twin", hazard=hazard)
             return
         self._report_with_context(node, base, convert, message, verdict, hazard)
-
-    def _is_factory(self, call: ast.Call) -> bool:
-        name = self.judge.torch_name(call.func) or ""
-        return name.startswith("torch.") and name.rsplit(".", 1)[-1] in _FACTORIES
 
     def _converter(self, chain):
         """A function from the (updated) libcst call to its out-of-place form, or None."""
