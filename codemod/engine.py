@@ -101,6 +101,9 @@ def process_source(
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError) as exc:
         result.error = _parse_error(data, exc)
         return result
+    except RecursionError:  # CPython's own limit: such a file cannot be compiled either
+        result.error = FileError("cannot parse: nested too deeply for Python's parser")
+        return result
     result.original = source.text
     if not could_apply(source) and not build_fixes:
         return result

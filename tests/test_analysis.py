@@ -96,3 +96,13 @@ def test_warnings_about_the_users_code_are_not_printed():
         result = process_source(data, "w.py", EVERYTHING, fix=True)
     assert result.changed
     assert not [w for w in caught if issubclass(w.category, (SyntaxWarning, DeprecationWarning))]
+
+
+def test_deep_nesting_is_analysed_or_reported_as_unparsable():
+    def program(n):
+        terms = " + ".join(f"a{i}" for i in range(n))
+        return f"import torch\n\ndef f(x: torch.Tensor, *a):\n    y = {terms}\n    x += y\n    return x\n".encode()
+
+    assert process_source(program(900), "deep.py", EVERYTHING).findings  # libcst gave up here
+    too_deep = process_source(program(5000), "deeper.py", EVERYTHING)
+    assert too_deep.error is not None and "nested too deeply" in too_deep.error.message
