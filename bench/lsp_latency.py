@@ -1,9 +1,11 @@
 """Language server latency: diagnostics after an edit, and code actions, on a 1,000-line module.
 
 Drives ``inplacefix lsp`` over stdio with a real LSP client (pytest-lsp's, built on pygls), as
-an editor does. Each round edits
-the document (so nothing is cached), waits for its diagnostics, then asks for the code actions
-of a line. Reports p50 and p95 in milliseconds after warm-up rounds.
+an editor does. Each round edits the document, waits for its diagnostics, then asks for the
+quick fix of a finding in the edited part. Two kinds of edit: typing inside one function (the
+functions and classes left alone keep their findings) and adding or removing a line near the
+top (every function moves, so the whole module is analysed again). Reports p50 and p95 in milliseconds
+after warm-up rounds.
 Usage: ``python bench/lsp_latency.py [--rounds 30]``.
 """
 
@@ -69,6 +71,24 @@ def percentile(values, q):
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
+def edits(text: str):
+    """(name, edit of round r -> (new text, line of a finding with a fix in the edited part))."""
+    lines = text.splitlines()
+    last = max(i for i, t in enumerate(lines) if "out += x" in t)
+    first = next(i for i, t in enumerate(lines) if "out += x" in t)
+    cut = text.rindex("gate *= 2.0")
+
+    def inside(r):  # typing inside one function: the rest of the module is unchanged
+        return text[:cut] + f"gate *= 2.{r}" + text[cut + len("gate *= 2.0"):], last
+
+    def shifting(r):  # a line added near the top, or taken away again: every function moves
+        if r % 2:
+            return text.replace("import torch.nn as nn\n", f"import torch.nn as nn  # edit {r}\n", 1), first
+        return text.replace("import torch.nn as nn\n", f"import torch.nn as nn\n# edit {r}\n", 1), first + 1
+
+    return [("an edit inside one function", inside), ("a line added or removed near the top", shifting)]
+
+
 async def main(rounds: int) -> None:
     client = make_test_lsp_client()
     await client.start_io(sys.executable, "-m", "codemod", "lsp")
@@ -78,31 +98,33 @@ async def main(rounds: int) -> None:
     client.text_document_did_open(lsp.DidOpenTextDocumentParams(
         lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
     await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-    diag_ms, action_ms = [], []
-    line = next(i for i, t in enumerate(text.splitlines()) if "out += x" in t)  # a hazard with a fix
-    warmup = 3
-    for r in range(rounds + warmup):
-        changed = text + f"\n# edit {r}\n"
-        start = time.perf_counter()
-        client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=r + 2),
-            content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=changed)]))
-        await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-        diagnosed = time.perf_counter()
-        await client.text_document_code_action_async(lsp.CodeActionParams(
-            text_document=lsp.TextDocumentIdentifier(uri=uri),
-            range=lsp.Range(lsp.Position(line, 0), lsp.Position(line, 10)),
-            context=lsp.CodeActionContext(diagnostics=[], only=[lsp.CodeActionKind.QuickFix])))
-        done = time.perf_counter()
-        if r >= warmup:
-            diag_ms.append((diagnosed - start) * 1e3)
-            action_ms.append((done - diagnosed) * 1e3)
+    warmup, version = 3, 1
+    print(f"{text.count(chr(10))}-line module, {rounds} rounds after {warmup} warm-up")
+    for label, edit in edits(text):
+        diag_ms, action_ms = [], []
+        for r in range(rounds + warmup):
+            changed, line = edit(r)
+            version += 1
+            start = time.perf_counter()
+            client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+                text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=changed)]))
+            await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+            diagnosed = time.perf_counter()
+            actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+                text_document=lsp.TextDocumentIdentifier(uri=uri),
+                range=lsp.Range(lsp.Position(line, 0), lsp.Position(line, 10)),
+                context=lsp.CodeActionContext(diagnostics=[], only=[lsp.CodeActionKind.QuickFix])))
+            done = time.perf_counter()
+            assert any(a.edit and not a.title.startswith("Suppress") for a in actions), actions  # a rewrite is offered
+            if r >= warmup:
+                diag_ms.append((diagnosed - start) * 1e3)
+                action_ms.append((done - diagnosed) * 1e3)
+        print(label)
+        for name, values in (("  diagnostics", diag_ms), ("  quick fix (code actions)", action_ms),
+                             ("  both", [a + b for a, b in zip(diag_ms, action_ms)])):
+            print(f"{name:28} p50 {statistics.median(values):7.1f} ms   p95 {percentile(values, 0.95):7.1f} ms")
     await client.shutdown_session()
-    lines = text.count("\n")
-    print(f"{lines}-line module, {rounds} rounds after {warmup} warm-up")
-    for name, values in (("diagnostics after an edit", diag_ms), ("code actions", action_ms),
-                         ("both", [a + b for a, b in zip(diag_ms, action_ms)])):
-        print(f"{name:28} p50 {statistics.median(values):7.1f} ms   p95 {percentile(values, 0.95):7.1f} ms")
 
 
 if __name__ == "__main__":

@@ -60,6 +60,7 @@ class FileResult:
     error: Optional[FileError] = None
     wrapper: Optional[object] = None  # libcst's tree (a MetadataWrapper), when fixes were built
     source: Optional[object] = None  # the analysed ast (a ``source.Source``)
+    statements: Optional[dict] = None  # findings by top-level function/class, for the next edit
     cell_diffs: list = dataclasses.field(default_factory=list)  # notebooks: (cell, before, after)
     skipped_parts: list = dataclasses.field(default_factory=list)  # FileErrors of cells left alone
 
@@ -76,17 +77,20 @@ def process_source(
     fix: bool = False,
     edits: bool = False,
     build_fixes: bool = False,
+    previous: Optional[FileResult] = None,
 ) -> FileResult:
     """Find (and with ``fix``, apply) in-place rewrites in one file's bytes.
 
     ``edits``: every fixable finding gets its one-fix text edit (for editors and JSON);
     ``build_fixes``: every fixable finding gets its ``Fix`` and title, and ``result.wrapper``
     libcst's tree. Without these only ``fix`` parses with libcst, and only a file whose
-    findings have a fix to apply.
+    findings have a fix to apply. ``previous``: this file's result before an edit; the
+    findings of functions and classes it shows unchanged are reused (``codemod.incremental``).
     """
     result = FileResult(path)
     if SCREEN not in data:
         return result
+    from . import incremental
     from .judgement import Judge
     from .passes import all_passes
     from .passes.base import hazard_code
@@ -112,9 +116,15 @@ def process_source(
         cls(judge) for cls in all_passes()
         if settings.selects(cls.CODE) or settings.selects(hazard_code(cls.CODE))
     ]
-    _dispatch(source, passes)
+    keys, reused, skip = {}, [], set()
+    if not (fix or build_fixes):  # fixes point into one libcst tree: never reused
+        keys, reused, skip = incremental.reusable(source, settings, previous)
+    _dispatch(source, passes, skip)
     judge.close()
     found = [f for visitor in passes for f in visitor.findings if settings.selects(f.code)]
+    if keys and not judge.picked_fresh_names:  # a fresh name depends on the whole file
+        result.statements = incremental.remember(keys, found, previous)
+    found += reused
     table = suppressions(source.text) if found else {}
     result.findings.extend(f for f in found if not is_suppressed(table, f.code, f.span.line, f.span.end_line))
     result.findings.sort(key=lambda f: (f.span.line, f.span.column, f.code))
@@ -175,8 +185,9 @@ def add_edits(result: FileResult, data: bytes, findings: list) -> None:
         fixing.statement_edit(source, finding)
 
 
-def _dispatch(source, passes) -> None:
-    """Hand every candidate node, in source order, to the passes' ``visit_<Type>`` methods."""
+def _dispatch(source, passes, skip=frozenset()) -> None:
+    """Hand every candidate node, in source order, to the passes' ``visit_<Type>`` methods,
+    except those in the top-level statements of ``skip``."""
     from .passes.base import InplacePass
     from .source import source_order
 
@@ -189,6 +200,10 @@ def _dispatch(source, passes) -> None:
                 if name.startswith("visit_"):
                     table.setdefault(getattr(ast, name[len("visit_"):]), []).append(getattr(p, name))
     nodes = [n for t, found in source.candidates.items() if t in table for n in found]
+    if skip:
+        from .incremental import top_level
+
+        nodes = [n for n in nodes if top_level(source, n) not in skip]
     nodes.sort(key=source_order)
     for node in nodes:
         for method in table[type(node)]:

@@ -106,7 +106,7 @@ def statement_edit(source, finding: Finding) -> None:
         return
     finding.fix_title = fix.title
     finding.fix = None
-    edit = single_edit(wrapper.module, fix)
+    edit = single_edit(wrapper.module, fix, text.decode("utf-8"))
     s = edit.span
     finding.edit = Edit(Span(s.line + first - 1, s.column, s.end_line + first - 1, s.end_column), edit.content)
 
@@ -136,9 +136,10 @@ def apply_fixes(module: cst.Module, fixes: list, path: str) -> tuple:
     return fixed, fixed_module.bytes
 
 
-def single_edit(module: cst.Module, fix: Fix) -> Edit:
-    """The smallest text replacement that applies this one fix to the original text."""
-    before = module.code
+def single_edit(module: cst.Module, fix: Fix, before: Optional[str] = None) -> Edit:
+    """The smallest text replacement that applies this one fix to the original text
+    (``before``: that text, when the caller has it: libcst gives back what it parsed)."""
+    before = module.code if before is None else before
     after = module.visit(FixApplier([fix])).code
     start = 0
     limit = min(len(before), len(after))

@@ -426,6 +426,11 @@ class Judge:
             self._hazards = Hazards(self)
         return self._hazards
 
+    @property
+    def picked_fresh_names(self) -> bool:
+        """Whether a fix asked for a name unused in the whole file (see fresh_name)."""
+        return self._names is not None
+
     def close(self) -> None:
         """Drop the hazard analysis (it points back here): the module's trees can then go as
         soon as the findings are made, without waiting for the cycle collector."""

@@ -106,3 +106,47 @@ def test_deep_nesting_is_analysed_or_reported_as_unparsable():
     assert process_source(program(900), "deep.py", EVERYTHING).findings  # libcst gave up here
     too_deep = process_source(program(5000), "deeper.py", EVERYTHING)
     assert too_deep.error is not None and "nested too deeply" in too_deep.error.message
+
+
+def _same(a, b) -> bool:
+    view = lambda r: [(f.code, f.message, f.span, f.status, f.reason, f.fixable) for f in r.findings]  # noqa: E731
+    return view(a) == view(b)
+
+
+def test_reused_findings_equal_a_fresh_analysis_after_any_edit():
+    import random
+
+    from .test_fuzz import CORPUS, mutate
+
+    rng = random.Random(1)
+    hints = Settings(select=("ALL",))
+    reused_some = 0
+    for path in CORPUS:
+        before = path.read_text()
+        previous = process_source(before.encode(), path.name, hints)
+        for _ in range(3):
+            after = mutate(before, rng).encode()
+            again = process_source(after, path.name, hints, previous=previous)
+            assert _same(again, process_source(after, path.name, hints)), path.name
+            reused_some += bool(previous.statements) and any(
+                f in again.findings for found in previous.statements.values() if found for f in found)
+    assert reused_some > 20  # the reuse really happens
+
+
+def test_a_changed_context_is_analysed_again():
+    before = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.act = nn.ReLU(inplace=True)
+        """)
+    after = before.replace("import torch.nn as nn", "import othernn as nn")  # not torch any more
+    hints = Settings(select=("ALL",))
+    previous = process_source(before.encode(), "m.py", hints)
+    assert previous.findings
+    again = process_source(after.encode(), "m.py", hints, previous=previous)
+    assert not again.findings and _same(again, process_source(after.encode(), "m.py", hints))
