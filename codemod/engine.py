@@ -77,6 +77,7 @@ def process_source(
     fix: bool = False,
     edits: bool = False,
     build_fixes: bool = False,
+    incremental: bool = False,
     previous: Optional[FileResult] = None,
 ) -> FileResult:
     """Find (and with ``fix``, apply) in-place rewrites in one file's bytes.
@@ -84,8 +85,9 @@ def process_source(
     ``edits``: every fixable finding gets its one-fix text edit (for editors and JSON);
     ``build_fixes``: every fixable finding gets its ``Fix`` and title, and ``result.wrapper``
     libcst's tree. Without these only ``fix`` parses with libcst, and only a file whose
-    findings have a fix to apply. ``previous``: this file's result before an edit; the
-    findings of functions and classes it shows unchanged are reused (``codemod.incremental``).
+    findings have a fix to apply. ``incremental`` (editors): keep the findings of each function
+    and class in ``result.statements``, and reuse those of ``previous`` (this file's result
+    before an edit) for the ones left unchanged (``codemod.incremental``).
     """
     result = FileResult(path)
     if SCREEN not in data:
@@ -117,7 +119,7 @@ def process_source(
         if settings.selects(cls.CODE) or settings.selects(hazard_code(cls.CODE))
     ]
     keys, reused, skip = {}, [], set()
-    if not (fix or build_fixes):  # fixes point into one libcst tree: never reused
+    if incremental and not (fix or build_fixes):  # fixes point into one libcst tree
         keys, reused, skip = incremental.reusable(source, settings, previous)
     _dispatch(source, passes, skip)
     judge.close()

@@ -114,7 +114,7 @@ class InplacefixServer(LanguageServer):
         # Edits are made later, only for the findings a code action asks about; functions and
         # classes the edit left alone keep their findings (codemod.incremental).
         result = process_source(text.encode("utf-8", "surrogatepass"), path, self.settings_for(path),
-                                previous=cached[1] if cached else None)
+                                incremental=True, previous=cached[1] if cached else None)
         self._cache[uri] = (digest, result)
         return result
 

@@ -123,10 +123,10 @@ def test_reused_findings_equal_a_fresh_analysis_after_any_edit():
     reused_some = 0
     for path in CORPUS:
         before = path.read_text()
-        previous = process_source(before.encode(), path.name, hints)
+        previous = process_source(before.encode(), path.name, hints, incremental=True)
         for _ in range(3):
             after = mutate(before, rng).encode()
-            again = process_source(after, path.name, hints, previous=previous)
+            again = process_source(after, path.name, hints, incremental=True, previous=previous)
             assert _same(again, process_source(after, path.name, hints)), path.name
             reused_some += bool(previous.statements) and any(
                 f in again.findings for found in previous.statements.values() if found for f in found)
@@ -146,7 +146,7 @@ def test_a_changed_context_is_analysed_again():
         """)
     after = before.replace("import torch.nn as nn", "import othernn as nn")  # not torch any more
     hints = Settings(select=("ALL",))
-    previous = process_source(before.encode(), "m.py", hints)
-    assert previous.findings
-    again = process_source(after.encode(), "m.py", hints, previous=previous)
+    previous = process_source(before.encode(), "m.py", hints, incremental=True)
+    assert previous.findings and previous.statements
+    again = process_source(after.encode(), "m.py", hints, incremental=True, previous=previous)
     assert not again.findings and _same(again, process_source(after.encode(), "m.py", hints))
