@@ -183,8 +183,7 @@ def add_edits(result: FileResult, data: bytes, findings: list) -> None:
         from .source import Source
 
         source = result.source = Source(data)
-    for finding in wanted:
-        fixing.statement_edit(source, finding)
+    fixing.statement_edits(source, wanted)
 
 
 def _dispatch(source, passes, skip=frozenset()) -> None:
