@@ -6,7 +6,6 @@ target to run and whether its fix needs ``--unsafe-fixes`` (see fixtures/models/
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import pathlib
 import sys
@@ -16,27 +15,15 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from codemod.config import Settings  # noqa: E402
-from codemod.verify import default_devices, verify  # noqa: E402
-
-
-def headers(path: pathlib.Path) -> dict:
-    found = {}
-    for line in path.read_text().splitlines():
-        if not line.startswith("# "):
-            break
-        key, _, value = line[2:].partition(":")
-        found[key.strip()] = value.strip()
-    return found
+from codemod.verify import default_devices  # noqa: E402
+from tests.test_verify import MODELS, run_model  # noqa: E402 - the fixtures' headers, read one way
 
 
 def main() -> int:
     devices = default_devices()
     rows, docs, failures = [], [], 0
-    for path in sorted((ROOT / "fixtures" / "models").glob("*.py")):
-        h = headers(path)
-        settings = dataclasses.replace(Settings(), unsafe_fixes=h.get("fix") == "--unsafe-fixes")
-        result = verify(f"{path}::{h['verify']}", settings=settings, devices=devices)
+    for path in MODELS:
+        h, result = run_model(path, devices)
         docs.append(result.to_json())
         failures += not result.verified
         cells = [path.stem, h["expect"]]
