@@ -15,7 +15,7 @@ import hypothesmith  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 
 from codemod.config import Settings  # noqa: E402
-from codemod.engine import process_source  # noqa: E402
+from codemod.engine.pipeline import process_source  # noqa: E402
 from tests.test_fuzz import CORPUS, mutate  # noqa: E402
 
 EVERYTHING = Settings(select=("ALL",), unsafe_fixes=True)

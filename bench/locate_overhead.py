@@ -17,7 +17,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 
-from codemod.locate import Locator  # noqa: E402
+from codemod.runtime.locate import Locator  # noqa: E402
 
 
 class MLP(nn.Module):

@@ -1,3 +1,3 @@
-from .cli import app
+from codemod.frontends.cli import app
 
 app(prog_name="inplacefix")

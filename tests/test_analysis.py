@@ -14,8 +14,8 @@ import textwrap
 import pytest
 
 from codemod.config import Settings
-from codemod.engine import process_source
-from codemod.source import Source, may_have_candidates
+from codemod.engine.pipeline import process_source
+from codemod.analysis.source import Source, may_have_candidates
 
 from .conftest import FIXTURES, ROOT
 
@@ -79,7 +79,7 @@ def test_check_never_imports_libcst_and_fix_does(tmp_path):
             h += 1
             return h
         """))
-    check = ("from codemod.engine import process_path; from codemod.config import Settings\n"
+    check = ("from codemod.engine.files import process_path; from codemod.config import Settings\n"
              "r = process_path('m.py', Settings(), fix=False, write=False, edits=False)\n"
              "assert r.findings and r.findings[0].fixable\n")
     assert "libcst" not in _modules_after(check, tmp_path)

@@ -11,7 +11,7 @@ import textwrap
 import pytest
 from typer.testing import CliRunner
 
-from codemod.cli import app
+from codemod.frontends.cli import app
 
 from .conftest import ROOT
 
@@ -244,8 +244,8 @@ def _env() -> dict:
 
 def test_static_path_does_not_import_torch(project):
     script = (
-        "import sys; from codemod.cli import app\n"
-        "from codemod.engine import process_path; from codemod.config import Settings\n"
+        "import sys; from codemod.frontends.cli import app\n"
+        "from codemod.engine.files import process_path; from codemod.config import Settings\n"
         "r = process_path('model.py', Settings(), fix=True, write=False, edits=True)\n"
         "assert r.findings and 'torch' not in sys.modules, sorted(sys.modules)\n"
     )

@@ -13,13 +13,13 @@ import dataclasses
 import pytest
 
 from codemod.config import Settings
-from codemod.engine import process_source
-from codemod.passes import all_passes
-from codemod.report import snapshot
+from codemod.engine.pipeline import process_source
+from codemod.rules import all_passes
+from codemod.frontends.report import snapshot
 
 from .conftest import FIXTURES
 
-PASS_DIRS = ["aug_assign", "inplace_arg", "inplace_method", "subscript_assign"]
+PASS_DIRS = ["augmented_assignment", "inplace_argument", "inplace_method", "subscript_assignment"]
 CASES = sorted(p for d in PASS_DIRS for p in (FIXTURES / d).glob("*.in.py"))
 SAFE = Settings(select=("ALL",))  # the pass fixtures show every candidate, hazard or not
 UNSAFE = dataclasses.replace(SAFE, unsafe_fixes=True)

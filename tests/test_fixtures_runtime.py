@@ -14,7 +14,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from codemod.runtime import load_module, max_difference, run  # noqa: E402
+from codemod.runtime.harness import load_module, max_difference, run  # noqa: E402
 
 from .test_fixtures import CASES, case_id  # noqa: E402
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from codemod.config import Settings
-from codemod.engine import process_source
+from codemod.engine.pipeline import process_source
 
 from .conftest import FIXTURES
 
@@ -82,7 +82,7 @@ CANDIDATE_FREE = [
 
 @pytest.mark.parametrize("data", CANDIDATE_FREE, ids=["crlf", "bom-tabs", "latin1", "non-tensors"])
 def test_no_candidates_means_byte_identical(tmp_path, data):
-    from codemod.engine import process_path
+    from codemod.engine.files import process_path
 
     path = tmp_path / "same.py"
     path.write_bytes(data)

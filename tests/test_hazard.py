@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from codemod.config import Settings
-from codemod.engine import process_source
+from codemod.engine.pipeline import process_source
 
 from .test_locate import BROKEN, WORKING, marked
 

@@ -8,7 +8,7 @@ import textwrap
 
 from libcst.codemod import CodemodTest
 
-from codemod.libcst_codemod import InplaceFixCommand
+from codemod.frontends.libcst_codemod import InplaceFixCommand
 
 from .conftest import ROOT
 
@@ -44,7 +44,7 @@ def test_libcst_tool_runs_the_command(tmp_path):
     (tmp_path / ".libcst.codemod.yaml").write_text("modules: ['codemod']\nrepo_root: '.'\n")
     (tmp_path / "m.py").write_text(textwrap.dedent(BEFORE))
     proc = subprocess.run(
-        [sys.executable, "-m", "libcst.tool", "codemod", "--no-format", "libcst_codemod.InplaceFixCommand", "m.py"],
+        [sys.executable, "-m", "libcst.tool", "codemod", "--no-format", "frontends.libcst_codemod.InplaceFixCommand", "m.py"],
         cwd=tmp_path, capture_output=True, text=True, env={"PYTHONPATH": str(ROOT)},
     )
     assert proc.returncode == 0, proc.stderr

@@ -15,9 +15,9 @@ torch = pytest.importorskip("torch")
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from codemod.locate import LocatedInplaceError, Locator, locate_target  # noqa: E402
-from codemod.repair import repair  # noqa: E402
-from codemod.runtime import load_module  # noqa: E402
+from codemod.runtime.locate import LocatedInplaceError, Locator, locate_target  # noqa: E402
+from codemod.runtime.repair import repair  # noqa: E402
+from codemod.runtime.harness import load_module  # noqa: E402
 
 from .test_verify import MODELS, headers  # noqa: E402
 

@@ -8,9 +8,9 @@ import linecache
 import pytest
 from typer.testing import CliRunner
 
-from codemod.cli import app
+from codemod.frontends.cli import app
 from codemod.config import Settings
-from codemod.notebook import PLACEHOLDER, _IPYTHON_LINE, process_notebook
+from codemod.engine.notebook import PLACEHOLDER, _IPYTHON_LINE, process_notebook
 
 from .conftest import FIXTURES
 
@@ -106,7 +106,7 @@ def test_fixed_training_notebook_runs_backward():
 
 def test_locator_names_the_jupyter_cell():
     torch = pytest.importorskip("torch")
-    from codemod.locate import Locator
+    from codemod.runtime.locate import Locator
 
     source = "h = torch.sigmoid(w)\nh += 1\n"
     name = "<ipython-input-7-0123abcd>"

@@ -11,9 +11,9 @@ torch = pytest.importorskip("torch")
 
 from typer.testing import CliRunner  # noqa: E402
 
-from codemod.cli import app  # noqa: E402
+from codemod.frontends.cli import app  # noqa: E402
 from codemod.config import Settings  # noqa: E402
-from codemod.verify import HarnessError, verify  # noqa: E402
+from codemod.runtime.verify import HarnessError, verify  # noqa: E402
 
 from .conftest import FIXTURES  # noqa: E402
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .base import InplacePass
+from codemod.rules.base import InplacePass
 
 
 def all_passes() -> list:

@@ -14,9 +14,9 @@ import dataclasses
 import enum
 from typing import Iterable, Optional, Sequence
 
-from . import torch_api
-from .findings import Status
-from .source import Source, source_order
+from codemod import torch_api
+from codemod.findings import Status
+from codemod.analysis.source import Source, source_order
 
 
 class Kind(enum.Enum):
@@ -421,7 +421,7 @@ class Judge:
     def hazards(self):
         """The hazard analysis of this module (see ``codemod.hazard``)."""
         if self._hazards is None:
-            from .hazard import Hazards
+            from codemod.analysis.hazard import Hazards
 
             self._hazards = Hazards(self)
         return self._hazards

@@ -15,26 +15,10 @@ import ast
 import dataclasses
 from typing import Callable, Iterable, Optional
 
-from .. import _cst as cst
-from ..findings import Finding, Fix, Span, Status
-from ..judgement import Judge
-
-
-class FixSite:
-    """What a plan may ask about libcst's tree besides its own node."""
-
-    def container(self, stmt: cst.BaseSmallStatement) -> tuple:
-        """The line or suite holding the small statement ``stmt``, and its index there."""
-        raise NotImplementedError
-
-
-@dataclasses.dataclass
-class Plan:
-    """A fix decided on the ``ast``, to be built on libcst's tree of the same file."""
-
-    anchor: tuple  # (line, character column) where the libcst node to build from starts
-    node_type: str  # the name of that node's libcst type ("AugAssign", "Arg"...)
-    make: Callable[[cst.CSTNode, FixSite], Fix]
+from codemod.fixes import _cst as cst
+from codemod.findings import Finding, Fix, Span, Status
+from codemod.fixes.site import FixSite, Plan
+from codemod.analysis.judgement import Judge
 
 
 class InplacePass:

@@ -24,10 +24,10 @@ from typing import Optional
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
-from . import __version__
-from .config import ConfigError, Settings, load_settings
-from .engine import FileResult, add_edits, process_source
-from .findings import Finding, Status
+from codemod import __version__
+from codemod.config import ConfigError, Settings, load_settings
+from codemod.engine.pipeline import FileResult, add_edits, process_source
+from codemod.findings import Finding, Status
 
 SOURCE = "inplacefix"
 
@@ -87,7 +87,7 @@ class InplacefixServer(LanguageServer):
 
     def analyse_notebook(self, notebook, edits: bool = False) -> dict:
         """Cell URI -> findings (cell coordinates), for a notebook's code cells as one program."""
-        from .notebook import Cell, analyse_cells
+        from codemod.engine.notebook import Cell, analyse_cells
 
         uris = [c.document for c in notebook.cells if c.kind == lsp.NotebookCellKind.Code]
         cells = [Cell(i, self.workspace.get_text_document(uri).source, False) for i, uri in enumerate(uris)]
@@ -301,7 +301,7 @@ def _fix_all_action(ls: InplacefixServer, uri: str) -> Optional[lsp.CodeAction]:
 
 
 def main() -> None:
-    from .engine import tune_gc
+    from codemod.engine.pipeline import tune_gc
 
     tune_gc()
     server.start_io()

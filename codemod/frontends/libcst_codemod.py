@@ -2,7 +2,7 @@
 
 With ``modules: [codemod]`` in ``.libcst.codemod.yaml``::
 
-    python -m libcst.tool codemod libcst_codemod.InplaceFixCommand --select IPF src/
+    python -m libcst.tool codemod frontends.libcst_codemod.InplaceFixCommand --select IPF src/
 
 runs the same engine as ``inplacefix fix`` on every file libcst's runner hands it (its ``-j``,
 its diff and its summary), and composes with other commands. Files with nothing to fix are
@@ -16,8 +16,8 @@ import argparse
 import libcst as cst
 from libcst.codemod import Codemod, CodemodContext, SkipFile
 
-from .config import Settings, split_codes
-from .engine import process_source
+from codemod.config import Settings, split_codes
+from codemod.engine.pipeline import process_source
 
 
 class InplaceFixCommand(Codemod):

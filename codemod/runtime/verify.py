@@ -30,9 +30,9 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import torch
 
-from .config import Settings
-from .engine import process_source
-from .runtime import (
+from codemod.config import Settings
+from codemod.engine.pipeline import process_source
+from codemod.runtime.harness import (
     flatten,
     is_inplace_error,
     load_module,

@@ -15,12 +15,13 @@ from typing import List, Optional
 
 import typer
 
-from . import __version__
-from .config import ConfigError, load_settings, split_codes
-from .engine import process_path, process_source
-from .files import discover
-from .findings import REASONS, RULES, Status
-from .report import (
+from codemod import __version__
+from codemod.config import ConfigError, load_settings, split_codes
+from codemod.engine.files import process_path
+from codemod.engine.pipeline import process_source
+from codemod.engine.discover import discover
+from codemod.findings import REASONS, RULES, Status
+from codemod.frontends.report import (
     check_summary,
     fix_summary,
     json_document,
@@ -84,7 +85,7 @@ def _settings(paths, config, select, ignore, unsafe_fixes, notebooks=None):
 
 def _run(paths, settings, *, fix: bool, write: bool, edits: bool, jobs, progress: bool, cache: bool = True):
     """Process every file (in parallel where it pays), in a stable order."""
-    from .engine import tune_gc
+    from codemod.engine.pipeline import tune_gc
 
     tune_gc()
     files = [str(p) for p in discover([pathlib.Path(p) for p in paths or ["."]], settings)]
@@ -269,7 +270,7 @@ def verify(
     path = pathlib.Path(target.partition("::")[0])
     settings = _settings([path], config, select, ignore, unsafe_fixes)
     init_kwargs, shapes = _target_options(init, input_shape)
-    from .verify import HarnessError, render_table, verify as run_verify
+    from codemod.runtime.verify import HarnessError, render_table, verify as run_verify
 
     try:
         result = run_verify(
@@ -299,8 +300,8 @@ def locate(
     and where it was modified (runs your code). Exit 1 if a conflict is found."""
     import json as _json
 
-    from .locate import LocatedInplaceError, locate_target
-    from .verify import HarnessError
+    from codemod.runtime.locate import LocatedInplaceError, locate_target
+    from codemod.runtime.verify import HarnessError
 
     init_kwargs, shapes = _target_options(init, input_shape)
     try:
@@ -327,9 +328,9 @@ def repair(
 ) -> None:
     """Locate each conflict, apply only the fix it needs, repeat until backward succeeds, and
     verify (runs your code). Exit 0 repaired and verified (or nothing to do), 1 not, 2 error."""
-    from . import repair as repairing
-    from .fileio import write_atomic
-    from .verify import HarnessError, render_table
+    from codemod.runtime import repair as repairing
+    from codemod.engine.fileio import write_atomic
+    from codemod.runtime.verify import HarnessError, render_table
 
     path = pathlib.Path(target.partition("::")[0])
     settings = _settings([path], config, None, None, None)
@@ -359,7 +360,7 @@ def repair(
 @app.command()
 def lsp() -> None:
     """Run the language server over stdio (diagnostics, quick fixes, fix-all; never runs code)."""
-    from .lsp import main as serve
+    from codemod.frontends.lsp import main as serve
 
     serve()
 

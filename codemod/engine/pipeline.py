@@ -1,7 +1,7 @@
-"""The per-file engine: read, screen, analyse on ``ast``, build and apply fixes, return data.
+"""The per-file pipeline: screen, analyse on ``ast``, build and apply fixes, return data.
 
-Front ends (CLI, JSON, editors) call :func:`process_source` or :func:`process_path` and only
-render the :class:`FileResult` they get back. Nothing here imports torch, and libcst is
+Front ends (CLI, JSON, editors) call :func:`process_source` (or ``engine.files.process_path``
+for a file on disk) and only render the :class:`FileResult` they get back. Nothing here imports torch, and libcst is
 imported only when a file gets a fix (``codemod.fixing``).
 """
 
@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import pathlib
 from typing import Optional
 
-from .config import Settings
-from .fileio import read_source, write_atomic
+from codemod.config import Settings
 
 # The analysis modules (judgement, passes, source...) are imported on first use, in
 # process_source: a rerun answered from the cache needs none of them.
@@ -92,12 +90,12 @@ def process_source(
     result = FileResult(path)
     if SCREEN not in data:
         return result
-    from . import incremental
-    from .judgement import Judge
-    from .passes import all_passes
-    from .passes.base import hazard_code
-    from .source import Source, may_have_candidates, parse
-    from .suppression import is_suppressed, suppressions
+    from codemod.engine import incremental
+    from codemod.analysis.judgement import Judge
+    from codemod.rules import all_passes
+    from codemod.rules.base import hazard_code
+    from codemod.analysis.source import Source, may_have_candidates, parse
+    from codemod.engine.suppression import is_suppressed, suppressions
 
     try:
         if not (build_fixes or may_have_candidates(data)):
@@ -137,7 +135,7 @@ def process_source(
     wanted = [f for f in result.findings if f.fixable] if build_fixes else chosen
     if not wanted and not build_fixes:
         return result
-    from . import fixing
+    from codemod.fixes import apply as fixing
 
     try:
         result.wrapper = fixing.parse(data)
@@ -176,11 +174,11 @@ def add_edits(result: FileResult, data: bytes, findings: list) -> None:
     wanted = [f for f in findings if f.plan is not None and f.edit is None]
     if not wanted:
         return
-    from . import fixing
+    from codemod.fixes import apply as fixing
 
     source = result.source
     if source is None:
-        from .source import Source
+        from codemod.analysis.source import Source
 
         source = result.source = Source(data)
     fixing.statement_edits(source, wanted)
@@ -189,8 +187,8 @@ def add_edits(result: FileResult, data: bytes, findings: list) -> None:
 def _dispatch(source, passes, skip=frozenset()) -> None:
     """Hand every candidate node, in source order, to the passes' ``visit_<Type>`` methods,
     except those in the top-level statements of ``skip``."""
-    from .passes.base import InplacePass
-    from .source import source_order
+    from codemod.rules.base import InplacePass
+    from codemod.analysis.source import source_order
 
     table: dict = {}
     for p in passes:
@@ -202,7 +200,7 @@ def _dispatch(source, passes, skip=frozenset()) -> None:
                     table.setdefault(getattr(ast, name[len("visit_"):]), []).append(getattr(p, name))
     nodes = [n for t, found in source.candidates.items() if t in table for n in found]
     if skip:
-        from .incremental import top_level
+        from codemod.engine.incremental import top_level
 
         nodes = [n for n in nodes if top_level(source, n) not in skip]
     nodes.sort(key=source_order)
@@ -227,7 +225,7 @@ def _parse_error(data: bytes, exc: Exception) -> FileError:
 
 def apply_fixes(result: FileResult, fixes: list) -> None:
     """Apply ``fixes`` (of ``result``'s findings, or made for its tree) in one traversal."""
-    from . import fixing
+    from codemod.fixes import apply as fixing
 
     try:
         fixed, fixed_bytes = fixing.apply_fixes(result.wrapper.module, fixes, result.path)
@@ -236,42 +234,3 @@ def apply_fixes(result: FileResult, fixes: list) -> None:
         return
     if fixed != result.original:
         result.fixed, result.fixed_bytes = fixed, fixed_bytes
-
-
-def process_path(path: str, settings: Settings, fix: bool, write: bool, edits: bool,
-                 cache_dir: Optional[str] = None) -> FileResult:
-    """Read, process and (with ``write``) atomically rewrite one file."""
-    p = pathlib.Path(path)
-    try:
-        data = read_source(p)
-    except OSError as exc:
-        return FileResult(path, error=FileError(f"cannot read: {exc.strerror or exc}"))
-    cache = key = None
-    if cache_dir is not None:
-        from .cache import Cache, cache_key
-
-        cache, key = Cache(pathlib.Path(cache_dir)), cache_key(data, path, settings, fix, edits)
-        hit = cache.get(key)
-        if hit is not None:
-            return FileResult(path, findings=hit["findings"])
-    try:
-        if path.endswith(".ipynb"):
-            from .notebook import process_notebook
-
-            result = process_notebook(data, path, settings, fix=fix, edits=edits)
-        else:
-            result = process_source(data, path, settings, fix=fix, edits=edits)
-    except Exception as exc:  # a bug of ours must cost one file, not the run
-        return FileResult(path, error=FileError(f"internal error: {type(exc).__name__}: {exc}"))
-    if write and result.changed and result.error is None:
-        try:
-            write_atomic(p, result.fixed_bytes)
-        except OSError as exc:
-            result.error = FileError(f"cannot write: {exc.strerror or exc}")
-    if cache is not None and not result.changed and not result.skipped_parts and result.error is None:
-        cache.put(key, result.findings)
-    # Results may cross a process boundary: keep plain data only.
-    result.fixed_bytes = result.wrapper = result.source = None
-    for finding in result.findings:
-        finding.fix = finding.plan = None
-    return result

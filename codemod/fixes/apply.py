@@ -14,9 +14,9 @@ from typing import Iterable, Optional
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from .findings import Edit, Finding, Fix, Span
-from .passes.base import FixSite
-from .source import parse as parse_ast
+from codemod.findings import Edit, Finding, Fix, Span
+from codemod.fixes.site import FixSite
+from codemod.analysis.source import parse as parse_ast
 
 
 class FixApplier(cst.CSTTransformer):

@@ -19,11 +19,11 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .. import _cst as cst
-from .. import torch_api
-from ..findings import Fix, Status
-from ..judgement import subscript_base, target_key
-from .base import InplacePass, fix_title, rebind
+from codemod.fixes import _cst as cst
+from codemod import torch_api
+from codemod.findings import Fix, Status
+from codemod.analysis.judgement import subscript_base, target_key
+from codemod.rules.base import InplacePass, fix_title, rebind
 
 
 class SubscriptAssignPass(InplacePass):

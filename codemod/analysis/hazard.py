@@ -15,8 +15,8 @@ from typing import Optional
 
 import ast
 
-from . import torch_api
-from .judgement import VIEW_METHODS, Judge, Kind, is_const, positional, target_key
+from codemod import torch_api
+from codemod.analysis.judgement import VIEW_METHODS, Judge, Kind, is_const, positional, target_key
 
 _OPERATORS = {
     ast.Mult: ("mul", "*"), ast.Div: ("div", "/"), ast.Add: ("add", "+"), ast.Sub: ("sub", "-"),

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import ast
 
-from .. import _cst as cst
-from ..findings import Fix, Status
-from ..judgement import target_key
-from .base import InplacePass, code, fix_title, rebind
+from codemod.fixes import _cst as cst
+from codemod.findings import Fix, Status
+from codemod.analysis.judgement import target_key
+from codemod.rules.base import InplacePass, code, fix_title, rebind
 
 _SYMBOLS = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",

@@ -17,8 +17,8 @@ import pathlib
 import tempfile
 from typing import Optional
 
-from . import __version__
-from .findings import Edit, Finding, Span, Status
+from codemod import __version__
+from codemod.findings import Edit, Finding, Span, Status
 
 
 def cache_key(data: bytes, path: str, settings, fix: bool, edits: bool) -> str:

@@ -9,7 +9,7 @@ from typing import Iterable, Iterator
 
 import pathspec
 
-from .config import Settings
+from codemod.config import Settings
 
 
 def _spec(lines: Iterable[str]) -> pathspec.PathSpec:

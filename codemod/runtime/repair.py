@@ -28,12 +28,12 @@ from typing import List, Optional
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from .config import Settings
-from .engine import FileResult, apply_fixes, process_source
-from .findings import Fix, Status
-from .locate import Conflict, LocateResult, locate_target
-from .report import unified_diff
-from .verify import HarnessError, VerifyResult, split_target, verify
+from codemod.config import Settings
+from codemod.engine.pipeline import FileResult, apply_fixes, process_source
+from codemod.findings import Fix, Status
+from codemod.runtime.locate import Conflict, LocateResult, locate_target
+from codemod.engine.diffs import unified_diff
+from codemod.runtime.verify import HarnessError, VerifyResult, split_target, verify
 
 # Unsafe for reasons a run can rule out: it saw a tensor, and (with same_dtypes) no promotion.
 _RUNTIME_SETTLES = {"unknown-type", "dtype-promotion"}

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import ast
 
-from .. import _cst as cst
-from .. import torch_api
-from ..findings import Fix, Status
-from ..judgement import Kind, subscript_base, target_key
-from .base import InplacePass, code, fix_title, rebind
+from codemod.fixes import _cst as cst
+from codemod import torch_api
+from codemod.findings import Fix, Status
+from codemod.analysis.judgement import Kind, subscript_base, target_key
+from codemod.rules.base import InplacePass, code, fix_title, rebind
 
 # Methods without a twin that have an exact out-of-place spelling: (template, needs number arg)
 _EQUIVALENTS = {"zero_": ("torch.zeros_like({x})", False), "fill_": ("torch.full_like({x}, {a})", True)}

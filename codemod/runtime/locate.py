@@ -15,7 +15,7 @@ modified. The :class:`Locator` sees both while the forward runs:
 
 Use it around your own code::
 
-    from codemod.locate import Locator
+    from codemod.runtime.locate import Locator
     with Locator() as loc:
         loss = model(x).sum()
         loss.backward()
@@ -479,8 +479,8 @@ class LocateResult:
 def locate_target(target: str, source: Optional[str] = None, raise_on_conflict: bool = False,
                   init_kwargs=None, input_shapes=None) -> LocateResult:
     """Run ``file.py::Name`` (as ``verify`` does, forward and backward) under the locator."""
-    from .runtime import flatten
-    from .verify import (HarnessError, Program, _loss, build_model, init_kwargs_for,
+    from codemod.runtime.harness import flatten
+    from codemod.runtime.verify import (HarnessError, Program, _loss, build_model, init_kwargs_for,
                          make_inputs, split_target)
 
     path, name = split_target(target)

@@ -24,9 +24,9 @@ from typing import List, Optional
 
 import libcst as cst
 
-from .config import Settings
-from .engine import FileError, FileResult, process_source
-from .findings import Edit, Span
+from codemod.config import Settings
+from codemod.engine.pipeline import FileError, FileResult, process_source
+from codemod.findings import Edit, Span
 
 MARKER = "__inplacefix_cell__({})"
 _MARKER_LINE = re.compile(r"^__inplacefix_cell__\((\d+)\)$")

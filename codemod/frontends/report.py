@@ -22,11 +22,11 @@ was read; ``findings`` are sorted by file and position.
 
 from __future__ import annotations
 
-import difflib
 import json
 from typing import Iterable
 
-from .findings import REASONS, RULES, Finding, Status
+from codemod.engine.diffs import unified_diff
+from codemod.findings import REASONS, RULES, Finding, Status
 
 MARKS = {Status.SAFE: "[*] ", Status.UNSAFE: "[unsafe] ", Status.MANUAL: "", Status.SKIPPED: "[skipped] "}
 
@@ -85,21 +85,10 @@ def json_document(results: Iterable, show_skipped: bool) -> str:
 def result_diff(result) -> str:
     """The review diff of one file: per cell for notebooks."""
     if result.cell_diffs:
-        from .notebook import cell_diff
+        from codemod.engine.notebook import cell_diff
 
         return "".join(cell_diff(result.path, n, a, b) for n, a, b in result.cell_diffs)
     return unified_diff(result.path, result.original, result.fixed)
-
-
-def unified_diff(path: str, before: str, after: str) -> str:
-    lines = difflib.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True),
-        fromfile=f"a/{path.lstrip('/')}", tofile=f"b/{path.lstrip('/')}",
-    )
-    out = []
-    for line in lines:
-        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
-    return "".join(out)
 
 
 def _plural(n: int, word: str, plural: str = "") -> str:
@@ -151,7 +140,7 @@ def sarif_document(results: Iterable, show_skipped: bool = False) -> str:
     A notebook finding's region is relative to its cell, named in ``properties.cell`` and in
     the message.
     """
-    from . import __version__
+    from codemod import __version__
 
     rules = [
         {"id": code, "name": name, "shortDescription": {"text": name.replace("-", " ")},

@@ -1,0 +1,26 @@
+"""Where a fix is built: a plan decided on the ``ast`` and what it may ask of libcst's tree."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+from codemod.findings import Fix
+from codemod.fixes import _cst as cst
+
+
+class FixSite:
+    """What a plan may ask about libcst's tree besides its own node."""
+
+    def container(self, stmt: cst.BaseSmallStatement) -> tuple:
+        """The line or suite holding the small statement ``stmt``, and its index there."""
+        raise NotImplementedError
+
+
+@dataclasses.dataclass
+class Plan:
+    """A fix decided on the ``ast``, to be built on libcst's tree of the same file."""
+
+    anchor: tuple  # (line, character column) where the libcst node to build from starts
+    node_type: str  # the name of that node's libcst type ("AugAssign", "Arg"...)
+    make: Callable[[cst.CSTNode, FixSite], Fix]
