@@ -14,21 +14,6 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 if TYPE_CHECKING:  # libcst is only imported where a fix is built
     import libcst as cst
 
-# Rule codes, one per pass. Kept clear of Ruff's prefixes so `# noqa` lists can mix them.
-# IPF0xx: an in-place op the pass can rewrite; IPF1xx: the same, where the hazard analysis
-# shows it modifies a tensor autograd saved (the default selection).
-RULES = {
-    "IPF001": "augmented-assignment",
-    "IPF002": "inplace-argument",
-    "IPF003": "inplace-method",
-    "IPF004": "subscript-assignment",
-    "IPF101": "augmented-assignment-hazard",
-    "IPF102": "inplace-argument-hazard",
-    "IPF103": "inplace-method-hazard",
-    "IPF104": "subscript-assignment-hazard",
-}
-
-
 class Status(str, enum.Enum):
     SAFE = "safe"  # a fix that keeps what the program computes; applied by `fix`
     UNSAFE = "unsafe"  # a fix that may change behaviour; applied with --unsafe-fixes

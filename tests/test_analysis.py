@@ -15,7 +15,8 @@ import pytest
 
 from codemod.config import Settings
 from codemod.engine.pipeline import process_source
-from codemod.analysis.source import Source, may_have_candidates
+from codemod.analysis.source import Source
+from codemod.rules.registry import may_have_candidates
 
 from .conftest import FIXTURES, ROOT
 

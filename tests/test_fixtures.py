@@ -14,7 +14,7 @@ import pytest
 
 from codemod.config import Settings
 from codemod.engine.pipeline import process_source
-from codemod.rules import all_passes
+from codemod.rules.registry import rules
 from codemod.frontends.report import snapshot
 
 from .conftest import FIXTURES
@@ -87,4 +87,4 @@ def test_every_pass_has_a_fixture_folder():
     codes_seen = set()
     for path in CASES:
         codes_seen.update(line.split()[1] for line in (path.with_name(path.name.replace(".in.py", ".findings"))).read_text().splitlines() if line and not line.startswith(" "))
-    assert {p.CODE for p in all_passes()} <= codes_seen
+    assert {p.CODE for p in rules()} <= codes_seen

@@ -15,7 +15,7 @@ import tokenize
 import warnings
 from typing import Optional
 
-# The node types a pass can start from; the walk files them by type for the passes.
+# The node types the walk files by type when no list is given (the rules' registry gives one).
 CANDIDATE_TYPES = (ast.AugAssign, ast.Assign, ast.Call)
 # Fields that hold no node worth a parent (shared singletons such as ``Load`` and operators).
 _LEAF_FIELDS = {"ctx", "op", "type_comment"}
@@ -23,11 +23,6 @@ _FIELDS: dict = {}
 _SPACES = re.compile(r"\s+")
 _TIGHT = re.compile(r"([(\[{]) | (?=([)\]}.]))")
 
-# Text that any candidate needs somewhere in the file (a superset: strings and comments match
-# too): an ``op=``, ``]=``, a call of ``name_(``, ``inplace``, or a ``True`` argument.
-_CANDIDATE_TEXT = re.compile(
-    rb"(?:[-+*/%&|^@]|\*\*|//|<<|>>)=|\][\s\\]*=(?!=)|[A-Za-z]\w*_\s*\(|inplace|[(,]\s*True\s*[,)]"
-)
 
 
 def parse(data, filename: str = "<unknown>") -> ast.Module:
@@ -44,17 +39,11 @@ def source_order(node: ast.AST) -> tuple:
     return (node.lineno, node.col_offset, -node.end_lineno, -node.end_col_offset)
 
 
-def may_have_candidates(data: bytes) -> bool:
-    """A text screen, run before parsing: False only when no pass could report anything.
-    Identifiers outside ASCII are beyond the pattern, so such files always go on."""
-    return not data.isascii() or _CANDIDATE_TEXT.search(data) is not None
-
-
 class Source:
     """A file's text, ``ast`` tree, and (from one walk) every node's parent and children and
     the candidate nodes by type. Raises SyntaxError, ValueError or UnicodeDecodeError."""
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes, candidate_types: tuple = CANDIDATE_TYPES) -> None:
         encoding = "utf-8"
         if not data.startswith(b"\xef\xbb\xbf") and b"coding" in data[:400]:
             encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
@@ -63,7 +52,7 @@ class Source:
         self._lines: Optional[list] = None
         self.parents: dict = {}
         self.children: dict = {}  # node -> its child nodes, in field order
-        self.candidates: dict = {t: [] for t in CANDIDATE_TYPES}
+        self.candidates: dict = {t: [] for t in candidate_types}
         self._index()
 
     def _index(self) -> None:

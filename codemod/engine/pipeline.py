@@ -2,12 +2,11 @@
 
 Front ends (CLI, JSON, editors) call :func:`process_source` (or ``engine.files.process_path``
 for a file on disk) and only render the :class:`FileResult` they get back. Nothing here imports torch, and libcst is
-imported only when a file gets a fix (``codemod.fixing``).
+imported only when a file gets a fix (``codemod.fixes.apply``).
 """
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 from typing import Optional
 
@@ -18,26 +17,6 @@ from codemod.config import Settings
 
 # A file that never names torch holds no tensor we could know about: skip it unparsed.
 SCREEN = b"torch"
-
-
-def could_apply(source) -> bool:
-    """Could any pass report anything in this file? A screen over the nodes the walk filed
-    (in-place ``op=``, writes into subscripts, ``name_(...)`` calls, ``inplace``
-    arguments); errs on the side of yes."""
-    if source.candidates[ast.AugAssign]:
-        return True
-    if any(isinstance(t, ast.Subscript) for n in source.candidates[ast.Assign] for t in n.targets):
-        return True
-    for node in source.candidates[ast.Call]:
-        func = node.func
-        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        if name.endswith("_") and not name.startswith("_"):
-            return True  # in-place methods and functions, nn.init
-        if any(k.arg == "inplace" for k in node.keywords):
-            return True
-        if any(isinstance(a, ast.Constant) and a.value is True for a in node.args):
-            return True  # a positional inplace: nn.ReLU(True)
-    return False
 
 
 @dataclasses.dataclass
@@ -90,18 +69,18 @@ def process_source(
     result = FileResult(path)
     if SCREEN not in data:
         return result
-    from codemod.engine import incremental
     from codemod.analysis.judgement import Judge
-    from codemod.rules import all_passes
-    from codemod.rules.base import hazard_code
-    from codemod.analysis.source import Source, may_have_candidates, parse
+    from codemod.analysis.source import Source, parse
+    from codemod.engine import incremental
     from codemod.engine.suppression import is_suppressed, suppressions
+    from codemod.rules import registry
+    from codemod.rules.base import hazard_code
 
     try:
-        if not (build_fixes or may_have_candidates(data)):
+        if not (build_fixes or registry.may_have_candidates(data)):
             parse(data)  # nothing to find, but a file that does not parse is reported
             return result
-        source = Source(data)
+        source = Source(data, registry.node_types())
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError) as exc:
         result.error = _parse_error(data, exc)
         return result
@@ -109,13 +88,14 @@ def process_source(
         result.error = FileError("cannot parse: nested too deeply for Python's parser")
         return result
     result.original = source.text
-    if not could_apply(source) and not build_fixes:
-        return result
-    judge = Judge(source, assume_same_dtype=settings.assume_same_dtype)
-    passes = [
-        cls(judge) for cls in all_passes()
+    selected = [
+        cls for cls in registry.rules()
         if settings.selects(cls.CODE) or settings.selects(hazard_code(cls.CODE))
     ]
+    if not build_fixes and not registry.could_apply(selected, source.candidates):
+        return result
+    judge = Judge(source, assume_same_dtype=settings.assume_same_dtype)
+    passes = [cls(judge) for cls in selected]
     keys, reused, skip = {}, [], set()
     if incremental and not (fix or build_fixes):  # fixes point into one libcst tree
         keys, reused, skip = incremental.reusable(source, settings, previous)
@@ -185,19 +165,12 @@ def add_edits(result: FileResult, data: bytes, findings: list) -> None:
 
 
 def _dispatch(source, passes, skip=frozenset()) -> None:
-    """Hand every candidate node, in source order, to the passes' ``visit_<Type>`` methods,
+    """Hand every candidate node, in source order, to the rules' ``visit_<Type>`` methods,
     except those in the top-level statements of ``skip``."""
-    from codemod.rules.base import InplacePass
     from codemod.analysis.source import source_order
+    from codemod.rules.registry import dispatch_table
 
-    table: dict = {}
-    for p in passes:
-        for cls in type(p).__mro__:
-            if cls is InplacePass:
-                break
-            for name in vars(cls):
-                if name.startswith("visit_"):
-                    table.setdefault(getattr(ast, name[len("visit_"):]), []).append(getattr(p, name))
+    table = dispatch_table(passes)
     nodes = [n for t, found in source.candidates.items() if t in table for n in found]
     if skip:
         from codemod.engine.incremental import top_level

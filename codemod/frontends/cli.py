@@ -20,7 +20,7 @@ from codemod.config import ConfigError, load_settings, split_codes
 from codemod.engine.files import process_path
 from codemod.engine.pipeline import process_source
 from codemod.engine.discover import discover
-from codemod.findings import REASONS, RULES, Status
+from codemod.findings import REASONS, Status
 from codemod.frontends.report import (
     check_summary,
     fix_summary,
@@ -368,12 +368,32 @@ def lsp() -> None:
 @app.command()
 def rules() -> None:
     """List the rule codes and the reason codes."""
+    from codemod.rules.registry import table
+
     typer.echo("Rules:")
-    for code, name in RULES.items():
-        typer.echo(f"  {code}  {name}")
+    for code, info in table().items():
+        typer.echo(f"  {code}  {info.name}")
     typer.echo("Reasons (why a candidate is not a safe fix):")
     for code, text in REASONS.items():
         typer.echo(f"  {code:20} {text}")
+
+
+@app.command()
+def rule(code: str = typer.Argument(..., help="A rule code (IPF001) or name (augmented-assignment).")) -> None:
+    """Explain one rule: what it does, why, an example, and when its fix is safe."""
+    from codemod.rules.registry import documentation, table
+
+    wanted = code.strip()
+    info = table().get(wanted.upper()) or next((i for i in table().values() if i.name == wanted), None)
+    if info is None:
+        typer.echo(f"error: unknown rule {code!r} (see `inplacefix rules`)", err=True)
+        raise typer.Exit(2)
+    title = f"{info.code} {info.name}"
+    doc = documentation(info.rule)
+    if info.hazard:
+        doc = (f"The hazard form of {info.rule.CODE}: reported (and on by default) where the hazard "
+               f"analysis shows the write modifies a tensor autograd saved for backward.\n\n{doc}")
+    typer.echo(f"{title}\n{'=' * len(title)}\n\n{doc}")
 
 
 if __name__ == "__main__":  # pragma: no cover

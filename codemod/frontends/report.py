@@ -26,7 +26,8 @@ import json
 from typing import Iterable
 
 from codemod.engine.diffs import unified_diff
-from codemod.findings import REASONS, RULES, Finding, Status
+from codemod.findings import REASONS, Finding, Status
+from codemod.rules.registry import rule_name, table
 
 MARKS = {Status.SAFE: "[*] ", Status.UNSAFE: "[unsafe] ", Status.MANUAL: "", Status.SKIPPED: "[skipped] "}
 
@@ -57,7 +58,7 @@ def finding_json(path: str, f: Finding) -> dict:
         "filename": path,
         "cell": f.cell,
         "code": f.code,
-        "rule": RULES[f.code],
+        "rule": rule_name(f.code),
         "message": f.message,
         "status": f.status.value,
         "reason": f.reason,
@@ -145,7 +146,7 @@ def sarif_document(results: Iterable, show_skipped: bool = False) -> str:
     rules = [
         {"id": code, "name": name, "shortDescription": {"text": name.replace("-", " ")},
          "defaultConfiguration": {"level": "warning" if code.startswith("IPF1") else "note"}}
-        for code, name in RULES.items()
+        for code, name in ((code, info.name) for code, info in table().items())
     ]
     out, notes = [], []
     for r in results:

@@ -1,19 +1,6 @@
 """IPF001 augmented assignment: ``x op= y`` -> ``x = x op y``.
 
-Matches an augmented assignment (all 13 operators) whose target is a name or an attribute
-chain (``self.h``) known to hold a tensor; subscript targets belong to IPF004, which clones.
-Produces ``x = x op y`` with parentheses only where precedence needs them, keeping the
-spacing around the operator and every comment.
-
-Fix safety: safe when the target is a local (or attribute) tensor, no other name sees the
-mutation, and the right-hand side is a Python number (or the target itself). Unsafe when the
-right-hand side may be a tensor of another dtype (``x += y`` keeps x's dtype, ``x = x + y``
-promotes: half += float32 stays half), when the target is an unannotated parameter the
-caller may rely on (``param-mutation``), or when another name aliases it (``alias``: the fix
-rebinds that name too). No fix for ``nn.Parameter`` attributes (assigning a plain tensor to
-one raises), for targets whose evaluation calls something (``f().x += 1``), or for views whose
-base is used later. Known non-tensors (ints, strings, containers) are never reported.
-"""
+The rule's documentation is its class docstring (``inplacefix rule CODE`` prints it)."""
 
 from __future__ import annotations
 
@@ -22,7 +9,7 @@ import ast
 from codemod.fixes import _cst as cst
 from codemod.findings import Fix, Status
 from codemod.analysis.judgement import target_key
-from codemod.rules.base import InplacePass, code, fix_title, rebind
+from codemod.rules.base import Rule, code, fix_title, rebind
 
 _SYMBOLS = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
@@ -93,10 +80,47 @@ def build_assignment(node: cst.AugAssign, also=()) -> cst.Assign:
     return rebind([node.target], value, also, like=node)
 
 
-class AugAssignPass(InplacePass):
+class AugmentedAssignment(Rule):
+    """Rewrite `x op= y` on tensors as `x = x op y`.
+
+    ## What it does
+    Finds augmented assignments (all 13 operators) whose target is a name or an attribute chain
+    (``self.h``) known to hold a tensor, and rewrites them as plain assignments, with
+    parentheses only where precedence needs them, keeping the spacing around the operator and
+    every comment. Subscript targets (``x[i] += 1``) belong to IPF004, which clones.
+
+    ## Why is this bad?
+    ``x += y`` on a tensor is ``x.add_(y)``: it writes into the tensor ``x`` names. If autograd
+    saved that tensor for backward (``x = w.exp()`` saves its output), ``backward()`` dies with
+    "one of the variables needed for gradient computation has been modified by an inplace
+    operation". ``x = x + y`` makes a new tensor and leaves the saved one intact.
+
+    ## Example
+    ```python
+    h = torch.sigmoid(z)
+    h += bias
+    ```
+    Use instead:
+    ```python
+    h = torch.sigmoid(z)
+    h = h + bias
+    ```
+
+    ## Fix safety
+    Safe when the target is a local (or attribute) tensor, no other name sees the mutation, and
+    the right-hand side is a Python number (or the target itself). Unsafe when the right-hand
+    side may be a tensor of another dtype (``x += y`` keeps x's dtype, ``x = x + y`` promotes:
+    half += float32 stays half: ``dtype-promotion``), when the target is an unannotated
+    parameter the caller may rely on (``param-mutation``), or when another name aliases it
+    (``alias``: the fix rebinds that name too). No fix for ``nn.Parameter`` attributes
+    (assigning a plain tensor to one raises), for targets whose evaluation calls something
+    (``f().x += 1``), or for views whose base is used later. Known non-tensors (ints,
+    strings, containers) are never reported.
+    """
+
     CODE = "IPF001"
     NAME = "augmented-assignment"
-    DESCRIPTION = "Rewrite `x op= y` on tensors as `x = x op y`."
+    TRIGGERS = (rb"(?:[-+*/%&|^@]|\*\*|//|<<|>>)=",)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         target = node.target

@@ -1,12 +1,12 @@
-"""What every pass shares: reporting findings, and building their fixes on libcst's tree.
+"""What every rule shares: reporting findings, and planning their fixes on libcst's tree.
 
-A pass decides on CPython's ``ast`` (cheap to parse and walk, so every file can be screened
-and analysed): its ``visit_<AstNode>`` methods look, ask the shared :class:`Judge`, and call
-:meth:`InplacePass.report`. A finding that offers a fix carries a :class:`Plan`: where the
+A rule decides on CPython's ``ast`` (cheap to parse and walk, so every file can be screened
+and analysed): its ``visit_<AstNode>`` methods look, ask the shared semantic model, and call
+:meth:`Rule.report`. A finding that offers a fix carries a :class:`Plan`: where the
 libcst node it replaces starts, and how to build the replacement from that node. Only when a
 fix is wanted (``fix``, edits for an editor or JSON) is the file parsed by libcst, the plans
-turned into :class:`~codemod.findings.Fix` objects (``codemod.fixing``), and all of them
-applied in one traversal by ``fixing.FixApplier`` — lossless, comments and formatting kept.
+turned into :class:`~codemod.findings.Fix` objects (``codemod.fixes.apply``), and all of them
+applied in one traversal by ``fixes.apply.FixApplier`` — lossless, comments and formatting kept.
 """
 
 from __future__ import annotations
@@ -21,10 +21,27 @@ from codemod.fixes.site import FixSite, Plan
 from codemod.analysis.judgement import Judge
 
 
-class InplacePass:
+class Rule:
+    """A rule: one file in ``codemod/rules/``, found by the registry (``rules.registry``).
+
+    A rule declares what the registry derives everything else from:
+    ``CODE`` (``IPF0xx``; its hazard form ``IPF1xx`` is derived), ``NAME``, ``TRIGGERS`` (regular
+    expressions over bytes, one of which must occur in a file's text for the rule to find
+    anything there: the text screen run before parsing), ``visit_<AstNode>`` methods (the node
+    types the walk files and hands it, in source order), optionally :meth:`could_start` (a cheap
+    look at one such node: the pre-screen after parsing), and its documentation as the class
+    docstring: a one-line summary, then Ruff-style sections (What it does / Why is this bad? /
+    Example / Fix safety), printed by ``inplacefix rule CODE``.
+    """
+
     CODE = ""
     NAME = ""
-    DESCRIPTION = ""
+    TRIGGERS: tuple = ()
+
+    @classmethod
+    def could_start(cls, node: ast.AST) -> bool:
+        """Could a finding start at ``node`` (one of the visited types)? Errs on the side of yes."""
+        return True
 
     def __init__(self, judge: Judge) -> None:
         self.judge = judge
@@ -62,9 +79,18 @@ class InplacePass:
         return self.source.snippet(node)
 
 
+def calls_trailing_underscore(call: ast.Call) -> bool:
+    """``x.add_(...)``, ``relu_(...)``: a callee named like PyTorch's in-place ops (and
+    ``nn.init``'s), not like a private helper (``_f(...)``)."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name.endswith("_") and not name.startswith("_")
+
+
 def hazard_code(code: str) -> str:
     """IPF001 -> IPF101: the same rewrite, on an op the hazard analysis shows to conflict."""
     return f"IPF1{code[4:]}"
+
 
 
 def code(node: cst.CSTNode) -> str:

@@ -1,18 +1,6 @@
 """IPF002 inplace argument: ``inplace=True`` -> ``inplace=False`` on torch callables.
 
-Matches calls that resolve to a torch callable taking ``inplace`` (``nn.ReLU``,
-``nn.LeakyReLU(0.2, True)``, ``F.relu(x, inplace=True)``, ``F.dropout``...; the list is
-generated from torch into ``torch_api.py``), by keyword or by position. Callees are resolved
-through imports, so ``df.drop(..., inplace=True)`` or an unknown ``ReLU`` are never touched.
-A call that stands alone as a statement relies on the mutation, so
-``F.relu(x, inplace=True)`` becomes ``x = F.relu(x)``.
-
-Fix safety: a module constructor's fix is safe unless a call site of that module in the same
-class or function discards its result (``self.act(x)`` alone: ``mutation-relied-on``). A
-functional call's fix is unsafe when its input is a parameter the caller may rely on
-(``param-mutation``) or a name used again later, which would no longer see the
-change (``input-used-later``). ``inplace=<variable>`` is reported without a fix (``dynamic-inplace``).
-"""
+The rule's documentation is its class docstring (``inplacefix rule CODE`` prints it)."""
 
 from __future__ import annotations
 
@@ -23,7 +11,7 @@ from codemod.fixes import _cst as cst
 from codemod import torch_api
 from codemod.findings import Fix, Status
 from codemod.analysis.judgement import is_const, target_key
-from codemod.rules.base import InplacePass, fix_title, rebind
+from codemod.rules.base import Rule, fix_title, rebind
 
 
 def find_inplace_arg(call: ast.Call, index: int) -> Optional[ast.AST]:
@@ -65,10 +53,50 @@ def without_arg(call: cst.Call, arg: cst.Arg) -> cst.Call:
     return call.with_changes(args=args)
 
 
-class InplaceArgPass(InplacePass):
+class InplaceArgument(Rule):
+    """Turn `inplace=True` off on torch activations and dropouts.
+
+    ## What it does
+    Finds calls that resolve to a torch callable taking ``inplace`` (``nn.ReLU``,
+    ``nn.LeakyReLU(0.2, True)``, ``F.relu(x, inplace=True)``, ``F.dropout``...; the list is
+    generated from torch into ``torch_api.py``), by keyword or by position, and turns
+    ``inplace`` off. Callees are resolved through imports, so ``df.drop(..., inplace=True)`` or
+    an unknown ``ReLU`` are never touched. A call that stands alone as a statement relies on the
+    mutation, so ``F.relu(x, inplace=True)`` becomes ``x = F.relu(x)``.
+
+    ## Why is this bad?
+    An in-place activation overwrites its input. When the layer before it saved that input
+    for backward (a ``sigmoid``, a ``LayerNorm``, a residual branch reading it again),
+    ``backward()`` fails with the in-place error, or silently uses the wrong values for ops
+    that save nothing but share memory.
+
+    ## Example
+    ```python
+    self.act = nn.ReLU(inplace=True)
+    ```
+    Use instead:
+    ```python
+    self.act = nn.ReLU(inplace=False)
+    ```
+
+    ## Fix safety
+    A module constructor's fix is safe unless a call site of that module in the same class or
+    function discards its result (``self.act(x)`` alone: ``mutation-relied-on``). A functional
+    call's fix is unsafe when its input is a parameter the caller may rely on
+    (``param-mutation``) or a name used again later, which would no longer see the change
+    (``input-used-later``). ``inplace=<variable>`` is reported without a fix
+    (``dynamic-inplace``). The fix costs memory: the activation gets its own output tensor.
+    """
+
     CODE = "IPF002"
     NAME = "inplace-argument"
-    DESCRIPTION = "Turn `inplace=True` off on torch activations and dropouts."
+    TRIGGERS = (rb"inplace", rb"[(,]\s*True\s*[,)]")
+
+    @classmethod
+    def could_start(cls, node: ast.AST) -> bool:
+        return any(k.arg == "inplace" for k in node.keywords) or any(
+            isinstance(a, ast.Constant) and a.value is True for a in node.args  # nn.ReLU(True)
+        )
 
     def visit_Call(self, node: ast.Call) -> None:
         name = self.judge.torch_name(node.func)

@@ -1,20 +1,6 @@
 """IPF003 in-place methods: ``x.add_(y)`` -> ``x = x.add(y)``; ``b = x.exp_()`` -> ``b = x = x.exp()``.
 
-Matches calls of tensor methods that write their receiver (``add_``, ``exp_``, ``masked_fill_``,
-chains such as ``x.mul_(a).add_(b)``) and of torch's in-place functions (``torch.relu_(x)``,
-``F.relu_(x)``); which names mutate, and their out-of-place twins, come from torch's operator
-schemas (``torch_api.py``). Methods that end in ``_`` without changing values
-(``requires_grad_``, ``share_memory_``) are never matched. The fix keeps every binding: a
-statement becomes ``x = x.add(y)``, an assignment ``b = x = x.exp()``, a return
-``return x.exp()``. ``zero_()`` and ``fill_(number)`` become ``torch.zeros_like(x)`` and
-``torch.full_like(x, number)`` where ``torch`` is imported.
-
-Fix safety: as for IPF001 (dtype promotion by tensor operands, except for twins that keep
-self's dtype such as ``masked_fill``; parameters; aliases). No fix for a call nested in a larger
-expression (``nested-call``), a method without a twin (``copy_``, ``normal_``: ``no-twin``), a
-name that is not local to the function (``non-local-name``), or ``nn.Parameter`` receivers.
-``torch.nn.init`` calls are skipped as intended.
-"""
+The rule's documentation is its class docstring (``inplacefix rule CODE`` prints it)."""
 
 from __future__ import annotations
 
@@ -24,7 +10,7 @@ from codemod.fixes import _cst as cst
 from codemod import torch_api
 from codemod.findings import Fix, Status
 from codemod.analysis.judgement import Kind, subscript_base, target_key
-from codemod.rules.base import InplacePass, code, fix_title, rebind
+from codemod.rules.base import Rule, calls_trailing_underscore, code, fix_title, rebind
 
 # Methods without a twin that have an exact out-of-place spelling: (template, needs number arg)
 _EQUIVALENTS = {"zero_": ("torch.zeros_like({x})", False), "fill_": ("torch.full_like({x}, {a})", True)}
@@ -46,10 +32,50 @@ def is_inplace_method_cst_call(node) -> bool:
     )
 
 
-class InplaceMethodPass(InplacePass):
+class InplaceMethod(Rule):
+    """Rewrite in-place tensor methods and functions out of place.
+
+    ## What it does
+    Finds calls of tensor methods that write their receiver (``add_``, ``exp_``,
+    ``masked_fill_``, chains such as ``x.mul_(a).add_(b)``) and of torch's in-place functions
+    (``torch.relu_(x)``, ``F.relu_(x)``); which names mutate, and their out-of-place twins, come
+    from torch's operator schemas (``torch_api.py``). Methods that end in ``_`` without changing
+    values (``requires_grad_``, ``share_memory_``) are never matched. The fix keeps every
+    binding: a statement becomes ``x = x.add(y)``, an assignment ``b = x = x.exp()``, a return
+    ``return x.exp()``. ``zero_()`` and ``fill_(number)`` become ``torch.zeros_like(x)`` and
+    ``torch.full_like(x, number)`` where ``torch`` is imported.
+
+    ## Why is this bad?
+    A method ending in ``_`` writes into its receiver. ``b = x.exp_()`` even makes ``b`` and
+    ``x`` one tensor, which ``exp`` saved for backward: the next write into either breaks
+    ``backward()``.
+
+    ## Example
+    ```python
+    y = x.sigmoid()
+    y.mul_(2)
+    ```
+    Use instead:
+    ```python
+    y = x.sigmoid()
+    y = y.mul(2)
+    ```
+
+    ## Fix safety
+    As for IPF001 (dtype promotion by tensor operands, except for twins that keep self's dtype
+    such as ``masked_fill``; parameters; aliases). No fix for a call nested in a larger
+    expression (``nested-call``), a method without a twin (``copy_``, ``normal_``: ``no-twin``),
+    a name that is not local to the function (``non-local-name``), or ``nn.Parameter``
+    receivers. ``torch.nn.init`` calls are skipped as intended (``nn-init``).
+    """
+
     CODE = "IPF003"
     NAME = "inplace-method"
-    DESCRIPTION = "Rewrite in-place tensor methods and functions out of place."
+    TRIGGERS = (rb"[A-Za-z]\w*_\s*\(",)
+
+    @classmethod
+    def could_start(cls, node: ast.AST) -> bool:
+        return calls_trailing_underscore(node)
 
     def visit_Call(self, node: ast.Call) -> None:
         name = self.judge.torch_name(node.func)

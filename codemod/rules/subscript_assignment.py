@@ -1,18 +1,6 @@
 """IPF004 subscript assignment: clone the tensor before writing into part of it.
 
-Matches a statement that writes into part of a tensor: ``d[...] = v``, ``d[...] op= v``
-(which stays in place even as ``d[i] = d[i] + v``), and in-place methods or functions on a
-subscript (``d[0].add_(v)``, ``F.relu_(d[:, 0])``). The base must be a name or attribute chain
-(``self.buf``). Produces ``d = d.clone()`` right before the statement, in the same block, so
-whatever autograd saved of the old ``d`` stays intact. A run of writes into the same tensor gets
-one clone, and a statement already preceded by ``d = d.clone()`` is left alone.
-
-Fix safety: never for anything not known to be a tensor (dicts, lists, NumPy arrays, unknown
-names get no fix: ``.clone()`` would fail on them). Unsafe when the base is a parameter the
-caller may rely on, or has aliases used later (the fix rebinds them: ``d = e = d.clone()``).
-No fix for views whose base is used later (the write must reach it), for ``nn.Parameter``
-attributes, or for names that are not local to the function.
-"""
+The rule's documentation is its class docstring (``inplacefix rule CODE`` prints it)."""
 
 from __future__ import annotations
 
@@ -23,13 +11,56 @@ from codemod.fixes import _cst as cst
 from codemod import torch_api
 from codemod.findings import Fix, Status
 from codemod.analysis.judgement import subscript_base, target_key
-from codemod.rules.base import InplacePass, fix_title, rebind
+from codemod.rules.base import Rule, calls_trailing_underscore, fix_title, rebind
 
 
-class SubscriptAssignPass(InplacePass):
+class SubscriptAssignment(Rule):
+    """Clone a tensor before assigning into a subscript or slice of it.
+
+    ## What it does
+    Finds statements that write into part of a tensor: ``d[...] = v``, ``d[...] op= v`` (which
+    stays in place even as ``d[i] = d[i] + v``), and in-place methods or functions on a
+    subscript (``d[0].add_(v)``, ``F.relu_(d[:, 0])``). The base must be a name or attribute
+    chain (``self.buf``). The fix puts ``d = d.clone()`` right before the statement, in the
+    same block; a run of writes into the same tensor gets one clone, and a statement already
+    preceded by ``d = d.clone()`` is left alone.
+
+    ## Why is this bad?
+    Writing into a slice writes into the tensor itself. If autograd saved ``d`` (or a view of
+    it) for backward, ``backward()`` fails with the in-place error. Cloning first leaves the
+    saved tensor intact; the clone takes the write.
+
+    ## Example
+    ```python
+    h = torch.tanh(x)
+    h[:, 0] = 0
+    ```
+    Use instead:
+    ```python
+    h = torch.tanh(x)
+    h = h.clone()
+    h[:, 0] = 0
+    ```
+
+    ## Fix safety
+    Never for anything not known to be a tensor (dicts, lists, NumPy arrays, unknown names get
+    no fix: ``.clone()`` would fail on them). Unsafe when the base is a parameter the caller may
+    rely on, or has aliases used later (the fix rebinds them: ``d = e = d.clone()``). No fix for
+    views whose base is used later (the write must reach it), for ``nn.Parameter`` attributes,
+    or for names that are not local to the function. The fix costs one copy of the tensor.
+    """
+
     CODE = "IPF004"
     NAME = "subscript-assignment"
-    DESCRIPTION = "Clone a tensor before assigning into a subscript or slice of it."
+    TRIGGERS = (rb"\][\s\\]*=(?!=)", rb"(?:[-+*/%&|^@]|\*\*|//|<<|>>)=", rb"[A-Za-z]\w*_\s*\(")
+
+    @classmethod
+    def could_start(cls, node: ast.AST) -> bool:
+        if isinstance(node, ast.Assign):
+            return any(isinstance(t, ast.Subscript) for t in node.targets)
+        if isinstance(node, ast.Call):
+            return calls_trailing_underscore(node)
+        return True
 
     def visit_Assign(self, node: ast.Assign) -> None:
         for t in node.targets:
