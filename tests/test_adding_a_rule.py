@@ -147,7 +147,7 @@ def test_a_new_rule_is_one_file_and_one_fixture_folder(tmp_path):
         assert text.returncode == 1, text.stderr
         assert "IPF109" in text.stdout and "forced on" in text.stdout
         js = subprocess.run([sys.executable, "-m", "codemod", "check", "--no-cache", "--format", "json", str(model)], **run)
-        found = json.loads(js.stdout)
+        found = json.loads(js.stdout)["findings"]
         assert [(f["code"], f["rule"]) for f in found] == [("IPF109", "example-enable-grad-hazard")], js.stdout
         doc = subprocess.run([sys.executable, "-m", "codemod", "rule", "IPF009"], **run)
         assert "## Fix safety" in doc.stdout

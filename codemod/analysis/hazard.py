@@ -11,12 +11,18 @@ the explanation says so.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import ast
 
 from codemod import torch_api
-from codemod.analysis.judgement import VIEW_METHODS, Judge, Kind, is_const, positional, target_key
+from codemod.analysis.dataflow import VIEW_METHODS
+from codemod.analysis.kinds import Kind
+from codemod.analysis.syntax import is_const, positional, target_key
+from codemod.analysis.tensor_kind import is_tensor
+
+if TYPE_CHECKING:
+    from codemod.analysis.model import SemanticModel
 
 _OPERATORS = {
     ast.Mult: ("mul", "*"), ast.Div: ("div", "/"), ast.Add: ("add", "+"), ast.Sub: ("sub", "-"),
@@ -29,24 +35,24 @@ UNSEEN = "unseen"  # a call the analysis cannot see into
 class Hazards:
     """Explains, for an in-place op, which save it would break (or returns None)."""
 
-    def __init__(self, judge: Judge) -> None:
-        self.judge = judge
+    def __init__(self, model: "SemanticModel") -> None:
+        self.model = model
 
     # ---------------------------------------------------------------- entry points
     def explain(self, node: ast.AST, target: ast.AST) -> Optional[str]:
         """Why the in-place write at ``node`` into ``target`` breaks backward, if it does."""
-        if self.judge.intended_reason(node, None):
+        if self.model.intended_reason(node, None):
             return None  # grad off: nothing is saved
         key = target_key(target)
         if key is None:
-            return self._producer_reason(target, self.judge.statement_of(node))
-        return self._key_reason(key, self.judge.statement_of(node), target)
+            return self._producer_reason(target, self.model.statement_of(node))
+        return self._key_reason(key, self.model.statement_of(node), target)
 
     def explain_module(self, call: ast.Call) -> Optional[str]:
         """Why building this ``inplace=True`` module makes a conflict at one of its calls."""
-        parent = self.judge.parent(call)
+        parent = self.model.parent(call)
         if isinstance(parent, ast.Call) and any(a is call for a in parent.args):
-            if self.judge.torch_name(parent.func) in ("torch.nn.Sequential", "torch.nn.modules.container.Sequential"):
+            if self.model.torch_name(parent.func) in ("torch.nn.Sequential", "torch.nn.modules.container.Sequential"):
                 return self._sequential_reason(parent, call)
         if isinstance(parent, ast.Call) and parent.func is call and parent.args:
             return self.explain(parent, parent.args[0])  # nn.ReLU(inplace=True)(x)
@@ -54,8 +60,8 @@ class Hazards:
         key = target_key(assign.targets[0]) if isinstance(assign, ast.Assign) and len(assign.targets) == 1 else None
         if key is None:
             return "its calls cannot be followed (it is not bound to a name), so it may write into a saved tensor"
-        scope = self.judge.enclosing_class(call) if key.startswith("self.") else self.judge.owner(call)
-        calls = [c for c in self.judge.calls_in(scope).get(key, []) if c.args or c.keywords]
+        scope = self.model.enclosing_class(call) if key.startswith("self.") else self.model.owner(call)
+        calls = [c for c in self.model.calls_in(scope).get(key, []) if c.args or c.keywords]
         if not calls:
             return f"no call of `{key}` is visible, so it may write into a saved tensor"
         for site in calls:
@@ -68,16 +74,16 @@ class Hazards:
 
     # ---------------------------------------------------------------- reasons
     def _key_reason(self, key: str, stmt: ast.AST, target: ast.AST) -> Optional[str]:
-        owner = self.judge.owner(stmt)
-        flow = self.judge.flow(owner)
-        start, end = self.judge.range(stmt)
-        identity, views = self.judge.aliases(flow, key, start)
+        owner = self.model.owner(stmt)
+        flow = self.model.flow(owner)
+        start, end = self.model.range(stmt)
+        identity, views = self.model.aliases(flow, key, start)
         family = [key, *sorted(identity), *sorted(views)]
         for member in family:
-            bindings = [b for b in self.judge.reaching(flow, member, stmt) if b.form != "aug"]
+            bindings = [b for b in self.model.reaching(flow, member, stmt) if b.form != "aug"]
             for binding in bindings:
                 if binding.form == "param":
-                    if member in (key, *identity) and self.judge.kind(target) in (Kind.TENSOR, Kind.PARAMETER):
+                    if member in (key, *identity) and is_tensor(target, self.model):
                         return f"`{member}` comes from the caller, which the analysis cannot see"
                     continue
                 if binding.form in ("assign", "ann") and binding.value is not None:
@@ -105,7 +111,7 @@ class Hazards:
             return None
         line = stmt.lineno
         if saves == UNSEEN:
-            if self.judge.kind(expr) not in (Kind.TENSOR, Kind.PARAMETER):
+            if not is_tensor(expr, self.model):
                 return None  # only a tensor we know of is assumed saved by what we cannot see
             return f"{what} comes from `{op}` at line {line}, a call the analysis cannot see into"
         if "output" in saves:
@@ -125,8 +131,8 @@ class Hazards:
             in_loop = any(ls <= pos <= le for ls, le in loops)
             if not (before or in_loop):
                 continue
-            stmt = self.judge.statement_of(node)
-            if self.judge.intended_reason(stmt, None):
+            stmt = self.model.statement_of(node)
+            if self.model.intended_reason(stmt, None):
                 continue
             reason = self._consumer_reason(node, key)
             if reason:
@@ -136,7 +142,7 @@ class Hazards:
     def _consumer_reason(self, node: ast.AST, key: str) -> Optional[str]:
         """Does the op that reads ``node`` save it? (Views of it count as it.)"""
         node = self._through_views(node)
-        parent = self.judge.parent(node)
+        parent = self.model.parent(node)
         line = node.lineno
         index = None
         op_node = None
@@ -147,7 +153,7 @@ class Hazards:
                 index += 1
             op_node = parent
         elif isinstance(parent, ast.Attribute) and parent.value is node:
-            call = self.judge.parent(parent)
+            call = self.model.parent(parent)
             if parent.attr in torch_api.INPLACE_METHODS:
                 return None  # another write into it (reported on its own), not a save
             if isinstance(call, ast.Call) and call.func is parent:
@@ -160,7 +166,7 @@ class Hazards:
         if op is None:
             return None
         if saves == UNSEEN:
-            if self.judge.kind(node) not in (Kind.TENSOR, Kind.PARAMETER):
+            if not is_tensor(node, self.model):
                 return None
             return f"`{key}` is passed to `{op}` at line {line}, a call the analysis cannot see into"
         if f"input{index}" in saves:
@@ -170,12 +176,12 @@ class Hazards:
     def _through_views(self, node: ast.AST) -> ast.AST:
         """``x[0]``, ``x.view(...)``, ``x.t()``: an op on the view reads (and may save) x."""
         while True:
-            parent = self.judge.parent(node)
+            parent = self.model.parent(node)
             if isinstance(parent, ast.Subscript) and parent.value is node:
                 node = parent
                 continue
             if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in VIEW_METHODS:
-                call = self.judge.parent(parent)
+                call = self.model.parent(parent)
                 if isinstance(call, ast.Call) and call.func is parent:
                     node = call
                     continue
@@ -185,7 +191,7 @@ class Hazards:
             return node
 
     def _is_method_call(self, call: ast.Call) -> bool:
-        return self.judge.torch_name(call.func) is None and self.judge.kind(call.func.value) in (Kind.TENSOR, Kind.PARAMETER, Kind.UNKNOWN) \
+        return self.model.torch_name(call.func) is None and self.model.kind(call.func.value) in (Kind.TENSOR, Kind.PARAMETER, Kind.UNKNOWN) \
             and not self._module_of(call.func)
 
     # ---------------------------------------------------------------- ops
@@ -196,7 +202,7 @@ class Hazards:
             op, symbol = _OPERATORS.get(type(expr.op), (None, None))
             if op is None:
                 return None, None
-            kinds = (self.judge.kind(expr.left), self.judge.kind(expr.right))
+            kinds = (self.model.kind(expr.left), self.model.kind(expr.right))
             scalar = Kind.SCALAR in kinds
             entry = f"{op}_scalar" if scalar else op
             saves = torch_api.OP_SAVES.get(entry, torch_api.OP_SAVES.get(op, UNSEEN))
@@ -206,12 +212,12 @@ class Hazards:
         if not isinstance(expr, ast.Call):
             return None, None
         func = expr.func
-        name = self.judge.torch_name(func)
+        name = self.model.torch_name(func)
         if name is not None:
             short = name.rsplit(".", 1)[-1]
             if name in torch_api.OP_SAVES:
                 return name, torch_api.OP_SAVES[name]
-            if short == "as_tensor" or self.judge.is_factory(expr):
+            if short == "as_tensor" or self.model.is_factory(expr):
                 return name, ()  # a fresh tensor (as_tensor: data coming in, as before)
             short = short[:-1] if short.endswith("_") else short
             if name.startswith("torch.nn.") and name[len("torch.nn."):][:1].isupper():
@@ -222,19 +228,19 @@ class Hazards:
             return module, torch_api.OP_SAVES.get(module, UNSEEN)
         if isinstance(func, ast.Attribute) and (func.attr in VIEW_METHODS or func.attr.startswith("new_")):
             return func.attr, ()  # a view (saves nothing) or a fresh tensor
-        if isinstance(func, ast.Attribute) and self.judge.kind(func.value) in (Kind.TENSOR, Kind.PARAMETER):
+        if isinstance(func, ast.Attribute) and is_tensor(func.value, self.model):
             method = func.attr
             if method.endswith("_"):
-                return f"{self.judge.code(func).strip()}()", torch_api.OP_SAVES.get(method[:-1], UNSEEN)
+                return f"{self.model.code(func).strip()}()", torch_api.OP_SAVES.get(method[:-1], UNSEEN)
             if method in VIEW_METHODS or method in ("clone", "detach", "contiguous", "to", "float", "double", "half"):
                 return method, ()
             if method in ("size", "dim", "numel", "item", "tolist"):
                 return None, None
             return method, torch_api.OP_SAVES.get(method, UNSEEN)
-        kind = self.judge.kind(expr)
+        kind = self.model.kind(expr)
         if kind in (Kind.SCALAR, Kind.OTHER):
             return None, None
-        return self.judge.code(func).strip(), UNSEEN
+        return self.model.code(func).strip(), UNSEEN
 
     def _module_of(self, func: ast.AST) -> Optional[str]:
         """``self.fc`` built from ``nn.Linear(...)`` -> "torch.nn.Linear"."""
@@ -242,14 +248,14 @@ class Hazards:
         if key is None:
             return None
         if key.startswith("self.") and key.count(".") == 1:
-            cls = self.judge.enclosing_class(func)
-            values = self.judge.class_attrs(cls).get(key[5:], []) if cls is not None else []
+            cls = self.model.enclosing_class(func)
+            values = self.model.class_attrs(cls).get(key[5:], []) if cls is not None else []
         else:
-            owner = self.judge.owner(func)
-            values = [b.value for b in self.judge.flow(owner).bindings.get(key, []) if b.form == "assign"]
+            owner = self.model.owner(func)
+            values = [b.value for b in self.model.flow(owner).bindings.get(key, []) if b.form == "assign"]
         for value in values:
             if isinstance(value, ast.Call):
-                name = self.judge.torch_name(value.func)
+                name = self.model.torch_name(value.func)
                 if name and name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper():
                     return f"torch.nn.{name.rsplit('.', 1)[-1]}"
         return None
@@ -261,7 +267,7 @@ class Hazards:
             return "it is the first layer of an nn.Sequential: its input comes from the caller"
         previous = layers[index - 1]
         if isinstance(previous, ast.Call):
-            name = self.judge.torch_name(previous.func)
+            name = self.model.torch_name(previous.func)
             if name:
                 module = f"torch.nn.{name.rsplit('.', 1)[-1]}"
                 saves = torch_api.OP_SAVES.get(module, UNSEEN)

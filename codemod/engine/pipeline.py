@@ -12,7 +12,7 @@ from typing import Optional
 
 from codemod.config import Settings
 
-# The analysis modules (judgement, passes, source...) are imported on first use, in
+# The analysis and rule modules are imported on first use, in
 # process_source: a rerun answered from the cache needs none of them.
 
 # A file that never names torch holds no tensor we could know about: skip it unparsed.
@@ -69,7 +69,7 @@ def process_source(
     result = FileResult(path)
     if SCREEN not in data:
         return result
-    from codemod.analysis.judgement import Judge
+    from codemod.analysis.model import SemanticModel
     from codemod.analysis.source import Source, parse
     from codemod.engine import incremental
     from codemod.engine.suppression import is_suppressed, suppressions
@@ -94,15 +94,14 @@ def process_source(
     ]
     if not build_fixes and not registry.could_apply(selected, source.candidates):
         return result
-    judge = Judge(source, assume_same_dtype=settings.assume_same_dtype)
-    passes = [cls(judge) for cls in selected]
+    model = SemanticModel(source, assume_same_dtype=settings.assume_same_dtype)
+    passes = [cls(model) for cls in selected]
     keys, reused, skip = {}, [], set()
     if incremental and not (fix or build_fixes):  # fixes point into one libcst tree
         keys, reused, skip = incremental.reusable(source, settings, previous)
     _dispatch(source, passes, skip)
-    judge.close()
     found = [f for visitor in passes for f in visitor.findings if settings.selects(f.code)]
-    if keys and not judge.picked_fresh_names:  # a fresh name depends on the whole file
+    if keys and not model.picked_fresh_names:  # a fresh name depends on the whole file
         result.statements = incremental.remember(keys, found, previous)
     found += reused
     table = suppressions(source.text) if found else {}

@@ -8,7 +8,8 @@ import ast
 
 from codemod.fixes import _cst as cst
 from codemod.findings import Fix, Status
-from codemod.analysis.judgement import target_key
+from codemod.analysis.syntax import target_key
+from codemod.rules.safety import assess
 from codemod.rules.base import Rule, code, fix_title, rebind
 
 _SYMBOLS = {
@@ -126,7 +127,7 @@ class AugmentedAssignment(Rule):
         target = node.target
         if isinstance(target, ast.Subscript):
             return  # IPF004 clones the base instead
-        verdict = self.judge.assess(node, target, operands=[node.value], creates_binding=False)
+        verdict = assess(self.model, node, target, operands=[node.value], creates_binding=False)
         if verdict.status is None:
             return
         hazard = self.hazard(node, target) if verdict.status is not Status.SKIPPED else None

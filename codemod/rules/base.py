@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Optional
 from codemod.fixes import _cst as cst
 from codemod.findings import Finding, Fix, Span, Status
 from codemod.fixes.site import FixSite, Plan
-from codemod.analysis.judgement import Judge
+from codemod.analysis.model import SemanticModel
 
 
 class Rule:
@@ -43,9 +43,9 @@ class Rule:
         """Could a finding start at ``node`` (one of the visited types)? Errs on the side of yes."""
         return True
 
-    def __init__(self, judge: Judge) -> None:
-        self.judge = judge
-        self.source = judge.source
+    def __init__(self, model: SemanticModel) -> None:
+        self.model = model
+        self.source = model.source
         self.findings: list = []
 
     def report(
@@ -72,7 +72,7 @@ class Rule:
 
     def hazard(self, node: ast.AST, target: Optional[ast.AST]) -> Optional[str]:
         """Why the in-place write at ``node`` into ``target`` breaks autograd, if it does."""
-        return self.judge.hazards.explain(node, target) if target is not None else None
+        return self.model.hazards.explain(node, target) if target is not None else None
 
     def code(self, node: ast.AST) -> str:
         """Source text of a node, on one line, for messages."""

@@ -10,7 +10,8 @@ from typing import Optional
 from codemod.fixes import _cst as cst
 from codemod import torch_api
 from codemod.findings import Fix, Status
-from codemod.analysis.judgement import is_const, target_key
+from codemod.analysis.syntax import is_const, target_key
+from codemod.rules.safety import assess
 from codemod.rules.base import Rule, fix_title, rebind
 
 
@@ -99,7 +100,7 @@ class InplaceArgument(Rule):
         )
 
     def visit_Call(self, node: ast.Call) -> None:
-        name = self.judge.torch_name(node.func)
+        name = self.model.torch_name(node.func)
         index = torch_api.INPLACE_PARAM_CALLABLES.get(name)
         if index is None:
             return
@@ -114,7 +115,7 @@ class InplaceArgument(Rule):
         constructor = short[:1].isupper()
         first = node.args[0] if node.args and node.args[0] is not arg else None
         if constructor:
-            hazard = self.judge.hazards.explain_module(node)
+            hazard = self.model.hazards.explain_module(node)
         else:
             usable = first is not None and not isinstance(first, ast.Starred)
             hazard = self.hazard(node, first) if usable else None
@@ -137,16 +138,16 @@ class InplaceArgument(Rule):
 
     def _result_discarded_somewhere(self, node: ast.Call) -> bool:
         """Is the module built here ever called as a bare statement (``self.act(x)``)?"""
-        parent = self.judge.parent(node)
+        parent = self.model.parent(node)
         if not isinstance(parent, ast.Assign) or len(parent.targets) != 1:
             return False
         key = target_key(parent.targets[0])
         if key is None:
             return False
-        scope = self.judge.enclosing_class(node) if key.startswith("self.") else self.judge.owner(node)
+        scope = self.model.enclosing_class(node) if key.startswith("self.") else self.model.owner(node)
         if scope is None:
             return False
-        return any(isinstance(self.judge.parent(c), ast.Expr) for c in self.judge.calls_in(scope).get(key, []))
+        return any(isinstance(self.model.parent(c), ast.Expr) for c in self.model.calls_in(scope).get(key, []))
 
     # F.relu(x, inplace=True): the input stops being mutated.
     def _functional(self, node: ast.Call, arg: ast.AST, index: int, message: str, hazard) -> None:
@@ -156,12 +157,12 @@ class InplaceArgument(Rule):
         if isinstance(first, (ast.Starred, ast.keyword)):
             self.report(node, message, Status.UNSAFE, "input-used-later", self._turn_off(arg), hazard=hazard)
             return  # the input is hidden in *args or passed by keyword: it may be read later
-        parent = self.judge.parent(node)
+        parent = self.model.parent(node)
         if isinstance(parent, ast.Expr):  # a statement: it relies on the mutation
             if first is None or target_key(first) is None:
                 self.report(node, message, Status.MANUAL, "unsupported-target", hazard=hazard)
                 return
-            verdict = self.judge.assess(
+            verdict = assess(self.model, 
                 node, first, creates_binding=True, dtype_neutral=True, known_tensor=True
             )
             if verdict.status is None:
@@ -182,31 +183,31 @@ class InplaceArgument(Rule):
             return
         status, reason = Status.SAFE, None
         if first is not None and target_key(first) is not None:
-            intended = self.judge.intended_reason(node, first)
+            intended = self.model.intended_reason(node, first)
             if intended:
                 self.report(node, message, Status.SKIPPED, intended, hazard=hazard)
                 return
             status, reason = self._input_still_needed(node, first)
         else:
-            intended = self.judge.intended_reason(node, None)
+            intended = self.model.intended_reason(node, None)
             if intended:
                 self.report(node, message, Status.SKIPPED, intended, hazard=hazard)
                 return
         self.report(node, message, status, reason, self._turn_off(arg), hazard=hazard)
 
     def _input_still_needed(self, node: ast.Call, first: ast.AST):
-        stmt = self.judge.statement_of(node)
-        report = self.judge.alias_report(first, stmt)
+        stmt = self.model.statement_of(node)
+        report = self.model.alias_report(first, stmt)
         if report.reason in ("param-mutation", "mutation-as-output"):
             return Status.UNSAFE, "param-mutation"
         rebinds_input = isinstance(stmt, ast.Assign) and any(
             target_key(t) == target_key(first) for t in stmt.targets
         )
-        owner = self.judge.owner(node)
-        flow = self.judge.flow(owner)
+        owner = self.model.owner(node)
+        flow = self.model.flow(owner)
         if report.reason or (
             not rebinds_input
-            and self.judge.used_after(flow, target_key(first), self.judge.range(stmt))
+            and self.model.used_after(flow, target_key(first), self.model.range(stmt))
         ):
             return Status.UNSAFE, "input-used-later"
         return Status.SAFE, None

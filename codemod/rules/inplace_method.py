@@ -9,7 +9,9 @@ import ast
 from codemod.fixes import _cst as cst
 from codemod import torch_api
 from codemod.findings import Fix, Status
-from codemod.analysis.judgement import Kind, subscript_base, target_key
+from codemod.analysis.kinds import Kind
+from codemod.analysis.syntax import subscript_base, target_key
+from codemod.rules.safety import assess
 from codemod.rules.base import Rule, calls_trailing_underscore, code, fix_title, rebind
 
 # Methods without a twin that have an exact out-of-place spelling: (template, needs number arg)
@@ -78,7 +80,7 @@ class InplaceMethod(Rule):
         return calls_trailing_underscore(node)
 
     def visit_Call(self, node: ast.Call) -> None:
-        name = self.judge.torch_name(node.func)
+        name = self.model.torch_name(node.func)
         if name is not None:
             if name.startswith("torch.nn.init.") and name.endswith("_"):
                 self.report(node, f"`{name}` initialises in place", Status.SKIPPED, "nn-init")
@@ -90,8 +92,8 @@ class InplaceMethod(Rule):
 
     def _is_chain_link(self, node: ast.Call) -> bool:
         """``x.mul_(2)`` inside ``x.mul_(2).add_(1)``: the outer call reports the chain."""
-        attr = self.judge.parent(node)
-        outer = self.judge.parent(attr) if isinstance(attr, ast.Attribute) else None
+        attr = self.model.parent(node)
+        outer = self.model.parent(attr) if isinstance(attr, ast.Attribute) else None
         return is_inplace_method_call(outer) and outer.func is attr
 
     # ------------------------------------------------------------ x.add_(y)
@@ -107,9 +109,9 @@ class InplaceMethod(Rule):
         if isinstance(subscript_base(base), ast.Subscript) or isinstance(base, ast.Subscript):
             return  # IPF004 clones the subscripted tensor
         if target_key(base) is None:
-            if isinstance(base, ast.Call) and self.judge.is_factory(base):
+            if isinstance(base, ast.Call) and self.model.is_factory(base):
                 return
-            intended = self.judge.intended_reason(node, base)
+            intended = self.model.intended_reason(node, base)
             if intended:
                 self.report(node, message, Status.SKIPPED, intended, hazard=hazard)
                 return
@@ -119,7 +121,7 @@ class InplaceMethod(Rule):
             a for c in chain for a in (*c.args, *(k.value for k in c.keywords))
             if c.func.attr[:-1] not in torch_api.SAME_DTYPE_TWINS
         ]
-        verdict = self.judge.assess(node, base, operands=operands, known_tensor=True)
+        verdict = assess(self.model, node, base, operands=operands, known_tensor=True)
         if verdict.status is None:
             return
         if verdict.status not in (Status.SAFE, Status.UNSAFE):
@@ -141,7 +143,7 @@ class InplaceMethod(Rule):
             call = chain[0]
             if needs_number and not (
                 len(call.args) == 1 and not call.keywords and not isinstance(call.args[0], ast.Starred)
-                and self.judge.kind(call.args[0]) is Kind.SCALAR
+                and self.model.kind(call.args[0]) is Kind.SCALAR
             ):
                 return None
             return lambda call: cst.parse_expression(template.format(
@@ -152,7 +154,7 @@ class InplaceMethod(Rule):
     def _torch_imported(self) -> bool:
         return any(
             isinstance(stmt, ast.Import) and any(a.name == "torch" and a.asname is None for a in stmt.names)
-            for stmt in self.judge.module.body
+            for stmt in self.model.module.body
         )
 
     # ----------------------------------------------------------- torch.relu_(x)
@@ -166,7 +168,7 @@ class InplaceMethod(Rule):
         if isinstance(target, ast.Subscript):
             return  # IPF004 clones the subscripted tensor
         twin = torch_api.INPLACE_FUNCTIONS[name]
-        verdict = self.judge.assess(
+        verdict = assess(self.model, 
             node, target, operands=[*node.args[1:], *(k.value for k in node.keywords)], known_tensor=True
         )
         if verdict.status is None:
@@ -190,7 +192,7 @@ class InplaceMethod(Rule):
 
         ``convert`` maps the libcst call, as updated by fixes inside it, to its out-of-place form.
         """
-        parent = self.judge.parent(node)
+        parent = self.model.parent(node)
         also = verdict.also_rebind
         key = target_key(target)
         if isinstance(parent, ast.Expr):

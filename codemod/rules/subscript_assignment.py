@@ -10,7 +10,8 @@ from typing import Optional
 from codemod.fixes import _cst as cst
 from codemod import torch_api
 from codemod.findings import Fix, Status
-from codemod.analysis.judgement import subscript_base, target_key
+from codemod.analysis.syntax import subscript_base, target_key
+from codemod.rules.safety import assess
 from codemod.rules.base import Rule, calls_trailing_underscore, fix_title, rebind
 
 
@@ -75,7 +76,7 @@ class SubscriptAssignment(Rule):
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         receiver: Optional[ast.AST] = None
-        name = self.judge.torch_name(func)
+        name = self.model.torch_name(func)
         if name is not None:
             if name in torch_api.INPLACE_FUNCTIONS and node.args:
                 receiver = node.args[0]
@@ -86,14 +87,14 @@ class SubscriptAssignment(Rule):
 
     def _candidate(self, node: ast.AST, target: ast.Subscript) -> None:
         base = subscript_base(target)
-        stmt = self.judge.statement_of(node)
+        stmt = self.model.statement_of(node)
         message = f"Write into part of `{self.code(base)}`"
         if self._string_index(target):
             return  # d["key"]: a mapping, not a tensor
         key = target_key(base)
         if key is not None and self._already_cloned(stmt, key):
             return
-        verdict = self.judge.assess(node, base, require_known=True, dtype_neutral=True)
+        verdict = assess(self.model, node, base, require_known=True, dtype_neutral=True)
         if verdict.status is None:
             return
         hazard = self.hazard(node, base) if verdict.status is not Status.SKIPPED else None
@@ -103,7 +104,7 @@ class SubscriptAssignment(Rule):
             # backward, so it must be computed before the clone, not from it.
             temp = None
             if isinstance(stmt, (ast.Assign, ast.AugAssign)) and reads(stmt.value, key):
-                temp = self.judge.fresh_name(f"{key.rsplit('.', 1)[-1]}_value")
+                temp = self.model.fresh_name(f"{key.rsplit('.', 1)[-1]}_value")
 
             def make(small, site) -> Fix:
                 container, index = site.container(small)
@@ -166,7 +167,7 @@ class SubscriptAssignment(Rule):
 
     def _previous_statement(self, stmt: ast.AST) -> Optional[ast.AST]:
         """The simple statement just before ``stmt`` in its block, if there is one."""
-        parent = self.judge.parent(stmt)
+        parent = self.model.parent(stmt)
         for field in ("body", "orelse", "finalbody"):
             stmts = getattr(parent, field, None)
             if isinstance(stmts, list):

@@ -1,0 +1,81 @@
+"""Classes and scopes indexed once: what ``self.<attr>`` is assigned anywhere in a class,
+which buffers it registers, and the calls in a class, function or module by callee key."""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, List, NamedTuple, Optional, Set
+
+from codemod.analysis.kinds import Kind
+from codemod.analysis.source import source_order
+from codemod.analysis.syntax import call_args, first_arg, target_key
+from codemod.analysis.tree import Tree
+
+
+class ClassIndex(NamedTuple):
+    attrs: Dict[str, list]  # self.<attr> -> values assigned (ast nodes; Kinds for registrations)
+    buffers: Set[str]  # names registered with register_buffer
+    calls: Dict[Optional[str], List[ast.Call]]  # callee key -> calls, in source order
+
+
+class Classes:
+    """One index per class, one call table per scope (two caches, one kind of entry each)."""
+
+    def __init__(self, tree: Tree) -> None:
+        self.tree = tree
+        self._classes: Dict[ast.ClassDef, ClassIndex] = {}
+        self._calls: Dict[ast.AST, Dict[Optional[str], List[ast.Call]]] = {}
+
+    def _class_index(self, cls: ast.ClassDef) -> ClassIndex:
+        """One walk of a class: ``self.<attr>`` values, buffers, and calls by callee key."""
+        found = self._classes.get(cls)
+        if found is not None:
+            return found
+        attrs: dict = {}
+        buffers: set = set()
+        calls: dict = {}
+        for node in self.tree.walk(cls):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self" \
+                            and node.value is not None:
+                        attrs.setdefault(t.attr, []).append(node.value)
+            elif isinstance(node, ast.Call):
+                callee = target_key(node.func)
+                calls.setdefault(callee, []).append(node)
+                if callee in ("self.register_buffer", "self.register_parameter"):
+                    first = first_arg(node)
+                    if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                        if callee == "self.register_buffer":
+                            buffers.add(first.value)
+                        if len(call_args(node)) >= 2:
+                            kind = Kind.PARAMETER if callee == "self.register_parameter" else Kind.TENSOR
+                            attrs.setdefault(first.value, []).append(kind)
+        for found_calls in calls.values():
+            found_calls.sort(key=source_order)
+        found = ClassIndex(attrs, buffers, calls)
+        self._classes[cls] = found
+        return found
+
+    def class_attrs(self, cls: ast.ClassDef) -> Dict[str, list]:
+        """``self.<attr>`` -> values assigned to it anywhere in the class (Kinds for registrations)."""
+        return self._class_index(cls).attrs
+
+    def class_buffers(self, cls: ast.ClassDef) -> Set[str]:
+        return self._class_index(cls).buffers
+
+    def calls_in(self, scope: ast.AST) -> Dict[Optional[str], List[ast.Call]]:
+        """Callee key -> the calls in ``scope`` (a class, function or module), found once;
+        calls of something without a key (``f()(x)``) under None."""
+        if isinstance(scope, ast.ClassDef):
+            return self._class_index(scope).calls
+        if scope not in self._calls:
+            found: dict = {}
+            for call in self.tree.walk(scope):
+                if isinstance(call, ast.Call):
+                    found.setdefault(target_key(call.func), []).append(call)  # None: no key
+            for calls in found.values():
+                calls.sort(key=source_order)
+            self._calls[scope] = found
+        return self._calls[scope]

@@ -1,0 +1,177 @@
+"""Dataflow inside one body: which bindings reach a statement, which names alias or view the
+same tensor, whether a name is read after a point, and whether rebinding a name here would hide
+a change from code that still holds the old object."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from typing import List, Literal, Optional, Set, Tuple
+
+from codemod import torch_api
+from codemod.analysis.binder import Binder, Binding, Flow
+from codemod.analysis.names import Names
+from codemod.analysis.syntax import FUNCTIONS, OWNERS, Pos, Span, first_arg, subscript_base, target_key
+from codemod.analysis.tree import Tree
+
+# Methods that make a view of (or return) their receiver: the result shares storage.
+VIEW_METHODS = {
+    "view", "view_as", "reshape", "reshape_as", "t", "transpose", "permute", "expand",
+    "expand_as", "narrow", "select", "squeeze", "unsqueeze", "flatten", "unflatten", "diagonal",
+    "unfold", "as_strided", "detach", "movedim", "moveaxis", "swapaxes", "swapdims",
+    "unbind", "split", "chunk", "tensor_split", "contiguous", "view_as_real",
+}
+AliasKind = Literal["identity", "view"]
+AliasProblem = Literal["alias", "view-alias", "param-mutation", "mutation-as-output"]
+
+
+@dataclasses.dataclass
+class AliasReport:
+    reason: Optional[AliasProblem]
+    also_rebind: tuple = ()  # identity aliases a fix must rebind too
+
+
+class Dataflow:
+    """Reaching bindings, aliases and later uses, over the binder's flows."""
+
+    def __init__(self, tree: Tree, binder: Binder, names: Names) -> None:
+        self.tree = tree
+        self.binder = binder
+        self.names = names
+
+    def reaching(self, flow: Flow, key: str, stmt: ast.AST) -> List[Binding]:
+        """Bindings of ``key`` that may reach ``stmt``.
+
+        The last plain binding before it whose block holds ``stmt`` hides every binding
+        before it; the ones after that (in branches, or in-place updates) all count, and so
+        does any later binding inside a loop around ``stmt``. Branch conditions, early
+        returns and exceptions are not modelled, which only ever adds bindings.
+        """
+        start, end = self.tree.range(stmt)
+        bindings = flow.bindings.get(key, [])
+        before = [b for b in bindings if b.end <= start]
+        inside = [b for b in bindings if b.start >= start and b.end <= end]
+        loops = [(ls, le) for ls, le in flow.loops if ls <= start and end <= le]
+        later = [b for b in bindings if b.start >= end and any(b.end <= le for _, le in loops)]
+        if loops:
+            later += inside  # the statement's own binding reaches its next iteration
+        if before:
+            use_blocks = self.tree.blocks_around(stmt)
+            for i in range(len(before) - 1, -1, -1):
+                b = before[i]
+                if b.form != "aug" and self.tree.block_of(b.stmt) in use_blocks:
+                    before = before[i:]
+                    break
+        return before + later
+
+    def shared_name(self, target: ast.AST) -> bool:
+        """A name declared ``global``/``nonlocal`` here: others may hold its tensor."""
+        if not isinstance(target, ast.Name):
+            return False
+        owner = self.tree.owner(target)
+        return not isinstance(owner, ast.Module) and target.id in self.binder.flow(owner).declared
+
+    def rebinding_problem(self, target: ast.AST) -> Optional[str]:
+        """Whether writing ``key = ...`` here would bind a name that is not already local."""
+        if not isinstance(target, ast.Name) or self.shared_name(target):
+            return None  # attributes are stored through their object; declared names stay shared
+        for anc in self.tree.ancestors(target):
+            if isinstance(anc, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.ClassDef)):
+                return None  # another scope than the function's
+            if isinstance(anc, OWNERS):
+                break
+        owner = self.tree.owner(target)
+        if isinstance(owner, ast.Module):
+            return None
+        if target.id not in self.binder.flow(owner).bindings:
+            return "non-local-name"
+        return None
+
+    def alias_report(self, target: ast.AST, stmt: ast.AST) -> AliasReport:
+        """Would rebinding ``target`` at ``stmt`` hide the mutation from another name?"""
+        key = target_key(target)
+        owner = self.tree.owner(stmt)
+        flow = self.binder.flow(owner)
+        start, end = self.tree.range(stmt)
+
+        if "." not in key and key in flow.params and isinstance(owner, FUNCTIONS):
+            rebound = [b for b in flow.bindings.get(key, []) if b.form != "param" and b.end <= start]
+            if not rebound:
+                return AliasReport("param-mutation" if flow.returns_value else "mutation-as-output")
+
+        identity, views = self.aliases(flow, key, start)
+        used_later = lambda k: self.used_after(flow, k, (start, end))  # noqa: E731
+        if any(used_later(v) for v in views):
+            return AliasReport("view-alias")
+        later_identity = tuple(sorted(k for k in identity if used_later(k)))
+        if later_identity:
+            return AliasReport("alias", later_identity)
+        return AliasReport(None)
+
+    def aliases(self, flow: Flow, key: str, at: Pos) -> Tuple[Set[str], Set[str]]:
+        """Keys bound to the same tensor as ``key`` at ``at`` (identity), and views of it."""
+        identity, views = set(), set()
+
+        def last_binding(k: str, before: Pos) -> Optional[Binding]:
+            earlier = [b for b in flow.bindings.get(k, []) if b.end <= before]
+            return earlier[-1] if earlier else None
+
+        # What ``key`` itself was bound from.
+        b = last_binding(key, at)
+        if b is not None and b.form == "assign":
+            identity.update(b.sources)
+            source, how = self.alias_source(b.value)
+            if source is not None:
+                (identity if how == "identity" else views).add(source)
+        # Other keys bound from ``key`` (and not rebound since).
+        for other in flow.bindings:
+            if other == key:
+                continue
+            ob = last_binding(other, at)
+            if ob is None or ob.form != "assign":
+                continue
+            source, how = self.alias_source(ob.value)
+            if source == key:
+                since = [x for x in flow.bindings.get(key, []) if ob.end <= x.start and x.end <= at]
+                if not since:
+                    (identity if how == "identity" else views).add(other)
+        identity.discard(key)
+        views.discard(key)
+        return identity, views
+
+    def alias_source(self, value: Optional[ast.AST]) -> Tuple[Optional[str], Optional[AliasKind]]:
+        """(key, "identity" | "view") when ``value`` is ``key`` itself or shares its storage."""
+        if value is None:
+            return None, None
+        key = target_key(value)
+        if key is not None:
+            return key, "identity"
+        if isinstance(value, ast.Subscript):
+            base = target_key(subscript_base(value))
+            return (base, "view") if base else (None, None)
+        if isinstance(value, ast.Call):
+            func = value.func
+            if isinstance(func, ast.Attribute):
+                recv = target_key(func.value)
+                method = func.attr
+                if recv is not None and method in torch_api.INPLACE_METHODS:
+                    return recv, "identity"
+                if recv is not None and method in VIEW_METHODS:
+                    return recv, "view"
+            name = self.names.torch_name(func)
+            first = first_arg(value)
+            if name in torch_api.INPLACE_FUNCTIONS and first is not None:
+                first = target_key(first)
+                if first is not None:
+                    return first, "identity"
+        return None, None
+
+    def used_after(self, flow: Flow, key: str, at: Span) -> bool:
+        start, end = at
+        loops = [(ls, le) for ls, le in flow.loops if ls <= start and end <= le]
+        for pos, _ in flow.loads.get(key, []):
+            if pos >= end or any(ls <= pos <= le for ls, le in loops):
+                return True
+        # Attribute chains: a load of "b.sum" is a use of "b".
+        prefix = key + "."
+        return any(k.startswith(prefix) and self.used_after(flow, k, at) for k in flow.loads)

@@ -1,0 +1,101 @@
+"""Grad mode: is autograd recording where an in-place op runs, and is the op meant to be in
+place (grad off, ``.data``/``.grad``, optimizer code, registered buffers)?"""
+
+from __future__ import annotations
+
+import ast
+from typing import Literal, Optional
+
+from codemod.analysis.classes import Classes
+from codemod.analysis.names import Names
+from codemod.analysis.syntax import FUNCTIONS, first_arg, is_const, subscript_base
+from codemod.analysis.tree import Tree
+
+_GRAD_OFF_CONTEXTS = {
+    "torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
+    "torch.inference_mode", "torch.autograd.grad_mode.inference_mode",
+}
+_GRAD_SET = {"torch.set_grad_enabled", "torch.autograd.grad_mode.set_grad_enabled"}
+_GRAD_ON_CONTEXTS = {"torch.enable_grad", "torch.autograd.grad_mode.enable_grad"}
+
+IntendedReason = Literal["no-grad", "data-or-grad", "optimizer", "buffer"]
+
+
+class GradMode:
+    """Answers from the code around a node: decorators, with-statements, the class."""
+
+    def __init__(self, tree: Tree, names: Names, classes: Classes) -> None:
+        self.tree = tree
+        self.names = names
+        self.classes = classes
+
+    def intended_reason(self, node: ast.AST, target: Optional[ast.AST]) -> Optional[IntendedReason]:
+        """Why an in-place op at ``node`` on ``target`` is meant to be in place, if it is."""
+        if target is not None and self._through_data_or_grad(target):
+            return "data-or-grad"
+        return self._grad_context_reason(node) or (
+            "buffer" if target is not None and self._is_buffer(target) else None
+        )
+
+    def _is_buffer(self, target: ast.AST) -> bool:
+        """``self.running_mean`` where the class registers it with ``register_buffer``."""
+        target = subscript_base(target)
+        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
+            return False
+        cls = self.tree.enclosing_class(target)
+        return cls is not None and target.attr in self.classes.class_buffers(cls)
+
+    def _grad_context_reason(self, node: ast.AST) -> Optional[IntendedReason]:
+        for anc in self.tree.ancestors(node):
+            if isinstance(anc, (ast.With, ast.AsyncWith)):
+                state = self._with_grad_state(anc)
+                if state is not None:
+                    return None if state else "no-grad"
+            elif isinstance(anc, FUNCTIONS):
+                for expr in anc.decorator_list:
+                    callee = expr.func if isinstance(expr, ast.Call) else expr
+                    name = self.names.torch_name(callee)
+                    if name in _GRAD_OFF_CONTEXTS or (
+                        name in _GRAD_SET and isinstance(expr, ast.Call) and self._false_arg(expr)
+                    ):
+                        return "no-grad"
+                cls = self.tree.enclosing_class(anc)
+                if cls is not None and self._is_optimizer(cls):
+                    return "optimizer"
+                return None
+        return None
+
+    @staticmethod
+    def _through_data_or_grad(target: ast.AST) -> bool:
+        node = target
+        while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+            if isinstance(node, ast.Attribute) and node.attr in ("data", "grad"):
+                return True
+            node = node.func if isinstance(node, ast.Call) else node.value
+        return False
+
+    @staticmethod
+    def _false_arg(call: ast.Call) -> bool:
+        return is_const(first_arg(call), False)
+
+    def _with_grad_state(self, node) -> Optional[bool]:
+        """False if the with-statement turns grad off, True if it turns it on, else None."""
+        for item in node.items:
+            expr = item.context_expr
+            callee = expr.func if isinstance(expr, ast.Call) else expr
+            name = self.names.torch_name(callee)
+            if name in _GRAD_OFF_CONTEXTS:
+                if name.endswith("inference_mode") and isinstance(expr, ast.Call) and self._false_arg(expr):
+                    return True
+                return False
+            if name in _GRAD_SET and isinstance(expr, ast.Call) and first_arg(expr) is not None:
+                if self._false_arg(expr):
+                    return False
+                if is_const(first_arg(expr), True):
+                    return True
+            if name in _GRAD_ON_CONTEXTS:
+                return True
+        return None
+
+    def _is_optimizer(self, cls: ast.ClassDef) -> bool:
+        return any((self.names.torch_name(base) or "").startswith("torch.optim.") for base in cls.bases)

@@ -1,0 +1,90 @@
+"""The semantic model of one module: the facade the rules ask, owning one part per kind of fact.
+
+Each part answers one kind of question and keeps its own caches; the model builds them in
+dependency order (no part knows the model, so there is no cycle to break):
+
+    source  (analysis.source: ast, parents, text)
+    tree    (analysis.tree: parents, owners, blocks)
+    binder  (analysis.binder: one Flow of bindings/loads per body)
+    names   (analysis.names: import resolution; UsedNames: fresh names)
+    classes (analysis.classes: self.<attr> values, buffers, calls by callee)
+    dataflow (analysis.dataflow: reaching bindings, aliases, views, later uses)
+    kinds   (analysis.tensor_kind: tensor or not)
+    grad    (analysis.grad_mode: grad off, intended in-place code)
+    hazards (analysis.hazard: what autograd saved; built on first use)
+
+The model also offers the parts' most used questions as its own methods (``model.kind(expr)``
+is ``model.kinds.kind(expr)``), bound once, so a rule reads as a list of questions.
+
+A project-wide index (definitions and call sites across files) fits beside this one: it is
+built from many models' ``tree``/``names``/``classes`` and handed to a model as one more part.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import TYPE_CHECKING, Iterable, Optional
+
+import ast
+
+from codemod.analysis import dtype
+from codemod.analysis.binder import Binder
+from codemod.analysis.classes import Classes
+from codemod.analysis.dataflow import Dataflow
+from codemod.analysis.grad_mode import GradMode
+from codemod.analysis.names import Names, UsedNames
+from codemod.analysis.source import Source
+from codemod.analysis.tensor_kind import TensorKinds
+from codemod.analysis.tree import Tree
+
+if TYPE_CHECKING:
+    from codemod.analysis.hazard import Hazards
+
+
+class SemanticModel:
+    """Answers the rules' questions about one module."""
+
+    def __init__(self, source: Source, assume_same_dtype: bool = False) -> None:
+        self.source = source
+        self.module = source.tree
+        self.assume_same_dtype = assume_same_dtype
+        self.tree = tree = Tree(source)
+        self.binder = binder = Binder(source)
+        self.names = names = Names(tree, binder)
+        self.used_names = UsedNames(tree)
+        self.classes = classes = Classes(tree)
+        self.dataflow = flow = Dataflow(tree, binder, names)
+        self.kinds = kinds = TensorKinds(tree, binder, names, classes, flow)
+        self.grad = GradMode(tree, names, classes)
+        self._hazards: Optional["Hazards"] = None
+        # The questions rules and the hazard analysis ask most, bound once.
+        self.parent, self.ancestors, self.walk = tree.parent, tree.ancestors, tree.walk
+        self.statement_of, self.owner, self.enclosing_class = tree.statement_of, tree.owner, tree.enclosing_class
+        self.range, self.code = tree.range, tree.code
+        self.flow = binder.flow
+        self.qualified_names, self.torch_name = names.qualified_names, names.torch_name
+        self.class_attrs, self.class_buffers, self.calls_in = classes.class_attrs, classes.class_buffers, classes.calls_in
+        self.reaching, self.aliases, self.alias_report = flow.reaching, flow.aliases, flow.alias_report
+        self.used_after, self.shared_name, self.rebinding_problem = flow.used_after, flow.shared_name, flow.rebinding_problem
+        self.kind, self.is_factory = kinds.kind, kinds.is_factory
+        self.intended_reason = self.grad.intended_reason
+        self.fresh_name = self.used_names.fresh_name
+
+    @property
+    def hazards(self) -> "Hazards":
+        """The hazard analysis of this module (``analysis.hazard``), built on first use. It
+        holds the model weakly: the model owns it, not the other way round."""
+        if self._hazards is None:
+            from codemod.analysis.hazard import Hazards
+
+            self._hazards = Hazards(weakref.proxy(self))
+        return self._hazards
+
+    @property
+    def picked_fresh_names(self) -> bool:
+        """Whether a fix asked for a name unused in the whole file (see ``UsedNames``)."""
+        return self.used_names.picked
+
+    def may_promote(self, key: Optional[str], operands: Iterable[ast.AST]) -> bool:
+        """Whether ``x = x op y`` could take another dtype than ``x op= y`` keeps."""
+        return dtype.may_promote(self.kinds, key, operands, self.assume_same_dtype)

@@ -1,0 +1,137 @@
+"""Names: what a name or attribute chain refers to through imports (per scope: function-local
+imports, parameters that shadow an import, unshadowed builtins), and which names a module uses
+(for fresh names a fix may introduce)."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from typing import Dict, Optional, Set, Tuple
+
+from codemod.analysis.binder import Binder
+from codemod.analysis.syntax import BODIES, FUNCTIONS, target_key
+from codemod.analysis.tree import Tree
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
+_MISSING = object()
+
+
+class Names:
+    """Import resolution for one module (remembered per name and scope)."""
+
+    def __init__(self, tree: Tree, binder: Binder) -> None:
+        self.tree = tree
+        self.binder = binder
+        self.module = tree.module
+        self._resolved: Dict[Tuple[str, ast.AST], Set[str]] = {}
+        self._module_imports: Optional[Tuple[Dict[str, Set[str]], Set[str]]] = None
+        self._torch_names: Dict[ast.AST, Optional[str]] = {}
+
+    def qualified_names(self, node: ast.AST) -> Set[str]:
+        """What a name or attribute chain refers to through imports (``nn.ReLU`` ->
+        {"torch.nn.ReLU"}), ``builtins.len`` for an unshadowed builtin; else empty."""
+        key = target_key(node)
+        if key is None:
+            return set()
+        head, _, rest = key.partition(".")
+        found = self._resolve(head, node)
+        return {f"{q}.{rest}" if rest else q for q in found}
+
+    def _resolve(self, name: str, node: ast.AST) -> Set[str]:
+        owner = self.tree.owner(node)
+        key = (name, owner)
+        found = self._resolved.get(key)
+        if found is None:
+            found = self._resolved[key] = self._resolve_in(name, owner)
+        return found
+
+    def _resolve_in(self, name: str, owner: ast.AST) -> Set[str]:
+        if isinstance(owner, FUNCTIONS):
+            flow = self.binder.flow(owner)
+            if name in flow.bindings and name not in flow.declared:
+                return flow.imports.get(name, set())
+            return self._resolve(name, owner)  # the enclosing function's, or the module's
+        imports, bound = self.module_names()
+        if name in imports:
+            return imports[name]
+        if name not in bound and name in _BUILTIN_NAMES:
+            return {f"builtins.{name}"}
+        return set()
+
+    def module_names(self) -> Tuple[Dict[str, Set[str]], Set[str]]:
+        """(name -> qualified names of module-level imports, other names bound at module level)."""
+        if self._module_imports is None:
+            imports: dict = {}
+            bound: set = set()
+            todo = list(self.module.body)
+            while todo:
+                stmt = todo.pop()
+                if isinstance(stmt, ast.Import):
+                    for a in stmt.names:
+                        key = a.asname or a.name.split(".")[0]
+                        imports.setdefault(key, set()).add(a.name if a.asname else key)
+                elif isinstance(stmt, ast.ImportFrom):
+                    for a in stmt.names:
+                        if a.name != "*" and not stmt.level and stmt.module:
+                            imports.setdefault(a.asname or a.name, set()).add(f"{stmt.module}.{a.name}")
+                elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    bound.add(stmt.name)
+                elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                    for t in getattr(stmt, "targets", None) or [stmt.target]:
+                        bound.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+                else:
+                    for field in (*BODIES, "handlers"):
+                        todo.extend(getattr(stmt, field, ()))
+            self._module_imports = (imports, bound)
+        return self._module_imports
+
+    def torch_name(self, node: ast.AST) -> Optional[str]:
+        """The qualified name of a name or attribute ``node`` when it resolves into torch
+        (remembered: every pass asks it of every call)."""
+        if not isinstance(node, (ast.Name, ast.Attribute)):
+            return None
+        known = self._torch_names.get(node, _MISSING)
+        if known is _MISSING:
+            known = self._torch_names[node] = next(
+                (n for n in self.qualified_names(node) if n == "torch" or n.startswith("torch.")), None
+            )
+        return known
+
+
+class UsedNames:
+    """Every name used in a module, and the fresh ones handed out so far."""
+
+    def __init__(self, tree: Tree) -> None:
+        self.tree = tree
+        self.module = tree.module
+        self._names: Optional[Set[str]] = None
+
+    @property
+    def picked(self) -> bool:
+        """Whether a fix asked for a fresh name (which depends on every name in the file)."""
+        return self._names is not None
+
+    def fresh_name(self, wanted: str) -> str:
+        """``wanted``, or ``wanted2``, ``wanted3``...: a name used nowhere in the module."""
+        if self._names is None:
+            names = set()
+            for n in self.tree.walk(self.module):
+                if isinstance(n, ast.Name):
+                    names.add(n.id)
+                elif isinstance(n, ast.Attribute):
+                    names.add(n.attr)
+                elif isinstance(n, ast.arg):
+                    names.add(n.arg)
+                elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    names.add(n.name)
+                elif isinstance(n, ast.keyword) and n.arg:
+                    names.add(n.arg)
+                elif isinstance(n, ast.alias):
+                    names.update((n.asname or n.name).split("."))
+            self._names = names
+        name, n = wanted, 1
+        while name in self._names:
+            n += 1
+            name = f"{wanted}{n}"
+        self._names.add(name)
+        return name

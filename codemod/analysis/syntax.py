@@ -1,0 +1,81 @@
+"""Small facts read straight off ``ast`` nodes: keys of names and attribute chains, arguments,
+constants, spans and blocks. No state, no caches: every other analysis module builds on these."""
+
+from __future__ import annotations
+
+import ast
+from typing import List, Optional, Tuple
+
+Pos = Tuple[int, int]  # (line, column); columns in UTF-8 bytes, as ast counts
+Span = Tuple[Pos, Pos]
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+OWNERS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)
+BODIES = ("body", "orelse", "finalbody")  # the statement lists (blocks) of a node
+Block = Tuple[int, str]  # (id of the node holding the block, its field)
+
+
+def target_key(node: ast.AST) -> Optional[str]:
+    """``x`` -> "x", ``self.h.w`` -> "self.h.w"; anything else -> None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = target_key(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+def subscript_base(node: ast.AST) -> ast.AST:
+    """``d[0][1:]`` -> ``d``."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return node
+
+
+def has_call(node: ast.AST) -> bool:
+    """Whether evaluating ``node`` may call something (so it must not be evaluated twice)."""
+    return any(isinstance(n, (ast.Call, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)) for n in ast.walk(node))
+
+
+def is_const(node: Optional[ast.AST], value) -> bool:
+    """``node`` is the literal ``True``/``False``/``None``."""
+    return isinstance(node, ast.Constant) and node.value is value
+
+
+def call_args(call: ast.Call) -> List[ast.AST]:
+    """Every argument expression, positional then keyword (``*a``/``**k`` included)."""
+    return [*call.args, *(k.value for k in call.keywords)]
+
+
+def first_arg(call: ast.Call) -> Optional[ast.AST]:
+    """The first argument as written, positional or keyword; None without arguments."""
+    if call.args:
+        return call.args[0]
+    return call.keywords[0].value if call.keywords else None
+
+
+def positional(call: ast.Call) -> List[ast.AST]:
+    """The plain positional arguments, up to the first ``*args``."""
+    out = []
+    for a in call.args:
+        if isinstance(a, ast.Starred):
+            break
+        out.append(a)
+    return out
+
+
+def span(node: ast.AST) -> Span:
+    """((line, column), (end line, end column)) of a node."""
+    return (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
+
+
+def block_field(parent: ast.AST, child: ast.AST) -> Optional[Block]:
+    """(parent, field) when ``child`` is a statement directly in one of ``parent``'s blocks."""
+    if not isinstance(child, (ast.stmt, ast.ExceptHandler)):
+        return None
+    for field in BODIES:
+        stmts = getattr(parent, field, None)
+        if isinstance(stmts, list):
+            for s in stmts:
+                if s is child:
+                    return (id(parent), field)
+    return None

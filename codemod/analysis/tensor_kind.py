@@ -1,0 +1,340 @@
+"""Tensor kind: "is this expression a tensor?" — the one place that answers it.
+
+The answer comes from torch's own API lists (``torch_api``), imports, annotations, the
+bindings that reach a use (the binder and dataflow), ``self.<attr>`` assignments in the class,
+and how a ``forward`` argument is used. :func:`is_tensor` is the public predicate; the richer
+:class:`Kind` tells parameters, modules, scalars and known non-tensors apart.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins  # noqa: F401 - kept for readers: builtins are resolved by ``names``
+from typing import TYPE_CHECKING, Dict, List, Optional, Set
+
+from codemod import torch_api
+from codemod.analysis.binder import Binder, Binding
+from codemod.analysis.classes import Classes
+from codemod.analysis.dataflow import Dataflow
+from codemod.analysis.kinds import TENSORISH, Kind, join
+from codemod.analysis.names import Names
+from codemod.analysis.syntax import FUNCTIONS, call_args, is_const, target_key
+from codemod.analysis.tree import Tree
+
+if TYPE_CHECKING:
+    from codemod.analysis.model import SemanticModel
+
+# Attributes of a tensor that are tensors again (views or companions).
+_TENSOR_ATTRS = {"data", "grad", "T", "mT", "H", "mH", "real", "imag"}
+_SCALAR_ATTRS = {"ndim", "is_leaf", "requires_grad", "is_cuda"}
+# Methods that make a view of (or return) their receiver: the result shares storage.
+VIEW_METHODS = {
+    "view", "view_as", "reshape", "reshape_as", "t", "transpose", "permute", "expand",
+    "expand_as", "narrow", "select", "squeeze", "unsqueeze", "flatten", "unflatten", "diagonal",
+    "unfold", "as_strided", "detach", "movedim", "moveaxis", "swapaxes", "swapdims",
+    "unbind", "split", "chunk", "tensor_split", "contiguous", "view_as_real",
+}
+_SCALAR_BUILTINS = {"len", "int", "float", "bool", "round", "hash", "id", "ord"}
+_OTHER_BUILTINS = {
+    "range", "list", "dict", "set", "tuple", "str", "enumerate", "zip", "sorted", "reversed",
+    "map", "filter", "frozenset", "bytes", "repr", "format", "type", "object", "print",
+    "isinstance", "open", "iter", "vars", "dir", "hasattr", "super",
+}  # not getattr: it returns whatever the attribute holds
+# Builtin types whose class methods make values of their own kind (``dict.fromkeys``).
+_BUILTIN_TYPES = {"dict", "list", "set", "frozenset", "tuple", "str", "bytes", "int", "float", "bool"}
+_BUILTIN_NAMES = frozenset(dir(builtins))
+# Method names shared with builtin containers and strings: a call of one does not show that
+# its receiver is a tensor.
+_CONTAINER_METHODS = {
+    "add", "append", "extend", "insert", "remove", "pop", "clear", "copy", "count", "index",
+    "sort", "reverse", "update", "get", "items", "keys", "values", "setdefault", "split",
+    "join", "strip", "replace", "format", "startswith", "endswith", "lower", "upper", "find",
+}
+_NON_TENSOR_PREFIXES = ("numpy.", "pandas.", "math.", "random.", "collections.", "itertools.")
+# torch functions whose result is a fresh tensor: nothing saved it, no other name holds it.
+FACTORIES = {
+    "empty", "zeros", "ones", "full", "rand", "randn", "randint", "randperm", "arange",
+    "linspace", "logspace", "eye", "tensor", "empty_like", "zeros_like", "ones_like",
+    "full_like", "rand_like", "randn_like", "randint_like", "empty_strided",
+}
+# Legacy constructors: fresh when built from sizes (``torch.Tensor(n)``), but given a tensor
+# they return that very tensor.
+LEGACY_CONSTRUCTORS = {
+    "Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor",
+    "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor",
+}
+
+
+def is_tensor(expr: ast.AST, model: "SemanticModel") -> bool:
+    """Whether ``expr`` is known to hold a tensor (an ``nn.Parameter`` included)."""
+    return model.kinds.kind(expr) in TENSORISH
+
+
+class TensorKinds:
+    """The kind of every expression asked about, remembered once the answer is whole."""
+
+    def __init__(self, tree: Tree, binder: Binder, names: Names, classes: Classes, dataflow: Dataflow) -> None:
+        self.tree = tree
+        self.binder = binder
+        self.names = names
+        self.classes = classes
+        self.dataflow = dataflow
+        self.module = tree.module
+        self._kind_cache: Dict[ast.AST, Kind] = {}
+        self._pending: Set[ast.AST] = set()
+
+    def kind(self, expr: ast.AST) -> Kind:
+        cached = self._kind_cache.get(expr)
+        if cached is not None:
+            return cached
+        if expr in self._pending:
+            return Kind.PENDING
+        self._pending.add(expr)
+        try:
+            result = self._kind(expr)
+        finally:
+            self._pending.discard(expr)
+        if not self._pending:  # a whole answer, not one that assumed a pending question
+            if result is Kind.PENDING:
+                result = Kind.UNKNOWN
+            self._kind_cache[expr] = result
+        return result
+
+    def _kind(self, expr: ast.AST) -> Kind:
+        if isinstance(expr, ast.Constant):
+            value = expr.value
+            if isinstance(value, (bool, int, float, complex)):
+                return Kind.SCALAR
+            if value is Ellipsis:
+                return Kind.UNKNOWN
+            return Kind.OTHER  # strings, bytes, None
+        if isinstance(expr, (ast.JoinedStr, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp,
+                             ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)):
+            return Kind.OTHER
+        if isinstance(expr, ast.Name):
+            return self._name_kind(expr)
+        if isinstance(expr, ast.Attribute):
+            return self._attribute_kind(expr)
+        if isinstance(expr, ast.Call):
+            return self._call_kind(expr)
+        if isinstance(expr, ast.Subscript):
+            if isinstance(expr.value, ast.Attribute) and expr.value.attr == "shape":
+                return Kind.OTHER  # x.shape[0], x.shape[1:]: sizes
+            base = self.kind(expr.value)
+            return Kind.TENSOR if base in TENSORISH else (Kind.PENDING if base is Kind.PENDING else Kind.UNKNOWN)
+        if isinstance(expr, ast.BinOp):
+            return self._arith_kind([self.kind(expr.left), self.kind(expr.right)])
+        if isinstance(expr, ast.UnaryOp):
+            inner = self.kind(expr.operand)
+            if isinstance(expr.op, ast.Not):
+                return Kind.TENSOR if inner in TENSORISH else Kind.SCALAR
+            return Kind.TENSOR if inner is Kind.PARAMETER else inner
+        if isinstance(expr, ast.Compare):
+            kinds = [self.kind(expr.left)] + [self.kind(c) for c in expr.comparators]
+            if any(k in TENSORISH for k in kinds):
+                return Kind.TENSOR
+            return Kind.SCALAR if all(k in (Kind.SCALAR, Kind.OTHER) for k in kinds) else Kind.UNKNOWN
+        if isinstance(expr, ast.IfExp):
+            return join([self.kind(expr.body), self.kind(expr.orelse)])
+        return Kind.UNKNOWN
+
+    @staticmethod
+    def _arith_kind(kinds: list) -> Kind:
+        if any(k in TENSORISH for k in kinds):
+            return Kind.TENSOR
+        if Kind.UNKNOWN in kinds or Kind.MODULE in kinds:
+            return Kind.UNKNOWN
+        if Kind.PENDING in kinds:
+            return Kind.PENDING
+        if all(k is Kind.SCALAR for k in kinds):
+            return Kind.SCALAR
+        return Kind.OTHER
+
+    def _call_kind(self, call: ast.Call) -> Kind:
+        func = call.func
+        name = self.names.torch_name(func)
+        if name is not None:
+            if name in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+                return Kind.PARAMETER
+            if name in torch_api.TENSOR_FUNCTIONS or name in torch_api.INPLACE_FUNCTIONS:
+                return Kind.TENSOR
+            if name in torch_api.TENSOR_MODULES or name in (
+                "torch.nn.Sequential", "torch.nn.modules.container.Sequential"
+            ):
+                return Kind.MODULE
+            if name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper():
+                return Kind.OTHER  # another module or class instance
+            return Kind.UNKNOWN
+        if self._non_tensor_library(func):
+            return Kind.OTHER  # np.asarray(x).reshape(...), pd.read_csv(p).values...
+        callee = func.value if isinstance(func, ast.Subscript) else func  # OrderedDict[str, int]()
+        for qname in self.names.qualified_names(callee):
+            if qname.startswith("builtins."):
+                short = qname[len("builtins."):]
+                if short in _SCALAR_BUILTINS:
+                    return Kind.SCALAR
+                if short in _OTHER_BUILTINS or short.split(".")[0] in _BUILTIN_TYPES:
+                    return Kind.OTHER
+            if qname.startswith(_NON_TENSOR_PREFIXES):
+                return Kind.OTHER
+        if isinstance(func, ast.Attribute):
+            receiver = self.kind(func.value)
+            method = func.attr
+            if receiver in TENSORISH:
+                if method in torch_api.TENSOR_METHODS or method in torch_api.INPLACE_METHODS:
+                    return Kind.TENSOR
+                if method in ("item", "dim", "numel", "ndimension", "nelement", "element_size",
+                              "is_contiguous", "is_floating_point", "requires_grad"):
+                    return Kind.SCALAR
+                if method in ("size", "tolist", "numpy", "stride", "storage", "type"):
+                    return Kind.OTHER
+                return Kind.UNKNOWN
+            if receiver is Kind.PENDING:
+                return Kind.PENDING
+        callee = self.kind(func)
+        if callee is Kind.MODULE:
+            return Kind.TENSOR
+        if callee is Kind.PENDING:
+            return Kind.PENDING
+        return Kind.UNKNOWN
+
+    def _non_tensor_library(self, func: ast.AST) -> bool:
+        """A method of what a call into a non-tensor library returned (``np.asarray(x).reshape``):
+        numpy, pandas, math... values stay theirs along the chain."""
+        expr = func.value if isinstance(func, ast.Attribute) else None
+        while isinstance(expr, (ast.Attribute, ast.Subscript, ast.Call)):
+            if isinstance(expr, ast.Call):
+                if any(q.startswith(_NON_TENSOR_PREFIXES) for q in self.names.qualified_names(expr.func)):
+                    return True
+                expr = expr.func
+            else:
+                expr = expr.value
+        return False
+
+    def is_factory(self, call: ast.Call) -> bool:
+        """A torch call that makes a fresh tensor (``torch.zeros(n)``, ``torch.Tensor(n)``)."""
+        name = self.names.torch_name(call.func) or ""
+        short = name.rsplit(".", 1)[-1]
+        if not name.startswith("torch."):
+            return False
+        if short in LEGACY_CONSTRUCTORS:
+            return not any(self.kind(a) in TENSORISH for a in call_args(call))
+        return short in FACTORIES
+
+    def _attribute_kind(self, attr: ast.Attribute) -> Kind:
+        name = attr.attr
+        if name in ("shape", "dtype", "device", "layout"):
+            return Kind.OTHER  # whatever the object, these are never tensors
+        if self.names.torch_name(attr) is not None:
+            return Kind.UNKNOWN  # torch.float32, torch.pi, torch.nn...: not a tensor we track
+        if isinstance(attr.value, ast.Name) and attr.value.id == "self":
+            cls = self.tree.enclosing_class(attr)
+            if cls is not None:
+                values = self.classes.class_attrs(cls).get(name)
+                if values:
+                    return join(v if isinstance(v, Kind) else self.kind(v) for v in values)
+            return Kind.UNKNOWN
+        base = self.kind(attr.value)
+        if base in TENSORISH:
+            if name in _TENSOR_ATTRS:
+                return Kind.TENSOR
+            if name in _SCALAR_ATTRS:
+                return Kind.SCALAR
+        return Kind.PENDING if base is Kind.PENDING else Kind.UNKNOWN
+
+    def _name_kind(self, name: ast.Name) -> Kind:
+        owner = self.tree.owner(name)
+        flow = self.binder.flow(owner)
+        key = name.id
+        bindings = flow.bindings.get(key)
+        if (not bindings or key in flow.declared) and not isinstance(owner, ast.Module):
+            flow = self.binder.flow(self.module, nested=False)
+            bindings = flow.bindings.get(key)
+            at = None  # a global seen from a function: any of its bindings may reach
+        else:
+            at = self.tree.statement_of(name)
+        if not bindings:
+            return Kind.UNKNOWN
+        reaching = self.dataflow.reaching(flow, key, at) if at is not None else bindings
+        return join(self._binding_kind(b) for b in reaching) if reaching else Kind.UNKNOWN
+
+    def _binding_kind(self, b: Binding) -> Kind:
+        if b.form == "param":
+            return self._param_kind(b.stmt)
+        if b.form == "def":
+            return Kind.OTHER
+        if b.form == "ann":
+            annotated = self.annotation_kind(b.stmt.annotation)
+            if annotated is not Kind.UNKNOWN:
+                return annotated
+            return self.kind(b.stmt.value) if b.stmt.value is not None else Kind.PENDING
+        if b.form == "for":
+            value = b.value
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "range":
+                return Kind.SCALAR
+            return Kind.TENSOR if self.kind(value) in TENSORISH else Kind.UNKNOWN
+        if b.form == "aug":
+            value = self.kind(b.value)
+            return Kind.TENSOR if value in TENSORISH else Kind.PENDING
+        if b.form == "assign" and b.value is not None:
+            return self.kind(b.value)
+        return Kind.UNKNOWN
+
+    def annotation_kind(self, ann: ast.AST) -> Kind:
+        if isinstance(ann, ast.Subscript) and target_key(ann.value) in ("Optional", "typing.Optional"):
+            ann = ann.slice
+        if isinstance(ann, ast.BinOp) and is_const(ann.right, None):
+            ann = ann.left  # Tensor | None
+        names = self.names.qualified_names(ann)
+        if names & {"torch.Tensor", "torch._tensor.Tensor"}:
+            return Kind.TENSOR
+        if names & {"torch.nn.Parameter", "torch.nn.parameter.Parameter"}:
+            return Kind.PARAMETER
+        if names & {"builtins.int", "builtins.float", "builtins.bool"}:
+            return Kind.SCALAR
+        if names & {"builtins.str", "builtins.list", "builtins.dict", "builtins.tuple",
+                    "builtins.set", "typing.List", "typing.Dict", "typing.Tuple", "numpy.ndarray"}:
+            return Kind.OTHER
+        if isinstance(ann, ast.Subscript) and target_key(ann.value) in ("list", "dict", "tuple", "set"):
+            return Kind.OTHER
+        return Kind.UNKNOWN
+
+    def _param_kind(self, param: ast.arg) -> Kind:
+        if param.annotation is not None:
+            annotated = self.annotation_kind(param.annotation)
+            if annotated is not Kind.UNKNOWN:
+                return annotated
+        default = self._default_of(param)
+        if default is not None and not is_const(default, None):
+            return self.kind(default)
+        func = self.tree.owner(param)
+        if isinstance(func, FUNCTIONS) and func.name == "forward" and self._used_as_tensor(func, param.arg):
+            return Kind.TENSOR
+        return Kind.UNKNOWN
+
+    def _default_of(self, param: ast.arg) -> Optional[ast.AST]:
+        args = self.tree.parent(param)
+        if not isinstance(args, ast.arguments):
+            return None
+        plain = [*args.posonlyargs, *args.args]
+        for i, a in enumerate(plain):
+            if a is param:
+                j = i - (len(plain) - len(args.defaults))
+                return args.defaults[j] if j >= 0 else None
+        for a, d in zip(args.kwonlyargs, args.kw_defaults):
+            if a is param:
+                return d
+        return None
+
+    def _used_as_tensor(self, func: ast.AST, name: str) -> bool:
+        """A forward() argument passed to torch or to a module, or used via a tensor method."""
+        for calls in self.classes.calls_in(func).values():
+            for call in calls:
+                if any(isinstance(a, ast.Name) and a.id == name for a in call_args(call)):
+                    if self.names.torch_name(call.func) is not None or self.kind(call.func) is Kind.MODULE:
+                        return True
+                f = call.func
+                if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == name:
+                    if f.attr in torch_api.TENSOR_METHODS and f.attr not in _CONTAINER_METHODS:
+                        return True
+        return False

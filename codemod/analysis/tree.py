@@ -1,0 +1,107 @@
+"""Navigation in one module's ``ast``: parents, ancestors, the statement, function or class
+around a node, and the blocks (statement lists) that hold it."""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, Iterable, Iterator, Optional, Set
+
+from codemod.analysis.source import Source
+from codemod.analysis.syntax import OWNERS, Block, Span, block_field, span
+
+
+class Tree:
+    """Where a node sits; the answers asked for often are remembered (one cache each)."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+        self.module = source.tree
+        self._parents = source.parents
+        self._owners: Dict[ast.AST, ast.AST] = {}
+        self._blocks_around: Dict[ast.AST, Set[Block]] = {}
+        self._block_of: Dict[ast.AST, Optional[Block]] = {}
+
+    def parent(self, node: ast.AST) -> Optional[ast.AST]:
+        return self._parents.get(node)
+
+    def ancestors(self, node: ast.AST) -> Iterable[ast.AST]:
+        node = self._parents.get(node)
+        while node is not None:
+            yield node
+            node = self._parents.get(node)
+
+    @staticmethod
+    def range(node: ast.AST) -> Span:
+        """((line, column), (end line, end column)); columns in UTF-8 bytes, as ast counts."""
+        return span(node)
+
+    def code(self, node: ast.AST) -> str:
+        """Source text of a node, on one line, for messages."""
+        return self.source.snippet(node)
+
+    def walk(self, node: ast.AST) -> Iterator[ast.AST]:
+        """``node`` and everything below it (``ast.walk``, quicker on the indexed tree)."""
+        kids = self.source.children
+        todo = [node]
+        while todo:
+            node = todo.pop()
+            yield node
+            todo.extend(kids[node])
+
+    def statement_of(self, node: ast.AST) -> ast.AST:
+        """The statement (or compound statement) that contains ``node``."""
+        cur = node
+        while cur is not None and not isinstance(cur, ast.stmt):
+            cur = self._parents.get(cur)
+        return cur or node
+
+    def owner(self, node: ast.AST) -> ast.AST:
+        """The function whose body holds ``node``, or the module (remembered along the way up:
+        every name lookup asks)."""
+        owners, parents = self._owners, self._parents
+        path = []
+        cur = parents.get(node)
+        found = self.module
+        while cur is not None:
+            if isinstance(cur, OWNERS):
+                found = cur
+                break
+            known = owners.get(cur)
+            if known is not None:
+                found = known
+                break
+            path.append(cur)
+            cur = parents.get(cur)
+        for p in path:
+            owners[p] = found
+        return found
+
+    def enclosing_class(self, node: ast.AST) -> Optional[ast.ClassDef]:
+        for anc in self.ancestors(node):
+            if isinstance(anc, ast.ClassDef):
+                return anc
+        return None
+
+    def blocks_around(self, node: ast.AST) -> Set[Block]:
+        """The statement lists (blocks) that hold ``node`` at any depth."""
+        out = self._blocks_around.get(node)
+        if out is None:
+            out, child = set(), node
+            for anc in self.ancestors(node):
+                block = block_field(anc, child)
+                if block is not None:
+                    out.add(block)
+                child = anc
+            self._blocks_around[node] = out
+        return out
+
+    def block_of(self, node: ast.AST) -> Optional[Block]:
+        if node not in self._block_of:
+            child, found = node, None
+            for anc in self.ancestors(node):
+                found = block_field(anc, child)
+                if found is not None:
+                    break
+                child = anc
+            self._block_of[node] = found
+        return self._block_of[node]

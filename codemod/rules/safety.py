@@ -1,0 +1,79 @@
+"""Fix safety, decided in one place: safe, unsafe, manual or skipped, and the reason.
+
+Every rule asks :func:`assess` about its candidate; the analysis supplies facts (tensor kind,
+grad mode, aliases, dtype), this module turns them into the policy users read about in the
+rules' "Fix safety" sections and in ``inplacefix rules``.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from typing import Optional, Sequence, Tuple
+
+from codemod.analysis.kinds import Kind
+from codemod.analysis.model import SemanticModel
+from codemod.analysis.syntax import has_call, target_key
+from codemod.findings import Status
+
+
+@dataclasses.dataclass
+class Verdict:
+    """What a pass may do with one in-place candidate."""
+
+    status: Optional[Status]  # None: not a candidate (known not to be a tensor)
+    reason: Optional[str] = None
+    also_rebind: Tuple[str, ...] = ()  # identity aliases that a rebinding fix must bind too
+
+
+def assess(
+    model: SemanticModel,
+    node: ast.AST,
+    target: ast.AST,
+    *,
+    operands: Sequence[ast.AST] = (),
+    creates_binding: bool = True,
+    dtype_neutral: bool = False,
+    require_known: bool = False,
+    known_tensor: bool = False,
+) -> Verdict:
+    """The one decision procedure for "rewrite the in-place op at ``node`` on ``target``".
+
+    ``operands``: the other inputs of the op (for dtype promotion); ``creates_binding``: the
+    fix writes ``target = ...`` where the original did not bind it; ``require_known``: an
+    unknown type gets no fix at all (for fixes that would crash on a non-tensor);
+    ``known_tensor``: the op itself shows the target is a tensor (a torch function's input).
+    """
+    kind = model.kind(target)
+    if known_tensor and kind is Kind.UNKNOWN:
+        kind = Kind.TENSOR
+    if kind in (Kind.SCALAR, Kind.OTHER, Kind.MODULE):
+        return Verdict(None)
+    intended = model.intended_reason(node, target)
+    if intended:
+        return Verdict(Status.SKIPPED, intended)
+    if kind is Kind.PARAMETER:
+        return Verdict(Status.MANUAL, "parameter")
+    key = target_key(target)
+    if key is None:
+        return Verdict(Status.MANUAL, "side-effect-target" if has_call(target) else "unsupported-target")
+    if creates_binding:
+        problem = model.rebinding_problem(target)
+        if problem:
+            return Verdict(Status.MANUAL, problem)
+    if model.shared_name(target):
+        return Verdict(Status.UNSAFE, "shared-name")
+    alias = model.alias_report(target, model.statement_of(node))
+    if alias.reason == "view-alias" and kind is Kind.UNKNOWN:
+        return Verdict(Status.MANUAL, "unknown-type")  # `a = b[0]` may not be a view at all
+    if alias.reason in ("view-alias", "mutation-as-output"):
+        return Verdict(Status.MANUAL, alias.reason)
+    if kind is Kind.UNKNOWN and require_known:
+        return Verdict(Status.MANUAL, "unknown-type")
+    if alias.reason:
+        return Verdict(Status.UNSAFE, alias.reason, alias.also_rebind)
+    if kind is Kind.UNKNOWN:
+        return Verdict(Status.UNSAFE, "unknown-type")
+    if not dtype_neutral and model.may_promote(key, operands):
+        return Verdict(Status.UNSAFE, "dtype-promotion")
+    return Verdict(Status.SAFE)
