@@ -11,7 +11,15 @@ from typing import List, Literal, Optional, Set, Tuple
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding, Flow
 from codemod.analysis.names import Names
-from codemod.analysis.syntax import FUNCTIONS, OWNERS, Pos, Span, first_arg, subscript_base, target_key
+from codemod.analysis.syntax import (
+    FUNCTIONS,
+    OWNERS,
+    Pos,
+    Span,
+    first_arg,
+    subscript_base,
+    target_key,
+)
 from codemod.analysis.tree import Tree
 
 # Methods that make a view of (or return) their receiver: the result shares storage.

@@ -11,9 +11,8 @@ the explanation says so.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
-
 import ast
+from typing import TYPE_CHECKING, Optional
 
 from codemod import torch_api
 from codemod.analysis.dataflow import VIEW_METHODS

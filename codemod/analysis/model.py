@@ -22,10 +22,9 @@ built from many models' ``tree``/``names``/``classes`` and handed to a model as 
 
 from __future__ import annotations
 
+import ast
 import weakref
 from typing import TYPE_CHECKING, Iterable, Optional
-
-import ast
 
 from codemod.analysis import dtype
 from codemod.analysis.binder import Binder

@@ -14,9 +14,9 @@ from typing import Iterable, Optional
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from codemod.analysis.source import parse as parse_ast
 from codemod.findings import Edit, Finding, Fix, Span
 from codemod.fixes.site import FixSite
-from codemod.analysis.source import parse as parse_ast
 
 
 class FixApplier(cst.CSTTransformer):
@@ -47,14 +47,24 @@ class _Site(FixSite):
     """libcst's tree of one file, indexed by where nodes start."""
 
     def __init__(self, wrapper: MetadataWrapper) -> None:
-        self.module = wrapper.module
+        self._module = wrapper.module
         self._starts: dict = {}
         self._containers: dict = {}
+        self._blocks: dict = {}
+        for i, stmt in enumerate(self._module.body):
+            self._blocks[id(stmt)] = (self._module, i)
         for node, rng in wrapper.resolve(PositionProvider).items():
             self._starts.setdefault((rng.start.line, rng.start.column), []).append(node)
             if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
                 for i, small in enumerate(node.body):
                     self._containers[id(small)] = (node, i)
+            elif isinstance(node, cst.IndentedBlock):
+                for i, stmt in enumerate(node.body):
+                    self._blocks[id(stmt)] = (node, i)
+
+    @property
+    def module(self) -> cst.Module:
+        return self._module
 
     def find(self, anchor: tuple, type_name: str) -> Optional[cst.CSTNode]:
         kind = getattr(cst, type_name)
@@ -62,6 +72,9 @@ class _Site(FixSite):
 
     def container(self, stmt: cst.BaseSmallStatement) -> tuple:
         return self._containers[id(stmt)]
+
+    def block(self, stmt: cst.BaseStatement) -> tuple:
+        return self._blocks[id(stmt)]
 
 
 def parse(data: bytes) -> MetadataWrapper:

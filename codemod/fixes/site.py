@@ -16,6 +16,17 @@ class FixSite:
         """The line or suite holding the small statement ``stmt``, and its index there."""
         raise NotImplementedError
 
+    def block(self, stmt: cst.BaseStatement) -> tuple:
+        """The block (the module or an indented block) holding the statement ``stmt`` (a
+        line of small statements or a compound statement), and its index there: the site of
+        fixes that move or wrap whole statements (``fixes.edits.wrap_in_with``)."""
+        raise NotImplementedError
+
+    @property
+    def module(self) -> cst.Module:
+        """The parsed module (for fixes on the whole file: ``fixes.edits.ensure_import``)."""
+        raise NotImplementedError
+
 
 @dataclasses.dataclass
 class Plan:

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import ast
 
-from codemod.fixes import _cst as cst
-from codemod.findings import Fix, Status
 from codemod.analysis.syntax import target_key
+from codemod.findings import Fix, Status
+from codemod.fixes import _cst as cst
+from codemod.fixes.edits import code, fix_title, rebind, right_operand
+from codemod.rules.base import Rule
 from codemod.rules.safety import assess
-from codemod.rules.base import Rule, code, fix_title, rebind
 
 _SYMBOLS = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
@@ -26,48 +27,6 @@ BINARY_FOR_AUG = {
     "BitAndAssign": "BitAnd", "BitOrAssign": "BitOr", "BitXorAssign": "BitXor",
     "MatrixMultiplyAssign": "MatrixMultiply",
 }
-
-# Python's binding strength, low to high (https://docs.python.org/3/reference/expressions.html).
-_BINARY_PRECEDENCE = {
-    "BitOr": 6, "BitXor": 7, "BitAnd": 8, "LeftShift": 9, "RightShift": 9, "Add": 10,
-    "Subtract": 10, "Multiply": 11, "MatrixMultiply": 11, "Divide": 11, "FloorDivide": 11,
-    "Modulo": 11, "Power": 13,
-}
-
-
-def precedence(expr: cst.BaseExpression) -> int:
-    if expr.lpar:
-        return 100
-    if isinstance(expr, cst.BinaryOperation):
-        return _BINARY_PRECEDENCE[type(expr.operator).__name__]
-    if isinstance(expr, cst.UnaryOperation):
-        return 4 if isinstance(expr.operator, cst.Not) else 12
-    if isinstance(expr, cst.Comparison):
-        return 5
-    if isinstance(expr, cst.BooleanOperation):
-        return 3 if isinstance(expr.operator, cst.And) else 2
-    if isinstance(expr, cst.IfExp):
-        return 1
-    if isinstance(expr, (cst.Lambda, cst.NamedExpr, cst.Yield)):
-        return 0
-    if isinstance(expr, cst.Await):
-        return 14
-    return 100  # atoms, calls, subscripts, attributes
-
-
-def right_operand(op: type, value: cst.BaseExpression) -> cst.BaseExpression:
-    """``value`` as the right operand of ``op``, parenthesised only where it must be.
-
-    Equal precedence gets parentheses too (``x -= a - b`` -> ``x - (a - b)``), except for the
-    right-associative ``**``; a unary operand of ``**`` needs none (``x ** -y``).
-    """
-    mine, theirs = _BINARY_PRECEDENCE[op.__name__], precedence(value)
-    if op is cst.Power and (theirs >= mine or isinstance(value, cst.UnaryOperation)):
-        return value
-    if theirs > mine:
-        return value
-    return value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-
 
 def build_assignment(node: cst.AugAssign, also=()) -> cst.Assign:
     op = getattr(cst, BINARY_FOR_AUG[type(node.operator).__name__])

@@ -12,13 +12,12 @@ applied in one traversal by ``fixes.apply.FixApplier`` — lossless, comments an
 from __future__ import annotations
 
 import ast
-import dataclasses
-from typing import Callable, Iterable, Optional
+from typing import Callable, Optional
 
-from codemod.fixes import _cst as cst
-from codemod.findings import Finding, Fix, Span, Status
-from codemod.fixes.site import FixSite, Plan
 from codemod.analysis.model import SemanticModel
+from codemod.findings import Finding, Fix, Span, Status
+from codemod.fixes import _cst as cst
+from codemod.fixes.site import FixSite, Plan
 
 
 class Rule:
@@ -90,42 +89,3 @@ def calls_trailing_underscore(call: ast.Call) -> bool:
 def hazard_code(code: str) -> str:
     """IPF001 -> IPF101: the same rewrite, on an op the hazard analysis shows to conflict."""
     return f"IPF1{code[4:]}"
-
-
-
-def code(node: cst.CSTNode) -> str:
-    """Source text of a libcst node."""
-    return cst.Module([]).code_for_node(node)
-
-
-def rebind(
-    targets: Iterable[cst.BaseAssignTargetExpression],
-    value: cst.BaseExpression,
-    also: Iterable[str] = (),
-    like: Optional[cst.BaseSmallStatement] = None,
-) -> cst.Assign:
-    """``a = b = value``: bind every target (and the alias keys in ``also``) to ``value``.
-
-    ``like`` lends its spacing around ``=`` (from an ``op=``) and its semicolon.
-    """
-    before = after = cst.SimpleWhitespace(" ")
-    semicolon = cst.MaybeSentinel.DEFAULT
-    if isinstance(like, cst.AugAssign):
-        before, after = like.operator.whitespace_before, like.operator.whitespace_after
-    if like is not None:
-        semicolon = like.semicolon
-    names = list(targets) + [cst.parse_expression(key) for key in also]
-    return cst.Assign(
-        targets=[
-            cst.AssignTarget(t, whitespace_before_equal=before, whitespace_after_equal=after)
-            for t in names
-        ],
-        value=value,
-        semicolon=semicolon,
-    )
-
-
-def fix_title(node: cst.CSTNode, verb: str = "Rewrite as") -> str:
-    """A one-line title: the first line of the new code (editors show it in a menu)."""
-    lines = code(node).strip().splitlines()
-    return f"{verb} `{lines[0]}{' …' if len(lines) > 1 else ''}`"

@@ -7,12 +7,13 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from codemod.fixes import _cst as cst
 from codemod import torch_api
-from codemod.findings import Fix, Status
 from codemod.analysis.syntax import is_const, target_key
+from codemod.findings import Fix, Status
+from codemod.fixes import _cst as cst
+from codemod.fixes.edits import fix_title, rebind
+from codemod.rules.base import Rule
 from codemod.rules.safety import assess
-from codemod.rules.base import Rule, fix_title, rebind
 
 
 def find_inplace_arg(call: ast.Call, index: int) -> Optional[ast.AST]:

@@ -6,13 +6,19 @@ from __future__ import annotations
 
 import ast
 
-from codemod.fixes import _cst as cst
 from codemod import torch_api
-from codemod.findings import Fix, Status
 from codemod.analysis.kinds import Kind
 from codemod.analysis.syntax import subscript_base, target_key
+from codemod.findings import Fix, Status
+from codemod.fixes import _cst as cst
+from codemod.fixes.edits import (
+    code,
+    fix_title,
+    out_of_place_chain,
+    rebind,
+)
+from codemod.rules.base import Rule, calls_trailing_underscore
 from codemod.rules.safety import assess
-from codemod.rules.base import Rule, calls_trailing_underscore, code, fix_title, rebind
 
 # Methods without a twin that have an exact out-of-place spelling: (template, needs number arg)
 _EQUIVALENTS = {"zero_": ("torch.zeros_like({x})", False), "fill_": ("torch.full_like({x}, {a})", True)}
@@ -23,14 +29,6 @@ def is_inplace_method_call(node: ast.AST) -> bool:
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr in torch_api.INPLACE_METHODS
-    )
-
-
-def is_inplace_method_cst_call(node) -> bool:
-    return (
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
-        and node.func.attr.value in torch_api.INPLACE_METHODS
     )
 
 
@@ -223,14 +221,3 @@ class InplaceMethod(Rule):
         self.report(node, message, verdict.status, verdict.reason, self.plan(parent, kind, make), hazard=hazard)
 
 
-def out_of_place_chain(call):
-    """``x.mul_(a).add_(b)`` -> ``x.mul(a).add(b)`` (on libcst's tree)."""
-    links, base = [], call
-    while is_inplace_method_cst_call(base):
-        links.append(base)
-        base = base.func.value
-    expr = base
-    for link in reversed(links):
-        twin = torch_api.INPLACE_METHODS[link.func.attr.value]
-        expr = link.with_changes(func=link.func.with_changes(value=expr, attr=cst.Name(twin)))
-    return expr

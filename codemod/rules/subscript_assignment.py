@@ -7,12 +7,12 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from codemod.fixes import _cst as cst
 from codemod import torch_api
-from codemod.findings import Fix, Status
 from codemod.analysis.syntax import subscript_base, target_key
+from codemod.findings import Fix, Status
+from codemod.fixes.edits import clone_of, fix_title, insert_before
+from codemod.rules.base import Rule, calls_trailing_underscore
 from codemod.rules.safety import assess
-from codemod.rules.base import Rule, calls_trailing_underscore, fix_title, rebind
 
 
 class SubscriptAssignment(Rule):
@@ -108,11 +108,7 @@ class SubscriptAssignment(Rule):
 
             def make(small, site) -> Fix:
                 container, index = site.container(small)
-                clone = rebind(
-                    [cst.parse_expression(key)],
-                    cst.Call(func=cst.Attribute(value=cst.parse_expression(key), attr=cst.Name("clone"))),
-                    also,
-                )
+                clone = clone_of(key, also)
                 return Fix(container, lambda c: insert_before(c, index, clone, temp),
                            fix_title(clone, "Insert"), order=index)
 
@@ -183,29 +179,3 @@ def reads(expr: ast.AST, key: str) -> bool:
     )
 
 
-def insert_before(container, index: int, clone, temp: Optional[str] = None):
-    """Put ``clone`` before the small statement at ``index`` of a line or suite (libcst).
-
-    With ``temp``, the statement's value is first computed into ``temp``:
-    ``tmp = value; d = d.clone(); d[i] = tmp``. Before the first statement of a line, the new
-    statements get lines of their own above it, the first taking the blank lines there;
-    comments stay with the statement they describe.
-    """
-    body = list(container.body)
-    new = []
-    if temp is not None:
-        stmt = body[index]
-        new.append(cst.Assign(targets=[cst.AssignTarget(cst.Name(temp))], value=stmt.value))
-        body[index] = stmt.with_changes(value=cst.Name(temp))
-    new.append(clone)
-    if isinstance(container, cst.SimpleStatementLine) and index == 0:
-        leading = list(container.leading_lines)
-        blanks = max((i + 1 for i, line in enumerate(leading) if line.comment is None), default=0)
-        lines = [cst.SimpleStatementLine([s]) for s in new]
-        lines[0] = lines[0].with_changes(leading_lines=leading[:blanks])
-        return cst.FlattenSentinel([
-            *lines, container.with_changes(body=body, leading_lines=leading[blanks:]),
-        ])
-    semicolon = cst.Semicolon(whitespace_after=cst.SimpleWhitespace(" "))
-    body[index:index] = [s.with_changes(semicolon=semicolon) for s in new]
-    return container.with_changes(body=body)

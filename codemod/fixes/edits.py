@@ -1,0 +1,214 @@
+"""Edit helpers for building fixes on libcst's tree, in one place (libcst only, no analysis).
+
+Expressions: :func:`rebind` (``a = b = value``), :func:`right_operand` (parentheses only where
+precedence needs them), :func:`clone_of` (``d = d.clone()``), :func:`out_of_place_chain`
+(``x.mul_(a).add_(b)`` -> ``x.mul(a).add(b)``). Statements: :func:`insert_before` (into a line
+or suite), :func:`wrap_in_with` (a run of statements of a block into ``with <expr>:``,
+re-indented, comments kept). Modules: :func:`ensure_import` (``import torch`` once, where
+imports go). Text: :func:`code`, :func:`fix_title`. Fresh names come from the analysis
+(``SemanticModel.fresh_name``): they depend on every name in the file.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional, Union
+
+from codemod import torch_api
+from codemod.fixes import _cst as cst
+
+
+def code(node: cst.CSTNode) -> str:
+    """Source text of a libcst node."""
+    return cst.Module([]).code_for_node(node)
+
+
+def rebind(
+    targets: Iterable[cst.BaseAssignTargetExpression],
+    value: cst.BaseExpression,
+    also: Iterable[str] = (),
+    like: Optional[cst.BaseSmallStatement] = None,
+) -> cst.Assign:
+    """``a = b = value``: bind every target (and the alias keys in ``also``) to ``value``.
+
+    ``like`` lends its spacing around ``=`` (from an ``op=``) and its semicolon.
+    """
+    before = after = cst.SimpleWhitespace(" ")
+    semicolon = cst.MaybeSentinel.DEFAULT
+    if isinstance(like, cst.AugAssign):
+        before, after = like.operator.whitespace_before, like.operator.whitespace_after
+    if like is not None:
+        semicolon = like.semicolon
+    names = list(targets) + [cst.parse_expression(key) for key in also]
+    return cst.Assign(
+        targets=[
+            cst.AssignTarget(t, whitespace_before_equal=before, whitespace_after_equal=after)
+            for t in names
+        ],
+        value=value,
+        semicolon=semicolon,
+    )
+
+
+def fix_title(node: cst.CSTNode, verb: str = "Rewrite as") -> str:
+    """A one-line title: the first line of the new code (editors show it in a menu)."""
+    lines = code(node).strip().splitlines()
+    return f"{verb} `{lines[0]}{' …' if len(lines) > 1 else ''}`"
+
+
+# Python's binding strength, low to high (https://docs.python.org/3/reference/expressions.html).
+_BINARY_PRECEDENCE = {
+    "BitOr": 6, "BitXor": 7, "BitAnd": 8, "LeftShift": 9, "RightShift": 9, "Add": 10,
+    "Subtract": 10, "Multiply": 11, "MatrixMultiply": 11, "Divide": 11, "FloorDivide": 11,
+    "Modulo": 11, "Power": 13,
+}
+
+
+def precedence(expr: cst.BaseExpression) -> int:
+    if expr.lpar:
+        return 100
+    if isinstance(expr, cst.BinaryOperation):
+        return _BINARY_PRECEDENCE[type(expr.operator).__name__]
+    if isinstance(expr, cst.UnaryOperation):
+        return 4 if isinstance(expr.operator, cst.Not) else 12
+    if isinstance(expr, cst.Comparison):
+        return 5
+    if isinstance(expr, cst.BooleanOperation):
+        return 3 if isinstance(expr.operator, cst.And) else 2
+    if isinstance(expr, cst.IfExp):
+        return 1
+    if isinstance(expr, (cst.Lambda, cst.NamedExpr, cst.Yield)):
+        return 0
+    if isinstance(expr, cst.Await):
+        return 14
+    return 100  # atoms, calls, subscripts, attributes
+
+
+def right_operand(op: type, value: cst.BaseExpression) -> cst.BaseExpression:
+    """``value`` as the right operand of ``op``, parenthesised only where it must be.
+
+    Equal precedence gets parentheses too (``x -= a - b`` -> ``x - (a - b)``), except for the
+    right-associative ``**``; a unary operand of ``**`` needs none (``x ** -y``).
+    """
+    mine, theirs = _BINARY_PRECEDENCE[op.__name__], precedence(value)
+    if op is cst.Power and (theirs >= mine or isinstance(value, cst.UnaryOperation)):
+        return value
+    if theirs > mine:
+        return value
+    return value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def insert_before(container, index: int, clone, temp: Optional[str] = None):
+    """Put ``clone`` before the small statement at ``index`` of a line or suite (libcst).
+
+    With ``temp``, the statement's value is first computed into ``temp``:
+    ``tmp = value; d = d.clone(); d[i] = tmp``. Before the first statement of a line, the new
+    statements get lines of their own above it, the first taking the blank lines there;
+    comments stay with the statement they describe.
+    """
+    body = list(container.body)
+    new = []
+    if temp is not None:
+        stmt = body[index]
+        new.append(cst.Assign(targets=[cst.AssignTarget(cst.Name(temp))], value=stmt.value))
+        body[index] = stmt.with_changes(value=cst.Name(temp))
+    new.append(clone)
+    if isinstance(container, cst.SimpleStatementLine) and index == 0:
+        leading = list(container.leading_lines)
+        blanks = max((i + 1 for i, line in enumerate(leading) if line.comment is None), default=0)
+        lines = [cst.SimpleStatementLine([s]) for s in new]
+        lines[0] = lines[0].with_changes(leading_lines=leading[:blanks])
+        return cst.FlattenSentinel([
+            *lines, container.with_changes(body=body, leading_lines=leading[blanks:]),
+        ])
+    semicolon = cst.Semicolon(whitespace_after=cst.SimpleWhitespace(" "))
+    body[index:index] = [s.with_changes(semicolon=semicolon) for s in new]
+    return container.with_changes(body=body)
+
+
+def is_inplace_method_cst_call(node) -> bool:
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in torch_api.INPLACE_METHODS
+    )
+
+
+def out_of_place_chain(call):
+    """``x.mul_(a).add_(b)`` -> ``x.mul(a).add(b)`` (on libcst's tree)."""
+    links, base = [], call
+    while is_inplace_method_cst_call(base):
+        links.append(base)
+        base = base.func.value
+    expr = base
+    for link in reversed(links):
+        twin = torch_api.INPLACE_METHODS[link.func.attr.value]
+        expr = link.with_changes(func=link.func.with_changes(value=expr, attr=cst.Name(twin)))
+    return expr
+
+
+def clone_of(key: str, also: Iterable[str] = ()) -> "cst.Assign":
+    """``d = d.clone()`` (and ``d = e = d.clone()`` with the aliases in ``also``)."""
+    return rebind(
+        [cst.parse_expression(key)],
+        cst.Call(func=cst.Attribute(value=cst.parse_expression(key), attr=cst.Name("clone"))),
+        also,
+    )
+
+
+Block = Union["cst.Module", "cst.IndentedBlock"]
+
+
+def wrap_in_with(block: Block, start: int, end: int, context: str) -> Block:
+    """``block`` with its statements ``start`` to ``end`` (exclusive) moved into
+    ``with <context>:``, which takes their place.
+
+    libcst indents the new body from the block around it, so the moved statements keep their
+    own inner layout; the blank lines and comments above the first of them stay above the
+    ``with`` (they describe the run), comments between them move with them.
+    """
+    body = list(block.body)
+    if not 0 <= start < end <= len(body):
+        raise ValueError(f"no statements {start}:{end} in a block of {len(body)}")
+    first = body[start]
+    leading = list(getattr(first, "leading_lines", ()))
+    moved = [first.with_changes(leading_lines=[])] + body[start + 1:end]
+    wrapped = cst.With(
+        items=[cst.WithItem(cst.parse_expression(context))],
+        body=cst.IndentedBlock(body=moved),
+        leading_lines=leading,
+    )
+    body[start:end] = [wrapped]
+    return block.with_changes(body=body)
+
+
+def has_import(module: "cst.Module", name: str) -> bool:
+    """Whether ``module`` has a top-level ``import <name>`` that binds ``name`` itself."""
+    for stmt in module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Import) and any(
+                    a.asname is None and _dotted(a.name) == name for a in small.names
+                ):
+                    return True
+    return False
+
+
+def ensure_import(module: "cst.Module", name: str = "torch") -> "cst.Module":
+    """``module`` with ``import <name>`` added once, after the docstring, ``__future__``
+    imports and the other top-level imports at the head of the file (libcst's
+    ``AddImportsVisitor`` does the placing); unchanged where it is imported already."""
+    if has_import(module, name):
+        return module
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import AddImportsVisitor, ImportItem
+
+    context = CodemodContext()
+    return AddImportsVisitor(context, [ImportItem(name)]).transform_module(module)
+
+
+def _dotted(expr) -> str:
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        return f"{_dotted(expr.value)}.{expr.attr.value}"
+    return ""
