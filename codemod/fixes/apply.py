@@ -9,12 +9,12 @@ such findings is parsed by libcst once, each plan's node is found by its positio
 from __future__ import annotations
 
 import ast
+import warnings
 from typing import Iterable, Optional
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from codemod.analysis.source import parse as parse_ast
 from codemod.findings import Edit, Finding, Fix, Span
 from codemod.fixes.site import FixSite
 
@@ -147,8 +147,16 @@ def apply_fixes(module: cst.Module, fixes: list, path: str) -> tuple:
     if the result would not parse (a bug of ours: it is never written)."""
     fixed_module = module.visit(FixApplier(fixes))
     fixed = fixed_module.code
-    parse_ast(fixed, filename=path)
+    _must_parse(fixed, path)
     return fixed, fixed_module.bytes
+
+
+def _must_parse(text: str, path: str) -> None:
+    """Raise ``SyntaxError`` unless CPython parses ``text`` (its warnings about the user's code,
+    such as ``"\\d"``, are not ours to print)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ast.parse(text, filename=path)
 
 
 def single_edit(module: cst.Module, fix: Fix, before: Optional[str] = None) -> Edit:
