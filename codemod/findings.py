@@ -1,6 +1,6 @@
-"""Plain data shared by the passes, the engine and the front ends.
+"""Plain data shared by the rules, the engine and the front ends.
 
-A pass reports a :class:`Finding` for every in-place candidate it looked at. A finding carries a
+A rule reports a :class:`Finding` for every in-place candidate it looked at. A finding carries a
 status that says what the tool will do with it and, unless the fix is safe, a reason code that
 says why not. Front ends only render these objects.
 """
@@ -99,7 +99,7 @@ class Finding:
     fix_title: Optional[str] = None
     cell: Optional[int] = None  # the notebook cell (counted from 1), for .ipynb files
     fixable: bool = False  # a fix exists (its title and edit are built only when wanted)
-    plan: Optional[Any] = None  # how to build the fix on libcst's tree (``passes.base.Plan``)
+    plan: Optional[Any] = None  # how to build the fix on libcst's tree (``fixes.site.Plan``)
 
     def __post_init__(self) -> None:
         if self.fix is not None and self.fix_title is None:

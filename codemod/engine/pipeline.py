@@ -95,12 +95,12 @@ def process_source(
     if not build_fixes and not registry.could_apply(selected, source.candidates):
         return result
     model = SemanticModel(source, assume_same_dtype=settings.assume_same_dtype)
-    passes = [cls(model) for cls in selected]
+    running = [cls(model) for cls in selected]
     keys, reused, skip = {}, [], set()
     if incremental and not (fix or build_fixes):  # fixes point into one libcst tree
         keys, reused, skip = incremental.reusable(source, settings, previous)
-    _dispatch(source, passes, skip)
-    found = [f for visitor in passes for f in visitor.findings if settings.selects(f.code)]
+    _dispatch(source, running, skip)
+    found = [f for rule in running for f in rule.findings if settings.selects(f.code)]
     if keys and not model.picked_fresh_names:  # a fresh name depends on the whole file
         result.statements = incremental.remember(keys, found, previous)
     found += reused
@@ -163,13 +163,13 @@ def add_edits(result: FileResult, data: bytes, findings: list) -> None:
     fixing.statement_edits(source, wanted)
 
 
-def _dispatch(source, passes, skip=frozenset()) -> None:
+def _dispatch(source, rules, skip=frozenset()) -> None:
     """Hand every candidate node, in source order, to the rules' ``visit_<Type>`` methods,
     except those in the top-level statements of ``skip``."""
     from codemod.analysis.source import source_order
     from codemod.rules.registry import dispatch_table
 
-    table = dispatch_table(passes)
+    table = dispatch_table(rules)
     nodes = [n for t, found in source.candidates.items() if t in table for n in found]
     if skip:
         from codemod.engine.incremental import top_level

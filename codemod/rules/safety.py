@@ -19,7 +19,7 @@ from codemod.findings import Status
 
 @dataclasses.dataclass
 class Verdict:
-    """What a pass may do with one in-place candidate."""
+    """What a rule may do with one in-place candidate."""
 
     status: Optional[Status]  # None: not a candidate (known not to be a tensor)
     reason: Optional[str] = None
