@@ -18,7 +18,7 @@ import pathlib
 from typing import Dict, List, Optional
 
 from codemod.config import Settings
-from codemod.engine.pipeline import process_source
+from codemod.engine.pipeline import fix_source, source_with_fixes
 from codemod.frontends.report import snapshot
 from codemod.rules.registry import rules
 
@@ -63,8 +63,8 @@ def expected(path: pathlib.Path) -> Dict[str, Optional[str]]:
     must not exist)."""
     data = path.read_bytes()
     case = case_name(path)
-    safe = process_source(data, path.name, SAFE, fix=True, build_fixes=True)
-    unsafe = process_source(data, path.name, UNSAFE, fix=True)
+    safe = source_with_fixes(data, path.name, SAFE)
+    unsafe = fix_source(data, path.name, UNSAFE)
     if safe.error is not None or unsafe.error is not None:
         raise AssertionError(str(safe.error or unsafe.error))
     original = data.decode("utf-8")

@@ -136,6 +136,31 @@ def process_source(
     return result
 
 
+def check_source(data: bytes, path: str, settings: Settings, *, edits: bool = False) -> FileResult:
+    """``check``: the findings of one file (with ``edits``, each fixable one carries its one-fix
+    text edit, for JSON and SARIF). Parses with libcst only for those edits."""
+    return process_source(data, path, settings, edits=edits)
+
+
+def fix_source(data: bytes, path: str, settings: Settings) -> FileResult:
+    """``fix``: the findings, and the file's new text with every fix the settings allow
+    (``result.fixed``; None when nothing changed)."""
+    return process_source(data, path, settings, fix=True)
+
+
+def editor_source(data: bytes, path: str, settings: Settings,
+                  previous: Optional[FileResult] = None) -> FileResult:
+    """An editor's document after an edit: the findings, reusing those of ``previous`` for
+    every function and class the edit left alone (edits are built on demand: ``add_edits``)."""
+    return process_source(data, path, settings, incremental=True, previous=previous)
+
+
+def source_with_fixes(data: bytes, path: str, settings: Settings) -> FileResult:
+    """Every fixable finding with its ``Fix`` built on libcst's tree (``result.wrapper``) and
+    the allowed ones applied: for ``repair`` and the fixture spec, which choose among fixes."""
+    return process_source(data, path, settings, fix=True, build_fixes=True)
+
+
 def tune_gc() -> None:
     """Collect garbage less often. The analysis allocates many short-lived objects (ast
     nodes) and almost no cycles, so the default thresholds only spend time: in an editor

@@ -17,7 +17,7 @@ import libcst as cst
 from libcst.codemod import Codemod, CodemodContext, SkipFile
 
 from codemod.config import Settings, split_codes
-from codemod.engine.pipeline import process_source
+from codemod.engine.pipeline import fix_source
 
 
 class InplaceFixCommand(Codemod):
@@ -34,7 +34,7 @@ class InplaceFixCommand(Codemod):
         arg_parser.add_argument("--unsafe-fixes", action="store_true", help="apply unsafe fixes too")
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        result = process_source(tree.bytes, self.context.filename or "<module>", self.settings, fix=True)
+        result = fix_source(tree.bytes, self.context.filename or "<module>", self.settings)
         if result.error is not None:
             raise SkipFile(result.error.message)
         if not result.changed:
