@@ -29,6 +29,19 @@ REASONS = {
     "nn-init": "`torch.nn.init` initialises weights in place on purpose",
     "optimizer": "optimizer code updates parameters in place on purpose",
     "buffer": "a registered buffer (running statistics, caches) is updated in place on purpose",
+    "grad-guard": "runs only when grad is off or the tensor does not require grad (an "
+    "`is_grad_enabled()` or `requires_grad` test)",
+    "no-grad-callers": "every call of this function runs with grad disabled (under no_grad, "
+    "from an optimizer's step, from functions only called so)",
+    "autograd-function": "runs inside a custom autograd function or custom op, where autograd "
+    "records nothing",
+    # skipped: a mutation contract (the function mutates its argument on purpose)
+    "trailing-underscore": "the function's name ends in `_`, PyTorch's sign that it mutates its "
+    "argument on purpose",
+    "mutation-as-output": "the function returns nothing for the parameter it mutates (or "
+    "something else): the mutation is its output",
+    "callers-rely-on-mutation": "a caller ignores the function's result or reads the argument "
+    "after the call: the mutation is what it relies on",
     # unsafe: a fix exists but may change behaviour
     "unknown-type": "the target is not known to be a tensor",
     "dtype-promotion": "the out-of-place form takes the promoted dtype of its operands, "
@@ -40,6 +53,8 @@ REASONS = {
     "shared-name": "the name is declared global or nonlocal: code holding its old tensor would "
     "not see the change",
     "input-used-later": "the input is read again later and would no longer see the change",
+    "held-elsewhere": "another holder (a loop's iterable, the object an attribute was read "
+    "from, a container) keeps the tensor and would not see the change",
     # manual: no fix offered
     "side-effect-target": "evaluating the target twice would repeat a call",
     "dynamic-inplace": "`inplace` is set from a variable",
@@ -47,8 +62,9 @@ REASONS = {
     "no-twin": "the method has no out-of-place equivalent the tool can write",
     "view-alias": "the target is a view of (or viewed by) another tensor that is used later; "
     "the change must reach it",
-    "mutation-as-output": "the function returns nothing for the parameter it mutates: the "
-    "mutation is its output",
+    "dead-store": "the fix would rebind a name nobody reads again while another holder (a "
+    "loop's iterable, an attribute's owner, a container, the caller) keeps the tensor: it would "
+    "only drop the mutation",
     "parameter": "the target is an nn.Parameter attribute, which cannot be rebound to a "
     "plain tensor",
     "non-local-name": "the name is not bound in this function; rebinding it would make it local",

@@ -6,9 +6,10 @@ from __future__ import annotations
 import ast
 from typing import Literal, Optional
 
+from codemod.analysis.calls import Calls
 from codemod.analysis.classes import Classes
 from codemod.analysis.names import Names
-from codemod.analysis.syntax import FUNCTIONS, first_arg, is_const, subscript_base
+from codemod.analysis.syntax import FUNCTIONS, first_arg, is_const, subscript_base, target_key
 from codemod.analysis.tree import Tree
 
 _GRAD_OFF_CONTEXTS = {
@@ -18,16 +19,19 @@ _GRAD_OFF_CONTEXTS = {
 _GRAD_SET = {"torch.set_grad_enabled", "torch.autograd.grad_mode.set_grad_enabled"}
 _GRAD_ON_CONTEXTS = {"torch.enable_grad", "torch.autograd.grad_mode.enable_grad"}
 
-IntendedReason = Literal["no-grad", "data-or-grad", "optimizer", "buffer"]
+IntendedReason = Literal[
+    "no-grad", "data-or-grad", "optimizer", "buffer", "grad-guard", "no-grad-callers", "autograd-function",
+]
 
 
 class GradMode:
     """Answers from the code around a node: decorators, with-statements, the class."""
 
-    def __init__(self, tree: Tree, names: Names, classes: Classes) -> None:
+    def __init__(self, tree: Tree, names: Names, classes: Classes, calls: Optional[Calls] = None) -> None:
         self.tree = tree
         self.names = names
         self.classes = classes
+        self.calls = calls  # why a function runs with grad off as a whole (its callers, kernels)
 
     def intended_reason(self, node: ast.AST, target: Optional[ast.AST]) -> Optional[IntendedReason]:
         """Why an in-place op at ``node`` on ``target`` is meant to be in place, if it is."""
@@ -45,12 +49,19 @@ class GradMode:
         cls = self.tree.enclosing_class(target)
         return cls is not None and target.attr in self.classes.class_buffers(cls)
 
-    def _grad_context_reason(self, node: ast.AST) -> Optional[IntendedReason]:
+    def _grad_context_reason(self, node: ast.AST, follow_calls: bool = True) -> Optional[IntendedReason]:
+        """Grad off around ``node``: a with-statement, a guard, the function's decorators, an
+        optimizer's method; with ``follow_calls``, also the function as a whole (its callers,
+        custom autograd kernels: ``function_reason``)."""
+        child = node
         for anc in self.tree.ancestors(node):
             if isinstance(anc, (ast.With, ast.AsyncWith)):
                 state = self._with_grad_state(anc)
                 if state is not None:
                     return None if state else "no-grad"
+            elif isinstance(anc, ast.If):
+                if self._guarded(anc, child):
+                    return "grad-guard"
             elif isinstance(anc, FUNCTIONS):
                 for expr in anc.decorator_list:
                     callee = expr.func if isinstance(expr, ast.Call) else expr
@@ -62,8 +73,32 @@ class GradMode:
                 cls = self.tree.enclosing_class(anc)
                 if cls is not None and self._is_optimizer(cls):
                     return "optimizer"
+                if follow_calls and self.calls is not None:
+                    return self.calls.function_reason(anc, self.local_reason)
                 return None
+            child = anc
         return None
+
+    def local_reason(self, node: ast.AST) -> Optional[IntendedReason]:
+        """Grad off around ``node`` from the code of its own function only (what a call site
+        contributes to its callee's grad mode)."""
+        return self._grad_context_reason(node, follow_calls=False)
+
+    def _guarded(self, test_node: ast.If, child: ast.AST) -> bool:
+        """``child`` runs only when grad is off or the tensor tested does not require grad:
+        the body of ``if not torch.is_grad_enabled():`` / ``if not x.requires_grad:``, or the
+        ``else`` of the positive test."""
+        test = test_node.test
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        inner = test.operand if isinstance(test, ast.UnaryOp) and negated else test
+        is_grad_test = (
+            isinstance(inner, ast.Call) and self.names.torch_name(inner.func) == "torch.is_grad_enabled"
+        ) or (isinstance(inner, ast.Attribute) and inner.attr == "requires_grad")
+        if not is_grad_test:
+            return False
+        in_body = any(s is child for s in test_node.body)
+        in_else = any(s is child for s in test_node.orelse)
+        return in_body if negated else in_else
 
     @staticmethod
     def _through_data_or_grad(target: ast.AST) -> bool:
@@ -98,4 +133,9 @@ class GradMode:
         return None
 
     def _is_optimizer(self, cls: ast.ClassDef) -> bool:
-        return any((self.names.torch_name(base) or "").startswith("torch.optim.") for base in cls.bases)
+        """A subclass of torch's ``Optimizer`` (imported from torch, or relatively inside it)."""
+        return any(
+            (self.names.torch_name(base) or "").startswith("torch.optim.")
+            or (target_key(base) or "").rsplit(".", 1)[-1] == "Optimizer"
+            for base in cls.bases
+        )

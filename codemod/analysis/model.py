@@ -10,7 +10,9 @@ dependency order (no part knows the model, so there is no cycle to break):
     classes (analysis.classes: self.<attr> values, buffers, calls by callee)
     dataflow (analysis.dataflow: reaching bindings, aliases, views, later uses)
     kinds   (analysis.tensor_kind: tensor or not)
+    calls   (analysis.calls: who calls a function, grad mode across calls, mutation contracts)
     grad    (analysis.grad_mode: grad off, intended in-place code)
+    holders (analysis.holders: dead stores, other holders of a name's object)
     hazards (analysis.hazard: what autograd saved; built on first use)
 
 The model also offers the parts' most used questions as its own methods (``model.kind(expr)``
@@ -28,11 +30,14 @@ from typing import TYPE_CHECKING, Iterable, Optional
 
 from codemod.analysis import dtype
 from codemod.analysis.binder import Binder
+from codemod.analysis.calls import Calls, ContractReason
 from codemod.analysis.classes import Classes
 from codemod.analysis.dataflow import Dataflow
 from codemod.analysis.grad_mode import GradMode
+from codemod.analysis.holders import Holders
 from codemod.analysis.names import Names, UsedNames
 from codemod.analysis.source import Source
+from codemod.analysis.syntax import FUNCTIONS, target_key
 from codemod.analysis.tensor_kind import TensorKinds
 from codemod.analysis.tree import Tree
 
@@ -54,7 +59,9 @@ class SemanticModel:
         self.classes = classes = Classes(tree)
         self.dataflow = flow = Dataflow(tree, binder, names)
         self.kinds = kinds = TensorKinds(tree, binder, names, classes, flow)
-        self.grad = GradMode(tree, names, classes)
+        self.calls = calls = Calls(tree, binder)
+        self.grad = GradMode(tree, names, classes, calls)
+        self.holders = Holders(tree, binder, flow)
         self._hazards: Optional["Hazards"] = None
         # The questions rules and the hazard analysis ask most, bound once.
         self.parent, self.ancestors, self.walk = tree.parent, tree.ancestors, tree.walk
@@ -83,6 +90,20 @@ class SemanticModel:
     def picked_fresh_names(self) -> bool:
         """Whether a fix asked for a name unused in the whole file (see ``UsedNames``)."""
         return self.used_names.picked
+
+    def contract(self, target: ast.AST) -> Optional[ContractReason]:
+        """Whether the function around ``target`` (one of its parameters) mutates it on
+        purpose: a mutation contract (``Calls.contract``)."""
+        func = self.owner(target)
+        key = target_key(target)
+        if not isinstance(func, FUNCTIONS) or key is None or "." in key:
+            return None
+
+        def read_after(site, argument) -> bool:
+            flow = self.binder.flow(site.caller)
+            return self.holders.read_after(flow, target_key(argument) or "", self.statement_of(site.node))
+
+        return self.calls.contract(func, key, read_after)
 
     def may_promote(self, key: Optional[str], operands: Iterable[ast.AST]) -> bool:
         """Whether ``x = x op y`` could take another dtype than ``x op= y`` keeps."""

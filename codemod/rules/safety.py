@@ -63,11 +63,21 @@ def assess(
             return Verdict(Status.MANUAL, problem)
     if model.shared_name(target):
         return Verdict(Status.UNSAFE, "shared-name")
-    alias = model.alias_report(target, model.statement_of(node))
+    stmt = model.statement_of(node)
+    alias = model.alias_report(target, stmt)
+    if alias.reason in ("param-mutation", "mutation-as-output"):
+        contract = model.contract(target)
+        if contract:  # the function mutates its argument on purpose: never rewritten
+            return Verdict(Status.SKIPPED, contract)
     if alias.reason == "view-alias" and kind is Kind.UNKNOWN:
         return Verdict(Status.MANUAL, "unknown-type")  # `a = b[0]` may not be a view at all
     if alias.reason in ("view-alias", "mutation-as-output"):
         return Verdict(Status.MANUAL, alias.reason)
+    if isinstance(target, ast.Name):
+        lost = model.holders.rebinding_loses(target, stmt)
+        if lost is not None:  # a rebinding would hide the change from whoever else holds it
+            reason, _ = lost
+            return Verdict(Status.MANUAL if reason == "dead-store" else Status.UNSAFE, reason)
     if kind is Kind.UNKNOWN and require_known:
         return Verdict(Status.MANUAL, "unknown-type")
     if alias.reason:

@@ -1,0 +1,202 @@
+"""Calls between the functions of one module (and, through ``ProjectIndex``, of a project): who
+calls a function, with grad on or off, and what the callers do with its result and arguments.
+
+Two judgements rest on it:
+- grad mode across calls: a function whose every call runs with grad off (under ``no_grad``,
+  from an optimizer's ``step``, from a function that is itself only called so) runs with grad
+  off, as do the bodies of custom autograd functions and ``torch.library.custom_op`` kernels;
+- mutation contracts: a function that mutates a parameter is meant to when its name ends in
+  ``_`` (PyTorch's convention), when it returns nothing for that parameter or something else,
+  or when a caller ignores the result or reads the argument after the call.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, List, Literal, NamedTuple, Optional, Set
+
+from codemod.analysis.binder import Binder
+from codemod.analysis.syntax import FUNCTIONS, target_key
+from codemod.analysis.tree import Tree
+
+FunctionReason = Literal["no-grad-callers", "autograd-function"]
+ContractReason = Literal["trailing-underscore", "mutation-as-output", "callers-rely-on-mutation"]
+_FUNCTION_BASES = ("Function", "autograd.Function", "torch.autograd.Function", "torch.autograd.function.Function")
+
+
+class CallSite(NamedTuple):
+    """A call of (or a reference to) a function of this module."""
+
+    node: ast.AST  # the ast.Call, or the Name/Attribute that hands the function on
+    caller: ast.AST  # the function (or module) whose body holds it
+    called: bool  # False: a reference (``func = f``): its calls cannot be followed
+    result_ignored: bool  # the call is a statement of its own
+
+
+class Calls:
+    """The module's functions by the keys calls use (``f``, ``Class.method``), and their sites."""
+
+    def __init__(self, tree: Tree, binder: Binder) -> None:
+        self.tree = tree
+        self.binder = binder
+        self.module = tree.module
+        self._sites: Optional[Dict[ast.AST, List[CallSite]]] = None
+        self._grad_off: Dict[ast.AST, bool] = {}
+
+    # ------------------------------------------------------------------ the call graph
+    def sites(self, func: ast.AST) -> List[CallSite]:
+        """Every call of ``func`` (and reference to it) in this module."""
+        if self._sites is None:
+            self._sites = self._index()
+        return self._sites.get(func, [])
+
+    def _index(self) -> Dict[ast.AST, List[CallSite]]:
+        top: Dict[str, ast.AST] = {}
+        methods: Dict[ast.ClassDef, Dict[str, ast.AST]] = {}
+        for stmt in self.module.body:
+            if isinstance(stmt, FUNCTIONS):
+                top[stmt.name] = stmt
+            elif isinstance(stmt, ast.ClassDef):
+                methods[stmt] = {s.name: s for s in stmt.body if isinstance(s, FUNCTIONS)}
+        classes = {c.name: c for c in methods}
+        found: Dict[ast.AST, List[CallSite]] = {}
+        for node in self.tree.walk(self.module):
+            if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
+                continue
+            func = self._resolve(node, top, methods, classes)
+            if func is None:
+                continue
+            parent = self.tree.parent(node)
+            called = isinstance(parent, ast.Call) and parent.func is node
+            site_node = parent if called else node
+            result_ignored = called and isinstance(self.tree.parent(parent), ast.Expr)
+            found.setdefault(func, []).append(
+                CallSite(site_node, self.tree.owner(site_node), called, result_ignored))
+        return found
+
+    def _resolve(self, node, top, methods, classes) -> Optional[ast.AST]:
+        if isinstance(node, ast.Name):
+            func = top.get(node.id)
+            if func is None:
+                return None
+            owner = self.tree.owner(node)
+            if owner is not self.module and node.id in self.binder.flow(owner, nested=False).bindings:
+                return None  # a local of the same name
+            return func
+        key = target_key(node)
+        if key is None or key.count(".") != 1:
+            return None
+        head, attr = key.split(".")
+        if head in ("self", "cls"):
+            cls = self.tree.enclosing_class(node)
+            return methods.get(cls, {}).get(attr) if cls is not None else None
+        cls = classes.get(head)
+        return methods[cls].get(attr) if cls is not None else None
+
+    # ---------------------------------------------------------------- grad mode
+    def function_reason(self, func: ast.AST, local_reason) -> Optional[FunctionReason]:
+        """Why ``func`` runs with grad off as a whole, if it does. ``local_reason(node)`` is
+        the grad-mode reason the code around a node gives (``GradMode``), without this one."""
+        if self._is_autograd_kernel(func):
+            return "autograd-function"
+        return "no-grad-callers" if self._off_by_callers(func, local_reason, set()) else None
+
+    def _off_by_callers(self, func: ast.AST, local_reason, seen: Set[ast.AST]) -> bool:
+        known = self._grad_off.get(func)
+        if known is not None:
+            return known
+        if func in seen:
+            return False  # a recursive cycle with no way in from grad-off code
+        seen.add(func)
+        sites = self.sites(func)
+        result = bool(sites) and all(self._site_off(s, local_reason, seen) for s in sites)
+        seen.discard(func)
+        if not seen:  # a whole answer
+            self._grad_off[func] = result
+        return result
+
+    def _site_off(self, site: CallSite, local_reason, seen: Set[ast.AST]) -> bool:
+        if local_reason(site.node) in ("no-grad", "optimizer"):
+            return True
+        caller = site.caller
+        if not isinstance(caller, FUNCTIONS):
+            return False  # module level, grad on
+        if self._decided_on(site.node, caller):
+            return False
+        return self._is_autograd_kernel(caller) or self._off_by_callers(caller, local_reason, seen)
+
+    def _decided_on(self, node: ast.AST, caller: ast.AST) -> bool:
+        """A with-statement between ``node`` and its function that turns grad on."""
+        for anc in self.tree.ancestors(node):
+            if anc is caller:
+                return False
+            if isinstance(anc, (ast.With, ast.AsyncWith)) and any(
+                "enable_grad" in (target_key(i.context_expr.func if isinstance(i.context_expr, ast.Call) else i.context_expr) or "")
+                for i in anc.items
+            ):
+                return True
+        return False
+
+    def _is_autograd_kernel(self, func: ast.AST) -> bool:
+        """``forward``/``backward`` of a custom ``autograd.Function``, or a ``custom_op`` body."""
+        for dec in getattr(func, "decorator_list", ()):
+            callee = dec.func if isinstance(dec, ast.Call) else dec
+            key = target_key(callee) or ""
+            if key.split(".")[-1] in ("custom_op", "register_kernel", "register_autograd", "impl"):
+                return True
+        if getattr(func, "name", "") in ("forward", "backward", "setup_context", "jvp", "vjp"):
+            cls = self.tree.parent(func)
+            if isinstance(cls, ast.ClassDef) and any((target_key(b) or "") in _FUNCTION_BASES for b in cls.bases):
+                return True
+        return False
+
+    # ------------------------------------------------------------ mutation contracts
+    def contract(self, func: ast.AST, param: str, read_after) -> Optional[ContractReason]:
+        """Whether mutating the parameter ``param`` of ``func`` is the function's purpose.
+        ``read_after(site, argument)`` says whether the caller reads ``argument`` after ``site``."""
+        name = getattr(func, "name", "")
+        if name.endswith("_") and not name.endswith("__"):
+            return "trailing-underscore"
+        if name == "forward" or not isinstance(func, FUNCTIONS):
+            return None  # a module's input: its callers pass values, not buffers to fill
+        flow = self.binder.flow(func)
+        returned = self._returned_names(func)
+        if not flow.returns_value or param not in returned:
+            return "mutation-as-output"
+        index = self._param_index(func, param)
+        for site in self.sites(func):
+            if not site.called:
+                continue
+            if site.result_ignored:
+                return "callers-rely-on-mutation"
+            argument = _argument(site.node, param, index)
+            if argument is not None and target_key(argument) and read_after(site, argument):
+                return "callers-rely-on-mutation"
+        return None
+
+    def _returned_names(self, func: ast.AST) -> Set[str]:
+        names: Set[str] = set()
+        for node in self.tree.walk(func):
+            if isinstance(node, ast.Return) and node.value is not None and self.tree.owner(node) is func:
+                values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+                names.update(v.id for v in values if isinstance(v, ast.Name))
+        return names
+
+    @staticmethod
+    def _param_index(func: ast.AST, param: str) -> Optional[int]:
+        args = func.args  # type: ignore[attr-defined]
+        plain = [a.arg for a in (*args.posonlyargs, *args.args)]
+        if plain and plain[0] in ("self", "cls") and isinstance(func, FUNCTIONS):
+            plain = plain[1:]
+        return plain.index(param) if param in plain else None
+
+
+def _argument(call: ast.AST, param: str, index: Optional[int]) -> Optional[ast.AST]:
+    if not isinstance(call, ast.Call):
+        return None
+    for kw in call.keywords:
+        if kw.arg == param:
+            return kw.value
+    if index is not None and index < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
+        return call.args[index]
+    return None

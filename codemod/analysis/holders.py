@@ -1,0 +1,112 @@
+"""Holders: would rebinding a name lose a mutation that somebody else sees?
+
+``p.mul_(wd)`` inside ``for p in params:`` changes the tensor the list holds; ``p = p.mul(wd)``
+only rebinds the loop variable, which nobody reads again: a dead store, and the parameters are
+no longer updated. This module answers the two questions that make a rebinding a dead store:
+is the name read again after the statement (before something else rebinds it), and does
+another holder keep the old object (the iterable of a loop, the object an attribute was read
+from, the container an element was taken from, the caller of a function)?
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Literal, Optional, Tuple
+
+from codemod.analysis.binder import Binder, Flow
+from codemod.analysis.dataflow import Dataflow
+from codemod.analysis.syntax import OWNERS, span, target_key
+from codemod.analysis.tree import Tree
+
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+HolderProblem = Literal["dead-store", "held-elsewhere"]
+# Methods of containers that hand out an element the container keeps holding.
+_HOLDING_GETTERS = {"get", "setdefault", "__getitem__"}
+
+
+class Holders:
+    """Dead stores: reads after a statement, and who else holds a name's object."""
+
+    def __init__(self, tree: Tree, binder: Binder, dataflow: Dataflow) -> None:
+        self.tree = tree
+        self.binder = binder
+        self.dataflow = dataflow
+
+    def rebinding_loses(self, target: ast.Name, stmt: ast.AST) -> Optional[Tuple[HolderProblem, str]]:
+        """Would rebinding ``target`` at ``stmt`` (instead of mutating its object) hide the
+        change from another holder of the object? ("dead-store", holder) when nothing reads the
+        new binding either: the fix would only drop the mutation; ("held-elsewhere", holder) when
+        it is read, but the holder still sees the old object. A function's parameter read
+        again is left to the parameter rules (``Dataflow.alias_report``)."""
+        owner = self.tree.owner(target)
+        flow = self.binder.flow(owner)
+        key = target.id
+        if key in flow.declared:
+            return None
+        holder = self.held_by(flow, key, stmt)
+        if holder is None:
+            return None
+        if not self.read_after(flow, key, stmt):
+            return "dead-store", holder
+        return None if holder == "the caller" else ("held-elsewhere", holder)
+
+    def read_after(self, flow: Flow, key: str, stmt: ast.AST) -> bool:
+        """Whether a load of ``key`` (or of an attribute chain on it) may see a binding made
+        at ``stmt``: any load after it, loads anywhere in a loop around it unless that loop's
+        own head rebinds ``key`` first, and loads in nested functions (they run late)."""
+        _, end = span(stmt)
+        loops = []
+        for anc in self.tree.ancestors(stmt):
+            if isinstance(anc, OWNERS):
+                break
+            if isinstance(anc, _LOOPS):
+                if isinstance(anc, (ast.For, ast.AsyncFor)) and key in _bound_names(anc.target):
+                    break  # each turn of this loop starts from a fresh binding
+                loops.append(span(anc))
+        prefix = key + "."
+        for name, loads in flow.loads.items():
+            if name != key and not name.startswith(prefix):
+                continue
+            for pos, node in loads:
+                if pos >= end or any(ls <= pos <= le for ls, le in loops):
+                    return True
+                if self.tree.owner(node) is not flow.owner:
+                    return True
+        return False
+
+    def held_by(self, flow: Flow, key: str, stmt: ast.AST) -> Optional[str]:
+        """Who else holds the object ``key`` refers to at ``stmt``, in words; None when it
+        is known to be this body's own (a fresh result) or cannot be told."""
+        for anc in self.tree.ancestors(stmt):
+            if isinstance(anc, OWNERS):
+                break
+            if isinstance(anc, (ast.For, ast.AsyncFor)) and key in _bound_names(anc.target):
+                if _is_range(anc.iter):
+                    return None
+                return "the loop's iterable"
+        for binding in self.dataflow.reaching(flow, key, stmt):
+            if binding.form == "param":
+                return "the caller"
+            if binding.form == "for" or isinstance(binding.stmt, (ast.For, ast.AsyncFor)):
+                return None if _is_range(getattr(binding.stmt, "iter", None)) else "the loop's iterable"
+            value = binding.value
+            if binding.form != "assign" or value is None:
+                continue
+            if isinstance(value, ast.Attribute):
+                return f"`{target_key(value) or value.attr}`'s owner"
+            if isinstance(value, ast.Subscript):
+                return "the container it was taken from"
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                    and value.func.attr in _HOLDING_GETTERS:
+                return "the container it was taken from"
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "getattr":
+                return "the object it was read from"
+        return None
+
+
+def _bound_names(target: ast.AST) -> set:
+    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+
+
+def _is_range(expr: Optional[ast.AST]) -> bool:
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "range"
