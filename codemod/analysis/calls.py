@@ -13,11 +13,14 @@ Two judgements rest on it:
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Literal, NamedTuple, Optional, Set
+from typing import TYPE_CHECKING, Dict, List, Literal, NamedTuple, Optional, Set
 
 from codemod.analysis.binder import Binder
 from codemod.analysis.syntax import FUNCTIONS, target_key
 from codemod.analysis.tree import Tree
+
+if TYPE_CHECKING:
+    from codemod.analysis.project import ProjectIndex
 
 FunctionReason = Literal["no-grad-callers", "autograd-function"]
 ContractReason = Literal["trailing-underscore", "mutation-as-output", "callers-rely-on-mutation"]
@@ -36,12 +39,29 @@ class CallSite(NamedTuple):
 class Calls:
     """The module's functions by the keys calls use (``f``, ``Class.method``), and their sites."""
 
-    def __init__(self, tree: Tree, binder: Binder) -> None:
+    def __init__(self, tree: Tree, binder: Binder, project: Optional["ProjectIndex"] = None,
+                 module_name: str = "") -> None:
         self.tree = tree
         self.binder = binder
         self.module = tree.module
+        self.project = project  # the run's index: callers in other files (None: this file only)
+        self.module_name = module_name
         self._sites: Optional[Dict[ast.AST, List[CallSite]]] = None
         self._grad_off: Dict[ast.AST, bool] = {}
+
+    def qualname(self, func: ast.AST) -> Optional[str]:
+        """``pkg.mod.f`` / ``pkg.mod.Class.m`` for the module's functions and methods that the
+        project index knows; None for others (nested functions) or without an index."""
+        if self.project is None or not isinstance(func, FUNCTIONS):
+            return None
+        parent = self.tree.parent(func)
+        if parent is self.module:
+            name = f"{self.module_name}.{func.name}"
+        elif isinstance(parent, ast.ClassDef) and self.tree.parent(parent) is self.module:
+            name = f"{self.module_name}.{parent.name}.{func.name}"
+        else:
+            return None
+        return name if self.project.knows(name) else None
 
     # ------------------------------------------------------------------ the call graph
     def sites(self, func: ast.AST) -> List[CallSite]:
@@ -97,8 +117,11 @@ class Calls:
     def function_reason(self, func: ast.AST, local_reason) -> Optional[FunctionReason]:
         """Why ``func`` runs with grad off as a whole, if it does. ``local_reason(node)`` is
         the grad-mode reason the code around a node gives (``GradMode``), without this one."""
-        if self._is_autograd_kernel(func):
+        if self.is_autograd_kernel(func):
             return "autograd-function"
+        qualname = self.qualname(func)
+        if qualname is not None:  # the project's calls, this file's included
+            return "no-grad-callers" if self.project.grad_off(qualname) else None  # type: ignore[union-attr]
         return "no-grad-callers" if self._off_by_callers(func, local_reason, set()) else None
 
     def _off_by_callers(self, func: ast.AST, local_reason, seen: Set[ast.AST]) -> bool:
@@ -123,7 +146,7 @@ class Calls:
             return False  # module level, grad on
         if self._decided_on(site.node, caller):
             return False
-        return self._is_autograd_kernel(caller) or self._off_by_callers(caller, local_reason, seen)
+        return self.is_autograd_kernel(caller) or self._off_by_callers(caller, local_reason, seen)
 
     def _decided_on(self, node: ast.AST, caller: ast.AST) -> bool:
         """A with-statement between ``node`` and its function that turns grad on."""
@@ -137,7 +160,7 @@ class Calls:
                 return True
         return False
 
-    def _is_autograd_kernel(self, func: ast.AST) -> bool:
+    def is_autograd_kernel(self, func: ast.AST) -> bool:
         """``forward``/``backward`` of a custom ``autograd.Function``, or a ``custom_op`` body."""
         for dec in getattr(func, "decorator_list", ()):
             callee = dec.func if isinstance(dec, ast.Call) else dec
@@ -163,6 +186,10 @@ class Calls:
         returned = self._returned_names(func)
         if not flow.returns_value or param not in returned:
             return "mutation-as-output"
+        qualname = self.qualname(func)
+        if qualname is not None:  # the project's calls, this file's included
+            rely = self.project.callers_rely(qualname, param)  # type: ignore[union-attr]
+            return "callers-rely-on-mutation" if rely else None
         index = self._param_index(func, param)
         for site in self.sites(func):
             if not site.called:

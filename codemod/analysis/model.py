@@ -43,12 +43,14 @@ from codemod.analysis.tree import Tree
 
 if TYPE_CHECKING:
     from codemod.analysis.hazard import Hazards
+    from codemod.analysis.project import ProjectIndex
 
 
 class SemanticModel:
     """Answers the rules' questions about one module."""
 
-    def __init__(self, source: Source, assume_same_dtype: bool = False) -> None:
+    def __init__(self, source: Source, assume_same_dtype: bool = False,
+                 project: Optional["ProjectIndex"] = None, module_name: str = "") -> None:
         self.source = source
         self.module = source.tree
         self.assume_same_dtype = assume_same_dtype
@@ -59,7 +61,7 @@ class SemanticModel:
         self.classes = classes = Classes(tree)
         self.dataflow = flow = Dataflow(tree, binder, names)
         self.kinds = kinds = TensorKinds(tree, binder, names, classes, flow)
-        self.calls = calls = Calls(tree, binder)
+        self.calls = calls = Calls(tree, binder, project, module_name)
         self.grad = GradMode(tree, names, classes, calls)
         self.holders = Holders(tree, binder, flow)
         self._hazards: Optional["Hazards"] = None

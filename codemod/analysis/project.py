@@ -1,0 +1,271 @@
+"""The project-wide index: definitions and call sites across the files of a run.
+
+Each file contributes :class:`ModuleFacts` (plain data, so it can be cached and sent to worker
+processes): its functions, and its calls of functions defined in the run's modules, resolved
+through imports (relative ones and re-exports included), each with what the call site shows —
+grad off around it, its result ignored, which arguments the caller reads afterwards. The
+:class:`ProjectIndex` joins them: a function is grad-off when every call in the project runs
+with grad off (transitively), and its mutation is a contract when some caller relies on it.
+
+A file's own analysis (``SemanticModel``) asks the index through ``Calls`` about the functions
+it defines; without an index (a file checked alone) it uses its own calls only.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import hashlib
+import pathlib
+from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+
+from codemod.analysis.syntax import FUNCTIONS, target_key
+
+
+@dataclasses.dataclass(frozen=True)
+class CallFact:
+    """One call of (or reference to) a project function, as its site shows it."""
+
+    callee: str  # the callee's qualified name (``pkg.mod.f``, ``pkg.mod.Class.m``)
+    caller: str  # the qualified name of the function holding the call ("" at module level)
+    grad_off: bool  # the code around the call runs with grad off (no_grad, optimizer step...)
+    called: bool  # False: a reference (``func = f``), whose calls cannot be followed
+    result_ignored: bool
+    args_read_after: FrozenSet[str]  # "0", "1"... or keyword names of arguments read afterwards
+
+
+@dataclasses.dataclass(frozen=True)
+class FunctionFact:
+    qualname: str
+    params: Tuple[str, ...]  # without self/cls
+    grad_off: bool  # its own decorators or class say so (no_grad, optimizer step, autograd kernel)
+
+
+@dataclasses.dataclass
+class ModuleFacts:
+    module: str
+    functions: List[FunctionFact]
+    calls: List[CallFact]
+    exports: Dict[str, str]  # names imported into the module from the project (re-exports)
+
+
+def module_name(path: pathlib.Path) -> str:
+    """``pkg/sub/mod.py`` -> ``pkg.sub.mod``, walking up while folders are packages."""
+    path = path.resolve()
+    parts = [] if path.name == "__init__.py" else [path.stem]
+    folder = path.parent
+    while (folder / "__init__.py").exists():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return ".".join(parts) or path.stem
+
+
+class ProjectIndex:
+    """The joined facts of every module of a run."""
+
+    def __init__(self, modules: Iterable[ModuleFacts]) -> None:
+        self.modules: Dict[str, ModuleFacts] = {m.module: m for m in modules}
+        self.functions: Dict[str, FunctionFact] = {}
+        self.calls: Dict[str, List[CallFact]] = {}
+        for facts in self.modules.values():
+            for f in facts.functions:
+                self.functions[f.qualname] = f
+        for facts in self.modules.values():
+            for c in facts.calls:
+                callee = self.canonical(c.callee)
+                self.calls.setdefault(callee, []).append(dataclasses.replace(c, callee=callee))
+        self._grad_off: Dict[str, bool] = {}
+
+    def canonical(self, name: str, depth: int = 0) -> str:
+        """Where a name really points: ``pkg.layers.f`` re-exported from ``pkg.layers.init``
+        is ``pkg.layers.init.f`` (the longest module prefix's imports are followed)."""
+        if name in self.functions or depth > 8:
+            return name
+        parts = name.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            facts = self.modules.get(".".join(parts[:i]))
+            if facts is None:
+                continue
+            target = facts.exports.get(parts[i])
+            if target is None:
+                return name
+            return self.canonical(".".join([target, *parts[i + 1:]]), depth + 1)
+        return name
+
+    def knows(self, qualname: str) -> bool:
+        return qualname in self.functions
+
+    def grad_off(self, qualname: str) -> bool:
+        """Every call of the function in the project runs with grad off (at least one)."""
+        return self._off(qualname, set())
+
+    def _off(self, qualname: str, seen: Set[str]) -> bool:
+        known = self._grad_off.get(qualname)
+        if known is not None:
+            return known
+        if qualname in seen:
+            return False
+        seen.add(qualname)
+        calls = self.calls.get(qualname, [])
+        result = bool(calls) and all(self._call_off(c, seen) for c in calls)
+        seen.discard(qualname)
+        if not seen:
+            self._grad_off[qualname] = result
+        return result
+
+    def _call_off(self, call: CallFact, seen: Set[str]) -> bool:
+        if call.grad_off:
+            return True
+        if not call.caller:
+            return False
+        caller = self.functions.get(call.caller)
+        return caller is not None and (caller.grad_off or self._off(call.caller, seen))
+
+    def callers_rely(self, qualname: str, param: str) -> bool:
+        """Some call ignores the function's result or reads the argument for ``param`` after."""
+        fact = self.functions.get(qualname)
+        if fact is None:
+            return False
+        index = str(fact.params.index(param)) if param in fact.params else None
+        for call in self.calls.get(qualname, []):
+            if not call.called:
+                continue
+            if call.result_ignored or param in call.args_read_after or index in call.args_read_after:
+                return True
+        return False
+
+    def digest_for(self, module: str) -> str:
+        """What this module's analysis may ask of the index, as a digest (for cache keys)."""
+        facts = self.modules.get(module)
+        if facts is None:
+            return ""
+        h = hashlib.sha256()
+        for f in sorted(facts.functions, key=lambda f: f.qualname):
+            calls = sorted(dataclasses.astuple(c) for c in self.calls.get(f.qualname, []))
+            h.update(repr((f.qualname, self.grad_off(f.qualname), calls)).encode())
+        return h.hexdigest()[:16]
+
+
+def collect(model, module: str, project_modules: FrozenSet[str], is_package: bool = False) -> ModuleFacts:
+    """The facts one module contributes (``model``: its ``SemanticModel``; ``is_package``: the
+    file is a package's ``__init__.py``, which relative imports start from)."""
+    tree, calls = model.tree, model.calls
+    functions: List[FunctionFact] = []
+    local: Dict[ast.AST, str] = {}
+    for node in tree.walk(model.module):
+        if isinstance(node, FUNCTIONS):
+            parent = tree.parent(node)
+            if parent is model.module:
+                qual = f"{module}.{node.name}"
+            elif isinstance(parent, ast.ClassDef) and tree.parent(parent) is model.module:
+                qual = f"{module}.{parent.name}.{node.name}"
+            else:
+                continue
+            local[node] = qual
+            params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+            if params and params[0] in ("self", "cls") and isinstance(parent, ast.ClassDef):
+                params = params[1:]
+            params += [a.arg for a in node.args.kwonlyargs]
+            own = model.grad.local_reason(node.body[0]) if node.body else None
+            functions.append(FunctionFact(qual, tuple(params), own is not None or calls.is_autograd_kernel(node)))
+    resolver = _Resolver(model, module, project_modules, is_package)
+    found: List[CallFact] = []
+    for node in tree.walk(model.module):
+        if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
+            continue
+        callee = resolver.resolve(node)
+        if callee is None:
+            continue
+        parent = tree.parent(node)
+        called = isinstance(parent, ast.Call) and parent.func is node
+        site = parent if called else node
+        owner = tree.owner(site)
+        caller = _caller_name(tree, owner, local)
+        grad_off = model.grad.local_reason(site) in ("no-grad", "optimizer", "grad-guard")
+        ignored = called and isinstance(tree.parent(site), ast.Expr)
+        read: Set[str] = set()
+        if called:
+            flow = model.binder.flow(owner)
+            stmt = tree.statement_of(site)
+            for i, arg in enumerate(site.args):
+                key = target_key(arg)
+                if key and model.holders.read_after(flow, key, stmt):
+                    read.add(str(i))
+            for kw in site.keywords:
+                key = target_key(kw.value) if kw.arg else None
+                if key and model.holders.read_after(flow, key, stmt):
+                    read.add(kw.arg)
+        found.append(CallFact(callee, caller, grad_off, called, ignored, frozenset(read)))
+    exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
+    return ModuleFacts(module, functions, found, exports)
+
+
+def _caller_name(tree, owner: ast.AST, local: Dict[ast.AST, str]) -> str:
+    """The indexed function holding ``owner`` (itself, or around a nested function)."""
+    cur = owner
+    while not isinstance(cur, ast.Module):
+        if cur in local:
+            return local[cur]
+        cur = tree.owner(cur)
+    return ""
+
+
+class _Resolver:
+    """Qualified names of the project's functions at their uses in one module."""
+
+    def __init__(self, model, module: str, project_modules: FrozenSet[str], is_package: bool) -> None:
+        self.model = model
+        self.module = module
+        self.project = project_modules
+        self.package = module if is_package else module.rpartition(".")[0]
+        self.top: Dict[str, str] = {}
+        self.imports: Dict[str, str] = {}
+        for stmt in model.module.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.top[stmt.name] = f"{module}.{stmt.name}"
+        for node in ast.walk(model.module):
+            if isinstance(node, ast.ImportFrom) and node.names[0].name != "*":
+                base = self._absolute(node)
+                if base is None:
+                    continue
+                for a in node.names:
+                    self.imports.setdefault(a.asname or a.name, f"{base}.{a.name}")
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.asname:
+                        self.imports.setdefault(a.asname, a.name)
+                    else:
+                        head = a.name.split(".")[0]
+                        self.imports.setdefault(head, head)
+
+    def _absolute(self, node: ast.ImportFrom) -> Optional[str]:
+        if not node.level:
+            return node.module
+        parts = self.package.split(".") if self.package else []
+        if node.level - 1 > len(parts):
+            return None
+        base = parts[: len(parts) - (node.level - 1)]
+        return ".".join(base + ([node.module] if node.module else []))
+
+    def resolve(self, node: ast.AST) -> Optional[str]:
+        key = target_key(node)
+        if key is None:
+            return None
+        head, _, rest = key.partition(".")
+        if head in ("self", "cls"):
+            cls = self.model.tree.enclosing_class(node)
+            if cls is None or "." in rest or not rest:
+                return None
+            name = f"{self.module}.{cls.name}.{rest}"
+        elif head in self.top:
+            name = self.top[head] + (f".{rest}" if rest else "")
+        elif head in self.imports:
+            name = self.imports[head] + (f".{rest}" if rest else "")
+        else:
+            return None
+        return name if self.in_project(name) else None
+
+    def in_project(self, name: str) -> bool:
+        """Whether ``name`` lies inside one of the run's modules."""
+        parts = name.split(".")
+        return any(".".join(parts[:i]) in self.project for i in range(len(parts) - 1, 0, -1))
