@@ -64,7 +64,8 @@ class Format(str, enum.Enum):
     sarif = "sarif"
 
 
-PathsArg = typer.Argument(None, help="Files or folders (default: the current folder).")
+# Not readable=True: a file that cannot be read is reported with the others, not before them.
+PathsArg = typer.Argument(None, help="Files or folders (default: the current folder).", readable=False)
 SelectOpt = typer.Option(None, "--select", help="Rule codes or prefixes to report (comma-separated).")
 IgnoreOpt = typer.Option(None, "--ignore", help="Rule codes or prefixes to leave out.")
 FormatOpt = typer.Option(Format.text, "--format", help="Output format.")
