@@ -17,7 +17,6 @@ import pytest
 import codemod.engine.files as files_module
 import codemod.frontends.cli as cli_module
 
-from .conftest import ROOT
 from .test_cli import BROKEN, FIXED, _env, invoke
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="POSIX files")
@@ -29,12 +28,6 @@ def project(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "model.py").write_text(BROKEN)
     return tmp_path
-
-
-def cli(*args, cwd, env=None, **kwargs) -> subprocess.CompletedProcess:
-    """The real command in its own process (the entry point, not the test runner's)."""
-    return subprocess.run([sys.executable, "-m", "codemod", *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, env={**_env(), **(env or {})}, timeout=120, **kwargs)
 
 
 # -- item 2: an edit made while fix runs is kept ---------------------------------------------
@@ -238,16 +231,16 @@ LATIN1_MIXED = (
 
 def test_repair_write_keeps_the_cookie_and_every_line_ending(project):
     (project / "old.py").write_bytes(LATIN1_MIXED)
-    proc = cli("repair", "--write", "--device", "cpu", "old.py::f", cwd=project)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    code, out, err = invoke("repair", "--write", "--device", "cpu", "old.py::f")
+    assert code == 0, out + err
     assert (project / "old.py").read_bytes() == LATIN1_MIXED.replace(b"h += 1\n", b"h = h + 1\n")
 
 
 def test_locate_runs_a_latin1_file(project):
     (project / "old.py").write_bytes(LATIN1_MIXED)
-    proc = cli("locate", "old.py::f", cwd=project)
-    assert proc.returncode == 1, proc.stdout + proc.stderr  # one conflict found
-    assert "Traceback" not in proc.stderr and "old.py" in proc.stdout
+    code, out, err = invoke("locate", "old.py::f")
+    assert code == 1 and "1 conflict(s)" in out, out + err  # found, and named
+    assert "old.py" in out and "h += 1" in out
 
 
 def test_repair_write_refuses_a_file_edited_during_the_run(project, monkeypatch):
