@@ -375,3 +375,27 @@ def test_a_stale_temporary_file_is_removed_by_the_next_fix(project):
     code, _, err = invoke("fix", "--no-cache", ".")
     assert not stale.exists() and "removed .model.py.ab12cd_9.inplacefix: a temporary file" in err
     assert fresh.exists() and foreign.exists(), "a recent one may be another run's; a foreign name is not ours"
+
+
+@posix_only
+@pytest.mark.parametrize("linked", [False, True], ids=["atomic", "in-place"])
+def test_a_write_that_fails_leaves_the_file_whole(project, linked):
+    """A file-size limit (RLIMIT_FSIZE) fails the write as a full disk would, for real."""
+    import resource
+
+    path = project / "model.py"
+    if linked:  # a hard link: the write goes in place
+        os.link(path, project / "twin.py")
+    limit = len(BROKEN) + 4  # the fixed text is longer
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    proc = subprocess.run([sys.executable, "-m", "codemod", "fix", "--no-cache", "model.py"], cwd=project,
+                          capture_output=True, text=True, timeout=120, preexec_fn=limited,
+                          env={**_env(), "PYTHONDONTWRITEBYTECODE": "1"})
+    assert proc.returncode == 2, proc.stderr
+    assert "model.py:1:1: error: cannot write: File too large" in proc.stderr
+    assert path.read_text() == BROKEN
+    assert os.stat(path).st_nlink == (2 if linked else 1)
+    assert [p.name for p in project.iterdir() if p.name.endswith(".inplacefix")] == []

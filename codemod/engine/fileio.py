@@ -15,6 +15,7 @@ target atomically, with its permission bits, owner and group. What a write never
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 import pathlib
 import re
@@ -91,7 +92,8 @@ def write_atomic(path: pathlib.Path, data: bytes, snapshot: Optional[Snapshot] =
     if st.st_nlink > 1:
         _write_in_place(target, data)
         return
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent)
+    # The name is cut so that the temporary file's fits where the file's did (NAME_MAX).
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:200]}.", suffix=TEMP_SUFFIX, dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -126,17 +128,39 @@ def _keep_owner(tmp: str, st: os.stat_result) -> bool:
 
 
 def _write_in_place(target: pathlib.Path, data: bytes) -> None:
-    """Overwrite the file's own inode: its links, owner, group and mode stay as they are."""
-    fd = os.open(target, os.O_WRONLY)
+    """Overwrite the file's own inode: its links, owner, group and mode stay as they are.
+
+    The space is reserved first (a full disk fails before a byte changes); a write that fails
+    anyway puts the old bytes back (they fit: the file held them)."""
+    fd = os.open(target, os.O_RDWR)
     try:
-        view, offset = memoryview(data), 0
-        os.lseek(fd, 0, os.SEEK_SET)
-        while offset < len(data):
-            offset += os.write(fd, view[offset:])
-        os.ftruncate(fd, len(data))
-        os.fsync(fd)
+        old = os.read(fd, os.fstat(fd).st_size + 1)  # what is on disk now, to put back on failure
+        if len(data) > len(old) and hasattr(os, "posix_fallocate"):
+            try:
+                os.posix_fallocate(fd, 0, len(data))
+            except OSError as exc:
+                if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                    os.ftruncate(fd, len(old))
+                    raise
+        try:
+            _overwrite(fd, data)
+        except OSError:
+            try:
+                _overwrite(fd, old)
+            except OSError:
+                pass
+            raise
     finally:
         os.close(fd)
+
+
+def _overwrite(fd: int, data: bytes) -> None:
+    view, offset = memoryview(data), 0
+    os.lseek(fd, 0, os.SEEK_SET)
+    while offset < len(data):
+        offset += os.write(fd, view[offset:])
+    os.ftruncate(fd, len(data))
+    os.fsync(fd)
 
 
 def is_stale_temp(path: pathlib.Path, now: Optional[float] = None) -> bool:
