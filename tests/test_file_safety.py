@@ -59,15 +59,20 @@ def test_an_unchanged_file_is_still_written(project):
 
 
 def _children(pid: int) -> list:
-    found = []
+    """Every process below ``pid`` (workers, and a fork server's children where there is one)."""
+    parents = {}
     for entry in pathlib.Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
                 continue
-            if int(fields[1]) == pid:
-                found.append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        kids = [p for p, pp in parents.items() if pp == parent]
+        found += kids
+        todo += kids
     return found
 
 
@@ -105,7 +110,7 @@ def test_workers_stop_writing_when_the_main_process_is_killed(tmp_path):
         time.sleep(0.05)
     assert not any(_alive(w) for w in workers), "a worker survived its parent"
     contents = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
-    time.sleep(1.5)
+    time.sleep(1.0)
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == contents, "written after the kill"
     fixed = [name for name, data in contents.items() if data != broken.encode()]
     assert 0 < len(fixed) < 200, "the kill should land mid-run"
@@ -229,11 +234,17 @@ LATIN1_MIXED = (
 )
 
 
-def test_repair_write_keeps_the_cookie_and_every_line_ending(project):
-    (project / "old.py").write_bytes(LATIN1_MIXED)
+@pytest.mark.parametrize("data", [
+    LATIN1_MIXED,
+    b"\xef\xbb\xbf" + LATIN1_MIXED.replace(b"latin-1", b"utf-8").replace(b"\xe9", "\u00e9".encode()),
+    LATIN1_MIXED.replace(b"latin-1", b"utf-8").replace(b"\xe9", "\u00e9".encode())
+    .replace(b"\r\n", b"\n").replace(b"\n", b"\r"),
+], ids=["latin1-mixed", "bom-mixed", "utf8-cr-only"])
+def test_repair_write_keeps_the_cookie_and_every_line_ending(project, data):
+    (project / "old.py").write_bytes(data)
     code, out, err = invoke("repair", "--write", "--device", "cpu", "old.py::f")
     assert code == 0, out + err
-    assert (project / "old.py").read_bytes() == LATIN1_MIXED.replace(b"h += 1\n", b"h = h + 1\n")
+    assert (project / "old.py").read_bytes() == data.replace(b"h += 1", b"h = h + 1")
 
 
 def test_locate_runs_a_latin1_file(project):
@@ -241,6 +252,13 @@ def test_locate_runs_a_latin1_file(project):
     code, out, err = invoke("locate", "old.py::f")
     assert code == 1 and "1 conflict(s)" in out, out + err  # found, and named
     assert "old.py" in out and "h += 1" in out
+
+
+def test_locate_raise_ends_on_the_bad_line(project):
+    (project / "old.py").write_bytes(LATIN1_MIXED)
+    code, _, err = invoke("locate", "--raise", "old.py::f")
+    assert code == 1, err  # a conflict, shown as a traceback: not an internal error
+    assert "Traceback" in err and "h += 1" in err and "internal error" not in err
 
 
 def test_repair_write_refuses_a_file_edited_during_the_run(project, monkeypatch):
