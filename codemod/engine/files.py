@@ -41,7 +41,8 @@ def process_path(path: str, settings: Settings, fix: bool, write: bool, edits: b
             result = process_source(data, path, settings, fix=fix, edits=edits)
     except Exception as exc:  # a bug of ours must cost one file, not the run
         debug.print_traceback()
-        return FileResult(path, error=FileError(f"internal error: {type(exc).__name__}: {exc}"))
+        what = (str(exc).strip().splitlines() or [""])[0]  # one line; the traceback with -v
+        return FileResult(path, error=FileError(f"internal error: {type(exc).__name__}: {what}"))
     if write and result.changed and result.error is None:
         try:
             write_atomic(p, result.fixed_bytes, snapshot)

@@ -33,6 +33,7 @@ from codemod.frontends.report import (
     text_line,
 )
 
+
 class _Commands(TyperGroup):
     """Every command: an internal error is exit 2 and one line (the traceback with ``-v``),
     never exit 1, which would read as "findings remain"."""
