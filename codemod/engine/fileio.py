@@ -29,6 +29,7 @@ TEMP_SUFFIX = ".inplacefix"
 _TEMP_NAME = re.compile(r"\..+\.[a-z0-9_]{8}" + re.escape(TEMP_SUFFIX))
 # A write takes milliseconds: a temporary file this old was left by a run that was killed.
 STALE_AFTER_S = 600
+_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation on raw file descriptors
 
 
 class WriteRefused(Exception):
@@ -58,15 +59,12 @@ def _version(st: os.stat_result) -> tuple:
 def read_snapshot(path: pathlib.Path) -> Snapshot:
     """Read a regular file (following links). A FIFO, device or folder raises OSError
     instead of blocking or reading something that is not a source file."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    try:
+    fd = os.open(path, os.O_RDONLY | _BINARY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise OSError("is a folder" if stat.S_ISDIR(st.st_mode) else "is not a regular file")
-        with os.fdopen(os.dup(fd), "rb") as handle:
-            return Snapshot(handle.read(), _version(st))
-    finally:
-        os.close(fd)
+        return Snapshot(handle.read(), _version(st))
 
 
 def read_source(path: pathlib.Path) -> bytes:
@@ -132,7 +130,7 @@ def _write_in_place(target: pathlib.Path, data: bytes) -> None:
 
     The space is reserved first (a full disk fails before a byte changes); a write that fails
     anyway puts the old bytes back (they fit: the file held them)."""
-    fd = os.open(target, os.O_RDWR)
+    fd = os.open(target, os.O_RDWR | _BINARY)
     try:
         old = os.read(fd, os.fstat(fd).st_size + 1)  # what is on disk now, to put back on failure
         if len(data) > len(old) and hasattr(os, "posix_fallocate"):
