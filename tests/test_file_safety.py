@@ -97,7 +97,7 @@ def test_workers_stop_writing_when_the_main_process_is_killed(tmp_path):
         deadline = time.monotonic() + 60
         workers = []
         while time.monotonic() < deadline:
-            workers = workers or _children(proc.pid)
+            workers = sorted(set(workers) | set(_children(proc.pid)))
             if workers and any((tmp_path / f"m{i:03}.py").read_text() != broken for i in range(240)):
                 break
             time.sleep(0.02)
