@@ -9,11 +9,11 @@ character columns findings report.
 from __future__ import annotations
 
 import ast
-import io
 import re
-import tokenize
 import warnings
 from typing import Optional
+
+from codemod.encoding import decode_source
 
 # The node types the walk files by type when no list is given (the rules' registry gives one).
 CANDIDATE_TYPES = (ast.AugAssign, ast.Assign, ast.Call)
@@ -44,10 +44,7 @@ class Source:
     the candidate nodes by type. Raises SyntaxError, ValueError or UnicodeDecodeError."""
 
     def __init__(self, data: bytes, candidate_types: tuple = CANDIDATE_TYPES) -> None:
-        encoding = "utf-8"
-        if not data.startswith(b"\xef\xbb\xbf") and b"coding" in data[:400]:
-            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        self.text = data.decode("utf-8-sig" if encoding in ("utf-8", "utf-8-sig") else encoding)
+        self.text = decode_source(data)  # the cookie by PEP 263's rules, after a long first line too
         self.tree = parse(data)
         self._lines: Optional[list] = None
         self.parents: dict = {}

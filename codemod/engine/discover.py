@@ -1,15 +1,40 @@
 """Which files a run looks at: ``.py`` (and ``.ipynb``) files under the given paths, minus what
-git ignores, virtual environments, build folders and the configured excludes."""
+git ignores, virtual environments, build folders and the configured excludes.
+
+Each file is taken once, however it is reached (two paths, a symbolic link, a hard link):
+by its device and inode. Links to folders are not followed. What cannot be walked (an
+unreadable folder, a broken or looping link) is noted in a :class:`Walk` and the walk goes on.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import pathlib
-from typing import Iterable, Iterator
+import stat
+from typing import Iterable, Iterator, List, Optional
 
 import pathspec
 
 from codemod.config import Settings
+from codemod.engine.fileio import TEMP_SUFFIX, is_stale_temp
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    """Something under the given paths that was not checked."""
+
+    path: str
+    message: str
+    failed: bool  # True: files may have been missed (exit 2); False: only a notice
+
+
+@dataclasses.dataclass
+class Walk:
+    """What a walk met besides the files: problems, and temporary files killed writes left."""
+
+    problems: List[Problem] = dataclasses.field(default_factory=list)
+    leftovers: List[pathlib.Path] = dataclasses.field(default_factory=list)
 
 
 def _spec(lines: Iterable[str]) -> pathspec.PathSpec:
@@ -17,13 +42,10 @@ def _spec(lines: Iterable[str]) -> pathspec.PathSpec:
 
 
 def _gitignore(folder: pathlib.Path):
-    path = folder / ".gitignore"
-    if path.is_file():
-        try:
-            return _spec(path.read_text(encoding="utf-8", errors="replace").splitlines())
-        except OSError:
-            return None
-    return None
+    try:
+        return _spec((folder / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines())
+    except OSError:  # none, or not readable (a folder of that name, no permission)
+        return None
 
 
 def _inherited_gitignores(folder: pathlib.Path) -> list:
@@ -33,16 +55,24 @@ def _inherited_gitignores(folder: pathlib.Path) -> list:
         spec = _gitignore(parent)
         if spec is not None:
             found.append((parent, spec))
-        if (parent / ".git").exists():
+        if os.path.lexists(parent / ".git"):
             break
     return found
 
 
-def discover(paths: Iterable[pathlib.Path], settings: Settings) -> Iterator[pathlib.Path]:
-    """Files to process, in a stable order. Files named explicitly are always taken."""
+def discover(paths: Iterable[pathlib.Path], settings: Settings, walk: Optional[Walk] = None) -> Iterator[pathlib.Path]:
+    """Files to process, in a stable order. Files named explicitly are always taken (one that
+    cannot be read is taken too: reading it reports why)."""
+    walk = walk if walk is not None else Walk()
     excludes = _spec(settings.exclude + settings.extend_exclude)
     root = (pathlib.Path(settings.root) if settings.root else pathlib.Path.cwd()).resolve()
-    seen = set()
+    seen = set()  # (device, inode) of the files taken, or the path when it cannot be stat'ed
+
+    def first_time(key) -> bool:
+        if key in seen:
+            return False
+        seen.add(key)
+        return True
 
     def excluded(path: pathlib.Path, is_dir: bool, ignores, resolved: pathlib.Path) -> bool:
         name = path.name + ("/" if is_dir else "")
@@ -65,10 +95,15 @@ def discover(paths: Iterable[pathlib.Path], settings: Settings) -> Iterator[path
 
     for start in paths:
         start = pathlib.Path(start)
-        if start.is_file() or not start.exists():
-            if start not in seen:
-                seen.add(start)
-                yield start  # a missing file is reported by the reader
+        try:
+            start_stat = os.stat(start)
+        except OSError:
+            if first_time(start):
+                yield start  # missing, a broken link, no permission: the reader says which
+            continue
+        if not stat.S_ISDIR(start_stat.st_mode):
+            if first_time((start_stat.st_dev, start_stat.st_ino)):
+                yield start  # a FIFO or device is refused by the reader, never opened blocking
             continue
         base_ignores = _inherited_gitignores(start.absolute())
         # Resolved once per starting folder; below it, paths are joined, not resolved again.
@@ -80,19 +115,32 @@ def discover(paths: Iterable[pathlib.Path], settings: Settings) -> Iterator[path
                 ignores = ignores + [(folder, spec)]
             try:
                 entries = sorted(os.scandir(folder), key=lambda e: e.name)
-            except OSError:
+            except OSError as exc:
+                walk.problems.append(Problem(str(folder), f"cannot read folder: {exc.strerror or exc}", True))
                 continue
             subfolders = []
             for entry in entries:
                 path = pathlib.Path(entry.path)
                 resolved = resolved_folder / entry.name
-                if entry.is_dir(follow_symlinks=False):
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    is_dir = False
+                if is_dir:
                     if not excluded(path, True, ignores, resolved):
                         subfolders.append((path, ignores, resolved))
-                elif (entry.name.endswith(".py") or (settings.include_notebooks and entry.name.endswith(".ipynb"))) \
-                        and entry.is_file():
-                    if not excluded(path, False, ignores, resolved.resolve() if entry.is_symlink() else resolved) \
-                            and path not in seen:
-                        seen.add(path)
+                elif entry.name.endswith(".py") or (settings.include_notebooks and entry.name.endswith(".ipynb")):
+                    try:
+                        st = entry.stat()  # through a link
+                    except OSError as exc:
+                        walk.problems.append(Problem(str(path), f"skipped: {exc.strerror or exc}", False))
+                        continue
+                    if not stat.S_ISREG(st.st_mode):
+                        continue
+                    if entry.is_symlink():
+                        resolved = pathlib.Path(os.path.realpath(path))
+                    if not excluded(path, False, ignores, resolved) and first_time((st.st_dev, st.st_ino)):
                         yield path
+                elif entry.name.endswith(TEMP_SUFFIX) and is_stale_temp(path):
+                    walk.leftovers.append(path)
             stack.extend(reversed(subfolders))

@@ -10,7 +10,8 @@ import pathlib
 from typing import Optional
 
 from codemod.config import Settings
-from codemod.engine.fileio import read_source, write_atomic
+from codemod import debug
+from codemod.engine.fileio import WriteRefused, read_snapshot, write_atomic
 from codemod.engine.pipeline import FileError, FileResult, process_source
 
 
@@ -19,9 +20,10 @@ def process_path(path: str, settings: Settings, fix: bool, write: bool, edits: b
     """Read, process and (with ``write``) atomically rewrite one file."""
     p = pathlib.Path(path)
     try:
-        data = read_source(p)
+        snapshot = read_snapshot(p)
     except OSError as exc:
         return FileResult(path, error=FileError(f"cannot read: {exc.strerror or exc}"))
+    data = snapshot.data
     cache = key = None
     if cache_dir is not None:
         from codemod.engine.cache import Cache, cache_key
@@ -38,10 +40,14 @@ def process_path(path: str, settings: Settings, fix: bool, write: bool, edits: b
         else:
             result = process_source(data, path, settings, fix=fix, edits=edits)
     except Exception as exc:  # a bug of ours must cost one file, not the run
-        return FileResult(path, error=FileError(f"internal error: {type(exc).__name__}: {exc}"))
+        debug.print_traceback()
+        what = (str(exc).strip().splitlines() or [""])[0]  # one line; the traceback with -v
+        return FileResult(path, error=FileError(f"internal error: {type(exc).__name__}: {what}"))
     if write and result.changed and result.error is None:
         try:
-            write_atomic(p, result.fixed_bytes)
+            write_atomic(p, result.fixed_bytes, snapshot)
+        except WriteRefused as exc:
+            result.error = FileError(str(exc))
         except OSError as exc:
             result.error = FileError(f"cannot write: {exc.strerror or exc}")
     if cache is not None and not result.changed and not result.skipped_parts and result.error is None:

@@ -229,5 +229,7 @@ def apply_fixes(result: FileResult, fixes: list) -> None:
     except SyntaxError as exc:  # a bug of ours: never write it
         result.error = FileError(f"internal error: the fixed code does not parse ({exc.msg})")
         return
+    if result.original.endswith("\r") and not fixed.endswith("\r"):
+        fixed, fixed_bytes = fixed + "\r", fixed_bytes + b"\r"  # libcst drops a CR-only file's last one
     if fixed != result.original:
         result.fixed, result.fixed_bytes = fixed, fixed_bytes

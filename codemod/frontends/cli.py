@@ -1,7 +1,8 @@
 """The ``inplacefix`` command line: ``check``, ``fix`` (``--diff`` to review), ``rules``.
 
 Exit codes follow Ruff: 0 nothing to do, 1 findings remain or a diff exists, 2 the tool
-failed (bad arguments or settings, a file that cannot be read, parsed or written).
+failed (bad arguments or settings, a file that cannot be read, parsed or written, an internal
+error: one line, and its traceback with ``-v`` or ``INPLACEFIX_DEBUG=1``).
 """
 
 from __future__ import annotations
@@ -14,13 +15,15 @@ import sys
 from typing import List, Optional
 
 import typer
+from typer.core import TyperGroup
 
-from codemod import __version__
+from codemod import __version__, debug
 from codemod.config import ConfigError, load_settings, split_codes
 from codemod.engine.files import process_path
 from codemod.engine.pipeline import process_source
-from codemod.engine.discover import discover
+from codemod.engine.discover import Walk, discover
 from codemod.findings import REASONS, Status
+from codemod.frontends import workers
 from codemod.frontends.report import (
     check_summary,
     fix_summary,
@@ -30,7 +33,26 @@ from codemod.frontends.report import (
     text_line,
 )
 
+
+class _Commands(TyperGroup):
+    """Every command: an internal error is exit 2 and one line (the traceback with ``-v``),
+    never exit 1, which would read as "findings remain"."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.Abort, typer.TyperException):
+            raise
+        except Exception as exc:
+            debug.print_traceback()
+            what = (str(exc).strip().splitlines() or [""])[0]
+            hint = "" if debug.enabled() else " (-v shows the traceback)"
+            typer.echo(f"error: internal error: {type(exc).__name__}: {what}{hint}", err=True)
+            raise typer.Exit(2)
+
+
 app = typer.Typer(
+    cls=_Commands,
     add_completion=False,
     no_args_is_help=True,
     help="Find and fix PyTorch in-place operations that break autograd.",
@@ -43,7 +65,8 @@ class Format(str, enum.Enum):
     sarif = "sarif"
 
 
-PathsArg = typer.Argument(None, help="Files or folders (default: the current folder).")
+# Not readable=True: a file that cannot be read is reported with the others, not before them.
+PathsArg = typer.Argument(None, help="Files or folders (default: the current folder).", readable=False)
 SelectOpt = typer.Option(None, "--select", help="Rule codes or prefixes to report (comma-separated).")
 IgnoreOpt = typer.Option(None, "--ignore", help="Rule codes or prefixes to leave out.")
 FormatOpt = typer.Option(Format.text, "--format", help="Output format.")
@@ -66,8 +89,12 @@ def _version(value: bool) -> None:
 def main(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                  help="Show the version and exit."),
+    verbose: bool = typer.Option(False, "-v", "--verbose",
+                                 help="Show the traceback of an internal error (also: INPLACEFIX_DEBUG=1)."),
 ) -> None:
     """Find and fix PyTorch in-place operations that break autograd."""
+    if verbose:
+        debug.enable()
 
 
 def _settings(paths, config, select, ignore, unsafe_fixes, notebooks=None):
@@ -88,10 +115,38 @@ def _run(paths, settings, *, fix: bool, write: bool, edits: bool, jobs, progress
     from codemod.engine.pipeline import tune_gc
 
     tune_gc()
-    files = [str(p) for p in discover([pathlib.Path(p) for p in paths or ["."]], settings)]
+    walk = Walk()
+    files = [str(p) for p in discover([pathlib.Path(p) for p in paths or ["."]], settings, walk)]
+    unwalked = _walk_report(walk, remove_leftovers=write)
+    if not files:
+        typer.echo("warning: no Python files found", err=True)
     cache_dir = str(pathlib.Path(settings.root or ".") / ".inplacefix_cache") if cache else None
     work = functools.partial(process_path, settings=settings, fix=fix, write=write, edits=edits,
                              cache_dir=cache_dir)
+    return _process(files, work, jobs, progress) + unwalked
+
+
+def _walk_report(walk: Walk, remove_leftovers: bool) -> list:
+    """Print the notices of the walk; return its failures as results (they count as errors).
+    With ``remove_leftovers`` (a run that writes), delete the temporary files killed writes left."""
+    from codemod.engine.pipeline import FileError, FileResult
+
+    failed = []
+    for problem in walk.problems:
+        if problem.failed:
+            failed.append(FileResult(problem.path, error=FileError(problem.message)))
+        else:
+            typer.echo(f"warning: {problem.path}: {problem.message}", err=True)
+    for leftover in walk.leftovers if remove_leftovers else []:
+        try:
+            leftover.unlink()
+            typer.echo(f"removed {leftover}: a temporary file left by an interrupted write", err=True)
+        except OSError:
+            pass
+    return failed
+
+
+def _process(files: list, work, jobs, progress: bool) -> list:
     jobs = min(jobs or os.cpu_count() or 1, len(files))
     show = progress and sys.stderr.isatty() and len(files) >= 50
     if jobs <= 1 or len(files) < 4:
@@ -108,17 +163,15 @@ def _run(paths, settings, *, fix: bool, write: bool, edits: bool, jobs, progress
         i = loads.index(min(loads))
         shares[i].append(f)
         loads[i] += sizes[f] + 2048  # a file costs something whatever its size
-    with ProcessPoolExecutor(max_workers=jobs - 1) as pool:
-        others = [pool.submit(_work_on, work, share) for share in shares[1:]]
+    # Workers stop when this process dies (codemod.frontends.workers).
+    with ProcessPoolExecutor(max_workers=jobs - 1, initializer=workers.init_worker,
+                             initargs=(os.getpid(),)) as pool:
+        others = [pool.submit(workers.work_on, work, share) for share in shares[1:]]
         results = _collect(map(work, shares[0]), len(shares[0]), show)  # the others keep pace
         for share, future in zip(shares[1:], others):
             results += future.result()
     done = dict(zip([f for share in shares for f in share], results))
     return [done[f] for f in files]
-
-
-def _work_on(work, files: list) -> list:
-    return [work(f) for f in files]
 
 
 def _size(path: str) -> int:
@@ -212,6 +265,10 @@ def fix(
     cache: bool = CacheOpt,
 ) -> None:
     """Apply the fixes (safe ones; unsafe ones too with --unsafe-fixes)."""
+    if paths is not None and "-" in [str(p) for p in paths]:
+        typer.echo("error: fix does not read stdin (`check - --stdin-filename NAME` does; "
+                   "`check --format json` gives the edits)", err=True)
+        raise typer.Exit(2)
     settings = _settings(paths, config, select, ignore, unsafe_fixes, notebooks)
     results = _run(paths, settings, fix=True, write=not diff, edits=False, jobs=jobs,
                    progress=progress, cache=cache)
@@ -310,8 +367,11 @@ def locate(
     except HarnessError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
-    except LocatedInplaceError:
-        raise  # --raise: the traceback ends on the bad line
+    except LocatedInplaceError:  # --raise: the traceback ends on the bad line
+        import traceback
+
+        traceback.print_exc()
+        raise typer.Exit(1)
     typer.echo(_json.dumps(result.to_json(), indent=2) if output_format is Format.json else result.render())
     raise typer.Exit(1 if result.conflicts else 0)
 
@@ -329,7 +389,7 @@ def repair(
     """Locate each conflict, apply only the fix it needs, repeat until backward succeeds, and
     verify (runs your code). Exit 0 repaired and verified (or nothing to do), 1 not, 2 error."""
     from codemod.runtime import repair as repairing
-    from codemod.engine.fileio import write_atomic
+    from codemod.engine.fileio import WriteRefused, write_atomic
     from codemod.runtime.verify import HarnessError, render_table
 
     path = pathlib.Path(target.partition("::")[0])
@@ -347,10 +407,11 @@ def repair(
     if result.verification is not None:
         typer.echo(render_table(result.verification))
     if write and result.changed and result.verified:
-        data = path.read_bytes()
-        bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
-        newline = "\r\n" if b"\r\n" in data else "\n"
-        write_atomic(path, bom + result.repaired.replace("\n", newline).encode("utf-8"))
+        try:  # as read: encoding, BOM, every line's ending; refused if the file changed meanwhile
+            write_atomic(path, result.repaired_bytes, result.read)
+        except (WriteRefused, OSError) as exc:
+            typer.echo(f"error: {path}: {getattr(exc, 'strerror', None) or exc}", err=True)
+            raise typer.Exit(2)
         typer.echo(f"wrote {path}")
     elif write and result.changed:
         typer.echo("not written: the repair is not verified", err=True)

@@ -481,14 +481,11 @@ def locate_target(target: str, source: Optional[str] = None, raise_on_conflict: 
     """Run ``file.py::Name`` (as ``verify`` does, forward and backward) under the locator."""
     from codemod.runtime.harness import flatten
     from codemod.runtime.verify import (HarnessError, Program, _loss, build_model, init_kwargs_for,
-                         make_inputs, split_target)
+                         make_inputs, read_target, split_target, target_text)
 
     path, name = split_target(target)
     if source is None:
-        try:
-            source = path.read_text(encoding="utf-8-sig")
-        except OSError as exc:
-            raise HarnessError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        source = target_text(path, read_target(path).data)
     program = Program(source, path, name, "located")
     locator = Locator(raise_on_conflict=raise_on_conflict)
     error = ""

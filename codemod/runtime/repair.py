@@ -29,11 +29,13 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from codemod.config import Settings
+from codemod.encoding import encode_source
+from codemod.engine.fileio import Snapshot
 from codemod.engine.pipeline import FileResult, apply_fixes, process_source
 from codemod.findings import Fix, Status
 from codemod.runtime.locate import Conflict, LocateResult, locate_target
 from codemod.engine.diffs import unified_diff
-from codemod.runtime.verify import HarnessError, VerifyResult, split_target, verify
+from codemod.runtime.verify import HarnessError, VerifyResult, read_target, split_target, target_text, verify
 
 # Unsafe for reasons a run can rule out: it saw a tensor, and (with same_dtypes) no promotion.
 _RUNTIME_SETTLES = {"unknown-type", "dtype-promotion"}
@@ -54,6 +56,12 @@ class RepairResult:
     rounds: int
     verification: Optional[VerifyResult]
     located: List[LocateResult]
+    read: Optional[Snapshot] = None  # the file as read: its encoding and BOM, and whether it changed since
+
+    @property
+    def repaired_bytes(self) -> bytes:
+        """The repaired text in the file's own encoding (cookie, BOM); line endings as read."""
+        return encode_source(self.repaired, like=self.read.data if self.read else b"")
 
     @property
     def changed(self) -> bool:
@@ -68,10 +76,8 @@ def repair(target: str, settings: Optional[Settings] = None, max_rounds: int = 8
            devices=None, init_kwargs=None, input_shapes=None) -> RepairResult:
     settings = settings or Settings()
     path, _ = split_target(target)
-    try:
-        original = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise HarnessError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    read = read_target(path)
+    original = target_text(path, read.data)  # line endings kept: a write changes only the fixed lines
     source, steps, located = original, [], []
     rounds = 0
     for rounds in range(1, max_rounds + 1):
@@ -79,7 +85,7 @@ def repair(target: str, settings: Optional[Settings] = None, max_rounds: int = 8
         located.append(result)
         if not result.conflicts:
             break
-        new_source, round_steps = _repair_round(source, path, result.conflicts, settings)
+        new_source, round_steps = _repair_round(source, path, result.conflicts, settings, read.data)
         steps += round_steps
         if new_source == source:
             break
@@ -88,12 +94,14 @@ def repair(target: str, settings: Optional[Settings] = None, max_rounds: int = 8
     if source != original:
         verification = verify(target, rewritten_source=source, settings=settings, devices=devices,
                               init_kwargs=init_kwargs, input_shapes=input_shapes)
-    return RepairResult(target, original, source, steps, rounds, verification, located)
+    return RepairResult(target, original, source, steps, rounds, verification, located, read)
 
 
-def _repair_round(source: str, path: pathlib.Path, conflicts: List[Conflict], settings: Settings):
+def _repair_round(source: str, path: pathlib.Path, conflicts: List[Conflict], settings: Settings,
+                  like: bytes = b""):
     # The run already knows which ops conflict: every candidate is considered, hazard or not.
-    analysed = process_source(source.encode("utf-8"), str(path), dataclasses.replace(settings, select=("ALL",)),
+    # The text is analysed as the file's bytes would be (its cookie names the encoding).
+    analysed = process_source(encode_source(source, like), str(path), dataclasses.replace(settings, select=("ALL",)),
                               build_fixes=True)
     if analysed.error is not None:
         raise HarnessError(f"{path}: {analysed.error.message}")

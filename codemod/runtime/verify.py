@@ -31,6 +31,8 @@ from typing import Any, Dict, List, Optional, Sequence
 import torch
 
 from codemod.config import Settings
+from codemod.encoding import decode_source
+from codemod.engine.fileio import Snapshot, read_snapshot
 from codemod.engine.pipeline import process_source
 from codemod.runtime.harness import (
     flatten,
@@ -139,6 +141,22 @@ def split_target(target: str) -> tuple:
     if not sep or not name:
         raise HarnessError(f"target must look like path/to/file.py::Name, got {target!r}")
     return pathlib.Path(path), name
+
+
+def read_target(path: pathlib.Path) -> Snapshot:
+    """The target file as read (a regular file only); HarnessError if it cannot be read."""
+    try:
+        return read_snapshot(path)
+    except OSError as exc:
+        raise HarnessError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def target_text(path: pathlib.Path, data: bytes) -> str:
+    """A file's text by its PEP 263 encoding, line endings kept (they are written back as read)."""
+    try:
+        return decode_source(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
+        raise HarnessError(f"cannot decode {path}: {exc}") from exc
 
 
 class Program:
@@ -362,27 +380,21 @@ def verify(
     ``rewritten``, or the text ``rewritten_source``. Raises HarnessError if it cannot run."""
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # deterministic cuBLAS
     path, name = split_target(target)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise HarnessError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    data = read_target(path).data
     settings = settings or Settings()
     fixes = unsafe_left = 0
     if rewritten_source is not None:
         new_source = rewritten_source
     elif rewritten is not None:
-        try:
-            new_source = pathlib.Path(rewritten).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise HarnessError(f"cannot read {rewritten}: {exc.strerror or exc}") from exc
+        new_source = target_text(pathlib.Path(rewritten), read_target(pathlib.Path(rewritten)).data)
     else:
         result = process_source(data, str(path), settings, fix=True)
         if result.error is not None:
             raise HarnessError(f"{path}: {result.error.message}")
-        new_source = result.fixed if result.changed else data.decode("utf-8-sig")
+        new_source = result.fixed if result.changed else target_text(path, data)
         fixes = len(result.applied)
         unsafe_left = sum(f.status.value == "unsafe" and f not in result.applied for f in result.findings)
-    original_source = data.decode("utf-8-sig")
+    original_source = target_text(path, data)
     original = Program(original_source, path, name, "original")
     changed = Program(new_source, path, name, "rewritten")
     if original.is_module != changed.is_module:
