@@ -6,29 +6,35 @@ This sits above both the pipeline (``engine.pipeline``) and the notebook adapter
 
 from __future__ import annotations
 
+import hashlib
 import pathlib
 from typing import Optional
 
 from codemod.config import Settings
 from codemod import debug
 from codemod.engine.fileio import WriteRefused, read_snapshot, write_atomic
+from codemod.analysis.project import ProjectIndex, module_name
 from codemod.engine.pipeline import FileError, FileResult, process_source
 
 
 def process_path(path: str, settings: Settings, fix: bool, write: bool, edits: bool,
-                 cache_dir: Optional[str] = None) -> FileResult:
-    """Read, process and (with ``write``) atomically rewrite one file."""
+                 cache_dir: Optional[str] = None, project: Optional[ProjectIndex] = None) -> FileResult:
+    """Read, process and (with ``write``) atomically rewrite one file (``project``: the run's
+    index, ``engine.project``: what the other files tell about this one's functions)."""
     p = pathlib.Path(path)
     try:
         snapshot = read_snapshot(p)
     except OSError as exc:
         return FileResult(path, error=FileError(f"cannot read: {exc.strerror or exc}"))
     data = snapshot.data
+    module = module_name(p) if project is not None and path.endswith(".py") else None
     cache = key = None
     if cache_dir is not None:
         from codemod.engine.cache import Cache, cache_key
 
         cache, key = Cache(pathlib.Path(cache_dir)), cache_key(data, path, settings, fix, edits)
+        if module is not None:  # the answers the index gives this file are part of its result
+            key = hashlib.sha256(f"{key}\0{project.digest_for(module)}".encode()).hexdigest()
         hit = cache.get(key)
         if hit is not None:
             return FileResult(path, findings=hit["findings"])
@@ -38,7 +44,8 @@ def process_path(path: str, settings: Settings, fix: bool, write: bool, edits: b
 
             result = process_notebook(data, path, settings, fix=fix, edits=edits)
         else:
-            result = process_source(data, path, settings, fix=fix, edits=edits)
+            result = process_source(data, path, settings, fix=fix, edits=edits,
+                                    project=project if module is not None else None, module_name=module or "")
     except Exception as exc:  # a bug of ours must cost one file, not the run
         debug.print_traceback()
         what = (str(exc).strip().splitlines() or [""])[0]  # one line; the traceback with -v

@@ -56,6 +56,8 @@ def process_source(
     build_fixes: bool = False,
     incremental: bool = False,
     previous: Optional[FileResult] = None,
+    project=None,
+    module_name: str = "",
 ) -> FileResult:
     """Find (and with ``fix``, apply) in-place rewrites in one file's bytes.
 
@@ -64,7 +66,8 @@ def process_source(
     libcst's tree. Without these only ``fix`` parses with libcst, and only a file whose
     findings have a fix to apply. ``incremental`` (editors): keep the findings of each function
     and class in ``result.statements``, and reuse those of ``previous`` (this file's result
-    before an edit) for the ones left unchanged (``codemod.incremental``).
+    before an edit) for the ones left unchanged (``codemod.incremental``). ``project``: the
+    run's index (``analysis.project``), with ``module_name`` this file's module in it.
     """
     result = FileResult(path)
     if SCREEN not in data:
@@ -94,7 +97,8 @@ def process_source(
     ]
     if not build_fixes and not registry.could_apply(selected, source.candidates):
         return result
-    model = SemanticModel(source, assume_same_dtype=settings.assume_same_dtype)
+    model = SemanticModel(source, assume_same_dtype=settings.assume_same_dtype,
+                          project=project, module_name=module_name)
     running = [cls(model) for cls in selected]
     keys, reused, skip = {}, [], set()
     if incremental and not (fix or build_fixes):  # fixes point into one libcst tree

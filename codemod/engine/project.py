@@ -1,0 +1,78 @@
+"""Building the project-wide index for a run: every ``.py`` file of the run contributes its facts
+(``analysis.project.collect``), cached by content like per-file results.
+
+A file's analysis then knows its functions' callers in the other files (grad mode across calls,
+mutation contracts). Files checked alone (an editor buffer, stdin) have no index: their own
+calls are all the analysis sees, and it says nothing it cannot see.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pathlib
+import pickle
+from typing import Iterable, List, Optional
+
+from codemod.analysis.project import ModuleFacts, ProjectIndex, collect, module_name
+
+_VERSION = b"project-facts-1"
+
+
+def build_index(files: Iterable[str], cache_dir: Optional[str] = None) -> Optional[ProjectIndex]:
+    """The index of the ``.py`` files among ``files``; None for fewer than two (no other callers)."""
+    paths = [pathlib.Path(f) for f in files if f.endswith(".py")]
+    if len(paths) < 2:
+        return None
+    names = {p: module_name(p) for p in paths}
+    project = frozenset(names.values())
+    folder = pathlib.Path(cache_dir) / "project" if cache_dir else None
+    salt = _salt(project)
+    facts: List[ModuleFacts] = []
+    for path in paths:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue  # reported when the file itself is processed
+        found = _facts(data, names[path], project, path.name == "__init__.py", folder, salt)
+        if found is not None:
+            facts.append(found)
+    return ProjectIndex(facts)
+
+
+def _facts(data: bytes, module: str, project: frozenset, is_package: bool,
+           folder: Optional[pathlib.Path], salt: bytes) -> Optional[ModuleFacts]:
+    key = hashlib.sha256(salt + module.encode() + b"\0" + data).hexdigest()
+    if folder is not None:
+        try:
+            cached = pickle.loads((folder / key).read_bytes())
+            if isinstance(cached, ModuleFacts):
+                return cached
+        except Exception:  # noqa: BLE001 - a missing or unreadable entry is a miss
+            pass
+    from codemod.analysis.model import SemanticModel
+    from codemod.analysis.source import Source
+
+    try:
+        model = SemanticModel(Source(data))
+    except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError):
+        return None  # reported when the file itself is processed
+    found = collect(model, module, project, is_package)
+    if folder is not None:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            tmp = folder / f".{key}.tmp"
+            tmp.write_bytes(pickle.dumps(found))
+            tmp.replace(folder / key)
+        except OSError:
+            pass
+    return found
+
+
+def _salt(project: frozenset) -> bytes:
+    """The facts of one file depend on the tool's code and on which modules are in the run."""
+    from codemod.engine.cache import _code_digest
+
+    h = hashlib.sha256(_VERSION + _code_digest().encode())
+    for name in sorted(project):
+        h.update(name.encode() + b"\0")
+    return h.digest()
