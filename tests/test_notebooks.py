@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from codemod.frontends.cli import app
 from codemod.config import Settings
-from codemod.engine.notebook import PLACEHOLDER, _IPYTHON_LINE, process_notebook
+from codemod.engine.notebook import mask_ipython, process_notebook
 
 from .conftest import FIXTURES
 
@@ -90,8 +90,7 @@ def run_cells(text: str):
         source = "".join(cell["source"])
         if cell["cell_type"] != "code" or source.startswith("%%"):
             continue
-        lines = [PLACEHOLDER if _IPYTHON_LINE.search(line) else line for line in source.split("\n")]
-        exec(compile("\n".join(lines), "<cell>", "exec"), namespace)
+        exec(compile("\n".join(mask_ipython(source).lines), "<cell>", "exec"), namespace)
     return namespace
 
 

@@ -61,6 +61,7 @@ class FileResult:
     statements: Optional[dict] = None  # findings by top-level function/class, for the next edit
     cell_diffs: list = dataclasses.field(default_factory=list)  # notebooks: (cell, before, after)
     skipped_parts: list = dataclasses.field(default_factory=list)  # FileErrors of cells left alone
+    notices: list = dataclasses.field(default_factory=list)  # not errors: e.g. a notebook of another language
 
     @property
     def changed(self) -> bool:
