@@ -212,7 +212,7 @@ def analyse_cells(cells: List[Cell], path: str, settings: Settings, result: File
         program.append(MARKER.format(cell.index))
         starts[cell.index] = len(program)  # the program line just before the cell's line 1
         program.extend(lines)
-    result.skipped_parts = [FileError(f"cell {cell.number} cannot be parsed; left alone") for cell in bad]
+    result.skipped_parts = [_cell_error(cell) for cell in bad]
     if not analysed:
         return None, analysed
     joined = "\n".join(program) + "\n"
@@ -236,6 +236,16 @@ def analyse_cells(cells: List[Cell], path: str, settings: Settings, result: File
         result.findings.append(finding)
     result.applied = inner.applied
     return inner, analysed
+
+
+def _cell_error(cell: Cell) -> FileError:
+    """A cell left alone: CPython's error, at its line and column within the cell."""
+    from codemod.engine.syntax_errors import syntax_error
+
+    text = "\n".join(mask_ipython(cell.source).lines)
+    failure = syntax_error(text.encode("utf-8"), _syntax_error(text) or SyntaxError("invalid syntax"))
+    why = failure.message.removeprefix("cannot parse: ")
+    return FileError(f"cell {cell.number} cannot be parsed: {why}; left alone", failure.line, failure.column)
 
 
 def _cell_of(by_line, line: int) -> tuple:
