@@ -19,9 +19,10 @@ import sys
 import warnings
 from typing import NamedTuple, Optional
 
-# At most this bracket depth and this size for a libcst hint (50 mixed brackets: 0.1 s, 40 MB).
+# At most this bracket depth and this size for a libcst hint (measured: 50 nested mixed brackets
+# 0.1 s and 40 MB; a 64 KiB module 0.5 s, 256 KiB 2.3 s, on a loaded 2-core machine).
 MAX_HINT_DEPTH = 50
-MAX_HINT_BYTES = 256 * 1024
+MAX_HINT_BYTES = 64 * 1024
 _BRACKETS = b"([{)]}"
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in _BRACKETS)
 
