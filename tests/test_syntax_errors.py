@@ -150,3 +150,10 @@ def test_deep_nesting_is_worded_cheaply(depth):
     seconds, megabytes, line, column = run.stdout.split()
     assert int(megabytes) < 60 and float(seconds) < 10  # before: 108 MB, 1.3 s; 2.2 GB, 28 s
     assert (int(line), int(column)) == cpython_location(data)
+
+
+def test_large_files_get_no_libcst_hint():
+    """libcst's parser takes about 2 s per 256 KiB: a large file is worded by CPython alone."""
+    data = HEAD + b"a = 1\n" * 20_000 + b"def broken(:\n"
+    error = process_source(data, "big.py", Settings()).error
+    assert error.message == "cannot parse: invalid syntax" and (error.line, error.column) == cpython_location(data)
