@@ -1,9 +1,11 @@
 """A content-hash cache, so a rerun over unchanged files is near-instant.
 
 An entry is keyed by the file's bytes, its kind (.py or .ipynb), what was asked (findings,
-edits, fixes), the settings, and the tool's version and own code (the torch data it was
-built with included); any change misses. Entries are small JSON files under
-``.inplacefix_cache/`` (written atomically; a broken or missing cache only costs time).
+edits, fixes), the settings, the tool's version and own code (the torch data it was built
+with included), the interpreter (whose grammar decides what parses) and libcst's version
+(which decides what can be fixed); any change misses. Entries are small JSON files under
+``.inplacefix_cache/`` (written atomically). An entry that cannot be decoded into a result,
+valid JSON of another shape included, is a miss: a broken or missing cache only costs time.
 """
 
 from __future__ import annotations
@@ -11,9 +13,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import importlib.util
 import json
 import os
 import pathlib
+import sys
 import tempfile
 from typing import Optional
 
@@ -32,13 +36,29 @@ def cache_key(data: bytes, path: str, settings, fix: bool, edits: bool) -> str:
 @functools.lru_cache(maxsize=8)
 def _run_salt(settings, fix: bool, edits: bool) -> bytes:
     """Everything but the file that decides its result: the tool's own code (its version, and
-    the torch data in ``torch_api.py``, which is part of that code), the settings, what was
-    asked. Computed once per run."""
+    the torch data in ``torch_api.py``, which is part of that code), the interpreter, libcst,
+    the settings, what was asked. Computed once per run."""
     meta = {
         "version": __version__, "code": _code_digest(), "fix": fix, "edits": edits,
+        "python": [sys.implementation.name, sys.version], "libcst": _libcst_version(),
         "settings": {k: v for k, v in dataclasses.asdict(settings).items() if k not in ("exclude", "extend_exclude", "root")},
     }
     return json.dumps(meta, sort_keys=True, default=str).encode()
+
+
+def _libcst_version() -> Optional[str]:
+    """libcst's installed version, from the name of its dist-info folder beside the package
+    (0.4 ms; importing ``importlib.metadata`` costs 50-70 ms, which every cached rerun would
+    pay), else from the metadata API. libcst itself is not imported: a cached rerun needs it not."""
+    spec = importlib.util.find_spec("libcst")
+    if spec is None or spec.origin is None:
+        return None
+    found = sorted(p.name for p in pathlib.Path(spec.origin).parent.parent.glob("libcst-*.dist-info"))
+    if len(found) == 1:
+        return found[0]
+    from importlib import metadata
+
+    return metadata.version("libcst")
 
 
 def _code_digest() -> str:
@@ -59,9 +79,54 @@ def _finding_to_dict(f: Finding) -> dict:
     }
 
 
-def _finding_from_dict(d: dict) -> Finding:
-    edit = None if d["edit"] is None else Edit(Span(*d["edit"][0]), d["edit"][1])
-    return Finding(d["code"], d["message"], Span(*d["span"]), Status(d["status"]), d["reason"],
+class BadEntry(ValueError):
+    """A cache entry that does not decode into findings."""
+
+
+def _expect(ok: bool) -> None:
+    if not ok:
+        raise BadEntry
+
+
+def _is_int(value) -> bool:
+    return type(value) is int  # not bool
+
+
+def _span(value) -> Span:
+    _expect(isinstance(value, list) and len(value) == 4 and all(map(_is_int, value)))
+    return Span(*value)
+
+
+def _optional(value, kind) -> bool:
+    return value is None or isinstance(value, kind) and not isinstance(value, bool)
+
+
+_FIELDS = {"code", "message", "span", "status", "reason", "fix_title", "cell", "fixable", "edit"}
+
+
+@functools.lru_cache(maxsize=1)
+def _codes() -> frozenset:
+    """The registered rule codes (the registry's rule modules are imported on the first hit)."""
+    from codemod.rules.registry import table
+
+    return frozenset(table())
+
+
+def _finding_from_dict(d) -> Finding:
+    """The finding an entry holds; raises BadEntry if anything is missing or of another type."""
+    _expect(isinstance(d, dict) and _FIELDS <= d.keys())
+    _expect(isinstance(d["code"], str) and d["code"] in _codes() and isinstance(d["message"], str))
+    _expect(_optional(d["reason"], str) and _optional(d["fix_title"], str))
+    _expect(_optional(d["cell"], int) and isinstance(d["fixable"], bool))
+    try:
+        status = Status(d["status"])
+    except (ValueError, TypeError):
+        raise BadEntry from None
+    edit = d["edit"]
+    if edit is not None:
+        _expect(isinstance(edit, list) and len(edit) == 2 and isinstance(edit[1], str))
+        edit = Edit(_span(edit[0]), edit[1])
+    return Finding(d["code"], d["message"], _span(d["span"]), status, d["reason"],
                    None, edit, d["fix_title"], d["cell"], d["fixable"])
 
 
@@ -74,10 +139,11 @@ class Cache:
 
     def get(self, key: str) -> Optional[dict]:
         try:
-            entry = json.loads(self._file(key).read_text())
-        except (OSError, ValueError):
+            entry = json.loads(self._file(key).read_bytes())
+            _expect(isinstance(entry, dict) and isinstance(entry.get("findings"), list))
+            entry["findings"] = [_finding_from_dict(d) for d in entry["findings"]]
+        except (OSError, ValueError):  # unreadable, not JSON, not UTF-8, a BadEntry
             return None
-        entry["findings"] = [_finding_from_dict(d) for d in entry["findings"]]
         return entry
 
     def put(self, key: str, findings) -> None:

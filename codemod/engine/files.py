@@ -57,7 +57,7 @@ def process_path(path: str, settings: Settings, fix: bool, write: bool, edits: b
             result.error = FileError(str(exc))
         except OSError as exc:
             result.error = FileError(f"cannot write: {exc.strerror or exc}")
-    if cache is not None and not result.changed and not result.skipped_parts and result.error is None:
+    if cache is not None and not result.changed and not result.skipped_parts and not result.notices and result.error is None:
         cache.put(key, result.findings)
     # Results may cross a process boundary: keep plain data only.
     result.fixed_bytes = result.wrapper = result.source = None

@@ -2,10 +2,15 @@
 
 Cells are joined in order, each behind a marker statement, so names defined in one cell are
 known in the next (tensor-or-not and alias judgements work across cells). IPython syntax
-(``%magic``, ``!shell``, ``?help``) is masked by a ``pass`` line of the same indentation and put
-back byte for byte; a cell that starts with a cell magic (``%%bash``) is not Python and is left
-alone, and so is a cell that does not parse (it is reported). Findings name the cell (counted
-from 1 over all cells, as Jupyter shows them) and the line within it.
+(``%magic``, ``!shell``, ``x = !ls``, ``obj?``) is masked by a ``pass`` line of the same
+indentation and put back byte for byte. It is looked for only where CPython stops: a line is
+IPython only if the cell does not parse there, so ``h += 1  # right?`` or a continuation line
+starting with ``%`` stay Python. A cell that starts with a cell magic (``%%bash``) is not
+Python and is left alone, and so is a cell that does not parse (it is reported). A notebook of
+another language (its kernelspec or language_info says R, Julia...) is skipped with a notice.
+nbformat 3 notebooks (cells in worksheets, code in ``input``) are read and written too.
+Findings name the cell (counted from 1 over all cells, as Jupyter shows them) and the line
+within it.
 
 Writing changes only the ``source`` of the cells that were fixed. Notebooks are JSON; the
 notebook is re-serialised with the exact layout it was read with (indentation, key order,
@@ -16,13 +21,13 @@ normalises on write, so it cannot promise that.)
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import difflib
 import json
 import re
-from typing import List, Optional
-
-import libcst as cst
+import warnings
+from typing import List, NamedTuple, Optional
 
 from codemod.config import Settings
 from codemod.engine.pipeline import FileError, FileResult, process_source
@@ -31,7 +36,10 @@ from codemod.findings import Edit, Span
 MARKER = "__inplacefix_cell__({})"
 _MARKER_LINE = re.compile(r"^__inplacefix_cell__\((\d+)\)$")
 PLACEHOLDER = "pass  # __inplacefix_ipython__"
-_IPYTHON_LINE = re.compile(r"^\s*(%|!|\?)|\?\s*$|^\s*[A-Za-z_][\w.]*\s*=\s*(!|%)")
+# IPython's line syntax, matched only on a line where CPython stopped: escapes (%magic, !shell,
+# ?help, and doubled), `x = !cmd` / `x = %magic`, and help after a name (`obj?`, `a.b??`).
+_IPYTHON_LINE = re.compile(
+    r"^\s*(?:[%!?]|[A-Za-z_][\w.]*\s*=\s*[!%]|%{0,2}[\w*]+(?:\.[\w*]+|\[\d+\])*\?\??\s*(?:#.*)?$)")
 
 
 @dataclasses.dataclass
@@ -40,37 +48,58 @@ class Cell:
     source: str
     as_list: bool  # the JSON held the source as a list of lines
     masked: List[str] = dataclasses.field(default_factory=list)  # the IPython lines, in order
+    raw: Optional[dict] = None  # the cell's JSON object, where the fixed source is written
+    key: str = "source"  # its code's key ("input" in nbformat 3)
 
     @property
     def number(self) -> int:
         return self.index + 1
 
 
-def _source_text(cell: dict) -> tuple:
-    source = cell.get("source", "")
-    if isinstance(source, list):
-        return "".join(source), True
-    return source, False
+class Masked(NamedTuple):
+    lines: List[str]  # the cell's lines, IPython ones replaced by placeholders
+    masked: List[str]  # the lines replaced, in order
+    parses: bool  # whether the masked cell is Python
 
 
-def _mask(cell: Cell) -> List[str]:
-    lines = []
-    for line in cell.source.split("\n"):
-        if _IPYTHON_LINE.search(line):
-            cell.masked.append(line)
-            indent = line[: len(line) - len(line.lstrip())]
-            lines.append(indent + PLACEHOLDER)
-        else:
-            lines.append(line)
-    return lines
+class NotebookError(ValueError):
+    """A notebook that cannot be read: its message is reported for the file."""
 
 
-def _parses(lines: List[str]) -> bool:
-    try:
-        cst.parse_module("\n".join(lines) + "\n")
-        return True
-    except Exception:
-        return False
+def _syntax_error(text: str) -> Optional[SyntaxError]:
+    """CPython's error for ``text``, None if it parses."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            compile(text, "<cell>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        except SyntaxError as exc:
+            return exc
+        except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, too deep
+            return SyntaxError(str(exc))
+    return None
+
+
+def mask_ipython(source: str) -> Masked:
+    """Mask the IPython lines of a cell: a line is one only where CPython stops (so a `?` in a
+    comment or a continuation line starting with `%` stays Python). Lines continued with a
+    backslash are masked with the line they continue."""
+    lines = source.split("\n")
+    masked: dict = {}  # row -> original line
+    for _ in range(len(lines) + 1):
+        error = _syntax_error("\n".join(lines))
+        if error is None:
+            return Masked(lines, [masked[row] for row in sorted(masked)], True)
+        row = (error.lineno or 0) - 1
+        if not 0 <= row < len(lines) or row in masked or not _IPYTHON_LINE.match(lines[row]):
+            break
+        indent = lines[row][: len(lines[row]) - len(lines[row].lstrip())]
+        end = row
+        while lines[end].endswith("\\") and end + 1 < len(lines):
+            end += 1
+        for r in range(row, end + 1):
+            masked[r] = lines[r]
+            lines[r] = indent + PLACEHOLDER
+    return Masked(lines, [masked[row] for row in sorted(masked)], False)
 
 
 def _layout(text: str, nb: dict) -> Optional[dict]:
@@ -92,20 +121,76 @@ def process_notebook(data: bytes, path: str, settings: Settings, *, fix: bool = 
     try:
         text = data.decode("utf-8")
         nb = json.loads(text)
-        raw_cells = nb["cells"]
-    except (UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+        language = _language(nb)
+        cells = _code_cells(nb)
+    except json.JSONDecodeError as exc:
+        result.error = FileError(f"cannot read the notebook: not JSON: {exc.msg}", exc.lineno, exc.colno - 1)
+        return result
+    except (UnicodeDecodeError, NotebookError) as exc:
         result.error = FileError(f"cannot read the notebook: {exc}")
         return result
     result.original = text
-    cells = []
-    for index, raw in enumerate(raw_cells):
-        if raw.get("cell_type") == "code":
-            source, as_list = _source_text(raw)
-            cells.append(Cell(index, source, as_list))
+    if language is not None and not _is_python(language):
+        result.notices.append(f"not a Python notebook (language: {language}); skipped")
+        return result
     inner, analysed = analyse_cells(cells, path, settings, result, fix=fix, edits=edits)
     if inner is not None and fix and inner.changed:
         _write_back(result, nb, text, analysed, inner.fixed)
     return result
+
+
+def _language(nb) -> Optional[str]:
+    """The notebook's language, from language_info or the kernelspec (None if not said)."""
+    if not isinstance(nb, dict):
+        raise NotebookError("the top level is not a JSON object")
+    metadata = nb.get("metadata", {})
+    if not isinstance(metadata, dict):
+        raise NotebookError("`metadata` is not an object")
+    for key, field in (("language_info", "name"), ("kernelspec", "language")):
+        table = metadata.get(key, {})
+        if not isinstance(table, dict):
+            raise NotebookError(f"`metadata.{key}` is not an object")
+        if isinstance(table.get(field), str) and table[field]:
+            return table[field]
+    return metadata.get("language") if isinstance(metadata.get("language"), str) else None  # nbformat 3
+
+
+def _is_python(language: str) -> bool:
+    return language.lower() in ("python", "python2", "python3", "ipython", "ipython3")
+
+
+def _code_cells(nb: dict) -> List[Cell]:
+    """The code cells, numbered over all cells; nbformat 3 keeps them in worksheets, under `input`."""
+    if "worksheets" in nb and "cells" not in nb:
+        worksheets = nb["worksheets"]
+        if not isinstance(worksheets, list) or not all(isinstance(w, dict) for w in worksheets):
+            raise NotebookError("`worksheets` is not a list of objects")
+        raw_cells = [cell for w in worksheets for cell in _cell_list(w.get("cells", []))]
+        key = "input"
+    elif "cells" in nb:
+        raw_cells, key = _cell_list(nb["cells"]), "source"
+    else:
+        raise NotebookError("no `cells` (nor nbformat 3 `worksheets`)")
+    cells = []
+    for index, raw in enumerate(raw_cells):
+        if not isinstance(raw, dict):
+            raise NotebookError(f"cell {index + 1} is not an object")
+        if raw.get("cell_type") != "code":
+            continue
+        source = raw.get(key, "")
+        if isinstance(source, list) and all(isinstance(line, str) for line in source):
+            cells.append(Cell(index, "".join(source), True, raw=raw, key=key))
+        elif isinstance(source, str):
+            cells.append(Cell(index, source, False, raw=raw, key=key))
+        else:
+            raise NotebookError(f"cell {index + 1}: `{key}` is not a string or a list of strings")
+    return cells
+
+
+def _cell_list(cells) -> list:
+    if not isinstance(cells, list):
+        raise NotebookError("`cells` is not a list")
+    return cells
 
 
 def analyse_cells(cells: List[Cell], path: str, settings: Settings, result: FileResult, *,
@@ -119,15 +204,15 @@ def analyse_cells(cells: List[Cell], path: str, settings: Settings, result: File
     for cell in cells:
         if cell.source.lstrip().startswith("%%"):
             continue  # a cell magic: not Python
-        lines = _mask(cell)
-        if not _parses(lines):
+        lines, cell.masked, parses = mask_ipython(cell.source)
+        if not parses:
             bad.append(cell)
             continue
         analysed.append(cell)
         program.append(MARKER.format(cell.index))
         starts[cell.index] = len(program)  # the program line just before the cell's line 1
         program.extend(lines)
-    result.skipped_parts = [FileError(f"cell {cell.number} cannot be parsed; left alone") for cell in bad]
+    result.skipped_parts = [_cell_error(cell) for cell in bad]
     if not analysed:
         return None, analysed
     joined = "\n".join(program) + "\n"
@@ -153,6 +238,16 @@ def analyse_cells(cells: List[Cell], path: str, settings: Settings, result: File
     return inner, analysed
 
 
+def _cell_error(cell: Cell) -> FileError:
+    """A cell left alone: CPython's error, at its line and column within the cell."""
+    from codemod.engine.syntax_errors import syntax_error
+
+    text = "\n".join(mask_ipython(cell.source).lines)
+    failure = syntax_error(text.encode("utf-8"), _syntax_error(text) or SyntaxError("invalid syntax"))
+    why = failure.message.removeprefix("cannot parse: ")
+    return FileError(f"cell {cell.number} cannot be parsed: {why}; left alone", failure.line, failure.column)
+
+
 def _cell_of(by_line, line: int) -> tuple:
     current = by_line[0]
     for index, start in by_line:
@@ -166,9 +261,10 @@ def _shift(span: Span, offset: int) -> Span:
 
 
 def _split(fixed: str) -> dict:
-    """Cell index -> its new lines, from the fixed program."""
+    """Cell index -> its new lines, from the fixed program (whose last newline ends the
+    program, not the last cell)."""
     out, current = {}, None
-    for line in fixed.split("\n"):
+    for line in fixed.removesuffix("\n").split("\n"):
         match = _MARKER_LINE.match(line)
         if match:
             current = int(match.group(1))
@@ -186,12 +282,7 @@ def _write_back(result: FileResult, nb: dict, text: str, cells: List[Cell], fixe
         lines = new_lines.get(cell.index, [])
         masked = iter(cell.masked)
         restored = [next(masked) if line.strip() == PLACEHOLDER else line for line in lines]
-        source = "\n".join(restored)
-        if not cell.source.endswith("\n"):
-            source = source.rstrip("\n") if source.endswith("\n") else source
-        # the program ends every cell with the newline that joins it to the next one
-        if cell.source.endswith("\n") and not source.endswith("\n"):
-            source += "\n"
+        source = "\n".join(restored)  # the cell's lines, as they were joined into the program
         if source != cell.source:
             changed.append((cell, source))
     if not changed:
@@ -201,8 +292,7 @@ def _write_back(result: FileResult, nb: dict, text: str, cells: List[Cell], fixe
                                  "not rewritten (fix the cells by hand or re-save the notebook)")
         return
     for cell, source in changed:
-        raw = nb["cells"][cell.index]
-        raw["source"] = source.splitlines(keepends=True) if cell.as_list else source
+        cell.raw[cell.key] = source.splitlines(keepends=True) if cell.as_list else source
     newline = layout.pop("newline")
     result.fixed = json.dumps(nb, **layout) + newline
     result.fixed_bytes = result.fixed.encode("utf-8")

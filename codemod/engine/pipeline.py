@@ -40,6 +40,7 @@ class FileResult:
     statements: Optional[dict] = None  # findings by top-level function/class, for the next edit
     cell_diffs: list = dataclasses.field(default_factory=list)  # notebooks: (cell, before, after)
     skipped_parts: list = dataclasses.field(default_factory=list)  # FileErrors of cells left alone
+    notices: list = dataclasses.field(default_factory=list)  # not errors: e.g. a notebook of another language
 
     @property
     def changed(self) -> bool:
@@ -85,7 +86,9 @@ def process_source(
             return result
         source = Source(data, registry.node_types())
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError) as exc:
-        result.error = _parse_error(data, exc)
+        from codemod.engine.syntax_errors import syntax_error
+
+        result.error = FileError(*syntax_error(data, exc))
         return result
     except RecursionError:  # CPython's own limit: such a file cannot be compiled either
         result.error = FileError("cannot parse: nested too deeply for Python's parser")
@@ -208,20 +211,6 @@ def _dispatch(source, rules, skip=frozenset()) -> None:
     for node in nodes:
         for method in table[type(node)]:
             method(node)
-
-
-def _parse_error(data: bytes, exc: Exception) -> FileError:
-    if not isinstance(exc, SyntaxError):
-        return FileError(f"cannot decode: {exc}")
-    import libcst as cst  # its message says what it expected, where ast only says "invalid syntax"
-
-    try:
-        cst.parse_module(data)
-    except cst.ParserSyntaxError as cst_exc:
-        return FileError(f"cannot parse: {cst_exc.message}", cst_exc.raw_line, cst_exc.raw_column)
-    except Exception:  # noqa: BLE001 - any failure here only loses the nicer message
-        pass
-    return FileError(f"cannot parse: {exc.msg}", exc.lineno or 1, max((exc.offset or 1) - 1, 0))
 
 
 def apply_fixes(result: FileResult, fixes: list) -> None:

@@ -14,6 +14,7 @@ import pickle
 from typing import Iterable, List, Optional
 
 from codemod.analysis.project import ModuleFacts, ProjectIndex, collect, module_name
+from codemod.engine.fileio import read_source
 
 _VERSION = b"project-facts-1"
 
@@ -30,7 +31,7 @@ def build_index(files: Iterable[str], cache_dir: Optional[str] = None) -> Option
     facts: List[ModuleFacts] = []
     for path in paths:
         try:
-            data = path.read_bytes()
+            data = read_source(path)  # a regular file only: a FIFO would block the run
         except OSError:
             continue  # reported when the file itself is processed
         found = _facts(data, names[path], project, path.name == "__init__.py", folder, salt)

@@ -98,10 +98,12 @@ def main(
 
 
 def _settings(paths, config, select, ignore, unsafe_fixes, notebooks=None):
+    from codemod.rules.registry import table
+
     start = pathlib.Path(paths[0]) if paths else pathlib.Path.cwd()
     try:
         return load_settings(
-            config, start,
+            config, start, table().keys(),
             select=split_codes(select), ignore=split_codes(ignore), unsafe_fixes=unsafe_fixes,
             include_notebooks=notebooks,
         )
@@ -200,7 +202,11 @@ def _collect(results, total: int, show: bool) -> list:
 
 
 def _errors(results) -> int:
-    """Print every error (whole files, and notebook cells left alone); return how many."""
+    """Print every error (whole files, and notebook cells left alone); return how many.
+    Notices (files skipped on purpose) are printed too, and are not errors."""
+    for r in results:
+        for notice in r.notices:
+            typer.echo(f"{r.path}: notice: {notice}", err=True)
     count = 0
     for r in results:
         for error in ([r.error] if r.error is not None else []) + r.skipped_parts:
@@ -232,7 +238,12 @@ def check(
     as_json = output_format is not Format.text
     if stdin:
         name = str(stdin_filename or "-")
-        results = [process_source(sys.stdin.buffer.read(), name, settings, edits=as_json)]
+        if name.endswith(".ipynb"):
+            from codemod.engine.notebook import process_notebook
+
+            results = [process_notebook(sys.stdin.buffer.read(), name, settings, edits=as_json)]
+        else:
+            results = [process_source(sys.stdin.buffer.read(), name, settings, edits=as_json)]
     else:
         results = _run(paths, settings, fix=False, write=False, edits=as_json, jobs=jobs,
                        progress=progress, cache=cache)

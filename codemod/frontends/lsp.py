@@ -26,6 +26,7 @@ from pygls.lsp.server import LanguageServer
 
 from codemod import __version__
 from codemod.config import ConfigError, Settings, load_settings
+from codemod.rules.registry import table
 from codemod.engine.pipeline import FileResult, add_edits, process_source
 from codemod.findings import Finding, Status
 
@@ -67,7 +68,7 @@ class InplacefixServer(LanguageServer):
 
     def settings_for(self, path: str) -> Settings:
         try:
-            base = load_settings(None, pathlib.Path(path))
+            base = load_settings(None, pathlib.Path(path), table().keys())
         except ConfigError:
             base = Settings()
         select = self.editor.select or base.select

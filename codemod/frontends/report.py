@@ -173,7 +173,8 @@ def sarif_document(results: Iterable, show_skipped: bool = False) -> str:
         for error in ([r.error] if r.error is not None else []) + r.skipped_parts:
             notes.append({"level": "error", "message": {"text": error.message},
                           "locations": [{"physicalLocation": {"artifactLocation": {"uri": r.path.removeprefix("./")},
-                                         "region": {"startLine": max(error.line, 1)}}}]})
+                                         "region": {"startLine": max(error.line, 1),
+                                                    "startColumn": error.column + 1}}}]})
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
