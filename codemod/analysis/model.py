@@ -84,6 +84,6 @@ class SemanticModel:
         """Whether a fix asked for a name unused in the whole file (see ``UsedNames``)."""
         return self.used_names.picked
 
-    def may_promote(self, key: Optional[str], operands: Iterable[ast.AST]) -> bool:
+    def may_promote(self, key: Optional[str], operands: Iterable[ast.expr]) -> bool:
         """Whether ``x = x op y`` could take another dtype than ``x op= y`` keeps."""
         return dtype.may_promote(self.kinds, key, operands, self.assume_same_dtype)
