@@ -89,13 +89,13 @@ class Names:
         (remembered: every pass asks it of every call)."""
         if not isinstance(node, (ast.Name, ast.Attribute)):
             return None
-        try:
-            return self._torch_names[node]
-        except KeyError:
-            known = self._torch_names[node] = next(
-                (n for n in self.qualified_names(node) if n == "torch" or n.startswith("torch.")), None
-            )
-            return known
+        known = self._torch_names
+        if node in known:  # (a sentinel for .get() would be an ``object`` to the type checker)
+            return known[node]
+        found = known[node] = next(
+            (n for n in self.qualified_names(node) if n == "torch" or n.startswith("torch.")), None
+        )
+        return found
 
 
 class UsedNames:

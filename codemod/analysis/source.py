@@ -38,8 +38,10 @@ def parse(data: Union[str, bytes], filename: str = "<unknown>") -> ast.Module:
 
 def source_order(node: Located) -> Tuple[int, int, int, int]:
     """Sort key: by where nodes start, an outer node before the inner one starting there."""
-    # typeshed's end positions are Optional (a node built by hand has none); parsed ones have them.
-    return (node.lineno, node.col_offset, -cast(int, node.end_lineno), -cast(int, node.end_col_offset))
+    # typeshed's end positions are Optional (a node built by hand has none); a parsed node's
+    # never are, so ``or 0`` changes no value: it tells the type checker, and unlike ``cast``
+    # it costs no call (this key sorts every candidate node).
+    return (node.lineno, node.col_offset, -(node.end_lineno or 0), -(node.end_col_offset or 0))
 
 
 class CharSpan(NamedTuple):

@@ -4,7 +4,7 @@ constants, spans and blocks. No state, no caches: every other analysis module bu
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Tuple, Union, cast
+from typing import List, Optional, Tuple, Union
 
 Pos = Tuple[int, int]  # (line, column); columns in UTF-8 bytes, as ast counts
 Span = Tuple[Pos, Pos]
@@ -69,8 +69,9 @@ def positional(call: ast.Call) -> List[ast.expr]:
 
 def span(node: Located) -> Span:
     """((line, column), (end line, end column)) of a node."""
-    # typeshed's end positions are Optional (a node built by hand has none); parsed ones have them.
-    return cast(Span, ((node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)))
+    # typeshed's end positions are Optional (a node built by hand has none); a parsed node's
+    # never are, so ``or 0`` changes no value (a call of ``cast`` would cost one per binding).
+    return (node.lineno, node.col_offset), (node.end_lineno or 0, node.end_col_offset or 0)
 
 
 def block_field(parent: ast.AST, child: ast.AST) -> Optional[Block]:
