@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from typing import List, Literal, Optional, Set, Tuple, cast
+from typing import List, Literal, NamedTuple, Optional, Set, Tuple, cast
 
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding, Flow
@@ -33,6 +33,11 @@ VIEW_METHODS = {
 AliasKind = Literal["identity", "view"]
 AliasProblem = Literal["alias", "view-alias", "param-mutation", "mutation-as-output"]
 RebindingProblem = Literal["non-local-name"]
+
+
+class Aliases(NamedTuple):
+    identity: Set[str]  # keys bound to the same tensor
+    views: Set[str]  # keys bound to views of it
 
 
 @dataclasses.dataclass
@@ -119,7 +124,7 @@ class Dataflow:
             return AliasReport("alias", later_identity)
         return AliasReport(None)
 
-    def aliases(self, flow: Flow, key: str, at: Pos) -> Tuple[Set[str], Set[str]]:
+    def aliases(self, flow: Flow, key: str, at: Pos) -> Aliases:
         """Keys bound to the same tensor as ``key`` at ``at`` (identity), and views of it."""
         identity: Set[str] = set()
         views: Set[str] = set()
@@ -149,7 +154,7 @@ class Dataflow:
                     (identity if how == "identity" else views).add(other)
         identity.discard(key)
         views.discard(key)
-        return identity, views
+        return Aliases(identity, views)
 
     def alias_source(self, value: Optional[ast.AST]) -> Tuple[Optional[str], Optional[AliasKind]]:
         """(key, "identity" | "view") when ``value`` is ``key`` itself or shares its storage."""

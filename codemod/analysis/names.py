@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import ast
 import builtins
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, List, NamedTuple, Optional, Set, Tuple
 
 from codemod.analysis.binder import Binder
 from codemod.analysis.syntax import BODIES, FUNCTIONS, Owner, target_key
 from codemod.analysis.tree import Tree
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+class ModuleNames(NamedTuple):
+    imports: Dict[str, Set[str]]  # name -> qualified names of the module-level imports binding it
+    bound: Set[str]  # other names bound at module level
 
 
 class Names:
@@ -23,7 +28,7 @@ class Names:
         self.binder = binder
         self.module = tree.module
         self._resolved: Dict[Tuple[str, Owner], Set[str]] = {}
-        self._module_imports: Optional[Tuple[Dict[str, Set[str]], Set[str]]] = None
+        self._module_imports: Optional[ModuleNames] = None
         self._torch_names: Dict[ast.AST, Optional[str]] = {}
 
     def qualified_names(self, node: ast.AST) -> Set[str]:
@@ -57,8 +62,8 @@ class Names:
             return {f"builtins.{name}"}
         return set()
 
-    def module_names(self) -> Tuple[Dict[str, Set[str]], Set[str]]:
-        """(name -> qualified names of module-level imports, other names bound at module level)."""
+    def module_names(self) -> ModuleNames:
+        """The names the module's top level imports, and the others it binds."""
         if self._module_imports is None:
             imports: Dict[str, Set[str]] = {}
             bound: Set[str] = set()
@@ -81,7 +86,7 @@ class Names:
                 else:
                     for field in (*BODIES, "handlers"):
                         todo.extend(getattr(stmt, field, ()))
-            self._module_imports = (imports, bound)
+            self._module_imports = ModuleNames(imports, bound)
         return self._module_imports
 
     def torch_name(self, node: ast.AST) -> Optional[str]:

@@ -110,7 +110,7 @@ class Source:
     def segment(self, node: Located) -> str:
         """The source text of ``node``, exactly as written."""
         lines = self.lines
-        end_line, end_column = cast(int, node.end_lineno), cast(int, node.end_col_offset)  # parsed: set
+        end_line, end_column = cast(int, node.end_lineno), cast(int, node.end_col_offset)  # typeshed: Optional
         first, last = node.lineno - 1, end_line - 1
         if first == last:
             return lines[first][node.col_offset:end_column].decode("utf-8", "replace")
@@ -135,6 +135,6 @@ class Source:
 
     def char_span(self, node: Located) -> CharSpan:
         """(line, column, end line, end column) with character columns."""
-        end_line, end_column = cast(int, node.end_lineno), cast(int, node.end_col_offset)  # parsed: set
+        end_line, end_column = cast(int, node.end_lineno), cast(int, node.end_col_offset)  # typeshed: Optional
         return CharSpan(node.lineno, self.char_column(node.lineno, node.col_offset),
                         end_line, self.char_column(end_line, end_column))

@@ -266,7 +266,7 @@ class TensorKinds:
         if form == "def":
             return Kind.OTHER
         if form == "ann":
-            annotated = self.annotation_kind(cast(ast.AnnAssign, b.stmt).annotation)  # and this at x: T
+            annotated = self.annotation_kind(cast(ast.AnnAssign, b.stmt).annotation)  # at its ``x: T``
             if annotated is not Kind.UNKNOWN:
                 return annotated
             return self.kind(value) if value is not None else Kind.PENDING
