@@ -37,3 +37,13 @@ def test_a_back_edge_breaks_the_layer_contract(tmp_path):
     assert result.returncode != 0
     assert "codemod.analysis is not allowed to import codemod.rules" in result.stdout
     assert "codemod.analysis.back_edge -> codemod.rules.registry" in result.stdout
+
+
+def test_mypy_types_the_analysis_and_the_fixes():
+    """The analysis and the fixes pass mypy with the project's settings ([tool.mypy] in
+    pyproject.toml: every function annotated, no bare containers, no implicit Optional).
+    mypy keeps its cache in .mypy_cache (which it tells git to ignore): about 1 s warm, 10 cold."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run([sys.executable, "-m", "mypy", "codemod/analysis", "codemod/fixes"], cwd=ROOT,
+                            env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr

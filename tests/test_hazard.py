@@ -32,3 +32,12 @@ def test_blanket_selection_still_lists_the_harmless_candidates():
     path = next(p for p in WORKING if p.stem == "resnet_block")
     everything = process_source(path.read_bytes(), str(path), Settings(select=("ALL",))).findings
     assert {f.code for f in everything} == {"IPF001", "IPF002"}
+
+
+def test_an_inplace_module_set_on_self_outside_a_class_is_a_cautious_hazard_not_a_crash():
+    data = (b"import torch\nfrom torch import nn\n\n\ndef build(self, x):\n"
+            b"    self.act = nn.ReLU(inplace=True)\n    y = torch.sigmoid(x)\n    return self.act(y)\n")
+    result = process_source(data, "build.py", Settings())
+    assert result.error is None
+    assert [(f.code, f.span.line) for f in result.findings] == [("IPF102", 6)]
+    assert "cannot be followed" in result.findings[0].message

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from typing import Dict, List, Literal, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Literal, Optional, Sequence, Set, Tuple, Type, Union
 
 from codemod.analysis.source import Source
-from codemod.analysis.syntax import Pos, Span, is_const, span, target_key
+from codemod.analysis.syntax import Function, Located, Owner, Pos, Span, is_const, span, target_key
 
 BindingForm = Literal["assign", "aug", "ann", "for", "param", "def", "other"]
+Use = Tuple[Pos, Union[ast.Name, ast.Attribute]]  # where a key is loaded, and the loading node
 
 
 @dataclasses.dataclass
@@ -24,8 +25,8 @@ class Binding:
     key: str
     start: Pos
     end: Pos
-    stmt: ast.AST
-    value: Optional[ast.AST]  # the assigned expression, when it is one whole value
+    stmt: Located  # the statement; the ``arg`` of a parameter; the target of a with or a comprehension
+    value: Optional[ast.expr]  # the assigned expression, when it is one whole value
     form: BindingForm
     sources: Sequence[str] = ()  # other keys bound by the same statement (a = b = value)
 
@@ -34,9 +35,9 @@ class Binding:
 class Flow:
     """What one function body does with names, gathered in one walk of it."""
 
-    owner: ast.AST  # FunctionDef or Module
+    owner: Owner
     bindings: Dict[str, List[Binding]] = dataclasses.field(default_factory=dict)  # key -> [Binding]
-    loads: Dict[str, List[Tuple[Pos, ast.AST]]] = dataclasses.field(default_factory=dict)  # key -> [(Pos, node)]
+    loads: Dict[str, List[Use]] = dataclasses.field(default_factory=dict)  # key -> [(Pos, node)]
     loops: List[Span] = dataclasses.field(default_factory=list)  # [(start, end)]
     declared: Set[str] = dataclasses.field(default_factory=set)  # global / nonlocal names
     params: Set[str] = dataclasses.field(default_factory=set)
@@ -48,20 +49,22 @@ class _FlowCollector:
     """Walks one function body. Nested functions and classes are other scopes: their bindings
     are not this body's, but their loads count as uses (closures read names late)."""
 
-    def __init__(self, flow: Flow, kids: dict, nested: bool = True) -> None:
+    def __init__(self, flow: Flow, kids: Dict[ast.AST, List[ast.AST]], nested: bool = True) -> None:
         self.flow = flow
         self.kids = kids
         self.depth = 0  # how many nested scopes deep the walk is
         self.nested = nested  # False: bindings only, nested scopes are not entered
 
-    def _bind_key(self, key: str, stmt: ast.AST, value, form: str, group=(), at: ast.AST = None) -> None:
+    def _bind_key(self, key: str, stmt: Located, value: Optional[ast.expr], form: BindingForm,
+                  group: Sequence[str] = (), at: Optional[Located] = None) -> None:
         if self.depth:
             return
         start, end = span(at or stmt)
         binding = Binding(key, start, end, stmt, value, form, tuple(k for k in group if k != key))
         self.flow.bindings.setdefault(key, []).append(binding)
 
-    def _bind(self, target: ast.AST, stmt: ast.AST, value, form: str, group=(), at: ast.AST = None) -> None:
+    def _bind(self, target: ast.expr, stmt: Located, value: Optional[ast.expr], form: BindingForm,
+              group: Sequence[str] = (), at: Optional[Located] = None) -> None:
         key = target_key(target)
         if key is None:
             if isinstance(target, (ast.Tuple, ast.List)):
@@ -72,14 +75,14 @@ class _FlowCollector:
             return
         self._bind_key(key, stmt, value, form, group, at)
 
-    def run(self, owner: ast.AST) -> None:
+    def run(self, owner: Owner) -> None:
         if isinstance(owner, ast.Module):
             self.body(owner.body)
             return
         self.arguments(owner.args)
         self.body(owner.body)
 
-    def body(self, stmts) -> None:
+    def body(self, stmts: Iterable[ast.stmt]) -> None:
         for s in stmts:
             self.visit(s)
 
@@ -97,8 +100,9 @@ class _FlowCollector:
 
     def visit(self, node: ast.AST) -> None:
         cls = node.__class__
-        method = _VISITS.get(cls, _MISSING)
-        if method is _MISSING:
+        try:
+            method = _VISITS[cls]
+        except KeyError:
             method = _VISITS[cls] = getattr(_FlowCollector, "visit_" + cls.__name__, None)
         if method is None or method(self, node):
             for child in self.kids[node]:
@@ -117,14 +121,14 @@ class _FlowCollector:
         return True
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> bool:
-        self._bind(node.target, node, node, "ann")
+        self._bind(node.target, node, node.value, "ann")
         return True
 
     def visit_AugAssign(self, node: ast.AugAssign) -> bool:
         self._bind(node.target, node, node.value, "aug")
         return True
 
-    def visit_For(self, node) -> bool:
+    def visit_For(self, node: Union[ast.For, ast.AsyncFor]) -> bool:
         self._bind(node.target, node, node.iter, "for")
         if not self.depth:
             self.flow.loops.append(span(node))
@@ -155,7 +159,7 @@ class _FlowCollector:
             self._bind_key(node.name, node, None, "other")
         return True
 
-    def visit_FunctionDef(self, node) -> bool:
+    def visit_FunctionDef(self, node: Function) -> bool:
         self._bind_key(node.name, node, None, "def")
         if not self.nested:
             return False
@@ -206,7 +210,7 @@ class _FlowCollector:
                 self.flow.imports.setdefault(key, set()).add(f"{node.module}.{alias.name}")
         return False
 
-    def visit_Global(self, node: ast.Global) -> bool:
+    def visit_Global(self, node: Union[ast.Global, ast.Nonlocal]) -> bool:
         if not self.depth:
             self.flow.declared.update(node.names)
         return False
@@ -218,7 +222,7 @@ class _FlowCollector:
             self.flow.returns_value = True
         return True
 
-    def visit_Yield(self, node) -> bool:
+    def visit_Yield(self, node: Union[ast.Yield, ast.YieldFrom]) -> bool:
         if not self.depth:
             self.flow.returns_value = True
         return True
@@ -239,11 +243,12 @@ class _FlowCollector:
         return True
 
 
-_VISITS: dict = {}
-_MISSING = object()
+# Node type -> its ``visit_`` method (None: none; visit the children). The methods take their
+# own node type: Callable cannot say "the type of the key", hence Any.
+_VISITS: Dict[Type[ast.AST], Optional[Callable[[_FlowCollector, Any], bool]]] = {}
 
 
-def _unpacked(target: ast.AST, value: ast.AST) -> list:
+def _unpacked(target: ast.expr, value: ast.expr) -> List[Tuple[ast.expr, ast.expr]]:
     """``a, b = 1.0, x`` -> [(a, 1.0), (b, x)]; [] unless both sides are plain, equal tuples."""
     if not (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))):
         return []
@@ -259,9 +264,9 @@ class Binder:
 
     def __init__(self, source: Source) -> None:
         self.source = source
-        self._flows: Dict[Tuple[ast.AST, bool], Flow] = {}
+        self._flows: Dict[Tuple[Owner, bool], Flow] = {}
 
-    def flow(self, owner: ast.AST, nested: bool = True) -> Flow:
+    def flow(self, owner: Owner, nested: bool = True) -> Flow:
         """What ``owner``'s body does with names; with ``nested=False`` only its own bindings
         (loads inside nested functions are not gathered: much cheaper for a whole module)."""
         flow = self._flows.get((owner, nested))

@@ -13,10 +13,10 @@ Two judgements rest on it:
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, List, Literal, NamedTuple, Optional, Set
+from typing import TYPE_CHECKING, Callable, Dict, List, Literal, NamedTuple, Optional, Set, Union
 
 from codemod.analysis.binder import Binder
-from codemod.analysis.syntax import FUNCTIONS, target_key
+from codemod.analysis.syntax import FUNCTIONS, Function, Located, Owner, target_key
 from codemod.analysis.tree import Tree
 
 if TYPE_CHECKING:
@@ -24,16 +24,21 @@ if TYPE_CHECKING:
 
 FunctionReason = Literal["no-grad-callers", "autograd-function"]
 ContractReason = Literal["trailing-underscore", "mutation-as-output", "callers-rely-on-mutation"]
+LocalReason = Callable[[ast.AST], Optional[str]]  # grad off around a node, from its own function
+Methods = Dict[ast.ClassDef, Dict[str, Function]]
 _FUNCTION_BASES = ("Function", "autograd.Function", "torch.autograd.Function", "torch.autograd.function.Function")
 
 
 class CallSite(NamedTuple):
     """A call of (or a reference to) a function of this module."""
 
-    node: ast.AST  # the ast.Call, or the Name/Attribute that hands the function on
-    caller: ast.AST  # the function (or module) whose body holds it
+    node: Union[ast.Call, ast.Name, ast.Attribute]  # the call, or the name that hands the function on
+    caller: Owner  # the function (or module) whose body holds it
     called: bool  # False: a reference (``func = f``): its calls cannot be followed
     result_ignored: bool  # the call is a statement of its own
+
+
+ReadAfter = Callable[[CallSite, ast.expr], bool]  # is the argument read after the call?
 
 
 class Calls:
@@ -46,13 +51,13 @@ class Calls:
         self.module = tree.module
         self.project = project  # the run's index: callers in other files (None: this file only)
         self.module_name = module_name
-        self._sites: Optional[Dict[ast.AST, List[CallSite]]] = None
-        self._grad_off: Dict[ast.AST, bool] = {}
+        self._sites: Optional[Dict[Function, List[CallSite]]] = None
+        self._grad_off: Dict[Function, bool] = {}
 
-    def qualname(self, func: ast.AST) -> Optional[str]:
+    def qualname(self, func: Function) -> Optional[str]:
         """``pkg.mod.f`` / ``pkg.mod.Class.m`` for the module's functions and methods that the
         project index knows; None for others (nested functions) or without an index."""
-        if self.project is None or not isinstance(func, FUNCTIONS):
+        if self.project is None:
             return None
         parent = self.tree.parent(func)
         if parent is self.module:
@@ -64,22 +69,22 @@ class Calls:
         return name if self.project.knows(name) else None
 
     # ------------------------------------------------------------------ the call graph
-    def sites(self, func: ast.AST) -> List[CallSite]:
+    def sites(self, func: Function) -> List[CallSite]:
         """Every call of ``func`` (and reference to it) in this module."""
         if self._sites is None:
             self._sites = self._index()
         return self._sites.get(func, [])
 
-    def _index(self) -> Dict[ast.AST, List[CallSite]]:
-        top: Dict[str, ast.AST] = {}
-        methods: Dict[ast.ClassDef, Dict[str, ast.AST]] = {}
+    def _index(self) -> Dict[Function, List[CallSite]]:
+        top: Dict[str, Function] = {}
+        methods: Methods = {}
         for stmt in self.module.body:
             if isinstance(stmt, FUNCTIONS):
                 top[stmt.name] = stmt
             elif isinstance(stmt, ast.ClassDef):
                 methods[stmt] = {s.name: s for s in stmt.body if isinstance(s, FUNCTIONS)}
         classes = {c.name: c for c in methods}
-        found: Dict[ast.AST, List[CallSite]] = {}
+        found: Dict[Function, List[CallSite]] = {}
         for node in self.tree.walk(self.module):
             if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
                 continue
@@ -87,14 +92,17 @@ class Calls:
             if func is None:
                 continue
             parent = self.tree.parent(node)
-            called = isinstance(parent, ast.Call) and parent.func is node
-            site_node = parent if called else node
-            result_ignored = called and isinstance(self.tree.parent(parent), ast.Expr)
+            site_node: Union[ast.Call, ast.Name, ast.Attribute] = node
+            result_ignored = False
+            if isinstance(parent, ast.Call) and parent.func is node:
+                site_node = parent
+                result_ignored = isinstance(self.tree.parent(parent), ast.Expr)
             found.setdefault(func, []).append(
-                CallSite(site_node, self.tree.owner(site_node), called, result_ignored))
+                CallSite(site_node, self.tree.owner(site_node), site_node is not node, result_ignored))
         return found
 
-    def _resolve(self, node, top, methods, classes) -> Optional[ast.AST]:
+    def _resolve(self, node: Union[ast.Name, ast.Attribute], top: Dict[str, Function], methods: Methods,
+                 classes: Dict[str, ast.ClassDef]) -> Optional[Function]:
         if isinstance(node, ast.Name):
             func = top.get(node.id)
             if func is None:
@@ -114,17 +122,18 @@ class Calls:
         return methods[cls].get(attr) if cls is not None else None
 
     # ---------------------------------------------------------------- grad mode
-    def function_reason(self, func: ast.AST, local_reason) -> Optional[FunctionReason]:
+    def function_reason(self, func: Function, local_reason: LocalReason) -> Optional[FunctionReason]:
         """Why ``func`` runs with grad off as a whole, if it does. ``local_reason(node)`` is
         the grad-mode reason the code around a node gives (``GradMode``), without this one."""
         if self.is_autograd_kernel(func):
             return "autograd-function"
         qualname = self.qualname(func)
         if qualname is not None:  # the project's calls, this file's included
-            return "no-grad-callers" if self.project.grad_off(qualname) else None  # type: ignore[union-attr]
+            assert self.project is not None  # qualname() is None without one
+            return "no-grad-callers" if self.project.grad_off(qualname) else None
         return "no-grad-callers" if self._off_by_callers(func, local_reason, set()) else None
 
-    def _off_by_callers(self, func: ast.AST, local_reason, seen: Set[ast.AST]) -> bool:
+    def _off_by_callers(self, func: Function, local_reason: LocalReason, seen: Set[Function]) -> bool:
         known = self._grad_off.get(func)
         if known is not None:
             return known
@@ -138,7 +147,7 @@ class Calls:
             self._grad_off[func] = result
         return result
 
-    def _site_off(self, site: CallSite, local_reason, seen: Set[ast.AST]) -> bool:
+    def _site_off(self, site: CallSite, local_reason: LocalReason, seen: Set[Function]) -> bool:
         if local_reason(site.node) in ("no-grad", "optimizer"):
             return True
         caller = site.caller
@@ -148,7 +157,7 @@ class Calls:
             return False
         return self.is_autograd_kernel(caller) or self._off_by_callers(caller, local_reason, seen)
 
-    def _decided_on(self, node: ast.AST, caller: ast.AST) -> bool:
+    def _decided_on(self, node: ast.AST, caller: Function) -> bool:
         """A with-statement between ``node`` and its function that turns grad on."""
         for anc in self.tree.ancestors(node):
             if anc is caller:
@@ -160,27 +169,27 @@ class Calls:
                 return True
         return False
 
-    def is_autograd_kernel(self, func: ast.AST) -> bool:
+    def is_autograd_kernel(self, func: Function) -> bool:
         """``forward``/``backward`` of a custom ``autograd.Function``, or a ``custom_op`` body."""
-        for dec in getattr(func, "decorator_list", ()):
+        for dec in func.decorator_list:
             callee = dec.func if isinstance(dec, ast.Call) else dec
             key = target_key(callee) or ""
             if key.split(".")[-1] in ("custom_op", "register_kernel", "register_autograd", "impl"):
                 return True
-        if getattr(func, "name", "") in ("forward", "backward", "setup_context", "jvp", "vjp"):
+        if func.name in ("forward", "backward", "setup_context", "jvp", "vjp"):
             cls = self.tree.parent(func)
             if isinstance(cls, ast.ClassDef) and any((target_key(b) or "") in _FUNCTION_BASES for b in cls.bases):
                 return True
         return False
 
     # ------------------------------------------------------------ mutation contracts
-    def contract(self, func: ast.AST, param: str, read_after) -> Optional[ContractReason]:
+    def contract(self, func: Function, param: str, read_after: ReadAfter) -> Optional[ContractReason]:
         """Whether mutating the parameter ``param`` of ``func`` is the function's purpose.
         ``read_after(site, argument)`` says whether the caller reads ``argument`` after ``site``."""
-        name = getattr(func, "name", "")
+        name = func.name
         if name.endswith("_") and not name.endswith("__"):
             return "trailing-underscore"
-        if name == "forward" or not isinstance(func, FUNCTIONS):
+        if name == "forward":
             return None  # a module's input: its callers pass values, not buffers to fill
         flow = self.binder.flow(func)
         returned = self._returned_names(func)
@@ -188,7 +197,8 @@ class Calls:
             return "mutation-as-output"
         qualname = self.qualname(func)
         if qualname is not None:  # the project's calls, this file's included
-            rely = self.project.callers_rely(qualname, param)  # type: ignore[union-attr]
+            assert self.project is not None
+            rely = self.project.callers_rely(qualname, param)
             return "callers-rely-on-mutation" if rely else None
         index = self._param_index(func, param)
         for site in self.sites(func):
@@ -201,7 +211,7 @@ class Calls:
                 return "callers-rely-on-mutation"
         return None
 
-    def _returned_names(self, func: ast.AST) -> Set[str]:
+    def _returned_names(self, func: Function) -> Set[str]:
         names: Set[str] = set()
         for node in self.tree.walk(func):
             if isinstance(node, ast.Return) and node.value is not None and self.tree.owner(node) is func:
@@ -210,15 +220,15 @@ class Calls:
         return names
 
     @staticmethod
-    def _param_index(func: ast.AST, param: str) -> Optional[int]:
-        args = func.args  # type: ignore[attr-defined]
+    def _param_index(func: Function, param: str) -> Optional[int]:
+        args = func.args
         plain = [a.arg for a in (*args.posonlyargs, *args.args)]
-        if plain and plain[0] in ("self", "cls") and isinstance(func, FUNCTIONS):
+        if plain and plain[0] in ("self", "cls"):
             plain = plain[1:]
         return plain.index(param) if param in plain else None
 
 
-def _argument(call: ast.AST, param: str, index: Optional[int]) -> Optional[ast.AST]:
+def _argument(call: ast.AST, param: str, index: Optional[int]) -> Optional[ast.expr]:
     if not isinstance(call, ast.Call):
         return None
     for kw in call.keywords:

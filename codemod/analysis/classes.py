@@ -4,7 +4,7 @@ which buffers it registers, and the calls in a class, function or module by call
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, NamedTuple, Optional, Set
+from typing import Dict, List, NamedTuple, Optional, Set, Union
 
 from codemod.analysis.kinds import Kind
 from codemod.analysis.source import source_order
@@ -12,10 +12,15 @@ from codemod.analysis.syntax import call_args, first_arg, target_key
 from codemod.analysis.tree import Tree
 
 
+# What ``self.<attr>`` is given: an expression, or the Kind a registration makes it.
+AttrValue = Union[ast.expr, Kind]
+Calls = Dict[Optional[str], List[ast.Call]]  # callee key (None: none) -> calls, in source order
+
+
 class ClassIndex(NamedTuple):
-    attrs: Dict[str, list]  # self.<attr> -> values assigned (ast nodes; Kinds for registrations)
+    attrs: Dict[str, List[AttrValue]]  # self.<attr> -> values assigned (ast nodes; Kinds for registrations)
     buffers: Set[str]  # names registered with register_buffer
-    calls: Dict[Optional[str], List[ast.Call]]  # callee key -> calls, in source order
+    calls: Calls
 
 
 class Classes:
@@ -24,16 +29,16 @@ class Classes:
     def __init__(self, tree: Tree) -> None:
         self.tree = tree
         self._classes: Dict[ast.ClassDef, ClassIndex] = {}
-        self._calls: Dict[ast.AST, Dict[Optional[str], List[ast.Call]]] = {}
+        self._calls: Dict[ast.AST, Calls] = {}
 
     def _class_index(self, cls: ast.ClassDef) -> ClassIndex:
         """One walk of a class: ``self.<attr>`` values, buffers, and calls by callee key."""
         found = self._classes.get(cls)
         if found is not None:
             return found
-        attrs: dict = {}
-        buffers: set = set()
-        calls: dict = {}
+        attrs: Dict[str, List[AttrValue]] = {}
+        buffers: Set[str] = set()
+        calls: Calls = {}
         for node in self.tree.walk(cls):
             if isinstance(node, (ast.Assign, ast.AnnAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -58,20 +63,20 @@ class Classes:
         self._classes[cls] = found
         return found
 
-    def class_attrs(self, cls: ast.ClassDef) -> Dict[str, list]:
+    def class_attrs(self, cls: ast.ClassDef) -> Dict[str, List[AttrValue]]:
         """``self.<attr>`` -> values assigned to it anywhere in the class (Kinds for registrations)."""
         return self._class_index(cls).attrs
 
     def class_buffers(self, cls: ast.ClassDef) -> Set[str]:
         return self._class_index(cls).buffers
 
-    def calls_in(self, scope: ast.AST) -> Dict[Optional[str], List[ast.Call]]:
+    def calls_in(self, scope: ast.AST) -> Calls:
         """Callee key -> the calls in ``scope`` (a class, function or module), found once;
         calls of something without a key (``f()(x)``) under None."""
         if isinstance(scope, ast.ClassDef):
             return self._class_index(scope).calls
         if scope not in self._calls:
-            found: dict = {}
+            found: Calls = {}
             for call in self.tree.walk(scope):
                 if isinstance(call, ast.Call):
                     found.setdefault(target_key(call.func), []).append(call)  # None: no key

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from typing import List, Literal, Optional, Set, Tuple
+from typing import List, Literal, NamedTuple, Optional, Set, Tuple, cast
 
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding, Flow
@@ -14,6 +14,7 @@ from codemod.analysis.names import Names
 from codemod.analysis.syntax import (
     FUNCTIONS,
     OWNERS,
+    Located,
     Pos,
     Span,
     first_arg,
@@ -31,12 +32,18 @@ VIEW_METHODS = {
 }
 AliasKind = Literal["identity", "view"]
 AliasProblem = Literal["alias", "view-alias", "param-mutation", "mutation-as-output"]
+RebindingProblem = Literal["non-local-name"]
+
+
+class Aliases(NamedTuple):
+    identity: Set[str]  # keys bound to the same tensor
+    views: Set[str]  # keys bound to views of it
 
 
 @dataclasses.dataclass
 class AliasReport:
     reason: Optional[AliasProblem]
-    also_rebind: tuple = ()  # identity aliases a fix must rebind too
+    also_rebind: Tuple[str, ...] = ()  # identity aliases a fix must rebind too
 
 
 class Dataflow:
@@ -47,7 +54,7 @@ class Dataflow:
         self.binder = binder
         self.names = names
 
-    def reaching(self, flow: Flow, key: str, stmt: ast.AST) -> List[Binding]:
+    def reaching(self, flow: Flow, key: str, stmt: Located) -> List[Binding]:
         """Bindings of ``key`` that may reach ``stmt``.
 
         The last plain binding before it whose block holds ``stmt`` hides every binding
@@ -79,7 +86,7 @@ class Dataflow:
         owner = self.tree.owner(target)
         return not isinstance(owner, ast.Module) and target.id in self.binder.flow(owner).declared
 
-    def rebinding_problem(self, target: ast.AST) -> Optional[str]:
+    def rebinding_problem(self, target: ast.AST) -> Optional[RebindingProblem]:
         """Whether writing ``key = ...`` here would bind a name that is not already local."""
         if not isinstance(target, ast.Name) or self.shared_name(target):
             return None  # attributes are stored through their object; declared names stay shared
@@ -95,9 +102,10 @@ class Dataflow:
             return "non-local-name"
         return None
 
-    def alias_report(self, target: ast.AST, stmt: ast.AST) -> AliasReport:
-        """Would rebinding ``target`` at ``stmt`` hide the mutation from another name?"""
-        key = target_key(target)
+    def alias_report(self, target: ast.AST, stmt: Located) -> AliasReport:
+        """Would rebinding ``target`` (a name or attribute chain) at ``stmt`` hide the mutation
+        from another name?"""
+        key = cast(str, target_key(target))  # callers ask only for targets with a key
         owner = self.tree.owner(stmt)
         flow = self.binder.flow(owner)
         start, end = self.tree.range(stmt)
@@ -116,9 +124,10 @@ class Dataflow:
             return AliasReport("alias", later_identity)
         return AliasReport(None)
 
-    def aliases(self, flow: Flow, key: str, at: Pos) -> Tuple[Set[str], Set[str]]:
+    def aliases(self, flow: Flow, key: str, at: Pos) -> Aliases:
         """Keys bound to the same tensor as ``key`` at ``at`` (identity), and views of it."""
-        identity, views = set(), set()
+        identity: Set[str] = set()
+        views: Set[str] = set()
 
         def last_binding(k: str, before: Pos) -> Optional[Binding]:
             earlier = [b for b in flow.bindings.get(k, []) if b.end <= before]
@@ -145,7 +154,7 @@ class Dataflow:
                     (identity if how == "identity" else views).add(other)
         identity.discard(key)
         views.discard(key)
-        return identity, views
+        return Aliases(identity, views)
 
     def alias_source(self, value: Optional[ast.AST]) -> Tuple[Optional[str], Optional[AliasKind]]:
         """(key, "identity" | "view") when ``value`` is ``key`` itself or shares its storage."""
@@ -169,9 +178,9 @@ class Dataflow:
             name = self.names.torch_name(func)
             first = first_arg(value)
             if name in torch_api.INPLACE_FUNCTIONS and first is not None:
-                first = target_key(first)
-                if first is not None:
-                    return first, "identity"
+                first_key = target_key(first)
+                if first_key is not None:
+                    return first_key, "identity"
         return None, None
 
     def used_after(self, flow: Flow, key: str, at: Span) -> bool:

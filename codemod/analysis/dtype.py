@@ -15,7 +15,7 @@ from codemod.analysis.syntax import target_key
 from codemod.analysis.tensor_kind import TensorKinds
 
 
-def may_promote(kinds: TensorKinds, key: Optional[str], operands: Iterable[ast.AST],
+def may_promote(kinds: TensorKinds, key: Optional[str], operands: Iterable[ast.expr],
                 assume_same_dtype: bool = False) -> bool:
     """Whether ``x = x op y`` could take another dtype than ``x op= y`` keeps (``key``: x's)."""
     if assume_same_dtype:

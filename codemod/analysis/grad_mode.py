@@ -4,7 +4,7 @@ place (grad off, ``.data``/``.grad``, optimizer code, registered buffers)?"""
 from __future__ import annotations
 
 import ast
-from typing import Literal, Optional
+from typing import Literal, Optional, Union
 
 from codemod.analysis.calls import Calls
 from codemod.analysis.classes import Classes
@@ -33,7 +33,7 @@ class GradMode:
         self.classes = classes
         self.calls = calls  # why a function runs with grad off as a whole (its callers, kernels)
 
-    def intended_reason(self, node: ast.AST, target: Optional[ast.AST]) -> Optional[IntendedReason]:
+    def intended_reason(self, node: ast.AST, target: Optional[ast.expr]) -> Optional[IntendedReason]:
         """Why an in-place op at ``node`` on ``target`` is meant to be in place, if it is."""
         if target is not None and self._through_data_or_grad(target):
             return "data-or-grad"
@@ -41,7 +41,7 @@ class GradMode:
             "buffer" if target is not None and self._is_buffer(target) else None
         )
 
-    def _is_buffer(self, target: ast.AST) -> bool:
+    def _is_buffer(self, target: ast.expr) -> bool:
         """``self.running_mean`` where the class registers it with ``register_buffer``."""
         target = subscript_base(target)
         if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
@@ -101,7 +101,7 @@ class GradMode:
         return in_body if negated else in_else
 
     @staticmethod
-    def _through_data_or_grad(target: ast.AST) -> bool:
+    def _through_data_or_grad(target: ast.expr) -> bool:
         node = target
         while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
             if isinstance(node, ast.Attribute) and node.attr in ("data", "grad"):
@@ -113,7 +113,7 @@ class GradMode:
     def _false_arg(call: ast.Call) -> bool:
         return is_const(first_arg(call), False)
 
-    def _with_grad_state(self, node) -> Optional[bool]:
+    def _with_grad_state(self, node: Union[ast.With, ast.AsyncWith]) -> Optional[bool]:
         """False if the with-statement turns grad off, True if it turns it on, else None."""
         for item in node.items:
             expr = item.context_expr

@@ -12,23 +12,33 @@ the explanation says so.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Dict, Final, Literal, NamedTuple, Optional, Sequence, Tuple, Type, Union, cast
 
 from codemod import torch_api
+from codemod.analysis.binder import Flow
+from codemod.analysis.classes import AttrValue
 from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.kinds import Kind
-from codemod.analysis.syntax import is_const, positional, target_key
+from codemod.analysis.syntax import Located, Pos, Span, is_const, positional, target_key
 from codemod.analysis.tensor_kind import is_tensor
 
 if TYPE_CHECKING:
     from codemod.analysis.model import SemanticModel
 
-_OPERATORS = {
+_OPERATORS: Dict[Type[ast.operator], Tuple[str, str]] = {  # operator -> (op, symbol)
     ast.Mult: ("mul", "*"), ast.Div: ("div", "/"), ast.Add: ("add", "+"), ast.Sub: ("sub", "-"),
     ast.MatMult: ("matmul", "@"), ast.Pow: ("pow", "**"), ast.FloorDiv: ("floor_divide", "//"),
     ast.Mod: ("remainder", "%"),
 }
-UNSEEN = "unseen"  # a call the analysis cannot see into
+UNSEEN: Final = "unseen"  # a call the analysis cannot see into
+Saves = Union[Tuple[str, ...], Literal["unseen"]]  # what an op saves ("input0", "output"...), or UNSEEN
+
+
+class Op(NamedTuple):
+    """An op an expression runs, by a name for messages, and what it saves for backward."""
+
+    name: str
+    saves: Saves
 
 
 class Hazards:
@@ -38,7 +48,7 @@ class Hazards:
         self.model = model
 
     # ---------------------------------------------------------------- entry points
-    def explain(self, node: ast.AST, target: ast.AST) -> Optional[str]:
+    def explain(self, node: Located, target: ast.expr) -> Optional[str]:
         """Why the in-place write at ``node`` into ``target`` breaks backward, if it does."""
         if self.model.intended_reason(node, None):
             return None  # grad off: nothing is saved
@@ -60,6 +70,8 @@ class Hazards:
         if key is None:
             return "its calls cannot be followed (it is not bound to a name), so it may write into a saved tensor"
         scope = self.model.enclosing_class(call) if key.startswith("self.") else self.model.owner(call)
+        if scope is None:
+            return f"its calls cannot be followed (`{key}` is set outside a class), so it may write into a saved tensor"
         calls = [c for c in self.model.calls_in(scope).get(key, []) if c.args or c.keywords]
         if not calls:
             return f"no call of `{key}` is visible, so it may write into a saved tensor"
@@ -72,7 +84,7 @@ class Hazards:
         return None
 
     # ---------------------------------------------------------------- reasons
-    def _key_reason(self, key: str, stmt: ast.AST, target: ast.AST) -> Optional[str]:
+    def _key_reason(self, key: str, stmt: Located, target: ast.expr) -> Optional[str]:
         owner = self.model.owner(stmt)
         flow = self.model.flow(owner)
         start, end = self.model.range(stmt)
@@ -86,10 +98,7 @@ class Hazards:
                         return f"`{member}` comes from the caller, which the analysis cannot see"
                     continue
                 if binding.form in ("assign", "ann") and binding.value is not None:
-                    value = binding.value.value if binding.form == "ann" else binding.value
-                    if value is None:
-                        continue
-                    reason = self._producer_reason(value, binding.stmt, member)
+                    reason = self._producer_reason(binding.value, binding.stmt, member)
                     if reason:
                         return reason
             since = max((b.end for b in bindings), default=(0, 0))
@@ -98,16 +107,17 @@ class Hazards:
                 return reason
         return None
 
-    def _producer_reason(self, expr: ast.AST, stmt: ast.AST, name: str = "") -> Optional[str]:
+    def _producer_reason(self, expr: ast.expr, stmt: Located, name: str = "") -> Optional[str]:
         """The expression's value is the output of an op that saves its output (or a leaf)."""
         what = f"`{name}`" if name else "the tensor"
         if isinstance(expr, ast.Call) and any(
             k.arg == "requires_grad" and is_const(k.value, True) for k in expr.keywords
         ):
             return f"{what} is a leaf that requires grad: autograd forbids writing into it in place"
-        op, saves = self._op_of(expr)
-        if op is None:
+        found = self._op_of(expr)
+        if found is None:
             return None
+        op, saves = found
         line = stmt.lineno
         if saves == UNSEEN:
             if not is_tensor(expr, self.model):
@@ -117,7 +127,7 @@ class Hazards:
             return f"{what} is the output of `{op}` at line {line}, which autograd saves for backward"
         return None
 
-    def _use_reason(self, flow, key: str, since: tuple, at: tuple, target) -> Optional[str]:
+    def _use_reason(self, flow: Flow, key: str, since: Pos, at: Span, target: ast.expr) -> Optional[str]:
         """A use of ``key`` as a saved input of an op after ``since``, up to the write at ``at``
         (its own right-hand side runs first), or anywhere in a loop around it (the next turn's
         write follows)."""
@@ -138,13 +148,13 @@ class Hazards:
                 return reason
         return None
 
-    def _consumer_reason(self, node: ast.AST, key: str) -> Optional[str]:
+    def _consumer_reason(self, node: ast.expr, key: str) -> Optional[str]:
         """Does the op that reads ``node`` save it? (Views of it count as it.)"""
         node = self._through_views(node)
         parent = self.model.parent(node)
         line = node.lineno
-        index = None
-        op_node = None
+        index: Optional[int] = None
+        op_node: Union[ast.Call, ast.BinOp, None] = None
         if isinstance(parent, ast.Call) and parent.func is not node:
             plain = [a for a in parent.args if not isinstance(a, ast.Starred)]
             index = next((i for i, a in enumerate(plain) if a is node), None)
@@ -161,9 +171,10 @@ class Hazards:
             index, op_node = (0 if parent.left is node else 1), parent
         if op_node is None or index is None:
             return None
-        op, saves = self._op_of(op_node)
-        if op is None:
+        found = self._op_of(op_node)
+        if found is None:
             return None
+        op, saves = found
         if saves == UNSEEN:
             if not is_tensor(node, self.model):
                 return None
@@ -172,7 +183,7 @@ class Hazards:
             return f"`{key}` was saved for backward by `{op}` at line {line}"
         return None
 
-    def _through_views(self, node: ast.AST) -> ast.AST:
+    def _through_views(self, node: ast.expr) -> ast.expr:
         """``x[0]``, ``x.view(...)``, ``x.t()``: an op on the view reads (and may save) x."""
         while True:
             parent = self.model.parent(node)
@@ -190,62 +201,66 @@ class Hazards:
             return node
 
     def _is_method_call(self, call: ast.Call) -> bool:
-        return self.model.torch_name(call.func) is None and self.model.kind(call.func.value) in (Kind.TENSOR, Kind.PARAMETER, Kind.UNKNOWN) \
-            and not self._module_of(call.func)
+        """Whether ``call`` (of an attribute: callers check) calls a method of a tensor."""
+        func = cast(ast.Attribute, call.func)
+        return self.model.torch_name(func) is None and self.model.kind(func.value) in (Kind.TENSOR, Kind.PARAMETER, Kind.UNKNOWN) \
+            and not self._module_of(func)
 
     # ---------------------------------------------------------------- ops
-    def _op_of(self, expr: ast.AST):
-        """(a name for the op, what it saves: a tuple from OP_SAVES, or UNSEEN); (None, None)
-        when the expression is no op at all (a name, a literal)."""
+    def _op_of(self, expr: ast.expr) -> Optional[Op]:
+        """The op ``expr`` runs (what it saves: a tuple from OP_SAVES, or UNSEEN); None when
+        the expression is no op at all (a name, a literal)."""
         if isinstance(expr, ast.BinOp):
-            op, symbol = _OPERATORS.get(type(expr.op), (None, None))
-            if op is None:
-                return None, None
+            operator = _OPERATORS.get(type(expr.op))
+            if operator is None:
+                return None
+            op, symbol = operator
             kinds = (self.model.kind(expr.left), self.model.kind(expr.right))
             scalar = Kind.SCALAR in kinds
             entry = f"{op}_scalar" if scalar else op
-            saves = torch_api.OP_SAVES.get(entry, torch_api.OP_SAVES.get(op, UNSEEN))
-            return symbol, saves
+            fallback: Saves = torch_api.OP_SAVES.get(op, UNSEEN)
+            return Op(symbol, torch_api.OP_SAVES.get(entry, fallback))
         if isinstance(expr, ast.UnaryOp):
-            return "unary", ()
+            return Op("unary", ())
         if not isinstance(expr, ast.Call):
-            return None, None
+            return None
         func = expr.func
         name = self.model.torch_name(func)
         if name is not None:
             short = name.rsplit(".", 1)[-1]
             if name in torch_api.OP_SAVES:
-                return name, torch_api.OP_SAVES[name]
+                return Op(name, torch_api.OP_SAVES[name])
             if short == "as_tensor" or self.model.is_factory(expr):
-                return name, ()  # a fresh tensor (as_tensor: data coming in, as before)
+                return Op(name, ())  # a fresh tensor (as_tensor: data coming in, as before)
             short = short[:-1] if short.endswith("_") else short
             if name.startswith("torch.nn.") and name[len("torch.nn."):][:1].isupper():
-                return name, UNSEEN  # building a module is no op; calling it is handled below
-            return name, torch_api.OP_SAVES.get(short, UNSEEN)
+                return Op(name, UNSEEN)  # building a module is no op; calling it is handled below
+            return Op(name, torch_api.OP_SAVES.get(short, UNSEEN))
         module = self._module_of(func)
         if module is not None:
-            return module, torch_api.OP_SAVES.get(module, UNSEEN)
+            return Op(module, torch_api.OP_SAVES.get(module, UNSEEN))
         if isinstance(func, ast.Attribute) and (func.attr in VIEW_METHODS or func.attr.startswith("new_")):
-            return func.attr, ()  # a view (saves nothing) or a fresh tensor
+            return Op(func.attr, ())  # a view (saves nothing) or a fresh tensor
         if isinstance(func, ast.Attribute) and is_tensor(func.value, self.model):
             method = func.attr
             if method.endswith("_"):
-                return f"{self.model.code(func).strip()}()", torch_api.OP_SAVES.get(method[:-1], UNSEEN)
+                return Op(f"{self.model.code(func).strip()}()", torch_api.OP_SAVES.get(method[:-1], UNSEEN))
             if method in VIEW_METHODS or method in ("clone", "detach", "contiguous", "to", "float", "double", "half"):
-                return method, ()
+                return Op(method, ())
             if method in ("size", "dim", "numel", "item", "tolist"):
-                return None, None
-            return method, torch_api.OP_SAVES.get(method, UNSEEN)
+                return None
+            return Op(method, torch_api.OP_SAVES.get(method, UNSEEN))
         kind = self.model.kind(expr)
         if kind in (Kind.SCALAR, Kind.OTHER):
-            return None, None
-        return self.model.code(func).strip(), UNSEEN
+            return None
+        return Op(self.model.code(func).strip(), UNSEEN)
 
-    def _module_of(self, func: ast.AST) -> Optional[str]:
+    def _module_of(self, func: ast.expr) -> Optional[str]:
         """``self.fc`` built from ``nn.Linear(...)`` -> "torch.nn.Linear"."""
         key = target_key(func)
         if key is None:
             return None
+        values: Sequence[Optional[AttrValue]]
         if key.startswith("self.") and key.count(".") == 1:
             cls = self.model.enclosing_class(func)
             values = self.model.class_attrs(cls).get(key[5:], []) if cls is not None else []

@@ -11,11 +11,11 @@ from, the container an element was taken from, the caller of a function)?
 from __future__ import annotations
 
 import ast
-from typing import Literal, Optional, Tuple
+from typing import Literal, Optional, Set, Tuple
 
 from codemod.analysis.binder import Binder, Flow
 from codemod.analysis.dataflow import Dataflow
-from codemod.analysis.syntax import OWNERS, span, target_key
+from codemod.analysis.syntax import OWNERS, Located, span, target_key
 from codemod.analysis.tree import Tree
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -32,7 +32,7 @@ class Holders:
         self.binder = binder
         self.dataflow = dataflow
 
-    def rebinding_loses(self, target: ast.Name, stmt: ast.AST) -> Optional[Tuple[HolderProblem, str]]:
+    def rebinding_loses(self, target: ast.Name, stmt: Located) -> Optional[Tuple[HolderProblem, str]]:
         """Would rebinding ``target`` at ``stmt`` (instead of mutating its object) hide the
         change from another holder of the object? ("dead-store", holder) when nothing reads the
         new binding either: the fix would only drop the mutation; ("held-elsewhere", holder) when
@@ -50,7 +50,7 @@ class Holders:
             return "dead-store", holder
         return None if holder == "the caller" else ("held-elsewhere", holder)
 
-    def read_after(self, flow: Flow, key: str, stmt: ast.AST) -> bool:
+    def read_after(self, flow: Flow, key: str, stmt: Located) -> bool:
         """Whether a load of ``key`` (or of an attribute chain on it) may see a binding made
         at ``stmt``: any load after it, loads anywhere in a loop around it unless that loop's
         own head rebinds ``key`` first, and loads in nested functions (they run late)."""
@@ -74,7 +74,7 @@ class Holders:
                     return True
         return False
 
-    def held_by(self, flow: Flow, key: str, stmt: ast.AST) -> Optional[str]:
+    def held_by(self, flow: Flow, key: str, stmt: Located) -> Optional[str]:
         """Who else holds the object ``key`` refers to at ``stmt``, in words; None when it
         is known to be this body's own (a fresh result) or cannot be told."""
         for anc in self.tree.ancestors(stmt):
@@ -104,7 +104,7 @@ class Holders:
         return None
 
 
-def _bound_names(target: ast.AST) -> set:
+def _bound_names(target: ast.AST) -> Set[str]:
     return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
 
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Iterable, Optional
 
 from codemod.analysis import dtype
 from codemod.analysis.binder import Binder
-from codemod.analysis.calls import Calls, ContractReason
+from codemod.analysis.calls import Calls, CallSite, ContractReason
 from codemod.analysis.classes import Classes
 from codemod.analysis.dataflow import Dataflow
 from codemod.analysis.grad_mode import GradMode
@@ -101,12 +101,12 @@ class SemanticModel:
         if not isinstance(func, FUNCTIONS) or key is None or "." in key:
             return None
 
-        def read_after(site, argument) -> bool:
+        def read_after(site: CallSite, argument: ast.expr) -> bool:
             flow = self.binder.flow(site.caller)
             return self.holders.read_after(flow, target_key(argument) or "", self.statement_of(site.node))
 
         return self.calls.contract(func, key, read_after)
 
-    def may_promote(self, key: Optional[str], operands: Iterable[ast.AST]) -> bool:
+    def may_promote(self, key: Optional[str], operands: Iterable[ast.expr]) -> bool:
         """Whether ``x = x op y`` could take another dtype than ``x op= y`` keeps."""
         return dtype.may_promote(self.kinds, key, operands, self.assume_same_dtype)

@@ -6,14 +6,18 @@ from __future__ import annotations
 
 import ast
 import builtins
-from typing import Dict, Optional, Set, Tuple
+from typing import Dict, List, NamedTuple, Optional, Set, Tuple
 
 from codemod.analysis.binder import Binder
-from codemod.analysis.syntax import BODIES, FUNCTIONS, target_key
+from codemod.analysis.syntax import BODIES, FUNCTIONS, Owner, target_key
 from codemod.analysis.tree import Tree
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
-_MISSING = object()
+
+
+class ModuleNames(NamedTuple):
+    imports: Dict[str, Set[str]]  # name -> qualified names of the module-level imports binding it
+    bound: Set[str]  # other names bound at module level
 
 
 class Names:
@@ -23,8 +27,8 @@ class Names:
         self.tree = tree
         self.binder = binder
         self.module = tree.module
-        self._resolved: Dict[Tuple[str, ast.AST], Set[str]] = {}
-        self._module_imports: Optional[Tuple[Dict[str, Set[str]], Set[str]]] = None
+        self._resolved: Dict[Tuple[str, Owner], Set[str]] = {}
+        self._module_imports: Optional[ModuleNames] = None
         self._torch_names: Dict[ast.AST, Optional[str]] = {}
 
     def qualified_names(self, node: ast.AST) -> Set[str]:
@@ -45,7 +49,7 @@ class Names:
             found = self._resolved[key] = self._resolve_in(name, owner)
         return found
 
-    def _resolve_in(self, name: str, owner: ast.AST) -> Set[str]:
+    def _resolve_in(self, name: str, owner: Owner) -> Set[str]:
         if isinstance(owner, FUNCTIONS):
             flow = self.binder.flow(owner)
             if name in flow.bindings and name not in flow.declared:
@@ -58,12 +62,12 @@ class Names:
             return {f"builtins.{name}"}
         return set()
 
-    def module_names(self) -> Tuple[Dict[str, Set[str]], Set[str]]:
-        """(name -> qualified names of module-level imports, other names bound at module level)."""
+    def module_names(self) -> ModuleNames:
+        """The names the module's top level imports, and the others it binds."""
         if self._module_imports is None:
-            imports: dict = {}
-            bound: set = set()
-            todo = list(self.module.body)
+            imports: Dict[str, Set[str]] = {}
+            bound: Set[str] = set()
+            todo: List[ast.stmt] = list(self.module.body)
             while todo:
                 stmt = todo.pop()
                 if isinstance(stmt, ast.Import):
@@ -77,12 +81,12 @@ class Names:
                 elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     bound.add(stmt.name)
                 elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                    for t in getattr(stmt, "targets", None) or [stmt.target]:
+                    for t in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
                         bound.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
                 else:
                     for field in (*BODIES, "handlers"):
                         todo.extend(getattr(stmt, field, ()))
-            self._module_imports = (imports, bound)
+            self._module_imports = ModuleNames(imports, bound)
         return self._module_imports
 
     def torch_name(self, node: ast.AST) -> Optional[str]:
@@ -90,12 +94,13 @@ class Names:
         (remembered: every pass asks it of every call)."""
         if not isinstance(node, (ast.Name, ast.Attribute)):
             return None
-        known = self._torch_names.get(node, _MISSING)
-        if known is _MISSING:
-            known = self._torch_names[node] = next(
-                (n for n in self.qualified_names(node) if n == "torch" or n.startswith("torch.")), None
-            )
-        return known
+        known = self._torch_names
+        if node in known:  # (a sentinel for .get() would be an ``object`` to the type checker)
+            return known[node]
+        found = known[node] = next(
+            (n for n in self.qualified_names(node) if n == "torch" or n.startswith("torch.")), None
+        )
+        return found
 
 
 class UsedNames:
@@ -114,20 +119,20 @@ class UsedNames:
     def fresh_name(self, wanted: str) -> str:
         """``wanted``, or ``wanted2``, ``wanted3``...: a name used nowhere in the module."""
         if self._names is None:
-            names = set()
-            for n in self.tree.walk(self.module):
-                if isinstance(n, ast.Name):
-                    names.add(n.id)
-                elif isinstance(n, ast.Attribute):
-                    names.add(n.attr)
-                elif isinstance(n, ast.arg):
-                    names.add(n.arg)
-                elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    names.add(n.name)
-                elif isinstance(n, ast.keyword) and n.arg:
-                    names.add(n.arg)
-                elif isinstance(n, ast.alias):
-                    names.update((n.asname or n.name).split("."))
+            names: Set[str] = set()
+            for node in self.tree.walk(self.module):
+                if isinstance(node, ast.Name):
+                    names.add(node.id)
+                elif isinstance(node, ast.Attribute):
+                    names.add(node.attr)
+                elif isinstance(node, ast.arg):
+                    names.add(node.arg)
+                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    names.add(node.name)
+                elif isinstance(node, ast.keyword) and node.arg:
+                    names.add(node.arg)
+                elif isinstance(node, ast.alias):
+                    names.update((node.asname or node.name).split("."))
             self._names = names
         name, n = wanted, 1
         while name in self._names:

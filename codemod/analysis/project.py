@@ -17,9 +17,13 @@ import ast
 import dataclasses
 import hashlib
 import pathlib
-from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
 
-from codemod.analysis.syntax import FUNCTIONS, target_key
+from codemod.analysis.syntax import FUNCTIONS, Function, Owner, target_key
+from codemod.analysis.tree import Tree
+
+if TYPE_CHECKING:
+    from codemod.analysis.model import SemanticModel
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,12 +150,13 @@ class ProjectIndex:
         return h.hexdigest()[:16]
 
 
-def collect(model, module: str, project_modules: FrozenSet[str], is_package: bool = False) -> ModuleFacts:
+def collect(model: "SemanticModel", module: str, project_modules: FrozenSet[str],
+            is_package: bool = False) -> ModuleFacts:
     """The facts one module contributes (``model``: its ``SemanticModel``; ``is_package``: the
     file is a package's ``__init__.py``, which relative imports start from)."""
     tree, calls = model.tree, model.calls
     functions: List[FunctionFact] = []
-    local: Dict[ast.AST, str] = {}
+    local: Dict[Function, str] = {}
     for node in tree.walk(model.module):
         if isinstance(node, FUNCTIONS):
             parent = tree.parent(node)
@@ -177,14 +182,16 @@ def collect(model, module: str, project_modules: FrozenSet[str], is_package: boo
         if callee is None:
             continue
         parent = tree.parent(node)
-        called = isinstance(parent, ast.Call) and parent.func is node
-        site = parent if called else node
+        site: Union[ast.Call, ast.Name, ast.Attribute] = node
+        if isinstance(parent, ast.Call) and parent.func is node:
+            site = parent
+        called = isinstance(site, ast.Call)
         owner = tree.owner(site)
         caller = _caller_name(tree, owner, local)
         grad_off = model.grad.local_reason(site) in ("no-grad", "optimizer", "grad-guard")
         ignored = called and isinstance(tree.parent(site), ast.Expr)
         read: Set[str] = set()
-        if called:
+        if isinstance(site, ast.Call):
             flow = model.binder.flow(owner)
             stmt = tree.statement_of(site)
             for i, arg in enumerate(site.args):
@@ -193,16 +200,16 @@ def collect(model, module: str, project_modules: FrozenSet[str], is_package: boo
                     read.add(str(i))
             for kw in site.keywords:
                 key = target_key(kw.value) if kw.arg else None
-                if key and model.holders.read_after(flow, key, stmt):
+                if kw.arg and key and model.holders.read_after(flow, key, stmt):
                     read.add(kw.arg)
         found.append(CallFact(callee, caller, grad_off, called, ignored, frozenset(read)))
     exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
     return ModuleFacts(module, functions, found, exports)
 
 
-def _caller_name(tree, owner: ast.AST, local: Dict[ast.AST, str]) -> str:
+def _caller_name(tree: Tree, owner: Owner, local: Dict[Function, str]) -> str:
     """The indexed function holding ``owner`` (itself, or around a nested function)."""
-    cur = owner
+    cur: Owner = owner
     while not isinstance(cur, ast.Module):
         if cur in local:
             return local[cur]
@@ -213,7 +220,8 @@ def _caller_name(tree, owner: ast.AST, local: Dict[ast.AST, str]) -> str:
 class _Resolver:
     """Qualified names of the project's functions at their uses in one module."""
 
-    def __init__(self, model, module: str, project_modules: FrozenSet[str], is_package: bool) -> None:
+    def __init__(self, model: "SemanticModel", module: str, project_modules: FrozenSet[str],
+                 is_package: bool) -> None:
         self.model = model
         self.module = module
         self.project = project_modules

@@ -1,7 +1,7 @@
 """One file's source as the analysis sees it: CPython's ``ast`` tree, parents, and text.
 
 ``ast`` parses about 10x faster than libcst and its walk is cheap, so every file is screened
-and analysed on it; libcst only parses the files that get a fix (``codemod.fixing``). Columns
+and analysed on it; libcst only parses the files that get a fix (``codemod.fixes.apply``). Columns
 here are what ``ast`` gives (UTF-8 bytes); :meth:`Source.char_column` converts them to the
 character columns findings report.
 """
@@ -11,21 +11,22 @@ from __future__ import annotations
 import ast
 import re
 import warnings
-from typing import Optional
+from typing import Dict, List, NamedTuple, Optional, Tuple, Type, Union, cast
 
+from codemod.analysis.syntax import Located
 from codemod.encoding import decode_source
 
 # The node types the walk files by type when no list is given (the rules' registry gives one).
 CANDIDATE_TYPES = (ast.AugAssign, ast.Assign, ast.Call)
 # Fields that hold no node worth a parent (shared singletons such as ``Load`` and operators).
 _LEAF_FIELDS = {"ctx", "op", "type_comment"}
-_FIELDS: dict = {}
+_FIELDS: Dict[Type[ast.AST], Tuple[str, ...]] = {}  # node type -> its fields that hold nodes
 _SPACES = re.compile(r"\s+")
 _TIGHT = re.compile(r"([(\[{]) | (?=([)\]}.]))")
 
 
 
-def parse(data, filename: str = "<unknown>") -> ast.Module:
+def parse(data: Union[str, bytes], filename: str = "<unknown>") -> ast.Module:
     """``ast.parse`` without the warnings compiling prints (``1[0]``, ``"\\d"``): they are
     about the user's code, not ours, and would be printed once per file checked."""
     with warnings.catch_warnings():
@@ -34,39 +35,52 @@ def parse(data, filename: str = "<unknown>") -> ast.Module:
         return ast.parse(data, filename=filename)
 
 
-def source_order(node: ast.AST) -> tuple:
+def source_order(node: Located) -> Tuple[int, int, int, int]:
     """Sort key: by where nodes start, an outer node before the inner one starting there."""
-    return (node.lineno, node.col_offset, -node.end_lineno, -node.end_col_offset)
+    # typeshed's end positions are Optional (a node built by hand has none); a parsed node's
+    # never are, so ``or 0`` changes no value: it tells the type checker, and unlike ``cast``
+    # it costs no call (this key sorts every candidate node).
+    return (node.lineno, node.col_offset, -(node.end_lineno or 0), -(node.end_col_offset or 0))
+
+
+class CharSpan(NamedTuple):
+    """Where a node is, with character columns (what findings report)."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
 
 
 class Source:
     """A file's text, ``ast`` tree, and (from one walk) every node's parent and children and
     the candidate nodes by type. Raises SyntaxError, ValueError or UnicodeDecodeError."""
 
-    def __init__(self, data: bytes, candidate_types: tuple = CANDIDATE_TYPES) -> None:
+    def __init__(self, data: bytes, candidate_types: Tuple[Type[ast.AST], ...] = CANDIDATE_TYPES) -> None:
         self.text = decode_source(data)  # the cookie by PEP 263's rules, after a long first line too
         self.tree = parse(data)
-        self._lines: Optional[list] = None
-        self.parents: dict = {}
-        self.children: dict = {}  # node -> its child nodes, in field order
-        self.candidates: dict = {t: [] for t in candidate_types}
+        self._lines: Optional[List[bytes]] = None
+        self.parents: Dict[ast.AST, ast.AST] = {}
+        self.children: Dict[ast.AST, List[ast.AST]] = {}  # node -> its child nodes, in field order
+        # The candidate types are node types with a position (statements, expressions...).
+        self.candidates: Dict[Type[ast.AST], List[Located]] = {t: [] for t in candidate_types}
         self._index()
 
     def _index(self) -> None:
         """Parents and children of every node, and the candidate nodes by type, in one walk."""
         parents, kids, candidates = self.parents, self.children, self.candidates
-        todo = [self.tree]
+        todo: List[ast.AST] = [self.tree]
         pop, node_type = todo.pop, ast.AST
         while todo:
             node = pop()
             cls = node.__class__
             found = candidates.get(cls)
             if found is not None:
-                found.append(node)
+                found.append(cast(Located, node))
             fields = _FIELDS.get(cls)
             if fields is None:
                 fields = _FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
-            mine = []
+            mine: List[ast.AST] = []
             for name in fields:
                 value = getattr(node, name, None)
                 if value.__class__ is list:
@@ -83,22 +97,23 @@ class Source:
             found.sort(key=source_order)
 
     @property
-    def lines(self) -> list:
+    def lines(self) -> List[bytes]:
         """The text's lines as UTF-8 bytes, the unit of ``ast``'s columns."""
         if self._lines is None:
             self._lines = self.text.encode("utf-8", "surrogatepass").splitlines(keepends=True)
         return self._lines
 
-    def segment(self, node: ast.AST) -> str:
+    def segment(self, node: Located) -> str:
         """The source text of ``node``, exactly as written."""
         lines = self.lines
-        first, last = node.lineno - 1, node.end_lineno - 1
+        end_line, end_column = cast(int, node.end_lineno), cast(int, node.end_col_offset)  # typeshed: Optional
+        first, last = node.lineno - 1, end_line - 1
         if first == last:
-            return lines[first][node.col_offset:node.end_col_offset].decode("utf-8", "replace")
-        parts = [lines[first][node.col_offset:], *lines[first + 1:last], lines[last][:node.end_col_offset]]
+            return lines[first][node.col_offset:end_column].decode("utf-8", "replace")
+        parts = [lines[first][node.col_offset:], *lines[first + 1:last], lines[last][:end_column]]
         return b"".join(parts).decode("utf-8", "replace")
 
-    def snippet(self, node: ast.AST, limit: int = 80) -> str:
+    def snippet(self, node: Located, limit: int = 80) -> str:
         """The source of ``node`` on one line, for a message: whitespace runs (line breaks
         included) collapsed, none just inside brackets or before a dot; long ones cut."""
         text = _SPACES.sub(" ", self.segment(node).strip())
@@ -114,7 +129,8 @@ class Source:
             return column
         return len(raw[:column].decode("utf-8", "replace"))
 
-    def char_span(self, node: ast.AST) -> tuple:
+    def char_span(self, node: Located) -> CharSpan:
         """(line, column, end line, end column) with character columns."""
-        return (node.lineno, self.char_column(node.lineno, node.col_offset),
-                node.end_lineno, self.char_column(node.end_lineno, node.end_col_offset))
+        end_line, end_column = cast(int, node.end_lineno), cast(int, node.end_col_offset)  # typeshed: Optional
+        return CharSpan(node.lineno, self.char_column(node.lineno, node.col_offset),
+                        end_line, self.char_column(end_line, end_column))

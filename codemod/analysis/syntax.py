@@ -4,10 +4,14 @@ constants, spans and blocks. No state, no caches: every other analysis module bu
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Tuple
+from typing import List, Optional, Tuple, Union
 
 Pos = Tuple[int, int]  # (line, column); columns in UTF-8 bytes, as ast counts
 Span = Tuple[Pos, Pos]
+# The nodes that have a position (``ast`` gives the others none: operators, ``arguments``...).
+Located = Union[ast.expr, ast.stmt, ast.arg, ast.keyword, ast.excepthandler, ast.alias, ast.pattern]
+Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
+Owner = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Module]  # a body with its own names
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 OWNERS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)
 BODIES = ("body", "orelse", "finalbody")  # the statement lists (blocks) of a node
@@ -24,7 +28,7 @@ def target_key(node: ast.AST) -> Optional[str]:
     return None
 
 
-def subscript_base(node: ast.AST) -> ast.AST:
+def subscript_base(node: ast.expr) -> ast.expr:
     """``d[0][1:]`` -> ``d``."""
     while isinstance(node, ast.Subscript):
         node = node.value
@@ -36,26 +40,26 @@ def has_call(node: ast.AST) -> bool:
     return any(isinstance(n, (ast.Call, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)) for n in ast.walk(node))
 
 
-def is_const(node: Optional[ast.AST], value) -> bool:
+def is_const(node: Optional[ast.AST], value: Optional[bool]) -> bool:
     """``node`` is the literal ``True``/``False``/``None``."""
     return isinstance(node, ast.Constant) and node.value is value
 
 
-def call_args(call: ast.Call) -> List[ast.AST]:
+def call_args(call: ast.Call) -> List[ast.expr]:
     """Every argument expression, positional then keyword (``*a``/``**k`` included)."""
     return [*call.args, *(k.value for k in call.keywords)]
 
 
-def first_arg(call: ast.Call) -> Optional[ast.AST]:
+def first_arg(call: ast.Call) -> Optional[ast.expr]:
     """The first argument as written, positional or keyword; None without arguments."""
     if call.args:
         return call.args[0]
     return call.keywords[0].value if call.keywords else None
 
 
-def positional(call: ast.Call) -> List[ast.AST]:
+def positional(call: ast.Call) -> List[ast.expr]:
     """The plain positional arguments, up to the first ``*args``."""
-    out = []
+    out: List[ast.expr] = []
     for a in call.args:
         if isinstance(a, ast.Starred):
             break
@@ -63,9 +67,11 @@ def positional(call: ast.Call) -> List[ast.AST]:
     return out
 
 
-def span(node: ast.AST) -> Span:
+def span(node: Located) -> Span:
     """((line, column), (end line, end column)) of a node."""
-    return (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
+    # typeshed's end positions are Optional (a node built by hand has none); a parsed node's
+    # never are, so ``or 0`` changes no value (a call of ``cast`` would cost one per binding).
+    return (node.lineno, node.col_offset), (node.end_lineno or 0, node.end_col_offset or 0)
 
 
 def block_field(parent: ast.AST, child: ast.AST) -> Optional[Block]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import builtins  # noqa: F401 - kept for readers: builtins are resolved by ``names``
-from typing import TYPE_CHECKING, Dict, Optional, Set
+from typing import TYPE_CHECKING, Dict, List, Optional, Set, cast
 
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding
@@ -18,7 +18,7 @@ from codemod.analysis.classes import Classes
 from codemod.analysis.dataflow import Dataflow
 from codemod.analysis.kinds import TENSORISH, Kind, join
 from codemod.analysis.names import Names
-from codemod.analysis.syntax import FUNCTIONS, call_args, is_const, target_key
+from codemod.analysis.syntax import FUNCTIONS, Located, call_args, is_const, target_key
 from codemod.analysis.tree import Tree
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ LEGACY_CONSTRUCTORS = {
 }
 
 
-def is_tensor(expr: ast.AST, model: "SemanticModel") -> bool:
+def is_tensor(expr: ast.expr, model: "SemanticModel") -> bool:
     """Whether ``expr`` is known to hold a tensor (an ``nn.Parameter`` included)."""
     return model.kinds.kind(expr) in TENSORISH
 
@@ -80,10 +80,10 @@ class TensorKinds:
         self.classes = classes
         self.dataflow = dataflow
         self.module = tree.module
-        self._kind_cache: Dict[ast.AST, Kind] = {}
-        self._pending: Set[ast.AST] = set()
+        self._kind_cache: Dict[ast.expr, Kind] = {}
+        self._pending: Set[ast.expr] = set()
 
-    def kind(self, expr: ast.AST) -> Kind:
+    def kind(self, expr: ast.expr) -> Kind:
         cached = self._kind_cache.get(expr)
         if cached is not None:
             return cached
@@ -100,7 +100,7 @@ class TensorKinds:
             self._kind_cache[expr] = result
         return result
 
-    def _kind(self, expr: ast.AST) -> Kind:
+    def _kind(self, expr: ast.expr) -> Kind:
         if isinstance(expr, ast.Constant):
             value = expr.value
             if isinstance(value, (bool, int, float, complex)):
@@ -139,7 +139,7 @@ class TensorKinds:
         return Kind.UNKNOWN
 
     @staticmethod
-    def _arith_kind(kinds: list) -> Kind:
+    def _arith_kind(kinds: List[Kind]) -> Kind:
         if any(k in TENSORISH for k in kinds):
             return Kind.TENSOR
         if Kind.UNKNOWN in kinds or Kind.MODULE in kinds:
@@ -191,14 +191,14 @@ class TensorKinds:
                 return Kind.UNKNOWN
             if receiver is Kind.PENDING:
                 return Kind.PENDING
-        callee = self.kind(func)
-        if callee is Kind.MODULE:
+        callee_kind = self.kind(func)
+        if callee_kind is Kind.MODULE:
             return Kind.TENSOR
-        if callee is Kind.PENDING:
+        if callee_kind is Kind.PENDING:
             return Kind.PENDING
         return Kind.UNKNOWN
 
-    def _non_tensor_library(self, func: ast.AST) -> bool:
+    def _non_tensor_library(self, func: ast.expr) -> bool:
         """A method of what a call into a non-tensor library returned (``np.asarray(x).reshape``):
         numpy, pandas, math... values stay theirs along the chain."""
         expr = func.value if isinstance(func, ast.Attribute) else None
@@ -247,6 +247,7 @@ class TensorKinds:
         flow = self.binder.flow(owner)
         key = name.id
         bindings = flow.bindings.get(key)
+        at: Optional[Located]
         if (not bindings or key in flow.declared) and not isinstance(owner, ast.Module):
             flow = self.binder.flow(self.module, nested=False)
             bindings = flow.bindings.get(key)
@@ -259,28 +260,29 @@ class TensorKinds:
         return join(self._binding_kind(b) for b in reaching) if reaching else Kind.UNKNOWN
 
     def _binding_kind(self, b: Binding) -> Kind:
-        if b.form == "param":
-            return self._param_kind(b.stmt)
-        if b.form == "def":
+        form, value = b.form, b.value
+        if form == "param":
+            return self._param_kind(cast(ast.arg, b.stmt))  # the binder binds a parameter at its arg
+        if form == "def":
             return Kind.OTHER
-        if b.form == "ann":
-            annotated = self.annotation_kind(b.stmt.annotation)
+        if form == "ann":
+            annotated = self.annotation_kind(cast(ast.AnnAssign, b.stmt).annotation)  # at its ``x: T``
             if annotated is not Kind.UNKNOWN:
                 return annotated
-            return self.kind(b.stmt.value) if b.stmt.value is not None else Kind.PENDING
-        if b.form == "for":
-            value = b.value
+            return self.kind(value) if value is not None else Kind.PENDING
+        if value is None:  # "for" and "aug" bindings always have a value; "other" ones never
+            return Kind.UNKNOWN
+        if form == "for":
             if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "range":
                 return Kind.SCALAR
             return Kind.TENSOR if self.kind(value) in TENSORISH else Kind.UNKNOWN
-        if b.form == "aug":
-            value = self.kind(b.value)
-            return Kind.TENSOR if value in TENSORISH else Kind.PENDING
-        if b.form == "assign" and b.value is not None:
-            return self.kind(b.value)
+        if form == "aug":
+            return Kind.TENSOR if self.kind(value) in TENSORISH else Kind.PENDING
+        if form == "assign":
+            return self.kind(value)
         return Kind.UNKNOWN
 
-    def annotation_kind(self, ann: ast.AST) -> Kind:
+    def annotation_kind(self, ann: ast.expr) -> Kind:
         if isinstance(ann, ast.Subscript) and target_key(ann.value) in ("Optional", "typing.Optional"):
             ann = ann.slice
         if isinstance(ann, ast.BinOp) and is_const(ann.right, None):
@@ -312,7 +314,7 @@ class TensorKinds:
             return Kind.TENSOR
         return Kind.UNKNOWN
 
-    def _default_of(self, param: ast.arg) -> Optional[ast.AST]:
+    def _default_of(self, param: ast.arg) -> Optional[ast.expr]:
         args = self.tree.parent(param)
         if not isinstance(args, ast.arguments):
             return None

@@ -4,10 +4,10 @@ around a node, and the blocks (statement lists) that hold it."""
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterable, Iterator, Optional, Set
+from typing import Dict, Iterator, List, Optional, Set
 
 from codemod.analysis.source import Source
-from codemod.analysis.syntax import OWNERS, Block, Span, block_field, span
+from codemod.analysis.syntax import OWNERS, Block, Located, Owner, Span, block_field, span
 
 
 class Tree:
@@ -17,25 +17,25 @@ class Tree:
         self.source = source
         self.module = source.tree
         self._parents = source.parents
-        self._owners: Dict[ast.AST, ast.AST] = {}
+        self._owners: Dict[ast.AST, Owner] = {}
         self._blocks_around: Dict[ast.AST, Set[Block]] = {}
         self._block_of: Dict[ast.AST, Optional[Block]] = {}
 
     def parent(self, node: ast.AST) -> Optional[ast.AST]:
         return self._parents.get(node)
 
-    def ancestors(self, node: ast.AST) -> Iterable[ast.AST]:
-        node = self._parents.get(node)
-        while node is not None:
-            yield node
-            node = self._parents.get(node)
+    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
+        up = self._parents.get(node)
+        while up is not None:
+            yield up
+            up = self._parents.get(up)
 
     @staticmethod
-    def range(node: ast.AST) -> Span:
+    def range(node: Located) -> Span:
         """((line, column), (end line, end column)); columns in UTF-8 bytes, as ast counts."""
         return span(node)
 
-    def code(self, node: ast.AST) -> str:
+    def code(self, node: Located) -> str:
         """Source text of a node, on one line, for messages."""
         return self.source.snippet(node)
 
@@ -48,20 +48,21 @@ class Tree:
             yield node
             todo.extend(kids[node])
 
-    def statement_of(self, node: ast.AST) -> ast.AST:
-        """The statement (or compound statement) that contains ``node``."""
-        cur = node
+    def statement_of(self, node: Located) -> Located:
+        """The statement (or compound statement) that contains ``node`` (``node`` itself when
+        no statement does)."""
+        cur: Optional[ast.AST] = node
         while cur is not None and not isinstance(cur, ast.stmt):
             cur = self._parents.get(cur)
         return cur or node
 
-    def owner(self, node: ast.AST) -> ast.AST:
+    def owner(self, node: ast.AST) -> Owner:
         """The function whose body holds ``node``, or the module (remembered along the way up:
         every name lookup asks)."""
         owners, parents = self._owners, self._parents
-        path = []
+        path: List[ast.AST] = []
         cur = parents.get(node)
-        found = self.module
+        found: Owner = self.module
         while cur is not None:
             if isinstance(cur, OWNERS):
                 found = cur

@@ -7,8 +7,13 @@ as usual: the first attribute looked up imports libcst (about 0.15 s), a check n
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
 
-def __getattr__(name: str):
+if TYPE_CHECKING:  # the type checker sees libcst's own names and types
+    from libcst import *  # noqa: F401,F403
+
+
+def __getattr__(name: str) -> Any:
     import libcst
 
     return getattr(libcst, name)

@@ -10,13 +10,25 @@ from __future__ import annotations
 
 import ast
 import warnings
-from typing import Iterable, Optional
+from typing import Dict, Iterable, List, Optional, Protocol, Sequence, Tuple, Union, cast
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from codemod.findings import Edit, Finding, Fix, Span
-from codemod.fixes.site import FixSite
+from codemod.fixes.site import Anchor, Block, FixSite, Line, Plan
+
+Lines = Tuple[int, int]  # (first, last) line, 1-based, inclusive
+
+
+class ParsedSource(Protocol):
+    """What :func:`statement_edits` reads of a file (the analysis' ``Source`` has it; the
+    fixes do not import the analysis)."""
+
+    tree: ast.Module
+
+    @property
+    def lines(self) -> List[bytes]: ...
 
 
 class FixApplier(cst.CSTTransformer):
@@ -28,14 +40,18 @@ class FixApplier(cst.CSTTransformer):
 
     def __init__(self, fixes: Iterable[Fix]) -> None:
         super().__init__()
-        self._fixes: dict = {}
+        self._fixes: Dict[int, List[Fix]] = {}  # id of the original node -> its fixes
         for fix in fixes:
             self._fixes.setdefault(id(fix.node), []).append(fix)
         for group in self._fixes.values():
             group.sort(key=lambda f: f.order, reverse=True)
 
-    def on_leave(self, original_node, updated_node):
-        result = updated_node
+    # libcst declares the result of the same type as the node; a fix may return another
+    # (``x += y`` -> ``x = x + y``), which libcst accepts where the parent's field allows it.
+    def on_leave(  # type: ignore[override]
+        self, original_node: cst.CSTNode, updated_node: cst.CSTNode
+    ) -> Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel[cst.CSTNode]]:
+        result: Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel[cst.CSTNode]] = updated_node
         for fix in self._fixes.get(id(original_node), ()):
             if not isinstance(result, cst.CSTNode):
                 break  # a flattened result takes no further edits; such a fix is built last
@@ -48,9 +64,9 @@ class _Site(FixSite):
 
     def __init__(self, wrapper: MetadataWrapper) -> None:
         self._module = wrapper.module
-        self._starts: dict = {}
-        self._containers: dict = {}
-        self._blocks: dict = {}
+        self._starts: Dict[Anchor, List[cst.CSTNode]] = {}
+        self._containers: Dict[int, Tuple[Line, int]] = {}  # id of a small statement -> where
+        self._blocks: Dict[int, Tuple[Block, int]] = {}  # id of a statement -> where
         for i, stmt in enumerate(self._module.body):
             self._blocks[id(stmt)] = (self._module, i)
         for node, rng in wrapper.resolve(PositionProvider).items():
@@ -59,21 +75,21 @@ class _Site(FixSite):
                 for i, small in enumerate(node.body):
                     self._containers[id(small)] = (node, i)
             elif isinstance(node, cst.IndentedBlock):
-                for i, stmt in enumerate(node.body):
-                    self._blocks[id(stmt)] = (node, i)
+                for i, inner in enumerate(node.body):
+                    self._blocks[id(inner)] = (node, i)
 
     @property
     def module(self) -> cst.Module:
         return self._module
 
-    def find(self, anchor: tuple, type_name: str) -> Optional[cst.CSTNode]:
+    def find(self, anchor: Anchor, type_name: str) -> Optional[cst.CSTNode]:
         kind = getattr(cst, type_name)
         return next((n for n in self._starts.get(anchor, ()) if isinstance(n, kind)), None)
 
-    def container(self, stmt: cst.BaseSmallStatement) -> tuple:
+    def container(self, stmt: cst.BaseSmallStatement) -> Tuple[Line, int]:
         return self._containers[id(stmt)]
 
-    def block(self, stmt: cst.BaseStatement) -> tuple:
+    def block(self, stmt: cst.BaseStatement) -> Tuple[Block, int]:
         return self._blocks[id(stmt)]
 
 
@@ -99,23 +115,28 @@ def build_fixes(wrapper: MetadataWrapper, findings: Iterable[Finding]) -> None:
         finding.fix, finding.fix_title = fix, fix.title
 
 
-def statement_edits(source, findings: Iterable[Finding]) -> None:
+def statement_edits(source: ParsedSource, findings: Iterable[Finding]) -> None:
     """Give each finding its title and one-fix edit, parsing with libcst only the top-level
     statement its fix is in, once for all the findings there (an editor asks for one fix at a
     time; parsing and positioning a whole 1,000-line file costs about 0.4 s, one function a
     few milliseconds)."""
-    parsed: dict = {}  # (first, last) line -> (site, text), or None where libcst cannot parse it
+    # (first, last) line -> (site, text), or None where libcst cannot parse it
+    parsed: Dict[Lines, Optional[Tuple[_Site, str]]] = {}
     for finding in findings:
-        plan = finding.plan
+        plan = cast(Plan, finding.plan)  # callers pass findings with a plan (engine: add_edits)
         first, last = _top_level_lines(source.tree, plan.anchor[0])
         if (first, last) not in parsed:
-            text = b"".join(source.lines[first - 1:last])
+            raw = b"".join(source.lines[first - 1:last])
             try:
-                parsed[first, last] = (_Site(parse(text)), text.decode("utf-8"))
+                parsed[first, last] = (_Site(parse(raw)), raw.decode("utf-8"))
             except cst.ParserSyntaxError:
                 parsed[first, last] = None
-        site, text = parsed[first, last] or (None, None)
-        node = site.find((plan.anchor[0] - first + 1, plan.anchor[1]), plan.node_type) if site else None
+        entry = parsed[first, last]
+        if entry is None:
+            finding.plan, finding.fixable = None, False
+            continue
+        site, text = entry
+        node = site.find((plan.anchor[0] - first + 1, plan.anchor[1]), plan.node_type)
         fix = plan.make(node, site) if node is not None else None
         if fix is None:
             finding.plan, finding.fixable = None, False
@@ -126,23 +147,25 @@ def statement_edits(source, findings: Iterable[Finding]) -> None:
         finding.edit = Edit(Span(s.line + first - 1, s.column, s.end_line + first - 1, s.end_column), edit.content)
 
 
-def _top_level_lines(tree: ast.Module, line: int) -> tuple:
+def _top_level_lines(tree: ast.Module, line: int) -> Lines:
     """(first, last) line of the module-level statement(s) holding ``line``, decorators and
     statements sharing its lines (``a = 1; b = 2``) included."""
     body = tree.body
     first = last = line
     for stmt in body:
         start = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
-        if start <= line <= stmt.end_lineno:
-            first, last = start, stmt.end_lineno
+        end = cast(int, stmt.end_lineno)  # typeshed: Optional (hand-built nodes); parsed: set
+        if start <= line <= end:
+            first, last = start, end
             break
     for stmt in body:  # others on those lines
-        if stmt.lineno <= last and stmt.end_lineno >= first:
-            first, last = min(first, stmt.lineno), max(last, stmt.end_lineno)
+        end = cast(int, stmt.end_lineno)
+        if stmt.lineno <= last and end >= first:
+            first, last = min(first, stmt.lineno), max(last, end)
     return first, last
 
 
-def apply_fixes(module: cst.Module, fixes: list, path: str) -> tuple:
+def apply_fixes(module: cst.Module, fixes: Sequence[Fix], path: str) -> Tuple[str, bytes]:
     """(new text, new bytes) with ``fixes`` applied in one traversal; raises ``SyntaxError``
     if the result would not parse (a bug of ours: it is never written)."""
     fixed_module = module.visit(FixApplier(fixes))
@@ -180,7 +203,7 @@ def single_edit(module: cst.Module, fix: Fix, before: Optional[str] = None) -> E
 
 
 def _span(text: str, start: int, end: int) -> Span:
-    def line_col(offset: int):
+    def line_col(offset: int) -> Tuple[int, int]:
         line = text.count("\n", 0, offset) + 1
         return line, offset - (text.rfind("\n", 0, offset) + 1)
 

@@ -11,10 +11,22 @@ imports go). Text: :func:`code`, :func:`fix_title`. Fresh names come from the an
 
 from __future__ import annotations
 
-from typing import Iterable, Optional, Union
+from typing import TYPE_CHECKING, Iterable, List, Optional, Protocol, TypeGuard, Union, cast
 
 from codemod import torch_api
 from codemod.fixes import _cst as cst
+from codemod.fixes.site import Block, Line
+
+if TYPE_CHECKING:
+    from libcst import SimpleWhitespace
+
+
+class _Spaced(Protocol):
+    """An ``op=`` with the whitespace around it: every libcst augmented-assignment operator has
+    it (``BaseAugOp`` does not declare it), and a statement's is never parenthesized."""
+
+    whitespace_before: SimpleWhitespace
+    whitespace_after: SimpleWhitespace
 
 
 def code(node: cst.CSTNode) -> str:
@@ -32,13 +44,15 @@ def rebind(
 
     ``like`` lends its spacing around ``=`` (from an ``op=``) and its semicolon.
     """
-    before = after = cst.SimpleWhitespace(" ")
-    semicolon = cst.MaybeSentinel.DEFAULT
+    before: SimpleWhitespace = cst.SimpleWhitespace(" ")
+    after = before
+    semicolon: Union[cst.Semicolon, cst.MaybeSentinel] = cst.MaybeSentinel.DEFAULT
     if isinstance(like, cst.AugAssign):
-        before, after = like.operator.whitespace_before, like.operator.whitespace_after
+        operator = cast(_Spaced, like.operator)
+        before, after = operator.whitespace_before, operator.whitespace_after
     if like is not None:
         semicolon = like.semicolon
-    names = list(targets) + [cst.parse_expression(key) for key in also]
+    names = list(targets) + [_key_target(key) for key in also]
     return cst.Assign(
         targets=[
             cst.AssignTarget(t, whitespace_before_equal=before, whitespace_after_equal=after)
@@ -47,6 +61,11 @@ def rebind(
         value=value,
         semicolon=semicolon,
     )
+
+
+def _key_target(key: str) -> "cst.BaseAssignTargetExpression":
+    """``self.h.w`` as an assignment target (a key parses to a Name or an Attribute)."""
+    return cast("cst.BaseAssignTargetExpression", cst.parse_expression(key))
 
 
 def fix_title(node: cst.CSTNode, verb: str = "Rewrite as") -> str:
@@ -83,7 +102,7 @@ def precedence(expr: cst.BaseExpression) -> int:
     return 100  # atoms, calls, subscripts, attributes
 
 
-def right_operand(op: type, value: cst.BaseExpression) -> cst.BaseExpression:
+def right_operand(op: "type[cst.BaseBinaryOp]", value: cst.BaseExpression) -> cst.BaseExpression:
     """``value`` as the right operand of ``op``, parenthesised only where it must be.
 
     Equal precedence gets parentheses too (``x -= a - b`` -> ``x - (a - b)``), except for the
@@ -97,7 +116,9 @@ def right_operand(op: type, value: cst.BaseExpression) -> cst.BaseExpression:
     return value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
-def insert_before(container, index: int, clone, temp: Optional[str] = None):
+def insert_before(
+    container: Line, index: int, clone: cst.BaseSmallStatement, temp: Optional[str] = None
+) -> Union[Line, "cst.FlattenSentinel[cst.SimpleStatementLine]"]:
     """Put ``clone`` before the small statement at ``index`` of a line or suite (libcst).
 
     With ``temp``, the statement's value is first computed into ``temp``:
@@ -106,9 +127,10 @@ def insert_before(container, index: int, clone, temp: Optional[str] = None):
     comments stay with the statement they describe.
     """
     body = list(container.body)
-    new = []
+    new: List[cst.BaseSmallStatement] = []
     if temp is not None:
-        stmt = body[index]
+        # A statement with a value to compute first: an assignment or augmented assignment.
+        stmt = cast("Union[cst.Assign, cst.AugAssign]", body[index])
         new.append(cst.Assign(targets=[cst.AssignTarget(cst.Name(temp))], value=stmt.value))
         body[index] = stmt.with_changes(value=cst.Name(temp))
     new.append(clone)
@@ -125,7 +147,8 @@ def insert_before(container, index: int, clone, temp: Optional[str] = None):
     return container.with_changes(body=body)
 
 
-def is_inplace_method_cst_call(node) -> bool:
+def is_inplace_method_cst_call(node: cst.BaseExpression) -> TypeGuard[cst.Call]:
+    """``x.add_(...)``: a call of an in-place tensor method (its ``func`` an Attribute)."""
     return (
         isinstance(node, cst.Call)
         and isinstance(node.func, cst.Attribute)
@@ -133,29 +156,29 @@ def is_inplace_method_cst_call(node) -> bool:
     )
 
 
-def out_of_place_chain(call):
+def out_of_place_chain(call: cst.Call) -> cst.BaseExpression:
     """``x.mul_(a).add_(b)`` -> ``x.mul(a).add(b)`` (on libcst's tree)."""
-    links, base = [], call
+    links: List[cst.Call] = []
+    base: cst.BaseExpression = call
     while is_inplace_method_cst_call(base):
         links.append(base)
-        base = base.func.value
+        base = cast("cst.Attribute", base.func).value  # the guard checked it
     expr = base
     for link in reversed(links):
-        twin = torch_api.INPLACE_METHODS[link.func.attr.value]
-        expr = link.with_changes(func=link.func.with_changes(value=expr, attr=cst.Name(twin)))
+        func = cast("cst.Attribute", link.func)
+        # Rules offer this fix only where every method of the chain has a twin (inplace_method).
+        twin = cast(str, torch_api.INPLACE_METHODS[func.attr.value])
+        expr = link.with_changes(func=func.with_changes(value=expr, attr=cst.Name(twin)))
     return expr
 
 
 def clone_of(key: str, also: Iterable[str] = ()) -> "cst.Assign":
     """``d = d.clone()`` (and ``d = e = d.clone()`` with the aliases in ``also``)."""
     return rebind(
-        [cst.parse_expression(key)],
+        [_key_target(key)],
         cst.Call(func=cst.Attribute(value=cst.parse_expression(key), attr=cst.Name("clone"))),
         also,
     )
-
-
-Block = Union["cst.Module", "cst.IndentedBlock"]
 
 
 def wrap_in_with(block: Block, start: int, end: int, context: str) -> Block:
@@ -206,7 +229,7 @@ def ensure_import(module: "cst.Module", name: str = "torch") -> "cst.Module":
     return AddImportsVisitor(context, [ImportItem(name)]).transform_module(module)
 
 
-def _dotted(expr) -> str:
+def _dotted(expr: cst.BaseExpression) -> str:
     if isinstance(expr, cst.Name):
         return expr.value
     if isinstance(expr, cst.Attribute):
