@@ -246,6 +246,8 @@ def _target_options(init, input_shape):
 
 InitOpt = typer.Option(None, "--init", help='Constructor keywords as JSON, e.g. \'{"dim": 4}\'.')
 ShapeOpt = typer.Option(None, "--input-shape", help="Shape of one random input, e.g. 2,4 (repeat for more).")
+TimeoutOpt = typer.Option(120.0, "--timeout", help="Seconds each isolated run of your code may take.")
+InputsGradOpt = typer.Option(False, "--inputs-require-grad", help="Inputs the harness makes require grad.")
 
 
 @app.command()
@@ -261,10 +263,14 @@ def verify(
     atol: Optional[float] = typer.Option(None, "--atol", help="Absolute tolerance (default by dtype)."),
     init: Optional[str] = InitOpt,
     input_shape: Optional[List[str]] = ShapeOpt,
+    inputs_require_grad: bool = InputsGradOpt,
+    timeout: float = TimeoutOpt,
     output_format: Format = FormatOpt,
     config: Optional[pathlib.Path] = ConfigOpt,
 ) -> None:
-    """Run the original and the rewritten code, forward and backward, and compare (runs your code)."""
+    """Run the original and the rewritten code, each in a fresh process, and compare outputs,
+    gradients and final state (runs your code). Exit 0 verified, 1 not verified or unproven,
+    2 the tool could not run it."""
     import json as _json
 
     path = pathlib.Path(target.partition("::")[0])
@@ -277,6 +283,7 @@ def verify(
             target, rewritten=str(rewritten) if rewritten else None, settings=settings,
             devices=device, float64=float64, rtol=rtol, atol=atol,
             init_kwargs=init_kwargs, input_shapes=shapes,
+            inputs_require_grad=inputs_require_grad, timeout=timeout,
         )
     except HarnessError as exc:
         typer.echo(f"error: {exc}", err=True)

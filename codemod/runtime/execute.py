@@ -196,8 +196,9 @@ def _run_module(request: SideRequest, result: SideResult, program: Program, dtyp
     except BaseException as exc:  # noqa: BLE001
         _fail(result, "eval call", exc)
     result.calls.append(CallRecord("eval call", encode(out), {}, encode((a, kw))))
-    state = {k: v for k, v in module_state(model).items()}
+    state: Dict[str, Any] = dict(module_state(model))
     state.update({f"{n}.grad": p.grad for n, p in model.named_parameters() if p.grad is not None})
+    state.update(_plain_attributes(model))
     result.state = encode(state)
     _finish_watch(result, watch)
     if request.crosscheck and request.mode is Mode.SNAPSHOT:
@@ -333,8 +334,24 @@ def _walk(obj: Any, path: str, found: Dict[str, torch.Tensor], seen: set, depth:
                 _walk(value, f"{path}.{key}", found, seen, depth + 1)
 
 
-def _reachable_state(program: Program, out: Any) -> Dict[str, torch.Tensor]:
-    state: Dict[str, torch.Tensor] = {}
+_PLAIN_STATE = (int, float, bool, str, complex)
+
+
+def _plain_attributes(model: torch.nn.Module) -> Dict[str, Any]:
+    """Numbers and strings set on modules (``self.calls += 1``): state too."""
+    found = {}
+    for prefix, sub in model.named_modules():
+        for name, value in vars(sub).items():
+            if isinstance(value, _PLAIN_STATE) and not name.startswith("_") and name != "training":
+                found[f"{prefix}.{name}" if prefix else name] = value
+    return found
+
+
+def _reachable_state(program: Program, out: Any) -> Dict[str, Any]:
+    state: Dict[str, Any] = {}
+    for name, value in vars(program.module).items():
+        if isinstance(value, _PLAIN_STATE) and not name.startswith("__"):
+            state[f"global:{name}"] = value  # a counter kept in a global
     for key, t in _reachable_tensors(program, out).items():
         if not key.startswith("return"):
             state[key] = t  # a returned tensor is an output already
