@@ -338,9 +338,12 @@ _PLAIN_STATE = (int, float, bool, str, complex)
 
 
 def _plain_attributes(model: torch.nn.Module) -> Dict[str, Any]:
-    """Numbers and strings set on modules (``self.calls += 1``): state too."""
+    """Numbers and strings set on the user's modules (``self.calls += 1``): state too. A
+    library module's (``nn.ReLU.inplace``) are its configuration, not state."""
     found = {}
     for prefix, sub in model.named_modules():
+        if type(sub).__module__.startswith("torch."):
+            continue
         for name, value in vars(sub).items():
             if isinstance(value, _PLAIN_STATE) and not name.startswith("_") and name != "training":
                 found[f"{prefix}.{name}" if prefix else name] = value
