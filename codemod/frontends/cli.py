@@ -276,7 +276,8 @@ def verify(
     path = pathlib.Path(target.partition("::")[0])
     settings = _settings([path], config, select, ignore, unsafe_fixes)
     init_kwargs, shapes = _target_options(init, input_shape)
-    from codemod.runtime.verify import HarnessError, render_table, verify as run_verify
+    from codemod.runtime.harness import HarnessError
+    from codemod.runtime.verify import render_table, verify as run_verify
 
     try:
         result = run_verify(
@@ -301,26 +302,29 @@ def locate(
     raise_on_conflict: bool = typer.Option(False, "--raise", help="Stop with a traceback at the offending in-place op."),
     init: Optional[str] = InitOpt,
     input_shape: Optional[List[str]] = ShapeOpt,
+    inputs_require_grad: bool = InputsGradOpt,
+    timeout: float = TimeoutOpt,
     output_format: Format = FormatOpt,
 ) -> None:
-    """Run the target and name both lines of each conflict: where autograd saved the tensor,
-    and where it was modified (runs your code). Exit 1 if a conflict is found."""
+    """Run the target (in a fresh process) and name both lines of each conflict: where autograd
+    saved the tensor, and where it was modified (runs your code). Exit 1 if a conflict is
+    found, or the run dies with an in-place error the locator could not place."""
     import json as _json
 
-    from codemod.runtime.locate import LocatedInplaceError, locate_target
-    from codemod.runtime.verify import HarnessError
+    from codemod.runtime.harness import HarnessError
+    from codemod.runtime.locate import locate_target
 
     init_kwargs, shapes = _target_options(init, input_shape)
     try:
-        result = locate_target(target, raise_on_conflict=raise_on_conflict,
-                               init_kwargs=init_kwargs, input_shapes=shapes)
+        result = locate_target(target, raise_on_conflict=raise_on_conflict, init_kwargs=init_kwargs,
+                               input_shapes=shapes, inputs_require_grad=inputs_require_grad, timeout=timeout)
     except HarnessError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
-    except LocatedInplaceError:
-        raise  # --raise: the traceback ends on the bad line
+    if result.traceback:  # --raise: the traceback ends on the bad line
+        typer.echo(result.traceback.rstrip(), err=True)
     typer.echo(_json.dumps(result.to_json(), indent=2) if output_format is Format.json else result.render())
-    raise typer.Exit(1 if result.conflicts else 0)
+    raise typer.Exit(1 if result.found_something else 0)
 
 
 @app.command()
@@ -331,20 +335,24 @@ def repair(
     device: Optional[List[str]] = typer.Option(None, "--device", help="Devices for the verification."),
     init: Optional[str] = InitOpt,
     input_shape: Optional[List[str]] = ShapeOpt,
+    inputs_require_grad: bool = InputsGradOpt,
+    timeout: float = TimeoutOpt,
     config: Optional[pathlib.Path] = ConfigOpt,
 ) -> None:
     """Locate each conflict, apply only the fix it needs, repeat until backward succeeds, and
-    verify (runs your code). Exit 0 repaired and verified (or nothing to do), 1 not, 2 error."""
+    verify (runs your code, in fresh processes). Exit 0 repaired and verified (or nothing to
+    do), 1 not verified, unproven, or an in-place error that was not located, 2 error."""
     from codemod.runtime import repair as repairing
     from codemod.engine.fileio import write_atomic
-    from codemod.runtime.verify import HarnessError, render_table
+    from codemod.runtime.harness import HarnessError
+    from codemod.runtime.verify import render_table
 
     path = pathlib.Path(target.partition("::")[0])
     settings = _settings([path], config, None, None, None)
     init_kwargs, shapes = _target_options(init, input_shape)
     try:
-        result = repairing.repair(target, settings=settings, devices=device,
-                                  init_kwargs=init_kwargs, input_shapes=shapes)
+        result = repairing.repair(target, settings=settings, devices=device, init_kwargs=init_kwargs,
+                                  input_shapes=shapes, inputs_require_grad=inputs_require_grad, timeout=timeout)
     except HarnessError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
@@ -361,7 +369,7 @@ def repair(
         typer.echo(f"wrote {path}")
     elif write and result.changed:
         typer.echo("not written: the repair is not verified", err=True)
-    raise typer.Exit(0 if (result.verified or not result.changed and not result.steps) else 1)
+    raise typer.Exit(0 if (result.verified or result.nothing_to_do) else 1)
 
 
 @app.command()
