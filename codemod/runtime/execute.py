@@ -135,8 +135,9 @@ def _run(request: SideRequest, result: SideResult, dtype) -> None:
     try:
         if dtype is not None:
             torch.set_default_dtype(dtype)
-        try:
-            program = Program(request.source, target.path, target.name)
+        try:  # saves made at import time get the side's hooks too (the oracle covers them)
+            with SavedTensors(snapshot=request.mode is Mode.SNAPSHOT).hooks():
+                program = Program(request.source, target.path, target.name)
         except HarnessError:
             raise
         except BaseException as exc:  # noqa: BLE001 - the user's module failed to load
@@ -358,8 +359,9 @@ def _reachable_state(program: Program, out: Any) -> Dict[str, Any]:
     for key, t in _reachable_tensors(program, out).items():
         if not key.startswith("return"):
             state[key] = t  # a returned tensor is an output already
-        if t.grad is not None:
-            state[f"{key}.grad"] = t.grad
+        grad = t.grad if (t.is_leaf or t.retains_grad) else None  # a non-leaf's .grad warns
+        if grad is not None:
+            state[f"{key}.grad"] = grad
     return state
 
 
@@ -374,8 +376,8 @@ def _backward(result: SideResult, label: str, out: Any, keyed) -> Dict[str, Opti
     except BaseException as exc:  # noqa: BLE001
         text = str(exc)
         if "backward through the graph a second time" in text:
-            result.notes.append(f"{label}: the program freed its graph with its own backward; "
-                                "its .grad values are compared instead")
+            result.notes.append(f"{label}: the graph was already freed by an earlier backward (the "
+                                "program's own, or a previous call's); its .grad values are compared instead")
             return {}
         _fail(result, label, exc)
     return {key: (g.detach().cpu().clone() if g is not None else None) for (key, _), g in zip(keyed, found)}

@@ -587,6 +587,7 @@ def _locate_in_child(request: _LocateRequest):
         error = f"LocatedInplaceError: {str(exc).splitlines()[0]}"
     except BaseException as exc:  # noqa: BLE001 - the user's program failed: a result
         text = str(exc)
-        error = f"{type(exc).__name__}: {text.splitlines()[0][:300] if text else ''}"
+        first = text.splitlines()[0].split(" Hint:", 1)[0][:300] if text else ""
+        error = f"{type(exc).__name__}: {first}"
         kind = inplace_error_kind(type(exc).__name__, text)
     return LocateResult(spec.spec, locator.conflicts, error, kind, trace)
