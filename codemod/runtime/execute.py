@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Optional
 
 import torch
 
-from codemod.runtime.compare import Mapping, Node, Plain, encode, module_state
+from codemod.runtime.compare import Node, Plain, encode, module_state
 from codemod.runtime.harness import (
     HarnessError,
     Program,
@@ -421,7 +421,3 @@ def _peak(device: str) -> Optional[int]:
 def reset_peak(device: str) -> None:
     if device.startswith("cuda"):
         torch.cuda.reset_peak_memory_stats()
-
-
-def empty_state() -> Mapping:
-    return Mapping("dict", {})

@@ -23,7 +23,7 @@ import pathlib
 import random
 import sys
 import types
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 

@@ -25,6 +25,7 @@ value travels back through ``torch.save``/``torch.load`` (tensors, dataclasses o
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import enum
 import json
@@ -100,6 +101,20 @@ class _Server:
     def alive(self) -> bool:
         return self.process.poll() is None
 
+    def close(self) -> None:
+        """End the server: EOF on its stdin ends its loop."""
+        for stream in (self.process.stdin, self.process.stdout):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
     def run(self, request_path: str, timeout: Optional[float]) -> Tuple[Optional[int], bool]:
         """(exit code, timed out) of one child."""
         assert self.process.stdin is not None and self.process.stdout is not None
@@ -146,7 +161,14 @@ def _get_server() -> _Server:
     with _server_lock:
         if _server is None or not _server.alive():
             _server = _Server()
+            atexit.register(_server.close)
         return _server
+
+
+def warm_up() -> None:
+    """Start the server now (its torch import overlaps the caller's own work)."""
+    if hasattr(os, "fork"):
+        _get_server()
 
 
 def _serve() -> None:  # pragma: no cover - runs in the server process

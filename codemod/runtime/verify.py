@@ -37,7 +37,6 @@ from codemod.engine.pipeline import process_source
 from codemod.runtime.compare import (
     CROSS_DEVICE_TOLERANCES,
     Difference,
-    Mapping,
     Tally,
     Tolerance,
     compare,
@@ -45,7 +44,7 @@ from codemod.runtime.compare import (
 )
 from codemod.runtime.execute import SideRequest, SideResult, run_side
 from codemod.runtime.harness import HarnessError, Target, parse_target, read_source, split_target
-from codemod.runtime.isolate import DEFAULT_TIMEOUT, Status, run_isolated
+from codemod.runtime.isolate import DEFAULT_TIMEOUT, Status, run_isolated, warm_up
 from codemod.runtime.references import REFERENCE_NAMES, Mode
 
 __all__ = ["HarnessError", "Verdict", "VerifyResult", "DeviceReport", "verify", "render_table",
@@ -197,6 +196,7 @@ def verify(
     ``rewritten``, or the text ``rewritten_source``. Raises HarnessError if it cannot run.
     ``rtol``/``atol`` replace the per-dtype defaults (``0`` is honoured)."""
     spec = parse_target(target, init_kwargs, input_shapes, inputs_require_grad)
+    warm_up()  # the isolation server imports torch while the passes rewrite the file
     original_source = read_source(spec.path)
     new_source, fixes, unsafe_left = _rewrite(spec.path, original_source, rewritten, rewritten_source,
                                               settings or Settings())
