@@ -67,8 +67,9 @@ class CallRecord:
 
 @dataclasses.dataclass
 class Cost:
-    saved_bytes: Optional[int] = None  # distinct tensors saved for backward, first train call
-    seconds: Optional[float] = None  # forward + backward of the first train call
+    # Of the last train call: the first pays one-time start-up costs of a fresh process.
+    saved_bytes: Optional[int] = None  # distinct tensors saved for backward
+    seconds: Optional[float] = None  # forward + the harness's backward
     peak_cuda_bytes: Optional[int] = None
 
 
@@ -176,7 +177,7 @@ def _run_module(request: SideRequest, result: SideResult, program: Program, dtyp
         keyed += [(f"input:{n}", t) for n, t in kw.items() if isinstance(t, torch.Tensor) and t.requires_grad]
         saved = SavedTensors(snapshot=request.mode is Mode.SNAPSHOT)
         seed_everything(k)
-        if k == 1:
+        if k == CALLS:
             reset_peak(device)
         start = _clock(device)
         with saved.hooks(), watch:
@@ -185,7 +186,7 @@ def _run_module(request: SideRequest, result: SideResult, program: Program, dtyp
             except BaseException as exc:  # noqa: BLE001
                 _fail(result, label, exc)
             grads = _backward(result, f"backward of {label}", out, keyed)
-        if k == 1:
+        if k == CALLS:
             result.cost = Cost(saved.bytes, _clock(device) - start, _peak(device))
         result.calls.append(CallRecord(label, encode(out), grads, encode((a, kw))))
     model.eval()
@@ -238,7 +239,7 @@ def _run_function(request: SideRequest, result: SideResult, program: Program, dt
             saved = SavedTensors(snapshot=request.mode is Mode.SNAPSHOT)
             first_leaf = len(watch.leaves)
             seed_everything(k - 1)
-            if k == 1:
+            if k == CALLS:
                 reset_peak(device)
             start = _clock(device)
             exited = False
@@ -251,7 +252,7 @@ def _run_function(request: SideRequest, result: SideResult, program: Program, dt
                     exited, out = True, None
                 keyed = _function_leaves(program, out, watch.leaves[first_leaf:])
                 grads = {} if exited else _backward(result, f"backward of {label}", out, keyed)
-            if k == 1:
+            if k == CALLS:
                 result.cost = Cost(saved.bytes, _clock(device) - start, _peak(device))
             result.calls.append(CallRecord(label, encode(out), grads, Plain(None, "NoneType")))
             if exited:

@@ -439,7 +439,7 @@ def render_table(result: VerifyResult) -> str:
     for d in result.devices:
         if d.original.error:
             out.append(f"{d.device}: original ({d.original.failed_at}): {d.original.error}")
-        if d.meaning:
+        if d.meaning and d.reference != "none":
             out.append(f"{d.device}: reference = {d.reference}: {d.meaning}")
         if d.oracle_crosscheck:
             out.append(f"{d.device}: oracle cross-check (functionalize vs snapshot): {d.oracle_crosscheck}")
