@@ -21,6 +21,7 @@ the caller's at call time, ``path_first`` is put first on ``sys.path``, file des
 go to files (returned as ``stdout``/``stderr``), and any ``BaseException`` (``SystemExit``,
 ``KeyboardInterrupt``) from ``func`` is caught and returned, never raised in the caller. The
 value travels back through ``torch.save``/``torch.load`` (tensors, dataclasses of the tool).
+Runs are served one at a time per tool process (concurrent callers wait their turn).
 """
 
 from __future__ import annotations
@@ -94,9 +95,10 @@ class _Server:
         self.process = subprocess.Popen(
             [sys.executable, "-c", code, json.dumps(sys.path)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            text=True, bufsize=1, close_fds=True,
+            text=True, bufsize=1, close_fds=True,  # stdout is read through its descriptor
         )
-        self.lock = threading.Lock()
+        self.lock = threading.Lock()  # one run at a time per server
+        self._buffer = b""
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -133,16 +135,21 @@ class _Server:
         return _exit_code(answer), False
 
     def _line(self, deadline: Optional[float]) -> Optional[str]:
-        out = self.process.stdout
-        if deadline is not None:
-            left = max(0.0, deadline - time.monotonic())
-            ready, _, _ = select.select([out], [], [], left)
-            if not ready:
-                return None
-        line = out.readline()
-        if not line:
-            raise RuntimeError("the isolation server ended unexpectedly")
-        return line.strip()
+        """The server's next answer; None once ``deadline`` passes. Reads the pipe's file
+        descriptor itself: a buffered reader could hold both answers while ``select`` waits."""
+        assert self.process.stdout is not None
+        fd = self.process.stdout.fileno()
+        while b"\n" not in self._buffer:
+            if deadline is not None:
+                ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+                if not ready:
+                    return None
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                raise RuntimeError("the isolation server ended unexpectedly")
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line.decode().strip()
 
 
 def _exit_code(answer: Optional[str]) -> Optional[int]:
