@@ -56,20 +56,21 @@ class SavedTensors:
             self.bytes += t.numel() * t.element_size()
         if self.snapshot:
             return t.detach().clone()
+        maker = t.grad_fn.name() if t.grad_fn is not None else ("a leaf" if t.requires_grad else "no graph")
         try:
-            return (t.detach(), t._version)
+            return (t.detach(), t._version, maker)
         except RuntimeError:  # inference tensors have no version counter
-            return (t, None)
+            return (t, None, maker)
 
     def _unpack(self, packed):
         if self.snapshot:
             return packed
-        tensor, version = packed
+        tensor, version, maker = packed
         if version is not None and tensor._version != version:
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: a tensor of shape {tuple(tensor.shape)} saved at version {version} "
-                f"is at version {tensor._version}"
+                f"inplace operation: a tensor of shape {tuple(tensor.shape)} (made by {maker}) was saved "
+                f"at version {version} and is at version {tensor._version}"
             )
         return tensor
 
