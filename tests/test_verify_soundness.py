@@ -156,3 +156,22 @@ def test_cli_timeout_and_zero_tolerances(tmp_path):
                                  "--rtol", "0", "--atol", "0", "--timeout", "30"])
     assert loose.exit_code == 0, loose.stdout  # within float64's default tolerance
     assert strict.exit_code == 1, strict.stdout
+
+
+CUDA_CASES = [by_id(i) for i in ("sgd-update-becomes-a-dead-rebind", "ema-buffer-update-becomes-a-dead-store",
+                                 "rewrite-turns-grad-off-for-everyone", "second-call-changed")]
+CUDA_RIGHT = [by_id(i) for i in ("h-equals-b-plus-h", "module-level-model", "ema-rewritten-as-copy",
+                                 "target-prints")]
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+@pytest.mark.parametrize("case", CUDA_CASES + CUDA_RIGHT, ids=lambda c: c.id)
+def test_cuda_takes_the_same_path(case, tmp_path):
+    model = materialise(case, tmp_path)
+    result = verify(f"{model}::{case.name}", rewritten_source=case.rewritten(), devices=["cpu", "cuda"],
+                    **(case.options or {}))
+    expected = Verdict.VERIFIED if case in CUDA_RIGHT else Verdict.NOT_VERIFIED
+    assert [d.verdict for d in result.devices] == [expected, expected], explain(result)
+    cuda = result.devices[1]
+    assert cuda.rewritten.cost.peak_cuda_bytes is not None
