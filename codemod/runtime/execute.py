@@ -268,24 +268,16 @@ def _run_function(request: SideRequest, result: SideResult, program: Program, dt
 
 def _function_leaves(program: Program, out: Any, seen: List[torch.Tensor]):
     """The leaves the harness differentiates for, each under a key that names the same
-    tensor in every version: where it is reachable from, else its rank among the leaves the
-    call created or used (graph order would change with ``h = b + h``)."""
-    named = {id(t): key for key, t in _reachable_tensors(program, out).items()
+    tensor in every version: where it is reachable from (``global:model.weight``,
+    ``return[0]``), else its rank among the leaves the call created or used (graph order
+    would change with ``h = b + h``)."""
+    named = {id(t): (key, t) for key, t in _reachable_tensors(program, out).items()
              if t.is_leaf and t.requires_grad}
-    keyed, rank = [], 0
+    keyed = []
     for t in seen:
-        if id(t) in named:
-            continue
-        keyed.append((f"leaf#{rank}", t))
-        rank += 1
-    keyed += [(key, t) for t in _reachable_tensors(program, out).values()
-              if id(t) in named for key in [named[id(t)]]]
-    unique, ids = [], set()
-    for key, t in keyed:
-        if id(t) not in ids:
-            ids.add(id(t))
-            unique.append((key, t))
-    return unique
+        if id(t) not in named and all(t is not other for _, other in keyed):
+            keyed.append((f"leaf#{len(keyed)}", t))
+    return keyed + list(named.values())
 
 
 def _reachable_tensors(program: Program, out: Any) -> Dict[str, torch.Tensor]:
