@@ -248,8 +248,9 @@ def compare_tensors(a: Optional[torch.Tensor], b: Optional[torch.Tensor], where:
     if a.layout != torch.strided or b.layout != torch.strided:
         a, b = a.to_dense(), b.to_dense()
     if not (a.is_floating_point() or a.is_complex()):
-        tally.max_abs = 0.0 if torch.equal(a, b) else float("nan")
-        if not torch.equal(a, b):
+        same = torch.equal(a, b)
+        tally.max_abs = 0.0 if same or not a.numel() else float((a.long() - b.long()).abs().max())
+        if not same:
             diffs.append(Difference(where, f"{_dtype(a.dtype)} values differ (compared exactly)"))
         return tally
     wide = torch.complex128 if a.is_complex() else torch.float64
