@@ -17,6 +17,7 @@ The first thing that fails ends the side; what failed, where, and how is part of
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import time
@@ -167,7 +168,9 @@ def _run_module(request: SideRequest, result: SideResult, program: Program, dtyp
         _fail(result, "build", exc)
     initial = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
     _save_setup(request.setup_out, {"state": initial, "args": args, "kwargs": kwargs}, result)
-    watch = LeafWatch(no_grad_leaves=request.mode is Mode.NO_GRAD_LEAVES)
+    # A module's leaves are keyed by name: the watch is only needed for the no-grad meaning
+    # (and stays out of the way of code that cares about torch function modes).
+    watch = LeafWatch(no_grad_leaves=True) if request.mode is Mode.NO_GRAD_LEAVES else contextlib.nullcontext()
     for k in range(1, CALLS + 1):
         label = f"train call {k}"
         model.train()
@@ -202,7 +205,8 @@ def _run_module(request: SideRequest, result: SideResult, program: Program, dtyp
     state.update({f"{n}.grad": p.grad for n, p in model.named_parameters() if p.grad is not None})
     state.update(_plain_attributes(model))
     result.state = encode(state)
-    _finish_watch(result, watch)
+    if isinstance(watch, LeafWatch):
+        _finish_watch(result, watch)
     if request.crosscheck and request.mode is Mode.SNAPSHOT:
         result.crosscheck = _crosscheck(program, init, initial, args, kwargs, device, dtype, result.calls[0])
 
