@@ -16,8 +16,8 @@ imported torch and the tool and run nothing else, so it starts with the interpre
 fresh ``python`` (grad mode, default dtype, RNG, ``sys.modules`` without user code) at the cost
 of a fork (~50 ms) instead of an interpreter start with torch (~1.5-2.5 s, paid once by the
 server). The server never runs a torch op or initialises CUDA, so the child can use CUDA like
-a fresh process. Where ``os.fork`` does not exist, each run is a plain ``python`` child. In the child: the working directory and environment are
-the caller's at call time, ``path_first`` is put first on ``sys.path``, file descriptors 1 and 2
+a fresh process. Off Linux each run is a plain ``python`` child (no fork server). In the
+child: the working directory and environment are the caller's at call time, ``path_first`` is put first on ``sys.path``, file descriptors 1 and 2
 go to files (returned as ``stdout``/``stderr``), and any ``BaseException`` (``SystemExit``,
 ``KeyboardInterrupt``) from ``func`` is caught and returned, never raised in the caller. The
 value travels back through ``torch.save``/``torch.load`` (tensors, dataclasses of the tool).
@@ -43,6 +43,9 @@ import time
 import traceback
 from typing import Any, Callable, Optional, Tuple
 
+# Fork after importing torch only where that is known to be safe (macOS's runtime objects to
+# it; Windows has no fork): elsewhere each run is a plain ``python`` child.
+_FORK_SERVER = hasattr(os, "fork") and sys.platform.startswith("linux")
 DEFAULT_TIMEOUT = 120.0  # seconds per isolated run; verify and repair take --timeout
 _OUTPUT_LIMIT = 64 * 1024  # characters of captured stdout/stderr kept
 
@@ -174,7 +177,7 @@ def _get_server() -> _Server:
 
 def warm_up() -> None:
     """Start the server now (its torch import overlaps the caller's own work)."""
-    if hasattr(os, "fork"):
+    if _FORK_SERVER:
         _get_server()
 
 
@@ -215,7 +218,7 @@ def _run_in_child(request: "_Request", timeout: Optional[float], folder: pathlib
     path = folder / "request.pkl"
     with open(path, "wb") as handle:
         pickle.dump(request, handle)
-    if hasattr(os, "fork"):
+    if _FORK_SERVER:
         server = _get_server()
         with server.lock:
             return server.run(str(path), timeout)
