@@ -3,6 +3,7 @@ fails verification, dtype settled before it is claimed, nothing unverified writt
 
 from __future__ import annotations
 
+import json
 import textwrap
 
 import pytest
@@ -120,6 +121,8 @@ def test_an_inplace_error_that_is_not_located_is_exit_1(tmp_path):
     path = write(tmp_path, THREADED)
     out = runner.invoke(app, ["locate", f"{path}::fn"])
     assert out.exit_code == 1 and "not located" in out.stdout
+    doc = json.loads(runner.invoke(app, ["locate", f"{path}::fn", "--format", "json"]).stdout)
+    assert doc["conflicts"] == [] and doc["error_kind"] == "saved" and "another thread" in doc["not_seen"]
     out = runner.invoke(app, ["repair", f"{path}::fn", "--device", "cpu"])
     assert out.exit_code == 1 and "nothing to repair" not in out.stdout and "not located" in out.stdout
 
