@@ -436,6 +436,20 @@ def fn():
     return y
 """
 
+SECOND_CALL_FAILS = """
+import torch
+x = torch.randn(3, requires_grad=True)
+base = torch.exp(x)
+
+def fn():
+    w = torch.randn(3, requires_grad=True)
+    h = torch.sigmoid(w)
+    h += 1
+    loss = (base * h).sum()
+    loss.backward()
+    return w.grad
+"""
+
 WRONG: List[Case] = [
     # Leaf errors got reference `none`, and anything that ran passed.
     Case("sgd-update-becomes-a-dead-rebind", "leaf", SGD, [("p.add_(p.grad, alpha=-0.1)", "p = p.add(p.grad, alpha=-0.1)")]),
@@ -500,6 +514,8 @@ WRONG: List[Case] = [
     Case("original-fails-for-another-reason", "reference", OTHER_FAILURE, [("y = torch.sigmoid(x)", "y = torch.tanh(x)")]),
     Case("nothing-comparable", "reference", NOTHING, [("torch.ones(3)", "torch.zeros(3)")]),
     Case("alias-broken", "reference", BLOG, [("d *= 5", "d = d * 5")]),
+    Case("second-call-no-longer-fails", "reference", SECOND_CALL_FAILS,
+         [("h += 1", "h = h + 1"), ("loss.backward()", "loss.backward(retain_graph=True)")]),
 ]
 
 RIGHT: List[Case] = [
@@ -520,4 +536,5 @@ RIGHT: List[Case] = [
          [("x.sub_(x.mean())", "x -= x.mean()")], name="Net"),
     Case("structured-outputs-unchanged", "function", DATA_OUT, [("y = y * 2", "y = 2 * y")]),
     Case("numbers-unchanged", "numbers", NUMERIC, [("a = a * 3.0", "a = 3.0 * a")]),
+    Case("second-call-fails-the-same-way", "reference", SECOND_CALL_FAILS, [("h += 1", "h = h + 1")]),
 ]

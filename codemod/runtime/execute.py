@@ -126,6 +126,16 @@ def _fail(result: SideResult, where: str, exc: BaseException) -> None:
     raise _Stop
 
 
+def _later_failure(result: SideResult, call: int) -> bool:
+    """A failure after the first call that is not an in-place error: the side keeps what ran
+    before it and its state at that point (a version that fails there the same way agrees)."""
+    if call == 1 or result.error_kind is not None:
+        return False
+    result.notes.append(f"{result.failed_at} failed ({result.error_type}): the calls before it and "
+                        "the state at that point are compared")
+    return True
+
+
 def _exit_code_zero(exc: BaseException) -> bool:
     return isinstance(exc, SystemExit) and exc.code in (0, None)
 
@@ -183,24 +193,30 @@ def _run_module(request: SideRequest, result: SideResult, program: Program, dtyp
         if k == CALLS:
             reset_peak(device)
         start = _clock(device)
-        with saved.hooks(), watch:
-            try:
-                out = model(*a, **kw)
-            except BaseException as exc:  # noqa: BLE001
-                _fail(result, label, exc)
-            grads = _backward(result, f"backward of {label}", out, keyed)
+        try:
+            with saved.hooks(), watch:
+                try:
+                    out = model(*a, **kw)
+                except BaseException as exc:  # noqa: BLE001
+                    _fail(result, label, exc)
+                grads = _backward(result, f"backward of {label}", out, keyed)
+        except _Stop:
+            if not _later_failure(result, k):
+                raise
+            break
         if k == CALLS:
             result.cost = Cost(saved.bytes, _clock(device) - start, _peak(device))
         result.calls.append(CallRecord(label, encode(out), grads, encode((a, kw))))
-    model.eval()
-    a, kw = fresh_inputs(args, kwargs, device, dtype)
-    seed_everything(CALLS + 1)
-    try:
-        with torch.no_grad(), watch:
-            out = model(*a, **kw)
-    except BaseException as exc:  # noqa: BLE001
-        _fail(result, "eval call", exc)
-    result.calls.append(CallRecord("eval call", encode(out), {}, encode((a, kw))))
+    if result.status != "failed":
+        model.eval()
+        a, kw = fresh_inputs(args, kwargs, device, dtype)
+        seed_everything(CALLS + 1)
+        try:
+            with torch.no_grad(), watch:
+                out = model(*a, **kw)
+        except BaseException as exc:  # noqa: BLE001
+            _fail(result, "eval call", exc)
+        result.calls.append(CallRecord("eval call", encode(out), {}, encode((a, kw))))
     state: Dict[str, Any] = dict(module_state(model))
     state.update({f"{n}.grad": p.grad for n, p in model.named_parameters() if p.grad is not None})
     state.update(_plain_attributes(model))
@@ -247,15 +263,21 @@ def _run_function(request: SideRequest, result: SideResult, program: Program, dt
                 reset_peak(device)
             start = _clock(device)
             exited = False
-            with saved.hooks(), watch:
-                try:
-                    out = program.obj()
-                except BaseException as exc:  # noqa: BLE001
-                    if not _exit_code_zero(exc):
-                        _fail(result, label, exc)
-                    exited, out = True, None
-                keyed = _function_leaves(program, out, watch.leaves[first_leaf:])
-                grads = {} if exited else _backward(result, f"backward of {label}", out, keyed)
+            try:
+                with saved.hooks(), watch:
+                    try:
+                        out = program.obj()
+                    except BaseException as exc:  # noqa: BLE001
+                        if not _exit_code_zero(exc):
+                            _fail(result, label, exc)
+                        exited, out = True, None
+                    keyed = _function_leaves(program, out, watch.leaves[first_leaf:])
+                    grads = {} if exited else _backward(result, f"backward of {label}", out, keyed)
+            except _Stop:
+                if not _later_failure(result, k):
+                    raise
+                out = None
+                break
             if k == CALLS:
                 result.cost = Cost(saved.bytes, _clock(device) - start, _peak(device))
             result.calls.append(CallRecord(label, encode(out), grads, Plain(None, "NoneType")))

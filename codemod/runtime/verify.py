@@ -261,8 +261,8 @@ def _verify_on(spec: Target, original_source: str, new_source: str, device: str,
         new, out_new = side(new_source, "rewritten", Mode.PLAIN)
         report = DeviceReport(device, original, new, "none")
         report.captured = {"original": out_original, "rewritten": out_new}
-        reference = original if original.ok else None
-        if original.ok:
+        reference = original if usable(original) else None
+        if reference is not None:
             report.reference = "original"
         elif original.status == "inplace-error":
             mode = Mode.NO_GRAD_LEAVES if original.error_kind == "leaf" else Mode.SNAPSHOT
@@ -271,7 +271,7 @@ def _verify_on(spec: Target, original_source: str, new_source: str, device: str,
             report.reference_run = ref
             report.oracle_crosscheck = ref.crosscheck
             report.meaning = _meaning(mode, ref)
-            if not ref.ok:
+            if not usable(ref):
                 report.reasons.append(f"no reference: the {REFERENCE_NAMES[mode]} fails too "
                                       f"({ref.failed_at}): {ref.error}")
             elif ref.unfit:
@@ -282,8 +282,21 @@ def _verify_on(spec: Target, original_source: str, new_source: str, device: str,
         else:
             report.reasons.append(f"no reference: the original fails for another reason "
                                   f"({original.failed_at}): {original.error}")
+    if reference is not None and not reference.ok:
+        report.meaning = ((report.meaning + "; ") if report.meaning else "") + (
+            f"it fails in {reference.failed_at} ({_short(reference.error)}): a rewrite must fail there the same way")
     _judge(report, reference, new, tol)
     return report
+
+
+def _short(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def usable(side: SideResult) -> bool:
+    """A side that can be a reference: it ran, or it failed for a reason other than the
+    in-place errors after at least one complete call (what ran before is still compared)."""
+    return side.ok or (side.status == "failed" and side.error_kind is None and bool(side.calls))
 
 
 def _meaning(mode: Mode, ref: SideResult) -> str:
@@ -294,7 +307,9 @@ def _meaning(mode: Mode, ref: SideResult) -> str:
 
 
 def _judge(report: DeviceReport, reference: Optional[SideResult], new: SideResult, tol: Tolerance) -> None:
-    if not new.ok:
+    same_failure = (reference is not None and not reference.ok and new.status == reference.status
+                    and new.failed_at == reference.failed_at and new.error_type == reference.error_type)
+    if not new.ok and not same_failure:
         report.reasons.append(f"the rewritten code fails ({new.failed_at}): {new.error}")
         report.verdict = Verdict.NOT_VERIFIED
         return
@@ -400,6 +415,8 @@ def _bytes(n: Optional[int]) -> str:
 
 
 def _status(r: SideResult) -> str:
+    if r.status == "failed" and r.calls:
+        return f"failed in call {len([c for c in r.calls if c.label.startswith('train')]) + 1}"
     return {"ran": "ran", "exited": "ran (exit 0)", "inplace-error": "in-place error", "failed": "failed"}[r.status]
 
 
@@ -443,7 +460,7 @@ def render_table(result: VerifyResult) -> str:
             out.append(f"{d.device}: reference = {d.reference}: {d.meaning}")
         if d.oracle_crosscheck:
             out.append(f"{d.device}: oracle cross-check (functionalize vs snapshot): {d.oracle_crosscheck}")
-        if d.reference != "none" and d.rewritten.ok:
+        if d.compared.calls:
             out.append(f"{d.device}: compared {d.compared.describe()}")
         for note in dict.fromkeys(d.original.notes + d.rewritten.notes):
             out.append(f"{d.device}: note: {note}")
