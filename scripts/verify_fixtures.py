@@ -29,10 +29,12 @@ def main() -> int:
         cells = [path.stem, h["expect"]]
         for d in result.devices:
             grad = d.comparison.grad_abs
-            cells.append(f"{d.original.status}->{d.rewritten.status} ({d.reference}, grad {'-' if grad is None else f'{grad:.1g}'})")
+            saved = d.rewritten.cost.saved_bytes
+            cells.append(f"{d.original.status}->{d.rewritten.status} ({d.reference}, grad "
+                         f"{'-' if grad is None else f'{grad:.1g}'}, saved {saved} B)")
         cells.append(f"{result.cross_device:.1g}" if result.cross_device is not None
                      else ("n/a" if result.cross_device_note else "-"))
-        cells.append("ok" if result.verified else "FAIL")
+        cells.append(result.verdict.value)
         rows.append(cells)
     header = ["model", "expect", *devices, "cpu vs cuda", "verdict"]
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]

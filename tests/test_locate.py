@@ -16,11 +16,14 @@ import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 from codemod.runtime.locate import LocatedInplaceError, Locator, locate_target  # noqa: E402
-from codemod.runtime.repair import repair  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
+
+from codemod.frontends.cli import app  # noqa: E402
 from codemod.runtime.harness import load_module  # noqa: E402
 
 from .test_verify import MODELS, headers  # noqa: E402
 
+runner = CliRunner()
 BROKEN = [p for p in MODELS if headers(p)["expect"] == "broken"]
 WORKING = [p for p in MODELS if headers(p)["expect"] == "working"]
 
@@ -75,25 +78,41 @@ def test_locator_keeps_values_and_gradients_bit_identical(path):
 
 
 @pytest.mark.parametrize("path", BROKEN, ids=lambda p: p.stem)
-def test_repair_changes_only_culprit_lines_and_verifies(path):
-    h = headers(path)
-    result = repair(f"{path}::{h['verify']}", devices=["cpu"])
-    assert result.changed and result.verified, "\n".join(s.action for s in result.steps)
+def test_repair_changes_only_culprit_lines_verifies_and_writes(path, tmp_path):
+    copy = tmp_path / path.name
+    copy.write_bytes(path.read_bytes())
+    out = runner.invoke(app, ["repair", f"{copy}::{headers(path)['verify']}", "--write", "--device", "cpu"])
+    assert out.exit_code == 0 and f"wrote {copy}" in out.stdout, out.stdout
+    assert "Verified." in out.stdout
     allowed = marked(path, "saved") | marked(path, "modified")
-    before, after = result.original.splitlines(), result.repaired.splitlines()
+    before, after = path.read_text().splitlines(), copy.read_text().splitlines()
     touched = set()
     for tag, i1, i2, _, _ in difflib.SequenceMatcher(None, before, after).get_opcodes():
         if tag == "insert":
             touched.add(i1 + 1)  # lines inserted right before original line i1 + 1
         elif tag != "equal":
             touched.update(range(i1 + 1, i2 + 1))
-    assert touched <= allowed, f"changed lines {sorted(touched)}, culprits {sorted(allowed)}"
+    assert touched and touched <= allowed, f"changed lines {sorted(touched)}, culprits {sorted(allowed)}"
 
 
 @pytest.mark.parametrize("path", WORKING, ids=lambda p: p.stem)
-def test_repair_leaves_working_models_alone(path):
-    result = repair(f"{path}::{headers(path)['verify']}", devices=["cpu"])
-    assert not result.changed and not result.steps
+def test_repair_leaves_working_models_alone(path, tmp_path):
+    copy = tmp_path / path.name
+    copy.write_bytes(path.read_bytes())
+    out = runner.invoke(app, ["repair", f"{copy}::{headers(path)['verify']}", "--write", "--device", "cpu"])
+    assert out.exit_code == 0 and "nothing to repair" in out.stdout, out.stdout
+    assert copy.read_bytes() == path.read_bytes()
+
+
+def test_dtype_of_a_whole_chain_is_checked():
+    with Locator() as loc:
+        x = torch.randn(3, requires_grad=True)
+        h = torch.sigmoid(x.double())
+        h.mul_(2).add_(torch.ones(3))  # the add_ mixes float64 and float32
+        with pytest.raises(RuntimeError):
+            h.sum().backward()
+    assert [c.kind for c in loc.conflicts] == ["saved-then-modified"]
+    assert loc.conflicts[0].same_dtypes is False
 
 
 def test_raise_on_conflict_stops_at_the_bad_line():

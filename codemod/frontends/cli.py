@@ -317,6 +317,8 @@ def _target_options(init, input_shape):
 
 InitOpt = typer.Option(None, "--init", help='Constructor keywords as JSON, e.g. \'{"dim": 4}\'.')
 ShapeOpt = typer.Option(None, "--input-shape", help="Shape of one random input, e.g. 2,4 (repeat for more).")
+TimeoutOpt = typer.Option(120.0, "--timeout", help="Seconds each isolated run of your code may take.")
+InputsGradOpt = typer.Option(False, "--inputs-require-grad", help="Inputs the harness makes require grad.")
 
 
 @app.command()
@@ -332,22 +334,28 @@ def verify(
     atol: Optional[float] = typer.Option(None, "--atol", help="Absolute tolerance (default by dtype)."),
     init: Optional[str] = InitOpt,
     input_shape: Optional[List[str]] = ShapeOpt,
+    inputs_require_grad: bool = InputsGradOpt,
+    timeout: float = TimeoutOpt,
     output_format: Format = FormatOpt,
     config: Optional[pathlib.Path] = ConfigOpt,
 ) -> None:
-    """Run the original and the rewritten code, forward and backward, and compare (runs your code)."""
+    """Run the original and the rewritten code, each in a fresh process, and compare outputs,
+    gradients and final state (runs your code). Exit 0 verified, 1 not verified or unproven,
+    2 the tool could not run it."""
     import json as _json
 
     path = pathlib.Path(target.partition("::")[0])
     settings = _settings([path], config, select, ignore, unsafe_fixes)
     init_kwargs, shapes = _target_options(init, input_shape)
-    from codemod.runtime.verify import HarnessError, render_table, verify as run_verify
+    from codemod.runtime.harness import HarnessError
+    from codemod.runtime.verify import render_table, verify as run_verify
 
     try:
         result = run_verify(
             target, rewritten=str(rewritten) if rewritten else None, settings=settings,
             devices=device, float64=float64, rtol=rtol, atol=atol,
             init_kwargs=init_kwargs, input_shapes=shapes,
+            inputs_require_grad=inputs_require_grad, timeout=timeout,
         )
     except HarnessError as exc:
         typer.echo(f"error: {exc}", err=True)
@@ -365,29 +373,29 @@ def locate(
     raise_on_conflict: bool = typer.Option(False, "--raise", help="Stop with a traceback at the offending in-place op."),
     init: Optional[str] = InitOpt,
     input_shape: Optional[List[str]] = ShapeOpt,
+    inputs_require_grad: bool = InputsGradOpt,
+    timeout: float = TimeoutOpt,
     output_format: Format = FormatOpt,
 ) -> None:
-    """Run the target and name both lines of each conflict: where autograd saved the tensor,
-    and where it was modified (runs your code). Exit 1 if a conflict is found."""
+    """Run the target (in a fresh process) and name both lines of each conflict: where autograd
+    saved the tensor, and where it was modified (runs your code). Exit 1 if a conflict is
+    found, or the run dies with an in-place error the locator could not place."""
     import json as _json
 
-    from codemod.runtime.locate import LocatedInplaceError, locate_target
-    from codemod.runtime.verify import HarnessError
+    from codemod.runtime.harness import HarnessError
+    from codemod.runtime.locate import locate_target
 
     init_kwargs, shapes = _target_options(init, input_shape)
     try:
-        result = locate_target(target, raise_on_conflict=raise_on_conflict,
-                               init_kwargs=init_kwargs, input_shapes=shapes)
+        result = locate_target(target, raise_on_conflict=raise_on_conflict, init_kwargs=init_kwargs,
+                               input_shapes=shapes, inputs_require_grad=inputs_require_grad, timeout=timeout)
     except HarnessError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
-    except LocatedInplaceError:  # --raise: the traceback ends on the bad line
-        import traceback
-
-        traceback.print_exc()
-        raise typer.Exit(1)
+    if result.traceback:  # --raise: the traceback ends on the bad line
+        typer.echo(result.traceback.rstrip(), err=True)
     typer.echo(_json.dumps(result.to_json(), indent=2) if output_format is Format.json else result.render())
-    raise typer.Exit(1 if result.conflicts else 0)
+    raise typer.Exit(1 if result.found_something else 0)
 
 
 @app.command()
@@ -398,20 +406,24 @@ def repair(
     device: Optional[List[str]] = typer.Option(None, "--device", help="Devices for the verification."),
     init: Optional[str] = InitOpt,
     input_shape: Optional[List[str]] = ShapeOpt,
+    inputs_require_grad: bool = InputsGradOpt,
+    timeout: float = TimeoutOpt,
     config: Optional[pathlib.Path] = ConfigOpt,
 ) -> None:
     """Locate each conflict, apply only the fix it needs, repeat until backward succeeds, and
-    verify (runs your code). Exit 0 repaired and verified (or nothing to do), 1 not, 2 error."""
+    verify (runs your code, in fresh processes). Exit 0 repaired and verified (or nothing to
+    do), 1 not verified, unproven, or an in-place error that was not located, 2 error."""
     from codemod.runtime import repair as repairing
     from codemod.engine.fileio import WriteRefused, write_atomic
-    from codemod.runtime.verify import HarnessError, render_table
+    from codemod.runtime.harness import HarnessError
+    from codemod.runtime.verify import render_table
 
     path = pathlib.Path(target.partition("::")[0])
     settings = _settings([path], config, None, None, None)
     init_kwargs, shapes = _target_options(init, input_shape)
     try:
-        result = repairing.repair(target, settings=settings, devices=device,
-                                  init_kwargs=init_kwargs, input_shapes=shapes)
+        result = repairing.repair(target, settings=settings, devices=device, init_kwargs=init_kwargs,
+                                  input_shapes=shapes, inputs_require_grad=inputs_require_grad, timeout=timeout)
     except HarnessError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
@@ -429,7 +441,7 @@ def repair(
         typer.echo(f"wrote {path}")
     elif write and result.changed:
         typer.echo("not written: the repair is not verified", err=True)
-    raise typer.Exit(0 if (result.verified or not result.changed and not result.steps) else 1)
+    raise typer.Exit(0 if (result.verified or result.nothing_to_do) else 1)
 
 
 @app.command()

@@ -36,10 +36,13 @@ import re
 import sys
 import sysconfig
 import weakref
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import torch
 from torch.overrides import TorchFunctionMode
+
+if TYPE_CHECKING:
+    from codemod.runtime.harness import Target
 
 _TORCH_DIR = os.path.dirname(torch.__file__)
 _OWN_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -241,6 +244,7 @@ class Locator(TorchFunctionMode):
         self._built: Dict[int, Site] = {}  # id(module) -> where it was constructed
         self._seen: Dict[tuple, Conflict] = {}
         self._contexts: list = []
+        self.mixed_dtype_lines: set = set()  # (file, line) where an in-place op mixed dtypes
 
     # ---------------------------------------------------------------- set-up
     def name_modules(self, root: torch.nn.Module) -> None:
@@ -354,7 +358,9 @@ class Locator(TorchFunctionMode):
         try:
             result = func(*args, **kwargs)
         except RuntimeError as exc:
-            self._classify_error(exc, name)
+            target = tensors[0] if tensors else None
+            self._classify_error(exc, name, same_dtypes=all(o.dtype == target.dtype for o in tensors[1:])
+                                 if target is not None else False)
             raise
         finally:
             self._ops.pop()
@@ -362,8 +368,21 @@ class Locator(TorchFunctionMode):
             if version is not None:
                 now = _version(t)
                 if now is not None and now != version:
-                    self._mutated(t, name, now, [o for o, _ in before if o is not t])
+                    operands = [o for o, _ in before if o is not t]
+                    if any(o.dtype != t.dtype for o in operands):
+                        self._mixed_dtype_line()
+                    self._mutated(t, name, now, operands)
         return result
+
+    def _mixed_dtype_line(self) -> None:
+        """An in-place op here mixed dtypes: an out-of-place rewrite of any op on this line
+        (a chain ``a.mul_(b).add_(c)`` is fixed as one) could promote."""
+        site = _site(_user_frame(3))
+        if site is not None:
+            self.mixed_dtype_lines.add((site.file, site.line))
+            for conflict in self.conflicts:
+                if conflict.mutation is not None and (conflict.mutation.file, conflict.mutation.line) == (site.file, site.line):
+                    conflict.same_dtypes = False
 
     def _mutated(self, t: torch.Tensor, op: str, now: int, operands=()) -> None:
         key = _storage_key(t)
@@ -409,7 +428,7 @@ class Locator(TorchFunctionMode):
             else:
                 self._registry.pop(key, None)
 
-    def _classify_error(self, exc: RuntimeError, op: str = "") -> None:
+    def _classify_error(self, exc: RuntimeError, op: str = "", same_dtypes: bool = False) -> None:
         text = str(exc)
         kind = None
         if "leaf Variable that requires grad" in text:
@@ -423,10 +442,13 @@ class Locator(TorchFunctionMode):
         except AttributeError:
             pass
         site = _site(_user_frame(3))
-        self._add(Conflict(kind, site, op or "?", message=text.splitlines()[0][:200], confirmed=True))
+        self._add(Conflict(kind, site, op or "?", message=text.splitlines()[0][:200], confirmed=True,
+                           same_dtypes=same_dtypes))
 
     def _add(self, conflict: Conflict) -> Conflict:
         """Keep one conflict per (kind, save line, mutation line); return the one kept."""
+        if conflict.mutation is not None and (conflict.mutation.file, conflict.mutation.line) in self.mixed_dtype_lines:
+            conflict.same_dtypes = False
         key = (conflict.kind, conflict.save and (conflict.save.file, conflict.save.line),
                conflict.mutation and (conflict.mutation.file, conflict.mutation.line))
         if key not in self._seen:
@@ -453,6 +475,23 @@ class LocateResult:
     target: str
     conflicts: List[Conflict]
     error: str = ""  # how the run ended, if it failed
+    error_kind: Optional[str] = None  # "saved", "leaf", "view" when it ended with an in-place error
+    traceback: str = ""  # with ``raise_on_conflict``: the traceback that ends on the bad line
+    output: str = ""  # what the target printed (stdout and stderr), kept out of the report
+
+    @property
+    def unseen(self) -> Optional[str]:
+        """Why the run died with an in-place error that the locator did not see (or None)."""
+        if self.conflicts or self.error_kind is None:
+            return None
+        return ("the run dies with the in-place error, but the locator saw neither the save nor the "
+                "change: the tensor was saved or modified before the run started (at import time), "
+                "in another thread, or inside native code")
+
+    @property
+    def found_something(self) -> bool:
+        """Exit code 1 for ``locate``: a conflict, or an in-place error it could not place."""
+        return bool(self.conflicts) or self.error_kind is not None
 
     def to_json(self) -> dict:
         def site(s: Optional[Site]):
@@ -461,6 +500,8 @@ class LocateResult:
         return {
             "target": self.target,
             "error": self.error or None,
+            "error_kind": self.error_kind,
+            "not_seen": self.unseen,
             "conflicts": [
                 {**{k: v for k, v in dataclasses.asdict(c).items() if k not in ("save", "mutation", "construct")},
                  "save": site(c.save), "mutation": site(c.mutation), "construct": site(c.construct)}
@@ -470,42 +511,83 @@ class LocateResult:
 
     def render(self) -> str:
         if not self.conflicts:
+            if self.unseen:
+                return f"{self.target}: in-place error not located: {self.unseen}.\n({self.error})"
             tail = f"\n(the run failed otherwise: {self.error})" if self.error else ""
             return f"{self.target}: no in-place conflicts found.{tail}"
         body = "\n\n".join(f"{i}. {c.describe()}" for i, c in enumerate(self.conflicts, 1))
         return f"{self.target}: {len(self.conflicts)} conflict(s)\n\n{body}"
 
 
-def locate_target(target: str, source: Optional[str] = None, raise_on_conflict: bool = False,
-                  init_kwargs=None, input_shapes=None) -> LocateResult:
-    """Run ``file.py::Name`` (as ``verify`` does, forward and backward) under the locator."""
-    from codemod.runtime.harness import flatten
-    from codemod.runtime.verify import (HarnessError, Program, _loss, build_model, init_kwargs_for,
-                         make_inputs, read_target, split_target, target_text)
+@dataclasses.dataclass
+class _LocateRequest:
+    target: "Target"
+    source: str
+    raise_on_conflict: bool
 
-    path, name = split_target(target)
+
+def locate_target(target: str, source: Optional[str] = None, raise_on_conflict: bool = False,
+                  init_kwargs=None, input_shapes=None, inputs_require_grad: bool = False,
+                  timeout: Optional[float] = None) -> LocateResult:
+    """Run ``file.py::Name`` (as ``verify`` runs its first call: forward, then the harness's
+    backward) under the locator, in a fresh process (``isolate.run_isolated``)."""
+    from codemod.runtime.harness import parse_target, read_source
+    from codemod.runtime.isolate import DEFAULT_TIMEOUT, run_isolated
+
+    spec = parse_target(target, init_kwargs, input_shapes, inputs_require_grad)
     if source is None:
-        source = target_text(path, read_target(path).data)
-    program = Program(source, path, name, "located")
-    locator = Locator(raise_on_conflict=raise_on_conflict)
-    error = ""
+        source = read_source(spec.path)
+    limit = DEFAULT_TIMEOUT if timeout is None else timeout
+    outcome = run_isolated(_locate_in_child, _LocateRequest(spec, source, raise_on_conflict),
+                           timeout=limit, path_first=str(spec.path.resolve().parent))
+    output = (outcome.stdout + outcome.stderr).strip()
+    if not outcome.ok:
+        why = str(outcome.error) if outcome.error is not None else outcome.detail
+        return LocateResult(target, [], f"the run did not finish: {why}", output=output)
+    value = outcome.value
+    if isinstance(value, str):  # a HarnessError's message
+        from codemod.runtime.harness import HarnessError
+
+        raise HarnessError(value)
+    value.target, value.output = target, output
+    return value
+
+
+def _locate_in_child(request: _LocateRequest):
+    """The locator's run, inside the isolated child."""
+    import traceback
+
+    from codemod.runtime.harness import (HarnessError, Program, build_model, init_kwargs_for,
+                                         inplace_error_kind, make_inputs, seed_everything, weighted_loss)
+
+    spec = request.target
+    locator = Locator(raise_on_conflict=request.raise_on_conflict)
+    error, kind, trace = "", None, ""
     try:
+        seed_everything(0)
         with locator:
+            program = Program(request.source, spec.path, spec.name)
             if program.is_module:
-                args, kwargs = make_inputs(program, input_shapes, "cpu", None)
-                model = build_model(program, init_kwargs_for(program, init_kwargs), None, "cpu", None)
+                args, kwargs = make_inputs(program, spec)
+                model = build_model(program, init_kwargs_for(program, spec), None, "cpu", None)
                 locator.name_modules(model)
                 model.train()
-                outputs = flatten(model(*args, **kwargs))
+                seed_everything(1)
+                out = model(*args, **kwargs)
             else:
-                torch.manual_seed(0)
-                outputs = flatten(program.obj())
-            loss = _loss(outputs)
+                seed_everything(0)
+                out = program.obj()
+            loss = weighted_loss(out)
             if loss is not None and loss.requires_grad:
                 loss.backward()
-    except (HarnessError, LocatedInplaceError):
-        raise
-    except Exception as exc:
-        error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"
-    return LocateResult(target, locator.conflicts, error)
-
+    except HarnessError as exc:
+        return str(exc)
+    except LocatedInplaceError as exc:
+        trace = "".join(traceback.format_exception(exc))
+        error = f"LocatedInplaceError: {str(exc).splitlines()[0]}"
+    except BaseException as exc:  # noqa: BLE001 - the user's program failed: a result
+        text = str(exc)
+        first = text.splitlines()[0].split(" Hint:", 1)[0][:300] if text else ""
+        error = f"{type(exc).__name__}: {first}"
+        kind = inplace_error_kind(type(exc).__name__, text)
+    return LocateResult(spec.spec, locator.conflicts, error, kind, trace)

@@ -1,29 +1,34 @@
 """Repair: locate each conflict, apply only the fix it needs, verify, and repeat.
 
 A blanket rewrite of every in-place op costs memory (in-place ReLUs exist to save it) and makes
-big diffs. ``repair`` changes only culprit lines. For each conflict the locator names:
+big diffs. ``repair`` changes only culprit lines. For each conflict the locator names, the
+candidate fixes, in order of preference:
 
 1. an in-place module (``nn.ReLU(inplace=True)``) is fixed where it was built (IPF002);
-2. otherwise the mutation is made out of place with the static passes' own fix, when that fix
-   is safe, or unsafe only for reasons the run has ruled out (the target was a tensor; the
-   other operands had its dtype);
-3. otherwise (another name must see the mutation) an out-of-place saving op gets a
-   ``.clone()``: of its output (``torch.sigmoid(z).clone()``) or of the input it saved
-   (``d.clone() @ w``), which cannot change any value;
-4. otherwise the passes' unsafe fix (one that rebinds the aliases too: ``d = b = d * 5``),
-   which the verification at the end must then prove;
-5. conflicts no rewrite can fix (an optimizer step under a retained graph, an ``inplace`` flag
-   switched on at run time) are explained, with both lines, and left alone.
+2. the static passes' own fix, when it is safe (no other holder of the tensor sees a rebind);
+3. ``.clone()`` where an out-of-place op saved the tensor: of its output
+   (``torch.sigmoid(z).clone()``) or of the input it saved (``d.clone() @ w``), which rebinds
+   nothing and cannot change a value;
+4. the passes' fix when it is unsafe only for reasons the run has ruled out (the target was a
+   tensor; every in-place op on that line, a whole chain included, had operands of the
+   target's dtype);
+5. the passes' unsafe fix (one that rebinds the aliases too: ``d = b = d * 5``), which the
+   verification must then prove.
+
+Conflicts no rewrite can fix (an optimizer step under a retained graph, an ``inplace`` flag
+switched on at run time, a view error) are explained, with both lines, and left alone.
 
 One fix can reveal the next conflict, so this runs again until backward succeeds, then proves
-the result with :func:`codemod.verify.verify`.
+the result with :func:`codemod.runtime.verify.verify`. When that verification fails, every
+conflict moves on to its next candidate and the whole repair runs again (at most
+``max_attempts`` times). Nothing that did not verify is ever written (the CLI's ``--write``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import pathlib
-from typing import List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 from libcst.metadata import PositionProvider
@@ -31,11 +36,12 @@ from libcst.metadata import PositionProvider
 from codemod.config import Settings
 from codemod.encoding import encode_source
 from codemod.engine.fileio import Snapshot
+from codemod.engine.diffs import unified_diff
 from codemod.engine.pipeline import FileResult, apply_fixes, process_source
 from codemod.findings import Fix, Status
+from codemod.runtime.harness import HarnessError, parse_target, read_target, target_text
 from codemod.runtime.locate import Conflict, LocateResult, locate_target
-from codemod.engine.diffs import unified_diff
-from codemod.runtime.verify import HarnessError, VerifyResult, read_target, split_target, target_text, verify
+from codemod.runtime.verify import VerifyResult, verify
 
 # Unsafe for reasons a run can rule out: it saw a tensor, and (with same_dtypes) no promotion.
 _RUNTIME_SETTLES = {"unknown-type", "dtype-promotion"}
@@ -45,6 +51,16 @@ _RUNTIME_SETTLES = {"unknown-type", "dtype-promotion"}
 class RepairStep:
     conflict: Conflict
     action: str  # what was done, or why nothing was
+    attempt: int = 1
+
+
+@dataclasses.dataclass
+class Attempt:
+    """One full repair (locate, fix, repeat) and its verification."""
+
+    repaired: str
+    steps: List[RepairStep]
+    verification: Optional[VerifyResult]
 
 
 @dataclasses.dataclass
@@ -56,6 +72,7 @@ class RepairResult:
     rounds: int
     verification: Optional[VerifyResult]
     located: List[LocateResult]
+    attempts: List[Attempt] = dataclasses.field(default_factory=list)
     read: Optional[Snapshot] = None  # the file as read: its encoding and BOM, and whether it changed since
 
     @property
@@ -71,86 +88,125 @@ class RepairResult:
     def verified(self) -> bool:
         return self.verification is not None and self.verification.verified
 
+    @property
+    def unlocated(self) -> Optional[str]:
+        """The program still dies with an in-place error the locator could not place."""
+        last = self.located[-1] if self.located else None
+        return None if last is None else last.unseen
+
+    @property
+    def nothing_to_do(self) -> bool:
+        """No conflict and no in-place error: exit 0 without a change."""
+        return not self.changed and not self.steps and self.unlocated is None
+
+
+def _key(conflict: Conflict) -> tuple:
+    return (conflict.kind, conflict.mutation and conflict.mutation.line, conflict.save and conflict.save.line)
+
 
 def repair(target: str, settings: Optional[Settings] = None, max_rounds: int = 8,
-           devices=None, init_kwargs=None, input_shapes=None) -> RepairResult:
+           devices=None, init_kwargs=None, input_shapes=None, timeout: Optional[float] = None,
+           inputs_require_grad: bool = False, max_attempts: int = 3) -> RepairResult:
     settings = settings or Settings()
-    path, _ = split_target(target)
-    read = read_target(path)
-    original = target_text(path, read.data)  # line endings kept: a write changes only the fixed lines
-    source, steps, located = original, [], []
+    spec = parse_target(target, init_kwargs, input_shapes, inputs_require_grad)
+    read = read_target(spec.path)
+    original = target_text(spec.path, read.data)  # line endings kept: a write changes only fixed lines
+    options = dict(init_kwargs=init_kwargs, input_shapes=input_shapes, inputs_require_grad=inputs_require_grad)
+    if timeout is not None:
+        options["timeout"] = timeout
+    prefer: Dict[tuple, int] = {}
+    attempts: List[Attempt] = []
+    located: List[LocateResult] = []
     rounds = 0
-    for rounds in range(1, max_rounds + 1):
-        result = locate_target(target, source=source, init_kwargs=init_kwargs, input_shapes=input_shapes)
-        located.append(result)
-        if not result.conflicts:
+    for attempt in range(1, max_attempts + 1):
+        source, steps, more_choices = original, [], False
+        for rounds in range(1, max_rounds + 1):
+            result = locate_target(target, source=source, **options)
+            located.append(result)
+            if not result.conflicts:
+                break
+            new_source, round_steps, more = _repair_round(source, spec.path, result.conflicts, settings,
+                                                          prefer, attempt, read.data)
+            steps += round_steps
+            more_choices = more_choices or more
+            if new_source == source:
+                break
+            source = new_source
+        verification = None
+        if source != original:
+            verification = verify(target, rewritten_source=source, settings=settings, devices=devices, **options)
+        attempts.append(Attempt(source, steps, verification))
+        if verification is None or verification.verified or not more_choices:
             break
-        new_source, round_steps = _repair_round(source, path, result.conflicts, settings, read.data)
-        steps += round_steps
-        if new_source == source:
-            break
-        source = new_source
-    verification = None
-    if source != original:
-        verification = verify(target, rewritten_source=source, settings=settings, devices=devices,
-                              init_kwargs=init_kwargs, input_shapes=input_shapes)
-    return RepairResult(target, original, source, steps, rounds, verification, located, read)
+        for step in steps:  # the next candidate for every conflict
+            prefer[_key(step.conflict)] = prefer.get(_key(step.conflict), 0) + 1
+    last = attempts[-1]
+    return RepairResult(target, original, last.repaired, last.steps, rounds, last.verification, located, attempts,
+                        read)
 
 
 def _repair_round(source: str, path: pathlib.Path, conflicts: List[Conflict], settings: Settings,
-                  like: bytes = b""):
+                  prefer: Dict[tuple, int], attempt: int, like: bytes = b"") -> Tuple[str, List[RepairStep], bool]:
+    """(the source with one fix per conflict, the steps, whether any conflict has a candidate
+    left for a later attempt)."""
     # The run already knows which ops conflict: every candidate is considered, hazard or not.
     # The text is analysed as the file's bytes would be (its cookie names the encoding).
     analysed = process_source(encode_source(source, like), str(path), dataclasses.replace(settings, select=("ALL",)),
                               build_fixes=True)
     if analysed.error is not None:
         raise HarnessError(f"{path}: {analysed.error.message}")
-    fixes, steps, used = [], [], set()
+    fixes, steps, used, more = [], [], set(), False
     for conflict in conflicts:
-        fix, action = _choose(conflict, analysed, path)
-        steps.append(RepairStep(conflict, action))
-        if fix is not None and id(fix.node) not in used:
+        candidates, why_none = _candidates(conflict, analysed, path)
+        if not candidates:
+            steps.append(RepairStep(conflict, why_none, attempt))
+            continue
+        index = min(prefer.get(_key(conflict), 0), len(candidates) - 1)
+        more = more or index < len(candidates) - 1
+        fix, action = candidates[index]
+        steps.append(RepairStep(conflict, action, attempt))
+        if id(fix.node) not in used:
             used.add(id(fix.node))
             fixes.append(fix)
     if not fixes:
-        return source, steps
+        return source, steps, more
     apply_fixes(analysed, fixes)
     if analysed.error is not None:
         raise HarnessError(f"{path}: {analysed.error.message}")
-    return (analysed.fixed if analysed.changed else source), steps
+    return (analysed.fixed if analysed.changed else source), steps, more
 
 
 def _same_file(site, path: pathlib.Path) -> bool:
     return site is not None and pathlib.Path(site.file).resolve() == path.resolve()
 
 
-def _choose(conflict: Conflict, analysed: FileResult, path: pathlib.Path):
-    """(the fix, a sentence saying what it is) for one conflict; (None, why) if none."""
+def _candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path) -> Tuple[List[Tuple[Fix, str]], str]:
+    """The fixes for one conflict, best first, each with a sentence saying what it is; or
+    no fix and why."""
     if conflict.kind in ("optimizer-step", "runtime-inplace-flag", "view"):
-        return None, f"not fixable by a rewrite: {conflict.message or conflict.kind}"
+        return [], f"not fixable by a rewrite: {conflict.message or conflict.kind}"
     site = conflict.fix_site
     if not _same_file(site, path):
-        return None, "the line to fix is outside the target's file"
+        return [], "the line to fix is outside the target's file"
     finding = _finding_at(analysed, site, conflict)
-    if finding is not None:
-        if finding.status is Status.SAFE:
-            return finding.fix, f"{finding.code} at line {site.line}: {finding.fix.title}"
-        if finding.status is Status.UNSAFE and finding.reason in _RUNTIME_SETTLES and (
-            finding.reason != "dtype-promotion" or conflict.same_dtypes
-        ):
-            return finding.fix, (f"{finding.code} at line {site.line}: {finding.fix.title} "
-                                 f"(unsafe statically: {finding.reason}; the run settles it)")
+    found: List[Tuple[Fix, str]] = []
+    if finding is not None and finding.status is Status.SAFE:
+        found.append((finding.fix, f"{finding.code} at line {site.line}: {finding.fix.title}"))
     if (conflict.construct is None and conflict.kind == "saved-then-modified"
             and _same_file(conflict.save, path) and not conflict.save_op.endswith("_")):
         # Cloning what an out-of-place op saved cannot change a value (an in-place op's
         # result is another name's tensor: a clone there would cut that alias).
         fix = _clone_at_save(conflict, analysed)
         if fix is not None:
-            return fix, f"clone at the save site, line {conflict.save.line}: {fix.title}"
+            found.append((fix, f"clone at the save site, line {conflict.save.line}: {fix.title}"))
     if finding is not None and finding.status is Status.UNSAFE:
-        return finding.fix, (f"{finding.code} at line {site.line}: {finding.fix.title} "
-                             f"(unsafe: {finding.reason}; checked by the verification below)")
-    return None, f"no rewrite found for line {site.line}; fix by hand"
+        if finding.reason in _RUNTIME_SETTLES and (finding.reason != "dtype-promotion" or conflict.same_dtypes):
+            found.append((finding.fix, f"{finding.code} at line {site.line}: {finding.fix.title} "
+                                       f"(unsafe statically: {finding.reason}; the run settles it)"))
+        else:
+            found.append((finding.fix, f"{finding.code} at line {site.line}: {finding.fix.title} "
+                                       f"(unsafe: {finding.reason}; checked by the verification below)"))
+    return found, f"no rewrite found for line {site.line}; fix by hand"
 
 
 def _finding_at(analysed: FileResult, site, conflict: Conflict):
@@ -233,12 +289,20 @@ def _char_column(lines: List[str], line: int, byte_column: int) -> int:
 
 def render(result: RepairResult) -> str:
     out = []
+    for attempt in result.attempts[:-1]:
+        verdict = attempt.verification.verdict.value if attempt.verification else "no change"
+        out.append(f"attempt {attempt.steps[0].attempt if attempt.steps else '?'}: {verdict}; "
+                   "trying the next candidate fix for each conflict")
     for i, step in enumerate(result.steps, 1):
         c = step.conflict
         where = f"line {c.mutation.line}" if c.mutation else "?"
         saved = f", saved at line {c.save.line}" if c.save else ""
         out.append(f"{i}. {c.kind} at {where}{saved}: {step.action}")
-    if not result.steps:
+    if result.unlocated:
+        last = result.located[-1]
+        out.append(f"The program still dies with an in-place error that was not located: {result.unlocated}.")
+        out.append(f"  ({last.error})")
+    elif not result.steps:
         out.append("No in-place conflicts found: nothing to repair.")
     return "\n".join(out)
 

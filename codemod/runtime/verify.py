@@ -1,71 +1,63 @@
 """The verification harness: prove a rewrite by running the original and the rewritten code.
 
-``verify("model.py::Net")`` loads the original source and the rewritten one (the passes applied
-in memory, or a file of your own) as two modules, builds both with the same seed and the same
-weights, runs forward and backward on the CPU and, when present, on CUDA, and compares outputs
-and gradients against a reference: the original's own gradients when it runs, otherwise the
-gradients of the values its forward really computed (the original run with every saved tensor
-snapshotted), cross-checked with ``torch.func.functionalize`` for module targets.
+``verify("model.py::Net")`` runs the original source and the rewritten one (the passes
+applied in memory, or a file of your own), each in a fresh interpreter (``isolate``), the same
+way (``execute``): same seed, same initial weights and inputs, two train-mode calls each
+followed by the harness's own backward, one eval-mode call, then the final state. It compares
+everything the program's meaning depends on (``compare``) against a reference: the original
+itself when it runs; otherwise the snapshot oracle (saved-tensor errors) or the no-grad
+meaning (leaf errors) of ``references``.
 
-Targets, pytest-style:
+Three verdicts, exit code 0 only for the first:
 
-- ``file.py::fn``: a zero-argument callable that runs forward (and maybe backward) and returns
-  tensors, a tuple/list or a dict of them. Leaves that require grad are found through the
-  graph; if ``fn`` ran backward itself, their ``.grad`` is taken.
-- ``file.py::Model``: an ``nn.Module`` subclass. Its constructor keywords come from
-  ``init_kwargs`` (CLI ``--init '{"dim": 4}'``) or the file's ``example_init()``; its forward
-  arguments from ``input_shapes`` (CLI ``--input-shape 2,4``, random normal tensors) or the
-  file's ``example_inputs()`` (a tensor, a tuple of arguments, or a dict of keywords).
+- ``verified``: a real reference exists, the rewritten code ran, at least one tensor output or
+  gradient and the final state were compared, and nothing differs. It proves the rewrite
+  computes the values the original really computed (the oracle's: what its forward used);
+  it cannot prove what the author meant where the crash hid it.
+- ``not verified``: something differs, or the rewrite fails.
+- ``unproven``: no reference (the original fails otherwise, the oracle fails, the no-grad
+  meaning does not fit) or nothing comparable.
 
-This module runs the user's code: only ``inplacefix verify`` (or this API) does so.
+This module runs the user's code (in child processes): only ``inplacefix verify``/``repair``
+(or this API) do so.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import os
+import enum
 import pathlib
-from typing import Any, Dict, List, Optional, Sequence
+import tempfile
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch
 
 from codemod.config import Settings
-from codemod.encoding import decode_source
-from codemod.engine.fileio import Snapshot, read_snapshot
 from codemod.engine.pipeline import process_source
-from codemod.runtime.harness import (
-    flatten,
-    is_inplace_error,
-    load_module,
-    max_difference,
-    run,
-    snapshot_saved_tensors,
+from codemod.runtime.compare import (
+    CROSS_DEVICE_TOLERANCES,
+    Difference,
+    Tally,
+    Tolerance,
+    compare,
+    compare_tensors,
 )
+from codemod.runtime.execute import SideRequest, SideResult, run_side
+from codemod.runtime.harness import HarnessError, Target, parse_target, read_source, read_target, split_target
+from codemod.runtime.isolate import DEFAULT_TIMEOUT, Status, run_isolated, warm_up
+from codemod.runtime.references import REFERENCE_NAMES, Mode
 
-# rtol, atol per dtype: same device, and CPU vs CUDA.
-TOLERANCES = {
-    torch.float64: ((1e-7, 1e-9), (1e-6, 1e-8)),
-    torch.float32: ((1e-5, 1e-6), (1e-3, 1e-4)),
-    torch.float16: ((1e-2, 1e-3), (1e-2, 1e-2)),
-    torch.bfloat16: ((2e-2, 1e-2), (5e-2, 5e-2)),
-}
-
-
-class HarnessError(Exception):
-    """The target could not be loaded or run at all (exit code 2)."""
+__all__ = ["HarnessError", "Verdict", "VerifyResult", "DeviceReport", "verify", "render_table",
+           "default_devices", "split_target"]
 
 
-@dataclasses.dataclass
-class Run:
-    status: str  # "ran", "inplace-error", "failed"
-    error: str = ""
-    outputs: List[torch.Tensor] = dataclasses.field(default_factory=list)
-    grads: Dict[str, Optional[torch.Tensor]] = dataclasses.field(default_factory=dict)
+class Verdict(str, enum.Enum):
+    VERIFIED = "verified"
+    NOT_VERIFIED = "not verified"
+    UNPROVEN = "unproven"
 
-    @property
-    def ok(self) -> bool:
-        return self.status == "ran"
+
+_RANK = {Verdict.VERIFIED: 0, Verdict.UNPROVEN: 1, Verdict.NOT_VERIFIED: 2}
 
 
 @dataclasses.dataclass
@@ -73,22 +65,53 @@ class Comparison:
     output_abs: Optional[float] = None
     grad_abs: Optional[float] = None
     grad_rel: Optional[float] = None
+    state_abs: Optional[float] = None
+
+
+@dataclasses.dataclass
+class Compared:
+    """How much was compared: tensors per kind, plain values, and the calls."""
+
+    outputs: int = 0
+    grads: int = 0  # the harness's gradients and every .grad in the final state
+    state: int = 0
+    values: int = 0
+    calls: List[str] = dataclasses.field(default_factory=list)
+
+    def describe(self) -> str:
+        return (f"{self.outputs} output tensor(s), {self.grads} gradient(s), {self.state} state tensor(s), "
+                f"{self.values} other value(s) over {', '.join(self.calls) or 'no call'}")
+
+
+@dataclasses.dataclass
+class Captured:
+    stdout: str = ""
+    stderr: str = ""
 
 
 @dataclasses.dataclass
 class DeviceReport:
     device: str
-    original: Run
-    rewritten: Run
-    reference: str  # "original", "oracle" or "none"
-    comparison: Comparison
-    oracle_crosscheck: Optional[str] = None  # functionalize vs snapshot oracle, as text
-    problems: List[str] = dataclasses.field(default_factory=list)
-    reference_run: Optional[Run] = dataclasses.field(default=None, repr=False)
+    original: SideResult
+    rewritten: SideResult
+    reference: str  # "original", "oracle", "no-grad meaning" or "none"
+    verdict: Verdict = Verdict.UNPROVEN
+    reasons: List[str] = dataclasses.field(default_factory=list)  # why not verified / unproven
+    differences: List[Difference] = dataclasses.field(default_factory=list)
+    comparison: Comparison = dataclasses.field(default_factory=Comparison)
+    compared: Compared = dataclasses.field(default_factory=Compared)
+    meaning: str = ""  # what the reference means, in words
+    oracle_crosscheck: Optional[str] = None
+    reference_run: Optional[SideResult] = dataclasses.field(default=None, repr=False)
+    captured: Dict[str, Captured] = dataclasses.field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
-        return not self.problems
+        return self.verdict is Verdict.VERIFIED
+
+    @property
+    def problems(self) -> List[str]:
+        return self.reasons + [str(d) for d in self.differences]
 
 
 @dataclasses.dataclass
@@ -101,262 +124,53 @@ class VerifyResult:
     cross_device_note: Optional[str] = None  # why there is no such comparison
     unsafe_not_applied: int = 0  # unsafe fixes left out of the in-memory rewrite
     problems: List[str] = dataclasses.field(default_factory=list)
+    timeout: float = DEFAULT_TIMEOUT
+
+    @property
+    def verdict(self) -> Verdict:
+        worst = max((d.verdict for d in self.devices), key=_RANK.__getitem__, default=Verdict.UNPROVEN)
+        return Verdict.NOT_VERIFIED if self.problems else worst
 
     @property
     def verified(self) -> bool:
-        return not self.problems and all(d.ok for d in self.devices)
+        return self.verdict is Verdict.VERIFIED
 
     def to_json(self) -> dict:
-        def run(r: Run) -> dict:
-            return {"status": r.status, "error": r.error or None}
+        def run(r: SideResult) -> dict:
+            return {"status": r.status, "error": r.error or None, "failed_at": r.failed_at or None,
+                    "notes": r.notes, "cost": dataclasses.asdict(r.cost)}
 
         return {
             "target": self.target,
+            "verdict": self.verdict.value,
             "verified": self.verified,
             "fixes_applied": self.fixes_applied,
             "unsafe_fixes_not_applied": self.unsafe_not_applied,
+            "timeout_s": self.timeout,
             "cross_device_grad_abs": self.cross_device,
             "cross_device_note": self.cross_device_note,
             "problems": self.problems,
             "devices": [
                 {
                     "device": d.device,
+                    "verdict": d.verdict.value,
                     "original": run(d.original),
                     "rewritten": run(d.rewritten),
                     "reference": d.reference,
+                    "reference_meaning": d.meaning or None,
+                    "compared": dataclasses.asdict(d.compared),
                     "output_max_abs": d.comparison.output_abs,
                     "grad_max_abs": d.comparison.grad_abs,
                     "grad_max_rel": d.comparison.grad_rel,
+                    "state_max_abs": d.comparison.state_abs,
+                    "differences": [dataclasses.asdict(x) for x in d.differences],
+                    "reasons": d.reasons,
                     "oracle_crosscheck": d.oracle_crosscheck,
-                    "problems": d.problems,
+                    "captured_output": {k: dataclasses.asdict(v) for k, v in d.captured.items()},
                 }
                 for d in self.devices
             ],
         }
-
-
-# ---------------------------------------------------------------- targets
-def split_target(target: str) -> tuple:
-    path, sep, name = target.partition("::")
-    if not sep or not name:
-        raise HarnessError(f"target must look like path/to/file.py::Name, got {target!r}")
-    return pathlib.Path(path), name
-
-
-def read_target(path: pathlib.Path) -> Snapshot:
-    """The target file as read (a regular file only); HarnessError if it cannot be read."""
-    try:
-        return read_snapshot(path)
-    except OSError as exc:
-        raise HarnessError(f"cannot read {path}: {exc.strerror or exc}") from exc
-
-
-def target_text(path: pathlib.Path, data: bytes) -> str:
-    """A file's text by its PEP 263 encoding, line endings kept (they are written back as read)."""
-    try:
-        return decode_source(data)
-    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
-        raise HarnessError(f"cannot decode {path}: {exc}") from exc
-
-
-class Program:
-    """One loaded source (original or rewritten) and its target."""
-
-    def __init__(self, source: str, path: pathlib.Path, name: str, tag: str) -> None:
-        try:
-            self.module = load_module(source, str(path), f"inplacefix_verify_{tag}")
-        except Exception as exc:
-            raise HarnessError(f"cannot load {path} ({tag}): {type(exc).__name__}: {exc}") from exc
-        if not hasattr(self.module, name):
-            raise HarnessError(f"{path} has no {name!r}")
-        self.obj = getattr(self.module, name)
-        self.is_module = isinstance(self.obj, type) and issubclass(self.obj, torch.nn.Module)
-        if not self.is_module and not callable(self.obj):
-            raise HarnessError(f"{name!r} in {path} is neither a callable nor an nn.Module subclass")
-
-
-def make_inputs(program: Program, input_shapes, device, dtype) -> tuple:
-    """(args, kwargs) for forward, made on the CPU with a fixed seed (the same values for every
-    device), then moved."""
-    torch.manual_seed(1234)
-    with torch.device("cpu"):
-        if input_shapes:
-            raw: Any = tuple(torch.randn(*shape) for shape in input_shapes)
-        elif hasattr(program.module, "example_inputs"):
-            raw = program.module.example_inputs()
-        else:
-            raise HarnessError("a module target needs example_inputs() in its file or --input-shape")
-    args, kwargs = ((), raw) if isinstance(raw, dict) else ((raw,) if isinstance(raw, torch.Tensor) else tuple(raw), {})
-
-    def prep(t):
-        if not isinstance(t, torch.Tensor):
-            return t
-        t = t.detach().to(device)
-        if t.is_floating_point():
-            t = t.to(dtype) if dtype is not None else t
-            t.requires_grad_(True)
-        return t
-
-    return tuple(prep(a) for a in args), {k: prep(v) for k, v in kwargs.items()}
-
-
-def init_kwargs_for(program: Program, init_kwargs) -> dict:
-    if init_kwargs is not None:
-        return dict(init_kwargs)
-    if hasattr(program.module, "example_init"):
-        return dict(program.module.example_init())
-    return {}
-
-
-@contextlib.contextmanager
-def _deterministic(device: str):
-    previous = torch.are_deterministic_algorithms_enabled()
-    torch.use_deterministic_algorithms(True, warn_only=True)
-    try:
-        with torch.device(device):
-            yield
-    finally:
-        torch.use_deterministic_algorithms(previous)
-
-
-def _cotangents(outputs: List[torch.Tensor]) -> List[torch.Tensor]:
-    """Fixed random weights for each output, so that errors cannot cancel in a plain sum."""
-    gen = torch.Generator().manual_seed(99)
-    return [torch.randn(o.shape, generator=gen, dtype=torch.float64, device="cpu") for o in outputs]
-
-
-def _loss(outputs: List[torch.Tensor], only_grad: bool = True):
-    """The weighted sum of the outputs that backward starts from."""
-    terms = [
-        (o.double() * w.to(o.device)).sum()
-        for o, w in zip(outputs, _cotangents(outputs))
-        if o.is_floating_point() and (o.requires_grad or not only_grad)
-    ]
-    return sum(terms) if terms else None
-
-
-def _classify(exc: BaseException) -> Run:
-    status = "inplace-error" if is_inplace_error(exc) else "failed"
-    text = str(exc).splitlines()[0] if str(exc) else ""
-    text = text.split(" Hint:", 1)[0]  # torch's hint about anomaly mode adds nothing here
-    return Run(status, f"{type(exc).__name__}: {text[:300]}")
-
-
-def build_model(program, init_kwargs, state, device, dtype):
-    """The model, seeded and built on the CPU, with ``state`` loaded if given: the same weights
-    for every run and every device."""
-    torch.manual_seed(0)
-    try:
-        with torch.device("cpu"):
-            model = program.obj(**init_kwargs)
-        if state is not None:
-            model.load_state_dict(state)
-    except Exception as exc:
-        raise HarnessError(f"cannot build {program.obj.__name__}: {type(exc).__name__}: {exc}") from exc
-    model = model.to(device)
-    return model.to(dtype) if dtype is not None else model
-
-
-def _run_module(model, args, kwargs, snapshot=False) -> Run:
-    model.train()
-    args = tuple(a.detach().clone().requires_grad_(a.requires_grad) if isinstance(a, torch.Tensor) else a for a in args)
-    kwargs = {k: v.detach().clone().requires_grad_(v.requires_grad) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
-    named = [(f"param:{n}", p) for n, p in model.named_parameters() if p.requires_grad]
-    named += [(f"input:{i}", a) for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.requires_grad]
-    named += [(f"input:{k}", v) for k, v in kwargs.items() if isinstance(v, torch.Tensor) and v.requires_grad]
-    ctx = snapshot_saved_tensors() if snapshot else contextlib.nullcontext()
-    torch.manual_seed(0)
-    try:
-        with ctx:
-            outputs = flatten(model(*args, **kwargs))
-            loss = _loss(outputs)
-            grads = {}
-            if loss is not None and named:
-                found = torch.autograd.grad(loss, [t for _, t in named], allow_unused=True)
-                grads = {n: (g.detach() if g is not None else None) for (n, _), g in zip(named, found)}
-    except Exception as exc:
-        return _classify(exc)
-    return Run("ran", "", [o.detach() for o in outputs], grads)
-
-
-def _run_function(program, device, dtype, snapshot=False) -> Run:
-    previous = torch.get_default_dtype()
-    if dtype is not None:
-        torch.set_default_dtype(dtype)
-    try:
-        result = run(program.obj, snapshot=snapshot, loss=_loss)
-    finally:
-        torch.set_default_dtype(previous)
-    if not result.ok:
-        return _classify(result.error)
-    return Run("ran", "", result.outputs, {f"leaf:{i}": g for i, g in enumerate(result.grads)})
-
-
-def _functionalize_grads(program, model, args, kwargs, names) -> Optional[Dict[str, torch.Tensor]]:
-    """Gradients of the original's forward values via torch.func.functionalize (a second
-    oracle, independent of saved-tensor hooks). None where functionalize cannot run it."""
-    from torch.func import functional_call, functionalize, grad
-
-    params = {n: p.detach() for n, p in model.named_parameters() if p.requires_grad}
-    tensor_args = [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args]
-
-    def f(params, *inputs):  # grad() hides requires_grad from the outputs: weigh them all
-        return _loss(flatten(functional_call(model, params, tuple(inputs), dict(kwargs))), only_grad=False)
-
-    torch.manual_seed(0)
-
-    argnums = (0,) + tuple(i + 1 for i, a in enumerate(tensor_args) if isinstance(a, torch.Tensor) and a.is_floating_point())
-    try:
-        found = grad(functionalize(f), argnums=argnums)(params, *tensor_args)
-    except Exception:
-        return None
-    out = {f"param:{n}": g for n, g in found[0].items()}
-    for i, g in zip(argnums[1:], found[1:]):
-        out[f"input:{i - 1}"] = g
-    return {n: out.get(n) for n in names}
-
-
-def _compare(reference: Run, rewritten: Run, rtol: float, atol: float, problems: list) -> Comparison:
-    cmp = Comparison()
-    cmp.output_abs = max_difference(reference.outputs, rewritten.outputs)
-    if not _close_lists(reference.outputs, rewritten.outputs, rtol, atol):
-        problems.append(f"outputs differ (max abs {cmp.output_abs:.3g})")
-    if set(reference.grads) != set(rewritten.grads):
-        problems.append("the gradients are not taken for the same tensors")
-        cmp.grad_abs = cmp.grad_rel = float("inf")
-        return cmp
-    keys = sorted(reference.grads)
-    ref = [reference.grads[k] for k in keys]
-    new = [rewritten.grads[k] for k in keys]
-    cmp.grad_abs = max_difference(ref, new)
-    cmp.grad_rel = _max_relative(ref, new)
-    bad = [k for k, a, b in zip(keys, ref, new) if not _close(a, b, rtol, atol)]
-    if bad:
-        problems.append(f"gradients differ for {', '.join(bad[:5])} (max abs {cmp.grad_abs:.3g})")
-    return cmp
-
-
-def _close(a, b, rtol, atol) -> bool:
-    if a is None or b is None:
-        return a is None and b is None
-    if a.shape != b.shape:
-        return False
-    return bool(torch.allclose(a.double().cpu(), b.double().cpu(), rtol=rtol, atol=atol, equal_nan=True))
-
-
-def _close_lists(a, b, rtol, atol) -> bool:
-    return len(a) == len(b) and all(x.dtype == y.dtype and _close(x, y, rtol, atol) for x, y in zip(a, b))
-
-
-def _max_relative(a, b) -> float:
-    worst = 0.0
-    for x, y in zip(a, b):
-        if x is None or y is None or x.shape != y.shape:
-            continue
-        if x.numel():
-            denom = x.double().abs().max().item() or 1.0
-            worst = max(worst, (x.double() - y.double()).abs().max().item() / denom)
-    return worst
 
 
 def default_devices() -> List[str]:
@@ -375,135 +189,264 @@ def verify(
     atol: Optional[float] = None,
     init_kwargs: Optional[dict] = None,
     input_shapes: Optional[Sequence[Sequence[int]]] = None,
+    inputs_require_grad: bool = False,
+    timeout: float = DEFAULT_TIMEOUT,
 ) -> VerifyResult:
     """Prove (or disprove) the rewrite of ``target``: the tool's own (``settings``), the file
-    ``rewritten``, or the text ``rewritten_source``. Raises HarnessError if it cannot run."""
-    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # deterministic cuBLAS
-    path, name = split_target(target)
-    data = read_target(path).data
-    settings = settings or Settings()
-    fixes = unsafe_left = 0
-    if rewritten_source is not None:
-        new_source = rewritten_source
-    elif rewritten is not None:
-        new_source = target_text(pathlib.Path(rewritten), read_target(pathlib.Path(rewritten)).data)
-    else:
-        result = process_source(data, str(path), settings, fix=True)
-        if result.error is not None:
-            raise HarnessError(f"{path}: {result.error.message}")
-        new_source = result.fixed if result.changed else target_text(path, data)
-        fixes = len(result.applied)
-        unsafe_left = sum(f.status.value == "unsafe" and f not in result.applied for f in result.findings)
-    original_source = target_text(path, data)
-    original = Program(original_source, path, name, "original")
-    changed = Program(new_source, path, name, "rewritten")
-    if original.is_module != changed.is_module:
-        raise HarnessError(f"{name!r} is a module in one version and not in the other")
-
-    dtype = torch.float64 if float64 else None
+    ``rewritten``, or the text ``rewritten_source``. Raises HarnessError if it cannot run.
+    ``rtol``/``atol`` replace the per-dtype defaults (``0`` is honoured)."""
+    spec = parse_target(target, init_kwargs, input_shapes, inputs_require_grad)
+    warm_up()  # the isolation server imports torch while the passes rewrite the file
+    original_source = read_source(spec.path)
+    new_source, fixes, unsafe_left = _rewrite(spec.path, original_source, rewritten, rewritten_source,
+                                              settings or Settings())
+    tol = Tolerance(rtol, atol)
     reports = []
     for device in devices or default_devices():
         if device.startswith("cuda") and not torch.cuda.is_available():
             raise HarnessError("CUDA was asked for, but no CUDA device is available")
-        with _deterministic(device):
-            reports.append(_verify_on(original, changed, device, dtype, rtol, atol, init_kwargs, input_shapes))
-
-    result = VerifyResult(target, fixes, new_source, reports, unsafe_not_applied=unsafe_left)
+        reports.append(_verify_on(spec, original_source, new_source, device, float64, tol, timeout))
+    result = VerifyResult(target, fixes, new_source, reports, unsafe_not_applied=unsafe_left, timeout=timeout)
     cpu = next((r for r in reports if r.device == "cpu"), None)
     gpu = next((r for r in reports if r.device.startswith("cuda")), None)
     if cpu and gpu:
-        _compare_devices(result, original.is_module, cpu, gpu, rtol, atol)
+        _compare_devices(result, cpu, gpu, rtol, atol)
     return result
 
 
-def _compare_devices(result, is_module, cpu, gpu, rtol, atol) -> None:
+def _rewrite(path: pathlib.Path, original: str, rewritten: Optional[str], rewritten_source: Optional[str],
+             settings: Settings) -> Tuple[str, int, int]:
+    """(the rewritten text, fixes applied, unsafe fixes left out)."""
+    if rewritten_source is not None:
+        return rewritten_source, 0, 0
+    if rewritten is not None:
+        return read_source(pathlib.Path(rewritten)), 0, 0
+    result = process_source(read_target(path).data, str(path), settings, fix=True)
+    if result.error is not None:
+        raise HarnessError(f"{path}: {result.error.message}")
+    new_source = result.fixed if result.changed else original
+    unsafe_left = sum(f.status.value == "unsafe" and f not in result.applied for f in result.findings)
+    return new_source, len(result.applied), unsafe_left
+
+
+def run_side_isolated(request: SideRequest, timeout: float) -> Tuple[SideResult, Captured]:
+    """One side in a fresh interpreter, the target's folder first on ``sys.path``."""
+    folder = str(request.target.path.resolve().parent)
+    outcome = run_isolated(run_side, request, timeout=timeout, path_first=folder)
+    captured = Captured(outcome.stdout, outcome.stderr)
+    if outcome.ok:
+        side = outcome.value
+        if side.harness_error:
+            raise HarnessError(side.harness_error)
+        return side, captured
+    if outcome.status is Status.TIMEOUT:
+        return SideResult("failed", f"timed out after {timeout:g} s", failed_at="timeout"), captured
+    why = str(outcome.error) if outcome.error is not None else outcome.detail
+    return SideResult("failed", why[:300], failed_at="process"), captured
+
+
+def _verify_on(spec: Target, original_source: str, new_source: str, device: str, float64: bool,
+               tol: Tolerance, timeout: float) -> DeviceReport:
+    with tempfile.TemporaryDirectory(prefix="inplacefix-setup-") as tmp:
+        setup = str(pathlib.Path(tmp) / "setup.pt")
+
+        def side(source: str, tag: str, mode: Mode, crosscheck: bool = False):
+            request = SideRequest(spec, source, tag, mode, device, float64,
+                                  setup_in=None if tag == "original" and mode is Mode.PLAIN else setup,
+                                  setup_out=setup if tag == "original" and mode is Mode.PLAIN else None,
+                                  crosscheck=crosscheck)
+            return run_side_isolated(request, timeout)
+
+        original, out_original = side(original_source, "original", Mode.PLAIN)
+        new, out_new = side(new_source, "rewritten", Mode.PLAIN)
+        report = DeviceReport(device, original, new, "none")
+        report.captured = {"original": out_original, "rewritten": out_new}
+        reference = original if usable(original) else None
+        if reference is not None:
+            report.reference = "original"
+        elif original.status == "inplace-error":
+            mode = Mode.NO_GRAD_LEAVES if original.error_kind == "leaf" else Mode.SNAPSHOT
+            ref, out_ref = side(original_source, "original", mode, crosscheck=original.is_module)
+            report.captured[REFERENCE_NAMES[mode]] = out_ref
+            report.reference_run = ref
+            report.oracle_crosscheck = ref.crosscheck
+            report.meaning = _meaning(mode, ref)
+            if not usable(ref):
+                report.reasons.append(f"no reference: the {REFERENCE_NAMES[mode]} fails too "
+                                      f"({ref.failed_at}): {ref.error}")
+            elif ref.unfit:
+                report.reasons.append(f"no reference: the no-grad meaning does not fit: {ref.unfit}")
+            else:
+                reference = ref
+                report.reference = REFERENCE_NAMES[mode]
+        else:
+            report.reasons.append(f"no reference: the original fails for another reason "
+                                  f"({original.failed_at}): {original.error}")
+    if reference is not None and not reference.ok:
+        report.meaning = ((report.meaning + "; ") if report.meaning else "") + (
+            f"it fails in {reference.failed_at} ({_short(reference.error)}): a rewrite must fail there the same way")
+    _judge(report, reference, new, tol)
+    return report
+
+
+def _short(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def usable(side: SideResult) -> bool:
+    """A side that can be a reference: it ran, or it failed for a reason other than the
+    in-place errors after at least one complete call (what ran before is still compared)."""
+    return side.ok or (side.status == "failed" and side.error_kind is None and bool(side.calls))
+
+
+def _meaning(mode: Mode, ref: SideResult) -> str:
+    if mode is Mode.SNAPSHOT:
+        return "the gradients of the values the original's forward really computed (saved tensors snapshotted)"
+    where = "; ".join(dict.fromkeys(ref.leaf_updates)) or "none seen"
+    return f"in-place updates of leaves applied outside autograd, as under torch.no_grad(): {where}"
+
+
+def _judge(report: DeviceReport, reference: Optional[SideResult], new: SideResult, tol: Tolerance) -> None:
+    same_failure = (reference is not None and not reference.ok and new.status == reference.status
+                    and new.failed_at == reference.failed_at and new.error_type == reference.error_type)
+    if not new.ok and not same_failure:
+        report.reasons.append(f"the rewritten code fails ({new.failed_at}): {new.error}")
+        report.verdict = Verdict.NOT_VERIFIED
+        return
+    if reference is None:
+        report.verdict = Verdict.UNPROVEN
+        return
+    diffs, compared, comparison = compare_sides(reference, new, tol)
+    report.differences, report.compared, report.comparison = diffs, compared, comparison
+    if diffs:
+        report.verdict = Verdict.NOT_VERIFIED
+    elif compared.outputs + compared.grads == 0:
+        report.reasons.append("nothing comparable: no tensor output and no gradient")
+        report.verdict = Verdict.UNPROVEN
+    else:
+        report.verdict = Verdict.VERIFIED
+
+
+def compare_sides(ref: SideResult, new: SideResult, tol: Tolerance):
+    """Every call's outputs, gradients and inputs afterwards, then the final state."""
+    diffs: List[Difference] = []
+    compared = Compared()
+    cmp = Comparison()
+    if ref.status != new.status:
+        diffs.append(Difference("run", f"{ref.status} -> {new.status}"))
+    if len(ref.calls) != len(new.calls):
+        diffs.append(Difference("run", f"{len(ref.calls)} call(s) -> {len(new.calls)}"))
+    for a, b in zip(ref.calls, new.calls):
+        compared.calls.append(a.label)
+        outputs = compare(a.outputs, b.outputs, f"{a.label}: output", tol, diffs)
+        compared.outputs += outputs.tensors
+        compared.values += outputs.values
+        cmp.output_abs = _max(cmp.output_abs, outputs.max_abs)
+        if set(a.grads) != set(b.grads):
+            only_a = sorted(set(a.grads) - set(b.grads))
+            only_b = sorted(set(b.grads) - set(a.grads))
+            diffs.append(Difference(f"{a.label}: gradients", "not taken for the same tensors"
+                                    + (f" (only before: {', '.join(only_a[:4])})" if only_a else "")
+                                    + (f" (only after: {', '.join(only_b[:4])})" if only_b else "")))
+        grads = Tally()
+        for key in sorted(set(a.grads) & set(b.grads)):
+            grads.add(compare_tensors(a.grads[key], b.grads[key], f"{a.label}: grad {key}", tol, diffs))
+        compared.grads += grads.tensors
+        cmp.grad_abs = _max(cmp.grad_abs, grads.max_abs)
+        cmp.grad_rel = _max(cmp.grad_rel, grads.max_rel)
+        inputs = compare(a.inputs_after, b.inputs_after, f"{a.label}: inputs afterwards", tol, diffs)
+        compared.values += inputs.values
+    if ref.state is not None and new.state is not None:
+        state = compare(ref.state, new.state, "final state", tol, diffs)
+        grads_in_state = sum(1 for k in getattr(ref.state, "items", {}) if k.endswith(".grad"))
+        compared.grads += grads_in_state
+        compared.state += state.tensors - grads_in_state
+        compared.values += state.values
+        cmp.state_abs = state.max_abs
+    elif ref.state is not None or new.state is not None:
+        diffs.append(Difference("final state", "taken on one side only"))
+    return diffs, compared, cmp
+
+
+def _max(a: Optional[float], b: Optional[float]) -> Optional[float]:
+    if a is None:
+        return b
+    return a if b is None else max(a, b)
+
+
+def _compare_devices(result: VerifyResult, cpu: DeviceReport, gpu: DeviceReport, rtol, atol) -> None:
     """The rewritten gradients on CPU and CUDA should agree, where they can."""
-    if not is_module:
+    if not cpu.rewritten.is_module:
         result.cross_device_note = "n/a: a function target draws its own tensors on each device"
         return
-    if not (cpu.rewritten.ok and gpu.rewritten.ok):
+    if not (cpu.rewritten.ok and gpu.rewritten.ok and cpu.rewritten.calls and gpu.rewritten.calls):
         return
-    out_dtype = cpu.rewritten.outputs[0].dtype if cpu.rewritten.outputs else torch.float32
-    c_rtol, c_atol = TOLERANCES.get(out_dtype, TOLERANCES[torch.float32])[1]
-    rtol, atol = rtol or c_rtol, atol or c_atol
-    ref_cpu, ref_gpu = cpu.reference_run, gpu.reference_run
-    if ref_cpu is not None and ref_gpu is not None and not _close_lists(
-        ref_cpu.outputs, [o.cpu() for o in ref_gpu.outputs], rtol, atol
-    ):
-        result.cross_device_note = "n/a: the reference itself differs between devices (dropout or other randomness)"
-        return
-    keys = sorted(cpu.rewritten.grads)
-    a = [cpu.rewritten.grads[k] for k in keys]
-    b = [gpu.rewritten.grads.get(k) for k in keys]
-    b = [g.cpu() if g is not None else None for g in b]
-    result.cross_device = max_difference(a, b)
-    if not all(_close(x, y, rtol, atol) for x, y in zip(a, b)):
-        result.problems.append(f"CPU and CUDA gradients disagree (max abs {result.cross_device:.3g})")
-
-
-def _verify_on(original, changed, device, dtype, rtol, atol, init_kwargs, input_shapes) -> DeviceReport:
-    problems: List[str] = []
-    crosscheck = None
-    if original.is_module:
-        init = init_kwargs_for(original, init_kwargs)
-        args, kwargs = make_inputs(original, input_shapes, device, dtype)
-        model = build_model(original, init, None, device, dtype)
-        state = {k: v.detach().clone() for k, v in model.state_dict().items()}  # before forward
-        orig = _run_module(model, args, kwargs)
-        new = _run_module(build_model(changed, init, state, device, dtype), args, kwargs)
-        oracle = None
-        if orig.status == "inplace-error":
-            oracle_model = build_model(original, init, state, device, dtype)
-            oracle = _run_module(oracle_model, args, kwargs, snapshot=True)
-            if oracle.ok:
-                oracle_model = build_model(original, init, state, device, dtype)  # buffers as before
-                func = _functionalize_grads(original, oracle_model, args, kwargs, sorted(oracle.grads))
-                if func is None:
-                    crosscheck = "n/a (functionalize could not run this model)"
-                else:
-                    diff = max_difference([oracle.grads[k] for k in sorted(oracle.grads)],
-                                          [func[k] for k in sorted(oracle.grads)])
-                    crosscheck = f"max abs {diff:.3g}"
-    else:
-        orig = _run_function(original, device, dtype)
-        new = _run_function(changed, device, dtype)
-        oracle = _run_function(original, device, dtype, snapshot=True) if orig.status == "inplace-error" else None
-
-    ref_dtype = next((o.dtype for o in (orig.outputs or new.outputs) if o.is_floating_point()), torch.float32)
-    d_rtol, d_atol = TOLERANCES.get(ref_dtype, TOLERANCES[torch.float32])[0]
-    rtol, atol = rtol or d_rtol, atol or d_atol
-
-    if orig.ok:
-        reference, ref_run = "original", orig
-    elif oracle is not None and oracle.ok:
-        reference, ref_run = "oracle", oracle
-    else:
-        reference, ref_run = "none", None
-    comparison = Comparison()
-    if not new.ok:
-        problems.append(f"the rewritten code fails: {new.error}")
-    elif ref_run is not None:
-        comparison = _compare(ref_run, new, rtol, atol, problems)
-    elif orig.status == "failed":
-        problems.append(f"the original fails for another reason, so nothing proves the rewrite: {orig.error}")
-    return DeviceReport(device, orig, new, reference, comparison, crosscheck, problems, ref_run)
+    tol = Tolerance(rtol, atol, CROSS_DEVICE_TOLERANCES)
+    ref_cpu, ref_gpu = cpu.reference_run or cpu.original, gpu.reference_run or gpu.original
+    if ref_cpu.ok and ref_gpu.ok and ref_cpu.calls and ref_gpu.calls:
+        check: List[Difference] = []
+        compare(ref_cpu.calls[0].outputs, ref_gpu.calls[0].outputs, "reference", tol, check)
+        if check:
+            result.cross_device_note = "n/a: the reference itself differs between devices (dropout or other randomness)"
+            return
+    a, b = cpu.rewritten.calls[0].grads, gpu.rewritten.calls[0].grads
+    diffs: List[Difference] = []
+    tally = Tally()
+    for key in sorted(set(a) | set(b)):
+        tally.add(compare_tensors(a.get(key), b.get(key), f"grad {key}", tol, diffs))
+    result.cross_device = tally.max_abs if tally.max_abs is not None else 0.0
+    if diffs:
+        result.problems.append(f"CPU and CUDA gradients disagree: {diffs[0]}")
 
 
 # ---------------------------------------------------------------- rendering
+def _num(x: Optional[float]) -> str:
+    return "-" if x is None else ("inf" if x == float("inf") else f"{x:.2g}")
+
+
+def _bytes(n: Optional[int]) -> str:
+    if n is None:
+        return "-"
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def _status(r: SideResult) -> str:
+    if r.status == "failed" and r.calls:
+        return f"failed in call {len([c for c in r.calls if c.label.startswith('train')]) + 1}"
+    return {"ran": "ran", "exited": "ran (exit 0)", "inplace-error": "in-place error", "failed": "failed"}[r.status]
+
+
+def cost_lines(d: DeviceReport) -> List[str]:
+    """What the fix costs: saved-for-backward bytes, time, CUDA peak, original vs rewritten."""
+    lines = []
+    for tag, side in (("original", d.original), ("rewritten", d.rewritten)):
+        c = side.cost
+        if not side.ok and tag == "original":
+            continue
+        if c.saved_bytes is None and c.seconds is None:
+            continue
+        parts = [f"saved for backward {_bytes(c.saved_bytes)}", f"forward+backward {c.seconds * 1e3:.1f} ms"
+                 if c.seconds is not None else "forward+backward -"]
+        if c.peak_cuda_bytes is not None:
+            parts.append(f"peak CUDA memory {_bytes(c.peak_cuda_bytes)}")
+        lines.append(f"{d.device}: cost, {tag}: {', '.join(parts)}")
+    o, n = d.original.cost.saved_bytes, d.rewritten.cost.saved_bytes
+    if d.original.ok and o and n is not None and n != o:
+        lines.append(f"{d.device}: the rewrite saves {n / o:.2f}x the bytes for backward")
+    return lines
+
+
 def render_table(result: VerifyResult) -> str:
-    def num(x: Optional[float]) -> str:
-        return "-" if x is None else ("inf" if x == float("inf") else f"{x:.2g}")
-
-    def run(r: Run) -> str:
-        return {"ran": "ran", "inplace-error": "in-place error", "failed": "failed"}[r.status]
-
-    rows = [("device", "original", "rewritten", "reference", "outputs max abs", "grads max abs", "grads max rel", "verdict")]
+    rows = [("device", "original", "rewritten", "reference", "outputs max abs", "grads max abs",
+             "state max abs", "verdict")]
     for d in result.devices:
-        rows.append((
-            d.device, run(d.original), run(d.rewritten), d.reference,
-            num(d.comparison.output_abs), num(d.comparison.grad_abs), num(d.comparison.grad_rel),
-            "ok" if d.ok else "FAIL",
-        ))
+        rows.append((d.device, _status(d.original), _status(d.rewritten), d.reference,
+                     _num(d.comparison.output_abs), _num(d.comparison.grad_abs), _num(d.comparison.state_abs),
+                     d.verdict.value))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -512,18 +455,39 @@ def render_table(result: VerifyResult) -> str:
     out += lines
     for d in result.devices:
         if d.original.error:
-            out.append(f"{d.device}: original: {d.original.error}")
+            out.append(f"{d.device}: original ({d.original.failed_at}): {d.original.error}")
+        if d.meaning and d.reference != "none":
+            out.append(f"{d.device}: reference = {d.reference}: {d.meaning}")
         if d.oracle_crosscheck:
             out.append(f"{d.device}: oracle cross-check (functionalize vs snapshot): {d.oracle_crosscheck}")
-        for p in d.problems:
-            out.append(f"{d.device}: {p}")
+        if d.compared.calls:
+            out.append(f"{d.device}: compared {d.compared.describe()}")
+        for note in dict.fromkeys(d.original.notes + d.rewritten.notes):
+            out.append(f"{d.device}: note: {note}")
+        out += cost_lines(d)
+        for reason in d.reasons:
+            out.append(f"{d.device}: {reason}")
+        for diff in d.differences[:12]:
+            out.append(f"{d.device}: differs: {diff}")
+        if len(d.differences) > 12:
+            out.append(f"{d.device}: ... and {len(d.differences) - 12} more difference(s)")
+        for tag, cap in d.captured.items():
+            text = (cap.stdout + cap.stderr).strip()
+            if text:
+                shown = text.splitlines()
+                out.append(f"{d.device}: output of the {tag} run ({len(shown)} line(s)):")
+                out += [f"    {line}" for line in shown[:8]]
+                if len(shown) > 8:
+                    out.append("    ...")
     if result.cross_device is not None:
-        out.append(f"CPU vs CUDA, rewritten gradients: max abs {num(result.cross_device)}")
+        out.append(f"CPU vs CUDA, rewritten gradients: max abs {_num(result.cross_device)}")
     elif result.cross_device_note:
         out.append(f"CPU vs CUDA: {result.cross_device_note}")
     out += result.problems
-    out.append("Verified." if result.verified else "NOT verified.")
-    if not result.verified and result.unsafe_not_applied:
+    verdict = result.verdict
+    out.append({Verdict.VERIFIED: "Verified.", Verdict.NOT_VERIFIED: "NOT verified.",
+                Verdict.UNPROVEN: "Unproven: nothing proves or disproves the rewrite."}[verdict])
+    if verdict is not Verdict.VERIFIED and result.unsafe_not_applied:
         out.append(f"Hint: {result.unsafe_not_applied} unsafe fix(es) were not applied; "
                    "rerun with --unsafe-fixes to verify them too.")
     return "\n".join(out)

@@ -1,0 +1,442 @@
+"""One side of a verification (original, reference or rewritten), run inside the isolated child.
+
+:func:`run_side` loads the source, calls the target the same way on every side, and returns
+a :class:`SideResult` made only of the tool's own types (see ``compare.encode``):
+
+- a module target: built with seed 0 (or loaded with the original's initial state), called
+  twice in train mode (state such as buffers carried from the first call to the second, each
+  call followed by the harness's own backward to every parameter and every input that
+  requires grad), then once in eval mode under ``no_grad``; then the final state;
+- a function target: called twice, each call followed by the harness's own backward to every
+  leaf that requires grad (keyed by where it is reachable from, else by the order leaves
+  first appear); then the final state: every tensor, parameter, buffer and optimizer state
+  reachable from the module's globals and from the return value, with their ``.grad``.
+
+The first thing that fails ends the side; what failed, where, and how is part of the result.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import time
+import types
+from typing import Any, Dict, List, Optional
+
+import torch
+
+from codemod.runtime.compare import Node, Plain, encode, module_state
+from codemod.runtime.harness import (
+    HarnessError,
+    Program,
+    Target,
+    build_model,
+    fresh_inputs,
+    init_kwargs_for,
+    inplace_error_kind,
+    make_inputs,
+    seed_everything,
+    weighted_loss,
+)
+from codemod.runtime.isolate import describe
+from codemod.runtime.references import LeafWatch, Mode, SavedTensors, deterministic, functionalize_grads
+
+CALLS = 2  # train-mode calls per side: the second sees the state the first left
+
+
+@dataclasses.dataclass
+class SideRequest:
+    target: Target
+    source: str
+    tag: str  # "original", "rewritten"
+    mode: Mode
+    device: str
+    float64: bool = False
+    setup_in: Optional[str] = None  # the original's initial weights and inputs (torch.save)
+    setup_out: Optional[str] = None
+    crosscheck: bool = False  # run the functionalize oracle too (snapshot mode, modules)
+
+
+@dataclasses.dataclass
+class CallRecord:
+    label: str  # "train call 1", "eval call"
+    outputs: Node
+    grads: Dict[str, Optional[torch.Tensor]]  # harness backward, by stable key
+    inputs_after: Node  # the call's inputs after it ran (a call may mutate them)
+
+
+@dataclasses.dataclass
+class Cost:
+    # Of the last train call: the first pays one-time start-up costs of a fresh process.
+    saved_bytes: Optional[int] = None  # distinct tensors saved for backward
+    seconds: Optional[float] = None  # forward + the harness's backward
+    peak_cuda_bytes: Optional[int] = None
+
+
+@dataclasses.dataclass
+class SideResult:
+    status: str = "ran"  # "ran", "exited" (sys.exit(0) after its work), "inplace-error", "failed"
+    error: str = ""
+    error_kind: Optional[str] = None  # "saved", "leaf", "view" for the in-place errors
+    error_type: str = ""
+    failed_at: str = ""  # "load", "build", "train call 1", "backward of train call 1", ...
+    calls: List[CallRecord] = dataclasses.field(default_factory=list)
+    state: Optional[Node] = None
+    cost: Cost = dataclasses.field(default_factory=Cost)
+    notes: List[str] = dataclasses.field(default_factory=list)
+    leaf_updates: List[str] = dataclasses.field(default_factory=list)  # no-grad meaning: where applied
+    unfit: Optional[str] = None  # why the no-grad meaning does not fit
+    crosscheck: Optional[str] = None
+    harness_error: Optional[str] = None
+    is_module: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("ran", "exited")
+
+
+class _Stop(Exception):
+    """Ends a side after a failure has been recorded."""
+
+
+def run_side(request: SideRequest) -> SideResult:
+    """The child's entry point (pass it to ``run_isolated``)."""
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # deterministic cuBLAS
+    result = SideResult()
+    dtype = torch.float64 if request.float64 else None
+    try:
+        with deterministic(request.device):
+            _run(request, result, dtype)
+    except _Stop:
+        pass
+    except HarnessError as exc:
+        result.harness_error = str(exc)
+    return result
+
+
+def _fail(result: SideResult, where: str, exc: BaseException) -> None:
+    error = describe(exc)
+    first = (error.message.splitlines() or [""])[0].split(" Hint:", 1)[0]
+    result.error = f"{error.type}: {first[:300]}" if first else error.type
+    result.error_type = error.type
+    result.error_kind = inplace_error_kind(error.type, error.message)
+    result.status = "inplace-error" if result.error_kind else "failed"
+    result.failed_at = where
+    raise _Stop
+
+
+def _later_failure(result: SideResult, call: int) -> bool:
+    """A failure after the first call that is not an in-place error: the side keeps what ran
+    before it and its state at that point (a version that fails there the same way agrees)."""
+    if call == 1 or result.error_kind is not None:
+        return False
+    result.notes.append(f"{result.failed_at} failed ({result.error_type}): the calls before it and "
+                        "the state at that point are compared")
+    return True
+
+
+def _exit_code_zero(exc: BaseException) -> bool:
+    return isinstance(exc, SystemExit) and exc.code in (0, None)
+
+
+def _run(request: SideRequest, result: SideResult, dtype) -> None:
+    target = request.target
+    seed_everything(0)
+    previous_dtype = torch.get_default_dtype()
+    try:
+        if dtype is not None:
+            torch.set_default_dtype(dtype)
+        try:  # saves made at import time get the side's hooks too (the oracle covers them)
+            with SavedTensors(snapshot=request.mode is Mode.SNAPSHOT).hooks():
+                program = Program(request.source, target.path, target.name)
+        except HarnessError:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - the user's module failed to load
+            _fail(result, "load", exc)
+    finally:
+        torch.set_default_dtype(previous_dtype)
+    result.is_module = program.is_module
+    if program.is_module:
+        _run_module(request, result, program, dtype)
+    else:
+        _run_function(request, result, program, dtype)
+
+
+# ---------------------------------------------------------------- module targets
+def _run_module(request: SideRequest, result: SideResult, program: Program, dtype) -> None:
+    target, device = request.target, request.device
+    setup = _load_setup(request.setup_in)
+    try:
+        with torch.device("cpu"):
+            init = init_kwargs_for(program, target)
+            args, kwargs = (setup["args"], setup["kwargs"]) if setup else make_inputs(program, target)
+            model = build_model(program, init, setup["state"] if setup else None, device, dtype)
+    except HarnessError:
+        raise
+    except BaseException as exc:  # noqa: BLE001
+        _fail(result, "build", exc)
+    initial = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+    _save_setup(request.setup_out, {"state": initial, "args": args, "kwargs": kwargs}, result)
+    # A module's leaves are keyed by name: the watch is only needed for the no-grad meaning
+    # (and stays out of the way of code that cares about torch function modes).
+    watch = LeafWatch(no_grad_leaves=True) if request.mode is Mode.NO_GRAD_LEAVES else contextlib.nullcontext()
+    for k in range(1, CALLS + 1):
+        label = f"train call {k}"
+        model.train()
+        a, kw = fresh_inputs(args, kwargs, device, dtype)
+        keyed = [(f"param:{n}", p) for n, p in model.named_parameters() if p.requires_grad]
+        keyed += [(f"input:{i}", t) for i, t in enumerate(a) if isinstance(t, torch.Tensor) and t.requires_grad]
+        keyed += [(f"input:{n}", t) for n, t in kw.items() if isinstance(t, torch.Tensor) and t.requires_grad]
+        saved = SavedTensors(snapshot=request.mode is Mode.SNAPSHOT)
+        seed_everything(k)
+        if k == CALLS:
+            reset_peak(device)
+        start = _clock(device)
+        try:
+            with saved.hooks(), watch:
+                try:
+                    out = model(*a, **kw)
+                except BaseException as exc:  # noqa: BLE001
+                    _fail(result, label, exc)
+                grads = _backward(result, f"backward of {label}", out, keyed)
+        except _Stop:
+            if not _later_failure(result, k):
+                raise
+            break
+        if k == CALLS:
+            result.cost = Cost(saved.bytes, _clock(device) - start, _peak(device))
+        result.calls.append(CallRecord(label, encode(out), grads, encode((a, kw))))
+    if result.status != "failed":
+        model.eval()
+        a, kw = fresh_inputs(args, kwargs, device, dtype)
+        seed_everything(CALLS + 1)
+        try:
+            with torch.no_grad(), watch:
+                out = model(*a, **kw)
+        except BaseException as exc:  # noqa: BLE001
+            _fail(result, "eval call", exc)
+        result.calls.append(CallRecord("eval call", encode(out), {}, encode((a, kw))))
+    state: Dict[str, Any] = dict(module_state(model))
+    state.update({f"{n}.grad": p.grad for n, p in model.named_parameters() if p.grad is not None})
+    state.update(_plain_attributes(model))
+    result.state = encode(state)
+    if isinstance(watch, LeafWatch):
+        _finish_watch(result, watch)
+    if request.crosscheck and request.mode is Mode.SNAPSHOT:
+        result.crosscheck = _crosscheck(program, init, initial, args, kwargs, device, dtype, result.calls[0])
+
+
+def _crosscheck(program, init, initial, args, kwargs, device, dtype, first: CallRecord) -> str:
+    from codemod.runtime.compare import Difference, Tolerance, compare_tensors
+
+    model = build_model(program, init, initial, device, dtype)
+    model.train()
+    a, kw = fresh_inputs(args, kwargs, device, dtype)
+    names = sorted(first.grads)
+    found = functionalize_grads(model, a, kw, names, weighted_loss)
+    if found is None:
+        return "n/a (functionalize could not run this model)"
+    worst = 0.0
+    diffs: List[Difference] = []
+    for name in names:
+        tally = compare_tensors(first.grads[name], found.get(name), name, Tolerance(), diffs)
+        worst = max(worst, tally.max_abs or 0.0)
+    return f"max abs {worst:.3g}" + (f" ({len(diffs)} disagree)" if diffs else "")
+
+
+# ---------------------------------------------------------------- function targets
+def _run_function(request: SideRequest, result: SideResult, program: Program, dtype) -> None:
+    device = request.device
+    watch = LeafWatch(no_grad_leaves=request.mode is Mode.NO_GRAD_LEAVES)
+    previous_dtype = torch.get_default_dtype()
+    out: Any = None
+    try:
+        if dtype is not None:
+            torch.set_default_dtype(dtype)
+        for k in range(1, CALLS + 1):
+            label = f"train call {k}"
+            saved = SavedTensors(snapshot=request.mode is Mode.SNAPSHOT)
+            first_leaf = len(watch.leaves)
+            seed_everything(k - 1)
+            if k == CALLS:
+                reset_peak(device)
+            start = _clock(device)
+            exited = False
+            try:
+                with saved.hooks(), watch:
+                    try:
+                        out = program.obj()
+                    except BaseException as exc:  # noqa: BLE001
+                        if not _exit_code_zero(exc):
+                            _fail(result, label, exc)
+                        exited, out = True, None
+                    keyed = _function_leaves(program, out, watch.leaves[first_leaf:])
+                    grads = {} if exited else _backward(result, f"backward of {label}", out, keyed)
+            except _Stop:
+                if not _later_failure(result, k):
+                    raise
+                out = None
+                break
+            if k == CALLS:
+                result.cost = Cost(saved.bytes, _clock(device) - start, _peak(device))
+            result.calls.append(CallRecord(label, encode(out), grads, Plain(None, "NoneType")))
+            if exited:
+                result.status = "exited"
+                result.notes.append(f"{label} ended with sys.exit(0): its state is compared, nothing after it")
+                break
+    finally:
+        torch.set_default_dtype(previous_dtype)
+    state = _reachable_state(program, out)
+    result.state = encode(state)
+    _finish_watch(result, watch)
+
+
+def _function_leaves(program: Program, out: Any, seen: List[torch.Tensor]):
+    """The leaves the harness differentiates for, each under a key that names the same
+    tensor in every version: where it is reachable from (``global:model.weight``,
+    ``return[0]``), else its rank among the leaves the call created or used (graph order
+    would change with ``h = b + h``)."""
+    named = {id(t): (key, t) for key, t in _reachable_tensors(program, out).items()
+             if t.is_leaf and t.requires_grad}
+    keyed = []
+    for t in seen:
+        if id(t) not in named and all(t is not other for _, other in keyed):
+            keyed.append((f"leaf#{len(keyed)}", t))
+    return keyed + list(named.values())
+
+
+def _reachable_tensors(program: Program, out: Any) -> Dict[str, torch.Tensor]:
+    found: Dict[str, torch.Tensor] = {}
+    seen: set = set()
+    target = program.obj
+    for name, value in vars(program.module).items():
+        if name.startswith("__") or value is target or isinstance(value, (types.ModuleType, types.FunctionType, type)):
+            continue
+        _walk(value, f"global:{name}", found, seen, 0)
+    _walk(out, "return", found, seen, 0)
+    return found
+
+
+def _walk(obj: Any, path: str, found: Dict[str, torch.Tensor], seen: set, depth: int) -> None:
+    if depth > 5 or id(obj) in seen:
+        return
+    if isinstance(obj, torch.Tensor):
+        seen.add(id(obj))
+        found[path] = obj
+        return
+    if isinstance(obj, (str, bytes, int, float, complex, bool, type(None), types.ModuleType, type)) or callable(obj) and not isinstance(obj, torch.nn.Module):
+        return
+    seen.add(id(obj))
+    if isinstance(obj, torch.nn.Module):
+        for key, value in module_state(obj).items():
+            _walk(value, f"{path}.{key}", found, seen, depth + 1)
+        return
+    if isinstance(obj, torch.optim.Optimizer):
+        params = [p for group in obj.param_groups for p in group["params"]]
+        for i, p in enumerate(params):
+            for key, value in obj.state.get(p, {}).items():
+                _walk(value, f"{path}.state[{i}].{key}", found, seen, depth + 1)
+        return
+    if isinstance(obj, dict):
+        items = [(repr(k), v) for k, v in obj.items()]
+        for key, value in items:
+            _walk(value, f"{path}[{key}]", found, seen, depth + 1)
+        return
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        for i, value in enumerate(obj if not isinstance(obj, (set, frozenset)) else []):
+            _walk(value, f"{path}[{i}]", found, seen, depth + 1)
+        return
+    fields = getattr(obj, "__dict__", None)
+    if isinstance(fields, dict):
+        for key, value in fields.items():
+            if not key.startswith("__"):
+                _walk(value, f"{path}.{key}", found, seen, depth + 1)
+
+
+_PLAIN_STATE = (int, float, bool, str, complex)
+
+
+def _plain_attributes(model: torch.nn.Module) -> Dict[str, Any]:
+    """Numbers and strings set on the user's modules (``self.calls += 1``): state too. A
+    library module's (``nn.ReLU.inplace``) are its configuration, not state."""
+    found = {}
+    for prefix, sub in model.named_modules():
+        if type(sub).__module__.startswith("torch."):
+            continue
+        for name, value in vars(sub).items():
+            if isinstance(value, _PLAIN_STATE) and not name.startswith("_") and name != "training":
+                found[f"{prefix}.{name}" if prefix else name] = value
+    return found
+
+
+def _reachable_state(program: Program, out: Any) -> Dict[str, Any]:
+    state: Dict[str, Any] = {}
+    for name, value in vars(program.module).items():
+        if isinstance(value, _PLAIN_STATE) and not name.startswith("__"):
+            state[f"global:{name}"] = value  # a counter kept in a global
+    for key, t in _reachable_tensors(program, out).items():
+        if not key.startswith("return"):
+            state[key] = t  # a returned tensor is an output already
+        grad = t.grad if (t.is_leaf or t.retains_grad) else None  # a non-leaf's .grad warns
+        if grad is not None:
+            state[f"{key}.grad"] = grad
+    return state
+
+
+# ---------------------------------------------------------------- shared
+def _backward(result: SideResult, label: str, out: Any, keyed) -> Dict[str, Optional[torch.Tensor]]:
+    """The harness's own backward, always: the weighted loss of the outputs, to ``keyed``."""
+    loss = weighted_loss(out)
+    if loss is None or not keyed:
+        return {}
+    try:
+        found = torch.autograd.grad(loss, [t for _, t in keyed], allow_unused=True)
+    except BaseException as exc:  # noqa: BLE001
+        text = str(exc)
+        if "backward through the graph a second time" in text:
+            result.notes.append(f"{label}: the graph was already freed by an earlier backward (the "
+                                "program's own, or a previous call's); its .grad values are compared instead")
+            return {}
+        _fail(result, label, exc)
+    return {key: (g.detach().cpu().clone() if g is not None else None) for (key, _), g in zip(keyed, found)}
+
+
+def _finish_watch(result: SideResult, watch: LeafWatch) -> None:
+    result.leaf_updates = [f"{u.line} ({u.op})" for u in watch.updates]
+    result.unfit = watch.unfit
+
+
+def _load_setup(path: Optional[str]):
+    if not path or not os.path.exists(path):
+        return None
+    try:
+        return torch.load(path, weights_only=False)
+    except Exception:
+        return None
+
+
+def _save_setup(path: Optional[str], setup: dict, result: SideResult) -> None:
+    if not path:
+        return
+    try:
+        torch.save(setup, path)
+    except Exception as exc:  # inputs the tool cannot pickle: each side makes its own
+        result.notes.append(f"inputs not shared between versions ({type(exc).__name__}); each made its own")
+
+
+def _clock(device: str) -> float:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    return time.perf_counter()
+
+
+def _peak(device: str) -> Optional[int]:
+    if not device.startswith("cuda"):
+        return None
+    return int(torch.cuda.max_memory_allocated())
+
+
+def reset_peak(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.reset_peak_memory_stats()
