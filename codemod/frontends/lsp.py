@@ -18,8 +18,12 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 import pathlib
-from typing import Optional
+import sys
+import threading
+from typing import Dict, List, NamedTuple, Optional
+from urllib.parse import unquote
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -28,6 +32,8 @@ from codemod import __version__
 from codemod.config import ConfigError, Settings, load_settings
 from codemod.engine.pipeline import FileResult, add_edits, process_source
 from codemod.findings import Finding, Status
+from codemod.frontends.lsp_positions import Positions, use_lsp_lines
+from codemod.frontends.lsp_tasks import DEBOUNCE_MS, Debouncer, Workers
 
 SOURCE = "inplacefix"
 
@@ -39,17 +45,31 @@ class EditorSettings:
     unsafe_fixes: bool = True
     candidates: str = "hint"  # or "hidden"
     assume_same_dtype: Optional[bool] = None
+    debounce_ms: float = DEBOUNCE_MS  # quiet time after a change before it is analysed
 
     @classmethod
     def from_dict(cls, raw) -> "EditorSettings":
         raw = (raw or {}).get("inplacefix", raw or {}) if isinstance(raw, dict) else {}
+        debounce = raw.get("debounceMs", DEBOUNCE_MS)
         return cls(
             select=tuple(raw["select"]) if raw.get("select") else None,
             ignore=tuple(raw["ignore"]) if raw.get("ignore") else None,
             unsafe_fixes=bool(raw.get("unsafeFixes", True)),
             candidates=raw.get("candidates", "hint"),
             assume_same_dtype=raw.get("assumeSameDtype"),
+            debounce_ms=debounce if isinstance(debounce, (int, float)) and not isinstance(debounce, bool)
+            and 0 <= debounce <= 10_000 else DEBOUNCE_MS,
         )
+
+
+class Snapshot(NamedTuple):
+    """A document's text as it was when a job was started: the job runs in a worker thread
+    while the event loop applies later changes to the document."""
+
+    uri: str
+    text: str
+    version: Optional[int]
+    path: str
 
 
 class InplacefixServer(LanguageServer):
@@ -64,6 +84,13 @@ class InplacefixServer(LanguageServer):
         )
         self.editor = EditorSettings()
         self._cache: dict = {}  # uri -> (content hash, FileResult)
+        self._locks: Dict[str, threading.RLock] = {}  # uri -> held while its result is made or used
+        self.debouncer = Debouncer()
+        self.workers = Workers()
+        self.shut_down = False  # `shutdown` was received: `exit` then exits 0, else 1
+
+    def lock(self, uri: str) -> threading.RLock:
+        return self._locks.setdefault(uri, threading.RLock())
 
     def settings_for(self, path: str) -> Settings:
         try:
@@ -81,42 +108,64 @@ class InplacefixServer(LanguageServer):
             if self.editor.assume_same_dtype is not None else base.assume_same_dtype,
         )
 
+    # Called on the event loop: what a worker thread will need, taken now.
+
+    def snapshot(self, uri: str) -> Snapshot:
+        document = self.workspace.get_text_document(uri)
+        return Snapshot(uri, document.source, document.version, document.path or uri)
+
+    def is_open(self, uri: str) -> bool:
+        return unquote(uri) in self.workspace.text_documents  # pygls's key
+
+    def is_current(self, snapshot: Snapshot) -> bool:
+        """Whether the document is still open at the version ``snapshot`` was taken of."""
+        if not self.is_open(snapshot.uri):
+            return False
+        document = self.workspace.get_text_document(snapshot.uri)
+        return document.version == snapshot.version and document.source == snapshot.text
+
     def notebook_of(self, cell_uri: str):
         """The notebook document a cell belongs to, if any."""
         return self.workspace.get_notebook_document(cell_uri=cell_uri)
 
-    def analyse_notebook(self, notebook, edits: bool = False) -> dict:
+    def cells_of(self, notebook) -> List[Snapshot]:
+        """Snapshots of a notebook's code cells, in order."""
+        return [self.snapshot(c.document) for c in notebook.cells if c.kind == lsp.NotebookCellKind.Code]
+
+    def positions(self, snapshot: Snapshot) -> Positions:
+        return Positions(snapshot.text, self.workspace.position_codec)
+
+    # Called in worker threads: they read only their snapshots.
+
+    def analyse_notebook(self, path: str, cells: List[Snapshot], edits: bool = False) -> dict:
         """Cell URI -> findings (cell coordinates), for a notebook's code cells as one program."""
         from codemod.engine.notebook import Cell, analyse_cells
 
-        uris = [c.document for c in notebook.cells if c.kind == lsp.NotebookCellKind.Code]
-        cells = [Cell(i, self.workspace.get_text_document(uri).source, False) for i, uri in enumerate(uris)]
-        path = notebook.uri
         result = FileResult(path)
-        analyse_cells(cells, path, self.settings_for(path), result, edits=edits)
-        by_cell = {uri: [] for uri in uris}
+        analyse_cells([Cell(i, c.text, False) for i, c in enumerate(cells)], path,
+                      self.settings_for(path), result, edits=edits)
+        by_cell = {c.uri: [] for c in cells}
         for finding in result.findings:
-            by_cell[uris[finding.cell - 1]].append(finding)
+            by_cell[cells[finding.cell - 1].uri].append(finding)
         for error in result.skipped_parts:
             number = int(error.message.split()[1])
-            by_cell[uris[number - 1]].append(error)
+            by_cell[cells[number - 1].uri].append(error)
         return by_cell
 
-    def analyse(self, uri: str) -> FileResult:
-        """The findings (with edits) for the document's current text; cached by content."""
-        document = self.workspace.get_text_document(uri)
-        text = document.source
+    def analyse(self, snapshot: Snapshot) -> FileResult:
+        """The findings (with edits) for the snapshot's text; cached by content."""
+        uri, text, path = snapshot.uri, snapshot.text, snapshot.path
         digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
-        cached = self._cache.get(uri)
-        if cached and cached[0] == digest:
-            return cached[1]
-        path = document.path or uri
-        # Edits are made later, only for the findings a code action asks about; functions and
-        # classes the edit left alone keep their findings (codemod.incremental).
-        result = process_source(text.encode("utf-8", "surrogatepass"), path, self.settings_for(path),
-                                incremental=True, previous=cached[1] if cached else None)
-        self._cache[uri] = (digest, result)
-        return result
+        with self.lock(uri):
+            cached = self._cache.get(uri)
+            if cached and cached[0] == digest:
+                return cached[1]
+            # Edits are made later, only for the findings a code action asks about; functions and
+            # classes the edit left alone keep their findings (codemod.incremental).
+            result = process_source(text.encode("utf-8", "surrogatepass"), path, self.settings_for(path),
+                                    incremental=True, previous=cached[1] if cached else None)
+            self._cache[uri] = (digest, result)
+            return result
 
     def shown(self, finding: Finding) -> bool:
         if finding.status is Status.SKIPPED:
@@ -130,16 +179,11 @@ class InplacefixServer(LanguageServer):
 server = InplacefixServer()
 
 
-def _range(line: int, column: int, end_line: int, end_column: int) -> lsp.Range:
-    return lsp.Range(lsp.Position(line - 1, column), lsp.Position(end_line - 1, end_column))
-
-
-def _diagnostic(f: Finding) -> lsp.Diagnostic:
+def _diagnostic(f: Finding, positions: Positions) -> lsp.Diagnostic:
     hazard = f.code.startswith("IPF1")
-    s = f.span
     mark = {Status.SAFE: " [fix available]", Status.UNSAFE: " [unsafe fix available]"}.get(f.status, "")
     return lsp.Diagnostic(
-        range=_range(s.line, s.column, s.end_line, s.end_column),
+        range=positions.range(f.span),
         message=f"{f.message}{mark}" + (f" ({f.reason})" if f.reason else ""),
         severity=lsp.DiagnosticSeverity.Warning if hazard else lsp.DiagnosticSeverity.Hint,
         code=f.code,
@@ -147,70 +191,111 @@ def _diagnostic(f: Finding) -> lsp.Diagnostic:
     )
 
 
-def publish(ls: InplacefixServer, uri: str, version: Optional[int] = None) -> None:
-    result = ls.analyse(uri)
-    diagnostics = [_diagnostic(f) for f in result.findings if ls.shown(f)]
+def _error(message: str, line: int, column: int, positions: Positions) -> lsp.Diagnostic:
+    at = positions.position(line, column)
+    return lsp.Diagnostic(range=lsp.Range(at, at), message=message,
+                          severity=lsp.DiagnosticSeverity.Error, source=SOURCE)
+
+
+def diagnose(ls: InplacefixServer, snapshot: Snapshot) -> List[lsp.Diagnostic]:
+    """The diagnostics of one document (in a worker thread)."""
+    result = ls.analyse(snapshot)
+    positions = ls.positions(snapshot)
+    diagnostics = [_diagnostic(f, positions) for f in result.findings if ls.shown(f)]
     if result.error is not None:
-        diagnostics.append(lsp.Diagnostic(
-            range=_range(max(result.error.line, 1), result.error.column, max(result.error.line, 1), result.error.column),
-            message=result.error.message, severity=lsp.DiagnosticSeverity.Error, source=SOURCE,
-        ))
-    ls.text_document_publish_diagnostics(
-        lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
-    )
+        diagnostics.append(_error(result.error.message, result.error.line, result.error.column, positions))
+    return diagnostics
 
 
-def publish_notebook(ls: InplacefixServer, notebook) -> None:
-    for uri, items in ls.analyse_notebook(notebook).items():
-        diagnostics = []
-        for item in items:
-            if isinstance(item, Finding):
-                if ls.shown(item):
-                    diagnostics.append(_diagnostic(item))
-            else:
-                diagnostics.append(lsp.Diagnostic(
-                    range=_range(1, 0, 1, 0), message=item.message,
-                    severity=lsp.DiagnosticSeverity.Error, source=SOURCE))
-        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
+def diagnose_notebook(ls: InplacefixServer, path: str, cells: List[Snapshot]) -> Dict[str, list]:
+    """Cell URI -> its diagnostics (in a worker thread)."""
+    by_cell = ls.analyse_notebook(path, cells)
+    out = {}
+    for cell in cells:
+        positions = ls.positions(cell)
+        out[cell.uri] = [
+            _diagnostic(item, positions) if isinstance(item, Finding) else _error(item.message, 1, 0, positions)
+            for item in by_cell[cell.uri] if not isinstance(item, Finding) or ls.shown(item)
+        ]
+    return out
+
+
+def schedule(ls: InplacefixServer, uri: str, debounce: bool = False) -> None:
+    """Publish the diagnostics of a document (or of the notebook a cell is in), after the
+    editor's quiet time if ``debounce``; a newer call for the same document replaces this one."""
+    notebook = ls.notebook_of(uri)
+    if notebook is not None:
+        schedule_notebook(ls, notebook.uri, debounce)
+        return
+    ls.debouncer.schedule(uri, ls.editor.debounce_ms / 1000 if debounce else 0, lambda: _publish(ls, uri))
+
+
+async def _publish(ls: InplacefixServer, uri: str) -> None:
+    if not ls.is_open(uri):
+        return
+    snapshot = ls.snapshot(uri)
+    diagnostics = await ls.workers.run(diagnose, ls, snapshot)
+    if ls.is_current(snapshot):  # else a newer version is on its way: drop these
+        ls.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=snapshot.version))
+
+
+def schedule_notebook(ls: InplacefixServer, notebook_uri: str, debounce: bool = False) -> None:
+    ls.debouncer.schedule(notebook_uri, ls.editor.debounce_ms / 1000 if debounce else 0,
+                          lambda: _publish_notebook(ls, notebook_uri))
+
+
+async def _publish_notebook(ls: InplacefixServer, notebook_uri: str) -> None:
+    notebook = ls.workspace.get_notebook_document(notebook_uri=notebook_uri)
+    if notebook is None:
+        return
+    cells = ls.cells_of(notebook)
+    by_cell = await ls.workers.run(diagnose_notebook, ls, notebook.uri, cells)
+    if all(ls.is_current(cell) for cell in cells):
+        for cell in cells:
+            ls.text_document_publish_diagnostics(
+                lsp.PublishDiagnosticsParams(uri=cell.uri, diagnostics=by_cell[cell.uri], version=cell.version))
 
 
 @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_OPEN)
 def notebook_did_open(ls: InplacefixServer, params: lsp.DidOpenNotebookDocumentParams) -> None:
-    publish_notebook(ls, ls.workspace.get_notebook_document(notebook_uri=params.notebook_document.uri))
+    schedule_notebook(ls, params.notebook_document.uri)
 
 
 @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CHANGE)
 def notebook_did_change(ls: InplacefixServer, params: lsp.DidChangeNotebookDocumentParams) -> None:
-    publish_notebook(ls, ls.workspace.get_notebook_document(notebook_uri=params.notebook_document.uri))
+    schedule_notebook(ls, params.notebook_document.uri, debounce=True)
 
 
 @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_SAVE)
 def notebook_did_save(ls: InplacefixServer, params: lsp.DidSaveNotebookDocumentParams) -> None:
-    publish_notebook(ls, ls.workspace.get_notebook_document(notebook_uri=params.notebook_document.uri))
+    schedule_notebook(ls, params.notebook_document.uri)
 
 
 @server.feature(lsp.INITIALIZE)
 def on_initialize(ls: InplacefixServer, params: lsp.InitializeParams) -> None:
     ls.editor = EditorSettings.from_dict(params.initialization_options)
+    use_lsp_lines(ls.workspace)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: InplacefixServer, params: lsp.DidOpenTextDocumentParams) -> None:
-    publish(ls, params.text_document.uri, params.text_document.version)
+    schedule(ls, params.text_document.uri)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: InplacefixServer, params: lsp.DidChangeTextDocumentParams) -> None:
-    publish(ls, params.text_document.uri, params.text_document.version)
+    schedule(ls, params.text_document.uri, debounce=True)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: InplacefixServer, params: lsp.DidSaveTextDocumentParams) -> None:
-    publish(ls, params.text_document.uri)
+    schedule(ls, params.text_document.uri)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: InplacefixServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    ls.debouncer.cancel(params.text_document.uri)
     ls._cache.pop(params.text_document.uri, None)
 
 
@@ -219,84 +304,93 @@ def did_change_configuration(ls: InplacefixServer, params: lsp.DidChangeConfigur
     ls.editor = EditorSettings.from_dict(params.settings)
     ls._cache.clear()
     for uri in list(ls.workspace.text_documents):
-        publish(ls, uri)
+        schedule(ls, uri)
+
+
+@server.feature(lsp.SHUTDOWN)
+def on_shutdown(ls: InplacefixServer, params: None) -> None:
+    ls.shut_down = True
+    ls.debouncer.cancel_all()
+    ls.workers.stop()
 
 
 @server.feature(
     lsp.TEXT_DOCUMENT_CODE_ACTION,
     lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.SourceFixAll]),
 )
-def code_actions(ls: InplacefixServer, params: lsp.CodeActionParams):
+async def code_actions(ls: InplacefixServer, params: lsp.CodeActionParams):
+    """Built in a worker thread: a fix-all of a large file must not hold up other messages.
+    A cancelled request is answered at once (pygls cancels this coroutine)."""
     uri = params.text_document.uri
-    only = params.context.only
     notebook = ls.notebook_of(uri)
-    if notebook is not None:
-        findings = [f for f in ls.analyse_notebook(notebook, edits=True).get(uri, []) if isinstance(f, Finding)]
-        result = FileResult(uri, findings=findings)
-        only = [k for k in (only or [lsp.CodeActionKind.QuickFix]) if k.startswith(lsp.CodeActionKind.QuickFix)]
-    else:
-        result = ls.analyse(uri)
-    actions = []
-    if not only or any(k.startswith(lsp.CodeActionKind.QuickFix) for k in only):
-        first, last = params.range.start.line + 1, params.range.end.line + 1
-        for f in result.findings:
-            if not ls.shown(f) or f.span.end_line < first or f.span.line > last:
-                continue
-            diagnostic = _diagnostic(f)
-            if f.edit is None and f.plan is not None and f.cell is None:
-                add_edits(result, ls.workspace.get_text_document(uri).source.encode("utf-8", "surrogatepass"), [f])
-            if f.edit is not None and (f.status is Status.SAFE or (f.status is Status.UNSAFE and ls.editor.unsafe_fixes)):
-                e = f.edit.span
-                unsafe = " (unsafe: may change behaviour)" if f.status is Status.UNSAFE else ""
-                actions.append(lsp.CodeAction(
-                    title=f"{f.code}: {f.fix_title}{unsafe}",
-                    kind=lsp.CodeActionKind.QuickFix,
-                    diagnostics=[diagnostic],
-                    is_preferred=f.status is Status.SAFE,
-                    edit=lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(
-                        _range(e.line, e.column, e.end_line, e.end_column), f.edit.content
-                    )]}),
-                ))
-            actions.append(_suppress_action(ls, uri, f, diagnostic))
+    cells = ls.cells_of(notebook) if notebook is not None else None
+    return await ls.workers.run(_code_actions, ls, params, ls.snapshot(uri), notebook and notebook.uri, cells)
+
+
+def _code_actions(ls: InplacefixServer, params: lsp.CodeActionParams, snapshot: Snapshot,
+                  notebook: Optional[str], cells: Optional[List[Snapshot]]) -> list:
+    uri = snapshot.uri
+    only = params.context.only
+    positions = ls.positions(snapshot)
+    with ls.lock(uri):
+        if notebook is not None:
+            findings = [f for f in ls.analyse_notebook(notebook, cells, edits=True).get(uri, [])
+                        if isinstance(f, Finding)]
+            result = FileResult(uri, findings=findings)
+            only = [k for k in (only or [lsp.CodeActionKind.QuickFix]) if k.startswith(lsp.CodeActionKind.QuickFix)]
+        else:
+            result = ls.analyse(snapshot)
+        actions = []
+        if not only or any(k.startswith(lsp.CodeActionKind.QuickFix) for k in only):
+            lines = positions.lines_of(params.range)
+            for f in result.findings:
+                if not ls.shown(f) or f.span.end_line < lines.start or f.span.line >= lines.stop:
+                    continue
+                diagnostic = _diagnostic(f, positions)
+                if f.edit is None and f.plan is not None and f.cell is None:
+                    add_edits(result, snapshot.text.encode("utf-8", "surrogatepass"), [f])
+                if f.edit is not None and (f.status is Status.SAFE or (f.status is Status.UNSAFE and ls.editor.unsafe_fixes)):
+                    unsafe = " (unsafe: may change behaviour)" if f.status is Status.UNSAFE else ""
+                    actions.append(lsp.CodeAction(
+                        title=f"{f.code}: {f.fix_title}{unsafe}",
+                        kind=lsp.CodeActionKind.QuickFix,
+                        diagnostics=[diagnostic],
+                        is_preferred=f.status is Status.SAFE,
+                        edit=lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(positions.range(f.edit.span), f.edit.content)]}),
+                    ))
+                actions.append(_suppress_action(uri, f, diagnostic, positions))
     if notebook is None and (not only or lsp.CodeActionKind.SourceFixAll in only
                              or lsp.CodeActionKind.Source in only):
-        fix_all = _fix_all_action(ls, uri)
+        fix_all = _fix_all_action(ls, snapshot, positions)
         if fix_all is not None:
             actions.append(fix_all)
     return actions
 
 
-def _suppress_action(ls: InplacefixServer, uri: str, f: Finding, diagnostic) -> lsp.CodeAction:
-    lines = ls.workspace.get_text_document(uri).lines
-    line = f.span.end_line - 1
-    text = lines[line].rstrip("\r\n") if line < len(lines) else ""
+def _suppress_action(uri: str, f: Finding, diagnostic, positions: Positions) -> lsp.CodeAction:
+    at = positions.line_end(f.span.end_line)
     return lsp.CodeAction(
         title=f"Suppress {f.code} on this line",
         kind=lsp.CodeActionKind.QuickFix,
         diagnostics=[diagnostic],
-        edit=lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(
-            lsp.Range(lsp.Position(line, len(text)), lsp.Position(line, len(text))),
-            f"  # inplacefix: ignore[{f.code}]",
-        )]}),
+        edit=lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(lsp.Range(at, at), f"  # inplacefix: ignore[{f.code}]")]}),
     )
 
 
-def _fix_all_action(ls: InplacefixServer, uri: str) -> Optional[lsp.CodeAction]:
+def _fix_all_action(ls: InplacefixServer, snapshot: Snapshot, positions: Positions) -> Optional[lsp.CodeAction]:
     """Every safe fix of the shown findings, as one edit of the whole document."""
-    document = ls.workspace.get_text_document(uri)
-    path = document.path or uri
+    path = snapshot.path
     settings = dataclasses.replace(ls.settings_for(path), unsafe_fixes=False)
     if ls.editor.candidates == "hidden":
         settings = dataclasses.replace(settings, select=ls.editor.select or ("IPF1",))
-    result = process_source(document.source.encode("utf-8", "surrogatepass"), path, settings, fix=True)
+    result = process_source(snapshot.text.encode("utf-8", "surrogatepass"), path, settings, fix=True)
     if not result.changed:
         return None
-    lines = document.source.splitlines(keepends=True)
-    end = lsp.Position(len(lines), 0)
     return lsp.CodeAction(
         title="inplacefix: fix all safe in-place fixes",
         kind=lsp.CodeActionKind.SourceFixAll,
-        edit=lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(lsp.Range(lsp.Position(0, 0), end), result.fixed)]}),
+        edit=lsp.WorkspaceEdit(changes={snapshot.uri: [
+            lsp.TextEdit(lsp.Range(lsp.Position(0, 0), positions.end()), result.fixed)]}),
     )
 
 
@@ -305,3 +399,9 @@ def main() -> None:
 
     tune_gc()
     server.start_io()
+    # pygls ends its loop on `exit` (or when the client goes away) and swallows the exit code.
+    # The LSP specification: 0 if `shutdown` came first, else 1. Exit now, without waiting for
+    # a worker still busy with a dropped job.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0 if server.shut_down else 1)
