@@ -16,13 +16,16 @@ hazard), ``assumeSameDtype``.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import contextlib
 import dataclasses
 import hashlib
 import os
 import pathlib
 import sys
 import threading
-from typing import Dict, List, NamedTuple, Optional
+from typing import Dict, List, NamedTuple, Optional, Tuple
 from urllib.parse import unquote
 
 from lsprotocol import types as lsp
@@ -85,6 +88,7 @@ class InplacefixServer(LanguageServer):
         self.editor = EditorSettings()
         self._cache: dict = {}  # uri -> (content hash, FileResult)
         self._locks: Dict[str, threading.RLock] = {}  # uri -> held while its result is made or used
+        self._fix_all: Dict[str, Tuple[tuple, concurrent.futures.Future]] = {}  # uri -> (key, job)
         self.debouncer = Debouncer()
         self.workers = Workers()
         self.shut_down = False  # `shutdown` was received: `exit` then exits 0, else 1
@@ -166,6 +170,18 @@ class InplacefixServer(LanguageServer):
                                     incremental=True, previous=cached[1] if cached else None)
             self._cache[uri] = (digest, result)
             return result
+
+    def fix_all_job(self, snapshot: Snapshot) -> concurrent.futures.Future:
+        """The fix-all of the snapshot's text, in a worker; shared by the requests for the same
+        text and settings (an editor asks again on every cursor move, and cancels the last
+        request; a started job cannot be stopped, so it is not started twice)."""
+        key = (hashlib.sha1(snapshot.text.encode("utf-8", "surrogatepass")).digest(), repr(self.editor))
+        known = self._fix_all.get(snapshot.uri)
+        if known is not None and known[0] == key and not known[1].cancelled():
+            return known[1]
+        job = self.workers.submit(_fix_all_action, self, snapshot)
+        self._fix_all[snapshot.uri] = (key, job)
+        return job
 
     def shown(self, finding: Finding) -> bool:
         if finding.status is Status.SKIPPED:
@@ -297,6 +313,7 @@ def did_save(ls: InplacefixServer, params: lsp.DidSaveTextDocumentParams) -> Non
 def did_close(ls: InplacefixServer, params: lsp.DidCloseTextDocumentParams) -> None:
     ls.debouncer.cancel(params.text_document.uri)
     ls._cache.pop(params.text_document.uri, None)
+    ls._fix_all.pop(params.text_document.uri, None)
 
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -319,51 +336,58 @@ def on_shutdown(ls: InplacefixServer, params: None) -> None:
     lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.SourceFixAll]),
 )
 async def code_actions(ls: InplacefixServer, params: lsp.CodeActionParams):
-    """Built in a worker thread: a fix-all of a large file must not hold up other messages.
+    """Built in worker threads: a fix-all of a large file must not hold up other messages.
     A cancelled request is answered at once (pygls cancels this coroutine)."""
     uri = params.text_document.uri
+    snapshot = ls.snapshot(uri)
     notebook = ls.notebook_of(uri)
-    cells = ls.cells_of(notebook) if notebook is not None else None
-    return await ls.workers.run(_code_actions, ls, params, ls.snapshot(uri), notebook and notebook.uri, cells)
-
-
-def _code_actions(ls: InplacefixServer, params: lsp.CodeActionParams, snapshot: Snapshot,
-                  notebook: Optional[str], cells: Optional[List[Snapshot]]) -> list:
-    uri = snapshot.uri
     only = params.context.only
+    if notebook is not None:  # no fix-all for a cell: it would be one of the notebook
+        only = [k for k in (only or [lsp.CodeActionKind.QuickFix]) if k.startswith(lsp.CodeActionKind.QuickFix)]
+    fix_all = None
+    if not only or lsp.CodeActionKind.SourceFixAll in only or lsp.CodeActionKind.Source in only:
+        fix_all = ls.fix_all_job(snapshot)
+    actions = []
+    if not only or any(k.startswith(lsp.CodeActionKind.QuickFix) for k in only):
+        cells = ls.cells_of(notebook) if notebook is not None else None
+        actions = await ls.workers.run(_quick_fixes, ls, params.range, snapshot, notebook and notebook.uri, cells)
+    if fix_all is not None:
+        action = await asyncio.shield(asyncio.wrap_future(fix_all))  # shared: cancel only this request
+        if action is not None:
+            actions.append(action)
+    return actions
+
+
+def _quick_fixes(ls: InplacefixServer, rng: lsp.Range, snapshot: Snapshot,
+                 notebook: Optional[str], cells: Optional[List[Snapshot]]) -> list:
+    """The fix and the suppression of each shown finding on the lines of ``rng``."""
+    uri = snapshot.uri
     positions = ls.positions(snapshot)
-    with ls.lock(uri):
+    lines = positions.lines_of(rng)
+    actions = []
+    with ls.lock(uri):  # edits are added to the cached findings
         if notebook is not None:
             findings = [f for f in ls.analyse_notebook(notebook, cells, edits=True).get(uri, [])
                         if isinstance(f, Finding)]
             result = FileResult(uri, findings=findings)
-            only = [k for k in (only or [lsp.CodeActionKind.QuickFix]) if k.startswith(lsp.CodeActionKind.QuickFix)]
         else:
             result = ls.analyse(snapshot)
-        actions = []
-        if not only or any(k.startswith(lsp.CodeActionKind.QuickFix) for k in only):
-            lines = positions.lines_of(params.range)
-            for f in result.findings:
-                if not ls.shown(f) or f.span.end_line < lines.start or f.span.line >= lines.stop:
-                    continue
-                diagnostic = _diagnostic(f, positions)
-                if f.edit is None and f.plan is not None and f.cell is None:
-                    add_edits(result, snapshot.text.encode("utf-8", "surrogatepass"), [f])
-                if f.edit is not None and (f.status is Status.SAFE or (f.status is Status.UNSAFE and ls.editor.unsafe_fixes)):
-                    unsafe = " (unsafe: may change behaviour)" if f.status is Status.UNSAFE else ""
-                    actions.append(lsp.CodeAction(
-                        title=f"{f.code}: {f.fix_title}{unsafe}",
-                        kind=lsp.CodeActionKind.QuickFix,
-                        diagnostics=[diagnostic],
-                        is_preferred=f.status is Status.SAFE,
-                        edit=lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(positions.range(f.edit.span), f.edit.content)]}),
-                    ))
-                actions.append(_suppress_action(uri, f, diagnostic, positions))
-    if notebook is None and (not only or lsp.CodeActionKind.SourceFixAll in only
-                             or lsp.CodeActionKind.Source in only):
-        fix_all = _fix_all_action(ls, snapshot, positions)
-        if fix_all is not None:
-            actions.append(fix_all)
+        for f in result.findings:
+            if not ls.shown(f) or f.span.end_line < lines.start or f.span.line >= lines.stop:
+                continue
+            diagnostic = _diagnostic(f, positions)
+            if f.edit is None and f.plan is not None and f.cell is None:
+                add_edits(result, snapshot.text.encode("utf-8", "surrogatepass"), [f])
+            if f.edit is not None and (f.status is Status.SAFE or (f.status is Status.UNSAFE and ls.editor.unsafe_fixes)):
+                unsafe = " (unsafe: may change behaviour)" if f.status is Status.UNSAFE else ""
+                actions.append(lsp.CodeAction(
+                    title=f"{f.code}: {f.fix_title}{unsafe}",
+                    kind=lsp.CodeActionKind.QuickFix,
+                    diagnostics=[diagnostic],
+                    is_preferred=f.status is Status.SAFE,
+                    edit=lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(positions.range(f.edit.span), f.edit.content)]}),
+                ))
+            actions.append(_suppress_action(uri, f, diagnostic, positions))
     return actions
 
 
@@ -377,7 +401,7 @@ def _suppress_action(uri: str, f: Finding, diagnostic, positions: Positions) -> 
     )
 
 
-def _fix_all_action(ls: InplacefixServer, snapshot: Snapshot, positions: Positions) -> Optional[lsp.CodeAction]:
+def _fix_all_action(ls: InplacefixServer, snapshot: Snapshot) -> Optional[lsp.CodeAction]:
     """Every safe fix of the shown findings, as one edit of the whole document."""
     path = snapshot.path
     settings = dataclasses.replace(ls.settings_for(path), unsafe_fixes=False)
@@ -390,7 +414,7 @@ def _fix_all_action(ls: InplacefixServer, snapshot: Snapshot, positions: Positio
         title="inplacefix: fix all safe in-place fixes",
         kind=lsp.CodeActionKind.SourceFixAll,
         edit=lsp.WorkspaceEdit(changes={snapshot.uri: [
-            lsp.TextEdit(lsp.Range(lsp.Position(0, 0), positions.end()), result.fixed)]}),
+            lsp.TextEdit(lsp.Range(lsp.Position(0, 0), ls.positions(snapshot).end()), result.fixed)]}),
     )
 
 
@@ -402,6 +426,7 @@ def main() -> None:
     # pygls ends its loop on `exit` (or when the client goes away) and swallows the exit code.
     # The LSP specification: 0 if `shutdown` came first, else 1. Exit now, without waiting for
     # a worker still busy with a dropped job.
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(ValueError, OSError):  # pygls closes stdout on `exit`
+            stream.flush()
     os._exit(0 if server.shut_down else 1)

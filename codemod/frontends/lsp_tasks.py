@@ -65,6 +65,9 @@ class Workers:
     def __init__(self, threads: int = 4) -> None:
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=threads, thread_name_prefix="inplacefix")
 
+    def submit(self, fn: Callable[..., T], *args) -> "concurrent.futures.Future[T]":
+        return self._pool.submit(fn, *args)
+
     async def run(self, fn: Callable[..., T], *args) -> T:
         """``fn(*args)`` in a worker thread; cancelling the await drops it if not started."""
         return await asyncio.get_running_loop().run_in_executor(self._pool, functools.partial(fn, *args))
