@@ -180,3 +180,21 @@ def test_exit_does_not_wait_for_a_running_fix_all():
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert time.perf_counter() - start < 5
+
+
+async def test_fix_all_for_a_text_changed_meanwhile_is_dropped(client: LanguageClient):
+    """A fix-all replaces the whole document: made for an older version it would undo the
+    edits typed while it ran."""
+    uri = "file:///tmp/inplacefix_lsp_test/typing.py"
+    text = module(150)
+    open_document(client, uri, text)
+    fix_all = asyncio.ensure_future(client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri),
+        range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)),
+        context=lsp.CodeActionContext(diagnostics=[], only=[lsp.CodeActionKind.SourceFixAll]),
+    )))
+    await asyncio.sleep(0)  # sent before the change
+    client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+        text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text + "# typed meanwhile\n")]))
+    assert not await asyncio.wait_for(fix_all, timeout=60)

@@ -34,11 +34,12 @@ TEXT = textwrap.dedent(
     """
 )
 ENCODINGS = ["utf-16", "utf-8", "utf-32"]
+pytestmark = pytest.mark.asyncio(loop_scope="module")  # one server per encoding, for all tests
 
 
 @pytest_lsp.fixture(
     config=ClientServerConfig(server_command=[sys.executable, "-m", "codemod", "lsp"]),
-    params=ENCODINGS,
+    params=ENCODINGS, scope="module",
 )
 async def client(lsp_client: LanguageClient, request):
     """A client that offers only one position encoding (VS Code: utf-16; Neovim lists utf-8
@@ -223,7 +224,7 @@ async def test_notebook_cell_positions(client: LanguageClient):
         "h = torch.exp(w)\nt = '名前😀'; h = h + 1")
 
 
-def test_the_client_helpers_count_units():
+async def test_the_client_helpers_count_units():
     """The test's own client side, checked against known offsets (``x="😋"``: the closing
     quote is at 7 in utf-8, 5 in utf-16, 4 in utf-32)."""
     text = 'x="😋"\n'

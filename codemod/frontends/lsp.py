@@ -355,6 +355,8 @@ async def code_actions(ls: InplacefixServer, params: lsp.CodeActionParams):
         action = await asyncio.shield(asyncio.wrap_future(fix_all))  # shared: cancel only this request
         if action is not None:
             actions.append(action)
+    if ls.is_open(uri) and not ls.is_current(snapshot):
+        return []  # the edits are for a text the editor no longer has; it will ask again
     return actions
 
 
