@@ -198,3 +198,31 @@ async def test_fix_all_for_a_text_changed_meanwhile_is_dropped(client: LanguageC
         text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=2),
         content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text + "# typed meanwhile\n")]))
     assert not await asyncio.wait_for(fix_all, timeout=60)
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
+async def resolving_client(lsp_client: LanguageClient):
+    """A client that resolves code actions' edits (VS Code does)."""
+    await lsp_client.initialize_session(lsp.InitializeParams(capabilities=lsp.ClientCapabilities(
+        text_document=lsp.TextDocumentClientCapabilities(code_action=lsp.CodeActionClientCapabilities(
+            resolve_support=lsp.ClientCodeActionResolveOptions(properties=["edit"]))))))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_the_light_bulb_offers_fix_all_and_resolves_it_when_picked(resolving_client: LanguageClient):
+    """A request that does not name ``source.fixAll`` (sent on every cursor move) does not pay
+    for the fix-all: its edit is made on ``codeAction/resolve``."""
+    client, uri, text = resolving_client, "file:///tmp/inplacefix_lsp_test/bulb.py", module(60)
+    open_document(client, uri, text)
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri),
+        range=lsp.Range(lsp.Position(5, 0), lsp.Position(5, 0)),
+        context=lsp.CodeActionContext(diagnostics=[]),
+    ))
+    [fix_all] = [a for a in actions if a.kind == lsp.CodeActionKind.SourceFixAll]
+    assert fix_all.edit is None and actions[0].title == "IPF101: Rewrite as `h = h + 1`"
+    resolved = await client.code_action_resolve_async(fix_all)
+    [edit] = resolved.edit.changes[uri]
+    assert edit.new_text == text.replace("h += 1", "h = h + 1").replace("z += 1", "z = z + 1")
+    assert (edit.range.start, edit.range.end) == (lsp.Position(0, 0), lsp.Position(text.count("\n"), 0))

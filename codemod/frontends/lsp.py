@@ -39,6 +39,7 @@ from codemod.frontends.lsp_positions import Positions, use_lsp_lines
 from codemod.frontends.lsp_tasks import DEBOUNCE_MS, Debouncer, Workers
 
 SOURCE = "inplacefix"
+FIX_ALL_TITLE = "inplacefix: fix all safe in-place fixes"
 
 
 @dataclasses.dataclass
@@ -333,24 +334,31 @@ def on_shutdown(ls: InplacefixServer, params: None) -> None:
 
 @server.feature(
     lsp.TEXT_DOCUMENT_CODE_ACTION,
-    lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.SourceFixAll]),
+    lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.SourceFixAll],
+                          resolve_provider=True),
 )
 async def code_actions(ls: InplacefixServer, params: lsp.CodeActionParams):
     """Built in worker threads: a fix-all of a large file must not hold up other messages.
-    A cancelled request is answered at once (pygls cancels this coroutine)."""
+    A cancelled request is answered at once (pygls cancels this coroutine).
+
+    A request that does not ask for ``source.fixAll`` by name (the editor's light bulb, on
+    every cursor move) gets the fix-all without its edit when the client can resolve it
+    (``codeAction/resolve``): the edit is made only if the user picks it."""
     uri = params.text_document.uri
     snapshot = ls.snapshot(uri)
     notebook = ls.notebook_of(uri)
     only = params.context.only
     if notebook is not None:  # no fix-all for a cell: it would be one of the notebook
         only = [k for k in (only or [lsp.CodeActionKind.QuickFix]) if k.startswith(lsp.CodeActionKind.QuickFix)]
-    fix_all = None
-    if not only or lsp.CodeActionKind.SourceFixAll in only or lsp.CodeActionKind.Source in only:
-        fix_all = ls.fix_all_job(snapshot)
+    wants_fix_all = not only or lsp.CodeActionKind.SourceFixAll in only or lsp.CodeActionKind.Source in only
+    lazy = wants_fix_all and not only and _resolves_edits(ls)
+    fix_all = ls.fix_all_job(snapshot) if wants_fix_all and not lazy else None
     actions = []
     if not only or any(k.startswith(lsp.CodeActionKind.QuickFix) for k in only):
         cells = ls.cells_of(notebook) if notebook is not None else None
         actions = await ls.workers.run(_quick_fixes, ls, params.range, snapshot, notebook and notebook.uri, cells)
+    if lazy and await ls.workers.run(_has_safe_fix, ls, snapshot):
+        actions.append(lsp.CodeAction(title=FIX_ALL_TITLE, kind=lsp.CodeActionKind.SourceFixAll, data={"uri": uri}))
     if fix_all is not None:
         action = await asyncio.shield(asyncio.wrap_future(fix_all))  # shared: cancel only this request
         if action is not None:
@@ -358,6 +366,32 @@ async def code_actions(ls: InplacefixServer, params: lsp.CodeActionParams):
     if ls.is_open(uri) and not ls.is_current(snapshot):
         return []  # the edits are for a text the editor no longer has; it will ask again
     return actions
+
+
+@server.feature(lsp.CODE_ACTION_RESOLVE)
+async def resolve_code_action(ls: InplacefixServer, action: lsp.CodeAction) -> lsp.CodeAction:
+    """The edit of a fix-all offered without one, for the document's text now."""
+    uri = action.data.get("uri") if isinstance(action.data, dict) else None
+    if action.kind != lsp.CodeActionKind.SourceFixAll or not isinstance(uri, str) or not ls.is_open(uri):
+        return action
+    snapshot = ls.snapshot(uri)
+    made = await asyncio.shield(asyncio.wrap_future(ls.fix_all_job(snapshot)))
+    if made is not None and ls.is_current(snapshot):
+        action.edit = made.edit
+    return action
+
+
+def _resolves_edits(ls: InplacefixServer) -> bool:
+    """Whether the client can fill in a code action's edit with ``codeAction/resolve``."""
+    text_document = ls.client_capabilities.text_document
+    code_action = text_document.code_action if text_document is not None else None
+    support = code_action.resolve_support if code_action is not None else None
+    return support is not None and "edit" in support.properties
+
+
+def _has_safe_fix(ls: InplacefixServer, snapshot: Snapshot) -> bool:
+    """Whether a shown finding has a safe fix (what a fix-all would apply)."""
+    return any(f.status is Status.SAFE and f.fixable and ls.shown(f) for f in ls.analyse(snapshot).findings)
 
 
 def _quick_fixes(ls: InplacefixServer, rng: lsp.Range, snapshot: Snapshot,
@@ -413,7 +447,7 @@ def _fix_all_action(ls: InplacefixServer, snapshot: Snapshot) -> Optional[lsp.Co
     if not result.changed:
         return None
     return lsp.CodeAction(
-        title="inplacefix: fix all safe in-place fixes",
+        title=FIX_ALL_TITLE,
         kind=lsp.CodeActionKind.SourceFixAll,
         edit=lsp.WorkspaceEdit(changes={snapshot.uri: [
             lsp.TextEdit(lsp.Range(lsp.Position(0, 0), ls.positions(snapshot).end()), result.fixed)]}),
