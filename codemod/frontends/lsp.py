@@ -421,7 +421,7 @@ def _quick_fixes(ls: InplacefixServer, rng: lsp.Range, snapshot: Snapshot,
                     kind=lsp.CodeActionKind.QuickFix,
                     diagnostics=[diagnostic],
                     is_preferred=f.status is Status.SAFE,
-                    edit=lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(positions.range(f.edit.span), f.edit.content)]}),
+                    edit=lsp.WorkspaceEdit(changes={uri: [positions.text_edit(f.edit)]}),
                 ))
             actions.append(_suppress_action(uri, f, diagnostic, positions))
     return actions

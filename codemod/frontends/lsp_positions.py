@@ -15,6 +15,7 @@ number would be one off, so :class:`LspTextDocument` splits the LSP way.
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import List
 
@@ -22,7 +23,7 @@ from lsprotocol import types as lsp
 from pygls.workspace import TextDocument, Workspace
 from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
 
-from codemod.findings import Span
+from codemod.findings import Edit, Span
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
@@ -62,6 +63,9 @@ class Positions:
         self.text = text
         self.lines = split_lines(text)
         self.codec = codec
+        self._starts = [0]
+        for line in self.lines:
+            self._starts.append(self._starts[-1] + len(line))
 
     def position(self, line: int, column: int) -> lsp.Position:
         """Our 1-based ``line`` and character ``column``, in the client's units (clamped to
@@ -72,6 +76,29 @@ class Positions:
         content = self.lines[index].rstrip("\r\n")
         server = ServerTextPosition(index, max(0, min(column, len(content))))
         return self.codec.position_to_client_units(self.lines, server)
+
+    def text_edit(self, edit: Edit) -> lsp.TextEdit:
+        """An edit of ours as the client's edit. Fix edits count columns from the start of
+        their line up to their end offset (they may reach past a ``\r`` that ends a line, and in
+        a file with ``\r``-only endings across those lines): they are placed by offset, and one
+        that would end between ``\r`` and ``\n`` (where LSP has no position) leaves that ``\r``
+        as it is and drops it from the new text."""
+        start = self._offset(edit.span.line, edit.span.column)
+        end = self._offset(edit.span.end_line, edit.span.end_column)
+        content = edit.content
+        if 0 < end < len(self.text) and self.text[end - 1:end + 1] == "\r\n" and content.endswith("\r"):
+            end, content = end - 1, content[:-1]
+        return lsp.TextEdit(lsp.Range(self._at(start), self._at(end)), content)
+
+    def _offset(self, line: int, column: int) -> int:
+        index = min(max(line, 1) - 1, len(self.lines))
+        return min(self._starts[index] + column, len(self.text))
+
+    def _at(self, offset: int) -> lsp.Position:
+        index = bisect.bisect_right(self._starts, offset) - 1
+        if index >= len(self.lines):
+            return self.end()
+        return self.position(index + 1, offset - self._starts[index])
 
     def range(self, span: Span) -> lsp.Range:
         return lsp.Range(self.position(span.line, span.column), self.position(span.end_line, span.end_column))
