@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -94,6 +95,7 @@ async def test_a_burst_of_changes_is_analysed_once(client: LanguageClient):
     assert len(client.diagnostics[uri]) == 80
 
 
+@pytest.mark.skipif(not pathlib.Path("/proc/self/stat").exists(), reason="reads /proc")
 async def test_quick_fix_is_answered_while_a_large_fix_all_runs(client: LanguageClient):
     small, big = "file:///tmp/inplacefix_lsp_test/small.py", "file:///tmp/inplacefix_lsp_test/big.py"
     open_document(client, small, module(1))
@@ -114,9 +116,29 @@ async def test_quick_fix_is_answered_while_a_large_fix_all_runs(client: Language
     answered = time.perf_counter() - start
     assert actions[0].title == "IPF101: Rewrite as `h = h + 1`"
     assert not fix_all.done(), f"the fix-all finished first; the quick fix took {answered:.2f} s"
+    workers = children(client._server.pid)
+    assert workers, "the fix-all runs in a child process"
     client.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id="big-fix-all"))
     with pytest.raises(JsonRpcRequestCancelled):
         await asyncio.wait_for(fix_all, timeout=5)
+    for _ in range(100):  # cancelled, the fix-all stops: its process is killed
+        if not workers & children(client._server.pid):
+            break
+        await asyncio.sleep(0.05)
+    assert not workers & children(client._server.pid)
+
+
+def children(pid: int) -> set:
+    """The live child processes of ``pid`` (Linux /proc; zombies count as gone)."""
+    found = set()
+    for stat in pathlib.Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.add(int(stat.parent.name))
+    return found
 
 
 async def test_fix_all_of_a_large_file_completes_off_the_loop(client: LanguageClient):

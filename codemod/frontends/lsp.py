@@ -21,11 +21,12 @@ import concurrent.futures
 import contextlib
 import dataclasses
 import hashlib
+import logging
 import os
 import pathlib
 import sys
 import threading
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional
 from urllib.parse import unquote
 
 from lsprotocol import types as lsp
@@ -35,6 +36,7 @@ from codemod import __version__
 from codemod.config import ConfigError, Settings, load_settings
 from codemod.engine.pipeline import FileResult, add_edits, process_source
 from codemod.findings import Finding, Status
+from codemod.frontends.lsp_fixall import FixProcess
 from codemod.frontends.lsp_positions import Positions, use_lsp_lines
 from codemod.frontends.lsp_tasks import DEBOUNCE_MS, Debouncer, Workers
 
@@ -66,6 +68,12 @@ class EditorSettings:
         )
 
 
+class FixAllJob(NamedTuple):
+    key: tuple  # the text's digest and the editor settings it was made for
+    future: concurrent.futures.Future  # of the CodeAction (or None: nothing to fix)
+    token: object  # names the job to FixProcess.stop
+
+
 class Snapshot(NamedTuple):
     """A document's text as it was when a job was started: the job runs in a worker thread
     while the event loop applies later changes to the document."""
@@ -89,7 +97,8 @@ class InplacefixServer(LanguageServer):
         self.editor = EditorSettings()
         self._cache: dict = {}  # uri -> (content hash, FileResult)
         self._locks: Dict[str, threading.RLock] = {}  # uri -> held while its result is made or used
-        self._fix_all: Dict[str, Tuple[tuple, concurrent.futures.Future]] = {}  # uri -> (key, job)
+        self._fix_all: Dict[str, FixAllJob] = {}  # uri -> its latest fix-all
+        self.fixer = FixProcess()
         self.debouncer = Debouncer()
         self.workers = Workers()
         self.shut_down = False  # `shutdown` was received: `exit` then exits 0, else 1
@@ -172,17 +181,27 @@ class InplacefixServer(LanguageServer):
             self._cache[uri] = (digest, result)
             return result
 
-    def fix_all_job(self, snapshot: Snapshot) -> concurrent.futures.Future:
-        """The fix-all of the snapshot's text, in a worker; shared by the requests for the same
-        text and settings (an editor asks again on every cursor move, and cancels the last
-        request; a started job cannot be stopped, so it is not started twice)."""
+    def fix_all_job(self, snapshot: Snapshot) -> FixAllJob:
+        """The fix-all of the snapshot's text, in the fix process; shared by the requests for
+        the same text and settings. A job for an older text of the document is stopped."""
         key = (hashlib.sha1(snapshot.text.encode("utf-8", "surrogatepass")).digest(), repr(self.editor))
         known = self._fix_all.get(snapshot.uri)
-        if known is not None and known[0] == key and not known[1].cancelled():
-            return known[1]
-        job = self.workers.submit(_fix_all_action, self, snapshot)
-        self._fix_all[snapshot.uri] = (key, job)
+        if known is not None and known.key == key and not known.future.cancelled():
+            return known
+        if known is not None:
+            self.stop_fix_all(snapshot.uri, known)
+        token = object()
+        job = FixAllJob(key, self.workers.submit(_fix_all_action, self, snapshot, token), token)
+        self._fix_all[snapshot.uri] = job
         return job
+
+    def stop_fix_all(self, uri: str, job: FixAllJob) -> None:
+        """Stop a fix-all nobody waits for any more (cancelled, or made for an older text)."""
+        if not job.future.done():
+            job.future.cancel()
+            self.fixer.stop(job.token)
+        if self._fix_all.get(uri) is job:
+            del self._fix_all[uri]
 
     def shown(self, finding: Finding) -> bool:
         if finding.status is Status.SKIPPED:
@@ -314,7 +333,9 @@ def did_save(ls: InplacefixServer, params: lsp.DidSaveTextDocumentParams) -> Non
 def did_close(ls: InplacefixServer, params: lsp.DidCloseTextDocumentParams) -> None:
     ls.debouncer.cancel(params.text_document.uri)
     ls._cache.pop(params.text_document.uri, None)
-    ls._fix_all.pop(params.text_document.uri, None)
+    job = ls._fix_all.get(params.text_document.uri)
+    if job is not None:
+        ls.stop_fix_all(params.text_document.uri, job)
 
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -330,6 +351,7 @@ def on_shutdown(ls: InplacefixServer, params: None) -> None:
     ls.shut_down = True
     ls.debouncer.cancel_all()
     ls.workers.stop()
+    ls.fixer.close()
 
 
 @server.feature(
@@ -360,7 +382,7 @@ async def code_actions(ls: InplacefixServer, params: lsp.CodeActionParams):
     if lazy and await ls.workers.run(_has_safe_fix, ls, snapshot):
         actions.append(lsp.CodeAction(title=FIX_ALL_TITLE, kind=lsp.CodeActionKind.SourceFixAll, data={"uri": uri}))
     if fix_all is not None:
-        action = await asyncio.shield(asyncio.wrap_future(fix_all))  # shared: cancel only this request
+        action = await _wait_for_fix_all(ls, uri, fix_all)
         if action is not None:
             actions.append(action)
     if ls.is_open(uri) and not ls.is_current(snapshot):
@@ -375,10 +397,25 @@ async def resolve_code_action(ls: InplacefixServer, action: lsp.CodeAction) -> l
     if action.kind != lsp.CodeActionKind.SourceFixAll or not isinstance(uri, str) or not ls.is_open(uri):
         return action
     snapshot = ls.snapshot(uri)
-    made = await asyncio.shield(asyncio.wrap_future(ls.fix_all_job(snapshot)))
+    made = await _wait_for_fix_all(ls, uri, ls.fix_all_job(snapshot))
     if made is not None and ls.is_current(snapshot):
         action.edit = made.edit
     return action
+
+
+async def _wait_for_fix_all(ls: InplacefixServer, uri: str, job: FixAllJob) -> Optional[lsp.CodeAction]:
+    """The job's action; a cancelled request stops the job (an editor cancels a request it no
+    longer needs), a failed or stopped job gives none."""
+    try:
+        return await asyncio.shield(asyncio.wrap_future(job.future))
+    except asyncio.CancelledError:
+        if asyncio.current_task().cancelling():  # this request was cancelled
+            ls.stop_fix_all(uri, job)
+            raise
+        return None  # the job was stopped: made for a text the document no longer has
+    except Exception:  # noqa: BLE001 - logged; the other code actions still go back
+        logging.getLogger(__name__).exception("fix-all of %s failed", uri)
+        return None
 
 
 def _resolves_edits(ls: InplacefixServer) -> bool:
@@ -437,20 +474,21 @@ def _suppress_action(uri: str, f: Finding, diagnostic, positions: Positions) -> 
     )
 
 
-def _fix_all_action(ls: InplacefixServer, snapshot: Snapshot) -> Optional[lsp.CodeAction]:
-    """Every safe fix of the shown findings, as one edit of the whole document."""
+def _fix_all_action(ls: InplacefixServer, snapshot: Snapshot, token: object) -> Optional[lsp.CodeAction]:
+    """Every safe fix of the shown findings, as one edit of the whole document (made in the fix
+    process; this worker thread only waits for it)."""
     path = snapshot.path
     settings = dataclasses.replace(ls.settings_for(path), unsafe_fixes=False)
     if ls.editor.candidates == "hidden":
         settings = dataclasses.replace(settings, select=ls.editor.select or ("IPF1",))
-    result = process_source(snapshot.text.encode("utf-8", "surrogatepass"), path, settings, fix=True)
-    if not result.changed:
+    fixed = ls.fixer.fix_all(token, snapshot.text, path, settings)
+    if fixed is None:
         return None
     return lsp.CodeAction(
         title=FIX_ALL_TITLE,
         kind=lsp.CodeActionKind.SourceFixAll,
         edit=lsp.WorkspaceEdit(changes={snapshot.uri: [
-            lsp.TextEdit(lsp.Range(lsp.Position(0, 0), ls.positions(snapshot).end()), result.fixed)]}),
+            lsp.TextEdit(lsp.Range(lsp.Position(0, 0), ls.positions(snapshot).end()), fixed)]}),
     )
 
 
@@ -462,6 +500,7 @@ def main() -> None:
     # pygls ends its loop on `exit` (or when the client goes away) and swallows the exit code.
     # The LSP specification: 0 if `shutdown` came first, else 1. Exit now, without waiting for
     # a worker still busy with a dropped job.
+    server.fixer.close()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(ValueError, OSError):  # pygls closes stdout on `exit`
             stream.flush()
