@@ -11,7 +11,12 @@ Settings, from the editor (``initializationOptions`` or ``workspace/didChangeCon
 under ``inplacefix``) on top of ``[tool.inplacefix]`` in the nearest pyproject.toml:
 ``select``, ``ignore``, ``unsafeFixes`` (offer unsafe fixes as quick fixes; default true, they are
 labelled), ``candidates`` (``"hint"`` or ``"hidden"``: how to show in-place ops that are no
-hazard), ``assumeSameDtype``.
+hazard), ``assumeSameDtype``, ``debounceMs`` (quiet time after a change before it is analysed).
+
+Positions go both ways through the encoding negotiated at ``initialize`` (``lsp_positions``).
+Handlers on the event loop only take snapshots of the documents; analyses and quick fixes run
+in worker threads, the fix-all in a child process (``lsp_tasks``, ``lsp_fixall``), and what was
+made for a text the editor has since changed is dropped.
 """
 
 from __future__ import annotations

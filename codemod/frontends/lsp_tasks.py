@@ -4,9 +4,10 @@ pygls runs every handler on one asyncio loop, so an analysis there holds up ever
 message, and each ``didChange`` of a burst would be analysed in turn (100 changes took 1.1 s to
 settle). Here a change only (re)starts a short timer per document; the analysis runs when the
 document has been quiet that long, in a worker thread, and its result is dropped when the
-document changed meanwhile. Heavy requests (``source.fixAll`` on a large file) run in a worker
-thread too; cancelling one (``$/cancelRequest``) answers the client at once and drops work that
-has not started yet (a thread that has started cannot be interrupted: its result is dropped).
+document changed meanwhile. Requests run in worker threads too; cancelling one
+(``$/cancelRequest``) answers the client at once and drops work that has not started yet (a
+thread that has started cannot be interrupted: its result is dropped; the fix-all, which can
+take seconds, runs in a process that can be killed: ``lsp_fixall``).
 """
 
 from __future__ import annotations
