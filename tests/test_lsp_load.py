@@ -193,7 +193,7 @@ def test_exit_does_not_wait_for_a_running_fix_all():
     done = run_session(
         *INITIALIZE,
         message(method="textDocument/didOpen", params={"textDocument": {
-            "uri": uri, "languageId": "python", "version": 1, "text": module(600)}}),
+            "uri": uri, "languageId": "python", "version": 1, "text": module(1500)}}),  # 10,500 lines
         message(id=2, method="textDocument/codeAction", params={
             "textDocument": {"uri": uri}, "range": {"start": {"line": 0, "character": 0},
                                                     "end": {"line": 0, "character": 0}},
@@ -201,7 +201,7 @@ def test_exit_does_not_wait_for_a_running_fix_all():
         message(id=3, method="shutdown"), message(method="exit"),
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < 10  # the fix-all alone takes over 15 s
 
 
 async def test_fix_all_for_a_text_changed_meanwhile_is_dropped(client: LanguageClient):
