@@ -126,6 +126,13 @@ async def test_quick_fix_is_answered_while_a_large_fix_all_runs(client: Language
             break
         await asyncio.sleep(0.05)
     assert not workers & children(client._server.pid)
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(  # a new process
+        text_document=lsp.TextDocumentIdentifier(uri=small),
+        range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)),
+        context=lsp.CodeActionContext(diagnostics=[], only=[lsp.CodeActionKind.SourceFixAll]),
+    ))
+    assert actions[0].edit.changes[small][0].new_text == module(1).replace("h += 1", "h = h + 1").replace(
+        "z += 1", "z = z + 1")
 
 
 def children(pid: int) -> set:

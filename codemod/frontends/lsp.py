@@ -191,7 +191,7 @@ class InplacefixServer(LanguageServer):
         the same text and settings. A job for an older text of the document is stopped."""
         key = (hashlib.sha1(snapshot.text.encode("utf-8", "surrogatepass")).digest(), repr(self.editor))
         known = self._fix_all.get(snapshot.uri)
-        if known is not None and known.key == key and not known.future.cancelled():
+        if known is not None and known.key == key and not _failed(known.future):
             return known
         if known is not None:
             self.stop_fix_all(snapshot.uri, known)
@@ -202,8 +202,7 @@ class InplacefixServer(LanguageServer):
 
     def stop_fix_all(self, uri: str, job: FixAllJob) -> None:
         """Stop a fix-all nobody waits for any more (cancelled, or made for an older text)."""
-        if not job.future.done():
-            job.future.cancel()
+        if not job.future.done() and not job.future.cancel():  # running: in the process, or waiting for it
             self.fixer.stop(job.token)
         if self._fix_all.get(uri) is job:
             del self._fix_all[uri]
@@ -421,6 +420,10 @@ async def _wait_for_fix_all(ls: InplacefixServer, uri: str, job: FixAllJob) -> O
     except Exception:  # noqa: BLE001 - logged; the other code actions still go back
         logging.getLogger(__name__).exception("fix-all of %s failed", uri)
         return None
+
+
+def _failed(future: concurrent.futures.Future) -> bool:
+    return future.done() and (future.cancelled() or future.exception() is not None)
 
 
 def _resolves_edits(ls: InplacefixServer) -> bool:
