@@ -79,9 +79,9 @@ class Positions:
 
     def text_edit(self, edit: Edit) -> lsp.TextEdit:
         """An edit of ours as the client's edit. Fix edits count columns from the start of
-        their line up to their end offset (they may reach past a ``\r`` that ends a line, and in
-        a file with ``\r``-only endings across those lines): they are placed by offset, and one
-        that would end between ``\r`` and ``\n`` (where LSP has no position) leaves that ``\r``
+        their line up to their end offset (they may reach past a ``\\r`` that ends a line, and in
+        a file with ``\\r``-only endings across those lines): they are placed by offset, and one
+        that would end between ``\\r`` and ``\\n`` (where LSP has no position) leaves that ``\\r``
         as it is and drops it from the new text."""
         start = self._offset(edit.span.line, edit.span.column)
         end = self._offset(edit.span.end_line, edit.span.end_column)
