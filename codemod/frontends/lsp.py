@@ -101,15 +101,16 @@ class InplacefixServer(LanguageServer):
         )
         self.editor = EditorSettings()
         self._cache: dict = {}  # uri -> (content hash, FileResult)
-        self._locks: Dict[str, threading.RLock] = {}  # uri -> held while its result is made or used
+        # Held by every worker-thread job that analyses or uses cached results. CPython 3.11's
+        # ast.parse is not thread-safe (a garbage collection running Python finalizers during
+        # it makes another thread's parse fail: "AST constructor recursion depth mismatch"),
+        # and cached findings get their edits in place. The event loop never takes it.
+        self.analysis_lock = threading.RLock()
         self._fix_all: Dict[str, FixAllJob] = {}  # uri -> its latest fix-all
         self.fixer = FixProcess()
         self.debouncer = Debouncer()
         self.workers = Workers()
         self.shut_down = False  # `shutdown` was received: `exit` then exits 0, else 1
-
-    def lock(self, uri: str) -> threading.RLock:
-        return self._locks.setdefault(uri, threading.RLock())
 
     def settings_for(self, path: str) -> Settings:
         try:
@@ -161,8 +162,9 @@ class InplacefixServer(LanguageServer):
         from codemod.engine.notebook import Cell, analyse_cells
 
         result = FileResult(path)
-        analyse_cells([Cell(i, c.text, False) for i, c in enumerate(cells)], path,
-                      self.settings_for(path), result, edits=edits)
+        with self.analysis_lock:
+            analyse_cells([Cell(i, c.text, False) for i, c in enumerate(cells)], path,
+                          self.settings_for(path), result, edits=edits)
         by_cell = {c.uri: [] for c in cells}
         for finding in result.findings:
             by_cell[cells[finding.cell - 1].uri].append(finding)
@@ -175,7 +177,7 @@ class InplacefixServer(LanguageServer):
         """The findings (with edits) for the snapshot's text; cached by content."""
         uri, text, path = snapshot.uri, snapshot.text, snapshot.path
         digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
-        with self.lock(uri):
+        with self.analysis_lock:
             cached = self._cache.get(uri)
             if cached and cached[0] == digest:
                 return cached[1]
@@ -446,7 +448,7 @@ def _quick_fixes(ls: InplacefixServer, rng: lsp.Range, snapshot: Snapshot,
     positions = ls.positions(snapshot)
     lines = positions.lines_of(rng)
     actions = []
-    with ls.lock(uri):  # edits are added to the cached findings
+    with ls.analysis_lock:  # edits are added to the cached findings
         if notebook is not None:
             findings = [f for f in ls.analyse_notebook(notebook, cells, edits=True).get(uri, [])
                         if isinstance(f, Finding)]
