@@ -255,3 +255,13 @@ async def test_the_light_bulb_offers_fix_all_and_resolves_it_when_picked(resolvi
     [edit] = resolved.edit.changes[uri]
     assert edit.new_text == text.replace("h += 1", "h = h + 1").replace("z += 1", "z = z + 1")
     assert (edit.range.start, edit.range.end) == (lsp.Position(0, 0), lsp.Position(text.count("\n"), 0))
+
+
+def test_debounce_setting_is_validated():
+    from codemod.frontends.lsp import EditorSettings
+
+    assert EditorSettings.from_dict({"inplacefix": {"debounceMs": 0}}).debounce_ms == 0
+    assert EditorSettings.from_dict({"inplacefix": {"debounceMs": 120}}).debounce_ms == 120
+    for bad in ("100", -1, True, None, 10**6):  # a wrong value keeps the default, never a crash
+        assert EditorSettings.from_dict({"inplacefix": {"debounceMs": bad}}).debounce_ms == 50
+    assert EditorSettings.from_dict(None).debounce_ms == 50
