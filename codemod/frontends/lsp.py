@@ -110,6 +110,7 @@ class InplacefixServer(LanguageServer):
         self.fixer = FixProcess()
         self.debouncer = Debouncer()
         self.workers = Workers()
+        self.fix_workers = Workers(threads=1)  # wait for the fix process (one job at a time)
         self.shut_down = False  # `shutdown` was received: `exit` then exits 0, else 1
 
     def settings_for(self, path: str) -> Settings:
@@ -198,7 +199,7 @@ class InplacefixServer(LanguageServer):
         if known is not None:
             self.stop_fix_all(snapshot.uri, known)
         token = object()
-        job = FixAllJob(key, self.workers.submit(_fix_all_action, self, snapshot, token), token)
+        job = FixAllJob(key, self.fix_workers.submit(_fix_all_action, self, snapshot, token), token)
         self._fix_all[snapshot.uri] = job
         return job
 
@@ -357,6 +358,7 @@ def on_shutdown(ls: InplacefixServer, params: None) -> None:
     ls.shut_down = True
     ls.debouncer.cancel_all()
     ls.workers.stop()
+    ls.fix_workers.stop()
     ls.fixer.close()
 
 
