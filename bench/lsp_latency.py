@@ -5,8 +5,12 @@ an editor does. Each round edits the document, waits for its diagnostics, then a
 quick fix of a finding in the edited part. Two kinds of edit: typing inside one function (the
 functions and classes left alone keep their findings) and adding or removing a line near the
 top (every function moves, so the whole module is analysed again). Reports p50 and p95 in milliseconds
-after warm-up rounds.
-Usage: ``python bench/lsp_latency.py [--rounds 30]``.
+after warm-up rounds. Diagnostics after an edit wait for the server's quiet time (``debounceMs``,
+50 ms by default); ``--debounce-ms 0`` measures the analysis alone.
+Then bursts: 100 ``didChange`` sent at once (an editor replaying an undo, a formatter, a
+macro); reports the time until the last version's diagnostics arrive and how many versions
+were published.
+Usage: ``python bench/lsp_latency.py [--rounds 30] [--debounce-ms N]``.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ import sys
 import time
 
 from lsprotocol import types as lsp
-from pytest_lsp import make_test_lsp_client
+from pytest_lsp import LanguageClient
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, default_converter, register_lsp_features
 
 BLOCK = '''
 
@@ -89,17 +94,38 @@ def edits(text: str):
     return [("an edit inside one function", inside), ("a line added or removed near the top", shifting)]
 
 
-async def main(rounds: int) -> None:
-    client = make_test_lsp_client()
+def recording_client() -> LanguageClient:
+    """pytest-lsp's client, also keeping when each version's diagnostics arrived."""
+    client = LanguageClient(converter_factory=default_converter)
+
+    def publish(client: LanguageClient, params: lsp.PublishDiagnosticsParams):
+        client.published[params.version] = time.perf_counter()
+
+    register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: publish})
+    client.published = {}
+    return client
+
+
+async def published(client: LanguageClient, version: int) -> float:
+    while version not in client.published:
+        await asyncio.sleep(0.001)
+    return client.published[version]
+
+
+async def main(rounds: int, debounce_ms) -> None:
+    client = recording_client()
     await client.start_io(sys.executable, "-m", "codemod", "lsp")
-    await client.initialize_session(lsp.InitializeParams(capabilities=lsp.ClientCapabilities()))
+    options = {"inplacefix": {"debounceMs": debounce_ms}} if debounce_ms is not None else None
+    await client.initialize_session(lsp.InitializeParams(capabilities=lsp.ClientCapabilities(),
+                                                         initialization_options=options))
     uri = "file:///tmp/bench_module.py"
     text = module_text()
     client.text_document_did_open(lsp.DidOpenTextDocumentParams(
         lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
-    await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    await published(client, 1)
     warmup, version = 3, 1
-    print(f"{text.count(chr(10))}-line module, {rounds} rounds after {warmup} warm-up")
+    quiet = "server default" if debounce_ms is None else f"{debounce_ms} ms"
+    print(f"{text.count(chr(10))}-line module, {rounds} rounds after {warmup} warm-up, debounce: {quiet}")
     for label, edit in edits(text):
         diag_ms, action_ms = [], []
         for r in range(rounds + warmup):
@@ -109,8 +135,7 @@ async def main(rounds: int) -> None:
             client.text_document_did_change(lsp.DidChangeTextDocumentParams(
                 text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
                 content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=changed)]))
-            await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-            diagnosed = time.perf_counter()
+            diagnosed = await published(client, version)
             actions = await client.text_document_code_action_async(lsp.CodeActionParams(
                 text_document=lsp.TextDocumentIdentifier(uri=uri),
                 range=lsp.Range(lsp.Position(line, 0), lsp.Position(line, 10)),
@@ -124,9 +149,26 @@ async def main(rounds: int) -> None:
         for name, values in (("  diagnostics", diag_ms), ("  quick fix (code actions)", action_ms),
                              ("  both", [a + b for a, b in zip(diag_ms, action_ms)])):
             print(f"{name:28} p50 {statistics.median(values):7.1f} ms   p95 {percentile(values, 0.95):7.1f} ms")
+    _, inside = edits(text)[0]
+    settle_ms, counts = [], []
+    for burst in range(5):
+        first = version + 1
+        start = time.perf_counter()
+        for r in range(100):
+            version += 1
+            client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+                text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=inside(burst * 100 + r)[0])]))
+        settle_ms.append((await published(client, version) - start) * 1e3)
+        await asyncio.sleep(0.5)  # anything still on its way is counted
+        counts.append(sum(first <= v <= version for v in client.published))
+    print("a burst of 100 changes")
+    print(f"  settled (last version's diagnostics) p50 {statistics.median(settle_ms):7.1f} ms   "
+          f"max {max(settle_ms):7.1f} ms; versions published per burst: {sorted(counts)}")
     await client.shutdown_session()
 
 
 if __name__ == "__main__":
     n = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 30
-    asyncio.run(main(n))
+    d = int(sys.argv[sys.argv.index("--debounce-ms") + 1]) if "--debounce-ms" in sys.argv else None
+    asyncio.run(main(n, d))

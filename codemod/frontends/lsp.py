@@ -11,15 +11,28 @@ Settings, from the editor (``initializationOptions`` or ``workspace/didChangeCon
 under ``inplacefix``) on top of ``[tool.inplacefix]`` in the nearest pyproject.toml:
 ``select``, ``ignore``, ``unsafeFixes`` (offer unsafe fixes as quick fixes; default true, they are
 labelled), ``candidates`` (``"hint"`` or ``"hidden"``: how to show in-place ops that are no
-hazard), ``assumeSameDtype``.
+hazard), ``assumeSameDtype``, ``debounceMs`` (quiet time after a change before it is analysed).
+
+Positions go both ways through the encoding negotiated at ``initialize`` (``lsp_positions``).
+Handlers on the event loop only take snapshots of the documents; analyses and quick fixes run
+in worker threads, the fix-all in a child process (``lsp_tasks``, ``lsp_fixall``), and what was
+made for a text the editor has since changed is dropped.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import contextlib
 import dataclasses
 import hashlib
+import logging
+import os
 import pathlib
-from typing import Optional
+import sys
+import threading
+from typing import Dict, List, NamedTuple, Optional
+from urllib.parse import unquote
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -29,8 +42,12 @@ from codemod.config import ConfigError, Settings, load_settings
 from codemod.rules.registry import table
 from codemod.engine.pipeline import FileResult, add_edits, process_source
 from codemod.findings import Finding, Status
+from codemod.frontends.lsp_fixall import FixProcess
+from codemod.frontends.lsp_positions import Positions, use_lsp_lines
+from codemod.frontends.lsp_tasks import DEBOUNCE_MS, Debouncer, Workers
 
 SOURCE = "inplacefix"
+FIX_ALL_TITLE = "inplacefix: fix all safe in-place fixes"
 
 
 @dataclasses.dataclass
@@ -40,17 +57,37 @@ class EditorSettings:
     unsafe_fixes: bool = True
     candidates: str = "hint"  # or "hidden"
     assume_same_dtype: Optional[bool] = None
+    debounce_ms: float = DEBOUNCE_MS  # quiet time after a change before it is analysed
 
     @classmethod
     def from_dict(cls, raw) -> "EditorSettings":
         raw = (raw or {}).get("inplacefix", raw or {}) if isinstance(raw, dict) else {}
+        debounce = raw.get("debounceMs", DEBOUNCE_MS)
         return cls(
             select=tuple(raw["select"]) if raw.get("select") else None,
             ignore=tuple(raw["ignore"]) if raw.get("ignore") else None,
             unsafe_fixes=bool(raw.get("unsafeFixes", True)),
             candidates=raw.get("candidates", "hint"),
             assume_same_dtype=raw.get("assumeSameDtype"),
+            debounce_ms=debounce if isinstance(debounce, (int, float)) and not isinstance(debounce, bool)
+            and 0 <= debounce <= 10_000 else DEBOUNCE_MS,
         )
+
+
+class FixAllJob(NamedTuple):
+    key: tuple  # the text's digest and the editor settings it was made for
+    future: concurrent.futures.Future  # of the CodeAction (or None: nothing to fix)
+    token: object  # names the job to FixProcess.stop
+
+
+class Snapshot(NamedTuple):
+    """A document's text as it was when a job was started: the job runs in a worker thread
+    while the event loop applies later changes to the document."""
+
+    uri: str
+    text: str
+    version: Optional[int]
+    path: str
 
 
 class InplacefixServer(LanguageServer):
@@ -65,6 +102,17 @@ class InplacefixServer(LanguageServer):
         )
         self.editor = EditorSettings()
         self._cache: dict = {}  # uri -> (content hash, FileResult)
+        # Held by every worker-thread job that analyses or uses cached results. CPython 3.11's
+        # ast.parse is not thread-safe (a garbage collection running Python finalizers during
+        # it makes another thread's parse fail: "AST constructor recursion depth mismatch"),
+        # and cached findings get their edits in place. The event loop never takes it.
+        self.analysis_lock = threading.RLock()
+        self._fix_all: Dict[str, FixAllJob] = {}  # uri -> its latest fix-all
+        self.fixer = FixProcess()
+        self.debouncer = Debouncer()
+        self.workers = Workers()
+        self.fix_workers = Workers(threads=1)  # wait for the fix process (one job at a time)
+        self.shut_down = False  # `shutdown` was received: `exit` then exits 0, else 1
 
     def settings_for(self, path: str) -> Settings:
         try:
@@ -82,42 +130,86 @@ class InplacefixServer(LanguageServer):
             if self.editor.assume_same_dtype is not None else base.assume_same_dtype,
         )
 
+    # Called on the event loop: what a worker thread will need, taken now.
+
+    def snapshot(self, uri: str) -> Snapshot:
+        document = self.workspace.get_text_document(uri)
+        return Snapshot(uri, document.source, document.version, document.path or uri)
+
+    def is_open(self, uri: str) -> bool:
+        return unquote(uri) in self.workspace.text_documents  # pygls's key
+
+    def is_current(self, snapshot: Snapshot) -> bool:
+        """Whether the document is still open at the version ``snapshot`` was taken of."""
+        if not self.is_open(snapshot.uri):
+            return False
+        document = self.workspace.get_text_document(snapshot.uri)
+        return document.version == snapshot.version and document.source == snapshot.text
+
     def notebook_of(self, cell_uri: str):
         """The notebook document a cell belongs to, if any."""
         return self.workspace.get_notebook_document(cell_uri=cell_uri)
 
-    def analyse_notebook(self, notebook, edits: bool = False) -> dict:
+    def cells_of(self, notebook) -> List[Snapshot]:
+        """Snapshots of a notebook's code cells, in order."""
+        return [self.snapshot(c.document) for c in notebook.cells if c.kind == lsp.NotebookCellKind.Code]
+
+    def positions(self, snapshot: Snapshot) -> Positions:
+        return Positions(snapshot.text, self.workspace.position_codec)
+
+    # Called in worker threads: they read only their snapshots.
+
+    def analyse_notebook(self, path: str, cells: List[Snapshot], edits: bool = False) -> dict:
         """Cell URI -> findings (cell coordinates), for a notebook's code cells as one program."""
         from codemod.engine.notebook import Cell, analyse_cells
 
-        uris = [c.document for c in notebook.cells if c.kind == lsp.NotebookCellKind.Code]
-        cells = [Cell(i, self.workspace.get_text_document(uri).source, False) for i, uri in enumerate(uris)]
-        path = notebook.uri
         result = FileResult(path)
-        analyse_cells(cells, path, self.settings_for(path), result, edits=edits)
-        by_cell = {uri: [] for uri in uris}
+        with self.analysis_lock:
+            analyse_cells([Cell(i, c.text, False) for i, c in enumerate(cells)], path,
+                          self.settings_for(path), result, edits=edits)
+        by_cell = {c.uri: [] for c in cells}
         for finding in result.findings:
-            by_cell[uris[finding.cell - 1]].append(finding)
+            by_cell[cells[finding.cell - 1].uri].append(finding)
         for error in result.skipped_parts:
             number = int(error.message.split()[1])
-            by_cell[uris[number - 1]].append(error)
+            by_cell[cells[number - 1].uri].append(error)
         return by_cell
 
-    def analyse(self, uri: str) -> FileResult:
-        """The findings (with edits) for the document's current text; cached by content."""
-        document = self.workspace.get_text_document(uri)
-        text = document.source
+    def analyse(self, snapshot: Snapshot) -> FileResult:
+        """The findings (with edits) for the snapshot's text; cached by content."""
+        uri, text, path = snapshot.uri, snapshot.text, snapshot.path
         digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
-        cached = self._cache.get(uri)
-        if cached and cached[0] == digest:
-            return cached[1]
-        path = document.path or uri
-        # Edits are made later, only for the findings a code action asks about; functions and
-        # classes the edit left alone keep their findings (codemod.incremental).
-        result = process_source(text.encode("utf-8", "surrogatepass"), path, self.settings_for(path),
-                                incremental=True, previous=cached[1] if cached else None)
-        self._cache[uri] = (digest, result)
-        return result
+        with self.analysis_lock:
+            cached = self._cache.get(uri)
+            if cached and cached[0] == digest:
+                return cached[1]
+            # Edits are made later, only for the findings a code action asks about; functions and
+            # classes the edit left alone keep their findings (codemod.incremental).
+            result = process_source(text.encode("utf-8", "surrogatepass"), path, self.settings_for(path),
+                                    incremental=True, previous=cached[1] if cached else None)
+            self._cache[uri] = (digest, result)
+            return result
+
+    def fix_all_job(self, snapshot: Snapshot) -> FixAllJob:
+        """The fix-all of the snapshot's text, in the fix process; shared by the requests for
+        the same text and settings. A job for an older text of the document is stopped."""
+        key = (hashlib.sha1(snapshot.text.encode("utf-8", "surrogatepass")).digest(), repr(self.editor))
+        known = self._fix_all.get(snapshot.uri)
+        if known is not None and known.key == key and not _failed(known.future):
+            return known
+        if known is not None:
+            self.stop_fix_all(snapshot.uri, known)
+        token = object()
+        job = FixAllJob(key, self.fix_workers.submit(_fix_all_action, self, snapshot, token), token)
+        self._fix_all[snapshot.uri] = job
+        return job
+
+    def stop_fix_all(self, uri: str, job: FixAllJob) -> None:
+        """Stop a fix-all nobody waits for any more (cancelled, or made for an older text)."""
+        if not job.future.done() and not job.future.cancel():  # running: in the process, or waiting for it
+            self.fixer.stop(job.token)
+        if self._fix_all.get(uri) is job:
+            del self._fix_all[uri]
 
     def shown(self, finding: Finding) -> bool:
         if finding.status is Status.SKIPPED:
@@ -131,16 +223,11 @@ class InplacefixServer(LanguageServer):
 server = InplacefixServer()
 
 
-def _range(line: int, column: int, end_line: int, end_column: int) -> lsp.Range:
-    return lsp.Range(lsp.Position(line - 1, column), lsp.Position(end_line - 1, end_column))
-
-
-def _diagnostic(f: Finding) -> lsp.Diagnostic:
+def _diagnostic(f: Finding, positions: Positions) -> lsp.Diagnostic:
     hazard = f.code.startswith("IPF1")
-    s = f.span
     mark = {Status.SAFE: " [fix available]", Status.UNSAFE: " [unsafe fix available]"}.get(f.status, "")
     return lsp.Diagnostic(
-        range=_range(s.line, s.column, s.end_line, s.end_column),
+        range=positions.range(f.span),
         message=f"{f.message}{mark}" + (f" ({f.reason})" if f.reason else ""),
         severity=lsp.DiagnosticSeverity.Warning if hazard else lsp.DiagnosticSeverity.Hint,
         code=f.code,
@@ -148,71 +235,115 @@ def _diagnostic(f: Finding) -> lsp.Diagnostic:
     )
 
 
-def publish(ls: InplacefixServer, uri: str, version: Optional[int] = None) -> None:
-    result = ls.analyse(uri)
-    diagnostics = [_diagnostic(f) for f in result.findings if ls.shown(f)]
+def _error(message: str, line: int, column: int, positions: Positions) -> lsp.Diagnostic:
+    at = positions.position(line, column)
+    return lsp.Diagnostic(range=lsp.Range(at, at), message=message,
+                          severity=lsp.DiagnosticSeverity.Error, source=SOURCE)
+
+
+def diagnose(ls: InplacefixServer, snapshot: Snapshot) -> List[lsp.Diagnostic]:
+    """The diagnostics of one document (in a worker thread)."""
+    result = ls.analyse(snapshot)
+    positions = ls.positions(snapshot)
+    diagnostics = [_diagnostic(f, positions) for f in result.findings if ls.shown(f)]
     if result.error is not None:
-        diagnostics.append(lsp.Diagnostic(
-            range=_range(max(result.error.line, 1), result.error.column, max(result.error.line, 1), result.error.column),
-            message=result.error.message, severity=lsp.DiagnosticSeverity.Error, source=SOURCE,
-        ))
-    ls.text_document_publish_diagnostics(
-        lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
-    )
+        diagnostics.append(_error(result.error.message, result.error.line, result.error.column, positions))
+    return diagnostics
 
 
-def publish_notebook(ls: InplacefixServer, notebook) -> None:
-    for uri, items in ls.analyse_notebook(notebook).items():
-        diagnostics = []
-        for item in items:
-            if isinstance(item, Finding):
-                if ls.shown(item):
-                    diagnostics.append(_diagnostic(item))
-            else:
-                diagnostics.append(lsp.Diagnostic(
-                    range=_range(1, 0, 1, 0), message=item.message,
-                    severity=lsp.DiagnosticSeverity.Error, source=SOURCE))
-        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
+def diagnose_notebook(ls: InplacefixServer, path: str, cells: List[Snapshot]) -> Dict[str, list]:
+    """Cell URI -> its diagnostics (in a worker thread)."""
+    by_cell = ls.analyse_notebook(path, cells)
+    out = {}
+    for cell in cells:
+        positions = ls.positions(cell)
+        out[cell.uri] = [
+            _diagnostic(item, positions) if isinstance(item, Finding) else _error(item.message, 1, 0, positions)
+            for item in by_cell[cell.uri] if not isinstance(item, Finding) or ls.shown(item)
+        ]
+    return out
+
+
+def schedule(ls: InplacefixServer, uri: str, debounce: bool = False) -> None:
+    """Publish the diagnostics of a document (or of the notebook a cell is in), after the
+    editor's quiet time if ``debounce``; a newer call for the same document replaces this one."""
+    notebook = ls.notebook_of(uri)
+    if notebook is not None:
+        schedule_notebook(ls, notebook.uri, debounce)
+        return
+    ls.debouncer.schedule(uri, ls.editor.debounce_ms / 1000 if debounce else 0, lambda: _publish(ls, uri))
+
+
+async def _publish(ls: InplacefixServer, uri: str) -> None:
+    if not ls.is_open(uri):
+        return
+    snapshot = ls.snapshot(uri)
+    diagnostics = await ls.workers.run(diagnose, ls, snapshot)
+    if ls.is_current(snapshot):  # else a newer version is on its way: drop these
+        ls.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=snapshot.version))
+
+
+def schedule_notebook(ls: InplacefixServer, notebook_uri: str, debounce: bool = False) -> None:
+    ls.debouncer.schedule(notebook_uri, ls.editor.debounce_ms / 1000 if debounce else 0,
+                          lambda: _publish_notebook(ls, notebook_uri))
+
+
+async def _publish_notebook(ls: InplacefixServer, notebook_uri: str) -> None:
+    notebook = ls.workspace.get_notebook_document(notebook_uri=notebook_uri)
+    if notebook is None:
+        return
+    cells = ls.cells_of(notebook)
+    by_cell = await ls.workers.run(diagnose_notebook, ls, notebook.uri, cells)
+    if all(ls.is_current(cell) for cell in cells):
+        for cell in cells:
+            ls.text_document_publish_diagnostics(
+                lsp.PublishDiagnosticsParams(uri=cell.uri, diagnostics=by_cell[cell.uri], version=cell.version))
 
 
 @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_OPEN)
 def notebook_did_open(ls: InplacefixServer, params: lsp.DidOpenNotebookDocumentParams) -> None:
-    publish_notebook(ls, ls.workspace.get_notebook_document(notebook_uri=params.notebook_document.uri))
+    schedule_notebook(ls, params.notebook_document.uri)
 
 
 @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CHANGE)
 def notebook_did_change(ls: InplacefixServer, params: lsp.DidChangeNotebookDocumentParams) -> None:
-    publish_notebook(ls, ls.workspace.get_notebook_document(notebook_uri=params.notebook_document.uri))
+    schedule_notebook(ls, params.notebook_document.uri, debounce=True)
 
 
 @server.feature(lsp.NOTEBOOK_DOCUMENT_DID_SAVE)
 def notebook_did_save(ls: InplacefixServer, params: lsp.DidSaveNotebookDocumentParams) -> None:
-    publish_notebook(ls, ls.workspace.get_notebook_document(notebook_uri=params.notebook_document.uri))
+    schedule_notebook(ls, params.notebook_document.uri)
 
 
 @server.feature(lsp.INITIALIZE)
 def on_initialize(ls: InplacefixServer, params: lsp.InitializeParams) -> None:
     ls.editor = EditorSettings.from_dict(params.initialization_options)
+    use_lsp_lines(ls.workspace)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: InplacefixServer, params: lsp.DidOpenTextDocumentParams) -> None:
-    publish(ls, params.text_document.uri, params.text_document.version)
+    schedule(ls, params.text_document.uri)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: InplacefixServer, params: lsp.DidChangeTextDocumentParams) -> None:
-    publish(ls, params.text_document.uri, params.text_document.version)
+    schedule(ls, params.text_document.uri, debounce=True)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: InplacefixServer, params: lsp.DidSaveTextDocumentParams) -> None:
-    publish(ls, params.text_document.uri)
+    schedule(ls, params.text_document.uri)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: InplacefixServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    ls.debouncer.cancel(params.text_document.uri)
     ls._cache.pop(params.text_document.uri, None)
+    job = ls._fix_all.get(params.text_document.uri)
+    if job is not None:
+        ls.stop_fix_all(params.text_document.uri, job)
 
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -220,84 +351,157 @@ def did_change_configuration(ls: InplacefixServer, params: lsp.DidChangeConfigur
     ls.editor = EditorSettings.from_dict(params.settings)
     ls._cache.clear()
     for uri in list(ls.workspace.text_documents):
-        publish(ls, uri)
+        schedule(ls, uri)
+
+
+@server.feature(lsp.SHUTDOWN)
+def on_shutdown(ls: InplacefixServer, params: None) -> None:
+    ls.shut_down = True
+    ls.debouncer.cancel_all()
+    ls.workers.stop()
+    ls.fix_workers.stop()
+    ls.fixer.close()
 
 
 @server.feature(
     lsp.TEXT_DOCUMENT_CODE_ACTION,
-    lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.SourceFixAll]),
+    lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.SourceFixAll],
+                          resolve_provider=True),
 )
-def code_actions(ls: InplacefixServer, params: lsp.CodeActionParams):
+async def code_actions(ls: InplacefixServer, params: lsp.CodeActionParams):
+    """Built in worker threads: a fix-all of a large file must not hold up other messages.
+    A cancelled request is answered at once (pygls cancels this coroutine).
+
+    A request that does not ask for ``source.fixAll`` by name (the editor's light bulb, on
+    every cursor move) gets the fix-all without its edit when the client can resolve it
+    (``codeAction/resolve``): the edit is made only if the user picks it."""
     uri = params.text_document.uri
-    only = params.context.only
+    snapshot = ls.snapshot(uri)
     notebook = ls.notebook_of(uri)
-    if notebook is not None:
-        findings = [f for f in ls.analyse_notebook(notebook, edits=True).get(uri, []) if isinstance(f, Finding)]
-        result = FileResult(uri, findings=findings)
+    only = params.context.only
+    if notebook is not None:  # no fix-all for a cell: it would be one of the notebook
         only = [k for k in (only or [lsp.CodeActionKind.QuickFix]) if k.startswith(lsp.CodeActionKind.QuickFix)]
-    else:
-        result = ls.analyse(uri)
+    wants_fix_all = not only or lsp.CodeActionKind.SourceFixAll in only or lsp.CodeActionKind.Source in only
+    lazy = wants_fix_all and not only and _resolves_edits(ls)
+    fix_all = ls.fix_all_job(snapshot) if wants_fix_all and not lazy else None
     actions = []
     if not only or any(k.startswith(lsp.CodeActionKind.QuickFix) for k in only):
-        first, last = params.range.start.line + 1, params.range.end.line + 1
+        cells = ls.cells_of(notebook) if notebook is not None else None
+        actions = await ls.workers.run(_quick_fixes, ls, params.range, snapshot, notebook and notebook.uri, cells)
+    if lazy and await ls.workers.run(_has_safe_fix, ls, snapshot):
+        actions.append(lsp.CodeAction(title=FIX_ALL_TITLE, kind=lsp.CodeActionKind.SourceFixAll, data={"uri": uri}))
+    if fix_all is not None:
+        action = await _wait_for_fix_all(ls, uri, fix_all)
+        if action is not None:
+            actions.append(action)
+    if ls.is_open(uri) and not ls.is_current(snapshot):
+        return []  # the edits are for a text the editor no longer has; it will ask again
+    return actions
+
+
+@server.feature(lsp.CODE_ACTION_RESOLVE)
+async def resolve_code_action(ls: InplacefixServer, action: lsp.CodeAction) -> lsp.CodeAction:
+    """The edit of a fix-all offered without one, for the document's text now."""
+    uri = action.data.get("uri") if isinstance(action.data, dict) else None
+    if action.kind != lsp.CodeActionKind.SourceFixAll or not isinstance(uri, str) or not ls.is_open(uri):
+        return action
+    snapshot = ls.snapshot(uri)
+    made = await _wait_for_fix_all(ls, uri, ls.fix_all_job(snapshot))
+    if made is not None and ls.is_current(snapshot):
+        action.edit = made.edit
+    return action
+
+
+async def _wait_for_fix_all(ls: InplacefixServer, uri: str, job: FixAllJob) -> Optional[lsp.CodeAction]:
+    """The job's action; a cancelled request stops the job (an editor cancels a request it no
+    longer needs), a failed or stopped job gives none."""
+    try:
+        return await asyncio.shield(asyncio.wrap_future(job.future))
+    except asyncio.CancelledError:
+        if asyncio.current_task().cancelling():  # this request was cancelled
+            ls.stop_fix_all(uri, job)
+            raise
+        return None  # the job was stopped: made for a text the document no longer has
+    except Exception:  # noqa: BLE001 - logged; the other code actions still go back
+        logging.getLogger(__name__).exception("fix-all of %s failed", uri)
+        return None
+
+
+def _failed(future: concurrent.futures.Future) -> bool:
+    return future.done() and (future.cancelled() or future.exception() is not None)
+
+
+def _resolves_edits(ls: InplacefixServer) -> bool:
+    """Whether the client can fill in a code action's edit with ``codeAction/resolve``."""
+    text_document = ls.client_capabilities.text_document
+    code_action = text_document.code_action if text_document is not None else None
+    support = code_action.resolve_support if code_action is not None else None
+    return support is not None and "edit" in support.properties
+
+
+def _has_safe_fix(ls: InplacefixServer, snapshot: Snapshot) -> bool:
+    """Whether a shown finding has a safe fix (what a fix-all would apply)."""
+    return any(f.status is Status.SAFE and f.fixable and ls.shown(f) for f in ls.analyse(snapshot).findings)
+
+
+def _quick_fixes(ls: InplacefixServer, rng: lsp.Range, snapshot: Snapshot,
+                 notebook: Optional[str], cells: Optional[List[Snapshot]]) -> list:
+    """The fix and the suppression of each shown finding on the lines of ``rng``."""
+    uri = snapshot.uri
+    positions = ls.positions(snapshot)
+    lines = positions.lines_of(rng)
+    actions = []
+    with ls.analysis_lock:  # edits are added to the cached findings
+        if notebook is not None:
+            findings = [f for f in ls.analyse_notebook(notebook, cells, edits=True).get(uri, [])
+                        if isinstance(f, Finding)]
+            result = FileResult(uri, findings=findings)
+        else:
+            result = ls.analyse(snapshot)
         for f in result.findings:
-            if not ls.shown(f) or f.span.end_line < first or f.span.line > last:
+            if not ls.shown(f) or f.span.end_line < lines.start or f.span.line >= lines.stop:
                 continue
-            diagnostic = _diagnostic(f)
+            diagnostic = _diagnostic(f, positions)
             if f.edit is None and f.plan is not None and f.cell is None:
-                add_edits(result, ls.workspace.get_text_document(uri).source.encode("utf-8", "surrogatepass"), [f])
+                add_edits(result, snapshot.text.encode("utf-8", "surrogatepass"), [f])
             if f.edit is not None and (f.status is Status.SAFE or (f.status is Status.UNSAFE and ls.editor.unsafe_fixes)):
-                e = f.edit.span
                 unsafe = " (unsafe: may change behaviour)" if f.status is Status.UNSAFE else ""
                 actions.append(lsp.CodeAction(
                     title=f"{f.code}: {f.fix_title}{unsafe}",
                     kind=lsp.CodeActionKind.QuickFix,
                     diagnostics=[diagnostic],
                     is_preferred=f.status is Status.SAFE,
-                    edit=lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(
-                        _range(e.line, e.column, e.end_line, e.end_column), f.edit.content
-                    )]}),
+                    edit=lsp.WorkspaceEdit(changes={uri: [positions.text_edit(f.edit)]}),
                 ))
-            actions.append(_suppress_action(ls, uri, f, diagnostic))
-    if notebook is None and (not only or lsp.CodeActionKind.SourceFixAll in only
-                             or lsp.CodeActionKind.Source in only):
-        fix_all = _fix_all_action(ls, uri)
-        if fix_all is not None:
-            actions.append(fix_all)
+            actions.append(_suppress_action(uri, f, diagnostic, positions))
     return actions
 
 
-def _suppress_action(ls: InplacefixServer, uri: str, f: Finding, diagnostic) -> lsp.CodeAction:
-    lines = ls.workspace.get_text_document(uri).lines
-    line = f.span.end_line - 1
-    text = lines[line].rstrip("\r\n") if line < len(lines) else ""
+def _suppress_action(uri: str, f: Finding, diagnostic, positions: Positions) -> lsp.CodeAction:
+    at = positions.line_end(f.span.end_line)
     return lsp.CodeAction(
         title=f"Suppress {f.code} on this line",
         kind=lsp.CodeActionKind.QuickFix,
         diagnostics=[diagnostic],
-        edit=lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(
-            lsp.Range(lsp.Position(line, len(text)), lsp.Position(line, len(text))),
-            f"  # inplacefix: ignore[{f.code}]",
-        )]}),
+        edit=lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(lsp.Range(at, at), f"  # inplacefix: ignore[{f.code}]")]}),
     )
 
 
-def _fix_all_action(ls: InplacefixServer, uri: str) -> Optional[lsp.CodeAction]:
-    """Every safe fix of the shown findings, as one edit of the whole document."""
-    document = ls.workspace.get_text_document(uri)
-    path = document.path or uri
+def _fix_all_action(ls: InplacefixServer, snapshot: Snapshot, token: object) -> Optional[lsp.CodeAction]:
+    """Every safe fix of the shown findings, as one edit of the whole document (made in the fix
+    process; this worker thread only waits for it)."""
+    path = snapshot.path
     settings = dataclasses.replace(ls.settings_for(path), unsafe_fixes=False)
     if ls.editor.candidates == "hidden":
         settings = dataclasses.replace(settings, select=ls.editor.select or ("IPF1",))
-    result = process_source(document.source.encode("utf-8", "surrogatepass"), path, settings, fix=True)
-    if not result.changed:
+    fixed = ls.fixer.fix_all(token, snapshot.text, path, settings)
+    if fixed is None:
         return None
-    lines = document.source.splitlines(keepends=True)
-    end = lsp.Position(len(lines), 0)
     return lsp.CodeAction(
-        title="inplacefix: fix all safe in-place fixes",
+        title=FIX_ALL_TITLE,
         kind=lsp.CodeActionKind.SourceFixAll,
-        edit=lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(lsp.Range(lsp.Position(0, 0), end), result.fixed)]}),
+        edit=lsp.WorkspaceEdit(changes={snapshot.uri: [
+            lsp.TextEdit(lsp.Range(lsp.Position(0, 0), ls.positions(snapshot).end()), fixed)]}),
     )
 
 
@@ -306,3 +510,11 @@ def main() -> None:
 
     tune_gc()
     server.start_io()
+    # pygls ends its loop on `exit` (or when the client goes away) and swallows the exit code.
+    # The LSP specification: 0 if `shutdown` came first, else 1. Exit now, without waiting for
+    # a worker still busy with a dropped job.
+    server.fixer.close()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(ValueError, OSError):  # pygls closes stdout on `exit`
+            stream.flush()
+    os._exit(0 if server.shut_down else 1)

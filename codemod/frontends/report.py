@@ -139,7 +139,8 @@ def sarif_document(results: Iterable, show_skipped: bool = False) -> str:
     """SARIF 2.1.0, for code-scanning UIs: hazards are warnings, other candidates notes.
 
     A notebook finding's region is relative to its cell, named in ``properties.cell`` and in
-    the message.
+    the message. Columns count characters (code points), as our spans do, and the run says so
+    (``columnKind``): without it a viewer assumes utf-16 units and is off after an emoji.
     """
     from codemod import __version__
 
@@ -180,6 +181,7 @@ def sarif_document(results: Iterable, show_skipped: bool = False) -> str:
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {"name": "inplacefix", "version": __version__, "rules": rules}},
+            "columnKind": "unicodeCodePoints",
             "invocations": [{"executionSuccessful": not notes, "toolExecutionNotifications": notes}],
             "results": out,
         }],
