@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 
 from codemod.config import Settings  # noqa: E402
 from codemod.engine.pipeline import process_source  # noqa: E402
-from tests.test_fuzz import CORPUS, mutate  # noqa: E402
+from codemod.testing import FUZZ_CORPUS as CORPUS, mutate  # noqa: E402
 
 EVERYTHING = Settings(select=("ALL",), unsafe_fixes=True)
 counts = {"programs": 0, "rewritten": 0, "crashes": 0, "unparsable outputs": 0, "not idempotent": 0}

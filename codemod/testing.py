@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
+import random
 from typing import Dict, List, Optional
 
 from codemod.config import Settings
@@ -37,6 +38,41 @@ def headers(path: pathlib.Path) -> Dict[str, str]:
         key, _, value = line[2:].partition(":")
         found[key.strip()] = value.strip()
     return found
+
+
+MODELS = sorted((FIXTURES / "models").glob("*.py"))  # broken and working models (# verify: Target)
+# What the fuzz tests mutate: every rule fixture's input and every model.
+FUZZ_CORPUS = sorted(FIXTURES.glob("*/*.in.py")) + MODELS
+
+
+def run_model(path: pathlib.Path, devices=("cpu",)):
+    """(headers, ``verify`` result) of a model fixture, run as its headers say (imports torch)."""
+    from codemod.runtime.verify import verify
+
+    h = headers(path)
+    settings = dataclasses.replace(Settings(), unsafe_fixes=h.get("fix") == "--unsafe-fixes")
+    return h, verify(f"{path}::{h['verify']}", settings=settings, devices=list(devices))
+
+
+def mutate(text: str, rng: random.Random) -> str:
+    """``text`` with one to four lines dropped, doubled, swapped or re-indented (fuzzing)."""
+    lines = text.splitlines(keepends=True)
+    for _ in range(rng.randint(1, 4)):
+        if not lines:
+            break
+        i = rng.randrange(len(lines))
+        op = rng.choice(["drop", "dup", "swap", "indent", "dedent"])
+        if op == "drop":
+            del lines[i]
+        elif op == "dup":
+            lines.insert(i, lines[i])
+        elif op == "swap" and i + 1 < len(lines):
+            lines[i], lines[i + 1] = lines[i + 1], lines[i]
+        elif op == "indent":
+            lines[i] = "    " + lines[i]
+        elif op == "dedent" and lines[i].startswith("    "):
+            lines[i] = lines[i][4:]
+    return "".join(lines)
 
 
 def rule_folder(rule) -> str:

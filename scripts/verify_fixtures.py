@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 
 from codemod.runtime.verify import default_devices  # noqa: E402
-from tests.test_verify import MODELS, run_model  # noqa: E402 - the fixtures' headers, read one way
+from codemod.testing import MODELS, run_model  # noqa: E402 - the fixtures' headers, read one way
 
 
 def main() -> int:

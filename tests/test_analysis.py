@@ -117,7 +117,7 @@ def _same(a, b) -> bool:
 def test_reused_findings_equal_a_fresh_analysis_after_any_edit():
     import random
 
-    from .test_fuzz import CORPUS, mutate
+    from codemod.testing import FUZZ_CORPUS as CORPUS, mutate
 
     rng = random.Random(1)
     hints = Settings(select=("ALL",))

@@ -106,3 +106,20 @@ def test_wrap_in_with_rejects_a_range_outside_the_block():
     module = cst.parse_module("a = 1\n")
     with pytest.raises(ValueError):
         edits.wrap_in_with(module, 0, 2, "torch.no_grad()")
+
+
+def test_a_dropped_plan_is_said_under_debug(monkeypatch, capsys):
+    from codemod import debug
+
+    def build(text):
+        wrapper = apply.parse(text.encode())
+        finding = Finding("IPF001", "m", Span(1, 0, 1, 1), Status.SAFE,
+                          plan=Plan((1, 0), "Assign", lambda node, site: None))
+        apply.build_fixes(wrapper, [finding])
+        return finding
+
+    monkeypatch.delenv(debug.VARIABLE, raising=False)
+    assert not build("x = 1\n").fixable and capsys.readouterr().err == ""
+    monkeypatch.setenv(debug.VARIABLE, "1")
+    assert not build("x = 1\n").fixable
+    assert "dropped the fix plan of IPF001 at 1:0 Assign" in capsys.readouterr().err

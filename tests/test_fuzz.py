@@ -15,11 +15,11 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from codemod.config import Settings
 from codemod.engine.pipeline import process_source
+from codemod.testing import FUZZ_CORPUS, mutate
 
-from .conftest import FIXTURES
 
 EVERYTHING = Settings(select=("ALL",), unsafe_fixes=True)
-CORPUS = sorted(FIXTURES.glob("*/*.in.py")) + sorted((FIXTURES / "models").glob("*.py"))
+CORPUS = FUZZ_CORPUS
 
 
 def check_program(source: str) -> None:
@@ -39,26 +39,6 @@ def check_program(source: str) -> None:
 @given(hypothesmith.from_node())
 def test_generated_programs(source):
     check_program(source)
-
-
-def mutate(text: str, rng: random.Random) -> str:
-    lines = text.splitlines(keepends=True)
-    for _ in range(rng.randint(1, 4)):
-        if not lines:
-            break
-        i = rng.randrange(len(lines))
-        op = rng.choice(["drop", "dup", "swap", "indent", "dedent"])
-        if op == "drop":
-            del lines[i]
-        elif op == "dup":
-            lines.insert(i, lines[i])
-        elif op == "swap" and i + 1 < len(lines):
-            lines[i], lines[i + 1] = lines[i + 1], lines[i]
-        elif op == "indent":
-            lines[i] = "    " + lines[i]
-        elif op == "dedent" and lines[i].startswith("    "):
-            lines[i] = lines[i][4:]
-    return "".join(lines)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))

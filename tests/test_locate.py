@@ -21,7 +21,7 @@ from typer.testing import CliRunner  # noqa: E402
 from codemod.frontends.cli import app  # noqa: E402
 from codemod.runtime.harness import load_module  # noqa: E402
 
-from .test_verify import MODELS, headers  # noqa: E402
+from codemod.testing import MODELS, headers  # noqa: E402
 
 runner = CliRunner()
 BROKEN = [p for p in MODELS if headers(p)["expect"] == "broken"]

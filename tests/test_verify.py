@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import pytest
@@ -17,23 +16,7 @@ from codemod.runtime.verify import HarnessError, verify  # noqa: E402
 
 from .conftest import FIXTURES  # noqa: E402
 
-MODELS = sorted((FIXTURES / "models").glob("*.py"))
-
-
-def headers(path) -> dict:
-    found = {}
-    for line in path.read_text().splitlines():
-        if not line.startswith("# "):
-            break
-        key, _, value = line[2:].partition(":")
-        found[key.strip()] = value.strip()
-    return found
-
-
-def run_model(path, devices=("cpu",)):
-    h = headers(path)
-    settings = dataclasses.replace(Settings(), unsafe_fixes=h.get("fix") == "--unsafe-fixes")
-    return h, verify(f"{path}::{h['verify']}", settings=settings, devices=list(devices))
+from codemod.testing import MODELS, headers, run_model  # noqa: E402
 
 
 def test_fixture_counts():

@@ -9,12 +9,14 @@ such findings is parsed by libcst once, each plan's node is found by its positio
 from __future__ import annotations
 
 import ast
+import sys
 import warnings
 from typing import Dict, Iterable, List, Optional, Protocol, Sequence, Tuple, Union, cast
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from codemod import debug
 from codemod.findings import Edit, Finding, Fix, Span
 from codemod.fixes.site import Anchor, Block, FixSite, Line, Plan
 
@@ -110,9 +112,18 @@ def build_fixes(wrapper: MetadataWrapper, findings: Iterable[Finding]) -> None:
         node = site.find(plan.anchor, plan.node_type)
         fix = plan.make(node, site) if node is not None else None
         if fix is None:
+            _dropped(finding, "no libcst node" if node is None else "the plan built no fix")
             finding.plan, finding.fixable = None, False
             continue
         finding.fix, finding.fix_title = fix, fix.title
+
+
+def _dropped(finding: Finding, why: str) -> None:
+    """A plan that built no fix (which should not happen) is dropped; ``-v`` says so."""
+    if debug.enabled():
+        plan = finding.plan
+        where = f"{plan.anchor[0]}:{plan.anchor[1]} {plan.node_type}" if plan is not None else "?"
+        print(f"debug: dropped the fix plan of {finding.code} at {where}: {why}", file=sys.stderr)
 
 
 def statement_edits(source: ParsedSource, findings: Iterable[Finding]) -> None:
@@ -133,12 +144,14 @@ def statement_edits(source: ParsedSource, findings: Iterable[Finding]) -> None:
                 parsed[first, last] = None
         entry = parsed[first, last]
         if entry is None:
+            _dropped(finding, "libcst cannot parse its top-level statement")
             finding.plan, finding.fixable = None, False
             continue
         site, text = entry
         node = site.find((plan.anchor[0] - first + 1, plan.anchor[1]), plan.node_type)
         fix = plan.make(node, site) if node is not None else None
         if fix is None:
+            _dropped(finding, "no libcst node" if node is None else "the plan built no fix")
             finding.plan, finding.fixable = None, False
             continue
         finding.fix_title = fix.title

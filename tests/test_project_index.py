@@ -1,0 +1,117 @@
+"""The project-wide index: what the other files of a run say about a file's functions.
+
+Real files on disk and the real command: a helper only called under ``no_grad`` from another
+module is grad-off (checked alone, its own file cannot know); re-exports and relative imports
+are followed; a caller in another file that ignores the result makes the mutation a contract;
+a grad-on caller anywhere keeps the finding; the cache follows changes in the other files.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from codemod.analysis.project import ProjectIndex, module_name
+from codemod.engine.project import build_index
+
+INIT = textwrap.dedent('''\
+    import torch
+
+
+    def _normal(t, std):
+        t.normal_(0, std)
+        return t
+
+
+    def fill_weights(model, std=0.02):
+        for p in model.parameters():
+            _normal(p, std)
+            p.clamp_(-2 * std, 2 * std)
+
+
+    def scale(t, k):
+        t.mul_(k)
+        return t
+    ''')
+MODEL = textwrap.dedent('''\
+    import torch
+    from torch import nn
+
+    from pkg import fill_weights
+    from .init import scale
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+            with torch.no_grad():
+                fill_weights(self)
+
+        def forward(self, x):
+            y = torch.sigmoid(self.fc(x))
+            return scale(y * 1, 2.0)
+    ''')
+
+
+@pytest.fixture
+def project(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from .init import fill_weights\n")
+    (pkg / "init.py").write_text(INIT)
+    (pkg / "model.py").write_text(MODEL)
+    return tmp_path
+
+
+def findings(*paths, cwd):
+    run = subprocess.run([sys.executable, "-m", "codemod", "check", "--select", "ALL", "--show-skipped",
+                          "--format", "json", *map(str, paths)], capture_output=True, text=True, cwd=cwd)
+    assert run.returncode in (0, 1), run.stderr
+    return {(f["location"]["row"], f["reason"]) for f in json.loads(run.stdout)["findings"]
+            if f["filename"].endswith("init.py")}
+
+
+def test_module_names_follow_packages(project):
+    assert module_name(project / "pkg" / "init.py") == "pkg.init"
+    assert module_name(project / "pkg" / "__init__.py") == "pkg"
+
+
+def test_callers_in_other_files_decide_grad_mode(project):
+    alone = findings(project / "pkg" / "init.py", cwd=project)
+    assert (12, "dead-store") in alone  # p.clamp_ in a loop over parameters: no rebinding fix
+    assert (5, "callers-rely-on-mutation") in alone  # fill_weights ignores _normal's result
+    together = findings(project / "pkg", cwd=project)
+    assert (5, "no-grad-callers") in together and (12, "no-grad-callers") in together
+    assert (16, "param-mutation") in together  # scale's result is used: the caller may rely on it
+
+
+def test_one_grad_on_caller_anywhere_keeps_the_finding(project):
+    (project / "train.py").write_text("import torch\nfrom pkg.init import fill_weights\n\n"
+                                      "def setup(model):\n    fill_weights(model)\n")
+    together = findings(project / "pkg", project / "train.py", cwd=project)
+    assert (12, "no-grad-callers") not in together and (12, "dead-store") in together
+
+
+def test_re_exports_and_relative_imports_resolve(project):
+    files = [str(p) for p in sorted((project / "pkg").glob("*.py"))]
+    index = build_index(files)
+    assert isinstance(index, ProjectIndex)
+    assert index.canonical("pkg.fill_weights") == "pkg.init.fill_weights"
+    callers = {c.caller for c in index.calls["pkg.init.fill_weights"]}
+    assert callers == {"pkg.model.Net.__init__"}
+    assert [c.grad_off for c in index.calls["pkg.init.scale"]] == [False]
+    assert index.grad_off("pkg.init._normal") and not index.grad_off("pkg.init.scale")
+
+
+def test_the_cache_follows_the_other_files(project):
+    cached = lambda: findings(project / "pkg", cwd=project)  # noqa: E731 - the cache is on by default
+    assert (12, "no-grad-callers") in cached() and (12, "no-grad-callers") in cached()
+    model = project / "pkg" / "model.py"
+    model.write_text(MODEL.replace("        with torch.no_grad():\n            fill_weights(self)",
+                                   "        fill_weights(self)"))
+    assert (12, "no-grad-callers") not in cached()
