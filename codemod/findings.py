@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, Tuple
 
 if TYPE_CHECKING:  # libcst is only imported where a fix is built
     import libcst as cst
@@ -53,6 +53,8 @@ REASONS = {
     "shared-name": "the name is declared global or nonlocal: code holding its old tensor would "
     "not see the change",
     "input-used-later": "the input is read again later and would no longer see the change",
+    "may-not-require-grad": "the tensor may not require grad: if it does not and the new value "
+    "is differentiable, no_grad would cut that gradient",
     "held-elsewhere": "another holder (a loop's iterable, the object an attribute was read "
     "from, a container) keeps the tensor and would not see the change",
     # manual: no fix offered
@@ -62,6 +64,11 @@ REASONS = {
     "no-twin": "the method has no out-of-place equivalent the tool can write",
     "view-alias": "the target is a view of (or viewed by) another tensor that is used later; "
     "the change must reach it",
+    "leaf-read-after": "the leaf made with requires_grad=True is read again after the update by "
+    "the computation that is differentiated: that code means \"update a copy\" (`c2 = c.clone()`), "
+    "which is yours to write",
+    "leaf-update": "the target is a leaf that requires grad: PyTorch refuses to update it in place "
+    "with grad on; IPF005 wraps the update in `torch.no_grad()`",
     "dead-store": "the fix would rebind a name nobody reads again while another holder (a "
     "loop's iterable, an attribute's owner, a container, the caller) keeps the tensor: it would "
     "only drop the mutation",
@@ -101,6 +108,7 @@ class Fix:
     build: Builder
     title: str  # e.g. "Rewrite as `x = x + y`"
     order: int = 0  # fixes of one node are built in descending order (insert positions)
+    also: Tuple["Fix", ...] = ()  # companion fixes applied with this one (``import torch``)
 
 
 @dataclasses.dataclass

@@ -9,10 +9,32 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from typing import Any, Callable, Dict, Iterable, List, Literal, Optional, Sequence, Set, Tuple, Type, Union
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    List,
+    Literal,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    Type,
+    Union,
+)
 
 from codemod.analysis.source import Source
-from codemod.analysis.syntax import Function, Located, Owner, Pos, Span, is_const, span, target_key
+from codemod.analysis.syntax import (
+    Function,
+    Located,
+    Owner,
+    Pos,
+    Span,
+    is_const,
+    span,
+    target_key,
+)
 
 BindingForm = Literal["assign", "aug", "ann", "for", "param", "def", "other"]
 Use = Tuple[Pos, Union[ast.Name, ast.Attribute]]  # where a key is loaded, and the loading node

@@ -13,10 +13,20 @@ Two judgements rest on it:
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Callable, Dict, List, Literal, NamedTuple, Optional, Set, Union
+from typing import (
+    TYPE_CHECKING,
+    Callable,
+    Dict,
+    List,
+    Literal,
+    NamedTuple,
+    Optional,
+    Set,
+    Union,
+)
 
 from codemod.analysis.binder import Binder
-from codemod.analysis.syntax import FUNCTIONS, Function, Located, Owner, target_key
+from codemod.analysis.syntax import FUNCTIONS, Function, Owner, target_key
 from codemod.analysis.tree import Tree
 
 if TYPE_CHECKING:

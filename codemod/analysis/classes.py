@@ -11,7 +11,6 @@ from codemod.analysis.source import source_order
 from codemod.analysis.syntax import call_args, first_arg, target_key
 from codemod.analysis.tree import Tree
 
-
 # What ``self.<attr>`` is given: an expression, or the Kind a registration makes it.
 AttrValue = Union[ast.expr, Kind]
 Calls = Dict[Optional[str], List[ast.Call]]  # callee key (None: none) -> calls, in source order

@@ -9,7 +9,13 @@ from typing import Literal, Optional, Union
 from codemod.analysis.calls import Calls
 from codemod.analysis.classes import Classes
 from codemod.analysis.names import Names
-from codemod.analysis.syntax import FUNCTIONS, first_arg, is_const, subscript_base, target_key
+from codemod.analysis.syntax import (
+    FUNCTIONS,
+    first_arg,
+    is_const,
+    subscript_base,
+    target_key,
+)
 from codemod.analysis.tree import Tree
 
 _GRAD_OFF_CONTEXTS = {

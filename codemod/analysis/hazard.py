@@ -12,7 +12,19 @@ the explanation says so.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, Final, Literal, NamedTuple, Optional, Sequence, Tuple, Type, Union, cast
+from typing import (
+    TYPE_CHECKING,
+    Dict,
+    Final,
+    Literal,
+    NamedTuple,
+    Optional,
+    Sequence,
+    Tuple,
+    Type,
+    Union,
+    cast,
+)
 
 from codemod import torch_api
 from codemod.analysis.binder import Flow

@@ -13,6 +13,7 @@ dependency order (no part knows the model, so there is no cycle to break):
     calls   (analysis.calls: who calls a function, grad mode across calls, mutation contracts)
     grad    (analysis.grad_mode: grad off, intended in-place code)
     holders (analysis.holders: dead stores, other holders of a name's object)
+    leaves  (analysis.leaves: tensors that require grad, which PyTorch refuses to update in place)
     hazards (analysis.hazard: what autograd saved; built on first use)
 
 The model also offers the parts' most used questions as its own methods (``model.kind(expr)``
@@ -35,6 +36,7 @@ from codemod.analysis.classes import Classes
 from codemod.analysis.dataflow import Dataflow
 from codemod.analysis.grad_mode import GradMode
 from codemod.analysis.holders import Holders
+from codemod.analysis.leaves import Leaves
 from codemod.analysis.names import Names, UsedNames
 from codemod.analysis.source import Source
 from codemod.analysis.syntax import FUNCTIONS, target_key
@@ -64,6 +66,7 @@ class SemanticModel:
         self.calls = calls = Calls(tree, binder, project, module_name)
         self.grad = GradMode(tree, names, classes, calls)
         self.holders = Holders(tree, binder, flow)
+        self.leaves = Leaves(tree, binder, flow, kinds)
         self._hazards: Optional["Hazards"] = None
         # The questions rules and the hazard analysis ask most, bound once.
         self.parent, self.ancestors, self.walk = tree.parent, tree.ancestors, tree.walk

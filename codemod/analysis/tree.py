@@ -7,7 +7,15 @@ import ast
 from typing import Dict, Iterator, List, Optional, Set
 
 from codemod.analysis.source import Source
-from codemod.analysis.syntax import OWNERS, Block, Located, Owner, Span, block_field, span
+from codemod.analysis.syntax import (
+    OWNERS,
+    Block,
+    Located,
+    Owner,
+    Span,
+    block_field,
+    span,
+)
 
 
 class Tree:

@@ -11,7 +11,18 @@ from __future__ import annotations
 import ast
 import sys
 import warnings
-from typing import Dict, Iterable, List, Optional, Protocol, Sequence, Tuple, Union, cast
+from typing import (
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Optional,
+    Protocol,
+    Sequence,
+    Tuple,
+    Union,
+    cast,
+)
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -43,7 +54,11 @@ class FixApplier(cst.CSTTransformer):
     def __init__(self, fixes: Iterable[Fix]) -> None:
         super().__init__()
         self._fixes: Dict[int, List[Fix]] = {}  # id of the original node -> its fixes
-        for fix in fixes:
+        seen = set()
+        for fix in _with_companions(fixes):
+            if id(fix) in seen:
+                continue  # one fix shared by several findings (one wrap for a run of updates)
+            seen.add(id(fix))
             self._fixes.setdefault(id(fix.node), []).append(fix)
         for group in self._fixes.values():
             group.sort(key=lambda f: f.order, reverse=True)
@@ -59,6 +74,13 @@ class FixApplier(cst.CSTTransformer):
                 break  # a flattened result takes no further edits; such a fix is built last
             result = fix.build(result)
         return result
+
+
+def _with_companions(fixes: Iterable[Fix]) -> Iterator[Fix]:
+    """The fixes and the companions they bring (``Fix.also``: an import a wrap needs)."""
+    for fix in fixes:
+        yield fix
+        yield from fix.also
 
 
 class _Site(FixSite):
@@ -104,13 +126,16 @@ def build_fixes(wrapper: MetadataWrapper, findings: Iterable[Finding]) -> None:
     """Build the ``Fix`` of every finding that has a plan; a plan whose node cannot be found
     (it should not happen) leaves its finding without a fix rather than guessing."""
     site = None
+    built: Dict[int, Optional[Fix]] = {}  # a plan shared by several findings is built once
     for finding in findings:
         plan = finding.plan
         if plan is None or finding.fix is not None:
             continue
         site = site or _Site(wrapper)
         node = site.find(plan.anchor, plan.node_type)
-        fix = plan.make(node, site) if node is not None else None
+        if id(plan) not in built:
+            built[id(plan)] = plan.make(node, site) if node is not None else None
+        fix = built[id(plan)]
         if fix is None:
             _dropped(finding, "no libcst node" if node is None else "the plan built no fix")
             finding.plan, finding.fixable = None, False
@@ -135,7 +160,10 @@ def statement_edits(source: ParsedSource, findings: Iterable[Finding]) -> None:
     parsed: Dict[Lines, Optional[Tuple[_Site, str]]] = {}
     for finding in findings:
         plan = cast(Plan, finding.plan)  # callers pass findings with a plan (engine: add_edits)
-        first, last = _top_level_lines(source.tree, plan.anchor[0])
+        if plan.whole_module:  # it edits the module too (adds an import): parse it all
+            first, last = 1, len(source.lines)
+        else:
+            first, last = _top_level_lines(source.tree, plan.anchor[0])
         if (first, last) not in parsed:
             raw = b"".join(source.lines[first - 1:last])
             try:

@@ -11,7 +11,17 @@ imports go). Text: :func:`code`, :func:`fix_title`. Fresh names come from the an
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, List, Optional, Protocol, TypeGuard, Union, cast
+from typing import (
+    TYPE_CHECKING,
+    Iterable,
+    List,
+    Optional,
+    Protocol,
+    Sequence,
+    TypeGuard,
+    Union,
+    cast,
+)
 
 from codemod import torch_api
 from codemod.fixes import _cst as cst
@@ -202,6 +212,19 @@ def wrap_in_with(block: Block, start: int, end: int, context: str) -> Block:
     )
     body[start:end] = [wrapped]
     return block.with_changes(body=body)
+
+
+def wrap_run_in_with(block: Block, run: Sequence["cst.BaseStatement"], context: str) -> Block:
+    """``block`` with the statements ``run`` (as they were parsed) wrapped in ``with <context>:``.
+
+    The run is found by equality, not by index: fixes applied inside the block before this one
+    (a clone inserted above) may have moved it; its own statements are left alone by the other
+    rules, so they are as parsed."""
+    body = list(block.body)
+    for start in range(len(body) - len(run) + 1):
+        if all(body[start + k].deep_equals(stmt) for k, stmt in enumerate(run)):
+            return wrap_in_with(block, start, start + len(run), context)
+    raise ValueError("the statements to wrap are no longer in their block")
 
 
 def has_import(module: "cst.Module", name: str) -> bool:

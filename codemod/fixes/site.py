@@ -39,3 +39,4 @@ class Plan:
     anchor: Anchor  # where the libcst node to build from starts
     node_type: str  # the name of that node's libcst type ("AugAssign", "Arg"...)
     make: Callable[[cst.CSTNode, FixSite], Optional[Fix]]  # None: no fix after all
+    whole_module: bool = False  # the fix edits the module as well (adds an import)

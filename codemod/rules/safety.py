@@ -13,7 +13,7 @@ from typing import Optional, Sequence, Tuple
 
 from codemod.analysis.kinds import Kind
 from codemod.analysis.model import SemanticModel
-from codemod.analysis.syntax import has_call, target_key
+from codemod.analysis.syntax import has_call, subscript_base, target_key
 from codemod.findings import Status
 
 
@@ -52,6 +52,18 @@ def assess(
     intended = model.intended_reason(node, target)
     if intended:
         return Verdict(Status.SKIPPED, intended)
+    stmt = model.statement_of(node)
+    leaf = model.leaves.origin(target, stmt)
+    if leaf is not None and leaf.known:  # PyTorch refuses the update itself: IPF005's no_grad
+        base = subscript_base(target)
+        if leaf.fresh and isinstance(base, ast.Name) and model.holders.read_after(
+                model.flow(model.owner(base)), base.id, stmt):
+            kind = Kind.TENSOR  # "update a copy": a rebinding is that copy (unsafe: the leaf keeps no update)
+            leaf_copy = True
+        else:
+            return Verdict(Status.MANUAL, "leaf-update")
+    else:
+        leaf_copy = False
     if kind is Kind.PARAMETER:
         return Verdict(Status.MANUAL, "parameter")
     key = target_key(target)
@@ -63,7 +75,6 @@ def assess(
             return Verdict(Status.MANUAL, problem)
     if model.shared_name(target):
         return Verdict(Status.UNSAFE, "shared-name")
-    stmt = model.statement_of(node)
     alias = model.alias_report(target, stmt)
     if alias.reason in ("param-mutation", "mutation-as-output"):
         contract = model.contract(target)
@@ -82,6 +93,8 @@ def assess(
         return Verdict(Status.MANUAL, "unknown-type")
     if alias.reason:
         return Verdict(Status.UNSAFE, alias.reason, alias.also_rebind)
+    if leaf_copy:
+        return Verdict(Status.UNSAFE, "leaf-read-after")
     if kind is Kind.UNKNOWN:
         return Verdict(Status.UNSAFE, "unknown-type")
     if not dtype_neutral and model.may_promote(key, operands):

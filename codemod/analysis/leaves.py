@@ -1,0 +1,110 @@
+"""Leaves that require grad: tensors PyTorch refuses to update in place while grad is on
+("a leaf Variable that requires grad is being used in an in-place operation").
+
+Known: ``nn.Parameter`` values and attributes, ``.weight`` / ``.bias`` of a torch module
+(``self.fc.weight``, ``conv.weight[:, 0]``), loop variables over ``.parameters()`` (and the
+tensor of ``.named_parameters()``), names bound to a tensor created with
+``requires_grad=True`` or ``.requires_grad_()``. Possible: ``.weight`` / ``.bias`` of something
+the analysis cannot name.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import NamedTuple, Optional
+
+from codemod.analysis.binder import Binder
+from codemod.analysis.dataflow import Dataflow
+from codemod.analysis.kinds import Kind
+from codemod.analysis.syntax import (
+    OWNERS,
+    Located,
+    is_const,
+    subscript_base,
+    target_key,
+)
+from codemod.analysis.tensor_kind import TensorKinds
+from codemod.analysis.tree import Tree
+
+_PARAMETER_ATTRS = ("weight", "bias")
+_PARAMETER_ITERATORS = ("parameters", "named_parameters")
+
+
+class LeafOrigin(NamedTuple):
+    known: bool  # False: it may not require grad (the analysis cannot name its owner)
+    what: str  # in words, for messages: "`self.fc.weight`, a parameter of a torch module"
+    fresh: bool  # created in this function (not a parameter that lives on after it)
+
+
+class Leaves:
+    """Whether the base of an in-place write is a leaf that requires grad."""
+
+    def __init__(self, tree: Tree, binder: Binder, dataflow: Dataflow, kinds: TensorKinds) -> None:
+        self.tree = tree
+        self.binder = binder
+        self.dataflow = dataflow
+        self.kinds = kinds
+
+    def origin(self, target: ast.expr, stmt: Located) -> Optional[LeafOrigin]:
+        base = subscript_base(target)
+        key = target_key(base)
+        if key is None:
+            return None
+        kind = self.kinds.kind(base)
+        if kind is Kind.PARAMETER:
+            return LeafOrigin(True, f"`{key}`, an nn.Parameter", False)
+        if isinstance(base, ast.Attribute) and base.attr in _PARAMETER_ATTRS:
+            owner = self.kinds.kind(base.value)
+            if owner is Kind.MODULE:
+                return LeafOrigin(True, f"`{key}`, a parameter of a torch module", False)
+            if owner is Kind.UNKNOWN:
+                return LeafOrigin(False, f"`{key}`, which may be a module's parameter", False)
+            return None
+        if isinstance(base, ast.Name):
+            return self._name_origin(base, stmt)
+        return None
+
+    def _name_origin(self, name: ast.Name, stmt: Located) -> Optional[LeafOrigin]:
+        for anc in self.tree.ancestors(stmt):
+            if isinstance(anc, OWNERS):
+                break
+            if isinstance(anc, (ast.For, ast.AsyncFor)) and _loop_over_parameters(anc, name.id):
+                return LeafOrigin(True, f"`{name.id}`, a parameter (from `.parameters()`)", False)
+        flow = self.binder.flow(self.tree.owner(name))
+        for binding in self.dataflow.reaching(flow, name.id, stmt):
+            value = binding.value
+            if binding.form == "assign" and isinstance(value, ast.Call) and _creates_leaf(value):
+                return LeafOrigin(True, f"`{name.id}`, created with requires_grad=True", True)
+        return None
+
+
+def _creates_leaf(call: ast.Call) -> bool:
+    """``torch.randn(3, requires_grad=True)``, ``x.detach().requires_grad_()``."""
+    if any(k.arg == "requires_grad" and is_const(k.value, True) for k in call.keywords):
+        return True
+    func = call.func
+    return isinstance(func, ast.Attribute) and func.attr == "requires_grad_" and (
+        not call.args or is_const(call.args[0], True))
+
+
+def _loop_over_parameters(loop: ast.AST, name: str) -> bool:
+    """``for p in model.parameters():`` binding ``name`` (or ``for n, p in ...named_parameters()``,
+    or ``for tp, p in zip(target.parameters(), online.parameters())``)."""
+    iterator = getattr(loop, "iter", None)
+    target = getattr(loop, "target", None)
+    if isinstance(iterator, ast.Call) and isinstance(iterator.func, ast.Name) and iterator.func.id == "zip" \
+            and isinstance(target, ast.Tuple) and len(target.elts) == len(iterator.args):
+        return any(isinstance(t, ast.Name) and t.id == name and _yields_parameters(a) == "parameters"
+                   for t, a in zip(target.elts, iterator.args))
+    kind = _yields_parameters(iterator)
+    if kind == "parameters":
+        return isinstance(target, ast.Name) and target.id == name
+    return kind == "named_parameters" and (isinstance(target, ast.Tuple) and len(target.elts) == 2
+                                           and isinstance(target.elts[1], ast.Name) and target.elts[1].id == name)
+
+
+def _yields_parameters(expr: Optional[ast.AST]) -> Optional[str]:
+    """``parameters`` / ``named_parameters`` for ``m.parameters()`` / ``m.named_parameters()``."""
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _PARAMETER_ITERATORS:
+        return expr.func.attr
+    return None

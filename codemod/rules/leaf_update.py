@@ -1,0 +1,215 @@
+"""IPF005 leaf update: wrap in-place updates of tensors that require grad in ``torch.no_grad()``.
+
+The rule's documentation is its class docstring (``inplacefix rule CODE`` prints it)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, List, Optional, Tuple
+
+from codemod import torch_api
+from codemod.analysis.syntax import FUNCTIONS, Located, subscript_base
+from codemod.findings import Fix, Status
+from codemod.fixes import _cst as cst
+from codemod.fixes.edits import ensure_import, wrap_run_in_with
+from codemod.fixes.site import FixSite, Plan
+from codemod.rules.base import Rule, calls_trailing_underscore
+
+_LEAF_ERROR = "PyTorch raises \"a leaf Variable that requires grad is being used in an in-place operation\""
+_UPDATING_METHODS = set(torch_api.INPLACE_METHODS) | {"copy_", "zero_", "fill_", "normal_", "uniform_"}
+
+
+class LeafUpdate(Rule):
+    """Wrap in-place updates of tensors that require grad in `with torch.no_grad():`.
+
+    ## What it does
+    Finds in-place updates, with grad on, of tensors that require grad and are leaves of the
+    graph: parameters and their slices (`conv.weight[:] = W`, `self.emb.weight.copy_(vectors)`,
+    `layer.weight[:, pos] -= d`), manual optimizer steps over `.parameters()`
+    (`p -= lr * p.grad`, `p.add_(p.grad, alpha=-lr)`), EMA and target-network updates
+    (`tp.mul_(tau).add_(p, alpha=1 - tau)`), state resets, and tensors created with
+    `requires_grad=True` and then updated. The fix wraps the smallest run of such statements
+    (or the loop over the parameters) in `with torch.no_grad():`, re-indented, comments kept,
+    adding `import torch` where the module does not import it.
+
+    ## Why is this bad?
+    PyTorch refuses it: "a leaf Variable that requires grad is being used in an in-place
+    operation". Weight surgery, initialisation, manual SGD, EMA and resets mean to change the
+    tensor's values outside autograd, which is what `torch.no_grad()` says. Rewriting the update
+    out of place instead (`p = p - lr * p.grad`) only rebinds a name: the parameter never moves.
+
+    ## Example
+    ```python
+    for p in model.parameters():
+        p -= lr * p.grad
+    ```
+    Use instead:
+    ```python
+    with torch.no_grad():
+        for p in model.parameters():
+            p -= lr * p.grad
+    ```
+
+    ## Fix safety
+    Safe where the tensor is known to require grad (an `nn.Parameter`, a torch module's
+    `.weight`/`.bias`, a loop over `.parameters()`, a tensor made with `requires_grad=True`):
+    the original cannot run at all. Unsafe where it may not (`.weight` of an object the analysis
+    cannot name): if it does not require grad and the new value is differentiable, `no_grad`
+    would cut that gradient (`may-not-require-grad`). No fix where a tensor made with
+    `requires_grad=True` is read again after the update by the computation that is
+    differentiated: that code means "update a copy", which is yours to write (`leaf-read-after`).
+    Updates under `no_grad`, through `.data`, or in optimizer code are left alone.
+    """
+
+    CODE = "IPF005"
+    NAME = "leaf-update"
+    TRIGGERS = (rb"(?:[-+*/%&|^@]|\*\*|//|<<|>>)=", rb"\][\s\\]*=(?!=)", rb"[A-Za-z]\w*_\s*\(")
+
+    def __init__(self, model) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(model)
+        self._runs: Dict[ast.AST, Tuple[ast.stmt, int, Plan]] = {}
+
+    @classmethod
+    def could_start(cls, node: ast.AST) -> bool:
+        if isinstance(node, ast.Assign):
+            return any(isinstance(t, ast.Subscript) for t in node.targets)
+        if isinstance(node, ast.Call):
+            return calls_trailing_underscore(node)
+        return True
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._check(node, node.target)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target, ast.Subscript):
+                self._check(node, target)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        target = _updated(node, self.model.torch_name(node.func))
+        if target is not None and not isinstance(self.model.parent(node), ast.Attribute):
+            self._check(node, target)  # a chain `tp.mul_(t).add_(p)` is reported once, at its end
+
+    # ------------------------------------------------------------------ the decision
+    def _check(self, node: ast.AST, target: ast.expr) -> None:
+        stmt = self.model.statement_of(node)
+        origin = self.model.leaves.origin(target, stmt)
+        if origin is None or self.model.intended_reason(node, target):
+            return  # not a leaf that requires grad, or grad is off there / meant in place
+        message = f"In-place update of {origin.what} with grad on"
+        base = subscript_base(target)
+        if origin.fresh and isinstance(base, ast.Name) and self._read_after(base, stmt):
+            self.report(node, message, Status.MANUAL, "leaf-read-after", hazard=_LEAF_ERROR)
+            return
+        status, reason = (Status.SAFE, None) if origin.known else (Status.UNSAFE, "may-not-require-grad")
+        plan = self._wrap_plan(stmt, base)
+        self.report(node, message, status, reason, plan, hazard=_LEAF_ERROR if origin.known else None)
+
+    def _read_after(self, base: ast.Name, stmt: Located) -> bool:
+        flow = self.model.flow(self.model.owner(base))
+        return self.model.holders.read_after(flow, base.id, stmt)
+
+    # -------------------------------------------------------------------- the fix
+    def _wrap_plan(self, stmt: ast.AST, base: ast.expr) -> Optional[Plan]:
+        """One plan per run of consecutive leaf updates (shared by their findings)."""
+        first = self._outermost(stmt, base)
+        found = self._runs.get(first)
+        if found is not None:
+            return found[2]
+        run = self._run_from(first)
+        context, needs_import = self._no_grad_expression()
+        count = len(run)
+        start: ast.stmt = run[0]
+        kind = "SimpleStatementLine" if not _compound(start) else type(start).__name__
+
+        def make(node: cst.CSTNode, site: FixSite) -> Optional[Fix]:
+            block, index = site.block(node)  # type: ignore[arg-type]
+            run = list(block.body[index:index + count])
+            also: Tuple[Fix, ...] = ()
+            if needs_import:
+                module = site.module
+                also = (Fix(module, lambda m: ensure_import(m, "torch"), "Add `import torch`", order=-1),)
+            return Fix(block, lambda b: wrap_run_in_with(b, run, context),
+                       f"Wrap in `with {context}:`", order=index, also=also)
+
+        plan = Plan((start.lineno, self.source.char_column(start.lineno, start.col_offset)), kind, make,
+                    whole_module=needs_import)
+        for s in run:
+            self._runs[s] = (start, count, plan)
+        return plan
+
+    def _outermost(self, stmt: ast.AST, base: ast.expr) -> ast.stmt:
+        """The loop over the parameters around ``stmt`` when the leaf is its variable, else ``stmt``."""
+        parent = self.model.parent(stmt)
+        if isinstance(parent, (ast.For, ast.AsyncFor)) and isinstance(base, ast.Name) \
+                and any(s is stmt for s in parent.body) and base.id in _names(parent.target):
+            return parent
+        return stmt  # type: ignore[return-value]
+
+    def _run_from(self, stmt: ast.stmt) -> List[ast.stmt]:
+        """``stmt`` and the leaf updates right before and after it in its block."""
+        block = _block_of(self.model.parent(stmt), stmt)
+        if block is None:
+            return [stmt]
+        i = next(k for k, s in enumerate(block) if s is stmt)
+        lo = hi = i
+        while lo > 0 and self._updates_a_leaf(block[lo - 1]):
+            lo -= 1
+        while hi + 1 < len(block) and self._updates_a_leaf(block[hi + 1]):
+            hi += 1
+        return block[lo:hi + 1]
+
+    def _updates_a_leaf(self, stmt: ast.stmt) -> bool:
+        node: Optional[ast.AST] = None
+        target: Optional[ast.expr] = None
+        if isinstance(stmt, ast.AugAssign):
+            node, target = stmt, stmt.target
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript):
+            node, target = stmt, stmt.targets[0]
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            node, target = stmt.value, _updated(stmt.value, self.model.torch_name(stmt.value.func))
+        if node is None or target is None:
+            return False
+        origin = self.model.leaves.origin(target, stmt)
+        return origin is not None and origin.known and not self.model.intended_reason(node, target)
+
+    def _no_grad_expression(self) -> Tuple[str, bool]:
+        """(how this module spells ``torch.no_grad()``, whether ``import torch`` must be added)."""
+        imports = self.model.names.module_names()[0]
+        for name, qualified in imports.items():
+            if "torch" in qualified:
+                return f"{name}.no_grad()", False
+        return "torch.no_grad()", True
+
+
+def _updated(call: ast.Call, torch_name: Optional[str]) -> Optional[ast.expr]:
+    """The tensor an in-place call writes: ``x.add_(...)`` -> ``x``; ``torch.relu_(x)`` -> ``x``."""
+    func = call.func
+    if torch_name is not None:
+        if torch_name in torch_api.INPLACE_FUNCTIONS and call.args:
+            return call.args[0]
+        return None
+    if isinstance(func, ast.Attribute) and func.attr in _UPDATING_METHODS:
+        receiver = func.value
+        while isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) \
+                and receiver.func.attr in _UPDATING_METHODS:
+            receiver = receiver.func.value  # tp.mul_(tau).add_(p): the chain writes tp
+        return receiver
+    return None
+
+
+def _names(target: ast.AST) -> set:  # type: ignore[type-arg]
+    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+
+
+def _compound(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, ast.Try,
+                             *FUNCTIONS, ast.ClassDef))
+
+
+def _block_of(parent: Optional[ast.AST], stmt: ast.AST) -> Optional[List[ast.stmt]]:
+    for field in ("body", "orelse", "finalbody"):
+        stmts = getattr(parent, field, None)
+        if isinstance(stmts, list) and any(s is stmt for s in stmts):
+            return stmts
+    return None
