@@ -29,7 +29,7 @@ class InplacefixMagics(Magics):
 
         shell = self.shell
         source = shell.transform_cell(cell)
-        filename = shell.compile.cache(source, shell.execution_count)
+        filename = shell.compile.cache(source, _cell_number(shell, cell))
         code = shell.compile(source, filename, "exec")
         locator = Locator()
         try:
@@ -44,6 +44,14 @@ class InplacefixMagics(Magics):
             return None
         self.conflicts = []
         return None
+
+
+def _cell_number(shell, cell: str) -> int:
+    """The In [n] of the cell being run: its raw text is already the last of the history."""
+    raw = getattr(getattr(shell, "history_manager", None), "input_hist_raw", [])
+    if raw and cell.strip() and cell.strip() in raw[-1]:
+        return len(raw) - 1
+    return shell.execution_count
 
 
 def load_ipython_extension(ipython) -> None:

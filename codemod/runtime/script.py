@@ -31,6 +31,56 @@ _BOOT = ("import sys; sys.path.insert(0, {root!r}); from codemod.runtime import 
 _ROOT = str(pathlib.Path(codemod.__file__).resolve().parent.parent)
 
 
+_SERVE = ("import sys; sys.path.insert(0, {root!r}); from codemod.runtime import script_child; "
+          "del sys.path[0]; script_child.serve()")
+
+
+class Interpreters:
+    """Fresh interpreters for many runs, at the cost of one torch import: a process that has
+    imported torch forks a copy per run (POSIX only). ``repair`` uses it for its runs; each
+    copy is its own process, so a run still cannot see another's state."""
+
+    def __init__(self, env: Optional[Dict[str, str]] = None) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-c", _SERVE.format(root=_ROOT)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, env=env, text=True, bufsize=1)
+
+    def run(self, request_file: str, timeout: Optional[float]) -> Optional[int]:
+        """The run's exit code, or None when it was killed at the timeout."""
+        import select
+        import signal
+
+        self.proc.stdin.write(request_file + "\n")
+        self.proc.stdin.flush()
+        pid = int(self.proc.stdout.readline())
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        if not ready:
+            os.kill(pid, signal.SIGKILL)
+            self.proc.stdout.readline()
+            return None
+        return int(self.proc.stdout.readline())
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=30)
+
+    def __enter__(self) -> "Interpreters":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def interpreters(seed: bool = False) -> Optional[Interpreters]:
+    """A fork server where the platform can fork, else None (each run starts its own)."""
+    if not hasattr(os, "fork"):
+        return None
+    env = dict(os.environ)
+    if seed:
+        env["PYTHONHASHSEED"] = "0"
+    return Interpreters(env)
+
+
 class ScriptError(Exception):
     """The script cannot be run at all (not found, no module): the tool's failure, exit 2."""
 
@@ -121,7 +171,8 @@ def run_script(script: Script, *, mode: str = "locate", max_backward: Optional[i
                sources: Optional[Dict[str, str]] = None, seed: bool = False, snapshot: bool = False,
                no_grad_sites: Sequence[Tuple[str, int]] = (), suggest: bool = True,
                capture: bool = False, timeout: Optional[float] = None,
-               workdir: Optional[str] = None, record: bool = False) -> ScriptRun:
+               workdir: Optional[str] = None, record: bool = False,
+               server: Optional[Interpreters] = None) -> ScriptRun:
     """Run ``script`` once in a subprocess (see the module docstring); never raises for the
     script's own failures, only :class:`ScriptError` when it cannot start. ``mode="record"``
     records without the locator; ``record=True`` records under it (its values are bit-identical)."""
@@ -136,27 +187,36 @@ def run_script(script: Script, *, mode: str = "locate", max_backward: Optional[i
             "mode": mode, "path": script.path, "module": script.module, "args": list(script.args),
             "max_backward": max_backward, "sources": {str(pathlib.Path(p).resolve()): s for p, s in (sources or {}).items()},
             "seed": seed, "snapshot": snapshot, "no_grad_sites": [list(s) for s in no_grad_sites],
-            "suggest": suggest, "record_values": record, "result": str(folder / "result.json"), "record": str(folder / "record.pt"),
+            "suggest": suggest, "record_values": record, "cwd": script.cwd,
+            "stdout": str(folder / "stdout"), "stderr": str(folder / "stderr"), "result": str(folder / "result.json"), "record": str(folder / "record.pt"),
         }
         (folder / "request.json").write_text(json.dumps(request), encoding="utf-8")
         env = dict(os.environ)
         if seed:
             env["PYTHONHASHSEED"] = "0"
-        command = [sys.executable, "-c", _BOOT.format(root=_ROOT), str(folder / "request.json")]
-        pipe = subprocess.PIPE if capture else None
         started = time.perf_counter()
-        try:
-            proc = subprocess.run(command, cwd=script.cwd, env=env, stdout=pipe, stderr=pipe,
-                                  stdin=subprocess.DEVNULL if capture else None, timeout=timeout)
-        except subprocess.TimeoutExpired as exc:
-            return ScriptRun(script, Outcome.timeout, error=f"no result after {timeout:g} s (killed)",
-                             stdout=_text(exc.stdout), stderr=_text(exc.stderr), seconds=time.perf_counter() - started)
+        if server is not None and capture:
+            returncode = server.run(str(folder / "request.json"), timeout)
+            out, err = (_read(folder / name) for name in ("stdout", "stderr"))
+            if returncode is None:
+                return ScriptRun(script, Outcome.timeout, error=f"no result after {timeout:g} s (killed)",
+                                 stdout=out, stderr=err, seconds=time.perf_counter() - started)
+        else:
+            command = [sys.executable, "-c", _BOOT.format(root=_ROOT), str(folder / "request.json")]
+            pipe = subprocess.PIPE if capture else None
+            try:
+                proc = subprocess.run(command, cwd=script.cwd, env=env, stdout=pipe, stderr=pipe,
+                                      stdin=subprocess.DEVNULL if capture else None, timeout=timeout)
+            except subprocess.TimeoutExpired as exc:
+                return ScriptRun(script, Outcome.timeout, error=f"no result after {timeout:g} s (killed)",
+                                 stdout=_text(exc.stdout), stderr=_text(exc.stderr),
+                                 seconds=time.perf_counter() - started)
+            out, err, returncode = _text(proc.stdout), _text(proc.stderr), proc.returncode
         seconds = time.perf_counter() - started
-        out, err = _text(proc.stdout), _text(proc.stderr)
         result_file = folder / "result.json"
         if not result_file.exists():
-            return ScriptRun(script, Outcome.crashed, exit_code=proc.returncode,
-                             error=f"the interpreter ended (exit code {proc.returncode}) before the run could report",
+            return ScriptRun(script, Outcome.crashed, exit_code=returncode,
+                             error=f"the interpreter ended (exit code {returncode}) before the run could report",
                              stdout=out, stderr=err, seconds=seconds)
         data = json.loads(result_file.read_text(encoding="utf-8"))
         record = None
@@ -168,6 +228,10 @@ def run_script(script: Script, *, mode: str = "locate", max_backward: Optional[i
     finally:
         if own_dir is not None:
             own_dir.cleanup()
+
+
+def _read(path: pathlib.Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
 
 
 def _text(data) -> Optional[str]:

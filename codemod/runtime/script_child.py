@@ -318,16 +318,11 @@ def _script_traceback(exc: BaseException) -> str:
 
 
 def _conflict_json(conflict: Conflict) -> dict:
-    from codemod.runtime.suggest import display_path
+    from codemod.runtime.suggest import describe
 
-    def shown(site):
-        return None if site is None else dataclasses.replace(site, file=display_path(site.file))
-
-    visible = dataclasses.replace(conflict, save=shown(conflict.save), mutation=shown(conflict.mutation),
-                                  construct=shown(conflict.construct))
-    data = {k: v for k, v in dataclasses.asdict(conflict).items()}
+    data = dataclasses.asdict(conflict)
     data["shape"] = list(conflict.shape)
-    data["describe"] = visible.describe()
+    data["describe"] = describe(conflict)
     return data
 
 
@@ -395,3 +390,58 @@ def main(request_file: str) -> None:
         torch.save(recorder.values, request["record"])
     with open(request["result"], "w", encoding="utf-8") as handle:
         json.dump(result, handle)
+
+
+def serve() -> None:
+    """The fork server: torch and this module are imported once; each request path read from
+    stdin runs in a forked copy (its own process, so nothing of one run reaches the next).
+    Replies, one line each: the copy's pid, then its exit code."""
+    import atexit
+
+    _warm_up()
+    protocol_in, protocol_out = sys.stdin, os.fdopen(os.dup(1), "w")
+    for line in protocol_in:
+        request_file = line.strip()
+        with open(request_file, encoding="utf-8") as handle:
+            request = json.load(handle)
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                os.chdir(request["cwd"])
+                null = os.open(os.devnull, os.O_RDONLY)
+                os.dup2(null, 0)
+                for fd, name in ((1, "stdout"), (2, "stderr")):
+                    target = os.open(request[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                    os.dup2(target, fd)
+                    os.close(target)
+                sys.stdin = open(os.devnull, encoding="utf-8")
+                main(request_file)
+                atexit._run_exitfuncs()
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 1
+            except BaseException:
+                traceback.print_exc()
+                code = 1
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        protocol_out.write(f"{pid}\n")
+        protocol_out.flush()
+        _, status = os.waitpid(pid, 0)
+        protocol_out.write(f"{os.waitstatus_to_exitcode(status)}\n")
+        protocol_out.flush()
+
+
+def _warm_up() -> None:
+    """Import once, before forking, what most runs import anyway: what a conflict's suggestion
+    needs (libcst, the analysis) and what building an optimizer imports (torch._dynamo: seconds)."""
+    import torch._dynamo  # noqa: F401
+
+    from codemod.config import Settings
+    from codemod.engine.pipeline import process_source
+    from codemod.runtime import suggest  # noqa: F401
+
+    process_source(b"import torch\nx = torch.ones(1)\nx.add_(1)\n", "warm.py", Settings(select=("ALL",)),
+                   build_fixes=True)

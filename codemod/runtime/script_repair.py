@@ -29,7 +29,7 @@ from typing import Dict, List, Optional
 
 from codemod.engine.diffs import unified_diff
 from codemod.engine.fileio import write_atomic
-from codemod.runtime.script import Outcome, Script, ScriptRun, run_script
+from codemod.runtime.script import Interpreters, Outcome, Script, ScriptRun, interpreters, run_script
 from codemod.runtime.suggest import display_path
 
 # rtol, atol for one device: the repaired script runs the same ops as the reference.
@@ -91,13 +91,21 @@ class ScriptRepair:
 
 
 def repair_script(script: Script, max_backward: int = 2, max_rounds: int = 8,
-                  timeout: Optional[float] = 300.0) -> ScriptRepair:
+                  timeout: Optional[float] = 300.0, server: Optional[Interpreters] = None) -> ScriptRepair:
+    """``server``: a fork server started with ``interpreters(seed=True)`` to share (else one
+    is started for this repair: its runs then cost one torch import in all)."""
     script.check()
-    with tempfile.TemporaryDirectory(prefix="inplacefix-repair-") as workdir:
-        return _repair(script, max_backward, max_rounds, timeout, workdir)
+    own = server is None
+    server = interpreters(seed=True) if own else server
+    try:
+        with tempfile.TemporaryDirectory(prefix="inplacefix-repair-") as workdir:
+            return _repair(script, max_backward, max_rounds, timeout, workdir, server)
+    finally:
+        if own and server is not None:
+            server.close()
 
 
-def _repair(script: Script, max_backward: int, max_rounds: int, timeout, workdir: str) -> ScriptRepair:
+def _repair(script: Script, max_backward: int, max_rounds: int, timeout, workdir: str, server) -> ScriptRepair:
     originals: Dict[str, str] = {}
     sources: Dict[str, str] = {}
     rounds: List[ScriptRun] = []
@@ -107,7 +115,7 @@ def _repair(script: Script, max_backward: int, max_rounds: int, timeout, workdir
         result.round_sources.append(dict(sources))
         # Each round also records: the round that runs clean is the repaired run to compare.
         run = run_script(script, max_backward=max_backward, sources=sources, seed=True, capture=True,
-                         timeout=timeout, workdir=workdir, record=True)
+                         timeout=timeout, workdir=workdir, record=True, server=server)
         rounds.append(run)
         if not run.conflicts:
             break
@@ -139,11 +147,11 @@ def _repair(script: Script, max_backward: int, max_rounds: int, timeout, workdir
         result.verdict = Verdict.not_verified
         result.reasons.append(f"the repaired script still fails: {last.error or last.outcome.value}")
         return result
-    _prove(result, last, max_backward, timeout, workdir)
+    _prove(result, last, max_backward, timeout, workdir, server)
     return result
 
 
-def _prove(result: ScriptRepair, repaired: ScriptRun, max_backward: int, timeout, workdir: str) -> None:
+def _prove(result: ScriptRepair, repaired: ScriptRun, max_backward: int, timeout, workdir: str, server) -> None:
     kinds = {c["kind"] for c in result.conflicts}
     if kinds - {"saved-then-modified", "leaf"}:
         result.verdict = Verdict.unproven
@@ -160,7 +168,8 @@ def _prove(result: ScriptRepair, repaired: ScriptRun, max_backward: int, timeout
     if leaf_sites:
         meanings.append("leaf updates applied outside autograd (as under torch.no_grad())")
     result.reference = " and ".join(meanings)
-    common = dict(mode="record", max_backward=max_backward, seed=True, capture=True, timeout=timeout, workdir=workdir)
+    common = dict(mode="record", max_backward=max_backward, seed=True, capture=True, timeout=timeout,
+                  workdir=workdir, server=server)
     reference = run_script(result.script, snapshot="saved-then-modified" in kinds, no_grad_sites=leaf_sites, **common)
     if not reference.finished or reference.record is None:
         result.verdict = Verdict.unproven

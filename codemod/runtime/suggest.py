@@ -115,6 +115,15 @@ def suggest_all(conflicts: List[Conflict], sources: Optional[Dict[str, str]] = N
     return out
 
 
+def describe(conflict: Conflict) -> str:
+    """``conflict.describe()`` with file paths as the user would type them."""
+    def shown(site):
+        return None if site is None else dataclasses.replace(site, file=display_path(site.file))
+
+    return dataclasses.replace(conflict, save=shown(conflict.save), mutation=shown(conflict.mutation),
+                               construct=shown(conflict.construct)).describe()
+
+
 def in_place_family(error: BaseException) -> bool:
     """The in-place, leaf or view error (for reporting only: only stable words are read)."""
     text = str(error)
@@ -130,7 +139,7 @@ def explain(error: BaseException, conflicts) -> str:
     if not confirmed:
         return ("the locator did not see the change (native code, another thread, or code that "
                 "installs its own saved-tensor hooks)")
-    parts = [c.describe() for c in confirmed]
+    parts = [describe(c) for c in confirmed]
     for suggestion in suggest_all(confirmed):
         parts += [f"fix: {a}" for a in suggestion.actions]
         if suggestion.changed:
