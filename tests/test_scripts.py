@@ -258,3 +258,21 @@ def test_a_hanging_script_is_killed_at_the_timeout(tmp_path, server):
     assert result.outcome is Outcome.timeout and result.seconds < 30 and result.stdout == "start\n"
     after = run_script(Script(path="hang.py", cwd=str(tmp_path), args=()), capture=True, timeout=0.5, server=server)
     assert after.outcome is Outcome.timeout  # the server is still usable after a kill
+
+
+@pytest.mark.parametrize("words, args, write", [
+    (["t.py", "--epochs", "3", "--write"], ("--epochs", "3"), True),  # the tool's options after the script's
+    (["--write", "t.py", "--", "--write", "-x"], ("--write", "-x"), True),  # after `--`: all the script's
+    (["t.py", "-lr", "0.1", "--lr=3"], ("-lr", "0.1", "--lr=3"), False),
+])
+def test_repair_splits_the_command_line_between_the_tool_and_the_script(monkeypatch, words, args, write):
+    from typer.testing import CliRunner
+
+    import codemod.frontends.cli as cli_module
+
+    seen = []
+    monkeypatch.setattr(cli_module, "_repair_script", lambda job, w, *rest: seen.append((job, w)))
+    result = CliRunner().invoke(cli_module.app, ["repair", *words])
+    assert result.exit_code == 2 or seen, result.output
+    (job, wrote), = seen
+    assert (job.path, job.args, wrote) == ("t.py", args, write)

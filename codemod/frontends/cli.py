@@ -413,7 +413,7 @@ def run(
     else:
         if result.traceback and not result.conflicts:
             sys.stderr.write(result.traceback)  # the script's own traceback, as python prints it
-        typer.echo(render(result), err=result.finished or not result.conflicts)
+        typer.echo(render(result), err=not result.conflicts)
     raise typer.Exit(exit_code(result))
 
 

@@ -242,13 +242,17 @@ def _text(data) -> Optional[str]:
 
 def exit_code(run: ScriptRun) -> int:
     """``run``'s exit code: 0 the script ran (or its first N passes) with no conflict; 1 a
-    conflict, or the script failed on its own (said as such); the tool's failures are 2."""
-    return 0 if run.finished else 1
+    conflict (even one the script caught), or the script failed on its own (said as such);
+    the tool's failures are 2."""
+    return 0 if run.finished and not run.conflicts else 1
 
 
 def render(run: ScriptRun) -> str:
     """What ``inplacefix run`` prints after the script's own output."""
     name = run.script.label
+    if run.conflicts and run.finished:
+        return "\n".join([f"inplacefix: {name} caught an in-place error and went on; where it came from:", ""]
+                         + _conflicts(run))
     if run.outcome is Outcome.clean:
         return f"inplacefix: {name} ran with no in-place conflict ({_passes(run.backward_passes)})."
     if run.outcome is Outcome.stopped:
@@ -259,13 +263,7 @@ def render(run: ScriptRun) -> str:
                  f"(after {_passes(run.backward_passes)}):", ""]
         if run.error:
             lines += [f"  {run.error}", ""]
-        lines += [c["describe"] for c in run.conflicts]
-        for s in run.suggestions:
-            lines.append("")
-            lines += [f"fix: {a}" for a in s["actions"]]
-            if s["diff"]:
-                lines.append(s["diff"].rstrip("\n"))
-        return "\n".join(lines)
+        return "\n".join(lines + _conflicts(run))
     if run.inplace_family:
         return (f"inplacefix: {name} died of the in-place error, but the locator did not see the "
                 f"change (native code, another thread, or code that installs its own saved-tensor "
@@ -275,6 +273,17 @@ def render(run: ScriptRun) -> str:
     if run.outcome is Outcome.exception:
         return f"inplacefix: {name} failed on its own (not an in-place conflict): {run.error}"
     return f"inplacefix: {name}: {run.error}"
+
+
+def _conflicts(run: ScriptRun) -> List[str]:
+    """Both lines of each conflict, then the suggested fix as a diff."""
+    lines = [c["describe"] for c in run.conflicts]
+    for s in run.suggestions:
+        lines.append("")
+        lines += [f"fix: {a}" for a in s["actions"]]
+        if s["diff"]:
+            lines.append(s["diff"].rstrip("\n"))
+    return lines
 
 
 def _passes(count: int) -> str:

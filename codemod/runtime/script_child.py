@@ -7,8 +7,9 @@ the script, and the script's ``sys.exit``, globals and grad mode never reach the
 Two modes:
 
 - ``locate``: the script runs under a :class:`Locator`; the first in-place, leaf or view error
-  stops it (a ``BaseException``, so the script's own ``except Exception`` cannot swallow it),
-  and both lines, with the suggested fix, go back as JSON;
+  ends it as it would without the tool (a script that catches the error goes on, as it would),
+  and both lines of every conflict a backward pass or the error confirmed, with the suggested
+  fix, go back as JSON (``record_values`` records as well: the locator changes no value);
 - ``record``: no locator; the script runs plain, or as the reference (every saved tensor
   snapshotted: the snapshot oracle; leaf updates at the given lines applied under
   ``torch.no_grad()``), and what each backward pass computed goes back by ``torch.save``: the
@@ -127,10 +128,9 @@ class _Passes:
     """Wraps ``torch.autograd.backward``/``grad`` (``Tensor.backward`` calls the former) and the
     optimizers' global step hook: counts passes, stops after ``limit``, feeds the recorder."""
 
-    def __init__(self, limit: Optional[int], recorder: Optional["_Recorder"], locator: Optional[Locator]) -> None:
+    def __init__(self, limit: Optional[int], recorder: Optional["_Recorder"]) -> None:
         self.limit = limit
         self.recorder = recorder
-        self.locator = locator
         self.count = 0
         self.stopped = False
 
@@ -145,19 +145,11 @@ class _Passes:
             self.stopped = True
             raise _Stop(f"stopped after {self.count} backward pass(es)")
 
-    def _located(self, exc: BaseException) -> None:
-        if self.locator is not None and any(c.confirmed for c in self.locator.conflicts):
-            raise _Stop("conflict") from exc
-
     def backward(self, tensors, *args, **kwargs):
         self._enough()
         roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
         leaves = self.recorder.before(self.count + 1, roots, kwargs.get("inputs")) if self.recorder else None
-        try:
-            result = self._backward(tensors, *args, **kwargs)
-        except RuntimeError as exc:
-            self._located(exc)
-            raise
+        result = self._backward(tensors, *args, **kwargs)
         self.count += 1
         if self.recorder:
             self.recorder.after_backward(self.count, leaves)
@@ -168,11 +160,7 @@ class _Passes:
         roots = [outputs] if isinstance(outputs, torch.Tensor) else list(outputs)
         if self.recorder:
             self.recorder.before(self.count + 1, roots, None)
-        try:
-            result = self._grad(outputs, inputs, *args, **kwargs)
-        except RuntimeError as exc:
-            self._located(exc)
-            raise
+        result = self._grad(outputs, inputs, *args, **kwargs)
         self.count += 1
         if self.recorder:
             ins = [inputs] if isinstance(inputs, torch.Tensor) else list(inputs)
@@ -286,17 +274,6 @@ class _LeafUpdatesWithoutAutograd(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
-# ---------------------------------------------------------------- the locator, stopping at the first error
-class _StoppingLocator(Locator):
-    """A leaf or view error is raised in forward, at its line: stop there."""
-
-    def _classify_error(self, exc, op: str = "") -> None:
-        before = len(self.conflicts)
-        super()._classify_error(exc, op)
-        if len(self.conflicts) > before and op:
-            raise _Stop("conflict") from exc
-
-
 # ---------------------------------------------------------------- the child's main
 def _exit_code(exc: SystemExit) -> int:
     code = exc.code
@@ -335,8 +312,8 @@ def main(request_file: str) -> None:
     if request.get("seed"):
         _seed_everything()
     recorder = _Recorder() if mode == "record" or request.get("record_values") else None
-    locator = _StoppingLocator() if mode == "locate" else None
-    passes = _Passes(request.get("max_backward"), recorder, locator)
+    locator = Locator() if mode == "locate" else None
+    passes = _Passes(request.get("max_backward"), recorder)
     passes.install()
     if recorder:
         recorder.track_modules()
@@ -357,9 +334,8 @@ def main(request_file: str) -> None:
         finally:
             for context in reversed(contexts):
                 context.__exit__(*sys.exc_info())
-    except _Stop as stop:
-        result["outcome"] = "stopped" if passes.stopped else "conflict"
-        error = stop.__cause__
+    except _Stop:
+        result["outcome"] = "stopped"
     except SystemExit as exc:
         result["exit_code"] = _exit_code(exc)
         result["outcome"] = "clean" if result["exit_code"] == 0 else "exit"
@@ -374,6 +350,8 @@ def main(request_file: str) -> None:
         from codemod.runtime.suggest import in_place_family
 
         result["inplace_family"] = in_place_family(error)
+        if result["inplace_family"] and locator is not None and any(c.confirmed for c in locator.conflicts):
+            result["outcome"] = "conflict"
     result["backward_passes"] = passes.count
     if locator is not None:
         confirmed = [c for c in locator.conflicts if c.confirmed]

@@ -139,6 +139,9 @@ def _repair(script: Script, max_backward: int, max_rounds: int, timeout, workdir
     if not result.changed:
         if result.conflicts:
             result.reasons.append("no rewrite found for the conflict: fix it by hand")
+        elif rounds[0].inplace_family:
+            result.reasons.append(f"the script dies of the in-place error, but the locator did not see the "
+                                  f"change (native code, another thread, its own saved-tensor hooks): {rounds[0].error}")
         elif not rounds[0].finished:
             result.reasons.append(f"the script fails on its own: {rounds[0].error or rounds[0].outcome.value}")
         return result
