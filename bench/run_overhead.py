@@ -2,7 +2,8 @@
 ``python train_ok.py ARGS`` against ``inplacefix run train_ok.py ARGS`` (goal: at most 1.3x).
 
 Both are timed end to end (interpreter start, torch import, the training, exit), alternating,
-after one warm-up of each; the median of ``--repeat`` runs is reported. The script is
+after one warm-up of each; the median of ``--repeat`` runs is reported, in wall seconds and in
+CPU seconds (user + system, every process: on a busy machine the CPU figure is the steadier). The script is
 fixtures/scripts/working/train_ok.py (an MLP, Adam, ``--steps`` steps).
 Usage: ``python bench/run_overhead.py [--repeat 5] [--steps 300] [--hidden 256] [--batch 64]``.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import pathlib
 import statistics
 import subprocess
@@ -21,14 +23,17 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 HERE = ROOT / "fixtures" / "scripts" / "working"
 
 
-def timed(command) -> float:
+def timed(command) -> tuple:
+    """(wall seconds, CPU seconds of the process and its children)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONWARNINGS": "ignore"}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(command, cwd=HERE, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr}")
-    return seconds
+    return seconds, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
 
 def main() -> None:
@@ -46,9 +51,11 @@ def main() -> None:
     for _ in range(args.repeat):
         plain.append(timed(plain_cmd))
         located.append(timed(run_cmd))
-    p, r = statistics.median(plain), statistics.median(located)
-    print(f"train_ok.py {' '.join(script[1:])}: python {p:.2f} s, inplacefix run {r:.2f} s, "
-          f"ratio {r / p:.2f}x (median of {args.repeat}; goal <= 1.3x)")
+    for i, what in ((0, "wall"), (1, "CPU")):
+        p = statistics.median(t[i] for t in plain)
+        r = statistics.median(t[i] for t in located)
+        print(f"train_ok.py {' '.join(script[1:])}: {what} python {p:.2f} s, inplacefix run {r:.2f} s, "
+              f"ratio {r / p:.2f}x (median of {args.repeat}; goal <= 1.3x)")
 
 
 if __name__ == "__main__":

@@ -276,3 +276,14 @@ def test_repair_splits_the_command_line_between_the_tool_and_the_script(monkeypa
     assert result.exit_code == 2 or seen, result.output
     (job, wrote), = seen
     assert (job.path, job.args, wrote) == ("t.py", args, write)
+
+
+def test_locate_on_a_script_points_to_run():
+    """The issue's first try: `inplacefix locate train.py` (no ::Name) says what to use instead."""
+    from typer.testing import CliRunner
+
+    from codemod.frontends.cli import app
+
+    result = CliRunner().invoke(app, ["locate", str(SCRIPTS / "train_loop.py")])
+    assert result.exit_code == 2
+    assert "inplacefix run" in result.output

@@ -311,6 +311,8 @@ def locate(
                                init_kwargs=init_kwargs, input_shapes=shapes)
     except HarnessError as exc:
         typer.echo(f"error: {exc}", err=True)
+        if "::" not in target:
+            typer.echo(f"(to run a script with its arguments: inplacefix run {target} [ARGS...])", err=True)
         raise typer.Exit(2)
     except LocatedInplaceError:
         raise  # --raise: the traceback ends on the bad line

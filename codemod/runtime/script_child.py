@@ -37,7 +37,7 @@ import types
 from typing import Dict, List, Optional
 
 import torch
-from torch.optim.optimizer import register_optimizer_step_post_hook
+from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 from torch.overrides import TorchFunctionMode
 
 from codemod.runtime.harness import graph_leaves
@@ -128,9 +128,11 @@ class _Passes:
     """Wraps ``torch.autograd.backward``/``grad`` (``Tensor.backward`` calls the former) and the
     optimizers' global step hook: counts passes, stops after ``limit``, feeds the recorder."""
 
-    def __init__(self, limit: Optional[int], recorder: Optional["_Recorder"]) -> None:
+    def __init__(self, limit: Optional[int], recorder: Optional["_Recorder"],
+                 quiet: Optional[_QuietSteps] = None) -> None:
         self.limit = limit
         self.recorder = recorder
+        self.quiet = quiet
         self.count = 0
         self.stopped = False
 
@@ -168,9 +170,42 @@ class _Passes:
         return result
 
     def after_step(self, optimizer, args, kwargs) -> None:
+        if self.quiet is not None:
+            self.quiet.resume()
         if self.recorder:
             self.recorder.after_step(optimizer)
         self._enough()
+
+
+class _QuietSteps:
+    """Optimizer steps run without the locator's function mode. They run under ``no_grad`` and
+    save nothing, and checking the tensors of every ``foreach`` op of a step tripled its cost
+    on a small model. Instead the parameters' versions are compared once, around the step: a
+    step that changed a tensor a live graph saved is reported at the ``opt.step()`` line."""
+
+    def __init__(self, locator: Locator) -> None:
+        self.locator = locator
+        self.popped = None
+        self.versions: list = []
+
+    def install(self) -> None:
+        register_optimizer_step_pre_hook(self.pause)
+
+    def pause(self, optimizer, args, kwargs) -> None:
+        if self.popped is None and torch.overrides._get_current_function_mode() is self.locator:
+            self.versions = [(p, p._version) for group in optimizer.param_groups for p in group["params"]]
+            self.popped = torch.overrides._pop_mode()
+
+    def resume(self) -> None:
+        """After the step (or when it raised: before the locator is left)."""
+        if self.popped is None:
+            return
+        torch.overrides._push_mode(self.popped)
+        self.popped = None
+        for tensor, version in self.versions:
+            if tensor._version != version:
+                self.locator._mutated(tensor, "optimizer.step", tensor._version)
+        self.versions = []
 
 
 # ---------------------------------------------------------------- what a run computed
@@ -313,7 +348,10 @@ def main(request_file: str) -> None:
         _seed_everything()
     recorder = _Recorder() if mode == "record" or request.get("record_values") else None
     locator = Locator() if mode == "locate" else None
-    passes = _Passes(request.get("max_backward"), recorder)
+    quiet = _QuietSteps(locator) if locator is not None else None
+    if quiet is not None:
+        quiet.install()
+    passes = _Passes(request.get("max_backward"), recorder, quiet)
     passes.install()
     if recorder:
         recorder.track_modules()
@@ -332,6 +370,8 @@ def main(request_file: str) -> None:
         try:
             _run_main(request)
         finally:
+            if quiet is not None:
+                quiet.resume()
             for context in reversed(contexts):
                 context.__exit__(*sys.exc_info())
     except _Stop:

@@ -111,7 +111,7 @@ def suggest_all(conflicts: List[Conflict], sources: Optional[Dict[str, str]] = N
         why = {"view": "an in-place change of a view autograd cannot track; rewrite it by hand "
                        "(e.g. work on a clone, or build the result out of place)"}.get(conflict.kind, conflict.message)
         out.append(Suggestion(conflict.fix_site.file if conflict.fix_site else "?",
-                              [f"no rewrite proven for a {conflict.kind} conflict: {why or conflict.kind}"], "", None))
+                              [f"no rewrite ({conflict.kind}): {why or 'fix it by hand'}"], "", None))
     return out
 
 
