@@ -5,7 +5,7 @@ Both are timed end to end (interpreter start, torch import, the training, exit),
 after one warm-up of each; the median of ``--repeat`` runs is reported, in wall seconds and in
 CPU seconds (user + system, every process: on a busy machine the CPU figure is the steadier). The script is
 fixtures/scripts/working/train_ok.py (an MLP, Adam, ``--steps`` steps).
-Usage: ``python bench/run_overhead.py [--repeat 5] [--steps 300] [--hidden 256] [--batch 64]``.
+Usage: ``python bench/run_overhead.py [--repeat 5] [--steps 300] [--hidden 256] [--batch 64] [--threads N]``.
 """
 
 from __future__ import annotations
@@ -42,7 +42,11 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=None,
+                        help="OMP_NUM_THREADS for both runs (default: torch's own choice)")
     args = parser.parse_args()
+    if args.threads:
+        os.environ["OMP_NUM_THREADS"] = str(args.threads)
     script = ["train_ok.py", "--steps", str(args.steps), "--hidden", str(args.hidden), "--batch", str(args.batch)]
     plain_cmd = [sys.executable, *script]
     run_cmd = [sys.executable, "-m", "codemod", "run", *script]

@@ -72,8 +72,14 @@ class Interpreters:
 
 
 def interpreters(seed: bool = False) -> Optional[Interpreters]:
-    """A fork server where the platform can fork, else None (each run starts its own)."""
+    """A fork server where it is safe, else None (each run then starts its own interpreter):
+    the platform must fork, and torch must be a CPU build (a process that touched the CUDA
+    driver cannot be forked into one that uses CUDA)."""
     if not hasattr(os, "fork"):
+        return None
+    import torch  # the caller (repair) compares tensors: torch is loaded already
+
+    if torch.version.cuda or getattr(torch.version, "hip", None):
         return None
     env = dict(os.environ)
     if seed:
