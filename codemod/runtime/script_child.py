@@ -134,7 +134,6 @@ class _Passes:
         self.recorder = recorder
         self.quiet = quiet
         self.count = 0
-        self.stopped = False
 
     def install(self) -> None:
         self._backward, self._grad = torch.autograd.backward, torch.autograd.grad
@@ -144,7 +143,6 @@ class _Passes:
 
     def _enough(self) -> None:
         if self.limit is not None and self.count >= self.limit:
-            self.stopped = True
             raise _Stop(f"stopped after {self.count} backward pass(es)")
 
     def backward(self, tensors, *args, **kwargs):
@@ -238,9 +236,6 @@ class _Recorder:
                     keys[id(tensor)] = f"module{index}:{type(module).__name__}.{name}"
         return keys
 
-    def _key(self, keys: Dict[int, str], tensor: torch.Tensor, fallback: str) -> str:
-        return keys.get(id(tensor), fallback)
-
     def _keep(self, key: str, tensor: Optional[torch.Tensor]) -> None:
         self.values[key] = None if tensor is None else tensor.detach().clone().cpu()
 
@@ -254,14 +249,14 @@ class _Recorder:
     def after_backward(self, count: int, leaves: List[torch.Tensor]) -> None:
         keys = self._keys()
         for i, leaf in enumerate(leaves):
-            key = self._key(keys, leaf, f"leaf{i}")
+            key = keys.get(id(leaf), f"leaf{i}")
             self._keep(f"pass{count}/grad/{key}", leaf.grad)
             self.leaves.setdefault(key, leaf)
 
     def after_grad(self, count: int, inputs: List[torch.Tensor], grads) -> None:
         keys = self._keys()
         for i, (leaf, grad) in enumerate(zip(inputs, grads)):
-            self._keep(f"pass{count}/grad/{self._key(keys, leaf, f'input{i}')}", grad)
+            self._keep(f"pass{count}/grad/{keys.get(id(leaf), f'input{i}')}", grad)
 
     def after_step(self, optimizer) -> None:
         self.steps += 1
@@ -269,7 +264,7 @@ class _Recorder:
         i = 0
         for group in optimizer.param_groups:
             for p in group["params"]:
-                self._keep(f"step{self.steps}/{self._key(keys, p, f'param{i}')}", p)
+                self._keep(f"step{self.steps}/{keys.get(id(p), f'param{i}')}", p)
                 i += 1
 
     def final_state(self) -> None:

@@ -29,7 +29,7 @@ from typing import Dict, List, Optional
 
 from codemod.engine.diffs import unified_diff
 from codemod.engine.fileio import write_atomic
-from codemod.runtime.script import Interpreters, Outcome, Script, ScriptRun, interpreters, run_script
+from codemod.runtime.script import Interpreters, Script, ScriptRun, interpreters, run_script
 from codemod.runtime.suggest import display_path
 
 # rtol, atol for one device: the repaired script runs the same ops as the reference.
