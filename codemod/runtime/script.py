@@ -81,10 +81,18 @@ def interpreters(seed: bool = False) -> Optional[Interpreters]:
 
     if torch.version.cuda or getattr(torch.version, "hip", None):
         return None
+    return Interpreters(_child_env(seed))
+
+
+def _child_env(seed: bool) -> Dict[str, str]:
+    """The script's environment: the user's, with ``torch.compile`` off (compiled code hides its
+    ops from the locator and ignores the oracle's saved-tensor hooks) and, for the runs a repair
+    compares, a fixed hash seed."""
     env = dict(os.environ)
+    env.setdefault("TORCHDYNAMO_DISABLE", "1")
     if seed:
         env["PYTHONHASHSEED"] = "0"
-    return Interpreters(env)
+    return env
 
 
 class ScriptError(Exception):
@@ -197,9 +205,7 @@ def run_script(script: Script, *, mode: str = "locate", max_backward: Optional[i
             "stdout": str(folder / "stdout"), "stderr": str(folder / "stderr"), "result": str(folder / "result.json"), "record": str(folder / "record.pt"),
         }
         (folder / "request.json").write_text(json.dumps(request), encoding="utf-8")
-        env = dict(os.environ)
-        if seed:
-            env["PYTHONHASHSEED"] = "0"
+        env = _child_env(seed)
         started = time.perf_counter()
         if server is not None and capture:
             returncode = server.run(str(folder / "request.json"), timeout)
