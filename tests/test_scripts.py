@@ -296,3 +296,24 @@ def test_locate_on_a_script_points_to_run():
     result = CliRunner().invoke(app, ["locate", str(SCRIPTS / "train_loop.py")])
     assert result.exit_code == 2
     assert "inplacefix run" in result.output
+
+
+def test_repair_with_dash_m_takes_every_later_word_for_the_module(monkeypatch):
+    from typer.testing import CliRunner
+
+    import codemod.frontends.cli as cli_module
+
+    seen = []
+    monkeypatch.setattr(cli_module, "_repair_script", lambda job, w, d, n, *rest: seen.append((job, n)))
+    CliRunner().invoke(cli_module.app, ["repair", "-m", "pkg.train", "--steps", "2", "--max-backward", "3"])
+    (job, max_backward), = seen
+    assert (job.module, job.path, job.args, max_backward) == ("pkg.train", None, ("--steps", "2"), 3)
+
+
+def test_repair_json_document(repairs):
+    from codemod.runtime.script_repair import to_json
+
+    document = json.loads(json.dumps(to_json(repairs[SCRIPTS / "manual_sgd.py"])))
+    assert document["verdict"] == "verified" and document["script"] == "manual_sgd.py"
+    assert document["reference"].startswith("leaf updates applied outside autograd")
+    assert document["comparison"]["gradients"] >= 1 and "+        with torch.no_grad():" in document["diff"]
