@@ -373,6 +373,12 @@ def repair(
     raise typer.Exit(0 if (result.verified or not result.changed and not result.steps) else 1)
 
 
+def _no_sarif(output_format) -> None:
+    if output_format is Format.sarif:
+        typer.echo("error: --format sarif is for check; use text or json", err=True)
+        raise typer.Exit(2)
+
+
 def _script_from(target: Optional[str], module: Optional[str], extra: List[str]):
     """The script and its arguments (with ``-m``, every word after the module is an argument)."""
     from codemod.runtime.script import Script
@@ -403,6 +409,7 @@ def run(
 
     from codemod.runtime.script import ScriptError, exit_code, render, run_script
 
+    _no_sarif(output_format)
     job = _script_from(script, module, ctx.args)
     as_json = output_format is not Format.text
     try:
@@ -426,6 +433,7 @@ def _repair_script(job, write: bool, diff: bool, max_backward: int, timeout: flo
     from codemod.runtime.script import ScriptError
     from codemod.runtime.script_repair import render, repair_script, to_json, write_repaired
 
+    _no_sarif(output_format)
     try:
         result = repair_script(job, max_backward=max_backward, timeout=timeout)
     except ScriptError as exc:
