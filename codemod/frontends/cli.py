@@ -333,7 +333,7 @@ def repair(
     module: Optional[str] = typer.Option(None, "-m", help="Repair a module run as a script (`python -m`)."),
     max_backward: int = typer.Option(2, "--max-backward", min=1, help="Scripts: backward passes to run and compare."),
     timeout: float = typer.Option(300.0, "--timeout", help="Scripts: seconds allowed to each run."),
-    output_format: Format = FormatOpt,
+    output_format: Format = typer.Option(Format.text, "--format", help="Scripts: text or json."),
 ) -> None:
     """Locate each conflict, apply only the fix it needs, repeat until backward succeeds, and
     verify (runs your code). FILE::Name, or a script with its arguments (`repair train.py
