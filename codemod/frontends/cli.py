@@ -77,6 +77,8 @@ UnsafeOpt = typer.Option(None, "--unsafe-fixes/--no-unsafe-fixes", help="Apply f
 ProgressOpt = typer.Option(True, "--progress/--no-progress", help="Progress bar on a terminal.")
 NotebooksOpt = typer.Option(None, "--notebooks/--no-notebooks", help="Also process .ipynb files (default: on).")
 CacheOpt = typer.Option(True, "--cache/--no-cache", help="Reuse results for unchanged files (.inplacefix_cache/).")
+# run/repair SCRIPT ARGS...: words the tool does not know go to the script.
+_SCRIPT_CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True}
 
 
 def _version(value: bool) -> None:
@@ -391,6 +393,8 @@ def locate(
                                input_shapes=shapes, inputs_require_grad=inputs_require_grad, timeout=timeout)
     except HarnessError as exc:
         typer.echo(f"error: {exc}", err=True)
+        if "::" not in target:
+            typer.echo(f"(to run a script with its arguments: inplacefix run {target} [ARGS...])", err=True)
         raise typer.Exit(2)
     if result.traceback:  # --raise: the traceback ends on the bad line
         typer.echo(result.traceback.rstrip(), err=True)
@@ -398,9 +402,10 @@ def locate(
     raise typer.Exit(1 if result.found_something else 0)
 
 
-@app.command()
+@app.command(context_settings=_SCRIPT_CONTEXT)
 def repair(
-    target: str = typer.Argument(..., help="path/to/file.py::Name, as for verify."),
+    ctx: typer.Context,
+    target: Optional[str] = typer.Argument(None, help="path/to/file.py::Name, as for verify; or a script, then its arguments.", show_default=False),
     write: bool = typer.Option(False, "--write", help="Write the repaired file (default: print the diff)."),
     diff: bool = typer.Option(True, "--diff/--no-diff", help="Print the diff."),
     device: Optional[List[str]] = typer.Option(None, "--device", help="Devices for the verification."),
@@ -409,10 +414,20 @@ def repair(
     inputs_require_grad: bool = InputsGradOpt,
     timeout: float = TimeoutOpt,
     config: Optional[pathlib.Path] = ConfigOpt,
+    module: Optional[str] = typer.Option(None, "-m", help="Repair a module run as a script (`python -m`)."),
+    max_backward: int = typer.Option(2, "--max-backward", min=1, help="Scripts: backward passes to run and compare."),
+    output_format: Format = typer.Option(Format.text, "--format", help="Scripts: text or json."),
 ) -> None:
     """Locate each conflict, apply only the fix it needs, repeat until backward succeeds, and
-    verify (runs your code, in fresh processes). Exit 0 repaired and verified (or nothing to
-    do), 1 not verified, unproven, or an in-place error that was not located, 2 error."""
+    verify (runs your code, in fresh processes). FILE::Name, or a script with its arguments
+    (`repair train.py --epochs 3 --write`; words after `--` all go to the script). Exit 0
+    repaired and verified (or nothing to do), 1 not verified, unproven, or an in-place error
+    that was not located, 2 error."""
+    if module or (target is not None and "::" not in target):
+        _repair_script(_script_from(target, module, ctx.args), write, diff, max_backward, timeout, output_format)
+    if target is None or ctx.args:
+        typer.echo("error: give path/to/file.py::Name, or a script and its arguments", err=True)
+        raise typer.Exit(2)
     from codemod.runtime import repair as repairing
     from codemod.engine.fileio import WriteRefused, write_atomic
     from codemod.runtime.harness import HarnessError
@@ -442,6 +457,86 @@ def repair(
     elif write and result.changed:
         typer.echo("not written: the repair is not verified", err=True)
     raise typer.Exit(0 if (result.verified or result.nothing_to_do) else 1)
+
+
+def _no_sarif(output_format) -> None:
+    if output_format is Format.sarif:
+        typer.echo("error: --format sarif is for check; use text or json", err=True)
+        raise typer.Exit(2)
+
+
+def _script_from(target: Optional[str], module: Optional[str], extra: List[str]):
+    """The script and its arguments (with ``-m``, every word after the module is an argument)."""
+    from codemod.runtime.script import Script
+
+    words = ([target] if target is not None else []) + list(extra)
+    if module:
+        return Script(module=module, args=tuple(words), cwd=os.getcwd())
+    if not words:
+        typer.echo("error: give a script (path/to/script.py [ARGS...]) or -m module", err=True)
+        raise typer.Exit(2)
+    return Script(path=words[0], args=tuple(words[1:]), cwd=os.getcwd())
+
+
+@app.command(context_settings={**_SCRIPT_CONTEXT, "allow_interspersed_args": False})
+def run(
+    ctx: typer.Context,
+    script: Optional[str] = typer.Argument(None, help="The script, then its own arguments.", show_default=False),
+    module: Optional[str] = typer.Option(None, "-m", help="Run a module as a script, as `python -m` does."),
+    max_backward: Optional[int] = typer.Option(None, "--max-backward", min=1,
+                                               help="Stop after N backward passes (and the optimizer step after the last)."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Kill the script after this many seconds."),
+    output_format: Format = FormatOpt,
+) -> None:
+    """Run a script as `python script.py ARGS` would, under the locator (runs your code): at the
+    first in-place, leaf or view error, print both lines and the suggested fix. Options go
+    before the script. Exit 0 no conflict, 1 a conflict (or the script failed on its own), 2 error."""
+    import json as _json
+
+    from codemod.runtime.script import ScriptError, exit_code, render, run_script
+
+    _no_sarif(output_format)
+    job = _script_from(script, module, ctx.args)
+    as_json = output_format is not Format.text
+    try:
+        result = run_script(job, max_backward=max_backward, timeout=timeout, capture=as_json)
+    except ScriptError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    if as_json:
+        typer.echo(_json.dumps(result.to_json(), indent=2))
+    else:
+        if result.traceback and not result.conflicts:
+            sys.stderr.write(result.traceback)  # the script's own traceback, as python prints it
+        typer.echo(render(result), err=not result.conflicts)
+    raise typer.Exit(exit_code(result))
+
+
+def _repair_script(job, write: bool, diff: bool, max_backward: int, timeout: float, output_format) -> None:
+    """``repair script.py ARGS``: see codemod.runtime.script_repair."""
+    import json as _json
+
+    from codemod.runtime.script import ScriptError
+    from codemod.runtime.script_repair import render, repair_script, to_json, write_repaired
+
+    _no_sarif(output_format)
+    try:
+        result = repair_script(job, max_backward=max_backward, timeout=timeout)
+    except ScriptError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    written = write_repaired(result) if write else []
+    if output_format is not Format.text:
+        typer.echo(_json.dumps(to_json(result), indent=2))
+        raise typer.Exit(result.exit_code)
+    typer.echo(render(result))
+    if result.changed and diff:
+        sys.stdout.write(result.diff())
+    for path in written:
+        typer.echo(f"wrote {os.path.relpath(path)}")
+    if write and result.changed and not written:
+        typer.echo("not written: the repair is not verified", err=True)
+    raise typer.Exit(result.exit_code)
 
 
 @app.command()

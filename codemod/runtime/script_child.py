@@ -1,0 +1,460 @@
+"""Inside the subprocess: run a script as ``__main__`` under the locator, or record what it computed.
+
+:mod:`codemod.runtime.script` starts a fresh interpreter with a request file; this module
+(and torch) is loaded only there, so the tool's own ``sys.argv``, imports and state never reach
+the script, and the script's ``sys.exit``, globals and grad mode never reach the tool.
+
+Two modes:
+
+- ``locate``: the script runs under a :class:`Locator`; the first in-place, leaf or view error
+  ends it as it would without the tool (a script that catches the error goes on, as it would),
+  and both lines of every conflict a backward pass or the error confirmed, with the suggested
+  fix, go back as JSON (``record_values`` records as well: the locator changes no value);
+- ``record``: no locator; the script runs plain, or as the reference (every saved tensor
+  snapshotted: the snapshot oracle; leaf updates at the given lines applied under
+  ``torch.no_grad()``), and what each backward pass computed goes back by ``torch.save``: the
+  tensors passed to backward, the gradients of the leaves they reach (parameters keyed by the
+  module that holds them, in construction order, and their name), the parameters after each
+  optimizer step, and every module's parameters and buffers at the end.
+
+Either way the run stops after ``max_backward`` passes: at the first optimizer step after the
+last counted pass, or when the next backward pass starts, whichever comes first.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import importlib.abc
+import importlib.machinery
+import json
+import linecache
+import os
+import random
+import sys
+import traceback
+import types
+from typing import Dict, List, Optional
+
+import torch
+from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+from torch.overrides import TorchFunctionMode
+
+from codemod.runtime.harness import graph_leaves
+from codemod.runtime.locate import Conflict, Locator, _user_frame
+
+_OWN_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class _Stop(BaseException):
+    """Ends the script early: enough backward passes ran, or the first conflict was found."""
+
+
+# ---------------------------------------------------------------- rewritten sources, in memory
+class _RewrittenLoader(importlib.machinery.SourceFileLoader):
+    """Loads a module from a rewritten text instead of its file (no bytecode cache)."""
+
+    def __init__(self, fullname: str, path: str, source: str) -> None:
+        super().__init__(fullname, path)
+        self.source = source
+
+    def get_source(self, fullname):
+        return self.source
+
+    def get_code(self, fullname):
+        return compile(self.source, self.path, "exec", dont_inherit=True)
+
+
+class _RewrittenFinder(importlib.abc.MetaPathFinder):
+    """Finds modules as usual, then hands the ones with a rewritten text to that text."""
+
+    def __init__(self, sources: Dict[str, str]) -> None:
+        self.sources = {os.path.realpath(p): s for p, s in sources.items()}
+
+    def find_spec(self, fullname, path, target=None):
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or not spec.origin:
+            return None
+        source = self.sources.get(os.path.realpath(spec.origin))
+        if source is None:
+            return None
+        spec.loader = _RewrittenLoader(fullname, spec.origin, source)
+        return spec
+
+
+def _use_sources(sources: Dict[str, str]) -> None:
+    for path, source in sources.items():
+        # Tracebacks and the locator's sites show the text that runs.
+        linecache.cache[path] = (len(source), None, source.splitlines(True), path)
+    if sources:
+        sys.meta_path.insert(0, _RewrittenFinder(sources))
+
+
+# ---------------------------------------------------------------- running as __main__
+def _run_main(request: dict) -> None:
+    """What ``python script.py ARGS`` / ``python -m module ARGS`` do before the first line."""
+    args = list(request["args"])
+    if request.get("module"):
+        import runpy
+
+        sys.argv = ["-m"] + args  # runpy puts the module's file in argv[0]
+        sys.path[0] = os.getcwd()
+        runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+        return
+    given = request["path"]
+    path = os.path.abspath(given)
+    sys.argv = [given] + args
+    sys.path[0] = os.path.dirname(os.path.realpath(path))
+    source = request.get("sources", {}).get(path)
+    if source is None:
+        with open(path, "rb") as handle:
+            source = handle.read()
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__file__=path, __builtins__=builtins, __cached__=None, __package__=None,
+                         __spec__=None, __loader__=importlib.machinery.SourceFileLoader("__main__", path))
+    sys.modules["__main__"] = main
+    exec(compile(source, path, "exec", dont_inherit=True), main.__dict__)
+
+
+def _seed_everything() -> None:
+    random.seed(0)
+    torch.manual_seed(0)
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed(0)
+
+
+# ---------------------------------------------------------------- counting backward passes
+class _Passes:
+    """Wraps ``torch.autograd.backward``/``grad`` (``Tensor.backward`` calls the former) and the
+    optimizers' global step hook: counts passes, stops after ``limit``, feeds the recorder."""
+
+    def __init__(self, limit: Optional[int], recorder: Optional["_Recorder"],
+                 quiet: Optional[_QuietSteps] = None) -> None:
+        self.limit = limit
+        self.recorder = recorder
+        self.quiet = quiet
+        self.count = 0
+
+    def install(self) -> None:
+        self._backward, self._grad = torch.autograd.backward, torch.autograd.grad
+        torch.autograd.backward = self.backward
+        torch.autograd.grad = self.grad
+        register_optimizer_step_post_hook(self.after_step)
+
+    def _enough(self) -> None:
+        if self.limit is not None and self.count >= self.limit:
+            raise _Stop(f"stopped after {self.count} backward pass(es)")
+
+    def backward(self, tensors, *args, **kwargs):
+        self._enough()
+        roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
+        leaves = self.recorder.before(self.count + 1, roots, kwargs.get("inputs")) if self.recorder else None
+        result = self._backward(tensors, *args, **kwargs)
+        self.count += 1
+        if self.recorder:
+            self.recorder.after_backward(self.count, leaves)
+        return result
+
+    def grad(self, outputs, inputs, *args, **kwargs):
+        self._enough()
+        roots = [outputs] if isinstance(outputs, torch.Tensor) else list(outputs)
+        if self.recorder:
+            self.recorder.before(self.count + 1, roots, None)
+        result = self._grad(outputs, inputs, *args, **kwargs)
+        self.count += 1
+        if self.recorder:
+            ins = [inputs] if isinstance(inputs, torch.Tensor) else list(inputs)
+            self.recorder.after_grad(self.count, ins, result)
+        return result
+
+    def after_step(self, optimizer, args, kwargs) -> None:
+        if self.quiet is not None:
+            self.quiet.resume()
+        if self.recorder:
+            self.recorder.after_step(optimizer)
+        self._enough()
+
+
+class _QuietSteps:
+    """Optimizer steps run without the locator's function mode. They run under ``no_grad`` and
+    save nothing, and checking the tensors of every ``foreach`` op of a step tripled its cost
+    on a small model. Instead the parameters' versions are compared once, around the step: a
+    step that changed a tensor a live graph saved is reported at the ``opt.step()`` line."""
+
+    def __init__(self, locator: Locator) -> None:
+        self.locator = locator
+        self.popped = None
+        self.versions: list = []
+
+    def install(self) -> None:
+        register_optimizer_step_pre_hook(self.pause)
+
+    def pause(self, optimizer, args, kwargs) -> None:
+        if self.popped is None and torch.overrides._get_current_function_mode() is self.locator:
+            self.versions = [(p, p._version) for group in optimizer.param_groups for p in group["params"]]
+            self.popped = torch.overrides._pop_mode()
+
+    def resume(self) -> None:
+        """After the step (or when it raised: before the locator is left)."""
+        if self.popped is None:
+            return
+        torch.overrides._push_mode(self.popped)
+        self.popped = None
+        for tensor, version in self.versions:
+            if tensor._version != version:
+                self.locator._mutated(tensor, "optimizer.step", tensor._version)
+        self.versions = []
+
+
+# ---------------------------------------------------------------- what a run computed
+class _Recorder:
+    """Tensors by stable key: parameters are named after the module that holds them (modules
+    numbered in construction order) and their attribute; other leaves by their order in the pass."""
+
+    def __init__(self) -> None:
+        self.modules: List[torch.nn.Module] = []  # kept alive: the final state is read at the end
+        self.leaves: Dict[str, torch.Tensor] = {}  # leaves seen by a pass, read again at the end
+        self.values: Dict[str, torch.Tensor] = {}
+        self.steps = 0
+        self._pending: List[torch.Tensor] = []
+
+    def track_modules(self) -> None:
+        original = torch.nn.Module.__init__
+        recorder = self
+
+        def __init__(module, *args, **kwargs):
+            original(module, *args, **kwargs)
+            recorder.modules.append(module)
+
+        torch.nn.Module.__init__ = __init__
+
+    def _keys(self) -> Dict[int, str]:
+        keys: Dict[int, str] = {}
+        for index, module in enumerate(self.modules):
+            for name, tensor in list(module._parameters.items()) + list(module._buffers.items()):
+                if tensor is not None and id(tensor) not in keys:
+                    keys[id(tensor)] = f"module{index}:{type(module).__name__}.{name}"
+        return keys
+
+    def _keep(self, key: str, tensor: Optional[torch.Tensor]) -> None:
+        self.values[key] = None if tensor is None else tensor.detach().clone().cpu()
+
+    def before(self, pass_no: int, roots: List[torch.Tensor], inputs) -> List[torch.Tensor]:
+        for i, root in enumerate(roots):
+            self._keep(f"pass{pass_no}/loss{i}", root)
+        if inputs is not None:
+            return [inputs] if isinstance(inputs, torch.Tensor) else list(inputs)
+        return graph_leaves(roots)
+
+    def after_backward(self, count: int, leaves: List[torch.Tensor]) -> None:
+        keys = self._keys()
+        for i, leaf in enumerate(leaves):
+            key = keys.get(id(leaf), f"leaf{i}")
+            self._keep(f"pass{count}/grad/{key}", leaf.grad)
+            self.leaves.setdefault(key, leaf)
+
+    def after_grad(self, count: int, inputs: List[torch.Tensor], grads) -> None:
+        keys = self._keys()
+        for i, (leaf, grad) in enumerate(zip(inputs, grads)):
+            self._keep(f"pass{count}/grad/{keys.get(id(leaf), f'input{i}')}", grad)
+
+    def after_step(self, optimizer) -> None:
+        self.steps += 1
+        keys = self._keys()
+        i = 0
+        for group in optimizer.param_groups:
+            for p in group["params"]:
+                self._keep(f"step{self.steps}/{keys.get(id(p), f'param{i}')}", p)
+                i += 1
+
+    def final_state(self) -> None:
+        keys = self._keys()
+        for index, module in enumerate(self.modules):
+            for name, tensor in list(module._parameters.items()) + list(module._buffers.items()):
+                if tensor is not None and keys.get(id(tensor), "").startswith(f"module{index}:"):
+                    self._keep(f"final/{keys[id(tensor)]}", tensor)
+        for key, leaf in self.leaves.items():
+            if id(leaf) not in keys:
+                self._keep(f"final/{key}", leaf)
+
+
+# ---------------------------------------------------------------- the reference for leaf errors
+_MUTATING_DUNDERS = {"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__",
+                     "__ipow__", "__imod__", "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__"}
+
+
+class _LeafUpdatesWithoutAutograd(TorchFunctionMode):
+    """At the given lines, in-place ops on a leaf that requires grad run under ``no_grad``:
+    the meaning of weight surgery, init and manual SGD ("updates applied outside autograd")."""
+
+    def __init__(self, sites) -> None:
+        super().__init__()
+        self.sites = {(os.path.realpath(f), line) for f, line in sites}
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        name = getattr(func, "__name__", "")
+        inplace = name in _MUTATING_DUNDERS or (name.endswith("_") and not name.endswith("__"))
+        target = args[0] if args else None
+        if inplace and isinstance(target, torch.Tensor) and target.is_leaf and target.requires_grad:
+            frame = _user_frame(2)
+            if frame is not None and (os.path.realpath(frame.f_code.co_filename), frame.f_lineno) in self.sites:
+                with torch.no_grad():
+                    return func(*args, **kwargs)
+        return func(*args, **kwargs)
+
+
+# ---------------------------------------------------------------- the child's main
+def _exit_code(exc: SystemExit) -> int:
+    code = exc.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _script_traceback(exc: BaseException) -> str:
+    """The traceback as ``python script.py`` prints it: without this runner's frames."""
+    tb = exc.__traceback__
+    while tb is not None and (tb.tb_frame.f_code.co_filename.startswith(_OWN_DIR)
+                              or "runpy" in tb.tb_frame.f_code.co_filename):
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(exc), exc, tb))
+
+
+def _conflict_json(conflict: Conflict) -> dict:
+    from codemod.runtime.suggest import describe
+
+    data = dataclasses.asdict(conflict)
+    data["shape"] = list(conflict.shape)
+    data["describe"] = describe(conflict)
+    return data
+
+
+def main(request_file: str) -> None:
+    with open(request_file, encoding="utf-8") as handle:
+        request = json.load(handle)
+    mode = request["mode"]
+    sources = request.get("sources") or {}
+    _use_sources(sources)
+    if request.get("seed"):
+        _seed_everything()
+    recorder = _Recorder() if mode == "record" or request.get("record_values") else None
+    locator = Locator() if mode == "locate" else None
+    quiet = _QuietSteps(locator) if locator is not None else None
+    if quiet is not None:
+        quiet.install()
+    passes = _Passes(request.get("max_backward"), recorder, quiet)
+    passes.install()
+    if recorder:
+        recorder.track_modules()
+    result = {"outcome": "clean", "exit_code": 0, "error": None, "traceback": None}
+    contexts = []
+    if locator is not None:
+        contexts.append(locator)
+    if request.get("snapshot"):
+        contexts.append(torch.autograd.graph.saved_tensors_hooks(lambda t: t.detach().clone(), lambda t: t))
+    if request.get("no_grad_sites"):
+        contexts.append(_LeafUpdatesWithoutAutograd(request["no_grad_sites"]))
+    error: Optional[BaseException] = None
+    try:
+        for context in contexts:
+            context.__enter__()
+        try:
+            _run_main(request)
+        finally:
+            if quiet is not None:
+                quiet.resume()
+            for context in reversed(contexts):
+                context.__exit__(*sys.exc_info())
+    except _Stop:
+        result["outcome"] = "stopped"
+    except SystemExit as exc:
+        result["exit_code"] = _exit_code(exc)
+        result["outcome"] = "clean" if result["exit_code"] == 0 else "exit"
+    except BaseException as exc:  # the script's own failure: reported as the script's
+        error = exc
+        result["outcome"] = "exception"
+        result["exit_code"] = 1
+    sys.stdout.flush()
+    if error is not None:
+        result["error"] = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
+        result["traceback"] = _script_traceback(error)
+        from codemod.runtime.suggest import in_place_family
+
+        result["inplace_family"] = in_place_family(error)
+        if result["inplace_family"] and locator is not None and any(c.confirmed for c in locator.conflicts):
+            result["outcome"] = "conflict"
+    result["backward_passes"] = passes.count
+    if locator is not None:
+        confirmed = [c for c in locator.conflicts if c.confirmed]
+        result["conflicts"] = [_conflict_json(c) for c in confirmed]
+        if confirmed and request.get("suggest"):
+            from codemod.runtime.suggest import suggest_all
+
+            result["suggestions"] = [
+                {"path": s.path, "actions": s.actions, "diff": s.diff(), "fixed": s.fixed if s.changed else None}
+                for s in suggest_all(confirmed, sources)
+            ]
+    if recorder is not None:
+        recorder.final_state()
+        torch.save(recorder.values, request["record"])
+    with open(request["result"], "w", encoding="utf-8") as handle:
+        json.dump(result, handle)
+
+
+def serve() -> None:
+    """The fork server: torch and this module are imported once; each request path read from
+    stdin runs in a forked copy (its own process, so nothing of one run reaches the next).
+    Replies, one line each: the copy's pid, then its exit code."""
+    import atexit
+
+    _warm_up()
+    protocol_in, protocol_out = sys.stdin, os.fdopen(os.dup(1), "w")
+    for line in protocol_in:
+        request_file = line.strip()
+        with open(request_file, encoding="utf-8") as handle:
+            request = json.load(handle)
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                os.chdir(request["cwd"])
+                null = os.open(os.devnull, os.O_RDONLY)
+                os.dup2(null, 0)
+                for fd, name in ((1, "stdout"), (2, "stderr")):
+                    target = os.open(request[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                    os.dup2(target, fd)
+                    os.close(target)
+                sys.stdin = open(os.devnull, encoding="utf-8")
+                main(request_file)
+                atexit._run_exitfuncs()
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 1
+            except BaseException:
+                traceback.print_exc()
+                code = 1
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        protocol_out.write(f"{pid}\n")
+        protocol_out.flush()
+        _, status = os.waitpid(pid, 0)
+        protocol_out.write(f"{os.waitstatus_to_exitcode(status)}\n")
+        protocol_out.flush()
+
+
+def _warm_up() -> None:
+    """Import once, before forking, what most runs import anyway: what a conflict's suggestion
+    needs (libcst, the analysis) and what building an optimizer imports (torch._dynamo: seconds)."""
+    import torch._dynamo  # noqa: F401
+
+    from codemod.config import Settings
+    from codemod.engine.pipeline import process_source
+    from codemod.runtime import suggest  # noqa: F401
+
+    process_source(b"import torch\nx = torch.ones(1)\nx.add_(1)\n", "warm.py", Settings(select=("ALL",)),
+                   build_fixes=True)

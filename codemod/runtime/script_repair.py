@@ -1,0 +1,316 @@
+"""Repair a script: locate, fix the culprit lines in whichever project files hold them, rerun,
+until the first N backward passes run; then prove it against a reference.
+
+Every run is its own interpreter with a timeout (:func:`codemod.runtime.script.run_script`),
+seeded the same way, with the rewritten files substituted in memory: nothing is written before
+the proof. The proof compares, pass by pass, what the repaired script computed with what the
+broken one meant:
+
+- in-place errors: the snapshot oracle (the original script with every tensor autograd saves
+  copied at save time: the gradient of the values its forward really computed);
+- leaf errors: the original script with the offending updates applied outside autograd (under
+  ``torch.no_grad()``): the meaning of weight surgery, init and manual SGD;
+- view errors, or a reference that itself fails: no reference, so the verdict is ``unproven``.
+
+Compared: the tensors passed to each backward pass, the gradients of the leaves they reach
+(parameters by module and name), the parameters after every optimizer step, and every module's
+parameters and buffers at the end. ``verified`` needs at least one gradient compared and no
+difference beyond the dtype's tolerance. Only a verified repair is written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import enum
+import pathlib
+import tempfile
+from typing import Dict, List, Optional
+
+from codemod.engine.diffs import unified_diff
+from codemod.engine.fileio import write_atomic
+from codemod.runtime.script import Interpreters, Script, ScriptRun, interpreters, run_script
+from codemod.runtime.suggest import display_path
+
+# rtol, atol for one device: the repaired script runs the same ops as the reference.
+_TOLERANCES = {"torch.float64": (1e-7, 1e-9), "torch.float32": (1e-5, 1e-6),
+               "torch.float16": (1e-2, 1e-3), "torch.bfloat16": (2e-2, 1e-2)}
+
+
+class Verdict(str, enum.Enum):
+    verified = "verified"
+    not_verified = "not verified"
+    unproven = "unproven"
+
+
+@dataclasses.dataclass
+class Comparison:
+    """What was compared between the reference and the repaired run, and what differed."""
+
+    passes: int = 0
+    losses: int = 0
+    gradients: int = 0
+    steps: int = 0  # parameter tensors compared after optimizer steps
+    final: int = 0  # parameters and buffers compared at the end
+    max_abs: float = 0.0
+    differences: List[str] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class ScriptRepair:
+    script: Script
+    rounds: List[ScriptRun]
+    actions: List[str]
+    originals: Dict[str, str]
+    repaired: Dict[str, str]
+    verdict: Optional[Verdict] = None  # None: nothing was changed
+    reference: str = "none"
+    reasons: List[str] = dataclasses.field(default_factory=list)
+    comparison: Optional[Comparison] = None
+    written: List[str] = dataclasses.field(default_factory=list)
+    round_sources: List[Dict[str, str]] = dataclasses.field(default_factory=list)  # what each round ran
+
+    @property
+    def changed(self) -> bool:
+        return any(self.repaired[p] != self.originals[p] for p in self.repaired)
+
+    @property
+    def conflicts(self) -> List[dict]:
+        return [c for r in self.rounds for c in r.conflicts]
+
+    @property
+    def exit_code(self) -> int:
+        """0 verified (or nothing to repair in a script that ran), else 1."""
+        if self.verdict is None:
+            return 0 if not self.conflicts and self.rounds and self.rounds[0].finished else 1
+        return 0 if self.verdict is Verdict.verified else 1
+
+    def diff(self) -> str:
+        return "".join(unified_diff(display_path(p), self.originals[p], self.repaired[p])
+                       for p in self.repaired if self.repaired[p] != self.originals[p])
+
+
+def repair_script(script: Script, max_backward: int = 2, max_rounds: int = 8,
+                  timeout: Optional[float] = 300.0, server: Optional[Interpreters] = None) -> ScriptRepair:
+    """``server``: a fork server started with ``interpreters(seed=True)`` to share (else one
+    is started for this repair: its runs then cost one torch import in all)."""
+    script.check()
+    own = server is None
+    server = interpreters(seed=True) if own else server
+    try:
+        with tempfile.TemporaryDirectory(prefix="inplacefix-repair-") as workdir:
+            return _repair(script, max_backward, max_rounds, timeout, workdir, server)
+    finally:
+        if own and server is not None:
+            server.close()
+
+
+def _repair(script: Script, max_backward: int, max_rounds: int, timeout, workdir: str, server) -> ScriptRepair:
+    originals: Dict[str, str] = {}
+    sources: Dict[str, str] = {}
+    rounds: List[ScriptRun] = []
+    actions: List[str] = []
+    result = ScriptRepair(script, rounds, actions, originals, sources)
+    for _ in range(max_rounds):
+        result.round_sources.append(dict(sources))
+        # Each round also records: the round that runs clean is the repaired run to compare.
+        run = run_script(script, max_backward=max_backward, sources=sources, seed=True, capture=True,
+                         timeout=timeout, workdir=workdir, record=True, server=server)
+        rounds.append(run)
+        if not run.conflicts:
+            break
+        changed = False
+        for suggestion in run.suggestions:
+            path = suggestion["path"]
+            actions += suggestion["actions"]
+            if suggestion.get("fixed") is None:
+                continue
+            if not script.in_project(path):
+                actions.append(f"not changed: {display_path(path)} is outside the project "
+                               f"({script.project_root})")
+                continue
+            if path not in originals:
+                originals[path] = pathlib.Path(path).read_text(encoding="utf-8-sig")
+            if suggestion["fixed"] != sources.get(path, originals[path]):
+                sources[path] = suggestion["fixed"]
+                changed = True
+        if not changed:
+            break
+    if not result.changed:
+        if result.conflicts:
+            result.reasons.append("no rewrite found for the conflict: fix it by hand")
+        elif rounds[0].inplace_family:
+            result.reasons.append(f"the script dies of the in-place error, but the locator did not see the "
+                                  f"change (native code, another thread, its own saved-tensor hooks): {rounds[0].error}")
+        elif not rounds[0].finished:
+            result.reasons.append(f"the script fails on its own: {rounds[0].error or rounds[0].outcome.value}")
+        return result
+    last = rounds[-1]
+    if last.conflicts or not last.finished:
+        result.verdict = Verdict.not_verified
+        result.reasons.append(f"the repaired script still fails: {last.error or last.outcome.value}")
+        return result
+    _prove(result, last, max_backward, timeout, workdir, server)
+    return result
+
+
+def _prove(result: ScriptRepair, repaired: ScriptRun, max_backward: int, timeout, workdir: str, server) -> None:
+    kinds = {c["kind"] for c in result.conflicts}
+    if kinds - {"saved-then-modified", "leaf"}:
+        result.verdict = Verdict.unproven
+        result.reasons.append(f"no reference for {', '.join(sorted(kinds - {'saved-then-modified', 'leaf'}))} conflicts")
+        return
+    leaf_sites = _leaf_sites(result)
+    if leaf_sites is None:
+        result.verdict = Verdict.unproven
+        result.reasons.append("a leaf update's line has no counterpart in the original file")
+        return
+    meanings = []
+    if "saved-then-modified" in kinds:
+        meanings.append("the snapshot oracle (the values the forward really computed)")
+    if leaf_sites:
+        meanings.append("leaf updates applied outside autograd (as under torch.no_grad())")
+    result.reference = " and ".join(meanings)
+    common = dict(mode="record", max_backward=max_backward, seed=True, capture=True, timeout=timeout,
+                  workdir=workdir, server=server)
+    reference = run_script(result.script, snapshot="saved-then-modified" in kinds, no_grad_sites=leaf_sites, **common)
+    if not reference.finished or reference.record is None:
+        result.verdict = Verdict.unproven
+        result.reasons.append(f"the reference run failed: {reference.error or reference.outcome.value} "
+                              "(that meaning does not fit this script)")
+        return
+    if repaired.record is None:
+        result.verdict = Verdict.not_verified
+        result.reasons.append(f"the repaired script failed: {repaired.error or repaired.outcome.value}")
+        return
+    if repaired.backward_passes != reference.backward_passes:
+        result.verdict = Verdict.not_verified
+        result.reasons.append(f"{repaired.backward_passes} backward passes ran, the reference ran "
+                              f"{reference.backward_passes}")
+        return
+    comparison = compare_records(reference.record, repaired.record)
+    comparison.passes = reference.backward_passes
+    result.comparison = comparison
+    if comparison.differences:
+        result.verdict = Verdict.not_verified
+        result.reasons += comparison.differences[:5]
+    elif comparison.gradients == 0:
+        result.verdict = Verdict.unproven
+        result.reasons.append("no gradient was compared (no backward pass ran)")
+    else:
+        result.verdict = Verdict.verified
+
+
+def _leaf_sites(result: ScriptRepair) -> Optional[List[tuple]]:
+    """The leaf updates' lines in the original files (later rounds ran rewritten texts)."""
+    sites = []
+    for run, ran in zip(result.rounds, result.round_sources):
+        for c in run.conflicts:
+            if c["kind"] != "leaf" or not c.get("mutation"):
+                continue
+            path, line = c["mutation"]["file"], c["mutation"]["line"]
+            text = ran.get(path)
+            if text is not None:
+                line = _original_line(result.originals[path], text, line)
+                if line is None:
+                    return None
+            sites.append((path, line))
+    return sites
+
+
+def _original_line(original: str, current: str, line: int) -> Optional[int]:
+    matcher = difflib.SequenceMatcher(None, original.splitlines(), current.splitlines(), autojunk=False)
+    for a, b, size in matcher.get_matching_blocks():
+        if b < line <= b + size:
+            return a + (line - b)
+    return None
+
+
+def compare_records(reference_file: str, repaired_file: str) -> Comparison:
+    """Every recorded tensor, key by key: same keys, dtype, shape, values within the dtype's
+    tolerance (integers, booleans exactly; complex as complex)."""
+    import torch
+
+    ref = torch.load(reference_file, weights_only=True)
+    new = torch.load(repaired_file, weights_only=True)
+    out = Comparison()
+    for key in sorted(set(ref) ^ set(new)):
+        out.differences.append(f"{key}: only in the {'reference' if key in ref else 'repaired run'}")
+    for key in [k for k in ref if k in new]:
+        a, b = ref[key], new[key]
+        kind = key.split("/")[1] if key.startswith("pass") else key.split("/")[0]
+        if a is None or b is None:
+            if a is not b:
+                out.differences.append(f"{key}: {'no gradient' if b is None else 'a gradient'} in the repaired run, "
+                                       f"{'none' if a is None else 'one'} in the reference")
+            continue
+        if a.dtype != b.dtype or a.shape != b.shape:
+            out.differences.append(f"{key}: {b.dtype}{tuple(b.shape)} instead of {a.dtype}{tuple(a.shape)}")
+            continue
+        if a.is_floating_point() or a.is_complex():
+            rtol, atol = _TOLERANCES.get(str(a.real.dtype if a.is_complex() else a.dtype), (1e-5, 1e-6))
+            same = torch.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
+            if a.numel():
+                out.max_abs = max(out.max_abs, (a - b).abs().max().item())
+        else:
+            same = torch.equal(a, b)
+        if not same:
+            out.differences.append(f"{key}: differs (max abs {(a.double() - b.double()).abs().max().item():.3g})"
+                                   if not a.is_complex() else f"{key}: differs")
+        if kind.startswith("loss"):
+            out.losses += 1
+        elif kind == "grad":
+            out.gradients += 1
+        elif kind.startswith("step"):
+            out.steps += 1
+        else:
+            out.final += 1
+    return out
+
+
+def write_repaired(result: ScriptRepair) -> List[str]:
+    """Write every repaired file (atomically, keeping its BOM and line endings); verified only."""
+    if result.verdict is not Verdict.verified:
+        return []
+    for path, text in result.repaired.items():
+        if text == result.originals[path]:
+            continue
+        target = pathlib.Path(path)
+        data = target.read_bytes()
+        bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
+        newline = "\r\n" if b"\r\n" in data else "\n"
+        write_atomic(target, bom + text.replace("\n", newline).encode("utf-8"))
+        result.written.append(path)
+    return result.written
+
+
+def render(result: ScriptRepair) -> str:
+    lines = []
+    for i, run in enumerate(result.rounds, 1):
+        for conflict in run.conflicts:
+            lines.append(f"round {i}: {conflict['describe']}")
+    lines += [f"fix: {a}" for a in result.actions]
+    if not result.rounds or (not result.conflicts and result.rounds[0].finished):
+        passes = result.rounds[0].backward_passes if result.rounds else 0
+        lines.append(f"No in-place conflict in the first {passes} backward pass(es): nothing to repair.")
+    if result.verdict is not None:
+        c = result.comparison
+        head = f"Verdict: {result.verdict.value}"
+        if c is not None:
+            head += (f" against {result.reference}: {c.passes} backward pass(es); compared {c.losses} "
+                     f"loss(es), {c.gradients} gradient(s), {c.steps} parameter(s) after optimizer steps, "
+                     f"{c.final} final parameter(s)/buffer(s); max abs difference {c.max_abs:.3g}")
+        lines.append(head)
+    lines += [f"  {r}" for r in result.reasons]
+    return "\n".join(lines)
+
+
+def to_json(result: ScriptRepair) -> dict:
+    return {
+        "script": result.script.label, "args": list(result.script.args),
+        "verdict": result.verdict.value if result.verdict else None,
+        "reference": result.reference, "reasons": result.reasons, "actions": result.actions,
+        "conflicts": [{k: v for k, v in c.items() if k != "describe"} for c in result.conflicts],
+        "comparison": dataclasses.asdict(result.comparison) if result.comparison else None,
+        "diff": result.diff(), "written": result.written,
+    }
