@@ -18,6 +18,7 @@ import dataclasses
 import importlib.util
 import pathlib
 import re
+import sys
 from typing import List, Tuple
 
 import pytest
@@ -182,3 +183,20 @@ def test_recall_and_false_positives_do_not_regress():
     false = sum(o.flagged for o in outcomes if not o.case.broken)
     assert flagged >= FLOOR_FLAGGED, f"recall fell: {flagged} < {FLOOR_FLAGGED}"
     assert false <= CEILING_FALSE_POSITIVES, f"false positives rose: {false} > {CEILING_FALSE_POSITIVES}"
+
+
+# ----------------------------------------------------------------- the precision labels
+
+
+def test_precision_labels_are_complete():
+    """bench/hazard_labels.tsv (scored by bench/hazard_precision.py) parses, and each of its at
+    least 100 rows has a label, a reason and, when false, a known group."""
+    spec = importlib.util.spec_from_file_location("hazard_precision", FIXTURES.parent / "bench" / "hazard_precision.py")
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench  # dataclasses look their module up there
+    spec.loader.exec_module(bench)
+    labels = bench.read_labels(bench.LABELS)  # raises on an unknown label or group
+    assert len(labels) >= 100
+    assert all(lab.label and lab.reason for lab in labels.values())
+    assert {lab.codebase for lab in labels.values()} == set(bench.CODE_BASES)
+    assert set(bench.PRECEDENCE) == set(bench.GROUPS)
