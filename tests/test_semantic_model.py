@@ -180,3 +180,24 @@ def test_each_kind_of_fact_has_its_own_cache():
     assert model.kinds._kind_cache[expr] is Kind.TENSOR
     assert model.tree.block_of(model.statement_of(expr)) is not None
     assert not model.tree._blocks_around or all(isinstance(v, set) for v in model.tree._blocks_around.values())
+
+
+def test_a_cycle_of_bindings_is_walked_once_not_once_per_path():
+    """Variables that feed each other in a loop (a diffusers state-dict converter looked like
+    this): each name's kind is derived a bounded number of times, not once per path through
+    the cycle (which took minutes before)."""
+    names = [f"v{i}" for i in range(30)]
+    body = "".join(f"        {a} = {b} + {c}\n" for a, b, c in zip(names, names[1:] + names[:1], names[2:] + names[:2]))
+    model = model_of(f"def f({', '.join(names)}):\n    while True:\n{body}        ask({names[0]})\n")
+    calls = 0
+    original = model.kinds._kind
+
+    def counting(expr):
+        nonlocal calls
+        calls += 1
+        return original(expr)
+
+    model.kinds._kind = counting
+    assert model.kind(asked(model)) is Kind.UNKNOWN
+    loads = sum(isinstance(n, ast.Name) for n in ast.walk(model.module))
+    assert calls <= 4 * loads, (calls, loads)

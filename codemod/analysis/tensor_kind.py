@@ -81,23 +81,47 @@ class TensorKinds:
         self.dataflow = dataflow
         self.module = tree.module
         self._kind_cache: Dict[ast.expr, Kind] = {}
-        self._pending: Set[ast.expr] = set()
+        self._pending: Dict[ast.expr, int] = {}  # open questions and their depth (see ``kind``)
+        self._lows: List[int] = [1 << 30]  # per open question: the lowest depth its answer met
+        self._provisional: Dict[ast.expr, Kind] = {}  # answers leaning on an open question
 
     def kind(self, expr: ast.expr) -> Kind:
+        """The kind of ``expr``, remembered once the answer is whole: it leans on no question
+        still open further out (a cycle through bindings back to an outer question). As in
+        Tarjan's algorithm, each open question has a depth and each answer the lowest depth it
+        met; an answer whose cycles all close within it is remembered at once. (Remembering
+        only the outermost answers re-derived long chains of bindings that refer to each other
+        over and over: a diffusers module took minutes. Within one outermost question, answers that
+        lean on an open one are reused too, so a cycle of bindings is walked once.)"""
         cached = self._kind_cache.get(expr)
         if cached is not None:
             return cached
-        if expr in self._pending:
+        provisional = self._provisional.get(expr)
+        if provisional is not None:
+            return provisional
+        pending = self._pending
+        depth = pending.get(expr)
+        if depth is not None:  # a cycle: answered later, by the question that is open
+            if depth < self._lows[-1]:
+                self._lows[-1] = depth
             return Kind.PENDING
-        self._pending.add(expr)
+        depth = pending[expr] = len(pending)
+        self._lows.append(depth + 1)
         try:
             result = self._kind(expr)
         finally:
-            self._pending.discard(expr)
-        if not self._pending:  # a whole answer, not one that assumed a pending question
+            low = self._lows.pop()
+            del pending[expr]
+        if low >= depth:
             if result is Kind.PENDING:
                 result = Kind.UNKNOWN
             self._kind_cache[expr] = result
+        else:  # leans on an open question: reused until the outermost question is answered
+            self._provisional[expr] = result
+            if low < self._lows[-1]:
+                self._lows[-1] = low
+        if not pending:
+            self._provisional.clear()
         return result
 
     def _kind(self, expr: ast.expr) -> Kind:
