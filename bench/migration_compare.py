@@ -1,78 +1,236 @@
-"""Real-repository migration check: tiny random models from an original and a rewritten copy.
+"""Migration check over real libraries: does ``inplacefix fix --select ALL`` (and again with
+``--unsafe-fixes``) keep what popular model libraries compute, bit for bit?
 
-Procedure (as run for the issue note; needs `pip install transformers` beside torch==2.13.0):
+One command runs it all (about 30-60 min on 2 shared cores; the libraries live in a venv of
+their own, see ``/work/shared/notes/real-code.md``)::
 
-    T=$(python -c "import transformers, os; print(os.path.dirname(transformers.__file__))")
-    mkdir A B && cp -r $T A/transformers && cp -r $T B/transformers
-    (cd B/transformers && inplacefix fix --select ALL --unsafe-fixes --no-cache \
-        $(ls models/*/modeling_*.py | grep -v -E "_tf_|_flax_") activations.py pytorch_utils.py)
-    M="bert gpt2 llama t5 vit big_bird wav2vec2 hubert wavlm sew_d wav2vec2_conformer swin2sr"
-    PYTHONPATH=A python bench/migration_compare.py a.pt $M
-    PYTHONPATH=B python bench/migration_compare.py b.pt $M
-    python bench/migration_compare.py --diff a.pt b.pt
+    /work/venvs/real/bin/python bench/migration_compare.py all
 
-Each run builds the listed model families with tiny random configurations (seeded), runs
-forward and backward in train mode with fixed random cotangents, and saves the outputs and all
-parameter gradients; ``--diff`` prints the largest differences.
+Steps (``--no-prepare`` reuses the copies of a previous run; ``--cases a,b`` runs some cases):
+
+1. prepare: copy timm, torchvision, transformers, diffusers, kornia, x-transformers (and
+   torch.optim's kernel modules, as ``torch_optim_copy``) from the venv's site-packages to
+   ``<work>/original`` and to ``<work>/safe`` and ``<work>/unsafe``, and rewrite those two with
+   this worktree's tool (``PYTHONPATH=<worktree> <tool-python> -m codemod fix --select ALL
+   [--unsafe-fixes] --no-cache -j 2 <copy>``);
+2. run: in separate processes (``PYTHONPATH=<work>/<copy>``, the venv's python, one thread),
+   build every case of ``bench/migration/cases.py``: tiny seeded models of 25 families
+   (transformers, torchvision, timm, diffusers, x-transformers, kornia: forward in train mode,
+   backward with fixed float64 cotangents, one AdamW step) and helpers that mutate on purpose
+   (timm init helpers, Mixup/CutMix, ModelEma V1/V2/V3, diffusers' tile blending, torch and timm
+   optimizers for three steps). The original runs twice first: it must agree with itself;
+3. compare: outputs, every gradient, parameters and buffers after the step, optimizer state and
+   mutated inputs, bit for bit (max abs difference where they differ);
+4. bisect: for each tier with differences, the rewritten files the differing cases import are
+   put back one group at a time (group testing over overlays of the original copy) to find
+   which files' rewrites cause which differences; their rewritten lines are listed.
+
+The report (markdown) goes to stdout and to ``<work>/report.md``. A single case can be run by
+hand: ``PYTHONPATH=<work>/safe python bench/migration_compare.py worker out.pt hf_bert``.
 """
 
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import subprocess
 import sys
+import time
+from typing import Dict, List, Optional
 
-import torch
-import transformers
-from transformers import (BertConfig, BertModel, GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM,
-                          T5Config, T5ForConditionalGeneration, ViTConfig, ViTModel)
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from migration import copies  # noqa: E402
+
+ROOT = HERE.parent
+VARIANTS = ("original", "original_again", "safe", "unsafe")
 
 
-def tiny(name):
-    common = dict(vocab_size=99, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37)
-    if name == "bert": return BertModel(BertConfig(**common)), {"input_ids": torch.randint(0, 99, (2, 7))}
-    if name == "gpt2": return GPT2LMHeadModel(GPT2Config(vocab_size=99, n_embd=32, n_layer=2, n_head=4)), {"input_ids": torch.randint(0, 99, (2, 7))}
-    if name == "llama": return LlamaForCausalLM(LlamaConfig(**common, num_key_value_heads=2)), {"input_ids": torch.randint(0, 99, (2, 7))}
-    if name == "t5": return T5ForConditionalGeneration(T5Config(vocab_size=99, d_model=32, d_kv=8, d_ff=37, num_layers=2, num_heads=4, decoder_start_token_id=0, pad_token_id=0)), {"input_ids": torch.randint(0, 99, (2, 7)), "labels": torch.randint(0, 99, (2, 5))}
-    if name == "big_bird":
-        from transformers import BigBirdConfig, BigBirdModel
-        return BigBirdModel(BigBirdConfig(**common, attention_type="block_sparse", block_size=4, num_random_blocks=2, max_position_embeddings=128)), {"input_ids": torch.randint(0, 99, (2, 64))}
-    speech = {"wav2vec2": ("Wav2Vec2Model", "Wav2Vec2Config"), "hubert": ("HubertModel", "HubertConfig"),
-              "wavlm": ("WavLMModel", "WavLMConfig"), "sew_d": ("SEWDModel", "SEWDConfig"),
-              "wav2vec2_conformer": ("Wav2Vec2ConformerModel", "Wav2Vec2ConformerConfig")}
-    if name in speech:
-        cfg = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37, conv_dim=(8, 8), conv_stride=(5, 4), conv_kernel=(10, 8), num_conv_pos_embeddings=8, num_conv_pos_embedding_groups=2, mask_time_prob=0.0)
-        cls, conf = (getattr(transformers, n) for n in speech[name])
-        return cls(conf(**cfg)), {"input_values": torch.randn(2, 400)}
-    if name == "swin2sr":
-        from transformers import Swin2SRConfig, Swin2SRForImageSuperResolution
-        return Swin2SRForImageSuperResolution(Swin2SRConfig(image_size=16, patch_size=1, embed_dim=12, depths=[2], num_heads=[2], window_size=4, upscale=2)), {"pixel_values": torch.randn(1, 3, 16, 16)}
-    if name == "vit": return ViTModel(ViTConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37, image_size=16, patch_size=4)), {"pixel_values": torch.randn(2, 3, 16, 16)}
+# ---- the worker: runs inside one copy -----------------------------------------------------------
 
-def run(target, names):
-    out = {}
+def worker(out: str, names: List[str]) -> None:
+    import torch
+    from migration import cases
+    from migration.state import state_of
+    torch.set_num_threads(1)
+    root = pathlib.Path(os.environ["PYTHONPATH"].split(os.pathsep)[0]).resolve()
+    results = {}
+    for name in names or list(cases.CASES):
+        start = time.perf_counter()
+        try:
+            results[name] = {"state": state_of(cases.CASES[name]()), "error": None}
+        except Exception as exc:  # a crash is a result too (it may be the rewrite's doing)
+            results[name] = {"state": {}, "error": f"{type(exc).__name__}: {exc}"[:300]}
+        results[name]["seconds"] = time.perf_counter() - start
+        print(f"[worker {root.name}] {name}: {results[name]['error'] or 'ok'} ({results[name]['seconds']:.1f} s)",
+              file=sys.stderr, flush=True)
+    files, origin = set(), {}
+    for mod in list(sys.modules.values()):
+        path = getattr(mod, "__file__", None)
+        if path and pathlib.Path(path).resolve().is_relative_to(root):
+            files.add(str(pathlib.Path(path).resolve().relative_to(root)))
+    for lib in (*copies.LIBRARIES, copies.TORCH_OPTIM):
+        if lib in sys.modules:
+            origin[lib] = str(pathlib.Path(sys.modules[lib].__file__).resolve())
+            assert pathlib.Path(origin[lib]).is_relative_to(root), f"{lib} was imported from {origin[lib]}, not {root}"
+    torch.save({"cases": results, "files": sorted(files), "origin": origin}, out)
+
+
+def run_worker(python: str, copy: pathlib.Path, out: pathlib.Path, names: List[str], timeout: int = 3600) -> dict:
+    import torch
+    env = dict(os.environ, PYTHONPATH=str(copy), OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false",
+               PYTHONWARNINGS="ignore", TRANSFORMERS_VERBOSITY="error")
+    log = out.with_suffix(".log")
+    with open(log, "w") as err:
+        done = subprocess.run([python, str(HERE / "migration_compare.py"), "worker", str(out), *names],
+                              env=env, stdout=err, stderr=err, timeout=timeout, cwd=str(copy.parent))
+    if done.returncode != 0:
+        raise RuntimeError(f"worker in {copy} failed (exit {done.returncode}); see {log}:\n{log.read_text()[-2000:]}")
+    return torch.load(out, weights_only=False)
+
+
+# ---- comparing ----------------------------------------------------------------------------------
+
+def cell(base: dict, other: dict) -> str:
+    from migration.state import compare
+    if base["error"] and other["error"]:
+        return "both fail" if base["error"] == other["error"] else f"fails differently: {other['error'][:80]}"
+    if other["error"]:
+        return f"**fails**: {other['error'][:100]}"
+    if base["error"]:
+        return f"original fails ({base['error'][:60]}), rewrite runs"
+    d = compare(base["state"], other["state"])
+    if d.identical:
+        return f"identical ({d.compared} tensors)"
+    return f"**{d.tensors}/{d.compared} differ**, max abs {d.max_abs:.3g} (`{d.worst}`)"
+
+
+def differs(base: dict, other: dict) -> bool:
+    from migration.state import compare
+    if base["error"] or other["error"]:
+        return base["error"] != other["error"]
+    return not compare(base["state"], other["state"]).identical
+
+
+def table(results: Dict[str, dict], names: List[str]) -> List[str]:
+    from migration import cases
+    lines = ["| case | kind | original vs itself | after `fix --select ALL` | after `... --unsafe-fixes` |",
+             "|---|---|---|---|---|"]
+    base = results["original"]["cases"]
     for name in names:
-        torch.manual_seed(0)
-        model, inputs = tiny(name)
-        model.train()
-        torch.manual_seed(1)
-        result = model(**inputs)
-        tensors = [v for v in result.values() if isinstance(v, torch.Tensor) and v.is_floating_point()]
-        gen = torch.Generator().manual_seed(2)
-        loss = sum((t.double() * torch.randn(t.shape, generator=gen, dtype=torch.float64)).sum() for t in tensors)
-        loss.backward()
-        out[name] = {"outputs": [t.detach() for t in tensors],
-                     "grads": {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.grad is not None}}
-        print(name, transformers.__file__, len(out[name]["grads"]))
-    torch.save(out, target)
+        row = [name, cases.KIND.get(name, "?"), cell(base[name], results["original_again"]["cases"][name])]
+        row += [cell(base[name], results[t]["cases"][name]) for t in copies.TIERS]
+        lines.append("| " + " | ".join(row) + " |")
+    return lines
 
 
-def diff(a_path, b_path):
-    a, b = torch.load(a_path), torch.load(b_path)
-    for name in [n for n in a if n in b]:
-        out = max((x.double() - y.double()).abs().max().item() for x, y in zip(a[name]["outputs"], b[name]["outputs"]))
-        grads = max((a[name]["grads"][k].double() - b[name]["grads"][k].double()).abs().max().item() for k in a[name]["grads"])
-        print(f"{name:10} outputs max abs diff {out:.3g}  grads max abs diff {grads:.3g}  ({len(a[name]['grads'])} parameters)")
+# ---- bisecting ----------------------------------------------------------------------------------
+
+class Bisector:
+    """Group testing over overlays: which rewritten files, put alone into the original copy,
+    change which of the differing cases."""
+
+    def __init__(self, work: pathlib.Path, python: str, tier: str, names: List[str], base: Dict[str, dict]):
+        self.work, self.python, self.tier, self.names, self.base = work, python, tier, names, base
+        self.runs = 0
+
+    def affected(self, files: List[str]) -> List[str]:
+        target = self.work / f"overlay_{self.tier}"
+        copies.overlay(self.work / "original", self.work / self.tier, files, target)
+        self.runs += 1
+        got = run_worker(self.python, target, self.work / f"overlay_{self.tier}.pt", self.names)["cases"]
+        return [n for n in self.names if differs(self.base[n], got[n])]
+
+    def culprits(self, files: List[str], hit: Optional[List[str]] = None) -> Dict[str, List[str]]:
+        """{file (or "a+b+..." for a group that only acts together): cases it changes}."""
+        hit = self.affected(files) if hit is None else hit
+        if not hit:
+            return {}
+        if len(files) == 1:
+            return {files[0]: hit}
+        half = len(files) // 2
+        left, right = files[:half], files[half:]
+        hit_left = self.affected(left)
+        hit_right = self.affected(right)
+        if not hit_left and not hit_right:
+            return {"+".join(files): hit}
+        found = {}
+        if hit_left:
+            found.update(self.culprits(left, hit_left))
+        if hit_right:
+            found.update(self.culprits(right, hit_right))
+        return found
+
+
+def bisect(work: pathlib.Path, python: str, results: Dict[str, dict], names: List[str]) -> List[str]:
+    lines = []
+    base = results["original"]["cases"]
+    for tier in copies.TIERS:
+        failing = [n for n in names if differs(base[n], results[tier]["cases"][n])]
+        if not failing:
+            continue
+        imported = set(run_worker(python, work / "original", work / "imports.pt", failing)["files"])
+        changed = [f for f in copies.changed_files(work / "original", work / tier) if f in imported]
+        start = time.perf_counter()
+        finder = Bisector(work, python, tier, failing, base)
+        found = finder.culprits(changed) if changed else {}
+        lines += ["", f"### Which rewrites cause the differences ({tier} tier)", "",
+                  f"{len(failing)} differing cases; {len(changed)} rewritten files among those they import; "
+                  f"{finder.runs} overlay runs ({time.perf_counter() - start:.0f} s).", ""]
+        if not found:
+            lines.append("- no single file or group found (the differences did not reproduce on overlays)")
+        for files, hit in found.items():
+            lines.append(f"- `{files}` changes: {', '.join(hit)}")
+            for rel in files.split("+"):
+                for hunk in copies.hunks(work / "original", work / tier, rel)[:12]:
+                    lines.append(f"    - {hunk}")
+    return lines
+
+
+# ---- all ----------------------------------------------------------------------------------------
+
+def main(argv: Optional[List[str]] = None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv and argv[0] == "worker":
+        worker(argv[1], argv[2:])
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("command", choices=["all"])
+    parser.add_argument("--work", type=pathlib.Path, default=pathlib.Path("/tmp/inplacefix-migration"))
+    parser.add_argument("--python", default="/work/venvs/real/bin/python", help="the libraries' venv python")
+    parser.add_argument("--tool-python", default="/work/main/.venv/bin/python", help="python that runs inplacefix")
+    parser.add_argument("--cases", default="", help="comma-separated case names (default: all)")
+    parser.add_argument("--no-prepare", action="store_true", help="reuse the copies in --work")
+    parser.add_argument("--no-bisect", action="store_true")
+    args = parser.parse_args(argv)
+    args.work.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    report = ["# Migration check on real libraries", ""]
+    if not args.no_prepare:
+        runs = copies.prepare(args.work, args.python, args.tool_python, ROOT)
+        report += [f"- `fix` {r.tier}: {r.summary} ({r.seconds:.0f} s wall, exit {r.returncode})" for r in runs.values()]
+    for tier in copies.TIERS:
+        report.append(f"- {tier} tier: {len(copies.changed_files(args.work / 'original', args.work / tier))} files rewritten")
+    from migration import cases
+    names = [n for n in args.cases.split(",") if n] or list(cases.CASES)
+    results = {}
+    for variant in VARIANTS:
+        copy = args.work / ("original" if variant == "original_again" else variant)
+        t0 = time.perf_counter()
+        results[variant] = run_worker(args.python, copy, args.work / f"{variant}.pt", names)
+        print(f"[run] {variant}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+    report += ["", *table(results, names)]
+    if not args.no_bisect:
+        report += bisect(args.work, args.python, results, names)
+    report += ["", f"Total {time.perf_counter() - started:.0f} s wall."]
+    text = "\n".join(report) + "\n"
+    (args.work / "report.md").write_text(text)
+    print(text)
+    return 0
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "--diff":
-        diff(sys.argv[2], sys.argv[3])
-    else:
-        run(sys.argv[1], sys.argv[2:])
+    sys.exit(main())

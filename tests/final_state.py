@@ -1,0 +1,101 @@
+"""Run a fixture's ``example()`` and read back everything it leaves behind, for bit-for-bit
+comparisons: outputs, every gradient, parameters and buffers, optimizer state, mutated inputs.
+
+A rewrite that only keeps outputs and gradients can still change a program (an init helper that
+no longer fills its argument, an optimizer step that no longer updates): the final state shows it.
+"""
+
+from __future__ import annotations
+
+import numbers
+import pathlib
+from typing import Any, Dict, Optional
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from codemod.runtime.harness import load_module
+
+State = Dict[str, torch.Tensor]
+
+
+def state_of(obj: Any, prefix: str = "") -> State:
+    """Every tensor reachable from ``obj``, detached and cloned, by a stable dotted name
+    (a module's parameters, their ``.grad`` and its buffers; an optimizer's state; a leaf's grad)."""
+    found: State = {}
+    if isinstance(obj, torch.nn.Module):
+        for name, p in obj.named_parameters():
+            found[f"{prefix}{name}"] = p.detach().clone()
+            if p.grad is not None:
+                found[f"{prefix}{name}.grad"] = p.grad.detach().clone()
+        for name, b in obj.named_buffers():
+            found[f"{prefix}{name}"] = b.detach().clone()
+    elif isinstance(obj, torch.optim.Optimizer):
+        sd = obj.state_dict()
+        found.update(state_of(sd["state"], f"{prefix}state."))
+        found.update(state_of([{k: v for k, v in g.items() if k != "params"} for g in sd["param_groups"]], f"{prefix}groups."))
+    elif isinstance(obj, torch.Tensor):
+        found[prefix.rstrip(".") or "value"] = obj.detach().clone()
+        if obj.is_leaf and obj.grad is not None:
+            found[f"{prefix}grad"] = obj.grad.detach().clone()
+    elif isinstance(obj, dict):
+        for key in sorted(obj, key=str):
+            found.update(state_of(obj[key], f"{prefix}{key}."))
+    elif isinstance(obj, (list, tuple)):
+        for i, item in enumerate(obj):
+            found.update(state_of(item, f"{prefix}{i}."))
+    elif isinstance(obj, bool) or obj is None:
+        pass
+    elif isinstance(obj, numbers.Real):
+        found[prefix.rstrip(".")] = torch.tensor(float(obj), dtype=torch.float64)
+    return found
+
+
+def differences(a: State, b: State) -> Dict[str, float]:
+    """Names whose tensors are not bit-identical, with the max abs difference (inf: missing,
+    other shape or dtype)."""
+    out: Dict[str, float] = {}
+    for key in sorted(set(a) | set(b)):
+        x, y = a.get(key), b.get(key)
+        if x is None or y is None or x.shape != y.shape or x.dtype != y.dtype:
+            out[key] = float("inf")
+        elif not torch.equal(x, y):
+            both_nan = x.isnan() & y.isnan() if x.is_floating_point() else torch.zeros_like(x, dtype=torch.bool)
+            gap = (x.double() - y.double()).abs().masked_fill(both_nan, 0)
+            if gap.max().item() > 0 or (x.isnan() != y.isnan()).any():
+                out[key] = gap.nan_to_num(float("inf")).max().item()
+    return out
+
+
+class InPlaceUnderNoGrad(TorchFunctionMode):
+    """Run in-place tensor calls (``add_``, ``-=``, ``x[i] = v``) with grad off: the meaning a
+    ``with torch.no_grad():`` around the update gives. ``leaf_only``: only where the target is a
+    leaf that requires grad, or a view of one (the calls that raise the leaf error)."""
+
+    def __init__(self, leaf_only: bool = True):
+        super().__init__()
+        self.leaf_only = leaf_only
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        name = getattr(func, "__name__", "")
+        inplace = name == "__setitem__" or (name.endswith("_") and not name.endswith("__")) or name.startswith("__i")
+        if inplace and args and isinstance(args[0], torch.Tensor) and torch.is_grad_enabled():
+            target = args[0]._base if args[0]._base is not None else args[0]
+            if not self.leaf_only or (target.is_leaf and target.requires_grad):
+                return self.update(func, args, kwargs)
+        return func(*args, **kwargs)
+
+    def update(self, func, args, kwargs):
+        with torch.no_grad():
+            return func(*args, **kwargs)
+
+
+def run_example(path: pathlib.Path, mode: Optional[TorchFunctionMode] = None, seed: int = 0) -> State:
+    """Load ``path`` fresh, seed, call ``example()`` (under ``mode`` if given) and read its state."""
+    module = load_module(path.read_text(encoding="utf-8"), str(path), f"fixture_{path.stem.replace('.', '_')}")
+    torch.manual_seed(seed)
+    if mode is None:
+        return state_of(module.example())
+    with mode:
+        return state_of(module.example())
