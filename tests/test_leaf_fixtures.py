@@ -91,3 +91,31 @@ def test_enough_cases_on_both_sides():
     assert kinds.count("leaf-error") >= 12
     assert len(kinds) - kinds.count("leaf-error") >= 4
     assert "needs-copy" in kinds
+
+
+def _tool_output(path: pathlib.Path, tier: str) -> pathlib.Path:
+    """What ``fix`` (``safe``) or ``fix --unsafe-fixes`` (``unsafe``) makes of a case (the rule
+    fixtures' expected files, checked byte for byte by tests/test_fixtures.py)."""
+    safe = path.with_name(path.name.replace(".in.py", ".out.py"))
+    unsafe = path.with_name(path.name.replace(".in.py", ".unsafe.out.py"))
+    return unsafe if tier == "unsafe" and unsafe.exists() else safe
+
+
+@pytest.mark.parametrize("path", CASES, ids=case_id)
+def test_what_the_rule_writes_computes_the_no_grad_meaning(path):
+    """IPF005's own rewrite, run: where a leaf-error case is rewritten, it runs and its final
+    state equals the no_grad reference; a "works" or "needs-copy" case gets no safe rewrite
+    that changes what it computes."""
+    safe = _tool_output(path, "safe")
+    if kind(path) == "leaf-error":
+        if headers(path).get("fix") == "copy" or safe.read_bytes() == path.read_bytes():
+            return  # the copy meaning is yours to write; see the next test for how many are fixed
+        assert differences(run_example(safe), run_example(path, InPlaceUnderNoGrad())) == {}
+        return
+    assert differences(run_example(safe), run_example(path)) == {}, "the safe tier changed a working program"
+
+
+def test_the_safe_tier_fixes_most_of_the_leaf_family():
+    fixed = [p for p in CASES if kind(p) == "leaf-error" and headers(p).get("fix") != "copy"
+             and _tool_output(p, "safe").read_bytes() != p.read_bytes()]
+    assert len(fixed) >= 8, [case_id(p) for p in fixed]

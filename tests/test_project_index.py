@@ -83,7 +83,7 @@ def test_module_names_follow_packages(project):
 
 def test_callers_in_other_files_decide_grad_mode(project):
     alone = findings(project / "pkg" / "init.py", cwd=project)
-    assert (12, "dead-store") in alone  # p.clamp_ in a loop over parameters: no rebinding fix
+    assert (12, "leaf-update") in alone  # p.clamp_ on a parameter: IPF005 wraps it in no_grad
     assert (5, "callers-rely-on-mutation") in alone  # fill_weights ignores _normal's result
     together = findings(project / "pkg", cwd=project)
     assert (5, "no-grad-callers") in together and (12, "no-grad-callers") in together
@@ -94,7 +94,7 @@ def test_one_grad_on_caller_anywhere_keeps_the_finding(project):
     (project / "train.py").write_text("import torch\nfrom pkg.init import fill_weights\n\n"
                                       "def setup(model):\n    fill_weights(model)\n")
     together = findings(project / "pkg", project / "train.py", cwd=project)
-    assert (12, "no-grad-callers") not in together and (12, "dead-store") in together
+    assert (12, "no-grad-callers") not in together and (12, "leaf-update") in together
 
 
 def test_re_exports_and_relative_imports_resolve(project):

@@ -70,5 +70,7 @@ def test_safe_fix_kinds_are_rewritten_by_the_safe_tier(path):
 def test_both_sides_are_covered():
     kinds = [headers(p) for p in CASES]
     assert sum(h.get("expect") == "rewritten" for h in kinds) >= 5
-    assert sum("breaks-safe" in h for h in kinds) >= 2
+    # The safe tier broke 6 of these programs before dead stores, contracts and grad mode across
+    # calls (issue 13); none may break it again.
+    assert not [p.stem for p, h in zip(CASES, kinds) if "breaks-safe" in h]
     assert all("case" in h for h in kinds)

@@ -11,10 +11,10 @@ the analysis cannot name.
 from __future__ import annotations
 
 import ast
-from typing import NamedTuple, Optional
+from typing import NamedTuple, Optional, Set
 
 from codemod.analysis.binder import Binder
-from codemod.analysis.dataflow import Dataflow
+from codemod.analysis.dataflow import VIEW_METHODS, Dataflow
 from codemod.analysis.kinds import Kind
 from codemod.analysis.syntax import (
     OWNERS,
@@ -44,12 +44,34 @@ class Leaves:
         self.binder = binder
         self.dataflow = dataflow
         self.kinds = kinds
+        self._frozen: Optional[Set[str]] = None
+
+    def frozen(self) -> Set[str]:
+        """Keys the module turns requires_grad off for (``w.requires_grad_(False)``,
+        ``w.requires_grad = False``): such a tensor may not require grad when it is updated."""
+        if self._frozen is None:
+            found: Set[str] = set()
+            for node in self.tree.walk(self.tree.module):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                        and node.func.attr == "requires_grad_" and node.args and is_const(node.args[0], False):
+                    key = target_key(node.func.value)
+                elif isinstance(node, ast.Assign) and is_const(node.value, False) and len(node.targets) == 1 \
+                        and isinstance(node.targets[0], ast.Attribute) and node.targets[0].attr == "requires_grad":
+                    key = target_key(node.targets[0].value)
+                else:
+                    continue
+                if key:
+                    found.add(key)
+            self._frozen = found
+        return self._frozen
 
     def origin(self, target: ast.expr, stmt: Located) -> Optional[LeafOrigin]:
         base = subscript_base(target)
         key = target_key(base)
         if key is None:
             return None
+        if key in self.frozen():
+            return LeafOrigin(False, f"`{key}`, whose requires_grad the code turns off", False)
         kind = self.kinds.kind(base)
         if kind is Kind.PARAMETER:
             return LeafOrigin(True, f"`{key}`, an nn.Parameter", False)
@@ -68,14 +90,33 @@ class Leaves:
         for anc in self.tree.ancestors(stmt):
             if isinstance(anc, OWNERS):
                 break
-            if isinstance(anc, (ast.For, ast.AsyncFor)) and _loop_over_parameters(anc, name.id):
-                return LeafOrigin(True, f"`{name.id}`, a parameter (from `.parameters()`)", False)
+            if isinstance(anc, (ast.For, ast.AsyncFor)):
+                if _loop_over_parameters(anc, name.id):
+                    return LeafOrigin(True, f"`{name.id}`, a parameter (from `.parameters()`)", False)
+                if _names_of(anc.target) == {name.id} and isinstance(anc.iter, (ast.Tuple, ast.List)) \
+                        and anc.iter.elts and all(self._leaf_name(e, anc) for e in anc.iter.elts):
+                    return LeafOrigin(True, f"`{name.id}`, one of tensors that require grad", False)
         flow = self.binder.flow(self.tree.owner(name))
         for binding in self.dataflow.reaching(flow, name.id, stmt):
             value = binding.value
-            if binding.form == "assign" and isinstance(value, ast.Call) and _creates_leaf(value):
+            if binding.form != "assign" or not isinstance(value, ast.Call):
+                continue
+            if _creates_leaf(value):
                 return LeafOrigin(True, f"`{name.id}`, created with requires_grad=True", True)
+            func = value.func
+            if isinstance(func, ast.Attribute) and func.attr in VIEW_METHODS:  # a view of a leaf
+                viewed = self.origin(func.value, binding.stmt) if isinstance(func.value, ast.expr) else None
+                if viewed is not None:
+                    return LeafOrigin(viewed.known, f"`{name.id}`, a view of {viewed.what}", False)
         return None
+
+    def _leaf_name(self, expr: ast.expr, at: Located) -> bool:
+        origin = self.origin(expr, at) if isinstance(expr, (ast.Name, ast.Attribute)) else None
+        return origin is not None and origin.known
+
+
+def _names_of(target: ast.AST) -> Set[str]:
+    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
 
 
 def _creates_leaf(call: ast.Call) -> bool:

@@ -106,8 +106,21 @@ class LeafUpdate(Rule):
         self.report(node, message, status, reason, plan, hazard=_LEAF_ERROR if origin.known else None)
 
     def _read_after(self, base: ast.Name, stmt: Located) -> bool:
+        """A computation reads the leaf after ``stmt`` (an op, a call, an index), not only a
+        ``return`` or an ``nn.Parameter(...)`` that keeps it."""
         flow = self.model.flow(self.model.owner(base))
-        return self.model.holders.read_after(flow, base.id, stmt)
+        if not self.model.holders.read_after(flow, base.id, stmt):
+            return False
+        _, end = self.model.range(stmt)
+        for pos, node in flow.loads.get(base.id, []):
+            if pos < end:
+                continue
+            parent = self.model.parent(node)
+            if isinstance(parent, (ast.Return, ast.Assign)) or (
+                    isinstance(parent, ast.Call) and (self.model.torch_name(parent.func) or "").endswith("Parameter")):
+                continue
+            return True
+        return False
 
     # -------------------------------------------------------------------- the fix
     def _wrap_plan(self, stmt: ast.AST, base: ast.expr) -> Optional[Plan]:
@@ -183,12 +196,17 @@ class LeafUpdate(Rule):
 
 
 def _updated(call: ast.Call, torch_name: Optional[str]) -> Optional[ast.expr]:
-    """The tensor an in-place call writes: ``x.add_(...)`` -> ``x``; ``torch.relu_(x)`` -> ``x``."""
+    """The tensor an in-place call writes: ``x.add_(...)`` -> ``x``; ``torch.relu_(x)`` -> ``x``;
+    ``truncated_normal_(w)`` -> ``w`` (a helper named like PyTorch's in-place functions fills its
+    first argument; torch's own ``nn.init`` ones turn grad off themselves)."""
     func = call.func
     if torch_name is not None:
         if torch_name in torch_api.INPLACE_FUNCTIONS and call.args:
             return call.args[0]
         return None
+    if isinstance(func, ast.Name) and calls_trailing_underscore(call) and call.args \
+            and not isinstance(call.args[0], ast.Starred):
+        return call.args[0]
     if isinstance(func, ast.Attribute) and func.attr in _UPDATING_METHODS:
         receiver = func.value
         while isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) \

@@ -54,9 +54,9 @@ def assess(
         return Verdict(Status.SKIPPED, intended)
     stmt = model.statement_of(node)
     leaf = model.leaves.origin(target, stmt)
-    if leaf is not None and leaf.known:  # PyTorch refuses the update itself: IPF005's no_grad
+    if leaf is not None:  # PyTorch refuses the update (or may): IPF005's no_grad, no competing fix
         base = subscript_base(target)
-        if leaf.fresh and isinstance(base, ast.Name) and model.holders.read_after(
+        if leaf.known and leaf.fresh and isinstance(base, ast.Name) and model.holders.read_after(
                 model.flow(model.owner(base)), base.id, stmt):
             kind = Kind.TENSOR  # "update a copy": a rebinding is that copy (unsafe: the leaf keeps no update)
             leaf_copy = True

@@ -145,6 +145,14 @@ def repair(target: str, settings: Optional[Settings] = None, max_rounds: int = 8
                         read)
 
 
+def first_choice(source: str, path: pathlib.Path, conflicts: List[Conflict],
+                 settings: Settings) -> Tuple[str, List[RepairStep]]:
+    """(the source with the first-choice fix of each conflict, the steps): what ``repair``
+    tries first, for front ends that only show the fix (``run``, the pytest plugin, the magic)."""
+    fixed, steps, _ = _repair_round(source, path, conflicts, settings, {}, 1)
+    return fixed, steps
+
+
 def _repair_round(source: str, path: pathlib.Path, conflicts: List[Conflict], settings: Settings,
                   prefer: Dict[tuple, int], attempt: int, like: bytes = b"") -> Tuple[str, List[RepairStep], bool]:
     """(the source with one fix per conflict, the steps, whether any conflict has a candidate

@@ -26,7 +26,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from codemod.config import Settings
 from codemod.engine.diffs import unified_diff
 from codemod.runtime.locate import Conflict
-from codemod.runtime.repair import _repair_round
+from codemod.runtime.repair import first_choice
 
 
 @dataclasses.dataclass
@@ -87,7 +87,7 @@ def suggest(conflicts: List[Conflict], path: str, source: Optional[str] = None,
         actions += leaf_actions
     if others:
         try:
-            fixed, steps = _repair_round(fixed, pathlib.Path(path), others, settings or Settings())
+            fixed, steps = first_choice(fixed, pathlib.Path(path), others, settings or Settings())
         except Exception as exc:  # HarnessError: the file does not parse
             return Suggestion(path, actions + [f"no rewrite: {exc}"], source, None)
         actions += [step.action for step in steps]
