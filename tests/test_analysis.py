@@ -151,3 +151,13 @@ def test_a_changed_context_is_analysed_again():
     assert previous.findings and previous.statements
     again = process_source(after.encode(), "m.py", hints, incremental=True, previous=previous)
     assert not again.findings and _same(again, process_source(after.encode(), "m.py", hints))
+
+
+def test_batch_runs_do_not_pay_for_editor_reuse(tmp_path):
+    """Only editors ask for reuse across edits (``incremental=True``); a check keeps no keys."""
+    from codemod.engine.files import process_path
+
+    path = tmp_path / "m.py"
+    path.write_text("import torch\n\ndef f(x):\n    y = torch.sigmoid(x)\n    y += 1\n    return y\n")
+    assert process_path(str(path), Settings(), fix=False, write=False, edits=False).statements is None
+    assert process_source(path.read_bytes(), "m.py", Settings(), incremental=True).statements

@@ -115,3 +115,17 @@ def test_the_cache_follows_the_other_files(project):
     model.write_text(MODEL.replace("        with torch.no_grad():\n            fill_weights(self)",
                                    "        fill_weights(self)"))
     assert (12, "no-grad-callers") not in cached()
+
+
+def test_the_index_digest_is_the_same_in_every_process(project):
+    """The result cache key holds it: a digest that varied with Python's string hashing made
+    every run miss the cache of the files it concerns."""
+    (project / "pkg" / "use.py").write_text(
+        "from pkg.init import scale\n\n\ndef twice(a, b, c, d):\n    z = scale(a, b)\n    return a, b, z\n")
+    code = ("import sys; from codemod.engine.project import build_index\n"
+            "files = sorted(str(p) for p in __import__('pathlib').Path(sys.argv[1]).rglob('*.py'))\n"
+            "print(build_index(files).digest_for('pkg.init'))\n")
+    digests = {subprocess.run([sys.executable, "-c", code, str(project)], capture_output=True, text=True,
+                              env={**__import__("os").environ, "PYTHONHASHSEED": seed}).stdout
+               for seed in ("1", "2", "3")}
+    assert len(digests) == 1 and digests.pop().strip()

@@ -155,7 +155,8 @@ class ProjectIndex:
             return ""
         h = hashlib.sha256()
         for f in sorted(facts.functions, key=lambda f: f.qualname):
-            calls = sorted(dataclasses.astuple(c) for c in self.calls.get(f.qualname, []))
+            calls = sorted((c.callee, c.caller, c.grad_off, c.called, c.result_ignored,
+                            tuple(sorted(c.args_read_after))) for c in self.calls.get(f.qualname, []))
             h.update(repr((f.qualname, self.grad_off(f.qualname), calls)).encode())
         return h.hexdigest()[:16]
 

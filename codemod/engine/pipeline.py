@@ -75,7 +75,7 @@ def process_source(
         return result
     from codemod.analysis.model import SemanticModel
     from codemod.analysis.source import Source, parse
-    from codemod.engine import incremental
+    from codemod.engine import incremental as reuse  # not `incremental`: that is the flag
     from codemod.engine.suppression import is_suppressed, suppressions
     from codemod.rules import registry
     from codemod.rules.base import hazard_code
@@ -105,11 +105,11 @@ def process_source(
     running = [cls(model) for cls in selected]
     keys, reused, skip = {}, [], set()
     if incremental and not (fix or build_fixes):  # fixes point into one libcst tree
-        keys, reused, skip = incremental.reusable(source, settings, previous)
+        keys, reused, skip = reuse.reusable(source, settings, previous)
     _dispatch(source, running, skip)
     found = [f for rule in running for f in rule.findings if settings.selects(f.code)]
     if keys and not model.picked_fresh_names:  # a fresh name depends on the whole file
-        result.statements = incremental.remember(keys, found, previous)
+        result.statements = reuse.remember(keys, found, previous)
     found += reused
     table = suppressions(source.text) if found else {}
     result.findings.extend(f for f in found if not is_suppressed(table, f.code, f.span.line, f.span.end_line))
