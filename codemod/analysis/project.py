@@ -168,8 +168,15 @@ def collect(model: "SemanticModel", module: str, project_modules: FrozenSet[str]
     tree, calls = model.tree, model.calls
     functions: List[FunctionFact] = []
     local: Dict[Function, str] = {}
-    for node in tree.walk(model.module):
-        if isinstance(node, FUNCTIONS):
+    imports: List[Union[ast.Import, ast.ImportFrom]] = []
+    uses: List[Union[ast.Name, ast.Attribute]] = []
+    for node in tree.walk(model.module):  # one walk: definitions, imports, and uses of names
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            if isinstance(node.ctx, ast.Load) and not isinstance(tree.parent(node), ast.Attribute):
+                uses.append(node)  # the outermost part of a chain: `mod.f`, not `mod`
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            imports.append(node)
+        elif isinstance(node, FUNCTIONS):
             parent = tree.parent(node)
             if parent is model.module:
                 qual = f"{module}.{node.name}"
@@ -184,11 +191,9 @@ def collect(model: "SemanticModel", module: str, project_modules: FrozenSet[str]
             params += [a.arg for a in node.args.kwonlyargs]
             own = model.grad.local_reason(node.body[0]) if node.body else None
             functions.append(FunctionFact(qual, tuple(params), own is not None or calls.is_autograd_kernel(node)))
-    resolver = _Resolver(model, module, project_modules, is_package)
+    resolver = _Resolver(model, module, project_modules, is_package, imports)
     found: List[CallFact] = []
-    for node in tree.walk(model.module):
-        if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
-            continue
+    for node in uses:
         callee = resolver.resolve(node)
         if callee is None:
             continue
@@ -232,7 +237,7 @@ class _Resolver:
     """Qualified names of the project's functions at their uses in one module."""
 
     def __init__(self, model: "SemanticModel", module: str, project_modules: FrozenSet[str],
-                 is_package: bool) -> None:
+                 is_package: bool, imports: List[Union[ast.Import, ast.ImportFrom]]) -> None:
         self.model = model
         self.module = module
         self.project = project_modules
@@ -242,7 +247,7 @@ class _Resolver:
         for stmt in model.module.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.top[stmt.name] = f"{module}.{stmt.name}"
-        for node in ast.walk(model.module):
+        for node in imports:
             if isinstance(node, ast.ImportFrom) and node.names[0].name != "*":
                 base = self._absolute(node)
                 if base is None:

@@ -8,10 +8,11 @@ calls are all the analysis sees, and it says nothing it cannot see.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import pathlib
 import pickle
-from typing import Iterable, List, Optional
+from typing import Callable, Iterable, List, Optional
 
 from codemod.analysis.project import ModuleFacts, ProjectIndex, collect, module_name
 from codemod.engine.fileio import read_source
@@ -19,25 +20,38 @@ from codemod.engine.fileio import read_source
 _VERSION = b"project-facts-1"
 
 
-def build_index(files: Iterable[str], cache_dir: Optional[str] = None) -> Optional[ProjectIndex]:
-    """The index of the ``.py`` files among ``files``; None for fewer than two (no other callers)."""
-    paths = [pathlib.Path(f) for f in files if f.endswith(".py")]
+Mapper = Callable[[Callable[[str], Optional[ModuleFacts]], List[str]], List[Optional[ModuleFacts]]]
+
+
+def build_index(files: Iterable[str], cache_dir: Optional[str] = None,
+                mapper: Optional[Mapper] = None) -> Optional[ProjectIndex]:
+    """The index of the ``.py`` files among ``files``; None for fewer than two (no other
+    callers). ``mapper(work, paths)``: how to run ``work`` over the paths (the CLI passes its
+    worker pool; default: one after the other, here)."""
+    paths = [f for f in files if f.endswith(".py")]
     if len(paths) < 2:
         return None
-    names = {p: module_name(p) for p in paths}
+    names = {p: module_name(pathlib.Path(p)) for p in paths}
     project = frozenset(names.values())
+    work = functools.partial(module_facts, project=project, cache_dir=cache_dir, salt=_salt(project))
+    found = (mapper or _serial)(work, paths)
+    return ProjectIndex(f for f in found if f is not None)
+
+
+def _serial(work: Callable[[str], Optional[ModuleFacts]], paths: List[str]) -> List[Optional[ModuleFacts]]:
+    return [work(p) for p in paths]
+
+
+def module_facts(path: str, project: frozenset, cache_dir: Optional[str], salt: bytes) -> Optional[ModuleFacts]:
+    """What one file contributes to the index (None when it cannot be read or parsed: the file
+    itself is reported when it is processed)."""
+    p = pathlib.Path(path)
+    try:
+        data = read_source(p)  # a regular file only: a FIFO would block the run
+    except OSError:
+        return None
     folder = pathlib.Path(cache_dir) / "project" if cache_dir else None
-    salt = _salt(project)
-    facts: List[ModuleFacts] = []
-    for path in paths:
-        try:
-            data = read_source(path)  # a regular file only: a FIFO would block the run
-        except OSError:
-            continue  # reported when the file itself is processed
-        found = _facts(data, names[path], project, path.name == "__init__.py", folder, salt)
-        if found is not None:
-            facts.append(found)
-    return ProjectIndex(facts)
+    return _facts(data, module_name(p), project, p.name == "__init__.py", folder, salt)
 
 
 def _facts(data: bytes, module: str, project: frozenset, is_package: bool,

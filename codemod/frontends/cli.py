@@ -127,7 +127,8 @@ def _run(paths, settings, *, fix: bool, write: bool, edits: bool, jobs, progress
     cache_dir = str(pathlib.Path(settings.root or ".") / ".inplacefix_cache") if cache else None
     from codemod.engine.project import build_index
 
-    project = build_index(files, cache_dir)  # the other files' calls of each file's functions
+    # The other files' calls of each file's functions, gathered on the same workers.
+    project = build_index(files, cache_dir, lambda work, items: _process(items, work, jobs, False))
     work = functools.partial(process_path, settings=settings, fix=fix, write=write, edits=edits,
                              cache_dir=cache_dir, project=project)
     return _process(files, work, jobs, progress) + unwalked
