@@ -161,3 +161,19 @@ def test_batch_runs_do_not_pay_for_editor_reuse(tmp_path):
     path.write_text("import torch\n\ndef f(x):\n    y = torch.sigmoid(x)\n    y += 1\n    return y\n")
     assert process_path(str(path), Settings(), fix=False, write=False, edits=False).statements is None
     assert process_source(path.read_bytes(), "m.py", Settings(), incremental=True).statements
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"], ids=["lf", "crlf", "cr"])
+def test_json_edits_applied_as_an_editor_would_equal_fix_for_every_line_ending(newline):
+    """Lines end at ``\\n``, ``\\r\\n`` or a lone ``\\r`` (as Python, LSP and editors count them):
+    an edit placed by those lines gives exactly what ``fix`` writes."""
+    import re
+
+    lines = ["import torch", "", "def f(x):", "    h = torch.sigmoid(x)", "    h += 1  # note", "    return h", ""]
+    source = newline.join(lines)
+    edit = process_source(source.encode(), "m.py", EVERYTHING, edits=True).findings[0].edit
+    fixed = process_source(source.encode(), "m.py", EVERYTHING, fix=True).fixed
+    starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", source)]
+    a = starts[edit.span.line - 1] + edit.span.column
+    b = starts[edit.span.end_line - 1] + edit.span.end_column
+    assert source[:a] + edit.content + source[b:] == fixed

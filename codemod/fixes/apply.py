@@ -9,6 +9,7 @@ such findings is parsed by libcst once, each plan's node is found by its positio
 from __future__ import annotations
 
 import ast
+import re
 import sys
 import warnings
 from typing import (
@@ -228,6 +229,8 @@ def single_edit(module: cst.Module, fix: Fix, before: Optional[str] = None) -> E
     (``before``: that text, when the caller has it: libcst gives back what it parsed)."""
     before = module.code if before is None else before
     after = module.visit(FixApplier([fix])).code
+    if before.endswith("\r") and not after.endswith(("\r", "\n")):
+        after += "\r"  # libcst drops the last line break of a CR-only text
     start = 0
     limit = min(len(before), len(after))
     while start < limit and before[start] == after[start]:
@@ -237,16 +240,28 @@ def single_edit(module: cst.Module, fix: Fix, before: Optional[str] = None) -> E
         end_b -= 1
         end_a -= 1
     # Whole lines read better in an editor's preview than a few changed characters.
-    start = before.rfind("\n", 0, start) + 1
-    line_end = before.find("\n", end_b)
-    grow = (len(before) if line_end < 0 else line_end) - end_b
+    start = _line_start(before, start)
+    next_break = _BREAK.search(before, end_b)
+    grow = (len(before) if next_break is None else next_break.start()) - end_b
     return Edit(_span(before, start, end_b + grow), after[start:end_a + grow])
 
 
+_BREAK = re.compile(r"\r\n|\r|\n")  # what ends a line, as Python and editors count them
+
+
+def _line_start(text: str, offset: int) -> int:
+    """Where the line holding ``offset`` starts (after the last break before it)."""
+    last = 0
+    for m in _BREAK.finditer(text, 0, offset):
+        last = m.end()
+    return last
+
+
 def _span(text: str, start: int, end: int) -> Span:
+    """Lines counted at ``\\n``, ``\\r\\n`` and a lone ``\\r`` (a CR-only file has one line per ``\\r``)."""
     def line_col(offset: int) -> Tuple[int, int]:
-        line = text.count("\n", 0, offset) + 1
-        return line, offset - (text.rfind("\n", 0, offset) + 1)
+        breaks = list(_BREAK.finditer(text, 0, offset))
+        return len(breaks) + 1, offset - (breaks[-1].end() if breaks else 0)
 
     (l1, c1), (l2, c2) = line_col(start), line_col(end)
     return Span(l1, c1, l2, c2)
