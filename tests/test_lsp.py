@@ -153,3 +153,24 @@ async def test_notebook_cells_get_diagnostics_and_fixes(client: LanguageClient):
         context=lsp.CodeActionContext(diagnostics=[], only=[lsp.CodeActionKind.QuickFix]),
     ))
     assert apply(CELLS[1], actions[0].edit.changes[cell_uris[1]]) == "h = torch.exp(w)\nh = h + 1"
+
+
+async def test_a_notebook_cell_that_does_not_parse_is_marked_where_python_stops(client: LanguageClient):
+    cell_uris = [f"vscode-notebook-cell:/tmp/inplacefix_lsp_test/broken.ipynb#C{i}" for i in range(2)]
+    texts = ["import torch\nh = torch.exp(torch.ones(2))", "x = 1\ny = (2,\nh += 1"]
+    client.notebook_document_did_open(lsp.DidOpenNotebookDocumentParams(
+        notebook_document=lsp.NotebookDocument(
+            uri="file:///tmp/inplacefix_lsp_test/broken.ipynb", notebook_type="jupyter-notebook", version=1,
+            cells=[lsp.NotebookCell(kind=lsp.NotebookCellKind.Code, document=u) for u in cell_uris],
+        ),
+        cell_text_documents=[
+            lsp.TextDocumentItem(uri=u, language_id="python", version=1, text=t) for u, t in zip(cell_uris, texts)
+        ],
+    ))
+    for _ in range(6):
+        await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        if client.diagnostics.get(cell_uris[1]):
+            break
+    errors = client.diagnostics[cell_uris[1]]
+    assert len(errors) == 1 and "cell 2 cannot be parsed" in errors[0].message
+    assert errors[0].range.start.line == 1  # the `(` Python never saw closed, not the cell's first line

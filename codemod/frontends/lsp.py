@@ -258,7 +258,8 @@ def diagnose_notebook(ls: InplacefixServer, path: str, cells: List[Snapshot]) ->
     for cell in cells:
         positions = ls.positions(cell)
         out[cell.uri] = [
-            _diagnostic(item, positions) if isinstance(item, Finding) else _error(item.message, 1, 0, positions)
+            _diagnostic(item, positions) if isinstance(item, Finding)
+            else _error(item.message, item.line, item.column, positions)  # CPython's place in the cell
             for item in by_cell[cell.uri] if not isinstance(item, Finding) or ls.shown(item)
         ]
     return out
