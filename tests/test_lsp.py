@@ -174,3 +174,15 @@ async def test_a_notebook_cell_that_does_not_parse_is_marked_where_python_stops(
     errors = client.diagnostics[cell_uris[1]]
     assert len(errors) == 1 and "cell 2 cannot be parsed" in errors[0].message
     assert errors[0].range.start.line == 1  # the `(` Python never saw closed, not the cell's first line
+
+
+def test_editor_settings_are_checked_like_pyproject_settings():
+    from codemod.frontends.lsp import EditorSettings
+
+    good = EditorSettings.from_dict({"inplacefix": {"select": ["ipf1"], "unsafeFixes": False}})
+    assert good.select == ("IPF1",) and good.unsafe_fixes is False and good.problems == ()
+    bad = EditorSettings.from_dict({"inplacefix": {"select": ["FOO"], "ignore": "IPF104", "unsafeFixes": "false",
+                                                   "candidates": "all", "debounceMs": -1}})
+    assert bad.select is None and bad.ignore is None  # not "every code but F, O": ignored whole
+    assert bad.unsafe_fixes is True  # the default, not bool("false")
+    assert len(bad.problems) == 5 and any("unknown rule selector `FOO`" in p for p in bad.problems)

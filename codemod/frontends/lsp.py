@@ -38,7 +38,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from codemod import __version__
-from codemod.config import ConfigError, Settings, load_settings
+from codemod.config import ConfigError, Settings, load_settings, selector_problem
 from codemod.rules.registry import table
 from codemod.engine.pipeline import FileResult, add_edits, process_source
 from codemod.findings import Finding, Status
@@ -59,18 +59,51 @@ class EditorSettings:
     assume_same_dtype: Optional[bool] = None
     debounce_ms: float = DEBOUNCE_MS  # quiet time after a change before it is analysed
 
+    problems: tuple = ()  # settings that were not valid (ignored), in words for the editor
+
     @classmethod
     def from_dict(cls, raw) -> "EditorSettings":
+        """The editor's settings, each checked as pyproject.toml's are: a value that is not
+        valid is ignored (the default holds) and named in ``problems``."""
         raw = (raw or {}).get("inplacefix", raw or {}) if isinstance(raw, dict) else {}
+        problems = []
+
+        def selectors(key):
+            value = raw.get(key)
+            if value is None or value == []:
+                return None
+            ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+            why = None if ok else f"must be a list of rule codes, not {value!r}"
+            for v in value if ok else ():
+                why = why or selector_problem(v.strip().upper(), table().keys())
+            if why:
+                problems.append(f"inplacefix.{key}: {why}")
+                return None
+            return tuple(v.strip().upper() for v in value)
+
+        def boolean(key, default):
+            value = raw.get(key, default)
+            if value is None or isinstance(value, bool):
+                return value
+            problems.append(f"inplacefix.{key}: must be true or false, not {value!r}")
+            return default
+
+        candidates = raw.get("candidates", "hint")
+        if candidates not in ("hint", "hidden"):
+            problems.append(f"inplacefix.candidates: must be \"hint\" or \"hidden\", not {candidates!r}")
+            candidates = "hint"
         debounce = raw.get("debounceMs", DEBOUNCE_MS)
+        if not (isinstance(debounce, (int, float)) and not isinstance(debounce, bool) and 0 <= debounce <= 10_000):
+            problems.append(f"inplacefix.debounceMs: must be a number of milliseconds (0-10000), not {debounce!r}")
+            debounce = DEBOUNCE_MS
         return cls(
-            select=tuple(raw["select"]) if raw.get("select") else None,
-            ignore=tuple(raw["ignore"]) if raw.get("ignore") else None,
-            unsafe_fixes=bool(raw.get("unsafeFixes", True)),
-            candidates=raw.get("candidates", "hint"),
-            assume_same_dtype=raw.get("assumeSameDtype"),
-            debounce_ms=debounce if isinstance(debounce, (int, float)) and not isinstance(debounce, bool)
-            and 0 <= debounce <= 10_000 else DEBOUNCE_MS,
+            select=selectors("select"),
+            ignore=selectors("ignore"),
+            unsafe_fixes=boolean("unsafeFixes", True),
+            candidates=candidates,
+            assume_same_dtype=boolean("assumeSameDtype", None),
+            debounce_ms=debounce,
+            problems=tuple(problems),
         )
 
 
@@ -323,6 +356,17 @@ def on_initialize(ls: InplacefixServer, params: lsp.InitializeParams) -> None:
     use_lsp_lines(ls.workspace)
 
 
+@server.feature(lsp.INITIALIZED)
+def on_initialized(ls: InplacefixServer, params: lsp.InitializedParams) -> None:
+    _tell_problems(ls)
+
+
+def _tell_problems(ls: InplacefixServer) -> None:
+    """Settings the editor sent that are not valid: said once, as a warning (they are ignored)."""
+    for problem in ls.editor.problems:
+        ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=problem))
+
+
 @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: InplacefixServer, params: lsp.DidOpenTextDocumentParams) -> None:
     schedule(ls, params.text_document.uri)
@@ -350,6 +394,7 @@ def did_close(ls: InplacefixServer, params: lsp.DidCloseTextDocumentParams) -> N
 @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
 def did_change_configuration(ls: InplacefixServer, params: lsp.DidChangeConfigurationParams) -> None:
     ls.editor = EditorSettings.from_dict(params.settings)
+    _tell_problems(ls)
     ls._cache.clear()
     for uri in list(ls.workspace.text_documents):
         schedule(ls, uri)
