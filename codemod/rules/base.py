@@ -86,6 +86,16 @@ def calls_trailing_underscore(call: ast.Call) -> bool:
     return name.endswith("_") and not name.startswith("_")
 
 
+def may_write_in_place(node: ast.AST) -> bool:
+    """The node screen of rules that look at every write: an ``op=``, an assignment into a
+    subscript, or a call named like an in-place op (``could_start`` of those rules)."""
+    if isinstance(node, ast.Assign):
+        return any(isinstance(t, ast.Subscript) for t in node.targets)
+    if isinstance(node, ast.Call):
+        return calls_trailing_underscore(node)
+    return True
+
+
 def hazard_code(code: str) -> str:
     """IPF001 -> IPF101: the same rewrite, on an op the hazard analysis shows to conflict."""
     return f"IPF1{code[4:]}"

@@ -13,7 +13,7 @@ from codemod.findings import Fix, Status
 from codemod.fixes import _cst as cst
 from codemod.fixes.edits import ensure_import, wrap_run_in_with
 from codemod.fixes.site import FixSite, Plan
-from codemod.rules.base import Rule, calls_trailing_underscore
+from codemod.rules.base import Rule, calls_trailing_underscore, may_write_in_place
 
 _LEAF_ERROR = "PyTorch raises \"a leaf Variable that requires grad is being used in an in-place operation\""
 _UPDATING_METHODS = set(torch_api.INPLACE_METHODS) | {"copy_", "zero_", "fill_", "normal_", "uniform_"}
@@ -71,11 +71,7 @@ class LeafUpdate(Rule):
 
     @classmethod
     def could_start(cls, node: ast.AST) -> bool:
-        if isinstance(node, ast.Assign):
-            return any(isinstance(t, ast.Subscript) for t in node.targets)
-        if isinstance(node, ast.Call):
-            return calls_trailing_underscore(node)
-        return True
+        return may_write_in_place(node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self._check(node, node.target)

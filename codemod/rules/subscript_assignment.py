@@ -11,7 +11,7 @@ from codemod import torch_api
 from codemod.analysis.syntax import subscript_base, target_key
 from codemod.findings import Fix, Status
 from codemod.fixes.edits import clone_of, fix_title, insert_before
-from codemod.rules.base import Rule, calls_trailing_underscore
+from codemod.rules.base import Rule, may_write_in_place
 from codemod.rules.safety import assess
 
 
@@ -57,11 +57,7 @@ class SubscriptAssignment(Rule):
 
     @classmethod
     def could_start(cls, node: ast.AST) -> bool:
-        if isinstance(node, ast.Assign):
-            return any(isinstance(t, ast.Subscript) for t in node.targets)
-        if isinstance(node, ast.Call):
-            return calls_trailing_underscore(node)
-        return True
+        return may_write_in_place(node)
 
     def visit_Assign(self, node: ast.Assign) -> None:
         for t in node.targets:
