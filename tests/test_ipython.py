@@ -12,11 +12,12 @@ pytest.importorskip("IPython")
 from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 
 
-@pytest.fixture
-def shell():
+@pytest.fixture(params=["codemod", "codemod.frontends.ipython"])
+def shell(request):
     shell = InteractiveShell.instance()
-    result = shell.run_cell("%load_ext codemod.frontends.ipython", store_history=True)
-    assert result.success
+    shell.extension_manager.loaded.discard(request.param)
+    result = shell.run_cell(f"%load_ext {request.param}", store_history=True)
+    assert result.success and "inplacefix" in shell.magics_manager.magics["cell"]
     return shell
 
 
