@@ -20,6 +20,7 @@ from codemod.analysis.syntax import (
     OWNERS,
     Located,
     is_const,
+    span,
     subscript_base,
     target_key,
 )
@@ -109,6 +110,23 @@ class Leaves:
                 if viewed is not None:
                     return LeafOrigin(viewed.known, f"`{name.id}`, a view of {viewed.what}", False)
         return None
+
+    def read_by_computation(self, name: ast.Name, stmt: Located) -> bool:
+        """The tensor ``name`` holds is read after ``stmt`` by a computation (an op, a call, an
+        index), not only returned or kept (``return w``, ``p = nn.Parameter(w)``): a leaf made
+        with requires_grad=True and then read so means "update a copy", not "update the leaf"."""
+        flow = self.binder.flow(self.tree.owner(name))
+        _, end = span(stmt)
+        for pos, node in flow.loads.get(name.id, []):
+            if pos < end:
+                continue
+            parent = self.tree.parent(node)
+            if isinstance(parent, (ast.Return, ast.Assign)):
+                continue
+            if isinstance(parent, ast.Call) and (target_key(parent.func) or "").endswith("Parameter"):
+                continue
+            return True
+        return False
 
     def _leaf_name(self, expr: ast.expr, at: Located) -> bool:
         origin = self.origin(expr, at) if isinstance(expr, (ast.Name, ast.Attribute)) else None

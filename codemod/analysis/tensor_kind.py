@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import builtins  # noqa: F401 - kept for readers: builtins are resolved by ``names``
-from typing import TYPE_CHECKING, Dict, List, Optional, Set, cast
+from typing import TYPE_CHECKING, Dict, List, Optional, cast
 
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding

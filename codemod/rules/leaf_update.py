@@ -8,7 +8,7 @@ import ast
 from typing import Dict, List, Optional, Tuple
 
 from codemod import torch_api
-from codemod.analysis.syntax import FUNCTIONS, Located, subscript_base
+from codemod.analysis.syntax import FUNCTIONS, subscript_base
 from codemod.findings import Fix, Status
 from codemod.fixes import _cst as cst
 from codemod.fixes.edits import ensure_import, wrap_run_in_with
@@ -94,29 +94,12 @@ class LeafUpdate(Rule):
             return  # not a leaf that requires grad, or grad is off there / meant in place
         message = f"In-place update of {origin.what} with grad on"
         base = subscript_base(target)
-        if origin.fresh and isinstance(base, ast.Name) and self._read_after(base, stmt):
+        if origin.fresh and isinstance(base, ast.Name) and self.model.leaves.read_by_computation(base, stmt):
             self.report(node, message, Status.MANUAL, "leaf-read-after", hazard=_LEAF_ERROR)
             return
         status, reason = (Status.SAFE, None) if origin.known else (Status.UNSAFE, "may-not-require-grad")
         plan = self._wrap_plan(stmt, base)
         self.report(node, message, status, reason, plan, hazard=_LEAF_ERROR if origin.known else None)
-
-    def _read_after(self, base: ast.Name, stmt: Located) -> bool:
-        """A computation reads the leaf after ``stmt`` (an op, a call, an index), not only a
-        ``return`` or an ``nn.Parameter(...)`` that keeps it."""
-        flow = self.model.flow(self.model.owner(base))
-        if not self.model.holders.read_after(flow, base.id, stmt):
-            return False
-        _, end = self.model.range(stmt)
-        for pos, node in flow.loads.get(base.id, []):
-            if pos < end:
-                continue
-            parent = self.model.parent(node)
-            if isinstance(parent, (ast.Return, ast.Assign)) or (
-                    isinstance(parent, ast.Call) and (self.model.torch_name(parent.func) or "").endswith("Parameter")):
-                continue
-            return True
-        return False
 
     # -------------------------------------------------------------------- the fix
     def _wrap_plan(self, stmt: ast.AST, base: ast.expr) -> Optional[Plan]:

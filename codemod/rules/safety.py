@@ -56,8 +56,7 @@ def assess(
     leaf = model.leaves.origin(target, stmt)
     if leaf is not None:  # PyTorch refuses the update (or may): IPF005's no_grad, no competing fix
         base = subscript_base(target)
-        if leaf.known and leaf.fresh and isinstance(base, ast.Name) and model.holders.read_after(
-                model.flow(model.owner(base)), base.id, stmt):
+        if leaf.known and leaf.fresh and isinstance(base, ast.Name) and model.leaves.read_by_computation(base, stmt):
             kind = Kind.TENSOR  # "update a copy": a rebinding is that copy (unsafe: the leaf keeps no update)
             leaf_copy = True
         else:
