@@ -129,3 +129,21 @@ def test_the_index_digest_is_the_same_in_every_process(project):
                               env={**__import__("os").environ, "PYTHONHASHSEED": seed}).stdout
                for seed in ("1", "2", "3")}
     assert len(digests) == 1 and digests.pop().strip()
+
+
+def test_cached_facts_are_data_never_code(project, tmp_path):
+    """The index's cache holds JSON: an entry that is not (a pickle planted in a repository's
+    cache folder) is a miss, never loaded."""
+    import pickle
+
+    files = [str(p) for p in sorted((project / "pkg").glob("*.py"))]
+    cache = tmp_path / "cache"
+    first = build_index(files, str(cache))
+    entries = sorted((cache / "project").iterdir())
+    assert entries and all(json.loads(e.read_text())["module"].startswith("pkg") for e in entries)
+    marker = tmp_path / "ran"
+    for entry in entries:
+        entry.write_bytes(pickle.dumps(type("Evil", (), {"__reduce__": lambda self: (marker.touch, ())})()))
+    again = build_index(files, str(cache))
+    assert not marker.exists()
+    assert again.grad_off("pkg.init._normal") == first.grad_off("pkg.init._normal")

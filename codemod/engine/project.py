@@ -11,10 +11,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import pathlib
-import pickle
+import json
 from typing import Callable, Iterable, List, Optional
 
-from codemod.analysis.project import ModuleFacts, ProjectIndex, collect, module_name
+from codemod.analysis.project import CallFact, FunctionFact, ModuleFacts, ProjectIndex, collect, module_name
 from codemod.engine.fileio import read_source
 
 _VERSION = b"project-facts-1"
@@ -58,11 +58,9 @@ def _facts(data: bytes, module: str, project: frozenset, is_package: bool,
            folder: Optional[pathlib.Path], salt: bytes) -> Optional[ModuleFacts]:
     key = hashlib.sha256(salt + module.encode() + b"\0" + data).hexdigest()
     if folder is not None:
-        try:
-            cached = pickle.loads((folder / key).read_bytes())
-            if isinstance(cached, ModuleFacts):
-                return cached
-        except Exception:  # noqa: BLE001 - a missing or unreadable entry is a miss
+        try:  # JSON, never pickle: a cache folder shipped with a repository must not run code
+            return facts_from_json(json.loads((folder / key).read_bytes()))
+        except Exception:  # noqa: BLE001 - a missing, unreadable or malformed entry is a miss
             pass
     from codemod.analysis.model import SemanticModel
     from codemod.analysis.source import Source
@@ -76,11 +74,44 @@ def _facts(data: bytes, module: str, project: frozenset, is_package: bool,
         try:
             folder.mkdir(parents=True, exist_ok=True)
             tmp = folder / f".{key}.tmp"
-            tmp.write_bytes(pickle.dumps(found))
+            tmp.write_text(json.dumps(facts_to_json(found)), encoding="utf-8")
             tmp.replace(folder / key)
         except OSError:
             pass
     return found
+
+
+def facts_to_json(facts: ModuleFacts) -> dict:
+    return {
+        "module": facts.module, "exports": facts.exports,
+        "functions": [[f.qualname, list(f.params), f.grad_off] for f in facts.functions],
+        "calls": [[c.callee, c.caller, c.grad_off, c.called, c.result_ignored, sorted(c.args_read_after)]
+                  for c in facts.calls],
+    }
+
+
+def facts_from_json(raw: dict) -> ModuleFacts:
+    """The facts a cache entry holds; raises (a miss) on anything of another shape."""
+    def text(v):
+        if not isinstance(v, str):
+            raise ValueError(v)
+        return v
+
+    def flag(v):
+        if not isinstance(v, bool):
+            raise ValueError(v)
+        return v
+
+    exports = raw["exports"]
+    if not isinstance(exports, dict):
+        raise ValueError(exports)
+    return ModuleFacts(
+        text(raw["module"]),
+        [FunctionFact(text(q), tuple(text(x) for x in params), flag(off)) for q, params, off in raw["functions"]],
+        [CallFact(text(a), text(b), flag(c), flag(d), flag(e), frozenset(text(x) for x in f))
+         for a, b, c, d, e, f in raw["calls"]],
+        {text(k): text(v) for k, v in exports.items()},
+    )
 
 
 def _salt(project: frozenset) -> bytes:
