@@ -10,11 +10,18 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import pathlib
 import json
+import pathlib
 from typing import Callable, Iterable, List, Optional
 
-from codemod.analysis.project import CallFact, FunctionFact, ModuleFacts, ProjectIndex, collect, module_name
+from codemod.analysis.project import (
+    CallFact,
+    FunctionFact,
+    ModuleFacts,
+    ProjectIndex,
+    collect,
+    module_name,
+)
 from codemod.engine.fileio import read_source
 
 _VERSION = b"project-facts-1"
