@@ -24,7 +24,7 @@ from codemod.analysis.project import (
 )
 from codemod.engine.fileio import read_source
 
-_VERSION = b"project-facts-1"
+_VERSION = b"project-facts-2"  # JSON entries
 
 
 Mapper = Callable[[Callable[[str], Optional[ModuleFacts]], List[str]], List[Optional[ModuleFacts]]]
