@@ -201,3 +201,17 @@ def test_a_cycle_of_bindings_is_walked_once_not_once_per_path():
     assert model.kind(asked(model)) is Kind.UNKNOWN
     loads = sum(isinstance(n, ast.Name) for n in ast.walk(model.module))
     assert calls <= 4 * loads, (calls, loads)
+
+
+def test_a_view_rebound_in_a_loop_does_not_recurse():
+    """``x = x.view(...)`` in a loop: following views of views meets the same binding again
+    (a transformers image processor hit Python's recursion limit)."""
+    model = model_of(textwrap.dedent("""\
+        def f(x, n):
+            for i in range(n):
+                x = x.view(-1)
+                x = x.reshape(2, -1)
+            ask(x)
+        """))
+    use = asked(model)
+    assert model.leaves.origin(use, model.statement_of(use)) is None

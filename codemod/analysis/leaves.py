@@ -11,7 +11,7 @@ the analysis cannot name.
 from __future__ import annotations
 
 import ast
-from typing import NamedTuple, Optional, Set
+from typing import NamedTuple, Optional, Set, Tuple
 
 from codemod.analysis.binder import Binder
 from codemod.analysis.dataflow import VIEW_METHODS, Dataflow
@@ -46,6 +46,7 @@ class Leaves:
         self.dataflow = dataflow
         self.kinds = kinds
         self._frozen: Optional[Set[str]] = None
+        self._asking: Set[Tuple[ast.expr, Located]] = set()  # views being followed (cycles)
 
     def frozen(self) -> Set[str]:
         """Keys the module turns requires_grad off for (``w.requires_grad_(False)``,
@@ -106,7 +107,14 @@ class Leaves:
                 return LeafOrigin(True, f"`{name.id}`, created with requires_grad=True", True)
             func = value.func
             if isinstance(func, ast.Attribute) and func.attr in VIEW_METHODS:  # a view of a leaf
-                viewed = self.origin(func.value, binding.stmt) if isinstance(func.value, ast.expr) else None
+                asked = (func.value, binding.stmt)
+                if asked in self._asking:
+                    continue  # `x = x.view(...)` in a loop: a cycle says nothing more
+                self._asking.add(asked)
+                try:
+                    viewed = self.origin(func.value, binding.stmt)
+                finally:
+                    self._asking.discard(asked)
                 if viewed is not None:
                     return LeafOrigin(viewed.known, f"`{name.id}`, a view of {viewed.what}", False)
         return None
