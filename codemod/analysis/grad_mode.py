@@ -62,7 +62,7 @@ class GradMode:
         child = node
         for anc in self.tree.ancestors(node):
             if isinstance(anc, (ast.With, ast.AsyncWith)):
-                state = self._with_grad_state(anc)
+                state = self.with_grad_state(anc)
                 if state is not None:
                     return None if state else "no-grad"
             elif isinstance(anc, ast.If):
@@ -119,7 +119,7 @@ class GradMode:
     def _false_arg(call: ast.Call) -> bool:
         return is_const(first_arg(call), False)
 
-    def _with_grad_state(self, node: Union[ast.With, ast.AsyncWith]) -> Optional[bool]:
+    def with_grad_state(self, node: Union[ast.With, ast.AsyncWith]) -> Optional[bool]:
         """False if the with-statement turns grad off, True if it turns it on, else None."""
         for item in node.items:
             expr = item.context_expr

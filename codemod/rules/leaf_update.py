@@ -82,9 +82,26 @@ class LeafUpdate(Rule):
                 self._check(node, target)
 
     def visit_Call(self, node: ast.Call) -> None:
-        target = _updated(node, self.model.torch_name(node.func))
+        target = _updated(node, self.model.torch_name(node.func)) or self._helper_target(node)
         if target is not None and not isinstance(self.model.parent(node), ast.Attribute):
             self._check(node, target)  # a chain `tp.mul_(t).add_(p)` is reported once, at its end
+
+    def _helper_target(self, call: ast.Call) -> Optional[ast.expr]:
+        """``truncated_normal_(w)`` -> ``w``: a helper of this module named like PyTorch's in-place
+        functions, which fills its first argument with grad on. Helpers defined elsewhere are not
+        followed (timm's ``trunc_normal_``, torch's ``nn.init``: they turn grad off themselves),
+        nor ones that turn grad off around their work."""
+        func = call.func
+        if not (isinstance(func, ast.Name) and calls_trailing_underscore(call) and call.args
+                and not isinstance(call.args[0], ast.Starred)):
+            return None
+        helper = next((s for s in self.model.module.body if isinstance(s, FUNCTIONS) and s.name == func.id), None)
+        if helper is None or self.model.intended_reason(helper.body[0], None):
+            return None
+        if any(isinstance(n, (ast.With, ast.AsyncWith)) and self.model.grad.with_grad_state(n) is False
+               for n in self.model.walk(helper)):
+            return None
+        return call.args[0]
 
     # ------------------------------------------------------------------ the decision
     def _check(self, node: ast.AST, target: ast.expr) -> None:
@@ -176,16 +193,13 @@ class LeafUpdate(Rule):
 
 def _updated(call: ast.Call, torch_name: Optional[str]) -> Optional[ast.expr]:
     """The tensor an in-place call writes: ``x.add_(...)`` -> ``x``; ``torch.relu_(x)`` -> ``x``;
-    ``truncated_normal_(w)`` -> ``w`` (a helper named like PyTorch's in-place functions fills its
-    first argument; torch's own ``nn.init`` ones turn grad off themselves)."""
+    helpers are :meth:`LeafUpdate._helper_target`'s."""
     func = call.func
     if torch_name is not None:
         if torch_name in torch_api.INPLACE_FUNCTIONS and call.args:
             return call.args[0]
         return None
-    if isinstance(func, ast.Name) and calls_trailing_underscore(call) and call.args \
-            and not isinstance(call.args[0], ast.Starred):
-        return call.args[0]
+
     if isinstance(func, ast.Attribute) and func.attr in _UPDATING_METHODS:
         receiver = func.value
         while isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) \
