@@ -95,13 +95,27 @@ class LeafUpdate(Rule):
         if not (isinstance(func, ast.Name) and calls_trailing_underscore(call) and call.args
                 and not isinstance(call.args[0], ast.Starred)):
             return None
-        helper = next((s for s in self.model.module.body if isinstance(s, FUNCTIONS) and s.name == func.id), None)
-        if helper is None or self.model.intended_reason(helper.body[0], None):
-            return None
-        if any(isinstance(n, (ast.With, ast.AsyncWith)) and self.model.grad.with_grad_state(n) is False
-               for n in self.model.walk(helper)):
+        defs = {s.name: s for s in self.model.module.body if isinstance(s, FUNCTIONS)}
+        helper = defs.get(func.id)
+        if helper is None or self._turns_grad_off(helper, defs, set()):
             return None
         return call.args[0]
+
+    def _turns_grad_off(self, func: ast.AST, defs: Dict[str, ast.AST], seen: set) -> bool:  # type: ignore[type-arg]
+        """``func`` (or a function of this module it calls) turns grad off itself."""
+        if func in seen:
+            return False
+        seen.add(func)
+        body = getattr(func, "body", [])
+        if body and self.model.intended_reason(body[0], None):
+            return True  # decorated with no_grad, an optimizer's method...
+        for node in self.model.walk(func):
+            if isinstance(node, (ast.With, ast.AsyncWith)) and self.model.grad.with_grad_state(node) is False:
+                return True
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in defs \
+                    and self._turns_grad_off(defs[node.func.id], defs, seen):
+                return True
+        return False
 
     # ------------------------------------------------------------------ the decision
     def _check(self, node: ast.AST, target: ast.expr) -> None:
