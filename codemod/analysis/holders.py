@@ -92,16 +92,55 @@ class Holders:
             value = binding.value
             if binding.form != "assign" or value is None:
                 continue
-            if isinstance(value, ast.Attribute):
-                return f"`{target_key(value) or value.attr}`'s owner"
-            if isinstance(value, ast.Subscript):
-                return "the container it was taken from"
-            if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
-                    and value.func.attr in _HOLDING_GETTERS:
-                return "the container it was taken from"
-            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "getattr":
-                return "the object it was read from"
+            holder = _holder_of(value)
+            if holder is not None:
+                return holder
         return None
+
+
+    def holding_parameters(self, key: str, stmt: Located) -> Set[str]:
+        """The parameters of the function around ``stmt`` that hold the tensor ``key`` names:
+        ``for p in params:`` / ``for i, p in enumerate(params)`` / ``zip(params, grads)``, or
+        ``p = params[i]``: the caller's container keeps what ``key`` refers to."""
+        owner = self.tree.owner(stmt)
+        if isinstance(owner, ast.Module):
+            return set()
+        params = self.binder.flow(owner).params
+        found: Set[str] = set()
+        for anc in self.tree.ancestors(stmt):
+            if anc is owner:
+                break
+            if isinstance(anc, (ast.For, ast.AsyncFor)) and key in _bound_names(anc.target):
+                found |= {n.id for n in ast.walk(anc.iter) if isinstance(n, ast.Name) and n.id in params}
+        for binding in self.dataflow.reaching(self.binder.flow(owner), key, stmt):
+            if binding.form != "assign" or binding.value is None:
+                continue
+            for value in _branches(binding.value):
+                if isinstance(value, ast.Subscript) and target_key(value.value) in params:
+                    found.add(str(target_key(value.value)))
+        return found
+
+
+def _branches(value: ast.expr) -> list:  # type: ignore[type-arg]
+    """``a if c else b`` -> [a, b] (each branch may be what the name holds); else [value]."""
+    if isinstance(value, ast.IfExp):
+        return _branches(value.body) + _branches(value.orelse)
+    return [value]
+
+
+def _holder_of(value: ast.expr) -> Optional[str]:
+    """Who else holds what ``value`` evaluates to, in words (None: nobody known)."""
+    for branch in _branches(value):
+        if isinstance(branch, ast.Attribute):
+            return f"`{target_key(branch) or branch.attr}`'s owner"
+        if isinstance(branch, ast.Subscript):
+            return "the container it was taken from"
+        if isinstance(branch, ast.Call) and isinstance(branch.func, ast.Attribute) \
+                and branch.func.attr in _HOLDING_GETTERS:
+            return "the container it was taken from"
+        if isinstance(branch, ast.Call) and isinstance(branch.func, ast.Name) and branch.func.id == "getattr":
+            return "the object it was read from"
+    return None
 
 
 def _bound_names(target: ast.AST) -> Set[str]:

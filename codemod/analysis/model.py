@@ -39,7 +39,7 @@ from codemod.analysis.holders import Holders
 from codemod.analysis.leaves import Leaves
 from codemod.analysis.names import Names, UsedNames
 from codemod.analysis.source import Source
-from codemod.analysis.syntax import FUNCTIONS, target_key
+from codemod.analysis.syntax import FUNCTIONS, Located, target_key
 from codemod.analysis.tensor_kind import TensorKinds
 from codemod.analysis.tree import Tree
 
@@ -109,6 +109,23 @@ class SemanticModel:
             return self.holders.read_after(flow, target_key(argument) or "", self.statement_of(site.node))
 
         return self.calls.contract(func, key, read_after)
+
+    def contract_through_container(self, target: ast.Name, stmt: Located) -> Optional[ContractReason]:
+        """Whether ``target`` is taken out of a parameter (a list of tensors, as optimizer
+        kernels take) whose contents the function mutates on purpose (``Calls.contract``)."""
+        func = self.owner(target)
+        if not isinstance(func, FUNCTIONS):
+            return None
+
+        def read_after(site: CallSite, argument: ast.expr) -> bool:
+            flow = self.binder.flow(site.caller)
+            return self.holders.read_after(flow, target_key(argument) or "", self.statement_of(site.node))
+
+        for param in sorted(self.holders.holding_parameters(target.id, stmt)):
+            found = self.calls.contract(func, param, read_after)
+            if found:
+                return found
+        return None
 
     def may_promote(self, key: Optional[str], operands: Iterable[ast.expr]) -> bool:
         """Whether ``x = x op y`` could take another dtype than ``x op= y`` keeps."""
