@@ -93,10 +93,11 @@ def hunks(original: pathlib.Path, rewritten: pathlib.Path, rel: str) -> List[str
 
 def overlay(original: pathlib.Path, rewritten: pathlib.Path, rel_files: List[str], target: pathlib.Path) -> None:
     """A copy of ``original`` where only ``rel_files`` come from ``rewritten`` (for bisecting);
-    files are hard-linked where possible to keep it cheap."""
+    files are hard-linked where possible to keep it cheap. Compiled ``__pycache__`` files come
+    along (Python rewrites a stale one atomically, a new file, so the original's stays intact)."""
     if target.exists():
         shutil.rmtree(target)
-    shutil.copytree(original, target, ignore=IGNORE, copy_function=_link_or_copy)
+    shutil.copytree(original, target, copy_function=_link_or_copy)
     for rel in rel_files:
         (target / rel).unlink()
         shutil.copy2(rewritten / rel, target / rel)
