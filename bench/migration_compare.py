@@ -173,6 +173,7 @@ class Bisector:
         if not hit:
             return {}
         if len(files) == 1:
+            print(f"[bisect {self.tier}] {files[0]} changes {', '.join(hit)}", file=sys.stderr, flush=True)
             return {files[0]: hit}
         half = len(files) // 2
         left, right = files[:half], files[half:]
