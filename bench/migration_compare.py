@@ -6,7 +6,8 @@ their own, see ``/work/shared/notes/real-code.md``)::
 
     /work/venvs/real/bin/python bench/migration_compare.py all
 
-Steps (``--no-prepare`` reuses the copies of a previous run; ``--cases a,b`` runs some cases):
+Steps (``--no-prepare`` reuses the copies of a previous run, ``--reuse-runs`` its results;
+``--cases a,b`` runs some cases):
 
 1. prepare: copy timm, torchvision, transformers, diffusers, kornia, x-transformers (and
    torch.optim's kernel modules, as ``torch_optim_copy``) from the venv's site-packages to
@@ -114,6 +115,29 @@ def differs(base: dict, other: dict) -> bool:
     return not compare(base["state"], other["state"]).identical
 
 
+def breakdown(results: Dict[str, dict], names: List[str]) -> List[str]:
+    """For the helpers that differ: which of their parts (an optimizer, an init function, a
+    Mixup mode), by the first component of the tensor names."""
+    from migration import cases
+    from migration.state import compare
+    lines = []
+    base = results["original"]["cases"]
+    for tier in copies.TIERS:
+        for name in names:
+            a, b = base[name], results[tier]["cases"][name]
+            if cases.KIND.get(name) != cases.HELPER or a["error"] or b["error"] or not differs(a, b):
+                continue
+            parts = sorted({k.split(".")[0] for k in set(a["state"]) | set(b["state"])})
+            bad = []
+            for part in parts:
+                sub = lambda s: {k: v for k, v in s.items() if k.split(".")[0] == part}
+                d = compare(sub(a["state"]), sub(b["state"]))
+                if not d.identical:
+                    bad.append(f"`{part}` ({d.tensors} tensors, max abs {d.max_abs:.3g})")
+            lines.append(f"- {tier}, {name}: {len(bad)} of {len(parts)} parts differ: {', '.join(bad)}")
+    return ["", "### Helpers: which parts differ", "", *lines] if lines else []
+
+
 def table(results: Dict[str, dict], names: List[str]) -> List[str]:
     from migration import cases
     lines = ["| case | kind | original vs itself | after `fix --select ALL` | after `... --unsafe-fixes` |",
@@ -149,6 +173,7 @@ class Bisector:
         if not hit:
             return {}
         if len(files) == 1:
+            print(f"[bisect {self.tier}] {files[0]} changes {', '.join(hit)}", file=sys.stderr, flush=True)
             return {files[0]: hit}
         half = len(files) // 2
         left, right = files[:half], files[half:]
@@ -205,6 +230,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--cases", default="", help="comma-separated case names (default: all)")
     parser.add_argument("--no-prepare", action="store_true", help="reuse the copies in --work")
     parser.add_argument("--no-bisect", action="store_true")
+    parser.add_argument("--reuse-runs", action="store_true", help="reuse <work>/<variant>.pt results that cover the cases")
     args = parser.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -212,6 +238,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if not args.no_prepare:
         runs = copies.prepare(args.work, args.python, args.tool_python, ROOT)
         report += [f"- `fix` {r.tier}: {r.summary} ({r.seconds:.0f} s wall, exit {r.returncode})" for r in runs.values()]
+    report.append(f"- left out of the rewrite (too slow for today's analysis): {', '.join(copies.TOO_SLOW)}")
     for tier in copies.TIERS:
         report.append(f"- {tier} tier: {len(copies.changed_files(args.work / 'original', args.work / tier))} files rewritten")
     from migration import cases
@@ -220,9 +247,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     for variant in VARIANTS:
         copy = args.work / ("original" if variant == "original_again" else variant)
         t0 = time.perf_counter()
-        results[variant] = run_worker(args.python, copy, args.work / f"{variant}.pt", names)
+        saved = args.work / f"{variant}.pt"
+        if args.reuse_runs and saved.exists():
+            import torch
+            previous = torch.load(saved, weights_only=False)
+            if set(names) <= set(previous["cases"]):
+                results[variant] = previous
+                continue
+        results[variant] = run_worker(args.python, copy, saved, names)
         print(f"[run] {variant}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
-    report += ["", *table(results, names)]
+    report += ["", *table(results, names), *breakdown(results, names)]
     if not args.no_bisect:
         report += bisect(args.work, args.python, results, names)
     report += ["", f"Total {time.perf_counter() - started:.0f} s wall."]

@@ -236,7 +236,7 @@ def timm_mixup_cutmix():
             x = torch.randn(4, 3, 8, 8)
             target = torch.tensor([0, 1, 2, 3])
             ret = fn(x, target)
-            out[f"{mode}_{mix}_{cut}"] = {"images": x, "returned": ret}
+            out[f"{mode}_mixup{int(mix * 10)}_cutmix{int(cut * 10)}"] = {"images": x, "returned": ret}
     return out
 
 

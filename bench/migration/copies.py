@@ -25,6 +25,10 @@ TORCH_OPTIM = "torch_optim_copy"
 TORCH_OPTIM_FILES = ("optimizer.py", "_functional.py", "sgd.py", "adam.py", "adamw.py", "radam.py", "nadam.py",
                      "adagrad.py", "rmsprop.py", "adamax.py", "asgd.py", "adadelta.py", "rprop.py")
 TIERS = {"safe": [], "unsafe": ["--unsafe-fixes"]}
+# Files today's analysis does not finish in reasonable time (diffusers/loaders/unet.py: over 7
+# CPU minutes in tensor-kind inference, 2026-11-30): left out of the rewrite through the copy's
+# own pyproject.toml, and listed in the report.
+TOO_SLOW = ("diffusers/loaders/unet.py",)
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc")
 
 
@@ -58,12 +62,15 @@ def copy_libraries(site: pathlib.Path, target: pathlib.Path) -> None:
 
 def rewrite(folder: pathlib.Path, tier: str, tool_python: str, tool_root: pathlib.Path, jobs: int = 2) -> FixRun:
     """Run this worktree's ``inplacefix fix --select ALL`` (plus the tier's flags) over ``folder``."""
+    excluded = ", ".join(f'"{p}"' for p in TOO_SLOW)
+    (folder / "pyproject.toml").write_text(f"[tool.inplacefix]\nextend-exclude = [{excluded}]\n")
     env = dict(os.environ, PYTHONPATH=str(tool_root))
     cmd = [tool_python, "-m", "codemod", "fix", "--select", "ALL", *TIERS[tier], "--no-cache", "-j", str(jobs), str(folder)]
     start = time.perf_counter()
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=tool_root)
-    tail = [line for line in done.stdout.splitlines() if line.startswith(("Fixed", "Found", "No "))]
-    return FixRun(tier, time.perf_counter() - start, done.returncode, " / ".join(tail[-2:]) or done.stderr[-300:])
+    lines = (done.stdout + done.stderr).splitlines()
+    tail = [line for line in lines if line.startswith(("Fixed", "Found", "No ", "Would"))]
+    return FixRun(tier, time.perf_counter() - start, done.returncode, " / ".join(tail[-2:]) or " ".join(lines[-3:]))
 
 
 def changed_files(original: pathlib.Path, rewritten: pathlib.Path) -> List[str]:
@@ -93,10 +100,11 @@ def hunks(original: pathlib.Path, rewritten: pathlib.Path, rel: str) -> List[str
 
 def overlay(original: pathlib.Path, rewritten: pathlib.Path, rel_files: List[str], target: pathlib.Path) -> None:
     """A copy of ``original`` where only ``rel_files`` come from ``rewritten`` (for bisecting);
-    files are hard-linked where possible to keep it cheap."""
+    files are hard-linked where possible to keep it cheap. Compiled ``__pycache__`` files come
+    along (Python rewrites a stale one atomically, a new file, so the original's stays intact)."""
     if target.exists():
         shutil.rmtree(target)
-    shutil.copytree(original, target, ignore=IGNORE, copy_function=_link_or_copy)
+    shutil.copytree(original, target, copy_function=_link_or_copy)
     for rel in rel_files:
         (target / rel).unlink()
         shutil.copy2(rewritten / rel, target / rel)
