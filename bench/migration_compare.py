@@ -238,7 +238,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if not args.no_prepare:
         runs = copies.prepare(args.work, args.python, args.tool_python, ROOT)
         report += [f"- `fix` {r.tier}: {r.summary} ({r.seconds:.0f} s wall, exit {r.returncode})" for r in runs.values()]
-    report.append(f"- left out of the rewrite (too slow for today's analysis): {', '.join(copies.TOO_SLOW)}")
+    if copies.TOO_SLOW:
+        report.append(f"- left out of the rewrite (too slow for the analysis): {', '.join(copies.TOO_SLOW)}")
     for tier in copies.TIERS:
         report.append(f"- {tier} tier: {len(copies.changed_files(args.work / 'original', args.work / tier))} files rewritten")
     from migration import cases
