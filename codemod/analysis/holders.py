@@ -15,7 +15,7 @@ from typing import Literal, Optional, Set, Tuple
 
 from codemod.analysis.binder import Binder, Flow
 from codemod.analysis.dataflow import Dataflow
-from codemod.analysis.syntax import OWNERS, Located, span, target_key
+from codemod.analysis.syntax import OWNERS, Located, bound_names, span, target_key
 from codemod.analysis.tree import Tree
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -60,7 +60,7 @@ class Holders:
             if isinstance(anc, OWNERS):
                 break
             if isinstance(anc, _LOOPS):
-                if isinstance(anc, (ast.For, ast.AsyncFor)) and key in _bound_names(anc.target):
+                if isinstance(anc, (ast.For, ast.AsyncFor)) and key in bound_names(anc.target):
                     break  # each turn of this loop starts from a fresh binding
                 loops.append(span(anc))
         prefix = key + "."
@@ -80,7 +80,7 @@ class Holders:
         for anc in self.tree.ancestors(stmt):
             if isinstance(anc, OWNERS):
                 break
-            if isinstance(anc, (ast.For, ast.AsyncFor)) and key in _bound_names(anc.target):
+            if isinstance(anc, (ast.For, ast.AsyncFor)) and key in bound_names(anc.target):
                 if _is_range(anc.iter):
                     return None
                 return "the loop's iterable"
@@ -110,7 +110,7 @@ class Holders:
         for anc in self.tree.ancestors(stmt):
             if anc is owner:
                 break
-            if isinstance(anc, (ast.For, ast.AsyncFor)) and key in _bound_names(anc.target):
+            if isinstance(anc, (ast.For, ast.AsyncFor)) and key in bound_names(anc.target):
                 found |= {n.id for n in ast.walk(anc.iter) if isinstance(n, ast.Name) and n.id in params}
         for binding in self.dataflow.reaching(self.binder.flow(owner), key, stmt):
             if binding.form != "assign" or binding.value is None:
@@ -142,9 +142,6 @@ def _holder_of(value: ast.expr) -> Optional[str]:
             return "the object it was read from"
     return None
 
-
-def _bound_names(target: ast.AST) -> Set[str]:
-    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
 
 
 def _is_range(expr: Optional[ast.AST]) -> bool:

@@ -19,6 +19,7 @@ from codemod.analysis.kinds import Kind
 from codemod.analysis.syntax import (
     OWNERS,
     Located,
+    bound_names,
     is_const,
     span,
     subscript_base,
@@ -95,7 +96,7 @@ class Leaves:
             if isinstance(anc, (ast.For, ast.AsyncFor)):
                 if _loop_over_parameters(anc, name.id):
                     return LeafOrigin(True, f"`{name.id}`, a parameter (from `.parameters()`)", False)
-                if _names_of(anc.target) == {name.id} and isinstance(anc.iter, (ast.Tuple, ast.List)) \
+                if bound_names(anc.target) == {name.id} and isinstance(anc.iter, (ast.Tuple, ast.List)) \
                         and anc.iter.elts and all(self._leaf_name(e, anc) for e in anc.iter.elts):
                     return LeafOrigin(True, f"`{name.id}`, one of tensors that require grad", False)
         flow = self.binder.flow(self.tree.owner(name))
@@ -140,9 +141,6 @@ class Leaves:
         origin = self.origin(expr, at) if isinstance(expr, (ast.Name, ast.Attribute)) else None
         return origin is not None and origin.known
 
-
-def _names_of(target: ast.AST) -> Set[str]:
-    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
 
 
 def _creates_leaf(call: ast.Call) -> bool:

@@ -104,11 +104,12 @@ class SemanticModel:
         if not isinstance(func, FUNCTIONS) or key is None or "." in key:
             return None
 
-        def read_after(site: CallSite, argument: ast.expr) -> bool:
-            flow = self.binder.flow(site.caller)
-            return self.holders.read_after(flow, target_key(argument) or "", self.statement_of(site.node))
+        return self.calls.contract(func, key, self._read_after_call)
 
-        return self.calls.contract(func, key, read_after)
+    def _read_after_call(self, site: CallSite, argument: ast.expr) -> bool:
+        """Whether the caller at ``site`` reads ``argument`` again after the call."""
+        flow = self.binder.flow(site.caller)
+        return self.holders.read_after(flow, target_key(argument) or "", self.statement_of(site.node))
 
     def contract_through_container(self, target: ast.Name, stmt: Located) -> Optional[ContractReason]:
         """Whether ``target`` is taken out of a parameter (a list of tensors, as optimizer
@@ -117,12 +118,8 @@ class SemanticModel:
         if not isinstance(func, FUNCTIONS):
             return None
 
-        def read_after(site: CallSite, argument: ast.expr) -> bool:
-            flow = self.binder.flow(site.caller)
-            return self.holders.read_after(flow, target_key(argument) or "", self.statement_of(site.node))
-
         for param in sorted(self.holders.holding_parameters(target.id, stmt)):
-            found = self.calls.contract(func, param, read_after)
+            found = self.calls.contract(func, param, self._read_after_call)
             if found:
                 return found
         return None

@@ -4,7 +4,7 @@ constants, spans and blocks. No state, no caches: every other analysis module bu
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Tuple, Union
+from typing import List, Optional, Set, Tuple, Union
 
 Pos = Tuple[int, int]  # (line, column); columns in UTF-8 bytes, as ast counts
 Span = Tuple[Pos, Pos]
@@ -85,3 +85,8 @@ def block_field(parent: ast.AST, child: ast.AST) -> Optional[Block]:
                 if s is child:
                     return (id(parent), field)
     return None
+
+
+def bound_names(target: ast.AST) -> Set[str]:
+    """The names a binding target binds: ``p`` -> {"p"}; ``i, (a, b)`` -> {"i", "a", "b"}."""
+    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}

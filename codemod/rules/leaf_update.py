@@ -8,7 +8,7 @@ import ast
 from typing import Dict, List, Optional, Tuple
 
 from codemod import torch_api
-from codemod.analysis.syntax import FUNCTIONS, subscript_base
+from codemod.analysis.syntax import FUNCTIONS, bound_names, subscript_base
 from codemod.findings import Fix, Status
 from codemod.fixes import _cst as cst
 from codemod.fixes.edits import ensure_import, wrap_run_in_with
@@ -165,7 +165,7 @@ class LeafUpdate(Rule):
         """The loop over the parameters around ``stmt`` when the leaf is its variable, else ``stmt``."""
         parent = self.model.parent(stmt)
         if isinstance(parent, (ast.For, ast.AsyncFor)) and isinstance(base, ast.Name) \
-                and any(s is stmt for s in parent.body) and base.id in _names(parent.target):
+                and any(s is stmt for s in parent.body) and base.id in bound_names(parent.target):
             return parent
         return stmt  # type: ignore[return-value]
 
@@ -222,9 +222,6 @@ def _updated(call: ast.Call, torch_name: Optional[str]) -> Optional[ast.expr]:
         return receiver
     return None
 
-
-def _names(target: ast.AST) -> set:  # type: ignore[type-arg]
-    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
 
 
 def _compound(stmt: ast.stmt) -> bool:
