@@ -35,8 +35,9 @@ import os
 import re
 import sys
 import sysconfig
+import types
 import weakref
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -143,21 +144,41 @@ def _user_frame(skip: int = 1):
     return None
 
 
-def _site(frame) -> Optional[Site]:
-    if frame is None:
+class _Where(NamedTuple):
+    """Where a frame was, kept cheaply: a :class:`Site` is built from it only when reported."""
+
+    code: types.CodeType
+    lasti: int
+    lineno: int
+
+
+_positions_cache: Dict[types.CodeType, list] = {}
+
+
+def _where(frame) -> Optional[_Where]:
+    return None if frame is None else _Where(frame.f_code, frame.f_lasti, frame.f_lineno)
+
+
+def _site_at(where: Optional[_Where]) -> Optional[Site]:
+    if where is None:
         return None
-    code = frame.f_code
-    line = frame.f_lineno
+    code, line = where.code, where.lineno
     end_line = column = end_column = None
     try:
-        positions = list(code.co_positions())[frame.f_lasti // 2]
-        line, end_line, column, end_column = positions
-        line = line or frame.f_lineno
+        positions = _positions_cache.get(code)
+        if positions is None:
+            positions = _positions_cache[code] = list(code.co_positions())
+        line, end_line, column, end_column = positions[where.lasti // 2]
+        line = line or where.lineno
     except (IndexError, AttributeError, ValueError):
         pass
     text = linecache.getline(code.co_filename, line).strip()
     return Site(code.co_filename, line, text, end_line, column, end_column, code.co_name,
                 _cell_label(code.co_filename))
+
+
+def _site(frame) -> Optional[Site]:
+    return _site_at(_where(frame))
 
 
 _IPYTHON_FILE = re.compile(r"ipykernel_\d+[/\\]\d+\.py$|^<ipython-input-(\d+)-")
@@ -195,15 +216,23 @@ def _optimizer_frame() -> bool:
 
 @dataclasses.dataclass
 class _Saved:
-    """What the pack hook knows about one saved tensor."""
+    """What the pack hook knows about one saved tensor. It runs at every save, so it keeps only
+    cheap handles (frame position, module); lines and labels are worked out when reported."""
 
     tensor: torch.Tensor  # detached: same storage and version counter, no reference cycle
     version: int
-    site: Optional[Site]
+    where: Optional[_Where]
     op: str
     saved_as: str
-    module: str
+    module_obj: Optional[torch.nn.Module]
     conflicts: list = dataclasses.field(default_factory=list)
+    _site: Optional[Site] = None
+
+    @property
+    def site(self) -> Optional[Site]:
+        if self._site is None:
+            self._site = _site_at(self.where)
+        return self._site
 
 
 class _Packed:
@@ -320,7 +349,7 @@ class Locator(TorchFunctionMode):
                 saved_as = "output" if (i == 0 and op.endswith("_")) else f"input {i}"
                 break
         module = self._modules[-1] if self._modules else None
-        record = _Saved(t.detach(), version, _site(_user_frame(2)), op, saved_as, self._module_label(module))
+        record = _Saved(t.detach(), version, _where(_user_frame(2)), op, saved_as, module)
         packed = _Packed(record)
         key = _storage_key(t)
         if key is not None:
@@ -337,7 +366,7 @@ class Locator(TorchFunctionMode):
                 conflict.confirmed = True
             if not record.conflicts:  # a change the function mode could not see (C++ code)
                 self._add(Conflict("saved-then-modified", None, "(not seen: native code)",
-                                   record.site, record.op, record.saved_as, record.module,
+                                   record.site, record.op, record.saved_as, self._module_label(record.module_obj),
                                    shape=tuple(record.tensor.shape), version_saved=record.version,
                                    version_now=now, confirmed=True))
             raise RuntimeError(
@@ -349,15 +378,19 @@ class Locator(TorchFunctionMode):
 
     # ---------------------------------------------------------------- calls
     def __torch_function__(self, func, types, args=(), kwargs=None):
+        # Runs for every torch call of the program: kept lean (no generator, no per-call
+        # allocation beyond the list of (tensor, version) pairs).
         kwargs = kwargs or {}
-        tensors = [a for a in _flat(args) if isinstance(a, torch.Tensor)]
-        tensors += [v for v in _flat(kwargs.values()) if isinstance(v, torch.Tensor)]
-        before = [(t, _version(t)) for t in tensors]
-        name = getattr(func, "__name__", str(func))
+        before: list = []
+        _versions(args, before)
+        if kwargs:
+            _versions(kwargs.values(), before)
+        name = getattr(func, "__name__", None) or str(func)
         self._ops.append((name, args))
         try:
             result = func(*args, **kwargs)
         except RuntimeError as exc:
+            tensors = [t for t, _ in before]
             target = tensors[0] if tensors else None
             self._classify_error(exc, name, same_dtypes=all(o.dtype == target.dtype for o in tensors[1:])
                                  if target is not None else False)
@@ -365,13 +398,14 @@ class Locator(TorchFunctionMode):
         finally:
             self._ops.pop()
         for t, version in before:
-            if version is not None:
+            if version is not None and t._version != version:
                 now = _version(t)
-                if now is not None and now != version:
-                    operands = [o for o, _ in before if o is not t]
-                    if any(o.dtype != t.dtype for o in operands):
-                        self._mixed_dtype_line()
-                    self._mutated(t, name, now, operands)
+                if now is None:
+                    continue
+                operands = [o for o, _ in before if o is not t]
+                if any(o.dtype != t.dtype for o in operands):
+                    self._mixed_dtype_line()
+                self._mutated(t, name, now, operands)
         return result
 
     def _mixed_dtype_line(self) -> None:
@@ -415,7 +449,7 @@ class Locator(TorchFunctionMode):
             if kind == "optimizer-step":
                 message = ("no rewrite fixes this: run backward before optimizer.step(), or run the "
                            "forward again after it (a retained graph cannot see new parameters)")
-            conflict = Conflict(kind, site, op, record.site, record.op, record.saved_as, record.module,
+            conflict = Conflict(kind, site, op, record.site, record.op, record.saved_as, self._module_label(record.module_obj),
                                 self._module_label(module), construct, tuple(record.tensor.shape),
                                 record.version, current, message=message,
                                 same_dtypes=all(o.dtype == t.dtype for o in operands))
@@ -462,12 +496,16 @@ class Locator(TorchFunctionMode):
         return "\n\n".join(c.describe() for c in self.conflicts)
 
 
-def _flat(items):
+def _versions(items, out: list) -> None:
+    """Append ``(tensor, version)`` for every tensor in ``items`` (nested lists and tuples too)."""
     for item in items:
-        if isinstance(item, (list, tuple)):
-            yield from _flat(item)
-        else:
-            yield item
+        if isinstance(item, torch.Tensor):
+            try:
+                out.append((item, item._version))
+            except Exception:  # inference tensors have no version counter
+                out.append((item, None))
+        elif isinstance(item, (list, tuple)):
+            _versions(item, out)
 
 
 @dataclasses.dataclass
