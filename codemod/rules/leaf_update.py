@@ -11,7 +11,7 @@ from codemod import torch_api
 from codemod.analysis.syntax import FUNCTIONS, bound_names, subscript_base
 from codemod.findings import Fix, Status
 from codemod.fixes import _cst as cst
-from codemod.fixes.edits import ensure_import, wrap_run_in_with
+from codemod.fixes.edits import copy_leaf, ensure_import, wrap_run_in_with
 from codemod.fixes.site import FixSite, Plan
 from codemod.rules.base import Rule, calls_trailing_underscore, may_write_in_place
 
@@ -55,9 +55,12 @@ class LeafUpdate(Rule):
     `.weight`/`.bias`, a loop over `.parameters()`, a tensor made with `requires_grad=True`):
     the original cannot run at all. Unsafe where it may not (`.weight` of an object the analysis
     cannot name): if it does not require grad and the new value is differentiable, `no_grad`
-    would cut that gradient (`may-not-require-grad`). No fix where a tensor made with
+    would cut that gradient (`may-not-require-grad`). Where a tensor made with
     `requires_grad=True` is read again after the update by the computation that is
-    differentiated: that code means "update a copy", which is yours to write (`leaf-read-after`).
+    differentiated (`leaf-read-after`), the code means "update a copy": the fix, unsafe, is
+    `c2 = c.clone()` before the update and the update and the later uses on `c2`, except where
+    `c` is returned (the leaf, with its `.grad`); in straight-line code of one function only
+    (no fix where `c` is aliased, rebound or used in a nested scope after the update).
     Updates under `no_grad`, through `.data`, or in optimizer code are left alone.
     """
 
@@ -68,6 +71,7 @@ class LeafUpdate(Rule):
     def __init__(self, model) -> None:  # type: ignore[no-untyped-def]
         super().__init__(model)
         self._runs: Dict[ast.AST, Tuple[ast.stmt, int, Plan]] = {}
+        self._copies: Dict[Tuple[ast.AST, str], Optional[Plan]] = {}  # (function, name) -> its copy fix
 
     @classmethod
     def could_start(cls, node: ast.AST) -> bool:
@@ -125,9 +129,15 @@ class LeafUpdate(Rule):
             return  # not a leaf that requires grad, or grad is off there / meant in place
         message = f"In-place update of {origin.what} with grad on"
         base = subscript_base(target)
-        if origin.fresh and isinstance(base, ast.Name) and self.model.leaves.read_by_computation(base, stmt):
-            self.report(node, message, Status.MANUAL, "leaf-read-after", hazard=_LEAF_ERROR)
-            return
+        if origin.fresh and isinstance(base, ast.Name):
+            key = (self.model.owner(base), base.id)
+            if key in self._copies or self.model.leaves.read_by_computation(base, stmt):
+                if key not in self._copies:
+                    self._copies[key] = self._copy_plan(stmt, base)  # type: ignore[arg-type]
+                copy = self._copies[key]
+                status = Status.MANUAL if copy is None else Status.UNSAFE
+                self.report(node, message, status, "leaf-read-after", copy, hazard=_LEAF_ERROR)
+                return
         status, reason = (Status.SAFE, None) if origin.known else (Status.UNSAFE, "may-not-require-grad")
         plan = self._wrap_plan(stmt, base)
         self.report(node, message, status, reason, plan, hazard=_LEAF_ERROR if origin.known else None)
@@ -160,6 +170,52 @@ class LeafUpdate(Rule):
         for s in run:
             self._runs[s] = (start, count, plan)
         return plan
+
+    def _copy_plan(self, stmt: ast.stmt, name: ast.Name) -> Optional[Plan]:
+        """"Update a copy": ``c2 = c.clone()`` before the update, and the update and every later
+        use of ``c`` in the function on ``c2``, except where ``c`` is returned (the leaf, with
+        its ``.grad``). Only in straight-line code: the update is a statement of the function's
+        own body, ``c`` is bound once before it, and nothing after it aliases ``c`` (``d = c``)
+        or reads it from a nested function."""
+        owner = self.model.owner(name)
+        body = getattr(owner, "body", None)
+        if not isinstance(owner, FUNCTIONS) or not isinstance(body, list) or not any(s is stmt for s in body):
+            return None
+        index = next(k for k, s in enumerate(body) if s is stmt)
+        uses: List[ast.Name] = []
+        for s in body[index:]:
+            for node in ast.walk(s):
+                if isinstance(node, (*FUNCTIONS, ast.Lambda, ast.ClassDef, ast.comprehension)):
+                    return None  # scopes of their own: not followed
+                if isinstance(node, ast.Name) and node.id == name.id:
+                    if not isinstance(node.ctx, ast.Load) or isinstance(self.model.parent(node), ast.Assign):
+                        return None
+                    uses.append(node)
+        stores = [n for s in body[:index] for n in ast.walk(s)
+                  if isinstance(n, ast.Name) and n.id == name.id and not isinstance(n.ctx, ast.Load)]
+        if len(stores) != 1 or any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in ast.walk(owner)):
+            return None
+        out_of_place = _out_of_place_update(stmt, name.id)
+        if not out_of_place and not (isinstance(stmt, (ast.Assign, ast.AugAssign))
+                                     and isinstance(getattr(stmt, "target", None) or stmt.targets[0], ast.Subscript)):
+            return None  # no twin to write (`c.zero_()`, a helper): a clone would be rewritten again
+        uses.sort(key=lambda n: (n.lineno, n.col_offset))
+        inside = {id(n) for n in ast.walk(stmt)}
+        renamed = [not (out_of_place and id(n) in inside) and not self.model.leaves.returned(n) for n in uses]
+        copy = self.model.fresh_name(f"{name.id}2")
+        original = name.id
+        title = (f"Update a copy: `{copy} = {original}.<op>(...)`" if out_of_place
+                 else f"Update a copy: `{copy} = {original}.clone()`") + f", then `{copy}` from here on"
+        if out_of_place:
+            title = title.replace("<op>(...)", _twin_chain(stmt))
+
+        def make(node: cst.CSTNode, site: FixSite) -> Optional[Fix]:
+            block, at = site.block(node)  # type: ignore[arg-type]
+            return Fix(block, lambda b: copy_leaf(b, at, original, copy, renamed, out_of_place), title)
+
+        start = stmt
+        kind = "SimpleStatementLine" if not _compound(start) else type(start).__name__
+        return Plan((start.lineno, self.source.char_column(start.lineno, start.col_offset)), kind, make)
 
     def _outermost(self, stmt: ast.AST, base: ast.expr) -> ast.stmt:
         """The loop over the parameters around ``stmt`` when the leaf is its variable, else ``stmt``."""
@@ -222,6 +278,26 @@ def _updated(call: ast.Call, torch_name: Optional[str]) -> Optional[ast.expr]:
         return receiver
     return None
 
+
+
+def _out_of_place_update(stmt: ast.stmt, name: str) -> bool:
+    """``c.index_copy_(...)`` (a chain of them) as a statement, on ``c``, every method with an
+    out-of-place twin: the copy can be written ``c2 = c.index_copy(...)``."""
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+            and torch_api.INPLACE_METHODS.get(call.func.attr):
+        call = call.func.value
+    return call is not stmt.value and isinstance(call, ast.Name) and call.id == name  # type: ignore[attr-defined]
+
+
+def _twin_chain(stmt: ast.stmt) -> str:
+    """``index_copy(...)``, ``mul(...).add(...)``: the out-of-place twins of the update's chain."""
+    methods: List[str] = []
+    call = stmt.value  # type: ignore[attr-defined]
+    while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+        methods.append(f"{torch_api.INPLACE_METHODS[call.func.attr]}(...)")
+        call = call.func.value
+    return ".".join(reversed(methods))
 
 
 def _compound(stmt: ast.stmt) -> bool:
