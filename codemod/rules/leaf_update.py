@@ -139,17 +139,18 @@ class LeafUpdate(Rule):
                 self.report(node, message, status, "leaf-read-after", copy, hazard=_LEAF_ERROR)
                 return
         status, reason = (Status.SAFE, None) if origin.known else (Status.UNSAFE, "may-not-require-grad")
-        plan = self._wrap_plan(stmt, base)
+        plan = self._wrap_plan(stmt, base, origin.known)
         self.report(node, message, status, reason, plan, hazard=_LEAF_ERROR if origin.known else None)
 
     # -------------------------------------------------------------------- the fix
-    def _wrap_plan(self, stmt: ast.AST, base: ast.expr) -> Optional[Plan]:
-        """One plan per run of consecutive leaf updates (shared by their findings)."""
+    def _wrap_plan(self, stmt: ast.AST, base: ast.expr, known: bool) -> Optional[Plan]:
+        """One plan per run of consecutive leaf updates of one tier (shared by their findings):
+        a safe wrap never takes in an update that may not need it, nor the reverse."""
         first = self._outermost(stmt, base)
         found = self._runs.get(first)
         if found is not None:
             return found[2]
-        run = self._run_from(first)
+        run = self._run_from(first, known)
         context, needs_import = self._no_grad_expression()
         count = len(run)
         start: ast.stmt = run[0]
@@ -225,20 +226,21 @@ class LeafUpdate(Rule):
             return parent
         return stmt  # type: ignore[return-value]
 
-    def _run_from(self, stmt: ast.stmt) -> List[ast.stmt]:
+    def _run_from(self, stmt: ast.stmt, known: bool) -> List[ast.stmt]:
         """``stmt`` and the leaf updates right before and after it in its block."""
         block = _block_of(self.model.parent(stmt), stmt)
         if block is None:
             return [stmt]
         i = next(k for k, s in enumerate(block) if s is stmt)
         lo = hi = i
-        while lo > 0 and self._updates_a_leaf(block[lo - 1]):
+        while lo > 0 and self._updates_a_leaf(block[lo - 1], known):
             lo -= 1
-        while hi + 1 < len(block) and self._updates_a_leaf(block[hi + 1]):
+        while hi + 1 < len(block) and self._updates_a_leaf(block[hi + 1], known):
             hi += 1
         return block[lo:hi + 1]
 
-    def _updates_a_leaf(self, stmt: ast.stmt) -> bool:
+    def _updates_a_leaf(self, stmt: ast.stmt, known: bool) -> bool:
+        """``stmt`` is an update of a leaf whose origin is ``known`` (or not), fixed by a wrap."""
         node: Optional[ast.AST] = None
         target: Optional[ast.expr] = None
         if isinstance(stmt, ast.AugAssign):
@@ -250,7 +252,12 @@ class LeafUpdate(Rule):
         if node is None or target is None:
             return False
         origin = self.model.leaves.origin(target, stmt)
-        return origin is not None and origin.known and not self.model.intended_reason(node, target)
+        if origin is None or origin.known != known or self.model.intended_reason(node, target):
+            return False
+        base = subscript_base(target)
+        return not (origin.fresh and isinstance(base, ast.Name)  # an "update a copy" case: not wrapped
+                    and ((self.model.owner(base), base.id) in self._copies
+                         or self.model.leaves.read_by_computation(base, stmt)))
 
     def _no_grad_expression(self) -> Tuple[str, bool]:
         """(how this module spells ``torch.no_grad()``, whether ``import torch`` must be added)."""
