@@ -243,6 +243,9 @@ def _leaf_candidates(conflict: Conflict, analysed: FileResult,
         if fixed:
             finding = min(fixed, key=lambda f: abs(f.span.column - (site.column or 0)))
             how = "" if finding.status is Status.SAFE else f" (unsafe: {finding.reason}; checked by the verification below)"
+            if finding.reason == "leaf-read-after":
+                how = (" (unsafe: leaf-read-after: the \"update a copy\" meaning, which the verification's "
+                       "no-grad reference does not have: it cannot prove it)")
             where = "" if site is conflict.mutation else f", around the call at line {site.line}"
             found.append((finding.fix, f"{finding.code} at line {finding.span.line}{where}: {finding.fix.title}{how}"))
             break
