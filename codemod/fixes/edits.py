@@ -16,9 +16,11 @@ from typing import (
     TYPE_CHECKING,
     Iterable,
     List,
+    Literal,
     Optional,
     Protocol,
     Sequence,
+    Set,
     TypeGuard,
     Union,
     cast,
@@ -261,21 +263,24 @@ def _dotted(expr: cst.BaseExpression) -> str:
     return ""
 
 
+CopyForm = Literal["twin", "operator", "clone"]
+
+
 def copy_leaf(block: Block, at: int, name: str, copy: str, renamed: Sequence[bool],
-              out_of_place: bool = False) -> Block:
+              form: CopyForm = "clone") -> Block:
     """``block`` with the update at its statement ``at`` made on a copy of the variable ``name``,
     and the uses of ``name`` from there on renamed to ``copy`` where ``renamed`` says so (one
     flag per use, in source order: the analysis decides which, on its own tree). The "update a
-    copy" fix of a leaf that requires grad (IPF005): ``out_of_place``, the update (a statement
-    ``c.index_copy_(...)``) becomes ``c2 = c.index_copy(...)``; else ``c2 = c.clone()`` goes
-    before it (``c2[i] = v``)."""
+    copy" fix of a leaf that requires grad (IPF005), by ``form``: ``twin``, the statement
+    ``c.index_copy_(...)`` becomes ``c2 = c.index_copy(...)``; ``operator``, ``c += v`` becomes
+    ``c2 = c + v``; ``clone``, ``c2 = c.clone()`` goes before it (``c2[i] = v``)."""
     import libcst
 
     class Rename(libcst.CSTTransformer):
         def __init__(self, seen: List[int]) -> None:
             super().__init__()
             self.seen = seen
-            self.names_of_others: set = set()  # `x.c`, `f(c=1)`: not the variable
+            self.names_of_others: Set[int] = set()  # `x.c`, `f(c=1)`: not the variable
 
         def visit_Attribute(self, node: "cst.Attribute") -> None:
             self.names_of_others.add(id(node.attr))
@@ -299,12 +304,17 @@ def copy_leaf(block: Block, at: int, name: str, copy: str, renamed: Sequence[boo
     if seen[0] != len(renamed):
         raise ValueError(f"`{name}` is used {seen[0]} times from here, the analysis saw {len(renamed)}")
     first = rest[0]
-    if out_of_place:
+    if form != "clone":
         line = cast("cst.SimpleStatementLine", first)
-        expr = cast("cst.Expr", line.body[0])
-        assign = cst.Assign(targets=[cst.AssignTarget(cst.Name(copy))],
-                            value=out_of_place_chain(cast("cst.Call", expr.value)))
-        rest[0] = line.with_changes(body=[assign])
+        small = line.body[0]
+        value: cst.BaseExpression
+        if form == "twin":
+            value = out_of_place_chain(cast("cst.Call", cast("cst.Expr", small).value))
+        else:
+            aug = cast("cst.AugAssign", small)
+            op = getattr(cst, type(aug.operator).__name__[: -len("Assign")])
+            value = cst.BinaryOperation(left=aug.target, operator=op(), right=right_operand(op, aug.value))
+        rest[0] = line.with_changes(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(copy))], value=value)])
         return block.with_changes(body=body[:at] + rest)
     clone = cst.parse_statement(f"{copy} = {name}.clone()\n").with_changes(
         leading_lines=getattr(first, "leading_lines", ()))

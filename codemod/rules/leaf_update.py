@@ -58,9 +58,11 @@ class LeafUpdate(Rule):
     would cut that gradient (`may-not-require-grad`). Where a tensor made with
     `requires_grad=True` is read again after the update by the computation that is
     differentiated (`leaf-read-after`), the code means "update a copy": the fix, unsafe, is
-    `c2 = c.clone()` before the update and the update and the later uses on `c2`, except where
-    `c` is returned (the leaf, with its `.grad`); in straight-line code of one function only
-    (no fix where `c` is aliased, rebound or used in a nested scope after the update).
+    the update written on a copy, `c2 = c.index_copy(...)` (`c2 = c + v` for `c += v`,
+    `c2 = c.clone()` before `c2[i] = v`), and the later uses on `c2`, except where `c` is
+    returned (the leaf, with its `.grad`); where it is not, the name is rebound instead
+    (`c = c + v`: the same copy). In straight-line code of one function only (no fix where `c`
+    is aliased, rebound or used in a nested scope after the update).
     Updates under `no_grad`, through `.data`, or in optimizer code are left alone.
     """
 
@@ -184,35 +186,38 @@ class LeafUpdate(Rule):
             return None
         index = next(k for k, s in enumerate(body) if s is stmt)
         uses: List[ast.Name] = []
+        form = _copy_form(stmt, name.id)
+        if form is None:
+            return None  # no twin to write (`c.zero_()`, a helper): a clone would be rewritten again
         for s in body[index:]:
             for node in ast.walk(s):
                 if isinstance(node, (*FUNCTIONS, ast.Lambda, ast.ClassDef, ast.comprehension)):
                     return None  # scopes of their own: not followed
                 if isinstance(node, ast.Name) and node.id == name.id:
-                    if not isinstance(node.ctx, ast.Load) or isinstance(self.model.parent(node), ast.Assign):
+                    own = form == "operator" and node is getattr(stmt, "target", None)  # `c += v` itself
+                    if not own and (not isinstance(node.ctx, ast.Load) or isinstance(self.model.parent(node), ast.Assign)):
                         return None
                     uses.append(node)
         stores = [n for s in body[:index] for n in ast.walk(s)
                   if isinstance(n, ast.Name) and n.id == name.id and not isinstance(n.ctx, ast.Load)]
         if len(stores) != 1 or any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in ast.walk(owner)):
             return None
-        out_of_place = _out_of_place_update(stmt, name.id)
-        if not out_of_place and not (isinstance(stmt, (ast.Assign, ast.AugAssign))
-                                     and isinstance(getattr(stmt, "target", None) or stmt.targets[0], ast.Subscript)):
-            return None  # no twin to write (`c.zero_()`, a helper): a clone would be rewritten again
         uses.sort(key=lambda n: (n.lineno, n.col_offset))
         inside = {id(n) for n in ast.walk(stmt)}
-        renamed = [not (out_of_place and id(n) in inside) and not self.model.leaves.returned(n) for n in uses]
-        copy = self.model.fresh_name(f"{name.id}2")
+        renamed = [not (form != "clone" and id(n) in inside) and not self.model.leaves.returned(n) for n in uses]
         original = name.id
-        title = (f"Update a copy: `{copy} = {original}.<op>(...)`" if out_of_place
-                 else f"Update a copy: `{copy} = {original}.clone()`") + f", then `{copy}` from here on"
-        if out_of_place:
-            title = title.replace("<op>(...)", _twin_chain(stmt))
+        kept = any(not flag and id(n) not in inside for n, flag in zip(uses, renamed))
+        # A fresh name only where the leaf itself is used again (returned, with its .grad);
+        # otherwise rebinding the name is the same copy, with the smallest diff (`w = w + 1`).
+        copy = self.model.fresh_name(f"{name.id}2") if kept else original
+        written = {"twin": lambda: f"{original}.{_twin_chain(stmt)}",
+                   "operator": lambda: f"{original} {_OPERATORS[type(stmt.op)]} ...",  # type: ignore[attr-defined]
+                   "clone": lambda: f"{original}.clone()"}[form]()
+        title = f"Update a copy: `{copy} = {written}`, then `{copy}` from here on"
 
         def make(node: cst.CSTNode, site: FixSite) -> Optional[Fix]:
             block, at = site.block(node)  # type: ignore[arg-type]
-            return Fix(block, lambda b: copy_leaf(b, at, original, copy, renamed, out_of_place), title)
+            return Fix(block, lambda b: copy_leaf(b, at, original, copy, renamed, form), title)  # type: ignore[arg-type]
 
         start = stmt
         kind = "SimpleStatementLine" if not _compound(start) else type(start).__name__
@@ -287,14 +292,28 @@ def _updated(call: ast.Call, torch_name: Optional[str]) -> Optional[ast.expr]:
 
 
 
-def _out_of_place_update(stmt: ast.stmt, name: str) -> bool:
-    """``c.index_copy_(...)`` (a chain of them) as a statement, on ``c``, every method with an
-    out-of-place twin: the copy can be written ``c2 = c.index_copy(...)``."""
+_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.MatMult: "@", ast.Div: "/", ast.Mod: "%",
+              ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitOr: "|", ast.BitXor: "^",
+              ast.BitAnd: "&", ast.FloorDiv: "//"}
+
+
+def _copy_form(stmt: ast.stmt, name: str) -> Optional[str]:
+    """How the update of ``name`` at ``stmt`` is written on a copy: ``twin`` for a statement
+    ``c.index_copy_(...)`` (a chain of them, every method with an out-of-place twin: ``c2 =
+    c.index_copy(...)``), ``operator`` for ``c += v`` (``c2 = c + v``), ``clone`` for a write into
+    part of it (``c2 = c.clone()`` before ``c2[i] = v``); None for anything else."""
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name:
+        return "operator"
+    target = stmt.target if isinstance(stmt, ast.AugAssign) else stmt.targets[0] if isinstance(stmt, ast.Assign) else None
+    if isinstance(target, ast.Subscript):
+        return "clone"
     call = stmt.value if isinstance(stmt, ast.Expr) else None
     while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
             and torch_api.INPLACE_METHODS.get(call.func.attr):
         call = call.func.value
-    return call is not stmt.value and isinstance(call, ast.Name) and call.id == name  # type: ignore[attr-defined]
+    if call is not getattr(stmt, "value", None) and isinstance(call, ast.Name) and call.id == name:
+        return "twin"
+    return None
 
 
 def _twin_chain(stmt: ast.stmt) -> str:
