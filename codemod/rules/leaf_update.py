@@ -175,11 +175,11 @@ class LeafUpdate(Rule):
         return plan
 
     def _copy_plan(self, stmt: ast.stmt, name: ast.Name) -> Optional[Plan]:
-        """"Update a copy": ``c2 = c.clone()`` before the update, and the update and every later
-        use of ``c`` in the function on ``c2``, except where ``c`` is returned (the leaf, with
-        its ``.grad``). Only in straight-line code: the update is a statement of the function's
-        own body, ``c`` is bound once before it, and nothing after it aliases ``c`` (``d = c``)
-        or reads it from a nested function."""
+        """"Update a copy": the update written on a copy (:func:`_copy_form`), and every later use
+        of ``c`` in the function on the copy, except where ``c`` is returned (the leaf, with its
+        ``.grad``). Only in straight-line code: the update is a statement of the function's own
+        body, ``c`` is bound once before it, and nothing after it rebinds or aliases ``c``
+        (``d = c``) or reads it from a nested scope."""
         owner = self.model.owner(name)
         body = getattr(owner, "body", None)
         if not isinstance(owner, FUNCTIONS) or not isinstance(body, list) or not any(s is stmt for s in body):

@@ -231,8 +231,8 @@ def _leaf_candidates(conflict: Conflict, analysed: FileResult,
     (walking the conflict's frames outward) the call of the helper it runs in; where the rule has
     none, a ``with torch.no_grad():`` around the call of that helper, then around the failing
     statement itself (the run proved the target requires grad, which the rule could not see).
-    None where IPF005 says the leaf is read again afterwards ("update a copy"): its fix only;
-    a ``no_grad`` wrap there would be verified against a meaning the code does not have."""
+    Where IPF005 says the leaf is read again afterwards ("update a copy"), its fix only: a
+    ``no_grad`` wrap there would be verified against a meaning the code may not have."""
     sites = [s for s in (conflict.mutation, *conflict.callers) if _same_file(s, path)]
     if not sites:
         return [], "the line to fix is outside the target's file"
@@ -244,8 +244,8 @@ def _leaf_candidates(conflict: Conflict, analysed: FileResult,
             finding = min(fixed, key=lambda f: abs(f.span.column - (site.column or 0)))
             how = "" if finding.status is Status.SAFE else f" (unsafe: {finding.reason}; checked by the verification below)"
             if finding.reason == "leaf-read-after":
-                how = (" (unsafe: leaf-read-after: the \"update a copy\" meaning, which the verification's "
-                       "no-grad reference does not have: it cannot prove it)")
+                how = (" (unsafe: leaf-read-after: the \"update a copy\" meaning; verified only where it "
+                       "agrees with the no-grad reference on everything compared)")
             where = "" if site is conflict.mutation else f", around the call at line {site.line}"
             found.append((finding.fix, f"{finding.code} at line {finding.span.line}{where}: {finding.fix.title}{how}"))
             break
