@@ -44,3 +44,34 @@ def test_repair_claims_no_proof_for_the_copy_meaning(path):
 
 def test_the_family_is_covered():
     assert len(NO_GRAD) >= 12 and COPY
+
+
+HELPER_THAT_ALSO_COMPUTES = '''import torch
+
+
+def reset_and_scale(state, x):
+    state.zero_()
+    return x * 2
+
+
+def example():
+    mem = torch.ones(2, requires_grad=True)
+    x = torch.ones(2, requires_grad=True)
+    y = reset_and_scale(mem, x)
+    loss = (y + 3 * mem).sum()
+    loss.backward()
+    return {"loss": loss, "mem": mem, "x": x}
+'''
+
+
+def test_a_wrap_that_cuts_a_gradient_is_not_verified_and_the_next_one_is(tmp_path):
+    """The rule sees nothing here (``state`` is any argument). Around the helper's call, a
+    ``no_grad`` would also cut ``x * 2`` from the graph: the verification refuses it (x.grad
+    differs from the no-grad meaning's), and the wrap around the failing statement is verified."""
+    path = tmp_path / "helper.py"
+    path.write_text(HELPER_THAT_ALSO_COMPUTES)
+    result = repair(f"{path}::example")
+    assert [a.verification.verdict for a in result.attempts] == [Verdict.NOT_VERIFIED, Verdict.VERIFIED], render(result)
+    assert "        y = reset_and_scale(mem, x)" in result.attempts[0].repaired  # the call, wrapped
+    assert "    with torch.no_grad():\n        state.zero_()" in result.repaired
+    assert "    y = reset_and_scale(mem, x)" in result.repaired
