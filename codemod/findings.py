@@ -65,10 +65,12 @@ REASONS = {
     "view-alias": "the target is a view of (or viewed by) another tensor that is used later; "
     "the change must reach it",
     "leaf-read-after": "the leaf made with requires_grad=True is read again after the update by "
-    "the computation that is differentiated: that code means \"update a copy\" (`c2 = c.clone()`), "
-    "which is yours to write",
+    "the computation that is differentiated: that code means \"update a copy\": the fix (unsafe) "
+    "writes the update on a copy (`c2 = c.index_copy(...)`, `c2 = c.clone()` before `c2[i] = v`; "
+    "`c = c + v` where the leaf is not used again) and the later reads on it; the leaf keeps its values (a `no_grad` wrap would update the leaf "
+    "instead: which one you meant is yours to say)",
     "leaf-update": "the target is a leaf that requires grad: PyTorch refuses to update it in place "
-    "with grad on; IPF005 wraps the update in `torch.no_grad()`",
+    "with grad on; IPF005 wraps the update in `torch.no_grad()` (or updates a copy)",
     "dead-store": "the fix would rebind a name nobody reads again while another holder (a "
     "loop's iterable, an attribute's owner, a container, the caller) keeps the tensor: it would "
     "only drop the mutation",

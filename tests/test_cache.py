@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import pathlib
 import sys
 
 import pytest
@@ -90,3 +91,20 @@ def test_a_good_entry_is_a_hit(tmp_path):
     (folder / "ab" / "abcd.json").write_text(json.dumps({"findings": [GOOD_FINDING]}))
     [finding] = cache.Cache(folder).get("abcd")["findings"]
     assert (finding.code, finding.span.line, finding.fixable) == ("IPF101", 7, True)
+
+
+def test_the_cache_key_covers_every_module_of_the_tool(tmp_path):
+    """A changed rule or analysis module must miss the cache, not only a changed engine module
+    (the digest once covered ``codemod/engine/`` alone: results of the old rules came back)."""
+    import shutil
+
+    from codemod.engine import cache
+
+    root = pathlib.Path(cache.__file__).resolve().parent.parent
+    assert cache._code_digest() == cache._code_digest(root)
+    copy = tmp_path / "codemod"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    before = cache._code_digest(copy)
+    rule = copy / "rules" / "leaf_update.py"
+    rule.write_text(rule.read_text() + "\n# changed\n")
+    assert cache._code_digest(copy) != before

@@ -119,3 +119,24 @@ def test_the_safe_tier_fixes_most_of_the_leaf_family():
     fixed = [p for p in CASES if kind(p) == "leaf-error" and headers(p).get("fix") != "copy"
              and _tool_output(p, "safe").read_bytes() != p.read_bytes()]
     assert len(fixed) >= 8, [case_id(p) for p in fixed]
+
+
+@pytest.mark.parametrize("path", [p for p in CASES if headers(p).get("fix") == "copy"], ids=case_id)
+def test_the_copy_fix_computes_the_copy_meaning(path):
+    """IPF005's unsafe "update a copy" fix runs, and leaves what the hand-written copy leaves
+    (outputs, the leaf's values and its ``.grad``) bit for bit; the safe tier leaves it alone."""
+    unsafe = _tool_output(path, "unsafe")
+    assert unsafe.read_bytes() != path.read_bytes(), "the unsafe tier offers the copy"
+    assert _tool_output(path, "safe").read_bytes() == path.read_bytes()
+    assert differences(run_example(unsafe), run_example(expected_of(path))) == {}
+
+
+@pytest.mark.parametrize("path", [p for p in CASES if kind(p) == "leaf-error" and headers(p).get("fix") != "copy"],
+                         ids=case_id)
+def test_the_unsafe_tier_computes_the_no_grad_meaning_too(path):
+    """``--unsafe-fixes`` adds the wraps of updates the analysis cannot prove need one
+    (``dense.weight`` of an unnamed object): on these programs they too give the reference."""
+    unsafe = _tool_output(path, "unsafe")
+    if unsafe.read_bytes() == path.read_bytes():
+        pytest.skip("the rule sees no update here (repair finds it: tests/test_leaf_repair.py)")
+    assert differences(run_example(unsafe), run_example(path, InPlaceUnderNoGrad())) == {}

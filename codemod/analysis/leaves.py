@@ -127,14 +127,36 @@ class Leaves:
         flow = self.binder.flow(self.tree.owner(name))
         _, end = span(stmt)
         for pos, node in flow.loads.get(name.id, []):
-            if pos < end:
+            if pos < end or self.returned(node) or self._written(node):
                 continue
             parent = self.tree.parent(node)
-            if isinstance(parent, (ast.Return, ast.Assign)):
+            if isinstance(parent, ast.Assign):
                 continue
             if isinstance(parent, ast.Call) and (target_key(parent.func) or "").endswith("Parameter"):
                 continue
             return True
+        return False
+
+    def returned(self, node: ast.expr) -> bool:
+        """``return E``, ``return {"c": c}``: the tensor itself is handed back (through literal
+        containers), not computed with."""
+        parent = self.tree.parent(node)
+        while isinstance(parent, (ast.Tuple, ast.List, ast.Set, ast.Dict)):
+            if isinstance(parent, ast.Dict) and any(k is node for k in parent.keys):
+                return False
+            node, parent = parent, self.tree.parent(parent)
+        return isinstance(parent, ast.Return)
+
+    def _written(self, node: ast.expr) -> bool:
+        """The name is the base of another in-place write (``E[:, 1::2] = v``, ``E += 1``,
+        ``E.mul_(2)`` as a statement): it is updated again, not read."""
+        parent = self.tree.parent(node)
+        if isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.ctx, ast.Store):
+            return True
+        if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr.endswith("_") \
+                and not parent.attr.startswith("_"):
+            call = self.tree.parent(parent)
+            return isinstance(call, ast.Call) and call.func is parent and isinstance(self.tree.parent(call), ast.Expr)
         return False
 
     def _leaf_name(self, expr: ast.expr, at: Located) -> bool:

@@ -61,10 +61,13 @@ def _libcst_version() -> Optional[str]:
     return metadata.version("libcst")
 
 
-def _code_digest() -> str:
-    """A digest of the package's source files: any change to the tool misses the cache."""
+_PACKAGE = pathlib.Path(__file__).resolve().parent.parent  # codemod/, not only engine/
+
+
+def _code_digest(package: pathlib.Path = _PACKAGE) -> str:
+    """A digest of the package's source files: any change to the tool (a rule, the analysis)
+    misses the cache."""
     h = hashlib.sha256()
-    package = pathlib.Path(__file__).parent
     for source in sorted(package.rglob("*.py")):
         h.update(source.relative_to(package).as_posix().encode())
         h.update(source.read_bytes())

@@ -4,7 +4,8 @@ Expressions: :func:`rebind` (``a = b = value``), :func:`right_operand` (parenthe
 precedence needs them), :func:`clone_of` (``d = d.clone()``), :func:`out_of_place_chain`
 (``x.mul_(a).add_(b)`` -> ``x.mul(a).add(b)``). Statements: :func:`insert_before` (into a line
 or suite), :func:`wrap_in_with` (a run of statements of a block into ``with <expr>:``,
-re-indented, comments kept). Modules: :func:`ensure_import` (``import torch`` once, where
+re-indented, comments kept), :func:`copy_leaf` (``c2 = c.clone()`` and the later uses on
+``c2``). Modules: :func:`ensure_import` (``import torch`` once, where
 imports go). Text: :func:`code`, :func:`fix_title`. Fresh names come from the analysis
 (``SemanticModel.fresh_name``): they depend on every name in the file.
 """
@@ -15,9 +16,11 @@ from typing import (
     TYPE_CHECKING,
     Iterable,
     List,
+    Literal,
     Optional,
     Protocol,
     Sequence,
+    Set,
     TypeGuard,
     Union,
     cast,
@@ -258,3 +261,62 @@ def _dotted(expr: cst.BaseExpression) -> str:
     if isinstance(expr, cst.Attribute):
         return f"{_dotted(expr.value)}.{expr.attr.value}"
     return ""
+
+
+CopyForm = Literal["twin", "operator", "clone"]
+
+
+def copy_leaf(block: Block, at: int, name: str, copy: str, renamed: Sequence[bool],
+              form: CopyForm = "clone") -> Block:
+    """``block`` with the update at its statement ``at`` made on a copy of the variable ``name``,
+    and the uses of ``name`` from there on renamed to ``copy`` where ``renamed`` says so (one
+    flag per use, in source order: the analysis decides which, on its own tree). The "update a
+    copy" fix of a leaf that requires grad (IPF005), by ``form``: ``twin``, the statement
+    ``c.index_copy_(...)`` becomes ``c2 = c.index_copy(...)``; ``operator``, ``c += v`` becomes
+    ``c2 = c + v``; ``clone``, ``c2 = c.clone()`` goes before it (``c2[i] = v``)."""
+    import libcst
+
+    class Rename(libcst.CSTTransformer):
+        def __init__(self, seen: List[int]) -> None:
+            super().__init__()
+            self.seen = seen
+            self.names_of_others: Set[int] = set()  # `x.c`, `f(c=1)`: not the variable
+
+        def visit_Attribute(self, node: "cst.Attribute") -> None:
+            self.names_of_others.add(id(node.attr))
+
+        def visit_Arg(self, node: "cst.Arg") -> None:
+            if node.keyword is not None:
+                self.names_of_others.add(id(node.keyword))
+
+        def leave_Name(self, original: "cst.Name", updated: "cst.Name") -> "cst.Name":
+            if original.value != name or id(original) in self.names_of_others:
+                return updated
+            k = self.seen[0]
+            self.seen[0] += 1
+            return updated.with_changes(value=copy) if k < len(renamed) and renamed[k] else updated
+
+    body = list(block.body)
+    if not 0 <= at < len(body):
+        raise ValueError(f"no statement {at} in a block of {len(body)}")
+    seen = [0]
+    rest = [cast("cst.BaseStatement", s.visit(Rename(seen))) for s in body[at:]]
+    if seen[0] != len(renamed):
+        raise ValueError(f"`{name}` is used {seen[0]} times from here, the analysis saw {len(renamed)}")
+    first = rest[0]
+    if form != "clone":
+        line = cast("cst.SimpleStatementLine", first)
+        small = line.body[0]
+        value: cst.BaseExpression
+        if form == "twin":
+            value = out_of_place_chain(cast("cst.Call", cast("cst.Expr", small).value))
+        else:
+            aug = cast("cst.AugAssign", small)
+            op = getattr(cst, type(aug.operator).__name__[: -len("Assign")])
+            value = cst.BinaryOperation(left=aug.target, operator=op(), right=right_operand(op, aug.value))
+        rest[0] = line.with_changes(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(copy))], value=value)])
+        return block.with_changes(body=body[:at] + rest)
+    clone = cst.parse_statement(f"{copy} = {name}.clone()\n").with_changes(
+        leading_lines=getattr(first, "leading_lines", ()))
+    rest[0] = first.with_changes(leading_lines=[])
+    return block.with_changes(body=body[:at] + [clone] + rest)

@@ -11,7 +11,7 @@ from codemod import torch_api
 from codemod.analysis.syntax import FUNCTIONS, bound_names, subscript_base
 from codemod.findings import Fix, Status
 from codemod.fixes import _cst as cst
-from codemod.fixes.edits import ensure_import, wrap_run_in_with
+from codemod.fixes.edits import copy_leaf, ensure_import, wrap_run_in_with
 from codemod.fixes.site import FixSite, Plan
 from codemod.rules.base import Rule, calls_trailing_underscore, may_write_in_place
 
@@ -55,9 +55,14 @@ class LeafUpdate(Rule):
     `.weight`/`.bias`, a loop over `.parameters()`, a tensor made with `requires_grad=True`):
     the original cannot run at all. Unsafe where it may not (`.weight` of an object the analysis
     cannot name): if it does not require grad and the new value is differentiable, `no_grad`
-    would cut that gradient (`may-not-require-grad`). No fix where a tensor made with
+    would cut that gradient (`may-not-require-grad`). Where a tensor made with
     `requires_grad=True` is read again after the update by the computation that is
-    differentiated: that code means "update a copy", which is yours to write (`leaf-read-after`).
+    differentiated (`leaf-read-after`), the code means "update a copy": the fix, unsafe, is
+    the update written on a copy, `c2 = c.index_copy(...)` (`c2 = c + v` for `c += v`,
+    `c2 = c.clone()` before `c2[i] = v`), and the later uses on `c2`, except where `c` is
+    returned (the leaf, with its `.grad`); where it is not, the name is rebound instead
+    (`c = c + v`: the same copy). In straight-line code of one function only (no fix where `c`
+    is aliased, rebound or used in a nested scope after the update).
     Updates under `no_grad`, through `.data`, or in optimizer code are left alone.
     """
 
@@ -68,6 +73,7 @@ class LeafUpdate(Rule):
     def __init__(self, model) -> None:  # type: ignore[no-untyped-def]
         super().__init__(model)
         self._runs: Dict[ast.AST, Tuple[ast.stmt, int, Plan]] = {}
+        self._copies: Dict[Tuple[ast.AST, str], Optional[Plan]] = {}  # (function, name) -> its copy fix
 
     @classmethod
     def could_start(cls, node: ast.AST) -> bool:
@@ -125,21 +131,28 @@ class LeafUpdate(Rule):
             return  # not a leaf that requires grad, or grad is off there / meant in place
         message = f"In-place update of {origin.what} with grad on"
         base = subscript_base(target)
-        if origin.fresh and isinstance(base, ast.Name) and self.model.leaves.read_by_computation(base, stmt):
-            self.report(node, message, Status.MANUAL, "leaf-read-after", hazard=_LEAF_ERROR)
-            return
+        if origin.fresh and isinstance(base, ast.Name):
+            key = (self.model.owner(base), base.id)
+            if key in self._copies or self.model.leaves.read_by_computation(base, stmt):
+                if key not in self._copies:
+                    self._copies[key] = self._copy_plan(stmt, base)  # type: ignore[arg-type]
+                copy = self._copies[key]
+                status = Status.MANUAL if copy is None else Status.UNSAFE
+                self.report(node, message, status, "leaf-read-after", copy, hazard=_LEAF_ERROR)
+                return
         status, reason = (Status.SAFE, None) if origin.known else (Status.UNSAFE, "may-not-require-grad")
-        plan = self._wrap_plan(stmt, base)
+        plan = self._wrap_plan(stmt, base, origin.known)
         self.report(node, message, status, reason, plan, hazard=_LEAF_ERROR if origin.known else None)
 
     # -------------------------------------------------------------------- the fix
-    def _wrap_plan(self, stmt: ast.AST, base: ast.expr) -> Optional[Plan]:
-        """One plan per run of consecutive leaf updates (shared by their findings)."""
+    def _wrap_plan(self, stmt: ast.AST, base: ast.expr, known: bool) -> Optional[Plan]:
+        """One plan per run of consecutive leaf updates of one tier (shared by their findings):
+        a safe wrap never takes in an update that may not need it, nor the reverse."""
         first = self._outermost(stmt, base)
         found = self._runs.get(first)
         if found is not None:
             return found[2]
-        run = self._run_from(first)
+        run = self._run_from(first, known)
         context, needs_import = self._no_grad_expression()
         count = len(run)
         start: ast.stmt = run[0]
@@ -161,6 +174,55 @@ class LeafUpdate(Rule):
             self._runs[s] = (start, count, plan)
         return plan
 
+    def _copy_plan(self, stmt: ast.stmt, name: ast.Name) -> Optional[Plan]:
+        """"Update a copy": the update written on a copy (:func:`_copy_form`), and every later use
+        of ``c`` in the function on the copy, except where ``c`` is returned (the leaf, with its
+        ``.grad``). Only in straight-line code: the update is a statement of the function's own
+        body, ``c`` is bound once before it, and nothing after it rebinds or aliases ``c``
+        (``d = c``) or reads it from a nested scope."""
+        owner = self.model.owner(name)
+        body = getattr(owner, "body", None)
+        if not isinstance(owner, FUNCTIONS) or not isinstance(body, list) or not any(s is stmt for s in body):
+            return None
+        index = next(k for k, s in enumerate(body) if s is stmt)
+        uses: List[ast.Name] = []
+        form = _copy_form(stmt, name.id)
+        if form is None:
+            return None  # no twin to write (`c.zero_()`, a helper): a clone would be rewritten again
+        for s in body[index:]:
+            for node in ast.walk(s):
+                if isinstance(node, (*FUNCTIONS, ast.Lambda, ast.ClassDef, ast.comprehension)):
+                    return None  # scopes of their own: not followed
+                if isinstance(node, ast.Name) and node.id == name.id:
+                    own = form == "operator" and node is getattr(stmt, "target", None)  # `c += v` itself
+                    if not own and (not isinstance(node.ctx, ast.Load) or isinstance(self.model.parent(node), ast.Assign)):
+                        return None
+                    uses.append(node)
+        stores = [n for s in body[:index] for n in ast.walk(s)
+                  if isinstance(n, ast.Name) and n.id == name.id and not isinstance(n.ctx, ast.Load)]
+        if len(stores) != 1 or any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in ast.walk(owner)):
+            return None
+        uses.sort(key=lambda n: (n.lineno, n.col_offset))
+        inside = {id(n) for n in ast.walk(stmt)}
+        renamed = [not (form != "clone" and id(n) in inside) and not self.model.leaves.returned(n) for n in uses]
+        original = name.id
+        kept = any(not flag and id(n) not in inside for n, flag in zip(uses, renamed))
+        # A fresh name only where the leaf itself is used again (returned, with its .grad);
+        # otherwise rebinding the name is the same copy, with the smallest diff (`w = w + 1`).
+        copy = self.model.fresh_name(f"{name.id}2") if kept else original
+        written = {"twin": lambda: f"{original}.{_twin_chain(stmt)}",
+                   "operator": lambda: f"{original} {_OPERATORS[type(stmt.op)]} ...",  # type: ignore[attr-defined]
+                   "clone": lambda: f"{original}.clone()"}[form]()
+        title = f"Update a copy: `{copy} = {written}`, then `{copy}` from here on"
+
+        def make(node: cst.CSTNode, site: FixSite) -> Optional[Fix]:
+            block, at = site.block(node)  # type: ignore[arg-type]
+            return Fix(block, lambda b: copy_leaf(b, at, original, copy, renamed, form), title)  # type: ignore[arg-type]
+
+        start = stmt
+        kind = "SimpleStatementLine" if not _compound(start) else type(start).__name__
+        return Plan((start.lineno, self.source.char_column(start.lineno, start.col_offset)), kind, make)
+
     def _outermost(self, stmt: ast.AST, base: ast.expr) -> ast.stmt:
         """The loop over the parameters around ``stmt`` when the leaf is its variable, else ``stmt``."""
         parent = self.model.parent(stmt)
@@ -169,20 +231,21 @@ class LeafUpdate(Rule):
             return parent
         return stmt  # type: ignore[return-value]
 
-    def _run_from(self, stmt: ast.stmt) -> List[ast.stmt]:
+    def _run_from(self, stmt: ast.stmt, known: bool) -> List[ast.stmt]:
         """``stmt`` and the leaf updates right before and after it in its block."""
         block = _block_of(self.model.parent(stmt), stmt)
         if block is None:
             return [stmt]
         i = next(k for k, s in enumerate(block) if s is stmt)
         lo = hi = i
-        while lo > 0 and self._updates_a_leaf(block[lo - 1]):
+        while lo > 0 and self._updates_a_leaf(block[lo - 1], known):
             lo -= 1
-        while hi + 1 < len(block) and self._updates_a_leaf(block[hi + 1]):
+        while hi + 1 < len(block) and self._updates_a_leaf(block[hi + 1], known):
             hi += 1
         return block[lo:hi + 1]
 
-    def _updates_a_leaf(self, stmt: ast.stmt) -> bool:
+    def _updates_a_leaf(self, stmt: ast.stmt, known: bool) -> bool:
+        """``stmt`` is an update of a leaf whose origin is ``known`` (or not), fixed by a wrap."""
         node: Optional[ast.AST] = None
         target: Optional[ast.expr] = None
         if isinstance(stmt, ast.AugAssign):
@@ -194,7 +257,12 @@ class LeafUpdate(Rule):
         if node is None or target is None:
             return False
         origin = self.model.leaves.origin(target, stmt)
-        return origin is not None and origin.known and not self.model.intended_reason(node, target)
+        if origin is None or origin.known != known or self.model.intended_reason(node, target):
+            return False
+        base = subscript_base(target)
+        return not (origin.fresh and isinstance(base, ast.Name)  # an "update a copy" case: not wrapped
+                    and ((self.model.owner(base), base.id) in self._copies
+                         or self.model.leaves.read_by_computation(base, stmt)))
 
     def _no_grad_expression(self) -> Tuple[str, bool]:
         """(how this module spells ``torch.no_grad()``, whether ``import torch`` must be added)."""
@@ -222,6 +290,40 @@ def _updated(call: ast.Call, torch_name: Optional[str]) -> Optional[ast.expr]:
         return receiver
     return None
 
+
+
+_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.MatMult: "@", ast.Div: "/", ast.Mod: "%",
+              ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitOr: "|", ast.BitXor: "^",
+              ast.BitAnd: "&", ast.FloorDiv: "//"}
+
+
+def _copy_form(stmt: ast.stmt, name: str) -> Optional[str]:
+    """How the update of ``name`` at ``stmt`` is written on a copy: ``twin`` for a statement
+    ``c.index_copy_(...)`` (a chain of them, every method with an out-of-place twin: ``c2 =
+    c.index_copy(...)``), ``operator`` for ``c += v`` (``c2 = c + v``), ``clone`` for a write into
+    part of it (``c2 = c.clone()`` before ``c2[i] = v``); None for anything else."""
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name:
+        return "operator"
+    target = stmt.target if isinstance(stmt, ast.AugAssign) else stmt.targets[0] if isinstance(stmt, ast.Assign) else None
+    if isinstance(target, ast.Subscript):
+        return "clone"
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+            and torch_api.INPLACE_METHODS.get(call.func.attr):
+        call = call.func.value
+    if call is not getattr(stmt, "value", None) and isinstance(call, ast.Name) and call.id == name:
+        return "twin"
+    return None
+
+
+def _twin_chain(stmt: ast.stmt) -> str:
+    """``index_copy(...)``, ``mul(...).add(...)``: the out-of-place twins of the update's chain."""
+    methods: List[str] = []
+    call = stmt.value  # type: ignore[attr-defined]
+    while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+        methods.append(f"{torch_api.INPLACE_METHODS[call.func.attr]}(...)")
+        call = call.func.value
+    return ".".join(reversed(methods))
 
 
 def _compound(stmt: ast.stmt) -> bool:

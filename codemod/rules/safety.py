@@ -13,7 +13,7 @@ from typing import Optional, Sequence, Tuple
 
 from codemod.analysis.kinds import Kind
 from codemod.analysis.model import SemanticModel
-from codemod.analysis.syntax import has_call, subscript_base, target_key
+from codemod.analysis.syntax import has_call, target_key
 from codemod.findings import Status
 
 
@@ -54,15 +54,8 @@ def assess(
         return Verdict(Status.SKIPPED, intended)
     stmt = model.statement_of(node)
     leaf = model.leaves.origin(target, stmt)
-    if leaf is not None:  # PyTorch refuses the update (or may): IPF005's no_grad, no competing fix
-        base = subscript_base(target)
-        if leaf.known and leaf.fresh and isinstance(base, ast.Name) and model.leaves.read_by_computation(base, stmt):
-            kind = Kind.TENSOR  # "update a copy": a rebinding is that copy (unsafe: the leaf keeps no update)
-            leaf_copy = True
-        else:
-            return Verdict(Status.MANUAL, "leaf-update")
-    else:
-        leaf_copy = False
+    if leaf is not None:  # PyTorch refuses the update (or may): IPF005's fix (no_grad, or the copy), no competing one
+        return Verdict(Status.MANUAL, "leaf-update")
     if kind is Kind.PARAMETER:
         return Verdict(Status.MANUAL, "parameter")
     key = target_key(target)
@@ -95,8 +88,6 @@ def assess(
         return Verdict(Status.MANUAL, "unknown-type")
     if alias.reason:
         return Verdict(Status.UNSAFE, alias.reason, alias.also_rebind)
-    if leaf_copy:
-        return Verdict(Status.UNSAFE, "leaf-read-after")
     if kind is Kind.UNKNOWN:
         return Verdict(Status.UNSAFE, "unknown-type")
     if not dtype_neutral and model.may_promote(key, operands):

@@ -129,17 +129,15 @@ class SubscriptAssignment(Rule):
                                      ast.ClassDef, ast.Match))
 
     def _already_cloned(self, stmt: ast.AST, key: str) -> bool:
-        """Right after ``key = key.clone()``, or after a write into ``key`` that gets one."""
+        """Right after ``key = key.clone()`` (or ``key = other.clone()``: a fresh tensor that no op
+        has saved either, IPF005's "update a copy"), or after a write into ``key`` that gets one."""
         prev = self._previous_statement(stmt)
         if (
             isinstance(prev, ast.Assign) and isinstance(prev.value, ast.Call)
             and isinstance(prev.value.func, ast.Attribute) and prev.value.func.attr == "clone"
             and not prev.value.args and not prev.value.keywords
         ):
-            return (
-                any(target_key(t) == key for t in prev.targets)
-                and target_key(prev.value.func.value) == key
-            )
+            return any(target_key(t) == key for t in prev.targets)
         return prev is not None and self._writes_into(prev, key)
 
     @staticmethod

@@ -37,7 +37,7 @@ import sys
 import sysconfig
 import types
 import weakref
-from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Tuple
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -87,6 +87,7 @@ class Conflict:
     confirmed: bool = False
     message: str = ""
     same_dtypes: bool = True  # the other tensors of the in-place op had the target's dtype
+    callers: Tuple[Site, ...] = ()  # leaf errors: the user frames around the mutation, innermost first
 
     @property
     def fix_site(self) -> Optional[Site]:
@@ -142,6 +143,20 @@ def _user_frame(skip: int = 1):
             return frame
         frame = frame.f_back
     return None
+
+
+def _callers(frame) -> Tuple[Site, ...]:
+    """The user frames that called ``frame``'s function, innermost first: where a fix around
+    the call of a helper goes (``init_weights(w)`` called outside ``no_grad``)."""
+    found = []
+    frame = frame.f_back if frame is not None else None
+    while frame is not None and len(found) < 16:
+        if _is_user_file(frame.f_code.co_filename):
+            site = _site(frame)
+            if site is not None:
+                found.append(site)
+        frame = frame.f_back
+    return tuple(found)
 
 
 class _Where(NamedTuple):
@@ -475,9 +490,9 @@ class Locator(TorchFunctionMode):
             exc._inplacefix_seen = True
         except AttributeError:
             pass
-        site = _site(_user_frame(3))
-        self._add(Conflict(kind, site, op or "?", message=text.splitlines()[0][:200], confirmed=True,
-                           same_dtypes=same_dtypes))
+        frame = _user_frame(3)
+        self._add(Conflict(kind, _site(frame), op or "?", message=text.splitlines()[0][:200], confirmed=True,
+                           same_dtypes=same_dtypes, callers=_callers(frame)))
 
     def _add(self, conflict: Conflict) -> Conflict:
         """Keep one conflict per (kind, save line, mutation line); return the one kept."""

@@ -21,6 +21,7 @@ import dataclasses
 import enum
 import linecache
 import sys
+import weakref
 from typing import Dict, List, Optional
 
 import torch
@@ -109,12 +110,21 @@ class LeafWatch(TorchFunctionMode):
         self.no_grad_leaves = no_grad_leaves
         self.leaves: List[torch.Tensor] = []
         self._ids: set = set()
-        self._read: set = set()  # leaves read by a recorded op since the last backward
+        self._recorded: List[weakref.ref] = []  # results recorded since the last backward
+        self._reached: Optional[set] = None  # ids of the leaves their graphs reach (cached)
         self.updates: List[LeafUpdate] = []
         self.unfit: Optional[str] = None
 
     def note(self, t) -> None:
-        if isinstance(t, torch.Tensor) and t.is_leaf and t.requires_grad and id(t) not in self._ids:
+        if not isinstance(t, torch.Tensor) or id(t) in self._ids:
+            return
+        if t._base is not None and t._base.requires_grad:
+            return  # a view made under no_grad of such a tensor: an alias of it, not a leaf of its own
+        try:
+            leaf = t.is_leaf and t.requires_grad
+        except RuntimeError:
+            return
+        if leaf:
             self._ids.add(id(t))
             self.leaves.append(t)
 
@@ -125,11 +135,13 @@ class LeafWatch(TorchFunctionMode):
         tensors += [v for v in _flat(kwargs.values()) if isinstance(v, torch.Tensor)]
         for t in tensors:
             self.note(t)
-        target = args[0] if args else None
-        if (self.no_grad_leaves and isinstance(target, torch.Tensor) and target.is_leaf
-                and target.requires_grad and torch.is_grad_enabled() and is_inplace_call(name, kwargs)):
+        if getattr(func, "__module__", "") == "torch.nn.init":
+            return func(*args, **kwargs)  # turns grad off itself: neither an error nor a read
+        leaf = _updated_leaf(args, kwargs)
+        if (self.no_grad_leaves and leaf is not None and torch.is_grad_enabled()
+                and is_inplace_call(name, kwargs)):
             where = _user_line()
-            if id(target) in self._read and self.unfit is None:
+            if self.unfit is None and self._read_by_graph(leaf):
                 self.unfit = (f"{where}: `{name}` updates a leaf that the computation being "
                               "differentiated already read; its meaning is not known")
             self.updates.append(LeafUpdate(where, name))
@@ -137,13 +149,59 @@ class LeafWatch(TorchFunctionMode):
                 return func(*args, **kwargs)
         result = func(*args, **kwargs)
         if name in ("backward", "grad"):
-            self._read.clear()
-        elif torch.is_grad_enabled():
-            if any(isinstance(r, torch.Tensor) and r.requires_grad for r in _flat([result])):
-                self._read.update(id(t) for t in tensors if t.is_leaf and t.requires_grad)
+            self._recorded.clear()
+            self._reached = None
+        elif torch.is_grad_enabled() and self.no_grad_leaves:
+            for r in _flat([result]):
+                if isinstance(r, torch.Tensor) and r.grad_fn is not None:
+                    self._recorded.append(weakref.ref(r))
+                    self._reached = None
+            if len(self._recorded) > 4096:  # a long forward without backward: drop the dead
+                self._recorded = [w for w in self._recorded if w() is not None]
         for r in _flat([result]):
             self.note(r)
         return result
+
+    def _read_by_graph(self, leaf: torch.Tensor) -> bool:
+        """A tensor recorded since the last backward, still alive and not a view of ``leaf``,
+        has ``leaf`` in its graph: the differentiated computation read it before this update.
+        (A read whose result was dropped, ``w[i].detach()``, or one only through the update's
+        own target, ``w[:, j] -= d``, leaves nothing that backward could see.)"""
+        if self._reached is None:
+            alive = [t for t in (r() for r in self._recorded) if t is not None and t._base is not leaf]
+            self._recorded = [weakref.ref(t) for t in alive]
+            self._reached = _leaves_reached([t.grad_fn for t in alive])
+        return id(leaf) in self._reached
+
+
+def _updated_leaf(args: tuple, kwargs: dict) -> Optional[torch.Tensor]:
+    """The leaf that requires grad an in-place call writes: its first argument (``tensor=`` for
+    ``nn.init`` style calls), or the base of a view (``w[:, j] -= d``, ``b = bias.view(...)``)."""
+    target = args[0] if args else kwargs.get("tensor", kwargs.get("input", kwargs.get("self")))
+    if not isinstance(target, torch.Tensor):
+        return None
+    try:
+        base = target._base if target._base is not None else target
+        return base if base.is_leaf and base.requires_grad else None
+    except RuntimeError:
+        return None
+
+
+def _leaves_reached(roots: list) -> set:
+    """ids of the leaves whose ``AccumulateGrad`` nodes the graphs of ``roots`` reach."""
+    found: set = set()
+    seen: set = set()
+    stack = [r for r in roots if r is not None]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        variable = getattr(node, "variable", None)
+        if isinstance(variable, torch.Tensor):
+            found.add(id(variable))
+        stack.extend(n for n, _ in node.next_functions if n is not None)
+    return found
 
 
 def _flat(items):

@@ -26,12 +26,13 @@ conflict moves on to its next candidate and the whole repair runs again (at most
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import pathlib
 from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
-from libcst.metadata import PositionProvider
+from libcst.metadata import ParentNodeProvider, PositionProvider
 
 from codemod.config import Settings
 from codemod.encoding import encode_source
@@ -39,6 +40,7 @@ from codemod.engine.fileio import Snapshot
 from codemod.engine.diffs import unified_diff
 from codemod.engine.pipeline import FileResult, apply_fixes, process_source
 from codemod.findings import Fix, Status
+from codemod.fixes.edits import ensure_import, wrap_run_in_with
 from codemod.runtime.harness import HarnessError, parse_target, read_target, target_text
 from codemod.runtime.locate import Conflict, LocateResult, locate_target
 from codemod.runtime.verify import VerifyResult, verify
@@ -193,6 +195,8 @@ def _candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path) ->
     no fix and why."""
     if conflict.kind in ("optimizer-step", "runtime-inplace-flag", "view"):
         return [], f"not fixable by a rewrite: {conflict.message or conflict.kind}"
+    if conflict.kind == "leaf":
+        return _leaf_candidates(conflict, analysed, path)
     site = conflict.fix_site
     if not _same_file(site, path):
         return [], "the line to fix is outside the target's file"
@@ -215,6 +219,91 @@ def _candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path) ->
             found.append((finding.fix, f"{finding.code} at line {site.line}: {finding.fix.title} "
                                        f"(unsafe: {finding.reason}; checked by the verification below)"))
     return found, f"no rewrite found for line {site.line}; fix by hand"
+
+
+# ------------------------------------------------------------------ leaf errors (IPF005)
+_LEAF_CODES = ("IPF005", "IPF105")
+
+
+def _leaf_candidates(conflict: Conflict, analysed: FileResult,
+                     path: pathlib.Path) -> Tuple[List[Tuple[Fix, str]], str]:
+    """A leaf error's fixes, best first: IPF005's fix whose statements cover the failing line, or
+    (walking the conflict's frames outward) the call of the helper it runs in; where the rule has
+    none, a ``with torch.no_grad():`` around the call of that helper, then around the failing
+    statement itself (the run proved the target requires grad, which the rule could not see).
+    Where IPF005 says the leaf is read again afterwards ("update a copy"), its fix only: a
+    ``no_grad`` wrap there would be verified against a meaning the code may not have."""
+    sites = [s for s in (conflict.mutation, *conflict.callers) if _same_file(s, path)]
+    if not sites:
+        return [], "the line to fix is outside the target's file"
+    found: List[Tuple[Fix, str]] = []
+    for site in sites:
+        leaf = [f for f in analysed.findings if f.code in _LEAF_CODES and f.span.line <= site.line <= f.span.end_line]
+        fixed = [f for f in leaf if f.fix is not None and f.status in (Status.SAFE, Status.UNSAFE)]
+        if fixed:
+            finding = min(fixed, key=lambda f: abs(f.span.column - (site.column or 0)))
+            how = "" if finding.status is Status.SAFE else f" (unsafe: {finding.reason}; checked by the verification below)"
+            if finding.reason == "leaf-read-after":
+                how = (" (unsafe: leaf-read-after: the \"update a copy\" meaning; verified only where it "
+                       "agrees with the no-grad reference on everything compared)")
+            where = "" if site is conflict.mutation else f", around the call at line {site.line}"
+            found.append((finding.fix, f"{finding.code} at line {finding.span.line}{where}: {finding.fix.title}{how}"))
+            break
+        if any(f.reason == "leaf-read-after" for f in leaf):
+            return found, (f"line {site.line} updates a leaf that is read again afterwards: it means "
+                           "\"update a copy\" (IPF005 says how); fix by hand")
+    if found:
+        return found, ""
+    outer = sites[1:2] + sites[:1] if sites[0] is conflict.mutation else sites[:1]
+    for site in outer:
+        fix = _no_grad_wrap(analysed, site)
+        if fix is not None:
+            where = "the failing statement" if site is conflict.mutation else "the call of the helper"
+            found.append((fix, f"{fix.title} around {where}, line {site.line} (not IPF005's: checked by "
+                               "the verification below)"))
+    return found, f"no rewrite found for line {conflict.mutation.line if conflict.mutation else '?'}; fix by hand"
+
+
+def _no_grad_wrap(analysed: FileResult, site) -> Optional[Fix]:
+    """``with torch.no_grad():`` around the statement of ``site``'s line (the innermost one in
+    an indented block), adding ``import torch`` where the module does not import it."""
+    wrapper = analysed.wrapper
+    if wrapper is None:
+        return None
+    positions = wrapper.resolve(PositionProvider)
+    parents = wrapper.resolve(ParentNodeProvider)
+    best = None
+    for node, rng in positions.items():
+        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) \
+                and rng.start.line <= site.line <= rng.end.line \
+                and isinstance(parents.get(node), (cst.IndentedBlock, cst.Module)) \
+                and (best is None or rng.start.line >= best[1].start.line and rng.end.line <= best[1].end.line):
+            best = (node, rng)
+    if best is None or isinstance(best[0], (cst.FunctionDef, cst.ClassDef)):
+        return None
+    stmt = best[0]
+    block = parents[stmt]
+    name = _torch_name(analysed.original or "")
+    context = f"{name or 'torch'}.no_grad()"
+    also: Tuple[Fix, ...] = ()
+    if name is None:
+        also = (Fix(wrapper.module, lambda m: ensure_import(m, "torch"), "Add `import torch`", order=-1),)
+    return Fix(block, lambda b: wrap_run_in_with(b, [stmt], context), f"Wrap in `with {context}:`",
+               order=list(block.body).index(stmt), also=also)
+
+
+def _torch_name(source: str) -> Optional[str]:
+    """The name a module-level ``import torch`` (or ``import torch as t``) binds, if any."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.name == "torch":
+                    return alias.asname or "torch"
+    return None
 
 
 def _finding_at(analysed: FileResult, site, conflict: Conflict):

@@ -1,0 +1,77 @@
+"""``repair`` on the leaf-error family (issue 13): every broken program of
+``fixtures/leaf_update/`` is located, fixed with IPF005's ``no_grad`` wrap (at the call site of a
+helper where the update runs inside one), and verified against the no-grad meaning (the original
+run with its leaf updates done outside autograd), in fresh processes, with real torch.
+
+``# fix: copy`` cases mean "update a copy": that meaning is not the no-grad one, so no rewrite
+of them can be verified against it, and ``repair`` must not claim one.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from codemod.runtime.repair import render, repair  # noqa: E402
+from codemod.runtime.verify import Verdict, render_table  # noqa: E402
+from codemod.testing import FIXTURES, headers  # noqa: E402
+
+CASES = sorted((FIXTURES / "leaf_update").glob("*.in.py"))
+BROKEN = [p for p in CASES if headers(p).get("runtime") == "leaf-error"]
+NO_GRAD = [p for p in BROKEN if headers(p).get("fix") != "copy"]
+COPY = [p for p in BROKEN if headers(p).get("fix") == "copy"]
+
+
+def case_id(path) -> str:
+    return path.name[: -len(".in.py")]
+
+
+@pytest.mark.parametrize("path", NO_GRAD, ids=case_id)
+def test_repair_verifies_every_leaf_error_case(path):
+    result = repair(f"{path}::example")
+    assert result.changed, render(result)
+    assert result.verified, render(result) + "\n" + (render_table(result.verification) if result.verification else "")
+    assert result.verification.verdict is Verdict.VERIFIED
+    assert "no_grad()" in result.repaired
+
+
+@pytest.mark.parametrize("path", COPY, ids=case_id)
+def test_repair_claims_no_proof_for_the_copy_meaning(path):
+    result = repair(f"{path}::example")
+    assert not result.verified, render(result)
+
+
+def test_the_family_is_covered():
+    assert len(NO_GRAD) >= 12 and COPY
+
+
+HELPER_THAT_ALSO_COMPUTES = '''import torch
+
+
+def reset_and_scale(state, x):
+    state.zero_()
+    return x * 2
+
+
+def example():
+    mem = torch.ones(2, requires_grad=True)
+    x = torch.ones(2, requires_grad=True)
+    y = reset_and_scale(mem, x)
+    loss = (y + 3 * mem).sum()
+    loss.backward()
+    return {"loss": loss, "mem": mem, "x": x}
+'''
+
+
+def test_a_wrap_that_cuts_a_gradient_is_not_verified_and_the_next_one_is(tmp_path):
+    """The rule sees nothing here (``state`` is any argument). Around the helper's call, a
+    ``no_grad`` would also cut ``x * 2`` from the graph: the verification refuses it (x.grad
+    differs from the no-grad meaning's), and the wrap around the failing statement is verified."""
+    path = tmp_path / "helper.py"
+    path.write_text(HELPER_THAT_ALSO_COMPUTES)
+    result = repair(f"{path}::example")
+    assert [a.verification.verdict for a in result.attempts] == [Verdict.NOT_VERIFIED, Verdict.VERIFIED], render(result)
+    assert "        y = reset_and_scale(mem, x)" in result.attempts[0].repaired  # the call, wrapped
+    assert "    with torch.no_grad():\n        state.zero_()" in result.repaired
+    assert "    y = reset_and_scale(mem, x)" in result.repaired
