@@ -14,6 +14,7 @@ from codemod.config import Settings
 from codemod.engine import cache
 from codemod.frontends.cli import app
 
+from .conftest import ROOT
 from .test_cli import BROKEN
 
 runner = CliRunner()
@@ -90,3 +91,11 @@ def test_a_good_entry_is_a_hit(tmp_path):
     (folder / "ab" / "abcd.json").write_text(json.dumps({"findings": [GOOD_FINDING]}))
     [finding] = cache.Cache(folder).get("abcd")["findings"]
     assert (finding.code, finding.span.line, finding.fixable) == ("IPF101", 7, True)
+
+
+def test_the_code_digest_covers_the_whole_package():
+    """A change to a rule or to the analysis must miss the cache, not only one to ``engine/``."""
+    from codemod.engine.cache import code_files
+
+    names = {p.relative_to(ROOT / "codemod").as_posix() for p in code_files()}
+    assert {"rules/registry.py", "analysis/model.py", "engine/cache.py", "torch_api.py"} <= names

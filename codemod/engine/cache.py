@@ -61,11 +61,16 @@ def _libcst_version() -> Optional[str]:
     return metadata.version("libcst")
 
 
+def code_files() -> list:
+    """Every source file of the package (``codemod/``, not only this module's ``engine/``)."""
+    return sorted(pathlib.Path(__file__).resolve().parent.parent.rglob("*.py"))
+
+
 def _code_digest() -> str:
     """A digest of the package's source files: any change to the tool misses the cache."""
     h = hashlib.sha256()
-    package = pathlib.Path(__file__).parent
-    for source in sorted(package.rglob("*.py")):
+    package = pathlib.Path(__file__).resolve().parent.parent
+    for source in code_files():
         h.update(source.relative_to(package).as_posix().encode())
         h.update(source.read_bytes())
     return h.hexdigest()
