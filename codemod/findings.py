@@ -69,6 +69,11 @@ REASONS = {
     "which is yours to write",
     "leaf-update": "the target is a leaf that requires grad: PyTorch refuses to update it in place "
     "with grad on; IPF005 wraps the update in `torch.no_grad()`",
+    "view-write": "the target is a view PyTorch refuses to modify in place (an output of "
+    "chunk/split/unbind, a view made under no_grad, a custom Function's view); IPF006 writes "
+    "into a copy",
+    "view-base-read-after": "the tensor viewed (or a name for the same memory) is read after "
+    "the write: in place it would have seen the change, the fix writes into a copy",
     "dead-store": "the fix would rebind a name nobody reads again while another holder (a "
     "loop's iterable, an attribute's owner, a container, the caller) keeps the tensor: it would "
     "only drop the mutation",

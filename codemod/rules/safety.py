@@ -63,6 +63,12 @@ def assess(
             return Verdict(Status.MANUAL, "leaf-update")
     else:
         leaf_copy = False
+        view = model.views.origin(target, stmt)
+        if view is not None and model.views.refused(target, stmt, operands) is not None:
+            return Verdict(Status.MANUAL, "view-write")  # PyTorch refuses it: IPF006's fix
+        if view is not None and any(model.used_after(model.flow(model.owner(stmt)), k, model.range(stmt))
+                                    for k in view.sharers):
+            return Verdict(Status.MANUAL, "view-alias")  # `a, b = buf.chunk(2)`: buf must see the write
     if kind is Kind.PARAMETER:
         return Verdict(Status.MANUAL, "parameter")
     key = target_key(target)
