@@ -86,6 +86,8 @@ class Conflict:
     confirmed: bool = False
     message: str = ""
     same_dtypes: bool = True  # the other tensors of the in-place op had the target's dtype
+    created: Optional[Site] = None  # view errors: where the refused view was made (the chunk call)
+    created_op: str = ""
 
     @property
     def fix_site(self) -> Optional[Site]:
@@ -106,6 +108,8 @@ class Conflict:
         if self.mutation is not None:
             module = f" in {self.mutation_module}" if self.mutation_module else ""
             lines.append(f"  modified {self.mutation}  [{self.mutation_op}{module}]")
+        if self.created is not None:
+            lines.append(f"  view of  {self.created}  [{self.created_op}]")
         if self.construct is not None:
             lines.append(f"  built    {self.construct}  (fix it here)")
         if self.shape:
@@ -245,6 +249,7 @@ class Locator(TorchFunctionMode):
         self._seen: Dict[tuple, Conflict] = {}
         self._contexts: list = []
         self.mixed_dtype_lines: set = set()  # (file, line) where an in-place op mixed dtypes
+        self._views: Dict[int, tuple] = {}  # id(refused view) -> (weakref, Site made, op)
 
     # ---------------------------------------------------------------- set-up
     def name_modules(self, root: torch.nn.Module) -> None:
@@ -360,10 +365,11 @@ class Locator(TorchFunctionMode):
         except RuntimeError as exc:
             target = tensors[0] if tensors else None
             self._classify_error(exc, name, same_dtypes=all(o.dtype == target.dtype for o in tensors[1:])
-                                 if target is not None else False)
+                                 if target is not None else False, view=self._view_made(target))
             raise
         finally:
             self._ops.pop()
+        self._note_views(result, tensors, name)
         for t, version in before:
             if version is not None:
                 now = _version(t)
@@ -373,6 +379,29 @@ class Locator(TorchFunctionMode):
                         self._mixed_dtype_line()
                     self._mutated(t, name, now, operands)
         return result
+
+    def _note_views(self, result, inputs, op: str) -> None:
+        """Remember where each view PyTorch refuses to modify in place was made (a view of one
+        keeps the place of the first: the ``chunk`` call, not the ``transpose`` after it)."""
+        from codemod.runtime.view_copies import refused_view
+
+        outputs = [t for t in (result if isinstance(result, (tuple, list)) else (result,)) if refused_view(t)]
+        if not outputs:
+            return
+        made = next((m for m in (self._view_made(t) for t in inputs) if m is not None), None)
+        if made is None:
+            made = (_site(_user_frame(3)), op)
+        for t in outputs:
+            self._views[id(t)] = (weakref.ref(t), *made)
+        if len(self._views) > 4096:  # forget the dead ones
+            self._views = {k: v for k, v in self._views.items() if v[0]() is not None}
+
+    def _view_made(self, t) -> Optional[tuple]:
+        """(Site, op) where the refused view ``t`` was made, if the locator saw it."""
+        found = self._views.get(id(t)) if t is not None else None
+        if found is None or found[0]() is not t:
+            return None
+        return found[1], found[2]
 
     def _mixed_dtype_line(self) -> None:
         """An in-place op here mixed dtypes: an out-of-place rewrite of any op on this line
@@ -428,12 +457,13 @@ class Locator(TorchFunctionMode):
             else:
                 self._registry.pop(key, None)
 
-    def _classify_error(self, exc: RuntimeError, op: str = "", same_dtypes: bool = False) -> None:
+    def _classify_error(self, exc: RuntimeError, op: str = "", same_dtypes: bool = False,
+                        view: Optional[tuple] = None) -> None:
         text = str(exc)
         kind = None
         if "leaf Variable that requires grad" in text:
             kind = "leaf"
-        elif "is a view" in text and ("inplace" in text or "in-place" in text):
+        elif ("is a view" in text or "created in no_grad mode" in text) and ("inplace" in text or "in-place" in text):
             kind = "view"
         if kind is None or getattr(exc, "_inplacefix_seen", False):
             return
@@ -442,8 +472,9 @@ class Locator(TorchFunctionMode):
         except AttributeError:
             pass
         site = _site(_user_frame(3))
+        created, created_op = view if kind == "view" and view is not None else (None, "")
         self._add(Conflict(kind, site, op or "?", message=text.splitlines()[0][:200], confirmed=True,
-                           same_dtypes=same_dtypes))
+                           same_dtypes=same_dtypes, created=created, created_op=created_op))
 
     def _add(self, conflict: Conflict) -> Conflict:
         """Keep one conflict per (kind, save line, mutation line); return the one kept."""
@@ -503,8 +534,10 @@ class LocateResult:
             "error_kind": self.error_kind,
             "not_seen": self.unseen,
             "conflicts": [
-                {**{k: v for k, v in dataclasses.asdict(c).items() if k not in ("save", "mutation", "construct")},
-                 "save": site(c.save), "mutation": site(c.mutation), "construct": site(c.construct)}
+                {**{k: v for k, v in dataclasses.asdict(c).items()
+                    if k not in ("save", "mutation", "construct", "created")},
+                 "save": site(c.save), "mutation": site(c.mutation), "construct": site(c.construct),
+                 "created": site(c.created)}
                 for c in self.conflicts
             ],
         }
