@@ -222,12 +222,14 @@ def test_working_script_has_nothing_to_repair(server):
     assert result.verdict is None and not result.changed and result.exit_code == 0
 
 
-def test_view_error_is_located_but_nothing_is_written(project, server):
+def test_view_error_is_located_and_fixed_but_unproven_so_nothing_is_written(project, server):
+    """The write goes into a copy (IPF106); scripts have no view reference yet: unproven."""
     path = project / "view_split.py"
     before = path.read_text()
     result = repair_script(script_for(SCRIPTS / "view_split.py", project), server=server)
     assert result.rounds[0].conflicts[0]["kind"] == "view"
-    assert result.verdict is None and result.exit_code == 1
+    assert any("first = first.mul(3)" in text for text in result.repaired.values())
+    assert result.verdict is Verdict.unproven and result.exit_code == 1
     assert write_repaired(result) == [] and path.read_text() == before
 
 
