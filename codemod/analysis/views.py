@@ -111,6 +111,56 @@ class Views:
             return None
         return origin
 
+    def cloned_just_before(self, target: ast.expr, stmt: Located) -> bool:
+        """``x = x.clone()`` is the statement right before ``stmt`` in its block, and ``stmt``
+        writes ``x`` (or part of it): the write goes into a private copy, which nothing saved."""
+        while isinstance(target, ast.Subscript):
+            target = target.value
+        key = target_key(target)
+        parent = self.tree.parent(stmt)
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(parent, field, None)
+            if isinstance(block, list) and any(s is stmt for s in block):
+                i = next(k for k, s in enumerate(block) if s is stmt)
+                prev = block[i - 1] if i else None
+                return (key is not None and isinstance(prev, ast.Assign) and len(prev.targets) == 1
+                        and target_key(prev.targets[0]) == key and isinstance(prev.value, ast.Call)
+                        and isinstance(prev.value.func, ast.Attribute) and prev.value.func.attr == "clone"
+                        and not prev.value.args and not prev.value.keywords
+                        and target_key(prev.value.func.value) == key)
+        return False
+
+    def viewed_by(self, target: ast.expr, stmt: Located, operands: Sequence[ast.expr] = (),
+                  allowed_too: bool = False) -> Optional[Tuple[str, ViewOrigin]]:
+        """A name bound to a refused view of ``target`` (``a`` of ``a, b = h.chunk(2)``, or a
+        view of ``h`` taken under ``no_grad``) that is read after the in-place write to
+        ``target`` at ``stmt``: PyTorch raises at that read ("... its base or another view of
+        its base has been modified inplace"), unless neither the tensor nor a value written
+        (``operands``) can require grad (``allowed_too``: even then, for fixes that would hide
+        the write from the view). The first such name, with its view's origin."""
+        while isinstance(target, ast.Subscript):
+            target = target.value
+        if not isinstance(target, ast.Name):
+            return None
+        flow = self.binder.flow(self.tree.owner(stmt))
+        start = span(stmt)[0]
+        for key in flow.bindings:
+            if key == target.id or not any(b.end <= start for b in flow.bindings[key]):
+                continue
+            bindings = self._plain_bindings(key, stmt)
+            if not bindings or not self.read_after(key, stmt):
+                continue
+            origins = [self._binding_origin(b, key) for b in bindings]
+            if all(o is not None and o.kind != "custom-function" and o.certain and o.base is not None
+                   and target_key(o.base) == target.id for o in origins):
+                origin = origins[0]
+                assert origin is not None
+                if not allowed_too and self.base_requires_grad(origin) == "no" and all(
+                        self.requires_grad(o, stmt) == "no" for o in operands):
+                    return None  # nothing requires grad: PyTorch allows it
+                return key, origin
+        return None
+
     def base_requires_grad(self, origin: ViewOrigin) -> RequiresGrad:
         """Whether the tensor ``origin`` views requires grad, where the view was made."""
         if origin.base is None:

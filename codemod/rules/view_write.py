@@ -135,10 +135,11 @@ class ViewWrite(Rule):
             return
         views = self.model.views
         origin = views.refused(target, stmt, operands)
-        if origin is None or self.model.leaves.origin(target, stmt) is not None:
-            return  # not a refused view, or a leaf (IPF005's family: PyTorch says so first)
-        if self.model.intended_reason(node, target):
-            return  # grad off at the write: PyTorch allows it
+        if self.model.leaves.origin(target, stmt) is not None or self.model.intended_reason(node, target):
+            return  # a leaf (IPF005's family: PyTorch says so first), or grad off: allowed
+        if origin is None:
+            self._check_base(node, name, target, stmt, operands, chain)
+            return
         proven = origin.certain and (views.base_requires_grad(origin) == "yes" or any(views.requires_grad(o, stmt) == "yes" for o in operands))
         message = f"In-place write to `{name.id}`, {self._what(origin)}"
         hazard = _ERRORS[origin.kind] if proven else None
@@ -150,6 +151,33 @@ class ViewWrite(Rule):
             plan = self._plan(node, target, stmt, operands, chain)
             if plan is None:
                 status, reason = Status.MANUAL, "unsupported-target"
+        self.report(node, message, status, reason, plan, hazard=hazard)
+
+    def _check_base(self, node: ast.AST, name: ast.Name, target: ast.expr, stmt: ast.AST,
+                    operands: List[ast.expr], chain: Optional[List[ast.Call]]) -> None:
+        """A write into the tensor a refused view was taken from, the view read afterwards:
+        PyTorch raises at that read. The fix writes into a copy of the tensor instead, so the
+        views keep the values from before the write: unsafe (in place they would see it)."""
+        found = self.model.views.viewed_by(target, stmt, operands)
+        if found is None:
+            return
+        view, origin = found
+        views = self.model.views
+        proven = views.base_requires_grad(origin) == "yes"
+        message = f"In-place write to `{name.id}`, whose view `{view}` ({self._what(origin)}) is read afterwards"
+        hazard = None
+        if proven:
+            hazard = ("PyTorch raises \"... is a view and its base or another view of its base has been "
+                      "modified inplace\" where the view is read")
+        else:
+            message += " (refused by PyTorch when it requires grad)"
+        status, reason = Status.UNSAFE, "views-read-after"
+        problem = self.model.rebinding_problem(name)
+        if problem:
+            status, reason = Status.MANUAL, problem
+        plan = self._plan(node, target, stmt, operands, chain) if status is Status.UNSAFE else None
+        if status is Status.UNSAFE and plan is None:
+            status, reason = Status.MANUAL, "unsupported-target"
         self.report(node, message, status, reason, plan, hazard=hazard)
 
     def _what(self, origin: ViewOrigin) -> str:

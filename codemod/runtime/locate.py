@@ -250,6 +250,8 @@ class Locator(TorchFunctionMode):
         self._contexts: list = []
         self.mixed_dtype_lines: set = set()  # (file, line) where an in-place op mixed dtypes
         self._views: Dict[int, tuple] = {}  # id(refused view) -> (weakref, Site made, op)
+        self._view_storages: set = set()  # storages refused views were taken from
+        self._base_writes: Dict[Any, tuple] = {}  # such a storage -> (Site, op) of its last in-place write
 
     # ---------------------------------------------------------------- set-up
     def name_modules(self, root: torch.nn.Module) -> None:
@@ -364,8 +366,11 @@ class Locator(TorchFunctionMode):
             result = func(*args, **kwargs)
         except RuntimeError as exc:
             target = tensors[0] if tensors else None
+            view = next((m for m in (self._view_made(t) for t in tensors) if m is not None), None)
+            base_write = next((self._base_writes[k] for k in (_storage_key(t) for t in tensors)
+                               if k in self._base_writes), None)
             self._classify_error(exc, name, same_dtypes=all(o.dtype == target.dtype for o in tensors[1:])
-                                 if target is not None else False, view=self._view_made(target))
+                                 if target is not None else False, view=view, base_write=base_write)
             raise
         finally:
             self._ops.pop()
@@ -377,6 +382,10 @@ class Locator(TorchFunctionMode):
                     operands = [o for o, _ in before if o is not t]
                     if any(o.dtype != t.dtype for o in operands):
                         self._mixed_dtype_line()
+                    if self._view_storages and self._view_made(t) is None:
+                        key = _storage_key(t)
+                        if key in self._view_storages:
+                            self._base_writes[key] = (_site(_user_frame(2)), name)
                     self._mutated(t, name, now, operands)
         return result
 
@@ -393,6 +402,7 @@ class Locator(TorchFunctionMode):
             made = (_site(_user_frame(3)), op)
         for t in outputs:
             self._views[id(t)] = (weakref.ref(t), *made)
+            self._view_storages.add(_storage_key(t))
         if len(self._views) > 4096:  # forget the dead ones
             self._views = {k: v for k, v in self._views.items() if v[0]() is not None}
 
@@ -458,7 +468,7 @@ class Locator(TorchFunctionMode):
                 self._registry.pop(key, None)
 
     def _classify_error(self, exc: RuntimeError, op: str = "", same_dtypes: bool = False,
-                        view: Optional[tuple] = None) -> None:
+                        view: Optional[tuple] = None, base_write: Optional[tuple] = None) -> None:
         text = str(exc)
         kind = None
         if "leaf Variable that requires grad" in text:
@@ -473,7 +483,12 @@ class Locator(TorchFunctionMode):
             pass
         site = _site(_user_frame(3))
         created, created_op = view if kind == "view" and view is not None else (None, "")
-        self._add(Conflict(kind, site, op or "?", message=text.splitlines()[0][:200], confirmed=True,
+        message = text.splitlines()[0][:200]
+        if kind == "view" and base_write is not None and "has been modified inplace" in text:
+            # Raised where the view is read; the write PyTorch means is the one into its base.
+            message = f"read at {site}: {message}" if site is not None else message
+            site, op = base_write
+        self._add(Conflict(kind, site, op or "?", message=message, confirmed=True,
                            same_dtypes=same_dtypes, created=created, created_op=created_op))
 
     def _add(self, conflict: Conflict) -> Conflict:
