@@ -42,9 +42,10 @@ class ViewWrite(Rule):
     and outputs taken by tuple unpacking (`q, k, v = self.qkv(x).chunk(3, -1)`), indexing
     (`parts[0]`) or a loop (`for c in x.unbind(1)`); a view made under `torch.no_grad()` and
     written with grad on; the output of a custom `autograd.Function` whose `forward` returns
-    an input or a view of one. The fix writes into a copy: `q *= s` becomes `q = q * s`,
-    `log_std.clamp_(-20, 2)` becomes `log_std = log_std.clamp(-20, 2)`, other writes get
-    `q = q.clone()` before them.
+    an input or a view of one; and a write into the tensor such a view was taken from when the
+    view is read afterwards (PyTorch raises at that read). The fix writes into a copy: `q *= s`
+    becomes `q = q * s`, `log_std.clamp_(-20, 2)` becomes `log_std = log_std.clamp(-20, 2)`,
+    other writes get `q = q.clone()` before them.
 
     ## Why is this bad?
     PyTorch raises at the write itself, not at `backward()`: "Output 0 of SplitBackward0 is a
@@ -74,8 +75,10 @@ class ViewWrite(Rule):
     where the viewed tensor is read afterwards (`view-base-read-after`: it would have seen
     the write; the fix is the same copy, yours to accept), or another name aliases the view. No fix where the written name is not read
     again but the tensor viewed is (`dead-store`: the write only meant to reach it, e.g. a
-    loop over `unbind` that de-normalises an image in place). Writes under `no_grad` are
-    allowed by PyTorch and left alone; leaves that require grad are IPF005's.
+    loop over `unbind` that de-normalises an image in place). A write into the tensor viewed,
+    the view read afterwards, gets the same rebinding as unsafe (`views-read-after`: the views
+    keep the values from before). Writes under `no_grad` are allowed by PyTorch and left
+    alone; leaves that require grad are IPF005's.
     """
 
     CODE = "IPF006"
