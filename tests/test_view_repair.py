@@ -17,8 +17,10 @@ from codemod.runtime.verify import Verdict  # noqa: E402
 from codemod.testing import FIXTURES, headers  # noqa: E402
 
 BROKEN = [p for p in sorted((FIXTURES / "view_write").glob("*.in.py")) if headers(p).get("runtime") == "view-error"]
-# The harness keys the tensor a custom Function's forward receives as a leaf of its own, and
-# autograd gives it a gradient in the rewrite but not through the copy: a harness limit.
+# The reference copies the view a custom Function's forward makes (torch function modes never
+# see ``apply`` itself), and the harness keys that inner view as a leaf of its own: the rewrite
+# gives it a gradient, the reference (where it is no longer in the graph) none. A harness limit:
+# tests/test_view_fixtures.py shows the final states are bit-identical.
 HARNESS_LIMIT = {"custom_function_view"}
 
 
