@@ -36,6 +36,8 @@ def test_repair_fixes_and_verifies_the_view_family(path):
     conflict = result.located[0].conflicts[0]
     assert conflict.kind == "view" and conflict.created is not None, "both lines are named"
     assert conflict.created.line < conflict.mutation.line
+    located = result.located[0].to_json()["conflicts"][0]  # `locate --format json` carries both
+    assert located["created"]["line"] == conflict.created.line and located["kind"] == "view"
     fix = headers(path).get("fix", "safe")
     if fix == "none":
         assert not result.changed
