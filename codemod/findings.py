@@ -33,6 +33,8 @@ REASONS = {
     "`is_grad_enabled()` or `requires_grad` test)",
     "no-grad-callers": "every call of this function runs with grad disabled (under no_grad, "
     "from an optimizer's step, from functions only called so)",
+    "cloned-before": "the write goes into a copy made by the statement just before "
+    "(`x = x.clone()`), which nothing saved or holds",
     "autograd-function": "runs inside a custom autograd function or custom op, where autograd "
     "records nothing",
     # skipped: a mutation contract (the function mutates its argument on purpose)
@@ -71,6 +73,13 @@ REASONS = {
     "instead: which one you meant is yours to say)",
     "leaf-update": "the target is a leaf that requires grad: PyTorch refuses to update it in place "
     "with grad on; IPF005 wraps the update in `torch.no_grad()` (or updates a copy)",
+    "view-write": "the target is a view PyTorch refuses to modify in place (an output of "
+    "chunk/split/unbind, a view made under no_grad, a custom Function's view), or the tensor "
+    "such a view was taken from, read afterwards; IPF006 writes into a copy",
+    "views-read-after": "views taken of the tensor before the write are read after it: in place "
+    "they would see the change (PyTorch refuses it), after the fix they keep the values from before",
+    "view-base-read-after": "the tensor viewed (or a name for the same memory) is read after "
+    "the write: in place it would have seen the change, the fix writes into a copy",
     "dead-store": "the fix would rebind a name nobody reads again while another holder (a "
     "loop's iterable, an attribute's owner, a container, the caller) keeps the tensor: it would "
     "only drop the mutation",

@@ -212,6 +212,117 @@ def _probe_saves() -> dict:
     return dict(sorted(found.items()))
 
 
+# ---------------------------------------------------------------- views (issue 17)
+# Candidates probed by ``_probe_views``: each is run on a small tensor and kept only where
+# torch's own view metadata and errors say so.
+_MULTI_VIEW_CANDIDATES = {
+    "chunk": lambda t: t.chunk(2, 1), "split": lambda t: t.split(2, 1),
+    "split_with_sizes": lambda t: t.split_with_sizes([2, 2], 1), "unbind": lambda t: t.unbind(1),
+    "tensor_split": lambda t: t.tensor_split(2, 1), "hsplit": lambda t: t.hsplit(2),
+    "vsplit": lambda t: t.vsplit(2), "dsplit": lambda t: t.unsqueeze(-1).expand(4, 4, 2).dsplit(2),
+    "unsafe_chunk": lambda t: t.unsafe_chunk(2, 1), "unsafe_split": lambda t: t.unsafe_split(2, 1),
+    "__iter__": lambda t: tuple(iter(t)),
+}
+_SINGLE_VIEW_CANDIDATES = {
+    "view": lambda t: t.view(-1), "view_as": lambda t: t.view_as(t), "reshape": lambda t: t.reshape(-1),
+    "reshape_as": lambda t: t.reshape_as(t.reshape(-1)), "t": lambda t: t.t(),
+    "transpose": lambda t: t.transpose(0, 1), "permute": lambda t: t.permute(1, 0),
+    "expand": lambda t: t.unsqueeze(0).expand(2, -1, -1), "expand_as": lambda t: t.expand_as(t),
+    "narrow": lambda t: t.narrow(0, 0, 1), "select": lambda t: t.select(0, 0),
+    "squeeze": lambda t: t.squeeze(), "unsqueeze": lambda t: t.unsqueeze(0),
+    "flatten": lambda t: t.flatten(), "unflatten": lambda t: t.unflatten(0, (1, -1)),
+    "diagonal": lambda t: t.diagonal(), "unfold": lambda t: t.unfold(0, 1, 1),
+    "movedim": lambda t: t.movedim(0, 1), "moveaxis": lambda t: t.moveaxis(0, 1),
+    "swapaxes": lambda t: t.swapaxes(0, 1), "swapdims": lambda t: t.swapdims(0, 1),
+    "contiguous": lambda t: t.contiguous(), "detach": lambda t: t.detach(),
+    "clone": lambda t: t.clone(), "mT": lambda t: t.mT, "T": lambda t: t.T,
+}
+
+
+def _raises_multi_view(fn) -> bool | None:
+    """Does an in-place write to the result raise "... is the output of a function that
+    returns multiple views ..." (the input requires grad)? None: the op refuses this input."""
+    try:
+        out = fn()
+    except (RuntimeError, TypeError, AttributeError, IndexError):
+        return None  # `view` of a non-contiguous tensor: no result at all
+    try:
+        out.mul_(2)
+    except RuntimeError as exc:
+        return "returns multiple views" in str(exc)
+    return False
+
+
+def _probe_views() -> dict:
+    """Which methods return multiple views PyTorch refuses to modify in place (outputs of
+    ``MULTI_VIEW_METHODS``), and which single-view methods keep that ban on a view of such an
+    output: always (``VIEW_METHODS_ALWAYS``: a view whatever the input's layout) or only for
+    some layouts (``VIEW_METHODS_SOMETIMES``: ``reshape`` copies a non-contiguous input)."""
+    def base():
+        return torch.randn(4, 4, requires_grad=True) * 1  # not a leaf: no leaf error first
+
+    multi = sorted(name for name, make in _MULTI_VIEW_CANDIDATES.items()
+                   if _raises_multi_view(lambda make=make: make(base())[0]))
+    always, sometimes = [], []
+    for name, make in _SINGLE_VIEW_CANDIDATES.items():
+        contiguous = _raises_multi_view(lambda make=make: make(base().chunk(2, 0)[0]))
+        strided = _raises_multi_view(lambda make=make: make(base().chunk(2, 1)[0]))
+        if contiguous and strided is not False:
+            always.append(name)
+        elif contiguous or strided:
+            sometimes.append(name)
+    functions = []
+    for name in multi:
+        fn = getattr(torch, name, None)
+        if fn is not None and _raises_multi_view(lambda fn=fn, name=name: _MULTI_VIEW_CANDIDATES[name](
+                _FunctionForm(fn, base()))[0]):
+            functions.append(f"torch.{name}")
+    return {  # tuples: printed in this order (a one-line frozenset would not be)
+        "MULTI_VIEW_METHODS": tuple(multi), "MULTI_VIEW_FUNCTIONS": tuple(sorted(functions)),
+        "VIEW_METHODS_ALWAYS": tuple(sorted(always)), "VIEW_METHODS_SOMETIMES": tuple(sorted(sometimes)),
+        "MODULES_WITH_PARAMETERS": tuple(_modules_with_parameters()),
+    }
+
+
+class _FunctionForm:
+    """``t.chunk(2, 1)`` played as ``torch.chunk(t, 2, 1)``: the function form of a method."""
+
+    def __init__(self, fn, tensor) -> None:
+        self.fn, self.tensor = fn, tensor
+
+    def __getattr__(self, name):
+        return lambda *args: self.fn(self.tensor, *args)
+
+    def unsqueeze(self, dim):  # dsplit's probe shapes its input first
+        return _FunctionForm(self.fn, self.tensor.unsqueeze(dim))
+
+    def expand(self, *sizes):
+        return _FunctionForm(self.fn, self.tensor.expand(*sizes))
+
+
+def _modules_with_parameters() -> list[str]:
+    """torch.nn modules whose instances (made with small arguments) own parameters that require
+    grad: their output requires grad while grad is on."""
+    made = {
+        "Linear": (3, 3), "Bilinear": (3, 3, 3), "Conv1d": (3, 3, 1), "Conv2d": (3, 3, 1),
+        "Conv3d": (3, 3, 1), "ConvTranspose1d": (3, 3, 1), "ConvTranspose2d": (3, 3, 1),
+        "Embedding": (4, 3), "EmbeddingBag": (4, 3), "LayerNorm": (3,), "GroupNorm": (1, 3),
+        "BatchNorm1d": (3,), "BatchNorm2d": (3,), "RMSNorm": (3,), "GRU": (3, 3), "LSTM": (3, 3),
+        "RNN": (3, 3), "MultiheadAttention": (4, 2), "PReLU": (), "LazyLinear": (3,),
+        "ReLU": (), "Dropout": (), "Identity": (), "Flatten": (), "Tanh": (), "GELU": (),
+    }
+    found = []
+    for name, args in made.items():
+        cls = getattr(nn, name, None)
+        if cls is None:
+            continue
+        module = cls(*args)
+        if any(p.requires_grad for p in module.parameters(recurse=True)
+               if not isinstance(p, nn.parameter.UninitializedParameter)):
+            found += [f"torch.nn.{name}", f"{cls.__module__}.{name}"]
+    return sorted(set(found))
+
+
 def generate() -> str:
     writes = _schema_writes_self()
     torch_dir = pathlib.Path(torch.__file__).parent
@@ -265,6 +376,7 @@ def generate() -> str:
         "TENSOR_FUNCTIONS": sorted(functions_returning),
         "TENSOR_MODULES": _modules_returning_tensor(),
         "OP_SAVES": _probe_saves(),
+        **_probe_views(),
     }
     lines = [
         '"""Facts about torch\'s API used by the static passes (generated; do not edit).',

@@ -83,6 +83,17 @@ def fn():
     return a.sum() + b.sum()
 """
 
+VIEW_BASE_READ = """
+import torch
+
+def fn():
+    x = torch.randn(4, 2, requires_grad=True)
+    h = x * 2
+    a, b = h.split(2)
+    a.mul_(2)
+    return a.sum() + b.sum() + h.sum()
+"""
+
 LEAF_UNFIT = """
 import torch
 
@@ -458,7 +469,10 @@ WRONG: List[Case] = [
     Case("index-copy-on-leaf-rebound", "leaf", INDEX_COPY,
          [("c.index_copy_(0, torch.tensor([0, 2]), src)", "c = c.index_copy(0, torch.tensor([0, 2]), src)")]),
     Case("leaf-read-before-update-is-unproven", "leaf", LEAF_UNFIT, [("w.add_(1)", "w = w + 1")]),
-    Case("view-error-has-no-reference", "view", VIEW, [("a.mul_(2)", "a = a * 2")]),
+    # The view family's reference writes into copies; where the tensor viewed is read after the
+    # write, in place would have shown the write there: no reference (unproven).
+    Case("view-error-base-read-after-has-no-reference", "view", VIEW_BASE_READ, [("a.mul_(2)", "a = a * 2")]),
+    Case("view-error-written-twice", "view", VIEW, [("a.mul_(2)", "a = a * 4")]),
     # The harness's own inputs required grad.
     Case("input-normalised-in-place-no-longer-mutated", "inputs", NORMALISE_INPUT,
          [("x.sub_(x.mean())", "x = x - x.mean()")], name="Net"),
@@ -519,6 +533,7 @@ WRONG: List[Case] = [
 ]
 
 RIGHT: List[Case] = [
+    Case("view-error-write-into-a-copy", "view", VIEW, [("a.mul_(2)", "a = a * 2")]),
     Case("h-equals-b-plus-h", "leaf keys", HB, [("h += b", "h = b + h")]),
     Case("sibling-import", "process", SIBLING, [("y += 1", "y = y + 1")], files=HELPER),
     Case("module-level-model", "process", MODULE_LEVEL_MODEL, [("h += 1", "h = h + 1")]),

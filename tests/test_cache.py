@@ -15,6 +15,7 @@ from codemod.config import Settings
 from codemod.engine import cache
 from codemod.frontends.cli import app
 
+from .conftest import ROOT
 from .test_cli import BROKEN
 
 runner = CliRunner()

@@ -222,13 +222,23 @@ def test_working_script_has_nothing_to_repair(server):
     assert result.verdict is None and not result.changed and result.exit_code == 0
 
 
-def test_view_error_is_located_but_nothing_is_written(project, server):
+def test_view_error_is_fixed_verified_against_writes_into_copies_and_written(project, server):
     path = project / "view_split.py"
-    before = path.read_text()
     result = repair_script(script_for(SCRIPTS / "view_split.py", project), server=server)
     assert result.rounds[0].conflicts[0]["kind"] == "view"
-    assert result.verdict is None and result.exit_code == 1
-    assert write_repaired(result) == [] and path.read_text() == before
+    assert result.verdict is Verdict.verified and result.exit_code == 0, result.reasons
+    assert "writes into copies" in result.reference
+    assert write_repaired(result) and "first = first.mul(3)" in path.read_text()
+
+
+def test_view_error_whose_tensor_is_read_after_stays_unproven(tmp_path, server):
+    (tmp_path / "base_read.py").write_text(
+        "import torch\n\ntorch.manual_seed(0)\nx = torch.randn(4, 3, requires_grad=True)\nh = x * 2\n"
+        "first, second = h.split(2)\nfirst.mul_(3)\n(first.sum() + second.sum() + h.sum()).backward()\n")
+    result = repair_script(Script(path="base_read.py", cwd=str(tmp_path)), server=server)
+    assert result.verdict is Verdict.unproven and result.exit_code == 1
+    assert any("does not fit" in r for r in result.reasons)
+    assert write_repaired(result) == []
 
 
 def _wrong(tmp_path, server, name, old, new, **reference):

@@ -15,6 +15,7 @@ dependency order (no part knows the model, so there is no cycle to break):
     holders (analysis.holders: dead stores, other holders of a name's object)
     leaves  (analysis.leaves: tensors that require grad, which PyTorch refuses to update in place)
     hazards (analysis.hazard: what autograd saved; built on first use)
+    views   (analysis.views: views PyTorch refuses to modify in place; requires grad or not)
 
 The model also offers the parts' most used questions as its own methods (``model.kind(expr)``
 is ``model.kinds.kind(expr)``), bound once, so a rule reads as a list of questions.
@@ -42,6 +43,7 @@ from codemod.analysis.source import Source
 from codemod.analysis.syntax import FUNCTIONS, Located, target_key
 from codemod.analysis.tensor_kind import TensorKinds
 from codemod.analysis.tree import Tree
+from codemod.analysis.views import Views
 
 if TYPE_CHECKING:
     from codemod.analysis.hazard import Hazards
@@ -67,6 +69,7 @@ class SemanticModel:
         self.grad = GradMode(tree, names, classes, calls)
         self.holders = Holders(tree, binder, flow)
         self.leaves = Leaves(tree, binder, flow, kinds)
+        self.views = Views(tree, binder, names, classes, flow, kinds, self.grad)
         self._hazards: Optional["Hazards"] = None
         # The questions rules and the hazard analysis ask most, bound once.
         self.parent, self.ancestors, self.walk = tree.parent, tree.ancestors, tree.walk

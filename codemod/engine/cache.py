@@ -64,11 +64,16 @@ def _libcst_version() -> Optional[str]:
 _PACKAGE = pathlib.Path(__file__).resolve().parent.parent  # codemod/, not only engine/
 
 
+def code_files(package: pathlib.Path = _PACKAGE) -> list:
+    """Every source file of the package (``codemod/``, not only this module's ``engine/``)."""
+    return sorted(package.rglob("*.py"))
+
+
 def _code_digest(package: pathlib.Path = _PACKAGE) -> str:
     """A digest of the package's source files: any change to the tool (a rule, the analysis)
     misses the cache."""
     h = hashlib.sha256()
-    for source in sorted(package.rglob("*.py")):
+    for source in code_files(package):
         h.update(source.relative_to(package).as_posix().encode())
         h.update(source.read_bytes())
     return h.hexdigest()

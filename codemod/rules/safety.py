@@ -53,9 +53,20 @@ def assess(
     if intended:
         return Verdict(Status.SKIPPED, intended)
     stmt = model.statement_of(node)
+    if model.views.cloned_just_before(target, stmt):
+        return Verdict(Status.SKIPPED, "cloned-before")  # IPF004/IPF006's own clone-first fix
     leaf = model.leaves.origin(target, stmt)
     if leaf is not None:  # PyTorch refuses the update (or may): IPF005's fix (no_grad, or the copy), no competing one
         return Verdict(Status.MANUAL, "leaf-update")
+    view = model.views.origin(target, stmt)
+    if view is not None and model.views.refused(target, stmt, operands) is not None \
+            or view is None and model.views.viewed_by(target, stmt, operands) is not None:
+        return Verdict(Status.MANUAL, "view-write")  # PyTorch refuses it: IPF006's fix
+    if view is None and model.views.viewed_by(target, stmt, operands, allowed_too=True) is not None:
+        return Verdict(Status.MANUAL, "view-alias")  # `a, b = buf.chunk(2); buf.mul_(2)`: a must see it
+    if view is not None and any(model.used_after(model.flow(model.owner(stmt)), k, model.range(stmt))
+                                for k in view.sharers):
+        return Verdict(Status.MANUAL, "view-alias")  # `a, b = buf.chunk(2)`: buf must see the write
     if kind is Kind.PARAMETER:
         return Verdict(Status.MANUAL, "parameter")
     key = target_key(target)

@@ -180,7 +180,7 @@ def _run_module(request: SideRequest, result: SideResult, program: Program, dtyp
     _save_setup(request.setup_out, {"state": initial, "args": args, "kwargs": kwargs}, result)
     # A module's leaves are keyed by name: the watch is only needed for the no-grad meaning
     # (and stays out of the way of code that cares about torch function modes).
-    watch = LeafWatch(no_grad_leaves=True) if request.mode is Mode.NO_GRAD_LEAVES else contextlib.nullcontext()
+    watch = LeafWatch(no_grad_leaves=True) if request.mode is Mode.NO_GRAD_LEAVES else _view_copies(request)
     for k in range(1, CALLS + 1):
         label = f"train call {k}"
         model.train()
@@ -199,6 +199,7 @@ def _run_module(request: SideRequest, result: SideResult, program: Program, dtyp
                     out = model(*a, **kw)
                 except BaseException as exc:  # noqa: BLE001
                     _fail(result, label, exc)
+                _outputs_read(watch, out)
                 grads = _backward(result, f"backward of {label}", out, keyed)
         except _Stop:
             if not _later_failure(result, k):
@@ -223,6 +224,7 @@ def _run_module(request: SideRequest, result: SideResult, program: Program, dtyp
     result.state = encode(state)
     if isinstance(watch, LeafWatch):
         _finish_watch(result, watch)
+    _finish_copies(result, watch)
     if request.crosscheck and request.mode is Mode.SNAPSHOT:
         result.crosscheck = _crosscheck(program, init, initial, args, kwargs, device, dtype, result.calls[0])
 
@@ -249,6 +251,7 @@ def _crosscheck(program, init, initial, args, kwargs, device, dtype, first: Call
 def _run_function(request: SideRequest, result: SideResult, program: Program, dtype) -> None:
     device = request.device
     watch = LeafWatch(no_grad_leaves=request.mode is Mode.NO_GRAD_LEAVES)
+    copies = _view_copies(request)
     previous_dtype = torch.get_default_dtype()
     out: Any = None
     try:
@@ -264,13 +267,14 @@ def _run_function(request: SideRequest, result: SideResult, program: Program, dt
             start = _clock(device)
             exited = False
             try:
-                with saved.hooks(), watch:
+                with saved.hooks(), watch, copies:
                     try:
                         out = program.obj()
                     except BaseException as exc:  # noqa: BLE001
                         if not _exit_code_zero(exc):
                             _fail(result, label, exc)
                         exited, out = True, None
+                    _outputs_read(copies, out)
                     keyed = _function_leaves(program, out, watch.leaves[first_leaf:])
                     grads = {} if exited else _backward(result, f"backward of {label}", out, keyed)
             except _Stop:
@@ -290,6 +294,30 @@ def _run_function(request: SideRequest, result: SideResult, program: Program, dt
     state = _reachable_state(program, out)
     result.state = encode(state)
     _finish_watch(result, watch)
+    _finish_copies(result, copies)
+
+
+def _view_copies(request: SideRequest):
+    """The writes-into-copies reference of the view family, or nothing."""
+    from codemod.runtime.view_copies import WritesIntoCopies
+
+    return WritesIntoCopies() if request.mode is Mode.VIEW_COPIES else contextlib.nullcontext()
+
+
+def _outputs_read(copies, out: Any) -> None:
+    from codemod.runtime.view_copies import WritesIntoCopies
+
+    if isinstance(copies, WritesIntoCopies):
+        copies.read_outputs(out)
+
+
+def _finish_copies(result: SideResult, copies) -> None:
+    """Where the copies took writes, and whether the reference fits (``view_copies``)."""
+    from codemod.runtime.view_copies import WritesIntoCopies
+
+    if isinstance(copies, WritesIntoCopies):
+        result.leaf_updates = list(dict.fromkeys(copies.writes))
+        result.unfit = result.unfit or copies.unfit
 
 
 def _function_leaves(program: Program, out: Any, seen: List[torch.Tensor]):

@@ -164,7 +164,7 @@ def inplace_error_kind(type_name: str, text: str) -> Optional[str]:
         return None
     if "leaf Variable that requires grad" in text:
         return "leaf"
-    if "is a view" in text and ("inplace" in text or "in-place" in text):
+    if ("is a view" in text or "created in no_grad mode" in text) and ("inplace" in text or "in-place" in text):
         return "view"
     if "inplace operation" in text or "in-place operation" in text:
         return "saved"

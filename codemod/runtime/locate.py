@@ -42,6 +42,8 @@ from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Tuple
 import torch
 from torch.overrides import TorchFunctionMode
 
+from codemod.runtime.view_copies import refused_view
+
 if TYPE_CHECKING:
     from codemod.runtime.harness import Target
 
@@ -88,6 +90,8 @@ class Conflict:
     message: str = ""
     same_dtypes: bool = True  # the other tensors of the in-place op had the target's dtype
     callers: Tuple[Site, ...] = ()  # leaf errors: the user frames around the mutation, innermost first
+    created: Optional[Site] = None  # view errors: where the refused view was made (the chunk call)
+    created_op: str = ""
 
     @property
     def fix_site(self) -> Optional[Site]:
@@ -108,6 +112,8 @@ class Conflict:
         if self.mutation is not None:
             module = f" in {self.mutation_module}" if self.mutation_module else ""
             lines.append(f"  modified {self.mutation}  [{self.mutation_op}{module}]")
+        if self.created is not None:
+            lines.append(f"  view of  {self.created}  [{self.created_op}]")
         if self.construct is not None:
             lines.append(f"  built    {self.construct}  (fix it here)")
         if self.shape:
@@ -289,6 +295,9 @@ class Locator(TorchFunctionMode):
         self._seen: Dict[tuple, Conflict] = {}
         self._contexts: list = []
         self.mixed_dtype_lines: set = set()  # (file, line) where an in-place op mixed dtypes
+        self._views: Dict[int, tuple] = {}  # id(refused view) -> (weakref, Site made, op)
+        self._view_storages: set = set()  # storages refused views were taken from
+        self._base_writes: Dict[Any, tuple] = {}  # such a storage -> (Site, op) of its last in-place write
 
     # ---------------------------------------------------------------- set-up
     def name_modules(self, root: torch.nn.Module) -> None:
@@ -407,11 +416,15 @@ class Locator(TorchFunctionMode):
         except RuntimeError as exc:
             tensors = [t for t, _ in before]
             target = tensors[0] if tensors else None
+            view = next((m for m in (self._view_made(t) for t in tensors) if m is not None), None)
+            base_write = next((self._base_writes[k] for k in (_storage_key(t) for t in tensors)
+                               if k in self._base_writes), None)
             self._classify_error(exc, name, same_dtypes=all(o.dtype == target.dtype for o in tensors[1:])
-                                 if target is not None else False)
+                                 if target is not None else False, view=view, base_write=base_write)
             raise
         finally:
             self._ops.pop()
+        self._note_views(result, before, name)
         for t, version in before:
             if version is not None and t._version != version:
                 now = _version(t)
@@ -420,8 +433,39 @@ class Locator(TorchFunctionMode):
                 operands = [o for o, _ in before if o is not t]
                 if any(o.dtype != t.dtype for o in operands):
                     self._mixed_dtype_line()
+                if self._view_storages and self._view_made(t) is None:
+                    key = _storage_key(t)
+                    if key in self._view_storages:
+                        self._base_writes[key] = (_site(_user_frame(2)), name)
                 self._mutated(t, name, now, operands)
         return result
+
+    def _note_views(self, result, before: list, op: str) -> None:
+        """Remember where each view PyTorch refuses to modify in place was made (a view of one
+        keeps the place of the first: the ``chunk`` call, not the ``transpose`` after it)."""
+        if isinstance(result, (tuple, list)):
+            outputs = [t for t in result if refused_view(t)]
+        elif refused_view(result):
+            outputs = [result]
+        else:
+            return
+        if not outputs:
+            return
+        made = next((m for m in (self._view_made(t) for t, _ in before) if m is not None), None)
+        if made is None:
+            made = (_site(_user_frame(3)), op)
+        for t in outputs:
+            self._views[id(t)] = (weakref.ref(t), *made)
+            self._view_storages.add(_storage_key(t))
+        if len(self._views) > 4096:  # forget the dead ones
+            self._views = {k: v for k, v in self._views.items() if v[0]() is not None}
+
+    def _view_made(self, t) -> Optional[tuple]:
+        """(Site, op) where the refused view ``t`` was made, if the locator saw it."""
+        found = self._views.get(id(t)) if t is not None else None
+        if found is None or found[0]() is not t:
+            return None
+        return found[1], found[2]
 
     def _mixed_dtype_line(self) -> None:
         """An in-place op here mixed dtypes: an out-of-place rewrite of any op on this line
@@ -477,12 +521,13 @@ class Locator(TorchFunctionMode):
             else:
                 self._registry.pop(key, None)
 
-    def _classify_error(self, exc: RuntimeError, op: str = "", same_dtypes: bool = False) -> None:
+    def _classify_error(self, exc: RuntimeError, op: str = "", same_dtypes: bool = False,
+                        view: Optional[tuple] = None, base_write: Optional[tuple] = None) -> None:
         text = str(exc)
         kind = None
         if "leaf Variable that requires grad" in text:
             kind = "leaf"
-        elif "is a view" in text and ("inplace" in text or "in-place" in text):
+        elif ("is a view" in text or "created in no_grad mode" in text) and ("inplace" in text or "in-place" in text):
             kind = "view"
         if kind is None or getattr(exc, "_inplacefix_seen", False):
             return
@@ -491,8 +536,15 @@ class Locator(TorchFunctionMode):
         except AttributeError:
             pass
         frame = _user_frame(3)
-        self._add(Conflict(kind, _site(frame), op or "?", message=text.splitlines()[0][:200], confirmed=True,
-                           same_dtypes=same_dtypes, callers=_callers(frame)))
+        site = _site(frame)
+        created, created_op = view if kind == "view" and view is not None else (None, "")
+        message = text.splitlines()[0][:200]
+        if kind == "view" and base_write is not None and "has been modified inplace" in text:
+            # Raised where the view is read; the write PyTorch means is the one into its base.
+            message = f"read at {site}: {message}" if site is not None else message
+            site, op = base_write
+        self._add(Conflict(kind, site, op or "?", message=message, confirmed=True, same_dtypes=same_dtypes,
+                           callers=_callers(frame), created=created, created_op=created_op))
 
     def _add(self, conflict: Conflict) -> Conflict:
         """Keep one conflict per (kind, save line, mutation line); return the one kept."""
@@ -556,8 +608,10 @@ class LocateResult:
             "error_kind": self.error_kind,
             "not_seen": self.unseen,
             "conflicts": [
-                {**{k: v for k, v in dataclasses.asdict(c).items() if k not in ("save", "mutation", "construct")},
-                 "save": site(c.save), "mutation": site(c.mutation), "construct": site(c.construct)}
+                {**{k: v for k, v in dataclasses.asdict(c).items()
+                    if k not in ("save", "mutation", "construct", "created")},
+                 "save": site(c.save), "mutation": site(c.mutation), "construct": site(c.construct),
+                 "created": site(c.created)}
                 for c in self.conflicts
             ],
         }

@@ -9,7 +9,10 @@
   meaning of weight surgery, init, manual SGD, EMA updates and state resets. It does not fit
   when the leaf was already read by the computation being differentiated (used since the last
   backward): then the program's meaning is not known and the verdict is ``unproven``.
-- ``view`` errors: the snapshot oracle where it runs; where it fails too, ``unproven``.
+- ``view`` errors (a view PyTorch refuses to modify in place): **writes into copies**
+  (``view_copies``): every refused view is replaced by a copy of itself where it is made, the
+  meaning of IPF006's fix. It does not fit where the tensor viewed is read after a write into
+  the copy (in place it would have seen it): then the verdict is ``unproven``.
 
 The same hooks count what a run saves for backward (the cost columns).
 """
@@ -32,11 +35,13 @@ class Mode(str, enum.Enum):
     PLAIN = "plain"  # the program as written
     SNAPSHOT = "snapshot"  # the snapshot oracle
     NO_GRAD_LEAVES = "no-grad-leaves"  # the no-grad meaning of in-place updates of leaves
+    VIEW_COPIES = "view-copies"  # refused views replaced by copies (``view_copies``)
 
 
 REFERENCE_NAMES = {
     Mode.SNAPSHOT: "oracle",
     Mode.NO_GRAD_LEAVES: "no-grad meaning",
+    Mode.VIEW_COPIES: "writes into copies",
 }
 
 

@@ -16,7 +16,9 @@ candidate fixes, in order of preference:
    verification must then prove.
 
 Conflicts no rewrite can fix (an optimizer step under a retained graph, an ``inplace`` flag
-switched on at run time, a view error) are explained, with both lines, and left alone.
+switched on at run time) are explained, with both lines, and left alone. A write to a view
+PyTorch refuses to modify in place gets IPF006's fix (write into a copy), verified against
+the writes-into-copies reference (``view_copies``).
 
 One fix can reveal the next conflict, so this runs again until backward succeeds, then proves
 the result with :func:`codemod.runtime.verify.verify`. When that verification fails, every
@@ -193,7 +195,9 @@ def _same_file(site, path: pathlib.Path) -> bool:
 def _candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path) -> Tuple[List[Tuple[Fix, str]], str]:
     """The fixes for one conflict, best first, each with a sentence saying what it is; or
     no fix and why."""
-    if conflict.kind in ("optimizer-step", "runtime-inplace-flag", "view"):
+    if conflict.kind == "view":
+        return _view_candidates(conflict, analysed, path)
+    if conflict.kind in ("optimizer-step", "runtime-inplace-flag"):
         return [], f"not fixable by a rewrite: {conflict.message or conflict.kind}"
     if conflict.kind == "leaf":
         return _leaf_candidates(conflict, analysed, path)
@@ -304,6 +308,25 @@ def _torch_name(source: str) -> Optional[str]:
                 if alias.name == "torch":
                     return alias.asname or "torch"
     return None
+
+
+# ------------------------------------------------------------------ view errors (IPF006)
+def _view_candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path) -> Tuple[List[Tuple[Fix, str]], str]:
+    """A view PyTorch refuses to modify in place: IPF006's fix (write into a copy) at the
+    write, safe or not; the verification (writes into copies) decides, and says ``unproven``
+    where the tensor viewed is read after the write."""
+    site = conflict.mutation
+    if not _same_file(site, path):
+        return [], "the write is outside the target's file"
+    views = [f for f in analysed.findings if f.code in ("IPF006", "IPF106") and f.fix is not None
+             and f.span.line <= site.line <= f.span.end_line and f.status in (Status.SAFE, Status.UNSAFE)]
+    if not views:
+        made = f" (the view was made at line {conflict.created.line})" if conflict.created else ""
+        return [], f"no rewrite found for the write at line {site.line}{made}; fix by hand"
+    column = site.column or 0
+    finding = min(views, key=lambda f: abs(f.span.column - column))
+    note = "" if finding.status is Status.SAFE else f" (unsafe: {finding.reason}; checked by the verification below)"
+    return [(finding.fix, f"{finding.code} at line {site.line}: {finding.fix.title}{note}")], ""
 
 
 def _finding_at(analysed: FileResult, site, conflict: Conflict):

@@ -165,6 +165,7 @@ class ScriptRun:
     stderr: Optional[str] = None
     record: Optional[str] = None  # the torch.save file of a recording run
     seconds: float = 0.0
+    unfit: Optional[str] = None  # view_copies: why writing into copies does not fit this run
 
     @property
     def finished(self) -> bool:
@@ -184,6 +185,7 @@ class ScriptRun:
 def run_script(script: Script, *, mode: str = "locate", max_backward: Optional[int] = None,
                sources: Optional[Dict[str, str]] = None, seed: bool = False, snapshot: bool = False,
                no_grad_sites: Sequence[Tuple[str, int]] = (), suggest: bool = True,
+               view_copies: bool = False,
                capture: bool = False, timeout: Optional[float] = None,
                workdir: Optional[str] = None, record: bool = False,
                server: Optional[Interpreters] = None) -> ScriptRun:
@@ -201,6 +203,7 @@ def run_script(script: Script, *, mode: str = "locate", max_backward: Optional[i
             "mode": mode, "path": script.path, "module": script.module, "args": list(script.args),
             "max_backward": max_backward, "sources": {str(pathlib.Path(p).resolve()): s for p, s in (sources or {}).items()},
             "seed": seed, "snapshot": snapshot, "no_grad_sites": [list(s) for s in no_grad_sites],
+            "view_copies": view_copies,
             "suggest": suggest, "record_values": record, "cwd": script.cwd,
             "stdout": str(folder / "stdout"), "stderr": str(folder / "stderr"), "result": str(folder / "result.json"), "record": str(folder / "record.pt"),
         }
@@ -236,7 +239,8 @@ def run_script(script: Script, *, mode: str = "locate", max_backward: Optional[i
             record = str(folder / "record.pt")
         return ScriptRun(script, Outcome(data["outcome"]), data["exit_code"], data.get("error"),
                          data.get("traceback"), bool(data.get("inplace_family")), data.get("backward_passes", 0),
-                         data.get("conflicts", []), data.get("suggestions", []), out, err, record, seconds)
+                         data.get("conflicts", []), data.get("suggestions", []), out, err, record, seconds,
+                         unfit=data.get("unfit"))
     finally:
         if own_dir is not None:
             own_dir.cleanup()

@@ -358,6 +358,12 @@ def main(request_file: str) -> None:
         contexts.append(torch.autograd.graph.saved_tensors_hooks(lambda t: t.detach().clone(), lambda t: t))
     if request.get("no_grad_sites"):
         contexts.append(_LeafUpdatesWithoutAutograd(request["no_grad_sites"]))
+    copies = None
+    if request.get("view_copies"):  # the view family's reference: refused views become copies
+        from codemod.runtime.view_copies import WritesIntoCopies
+
+        copies = WritesIntoCopies()
+        contexts.append(copies)
     error: Optional[BaseException] = None
     try:
         for context in contexts:
@@ -388,6 +394,8 @@ def main(request_file: str) -> None:
         if result["inplace_family"] and locator is not None and any(c.confirmed for c in locator.conflicts):
             result["outcome"] = "conflict"
     result["backward_passes"] = passes.count
+    if copies is not None:
+        result["unfit"] = copies.unfit
     if locator is not None:
         confirmed = [c for c in locator.conflicts if c.confirmed]
         result["conflicts"] = [_conflict_json(c) for c in confirmed]

@@ -10,7 +10,10 @@ broken one meant:
   copied at save time: the gradient of the values its forward really computed);
 - leaf errors: the original script with the offending updates applied outside autograd (under
   ``torch.no_grad()``): the meaning of weight surgery, init and manual SGD;
-- view errors, or a reference that itself fails: no reference, so the verdict is ``unproven``.
+- view errors: the original script with every view PyTorch refuses to modify in place replaced
+  by a copy of itself (``view_copies``), the meaning of IPF006's fix; ``unproven`` where the
+  tensor viewed is read after a write into the copy;
+- a reference that itself fails: no reference, so the verdict is ``unproven``.
 
 Compared: the tensors passed to each backward pass, the gradients of the leaves they reach
 (parameters by module and name), the parameters after every optimizer step, and every module's
@@ -156,9 +159,10 @@ def _repair(script: Script, max_backward: int, max_rounds: int, timeout, workdir
 
 def _prove(result: ScriptRepair, repaired: ScriptRun, max_backward: int, timeout, workdir: str, server) -> None:
     kinds = {c["kind"] for c in result.conflicts}
-    if kinds - {"saved-then-modified", "leaf"}:
+    known = {"saved-then-modified", "leaf", "view"}
+    if kinds - known:
         result.verdict = Verdict.unproven
-        result.reasons.append(f"no reference for {', '.join(sorted(kinds - {'saved-then-modified', 'leaf'}))} conflicts")
+        result.reasons.append(f"no reference for {', '.join(sorted(kinds - known))} conflicts")
         return
     leaf_sites = _leaf_sites(result)
     if leaf_sites is None:
@@ -170,10 +174,17 @@ def _prove(result: ScriptRepair, repaired: ScriptRun, max_backward: int, timeout
         meanings.append("the snapshot oracle (the values the forward really computed)")
     if leaf_sites:
         meanings.append("leaf updates applied outside autograd (as under torch.no_grad())")
+    if "view" in kinds:
+        meanings.append("writes into copies (views PyTorch refuses to modify in place replaced by copies)")
     result.reference = " and ".join(meanings)
     common = dict(mode="record", max_backward=max_backward, seed=True, capture=True, timeout=timeout,
                   workdir=workdir, server=server)
-    reference = run_script(result.script, snapshot="saved-then-modified" in kinds, no_grad_sites=leaf_sites, **common)
+    reference = run_script(result.script, snapshot="saved-then-modified" in kinds, no_grad_sites=leaf_sites,
+                           view_copies="view" in kinds, **common)
+    if reference.unfit:
+        result.verdict = Verdict.unproven
+        result.reasons.append(f"the writes-into-copies meaning does not fit: {reference.unfit}")
+        return
     if not reference.finished or reference.record is None:
         result.verdict = Verdict.unproven
         result.reasons.append(f"the reference run failed: {reference.error or reference.outcome.value} "

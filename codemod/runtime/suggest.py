@@ -7,7 +7,9 @@ suggestion for a conflict the locator found:
   static fix when the run settles its safety, else a clone at the save site);
 - leaf errors get the meaning PyTorch documents for updating a leaf: the statement that updates
   it runs under ``torch.no_grad()`` (weight surgery, init, manual SGD);
-- view errors and conflicts no rewrite fixes get no rewrite, and say why.
+- view errors (a view PyTorch refuses to modify in place) get IPF006's fix: the write goes
+  into a copy of the view (``q = q * s``, or ``q = q.clone()`` before it);
+- conflicts no rewrite fixes get no rewrite, and say why.
 
 A suggestion is only that: ``repair`` proves it before writing anything.
 """
@@ -69,7 +71,7 @@ def read_text(path: str) -> Optional[str]:
 
 
 def fixable(conflict: Conflict) -> bool:
-    return conflict.kind in ("saved-then-modified", "leaf") and conflict.fix_site is not None
+    return conflict.kind in ("saved-then-modified", "leaf", "view") and conflict.fix_site is not None
 
 
 def suggest(conflicts: List[Conflict], path: str, source: Optional[str] = None,
@@ -121,7 +123,7 @@ def describe(conflict: Conflict) -> str:
         return None if site is None else dataclasses.replace(site, file=display_path(site.file))
 
     return dataclasses.replace(conflict, save=shown(conflict.save), mutation=shown(conflict.mutation),
-                               construct=shown(conflict.construct)).describe()
+                               construct=shown(conflict.construct), created=shown(conflict.created)).describe()
 
 
 def in_place_family(error: BaseException) -> bool:

@@ -265,7 +265,7 @@ def _verify_on(spec: Target, original_source: str, new_source: str, device: str,
         if reference is not None:
             report.reference = "original"
         elif original.status == "inplace-error":
-            mode = Mode.NO_GRAD_LEAVES if original.error_kind == "leaf" else Mode.SNAPSHOT
+            mode = {"leaf": Mode.NO_GRAD_LEAVES, "view": Mode.VIEW_COPIES}.get(original.error_kind or "", Mode.SNAPSHOT)
             ref, out_ref = side(original_source, "original", mode, crosscheck=original.is_module)
             report.captured[REFERENCE_NAMES[mode]] = out_ref
             report.reference_run = ref
@@ -275,7 +275,9 @@ def _verify_on(spec: Target, original_source: str, new_source: str, device: str,
                 report.reasons.append(f"no reference: the {REFERENCE_NAMES[mode]} fails too "
                                       f"({ref.failed_at}): {ref.error}")
             elif ref.unfit:
-                report.reasons.append(f"no reference: the no-grad meaning does not fit: {ref.unfit}")
+                report.reasons.append(f"no reference: the {REFERENCE_NAMES[mode]} meaning does not fit: {ref.unfit}"
+                                      if mode is Mode.VIEW_COPIES else
+                                      f"no reference: the no-grad meaning does not fit: {ref.unfit}")
             else:
                 reference = ref
                 report.reference = REFERENCE_NAMES[mode]
@@ -303,6 +305,8 @@ def _meaning(mode: Mode, ref: SideResult) -> str:
     if mode is Mode.SNAPSHOT:
         return "the gradients of the values the original's forward really computed (saved tensors snapshotted)"
     where = "; ".join(dict.fromkeys(ref.leaf_updates)) or "none seen"
+    if mode is Mode.VIEW_COPIES:
+        return f"views PyTorch refuses to modify in place replaced by copies, which took the writes: {where}"
     return f"in-place updates of leaves applied outside autograd, as under torch.no_grad(): {where}"
 
 

@@ -1,0 +1,572 @@
+"""Views PyTorch refuses to modify in place: the third error family.
+
+PyTorch raises at the write itself (not at ``backward()``) when an in-place op modifies
+
+- an output of a function that returns several views (``chunk``, ``split``, ``unbind``,
+  iterating a tensor: ``torch_api.MULTI_VIEW_METHODS``), or a view of one (``q.transpose(1,
+  2)``, ``p[0]``): "Output 0 of SplitBackward0 is a view and is being modified inplace. This view
+  is the output of a function that returns multiple views...";
+- a view created under ``no_grad``, written with grad on: "A view was created in no_grad mode
+  and is being modified inplace with grad mode enabled";
+- a view returned by a custom ``autograd.Function`` (its ``forward`` returns an input, or a view
+  of one): "... This view was created inside a custom Function ...";
+
+as long as something involved requires grad (the viewed tensor, or the value written). This
+module follows a written name back to where its view was made (:meth:`Views.origin`), and says
+whether a tensor requires grad (:meth:`Views.requires_grad`: yes, no or unknown) so that the
+rule can tell a proven error from a possible one. Facts about which ops make views come from
+torch (``torch_api.py``); reshapes that copy some layouts keep a chain possible, not proven.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, Iterable, List, Literal, NamedTuple, Optional, Sequence, Set, Tuple
+
+from codemod import torch_api
+from codemod.analysis.binder import Binder, Binding
+from codemod.analysis.classes import Classes
+from codemod.analysis.grad_mode import GradMode
+from codemod.analysis.kinds import TENSORISH, Kind
+from codemod.analysis.names import Names
+from codemod.analysis.dataflow import Dataflow
+from codemod.analysis.syntax import (
+    FUNCTIONS,
+    OWNERS,
+    Located,
+    Pos,
+    bound_names,
+    call_args,
+    first_arg,
+    is_const,
+    span,
+    target_key,
+)
+from codemod.analysis.tensor_kind import TensorKinds
+from codemod.analysis.tree import Tree
+
+ViewKind = Literal["multi-output", "no-grad", "custom-function"]
+RequiresGrad = Literal["yes", "no", "unknown"]
+
+_MULTI = set(torch_api.MULTI_VIEW_METHODS) - {"__iter__"}
+_ALWAYS = set(torch_api.VIEW_METHODS_ALWAYS)
+_SOMETIMES = set(torch_api.VIEW_METHODS_SOMETIMES)
+_ITERATION_IS_UNBIND = "__iter__" in torch_api.MULTI_VIEW_METHODS
+_PARAMETER = {"torch.nn.Parameter", "torch.nn.parameter.Parameter"}
+_NO_GRAD = {"torch.no_grad", "torch.set_grad_enabled", "torch.autograd.grad_mode.no_grad",
+            "torch.autograd.no_grad"}
+# Ops whose result requires grad when an input does (besides views): what autograd records.
+_DIFFERENTIABLE = (
+    {k for k in torch_api.OP_SAVES if "." not in k and not k.endswith("_scalar")} - {"argmax", "argmin"}
+) | _ALWAYS | _SOMETIMES | _MULTI | {
+    "clone", "float", "double", "half", "bfloat16", "to", "type_as", "exp", "softmax", "matmul", "mul",
+    "add", "sub", "div", "clamp", "sum", "mean", "cat", "stack", "where", "index_select", "gather",
+}
+_NOT_DIFFERENTIABLE = {"detach", "argmax", "argmin", "long", "int", "bool", "byte", "sign", "round",
+                       "floor", "ceil", "eq", "ne", "lt", "gt", "le", "ge", "isnan", "isinf", "numel",
+                       "size", "dim", "item", "tolist", "nonzero"}
+
+
+class ViewOrigin(NamedTuple):
+    """Where a written tensor's refused view was made."""
+
+    kind: ViewKind
+    creation: ast.expr  # the call (``x.chunk(3)``, ``F.apply(x)``) or view made under no_grad
+    base: Optional[ast.expr]  # the tensor viewed: its later readers would see an in-place write
+    certain: bool  # False when a step may copy instead (``reshape`` of a strided view)
+    sharers: Tuple[str, ...]  # other names holding the same memory (the base, chain, container)
+
+
+class Views:
+    """Refused views (:meth:`origin`) and whether tensors require grad (:meth:`requires_grad`)."""
+
+    def __init__(self, tree: Tree, binder: Binder, names: Names, classes: Classes, dataflow: Dataflow,
+                 kinds: TensorKinds, grad: GradMode) -> None:
+        self.tree = tree
+        self.binder = binder
+        self.names = names
+        self.classes = classes
+        self.dataflow = dataflow
+        self.kinds = kinds
+        self.grad = grad
+        self._origins: Dict[Tuple[int, int], Optional[ViewOrigin]] = {}
+        self._asking: Set[Tuple[int, int]] = set()  # cycles through loops
+
+    # ------------------------------------------------------------------ origins
+    def origin(self, target: ast.expr, stmt: Located) -> Optional[ViewOrigin]:
+        """The refused view ``target`` (a name, or part of one: ``v[0]``) is at ``stmt``, if any."""
+        while isinstance(target, ast.Subscript):
+            target = target.value
+        if not isinstance(target, ast.Name):
+            return None
+        return self._expr(target, stmt)
+
+    def refused(self, target: ast.expr, stmt: Located, operands: Sequence[ast.expr] = ()) -> Optional[ViewOrigin]:
+        """The origin of ``target`` unless PyTorch is known to allow the write: neither the
+        tensor viewed nor a value written requires grad (a fresh buffer split into parts)."""
+        origin = self.origin(target, stmt)
+        if origin is None:
+            return None
+        if self.base_requires_grad(origin) == "no" and all(self.requires_grad(o, stmt) == "no" for o in operands):
+            return None
+        return origin
+
+    def cloned_just_before(self, target: ast.expr, stmt: Located) -> bool:
+        """``x = x.clone()`` is the statement right before ``stmt`` in its block, and ``stmt``
+        writes ``x`` (or part of it): the write goes into a private copy, which nothing saved."""
+        while isinstance(target, ast.Subscript):
+            target = target.value
+        key = target_key(target)
+        parent = self.tree.parent(stmt)
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(parent, field, None)
+            if isinstance(block, list) and any(s is stmt for s in block):
+                i = next(k for k, s in enumerate(block) if s is stmt)
+                prev = block[i - 1] if i else None
+                return (key is not None and isinstance(prev, ast.Assign) and len(prev.targets) == 1
+                        and target_key(prev.targets[0]) == key and isinstance(prev.value, ast.Call)
+                        and isinstance(prev.value.func, ast.Attribute) and prev.value.func.attr == "clone"
+                        and not prev.value.args and not prev.value.keywords
+                        and target_key(prev.value.func.value) == key)
+        return False
+
+    def viewed_by(self, target: ast.expr, stmt: Located, operands: Sequence[ast.expr] = (),
+                  allowed_too: bool = False) -> Optional[Tuple[str, ViewOrigin]]:
+        """A name bound to a refused view of ``target`` (``a`` of ``a, b = h.chunk(2)``, or a
+        view of ``h`` taken under ``no_grad``) that is read after the in-place write to
+        ``target`` at ``stmt``: PyTorch raises at that read ("... its base or another view of
+        its base has been modified inplace"), unless neither the tensor nor a value written
+        (``operands``) can require grad (``allowed_too``: even then, for fixes that would hide
+        the write from the view). The first such name, with its view's origin."""
+        while isinstance(target, ast.Subscript):
+            target = target.value
+        if not isinstance(target, ast.Name):
+            return None
+        flow = self.binder.flow(self.tree.owner(stmt))
+        start = span(stmt)[0]
+        for key in flow.bindings:
+            if key == target.id or not any(b.end <= start for b in flow.bindings[key]):
+                continue
+            bindings = self._plain_bindings(key, stmt)
+            if not bindings or not self.read_after(key, stmt):
+                continue
+            origins = [self._binding_origin(b, key) for b in bindings]
+            if all(o is not None and o.kind != "custom-function" and o.certain and o.base is not None
+                   and target_key(o.base) == target.id for o in origins):
+                origin = origins[0]
+                assert origin is not None
+                if not allowed_too and self.base_requires_grad(origin) == "no" and all(
+                        self.requires_grad(o, stmt) == "no" for o in operands):
+                    return None  # nothing requires grad: PyTorch allows it
+                return key, origin
+        return None
+
+    def base_requires_grad(self, origin: ViewOrigin) -> RequiresGrad:
+        """Whether the tensor ``origin`` views requires grad, where the view was made."""
+        if origin.base is None:
+            return "unknown"
+        made = self.tree.statement_of(origin.creation)
+        return self.requires_grad(origin.base, made)
+
+    def _expr(self, expr: ast.expr, at: Located) -> Optional[ViewOrigin]:
+        key = (id(expr), id(at))
+        if key in self._origins:
+            return self._origins[key]
+        if key in self._asking:
+            return None
+        self._asking.add(key)
+        try:
+            found = self._expr_origin(expr, at)
+        finally:
+            self._asking.discard(key)
+        self._origins[key] = found
+        return found
+
+    def _expr_origin(self, expr: ast.expr, at: Located) -> Optional[ViewOrigin]:
+        if isinstance(expr, ast.Name):
+            return self._name_origin(expr, at)
+        if isinstance(expr, ast.Subscript):
+            if not _basic_index(expr.slice):
+                return None  # advanced indexing copies
+            element = self._element_origin(expr.value, at)
+            if element is not None:
+                return element
+            return self._expr(expr.value, at)
+        if isinstance(expr, ast.Attribute) and expr.attr in ("T", "mT"):
+            return self._expr(expr.value, at)
+        if isinstance(expr, ast.Call):
+            func = expr.func
+            if isinstance(func, ast.Attribute) and func.attr in _ALWAYS | _SOMETIMES:
+                inner = self._expr(func.value, at)
+                if inner is not None and func.attr in _SOMETIMES:
+                    return inner._replace(certain=False)
+                return inner
+            if self.custom_function_view(expr):
+                base = first_arg(expr)
+                return ViewOrigin("custom-function", expr, base, True, _keys(base))
+        return None
+
+    def _element_origin(self, container: ast.expr, at: Located) -> Optional[ViewOrigin]:
+        """An element of ``container`` (``parts[0]``, ``for p in parts``) when it holds the
+        outputs of a multi-view call: the call itself, or a name bound to it."""
+        base = self.multi_view_base(container)
+        if base is not None:
+            return ViewOrigin(self._multi_kind(container), container, base, True, _keys(base))
+        if isinstance(container, ast.Name):
+            bindings = self._plain_bindings(container.id, at)
+            if len(bindings) == 1 and bindings[0].value is not None:
+                value = bindings[0].value
+                base = self.multi_view_base(value)
+                if base is not None:
+                    return ViewOrigin(self._multi_kind(value), value, base, True,
+                                      _keys(base) + (container.id,))
+        return None  # `t[0]` of a tensor is a plain view: the caller follows `t`
+
+    def _name_origin(self, name: ast.Name, at: Located) -> Optional[ViewOrigin]:
+        bindings = self._plain_bindings(name.id, at)
+        if not bindings:
+            return None
+        found: List[ViewOrigin] = []
+        for b in bindings:
+            origin = self._binding_origin(b, name.id)
+            if origin is None:
+                return None  # one way in is not a refused view: nothing is proven
+            found.append(origin)
+        first = found[0]
+        sharers = tuple(dict.fromkeys(k for o in found for k in o.sharers))
+        return first._replace(certain=all(o.certain for o in found), sharers=sharers)
+
+    def _plain_bindings(self, key: str, at: Located) -> List[Binding]:
+        """The bindings of ``key`` that reach ``at``, in-place updates left out (they keep
+        the object); inside a loop that binds ``key``, the loop's own binding."""
+        flow = self.binder.flow(self.tree.owner(at))
+        found = [b for b in self.dataflow.reaching(flow, key, at) if b.form != "aug"]
+        if found:
+            return found
+        for anc in self.tree.ancestors(at):
+            if isinstance(anc, OWNERS):
+                break
+            if isinstance(anc, (ast.For, ast.AsyncFor)) and key in bound_names(anc.target):
+                return [b for b in flow.bindings.get(key, []) if b.stmt is anc][:1]
+        return []
+
+    def _binding_origin(self, b: Binding, key: str) -> Optional[ViewOrigin]:
+        stmt = b.stmt
+        if b.form in ("assign", "ann") and b.value is not None:
+            if self._made_without_grad(stmt):
+                viewed = self._viewed(b.value)
+                if viewed is not None:
+                    certain = not _sometimes_view(b.value)
+                    return ViewOrigin("no-grad", b.value, viewed, certain, _keys(viewed))
+            inner = self._expr(b.value, stmt)
+            if inner is None:
+                return None
+            return inner._replace(sharers=inner.sharers + _keys(b.value))
+        if isinstance(stmt, ast.Assign) and b.form == "other":
+            return self._unpacked_origin(stmt, key)
+        if isinstance(stmt, (ast.For, ast.AsyncFor)):
+            iterable = _iterable_of(stmt, key)
+            if iterable is None:
+                return None
+            element = self._element_origin(iterable, stmt)
+            if element is not None:
+                return element
+            if _ITERATION_IS_UNBIND and self.kinds.kind(iterable) in TENSORISH:
+                kind: ViewKind = "no-grad" if self._made_without_grad(stmt) else "multi-output"
+                return ViewOrigin(kind, iterable, iterable, True, _keys(iterable))
+        return None
+
+    def _unpacked_origin(self, stmt: ast.Assign, key: str) -> Optional[ViewOrigin]:
+        """``q, k, v = x.chunk(3)``: ``key`` unpacked from a multi-view call."""
+        for target in stmt.targets:
+            if isinstance(target, (ast.Tuple, ast.List)) and any(
+                    isinstance(e, ast.Name) and e.id == key for e in target.elts):
+                if any(isinstance(e, ast.Starred) for e in target.elts):
+                    return None
+                base = self.multi_view_base(stmt.value)
+                if base is None:
+                    return None
+                return ViewOrigin(self._multi_kind(stmt.value), stmt.value, base, True, _keys(base))
+        return None
+
+    def _multi_kind(self, call: ast.AST) -> ViewKind:
+        return "no-grad" if self._made_without_grad(call) else "multi-output"
+
+    def multi_view_base(self, expr: ast.expr) -> Optional[ast.expr]:
+        """The tensor a multi-view call splits (``x`` of ``x.chunk(3)``, ``torch.split(x, 2)``)."""
+        if not isinstance(expr, ast.Call):
+            return None
+        func = expr.func
+        name = self.names.torch_name(func)
+        if name is not None:
+            return first_arg(expr) if name in torch_api.MULTI_VIEW_FUNCTIONS else None
+        if isinstance(func, ast.Attribute) and func.attr in _MULTI:
+            kind = self.kinds.kind(func.value)
+            if kind in TENSORISH or (func.attr != "split" and kind is Kind.UNKNOWN):
+                return func.value  # `line.split(",")` is a string's, not a tensor's
+        return None
+
+    def _viewed(self, value: ast.expr) -> Optional[ast.expr]:
+        """The tensor ``value`` is a view of (a basic index or a view method), if it is one."""
+        if isinstance(value, ast.Subscript) and _basic_index(value.slice):
+            inner = value.value
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                and value.func.attr in (_ALWAYS | _SOMETIMES) - {"detach", "contiguous"}:
+            inner = value.func.value
+        elif isinstance(value, ast.Attribute) and value.attr in ("T", "mT"):
+            inner = value.value
+        else:
+            return None
+        if self.kinds.kind(inner) not in TENSORISH:
+            return None  # `batch[0]` of a list is no view
+        return inner
+
+    def _made_without_grad(self, node: ast.AST) -> bool:
+        """``node`` runs inside ``with torch.no_grad():`` (or ``set_grad_enabled(False)``) of
+        its own function: views made there are refused writes with grad on."""
+        for anc in self.tree.ancestors(node):
+            if isinstance(anc, (ast.With, ast.AsyncWith)):
+                state = self.grad.with_grad_state(anc)
+                if state is not None:
+                    return not state and any(self._no_grad_item(i.context_expr) for i in anc.items)
+            if isinstance(anc, FUNCTIONS):
+                return False
+        return False
+
+    def _no_grad_item(self, expr: ast.expr) -> bool:
+        callee = expr.func if isinstance(expr, ast.Call) else expr
+        return self.names.torch_name(callee) in _NO_GRAD
+
+    def custom_function_view(self, call: ast.Call) -> bool:
+        """``MyFn.apply(x)`` where ``MyFn`` (an ``autograd.Function`` of this module) returns an
+        input, or a view of one, from ``forward``: PyTorch marks the output a refused view."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "apply" and isinstance(func.value, ast.Name)):
+            return False
+        cls = next((s for s in self.tree.module.body
+                    if isinstance(s, ast.ClassDef) and s.name == func.value.id), None)
+        if cls is None or not any((target_key(b) or "").endswith("Function") for b in cls.bases):
+            return False
+        forward = next((s for s in cls.body if isinstance(s, FUNCTIONS) and s.name == "forward"), None)
+        if forward is None:
+            return False
+        inputs = {a.arg for a in forward.args.args} - {"ctx", "self", "cls"}
+        returns = [n for n in ast.walk(forward) if isinstance(n, ast.Return)]
+        return bool(returns) and all(r.value is not None and _view_of_input(r.value, inputs) for r in returns)
+
+    def read_after(self, key: str, stmt: Located) -> bool:
+        """Whether ``key`` (or an attribute chain on it) may be read after ``stmt``: later in
+        its body, anywhere in the body of a loop around it (a ``for`` loop's iterable is read
+        once, before the first turn: not counted), or in a nested function."""
+        flow = self.binder.flow(self.tree.owner(stmt))
+        _, end = span(stmt)
+        loops: List[Tuple[Pos, Pos]] = []
+        for anc in self.tree.ancestors(stmt):
+            if isinstance(anc, OWNERS):
+                break
+            if isinstance(anc, (ast.For, ast.AsyncFor)):
+                if key in bound_names(anc.target):
+                    break  # each turn starts from a fresh binding
+                body = [*anc.body, *anc.orelse]
+                loops.append((span(body[0])[0], span(body[-1])[1]))
+            elif isinstance(anc, ast.While):
+                loops.append(span(anc))
+        prefix = key + "."
+        for name, loads in flow.loads.items():
+            if name != key and not name.startswith(prefix):
+                continue
+            for pos, node in loads:
+                if pos >= end or any(ls <= pos <= le for ls, le in loops) or self.tree.owner(node) is not flow.owner:
+                    return True
+        return False
+
+    # ------------------------------------------------------------ requires grad
+    def requires_grad(self, expr: ast.expr, at: Located) -> RequiresGrad:
+        """Whether ``expr`` (evaluated at ``at``) requires grad: "yes" only where the analysis
+        sees a parameter or a tensor made with ``requires_grad=True`` flow into it through
+        differentiable ops with grad on; "no" for constants and fresh tensors made without it."""
+        return self._rg(expr, at, set())
+
+    def _rg(self, expr: ast.expr, at: Located, seen: Set[int]) -> RequiresGrad:
+        if id(expr) in seen:
+            return "unknown"
+        seen = seen | {id(expr)}
+        if isinstance(expr, ast.Constant):
+            return "no"
+        if isinstance(expr, ast.Name):
+            return self._name_rg(expr, at, seen)
+        if isinstance(expr, ast.Attribute):
+            if expr.attr in ("data", "grad"):
+                return "no"  # outside autograd
+            return "yes" if self._parameter_attribute(expr) else "unknown"
+        if isinstance(expr, ast.BinOp):
+            return _any(self._rg(e, at, seen) for e in (expr.left, expr.right))
+        if isinstance(expr, ast.UnaryOp):
+            return "no" if isinstance(expr.op, ast.Not) else self._rg(expr.operand, at, seen)
+        if isinstance(expr, ast.Subscript):
+            base = self.multi_view_base(expr.value)
+            return self._rg(base if base is not None else expr.value, at, seen)
+        if isinstance(expr, ast.IfExp):
+            return _all(self._rg(e, at, seen) for e in (expr.body, expr.orelse))
+        if isinstance(expr, ast.Call):
+            return self._call_rg(expr, at, seen)
+        return "unknown"
+
+    def _call_rg(self, call: ast.Call, at: Located, seen: Set[int]) -> RequiresGrad:
+        if self._made_without_grad(call):
+            return "no"
+        func = call.func
+        name = self.names.torch_name(func)
+        if name in _PARAMETER:
+            return "no" if any(k.arg == "requires_grad" and is_const(k.value, False) for k in call.keywords) else "yes"
+        if self.kinds.is_factory(call):
+            return "yes" if any(k.arg == "requires_grad" and is_const(k.value, True) for k in call.keywords) else "no"
+        if name is not None:
+            short = name.rsplit(".", 1)[-1]
+            if short in _NOT_DIFFERENTIABLE:
+                return "no"
+            if short in _DIFFERENTIABLE or name in torch_api.MULTI_VIEW_FUNCTIONS:
+                return _any(self._rg(a, at, seen) for a in call_args(call))
+            return "unknown"
+        if self._parametric_module(func, at):
+            return "yes"
+        if isinstance(func, ast.Attribute):
+            if func.attr in _NOT_DIFFERENTIABLE:
+                return "no"
+            if func.attr == "requires_grad_":
+                return "no" if call.args and is_const(call.args[0], False) else "yes"
+            if func.attr in _DIFFERENTIABLE or func.attr in torch_api.INPLACE_METHODS:
+                return _any(self._rg(a, at, seen) for a in [func.value, *call_args(call)])
+            if func.attr == "apply" and self.custom_function_view(call):
+                return _any(self._rg(a, at, seen) for a in call_args(call))
+        return "unknown"
+
+    def _name_rg(self, name: ast.Name, at: Located, seen: Set[int]) -> RequiresGrad:
+        answers: List[RequiresGrad] = []
+        for b in self._plain_bindings(name.id, at):
+            if b.form in ("assign", "ann") and b.value is not None:
+                answers.append("no" if self._made_without_grad(b.stmt) and not isinstance(b.value, ast.Name)
+                               else self._rg(b.value, b.stmt, seen))
+            elif isinstance(b.stmt, ast.Assign) and b.form == "other":
+                base = self.multi_view_base(b.stmt.value)
+                answers.append(self._rg(base, b.stmt, seen) if base is not None else "unknown")
+            elif isinstance(b.stmt, (ast.For, ast.AsyncFor)):
+                iterable = _iterable_of(b.stmt, name.id)
+                if iterable is None:
+                    answers.append("unknown")
+                    continue
+                base = self.multi_view_base(iterable)
+                if base is None and isinstance(iterable, ast.Name):
+                    bound = self._plain_bindings(iterable.id, b.stmt)
+                    if len(bound) == 1 and bound[0].value is not None:
+                        base = self.multi_view_base(bound[0].value)
+                if base is None and self.kinds.kind(iterable) in TENSORISH:
+                    base = iterable
+                answers.append(self._rg(base, b.stmt, seen) if base is not None else "unknown")
+            else:
+                answers.append("unknown")
+        return _all(answers) if answers else "unknown"
+
+    def _parameter_attribute(self, attr: ast.Attribute) -> bool:
+        """``self.w`` where the class assigns ``nn.Parameter(...)`` to it."""
+        if not (isinstance(attr.value, ast.Name) and attr.value.id == "self"):
+            return False
+        cls = self.tree.enclosing_class(attr)
+        if cls is None:
+            return False
+        values = self.classes.class_attrs(cls).get(attr.attr, [])
+        return bool(values) and all(
+            isinstance(v, ast.Call) and self.names.torch_name(v.func) in _PARAMETER for v in values)
+
+    def _parametric_module(self, func: ast.expr, at: Located) -> bool:
+        """``self.fc`` / ``fc`` bound (only) to a torch module that owns parameters, or to an
+        ``nn.Sequential`` holding one: calling it with grad on gives a tensor that requires grad."""
+        values: List[object] = []
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            cls = self.tree.enclosing_class(func)
+            if cls is not None:
+                values = list(self.classes.class_attrs(cls).get(func.attr, []))
+        elif isinstance(func, ast.Name):
+            values = [b.value for b in self._plain_bindings(func.id, at)]
+        return bool(values) and all(isinstance(v, ast.Call) and self._owns_parameters(v) for v in values)
+
+    def _owns_parameters(self, call: ast.Call) -> bool:
+        name = self.names.torch_name(call.func) or ""
+        if name in torch_api.MODULES_WITH_PARAMETERS:
+            return not any(k.arg in ("elementwise_affine", "affine", "bias") and is_const(k.value, False)
+                           for k in call.keywords) or name.endswith(("Linear", "Conv1d", "Conv2d", "Conv3d"))
+        if name in ("torch.nn.Sequential", "torch.nn.modules.container.Sequential"):
+            return any(isinstance(a, ast.Call) and self._owns_parameters(a) for a in call.args)
+        return False
+
+
+def _keys(expr: Optional[ast.expr]) -> Tuple[str, ...]:
+    """The names that hold ``expr``'s memory: its key, and ``h`` for ``h.data``."""
+    key = target_key(expr) if expr is not None else None
+    if not key:
+        return ()
+    return (key, key[: -len(".data")]) if key.endswith(".data") else (key,)
+
+
+def _basic_index(index: ast.expr) -> bool:
+    """An index that makes a view: ints, slices, ``...``, ``None`` (not tensors or lists)."""
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    for part in parts:
+        if isinstance(part, ast.Slice):
+            continue
+        if isinstance(part, ast.Constant) and (part.value is None or part.value is Ellipsis
+                                               or isinstance(part.value, int)):
+            continue
+        if isinstance(part, ast.UnaryOp) and isinstance(part.operand, ast.Constant):
+            continue
+        return False
+    return True
+
+
+def _sometimes_view(value: ast.expr) -> bool:
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _SOMETIMES
+
+
+def _iterable_of(loop: ast.AST, key: str) -> Optional[ast.expr]:
+    """What the loop variable ``key`` is drawn from: ``for k in it`` -> ``it``;
+    ``for a, k in zip(x, it)`` -> ``it``; ``for i, k in enumerate(it)`` -> ``it``."""
+    target = getattr(loop, "target", None)
+    iterable = getattr(loop, "iter", None)
+    if isinstance(target, ast.Name):
+        return iterable if target.id == key else None
+    if not (isinstance(target, ast.Tuple) and isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name)):
+        return None
+    names = [e.id if isinstance(e, ast.Name) else None for e in target.elts]
+    if key not in names:
+        return None
+    i = names.index(key)
+    if iterable.func.id == "zip" and len(iterable.args) == len(names) and not iterable.keywords:
+        arg = iterable.args[i]
+        return None if isinstance(arg, ast.Starred) else arg
+    if iterable.func.id == "enumerate" and len(names) == 2 and i == 1 and iterable.args:
+        return iterable.args[0]
+    return None
+
+
+def _view_of_input(expr: ast.expr, inputs: Set[str]) -> bool:
+    if isinstance(expr, ast.Name):
+        return expr.id in inputs
+    if isinstance(expr, ast.Subscript):
+        return _basic_index(expr.slice) and _view_of_input(expr.value, inputs)
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _ALWAYS:
+        return expr.func.attr != "detach" and _view_of_input(expr.func.value, inputs)
+    return False
+
+
+def _any(answers: Iterable[RequiresGrad]) -> RequiresGrad:
+    """Any input requiring grad makes the result require it."""
+    seen = list(answers)
+    if "yes" in seen:
+        return "yes"
+    return "no" if all(a == "no" for a in seen) else "unknown"
+
+
+def _all(answers: Iterable[RequiresGrad]) -> RequiresGrad:
+    """One value that is one of several: known only when they agree."""
+    seen = set(answers)
+    return seen.pop() if len(seen) == 1 else "unknown"

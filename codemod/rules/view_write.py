@@ -1,0 +1,287 @@
+"""IPF006 view write: in-place writes to views PyTorch refuses to modify (``chunk``/``split``/
+``unbind`` outputs, views made under ``no_grad``, views from custom autograd Functions).
+
+The rule's documentation is its class docstring (``inplacefix rule CODE`` prints it)."""
+
+from __future__ import annotations
+
+import ast
+from typing import List, Optional
+
+from codemod import torch_api
+from codemod.analysis.syntax import is_const, subscript_base, target_key
+from codemod.analysis.views import ViewOrigin
+from codemod.findings import Fix, Status
+from codemod.fixes import _cst as cst
+from codemod.fixes.edits import clone_of, fix_title, insert_before, out_of_place_chain, rebind
+from codemod.fixes.site import FixSite, Plan
+from codemod.rules.augmented_assignment import build_assignment
+from codemod.rules.base import Rule, may_write_in_place
+from codemod.rules.inplace_argument import find_inplace_arg, find_inplace_cst_arg, without_arg
+
+_ERRORS = {
+    "multi-output": "PyTorch raises \"... is a view and is being modified inplace. This view is the output "
+                    "of a function that returns multiple views\"",
+    "no-grad": "PyTorch raises \"... created in no_grad mode and is being modified inplace with grad mode "
+               "enabled\"",
+    "custom-function": "PyTorch raises \"... is a view and is being modified inplace. This view was created "
+                       "inside a custom Function\"",
+}
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
+             ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+class ViewWrite(Rule):
+    """Write into a copy of views PyTorch refuses to modify in place.
+
+    ## What it does
+    Finds in-place writes (`op=`, in-place methods and functions, `inplace=True`, assignment
+    into a slice) to a view PyTorch refuses to modify: an output of a function that returns
+    several views (`chunk`, `split`, `split_with_sizes`, `unbind`, iterating over a tensor;
+    the list is generated from torch), including views of one (`q.transpose(1, 2)`, `p[0]`)
+    and outputs taken by tuple unpacking (`q, k, v = self.qkv(x).chunk(3, -1)`), indexing
+    (`parts[0]`) or a loop (`for c in x.unbind(1)`); a view made under `torch.no_grad()` and
+    written with grad on; the output of a custom `autograd.Function` whose `forward` returns
+    an input or a view of one; and a write into the tensor such a view was taken from when the
+    view is read afterwards (PyTorch raises at that read). The fix writes into a copy: `q *= s`
+    becomes `q = q * s`, `log_std.clamp_(-20, 2)` becomes `log_std = log_std.clamp(-20, 2)`,
+    other writes get `q = q.clone()` before them.
+
+    ## Why is this bad?
+    PyTorch raises at the write itself, not at `backward()`: "Output 0 of SplitBackward0 is a
+    view and is being modified inplace. This view is the output of a function that returns
+    multiple views...", "A view was created in no_grad mode and is being modified inplace with
+    grad mode enabled", or "... This view was created inside a custom Function". Where the
+    analysis sees that the tensor viewed (or the value written) requires grad, the finding is
+    a proven error (`IPF106`, reported by default); where it cannot tell, it is `IPF006`.
+
+    ## Example
+    ```python
+    q, k, v = self.qkv(x).chunk(3, dim=-1)
+    q *= self.scale
+    ```
+    Use instead:
+    ```python
+    q, k, v = self.qkv(x).chunk(3, dim=-1)
+    q = q * self.scale
+    ```
+
+    ## Fix safety
+    Safe when nothing reads the tensor viewed (or a name for the same memory: the chain of
+    views, the container holding the outputs) after the write: then writing into a copy
+    computes what the write meant. The outputs of `chunk`/`split`/`unbind` are disjoint, so
+    reading a sibling does not count. A rebinding is used only where it cannot change the
+    dtype (a Python number, or a twin that keeps it), else the view is cloned first. Unsafe
+    where the viewed tensor is read afterwards (`view-base-read-after`: it would have seen
+    the write; the fix is the same copy, yours to accept), or another name aliases the view. No fix where the written name is not read
+    again but the tensor viewed is (`dead-store`: the write only meant to reach it, e.g. a
+    loop over `unbind` that de-normalises an image in place). A write into the tensor viewed,
+    the view read afterwards, gets the same rebinding as unsafe (`views-read-after`: the views
+    keep the values from before). Writes under `no_grad` are allowed by PyTorch and left
+    alone; leaves that require grad are IPF005's.
+    """
+
+    CODE = "IPF006"
+    NAME = "view-write"
+    TRIGGERS = (rb"(?:[-+*/%&|^@]|\*\*|//|<<|>>)=", rb"\][\s\\]*=(?!=)", rb"[A-Za-z]\w*_\s*\(", rb"inplace")
+
+    @classmethod
+    def could_start(cls, node: ast.AST) -> bool:
+        if isinstance(node, ast.Call) and any(k.arg == "inplace" for k in node.keywords):
+            return True
+        return may_write_in_place(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._check(node, node.target, [node.value])
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target, ast.Subscript):
+                self._check(node, target, [node.value])
+                return
+
+    def visit_Call(self, node: ast.Call) -> None:
+        name = self.model.torch_name(node.func)
+        if name is not None:
+            if name in torch_api.INPLACE_FUNCTIONS and node.args and not isinstance(node.args[0], ast.Starred):
+                self._check(node, node.args[0], node.args[1:])
+            index = torch_api.INPLACE_PARAM_CALLABLES.get(name)
+            if index is not None and not name.rsplit(".", 1)[-1][:1].isupper() and node.args \
+                    and not isinstance(node.args[0], ast.Starred):
+                arg = find_inplace_arg(node, index)
+                value = arg.value if isinstance(arg, ast.keyword) else arg
+                if is_const(value, True):
+                    self._check(node, node.args[0], [])
+            return
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr in torch_api.INPLACE_METHODS):
+            return
+        parent = self.model.parent(node)
+        if isinstance(parent, ast.Attribute) and isinstance(self.model.parent(parent), ast.Call) \
+                and parent.attr in torch_api.INPLACE_METHODS:
+            return  # `c.mul_(s).add_(m)`: the outer call reports the chain
+        chain: List[ast.Call] = []
+        receiver: ast.expr = node
+        while isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) \
+                and receiver.func.attr in torch_api.INPLACE_METHODS:
+            chain.append(receiver)
+            receiver = receiver.func.value
+        operands = [a for c in chain for a in (*c.args, *(k.value for k in c.keywords))]
+        self._check(node, receiver, operands, chain)
+
+    # ------------------------------------------------------------------ the decision
+    def _check(self, node: ast.AST, target: ast.expr, operands: List[ast.expr],
+               chain: Optional[List[ast.Call]] = None) -> None:
+        stmt = self.model.statement_of(node)
+        name = subscript_base(target)
+        if not isinstance(name, ast.Name):
+            return
+        views = self.model.views
+        origin = views.refused(target, stmt, operands)
+        if self.model.leaves.origin(target, stmt) is not None or self.model.intended_reason(node, target):
+            return  # a leaf (IPF005's family: PyTorch says so first), or grad off: allowed
+        if origin is None:
+            self._check_base(node, name, target, stmt, operands, chain)
+            return
+        proven = origin.certain and (views.base_requires_grad(origin) == "yes" or any(views.requires_grad(o, stmt) == "yes" for o in operands))
+        message = f"In-place write to `{name.id}`, {self._what(origin)}"
+        hazard = _ERRORS[origin.kind] if proven else None
+        if not proven:
+            message += " (refused by PyTorch when it requires grad)"
+        status, reason = self._safety(name, stmt, origin)
+        plan = None
+        if status in (Status.SAFE, Status.UNSAFE):
+            plan = self._plan(node, target, stmt, operands, chain)
+            if plan is None:
+                status, reason = Status.MANUAL, "unsupported-target"
+        self.report(node, message, status, reason, plan, hazard=hazard)
+
+    def _check_base(self, node: ast.AST, name: ast.Name, target: ast.expr, stmt: ast.AST,
+                    operands: List[ast.expr], chain: Optional[List[ast.Call]]) -> None:
+        """A write into the tensor a refused view was taken from, the view read afterwards:
+        PyTorch raises at that read. The fix writes into a copy of the tensor instead, so the
+        views keep the values from before the write: unsafe (in place they would see it)."""
+        found = self.model.views.viewed_by(target, stmt, operands)
+        if found is None:
+            return
+        view, origin = found
+        views = self.model.views
+        proven = views.base_requires_grad(origin) == "yes"
+        message = f"In-place write to `{name.id}`, whose view `{view}` ({self._what(origin)}) is read afterwards"
+        hazard = None
+        if proven:
+            hazard = ("PyTorch raises \"... is a view and its base or another view of its base has been "
+                      "modified inplace\" where the view is read")
+        else:
+            message += " (refused by PyTorch when it requires grad)"
+        status, reason = Status.UNSAFE, "views-read-after"
+        problem = self.model.rebinding_problem(name)
+        if problem:
+            status, reason = Status.MANUAL, problem
+        plan = self._plan(node, target, stmt, operands, chain) if status is Status.UNSAFE else None
+        if status is Status.UNSAFE and plan is None:
+            status, reason = Status.MANUAL, "unsupported-target"
+        self.report(node, message, status, reason, plan, hazard=hazard)
+
+    def _what(self, origin: ViewOrigin) -> str:
+        line = getattr(origin.creation, "lineno", 0)
+        if origin.kind == "custom-function":
+            return f"a view returned by the custom autograd Function at line {line}"
+        if origin.kind == "no-grad":
+            return f"a view made under `no_grad` at line {line}"
+        creation = origin.creation
+        func = creation.func if isinstance(creation, ast.Call) else None
+        op = func.attr if isinstance(func, ast.Attribute) else (self.model.torch_name(func) or "") \
+            if func is not None else ""
+        op = op.rsplit(".", 1)[-1]
+        return f"an output of `{op}()` at line {line}" if op else f"a view from iterating a tensor at line {line}"
+
+    def _safety(self, name: ast.Name, stmt: ast.AST, origin: ViewOrigin):  # type: ignore[no-untyped-def]
+        """(status, reason): safe when nothing else that holds the same memory is read after."""
+        views = self.model.views
+        if self.model.shared_name(name):
+            return Status.UNSAFE, "shared-name"
+        problem = self.model.rebinding_problem(name)
+        if problem:
+            return Status.MANUAL, problem
+        readers = [k for k in origin.sharers if k != name.id and views.read_after(k, stmt)]
+        alias = self.model.alias_report(name, stmt)
+        if alias.reason in ("alias", "view-alias"):
+            readers.append(alias.reason)
+        if not readers:
+            return Status.SAFE, None
+        if not views.read_after(name.id, stmt):
+            return Status.MANUAL, "dead-store"
+        return Status.UNSAFE, "view-base-read-after"
+
+    # -------------------------------------------------------------------- the fix
+    def _plan(self, node: ast.AST, target: ast.expr, stmt: ast.AST, operands: List[ast.expr],
+              chain: Optional[List[ast.Call]]) -> Optional[Plan]:
+        """A rebinding where it keeps the dtype, else a clone before the write."""
+        key = target_key(target)
+        if isinstance(node, ast.AugAssign) and key is not None \
+                and not self.model.may_promote(key, operands):
+            def make_aug(aug: cst.AugAssign, site: FixSite) -> Fix:
+                return Fix(aug, lambda n: build_assignment(n), fix_title(build_assignment(aug)))
+
+            return self.plan(node, "AugAssign", make_aug)
+        parent = self.model.parent(node)
+        if chain and key is not None and isinstance(parent, ast.Expr) \
+                and all(torch_api.INPLACE_METHODS[c.func.attr] for c in chain if isinstance(c.func, ast.Attribute)):
+            keeps = [a for c in chain if isinstance(c.func, ast.Attribute)
+                     and c.func.attr[:-1] not in torch_api.SAME_DTYPE_TWINS
+                     for a in (*c.args, *(k.value for k in c.keywords))]
+            if not self.model.may_promote(key, keeps):
+                def build(expr: cst.Expr) -> cst.Assign:
+                    return rebind([cst.parse_expression(key)], out_of_place_chain(expr.value), like=expr)  # type: ignore[arg-type]
+
+                def make_chain(expr: cst.Expr, site: FixSite) -> Fix:
+                    return Fix(expr, build, fix_title(build(expr)))
+
+                return self.plan(parent, "Expr", make_chain)
+        if isinstance(node, ast.Call) and key is not None and isinstance(parent, ast.Expr) and not chain:
+            rebound = self._function_rebinding(node, key)
+            if rebound is not None:
+                return self.plan(parent, "Expr", rebound)
+        name = subscript_base(target)
+        return self._clone_plan(name.id, stmt) if isinstance(name, ast.Name) else None
+
+    def _function_rebinding(self, call: ast.Call, key: str):  # type: ignore[no-untyped-def]
+        """``torch.relu_(a)`` -> ``a = torch.relu(a)``; ``F.relu(a, inplace=True)`` ->
+        ``a = F.relu(a)`` (a statement of its own, its first argument the view)."""
+        name = self.model.torch_name(call.func) or ""
+        if name in torch_api.INPLACE_FUNCTIONS:
+            twin = torch_api.INPLACE_FUNCTIONS[name]
+            if twin is None or not isinstance(call.func, ast.Attribute) or len(call.args) != 1 or call.keywords:
+                return None
+            short = twin.rsplit(".", 1)[-1]
+
+            def convert(c: cst.Call) -> cst.Call:
+                return c.with_changes(func=c.func.with_changes(attr=cst.Name(short)))  # type: ignore[attr-defined]
+        elif name in torch_api.INPLACE_PARAM_CALLABLES:
+            index = torch_api.INPLACE_PARAM_CALLABLES[name]
+
+            def convert(c: cst.Call) -> cst.Call:
+                return without_arg(c, find_inplace_cst_arg(c, index))
+        else:
+            return None
+
+        def build(expr: cst.Expr) -> cst.Assign:
+            return rebind([cst.parse_expression(key)], convert(expr.value), like=expr)  # type: ignore[arg-type]
+
+        def make(expr: cst.Expr, site: FixSite) -> Fix:
+            return Fix(expr, build, fix_title(build(expr)))
+
+        return make
+
+    def _clone_plan(self, key: str, stmt: ast.AST) -> Optional[Plan]:
+        """``key = key.clone()`` inserted before the statement of the write."""
+        if isinstance(stmt, _COMPOUND):
+            return None
+
+        def make(small: cst.BaseSmallStatement, site: FixSite) -> Fix:
+            container, index = site.container(small)
+            clone = clone_of(key)
+            return Fix(container, lambda c: insert_before(c, index, clone), fix_title(clone, "Insert"), order=index)
+
+        return self.plan(stmt, "BaseSmallStatement", make)

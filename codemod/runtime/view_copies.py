@@ -1,0 +1,119 @@
+"""The reference for the view family: every write PyTorch refuses goes into a copy of the view.
+
+PyTorch refuses in-place writes to three kinds of views (``analysis/views.py``): outputs of a
+function that returns several views (``chunk``, ``split``, ``unbind``), views made under
+``no_grad`` written with grad on, and views returned by a custom ``autograd.Function``. The
+fix (IPF006) writes into a copy instead (``q = q * s``, or ``q = q.clone()`` before the write),
+so the reference is the program with each such view replaced by a copy of itself when it is
+made: the write lands in the copy, the tensor viewed keeps its values, and gradients flow
+through ``clone`` (the identity) as through the view. PyTorch itself says which views these
+are (their creation meta), so the reference does not depend on the static analysis.
+
+The reference is the program's meaning only where nothing reads the tensor viewed after the
+write (in place, it would have seen the change): the rule decides that statically, and a
+repair outside that case is ``unproven``.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from codemod.runtime.references import _flat, _user_line, is_inplace_call
+
+_META = torch._C._autograd.CreationMeta
+REFUSED = (_META.MULTI_OUTPUT_NODE, _META.NO_GRAD_MODE, _META.IN_CUSTOM_FUNCTION)
+_AUTOGRAD = {"grad", "backward"}
+
+
+def refused_view(t: Any) -> bool:
+    """A view PyTorch refuses to modify in place (given grad requirements at the write)."""
+    return isinstance(t, torch.Tensor) and t._is_view() and \
+        torch._C._autograd._get_creation_meta(t) in REFUSED
+
+
+def _storage(t: torch.Tensor) -> int:
+    try:
+        return t.untyped_storage().data_ptr()
+    except (RuntimeError, NotImplementedError):  # tensors without storage (meta, sparse)
+        return -id(t)
+
+
+class WritesIntoCopies(TorchFunctionMode):
+    """Run a program with every refused view replaced by a copy of itself, made where the view
+    is made (under the same grad mode): the meaning of IPF006's fix.
+
+    The copy changes the program only where the copy and the tensor viewed part ways: a write
+    into the copy that the tensor viewed is read after (``unfit``: in place it would have seen
+    the write), or a write into the tensor viewed that the copy is read after. Either makes the
+    reference unfit; which views get copies is read off PyTorch's own view metadata."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.copies = 0
+        self.unfit: Optional[str] = None
+        self.writes: List[str] = []  # where a copy took a write PyTorch would have refused or allowed
+        # id(copy) -> (copy, the storage it was copied from, the tensor viewed): weak, so that a
+        # storage freed and reused by another tensor is never taken for the one viewed.
+        self._copies: Dict[int, Tuple["weakref.ref[torch.Tensor]", int, Any]] = {}
+        self._written_bases: Dict[int, Any] = {}  # storage -> the tensor viewed, whose view's copy was written
+        self._stale: Set[int] = set()  # copies whose base was written after they were made
+
+    def _copy(self, t: Any) -> Any:
+        if not refused_view(t):
+            return t
+        copy = t.clone()
+        self.copies += 1
+        base = t._base if t._base is not None else t
+        self._copies[id(copy)] = (weakref.ref(copy), _storage(t), weakref.ref(base))
+        return copy
+
+    def _copy_of(self, t: Any) -> Optional[Tuple[int, Any]]:
+        """(the storage, a weak reference to the tensor viewed) when ``t`` is one of this run's copies."""
+        found = self._copies.get(id(t)) if isinstance(t, torch.Tensor) else None
+        return (found[1], found[2]) if found is not None and found[0]() is t else None
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        kwargs = kwargs or {}
+        name = getattr(func, "__name__", "")
+        if name not in _AUTOGRAD:  # the harness's backward: what it reads are the program's outputs
+            self._check_reads(name, [a for a in _flat([args, kwargs]) if isinstance(a, torch.Tensor)])
+        out = func(*args, **kwargs)
+        if is_inplace_call(name, kwargs) and args and isinstance(args[0], torch.Tensor):
+            self._note_write(name, args[0])
+        if type(out) is tuple or type(out) is list:
+            if any(refused_view(t) for t in out):
+                return type(out)(self._copy(t) for t in out)
+            return out
+        return self._copy(out)
+
+    def read_outputs(self, outputs: Any) -> None:
+        """The program's outputs are read too (compared): a tensor viewed among them counts."""
+        self._check_reads("the outputs", [t for t in _flat([outputs]) if isinstance(t, torch.Tensor)])
+
+    def _note_write(self, name: str, target: torch.Tensor) -> None:
+        copied = self._copy_of(target)
+        if copied is not None:
+            self._written_bases[copied[0]] = copied[1]
+            self.writes.append(f"{_user_line()} ({name})")
+            return
+        written = _storage(target)
+        for key, (ref, storage, _) in self._copies.items():
+            if storage == written and ref() is not None:
+                self._stale.add(key)
+
+    def _check_reads(self, name: str, tensors: List[torch.Tensor]) -> None:
+        if self.unfit is not None or not (self._written_bases or self._stale):
+            return
+        for t in tensors:
+            viewed = self._written_bases.get(_storage(t))
+            if self._copy_of(t) is None and viewed is not None and viewed() is not None:
+                where = "the outputs" if name == "the outputs" else f"{_user_line()}: `{name}`"
+                self.unfit = (f"{where} read the tensor viewed after a write into a copy of its view; "
+                              "in place it would have seen the write")
+            elif id(t) in self._stale and self._copy_of(t) is not None:
+                self.unfit = (f"{_user_line()}: `{name}` reads a view after the tensor it views was "
+                              "written; in place it would have seen the write")

@@ -1,0 +1,75 @@
+"""The view-write fixtures (issue 17), run with real torch.
+
+``fixtures/view_write/<case>.in.py`` opens with ``# runtime:``:
+
+- ``view-error``: ``example()`` raises one of the view errors ("... is a view and is being
+  modified inplace ...", "... created in no_grad mode ..."). The rewrite (``.out.py``; with
+  ``# fix: unsafe`` the ``.unsafe.out.py``) runs, and its final state (outputs, parameters,
+  gradients) is bit-identical to the reference: the input run with every view PyTorch refuses
+  replaced by a copy of itself (``runtime/view_copies.py``). ``# fix: none``: no rewrite is
+  offered (the write only meant to reach the tensor viewed); the case still shows the error.
+- ``works``: the input runs; whatever the rules make of it keeps its final state.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from codemod.runtime.harness import inplace_error_kind  # noqa: E402
+from codemod.runtime.view_copies import WritesIntoCopies  # noqa: E402
+from codemod.testing import FIXTURES, headers  # noqa: E402
+
+from .final_state import differences, run_example  # noqa: E402
+
+FOLDER = FIXTURES / "view_write"
+CASES = sorted(FOLDER.glob("*.in.py"))
+
+
+def case_id(path) -> str:
+    return path.name[: -len(".in.py")]
+
+
+def output_of(path, suffix: str):
+    return path.with_name(path.name.replace(".in.py", suffix))
+
+
+@pytest.mark.parametrize("path", CASES, ids=case_id)
+def test_view_fixture(path):
+    h = headers(path)
+    kind, fix = h.get("runtime"), h.get("fix", "safe")
+    fixed = output_of(path, ".unsafe.out.py" if fix == "unsafe" else ".out.py")
+    if kind == "works":
+        original = run_example(path)
+        assert differences(run_example(fixed), original) == {}, "the rewrite changed a working program"
+        return
+    assert kind == "view-error", f"unknown header: {kind!r}"
+    with pytest.raises(RuntimeError) as raised:
+        run_example(path)
+    assert inplace_error_kind("RuntimeError", str(raised.value)) == "view", str(raised.value)
+    reference_mode = WritesIntoCopies()
+    reference = run_example(path, reference_mode)
+    assert reference_mode.copies > 0
+    if fix == "none":
+        assert fixed.read_bytes() == path.read_bytes(), "no rewrite is offered for this case"
+        return
+    assert fixed.read_bytes() != path.read_bytes(), "the case is rewritten"
+    assert differences(run_example(fixed), reference) == {}, "the rewrite differs from the reference"
+    if fix == "unsafe":  # the safe run leaves it: the tensor viewed is read after the write
+        assert output_of(path, ".out.py").read_bytes() == path.read_bytes()
+
+
+def test_both_sides_and_every_error_are_represented():
+    kinds = [headers(p).get("runtime") for p in CASES]
+    assert kinds.count("view-error") >= 12 and kinds.count("works") >= 12
+    messages = set()
+    for path in CASES:
+        if headers(path).get("runtime") == "view-error":
+            try:
+                run_example(path)
+            except RuntimeError as exc:
+                text = str(exc)
+                messages.add("no_grad" if "no_grad mode" in text else
+                              "custom" if "custom Function" in text else "multiple")
+    assert messages == {"no_grad", "custom", "multiple"}

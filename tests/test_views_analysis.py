@@ -1,0 +1,126 @@
+"""``analysis/views.py`` on the shapes of the view family: what is a refused view, what is a
+proven error, and what is not (each a small module analysed on ``ast``)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from codemod.analysis.model import SemanticModel
+from codemod.analysis.source import Source
+from codemod.config import Settings
+from codemod.engine.pipeline import process_source
+
+HEAD = "import torch\nimport torch.nn as nn\n\n"
+
+
+def origin_of_write(body: str, name: str):
+    """The origin the analysis gives the last in-place write to ``name`` in ``body``."""
+    model = SemanticModel(Source((HEAD + textwrap.dedent(body)).encode()))
+    writes = [n for n in ast.walk(model.module)
+              if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id == name
+              or isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr.endswith("_")
+              and isinstance(n.func.value, ast.Name) and n.func.value.id == name]
+    node = max(writes, key=lambda n: n.lineno)
+    target = node.target if isinstance(node, ast.AugAssign) else node.func.value
+    return model, model.views.origin(target, model.statement_of(node))
+
+
+def codes(body: str) -> set:
+    result = process_source((HEAD + textwrap.dedent(body)).encode(), "m.py", Settings(select=("ALL",)))
+    return {f.code for f in result.findings if f.code.endswith("06")}
+
+
+@pytest.mark.parametrize("body, name, kind, certain", [
+    ("def f(x):\n    q, k = x.chunk(2)\n    q += 1\n", "q", "multi-output", True),
+    ("def f(x):\n    q, k = torch.split(x, 2)\n    q = q.transpose(0, 1).unsqueeze(0)\n    q += 1\n", "q", "multi-output", True),
+    ("def f(x):\n    parts = x.unbind(0)\n    p = parts[0][1:]\n    p += 1\n", "p", "multi-output", True),
+    ("def f(x: torch.Tensor):\n    for row in x:\n        row += 1\n", "row", "multi-output", True),
+    ("def f(x):\n    for i, c in enumerate(x.chunk(3)):\n        c.mul_(i)\n", "c", "multi-output", True),
+    ("def f(x):\n    q, k = x.chunk(2, 1)\n    q = q.reshape(-1)\n    q += 1\n", "q", "multi-output", False),
+    ("def f(x: torch.Tensor):\n    with torch.no_grad():\n        v = x[0]\n    v += 1\n", "v", "no-grad", True),
+])
+def test_refused_views_are_found(body, name, kind, certain):
+    _, origin = origin_of_write(body, name)
+    assert origin is not None and origin.kind == kind and origin.certain is certain
+
+
+@pytest.mark.parametrize("body, name", [
+    ("def f(x):\n    q = x.chunk(2)[0].clone()\n    q += 1\n", "q"),  # a copy
+    ("def f(x):\n    q = x.chunk(2)[0] * 2\n    q += 1\n", "q"),  # an out-of-place result
+    ("def f():\n    y = torch.zeros(3)\n    r = y[0]\n    r += 1\n", "r"),  # a single view
+    ("def f(x):\n    q = x.chunk(2)[0][[0, 1]]\n    q += 1\n", "q"),  # advanced indexing copies
+    ("def f(line: str):\n    a, b = line.split(',')\n    a += 'x'\n", "a"),  # a string's split
+    ("def f(x):\n    q, k = x.chunk(2)\n    q = q.detach()\n    q += 1\n", "q"),  # detach: no ban
+    ("def f(x, flag):\n    q = x.chunk(2)[0] if flag else x\n    q += 1\n", "q"),  # one way in is not a view
+])
+def test_what_is_not_a_refused_view(body, name):
+    assert origin_of_write(body, name)[1] is None
+
+
+def test_requires_grad_decides_proven_or_possible():
+    proven = """\
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            a, b = self.fc(x).chunk(2, -1)
+            a *= 2
+            return a + b
+    """
+    possible = "def f(h):\n    a, b = h.chunk(2)\n    a *= 2\n    return a + b\n"
+    allowed = "def f():\n    buf = torch.zeros(4)\n    a, b = buf.chunk(2)\n    a += 1\n    return buf\n"
+    operand = ("def f(w: torch.Tensor):\n    buf = torch.zeros(4)\n    with torch.no_grad():\n"
+               "        a = buf[:2]\n    a.mul_(torch.ones(2, requires_grad=True))\n    return a\n")
+    assert codes(proven) == {"IPF106"}
+    assert codes(possible) == {"IPF006"}
+    assert codes(allowed) == set()  # nothing requires grad: PyTorch allows it
+    assert codes(operand) == {"IPF106"}  # the value written requires grad
+
+
+def test_writes_with_grad_off_are_left_alone():
+    body = "def f(x):\n    with torch.no_grad():\n        q, k = (x * 2).chunk(2)\n        q += 1\n    return q\n"
+    assert codes(body) == set()
+
+
+def test_a_custom_function_returning_its_input_makes_a_refused_view():
+    body = """\
+    class Same(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+
+    def f(w: torch.Tensor):
+        y = Same.apply(w * 2)
+        y += 1
+        return y
+    """
+    _, origin = origin_of_write(body, "y")
+    assert origin is not None and origin.kind == "custom-function"
+
+
+def test_the_tensor_viewed_read_later_makes_the_fix_unsafe():
+    body = """\
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            h = self.fc(x)
+            a, b = h.chunk(2, -1)
+            a *= 2
+            return a.sum() + h.sum()
+    """
+    result = process_source((HEAD + textwrap.dedent(body)).encode(), "m.py", Settings(select=("ALL",)))
+    [finding] = [f for f in result.findings if f.code == "IPF106"]
+    assert finding.status.value == "unsafe" and finding.reason == "view-base-read-after"
