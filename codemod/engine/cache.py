@@ -62,9 +62,10 @@ def _libcst_version() -> Optional[str]:
 
 
 def _code_digest() -> str:
-    """A digest of the package's source files: any change to the tool misses the cache."""
+    """A digest of the package's source files: any change to the tool misses the cache (the
+    whole ``codemod`` package: an analysis change alters findings as much as an engine one)."""
     h = hashlib.sha256()
-    package = pathlib.Path(__file__).parent
+    package = pathlib.Path(__file__).resolve().parent.parent
     for source in sorted(package.rglob("*.py")):
         h.update(source.relative_to(package).as_posix().encode())
         h.update(source.read_bytes())
