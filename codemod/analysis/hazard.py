@@ -216,7 +216,7 @@ class Hazards:
         """Whether ``call`` (of an attribute: callers check) calls a method of a tensor."""
         func = cast(ast.Attribute, call.func)
         return self.model.torch_name(func) is None and self.model.kind(func.value) in (Kind.TENSOR, Kind.PARAMETER, Kind.UNKNOWN) \
-            and not self._module_of(func)
+            and not self._module_of(func) and self.model.summaries.callee(call) is None
 
     # ---------------------------------------------------------------- ops
     def _op_of(self, expr: ast.expr) -> Optional[Op]:
@@ -262,6 +262,9 @@ class Hazards:
             if method in ("size", "dim", "numel", "item", "tolist"):
                 return None
             return Op(method, torch_api.OP_SAVES.get(method, UNSEEN))
+        summary = self.model.summaries.of_call(expr)  # a function or module of this file
+        if summary is not None:
+            return Op(summary.label, UNSEEN if summary.saves is None else summary.saves)
         kind = self.model.kind(expr)
         if kind in (Kind.SCALAR, Kind.OTHER):
             return None
