@@ -34,6 +34,8 @@ VIEW_METHODS = {
     "unfold", "as_strided", "detach", "movedim", "moveaxis", "swapaxes", "swapdims",
     "unbind", "split", "chunk", "tensor_split", "contiguous", "view_as_real",
 }
+# Ops that split a tensor into a tuple of views of it (``q, k, v = qkv.chunk(3, -1)``).
+_SPLITTING = {"chunk", "split", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes"}
 _SCALAR_BUILTINS = {"len", "int", "float", "bool", "round", "hash", "id", "ord"}
 _OTHER_BUILTINS = {
     "range", "list", "dict", "set", "tuple", "str", "enumerate", "zip", "sorted", "reversed",
@@ -295,7 +297,7 @@ class TensorKinds:
                 return annotated
             return self.kind(value) if value is not None else Kind.PENDING
         if value is None:  # "for" and "aug" bindings always have a value; "other" ones never
-            return Kind.UNKNOWN
+            return self._unpacked_kind(b)
         if form == "for":
             if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "range":
                 return Kind.SCALAR
@@ -304,6 +306,24 @@ class TensorKinds:
             return Kind.TENSOR if self.kind(value) in TENSORISH else Kind.PENDING
         if form == "assign":
             return self.kind(value)
+        return Kind.UNKNOWN
+
+    def _unpacked_kind(self, b: Binding) -> Kind:
+        """``q, k, v = t.chunk(3)`` (or ``split``, ``unbind``, ``tensor_split``, as methods or
+        torch functions): each name is a tensor, a view of ``t``."""
+        stmt = b.stmt
+        if not (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)):
+            return Kind.UNKNOWN
+        if not any(isinstance(t, (ast.Tuple, ast.List)) and any(isinstance(e, ast.Name) and e.id == b.key for e in t.elts)
+                   for t in stmt.targets):
+            return Kind.UNKNOWN  # starred, nested or elsewhere: not one of the pieces
+        call = stmt.value
+        name = self.names.torch_name(call.func)
+        if name is not None:
+            return Kind.TENSOR if name.rsplit(".", 1)[-1] in _SPLITTING else Kind.UNKNOWN
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in _SPLITTING and self.kind(func.value) in TENSORISH:
+            return Kind.TENSOR
         return Kind.UNKNOWN
 
     def annotation_kind(self, ann: ast.expr) -> Kind:
