@@ -24,12 +24,12 @@ from __future__ import annotations
 import ast
 import dataclasses
 import enum
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Set, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Literal, NamedTuple, Optional, Set, Tuple, Union
 
 from codemod import torch_api
 from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.kinds import TENSORISH
-from codemod.analysis.syntax import FUNCTIONS, Function, target_key
+from codemod.analysis.syntax import FUNCTIONS, Function, Located, positional, target_key
 
 if TYPE_CHECKING:
     from codemod.analysis.model import SemanticModel
@@ -98,6 +98,7 @@ class Summaries:
         self._done: Dict[Function, Optional[Summary]] = {}
         self._open: Set[Function] = set()
         self._top: Optional[Dict[str, ast.stmt]] = None
+        self.chains = Chains(model, self)
 
     # ---------------------------------------------------------------- call sites
     def of_call(self, call: ast.Call) -> Optional[Summary]:
@@ -128,18 +129,15 @@ class Summaries:
         if "." in key:
             return None
         owner = self.model.owner(func)
-        flow = self.model.flow(owner)
-        local = flow.bindings.get(key) if owner is not self.model.module else None
-        if local:
-            values = [b.value for b in local if b.form == "assign" and b.value is not None]
-            return self._instance_callee(values, len(local))
+        bound = self.model.flow(owner).bindings.get(key)
+        if not bound and owner is not self.model.module:
+            bound = self.model.flow(self.model.module).bindings.get(key)  # a global
         top = self._top_level().get(key)
-        if isinstance(top, FUNCTIONS):
+        if isinstance(top, FUNCTIONS) and all(b.form == "def" for b in bound or []):
             return top, top.name
-        if top is None and owner is not self.model.module:
-            values = [b.value for b in self.model.flow(self.model.module).bindings.get(key, [])
-                      if b.form == "assign" and b.value is not None]
-            return self._instance_callee(values, len(values)) if values else None
+        if bound:
+            built = [b.value for b in bound if b.form == "assign" and b.value is not None]
+            return self._instance_callee(built, len(bound))
         return None
 
     def _instance_callee(self, values: List[ast.expr], count: int) -> Optional[Tuple[Function, str]]:
@@ -207,7 +205,7 @@ class Summaries:
         mutates = frozenset(i for i, p in enumerate(params) if self._mutated(func, p))
         return Summary(label, inputs, output, returns, index, mutates, tuple(dict.fromkeys(vias)))
 
-    def _from_param(self, func: Function, key: str, node: ast.AST) -> bool:
+    def _from_param(self, func: Function, key: str, node: Located) -> bool:
         """The load ``node`` of ``key`` in ``func`` may read the parameter as it came in."""
         if self.model.owner(node) is not func:
             return False  # a nested function's load: it runs who knows when
@@ -331,3 +329,181 @@ class Summaries:
             if isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Store):
                 return True
         return False
+
+
+# In-place activation modules whose in-place form saves its result for backward (measured with
+# torch by tests/test_summaries.py: writing into the result then breaks backward). The others
+# with an ``inplace=`` option (ReLU6, Hardtanh, Hardswish, SiLU, Mish, Dropout...) save nothing
+# of it. (Torch facts belong in ``torch_api``; this one waits for its generator to measure it.)
+INPLACE_SAVES_RESULT = frozenset({
+    "torch.nn.ReLU", "torch.nn.LeakyReLU", "torch.nn.ELU", "torch.nn.SELU", "torch.nn.CELU", "torch.nn.RReLU",
+})
+_SEQUENTIAL = ("torch.nn.Sequential", "torch.nn.modules.container.Sequential")
+_MAX_DEPTH = 4  # constructor arguments followed through this many calls (Block(inplace=...) passed down)
+
+
+class Feeder(NamedTuple):
+    """What feeds a member of a chain of layers (``nn.Sequential(a, b, c)``, ``[conv, act]``)."""
+
+    kind: Literal["caller", "saved", "unsaved", "unseen"]
+    layer: Optional[ast.expr]  # the member that saved it (or that could not be seen into)
+    name: str  # its module name, for messages ("" when it has none)
+    in_place: bool  # "saved": the member ran in place and saved its result (its input)
+
+
+class Chains:
+    """Chains of layers and the ``inplace=`` values that flow into their members."""
+
+    def __init__(self, model: "SemanticModel", summaries: Summaries) -> None:
+        self.model = model
+        self.summaries = summaries
+
+    def around(self, layer: ast.Call) -> Optional[Tuple[List[ast.expr], int, bool]]:
+        """The members of the chain ``layer`` is written in, its index, and whether the chain
+        is a whole ``nn.Sequential`` (else a list literal, part of a longer chain)."""
+        parent = self.model.parent(layer)
+        if isinstance(parent, ast.Call) and any(a is layer for a in parent.args) \
+                and self.model.torch_name(parent.func) in _SEQUENTIAL:
+            members = positional(parent)
+            return members, next((i for i, a in enumerate(members) if a is layer), -1), True
+        if isinstance(parent, ast.List) and not any(isinstance(e, ast.Starred) for e in parent.elts):
+            return list(parent.elts), next(i for i, a in enumerate(parent.elts) if a is layer), False
+        return None
+
+    def feeder(self, members: List[ast.expr], index: int) -> Feeder:
+        """Walks back from ``members[index]`` to the member whose output it receives; in-place
+        members that save nothing hand their input on unchanged, so the walk goes past them."""
+        for member in reversed(members[:max(index, 0)]):
+            layer = self._layer_value(member)
+            if not isinstance(layer, ast.Call):
+                return Feeder("unseen", None, "", False)
+            name = self.model.torch_name(layer.func)
+            if name is None or not name.startswith("torch.nn."):
+                summary = self._summary_of_instance(layer)
+                if summary is None or summary.output is Saved.UNKNOWN:
+                    return Feeder("unseen", member, summary.name if summary else "", False)
+                if summary.output is Saved.YES:
+                    return Feeder("saved", member, summary.label, False)
+                if summary.returns is Returns.INPUT and not summary.mutates:
+                    continue  # hands its input on
+                return Feeder("unsaved", member, summary.name, False)
+            module = f"torch.nn.{name.rsplit('.', 1)[-1]}"
+            in_place = self.runs_in_place(layer, name)
+            if in_place is None:
+                return Feeder("unseen", member, module, False)
+            if in_place:
+                if module in INPLACE_SAVES_RESULT:
+                    return Feeder("saved", member, module, True)
+                if module in torch_api.INPLACE_PARAM_CALLABLES:
+                    continue  # saves nothing of it, and hands its input on
+            saves = torch_api.OP_SAVES.get(module)
+            if saves is None:
+                return Feeder("unseen", member, module, False)
+            return Feeder("saved" if "output" in saves else "unsaved", member, module, False)
+        return Feeder("caller", None, "", False)
+
+    def _summary_of_instance(self, layer: ast.Call) -> Optional[Summary]:
+        cls = self.summaries._class_of(layer)
+        target = self.summaries._forward(cls) if cls is not None else None
+        return self.summaries.of_function(*target) if target is not None else None
+
+    def _layer_value(self, member: ast.expr) -> Optional[ast.expr]:
+        """``conv2d`` bound once to ``nn.Conv2d(...)`` -> that call; a call -> itself."""
+        if isinstance(member, ast.Name):
+            flow = self.model.flow(self.model.owner(member))
+            bindings = self.model.reaching(flow, member.id, self.model.statement_of(member))
+            if len(bindings) == 1 and bindings[0].form == "assign":
+                return bindings[0].value
+            return None
+        return member
+
+    def runs_in_place(self, layer: ast.Call, name: Optional[str] = None) -> Optional[bool]:
+        """Whether the module built by ``layer`` runs in place: its ``inplace=`` argument,
+        followed through constructor parameters and defaults; None when it cannot tell."""
+        name = name or self.model.torch_name(layer.func) or ""
+        index = torch_api.INPLACE_PARAM_CALLABLES.get(f"torch.nn.{name.rsplit('.', 1)[-1]}")
+        if index is None:
+            return False
+        value = next((k.value for k in layer.keywords if k.arg == "inplace"), None)
+        if value is None and len(layer.args) > index and not any(isinstance(a, ast.Starred) for a in layer.args[:index + 1]):
+            value = layer.args[index]
+        if value is None:
+            return False if not any(k.arg is None for k in layer.keywords) else None
+        values = self.values(value, 0)
+        if values is None or len(values) != 1:
+            return None
+        return next(iter(values)) is True
+
+    def values(self, expr: ast.expr, depth: int) -> Optional[FrozenSet[object]]:
+        """The constants ``expr`` may hold: a literal; a parameter's default and what the
+        visible calls pass for it (``Block(inplace=False)``); ``self.x`` set from such.
+        None when something else may flow in."""
+        if isinstance(expr, ast.Constant):
+            return frozenset({expr.value})
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+            cls = self.model.enclosing_class(expr)
+            assigned = self.model.class_attrs(cls).get(expr.attr, []) if cls is not None else []
+            return self._union([self.values(v, depth + 1) if isinstance(v, ast.expr) else None for v in assigned])
+        if not isinstance(expr, ast.Name):
+            return None
+        owner = self.model.owner(expr)
+        bindings = self.model.reaching(self.model.flow(owner), expr.id, self.model.statement_of(expr))
+        found: List[Optional[FrozenSet[object]]] = []
+        for b in bindings:
+            if b.form == "param" and isinstance(owner, FUNCTIONS):
+                found.append(self._param_values(owner, expr.id, depth))
+            elif b.form == "assign" and b.value is not None:
+                found.append(self.values(b.value, depth + 1))
+            else:
+                found.append(None)
+        return self._union(found)
+
+    def _param_values(self, func: Function, param: str, depth: int) -> Optional[FrozenSet[object]]:
+        """A parameter's default and the values the file's calls pass for it (a constructor's
+        calls are the class's: ``Block(...)``). Callers in other files are not seen: with no
+        call here, the default is what the file shows."""
+        args = func.args
+        plain = [a.arg for a in (*args.posonlyargs, *args.args)]
+        default: Optional[ast.expr] = None
+        if param in plain:
+            i = plain.index(param) - (len(plain) - len(args.defaults))
+            default = args.defaults[i] if i >= 0 else None
+        else:
+            kw = [a.arg for a in args.kwonlyargs]
+            default = args.kw_defaults[kw.index(param)] if param in kw else None
+        parent = self.model.parent(func)
+        if isinstance(parent, ast.ClassDef) and func.name == "__init__":
+            callee = parent.name
+        elif parent is self.model.module:
+            callee = func.name
+        else:
+            return None
+        if plain and plain[0] in ("self", "cls") and isinstance(parent, ast.ClassDef):
+            plain = plain[1:]
+        position = plain.index(param) if param in plain else None
+        found: List[Optional[FrozenSet[object]]] = []
+        for site in self.model.calls_in(self.model.module).get(callee, []):
+            if any(isinstance(a, ast.Starred) for a in site.args) or any(k.arg is None for k in site.keywords):
+                return None
+            passed = next((k.value for k in site.keywords if k.arg == param), None)
+            if passed is None and position is not None and position < len(site.args):
+                passed = site.args[position]
+            if passed is None:
+                found.append(self.values(default, depth + 1) if default is not None else None)
+            else:
+                found.append(self.values(passed, depth + 1))
+        if not found:
+            found.append(self.values(default, depth + 1) if default is not None else None)
+        return self._union(found)
+
+    @staticmethod
+    def _union(found: List[Optional[FrozenSet[object]]]) -> Optional[FrozenSet[object]]:
+        if not found or any(f is None for f in found):
+            return None
+        out: FrozenSet[object] = frozenset()
+        for f in found:
+            assert f is not None
+            out |= f
+        return out
