@@ -86,6 +86,7 @@ class TensorKinds:
         self._pending: Dict[ast.expr, int] = {}  # open questions and their depth (see ``kind``)
         self._lows: List[int] = [1 << 30]  # per open question: the lowest depth its answer met
         self._provisional: Dict[ast.expr, Kind] = {}  # answers leaning on an open question
+        self._uses: Optional[Dict[str, int]] = None  # name -> reads in the module
 
     def kind(self, expr: ast.expr) -> Kind:
         """The kind of ``expr``, remembered once the answer is whole: it leans on no question
@@ -356,7 +357,44 @@ class TensorKinds:
         func = self.tree.owner(param)
         if isinstance(func, FUNCTIONS) and func.name == "forward" and self._used_as_tensor(func, param.arg):
             return Kind.TENSOR
+        if isinstance(func, FUNCTIONS):
+            return self._passed_kind(func, param.arg)
         return Kind.UNKNOWN
+
+    def _name_uses(self) -> Dict[str, int]:
+        """How often each name is read in the module (one walk, on first use)."""
+        if self._uses is None:
+            self._uses = {}
+            for n in self.tree.walk(self.module):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                    self._uses[n.id] = self._uses.get(n.id, 0) + 1
+        return self._uses
+
+    def _passed_kind(self, func: ast.AST, param: str) -> Kind:
+        """A module-level function's parameter is a tensor when every call of the function in
+        the file passes one (``boltzmann(x)`` with ``x = torch.randn(...)``). A use that is no
+        call (``f = boltzmann``), ``*args`` or a missing argument leaves it unknown."""
+        if not isinstance(func, FUNCTIONS) or self.tree.parent(func) is not self.module:
+            return Kind.UNKNOWN
+        args = func.args
+        plain = [a.arg for a in (*args.posonlyargs, *args.args)]
+        position = plain.index(param) if param in plain else None
+        sites = self.classes.calls_in(self.module).get(func.name, [])
+        if not sites or self._name_uses().get(func.name, 0) != len(sites):
+            return Kind.UNKNOWN
+        kinds: List[Kind] = []
+        for site in sites:
+            if any(isinstance(a, ast.Starred) for a in site.args) or any(k.arg is None for k in site.keywords):
+                return Kind.UNKNOWN
+            passed = next((k.value for k in site.keywords if k.arg == param), None)
+            if passed is None and position is not None and position < len(site.args):
+                passed = site.args[position]
+            if passed is None:
+                return Kind.UNKNOWN
+            kinds.append(self.kind(passed))
+        if all(k in TENSORISH for k in kinds):
+            return Kind.TENSOR
+        return Kind.PENDING if Kind.PENDING in kinds and all(k in TENSORISH or k is Kind.PENDING for k in kinds) else Kind.UNKNOWN
 
     def _default_of(self, param: ast.arg) -> Optional[ast.expr]:
         args = self.tree.parent(param)
