@@ -287,7 +287,8 @@ class Summaries:
                     continue
                 if isinstance(expr, ast.Name):
                     reaching = self.model.reaching(self.model.flow(func), expr.id, self.model.statement_of(expr))
-                    if len(reaching) == 1 and reaching[0].form == "param" and expr.id in params:
+                    forms = {b.form for b in reaching}
+                    if "param" in forms and forms <= {"param", "aug"} and expr.id in params:  # x += y; return x
                         kinds.add((Returns.VIEW if view else Returns.INPUT, params.index(expr.id)))
                         break
                     if len(reaching) == 1 and reaching[0].form == "assign" and reaching[0].value is not None:
