@@ -333,3 +333,82 @@ def test_inplace_saves_result_matches_torch():
             assert "inplace operation" in str(e)
             measured.add(f"torch.nn.{short}")
     assert measured == set(INPLACE_SAVES_RESULT)
+
+
+# ----------------------------------------------------------------- across the files of a run
+
+LAYERS = '''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class LayerNorm(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        return F.layer_norm(x, self.weight.shape, self.weight)
+
+
+def scale(x, w):
+    return x * w
+'''
+
+BLOCK = '''import torch.nn as nn
+
+from .layers import LayerNorm, scale
+
+
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.ln = LayerNorm(d)
+        self.attn = nn.Linear(d, d)
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x, w):
+        h = self.proj(x)
+        h += self.attn(self.ln(h))
+        g = self.proj(h)
+        g -= scale(g, w)
+        return g
+'''
+
+
+def check_json(*paths, cwd):
+    import json
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-m", "codemod", "check", "--format", "json", *map(str, paths)],
+                         capture_output=True, text=True, cwd=cwd)
+    assert run.returncode in (0, 1), run.stderr
+    return {f["location"]["row"]: f["message"] for f in json.loads(run.stdout)["findings"]
+            if f["filename"].endswith("block.py")}
+
+
+@pytest.fixture
+def package(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "layers.py").write_text(LAYERS)
+    (pkg / "block.py").write_text(BLOCK)
+    return tmp_path
+
+
+def test_summaries_cross_files_through_the_project_index(package):
+    together = check_json(package / "pkg", cwd=package)
+    assert "saved for backward by `LayerNorm.forward via torch.nn.functional.layer_norm" in together[15]
+    assert "saved for backward by `scale via *" in together[17]
+    alone = check_json(package / "pkg" / "block.py", cwd=package)
+    assert all("LayerNorm.forward" not in m and "scale via" not in m for m in alone.values())
+
+
+def test_the_cache_follows_a_summary_in_another_file(package):
+    assert 15 in check_json(package / "pkg", cwd=package)  # the cache is on by default
+    layers = package / "pkg" / "layers.py"
+    layers.write_text(LAYERS.replace("return F.layer_norm(x, self.weight.shape, self.weight)",
+                                     "return x + self.weight"))
+    assert "LayerNorm.forward" not in check_json(package / "pkg", cwd=package).get(15, "")

@@ -55,12 +55,28 @@ class FunctionFact:
     grad_off: bool  # its own decorators or class say so (no_grad, optimizer step, autograd kernel)
 
 
+@dataclasses.dataclass(frozen=True)
+class SummaryFact:
+    """A module-level function's or ``nn.Module`` class's summary (``analysis.summaries``), as
+    plain data: what calling it from another file does with its tensors."""
+
+    name: str  # for messages: "LayerNorm.forward"
+    inputs: Tuple[str, ...]  # per positional parameter: "yes" / "no" / "unknown" (saved for backward)
+    output: str  # "yes" / "no" / "unknown": its result is a tensor autograd saved
+    returns: str  # "input" / "view" / "fresh" / "unknown"
+    returned_input: Optional[int]
+    mutates: Tuple[int, ...]
+    via: Tuple[str, ...]
+    of: str  # "class" (calling an instance runs its forward) or "function"
+
+
 @dataclasses.dataclass
 class ModuleFacts:
     module: str
     functions: List[FunctionFact]
     calls: List[CallFact]
     exports: Dict[str, str]  # names imported into the module from the project (re-exports)
+    summaries: Dict[str, SummaryFact] = dataclasses.field(default_factory=dict)  # qualname -> summary
 
 
 def module_name(path: pathlib.Path) -> str:
@@ -105,6 +121,19 @@ class ProjectIndex:
                 return name
             return self.canonical(".".join([target, *parts[i + 1:]]), depth + 1)
         return name
+
+    def summary(self, qualname: str) -> Optional[SummaryFact]:
+        """The summary of a project function or class (re-exports followed), if it has one."""
+        name = self.canonical(qualname)
+        module, _, _ = name.rpartition(".")
+        facts = self.modules.get(module)
+        return facts.summaries.get(name) if facts is not None else None
+
+    def imported(self, module: str, name: str) -> Optional[str]:
+        """The project qualname that ``name`` is imported as in ``module`` (None: not imported
+        from the project)."""
+        facts = self.modules.get(module)
+        return facts.exports.get(name) if facts is not None else None
 
     def knows(self, qualname: str) -> bool:
         return qualname in self.functions
@@ -158,6 +187,8 @@ class ProjectIndex:
             calls = sorted((c.callee, c.caller, c.grad_off, c.called, c.result_ignored,
                             tuple(sorted(c.args_read_after))) for c in self.calls.get(f.qualname, []))
             h.update(repr((f.qualname, self.grad_off(f.qualname), calls)).encode())
+        for name, target in sorted(facts.exports.items()):  # the summaries of what it imports
+            h.update(repr((name, self.summary(target))).encode())
         return h.hexdigest()[:16]
 
 
@@ -220,7 +251,25 @@ def collect(model: "SemanticModel", module: str, project_modules: FrozenSet[str]
                     read.add(kw.arg)
         found.append(CallFact(callee, caller, grad_off, called, ignored, frozenset(read)))
     exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
-    return ModuleFacts(module, functions, found, exports)
+    return ModuleFacts(module, functions, found, exports, _summaries(model, module))
+
+
+def _summaries(model: "SemanticModel", module: str) -> Dict[str, SummaryFact]:
+    """Summaries of the module's top-level functions and classes with a ``forward`` (their own
+    file's view: what they call from other files stays unseen)."""
+    found: Dict[str, SummaryFact] = {}
+    summaries = model.summaries
+    for stmt in model.module.body:
+        if isinstance(stmt, ast.ClassDef):
+            target, of = summaries.forward_of(stmt), "class"
+        elif isinstance(stmt, FUNCTIONS):
+            target, of = (stmt, stmt.name), "function"
+        else:
+            continue
+        summary = summaries.of_function(*target) if target is not None else None
+        if summary is not None:
+            found[f"{module}.{stmt.name}"] = summary.fact(of)
+    return found
 
 
 def _caller_name(tree: Tree, owner: Owner, local: Dict[Function, str]) -> str:

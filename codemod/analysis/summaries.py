@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Literal, Name
 from codemod import torch_api
 from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.kinds import TENSORISH
+from codemod.analysis.project import SummaryFact
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, positional, target_key
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 OpFacts = Tuple[str, Union[Tuple[str, ...], str]]
 OpOf = Callable[[ast.expr], Optional[OpFacts]]
 
+Target = Union[Tuple[Function, str], str]  # a function of this file and a label, or a project qualname
 _ALIAS_METHODS = VIEW_METHODS | {"contiguous"}  # the result shares storage with the receiver
 _MAX_HOPS = 4  # name -> value steps followed from a return back to the op that made it
 
@@ -69,6 +71,16 @@ class Summary:
     returned_input: Optional[int]  # for INPUT and VIEW: which parameter
     mutates: FrozenSet[int]  # parameters it writes into in place
     via: Tuple[str, ...] = ()  # the saving ops found inside, "torch.sigmoid (line 16)"
+
+    def fact(self, of: str) -> SummaryFact:
+        """As plain data for the project index (``of``: "class" or "function")."""
+        return SummaryFact(self.name, tuple(i.value for i in self.inputs), self.output.value, self.returns.value,
+                           self.returned_input, tuple(sorted(self.mutates)), self.via, of)
+
+    @classmethod
+    def from_fact(cls, fact: SummaryFact) -> "Summary":
+        return cls(fact.name, tuple(Saved(i) for i in fact.inputs), Saved(fact.output), Returns(fact.returns),
+                   fact.returned_input, frozenset(fact.mutates), fact.via)
 
     @property
     def label(self) -> str:
@@ -103,16 +115,25 @@ class Summaries:
     # ---------------------------------------------------------------- call sites
     def of_call(self, call: ast.Call) -> Optional[Summary]:
         """The summary of what ``call`` calls, when it is one of this module's functions or
-        an instance of one of its classes; None otherwise (or inside a recursive cycle)."""
-        target = self.callee(call)
-        return self.of_function(target[0], target[1]) if target is not None else None
+        an instance of one of its classes, or one imported from another file of the run (the
+        project index's summary); None otherwise (or inside a recursive cycle)."""
+        return self.of_target(self.callee(call))
 
-    def callee(self, call: ast.Call) -> Optional[Tuple[Function, str]]:
-        """The function a call runs (a ``forward`` for a module instance) and a label."""
+    def of_target(self, target: Optional["Target"]) -> Optional[Summary]:
+        if target is None:
+            return None
+        if isinstance(target, str):
+            index = self.model.calls.project
+            fact = index.summary(target) if index is not None else None
+            return Summary.from_fact(fact) if fact is not None else None
+        return self.of_function(target[0], target[1])
+
+    def callee(self, call: ast.Call) -> Optional["Target"]:
+        """What a call runs: a function of this file (a ``forward`` for a module instance) and
+        a label, or the qualified name of one in another file of the run."""
         func = call.func
         if isinstance(func, ast.Call):  # Block(d)(x)
-            cls = self._class_of(func)
-            return self._forward(cls) if cls is not None else None
+            return self._class_target(func)
         key = target_key(func)
         if key is None:
             return None
@@ -125,7 +146,7 @@ class Summaries:
             if method is not None:
                 return method, f"{cls_node.name}.{attr}"
             values = self.model.class_attrs(cls_node).get(attr, [])
-            return self._instance_callee([v for v in values if isinstance(v, ast.expr)], len(values))
+            return self._instance_target([v for v in values if isinstance(v, ast.expr)], len(values))
         if "." in key:
             return None
         owner = self.model.owner(func)
@@ -135,24 +156,44 @@ class Summaries:
         top = self._top_level().get(key)
         if isinstance(top, FUNCTIONS) and all(b.form == "def" for b in bound or []):
             return top, top.name
+        if bound and all(b.form == "def" for b in bound) and top is None:
+            return self._imported(key, "function")  # from .helpers import scale
         if bound:
             built = [b.value for b in bound if b.form == "assign" and b.value is not None]
-            return self._instance_callee(built, len(bound))
+            return self._instance_target(built, len(bound))
         return None
 
-    def _instance_callee(self, values: List[ast.expr], count: int) -> Optional[Tuple[Function, str]]:
+    def _instance_target(self, values: List[ast.expr], count: int) -> Optional["Target"]:
         """The forward of the one class all ``values`` build (``LayerNorm(d)``), if they do."""
-        classes = {self._class_of(v) for v in values}
-        if not values or len(values) != count or len(classes) != 1:
+        targets = {self._class_target(v) for v in values}
+        if not values or len(values) != count or len(targets) != 1:
             return None
-        cls = classes.pop()
-        return self._forward(cls) if cls is not None else None
+        return targets.pop()
 
-    def _class_of(self, value: ast.expr) -> Optional[ast.ClassDef]:
+    def _class_target(self, value: ast.expr) -> Optional["Target"]:
+        """``LayerNorm(d)``: the forward of that class, of this file or imported."""
         if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
             return None
         found = self._top_level().get(value.func.id)
-        return found if isinstance(found, ast.ClassDef) else None
+        if isinstance(found, ast.ClassDef):
+            return self._forward(found)
+        if found is None:
+            return self._imported(value.func.id, "class")
+        return None
+
+    def _imported(self, name: str, of: str) -> Optional[str]:
+        """The qualified name ``name`` is imported as from the run's files, when the project
+        index has a summary of that kind for it."""
+        index = self.model.calls.project
+        if index is None:
+            return None  # a file checked alone: its own definitions only
+        qual = index.imported(self.model.calls.module_name, name)
+        fact = index.summary(qual) if qual is not None else None
+        return qual if fact is not None and fact.of == of else None
+
+    def forward_of(self, cls: ast.ClassDef) -> Optional[Tuple[Function, str]]:
+        """What calling an instance of ``cls`` runs: its ``forward`` (or a base class's)."""
+        return self._forward(cls)
 
     def _forward(self, cls: ast.ClassDef, depth: int = 0) -> Optional[Tuple[Function, str]]:
         """``cls.forward``, or a base class's of this file (a few levels up)."""
@@ -404,9 +445,7 @@ class Chains:
         return Feeder("caller", None, "", False)
 
     def _summary_of_instance(self, layer: ast.Call) -> Optional[Summary]:
-        cls = self.summaries._class_of(layer)
-        target = self.summaries._forward(cls) if cls is not None else None
-        return self.summaries.of_function(*target) if target is not None else None
+        return self.summaries.of_target(self.summaries._class_target(layer))
 
     def _layer_value(self, member: ast.expr) -> Optional[ast.expr]:
         """``conv2d`` bound once to ``nn.Conv2d(...)`` -> that call; a call -> itself."""

@@ -19,12 +19,13 @@ from codemod.analysis.project import (
     FunctionFact,
     ModuleFacts,
     ProjectIndex,
+    SummaryFact,
     collect,
     module_name,
 )
 from codemod.engine.fileio import read_source
 
-_VERSION = b"project-facts-2"  # JSON entries
+_VERSION = b"project-facts-3"  # JSON entries (3: summaries)
 
 
 Mapper = Callable[[Callable[[str], Optional[ModuleFacts]], List[str]], List[Optional[ModuleFacts]]]
@@ -94,6 +95,8 @@ def facts_to_json(facts: ModuleFacts) -> dict:
         "functions": [[f.qualname, list(f.params), f.grad_off] for f in facts.functions],
         "calls": [[c.callee, c.caller, c.grad_off, c.called, c.result_ignored, sorted(c.args_read_after)]
                   for c in facts.calls],
+        "summaries": {q: [s.name, list(s.inputs), s.output, s.returns, s.returned_input, list(s.mutates), list(s.via), s.of]
+                      for q, s in facts.summaries.items()},
     }
 
 
@@ -118,7 +121,21 @@ def facts_from_json(raw: dict) -> ModuleFacts:
         [CallFact(text(a), text(b), flag(c), flag(d), flag(e), frozenset(text(x) for x in f))
          for a, b, c, d, e, f in raw["calls"]],
         {text(k): text(v) for k, v in exports.items()},
+        {text(q): _summary_from_json(v) for q, v in raw["summaries"].items()},
     )
+
+
+_STATES = ("yes", "no", "unknown")
+_RETURNS = ("input", "view", "fresh", "unknown")
+
+
+def _summary_from_json(raw: list) -> SummaryFact:
+    name, inputs, output, returns, returned, mutates, via, of = raw
+    if not (isinstance(name, str) and of in ("class", "function") and all(i in _STATES for i in inputs) and output in _STATES
+            and returns in _RETURNS and (returned is None or type(returned) is int)
+            and all(type(m) is int for m in mutates) and all(isinstance(v, str) for v in via)):
+        raise ValueError(raw)
+    return SummaryFact(name, tuple(inputs), output, returns, returned, tuple(mutates), tuple(via), of)
 
 
 def _salt(project: frozenset) -> bytes:
