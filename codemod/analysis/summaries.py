@@ -410,7 +410,42 @@ class Chains:
             return members, next((i for i, a in enumerate(members) if a is layer), -1), True
         if isinstance(parent, ast.List) and not any(isinstance(e, ast.Starred) for e in parent.elts):
             return list(parent.elts), next(i for i, a in enumerate(parent.elts) if a is layer), False
+        previous = self._appended_before(layer)
+        if previous is not None:
+            return [previous, layer], 1, False
         return None
+
+    def _appended_before(self, layer: ast.Call) -> Optional[ast.expr]:
+        """``layers.append(prev)``, the last statement before ``layers.append(layer)`` that
+        touches ``layers`` (out of an ``if`` whose body it starts, too)."""
+        call = self.model.parent(layer)
+        if not (isinstance(call, ast.Call) and call.args == [layer] and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "append"):
+            return None
+        holder = target_key(call.func.value)
+        parent = self.model.parent(call)
+        if holder is None or not isinstance(parent, ast.Expr):
+            return None
+        stmt: ast.stmt = parent
+        root = holder.split(".")[0]
+        while True:
+            block = self.model.parent(stmt)
+            body = next((b for b in (getattr(block, f, None) for f in ("body", "orelse"))
+                         if isinstance(b, list) and any(s is stmt for s in b)), None)
+            if body is None:
+                return None
+            at = next(i for i, s in enumerate(body) if s is stmt)
+            for before in reversed(body[:at]):
+                if not any(isinstance(n, ast.Name) and n.id == root for n in ast.walk(before)):
+                    continue  # does not touch the list
+                if isinstance(before, ast.Expr) and isinstance(before.value, ast.Call) and len(before.value.args) == 1 \
+                        and isinstance(before.value.func, ast.Attribute) and before.value.func.attr == "append" \
+                        and target_key(before.value.func.value) == holder:
+                    return before.value.args[0]
+                return None
+            if not isinstance(block, ast.If):
+                return None  # the start of a loop body or a function: what ran before is not one statement
+            stmt = block
 
     def feeder(self, members: List[ast.expr], index: int) -> Feeder:
         """Walks back from ``members[index]`` to the member whose output it receives; in-place
