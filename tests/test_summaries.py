@@ -84,7 +84,7 @@ def run(x):
     return y
 """, (), Saved.NO, Returns.FRESH, frozenset()),
     ("transitive_through_a_helper_function", """
-def scale(x, w):
+def scale(x: torch.Tensor, w: torch.Tensor):
     return x * w
 
 
@@ -128,6 +128,29 @@ def run(x):
     y = norm(x)  # <-
     return y
 """, (), Saved.NO, Returns.FRESH, frozenset()),
+    ("product_of_unknowns_cannot_tell", """
+def transform(coords, scale):
+    return coords[:, 0] * scale
+
+
+def run(coords, scale):
+    y = transform(coords, scale)  # <-
+    return y
+""", None, Saved.NO, Returns.FRESH, frozenset()),
+    ("conditional_activation_cannot_tell", """
+class Ghost(nn.Module):
+    def __init__(self, relu=True):
+        super().__init__()
+        self.relu = nn.ReLU() if relu else nn.Identity()
+
+    def forward(self, x):
+        return self.relu(x)
+
+
+def run(x):
+    y = Ghost(relu=False)(x)  # <-
+    return y
+""", None, Saved.UNKNOWN, Returns.FRESH, frozenset()),
     ("unseen_library_call_cannot_tell", """
 import scipy
 
@@ -351,7 +374,7 @@ class LayerNorm(nn.Module):
         return F.layer_norm(x, self.weight.shape, self.weight)
 
 
-def scale(x, w):
+def scale(x: torch.Tensor, w):
     return x * w
 '''
 

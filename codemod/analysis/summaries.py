@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Literal, Name
 
 from codemod import torch_api
 from codemod.analysis.dataflow import VIEW_METHODS
-from codemod.analysis.kinds import TENSORISH
+from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.project import SummaryFact
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, positional, target_key
 
@@ -274,9 +274,35 @@ class Summaries:
                     result = Saved.UNKNOWN
                 continue
             if f"input{index}" in saves:
+                if not self._tensor_operand(node, op_node):
+                    result = Saved.UNKNOWN  # `coords * s` on what may be a numpy array
+                    continue
                 vias.append(f"{name} (line {op_node.lineno})")
                 return Saved.YES
         return result
+
+    def _tensor_operand(self, node: ast.expr, op_node: Union[ast.Call, ast.BinOp]) -> bool:
+        """The saved operand is a tensor: known to be one, or handed to a torch function or a
+        torch module, whose inputs are."""
+        if self.model.kind(node) in TENSORISH:
+            return True
+        if isinstance(op_node, ast.BinOp):  # x * self.weight: a tensor product, if x is any array
+            other = op_node.right if self._consumer_side(node, op_node) == 0 else op_node.left
+            return self.model.kind(other) in TENSORISH
+        if isinstance(op_node, ast.Call) and self.callee(op_node) is not None:
+            return True  # a summarized callee: it said what it saves of a tensor passed in
+        if isinstance(op_node, ast.Call) and isinstance(op_node.func, (ast.Name, ast.Attribute)):
+            return self.model.torch_name(op_node.func) is not None or self.model.kind(op_node.func) is Kind.MODULE
+        return False
+
+    def _consumer_side(self, node: ast.expr, op: ast.BinOp) -> int:
+        """0 when ``node`` (or a view of it) is the left operand of ``op``, else 1."""
+        cur: Optional[ast.AST] = node
+        while cur is not None and cur is not op:
+            if cur is op.left:
+                return 0
+            cur = self.model.parent(cur) if isinstance(cur, ast.expr) else None
+        return 1
 
     def _consumer(self, node: ast.expr) -> Optional[Tuple[Union[ast.Call, ast.BinOp], int]]:
         """The op that reads ``node`` (through views of it) and the operand it reads it as."""

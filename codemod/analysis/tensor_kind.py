@@ -355,6 +355,9 @@ class TensorKinds:
         if default is not None and not is_const(default, None):
             return self.kind(default)
         func = self.tree.owner(param)
+        if isinstance(func, FUNCTIONS) and isinstance(self.tree.parent(func), ast.ClassDef) \
+                and [*func.args.posonlyargs, *func.args.args][:1] == [param] and param.arg in ("self", "cls"):
+            return Kind.UNKNOWN  # the instance: `self.relu(x)` does not make it a tensor
         if isinstance(func, FUNCTIONS) and func.name == "forward" and self._used_as_tensor(func, param.arg):
             return Kind.TENSOR
         if isinstance(func, FUNCTIONS):
