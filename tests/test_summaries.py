@@ -118,6 +118,20 @@ def run(x, pos):
     y = add_pos(x, pos)  # <-
     return y
 """, (), Saved.NO, Returns.INPUT, frozenset({0})),
+    ("hands_back_what_a_helper_hands_back", """
+def add_pos(x, pos):
+    x += pos
+    return x
+
+
+def outer(h, pos):
+    return add_pos(h, pos).view(-1)
+
+
+def run(x, pos):
+    y = outer(x, pos)  # <-
+    return y
+""", (), Saved.NO, Returns.VIEW, frozenset({0})),
     ("grad_off_saves_nothing", """
 @torch.no_grad()
 def norm(x):
@@ -150,7 +164,7 @@ class Ghost(nn.Module):
 def run(x):
     y = Ghost(relu=False)(x)  # <-
     return y
-""", None, Saved.UNKNOWN, Returns.FRESH, frozenset()),
+""", None, Saved.UNKNOWN, Returns.UNKNOWN, frozenset()),
     ("unseen_library_call_cannot_tell", """
 import scipy
 
@@ -162,7 +176,7 @@ def wrap(x):
 def run(x):
     y = wrap(x)  # <-
     return y
-""", None, Saved.UNKNOWN, Returns.FRESH, frozenset()),
+""", None, Saved.UNKNOWN, Returns.UNKNOWN, frozenset()),
 ]
 
 

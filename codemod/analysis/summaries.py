@@ -270,8 +270,8 @@ class Summaries:
                 continue
             name, saves = facts
             if isinstance(saves, str):  # unseen
-                if self.model.kind(node) in TENSORISH or result is Saved.NO:
-                    result = Saved.UNKNOWN
+                if self.model.kind(node) not in (Kind.SCALAR, Kind.OTHER):
+                    result = Saved.UNKNOWN  # (a number or a string it passes on cannot be saved)
                 continue
             if f"input{index}" in saves:
                 if not self._tensor_operand(node, op_node):
@@ -349,7 +349,7 @@ class Summaries:
             view = False
             for _ in range(_MAX_HOPS):
                 if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) \
-                        and expr.func.attr in _ALIAS_METHODS and self.model.kind(expr.func.value) in TENSORISH:
+                        and expr.func.attr in _ALIAS_METHODS and not self.model.torch_name(expr.func):
                     expr, view = expr.func.value, True
                     continue
                 if isinstance(expr, ast.Name):
@@ -363,15 +363,24 @@ class Summaries:
                         continue
                     kinds.add((Returns.UNKNOWN, None))
                     break
+                inner = self.of_call(expr) if isinstance(expr, ast.Call) else None
+                if inner is not None and inner.returns in (Returns.INPUT, Returns.VIEW) \
+                        and inner.returned_input is not None and isinstance(expr, ast.Call) \
+                        and inner.returned_input < len(positional(expr)) and not inner.output is Saved.YES:
+                    view = view or inner.returns is Returns.VIEW
+                    expr = positional(expr)[inner.returned_input]  # helper(x) hands x back
+                    continue
                 facts = self.op_of(expr)
                 if facts is None:
                     kinds.add((Returns.UNKNOWN, None))
                     break
-                kinds.add((Returns.FRESH, None))
                 name, saves = facts
-                if isinstance(saves, str):
+                if isinstance(saves, str):  # unseen: it may even hand its input back
+                    kinds.add((Returns.UNKNOWN, None))
                     output = Saved.UNKNOWN if output is Saved.NO else output
-                elif "output" in saves:
+                    break
+                kinds.add((Returns.FRESH, None))
+                if "output" in saves:
                     vias.append(f"{name} (line {expr.lineno})")
                     output = Saved.YES
                 break
@@ -396,6 +405,11 @@ class Summaries:
                 return True
             if isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Store):
                 return True
+            if isinstance(parent, ast.Call) and parent.func is not node:
+                inner = self.of_call(parent)  # add_pos(x, pos), which writes into its input
+                index = next((i for i, a in enumerate(positional(parent)) if a is node), None)
+                if inner is not None and index is not None and index in inner.mutates:
+                    return True
         return False
 
 
