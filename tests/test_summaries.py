@@ -449,3 +449,28 @@ def test_the_cache_follows_a_summary_in_another_file(package):
     layers.write_text(LAYERS.replace("return F.layer_norm(x, self.weight.shape, self.weight)",
                                      "return x + self.weight"))
     assert "LayerNorm.forward" not in check_json(package / "pkg", cwd=package).get(15, "")
+
+
+SEQUENTIAL_BLOCK = """
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Sequential(nn.Conv2d(3, 3, 1), nn.BatchNorm2d(3), nn.ReLU(inplace=True))
+        self.conv2 = nn.Sequential(nn.Conv2d(3, 3, 1), nn.BatchNorm2d(3))
+
+    def forward(self, x):
+        out = self.conv1(x)
+        out = self.conv2(out)
+        out += x
+        return out
+"""
+
+
+def test_a_sequential_attribute_is_summarized_from_its_members():
+    """torchvision's video ResNet: `out = self.conv2(out); out += residual` after a Sequential
+    ending in BatchNorm is no hazard; after one ending in an in-place ReLU it is."""
+    assert [f for f in findings(SEQUENTIAL_BLOCK) if f[0].startswith("IPF1")] == []
+    broken = SEQUENTIAL_BLOCK.replace("        out = self.conv2(out)\n", "")
+    found = [f for f in findings(broken) if f[0].startswith("IPF1") and f[0] != "IPF102"]
+    assert [f[1] for f in found] == [10]
+    assert "the output of `nn.Sequential via torch.nn.ReLU (line 9)`" in found[0][2]

@@ -251,6 +251,9 @@ class Hazards:
             if name.startswith("torch.nn.") and name[len("torch.nn."):][:1].isupper():
                 return Op(name, UNSEEN)  # building a module is no op; calling it is handled below
             return Op(name, torch_api.OP_SAVES.get(short, UNSEEN))
+        summary = self.model.summaries.of_call(expr)  # a user function or module, a Sequential
+        if summary is not None:
+            return Op(summary.label, UNSEEN if summary.saves is None else summary.saves)
         module = self._module_of(func)
         if module is not None:
             return Op(module, torch_api.OP_SAVES.get(module, UNSEEN))
@@ -265,9 +268,6 @@ class Hazards:
             if method in ("size", "dim", "numel", "item", "tolist"):
                 return None
             return Op(method, torch_api.OP_SAVES.get(method, UNSEEN))
-        summary = self.model.summaries.of_call(expr)  # a function or module of this file
-        if summary is not None:
-            return Op(summary.label, UNSEEN if summary.saves is None else summary.saves)
         kind = self.model.kind(expr)
         if kind in (Kind.SCALAR, Kind.OTHER):
             return None

@@ -40,7 +40,9 @@ if TYPE_CHECKING:
 OpFacts = Tuple[str, Union[Tuple[str, ...], str]]
 OpOf = Callable[[ast.expr], Optional[OpFacts]]
 
-Target = Union[Tuple[Function, str], str]  # a function of this file and a label, or a project qualname
+# What a call runs: a function of this file and a label, a project qualname (another file's), or
+# the ``nn.Sequential(...)`` construction of the module called.
+Target = Union[Tuple[Function, str], str, ast.Call]
 _ALIAS_METHODS = VIEW_METHODS | {"contiguous"}  # the result shares storage with the receiver
 _MAX_HOPS = 4  # name -> value steps followed from a return back to the op that made it
 
@@ -122,6 +124,8 @@ class Summaries:
     def of_target(self, target: Optional["Target"]) -> Optional[Summary]:
         if target is None:
             return None
+        if isinstance(target, ast.Call):
+            return self.chains.sequential(target)
         if isinstance(target, str):
             index = self.model.calls.project
             fact = index.summary(target) if index is not None else None
@@ -171,7 +175,12 @@ class Summaries:
         return targets.pop()
 
     def _class_target(self, value: ast.expr) -> Optional["Target"]:
-        """``LayerNorm(d)``: the forward of that class, of this file or imported."""
+        """``LayerNorm(d)``: the forward of that class, of this file or imported;
+        ``nn.Sequential(a, b)``: that chain."""
+        if isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)) \
+                and self.model.torch_name(value.func) in _SEQUENTIAL and value.args \
+                and not value.keywords and not any(isinstance(a, ast.Starred) for a in value.args):
+            return value
         if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
             return None
         found = self._top_level().get(value.func.id)
@@ -439,6 +448,39 @@ class Chains:
     def __init__(self, model: "SemanticModel", summaries: Summaries) -> None:
         self.model = model
         self.summaries = summaries
+        self._sequentials: Dict[ast.Call, Summary] = {}
+
+    def sequential(self, chain: ast.Call) -> Summary:
+        """What calling ``nn.Sequential(a, b, c)`` (its members written out) saves: its input
+        when the first member saves it, its output when the member feeding the end does."""
+        cached = self._sequentials.get(chain)
+        if cached is not None:
+            return cached
+        members = list(chain.args)
+        end = self.feeder(members, len(members))
+        output = {"saved": Saved.YES, "unsaved": Saved.NO}.get(end.kind, Saved.UNKNOWN)
+        first = self._layer_value(members[0])
+        first_saved = Saved.UNKNOWN
+        if isinstance(first, ast.Call):
+            name = self.model.torch_name(first.func)
+            if name is not None and name.startswith("torch.nn."):
+                module = f"torch.nn.{name.rsplit('.', 1)[-1]}"
+                saves = torch_api.OP_SAVES.get(module)
+                in_place = self.runs_in_place(first, name)
+                if in_place and module in INPLACE_SAVES_RESULT:
+                    first_saved = Saved.YES
+                elif saves is not None and in_place is False:
+                    first_saved = Saved.YES if "input0" in saves else Saved.NO
+            else:
+                inner = self._summary_of_instance(first)
+                if inner is not None and inner.inputs:
+                    first_saved = inner.inputs[0]
+        via = (f"{end.name} (line {end.layer.lineno})",) if output is Saved.YES and end.layer is not None else ()
+        found = Summary("nn.Sequential", (first_saved,), output,
+                        Returns.FRESH if end.kind in ("saved", "unsaved") else Returns.UNKNOWN,
+                        None, frozenset(), via)
+        self._sequentials[chain] = found
+        return found
 
     def around(self, layer: ast.Call) -> Optional[Tuple[List[ast.expr], int, bool]]:
         """The members of the chain ``layer`` is written in, its index, and whether the chain
