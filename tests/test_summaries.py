@@ -324,10 +324,14 @@ class Block(nn.Module):
     ("q, k = x.unbind(0)", "tensor"),
     ("q, k = 'a,b'.split(',')", "unknown"),
     ("k, *q = x.chunk(3)", "unknown"),  # q is a list of the rest
+    ("q, k = pair(x)", "tensor"),  # a helper of the file returning (x * 2, x.exp())
+    ("k, q = pair_with_size(x)", "unknown"),
 ])
 def test_unpacked_pieces_of_a_tensor_are_tensors(code, kind):
-    model = model_of(f"def f():\n    x = torch.randn(4, 6)\n    {code}\n    return q\n")
-    ret = next(n for n in ast.walk(model.module) if isinstance(n, ast.Return))
+    helpers = ("def pair(x):\n    return x * 2, x.exp()\n\n\n"
+               "def pair_with_size(x):\n    return x.exp(), x.size(0)\n\n\n")
+    model = model_of(f"{helpers}def f():\n    x = torch.randn(4, 6)\n    {code}\n    return q\n")
+    ret = [n for n in ast.walk(model.module) if isinstance(n, ast.Return)][-1]
     assert model.kind(ret.value).value == kind
 
 

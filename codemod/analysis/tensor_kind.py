@@ -322,10 +322,31 @@ class TensorKinds:
         name = self.names.torch_name(call.func)
         if name is not None:
             return Kind.TENSOR if name.rsplit(".", 1)[-1] in _SPLITTING else Kind.UNKNOWN
+        if isinstance(call.func, ast.Name):
+            return self._returned_piece_kind(call.func.id, stmt, b.key)
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in _SPLITTING and self.kind(func.value) in TENSORISH:
             return Kind.TENSOR
         return Kind.UNKNOWN
+
+    def _returned_piece_kind(self, func_name: str, stmt: ast.Assign, key: str) -> Kind:
+        """``a, b = helper(x)`` where the module-level ``helper`` returns tuples whose piece
+        at that place is a tensor in every ``return``."""
+        func = next((s for s in self.module.body if isinstance(s, FUNCTIONS) and s.name == func_name), None)
+        target = next((t for t in stmt.targets if isinstance(t, (ast.Tuple, ast.List))), None)
+        if func is None or target is None or any(isinstance(e, ast.Starred) for e in target.elts):
+            return Kind.UNKNOWN
+        place = next(i for i, e in enumerate(target.elts) if isinstance(e, ast.Name) and e.id == key)
+        returns = [n.value for n in self.tree.walk(func) if isinstance(n, ast.Return) and self.tree.owner(n) is func]
+        kinds: List[Kind] = []
+        for value in returns:
+            if not (isinstance(value, ast.Tuple) and len(value.elts) == len(target.elts)
+                    and not any(isinstance(e, ast.Starred) for e in value.elts)):
+                return Kind.UNKNOWN
+            kinds.append(self.kind(value.elts[place]))
+        if kinds and all(k in TENSORISH for k in kinds):
+            return Kind.TENSOR
+        return Kind.PENDING if kinds and all(k in TENSORISH or k is Kind.PENDING for k in kinds) else Kind.UNKNOWN
 
     def annotation_kind(self, ann: ast.expr) -> Kind:
         if isinstance(ann, ast.Subscript) and target_key(ann.value) in ("Optional", "typing.Optional"):
