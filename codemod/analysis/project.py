@@ -19,6 +19,7 @@ import hashlib
 import pathlib
 from typing import (
     TYPE_CHECKING,
+    Callable,
     Dict,
     FrozenSet,
     Iterable,
@@ -76,7 +77,11 @@ class ModuleFacts:
     functions: List[FunctionFact]
     calls: List[CallFact]
     exports: Dict[str, str]  # names imported into the module from the project (re-exports)
-    summaries: Dict[str, SummaryFact] = dataclasses.field(default_factory=dict)  # qualname -> summary
+
+
+# Summaries of the named top-level functions and classes of a module, computed on demand (the
+# engine reads the file): module, names -> qualname -> summary.
+SummaryLoader = Callable[[str, FrozenSet[str]], Dict[str, SummaryFact]]
 
 
 def module_name(path: pathlib.Path) -> str:
@@ -93,7 +98,7 @@ def module_name(path: pathlib.Path) -> str:
 class ProjectIndex:
     """The joined facts of every module of a run."""
 
-    def __init__(self, modules: Iterable[ModuleFacts]) -> None:
+    def __init__(self, modules: Iterable[ModuleFacts], loader: Optional[SummaryLoader] = None) -> None:
         self.modules: Dict[str, ModuleFacts] = {m.module: m for m in modules}
         self.functions: Dict[str, FunctionFact] = {}
         self.calls: Dict[str, List[CallFact]] = {}
@@ -105,6 +110,18 @@ class ProjectIndex:
                 callee = self.canonical(c.callee)
                 self.calls.setdefault(callee, []).append(dataclasses.replace(c, callee=callee))
         self._grad_off: Dict[str, bool] = {}
+        # Summaries are computed only for what another module calls or builds (cheap for a
+        # run where little crosses files), module by module, when first asked for.
+        self.loader = loader
+        self.wanted: Dict[str, Set[str]] = {}
+        for facts in self.modules.values():
+            for c in facts.calls:
+                if not c.called:
+                    continue
+                module, _, name = self.canonical(c.callee).rpartition(".")
+                if module in self.modules and module != facts.module:
+                    self.wanted.setdefault(module, set()).add(name)
+        self._summaries: Dict[str, Dict[str, SummaryFact]] = {}
 
     def canonical(self, name: str, depth: int = 0) -> str:
         """Where a name really points: ``pkg.layers.f`` re-exported from ``pkg.layers.init``
@@ -125,9 +142,14 @@ class ProjectIndex:
     def summary(self, qualname: str) -> Optional[SummaryFact]:
         """The summary of a project function or class (re-exports followed), if it has one."""
         name = self.canonical(qualname)
-        module, _, _ = name.rpartition(".")
-        facts = self.modules.get(module)
-        return facts.summaries.get(name) if facts is not None else None
+        module, _, short = name.rpartition(".")
+        wanted = self.wanted.get(module)
+        if self.loader is None or wanted is None or short not in wanted:
+            return None
+        found = self._summaries.get(module)
+        if found is None:
+            found = self._summaries[module] = self.loader(module, frozenset(wanted))
+        return found.get(name)
 
     def imported(self, module: str, name: str) -> Optional[str]:
         """The project qualname that ``name`` is imported as in ``module`` (None: not imported
@@ -251,15 +273,17 @@ def collect(model: "SemanticModel", module: str, project_modules: FrozenSet[str]
                     read.add(kw.arg)
         found.append(CallFact(callee, caller, grad_off, called, ignored, frozenset(read)))
     exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
-    return ModuleFacts(module, functions, found, exports, _summaries(model, module))
+    return ModuleFacts(module, functions, found, exports)
 
 
-def _summaries(model: "SemanticModel", module: str) -> Dict[str, SummaryFact]:
-    """Summaries of the module's top-level functions and classes with a ``forward`` (their own
-    file's view: what they call from other files stays unseen)."""
+def summaries_of(model: "SemanticModel", module: str, names: FrozenSet[str]) -> Dict[str, SummaryFact]:
+    """Summaries of the module's top-level functions and classes (with a ``forward``) among
+    ``names``, as their own file sees them: what they call from other files stays unseen."""
     found: Dict[str, SummaryFact] = {}
     summaries = model.summaries
     for stmt in model.module.body:
+        if not isinstance(stmt, (ast.ClassDef, *FUNCTIONS)) or stmt.name not in names:
+            continue
         if isinstance(stmt, ast.ClassDef):
             target, of = summaries.forward_of(stmt), "class"
         elif isinstance(stmt, FUNCTIONS):

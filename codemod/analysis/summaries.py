@@ -156,6 +156,11 @@ class Summaries:
         owner = self.model.owner(func)
         bound = self.model.flow(owner).bindings.get(key)
         if not bound and owner is not self.model.module:
+            imports, assigned = self.model.names.module_names()
+            index = self.model.calls.project
+            if key not in imports and key not in assigned and (
+                    index is None or index.imported(self.model.calls.module_name, key) is None):
+                return None  # a builtin, or a name bound nowhere here (the module's flow is not walked)
             bound = self.model.flow(self.model.module).bindings.get(key)  # a global
         top = self._top_level().get(key)
         if isinstance(top, FUNCTIONS) and all(b.form == "def" for b in bound or []):
@@ -265,12 +270,9 @@ class Summaries:
     def _input_saved(self, func: Function, key: str, vias: List[str]) -> Saved:
         result = Saved.NO
         for _, node in self.model.flow(func).loads.get(key, []):
-            if not isinstance(node, ast.Name) or not self._from_param(func, key, node):
+            if not isinstance(node, ast.Name):
                 continue
-            stmt = self.model.statement_of(node)
-            if self.model.intended_reason(stmt, None):
-                continue  # grad off there: nothing is saved
-            found = self._consumer(node)
+            found = self._consumer(node)  # the cheap questions first: most loads save nothing
             if found is None:
                 continue
             op_node, index = found
@@ -278,16 +280,20 @@ class Summaries:
             if facts is None:
                 continue
             name, saves = facts
-            if isinstance(saves, str):  # unseen
+            unseen = isinstance(saves, str)
+            if not unseen and f"input{index}" not in saves:
+                continue
+            if not self._from_param(func, key, node) or self.model.intended_reason(self.model.statement_of(node), None):
+                continue  # another value of the name, or grad off there: nothing is saved
+            if unseen:
                 if self.model.kind(node) not in (Kind.SCALAR, Kind.OTHER):
                     result = Saved.UNKNOWN  # (a number or a string it passes on cannot be saved)
                 continue
-            if f"input{index}" in saves:
-                if not self._tensor_operand(node, op_node):
-                    result = Saved.UNKNOWN  # `coords * s` on what may be a numpy array
-                    continue
-                vias.append(f"{name} (line {op_node.lineno})")
-                return Saved.YES
+            if not self._tensor_operand(node, op_node):
+                result = Saved.UNKNOWN  # `coords * s` on what may be a numpy array
+                continue
+            vias.append(f"{name} (line {op_node.lineno})")
+            return Saved.YES
         return result
 
     def _tensor_operand(self, node: ast.expr, op_node: Union[ast.Call, ast.BinOp]) -> bool:
