@@ -31,7 +31,7 @@ from codemod.analysis.binder import Flow
 from codemod.analysis.classes import AttrValue
 from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.kinds import Kind
-from codemod.analysis.syntax import Located, Pos, Span, is_const, positional, target_key
+from codemod.analysis.syntax import Located, Pos, Span, is_const, target_key
 from codemod.analysis.tensor_kind import is_tensor
 
 if TYPE_CHECKING:
