@@ -478,3 +478,18 @@ def test_a_sequential_attribute_is_summarized_from_its_members():
     found = [f for f in findings(broken) if f[0].startswith("IPF1") and f[0] != "IPF102"]
     assert [f[1] for f in found] == [10]
     assert "the output of `nn.Sequential via torch.nn.ReLU (line 9)`" in found[0][2]
+
+
+def test_cached_summaries_round_trip_and_a_bad_entry_is_a_miss(package, tmp_path):
+    from codemod.engine.project import module_summaries
+
+    paths = {"pkg.layers": str(package / "pkg" / "layers.py")}
+    cache = tmp_path / "cache"
+    wanted = frozenset({"LayerNorm", "scale"})
+    first = module_summaries("pkg.layers", wanted, paths, str(cache), b"salt")
+    assert set(first) == {"pkg.layers.LayerNorm", "pkg.layers.scale"} and first["pkg.layers.LayerNorm"].of == "class"
+    entries = list((cache / "project").iterdir())
+    assert len(entries) == 1
+    assert module_summaries("pkg.layers", wanted, paths, str(cache), b"salt") == first  # from the cache
+    entries[0].write_text('{"pkg.layers.scale": ["scale", ["maybe"], "no", "fresh", null, [], [], "function"]}')
+    assert module_summaries("pkg.layers", wanted, paths, str(cache), b"salt") == first  # malformed: recomputed
