@@ -493,3 +493,30 @@ def test_cached_summaries_round_trip_and_a_bad_entry_is_a_miss(package, tmp_path
     assert module_summaries("pkg.layers", wanted, paths, str(cache), b"salt") == first  # from the cache
     entries[0].write_text('{"pkg.layers.scale": ["scale", ["maybe"], "no", "fresh", null, [], [], "function"]}')
     assert module_summaries("pkg.layers", wanted, paths, str(cache), b"salt") == first  # malformed: recomputed
+
+
+def test_inplace_passed_from_another_file_is_not_read_as_the_default(tmp_path):
+    """`inplace=False` by default and never built in its own file: no hazard there alone; built
+    with `inplace=True` by another file of the run, the default says nothing."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "blocks.py").write_text(
+        "import torch.nn as nn\n\n\nclass Block(nn.Module):\n    def __init__(self, inplace=False):\n"
+        "        super().__init__()\n"
+        "        self.net = nn.Sequential(nn.Linear(4, 4), nn.Sigmoid(), nn.ReLU(inplace=inplace))\n")
+    (pkg / "use.py").write_text("from .blocks import Block\n\nnet = Block(inplace=True)\n")
+
+    def hazards(*paths):
+        import json
+        import subprocess
+        import sys
+
+        run = subprocess.run([sys.executable, "-m", "codemod", "check", "--no-cache", "--format", "json",
+                              *map(str, paths)], capture_output=True, text=True, cwd=tmp_path)
+        assert run.returncode in (0, 1), run.stderr
+        return [f["message"] for f in json.loads(run.stdout)["findings"] if f["filename"].endswith("blocks.py")]
+
+    assert hazards(pkg / "blocks.py") == []
+    together = hazards(pkg)
+    assert len(together) == 1 and "it follows `torch.nn.Sigmoid` (line 7), whose output autograd saves" in together[0]

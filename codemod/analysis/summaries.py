@@ -647,7 +647,14 @@ class Chains:
             plain = plain[1:]
         position = plain.index(param) if param in plain else None
         found: List[Optional[FrozenSet[object]]] = []
-        for site in self.model.calls_in(self.model.module).get(callee, []):
+        sites = self.model.calls_in(self.model.module).get(callee, [])
+        index = self.model.calls.project
+        if index is not None:  # calls from the run's other files pass what this file cannot see
+            others = [c for c in index.calls.get(index.canonical(f"{self.model.calls.module_name}.{callee}"), [])
+                      if c.called]
+            if len(others) > len(sites):
+                return None
+        for site in sites:
             if any(isinstance(a, ast.Starred) for a in site.args) or any(k.arg is None for k in site.keywords):
                 return None
             passed = next((k.value for k in site.keywords if k.arg == param), None)
