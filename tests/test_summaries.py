@@ -520,3 +520,38 @@ def test_inplace_passed_from_another_file_is_not_read_as_the_default(tmp_path):
     assert hazards(pkg / "blocks.py") == []
     together = hazards(pkg)
     assert len(together) == 1 and "it follows `torch.nn.Sigmoid` (line 7), whose output autograd saves" in together[0]
+
+
+MODULE_LIST = """
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+        self.blocks = nn.ModuleList([Block(d) for _ in range(2)])
+
+    def forward(self, x):
+        h = self.proj(x)
+        for blk in self.blocks:
+            h += blk(h)
+        return h
+"""
+
+
+def test_members_of_a_module_list_are_summarized():
+    torch = pytest.importorskip("torch")
+    scope: dict = {}
+    exec(HEADER + MODULE_LIST, scope)  # the shape raises the error with torch
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        scope["Net"](4)(torch.randn(2, 4)).sum().backward()
+    found = [f for f in findings(MODULE_LIST) if f[0].startswith("IPF1")]
+    assert [f[1] for f in found] == [20]
+    assert "saved for backward by `Block.forward via torch.nn.Linear" in found[0][2]

@@ -167,10 +167,37 @@ class Summaries:
             return top, top.name
         if bound and all(b.form == "def" for b in bound) and top is None:
             return self._imported(key, "function")  # from .helpers import scale
+        if bound and all(b.form == "for" and b.value is not None for b in bound):
+            targets = {self._members_target(b.value) for b in bound if b.value is not None}
+            return targets.pop() if len(targets) == 1 else None  # for block in self.blocks
         if bound:
             built = [b.value for b in bound if b.form == "assign" and b.value is not None]
             return self._instance_target(built, len(bound))
         return None
+
+    def _members_target(self, container: ast.expr) -> Optional["Target"]:
+        """What every member of ``self.blocks`` runs, when it was built as
+        ``nn.ModuleList([Block(d) for _ in range(n)])`` (or a list, or a Sequential, of
+        instances of one class)."""
+        key = target_key(container)
+        cls = self.model.enclosing_class(container)
+        if key is None or not key.startswith("self.") or key.count(".") != 1 or cls is None:
+            return None
+        values = self.model.class_attrs(cls).get(key[5:], [])
+        targets: Set[Optional[Target]] = set()
+        for value in values:
+            if not (isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute))
+                    and self.model.torch_name(value.func) in _CONTAINERS and len(value.args) == 1
+                    and not value.keywords):
+                return None
+            arg = value.args[0]
+            if isinstance(arg, ast.ListComp):
+                targets.add(self._class_target(arg.elt))
+            elif isinstance(arg, (ast.List, ast.Tuple)) and arg.elts:
+                targets.update(self._class_target(e) for e in arg.elts)
+            else:
+                return None
+        return targets.pop() if len(targets) == 1 else None
 
     def _instance_target(self, values: List[ast.expr], count: int) -> Optional["Target"]:
         """The forward of the one class all ``values`` build (``LayerNorm(d)``), if they do."""
@@ -436,6 +463,7 @@ INPLACE_SAVES_RESULT = frozenset({
     "torch.nn.ReLU", "torch.nn.LeakyReLU", "torch.nn.ELU", "torch.nn.SELU", "torch.nn.CELU", "torch.nn.RReLU",
 })
 _SEQUENTIAL = ("torch.nn.Sequential", "torch.nn.modules.container.Sequential")
+_CONTAINERS = (*_SEQUENTIAL, "torch.nn.ModuleList", "torch.nn.modules.container.ModuleList")
 _MAX_DEPTH = 4  # constructor arguments followed through this many calls (Block(inplace=...) passed down)
 
 
