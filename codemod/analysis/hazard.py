@@ -31,7 +31,7 @@ from codemod.analysis.binder import Flow
 from codemod.analysis.classes import AttrValue
 from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.kinds import Kind
-from codemod.analysis.syntax import Located, Pos, Span, is_const, positional, target_key
+from codemod.analysis.syntax import Located, Pos, Span, is_const, target_key
 from codemod.analysis.tensor_kind import is_tensor
 
 if TYPE_CHECKING:
@@ -71,10 +71,13 @@ class Hazards:
 
     def explain_module(self, call: ast.Call) -> Optional[str]:
         """Why building this ``inplace=True`` module makes a conflict at one of its calls."""
+        chains = self.model.summaries.chains
+        if chains.runs_in_place(call) is False:
+            return None  # `inplace=` is False wherever it is built (Block(inplace=False), a default)
+        around = chains.around(call)  # nn.Sequential(...) or a list literal of layers
+        if around is not None and (around[2] or around[1] > 0):
+            return self._sequential_reason(around[0], around[1], around[2])
         parent = self.model.parent(call)
-        if isinstance(parent, ast.Call) and any(a is call for a in parent.args):
-            if self.model.torch_name(parent.func) in ("torch.nn.Sequential", "torch.nn.modules.container.Sequential"):
-                return self._sequential_reason(parent, call)
         if isinstance(parent, ast.Call) and parent.func is call and parent.args:
             return self.explain(parent, parent.args[0])  # nn.ReLU(inplace=True)(x)
         assign = parent
@@ -216,7 +219,7 @@ class Hazards:
         """Whether ``call`` (of an attribute: callers check) calls a method of a tensor."""
         func = cast(ast.Attribute, call.func)
         return self.model.torch_name(func) is None and self.model.kind(func.value) in (Kind.TENSOR, Kind.PARAMETER, Kind.UNKNOWN) \
-            and not self._module_of(func)
+            and not self._module_of(func) and self.model.summaries.callee(call) is None
 
     # ---------------------------------------------------------------- ops
     def _op_of(self, expr: ast.expr) -> Optional[Op]:
@@ -248,6 +251,9 @@ class Hazards:
             if name.startswith("torch.nn.") and name[len("torch.nn."):][:1].isupper():
                 return Op(name, UNSEEN)  # building a module is no op; calling it is handled below
             return Op(name, torch_api.OP_SAVES.get(short, UNSEEN))
+        summary = self.model.summaries.of_call(expr)  # a user function or module, a Sequential
+        if summary is not None:
+            return Op(summary.label, UNSEEN if summary.saves is None else summary.saves)
         module = self._module_of(func)
         if module is not None:
             return Op(module, torch_api.OP_SAVES.get(module, UNSEEN))
@@ -286,22 +292,18 @@ class Hazards:
                     return f"torch.nn.{name.rsplit('.', 1)[-1]}"
         return None
 
-    def _sequential_reason(self, sequential: ast.Call, arg: ast.Call) -> Optional[str]:
-        layers = positional(sequential)
-        index = next((i for i, a in enumerate(layers) if a is arg), -1)
-        if index <= 0:
-            return "it is the first layer of an nn.Sequential: its input comes from the caller"
-        previous = layers[index - 1]
-        if isinstance(previous, ast.Call):
-            name = self.model.torch_name(previous.func)
-            if name:
-                module = f"torch.nn.{name.rsplit('.', 1)[-1]}"
-                saves = torch_api.OP_SAVES.get(module, UNSEEN)
-                line = previous.lineno
-                if saves == UNSEEN:
-                    return f"it follows `{module}` (line {line}), which the analysis has no data for"
-                if "output" in saves:
-                    return f"it follows `{module}` (line {line}), whose output autograd saves for backward"
-                return None
-        return "it follows a layer the analysis cannot see into"
-
+    def _sequential_reason(self, layers: Sequence[ast.expr], index: int, whole: bool) -> Optional[str]:
+        feeder = self.model.summaries.chains.feeder(list(layers), index)
+        line = feeder.layer.lineno if feeder.layer is not None else 0
+        if feeder.kind == "caller":
+            if whole:
+                return "it is the first layer of an nn.Sequential: its input comes from the caller"
+            return "it follows the layers before its list, which the analysis cannot follow"
+        if feeder.kind == "saved":
+            how = "which ran in place and saved its result" if feeder.in_place else "whose output autograd saves"
+            return f"it follows `{feeder.name}` (line {line}), {how} for backward"
+        if feeder.kind == "unseen":
+            if feeder.name:
+                return f"it follows `{feeder.name}` (line {line}), which the analysis has no data for"
+            return "it follows a layer the analysis cannot see into"
+        return None

@@ -48,6 +48,7 @@ from codemod.analysis.views import Views
 if TYPE_CHECKING:
     from codemod.analysis.hazard import Hazards
     from codemod.analysis.project import ProjectIndex
+    from codemod.analysis.summaries import Summaries
 
 
 class SemanticModel:
@@ -71,6 +72,7 @@ class SemanticModel:
         self.leaves = Leaves(tree, binder, flow, kinds)
         self.views = Views(tree, binder, names, classes, flow, kinds, self.grad)
         self._hazards: Optional["Hazards"] = None
+        self._summaries: Optional["Summaries"] = None
         # The questions rules and the hazard analysis ask most, bound once.
         self.parent, self.ancestors, self.walk = tree.parent, tree.ancestors, tree.walk
         self.statement_of, self.owner, self.enclosing_class = tree.statement_of, tree.owner, tree.enclosing_class
@@ -93,6 +95,16 @@ class SemanticModel:
 
             self._hazards = Hazards(weakref.proxy(self))
         return self._hazards
+
+    @property
+    def summaries(self) -> "Summaries":
+        """Summaries of this module's functions and classes (``analysis.summaries``), for the
+        hazard analysis at their call sites; built on first use, with its op facts."""
+        if self._summaries is None:
+            from codemod.analysis.summaries import Summaries
+
+            self._summaries = Summaries(weakref.proxy(self), self.hazards._op_of)
+        return self._summaries
 
     @property
     def picked_fresh_names(self) -> bool:

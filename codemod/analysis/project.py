@@ -19,6 +19,7 @@ import hashlib
 import pathlib
 from typing import (
     TYPE_CHECKING,
+    Callable,
     Dict,
     FrozenSet,
     Iterable,
@@ -55,12 +56,32 @@ class FunctionFact:
     grad_off: bool  # its own decorators or class say so (no_grad, optimizer step, autograd kernel)
 
 
+@dataclasses.dataclass(frozen=True)
+class SummaryFact:
+    """A module-level function's or ``nn.Module`` class's summary (``analysis.summaries``), as
+    plain data: what calling it from another file does with its tensors."""
+
+    name: str  # for messages: "LayerNorm.forward"
+    inputs: Tuple[str, ...]  # per positional parameter: "yes" / "no" / "unknown" (saved for backward)
+    output: str  # "yes" / "no" / "unknown": its result is a tensor autograd saved
+    returns: str  # "input" / "view" / "fresh" / "unknown"
+    returned_input: Optional[int]
+    mutates: Tuple[int, ...]
+    via: Tuple[str, ...]
+    of: str  # "class" (calling an instance runs its forward) or "function"
+
+
 @dataclasses.dataclass
 class ModuleFacts:
     module: str
     functions: List[FunctionFact]
     calls: List[CallFact]
     exports: Dict[str, str]  # names imported into the module from the project (re-exports)
+
+
+# Summaries of the named top-level functions and classes of a module, computed on demand (the
+# engine reads the file): module, names -> qualname -> summary.
+SummaryLoader = Callable[[str, FrozenSet[str]], Dict[str, SummaryFact]]
 
 
 def module_name(path: pathlib.Path) -> str:
@@ -77,7 +98,7 @@ def module_name(path: pathlib.Path) -> str:
 class ProjectIndex:
     """The joined facts of every module of a run."""
 
-    def __init__(self, modules: Iterable[ModuleFacts]) -> None:
+    def __init__(self, modules: Iterable[ModuleFacts], loader: Optional[SummaryLoader] = None) -> None:
         self.modules: Dict[str, ModuleFacts] = {m.module: m for m in modules}
         self.functions: Dict[str, FunctionFact] = {}
         self.calls: Dict[str, List[CallFact]] = {}
@@ -89,6 +110,18 @@ class ProjectIndex:
                 callee = self.canonical(c.callee)
                 self.calls.setdefault(callee, []).append(dataclasses.replace(c, callee=callee))
         self._grad_off: Dict[str, bool] = {}
+        # Summaries are computed only for what another module calls or builds (cheap for a
+        # run where little crosses files), module by module, when first asked for.
+        self.loader = loader
+        self.wanted: Dict[str, Set[str]] = {}
+        for facts in self.modules.values():
+            for c in facts.calls:
+                if not c.called:
+                    continue
+                module, _, name = self.canonical(c.callee).rpartition(".")
+                if module in self.modules and module != facts.module:
+                    self.wanted.setdefault(module, set()).add(name)
+        self._summaries: Dict[str, Dict[str, SummaryFact]] = {}
 
     def canonical(self, name: str, depth: int = 0) -> str:
         """Where a name really points: ``pkg.layers.f`` re-exported from ``pkg.layers.init``
@@ -105,6 +138,24 @@ class ProjectIndex:
                 return name
             return self.canonical(".".join([target, *parts[i + 1:]]), depth + 1)
         return name
+
+    def summary(self, qualname: str) -> Optional[SummaryFact]:
+        """The summary of a project function or class (re-exports followed), if it has one."""
+        name = self.canonical(qualname)
+        module, _, short = name.rpartition(".")
+        wanted = self.wanted.get(module)
+        if self.loader is None or wanted is None or short not in wanted:
+            return None
+        found = self._summaries.get(module)
+        if found is None:
+            found = self._summaries[module] = self.loader(module, frozenset(wanted))
+        return found.get(name)
+
+    def imported(self, module: str, name: str) -> Optional[str]:
+        """The project qualname that ``name`` is imported as in ``module`` (None: not imported
+        from the project)."""
+        facts = self.modules.get(module)
+        return facts.exports.get(name) if facts is not None else None
 
     def knows(self, qualname: str) -> bool:
         return qualname in self.functions
@@ -158,6 +209,8 @@ class ProjectIndex:
             calls = sorted((c.callee, c.caller, c.grad_off, c.called, c.result_ignored,
                             tuple(sorted(c.args_read_after))) for c in self.calls.get(f.qualname, []))
             h.update(repr((f.qualname, self.grad_off(f.qualname), calls)).encode())
+        for name, target in sorted(facts.exports.items()):  # the summaries of what it imports
+            h.update(repr((name, self.summary(target))).encode())
         return h.hexdigest()[:16]
 
 
@@ -221,6 +274,26 @@ def collect(model: "SemanticModel", module: str, project_modules: FrozenSet[str]
         found.append(CallFact(callee, caller, grad_off, called, ignored, frozenset(read)))
     exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
     return ModuleFacts(module, functions, found, exports)
+
+
+def summaries_of(model: "SemanticModel", module: str, names: FrozenSet[str]) -> Dict[str, SummaryFact]:
+    """Summaries of the module's top-level functions and classes (with a ``forward``) among
+    ``names``, as their own file sees them: what they call from other files stays unseen."""
+    found: Dict[str, SummaryFact] = {}
+    summaries = model.summaries
+    for stmt in model.module.body:
+        if not isinstance(stmt, (ast.ClassDef, *FUNCTIONS)) or stmt.name not in names:
+            continue
+        if isinstance(stmt, ast.ClassDef):
+            target, of = summaries.forward_of(stmt), "class"
+        elif isinstance(stmt, FUNCTIONS):
+            target, of = (stmt, stmt.name), "function"
+        else:
+            continue
+        summary = summaries.of_function(*target) if target is not None else None
+        if summary is not None:
+            found[f"{module}.{stmt.name}"] = summary.fact(of)
+    return found
 
 
 def _caller_name(tree: Tree, owner: Owner, local: Dict[Function, str]) -> str:

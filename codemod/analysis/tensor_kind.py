@@ -34,6 +34,8 @@ VIEW_METHODS = {
     "unfold", "as_strided", "detach", "movedim", "moveaxis", "swapaxes", "swapdims",
     "unbind", "split", "chunk", "tensor_split", "contiguous", "view_as_real",
 }
+# Ops that split a tensor into a tuple of views of it (``q, k, v = qkv.chunk(3, -1)``).
+_SPLITTING = {"chunk", "split", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes"}
 _SCALAR_BUILTINS = {"len", "int", "float", "bool", "round", "hash", "id", "ord"}
 _OTHER_BUILTINS = {
     "range", "list", "dict", "set", "tuple", "str", "enumerate", "zip", "sorted", "reversed",
@@ -84,6 +86,7 @@ class TensorKinds:
         self._pending: Dict[ast.expr, int] = {}  # open questions and their depth (see ``kind``)
         self._lows: List[int] = [1 << 30]  # per open question: the lowest depth its answer met
         self._provisional: Dict[ast.expr, Kind] = {}  # answers leaning on an open question
+        self._uses: Optional[Dict[str, int]] = None  # name -> reads in the module
 
     def kind(self, expr: ast.expr) -> Kind:
         """The kind of ``expr``, remembered once the answer is whole: it leans on no question
@@ -295,7 +298,7 @@ class TensorKinds:
                 return annotated
             return self.kind(value) if value is not None else Kind.PENDING
         if value is None:  # "for" and "aug" bindings always have a value; "other" ones never
-            return Kind.UNKNOWN
+            return self._unpacked_kind(b)
         if form == "for":
             if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "range":
                 return Kind.SCALAR
@@ -305,6 +308,45 @@ class TensorKinds:
         if form == "assign":
             return self.kind(value)
         return Kind.UNKNOWN
+
+    def _unpacked_kind(self, b: Binding) -> Kind:
+        """``q, k, v = t.chunk(3)`` (or ``split``, ``unbind``, ``tensor_split``, as methods or
+        torch functions): each name is a tensor, a view of ``t``."""
+        stmt = b.stmt
+        if not (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)):
+            return Kind.UNKNOWN
+        if not any(isinstance(t, (ast.Tuple, ast.List)) and any(isinstance(e, ast.Name) and e.id == b.key for e in t.elts)
+                   for t in stmt.targets):
+            return Kind.UNKNOWN  # starred, nested or elsewhere: not one of the pieces
+        call = stmt.value
+        name = self.names.torch_name(call.func)
+        if name is not None:
+            return Kind.TENSOR if name.rsplit(".", 1)[-1] in _SPLITTING else Kind.UNKNOWN
+        if isinstance(call.func, ast.Name):
+            return self._returned_piece_kind(call.func.id, stmt, b.key)
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in _SPLITTING and self.kind(func.value) in TENSORISH:
+            return Kind.TENSOR
+        return Kind.UNKNOWN
+
+    def _returned_piece_kind(self, func_name: str, stmt: ast.Assign, key: str) -> Kind:
+        """``a, b = helper(x)`` where the module-level ``helper`` returns tuples whose piece
+        at that place is a tensor in every ``return``."""
+        func = next((s for s in self.module.body if isinstance(s, FUNCTIONS) and s.name == func_name), None)
+        target = next((t for t in stmt.targets if isinstance(t, (ast.Tuple, ast.List))), None)
+        if func is None or target is None or any(isinstance(e, ast.Starred) for e in target.elts):
+            return Kind.UNKNOWN
+        place = next(i for i, e in enumerate(target.elts) if isinstance(e, ast.Name) and e.id == key)
+        returns = [n.value for n in self.tree.walk(func) if isinstance(n, ast.Return) and self.tree.owner(n) is func]
+        kinds: List[Kind] = []
+        for value in returns:
+            if not (isinstance(value, ast.Tuple) and len(value.elts) == len(target.elts)
+                    and not any(isinstance(e, ast.Starred) for e in value.elts)):
+                return Kind.UNKNOWN
+            kinds.append(self.kind(value.elts[place]))
+        if kinds and all(k in TENSORISH for k in kinds):
+            return Kind.TENSOR
+        return Kind.PENDING if kinds and all(k in TENSORISH or k is Kind.PENDING for k in kinds) else Kind.UNKNOWN
 
     def annotation_kind(self, ann: ast.expr) -> Kind:
         if isinstance(ann, ast.Subscript) and target_key(ann.value) in ("Optional", "typing.Optional"):
@@ -334,9 +376,49 @@ class TensorKinds:
         if default is not None and not is_const(default, None):
             return self.kind(default)
         func = self.tree.owner(param)
+        if isinstance(func, FUNCTIONS) and isinstance(self.tree.parent(func), ast.ClassDef) \
+                and [*func.args.posonlyargs, *func.args.args][:1] == [param] and param.arg in ("self", "cls"):
+            return Kind.UNKNOWN  # the instance: `self.relu(x)` does not make it a tensor
         if isinstance(func, FUNCTIONS) and func.name == "forward" and self._used_as_tensor(func, param.arg):
             return Kind.TENSOR
+        if isinstance(func, FUNCTIONS):
+            return self._passed_kind(func, param.arg)
         return Kind.UNKNOWN
+
+    def _name_uses(self) -> Dict[str, int]:
+        """How often each name is read in the module (one walk, on first use)."""
+        if self._uses is None:
+            self._uses = {}
+            for n in self.tree.walk(self.module):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                    self._uses[n.id] = self._uses.get(n.id, 0) + 1
+        return self._uses
+
+    def _passed_kind(self, func: ast.AST, param: str) -> Kind:
+        """A module-level function's parameter is a tensor when every call of the function in
+        the file passes one (``boltzmann(x)`` with ``x = torch.randn(...)``). A use that is no
+        call (``f = boltzmann``), ``*args`` or a missing argument leaves it unknown."""
+        if not isinstance(func, FUNCTIONS) or self.tree.parent(func) is not self.module:
+            return Kind.UNKNOWN
+        args = func.args
+        plain = [a.arg for a in (*args.posonlyargs, *args.args)]
+        position = plain.index(param) if param in plain else None
+        sites = self.classes.calls_in(self.module).get(func.name, [])
+        if not sites or self._name_uses().get(func.name, 0) != len(sites):
+            return Kind.UNKNOWN
+        kinds: List[Kind] = []
+        for site in sites:
+            if any(isinstance(a, ast.Starred) for a in site.args) or any(k.arg is None for k in site.keywords):
+                return Kind.UNKNOWN
+            passed = next((k.value for k in site.keywords if k.arg == param), None)
+            if passed is None and position is not None and position < len(site.args):
+                passed = site.args[position]
+            if passed is None:
+                return Kind.UNKNOWN
+            kinds.append(self.kind(passed))
+        if all(k in TENSORISH for k in kinds):
+            return Kind.TENSOR
+        return Kind.PENDING if Kind.PENDING in kinds and all(k in TENSORISH or k is Kind.PENDING for k in kinds) else Kind.UNKNOWN
 
     def _default_of(self, param: ast.arg) -> Optional[ast.expr]:
         args = self.tree.parent(param)

@@ -19,12 +19,13 @@ from codemod.analysis.project import (
     FunctionFact,
     ModuleFacts,
     ProjectIndex,
+    SummaryFact,
     collect,
     module_name,
 )
 from codemod.engine.fileio import read_source
 
-_VERSION = b"project-facts-2"  # JSON entries
+_VERSION = b"project-facts-3"  # JSON entries (3: summaries, kept apart)
 
 
 Mapper = Callable[[Callable[[str], Optional[ModuleFacts]], List[str]], List[Optional[ModuleFacts]]]
@@ -42,7 +43,50 @@ def build_index(files: Iterable[str], cache_dir: Optional[str] = None,
     project = frozenset(names.values())
     work = functools.partial(module_facts, project=project, cache_dir=cache_dir, salt=_salt(project))
     found = (mapper or _serial)(work, paths)
-    return ProjectIndex(f for f in found if f is not None)
+    loader = functools.partial(module_summaries, paths={m: p for p, m in names.items()}, cache_dir=cache_dir,
+                               salt=_salt(project))
+    return ProjectIndex((f for f in found if f is not None), loader)
+
+
+def module_summaries(module: str, wanted: frozenset, paths: dict, cache_dir: Optional[str], salt: bytes) -> dict:
+    """Summaries of the ``wanted`` top-level names of ``module`` (``analysis.summaries``),
+    computed from its file when another file of the run calls them; cached like its facts."""
+    path = paths.get(module)
+    try:
+        data = read_source(pathlib.Path(path)) if path else None
+    except OSError:
+        data = None
+    if data is None:
+        return {}
+    folder = pathlib.Path(cache_dir) / "project" if cache_dir else None
+    key = hashlib.sha256(salt + b"summaries\0" + module.encode() + b"\0" + "\0".join(sorted(wanted)).encode()
+                         + b"\0" + data).hexdigest()
+    if folder is not None:
+        try:  # JSON, never pickle
+            raw = json.loads((folder / key).read_bytes())
+            return {str(q): _summary_from_json(v) for q, v in raw.items()}
+        except Exception:  # noqa: BLE001 - a missing, unreadable or malformed entry is a miss
+            pass
+    from codemod.analysis.model import SemanticModel
+    from codemod.analysis.project import summaries_of
+    from codemod.analysis.source import Source
+
+    try:
+        model = SemanticModel(Source(data))
+        found = summaries_of(model, module, wanted)
+    except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError):
+        return {}
+    if folder is not None:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            tmp = folder / f".{key}.tmp"
+            tmp.write_text(json.dumps({q: [s.name, list(s.inputs), s.output, s.returns, s.returned_input,
+                                           list(s.mutates), list(s.via), s.of] for q, s in found.items()}),
+                           encoding="utf-8")
+            tmp.replace(folder / key)
+        except OSError:
+            pass
+    return found
 
 
 def _serial(work: Callable[[str], Optional[ModuleFacts]], paths: List[str]) -> List[Optional[ModuleFacts]]:
@@ -119,6 +163,19 @@ def facts_from_json(raw: dict) -> ModuleFacts:
          for a, b, c, d, e, f in raw["calls"]],
         {text(k): text(v) for k, v in exports.items()},
     )
+
+
+_STATES = ("yes", "no", "unknown")
+_RETURNS = ("input", "view", "fresh", "unknown")
+
+
+def _summary_from_json(raw: list) -> SummaryFact:
+    name, inputs, output, returns, returned, mutates, via, of = raw
+    if not (isinstance(name, str) and of in ("class", "function") and all(i in _STATES for i in inputs) and output in _STATES
+            and returns in _RETURNS and (returned is None or type(returned) is int)
+            and all(type(m) is int for m in mutates) and all(isinstance(v, str) for v in via)):
+        raise ValueError(raw)
+    return SummaryFact(name, tuple(inputs), output, returns, returned, tuple(mutates), tuple(via), of)
 
 
 def _salt(project: frozenset) -> bytes:

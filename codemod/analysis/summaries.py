@@ -1,0 +1,707 @@
+"""Summaries of a module's own functions and ``nn.Module`` classes, for their call sites.
+
+A call of a user function or module (``self.ln_1(x)``, ``block(x)``, ``helper(h)``) used to be
+a call the hazard analysis "cannot see into". A :class:`Summary` says what the callee does with
+its tensors, read off its body with the same op facts the hazard analysis uses at a call site
+(``op_of``, handed in: this module knows nothing of the hazard analysis):
+
+- which of its inputs it saves for backward (a load of the parameter that an op saving that
+  operand reads, directly, through a view of it, or through another summarized call);
+- whether it saves its output (it returns what an op saved as its output, or an input it saved);
+- whether it returns an input, a view of one, or a fresh tensor;
+- which inputs it mutates in place.
+
+A callee is resolved within the file: a module-level function, a method of the enclosing class
+(``self.helper``), or an instance of a class of the file (``self.ln_1 = LayerNorm(d)``,
+``block = Block(d)``, ``Block(d)(x)``) through its ``forward``. Anything else has no summary
+and stays unseen. A recursive cycle is cut where it closes: the inner call is unseen there.
+A parameter that reaches an op the analysis cannot see into, and is saved by nothing it can
+see, leaves the summary unable to tell (``saves`` None): unknown is not "saves nothing".
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import enum
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Literal, NamedTuple, Optional, Set, Tuple, Union
+
+from codemod import torch_api
+from codemod.analysis.dataflow import VIEW_METHODS
+from codemod.analysis.kinds import TENSORISH, Kind
+from codemod.analysis.project import SummaryFact
+from codemod.analysis.syntax import FUNCTIONS, Function, Located, positional, target_key
+
+if TYPE_CHECKING:
+    from codemod.analysis.model import SemanticModel
+
+# What an op saves, as the hazard analysis says it: a tuple of "input0", "output"..., or a
+# string (its UNSEEN) when it cannot see into the op.
+OpFacts = Tuple[str, Union[Tuple[str, ...], str]]
+OpOf = Callable[[ast.expr], Optional[OpFacts]]
+
+# What a call runs: a function of this file and a label, a project qualname (another file's), or
+# the ``nn.Sequential(...)`` construction of the module called.
+Target = Union[Tuple[Function, str], str, ast.Call]
+_ALIAS_METHODS = VIEW_METHODS | {"contiguous"}  # the result shares storage with the receiver
+_MAX_HOPS = 4  # name -> value steps followed from a return back to the op that made it
+
+
+class Returns(enum.Enum):
+    """What a callee returns, as far as its ``return`` statements show."""
+
+    INPUT = "input"  # one of its parameters, as it came in
+    VIEW = "view"  # a view of a parameter (shares its storage)
+    FRESH = "fresh"  # the result of an op: a new tensor
+    UNKNOWN = "unknown"  # several kinds, no return, or something it cannot follow
+
+
+class Saved(enum.Enum):
+    YES = "yes"
+    NO = "no"
+    UNKNOWN = "unknown"  # it reaches an op the analysis cannot see into
+
+
+@dataclasses.dataclass(frozen=True)
+class Summary:
+    """What calling a user function or module does with its tensors."""
+
+    name: str  # for messages: "LayerNorm.forward", "helper"
+    inputs: Tuple[Saved, ...]  # per positional parameter (self excluded): saved for backward?
+    output: Saved  # its result is a tensor autograd saved (so writing into it breaks backward)
+    returns: Returns
+    returned_input: Optional[int]  # for INPUT and VIEW: which parameter
+    mutates: FrozenSet[int]  # parameters it writes into in place
+    via: Tuple[str, ...] = ()  # the saving ops found inside, "torch.sigmoid (line 16)"
+
+    def fact(self, of: str) -> SummaryFact:
+        """As plain data for the project index (``of``: "class" or "function")."""
+        return SummaryFact(self.name, tuple(i.value for i in self.inputs), self.output.value, self.returns.value,
+                           self.returned_input, tuple(sorted(self.mutates)), self.via, of)
+
+    @classmethod
+    def from_fact(cls, fact: SummaryFact) -> "Summary":
+        return cls(fact.name, tuple(Saved(i) for i in fact.inputs), Saved(fact.output), Returns(fact.returns),
+                   fact.returned_input, frozenset(fact.mutates), fact.via)
+
+    @property
+    def label(self) -> str:
+        """The callee and the saving ops inside it, for messages."""
+        return f"{self.name} via {', '.join(self.via)}" if self.via else self.name
+
+    @property
+    def saves(self) -> Optional[Tuple[str, ...]]:
+        """What the call saves, as OP_SAVES says it ("input0", "output"); None when it cannot
+        tell (nothing proven saved, but something unseen on the way)."""
+        found = tuple(f"input{i}" for i, s in enumerate(self.inputs) if s is Saved.YES)
+        if self.output is Saved.YES:
+            found += ("output",)
+        if found:
+            return found
+        if Saved.UNKNOWN in (*self.inputs, self.output):
+            return None
+        return ()
+
+
+class Summaries:
+    """Summaries of one module's functions and classes, computed once each, on demand."""
+
+    def __init__(self, model: "SemanticModel", op_of: OpOf) -> None:
+        self.model = model
+        self.op_of = op_of
+        self._done: Dict[Function, Optional[Summary]] = {}
+        self._open: Set[Function] = set()
+        self._top: Optional[Dict[str, ast.stmt]] = None
+        self.chains = Chains(model, self)
+
+    # ---------------------------------------------------------------- call sites
+    def of_call(self, call: ast.Call) -> Optional[Summary]:
+        """The summary of what ``call`` calls, when it is one of this module's functions or
+        an instance of one of its classes, or one imported from another file of the run (the
+        project index's summary); None otherwise (or inside a recursive cycle)."""
+        return self.of_target(self.callee(call))
+
+    def of_target(self, target: Optional["Target"]) -> Optional[Summary]:
+        if target is None:
+            return None
+        if isinstance(target, ast.Call):
+            return self.chains.sequential(target)
+        if isinstance(target, str):
+            index = self.model.calls.project
+            fact = index.summary(target) if index is not None else None
+            return Summary.from_fact(fact) if fact is not None else None
+        return self.of_function(target[0], target[1])
+
+    def callee(self, call: ast.Call) -> Optional["Target"]:
+        """What a call runs: a function of this file (a ``forward`` for a module instance) and
+        a label, or the qualified name of one in another file of the run."""
+        func = call.func
+        if isinstance(func, ast.Call):  # Block(d)(x)
+            return self._class_target(func)
+        key = target_key(func)
+        if key is None:
+            return None
+        if key.startswith("self.") and key.count(".") == 1:
+            cls_node = self.model.enclosing_class(func)
+            if cls_node is None:
+                return None
+            attr = key[5:]
+            method = next((s for s in cls_node.body if isinstance(s, FUNCTIONS) and s.name == attr), None)
+            if method is not None:
+                return method, f"{cls_node.name}.{attr}"
+            values = self.model.class_attrs(cls_node).get(attr, [])
+            return self._instance_target([v for v in values if isinstance(v, ast.expr)], len(values))
+        if "." in key:
+            return None
+        owner = self.model.owner(func)
+        bound = self.model.flow(owner).bindings.get(key)
+        if not bound and owner is not self.model.module:
+            imports, assigned = self.model.names.module_names()
+            index = self.model.calls.project
+            if key not in imports and key not in assigned and (
+                    index is None or index.imported(self.model.calls.module_name, key) is None):
+                return None  # a builtin, or a name bound nowhere here (the module's flow is not walked)
+            bound = self.model.flow(self.model.module).bindings.get(key)  # a global
+        top = self._top_level().get(key)
+        if isinstance(top, FUNCTIONS) and all(b.form == "def" for b in bound or []):
+            return top, top.name
+        if bound and all(b.form == "def" for b in bound) and top is None:
+            return self._imported(key, "function")  # from .helpers import scale
+        if bound and all(b.form == "for" and b.value is not None for b in bound):
+            targets = {self._members_target(b.value) for b in bound if b.value is not None}
+            return targets.pop() if len(targets) == 1 else None  # for block in self.blocks
+        if bound:
+            built = [b.value for b in bound if b.form == "assign" and b.value is not None]
+            return self._instance_target(built, len(bound))
+        return None
+
+    def _members_target(self, container: ast.expr) -> Optional["Target"]:
+        """What every member of ``self.blocks`` runs, when it was built as
+        ``nn.ModuleList([Block(d) for _ in range(n)])`` (or a list, or a Sequential, of
+        instances of one class)."""
+        key = target_key(container)
+        cls = self.model.enclosing_class(container)
+        if key is None or not key.startswith("self.") or key.count(".") != 1 or cls is None:
+            return None
+        values = self.model.class_attrs(cls).get(key[5:], [])
+        targets: Set[Optional[Target]] = set()
+        for value in values:
+            if not (isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute))
+                    and self.model.torch_name(value.func) in _CONTAINERS and len(value.args) == 1
+                    and not value.keywords):
+                return None
+            arg = value.args[0]
+            if isinstance(arg, ast.ListComp):
+                targets.add(self._class_target(arg.elt))
+            elif isinstance(arg, (ast.List, ast.Tuple)) and arg.elts:
+                targets.update(self._class_target(e) for e in arg.elts)
+            else:
+                return None
+        return targets.pop() if len(targets) == 1 else None
+
+    def _instance_target(self, values: List[ast.expr], count: int) -> Optional["Target"]:
+        """The forward of the one class all ``values`` build (``LayerNorm(d)``), if they do."""
+        targets = {self._class_target(v) for v in values}
+        if not values or len(values) != count or len(targets) != 1:
+            return None
+        return targets.pop()
+
+    def _class_target(self, value: ast.expr) -> Optional["Target"]:
+        """``LayerNorm(d)``: the forward of that class, of this file or imported;
+        ``nn.Sequential(a, b)``: that chain."""
+        if isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)) \
+                and self.model.torch_name(value.func) in _SEQUENTIAL and value.args \
+                and not value.keywords and not any(isinstance(a, ast.Starred) for a in value.args):
+            return value
+        if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
+            return None
+        found = self._top_level().get(value.func.id)
+        if isinstance(found, ast.ClassDef):
+            return self._forward(found)
+        if found is None:
+            return self._imported(value.func.id, "class")
+        return None
+
+    def _imported(self, name: str, of: str) -> Optional[str]:
+        """The qualified name ``name`` is imported as from the run's files, when the project
+        index has a summary of that kind for it."""
+        index = self.model.calls.project
+        if index is None:
+            return None  # a file checked alone: its own definitions only
+        qual = index.imported(self.model.calls.module_name, name)
+        fact = index.summary(qual) if qual is not None else None
+        return qual if fact is not None and fact.of == of else None
+
+    def forward_of(self, cls: ast.ClassDef) -> Optional[Tuple[Function, str]]:
+        """What calling an instance of ``cls`` runs: its ``forward`` (or a base class's)."""
+        return self._forward(cls)
+
+    def _forward(self, cls: ast.ClassDef, depth: int = 0) -> Optional[Tuple[Function, str]]:
+        """``cls.forward``, or a base class's of this file (a few levels up)."""
+        for stmt in cls.body:
+            if isinstance(stmt, FUNCTIONS) and stmt.name in ("forward", "__call__"):
+                return stmt, f"{cls.name}.{stmt.name}"
+        if depth < 4:
+            for base in cls.bases:
+                found = self._top_level().get(base.id) if isinstance(base, ast.Name) else None
+                if isinstance(found, ast.ClassDef):
+                    return self._forward(found, depth + 1)
+        return None
+
+    def _top_level(self) -> Dict[str, ast.stmt]:
+        if self._top is None:
+            self._top = {}
+            for stmt in self.model.module.body:
+                if isinstance(stmt, (*FUNCTIONS, ast.ClassDef)):
+                    self._top[stmt.name] = stmt
+        return self._top
+
+    # ---------------------------------------------------------------- callees
+    def of_function(self, func: Function, label: str = "") -> Optional[Summary]:
+        """The summary of ``func`` (None while it is being summarized: a recursive cycle)."""
+        if func in self._done:
+            return self._done[func]
+        if func in self._open:
+            return None
+        self._open.add(func)
+        try:
+            found = self._summarize(func, label or func.name)
+        finally:
+            self._open.discard(func)
+        self._done[func] = found
+        return found
+
+    def _params(self, func: Function) -> List[str]:
+        plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+        if plain and plain[0] in ("self", "cls") and isinstance(self.model.parent(func), ast.ClassDef):
+            plain = plain[1:]
+        return plain
+
+    def _summarize(self, func: Function, label: str) -> Summary:
+        params = self._params(func)
+        vias: List[str] = []
+        inputs = tuple(self._input_saved(func, p, vias) for p in params)
+        returns, index, output = self._returned(func, params, vias)
+        if returns in (Returns.INPUT, Returns.VIEW) and index is not None and inputs[index] is Saved.YES:
+            output = Saved.YES  # it hands back (a view of) an input it saved
+        mutates = frozenset(i for i, p in enumerate(params) if self._mutated(func, p))
+        return Summary(label, inputs, output, returns, index, mutates, tuple(dict.fromkeys(vias)))
+
+    def _from_param(self, func: Function, key: str, node: Located) -> bool:
+        """The load ``node`` of ``key`` in ``func`` may read the parameter as it came in."""
+        if self.model.owner(node) is not func:
+            return False  # a nested function's load: it runs who knows when
+        stmt = self.model.statement_of(node)
+        return any(b.form == "param" for b in self.model.reaching(self.model.flow(func), key, stmt))
+
+    def _input_saved(self, func: Function, key: str, vias: List[str]) -> Saved:
+        result = Saved.NO
+        for _, node in self.model.flow(func).loads.get(key, []):
+            if not isinstance(node, ast.Name):
+                continue
+            found = self._consumer(node)  # the cheap questions first: most loads save nothing
+            if found is None:
+                continue
+            op_node, index = found
+            facts = self.op_of(op_node)
+            if facts is None:
+                continue
+            name, saves = facts
+            unseen = isinstance(saves, str)
+            if not unseen and f"input{index}" not in saves:
+                continue
+            if not self._from_param(func, key, node) or self.model.intended_reason(self.model.statement_of(node), None):
+                continue  # another value of the name, or grad off there: nothing is saved
+            if unseen:
+                if self.model.kind(node) not in (Kind.SCALAR, Kind.OTHER):
+                    result = Saved.UNKNOWN  # (a number or a string it passes on cannot be saved)
+                continue
+            if not self._tensor_operand(node, op_node):
+                result = Saved.UNKNOWN  # `coords * s` on what may be a numpy array
+                continue
+            vias.append(f"{name} (line {op_node.lineno})")
+            return Saved.YES
+        return result
+
+    def _tensor_operand(self, node: ast.expr, op_node: Union[ast.Call, ast.BinOp]) -> bool:
+        """The saved operand is a tensor: known to be one, or handed to a torch function or a
+        torch module, whose inputs are."""
+        if self.model.kind(node) in TENSORISH:
+            return True
+        if isinstance(op_node, ast.BinOp):  # x * self.weight: a tensor product, if x is any array
+            other = op_node.right if self._consumer_side(node, op_node) == 0 else op_node.left
+            return self.model.kind(other) in TENSORISH
+        if isinstance(op_node, ast.Call) and self.callee(op_node) is not None:
+            return True  # a summarized callee: it said what it saves of a tensor passed in
+        if isinstance(op_node, ast.Call) and isinstance(op_node.func, (ast.Name, ast.Attribute)):
+            return self.model.torch_name(op_node.func) is not None or self.model.kind(op_node.func) is Kind.MODULE
+        return False
+
+    def _consumer_side(self, node: ast.expr, op: ast.BinOp) -> int:
+        """0 when ``node`` (or a view of it) is the left operand of ``op``, else 1."""
+        cur: Optional[ast.AST] = node
+        while cur is not None and cur is not op:
+            if cur is op.left:
+                return 0
+            cur = self.model.parent(cur) if isinstance(cur, ast.expr) else None
+        return 1
+
+    def _consumer(self, node: ast.expr) -> Optional[Tuple[Union[ast.Call, ast.BinOp], int]]:
+        """The op that reads ``node`` (through views of it) and the operand it reads it as."""
+        while True:
+            parent = self.model.parent(node)
+            if isinstance(parent, ast.Subscript) and parent.value is node:
+                node = parent
+                continue
+            if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in _ALIAS_METHODS:
+                call = self.model.parent(parent)
+                if isinstance(call, ast.Call) and call.func is parent:
+                    node = call
+                    continue
+            break
+        parent = self.model.parent(node)
+        if isinstance(parent, ast.BinOp):
+            return parent, 0 if parent.left is node else 1
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            call = self.model.parent(parent)
+            if isinstance(call, ast.Call) and call.func is parent and parent.attr not in torch_api.INPLACE_METHODS:
+                return call, 0  # x.exp(): the receiver is input 0
+            return None
+        if isinstance(parent, ast.Call) and parent.func is not node:
+            plain = [a for a in parent.args if not isinstance(a, ast.Starred)]
+            index = next((i for i, a in enumerate(plain) if a is node), None)
+            if index is None:
+                return None
+            func = parent.func
+            if isinstance(func, ast.Attribute) and self.model.torch_name(func) is None \
+                    and self.model.kind(func.value) in TENSORISH:
+                index += 1  # a.mul(x): x is input 1
+            return parent, index
+        return None
+
+    def _returned(self, func: Function, params: List[str], vias: List[str]) -> Tuple[Returns, Optional[int], Saved]:
+        """What ``func`` returns, which parameter for an input or view, and whether autograd
+        saved it (as the output of an op that saves its output)."""
+        kinds: Set[Tuple[Returns, Optional[int]]] = set()
+        output = Saved.NO
+        values = [n.value for n in self.model.walk(func)
+                  if isinstance(n, ast.Return) and n.value is not None and self.model.owner(n) is func]
+        for value in values:
+            expr: ast.expr = value
+            view = False
+            for _ in range(_MAX_HOPS):
+                if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) \
+                        and expr.func.attr in _ALIAS_METHODS and not self.model.torch_name(expr.func):
+                    expr, view = expr.func.value, True
+                    continue
+                if isinstance(expr, ast.Name):
+                    reaching = self.model.reaching(self.model.flow(func), expr.id, self.model.statement_of(expr))
+                    forms = {b.form for b in reaching}
+                    if "param" in forms and forms <= {"param", "aug"} and expr.id in params:  # x += y; return x
+                        kinds.add((Returns.VIEW if view else Returns.INPUT, params.index(expr.id)))
+                        break
+                    if len(reaching) == 1 and reaching[0].form == "assign" and reaching[0].value is not None:
+                        expr = reaching[0].value
+                        continue
+                    kinds.add((Returns.UNKNOWN, None))
+                    break
+                inner = self.of_call(expr) if isinstance(expr, ast.Call) else None
+                if inner is not None and inner.returns in (Returns.INPUT, Returns.VIEW) \
+                        and inner.returned_input is not None and isinstance(expr, ast.Call) \
+                        and inner.returned_input < len(positional(expr)) and not inner.output is Saved.YES:
+                    view = view or inner.returns is Returns.VIEW
+                    expr = positional(expr)[inner.returned_input]  # helper(x) hands x back
+                    continue
+                facts = self.op_of(expr)
+                if facts is None:
+                    kinds.add((Returns.UNKNOWN, None))
+                    break
+                name, saves = facts
+                if isinstance(saves, str):  # unseen: it may even hand its input back
+                    kinds.add((Returns.UNKNOWN, None))
+                    output = Saved.UNKNOWN if output is Saved.NO else output
+                    break
+                kinds.add((Returns.FRESH, None))
+                if "output" in saves:
+                    vias.append(f"{name} (line {expr.lineno})")
+                    output = Saved.YES
+                break
+            else:
+                kinds.add((Returns.UNKNOWN, None))
+        if len(kinds) != 1:
+            return Returns.UNKNOWN, None, output
+        returns, index = kinds.pop()
+        return returns, index, output
+
+    def _mutated(self, func: Function, key: str) -> bool:
+        """``key += ...``, ``key.add_(...)`` or ``key[...] = ...`` on the parameter as it came in."""
+        flow = self.model.flow(func)
+        for b in flow.bindings.get(key, []):
+            if b.form == "aug" and self._from_param(func, key, b.stmt):
+                return True
+        for _, node in flow.loads.get(key, []):
+            if not isinstance(node, ast.Name) or not self._from_param(func, key, node):
+                continue
+            parent = self.model.parent(node)
+            if isinstance(parent, ast.Attribute) and parent.attr in torch_api.INPLACE_METHODS:
+                return True
+            if isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Store):
+                return True
+            if isinstance(parent, ast.Call) and parent.func is not node:
+                inner = self.of_call(parent)  # add_pos(x, pos), which writes into its input
+                index = next((i for i, a in enumerate(positional(parent)) if a is node), None)
+                if inner is not None and index is not None and index in inner.mutates:
+                    return True
+        return False
+
+
+# In-place activation modules whose in-place form saves its result for backward (measured with
+# torch by tests/test_summaries.py: writing into the result then breaks backward). The others
+# with an ``inplace=`` option (ReLU6, Hardtanh, Hardswish, SiLU, Mish, Dropout...) save nothing
+# of it. (Torch facts belong in ``torch_api``; this one waits for its generator to measure it.)
+INPLACE_SAVES_RESULT = frozenset({
+    "torch.nn.ReLU", "torch.nn.LeakyReLU", "torch.nn.ELU", "torch.nn.SELU", "torch.nn.CELU", "torch.nn.RReLU",
+})
+_SEQUENTIAL = ("torch.nn.Sequential", "torch.nn.modules.container.Sequential")
+_CONTAINERS = (*_SEQUENTIAL, "torch.nn.ModuleList", "torch.nn.modules.container.ModuleList")
+_MAX_DEPTH = 4  # constructor arguments followed through this many calls (Block(inplace=...) passed down)
+
+
+class Feeder(NamedTuple):
+    """What feeds a member of a chain of layers (``nn.Sequential(a, b, c)``, ``[conv, act]``)."""
+
+    kind: Literal["caller", "saved", "unsaved", "unseen"]
+    layer: Optional[ast.expr]  # the member that saved it (or that could not be seen into)
+    name: str  # its module name, for messages ("" when it has none)
+    in_place: bool  # "saved": the member ran in place and saved its result (its input)
+
+
+class Chains:
+    """Chains of layers and the ``inplace=`` values that flow into their members."""
+
+    def __init__(self, model: "SemanticModel", summaries: Summaries) -> None:
+        self.model = model
+        self.summaries = summaries
+        self._sequentials: Dict[ast.Call, Summary] = {}
+
+    def sequential(self, chain: ast.Call) -> Summary:
+        """What calling ``nn.Sequential(a, b, c)`` (its members written out) saves: its input
+        when the first member saves it, its output when the member feeding the end does."""
+        cached = self._sequentials.get(chain)
+        if cached is not None:
+            return cached
+        members = list(chain.args)
+        end = self.feeder(members, len(members))
+        output = {"saved": Saved.YES, "unsaved": Saved.NO}.get(end.kind, Saved.UNKNOWN)
+        first = self._layer_value(members[0])
+        first_saved = Saved.UNKNOWN
+        if isinstance(first, ast.Call):
+            name = self.model.torch_name(first.func)
+            if name is not None and name.startswith("torch.nn."):
+                module = f"torch.nn.{name.rsplit('.', 1)[-1]}"
+                saves = torch_api.OP_SAVES.get(module)
+                in_place = self.runs_in_place(first, name)
+                if in_place and module in INPLACE_SAVES_RESULT:
+                    first_saved = Saved.YES
+                elif saves is not None and in_place is False:
+                    first_saved = Saved.YES if "input0" in saves else Saved.NO
+            else:
+                inner = self._summary_of_instance(first)
+                if inner is not None and inner.inputs:
+                    first_saved = inner.inputs[0]
+        via = (f"{end.name} (line {end.layer.lineno})",) if output is Saved.YES and end.layer is not None else ()
+        found = Summary("nn.Sequential", (first_saved,), output,
+                        Returns.FRESH if end.kind in ("saved", "unsaved") else Returns.UNKNOWN,
+                        None, frozenset(), via)
+        self._sequentials[chain] = found
+        return found
+
+    def around(self, layer: ast.Call) -> Optional[Tuple[List[ast.expr], int, bool]]:
+        """The members of the chain ``layer`` is written in, its index, and whether the chain
+        is a whole ``nn.Sequential`` (else a list literal, part of a longer chain)."""
+        parent = self.model.parent(layer)
+        if isinstance(parent, ast.Call) and any(a is layer for a in parent.args) \
+                and self.model.torch_name(parent.func) in _SEQUENTIAL:
+            members = positional(parent)
+            return members, next((i for i, a in enumerate(members) if a is layer), -1), True
+        if isinstance(parent, ast.List) and not any(isinstance(e, ast.Starred) for e in parent.elts):
+            return list(parent.elts), next(i for i, a in enumerate(parent.elts) if a is layer), False
+        previous = self._appended_before(layer)
+        if previous is not None:
+            return [previous, layer], 1, False
+        return None
+
+    def _appended_before(self, layer: ast.Call) -> Optional[ast.expr]:
+        """``layers.append(prev)``, the last statement before ``layers.append(layer)`` that
+        touches ``layers`` (out of an ``if`` whose body it starts, too)."""
+        call = self.model.parent(layer)
+        if not (isinstance(call, ast.Call) and call.args == [layer] and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "append"):
+            return None
+        holder = target_key(call.func.value)
+        parent = self.model.parent(call)
+        if holder is None or not isinstance(parent, ast.Expr):
+            return None
+        stmt: ast.stmt = parent
+        root = holder.split(".")[0]
+        while True:
+            block = self.model.parent(stmt)
+            body = next((b for b in (getattr(block, f, None) for f in ("body", "orelse"))
+                         if isinstance(b, list) and any(s is stmt for s in b)), None)
+            if body is None:
+                return None
+            at = next(i for i, s in enumerate(body) if s is stmt)
+            for before in reversed(body[:at]):
+                if not any(isinstance(n, ast.Name) and n.id == root for n in ast.walk(before)):
+                    continue  # does not touch the list
+                if isinstance(before, ast.Expr) and isinstance(before.value, ast.Call) and len(before.value.args) == 1 \
+                        and isinstance(before.value.func, ast.Attribute) and before.value.func.attr == "append" \
+                        and target_key(before.value.func.value) == holder:
+                    return before.value.args[0]
+                return None
+            if not isinstance(block, ast.If):
+                return None  # the start of a loop body or a function: what ran before is not one statement
+            stmt = block
+
+    def feeder(self, members: List[ast.expr], index: int) -> Feeder:
+        """Walks back from ``members[index]`` to the member whose output it receives; in-place
+        members that save nothing hand their input on unchanged, so the walk goes past them."""
+        for member in reversed(members[:max(index, 0)]):
+            layer = self._layer_value(member)
+            if not isinstance(layer, ast.Call):
+                return Feeder("unseen", None, "", False)
+            name = self.model.torch_name(layer.func)
+            if name is None or not name.startswith("torch.nn."):
+                summary = self._summary_of_instance(layer)
+                if summary is None or summary.output is Saved.UNKNOWN:
+                    return Feeder("unseen", member, summary.name if summary else "", False)
+                if summary.output is Saved.YES:
+                    return Feeder("saved", member, summary.label, False)
+                if summary.returns is Returns.INPUT and not summary.mutates:
+                    continue  # hands its input on
+                return Feeder("unsaved", member, summary.name, False)
+            module = f"torch.nn.{name.rsplit('.', 1)[-1]}"
+            in_place = self.runs_in_place(layer, name)
+            if in_place is None:
+                return Feeder("unseen", member, module, False)
+            if in_place:
+                if module in INPLACE_SAVES_RESULT:
+                    return Feeder("saved", member, module, True)
+                if module in torch_api.INPLACE_PARAM_CALLABLES:
+                    continue  # saves nothing of it, and hands its input on
+            saves = torch_api.OP_SAVES.get(module)
+            if saves is None:
+                return Feeder("unseen", member, module, False)
+            return Feeder("saved" if "output" in saves else "unsaved", member, module, False)
+        return Feeder("caller", None, "", False)
+
+    def _summary_of_instance(self, layer: ast.Call) -> Optional[Summary]:
+        return self.summaries.of_target(self.summaries._class_target(layer))
+
+    def _layer_value(self, member: ast.expr) -> Optional[ast.expr]:
+        """``conv2d`` bound once to ``nn.Conv2d(...)`` -> that call; a call -> itself."""
+        if isinstance(member, ast.Name):
+            flow = self.model.flow(self.model.owner(member))
+            bindings = self.model.reaching(flow, member.id, self.model.statement_of(member))
+            if len(bindings) == 1 and bindings[0].form == "assign":
+                return bindings[0].value
+            return None
+        return member
+
+    def runs_in_place(self, layer: ast.Call, name: Optional[str] = None) -> Optional[bool]:
+        """Whether the module built by ``layer`` runs in place: its ``inplace=`` argument,
+        followed through constructor parameters and defaults; None when it cannot tell."""
+        name = name or self.model.torch_name(layer.func) or ""
+        index = torch_api.INPLACE_PARAM_CALLABLES.get(f"torch.nn.{name.rsplit('.', 1)[-1]}")
+        if index is None:
+            return False
+        value = next((k.value for k in layer.keywords if k.arg == "inplace"), None)
+        if value is None and len(layer.args) > index and not any(isinstance(a, ast.Starred) for a in layer.args[:index + 1]):
+            value = layer.args[index]
+        if value is None:
+            return False if not any(k.arg is None for k in layer.keywords) else None
+        values = self.values(value, 0)
+        if values is None or len(values) != 1:
+            return None
+        return next(iter(values)) is True
+
+    def values(self, expr: ast.expr, depth: int) -> Optional[FrozenSet[object]]:
+        """The constants ``expr`` may hold: a literal; a parameter's default and what the
+        visible calls pass for it (``Block(inplace=False)``); ``self.x`` set from such.
+        None when something else may flow in."""
+        if isinstance(expr, ast.Constant):
+            return frozenset({expr.value})
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+            cls = self.model.enclosing_class(expr)
+            assigned = self.model.class_attrs(cls).get(expr.attr, []) if cls is not None else []
+            return self._union([self.values(v, depth + 1) if isinstance(v, ast.expr) else None for v in assigned])
+        if not isinstance(expr, ast.Name):
+            return None
+        owner = self.model.owner(expr)
+        bindings = self.model.reaching(self.model.flow(owner), expr.id, self.model.statement_of(expr))
+        found: List[Optional[FrozenSet[object]]] = []
+        for b in bindings:
+            if b.form == "param" and isinstance(owner, FUNCTIONS):
+                found.append(self._param_values(owner, expr.id, depth))
+            elif b.form == "assign" and b.value is not None:
+                found.append(self.values(b.value, depth + 1))
+            else:
+                found.append(None)
+        return self._union(found)
+
+    def _param_values(self, func: Function, param: str, depth: int) -> Optional[FrozenSet[object]]:
+        """A parameter's default and the values the file's calls pass for it (a constructor's
+        calls are the class's: ``Block(...)``). Callers in other files are not seen: with no
+        call here, the default is what the file shows."""
+        args = func.args
+        plain = [a.arg for a in (*args.posonlyargs, *args.args)]
+        default: Optional[ast.expr] = None
+        if param in plain:
+            i = plain.index(param) - (len(plain) - len(args.defaults))
+            default = args.defaults[i] if i >= 0 else None
+        else:
+            kw = [a.arg for a in args.kwonlyargs]
+            default = args.kw_defaults[kw.index(param)] if param in kw else None
+        parent = self.model.parent(func)
+        if isinstance(parent, ast.ClassDef) and func.name == "__init__":
+            callee = parent.name
+        elif parent is self.model.module:
+            callee = func.name
+        else:
+            return None
+        if plain and plain[0] in ("self", "cls") and isinstance(parent, ast.ClassDef):
+            plain = plain[1:]
+        position = plain.index(param) if param in plain else None
+        found: List[Optional[FrozenSet[object]]] = []
+        sites = self.model.calls_in(self.model.module).get(callee, [])
+        index = self.model.calls.project
+        if index is not None:  # calls from the run's other files pass what this file cannot see
+            others = [c for c in index.calls.get(index.canonical(f"{self.model.calls.module_name}.{callee}"), [])
+                      if c.called]
+            if len(others) > len(sites):
+                return None
+        for site in sites:
+            if any(isinstance(a, ast.Starred) for a in site.args) or any(k.arg is None for k in site.keywords):
+                return None
+            passed = next((k.value for k in site.keywords if k.arg == param), None)
+            if passed is None and position is not None and position < len(site.args):
+                passed = site.args[position]
+            if passed is None:
+                found.append(self.values(default, depth + 1) if default is not None else None)
+            else:
+                found.append(self.values(passed, depth + 1))
+        if not found:
+            found.append(self.values(default, depth + 1) if default is not None else None)
+        return self._union(found)
+
+    @staticmethod
+    def _union(found: List[Optional[FrozenSet[object]]]) -> Optional[FrozenSet[object]]:
+        if not found or any(f is None for f in found):
+            return None
+        out: FrozenSet[object] = frozenset()
+        for f in found:
+            assert f is not None
+            out |= f
+        return out
