@@ -424,7 +424,8 @@ class Locator(TorchFunctionMode):
             raise
         finally:
             self._ops.pop()
-        self._note_views(result, before, name)
+        if isinstance(result, (tuple, list)) or isinstance(result, torch.Tensor) and result._is_view():
+            self._note_views(result, before, name)  # most results are no views: no call for them
         for t, version in before:
             if version is not None and t._version != version:
                 now = _version(t)
