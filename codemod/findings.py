@@ -32,7 +32,9 @@ REASONS = {
     "grad-guard": "runs only when grad is off or the tensor does not require grad (an "
     "`is_grad_enabled()` or `requires_grad` test)",
     "no-grad-callers": "every call of this function runs with grad disabled (under no_grad, "
-    "from an optimizer's step, from functions only called so)",
+    "from an optimizer's step, from functions only called so) or where nothing it is given "
+    "requires grad (a guard: `if not torch.is_grad_enabled()`, a `requires_grad` test, a "
+    "predicate function returning one)",
     "cloned-before": "the write goes into a copy made by the statement just before "
     "(`x = x.clone()`), which nothing saved or holds",
     "autograd-function": "runs inside a custom autograd function or custom op, where autograd "

@@ -158,7 +158,7 @@ class Calls:
         return result
 
     def _site_off(self, site: CallSite, local_reason: LocalReason, seen: Set[Function]) -> bool:
-        if local_reason(site.node) in ("no-grad", "optimizer"):
+        if local_reason(site.node) in ("no-grad", "optimizer", "grad-guard"):  # as the project index counts it
             return True
         caller = site.caller
         if not isinstance(caller, FUNCTIONS):

@@ -92,19 +92,44 @@ class GradMode:
 
     def _guarded(self, test_node: ast.If, child: ast.AST) -> bool:
         """``child`` runs only when grad is off or the tensor tested does not require grad:
-        the body of ``if not torch.is_grad_enabled():`` / ``if not x.requires_grad:``, or the
-        ``else`` of the positive test."""
-        test = test_node.test
-        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
-        inner = test.operand if isinstance(test, ast.UnaryOp) and negated else test
-        is_grad_test = (
-            isinstance(inner, ast.Call) and self.names.torch_name(inner.func) == "torch.is_grad_enabled"
-        ) or (isinstance(inner, ast.Attribute) and inner.attr == "requires_grad")
-        if not is_grad_test:
+        the body of ``if not torch.is_grad_enabled():`` / ``if not x.requires_grad:``, the
+        ``else`` of the positive test, and the same through ``and``/``or``/``not`` and through
+        a predicate function of the module that returns such a test (kornia's
+        ``if _ssim_cpu_eligible(a, b):``)."""
+        if any(s is child for s in test_node.body):
+            return self._promises(test_node.test, True, 0)
+        if any(s is child for s in test_node.orelse):
+            return self._promises(test_node.test, False, 0)
+        return False
+
+    def _promises(self, test: ast.expr, value: bool, depth: int) -> bool:
+        """Whether ``test`` evaluating to ``value`` implies grad is off or the tensor tested
+        does not require grad."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self._promises(test.operand, not value, depth)
+        if isinstance(test, ast.BoolOp):
+            parts = [self._promises(v, value, depth) for v in test.values]
+            # `a and b` true: both hold (one promise is enough); false: either fails (each must promise).
+            return any(parts) if isinstance(test.op, ast.And) == value else all(parts)
+        if value:
+            return self._predicate_promises(test, depth)
+        if isinstance(test, ast.Call) and self.names.torch_name(test.func) == "torch.is_grad_enabled":
+            return True
+        return isinstance(test, ast.Attribute) and test.attr == "requires_grad"
+
+    def _predicate_promises(self, test: ast.expr, depth: int) -> bool:
+        """``test`` is a call of a module-level function whose only statement (after its
+        docstring) returns a test that promises it when true."""
+        if depth > 3 or not isinstance(test, ast.Call) or not isinstance(test.func, ast.Name):
             return False
-        in_body = any(s is child for s in test_node.body)
-        in_else = any(s is child for s in test_node.orelse)
-        return in_body if negated else in_else
+        found = [s for s in self.tree.module.body
+                 if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == test.func.id]
+        if len(found) != 1:
+            return False
+        body = [s for s in found[0].body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+            return False
+        return self._promises(body[0].value, True, depth + 1)
 
     @staticmethod
     def _through_data_or_grad(target: ast.expr) -> bool:
