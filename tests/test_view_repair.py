@@ -13,15 +13,10 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from codemod.runtime.repair import repair  # noqa: E402
-from codemod.runtime.verify import Verdict  # noqa: E402
+from codemod.runtime.verify import Verdict, verify  # noqa: E402
 from codemod.testing import FIXTURES, headers  # noqa: E402
 
 BROKEN = [p for p in sorted((FIXTURES / "view_write").glob("*.in.py")) if headers(p).get("runtime") == "view-error"]
-# The reference copies the view a custom Function's forward makes (torch function modes never
-# see ``apply`` itself), and the harness keys that inner view as a leaf of its own: the rewrite
-# gives it a gradient, the reference (where it is no longer in the graph) none. A harness limit:
-# tests/test_view_fixtures.py shows the final states are bit-identical.
-HARNESS_LIMIT = {"custom_function_view"}
 
 
 def case_id(path) -> str:
@@ -30,8 +25,6 @@ def case_id(path) -> str:
 
 @pytest.mark.parametrize("path", BROKEN, ids=case_id)
 def test_repair_fixes_and_verifies_the_view_family(path):
-    if case_id(path) in HARNESS_LIMIT:
-        pytest.xfail("custom Function inputs are keyed as leaves by the harness")
     result = repair(f"{path}::example", timeout=120)
     conflict = result.located[0].conflicts[0]
     assert conflict.kind == "view" and conflict.created is not None, "both lines are named"
@@ -51,3 +44,69 @@ def test_repair_fixes_and_verifies_the_view_family(path):
         assert any("does not fit" in r for r in result.verification.devices[0].reasons)
     else:
         assert result.verified, result.verification.devices[0].reasons
+
+
+# A custom Function whose forward returns a view (or its input as-is): its output is a view
+# PyTorch refuses to modify in place. Its forward runs under no_grad, so the view it makes
+# there is a no-grad view, a leaf that requires grad to autograd; the reference copies it (the
+# mode never sees ``apply`` itself). That inner tensor is no input of the program: the harness
+# keys only the program's own leaves, alike in every version, and the custom backward (x3
+# here) must be in the gradient the rewrite is compared by.
+CUSTOM = """
+import torch
+
+
+class Triple(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return {made}
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(2, 3) * 3
+
+
+def fn():
+    w = torch.randn(2, 3, requires_grad=True)
+    h = {source}
+    y = Triple.apply(h)
+    y += 1.0
+    return y.sum() * 2 + (y * y).sum()
+"""
+SHAPES = {
+    "view-of-a-leaf": ("x.view(-1)", "w"),
+    "view-of-an-intermediate": ("x.view(-1)", "w * 2"),
+    "input-returned-as-is": ("x", "w"),
+}
+
+
+def custom_function(tmp_path, shape: str):
+    made, source = SHAPES[shape]
+    model = tmp_path / "model.py"
+    model.write_text(CUSTOM.format(made=made, source=source))
+    return model
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_custom_function_view_rewrite_verifies_with_the_same_leaves(tmp_path, shape):
+    model = custom_function(tmp_path, shape)
+    result = verify(f"{model}::fn", rewritten_source=model.read_text().replace("y += 1.0", "y = y + 1.0"),
+                    devices=["cpu"])
+    d = result.devices[0]
+    assert d.original.error_kind == "view" and d.reference == "writes into copies"
+    assert result.verdict is Verdict.VERIFIED, d.problems
+    for side in (d.rewritten, d.reference_run):
+        assert [sorted(call.grads) for call in side.calls] == [["leaf#0"], ["leaf#0"]], "only w is an input"
+        assert all(call.grads["leaf#0"] is not None for call in side.calls)
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+@pytest.mark.parametrize("wrong", [
+    "y = y + 2.0",  # another value
+    "y = h.reshape(-1) + 1.0",  # the custom backward (x3) left out of the gradient
+])
+def test_custom_function_view_wrong_rewrite_does_not_verify(tmp_path, shape, wrong):
+    model = custom_function(tmp_path, shape)
+    result = verify(f"{model}::fn", rewritten_source=model.read_text().replace("y += 1.0", wrong),
+                    devices=["cpu"])
+    assert result.verdict is Verdict.NOT_VERIFIED, result.devices[0].problems
