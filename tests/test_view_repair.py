@@ -16,6 +16,8 @@ from codemod.runtime.repair import repair  # noqa: E402
 from codemod.runtime.verify import Verdict, verify  # noqa: E402
 from codemod.testing import FIXTURES, headers  # noqa: E402
 
+from .test_view_fixtures import default_findings  # noqa: E402
+
 BROKEN = [p for p in sorted((FIXTURES / "view_write").glob("*.in.py")) if headers(p).get("runtime") == "view-error"]
 
 
@@ -31,6 +33,8 @@ def test_repair_fixes_and_verifies_the_view_family(path):
     assert conflict.created.line < conflict.mutation.line
     located = result.located[0].to_json()["conflicts"][0]  # `locate --format json` carries both
     assert located["created"]["line"] == conflict.created.line and located["kind"] == "view"
+    flagged = [f.span.line for f in default_findings(path) if f.code == "IPF106"]
+    assert conflict.mutation.line in flagged, "plain `check` flags the write the run names"
     fix = headers(path).get("fix", "safe")
     if fix == "none":
         assert not result.changed

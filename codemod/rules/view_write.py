@@ -137,6 +137,9 @@ class ViewWrite(Rule):
         if not isinstance(name, ast.Name):
             return
         views = self.model.views
+        if self.model.intended_reason(node, None) == "no-grad":
+            self._check_no_grad(node, name, stmt)
+            return
         origin = views.refused(target, stmt, operands)
         if self.model.leaves.origin(target, stmt) is not None or self.model.intended_reason(node, target):
             return  # a leaf (IPF005's family: PyTorch says so first), or grad off: allowed
@@ -155,6 +158,28 @@ class ViewWrite(Rule):
             if plan is None:
                 status, reason = Status.MANUAL, "unsupported-target"
         self.report(node, message, status, reason, plan, hazard=hazard)
+
+    def _check_no_grad(self, node: ast.AST, name: ast.Name, stmt: ast.AST) -> None:
+        """A write with grad off (``no_grad``, ``inference_mode``) into a refused view: PyTorch allows it, then raises where
+        the view (or another output of the same call) is used with grad on. No fix: whether the
+        write should reach the tensor viewed, or the later use should see a copy, is yours."""
+        views = self.model.views
+        origin = views.origin(name, stmt)
+        if origin is None or not origin.certain:
+            return
+        requires = views.base_requires_grad(origin)
+        read = views.read_with_grad_after(name, stmt, origin) if requires != "no" else None
+        if read is None:
+            return
+        message = (f"In-place write under `no_grad` to `{name.id}`, {self._what(origin)}, then `{read.id}` "
+                   f"used with grad on at line {read.lineno}")
+        hazard = None
+        if requires == "yes":
+            hazard = ("PyTorch raises \"... is a view and its base or another view of its base has been "
+                      "modified inplace\" at that use")
+        else:
+            message += " (refused by PyTorch when it requires grad)"
+        self.report(node, message, Status.MANUAL, "no-grad-view-write", None, hazard=hazard)
 
     def _check_base(self, node: ast.AST, name: ast.Name, target: ast.expr, stmt: ast.AST,
                     operands: List[ast.expr], chain: Optional[List[ast.Call]]) -> None:
