@@ -78,11 +78,19 @@ class ViewWrite(Rule):
     loop over `unbind` that de-normalises an image in place). A write into the tensor viewed,
     the view read afterwards, gets the same rebinding as unsafe (`views-read-after`: the views
     keep the values from before). Writes under `no_grad` are allowed by PyTorch and left
-    alone; leaves that require grad are IPF005's.
+    alone, unless the view (or another output of the same call) is then used with grad on:
+    PyTorch raises at that use ("... its base or another view of its base has been modified
+    inplace"), reported at the write with no fix (`no-grad-view-write`: whether the write should
+    reach the tensor viewed, or the use should see a copy, is yours to say). Leaves that require
+    grad are IPF005's.
     """
 
     CODE = "IPF006"
     NAME = "view-write"
+    HAZARD_FORM = ("where the analysis proves PyTorch raises: the tensor viewed (or a value written) "
+                   "requires grad, so the write into a view PyTorch refuses fails at once, or at the "
+                   "later use of the view, with \"... is a view and is being modified inplace\" (no "
+                   "tensor saved for backward is involved)")
     TRIGGERS = (rb"(?:[-+*/%&|^@]|\*\*|//|<<|>>)=", rb"\][\s\\]*=(?!=)", rb"[A-Za-z]\w*_\s*\(", rb"inplace")
 
     @classmethod
