@@ -160,3 +160,17 @@ def test_no_grad_writes_pytorch_allows_are_not_reported(body):
 def test_a_no_grad_write_into_a_view_of_unknown_requires_grad_is_possible_only():
     body = "def f(x):\n    q, k = x.chunk(2)\n" + NO_GRAD_WRITE + "    return q * 3\n"
     assert [f.code for f in findings_06(body)] == ["IPF006"]
+
+
+@pytest.mark.parametrize("other, status", [
+    ("u = h[0:2]", "unsafe"),  # another view of the same tensor, read after: it would see the write
+    ("u = h[0:2].t()", "unsafe"),  # through a chain of views
+    ("u = h.sum(0)", "safe"),  # a new tensor, not a view
+])
+def test_another_view_of_the_tensor_viewed_read_after_the_write(other, status):
+    body = ("def f():\n    w = torch.randn(4, 2, requires_grad=True)\n    h = w * 2\n"
+            f"    with torch.no_grad():\n        v = h[0]\n        {other}\n    v.mul_(3)\n    return u, v\n")
+    found = findings_06(body)
+    assert [(f.code, f.status.value) for f in found] == [("IPF106", status)]
+    if status == "unsafe":
+        assert found[0].reason == "view-base-read-after"

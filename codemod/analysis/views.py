@@ -161,6 +161,33 @@ class Views:
                 return key, origin
         return None
 
+    def overlapping_view_read_after(self, name: ast.Name, stmt: Located, origin: ViewOrigin) -> Optional[str]:
+        """Another name bound to a view of the tensor ``origin`` views (``u = h[0:2]`` beside
+        ``v = h[0]``), read after the write to ``name`` at ``stmt``: in place it would have seen
+        the write, a copy hides it. The outputs of one multi-view call are disjoint: they are
+        bound by unpacking or indexing, not by a view of the tensor, and do not count."""
+        base = target_key(origin.base) if origin.base is not None else None
+        if not base:
+            return None
+        flow = self.binder.flow(self.tree.owner(stmt))
+        for key in flow.bindings:
+            if key in (name.id, base) or not self.read_after(key, stmt):
+                continue
+            for b in self._plain_bindings(key, stmt):
+                if b.form in ("assign", "ann") and b.value is not None and self._view_root(b.value) == base:
+                    return key
+        return None
+
+    def _view_root(self, value: ast.expr) -> Optional[str]:
+        """The name ``value`` is a view of, through a chain of views (``h[0].t()`` -> ``h``)."""
+        inner = self._viewed(value)
+        while inner is not None:
+            deeper = self._viewed(inner)
+            if deeper is None:
+                return target_key(inner)
+            inner = deeper
+        return None
+
     def read_with_grad_after(self, name: ast.Name, stmt: Located, origin: ViewOrigin) -> Optional[ast.Name]:
         """A use with grad on, after ``stmt``, of the view ``name`` written there under
         ``no_grad`` (or of another output of the same multi-view call, or the container holding

@@ -238,6 +238,9 @@ class ViewWrite(Rule):
         if problem:
             return Status.MANUAL, problem
         readers = [k for k in origin.sharers if k != name.id and views.read_after(k, stmt)]
+        overlapping = views.overlapping_view_read_after(name, stmt, origin)
+        if overlapping is not None:
+            readers.append(overlapping)
         alias = self.model.alias_report(name, stmt)
         if alias.reason in ("alias", "view-alias"):
             readers.append(alias.reason)
