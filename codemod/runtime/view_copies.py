@@ -61,7 +61,8 @@ class WritesIntoCopies(TorchFunctionMode):
         # one viewed.
         self._copies: Dict[int, Tuple["weakref.ref[torch.Tensor]", int, Any, int]] = {}
         self._calls = 0  # calls that made copies: the outputs of one chunk are disjoint
-        self._written_copies: Dict[int, Set[Tuple[int, int]]] = {}  # storage -> {(call, id(copy))} written
+        # storage -> (the call that made a written copy, the tensor it viewed) for each such write
+        self._written_copies: Dict[int, List[Tuple[int, Any]]] = {}
         self._written_bases: Dict[int, Any] = {}  # storage -> the tensor viewed, whose view's copy was written
         self._stale: Set[int] = set()  # copies whose base was written after they were made
 
@@ -102,7 +103,7 @@ class WritesIntoCopies(TorchFunctionMode):
         copied = self._copy_of(target)
         if copied is not None:
             self._written_bases[copied[0]] = copied[1]
-            self._written_copies.setdefault(copied[0], set()).add((self._copies[id(target)][3], id(target)))
+            self._written_copies.setdefault(copied[0], []).append((self._copies[id(target)][3], copied[1]))
             self.writes.append(f"{_user_line()} ({name})")
             return
         written = _storage(target)
@@ -134,4 +135,6 @@ class WritesIntoCopies(TorchFunctionMode):
         found = self._copies.get(id(t))
         if found is None or found[0]() is not t:
             return False
-        return any(call != found[3] and copy != id(t) for call, copy in self._written_copies.get(found[1], ()))
+        viewed = found[2]()
+        return viewed is not None and any(call != found[3] and base() is viewed
+                                          for call, base in self._written_copies.get(found[1], ()))
