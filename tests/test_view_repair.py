@@ -114,3 +114,33 @@ def test_custom_function_view_wrong_rewrite_does_not_verify(tmp_path, shape, wro
     result = verify(f"{model}::fn", rewritten_source=model.read_text().replace("y += 1.0", wrong),
                     devices=["cpu"])
     assert result.verdict is Verdict.NOT_VERIFIED, result.devices[0].problems
+
+
+# A view taken under no_grad of a tensor that requires grad requires grad itself (autograd
+# treats it as a leaf of its own): the copy the reference makes keeps that, so IPF006's rebinding
+# verifies and a rewrite that drops the flag (or changes the value) does not.
+NO_GRAD_VIEW = """
+import torch
+
+
+def fn():
+    x = torch.randn(4, 2, requires_grad=True)
+    h = x * 2
+    with torch.no_grad():
+        v = h[0]
+    v.mul_(3)
+    return v.sum()
+"""
+
+
+@pytest.mark.parametrize("rewrite, verdict", [
+    ("v = v.mul(3)", Verdict.VERIFIED),
+    ("v = v.mul(4)", Verdict.NOT_VERIFIED),
+    ("v = v.detach().mul(3)", Verdict.NOT_VERIFIED),
+])
+def test_a_copy_of_a_no_grad_view_requires_grad_like_the_view(tmp_path, rewrite, verdict):
+    model = tmp_path / "model.py"
+    model.write_text(NO_GRAD_VIEW)
+    result = verify(f"{model}::fn", rewritten_source=NO_GRAD_VIEW.replace("v.mul_(3)", rewrite), devices=["cpu"])
+    assert result.devices[0].reference == "writes into copies"
+    assert result.verdict is verdict, result.devices[0].problems

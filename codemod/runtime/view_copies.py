@@ -69,7 +69,15 @@ class WritesIntoCopies(TorchFunctionMode):
     def _copy(self, t: Any, call: int) -> Any:
         if not refused_view(t):
             return t
-        copy = t.clone()
+        if t.requires_grad and not torch.is_grad_enabled():
+            # A view made under no_grad of a tensor that requires grad requires grad itself
+            # (autograd treats it as a leaf of its own, its gradient reaching nothing the program
+            # holds); a plain clone here would not. The copy gets its flag through a private leaf
+            # no harness sees (torch functions off), so that it still takes writes with grad on.
+            with torch._C.DisableTorchFunction(), torch.enable_grad():
+                copy = t.detach().requires_grad_().clone()
+        else:
+            copy = t.clone()
         self.copies += 1
         base = t._base if t._base is not None else t
         self._copies[id(copy)] = (weakref.ref(copy), _storage(t), weakref.ref(base), call)
