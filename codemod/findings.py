@@ -80,6 +80,10 @@ REASONS = {
     "such a view was taken from, read afterwards; IPF006 writes into a copy",
     "views-read-after": "views taken of the tensor before the write are read after it: in place "
     "they would see the change (PyTorch refuses it), after the fix they keep the values from before",
+    "no-grad-view-write": "a view PyTorch refuses to modify with grad on is written under no_grad "
+    "and then used with grad on (PyTorch raises at that use); whether the write should reach the "
+    "tensor viewed or the use should see a copy (`v = v.clone()` with grad on before the no_grad "
+    "block) is yours to say",
     "view-base-read-after": "the tensor viewed (or a name for the same memory) is read after "
     "the write: in place it would have seen the change, the fix writes into a copy",
     "dead-store": "the fix would rebind a name nobody reads again while another holder (a "

@@ -17,6 +17,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from codemod.config import Settings  # noqa: E402
+from codemod.engine.pipeline import check_source  # noqa: E402
 from codemod.runtime.harness import inplace_error_kind  # noqa: E402
 from codemod.runtime.view_copies import WritesIntoCopies  # noqa: E402
 from codemod.testing import FIXTURES, headers  # noqa: E402
@@ -25,6 +27,7 @@ from .final_state import differences, run_example  # noqa: E402
 
 FOLDER = FIXTURES / "view_write"
 CASES = sorted(FOLDER.glob("*.in.py"))
+BROKEN = [p for p in CASES if headers(p).get("runtime") == "view-error"]
 
 
 def case_id(path) -> str:
@@ -73,3 +76,22 @@ def test_both_sides_and_every_error_are_represented():
                 messages.add("no_grad" if "no_grad mode" in text else
                               "custom" if "custom Function" in text else "multiple")
     assert messages == {"no_grad", "custom", "multiple"}
+
+
+def default_findings(path):
+    """What plain ``inplacefix check`` reports (the default selection: IPF1xx only)."""
+    return check_source(path.read_bytes(), str(path), Settings()).findings
+
+
+@pytest.mark.parametrize("path", BROKEN, ids=case_id)
+def test_check_flags_every_broken_case_by_default(path):
+    """Every case that raises is a proven error (IPF106), not only a possible one (IPF006):
+    PyTorch always raises there. tests/test_view_repair.py checks that the line is the one the
+    run names as the write."""
+    codes = [f.code for f in default_findings(path)]
+    assert "IPF106" in codes, codes
+
+
+@pytest.mark.parametrize("path", [p for p in CASES if headers(p).get("runtime") == "works"], ids=case_id)
+def test_check_is_quiet_by_default_where_pytorch_allows_the_write(path):
+    assert [f for f in default_findings(path) if f.code == "IPF106"] == []

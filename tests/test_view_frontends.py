@@ -81,3 +81,14 @@ async def test_the_editor_warns_and_offers_the_fix(client: LanguageClient):
     assert fix.title == "IPF106: Rewrite as `log_std = log_std.clamp(-20, 2)`" and fix.is_preferred
     [edit] = fix.edit.changes[URI]
     assert edit.new_text.strip() == "log_std = log_std.clamp(-20, 2)"
+
+
+def test_rule_ipf106_says_what_it_reports():
+    """``inplacefix rule IPF106`` describes views PyTorch refuses, not saved tensors (the
+    generic hazard sentence stays the other rules')."""
+    view = CliRunner().invoke(app, ["rule", "IPF106"])
+    assert view.exit_code == 0
+    first = view.output.split("\n\n")[1]
+    assert "proves PyTorch raises" in first and "autograd saved" not in first
+    saved = CliRunner().invoke(app, ["rule", "IPF101"])
+    assert "modifies a tensor autograd saved for backward" in saved.output.split("\n\n")[1]

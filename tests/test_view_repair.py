@@ -13,15 +13,12 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from codemod.runtime.repair import repair  # noqa: E402
-from codemod.runtime.verify import Verdict  # noqa: E402
+from codemod.runtime.verify import Verdict, verify  # noqa: E402
 from codemod.testing import FIXTURES, headers  # noqa: E402
 
+from .test_view_fixtures import default_findings  # noqa: E402
+
 BROKEN = [p for p in sorted((FIXTURES / "view_write").glob("*.in.py")) if headers(p).get("runtime") == "view-error"]
-# The reference copies the view a custom Function's forward makes (torch function modes never
-# see ``apply`` itself), and the harness keys that inner view as a leaf of its own: the rewrite
-# gives it a gradient, the reference (where it is no longer in the graph) none. A harness limit:
-# tests/test_view_fixtures.py shows the final states are bit-identical.
-HARNESS_LIMIT = {"custom_function_view"}
 
 
 def case_id(path) -> str:
@@ -30,14 +27,14 @@ def case_id(path) -> str:
 
 @pytest.mark.parametrize("path", BROKEN, ids=case_id)
 def test_repair_fixes_and_verifies_the_view_family(path):
-    if case_id(path) in HARNESS_LIMIT:
-        pytest.xfail("custom Function inputs are keyed as leaves by the harness")
     result = repair(f"{path}::example", timeout=120)
     conflict = result.located[0].conflicts[0]
     assert conflict.kind == "view" and conflict.created is not None, "both lines are named"
     assert conflict.created.line < conflict.mutation.line
     located = result.located[0].to_json()["conflicts"][0]  # `locate --format json` carries both
     assert located["created"]["line"] == conflict.created.line and located["kind"] == "view"
+    flagged = [f.span.line for f in default_findings(path) if f.code == "IPF106"]
+    assert conflict.mutation.line in flagged, "plain `check` flags the write the run names"
     fix = headers(path).get("fix", "safe")
     if fix == "none":
         assert not result.changed
@@ -51,3 +48,99 @@ def test_repair_fixes_and_verifies_the_view_family(path):
         assert any("does not fit" in r for r in result.verification.devices[0].reasons)
     else:
         assert result.verified, result.verification.devices[0].reasons
+
+
+# A custom Function whose forward returns a view (or its input as-is): its output is a view
+# PyTorch refuses to modify in place. Its forward runs under no_grad, so the view it makes
+# there is a no-grad view, a leaf that requires grad to autograd; the reference copies it (the
+# mode never sees ``apply`` itself). That inner tensor is no input of the program: the harness
+# keys only the program's own leaves, alike in every version, and the custom backward (x3
+# here) must be in the gradient the rewrite is compared by.
+CUSTOM = """
+import torch
+
+
+class Triple(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return {made}
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(2, 3) * 3
+
+
+def fn():
+    w = torch.randn(2, 3, requires_grad=True)
+    h = {source}
+    y = Triple.apply(h)
+    y += 1.0
+    return y.sum() * 2 + (y * y).sum()
+"""
+SHAPES = {
+    "view-of-a-leaf": ("x.view(-1)", "w"),
+    "view-of-an-intermediate": ("x.view(-1)", "w * 2"),
+    "input-returned-as-is": ("x", "w"),
+}
+
+
+def custom_function(tmp_path, shape: str):
+    made, source = SHAPES[shape]
+    model = tmp_path / "model.py"
+    model.write_text(CUSTOM.format(made=made, source=source))
+    return model
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_custom_function_view_rewrite_verifies_with_the_same_leaves(tmp_path, shape):
+    model = custom_function(tmp_path, shape)
+    result = verify(f"{model}::fn", rewritten_source=model.read_text().replace("y += 1.0", "y = y + 1.0"),
+                    devices=["cpu"])
+    d = result.devices[0]
+    assert d.original.error_kind == "view" and d.reference == "writes into copies"
+    assert result.verdict is Verdict.VERIFIED, d.problems
+    for side in (d.rewritten, d.reference_run):
+        assert [sorted(call.grads) for call in side.calls] == [["leaf#0"], ["leaf#0"]], "only w is an input"
+        assert all(call.grads["leaf#0"] is not None for call in side.calls)
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+@pytest.mark.parametrize("wrong", [
+    "y = y + 2.0",  # another value
+    "y = h.reshape(-1) + 1.0",  # the custom backward (x3) left out of the gradient
+])
+def test_custom_function_view_wrong_rewrite_does_not_verify(tmp_path, shape, wrong):
+    model = custom_function(tmp_path, shape)
+    result = verify(f"{model}::fn", rewritten_source=model.read_text().replace("y += 1.0", wrong),
+                    devices=["cpu"])
+    assert result.verdict is Verdict.NOT_VERIFIED, result.devices[0].problems
+
+
+# A view taken under no_grad of a tensor that requires grad requires grad itself (autograd
+# treats it as a leaf of its own): the copy the reference makes keeps that, so IPF006's rebinding
+# verifies and a rewrite that drops the flag (or changes the value) does not.
+NO_GRAD_VIEW = """
+import torch
+
+
+def fn():
+    x = torch.randn(4, 2, requires_grad=True)
+    h = x * 2
+    with torch.no_grad():
+        v = h[0]
+    v.mul_(3)
+    return v.sum()
+"""
+
+
+@pytest.mark.parametrize("rewrite, verdict", [
+    ("v = v.mul(3)", Verdict.VERIFIED),
+    ("v = v.mul(4)", Verdict.NOT_VERIFIED),
+    ("v = v.detach().mul(3)", Verdict.NOT_VERIFIED),
+])
+def test_a_copy_of_a_no_grad_view_requires_grad_like_the_view(tmp_path, rewrite, verdict):
+    model = tmp_path / "model.py"
+    model.write_text(NO_GRAD_VIEW)
+    result = verify(f"{model}::fn", rewritten_source=NO_GRAD_VIEW.replace("v.mul_(3)", rewrite), devices=["cpu"])
+    assert result.devices[0].reference == "writes into copies"
+    assert result.verdict is verdict, result.devices[0].problems

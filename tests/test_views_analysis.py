@@ -124,3 +124,53 @@ def test_the_tensor_viewed_read_later_makes_the_fix_unsafe():
     result = process_source((HEAD + textwrap.dedent(body)).encode(), "m.py", Settings(select=("ALL",)))
     [finding] = [f for f in result.findings if f.code == "IPF106"]
     assert finding.status.value == "unsafe" and finding.reason == "view-base-read-after"
+
+
+def findings_06(body: str) -> list:
+    result = process_source((HEAD + textwrap.dedent(body)).encode(), "m.py", Settings(select=("ALL",)))
+    return [f for f in result.findings if f.code.endswith("06")]
+
+
+GRAD_VIEW = "    w = torch.randn(4, 2, requires_grad=True)\n    q, k = (w * 2).chunk(2)\n"
+NO_GRAD_WRITE = "    with torch.no_grad():\n        q.mul_(2)\n"
+
+
+@pytest.mark.parametrize("context, after", [
+    ("no_grad", "    return (q * 3).sum()\n"),  # the view used with grad on
+    ("no_grad", "    return torch.exp(k)\n"),  # another output of the same chunk
+    ("no_grad", "    return q[0].sum()\n"),  # a view of it
+    ("inference_mode", "    return q.sum()\n"),  # PyTorch raises the same way
+])
+def test_a_no_grad_write_then_a_use_with_grad_on_is_a_proven_error(context, after):
+    found = findings_06("def f():\n" + GRAD_VIEW + NO_GRAD_WRITE.replace("no_grad", context) + after)
+    assert [(f.code, f.status.value, f.reason) for f in found] == [("IPF106", "manual", "no-grad-view-write")]
+
+
+@pytest.mark.parametrize("body", [
+    "def f():\n" + GRAD_VIEW + NO_GRAD_WRITE + "    return q.shape, q.detach(), q > 0\n",  # metadata only
+    "def f():\n" + GRAD_VIEW + NO_GRAD_WRITE + "    with torch.no_grad():\n        return q * 3\n",  # grad off
+    "def f():\n" + GRAD_VIEW + NO_GRAD_WRITE + "    q = torch.ones(2)\n    return q * 3\n",  # rebound first
+    "def f():\n" + GRAD_VIEW + "    with torch.no_grad():\n        q.mul_(2)\n        return q * 3\n",  # inside
+    "def f():\n    t = torch.zeros(4, 2)\n    q, k = t.chunk(2)\n" + NO_GRAD_WRITE + "    return q * 3\n",  # no grad
+])
+def test_no_grad_writes_pytorch_allows_are_not_reported(body):
+    assert findings_06(body) == []
+
+
+def test_a_no_grad_write_into_a_view_of_unknown_requires_grad_is_possible_only():
+    body = "def f(x):\n    q, k = x.chunk(2)\n" + NO_GRAD_WRITE + "    return q * 3\n"
+    assert [f.code for f in findings_06(body)] == ["IPF006"]
+
+
+@pytest.mark.parametrize("other, status", [
+    ("u = h[0:2]", "unsafe"),  # another view of the same tensor, read after: it would see the write
+    ("u = h[0:2].t()", "unsafe"),  # through a chain of views
+    ("u = h.sum(0)", "safe"),  # a new tensor, not a view
+])
+def test_another_view_of_the_tensor_viewed_read_after_the_write(other, status):
+    body = ("def f():\n    w = torch.randn(4, 2, requires_grad=True)\n    h = w * 2\n"
+            f"    with torch.no_grad():\n        v = h[0]\n        {other}\n    v.mul_(3)\n    return u, v\n")
+    found = findings_06(body)
+    assert [(f.code, f.status.value) for f in found] == [("IPF106", status)]
+    if status == "unsafe":
+        assert found[0].reason == "view-base-read-after"

@@ -161,6 +161,88 @@ class Views:
                 return key, origin
         return None
 
+    def overlapping_view_read_after(self, name: ast.Name, stmt: Located, origin: ViewOrigin) -> Optional[str]:
+        """Another name bound to a view of the tensor ``origin`` views (``u = h[0:2]`` beside
+        ``v = h[0]``), read after the write to ``name`` at ``stmt``: in place it would have seen
+        the write, a copy hides it. The outputs of one multi-view call are disjoint: they are
+        bound by unpacking or indexing, not by a view of the tensor, and do not count."""
+        base = target_key(origin.base) if origin.base is not None else None
+        if not base:
+            return None
+        flow = self.binder.flow(self.tree.owner(stmt))
+        for key in flow.bindings:
+            if key in (name.id, base) or not self.read_after(key, stmt):
+                continue
+            for b in self._plain_bindings(key, stmt):
+                if b.form in ("assign", "ann") and b.value is not None and self._view_root(b.value) == base:
+                    return key
+        return None
+
+    def _view_root(self, value: ast.expr) -> Optional[str]:
+        """The name ``value`` is a view of, through a chain of views (``h[0].t()`` -> ``h``)."""
+        inner = self._viewed(value)
+        while inner is not None:
+            deeper = self._viewed(inner)
+            if deeper is None:
+                return target_key(inner)
+            inner = deeper
+        return None
+
+    def read_with_grad_after(self, name: ast.Name, stmt: Located, origin: ViewOrigin) -> Optional[ast.Name]:
+        """A use with grad on, after ``stmt``, of the view ``name`` written there under
+        ``no_grad`` (or of another output of the same multi-view call, or the container holding
+        them): PyTorch allows the write but raises at that use ("... is a view and its base or
+        another view of its base has been modified inplace"). The first such use in the
+        function, where the same binding still holds; a use that only reads metadata
+        (``.shape``, ``.detach()``, a comparison) does not count."""
+        made = self.tree.statement_of(origin.creation)
+        keys = {name.id: self._plain_bindings(name.id, stmt)}
+        if isinstance(made, ast.Assign):
+            for target in made.targets:
+                if isinstance(target, (ast.Tuple, ast.List)):
+                    for e in target.elts:
+                        if isinstance(e, ast.Name) and e.id not in keys:
+                            keys[e.id] = [b for b in self.binder.flow(self.tree.owner(made)).bindings.get(e.id, [])
+                                          if b.stmt is made]
+        for key in set(origin.sharers) - set(_keys(origin.base)) - set(keys):
+            keys[key] = self._plain_bindings(key, stmt)
+        flow = self.binder.flow(self.tree.owner(stmt))
+        _, end = span(stmt)
+        found: List[Tuple[Pos, ast.Name]] = []
+        for key, bindings in keys.items():
+            if not bindings:
+                continue
+            for pos, node in flow.loads.get(key, []):
+                if not isinstance(node, ast.Name) or pos < end or self.tree.owner(node) is not flow.owner:
+                    continue
+                at = self.tree.statement_of(node)
+                if [id(b) for b in self._plain_bindings(key, at)] != [id(b) for b in bindings]:
+                    continue  # rebound in between: another tensor
+                if self.grad.intended_reason(node, None) is None and self._used_by_autograd(node, at):
+                    found.append((pos, node))
+        return min(found, key=lambda f: f[0])[1] if found else None
+
+    def _used_by_autograd(self, node: ast.Name, at: Located) -> bool:
+        """``node`` feeds an op autograd records (arithmetic, a view, a differentiable method or
+        torch function, a module with parameters): the op asks for the view's history."""
+        parent = self.tree.parent(node)
+        if isinstance(parent, ast.BinOp) or (isinstance(parent, ast.UnaryOp) and not isinstance(parent.op, ast.Not)):
+            return True
+        if isinstance(parent, ast.Subscript) and parent.value is node:
+            return True
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            if parent.attr in ("T", "mT"):
+                return True
+            call = self.tree.parent(parent)
+            return isinstance(call, ast.Call) and call.func is parent and parent.attr not in _NOT_DIFFERENTIABLE \
+                and (parent.attr in _DIFFERENTIABLE or parent.attr in torch_api.INPLACE_METHODS)
+        if isinstance(parent, ast.Call) and node in parent.args:
+            torch_name = self.names.torch_name(parent.func)
+            if torch_name is not None:
+                return torch_name.rsplit(".", 1)[-1] in _DIFFERENTIABLE
+            return self._parametric_module(parent.func, at)
+        return False
+
     def base_requires_grad(self, origin: ViewOrigin) -> RequiresGrad:
         """Whether the tensor ``origin`` views requires grad, where the view was made."""
         if origin.base is None:

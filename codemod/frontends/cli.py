@@ -574,8 +574,7 @@ def rule(code: str = typer.Argument(..., help="A rule code (IPF001) or name (aug
     title = f"{info.code} {info.name}"
     doc = documentation(info.rule)
     if info.hazard:
-        doc = (f"The hazard form of {info.rule.CODE}: reported (and on by default) where the hazard "
-               f"analysis shows the write modifies a tensor autograd saved for backward.\n\n{doc}")
+        doc = f"The hazard form of {info.rule.CODE}: reported (and on by default) {info.rule.HAZARD_FORM}.\n\n{doc}"
     typer.echo(f"{title}\n{'=' * len(title)}\n\n{doc}")
 
 

@@ -30,12 +30,14 @@ class Rule:
     types the walk files and hands it, in source order), optionally :meth:`could_start` (a cheap
     look at one such node: the pre-screen after parsing), and its documentation as the class
     docstring: a one-line summary, then Ruff-style sections (What it does / Why is this bad? /
-    Example / Fix safety), printed by ``inplacefix rule CODE``.
+    Example / Fix safety), printed by ``inplacefix rule CODE``. ``HAZARD_FORM`` says when the
+    hazard form is reported (a rule whose ``IPF1xx`` means something else says so there).
     """
 
     CODE = ""
     NAME = ""
     TRIGGERS: tuple = ()
+    HAZARD_FORM = "where the hazard analysis shows the write modifies a tensor autograd saved for backward"
 
     @classmethod
     def could_start(cls, node: ast.AST) -> bool:

@@ -72,7 +72,7 @@ def table() -> Dict[str, RuleInfo]:
         out[rule.CODE] = RuleInfo(rule.CODE, rule.NAME, summary(rule), rule, False)
     for rule in rules():
         code = hazard_code(rule.CODE)
-        text = f"{summary(rule)} (where it modifies a tensor autograd saved)"
+        text = f"{summary(rule)} ({rule.HAZARD_FORM})"
         out[code] = RuleInfo(code, f"{rule.NAME}-hazard", text, rule, True)
     return dict(sorted(out.items()))
 

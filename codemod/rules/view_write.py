@@ -78,11 +78,19 @@ class ViewWrite(Rule):
     loop over `unbind` that de-normalises an image in place). A write into the tensor viewed,
     the view read afterwards, gets the same rebinding as unsafe (`views-read-after`: the views
     keep the values from before). Writes under `no_grad` are allowed by PyTorch and left
-    alone; leaves that require grad are IPF005's.
+    alone, unless the view (or another output of the same call) is then used with grad on:
+    PyTorch raises at that use ("... its base or another view of its base has been modified
+    inplace"), reported at the write with no fix (`no-grad-view-write`: whether the write should
+    reach the tensor viewed, or the use should see a copy, is yours to say). Leaves that require
+    grad are IPF005's.
     """
 
     CODE = "IPF006"
     NAME = "view-write"
+    HAZARD_FORM = ("where the analysis proves PyTorch raises: the tensor viewed (or a value written) "
+                   "requires grad, so the write into a view PyTorch refuses fails at once, or at the "
+                   "later use of the view, with \"... is a view and is being modified inplace\" (no "
+                   "tensor saved for backward is involved)")
     TRIGGERS = (rb"(?:[-+*/%&|^@]|\*\*|//|<<|>>)=", rb"\][\s\\]*=(?!=)", rb"[A-Za-z]\w*_\s*\(", rb"inplace")
 
     @classmethod
@@ -137,6 +145,9 @@ class ViewWrite(Rule):
         if not isinstance(name, ast.Name):
             return
         views = self.model.views
+        if self.model.intended_reason(node, None) == "no-grad":
+            self._check_no_grad(node, name, stmt)
+            return
         origin = views.refused(target, stmt, operands)
         if self.model.leaves.origin(target, stmt) is not None or self.model.intended_reason(node, target):
             return  # a leaf (IPF005's family: PyTorch says so first), or grad off: allowed
@@ -155,6 +166,28 @@ class ViewWrite(Rule):
             if plan is None:
                 status, reason = Status.MANUAL, "unsupported-target"
         self.report(node, message, status, reason, plan, hazard=hazard)
+
+    def _check_no_grad(self, node: ast.AST, name: ast.Name, stmt: ast.AST) -> None:
+        """A write with grad off (``no_grad``, ``inference_mode``) into a refused view: PyTorch allows it, then raises where
+        the view (or another output of the same call) is used with grad on. No fix: whether the
+        write should reach the tensor viewed, or the later use should see a copy, is yours."""
+        views = self.model.views
+        origin = views.origin(name, stmt)
+        if origin is None or not origin.certain:
+            return
+        requires = views.base_requires_grad(origin)
+        read = views.read_with_grad_after(name, stmt, origin) if requires != "no" else None
+        if read is None:
+            return
+        message = (f"In-place write under `no_grad` to `{name.id}`, {self._what(origin)}, then `{read.id}` "
+                   f"used with grad on at line {read.lineno}")
+        hazard = None
+        if requires == "yes":
+            hazard = ("PyTorch raises \"... is a view and its base or another view of its base has been "
+                      "modified inplace\" at that use")
+        else:
+            message += " (refused by PyTorch when it requires grad)"
+        self.report(node, message, Status.MANUAL, "no-grad-view-write", None, hazard=hazard)
 
     def _check_base(self, node: ast.AST, name: ast.Name, target: ast.expr, stmt: ast.AST,
                     operands: List[ast.expr], chain: Optional[List[ast.Call]]) -> None:
@@ -205,6 +238,9 @@ class ViewWrite(Rule):
         if problem:
             return Status.MANUAL, problem
         readers = [k for k in origin.sharers if k != name.id and views.read_after(k, stmt)]
+        overlapping = views.overlapping_view_read_after(name, stmt, origin)
+        if overlapping is not None:
+            readers.append(overlapping)
         alias = self.model.alias_report(name, stmt)
         if alias.reason in ("alias", "view-alias"):
             readers.append(alias.reason)

@@ -434,7 +434,9 @@ class Locator(TorchFunctionMode):
                 operands = [o for o, _ in before if o is not t]
                 if any(o.dtype != t.dtype for o in operands):
                     self._mixed_dtype_line()
-                if self._view_storages and self._view_made(t) is None:
+                # A write into the tensor viewed, or one PyTorch allows into the view itself
+                # (grad off): PyTorch raises later, where a view is used with grad on.
+                if self._view_storages and (self._view_made(t) is None or not torch.is_grad_enabled()):
                     key = _storage_key(t)
                     if key in self._view_storages:
                         self._base_writes[key] = (_site(_user_frame(2)), name)

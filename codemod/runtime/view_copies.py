@@ -56,19 +56,31 @@ class WritesIntoCopies(TorchFunctionMode):
         self.copies = 0
         self.unfit: Optional[str] = None
         self.writes: List[str] = []  # where a copy took a write PyTorch would have refused or allowed
-        # id(copy) -> (copy, the storage it was copied from, the tensor viewed): weak, so that a
-        # storage freed and reused by another tensor is never taken for the one viewed.
-        self._copies: Dict[int, Tuple["weakref.ref[torch.Tensor]", int, Any]] = {}
+        # id(copy) -> (copy, the storage it was copied from, the tensor viewed, the call that made
+        # it): weak, so that a storage freed and reused by another tensor is never taken for the
+        # one viewed.
+        self._copies: Dict[int, Tuple["weakref.ref[torch.Tensor]", int, Any, int]] = {}
+        self._calls = 0  # calls that made copies: the outputs of one chunk are disjoint
+        # storage -> (the call that made a written copy, the tensor it viewed) for each such write
+        self._written_copies: Dict[int, List[Tuple[int, Any]]] = {}
         self._written_bases: Dict[int, Any] = {}  # storage -> the tensor viewed, whose view's copy was written
         self._stale: Set[int] = set()  # copies whose base was written after they were made
 
-    def _copy(self, t: Any) -> Any:
+    def _copy(self, t: Any, call: int) -> Any:
         if not refused_view(t):
             return t
-        copy = t.clone()
+        if t.requires_grad and not torch.is_grad_enabled():
+            # A view made under no_grad of a tensor that requires grad requires grad itself
+            # (autograd treats it as a leaf of its own, its gradient reaching nothing the program
+            # holds); a plain clone here would not. The copy gets its flag through a private leaf
+            # no harness sees (torch functions off), so that it still takes writes with grad on.
+            with torch._C.DisableTorchFunction(), torch.enable_grad():
+                copy = t.detach().requires_grad_().clone()
+        else:
+            copy = t.clone()
         self.copies += 1
         base = t._base if t._base is not None else t
-        self._copies[id(copy)] = (weakref.ref(copy), _storage(t), weakref.ref(base))
+        self._copies[id(copy)] = (weakref.ref(copy), _storage(t), weakref.ref(base), call)
         return copy
 
     def _copy_of(self, t: Any) -> Optional[Tuple[int, Any]]:
@@ -84,11 +96,12 @@ class WritesIntoCopies(TorchFunctionMode):
         out = func(*args, **kwargs)
         if is_inplace_call(name, kwargs) and args and isinstance(args[0], torch.Tensor):
             self._note_write(name, args[0])
+        self._calls += 1
         if type(out) is tuple or type(out) is list:
             if any(refused_view(t) for t in out):
-                return type(out)(self._copy(t) for t in out)
+                return type(out)(self._copy(t, self._calls) for t in out)
             return out
-        return self._copy(out)
+        return self._copy(out, self._calls)
 
     def read_outputs(self, outputs: Any) -> None:
         """The program's outputs are read too (compared): a tensor viewed among them counts."""
@@ -98,10 +111,11 @@ class WritesIntoCopies(TorchFunctionMode):
         copied = self._copy_of(target)
         if copied is not None:
             self._written_bases[copied[0]] = copied[1]
+            self._written_copies.setdefault(copied[0], []).append((self._copies[id(target)][3], copied[1]))
             self.writes.append(f"{_user_line()} ({name})")
             return
         written = _storage(target)
-        for key, (ref, storage, _) in self._copies.items():
+        for key, (ref, storage, _, _) in self._copies.items():
             if storage == written and ref() is not None:
                 self._stale.add(key)
 
@@ -117,3 +131,18 @@ class WritesIntoCopies(TorchFunctionMode):
             elif id(t) in self._stale and self._copy_of(t) is not None:
                 self.unfit = (f"{_user_line()}: `{name}` reads a view after the tensor it views was "
                               "written; in place it would have seen the write")
+            elif self._other_view_written(t):
+                where = "the outputs" if name == "the outputs" else f"{_user_line()}: `{name}`"
+                self.unfit = (f"{where} read another view of the tensor viewed after a write into a "
+                              "copy of a view; in place it may have seen the write")
+
+    def _other_view_written(self, t: torch.Tensor) -> bool:
+        """``t`` is the copy of a view whose tensor viewed also gave a view, made by another
+        call, whose copy was written: the two views may overlap (``h[0]`` and ``h[0:2]``);
+        outputs of one ``chunk`` are disjoint."""
+        found = self._copies.get(id(t))
+        if found is None or found[0]() is not t:
+            return False
+        viewed = found[2]()
+        return viewed is not None and any(call != found[3] and base() is viewed
+                                          for call, base in self._written_copies.get(found[1], ()))
