@@ -12,7 +12,10 @@ the explanation says so.
 from __future__ import annotations
 
 import ast
+import enum
 from typing import (
+    Iterable,
+    Iterator,
     TYPE_CHECKING,
     Dict,
     Final,
@@ -30,7 +33,9 @@ from codemod import torch_api
 from codemod.analysis.binder import Flow
 from codemod.analysis.classes import AttrValue
 from codemod.analysis.dataflow import VIEW_METHODS
+from codemod.analysis.dtype import BITWISE, Integral
 from codemod.analysis.kinds import Kind
+from codemod.analysis.requires_grad import Constants
 from codemod.analysis.syntax import Located, Pos, Span, is_const, positional, target_key
 from codemod.analysis.tensor_kind import is_tensor
 
@@ -46,6 +51,76 @@ UNSEEN: Final = "unseen"  # a call the analysis cannot see into
 Saves = Union[Tuple[str, ...], Literal["unseen"]]  # what an op saves ("input0", "output"...), or UNSEEN
 
 
+# Array methods numpy (and Python containers) share with tensors: on a receiver of unknown
+# kind, a method named like a tensor op outside this set is a tensor op.
+_SHARED_METHODS = frozenset({
+    "sum", "mean", "max", "min", "prod", "std", "var", "clip", "round", "cumsum", "cumprod", "flatten",
+    "reshape", "transpose", "repeat", "squeeze", "dot", "all", "any", "argmax", "argmin", "copy", "view",
+    "sort", "argsort", "nonzero", "diagonal", "trace", "conj", "take", "put", "fill", "t", "T",
+})
+
+
+def saves(name: str) -> Saves:
+    """What the op ``name`` saves: measured by version counters, else by grad_fn, else UNSEEN."""
+    measured = torch_api.OP_SAVES_MEASURED.get(name)
+    if measured is not None:
+        return measured
+    return torch_api.OP_SAVES.get(name, UNSEEN)
+
+
+def tensor_only(method: str) -> bool:
+    """A method name only tensors have among the values code usually holds (``exp``, ``softmax``)."""
+    return method not in _SHARED_METHODS and saves(method) != UNSEEN
+
+
+class Tier(str, enum.Enum):
+    """How much the analysis saw of a hazard."""
+
+    PROVEN = "proven"  # a saving op identified before the write: the default report
+    POSSIBLE = "possible"  # provenance unknown (a call it cannot see into, the caller): on request
+
+
+class Hazard(NamedTuple):
+    """Why an in-place write breaks backward, and how much of that the analysis saw."""
+
+    reason: str
+    tier: Tier = Tier.PROVEN
+
+    @property
+    def proven(self) -> bool:
+        return self.tier is Tier.PROVEN
+
+
+def _possible(reason: str) -> Hazard:
+    return Hazard(reason, Tier.POSSIBLE)
+
+
+def best(found: Iterable[Optional[Hazard]]) -> Optional[Hazard]:
+    """The first proven hazard, else the first possible one (``found`` is consumed lazily)."""
+    fallback: Optional[Hazard] = None
+    for hazard in found:
+        if hazard is None:
+            continue
+        if hazard.proven:
+            return hazard
+        fallback = fallback or hazard
+    return fallback
+
+
+def _base(target: ast.expr) -> ast.expr:
+    """``x`` of ``x[i][j]``: the tensor a subscript writes into."""
+    while isinstance(target, ast.Subscript):
+        target = target.value
+    return target
+
+
+def _within(node: ast.AST, outer: ast.AST) -> bool:
+    """Whether ``node`` lies in ``outer``'s source span."""
+    inner = (node.lineno, node.col_offset), (node.end_lineno or 0, node.end_col_offset or 0)  # type: ignore[attr-defined]
+    span = (outer.lineno, outer.col_offset), (outer.end_lineno or 0, outer.end_col_offset or 0)  # type: ignore[attr-defined]
+    return span[0] <= inner[0] and inner[1] <= span[1]
+
+
 class Op(NamedTuple):
     """An op an expression runs, by a name for messages, and what it saves for backward."""
 
@@ -58,93 +133,141 @@ class Hazards:
 
     def __init__(self, model: "SemanticModel") -> None:
         self.model = model
+        self.constants = Constants(model)
+        self.constant_args = Constants(model, callers=True)  # parameters: what this module passes
+        self.integral = Integral(model)
 
     # ---------------------------------------------------------------- entry points
-    def explain(self, node: Located, target: ast.expr) -> Optional[str]:
+    def explain(self, node: Located, target: ast.expr) -> Optional[Hazard]:
         """Why the in-place write at ``node`` into ``target`` breaks backward, if it does."""
         if self.model.intended_reason(node, None):
             return None  # grad off: nothing is saved
+        integral = self._integral(node, target)
         key = target_key(target)
+        stmt = self.model.statement_of(node)
         if key is None:
-            return self._producer_reason(target, self.model.statement_of(node))
-        return self._key_reason(key, self.model.statement_of(node), target)
+            return None if integral else self._producer(target, stmt)
+        return best(self._key_hazards(key, stmt, target, node, integral))
 
-    def explain_module(self, call: ast.Call) -> Optional[str]:
+    def explain_module(self, call: ast.Call) -> Optional[Hazard]:
         """Why building this ``inplace=True`` module makes a conflict at one of its calls."""
         parent = self.model.parent(call)
         if isinstance(parent, ast.Call) and any(a is call for a in parent.args):
             if self.model.torch_name(parent.func) in ("torch.nn.Sequential", "torch.nn.modules.container.Sequential"):
-                return self._sequential_reason(parent, call)
+                return self._sequential(parent, call)
         if isinstance(parent, ast.Call) and parent.func is call and parent.args:
             return self.explain(parent, parent.args[0])  # nn.ReLU(inplace=True)(x)
         assign = parent
         key = target_key(assign.targets[0]) if isinstance(assign, ast.Assign) and len(assign.targets) == 1 else None
         if key is None:
-            return "its calls cannot be followed (it is not bound to a name), so it may write into a saved tensor"
+            return _possible("its calls cannot be followed (it is not bound to a name), so it may write into a saved tensor")
         scope = self.model.enclosing_class(call) if key.startswith("self.") else self.model.owner(call)
         if scope is None:
-            return f"its calls cannot be followed (`{key}` is set outside a class), so it may write into a saved tensor"
+            return _possible(f"its calls cannot be followed (`{key}` is set outside a class), so it may write into "
+                             "a saved tensor")
         calls = [c for c in self.model.calls_in(scope).get(key, []) if c.args or c.keywords]
         if not calls:
-            return f"no call of `{key}` is visible, so it may write into a saved tensor"
+            return _possible(f"no call of `{key}` is visible, so it may write into a saved tensor")
+        return best(self._module_sites(key, calls))
+
+    def _module_sites(self, key: str, calls: Sequence[ast.Call]) -> Iterator[Optional[Hazard]]:
         for site in calls:
             arg = site.args[0] if site.args else site.keywords[0].value
-            reason = self.explain(site, arg)
-            if reason:
-                line = site.lineno
-                return f"`{key}(...)` at line {line} writes into its input: {reason}"
-        return None
+            found = self.explain(site, arg)
+            if found:
+                yield Hazard(f"`{key}(...)` at line {site.lineno} writes into its input: {found.reason}", found.tier)
+
+    # ---------------------------------------------------------------- what is written
+    def _integral(self, node: Located, target: ast.expr) -> bool:
+        """Integral or boolean values (``mask &= ~other``, ``n -= 1`` on an int, ``.long()``
+        results): no op saves them as its output (they have no gradient); an op saves them only
+        as an index or mask for another operand's gradient, which the analysis does not tell
+        apart (so such a save is a possible hazard)."""
+        if isinstance(node, ast.AugAssign) and isinstance(node.op, BITWISE):
+            return True  # defined on integral and boolean tensors only
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.startswith(
+                ("bitwise_", "logical_")):
+            return True
+        return self.integral.integral(_base(target))
+
+    def _known_tensor(self, node: Located, target: ast.expr) -> bool:
+        """A proven hazard writes into a tensor: known to be one, or written by a tensor method."""
+        base = _base(target)
+        if is_tensor(base, self.model):
+            return True
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr in torch_api.INPLACE_METHODS
 
     # ---------------------------------------------------------------- reasons
-    def _key_reason(self, key: str, stmt: Located, target: ast.expr) -> Optional[str]:
+    def _key_hazards(self, key: str, stmt: Located, target: ast.expr, write: Located,
+                     integral: bool) -> Iterator[Optional[Hazard]]:
         owner = self.model.owner(stmt)
         flow = self.model.flow(owner)
         start, end = self.model.range(stmt)
         identity, views = self.model.aliases(flow, key, start)
         family = [key, *sorted(identity), *sorted(views)]
         for member in family:
+            if member != key and "." not in member and member not in flow.bindings:
+                continue  # a module-level name (`torch` of `torch.view_as_real(p)`), not an alias
             bindings = [b for b in self.model.reaching(flow, member, stmt) if b.form != "aug"]
             for binding in bindings:
                 if binding.form == "param":
                     if member in (key, *identity) and is_tensor(target, self.model):
-                        return f"`{member}` comes from the caller, which the analysis cannot see"
+                        yield _possible(f"`{member}` comes from the caller, which the analysis cannot see")
                     continue
-                if binding.form in ("assign", "ann") and binding.value is not None:
-                    reason = self._producer_reason(binding.value, binding.stmt, member)
-                    if reason:
-                        return reason
+                if binding.form in ("assign", "ann") and binding.value is not None and not integral:
+                    yield self._producer(binding.value, binding.stmt, member)
             since = max((b.end for b in bindings), default=(0, 0))
-            reason = self._use_reason(flow, member, since, (start, end), target)
-            if reason:
-                return reason
-        return None
+            rebound_in = [b.start for b in bindings]
+            yield from self._use_hazards(flow, member, since, (start, end), target, rebound_in, write, integral)
 
-    def _producer_reason(self, expr: ast.expr, stmt: Located, name: str = "") -> Optional[str]:
+    def _use_hazards(self, flow: Flow, key: str, since: Pos, at: Span, target: ast.expr,
+                     rebound_in: Sequence[Pos], write: Located, integral: bool) -> Iterator[Optional[Hazard]]:
+        """Saves of ``key`` by the ops that read it (see :meth:`_uses`); proven only for a
+        floating tensor (``n -= r`` after ``x / n``: n may be a Python number the op never
+        saved; ``mask &= m`` after ``x * mask``: saved only as a mask, if at all)."""
+        tensor: Optional[bool] = None
+        for found in self._uses(flow, key, since, at, target, rebound_in, write):
+            if found is not None and found.proven:
+                tensor = self._known_tensor(write, target) if tensor is None else tensor
+                if not tensor or integral:
+                    found = _possible(found.reason + (" (an integral or boolean tensor)" if integral else ""))
+            yield found
+
+    def _producer(self, expr: ast.expr, stmt: Located, name: str = "") -> Optional[Hazard]:
         """The expression's value is the output of an op that saves its output (or a leaf)."""
         what = f"`{name}`" if name else "the tensor"
         if isinstance(expr, ast.Call) and any(
             k.arg == "requires_grad" and is_const(k.value, True) for k in expr.keywords
         ):
-            return f"{what} is a leaf that requires grad: autograd forbids writing into it in place"
+            return Hazard(f"{what} is a leaf that requires grad: autograd forbids writing into it in place")
         found = self._op_of(expr)
         if found is None:
             return None
-        op, saves = found
+        op, saved = found
         line = stmt.lineno
-        if saves == UNSEEN:
+        if saved == UNSEEN:
             if not is_tensor(expr, self.model):
                 return None  # only a tensor we know of is assumed saved by what we cannot see
-            return f"{what} comes from `{op}` at line {line}, a call the analysis cannot see into"
-        if "output" in saves:
-            return f"{what} is the output of `{op}` at line {line}, which autograd saves for backward"
+            return _possible(f"{what} comes from `{op}` at line {line}, a call the analysis cannot see into")
+        if "output" in saved:
+            if self.constants.constant(expr):
+                return None  # nothing on the path requires grad: nothing was saved
+            reason = f"{what} is the output of `{op}` at line {line}, which autograd saves for backward"
+            if self.constant_args.constant(expr):
+                return _possible(f"{reason}, if a caller elsewhere passes a tensor that requires grad "
+                                 "(the calls in this file pass constants)")
+            return Hazard(reason)
         return None
 
-    def _use_reason(self, flow: Flow, key: str, since: Pos, at: Span, target: ast.expr) -> Optional[str]:
+    def _uses(self, flow: Flow, key: str, since: Pos, at: Span, target: ast.expr,
+              rebound_in: Sequence[Pos], write: Located) -> Iterator[Optional[Hazard]]:
         """A use of ``key`` as a saved input of an op after ``since``, up to the write at ``at``
-        (its own right-hand side runs first), or anywhere in a loop around it (the next turn's
-        write follows)."""
+        (its own right-hand side runs first), or later in a loop around it that does not bind
+        ``key`` again before the write (the next turn's write then follows the save)."""
         start, end = at
-        loops = [(ls, le) for ls, le in flow.loops if ls <= start and end <= le]
+        loops = [(ls, le) for ls, le in flow.loops if ls <= start and end <= le
+                 and not any(ls <= b <= start for b in rebound_in)]
         for pos, node in flow.loads.get(key, []):
             if node is target:
                 continue  # the written tensor itself, as the in-place call's receiver
@@ -152,15 +275,30 @@ class Hazards:
             in_loop = any(ls <= pos <= le for ls, le in loops)
             if not (before or in_loop):
                 continue
+            if start <= pos < end and not in_loop and not self._runs_before(node, write):
+                continue
             stmt = self.model.statement_of(node)
             if self.model.intended_reason(stmt, None):
                 continue
-            reason = self._consumer_reason(node, key)
-            if reason:
-                return reason
-        return None
+            yield self._consumer(node, key)
 
-    def _consumer_reason(self, node: ast.expr, key: str) -> Optional[str]:
+    def _runs_before(self, load: ast.expr, write: Located) -> bool:
+        """Within the write's own statement, does the op reading ``load`` run before the write?
+        An assignment's right-hand side does; an in-place call runs after its arguments and what
+        precedes it, never with what the other branch of a conditional expression computes
+        (``x.mul_(g) if self.inplace else x * g``)."""
+        if not isinstance(write, ast.Call):
+            return True
+        for up in self.model.ancestors(load):
+            if isinstance(up, ast.IfExp):
+                branches = [b for b in (up.body, up.orelse) if _within(load, b) or _within(write, b)]
+                if len(branches) == 2 and not any(_within(load, b) and _within(write, b) for b in branches):
+                    return False
+            if up is write:
+                return True  # an argument of the in-place call
+        return self.model.range(load)[1] <= self.model.range(write)[0]
+
+    def _consumer(self, node: ast.expr, key: str) -> Optional[Hazard]:
         """Does the op that reads ``node`` save it? (Views of it count as it.)"""
         node = self._through_views(node)
         parent = self.model.parent(node)
@@ -172,11 +310,18 @@ class Hazards:
             index = next((i for i, a in enumerate(plain) if a is node), None)
             if index is not None and isinstance(parent.func, ast.Attribute) and self._is_method_call(parent):
                 index += 1
+            if index is not None and plain and isinstance(plain[0], ast.Constant) and isinstance(plain[0].value, str):
+                index -= 1  # einsum("ij,jk->ik", a, b): the equation is no operand
             op_node = parent
         elif isinstance(parent, ast.Attribute) and parent.value is node:
             call = self.model.parent(parent)
             if parent.attr in torch_api.INPLACE_METHODS:
-                return None  # another write into it (reported on its own), not a save
+                # another write into it (reported on its own); `x.sigmoid_()` also saves its result
+                if isinstance(call, ast.Call) and call.func is parent and "output" in saves(parent.attr) \
+                        and not self.constants.constant(node):
+                    return Hazard(f"`{key}` was saved for backward by `{self.model.code(parent).strip()}()` "
+                                  f"at line {line} (its result, the tensor itself)")
+                return None
             if isinstance(call, ast.Call) and call.func is parent:
                 index, op_node = 0, call  # x.exp(): the receiver is input 0
         elif isinstance(parent, ast.BinOp):
@@ -186,14 +331,30 @@ class Hazards:
         found = self._op_of(op_node)
         if found is None:
             return None
-        op, saves = found
-        if saves == UNSEEN:
+        op, saved = found
+        if saved == UNSEEN:
             if not is_tensor(node, self.model):
                 return None
-            return f"`{key}` is passed to `{op}` at line {line}, a call the analysis cannot see into"
-        if f"input{index}" in saves:
-            return f"`{key}` was saved for backward by `{op}` at line {line}"
-        return None
+            return _possible(f"`{key}` is passed to `{op}` at line {line}, a call the analysis cannot see into")
+        if f"input{index}" not in saved:
+            return None
+        if isinstance(op_node, ast.BinOp) and (op in ("*", "@", "%") or (op == "/" and index == 0)):
+            # x * c saves x only for c's gradient: nothing when c is a number or a constant
+            other = op_node.right if index == 0 else op_node.left
+            if self.constants.constant(other):
+                return None
+            if self.constant_args.constant(other):
+                return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if a caller elsewhere "
+                                 "passes a tensor that requires grad (the calls in this file pass constants)")
+            if not is_tensor(other, self.model):
+                return _possible(f"`{key}` is saved by `{op}` at line {line} if the other operand is a "
+                                 "tensor that requires grad, which the analysis cannot tell")
+        elif self.constants.constant(op_node):
+            return None  # nothing the op reads requires grad: it saves nothing
+        elif self.constant_args.constant(op_node):
+            return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if a caller elsewhere "
+                             "passes a tensor that requires grad (the calls in this file pass constants)")
+        return Hazard(f"`{key}` was saved for backward by `{op}` at line {line}")
 
     def _through_views(self, node: ast.expr) -> ast.expr:
         """``x[0]``, ``x.view(...)``, ``x.t()``: an op on the view reads (and may save) x."""
@@ -227,41 +388,43 @@ class Hazards:
             if operator is None:
                 return None
             op, symbol = operator
-            kinds = (self.model.kind(expr.left), self.model.kind(expr.right))
-            scalar = Kind.SCALAR in kinds
-            entry = f"{op}_scalar" if scalar else op
-            fallback: Saves = torch_api.OP_SAVES.get(op, UNSEEN)
-            return Op(symbol, torch_api.OP_SAVES.get(entry, fallback))
+            left, right = self.model.kind(expr.left), self.model.kind(expr.right)
+            entry = f"r{op}_scalar" if left is Kind.SCALAR else f"{op}_scalar" if right is Kind.SCALAR else op
+            found = saves(entry)
+            return Op(symbol, found if found != UNSEEN else saves(op))
         if isinstance(expr, ast.UnaryOp):
             return Op("unary", ())
         if not isinstance(expr, ast.Call):
             return None
         func = expr.func
+        if any(k.arg == "out" for k in expr.keywords):
+            return Op(self.model.code(func).strip(), ())  # `out=` ops record no graph (or raise)
         name = self.model.torch_name(func)
         if name is not None:
             short = name.rsplit(".", 1)[-1]
-            if name in torch_api.OP_SAVES:
-                return Op(name, torch_api.OP_SAVES[name])
+            if saves(name) != UNSEEN:
+                return Op(name, saves(name))
             if short == "as_tensor" or self.model.is_factory(expr):
                 return Op(name, ())  # a fresh tensor (as_tensor: data coming in, as before)
             short = short[:-1] if short.endswith("_") else short
             if name.startswith("torch.nn.") and name[len("torch.nn."):][:1].isupper():
                 return Op(name, UNSEEN)  # building a module is no op; calling it is handled below
-            return Op(name, torch_api.OP_SAVES.get(short, UNSEEN))
+            return Op(name, saves(short))
         module = self._module_of(func)
         if module is not None:
-            return Op(module, torch_api.OP_SAVES.get(module, UNSEEN))
+            return Op(module, saves(module))
         if isinstance(func, ast.Attribute) and (func.attr in VIEW_METHODS or func.attr.startswith("new_")):
             return Op(func.attr, ())  # a view (saves nothing) or a fresh tensor
-        if isinstance(func, ast.Attribute) and is_tensor(func.value, self.model):
+        if isinstance(func, ast.Attribute) and (is_tensor(func.value, self.model) or tensor_only(func.attr)):
             method = func.attr
             if method.endswith("_"):
-                return Op(f"{self.model.code(func).strip()}()", torch_api.OP_SAVES.get(method[:-1], UNSEEN))
+                measured = saves(method)
+                return Op(f"{self.model.code(func).strip()}()", measured if measured != UNSEEN else saves(method[:-1]))
             if method in VIEW_METHODS or method in ("clone", "detach", "contiguous", "to", "float", "double", "half"):
                 return Op(method, ())
             if method in ("size", "dim", "numel", "item", "tolist"):
                 return None
-            return Op(method, torch_api.OP_SAVES.get(method, UNSEEN))
+            return Op(method, saves(method))
         kind = self.model.kind(expr)
         if kind in (Kind.SCALAR, Kind.OTHER):
             return None
@@ -286,22 +449,21 @@ class Hazards:
                     return f"torch.nn.{name.rsplit('.', 1)[-1]}"
         return None
 
-    def _sequential_reason(self, sequential: ast.Call, arg: ast.Call) -> Optional[str]:
+    def _sequential(self, sequential: ast.Call, arg: ast.Call) -> Optional[Hazard]:
         layers = positional(sequential)
         index = next((i for i, a in enumerate(layers) if a is arg), -1)
         if index <= 0:
-            return "it is the first layer of an nn.Sequential: its input comes from the caller"
+            return _possible("it is the first layer of an nn.Sequential: its input comes from the caller")
         previous = layers[index - 1]
         if isinstance(previous, ast.Call):
             name = self.model.torch_name(previous.func)
             if name:
                 module = f"torch.nn.{name.rsplit('.', 1)[-1]}"
-                saves = torch_api.OP_SAVES.get(module, UNSEEN)
+                saved = saves(module)
                 line = previous.lineno
-                if saves == UNSEEN:
-                    return f"it follows `{module}` (line {line}), which the analysis has no data for"
-                if "output" in saves:
-                    return f"it follows `{module}` (line {line}), whose output autograd saves for backward"
+                if saved == UNSEEN:
+                    return _possible(f"it follows `{module}` (line {line}), which the analysis has no data for")
+                if "output" in saved:
+                    return Hazard(f"it follows `{module}` (line {line}), whose output autograd saves for backward")
                 return None
-        return "it follows a layer the analysis cannot see into"
-
+        return _possible("it follows a layer the analysis cannot see into")
