@@ -49,7 +49,7 @@ def test_an_inplace_module_set_on_self_outside_a_class_is_a_possible_hazard_not_
 
 # ----------------------------------------------------------------- two tiers (issue 14)
 
-HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+HEADER = "import math\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
 
 
 OFFSET = HEADER.count("\n")
@@ -375,4 +375,30 @@ def test_grad_off_callers_and_custom_functions_stay_skipped():
         with torch.no_grad():
             for p in params:
                 kernel(p, w)
+    """, ("IPF1", "IPF2")) == []
+
+
+def test_an_op_whose_result_is_only_compared_is_never_backpropagated():
+    body = """\
+    def f(a: torch.Tensor, d: torch.Tensor):
+        det = a * d
+        det[torch.abs(det) < 1e-10] = 1e-10
+        return det
+    """
+    assert codes(body) == []
+
+
+def test_max_over_a_dim_saves_its_indices_only_and_math_functions_are_no_tensor_ops():
+    assert codes("""\
+    def f(w: torch.Tensor):
+        h = w * 1.0
+        m = torch.max(h, dim=-1, keepdim=True)[0]
+        h.masked_fill_(h > 0, 0.0)
+        return h - m
+    """) == []
+    assert codes("""\
+    def f(shape):
+        gain = math.sqrt(shape[0] / shape[1])
+        gain *= 0.5
+        return gain
     """, ("IPF1", "IPF2")) == []

@@ -16,6 +16,7 @@ import enum
 from typing import (
     Iterable,
     Iterator,
+    List,
     TYPE_CHECKING,
     Dict,
     Final,
@@ -30,7 +31,7 @@ from typing import (
 )
 
 from codemod import torch_api
-from codemod.analysis.binder import Flow
+from codemod.analysis.binder import Binding, Flow
 from codemod.analysis.classes import AttrValue
 from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import BITWISE, Integral
@@ -209,7 +210,7 @@ class Hazards:
         for member in family:
             if member != key and "." not in member and member not in flow.bindings:
                 continue  # a module-level name (`torch` of `torch.view_as_real(p)`), not an alias
-            bindings = [b for b in self.model.reaching(flow, member, stmt) if b.form != "aug"]
+            bindings = self._reaching(flow, member, stmt, start)
             for binding in bindings:
                 if binding.form == "param":
                     if member in (key, *identity) and is_tensor(target, self.model):
@@ -233,6 +234,23 @@ class Hazards:
                 if not tensor or integral:
                     found = _possible(found.reason + (" (an integral or boolean tensor)" if integral else ""))
             yield found
+
+    def _reaching(self, flow: Flow, key: str, stmt: Located, start: Pos) -> List[Binding]:
+        """The plain bindings of ``key`` that reach ``stmt``, less those made after it in a loop
+        that binds ``key`` again before ``stmt`` on every turn (a binding in a block holding
+        ``stmt``): the next turn rebinds before it writes."""
+        bindings = [b for b in self.model.reaching(flow, key, stmt) if b.form != "aug"]
+        later = [b for b in bindings if b.start >= start]
+        if not later:
+            return bindings
+        blocks = set(map(id, self.model.ancestors(stmt)))
+        for ls, le in flow.loops:
+            if not ls <= start <= le:
+                continue
+            if any(ls <= b.start < start and id(self.model.parent(b.stmt)) in blocks for b in bindings
+                   if b.form in ("assign", "ann")):
+                bindings = [b for b in bindings if not (b.start >= start and b.end <= le)]
+        return bindings
 
     def _producer(self, expr: ast.expr, stmt: Located, name: str = "") -> Optional[Hazard]:
         """The expression's value is the output of an op that saves its output (or a leaf)."""
@@ -328,6 +346,8 @@ class Hazards:
             index, op_node = (0 if parent.left is node else 1), parent
         if op_node is None or index is None:
             return None
+        if isinstance(self.model.parent(op_node), ast.Compare):
+            return None  # `abs(x) < eps`: only compared, so backward never reaches what the op saved
         found = self._op_of(op_node)
         if found is None:
             return None
@@ -338,7 +358,7 @@ class Hazards:
             return _possible(f"`{key}` is passed to `{op}` at line {line}, a call the analysis cannot see into")
         if f"input{index}" not in saved:
             return None
-        if isinstance(op_node, ast.BinOp) and (op in ("*", "@", "%") or (op == "/" and index == 0)):
+        if isinstance(op_node, ast.BinOp) and (op in ("*", "@", "%") or (op, index) in (("/", 0), ("**", 1))):
             # x * c saves x only for c's gradient: nothing when c is a number or a constant
             other = op_node.right if index == 0 else op_node.left
             if self.constants.constant(other):
@@ -402,6 +422,8 @@ class Hazards:
         name = self.model.torch_name(func)
         if name is not None:
             short = name.rsplit(".", 1)[-1]
+            if short in ("max", "min") and (len(expr.args) > 1 or any(k.arg == "dim" for k in expr.keywords)):
+                return Op(name, saves(f"{short}_dim"))  # torch.max(x, dim): saves the indices only
             if saves(name) != UNSEEN:
                 return Op(name, saves(name))
             if short == "as_tensor" or self.model.is_factory(expr):
@@ -415,7 +437,9 @@ class Hazards:
             return Op(module, saves(module))
         if isinstance(func, ast.Attribute) and (func.attr in VIEW_METHODS or func.attr.startswith("new_")):
             return Op(func.attr, ())  # a view (saves nothing) or a fresh tensor
-        if isinstance(func, ast.Attribute) and (is_tensor(func.value, self.model) or tensor_only(func.attr)):
+        if isinstance(func, ast.Attribute) and (is_tensor(func.value, self.model) or (
+                tensor_only(func.attr) and not self.model.qualified_names(func)  # not `math.sqrt`
+                and self.model.kind(func.value) not in (Kind.SCALAR, Kind.OTHER, Kind.MODULE))):
             method = func.attr
             if method.endswith("_"):
                 measured = saves(method)
@@ -424,6 +448,8 @@ class Hazards:
                 return Op(method, ())
             if method in ("size", "dim", "numel", "item", "tolist"):
                 return None
+            if method in ("max", "min") and (len(expr.args) > 0 or any(k.arg == "dim" for k in expr.keywords)):
+                return Op(method, saves(f"{method}_dim"))  # values and indices: saves the indices only
             return Op(method, saves(method))
         kind = self.model.kind(expr)
         if kind in (Kind.SCALAR, Kind.OTHER):

@@ -48,6 +48,9 @@ def bound_values(model: "SemanticModel", name: ast.Name, callers: bool = False) 
     for binding in bindings:
         if binding.form in ("assign", "ann", "aug") and binding.value is not None:
             values.append(binding.value)
+        elif isinstance(binding.stmt, (ast.Assign, ast.For)):
+            # `h, w = x.shape[-2:]`, `for t in ts`: a part of the whole, constant when the whole is
+            values.append(binding.stmt.value if isinstance(binding.stmt, ast.Assign) else binding.stmt.iter)
         elif binding.form == "param" and callers and isinstance(owner, FUNCTIONS):
             passed = _arguments(model, owner, name.id)
             if passed is None:
@@ -161,13 +164,18 @@ class Constants:
             return False
         operands = [a for a in call.args if not isinstance(a, ast.Starred)] + [
             k.value for k in call.keywords if k.arg is not None]
-        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-            return False
         name = self.model.torch_name(call.func)
+        short = name.rsplit(".", 1)[-1] if name is not None else ""
+        fresh = name is not None and (self.model.is_factory(call) or short in ("tensor", "from_numpy", "randint", "randperm"))
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return fresh and self.callers  # `torch.tensor(v, **dd)`: dd may hold requires_grad=True
         if name is not None:
-            short = name.rsplit(".", 1)[-1]
-            if self.model.is_factory(call) or short in ("tensor", "from_numpy", "randint", "randperm"):
+            if fresh:
                 return True  # fresh, and requires grad only when asked (checked above)
+            if short == "as_tensor" and call.args:
+                data = call.args[0]  # a list or an array is copied (no grad); a tensor is returned
+                return self.model.kind(data) not in (Kind.TENSOR, Kind.PARAMETER, Kind.UNKNOWN) \
+                    or isinstance(data, (ast.List, ast.Tuple, ast.ListComp)) or self.constant(data)
             if name.startswith("torch.nn.") and short[:1].isupper():
                 return False  # a module: its parameters require grad
             if short.rstrip("_") in _DETACHED_METHODS:
