@@ -241,14 +241,14 @@ def test_a_save_later_in_a_loop_counts_only_when_the_next_turn_writes_the_same_t
     assert codes("""\
     def f(params, w):
         for p in params:
-            buf = p.clone()
+            buf = p.float()
             buf.add_(1)
             y = buf @ w
         return y
     """) == []
     assert codes("""\
     def f(p, w: torch.Tensor, n):
-        buf = p.clone()
+        buf = p.float()
         for _ in range(n):
             buf.add_(1)
             y = buf @ w
@@ -401,4 +401,79 @@ def test_max_over_a_dim_saves_its_indices_only_and_math_functions_are_no_tensor_
         gain = math.sqrt(shape[0] / shape[1])
         gain *= 0.5
         return gain
+    """, ("IPF1", "IPF2")) == []
+
+
+def test_a_save_in_another_branch_of_an_if_does_not_run_before_the_write():
+    assert codes("""\
+    def f(a: torch.Tensor, b: torch.Tensor, l1: bool):
+        diff = a - b
+        if l1:
+            d = diff.square()
+        else:
+            d = diff.abs_()
+        return d
+    """) == []
+
+
+def test_helpers_inside_a_grad_off_function_run_with_grad_off():
+    assert codes("""\
+    def kernel(exp_avg_sq: torch.Tensor, eps: float):
+        def adaptive_lr():
+            s = exp_avg_sq.sqrt()
+            s.add_(eps)
+            return s
+        return adaptive_lr()
+
+    def step(states, eps):
+        with torch.no_grad():
+            for s in states:
+                kernel(s, eps)
+    """, ("IPF1", "IPF2")) == []
+
+
+def test_a_backward_registered_with_register_autograd_runs_with_grad_off():
+    assert codes("""\
+    @torch.library.custom_op("my::op", mutates_args=())
+    def op(x: torch.Tensor) -> torch.Tensor:
+        return x.clone()
+
+    def backward(ctx, grad: torch.Tensor):
+        g = torch.sigmoid(grad)
+        g.mul_(2)
+        return g
+
+    op.register_autograd(backward)
+    """, ("IPF1", "IPF2")) == []
+
+
+def test_a_value_read_only_by_out_calls_is_never_backpropagated():
+    assert codes("""\
+    def normalize(x: torch.Tensor, out: torch.Tensor):
+        denom = x.norm(2, 1, keepdim=True).clamp_min_(1e-12)
+        return torch.div(x, denom, out=out)
+    """) == []
+
+
+def test_an_op_that_takes_integers_proves_nothing_about_a_tensor_of_unknown_dtype():
+    body = """\
+    def shift_right(input_ids, pad: int):
+        tokens = input_ids.clone()
+        eos = tokens.gather(1, (tokens.ne(pad).sum(1) - 1).unsqueeze(-1))
+        tokens[:, 0] = pad
+        return tokens, eos
+    """
+    assert codes(body) == []
+    assert codes(body, ("IPF2",)) == [("IPF204", 4)]
+    floating = body.replace("input_ids.clone()", "input_ids.float()").replace("(input_ids,", "(input_ids: torch.Tensor,")
+    assert codes(floating) == [("IPF104", 4)]
+
+
+def test_index_arguments_of_an_inplace_write_carry_no_grad():
+    assert codes("""\
+    def sample(population: torch.Tensor, force: torch.Tensor, k: int):
+        rand = torch.rand(3, 5)
+        newest = population[:, None] - 1
+        rand.scatter_(1, newest, torch.where(force[:, None], 2.0, rand.gather(1, newest)))
+        return rand.topk(k, dim=1).indices
     """, ("IPF1", "IPF2")) == []

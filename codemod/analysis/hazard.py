@@ -34,7 +34,7 @@ from codemod import torch_api
 from codemod.analysis.binder import Binding, Flow
 from codemod.analysis.classes import AttrValue
 from codemod.analysis.dataflow import VIEW_METHODS
-from codemod.analysis.dtype import BITWISE, Integral
+from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, op_short
 from codemod.analysis.kinds import Kind
 from codemod.analysis.requires_grad import Constants
 from codemod.analysis.syntax import Located, Pos, Span, is_const, positional, target_key
@@ -115,6 +115,14 @@ def _base(target: ast.expr) -> ast.expr:
     return target
 
 
+def _branch(node: ast.AST, test: ast.If) -> Optional[str]:
+    """Which branch of ``test`` holds ``node``: "body", "orelse", or None."""
+    for name, block in (("body", test.body), ("orelse", test.orelse)):
+        if block and any(_within(node, stmt) for stmt in block):
+            return name
+    return None
+
+
 def _within(node: ast.AST, outer: ast.AST) -> bool:
     """Whether ``node`` lies in ``outer``'s source span."""
     inner = (node.lineno, node.col_offset), (node.end_lineno or 0, node.end_col_offset or 0)  # type: ignore[attr-defined]
@@ -137,18 +145,44 @@ class Hazards:
         self.constants = Constants(model)
         self.constant_args = Constants(model, callers=True)  # parameters: what this module passes
         self.integral = Integral(model)
+        self.floating = Floating(model, lambda op: saves(op) != UNSEEN)
 
     # ---------------------------------------------------------------- entry points
     def explain(self, node: Located, target: ast.expr) -> Optional[Hazard]:
         """Why the in-place write at ``node`` into ``target`` breaks backward, if it does."""
-        if self.model.intended_reason(node, None):
+        if self.model.intended_reason(node, None) or self._closure_grad_off(node):
             return None  # grad off: nothing is saved
+        if self._feeds_only_out_calls(node):
+            return None
         integral = self._integral(node, target)
         key = target_key(target)
         stmt = self.model.statement_of(node)
         if key is None:
             return None if integral else self._producer(target, stmt)
         return best(self._key_hazards(key, stmt, target, node, integral))
+
+    def _feeds_only_out_calls(self, node: Located) -> bool:
+        """``d = x.norm().clamp_min_(eps)`` read only by calls with ``out=`` (which refuse inputs
+        that require grad): no backward ever reads what the write changed."""
+        stmt = self.model.statement_of(node)
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                and node is not stmt):
+            return False
+        name = stmt.targets[0].id
+        flow = self.model.flow(self.model.owner(stmt))
+        after = [n for pos, n in flow.loads.get(name, []) if pos >= self.model.range(stmt)[1]]
+        return bool(after) and all(
+            isinstance(call, ast.Call) and any(k.arg == "out" for k in call.keywords) and n in call.args
+            for n in after for call in [self.model.parent(n)])
+
+    def _closure_grad_off(self, node: Located) -> bool:
+        """A function defined inside another runs where that one calls it: with grad off when
+        the enclosing function runs with grad off (an optimizer kernel's helpers)."""
+        owner = self.model.owner(node)
+        for up in self.model.ancestors(owner):
+            if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)) and up.body:
+                return bool(self.model.intended_reason(up.body[0], None))
+        return False
 
     def explain_module(self, call: ast.Call) -> Optional[Hazard]:
         """Why building this ``inplace=True`` module makes a conflict at one of its calls."""
@@ -272,6 +306,9 @@ class Hazards:
             if self.constants.constant(expr):
                 return None  # nothing on the path requires grad: nothing was saved
             reason = f"{what} is the output of `{op}` at line {line}, which autograd saves for backward"
+            if op_short(op) in INTEGRAL_OK and not self.floating.floating(expr):
+                return _possible(f"{reason}, if it is a floating tensor (`{op}` also takes integral ones, "
+                                 "which it saves without a gradient)")
             if self.constant_args.constant(expr):
                 return _possible(f"{reason}, if a caller elsewhere passes a tensor that requires grad "
                                  "(the calls in this file pass constants)")
@@ -295,6 +332,8 @@ class Hazards:
                 continue
             if start <= pos < end and not in_loop and not self._runs_before(node, write):
                 continue
+            if not in_loop and self._other_branch(node, write):
+                continue  # `if a: y = x.square()` / `elif b: x.abs_()`: one pass runs one of them
             stmt = self.model.statement_of(node)
             if self.model.intended_reason(stmt, None):
                 continue
@@ -315,6 +354,15 @@ class Hazards:
             if up is write:
                 return True  # an argument of the in-place call
         return self.model.range(load)[1] <= self.model.range(write)[0]
+
+    def _other_branch(self, load: ast.expr, write: Located) -> bool:
+        """Whether ``load`` and ``write`` sit in different branches of one ``if``."""
+        for up in self.model.ancestors(write):
+            if isinstance(up, ast.If) and up.orelse:
+                here, there = _branch(write, up), _branch(load, up)
+                if here and there and here != there:
+                    return True
+        return False
 
     def _consumer(self, node: ast.expr, key: str) -> Optional[Hazard]:
         """Does the op that reads ``node`` save it? (Views of it count as it.)"""
@@ -374,6 +422,9 @@ class Hazards:
         elif self.constant_args.constant(op_node):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if a caller elsewhere "
                              "passes a tensor that requires grad (the calls in this file pass constants)")
+        if op_short(op) in INTEGRAL_OK and not self.floating.floating(node):
+            return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it is a floating "
+                             f"tensor (`{op}` also takes integral ones: indices, masks)")
         return Hazard(f"`{key}` was saved for backward by `{op}` at line {line}")
 
     def _through_views(self, node: ast.expr) -> ast.expr:

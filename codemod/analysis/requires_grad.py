@@ -33,11 +33,13 @@ _SIZES = frozenset({"shape", "dtype", "device", "ndim", "data", "is_cuda", "requ
 _KEEPS = frozenset({"T", "mT", "H", "mH", "real", "imag"})  # attributes that are views of the value
 
 
-def bound_values(model: "SemanticModel", name: ast.Name, callers: bool = False) -> Optional[List[ast.expr]]:
+def bound_values(model: "SemanticModel", name: ast.Name, callers: bool = False,
+                 updates: bool = True) -> Optional[List[ast.expr]]:
     """The values every binding of ``name`` that reaches its use assigns (an ``op=`` gives its
     right-hand side, which joins the value), or None when one of them is not a plain value
     (a loop target, an unpacking; a parameter unless ``callers``: then the arguments every
-    call of the function in this module passes, when all its calls are seen here)."""
+    call of the function in this module passes, when all its calls are seen here). Without
+    ``updates``, ``op=`` bindings are left out (they keep the tensor's dtype)."""
     stmt = model.statement_of(name)
     owner = model.owner(stmt)
     flow = model.flow(owner)
@@ -46,6 +48,8 @@ def bound_values(model: "SemanticModel", name: ast.Name, callers: bool = False) 
         return None
     values = []
     for binding in bindings:
+        if binding.form == "aug" and not updates:
+            continue
         if binding.form in ("assign", "ann", "aug") and binding.value is not None:
             values.append(binding.value)
         elif isinstance(binding.stmt, (ast.Assign, ast.For)):
@@ -180,6 +184,8 @@ class Constants:
                 return False  # a module: its parameters require grad
             if short.rstrip("_") in _DETACHED_METHODS:
                 return True
+            if short == "where":
+                operands = operands[1:]  # the condition carries no grad
             return self._all(operands)  # a torch function of constants
         func = call.func
         if isinstance(func, ast.Attribute) and target_key(func) is not None and self._module_call(func):
@@ -237,14 +243,26 @@ class Constants:
                     found.append(node.value)
                 elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                         and node.func.attr.endswith("_") and _base_name(node.func.value) == name.id:
-                    found.extend(a for a in node.args if not isinstance(a, ast.Starred))
-                    found.extend(k.value for k in node.keywords)
+                    index = _VALUE_ARGUMENT.get(node.func.attr)
+                    args = [a for a in node.args if not isinstance(a, ast.Starred)]
+                    if index is None:
+                        found.extend(args)
+                    elif index < len(args):
+                        found.append(args[index])  # scatter_(dim, index, src): only src carries grad
+                    found.extend(k.value for k in node.keywords if k.arg not in ("dim", "index", "mask"))
             self._writes[key] = found
         return found
 
     def _module_call(self, func: ast.Attribute) -> bool:
         """``self.fc(x)``: an attribute called, not a method of a tensor."""
         return isinstance(func.value, ast.Name) and func.value.id == "self"
+
+
+# In-place methods with index arguments: which positional argument is the written value.
+_VALUE_ARGUMENT = {
+    "scatter_": 2, "scatter_add_": 2, "scatter_reduce_": 2, "index_fill_": 2, "index_copy_": 2,
+    "index_add_": 2, "masked_fill_": 1, "masked_scatter_": 1, "index_put_": 1, "put_": 1,
+}
 
 
 def _base_name(expr: ast.expr) -> Optional[str]:
@@ -269,7 +287,7 @@ _TENSOR_METHODS = frozenset({
 # Tensor methods whose arguments are sizes, dims or dtypes: the result requires grad when the
 # receiver does.
 _SHAPE_METHODS = frozenset({
-    "view", "reshape", "expand", "repeat", "permute", "transpose", "flatten", "unflatten", "squeeze",
+    "gather", "index_select", "take", "topk", "view", "reshape", "expand", "repeat", "permute", "transpose", "flatten", "unflatten", "squeeze",
     "unsqueeze", "narrow", "select", "chunk", "split", "unbind", "roll", "flip", "to", "type", "tile",
     "float", "double", "half", "bfloat16", "cpu", "cuda", "contiguous", "clone", "t", "sum", "mean",
     "cumsum", "cumprod", "softmax", "log_softmax", "norm", "amax", "amin", "std", "var", "tril", "triu",
