@@ -477,3 +477,31 @@ def test_index_arguments_of_an_inplace_write_carry_no_grad():
         rand.scatter_(1, newest, torch.where(force[:, None], 2.0, rand.gather(1, newest)))
         return rand.topk(k, dim=1).indices
     """, ("IPF1", "IPF2")) == []
+
+
+def test_an_output_read_only_for_indices_or_comparisons_is_never_backpropagated():
+    body = """\
+    def select_blocks(scores: torch.Tensor, local: torch.Tensor, k: int):
+        block_scores = scores.softmax(-1)
+        block_scores.scatter_(-1, local, float("inf"))
+        top_scores, top_indices = block_scores.topk(k, dim=-1)
+        return top_indices.masked_fill(top_scores == float("-inf"), -1)
+    """
+    assert codes(body) == []
+    assert codes(body.replace("return top_indices", "return top_scores + top_indices")) == [("IPF103", 3)]
+
+
+def test_a_loop_turn_that_rebinds_in_every_branch_runs_no_save_before_the_write():
+    body = """\
+    class Net(nn.Module):
+        def forward(self, x: torch.Tensor, layers, last: int):
+            for i, layer in enumerate(layers):
+                if i < 2:
+                    x = layer(x)
+                else:
+                    x_prev, x = x, layer(x)
+                if i == last:
+                    x = torch.relu_(x)
+            return x
+    """
+    assert codes(body) == []

@@ -24,6 +24,7 @@ from typing import (
     NamedTuple,
     Optional,
     Sequence,
+    Set,
     Tuple,
     Type,
     Union,
@@ -58,6 +59,13 @@ _SHARED_METHODS = frozenset({
     "sum", "mean", "max", "min", "prod", "std", "var", "clip", "round", "cumsum", "cumprod", "flatten",
     "reshape", "transpose", "repeat", "squeeze", "dot", "all", "any", "argmax", "argmin", "copy", "view",
     "sort", "argsort", "nonzero", "diagonal", "trace", "conj", "take", "put", "fill", "t", "T",
+})
+
+
+# Attributes and methods whose result carries no gradient back to the tensor they read.
+_INDEX_ATTRIBUTES = frozenset({
+    "shape", "dtype", "device", "ndim", "size", "dim", "numel", "argmax", "argmin", "argsort", "nonzero",
+    "indices", "item", "tolist", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite",
 })
 
 
@@ -113,6 +121,24 @@ def _base(target: ast.expr) -> ast.expr:
     while isinstance(target, ast.Subscript):
         target = target.value
     return target
+
+
+def _always_binds(test: ast.If, key: str) -> bool:
+    """Every branch of ``if``/``elif``/``else`` assigns ``key`` at its top level."""
+    def binds(block: Sequence[ast.stmt]) -> bool:
+        for stmt in block:
+            if isinstance(stmt, ast.Assign):
+                for target in stmt.targets:
+                    parts = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+                    if any(target_key(part) == key for part in parts):
+                        return True
+        return False
+
+    if not binds(test.body) or not test.orelse:
+        return False
+    if len(test.orelse) == 1 and isinstance(test.orelse[0], ast.If):
+        return binds(test.orelse) or _always_binds(test.orelse[0], key)
+    return binds(test.orelse)
 
 
 def _branch(node: ast.AST, test: ast.If) -> Optional[str]:
@@ -251,7 +277,10 @@ class Hazards:
                         yield _possible(f"`{member}` comes from the caller, which the analysis cannot see")
                     continue
                 if binding.form in ("assign", "ann") and binding.value is not None and not integral:
-                    yield self._producer(binding.value, binding.stmt, member)
+                    found = self._producer(binding.value, binding.stmt, member)
+                    if found is not None and found.proven and self._never_backpropagated(flow, member, target):
+                        continue  # `block_scores = s.amax(-1)` only for topk indices: backward never reads it
+                    yield found
             since = max((b.end for b in bindings), default=(0, 0))
             rebound_in = [b.start for b in bindings]
             yield from self._use_hazards(flow, member, since, (start, end), target, rebound_in, write, integral)
@@ -271,20 +300,55 @@ class Hazards:
 
     def _reaching(self, flow: Flow, key: str, stmt: Located, start: Pos) -> List[Binding]:
         """The plain bindings of ``key`` that reach ``stmt``, less those made after it in a loop
-        that binds ``key`` again before ``stmt`` on every turn (a binding in a block holding
-        ``stmt``): the next turn rebinds before it writes."""
+        that binds ``key`` again before ``stmt`` on every turn (in a block holding ``stmt``, or
+        in every branch of an ``if``/``elif``/``else`` there): the next turn rebinds first."""
         bindings = [b for b in self.model.reaching(flow, key, stmt) if b.form != "aug"]
-        later = [b for b in bindings if b.start >= start]
-        if not later:
+        if not any(b.start >= start for b in bindings):
             return bindings
         blocks = set(map(id, self.model.ancestors(stmt)))
         for ls, le in flow.loops:
-            if not ls <= start <= le:
-                continue
-            if any(ls <= b.start < start and id(self.model.parent(b.stmt)) in blocks for b in bindings
-                   if b.form in ("assign", "ann")):
+            if ls <= start <= le and self._rebound_every_turn(flow, key, (ls, start), blocks):
                 bindings = [b for b in bindings if not (b.start >= start and b.end <= le)]
         return bindings
+
+    def _rebound_every_turn(self, flow: Flow, key: str, between: Span, blocks: Set[int]) -> bool:
+        for b in flow.bindings.get(key, []):
+            if not (between[0] <= b.start < between[1]) or b.form not in ("assign", "ann", "other"):
+                continue
+            if id(self.model.parent(b.stmt)) in blocks:
+                return True
+            for up in self.model.ancestors(b.stmt):
+                if isinstance(up, ast.If) and id(self.model.parent(up)) in blocks:
+                    if _always_binds(up, key):
+                        return True
+                    break
+        return False
+
+    def _never_backpropagated(self, flow: Flow, key: str, written: ast.expr, depth: int = 0) -> bool:
+        """Every read of ``key`` (but the writes into it) is compared, sized, or turned into
+        indices (``topk``/``sort``/``max`` values that are themselves only so used): backward
+        never reaches the op that made it, so what that op saved is never read."""
+        loads = [n for _, n in flow.loads.get(key, []) if n is not written]
+        if not loads or depth > 2:
+            return False
+        for node in loads:
+            parent = self.model.parent(node)
+            if isinstance(parent, ast.Compare) or (isinstance(parent, ast.Subscript) and parent.value is node
+                                                   and isinstance(parent.ctx, ast.Store)):
+                continue
+            if not (isinstance(parent, ast.Attribute) and parent.value is node):
+                return False
+            if parent.attr in _INDEX_ATTRIBUTES or parent.attr in torch_api.INPLACE_METHODS:
+                continue
+            call, assign = self.model.parent(parent), None
+            if isinstance(call, ast.Call) and call.func is parent:
+                assign = self.model.parent(call)
+            if parent.attr in ("topk", "sort", "max", "min") and isinstance(assign, ast.Assign) \
+                    and isinstance(assign.targets[0], ast.Tuple) and isinstance(assign.targets[0].elts[0], ast.Name) \
+                    and self._never_backpropagated(flow, assign.targets[0].elts[0].id, written, depth + 1):
+                continue
+            return False
+        return True
 
     def _producer(self, expr: ast.expr, stmt: Located, name: str = "") -> Optional[Hazard]:
         """The expression's value is the output of an op that saves its output (or a leaf)."""
