@@ -505,3 +505,18 @@ def test_a_loop_turn_that_rebinds_in_every_branch_runs_no_save_before_the_write(
             return x
     """
     assert codes(body) == []
+
+
+def test_an_output_reaching_the_write_only_where_its_input_requires_no_grad_saved_nothing():
+    body = """\
+    def dual_softmax(sim: torch.Tensor, invalid: torch.Tensor):
+        conf = F.softmax(sim, 2)
+        if sim.requires_grad:
+            conf = sim.softmax(1) * conf
+        else:
+            conf.mul_(2.0)
+        conf.masked_fill_(invalid, 0.0)
+        return conf
+    """
+    assert codes(body) == []
+    assert codes(body.replace("conf = sim.softmax(1) * conf", "pass")) == [("IPF103", 7)]

@@ -123,22 +123,40 @@ def _base(target: ast.expr) -> ast.expr:
     return target
 
 
+def _binds(block: Sequence[ast.stmt], key: str) -> bool:
+    """A statement of ``block`` (at its top level) assigns ``key``."""
+    for stmt in block:
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                parts = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+                if any(target_key(part) == key for part in parts):
+                    return True
+    return False
+
+
 def _always_binds(test: ast.If, key: str) -> bool:
     """Every branch of ``if``/``elif``/``else`` assigns ``key`` at its top level."""
-    def binds(block: Sequence[ast.stmt]) -> bool:
-        for stmt in block:
-            if isinstance(stmt, ast.Assign):
-                for target in stmt.targets:
-                    parts = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
-                    if any(target_key(part) == key for part in parts):
-                        return True
-        return False
-
-    if not binds(test.body) or not test.orelse:
+    if not _binds(test.body, key) or not test.orelse:
         return False
     if len(test.orelse) == 1 and isinstance(test.orelse[0], ast.If):
-        return binds(test.orelse) or _always_binds(test.orelse[0], key)
-    return binds(test.orelse)
+        return _binds(test.orelse, key) or _always_binds(test.orelse[0], key)
+    return _binds(test.orelse, key)
+
+
+def _requires_grad_test(test: ast.expr, name: str) -> Optional[bool]:
+    """``name.requires_grad`` -> True, ``not name.requires_grad`` -> False, else None."""
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    inner = test.operand if isinstance(test, ast.UnaryOp) and negated else test
+    if isinstance(inner, ast.Attribute) and inner.attr == "requires_grad" and isinstance(inner.value, ast.Name) \
+            and inner.value.id == name:
+        return not negated
+    return None
+
+
+def _blocks(node: ast.AST) -> List[List[ast.stmt]]:
+    """The statement lists a node holds (body, orelse, finalbody, handlers' bodies)."""
+    found = [getattr(node, f) for f in ("body", "orelse", "finalbody") if isinstance(getattr(node, f, None), list)]
+    return [b for b in found if b and isinstance(b[0], ast.stmt)]
 
 
 def _branch(node: ast.AST, test: ast.If) -> Optional[str]:
@@ -280,6 +298,8 @@ class Hazards:
                     found = self._producer(binding.value, binding.stmt, member)
                     if found is not None and found.proven and self._never_backpropagated(flow, member, target):
                         continue  # `block_scores = s.amax(-1)` only for topk indices: backward never reads it
+                    if found is not None and found.proven and self._only_without_grad(binding, stmt, member):
+                        continue
                     yield found
             since = max((b.end for b in bindings), default=(0, 0))
             rebound_in = [b.start for b in bindings]
@@ -322,6 +342,36 @@ class Hazards:
                     if _always_binds(up, key):
                         return True
                     break
+        return False
+
+    def _only_without_grad(self, binding: Binding, stmt: Located, key: str) -> bool:
+        """``y = x.softmax(-1)`` reaches the write only through the branch of an ``if
+        x.requires_grad:`` where x does not require grad (the other branch rebinds y): the op's
+        input required no grad there, so it saved nothing."""
+        value = binding.value
+        if not isinstance(value, ast.Call):
+            return False
+        inputs = [a for a in value.args if not isinstance(a, ast.Starred)]
+        if isinstance(value.func, ast.Attribute) and self.model.torch_name(value.func) is None:
+            inputs.insert(0, value.func.value)
+        grad_inputs = [a for a in inputs if not self.constants.constant(a)]
+        if len(grad_inputs) != 1 or not isinstance(grad_inputs[0], ast.Name):
+            return False
+        source = grad_inputs[0].id
+        parent = self.model.parent(binding.stmt)
+        block = next((b for b in _blocks(parent) if binding.stmt in b), [])
+        end = self.model.range(stmt)[0]
+        for test in block[block.index(binding.stmt) + 1:] if block else []:
+            if self.model.range(test)[0] >= end:
+                break
+            if not isinstance(test, ast.If) or not test.orelse:
+                continue
+            grad_test = _requires_grad_test(test.test, source)
+            if grad_test is None:
+                continue
+            rebinding = test.body if grad_test else test.orelse  # the branch where `source` requires grad
+            if _binds(rebinding, key):
+                return True
         return False
 
     def _never_backpropagated(self, flow: Flow, key: str, written: ast.expr, depth: int = 0) -> bool:
