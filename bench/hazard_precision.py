@@ -303,14 +303,26 @@ def score(args) -> None:
           f"{precision(real, false):>10}")
     if weight:
         print(f"{'overall (weighted)':22} {'':8} {'':9} {'':5} {'':6} {'':8} {100 * weighted / weight:9.1f}%")
+    print(f"{'overall (unclear=false)':22} {'':8} {'':9} {'':5} {'':6} {'':8} "
+          f"{precision(real, false + unclear):>10}")
     if len(done) < len(labels):
         print(f"({len(labels) - len(done)} sampled findings still unlabelled)")
     groups = collections.Counter(lab.group for lab in done if lab.label == "false")
     print("\nfalse positives by group:")
     for group, n in groups.most_common():
         print(f"  {n:4}  {100 * n / max(false, 1):5.1f}%  {group}: {GROUPS[group]}")
-    print("\nby tier (issue 14): proven (IPF1xx, the default report) or possible (IPF2xx, on request):")
-    labelled = [lab for lab in read_labels(pathlib.Path(args.labels)).values() if lab.label and lab.id in every]
+    print("\nby tier (issue 14): proven (IPF1xx, the default report) or possible (IPF2xx, on request); labels "
+          "made before the tiers count for the finding now on their line with the same rule:")
+    now = {_rule_site(h.id): h.id for h in everything}
+    labelled = []
+    for lab in read_labels(pathlib.Path(args.labels)).values():
+        current = lab.id if lab.id in every else now.get(_rule_site(lab.id))
+        if lab.label and current is not None and all(m.id != current for m in labelled):
+            labelled.append(dataclasses.replace(lab, id=current))
+    gone = [lab for lab in read_labels(pathlib.Path(args.labels)).values()
+            if lab.label and lab.id not in every and _rule_site(lab.id) not in now]
+    print(f"  no longer reported: {len(gone)} labelled ({sum(g.label == 'real' for g in gone)} real, "
+          f"{sum(g.label == 'false' for g in gone)} false, {sum(g.label == 'unclear' for g in gone)} unclear)")
     for tier, mine in (("proven", [lab for lab in labelled if not every[lab.id].possible]),
                        ("possible", [lab for lab in labelled if every[lab.id].possible])):
         real_t = sum(lab.label == "real" for lab in mine)
@@ -324,6 +336,12 @@ def score(args) -> None:
     for lab in done:
         if lab.label == "real":
             print(f"  {lab.id}  {lab.reason}")
+
+
+def _rule_site(hazard_id: str) -> str:
+    """``path:line:IPF104`` and ``path:line:IPF204`` -> ``path:line:04``: one rule at one line."""
+    site, _, code = hazard_id.rpartition(":")
+    return f"{site}:{code[-2:]}"
 
 
 def main() -> None:
