@@ -520,3 +520,12 @@ def test_an_output_reaching_the_write_only_where_its_input_requires_no_grad_save
     """
     assert codes(body) == []
     assert codes(body.replace("conf = sim.softmax(1) * conf", "pass")) == [("IPF103", 7)]
+
+
+def test_the_result_of_another_inplace_write_is_still_read():
+    assert codes("""\
+    def f(x: torch.Tensor):
+        y = torch.exp(x)
+        z = y.mul_(2) + 1
+        return z
+    """) == [("IPF103", 3)]

@@ -359,9 +359,10 @@ class Hazards:
             return False
         source = grad_inputs[0].id
         parent = self.model.parent(binding.stmt)
-        block = next((b for b in _blocks(parent) if binding.stmt in b), [])
+        own = cast(ast.stmt, binding.stmt)
+        block = next((b for b in _blocks(parent) if own in b), []) if parent is not None else []
         end = self.model.range(stmt)[0]
-        for test in block[block.index(binding.stmt) + 1:] if block else []:
+        for test in block[block.index(own) + 1:] if block else []:
             if self.model.range(test)[0] >= end:
                 break
             if not isinstance(test, ast.If) or not test.orelse:
@@ -388,9 +389,12 @@ class Hazards:
                 continue
             if not (isinstance(parent, ast.Attribute) and parent.value is node):
                 return False
-            if parent.attr in _INDEX_ATTRIBUTES or parent.attr in torch_api.INPLACE_METHODS:
-                continue
             call, assign = self.model.parent(parent), None
+            if parent.attr in _INDEX_ATTRIBUTES:
+                continue
+            if parent.attr in torch_api.INPLACE_METHODS and isinstance(call, ast.Call) \
+                    and isinstance(self.model.parent(call), ast.Expr):
+                continue  # another write, its result (the tensor itself) left unused
             if isinstance(call, ast.Call) and call.func is parent:
                 assign = self.model.parent(call)
             if parent.attr in ("topk", "sort", "max", "min") and isinstance(assign, ast.Assign) \
