@@ -529,3 +529,23 @@ def test_the_result_of_another_inplace_write_is_still_read():
         z = y.mul_(2) + 1
         return z
     """) == [("IPF103", 3)]
+
+
+def test_the_lsp_shows_possible_hazards_named_by_select_even_with_candidates_hidden():
+    import dataclasses
+
+    from codemod.findings import Span
+    from codemod.frontends.lsp import EditorSettings, server
+
+    possible = Finding("IPF201", "m", Span(1, 0, 1, 1), Status.SAFE)
+    plain = Finding("IPF001", "m", Span(1, 0, 1, 1), Status.SAFE)
+    saved = server.editor
+    try:
+        server.editor = dataclasses.replace(EditorSettings(), candidates="hidden", select=("IPF1", "IPF2"))
+        assert server.shown(possible) and not server.shown(plain)
+        server.editor = dataclasses.replace(EditorSettings(), candidates="hidden")
+        assert not server.shown(possible)
+        server.editor = EditorSettings()
+        assert server.shown(possible)
+    finally:
+        server.editor = saved

@@ -45,8 +45,8 @@ INPLACE_ERROR = re.compile(
 FLOOR_FLAGGED = 24  # broken fixtures flagged on their line (of 33; 21 before the two tiers, 6 of them possible)
 CEILING_FALSE_POSITIVES = 0  # working fixtures with any hazard (of 22; 7 before the two tiers, 10 before grad mode across calls)
 
-# Today's messages that name no saving op ("possible" hazards in issue 14's two tiers): a hit
-# with one of these counts for recall today, but would not once such hazards are off by default.
+# Messages that name no saving op: possible hazards (IPF2xx, off by default) say these; a proven
+# hazard of the default report never should (checked in ``outcome``).
 UNKNOWN_PROVENANCE = ("cannot see", "cannot be followed", "no call of", "no data for")
 
 
@@ -167,8 +167,8 @@ def score() -> List[Outcome]:
 
 @pytest.mark.xfail(
     strict=False,
-    reason="issue 14: measured today, the default report flags 21/33 broken fixtures on their line "
-    "(64% recall; 15/33 with a message naming the saving op) and 7/22 working look-alikes",
+    reason="issue 14: measured today, the default report (proven hazards) flags 24/33 broken fixtures on "
+    "their line (73% recall) and 0/22 working look-alikes; part B (project-wide summaries) raises recall",
 )
 def test_default_report_flags_every_broken_fixture_and_no_working_one():
     outcomes = score()
