@@ -4,9 +4,7 @@ Most in-place ops are harmless (``out = conv(x); out += x``). A conflict needs a
 op saved for backward — its output (``exp``, ``sigmoid``, ``softmax``, ``relu``...) or an input
 (``matmul``, ``mul`` by a tensor, ``linear``, norms...) — and that is later modified in place,
 directly or through an alias or a view, with grad mode on. Which op saves what is data measured
-from torch (``OP_SAVES`` in ``torch_api.py``). Calls the analysis cannot see into (user
-functions and modules, ops it has no data for) are treated as if they saved their tensors, and
-the explanation says so.
+from torch (``OP_SAVES`` and ``OP_SAVES_MEASURED`` in ``torch_api.py``).
 """
 
 from __future__ import annotations
@@ -14,12 +12,12 @@ from __future__ import annotations
 import ast
 import enum
 from typing import (
-    Iterable,
-    Iterator,
-    List,
     TYPE_CHECKING,
     Dict,
     Final,
+    Iterable,
+    Iterator,
+    List,
     Literal,
     NamedTuple,
     Optional,
@@ -33,6 +31,7 @@ from typing import (
 
 from codemod import torch_api
 from codemod.analysis.binder import Binding, Flow
+from codemod.analysis.branches import always_binds, binds, branch, requires_grad_test, statement_lists, within
 from codemod.analysis.classes import AttrValue
 from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, op_short
@@ -121,57 +120,6 @@ def _base(target: ast.expr) -> ast.expr:
     while isinstance(target, ast.Subscript):
         target = target.value
     return target
-
-
-def _binds(block: Sequence[ast.stmt], key: str) -> bool:
-    """A statement of ``block`` (at its top level) assigns ``key``."""
-    for stmt in block:
-        if isinstance(stmt, ast.Assign):
-            for target in stmt.targets:
-                parts = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
-                if any(target_key(part) == key for part in parts):
-                    return True
-    return False
-
-
-def _always_binds(test: ast.If, key: str) -> bool:
-    """Every branch of ``if``/``elif``/``else`` assigns ``key`` at its top level."""
-    if not _binds(test.body, key) or not test.orelse:
-        return False
-    if len(test.orelse) == 1 and isinstance(test.orelse[0], ast.If):
-        return _binds(test.orelse, key) or _always_binds(test.orelse[0], key)
-    return _binds(test.orelse, key)
-
-
-def _requires_grad_test(test: ast.expr, name: str) -> Optional[bool]:
-    """``name.requires_grad`` -> True, ``not name.requires_grad`` -> False, else None."""
-    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
-    inner = test.operand if isinstance(test, ast.UnaryOp) and negated else test
-    if isinstance(inner, ast.Attribute) and inner.attr == "requires_grad" and isinstance(inner.value, ast.Name) \
-            and inner.value.id == name:
-        return not negated
-    return None
-
-
-def _blocks(node: ast.AST) -> List[List[ast.stmt]]:
-    """The statement lists a node holds (body, orelse, finalbody, handlers' bodies)."""
-    found = [getattr(node, f) for f in ("body", "orelse", "finalbody") if isinstance(getattr(node, f, None), list)]
-    return [b for b in found if b and isinstance(b[0], ast.stmt)]
-
-
-def _branch(node: ast.AST, test: ast.If) -> Optional[str]:
-    """Which branch of ``test`` holds ``node``: "body", "orelse", or None."""
-    for name, block in (("body", test.body), ("orelse", test.orelse)):
-        if block and any(_within(node, stmt) for stmt in block):
-            return name
-    return None
-
-
-def _within(node: ast.AST, outer: ast.AST) -> bool:
-    """Whether ``node`` lies in ``outer``'s source span."""
-    inner = (node.lineno, node.col_offset), (node.end_lineno or 0, node.end_col_offset or 0)  # type: ignore[attr-defined]
-    span = (outer.lineno, outer.col_offset), (outer.end_lineno or 0, outer.end_col_offset or 0)  # type: ignore[attr-defined]
-    return span[0] <= inner[0] and inner[1] <= span[1]
 
 
 class Op(NamedTuple):
@@ -339,7 +287,7 @@ class Hazards:
                 return True
             for up in self.model.ancestors(b.stmt):
                 if isinstance(up, ast.If) and id(self.model.parent(up)) in blocks:
-                    if _always_binds(up, key):
+                    if always_binds(up, key):
                         return True
                     break
         return False
@@ -360,18 +308,18 @@ class Hazards:
         source = grad_inputs[0].id
         parent = self.model.parent(binding.stmt)
         own = cast(ast.stmt, binding.stmt)
-        block = next((b for b in _blocks(parent) if own in b), []) if parent is not None else []
+        block = next((b for b in statement_lists(parent) if own in b), []) if parent is not None else []
         end = self.model.range(stmt)[0]
         for test in block[block.index(own) + 1:] if block else []:
             if self.model.range(test)[0] >= end:
                 break
             if not isinstance(test, ast.If) or not test.orelse:
                 continue
-            grad_test = _requires_grad_test(test.test, source)
+            grad_test = requires_grad_test(test.test, source)
             if grad_test is None:
                 continue
             rebinding = test.body if grad_test else test.orelse  # the branch where `source` requires grad
-            if _binds(rebinding, key):
+            if binds(rebinding, key):
                 return True
         return False
 
@@ -466,8 +414,8 @@ class Hazards:
             return True
         for up in self.model.ancestors(load):
             if isinstance(up, ast.IfExp):
-                branches = [b for b in (up.body, up.orelse) if _within(load, b) or _within(write, b)]
-                if len(branches) == 2 and not any(_within(load, b) and _within(write, b) for b in branches):
+                branches = [b for b in (up.body, up.orelse) if within(load, b) or within(write, b)]
+                if len(branches) == 2 and not any(within(load, b) and within(write, b) for b in branches):
                     return False
             if up is write:
                 return True  # an argument of the in-place call
@@ -477,7 +425,7 @@ class Hazards:
         """Whether ``load`` and ``write`` sit in different branches of one ``if``."""
         for up in self.model.ancestors(write):
             if isinstance(up, ast.If) and up.orelse:
-                here, there = _branch(write, up), _branch(load, up)
+                here, there = branch(write, up), branch(load, up)
                 if here and there and here != there:
                     return True
         return False
