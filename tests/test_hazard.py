@@ -549,3 +549,15 @@ def test_the_lsp_shows_possible_hazards_named_by_select_even_with_candidates_hid
         assert server.shown(possible)
     finally:
         server.editor = saved
+
+
+def test_a_torch_op_without_data_is_a_possible_hazard():
+    body = """\
+    def f(x: torch.Tensor):
+        y = torch.lgamma(x)
+        y += 1
+        return y
+    """
+    assert codes(body) == []
+    [(code, line, message)] = found(body, ("IPF2",))
+    assert (code, line) == ("IPF201", 3) and "cannot see into" in message

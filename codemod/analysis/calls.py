@@ -186,7 +186,8 @@ class Calls:
             key = target_key(callee) or ""
             if key.split(".")[-1] in ("custom_op", "register_kernel", "register_autograd", "impl"):
                 return True
-        for site in self.sites(func):  # `op.register_autograd(backward, setup_context=...)`
+        registers = "register_autograd" in self.tree.source.text or "register_kernel" in self.tree.source.text
+        for site in self.sites(func) if registers else ():  # `op.register_autograd(backward, ...)`
             call = self.tree.parent(site.node)
             if not site.called and isinstance(call, ast.Call) and (target_key(call.func) or "").split(".")[-1] in (
                     "register_autograd", "register_kernel"):
