@@ -2257,3 +2257,11 @@ OP_SAVES_MEASURED = {'abs_': (),
  'unfold': (),
  'upsample': (),
  'zero_': ()}
+OUTPUTS_SAVED = {'torch.linalg.eigh': (0, 1),
+ 'torch.linalg.qr': (0, 1),
+ 'torch.linalg.slogdet': (0,),
+ 'torch.linalg.svd': (0, 1, 2),
+ 'torch.sort': (),
+ 'torch.std_mean': (0,),
+ 'torch.topk': (),
+ 'torch.var_mean': ()}

@@ -502,6 +502,47 @@ def _inplace_binary(name: str):
     return run
 
 
+# ---------------------------------------------------------------- outputs of multi-output ops
+# (issue 14) ``evals, evecs = torch.linalg.eigh(A)``: which of a tuple-returning op's outputs
+# its backward saves, measured the same way (bump that output's version, run backward). Keys:
+# the torch function's name; values: the indices of the saved outputs.
+_MULTI_OUTPUT_PROBES = {
+    "torch.linalg.eigh": (lambda a: torch.linalg.eigh(a @ a.mT), (4, 4)),
+    "torch.linalg.svd": (lambda a: torch.linalg.svd(a, full_matrices=False), (4, 3)),
+    "torch.linalg.qr": (lambda a: torch.linalg.qr(a), (4, 3)),
+    "torch.linalg.slogdet": (lambda a: torch.linalg.slogdet(a), (4, 4)),
+    "torch.sort": (lambda a: torch.sort(a, -1), (3, 4)),
+    "torch.topk": (lambda a: torch.topk(a, 2), (3, 4)),
+    "torch.std_mean": (lambda a: torch.std_mean(a, 0), (3, 4)),
+    "torch.var_mean": (lambda a: torch.var_mean(a, 0), (3, 4)),
+}
+
+
+def _outputs_saved() -> dict:
+    """For each op of ``_MULTI_OUTPUT_PROBES``: the outputs whose in-place change before
+    backward (every floating output feeding the loss) raises the in-place error."""
+    found = {}
+    for name, (fn, shape) in _MULTI_OUTPUT_PROBES.items():
+        saved = []
+        count = len(fn(torch.rand(*shape, dtype=torch.float64)))
+        for index in range(count):
+            torch.manual_seed(0)
+            leaf = (torch.rand(*shape, dtype=torch.float64) + 0.5).requires_grad_()
+            outs = fn(leaf * 1)
+            if not (outs[index].is_floating_point() and outs[index].requires_grad):
+                continue  # indices, signs: never saved as something with a gradient
+            try:
+                outs[index].add_(0)
+                sum(o.sum() for o in outs if o.requires_grad).backward()
+            except RuntimeError as exc:
+                if _INPLACE_ERROR in str(exc):
+                    saved.append(index)
+                    continue
+                raise
+        found[name] = tuple(saved)
+    return dict(sorted(found.items()))
+
+
 def generate() -> str:
     writes = _schema_writes_self()
     torch_dir = pathlib.Path(torch.__file__).parent
@@ -556,7 +597,8 @@ def generate() -> str:
         "TENSOR_MODULES": _modules_returning_tensor(),
         "OP_SAVES": _probe_saves(),
         **_probe_views(),
-        "OP_SAVES_MEASURED": _measured_saves(),  # issue 14: by version counters; takes precedence
+        "OP_SAVES_MEASURED": _measured_saves(),
+        "OUTPUTS_SAVED": _outputs_saved(),  # issue 14: which outputs of a tuple-returning op are saved  # issue 14: by version counters; takes precedence
     }
     lines = [
         '"""Facts about torch\'s API used by the static passes (generated; do not edit).',

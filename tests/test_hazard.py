@@ -560,3 +560,122 @@ def test_a_torch_op_without_data_is_a_possible_hazard():
     assert codes(body) == []
     [(code, line, message)] = found(body, ("IPF2",))
     assert (code, line) == ("IPF201", 3) and "cannot see into" in message
+
+
+# ----------------------------------------------------------------- recall round 2 (issue 14)
+
+_DECODER = """\
+class Decoder(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.pos = nn.Parameter(torch.randn(4, dim))
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        x += self.pos
+        return self.proj(x)
+
+
+"""
+
+
+def test_a_write_into_a_parameter_is_proven_where_a_caller_passes_a_tensor_saved_before_the_call():
+    found_here = found(_DECODER + """\
+    def run(quant):
+        a = Decoder(8)(quant)
+        b = Decoder(8)(quant)
+        return a + b
+    """)
+    assert [(c, line) for c, line, _ in found_here] == [("IPF101", 8)]
+    message = found_here[0][2]
+    assert "the caller's tensor: at line" in message and "Decoder.forward via torch.nn.Linear" in message
+
+
+def test_the_callers_say_nothing_when_no_op_saved_the_argument_before_the_call():
+    assert codes(_DECODER + """\
+    def run(enc, latent):
+        a = Decoder(8)(enc(latent))
+        quant = enc(latent)
+        b = Decoder(8)(quant)
+        with torch.no_grad():
+            c = Decoder(8)(quant)
+        return a + b + c
+    """) == []
+
+
+def test_the_callers_of_a_recursive_function_end():
+    assert codes("""\
+    def walk(x, n):
+        x += 1
+        if n:
+            walk(x, n - 1)
+        return x
+    """) == []
+
+
+def test_a_forward_parameter_handed_to_a_user_module_that_saves_it_is_a_tensor():
+    """`x += ...` on a forward parameter that a user LayerNorm saved is proven (the summary
+    proves x a tensor); rebound to a projection first, it is no hazard."""
+    module = """\
+class LN(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        return F.layer_norm(x, self.w.shape, self.w)
+
+
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.ln = LN(d)
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+"""
+    assert codes(module + "        x += self.fc(self.ln(x))\n        return x\n") == [("IPF101", 17)]
+    rebound = "        h = self.ln(x)\n        x = self.fc(x)\n        x += h\n        return x\n"
+    assert codes(module + rebound) == []
+
+
+def test_an_unpacked_output_that_the_op_saves_is_proven_one_it_does_not_save_is_not():
+    eigh = """\
+    def f(a):
+        evals, evecs = torch.linalg.eigh(a @ a.mT)
+        evals.clamp_min_(1e-6)
+        return evals, evecs
+    """
+    found_here = found(eigh)
+    assert [(c, line) for c, line, _ in found_here] == [("IPF103", 3)]
+    assert f"output 0 of `torch.linalg.eigh` at line {2 + OFFSET}" in found_here[0][2]
+    assert codes(eigh.replace("evals.clamp_min_", "evecs.clamp_min_").replace("(1e-6)", "(0.0)")) == [("IPF103", 3)]
+    assert codes(eigh.replace("torch.linalg.eigh", "torch.sort")) == []  # sort keeps the indices only
+    assert codes(eigh.replace("a @ a.mT", "torch.eye(3)")) == []  # nothing requires grad
+
+
+def test_outputs_saved_are_measured_for_tuple_returning_ops():
+    from codemod import torch_api
+
+    assert torch_api.OUTPUTS_SAVED["torch.linalg.eigh"] == (0, 1)
+    assert torch_api.OUTPUTS_SAVED["torch.sort"] == ()
+
+
+def test_a_conditional_expression_is_an_alias_through_the_branch_that_views_the_tensor():
+    """`inp = x if first else h[0]`: on the path through `else`, `inp` is a view of `h`, which
+    `sin` saved; writing a row of `h` bumps the version they share."""
+    body = """\
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, x, first: bool):
+            h = self.fc(x)
+            inp = x if first else h[0]
+            y = inp.sin()
+            h[1] = 0.0
+            return y + h.sum()
+    """
+    assert codes(body) == [("IPF104", 10)]
+    assert codes(body.replace("x if first else h[0]", "x if first else x[0]")) == []

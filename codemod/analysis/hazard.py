@@ -37,7 +37,8 @@ from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, op_short
 from codemod.analysis.kinds import Kind
 from codemod.analysis.requires_grad import Constants
-from codemod.analysis.syntax import Located, Pos, Span, is_const, target_key
+from codemod.analysis.summaries import Saved
+from codemod.analysis.syntax import FUNCTIONS, Function, Located, Pos, Span, is_const, target_key
 from codemod.analysis.tensor_kind import is_tensor
 
 if TYPE_CHECKING:
@@ -138,6 +139,8 @@ class Hazards:
         self.constant_args = Constants(model, callers=True)  # parameters: what this module passes
         self.integral = Integral(model)
         self.floating = Floating(model, lambda op: saves(op) != UNSEEN)
+        self._runs: Optional[Dict[Function, List[ast.Call]]] = None  # function -> the calls that run it
+        self._asking: Set[Function] = set()  # functions whose callers are being asked (recursion)
 
     # ---------------------------------------------------------------- entry points
     def explain(self, node: Located, target: ast.expr) -> Optional[Hazard]:
@@ -223,10 +226,30 @@ class Hazards:
     def _known_tensor(self, node: Located, target: ast.expr) -> bool:
         """A proven hazard writes into a tensor: known to be one, or written by a tensor method."""
         base = _base(target)
-        if is_tensor(base, self.model):
+        if is_tensor(base, self.model) or self._fed_to_a_module(base, node):
             return True
         return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
             and node.func.attr in torch_api.INPLACE_METHODS
+
+    def _fed_to_a_module(self, base: ast.expr, write: Located) -> bool:
+        """``x`` passed, before the write, to a torch module (``self.conv(x)``) or to a summarized
+        callee that saves it (``self.ln_1(x)``: a summary proves a save of tensor operands
+        only): a Python number there would have raised, so ``x`` is a tensor."""
+        if not isinstance(base, ast.Name):
+            return False
+        flow = self.model.flow(self.model.owner(write))
+        before = self.model.range(write)[0]
+        for pos, load in flow.loads.get(base.id, []):
+            call = self.model.parent(load)
+            runs_first = pos < before or (isinstance(write, (ast.AugAssign, ast.Assign)) and within(load, write.value))
+            if not runs_first or not isinstance(call, ast.Call) or call.args[:1] != [load]:
+                continue
+            if self._module_of(call.func) is not None:
+                return True
+            summary = self.model.summaries.of_call(call)
+            if summary is not None and summary.inputs[:1] == (Saved.YES,):
+                return True
+        return False
 
     # ---------------------------------------------------------------- reasons
     def _key_hazards(self, key: str, stmt: Located, target: ast.expr, write: Located,
@@ -236,12 +259,14 @@ class Hazards:
         start, end = self.model.range(stmt)
         identity, views = self.model.aliases(flow, key, start)
         family = [key, *sorted(identity), *sorted(views)]
+        params: List[str] = []
         for member in family:
             if member != key and "." not in member and member not in flow.bindings:
                 continue  # a module-level name (`torch` of `torch.view_as_real(p)`), not an alias
             bindings = self._reaching(flow, member, stmt, start)
             for binding in bindings:
                 if binding.form == "param":
+                    params.append(member)
                     if member in (key, *identity) and is_tensor(target, self.model):
                         yield _possible(f"`{member}` comes from the caller, which the analysis cannot see")
                     continue
@@ -252,9 +277,48 @@ class Hazards:
                     if found is not None and found.proven and self._only_without_grad(binding, stmt, member):
                         continue
                     yield found
+                if binding.form == "other" and not integral:
+                    yield self._unpacked(binding, member)
             since = max((b.end for b in bindings), default=(0, 0))
             rebound_in = [b.start for b in bindings]
             yield from self._use_hazards(flow, member, since, (start, end), target, rebound_in, write, integral)
+        if isinstance(owner, FUNCTIONS) and not integral:
+            for param in params:
+                yield from self._from_callers(owner, param)
+
+    def _from_callers(self, func: Function, param: str) -> Iterator[Optional[Hazard]]:
+        """The write modifies the caller's tensor: at a call of ``func`` in this file, was the
+        argument for ``param`` saved by an op that ran before the call (``Decoder(8)(quant)``
+        twice: the first call's projection saved ``quant``)? Proven hazards only."""
+        if func in self._asking:
+            return  # a recursive cycle
+        plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+        if plain[:1] and plain[0] in ("self", "cls") and isinstance(self.model.parent(func), ast.ClassDef):
+            plain = plain[1:]
+        index = plain.index(param) if param in plain else None
+        self._asking.add(func)
+        try:
+            for call in self._calls_of(func):
+                arg = next((k.value for k in call.keywords if k.arg == param), None)
+                if arg is None and index is not None and index < len(call.args) \
+                        and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
+                    arg = call.args[index]
+                found = self.explain(call, arg) if arg is not None else None
+                if found is not None and found.proven:
+                    yield Hazard(f"`{param}` is the caller's tensor: at line {call.lineno}, {found.reason}")
+        finally:
+            self._asking.discard(func)
+
+    def _calls_of(self, func: Function) -> List[ast.Call]:
+        """The calls in this file that run ``func`` (a ``forward``: the calls of instances)."""
+        if self._runs is None:
+            self._runs = {}
+            for node in ast.walk(self.model.module):
+                if isinstance(node, ast.Call):
+                    target = self.model.summaries.callee(node)
+                    if isinstance(target, tuple):
+                        self._runs.setdefault(target[0], []).append(node)
+        return self._runs.get(func, [])
 
     def _use_hazards(self, flow: Flow, key: str, since: Pos, at: Span, target: ast.expr,
                      rebound_in: Sequence[Pos], write: Located, integral: bool) -> Iterator[Optional[Hazard]]:
@@ -383,6 +447,28 @@ class Hazards:
                                  "(the calls in this file pass constants)")
             return Hazard(reason)
         return None
+
+    def _unpacked(self, binding: Binding, name: str) -> Optional[Hazard]:
+        """``evals, evecs = torch.linalg.eigh(A)``: ``name`` is an output of a tuple-returning
+        op that its backward saves (``OUTPUTS_SAVED``, measured)."""
+        stmt = binding.stmt
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Tuple)
+                and isinstance(stmt.value, ast.Call)):
+            return None
+        names = [target_key(e) if not isinstance(e, ast.Starred) else None for e in stmt.targets[0].elts]
+        if None in names or names.count(name) != 1:
+            return None
+        op = self.model.torch_name(stmt.value.func)
+        if op is None or names.index(name) not in torch_api.OUTPUTS_SAVED.get(op, ()):
+            return None
+        if self.constants.constant(stmt.value):
+            return None  # nothing on the path requires grad: nothing was saved
+        reason = (f"`{name}` is output {names.index(name)} of `{op}` at line {stmt.lineno}, which autograd "
+                  "saves for backward")
+        if self.constant_args.constant(stmt.value):
+            return _possible(f"{reason}, if a caller elsewhere passes a tensor that requires grad "
+                             "(the calls in this file pass constants)")
+        return Hazard(reason)
 
     def _uses(self, flow: Flow, key: str, since: Pos, at: Span, target: ast.expr,
               rebound_in: Sequence[Pos], write: Located) -> Iterator[Optional[Hazard]]:
