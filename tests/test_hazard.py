@@ -679,3 +679,34 @@ def test_a_conditional_expression_is_an_alias_through_the_branch_that_views_the_
     """
     assert codes(body) == [("IPF104", 10)]
     assert codes(body.replace("x if first else h[0]", "x if first else x[0]")) == []
+
+
+def test_an_in_place_layer_appended_first_to_a_sequential_writes_into_what_its_callers_pass():
+    body = """\
+    class MLP(nn.Module):
+        def __init__(self, sizes, inplace=True):
+            super().__init__()
+            layers = []
+            for a, b in zip(sizes[:-1], sizes[1:]):
+                layers.append(nn.ReLU(inplace=inplace))
+                layers.append(nn.Linear(a, b))
+            self.net = nn.Sequential(*layers)
+
+        def forward(self, x):
+            return self.net(x)
+
+
+    def run(data):
+        trunk = nn.Linear(6, 8)
+        emb = trunk(data)
+        similarity = emb @ emb.T
+        return similarity.sum() + MLP([8, 3])(emb).sum()
+    """
+    assert codes(body) == [("IPF102", 6)]
+    first_linear = body.replace("layers = []\n", "layers = [nn.Linear(8, 8)]\n")
+    assert codes(first_linear) == []  # the ReLU follows a Linear (saves no output)
+    fresh = body.replace("MLP([8, 3])(emb)", "MLP([8, 3])(trunk(data))")
+    assert codes(fresh) == []
+    no_grad = body.replace("        return similarity.sum() + MLP", "        with torch.no_grad():\n            out = MLP").replace(
+        "(emb).sum()\n", "(emb).sum()\n        return similarity.sum() + out\n")
+    assert codes(no_grad) == []

@@ -192,6 +192,8 @@ class Hazards:
             return self.explain(parent, parent.args[0])  # nn.ReLU(inplace=True)(x)
         assign = parent
         key = target_key(assign.targets[0]) if isinstance(assign, ast.Assign) and len(assign.targets) == 1 else None
+        if key is None and chains.runs_in_place(call):
+            key = self._first_appended(call)
         if key is None:
             return _possible("its calls cannot be followed (it is not bound to a name), so it may write into a saved tensor")
         scope = self.model.enclosing_class(call) if key.startswith("self.") else self.model.owner(call)
@@ -202,6 +204,44 @@ class Hazards:
         if not calls:
             return _possible(f"no call of `{key}` is visible, so it may write into a saved tensor")
         return best(self._module_sites(key, calls))
+
+    def _first_appended(self, layer: ast.Call) -> Optional[str]:
+        """``layers.append(nn.ReLU(inplace=True))``, the first statement (in source order) to
+        touch ``layers = []``, and later ``self.net = nn.Sequential(*layers)``: the layer is the
+        first member of ``self.net`` (on the first turn of a loop it is in), so it writes into
+        what ``self.net(x)`` is given. Returns "self.net"."""
+        append = self.model.parent(layer)
+        if not (isinstance(append, ast.Call) and append.args == [layer] and not append.keywords
+                and isinstance(append.func, ast.Attribute) and append.func.attr == "append"
+                and isinstance(append.func.value, ast.Name)
+                and isinstance(self.model.parent(append), ast.Expr)):
+            return None
+        name = append.func.value.id
+        flow = self.model.flow(self.model.owner(layer))
+        bindings = flow.bindings.get(name, [])
+        if not (len(bindings) == 1 and bindings[0].form == "assign" and isinstance(bindings[0].value, ast.List)
+                and not bindings[0].value.elts) or name in flow.declared:
+            return None
+        loads = sorted(flow.loads.get(name, []), key=lambda use: use[0])
+        if not loads or loads[0][1] is not append.func.value:
+            return None  # something touches the list before this append
+        found: Optional[str] = None
+        for _, load in loads[1:]:
+            starred, chain = self.model.parent(load), None
+            if isinstance(starred, ast.Starred):
+                chain = self.model.parent(starred)
+            if not (isinstance(chain, ast.Call) and chain.args == [starred] and not chain.keywords
+                    and self.model.torch_name(chain.func) in ("torch.nn.Sequential",
+                                                              "torch.nn.modules.container.Sequential")):
+                continue
+            assign = self.model.parent(chain)
+            if not (isinstance(assign, ast.Assign) and len(assign.targets) == 1 and assign.value is chain):
+                return None
+            key = target_key(assign.targets[0])
+            if key is None or found is not None:
+                return None  # built twice: which one is called cannot be told
+            found = key
+        return found
 
     def _module_sites(self, key: str, calls: Sequence[ast.Call]) -> Iterator[Optional[Hazard]]:
         for site in calls:
