@@ -710,3 +710,33 @@ def test_an_in_place_layer_appended_first_to_a_sequential_writes_into_what_its_c
     no_grad = body.replace("        return similarity.sum() + MLP", "        with torch.no_grad():\n            out = MLP").replace(
         "(emb).sum()\n", "(emb).sum()\n        return similarity.sum() + out\n")
     assert codes(no_grad) == []
+
+
+def test_random_fills_keep_the_receivers_requires_grad_as_torch_says():
+    import torch
+
+    from codemod.analysis.requires_grad import RANDOM_FILLS
+
+    for method in sorted(RANDOM_FILLS):
+        args = (0.5,) if method == "geometric_" else ()
+        out = getattr(torch.empty(3).new_empty(3), method)(*args, generator=torch.Generator())
+        assert not out.requires_grad, method
+    p = torch.full((3,), 0.5, requires_grad=True)
+    assert torch.empty(3).bernoulli_(p).requires_grad  # why bernoulli_ is not one of them
+
+
+def test_an_orthogonal_init_on_a_fresh_random_matrix_saves_nothing():
+    """torch.nn.init.orthogonal_: `q, r = torch.linalg.qr(flattened)` of a `new_empty(...).normal_()`
+    matrix requires no grad, so `q *= ph` breaks nothing."""
+    assert codes("""\
+    def orthogonal_(tensor, gain=1, generator=None):
+        rows = tensor.size(0)
+        cols = tensor.numel() // rows
+        flattened = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
+        q, r = torch.linalg.qr(flattened)
+        d = torch.diag(r, 0)
+        q *= d.sign()
+        with torch.no_grad():
+            tensor.view_as(q).copy_(q)
+        return tensor
+    """) == []

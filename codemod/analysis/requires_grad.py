@@ -29,6 +29,10 @@ _DETACHED_METHODS = frozenset({
     "ge", "isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "logical_xor",
     "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "numpy",
 })
+# In-place random fills: the result requires grad only when the receiver does, whatever the
+# arguments (numbers, a generator). Checked with torch by tests/test_hazard.py; not bernoulli_,
+# whose probability tensor passes its requires_grad on.
+RANDOM_FILLS = frozenset({"normal_", "uniform_", "random_", "exponential_", "geometric_", "cauchy_", "log_normal_"})
 _SIZES = frozenset({"shape", "dtype", "device", "ndim", "data", "is_cuda", "requires_grad"})
 _KEEPS = frozenset({"T", "mT", "H", "mH", "real", "imag"})  # attributes that are views of the value
 
@@ -194,6 +198,8 @@ class Constants:
             method = func.attr
             if method in _DETACHED_METHODS:
                 return True
+            if method in RANDOM_FILLS:
+                return self.constant(func.value)  # `t.new_empty(n).normal_(0, 1, generator=g)`
             if method == "rsample":
                 return False
             if method in _SHAPE_METHODS:
