@@ -139,7 +139,7 @@ class Hazards:
         self.constant_args = Constants(model, callers=True)  # parameters: what this module passes
         self.integral = Integral(model)
         self.floating = Floating(model, lambda op: saves(op) != UNSEEN)
-        self._runs: Optional[Dict[Function, List[ast.Call]]] = None  # function -> the calls that run it
+        self._runs: Dict[Function, List[ast.Call]] = {}  # function -> the calls that run it
         self._asking: Set[Function] = set()  # functions whose callers are being asked (recursion)
 
     # ---------------------------------------------------------------- entry points
@@ -350,15 +350,25 @@ class Hazards:
             self._asking.discard(func)
 
     def _calls_of(self, func: Function) -> List[ast.Call]:
-        """The calls in this file that run ``func`` (a ``forward``: the calls of instances)."""
-        if self._runs is None:
-            self._runs = {}
-            for node in ast.walk(self.model.module):
-                if isinstance(node, ast.Call):
-                    target = self.model.summaries.callee(node)
-                    if isinstance(target, tuple):
-                        self._runs.setdefault(target[0], []).append(node)
-        return self._runs.get(func, [])
+        """The calls in this file that run ``func`` (a ``forward``: the calls of instances,
+        looked for only when the file builds one of the classes it may be the forward of)."""
+        found = self._runs.get(func)
+        if found is not None:
+            return found
+        by_key = self.model.calls_in(self.model.module)  # callee key -> calls, built once
+        candidates = [c for key, calls in by_key.items() if key is not None
+                      and (key == func.name or key.endswith(f".{func.name}")) for c in calls]
+        if func.name == "forward" and isinstance(self.model.parent(func), ast.ClassDef):
+            classes = {c.name for c in self.model.module.body if isinstance(c, ast.ClassDef)}
+            if any(name in by_key for name in classes):  # the file builds one of its classes
+                candidates = [c for calls in by_key.values() for c in calls]  # `block(x)`, `Block(d)(x)`
+        found = []
+        for call in candidates:
+            target = self.model.summaries.callee(call)
+            if isinstance(target, tuple) and target[0] is func:
+                found.append(call)
+        self._runs[func] = found
+        return found
 
     def _use_hazards(self, flow: Flow, key: str, since: Pos, at: Span, target: ast.expr,
                      rebound_in: Sequence[Pos], write: Located, integral: bool) -> Iterator[Optional[Hazard]]:
