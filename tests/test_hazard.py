@@ -561,3 +561,18 @@ def test_a_torch_op_without_data_is_a_possible_hazard():
     assert codes(body) == []
     [(code, line, message)] = found(body, ("IPF2",))
     assert (code, line) == ("IPF201", 3) and "cannot see into" in message
+
+
+def test_a_helper_handed_out_of_a_grad_off_function_is_not_grad_off():
+    assert codes("""\
+    def make_hook(scale: torch.Tensor):
+        def hook(w: torch.Tensor):
+            s = w.sigmoid()
+            s.mul_(scale)
+            return s
+        return hook
+
+    def build(scale):
+        with torch.no_grad():
+            return make_hook(scale)
+    """) == [("IPF103", 4)]
