@@ -562,6 +562,21 @@ def test_a_torch_op_without_data_is_a_possible_hazard():
     assert (code, line) == ("IPF201", 3) and "cannot see into" in message
 
 
+def test_a_helper_handed_out_of_a_grad_off_function_is_not_grad_off():
+    assert codes("""\
+    def make_hook(scale: torch.Tensor):
+        def hook(w: torch.Tensor):
+            s = w.sigmoid()
+            s.mul_(scale)
+            return s
+        return hook
+
+    def build(scale):
+        with torch.no_grad():
+            return make_hook(scale)
+    """) == [("IPF103", 4)]
+
+
 # ----------------------------------------------------------------- recall round 2 (issue 14)
 
 _DECODER = """\

@@ -171,12 +171,18 @@ class Hazards:
             for n in after for call in [self.model.parent(n)])
 
     def _closure_grad_off(self, node: Located) -> bool:
-        """A function defined inside another runs where that one calls it: with grad off when
-        the enclosing function runs with grad off (an optimizer kernel's helpers)."""
+        """A function defined inside another and only called there (not returned or handed on)
+        runs where that one runs: with grad off when it does (an optimizer kernel's helpers)."""
         owner = self.model.owner(node)
+        if not isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
         for up in self.model.ancestors(owner):
             if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)) and up.body:
-                return bool(self.model.intended_reason(up.body[0], None))
+                uses = [n for n in self.model.walk(up) if isinstance(n, ast.Name) and n.id == owner.name
+                        and isinstance(n.ctx, ast.Load)]
+                called = all(isinstance(self.model.parent(n), ast.Call) and self.model.parent(n).func is n  # type: ignore[union-attr]
+                             for n in uses)
+                return bool(uses) and called and bool(self.model.intended_reason(up.body[0], None))
         return False
 
     def explain_module(self, call: ast.Call) -> Optional[Hazard]:
