@@ -4,17 +4,18 @@ The default report is what an editor shows and what CI fails on, so a false haza
 This script measures it on installed libraries (issue 14). Steps, one command each (no command:
 ``count`` then ``score``):
 
-``count``   run this checkout's ``inplacefix check --format json`` (default selection, no cache)
-            over each code base under a site-packages folder; write every hazard to
-            ``--findings`` and print the counts per code base, with how many name no saving op
-            ("possible" hazards: provenance unknown).
+``count``   run this checkout's ``inplacefix check --format json --select IPF1,IPF2`` (both
+            tiers, no cache) over each code base under a site-packages folder; write every
+            hazard to ``--findings`` and print the counts per code base: proven (IPF1xx, the
+            default report) and possible (IPF2xx, provenance unknown, off by default).
 ``sample``  draw a seeded sample spread over the code bases (``--n``, at least ``--min`` per code
             base, the rest in proportion to its hazards) and merge it into the labels file: rows
             already labelled keep their label, new ids get an empty one to fill in.
 ``show ID`` print a finding's message and the source around it, for labelling.
-``score``   precision per code base and overall from the labels file, for the findings reported
-            now: real / (real + false) (unclear ones apart), pooled and weighted by each code
-            base's hazard count; false positives by group, and the real ones.
+``score``   precision of the default report (proven hazards) per code base and overall from the
+            labels file, for the findings reported now: real / (real + false) (unclear ones
+            apart), pooled and weighted by each code base's hazard count; false positives by
+            group, and the real ones. ``--tier possible`` scores the possible tier instead.
 
 Labels (``bench/hazard_labels.tsv``, tab-separated): ``id`` (path:line:code, path relative to
 site-packages), ``codebase``, ``label`` (real / false / unclear), ``group`` (why a false one is
@@ -25,7 +26,7 @@ shown (or the leaf / view sibling error is raised there); "unclear" that it depe
 to the analysis, ``count``, ``sample`` (only new findings need labels) and ``score`` again.
 
 Usage: ``/work/main/.venv/bin/python bench/hazard_precision.py [count|sample|show ID|score]
-[--site DIR] [--findings FILE] [--labels FILE] [--n 120] [--min 6] [--seed 14]``.
+[--site DIR] [--findings FILE] [--labels FILE] [--n 120] [--min 6] [--seed 14] [--tier proven]``.
 """
 
 from __future__ import annotations
@@ -70,9 +71,8 @@ CODE_BASES = {
 KNOWN_HANGS: dict = {}
 VERSIONED = ("torch", "torchvision", "transformers", "timm", "diffusers", "kornia", "x_transformers")
 
-# Messages that name no saving op (issue 14's "possible" tier): what today's analysis says when
-# provenance is unknown.
-UNKNOWN_PROVENANCE = ("cannot see", "cannot be followed", "no call of", "no data for")
+# The possible tier's codes (issue 14): provenance unknown, off by default.
+POSSIBLE_PREFIX = "IPF2"
 
 # Why a false hazard is false (issue 14's five groups, then the ones found while labelling).
 GROUPS = {
@@ -102,7 +102,7 @@ class Hazard:
 
     @property
     def possible(self) -> bool:
-        return any(p in self.message for p in UNKNOWN_PROVENANCE)
+        return self.id.rsplit(":", 1)[-1].startswith(POSSIBLE_PREFIX)
 
 
 @dataclasses.dataclass
@@ -130,9 +130,10 @@ def files_of(site: pathlib.Path, folder: str) -> List[str]:
 
 
 def run_check(site: pathlib.Path, files: List[str], python: str, timeout: float) -> dict:
-    """This checkout's ``check`` (default selection, no cache) on these files, as parsed JSON."""
+    """This checkout's ``check`` (both hazard tiers, no cache) on these files, as parsed JSON."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    cmd = [python, "-m", "codemod", "check", "--format", "json", "--no-progress", "--no-cache", *files]
+    cmd = [python, "-m", "codemod", "check", "--format", "json", "--select", "IPF1,IPF2", "--no-progress",
+           "--no-cache", *files]
     try:
         done = subprocess.run(cmd, cwd=site, env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -172,12 +173,13 @@ def count(args) -> List[Hazard]:
         "versions": versions(site),
         "hazards": [dataclasses.asdict(h) for h in hazards],
     }, indent=1))
-    print(f"{'code base':22} {'files':>6} {'hazards':>8} {'possible':>9} {'errors':>7} {'seconds':>8}")
+    print(f"{'code base':22} {'files':>6} {'proven':>8} {'possible':>9} {'errors':>7} {'seconds':>8}")
     for name, files, n, possible, errors, seconds in rows:
-        print(f"{name:22} {files:6} {n:8} {possible:9} {errors:7} {seconds:8.1f}")
-    print(f"{'total':22} {sum(r[1] for r in rows):6} {len(hazards):8} "
+        print(f"{name:22} {files:6} {n - possible:8} {possible:9} {errors:7} {seconds:8.1f}")
+    print(f"{'total':22} {sum(r[1] for r in rows):6} {sum(not h.possible for h in hazards):8} "
           f"{sum(h.possible for h in hazards):9} {sum(r[4] for r in rows):7}")
-    print(f"(possible: the message names no saving op; findings written to {args.findings})")
+    print(f"(proven: IPF1xx, the default report; possible: IPF2xx, on request; findings written to "
+          f"{args.findings})")
     for path, why in KNOWN_HANGS.items():
         print(f"left out: {path}: {why}")
     return hazards
@@ -228,7 +230,7 @@ def quotas(counts: Dict[str, int], n: int, minimum: int) -> Dict[str, int]:
 
 
 def sample(args) -> None:
-    hazards = load_hazards(args.findings)
+    hazards = [h for h in load_hazards(args.findings) if h.possible == (args.tier == "possible")]
     by_base = collections.defaultdict(list)
     for h in hazards:
         by_base[h.codebase].append(h)
@@ -275,8 +277,11 @@ def precision(real: int, false: int) -> str:
 
 
 def score(args) -> None:
-    found = load_hazards(args.findings)
-    hazards = {h.id: h for h in found}  # two hazards with one code on one line share an id
+    everything = load_hazards(args.findings)
+    every = {h.id: h for h in everything}  # two hazards with one code on one line share an id
+    found = [h for h in everything if h.possible == (args.tier == "possible")]
+    hazards = {h.id: h for h in found}
+    print(f"the {'default report (proven hazards, IPF1xx)' if args.tier == 'proven' else 'possible tier (IPF2xx)'}:")
     counts = collections.Counter(h.codebase for h in found)
     labels = [lab for lab in read_labels(pathlib.Path(args.labels)).values() if lab.id in hazards]
     done = [lab for lab in labels if lab.label]
@@ -298,18 +303,31 @@ def score(args) -> None:
           f"{precision(real, false):>10}")
     if weight:
         print(f"{'overall (weighted)':22} {'':8} {'':9} {'':5} {'':6} {'':8} {100 * weighted / weight:9.1f}%")
+    print(f"{'overall (unclear=false)':22} {'':8} {'':9} {'':5} {'':6} {'':8} "
+          f"{precision(real, false + unclear):>10}")
     if len(done) < len(labels):
         print(f"({len(labels) - len(done)} sampled findings still unlabelled)")
     groups = collections.Counter(lab.group for lab in done if lab.label == "false")
     print("\nfalse positives by group:")
     for group, n in groups.most_common():
         print(f"  {n:4}  {100 * n / max(false, 1):5.1f}%  {group}: {GROUPS[group]}")
-    print("\nby tier (issue 14): the message names a saving op (proven) or not (possible):")
-    for tier, mine in (("proven", [lab for lab in done if not hazards[lab.id].possible]),
-                       ("possible", [lab for lab in done if hazards[lab.id].possible])):
+    print("\nby tier (issue 14): proven (IPF1xx, the default report) or possible (IPF2xx, on request); labels "
+          "made before the tiers count for the finding now on their line with the same rule:")
+    now = {_rule_site(h.id): h.id for h in everything}
+    labelled = []
+    for lab in read_labels(pathlib.Path(args.labels)).values():
+        current = lab.id if lab.id in every else now.get(_rule_site(lab.id))
+        if lab.label and current is not None and all(m.id != current for m in labelled):
+            labelled.append(dataclasses.replace(lab, id=current))
+    gone = [lab for lab in read_labels(pathlib.Path(args.labels)).values()
+            if lab.label and lab.id not in every and _rule_site(lab.id) not in now]
+    print(f"  no longer reported: {len(gone)} labelled ({sum(g.label == 'real' for g in gone)} real, "
+          f"{sum(g.label == 'false' for g in gone)} false, {sum(g.label == 'unclear' for g in gone)} unclear)")
+    for tier, mine in (("proven", [lab for lab in labelled if not every[lab.id].possible]),
+                       ("possible", [lab for lab in labelled if every[lab.id].possible])):
         real_t = sum(lab.label == "real" for lab in mine)
         false_t = sum(lab.label == "false" for lab in mine)
-        share = sum(h.possible == (tier == "possible") for h in found)
+        share = sum(h.possible == (tier == "possible") for h in everything)
         kinds = collections.Counter(lab.group for lab in mine if lab.label == "false")
         print(f"  {tier:9} {share:4} hazards, {len(mine):3} labelled: {real_t} real, {false_t} false, "
               f"precision {precision(real_t, false_t).strip()}; false: "
@@ -318,6 +336,12 @@ def score(args) -> None:
     for lab in done:
         if lab.label == "real":
             print(f"  {lab.id}  {lab.reason}")
+
+
+def _rule_site(hazard_id: str) -> str:
+    """``path:line:IPF104`` and ``path:line:IPF204`` -> ``path:line:04``: one rule at one line."""
+    site, _, code = hazard_id.rpartition(":")
+    return f"{site}:{code[-2:]}"
 
 
 def main() -> None:
@@ -331,6 +355,8 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=120, help="sample size")
     parser.add_argument("--min", type=int, default=6, help="least per code base")
     parser.add_argument("--seed", type=int, default=14)
+    parser.add_argument("--tier", choices=("proven", "possible"), default="proven",
+                        help="for sample and score: the default report (proven) or the possible tier")
     parser.add_argument("--context", type=int, default=12, help="for show: lines either side")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per code base")
     args = parser.parse_args()

@@ -323,6 +323,226 @@ def _modules_with_parameters() -> list[str]:
     return sorted(set(found))
 
 
+# ---------------------------------------------------------------- saves measured by version counters
+# (issue 14) What an op saves, found the way the error arises: run it on tensors that require
+# grad, bump the version of one input (or of its output) in place, run backward, and see whether
+# autograd complains that a tensor it saved was modified. Covers what ``_probe_saves`` does not:
+# an operand that is a Python number (``x * 2`` saves nothing of x, ``x ** 2`` does), in-place
+# variants (``leaky_relu_`` saves its result, ``leaky_relu`` its input), every norm, pad,
+# pool, conv, reshape and cat module and function. Keys as in OP_SAVES; ``<op>_scalar`` is
+# ``tensor op number``, ``r<op>_scalar`` is ``number op tensor`` (the tensor is input1).
+# Entries here take precedence over OP_SAVES.
+
+_INPLACE_ERROR = "modified by an inplace operation"
+
+
+def _saves_by_version(fn, shapes, scalar_left: bool = False) -> tuple:
+    """Which of the inputs (and the output) ``fn`` saves: the ones whose in-place change
+    before backward raises the in-place error."""
+    found = []
+    for which in [*range(len(shapes)), "output"]:
+        torch.manual_seed(0)
+        leaves = [(torch.rand(*shape, dtype=torch.float64) + 0.5).requires_grad_() for shape in shapes]
+        inputs = [leaf * 1 for leaf in leaves]
+        out = fn(*inputs)
+        if isinstance(out, (tuple, list)):
+            out = out[0]
+        if not isinstance(out, torch.Tensor) or not out.requires_grad:
+            return ()
+        victim = out if which == "output" else inputs[which]
+        try:
+            with torch.autograd.set_detect_anomaly(False):
+                victim.add_(0)
+                out.sum().backward()
+        except RuntimeError as exc:
+            if _INPLACE_ERROR in str(exc):
+                index = which if which == "output" or not scalar_left else which + 1
+                found.append("output" if which == "output" else f"input{index}")
+    return tuple(sorted(found))
+
+
+def _measured_saves() -> dict:
+    v, m, img, vol = (3, 4), (3, 4), (2, 3, 6, 6), (2, 3, 4, 4, 4)
+    seq = (2, 3, 6)
+    probes: dict = {}
+    scalar = {"mul": lambda a: a * 2.0, "div": lambda a: a / 2.0, "add": lambda a: a + 2.0,
+              "sub": lambda a: a - 2.0, "pow": lambda a: a ** 2.0, "remainder": lambda a: a % 2.0,
+              "floor_divide": lambda a: a // 2.0, "matmul": None}
+    rscalar = {"mul": lambda a: 2.0 * a, "div": lambda a: 2.0 / a, "add": lambda a: 2.0 + a,
+               "sub": lambda a: 2.0 - a, "pow": lambda a: 2.0 ** a, "remainder": lambda a: 2.0 % a,
+               "floor_divide": lambda a: 2.0 // a}
+    for name, fn in scalar.items():
+        if fn is not None:
+            probes[f"{name}_scalar"] = (fn, [v])
+    for name, fn in rscalar.items():
+        probes[f"r{name}_scalar"] = (fn, [v], True)
+    probes.update({
+        "mul": (lambda a, b: a * b, [v, v]), "div": (lambda a, b: a / b, [v, v]),
+        "pow": (lambda a, b: a ** b, [v, v]), "matmul": (lambda a, b: a @ b, [(3, 4), (4, 3)]),
+        "einsum": (lambda a, b: torch.einsum("nd,ndm->nm", a, b), [(2, 3), (2, 3, 3)]),
+        "cat": (lambda a, b: torch.cat([a, b]), [v, v]), "concat": (lambda a, b: torch.concat([a, b]), [v, v]),
+        "stack": (lambda a, b: torch.stack([a, b]), [v, v]),
+        "reshape": (lambda a: a.reshape(-1), [v]), "flatten": (lambda a: a.flatten(), [v]),
+        "repeat_interleave": (lambda a: a.repeat_interleave(2, 0), [v]), "tile": (lambda a: a.tile(2), [v]),
+        "diag_embed": (lambda a: torch.diag_embed(a), [v]), "clip": (lambda a: a.clip(0.6, 1.2), [v]),
+        "clamp_min": (lambda a: a.clamp_min(0.6), [v]), "clamp_max": (lambda a: a.clamp_max(1.2), [v]),
+        "cumprod": (lambda a: a.cumprod(0), [v]), "roll": (lambda a: a.roll(1, 0), [v]),
+        "flip": (lambda a: a.flip(0), [v]), "baddbmm": (lambda a, b, c: torch.baddbmm(a, b, c),
+                                                        [(2, 3, 3), (2, 3, 3), (2, 3, 3)]),
+        "max_dim": (lambda a: torch.max(a, 1), [v]), "min_dim": (lambda a: torch.min(a, 1), [v]),
+        "outer": (lambda a, b: torch.outer(a, b), [(3,), (3,)]), "cdist": (lambda a, b: torch.cdist(a, b), [v, v]),
+        "normalize": (lambda a: F.normalize(a, dim=-1), [v]), "rms_norm": (lambda a: F.rms_norm(a, (4,)), [v]),
+        "pad": (lambda a: F.pad(a, (1, 1)), [v]),
+        "interpolate": (lambda a: F.interpolate(a, scale_factor=2.0), [img]),
+        "upsample": (lambda a: F.interpolate(a, scale_factor=2.0, mode="bilinear"), [img]),
+        "batch_norm": (lambda a: F.batch_norm(a, None, None, training=True), [img]),
+        "instance_norm": (lambda a: F.instance_norm(a), [img]),
+        "group_norm": (lambda a: F.group_norm(a, 1), [img]), "local_response_norm": (
+            lambda a: F.local_response_norm(a, 2), [img]),
+        "max_pool1d": (lambda a: F.max_pool1d(a, 2), [seq]), "max_pool2d": (lambda a: F.max_pool2d(a, 2), [img]),
+        "max_pool3d": (lambda a: F.max_pool3d(a, 2), [vol]), "avg_pool1d": (lambda a: F.avg_pool1d(a, 2), [seq]),
+        "avg_pool2d": (lambda a: F.avg_pool2d(a, 2), [img]), "avg_pool3d": (lambda a: F.avg_pool3d(a, 2), [vol]),
+        "adaptive_avg_pool1d": (lambda a: F.adaptive_avg_pool1d(a, 1), [seq]),
+        "adaptive_avg_pool2d": (lambda a: F.adaptive_avg_pool2d(a, 1), [img]),
+        "adaptive_max_pool2d": (lambda a: F.adaptive_max_pool2d(a, 1), [img]),
+        "conv1d": (lambda a, w: F.conv1d(a, w), [seq, (3, 3, 3)]),
+        "conv3d": (lambda a, w: F.conv3d(a, w), [vol, (3, 3, 3, 3, 3)]),
+        "conv_transpose2d": (lambda a, w: F.conv_transpose2d(a, w), [img, (3, 3, 3, 3)]),
+        "pixel_shuffle": (lambda a: F.pixel_shuffle(a, 1), [img]), "unfold": (lambda a: F.unfold(a, 2), [img]),
+        "affine_grid": (lambda a: F.affine_grid(a, [2, 3, 4, 4], align_corners=False), [(2, 2, 3)]),
+        "grid_sample": (lambda a, g: F.grid_sample(a, g - 1.0, align_corners=False), [img, (2, 4, 4, 2)]),
+        "glu": (lambda a: F.glu(a), [v]), "logsigmoid": (lambda a: F.logsigmoid(a), [v]),
+        "softsign": (lambda a: F.softsign(a), [v]), "tanhshrink": (lambda a: F.tanhshrink(a), [v]),
+        "dropout1d": (lambda a: F.dropout1d(a, 0.5, True), [seq]),
+        "dropout2d": (lambda a: F.dropout2d(a, 0.5, True), [img]),
+    })
+    for name in ("relu", "sigmoid", "tanh", "exp", "sqrt", "rsqrt", "reciprocal", "log", "abs", "neg",
+                 "sin", "cos", "clamp", "leaky_relu", "elu", "hardtanh", "silu", "hardswish",
+                 "hardsigmoid", "mish", "celu", "selu", "relu6", "dropout", "square", "floor", "round"):
+        probes[f"{name}_"] = (_inplace_variant(name), [v])
+    for name, other in (("mul_", True), ("div_", True), ("add_", True), ("sub_", True), ("pow_", True),
+                        ("addcmul_", True), ("addcdiv_", True), ("lerp_", True), ("masked_fill_", False),
+                        ("copy_", True), ("fill_", False), ("zero_", False)):
+        probes[name] = (_inplace_binary(name), [v, v] if other else [v])
+    modules = {
+        "BatchNorm1d": (lambda: nn.BatchNorm1d(3), seq), "BatchNorm2d": (lambda: nn.BatchNorm2d(3), img),
+        "BatchNorm3d": (lambda: nn.BatchNorm3d(3), vol), "SyncBatchNorm": None,
+        "InstanceNorm1d": (lambda: nn.InstanceNorm1d(3), seq), "InstanceNorm2d": (lambda: nn.InstanceNorm2d(3), img),
+        "InstanceNorm3d": (lambda: nn.InstanceNorm3d(3), vol), "LayerNorm": (lambda: nn.LayerNorm(6), img),
+        "GroupNorm": (lambda: nn.GroupNorm(1, 3), img), "RMSNorm": (lambda: nn.RMSNorm(6), img),
+        "LocalResponseNorm": (lambda: nn.LocalResponseNorm(2), img),
+        "Conv1d": (lambda: nn.Conv1d(3, 3, 3), seq), "Conv2d": (lambda: nn.Conv2d(3, 3, 3), img),
+        "Conv3d": (lambda: nn.Conv3d(3, 3, 3), vol), "ConvTranspose1d": (lambda: nn.ConvTranspose1d(3, 3, 3), seq),
+        "ConvTranspose2d": (lambda: nn.ConvTranspose2d(3, 3, 3), img),
+        "ConvTranspose3d": (lambda: nn.ConvTranspose3d(3, 3, 3), vol),
+        "ZeroPad2d": (lambda: nn.ZeroPad2d(1), img), "ConstantPad1d": (lambda: nn.ConstantPad1d(1, 0.0), seq),
+        "ConstantPad2d": (lambda: nn.ConstantPad2d(1, 0.0), img), "ConstantPad3d": (lambda: nn.ConstantPad3d(1, 0.0), vol),
+        "ReflectionPad1d": (lambda: nn.ReflectionPad1d(1), seq), "ReflectionPad2d": (lambda: nn.ReflectionPad2d(1), img),
+        "ReplicationPad1d": (lambda: nn.ReplicationPad1d(1), seq),
+        "ReplicationPad2d": (lambda: nn.ReplicationPad2d(1), img),
+        "ReplicationPad3d": (lambda: nn.ReplicationPad3d(1), vol), "CircularPad2d": (lambda: nn.CircularPad2d(1), img),
+        "MaxPool1d": (lambda: nn.MaxPool1d(2), seq), "MaxPool2d": (lambda: nn.MaxPool2d(2), img),
+        "MaxPool3d": (lambda: nn.MaxPool3d(2), vol), "AvgPool1d": (lambda: nn.AvgPool1d(2), seq),
+        "AvgPool2d": (lambda: nn.AvgPool2d(2), img), "AvgPool3d": (lambda: nn.AvgPool3d(2), vol),
+        "AdaptiveAvgPool1d": (lambda: nn.AdaptiveAvgPool1d(1), seq),
+        "AdaptiveAvgPool2d": (lambda: nn.AdaptiveAvgPool2d(1), img),
+        "AdaptiveAvgPool3d": (lambda: nn.AdaptiveAvgPool3d(1), vol),
+        "AdaptiveMaxPool2d": (lambda: nn.AdaptiveMaxPool2d(1), img),
+        "Flatten": (nn.Flatten, img), "Unflatten": (lambda: nn.Unflatten(1, (3, 1)), img),
+        "Upsample": (lambda: nn.Upsample(scale_factor=2.0), img),
+        "UpsamplingNearest2d": (lambda: nn.UpsamplingNearest2d(scale_factor=2.0), img),
+        "UpsamplingBilinear2d": (lambda: nn.UpsamplingBilinear2d(scale_factor=2.0), img),
+        "PixelShuffle": (lambda: nn.PixelShuffle(1), img), "PixelUnshuffle": (lambda: nn.PixelUnshuffle(1), img),
+        "Dropout": (nn.Dropout, img), "Dropout1d": (nn.Dropout1d, seq), "Dropout2d": (nn.Dropout2d, img),
+        "Dropout3d": (nn.Dropout3d, vol), "AlphaDropout": (nn.AlphaDropout, img),
+        "Linear": (lambda: nn.Linear(6, 6), img), "Identity": (nn.Identity, img),
+        "ReLU": (nn.ReLU, img), "LeakyReLU": (nn.LeakyReLU, img), "PReLU": (nn.PReLU, img), "ELU": (nn.ELU, img),
+        "SELU": (nn.SELU, img), "CELU": (nn.CELU, img), "GELU": (nn.GELU, img), "SiLU": (nn.SiLU, img),
+        "Mish": (nn.Mish, img), "Sigmoid": (nn.Sigmoid, img), "Tanh": (nn.Tanh, img),
+        "Hardtanh": (nn.Hardtanh, img), "ReLU6": (nn.ReLU6, img), "Hardswish": (nn.Hardswish, img),
+        "Hardsigmoid": (nn.Hardsigmoid, img), "Softplus": (nn.Softplus, img), "Softsign": (nn.Softsign, img),
+        "LogSigmoid": (nn.LogSigmoid, img), "Threshold": (lambda: nn.Threshold(0.5, 0.0), img),
+        "Softmax": (lambda: nn.Softmax(-1), img), "LogSoftmax": (lambda: nn.LogSoftmax(-1), img),
+        "Softmax2d": (nn.Softmax2d, img), "GLU": (nn.GLU, img), "Tanhshrink": (nn.Tanhshrink, img),
+        "Softshrink": (nn.Softshrink, img), "Hardshrink": (nn.Hardshrink, img),
+    }
+    for name, spec in modules.items():
+        if spec is None:
+            continue
+        make, shape = spec
+        module = make().double()
+        probes[f"torch.nn.{name}"] = (lambda a, m=module: m(a), [shape])
+    found = {}
+    for name, (fn, shapes, *left) in probes.items():
+        found[name] = _saves_by_version(fn, shapes, bool(left and left[0]))
+    return dict(sorted(found.items()))
+
+
+def _inplace_variant(name: str):
+    def run(a):
+        if hasattr(a, f"{name}_"):
+            return getattr(a, f"{name}_")(*((0.6, 1.2) if name == "clamp" else ()))
+        fn = getattr(F, f"{name}_", None) or getattr(F, name)
+        return fn(a, inplace=True) if fn is getattr(F, name, None) else fn(a)
+    return run
+
+
+def _inplace_binary(name: str):
+    def run(a, *other):
+        method = getattr(a, name)
+        if name in ("addcmul_", "addcdiv_"):
+            return method(other[0], other[0] + 1.0)
+        if name == "lerp_":
+            return method(other[0], 0.5)
+        if name == "masked_fill_":
+            return method(a.detach() > 1.0, 0.0)
+        if name == "fill_":
+            return method(1.0)
+        return method(*other)
+    return run
+
+
+# ---------------------------------------------------------------- outputs of multi-output ops
+# (issue 14) ``evals, evecs = torch.linalg.eigh(A)``: which of a tuple-returning op's outputs
+# its backward saves, measured the same way (bump that output's version, run backward). Keys:
+# the torch function's name; values: the indices of the saved outputs.
+_MULTI_OUTPUT_PROBES = {
+    "torch.linalg.eigh": (lambda a: torch.linalg.eigh(a @ a.mT), (4, 4)),
+    "torch.linalg.svd": (lambda a: torch.linalg.svd(a, full_matrices=False), (4, 3)),
+    "torch.linalg.qr": (lambda a: torch.linalg.qr(a), (4, 3)),
+    "torch.linalg.slogdet": (lambda a: torch.linalg.slogdet(a), (4, 4)),
+    "torch.sort": (lambda a: torch.sort(a, -1), (3, 4)),
+    "torch.topk": (lambda a: torch.topk(a, 2), (3, 4)),
+    "torch.std_mean": (lambda a: torch.std_mean(a, 0), (3, 4)),
+    "torch.var_mean": (lambda a: torch.var_mean(a, 0), (3, 4)),
+}
+
+
+def _outputs_saved() -> dict:
+    """For each op of ``_MULTI_OUTPUT_PROBES``: the outputs whose in-place change before
+    backward (every floating output feeding the loss) raises the in-place error."""
+    found = {}
+    for name, (fn, shape) in _MULTI_OUTPUT_PROBES.items():
+        saved = []
+        count = len(fn(torch.rand(*shape, dtype=torch.float64)))
+        for index in range(count):
+            torch.manual_seed(0)
+            leaf = (torch.rand(*shape, dtype=torch.float64) + 0.5).requires_grad_()
+            outs = fn(leaf * 1)
+            if not (outs[index].is_floating_point() and outs[index].requires_grad):
+                continue  # indices, signs: never saved as something with a gradient
+            try:
+                outs[index].add_(0)
+                sum(o.sum() for o in outs if o.requires_grad).backward()
+            except RuntimeError as exc:
+                if _INPLACE_ERROR in str(exc):
+                    saved.append(index)
+                    continue
+                raise
+        found[name] = tuple(saved)
+    return dict(sorted(found.items()))
+
+
 def generate() -> str:
     writes = _schema_writes_self()
     torch_dir = pathlib.Path(torch.__file__).parent
@@ -377,6 +597,8 @@ def generate() -> str:
         "TENSOR_MODULES": _modules_returning_tensor(),
         "OP_SAVES": _probe_saves(),
         **_probe_views(),
+        "OP_SAVES_MEASURED": _measured_saves(),
+        "OUTPUTS_SAVED": _outputs_saved(),  # issue 14: which outputs of a tuple-returning op are saved  # issue 14: by version counters; takes precedence
     }
     lines = [
         '"""Facts about torch\'s API used by the static passes (generated; do not edit).',

@@ -174,7 +174,7 @@ def test_suppression_comments(project):
     (project / "model.py").write_text(textwrap.dedent(
         """\
         import torch
-        y = torch.exp(torch.ones(2))
+        y = torch.exp(torch.ones(2, requires_grad=True))
         y += 1  # noqa: IPF101
         y *= 2  # noqa
         y -= 1  # inplacefix: ignore[IPF101]

@@ -186,6 +186,12 @@ class Calls:
             key = target_key(callee) or ""
             if key.split(".")[-1] in ("custom_op", "register_kernel", "register_autograd", "impl"):
                 return True
+        registers = "register_autograd" in self.tree.source.text or "register_kernel" in self.tree.source.text
+        for site in self.sites(func) if registers else ():  # `op.register_autograd(backward, ...)`
+            call = self.tree.parent(site.node)
+            if not site.called and isinstance(call, ast.Call) and (target_key(call.func) or "").split(".")[-1] in (
+                    "register_autograd", "register_kernel"):
+                return True
         if func.name in ("forward", "backward", "setup_context", "jvp", "vjp"):
             cls = self.tree.parent(func)
             if isinstance(cls, ast.ClassDef) and any((target_key(b) or "") in _FUNCTION_BASES for b in cls.bases):

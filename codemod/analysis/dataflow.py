@@ -147,7 +147,7 @@ class Dataflow:
             ob = last_binding(other, at)
             if ob is None or ob.form != "assign":
                 continue
-            source, how = self.alias_source(ob.value)
+            source, how = self._alias_source_of(ob.value, key)
             if source == key:
                 since = [x for x in flow.bindings.get(key, []) if ob.end <= x.start and x.end <= at]
                 if not since:
@@ -155,6 +155,16 @@ class Dataflow:
         identity.discard(key)
         views.discard(key)
         return Aliases(identity, views)
+
+    def _alias_source_of(self, value: Optional[ast.AST], key: str) -> Tuple[Optional[str], Optional[AliasKind]]:
+        """``alias_source``, where a conditional expression (``x[t] if a else h[i - 1]``) is
+        an alias of ``key`` when one of its branches is: on that path it shares the storage."""
+        while isinstance(value, ast.IfExp):
+            body = self.alias_source(value.body)
+            if body[0] == key:
+                return body
+            value = value.orelse
+        return self.alias_source(value)
 
     def alias_source(self, value: Optional[ast.AST]) -> Tuple[Optional[str], Optional[AliasKind]]:
         """(key, "identity" | "view") when ``value`` is ``key`` itself or shares its storage."""

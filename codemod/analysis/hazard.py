@@ -4,22 +4,25 @@ Most in-place ops are harmless (``out = conv(x); out += x``). A conflict needs a
 op saved for backward — its output (``exp``, ``sigmoid``, ``softmax``, ``relu``...) or an input
 (``matmul``, ``mul`` by a tensor, ``linear``, norms...) — and that is later modified in place,
 directly or through an alias or a view, with grad mode on. Which op saves what is data measured
-from torch (``OP_SAVES`` in ``torch_api.py``). Calls the analysis cannot see into (user
-functions and modules, ops it has no data for) are treated as if they saved their tensors, and
-the explanation says so.
+from torch (``OP_SAVES`` and ``OP_SAVES_MEASURED`` in ``torch_api.py``).
 """
 
 from __future__ import annotations
 
 import ast
+import enum
 from typing import (
     TYPE_CHECKING,
     Dict,
     Final,
+    Iterable,
+    Iterator,
+    List,
     Literal,
     NamedTuple,
     Optional,
     Sequence,
+    Set,
     Tuple,
     Type,
     Union,
@@ -27,11 +30,15 @@ from typing import (
 )
 
 from codemod import torch_api
-from codemod.analysis.binder import Flow
+from codemod.analysis.binder import Binding, Flow
+from codemod.analysis.branches import always_binds, binds, branch, requires_grad_test, statement_lists, within
 from codemod.analysis.classes import AttrValue
 from codemod.analysis.dataflow import VIEW_METHODS
+from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, op_short
 from codemod.analysis.kinds import Kind
-from codemod.analysis.syntax import Located, Pos, Span, is_const, target_key
+from codemod.analysis.requires_grad import Constants
+from codemod.analysis.summaries import Saved
+from codemod.analysis.syntax import FUNCTIONS, Function, Located, Pos, Span, is_const, target_key
 from codemod.analysis.tensor_kind import is_tensor
 
 if TYPE_CHECKING:
@@ -46,6 +53,76 @@ UNSEEN: Final = "unseen"  # a call the analysis cannot see into
 Saves = Union[Tuple[str, ...], Literal["unseen"]]  # what an op saves ("input0", "output"...), or UNSEEN
 
 
+# Array methods numpy (and Python containers) share with tensors: on a receiver of unknown
+# kind, a method named like a tensor op outside this set is a tensor op.
+_SHARED_METHODS = frozenset({
+    "sum", "mean", "max", "min", "prod", "std", "var", "clip", "round", "cumsum", "cumprod", "flatten",
+    "reshape", "transpose", "repeat", "squeeze", "dot", "all", "any", "argmax", "argmin", "copy", "view",
+    "sort", "argsort", "nonzero", "diagonal", "trace", "conj", "take", "put", "fill", "t", "T",
+})
+
+
+# Attributes and methods whose result carries no gradient back to the tensor they read.
+_INDEX_ATTRIBUTES = frozenset({
+    "shape", "dtype", "device", "ndim", "size", "dim", "numel", "argmax", "argmin", "argsort", "nonzero",
+    "indices", "item", "tolist", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite",
+})
+
+
+def saves(name: str) -> Saves:
+    """What the op ``name`` saves: measured by version counters, else by grad_fn, else UNSEEN."""
+    measured = torch_api.OP_SAVES_MEASURED.get(name)
+    if measured is not None:
+        return measured
+    return torch_api.OP_SAVES.get(name, UNSEEN)
+
+
+def tensor_only(method: str) -> bool:
+    """A method name only tensors have among the values code usually holds (``exp``, ``softmax``)."""
+    return method not in _SHARED_METHODS and saves(method) != UNSEEN
+
+
+class Tier(str, enum.Enum):
+    """How much the analysis saw of a hazard."""
+
+    PROVEN = "proven"  # a saving op identified before the write: the default report
+    POSSIBLE = "possible"  # provenance unknown (a call it cannot see into, the caller): on request
+
+
+class Hazard(NamedTuple):
+    """Why an in-place write breaks backward, and how much of that the analysis saw."""
+
+    reason: str
+    tier: Tier = Tier.PROVEN
+
+    @property
+    def proven(self) -> bool:
+        return self.tier is Tier.PROVEN
+
+
+def _possible(reason: str) -> Hazard:
+    return Hazard(reason, Tier.POSSIBLE)
+
+
+def best(found: Iterable[Optional[Hazard]]) -> Optional[Hazard]:
+    """The first proven hazard, else the first possible one (``found`` is consumed lazily)."""
+    fallback: Optional[Hazard] = None
+    for hazard in found:
+        if hazard is None:
+            continue
+        if hazard.proven:
+            return hazard
+        fallback = fallback or hazard
+    return fallback
+
+
+def _base(target: ast.expr) -> ast.expr:
+    """``x`` of ``x[i][j]``: the tensor a subscript writes into."""
+    while isinstance(target, ast.Subscript):
+        target = target.value
+    return target
+
+
 class Op(NamedTuple):
     """An op an expression runs, by a name for messages, and what it saves for backward."""
 
@@ -58,18 +135,57 @@ class Hazards:
 
     def __init__(self, model: "SemanticModel") -> None:
         self.model = model
+        self.constants = Constants(model)
+        self.constant_args = Constants(model, callers=True)  # parameters: what this module passes
+        self.integral = Integral(model)
+        self.floating = Floating(model, lambda op: saves(op) != UNSEEN)
+        self._runs: Dict[Function, List[ast.Call]] = {}  # function -> the calls that run it
+        self._asking: Set[Function] = set()  # functions whose callers are being asked (recursion)
 
     # ---------------------------------------------------------------- entry points
-    def explain(self, node: Located, target: ast.expr) -> Optional[str]:
+    def explain(self, node: Located, target: ast.expr) -> Optional[Hazard]:
         """Why the in-place write at ``node`` into ``target`` breaks backward, if it does."""
-        if self.model.intended_reason(node, None):
+        if self.model.intended_reason(node, None) or self._closure_grad_off(node):
             return None  # grad off: nothing is saved
+        if self._feeds_only_out_calls(node):
+            return None
+        integral = self._integral(node, target)
         key = target_key(target)
+        stmt = self.model.statement_of(node)
         if key is None:
-            return self._producer_reason(target, self.model.statement_of(node))
-        return self._key_reason(key, self.model.statement_of(node), target)
+            return None if integral else self._producer(target, stmt)
+        return best(self._key_hazards(key, stmt, target, node, integral))
 
-    def explain_module(self, call: ast.Call) -> Optional[str]:
+    def _feeds_only_out_calls(self, node: Located) -> bool:
+        """``d = x.norm().clamp_min_(eps)`` read only by calls with ``out=`` (which refuse inputs
+        that require grad): no backward ever reads what the write changed."""
+        stmt = self.model.statement_of(node)
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                and node is not stmt):
+            return False
+        name = stmt.targets[0].id
+        flow = self.model.flow(self.model.owner(stmt))
+        after = [n for pos, n in flow.loads.get(name, []) if pos >= self.model.range(stmt)[1]]
+        return bool(after) and all(
+            isinstance(call, ast.Call) and any(k.arg == "out" for k in call.keywords) and n in call.args
+            for n in after for call in [self.model.parent(n)])
+
+    def _closure_grad_off(self, node: Located) -> bool:
+        """A function defined inside another and only called there (not returned or handed on)
+        runs where that one runs: with grad off when it does (an optimizer kernel's helpers)."""
+        owner = self.model.owner(node)
+        if not isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        for up in self.model.ancestors(owner):
+            if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)) and up.body:
+                uses = [n for n in self.model.walk(up) if isinstance(n, ast.Name) and n.id == owner.name
+                        and isinstance(n.ctx, ast.Load)]
+                called = all(isinstance(self.model.parent(n), ast.Call) and self.model.parent(n).func is n  # type: ignore[union-attr]
+                             for n in uses)
+                return bool(uses) and called and bool(self.model.intended_reason(up.body[0], None))
+        return False
+
+    def explain_module(self, call: ast.Call) -> Optional[Hazard]:
         """Why building this ``inplace=True`` module makes a conflict at one of its calls."""
         chains = self.model.summaries.chains
         if chains.runs_in_place(call) is False:
@@ -82,72 +198,342 @@ class Hazards:
             return self.explain(parent, parent.args[0])  # nn.ReLU(inplace=True)(x)
         assign = parent
         key = target_key(assign.targets[0]) if isinstance(assign, ast.Assign) and len(assign.targets) == 1 else None
+        if key is None and chains.runs_in_place(call):
+            key = self._first_appended(call)
         if key is None:
-            return "its calls cannot be followed (it is not bound to a name), so it may write into a saved tensor"
+            return _possible("its calls cannot be followed (it is not bound to a name), so it may write into a saved tensor")
         scope = self.model.enclosing_class(call) if key.startswith("self.") else self.model.owner(call)
         if scope is None:
-            return f"its calls cannot be followed (`{key}` is set outside a class), so it may write into a saved tensor"
+            return _possible(f"its calls cannot be followed (`{key}` is set outside a class), so it may write into "
+                             "a saved tensor")
         calls = [c for c in self.model.calls_in(scope).get(key, []) if c.args or c.keywords]
         if not calls:
-            return f"no call of `{key}` is visible, so it may write into a saved tensor"
+            return _possible(f"no call of `{key}` is visible, so it may write into a saved tensor")
+        return best(self._module_sites(key, calls))
+
+    def _first_appended(self, layer: ast.Call) -> Optional[str]:
+        """``layers.append(nn.ReLU(inplace=True))``, the first statement (in source order) to
+        touch ``layers = []``, and later ``self.net = nn.Sequential(*layers)``: the layer is the
+        first member of ``self.net`` (on the first turn of a loop it is in), so it writes into
+        what ``self.net(x)`` is given. Returns "self.net"."""
+        append = self.model.parent(layer)
+        if not (isinstance(append, ast.Call) and append.args == [layer] and not append.keywords
+                and isinstance(append.func, ast.Attribute) and append.func.attr == "append"
+                and isinstance(append.func.value, ast.Name)
+                and isinstance(self.model.parent(append), ast.Expr)):
+            return None
+        name = append.func.value.id
+        flow = self.model.flow(self.model.owner(layer))
+        bindings = flow.bindings.get(name, [])
+        if not (len(bindings) == 1 and bindings[0].form == "assign" and isinstance(bindings[0].value, ast.List)
+                and not bindings[0].value.elts) or name in flow.declared:
+            return None
+        loads = sorted(flow.loads.get(name, []), key=lambda use: use[0])
+        if not loads or loads[0][1] is not append.func.value:
+            return None  # something touches the list before this append
+        found: Optional[str] = None
+        for _, load in loads[1:]:
+            starred, chain = self.model.parent(load), None
+            if isinstance(starred, ast.Starred):
+                chain = self.model.parent(starred)
+            if not (isinstance(chain, ast.Call) and chain.args == [starred] and not chain.keywords
+                    and self.model.torch_name(chain.func) in ("torch.nn.Sequential",
+                                                              "torch.nn.modules.container.Sequential")):
+                continue
+            assign = self.model.parent(chain)
+            if not (isinstance(assign, ast.Assign) and len(assign.targets) == 1 and assign.value is chain):
+                return None
+            key = target_key(assign.targets[0])
+            if key is None or found is not None:
+                return None  # built twice: which one is called cannot be told
+            found = key
+        return found
+
+    def _module_sites(self, key: str, calls: Sequence[ast.Call]) -> Iterator[Optional[Hazard]]:
         for site in calls:
             arg = site.args[0] if site.args else site.keywords[0].value
-            reason = self.explain(site, arg)
-            if reason:
-                line = site.lineno
-                return f"`{key}(...)` at line {line} writes into its input: {reason}"
-        return None
+            found = self.explain(site, arg)
+            if found:
+                yield Hazard(f"`{key}(...)` at line {site.lineno} writes into its input: {found.reason}", found.tier)
+
+    # ---------------------------------------------------------------- what is written
+    def _integral(self, node: Located, target: ast.expr) -> bool:
+        """Integral or boolean values (``mask &= ~other``, ``n -= 1`` on an int, ``.long()``
+        results): no op saves them as its output (they have no gradient); an op saves them only
+        as an index or mask for another operand's gradient, which the analysis does not tell
+        apart (so such a save is a possible hazard)."""
+        if isinstance(node, ast.AugAssign) and isinstance(node.op, BITWISE):
+            return True  # defined on integral and boolean tensors only
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.startswith(
+                ("bitwise_", "logical_")):
+            return True
+        return self.integral.integral(_base(target))
+
+    def _known_tensor(self, node: Located, target: ast.expr) -> bool:
+        """A proven hazard writes into a tensor: known to be one, or written by a tensor method."""
+        base = _base(target)
+        if is_tensor(base, self.model) or self._fed_to_a_module(base, node):
+            return True
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr in torch_api.INPLACE_METHODS
+
+    def _fed_to_a_module(self, base: ast.expr, write: Located) -> bool:
+        """``x`` passed, before the write, to a torch module (``self.conv(x)``) or to a summarized
+        callee that saves it (``self.ln_1(x)``: a summary proves a save of tensor operands
+        only): a Python number there would have raised, so ``x`` is a tensor."""
+        if not isinstance(base, ast.Name):
+            return False
+        flow = self.model.flow(self.model.owner(write))
+        before = self.model.range(write)[0]
+        for pos, load in flow.loads.get(base.id, []):
+            call = self.model.parent(load)
+            runs_first = pos < before or (isinstance(write, (ast.AugAssign, ast.Assign)) and within(load, write.value))
+            if not runs_first or not isinstance(call, ast.Call) or call.args[:1] != [load]:
+                continue
+            if self._module_of(call.func) is not None:
+                return True
+            summary = self.model.summaries.of_call(call)
+            if summary is not None and summary.inputs[:1] == (Saved.YES,):
+                return True
+        return False
 
     # ---------------------------------------------------------------- reasons
-    def _key_reason(self, key: str, stmt: Located, target: ast.expr) -> Optional[str]:
+    def _key_hazards(self, key: str, stmt: Located, target: ast.expr, write: Located,
+                     integral: bool) -> Iterator[Optional[Hazard]]:
         owner = self.model.owner(stmt)
         flow = self.model.flow(owner)
         start, end = self.model.range(stmt)
         identity, views = self.model.aliases(flow, key, start)
         family = [key, *sorted(identity), *sorted(views)]
+        params: List[str] = []
         for member in family:
-            bindings = [b for b in self.model.reaching(flow, member, stmt) if b.form != "aug"]
+            if member != key and "." not in member and member not in flow.bindings:
+                continue  # a module-level name (`torch` of `torch.view_as_real(p)`), not an alias
+            bindings = self._reaching(flow, member, stmt, start)
             for binding in bindings:
                 if binding.form == "param":
+                    params.append(member)
                     if member in (key, *identity) and is_tensor(target, self.model):
-                        return f"`{member}` comes from the caller, which the analysis cannot see"
+                        yield _possible(f"`{member}` comes from the caller, which the analysis cannot see")
                     continue
-                if binding.form in ("assign", "ann") and binding.value is not None:
-                    reason = self._producer_reason(binding.value, binding.stmt, member)
-                    if reason:
-                        return reason
+                if binding.form in ("assign", "ann") and binding.value is not None and not integral:
+                    found = self._producer(binding.value, binding.stmt, member)
+                    if found is not None and found.proven and self._never_backpropagated(flow, member, target):
+                        continue  # `block_scores = s.amax(-1)` only for topk indices: backward never reads it
+                    if found is not None and found.proven and self._only_without_grad(binding, stmt, member):
+                        continue
+                    yield found
+                if binding.form == "other" and not integral:
+                    yield self._unpacked(binding, member)
             since = max((b.end for b in bindings), default=(0, 0))
-            reason = self._use_reason(flow, member, since, (start, end), target)
-            if reason:
-                return reason
-        return None
+            rebound_in = [b.start for b in bindings]
+            yield from self._use_hazards(flow, member, since, (start, end), target, rebound_in, write, integral)
+        if isinstance(owner, FUNCTIONS) and not integral:
+            for param in params:
+                yield from self._from_callers(owner, param)
 
-    def _producer_reason(self, expr: ast.expr, stmt: Located, name: str = "") -> Optional[str]:
+    def _from_callers(self, func: Function, param: str) -> Iterator[Optional[Hazard]]:
+        """The write modifies the caller's tensor: at a call of ``func`` in this file, was the
+        argument for ``param`` saved by an op that ran before the call (``Decoder(8)(quant)``
+        twice: the first call's projection saved ``quant``)? Proven hazards only."""
+        if func in self._asking:
+            return  # a recursive cycle
+        plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+        if plain[:1] and plain[0] in ("self", "cls") and isinstance(self.model.parent(func), ast.ClassDef):
+            plain = plain[1:]
+        index = plain.index(param) if param in plain else None
+        self._asking.add(func)
+        try:
+            for call in self._calls_of(func):
+                arg = next((k.value for k in call.keywords if k.arg == param), None)
+                if arg is None and index is not None and index < len(call.args) \
+                        and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
+                    arg = call.args[index]
+                found = self.explain(call, arg) if arg is not None else None
+                if found is not None and found.proven:
+                    yield Hazard(f"`{param}` is the caller's tensor: at line {call.lineno}, {found.reason}")
+        finally:
+            self._asking.discard(func)
+
+    def _calls_of(self, func: Function) -> List[ast.Call]:
+        """The calls in this file that run ``func`` (a ``forward``: the calls of instances,
+        looked for only when the file builds one of the classes it may be the forward of)."""
+        found = self._runs.get(func)
+        if found is not None:
+            return found
+        by_key = self.model.calls_in(self.model.module)  # callee key -> calls, built once
+        candidates = [c for key, calls in by_key.items() if key is not None
+                      and (key == func.name or key.endswith(f".{func.name}")) for c in calls]
+        if func.name == "forward" and isinstance(self.model.parent(func), ast.ClassDef):
+            classes = {c.name for c in self.model.module.body if isinstance(c, ast.ClassDef)}
+            if any(name in by_key for name in classes):  # the file builds one of its classes
+                candidates = [c for calls in by_key.values() for c in calls]  # `block(x)`, `Block(d)(x)`
+        found = []
+        for call in candidates:
+            target = self.model.summaries.callee(call)
+            if isinstance(target, tuple) and target[0] is func:
+                found.append(call)
+        self._runs[func] = found
+        return found
+
+    def _use_hazards(self, flow: Flow, key: str, since: Pos, at: Span, target: ast.expr,
+                     rebound_in: Sequence[Pos], write: Located, integral: bool) -> Iterator[Optional[Hazard]]:
+        """Saves of ``key`` by the ops that read it (see :meth:`_uses`); proven only for a
+        floating tensor (``n -= r`` after ``x / n``: n may be a Python number the op never
+        saved; ``mask &= m`` after ``x * mask``: saved only as a mask, if at all)."""
+        tensor: Optional[bool] = None
+        for found in self._uses(flow, key, since, at, target, rebound_in, write):
+            if found is not None and found.proven:
+                tensor = self._known_tensor(write, target) if tensor is None else tensor
+                if not tensor or integral:
+                    found = _possible(found.reason + (" (an integral or boolean tensor)" if integral else ""))
+            yield found
+
+    def _reaching(self, flow: Flow, key: str, stmt: Located, start: Pos) -> List[Binding]:
+        """The plain bindings of ``key`` that reach ``stmt``, less those made after it in a loop
+        that binds ``key`` again before ``stmt`` on every turn (in a block holding ``stmt``, or
+        in every branch of an ``if``/``elif``/``else`` there): the next turn rebinds first."""
+        bindings = [b for b in self.model.reaching(flow, key, stmt) if b.form != "aug"]
+        if not any(b.start >= start for b in bindings):
+            return bindings
+        blocks = set(map(id, self.model.ancestors(stmt)))
+        for ls, le in flow.loops:
+            if ls <= start <= le and self._rebound_every_turn(flow, key, (ls, start), blocks):
+                bindings = [b for b in bindings if not (b.start >= start and b.end <= le)]
+        return bindings
+
+    def _rebound_every_turn(self, flow: Flow, key: str, between: Span, blocks: Set[int]) -> bool:
+        for b in flow.bindings.get(key, []):
+            if not (between[0] <= b.start < between[1]) or b.form not in ("assign", "ann", "other"):
+                continue
+            if id(self.model.parent(b.stmt)) in blocks:
+                return True
+            for up in self.model.ancestors(b.stmt):
+                if isinstance(up, ast.If) and id(self.model.parent(up)) in blocks:
+                    if always_binds(up, key):
+                        return True
+                    break
+        return False
+
+    def _only_without_grad(self, binding: Binding, stmt: Located, key: str) -> bool:
+        """``y = x.softmax(-1)`` reaches the write only through the branch of an ``if
+        x.requires_grad:`` where x does not require grad (the other branch rebinds y): the op's
+        input required no grad there, so it saved nothing."""
+        value = binding.value
+        if not isinstance(value, ast.Call):
+            return False
+        inputs = [a for a in value.args if not isinstance(a, ast.Starred)]
+        if isinstance(value.func, ast.Attribute) and self.model.torch_name(value.func) is None:
+            inputs.insert(0, value.func.value)
+        grad_inputs = [a for a in inputs if not self.constants.constant(a)]
+        if len(grad_inputs) != 1 or not isinstance(grad_inputs[0], ast.Name):
+            return False
+        source = grad_inputs[0].id
+        parent = self.model.parent(binding.stmt)
+        own = cast(ast.stmt, binding.stmt)
+        block = next((b for b in statement_lists(parent) if own in b), []) if parent is not None else []
+        end = self.model.range(stmt)[0]
+        for test in block[block.index(own) + 1:] if block else []:
+            if self.model.range(test)[0] >= end:
+                break
+            if not isinstance(test, ast.If) or not test.orelse:
+                continue
+            grad_test = requires_grad_test(test.test, source)
+            if grad_test is None:
+                continue
+            rebinding = test.body if grad_test else test.orelse  # the branch where `source` requires grad
+            if binds(rebinding, key):
+                return True
+        return False
+
+    def _never_backpropagated(self, flow: Flow, key: str, written: ast.expr, depth: int = 0) -> bool:
+        """Every read of ``key`` (but the writes into it) is compared, sized, or turned into
+        indices (``topk``/``sort``/``max`` values that are themselves only so used): backward
+        never reaches the op that made it, so what that op saved is never read."""
+        loads = [n for _, n in flow.loads.get(key, []) if n is not written]
+        if not loads or depth > 2:
+            return False
+        for node in loads:
+            parent = self.model.parent(node)
+            if isinstance(parent, ast.Compare) or (isinstance(parent, ast.Subscript) and parent.value is node
+                                                   and isinstance(parent.ctx, ast.Store)):
+                continue
+            if not (isinstance(parent, ast.Attribute) and parent.value is node):
+                return False
+            call, assign = self.model.parent(parent), None
+            if parent.attr in _INDEX_ATTRIBUTES:
+                continue
+            if parent.attr in torch_api.INPLACE_METHODS and isinstance(call, ast.Call) \
+                    and isinstance(self.model.parent(call), ast.Expr):
+                continue  # another write, its result (the tensor itself) left unused
+            if isinstance(call, ast.Call) and call.func is parent:
+                assign = self.model.parent(call)
+            if parent.attr in ("topk", "sort", "max", "min") and isinstance(assign, ast.Assign) \
+                    and isinstance(assign.targets[0], ast.Tuple) and isinstance(assign.targets[0].elts[0], ast.Name) \
+                    and self._never_backpropagated(flow, assign.targets[0].elts[0].id, written, depth + 1):
+                continue
+            return False
+        return True
+
+    def _producer(self, expr: ast.expr, stmt: Located, name: str = "") -> Optional[Hazard]:
         """The expression's value is the output of an op that saves its output (or a leaf)."""
         what = f"`{name}`" if name else "the tensor"
         if isinstance(expr, ast.Call) and any(
             k.arg == "requires_grad" and is_const(k.value, True) for k in expr.keywords
         ):
-            return f"{what} is a leaf that requires grad: autograd forbids writing into it in place"
+            return Hazard(f"{what} is a leaf that requires grad: autograd forbids writing into it in place")
         found = self._op_of(expr)
         if found is None:
             return None
-        op, saves = found
+        op, saved = found
         line = stmt.lineno
-        if saves == UNSEEN:
+        if saved == UNSEEN:
             if not is_tensor(expr, self.model):
                 return None  # only a tensor we know of is assumed saved by what we cannot see
-            return f"{what} comes from `{op}` at line {line}, a call the analysis cannot see into"
-        if "output" in saves:
-            return f"{what} is the output of `{op}` at line {line}, which autograd saves for backward"
+            return _possible(f"{what} comes from `{op}` at line {line}, a call the analysis cannot see into")
+        if "output" in saved:
+            if self.constants.constant(expr):
+                return None  # nothing on the path requires grad: nothing was saved
+            reason = f"{what} is the output of `{op}` at line {line}, which autograd saves for backward"
+            if op_short(op) in INTEGRAL_OK and not self.floating.floating(expr):
+                return _possible(f"{reason}, if it is a floating tensor (`{op}` also takes integral ones, "
+                                 "which it saves without a gradient)")
+            if self.constant_args.constant(expr):
+                return _possible(f"{reason}, if a caller elsewhere passes a tensor that requires grad "
+                                 "(the calls in this file pass constants)")
+            return Hazard(reason)
         return None
 
-    def _use_reason(self, flow: Flow, key: str, since: Pos, at: Span, target: ast.expr) -> Optional[str]:
+    def _unpacked(self, binding: Binding, name: str) -> Optional[Hazard]:
+        """``evals, evecs = torch.linalg.eigh(A)``: ``name`` is an output of a tuple-returning
+        op that its backward saves (``OUTPUTS_SAVED``, measured)."""
+        stmt = binding.stmt
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Tuple)
+                and isinstance(stmt.value, ast.Call)):
+            return None
+        names = [target_key(e) if not isinstance(e, ast.Starred) else None for e in stmt.targets[0].elts]
+        if None in names or names.count(name) != 1:
+            return None
+        op = self.model.torch_name(stmt.value.func)
+        if op is None or names.index(name) not in torch_api.OUTPUTS_SAVED.get(op, ()):
+            return None
+        if self.constants.constant(stmt.value):
+            return None  # nothing on the path requires grad: nothing was saved
+        reason = (f"`{name}` is output {names.index(name)} of `{op}` at line {stmt.lineno}, which autograd "
+                  "saves for backward")
+        if self.constant_args.constant(stmt.value):
+            return _possible(f"{reason}, if a caller elsewhere passes a tensor that requires grad "
+                             "(the calls in this file pass constants)")
+        return Hazard(reason)
+
+    def _uses(self, flow: Flow, key: str, since: Pos, at: Span, target: ast.expr,
+              rebound_in: Sequence[Pos], write: Located) -> Iterator[Optional[Hazard]]:
         """A use of ``key`` as a saved input of an op after ``since``, up to the write at ``at``
-        (its own right-hand side runs first), or anywhere in a loop around it (the next turn's
-        write follows)."""
+        (its own right-hand side runs first), or later in a loop around it that does not bind
+        ``key`` again before the write (the next turn's write then follows the save)."""
         start, end = at
-        loops = [(ls, le) for ls, le in flow.loops if ls <= start and end <= le]
+        loops = [(ls, le) for ls, le in flow.loops if ls <= start and end <= le
+                 and not any(ls <= b <= start for b in rebound_in)]
         for pos, node in flow.loads.get(key, []):
             if node is target:
                 continue  # the written tensor itself, as the in-place call's receiver
@@ -155,15 +541,41 @@ class Hazards:
             in_loop = any(ls <= pos <= le for ls, le in loops)
             if not (before or in_loop):
                 continue
+            if start <= pos < end and not in_loop and not self._runs_before(node, write):
+                continue
+            if not in_loop and self._other_branch(node, write):
+                continue  # `if a: y = x.square()` / `elif b: x.abs_()`: one pass runs one of them
             stmt = self.model.statement_of(node)
             if self.model.intended_reason(stmt, None):
                 continue
-            reason = self._consumer_reason(node, key)
-            if reason:
-                return reason
-        return None
+            yield self._consumer(node, key)
 
-    def _consumer_reason(self, node: ast.expr, key: str) -> Optional[str]:
+    def _runs_before(self, load: ast.expr, write: Located) -> bool:
+        """Within the write's own statement, does the op reading ``load`` run before the write?
+        An assignment's right-hand side does; an in-place call runs after its arguments and what
+        precedes it, never with what the other branch of a conditional expression computes
+        (``x.mul_(g) if self.inplace else x * g``)."""
+        if not isinstance(write, ast.Call):
+            return True
+        for up in self.model.ancestors(load):
+            if isinstance(up, ast.IfExp):
+                branches = [b for b in (up.body, up.orelse) if within(load, b) or within(write, b)]
+                if len(branches) == 2 and not any(within(load, b) and within(write, b) for b in branches):
+                    return False
+            if up is write:
+                return True  # an argument of the in-place call
+        return self.model.range(load)[1] <= self.model.range(write)[0]
+
+    def _other_branch(self, load: ast.expr, write: Located) -> bool:
+        """Whether ``load`` and ``write`` sit in different branches of one ``if``."""
+        for up in self.model.ancestors(write):
+            if isinstance(up, ast.If) and up.orelse:
+                here, there = branch(write, up), branch(load, up)
+                if here and there and here != there:
+                    return True
+        return False
+
+    def _consumer(self, node: ast.expr, key: str) -> Optional[Hazard]:
         """Does the op that reads ``node`` save it? (Views of it count as it.)"""
         node = self._through_views(node)
         parent = self.model.parent(node)
@@ -175,28 +587,56 @@ class Hazards:
             index = next((i for i, a in enumerate(plain) if a is node), None)
             if index is not None and isinstance(parent.func, ast.Attribute) and self._is_method_call(parent):
                 index += 1
+            if index is not None and plain and isinstance(plain[0], ast.Constant) and isinstance(plain[0].value, str):
+                index -= 1  # einsum("ij,jk->ik", a, b): the equation is no operand
             op_node = parent
         elif isinstance(parent, ast.Attribute) and parent.value is node:
             call = self.model.parent(parent)
             if parent.attr in torch_api.INPLACE_METHODS:
-                return None  # another write into it (reported on its own), not a save
+                # another write into it (reported on its own); `x.sigmoid_()` also saves its result
+                if isinstance(call, ast.Call) and call.func is parent and "output" in saves(parent.attr) \
+                        and not self.constants.constant(node):
+                    return Hazard(f"`{key}` was saved for backward by `{self.model.code(parent).strip()}()` "
+                                  f"at line {line} (its result, the tensor itself)")
+                return None
             if isinstance(call, ast.Call) and call.func is parent:
                 index, op_node = 0, call  # x.exp(): the receiver is input 0
         elif isinstance(parent, ast.BinOp):
             index, op_node = (0 if parent.left is node else 1), parent
         if op_node is None or index is None:
             return None
+        if isinstance(self.model.parent(op_node), ast.Compare):
+            return None  # `abs(x) < eps`: only compared, so backward never reaches what the op saved
         found = self._op_of(op_node)
         if found is None:
             return None
-        op, saves = found
-        if saves == UNSEEN:
+        op, saved = found
+        if saved == UNSEEN:
             if not is_tensor(node, self.model):
                 return None
-            return f"`{key}` is passed to `{op}` at line {line}, a call the analysis cannot see into"
-        if f"input{index}" in saves:
-            return f"`{key}` was saved for backward by `{op}` at line {line}"
-        return None
+            return _possible(f"`{key}` is passed to `{op}` at line {line}, a call the analysis cannot see into")
+        if f"input{index}" not in saved:
+            return None
+        if isinstance(op_node, ast.BinOp) and (op in ("*", "@", "%") or (op, index) in (("/", 0), ("**", 1))):
+            # x * c saves x only for c's gradient: nothing when c is a number or a constant
+            other = op_node.right if index == 0 else op_node.left
+            if self.constants.constant(other):
+                return None
+            if self.constant_args.constant(other):
+                return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if a caller elsewhere "
+                                 "passes a tensor that requires grad (the calls in this file pass constants)")
+            if not is_tensor(other, self.model):
+                return _possible(f"`{key}` is saved by `{op}` at line {line} if the other operand is a "
+                                 "tensor that requires grad, which the analysis cannot tell")
+        elif self.constants.constant(op_node):
+            return None  # nothing the op reads requires grad: it saves nothing
+        elif self.constant_args.constant(op_node):
+            return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if a caller elsewhere "
+                             "passes a tensor that requires grad (the calls in this file pass constants)")
+        if op_short(op) in INTEGRAL_OK and not self.floating.floating(node):
+            return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it is a floating "
+                             f"tensor (`{op}` also takes integral ones: indices, masks)")
+        return Hazard(f"`{key}` was saved for backward by `{op}` at line {line}")
 
     def _through_views(self, node: ast.expr) -> ast.expr:
         """``x[0]``, ``x.view(...)``, ``x.t()``: an op on the view reads (and may save) x."""
@@ -230,48 +670,69 @@ class Hazards:
             if operator is None:
                 return None
             op, symbol = operator
-            kinds = (self.model.kind(expr.left), self.model.kind(expr.right))
-            scalar = Kind.SCALAR in kinds
-            entry = f"{op}_scalar" if scalar else op
-            fallback: Saves = torch_api.OP_SAVES.get(op, UNSEEN)
-            return Op(symbol, torch_api.OP_SAVES.get(entry, fallback))
+            left, right = self.model.kind(expr.left), self.model.kind(expr.right)
+            entry = f"r{op}_scalar" if left is Kind.SCALAR else f"{op}_scalar" if right is Kind.SCALAR else op
+            found = saves(entry)
+            return Op(symbol, found if found != UNSEEN else saves(op))
         if isinstance(expr, ast.UnaryOp):
             return Op("unary", ())
         if not isinstance(expr, ast.Call):
             return None
         func = expr.func
+        if any(k.arg == "out" for k in expr.keywords):
+            return Op(self.model.code(func).strip(), ())  # `out=` ops record no graph (or raise)
         name = self.model.torch_name(func)
         if name is not None:
             short = name.rsplit(".", 1)[-1]
-            if name in torch_api.OP_SAVES:
-                return Op(name, torch_api.OP_SAVES[name])
+            if short in ("max", "min") and (len(expr.args) > 1 or any(k.arg == "dim" for k in expr.keywords)):
+                return Op(name, saves(f"{short}_dim"))  # torch.max(x, dim): saves the indices only
+            if saves(name) != UNSEEN:
+                return Op(name, saves(name))
             if short == "as_tensor" or self.model.is_factory(expr):
                 return Op(name, ())  # a fresh tensor (as_tensor: data coming in, as before)
             short = short[:-1] if short.endswith("_") else short
             if name.startswith("torch.nn.") and name[len("torch.nn."):][:1].isupper():
                 return Op(name, UNSEEN)  # building a module is no op; calling it is handled below
-            return Op(name, torch_api.OP_SAVES.get(short, UNSEEN))
+            return Op(name, saves(short))
         summary = self.model.summaries.of_call(expr)  # a user function or module, a Sequential
         if summary is not None:
             return Op(summary.label, UNSEEN if summary.saves is None else summary.saves)
         module = self._module_of(func)
         if module is not None:
-            return Op(module, torch_api.OP_SAVES.get(module, UNSEEN))
+            return Op(module, saves(module))
         if isinstance(func, ast.Attribute) and (func.attr in VIEW_METHODS or func.attr.startswith("new_")):
             return Op(func.attr, ())  # a view (saves nothing) or a fresh tensor
-        if isinstance(func, ast.Attribute) and is_tensor(func.value, self.model):
+        if isinstance(func, ast.Attribute) and (is_tensor(func.value, self.model) or (
+                tensor_only(func.attr) and not self.model.qualified_names(func)  # not `math.sqrt`
+                and self.model.kind(func.value) not in (Kind.SCALAR, Kind.OTHER, Kind.MODULE)
+                and not self._instance(func.value))):
             method = func.attr
             if method.endswith("_"):
-                return Op(f"{self.model.code(func).strip()}()", torch_api.OP_SAVES.get(method[:-1], UNSEEN))
+                measured = saves(method)
+                return Op(f"{self.model.code(func).strip()}()", measured if measured != UNSEEN else saves(method[:-1]))
             if method in VIEW_METHODS or method in ("clone", "detach", "contiguous", "to", "float", "double", "half"):
                 return Op(method, ())
             if method in ("size", "dim", "numel", "item", "tolist"):
                 return None
-            return Op(method, torch_api.OP_SAVES.get(method, UNSEEN))
+            if method in ("max", "min") and (len(expr.args) > 0 or any(k.arg == "dim" for k in expr.keywords)):
+                return Op(method, saves(f"{method}_dim"))  # values and indices: saves the indices only
+            return Op(method, saves(method))
         kind = self.model.kind(expr)
         if kind in (Kind.SCALAR, Kind.OTHER):
             return None
         return Op(self.model.code(func).strip(), UNSEEN)
+
+    def _instance(self, expr: ast.expr) -> bool:
+        """``self`` (or ``cls``) of a method: ``self.relu(x)`` calls a method or submodule of
+        the class, not the tensor op ``relu``."""
+        func: ast.AST = self.model.owner(expr)
+        while isinstance(func, ast.Lambda):
+            func = self.model.owner(func)
+        if not (isinstance(expr, ast.Name) and isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and isinstance(self.model.parent(func), ast.ClassDef)):
+            return False
+        first = [*func.args.posonlyargs, *func.args.args][:1]
+        return bool(first) and first[0].arg == expr.id
 
     def _module_of(self, func: ast.expr) -> Optional[str]:
         """``self.fc`` built from ``nn.Linear(...)`` -> "torch.nn.Linear"."""
@@ -292,18 +753,18 @@ class Hazards:
                     return f"torch.nn.{name.rsplit('.', 1)[-1]}"
         return None
 
-    def _sequential_reason(self, layers: Sequence[ast.expr], index: int, whole: bool) -> Optional[str]:
+    def _sequential_reason(self, layers: Sequence[ast.expr], index: int, whole: bool) -> Optional[Hazard]:
         feeder = self.model.summaries.chains.feeder(list(layers), index)
         line = feeder.layer.lineno if feeder.layer is not None else 0
         if feeder.kind == "caller":
             if whole:
-                return "it is the first layer of an nn.Sequential: its input comes from the caller"
-            return "it follows the layers before its list, which the analysis cannot follow"
+                return _possible("it is the first layer of an nn.Sequential: its input comes from the caller")
+            return _possible("it follows the layers before its list, which the analysis cannot follow")
         if feeder.kind == "saved":
             how = "which ran in place and saved its result" if feeder.in_place else "whose output autograd saves"
-            return f"it follows `{feeder.name}` (line {line}), {how} for backward"
+            return Hazard(f"it follows `{feeder.name}` (line {line}), {how} for backward")
         if feeder.kind == "unseen":
             if feeder.name:
-                return f"it follows `{feeder.name}` (line {line}), which the analysis has no data for"
-            return "it follows a layer the analysis cannot see into"
+                return _possible(f"it follows `{feeder.name}` (line {line}), which the analysis has no data for")
+            return _possible("it follows a layer the analysis cannot see into")
         return None

@@ -467,6 +467,13 @@ _CONTAINERS = (*_SEQUENTIAL, "torch.nn.ModuleList", "torch.nn.modules.container.
 _MAX_DEPTH = 4  # constructor arguments followed through this many calls (Block(inplace=...) passed down)
 
 
+def op_saves(name: str) -> Optional[Tuple[str, ...]]:
+    """What the torch op or module ``name`` saves, measured by version counters where the
+    generator did (``OP_SAVES_MEASURED``), else by grad_fn (``OP_SAVES``); None: no data."""
+    measured = torch_api.OP_SAVES_MEASURED.get(name)
+    return measured if measured is not None else torch_api.OP_SAVES.get(name)
+
+
 class Feeder(NamedTuple):
     """What feeds a member of a chain of layers (``nn.Sequential(a, b, c)``, ``[conv, act]``)."""
 
@@ -499,7 +506,7 @@ class Chains:
             name = self.model.torch_name(first.func)
             if name is not None and name.startswith("torch.nn."):
                 module = f"torch.nn.{name.rsplit('.', 1)[-1]}"
-                saves = torch_api.OP_SAVES.get(module)
+                saves = op_saves(module)
                 in_place = self.runs_in_place(first, name)
                 if in_place and module in INPLACE_SAVES_RESULT:
                     first_saved = Saved.YES
@@ -589,7 +596,7 @@ class Chains:
                     return Feeder("saved", member, module, True)
                 if module in torch_api.INPLACE_PARAM_CALLABLES:
                     continue  # saves nothing of it, and hands its input on
-            saves = torch_api.OP_SAVES.get(module)
+            saves = op_saves(module)
             if saves is None:
                 return Feeder("unseen", member, module, False)
             return Feeder("saved" if "output" in saves else "unsaved", member, module, False)

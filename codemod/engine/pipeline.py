@@ -78,7 +78,6 @@ def process_source(
     from codemod.engine import incremental as reuse  # not `incremental`: that is the flag
     from codemod.engine.suppression import is_suppressed, suppressions
     from codemod.rules import registry
-    from codemod.rules.base import hazard_code
 
     try:
         if not (build_fixes or registry.may_have_candidates(data)):
@@ -96,7 +95,7 @@ def process_source(
     result.original = source.text
     selected = [
         cls for cls in registry.rules()
-        if settings.selects(cls.CODE) or settings.selects(hazard_code(cls.CODE))
+        if any(settings.selects(code) for code in registry.codes_of(cls))
     ]
     if not build_fixes and not registry.could_apply(selected, source.candidates):
         return result

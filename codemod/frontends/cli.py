@@ -573,7 +573,11 @@ def rule(code: str = typer.Argument(..., help="A rule code (IPF001) or name (aug
         raise typer.Exit(2)
     title = f"{info.code} {info.name}"
     doc = documentation(info.rule)
-    if info.hazard:
+    if info.possible:
+        doc = (f"The possible-hazard form of {info.rule.CODE}: reported on request (`--select IPF2`, "
+               f"off by default) where the write may modify a tensor autograd saved, but the analysis "
+               f"cannot see it (a call it cannot see into, a value from the caller).\n\n{doc}")
+    elif info.hazard:
         doc = f"The hazard form of {info.rule.CODE}: reported (and on by default) {info.rule.HAZARD_FORM}.\n\n{doc}"
     typer.echo(f"{title}\n{'=' * len(title)}\n\n{doc}")
 

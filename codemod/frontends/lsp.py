@@ -1,7 +1,7 @@
 """The language server: ``inplacefix lsp`` over stdio (pygls).
 
-Diagnostics on open, change and save: hazards (IPF1xx) as warnings, other in-place candidates
-as hints (or hidden, by setting). Code actions per diagnostic: the fix (unsafe ones say so) and
+Diagnostics on open, change and save: hazards (IPF1xx) as warnings, possible hazards (IPF2xx)
+and other in-place candidates as hints (or hidden, by setting, unless `select` names them). Code actions per diagnostic: the fix (unsafe ones say so) and
 "suppress on this line"; ``source.fixAll`` applies the safe fixes only. It never runs user code.
 
 Notebook documents (``notebookDocument/*``) are analysed as one program of their code cells,
@@ -250,6 +250,8 @@ class InplacefixServer(LanguageServer):
         if finding.code.startswith("IPF1"):
             select = self.editor.select
             return select is None or any(finding.code.startswith(p) or p == "ALL" for p in select)
+        if finding.code.startswith("IPF2") and any(finding.code.startswith(p) for p in self.editor.select or ()):
+            return True  # possible hazards asked for by code: hints even with candidates hidden
         return self.editor.candidates != "hidden"
 
 

@@ -12,8 +12,9 @@ applied in one traversal by ``fixes.apply.FixApplier`` — lossless, comments an
 from __future__ import annotations
 
 import ast
-from typing import Callable, Optional
+from typing import Callable, Optional, Union
 
+from codemod.analysis.hazard import Hazard
 from codemod.analysis.model import SemanticModel
 from codemod.findings import Finding, Fix, Span, Status
 from codemod.fixes import _cst as cst
@@ -24,7 +25,8 @@ class Rule:
     """A rule: one file in ``codemod/rules/``, found by the registry (``rules.registry``).
 
     A rule declares what the registry derives everything else from:
-    ``CODE`` (``IPF0xx``; its hazard form ``IPF1xx`` is derived), ``NAME``, ``TRIGGERS`` (regular
+    ``CODE`` (``IPF0xx``; its hazard forms ``IPF1xx``, proven, and ``IPF2xx``, possible, are
+    derived), ``NAME``, ``TRIGGERS`` (regular
     expressions over bytes, one of which must occur in a file's text for the rule to find
     anything there: the text screen run before parsing), ``visit_<AstNode>`` methods (the node
     types the walk files and hands it, in source order), optionally :meth:`could_start` (a cheap
@@ -38,6 +40,7 @@ class Rule:
     NAME = ""
     TRIGGERS: tuple = ()
     HAZARD_FORM = "where the hazard analysis shows the write modifies a tensor autograd saved for backward"
+    POSSIBLE_FORM = True  # has an IPF2xx form (a hazard resting on what the analysis cannot see)
 
     @classmethod
     def could_start(cls, node: ast.AST) -> bool:
@@ -56,13 +59,18 @@ class Rule:
         status: Status,
         reason: Optional[str] = None,
         plan: Optional[Plan] = None,
-        hazard: Optional[str] = None,
+        hazard: Union[Hazard, str, None] = None,
     ) -> Finding:
-        """Record a finding; with ``hazard`` (why it breaks backward) it gets the hazard code."""
+        """Record a finding; with ``hazard`` (why it breaks backward; a plain string is a
+        proven one) it gets the hazard code of its tier: IPF1xx proven, IPF2xx possible."""
         span = Span(*self.source.char_span(node))
         code = self.CODE
+        if isinstance(hazard, str):
+            hazard = Hazard(hazard)
         if hazard and status is not Status.SKIPPED:
-            code, message = hazard_code(self.CODE), f"{message}: {hazard}"
+            assert hazard.proven or self.POSSIBLE_FORM, f"{self.CODE} has no possible-hazard form"
+            make = hazard_code if hazard.proven else possible_code
+            code, message = make(self.CODE), f"{message}: {hazard.reason}"
         finding = Finding(code, message, span, status, reason, plan=plan)
         self.findings.append(finding)
         return finding
@@ -71,7 +79,7 @@ class Rule:
         """A plan to build a fix from the libcst node of type ``node_type`` where ``node`` starts."""
         return Plan((node.lineno, self.source.char_column(node.lineno, node.col_offset)), node_type, make)
 
-    def hazard(self, node: ast.AST, target: Optional[ast.AST]) -> Optional[str]:
+    def hazard(self, node: ast.AST, target: Optional[ast.AST]) -> Optional[Hazard]:
         """Why the in-place write at ``node`` into ``target`` breaks autograd, if it does."""
         return self.model.hazards.explain(node, target) if target is not None else None
 
@@ -101,3 +109,9 @@ def may_write_in_place(node: ast.AST) -> bool:
 def hazard_code(code: str) -> str:
     """IPF001 -> IPF101: the same rewrite, on an op the hazard analysis shows to conflict."""
     return f"IPF1{code[4:]}"
+
+
+def possible_code(code: str) -> str:
+    """IPF001 -> IPF201: the same rewrite, where the hazard analysis cannot see whether the
+    written tensor was saved (a call it cannot see into, a value from the caller)."""
+    return f"IPF2{code[4:]}"

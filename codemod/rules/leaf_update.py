@@ -67,6 +67,7 @@ class LeafUpdate(Rule):
     """
 
     CODE = "IPF005"
+    POSSIBLE_FORM = False  # PyTorch refuses the write: proven (IPF1xx) or not known to require grad (IPF0xx)
     NAME = "leaf-update"
     TRIGGERS = (rb"(?:[-+*/%&|^@]|\*\*|//|<<|>>)=", rb"\][\s\\]*=(?!=)", rb"[A-Za-z]\w*_\s*\(")
 

@@ -2,7 +2,7 @@
 
 A rule is one module here defining one :class:`~codemod.rules.base.Rule` subclass with a
 ``CODE``. From those classes this module derives what used to be kept by hand in six places:
-the rule table (codes and names, hazard forms included), the ``ast`` node types the walk files
+the rule table (codes and names, both hazard forms included), the ``ast`` node types the walk files
 for the rules, the dispatch table of ``visit_<Node>`` methods, the text screen run before
 parsing and the node screen run after it.
 """
@@ -14,10 +14,10 @@ import functools
 import importlib
 import pkgutil
 import re
-from typing import Callable, Dict, List, NamedTuple, Type
+from typing import Callable, Dict, List, NamedTuple, Tuple, Type
 
 import codemod.rules as _package
-from codemod.rules.base import Rule, hazard_code
+from codemod.rules.base import Rule, hazard_code, possible_code
 
 _NOT_RULES = {"base", "registry", "safety"}
 
@@ -29,7 +29,8 @@ class RuleInfo(NamedTuple):
     name: str
     summary: str
     rule: Type[Rule]
-    hazard: bool  # the IPF1xx form: the same rewrite where the hazard analysis shows a conflict
+    hazard: bool  # a hazard form (IPF1xx proven, IPF2xx possible), not the plain candidate
+    possible: bool = False  # the IPF2xx form: the conflict rests on what the analysis cannot see
 
 
 @functools.lru_cache(maxsize=None)
@@ -74,7 +75,21 @@ def table() -> Dict[str, RuleInfo]:
         code = hazard_code(rule.CODE)
         text = f"{summary(rule)} ({rule.HAZARD_FORM})"
         out[code] = RuleInfo(code, f"{rule.NAME}-hazard", text, rule, True)
+    for rule in rules():
+        if not rule.POSSIBLE_FORM:
+            continue
+        code = possible_code(rule.CODE)
+        text = f"{summary(rule)} (where it may modify a tensor autograd saved; off by default)"
+        out[code] = RuleInfo(code, f"{rule.NAME}-possible-hazard", text, rule, True, True)
     return dict(sorted(out.items()))
+
+
+def codes_of(rule: Type[Rule]) -> Tuple[str, ...]:
+    """The rule's codes: plain (IPF0xx), proven hazard (IPF1xx), possible hazard (IPF2xx, where
+    the rule has that form)."""
+    if not rule.POSSIBLE_FORM:
+        return rule.CODE, hazard_code(rule.CODE)
+    return rule.CODE, hazard_code(rule.CODE), possible_code(rule.CODE)
 
 
 def rule_name(code: str) -> str:

@@ -86,6 +86,7 @@ class ViewWrite(Rule):
     """
 
     CODE = "IPF006"
+    POSSIBLE_FORM = False  # PyTorch refuses the write: proven (IPF1xx) or not known to require grad (IPF0xx)
     NAME = "view-write"
     HAZARD_FORM = ("where the analysis proves PyTorch raises: the tensor viewed (or a value written) "
                    "requires grad, so the write into a view PyTorch refuses fails at once, or at the "

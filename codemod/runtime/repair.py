@@ -337,7 +337,7 @@ def _finding_at(analysed: FileResult, site, conflict: Conflict):
         and f.status in (Status.SAFE, Status.UNSAFE)
     ]
     if conflict.construct is not None:
-        on_line = [f for f in on_line if f.code in ("IPF002", "IPF102")]
+        on_line = [f for f in on_line if f.code in ("IPF002", "IPF102", "IPF202")]
     if not on_line:
         return None
     column = site.column or 0

@@ -1,0 +1,302 @@
+"""Can anything make this tensor require grad? Values that cannot are no hazard.
+
+Autograd saves nothing for a computation none of whose inputs requires grad, so an in-place
+write into a tensor built only from constants (``torch.eye``, ``zeros``, ``arange``, Python
+numbers), from ``.sample()`` (not ``rsample``), from ``.detach()`` or ``.data``, or from integral
+values, breaks nothing. The answer is "constant" only when every way the value can be made is
+seen (the bindings of a name that reach its use, the operands of an op); parameters,
+attributes and calls of user code can require grad. Unknown is not constant.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+
+from codemod import torch_api
+from codemod.analysis.kinds import Kind
+from codemod.analysis.syntax import FUNCTIONS, Function, target_key
+
+if TYPE_CHECKING:
+    from codemod.analysis.model import SemanticModel
+
+_DEPTH = 12  # bindings followed before giving up (giving up: may require grad)
+_CALLERS_DEPTH = 40  # through callers, class attributes and module functions
+# Methods whose result never requires grad, whatever the receiver.
+_DETACHED_METHODS = frozenset({
+    "detach", "sample", "sample_n", "numel", "size", "dim", "item", "tolist", "long", "int", "bool",
+    "byte", "short", "char", "argmax", "argmin", "argsort", "nonzero", "eq", "ne", "lt", "le", "gt",
+    "ge", "isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "logical_xor",
+    "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "numpy",
+})
+# In-place random fills: the result requires grad only when the receiver does, whatever the
+# arguments (numbers, a generator). Checked with torch by tests/test_hazard.py; not bernoulli_,
+# whose probability tensor passes its requires_grad on.
+RANDOM_FILLS = frozenset({"normal_", "uniform_", "random_", "exponential_", "geometric_", "cauchy_", "log_normal_"})
+_SIZES = frozenset({"shape", "dtype", "device", "ndim", "data", "is_cuda", "requires_grad"})
+_KEEPS = frozenset({"T", "mT", "H", "mH", "real", "imag"})  # attributes that are views of the value
+
+
+def bound_values(model: "SemanticModel", name: ast.Name, callers: bool = False,
+                 updates: bool = True) -> Optional[List[ast.expr]]:
+    """The values every binding of ``name`` that reaches its use assigns (an ``op=`` gives its
+    right-hand side, which joins the value), or None when one of them is not a plain value
+    (a loop target, an unpacking; a parameter unless ``callers``: then the arguments every
+    call of the function in this module passes, when all its calls are seen here). Without
+    ``updates``, ``op=`` bindings are left out (they keep the tensor's dtype)."""
+    stmt = model.statement_of(name)
+    owner = model.owner(stmt)
+    flow = model.flow(owner)
+    bindings = model.reaching(flow, name.id, stmt)
+    if not bindings:
+        return None
+    values = []
+    for binding in bindings:
+        if binding.form == "aug" and not updates:
+            continue
+        if binding.form in ("assign", "ann", "aug") and binding.value is not None:
+            values.append(binding.value)
+        elif isinstance(binding.stmt, (ast.Assign, ast.For)):
+            # `h, w = x.shape[-2:]`, `for t in ts`: a part of the whole, constant when the whole is
+            values.append(binding.stmt.value if isinstance(binding.stmt, ast.Assign) else binding.stmt.iter)
+        elif binding.form == "param" and callers and isinstance(owner, FUNCTIONS):
+            passed = _arguments(model, owner, name.id)
+            if passed is None:
+                return None
+            values.extend(passed)
+        else:
+            return None
+    return values
+
+
+def _arguments(model: "SemanticModel", func: Function, param: str) -> Optional[List[ast.expr]]:
+    """What the calls of ``func`` in this module pass for ``param`` (None: some call, or none at
+    all, cannot be read: a reference handed on, ``*args``, a default)."""
+    args = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+    if param not in args:
+        return None
+    index = args.index(param)
+    sites = model.calls.sites(func)
+    if not sites:
+        return None
+    found = []
+    for site in sites:
+        call = site.node
+        if not site.called or not isinstance(call, ast.Call) or any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        offset = 1 if args and args[0] in ("self", "cls") and isinstance(call.func, ast.Attribute) else 0
+        keyword = next((k.value for k in call.keywords if k.arg == param), None)
+        if keyword is not None:
+            found.append(keyword)
+        elif 0 <= index - offset < len(call.args):
+            found.append(call.args[index - offset])
+        else:
+            return None
+    return found
+
+
+class Constants:
+    """Which expressions nothing can make require grad."""
+
+    def __init__(self, model: "SemanticModel", callers: bool = False) -> None:
+        self.model = model
+        self.callers = callers  # parameters: what the calls in this module pass (see bound_values)
+        self._cache: Dict[ast.expr, bool] = {}
+        self._open: Dict[object, int] = {}
+        self._writes: Dict[Tuple[object, str], List[ast.expr]] = {}
+
+    def constant(self, expr: ast.expr) -> bool:
+        """Whether ``expr`` can never require grad (every source of it is seen)."""
+        if expr in self._cache:
+            return self._cache[expr]
+        key = self._key(expr)
+        if key in self._open:
+            return True  # a cycle (``x = x * a`` in a loop): the other sources decide
+        if len(self._open) >= (_CALLERS_DEPTH if self.callers else _DEPTH):
+            return False
+        self._open[key] = 1
+        try:
+            result = self._constant(expr)
+        finally:
+            del self._open[key]
+        if not self._open:
+            self._cache[expr] = result
+        return result
+
+    def _key(self, expr: ast.expr) -> object:
+        """What a cycle is recognised by: a name by the bindings that reach it (the same value,
+        met again through a loop or a caller's argument, closes the loop); others by node."""
+        if isinstance(expr, ast.Name):
+            stmt = self.model.statement_of(expr)
+            owner = self.model.owner(stmt)
+            bindings = self.model.reaching(self.model.flow(owner), expr.id, stmt)
+            return (owner, expr.id, tuple(b.start for b in bindings))
+        return expr
+
+    def _all(self, exprs: List[ast.expr]) -> bool:
+        return all(self.constant(e) for e in exprs)
+
+    def _constant(self, expr: ast.expr) -> bool:
+        if isinstance(expr, ast.Constant):
+            return True
+        if self.model.kind(expr) is Kind.SCALAR:
+            return True  # Python numbers and bools: no tensor at all
+        if isinstance(expr, (ast.Compare, ast.BoolOp)):
+            return True  # booleans never require grad
+        if isinstance(expr, ast.Name):
+            values = bound_values(self.model, expr, self.callers)
+            return values is not None and self._all(values) and self._all(self._written_into(expr))
+        if isinstance(expr, ast.Attribute):
+            if expr.attr in _SIZES:
+                return True
+            if expr.attr in _KEEPS:
+                return self.constant(expr.value)
+            return self.callers and self._constant_attribute(expr)
+        if isinstance(expr, ast.Subscript):
+            return self.constant(expr.value)
+        if isinstance(expr, ast.BinOp):
+            return self.constant(expr.left) and self.constant(expr.right)
+        if isinstance(expr, ast.UnaryOp):
+            return self.constant(expr.operand)
+        if isinstance(expr, ast.IfExp):
+            return self.constant(expr.body) and self.constant(expr.orelse)
+        if isinstance(expr, (ast.List, ast.Tuple)):
+            return self._all(list(expr.elts))
+        if isinstance(expr, ast.Call):
+            return self._constant_call(expr)
+        return False
+
+    def _constant_call(self, call: ast.Call) -> bool:
+        if any(k.arg == "requires_grad" and not (isinstance(k.value, ast.Constant) and k.value.value is False)
+               for k in call.keywords):
+            return False
+        operands = [a for a in call.args if not isinstance(a, ast.Starred)] + [
+            k.value for k in call.keywords if k.arg is not None]
+        name = self.model.torch_name(call.func)
+        short = name.rsplit(".", 1)[-1] if name is not None else ""
+        fresh = name is not None and (self.model.is_factory(call) or short in ("tensor", "from_numpy", "randint", "randperm"))
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return fresh and self.callers  # `torch.tensor(v, **dd)`: dd may hold requires_grad=True
+        if name is not None:
+            if fresh:
+                return True  # fresh, and requires grad only when asked (checked above)
+            if short == "as_tensor" and call.args:
+                data = call.args[0]  # a list or an array is copied (no grad); a tensor is returned
+                return self.model.kind(data) not in (Kind.TENSOR, Kind.PARAMETER, Kind.UNKNOWN) \
+                    or isinstance(data, (ast.List, ast.Tuple, ast.ListComp)) or self.constant(data)
+            if name.startswith("torch.nn.") and short[:1].isupper():
+                return False  # a module: its parameters require grad
+            if short.rstrip("_") in _DETACHED_METHODS:
+                return True
+            if short == "where":
+                operands = operands[1:]  # the condition carries no grad
+            return self._all(operands)  # a torch function of constants
+        func = call.func
+        if isinstance(func, ast.Attribute) and target_key(func) is not None and self._module_call(func):
+            return False
+        if isinstance(func, ast.Attribute):
+            method = func.attr
+            if method in _DETACHED_METHODS:
+                return True
+            if method in RANDOM_FILLS:
+                return self.constant(func.value)  # `t.new_empty(n).normal_(0, 1, generator=g)`
+            if method == "rsample":
+                return False
+            if method in _SHAPE_METHODS:
+                return self.constant(func.value)  # the arguments are sizes, dims, dtypes
+            if method in torch_api.OP_SAVES or method in torch_api.INPLACE_METHODS \
+                    or method in _TENSOR_METHODS:
+                return self.constant(func.value) and self._all(operands)
+        if isinstance(func, ast.Name) and func.id in ("float", "int", "bool", "len", "range", "min", "max", "abs"):
+            return self._all(operands)
+        if self.callers and isinstance(func, ast.Name):
+            returned = self._returned(func.id)
+            return bool(returned) and self._all(returned)
+        return False
+
+    def _constant_attribute(self, attr: ast.Attribute) -> bool:
+        """``self.betas``: every value the class assigns to it is constant (callers mode: code
+        outside the class may still set it)."""
+        if not (isinstance(attr.value, ast.Name) and attr.value.id == "self"):
+            return False
+        cls = self.model.enclosing_class(attr)
+        values = self.model.class_attrs(cls).get(attr.attr, []) if cls is not None else []
+        return bool(values) and all(isinstance(v, ast.expr) and self.constant(v) for v in values)
+
+    def _returned(self, name: str) -> List[ast.expr]:
+        """What the module-level function ``name`` returns (callers mode), [] when unknown."""
+        func = next((s for s in self.model.module.body if isinstance(s, FUNCTIONS) and s.name == name), None)
+        if func is None:
+            return []
+        found = [n.value for n in self.model.walk(func) if isinstance(n, ast.Return) and self.model.owner(n) is func]
+        return [v for v in found if v is not None] if all(v is not None for v in found) else []
+
+    def _written_into(self, name: ast.Name) -> List[ast.expr]:
+        """What the function writes into ``name``'s tensor in place anywhere (``name[i] = v``,
+        ``name[i] += v``, ``name.add_(v)``): a constant filled with a value that requires grad
+        requires grad from then on."""
+        owner = self.model.owner(self.model.statement_of(name))
+        key = (owner, name.id)
+        found = self._writes.get(key)
+        if found is None:
+            found = []
+            for node in self.model.walk(owner):
+                if isinstance(node, ast.Assign) and any(_base_name(t) == name.id for t in node.targets
+                                                         if isinstance(t, ast.Subscript)):
+                    found.append(node.value)
+                elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript) \
+                        and _base_name(node.target) == name.id:
+                    found.append(node.value)
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                        and node.func.attr.endswith("_") and _base_name(node.func.value) == name.id:
+                    index = _VALUE_ARGUMENT.get(node.func.attr)
+                    args = [a for a in node.args if not isinstance(a, ast.Starred)]
+                    if index is None:
+                        found.extend(args)
+                    elif index < len(args):
+                        found.append(args[index])  # scatter_(dim, index, src): only src carries grad
+                    found.extend(k.value for k in node.keywords if k.arg not in ("dim", "index", "mask"))
+            self._writes[key] = found
+        return found
+
+    def _module_call(self, func: ast.Attribute) -> bool:
+        """``self.fc(x)``: an attribute called, not a method of a tensor."""
+        return isinstance(func.value, ast.Name) and func.value.id == "self"
+
+
+# In-place methods with index arguments: which positional argument is the written value.
+_VALUE_ARGUMENT = {
+    "scatter_": 2, "scatter_add_": 2, "scatter_reduce_": 2, "index_fill_": 2, "index_copy_": 2,
+    "index_add_": 2, "masked_fill_": 1, "masked_scatter_": 1, "index_put_": 1, "put_": 1,
+}
+
+
+def _base_name(expr: ast.expr) -> Optional[str]:
+    """``x`` of ``x``, ``x[i]``, ``x[i][j]``, ``x[i].view(...)``."""
+    while isinstance(expr, ast.Subscript):
+        expr = expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
+
+
+# Tensor methods whose result requires grad only when the receiver or an operand does.
+_TENSOR_METHODS = frozenset({
+    "to", "float", "double", "half", "bfloat16", "type", "type_as", "clone", "contiguous", "cpu",
+    "cuda", "view", "view_as", "reshape", "reshape_as", "expand", "expand_as", "repeat",
+    "repeat_interleave", "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "transpose", "t",
+    "narrow", "select", "index_select", "gather", "masked_fill", "flip", "roll", "chunk", "split",
+    "unbind", "cumprod", "cumsum", "clamp", "clamp_min", "clamp_max", "clip", "pow", "sqrt", "exp",
+    "log", "mul", "div", "add", "sub", "sum", "mean", "prod", "tile", "diag", "diag_embed",
+    "tril", "triu", "abs", "neg", "reciprocal", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid",
+    "softmax", "log_softmax", "norm", "max", "min", "amax", "amin", "std", "var", "where",
+    "lerp", "addcmul", "addcdiv", "matmul", "mm", "bmm", "fill_", "zero_", "copy_",
+})
+# Tensor methods whose arguments are sizes, dims or dtypes: the result requires grad when the
+# receiver does.
+_SHAPE_METHODS = frozenset({
+    "gather", "index_select", "take", "topk", "view", "reshape", "expand", "repeat", "permute", "transpose", "flatten", "unflatten", "squeeze",
+    "unsqueeze", "narrow", "select", "chunk", "split", "unbind", "roll", "flip", "to", "type", "tile",
+    "float", "double", "half", "bfloat16", "cpu", "cuda", "contiguous", "clone", "t", "sum", "mean",
+    "cumsum", "cumprod", "softmax", "log_softmax", "norm", "amax", "amin", "std", "var", "tril", "triu",
+    "diag", "diag_embed", "repeat_interleave", "movedim", "swapaxes", "sqrt", "exp", "log", "abs",
+    "neg", "reciprocal", "rsqrt", "sigmoid", "tanh", "sin", "cos",
+})
