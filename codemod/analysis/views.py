@@ -24,7 +24,7 @@ import ast
 from typing import Dict, Iterable, List, Literal, NamedTuple, Optional, Sequence, Set, Tuple
 
 from codemod import torch_api
-from codemod.analysis.binder import Binder, Binding
+from codemod.analysis.binder import Binder, Binding, Flow
 from codemod.analysis.classes import Classes
 from codemod.analysis.grad_mode import GradMode
 from codemod.analysis.kinds import TENSORISH, Kind
@@ -91,6 +91,7 @@ class Views:
         self.grad = grad
         self._origins: Dict[Tuple[int, int], Optional[ViewOrigin]] = {}
         self._asking: Set[Tuple[int, int]] = set()  # cycles through loops
+        self._view_keys: Dict[int, List[str]] = {}  # id(owner) -> names some binding makes a refused view
 
     # ------------------------------------------------------------------ origins
     def origin(self, target: ast.expr, stmt: Located) -> Optional[ViewOrigin]:
@@ -144,7 +145,7 @@ class Views:
             return None
         flow = self.binder.flow(self.tree.owner(stmt))
         start = span(stmt)[0]
-        for key in flow.bindings:
+        for key in self._keys_bound_to_views(flow):
             if key == target.id or not any(b.end <= start for b in flow.bindings[key]):
                 continue
             bindings = self._plain_bindings(key, stmt)
@@ -160,6 +161,16 @@ class Views:
                     return None  # nothing requires grad: PyTorch allows it
                 return key, origin
         return None
+
+    def _keys_bound_to_views(self, flow: Flow) -> List[str]:
+        """The names of ``flow`` that some binding makes a refused view: the only ones
+        :meth:`viewed_by` can report (asked for every in-place write: the screen keeps it cheap)."""
+        found = self._view_keys.get(id(flow.owner))
+        if found is None:
+            found = self._view_keys[id(flow.owner)] = [
+                key for key, bindings in flow.bindings.items()
+                if any(self._binding_origin(b, key) is not None for b in bindings)]
+        return found
 
     def overlapping_view_read_after(self, name: ast.Name, stmt: Located, origin: ViewOrigin) -> Optional[str]:
         """Another name bound to a view of the tensor ``origin`` views (``u = h[0:2]`` beside
