@@ -11,11 +11,11 @@ from, the container an element was taken from, the caller of a function)?
 from __future__ import annotations
 
 import ast
-from typing import Literal, Optional, Set, Tuple
+from typing import List, Literal, Optional, Set, Tuple
 
 from codemod.analysis.binder import Binder, Flow
 from codemod.analysis.dataflow import Dataflow
-from codemod.analysis.syntax import OWNERS, Located, bound_names, span, target_key
+from codemod.analysis.syntax import OWNERS, Located, Pos, bound_names, span, target_key
 from codemod.analysis.tree import Tree
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -51,28 +51,8 @@ class Holders:
         return None if holder == "the caller" else ("held-elsewhere", holder)
 
     def read_after(self, flow: Flow, key: str, stmt: Located) -> bool:
-        """Whether a load of ``key`` (or of an attribute chain on it) may see a binding made
-        at ``stmt``: any load after it, loads anywhere in a loop around it unless that loop's
-        own head rebinds ``key`` first, and loads in nested functions (they run late)."""
-        _, end = span(stmt)
-        loops = []
-        for anc in self.tree.ancestors(stmt):
-            if isinstance(anc, OWNERS):
-                break
-            if isinstance(anc, _LOOPS):
-                if isinstance(anc, (ast.For, ast.AsyncFor)) and key in bound_names(anc.target):
-                    break  # each turn of this loop starts from a fresh binding
-                loops.append(span(anc))
-        prefix = key + "."
-        for name, loads in flow.loads.items():
-            if name != key and not name.startswith(prefix):
-                continue
-            for pos, node in loads:
-                if pos >= end or any(ls <= pos <= le for ls, le in loops):
-                    return True
-                if self.tree.owner(node) is not flow.owner:
-                    return True
-        return False
+        """Whether a load of ``key`` may see a binding made at ``stmt`` (:func:`read_after`)."""
+        return read_after(self.tree, flow, key, stmt)
 
     def held_by(self, flow: Flow, key: str, stmt: Located) -> Optional[str]:
         """Who else holds the object ``key`` refers to at ``stmt``, in words; None when it
@@ -146,3 +126,32 @@ def _holder_of(value: ast.expr) -> Optional[str]:
 
 def _is_range(expr: Optional[ast.AST]) -> bool:
     return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "range"
+
+
+def read_after(tree: Tree, flow: Flow, key: str, stmt: Located, loop_heads: bool = True) -> bool:
+    """Whether a load of ``key`` (or of an attribute chain on it) may be made after ``stmt``:
+    any load after it, loads anywhere in a loop around it unless that loop's own head rebinds
+    ``key`` first, and loads in nested functions (they run late). Without ``loop_heads``, the
+    head of a ``for`` loop around it (its iterable, read once before the first turn) does not
+    count as inside the loop."""
+    _, end = span(stmt)
+    loops: List[Tuple[Pos, Pos]] = []
+    for anc in tree.ancestors(stmt):
+        if isinstance(anc, OWNERS):
+            break
+        if isinstance(anc, _LOOPS):
+            if isinstance(anc, (ast.For, ast.AsyncFor)) and key in bound_names(anc.target):
+                break  # each turn of this loop starts from a fresh binding
+            if isinstance(anc, (ast.For, ast.AsyncFor)) and not loop_heads:
+                body = [*anc.body, *anc.orelse]
+                loops.append((span(body[0])[0], span(body[-1])[1]))
+            else:
+                loops.append(span(anc))
+    prefix = key + "."
+    for name, loads in flow.loads.items():
+        if name != key and not name.startswith(prefix):
+            continue
+        for pos, node in loads:
+            if pos >= end or any(ls <= pos <= le for ls, le in loops) or tree.owner(node) is not flow.owner:
+                return True
+    return False

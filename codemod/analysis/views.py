@@ -27,6 +27,7 @@ from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding, Flow
 from codemod.analysis.classes import Classes
 from codemod.analysis.grad_mode import GradMode
+from codemod.analysis.holders import read_after
 from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.names import Names
 from codemod.analysis.dataflow import Dataflow
@@ -451,27 +452,7 @@ class Views:
         """Whether ``key`` (or an attribute chain on it) may be read after ``stmt``: later in
         its body, anywhere in the body of a loop around it (a ``for`` loop's iterable is read
         once, before the first turn: not counted), or in a nested function."""
-        flow = self.binder.flow(self.tree.owner(stmt))
-        _, end = span(stmt)
-        loops: List[Tuple[Pos, Pos]] = []
-        for anc in self.tree.ancestors(stmt):
-            if isinstance(anc, OWNERS):
-                break
-            if isinstance(anc, (ast.For, ast.AsyncFor)):
-                if key in bound_names(anc.target):
-                    break  # each turn starts from a fresh binding
-                body = [*anc.body, *anc.orelse]
-                loops.append((span(body[0])[0], span(body[-1])[1]))
-            elif isinstance(anc, ast.While):
-                loops.append(span(anc))
-        prefix = key + "."
-        for name, loads in flow.loads.items():
-            if name != key and not name.startswith(prefix):
-                continue
-            for pos, node in loads:
-                if pos >= end or any(ls <= pos <= le for ls, le in loops) or self.tree.owner(node) is not flow.owner:
-                    return True
-        return False
+        return read_after(self.tree, self.binder.flow(self.tree.owner(stmt)), key, stmt, loop_heads=False)
 
     # ------------------------------------------------------------ requires grad
     def requires_grad(self, expr: ast.expr, at: Located) -> RequiresGrad:
