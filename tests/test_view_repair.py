@@ -1,9 +1,11 @@
 """``repair`` on every broken fixture of the view family (issue 17): it locates the write and
 the line that made the view, applies IPF006's fix, and verifies it against the
-writes-into-copies reference (``runtime/view_copies.py``), in child processes as a user runs it.
+writes-into-copies reference (``runtime/view_copies.py``), in child processes as a user runs it;
+where the tensor viewed is read after the write, against the views-allowed reference (the
+writes reach it, as PyTorch computes the program with grad off).
 
-``# fix: unsafe`` (the tensor viewed is read after the write) must come out ``unproven``: the
-reference does not fit there, whatever the rewrite computes. ``# fix: none`` gets no rewrite.
+``# verdict: unproven`` (views made under ``no_grad``, read after: neither reference fits) must
+come out ``unproven``. ``# fix: none`` gets no rewrite.
 """
 
 from __future__ import annotations
@@ -43,11 +45,25 @@ def test_repair_fixes_and_verifies_the_view_family(path):
     expected = path.with_name(path.name.replace(".in.py", ".unsafe.out.py" if fix == "unsafe" else ".out.py"))
     assert result.repaired == expected.read_text(), "repair applies the rule's fix"
     verdict = result.verification.devices[0].verdict
-    if fix == "unsafe":
+    if headers(path).get("verdict", "").startswith("unproven"):
         assert verdict is Verdict.UNPROVEN
         assert any("does not fit" in r for r in result.verification.devices[0].reasons)
     else:
         assert result.verified, result.verification.devices[0].reasons
+
+
+def test_a_copy_does_not_verify_where_the_write_should_reach_the_tensor_viewed(tmp_path):
+    """The tensor split is read after a write into one output: in place (and with grad off) it
+    sees the write. Writing into a copy hides it: NOT verified against the views-allowed
+    reference; making the outputs ordinary views (IPF006's fix there) verifies."""
+    path = FIXTURES / "view_write" / "base_read_after_chunk.in.py"
+    source = path.read_text()
+    copy = source.replace("a *= 2", "a = a * 2")
+    copied = verify(f"{path}::example", rewritten_source=copy, devices=["cpu"]).devices[0]
+    assert copied.reference == "views allowed" and copied.verdict is Verdict.NOT_VERIFIED, copied.differences
+    ordinary = source.replace("h.chunk(2, 0)", "h.tensor_split(2, 0)")
+    made = verify(f"{path}::example", rewritten_source=ordinary, devices=["cpu"]).devices[0]
+    assert made.reference == "views allowed" and made.verdict is Verdict.VERIFIED, made.differences
 
 
 # A custom Function whose forward returns a view (or its input as-is): its output is a view

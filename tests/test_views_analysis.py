@@ -143,6 +143,15 @@ NO_GRAD_WRITE = "    with torch.no_grad():\n        q.mul_(2)\n"
 ])
 def test_a_no_grad_write_then_a_use_with_grad_on_is_a_proven_error(context, after):
     found = findings_06("def f():\n" + GRAD_VIEW + NO_GRAD_WRITE.replace("no_grad", context) + after)
+    assert [(f.code, f.status.value, f.reason) for f in found] == [("IPF106", "unsafe", "no-grad-view-write")]
+    assert found[0].plan is not None  # the outputs made ordinary views (`tensor_split`): the use is allowed
+
+
+def test_a_view_made_under_no_grad_then_written_and_used_gets_no_fix():
+    """PyTorch names two meanings (view and write both inside no_grad, or both outside): no fix."""
+    body = ("def f():\n    w = torch.randn(4, 2, requires_grad=True)\n    h = w * 2\n"
+            "    with torch.no_grad():\n        v = h[0]\n        v.mul_(2)\n    return (v * 3).sum()\n")
+    found = findings_06(body)
     assert [(f.code, f.status.value, f.reason) for f in found] == [("IPF106", "manual", "no-grad-view-write")]
 
 

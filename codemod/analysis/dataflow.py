@@ -29,7 +29,13 @@ VIEW_METHODS = {
     "expand_as", "narrow", "select", "squeeze", "unsqueeze", "flatten", "unflatten", "diagonal",
     "unfold", "as_strided", "detach", "movedim", "moveaxis", "swapaxes", "swapdims",
     "unbind", "split", "chunk", "tensor_split", "contiguous", "view_as_real",
+    "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split", "unsafe_chunk",
+    "unsafe_split_with_sizes", "view_as_complex", "adjoint", "conj", "resolve_conj", "resolve_neg",
 }
+# Attributes that are views of the tensor (``h.data`` shares its storage, outside autograd).
+VIEW_ATTRIBUTES = {"data", "T", "mT", "H", "mH", "real", "imag"}
+# Builtins whose result holds the elements of what they are given (iterating a tensor: views).
+_ELEMENTS = {"list", "tuple", "iter", "reversed", "sorted", "enumerate", "zip"}
 AliasKind = Literal["identity", "view"]
 AliasProblem = Literal["alias", "view-alias", "param-mutation", "mutation-as-output"]
 RebindingProblem = Literal["non-local-name"]
@@ -140,14 +146,23 @@ class Dataflow:
             source, how = self.alias_source(b.value)
             if source is not None:
                 (identity if how == "identity" else views).add(source)
+        elif b is not None and b.form == "other" and isinstance(b.stmt, ast.Assign):
+            source, how = self._unpacked_source(b.stmt, key)  # `a, b = x.tensor_split(2)`
+            if source is not None:
+                (identity if how == "identity" else views).add(source)
         # Other keys bound from ``key`` (and not rebound since).
         for other in flow.bindings:
             if other == key:
                 continue
             ob = last_binding(other, at)
-            if ob is None or ob.form != "assign":
+            if ob is None:
                 continue
-            source, how = self._alias_source_of(ob.value, key)
+            if ob.form == "assign":
+                source, how = self._alias_source_of(ob.value, key)
+            elif ob.form == "other" and isinstance(ob.stmt, ast.Assign):
+                source, how = self._unpacked_source(ob.stmt, other)
+            else:
+                continue
             if source == key:
                 since = [x for x in flow.bindings.get(key, []) if ob.end <= x.start and x.end <= at]
                 if not since:
@@ -155,6 +170,23 @@ class Dataflow:
         identity.discard(key)
         views.discard(key)
         return Aliases(identity, views)
+
+    def _unpacked_source(self, stmt: ast.Assign, key: str) -> Tuple[Optional[str], Optional[AliasKind]]:
+        """``a, b = x.tensor_split(2)``: ``key`` unpacked from a sequence of views (or of
+        names: ``a, b = x, y``) shares the storage of what the sequence came from."""
+        value = stmt.value
+        for target in stmt.targets:
+            if not isinstance(target, (ast.Tuple, ast.List)):
+                continue
+            at = next((i for i, e in enumerate(target.elts) if target_key(e) == key), None)
+            if at is None:
+                continue
+            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) \
+                    and not any(isinstance(e, ast.Starred) for e in value.elts):
+                return self.alias_source(value.elts[at])
+            source, _ = self.alias_source(value)
+            return (source, "view") if source is not None else (None, None)
+        return None, None
 
     def _alias_source_of(self, value: Optional[ast.AST], key: str) -> Tuple[Optional[str], Optional[AliasKind]]:
         """``alias_source``, where a conditional expression (``x[t] if a else h[i - 1]``) is
@@ -170,27 +202,51 @@ class Dataflow:
         """(key, "identity" | "view") when ``value`` is ``key`` itself or shares its storage."""
         if value is None:
             return None, None
+        if isinstance(value, ast.Attribute) and value.attr in VIEW_ATTRIBUTES:
+            inner = self.alias_source(value.value)
+            return (inner[0], "view") if inner[0] is not None else (None, None)
         key = target_key(value)
         if key is not None:
             return key, "identity"
         if isinstance(value, ast.Subscript):
-            base = target_key(subscript_base(value))
-            return (base, "view") if base else (None, None)
+            base = subscript_base(value)
+            inner = self.alias_source(base) if target_key(base) is None else (target_key(base), "view")
+            return (inner[0], "view") if inner[0] is not None else (None, None)
+        if isinstance(value, (ast.GeneratorExp, ast.ListComp)):
+            inner = self.alias_source(value.elt)  # `tuple(x.select(0, i) for i in ...)`
+            return (inner[0], "view") if inner[0] is not None else (None, None)
+        if isinstance(value, (ast.List, ast.Tuple)):
+            for elt in value.elts:  # `[*x]`
+                if isinstance(elt, ast.Starred):
+                    inner = self.alias_source(elt.value)
+                    if inner[0] is not None:
+                        return inner[0], "view"
+            return None, None
         if isinstance(value, ast.Call):
             func = value.func
-            if isinstance(func, ast.Attribute):
+            if isinstance(func, ast.Attribute) and self.names.torch_name(func) is None:
                 recv = target_key(func.value)
                 method = func.attr
                 if recv is not None and method in torch_api.INPLACE_METHODS:
                     return recv, "identity"
-                if recv is not None and method in VIEW_METHODS:
-                    return recv, "view"
+                if method in VIEW_METHODS:
+                    inner = self.alias_source(func.value) if recv is None else (recv, "view")
+                    if inner[0] is not None:
+                        return inner[0], "view"
             name = self.names.torch_name(func)
             first = first_arg(value)
             if name in torch_api.INPLACE_FUNCTIONS and first is not None:
                 first_key = target_key(first)
                 if first_key is not None:
                     return first_key, "identity"
+            if name is not None and name.startswith("torch.") and name[6:] in VIEW_METHODS and first is not None:
+                inner = self.alias_source(first)  # `torch.select(x, 0, 1)`, `torch.hsplit(x, 2)`
+                return (inner[0], "view") if inner[0] is not None else (None, None)
+            if isinstance(func, ast.Name) and func.id in _ELEMENTS and name is None:
+                for arg in value.args:  # `list(x)`, `zip(x, m)`: the tensor's rows are views
+                    inner = self.alias_source(arg.value if isinstance(arg, ast.Starred) else arg)
+                    if inner[0] is not None:
+                        return inner[0], "view"
         return None, None
 
     def used_after(self, flow: Flow, key: str, at: Span) -> bool:

@@ -111,6 +111,37 @@ class SemanticModel:
         """Whether a fix asked for a name unused in the whole file (see ``UsedNames``)."""
         return self.used_names.picked
 
+    def returned_alias(self, target: ast.AST, stmt: Located) -> Optional[str]:
+        """A name bound before ``stmt`` from a call of a user function that returns ``target``
+        (as it came in, or a view of it: ``y = helper(x)`` with ``return x[0]``), still read
+        afterwards: rebinding ``target`` would hide the write from it. Callees without a
+        summary are not followed here."""
+        from codemod.analysis.summaries import Returns
+
+        key = target_key(target)
+        if key is None:
+            return None
+        flow = self.flow(self.owner(stmt))
+        start, end = self.range(stmt)
+        for other, bindings in flow.bindings.items():
+            earlier = [b for b in bindings if b.end <= start]
+            if other == key or not earlier or earlier[-1].form != "assign":
+                continue
+            bound = earlier[-1]
+            call = bound.value
+            if not isinstance(call, ast.Call):
+                continue
+            passed = [i for i, a in enumerate(call.args) if target_key(a) == key]
+            if not passed or any(bound.end <= b.start and b.end <= start for b in flow.bindings.get(key, [])):
+                continue
+            summary = self.summaries.of_call(call)
+            if summary is None or summary.returns not in (Returns.INPUT, Returns.VIEW) \
+                    or summary.returned_input not in passed:
+                continue
+            if self.used_after(flow, other, (start, end)):
+                return other
+        return None
+
     def contract(self, target: ast.AST) -> Optional[ContractReason]:
         """Whether the function around ``target`` (one of its parameters) mutates it on
         purpose: a mutation contract (``Calls.contract``)."""

@@ -47,6 +47,15 @@ _ALIAS_METHODS = VIEW_METHODS | {"contiguous"}  # the result shares storage with
 _MAX_HOPS = 4  # name -> value steps followed from a return back to the op that made it
 
 
+def _basic_index(index: ast.expr) -> bool:
+    """Indexing by numbers, slices, ``None`` and ``...`` only: the result is a view."""
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    return all(isinstance(p, ast.Constant) and (p.value is None or p.value is Ellipsis or type(p.value) is int)
+               or isinstance(p, ast.Slice) and all(b is None or isinstance(b, ast.Constant) for b in (p.lower, p.upper, p.step))
+               or isinstance(p, ast.UnaryOp) and isinstance(p.operand, ast.Constant)
+               for p in parts)
+
+
 class Returns(enum.Enum):
     """What a callee returns, as far as its ``return`` statements show."""
 
@@ -393,6 +402,9 @@ class Summaries:
                 if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) \
                         and expr.func.attr in _ALIAS_METHODS and not self.model.torch_name(expr.func):
                     expr, view = expr.func.value, True
+                    continue
+                if isinstance(expr, ast.Subscript) and _basic_index(expr.slice):
+                    expr, view = expr.value, True  # `return x[0]`, `x[:, :d]`: a view
                     continue
                 if isinstance(expr, ast.Name):
                     reaching = self.model.reaching(self.model.flow(func), expr.id, self.model.statement_of(expr))

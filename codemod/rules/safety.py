@@ -87,6 +87,8 @@ def assess(
         return Verdict(Status.MANUAL, "unknown-type")  # `a = b[0]` may not be a view at all
     if alias.reason in ("view-alias", "mutation-as-output"):
         return Verdict(Status.MANUAL, alias.reason)
+    if alias.reason is None and model.returned_alias(target, stmt) is not None:
+        return Verdict(Status.MANUAL, "view-alias")  # `y = helper(x)` returning `x[0]`: y must see the write
     if isinstance(target, ast.Name):
         lost = model.holders.rebinding_loses(target, stmt)
         if lost is not None:  # a rebinding would hide the change from whoever else holds it

@@ -6,7 +6,7 @@ The rule's documentation is its class docstring (``inplacefix rule CODE`` prints
 from __future__ import annotations
 
 import ast
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 from codemod import torch_api
 from codemod.analysis.syntax import is_const, subscript_base, target_key
@@ -73,16 +73,23 @@ class ViewWrite(Rule):
     reading a sibling does not count. A rebinding is used only where it cannot change the
     dtype (a Python number, or a twin that keeps it), else the view is cloned first. Unsafe
     where the viewed tensor is read afterwards (`view-base-read-after`: it would have seen
-    the write; the fix is the same copy, yours to accept), or another name aliases the view. No fix where the written name is not read
+    the write), or another name aliases the view; also where the written name is not read
     again but the tensor viewed is (`dead-store`: the write only meant to reach it, e.g. a
-    loop over `unbind` that de-normalises an image in place). A write into the tensor viewed,
-    the view read afterwards, gets the same rebinding as unsafe (`views-read-after`: the views
-    keep the values from before). Writes under `no_grad` are allowed by PyTorch and left
-    alone, unless the view (or another output of the same call) is then used with grad on:
-    PyTorch raises at that use ("... its base or another view of its base has been modified
-    inplace"), reported at the write with no fix (`no-grad-view-write`: whether the write should
-    reach the tensor viewed, or the use should see a copy, is yours to say). Leaves that require
-    grad are IPF005's.
+    loop over `unbind` that de-normalises an image in place). In those two cases a copy would
+    hide the write, so the fix makes the outputs ordinary views where an exact form exists:
+    iterating `x` becomes `tuple(x[i] for i in range(len(x)))`, `x.unbind(d)` becomes
+    `tuple(x.select(d, i) for i in range(x.size(d)))`, `a, b = x.chunk(2, d)` becomes
+    `x.tensor_split(2, d)`; the writes then reach the tensor viewed, tracked by autograd, as
+    with grad off (unsafe: that tensor may be saved for backward; `repair` verifies). Else the
+    copy, unsafe (`view-base-read-after`), or no fix (`dead-store`). A write into the tensor
+    viewed, the view read afterwards, gets the ordinary views too, else the rebinding, unsafe
+    (`views-read-after`: the views keep the values from before). Writes under `no_grad` are
+    allowed by PyTorch and left alone, unless the view (or another output of the same call) is
+    then used with grad on: PyTorch raises at that use ("... its base or another view of its
+    base has been modified inplace"), reported at the write (`no-grad-view-write`), with the
+    ordinary views as an unsafe fix where they exist; a view made under `no_grad` gets no fix
+    (PyTorch names two meanings: view and write both inside `no_grad`, or both outside).
+    Leaves that require grad are IPF005's.
     """
 
     CODE = "IPF006"
@@ -162,7 +169,13 @@ class ViewWrite(Rule):
             message += " (refused by PyTorch when it requires grad)"
         status, reason = self._safety(name, stmt, origin)
         plan = None
-        if status in (Status.SAFE, Status.UNSAFE):
+        if reason in ("view-base-read-after", "dead-store"):
+            # In place the write reaches the tensor viewed, which is read afterwards: the fix
+            # makes the views ordinary ones, so that it still does (a copy would hide it).
+            plan = self._ordinary_views(origin)
+            if plan is not None:
+                status = Status.UNSAFE
+        if plan is None and status in (Status.SAFE, Status.UNSAFE):
             plan = self._plan(node, target, stmt, operands, chain)
             if plan is None:
                 status, reason = Status.MANUAL, "unsupported-target"
@@ -188,7 +201,9 @@ class ViewWrite(Rule):
                       "modified inplace\" at that use")
         else:
             message += " (refused by PyTorch when it requires grad)"
-        self.report(node, message, Status.MANUAL, "no-grad-view-write", None, hazard=hazard)
+        plan = self._ordinary_views(origin)
+        status = Status.UNSAFE if plan is not None else Status.MANUAL
+        self.report(node, message, status, "no-grad-view-write", plan, hazard=hazard)
 
     def _check_base(self, node: ast.AST, name: ast.Name, target: ast.expr, stmt: ast.AST,
                     operands: List[ast.expr], chain: Optional[List[ast.Call]]) -> None:
@@ -209,10 +224,12 @@ class ViewWrite(Rule):
         else:
             message += " (refused by PyTorch when it requires grad)"
         status, reason = Status.UNSAFE, "views-read-after"
+        plan = self._ordinary_views(origin)  # the views then see the write, as in place
         problem = self.model.rebinding_problem(name)
-        if problem:
+        if problem and plan is None:
             status, reason = Status.MANUAL, problem
-        plan = self._plan(node, target, stmt, operands, chain) if status is Status.UNSAFE else None
+        if plan is None and status is Status.UNSAFE:
+            plan = self._plan(node, target, stmt, operands, chain)
         if status is Status.UNSAFE and plan is None:
             status, reason = Status.MANUAL, "unsupported-target"
         self.report(node, message, status, reason, plan, hazard=hazard)
@@ -252,6 +269,76 @@ class ViewWrite(Rule):
         return Status.UNSAFE, "view-base-read-after"
 
     # -------------------------------------------------------------------- the fix
+    def _ordinary_views(self, origin: ViewOrigin) -> Optional[Plan]:
+        """Make the outputs of the call ordinary views of the same memory, so that writes into
+        them reach the tensor viewed with autograd tracking them, as PyTorch computes the
+        program with grad off: ``x.unbind(d)`` -> ``tuple(x.select(d, i) for i in
+        range(x.size(d)))``, iterating ``x`` -> ``tuple(x[i] for i in range(len(x)))``,
+        ``a, b = x.chunk(2, d)`` -> ``x.tensor_split(2, d)`` (the same pieces for two). One
+        plan per call, shared by every write into its outputs. None where no such form is exact."""
+        if origin.kind != "multi-output" or not origin.certain:
+            return None
+        creation = origin.creation
+        if id(creation) not in self._ordinary:
+            self._ordinary[id(creation)] = self._ordinary_plan(creation)
+        return self._ordinary[id(creation)]
+
+    @property
+    def _ordinary(self) -> Dict[int, Optional[Plan]]:
+        found: Optional[Dict[int, Optional[Plan]]] = getattr(self, "_ordinary_plans", None)
+        if found is None:
+            found = self._ordinary_plans = {}
+        return found
+
+    def _ordinary_plan(self, creation: ast.expr) -> Optional[Plan]:
+        for scope in self.model.tree.ancestors(creation):
+            if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                break
+            if isinstance(scope, ast.ClassDef):
+                return None  # a class body's names are not seen inside a generator
+        used = {n.id for n in ast.walk(creation) if isinstance(n, ast.Name)}
+        i = next(n for n in ("i", "j", "k", "idx", "index", "_i") if n not in used)
+        if isinstance(creation, ast.Name):  # iterating a tensor
+            text = f"tuple({creation.id}[{i}] for {i} in range(len({creation.id})))"
+            return self._replace_with(creation, "Name", text)
+        if not isinstance(creation, ast.Call):
+            return None
+        func = creation.func
+        if not isinstance(func, ast.Attribute):
+            return None
+        torch_func = self.model.torch_name(func) is not None
+        args = list(creation.args[1:] if torch_func else creation.args)
+        base = creation.args[0] if torch_func and creation.args else (None if torch_func else func.value)
+        if func.attr == "unbind" and isinstance(base, ast.Name):
+            dims = args + [k.value for k in creation.keywords if k.arg == "dim"]
+            if len(dims) > 1 or len(creation.keywords) > (len(dims) - len(args)) \
+                    or any(not isinstance(d, (ast.Constant, ast.Name)) for d in dims):
+                return None
+            dim = ast.unparse(dims[0]) if dims else "0"
+            text = f"tuple({base.id}.select({dim}, {i}) for {i} in range({base.id}.size({dim})))"
+            return self._replace_with(creation, "Call", text)
+        parent = self.model.parent(creation)
+        two = (isinstance(parent, ast.Assign) and len(parent.targets) == 1
+               and isinstance(parent.targets[0], (ast.Tuple, ast.List)) and len(parent.targets[0].elts) == 2
+               and not any(isinstance(e, ast.Starred) for e in parent.targets[0].elts))
+        if func.attr == "chunk" and two and args and isinstance(args[0], ast.Constant) \
+                and type(args[0].value) is int and args[0].value == 2 \
+                and all(k.arg == "dim" for k in creation.keywords):
+            def make(attr: cst.Name, site: FixSite) -> Fix:
+                return Fix(attr, lambda n: n.with_changes(value="tensor_split"), "Rewrite `chunk(2)` as `tensor_split(2)`")
+
+            line, end = func.end_lineno or func.lineno, func.end_col_offset or 0  # the name after the dot
+            return Plan((line, self.source.char_column(line, end - len(func.attr))), "Name", make)
+        return None
+
+    def _replace_with(self, node: ast.expr, node_type: str, text: str) -> Plan:
+        new = cst.parse_expression(text)
+
+        def make(old: cst.BaseExpression, site: FixSite) -> Fix:
+            return Fix(old, lambda n: new.with_changes(lpar=n.lpar, rpar=n.rpar), fix_title(new))  # type: ignore[attr-defined]
+
+        return self.plan(node, node_type, make)
+
     def _plan(self, node: ast.AST, target: ast.expr, stmt: ast.AST, operands: List[ast.expr],
               chain: Optional[List[ast.Call]]) -> Optional[Plan]:
         """A rebinding where it keeps the dtype, else a clone before the write."""

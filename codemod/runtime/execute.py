@@ -298,9 +298,11 @@ def _run_function(request: SideRequest, result: SideResult, program: Program, dt
 
 
 def _view_copies(request: SideRequest):
-    """The writes-into-copies reference of the view family, or nothing."""
-    from codemod.runtime.view_copies import WritesIntoCopies
+    """A reference of the view family (writes into copies, views allowed), or nothing."""
+    from codemod.runtime.view_copies import ViewsAllowed, WritesIntoCopies
 
+    if request.mode is Mode.VIEWS_ALLOWED:
+        return ViewsAllowed()
     return WritesIntoCopies() if request.mode is Mode.VIEW_COPIES else contextlib.nullcontext()
 
 
@@ -313,11 +315,13 @@ def _outputs_read(copies, out: Any) -> None:
 
 def _finish_copies(result: SideResult, copies) -> None:
     """Where the copies took writes, and whether the reference fits (``view_copies``)."""
-    from codemod.runtime.view_copies import WritesIntoCopies
+    from codemod.runtime.view_copies import ViewsAllowed, WritesIntoCopies
 
     if isinstance(copies, WritesIntoCopies):
         result.leaf_updates = list(dict.fromkeys(copies.writes))
         result.unfit = result.unfit or copies.unfit
+    elif isinstance(copies, ViewsAllowed):
+        result.leaf_updates = list(dict.fromkeys(copies.replaced))
 
 
 def _function_leaves(program: Program, out: Any, seen: List[torch.Tensor]):

@@ -36,12 +36,14 @@ class Mode(str, enum.Enum):
     SNAPSHOT = "snapshot"  # the snapshot oracle
     NO_GRAD_LEAVES = "no-grad-leaves"  # the no-grad meaning of in-place updates of leaves
     VIEW_COPIES = "view-copies"  # refused views replaced by copies (``view_copies``)
+    VIEWS_ALLOWED = "views-allowed"  # multi-output views replaced by ordinary views (``view_copies``)
 
 
 REFERENCE_NAMES = {
     Mode.SNAPSHOT: "oracle",
     Mode.NO_GRAD_LEAVES: "no-grad meaning",
     Mode.VIEW_COPIES: "writes into copies",
+    Mode.VIEWS_ALLOWED: "views allowed",
 }
 
 

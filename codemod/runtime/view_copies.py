@@ -146,3 +146,35 @@ class WritesIntoCopies(TorchFunctionMode):
         viewed = found[2]()
         return viewed is not None and any(call != found[3] and base() is viewed
                                           for call, base in self._written_copies.get(found[1], ()))
+
+
+class ViewsAllowed(TorchFunctionMode):
+    """Run a program with every output of a function that returns several views (``chunk``,
+    ``split``, ``unbind``, iterating a tensor) replaced by an ordinary view of the same memory,
+    made where the output is made: the program as PyTorch computes it where it allows the
+    writes (with grad off), the writes reaching the tensor viewed, autograd tracking them.
+
+    This is the reference where writes into copies does not fit: the tensor viewed, or another
+    view of it, is read after the write, and in place it sees the write. A rewrite that makes
+    those views ordinary ones (``x.unbind(0)`` -> ``tuple(x.select(0, i) for i in ...)``)
+    computes this meaning; one that writes into a copy does not. Views made under ``no_grad``
+    or by a custom ``Function`` are left as they are: PyTorch names two meanings for those."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.replaced: List[str] = []  # where a multi-output view was made ordinary
+
+    def _ordinary(self, t: Any) -> Any:
+        if not (isinstance(t, torch.Tensor) and t._is_view()
+                and torch._C._autograd._get_creation_meta(t) == _META.MULTI_OUTPUT_NODE):
+            return t
+        with torch._C.DisableTorchFunction():
+            view = t._base.as_strided(t.size(), t.stride(), t.storage_offset())
+        self.replaced.append(_user_line())
+        return view
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        out = func(*args, **(kwargs or {}))
+        if type(out) is tuple or type(out) is list:
+            return type(out)(self._ordinary(t) for t in out)
+        return self._ordinary(out)

@@ -1,0 +1,65 @@
+"""A name bound to a view of a tensor (or to what a helper hands back of it) sees an in-place
+write into that tensor; rebinding the tensor out of place hides the write from it. Each form
+below was a *safe* rewrite of `h.mul_(2)` that changed the program; torch shows the change."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from codemod.config import Settings  # noqa: E402
+from codemod.engine.pipeline import process_source  # noqa: E402
+
+PROGRAM = """
+import torch
+
+
+def helper(x):
+    return x[0]
+
+
+def f(w):
+    h = w * 2
+    {bind}
+    h.mul_(2)
+    return a
+"""
+FORMS = [
+    "a, b = h.tensor_split(2, 0)",
+    "a, b = torch.hsplit(h, 2)",
+    "a = torch.hsplit(h, 2)[0]",
+    "a = h.tensor_split(2)[0]",
+    "a = torch.select(h, 0, 0)",
+    "a = h.data",
+    "a = h.mT",
+    "a, b = list(h)",
+    "a = list(h)[0]",
+    "a, b = tuple(h.select(0, i) for i in range(h.size(0)))",
+    "a = helper(h)",
+]
+
+
+def run(source: str):
+    scope: dict = {}
+    exec(compile(source, "m.py", "exec"), scope)
+    return scope["f"](torch.arange(8.0).reshape(2, 4))
+
+
+@pytest.mark.parametrize("bind", FORMS)
+def test_a_write_seen_through_a_view_is_not_a_safe_rewrite(bind):
+    source = PROGRAM.format(bind=bind)
+    rewritten = source.replace("h.mul_(2)", "h = h.mul(2)")
+    assert not torch.equal(run(source), run(rewritten)), "the rewrite changes what `a` holds"
+    result = process_source(source.encode(), "m.py", Settings(select=("ALL",)), fix=True)
+    [finding] = [f for f in result.findings if f.code == "IPF003"]
+    assert finding.status.value != "safe", (finding.status, finding.reason)
+    assert "h.mul_(2)" in result.fixed if result.changed else True
+
+
+@pytest.mark.parametrize("bind", ["a = h.sum()", "a, b = h.max(0)", "a = torch.relu(h)", "a, b = 3, h.sum()"])
+def test_fresh_results_keep_the_safe_rewrite(bind):
+    source = PROGRAM.format(bind=bind)
+    result = process_source(source.encode(), "m.py", Settings(select=("ALL",)))
+    [finding] = [f for f in result.findings if f.code == "IPF003"]
+    assert finding.status.value == "safe"
