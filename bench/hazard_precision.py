@@ -12,6 +12,12 @@ This script measures it on installed libraries (issue 14). Steps, one command ea
             base, the rest in proportion to its hazards) and merge it into the labels file: rows
             already labelled keep their label, new ids get an empty one to fill in.
 ``show ID`` print a finding's message and the source around it, for labelling.
+``checks``  run every driver in ``bench/hazard_checks`` (``--python``: an interpreter with the
+            real libraries, /work/venvs/real/bin/python by default): each runs a flagged line of the
+            library with grad on and inputs requiring grad, calls backward and prints what PyTorch
+            raised; print per finding raised / did not raise, its controls and context, and whether
+            the label agrees (real = raised on the finding's path). Exit 1 on a disagreement, a
+            control that raised or a driver that failed.
 ``score``   precision of the default report (proven hazards) per code base and overall from the
             labels file, for the findings reported now: real / (real + false) (unclear ones
             apart), pooled and weighted by each code base's hazard count; false positives by
@@ -25,7 +31,7 @@ shown (or the leaf / view sibling error is raised there); "unclear" that it depe
 (a cache updated in place, an ``inputs_embeds`` a caller may pass as a leaf). Ids stay valid while the library versions stay (header lines record them): after a change
 to the analysis, ``count``, ``sample`` (only new findings need labels) and ``score`` again.
 
-Usage: ``/work/main/.venv/bin/python bench/hazard_precision.py [count|sample|show ID|score]
+Usage: ``/work/main/.venv/bin/python bench/hazard_precision.py [count|sample|show ID|checks|score]
 [--site DIR] [--findings FILE] [--labels FILE] [--n 120] [--min 6] [--seed 14] [--tier proven]``.
 """
 
@@ -42,13 +48,15 @@ import random
 import subprocess
 import sys
 import time
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from codemod.config import DEFAULT_EXCLUDE  # noqa: E402  (this checkout's, as check uses)
 
 SITE = pathlib.Path("/work/venvs/real/lib/python3.11/site-packages")
+REAL_PYTHON = "/work/venvs/real/bin/python"  # the interpreter of SITE: what the checks drivers import
+CHECKS = ROOT / "bench" / "hazard_checks"
 FINDINGS = pathlib.Path("/tmp/inplacefix_hazard_findings.json")
 LABELS = ROOT / "bench" / "hazard_labels.tsv"
 
@@ -269,6 +277,68 @@ def show(args) -> None:
         print(f"{'>' if n == line else ' '}{n:6} {text[n - 1]}")
 
 
+# ----------------------------------------------------------------- checks
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    """One scenario of a driver (bench/hazard_checks/_check.py prints them)."""
+    finding: str
+    role: str  # path (decides the label), control (must not raise), context (how it is normally run)
+    scenario: str
+    raised: Optional[str]  # the kind of in-place error, an expected exception's name, or None
+    error: str
+
+
+def read_outcomes(stdout: str) -> List[Outcome]:
+    return [Outcome(**json.loads(line[len("CHECK "):])) for line in stdout.splitlines()
+            if line.startswith("CHECK ")]
+
+
+def verdicts(outcomes: List[Outcome], labels: Dict[str, Label]) -> List[str]:
+    """What is wrong: a label that disagrees with its path scenarios, a control that raised."""
+    wrong = []
+    for finding in dict.fromkeys(o.finding for o in outcomes):
+        mine = [o for o in outcomes if o.finding == finding]
+        paths = [o for o in mine if o.role == "path"]
+        raised = bool(paths) and all(o.raised for o in paths)
+        label = labels[finding].label if finding in labels else "(unlabelled)"
+        if not paths:
+            wrong.append(f"{finding}: no path scenario")
+        elif label != ("real" if raised else "false"):
+            wrong.append(f"{finding}: labelled {label}, but the path {'raised' if raised else 'did not raise'}")
+        wrong += [f"{finding}: control raised: {o.scenario}" for o in mine if o.role == "control" and o.raised]
+    return wrong
+
+
+def checks(args) -> None:
+    python = args.python or REAL_PYTHON
+    labels = read_labels(pathlib.Path(args.labels))
+    outcomes, failed = [], []
+    for driver in sorted(CHECKS.glob("[!_]*.py")):
+        start = time.perf_counter()
+        done = subprocess.run([python, driver.name], cwd=CHECKS, capture_output=True, text=True,
+                              timeout=args.timeout)
+        found = read_outcomes(done.stdout)
+        print(f"{driver.name}: {len(found)} scenarios, {time.perf_counter() - start:.1f} s")
+        if done.returncode != 0 or not found:
+            failed.append(f"{driver.name} failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
+        outcomes += found
+    for finding in dict.fromkeys(o.finding for o in outcomes):
+        label = labels[finding].label if finding in labels else "(unlabelled)"
+        print(f"\n{finding}  [label: {label}]")
+        for o in sorted((o for o in outcomes if o.finding == finding), key=lambda o: ROLES.index(o.role)):
+            print(f"  {o.role:8} {o.raised or 'did not raise':22} {o.scenario}")
+    wrong = failed + verdicts(outcomes, labels)
+    print(f"\n{len(dict.fromkeys(o.finding for o in outcomes))} findings checked; "
+          + ("labels agree with the drivers" if not wrong else "PROBLEMS:\n  " + "\n  ".join(wrong)))
+    if wrong:
+        raise SystemExit(1)
+
+
+ROLES = ("path", "control", "context")
+
+
 # ----------------------------------------------------------------- score
 
 
@@ -346,26 +416,29 @@ def _rule_site(hazard_id: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", nargs="?", choices=("count", "sample", "show", "score"))
+    parser.add_argument("command", nargs="?", choices=("count", "sample", "show", "checks", "score"))
     parser.add_argument("id", nargs="?", help="for show: path:line:code")
     parser.add_argument("--site", default=str(SITE), help="site-packages holding the code bases")
     parser.add_argument("--findings", default=str(FINDINGS), help="where count writes the hazards")
     parser.add_argument("--labels", default=str(LABELS))
-    parser.add_argument("--python", default=sys.executable, help="interpreter that runs the tool")
+    parser.add_argument("--python", help="interpreter that runs the tool (count: this one by default) or the "
+                        f"drivers (checks: {REAL_PYTHON} by default)")
     parser.add_argument("--n", type=int, default=120, help="sample size")
     parser.add_argument("--min", type=int, default=6, help="least per code base")
     parser.add_argument("--seed", type=int, default=14)
     parser.add_argument("--tier", choices=("proven", "possible"), default="proven",
                         help="for sample and score: the default report (proven) or the possible tier")
     parser.add_argument("--context", type=int, default=12, help="for show: lines either side")
-    parser.add_argument("--timeout", type=float, default=1800, help="seconds per code base")
+    parser.add_argument("--timeout", type=float, default=1800, help="seconds per code base (checks: per driver)")
     args = parser.parse_args()
+    if args.command != "checks":
+        args.python = args.python or sys.executable
     if args.command is None:
         count(args)
         print()
         score(args)
     else:
-        {"count": count, "sample": sample, "show": show, "score": score}[args.command](args)
+        {"count": count, "sample": sample, "show": show, "checks": checks, "score": score}[args.command](args)
 
 
 if __name__ == "__main__":
