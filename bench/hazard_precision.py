@@ -28,7 +28,9 @@ site-packages), ``codebase``, ``label`` (real / false / unclear), ``group`` (why
 false: see GROUPS; ``-`` for real ones), ``reason`` (one line), ``message`` (what the tool said).
 "real" means a tensor autograd saved is modified in place while grad is on, in the code path
 shown (or the leaf / view sibling error is raised there); "unclear" that it depends on callers
-(a cache updated in place, an ``inputs_embeds`` a caller may pass as a leaf). Ids stay valid while the library versions stay (header lines record them): after a change
+(a cache updated in place, an ``inputs_embeds`` a caller may pass as a leaf). A label whose reason
+begins "checked with torch" was decided by a driver in ``bench/hazard_checks`` (``checks``): real =
+PyTorch raised at backward (or the leaf / view error) with grad on and inputs requiring grad. Ids stay valid while the library versions stay (header lines record them): after a change
 to the analysis, ``count``, ``sample`` (only new findings need labels) and ``score`` again.
 
 Usage: ``/work/main/.venv/bin/python bench/hazard_precision.py [count|sample|show ID|checks|score]
@@ -219,6 +221,13 @@ def read_labels(path: pathlib.Path) -> Dict[str, Label]:
     return labels
 
 
+def read_header(path: pathlib.Path) -> List[str]:
+    """The label file's ``#`` lines, without the ``# ``."""
+    if not path.exists():
+        return []
+    return [line[2:] for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("# ")]
+
+
 def write_labels(path: pathlib.Path, labels: Dict[str, Label], header: List[str]) -> None:
     order = list(CODE_BASES)
     rows = sorted(labels.values(), key=lambda lab: (order.index(lab.codebase), lab.id))
@@ -263,7 +272,9 @@ def sample(args) -> None:
         "hazards when sampled: " + ", ".join(f"{b} {len(by_base[b])}" for b in CODE_BASES)
         + f"; total {len(hazards)}",
     ]
-    write_labels(pathlib.Path(args.labels), labels, header)
+    kept = [line for line in read_header(pathlib.Path(args.labels))
+            if not line.startswith(("Hand labels", "label:", "group of", "sample:", "hazards when sampled:"))]
+    write_labels(pathlib.Path(args.labels), labels, header + kept)
     print(f"sample per code base: {want}; {added} new rows to label in {args.labels}")
 
 
@@ -324,9 +335,10 @@ def checks(args) -> None:
         if done.returncode != 0 or not found:
             failed.append(f"{driver.name} failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
         outcomes += found
+    now = reported_now(args.findings)
     for finding in dict.fromkeys(o.finding for o in outcomes):
         label = labels[finding].label if finding in labels else "(unlabelled)"
-        print(f"\n{finding}  [label: {label}]")
+        print(f"\n{finding}  [label: {label}; reported now: {now.get(_rule_site(finding), 'no')}]")
         for o in sorted((o for o in outcomes if o.finding == finding), key=lambda o: ROLES.index(o.role)):
             print(f"  {o.role:8} {o.raised or 'did not raise':22} {o.scenario}")
     wrong = failed + verdicts(outcomes, labels)
@@ -337,6 +349,14 @@ def checks(args) -> None:
 
 
 ROLES = ("path", "control", "context")
+
+
+def reported_now(findings: str) -> Dict[str, str]:
+    """rule site -> how ``count`` last reported it (proven IPF1xx or possible IPF2xx), if it ran."""
+    if not pathlib.Path(findings).exists():
+        return {}
+    return {_rule_site(h.id): f"{'possible' if h.possible else 'proven'} {h.id.rsplit(':', 1)[-1]}"
+            for h in load_hazards(findings)}
 
 
 # ----------------------------------------------------------------- score

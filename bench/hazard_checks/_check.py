@@ -5,11 +5,13 @@ backward, and reports whether PyTorch raised one of the in-place errors. Each sc
 JSON line (``CHECK {...}``) that ``bench/hazard_precision.py checks`` reads:
 
 - ``finding``: the label id (path:line:code, path relative to site-packages);
-- ``role``: ``path`` for the path the finding describes (what decides the label), ``control``
-  for the same backward with the flagged write left out (must not raise: it shows the write is what
-  raised), or ``context`` for how the library is normally run (what the label's reason reports);
-- ``scenario``: one line saying what ran; ``raised``: the kind of in-place error or null;
-  ``error``: its first line.
+- ``role``: ``path`` for the path the finding describes (what decides the label: real when every
+  path scenario raised), ``control`` for the same backward with the flagged write left out or off
+  (must not raise: it shows the write is what raised), or ``context`` for how the library is
+  normally run (what the label's reason reports);
+- ``scenario``: one line saying what ran; ``raised``: the kind of in-place error (KINDS), the name
+  of an exception the scenario expects (the library refusing a set-up), or null; ``error``: its
+  first line.
 
 Any other exception is a broken driver (a changed library, a wrong set-up) and ends the script with
 a traceback: a check that cannot run must not read as "did not raise".
@@ -97,13 +99,14 @@ def stop_after(function: Callable[..., Any], line: int, call: Callable[[], Any])
     def calls(frame, event, arg):  # type: ignore[no-untyped-def]
         return local if frame.f_code is target else None
 
+    previous = sys.gettrace()  # a debugger's or coverage's, put back after
     sys.settrace(calls)
     try:
         call()
     except _Stopped as stop:
         return stop.local_vars
     finally:
-        sys.settrace(None)
+        sys.settrace(previous)
     raise SystemExit(f"line {line} of {target.co_filename} never ran: the driver misses the path")
 
 
