@@ -12,6 +12,12 @@ This script measures it on installed libraries (issue 14). Steps, one command ea
             base, the rest in proportion to its hazards) and merge it into the labels file: rows
             already labelled keep their label, new ids get an empty one to fill in.
 ``show ID`` print a finding's message and the source around it, for labelling.
+``checks``  run every driver in ``bench/hazard_checks`` (``--python``: an interpreter with the
+            real libraries, /work/venvs/real/bin/python by default): each runs a flagged line of the
+            library with grad on and inputs requiring grad, calls backward and prints what PyTorch
+            raised; print per finding raised / did not raise, its controls and context, and whether
+            the label agrees (real = raised on the finding's path). Exit 1 on a disagreement, a
+            control that raised or a driver that failed.
 ``score``   precision of the default report (proven hazards) per code base and overall from the
             labels file, for the findings reported now: real / (real + false) (unclear ones
             apart), pooled and weighted by each code base's hazard count; false positives by
@@ -22,10 +28,12 @@ site-packages), ``codebase``, ``label`` (real / false / unclear), ``group`` (why
 false: see GROUPS; ``-`` for real ones), ``reason`` (one line), ``message`` (what the tool said).
 "real" means a tensor autograd saved is modified in place while grad is on, in the code path
 shown (or the leaf / view sibling error is raised there); "unclear" that it depends on callers
-(a cache updated in place, an ``inputs_embeds`` a caller may pass as a leaf). Ids stay valid while the library versions stay (header lines record them): after a change
+(a cache updated in place, an ``inputs_embeds`` a caller may pass as a leaf). A label whose reason
+begins "checked with torch" was decided by a driver in ``bench/hazard_checks`` (``checks``): real =
+PyTorch raised at backward (or the leaf / view error) with grad on and inputs requiring grad. Ids stay valid while the library versions stay (header lines record them): after a change
 to the analysis, ``count``, ``sample`` (only new findings need labels) and ``score`` again.
 
-Usage: ``/work/main/.venv/bin/python bench/hazard_precision.py [count|sample|show ID|score]
+Usage: ``/work/main/.venv/bin/python bench/hazard_precision.py [count|sample|show ID|checks|score]
 [--site DIR] [--findings FILE] [--labels FILE] [--n 120] [--min 6] [--seed 14] [--tier proven]``.
 """
 
@@ -42,13 +50,15 @@ import random
 import subprocess
 import sys
 import time
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from codemod.config import DEFAULT_EXCLUDE  # noqa: E402  (this checkout's, as check uses)
 
 SITE = pathlib.Path("/work/venvs/real/lib/python3.11/site-packages")
+REAL_PYTHON = "/work/venvs/real/bin/python"  # the interpreter of SITE: what the checks drivers import
+CHECKS = ROOT / "bench" / "hazard_checks"
 FINDINGS = pathlib.Path("/tmp/inplacefix_hazard_findings.json")
 LABELS = ROOT / "bench" / "hazard_labels.tsv"
 
@@ -211,6 +221,13 @@ def read_labels(path: pathlib.Path) -> Dict[str, Label]:
     return labels
 
 
+def read_header(path: pathlib.Path) -> List[str]:
+    """The label file's ``#`` lines, without the ``# ``."""
+    if not path.exists():
+        return []
+    return [line[2:] for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("# ")]
+
+
 def write_labels(path: pathlib.Path, labels: Dict[str, Label], header: List[str]) -> None:
     order = list(CODE_BASES)
     rows = sorted(labels.values(), key=lambda lab: (order.index(lab.codebase), lab.id))
@@ -255,7 +272,9 @@ def sample(args) -> None:
         "hazards when sampled: " + ", ".join(f"{b} {len(by_base[b])}" for b in CODE_BASES)
         + f"; total {len(hazards)}",
     ]
-    write_labels(pathlib.Path(args.labels), labels, header)
+    kept = [line for line in read_header(pathlib.Path(args.labels))
+            if not line.startswith(("Hand labels", "label:", "group of", "sample:", "hazards when sampled:"))]
+    write_labels(pathlib.Path(args.labels), labels, header + kept)
     print(f"sample per code base: {want}; {added} new rows to label in {args.labels}")
 
 
@@ -267,6 +286,77 @@ def show(args) -> None:
     text = (pathlib.Path(args.site) / path).read_text(encoding="utf-8").splitlines()
     for n in range(max(1, line - args.context), min(len(text), line + args.context) + 1):
         print(f"{'>' if n == line else ' '}{n:6} {text[n - 1]}")
+
+
+# ----------------------------------------------------------------- checks
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    """One scenario of a driver (bench/hazard_checks/_check.py prints them)."""
+    finding: str
+    role: str  # path (decides the label), control (must not raise), context (how it is normally run)
+    scenario: str
+    raised: Optional[str]  # the kind of in-place error, an expected exception's name, or None
+    error: str
+
+
+def read_outcomes(stdout: str) -> List[Outcome]:
+    return [Outcome(**json.loads(line[len("CHECK "):])) for line in stdout.splitlines()
+            if line.startswith("CHECK ")]
+
+
+def verdicts(outcomes: List[Outcome], labels: Dict[str, Label]) -> List[str]:
+    """What is wrong: a label that disagrees with its path scenarios, a control that raised."""
+    wrong = []
+    for finding in dict.fromkeys(o.finding for o in outcomes):
+        mine = [o for o in outcomes if o.finding == finding]
+        paths = [o for o in mine if o.role == "path"]
+        raised = bool(paths) and all(o.raised for o in paths)
+        label = labels[finding].label if finding in labels else "(unlabelled)"
+        if not paths:
+            wrong.append(f"{finding}: no path scenario")
+        elif label != ("real" if raised else "false"):
+            wrong.append(f"{finding}: labelled {label}, but the path {'raised' if raised else 'did not raise'}")
+        wrong += [f"{finding}: control raised: {o.scenario}" for o in mine if o.role == "control" and o.raised]
+    return wrong
+
+
+def checks(args) -> None:
+    python = args.python or REAL_PYTHON
+    labels = read_labels(pathlib.Path(args.labels))
+    outcomes, failed = [], []
+    for driver in sorted(CHECKS.glob("[!_]*.py")):
+        start = time.perf_counter()
+        done = subprocess.run([python, driver.name], cwd=CHECKS, capture_output=True, text=True,
+                              timeout=args.timeout)
+        found = read_outcomes(done.stdout)
+        print(f"{driver.name}: {len(found)} scenarios, {time.perf_counter() - start:.1f} s")
+        if done.returncode != 0 or not found:
+            failed.append(f"{driver.name} failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
+        outcomes += found
+    now = reported_now(args.findings)
+    for finding in dict.fromkeys(o.finding for o in outcomes):
+        label = labels[finding].label if finding in labels else "(unlabelled)"
+        print(f"\n{finding}  [label: {label}; reported now: {now.get(_rule_site(finding), 'no')}]")
+        for o in sorted((o for o in outcomes if o.finding == finding), key=lambda o: ROLES.index(o.role)):
+            print(f"  {o.role:8} {o.raised or 'did not raise':22} {o.scenario}")
+    wrong = failed + verdicts(outcomes, labels)
+    print(f"\n{len(dict.fromkeys(o.finding for o in outcomes))} findings checked; "
+          + ("labels agree with the drivers" if not wrong else "PROBLEMS:\n  " + "\n  ".join(wrong)))
+    if wrong:
+        raise SystemExit(1)
+
+
+ROLES = ("path", "control", "context")
+
+
+def reported_now(findings: str) -> Dict[str, str]:
+    """rule site -> how ``count`` last reported it (proven IPF1xx or possible IPF2xx), if it ran."""
+    if not pathlib.Path(findings).exists():
+        return {}
+    return {_rule_site(h.id): f"{'possible' if h.possible else 'proven'} {h.id.rsplit(':', 1)[-1]}"
+            for h in load_hazards(findings)}
 
 
 # ----------------------------------------------------------------- score
@@ -346,26 +436,29 @@ def _rule_site(hazard_id: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", nargs="?", choices=("count", "sample", "show", "score"))
+    parser.add_argument("command", nargs="?", choices=("count", "sample", "show", "checks", "score"))
     parser.add_argument("id", nargs="?", help="for show: path:line:code")
     parser.add_argument("--site", default=str(SITE), help="site-packages holding the code bases")
     parser.add_argument("--findings", default=str(FINDINGS), help="where count writes the hazards")
     parser.add_argument("--labels", default=str(LABELS))
-    parser.add_argument("--python", default=sys.executable, help="interpreter that runs the tool")
+    parser.add_argument("--python", help="interpreter that runs the tool (count: this one by default) or the "
+                        f"drivers (checks: {REAL_PYTHON} by default)")
     parser.add_argument("--n", type=int, default=120, help="sample size")
     parser.add_argument("--min", type=int, default=6, help="least per code base")
     parser.add_argument("--seed", type=int, default=14)
     parser.add_argument("--tier", choices=("proven", "possible"), default="proven",
                         help="for sample and score: the default report (proven) or the possible tier")
     parser.add_argument("--context", type=int, default=12, help="for show: lines either side")
-    parser.add_argument("--timeout", type=float, default=1800, help="seconds per code base")
+    parser.add_argument("--timeout", type=float, default=1800, help="seconds per code base (checks: per driver)")
     args = parser.parse_args()
+    if args.command != "checks":
+        args.python = args.python or sys.executable
     if args.command is None:
         count(args)
         print()
         score(args)
     else:
-        {"count": count, "sample": sample, "show": show, "score": score}[args.command](args)
+        {"count": count, "sample": sample, "show": show, "checks": checks, "score": score}[args.command](args)
 
 
 if __name__ == "__main__":
