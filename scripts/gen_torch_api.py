@@ -361,6 +361,54 @@ def _saves_by_version(fn, shapes, scalar_left: bool = False) -> tuple:
     return tuple(sorted(found))
 
 
+def _module_table() -> dict:
+    """nn modules probed by the generator: a factory and an input shape (None: not probed)."""
+    v, m, img, vol = (3, 4), (3, 4), (2, 3, 6, 6), (2, 3, 4, 4, 4)
+    seq = (2, 3, 6)
+    return {
+        "BatchNorm1d": (lambda: nn.BatchNorm1d(3), seq), "BatchNorm2d": (lambda: nn.BatchNorm2d(3), img),
+        "BatchNorm3d": (lambda: nn.BatchNorm3d(3), vol), "SyncBatchNorm": None,
+        "InstanceNorm1d": (lambda: nn.InstanceNorm1d(3), seq), "InstanceNorm2d": (lambda: nn.InstanceNorm2d(3), img),
+        "InstanceNorm3d": (lambda: nn.InstanceNorm3d(3), vol), "LayerNorm": (lambda: nn.LayerNorm(6), img),
+        "GroupNorm": (lambda: nn.GroupNorm(1, 3), img), "RMSNorm": (lambda: nn.RMSNorm(6), img),
+        "LocalResponseNorm": (lambda: nn.LocalResponseNorm(2), img),
+        "Conv1d": (lambda: nn.Conv1d(3, 3, 3), seq), "Conv2d": (lambda: nn.Conv2d(3, 3, 3), img),
+        "Conv3d": (lambda: nn.Conv3d(3, 3, 3), vol), "ConvTranspose1d": (lambda: nn.ConvTranspose1d(3, 3, 3), seq),
+        "ConvTranspose2d": (lambda: nn.ConvTranspose2d(3, 3, 3), img),
+        "ConvTranspose3d": (lambda: nn.ConvTranspose3d(3, 3, 3), vol),
+        "ZeroPad2d": (lambda: nn.ZeroPad2d(1), img), "ConstantPad1d": (lambda: nn.ConstantPad1d(1, 0.0), seq),
+        "ConstantPad2d": (lambda: nn.ConstantPad2d(1, 0.0), img), "ConstantPad3d": (lambda: nn.ConstantPad3d(1, 0.0), vol),
+        "ReflectionPad1d": (lambda: nn.ReflectionPad1d(1), seq), "ReflectionPad2d": (lambda: nn.ReflectionPad2d(1), img),
+        "ReplicationPad1d": (lambda: nn.ReplicationPad1d(1), seq),
+        "ReplicationPad2d": (lambda: nn.ReplicationPad2d(1), img),
+        "ReplicationPad3d": (lambda: nn.ReplicationPad3d(1), vol), "CircularPad2d": (lambda: nn.CircularPad2d(1), img),
+        "MaxPool1d": (lambda: nn.MaxPool1d(2), seq), "MaxPool2d": (lambda: nn.MaxPool2d(2), img),
+        "MaxPool3d": (lambda: nn.MaxPool3d(2), vol), "AvgPool1d": (lambda: nn.AvgPool1d(2), seq),
+        "AvgPool2d": (lambda: nn.AvgPool2d(2), img), "AvgPool3d": (lambda: nn.AvgPool3d(2), vol),
+        "AdaptiveAvgPool1d": (lambda: nn.AdaptiveAvgPool1d(1), seq),
+        "AdaptiveAvgPool2d": (lambda: nn.AdaptiveAvgPool2d(1), img),
+        "AdaptiveAvgPool3d": (lambda: nn.AdaptiveAvgPool3d(1), vol),
+        "AdaptiveMaxPool2d": (lambda: nn.AdaptiveMaxPool2d(1), img),
+        "Flatten": (nn.Flatten, img), "Unflatten": (lambda: nn.Unflatten(1, (3, 1)), img),
+        "Upsample": (lambda: nn.Upsample(scale_factor=2.0), img),
+        "UpsamplingNearest2d": (lambda: nn.UpsamplingNearest2d(scale_factor=2.0), img),
+        "UpsamplingBilinear2d": (lambda: nn.UpsamplingBilinear2d(scale_factor=2.0), img),
+        "PixelShuffle": (lambda: nn.PixelShuffle(1), img), "PixelUnshuffle": (lambda: nn.PixelUnshuffle(1), img),
+        "Dropout": (nn.Dropout, img), "Dropout1d": (nn.Dropout1d, seq), "Dropout2d": (nn.Dropout2d, img),
+        "Dropout3d": (nn.Dropout3d, vol), "AlphaDropout": (nn.AlphaDropout, img),
+        "Linear": (lambda: nn.Linear(6, 6), img), "Identity": (nn.Identity, img),
+        "ReLU": (nn.ReLU, img), "LeakyReLU": (nn.LeakyReLU, img), "PReLU": (nn.PReLU, img), "ELU": (nn.ELU, img),
+        "SELU": (nn.SELU, img), "CELU": (nn.CELU, img), "GELU": (nn.GELU, img), "SiLU": (nn.SiLU, img),
+        "Mish": (nn.Mish, img), "Sigmoid": (nn.Sigmoid, img), "Tanh": (nn.Tanh, img),
+        "Hardtanh": (nn.Hardtanh, img), "ReLU6": (nn.ReLU6, img), "Hardswish": (nn.Hardswish, img),
+        "Hardsigmoid": (nn.Hardsigmoid, img), "Softplus": (nn.Softplus, img), "Softsign": (nn.Softsign, img),
+        "LogSigmoid": (nn.LogSigmoid, img), "Threshold": (lambda: nn.Threshold(0.5, 0.0), img),
+        "Softmax": (lambda: nn.Softmax(-1), img), "LogSoftmax": (lambda: nn.LogSoftmax(-1), img),
+        "Softmax2d": (nn.Softmax2d, img), "GLU": (nn.GLU, img), "Tanhshrink": (nn.Tanhshrink, img),
+        "Softshrink": (nn.Softshrink, img), "Hardshrink": (nn.Hardshrink, img),
+    }
+
+
 def _measured_saves() -> dict:
     v, m, img, vol = (3, 4), (3, 4), (2, 3, 6, 6), (2, 3, 4, 4, 4)
     seq = (2, 3, 6)
@@ -424,48 +472,7 @@ def _measured_saves() -> dict:
                         ("addcmul_", True), ("addcdiv_", True), ("lerp_", True), ("masked_fill_", False),
                         ("copy_", True), ("fill_", False), ("zero_", False)):
         probes[name] = (_inplace_binary(name), [v, v] if other else [v])
-    modules = {
-        "BatchNorm1d": (lambda: nn.BatchNorm1d(3), seq), "BatchNorm2d": (lambda: nn.BatchNorm2d(3), img),
-        "BatchNorm3d": (lambda: nn.BatchNorm3d(3), vol), "SyncBatchNorm": None,
-        "InstanceNorm1d": (lambda: nn.InstanceNorm1d(3), seq), "InstanceNorm2d": (lambda: nn.InstanceNorm2d(3), img),
-        "InstanceNorm3d": (lambda: nn.InstanceNorm3d(3), vol), "LayerNorm": (lambda: nn.LayerNorm(6), img),
-        "GroupNorm": (lambda: nn.GroupNorm(1, 3), img), "RMSNorm": (lambda: nn.RMSNorm(6), img),
-        "LocalResponseNorm": (lambda: nn.LocalResponseNorm(2), img),
-        "Conv1d": (lambda: nn.Conv1d(3, 3, 3), seq), "Conv2d": (lambda: nn.Conv2d(3, 3, 3), img),
-        "Conv3d": (lambda: nn.Conv3d(3, 3, 3), vol), "ConvTranspose1d": (lambda: nn.ConvTranspose1d(3, 3, 3), seq),
-        "ConvTranspose2d": (lambda: nn.ConvTranspose2d(3, 3, 3), img),
-        "ConvTranspose3d": (lambda: nn.ConvTranspose3d(3, 3, 3), vol),
-        "ZeroPad2d": (lambda: nn.ZeroPad2d(1), img), "ConstantPad1d": (lambda: nn.ConstantPad1d(1, 0.0), seq),
-        "ConstantPad2d": (lambda: nn.ConstantPad2d(1, 0.0), img), "ConstantPad3d": (lambda: nn.ConstantPad3d(1, 0.0), vol),
-        "ReflectionPad1d": (lambda: nn.ReflectionPad1d(1), seq), "ReflectionPad2d": (lambda: nn.ReflectionPad2d(1), img),
-        "ReplicationPad1d": (lambda: nn.ReplicationPad1d(1), seq),
-        "ReplicationPad2d": (lambda: nn.ReplicationPad2d(1), img),
-        "ReplicationPad3d": (lambda: nn.ReplicationPad3d(1), vol), "CircularPad2d": (lambda: nn.CircularPad2d(1), img),
-        "MaxPool1d": (lambda: nn.MaxPool1d(2), seq), "MaxPool2d": (lambda: nn.MaxPool2d(2), img),
-        "MaxPool3d": (lambda: nn.MaxPool3d(2), vol), "AvgPool1d": (lambda: nn.AvgPool1d(2), seq),
-        "AvgPool2d": (lambda: nn.AvgPool2d(2), img), "AvgPool3d": (lambda: nn.AvgPool3d(2), vol),
-        "AdaptiveAvgPool1d": (lambda: nn.AdaptiveAvgPool1d(1), seq),
-        "AdaptiveAvgPool2d": (lambda: nn.AdaptiveAvgPool2d(1), img),
-        "AdaptiveAvgPool3d": (lambda: nn.AdaptiveAvgPool3d(1), vol),
-        "AdaptiveMaxPool2d": (lambda: nn.AdaptiveMaxPool2d(1), img),
-        "Flatten": (nn.Flatten, img), "Unflatten": (lambda: nn.Unflatten(1, (3, 1)), img),
-        "Upsample": (lambda: nn.Upsample(scale_factor=2.0), img),
-        "UpsamplingNearest2d": (lambda: nn.UpsamplingNearest2d(scale_factor=2.0), img),
-        "UpsamplingBilinear2d": (lambda: nn.UpsamplingBilinear2d(scale_factor=2.0), img),
-        "PixelShuffle": (lambda: nn.PixelShuffle(1), img), "PixelUnshuffle": (lambda: nn.PixelUnshuffle(1), img),
-        "Dropout": (nn.Dropout, img), "Dropout1d": (nn.Dropout1d, seq), "Dropout2d": (nn.Dropout2d, img),
-        "Dropout3d": (nn.Dropout3d, vol), "AlphaDropout": (nn.AlphaDropout, img),
-        "Linear": (lambda: nn.Linear(6, 6), img), "Identity": (nn.Identity, img),
-        "ReLU": (nn.ReLU, img), "LeakyReLU": (nn.LeakyReLU, img), "PReLU": (nn.PReLU, img), "ELU": (nn.ELU, img),
-        "SELU": (nn.SELU, img), "CELU": (nn.CELU, img), "GELU": (nn.GELU, img), "SiLU": (nn.SiLU, img),
-        "Mish": (nn.Mish, img), "Sigmoid": (nn.Sigmoid, img), "Tanh": (nn.Tanh, img),
-        "Hardtanh": (nn.Hardtanh, img), "ReLU6": (nn.ReLU6, img), "Hardswish": (nn.Hardswish, img),
-        "Hardsigmoid": (nn.Hardsigmoid, img), "Softplus": (nn.Softplus, img), "Softsign": (nn.Softsign, img),
-        "LogSigmoid": (nn.LogSigmoid, img), "Threshold": (lambda: nn.Threshold(0.5, 0.0), img),
-        "Softmax": (lambda: nn.Softmax(-1), img), "LogSoftmax": (lambda: nn.LogSoftmax(-1), img),
-        "Softmax2d": (nn.Softmax2d, img), "GLU": (nn.GLU, img), "Tanhshrink": (nn.Tanhshrink, img),
-        "Softshrink": (nn.Softshrink, img), "Hardshrink": (nn.Hardshrink, img),
-    }
+    modules = _module_table()
     for name, spec in modules.items():
         if spec is None:
             continue
@@ -543,6 +550,80 @@ def _outputs_saved() -> dict:
     return dict(sorted(found.items()))
 
 
+# Conversions and functions that hand their input back as it is when there is nothing to do
+# (the same dtype, device, layout; dropout when not training): the result may *be* the input.
+_SELF_RETURN_METHODS = {
+    "to": lambda a: a.to(a.dtype), "type": lambda a: a.type(a.type()), "type_as": lambda a: a.type_as(a),
+    "float": lambda a: a.float(), "double": lambda a: a.double(), "half": lambda a: a.half(),
+    "bfloat16": lambda a: a.bfloat16(), "int": lambda a: a.int(), "long": lambda a: a.long(),
+    "short": lambda a: a.short(), "bool": lambda a: a.bool(), "byte": lambda a: a.byte(), "char": lambda a: a.char(),
+    "cpu": lambda a: a.cpu(), "contiguous": lambda a: a.contiguous(), "clone": lambda a: a.clone(),
+    "coalesce": None, "as_subclass": lambda a: a.as_subclass(torch.Tensor), "numpy": None,
+    "requires_grad_": lambda a: a.requires_grad_(False), "align_as": None, "pin_memory": None,
+    "to_dense": lambda a: a.to_dense(), "resolve_conj": lambda a: a.resolve_conj(),
+    "resolve_neg": lambda a: a.resolve_neg(), "float_power": lambda a: a.float_power(1),
+}
+_SELF_RETURN_DTYPES = {"float": torch.float32, "half": torch.float16, "bfloat16": torch.bfloat16,
+                       "int": torch.int32, "long": torch.int64, "short": torch.int16, "bool": torch.bool,
+                       "byte": torch.uint8, "char": torch.int8}
+_SELF_RETURN_FUNCTIONS = {
+    "torch.nn.functional.dropout": lambda a: F.dropout(a, 0.5, training=False),
+    "torch.nn.functional.dropout1d": lambda a: F.dropout1d(a[0], 0.5, training=False),
+    "torch.nn.functional.dropout2d": lambda a: F.dropout2d(a, 0.5, training=False),
+    "torch.nn.functional.dropout3d": lambda a: F.dropout3d(a[None], 0.5, training=False),
+    "torch.nn.functional.alpha_dropout": lambda a: F.alpha_dropout(a, 0.5, training=False),
+    "torch.nn.functional.feature_alpha_dropout": lambda a: F.feature_alpha_dropout(a, 0.5, training=False),
+    "torch.dropout": lambda a: torch.dropout(a, 0.5, False),
+    "torch.nn.functional.relu": lambda a: F.relu(a), "torch.nn.functional.pad": lambda a: F.pad(a, (0, 0)),
+    "torch.nn.functional.normalize": lambda a: F.normalize(a),
+    "torch.nn.functional.interpolate": lambda a: F.interpolate(a, scale_factor=1.0),
+    "torch.Tensor.to": None, "torch.flatten": lambda a: torch.flatten(a), "torch.reshape": lambda a: torch.reshape(a, a.shape),
+    "torch.squeeze": lambda a: torch.squeeze(a), "torch.atleast_1d": lambda a: torch.atleast_1d(a),
+    "torch.atleast_2d": lambda a: torch.atleast_2d(a), "torch.atleast_3d": lambda a: torch.atleast_3d(a),
+    "torch.broadcast_to": lambda a: torch.broadcast_to(a, a.shape), "torch.as_tensor": lambda a: torch.as_tensor(a),
+    "torch.asarray": lambda a: torch.asarray(a), "torch.tensor_split": None,
+}
+
+
+def _shares_storage(out, inp) -> bool:
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    ptr = inp.untyped_storage().data_ptr()
+    return any(isinstance(o, torch.Tensor) and o.untyped_storage().data_ptr() == ptr for o in outs)
+
+
+def _returns_input() -> dict:
+    """Methods, functions and nn modules whose result shares its input's storage for some
+    arguments or mode (``x.float()`` of a float tensor is ``x``; ``nn.Dropout`` in eval mode
+    returns its input): a name bound to the result sees a later in-place write into the input."""
+    methods = []
+    for name, fn in _SELF_RETURN_METHODS.items():
+        if fn is None or not hasattr(torch.Tensor, name):
+            continue
+        a = torch.rand(2, 3, 4, 4, dtype=torch.float64).to(_SELF_RETURN_DTYPES.get(name, torch.float64))
+        if _shares_storage(fn(a), a):
+            methods.append(name)
+    functions = []
+    for name, fn in _SELF_RETURN_FUNCTIONS.items():
+        if fn is None:
+            continue
+        a = torch.rand(2, 3, 4, 4, dtype=torch.float64)
+        if _shares_storage(fn(a), a):
+            functions.append(name)
+    modules = []
+    for name, spec in _module_table().items():
+        if spec is None:
+            continue
+        make, shape = spec
+        for train in (True, False):
+            module = make().double().train(train)
+            a = torch.rand(*shape, dtype=torch.float64)
+            if _shares_storage(module(a), a):
+                modules.append(f"torch.nn.{name}")
+                break
+    return {"RETURNS_INPUT_METHODS": sorted(methods), "RETURNS_INPUT_FUNCTIONS": sorted(functions),
+            "RETURNS_INPUT_MODULES": sorted(modules)}
+
+
 def generate() -> str:
     writes = _schema_writes_self()
     torch_dir = pathlib.Path(torch.__file__).parent
@@ -598,7 +679,8 @@ def generate() -> str:
         "OP_SAVES": _probe_saves(),
         **_probe_views(),
         "OP_SAVES_MEASURED": _measured_saves(),
-        "OUTPUTS_SAVED": _outputs_saved(),  # issue 14: which outputs of a tuple-returning op are saved  # issue 14: by version counters; takes precedence
+        "OUTPUTS_SAVED": _outputs_saved(),
+        **_returns_input(),  # aliasing: results that may be their input (fix safety)  # issue 14: which outputs of a tuple-returning op are saved  # issue 14: by version counters; takes precedence
     }
     lines = [
         '"""Facts about torch\'s API used by the static passes (generated; do not edit).',

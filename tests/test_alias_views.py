@@ -19,6 +19,9 @@ def helper(x):
     return x[0]
 
 
+drop = torch.nn.Dropout(0.5).eval()
+
+
 def f(w):
     h = w * 2
     {bind}
@@ -37,6 +40,12 @@ FORMS = [
     "a = list(h)[0]",
     "a, b = tuple(h.select(0, i) for i in range(h.size(0)))",
     "a = helper(h)",
+    "a = h.float()",
+    "a = h.to(w.dtype)",
+    "a = drop(h)",
+    "a = torch.nn.functional.dropout(h, 0.5, training=False)",
+    "a = torch.nn.Identity()(h)",
+    "a = torch.flatten(h)",
 ]
 
 

@@ -40,6 +40,7 @@ from codemod.analysis.holders import Holders
 from codemod.analysis.leaves import Leaves
 from codemod.analysis.names import Names, UsedNames
 from codemod.analysis.source import Source
+from codemod import torch_api
 from codemod.analysis.syntax import FUNCTIONS, Located, target_key
 from codemod.analysis.tensor_kind import TensorKinds
 from codemod.analysis.tree import Tree
@@ -49,6 +50,10 @@ if TYPE_CHECKING:
     from codemod.analysis.hazard import Hazards
     from codemod.analysis.project import ProjectIndex
     from codemod.analysis.summaries import Summaries
+
+
+# Methods of a module that return the module itself (``nn.Dropout(p).eval()``).
+_MODULE_CHAIN = {"eval", "train", "to", "cuda", "cpu", "double", "float", "half", "bfloat16", "requires_grad_"}
 
 
 class SemanticModel:
@@ -116,8 +121,6 @@ class SemanticModel:
         (as it came in, or a view of it: ``y = helper(x)`` with ``return x[0]``), still read
         afterwards: rebinding ``target`` would hide the write from it. Callees without a
         summary are not followed here."""
-        from codemod.analysis.summaries import Returns
-
         key = target_key(target)
         if key is None:
             return None
@@ -134,13 +137,43 @@ class SemanticModel:
             passed = [i for i, a in enumerate(call.args) if target_key(a) == key]
             if not passed or any(bound.end <= b.start and b.end <= start for b in flow.bindings.get(key, [])):
                 continue
-            summary = self.summaries.of_call(call)
-            if summary is None or summary.returns not in (Returns.INPUT, Returns.VIEW) \
-                    or summary.returned_input not in passed:
+            if not self._may_return_input(call, passed) or not self.used_after(flow, other, (start, end)):
                 continue
-            if self.used_after(flow, other, (start, end)):
-                return other
+            return other
         return None
+
+    def _may_return_input(self, call: ast.Call, passed: "list[int]") -> bool:
+        """A user function or module whose summary returns the argument at one of ``passed``
+        (or a view of it), or an nn module measured to hand its input back (``nn.Dropout`` in
+        eval mode, ``nn.Identity``: ``RETURNS_INPUT_MODULES``)."""
+        from codemod.analysis.summaries import Returns
+
+        summary = self.summaries.of_call(call)
+        if summary is not None:
+            return summary.returns in (Returns.INPUT, Returns.VIEW) and summary.returned_input in passed
+        func = call.func
+        if isinstance(func, ast.Call):  # nn.Identity()(x)
+            values: "list[object]" = [func]
+        else:
+            key = target_key(func)
+            if key is None:
+                return False
+            cls = self.enclosing_class(func) if key.startswith("self.") and key.count(".") == 1 else None
+            if cls is not None:
+                values = list(self.class_attrs(cls).get(key[5:], []))
+            else:
+                values = [b.value for owner in (self.owner(func), self.module)
+                          for b in self.flow(owner).bindings.get(key, []) if b.form == "assign"]
+        for value in values:
+            while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                    and value.func.attr in _MODULE_CHAIN:  # nn.Dropout(p).eval()
+                value = value.func.value
+            if isinstance(value, ast.Call):
+                name = self.torch_name(value.func) or ""
+                if f"torch.nn.{name.rsplit('.', 1)[-1]}" in torch_api.RETURNS_INPUT_MODULES \
+                        and name.startswith("torch.nn."):
+                    return True
+        return False
 
     def contract(self, target: ast.AST) -> Optional[ContractReason]:
         """Whether the function around ``target`` (one of its parameters) mutates it on

@@ -185,7 +185,7 @@ class ScriptRun:
 def run_script(script: Script, *, mode: str = "locate", max_backward: Optional[int] = None,
                sources: Optional[Dict[str, str]] = None, seed: bool = False, snapshot: bool = False,
                no_grad_sites: Sequence[Tuple[str, int]] = (), suggest: bool = True,
-               view_copies: bool = False,
+               view_copies: bool = False, views_allowed: bool = False,
                capture: bool = False, timeout: Optional[float] = None,
                workdir: Optional[str] = None, record: bool = False,
                server: Optional[Interpreters] = None) -> ScriptRun:
@@ -203,7 +203,7 @@ def run_script(script: Script, *, mode: str = "locate", max_backward: Optional[i
             "mode": mode, "path": script.path, "module": script.module, "args": list(script.args),
             "max_backward": max_backward, "sources": {str(pathlib.Path(p).resolve()): s for p, s in (sources or {}).items()},
             "seed": seed, "snapshot": snapshot, "no_grad_sites": [list(s) for s in no_grad_sites],
-            "view_copies": view_copies,
+            "view_copies": view_copies, "views_allowed": views_allowed,
             "suggest": suggest, "record_values": record, "cwd": script.cwd,
             "stdout": str(folder / "stdout"), "stderr": str(folder / "stderr"), "result": str(folder / "result.json"), "record": str(folder / "record.pt"),
         }
