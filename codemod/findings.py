@@ -59,6 +59,9 @@ REASONS = {
     "input-used-later": "the input is read again later and would no longer see the change",
     "may-not-require-grad": "the tensor may not require grad: if it does not and the new value "
     "is differentiable, no_grad would cut that gradient",
+    "call-may-alias": "a name bound from a call the analysis cannot see into, which was given the "
+    "target, is read afterwards: the call may have handed the tensor back (or a view of it), and "
+    "then it would not see a rebinding",
     "held-elsewhere": "another holder (a loop's iterable, the object an attribute was read "
     "from, a container) keeps the tensor and would not see the change",
     # manual: no fix offered

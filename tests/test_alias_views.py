@@ -66,7 +66,17 @@ def test_a_write_seen_through_a_view_is_not_a_safe_rewrite(bind):
     assert "h.mul_(2)" in result.fixed if result.changed else True
 
 
-@pytest.mark.parametrize("bind", ["a = h.sum()", "a, b = h.max(0)", "a = torch.relu(h)", "a, b = 3, h.sum()"])
+def test_a_callee_nothing_is_known_of_may_hand_the_tensor_back():
+    """``a = unknown(h)``: the callee may return ``h`` itself (an nn.Identity, a dropout in eval
+    mode, a helper): not a safe rewrite; unsafe, with the reason."""
+    source = "from lib import unknown\n" + PROGRAM.format(bind="a = unknown(h)")
+    result = process_source(source.encode(), "m.py", Settings(select=("ALL",)))
+    [finding] = [f for f in result.findings if f.code == "IPF003"]
+    assert (finding.status.value, finding.reason) == ("unsafe", "call-may-alias")
+
+
+@pytest.mark.parametrize("bind", ["a = h.sum()", "a, b = h.max(0)", "a = torch.relu(h)", "a, b = 3, h.sum()",
+                                  "a = len(h)", "a = torch.nn.Linear(4, 4)(h)"])
 def test_fresh_results_keep_the_safe_rewrite(bind):
     source = PROGRAM.format(bind=bind)
     result = process_source(source.encode(), "m.py", Settings(select=("ALL",)))

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import ast
 import weakref
-from typing import TYPE_CHECKING, Iterable, Optional
+from typing import TYPE_CHECKING, Iterable, Optional, Tuple
 
 from codemod.analysis import dtype
 from codemod.analysis.binder import Binder
@@ -52,6 +52,10 @@ if TYPE_CHECKING:
     from codemod.analysis.summaries import Summaries
 
 
+# Builtins whose result is never one of their arguments (``max(a, b)`` is, so it is not here).
+_BUILTINS_NOT_RETURNING_ARGUMENTS = {"len", "int", "float", "str", "bool", "print", "isinstance", "issubclass",
+                                     "range", "repr", "id", "hash", "abs", "round", "sum", "type", "callable",
+                                     "hasattr", "format", "divmod", "pow"}
 # Methods of a module that return the module itself (``nn.Dropout(p).eval()``).
 _MODULE_CHAIN = {"eval", "train", "to", "cuda", "cpu", "double", "float", "half", "bfloat16", "requires_grad_"}
 
@@ -116,11 +120,11 @@ class SemanticModel:
         """Whether a fix asked for a name unused in the whole file (see ``UsedNames``)."""
         return self.used_names.picked
 
-    def returned_alias(self, target: ast.AST, stmt: Located) -> Optional[str]:
-        """A name bound before ``stmt`` from a call of a user function that returns ``target``
-        (as it came in, or a view of it: ``y = helper(x)`` with ``return x[0]``), still read
-        afterwards: rebinding ``target`` would hide the write from it. Callees without a
-        summary are not followed here."""
+    def returned_alias(self, target: ast.AST, stmt: Located) -> Optional[Tuple[str, bool]]:
+        """A name bound before ``stmt`` from a call that returns ``target`` (as it came in, or
+        a view of it: ``y = helper(x)`` with ``return x[0]``, ``y = self.drop(x)``), still read
+        afterwards: rebinding ``target`` would hide the write from it. (name, known): known
+        False where the callee is one the analysis cannot see into, which may hand it back."""
         key = target_key(target)
         if key is None:
             return None
@@ -137,43 +141,49 @@ class SemanticModel:
             passed = [i for i, a in enumerate(call.args) if target_key(a) == key]
             if not passed or any(bound.end <= b.start and b.end <= start for b in flow.bindings.get(key, [])):
                 continue
-            if not self._may_return_input(call, passed) or not self.used_after(flow, other, (start, end)):
+            returns = self._may_return_input(call, passed)
+            if returns is False or not self.used_after(flow, other, (start, end)):
                 continue
-            return other
+            return other, returns is True
         return None
 
-    def _may_return_input(self, call: ast.Call, passed: "list[int]") -> bool:
+    def _may_return_input(self, call: ast.Call, passed: "list[int]") -> Optional[bool]:
         """A user function or module whose summary returns the argument at one of ``passed``
         (or a view of it), or an nn module measured to hand its input back (``nn.Dropout`` in
-        eval mode, ``nn.Identity``: ``RETURNS_INPUT_MODULES``)."""
+        eval mode, ``nn.Identity``: ``RETURNS_INPUT_MODULES``); None for a callee nothing is
+        known of (not torch's, no summary): it may."""
         from codemod.analysis.summaries import Returns
 
         summary = self.summaries.of_call(call)
         if summary is not None:
             return summary.returns in (Returns.INPUT, Returns.VIEW) and summary.returned_input in passed
         func = call.func
+        if self.torch_name(func) is not None or isinstance(func, ast.Name) and func.id in _BUILTINS_NOT_RETURNING_ARGUMENTS:
+            return False  # torch's own functions: their views are the dataflow's (``alias_source``)
         if isinstance(func, ast.Call):  # nn.Identity()(x)
             values: "list[object]" = [func]
         else:
             key = target_key(func)
             if key is None:
-                return False
+                return None  # `self.layers[i](x)`: not followed
             cls = self.enclosing_class(func) if key.startswith("self.") and key.count(".") == 1 else None
             if cls is not None:
                 values = list(self.class_attrs(cls).get(key[5:], []))
             else:
                 values = [b.value for owner in (self.owner(func), self.module)
                           for b in self.flow(owner).bindings.get(key, []) if b.form == "assign"]
+        known = False  # the callee is an nn module of torch's (measured)
         for value in values:
             while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
                     and value.func.attr in _MODULE_CHAIN:  # nn.Dropout(p).eval()
                 value = value.func.value
             if isinstance(value, ast.Call):
                 name = self.torch_name(value.func) or ""
-                if f"torch.nn.{name.rsplit('.', 1)[-1]}" in torch_api.RETURNS_INPUT_MODULES \
-                        and name.startswith("torch.nn."):
-                    return True
-        return False
+                if name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper():
+                    known = True
+                    if f"torch.nn.{name.rsplit('.', 1)[-1]}" in torch_api.RETURNS_INPUT_MODULES:
+                        return True
+        return False if known else None  # a callee the analysis cannot see into: it may hand it back
 
     def contract(self, target: ast.AST) -> Optional[ContractReason]:
         """Whether the function around ``target`` (one of its parameters) mutates it on

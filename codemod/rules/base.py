@@ -19,6 +19,7 @@ from codemod.analysis.model import SemanticModel
 from codemod.findings import Finding, Fix, Span, Status
 from codemod.fixes import _cst as cst
 from codemod.fixes.site import FixSite, Plan
+from codemod.rules.safety import CONTRACTS
 
 
 class Rule:
@@ -67,6 +68,8 @@ class Rule:
         code = self.CODE
         if isinstance(hazard, str):
             hazard = Hazard(hazard)
+        if hazard and hazard.proven and status is Status.SKIPPED and reason in CONTRACTS:
+            status = Status.MANUAL  # mutated on purpose, yet proven to break backward: shown, no fix
         if hazard and status is not Status.SKIPPED:
             assert hazard.proven or self.POSSIBLE_FORM, f"{self.CODE} has no possible-hazard form"
             make = hazard_code if hazard.proven else possible_code

@@ -17,6 +17,11 @@ from codemod.analysis.syntax import has_call, target_key
 from codemod.findings import Status
 
 
+# Mutation contracts: the function mutates a parameter on purpose, so the fix is skipped; a
+# hazard there is still reported (``Rule.report``): the write breaks backward all the same.
+CONTRACTS = ("trailing-underscore", "mutation-as-output", "callers-rely-on-mutation")
+
+
 @dataclasses.dataclass
 class Verdict:
     """What a rule may do with one in-place candidate."""
@@ -87,7 +92,8 @@ def assess(
         return Verdict(Status.MANUAL, "unknown-type")  # `a = b[0]` may not be a view at all
     if alias.reason in ("view-alias", "mutation-as-output"):
         return Verdict(Status.MANUAL, alias.reason)
-    if alias.reason is None and model.returned_alias(target, stmt) is not None:
+    returned = model.returned_alias(target, stmt) if alias.reason is None else None
+    if returned is not None and returned[1]:
         return Verdict(Status.MANUAL, "view-alias")  # `y = helper(x)` returning `x[0]`: y must see the write
     if isinstance(target, ast.Name):
         lost = model.holders.rebinding_loses(target, stmt)
@@ -101,6 +107,8 @@ def assess(
         return Verdict(Status.MANUAL, "unknown-type")
     if alias.reason:
         return Verdict(Status.UNSAFE, alias.reason, alias.also_rebind)
+    if returned is not None:
+        return Verdict(Status.UNSAFE, "call-may-alias")  # `y = helper(x)`, helper unseen: it may return x
     if kind is Kind.UNKNOWN:
         return Verdict(Status.UNSAFE, "unknown-type")
     if not dtype_neutral and model.may_promote(key, operands):
