@@ -129,6 +129,8 @@ class Summaries:
         if isinstance(target, str):
             index = self.model.calls.project
             fact = index.summary(target) if index is not None else None
+            if fact is None and index is not None:
+                fact = index.library(target)  # an installed library's (``engine.libraries``)
             return Summary.from_fact(fact) if fact is not None else None
         return self.of_function(target[0], target[1])
 
@@ -228,8 +230,12 @@ class Summaries:
         index = self.model.calls.project
         if index is None:
             return None  # a file checked alone: its own definitions only
-        qual = index.imported(self.model.calls.module_name, name)
+        module = self.model.calls.module_name
+        qual = index.imported(module, name)
         fact = index.summary(qual) if qual is not None else None
+        if qual is None:  # from an installed library (``from timm.layers import Mlp``)
+            qual = index.library_name(module, name)
+            fact = index.library(qual) if qual is not None else None
         return qual if fact is not None and fact.of == of else None
 
     def forward_of(self, cls: ast.ClassDef) -> Optional[Tuple[Function, str]]:
@@ -490,6 +496,9 @@ class Chains:
         self.model = model
         self.summaries = summaries
         self._sequentials: Dict[ast.Call, Summary] = {}
+        # An installed library's file: its classes and functions are built and called by code
+        # it does not show, so no parameter's value is known from its default or its own calls.
+        self.callers_unseen = False
 
     def sequential(self, chain: ast.Call) -> Summary:
         """What calling ``nn.Sequential(a, b, c)`` (its members written out) saves: its input
@@ -661,7 +670,9 @@ class Chains:
     def _param_values(self, func: Function, param: str, depth: int) -> Optional[FrozenSet[object]]:
         """A parameter's default and the values the file's calls pass for it (a constructor's
         calls are the class's: ``Block(...)``). Callers in other files are not seen: with no
-        call here, the default is what the file shows."""
+        call here, the default is what the file shows (not in a library: anyone may call it)."""
+        if self.callers_unseen:
+            return None
         args = func.args
         plain = [a.arg for a in (*args.posonlyargs, *args.args)]
         default: Optional[ast.expr] = None
