@@ -36,6 +36,17 @@ class Shift(nn.Module):
         return x + self.bias
 
 
+class CastNorm(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+
+    def forward(self, h):
+        h = h.to(torch.float32)
+        variance = h.pow(2).mean(-1, keepdim=True)
+        return self.weight * (h * torch.rsqrt(variance + 1e-6))
+
+
 class Act(nn.Module):
     def __init__(self, inplace=False):
         super().__init__()
@@ -81,7 +92,7 @@ def project(tmp_path):
     puts ``site`` on the search path, and ``user.py`` using it."""
     lib = tmp_path / "site" / "fakelib"
     lib.mkdir(parents=True)
-    (lib / "__init__.py").write_text("from .norms import Norm, Shift, Act\nfrom .helpers import add_one_, fresh\n")
+    (lib / "__init__.py").write_text("from .norms import Norm, Shift, Act, CastNorm\nfrom .helpers import add_one_, fresh\n")
     (lib / "norms.py").write_text(NORMS)
     (lib / "helpers.py").write_text(HELPERS)
     (tmp_path / "pyproject.toml").write_text('[tool.inplacefix]\nlibrary-paths = ["site"]\n')
@@ -227,3 +238,25 @@ def test_several_files_of_a_run_share_the_library_summaries(project):
     (project / "other.py").write_text("def helper(x):\n    return x\n")
     found = check(project, "--no-cache", files=("user.py", "other.py"))
     assert [(c, r) for c, r, _, _ in found] == [("IPF101", 15)]
+
+
+def test_a_cast_that_may_hand_the_input_back_leaves_the_summary_unknown(project):
+    """LlamaRMSNorm's shape: ``h = h.to(torch.float32)`` is ``h`` itself for a float32 input,
+    so ``h.pow(2)`` saves the caller's tensor (torch says so below). The summary must not say
+    "saves nothing" (it did: the rebound name was not the parameter any more)."""
+    import torch
+
+    sys.path.insert(0, str(project / "site"))
+    try:
+        from fakelib import CastNorm  # type: ignore[import-not-found]
+    finally:
+        sys.path.remove(str(project / "site"))
+        for name in [m for m in sys.modules if m == "fakelib" or m.startswith("fakelib.")]:
+            del sys.modules[name]
+    proj = torch.nn.Linear(4, 4)
+    h = proj(torch.randn(2, 4))
+    h += CastNorm(4)(h)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        h.sum().backward()
+    cast = Libraries((str(project / "site"),))("fakelib.CastNorm")
+    assert cast is not None and cast.inputs == ("unknown",)
