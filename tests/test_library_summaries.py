@@ -56,7 +56,20 @@ class Act(nn.Module):
         return self.net(x)
 '''
 
-HELPERS = '''def add_one_(x):
+HELPERS = '''import functools
+
+
+def swap(cls):
+    return cls
+
+
+@swap
+class Swapped:
+    def forward(self, x):
+        return x * 2.0
+
+
+def add_one_(x):
     x.add_(1)
     return x
 
@@ -157,6 +170,8 @@ def test_re_exports_are_followed_and_summaries_say_what_the_callee_does(project)
     fresh = libraries("fakelib.fresh")
     assert fresh is not None and fresh.returns == "fresh" and fresh.mutates == ()
     assert libraries("fakelib.Missing") is None and libraries("fakelib.norms.F") is None
+    # a decorator may swap what runs (transformers' `@use_kernel_forward_from_hub`): unknown
+    assert libraries("fakelib.helpers.Swapped") is None
 
 
 def test_a_constructor_argument_the_library_cannot_see_is_unknown(project):
@@ -198,7 +213,7 @@ def test_a_library_callee_that_returns_its_input_keeps_a_fix_unsafe(project):
     body = "\n\ndef f(w: torch.Tensor):\n    x = w * 2\n    y = add_one_(x)\n    y *= 3\n    return x, y\n"
     (project / "user.py").write_text("import torch\nfrom fakelib import add_one_\n" + body)
     imported = [(f[0], f[3]) for f in check(project, "--no-cache", "--select", "IPF")]
-    (project / "user.py").write_text("import torch\n" + HELPERS + body)
+    (project / "user.py").write_text("import torch\n" + HELPERS[HELPERS.index("def add_one_"):] + body)
     local = [(f[0], f[3]) for f in check(project, "--no-cache", "--select", "IPF")]
     assert imported == local == [("IPF001", "unsafe")]
 

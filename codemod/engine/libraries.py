@@ -139,8 +139,9 @@ class Libraries:
 
 
 def _read(data: bytes, module: str, name: str, is_package: bool) -> Entry:
-    """What ``module``'s source says of ``name``: bound once, by a top-level ``def``/``class``
-    (its summary) or a ``from ... import`` (where it comes from); anything else is none."""
+    """What ``module``'s source says of ``name``: bound once, by an undecorated top-level
+    ``def``/``class`` (its summary) or a ``from ... import`` (where it comes from); anything
+    else is none."""
     from codemod.analysis.model import SemanticModel
     from codemod.analysis.project import summaries_of
     from codemod.analysis.source import Source
@@ -153,6 +154,8 @@ def _read(data: bytes, module: str, name: str, is_package: bool) -> Entry:
             return Entry("none")  # bound several times, by a star import maybe, or not at all
         stmt = bindings[0].stmt
         if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and stmt in model.module.body:
+            if stmt.decorator_list:  # may swap what runs (transformers' use_kernel_forward_from_hub)
+                return Entry("none")
             found = summaries_of(model, module, frozenset({name}), callers_unseen=True).get(f"{module}.{name}")
             if found is None:
                 return Entry("none")
