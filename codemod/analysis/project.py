@@ -320,6 +320,32 @@ def collect(model: "SemanticModel", module: str, project_modules: FrozenSet[str]
     return ModuleFacts(module, functions, found, exports, libraries)
 
 
+def library_callees(module: ast.Module) -> Dict[str, str]:
+    """For a file checked alone (no project around it): the names it imports with an absolute
+    ``from ... import`` (not from torch or the standard library) and calls, as ``collect``
+    finds them: local name -> qualified name. One walk of the tree, no analysis."""
+    imported: Dict[str, str] = {}
+    top = {s.name for s in module.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    called: Set[str] = set()
+    for node in ast.walk(module):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module and node.names[0].name != "*":
+            for a in node.names:
+                imported.setdefault(a.asname or a.name, f"{node.module}.{a.name}")
+        elif isinstance(node, ast.Import):
+            for a in node.names:  # `import x` binds a module, which takes the name first
+                imported.setdefault(a.asname or a.name.split(".")[0], "")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            called.add(node.func.id)
+    return {name: target for name, target in imported.items()
+            if target and name in called and name not in top and _library(target)}
+
+
+def _library(qualname: str) -> bool:
+    """Looked up in installed libraries: not torch (measured facts), not the standard library."""
+    top = qualname.split(".")[0]
+    return top != "torch" and top not in sys.stdlib_module_names
+
+
 def summaries_of(model: "SemanticModel", module: str, names: FrozenSet[str],
                  callers_unseen: bool = False) -> Dict[str, SummaryFact]:
     """Summaries of the module's top-level functions and classes (with a ``forward``) among
@@ -421,10 +447,7 @@ class _Resolver:
                 and node.id in self.imported_from and node.id not in self.top):
             return None
         target = self.imports[node.id]
-        top = target.split(".")[0]
-        if top == "torch" or top in sys.stdlib_module_names or self.in_project(target):
-            return None
-        return node.id, target
+        return (node.id, target) if _library(target) and not self.in_project(target) else None
 
     def in_project(self, name: str) -> bool:
         """Whether ``name`` lies inside one of the run's modules."""

@@ -8,6 +8,7 @@ calls are all the analysis sees, and it says nothing it cannot see.
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import json
@@ -21,6 +22,7 @@ from codemod.analysis.project import (
     ProjectIndex,
     SummaryFact,
     collect,
+    library_callees,
     module_name,
 )
 from codemod.engine.fileio import read_source
@@ -40,7 +42,7 @@ def build_index(files: Iterable[str], cache_dir: Optional[str] = None,
     ``work`` over the paths (the CLI passes its worker pool; default: one after the other)."""
     paths = [f for f in files if f.endswith(".py")]
     if len(paths) < 2:
-        return _alone(paths[0], cache_dir, libraries) if paths and libraries is not None else None
+        return _alone(paths[0], libraries) if paths and libraries is not None else None
     names = {p: module_name(pathlib.Path(p)) for p in paths}
     project = frozenset(names.values())
     work = functools.partial(module_facts, project=project, cache_dir=cache_dir, salt=_salt(project))
@@ -50,14 +52,17 @@ def build_index(files: Iterable[str], cache_dir: Optional[str] = None,
     return ProjectIndex((f for f in found if f is not None), loader, libraries)
 
 
-def _alone(path: str, cache_dir: Optional[str], libraries: Libraries) -> Optional[ProjectIndex]:
+def _alone(path: str, libraries: Libraries) -> Optional[ProjectIndex]:
     """A file checked alone: an index of its library callees only (no callers: its own calls
-    are all its analysis sees, as without an index); None when it calls none."""
-    project = frozenset({module_name(pathlib.Path(path))})
-    facts = module_facts(path, project, cache_dir, _salt(project))
-    if facts is None or not facts.libraries:
+    are all its analysis sees, as without an index); None when it calls none (or cannot be
+    read or parsed: reported when the file itself is processed). One ``ast`` walk, not cached."""
+    try:
+        found = library_callees(ast.parse(read_source(pathlib.Path(path))))
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError):
         return None
-    return ProjectIndex([ModuleFacts(facts.module, [], [], {}, facts.libraries)], None, libraries)
+    if not found:
+        return None
+    return ProjectIndex([ModuleFacts(module_name(pathlib.Path(path)), [], [], {}, found)], None, libraries)
 
 
 def module_summaries(module: str, wanted: frozenset, paths: dict, cache_dir: Optional[str], salt: bytes) -> dict:
