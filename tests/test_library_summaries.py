@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+import codemod
 from codemod.engine.libraries import Libraries, search_paths, site_packages
 
 NORMS = '''import torch
@@ -233,7 +234,9 @@ def test_search_paths_take_the_setting_the_project_venv_and_virtual_env_first(tm
     monkeypatch.chdir(tmp_path)
     found = search_paths(("extra",), str(tmp_path))
     assert list(found[:4]) == [str(tmp_path / "extra"), str(sp), str(sp / "editable_src"), str(other_sp)]
-    assert set(sys.path) - {""} - set(found) == {p for p in sys.path if p and not os.path.isdir(p)}
+    tool = str(pathlib.Path(codemod.__file__).resolve().parent.parent)  # the tool's own folder is left out
+    assert set(sys.path) - {""} - set(found) == {p for p in sys.path if p and not os.path.isdir(p)
+                                                 or str(pathlib.Path(p).resolve()) == tool}
     assert site_packages(tmp_path / "extra") == []  # no pyvenv.cfg: no virtualenv
 
 
@@ -275,3 +278,28 @@ def test_a_cast_that_may_hand_the_input_back_leaves_the_summary_unknown(project)
         h.sum().backward()
     cast = Libraries((str(project / "site"),))("fakelib.CastNorm")
     assert cast is not None and cast.inputs == ("unknown",)
+
+
+REAL_SITE = sorted(pathlib.Path("/work/venvs/real/lib").glob("python3*/site-packages/timm"))
+
+
+@pytest.mark.skipif(not REAL_SITE or not (REAL_SITE[0].parent / "transformers").is_dir(),
+                    reason="timm and transformers installed in /work/venvs/real (bench's code bases)")
+def test_real_libraries(tmp_path):
+    """timm's RmsNorm saves its input (torch raises: checked by hand in the real venv): a proven
+    hazard naming it; LlamaRMSNorm (decorated, and casting first) and timm's LayerNorm (a fast
+    path it cannot see into) stay possible."""
+    site = REAL_SITE[0].parent
+    (tmp_path / "pyproject.toml").write_text(f'[tool.inplacefix]\nlibrary-paths = ["{site}"]\n')
+    (tmp_path / "user.py").write_text(
+        "import torch.nn as nn\nfrom timm.layers import LayerNorm\nfrom timm.layers.norm import RmsNorm\n"
+        "from transformers.models.llama.modeling_llama import LlamaRMSNorm\n\n\n"
+        "class Block(nn.Module):\n    def __init__(self, d):\n        super().__init__()\n"
+        "        self.ln = LayerNorm(d)\n        self.rms = RmsNorm(d)\n        self.llama = LlamaRMSNorm(d)\n"
+        "        self.proj = nn.Linear(d, d)\n\n"
+        "    def forward(self, x):\n        a = self.proj(x)\n        a += self.ln(a)\n"
+        "        b = self.proj(a)\n        b += self.rms(b)\n        c = self.proj(b)\n        c += self.llama(c)\n"
+        "        return c\n")
+    found = check(tmp_path, "--no-cache", "--select", "IPF1,IPF2")
+    assert [(c, r) for c, r, _, _ in found] == [("IPF201", 17), ("IPF101", 19), ("IPF201", 21)]
+    assert "timm.layers.norm.RmsNorm.forward via torch.nn.functional.rms_norm" in found[1][2]

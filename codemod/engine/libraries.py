@@ -14,7 +14,8 @@ and mtime_ns, the name, and the tool's code digest: a changed library file is re
 
 Search paths, first found wins: ``library-paths`` from the settings, the project's own
 virtualenv (``.venv``/``venv`` beside the pyproject.toml or in the working folder, then
-$VIRTUAL_ENV: the tool often runs from pipx), then the interpreter's ``sys.path``.
+$VIRTUAL_ENV: the tool often runs from pipx), then the interpreter's ``sys.path`` less the
+folder the tool itself is installed in.
 """
 
 from __future__ import annotations
@@ -232,7 +233,9 @@ def search_paths(extra: Tuple[str, ...] = (), root: Optional[str] = None) -> Tup
             found += site_packages(folder / name)
     if os.environ.get("VIRTUAL_ENV"):
         found += site_packages(pathlib.Path(os.environ["VIRTUAL_ENV"]))
-    own = {str(base.resolve()), str(pathlib.Path.cwd())}  # the project's own files are no library
+    # Neither the project's own files nor the tool's (pipx's site-packages: libcst, typer...) are
+    # the project's libraries.
+    own = {str(base.resolve()), str(pathlib.Path.cwd()), str(_TOOL.parent)}
     found += [p for p in sys.path if p and os.path.isdir(p) and str(pathlib.Path(p).resolve()) not in own]
     return tuple(dict.fromkeys(found))
 
