@@ -29,8 +29,9 @@ import json
 import os
 import pathlib
 import sys
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Literal, Optional, Tuple
 
+from codemod import debug
 from codemod.analysis.project import SummaryFact
 from codemod.config import Settings
 
@@ -45,7 +46,7 @@ _TOOL = pathlib.Path(__file__).resolve().parent.parent  # codemod/: never summar
 class Entry:
     """What a library module says of one of its names (cached as JSON)."""
 
-    kind: str  # "summary" | "reexport" | "none"
+    kind: Literal["summary", "reexport", "none"]
     fact: Optional[SummaryFact] = None
     target: str = ""  # for "reexport": the qualified name it imports
 
@@ -168,6 +169,8 @@ def _read(data: bytes, module: str, name: str, is_package: bool) -> Entry:
                 return Entry("reexport", target=f"{base}.{alias.name}")
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError):
         pass
+    except Exception:  # noqa: BLE001 - a library file we fail on must not cost the user's file
+        debug.print_traceback()  # (with -v: it is a bug of ours)
     return Entry("none")
 
 
