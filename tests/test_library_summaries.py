@@ -303,3 +303,19 @@ def test_real_libraries(tmp_path):
     found = check(tmp_path, "--no-cache", "--select", "IPF1,IPF2")
     assert [(c, r) for c, r, _, _ in found] == [("IPF201", 17), ("IPF101", 19), ("IPF201", 21)]
     assert "timm.layers.norm.RmsNorm.forward via torch.nn.functional.rms_norm" in found[1][2]
+
+
+def test_namespace_packages_huge_files_and_unreadable_names(tmp_path):
+    """A namespace package (no ``__init__.py``) is walked through to its modules but has no
+    file of its own; a file over the size limit, or a name bound twice, gives nothing."""
+    site = tmp_path / "site"
+    (site / "nsp" / "inner").mkdir(parents=True)
+    (site / "nsp" / "inner" / "mods.py").write_text(HELPERS)
+    (site / "nsp" / "big.py").write_text(HELPERS + "#" * 1_100_000 + "\n")
+    (site / "nsp" / "twice.py").write_text(HELPERS + "\n\nif True:\n    def fresh(x):\n        return x\n")
+    libraries = Libraries((str(site),))
+    assert libraries.find_source("nsp") is None and libraries.find_source("nsp.inner") is None
+    found = libraries("nsp.inner.mods.fresh")
+    assert found is not None and found.returns == "fresh"
+    assert libraries.find_source("nsp.big") is not None and libraries("nsp.big.fresh") is None
+    assert libraries("nsp.twice.fresh") is None and libraries("nsp.twice.add_one_") is not None

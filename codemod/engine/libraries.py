@@ -86,20 +86,25 @@ class Libraries:
             return None
         locations: List[str] = list(self.paths)
         spec = None
-        for i in range(len(parts)):
+        for i, part in enumerate(parts):
             try:
                 spec = importlib.machinery.PathFinder.find_spec(".".join(parts[:i + 1]), locations)
-            except (ImportError, ValueError, OSError):
-                return None
-            if spec is None:
-                return None
+            except Exception:  # noqa: BLE001 - a namespace package in another: importlib wants the parent imported
+                spec = None
+            if spec is None or spec.origin is None or not spec.has_location:
+                # a namespace package (or none): its folders on the current locations, walked
+                # here (its ``_NamespacePath`` would recompute them from sys.path); no file
+                locations = [d for d in (os.path.join(loc, part) for loc in locations) if os.path.isdir(d)]
+                if not locations or i == len(parts) - 1:
+                    return None
+                continue
             if i < len(parts) - 1:
                 locations = list(spec.submodule_search_locations or [])
                 if not locations:
                     return None  # a module, not a package: nothing below it
         origin = spec.origin if spec is not None else None
-        if not origin or not spec.has_location or not origin.endswith(".py"):
-            return None  # a namespace package, a C extension, byte code only
+        if not origin or not origin.endswith(".py"):
+            return None  # a C extension, byte code only
         path = pathlib.Path(origin)
         if _TOOL in path.resolve().parents:
             return None
