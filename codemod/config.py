@@ -33,6 +33,10 @@ class Settings:
     unsafe_fixes: bool = False
     assume_same_dtype: bool = False
     include_notebooks: bool = True
+    # Summaries of callees imported from installed libraries (engine.libraries), and folders
+    # searched for them before the project's virtualenv and the interpreter's sys.path.
+    library_summaries: bool = True
+    library_paths: tuple = ()
     root: Optional[str] = None  # folder of the pyproject.toml the settings came from
 
     def selects(self, code: str) -> bool:
@@ -50,6 +54,7 @@ class Kind(enum.Enum):
     BOOL = "true or false"
     SELECTORS = "a list of strings (rule codes or prefixes)"
     PATTERNS = "a list of strings (gitignore-style patterns)"
+    PATHS = "a list of strings (folders)"
 
 
 class Key(NamedTuple):
@@ -62,6 +67,7 @@ KEYS = {
     "exclude": Key("exclude", Kind.PATTERNS), "extend-exclude": Key("extend_exclude", Kind.PATTERNS),
     "unsafe-fixes": Key("unsafe_fixes", Kind.BOOL), "assume-same-dtype": Key("assume_same_dtype", Kind.BOOL),
     "include-notebooks": Key("include_notebooks", Kind.BOOL),
+    "library-summaries": Key("library_summaries", Kind.BOOL), "library-paths": Key("library_paths", Kind.PATHS),
 }
 _FLAGS = {"select": "--select", "ignore": "--ignore"}  # overrides that are checked like the keys
 _SELECTOR = re.compile(r"IPF\d{0,3}")

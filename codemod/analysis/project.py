@@ -9,6 +9,11 @@ with grad off (transitively), and its mutation is a contract when some caller re
 
 A file's own analysis (``SemanticModel``) asks the index through ``Calls`` about the functions
 it defines; without an index (a file checked alone) it uses its own calls only.
+
+Callees imported from installed libraries (``from timm.layers import Mlp``) are summarized the
+same way when the engine hands the index a :data:`LibrarySummaries` (it finds and reads their
+source; this module never touches the file system). Each module's facts name the library
+callees it calls, so only those are ever looked up.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import ast
 import dataclasses
 import hashlib
 import pathlib
+import sys
 from typing import (
     TYPE_CHECKING,
     Callable,
@@ -77,7 +83,14 @@ class ModuleFacts:
     functions: List[FunctionFact]
     calls: List[CallFact]
     exports: Dict[str, str]  # names imported into the module from the project (re-exports)
+    # names imported from outside the project (not torch) that the module calls: local name ->
+    # qualified name (``Mlp`` -> ``timm.layers.Mlp``), looked up in installed libraries
+    libraries: Dict[str, str] = dataclasses.field(default_factory=dict)
 
+
+# The summary of an installed library's function or class by its qualified name (None: not
+# found, not readable, nothing to summarize); the engine's ``engine.libraries`` reads the source.
+LibrarySummaries = Callable[[str], Optional[SummaryFact]]
 
 # Summaries of the named top-level functions and classes of a module, computed on demand (the
 # engine reads the file): module, names -> qualname -> summary.
@@ -98,7 +111,8 @@ def module_name(path: pathlib.Path) -> str:
 class ProjectIndex:
     """The joined facts of every module of a run."""
 
-    def __init__(self, modules: Iterable[ModuleFacts], loader: Optional[SummaryLoader] = None) -> None:
+    def __init__(self, modules: Iterable[ModuleFacts], loader: Optional[SummaryLoader] = None,
+                 libraries: Optional[LibrarySummaries] = None) -> None:
         self.modules: Dict[str, ModuleFacts] = {m.module: m for m in modules}
         self.functions: Dict[str, FunctionFact] = {}
         self.calls: Dict[str, List[CallFact]] = {}
@@ -122,6 +136,8 @@ class ProjectIndex:
                 if module in self.modules and module != facts.module:
                     self.wanted.setdefault(module, set()).add(name)
         self._summaries: Dict[str, Dict[str, SummaryFact]] = {}
+        self.libraries = libraries
+        self._library: Dict[str, Optional[SummaryFact]] = {}
 
     def canonical(self, name: str, depth: int = 0) -> str:
         """Where a name really points: ``pkg.layers.f`` re-exported from ``pkg.layers.init``
@@ -150,6 +166,28 @@ class ProjectIndex:
         if found is None:
             found = self._summaries[module] = self.loader(module, frozenset(wanted))
         return found.get(name)
+
+    def library_summary(self, module: str, name: str) -> Optional[SummaryFact]:
+        """The summary of the installed library's callee that ``module`` imports as ``name``
+        and calls (None: not such a callee, or nothing known of it)."""
+        facts = self.modules.get(module)
+        qualname = facts.libraries.get(name) if facts is not None else None
+        return self.library(qualname) if qualname is not None else None
+
+    def library_name(self, module: str, name: str) -> Optional[str]:
+        """The qualified name of the library callee ``module`` imports as ``name``."""
+        facts = self.modules.get(module)
+        return facts.libraries.get(name) if facts is not None else None
+
+    def library(self, qualname: str) -> Optional[SummaryFact]:
+        """The summary of a library callee some module of the run calls, by its qualified name."""
+        if self.libraries is None:
+            return None
+        if qualname not in self._library:
+            if not any(qualname in f.libraries.values() for f in self.modules.values()):
+                return None  # only what the checked files call is looked up
+            self._library[qualname] = self.libraries(qualname)
+        return self._library[qualname]
 
     def imported(self, module: str, name: str) -> Optional[str]:
         """The project qualname that ``name`` is imported as in ``module`` (None: not imported
@@ -211,6 +249,8 @@ class ProjectIndex:
             h.update(repr((f.qualname, self.grad_off(f.qualname), calls)).encode())
         for name, target in sorted(facts.exports.items()):  # the summaries of what it imports
             h.update(repr((name, self.summary(target))).encode())
+        for name, target in sorted(facts.libraries.items()):  # and of the library callees it calls
+            h.update(repr((name, target, self.library_summary(module, name))).encode())
         return h.hexdigest()[:16]
 
 
@@ -246,9 +286,13 @@ def collect(model: "SemanticModel", module: str, project_modules: FrozenSet[str]
             functions.append(FunctionFact(qual, tuple(params), own is not None or calls.is_autograd_kernel(node)))
     resolver = _Resolver(model, module, project_modules, is_package, imports)
     found: List[CallFact] = []
+    libraries: Dict[str, str] = {}
     for node in uses:
         callee = resolver.resolve(node)
         if callee is None:
+            library = resolver.library_callee(node)
+            if library is not None:
+                libraries[library[0]] = library[1]
             continue
         parent = tree.parent(node)
         site: Union[ast.Call, ast.Name, ast.Attribute] = node
@@ -273,14 +317,43 @@ def collect(model: "SemanticModel", module: str, project_modules: FrozenSet[str]
                     read.add(kw.arg)
         found.append(CallFact(callee, caller, grad_off, called, ignored, frozenset(read)))
     exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
-    return ModuleFacts(module, functions, found, exports)
+    return ModuleFacts(module, functions, found, exports, libraries)
 
 
-def summaries_of(model: "SemanticModel", module: str, names: FrozenSet[str]) -> Dict[str, SummaryFact]:
+def library_callees(module: ast.Module) -> Dict[str, str]:
+    """For a file checked alone (no project around it): the names it imports with an absolute
+    ``from ... import`` (not from torch or the standard library) and calls, as ``collect``
+    finds them: local name -> qualified name. One walk of the tree, no analysis."""
+    imported: Dict[str, str] = {}
+    top = {s.name for s in module.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    called: Set[str] = set()
+    for node in ast.walk(module):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module and node.names[0].name != "*":
+            for a in node.names:
+                imported.setdefault(a.asname or a.name, f"{node.module}.{a.name}")
+        elif isinstance(node, ast.Import):
+            for a in node.names:  # `import x` binds a module, which takes the name first
+                imported.setdefault(a.asname or a.name.split(".")[0], "")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            called.add(node.func.id)
+    return {name: target for name, target in imported.items()
+            if target and name in called and name not in top and _library(target)}
+
+
+def _library(qualname: str) -> bool:
+    """Looked up in installed libraries: not torch (measured facts), not the standard library."""
+    top = qualname.split(".")[0]
+    return top != "torch" and top not in sys.stdlib_module_names
+
+
+def summaries_of(model: "SemanticModel", module: str, names: FrozenSet[str],
+                 callers_unseen: bool = False) -> Dict[str, SummaryFact]:
     """Summaries of the module's top-level functions and classes (with a ``forward``) among
-    ``names``, as their own file sees them: what they call from other files stays unseen."""
+    ``names``, as their own file sees them: what they call from other files stays unseen
+    (``callers_unseen``: an installed library's, whose callers pass what its file cannot show)."""
     found: Dict[str, SummaryFact] = {}
     summaries = model.summaries
+    summaries.chains.callers_unseen = callers_unseen
     for stmt in model.module.body:
         if not isinstance(stmt, (ast.ClassDef, *FUNCTIONS)) or stmt.name not in names:
             continue
@@ -317,6 +390,7 @@ class _Resolver:
         self.package = module if is_package else module.rpartition(".")[0]
         self.top: Dict[str, str] = {}
         self.imports: Dict[str, str] = {}
+        self.imported_from: Set[str] = set()  # the names an absolute ``from ... import`` binds
         for stmt in model.module.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.top[stmt.name] = f"{module}.{stmt.name}"
@@ -327,6 +401,8 @@ class _Resolver:
                     continue
                 for a in node.names:
                     self.imports.setdefault(a.asname or a.name, f"{base}.{a.name}")
+                    if not node.level:  # a relative import is the project's own code
+                        self.imported_from.add(a.asname or a.name)
             elif isinstance(node, ast.Import):
                 for a in node.names:
                     if a.asname:
@@ -361,6 +437,17 @@ class _Resolver:
         else:
             return None
         return name if self.in_project(name) else None
+
+    def library_callee(self, node: ast.AST) -> Optional[Tuple[str, str]]:
+        """(local name, qualified name) when ``node`` calls a name imported from outside the
+        project (``Mlp(...)`` after ``from timm.layers import Mlp``); torch (measured facts)
+        and the standard library are left out."""
+        call = self.model.tree.parent(node)
+        if not (isinstance(node, ast.Name) and isinstance(call, ast.Call) and call.func is node
+                and node.id in self.imported_from and node.id not in self.top):
+            return None
+        target = self.imports[node.id]
+        return (node.id, target) if _library(target) and not self.in_project(target) else None
 
     def in_project(self, name: str) -> bool:
         """Whether ``name`` lies inside one of the run's modules."""

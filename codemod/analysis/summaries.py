@@ -44,6 +44,8 @@ OpOf = Callable[[ast.expr], Optional[OpFacts]]
 # the ``nn.Sequential(...)`` construction of the module called.
 Target = Union[Tuple[Function, str], str, ast.Call]
 _ALIAS_METHODS = VIEW_METHODS | {"contiguous"}  # the result shares storage with the receiver
+# Conversions that return the receiver itself when nothing needs converting (same dtype, device).
+_CONVERSIONS = frozenset({"to", "type", "type_as", "float", "double", "half", "bfloat16", "cpu", "cuda"})
 _MAX_HOPS = 4  # name -> value steps followed from a return back to the op that made it
 
 
@@ -138,6 +140,8 @@ class Summaries:
         if isinstance(target, str):
             index = self.model.calls.project
             fact = index.summary(target) if index is not None else None
+            if fact is None and index is not None:
+                fact = index.library(target)  # an installed library's (``engine.libraries``)
             return Summary.from_fact(fact) if fact is not None else None
         return self.of_function(target[0], target[1])
 
@@ -237,8 +241,12 @@ class Summaries:
         index = self.model.calls.project
         if index is None:
             return None  # a file checked alone: its own definitions only
-        qual = index.imported(self.model.calls.module_name, name)
+        module = self.model.calls.module_name
+        qual = index.imported(module, name)
         fact = index.summary(qual) if qual is not None else None
+        if qual is None:  # from an installed library (``from timm.layers import Mlp``)
+            qual = index.library_name(module, name)
+            fact = index.library(qual) if qual is not None else None
         return qual if fact is not None and fact.of == of else None
 
     def forward_of(self, cls: ast.ClassDef) -> Optional[Tuple[Function, str]]:
@@ -309,7 +317,9 @@ class Summaries:
             if not isinstance(node, ast.Name):
                 continue
             found = self._consumer(node)  # the cheap questions first: most loads save nothing
-            if found is None:
+            if found is None or self._converts(found[0]):
+                if result is Saved.NO and self._handed_on(node) and self._from_param(func, key, node):
+                    result = Saved.UNKNOWN  # what saves the alias may save the input: not followed
                 continue
             op_node, index = found
             facts = self.op_of(op_node)
@@ -331,6 +341,36 @@ class Summaries:
             vias.append(f"{name} (line {op_node.lineno})")
             return Saved.YES
         return result
+
+    def _converts(self, op: Union[ast.Call, ast.BinOp]) -> bool:
+        """``x.to(torch.float32)``, ``x.float()``: a conversion that hands ``x`` itself back
+        when it has that dtype and device already."""
+        return isinstance(op, ast.Call) and isinstance(op.func, ast.Attribute) \
+            and op.func.attr in _CONVERSIONS and self.model.torch_name(op.func) is None
+
+    def _handed_on(self, node: ast.expr) -> bool:
+        """The load ``node`` of a parameter, through views and conversions that may return it
+        (``x.to(torch.float32)``), is bound to a name or read by another op: whatever saves
+        that alias may save the parameter's tensor (LlamaRMSNorm: ``h = h.to(torch.float32)``,
+        then ``h.pow(2)``)."""
+        converted = False
+        while True:
+            parent = self.model.parent(node)
+            if isinstance(parent, ast.Subscript) and parent.value is node:
+                node = parent
+                continue
+            if isinstance(parent, ast.Attribute) and parent.value is node \
+                    and parent.attr in _ALIAS_METHODS | _CONVERSIONS:
+                call = self.model.parent(parent)
+                if isinstance(call, ast.Call) and call.func is parent:
+                    converted = converted or parent.attr in _CONVERSIONS
+                    node = call
+                    continue
+            break
+        parent = self.model.parent(node)
+        if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and parent.value is node:
+            return True
+        return converted and self._consumer(node) is not None
 
     def _tensor_operand(self, node: ast.expr, op_node: Union[ast.Call, ast.BinOp]) -> bool:
         """The saved operand is a tensor: known to be one, or handed to a torch function or a
@@ -502,6 +542,9 @@ class Chains:
         self.model = model
         self.summaries = summaries
         self._sequentials: Dict[ast.Call, Summary] = {}
+        # An installed library's file: its classes and functions are built and called by code
+        # it does not show, so no parameter's value is known from its default or its own calls.
+        self.callers_unseen = False
 
     def sequential(self, chain: ast.Call) -> Summary:
         """What calling ``nn.Sequential(a, b, c)`` (its members written out) saves: its input
@@ -673,7 +716,9 @@ class Chains:
     def _param_values(self, func: Function, param: str, depth: int) -> Optional[FrozenSet[object]]:
         """A parameter's default and the values the file's calls pass for it (a constructor's
         calls are the class's: ``Block(...)``). Callers in other files are not seen: with no
-        call here, the default is what the file shows."""
+        call here, the default is what the file shows (not in a library: anyone may call it)."""
+        if self.callers_unseen:
+            return None
         args = func.args
         plain = [a.arg for a in (*args.posonlyargs, *args.args)]
         default: Optional[ast.expr] = None

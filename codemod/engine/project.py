@@ -8,6 +8,7 @@ calls are all the analysis sees, and it says nothing it cannot see.
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import json
@@ -21,31 +22,47 @@ from codemod.analysis.project import (
     ProjectIndex,
     SummaryFact,
     collect,
+    library_callees,
     module_name,
 )
 from codemod.engine.fileio import read_source
+from codemod.engine.libraries import Libraries
 
-_VERSION = b"project-facts-3"  # JSON entries (3: summaries, kept apart)
+_VERSION = b"project-facts-4"  # JSON entries (3: summaries, kept apart; 4: library callees)
 
 
 Mapper = Callable[[Callable[[str], Optional[ModuleFacts]], List[str]], List[Optional[ModuleFacts]]]
 
 
 def build_index(files: Iterable[str], cache_dir: Optional[str] = None,
-                mapper: Optional[Mapper] = None) -> Optional[ProjectIndex]:
+                mapper: Optional[Mapper] = None, libraries: Optional[Libraries] = None) -> Optional[ProjectIndex]:
     """The index of the ``.py`` files among ``files``; None for fewer than two (no other
-    callers). ``mapper(work, paths)``: how to run ``work`` over the paths (the CLI passes its
-    worker pool; default: one after the other, here)."""
+    callers), unless ``libraries`` (``engine.libraries``: installed libraries' summaries) has
+    something to say of the one file's library callees. ``mapper(work, paths)``: how to run
+    ``work`` over the paths (the CLI passes its worker pool; default: one after the other)."""
     paths = [f for f in files if f.endswith(".py")]
     if len(paths) < 2:
-        return None
+        return _alone(paths[0], libraries) if paths and libraries is not None else None
     names = {p: module_name(pathlib.Path(p)) for p in paths}
     project = frozenset(names.values())
     work = functools.partial(module_facts, project=project, cache_dir=cache_dir, salt=_salt(project))
     found = (mapper or _serial)(work, paths)
     loader = functools.partial(module_summaries, paths={m: p for p, m in names.items()}, cache_dir=cache_dir,
                                salt=_salt(project))
-    return ProjectIndex((f for f in found if f is not None), loader)
+    return ProjectIndex((f for f in found if f is not None), loader, libraries)
+
+
+def _alone(path: str, libraries: Libraries) -> Optional[ProjectIndex]:
+    """A file checked alone: an index of its library callees only (no callers: its own calls
+    are all its analysis sees, as without an index); None when it calls none (or cannot be
+    read or parsed: reported when the file itself is processed). One ``ast`` walk, not cached."""
+    try:
+        found = library_callees(ast.parse(read_source(pathlib.Path(path))))
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError):
+        return None
+    if not found:
+        return None
+    return ProjectIndex([ModuleFacts(module_name(pathlib.Path(path)), [], [], {}, found)], None, libraries)
 
 
 def module_summaries(module: str, wanted: frozenset, paths: dict, cache_dir: Optional[str], salt: bytes) -> dict:
@@ -134,7 +151,7 @@ def _facts(data: bytes, module: str, project: frozenset, is_package: bool,
 
 def facts_to_json(facts: ModuleFacts) -> dict:
     return {
-        "module": facts.module, "exports": facts.exports,
+        "module": facts.module, "exports": facts.exports, "libraries": facts.libraries,
         "functions": [[f.qualname, list(f.params), f.grad_off] for f in facts.functions],
         "calls": [[c.callee, c.caller, c.grad_off, c.called, c.result_ignored, sorted(c.args_read_after)]
                   for c in facts.calls],
@@ -153,8 +170,8 @@ def facts_from_json(raw: dict) -> ModuleFacts:
             raise ValueError(v)
         return v
 
-    exports = raw["exports"]
-    if not isinstance(exports, dict):
+    exports, libraries = raw["exports"], raw["libraries"]
+    if not isinstance(exports, dict) or not isinstance(libraries, dict):
         raise ValueError(exports)
     return ModuleFacts(
         text(raw["module"]),
@@ -162,6 +179,7 @@ def facts_from_json(raw: dict) -> ModuleFacts:
         [CallFact(text(a), text(b), flag(c), flag(d), flag(e), frozenset(text(x) for x in f))
          for a, b, c, d, e, f in raw["calls"]],
         {text(k): text(v) for k, v in exports.items()},
+        {text(k): text(v) for k, v in libraries.items()},
     )
 
 

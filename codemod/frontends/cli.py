@@ -125,10 +125,12 @@ def _run(paths, settings, *, fix: bool, write: bool, edits: bool, jobs, progress
     if not files:
         typer.echo("warning: no Python files found", err=True)
     cache_dir = str(pathlib.Path(settings.root or ".") / ".inplacefix_cache") if cache else None
+    from codemod.engine.libraries import for_settings
     from codemod.engine.project import build_index
 
     # The other files' calls of each file's functions, gathered on the same workers.
-    project = build_index(files, cache_dir, lambda work, items: _process(items, work, jobs, False))
+    project = build_index(files, cache_dir, lambda work, items: _process(items, work, jobs, False),
+                          for_settings(settings, cache_dir))
     work = functools.partial(process_path, settings=settings, fix=fix, write=write, edits=edits,
                              cache_dir=cache_dir, project=project)
     return _process(files, work, jobs, progress) + unwalked
