@@ -130,6 +130,10 @@ class Op(NamedTuple):
     saves: Saves
 
 
+# Methods of Python containers that store what they are given (they run no op on it).
+_CONTAINER_METHODS = {"append", "extend", "insert", "add", "update", "setdefault", "appendleft", "put"}
+
+
 class Hazards:
     """Explains, for an in-place op, which save it would break (or returns None)."""
 
@@ -706,6 +710,9 @@ class Hazards:
             return Op(module, saves(module))
         if isinstance(func, ast.Attribute) and (func.attr in VIEW_METHODS or func.attr.startswith("new_")):
             return Op(func.attr, ())  # a view (saves nothing) or a fresh tensor
+        if isinstance(func, ast.Attribute) and func.attr in _CONTAINER_METHODS \
+                and self.model.kind(func.value) is Kind.OTHER:
+            return Op(func.attr, ())  # `rows.append(row)`: a list holds the tensor, it saves nothing
         if isinstance(func, ast.Attribute) and (is_tensor(func.value, self.model) or (
                 tensor_only(func.attr) and not self.model.qualified_names(func)  # not `math.sqrt`
                 and self.model.kind(func.value) not in (Kind.SCALAR, Kind.OTHER, Kind.MODULE)
