@@ -1,0 +1,163 @@
+"""The editor's reuse of findings across edits (``engine.incremental``): whatever it reuses, the
+result is exactly a fresh full analysis's (spans, messages with their line numbers, quick-fix
+edits), and it really reuses (counted, not timed)."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import pathlib
+import random
+import textwrap
+
+import pytest
+
+from codemod.config import Settings
+from codemod.engine.pipeline import add_edits, process_source
+from codemod.testing import FUZZ_CORPUS
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+HINTS = Settings(select=("ALL",))
+
+
+def _bench_module() -> str:
+    spec = importlib.util.spec_from_file_location("lsp_latency", ROOT / "bench" / "lsp_latency.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.module_text(300)
+
+
+def view(result) -> list:
+    """Everything an editor shows of a result, quick-fix edits included (built as a code
+    action builds them, on the result's own text)."""
+    add_edits(result, result.original.encode() if result.original else b"", result.findings)
+    return [(f.code, f.message, f.span, f.status, f.reason, f.fixable, f.fix_title, f.edit)
+            for f in result.findings]
+
+
+def incremental(before: str, after: str, settings: Settings = HINTS):
+    """(the result after the edit, reusing the one before; a fresh full analysis of it)."""
+    previous = process_source(before.encode(), "m.py", settings, incremental=True)
+    view(previous)  # the editor asked for the quick fixes before the edit: nothing of it may leak
+    again = process_source(after.encode(), "m.py", settings, incremental=True, previous=previous)
+    return again, process_source(after.encode(), "m.py", settings)
+
+
+def test_a_line_added_near_the_top_reuses_every_function_and_shifts_what_it_reuses():
+    text = _bench_module()
+    added = text.replace("import torch.nn as nn\n", "import torch.nn as nn\n# a comment\n\n", 1)
+    for before, after in ((text, added), (added, text)):
+        again, full = incremental(before, after)
+        assert any("at line" in f.message for f in full.findings)  # messages name lines: they move too
+        assert view(again) == view(full)
+        units = sum(1 for s in again.source.tree.body if s.__class__.__name__ in ("ClassDef", "FunctionDef"))
+        assert again.reused_units == units > 10
+
+
+def test_a_line_removed_inside_a_function_shifts_the_functions_below():
+    text = _bench_module()
+    at = text.index("        self.norm = nn.LayerNorm(dim)\n")
+    after = text[:at] + text[at:].replace("        self.norm = nn.LayerNorm(dim)\n", "", 1)
+    again, full = incremental(text, after)
+    assert view(again) == view(full)
+    assert again.reused_units > 10
+
+
+def test_a_changed_callee_is_analysed_again():
+    """Summaries read the classes a function uses: ``self.ln_1 = Norm()`` then ``x += ...
+    self.ln_1(x)``: a saving ``Norm`` makes the write a hazard, a non-saving one does not."""
+    before = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Norm(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ln = nn.LayerNorm(8)
+
+            def forward(self, x):
+                return self.ln(x)
+
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ln_1 = Norm()
+                self.fc = nn.Linear(8, 8)
+
+            def forward(self, x):
+                x += self.fc(self.ln_1(x))
+                return x
+        """)
+    after = before.replace("return self.ln(x)", "return x * 2 + 0")
+    again, full = incremental(before, after)
+    assert view(again) == view(full)
+    again, full = incremental(after, before)
+    assert any(f.code == "IPF101" and "(line 11)" in f.message for f in full.findings)
+    assert view(again) == view(full)
+
+
+def test_a_line_named_in_a_message_outside_the_function_is_not_shifted_by_its_move():
+    """``(line N)`` may name a module-level statement (a ``Sequential`` built there): the
+    function moves, that statement does not."""
+    before = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+        net = nn.Sequential(nn.Linear(4, 4), nn.Sigmoid())
+
+
+        def f(x):
+            h = torch.sigmoid(x)
+            h += 1
+            y = net(x)
+            y += 1
+            return h, y
+        """)
+    after = before.replace("\n\ndef f", "\n\n\ndef f")
+    again, full = incremental(before, after)
+    assert view(again) == view(full)
+
+
+def _edit(text: str, rng: random.Random) -> str:
+    """One to three lines inserted (blank, comment, statement) or deleted at random places."""
+    lines = text.splitlines(keepends=True)
+    for _ in range(rng.randint(1, 3)):
+        i = rng.randrange(len(lines) + 1)
+        op = rng.choice(["blank", "comment", "pass", "drop", "drop"])
+        if op == "drop" and i < len(lines):
+            del lines[i]
+        elif op != "drop":
+            indent = lines[i][:len(lines[i]) - len(lines[i].lstrip())] if i < len(lines) else ""
+            lines.insert(i, {"blank": "\n", "comment": f"{indent}# moved\n", "pass": f"{indent}pass\n"}[op])
+    return "".join(lines)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_incremental_equals_full_after_random_line_insertions_and_deletions(seed):
+    rng = random.Random(seed)
+    corpus = [p for p in FUZZ_CORPUS if "torch" in p.read_text()]
+    reused = compared = 0
+    for path in rng.sample(corpus, 40) + [None]:
+        before = path.read_text() if path is not None else _bench_module()
+        after = _edit(before, rng)
+        try:
+            compile(after, "m.py", "exec")
+        except (SyntaxError, ValueError):
+            continue
+        again, full = incremental(before, after)
+        assert view(again) == view(full), (path, after)
+        reused += again.reused_units
+        compared += 1
+    assert compared > 20 and reused > 20  # the reuse really happens
+
+
+def test_nothing_is_reused_across_settings():
+    text = _bench_module()
+    previous = process_source(text.encode(), "m.py", HINTS, incremental=True)
+    other = dataclasses.replace(HINTS, assume_same_dtype=not HINTS.assume_same_dtype)
+    again = process_source(("# top\n" + text).encode(), "m.py", other, incremental=True, previous=previous)
+    assert again.reused_units == 0
+    assert view(again) == view(process_source(("# top\n" + text).encode(), "m.py", other))
