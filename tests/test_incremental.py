@@ -161,3 +161,49 @@ def test_nothing_is_reused_across_settings():
     again = process_source(("# top\n" + text).encode(), "m.py", other, incremental=True, previous=previous)
     assert again.reused_units == 0
     assert view(again) == view(process_source(("# top\n" + text).encode(), "m.py", other))
+
+
+def test_a_changed_caller_through_a_module_level_instance_is_analysed_again():
+    """``block = Block()`` at module level, ``block(y)`` in ``g``: whether ``Block.forward``'s
+    write is a hazard depends on what ``g`` passes, though ``g`` never names ``Block``."""
+    before = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Block(nn.Module):
+            def forward(self, x):
+                x += 1
+                return x
+
+
+        block = Block()
+
+
+        def g(x):
+            y = torch.sigmoid(x)
+            return block(y)
+        """)
+    after = before.replace("torch.sigmoid(x)", "x + 0")
+    for a, b in ((before, after), (after, before), (before, "# top\n" + before)):
+        again, full = incremental(a, b)
+        assert view(again) == view(full)
+    assert any("at line 17" in f.message for f in full.findings)
+
+
+def test_an_unrelated_module_level_name_does_not_join_its_users():
+    """``log = ...`` holds nothing of a function: its users are reused one by one."""
+    text = "import torch\nlog = print\n\n" + "".join(
+        f"\ndef f{i}(x):\n    log(x)\n    y = torch.sigmoid(x)\n    y += 1\n    return y\n\n" for i in range(5))
+    after = text.replace("y += 1", "y += 2", 1)
+    again, full = incremental(text, after)
+    assert view(again) == view(full) and again.reused_units == 4
+
+
+def test_a_file_that_says_line_and_a_number_keeps_moved_messages_unreused():
+    """A message quoting the file's text could say ``line 3`` of its own: where the text has
+    such words, a finding naming a line is reused only where nothing moved."""
+    text = _bench_module().replace("import torch.nn as nn\n", "import torch.nn as nn\nNOTE = 'line 3'\n", 1)
+    again, full = incremental(text, text.replace("NOTE =", "\nNOTE ="))
+    assert view(again) == view(full)
+    assert again.reused_units == 0  # every unit of the bench module has a message naming a line

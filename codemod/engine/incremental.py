@@ -35,6 +35,7 @@ _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _WORD = re.compile(r"\w+")
 _GLOBAL = re.compile(r"^[ \t]*global[ \t]+([\w \t,]+)", re.M)
 LINE_REF = re.compile(r"\bline (\d+)\b")  # how messages name a line: "at line 8", "(line 8)"
+_QUOTABLE = re.compile(r"\bline\s+\d")  # in the file's text: a message quoting it could say "line 8"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,6 +120,20 @@ def _components(body: Sequence[ast.stmt], texts: List[bytes]) -> List[int]:
         for match in _GLOBAL.finditer(texts[i].decode("utf-8", "surrogatepass")):
             for name in re.split(r"[\s,]+", match.group(1).strip()):
                 owners.setdefault(name, []).append(i)
+    # A module-level binding made from a unit (``block = Block()``, ``b = block``) joins the
+    # units that name it: a call ``block(x)`` runs ``Block.forward``. Others (``log = ...``)
+    # hold nothing of a unit: joining their users would only cost reuse.
+    binders = {i: _bound(stmt) for i, stmt in enumerate(body)
+               if not isinstance(stmt, (*_DEFS, ast.Import, ast.ImportFrom))}
+    changed = True
+    while changed:
+        changed = False
+        for i, names in list(binders.items()):
+            if words[i] & owners.keys():
+                for name in names:
+                    owners.setdefault(name, []).append(i)
+                del binders[i]
+                changed = True
     parent = list(range(len(body)))
 
     def find(i: int) -> int:
@@ -136,12 +151,27 @@ def _components(body: Sequence[ast.stmt], texts: List[bytes]) -> List[int]:
     return [find(i) for i in range(len(body))]
 
 
+def _bound(stmt: ast.stmt) -> Set[str]:
+    """The names a module-level statement binds (in ``if``/``try`` blocks too)."""
+    out: Set[str] = set()
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            out.add(node.id)
+        elif isinstance(node, (*_DEFS, ast.alias)):
+            out.add(node.name if not isinstance(node, ast.alias) else (node.asname or node.name).split(".")[0])
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            out.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            out.add(node.rest)
+    return out
+
+
 def reusable(source, settings, previous, may_move: bool = True) -> Reuse:
     """This file's units, and the findings ``previous`` (this file's result before an edit) had
     for those whose key it knows, moved to where they are now. ``may_move``: False where a
     message may name a line of another file (a project index): reuse only what did not move."""
     found, layout = units(source, settings)
-    plan = Reuse(found, layout, may_move and not LINE_REF.search(source.text))
+    plan = Reuse(found, layout, may_move and not _QUOTABLE.search(source.text))
     old = previous.statements if previous is not None and previous.statements else {}
     for stmt, unit in found.items():
         entry = old.get(unit.key)
@@ -173,14 +203,18 @@ def remember(plan: Reuse, found: List[Finding], previous) -> Dict[bytes, Entry]:
     for stmt, unit in plan.units.items():
         if unit.key in mine:
             findings = tuple(mine[unit.key])
-            fixed = not plan.may_move or any(not _inside(f.message, unit.component) for f in findings)
+            fixed = not plan.may_move or not all(_moves_with(f, unit.component) for f in findings)
             out[unit.key] = Entry(unit.first, findings, plan.layout if fixed else None)
     return out
 
 
-def _inside(message: str, component: Tuple[Tuple[int, int], ...]) -> bool:
-    """Whether every line the message names lies in the component (and so moves with it)."""
-    return all(any(a <= int(m.group(1)) <= b for a, b in component) for m in LINE_REF.finditer(message))
+def _moves_with(f: Finding, component: Tuple[Tuple[int, int], ...]) -> bool:
+    """Whether every line ``f`` names (in its message, its fix's anchor) lies in the component,
+    and so moves with it."""
+    lines = [int(m.group(1)) for m in LINE_REF.finditer(f.message)]
+    if f.plan is not None:
+        lines.append(f.plan.anchor[0])
+    return all(any(a <= line <= b for a, b in component) for line in lines)
 
 
 def moved(f: Finding, d: int) -> Finding:
