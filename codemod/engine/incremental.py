@@ -24,10 +24,11 @@ anywhere, so a round that picked one stores nothing.
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
 import hashlib
 import re
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from codemod.findings import Finding, Span
 
@@ -66,6 +67,11 @@ class Reuse:
     may_move: bool  # whether a message's lines can be told from the file's text
     reused: List[Finding] = dataclasses.field(default_factory=list)
     skip: Set[ast.stmt] = dataclasses.field(default_factory=set)  # the units reused
+
+    def skipped_lines(self) -> FrozenSet[int]:
+        """The lines of the reused units (no other statement has a node on them)."""
+        return frozenset(line for stmt in self.skip
+                         for line in range(self.units[stmt].first, self.units[stmt].end + 1))
 
 
 def context_digest(source, settings) -> bytes:
@@ -220,20 +226,12 @@ def _moves_with(f: Finding, component: Tuple[Tuple[int, int], ...]) -> bool:
 def moved(f: Finding, d: int) -> Finding:
     """A copy of ``f`` as found ``d`` lines lower, without a built fix or edit (those point into
     the text they were built on; a code action builds them again from the plan)."""
-    span, message, plan = f.span, f.message, f.plan
+    out = copy.copy(f)
+    out.fix = out.edit = out.fix_title = None
     if d:
-        span = Span(span.line + d, span.column, span.end_line + d, span.end_column)
-        message = LINE_REF.sub(lambda m: f"line {int(m.group(1)) + d}", message)
-        if plan is not None:
-            plan = dataclasses.replace(plan, anchor=(plan.anchor[0] + d, plan.anchor[1]))
-    return dataclasses.replace(f, span=span, message=message, plan=plan, fix=None, edit=None, fix_title=None)
-
-
-def top_level(source, node: ast.AST) -> ast.AST:
-    """The module-level statement that holds ``node``."""
-    parents, tree = source.parents, source.tree
-    while True:
-        parent = parents.get(node)
-        if parent is None or parent is tree:
-            return node
-        node = parent
+        span = f.span
+        out.span = Span(span.line + d, span.column, span.end_line + d, span.end_column)
+        out.message = LINE_REF.sub(lambda m: f"line {int(m.group(1)) + d}", f.message)
+        if f.plan is not None:
+            out.plan = dataclasses.replace(f.plan, anchor=(f.plan.anchor[0] + d, f.plan.anchor[1]))
+    return out

@@ -107,7 +107,7 @@ def process_source(
     if incremental and not (fix or build_fixes):  # fixes point into one libcst tree
         plan = reuse.reusable(source, settings, previous, may_move=project is None)
         result.reused_units = len(plan.skip)
-    _dispatch(source, running, plan.skip if plan else frozenset())
+    _dispatch(source, running, plan.skipped_lines() if plan else frozenset())
     found = [f for rule in running for f in rule.findings if settings.selects(f.code)]
     if plan and plan.units and not model.picked_fresh_names:  # a fresh name depends on the whole file
         result.statements = reuse.remember(plan, found, previous)
@@ -198,16 +198,14 @@ def add_edits(result: FileResult, data: bytes, findings: list) -> None:
 
 def _dispatch(source, rules, skip=frozenset()) -> None:
     """Hand every candidate node, in source order, to the rules' ``visit_<Type>`` methods,
-    except those in the top-level statements of ``skip``."""
+    except those starting on the lines in ``skip`` (of reused top-level statements)."""
     from codemod.analysis.source import source_order
     from codemod.rules.registry import dispatch_table
 
     table = dispatch_table(rules)
     nodes = [n for t, found in source.candidates.items() if t in table for n in found]
     if skip:
-        from codemod.engine.incremental import top_level
-
-        nodes = [n for n in nodes if top_level(source, n) not in skip]
+        nodes = [n for n in nodes if n.lineno not in skip]
     nodes.sort(key=source_order)
     for node in nodes:
         for method in table[type(node)]:
