@@ -207,3 +207,27 @@ def test_a_file_that_says_line_and_a_number_keeps_moved_messages_unreused():
     again, full = incremental(text, text.replace("NOTE =", "\nNOTE ="))
     assert view(again) == view(full)
     assert again.reused_units == 0  # every unit of the bench module has a message naming a line
+
+
+def test_with_a_project_index_its_answers_are_part_of_the_key_and_nothing_moved_is_reused(tmp_path):
+    """A message may then name a line of another file (a summary's ``(line N)``), which does
+    not move with this one; and what the index answers may change between two edits."""
+    from codemod.engine.project import build_index
+
+    (tmp_path / "lib.py").write_text("import torch\n\n\ndef g(x):\n    return torch.sigmoid(x)\n")
+    main = tmp_path / "main.py"
+    text = "import torch\nfrom lib import g\n\n\ndef f(x):\n    y = torch.tanh(x)\n    y += 1\n    return g(y)\n"
+    main.write_text(text)
+    index = build_index([str(tmp_path / "lib.py"), str(main)])
+    assert index is not None
+    previous = process_source(text.encode(), "main.py", HINTS, incremental=True, project=index, module_name="main")
+    same = process_source(text.encode(), "main.py", HINTS, incremental=True, previous=previous, project=index,
+                          module_name="main")
+    assert same.reused_units == 1
+    after = "# top\n" + text
+    moved = process_source(after.encode(), "main.py", HINTS, incremental=True, previous=previous, project=index,
+                           module_name="main")
+    full = process_source(after.encode(), "main.py", HINTS, project=index, module_name="main")
+    assert moved.reused_units == 0 and view(moved) == view(full)
+    alone = process_source(text.encode(), "main.py", HINTS, incremental=True, previous=previous)
+    assert alone.reused_units == 0  # without the index: other answers, another key

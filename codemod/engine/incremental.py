@@ -172,12 +172,13 @@ def _bound(stmt: ast.stmt) -> Set[str]:
     return out
 
 
-def reusable(source, settings, previous, may_move: bool = True) -> Reuse:
+def reusable(source, settings, previous, index: Optional[str] = None) -> Reuse:
     """This file's units, and the findings ``previous`` (this file's result before an edit) had
-    for those whose key it knows, moved to where they are now. ``may_move``: False where a
-    message may name a line of another file (a project index): reuse only what did not move."""
-    found, layout = units(source, settings)
-    plan = Reuse(found, layout, may_move and not _QUOTABLE.search(source.text))
+    for those whose key it knows, moved to where they are now. ``index``: what a project index
+    answers this file (its digest); a message may then name a line of another file, so only
+    what did not move is reused."""
+    found, layout = units(source, (settings, index))
+    plan = Reuse(found, layout, index is None and not _QUOTABLE.search(source.text))
     old = previous.statements if previous is not None and previous.statements else {}
     for stmt, unit in found.items():
         entry = old.get(unit.key)

@@ -105,7 +105,8 @@ def process_source(
     running = [cls(model) for cls in selected]
     plan = None
     if incremental and not (fix or build_fixes):  # fixes point into one libcst tree
-        plan = reuse.reusable(source, settings, previous, may_move=project is None)
+        plan = reuse.reusable(source, settings, previous,
+                              index=project.digest_for(module_name) if project is not None else None)
         result.reused_units = len(plan.skip)
     _dispatch(source, running, plan.skipped_lines() if plan else frozenset())
     found = [f for rule in running for f in rule.findings if settings.selects(f.code)]
