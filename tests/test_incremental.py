@@ -231,3 +231,30 @@ def test_with_a_project_index_its_answers_are_part_of_the_key_and_nothing_moved_
     assert moved.reused_units == 0 and view(moved) == view(full)
     alone = process_source(text.encode(), "main.py", HINTS, incremental=True, previous=previous)
     assert alone.reused_units == 0  # without the index: other answers, another key
+
+
+def test_a_requires_grad_turned_off_in_another_function_is_read_again():
+    """``self.w.requires_grad_(False)`` anywhere in the module makes every update of a
+    ``self.w`` one that may not require grad (``analysis.leaves``): no name joins the two."""
+    before = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class A(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = nn.Parameter(torch.ones(3))
+
+            def freeze(self):
+                self.w.requires_grad_(False)
+
+
+        def bump(self):
+            self.w += 1
+        """)
+    after = before.replace("        self.w.requires_grad_(False)\n", "        pass\n")
+    for a, b in ((before, after), (after, before)):
+        again, full = incremental(a, b)
+        assert view(again) == view(full)
+    assert any(f.reason == "leaf-update" for f in full.findings)

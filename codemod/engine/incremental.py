@@ -3,7 +3,8 @@ one file, as an editor sends edit after edit — also when the edit moved them.
 
 The analysis of a function or class (a *unit*) reads its own text and, of the rest of the
 module, the context: the module-level statements that are not functions or classes (imports,
-assignments, ``if``/``try`` blocks), in order with the names of the others. It also reads the
+assignments, ``if``/``try`` blocks), in order with the names of the others, and the keys whose
+requires_grad the module turns off anywhere (``analysis.leaves``). It also reads the
 units it is connected to: the ones it names, those naming it (grad mode across calls, mutation
 contracts, summaries of the classes it builds), and so on — taken here as the units joined by a
 word (a name in the text, comments and strings included: more is only less reuse) that is the
@@ -172,12 +173,15 @@ def _bound(stmt: ast.stmt) -> Set[str]:
     return out
 
 
-def reusable(source, settings, previous, index: Optional[str] = None) -> Reuse:
+def reusable(source, settings, previous, model, index: Optional[str] = None) -> Reuse:
     """This file's units, and the findings ``previous`` (this file's result before an edit) had
-    for those whose key it knows, moved to where they are now. ``index``: what a project index
+    for those whose key it knows, moved to where they are now. ``model``: the file's
+    ``SemanticModel``, for the facts it gathers over the whole module by something other than a
+    name (the keys whose requires_grad some code turns off). ``index``: what a project index
     answers this file (its digest); a message may then name a line of another file, so only
     what did not move is reused."""
-    found, layout = units(source, (settings, index))
+    frozen = sorted(model.leaves.frozen()) if "requires_grad" in source.text else ()
+    found, layout = units(source, (settings, index, frozen))
     plan = Reuse(found, layout, index is None and not _QUOTABLE.search(source.text))
     old = previous.statements if previous is not None and previous.statements else {}
     for stmt, unit in found.items():

@@ -105,7 +105,7 @@ def process_source(
     running = [cls(model) for cls in selected]
     plan = None
     if incremental and not (fix or build_fixes):  # fixes point into one libcst tree
-        plan = reuse.reusable(source, settings, previous,
+        plan = reuse.reusable(source, settings, previous, model,
                               index=project.digest_for(module_name) if project is not None else None)
         result.reused_units = len(plan.skip)
     _dispatch(source, running, plan.skipped_lines() if plan else frozenset())
