@@ -258,3 +258,25 @@ def test_a_requires_grad_turned_off_in_another_function_is_read_again():
         again, full = incremental(a, b)
         assert view(again) == view(full)
     assert any(f.reason == "leaf-update" for f in full.findings)
+
+
+def test_names_are_compared_as_python_reads_them():
+    """``ｇ`` (fullwidth) is ``g`` to Python (NFKC): a unit calling it is joined to ``g``."""
+    before = textwrap.dedent("""\
+        import torch
+
+
+        def g(x):
+            x += 1
+            return x
+
+
+        def f(x):
+            y = torch.sigmoid(x)
+            return ｇ(y)
+        """)
+    after = before.replace("torch.sigmoid(x)", "x + 0")
+    for a, b in ((before, after), (after, before)):
+        again, full = incremental(a, b)
+        assert view(again) == view(full)
+    assert any(f.code == "IPF101" for f in full.findings)

@@ -29,6 +29,7 @@ import copy
 import dataclasses
 import hashlib
 import re
+import unicodedata
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from codemod.findings import Finding, Span
@@ -120,13 +121,15 @@ def _components(body: Sequence[ast.stmt], texts: List[bytes]) -> List[int]:
     """Statement index -> the index of its component's representative (union-find), statements
     joined by a word of one that names another unit or a ``global``."""
     words = [set(_WORD.findall(t.decode("utf-8", "surrogatepass"))) for t in texts]
+    if not all(t.isascii() for t in texts):  # Python reads identifiers NFKC-normalised
+        words = [{unicodedata.normalize("NFKC", w) for w in found} for found in words]
     owners: Dict[str, List[int]] = {}
     for i, stmt in enumerate(body):
         if isinstance(stmt, _DEFS):
             owners.setdefault(stmt.name, []).append(i)
         for match in _GLOBAL.finditer(texts[i].decode("utf-8", "surrogatepass")):
             for name in re.split(r"[\s,]+", match.group(1).strip()):
-                owners.setdefault(name, []).append(i)
+                owners.setdefault(unicodedata.normalize("NFKC", name), []).append(i)
     # A module-level binding made from a unit (``block = Block()``, ``b = block``) joins the
     # units that name it: a call ``block(x)`` runs ``Block.forward``. Others (``log = ...``)
     # hold nothing of a unit: joining their users would only cost reuse.
@@ -180,7 +183,8 @@ def reusable(source, settings, previous, model, index: Optional[str] = None) -> 
     name (the keys whose requires_grad some code turns off). ``index``: what a project index
     answers this file (its digest); a message may then name a line of another file, so only
     what did not move is reused."""
-    frozen = sorted(model.leaves.frozen()) if "requires_grad" in source.text else ()
+    text = source.text
+    frozen = sorted(model.leaves.frozen()) if "requires_grad" in text or not text.isascii() else ()
     found, layout = units(source, (settings, index, frozen))
     plan = Reuse(found, layout, index is None and not _QUOTABLE.search(source.text))
     old = previous.statements if previous is not None and previous.statements else {}
