@@ -280,3 +280,28 @@ def test_names_are_compared_as_python_reads_them():
         again, full = incremental(a, b)
         assert view(again) == view(full)
     assert any(f.code == "IPF101" for f in full.findings)
+
+
+def test_a_quick_fix_built_before_an_edit_is_built_again_after_it():
+    """A fix that adds ``import torch`` edits the text from the import to the write, another
+    function's included: an edit kept from before would undo that function's change."""
+    before = textwrap.dedent("""\
+        from torch import nn
+
+
+        def f(x):
+            return x
+
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = nn.Parameter(nn.init.zeros_(nn.Linear(2, 2).weight))
+
+            def reset(self):
+                self.w += 1
+        """)
+    again, full = incremental(before, before.replace("return x\n", "return x + 1\n"))
+    assert again.reused_units == 1  # M is reused, f analysed again
+    assert view(again) == view(full)
+    assert any(f.edit is not None and "return x + 1" in f.edit.content for f in again.findings)
