@@ -30,6 +30,7 @@ import dataclasses
 import hashlib
 import re
 import unicodedata
+from collections import Counter
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from codemod.findings import Finding, Span
@@ -188,8 +189,9 @@ def reusable(source, settings, previous, model, index: Optional[str] = None) -> 
     found, layout = units(source, (settings, index, frozen))
     plan = Reuse(found, layout, index is None and not _QUOTABLE.search(source.text))
     old = previous.statements if previous is not None and previous.statements else {}
+    counts = Counter(unit.key for unit in found.values())
     for stmt, unit in found.items():
-        entry = old.get(unit.key)
+        entry = old.get(unit.key) if counts[unit.key] == 1 else None
         if entry is None or (entry.layout is not None and entry.layout != layout):
             continue
         plan.reused += [moved(f, unit.first - entry.first) for f in entry.findings]
@@ -215,8 +217,9 @@ def remember(plan: Reuse, found: List[Finding], previous) -> Dict[bytes, Entry]:
         unit = by_line.get(f.span.line)
         if unit is not None:
             mine[unit.key].append(moved(f, 0))
+    counts = Counter(unit.key for unit in plan.units.values())
     for stmt, unit in plan.units.items():
-        if unit.key in mine:
+        if unit.key in mine and counts[unit.key] == 1:  # (two units of one key: kept by neither)
             findings = tuple(mine[unit.key])
             fixed = not plan.may_move or not all(_moves_with(f, unit.component) for f in findings)
             out[unit.key] = Entry(unit.first, findings, plan.layout if fixed else None)
