@@ -305,3 +305,36 @@ def test_a_quick_fix_built_before_an_edit_is_built_again_after_it():
     assert again.reused_units == 1  # M is reused, f analysed again
     assert view(again) == view(full)
     assert any(f.edit is not None and "return x + 1" in f.edit.content for f in again.findings)
+
+
+def test_a_name_in_a_docstring_joins_nothing():
+    """``See :class:`Gate```: people read docstrings, the analysis does not; two classes
+    that only mention each other there are reused one by one."""
+    text = textwrap.dedent('''\
+        """Blocks: `Gate` and `Mix`."""
+        import torch
+        import torch.nn as nn
+
+
+        class Gate(nn.Module):
+            """Like :class:`Mix`, with a sigmoid."""
+
+            def forward(self, x):
+                """Unlike Mix.forward."""
+                g = torch.sigmoid(x)
+                g *= 2
+                return g
+
+
+        class Mix(nn.Module):
+            """See :class:`Gate`."""
+
+            def forward(self, x):
+                m = torch.tanh(x)
+                m += 1
+                return m
+        ''')
+    again, full = incremental(text, text.replace("m += 1", "m += 2"))
+    assert view(again) == view(full) and again.reused_units == 1
+    again, full = incremental(text, text.replace('"""See :class:`Gate`."""', "kind = Gate"))
+    assert view(again) == view(full) and again.reused_units == 0  # a real reference joins them

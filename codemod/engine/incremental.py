@@ -7,8 +7,9 @@ assignments, ``if``/``try`` blocks), in order with the names of the others, and 
 requires_grad the module turns off anywhere (``analysis.leaves``). It also reads the
 units it is connected to: the ones it names, those naming it (grad mode across calls, mutation
 contracts, summaries of the classes it builds), and so on — taken here as the units joined by a
-word (a name in the text, comments and strings included: more is only less reuse) that is the
-name of a unit or of a ``global``, directly or through module-level statements.
+word (a name in the text, comments and strings included: more is only less reuse; docstrings
+left out) that is the name of a unit or of a ``global``, directly or through module-level
+statements (and a module-level name bound from a unit joins the units naming it).
 
 So a unit's key is: the settings, the context, and the text of every statement of its
 *component* (the statements connected to it, itself included) with their lines counted from the
@@ -36,6 +37,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 from codemod.findings import Finding, Span
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")  # where statements hold statements
 _WORD = re.compile(r"\w+")
 _GLOBAL = re.compile(r"^[ \t]*global[ \t]+([\w \t,]+)", re.M)
 LINE_REF = re.compile(r"\bline (\d+)\b")  # how messages name a line: "at line 8", "(line 8)"
@@ -96,7 +98,8 @@ def units(source, settings) -> Tuple[Dict[ast.stmt, Unit], bytes]:
         spans.append((first, stmt.end_lineno or stmt.lineno))
         texts.append(b"".join(lines[first - 1:spans[-1][1]]))
     layout = hashlib.sha256(repr(spans).encode()).digest()
-    roots = _components(body, texts)
+    masked = _without_docstrings(source)
+    roots = _components(body, [b"".join(masked[a - 1:b]) for a, b in spans])
     members: Dict[int, List[int]] = {}
     for i in range(len(body)):
         members.setdefault(roots[i], []).append(i)
@@ -116,6 +119,43 @@ def units(source, settings) -> Tuple[Dict[ast.stmt, Unit], bytes]:
                 key = hashlib.sha256(common + str(place).encode()).digest()
                 out[body[i]] = Unit(spans[i][0], spans[i][1], key, component)
     return out, layout
+
+
+def _without_docstrings(source) -> List[bytes]:
+    """The file's lines with every docstring and the strings of ``__all__`` blanked out:
+    ``See :class:`ReLU```, in ``Tanh``'s, joins nothing (nothing reads a docstring but people)."""
+    lines = list(source.lines)
+    for stmt in source.tree.body:  # `__all__ = ["ReLU", ...]`: names for `import *`, no use
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else \
+            getattr(stmt, "target", None) if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else None
+        value = getattr(stmt, "value", None)
+        if isinstance(target, ast.Name) and target.id == "__all__" and isinstance(value, (ast.List, ast.Tuple)) \
+                and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts):
+            _blank(lines, value)
+    todo: List[ast.AST] = [source.tree]
+    while todo:
+        node = todo.pop()
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.Module, *_DEFS)) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            _blank(lines, body[0])
+        for field in _BLOCKS:
+            todo.extend(child for child in getattr(node, field, None) or ()
+                        if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)))
+    return lines
+
+
+def _blank(lines: List[bytes], node: ast.expr) -> None:
+    """Spaces over ``node``'s text in ``lines`` (UTF-8 byte columns, as ``ast`` counts)."""
+    first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+    start, end = node.col_offset, node.end_col_offset or 0
+    if first == last:
+        lines[first] = lines[first][:start] + b" " * (end - start) + lines[first][end:]
+        return
+    lines[first] = lines[first][:start] + b" " * (len(lines[first]) - start)
+    for i in range(first + 1, last):
+        lines[i] = b" " * len(lines[i])
+    lines[last] = b" " * end + lines[last][end:]
 
 
 def _components(body: Sequence[ast.stmt], texts: List[bytes]) -> List[int]:
