@@ -26,7 +26,6 @@ anywhere, so a round that picked one stores nothing.
 from __future__ import annotations
 
 import ast
-import copy
 import dataclasses
 import hashlib
 import re
@@ -38,6 +37,8 @@ from codemod.findings import Finding, Span
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")  # where statements hold statements
+_HOLDERS = (*_DEFS, ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
+            *((ast.TryStar,) if hasattr(ast, "TryStar") else ()), ast.Match, ast.ExceptHandler, ast.match_case)
 _WORD = re.compile(r"\w+")
 _GLOBAL = re.compile(r"^[ \t]*global[ \t]+([\w \t,]+)", re.M)
 LINE_REF = re.compile(r"\bline (\d+)\b")  # how messages name a line: "at line 8", "(line 8)"
@@ -140,8 +141,7 @@ def _without_docstrings(source) -> List[bytes]:
                 and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
             _blank(lines, body[0])
         for field in _BLOCKS:
-            todo.extend(child for child in getattr(node, field, None) or ()
-                        if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)))
+            todo.extend(child for child in getattr(node, field, None) or () if isinstance(child, _HOLDERS))
     return lines
 
 
@@ -278,7 +278,8 @@ def _moves_with(f: Finding, component: Tuple[Tuple[int, int], ...]) -> bool:
 def moved(f: Finding, d: int) -> Finding:
     """A copy of ``f`` as found ``d`` lines lower, without a built fix or edit (those point into
     the text they were built on; a code action builds them again from the plan)."""
-    out = copy.copy(f)
+    out = object.__new__(Finding)  # a shallow copy (copy.copy is several times slower)
+    out.__dict__.update(f.__dict__)
     out.fix = out.edit = out.fix_title = None
     if d:
         span = f.span
