@@ -8,7 +8,7 @@ requires_grad the module turns off anywhere (``analysis.leaves``). It also reads
 units it is connected to: the ones it names, those naming it (grad mode across calls, mutation
 contracts, summaries of the classes it builds), and so on — taken here as the units joined by a
 word (a name in the text, comments and strings included: more is only less reuse; docstrings
-left out) that is the name of a unit or of a ``global``, directly or through module-level
+and ``__all__``'s names left out) that is the name of a unit or of a ``global``, directly or through module-level
 statements (and a module-level name bound from a unit joins the units naming it).
 
 So a unit's key is: the settings, the context, and the text of every statement of its
