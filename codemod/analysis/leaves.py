@@ -54,7 +54,9 @@ class Leaves:
         ``w.requires_grad = False``): such a tensor may not require grad when it is updated."""
         if self._frozen is None:
             found: Set[str] = set()
-            for node in self.tree.walk(self.tree.module):
+            text = self.tree.source.text  # a screen (identifiers are NFKC-normalised: ASCII only)
+            nodes = self.tree.walk(self.tree.module) if "requires_grad" in text or not text.isascii() else ()
+            for node in nodes:
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                         and node.func.attr == "requires_grad_" and node.args and is_const(node.args[0], False):
                     key = target_key(node.func.value)

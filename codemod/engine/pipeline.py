@@ -38,6 +38,7 @@ class FileResult:
     wrapper: Optional[object] = None  # libcst's tree (a MetadataWrapper), when fixes were built
     source: Optional[object] = None  # the analysed ast (a ``source.Source``)
     statements: Optional[dict] = None  # findings by top-level function/class, for the next edit
+    reused_units: int = 0  # how many top-level functions/classes kept the findings of the edit before
     cell_diffs: list = dataclasses.field(default_factory=list)  # notebooks: (cell, before, after)
     skipped_parts: list = dataclasses.field(default_factory=list)  # FileErrors of cells left alone
     notices: list = dataclasses.field(default_factory=list)  # not errors: e.g. a notebook of another language
@@ -102,14 +103,16 @@ def process_source(
     model = SemanticModel(source, assume_same_dtype=settings.assume_same_dtype,
                           project=project, module_name=module_name)
     running = [cls(model) for cls in selected]
-    keys, reused, skip = {}, [], set()
+    plan = None
     if incremental and not (fix or build_fixes):  # fixes point into one libcst tree
-        keys, reused, skip = reuse.reusable(source, settings, previous)
-    _dispatch(source, running, skip)
+        plan = reuse.reusable(source, settings, previous, model,
+                              index=project.digest_for(module_name) if project is not None else None)
+        result.reused_units = len(plan.skip)
+    _dispatch(source, running, plan.skipped_lines() if plan else frozenset())
     found = [f for rule in running for f in rule.findings if settings.selects(f.code)]
-    if keys and not model.picked_fresh_names:  # a fresh name depends on the whole file
-        result.statements = reuse.remember(keys, found, previous)
-    found += reused
+    if plan and plan.units and not model.picked_fresh_names:  # a fresh name depends on the whole file
+        result.statements = reuse.remember(plan, found, previous)
+    found += plan.reused if plan else []
     table = suppressions(source.text) if found else {}
     result.findings.extend(f for f in found if not is_suppressed(table, f.code, f.span.line, f.span.end_line))
     result.findings.sort(key=lambda f: (f.span.line, f.span.column, f.code))
@@ -196,16 +199,14 @@ def add_edits(result: FileResult, data: bytes, findings: list) -> None:
 
 def _dispatch(source, rules, skip=frozenset()) -> None:
     """Hand every candidate node, in source order, to the rules' ``visit_<Type>`` methods,
-    except those in the top-level statements of ``skip``."""
+    except those starting on the lines in ``skip`` (of reused top-level statements)."""
     from codemod.analysis.source import source_order
     from codemod.rules.registry import dispatch_table
 
     table = dispatch_table(rules)
     nodes = [n for t, found in source.candidates.items() if t in table for n in found]
     if skip:
-        from codemod.engine.incremental import top_level
-
-        nodes = [n for n in nodes if top_level(source, n) not in skip]
+        nodes = [n for n in nodes if n.lineno not in skip]
     nodes.sort(key=source_order)
     for node in nodes:
         for method in table[type(node)]:

@@ -217,7 +217,7 @@ class InplacefixServer(LanguageServer):
             if cached and cached[0] == digest:
                 return cached[1]
             # Edits are made later, only for the findings a code action asks about; functions and
-            # classes the edit left alone keep their findings (codemod.incremental).
+            # classes the edit left alone keep their findings, moved with them (engine.incremental).
             result = process_source(text.encode("utf-8", "surrogatepass"), path, self.settings_for(path),
                                     incremental=True, previous=cached[1] if cached else None)
             self._cache[uri] = (digest, result)
