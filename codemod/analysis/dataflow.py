@@ -76,6 +76,9 @@ class Dataflow:
         later = [b for b in bindings if b.start >= end and any(b.end <= le for _, le in loops)]
         if loops:
             later += inside  # the statement's own binding reaches its next iteration
+        loop = self._loop_binding(bindings, key, stmt)
+        if loop is not None:  # `for y in ys: ... y ...`: this turn's binding, then the body's own
+            before = [loop] + [b for b in before if b.start > loop.start]
         if before:
             use_blocks = self.tree.blocks_around(stmt)
             for i in range(len(before) - 1, -1, -1):
@@ -84,6 +87,19 @@ class Dataflow:
                     before = before[i:]
                     break
         return before + later
+
+    def _loop_binding(self, bindings: List[Binding], key: str, stmt: Located) -> Optional[Binding]:
+        """The binding of ``key`` by the innermost ``for`` loop whose body holds ``stmt``: it
+        spans the whole loop, so no position test finds it before a statement of the body."""
+        node: ast.AST = stmt
+        for up in self.tree.ancestors(stmt):
+            if isinstance(up, OWNERS):
+                return None
+            if isinstance(up, (ast.For, ast.AsyncFor)) and (node in up.body) \
+                    and key in {target_key(n) for n in ast.walk(up.target)}:
+                return next((b for b in bindings if b.stmt is up), None)
+            node = up
+        return None
 
     def shared_name(self, target: ast.AST) -> bool:
         """A name declared ``global``/``nonlocal`` here: others may hold its tensor."""

@@ -18,7 +18,7 @@ from codemod.analysis.classes import Classes
 from codemod.analysis.dataflow import Dataflow
 from codemod.analysis.kinds import TENSORISH, Kind, join
 from codemod.analysis.names import Names
-from codemod.analysis.syntax import FUNCTIONS, OWNERS, Located, call_args, is_const, target_key
+from codemod.analysis.syntax import FUNCTIONS, Located, call_args, is_const, target_key
 from codemod.analysis.tree import Tree
 
 if TYPE_CHECKING:
@@ -146,7 +146,8 @@ class TensorKinds:
             return self._call_kind(expr)
         if isinstance(expr, ast.Subscript):
             if isinstance(expr.value, ast.Attribute) and expr.value.attr == "shape":
-                return Kind.OTHER  # x.shape[0], x.shape[1:]: sizes
+                # x.shape[0]: a size (an int); x.shape[1:]: sizes (a torch.Size)
+                return Kind.OTHER if isinstance(expr.slice, ast.Slice) else Kind.SCALAR
             base = self.kind(expr.value)
             return Kind.TENSOR if base in TENSORISH else (Kind.PENDING if base is Kind.PENDING else Kind.UNKNOWN)
         if isinstance(expr, ast.BinOp):
@@ -200,6 +201,9 @@ class TensorKinds:
                 short = qname[len("builtins."):]
                 if short in _SCALAR_BUILTINS:
                     return Kind.SCALAR
+                if short in ("min", "max") and call.args and not call.keywords \
+                        and not any(isinstance(a, ast.Starred) for a in call.args):
+                    return join(self.kind(a) for a in call.args)  # one of its arguments
                 if short in _OTHER_BUILTINS or short.split(".")[0] in _BUILTIN_TYPES:
                     return Kind.OTHER
             if qname.startswith(_NON_TENSOR_PREFIXES):
@@ -284,21 +288,7 @@ class TensorKinds:
         if not bindings:
             return Kind.UNKNOWN
         reaching = self.dataflow.reaching(flow, key, at) if at is not None else bindings
-        if not reaching and at is not None:
-            reaching = self._loop_binding(name, bindings)  # `for y in range(n): ... y ...`
         return join(self._binding_kind(b) for b in reaching) if reaching else Kind.UNKNOWN
-
-    def _loop_binding(self, name: ast.Name, bindings: List[Binding]) -> List[Binding]:
-        """Inside a ``for`` loop whose target binds the name (and nothing in its body rebinds
-        it): the loop's own binding, which spans the whole loop and so reaches no use in it."""
-        for up in self.tree.ancestors(name):
-            if isinstance(up, OWNERS):
-                break
-            if isinstance(up, (ast.For, ast.AsyncFor)) and name.id in {n.id for n in ast.walk(up.target) if isinstance(n, ast.Name)}:
-                own = [b for b in bindings if b.stmt is up or b.form == "for" and b.value is up.iter]
-                inside = [b for b in bindings if b not in own and up.lineno <= b.start[0] <= (up.end_lineno or 0)]
-                return own if own and not inside else []
-        return []
 
     def _binding_kind(self, b: Binding) -> Kind:
         form, value = b.form, b.value
