@@ -759,3 +759,47 @@ def test_an_orthogonal_init_on_a_fresh_random_matrix_saves_nothing():
             tensor.view_as(q).copy_(q)
         return tensor
     """) == []
+
+
+CONTRACT = """
+import torch
+import torch.nn as nn
+
+
+class Cache(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rate = nn.Parameter(torch.full((4,), 0.9))
+
+    def step(self, state, update):
+        decayed = state * self.rate
+        state.mul_(0.0)
+        return decayed + update
+
+
+def example():
+    cache = Cache()
+    state = torch.randn(2, 4)
+    cache.step(state, torch.randn(2, 4)).sum().backward()
+"""
+
+
+def test_a_mutation_contract_that_breaks_backward_is_still_a_proven_hazard(tmp_path):
+    """``step`` returns something else than the state it mutates (a mutation contract: never
+    rewritten), yet ``*`` saved the state for the parameter's gradient: torch raises, and the
+    default report shows it, with no fix."""
+    path = tmp_path / "cache.py"
+    path.write_text(CONTRACT)
+    scope: dict = {}
+    exec(compile(CONTRACT, str(path), "exec"), scope)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        scope["example"]()
+    [finding] = process_source(CONTRACT.encode(), str(path), Settings()).findings
+    assert (finding.code, finding.status, finding.reason) == ("IPF103", Status.MANUAL, "mutation-as-output")
+    assert "for the gradient of `self.rate`" in finding.message
+
+
+def test_a_mutation_contract_with_only_a_possible_hazard_stays_skipped():
+    source = "import torch\n\n\ndef f(x, w):\n    y = x * w\n    x.add_(1)\n    return y\n"
+    findings = process_source(source.encode(), "f.py", Settings(select=("ALL",))).findings
+    assert [(f.code, f.status) for f in findings] == [("IPF003", Status.SKIPPED)]

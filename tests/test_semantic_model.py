@@ -45,10 +45,11 @@ KINDS = [
     ("tensor or number by branch", "x = torch.ones(2)\nif c:\n    x = 1\nask(x)", Kind.UNKNOWN),
     ("a parameter named torch is not torch", "def f(torch):\n    ask(torch.zeros(2))", Kind.UNKNOWN),
     ("function-local import", "def f():\n    import torch as T\n    ask(T.ones(1))", Kind.TENSOR),
-    pytest.param("range loop variable", "for i in range(3):\n    ask(i)", Kind.SCALAR, marks=pytest.mark.xfail(
-        strict=True, reason="known gap: a loop target is bound over the whole loop, so no binding "
-        "reaches its own body (UNKNOWN); kept as is by the refactor, to be fixed with the fix-safety work")),
-    ("sizes", "x = torch.ones(2)\nask(x.shape[0])", Kind.OTHER),
+    ("range loop variable", "for i in range(3):\n    ask(i)", Kind.SCALAR),
+    ("loop variable rebound in the body", "for i in range(3):\n    i = torch.ones(2)\n    ask(i)", Kind.TENSOR),
+    ("size", "x = torch.ones(2)\nask(x.shape[0])", Kind.SCALAR),
+    ("sizes", "x = torch.ones(2)\nask(x.shape[1:])", Kind.OTHER),
+    ("min of sizes", "x = torch.ones(2)\nask(min(x.shape[0], 3))", Kind.SCALAR),
     ("tensor method", "x = torch.ones(2)\nask(x.exp().sum())", Kind.TENSOR),
     ("item() is a number", "x = torch.ones(2)\nask(x.sum().item())", Kind.SCALAR),
     ("forward argument used by torch", textwrap.dedent("""\
