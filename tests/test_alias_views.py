@@ -82,3 +82,50 @@ def test_fresh_results_keep_the_safe_rewrite(bind):
     result = process_source(source.encode(), "m.py", Settings(select=("ALL",)))
     [finding] = [f for f in result.findings if f.code == "IPF003"]
     assert finding.status.value == "safe"
+
+
+CACHE = """
+import torch
+
+
+class Cache:
+    def __init__(self):
+        self.keys = torch.zeros(3, 2)
+        self.length = torch.tensor(0)
+
+    def update(self, k, pos):
+        self.keys.index_copy_(0, pos, k)
+        self.length.add_(1)
+        return self.keys
+
+    def seen(self):
+        return self.length
+
+
+def f():
+    cache = Cache()
+    keys = cache.update(torch.ones(1, 2), torch.tensor([0]))
+    length = cache.seen()
+    cache.update(torch.full((1, 2), 2.0), torch.tensor([1]))
+    return keys.clone(), length.clone()
+"""
+
+
+def test_an_attribute_handed_out_keeps_its_object(tmp_path):
+    """A cache updates its tensors in place on purpose: methods hand them out (``return
+    self.keys``), and holders see later updates. Rebinding (``self.length = self.length.add(1)``)
+    would leave them with the old tensor: unsafe (``held-elsewhere``), never a safe fix."""
+    result = process_source(CACHE.encode(), "cache.py", Settings(select=("ALL",)), fix=True)
+    found = {(f.span.line, f.status.value, f.reason) for f in result.findings}
+    assert found == {(11, "unsafe", "held-elsewhere"), (12, "unsafe", "held-elsewhere")}, found
+    assert not result.changed, "the safe tier leaves the cache alone"
+    unsafe = process_source(CACHE.encode(), "cache.py", Settings(select=("ALL",), unsafe_fixes=True), fix=True)
+    assert unsafe.changed
+    (keys, length), (keys2, length2) = run_f(CACHE), run_f(unsafe.fixed)
+    assert not (torch.equal(keys, keys2) and torch.equal(length, length2)), "the rewrite changes what holders see"
+
+
+def run_f(source: str):
+    scope: dict = {}
+    exec(compile(source, "cache.py", "exec"), scope)
+    return scope["f"]()

@@ -50,6 +50,46 @@ class Holders:
             return "dead-store", holder
         return None if holder == "the caller" else ("held-elsewhere", holder)
 
+    def attribute_handed_out(self, target: ast.Attribute) -> Optional[str]:
+        """Where a class of the module hands the tensor of ``self.x`` to another holder (any class:
+        subclasses share the attribute), in words: a method
+        returns or yields it (``return self.keys, self.values``), a call is given it
+        (``torch._dynamo.mark_static_address(self.cumulative_length)``, ``register_buffer``,
+        an append), or another name, attribute or container is bound to it. Such a holder keeps
+        the old tensor after ``self.x = self.x.add(n)``: caches keep a static address on purpose.
+        None where the class only reads it in place."""
+        if not (isinstance(target.value, ast.Name) and target.value.id == "self"):
+            return None
+        if self.tree.enclosing_class(target) is None:
+            return None
+        module = next(a for a in self.tree.ancestors(target) if isinstance(a, ast.Module))
+        attr = target.attr
+        owner = self.tree.owner(target)
+        write_start, write_end = self.tree.range(self.tree.statement_of(target))
+        # `self.slots = f(x)` earlier in the same call: the tensor written is this call's own, and
+        # handing it out after the write hands out the new one.
+        fresh = any(b.form == "assign" and b.end <= write_start
+                    for b in self.binder.flow(owner).bindings.get(f"self.{attr}", []))
+        for node in ast.walk(module):  # this class's and its relatives' methods: subclasses share attributes
+            if not (isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.value, ast.Name)
+                    and node.value.id == "self" and isinstance(node.ctx, ast.Load)):
+                continue
+            if fresh and self.tree.owner(node) is owner and (node.lineno, node.col_offset) >= write_end:
+                continue
+            parent = self.tree.parent(node)
+            while isinstance(parent, (ast.Tuple, ast.List, ast.Starred, ast.Dict)):
+                parent = self.tree.parent(parent)  # `return self.keys, self.values`
+            if isinstance(parent, (ast.Return, ast.Yield, ast.YieldFrom)):
+                return f"line {node.lineno} returns it"
+            if isinstance(parent, ast.Call) and node is not parent.func and (
+                    node in parent.args or any(k.value is node for k in parent.keywords)
+                    or any(isinstance(a, ast.Starred) and a.value is node for a in parent.args)):
+                if not _copies_its_argument(parent):
+                    return f"line {node.lineno} hands it to `{self.tree.code(parent.func).strip()}`"
+            if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node:
+                return f"line {node.lineno} binds another name to it"
+        return None
+
     def read_after(self, flow: Flow, key: str, stmt: Located) -> bool:
         """Whether a load of ``key`` may see a binding made at ``stmt`` (:func:`read_after`)."""
         return read_after(self.tree, flow, key, stmt)
@@ -155,3 +195,20 @@ def read_after(tree: Tree, flow: Flow, key: str, stmt: Located, loop_heads: bool
             if pos >= end or any(ls <= pos <= le for ls, le in loops) or tree.owner(node) is not flow.owner:
                 return True
     return False
+
+
+def _copies_its_argument(call: ast.Call) -> bool:
+    """Calls that read a tensor without keeping it: a torch op or method on it (``torch.cat``,
+    ``x.index_copy_(0, i, self.v)``, ``self.fc(self.h)``) computes from it and returns something
+    else. Only a few callees are known to keep what they are given; any other callee does not
+    count as keeping it unless it is one of those, or a plain function or method that is not
+    torch's (``mark_static_address``, ``register_buffer``, ``append``, ``setattr``)."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name not in _KEEPERS
+
+
+# Callees known to keep a reference to the tensor they are given (not exhaustive: a cache
+# marked static, a buffer registered, a container grown, an attribute set).
+_KEEPERS = {"mark_static_address", "register_buffer", "register_parameter", "append", "extend", "insert",
+            "add", "setdefault", "update", "setattr", "put", "appendleft", "Parameter", "mark_dynamic"}

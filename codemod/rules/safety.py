@@ -105,6 +105,8 @@ def assess(
             return Verdict(Status.MANUAL if reason == "dead-store" else Status.UNSAFE, reason)
     if kind is Kind.UNKNOWN and require_known:
         return Verdict(Status.MANUAL, "unknown-type")
+    if isinstance(target, ast.Attribute) and model.holders.attribute_handed_out(target):
+        return Verdict(Status.UNSAFE, "held-elsewhere")  # `return self.keys`: the caller keeps the old tensor
     if alias.reason:
         return Verdict(Status.UNSAFE, alias.reason, alias.also_rebind)
     if returned is not None:
