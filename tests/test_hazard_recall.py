@@ -6,9 +6,9 @@ torch, and the default report (hazards only) should flag their ``# line:`` (the 
 or the constructor of the in-place module; several lines separated by commas, any of them
 counts). ``# expect: working`` ones run, and nothing in them should be flagged.
 
-Two tests score the report: the goal (every broken one flagged, no working one flagged), an
-xfail until the hazard analysis gets there, and a floor pinned at today's counts, so that recall
-can only go up and false positives only down. Raise the floor when the analysis improves.
+Two tests score the report: the goal (every broken one flagged, no working one flagged), met
+since stop 20, and a floor pinned at today's counts, so that recall can only go up and false
+positives only down. Raise the floor when the analysis improves.
 ``pytest -s`` prints the table.
 """
 
@@ -42,8 +42,8 @@ INPLACE_ERROR = re.compile(
 
 # Today's figures (measured on this commit; see the table with `pytest -s`). Raise the floor and
 # lower the ceiling as the analysis improves; never the other way.
-FLOOR_FLAGGED = 35  # broken fixtures flagged on their line by the default report (of 36; 34 of 35 before the parameter-operand case; 29 after the two tiers, 31 before them, 6 of those possible)
-FLOOR_PROVEN = 35  # of those, flagged by a message naming the saving op (34 before the parameter-operand case; 29 after the two tiers, 25 before; 15 of 33 before summaries)
+FLOOR_FLAGGED = 36  # broken fixtures flagged on their line by the default report (of 36; 35 before parameters looked up in `dict(m.named_parameters())`; 34 of 35 before the parameter-operand case; 29 after the two tiers, 31 before them, 6 of those possible)
+FLOOR_PROVEN = 36  # of those, flagged by a message naming the saving op (35 before `named_parameters`, 34 before the parameter-operand case; 29 after the two tiers, 25 before; 15 of 33 before summaries)
 CEILING_FALSE_POSITIVES = 0  # working fixtures with any hazard (of 31; 6 of 26 before the two tiers, 10 before grad mode across calls)
 
 # Messages that name no saving op: possible hazards (IPF2xx, off by default) say these; a proven
@@ -166,11 +166,6 @@ def score() -> List[Outcome]:
     return outcomes
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="issue 14: measured today, the default report (proven hazards) flags 34/35 broken fixtures on "
-    "their line (97% recall), each naming the saving op, and 0/30 working look-alikes",
-)
 def test_default_report_flags_every_broken_fixture_and_no_working_one():
     outcomes = score()
     missed = [o.case.name for o in outcomes if o.case.broken and not o.flagged]

@@ -472,12 +472,16 @@ class Views:
         if isinstance(expr, ast.Attribute):
             if expr.attr in ("data", "grad"):
                 return "no"  # outside autograd
+            if expr.attr in ("T", "mT", "H", "mH", "real", "imag"):
+                return self._rg(expr.value, at, seen)  # a view: as its base
             return "yes" if self._parameter_attribute(expr) else "unknown"
         if isinstance(expr, ast.BinOp):
             return _any(self._rg(e, at, seen) for e in (expr.left, expr.right))
         if isinstance(expr, ast.UnaryOp):
             return "no" if isinstance(expr.op, ast.Not) else self._rg(expr.operand, at, seen)
         if isinstance(expr, ast.Subscript):
+            if self._parameter_table(expr.value, at):
+                return "yes"  # params["weight_hh_l0"] of params = dict(rnn.named_parameters())
             base = self.multi_view_base(expr.value)
             return self._rg(base if base is not None else expr.value, at, seen)
         if isinstance(expr, ast.IfExp):
@@ -540,6 +544,17 @@ class Views:
             else:
                 answers.append("unknown")
         return _all(answers) if answers else "unknown"
+
+    def _parameter_table(self, expr: ast.expr, at: Located) -> bool:
+        """``dict(m.named_parameters())`` (or a name bound only to it): its values are parameters."""
+        if isinstance(expr, ast.Name):
+            bound = self._plain_bindings(expr.id, at)
+            if len(bound) != 1 or bound[0].form != "assign" or bound[0].value is None:
+                return False
+            expr = bound[0].value
+        return (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "dict"
+                and len(expr.args) == 1 and not expr.keywords and isinstance(expr.args[0], ast.Call)
+                and isinstance(expr.args[0].func, ast.Attribute) and expr.args[0].func.attr == "named_parameters")
 
     def _parameter_attribute(self, attr: ast.Attribute) -> bool:
         """``self.w`` where the class assigns ``nn.Parameter(...)`` to it."""
