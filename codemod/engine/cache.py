@@ -25,6 +25,19 @@ from codemod import __version__
 from codemod.findings import Edit, Finding, Span, Status
 
 
+def store_json(target: pathlib.Path, data: object) -> None:
+    """Write a cache entry whole or not at all (a temporary file, then a rename); a cache that
+    cannot be written is no error: the entry is computed again next time."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle)
+        os.replace(tmp, target)
+    except OSError:
+        pass
+
+
 def cache_key(data: bytes, path: str, settings, fix: bool, edits: bool) -> str:
     h = hashlib.sha256(_run_salt(settings, fix, edits))
     h.update(pathlib.Path(path).suffix.encode())
@@ -162,9 +175,6 @@ class Cache:
             ignore = self.folder / ".gitignore"
             if not ignore.exists():
                 ignore.write_text("# written by inplacefix\n*\n")  # never committed, like .ruff_cache
-            fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
-            with os.fdopen(fd, "w") as handle:
-                json.dump({"findings": [_finding_to_dict(f) for f in findings]}, handle)
-            os.replace(tmp, target)
         except OSError:
-            pass
+            return
+        store_json(target, {"findings": [_finding_to_dict(f) for f in findings]})

@@ -34,6 +34,7 @@ from typing import Dict, List, Literal, Optional, Tuple
 from codemod import debug
 from codemod.analysis.project import SummaryFact
 from codemod.config import Settings
+from codemod.engine.cache import store_json
 
 _VERSION = b"library-summaries-1"
 _MAX_BYTES = 1_000_000  # a larger file is not read (a generated table, a vendored bundle)
@@ -135,13 +136,7 @@ class Libraries:
         self.computed += 1
         entry = _read(data, module, name, path.name == "__init__.py")
         if folder is not None:
-            try:
-                folder.mkdir(parents=True, exist_ok=True)
-                tmp = folder / f".{key}.{os.getpid()}.tmp"
-                tmp.write_text(json.dumps(_entry_to_json(entry)), encoding="utf-8")
-                tmp.replace(folder / key)
-            except OSError:
-                pass
+            store_json(folder / key, _entry_to_json(entry))
         return entry
 
 

@@ -25,6 +25,7 @@ from codemod.analysis.project import (
     library_callees,
     module_name,
 )
+from codemod.engine.cache import store_json
 from codemod.engine.fileio import read_source
 from codemod.engine.libraries import Libraries
 
@@ -94,15 +95,8 @@ def module_summaries(module: str, wanted: frozenset, paths: dict, cache_dir: Opt
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError):
         return {}
     if folder is not None:
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            tmp = folder / f".{key}.tmp"
-            tmp.write_text(json.dumps({q: [s.name, list(s.inputs), s.output, s.returns, s.returned_input,
-                                           list(s.mutates), list(s.via), s.of] for q, s in found.items()}),
-                           encoding="utf-8")
-            tmp.replace(folder / key)
-        except OSError:
-            pass
+        store_json(folder / key, {q: [s.name, list(s.inputs), s.output, s.returns, s.returned_input,
+                                      list(s.mutates), list(s.via), s.of] for q, s in found.items()})
     return found
 
 
@@ -139,13 +133,7 @@ def _facts(data: bytes, module: str, project: frozenset, is_package: bool,
         return None  # reported when the file itself is processed
     found = collect(model, module, project, is_package)
     if folder is not None:
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            tmp = folder / f".{key}.tmp"
-            tmp.write_text(json.dumps(facts_to_json(found)), encoding="utf-8")
-            tmp.replace(folder / key)
-        except OSError:
-            pass
+        store_json(folder / key, facts_to_json(found))
     return found
 
 
