@@ -183,3 +183,56 @@ def test_another_view_of_the_tensor_viewed_read_after_the_write(other, status):
     assert [(f.code, f.status.value) for f in found] == [("IPF106", status)]
     if status == "unsafe":
         assert found[0].reason == "view-base-read-after"
+
+
+ORDINARY = """
+import torch
+
+
+def f():
+    w = torch.randn(4, 3, requires_grad=True)
+    h = w * 2
+    {make}
+    {write}
+    return (h * h).sum()
+"""
+
+
+@pytest.mark.parametrize("make, write, expected", [
+    ("a, b, c, d = h.unbind(dim=0)", "a.mul_(2)", "tuple(h.select(0, i) for i in range(h.size(0)))"),
+    ("a, b, c = torch.unbind(h, 1)", "a.mul_(2)", "tuple(h.select(1, i) for i in range(h.size(1)))"),
+    ("a, b = h.chunk(2, dim=0)", "a.mul_(2)", "h.tensor_split(2, dim=0)"),
+    ("a, b = torch.chunk(h, 2)", "a.mul_(2)", "torch.tensor_split(h, 2)"),
+    ("for r in h:\n        r.mul_(2)", "", "tuple(h[i] for i in range(len(h)))"),
+])
+def test_writes_meant_for_the_tensor_viewed_make_the_views_ordinary(make, write, expected):
+    """The tensor split is read after the write: the fix makes the outputs ordinary views (the
+    write reaches it, as with grad off), and the rewritten program runs and computes what the
+    views-allowed reference computes."""
+    torch = pytest.importorskip("torch")
+    from codemod.runtime.view_copies import ViewsAllowed
+
+    source = ORDINARY.format(make=make, write=write)
+    result = process_source(source.encode(), "m.py", Settings(select=("ALL",), unsafe_fixes=True), fix=True)
+    assert result.changed and expected in result.fixed, result.fixed
+    [finding] = [f for f in result.findings if f.code == "IPF106"]
+    assert finding.status.value == "unsafe"
+
+    def run(text, mode=None):
+        scope: dict = {}
+        exec(compile(text, "m.py", "exec"), scope)
+        torch.manual_seed(0)
+        if mode is None:
+            return scope["f"]()
+        with mode:
+            return scope["f"]()
+
+    assert torch.equal(run(result.fixed), run(source, ViewsAllowed()))
+
+
+def test_chunks_other_than_two_keep_the_copy_fix():
+    """``chunk(3)`` and ``tensor_split(3)`` size pieces differently (7 rows: 3, 3, 1 against 3, 2,
+    2): no ordinary-views fix, the copy stays (unsafe)."""
+    source = ORDINARY.format(make="a, b, c = h.chunk(3, 0)", write="a.mul_(2)\n    print(a.sum())")
+    result = process_source(source.encode(), "m.py", Settings(select=("ALL",), unsafe_fixes=True), fix=True)
+    assert result.changed and "tensor_split" not in result.fixed and "a = a.mul(2)" in result.fixed
