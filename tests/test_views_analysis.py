@@ -236,3 +236,11 @@ def test_chunks_other_than_two_keep_the_copy_fix():
     source = ORDINARY.format(make="a, b, c = h.chunk(3, 0)", write="a.mul_(2)\n    print(a.sum())")
     result = process_source(source.encode(), "m.py", Settings(select=("ALL",), unsafe_fixes=True), fix=True)
     assert result.changed and "tensor_split" not in result.fixed and "a = a.mul(2)" in result.fixed
+
+
+def test_a_tensor_bound_again_after_its_views_were_made_is_another_tensor():
+    """``labels = labels[keep]`` after iterating ``labels``: the write goes into the new tensor,
+    which no view of the loop shares (transformers' OneFormer post-processing)."""
+    body = ("def f(batch, keep):\n    for labels in batch:\n        for lab in labels:\n            print(lab)\n"
+            "        labels = labels[keep]\n        labels[0] = 1\n")
+    assert findings_06(body) == []

@@ -157,11 +157,19 @@ class Views:
                    and target_key(o.base) == target.id for o in origins):
                 origin = origins[0]
                 assert origin is not None
+                if self._rebound_between(flow, target.id, origin, stmt):
+                    continue  # `x = x[keep]` since the view was made: the write goes to another tensor
                 if not allowed_too and self.base_requires_grad(origin) == "no" and all(
                         self.requires_grad(o, stmt) == "no" for o in operands):
                     return None  # nothing requires grad: PyTorch allows it
                 return key, origin
         return None
+
+    def _rebound_between(self, flow: Flow, key: str, origin: ViewOrigin, stmt: Located) -> bool:
+        """Whether ``key`` is bound again between the statement that made the view and ``stmt``."""
+        made_end = span(self.tree.statement_of(origin.creation))[1]
+        start = span(stmt)[0]
+        return any(made_end <= b.start and b.end <= start and b.form != "aug" for b in flow.bindings.get(key, []))
 
     def _keys_bound_to_views(self, flow: Flow) -> List[str]:
         """The names of ``flow`` that some binding makes a refused view: the only ones
