@@ -241,6 +241,7 @@ def test_chunks_other_than_two_keep_the_copy_fix():
 def test_a_tensor_bound_again_after_its_views_were_made_is_another_tensor():
     """``labels = labels[keep]`` after iterating ``labels``: the write goes into the new tensor,
     which no view of the loop shares (transformers' OneFormer post-processing)."""
-    body = ("def f(batch, keep):\n    for labels in batch:\n        for lab in labels:\n            print(lab)\n"
-            "        labels = labels[keep]\n        labels[0] = 1\n")
+    body = ("def f(n, idx, keep):\n    for i in range(n):\n        labels = torch.arange(n)[idx]\n"
+            "        for j, lab in enumerate(labels):\n            print(lab)\n        labels = labels[keep]\n"
+            "        for j in range(labels.shape[0]):\n            labels[j] = 0\n    return labels\n")
     assert findings_06(body) == []
