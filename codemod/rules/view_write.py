@@ -9,6 +9,7 @@ import ast
 from typing import Dict, List, Optional
 
 from codemod import torch_api
+from codemod.analysis.model import SemanticModel
 from codemod.analysis.syntax import is_const, subscript_base, target_key
 from codemod.analysis.views import ViewOrigin
 from codemod.findings import Fix, Status
@@ -100,6 +101,10 @@ class ViewWrite(Rule):
                    "later use of the view, with \"... is a view and is being modified inplace\" (no "
                    "tensor saved for backward is involved)")
     TRIGGERS = (rb"(?:[-+*/%&|^@]|\*\*|//|<<|>>)=", rb"\][\s\\]*=(?!=)", rb"[A-Za-z]\w*_\s*\(", rb"inplace")
+
+    def __init__(self, model: SemanticModel) -> None:
+        super().__init__(model)
+        self._ordinary: Dict[int, Optional[Plan]] = {}  # id(the call making the views) -> its plan
 
     @classmethod
     def could_start(cls, node: ast.AST) -> bool:
@@ -282,13 +287,6 @@ class ViewWrite(Rule):
         if id(creation) not in self._ordinary:
             self._ordinary[id(creation)] = self._ordinary_plan(creation)
         return self._ordinary[id(creation)]
-
-    @property
-    def _ordinary(self) -> Dict[int, Optional[Plan]]:
-        found: Optional[Dict[int, Optional[Plan]]] = getattr(self, "_ordinary_plans", None)
-        if found is None:
-            found = self._ordinary_plans = {}
-        return found
 
     def _ordinary_plan(self, creation: ast.expr) -> Optional[Plan]:
         for scope in self.model.tree.ancestors(creation):
