@@ -198,11 +198,10 @@ def read_after(tree: Tree, flow: Flow, key: str, stmt: Located, loop_heads: bool
 
 
 def _copies_its_argument(call: ast.Call) -> bool:
-    """Calls that read a tensor without keeping it: a torch op or method on it (``torch.cat``,
-    ``x.index_copy_(0, i, self.v)``, ``self.fc(self.h)``) computes from it and returns something
-    else. Only a few callees are known to keep what they are given; any other callee does not
-    count as keeping it unless it is one of those, or a plain function or method that is not
-    torch's (``mark_static_address``, ``register_buffer``, ``append``, ``setattr``)."""
+    """Whether a call only reads the tensor it is given: every callee but those known to keep a
+    reference (``_KEEPERS``: ``mark_static_address``, ``register_buffer``, ``append``,
+    ``setattr``...). Ops and modules (``torch.cat``, ``self.fc(self.h)``) compute from it and
+    return something else; a helper that stores what it is given is not seen (not exhaustive)."""
     func = call.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
     return name not in _KEEPERS
