@@ -167,3 +167,19 @@ async def test_an_unreadable_file_leaves_the_rest_indexed(client: LanguageClient
     uri = await start(client, workspace)
     expected = cli_findings(workspace)
     assert await published_until(client, uri, expected) == expected
+
+
+@pytest.mark.asyncio
+async def test_fix_all_uses_the_index_too(client: LanguageClient, workspace):
+    """``fix a.py b.py`` changes nothing (squash runs under no_grad only): nor does the editor's
+    fix-all, made in its child process with the same index."""
+    fixed = subprocess.run([sys.executable, "-m", "codemod", "fix", "--no-cache", "--diff", "a.py", "b.py"],
+                           capture_output=True, text=True, cwd=workspace)
+    assert fixed.returncode in (0, 1) and "y = y.mul(2)" not in fixed.stdout, fixed.stdout + fixed.stderr
+    uri = await start(client, workspace)
+    assert await published_until(client, uri, set()) == set()  # the index is ready
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri),
+        range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)),
+        context=lsp.CodeActionContext(diagnostics=[], only=[lsp.CodeActionKind.SourceFixAll])))
+    assert list(actions) == []

@@ -119,7 +119,7 @@ class EditorSettings:
 
 
 class FixAllJob(NamedTuple):
-    key: tuple  # the text's digest and the editor settings it was made for
+    key: tuple  # the text's digest, the editor settings and the index (its generation) it was made for
     future: concurrent.futures.Future  # of the CodeAction (or None: nothing to fix)
     token: object  # names the job to FixProcess.stop
 
@@ -245,7 +245,8 @@ class InplacefixServer(LanguageServer):
     def fix_all_job(self, snapshot: Snapshot) -> FixAllJob:
         """The fix-all of the snapshot's text, in the fix process; shared by the requests for
         the same text and settings. A job for an older text of the document is stopped."""
-        key = (hashlib.sha1(snapshot.text.encode("utf-8", "surrogatepass")).digest(), repr(self.editor))
+        key = (hashlib.sha1(snapshot.text.encode("utf-8", "surrogatepass")).digest(), repr(self.editor),
+               self.project.state.generation)
         known = self._fix_all.get(snapshot.uri)
         if known is not None and known.key == key and not _failed(known.future):
             return known
@@ -628,7 +629,9 @@ def _fix_all_action(ls: InplacefixServer, snapshot: Snapshot, token: object) -> 
     settings = dataclasses.replace(ls.settings_for(path), unsafe_fixes=False)
     if ls.editor.candidates == "hidden":
         settings = dataclasses.replace(settings, select=ls.editor.select or ("IPF1",))
-    fixed = ls.fixer.fix_all(token, snapshot.text, path, settings)
+    index, module = ls.project.lookup(path) if ls.editor.project_index else (None, "")
+    pickled = ls.project.pickled(ls.analysis_lock) if index is not None else None
+    fixed = ls.fixer.fix_all(token, snapshot.text, path, settings, pickled, module if pickled else "")
     if fixed is None:
         return None
     return lsp.CodeAction(

@@ -18,6 +18,7 @@ import dataclasses
 import logging
 import os
 import pathlib
+import pickle
 import threading
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -61,6 +62,7 @@ class WorkspaceIndex:
         self._known: Dict[str, Tuple[Signature, Optional[ModuleFacts]]] = {}
         self._known_for: Tuple[str, ...] = ()  # the file list the known facts were made with
         self.state = IndexState()
+        self._pickled: Optional[Tuple[int, bytes]] = None
 
     def lookup(self, path: str) -> Tuple[Optional[ProjectIndex], str]:
         """The index and module name to analyse the file at ``path`` with; (None, "") for a
@@ -73,6 +75,18 @@ class WorkspaceIndex:
         except (OSError, RuntimeError, ValueError):
             return None, ""
         return (state.index, module) if module is not None else (None, "")
+
+    def pickled(self, lock: threading.RLock) -> Optional[bytes]:
+        """The index as bytes for the fix-all's child process (made once per index, under
+        ``lock``: analyses fill its summaries lazily); None without one."""
+        state = self.state
+        if state.index is None:
+            return None
+        made = self._pickled
+        if made is None or made[0] != state.generation:
+            with lock:
+                made = self._pickled = (state.generation, pickle.dumps(state.index))
+        return made[1]
 
     def clear(self) -> Outcome:
         changed = self.state.index is not None
