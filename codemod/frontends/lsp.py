@@ -227,7 +227,7 @@ class InplacefixServer(LanguageServer):
         """The findings (with edits) for the snapshot's text; cached by content."""
         uri, text, path = snapshot.uri, snapshot.text, snapshot.path
         state = self.project.state  # the index it is analysed with, and which one it was
-        index, module = self.project.lookup(path) if self.editor.project_index else (None, "")
+        index, module = self.project.lookup(path, state) if self.editor.project_index else (None, "")
         digest = (hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest(), state.generation)
         with self.analysis_lock:
             cached = self._cache.get(uri)

@@ -64,10 +64,10 @@ class WorkspaceIndex:
         self.state = IndexState()
         self._pickled: Optional[Tuple[int, bytes]] = None
 
-    def lookup(self, path: str) -> Tuple[Optional[ProjectIndex], str]:
+    def lookup(self, path: str, state: Optional[IndexState] = None) -> Tuple[Optional[ProjectIndex], str]:
         """The index and module name to analyse the file at ``path`` with; (None, "") for a
-        file outside the index (or no index)."""
-        state = self.state
+        file outside the index (or no index). ``state``: the one read before (default: now)."""
+        state = state if state is not None else self.state
         if state.index is None or not path.endswith(".py"):
             return None, ""
         try:
@@ -105,17 +105,20 @@ class WorkspaceIndex:
                            "files are analysed alone", outcome.changed)
 
     def _build(self, folders: Sequence[pathlib.Path], max_files: int) -> Outcome:
-        files: List[str] = []
+        found: Dict[str, None] = {}
         first: Optional[Settings] = None
         for folder in folders:
             settings = _settings(folder)
             first = first or settings
-            files += [str(p) for p in discover([folder], settings, Walk()) if p.suffix == ".py"]
-        files = list(dict.fromkeys(files))
-        if len(files) > max_files:
-            outcome = self.clear()
-            return Outcome(f"inplacefix: project index off: {len(files)} files in the workspace, more than "
-                           f"{max_files} (setting projectIndexMaxFiles); files are analysed alone", outcome.changed)
+            for p in discover([folder], settings, Walk()):
+                if p.suffix == ".py":
+                    found[str(p)] = None
+                if len(found) > max_files:  # the walk stops here: a huge tree is not walked to its end
+                    outcome = self.clear()
+                    return Outcome(f"inplacefix: project index off: more than {max_files} files in the "
+                                   "workspace (setting projectIndexMaxFiles); files are analysed alone",
+                                   outcome.changed)
+        files = list(found)
         root = pathlib.Path(first.root) if first is not None and first.root else (folders[0] if folders else None)
         cache_dir = str(root / CACHE_FOLDER) if root is not None else None
         if tuple(files) != self._known_for:  # another module list: every file's facts depend on it
