@@ -11,14 +11,22 @@ server, and the first edit of each kind. Diagnostics after an edit wait for the 
 Then bursts: 100 ``didChange`` sent at once (an editor replaying an undo, a formatter, a
 macro); reports the time until the last version's diagnostics arrive and how many versions
 were published.
-Usage: ``python bench/lsp_latency.py [--rounds 30] [--debounce-ms N]``.
+With ``--workspace N`` the module is a file of a workspace folder with N other files that import
+and call it (some under ``torch.no_grad()``): the server builds the project-wide index of the
+workspace after ``initialized`` and analyses the module with it. Cold figures then add the time
+until the index is ready (and the module's diagnostics made with it are published) and the first
+edit of each kind after it. ``--cache`` keeps the index's cache folder of a previous run (warm).
+Usage: ``python bench/lsp_latency.py [--rounds 30] [--debounce-ms N] [--workspace 20 [--cache]]``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import pathlib
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 
 from lsprotocol import types as lsp
@@ -72,6 +80,33 @@ def module_text(lines: int = 1000) -> str:
     return text
 
 
+CALLER = '''import torch
+
+from bench_module import Block{a}, helper{b}
+
+
+def make_{i}(dim=64):
+    return Block{a}(dim)
+
+
+def step_{i}(model, x):
+    y, n = helper{b}(x, 3)
+    if {i} % 2:
+        with torch.no_grad():
+            z, _ = helper{c}(x, n)
+    return model(y)
+'''
+
+
+def write_workspace(folder: pathlib.Path, text: str, others: int) -> pathlib.Path:
+    """The module and ``others`` files that import and call it; the module's path."""
+    module = folder / "bench_module.py"
+    module.write_text(text)
+    for i in range(others):
+        (folder / f"user_{i}.py").write_text(CALLER.format(i=i, a=i % 5, b=i % 7, c=(i + 3) % 7))
+    return module
+
+
 def percentile(values, q):
     values = sorted(values)
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
@@ -101,10 +136,32 @@ def recording_client() -> LanguageClient:
 
     def publish(client: LanguageClient, params: lsp.PublishDiagnosticsParams):
         client.published[params.version] = time.perf_counter()
+        client.every.append((params.version, time.perf_counter()))
 
-    register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: publish})
-    client.published = {}
+    def log(client: LanguageClient, params: lsp.LogMessageParams):
+        client.logs.append((params.message, time.perf_counter()))
+
+    def register(client: LanguageClient, params: lsp.RegistrationParams):
+        return None  # an editor would watch the files
+
+    register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: publish,
+                                   lsp.WINDOW_LOG_MESSAGE: log, lsp.CLIENT_REGISTER_CAPABILITY: register})
+    client.published, client.every, client.logs = {}, [], []
     return client
+
+
+async def index_ready(client: LanguageClient, version: int) -> float:
+    """When the module's diagnostics made with the index arrived (the republish after the
+    server logged that the index is ready)."""
+    while True:
+        ready = [t for m, t in client.logs if "project index" in m]
+        if ready:
+            if "ready" not in next(m for m, _ in client.logs if "project index" in m):
+                raise SystemExit(f"no index: {client.logs}")
+            after = [t for v, t in client.every if v == version and t >= ready[0]]
+            if after:
+                return after[0]
+        await asyncio.sleep(0.001)
 
 
 async def published(client: LanguageClient, version: int) -> float:
@@ -113,14 +170,28 @@ async def published(client: LanguageClient, version: int) -> float:
     return client.published[version]
 
 
-async def main(rounds: int, debounce_ms) -> None:
+async def main(rounds: int, debounce_ms, workspace: int = 0, keep_cache: bool = False) -> None:
     client = recording_client()
+    text = module_text()
+    folder = None
+    if workspace:
+        folder = pathlib.Path(tempfile.gettempdir()) / "inplacefix_bench_workspace"
+        if folder.exists():
+            for p in folder.iterdir():
+                if p.is_file():
+                    p.unlink()
+                elif not keep_cache:
+                    shutil.rmtree(p)
+        folder.mkdir(exist_ok=True)
+        uri = write_workspace(folder, text, workspace).as_uri()
+    else:
+        uri = "file:///tmp/bench_module.py"
     await client.start_io(sys.executable, "-m", "codemod", "lsp")
     options = {"inplacefix": {"debounceMs": debounce_ms}} if debounce_ms is not None else None
-    await client.initialize_session(lsp.InitializeParams(capabilities=lsp.ClientCapabilities(),
-                                                         initialization_options=options))
-    uri = "file:///tmp/bench_module.py"
-    text = module_text()
+    await client.initialize_session(lsp.InitializeParams(
+        capabilities=lsp.ClientCapabilities(), initialization_options=options,
+        root_uri=folder.as_uri() if folder else None,
+        workspace_folders=[lsp.WorkspaceFolder(uri=folder.as_uri(), name="bench")] if folder else None))
     start = time.perf_counter()
     client.text_document_did_open(lsp.DidOpenTextDocumentParams(
         lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
@@ -129,6 +200,12 @@ async def main(rounds: int, debounce_ms) -> None:
     quiet = "server default" if debounce_ms is None else f"{debounce_ms} ms"
     print(f"{text.count(chr(10))}-line module, {rounds} rounds after {warmup} warm-up, debounce: {quiet}")
     print(f"cold: the document opened on a fresh server (imports, a whole-module analysis) {opened:7.1f} ms")
+    if workspace:
+        indexed = (await index_ready(client, 1) - start) * 1e3
+        cache = "kept from the run before" if keep_cache else "empty"
+        print(f"workspace: the module and {workspace} files calling it, index cache {cache}")
+        print(f"cold: the project index ready and the module's diagnostics with it published {indexed:7.1f} ms "
+              f"after the open ({next(m for m, _ in client.logs if 'project index' in m)})")
     for label, edit in edits(text):
         diag_ms, action_ms, cold = [], [], None
         for r in range(rounds + warmup):
@@ -177,4 +254,5 @@ async def main(rounds: int, debounce_ms) -> None:
 if __name__ == "__main__":
     n = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 30
     d = int(sys.argv[sys.argv.index("--debounce-ms") + 1]) if "--debounce-ms" in sys.argv else None
-    asyncio.run(main(n, d))
+    w = int(sys.argv[sys.argv.index("--workspace") + 1]) if "--workspace" in sys.argv else 0
+    asyncio.run(main(n, d, w, "--cache" in sys.argv))

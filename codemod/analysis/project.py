@@ -22,6 +22,7 @@ import ast
 import dataclasses
 import hashlib
 import pathlib
+import re
 import sys
 from typing import (
     TYPE_CHECKING,
@@ -41,6 +42,8 @@ from codemod.analysis.tree import Tree
 
 if TYPE_CHECKING:
     from codemod.analysis.model import SemanticModel
+
+_LINE = re.compile(r"\bline\s+\d")  # a summary's ``via`` naming a line of its own file
 
 
 @dataclasses.dataclass(frozen=True)
@@ -234,6 +237,26 @@ class ProjectIndex:
             if not call.called:
                 continue
             if call.result_ignored or param in call.args_read_after or index in call.args_read_after:
+                return True
+        return False
+
+    def names_other_lines(self, module: str) -> bool:
+        """Whether a message of this module's analysis may name a line of another file: a
+        summary it may read (of a project function or class it imports, of a library callee)
+        names one (``via``: ``"sigmoid (line 5)"``). A module imported whole may be read any
+        summary of: assumed so. Editors' reuse moves findings only where this is False."""
+        facts = self.modules.get(module)
+        if facts is None:
+            return False
+        for target in facts.exports.values():
+            if target in self.modules:
+                return True
+            found = self.summary(target)
+            if found is not None and any(_LINE.search(v) for v in found.via):
+                return True
+        for name in facts.libraries:
+            found = self.library_summary(module, name)
+            if found is not None and any(_LINE.search(v) for v in found.via):
                 return True
         return False
 

@@ -217,17 +217,19 @@ def _bound(stmt: ast.stmt) -> Set[str]:
     return out
 
 
-def reusable(source, settings, previous, model, index: Optional[str] = None) -> Reuse:
+def reusable(source, settings, previous, model, index: Optional[str] = None,
+             other_lines: bool = True) -> Reuse:
     """This file's units, and the findings ``previous`` (this file's result before an edit) had
     for those whose key it knows, moved to where they are now. ``model``: the file's
     ``SemanticModel``, for the facts it gathers over the whole module by something other than a
     name (the keys whose requires_grad some code turns off). ``index``: what a project index
     answers this file (its digest); a message may then name a line of another file, so only
-    what did not move is reused."""
+    what did not move is reused, unless ``other_lines`` is False: nothing the index answers
+    names a line (``ProjectIndex.names_other_lines``)."""
     text = source.text
     frozen = sorted(model.leaves.frozen()) if "requires_grad" in text or not text.isascii() else ()
     found, layout = units(source, (settings, index, frozen))
-    plan = Reuse(found, layout, index is None and not _QUOTABLE.search(source.text))
+    plan = Reuse(found, layout, (index is None or not other_lines) and not _QUOTABLE.search(source.text))
     old = previous.statements if previous is not None and previous.statements else {}
     counts = Counter(unit.key for unit in found.values())
     for stmt, unit in found.items():

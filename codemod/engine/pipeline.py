@@ -106,7 +106,8 @@ def process_source(
     plan = None
     if incremental and not (fix or build_fixes):  # fixes point into one libcst tree
         plan = reuse.reusable(source, settings, previous, model,
-                              index=project.digest_for(module_name) if project is not None else None)
+                              index=project.digest_for(module_name) if project is not None else None,
+                              other_lines=project is not None and project.names_other_lines(module_name))
         result.reused_units = len(plan.skip)
     _dispatch(source, running, plan.skipped_lines() if plan else frozenset())
     found = [f for rule in running for f in rule.findings if settings.selects(f.code)]

@@ -11,7 +11,9 @@ Settings, from the editor (``initializationOptions`` or ``workspace/didChangeCon
 under ``inplacefix``) on top of ``[tool.inplacefix]`` in the nearest pyproject.toml:
 ``select``, ``ignore``, ``unsafeFixes`` (offer unsafe fixes as quick fixes; default true, they are
 labelled), ``candidates`` (``"hint"`` or ``"hidden"``: how to show in-place ops that are no
-hazard), ``assumeSameDtype``, ``debounceMs`` (quiet time after a change before it is analysed).
+hazard), ``assumeSameDtype``, ``debounceMs`` (quiet time after a change before it is analysed),
+``projectIndex`` (default true: files of the workspace are analysed with its project-wide index,
+as ``check`` does, ``lsp_project``) and ``projectIndexMaxFiles`` (above it, no index; 5,000).
 
 Positions go both ways through the encoding negotiated at ``initialize`` (``lsp_positions``).
 Handlers on the event loop only take snapshots of the documents; analyses and quick fixes run
@@ -44,6 +46,7 @@ from codemod.engine.pipeline import FileResult, add_edits, process_source
 from codemod.findings import Finding, Status
 from codemod.frontends.lsp_fixall import FixProcess
 from codemod.frontends.lsp_positions import Positions, use_lsp_lines
+from codemod.frontends.lsp_project import MAX_FILES, WorkspaceIndex
 from codemod.frontends.lsp_tasks import DEBOUNCE_MS, Debouncer, Workers
 
 SOURCE = "inplacefix"
@@ -58,6 +61,8 @@ class EditorSettings:
     candidates: str = "hint"  # or "hidden"
     assume_same_dtype: Optional[bool] = None
     debounce_ms: float = DEBOUNCE_MS  # quiet time after a change before it is analysed
+    project_index: bool = True  # analyse workspace files with the project-wide index
+    project_index_max_files: int = MAX_FILES  # a larger workspace gets no index
 
     problems: tuple = ()  # settings that were not valid (ignored), in words for the editor
 
@@ -96,6 +101,10 @@ class EditorSettings:
         if not (isinstance(debounce, (int, float)) and not isinstance(debounce, bool) and 0 <= debounce <= 10_000):
             problems.append(f"inplacefix.debounceMs: must be a number of milliseconds (0-10000), not {debounce!r}")
             debounce = DEBOUNCE_MS
+        max_files = raw.get("projectIndexMaxFiles", MAX_FILES)
+        if not (isinstance(max_files, int) and not isinstance(max_files, bool) and max_files >= 0):
+            problems.append(f"inplacefix.projectIndexMaxFiles: must be a number of files, not {max_files!r}")
+            max_files = MAX_FILES
         return cls(
             select=selectors("select"),
             ignore=selectors("ignore"),
@@ -103,12 +112,14 @@ class EditorSettings:
             candidates=candidates,
             assume_same_dtype=boolean("assumeSameDtype", None),
             debounce_ms=debounce,
+            project_index=boolean("projectIndex", True) is not False,
+            project_index_max_files=max_files,
             problems=tuple(problems),
         )
 
 
 class FixAllJob(NamedTuple):
-    key: tuple  # the text's digest and the editor settings it was made for
+    key: tuple  # the text's digest, the editor settings and the index (its generation) it was made for
     future: concurrent.futures.Future  # of the CodeAction (or None: nothing to fix)
     token: object  # names the job to FixProcess.stop
 
@@ -146,6 +157,10 @@ class InplacefixServer(LanguageServer):
         self.workers = Workers()
         self.fix_workers = Workers(threads=1)  # wait for the fix process (one job at a time)
         self.shut_down = False  # `shutdown` was received: `exit` then exits 0, else 1
+        self.project = WorkspaceIndex(self.analysis_lock)  # built and refreshed off the event loop
+        self.index_workers = Workers(threads=1)
+        self.indexing: Optional[asyncio.Task] = None  # the build under way
+        self.index_again = False  # asked for while one was under way: build again after it
 
     def settings_for(self, path: str) -> Settings:
         try:
@@ -211,22 +226,27 @@ class InplacefixServer(LanguageServer):
     def analyse(self, snapshot: Snapshot) -> FileResult:
         """The findings (with edits) for the snapshot's text; cached by content."""
         uri, text, path = snapshot.uri, snapshot.text, snapshot.path
-        digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+        state = self.project.state  # the index it is analysed with, and which one it was
+        index, module = self.project.lookup(path, state) if self.editor.project_index else (None, "")
+        digest = (hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest(), state.generation)
         with self.analysis_lock:
             cached = self._cache.get(uri)
             if cached and cached[0] == digest:
                 return cached[1]
             # Edits are made later, only for the findings a code action asks about; functions and
-            # classes the edit left alone keep their findings, moved with them (engine.incremental).
+            # classes the edit left alone keep their findings, moved with them (engine.incremental,
+            # which also keys them on what the index tells of this module).
             result = process_source(text.encode("utf-8", "surrogatepass"), path, self.settings_for(path),
-                                    incremental=True, previous=cached[1] if cached else None)
+                                    incremental=True, previous=cached[1] if cached else None,
+                                    project=index, module_name=module)
             self._cache[uri] = (digest, result)
             return result
 
     def fix_all_job(self, snapshot: Snapshot) -> FixAllJob:
         """The fix-all of the snapshot's text, in the fix process; shared by the requests for
         the same text and settings. A job for an older text of the document is stopped."""
-        key = (hashlib.sha1(snapshot.text.encode("utf-8", "surrogatepass")).digest(), repr(self.editor))
+        key = (hashlib.sha1(snapshot.text.encode("utf-8", "surrogatepass")).digest(), repr(self.editor),
+               self.project.state.generation)
         known = self._fix_all.get(snapshot.uri)
         if known is not None and known.key == key and not _failed(known.future):
             return known
@@ -361,6 +381,69 @@ def on_initialize(ls: InplacefixServer, params: lsp.InitializeParams) -> None:
 @server.feature(lsp.INITIALIZED)
 def on_initialized(ls: InplacefixServer, params: lsp.InitializedParams) -> None:
     _tell_problems(ls)
+    _watch_files(ls)
+    refresh_index(ls)
+
+
+def refresh_index(ls: InplacefixServer) -> None:
+    """(Re)build the workspace's index in the background; open documents are analysed again
+    when it changed. One build at a time: asked for meanwhile, it runs again after."""
+    if ls.indexing is not None and not ls.indexing.done():
+        ls.index_again = True
+        return
+    ls.indexing = asyncio.ensure_future(_build_index(ls))
+
+
+async def _build_index(ls: InplacefixServer) -> None:
+    while True:
+        ls.index_again = False
+        try:
+            folders = _workspace_folders(ls)
+            if not ls.editor.project_index or not folders:
+                outcome = ls.project.clear()
+                if ls.editor.project_index:
+                    outcome = dataclasses.replace(outcome, message="inplacefix: no workspace folder, no project index")
+            else:
+                outcome = await ls.index_workers.run(ls.project.build, folders, ls.editor.project_index_max_files)
+        except Exception:  # noqa: BLE001 - never the end of diagnostics (the pool stopped at shutdown...)
+            logging.getLogger(__name__).exception("project index")
+            return
+        ls.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Info, message=outcome.message))
+        if outcome.changed and not ls.shut_down:
+            for uri in list(ls.workspace.text_documents):
+                schedule(ls, uri)
+        if not ls.index_again or ls.shut_down:
+            return
+
+
+def _workspace_folders(ls: InplacefixServer) -> List[pathlib.Path]:
+    """The workspace folders on this machine (the root when the client names none)."""
+    from pygls.uris import to_fs_path
+
+    uris = [f.uri for f in ls.workspace.folders.values()] or ([ls.workspace.root_uri] if ls.workspace.root_uri else [])
+    paths = [to_fs_path(uri) for uri in uris]
+    return [pathlib.Path(p) for p in dict.fromkeys(paths) if p and os.path.isdir(p)]
+
+
+def _watch_files(ls: InplacefixServer) -> None:
+    """Ask the client to tell of ``.py`` files changed on disk (by git, a formatter, another
+    editor), when it can and there is a workspace to index: the index is refreshed."""
+    workspace = ls.client_capabilities.workspace
+    watched = workspace.did_change_watched_files if workspace is not None else None
+    if not ls.editor.project_index or watched is None or not watched.dynamic_registration:
+        return
+    if not _workspace_folders(ls):  # nothing to index
+        return
+    ls.client_register_capability(lsp.RegistrationParams(registrations=[lsp.Registration(
+        id="inplacefix-watch-py", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=lsp.DidChangeWatchedFilesRegistrationOptions(
+            watchers=[lsp.FileSystemWatcher(glob_pattern="**/*.py")]))]))
+
+
+@server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def did_change_watched_files(ls: InplacefixServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+    if any(change.uri.endswith(".py") for change in params.changes):
+        refresh_index(ls)
 
 
 def _tell_problems(ls: InplacefixServer) -> None:
@@ -381,6 +464,8 @@ def did_change(ls: InplacefixServer, params: lsp.DidChangeTextDocumentParams) ->
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: InplacefixServer, params: lsp.DidSaveTextDocumentParams) -> None:
+    if params.text_document.uri.endswith(".py"):
+        refresh_index(ls)  # what the saved file tells of the others (content-cached: cheap)
     schedule(ls, params.text_document.uri)
 
 
@@ -400,6 +485,7 @@ def did_change_configuration(ls: InplacefixServer, params: lsp.DidChangeConfigur
     ls._cache.clear()
     for uri in list(ls.workspace.text_documents):
         schedule(ls, uri)
+    refresh_index(ls)
 
 
 @server.feature(lsp.SHUTDOWN)
@@ -408,6 +494,7 @@ def on_shutdown(ls: InplacefixServer, params: None) -> None:
     ls.debouncer.cancel_all()
     ls.workers.stop()
     ls.fix_workers.stop()
+    ls.index_workers.stop()
     ls.fixer.close()
 
 
@@ -542,7 +629,9 @@ def _fix_all_action(ls: InplacefixServer, snapshot: Snapshot, token: object) -> 
     settings = dataclasses.replace(ls.settings_for(path), unsafe_fixes=False)
     if ls.editor.candidates == "hidden":
         settings = dataclasses.replace(settings, select=ls.editor.select or ("IPF1",))
-    fixed = ls.fixer.fix_all(token, snapshot.text, path, settings)
+    index, module = ls.project.lookup(path) if ls.editor.project_index else (None, "")
+    pickled = ls.project.pickled(ls.analysis_lock) if index is not None else None
+    fixed = ls.fixer.fix_all(token, snapshot.text, path, settings, pickled, module if pickled else "")
     if fixed is None:
         return None
     return lsp.CodeAction(

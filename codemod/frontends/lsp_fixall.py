@@ -24,11 +24,13 @@ class FixAllStopped(Exception):
     """The fix-all was cancelled (or its process died) before it finished."""
 
 
-def fix_all_text(text: str, path: str, settings: Settings) -> Optional[str]:
-    """The document with every fix ``settings`` allow applied, or None if nothing changes."""
+def fix_all_text(text: str, path: str, settings: Settings, project=None, module_name: str = "") -> Optional[str]:
+    """The document with every fix ``settings`` allow applied, or None if nothing changes
+    (``project``: the workspace's index the server analyses the document with, or None)."""
     from codemod.engine.pipeline import process_source
 
-    result = process_source(text.encode("utf-8", "surrogatepass"), path, settings, fix=True)
+    result = process_source(text.encode("utf-8", "surrogatepass"), path, settings, fix=True,
+                            project=project, module_name=module_name)
     return result.fixed if result.changed else None
 
 
@@ -42,8 +44,10 @@ class FixProcess:
         self._running: Optional[object] = None
         self._stopped: set = set()
 
-    def fix_all(self, job: object, text: str, path: str, settings: Settings) -> Optional[str]:
-        """Run a fix-all; ``job`` names it for :meth:`stop`."""
+    def fix_all(self, job: object, text: str, path: str, settings: Settings,
+                project: Optional[bytes] = None, module_name: str = "") -> Optional[str]:
+        """Run a fix-all; ``job`` names it for :meth:`stop`. ``project``: the pickled index
+        (``lsp_project.WorkspaceIndex.pickled``) and the document's module in it."""
         with self._lock:
             with self._state:
                 self._running = job
@@ -52,7 +56,7 @@ class FixProcess:
                 with self._state:
                     if job in self._stopped:
                         raise FixAllStopped()
-                pickle.dump((text, path, settings), child.stdin)
+                pickle.dump((text, path, settings, project, module_name), child.stdin)
                 child.stdin.flush()
                 ok, value = pickle.load(child.stdout)
             except (EOFError, OSError, pickle.UnpicklingError) as exc:
@@ -90,17 +94,22 @@ class FixProcess:
 
 
 def serve() -> None:
-    """The child's loop: (text, path, settings) in, (ok, fixed text or error) out."""
+    """The child's loop: (text, path, settings, pickled index or None, module name) in, (ok,
+    fixed text or error) out. The last index is kept (the same bytes come until it changes)."""
     channel = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # whatever else is printed goes to stderr, not into the channel
     requests = sys.stdin.buffer
+    known: tuple = (None, None)  # (pickled index, index)
     while True:
         try:
-            text, path, settings = pickle.load(requests)
+            text, path, settings, pickled, module = pickle.load(requests)
         except EOFError:
             return
         try:
-            answer = (True, fix_all_text(text, path, settings))
+            if pickled is not None and pickled != known[0]:
+                known = (pickled, pickle.loads(pickled))  # the server's own index: trusted as it is
+            project = known[1] if pickled is not None else None
+            answer = (True, fix_all_text(text, path, settings, project, module))
         except Exception as exc:  # noqa: BLE001 - reported to the server, which logs it
             answer = (False, f"{type(exc).__name__}: {exc}")
         pickle.dump(answer, channel)
