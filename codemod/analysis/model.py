@@ -30,6 +30,7 @@ import ast
 import weakref
 from typing import TYPE_CHECKING, Iterable, Optional, Tuple
 
+from codemod import torch_api
 from codemod.analysis import dtype
 from codemod.analysis.binder import Binder
 from codemod.analysis.calls import Calls, CallSite, ContractReason
@@ -40,7 +41,6 @@ from codemod.analysis.holders import Holders
 from codemod.analysis.leaves import Leaves
 from codemod.analysis.names import Names, UsedNames
 from codemod.analysis.source import Source
-from codemod import torch_api
 from codemod.analysis.syntax import FUNCTIONS, Located, target_key
 from codemod.analysis.tensor_kind import TensorKinds
 from codemod.analysis.tree import Tree
