@@ -84,6 +84,44 @@ def test_fresh_results_keep_the_safe_rewrite(bind):
     assert finding.status.value == "safe"
 
 
+SIBLINGS = """
+import torch
+
+
+def f(w):
+    h = w * 2
+    {view}
+    {sibling}
+    row.mul_(3)
+    return top + 0
+"""
+
+
+@pytest.mark.parametrize("view, sibling", [
+    ("row = h.narrow(0, 0, 1)", "top = h[0:2]"),
+    ("row = h[0].detach()", "top = h[0:2].detach()"),
+    ("row = h.t()", "top = h"),
+    ("row = h[0]", "top = h.view(8)"),
+    ("top = h[0:2]", "row = h.t()"),
+])
+def test_a_write_into_a_view_seen_through_another_view_of_its_tensor_is_not_a_safe_rewrite(view, sibling):
+    """``row`` and ``top`` view the same tensor: a write into ``row`` is seen through ``top``,
+    and rebinding ``row`` out of place hides it."""
+    source = SIBLINGS.format(view=view, sibling=sibling)
+    rewritten = source.replace("row.mul_(3)", "row = row.mul(3)")
+    assert not torch.equal(run(source), run(rewritten)), "the rewrite changes what `top` holds"
+    result = process_source(source.encode(), "m.py", Settings(select=("ALL",)))
+    [finding] = [f for f in result.findings if f.code == "IPF003"]
+    assert finding.status.value != "safe", (finding.status, finding.reason)
+
+
+def test_the_outputs_of_one_split_are_disjoint():
+    source = SIBLINGS.format(view="row, top = h.tensor_split(2, 0)", sibling="")
+    result = process_source(source.encode(), "m.py", Settings(select=("ALL",)))
+    [finding] = [f for f in result.findings if f.code == "IPF003"]
+    assert finding.status.value == "safe", finding.reason
+
+
 CACHE = """
 import torch
 

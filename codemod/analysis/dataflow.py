@@ -183,9 +183,35 @@ class Dataflow:
                 since = [x for x in flow.bindings.get(key, []) if ob.end <= x.start and x.end <= at]
                 if not since:
                     (identity if how == "identity" else views).add(other)
+        if views and b is not None:
+            views |= self._siblings(flow, key, b, views | identity, at)
         identity.discard(key)
         views.discard(key)
         return Aliases(identity, views)
+
+    def _siblings(self, flow: Flow, key: str, made: Binding, bases: Set[str], at: Pos) -> Set[str]:
+        """Other names bound to the tensors ``key`` views (``bases``), or to views of them, since
+        those were bound: ``top = h[0:2]`` beside ``row = h[0]``. They may share the memory a
+        write into ``key`` changes. The outputs of one unpacking (``q, k, v = x.chunk(3)``) are
+        disjoint and do not count."""
+        found: Set[str] = set()
+        for other in flow.bindings:
+            if other == key or other in bases:
+                continue
+            earlier = [x for x in flow.bindings.get(other, []) if x.end <= at]
+            ob = earlier[-1] if earlier else None
+            if ob is None or ob.stmt is made.stmt:
+                continue
+            if ob.form == "assign":
+                source, _ = self.alias_source(ob.value)
+            elif ob.form == "other" and isinstance(ob.stmt, ast.Assign):
+                source, _ = self._unpacked_source(ob.stmt, other)
+            else:
+                continue
+            since = min(made.end, ob.end)  # `h = other` between the two views: another tensor
+            if source in bases and not any(since <= x.start and x.end <= at for x in flow.bindings.get(source, [])):
+                found.add(other)
+        return found
 
     def _unpacked_source(self, stmt: ast.Assign, key: str) -> Tuple[Optional[str], Optional[AliasKind]]:
         """``a, b = x.tensor_split(2)``: ``key`` unpacked from a sequence of views (or of
