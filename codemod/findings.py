@@ -82,13 +82,18 @@ REASONS = {
     "chunk/split/unbind, a view made under no_grad, a custom Function's view), or the tensor "
     "such a view was taken from, read afterwards; IPF006 writes into a copy",
     "views-read-after": "views taken of the tensor before the write are read after it: in place "
-    "they would see the change (PyTorch refuses it), after the fix they keep the values from before",
+    "they would see the change (PyTorch refuses it); the fix keeps that where it can (outputs of "
+    "chunk/unbind made ordinary views, views made under no_grad detached), else it rebinds the "
+    "tensor and they keep the values from before",
     "no-grad-view-write": "a view PyTorch refuses to modify with grad on is written under no_grad "
-    "and then used with grad on (PyTorch raises at that use); whether the write should reach the "
-    "tensor viewed or the use should see a copy (`v = v.clone()` with grad on before the no_grad "
-    "block) is yours to say",
+    "and then used with grad on (PyTorch raises at that use); the fix, where one exists, lets the "
+    "write reach the tensor viewed as the no_grad block says (outputs of chunk/unbind made ordinary "
+    "views, views made under no_grad detached); if the use should see a copy instead, take one "
+    "where the view is made (`v = h[0].clone()`)",
     "view-base-read-after": "the tensor viewed (or a name for the same memory) is read after "
-    "the write: in place it would have seen the change, the fix writes into a copy",
+    "the write: in place it would have seen the change; the fix keeps that where it can (outputs "
+    "of chunk/unbind made ordinary views, views made under no_grad detached: PyTorch's \"both "
+    "inside no_grad\"), else it writes into a copy, which hides it",
     "dead-store": "the fix would rebind a name nobody reads again while another holder (a "
     "loop's iterable, an attribute's owner, a container, the caller) keeps the tensor: it would "
     "only drop the mutation",

@@ -2,10 +2,8 @@
 the line that made the view, applies IPF006's fix, and verifies it against the
 writes-into-copies reference (``runtime/view_copies.py``), in child processes as a user runs it;
 where the tensor viewed is read after the write, against the views-allowed reference (the
-writes reach it, as PyTorch computes the program with grad off).
-
-``# verdict: unproven`` (views made under ``no_grad``, read after: neither reference fits) must
-come out ``unproven``. ``# fix: none`` gets no rewrite.
+writes reach it, as PyTorch computes the program with grad off: outputs of ``chunk``/``unbind``
+as ordinary views, views made under ``no_grad`` detached). ``# fix: none`` gets no rewrite.
 """
 
 from __future__ import annotations
@@ -44,12 +42,7 @@ def test_repair_fixes_and_verifies_the_view_family(path):
         return
     expected = path.with_name(path.name.replace(".in.py", ".unsafe.out.py" if fix == "unsafe" else ".out.py"))
     assert result.repaired == expected.read_text(), "repair applies the rule's fix"
-    verdict = result.verification.devices[0].verdict
-    if headers(path).get("verdict", "").startswith("unproven"):
-        assert verdict is Verdict.UNPROVEN
-        assert any("does not fit" in r for r in result.verification.devices[0].reasons)
-    else:
-        assert result.verified, result.verification.devices[0].reasons
+    assert result.verified, result.verification.devices[0].reasons
 
 
 def test_a_copy_does_not_verify_where_the_write_should_reach_the_tensor_viewed(tmp_path):
@@ -64,6 +57,28 @@ def test_a_copy_does_not_verify_where_the_write_should_reach_the_tensor_viewed(t
     ordinary = source.replace("h.chunk(2, 0)", "h.tensor_split(2, 0)")
     made = verify(f"{path}::example", rewritten_source=ordinary, devices=["cpu"]).devices[0]
     assert made.reference == "views allowed" and made.verdict is Verdict.VERIFIED, made.differences
+
+
+@pytest.mark.parametrize("wrong, reason", [
+    ("    row = row.mul(3)\n", "a copy: the other view no longer sees the write"),
+    ("        row = h[0].detach()\n        top = h[0:2]\n", "one view detached: the other raises where it is read"),
+])
+def test_views_made_under_no_grad_verify_only_when_every_one_is_detached(wrong, reason):
+    """Two views of one tensor taken under no_grad, one written with grad on, the other read
+    after: the views-allowed reference (both detached, PyTorch's "both inside no_grad") takes
+    IPF006's fix (both detached: tests above) and refuses the rewrites that pick another meaning
+    or leave a view behind."""
+    path = FIXTURES / "view_write" / "no_grad_views_overlap.in.py"
+    source = path.read_text()
+    if wrong.startswith("    row ="):
+        rewritten = source.replace("    row.mul_(3)\n", wrong)
+    else:
+        rewritten = source.replace("        row = h[0]\n        top = h[0:2]\n", wrong)
+    assert rewritten != source
+    device = verify(f"{path}::example", rewritten_source=rewritten, devices=["cpu"]).devices[0]
+    assert device.verdict is Verdict.NOT_VERIFIED, reason
+    if wrong.startswith("    row ="):
+        assert device.reference == "views allowed" and device.differences, reason
 
 
 # A custom Function whose forward returns a view (or its input as-is): its output is a view
@@ -133,8 +148,11 @@ def test_custom_function_view_wrong_rewrite_does_not_verify(tmp_path, shape, wro
 
 
 # A view taken under no_grad of a tensor that requires grad requires grad itself (autograd
-# treats it as a leaf of its own): the copy the reference makes keeps that, so IPF006's rebinding
-# verifies and a rewrite that drops the flag (or changes the value) does not.
+# treats it as a leaf of its own, PyTorch issue #11390): the copy the reference makes keeps
+# that, so IPF006's rebinding verifies. Its gradient reaches nothing the program holds, so a
+# rewrite that detaches the view computes the same values and the same gradients (no output
+# then requires grad: no gradient reaches any leaf, as before) and verifies too; one that
+# changes a value does not.
 NO_GRAD_VIEW = """
 import torch
 
@@ -152,7 +170,8 @@ def fn():
 @pytest.mark.parametrize("rewrite, verdict", [
     ("v = v.mul(3)", Verdict.VERIFIED),
     ("v = v.mul(4)", Verdict.NOT_VERIFIED),
-    ("v = v.detach().mul(3)", Verdict.NOT_VERIFIED),
+    ("v = v.detach().mul(3)", Verdict.VERIFIED),
+    ("v = v.detach().mul(3) + x.sum()", Verdict.NOT_VERIFIED),
 ])
 def test_a_copy_of_a_no_grad_view_requires_grad_like_the_view(tmp_path, rewrite, verdict):
     model = tmp_path / "model.py"

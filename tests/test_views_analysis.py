@@ -147,11 +147,35 @@ def test_a_no_grad_write_then_a_use_with_grad_on_is_a_proven_error(context, afte
     assert found[0].plan is not None  # the outputs made ordinary views (`tensor_split`): the use is allowed
 
 
-def test_a_view_made_under_no_grad_then_written_and_used_gets_no_fix():
-    """PyTorch names two meanings (view and write both inside no_grad, or both outside): no fix."""
-    body = ("def f():\n    w = torch.randn(4, 2, requires_grad=True)\n    h = w * 2\n"
-            "    with torch.no_grad():\n        v = h[0]\n        v.mul_(2)\n    return (v * 3).sum()\n")
+NO_GRAD_VIEWS = ("def f():\n    w = torch.randn(4, 2, requires_grad=True)\n    h = w * 2\n"
+                 "    with torch.no_grad():\n        v = h[0]\n{more}        v.mul_(2)\n    return (v * 3).sum(){read}\n")
+
+
+@pytest.mark.parametrize("more, read, detached", [
+    ("", "", ["v = h[0].detach()"]),
+    ("        u = h[0:2]\n", " + u.sum()", ["v = h[0].detach()", "u = h[0:2].detach()"]),
+    ("        u = v[1:]\n", " + u.sum()", ["v = h[0].detach()", "u = v[1:].detach()"]),
+    ("        if w.sum() > 0:\n            u = h.t()\n", "", ["v = h[0].detach()", "u = h.t().detach()"]),
+])
+def test_views_made_under_no_grad_then_written_and_used_are_detached_where_they_are_made(more, read, detached):
+    """Of the two meanings PyTorch names (view and write both inside no_grad, or both outside),
+    the fix takes the one the block states: every view of the tensor bound there is detached,
+    so writes reach the memory untracked and later reads see them (unsafe; repair verifies)."""
+    body = NO_GRAD_VIEWS.format(more=more, read=read)
     found = findings_06(body)
+    assert [(f.code, f.status.value, f.reason) for f in found] == [("IPF106", "unsafe", "no-grad-view-write")]
+    fixed = process_source((HEAD + body).encode(), "m.py", Settings(select=("ALL",), unsafe_fixes=True),
+                           fix=True).fixed
+    assert [line.strip() for line in fixed.splitlines() if ".detach()" in line] == detached
+
+
+@pytest.mark.parametrize("more", [
+    "        a, b = h.chunk(2)\n",  # outputs of a multi-view call: no `.detach()` follows them
+    "        for r in h:\n            pass\n",
+    "        u: torch.Tensor = h[1]\n",
+])
+def test_no_detach_fix_where_a_view_of_the_tensor_in_the_block_cannot_take_one(more):
+    found = findings_06(NO_GRAD_VIEWS.format(more=more, read=""))
     assert [(f.code, f.status.value, f.reason) for f in found] == [("IPF106", "manual", "no-grad-view-write")]
 
 

@@ -21,7 +21,7 @@ torch (``torch_api.py``); reshapes that copy some layouts keep a chain possible,
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterable, List, Literal, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterable, List, Literal, NamedTuple, Optional, Sequence, Set, Tuple, TypeGuard, cast
 
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding, Flow
@@ -197,6 +197,46 @@ class Views:
                 if b.form in ("assign", "ann") and b.value is not None and self._view_root(b.value) == base:
                     return key
         return None
+
+    def views_made_with_it(self, origin: ViewOrigin) -> Optional[Tuple[ast.AST, List[ast.Assign]]]:
+        """The ``with torch.no_grad():`` block that made the view ``origin``, and every binding
+        in it of a name to a view of the same tensor, or of a view bound there (``row = h[0]``,
+        ``top = h[0:2]``, ``col = row[1:]``), in order: what must be detached for PyTorch's
+        "both inside no_grad" meaning (a write into one of them reaches the others' memory, and
+        PyTorch refuses any of them to be read with grad on after it). None where the view is
+        not such a binding, or where the block views the tensor in a way a ``.detach()`` cannot
+        follow (``a, b = h.chunk(2)``, ``for r in h``, an annotated or augmented binding)."""
+        if origin.kind != "no-grad" or origin.base is None:
+            return None
+        base = target_key(origin.base)
+        made = self.tree.statement_of(origin.creation)
+        if not base or not _single_name_assign(made) or made.value is not origin.creation:
+            return None
+        block = next((a for a in self.tree.ancestors(made) if isinstance(a, (ast.With, ast.AsyncWith))
+                      and self.grad.with_grad_state(a) is not None), None)
+        if block is None:
+            return None
+        roots, found = {base}, []
+        for node in _statements(block.body):
+            if _single_name_assign(node):
+                if self._view_root(node.value) in roots:
+                    found.append(node)
+                    roots.add(cast(ast.Name, node.targets[0]).id)
+                    continue
+            value: Optional[ast.expr] = None
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                value = node.value
+            elif isinstance(node, (ast.For, ast.AsyncFor)):
+                value = node.iter
+            if value is None:
+                continue
+            keys = {target_key(value), self._view_root(value)}
+            viewed = self.multi_view_base(value)
+            if viewed is not None:
+                keys.add(target_key(viewed))
+            if keys & roots:
+                return None  # `a, b = h.chunk(2)`, `for r in h`, `v: Tensor = h[0]`: not followed
+        return (block, found) if any(n is made for n in found) else None
 
     def _view_root(self, value: ast.expr) -> Optional[str]:
         """The name ``value`` is a view of, through a chain of views (``h[0].t()`` -> ``h``)."""
@@ -595,6 +635,23 @@ class Views:
         if name in ("torch.nn.Sequential", "torch.nn.modules.container.Sequential"):
             return any(isinstance(a, ast.Call) and self._owns_parameters(a) for a in call.args)
         return False
+
+
+def _single_name_assign(node: ast.AST) -> TypeGuard[ast.Assign]:
+    return isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+
+
+def _statements(body: Sequence[ast.stmt]) -> Iterable[ast.stmt]:
+    """The statements of ``body`` and of the blocks inside it, in source order (not those of
+    nested functions or classes: they run later, or elsewhere)."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            yield from _statements(getattr(stmt, field, None) or [])
+        for handler in getattr(stmt, "handlers", None) or []:
+            yield from _statements(handler.body)
 
 
 def _keys(expr: Optional[ast.expr]) -> Tuple[str, ...]:

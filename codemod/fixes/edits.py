@@ -5,7 +5,7 @@ precedence needs them), :func:`clone_of` (``d = d.clone()``), :func:`out_of_plac
 (``x.mul_(a).add_(b)`` -> ``x.mul(a).add(b)``). Statements: :func:`insert_before` (into a line
 or suite), :func:`wrap_in_with` (a run of statements of a block into ``with <expr>:``,
 re-indented, comments kept), :func:`copy_leaf` (``c2 = c.clone()`` and the later uses on
-``c2``). Modules: :func:`ensure_import` (``import torch`` once, where
+``c2``), :func:`detach_bindings` (``row = h[0]`` -> ``row = h[0].detach()``). Modules: :func:`ensure_import` (``import torch`` once, where
 imports go). Text: :func:`code`, :func:`fix_title`. Fresh names come from the analysis
 (``SemanticModel.fresh_name``): they depend on every name in the file.
 """
@@ -21,6 +21,7 @@ from typing import (
     Protocol,
     Sequence,
     Set,
+    Tuple,
     TypeGuard,
     Union,
     cast,
@@ -261,6 +262,26 @@ def _dotted(expr: cst.BaseExpression) -> str:
     if isinstance(expr, cst.Attribute):
         return f"{_dotted(expr.value)}.{expr.attr.value}"
     return ""
+
+
+def detach_bindings(node: "cst.CSTNode", wanted: Set[Tuple[str, str]]) -> "cst.CSTNode":
+    """``node`` with each binding ``name = value`` that ``wanted`` names, as ``(name,
+    ast.dump(value))`` (the analysis decides which, on its own tree), bound to ``value.detach()``."""
+    import ast
+
+    import libcst
+
+    class Detach(libcst.CSTTransformer):
+        def leave_Assign(self, original: "cst.Assign", updated: "cst.Assign") -> "cst.Assign":
+            targets = updated.targets
+            if len(targets) != 1 or not isinstance(targets[0].target, libcst.Name):
+                return updated
+            value = ast.parse(code(original.value).strip(), mode="eval").body
+            if (targets[0].target.value, ast.dump(value)) not in wanted:
+                return updated
+            return updated.with_changes(value=libcst.Call(libcst.Attribute(updated.value, libcst.Name("detach"))))
+
+    return cast("cst.CSTNode", node.visit(Detach()))
 
 
 CopyForm = Literal["twin", "operator", "clone"]

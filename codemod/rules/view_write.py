@@ -6,7 +6,7 @@ The rule's documentation is its class docstring (``inplacefix rule CODE`` prints
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from codemod import torch_api
 from codemod.analysis.model import SemanticModel
@@ -14,7 +14,7 @@ from codemod.analysis.syntax import is_const, subscript_base, target_key
 from codemod.analysis.views import ViewOrigin
 from codemod.findings import Fix, Status
 from codemod.fixes import _cst as cst
-from codemod.fixes.edits import clone_of, fix_title, insert_before, out_of_place_chain, rebind
+from codemod.fixes.edits import clone_of, detach_bindings, fix_title, insert_before, out_of_place_chain, rebind
 from codemod.fixes.site import FixSite, Plan
 from codemod.rules.augmented_assignment import build_assignment
 from codemod.rules.base import Rule, may_write_in_place
@@ -81,15 +81,21 @@ class ViewWrite(Rule):
     iterating `x` becomes `tuple(x[i] for i in range(len(x)))`, `x.unbind(d)` becomes
     `tuple(x.select(d, i) for i in range(x.size(d)))`, `a, b = x.chunk(2, d)` becomes
     `x.tensor_split(2, d)`; the writes then reach the tensor viewed, tracked by autograd, as
-    with grad off (unsafe: that tensor may be saved for backward; `repair` verifies). Else the
-    copy, unsafe (`view-base-read-after`), or no fix (`dead-store`). A write into the tensor
-    viewed, the view read afterwards, gets the ordinary views too, else the rebinding, unsafe
-    (`views-read-after`: the views keep the values from before). Writes under `no_grad` are
-    allowed by PyTorch and left alone, unless the view (or another output of the same call) is
-    then used with grad on: PyTorch raises at that use ("... its base or another view of its
-    base has been modified inplace"), reported at the write (`no-grad-view-write`), with the
-    ordinary views as an unsafe fix where they exist; a view made under `no_grad` gets no fix
-    (PyTorch names two meanings: view and write both inside `no_grad`, or both outside).
+    with grad off (unsafe: that tensor may be saved for backward; `repair` verifies). Views
+    made under `no_grad` are detached instead, with every other view of the same tensor bound
+    in that block (`row = h[0]` becomes `row = h[0].detach()`): of the two meanings PyTorch
+    names for them (view and write both inside `no_grad`, or both outside), this is the one
+    the program states, since it took the views with grad off; the writes reach the memory,
+    untracked, and every later read sees them (unsafe; `repair` verifies). Else the copy,
+    unsafe (`view-base-read-after`), or no fix (`dead-store`). A write into the tensor
+    viewed, the view read afterwards, gets the ordinary or detached views too, else the
+    rebinding, unsafe (`views-read-after`: the views keep the values from before). Writes
+    under `no_grad` are allowed by PyTorch and left alone, unless the view (or another output
+    of the same call) is then used with grad on: PyTorch raises at that use ("... its base or
+    another view of its base has been modified inplace"), reported at the write
+    (`no-grad-view-write`), with the ordinary or detached views as an unsafe fix where they
+    exist. If the use should see a copy instead, take one where the view is made
+    (`v = h[0].clone()`).
     Leaves that require grad are IPF005's.
     """
 
@@ -105,6 +111,7 @@ class ViewWrite(Rule):
     def __init__(self, model: SemanticModel) -> None:
         super().__init__(model)
         self._ordinary: Dict[int, Optional[Plan]] = {}  # id(the call making the views) -> its plan
+        self._detached: Dict[Tuple[int, ...], Plan] = {}  # the bindings a detach plan rewrites -> the plan
 
     @classmethod
     def could_start(cls, node: ast.AST) -> bool:
@@ -177,7 +184,7 @@ class ViewWrite(Rule):
         if reason in ("view-base-read-after", "dead-store"):
             # In place the write reaches the tensor viewed, which is read afterwards: the fix
             # makes the views ordinary ones, so that it still does (a copy would hide it).
-            plan = self._ordinary_views(origin)
+            plan = self._ordinary_views(origin) or self._detached_views(origin)
             if plan is not None:
                 status = Status.UNSAFE
         if plan is None and status in (Status.SAFE, Status.UNSAFE):
@@ -206,7 +213,7 @@ class ViewWrite(Rule):
                       "modified inplace\" at that use")
         else:
             message += " (refused by PyTorch when it requires grad)"
-        plan = self._ordinary_views(origin)
+        plan = self._ordinary_views(origin) or self._detached_views(origin)
         status = Status.UNSAFE if plan is not None else Status.MANUAL
         self.report(node, message, status, "no-grad-view-write", plan, hazard=hazard)
 
@@ -229,7 +236,7 @@ class ViewWrite(Rule):
         else:
             message += " (refused by PyTorch when it requires grad)"
         status, reason = Status.UNSAFE, "views-read-after"
-        plan = self._ordinary_views(origin)  # the views then see the write, as in place
+        plan = self._ordinary_views(origin) or self._detached_views(origin)  # the views then see the write, as in place
         problem = self.model.rebinding_problem(name)
         if problem and plan is None:
             status, reason = Status.MANUAL, problem
@@ -328,6 +335,33 @@ class ViewWrite(Rule):
             line, end = func.end_lineno or func.lineno, func.end_col_offset or 0  # the name after the dot
             return Plan((line, self.source.char_column(line, end - len(func.attr))), "Name", make)
         return None
+
+    def _detached_views(self, origin: ViewOrigin) -> Optional[Plan]:
+        """Detach the views made under ``no_grad`` (``row = h[0]`` -> ``row = h[0].detach()``,
+        and every other view of the same tensor bound in that block): PyTorch's "view and write
+        both inside no_grad" meaning, spelled out so that it holds with grad on too. The views
+        keep sharing the memory, so writes into them reach the tensor viewed and every later
+        read sees them; autograd tracks neither the views nor the writes, as the block said.
+        One plan per block, shared by every write it concerns. None where a view of the tensor
+        there cannot take a ``.detach()`` (``a, b = h.chunk(2)``, ``for r in h``)."""
+        found = self.model.views.views_made_with_it(origin)
+        if found is None:
+            return None
+        block, bindings = found
+        key = tuple(id(b) for b in bindings)  # per block and tensor viewed
+        if key not in self._detached:
+            self._detached[key] = self._detach_plan(block, bindings)
+        return self._detached[key]
+
+    def _detach_plan(self, block: ast.AST, bindings: List[ast.Assign]) -> Plan:
+        wanted = {(b.targets[0].id, ast.dump(b.value)) for b in bindings}  # type: ignore[attr-defined]
+        shown = ", ".join(f"`{b.targets[0].id} = {ast.unparse(b.value)}.detach()`" for b in bindings)  # type: ignore[attr-defined]
+        title = f"Detach the views made under `no_grad`: {shown}"
+
+        def make(node: cst.CSTNode, site: FixSite) -> Fix:
+            return Fix(node, lambda n: detach_bindings(n, wanted), title)
+
+        return self.plan(block, "AsyncWith" if isinstance(block, ast.AsyncWith) else "With", make)
 
     def _replace_with(self, node: ast.expr, node_type: str, text: str) -> Plan:
         new = cst.parse_expression(text)

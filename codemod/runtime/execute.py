@@ -420,8 +420,10 @@ def _reachable_state(program: Program, out: Any) -> Dict[str, Any]:
 def _backward(result: SideResult, label: str, out: Any, keyed) -> Dict[str, Optional[torch.Tensor]]:
     """The harness's own backward, always: the weighted loss of the outputs, to ``keyed``."""
     loss = weighted_loss(out)
-    if loss is None or not keyed:
+    if not keyed:
         return {}
+    if loss is None:  # no output requires grad: no gradient reaches any of them
+        return {key: None for key, _ in keyed}
     try:
         found = torch.autograd.grad(loss, [t for _, t in keyed], allow_unused=True)
     except BaseException as exc:  # noqa: BLE001

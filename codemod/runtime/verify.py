@@ -318,7 +318,8 @@ def _meaning(mode: Mode, ref: SideResult) -> str:
         return f"views PyTorch refuses to modify in place replaced by copies, which took the writes: {where}"
     if mode is Mode.VIEWS_ALLOWED:
         return ("outputs of functions that return several views replaced by ordinary views of the same "
-                f"memory, the writes reaching the tensor viewed as PyTorch computes them with grad off: {where}")
+                "memory, views made under no_grad by detached aliases of it, the writes reaching the "
+                f"tensor viewed as PyTorch computes them with grad off: {where}")
     return f"in-place updates of leaves applied outside autograd, as under torch.no_grad(): {where}"
 
 

@@ -149,27 +149,41 @@ class WritesIntoCopies(TorchFunctionMode):
 
 
 class ViewsAllowed(TorchFunctionMode):
-    """Run a program with every output of a function that returns several views (``chunk``,
-    ``split``, ``unbind``, iterating a tensor) replaced by an ordinary view of the same memory,
-    made where the output is made: the program as PyTorch computes it where it allows the
-    writes (with grad off), the writes reaching the tensor viewed, autograd tracking them.
+    """Run a program with every view PyTorch refuses to modify replaced by what it allows in
+    its place with grad off, made where the view is made:
+
+    - an output of a function that returns several views (``chunk``, ``split``, ``unbind``,
+      iterating a tensor) becomes an ordinary view of the same memory: the writes reach the
+      tensor viewed, autograd tracking them;
+    - a view made under ``no_grad`` becomes a detached alias of the same memory (``v.detach()``):
+      PyTorch's "both inside the no_grad block" meaning, spelled out. The program took the view
+      with grad off, so autograd tracks neither the view nor writes into it; the writes reach
+      the memory, and every later read sees them.
 
     This is the reference where writes into copies does not fit: the tensor viewed, or another
     view of it, is read after the write, and in place it sees the write. A rewrite that makes
-    those views ordinary ones (``x.unbind(0)`` -> ``tuple(x.select(0, i) for i in ...)``)
-    computes this meaning; one that writes into a copy does not. Views made under ``no_grad``
-    or by a custom ``Function`` are left as they are: PyTorch names two meanings for those."""
+    those views ordinary ones (``x.unbind(0)`` -> ``tuple(x.select(0, i) for i in ...)``) or
+    detaches the views made under ``no_grad`` (``v = h[0].detach()``) computes this meaning;
+    one that writes into a copy does not. Views made by a custom ``Function`` are left as they
+    are. (A view made under ``no_grad`` of a tensor that requires grad requires grad itself, a
+    leaf of its own whose gradient reaches nothing the program holds; the detached alias does
+    not: the gradients of everything else are the same.)"""
 
     def __init__(self) -> None:
         super().__init__()
-        self.replaced: List[str] = []  # where a multi-output view was made ordinary
+        self.replaced: List[str] = []  # where a refused view was made ordinary or detached
 
     def _ordinary(self, t: Any) -> Any:
-        if not (isinstance(t, torch.Tensor) and t._is_view()
-                and torch._C._autograd._get_creation_meta(t) == _META.MULTI_OUTPUT_NODE):
+        if not (isinstance(t, torch.Tensor) and t._is_view()):
+            return t
+        meta = torch._C._autograd._get_creation_meta(t)
+        if meta not in (_META.MULTI_OUTPUT_NODE, _META.NO_GRAD_MODE):
             return t
         with torch._C.DisableTorchFunction():
-            view = t._base.as_strided(t.size(), t.stride(), t.storage_offset())
+            if meta == _META.NO_GRAD_MODE:
+                view = t.detach()
+            else:
+                view = t._base.as_strided(t.size(), t.stride(), t.storage_offset())
         self.replaced.append(_user_line())
         return view
 
