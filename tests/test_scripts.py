@@ -254,6 +254,39 @@ def test_view_error_whose_tensor_is_read_after_verifies_with_ordinary_views(tmp_
     assert write_repaired(result) and "h.tensor_split(2)" in (tmp_path / "base_read.py").read_text()
 
 
+NO_GRAD_VIEWS = """import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+fc = nn.Linear(2, 2)
+opt = torch.optim.SGD(fc.parameters(), lr=0.1)
+for step in range(3):
+    h = fc(torch.randn(4, 2))
+    with torch.no_grad():
+        row = h[0]
+        top = h[0:2]
+    row.mul_(3)
+    loss = (top * fc.weight).sum() + row.sum() + h.pow(2).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+print(loss.item())
+"""
+
+
+def test_views_made_under_no_grad_are_detached_and_verified(tmp_path, server):
+    """Two views taken under no_grad, one scaled with grad on, the other read in the loss of a
+    training loop: the fix detaches both, verified against views allowed over the optimizer's
+    steps."""
+    (tmp_path / "train.py").write_text(NO_GRAD_VIEWS)
+    result = repair_script(Script(path="train.py", cwd=str(tmp_path)), server=server)
+    assert result.verdict is Verdict.verified and result.exit_code == 0, result.reasons
+    assert "views made under no_grad detached" in result.reference
+    assert write_repaired(result)
+    text = (tmp_path / "train.py").read_text()
+    assert "row = h[0].detach()" in text and "top = h[0:2].detach()" in text
+
+
 def _wrong(tmp_path, server, name, old, new, **reference):
     """Record the reference of a fixture and a deliberately wrong rewrite of it; compare."""
     shutil.copy(SCRIPTS / name, tmp_path / name)

@@ -194,8 +194,8 @@ def _prove(result: ScriptRepair, repaired: ScriptRun, max_backward: int, timeout
             return
         result.reference = result.reference.replace(
             "writes into copies (views PyTorch refuses to modify in place replaced by copies)",
-            "views allowed (outputs of functions that return several views made ordinary views: the "
-            "writes reach the tensor viewed)")
+            "views allowed (outputs of functions that return several views made ordinary views, "
+            "views made under no_grad detached: the writes reach the tensor viewed)")
     if not reference.finished or reference.record is None:
         result.verdict = Verdict.unproven
         result.reasons.append(f"the reference run failed: {reference.error or reference.outcome.value} "
