@@ -99,3 +99,16 @@ def test_check_flags_every_broken_case_by_default(path):
 @pytest.mark.parametrize("path", [p for p in CASES if headers(p).get("runtime") == "works"], ids=case_id)
 def test_check_is_quiet_by_default_where_pytorch_allows_the_write(path):
     assert [f for f in default_findings(path) if f.code == "IPF106"] == []
+
+
+def test_views_allowed_leaves_a_custom_functions_views_alone():
+    """A Function's ``forward`` runs with grad off, so the views it makes are no-grad views; they
+    are the Function's output, not views the program took under ``no_grad``: not detached."""
+    allowed = ViewsAllowed()
+    with pytest.raises(RuntimeError, match="custom Function"):
+        run_example(FOLDER / "custom_function_view.in.py", allowed)
+    assert allowed.replaced == []
+    detached = ViewsAllowed()
+    run_example(FOLDER / "no_grad_views_overlap.in.py", detached)
+    assert [where.split(" ", 1)[0] for where in detached.replaced] == [
+        "no_grad_views_overlap.in.py:14", "no_grad_views_overlap.in.py:15"]

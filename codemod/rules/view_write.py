@@ -6,7 +6,7 @@ The rule's documentation is its class docstring (``inplacefix rule CODE`` prints
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, cast
 
 from codemod import torch_api
 from codemod.analysis.model import SemanticModel
@@ -342,8 +342,9 @@ class ViewWrite(Rule):
         both inside no_grad" meaning, spelled out so that it holds with grad on too. The views
         keep sharing the memory, so writes into them reach the tensor viewed and every later
         read sees them; autograd tracks neither the views nor the writes, as the block said.
-        One plan per block, shared by every write it concerns. None where a view of the tensor
-        there cannot take a ``.detach()`` (``a, b = h.chunk(2)``, ``for r in h``)."""
+        One plan per block and tensor viewed, shared by every write it concerns. None where a
+        view of the tensor there cannot take a ``.detach()`` (``a, b = h.chunk(2)``, ``for r in
+        h``)."""
         found = self.model.views.views_made_with_it(origin)
         if found is None:
             return None
@@ -354,8 +355,9 @@ class ViewWrite(Rule):
         return self._detached[key]
 
     def _detach_plan(self, block: ast.AST, bindings: List[ast.Assign]) -> Plan:
-        wanted = {(b.targets[0].id, ast.dump(b.value)) for b in bindings}  # type: ignore[attr-defined]
-        shown = ", ".join(f"`{b.targets[0].id} = {ast.unparse(b.value)}.detach()`" for b in bindings)  # type: ignore[attr-defined]
+        names = [cast(ast.Name, b.targets[0]).id for b in bindings]
+        wanted = {(name, ast.dump(b.value)) for name, b in zip(names, bindings)}
+        shown = ", ".join(f"`{name} = {ast.unparse(b.value)}.detach()`" for name, b in zip(names, bindings))
         title = f"Detach the views made under `no_grad`: {shown}"
 
         def make(node: cst.CSTNode, site: FixSite) -> Fix:

@@ -16,6 +16,7 @@ repair outside that case is ``unproven``.
 
 from __future__ import annotations
 
+import sys
 import weakref
 from typing import Any, Dict, List, Optional, Set, Tuple
 
@@ -148,6 +149,20 @@ class WritesIntoCopies(TorchFunctionMode):
                                           for call, base in self._written_copies.get(found[1], ()))
 
 
+_FUNCTION_FILE = torch.autograd.function.__file__
+
+
+def _in_custom_function() -> bool:
+    """Whether a custom ``autograd.Function``'s ``forward`` is running (its ``apply`` is on the
+    stack): PyTorch turns grad off there, and what it returns is the Function's own output."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == _FUNCTION_FILE and frame.f_code.co_name == "apply":
+            return True
+        frame = frame.f_back
+    return False
+
+
 class ViewsAllowed(TorchFunctionMode):
     """Run a program with every view PyTorch refuses to modify replaced by what it allows in
     its place with grad off, made where the view is made:
@@ -164,10 +179,11 @@ class ViewsAllowed(TorchFunctionMode):
     view of it, is read after the write, and in place it sees the write. A rewrite that makes
     those views ordinary ones (``x.unbind(0)`` -> ``tuple(x.select(0, i) for i in ...)``) or
     detaches the views made under ``no_grad`` (``v = h[0].detach()``) computes this meaning;
-    one that writes into a copy does not. Views made by a custom ``Function`` are left as they
-    are. (A view made under ``no_grad`` of a tensor that requires grad requires grad itself, a
-    leaf of its own whose gradient reaches nothing the program holds; the detached alias does
-    not: the gradients of everything else are the same.)"""
+    one that writes into a copy does not. Views made by a custom ``Function`` (as its output,
+    or inside its ``forward``) are left as they are. (A view made under ``no_grad`` of a tensor
+    that requires grad requires grad itself, a leaf of its own whose gradient reaches nothing
+    the program holds; the detached alias does not: the gradients of everything else are the
+    same.)"""
 
     def __init__(self) -> None:
         super().__init__()
@@ -179,6 +195,8 @@ class ViewsAllowed(TorchFunctionMode):
         meta = torch._C._autograd._get_creation_meta(t)
         if meta not in (_META.MULTI_OUTPUT_NODE, _META.NO_GRAD_MODE):
             return t
+        if meta == _META.NO_GRAD_MODE and _in_custom_function():
+            return t  # a Function's forward runs with grad off: its views are the Function's business
         with torch._C.DisableTorchFunction():
             if meta == _META.NO_GRAD_MODE:
                 view = t.detach()
