@@ -147,6 +147,19 @@ def test_a_no_grad_write_then_a_use_with_grad_on_is_a_proven_error(context, afte
     assert found[0].plan is not None  # the outputs made ordinary views (`tensor_split`): the use is allowed
 
 
+@pytest.mark.parametrize("loop, reported", [
+    ("    for step in range(3):\n        y = q * 3\n" + NO_GRAD_WRITE.replace("\n    ", "\n        ").replace("    with", "        with", 1), True),
+    ("    while w.sum() > 0:\n        y = q * 3\n" + NO_GRAD_WRITE.replace("\n    ", "\n        ").replace("    with", "        with", 1), True),
+    ("    while q.sum() > 0:\n" + NO_GRAD_WRITE.replace("\n    ", "\n        ").replace("    with", "        with", 1), True),
+    ("    for row in q:\n" + NO_GRAD_WRITE.replace("\n    ", "\n        ").replace("    with", "        with", 1), False),
+])
+def test_a_no_grad_write_whose_use_comes_on_the_next_turn_of_a_loop(loop, reported):
+    """The use before the write, in the loop's body (or a ``while`` test), runs again after it;
+    a ``for`` loop's iterable is read once, before the first turn."""
+    found = findings_06("def f():\n" + GRAD_VIEW + loop)
+    assert [(f.code, f.reason) for f in found] == ([("IPF106", "no-grad-view-write")] if reported else [])
+
+
 NO_GRAD_VIEWS = ("def f():\n    w = torch.randn(4, 2, requires_grad=True)\n    h = w * 2\n"
                  "    with torch.no_grad():\n        v = h[0]\n{more}        v.mul_(2)\n    return (v * 3).sum(){read}\n")
 

@@ -268,12 +268,15 @@ class Views:
             keys[key] = self._plain_bindings(key, stmt)
         flow = self.binder.flow(self.tree.owner(stmt))
         _, end = span(stmt)
+        turns = self._later_turns(stmt, made)
         found: List[Tuple[Pos, ast.Name]] = []
         for key, bindings in keys.items():
             if not bindings:
                 continue
             for pos, node in flow.loads.get(key, []):
-                if not isinstance(node, ast.Name) or pos < end or self.tree.owner(node) is not flow.owner:
+                if not isinstance(node, ast.Name) or self.tree.owner(node) is not flow.owner:
+                    continue
+                if pos < end and not any(start <= pos < stop for start, stop in turns):
                     continue
                 at = self.tree.statement_of(node)
                 if [id(b) for b in self._plain_bindings(key, at)] != [id(b) for b in bindings]:
@@ -281,6 +284,23 @@ class Views:
                 if self.grad.intended_reason(node, None) is None and self._used_by_autograd(node, at):
                     found.append((pos, node))
         return min(found, key=lambda f: f[0])[1] if found else None
+
+    def _later_turns(self, stmt: Located, made: Located) -> List[Tuple[Pos, Pos]]:
+        """The bodies of the loops around ``stmt`` (in its function) that do not also make the
+        view (``made``): code there before ``stmt`` runs again after it, on the next turn (a
+        ``for`` loop's head is read once; a ``while`` loop's test every turn)."""
+        found: List[Tuple[Pos, Pos]] = []
+        made_at = span(made)[0]
+        for anc in self.tree.ancestors(stmt):
+            if isinstance(anc, OWNERS):
+                break
+            if isinstance(anc, (ast.For, ast.AsyncFor, ast.While)):
+                start, stop = span(anc)
+                if start <= made_at < stop:
+                    break  # a fresh view every turn
+                first = anc.test if isinstance(anc, ast.While) else anc.body[0]
+                found.append((span(first)[0], stop))
+        return found
 
     def _used_by_autograd(self, node: ast.Name, at: Located) -> bool:
         """``node`` feeds an op autograd records (arithmetic, a view, a differentiable method or

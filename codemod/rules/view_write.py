@@ -205,8 +205,9 @@ class ViewWrite(Rule):
         read = views.read_with_grad_after(name, stmt, origin) if requires != "no" else None
         if read is None:
             return
+        turn = ", on the loop's next turn" if (read.lineno, read.col_offset) < (stmt.lineno, stmt.col_offset) else ""
         message = (f"In-place write under `no_grad` to `{name.id}`, {self._what(origin)}, then `{read.id}` "
-                   f"used with grad on at line {read.lineno}")
+                   f"used with grad on at line {read.lineno}{turn}")
         hazard = None
         if requires == "yes":
             hazard = ("PyTorch raises \"... is a view and its base or another view of its base has been "
