@@ -122,6 +122,36 @@ def test_the_outputs_of_one_split_are_disjoint():
     assert finding.status.value == "safe", finding.reason
 
 
+REPEATED = """
+import torch
+
+
+def f(w):
+    h = torch.arange(8.0).reshape(2, 4) * 2
+    {bind}
+    {target} += 1
+    {target} *= 3
+    return {read} + {target}.sum()
+"""
+
+
+@pytest.mark.parametrize("bind, target, read", [
+    ("a = h[0]", "a", "h"),  # the second write into a view, the tensor viewed read after
+    ("a = h.view(8)", "a", "h"),
+    ("a = h", "h", "a"),  # the second write into a tensor another name holds
+    ("a = h.t()", "h", "a"),
+])
+def test_a_second_write_keeps_the_aliases_of_the_first(bind, target, read):
+    """``a += 1`` keeps a tensor's object: after it, ``a`` is still the view (or the alias) it
+    was, and a rebinding of the second write would hide that write from ``h``."""
+    source = REPEATED.format(bind=bind, target=target, read=read)
+    rewritten = source.replace(f"{target} *= 3", f"{target} = {target} * 3")
+    assert not torch.equal(run(source), run(rewritten)), "the rewrite changes what the other name holds"
+    result = process_source(source.encode(), "m.py", Settings(select=("ALL",)))
+    second = [f for f in result.findings if f.code == "IPF001" and f.span.line == 9]
+    assert second and second[0].status.value != "safe", [(f.span.line, f.status, f.reason) for f in result.findings]
+
+
 CACHE = """
 import torch
 

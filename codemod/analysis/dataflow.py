@@ -152,8 +152,8 @@ class Dataflow:
         views: Set[str] = set()
 
         def last_binding(k: str, before: Pos) -> Optional[Binding]:
-            earlier = [b for b in flow.bindings.get(k, []) if b.end <= before]
-            return earlier[-1] if earlier else None
+            earlier = [b for b in flow.bindings.get(k, []) if b.end <= before and b.form != "aug"]
+            return earlier[-1] if earlier else None  # `a += 1` keeps a tensor's object: not a binding here
 
         # What ``key`` itself was bound from.
         b = last_binding(key, at)
@@ -180,7 +180,7 @@ class Dataflow:
             else:
                 continue
             if source == key:
-                since = [x for x in flow.bindings.get(key, []) if ob.end <= x.start and x.end <= at]
+                since = [x for x in flow.bindings.get(key, []) if ob.end <= x.start and x.end <= at and x.form != "aug"]
                 if not since:
                     (identity if how == "identity" else views).add(other)
         if views and b is not None:
@@ -198,7 +198,7 @@ class Dataflow:
         for other in flow.bindings:
             if other == key or other in bases:
                 continue
-            earlier = [x for x in flow.bindings.get(other, []) if x.end <= at]
+            earlier = [x for x in flow.bindings.get(other, []) if x.end <= at and x.form != "aug"]
             ob = earlier[-1] if earlier else None
             if ob is None or ob.stmt is made.stmt:
                 continue
@@ -209,7 +209,8 @@ class Dataflow:
             else:
                 continue
             since = min(made.end, ob.end)  # `h = other` between the two views: another tensor
-            if source in bases and not any(since <= x.start and x.end <= at for x in flow.bindings.get(source, [])):
+            if source in bases and not any(since <= x.start and x.end <= at and x.form != "aug"
+                                           for x in flow.bindings.get(source, [])):
                 found.add(other)
         return found
 
