@@ -18,6 +18,7 @@ from codemod.analysis.syntax import (
     Pos,
     Span,
     first_arg,
+    iterable_of,
     subscript_base,
     target_key,
 )
@@ -155,8 +156,12 @@ class Dataflow:
             earlier = [b for b in flow.bindings.get(k, []) if b.end <= before and b.form != "aug"]
             return earlier[-1] if earlier else None  # `a += 1` keeps a tensor's object: not a binding here
 
-        # What ``key`` itself was bound from.
+        # What ``key`` itself was bound from (inside a loop over it, the loop's own binding).
         b = last_binding(key, at)
+        loops = [x for x in flow.bindings.get(key, []) if isinstance(x.stmt, (ast.For, ast.AsyncFor))
+                 and x.start <= at < x.end]
+        if loops and (b is None or b.end <= max(loops, key=lambda x: x.start).start):
+            b = max(loops, key=lambda x: x.start)
         if b is not None and b.form == "assign":
             identity.update(b.sources)
             source, how = self.alias_source(b.value)
@@ -166,6 +171,12 @@ class Dataflow:
             source, how = self._unpacked_source(b.stmt, key)  # `a, b = x.tensor_split(2)`
             if source is not None:
                 (identity if how == "identity" else views).add(source)
+        elif b is not None and isinstance(b.stmt, (ast.For, ast.AsyncFor)):
+            # `for t, m in zip(tuple(img[i] for i in ...), means)`: each `t` is a view of `img`.
+            # (An element of a plain container is the holders' business: `for p in params`.)
+            source, how = self.alias_source(iterable_of(b.stmt, key))
+            if source is not None and how == "view":
+                views.add(source)
         # Other keys bound from ``key`` (and not rebound since).
         for other in flow.bindings:
             if other == key:

@@ -90,3 +90,24 @@ def block_field(parent: ast.AST, child: ast.AST) -> Optional[Block]:
 def bound_names(target: ast.AST) -> Set[str]:
     """The names a binding target binds: ``p`` -> {"p"}; ``i, (a, b)`` -> {"i", "a", "b"}."""
     return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+
+
+def iterable_of(loop: ast.AST, key: str) -> Optional[ast.expr]:
+    """What the loop variable ``key`` is drawn from: ``for k in it`` -> ``it``;
+    ``for a, k in zip(x, it)`` -> ``it``; ``for i, k in enumerate(it)`` -> ``it``."""
+    target = getattr(loop, "target", None)
+    iterable = getattr(loop, "iter", None)
+    if isinstance(target, ast.Name):
+        return iterable if target.id == key else None
+    if not (isinstance(target, ast.Tuple) and isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name)):
+        return None
+    names = [e.id if isinstance(e, ast.Name) else None for e in target.elts]
+    if key not in names:
+        return None
+    i = names.index(key)
+    if iterable.func.id == "zip" and len(iterable.args) == len(names) and not iterable.keywords:
+        arg = iterable.args[i]
+        return None if isinstance(arg, ast.Starred) else arg
+    if iterable.func.id == "enumerate" and len(names) == 2 and i == 1 and iterable.args:
+        return iterable.args[0]
+    return None

@@ -40,6 +40,7 @@ from codemod.analysis.syntax import (
     call_args,
     first_arg,
     is_const,
+    iterable_of,
     span,
     target_key,
 )
@@ -427,7 +428,7 @@ class Views:
         if isinstance(stmt, ast.Assign) and b.form == "other":
             return self._unpacked_origin(stmt, key)
         if isinstance(stmt, (ast.For, ast.AsyncFor)):
-            iterable = _iterable_of(stmt, key)
+            iterable = iterable_of(stmt, key)
             if iterable is None:
                 return None
             element = self._element_origin(iterable, stmt)
@@ -597,7 +598,7 @@ class Views:
                 base = self.multi_view_base(b.stmt.value)
                 answers.append(self._rg(base, b.stmt, seen) if base is not None else "unknown")
             elif isinstance(b.stmt, (ast.For, ast.AsyncFor)):
-                iterable = _iterable_of(b.stmt, name.id)
+                iterable = iterable_of(b.stmt, name.id)
                 if iterable is None:
                     answers.append("unknown")
                     continue
@@ -699,27 +700,6 @@ def _basic_index(index: ast.expr) -> bool:
 
 def _sometimes_view(value: ast.expr) -> bool:
     return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _SOMETIMES
-
-
-def _iterable_of(loop: ast.AST, key: str) -> Optional[ast.expr]:
-    """What the loop variable ``key`` is drawn from: ``for k in it`` -> ``it``;
-    ``for a, k in zip(x, it)`` -> ``it``; ``for i, k in enumerate(it)`` -> ``it``."""
-    target = getattr(loop, "target", None)
-    iterable = getattr(loop, "iter", None)
-    if isinstance(target, ast.Name):
-        return iterable if target.id == key else None
-    if not (isinstance(target, ast.Tuple) and isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name)):
-        return None
-    names = [e.id if isinstance(e, ast.Name) else None for e in target.elts]
-    if key not in names:
-        return None
-    i = names.index(key)
-    if iterable.func.id == "zip" and len(iterable.args) == len(names) and not iterable.keywords:
-        arg = iterable.args[i]
-        return None if isinstance(arg, ast.Starred) else arg
-    if iterable.func.id == "enumerate" and len(names) == 2 and i == 1 and iterable.args:
-        return iterable.args[0]
-    return None
 
 
 def _view_of_input(expr: ast.expr, inputs: Set[str]) -> bool:

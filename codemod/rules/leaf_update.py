@@ -190,6 +190,8 @@ class LeafUpdate(Rule):
         form = _copy_form(stmt, name.id)
         if form is None:
             return None  # no twin to write (`c.zero_()`, a helper): a clone would be rewritten again
+        if any(_copy_form(s, name.id) in ("twin", "operator") for s in body[index + 1:]):
+            return None  # another update: in place on the copy, a second run would rewrite it again
         for s in body[index:]:
             for node in ast.walk(s):
                 if isinstance(node, (*FUNCTIONS, ast.Lambda, ast.ClassDef, ast.comprehension)):
