@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from typing import List, Literal, NamedTuple, Optional, Set, Tuple, cast
+from typing import List, Literal, NamedTuple, Optional, Sequence, Set, Tuple, cast
 
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding, Flow
@@ -139,7 +139,8 @@ class Dataflow:
                 return AliasReport("param-mutation" if flow.returns_value else "mutation-as-output")
 
         identity, views = self.aliases(flow, key, start)
-        used_later = lambda k: self.used_after(flow, k, (start, end))  # noqa: E731
+        heads = self._eager_loop_heads(stmt)
+        used_later = lambda k: self.used_after(flow, k, (start, end), heads)  # noqa: E731
         if any(used_later(v) for v in views):
             return AliasReport("view-alias")
         later_identity = tuple(sorted(k for k in identity if used_later(k)))
@@ -304,12 +305,31 @@ class Dataflow:
                         return inner[0], "view"
         return None, None
 
-    def used_after(self, flow: Flow, key: str, at: Span) -> bool:
+    def used_after(self, flow: Flow, key: str, at: Span, heads: Sequence[Span] = ()) -> bool:
+        """Whether ``key`` may be loaded after the statement spanning ``at``: later in the body,
+        or anywhere in a loop around it, except in ``heads`` (spans read once, before the
+        first turn: :meth:`_eager_loop_heads`)."""
         start, end = at
         loops = [(ls, le) for ls, le in flow.loops if ls <= start and end <= le]
         for pos, _ in flow.loads.get(key, []):
+            if any(hs <= pos < he for hs, he in heads):
+                continue
             if pos >= end or any(ls <= pos <= le for ls, le in loops):
                 return True
         # Attribute chains: a load of "b.sum" is a use of "b".
         prefix = key + "."
-        return any(k.startswith(prefix) and self.used_after(flow, k, at) for k in flow.loads)
+        return any(k.startswith(prefix) and self.used_after(flow, k, at, heads) for k in flow.loads)
+
+    def _eager_loop_heads(self, stmt: Located) -> List[Span]:
+        """The iterables of the ``for`` loops around ``stmt`` (in its function), read once before
+        the first turn: ``enumerate(h.chunk(4))``. Not where part of one is lazy (a generator,
+        a lambda, a comprehension), which reads later, between turns."""
+        found: List[Span] = []
+        for anc in self.tree.ancestors(stmt):
+            if isinstance(anc, OWNERS):
+                break
+            if isinstance(anc, (ast.For, ast.AsyncFor)) and not any(
+                    isinstance(n, (ast.GeneratorExp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp))
+                    for n in ast.walk(anc.iter)):
+                found.append(self.tree.range(anc.iter))
+        return found
