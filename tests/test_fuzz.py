@@ -56,10 +56,12 @@ def test_mutated_real_files(path, seed):
     ("base_read_after_chunk.in.py", 2396),  # `a *= 2` twice on an output of `chunk`
     ("denormalise_in_place_loop.in.py", 100),  # `t.mul_(s).add_(m)` twice in the loop
     ("modify_a_copy.in.py", 13),  # `c.index_copy_(...)` three times on a leaf read after
+    ("fill_conv_weight.in.py", 195),  # `conv.bias.zero_()` twice: the second wrap took the first
 ])
 def test_mutations_the_fuzzer_found_are_fixed_once(name, seed):
     """Each was rewritten again by a second run: the first two by an unsafe (or safe) rebinding
-    that hid the write from the tensor viewed, the third by rewriting the copy's own updates."""
+    that hid the write from the tensor viewed, the third by rewriting the copy's own updates;
+    the fourth crashed (two `no_grad` wraps of equal statements, found by equality)."""
     path = next(p for p in CORPUS if p.name == name)
     text = mutate(path.read_text(), random.Random(seed))
     result = process_source(text.encode("utf-8"), name, EVERYTHING, fix=True)

@@ -218,17 +218,20 @@ def wrap_in_with(block: Block, start: int, end: int, context: str) -> Block:
     return block.with_changes(body=body)
 
 
-def wrap_run_in_with(block: Block, run: Sequence["cst.BaseStatement"], context: str) -> Block:
+def wrap_run_in_with(block: Block, run: Sequence["cst.BaseStatement"], context: str, near: int = 0) -> Block:
     """``block`` with the statements ``run`` (as they were parsed) wrapped in ``with <context>:``.
 
     The run is found by equality, not by index: fixes applied inside the block before this one
     (a clone inserted above) may have moved it; its own statements are left alone by the other
-    rules, so they are as parsed."""
+    rules, so they are as parsed. Where the same statements appear more than once
+    (``b.zero_()`` twice), the match nearest ``near``, where the run was parsed, is the one."""
     body = list(block.body)
-    for start in range(len(body) - len(run) + 1):
-        if all(body[start + k].deep_equals(stmt) for k, stmt in enumerate(run)):
-            return wrap_in_with(block, start, start + len(run), context)
-    raise ValueError("the statements to wrap are no longer in their block")
+    found = [start for start in range(len(body) - len(run) + 1)
+             if all(body[start + k].deep_equals(stmt) for k, stmt in enumerate(run))]
+    if not found:
+        raise ValueError("the statements to wrap are no longer in their block")
+    start = min(found, key=lambda s: (abs(s - near), s < near))
+    return wrap_in_with(block, start, start + len(run), context)
 
 
 def has_import(module: "cst.Module", name: str) -> bool:

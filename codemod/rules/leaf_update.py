@@ -166,7 +166,7 @@ class LeafUpdate(Rule):
             if needs_import:
                 module = site.module
                 also = (Fix(module, lambda m: ensure_import(m, "torch"), "Add `import torch`", order=-1),)
-            return Fix(block, lambda b: wrap_run_in_with(b, run, context),
+            return Fix(block, lambda b: wrap_run_in_with(b, run, context, index),
                        f"Wrap in `with {context}:`", order=index, also=also)
 
         plan = Plan((start.lineno, self.source.char_column(start.lineno, start.col_offset)), kind, make,

@@ -292,8 +292,9 @@ def _no_grad_wrap(analysed: FileResult, site) -> Optional[Fix]:
     also: Tuple[Fix, ...] = ()
     if name is None:
         also = (Fix(wrapper.module, lambda m: ensure_import(m, "torch"), "Add `import torch`", order=-1),)
-    return Fix(block, lambda b: wrap_run_in_with(b, [stmt], context), f"Wrap in `with {context}:`",
-               order=list(block.body).index(stmt), also=also)
+    index = list(block.body).index(stmt)
+    return Fix(block, lambda b: wrap_run_in_with(b, [stmt], context, index), f"Wrap in `with {context}:`",
+               order=index, also=also)
 
 
 def _torch_name(source: str) -> Optional[str]:
