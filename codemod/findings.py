@@ -62,6 +62,9 @@ REASONS = {
     "call-may-alias": "a name bound from a call the analysis cannot see into, which was given the "
     "target, is read afterwards: the call may have handed the tensor back (or a view of it), and "
     "then it would not see a rebinding",
+    "set-elsewhere": "the attribute is bound nowhere in this module (a parent class in another "
+    "file, or the caller, set it): who else holds its tensor, and would not see a rebinding, is "
+    "not known",
     "held-elsewhere": "another holder (a loop's iterable, the object an attribute was read "
     "from, a container) keeps the tensor and would not see the change",
     # manual: no fix offered

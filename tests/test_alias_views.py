@@ -197,3 +197,29 @@ def run_f(source: str):
     scope: dict = {}
     exec(compile(source, "cache.py", "exec"), scope)
     return scope["f"]()
+
+
+PARENT = """
+import torch
+from lib import Base
+
+
+class Child(Base):
+    def __init__(self):
+        super().__init__()
+        self.own = torch.zeros(2)
+
+    def step(self):
+        self.count.add_(1)
+        self.own.add_(1)
+        return self.count + self.own
+"""
+
+
+def test_an_attribute_no_code_of_the_module_binds_is_not_a_safe_rebinding():
+    """``self.count`` was made by ``Base`` in another file, which may hand it out; ``self.own``
+    is this class's own."""
+    result = process_source(PARENT.encode(), "m.py", Settings(select=("ALL",)))
+    found = {f.span.line: (f.status.value, f.reason) for f in result.findings if f.code == "IPF003"}
+    assert found[12] == ("unsafe", "set-elsewhere")
+    assert found[13][0] == "safe"

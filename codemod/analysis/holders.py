@@ -90,6 +90,32 @@ class Holders:
                 return f"line {node.lineno} binds another name to it"
         return None
 
+    def attribute_set_elsewhere(self, target: ast.Attribute) -> bool:
+        """``self.x`` that no code of this module binds (``self.x = ...``, a class-level ``x =
+        ...``, ``register_buffer("x", ...)``, ``register_parameter``, ``setattr``): a parent class
+        in another file, or the caller, set it, and who else holds its tensor is not known."""
+        if not (isinstance(target.value, ast.Name) and target.value.id == "self"):
+            return False
+        if self.tree.enclosing_class(target) is None:
+            return False
+        module = next(a for a in self.tree.ancestors(target) if isinstance(a, ast.Module))
+        attr = target.attr
+        for node in ast.walk(module):
+            if isinstance(node, ast.Attribute) and node.attr == attr and not isinstance(node.ctx, ast.Load):
+                return False
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(self.tree.parent(node), ast.ClassDef) \
+                    and attr in {t.id for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                                 if isinstance(t, ast.Name)}:
+                return False  # a class attribute
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if name in ("register_buffer", "register_parameter", "register_module", "add_module", "setattr"):
+                    named = [a for a in node.args[:2] if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+                    if not named or any(a.value == attr for a in named):
+                        return False  # bound by name here (or by a name computed at run time)
+        return True
+
     def read_after(self, flow: Flow, key: str, stmt: Located) -> bool:
         """Whether a load of ``key`` may see a binding made at ``stmt`` (:func:`read_after`)."""
         return read_after(self.tree, flow, key, stmt)

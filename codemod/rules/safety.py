@@ -107,6 +107,8 @@ def assess(
         return Verdict(Status.MANUAL, "unknown-type")
     if isinstance(target, ast.Attribute) and model.holders.attribute_handed_out(target):
         return Verdict(Status.UNSAFE, "held-elsewhere")  # `return self.keys`: the caller keeps the old tensor
+    if isinstance(target, ast.Attribute) and model.holders.attribute_set_elsewhere(target):
+        return Verdict(Status.UNSAFE, "set-elsewhere")  # a parent class in another file made it
     if alias.reason:
         return Verdict(Status.UNSAFE, alias.reason, alias.also_rebind)
     if returned is not None:
