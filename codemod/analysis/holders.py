@@ -101,8 +101,9 @@ class Holders:
         module = next(a for a in self.tree.ancestors(target) if isinstance(a, ast.Module))
         attr = target.attr
         for node in ast.walk(module):
-            if isinstance(node, ast.Attribute) and node.attr == attr and not isinstance(node.ctx, ast.Load):
-                return False
+            if isinstance(node, ast.Attribute) and node.attr == attr and not isinstance(node.ctx, ast.Load) \
+                    and isinstance(node.value, ast.Name) and node.value.id == "self":
+                return False  # (`other.x = self.x` shares the tensor: not a binding of its own)
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(self.tree.parent(node), ast.ClassDef) \
                     and attr in {t.id for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
                                  if isinstance(t, ast.Name)}:
@@ -110,7 +111,7 @@ class Holders:
             if isinstance(node, ast.Call):
                 func = node.func
                 name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-                if name in ("register_buffer", "register_parameter", "register_module", "add_module", "setattr"):
+                if name in ("register_buffer", "register_parameter", "setattr"):
                     named = [a for a in node.args[:2] if isinstance(a, ast.Constant) and isinstance(a.value, str)]
                     if not named or any(a.value == attr for a in named):
                         return False  # bound by name here (or by a name computed at run time)
