@@ -161,8 +161,9 @@ class Dataflow:
         b = last_binding(key, at)
         loops = [x for x in flow.bindings.get(key, []) if isinstance(x.stmt, (ast.For, ast.AsyncFor))
                  and x.start <= at < x.end]
-        if loops and (b is None or b.end <= max(loops, key=lambda x: x.start).start):
-            b = max(loops, key=lambda x: x.start)
+        loop = max(loops, key=lambda x: x.start) if loops else None
+        if loop is not None and (b is None or b.end <= loop.start):
+            b = loop
         if b is not None and b.form == "assign":
             identity.update(b.sources)
             source, how = self.alias_source(b.value)

@@ -6,8 +6,9 @@ precedence needs them), :func:`clone_of` (``d = d.clone()``), :func:`out_of_plac
 or suite), :func:`wrap_in_with` (a run of statements of a block into ``with <expr>:``,
 re-indented, comments kept), :func:`copy_leaf` (``c2 = c.clone()`` and the later uses on
 ``c2``), :func:`detach_bindings` (``row = h[0]`` -> ``row = h[0].detach()``). Modules:
-:func:`ensure_import` (``import torch`` once, where imports go). Text: :func:`code`, :func:`fix_title`. Fresh names come from the analysis
-(``SemanticModel.fresh_name``): they depend on every name in the file.
+:func:`ensure_import` (``import torch`` once, where imports go). Text: :func:`code`,
+:func:`fix_title`. Fresh names come from the analysis (``SemanticModel.fresh_name``): they
+depend on every name in the file.
 """
 
 from __future__ import annotations
