@@ -32,6 +32,7 @@ from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.names import Names
 from codemod.analysis.dataflow import Dataflow
 from codemod.analysis.syntax import (
+    BODIES,
     FUNCTIONS,
     OWNERS,
     Located,
@@ -669,7 +670,7 @@ def _statements(body: Sequence[ast.stmt]) -> Iterable[ast.stmt]:
         yield stmt
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
-        for field in ("body", "orelse", "finalbody"):
+        for field in BODIES:
             yield from _statements(getattr(stmt, field, None) or [])
         for handler in getattr(stmt, "handlers", None) or []:
             yield from _statements(handler.body)
