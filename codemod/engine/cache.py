@@ -17,25 +17,86 @@ import importlib.util
 import json
 import os
 import pathlib
+import stat
 import sys
 import tempfile
-from typing import Optional
+from typing import Optional, Tuple
 
 from codemod import __version__
 from codemod.findings import Edit, Finding, Span, Status
 
 
+CACHE_FOLDER = ".inplacefix_cache"
+
+
+def cache_folder(root: pathlib.Path) -> Tuple[Optional[str], Optional[str]]:
+    """The cache folder of a project rooted at ``root``, and a notice when it is refused. A
+    repository can ship ``.inplacefix_cache`` as a link (or a file): following it would make even
+    ``check`` write wherever it points, so the run goes without a cache and says why."""
+    folder = root / CACHE_FOLDER
+    if folder.is_symlink() or (os.path.lexists(folder) and not folder.is_dir()):
+        what = "a link" if folder.is_symlink() else "not a folder"
+        return None, (f"warning: {folder} is {what}; it is not followed, and results are not cached "
+                      "(remove it to cache them)")
+    return str(folder), None
+
+
+def _linked_below_cache(target: pathlib.Path) -> bool:
+    """Is any folder between the cache folder and ``target`` a link (or ``target`` itself)? Only
+    folders that exist are looked at; the cache folder's own name ends the walk up."""
+    for part in (target, *target.parents):
+        if part.is_symlink():
+            return True
+        if part.name == CACHE_FOLDER:
+            return False
+    return False
+
+
+def load_json(source: pathlib.Path) -> object:
+    """A cache entry's JSON. A link, or anything but a plain file (a FIFO would block the run, a
+    device never end), raises OSError: the entry is a miss."""
+    if _linked_below_cache(source.parent):
+        raise OSError(f"{source}: a linked cache folder")
+    fd = os.open(source, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise OSError(f"{source}: not a plain file")
+        return json.loads(handle.read())
+
+
+def _make_folders(folder: pathlib.Path) -> None:
+    """``mkdir -p`` that never goes through a link below the cache folder."""
+    if _linked_below_cache(folder):
+        raise OSError(f"{folder}: a linked cache folder")
+    folder.mkdir(parents=True, exist_ok=True)
+    if _linked_below_cache(folder):  # made by someone else meanwhile
+        raise OSError(f"{folder}: a linked cache folder")
+
+
 def store_json(target: pathlib.Path, data: object) -> None:
-    """Write a cache entry whole or not at all (a temporary file, then a rename); a cache that
-    cannot be written is no error: the entry is computed again next time."""
+    """Write a cache entry whole or not at all (a temporary file, then a rename, which replaces a
+    link rather than writing through it); a cache that cannot be written is no error: the entry
+    is computed again next time."""
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        _make_folders(target.parent)
         fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(data, handle)
         os.replace(tmp, target)
     except OSError:
         pass
+
+
+def write_ignore_file(folder: pathlib.Path) -> None:
+    """``folder/.gitignore`` (the cache is never committed, like ``.ruff_cache``), created only
+    if nothing is there: never through a link, never over a file."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(folder / ".gitignore", flags, 0o644)
+    except OSError:  # there already (a file or a link), or not writable
+        return
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write("# written by inplacefix\n*\n")
 
 
 def cache_key(data: bytes, path: str, settings, fix: bool, edits: bool) -> str:
@@ -160,7 +221,7 @@ class Cache:
 
     def get(self, key: str) -> Optional[dict]:
         try:
-            entry = json.loads(self._file(key).read_bytes())
+            entry = load_json(self._file(key))
             _expect(isinstance(entry, dict) and isinstance(entry.get("findings"), list))
             entry["findings"] = [_finding_from_dict(d) for d in entry["findings"]]
         except (OSError, ValueError):  # unreadable, not JSON, not UTF-8, a BadEntry
@@ -171,10 +232,8 @@ class Cache:
         """Only clean outcomes that need no rewrite are stored: the rest is always recomputed."""
         target = self._file(key)
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            ignore = self.folder / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("# written by inplacefix\n*\n")  # never committed, like .ruff_cache
+            _make_folders(target.parent)
         except OSError:
             return
+        write_ignore_file(self.folder)
         store_json(target, {"findings": [_finding_to_dict(f) for f in findings]})

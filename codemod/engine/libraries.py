@@ -34,7 +34,7 @@ from typing import Dict, List, Literal, Optional, Tuple
 from codemod import debug
 from codemod.analysis.project import SummaryFact
 from codemod.config import Settings
-from codemod.engine.cache import store_json
+from codemod.engine.cache import load_json, store_json
 
 _VERSION = b"library-summaries-1"
 _MAX_BYTES = 1_000_000  # a larger file is not read (a generated table, a vendored bundle)
@@ -124,7 +124,7 @@ class Libraries:
         folder = pathlib.Path(self.cache_dir) / "project" if self.cache_dir else None
         if folder is not None:
             try:  # JSON, never pickle
-                found = _entry_from_json(json.loads((folder / key).read_bytes()))
+                found = _entry_from_json(load_json(folder / key))
                 self.hits += 1
                 return found
             except Exception:  # noqa: BLE001 - a missing, unreadable or malformed entry is a miss

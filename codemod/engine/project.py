@@ -25,7 +25,7 @@ from codemod.analysis.project import (
     library_callees,
     module_name,
 )
-from codemod.engine.cache import store_json
+from codemod.engine.cache import load_json, store_json
 from codemod.engine.fileio import read_source
 from codemod.engine.libraries import Libraries
 
@@ -81,7 +81,7 @@ def module_summaries(module: str, wanted: frozenset, paths: dict, cache_dir: Opt
                          + b"\0" + data).hexdigest()
     if folder is not None:
         try:  # JSON, never pickle
-            raw = json.loads((folder / key).read_bytes())
+            raw = load_json(folder / key)
             return {str(q): _summary_from_json(v) for q, v in raw.items()}
         except Exception:  # noqa: BLE001 - a missing, unreadable or malformed entry is a miss
             pass
@@ -121,7 +121,7 @@ def _facts(data: bytes, module: str, project: frozenset, is_package: bool,
     key = hashlib.sha256(salt + module.encode() + b"\0" + data).hexdigest()
     if folder is not None:
         try:  # JSON, never pickle: a cache folder shipped with a repository must not run code
-            return facts_from_json(json.loads((folder / key).read_bytes()))
+            return facts_from_json(load_json(folder / key))
         except Exception:  # noqa: BLE001 - a missing, unreadable or malformed entry is a miss
             pass
     from codemod.analysis.model import SemanticModel

@@ -19,6 +19,7 @@ from typer.core import TyperGroup
 
 from codemod import __version__, debug
 from codemod.config import ConfigError, load_settings, split_codes
+from codemod.engine.cache import cache_folder
 from codemod.engine.files import process_path
 from codemod.engine.pipeline import process_source
 from codemod.engine.discover import Walk, discover
@@ -124,7 +125,11 @@ def _run(paths, settings, *, fix: bool, write: bool, edits: bool, jobs, progress
     unwalked = _walk_report(walk, remove_leftovers=write)
     if not files:
         typer.echo("warning: no Python files found", err=True)
-    cache_dir = str(pathlib.Path(settings.root or ".") / ".inplacefix_cache") if cache else None
+    cache_dir = None
+    if cache:
+        cache_dir, refused = cache_folder(pathlib.Path(settings.root or "."))
+        if refused:
+            typer.echo(refused, err=True)
     from codemod.engine.libraries import for_settings
     from codemod.engine.project import build_index
 
@@ -174,8 +179,8 @@ def _process(files: list, work, jobs, progress: bool) -> list:
         shares[i].append(f)
         loads[i] += sizes[f] + 2048  # a file costs something whatever its size
     # Workers stop when this process dies (codemod.frontends.workers).
-    with ProcessPoolExecutor(max_workers=jobs - 1, initializer=workers.init_worker,
-                             initargs=(os.getpid(),)) as pool:
+    with ProcessPoolExecutor(max_workers=jobs - 1, mp_context=workers.pool_context(),
+                             initializer=workers.init_worker, initargs=(os.getpid(),)) as pool:
         others = [pool.submit(workers.work_on, work, share) for share in shares[1:]]
         results = _collect(map(work, shares[0]), len(shares[0]), show)  # the others keep pace
         for share, future in zip(shares[1:], others):

@@ -24,13 +24,13 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from codemod.analysis.project import ModuleFacts, ProjectIndex, module_name
 from codemod.config import ConfigError, Settings, load_settings
+from codemod.engine.cache import cache_folder
 from codemod.engine.discover import Walk, discover
 from codemod.engine.libraries import for_settings
 from codemod.engine.project import build_index
 from codemod.rules.registry import table
 
 MAX_FILES = 5000  # a larger workspace gets no index (logged): building it would take minutes
-CACHE_FOLDER = ".inplacefix_cache"  # the CLI's
 
 _log = logging.getLogger(__name__)
 Signature = Optional[Tuple[int, int, int]]  # (size, mtime_ns, inode) of a file, None when it cannot be stat'ed
@@ -120,7 +120,7 @@ class WorkspaceIndex:
                                    outcome.changed)
         files = list(found)
         root = pathlib.Path(first.root) if first is not None and first.root else (folders[0] if folders else None)
-        cache_dir = str(root / CACHE_FOLDER) if root is not None else None
+        cache_dir, refused = cache_folder(root) if root is not None else (None, None)
         if tuple(files) != self._known_for:  # another module list: every file's facts depend on it
             self._known, self._known_for = {}, tuple(files)
         before = dict(self._known)
@@ -135,7 +135,8 @@ class WorkspaceIndex:
             with contextlib.suppress(OSError, RuntimeError):  # a file gone meanwhile
                 modules[str(pathlib.Path(p).resolve())] = module_name(pathlib.Path(p))
         self.state = IndexState(index, modules if index is not None else {}, self.state.generation + 1)
-        return Outcome(f"inplacefix: project index of {len(files)} files ready", True)
+        note = f" ({refused})" if refused else ""
+        return Outcome(f"inplacefix: project index of {len(files)} files ready{note}", True)
 
     def _mapper(self, work: Callable[[str], Optional[ModuleFacts]], paths: List[str]) -> List[Optional[ModuleFacts]]:
         """``work`` over the files whose signature changed since the last build; each under the

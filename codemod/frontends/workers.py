@@ -86,3 +86,15 @@ def work_on(work, files: list) -> list:
     except ParentGone:
         os._exit(1)
     return results
+
+
+def pool_context():
+    """How ``-j`` workers start. ``fork`` copies this process, whose ``sys.path`` no longer holds
+    the project folder: a worker imports nothing of the project. ``spawn`` and ``forkserver``
+    start a fresh interpreter in the current folder with that folder first on its path, so a
+    ``multiprocessing`` or ``pickle`` module in the project would run there; they are used only
+    where there is no ``fork`` (Windows)."""
+    import multiprocessing
+
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else methods[0])
