@@ -63,6 +63,7 @@ class Calls:
         self.module_name = module_name
         self._sites: Optional[Dict[Function, List[CallSite]]] = None
         self._grad_off: Dict[Function, bool] = {}
+        self._registers: Optional[bool] = None
 
     def qualname(self, func: Function) -> Optional[str]:
         """``pkg.mod.f`` / ``pkg.mod.Class.m`` for the module's functions and methods that the
@@ -186,7 +187,7 @@ class Calls:
             key = target_key(callee) or ""
             if key.split(".")[-1] in ("custom_op", "register_kernel", "register_autograd", "impl"):
                 return True
-        registers = "register_autograd" in self.tree.source.text or "register_kernel" in self.tree.source.text
+        registers = self._registers_kernels()
         for site in self.sites(func) if registers else ():  # `op.register_autograd(backward, ...)`
             call = self.tree.parent(site.node)
             if not site.called and isinstance(call, ast.Call) and (target_key(call.func) or "").split(".")[-1] in (
@@ -197,6 +198,14 @@ class Calls:
             if isinstance(cls, ast.ClassDef) and any((target_key(b) or "") in _FUNCTION_BASES for b in cls.bases):
                 return True
         return False
+
+    def _registers_kernels(self) -> bool:
+        """Does the module's text name ``register_autograd``/``register_kernel`` (asked once: the
+        text was scanned per function, which made a check quadratic in the functions)."""
+        if self._registers is None:
+            text = self.tree.source.text
+            self._registers = "register_autograd" in text or "register_kernel" in text
+        return self._registers
 
     # ------------------------------------------------------------ mutation contracts
     def contract(self, func: Function, param: str, read_after: ReadAfter) -> Optional[ContractReason]:

@@ -74,19 +74,6 @@ def span(node: Located) -> Span:
     return (node.lineno, node.col_offset), (node.end_lineno or 0, node.end_col_offset or 0)
 
 
-def block_field(parent: ast.AST, child: ast.AST) -> Optional[Block]:
-    """(parent, field) when ``child`` is a statement directly in one of ``parent``'s blocks."""
-    if not isinstance(child, (ast.stmt, ast.ExceptHandler)):
-        return None
-    for field in BODIES:
-        stmts = getattr(parent, field, None)
-        if isinstance(stmts, list):
-            for s in stmts:
-                if s is child:
-                    return (id(parent), field)
-    return None
-
-
 def bound_names(target: ast.AST) -> Set[str]:
     """The names a binding target binds: ``p`` -> {"p"}; ``i, (a, b)`` -> {"i", "a", "b"}."""
     return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}

@@ -8,12 +8,12 @@ from typing import Dict, Iterator, List, Optional, Set
 
 from codemod.analysis.source import Source
 from codemod.analysis.syntax import (
+    BODIES,
     OWNERS,
     Block,
     Located,
     Owner,
     Span,
-    block_field,
     span,
 )
 
@@ -28,6 +28,24 @@ class Tree:
         self._owners: Dict[ast.AST, Owner] = {}
         self._blocks_around: Dict[ast.AST, Set[Block]] = {}
         self._block_of: Dict[ast.AST, Optional[Block]] = {}
+        self._fields_of: Dict[ast.AST, Dict[int, Block]] = {}  # parent -> {id(statement): block}
+
+    def _block_field(self, parent: ast.AST, child: ast.AST) -> Optional[Block]:
+        """(parent, field) when ``child`` is a statement directly in one of ``parent``'s blocks.
+        Each parent's statements are indexed once: a scan of a module's body per question made
+        the analysis quadratic in the module's statements."""
+        if not isinstance(child, (ast.stmt, ast.ExceptHandler)):
+            return None
+        fields = self._fields_of.get(parent)
+        if fields is None:
+            fields = {}
+            for field in BODIES:
+                stmts = getattr(parent, field, None)
+                if isinstance(stmts, list):
+                    for stmt in stmts:
+                        fields.setdefault(id(stmt), (id(parent), field))
+            self._fields_of[parent] = fields
+        return fields.get(id(child))
 
     def parent(self, node: ast.AST) -> Optional[ast.AST]:
         return self._parents.get(node)
@@ -97,7 +115,7 @@ class Tree:
         if out is None:
             out, child = set(), node
             for anc in self.ancestors(node):
-                block = block_field(anc, child)
+                block = self._block_field(anc, child)
                 if block is not None:
                     out.add(block)
                 child = anc
@@ -108,7 +126,7 @@ class Tree:
         if node not in self._block_of:
             child, found = node, None
             for anc in self.ancestors(node):
-                found = block_field(anc, child)
+                found = self._block_field(anc, child)
                 if found is not None:
                     break
                 child = anc

@@ -1,0 +1,49 @@
+"""The analysis is linear in a module's functions and findings.
+
+Timed tests depend on the machine; this one counts the Python lines the analysis executes (a
+property of the code alone, the same on every CPU) for a generated module of N and 2N functions,
+each with one finding. A quadratic step (a scan of the module's body for every statement asked
+about) doubles its share with each doubling. `bench/scale.py` gives the times (1k-16k functions).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+
+from codemod.config import Settings
+from codemod.engine.pipeline import process_source
+
+FUNCTION = '''
+def step_{i}(x):
+    w = torch.ones(3, requires_grad=True)
+    h = torch.sigmoid(w * x)
+    h += {i}
+    return h.sum()
+'''
+
+
+def _lines_executed(n: int) -> int:
+    text = ("import torch\n" + "".join(FUNCTION.format(i=i) for i in range(n))).encode()
+    settings = dataclasses.replace(Settings(), select=("ALL",))
+    process_source(text, "warm.py", settings, fix=False)  # imports and one-time tables first
+    count = 0
+
+    def tracer(frame, event, arg):
+        nonlocal count
+        if event == "line":
+            count += 1
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        result = process_source(text, "gen.py", settings, fix=False)
+    finally:
+        sys.settrace(None)
+    assert len(result.findings) == n
+    return count
+
+
+def test_check_work_grows_linearly_with_the_functions():
+    small, large = _lines_executed(150), _lines_executed(300)
+    assert large / small <= 2.1, (small, large)
