@@ -1,0 +1,217 @@
+"""How the tool does on real bug reports: run it over bench/realworld/ and judge every rewrite.
+
+Each case (bench/realworld/<set>/NNN_name.py) is a public bug report reduced to a program that
+raises its error, with the maintainers' fix beside it (NNN_name.ref.py). Header lines say the error
+family (`# error: A|B|C`), whether a local rewrite can fix it (`# codemod_fixable`), and whether the
+reference deliberately computes something else (`# ref_semantics: differs`).
+
+    python bench/realworld.py                          # repair (FILE::compute --write), dev sets
+    python bench/realworld.py --mode fix               # default `inplacefix fix` over each set
+    python bench/realworld.py --mode check             # default `check`: is the case flagged?
+    python bench/realworld.py --holdout                # the set-aside part only (end of a stop)
+    python bench/realworld.py --sets set4 --verbose -j 2 --json out.json
+
+A case is FIXED when its rewritten compute() runs and returns what the reference returns
+(allclose, rtol 1e-4); WRONG when it runs and returns something else (a wrong fix written);
+STILL_FAILS, ERROR, UNCHANGED otherwise. A differing result where the reference changes the
+meaning on purpose is DIFFERS_SEM, not wrong. The last lines give the figures per set and per
+error family. Cases are judged each in a fresh interpreter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import os
+import pathlib
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter, defaultdict
+
+HERE = pathlib.Path(__file__).resolve().parent / "realworld"
+HOLDOUT = "holdout"
+COMMANDS = {
+    "repair": "inplacefix repair --write {}::compute",
+    "fix": "inplacefix fix --no-cache .",
+    "fix-unsafe": "inplacefix fix --no-cache --unsafe-fixes .",
+    "check": "inplacefix check --no-cache --format json {}",
+}
+
+JUDGE = r'''
+import importlib.util, json, sys, warnings
+import torch
+warnings.filterwarnings("ignore")
+def load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+def grads(d):
+    return {k: v for k, v in d.items() if isinstance(v, torch.Tensor)}
+new, ref = sys.argv[1], sys.argv[2]
+out = {}
+try:
+    torch.manual_seed(0)
+    got = grads(load(new, "rewritten").compute())
+except RuntimeError as e:
+    msg = str(e)
+    out = {"status": "STILL_FAILS" if ("inplace" in msg or "in-place" in msg) else "ERROR", "why": msg.splitlines()[0][:200]}
+except BaseException as e:
+    out = {"status": "ERROR", "why": f"{type(e).__name__}: {str(e)[:200]}"}
+else:
+    torch.manual_seed(0)
+    want = grads(load(ref, "reference").compute())
+    bad = []
+    for k in sorted(set(want) | set(got)):
+        if k not in got or k not in want:
+            bad.append(f"{k} missing")
+        elif got[k].shape != want[k].shape or not torch.allclose(got[k].double(), want[k].double(), rtol=1e-4, atol=1e-6, equal_nan=True):
+            bad.append(k)
+    out = {"status": "DIFFERS" if bad else "FIXED", "why": ("differs: " + ", ".join(bad[:5])) if bad else ""}
+print(json.dumps(out))
+'''
+
+
+def header(text: str, key: str, default: str = "") -> str:
+    found = re.search(rf"^# {key}: *(\S+)", text, re.M)
+    return found.group(1) if found else default
+
+
+def cases(folder: pathlib.Path) -> list:
+    return sorted(p for p in folder.glob("[0-9][0-9][0-9]_*.py") if not p.name.endswith(".ref.py"))
+
+
+def run_tool(command: str, case: pathlib.Path, cwd: pathlib.Path, timeout: int) -> dict:
+    words = [w.replace("{}", case.name) for w in shlex.split(command)]
+    try:
+        done = subprocess.run(words, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        return {"rc": 124, "out": "", "err": "timeout"}
+    return {"rc": done.returncode, "out": done.stdout[-4000:], "err": done.stderr[-2000:]}
+
+
+def judge(case: pathlib.Path, rewritten: pathlib.Path, original_text: str, helpers_changed: bool) -> dict:
+    new = rewritten.read_text()
+    row = {"case": case.name, "changed": new != original_text or helpers_changed}
+    try:
+        compile(new, str(rewritten), "exec")
+    except SyntaxError as exc:
+        return {**row, "status": "ERROR", "why": f"output does not parse: {exc}"}
+    if not row["changed"]:
+        return {**row, "status": "UNCHANGED", "why": ""}
+    ref = case.with_name(case.name[:-3] + ".ref.py")
+    try:
+        done = subprocess.run([sys.executable, "-c", JUDGE, str(rewritten), str(ref)], capture_output=True,
+                              text=True, timeout=300, cwd=rewritten.parent)
+        verdict = json.loads(done.stdout.strip().splitlines()[-1])
+    except (subprocess.TimeoutExpired, ValueError, IndexError):
+        verdict = {"status": "ERROR", "why": "the rewritten program hung or crashed"}
+    return {**row, **verdict}
+
+
+def evaluate_set(folder: pathlib.Path, mode: str, jobs: int, timeout: int) -> list:
+    work = pathlib.Path(tempfile.mkdtemp(prefix=f"realworld-{folder.name}-"))
+    try:
+        for f in folder.glob("*.py"):
+            shutil.copy(f, work)
+        todo = cases(folder)
+        originals = {c.name: c.read_text() for c in todo}
+        helpers = {c.name: sorted(folder.glob(c.name[:3] + "helpers*.py")) for c in todo}
+        command = COMMANDS[mode]
+        tool: dict = {}
+        if "{}" in command:
+            with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+                futures = {c.name: pool.submit(run_tool, command, work / c.name, work, timeout) for c in todo}
+                tool = {name: f.result() for name, f in futures.items()}
+        else:
+            shared = run_tool(command, work, work, timeout * 4)
+            tool = {c.name: shared for c in todo}
+        rows = []
+        for c in todo:
+            text = originals[c.name]
+            fixable = header(text, "codemod_fixable") == "yes"
+            base = {"set": folder.name, "case": c.name, "fixable": fixable, "error": header(text, "error", "?"),
+                    "pattern": header(text, "pattern", "?"), "semantics": header(text, "ref_semantics", "same"),
+                    "tool_rc": tool[c.name]["rc"]}
+            if mode == "check":
+                flagged = _flagged(tool[c.name]["out"], c.name)
+                rows.append({**base, "status": "FLAGGED" if flagged else "MISSED", "changed": False, "why": ""})
+                continue
+            changed_helpers = any(h.read_text() != (work / h.name).read_text() for h in helpers[c.name])
+            row = judge(c, work / c.name, text, changed_helpers)
+            if row["status"] == "DIFFERS":
+                row["status"] = "DIFFERS_SEM" if base["semantics"] == "differs" else "WRONG"
+            rows.append({**base, **row, "tool_tail": tool[c.name]["out"][-600:] + tool[c.name]["err"][-400:]})
+        return rows
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _flagged(output: str, name: str) -> bool:
+    try:
+        data = json.loads(output)
+    except ValueError:
+        return False
+    items = data if isinstance(data, list) else data.get("findings", data.get("results", []))
+    return any(name in json.dumps(item) for item in items) if items else False
+
+
+def summary(rows: list, mode: str) -> list:
+    lines = []
+    groups: dict = defaultdict(list)
+    for r in rows:
+        groups[("set", r["set"])].append(r)
+        groups[("error", r["error"])].append(r)
+        groups[("all", "all")].append(r)
+    for key in sorted(groups, key=lambda k: (k[0] != "set", k[0] != "error", k[1])):
+        rs = groups[key]
+        fx = [r for r in rs if r["fixable"]]
+        nf = [r for r in rs if not r["fixable"]]
+        count = Counter(r["status"] for r in fx)
+        label = f"{key[0]} {key[1]}"
+        if mode == "check":
+            lines.append(f"{label:12} fixable flagged {count['FLAGGED']}/{len(fx)}; "
+                         f"not-fixable flagged {sum(r['status'] == 'FLAGGED' for r in nf)}/{len(nf)}")
+            continue
+        ok = count["FIXED"]
+        lines.append(f"{label:12} fixable fixed {ok}/{len(fx)} ({100 * ok / max(len(fx), 1):.0f}%; wrong {count['WRONG']}, "
+                     f"still failing {count['STILL_FAILS']}, error {count['ERROR']}, unchanged {count['UNCHANGED']}, "
+                     f"differs from a meaning-changing ref {count['DIFFERS_SEM']}); not-fixable fixed "
+                     f"{sum(r['status'] == 'FIXED' for r in nf)}/{len(nf)}, wrong {sum(r['status'] == 'WRONG' for r in nf)}")
+    return lines
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", choices=sorted(COMMANDS), default="repair")
+    parser.add_argument("--sets", nargs="+", help="folders of bench/realworld/ (default: every one but holdout)")
+    parser.add_argument("--holdout", action="store_true", help="measure the set-aside part (only at the end of a stop)")
+    parser.add_argument("-j", "--jobs", type=int, default=2)
+    parser.add_argument("--timeout", type=int, default=300, help="seconds per tool run")
+    parser.add_argument("--json", help="write every row here")
+    parser.add_argument("--verbose", action="store_true", help="print every case, not only the unfixed ones")
+    args = parser.parse_args()
+    if shutil.which(shlex.split(COMMANDS[args.mode])[0]) is None:
+        print("inplacefix is not on PATH (activate the venv that has it installed)", file=sys.stderr)
+        return 2
+    names = args.sets or ([HOLDOUT] if args.holdout else sorted(
+        p.name for p in HERE.iterdir() if p.is_dir() and p.name != HOLDOUT and cases(p)))
+    rows = []
+    for name in names:
+        rows += evaluate_set(HERE / name, args.mode, args.jobs, args.timeout)
+    for r in rows:
+        if args.verbose or r["status"] not in ("FIXED", "FLAGGED"):
+            print(f'{r["status"]:12} {"fix" if r["fixable"] else "nofix"} {r["set"]}/{r["case"]} {r.get("why", "")}')
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
+    print("\n".join(summary(rows, args.mode)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
