@@ -284,3 +284,25 @@ def test_cache_makes_reruns_reuse_results(project):
 def test_no_cache_writes_nothing(project):
     invoke("check", "--no-cache", "model.py")
     assert not (project / ".inplacefix_cache").exists()
+
+
+def _reader_gone(*args: str) -> subprocess.CompletedProcess:
+    """Run the CLI with its standard output's reader already gone (``| head -0``)."""
+    child = subprocess.Popen([sys.executable, "-m", "codemod", *args], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=_env(), cwd=ROOT)
+    child.stdout.close()
+    err = child.stderr.read().decode()
+    return subprocess.CompletedProcess(args, child.wait(timeout=120), "", err)
+
+
+def test_rules_into_a_closed_pipe_exits_0_without_a_traceback():
+    done = _reader_gone("rules")
+    assert done.returncode == 0, done.stderr
+    assert "BrokenPipe" not in done.stderr and "internal error" not in done.stderr
+
+
+def test_check_into_a_closed_pipe_does_not_pass(tmp_path):
+    (tmp_path / "model.py").write_text(BROKEN)
+    done = _reader_gone("check", "--no-cache", str(tmp_path / "model.py"))
+    assert done.returncode == 141, done.stderr
+    assert "BrokenPipe" not in done.stderr and "internal error" not in done.stderr

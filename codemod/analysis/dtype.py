@@ -136,6 +136,8 @@ INTEGRAL_OK = frozenset({
 # Floating results whatever the operands (or the operands must be floating).
 _FLOAT_FACTORIES = frozenset({  # without a dtype: the default dtype, floating
     "rand", "randn", "rand_like", "randn_like", "linspace", "logspace", "normal", "zeros", "ones", "empty", "eye",
+    # the legacy typed constructors: `torch.FloatTensor([[1., 2.]])`; `torch.Tensor(...)` is the default dtype
+    "Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor",
 })
 _FLOAT_METHODS = frozenset({"float", "double", "half", "bfloat16"})
 _FLOAT_DTYPES = frozenset({"float", "float16", "float32", "float64", "double", "half", "bfloat16"})

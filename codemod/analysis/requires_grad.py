@@ -104,6 +104,7 @@ class Constants:
         self._cache: Dict[ast.expr, bool] = {}
         self._open: Dict[object, int] = {}
         self._writes: Dict[Tuple[object, str], List[ast.expr]] = {}
+        self._switches: Dict[Tuple[object, str], List[int]] = {}
 
     def constant(self, expr: ast.expr) -> bool:
         """Whether ``expr`` can never require grad (every source of it is seen)."""
@@ -144,6 +145,8 @@ class Constants:
         if isinstance(expr, (ast.Compare, ast.BoolOp)):
             return True  # booleans never require grad
         if isinstance(expr, ast.Name):
+            if self._grad_switched_on(expr):
+                return False
             values = bound_values(self.model, expr, self.callers)
             return values is not None and self._all(values) and self._all(self._written_into(expr))
         if isinstance(expr, ast.Attribute):
@@ -259,9 +262,54 @@ class Constants:
             self._writes[key] = found
         return found
 
+    def _grad_switched_on(self, name: ast.Name) -> bool:
+        """Is ``name``'s tensor made to require grad after it was built, before this use (or in a
+        loop around both)? ``w.requires_grad = True``, ``w.requires_grad_()``, and ``w`` handed to
+        a ``torch.optim`` optimizer all say so, whatever the constructor said."""
+        stmt = self.model.statement_of(name)
+        owner = self.model.owner(stmt)
+        key = (owner, name.id)
+        found = self._switches.get(key)
+        if found is None:
+            found = [node.lineno for node in self.model.walk(owner)
+                     if isinstance(node, ast.stmt) and self.model.owner(node) is owner
+                     and _switches_grad_on(node, name.id, self.model)]
+            self._switches[key] = found
+        if not found:
+            return False
+        loops = self.model.flow(owner).loops
+        return any(line < stmt.lineno or any(start[0] <= line <= end[0] and start[0] <= stmt.lineno <= end[0]
+                                             for start, end in loops) for line in found)
+
     def _module_call(self, func: ast.Attribute) -> bool:
         """``self.fc(x)``: an attribute called, not a method of a tensor."""
         return isinstance(func.value, ast.Name) and func.value.id == "self"
+
+
+def _switches_grad_on(stmt: ast.stmt, name: str, model: "SemanticModel") -> bool:
+    """``name.requires_grad = <not False>``, ``name.requires_grad_(<not False>)`` or
+    ``torch.optim.X([..., name, ...])`` in this statement (not in nested statements)."""
+    if isinstance(stmt, ast.Assign) and not (isinstance(stmt.value, ast.Constant) and stmt.value.value is False):
+        if any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" and isinstance(t.value, ast.Name)
+               and t.value.id == name for t in stmt.targets):
+            return True
+    if not isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign)) or stmt.value is None:
+        return False
+    for node in ast.walk(stmt.value):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "requires_grad_" and isinstance(func.value, ast.Name) \
+                and func.value.id == name:
+            off = node.args[:1] or [k.value for k in node.keywords if k.arg == "requires_grad"]
+            if not (off and isinstance(off[0], ast.Constant) and off[0].value is False):
+                return True
+        op = model.torch_name(func)
+        if op is not None and op.startswith("torch.optim.") and op.rsplit(".", 1)[-1][:1].isupper():
+            handed = [a for a in node.args[:1]] + [k.value for k in node.keywords if k.arg == "params"]
+            if any(isinstance(n, ast.Name) and n.id == name for h in handed for n in ast.walk(h)):
+                return True
+    return False
 
 
 # In-place methods with index arguments: which positional argument is the written value.

@@ -41,7 +41,12 @@ class _Commands(TyperGroup):
 
     def invoke(self, ctx):
         try:
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            finally:
+                sys.stdout.flush()  # a closed pipe raises here, not at exit
+        except BrokenPipeError:
+            _stdout_gone(ctx)
         except (typer.Exit, typer.Abort, typer.TyperException):
             raise
         except Exception as exc:
@@ -50,6 +55,23 @@ class _Commands(TyperGroup):
             hint = "" if debug.enabled() else " (-v shows the traceback)"
             typer.echo(f"error: internal error: {type(exc).__name__}: {what}{hint}", err=True)
             raise typer.Exit(2)
+
+
+# Commands whose output is only information: a reader that stops early (``rules | head -1``)
+# got what it asked for. The others exit 141 (128 + SIGPIPE, as a shell reports a tool killed by
+# it), never 0: under ``set -o pipefail``, ``check | head`` must not pass with findings unread.
+_INFORMATION = frozenset({"rules", "rule"})
+
+
+def _stdout_gone(ctx) -> None:
+    """The reader closed standard output: say nothing more there (Python would print a traceback
+    when it flushes at exit) and end quietly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    raise typer.Exit(0 if ctx.invoked_subcommand in _INFORMATION else 141)
 
 
 app = typer.Typer(
