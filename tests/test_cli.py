@@ -306,3 +306,33 @@ def test_check_into_a_closed_pipe_does_not_pass(tmp_path):
     done = _reader_gone("check", "--no-cache", str(tmp_path / "model.py"))
     assert done.returncode == 141, done.stderr
     assert "BrokenPipe" not in done.stderr and "internal error" not in done.stderr
+
+
+CLASSIC = textwrap.dedent(
+    """\
+    import torch
+
+    x = torch.FloatTensor([[1., 2.]])
+    w1 = torch.FloatTensor([[2.], [1.]]); w2 = torch.FloatTensor([3.])
+    w1.requires_grad = True; w2.requires_grad = True
+    d = torch.matmul(x, w1); f = torch.matmul(d, w2)
+    d[:] = 1
+    f.backward()
+    """
+)
+
+
+def test_the_classic_example_is_flagged_and_fixed_by_default(tmp_path, monkeypatch):
+    """The example every write-up of the error starts from: grad switched on by attribute."""
+    import torch
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "classic.py").write_text(CLASSIC)
+    code, out, _ = invoke("check", "--no-cache", "classic.py")
+    assert code == 1 and "classic.py:7:1: IPF104" in out
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        exec(compile(CLASSIC, "classic.py", "exec"), {})
+    assert invoke("fix", "--no-cache", "classic.py")[0] == 0
+    scope: dict = {}
+    exec(compile((tmp_path / "classic.py").read_text(), "classic.py", "exec"), scope)
+    assert scope["w1"].grad.tolist() == [[3.0], [6.0]] and scope["w2"].grad.tolist() == [4.0]
