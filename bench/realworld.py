@@ -118,7 +118,7 @@ def evaluate_set(folder: pathlib.Path, mode: str, jobs: int, timeout: int) -> li
     work = pathlib.Path(tempfile.mkdtemp(prefix=f"realworld-{folder.name}-"))
     try:
         for f in folder.glob("*.py"):
-            shutil.copy(f, work)
+            shutil.copyfile(f, work / f.name)  # writable copies, whatever the source's mode
         todo = cases(folder)
         originals = {c.name: c.read_text() for c in todo}
         helpers = {c.name: sorted(folder.glob(c.name[:3] + "helpers*.py")) for c in todo}
