@@ -1,0 +1,76 @@
+"""``fix --diff`` is a patch of the file's real text: ``git apply`` and ``patch`` take it for
+every line ending (LF, CRLF, CR-only, mixed) and for lines holding a form feed or U+2028 (which
+``str.splitlines`` splits at, git and patch do not), and the file they make is byte for byte
+what ``fix`` writes. A statement that starts after a form feed is fixed, not only marked."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+from typer.testing import CliRunner
+
+from codemod.frontends.cli import app
+
+runner = CliRunner()
+
+BASE = (
+    "import torch\n"
+    "\n"
+    "\n"
+    "def f(x):\n"
+    "    h = torch.sigmoid(x)\n"
+    "    h += 1\n"
+    "    return h\n"
+)
+
+CASES = {
+    "lf": BASE,
+    "crlf": BASE.replace("\n", "\r\n"),
+    "cr": BASE.replace("\n", "\r"),
+    "mixed": "import torch\r\n\r\n\ndef f(x):\r    h = torch.sigmoid(x)\n    h += 1\r\n    return h\r",
+    "u2028": BASE.replace("    h += 1\n", "    s = 'a\u2028b'  # c\u2028d\n    h += 1  # e\u2028f\n"),
+    "u2029_nel": BASE.replace("    h += 1\n", "    s = 'a\u2029b\x85c\x1cd'\n    h += 1\n"),
+    "form_feed": BASE.replace("\n\ndef f", "\n\f\ndef f").replace("    h += 1\n", "    h += 1\f\n"),
+    "form_feed_before_def": BASE.replace("def f", "\fdef f"),
+    "form_feed_before_statement": BASE.replace("    h += 1\n", "\f    h += 1\n"),
+    "form_feed_module_level": "import torch\nx = torch.randn(3, requires_grad=True)\n"
+                              "h = torch.sigmoid(x)\n\fh += 1\nh.sum().backward()\n",
+    "no_final_newline": BASE.rstrip("\n"),
+}
+
+
+def _fixed(text: str) -> str:
+    """What the fix should make of the case: the one statement rewritten, nothing else."""
+    return text.replace("h += 1", "h = h + 1")
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_diff_applies_with_git_and_patch_and_equals_fix(case, tmp_path, monkeypatch):
+    text = CASES[case]
+    data = text.encode("utf-8")
+    for name in ("diffed", "git", "patch", "fixed"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "model.py").write_bytes(data)
+
+    monkeypatch.chdir(tmp_path / "diffed")
+    result = runner.invoke(app, ["fix", "--diff", "model.py"])
+    assert result.exit_code == 1, result.stderr
+    diff = result.stdout_bytes
+    assert (tmp_path / "diffed" / "model.py").read_bytes() == data  # --diff writes nothing
+    (tmp_path / "model.diff").write_bytes(diff)
+
+    monkeypatch.chdir(tmp_path / "fixed")
+    result = runner.invoke(app, ["fix", "model.py"])
+    assert result.exit_code == 0, result.stderr
+    written = (tmp_path / "fixed" / "model.py").read_bytes()
+    assert written.decode("utf-8") == _fixed(text)  # the statement after a form feed too
+
+    subprocess.run(["git", "apply", "-p1", str(tmp_path / "model.diff")], cwd=tmp_path / "git",
+                   check=True, capture_output=True)
+    assert (tmp_path / "git" / "model.py").read_bytes() == written
+    if shutil.which("patch"):
+        subprocess.run(["patch", "-p1", "--binary", "-i", str(tmp_path / "model.diff")], cwd=tmp_path / "patch",
+                       check=True, capture_output=True)
+        assert (tmp_path / "patch" / "model.py").read_bytes() == written
