@@ -5,6 +5,8 @@ what ``fix`` writes. A statement that starts after a form feed is fixed, not onl
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import subprocess
 
@@ -74,3 +76,39 @@ def test_diff_applies_with_git_and_patch_and_equals_fix(case, tmp_path, monkeypa
         subprocess.run(["patch", "-p1", "--binary", "-i", str(tmp_path / "model.diff")], cwd=tmp_path / "patch",
                        check=True, capture_output=True)
         assert (tmp_path / "patch" / "model.py").read_bytes() == written
+
+
+def _apply_json_edit(text: str, edit: dict) -> str:
+    """A ``check --format json`` edit applied the way its rows and columns count: lines end at
+    ``\\n``, ``\\r\\n`` or ``\\r``; columns are characters, from 1."""
+    starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+
+    def offset(loc: dict) -> int:
+        return starts[loc["row"] - 1] + loc["column"] - 1
+
+    return text[:offset(edit["location"])] + edit["content"] + text[offset(edit["end_location"]):]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_json_edit_is_on_the_real_text(case, tmp_path, monkeypatch):
+    text = CASES[case]
+    (tmp_path / "model.py").write_bytes(text.encode("utf-8"))
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["check", "--format", "json", "model.py"])
+    [finding] = json.loads(result.stdout)["findings"]
+    [edit] = finding["fix"]["edits"]
+    assert _apply_json_edit(text, edit) == _fixed(text)
+
+
+def test_wrap_after_a_form_feed_keeps_it(tmp_path, monkeypatch):
+    """The no_grad wrap of statements that start after a form feed (a run of two): each form
+    feed stays with its statement."""
+    text = ("import torch\n\f\nlin = torch.nn.Linear(2, 2)\n\flin.weight.add_(1)\n  \flin.weight.mul_(2)\n"
+            "y = lin(torch.ones(2))\n")
+    expected = ("import torch\n\f\nlin = torch.nn.Linear(2, 2)\nwith torch.no_grad():\n"
+                "\f    lin.weight.add_(1)\n  \f    lin.weight.mul_(2)\ny = lin(torch.ones(2))\n")
+    (tmp_path / "model.py").write_bytes(text.encode("utf-8"))
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["fix", "model.py"])
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "model.py").read_bytes().decode("utf-8") == expected
