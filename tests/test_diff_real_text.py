@@ -112,3 +112,23 @@ def test_wrap_after_a_form_feed_keeps_it(tmp_path, monkeypatch):
     result = runner.invoke(app, ["fix", "model.py"])
     assert result.exit_code == 0, result.stderr
     assert (tmp_path / "model.py").read_bytes().decode("utf-8") == expected
+
+
+def test_diff_of_a_latin_1_file_is_in_its_encoding(tmp_path, monkeypatch):
+    """git apply matches bytes: the diff of a ``coding: latin-1`` file holds its bytes."""
+    data = (b"# -*- coding: latin-1 -*-\nimport torch\n\n\ndef f(x):\n    s = 'caf\xe9'\n"
+            b"    h = torch.sigmoid(x)\n    h += 1\n    return h, s\n")
+    for name in ("git", "fixed"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "model.py").write_bytes(data)
+    monkeypatch.chdir(tmp_path / "git")
+    result = runner.invoke(app, ["fix", "--diff", "model.py"])
+    assert result.exit_code == 1, result.stderr
+    (tmp_path / "model.diff").write_bytes(result.stdout_bytes)
+    subprocess.run(["git", "apply", "-p1", str(tmp_path / "model.diff")], cwd=tmp_path / "git",
+                   check=True, capture_output=True)
+    monkeypatch.chdir(tmp_path / "fixed")
+    assert runner.invoke(app, ["fix", "model.py"]).exit_code == 0
+    written = (tmp_path / "fixed" / "model.py").read_bytes()
+    assert written == data.replace(b"h += 1", b"h = h + 1")
+    assert (tmp_path / "git" / "model.py").read_bytes() == written

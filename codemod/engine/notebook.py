@@ -30,6 +30,7 @@ import warnings
 from typing import List, NamedTuple, Optional
 
 from codemod.config import Settings
+from codemod.engine.diffs import patch_lines
 from codemod.engine.pipeline import FileError, FileResult, process_source
 from codemod.findings import Edit, Span
 
@@ -301,6 +302,6 @@ def _write_back(result: FileResult, nb: dict, text: str, cells: List[Cell], fixe
 
 def cell_diff(path: str, number: int, before: str, after: str) -> str:
     name = f"{path.lstrip('/')}:cell {number}"
-    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+    lines = difflib.unified_diff(patch_lines(before), patch_lines(after),
                                  fromfile=f"a/{name}", tofile=f"b/{name}")
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)

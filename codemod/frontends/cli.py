@@ -293,8 +293,10 @@ def fix(
                    progress=progress, cache=cache)
     changed = [r for r in results if r.changed and r.error is None]
     if diff:
+        sys.stdout.flush()
         for r in changed:
-            sys.stdout.write(result_diff(r))
+            sys.stdout.buffer.write(result_diff(r))  # the file's bytes: git apply matches them
+        sys.stdout.buffer.flush()
     applied_ids = {id(f) for r in changed for f in r.applied}
     remaining = [f for r in results for f in r.findings if f.counts and id(f) not in applied_ids]
     failed = _errors(results)
