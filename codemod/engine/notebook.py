@@ -27,7 +27,7 @@ import difflib
 import json
 import re
 import warnings
-from typing import List, NamedTuple, Optional
+from typing import List, NamedTuple, Optional, Tuple
 
 from codemod.config import Settings
 from codemod.engine.diffs import patch_lines
@@ -49,6 +49,7 @@ class Cell:
     source: str
     as_list: bool  # the JSON held the source as a list of lines
     masked: List[str] = dataclasses.field(default_factory=list)  # the IPython lines, in order
+    lines: List[str] = dataclasses.field(default_factory=list)  # its lines as analysed (IPython masked)
     raw: Optional[dict] = None  # the cell's JSON object, where the fixed source is written
     key: str = "source"  # its code's key ("input" in nbformat 3)
 
@@ -210,6 +211,7 @@ def analyse_cells(cells: List[Cell], path: str, settings: Settings, result: File
             bad.append(cell)
             continue
         analysed.append(cell)
+        cell.lines = lines
         program.append(MARKER.format(cell.index))
         starts[cell.index] = len(program)  # the program line just before the cell's line 1
         program.extend(lines)
@@ -227,13 +229,14 @@ def analyse_cells(cells: List[Cell], path: str, settings: Settings, result: File
         index, offset = _cell_of(by_line, int(match.group(1)))
         return f"line {int(match.group(1)) - offset}" + ("" if index == cell_index else f" of cell {index + 1}")
 
+    by_index = {cell.index: cell for cell in analysed}
     for finding in inner.findings:
         cell_index, offset = _cell_of(by_line, finding.span.line)
         finding.cell = cell_index + 1
         finding.message = re.sub(r"\bline (\d+)", where, finding.message)
         finding.span = _shift(finding.span, offset)
         if finding.edit is not None:
-            finding.edit = Edit(_shift(finding.edit.span, offset), finding.edit.content)
+            finding.edit = _cell_edit(joined, finding.edit, by_index[cell_index], analysed)
         result.findings.append(finding)
     result.applied = inner.applied
     return inner, analysed
@@ -261,10 +264,12 @@ def _shift(span: Span, offset: int) -> Span:
     return Span(span.line - offset, span.column, span.end_line - offset, span.end_column)
 
 
-def _split(fixed: str) -> dict:
-    """Cell index -> its new lines, from the fixed program (whose last newline ends the
-    program, not the last cell)."""
-    out, current = {}, None
+def _split(fixed: str) -> Tuple[str, dict]:
+    """The text a fix put before the first cell (an import it needs: ``import torch``), and
+    cell index -> its new lines, from the fixed program (whose last newline ends the program,
+    not the last cell). No marker is in either."""
+    out: dict = {}
+    current, prelude = None, []
     for line in fixed.removesuffix("\n").split("\n"):
         match = _MARKER_LINE.match(line)
         if match:
@@ -272,18 +277,72 @@ def _split(fixed: str) -> dict:
             out[current] = []
         elif current is not None:
             out[current].append(line)
-    return out
+        else:
+            prelude.append(line)
+    return "\n".join(prelude), out
+
+
+def _restored(cell: Cell, lines: List[str]) -> str:
+    """The cell's source from its analysed lines: the IPython lines put back."""
+    masked = iter(cell.masked)
+    return "\n".join(next(masked) if line.strip() == PLACEHOLDER else line for line in lines)
+
+
+def _with_prelude(lines: List[str], prelude: str) -> Optional[List[str]]:
+    """The cell's lines with the imports a fix put at the top of the program added where a
+    cell's imports go (after its docstring and its own imports), each once: the cell runs on
+    its own, and a cell before it may not have run. None if ``prelude`` holds anything else."""
+    if not prelude.strip():
+        return lines
+    names = []
+    for stmt in ast.parse(prelude).body:
+        if not (isinstance(stmt, ast.Import) and all(alias.asname is None for alias in stmt.names)):
+            return None
+        names.extend(alias.name for alias in stmt.names)
+    import libcst
+
+    from codemod.fixes.edits import ensure_import
+
+    module = libcst.parse_module("\n".join(lines))
+    for name in names:
+        module = ensure_import(module, name)
+    return module.code.split("\n")
+
+
+def _cell_edit(program: str, edit: Edit, cell: Cell, cells: List[Cell]) -> Optional[Edit]:
+    """A fix's edit of the joined program as an edit of its own cell (in the cell's lines and
+    columns, on its real text): an import it adds goes into that cell. None (no edit offered)
+    if it would change another cell."""
+    from codemod.fixes.apply import apply_edit, text_edit
+
+    prelude, new = _split(apply_edit(program, edit))
+    for other in cells:
+        if other is not cell and new.get(other.index) != other.lines:
+            return None
+    lines = _with_prelude(new.get(cell.index, []), prelude)
+    if lines is None:
+        return None
+    return text_edit(cell.source, _restored(cell, lines))
 
 
 def _write_back(result: FileResult, nb: dict, text: str, cells: List[Cell], fixed: str) -> None:
     layout = _layout(text, nb)
-    new_lines = _split(fixed)
+    prelude, new_lines = _split(fixed)
+    # The cells whose fixes brought a companion (``import torch`` for a wrap): each gets it.
+    needing = {f.cell - 1 for f in result.applied if f.fix is not None and f.fix.also}
+    if prelude.strip() and not needing & {cell.index for cell in cells}:
+        needing = {cells[0].index}  # (not expected) the first cell runs before the others
     changed = []
     for cell in cells:
         lines = new_lines.get(cell.index, [])
-        masked = iter(cell.masked)
-        restored = [next(masked) if line.strip() == PLACEHOLDER else line for line in lines]
-        source = "\n".join(restored)  # the cell's lines, as they were joined into the program
+        if cell.index in needing:
+            with_imports = _with_prelude(lines, prelude)
+            if with_imports is None:
+                result.error = FileError("internal error: a fix added code before the first cell; "
+                                         "the notebook is not rewritten")
+                return
+            lines = with_imports
+        source = _restored(cell, lines)  # the cell's lines, as they were joined into the program
         if source != cell.source:
             changed.append((cell, source))
     if not changed:
@@ -292,8 +351,8 @@ def _write_back(result: FileResult, nb: dict, text: str, cells: List[Cell], fixe
         result.error = FileError("the notebook's JSON layout cannot be reproduced exactly; "
                                  "not rewritten (fix the cells by hand or re-save the notebook)")
         return
-    for cell, source in changed:
-        cell.raw[cell.key] = source.splitlines(keepends=True) if cell.as_list else source
+    for cell, source in changed:  # Jupyter's lines end at "\n" only (not at U+2028, "\f"...)
+        cell.raw[cell.key] = patch_lines(source) if cell.as_list else source
     newline = layout.pop("newline")
     result.fixed = json.dumps(nb, **layout) + newline
     result.fixed_bytes = result.fixed.encode("utf-8")

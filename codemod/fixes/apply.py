@@ -270,6 +270,11 @@ def single_edit(module: cst.Module, fix: Fix, before: Optional[str] = None,
     before = module.code if before is None else before
     if before.endswith("\r") and not after.endswith(("\r", "\n")):
         after += "\r"  # libcst drops the last line break of a CR-only text
+    return text_edit(before, after)
+
+
+def text_edit(before: str, after: str) -> Edit:
+    """The one replacement, of whole lines, that turns ``before`` into ``after``."""
     start = 0
     limit = min(len(before), len(after))
     while start < limit and before[start] == after[start]:
@@ -304,3 +309,14 @@ def _span(text: str, start: int, end: int) -> Span:
 
     (l1, c1), (l2, c2) = line_col(start), line_col(end)
     return Span(l1, c1, l2, c2)
+
+
+def apply_edit(text: str, edit: Edit) -> str:
+    """``text`` with ``edit`` made (its lines counted as :func:`text_edit` counts them)."""
+    starts = [0] + [m.end() for m in _BREAK.finditer(text)]
+
+    def offset(line: int, column: int) -> int:
+        return starts[line - 1] + column
+
+    span = edit.span
+    return text[:offset(span.line, span.column)] + edit.content + text[offset(span.end_line, span.end_column):]
