@@ -34,7 +34,7 @@ CELLS = [
     "    def forward(self, ids):\n"
     "        return self.out(self.emb(ids).mean(0))\n",
     "model = TreeModel(10, 4, randn(10, 4))\n"
-    "y = model(randn(10).abs().mul(3).long())\n"
+    "y = model(randn(10).abs().mul(3).long().clamp(max=9))\n"
     "y.sum().backward()\n"
     "grad = model.emb.weight.grad",
 ]
@@ -143,3 +143,20 @@ async def test_quick_fix_in_a_cell_edits_that_cell(client: LanguageClient):
     cells[2] = apply(text, wrap.edit.changes[uris[2]], "utf-16")
     assert cells[2].startswith("import torch\n")
     assert run_cells(cells)["grad"] is not None
+
+
+def test_a_module_imported_only_by_a_later_cell_is_imported_in_the_fixed_cell(tmp_path, monkeypatch):
+    """``import torch`` in the last cell: the wrap's ``torch`` is not there yet when the cell
+    it fixes runs, so the fixed cell imports it too (and the cells before are left alone)."""
+    cells = ["from torch import nn, randn", CELLS[2], CELLS[3], "import torch\nversion = torch.__version__"]
+    (tmp_path / "later.ipynb").write_text(notebook(cells))
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["check", "--format", "json", "later.ipynb"])
+    [edit] = json.loads(result.stdout)["findings"][0]["fix"]["edits"]
+    edited = list(cells)
+    edited[1] = _apply_cell_edit(cells[1], edit)
+    assert run_cells(edited)["grad"] is not None
+    assert runner.invoke(app, ["fix", "later.ipynb"]).exit_code == 0
+    written = ["".join(c["source"]) for c in json.loads((tmp_path / "later.ipynb").read_text())["cells"]]
+    assert written[1] == edited[1] and written[0] == cells[0] and written[2:] == cells[2:]
+    assert run_cells(written)["grad"] is not None

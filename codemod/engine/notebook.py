@@ -288,17 +288,25 @@ def _restored(cell: Cell, lines: List[str]) -> str:
     return "\n".join(next(masked) if line.strip() == PLACEHOLDER else line for line in lines)
 
 
-def _with_prelude(lines: List[str], prelude: str) -> Optional[List[str]]:
-    """The cell's lines with the imports a fix put at the top of the program added where a
-    cell's imports go (after its docstring and its own imports), each once: the cell runs on
-    its own, and a cell before it may not have run. None if ``prelude`` holds anything else."""
-    if not prelude.strip():
-        return lines
+def _with_imports(lines: List[str], prelude: str, cell: Cell, earlier: set,
+                  imported: set) -> Optional[List[str]]:
+    """The fixed cell's lines with the imports its fix needs, where a cell's imports go (after
+    its docstring and its own imports), each once: those a fix put at the top of the program
+    (``prelude``), and modules a fix now names that only a later cell imports (the cells run
+    in order: ``import torch`` in cell 5 is not there yet for cell 3; ``earlier``: the names
+    the cells before it bind). None if ``prelude`` holds anything but plain imports."""
     names = []
-    for stmt in ast.parse(prelude).body:
-        if not (isinstance(stmt, ast.Import) and all(alias.asname is None for alias in stmt.names)):
-            return None
-        names.extend(alias.name for alias in stmt.names)
+    if prelude.strip():
+        for stmt in ast.parse(prelude).body:
+            if not (isinstance(stmt, ast.Import) and all(alias.asname is None for alias in stmt.names)):
+                return None
+            names.extend(alias.name for alias in stmt.names)
+    new_tree = ast.parse("\n".join(lines))
+    introduced = _loaded(new_tree) - _loaded(ast.parse("\n".join(cell.lines)))
+    bound = earlier | _bound(new_tree)
+    names.extend(sorted(n for n in introduced if n in imported and n not in bound))
+    if not names:
+        return lines
     import libcst
 
     from codemod.fixes.edits import ensure_import
@@ -309,9 +317,40 @@ def _with_prelude(lines: List[str], prelude: str) -> Optional[List[str]]:
     return module.code.split("\n")
 
 
+def _loaded(tree: ast.Module) -> set:
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _bound(tree: ast.Module) -> set:
+    """Names a cell binds at its top level (what the next cells see)."""
+    names: set = set()
+    todo: list = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif not isinstance(node, ast.Lambda):
+            todo.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def _module_imports(cells: List[Cell]) -> set:
+    """Modules some cell imports by their own name (``import torch``)."""
+    out = set()
+    for cell in cells:
+        for node in ast.parse("\n".join(cell.lines)).body:
+            if isinstance(node, ast.Import):
+                out.update(a.name for a in node.names if a.asname is None and "." not in a.name)
+    return out
+
+
 def _cell_edit(program: str, edit: Edit, cell: Cell, cells: List[Cell]) -> Optional[Edit]:
     """A fix's edit of the joined program as an edit of its own cell (in the cell's lines and
-    columns, on its real text): an import it adds goes into that cell. None (no edit offered)
+    columns, on its real text): an import it needs goes into that cell. None (no edit offered)
     if it would change another cell."""
     from codemod.fixes.apply import apply_edit, text_edit
 
@@ -319,7 +358,8 @@ def _cell_edit(program: str, edit: Edit, cell: Cell, cells: List[Cell]) -> Optio
     for other in cells:
         if other is not cell and new.get(other.index) != other.lines:
             return None
-    lines = _with_prelude(new.get(cell.index, []), prelude)
+    earlier = set().union(*(_bound(ast.parse("\n".join(other.lines))) for other in cells[:cells.index(cell)]))
+    lines = _with_imports(new.get(cell.index, []), prelude, cell, earlier, _module_imports(cells))
     if lines is None:
         return None
     return text_edit(cell.source, _restored(cell, lines))
@@ -328,20 +368,17 @@ def _cell_edit(program: str, edit: Edit, cell: Cell, cells: List[Cell]) -> Optio
 def _write_back(result: FileResult, nb: dict, text: str, cells: List[Cell], fixed: str) -> None:
     layout = _layout(text, nb)
     prelude, new_lines = _split(fixed)
-    # The cells whose fixes brought a companion (``import torch`` for a wrap): each gets it.
-    needing = {f.cell - 1 for f in result.applied if f.fix is not None and f.fix.also}
-    if prelude.strip() and not needing & {cell.index for cell in cells}:
-        needing = {cells[0].index}  # (not expected) the first cell runs before the others
-    changed = []
+    imported = _module_imports(cells)
+    changed, earlier = [], set()
     for cell in cells:
         lines = new_lines.get(cell.index, [])
-        if cell.index in needing:
-            with_imports = _with_prelude(lines, prelude)
-            if with_imports is None:
+        if lines != cell.lines:  # fixed: with the imports its fixes need
+            lines = _with_imports(lines, prelude, cell, earlier, imported)
+            if lines is None:
                 result.error = FileError("internal error: a fix added code before the first cell; "
                                          "the notebook is not rewritten")
                 return
-            lines = with_imports
+        earlier |= _bound(ast.parse("\n".join(lines)))
         source = _restored(cell, lines)  # the cell's lines, as they were joined into the program
         if source != cell.source:
             changed.append((cell, source))
