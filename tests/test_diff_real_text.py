@@ -41,6 +41,16 @@ CASES = {
                               "h = torch.sigmoid(x)\n\fh += 1\nh.sum().backward()\n",
     "no_final_newline": BASE.rstrip("\n"),
 }
+CONTINUED = BASE.replace("    h += 1\n", "    h += \\\n\f        1  # a\u2028b\n")
+WRAP = ("from torch import nn, ones\r\nlin = nn.Linear(2, 2)\n\flin.weight.add_(1)\rlin.weight.mul_(2)\r\n"
+        "s = '''\f\n\flin.weight.add_(1)'''\ny = lin(ones(2))")
+MORE = {  # (text, what fix makes of it)
+    "continuation_cr": (CONTINUED.replace("\n", "\r"),
+                        CONTINUED.replace("\n", "\r").replace("h += \\", "h = \\").replace("        1", "        h + 1")),
+    "wrap_mixed_endings": (WRAP, WRAP.replace("ones\r\n", "ones\r\nimport torch\r\n\r\n").replace(
+        "\n\flin.weight.add_(1)\rlin.weight.mul_(2)\r\n",
+        "\nwith torch.no_grad():\r\n\f    lin.weight.add_(1)\r    lin.weight.mul_(2)\r\n")),
+}
 
 
 def _fixed(text: str) -> str:
@@ -48,9 +58,9 @@ def _fixed(text: str) -> str:
     return text.replace("h += 1", "h = h + 1")
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("case", sorted(CASES) + sorted(MORE))
 def test_diff_applies_with_git_and_patch_and_equals_fix(case, tmp_path, monkeypatch):
-    text = CASES[case]
+    text, expected = MORE[case] if case in MORE else (CASES[case], _fixed(CASES[case]))
     data = text.encode("utf-8")
     for name in ("diffed", "git", "patch", "fixed"):
         (tmp_path / name).mkdir()
@@ -67,7 +77,7 @@ def test_diff_applies_with_git_and_patch_and_equals_fix(case, tmp_path, monkeypa
     result = runner.invoke(app, ["fix", "model.py"])
     assert result.exit_code == 0, result.stderr
     written = (tmp_path / "fixed" / "model.py").read_bytes()
-    assert written.decode("utf-8") == _fixed(text)  # the statement after a form feed too
+    assert written.decode("utf-8") == expected  # the statement after a form feed too
 
     subprocess.run(["git", "apply", "-p1", str(tmp_path / "model.diff")], cwd=tmp_path / "git",
                    check=True, capture_output=True)
