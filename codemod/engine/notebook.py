@@ -230,13 +230,14 @@ def analyse_cells(cells: List[Cell], path: str, settings: Settings, result: File
         return f"line {int(match.group(1)) - offset}" + ("" if index == cell_index else f" of cell {index + 1}")
 
     by_index = {cell.index: cell for cell in analysed}
+    names = _Names(analysed)
     for finding in inner.findings:
         cell_index, offset = _cell_of(by_line, finding.span.line)
         finding.cell = cell_index + 1
         finding.message = re.sub(r"\bline (\d+)", where, finding.message)
         finding.span = _shift(finding.span, offset)
         if finding.edit is not None:
-            finding.edit = _cell_edit(joined, finding.edit, by_index[cell_index], analysed)
+            finding.edit = _cell_edit(joined, finding.edit, by_index[cell_index], analysed, names)
         result.findings.append(finding)
     result.applied = inner.applied
     return inner, analysed
@@ -348,7 +349,31 @@ def _module_imports(cells: List[Cell]) -> set:
     return out
 
 
-def _cell_edit(program: str, edit: Edit, cell: Cell, cells: List[Cell]) -> Optional[Edit]:
+class _Names:
+    """What the cells bind, read once (when a fix's edit is made): the modules some cell
+    imports, and the names bound by the cells before each cell."""
+
+    def __init__(self, cells: List[Cell]) -> None:
+        self.cells = cells
+        self._before: Optional[dict] = None
+        self._imported: Optional[set] = None
+
+    @property
+    def imported(self) -> set:
+        if self._imported is None:
+            self._imported = _module_imports(self.cells)
+        return self._imported
+
+    def before(self, cell: Cell) -> set:
+        if self._before is None:
+            self._before, bound = {}, set()
+            for other in self.cells:
+                self._before[other.index] = set(bound)
+                bound |= _bound(ast.parse("\n".join(other.lines)))
+        return self._before[cell.index]
+
+
+def _cell_edit(program: str, edit: Edit, cell: Cell, cells: List[Cell], names: _Names) -> Optional[Edit]:
     """A fix's edit of the joined program as an edit of its own cell (in the cell's lines and
     columns, on its real text): an import it needs goes into that cell. None (no edit offered)
     if it would change another cell."""
@@ -358,8 +383,7 @@ def _cell_edit(program: str, edit: Edit, cell: Cell, cells: List[Cell]) -> Optio
     for other in cells:
         if other is not cell and new.get(other.index) != other.lines:
             return None
-    earlier = set().union(*(_bound(ast.parse("\n".join(other.lines))) for other in cells[:cells.index(cell)]))
-    lines = _with_imports(new.get(cell.index, []), prelude, cell, earlier, _module_imports(cells))
+    lines = _with_imports(new.get(cell.index, []), prelude, cell, names.before(cell), names.imported)
     if lines is None:
         return None
     return text_edit(cell.source, _restored(cell, lines))
