@@ -295,14 +295,17 @@ def _with_imports(lines: List[str], prelude: str, cell: Cell, earlier: set,
     its docstring and its own imports), each once: those a fix put at the top of the program
     (``prelude``), and modules a fix now names that only a later cell imports (the cells run
     in order: ``import torch`` in cell 5 is not there yet for cell 3; ``earlier``: the names
-    the cells before it bind). None if ``prelude`` holds anything but plain imports."""
+    the cells before it bind). None if ``prelude`` holds anything but plain imports, or the
+    fixed cell is no Python on its own (neither should happen)."""
     names = []
-    if prelude.strip():
-        for stmt in ast.parse(prelude).body:
-            if not (isinstance(stmt, ast.Import) and all(alias.asname is None for alias in stmt.names)):
-                return None
-            names.extend(alias.name for alias in stmt.names)
-    new_tree = ast.parse("\n".join(lines))
+    try:
+        prelude_tree, new_tree = ast.parse(prelude), ast.parse("\n".join(lines))
+    except SyntaxError:
+        return None
+    for stmt in prelude_tree.body:
+        if not (isinstance(stmt, ast.Import) and all(alias.asname is None for alias in stmt.names)):
+            return None
+        names.extend(alias.name for alias in stmt.names)
     introduced = _loaded(new_tree) - _loaded(ast.parse("\n".join(cell.lines)))
     bound = earlier | _bound(new_tree)
     names.extend(sorted(n for n in introduced if n in imported and n not in bound))
@@ -399,8 +402,8 @@ def _write_back(result: FileResult, nb: dict, text: str, cells: List[Cell], fixe
         if lines != cell.lines:  # fixed: with the imports its fixes need
             lines = _with_imports(lines, prelude, cell, earlier, imported)
             if lines is None:
-                result.error = FileError("internal error: a fix added code before the first cell; "
-                                         "the notebook is not rewritten")
+                result.error = FileError(f"internal error: the imports the fix of cell {cell.number} "
+                                         "needs cannot be placed in it; the notebook is not rewritten")
                 return
         earlier |= _bound(ast.parse("\n".join(lines)))
         source = _restored(cell, lines)  # the cell's lines, as they were joined into the program
