@@ -29,19 +29,3 @@ def unified_diff(path: str, before: str, after: str) -> str:
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out)
 
-
-def unified_diff_bytes(path: str, before: bytes, after: bytes) -> bytes:
-    """:func:`unified_diff` of a file's bytes, for a file whose bytes are not UTF-8 (a
-    ``coding: latin-1`` cookie): ``git apply`` matches bytes, so the diff is in the file's
-    encoding, not in the terminal's."""
-    def lines(data: bytes) -> list:
-        return _LINE_BYTES.findall(data)
-
-    name = path.lstrip("/")
-    diff = difflib.diff_bytes(difflib.unified_diff, lines(before), lines(after),
-                              fromfile=f"a/{name}".encode("utf-8", "surrogateescape"),
-                              tofile=f"b/{name}".encode("utf-8", "surrogateescape"))
-    return b"".join(line if line.endswith(b"\n") else line + b"\n\\ No newline at end of file\n" for line in diff)
-
-
-_LINE_BYTES = re.compile(rb"[^\n]*\n|[^\n]+\Z")

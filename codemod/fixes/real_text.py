@@ -86,6 +86,8 @@ def put_back(junk: Junk, normalized: str, fixed: str) -> str:
     if not junk:
         return fixed
     before: List[str] = _TEXT_LINE.findall(normalized)
+    if fixed == normalized:  # the real text itself
+        return "".join(junk.get(n, "") + line for n, line in enumerate(before, 1))
     after: List[str] = _TEXT_LINE.findall(fixed)
     out: List[str] = []
     matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)

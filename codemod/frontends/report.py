@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from typing import Iterable
 
-from codemod.engine.diffs import unified_diff, unified_diff_bytes
+from codemod.engine.diffs import unified_diff
 from codemod.findings import REASONS, Finding, Status
 from codemod.rules.registry import rule_name, table
 
@@ -92,13 +92,12 @@ def result_diff(result) -> bytes:
         return "".join(cell_diff(result.path, n, a, b) for n, a, b in result.cell_diffs).encode("utf-8")
     from codemod.encoding import source_encoding
 
-    try:  # the declared encoding (the cookie is ASCII); a BOM is not in the text any more
+    diff = unified_diff(result.path, result.original, result.fixed)
+    try:  # in the declared encoding (its cookie is ASCII); a BOM is not in the text any more
         encoding = source_encoding(result.original.encode("utf-8", "surrogateescape"))
-        if encoding not in ("utf-8-sig", "utf-8"):
-            return unified_diff_bytes(result.path, result.original.encode(encoding), result.fixed.encode(encoding))
-    except (UnicodeEncodeError, LookupError, SyntaxError):
-        pass
-    return unified_diff(result.path, result.original, result.fixed).encode("utf-8", "surrogateescape")
+        return diff.encode("utf-8" if encoding == "utf-8-sig" else encoding, "surrogateescape")
+    except (UnicodeEncodeError, LookupError, SyntaxError):  # (a path the encoding has no letters for)
+        return diff.encode("utf-8", "surrogateescape")
 
 
 def _plural(n: int, word: str, plural: str = "") -> str:
