@@ -44,7 +44,11 @@ CASES = {
 CONTINUED = BASE.replace("    h += 1\n", "    h += \\\n\f        1  # a\u2028b\n")
 WRAP = ("from torch import nn, ones\r\nlin = nn.Linear(2, 2)\n\flin.weight.add_(1)\rlin.weight.mul_(2)\r\n"
         "s = '''\f\n\flin.weight.add_(1)'''\ny = lin(ones(2))")
+TWO = ("import torch\n\n\ndef f(x):\n    a = torch.exp(x)\n    b = torch.exp(x)\n    out = a + b\n"
+       "\f    a.zero_()\n  \f    b.fill_(2.5)\n    return out, a, b\n")
 MORE = {  # (text, what fix makes of it)
+    "two_rewritten_lines_after_form_feeds": (TWO, TWO.replace("a.zero_()", "a = torch.zeros_like(a)").replace(
+        "b.fill_(2.5)", "b = torch.full_like(b, 2.5)")),
     "continuation_cr": (CONTINUED.replace("\n", "\r"),
                         CONTINUED.replace("\n", "\r").replace("h += \\", "h = \\").replace("        1", "        h + 1")),
     "wrap_mixed_endings": (WRAP, WRAP.replace("ones\r\n", "ones\r\nimport torch\r\n\r\n").replace(

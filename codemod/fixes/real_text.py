@@ -81,8 +81,8 @@ def take_off(data: bytes) -> "tuple[bytes, Junk]":
 def put_back(junk: Junk, normalized: str, fixed: str) -> str:
     """``fixed`` (libcst's text of a fix of ``normalized``) with the prefixes of ``junk`` back
     on the lines that stand for the lines they were taken off: unchanged lines, lines of a
-    changed run whose text (indentation aside) is the same, else the first line that replaces
-    them."""
+    changed run whose text (indentation aside) is the same, lines rewritten one for one, else
+    the first line that replaces them."""
     if not junk:
         return fixed
     before: List[str] = _TEXT_LINE.findall(normalized)
@@ -103,8 +103,9 @@ def put_back(junk: Junk, normalized: str, fixed: str) -> str:
                 if t == "equal":
                     for k in range(a2 - a1):
                         new[b1 + k] = junk.get(i1 + a1 + k + 1, "") + new[b1 + k]
-                elif b1 < b2 and a1 < a2:
-                    new[b1] = junk.get(i1 + a1 + 1, "") + new[b1]
+                elif b1 < b2 and a1 < a2:  # line for line where as many, else onto the first
+                    for k in range(a2 - a1 if a2 - a1 == b2 - b1 else 1):
+                        new[b1 + k] = junk.get(i1 + a1 + k + 1, "") + new[b1 + k]
         out.extend(new)
     restored = "".join(out)
     first, second = _parsed(restored), _parsed(fixed)
