@@ -24,7 +24,7 @@ _BREAKS = (tokenize.NEWLINE, tokenize.NL)
 
 
 def _tokens(source: str) -> Optional[list]:
-    """The tokens, on lines counted as ``ast`` counts them: a lone ``\r`` ends a line too (the
+    """The tokens, on lines counted as ``ast`` counts them: a lone ``\\r`` ends a line too (the
     ``tokenize`` module reads a CR-only file as one line)."""
     if "\r" in source:
         source = source.replace("\r\n", "\n").replace("\r", "\n")
