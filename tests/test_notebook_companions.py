@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from codemod.frontends.cli import app
 
 from .test_lsp_positions import apply, position_at
+from .test_suppress_placement import open_notebook
 
 runner = CliRunner()
 
@@ -117,18 +118,7 @@ async def client(lsp_client: LanguageClient):
 
 @pytest.mark.asyncio
 async def test_quick_fix_in_a_cell_edits_that_cell(client: LanguageClient):
-    uris = [f"vscode-notebook-cell:/tmp/inplacefix_companions/train.ipynb#C{i}" for i in range(len(CELLS))]
-    client.notebook_document_did_open(lsp.DidOpenNotebookDocumentParams(
-        notebook_document=lsp.NotebookDocument(
-            uri="file:///tmp/inplacefix_companions/train.ipynb", notebook_type="jupyter-notebook", version=1,
-            cells=[lsp.NotebookCell(kind=lsp.NotebookCellKind.Code, document=u) for u in uris]),
-        cell_text_documents=[lsp.TextDocumentItem(uri=u, language_id="python", version=1, text=t)
-                             for u, t in zip(uris, CELLS)],
-    ))
-    for _ in range(8):
-        await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-        if client.diagnostics.get(uris[2]):
-            break
+    uris = await open_notebook(client, "/tmp/inplacefix_companions/train.ipynb", CELLS, wait_for=2)
     text = CELLS[2]
     index = text.index("self.emb.weight.copy_")
     actions = await client.text_document_code_action_async(lsp.CodeActionParams(

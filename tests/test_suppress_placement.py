@@ -96,6 +96,24 @@ async def suppress_edit(client: LanguageClient, uri: str, text: str, needle: str
     return action.edit.changes[uri]
 
 
+async def open_notebook(client: LanguageClient, path: str, cells: list, wait_for: int) -> list:
+    """Open a notebook of code ``cells``; wait until cell ``wait_for`` has diagnostics. Its
+    cells' URIs."""
+    uris = [f"vscode-notebook-cell:{path}#C{i}" for i in range(len(cells))]
+    client.notebook_document_did_open(lsp.DidOpenNotebookDocumentParams(
+        notebook_document=lsp.NotebookDocument(
+            uri=f"file://{path}", notebook_type="jupyter-notebook", version=1,
+            cells=[lsp.NotebookCell(kind=lsp.NotebookCellKind.Code, document=u) for u in uris]),
+        cell_text_documents=[lsp.TextDocumentItem(uri=u, language_id="python", version=1, text=t)
+                             for u, t in zip(uris, cells)],
+    ))
+    for _ in range(8):
+        await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        if client.diagnostics.get(uris[wait_for]):
+            break
+    return uris
+
+
 def reported(tmp_path, name: str, text: str) -> set:
     (tmp_path / name).write_bytes(text.encode("utf-8"))
     result = runner.invoke(app, ["check", "--select", "ALL", "--format", "json", str(tmp_path / name)])
@@ -121,19 +139,7 @@ async def test_suppress_in_a_notebook_cell(client: LanguageClient, tmp_path):
     (masked for the analysis) does not stop it."""
     cells = ["import torch\nx = torch.randn(3, requires_grad=True)",
              "%matplotlib inline\nh = torch.sigmoid(x)\ny = h.add_(1) + \\\n    2\ny.sum().backward()"]
-    notebook = "file:///tmp/inplacefix_suppress/cells.ipynb"
-    uris = [f"vscode-notebook-cell:/tmp/inplacefix_suppress/cells.ipynb#C{i}" for i in range(2)]
-    client.notebook_document_did_open(lsp.DidOpenNotebookDocumentParams(
-        notebook_document=lsp.NotebookDocument(
-            uri=notebook, notebook_type="jupyter-notebook", version=1,
-            cells=[lsp.NotebookCell(kind=lsp.NotebookCellKind.Code, document=u) for u in uris]),
-        cell_text_documents=[lsp.TextDocumentItem(uri=u, language_id="python", version=1, text=t)
-                             for u, t in zip(uris, cells)],
-    ))
-    for _ in range(5):
-        await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-        if client.diagnostics.get(uris[1]):
-            break
+    uris = await open_notebook(client, "/tmp/inplacefix_suppress/cells.ipynb", cells, wait_for=1)
     edited = apply(cells[1], await suppress_edit(client, uris[1], cells[1], "h.add_(1)", "IPF103"), "utf-16")
     assert edited == cells[1].replace("    2\n", "    2  # inplacefix: ignore[IPF103]\n")
 
