@@ -27,9 +27,10 @@ import difflib
 import json
 import re
 import warnings
-from typing import List, NamedTuple, Optional
+from typing import List, NamedTuple, Optional, Tuple
 
 from codemod.config import Settings
+from codemod.engine.diffs import patch_lines
 from codemod.engine.pipeline import FileError, FileResult, process_source
 from codemod.findings import Edit, Span
 
@@ -48,6 +49,7 @@ class Cell:
     source: str
     as_list: bool  # the JSON held the source as a list of lines
     masked: List[str] = dataclasses.field(default_factory=list)  # the IPython lines, in order
+    lines: List[str] = dataclasses.field(default_factory=list)  # its lines as analysed (IPython masked)
     raw: Optional[dict] = None  # the cell's JSON object, where the fixed source is written
     key: str = "source"  # its code's key ("input" in nbformat 3)
 
@@ -209,6 +211,7 @@ def analyse_cells(cells: List[Cell], path: str, settings: Settings, result: File
             bad.append(cell)
             continue
         analysed.append(cell)
+        cell.lines = lines
         program.append(MARKER.format(cell.index))
         starts[cell.index] = len(program)  # the program line just before the cell's line 1
         program.extend(lines)
@@ -226,13 +229,15 @@ def analyse_cells(cells: List[Cell], path: str, settings: Settings, result: File
         index, offset = _cell_of(by_line, int(match.group(1)))
         return f"line {int(match.group(1)) - offset}" + ("" if index == cell_index else f" of cell {index + 1}")
 
+    by_index = {cell.index: cell for cell in analysed}
+    names = _Names(analysed)
     for finding in inner.findings:
         cell_index, offset = _cell_of(by_line, finding.span.line)
         finding.cell = cell_index + 1
         finding.message = re.sub(r"\bline (\d+)", where, finding.message)
         finding.span = _shift(finding.span, offset)
         if finding.edit is not None:
-            finding.edit = Edit(_shift(finding.edit.span, offset), finding.edit.content)
+            finding.edit = _cell_edit(joined, finding.edit, by_index[cell_index], analysed, names)
         result.findings.append(finding)
     result.applied = inner.applied
     return inner, analysed
@@ -260,10 +265,12 @@ def _shift(span: Span, offset: int) -> Span:
     return Span(span.line - offset, span.column, span.end_line - offset, span.end_column)
 
 
-def _split(fixed: str) -> dict:
-    """Cell index -> its new lines, from the fixed program (whose last newline ends the
-    program, not the last cell)."""
-    out, current = {}, None
+def _split(fixed: str) -> Tuple[str, dict]:
+    """The text a fix put before the first cell (an import it needs: ``import torch``), and
+    cell index -> its new lines, from the fixed program (whose last newline ends the program,
+    not the last cell). No marker is in either."""
+    out: dict = {}
+    current, prelude = None, []
     for line in fixed.removesuffix("\n").split("\n"):
         match = _MARKER_LINE.match(line)
         if match:
@@ -271,18 +278,135 @@ def _split(fixed: str) -> dict:
             out[current] = []
         elif current is not None:
             out[current].append(line)
+        else:
+            prelude.append(line)
+    return "\n".join(prelude), out
+
+
+def _restored(cell: Cell, lines: List[str]) -> str:
+    """The cell's source from its analysed lines: the IPython lines put back."""
+    masked = iter(cell.masked)
+    return "\n".join(next(masked) if line.strip() == PLACEHOLDER else line for line in lines)
+
+
+def _with_imports(lines: List[str], prelude: str, cell: Cell, earlier: set,
+                  imported: set) -> Optional[List[str]]:
+    """The fixed cell's lines with the imports its fix needs, where a cell's imports go (after
+    its docstring and its own imports), each once: those a fix put at the top of the program
+    (``prelude``), and modules a fix now names that only a later cell imports (the cells run
+    in order: ``import torch`` in cell 5 is not there yet for cell 3; ``earlier``: the names
+    the cells before it bind). None if ``prelude`` holds anything but plain imports, or the
+    fixed cell is no Python on its own (neither should happen)."""
+    names = []
+    try:
+        prelude_tree, new_tree = ast.parse(prelude), ast.parse("\n".join(lines))
+    except SyntaxError:
+        return None
+    for stmt in prelude_tree.body:
+        if not (isinstance(stmt, ast.Import) and all(alias.asname is None for alias in stmt.names)):
+            return None
+        names.extend(alias.name for alias in stmt.names)
+    introduced = _loaded(new_tree) - _loaded(ast.parse("\n".join(cell.lines)))
+    bound = earlier | _bound(new_tree)
+    names.extend(sorted(n for n in introduced if n in imported and n not in bound))
+    if not names:
+        return lines
+    import libcst
+
+    from codemod.fixes.edits import ensure_import
+
+    module = libcst.parse_module("\n".join(lines))
+    for name in names:
+        module = ensure_import(module, name)
+    return module.code.split("\n")
+
+
+def _loaded(tree: ast.Module) -> set:
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _bound(tree: ast.Module) -> set:
+    """Names a cell binds at its top level (what the next cells see)."""
+    names: set = set()
+    todo: list = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif not isinstance(node, ast.Lambda):
+            todo.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def _module_imports(cells: List[Cell]) -> set:
+    """Modules some cell imports by their own name (``import torch``)."""
+    out = set()
+    for cell in cells:
+        for node in ast.parse("\n".join(cell.lines)).body:
+            if isinstance(node, ast.Import):
+                out.update(a.name for a in node.names if a.asname is None and "." not in a.name)
     return out
+
+
+class _Names:
+    """What the cells bind, read once (when a fix's edit is made): the modules some cell
+    imports, and the names bound by the cells before each cell."""
+
+    def __init__(self, cells: List[Cell]) -> None:
+        self.cells = cells
+        self._before: Optional[dict] = None
+        self._imported: Optional[set] = None
+
+    @property
+    def imported(self) -> set:
+        if self._imported is None:
+            self._imported = _module_imports(self.cells)
+        return self._imported
+
+    def before(self, cell: Cell) -> set:
+        if self._before is None:
+            self._before, bound = {}, set()
+            for other in self.cells:
+                self._before[other.index] = set(bound)
+                bound |= _bound(ast.parse("\n".join(other.lines)))
+        return self._before[cell.index]
+
+
+def _cell_edit(program: str, edit: Edit, cell: Cell, cells: List[Cell], names: _Names) -> Optional[Edit]:
+    """A fix's edit of the joined program as an edit of its own cell (in the cell's lines and
+    columns, on its real text): an import it needs goes into that cell. None (no edit offered)
+    if it would change another cell."""
+    from codemod.fixes.apply import apply_edit, text_edit
+
+    prelude, new = _split(apply_edit(program, edit))
+    for other in cells:
+        if other is not cell and new.get(other.index) != other.lines:
+            return None
+    lines = _with_imports(new.get(cell.index, []), prelude, cell, names.before(cell), names.imported)
+    if lines is None:
+        return None
+    return text_edit(cell.source, _restored(cell, lines))
 
 
 def _write_back(result: FileResult, nb: dict, text: str, cells: List[Cell], fixed: str) -> None:
     layout = _layout(text, nb)
-    new_lines = _split(fixed)
-    changed = []
+    prelude, new_lines = _split(fixed)
+    imported = _module_imports(cells)
+    changed, earlier = [], set()
     for cell in cells:
         lines = new_lines.get(cell.index, [])
-        masked = iter(cell.masked)
-        restored = [next(masked) if line.strip() == PLACEHOLDER else line for line in lines]
-        source = "\n".join(restored)  # the cell's lines, as they were joined into the program
+        if lines != cell.lines:  # fixed: with the imports its fixes need
+            lines = _with_imports(lines, prelude, cell, earlier, imported)
+            if lines is None:
+                result.error = FileError(f"internal error: the imports the fix of cell {cell.number} "
+                                         "needs cannot be placed in it; the notebook is not rewritten")
+                return
+        earlier |= _bound(ast.parse("\n".join(lines)))
+        source = _restored(cell, lines)  # the cell's lines, as they were joined into the program
         if source != cell.source:
             changed.append((cell, source))
     if not changed:
@@ -291,8 +415,8 @@ def _write_back(result: FileResult, nb: dict, text: str, cells: List[Cell], fixe
         result.error = FileError("the notebook's JSON layout cannot be reproduced exactly; "
                                  "not rewritten (fix the cells by hand or re-save the notebook)")
         return
-    for cell, source in changed:
-        cell.raw[cell.key] = source.splitlines(keepends=True) if cell.as_list else source
+    for cell, source in changed:  # Jupyter's lines end at "\n" only (not at U+2028, "\f"...)
+        cell.raw[cell.key] = patch_lines(source) if cell.as_list else source
     newline = layout.pop("newline")
     result.fixed = json.dumps(nb, **layout) + newline
     result.fixed_bytes = result.fixed.encode("utf-8")
@@ -301,6 +425,6 @@ def _write_back(result: FileResult, nb: dict, text: str, cells: List[Cell], fixe
 
 def cell_diff(path: str, number: int, before: str, after: str) -> str:
     name = f"{path.lstrip('/')}:cell {number}"
-    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+    lines = difflib.unified_diff(patch_lines(before), patch_lines(after),
                                  fromfile=f"a/{name}", tofile=f"b/{name}")
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)

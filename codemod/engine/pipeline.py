@@ -137,7 +137,8 @@ def process_source(
     if edits and build_fixes:
         for finding in result.findings:
             if finding.fix is not None:
-                finding.edit = fixing.single_edit(result.wrapper.module, finding.fix)
+                finding.edit = fixing.single_edit(result.wrapper.module, finding.fix,
+                                                  junk=fixing.junk_of(result.wrapper))
     chosen = [f for f in chosen if f.fix is not None]
     if chosen:
         apply_fixes(result, [f.fix for f in chosen])
@@ -219,7 +220,8 @@ def apply_fixes(result: FileResult, fixes: list) -> None:
     from codemod.fixes import apply as fixing
 
     try:
-        fixed, fixed_bytes = fixing.apply_fixes(result.wrapper.module, fixes, result.path)
+        fixed, fixed_bytes = fixing.apply_fixes(result.wrapper.module, fixes, result.path,
+                                                fixing.junk_of(result.wrapper))
     except SyntaxError as exc:  # a bug of ours: never write it
         result.error = FileError(f"internal error: the fixed code does not parse ({exc.msg})")
         return

@@ -30,6 +30,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from codemod import debug
 from codemod.findings import Edit, Finding, Fix, Span
+from codemod.fixes import real_text
 from codemod.fixes.site import Anchor, Block, FixSite, Line, Plan
 
 Lines = Tuple[int, int]  # (first, last) line, 1-based, inclusive
@@ -89,6 +90,7 @@ class _Site(FixSite):
 
     def __init__(self, wrapper: MetadataWrapper) -> None:
         self._module = wrapper.module
+        self._junk = junk_of(wrapper)
         self._starts: Dict[Anchor, List[cst.CSTNode]] = {}
         self._containers: Dict[int, Tuple[Line, int]] = {}  # id of a small statement -> where
         self._blocks: Dict[int, Tuple[Block, int]] = {}  # id of a statement -> where
@@ -107,8 +109,14 @@ class _Site(FixSite):
     def module(self) -> cst.Module:
         return self._module
 
+    @property
+    def junk(self) -> real_text.Junk:
+        return self._junk
+
     def find(self, anchor: Anchor, type_name: str) -> Optional[cst.CSTNode]:
         kind = getattr(cst, type_name)
+        if self._junk:  # columns of the real text, on a line libcst got without its form feed
+            anchor = (anchor[0], real_text.shift(self._junk, *anchor))
         return next((n for n in self._starts.get(anchor, ()) if isinstance(n, kind)), None)
 
     def container(self, stmt: cst.BaseSmallStatement) -> Tuple[Line, int]:
@@ -118,9 +126,28 @@ class _Site(FixSite):
         return self._blocks[id(stmt)]
 
 
+class _Wrapper(MetadataWrapper):
+    """libcst's tree of a text it was given without the form feeds at the start of some of its
+    lines (``real_text``): ``junk`` says what was taken off which line."""
+
+    __slots__ = ["junk"]
+
+    def __init__(self, module: cst.Module, junk: real_text.Junk) -> None:
+        super().__init__(module, unsafe_skip_copy=True)
+        self.junk = junk
+
+
 def parse(data: bytes) -> MetadataWrapper:
     """libcst's tree of ``data`` (raises libcst's ParserSyntaxError)."""
+    cut, junk = real_text.take_off(data)
+    if junk:
+        return _Wrapper(cst.parse_module(cut), junk)
     return MetadataWrapper(cst.parse_module(data), unsafe_skip_copy=True)  # fresh: no copy needed
+
+
+def junk_of(wrapper: MetadataWrapper) -> real_text.Junk:
+    """What :func:`parse` took off the lines of the text it gave libcst (nearly always nothing)."""
+    return wrapper.junk if isinstance(wrapper, _Wrapper) else {}
 
 
 def build_fixes(wrapper: MetadataWrapper, findings: Iterable[Finding]) -> None:
@@ -177,6 +204,7 @@ def statement_edits(source: ParsedSource, findings: Iterable[Finding]) -> None:
             finding.plan, finding.fixable = None, False
             continue
         site, text = entry
+        junk = site.junk
         node = site.find((plan.anchor[0] - first + 1, plan.anchor[1]), plan.node_type)
         fix = plan.make(node, site) if node is not None else None
         if fix is None:
@@ -184,7 +212,7 @@ def statement_edits(source: ParsedSource, findings: Iterable[Finding]) -> None:
             finding.plan, finding.fixable = None, False
             continue
         finding.fix_title = fix.title
-        edit = single_edit(site.module, fix, text)
+        edit = single_edit(site.module, fix, text, junk)
         s = edit.span
         finding.edit = Edit(Span(s.line + first - 1, s.column, s.end_line + first - 1, s.end_column), edit.content)
 
@@ -207,12 +235,17 @@ def _top_level_lines(tree: ast.Module, line: int) -> Lines:
     return first, last
 
 
-def apply_fixes(module: cst.Module, fixes: Sequence[Fix], path: str) -> Tuple[str, bytes]:
+def apply_fixes(module: cst.Module, fixes: Sequence[Fix], path: str,
+                junk: Optional[real_text.Junk] = None) -> Tuple[str, bytes]:
     """(new text, new bytes) with ``fixes`` applied in one traversal; raises ``SyntaxError``
-    if the result would not parse (a bug of ours: it is never written)."""
+    if the result would not parse (a bug of ours: it is never written). ``junk``: what
+    :func:`parse` took off the lines (``junk_of``), put back."""
     fixed_module = module.visit(FixApplier(fixes))
     fixed = fixed_module.code
     _must_parse(fixed, path)
+    if junk:
+        fixed = real_text.put_back(junk, module.code, fixed)
+        return fixed, fixed.encode(module.encoding)
     return fixed, fixed_module.bytes
 
 
@@ -224,13 +257,24 @@ def _must_parse(text: str, path: str) -> None:
         ast.parse(text, filename=path)
 
 
-def single_edit(module: cst.Module, fix: Fix, before: Optional[str] = None) -> Edit:
+def single_edit(module: cst.Module, fix: Fix, before: Optional[str] = None,
+                junk: Optional[real_text.Junk] = None) -> Edit:
     """The smallest text replacement that applies this one fix to the original text
-    (``before``: that text, when the caller has it: libcst gives back what it parsed)."""
-    before = module.code if before is None else before
+    (``before``: that text, when the caller has it: libcst gives back what it parsed;
+    ``junk``: what :func:`parse` took off its lines, put back)."""
     after = module.visit(FixApplier([fix])).code
+    if junk:
+        after = real_text.put_back(junk, module.code, after)
+        if before is None:
+            before = real_text.put_back(junk, module.code, module.code)
+    before = module.code if before is None else before
     if before.endswith("\r") and not after.endswith(("\r", "\n")):
         after += "\r"  # libcst drops the last line break of a CR-only text
+    return text_edit(before, after)
+
+
+def text_edit(before: str, after: str) -> Edit:
+    """The one replacement, of whole lines, that turns ``before`` into ``after``."""
     start = 0
     limit = min(len(before), len(after))
     while start < limit and before[start] == after[start]:
@@ -265,3 +309,14 @@ def _span(text: str, start: int, end: int) -> Span:
 
     (l1, c1), (l2, c2) = line_col(start), line_col(end)
     return Span(l1, c1, l2, c2)
+
+
+def apply_edit(text: str, edit: Edit) -> str:
+    """``text`` with ``edit`` made (its lines counted as :func:`text_edit` counts them)."""
+    starts = [0] + [m.end() for m in _BREAK.finditer(text)]
+
+    def offset(line: int, column: int) -> int:
+        return starts[line - 1] + column
+
+    span = edit.span
+    return text[:offset(span.line, span.column)] + edit.content + text[offset(span.end_line, span.end_column):]

@@ -320,8 +320,14 @@ def fix(
                    progress=progress, cache=cache)
     changed = [r for r in results if r.changed and r.error is None]
     if diff:
+        sys.stdout.flush()
+        out = getattr(sys.stdout, "buffer", None)  # the file's bytes: git apply matches them
         for r in changed:
-            sys.stdout.write(result_diff(r))
+            if out is not None:
+                out.write(result_diff(r))
+            else:  # a stream of text only
+                sys.stdout.write(result_diff(r).decode("utf-8", "replace"))
+        (out or sys.stdout).flush()
     applied_ids = {id(f) for r in changed for f in r.applied}
     remaining = [f for r in results for f in r.findings if f.counts and id(f) not in applied_ids]
     failed = _errors(results)

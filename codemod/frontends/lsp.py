@@ -586,6 +586,7 @@ def _quick_fixes(ls: InplacefixServer, rng: lsp.Range, snapshot: Snapshot,
     positions = ls.positions(snapshot)
     lines = positions.lines_of(rng)
     actions = []
+    comment_at = None  # where a suppression comment goes, once asked for
     with ls.analysis_lock:  # edits are added to the cached findings
         if notebook is not None:
             findings = [f for f in ls.analyse_notebook(notebook, cells, edits=True).get(uri, [])
@@ -608,12 +609,28 @@ def _quick_fixes(ls: InplacefixServer, rng: lsp.Range, snapshot: Snapshot,
                     is_preferred=f.status is Status.SAFE,
                     edit=lsp.WorkspaceEdit(changes={uri: [positions.text_edit(f.edit)]}),
                 ))
-            actions.append(_suppress_action(uri, f, diagnostic, positions))
+            if comment_at is None:
+                comment_at = _comment_lines(positions.text, notebook is not None)
+            if comment_at:
+                actions.append(_suppress_action(uri, f, diagnostic, positions, comment_at(f.span.end_line)))
     return actions
 
 
-def _suppress_action(uri: str, f: Finding, diagnostic, positions: Positions) -> lsp.CodeAction:
-    at = positions.line_end(f.span.end_line)
+def _comment_lines(text: str, cell: bool):
+    """Line -> where a comment suppressing findings on it goes: the end of that line, or of the
+    line ending the string or backslash continuation it is in (never inside a string, never
+    after a ``\\``); False where the text cannot be tokenized."""
+    from codemod.engine.suppression import comment_lines
+
+    if cell:  # a notebook cell: its IPython lines masked, as the analysis reads it
+        from codemod.engine.notebook import mask_ipython
+
+        text = "\n".join(mask_ipython(text).lines)
+    return comment_lines(text) or False
+
+
+def _suppress_action(uri: str, f: Finding, diagnostic, positions: Positions, line: int) -> lsp.CodeAction:
+    at = positions.line_end(line)
     return lsp.CodeAction(
         title=f"Suppress {f.code} on this line",
         kind=lsp.CodeActionKind.QuickFix,

@@ -83,13 +83,21 @@ def json_document(results: Iterable, show_skipped: bool) -> str:
     )
 
 
-def result_diff(result) -> str:
-    """The review diff of one file: per cell for notebooks."""
+def result_diff(result) -> bytes:
+    """The review diff of one file, in the file's own encoding (what ``git apply`` matches):
+    per cell for notebooks."""
     if result.cell_diffs:
         from codemod.engine.notebook import cell_diff
 
-        return "".join(cell_diff(result.path, n, a, b) for n, a, b in result.cell_diffs)
-    return unified_diff(result.path, result.original, result.fixed)
+        return "".join(cell_diff(result.path, n, a, b) for n, a, b in result.cell_diffs).encode("utf-8")
+    from codemod.encoding import source_encoding
+
+    diff = unified_diff(result.path, result.original, result.fixed)
+    try:  # in the declared encoding (its cookie is ASCII); a BOM is not in the text any more
+        encoding = source_encoding(result.original.encode("utf-8", "surrogateescape"))
+        return diff.encode("utf-8" if encoding == "utf-8-sig" else encoding, "surrogateescape")
+    except (UnicodeEncodeError, LookupError, SyntaxError):  # (a path the encoding has no letters for)
+        return diff.encode("utf-8", "surrogateescape")
 
 
 def _plural(n: int, word: str, plural: str = "") -> str:
