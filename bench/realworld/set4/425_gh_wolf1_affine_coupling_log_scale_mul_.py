@@ -9,7 +9,7 @@
 # computation has been modified by an inplace operation" on PyTorch 1.7 and clones log_scale first; the author
 # answered that the in-place ops were only there to save memory and proposed the out-of-place
 # `log_scale.mul(0.5).tanh().mul(self.alpha).add(1.0)`, which is the ref. On torch 2.13 the same statement already
-# fails in forward: chunk returns multiple views and `mul_` on one of them raises "Output 1 of SplitBackward0 is a
+# fails in forward: chunk returns multiple views and `mul_` on one of them raises "Output 1 of Split is a
 # view and is being modified inplace" (kind C).
 # NICE1d (continuous split, affine transform), NICEMLPBlock and LinearWeightNorm are the repository's (the
 # data-dependent init() methods and the iterative inverse are left out); Flow is reduced to nn.Module and
