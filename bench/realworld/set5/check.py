@@ -64,7 +64,8 @@ except Exception as e:
 MSG_A = "modified by an inplace operation"
 MSG_B = re.compile(r"a (view of a )?leaf Variable that requires grad is being used in an in-place operation")
 MSG_C = re.compile(r"is a view and (is being|its base or another view of its base has been) modified inplace|"
-                   r"is a view of a view which was created in no_grad mode|Output \d+ of \w+ is a view")
+                   r"is a view of a view which was created in no_grad mode|Output \d+ of \w+ is a view|"
+                   r"A view was created in no_grad mode and is being modified inplace")
 
 
 def run(path, mode, timeout=120):
