@@ -76,6 +76,22 @@ def is_read_only(st: os.stat_result, path: pathlib.Path) -> bool:
     return st.st_mode & 0o222 == 0 or not os.access(path, os.W_OK)
 
 
+CHANGED = "changed on disk since it was read: left as it is (run again)"
+
+
+def check_unchanged(path: pathlib.Path, snapshot: Snapshot) -> None:
+    """Raise :class:`FileChanged` if ``path`` (through links) is no longer what ``snapshot``
+    read: other bytes, or another version on disk (a save that restored the same bytes counts)."""
+    target = pathlib.Path(os.path.realpath(path))
+    try:
+        st = os.stat(target)
+        same = _version(st) == snapshot.version and read_source(target) == snapshot.data
+    except OSError:
+        same = False
+    if not same:
+        raise FileChanged(CHANGED)
+
+
 def write_atomic(path: pathlib.Path, data: bytes, snapshot: Optional[Snapshot] = None) -> None:
     """Replace the contents of ``path`` (through links) with ``data``.
 
@@ -83,8 +99,8 @@ def write_atomic(path: pathlib.Path, data: bytes, snapshot: Optional[Snapshot] =
     :class:`WriteRefused` (the file is left alone) or OSError."""
     target = pathlib.Path(os.path.realpath(path))
     st = os.stat(target)
-    if snapshot is not None and (_version(st) != snapshot.version or read_source(target) != snapshot.data):
-        raise FileChanged("changed on disk since it was read: left as it is (run again)")
+    if snapshot is not None:
+        check_unchanged(target, snapshot)
     if is_read_only(st, target):
         raise ReadOnlyFile("read-only file: not rewritten (make it writable to fix it)")
     if st.st_nlink > 1:
@@ -103,7 +119,7 @@ def write_atomic(path: pathlib.Path, data: bytes, snapshot: Optional[Snapshot] =
             _write_in_place(target, data)
             return
         if snapshot is not None and _version(os.stat(target)) != snapshot.version:
-            raise FileChanged("changed on disk since it was read: left as it is (run again)")
+            raise FileChanged(CHANGED)
         os.replace(tmp, target)
     except BaseException:
         try:

@@ -528,7 +528,7 @@ def _repair_script(job, write: bool, diff: bool, max_backward: int, timeout: flo
     except ScriptError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
-    written = write_repaired(result) if write else []
+    written = write_repaired(result) if write else []  # through the guarded writer, as `fix` writes
     if output_format is not Format.text:
         typer.echo(_json.dumps(to_json(result), indent=2))
         raise typer.Exit(result.exit_code)
@@ -537,7 +537,9 @@ def _repair_script(job, write: bool, diff: bool, max_backward: int, timeout: flo
         sys.stdout.write(result.diff())
     for path in written:
         typer.echo(f"wrote {os.path.relpath(path)}")
-    if write and result.changed and not written:
+    for error in result.errors:  # an edit saved during the run, a read-only file: left alone
+        typer.echo(f"error: {error}", err=True)
+    if write and result.changed and not written and not result.errors:
         typer.echo("not written: the repair is not verified", err=True)
     raise typer.Exit(result.exit_code)
 
