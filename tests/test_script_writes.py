@@ -48,11 +48,12 @@ def _repair(tmp_path: pathlib.Path, data: bytes, server):
     return repair_script(Script(path="train.py", cwd=str(tmp_path)), max_backward=1, server=server)
 
 
-def test_a_mixed_ending_file_keeps_every_untouched_line_ending(tmp_path, server):
-    result = _repair(tmp_path, MIXED, server)
+@pytest.mark.parametrize("data", [MIXED, PLAIN.replace(b"\n", b"\r")], ids=["mixed", "cr-only"])
+def test_a_mixed_ending_file_keeps_every_untouched_line_ending(tmp_path, server, data):
+    result = _repair(tmp_path, data, server)
     assert result.verdict is Verdict.verified, (result.reasons, result.actions)
     assert write_repaired(result) == [str(tmp_path / "train.py")]
-    assert (tmp_path / "train.py").read_bytes() == MIXED.replace(b"h += 1", b"h = h + 1")
+    assert (tmp_path / "train.py").read_bytes() == data.replace(b"h += 1", b"h = h + 1")
 
 
 def test_a_latin1_file_with_a_cookie_is_repaired_and_written_in_latin1(tmp_path, server):
@@ -99,3 +100,32 @@ def test_an_edit_saved_while_the_repair_runs_is_kept_and_reported(tmp_path, monk
     assert code == 2, out + err
     assert "changed on disk since it was read" in err
     assert "wrote" not in out
+
+
+HELPER = b"import torch\n\n\ndef gate(w):\n    h = torch.sigmoid(w)\n    h += 1\n    return h\n"
+USES_HELPER = (b"import torch\nfrom helper import gate\n\ntorch.manual_seed(0)\n"
+               b"w = torch.randn(4, requires_grad=True)\n(gate(w) * 2).sum().backward()\n")
+
+
+def test_a_module_saved_between_the_run_and_the_read_is_not_rewritten(tmp_path, monkeypatch, server):
+    """The fix goes in an imported module, which the run read (and fixed) before the user saved
+    it, and the tool reads after: the fix was computed on another text, so nothing is written."""
+    (tmp_path / "helper.py").write_bytes(HELPER)
+    (tmp_path / "train.py").write_bytes(USES_HELPER)
+    users_edit = HELPER + b"# the user's edit\n"
+    real, calls = script_repair.run_script, []
+
+    def run_then_save(*args, **kwargs):
+        done = real(*args, **kwargs)
+        calls.append(1)
+        if len(calls) == 1:
+            (tmp_path / "helper.py").write_bytes(users_edit)
+        return done
+
+    monkeypatch.setattr(script_repair, "run_script", run_then_save)
+    result = repair_script(Script(path="train.py", cwd=str(tmp_path)), max_backward=1, server=server)
+    write_repaired(result)
+    assert calls
+    assert (tmp_path / "helper.py").read_bytes() == users_edit
+    assert not result.written and result.exit_code == 2
+    assert any("helper.py" in e and "changed on disk since it was read" in e for e in result.errors)
