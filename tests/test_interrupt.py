@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 
@@ -85,3 +86,27 @@ def test_sigint_to_the_main_process_stops_every_worker_before_its_next_write(tmp
         compile((tmp_path / name).read_text(), name, "exec")
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".inplacefix")]
     assert "Fixed" in done.stderr and f"in {len(changed)} file" in done.stderr
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+def test_a_first_signal_requests_a_stop_and_a_second_stops_at_once(tmp_path):
+    from codemod.engine import fileio
+    from codemod.frontends import workers
+
+    (tmp_path / "m.py").write_bytes(b"as it was")
+    with pytest.raises(KeyboardInterrupt):
+        with workers.Interruption() as stop:
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):  # the handler runs between two bytecodes of this thread
+                if stop.requested:
+                    break
+            assert stop.requested and not fileio.writing()
+            with pytest.raises(fileio.Interrupted):  # no write starts after the first signal
+                fileio.write_atomic(tmp_path / "m.py", b"changed")
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):
+                pass
+    assert (tmp_path / "m.py").read_bytes() == b"as it was"
+    assert stop.signal == signal.SIGINT and workers.last_signal() == signal.SIGINT
+    assert not fileio.stop_requested()  # the next run starts clean
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -98,6 +98,11 @@ def stop_requested() -> bool:
     return event is not None and event.is_set()
 
 
+def writing() -> bool:
+    """This process is changing a file now (inside the step signals are held back for)."""
+    return _stop["holding"]
+
+
 def stop_signal():
     """The signal that asked this process to stop (None: none did, or another process did)."""
     return _stop["signal"]

@@ -11,6 +11,7 @@ import enum
 import functools
 import os
 import pathlib
+import signal
 import sys
 from typing import List, Optional
 
@@ -43,9 +44,10 @@ class _Commands(TyperGroup):
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, typer.TyperException):
             raise
-        except KeyboardInterrupt:  # a Ctrl-C outside the guarded part of a run
-            typer.echo("error: interrupted (SIGINT)", err=True)
-            raise typer.Exit(130)
+        except KeyboardInterrupt:  # a Ctrl-C outside the guarded part of a run, or a second one
+            signum = workers.last_signal() or signal.SIGINT
+            typer.echo(f"error: interrupted ({signal.Signals(signum).name})", err=True)
+            raise typer.Exit(128 + signum)
         except Exception as exc:
             debug.print_traceback()
             what = (str(exc).strip().splitlines() or [""])[0]

@@ -16,7 +16,8 @@ process of the run shares (``engine.fileio``: an Event, and a Lock held while a 
 changed). From the moment the main process's handler returns, no process writes a file: each
 one stops before its next file, and a write that had not been committed yet is refused
 (``interrupted: not written``). The main process then reports the interruption (exit 130 for
-SIGINT, 143 for SIGTERM).
+SIGINT, 143 for SIGTERM). A second signal stops the main process at once (exit 130 or 143,
+without the summary); the workers still stop before their next file.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from codemod.engine import fileio
 
 _PR_SET_PDEATHSIG = 1
 
-_state = {"main_pid": None, "parent": None, "busy": False}
+_state = {"main_pid": None, "parent": None, "busy": False, "signal": None}
 
 
 class ParentGone(BaseException):
@@ -139,6 +140,7 @@ class Interruption:
 
     def __enter__(self) -> "Interruption":
         fileio.clear_stop()
+        _state["signal"] = None
         if threading.current_thread() is threading.main_thread():
             for signum in self.SIGNALS:
                 self._old[signum] = signal.signal(signum, self._handle)
@@ -147,6 +149,11 @@ class Interruption:
     def _handle(self, signum, frame) -> None:
         if os.getpid() != self._pid:  # a forked worker before its initializer: the main one decides
             return
+        _state["signal"] = signum
+        if fileio.stop_requested() and not fileio.writing():
+            # Asked twice: stop now, without finishing the file at hand (its write, if it had
+            # started, would have held this signal back; none starts after the first).
+            raise KeyboardInterrupt
         fileio.request_stop(signum)
 
     @property
@@ -168,6 +175,11 @@ class Interruption:
         # A worker's own Ctrl-C or signal sets only the shared event: a SIGINT too.
         self.signal = fileio.stop_signal() or (signal.SIGINT if fileio.stop_requested() else None)
         fileio.clear_stop()
+
+
+def last_signal() -> Optional[int]:
+    """The signal an :class:`Interruption` last handled in this process (None: none)."""
+    return _state["signal"]
 
 
 def interruption_message(signum: int, done: int, total: int) -> str:
