@@ -56,23 +56,25 @@ class Interrupted(WriteRefused):
 
 
 # ---------------------------------------------------------------- stopping writes
-# signal: the signal that asked this process to stop; event, lock: shared with the other
-# processes of the run (a multiprocessing Event set once any asks, a Lock held while a file is
-# being changed); holding: this process is changing a file now.
-_stop: dict = {"signal": None, "event": None, "lock": None, "holding": False}
+# signal: the signal that asked this process to stop; flag, lock: shared with the other
+# processes of the run (a byte of shared memory set to 1 once any asks, a Lock held while a
+# file is being changed); holding: this process is changing a file now. The flag has no lock
+# of its own (a signal handler sets it, and could interrupt a reader holding one).
+_stop: dict = {"signal": None, "flag": None, "lock": None, "holding": False}
 _HELD = {getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name)}
 _LOCK_WAIT_S = 10.0  # a file is changed in milliseconds; a holder that died must not hang the rest
 
 
-def share_stop(event, lock) -> None:
-    """Share the stop with the other processes of a run: ``event`` and ``lock`` are a
-    ``multiprocessing`` Event and Lock, the same objects in every process."""
-    _stop["event"], _stop["lock"] = event, lock
+def share_stop(flag, lock) -> None:
+    """Share the stop with the other processes of a run: ``flag`` is a
+    ``multiprocessing.RawValue("b", 0)``, ``lock`` a ``multiprocessing.Lock``, the same
+    objects in every process."""
+    _stop["flag"], _stop["lock"] = flag, lock
 
 
 def clear_stop() -> None:
     """Forget any stop (a new run starts): writes are allowed again."""
-    _stop.update(signal=None, event=None, lock=None, holding=False)
+    _stop.update(signal=None, flag=None, lock=None, holding=False)
 
 
 def request_stop(signum: int) -> None:
@@ -80,12 +82,12 @@ def request_stop(signum: int) -> None:
     being committed in another process at this moment finishes first (it holds the lock).
     Safe in a signal handler: it waits for the lock only when this process does not hold it."""
     _stop["signal"] = _stop["signal"] or signum
-    event, lock = _stop["event"], _stop["lock"]
-    if event is None:
+    flag, lock = _stop["flag"], _stop["lock"]
+    if flag is None:
         return
     fenced = lock is not None and not _stop["holding"] and lock.acquire(timeout=_LOCK_WAIT_S)
     try:
-        event.set()
+        flag.value = 1
     finally:
         if fenced:
             lock.release()
@@ -94,8 +96,8 @@ def request_stop(signum: int) -> None:
 def stop_requested() -> bool:
     if _stop["signal"] is not None:
         return True
-    event = _stop["event"]
-    return event is not None and event.is_set()
+    flag = _stop["flag"]
+    return flag is not None and bool(flag.value)
 
 
 def writing() -> bool:

@@ -12,8 +12,8 @@ its temporary file on the way out), an idle one exits at once.
 
 Interruption (SIGINT or SIGTERM to the main process, or a Ctrl-C, which reaches every process
 of the terminal's group): :class:`Interruption` turns the signal into a stop request that every
-process of the run shares (``engine.fileio``: an Event, and a Lock held while a file is being
-changed). From the moment the main process's handler returns, no process writes a file: each
+process of the run shares (``engine.fileio``: a flag in shared memory, and a Lock held while a
+file is being changed). From the moment the main process's handler returns, no process writes a file: each
 one stops before its next file, and a write that had not been committed yet is refused
 (``interrupted: not written``). The main process then reports the interruption (exit 130 for
 SIGINT, 143 for SIGTERM). A second signal stops the main process at once (exit 130 or 143,
@@ -64,7 +64,7 @@ def _on_sigint(signum, frame) -> None:
 
 def init_worker(main_pid: int, stop: Optional[tuple] = None) -> None:
     """Pool initializer: run in each worker before any task. ``stop``: the run's shared
-    (Event, Lock) (:meth:`Interruption.shared`)."""
+    (flag, Lock) (:meth:`Interruption.shared`)."""
     _state["main_pid"], _state["parent"] = main_pid, os.getppid()
     fileio.clear_stop()
     if stop is not None:
@@ -161,18 +161,20 @@ class Interruption:
         return fileio.stop_requested()
 
     def shared(self) -> tuple:
-        """The (Event, Lock) every worker of the run is given (``init_worker``)."""
+        """The (flag, Lock) every worker of the run is given (``init_worker``)."""
         if self._shared is None:
             import multiprocessing
 
-            self._shared = (multiprocessing.Event(), multiprocessing.Lock())
+            self._shared = (multiprocessing.RawValue("b", 0), multiprocessing.Lock())
+            if fileio.stop_requested():  # asked before the pool: the workers start stopped
+                self._shared[0].value = 1
             fileio.share_stop(*self._shared)
         return self._shared
 
     def __exit__(self, *exc) -> None:
         for signum, old in self._old.items():
             signal.signal(signum, old if old is not None else signal.SIG_DFL)
-        # A worker's own Ctrl-C or signal sets only the shared event: a SIGINT too.
+        # A worker's own Ctrl-C or signal sets only the shared flag: a SIGINT too.
         self.signal = fileio.stop_signal() or (signal.SIGINT if fileio.stop_requested() else None)
         fileio.clear_stop()
 
