@@ -45,3 +45,12 @@ def encode_source(text: str, like: bytes) -> bytes:
     if encoding == "utf-8-sig":
         return (BOM if like.startswith(BOM) else b"") + text.encode("utf-8")
     return text.encode(encoding)
+
+
+def encode_text(text: str) -> bytes:
+    """``text`` as bytes in the encoding its own coding cookie names (UTF-8 without one, or
+    with one CPython rejects): for a text whose file's bytes are not at hand."""
+    try:
+        return encode_source(text, like=text.encode("utf-8", "surrogatepass"))
+    except (SyntaxError, LookupError, UnicodeEncodeError):
+        return text.encode("utf-8", "surrogatepass")

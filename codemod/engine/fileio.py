@@ -9,16 +9,23 @@ target atomically, with its permission bits, owner and group. What a write never
 - replace a symbolic link: the write goes to the file it resolves to, the link stays;
 - split hard links: a file with several names is rewritten in place, so every name sees
   the fix (the one write that is not atomic: a crash in the middle can leave it half-written);
-  the same holds for a file whose owner cannot be kept (not root, someone else's file).
+  the same holds for a file whose owner cannot be kept (not root, someone else's file);
+- start once a stop was requested (:func:`request_stop`, :class:`Interrupted`): a run
+  interrupted by a signal writes nothing after the signal is handled, in any process that
+  shares the stop (:func:`share_stop`). The step that changes the file (the replace, or the
+  rewrite in place) runs with SIGINT and SIGTERM held back, so no handler runs in the middle
+  of it: the file is the old one or the new one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import os
 import pathlib
 import re
+import signal
 import stat
 import tempfile
 import time
@@ -42,6 +49,97 @@ class FileChanged(WriteRefused):
 
 class ReadOnlyFile(WriteRefused):
     pass
+
+
+class Interrupted(WriteRefused):
+    pass
+
+
+# ---------------------------------------------------------------- stopping writes
+# signal: the signal that asked this process to stop; flag, lock: shared with the other
+# processes of the run (a byte of shared memory set to 1 once any asks, a Lock held while a
+# file is being changed); holding: this process is changing a file now. The flag has no lock
+# of its own (a signal handler sets it, and could interrupt a reader holding one).
+_stop: dict = {"signal": None, "flag": None, "lock": None, "holding": False}
+_HELD = {getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name)}
+_LOCK_WAIT_S = 10.0  # a file is changed in milliseconds; a holder that died must not hang the rest
+
+
+def share_stop(flag, lock) -> None:
+    """Share the stop with the other processes of a run: ``flag`` is a
+    ``multiprocessing.RawValue("b", 0)``, ``lock`` a ``multiprocessing.Lock``, the same
+    objects in every process."""
+    _stop["flag"], _stop["lock"] = flag, lock
+
+
+def clear_stop() -> None:
+    """Forget any stop (a new run starts): writes are allowed again."""
+    _stop.update(signal=None, flag=None, lock=None, holding=False)
+
+
+def request_stop(signum: int) -> None:
+    """No write starts, in this process or one sharing the stop, once this returns; a write
+    being committed in another process at this moment finishes first (it holds the lock).
+    Safe in a signal handler: it waits for the lock only when this process does not hold it."""
+    _stop["signal"] = _stop["signal"] or signum
+    flag, lock = _stop["flag"], _stop["lock"]
+    if flag is None:
+        return
+    fenced = lock is not None and not _stop["holding"] and lock.acquire(timeout=_LOCK_WAIT_S)
+    try:
+        flag.value = 1
+    finally:
+        if fenced:
+            lock.release()
+
+
+def stop_requested() -> bool:
+    if _stop["signal"] is not None:
+        return True
+    flag = _stop["flag"]
+    return flag is not None and bool(flag.value)
+
+
+def writing() -> bool:
+    """This process is changing a file now (inside the step signals are held back for)."""
+    return _stop["holding"]
+
+
+def stop_signal():
+    """The signal that asked this process to stop (None: none did, or another process did)."""
+    return _stop["signal"]
+
+
+@contextlib.contextmanager
+def held_signals():
+    """SIGINT and SIGTERM held back in this thread (and in the threads and processes it starts
+    meanwhile, which inherit the mask); delivered when the block ends. POSIX only."""
+    if not _HELD or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+@contextlib.contextmanager
+def _committing():
+    """Around the step that changes a file: signals held back, the shared lock held, and no
+    stop requested (else :class:`Interrupted`, and the file is left as it is)."""
+    with held_signals():
+        lock = _stop["lock"]
+        locked = lock is not None and lock.acquire(timeout=_LOCK_WAIT_S)
+        _stop["holding"] = True
+        try:
+            if stop_requested():
+                raise Interrupted("interrupted: not written")
+            yield
+        finally:
+            _stop["holding"] = False
+            if locked:
+                lock.release()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,19 +174,38 @@ def is_read_only(st: os.stat_result, path: pathlib.Path) -> bool:
     return st.st_mode & 0o222 == 0 or not os.access(path, os.W_OK)
 
 
+CHANGED = "changed on disk since it was read: left as it is (run again)"
+
+
+def check_unchanged(path: pathlib.Path, snapshot: Snapshot) -> None:
+    """Raise :class:`FileChanged` if ``path`` (through links) is no longer what ``snapshot``
+    read: other bytes, or another version on disk (a save that restored the same bytes counts)."""
+    target = pathlib.Path(os.path.realpath(path))
+    try:
+        st = os.stat(target)
+        same = _version(st) == snapshot.version and read_source(target) == snapshot.data
+    except OSError:
+        same = False
+    if not same:
+        raise FileChanged(CHANGED)
+
+
 def write_atomic(path: pathlib.Path, data: bytes, snapshot: Optional[Snapshot] = None) -> None:
     """Replace the contents of ``path`` (through links) with ``data``.
 
     With ``snapshot`` (what was read), refuse when the file changed since. Raises
     :class:`WriteRefused` (the file is left alone) or OSError."""
+    if stop_requested():
+        raise Interrupted("interrupted: not written")
     target = pathlib.Path(os.path.realpath(path))
     st = os.stat(target)
-    if snapshot is not None and (_version(st) != snapshot.version or read_source(target) != snapshot.data):
-        raise FileChanged("changed on disk since it was read: left as it is (run again)")
+    if snapshot is not None:
+        check_unchanged(target, snapshot)
     if is_read_only(st, target):
         raise ReadOnlyFile("read-only file: not rewritten (make it writable to fix it)")
     if st.st_nlink > 1:
-        _write_in_place(target, data)
+        with _committing():
+            _write_in_place(target, data)
         return
     # The name is cut so that the temporary file's fits where the file's did (NAME_MAX).
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:200]}.", suffix=TEMP_SUFFIX, dir=target.parent)
@@ -100,11 +217,13 @@ def write_atomic(path: pathlib.Path, data: bytes, snapshot: Optional[Snapshot] =
         os.chmod(tmp, stat.S_IMODE(st.st_mode))
         if not _keep_owner(tmp, st):
             os.unlink(tmp)
-            _write_in_place(target, data)
+            with _committing():
+                _write_in_place(target, data)
             return
-        if snapshot is not None and _version(os.stat(target)) != snapshot.version:
-            raise FileChanged("changed on disk since it was read: left as it is (run again)")
-        os.replace(tmp, target)
+        with _committing():
+            if snapshot is not None and _version(os.stat(target)) != snapshot.version:
+                raise FileChanged(CHANGED)
+            os.replace(tmp, target)
     except BaseException:
         try:
             os.unlink(tmp)

@@ -11,6 +11,7 @@ import enum
 import functools
 import os
 import pathlib
+import signal
 import sys
 from typing import List, Optional
 
@@ -49,6 +50,10 @@ class _Commands(TyperGroup):
             _stdout_gone(ctx)
         except (typer.Exit, typer.Abort, typer.TyperException):
             raise
+        except KeyboardInterrupt:  # a Ctrl-C outside the guarded part of a run, or a second one
+            signum = workers.last_signal() or signal.SIGINT
+            typer.echo(f"error: interrupted ({signal.Signals(signum).name})", err=True)
+            raise typer.Exit(128 + signum)
         except Exception as exc:
             debug.print_traceback()
             what = (str(exc).strip().splitlines() or [""])[0]
@@ -138,7 +143,35 @@ def _settings(paths, config, select, ignore, unsafe_fixes, notebooks=None):
 
 
 def _run(paths, settings, *, fix: bool, write: bool, edits: bool, jobs, progress: bool, cache: bool = True):
-    """Process every file (in parallel where it pays), in a stable order."""
+    """Process every file (in parallel where it pays), in a stable order. Interrupted (SIGINT,
+    SIGTERM): the files done so far, then the interruption is reported (exit 130 or 143) and
+    nothing is written after the signal (codemod.frontends.workers)."""
+    with workers.Interruption() as stop:
+        results, processed, total = _run_files(paths, settings, fix=fix, write=write, edits=edits, jobs=jobs,
+                                               progress=progress, cache=cache, stop=stop)
+    if stop.signal is not None:
+        _interrupted(results, processed, total, stop.signal, settings, fix=fix, diff=fix and not write)
+    return results
+
+
+def _interrupted(results, processed: int, total: int, signum: int, settings, *, fix: bool, diff: bool) -> None:
+    """Report what the interrupted run did (the files processed: their diffs, errors, the fix
+    summary), then exit ``128 + signum``."""
+    changed = [r for r in results if r.changed and r.error is None]
+    if diff:
+        for r in changed:
+            sys.stdout.write(result_diff(r))
+    _errors(results)
+    if fix:
+        applied = {id(f) for r in changed for f in r.applied}
+        remaining = [f for r in results for f in r.findings if f.counts and id(f) not in applied]
+        typer.echo(fix_summary(len(applied), len(changed), remaining, would=diff,
+                               unsafe_fixes=settings.unsafe_fixes), err=True)
+    typer.echo(f"error: {workers.interruption_message(signum, processed, total)}", err=True)
+    raise typer.Exit(128 + signum)
+
+
+def _run_files(paths, settings, *, fix: bool, write: bool, edits: bool, jobs, progress: bool, cache: bool, stop):
     from codemod.engine.pipeline import tune_gc
 
     tune_gc()
@@ -156,11 +189,12 @@ def _run(paths, settings, *, fix: bool, write: bool, edits: bool, jobs, progress
     from codemod.engine.project import build_index
 
     # The other files' calls of each file's functions, gathered on the same workers.
-    project = build_index(files, cache_dir, lambda work, items: _process(items, work, jobs, False),
+    project = build_index(files, cache_dir, lambda work, items: _process(items, work, jobs, False, stop),
                           for_settings(settings, cache_dir))
     work = functools.partial(process_path, settings=settings, fix=fix, write=write, edits=edits,
                              cache_dir=cache_dir, project=project)
-    return _process(files, work, jobs, progress) + unwalked
+    done = [r for r in _process(files, work, jobs, progress, stop) if r is not None]  # None: not reached
+    return done + unwalked, len(done), len(files)
 
 
 def _walk_report(walk: Walk, remove_leftovers: bool) -> list:
@@ -183,12 +217,19 @@ def _walk_report(walk: Walk, remove_leftovers: bool) -> list:
     return failed
 
 
-def _process(files: list, work, jobs, progress: bool) -> list:
+def _process(files: list, work, jobs, progress: bool, stop=None) -> list:
+    """``work``'s result for each file, in order; None for the files an interruption (``stop``,
+    a :class:`workers.Interruption`) left unprocessed."""
     jobs = min(jobs or os.cpu_count() or 1, len(files))
     show = progress and sys.stderr.isatty() and len(files) >= 50
+    if stop is not None and stop.requested:
+        return [None] * len(files)
     if jobs <= 1 or len(files) < 4:
-        return _collect(map(work, files), len(files), show)
+        return _padded(_collect(workers.each_until_stopped(work, files), len(files), show), len(files))
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from codemod.engine import fileio
 
     # This process takes a share too, and every share is sent as one task: checking a small
     # file takes less time than a message to a worker. Shares are balanced by size, largest
@@ -200,15 +241,34 @@ def _process(files: list, work, jobs, progress: bool) -> list:
         i = loads.index(min(loads))
         shares[i].append(f)
         loads[i] += sizes[f] + 2048  # a file costs something whatever its size
-    # Workers stop when this process dies (codemod.frontends.workers).
-    with ProcessPoolExecutor(max_workers=jobs - 1, mp_context=workers.pool_context(),
-                             initializer=workers.init_worker, initargs=(os.getpid(),)) as pool:
-        others = [pool.submit(workers.work_on, work, share) for share in shares[1:]]
-        results = _collect(map(work, shares[0]), len(shares[0]), show)  # the others keep pace
+    # Workers stop when this process dies, or the run is interrupted (codemod.frontends.workers).
+    # The pool's threads and processes start with SIGINT/SIGTERM held back (they inherit the
+    # mask): a signal is handled by this thread only, never in the middle of a write.
+    shared = stop.shared() if stop is not None else None
+    with fileio.held_signals():
+        pool = ProcessPoolExecutor(max_workers=jobs - 1, mp_context=workers.pool_context(),
+                                   initializer=workers.init_worker, initargs=(os.getpid(), shared))
+        try:
+            others = [pool.submit(workers.work_on, work, share) for share in shares[1:]]
+        except BaseException:
+            pool.shutdown(cancel_futures=True)
+            raise
+    with pool:
+        results = _padded(_collect(workers.each_until_stopped(work, shares[0]), len(shares[0]), show),
+                          len(shares[0]))  # the others keep pace
         for share, future in zip(shares[1:], others):
-            results += future.result()
+            try:
+                results += _padded(future.result(), len(share))
+            except BrokenProcessPool:  # a worker stopped by the signal before it started
+                if stop is None or not stop.requested:
+                    raise
+                results += [None] * len(share)
     done = dict(zip([f for share in shares for f in share], results))
     return [done[f] for f in files]
+
+
+def _padded(results: list, size: int) -> list:
+    return list(results) + [None] * (size - len(results))
 
 
 def _size(path: str) -> int:
@@ -224,12 +284,19 @@ def _collect(results, total: int, show: bool) -> list:
     from rich.console import Console
     from rich.progress import Progress
 
+    from codemod.engine.fileio import held_signals
+
     collected = []
-    with Progress(transient=True, console=Console(stderr=True)) as bar:
+    bar = Progress(transient=True, console=Console(stderr=True))
+    with held_signals():  # its refresh thread never takes a signal meant for this one
+        bar.start()
+    try:
         task = bar.add_task("inplacefix", total=total)
         for r in results:
             collected.append(r)
             bar.advance(task)
+    finally:
+        bar.stop()
     return collected
 
 
@@ -561,7 +628,7 @@ def _repair_script(job, write: bool, diff: bool, max_backward: int, timeout: flo
     except ScriptError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
-    written = write_repaired(result) if write else []
+    written = write_repaired(result) if write else []  # through the guarded writer, as `fix` writes
     if output_format is not Format.text:
         typer.echo(_json.dumps(to_json(result), indent=2))
         raise typer.Exit(result.exit_code)
@@ -570,7 +637,9 @@ def _repair_script(job, write: bool, diff: bool, max_backward: int, timeout: flo
         sys.stdout.write(result.diff())
     for path in written:
         typer.echo(f"wrote {os.path.relpath(path)}")
-    if write and result.changed and not written:
+    for error in result.errors:  # an edit saved during the run, a read-only file: left alone
+        typer.echo(f"error: {error}", err=True)
+    if write and result.changed and not written and not result.errors:
         typer.echo("not written: the repair is not verified", err=True)
     raise typer.Exit(result.exit_code)
 

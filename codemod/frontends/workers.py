@@ -1,4 +1,5 @@
-"""Worker processes of ``-j`` that stop when the main process dies.
+"""Worker processes of ``-j`` that stop when the main process dies, or when the run is
+interrupted.
 
 A worker killed with its parent (``kill -9`` of the main process, a CI job cancelled) must not
 go on rewriting files nobody will report, nor hang forever on a pipe nobody reads. Two guards:
@@ -8,6 +9,15 @@ go on rewriting files nobody will report, nor hang forever on a pipe nobody read
 
 On SIGTERM a worker busy with a file raises :class:`ParentGone` (a write in progress removes
 its temporary file on the way out), an idle one exits at once.
+
+Interruption (SIGINT or SIGTERM to the main process, or a Ctrl-C, which reaches every process
+of the terminal's group): :class:`Interruption` turns the signal into a stop request that every
+process of the run shares (``engine.fileio``: a flag in shared memory, and a Lock held while a
+file is being changed). From the moment the main process's handler returns, no process writes a file: each
+one stops before its next file, and a write that had not been committed yet is refused
+(``interrupted: not written``). The main process then reports the interruption (exit 130 for
+SIGINT, 143 for SIGTERM). A second signal stops the main process at once (exit 130 or 143,
+without the summary); the workers still stop before their next file.
 """
 
 from __future__ import annotations
@@ -15,10 +25,14 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
+from typing import Optional
+
+from codemod.engine import fileio
 
 _PR_SET_PDEATHSIG = 1
 
-_state = {"main_pid": None, "parent": None, "busy": False}
+_state = {"main_pid": None, "parent": None, "busy": False, "signal": None}
 
 
 class ParentGone(BaseException):
@@ -44,11 +58,22 @@ def _die_with_parent() -> None:
         pass
 
 
-def init_worker(main_pid: int) -> None:
-    """Pool initializer: run in each worker before any task."""
+def _on_sigint(signum, frame) -> None:
+    fileio.request_stop(signum)
+
+
+def init_worker(main_pid: int, stop: Optional[tuple] = None) -> None:
+    """Pool initializer: run in each worker before any task. ``stop``: the run's shared
+    (flag, Lock) (:meth:`Interruption.shared`)."""
     _state["main_pid"], _state["parent"] = main_pid, os.getppid()
+    fileio.clear_stop()
+    if stop is not None:
+        fileio.share_stop(*stop)
     if hasattr(signal, "SIGTERM"):
         signal.signal(signal.SIGTERM, _on_sigterm)
+    signal.signal(signal.SIGINT, _on_sigint)  # a Ctrl-C: stop before the next write, quietly
+    if hasattr(signal, "pthread_sigmask"):  # started while the main process held them back
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     _die_with_parent()
     if not parent_alive():  # the parent died before the kernel was told to tell us
         os._exit(1)
@@ -72,12 +97,15 @@ def parent_alive() -> bool:
 
 
 def work_on(work, files: list) -> list:
-    """Run ``work`` on each file; stop, without touching another file, once the parent is gone."""
+    """Run ``work`` on each file; stop, without touching another file, once the parent is gone
+    or the run is interrupted (then the results are those of the files done, fewer)."""
     results = []
     try:
         for f in files:
             if not parent_alive():
                 raise ParentGone()
+            if fileio.stop_requested():
+                break
             _state["busy"] = True
             try:
                 results.append(work(f))
@@ -98,3 +126,80 @@ def pool_context():
 
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("fork" if "fork" in methods else methods[0])
+
+
+def each_until_stopped(work, files):
+    """``map(work, files)`` that stops before the next file once the run is interrupted."""
+    for f in files:
+        if fileio.stop_requested():
+            return
+        yield work(f)
+
+
+class Interruption:
+    """In the main process, around a run: SIGINT and SIGTERM request a stop (shared with the
+    workers through :meth:`shared`) instead of raising in the middle of the work. ``signal``:
+    the signal that interrupted the run, or None. Handlers are installed from the main thread
+    only (elsewhere this does nothing), and put back on exit."""
+
+    SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name))
+
+    def __init__(self) -> None:
+        self.signal: Optional[int] = None
+        self._old: dict = {}
+        self._shared: Optional[tuple] = None
+        self._pid = os.getpid()
+
+    def __enter__(self) -> "Interruption":
+        fileio.clear_stop()
+        _state["signal"] = None
+        if threading.current_thread() is threading.main_thread():
+            for signum in self.SIGNALS:
+                self._old[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def _handle(self, signum, frame) -> None:
+        if os.getpid() != self._pid:  # a forked worker before its initializer: the main one decides
+            return
+        _state["signal"] = signum
+        if fileio.stop_requested() and not fileio.writing():
+            # Asked twice: stop now, without finishing the file at hand (its write, if it had
+            # started, would have held this signal back; none starts after the first).
+            raise KeyboardInterrupt
+        fileio.request_stop(signum)
+
+    @property
+    def requested(self) -> bool:
+        return fileio.stop_requested()
+
+    def shared(self) -> tuple:
+        """The (flag, Lock) every worker of the run is given (``init_worker``)."""
+        if self._shared is None:
+            import multiprocessing
+
+            self._shared = (multiprocessing.RawValue("b", 0), multiprocessing.Lock())
+            if fileio.stop_requested():  # asked before the pool: the workers start stopped
+                self._shared[0].value = 1
+            fileio.share_stop(*self._shared)
+        return self._shared
+
+    def __exit__(self, *exc) -> None:
+        for signum, old in self._old.items():
+            signal.signal(signum, old if old is not None else signal.SIG_DFL)
+        # A worker's own Ctrl-C or signal sets only the shared flag: a SIGINT too.
+        self.signal = fileio.stop_signal() or (signal.SIGINT if fileio.stop_requested() else None)
+        fileio.clear_stop()
+
+
+def last_signal() -> Optional[int]:
+    """The signal an :class:`Interruption` last handled in this process (None: none)."""
+    return _state["signal"]
+
+
+def interruption_message(signum: int, done: int, total: int) -> str:
+    try:
+        name = signal.Signals(signum).name
+    except ValueError:
+        name = f"signal {signum}"
+    return (f"interrupted ({name}): stopped before writing another file; {done} of {total} files "
+            f"processed, the others left as they are")

@@ -37,7 +37,7 @@ import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider
 
 from codemod.config import Settings
-from codemod.encoding import encode_source
+from codemod.encoding import encode_source, encode_text
 from codemod.engine.fileio import Snapshot
 from codemod.engine.diffs import unified_diff
 from codemod.engine.pipeline import FileResult, apply_fixes, process_source
@@ -160,11 +160,12 @@ def first_choice(source: str, path: pathlib.Path, conflicts: List[Conflict],
 def _repair_round(source: str, path: pathlib.Path, conflicts: List[Conflict], settings: Settings,
                   prefer: Dict[tuple, int], attempt: int, like: bytes = b"") -> Tuple[str, List[RepairStep], bool]:
     """(the source with one fix per conflict, the steps, whether any conflict has a candidate
-    left for a later attempt)."""
+    left for a later attempt). ``like``: the file's bytes as read (its encoding and BOM);
+    without them, the encoding the text's own cookie names."""
     # The run already knows which ops conflict: every candidate is considered, hazard or not.
     # The text is analysed as the file's bytes would be (its cookie names the encoding).
-    analysed = process_source(encode_source(source, like), str(path), dataclasses.replace(settings, select=("ALL",)),
-                              build_fixes=True)
+    data = encode_source(source, like) if like else encode_text(source)
+    analysed = process_source(data, str(path), dataclasses.replace(settings, select=("ALL",)), build_fixes=True)
     if analysed.error is not None:
         raise HarnessError(f"{path}: {analysed.error.message}")
     fixes, steps, used, more = [], [], set(), False

@@ -178,7 +178,7 @@ class ScriptRun:
         data["script"] = self.script.label
         data["args"] = list(self.script.args)
         data["conflicts"] = [{k: v for k, v in c.items() if k != "describe"} for c in self.conflicts]
-        data["suggestions"] = [{k: v for k, v in s.items() if k != "fixed"} for s in self.suggestions]
+        data["suggestions"] = [{k: v for k, v in s.items() if k not in ("fixed", "basis")} for s in self.suggestions]
         return data
 
 

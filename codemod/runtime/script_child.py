@@ -404,10 +404,12 @@ def main(request_file: str) -> None:
         confirmed = [c for c in locator.conflicts if c.confirmed]
         result["conflicts"] = [_conflict_json(c) for c in confirmed]
         if confirmed and request.get("suggest"):
-            from codemod.runtime.suggest import suggest_all
+            from codemod.runtime.suggest import digest, suggest_all
 
+            # "basis": the text the fix was computed on, which the parent checks against its own.
             result["suggestions"] = [
-                {"path": s.path, "actions": s.actions, "diff": s.diff(), "fixed": s.fixed if s.changed else None}
+                {"path": s.path, "actions": s.actions, "diff": s.diff(), "fixed": s.fixed if s.changed else None,
+                 "basis": digest(s.original)}
                 for s in suggest_all(confirmed, sources)
             ]
     if recorder is not None:

@@ -19,6 +19,12 @@ Compared: the tensors passed to each backward pass, the gradients of the leaves 
 (parameters by module and name), the parameters after every optimizer step, and every module's
 parameters and buffers at the end. ``verified`` needs at least one gradient compared and no
 difference beyond the dtype's tolerance. Only a verified repair is written.
+
+Files are read and written as ``fix`` does (:mod:`codemod.engine.fileio`): decoded by their
+BOM or coding cookie with every line's ending kept, and written back in that encoding, only
+the fixed lines changed, atomically, links and owners kept. The script is read before its first
+run; a file saved while the repair runs (before or after the tool read it) is left with the
+user's edit and reported (``errors``, exit 2), never overwritten.
 """
 
 from __future__ import annotations
@@ -26,14 +32,17 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import enum
+import os
 import pathlib
 import tempfile
 from typing import Dict, List, Optional
 
+from codemod.encoding import decode_source, encode_source
 from codemod.engine.diffs import unified_diff
-from codemod.engine.fileio import write_atomic
+from codemod.engine.fileio import (CHANGED, FileChanged, Snapshot, WriteRefused, check_unchanged, read_snapshot,
+                                   write_atomic)
 from codemod.runtime.script import Interpreters, Script, ScriptRun, interpreters, run_script
-from codemod.runtime.suggest import display_path
+from codemod.runtime.suggest import digest, display_path
 
 # rtol, atol for one device: the repaired script runs the same ops as the reference.
 _TOLERANCES = {"torch.float64": (1e-7, 1e-9), "torch.float32": (1e-5, 1e-6),
@@ -72,6 +81,11 @@ class ScriptRepair:
     comparison: Optional[Comparison] = None
     written: List[str] = dataclasses.field(default_factory=list)
     round_sources: List[Dict[str, str]] = dataclasses.field(default_factory=list)  # what each round ran
+    read: Dict[str, Snapshot] = dataclasses.field(default_factory=dict)  # by real path: each file as read
+    errors: List[str] = dataclasses.field(default_factory=list)  # files left alone on purpose, and why
+
+    def snapshot(self, path: str) -> Optional[Snapshot]:
+        return self.read.get(os.path.realpath(path))
 
     @property
     def changed(self) -> bool:
@@ -83,7 +97,10 @@ class ScriptRepair:
 
     @property
     def exit_code(self) -> int:
-        """0 verified (or nothing to repair in a script that ran), else 1."""
+        """0 verified (or nothing to repair in a script that ran), 2 a file that changed on disk
+        or could not be written, else 1."""
+        if self.errors:
+            return 2
         if self.verdict is None:
             return 0 if not self.conflicts and self.rounds and self.rounds[0].finished else 1
         return 0 if self.verdict is Verdict.verified else 1
@@ -114,6 +131,11 @@ def _repair(script: Script, max_backward: int, max_rounds: int, timeout, workdir
     rounds: List[ScriptRun] = []
     actions: List[str] = []
     result = ScriptRepair(script, rounds, actions, originals, sources)
+    if script.path:  # as it is before it runs: an edit saved during the run is seen at the write
+        try:
+            _read(result, str(pathlib.Path(script.cwd) / script.path))
+        except (OSError, ValueError, SyntaxError, LookupError):
+            pass  # the run says what is wrong with it
     for _ in range(max_rounds):
         result.round_sources.append(dict(sources))
         # Each round also records: the round that runs clean is the repaired run to compare.
@@ -133,7 +155,16 @@ def _repair(script: Script, max_backward: int, max_rounds: int, timeout, workdir
                                f"({script.project_root})")
                 continue
             if path not in originals:
-                originals[path] = pathlib.Path(path).read_text(encoding="utf-8-sig")
+                try:
+                    originals[path] = _read(result, path)
+                except (OSError, ValueError, SyntaxError, LookupError) as exc:
+                    actions.append(f"not changed: cannot read {display_path(path)}: "
+                                   f"{getattr(exc, 'strerror', None) or exc}")
+                    continue
+            if suggestion.get("basis") not in (None, digest(sources.get(path, originals[path]))):
+                # The run fixed another text than the one read here: saved in between.
+                result.errors.append(f"{display_path(path)}: {CHANGED}")
+                return result
             if suggestion["fixed"] != sources.get(path, originals[path]):
                 sources[path] = suggestion["fixed"]
                 changed = True
@@ -155,6 +186,16 @@ def _repair(script: Script, max_backward: int, max_rounds: int, timeout, workdir
         return result
     _prove(result, last, max_backward, timeout, workdir, server)
     return result
+
+
+def _read(result: ScriptRepair, path: str) -> str:
+    """``path``'s text (by its BOM or cookie, line endings kept), read once per repair: the
+    snapshot is what a write checks the file against."""
+    snapshot = result.snapshot(path)
+    if snapshot is None:
+        snapshot = read_snapshot(pathlib.Path(path))
+        result.read[os.path.realpath(path)] = snapshot
+    return decode_source(snapshot.data)
 
 
 def _prove(result: ScriptRepair, repaired: ScriptRun, max_backward: int, timeout, workdir: str, server) -> None:
@@ -291,18 +332,35 @@ def compare_records(reference_file: str, repaired_file: str) -> Comparison:
 
 
 def write_repaired(result: ScriptRepair) -> List[str]:
-    """Write every repaired file (atomically, keeping its BOM and line endings); verified only."""
-    if result.verdict is not Verdict.verified:
+    """Write every repaired file of a verified repair through the guarded writer, as it was
+    read (encoding, BOM, every untouched line's ending). A file changed on disk since it was
+    read is left as it is, and so are the others (checked before any is written): a repair
+    of several files is written whole or not at all, save for a write that fails midway.
+    What was left alone, and why, goes to ``result.errors``."""
+    if result.verdict is not Verdict.verified or result.errors:
         return []
-    for path, text in result.repaired.items():
-        if text == result.originals[path]:
-            continue
-        target = pathlib.Path(path)
-        data = target.read_bytes()
-        bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
-        newline = "\r\n" if b"\r\n" in data else "\n"
-        write_atomic(target, bom + text.replace("\n", newline).encode("utf-8"))
-        result.written.append(path)
+    todo = [(path, text, result.snapshot(path)) for path, text in result.repaired.items()
+            if text != result.originals[path]]
+    for path, _, snapshot in todo:
+        try:
+            if snapshot is None:
+                raise FileChanged(CHANGED)
+            check_unchanged(pathlib.Path(path), snapshot)
+        except FileChanged as exc:
+            result.errors.append(f"{display_path(path)}: {exc}")
+    if result.errors:
+        return []
+    for path, text, snapshot in todo:
+        try:
+            write_atomic(pathlib.Path(path), encode_source(text, like=snapshot.data), snapshot)
+        except WriteRefused as exc:
+            result.errors.append(f"{display_path(path)}: {exc}")
+        except UnicodeEncodeError as exc:
+            result.errors.append(f"{display_path(path)}: the fix cannot be written in {exc.encoding}: not written")
+        except OSError as exc:
+            result.errors.append(f"{display_path(path)}: cannot write: {exc.strerror or exc}")
+        else:
+            result.written.append(path)
     return result.written
 
 
@@ -334,5 +392,5 @@ def to_json(result: ScriptRepair) -> dict:
         "reference": result.reference, "reasons": result.reasons, "actions": result.actions,
         "conflicts": [{k: v for k, v in c.items() if k != "describe"} for c in result.conflicts],
         "comparison": dataclasses.asdict(result.comparison) if result.comparison else None,
-        "diff": result.diff(), "written": result.written,
+        "diff": result.diff(), "written": result.written, "errors": result.errors,
     }

@@ -17,6 +17,7 @@ A suggestion is only that: ``repair`` proves it before writing anything.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import linecache
 import os
 import pathlib
@@ -26,6 +27,8 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from codemod.config import Settings
+from codemod.encoding import decode_source
+from codemod.engine.fileio import read_source
 from codemod.engine.diffs import unified_diff
 from codemod.runtime.locate import Conflict
 from codemod.runtime.repair import first_choice
@@ -60,14 +63,22 @@ def display_path(path: str) -> str:
 
 
 def read_text(path: str) -> Optional[str]:
-    """A file's text, or an IPython cell's (kept in linecache, not on disk)."""
+    """A file's text, or an IPython cell's (kept in linecache, not on disk). A file is decoded
+    as CPython decodes it (a BOM, or the coding cookie: latin-1 files too), every line's ending
+    kept as it is: a rewrite written back changes only the lines it fixes."""
     if path.startswith("<"):
         lines = linecache.getlines(path)
         return "".join(lines) if lines else None
     try:
-        return pathlib.Path(path).read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError):
+        return decode_source(read_source(pathlib.Path(path)))
+    except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
         return None
+
+
+def digest(text: str) -> str:
+    """What identifies the text a suggestion was computed on (the parent of a run compares it
+    with the text it read: a file saved in between is not rewritten)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def fixable(conflict: Conflict) -> bool:

@@ -1,0 +1,112 @@
+"""SIGINT to the main process of ``fix -j N``: every worker stops before its next write, the
+main process says so and exits 130, and no file is half-written.
+
+The run is instrumented from inside (a wrapper around ``os.replace`` logs every write of a
+source file with the system-wide monotonic clock, in every process; the main process sends
+itself SIGINT right after its own third write, and logs when its SIGINT handler returned):
+the point of the signal is fixed, not slept for."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from .test_cli import BROKEN, _env
+
+DRIVER = r"""
+import os, signal, sys, time
+LOG, MAIN = os.environ["INPLACEFIX_TEST_LOG"], os.getpid()
+real_replace, real_signal, sent = os.replace, signal.signal, []
+
+def log(line):
+    fd = os.open(LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    os.write(fd, (line + "\n").encode())
+    os.close(fd)
+
+def replace(src, dst, *args, **kwargs):
+    real_replace(src, dst, *args, **kwargs)
+    if str(dst).endswith(".py"):
+        log(f"W {os.getpid()} {time.monotonic_ns()} {os.path.basename(dst)}")
+        if os.getpid() == MAIN:
+            sent.append(1)
+            if len(sent) == 3:  # the workers have written a few files too
+                log(f"K {os.getpid()} {time.monotonic_ns()} -")
+                os.kill(MAIN, signal.SIGINT)
+
+def wrapped_signal(signum, handler):
+    if signum == signal.SIGINT and callable(handler) and os.getpid() == MAIN:
+        inner = handler
+        def handler(s, frame):
+            inner(s, frame)
+            if os.getpid() == MAIN:
+                log(f"H {os.getpid()} {time.monotonic_ns()} -")
+    return real_signal(signum, handler)
+
+os.replace, signal.signal = replace, wrapped_signal
+import codemod.frontends.cli as cli
+sys.argv[0] = "inplacefix"
+cli.app()
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork start method, POSIX signals")
+@pytest.mark.parametrize("jobs", ["2", "1"])
+def test_sigint_to_the_main_process_stops_every_worker_before_its_next_write(tmp_path, jobs):
+    body = "".join(BROKEN.replace("def f(", f"def f{i}(").replace("import torch\n", "") for i in range(6))
+    broken = "import torch\n" + body
+    names = [f"m{i:02}.py" for i in range(40)]
+    for name in names:
+        (tmp_path / name).write_text(broken)
+    log = tmp_path.parent / f"{tmp_path.name}.log"
+    done = subprocess.run([sys.executable, "-c", DRIVER, "fix", "--no-cache", "--no-progress", "-j", jobs, "."],
+                          cwd=tmp_path, env={**_env(), "INPLACEFIX_TEST_LOG": str(log)},
+                          capture_output=True, text=True, timeout=300)
+    events = [line.split() for line in log.read_text().splitlines()]
+    writes = [(int(t), name) for kind, _, t, name in events if kind == "W"]
+    handled = [int(t) for kind, _, t, _ in events if kind == "H"]
+    sent = [(pid, int(t)) for kind, pid, t, _ in events if kind == "K"]
+    assert sent, "the main process did not write three files"
+    if jobs != "1":
+        assert [e for e in events if e[0] == "W" and e[1] != sent[0][0]], "no worker wrote before the signal"
+    late = [name for t, name in writes if t > (handled or [sent[0][1]])[0]]
+    assert late == [], f"written after the signal was handled: {late}"
+    assert handled, "SIGINT was not handled by the run (default KeyboardInterrupt)"
+    assert done.returncode == 130, done.stderr
+    assert "interrupted" in done.stderr
+    # Every file is whole: as it was, or fully fixed; only the logged writes changed a file.
+    changed = {p.name for p in tmp_path.iterdir() if p.read_text() != broken}
+    assert changed == {name for _, name in writes}
+    assert 0 < len(changed) < len(names)
+    for name in changed:
+        compile((tmp_path / name).read_text(), name, "exec")
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".inplacefix")]
+    assert "Fixed" in done.stderr and f"in {len(changed)} file" in done.stderr
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+def test_a_first_signal_requests_a_stop_and_a_second_stops_at_once(tmp_path):
+    from codemod.engine import fileio
+    from codemod.frontends import workers
+
+    (tmp_path / "m.py").write_bytes(b"as it was")
+    with pytest.raises(KeyboardInterrupt):
+        with workers.Interruption() as stop:
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):  # the handler runs between two bytecodes of this thread
+                if stop.requested:
+                    break
+            assert stop.requested and not fileio.writing()
+            with pytest.raises(fileio.Interrupted):  # no write starts after the first signal
+                fileio.write_atomic(tmp_path / "m.py", b"changed")
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):
+                pass
+    assert (tmp_path / "m.py").read_bytes() == b"as it was"
+    assert stop.signal == signal.SIGINT and workers.last_signal() == signal.SIGINT
+    assert not fileio.stop_requested()  # the next run starts clean
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
