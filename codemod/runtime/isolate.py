@@ -43,6 +43,8 @@ import time
 import traceback
 from typing import Any, Callable, Optional, Tuple
 
+from codemod.runtime import procgroup
+
 # Fork after importing torch only where that is known to be safe (macOS's runtime objects to
 # it; Windows has no fork): elsewhere each run is a plain ``python`` child.
 _FORK_SERVER = hasattr(os, "fork") and sys.platform.startswith("linux")
@@ -126,16 +128,20 @@ class _Server:
         self.process.stdin.write(request_path + "\n")
         self.process.stdin.flush()
         pid = int(self._line(None).split()[1])
-        deadline = None if timeout is None else time.monotonic() + timeout
-        answer = self._line(deadline)
-        if answer is None:  # past the deadline: kill the child, then collect its exit
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            answer = self._line(None)
-            return _exit_code(answer), True
-        return _exit_code(answer), False
+        procgroup.register(pid)  # the child leads its own process group (_serve)
+        try:
+            deadline = None if timeout is None else time.monotonic() + timeout
+            answer = self._line(deadline)
+            if answer is None:  # past the deadline: kill the child's group, then collect its exit
+                procgroup.kill_run(pid, signal.SIGKILL)
+                answer = self._line(None)
+                return _exit_code(answer), True
+            return _exit_code(answer), False
+        except BaseException:  # interrupted (Ctrl-C, the tool ending): the run goes with it
+            procgroup.kill_run(pid, signal.SIGKILL)
+            raise
+        finally:
+            procgroup.unregister(pid)  # the server ended what was left of the group
 
     def _line(self, deadline: Optional[float]) -> Optional[str]:
         """The server's next answer; None once ``deadline`` passes. Reads the pipe's file
@@ -197,6 +203,7 @@ def _serve() -> None:  # pragma: no cover - runs in the server process
         if pid == 0:
             code = 0
             try:
+                procgroup.own_group()  # killed whole at the timeout, with what it started
                 null = os.open(os.devnull, os.O_RDONLY)
                 os.dup2(null, 0)
                 with open(path, "rb") as handle:
@@ -206,9 +213,11 @@ def _serve() -> None:  # pragma: no cover - runs in the server process
                 code = 1
             finally:
                 os._exit(code)
+        procgroup.adopt(pid)
         sys.stdout.write(f"pid {pid}\n")
         sys.stdout.flush()
         _, status = os.waitpid(pid, 0)
+        procgroup.end_group(pid)  # what the run left behind (a forked copy, a `sleep`)
         sys.stdout.write(f"exit {os.waitstatus_to_exitcode(status)}\n")
         sys.stdout.flush()
 
@@ -224,12 +233,9 @@ def _run_in_child(request: "_Request", timeout: Optional[float], folder: pathlib
             return server.run(str(path), timeout)
     code = ("import sys, json, pickle; sys.path[:] = json.loads(sys.argv[1]); "  # pragma: no cover
             "from codemod.runtime.isolate import _child; _child(pickle.load(open(sys.argv[2], 'rb')))")
-    child = subprocess.Popen([sys.executable, "-c", code, json.dumps(sys.path), str(path)])  # pragma: no cover
-    try:  # pragma: no cover
-        return child.wait(timeout), False
-    except subprocess.TimeoutExpired:  # pragma: no cover
-        child.kill()
-        return child.wait(), True
+    child = procgroup.spawn([sys.executable, "-c", code, json.dumps(sys.path), str(path)])  # pragma: no cover
+    exit_code = procgroup.wait(child, timeout)  # pragma: no cover
+    return (child.returncode, True) if exit_code is None else (exit_code, False)  # pragma: no cover
 
 
 def run_isolated(func: Callable[..., Any], *args: Any, timeout: Optional[float] = DEFAULT_TIMEOUT,

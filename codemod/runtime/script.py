@@ -12,6 +12,7 @@ This module does not import torch: a clean ``run`` pays for torch once, in the s
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import json
@@ -24,6 +25,7 @@ import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import codemod
+from codemod.runtime import procgroup
 
 # What ``python -c`` runs: import the child from this copy of the tool, then hand sys.path back.
 _BOOT = ("import sys; sys.path.insert(0, {root!r}); from codemod.runtime import script_child; "
@@ -52,12 +54,19 @@ class Interpreters:
         self.proc.stdin.write(request_file + "\n")
         self.proc.stdin.flush()
         pid = int(self.proc.stdout.readline())
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        if not ready:
-            os.kill(pid, signal.SIGKILL)
-            self.proc.stdout.readline()
-            return None
-        return int(self.proc.stdout.readline())
+        procgroup.register(pid)  # the copy leads its own process group (script_child.serve)
+        try:
+            ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+            if not ready:
+                procgroup.kill_run(pid, signal.SIGKILL)
+                self.proc.stdout.readline()
+                return None
+            return int(self.proc.stdout.readline())
+        except BaseException:  # interrupted: the run does not outlive the wait
+            procgroup.kill_run(pid, signal.SIGKILL)
+            raise
+        finally:
+            procgroup.unregister(pid)  # the server ended what was left of the group
 
     def close(self) -> None:
         if self.proc.poll() is None:
@@ -217,16 +226,19 @@ def run_script(script: Script, *, mode: str = "locate", max_backward: Optional[i
                 return ScriptRun(script, Outcome.timeout, error=f"no result after {timeout:g} s (killed)",
                                  stdout=out, stderr=err, seconds=time.perf_counter() - started)
         else:
+            # Its own process group, killed whole (procgroup); captured output goes to files, not
+            # pipes: a process the script left behind cannot hold the tool's read open.
             command = [sys.executable, "-c", _BOOT.format(root=_ROOT), str(folder / "request.json")]
-            pipe = subprocess.PIPE if capture else None
-            try:
-                proc = subprocess.run(command, cwd=script.cwd, env=env, stdout=pipe, stderr=pipe,
-                                      stdin=subprocess.DEVNULL if capture else None, timeout=timeout)
-            except subprocess.TimeoutExpired as exc:
+            with contextlib.ExitStack() as files:
+                streams = [files.enter_context(open(folder / name, "wb")) if capture else None
+                           for name in ("captured-stdout", "captured-stderr")]
+                proc = procgroup.spawn(command, cwd=script.cwd, env=env, stdout=streams[0], stderr=streams[1],
+                                       stdin=subprocess.DEVNULL if capture else None)
+                returncode = procgroup.wait(proc, timeout)
+            out, err = (_read(folder / name) if capture else None for name in ("captured-stdout", "captured-stderr"))
+            if returncode is None:
                 return ScriptRun(script, Outcome.timeout, error=f"no result after {timeout:g} s (killed)",
-                                 stdout=_text(exc.stdout), stderr=_text(exc.stderr),
-                                 seconds=time.perf_counter() - started)
-            out, err, returncode = _text(proc.stdout), _text(proc.stderr), proc.returncode
+                                 stdout=out, stderr=err, seconds=time.perf_counter() - started)
         seconds = time.perf_counter() - started
         result_file = folder / "result.json"
         if not result_file.exists():
@@ -248,12 +260,6 @@ def run_script(script: Script, *, mode: str = "locate", max_backward: Optional[i
 
 def _read(path: pathlib.Path) -> str:
     return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
-
-
-def _text(data) -> Optional[str]:
-    if data is None:
-        return None
-    return data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
 
 
 def exit_code(run: ScriptRun) -> int:

@@ -40,6 +40,7 @@ import torch
 from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 from torch.overrides import TorchFunctionMode
 
+from codemod.runtime import procgroup
 from codemod.runtime.harness import graph_leaves
 from codemod.runtime.locate import Conflict, Locator, _user_frame
 
@@ -433,6 +434,7 @@ def serve() -> None:
         if pid == 0:
             code = 0
             try:
+                procgroup.own_group()  # killed whole at the timeout, with what it started
                 os.chdir(request["cwd"])
                 null = os.open(os.devnull, os.O_RDONLY)
                 os.dup2(null, 0)
@@ -452,9 +454,11 @@ def serve() -> None:
                 sys.stdout.flush()
                 sys.stderr.flush()
                 os._exit(code)
+        procgroup.adopt(pid)
         protocol_out.write(f"{pid}\n")
         protocol_out.flush()
         _, status = os.waitpid(pid, 0)
+        procgroup.end_group(pid)  # what the run left behind (a forked copy, a `sleep`)
         protocol_out.write(f"{os.waitstatus_to_exitcode(status)}\n")
         protocol_out.flush()
 

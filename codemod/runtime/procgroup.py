@@ -1,0 +1,172 @@
+"""Children that are killed whole: each run of user code owns a process group.
+
+Killing only the process the tool started leaves what that process started: a ``tee`` it
+pipes into (which holds the tool's pipe open), a forked copy that keeps writing files, a
+``subprocess.Popen(["sleep", "60"])``. So every run of user code (``run``, ``verify``,
+``locate``, ``repair``) is the leader of its own process group:
+
+- :func:`spawn` starts a command in a new session (``start_new_session``) and :func:`wait`
+  waits for it; at the timeout the whole group gets ``SIGKILL``; when the leader ends on its own,
+  what is left of its group is ended (:func:`end_group`: a moment's grace, ``SIGTERM``, then
+  ``SIGKILL``); ``SIGINT``, ``SIGTERM`` and ``SIGHUP`` sent to the tool while it waits are
+  passed on to the group (the script sees its Ctrl-C as it would without the tool), and the
+  tool's own exit kills the groups still running (``atexit``);
+- the fork servers (``isolate``, ``script.Interpreters``) put each forked run in its own group
+  (:func:`own_group` in the child, :func:`adopt` in the server) and kill it the same way.
+
+A process that leaves the group on purpose (``setsid``, a daemon) is out of reach: no cgroup
+is used. This module does not import torch.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+import time
+from typing import Iterator, Optional, Set
+
+_live: Set[int] = set()  # process groups of this process's runs that may still have members
+_lock = threading.Lock()
+GRACE_S = 1.0  # how long what is left of a finished run's group may take to end on its own
+
+
+def register(pgid: int) -> None:
+    with _lock:
+        _live.add(pgid)
+
+
+def unregister(pgid: int) -> None:
+    with _lock:
+        _live.discard(pgid)
+
+
+def kill_group(pgid: int, sig: int = signal.SIGKILL) -> bool:
+    """Send ``sig`` to the group; False when it has no member left."""
+    try:
+        os.killpg(pgid, sig)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
+def kill_run(pid: int, sig: int = signal.SIGKILL) -> None:
+    """Kill a forked run that its server has not reaped yet: its group, or the process itself
+    when it was killed before its ``setpgid`` (then it has started nothing yet)."""
+    if not kill_group(pid, sig):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
+def end_group(pgid: int, grace_s: float = GRACE_S) -> None:
+    """End what is left of a group whose leader has been reaped: it may end on its own (a
+    ``tee`` reading the last of a pipe) within ``grace_s``; then ``SIGTERM``, then ``SIGKILL``."""
+    for sig in (None, signal.SIGTERM, signal.SIGKILL):
+        if sig is not None and not kill_group(pgid, sig):
+            break
+        deadline = time.monotonic() + (grace_s if sig is not signal.SIGKILL else 0.2)
+        while group_alive(pgid):
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+        else:
+            break  # nothing left
+    unregister(pgid)
+
+
+def spawn(command, **kwargs) -> subprocess.Popen:
+    """``subprocess.Popen`` in a new session (so a new process group led by the child)."""
+    proc = subprocess.Popen(command, start_new_session=True, **kwargs)
+    register(proc.pid)
+    return proc
+
+
+def wait(proc: subprocess.Popen, timeout: Optional[float]) -> Optional[int]:
+    """The exit code of ``proc`` (from :func:`spawn`), or None when it was killed at the timeout;
+    either way its whole group is gone when this returns. Signals to the tool while waiting
+    are passed on to the group (see the module docstring)."""
+    pgid = proc.pid
+    try:
+        with _forwarding(pgid):
+            try:
+                code: Optional[int] = proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                kill_group(pgid)
+                proc.wait()
+                code = None
+    except BaseException:
+        kill_group(pgid)  # the tool is interrupted or ending: nothing of the run outlives it
+        proc.wait()
+        end_group(pgid, 0)
+        raise
+    end_group(pgid, GRACE_S if code is not None else 0)
+    return code
+
+
+class _Forwarded(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _forwarding(pgid: int) -> Iterator[None]:
+    """While waiting in the main thread: SIGINT/SIGTERM/SIGHUP to the tool go to the group too.
+    A second SIGINT, and SIGTERM and SIGHUP, end the tool's wait (the group is then killed)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    interrupts = []
+
+    def handler(signum, frame):
+        kill_group(pgid, signum)
+        if signum == signal.SIGINT:
+            interrupts.append(signum)
+            if len(interrupts) < 2:
+                return  # the script handles its Ctrl-C; the tool waits for what it reports
+            raise KeyboardInterrupt
+        raise SystemExit(128 + signum)
+
+    previous = {}
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        try:
+            previous[sig] = signal.signal(sig, handler)
+        except (ValueError, OSError):  # pragma: no cover - not the main thread after all
+            pass
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def own_group() -> None:
+    """In a forked child: lead a process group of its own (the server calls :func:`adopt` too,
+    so the group exists whichever of the two runs first)."""
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)
+
+
+def adopt(pid: int) -> None:
+    """In the server, right after the fork: put the child in its own group."""
+    with contextlib.suppress(OSError):  # it exec'd or exited already: it did it itself
+        os.setpgid(pid, pid)
+
+
+@atexit.register
+def _kill_live_groups() -> None:
+    """The tool is exiting: nothing it started to run user code outlives it."""
+    with _lock:
+        groups = list(_live)
+        _live.clear()
+    for pgid in groups:
+        kill_group(pgid)
