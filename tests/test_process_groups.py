@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 import time
@@ -170,3 +171,29 @@ def test_the_cli_run_timeout_ends_the_pipeline(tmp_path):
         if (tmp_path / "pids").exists():
             _cleanup(started(tmp_path))
     assert b"started" in out and proc.returncode == 1
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_the_tools_interrupt_or_end_takes_the_run_with_it(tmp_path, sig):
+    """Ctrl-C reaches the script as it would without the tool (it is in a session of its own,
+    so the terminal's SIGINT goes to the tool only); SIGTERM ends the tool and the whole run."""
+    (tmp_path / "spawn.py").write_text(SPAWNER)
+    exe = os.path.join(os.path.dirname(sys.executable), "inplacefix")
+    proc = subprocess.Popen([exe, "run", "spawn.py"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "pids").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        pids = started(tmp_path)
+        proc.send_signal(sig)
+        out, _ = proc.communicate(timeout=30)
+        assert gone(pids), [p for p in pids if alive(p)]
+        assert_no_more_ticks(tmp_path)
+    finally:
+        proc.kill()
+        if (tmp_path / "pids").exists():
+            _cleanup(started(tmp_path))
+    if sig == signal.SIGINT:  # the script's own KeyboardInterrupt, reported as its failure
+        assert b"KeyboardInterrupt" in out and proc.returncode == 1, out
+    else:
+        assert proc.returncode == 128 + signal.SIGTERM, out
