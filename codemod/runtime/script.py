@@ -175,6 +175,7 @@ class ScriptRun:
     record: Optional[str] = None  # the torch.save file of a recording run
     seconds: float = 0.0
     unfit: Optional[str] = None  # view_copies: why writing into copies does not fit this run
+    thread: Optional[str] = None  # the error ended this thread (the main thread ended on its own)
 
     @property
     def finished(self) -> bool:
@@ -252,7 +253,7 @@ def run_script(script: Script, *, mode: str = "locate", max_backward: Optional[i
         return ScriptRun(script, Outcome(data["outcome"]), data["exit_code"], data.get("error"),
                          data.get("traceback"), bool(data.get("inplace_family")), data.get("backward_passes", 0),
                          data.get("conflicts", []), data.get("suggestions", []), out, err, record, seconds,
-                         unfit=data.get("unfit"))
+                         unfit=data.get("unfit"), thread=data.get("thread"))
     finally:
         if own_dir is not None:
             own_dir.cleanup()
@@ -281,13 +282,17 @@ def render(run: ScriptRun) -> str:
         return (f"inplacefix: stopped {name} after {_passes(run.backward_passes)} "
                 f"(--max-backward): no in-place conflict so far.")
     if run.outcome is Outcome.conflict or (run.conflicts and run.inplace_family):
-        lines = [f"inplacefix: {name} stopped at its first in-place conflict "
+        where = f"its thread {run.thread!r} died of" if run.thread else "stopped at"
+        lines = [f"inplacefix: {name}: {where} its first in-place conflict "
+                 f"(after {_passes(run.backward_passes)}):" if run.thread else
+                 f"inplacefix: {name} {where} its first in-place conflict "
                  f"(after {_passes(run.backward_passes)}):", ""]
         if run.error:
             lines += [f"  {run.error}", ""]
         return "\n".join(lines + _conflicts(run))
     if run.inplace_family:
-        return (f"inplacefix: {name} died of the in-place error, but the locator did not see the "
+        who = f"{name}'s thread {run.thread!r}" if run.thread else name
+        return (f"inplacefix: {who} died of the in-place error, but the locator did not see the "
                 f"change (native code, another thread, or code that installs its own saved-tensor "
                 f"hooks):\n  {run.error}")
     if run.outcome is Outcome.exit:
