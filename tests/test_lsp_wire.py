@@ -175,3 +175,18 @@ def test_quick_fixes_elsewhere_are_answered_while_a_30000_line_buffer_is_analyse
     deadline = time.monotonic() + 5
     while children(wire.process.pid) and time.monotonic() < deadline:
         time.sleep(0.05)
+
+
+def test_a_big_buffer_gets_its_diagnostics_and_quick_fixes_from_its_process(wire):
+    from codemod.frontends.lsp_big import BIG_LINES
+
+    wire.initialize()
+    uri = "file:///tmp/inplacefix_wire/just_big.py"
+    text = module(BIG_LINES // 7 + 1)
+    wire.open(uri, text)
+    diagnostics = wire.diagnostics(uri, 1, timeout=120)
+    assert len(diagnostics) == 2 * (BIG_LINES // 7 + 1)
+    assert children(wire.process.pid), "analysed in the document's own process"
+    asked = wire.request("textDocument/codeAction", code_action_params(uri, text.count("\n") - 4))  # the last h += 1
+    titles = [a["title"] for a in wire.answer(asked, timeout=120)["result"]]
+    assert titles == ["IPF101: Rewrite as `h = h + 1`", "Suppress IPF101 on this line"]
