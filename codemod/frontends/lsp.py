@@ -371,6 +371,12 @@ class InplacefixServer(LanguageServer):
         findings, _ = self.big.quick_fixes(snapshot.uri, snapshot.version, key, *args, (lines.start, lines.stop))
         return findings
 
+    def forget_results(self) -> None:
+        """Every document's results (the settings changed); the processes stay."""
+        self._cache.clear()
+        with self._big_lock:
+            self._big_cache.clear()
+
     def forget(self, uri: str) -> None:
         """The document was closed: its results and its process go."""
         self._cache.pop(uri, None)
@@ -583,7 +589,8 @@ def _workspace_folders(ls: InplacefixServer) -> List[pathlib.Path]:
 
 def _watch_files(ls: InplacefixServer) -> None:
     """Ask the client to tell of ``.py`` files changed on disk (by git, a formatter, another
-    editor), when it can and there is a workspace to index: the index is refreshed."""
+    editor), when it can and there is a workspace to index: the index is refreshed; and of
+    ``pyproject.toml`` files: the open documents are analysed again with their settings."""
     workspace = ls.client_capabilities.workspace
     watched = workspace.did_change_watched_files if workspace is not None else None
     if not ls.editor.project_index or watched is None or not watched.dynamic_registration:
@@ -593,12 +600,18 @@ def _watch_files(ls: InplacefixServer) -> None:
     ls.client_register_capability(lsp.RegistrationParams(registrations=[lsp.Registration(
         id="inplacefix-watch-py", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
         register_options=lsp.DidChangeWatchedFilesRegistrationOptions(
-            watchers=[lsp.FileSystemWatcher(glob_pattern="**/*.py")]))]))
+            watchers=[lsp.FileSystemWatcher(glob_pattern="**/*.py"),
+                      lsp.FileSystemWatcher(glob_pattern="**/pyproject.toml")]))]))
 
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 def did_change_watched_files(ls: InplacefixServer, params: lsp.DidChangeWatchedFilesParams) -> None:
-    if any(change.uri.endswith(".py") for change in params.changes):
+    if any(change.uri.endswith("/pyproject.toml") for change in params.changes):
+        ls.forget_results()  # analysed with the settings before: again, with the new ones
+        for uri in list(ls.workspace.text_documents):
+            schedule(ls, uri)
+        refresh_index(ls)
+    elif any(change.uri.endswith(".py") for change in params.changes):
         refresh_index(ls)
 
 
