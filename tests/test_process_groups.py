@@ -197,3 +197,34 @@ def test_the_tools_interrupt_or_end_takes_the_run_with_it(tmp_path, sig):
         assert b"KeyboardInterrupt" in out and proc.returncode == 1, out
     else:
         assert proc.returncode == 128 + signal.SIGTERM, out
+
+
+VERIFIED = """\
+import os, subprocess, time
+import torch
+
+def fn():
+    sleeper = subprocess.Popen(["sleep", "60"])
+    open(os.path.join({folder!r}, f"pid-{{sleeper.pid}}"), "w").close()
+    time.sleep({wait})
+    x = torch.ones(3, requires_grad=True)
+    h = torch.sigmoid(x)
+    h += 1
+    return h.sum()
+"""
+
+
+def test_verify_timeout_leaves_no_child(tmp_path):
+    """``verify --timeout``: its runs (the original, the rewrite) are killed with their children."""
+    from codemod.runtime.verify import verify
+
+    model = tmp_path / "model.py"
+    model.write_text(VERIFIED.format(folder=str(tmp_path), wait=600))
+    result = verify(f"{model}::fn", devices=["cpu"], timeout=3)
+    assert "timed out" in str(result.to_json())
+    pids = [int(p.name.split("-")[1]) for p in tmp_path.glob("pid-*")]
+    assert len(pids) == 2  # the original and the rewrite
+    try:
+        assert gone(pids, within=1.0), [p for p in pids if alive(p)]
+    finally:
+        _cleanup(pids)
