@@ -18,7 +18,14 @@ as ``check`` does, ``lsp_project``) and ``projectIndexMaxFiles`` (above it, no i
 Positions go both ways through the encoding negotiated at ``initialize`` (``lsp_positions``).
 Handlers on the event loop only take snapshots of the documents; analyses and quick fixes run
 in worker threads, the fix-all in a child process (``lsp_tasks``, ``lsp_fixall``), and what was
-made for a text the editor has since changed is dropped.
+made for a text the editor has since changed is dropped. A document of ``lsp_big.BIG_LINES``
+lines or more is analysed in a process of its own, killed when a newer version makes its work
+stale, so requests for the other documents never wait for it.
+
+A ``[tool.inplacefix]`` table that is not valid is said in the editor (``window/showMessage``,
+an error naming the file and key), and the last valid settings of that pyproject.toml (or the
+defaults) hold meanwhile. JSON-RPC errors as the specification gives them: a request whose
+params do not fit gets ``-32602``, any request after ``shutdown`` gets ``-32600``.
 """
 
 from __future__ import annotations

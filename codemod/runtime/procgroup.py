@@ -62,11 +62,26 @@ def kill_run(pid: int, sig: int = signal.SIGKILL) -> None:
 
 
 def group_alive(pgid: int) -> bool:
+    """Whether a process of the group still runs. A zombie runs nothing, and where the
+    system's init does not reap orphans (some containers) they stay: on Linux the group's
+    members are read from /proc, zombies left out."""
     try:
         os.killpg(pgid, 0)
-        return True
     except (ProcessLookupError, PermissionError):
         return False
+    if not os.path.isdir("/proc/self"):
+        return True
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False
 
 
 def end_group(pgid: int, grace_s: float = GRACE_S) -> None:
@@ -79,7 +94,7 @@ def end_group(pgid: int, grace_s: float = GRACE_S) -> None:
         while group_alive(pgid):
             if time.monotonic() > deadline:
                 break
-            time.sleep(0.01)
+            time.sleep(0.02)
         else:
             break  # nothing left
     unregister(pgid)
