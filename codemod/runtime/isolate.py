@@ -130,18 +130,22 @@ class _Server:
         pid = int(self._line(None).split()[1])
         procgroup.register(pid)  # the child leads its own process group (_serve)
         try:
-            deadline = None if timeout is None else time.monotonic() + timeout
-            answer = self._line(deadline)
-            if answer is None:  # past the deadline: kill the child's group, then collect its exit
-                procgroup.kill_run(pid, signal.SIGKILL)
-                answer = self._line(None)
-                return _exit_code(answer), True
-            return _exit_code(answer), False
+            with procgroup.ending_on_signals():
+                return self._wait(pid, timeout)
         except BaseException:  # interrupted (Ctrl-C, the tool ending): the run goes with it
             procgroup.kill_run(pid, signal.SIGKILL)
             raise
         finally:
             procgroup.unregister(pid)  # the server ended what was left of the group
+
+    def _wait(self, pid: int, timeout: Optional[float]) -> Tuple[Optional[int], bool]:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        answer = self._line(deadline)
+        if answer is None:  # past the deadline: kill the child's group, then collect its exit
+            procgroup.kill_run(pid, signal.SIGKILL)
+            answer = self._line(None)
+            return _exit_code(answer), True
+        return _exit_code(answer), False
 
     def _line(self, deadline: Optional[float]) -> Optional[str]:
         """The server's next answer; None once ``deadline`` passes. Reads the pipe's file

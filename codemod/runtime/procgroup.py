@@ -164,6 +164,29 @@ def _forwarding(pgid: int) -> Iterator[None]:
             signal.signal(sig, old)
 
 
+@contextlib.contextmanager
+def ending_on_signals() -> Iterator[None]:
+    """While a forked run is waited for: SIGTERM and SIGHUP to the tool end it with
+    ``SystemExit`` (as Ctrl-C ends it with ``KeyboardInterrupt``) instead of killing it on the
+    spot, so the waiter's cleanup kills the run's group. Only where no handler is set."""
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        def handler(signum, frame):
+            raise SystemExit(128 + signum)
+
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            try:
+                if signal.getsignal(sig) == signal.SIG_DFL:
+                    previous[sig] = signal.signal(sig, handler)
+            except (ValueError, OSError):  # pragma: no cover
+                pass
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
 def own_group() -> None:
     """In a forked child: lead a process group of its own (the server calls :func:`adopt` too,
     so the group exists whichever of the two runs first)."""
