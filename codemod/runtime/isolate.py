@@ -33,7 +33,6 @@ import json
 import os
 import pathlib
 import pickle
-import select
 import signal
 import subprocess
 import sys
@@ -103,7 +102,8 @@ class _Server:
             text=True, bufsize=1, close_fds=True,  # stdout is read through its descriptor
         )
         self.lock = threading.Lock()  # one run at a time per server
-        self._buffer = b""
+        assert self.process.stdout is not None
+        self._lines = procgroup.Lines(self.process.stdout.fileno())  # read past the buffered reader
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -127,7 +127,7 @@ class _Server:
         assert self.process.stdin is not None and self.process.stdout is not None
         self.process.stdin.write(request_path + "\n")
         self.process.stdin.flush()
-        pid = int(self._line(None).split()[1])
+        pid = int(self._lines.next(None).split()[1])
         procgroup.register(pid)  # the child leads its own process group (_serve)
         try:
             with procgroup.ending_on_signals():
@@ -140,30 +140,12 @@ class _Server:
 
     def _wait(self, pid: int, timeout: Optional[float]) -> Tuple[Optional[int], bool]:
         deadline = None if timeout is None else time.monotonic() + timeout
-        answer = self._line(deadline)
+        answer = self._lines.next(deadline)
         if answer is None:  # past the deadline: kill the child's group, then collect its exit
             procgroup.kill_run(pid, signal.SIGKILL)
-            answer = self._line(None)
+            answer = self._lines.next(None)
             return _exit_code(answer), True
         return _exit_code(answer), False
-
-    def _line(self, deadline: Optional[float]) -> Optional[str]:
-        """The server's next answer; None once ``deadline`` passes. Reads the pipe's file
-        descriptor itself: a buffered reader could hold both answers while ``select`` waits."""
-        assert self.process.stdout is not None
-        fd = self.process.stdout.fileno()
-        while b"\n" not in self._buffer:
-            if deadline is not None:
-                ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
-                if not ready:
-                    return None
-            chunk = os.read(fd, 4096)
-            if not chunk:
-                raise RuntimeError("the isolation server ended unexpectedly")
-            self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        return line.decode().strip()
-
 
 def _exit_code(answer: Optional[str]) -> Optional[int]:
     try:

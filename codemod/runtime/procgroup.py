@@ -200,6 +200,32 @@ def adopt(pid: int) -> None:
         os.setpgid(pid, pid)
 
 
+class Lines:
+    """Lines from a fork server's pipe, with a deadline. Read from the file descriptor itself:
+    a buffered reader could hold two answers (a quick run's pid and exit) while ``select``
+    waits for more."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._buffer = b""
+
+    def next(self, deadline: Optional[float]) -> Optional[str]:
+        """The next line; None once ``deadline`` (``time.monotonic()``) passes."""
+        import select
+
+        while b"\n" not in self._buffer:
+            if deadline is not None:
+                ready, _, _ = select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))
+                if not ready:
+                    return None
+            chunk = os.read(self.fd, 4096)
+            if not chunk:
+                raise RuntimeError("the server ended unexpectedly")
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line.decode().strip()
+
+
 @atexit.register
 def _kill_live_groups() -> None:
     """The tool is exiting: nothing it started to run user code outlives it."""

@@ -45,7 +45,7 @@ class Interpreters:
     def __init__(self, env: Optional[Dict[str, str]] = None) -> None:
         self.proc = subprocess.Popen([sys.executable, "-c", _SERVE.format(root=_ROOT)], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env=env, text=True, bufsize=1)
-        self._buffer = b""
+        self._lines = procgroup.Lines(self.proc.stdout.fileno())
 
     def run(self, request_file: str, timeout: Optional[float]) -> Optional[int]:
         """The run's exit code, or None when it was killed at the timeout."""
@@ -53,14 +53,14 @@ class Interpreters:
 
         self.proc.stdin.write(request_file + "\n")
         self.proc.stdin.flush()
-        pid = int(self._line(None))
+        pid = int(self._lines.next(None))
         procgroup.register(pid)  # the copy leads its own process group (script_child.serve)
         try:
             with procgroup.ending_on_signals():
-                answer = self._line(None if timeout is None else time.monotonic() + timeout)
+                answer = self._lines.next(None if timeout is None else time.monotonic() + timeout)
             if answer is None:
                 procgroup.kill_run(pid, signal.SIGKILL)
-                self._line(None)
+                self._lines.next(None)
                 return None
             return int(answer)
         except BaseException:  # interrupted: the run does not outlive the wait
@@ -68,24 +68,6 @@ class Interpreters:
             raise
         finally:
             procgroup.unregister(pid)  # the server ended what was left of the group
-
-    def _line(self, deadline: Optional[float]) -> Optional[str]:
-        """The server's next line; None once ``deadline`` passes. Read from the pipe's file
-        descriptor: a buffered reader could hold both lines of a quick run while ``select`` waits."""
-        import select
-
-        fd = self.proc.stdout.fileno()
-        while b"\n" not in self._buffer:
-            if deadline is not None:
-                ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
-                if not ready:
-                    return None
-            chunk = os.read(fd, 4096)
-            if not chunk:
-                raise RuntimeError("the script server ended unexpectedly")
-            self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        return line.decode().strip()
 
     def close(self) -> None:
         if self.proc.poll() is None:

@@ -328,11 +328,9 @@ class _Threads:
         threads = self
 
         def excepthook(args) -> None:
-            if isinstance(args.exc_value, _Stop):
-                threads.stopped = True
-                return
             threads._keep(args.thread, args.exc_value)
-            original_hook(args)
+            if not isinstance(args.exc_value, _Stop):  # the tool's own stop is not the script's error
+                original_hook(args)
 
         threading.excepthook = excepthook
         bootstrap = getattr(threading.Thread, "_bootstrap_inner", None)
@@ -360,9 +358,10 @@ class _Threads:
         threading.Thread._bootstrap_inner = _bootstrap_inner
 
     def _keep(self, thread, exc: Optional[BaseException]) -> None:
-        if exc is None or isinstance(exc, _Stop) or id(exc) in self._seen:
-            if isinstance(exc, _Stop):
-                self.stopped = True
+        if isinstance(exc, _Stop):
+            self.stopped = True
+            return
+        if exc is None or id(exc) in self._seen:
             return
         self._seen.add(id(exc))
         self.errors.append((getattr(thread, "name", "a thread"), exc))
