@@ -332,12 +332,12 @@ class InplacefixServer(LanguageServer):
         """The findings (with edits) for the snapshot's text; cached by content. A big document
         is analysed in its own process (``lsp_big``): its findings come without fix plans, and
         :class:`Stopped` is raised when a newer version made the work stale."""
+        if is_big(snapshot.text):
+            return self._analyse_big(snapshot)
         uri, text, path = snapshot.uri, snapshot.text, snapshot.path
         state = self.project.state  # the index it is analysed with, and which one it was
         index, module = self.project.lookup(path, state) if self.editor.project_index else (None, "")
         digest = (hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest(), state.generation)
-        if is_big(text):
-            return self._analyse_big(snapshot, digest, index is not None, module)
         with self.analysis_lock:
             cached = self._cache.get(uri)
             if cached and cached[0] == digest:
@@ -351,14 +351,19 @@ class InplacefixServer(LanguageServer):
             self._cache[uri] = (digest, result)
             return result
 
-    def _big_request(self, snapshot: Snapshot, digest: tuple, indexed: bool, module: str) -> tuple:
+    def _big_job(self, snapshot: Snapshot) -> tuple:
+        """What a big document's process is asked (text, path, settings, pickled index, module)
+        and the key of its answer (the text, the index, the settings)."""
+        state = self.project.state
+        index, module = self.project.lookup(snapshot.path, state) if self.editor.project_index else (None, "")
         settings = self.settings_for(snapshot.path)
-        pickled = self.project.pickled(self.analysis_lock) if indexed else None
-        key = (digest, repr(settings), module)
+        pickled = self.project.pickled(self.analysis_lock) if index is not None else None
+        key = (hashlib.sha1(snapshot.text.encode("utf-8", "surrogatepass")).hexdigest(), state.generation,
+               repr(settings), module)
         return key, (snapshot.text, snapshot.path, settings, pickled, module if pickled else "")
 
-    def _analyse_big(self, snapshot: Snapshot, digest: tuple, indexed: bool, module: str) -> FileResult:
-        key, args = self._big_request(snapshot, digest, indexed, module)
+    def _analyse_big(self, snapshot: Snapshot) -> FileResult:
+        key, args = self._big_job(snapshot)
         with self._big_lock:
             cached = self._big_cache.get(snapshot.uri)
         if cached is not None and cached[0] == key:
@@ -371,10 +376,7 @@ class InplacefixServer(LanguageServer):
 
     def big_quick_fixes(self, snapshot: Snapshot, lines: range) -> List[Finding]:
         """The findings on ``lines`` of a big document, with their edits (made in its process)."""
-        state = self.project.state
-        index, module = self.project.lookup(snapshot.path, state) if self.editor.project_index else (None, "")
-        digest = (hashlib.sha1(snapshot.text.encode("utf-8", "surrogatepass")).hexdigest(), state.generation)
-        key, args = self._big_request(snapshot, digest, index is not None, module)
+        key, args = self._big_job(snapshot)
         findings, _ = self.big.quick_fixes(snapshot.uri, snapshot.version, key, *args, (lines.start, lines.stop))
         return findings
 
