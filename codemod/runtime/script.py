@@ -7,6 +7,11 @@ process: :mod:`codemod.runtime.script_child` runs it in a subprocess started wit
 file, and sends back JSON (what happened, both lines of the first conflict, the suggested fix)
 and, when asked to record, the tensors of each backward pass (``torch.save``).
 
+The script leads a process group of its own (``procgroup``): at the timeout, when the tool is
+interrupted or ends, the whole group is killed, what the script started included, and what it
+left running when it ended is ended too. Ctrl-C (SIGINT) to the tool is passed on to the script,
+which sees it as it would without the tool.
+
 This module does not import torch: a clean ``run`` pays for torch once, in the script's process.
 """
 
