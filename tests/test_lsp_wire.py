@@ -6,29 +6,12 @@ so a missing answer fails the test instead of hanging it."""
 from __future__ import annotations
 
 import pathlib
-import textwrap
 import time
 
 import pytest
 
 from .lsp_wire import Wire
-
-BLOCK = textwrap.dedent(
-    """
-
-    def step{i}(x: torch.Tensor, w: torch.Tensor):
-        h = torch.sigmoid(x @ w)
-        h += 1
-        z = x * 2
-        z += 1
-        return h + z
-    """
-)
-
-
-def module(functions: int) -> str:
-    return "import torch\n" + "".join(BLOCK.format(i=i) for i in range(functions))
-
+from .test_lsp_load import children, module
 
 def code_action_params(uri: str, line: int, only=("quickfix",)) -> dict:
     return {"textDocument": {"uri": uri},
@@ -128,19 +111,6 @@ def test_an_invalid_edit_keeps_the_last_valid_settings(tmp_path):
 
 
 # --- item 13: a big buffer does not hold up the others ---------------------------------------------
-
-def children(pid: int) -> set:
-    """The live child processes of ``pid`` (Linux /proc; zombies count as gone)."""
-    found = set()
-    for stat in pathlib.Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid and fields[0] != "Z":
-            found.add(int(stat.parent.name))
-    return found
-
 
 @pytest.mark.skipif(not pathlib.Path("/proc/self/stat").exists(), reason="reads /proc")
 def test_quick_fixes_elsewhere_are_answered_while_a_30000_line_buffer_is_analysed(wire):

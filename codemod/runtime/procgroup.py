@@ -129,17 +129,10 @@ def wait(proc: subprocess.Popen, timeout: Optional[float]) -> Optional[int]:
     return code
 
 
-class _Forwarded(Exception):
-    pass
-
-
 @contextlib.contextmanager
 def _forwarding(pgid: int) -> Iterator[None]:
     """While waiting in the main thread: SIGINT/SIGTERM/SIGHUP to the tool go to the group too.
     A second SIGINT, and SIGTERM and SIGHUP, end the tool's wait (the group is then killed)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     interrupts = []
 
     def handler(signum, frame):
@@ -151,17 +144,8 @@ def _forwarding(pgid: int) -> Iterator[None]:
             raise KeyboardInterrupt
         raise SystemExit(128 + signum)
 
-    previous = {}
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        try:
-            previous[sig] = signal.signal(sig, handler)
-        except (ValueError, OSError):  # pragma: no cover - not the main thread after all
-            pass
-    try:
+    with _handling((signal.SIGINT, signal.SIGTERM, signal.SIGHUP), handler):
         yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
 
 
 @contextlib.contextmanager
@@ -169,16 +153,24 @@ def ending_on_signals() -> Iterator[None]:
     """While a forked run is waited for: SIGTERM and SIGHUP to the tool end it with
     ``SystemExit`` (as Ctrl-C ends it with ``KeyboardInterrupt``) instead of killing it on the
     spot, so the waiter's cleanup kills the run's group. Only where no handler is set."""
+    def handler(signum, frame):
+        raise SystemExit(128 + signum)
+
+    with _handling((signal.SIGTERM, signal.SIGHUP), handler, only_default=True):
+        yield
+
+
+@contextlib.contextmanager
+def _handling(signals, handler, only_default: bool = False) -> Iterator[None]:
+    """``handler`` for ``signals`` meanwhile (main thread only; ``only_default``: where no other
+    handler is set), the previous handlers after."""
     previous = {}
     if threading.current_thread() is threading.main_thread():
-        def handler(signum, frame):
-            raise SystemExit(128 + signum)
-
-        for sig in (signal.SIGTERM, signal.SIGHUP):
+        for sig in signals:
             try:
-                if signal.getsignal(sig) == signal.SIG_DFL:
+                if not only_default or signal.getsignal(sig) == signal.SIG_DFL:
                     previous[sig] = signal.signal(sig, handler)
-            except (ValueError, OSError):  # pragma: no cover
+            except (ValueError, OSError):  # pragma: no cover - not the main thread after all
                 pass
     try:
         yield
