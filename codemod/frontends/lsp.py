@@ -18,7 +18,14 @@ as ``check`` does, ``lsp_project``) and ``projectIndexMaxFiles`` (above it, no i
 Positions go both ways through the encoding negotiated at ``initialize`` (``lsp_positions``).
 Handlers on the event loop only take snapshots of the documents; analyses and quick fixes run
 in worker threads, the fix-all in a child process (``lsp_tasks``, ``lsp_fixall``), and what was
-made for a text the editor has since changed is dropped.
+made for a text the editor has since changed is dropped. A document of ``lsp_big.BIG_LINES``
+lines or more is analysed in a process of its own, killed when a newer version makes its work
+stale, so requests for the other documents never wait for it.
+
+A ``[tool.inplacefix]`` table that is not valid is said in the editor (``window/showMessage``,
+an error naming the file and key), and the last valid settings of that pyproject.toml (or the
+defaults) hold meanwhile. JSON-RPC errors as the specification gives them: a request whose
+params do not fit gets ``-32602``, any request after ``shutdown`` gets ``-32600``.
 """
 
 from __future__ import annotations
@@ -37,13 +44,16 @@ from typing import Dict, List, NamedTuple, Optional
 from urllib.parse import unquote
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 
 from codemod import __version__
 from codemod.config import ConfigError, Settings, load_settings, selector_problem
 from codemod.rules.registry import table
 from codemod.engine.pipeline import FileResult, add_edits, process_source
 from codemod.findings import Finding, Status
+from codemod.frontends.lsp_big import BigDocuments, Stopped, is_big
 from codemod.frontends.lsp_fixall import FixProcess
 from codemod.frontends.lsp_positions import Positions, use_lsp_lines
 from codemod.frontends.lsp_project import MAX_FILES, WorkspaceIndex
@@ -134,10 +144,61 @@ class Snapshot(NamedTuple):
     path: str
 
 
+_ANSWERED = object()  # a message already answered with an error: nothing more to do
+
+
+class Protocol(LanguageServerProtocol):
+    """pygls's protocol, with the error responses JSON-RPC and LSP require where pygls answers
+    nothing: a request whose params do not fit its method gets ``-32602`` (InvalidParams), and
+    any request after ``shutdown`` gets ``-32600`` (InvalidRequest). Notifications are never
+    answered (pygls logs a bad one)."""
+
+    def structure_message(self, data):
+        if not (isinstance(data, dict) and "jsonrpc" in data and "method" in data and "id" in data):
+            return super().structure_message(data)  # a notification, a response, or a nested object
+        if self._shutdown and data["method"] != lsp.EXIT:
+            self._answer_error(data["id"], JsonRpcInvalidRequest(
+                f"the server is shut down: {data['method']} is not handled after shutdown"))
+            return _ANSWERED
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            cause = exc.__cause__
+            detail = _params_problem(cause) if cause is not None else ""
+            exc.message = f"{exc.message} for {data['method']}{': ' + detail if detail else ''}"
+            self._answer_error(data["id"], exc)
+            return _ANSWERED
+
+    def _answer_error(self, msg_id, exc: JsonRpcException) -> None:
+        if not isinstance(msg_id, (str, int)) or isinstance(msg_id, bool):
+            msg_id = None  # JSON-RPC: an id that cannot be read is answered with null
+        self._send_response(msg_id, None, exc.to_response_error())
+
+    def handle_message(self, message) -> None:
+        if message is _ANSWERED:
+            return
+        super().handle_message(message)
+
+
+def _params_problem(exc: BaseException) -> str:
+    """What cattrs found wrong, in one line (the first leaf of its exception group)."""
+    from cattrs.errors import ClassValidationError
+
+    try:
+        from cattrs import transform_error
+
+        if isinstance(exc, ClassValidationError):
+            return "; ".join(e.replace("@ $.params", "@ params") for e in transform_error(exc, path="$"))[:500]
+    except Exception:  # noqa: BLE001 - only a nicer message
+        pass
+    return f"{type(exc).__name__}: {exc}"[:500]
+
+
 class InplacefixServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(
             "inplacefix", __version__,
+            protocol_cls=Protocol,
             notebook_document_sync=lsp.NotebookDocumentSyncOptions(notebook_selector=[
                 lsp.NotebookDocumentFilterWithCells(
                     cells=[lsp.NotebookCellLanguage(language="python")], notebook="jupyter-notebook"
@@ -161,12 +222,56 @@ class InplacefixServer(LanguageServer):
         self.index_workers = Workers(threads=1)
         self.indexing: Optional[asyncio.Task] = None  # the build under way
         self.index_again = False  # asked for while one was under way: build again after it
+        self.loop: Optional[asyncio.AbstractEventLoop] = None  # the event loop (set at initialize)
+        self._settings_lock = threading.Lock()
+        self._good_settings: Dict[str, Settings] = {}  # pyproject.toml -> its last valid settings
+        self._settings_errors: Dict[str, str] = {}  # pyproject.toml -> the error said for it
+        self.big = BigDocuments()  # documents of BIG_LINES lines or more: analysed in a process each
+        self._big_cache: dict = {}  # uri -> (key, FileResult without fix plans)
+        self._big_lock = threading.Lock()
 
-    def settings_for(self, path: str) -> Settings:
+    def project_settings(self, path: str) -> Settings:
+        """``[tool.inplacefix]`` of the nearest pyproject.toml, as ``check`` reads it. One that is
+        not valid is said in the editor (``window/showMessage``, an error naming the file and
+        key, as ``check`` names them, once until it changes), and the last valid settings read
+        for the same pyproject.toml hold meanwhile, or the defaults if none was valid yet."""
+        key = _pyproject_of(path)
         try:
             base = load_settings(None, pathlib.Path(path), table().keys())
-        except ConfigError:
-            base = Settings()
+        except ConfigError as exc:
+            with self._settings_lock:
+                kept = self._good_settings.get(key)
+                new = self._settings_errors.get(key) != str(exc)
+                self._settings_errors[key] = str(exc)
+            if new:
+                held = ("the last valid settings of this project are kept" if kept is not None
+                        else "the default settings are used")
+                self.tell(lsp.MessageType.Error, f"inplacefix: {exc} ({held} until it is fixed)")
+            return kept if kept is not None else Settings()
+        with self._settings_lock:
+            self._good_settings[key] = base
+            fixed = self._settings_errors.pop(key, None) is not None
+        if fixed:
+            self.tell(lsp.MessageType.Info, f"inplacefix: the settings of {key} are valid again")
+        return base
+
+    def tell(self, kind: lsp.MessageType, message: str) -> None:
+        """``window/showMessage``, from any thread (sent from the event loop)."""
+        params = lsp.ShowMessageParams(type=kind, message=message)
+        loop = self.loop
+        if loop is None or loop.is_closed():
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            self.window_show_message(params)
+        else:
+            loop.call_soon_threadsafe(self.window_show_message, params)
+
+    def settings_for(self, path: str) -> Settings:
+        base = self.project_settings(path)
         select = self.editor.select or base.select
         if self.editor.candidates != "hidden":
             select = ("ALL",)  # candidates are shown as hints; `select` still filters hazards
@@ -224,7 +329,11 @@ class InplacefixServer(LanguageServer):
         return by_cell
 
     def analyse(self, snapshot: Snapshot) -> FileResult:
-        """The findings (with edits) for the snapshot's text; cached by content."""
+        """The findings (with edits) for the snapshot's text; cached by content. A big document
+        is analysed in its own process (``lsp_big``): its findings come without fix plans, and
+        :class:`Stopped` is raised when a newer version made the work stale."""
+        if is_big(snapshot.text):
+            return self._analyse_big(snapshot)
         uri, text, path = snapshot.uri, snapshot.text, snapshot.path
         state = self.project.state  # the index it is analysed with, and which one it was
         index, module = self.project.lookup(path, state) if self.editor.project_index else (None, "")
@@ -241,6 +350,48 @@ class InplacefixServer(LanguageServer):
                                     project=index, module_name=module)
             self._cache[uri] = (digest, result)
             return result
+
+    def _big_job(self, snapshot: Snapshot) -> tuple:
+        """What a big document's process is asked (text, path, settings, pickled index, module)
+        and the key of its answer (the text, the index, the settings)."""
+        state = self.project.state
+        index, module = self.project.lookup(snapshot.path, state) if self.editor.project_index else (None, "")
+        settings = self.settings_for(snapshot.path)
+        pickled = self.project.pickled(self.analysis_lock) if index is not None else None
+        key = (hashlib.sha1(snapshot.text.encode("utf-8", "surrogatepass")).hexdigest(), state.generation,
+               repr(settings), module)
+        return key, (snapshot.text, snapshot.path, settings, pickled, module if pickled else "")
+
+    def _analyse_big(self, snapshot: Snapshot) -> FileResult:
+        key, args = self._big_job(snapshot)
+        with self._big_lock:
+            cached = self._big_cache.get(snapshot.uri)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        findings, error = self.big.analyse(snapshot.uri, snapshot.version, key, *args)
+        result = FileResult(snapshot.path, findings=findings, error=error)
+        with self._big_lock:
+            self._big_cache[snapshot.uri] = (key, result)
+        return result
+
+    def big_quick_fixes(self, snapshot: Snapshot, lines: range) -> List[Finding]:
+        """The findings on ``lines`` of a big document, with their edits (made in its process)."""
+        key, args = self._big_job(snapshot)
+        findings, _ = self.big.quick_fixes(snapshot.uri, snapshot.version, key, *args, (lines.start, lines.stop))
+        return findings
+
+    def forget_results(self) -> None:
+        """Every document's results (the settings changed); the processes stay."""
+        self._cache.clear()
+        with self._big_lock:
+            self._big_cache.clear()
+
+    def forget(self, uri: str) -> None:
+        """The document was closed: its results and its process go."""
+        self._cache.pop(uri, None)
+        with self._big_lock:
+            self._big_cache.pop(uri, None)
+        self.big.close(uri)
 
     def fix_all_job(self, snapshot: Snapshot) -> FixAllJob:
         """The fix-all of the snapshot's text, in the fix process; shared by the requests for
@@ -275,6 +426,21 @@ class InplacefixServer(LanguageServer):
         return self.editor.candidates != "hidden"
 
 
+def _pyproject_of(path: str) -> str:
+    """The nearest pyproject.toml at or above the file (the folder when there is none): the
+    settings that hold when the file's settings are not valid are those last read for it."""
+    folder = pathlib.Path(path).parent
+    try:
+        folder = folder.resolve()
+    except (OSError, RuntimeError):
+        pass
+    for parent in (folder, *folder.parents):
+        candidate = parent / "pyproject.toml"
+        if candidate.is_file():
+            return str(candidate)
+    return str(folder)
+
+
 server = InplacefixServer()
 
 
@@ -296,9 +462,13 @@ def _error(message: str, line: int, column: int, positions: Positions) -> lsp.Di
                           severity=lsp.DiagnosticSeverity.Error, source=SOURCE)
 
 
-def diagnose(ls: InplacefixServer, snapshot: Snapshot) -> List[lsp.Diagnostic]:
-    """The diagnostics of one document (in a worker thread)."""
-    result = ls.analyse(snapshot)
+def diagnose(ls: InplacefixServer, snapshot: Snapshot) -> Optional[List[lsp.Diagnostic]]:
+    """The diagnostics of one document (in a worker thread); None when the analysis was
+    stopped (a newer version of a big document arrived)."""
+    try:
+        result = ls.analyse(snapshot)
+    except Stopped:
+        return None
     positions = ls.positions(snapshot)
     diagnostics = [_diagnostic(f, positions) for f in result.findings if ls.shown(f)]
     if result.error is not None:
@@ -335,7 +505,7 @@ async def _publish(ls: InplacefixServer, uri: str) -> None:
         return
     snapshot = ls.snapshot(uri)
     diagnostics = await ls.workers.run(diagnose, ls, snapshot)
-    if ls.is_current(snapshot):  # else a newer version is on its way: drop these
+    if diagnostics is not None and ls.is_current(snapshot):  # else a newer version is on its way: drop these
         ls.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=snapshot.version))
 
@@ -374,6 +544,7 @@ def notebook_did_save(ls: InplacefixServer, params: lsp.DidSaveNotebookDocumentP
 
 @server.feature(lsp.INITIALIZE)
 def on_initialize(ls: InplacefixServer, params: lsp.InitializeParams) -> None:
+    ls.loop = asyncio.get_running_loop()
     ls.editor = EditorSettings.from_dict(params.initialization_options)
     use_lsp_lines(ls.workspace)
 
@@ -427,7 +598,8 @@ def _workspace_folders(ls: InplacefixServer) -> List[pathlib.Path]:
 
 def _watch_files(ls: InplacefixServer) -> None:
     """Ask the client to tell of ``.py`` files changed on disk (by git, a formatter, another
-    editor), when it can and there is a workspace to index: the index is refreshed."""
+    editor), when it can and there is a workspace to index: the index is refreshed; and of
+    ``pyproject.toml`` files: the open documents are analysed again with their settings."""
     workspace = ls.client_capabilities.workspace
     watched = workspace.did_change_watched_files if workspace is not None else None
     if not ls.editor.project_index or watched is None or not watched.dynamic_registration:
@@ -437,12 +609,18 @@ def _watch_files(ls: InplacefixServer) -> None:
     ls.client_register_capability(lsp.RegistrationParams(registrations=[lsp.Registration(
         id="inplacefix-watch-py", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
         register_options=lsp.DidChangeWatchedFilesRegistrationOptions(
-            watchers=[lsp.FileSystemWatcher(glob_pattern="**/*.py")]))]))
+            watchers=[lsp.FileSystemWatcher(glob_pattern="**/*.py"),
+                      lsp.FileSystemWatcher(glob_pattern="**/pyproject.toml")]))]))
 
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 def did_change_watched_files(ls: InplacefixServer, params: lsp.DidChangeWatchedFilesParams) -> None:
-    if any(change.uri.endswith(".py") for change in params.changes):
+    if any(change.uri.endswith("/pyproject.toml") for change in params.changes):
+        ls.forget_results()  # analysed with the settings before: again, with the new ones
+        for uri in list(ls.workspace.text_documents):
+            schedule(ls, uri)
+        refresh_index(ls)
+    elif any(change.uri.endswith(".py") for change in params.changes):
         refresh_index(ls)
 
 
@@ -459,6 +637,7 @@ def did_open(ls: InplacefixServer, params: lsp.DidOpenTextDocumentParams) -> Non
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: InplacefixServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    ls.big.newer(params.text_document.uri, params.text_document.version)  # stale work stops
     schedule(ls, params.text_document.uri, debounce=True)
 
 
@@ -472,7 +651,7 @@ def did_save(ls: InplacefixServer, params: lsp.DidSaveTextDocumentParams) -> Non
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: InplacefixServer, params: lsp.DidCloseTextDocumentParams) -> None:
     ls.debouncer.cancel(params.text_document.uri)
-    ls._cache.pop(params.text_document.uri, None)
+    ls.forget(params.text_document.uri)
     job = ls._fix_all.get(params.text_document.uri)
     if job is not None:
         ls.stop_fix_all(params.text_document.uri, job)
@@ -496,6 +675,7 @@ def on_shutdown(ls: InplacefixServer, params: None) -> None:
     ls.fix_workers.stop()
     ls.index_workers.stop()
     ls.fixer.close()
+    ls.big.close_all()
 
 
 @server.feature(
@@ -576,7 +756,11 @@ def _resolves_edits(ls: InplacefixServer) -> bool:
 
 def _has_safe_fix(ls: InplacefixServer, snapshot: Snapshot) -> bool:
     """Whether a shown finding has a safe fix (what a fix-all would apply)."""
-    return any(f.status is Status.SAFE and f.fixable and ls.shown(f) for f in ls.analyse(snapshot).findings)
+    try:
+        findings = ls.analyse(snapshot).findings
+    except Stopped:
+        return False
+    return any(f.status is Status.SAFE and f.fixable and ls.shown(f) for f in findings)
 
 
 def _quick_fixes(ls: InplacefixServer, rng: lsp.Range, snapshot: Snapshot,
@@ -585,8 +769,12 @@ def _quick_fixes(ls: InplacefixServer, rng: lsp.Range, snapshot: Snapshot,
     uri = snapshot.uri
     positions = ls.positions(snapshot)
     lines = positions.lines_of(rng)
-    actions = []
-    comment_at = None  # where a suppression comment goes, once asked for
+    if notebook is None and is_big(snapshot.text):  # its own process: the lock is not held meanwhile
+        try:
+            findings = ls.big_quick_fixes(snapshot, lines)
+        except Stopped:
+            return []
+        return _actions(ls, uri, findings, lines, positions, cell=False)
     with ls.analysis_lock:  # edits are added to the cached findings
         if notebook is not None:
             findings = [f for f in ls.analyse_notebook(notebook, cells, edits=True).get(uri, [])
@@ -597,22 +785,33 @@ def _quick_fixes(ls: InplacefixServer, rng: lsp.Range, snapshot: Snapshot,
         for f in result.findings:
             if not ls.shown(f) or f.span.end_line < lines.start or f.span.line >= lines.stop:
                 continue
-            diagnostic = _diagnostic(f, positions)
             if f.edit is None and f.plan is not None and f.cell is None:
                 add_edits(result, snapshot.text.encode("utf-8", "surrogatepass"), [f])
-            if f.edit is not None and (f.status is Status.SAFE or (f.status is Status.UNSAFE and ls.editor.unsafe_fixes)):
-                unsafe = " (unsafe: may change behaviour)" if f.status is Status.UNSAFE else ""
-                actions.append(lsp.CodeAction(
-                    title=f"{f.code}: {f.fix_title}{unsafe}",
-                    kind=lsp.CodeActionKind.QuickFix,
-                    diagnostics=[diagnostic],
-                    is_preferred=f.status is Status.SAFE,
-                    edit=lsp.WorkspaceEdit(changes={uri: [positions.text_edit(f.edit)]}),
-                ))
-            if comment_at is None:
-                comment_at = _comment_lines(positions.text, notebook is not None)
-            if comment_at:
-                actions.append(_suppress_action(uri, f, diagnostic, positions, comment_at(f.span.end_line)))
+        return _actions(ls, uri, result.findings, lines, positions, cell=notebook is not None)
+
+
+def _actions(ls: InplacefixServer, uri: str, findings: List[Finding], lines: range, positions: Positions,
+             cell: bool) -> list:
+    """The fix (when it has its edit) and the suppression of each shown finding on ``lines``."""
+    actions = []
+    comment_at = None  # where a suppression comment goes, once asked for
+    for f in findings:
+        if not ls.shown(f) or f.span.end_line < lines.start or f.span.line >= lines.stop:
+            continue
+        diagnostic = _diagnostic(f, positions)
+        if f.edit is not None and (f.status is Status.SAFE or (f.status is Status.UNSAFE and ls.editor.unsafe_fixes)):
+            unsafe = " (unsafe: may change behaviour)" if f.status is Status.UNSAFE else ""
+            actions.append(lsp.CodeAction(
+                title=f"{f.code}: {f.fix_title}{unsafe}",
+                kind=lsp.CodeActionKind.QuickFix,
+                diagnostics=[diagnostic],
+                is_preferred=f.status is Status.SAFE,
+                edit=lsp.WorkspaceEdit(changes={uri: [positions.text_edit(f.edit)]}),
+            ))
+        if comment_at is None:
+            comment_at = _comment_lines(positions.text, cell)
+        if comment_at:
+            actions.append(_suppress_action(uri, f, diagnostic, positions, comment_at(f.span.end_line)))
     return actions
 
 
@@ -668,6 +867,7 @@ def main() -> None:
     # The LSP specification: 0 if `shutdown` came first, else 1. Exit now, without waiting for
     # a worker still busy with a dropped job.
     server.fixer.close()
+    server.big.close_all()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(ValueError, OSError):  # pygls closes stdout on `exit`
             stream.flush()

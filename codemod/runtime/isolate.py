@@ -33,7 +33,6 @@ import json
 import os
 import pathlib
 import pickle
-import select
 import signal
 import subprocess
 import sys
@@ -42,6 +41,8 @@ import threading
 import time
 import traceback
 from typing import Any, Callable, Optional, Tuple
+
+from codemod.runtime import procgroup
 
 # Fork after importing torch only where that is known to be safe (macOS's runtime objects to
 # it; Windows has no fork): elsewhere each run is a plain ``python`` child.
@@ -101,7 +102,8 @@ class _Server:
             text=True, bufsize=1, close_fds=True,  # stdout is read through its descriptor
         )
         self.lock = threading.Lock()  # one run at a time per server
-        self._buffer = b""
+        assert self.process.stdout is not None
+        self._lines = procgroup.Lines(self.process.stdout.fileno())  # read past the buffered reader
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -125,35 +127,25 @@ class _Server:
         assert self.process.stdin is not None and self.process.stdout is not None
         self.process.stdin.write(request_path + "\n")
         self.process.stdin.flush()
-        pid = int(self._line(None).split()[1])
+        pid = int(self._lines.next(None).split()[1])
+        procgroup.register(pid)  # the child leads its own process group (_serve)
+        try:
+            with procgroup.ending_on_signals():
+                return self._wait(pid, timeout)
+        except BaseException:  # interrupted (Ctrl-C, the tool ending): the run goes with it
+            procgroup.kill_run(pid, signal.SIGKILL)
+            raise
+        finally:
+            procgroup.unregister(pid)  # the server ended what was left of the group
+
+    def _wait(self, pid: int, timeout: Optional[float]) -> Tuple[Optional[int], bool]:
         deadline = None if timeout is None else time.monotonic() + timeout
-        answer = self._line(deadline)
-        if answer is None:  # past the deadline: kill the child, then collect its exit
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            answer = self._line(None)
+        answer = self._lines.next(deadline)
+        if answer is None:  # past the deadline: kill the child's group, then collect its exit
+            procgroup.kill_run(pid, signal.SIGKILL)
+            answer = self._lines.next(None)
             return _exit_code(answer), True
         return _exit_code(answer), False
-
-    def _line(self, deadline: Optional[float]) -> Optional[str]:
-        """The server's next answer; None once ``deadline`` passes. Reads the pipe's file
-        descriptor itself: a buffered reader could hold both answers while ``select`` waits."""
-        assert self.process.stdout is not None
-        fd = self.process.stdout.fileno()
-        while b"\n" not in self._buffer:
-            if deadline is not None:
-                ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
-                if not ready:
-                    return None
-            chunk = os.read(fd, 4096)
-            if not chunk:
-                raise RuntimeError("the isolation server ended unexpectedly")
-            self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        return line.decode().strip()
-
 
 def _exit_code(answer: Optional[str]) -> Optional[int]:
     try:
@@ -197,6 +189,7 @@ def _serve() -> None:  # pragma: no cover - runs in the server process
         if pid == 0:
             code = 0
             try:
+                procgroup.own_group()  # killed whole at the timeout, with what it started
                 null = os.open(os.devnull, os.O_RDONLY)
                 os.dup2(null, 0)
                 with open(path, "rb") as handle:
@@ -206,9 +199,11 @@ def _serve() -> None:  # pragma: no cover - runs in the server process
                 code = 1
             finally:
                 os._exit(code)
+        procgroup.adopt(pid)
         sys.stdout.write(f"pid {pid}\n")
         sys.stdout.flush()
         _, status = os.waitpid(pid, 0)
+        procgroup.end_group(pid)  # what the run left behind (a forked copy, a `sleep`)
         sys.stdout.write(f"exit {os.waitstatus_to_exitcode(status)}\n")
         sys.stdout.flush()
 
@@ -224,12 +219,9 @@ def _run_in_child(request: "_Request", timeout: Optional[float], folder: pathlib
             return server.run(str(path), timeout)
     code = ("import sys, json, pickle; sys.path[:] = json.loads(sys.argv[1]); "  # pragma: no cover
             "from codemod.runtime.isolate import _child; _child(pickle.load(open(sys.argv[2], 'rb')))")
-    child = subprocess.Popen([sys.executable, "-c", code, json.dumps(sys.path), str(path)])  # pragma: no cover
-    try:  # pragma: no cover
-        return child.wait(timeout), False
-    except subprocess.TimeoutExpired:  # pragma: no cover
-        child.kill()
-        return child.wait(), True
+    child = procgroup.spawn([sys.executable, "-c", code, json.dumps(sys.path), str(path)])  # pragma: no cover
+    exit_code = procgroup.wait(child, timeout)  # pragma: no cover
+    return (child.returncode, True) if exit_code is None else (exit_code, False)  # pragma: no cover
 
 
 def run_isolated(func: Callable[..., Any], *args: Any, timeout: Optional[float] = DEFAULT_TIMEOUT,

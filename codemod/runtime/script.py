@@ -7,11 +7,17 @@ process: :mod:`codemod.runtime.script_child` runs it in a subprocess started wit
 file, and sends back JSON (what happened, both lines of the first conflict, the suggested fix)
 and, when asked to record, the tensors of each backward pass (``torch.save``).
 
+The script leads a process group of its own (``procgroup``): at the timeout, when the tool is
+interrupted or ends, the whole group is killed, what the script started included, and what it
+left running when it ended is ended too. Ctrl-C (SIGINT) to the tool is passed on to the script,
+which sees it as it would without the tool.
+
 This module does not import torch: a clean ``run`` pays for torch once, in the script's process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import json
@@ -24,6 +30,7 @@ import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import codemod
+from codemod.runtime import procgroup
 
 # What ``python -c`` runs: import the child from this copy of the tool, then hand sys.path back.
 _BOOT = ("import sys; sys.path.insert(0, {root!r}); from codemod.runtime import script_child; "
@@ -43,21 +50,29 @@ class Interpreters:
     def __init__(self, env: Optional[Dict[str, str]] = None) -> None:
         self.proc = subprocess.Popen([sys.executable, "-c", _SERVE.format(root=_ROOT)], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env=env, text=True, bufsize=1)
+        self._lines = procgroup.Lines(self.proc.stdout.fileno())
 
     def run(self, request_file: str, timeout: Optional[float]) -> Optional[int]:
         """The run's exit code, or None when it was killed at the timeout."""
-        import select
         import signal
 
         self.proc.stdin.write(request_file + "\n")
         self.proc.stdin.flush()
-        pid = int(self.proc.stdout.readline())
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        if not ready:
-            os.kill(pid, signal.SIGKILL)
-            self.proc.stdout.readline()
-            return None
-        return int(self.proc.stdout.readline())
+        pid = int(self._lines.next(None))
+        procgroup.register(pid)  # the copy leads its own process group (script_child.serve)
+        try:
+            with procgroup.ending_on_signals():
+                answer = self._lines.next(None if timeout is None else time.monotonic() + timeout)
+            if answer is None:
+                procgroup.kill_run(pid, signal.SIGKILL)
+                self._lines.next(None)
+                return None
+            return int(answer)
+        except BaseException:  # interrupted: the run does not outlive the wait
+            procgroup.kill_run(pid, signal.SIGKILL)
+            raise
+        finally:
+            procgroup.unregister(pid)  # the server ended what was left of the group
 
     def close(self) -> None:
         if self.proc.poll() is None:
@@ -166,6 +181,7 @@ class ScriptRun:
     record: Optional[str] = None  # the torch.save file of a recording run
     seconds: float = 0.0
     unfit: Optional[str] = None  # view_copies: why writing into copies does not fit this run
+    thread: Optional[str] = None  # the error ended this thread (the main thread ended on its own)
 
     @property
     def finished(self) -> bool:
@@ -217,16 +233,19 @@ def run_script(script: Script, *, mode: str = "locate", max_backward: Optional[i
                 return ScriptRun(script, Outcome.timeout, error=f"no result after {timeout:g} s (killed)",
                                  stdout=out, stderr=err, seconds=time.perf_counter() - started)
         else:
+            # Its own process group, killed whole (procgroup); captured output goes to files, not
+            # pipes: a process the script left behind cannot hold the tool's read open.
             command = [sys.executable, "-c", _BOOT.format(root=_ROOT), str(folder / "request.json")]
-            pipe = subprocess.PIPE if capture else None
-            try:
-                proc = subprocess.run(command, cwd=script.cwd, env=env, stdout=pipe, stderr=pipe,
-                                      stdin=subprocess.DEVNULL if capture else None, timeout=timeout)
-            except subprocess.TimeoutExpired as exc:
+            with contextlib.ExitStack() as files:
+                streams = [files.enter_context(open(folder / name, "wb")) if capture else None
+                           for name in ("captured-stdout", "captured-stderr")]
+                proc = procgroup.spawn(command, cwd=script.cwd, env=env, stdout=streams[0], stderr=streams[1],
+                                       stdin=subprocess.DEVNULL if capture else None)
+                returncode = procgroup.wait(proc, timeout)
+            out, err = (_read(folder / name) if capture else None for name in ("captured-stdout", "captured-stderr"))
+            if returncode is None:
                 return ScriptRun(script, Outcome.timeout, error=f"no result after {timeout:g} s (killed)",
-                                 stdout=_text(exc.stdout), stderr=_text(exc.stderr),
-                                 seconds=time.perf_counter() - started)
-            out, err, returncode = _text(proc.stdout), _text(proc.stderr), proc.returncode
+                                 stdout=out, stderr=err, seconds=time.perf_counter() - started)
         seconds = time.perf_counter() - started
         result_file = folder / "result.json"
         if not result_file.exists():
@@ -240,7 +259,7 @@ def run_script(script: Script, *, mode: str = "locate", max_backward: Optional[i
         return ScriptRun(script, Outcome(data["outcome"]), data["exit_code"], data.get("error"),
                          data.get("traceback"), bool(data.get("inplace_family")), data.get("backward_passes", 0),
                          data.get("conflicts", []), data.get("suggestions", []), out, err, record, seconds,
-                         unfit=data.get("unfit"))
+                         unfit=data.get("unfit"), thread=data.get("thread"))
     finally:
         if own_dir is not None:
             own_dir.cleanup()
@@ -248,12 +267,6 @@ def run_script(script: Script, *, mode: str = "locate", max_backward: Optional[i
 
 def _read(path: pathlib.Path) -> str:
     return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
-
-
-def _text(data) -> Optional[str]:
-    if data is None:
-        return None
-    return data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
 
 
 def exit_code(run: ScriptRun) -> int:
@@ -275,13 +288,17 @@ def render(run: ScriptRun) -> str:
         return (f"inplacefix: stopped {name} after {_passes(run.backward_passes)} "
                 f"(--max-backward): no in-place conflict so far.")
     if run.outcome is Outcome.conflict or (run.conflicts and run.inplace_family):
-        lines = [f"inplacefix: {name} stopped at its first in-place conflict "
+        where = f"its thread {run.thread!r} died of" if run.thread else "stopped at"
+        lines = [f"inplacefix: {name}: {where} its first in-place conflict "
+                 f"(after {_passes(run.backward_passes)}):" if run.thread else
+                 f"inplacefix: {name} {where} its first in-place conflict "
                  f"(after {_passes(run.backward_passes)}):", ""]
         if run.error:
             lines += [f"  {run.error}", ""]
         return "\n".join(lines + _conflicts(run))
     if run.inplace_family:
-        return (f"inplacefix: {name} died of the in-place error, but the locator did not see the "
+        who = f"{name}'s thread {run.thread!r}" if run.thread else name
+        return (f"inplacefix: {who} died of the in-place error, but the locator did not see the "
                 f"change (native code, another thread, or code that installs its own saved-tensor "
                 f"hooks):\n  {run.error}")
     if run.outcome is Outcome.exit:

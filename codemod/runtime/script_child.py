@@ -40,6 +40,7 @@ import torch
 from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 from torch.overrides import TorchFunctionMode
 
+from codemod.runtime import procgroup
 from codemod.runtime.harness import graph_leaves
 from codemod.runtime.locate import Conflict, Locator, _user_frame
 
@@ -304,6 +305,105 @@ class _LeafUpdatesWithoutAutograd(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
+# ---------------------------------------------------------------- threads
+class _Threads:
+    """The script's threads run under what its main thread runs under, and what they die of is
+    kept. Torch function modes and saved-tensor hooks are per thread, so without this an
+    in-place error in a thread passes the locator by (and Python only prints it: the script
+    still exits 0). Each new ``threading.Thread`` enters, before its ``run``, the modes and hooks
+    the main thread entered (the locator's included); an exception that ends a thread is kept
+    (``threading.excepthook``, and around ``run`` in case the script installs its own hook)."""
+
+    def __init__(self) -> None:
+        self.contexts: list = []
+        self.errors: List[tuple] = []  # (thread name, exception), in the order they happened
+        self.stopped = False  # a thread hit the --max-backward limit
+        self._seen: set = set()
+
+    def install(self, contexts: list) -> None:
+        import threading
+
+        self.contexts = list(contexts)
+        original_hook = threading.excepthook
+        threads = self
+
+        def excepthook(args) -> None:
+            threads._keep(args.thread, args.exc_value)
+            if not isinstance(args.exc_value, _Stop):  # the tool's own stop is not the script's error
+                original_hook(args)
+
+        threading.excepthook = excepthook
+        bootstrap = getattr(threading.Thread, "_bootstrap_inner", None)
+        if bootstrap is None:  # pragma: no cover - every CPython from 3.8 to 3.13 has it
+            return
+
+        def _bootstrap_inner(thread) -> None:
+            run = thread.run
+
+            def run_kept() -> None:
+                try:
+                    run()
+                except BaseException as exc:
+                    threads._keep(thread, exc)
+                    raise
+
+            thread.run = run_kept
+            entered = threads._enter()
+            try:
+                bootstrap(thread)
+            finally:
+                for context in reversed(entered):
+                    context.__exit__(None, None, None)
+
+        threading.Thread._bootstrap_inner = _bootstrap_inner
+
+    def _keep(self, thread, exc: Optional[BaseException]) -> None:
+        if isinstance(exc, _Stop):
+            self.stopped = True
+            return
+        if exc is None or id(exc) in self._seen:
+            return
+        self._seen.add(id(exc))
+        self.errors.append((getattr(thread, "name", "a thread"), exc))
+
+    def _enter(self) -> list:
+        """In the new thread: the main thread's modes and hooks, entered again for this one."""
+        entered = []
+        for context in self.contexts:
+            if isinstance(context, Locator):
+                parts = [torch.autograd.graph.saved_tensors_hooks(context._pack, context._unpack), _Pushed(context)]
+            elif isinstance(context, torch.autograd.graph.saved_tensors_hooks):
+                parts = [torch.autograd.graph.saved_tensors_hooks(context.pack_hook, context.unpack_hook)]
+            elif isinstance(context, TorchFunctionMode):
+                parts = [_Pushed(context)]
+            else:  # pragma: no cover - every context main() enters is one of the above
+                parts = []
+            for part in parts:
+                part.__enter__()
+                entered.append(part)
+        return entered
+
+    def first_error(self) -> Optional[tuple]:
+        from codemod.runtime.suggest import in_place_family
+
+        return next(((name, exc) for name, exc in self.errors if in_place_family(exc)), None)
+
+
+class _Pushed:
+    """A torch function mode pushed on this thread's stack (the mode's own ``__enter__`` may do
+    more: the locator's registers global module hooks, once, in the main thread)."""
+
+    def __init__(self, mode: TorchFunctionMode) -> None:
+        self.mode = mode
+
+    def __enter__(self) -> "_Pushed":
+        torch.overrides._push_mode(self.mode)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        torch.overrides._pop_mode()
+
+
 # ---------------------------------------------------------------- the child's main
 def _exit_code(exc: SystemExit) -> int:
     code = exc.code
@@ -368,7 +468,10 @@ def main(request_file: str) -> None:
         from codemod.runtime.view_copies import ViewsAllowed
 
         contexts.append(ViewsAllowed())
+    threads = _Threads()
+    threads.install(contexts)
     error: Optional[BaseException] = None
+    thread_name: Optional[str] = None
     try:
         for context in contexts:
             context.__enter__()
@@ -389,9 +492,18 @@ def main(request_file: str) -> None:
         result["outcome"] = "exception"
         result["exit_code"] = 1
     sys.stdout.flush()
+    died = threads.first_error()
+    if error is None and died is not None and result["outcome"] in ("clean", "exit"):
+        # The main thread ended as if nothing happened (Python only prints what ends a thread):
+        # the in-place error of a thread is the run's, said as such.
+        thread_name, error = died
+        result["outcome"] = "exception"
+    elif error is None and threads.stopped and result["outcome"] == "clean":
+        result["outcome"] = "stopped"
     if error is not None:
         result["error"] = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
         result["traceback"] = _script_traceback(error)
+        result["thread"] = thread_name
         from codemod.runtime.suggest import in_place_family
 
         result["inplace_family"] = in_place_family(error)
@@ -435,6 +547,7 @@ def serve() -> None:
         if pid == 0:
             code = 0
             try:
+                procgroup.own_group()  # killed whole at the timeout, with what it started
                 os.chdir(request["cwd"])
                 null = os.open(os.devnull, os.O_RDONLY)
                 os.dup2(null, 0)
@@ -454,9 +567,11 @@ def serve() -> None:
                 sys.stdout.flush()
                 sys.stderr.flush()
                 os._exit(code)
+        procgroup.adopt(pid)
         protocol_out.write(f"{pid}\n")
         protocol_out.flush()
         _, status = os.waitpid(pid, 0)
+        procgroup.end_group(pid)  # what the run left behind (a forked copy, a `sleep`)
         protocol_out.write(f"{os.waitstatus_to_exitcode(status)}\n")
         protocol_out.flush()
 
