@@ -68,8 +68,10 @@ MSG_C = re.compile(r"(is a view and|A view was created in no_grad mode and) (is 
 
 
 def run(path, mode, timeout=120):
+    # one intra-op thread: the cases are tiny and the shared 2-core machine is oversubscribed otherwise
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     proc = subprocess.run([sys.executable, "-c", RUNNER, path, mode], capture_output=True, text=True,
-                          timeout=timeout, cwd=HERE)
+                          timeout=timeout, cwd=HERE, env=env)
     dt = float("nan")
     for line in proc.stdout.splitlines():
         if line.startswith("@@TIME@@"):
