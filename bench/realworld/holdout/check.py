@@ -11,7 +11,7 @@ For every NNN_*.py case in this folder (excluding *.ref.py):
   * informational only: for kind-A cases, replay the original with every saved tensor cloned at pack time
     (torch.autograd.graph.saved_tensors_hooks) and compare its gradients with the ref's.
 
-Usage: python check_cases.py [-v] [case-number-or-substring ...]
+Usage: python check.py [-v] [case-number-or-substring ...]
 Prints a table and exits 1 if any case fails. Paths are resolved relative to this script's folder.
 """
 import glob
