@@ -1,0 +1,69 @@
+# source: https://github.com/MisaOgura/flashtorch/issues/45
+# pattern: inplace_method
+# codemod_fixable: yes
+# error: C
+# ref_semantics: same
+# flashtorch saliency maps: Backprop.visualize() calls utils.denormalize(input_) on the input image, which
+# apply_transforms() made require grad. denormalize() (602helpers_flashtorch_utils.py, the package's
+# flashtorch/utils/__init__.py) clones it and iterates `for channel, ... in zip(denormalized[0], ...)`, i.e. over
+# unbind() views, doing `channel.mul_(std).add_(mean)` -> "Output 0 of UnbindBackward0 is a view and is being
+# modified inplace". The issue has no maintainer answer; the fix used downstream (a fork of the same utils, "compatible
+# the higher version of pytorch") computes each channel out of place and assigns it into the clone.
+import os
+import sys
+from importlib import import_module
+
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # sibling helper module
+utils = import_module("602helpers_flashtorch_utils")
+apply_transforms, denormalize = utils.apply_transforms, utils.denormalize
+format_for_plotting, standardize_and_clip = utils.format_for_plotting, utils.standardize_and_clip
+
+
+class Backprop:
+    """flashtorch.saliency.Backprop, trimmed to vanilla gradients (no guided ReLU hooks)."""
+
+    def __init__(self, model):
+        self.model = model
+        self.gradients = None
+
+    def calculate_gradients(self, input_, target_class=None, take_max=False):
+        self.model.zero_grad()
+        output = self.model(input_)
+        if target_class is None:
+            _, top_class = output.topk(1, dim=1)
+            target_class = top_class
+        target = torch.zeros_like(output)
+        target[0][target_class] = 1
+        output.backward(gradient=target)
+        gradients = input_.grad.detach()[0]
+        if take_max:
+            gradients = gradients.abs().max(dim=0, keepdim=True)[0]
+        return gradients
+
+    def visualize(self, input_, target_class, take_max=True):
+        max_gradients = self.calculate_gradients(input_, target_class, take_max=True)
+        # plotting (matplotlib) omitted: the images that would be shown are returned
+        return (format_for_plotting(denormalize(input_)),
+                format_for_plotting(standardize_and_clip(max_gradients)))
+
+
+def compute():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                          nn.Linear(4, 5))
+    image = torch.rand(3, 8, 8)
+    input_ = apply_transforms(image)
+    backprop = Backprop(model)
+    shown_input, shown_saliency = backprop.visualize(input_, target_class=2)
+    grads = {n: p.grad for n, p in model.named_parameters()}
+    grads["input_"] = input_.grad
+    grads["shown_input"] = shown_input
+    grads["shown_saliency"] = shown_saliency
+    return grads
+
+
+if __name__ == "__main__":
+    compute()
