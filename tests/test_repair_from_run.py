@@ -292,3 +292,19 @@ def test_a_region_keeps_the_indentation_bytes_of_new_lines_and_every_other_byte(
     assert text == TABS.replace("\t    g += 1", "\t    g = g.clone()\n\t    g += 1")
     outer = list(regions(TABS, 12))[1]  # the method: a tab under four spaces, as spaces of the same width
     assert outer.normalized[1] == "        g = torch.sigmoid(self.fc(x))\n"
+
+
+def test_script_repair_tries_the_next_candidate_when_the_first_does_not_verify(tmp_path):
+    """``repair script.py``: the first choice for the de-normalisation loop (the write
+    out-of-place) hides the writes from the image and is NOT verified; the next attempts take each
+    conflict's next candidate until ordinary views of the image verify; the others are reported."""
+    from codemod.runtime.script import Script
+    from codemod.runtime.script_repair import Verdict, render as render_script, repair_script
+
+    path = tmp_path / "denorm.py"
+    path.write_text(DENORMALISE + '\n\nif __name__ == "__main__":\n    compute()\n')
+    result = repair_script(Script(path=str(path), cwd=str(tmp_path)), max_backward=1, timeout=120)
+    assert result.verdict is Verdict.verified, render_script(result)
+    assert "zip(tuple(img[0][i] for i in range(len(img[0]))), means, stds)" in result.repaired[str(path.resolve())] \
+        or any("zip(tuple(img[0][i]" in t for t in result.repaired.values())
+    assert result.tried and all("not verified" in t for t in result.tried)

@@ -20,7 +20,7 @@ that form does not apply. None of them is known to be right: the runtime side ve
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Set, Tuple, cast
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple, cast
 
 from codemod import torch_api
 from codemod.findings import Fix
@@ -68,7 +68,8 @@ class Positions:
                  and id(n) in self.holders and r.start.line <= line <= r.end.line]
         found.sort(key=self.span)
         covering = [n for n in found if self.span(n)[:2] <= (line, column) <= self.span(n)[2:]]
-        return (covering or found or [None])[0]
+        best = covering or found
+        return best[0] if best else None
 
 
 # ------------------------------------------------------------------ the writing statement
@@ -97,7 +98,7 @@ def _out_of_place(small: "cst.BaseSmallStatement") -> Optional["cst.BaseSmallSta
             return None
         value = cst.BinaryOperation(left=small.target.deep_clone(), operator=op(),
                                     right=right_operand(op, small.value))
-        return rebind([cast("cst.BaseAssignTargetExpression", small.target)], value, like=small)
+        return rebind([small.target], value, like=small)
     if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
         call = small.value
         if _inplace_chain(call):
@@ -112,8 +113,8 @@ def _out_of_place(small: "cst.BaseSmallStatement") -> Optional["cst.BaseSmallSta
                           like=small)
         return None
     if isinstance(small, (cst.Assign, cst.Return, cst.AnnAssign)) and small.value is not None:
-        rewritten = small.visit(_OutOfPlace())
-        return None if rewritten.deep_equals(small) else cast("cst.BaseSmallStatement", rewritten)
+        rewritten = cast("cst.BaseSmallStatement", small.visit(_OutOfPlace()))
+        return None if rewritten.deep_equals(small) else rewritten
     return None
 
 
@@ -238,16 +239,15 @@ def ordinary_views(where: Positions, made: Span, op: str) -> List[Fix]:
         if func.attr.value == "chunk":
             new = call.with_changes(func=func.with_changes(attr=cst.Name("tensor_split")))
             return [Fix(func.attr, lambda node: cst.Name("tensor_split"), fix_title(new))]
-        if func.attr.value == "unbind" and len(call.args) <= 1 and all(a.keyword in (None,) or
-                                                                     cast("cst.Name", a.keyword).value == "dim"
-                                                                     for a in call.args):
+        if func.attr.value == "unbind" and len(call.args) <= 1 and all(
+                a.keyword is None or a.keyword.value == "dim" for a in call.args):
             dim = call.args[0].value if call.args else cst.Integer("0")
             i = _fresh(call, ("i", "j", "k", "idx", "_i"))
-            item = cst.Call(cst.Attribute(base.deep_clone(), cst.Name("select")),
-                            [cst.Arg(dim.deep_clone()), cst.Arg(cst.Name(i))])
+            selected = cst.Call(cst.Attribute(base.deep_clone(), cst.Name("select")),
+                                [cst.Arg(dim.deep_clone()), cst.Arg(cst.Name(i))])
             size = cst.Call(cst.Attribute(base.deep_clone(), cst.Name("size")), [cst.Arg(dim.deep_clone())])
-            new = _tuple_of(item, i, cst.Call(cst.Name("range"), [cst.Arg(size)]))
-            return [Fix(call, lambda node: new.deep_clone(), fix_title(new))]
+            views = _tuple_of(selected, i, cst.Call(cst.Name("range"), [cst.Arg(size)]))
+            return [Fix(call, _replacement(views), fix_title(views))]
         return []
     # A tensor iterated: the expression iterated, or an argument of the call that iterates it.
     iterated: List[cst.BaseExpression] = []
@@ -265,8 +265,8 @@ def ordinary_views(where: Positions, made: Span, op: str) -> List[Fix]:
         i = _fresh(candidate, ("i", "j", "k", "idx", "_i"))
         item = cst.Subscript(candidate.deep_clone(), [cst.SubscriptElement(cst.Index(cst.Name(i)))])
         length = cst.Call(cst.Name("len"), [cst.Arg(candidate.deep_clone())])
-        new = _tuple_of(item, i, cst.Call(cst.Name("range"), [cst.Arg(length)]))
-        fixes.append(Fix(candidate, lambda node, new=new: new.deep_clone(), fix_title(new)))
+        views = _tuple_of(item, i, cst.Call(cst.Name("range"), [cst.Arg(length)]))
+        fixes.append(Fix(candidate, _replacement(views), fix_title(views)))
     return fixes
 
 
@@ -293,6 +293,10 @@ def not_inplace(where: Positions, built: Position) -> Optional[Fix]:
 
 
 # ------------------------------------------------------------------ helpers
+def _replacement(new: "cst.BaseExpression") -> "Callable[[cst.CSTNode], cst.CSTNode]":
+    return lambda node: new.deep_clone()
+
+
 def _makes_views(expr: Optional["cst.BaseExpression"]) -> bool:
     return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
         and expr.func.attr.value in _MULTI_VIEW_METHODS

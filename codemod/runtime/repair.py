@@ -118,7 +118,8 @@ class RepairResult:
 
 
 def _key(conflict: Conflict) -> tuple:
-    return (conflict.kind, conflict.mutation and conflict.mutation.line, conflict.save and conflict.save.line)
+    return (conflict.kind, conflict.mutation and (conflict.mutation.file, conflict.mutation.line),
+            conflict.save and (conflict.save.file, conflict.save.line))
 
 
 class Project:
@@ -299,11 +300,25 @@ def _no_site(conflict: Conflict) -> str:
 
 
 def first_choice(source: str, path: pathlib.Path, conflicts: List[Conflict],
-                 settings: Settings) -> Tuple[str, List[RepairStep]]:
+                 settings: Settings, skip: Optional[Dict[str, int]] = None) -> Tuple[str, List[RepairStep]]:
     """(the source with the first-choice fix of each conflict, the steps): what ``repair``
-    tries first, for front ends that only show the fix (``run``, the pytest plugin, the magic)."""
-    fixed, steps, _ = _repair_round(source, path, conflicts, settings, {}, 1)
+    tries first, for front ends that only show the fix (``run``, the pytest plugin, the magic).
+    ``skip``: how many candidates to pass over, per conflict (by :func:`key_text`): script
+    repair's next attempt after a first choice that did not verify."""
+    prefer = {_key(c): (skip or {}).get(key_text(c), 0) for c in conflicts}
+    fixed, steps, _ = _repair_round(source, path, conflicts, settings, prefer, 1)
     return fixed, steps
+
+
+def key_text(conflict) -> str:
+    """A conflict's key as text, from a :class:`Conflict` or its JSON (``dataclasses.asdict``)."""
+    if isinstance(conflict, Conflict):
+        return repr(_key(conflict))
+
+    def site(s):
+        return None if not s else (s["file"], s["line"])
+
+    return repr((conflict["kind"], site(conflict.get("mutation")), site(conflict.get("save"))))
 
 
 @dataclasses.dataclass
