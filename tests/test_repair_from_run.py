@@ -308,3 +308,46 @@ def test_script_repair_tries_the_next_candidate_when_the_first_does_not_verify(t
     assert "zip(tuple(img[0][i] for i in range(len(img[0]))), means, stds)" in result.repaired[str(path.resolve())] \
         or any("zip(tuple(img[0][i]" in t for t in result.repaired.values())
     assert result.tried and all("not verified" in t for t in result.tried)
+
+
+@pytest.mark.parametrize("line, out_of_place_title, copy_title", [
+    (3, "Rewrite as `x = torch.relu(x)`", "Insert `x = x.clone()`"),
+    (4, "Rewrite as `y = F.leaky_relu(x, 0.1) + 1`", None),
+    (7, "Rewrite as `x = x.mul(2).add(y)`", "Insert `x = x.clone()`"),
+    (8, None, "Insert `x = x.clone()`"),  # `x[0] += 1` stays in place after `x[0] = x[0] + 1`
+    (9, "Rewrite as `self.h = self.h / 2`", None),
+])
+def test_the_forms_built_from_a_line(line, out_of_place_title, copy_title):
+    import libcst
+    from libcst.metadata import MetadataWrapper
+
+    from codemod.fixes.from_run import Positions, clone_before, out_of_place
+
+    src = ("import torch\ndef f(x, y):\n    torch.relu_(x)\n    y = F.leaky_relu_(x, 0.1) + 1\n"
+           "    a, b = torch.chunk(x, 2)\n    c = x.unbind(1)\n    x.mul_(2).add_(y)\n    x[0] += 1\n"
+           "    self.h /= 2\n")
+    where = Positions(MetadataWrapper(libcst.parse_module(src)))
+    made = out_of_place(where, (line, 4))
+    assert (made.title if made else None) == out_of_place_title
+    copy = clone_before(where, (line, 4))
+    assert (copy.title if copy else None) == copy_title
+
+
+def test_views_made_by_a_call_get_copies_or_ordinary_views():
+    import libcst
+    from libcst.metadata import MetadataWrapper
+
+    from codemod.fixes.from_run import Positions, copies_of_views, detached, ordinary_views
+
+    src = "def f(x, img, means):\n    a, b = torch.chunk(x, 2)\n    c = x.unbind(1)\n    for t, m in zip(img[0], means):\n        pass\n"
+    where = Positions(MetadataWrapper(libcst.parse_module(src)))
+    assert copies_of_views(where, (2, 11, 2, 28)).title == "Rewrite as `tuple(view.clone() for view in torch.chunk(x, 2))`"
+    assert ordinary_views(where, (2, 11, 2, 28), "chunk") == []  # a function of torch: no receiver to view
+    assert [f.title for f in ordinary_views(where, (3, 8, 3, 19), "unbind")] == [
+        "Rewrite as `tuple(x.select(1, i) for i in range(x.size(1)))`"]
+    assert [f.title for f in ordinary_views(where, (4, 16, 4, 34), "unbind")] == [
+        "Rewrite as `tuple(img[0][i] for i in range(len(img[0])))`",
+        "Rewrite as `tuple(means[i] for i in range(len(means)))`"]
+    assert copies_of_views(where, (4, 16, 4, 34)) is None  # zip's items are tuples, not views
+    assert detached(where, (3, 8, 3, 19)) is None  # a tuple of views has no `.detach()`
+    assert detached(where, (4, 20, 4, 26)).title == "Rewrite as `img[0].detach()`"

@@ -108,7 +108,8 @@ def _out_of_place(small: "cst.BaseSmallStatement") -> Optional["cst.BaseSmallSta
             return rebind([cast("cst.BaseAssignTargetExpression", base.deep_clone())], out_of_place_chain(call),
                           like=small)
         receiver = _first_positional(call)
-        if _inplace_keyword(call) is not None and receiver is not None and _rebindable(receiver):
+        if (_inplace_keyword(call) is not None or _twin_function(call) is not None) \
+                and receiver is not None and _rebindable(receiver):
             return rebind([cast("cst.BaseAssignTargetExpression", receiver.deep_clone())], _without_inplace(call),
                           like=small)
         return None
@@ -124,13 +125,15 @@ class _OutOfPlace(cst.CSTTransformer):
     def leave_Call(self, original: "cst.Call", updated: "cst.Call") -> "cst.BaseExpression":
         if _inplace_chain(updated):
             return out_of_place_chain(updated)
-        if _inplace_keyword(updated) is not None:
+        if _inplace_keyword(updated) is not None or _twin_function(updated) is not None:
             return _without_inplace(updated)
         return updated
 
 
 def _inplace_chain(call: "cst.Call") -> bool:
     """``x.add_(1)``, ``x.mul_(a).add_(b)``: in-place tensor methods, each with a twin."""
+    if _twin_function(call) is not None:
+        return False  # `torch.relu_(x)`: a function of a module, not a method of a tensor
     node: cst.BaseExpression = call
     links = 0
     while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
@@ -159,7 +162,33 @@ def _first_positional(call: "cst.Call") -> Optional["cst.BaseExpression"]:
     return next((a.value for a in call.args if a.keyword is None and not a.star), None)
 
 
+_ALIASES = {"F": "torch.nn.functional", "nn.functional": "torch.nn.functional", "nn": "torch.nn"}
+
+
+def _twin_function(call: "cst.Call") -> Optional[str]:
+    """``torch.relu_(x)``, ``F.relu_(x)``: the name of the out-of-place twin (``relu``)."""
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return None
+    owner = _dotted(func.value)
+    full = f"{_ALIASES.get(owner, owner)}.{func.attr.value}"
+    twin = torch_api.INPLACE_FUNCTIONS.get(full)
+    return twin.rsplit(".", 1)[-1] if twin else None
+
+
+def _dotted(expr: "cst.BaseExpression") -> str:
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        return f"{_dotted(expr.value)}.{expr.attr.value}"
+    return ""
+
+
 def _without_inplace(call: "cst.Call") -> "cst.Call":
+    """``f(x, inplace=True)`` -> ``f(x)``; ``torch.relu_(x)`` -> ``torch.relu(x)``."""
+    twin = _twin_function(call)
+    if twin is not None:
+        return call.with_changes(func=cast("cst.Attribute", call.func).with_changes(attr=cst.Name(twin)))
     args = [a for a in call.args if not (a.keyword is not None and a.keyword.value == "inplace")]
     if args:
         args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
@@ -201,7 +230,7 @@ def _written_name(small: "cst.BaseSmallStatement") -> Optional["cst.Name"]:
         call = small.value
         if _inplace_chain(call):
             target = _chain_base(call)
-        elif _inplace_keyword(call) is not None:
+        elif _inplace_keyword(call) is not None or _twin_function(call) is not None:
             target = _first_positional(call)
     while isinstance(target, cst.Subscript):
         target = target.value
@@ -234,7 +263,7 @@ def ordinary_views(where: Positions, made: Span, op: str) -> List[Fix]:
         call = cast("cst.Call", expr)
         func = cast("cst.Attribute", call.func)
         base = func.value
-        if not _plain(base):
+        if not _plain(base) or _dotted(base) == "torch":
             return []
         if func.attr.value == "chunk":
             new = call.with_changes(func=func.with_changes(attr=cst.Name("tensor_split")))
@@ -274,8 +303,8 @@ def detached(where: Positions, made: Span) -> Optional[Fix]:
     """``C`` -> ``C.detach()``: a view made under ``no_grad`` stays out of autograd, as PyTorch
     computes the write with grad off (the memory is shared: the writes still reach it)."""
     expr = where.expression(made)
-    if expr is None or isinstance(expr, (cst.Tuple, cst.List, cst.GeneratorExp)):
-        return None
+    if expr is None or _makes_views(expr) or isinstance(expr, (cst.Tuple, cst.List, cst.GeneratorExp)):
+        return None  # several views (a tuple): no `.detach()` for it
     new = _call(_atom(expr), "detach")
     return Fix(expr, lambda node: _call(_atom(cast("cst.BaseExpression", node)), "detach"), fix_title(new))
 
@@ -298,6 +327,7 @@ def _replacement(new: "cst.BaseExpression") -> "Callable[[cst.CSTNode], cst.CSTN
 
 
 def _makes_views(expr: Optional["cst.BaseExpression"]) -> bool:
+    """``x.chunk(3)``, ``torch.split(x, 2)``: a call that returns several views."""
     return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
         and expr.func.attr.value in _MULTI_VIEW_METHODS
 
