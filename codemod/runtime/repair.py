@@ -13,7 +13,19 @@ candidate fixes, in order of preference:
    tensor; every in-place op on that line, a whole chain included, had operands of the
    target's dtype);
 5. the passes' unsafe fix (one that rebinds the aliases too: ``d = b = d * 5``), which the
-   verification must then prove.
+   verification must then prove;
+6. fixes built from what the run saw at the lines it names, whether or not a rule fired there
+   (``fixes.from_run``): the writing statement out-of-place or writing into a copy; where a
+   refused view was made, ordinary views, copies, or a detached view (made under ``no_grad``);
+   the module built without ``inplace=True``. Fewest lines changed first.
+
+A candidate that leaves its conflict in place (the next run locates it again) is undone and the
+conflict's next candidate taken at once; one that does not verify gives way to the next at the
+next attempt. The lines to fix may be in any file of the target's project (its folder tree, the
+folder above its package), never in an installed package unless ``allow_outside`` names its
+folder: the runs import the rewritten files from memory, and the CLI writes every changed file
+or none. A file libcst cannot parse (tabs under spaces) is fixed by statement
+(``fixes.regions``), every byte outside the edit kept.
 
 Conflicts no rewrite can fix (an optimizer step under a retained graph, an ``inplace`` flag
 switched on at run time) are explained, with both lines, and left alone. A write to a view
