@@ -314,7 +314,7 @@ def test_script_repair_tries_the_next_candidate_when_the_first_does_not_verify(t
     (3, "Rewrite as `x = torch.relu(x)`", "Insert `x = x.clone()`"),
     (4, "Rewrite as `y = F.leaky_relu(x, 0.1) + 1`", None),
     (7, "Rewrite as `x = x.mul(2).add(y)`", "Insert `x = x.clone()`"),
-    (8, None, "Insert `x = x.clone()`"),  # `x[0] += 1` stays in place after `x[0] = x[0] + 1`
+    (8, "Rewrite as `x[0] = x[0] + 1`", "Insert `x = x.clone()`"),  # the run says whether that stays in place
     (9, "Rewrite as `self.h = self.h / 2`", None),
 ])
 def test_the_forms_built_from_a_line(line, out_of_place_title, copy_title):
@@ -351,3 +351,53 @@ def test_views_made_by_a_call_get_copies_or_ordinary_views():
     assert copies_of_views(where, (4, 16, 4, 34)) is None  # zip's items are tuples, not views
     assert detached(where, (3, 8, 3, 19)) is None  # a tuple of views has no `.detach()`
     assert detached(where, (4, 20, 4, 26)).title == "Rewrite as `img[0].detach()`"
+
+
+GRU_LAYERS = '''\
+import torch
+import torch.nn as nn
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(4, 5, num_layers=2)
+        self.out = nn.Linear(5, 3)
+
+    def forward(self, x):
+        output, hidden = self.gru(x)
+        layers = [h.squeeze(0) for h in hidden]
+        layers[-1] *= 0.5
+        return self.out(layers[-1]) + output.sum(0).mean()
+
+
+def compute():
+    torch.manual_seed(0)
+    m = Decoder()
+    m(torch.randn(3, 2, 4)).sum().backward()
+    return {n: p.grad for n, p in m.named_parameters()}
+'''
+
+
+def test_gru_hidden_states_taken_by_iteration_and_squeeze(tmp_path):
+    """A decoder takes each layer's hidden state by iterating the GRU's ``h_n`` and squeezing it,
+    then scales the top one in place: a view of an ``unbind`` output. The list item is rebound."""
+    path = tmp_path / "decoder.py"
+    path.write_text(GRU_LAYERS)
+    result = repair(f"{path}::compute", devices=["cpu"])
+    assert result.verified, render(result)
+    assert result.repaired == GRU_LAYERS.replace("layers[-1] *= 0.5", "layers[-1] = layers[-1] * 0.5")
+
+
+def test_a_candidate_that_leaves_the_conflict_is_undone_at_once(tmp_path):
+    """Iterated through ``zip(means, img[0], stds)``: ordinary views of ``means`` (a list) change
+    nothing, the run still sees the write into the view; that candidate is undone before any
+    verification and the next one (ordinary views of ``img[0]``) taken."""
+    text = DENORMALISE.replace("zip(img[0], means, stds)", "zip(means, img[0], stds)").replace(
+        "for t, m, s in", "for m, t, s in")
+    path = tmp_path / "denorm2.py"
+    path.write_text(text)
+    result = repair(f"{path}::compute", devices=["cpu"])
+    assert result.verified, render(result)
+    assert "zip(means, tuple(img[0][i] for i in range(len(img[0]))), stds)" in result.repaired
+    assert any("tuple(means[i]" in r and "still there" in r for a in result.attempts for r in a.rejected), render(result)

@@ -91,8 +91,10 @@ def _rebindable(target: "cst.BaseExpression") -> bool:
 
 def _out_of_place(small: "cst.BaseSmallStatement") -> Optional["cst.BaseSmallStatement"]:
     if isinstance(small, cst.AugAssign):
-        if not _rebindable(small.target):
-            return None  # `x[i] += v` stays in place after `x[i] = x[i] + v`
+        if not _rebindable(small.target) and not isinstance(small.target, cst.Subscript):
+            return None
+        # `x[i] += v` stays in place on a tensor after `x[i] = x[i] + v` (the run then still
+        # sees the conflict, and the next candidate is taken), not on a list of tensors.
         op = getattr(cst, type(small.operator).__name__[: -len("Assign")], None)
         if op is None:
             return None
@@ -285,6 +287,12 @@ def ordinary_views(where: Positions, made: Span, op: str) -> List[Fix]:
         iterated = [a.value for a in expr.args if a.keyword is None and not a.star]
         if expr.func.value == "map":
             iterated = iterated[1:]
+    elif isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+        iterated = []
+        clause: Optional[cst.CompFor] = expr.for_in
+        while clause is not None:
+            iterated.append(clause.iter)
+            clause = clause.inner_for_in
     else:
         iterated = [expr]
     fixes = []
