@@ -198,6 +198,7 @@ def repair(target: str, settings: Optional[Settings] = None, max_rounds: int = 8
     attempts: List[Attempt] = []
     located: List[LocateResult] = []
     rounds = 0
+    seen: set = set()  # the texts each attempt ended with: one that comes again is not verified again
     for attempt in range(1, max_attempts + 1):
         texts: Dict[str, str] = {own: original}
         steps: List[RepairStep] = []
@@ -234,6 +235,10 @@ def repair(target: str, settings: Optional[Settings] = None, max_rounds: int = 8
             if texts == before:
                 break
             undo = (before, round_steps, keys)
+        ended = tuple(sorted(texts.items()))
+        if attempts and ended in seen:
+            break  # no candidate left that changes anything
+        seen.add(ended)
         verification = None
         if any(texts[p] != reads[p][1] for p in texts):
             verification = verify(target, rewritten_source=texts[own], settings=settings, devices=devices,
