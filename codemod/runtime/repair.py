@@ -129,6 +129,12 @@ class RepairResult:
         return not self.changed and not self.steps and self.unlocated is None
 
 
+def _exact(conflict: Conflict) -> tuple:
+    """The key, and which tensor of the line was saved (an op on one line may save several)."""
+    return _key(conflict) + (conflict.saved_as, conflict.save_op, conflict.save and conflict.save.column,
+                             conflict.mutation and conflict.mutation.column)
+
+
 def _key(conflict: Conflict) -> tuple:
     return (conflict.kind, conflict.mutation and (conflict.mutation.file, conflict.mutation.line),
             conflict.save and (conflict.save.file, conflict.save.line))
@@ -210,7 +216,7 @@ def repair(target: str, settings: Optional[Settings] = None, max_rounds: int = 8
             located.append(result)
             if not result.conflicts:
                 break
-            repeated = {_key(c) for c in result.conflicts} & undo[2] if undo is not None else set()
+            repeated = {_exact(c) for c in result.conflicts} & undo[2] if undo is not None else set()
             if undo is not None and repeated:
                 # A fix left its conflict where it was: undo the round, take that conflict's next candidate.
                 texts, fixed_steps, _ = undo
@@ -219,12 +225,15 @@ def repair(target: str, settings: Optional[Settings] = None, max_rounds: int = 8
                 bumped = False
                 for step in fixed_steps:
                     key = _key(step.conflict)
-                    if key in repeated:
+                    if _exact(step.conflict) in repeated:
                         rejected.append(f"{step.action}: the conflict was still there")
                         if step.candidates > prefer.get(key, 0) + 1:
                             prefer[key] = prefer.get(key, 0) + 1
                             bumped = True
-                if not bumped:
+                if not bumped:  # no candidate left for it: the conflicts stay, unfixed
+                    steps += [dataclasses.replace(step, action=f"{step.action}: the conflict was still there; "
+                                                               "no candidate left (fix by hand)")
+                              if _exact(step.conflict) in repeated else step for step in fixed_steps]
                     break
                 continue
             before = dict(texts)
@@ -306,7 +315,7 @@ def _repair_files(conflicts: List[Conflict], texts: Dict[str, str], reads: Dict[
         more = more or file_more
         if new_text != texts[file]:
             texts[file] = new_text
-            keys |= {_key(s.conflict) for s in file_steps if s.candidates}
+            keys |= {_exact(s.conflict) for s in file_steps if s.candidates}
     return steps, keys, more
 
 
@@ -346,6 +355,8 @@ class _Candidate:
     fix: Fix
     action: str
     region: Optional[Region] = None
+    copy: Optional[Tuple[int, str]] = None  # a copy before the write: (id of its block, the statement)
+    at_write: bool = False  # it rewrites the writing statement (or copies before it)
 
 
 class _Trees:
@@ -399,16 +410,37 @@ def _repair_round(source: str, path: pathlib.Path, conflicts: List[Conflict], se
         raise HarnessError(f"{path}: {analysed.error.message}")  # CPython does not parse it either
     trees = _Trees(source, analysed)
     chosen, steps, used, more = [], [], set(), False
+    copies: Dict[Tuple[int, str], int] = {}
+    written: set = set()  # (file, line) of writes fixed at the write in this round
+    planned = []
     for conflict in conflicts:
         candidates, why_none = _candidates(conflict, analysed, path, trees)
+        index = min(prefer.get(_key(conflict), 0), len(candidates) - 1) if candidates else 0
+        planned.append((conflict, candidates, why_none, index))
+    # By line, a fix at the write first: it may cover the write's other conflicts.
+    planned.sort(key=lambda p: (p[0].mutation.line if p[0].mutation else 0,
+                                not (p[1] and p[1][p[3]].at_write)))
+    for conflict, candidates, why_none, index in planned:
         if not candidates:
             steps.append(RepairStep(conflict, why_none, attempt))
             continue
-        index = min(prefer.get(_key(conflict), 0), len(candidates) - 1)
         more = more or index < len(candidates) - 1
         candidate = candidates[index]
         tried = [c.action for c in candidates[:index]]
         steps.append(RepairStep(conflict, candidate.action, attempt, tried, len(candidates)))
+        write = conflict.mutation and (conflict.mutation.file, conflict.mutation.line)
+        if write in written and not candidate.at_write:
+            # Another conflict of this write is fixed at the write: the next run says whether it is
+            # enough (then this conflict is gone; else it comes back with its own candidates).
+            steps[-1] = RepairStep(conflict, f"left to the fix of the write at line {write[1]}", attempt)
+            continue
+        if candidate.at_write and write is not None:
+            written.add(write)
+        if candidate.copy is not None and candidate.copy in copies:
+            steps[-1].action = f"{candidate.action}: already made for the write at line {copies[candidate.copy]}"
+            continue  # an earlier write of this round, in the same block, copies the same name
+        if candidate.copy is not None and conflict.mutation is not None:
+            copies[candidate.copy] = conflict.mutation.line
         if id(candidate.fix.node) not in used:
             used.add(id(candidate.fix.node))
             chosen.append(candidate)
@@ -450,8 +482,10 @@ def _candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path,
         return [], "the line to fix is outside the target's file"
     finding = _finding_at(analysed, site, conflict) if analysed.wrapper is not None else None
     found: List[_Candidate] = []
+    at_write = conflict.construct is None
     if finding is not None and finding.status is Status.SAFE:
-        found.append(_Candidate(finding.fix, f"{finding.code} at line {site.line}: {finding.fix.title}"))
+        found.append(_Candidate(finding.fix, f"{finding.code} at line {site.line}: {finding.fix.title}",
+                                at_write=at_write))
     if (conflict.construct is None and conflict.kind == "saved-then-modified"
             and _same_file(conflict.save, path) and not conflict.save_op.endswith("_")):
         # Cloning what an out-of-place op saved cannot change a value (an in-place op's
@@ -465,10 +499,12 @@ def _candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path,
     if finding is not None and finding.status is Status.UNSAFE:
         if finding.reason in _RUNTIME_SETTLES and (finding.reason != "dtype-promotion" or conflict.same_dtypes):
             found.append(_Candidate(finding.fix, f"{finding.code} at line {site.line}: {finding.fix.title} "
-                                                 f"(unsafe statically: {finding.reason}; the run settles it)"))
+                                                 f"(unsafe statically: {finding.reason}; the run settles it)",
+                                    at_write=at_write))
         else:
             found.append(_Candidate(finding.fix, f"{finding.code} at line {site.line}: {finding.fix.title} "
-                                                 f"(unsafe: {finding.reason}; checked by the verification below)"))
+                                                 f"(unsafe: {finding.reason}; checked by the verification below)",
+                                    at_write=at_write))
     return _with_runtime(found, _saved_runtime(conflict, path, trees), trees), \
         f"no rewrite found for line {site.line}; fix by hand"
 
@@ -495,10 +531,16 @@ def _statement_runtime(conflict: Conflict, trees: _Trees) -> List[_Candidate]:
         return out
     for where, region in trees.at(site.line):
         at = trees.position(site, region)
-        fixes = [(from_run.out_of_place(where, at), "the write out-of-place"),
-                 (from_run.clone_before(where, at), "the write into a copy")]
-        made = [_Candidate(fix, f"{what} at line {site.line}: {fix.title} (from the run)", region)
-                for fix, what in fixes if fix is not None]
+        made = []
+        fix = from_run.out_of_place(where, at)
+        if fix is not None:
+            made.append(_Candidate(fix, f"the write out-of-place at line {site.line}: {fix.title} (from the run)",
+                                   region, at_write=True))
+        fix = from_run.clone_before(where, at)
+        if fix is not None:
+            block = where.parents.get(fix.node)
+            made.append(_Candidate(fix, f"the write into a copy at line {site.line}: {fix.title} (from the run)",
+                                   region, (id(block), fix.title), at_write=True))
         if made:
             return made
     return out
