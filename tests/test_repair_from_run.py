@@ -401,3 +401,18 @@ def test_a_candidate_that_leaves_the_conflict_is_undone_at_once(tmp_path):
     assert result.verified, render(result)
     assert "zip(means, tuple(img[0][i] for i in range(len(img[0]))), stds)" in result.repaired
     assert any("tuple(means[i]" in r and "still there" in r for a in result.attempts for r in a.rejected), render(result)
+
+
+def test_the_cli_shows_one_diff_per_file_and_writes_every_file(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from codemod.frontends.cli import app
+
+    _write(tmp_path, SIBLING)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["repair", "--write", "--device", "cpu", "model.py::compute"])
+    assert result.exit_code == 0, result.output
+    assert "+++ b/activations.py" in result.output and "+++ b/model.py" not in result.output
+    assert "wrote activations.py" in result.output
+    assert (tmp_path / "activations.py").read_text() != SIBLING["activations.py"]
+    assert (tmp_path / "model.py").read_text() == SIBLING["model.py"]
