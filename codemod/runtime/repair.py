@@ -278,7 +278,9 @@ def _fix_file(conflict: Conflict, project: Project) -> Optional[str]:
     site = conflict.fix_site
     if conflict.kind == "leaf" and site is not None and not project.allows(site.file):
         site = next((s for s in conflict.callers if project.allows(s.file)), site)
-    return None if site is None else str(pathlib.Path(site.file).resolve())
+    if site is None:
+        return None
+    return site.file if site.file.startswith("<") else str(pathlib.Path(site.file).resolve())
 
 
 def _repair_files(conflicts: List[Conflict], texts: Dict[str, str], reads: Dict[str, Tuple[Snapshot, str]],
