@@ -25,7 +25,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple, cast
 from codemod import torch_api
 from codemod.findings import Fix
 from codemod.fixes import _cst as cst
-from codemod.fixes.edits import fix_title, insert_before, out_of_place_chain, rebind, right_operand
+from codemod.fixes.edits import _dotted, fix_title, insert_before, out_of_place_chain, rebind, right_operand
 from codemod.fixes.site import Line
 
 Position = Tuple[int, int]  # (line, character column) in the tree's own coordinates
@@ -176,14 +176,6 @@ def _twin_function(call: "cst.Call") -> Optional[str]:
     full = f"{_ALIASES.get(owner, owner)}.{func.attr.value}"
     twin = torch_api.INPLACE_FUNCTIONS.get(full)
     return twin.rsplit(".", 1)[-1] if twin else None
-
-
-def _dotted(expr: "cst.BaseExpression") -> str:
-    if isinstance(expr, cst.Name):
-        return expr.value
-    if isinstance(expr, cst.Attribute):
-        return f"{_dotted(expr.value)}.{expr.attr.value}"
-    return ""
 
 
 def _without_inplace(call: "cst.Call") -> "cst.Call":

@@ -129,16 +129,16 @@ def _blocks(stmt: ast.stmt) -> List[List[ast.stmt]]:
     return [[s for s in block if isinstance(s, ast.stmt)] for block in found]
 
 
-def _enclosing(tree: ast.Module, line: int) -> List[Tuple[ast.stmt, List[ast.stmt]]]:
-    """The statements holding ``line``, innermost first, each with the block it is in."""
-    chain: List[Tuple[ast.stmt, List[ast.stmt]]] = []
+def _enclosing(tree: ast.Module, line: int) -> List[ast.stmt]:
+    """The statements holding ``line``, innermost first."""
+    chain: List[ast.stmt] = []
     blocks: List[List[ast.stmt]] = [list(tree.body)]
     while blocks:
-        hit = next(((s, b) for b in blocks for s in b if _start(s) <= line <= (s.end_lineno or s.lineno)), None)
+        hit = next((s for b in blocks for s in b if _start(s) <= line <= (s.end_lineno or s.lineno)), None)
         if hit is None:
             break
         chain.append(hit)
-        blocks = _blocks(hit[0])
+        blocks = _blocks(hit)
     return chain[::-1]
 
 
@@ -152,7 +152,7 @@ def regions(source: str, line: int) -> Iterator[Region]:
         return
     lines = source.splitlines(keepends=True)
     inside = _string_lines(source)
-    for stmt, _ in _enclosing(tree, line):
+    for stmt in _enclosing(tree, line):
         first, last = _start(stmt), stmt.end_lineno or stmt.lineno
         region = _region(lines, first, last, inside)
         if region is not None:

@@ -369,7 +369,6 @@ class _Trees:
         self.source = source
         self.lines = source.splitlines(keepends=True)
         self.text_lines = (analysed.original or source).splitlines()
-        self.analysed = analysed
         self.whole = Positions(analysed.wrapper) if analysed.wrapper is not None else None
         self._regions: Dict[int, List[Region]] = {}
 
