@@ -520,6 +520,9 @@ def repair(
     module: Optional[str] = typer.Option(None, "-m", help="Repair a module run as a script (`python -m`)."),
     max_backward: int = typer.Option(2, "--max-backward", min=1, help="Scripts: backward passes to run and compare."),
     output_format: Format = typer.Option(Format.text, "--format", help="Scripts: text or json."),
+    allow_outside: Optional[List[pathlib.Path]] = typer.Option(
+        None, "--allow-outside", help="FILE::Name: a folder outside the target's project (an installed package) "
+                                      "whose files repair may change too."),
 ) -> None:
     """Locate each conflict, apply only the fix it needs, repeat until backward succeeds, and
     verify (runs your code, in fresh processes). FILE::Name, or a script with its arguments
@@ -532,7 +535,7 @@ def repair(
         typer.echo("error: give path/to/file.py::Name, or a script and its arguments", err=True)
         raise typer.Exit(2)
     from codemod.runtime import repair as repairing
-    from codemod.engine.fileio import WriteRefused, write_atomic
+    from codemod.engine.fileio import WriteRefused
     from codemod.runtime.harness import HarnessError
     from codemod.runtime.verify import render_table
 
@@ -541,7 +544,8 @@ def repair(
     init_kwargs, shapes = _target_options(init, input_shape)
     try:
         result = repairing.repair(target, settings=settings, devices=device, init_kwargs=init_kwargs,
-                                  input_shapes=shapes, inputs_require_grad=inputs_require_grad, timeout=timeout)
+                                  input_shapes=shapes, inputs_require_grad=inputs_require_grad, timeout=timeout,
+                                  allow_outside=[str(p) for p in allow_outside or ()])
     except HarnessError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
@@ -551,12 +555,13 @@ def repair(
     if result.verification is not None:
         typer.echo(render_table(result.verification))
     if write and result.changed and result.verified:
-        try:  # as read: encoding, BOM, every line's ending; refused if the file changed meanwhile
-            write_atomic(path, result.repaired_bytes, result.read)
+        try:  # as read: encoding, BOM, every line's ending; all files or none, refused if one changed meanwhile
+            written = repairing.write(result, path)
         except (WriteRefused, OSError) as exc:
-            typer.echo(f"error: {path}: {getattr(exc, 'strerror', None) or exc}", err=True)
+            typer.echo(f"error: {path}: {getattr(exc, 'strerror', None) or exc} (no file written)", err=True)
             raise typer.Exit(2)
-        typer.echo(f"wrote {path}")
+        for done in written:
+            typer.echo(f"wrote {repairing._shown(str(done)) if done != path else path}")
     elif write and result.changed:
         typer.echo("not written: the repair is not verified", err=True)
     raise typer.Exit(0 if (result.verified or result.nothing_to_do) else 1)

@@ -56,6 +56,7 @@ class SideRequest:
     setup_in: Optional[str] = None  # the original's initial weights and inputs (torch.save)
     setup_out: Optional[str] = None
     crosscheck: bool = False  # run the functionalize oracle too (snapshot mode, modules)
+    modules: Dict[str, str] = dataclasses.field(default_factory=dict)  # other files' texts to import instead
 
 
 @dataclasses.dataclass
@@ -105,6 +106,10 @@ def run_side(request: SideRequest) -> SideResult:
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # deterministic cuBLAS
     result = SideResult()
     dtype = torch.float64 if request.float64 else None
+    if request.modules:  # a repair's rewritten project files, imported from memory
+        from codemod.runtime.script_child import _use_sources
+
+        _use_sources(request.modules)
     try:
         with deterministic(request.device):
             _run(request, result, dtype)

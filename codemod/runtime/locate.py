@@ -92,6 +92,7 @@ class Conflict:
     callers: Tuple[Site, ...] = ()  # leaf errors: the user frames around the mutation, innermost first
     created: Optional[Site] = None  # view errors: where the refused view was made (the chunk call)
     created_op: str = ""
+    created_how: str = ""  # view errors: "multi-output", "no-grad" or "custom-function" (PyTorch's creation meta)
 
     @property
     def fix_site(self) -> Optional[Site]:
@@ -456,7 +457,7 @@ class Locator(TorchFunctionMode):
             return
         made = next((m for m in (self._view_made(t) for t, _ in before) if m is not None), None)
         if made is None:
-            made = (_site(_user_frame(3)), op)
+            made = (_site(_user_frame(3)), op, _creation(outputs[0]))
         for t in outputs:
             self._views[id(t)] = (weakref.ref(t), *made)
             self._view_storages.add(_storage_key(t))
@@ -464,11 +465,11 @@ class Locator(TorchFunctionMode):
             self._views = {k: v for k, v in self._views.items() if v[0]() is not None}
 
     def _view_made(self, t) -> Optional[tuple]:
-        """(Site, op) where the refused view ``t`` was made, if the locator saw it."""
+        """(Site, op, how) where and how the refused view ``t`` was made, if the locator saw it."""
         found = self._views.get(id(t)) if t is not None else None
         if found is None or found[0]() is not t:
             return None
-        return found[1], found[2]
+        return found[1], found[2], found[3]
 
     def _mixed_dtype_line(self) -> None:
         """An in-place op here mixed dtypes: an out-of-place rewrite of any op on this line
@@ -540,14 +541,15 @@ class Locator(TorchFunctionMode):
             pass
         frame = _user_frame(3)
         site = _site(frame)
-        created, created_op = view if kind == "view" and view is not None else (None, "")
+        created, created_op, created_how = view if kind == "view" and view is not None else (None, "", "")
         message = text.splitlines()[0][:200]
         if kind == "view" and base_write is not None and "has been modified inplace" in text:
             # Raised where the view is read; the write PyTorch means is the one into its base.
             message = f"read at {site}: {message}" if site is not None else message
             site, op = base_write
         self._add(Conflict(kind, site, op or "?", message=message, confirmed=True, same_dtypes=same_dtypes,
-                           callers=_callers(frame), created=created, created_op=created_op))
+                           callers=_callers(frame), created=created, created_op=created_op,
+                           created_how=created_how))
 
     def _add(self, conflict: Conflict) -> Conflict:
         """Keep one conflict per (kind, save line, mutation line); return the one kept."""
@@ -564,6 +566,17 @@ class Locator(TorchFunctionMode):
         if not self.conflicts:
             return "No in-place conflicts found."
         return "\n\n".join(c.describe() for c in self.conflicts)
+
+
+_HOW = {"MULTI_OUTPUT_NODE": "multi-output", "NO_GRAD_MODE": "no-grad", "IN_CUSTOM_FUNCTION": "custom-function"}
+
+
+def _creation(t: torch.Tensor) -> str:
+    """How PyTorch says a refused view was made (its creation meta), in words."""
+    try:
+        return _HOW.get(torch._C._autograd._get_creation_meta(t).name, "")
+    except (RuntimeError, AttributeError):
+        return ""
 
 
 def _versions(items, out: list) -> None:
@@ -634,11 +647,12 @@ class _LocateRequest:
     target: "Target"
     source: str
     raise_on_conflict: bool
+    modules: Optional[Dict[str, str]] = None  # other files' texts to import instead (path -> text)
 
 
 def locate_target(target: str, source: Optional[str] = None, raise_on_conflict: bool = False,
                   init_kwargs=None, input_shapes=None, inputs_require_grad: bool = False,
-                  timeout: Optional[float] = None) -> LocateResult:
+                  timeout: Optional[float] = None, modules: Optional[Dict[str, str]] = None) -> LocateResult:
     """Run ``file.py::Name`` (as ``verify`` runs its first call: forward, then the harness's
     backward) under the locator, in a fresh process (``isolate.run_isolated``)."""
     from codemod.runtime.harness import parse_target, read_source
@@ -648,7 +662,7 @@ def locate_target(target: str, source: Optional[str] = None, raise_on_conflict: 
     if source is None:
         source = read_source(spec.path)
     limit = DEFAULT_TIMEOUT if timeout is None else timeout
-    outcome = run_isolated(_locate_in_child, _LocateRequest(spec, source, raise_on_conflict),
+    outcome = run_isolated(_locate_in_child, _LocateRequest(spec, source, raise_on_conflict, modules),
                            timeout=limit, path_first=str(spec.path.resolve().parent))
     output = (outcome.stdout + outcome.stderr).strip()
     if not outcome.ok:
@@ -671,6 +685,10 @@ def _locate_in_child(request: _LocateRequest):
                                          inplace_error_kind, make_inputs, seed_everything, weighted_loss)
 
     spec = request.target
+    if request.modules:
+        from codemod.runtime.script_child import _use_sources
+
+        _use_sources(request.modules)
     locator = Locator(raise_on_conflict=request.raise_on_conflict)
     error, kind, trace = "", None, ""
     try:

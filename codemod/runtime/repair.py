@@ -13,7 +13,19 @@ candidate fixes, in order of preference:
    tensor; every in-place op on that line, a whole chain included, had operands of the
    target's dtype);
 5. the passes' unsafe fix (one that rebinds the aliases too: ``d = b = d * 5``), which the
-   verification must then prove.
+   verification must then prove;
+6. fixes built from what the run saw at the lines it names, whether or not a rule fired there
+   (``fixes.from_run``): the writing statement out-of-place or writing into a copy; where a
+   refused view was made, ordinary views, copies, or a detached view (made under ``no_grad``);
+   the module built without ``inplace=True``. Fewest lines changed first.
+
+A candidate that leaves its conflict in place (the next run locates it again) is undone and the
+conflict's next candidate taken at once; one that does not verify gives way to the next at the
+next attempt. The lines to fix may be in any file of the target's project (its folder tree, the
+folder above its package), never in an installed package unless ``allow_outside`` names its
+folder: the runs import the rewritten files from memory, and the CLI writes every changed file
+or none. A file libcst cannot parse (tabs under spaces) is fixed by statement
+(``fixes.regions``), every byte outside the edit kept.
 
 Conflicts no rewrite can fix (an optimizer step under a retained graph, an ``inplace`` flag
 switched on at run time) are explained, with both lines, and left alone. A write to a view
@@ -30,11 +42,13 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import difflib
+import itertools
+import os
 import pathlib
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider, PositionProvider
 
 from codemod.config import Settings
 from codemod.encoding import encode_source, encode_text
@@ -42,9 +56,14 @@ from codemod.engine.fileio import Snapshot
 from codemod.engine.diffs import unified_diff
 from codemod.engine.pipeline import FileResult, apply_fixes, process_source
 from codemod.findings import Fix, Status
+from codemod.fixes import from_run
+from codemod.fixes.apply import FixApplier
+from codemod.fixes.apply import parse as parse_for_fixing
 from codemod.fixes.edits import ensure_import, wrap_run_in_with
+from codemod.fixes.from_run import Positions
+from codemod.fixes.regions import Region, regions
 from codemod.runtime.harness import HarnessError, parse_target, read_target, target_text
-from codemod.runtime.locate import Conflict, LocateResult, locate_target
+from codemod.runtime.locate import Conflict, LocateResult, Site, locate_target
 from codemod.runtime.verify import VerifyResult, verify
 
 # Unsafe for reasons a run can rule out: it saw a tensor, and (with same_dtypes) no promotion.
@@ -56,6 +75,8 @@ class RepairStep:
     conflict: Conflict
     action: str  # what was done, or why nothing was
     attempt: int = 1
+    tried: List[str] = dataclasses.field(default_factory=list)  # the candidates before this one (earlier attempts)
+    candidates: int = 0  # how many there were
 
 
 @dataclasses.dataclass
@@ -65,6 +86,8 @@ class Attempt:
     repaired: str
     steps: List[RepairStep]
     verification: Optional[VerifyResult]
+    rejected: List[str] = dataclasses.field(default_factory=list)  # candidates undone: the conflict stayed
+    others: List["OtherFile"] = dataclasses.field(default_factory=list)  # other project files changed
 
 
 @dataclasses.dataclass
@@ -78,6 +101,8 @@ class RepairResult:
     located: List[LocateResult]
     attempts: List[Attempt] = dataclasses.field(default_factory=list)
     read: Optional[Snapshot] = None  # the file as read: its encoding and BOM, and whether it changed since
+    others: List["OtherFile"] = dataclasses.field(default_factory=list)  # other project files repaired
+    project: Optional["Project"] = None
 
     @property
     def repaired_bytes(self) -> bytes:
@@ -86,7 +111,7 @@ class RepairResult:
 
     @property
     def changed(self) -> bool:
-        return self.repaired != self.original
+        return self.repaired != self.original or bool(self.others)
 
     @property
     def verified(self) -> bool:
@@ -104,13 +129,67 @@ class RepairResult:
         return not self.changed and not self.steps and self.unlocated is None
 
 
+def _exact(conflict: Conflict) -> tuple:
+    """The key, and which tensor of the line was saved (an op on one line may save several)."""
+    return _key(conflict) + (conflict.saved_as, conflict.save_op, conflict.save and conflict.save.column,
+                             conflict.mutation and conflict.mutation.column)
+
+
 def _key(conflict: Conflict) -> tuple:
-    return (conflict.kind, conflict.mutation and conflict.mutation.line, conflict.save and conflict.save.line)
+    return (conflict.kind, conflict.mutation and (conflict.mutation.file, conflict.mutation.line),
+            conflict.save and (conflict.save.file, conflict.save.line))
+
+
+class Project:
+    """The files a repair may change: the target's folder tree (and the folder above its
+    package, where it is in one; the working folder where it is under it), never an installed
+    package or a virtual environment, unless a folder given as ``allow_outside`` holds it."""
+
+    def __init__(self, target: pathlib.Path, allow_outside: Sequence[str] = ()) -> None:
+        folder = target.resolve().parent
+        top = folder
+        while (top / "__init__.py").is_file() and top.parent != top:
+            top = top.parent
+        self.roots = [folder, top]
+        cwd = pathlib.Path.cwd().resolve()
+        if folder.is_relative_to(cwd):
+            self.roots.append(cwd)
+        self.allowed = [pathlib.Path(p).resolve() for p in allow_outside]
+
+    @property
+    def root(self) -> pathlib.Path:
+        return min(self.roots, key=lambda p: len(p.parts))
+
+    def allows(self, file: str) -> bool:
+        if file.startswith("<"):
+            return False
+        path = pathlib.Path(file).resolve()
+        if any(path.is_relative_to(a) for a in self.allowed):
+            return True
+        if any(part in ("site-packages", "dist-packages", ".venv", "venv") for part in path.parts):
+            return False
+        return any(path.is_relative_to(r) for r in self.roots)
+
+
+@dataclasses.dataclass
+class OtherFile:
+    """A file of the project besides the target's that the repair changed."""
+
+    path: pathlib.Path
+    original: str
+    repaired: str
+    read: Snapshot
+
+    @property
+    def repaired_bytes(self) -> bytes:
+        return encode_source(self.repaired, like=self.read.data)
 
 
 def repair(target: str, settings: Optional[Settings] = None, max_rounds: int = 8,
            devices=None, init_kwargs=None, input_shapes=None, timeout: Optional[float] = None,
-           inputs_require_grad: bool = False, max_attempts: int = 3) -> RepairResult:
+           inputs_require_grad: bool = False, max_attempts: int = 6,
+           allow_outside: Sequence[str] = ()) -> RepairResult:
+    """``allow_outside``: folders outside the target's project whose files may be changed too."""
     settings = settings or Settings()
     spec = parse_target(target, init_kwargs, input_shapes, inputs_require_grad)
     read = read_target(spec.path)
@@ -118,43 +197,200 @@ def repair(target: str, settings: Optional[Settings] = None, max_rounds: int = 8
     options = dict(init_kwargs=init_kwargs, input_shapes=input_shapes, inputs_require_grad=inputs_require_grad)
     if timeout is not None:
         options["timeout"] = timeout
+    project = Project(spec.path, allow_outside)
+    own = str(spec.path.resolve())
+    reads: Dict[str, Tuple[Snapshot, str]] = {own: (read, original)}  # every file read: as read, its text
     prefer: Dict[tuple, int] = {}
     attempts: List[Attempt] = []
     located: List[LocateResult] = []
     rounds = 0
+    seen: set = set()  # the texts each attempt ended with: one that comes again is not verified again
     for attempt in range(1, max_attempts + 1):
-        source, steps, more_choices = original, [], False
+        texts: Dict[str, str] = {own: original}
+        steps: List[RepairStep] = []
+        rejected: List[str] = []
+        more_choices = False
+        undo: Optional[Tuple[Dict[str, str], List[RepairStep], set]] = None
         for rounds in range(1, max_rounds + 1):
-            result = locate_target(target, source=source, **options)
+            result = locate_target(target, source=texts[own], modules=_others(texts, reads, own), **options)
             located.append(result)
             if not result.conflicts:
                 break
-            new_source, round_steps, more = _repair_round(source, spec.path, result.conflicts, settings,
-                                                          prefer, attempt, read.data)
+            repeated = {_exact(c) for c in result.conflicts} & undo[2] if undo is not None else set()
+            if undo is not None and repeated:
+                # A fix left its conflict where it was: undo the round, take that conflict's next candidate.
+                texts, fixed_steps, _ = undo
+                undo = None
+                steps = steps[: len(steps) - len(fixed_steps)]
+                bumped = False
+                for step in fixed_steps:
+                    key = _key(step.conflict)
+                    if _exact(step.conflict) in repeated:
+                        rejected.append(f"{step.action}: the conflict was still there")
+                        if step.candidates > prefer.get(key, 0) + 1:
+                            prefer[key] = prefer.get(key, 0) + 1
+                            bumped = True
+                if not bumped:  # no candidate left for it: the conflicts stay, unfixed
+                    steps += [dataclasses.replace(step, action=f"{step.action}: the conflict was still there; "
+                                                               "no candidate left (fix by hand)")
+                              if _exact(step.conflict) in repeated else step for step in fixed_steps]
+                    break
+                continue
+            before = dict(texts)
+            round_steps, keys, more = _repair_files(result.conflicts, texts, reads, project, spec.path, settings,
+                                                    prefer, attempt)
             steps += round_steps
             more_choices = more_choices or more
-            if new_source == source:
+            if texts == before:
                 break
-            source = new_source
+            undo = (before, round_steps, keys)
+        ended = tuple(sorted(texts.items()))
+        if attempts and ended in seen:
+            break  # no candidate left that changes anything
+        seen.add(ended)
         verification = None
-        if source != original:
-            verification = verify(target, rewritten_source=source, settings=settings, devices=devices, **options)
-        attempts.append(Attempt(source, steps, verification))
+        if any(texts[p] != reads[p][1] for p in texts):
+            verification = verify(target, rewritten_source=texts[own], settings=settings, devices=devices,
+                                  modules=_others(texts, reads, own), **options)
+        attempts.append(Attempt(texts[own], steps, verification, rejected, _changed_others(texts, reads, own)))
         if verification is None or verification.verified or not more_choices:
             break
         for step in steps:  # the next candidate for every conflict
             prefer[_key(step.conflict)] = prefer.get(_key(step.conflict), 0) + 1
     last = attempts[-1]
     return RepairResult(target, original, last.repaired, last.steps, rounds, last.verification, located, attempts,
-                        read)
+                        read, last.others, project)
+
+
+def _others(texts: Dict[str, str], reads: Dict[str, Tuple[Snapshot, str]], own: str) -> Dict[str, str]:
+    """The other files' rewritten texts, for the runs to import instead of the files."""
+    return {p: t for p, t in texts.items() if p != own and t != reads[p][1]}
+
+
+def _changed_others(texts: Dict[str, str], reads: Dict[str, Tuple[Snapshot, str]], own: str) -> List[OtherFile]:
+    return [OtherFile(pathlib.Path(p), reads[p][1], t, reads[p][0]) for p, t in sorted(texts.items())
+            if p != own and t != reads[p][1]]
+
+
+def _fix_file(conflict: Conflict, project: Project) -> Optional[str]:
+    """The file a conflict's fix goes in: where the write is (or, for a module's in-place op,
+    where it was built); for a leaf update outside the project, the project's call of it."""
+    site = conflict.fix_site
+    if conflict.kind == "leaf" and site is not None and not project.allows(site.file):
+        site = next((s for s in conflict.callers if project.allows(s.file)), site)
+    if site is None:
+        return None
+    return site.file if site.file.startswith("<") else str(pathlib.Path(site.file).resolve())
+
+
+def _repair_files(conflicts: List[Conflict], texts: Dict[str, str], reads: Dict[str, Tuple[Snapshot, str]],
+                  project: Project, target: pathlib.Path, settings: Settings, prefer: Dict[tuple, int],
+                  attempt: int) -> Tuple[List[RepairStep], set, bool]:
+    """One round over the files that hold lines to fix: ``texts`` updated in place; (the steps,
+    the keys of the conflicts given a fix, whether a later attempt has candidates left)."""
+    by_file: Dict[Optional[str], List[Conflict]] = {}
+    for conflict in conflicts:
+        by_file.setdefault(_fix_file(conflict, project), []).append(conflict)
+    steps: List[RepairStep] = []
+    keys: set = set()
+    more = False
+    for file, group in by_file.items():
+        if file is None or not project.allows(file):
+            shown = file or "?"
+            why = (f"the line to fix is in {shown}, outside the project ({project.root}); "
+                   "`--allow-outside FOLDER` lets repair change files there")
+            steps += [RepairStep(c, why, attempt) for c in group] if file is not None else \
+                [RepairStep(c, _no_site(c), attempt) for c in group]
+            continue
+        if file not in texts:
+            path = pathlib.Path(file)
+            try:
+                snapshot = read_target(path)
+            except HarnessError as exc:
+                steps += [RepairStep(c, f"cannot read {file}: {exc}", attempt) for c in group]
+                continue
+            reads[file] = (snapshot, target_text(path, snapshot.data))
+            texts[file] = reads[file][1]
+        new_text, file_steps, file_more = _repair_round(texts[file], pathlib.Path(file), group, settings, prefer,
+                                                        attempt, reads[file][0].data)
+        steps += file_steps
+        more = more or file_more
+        if new_text != texts[file]:
+            texts[file] = new_text
+            keys |= {_exact(s.conflict) for s in file_steps if s.candidates}
+    return steps, keys, more
+
+
+def _no_site(conflict: Conflict) -> str:
+    if conflict.kind in ("optimizer-step", "runtime-inplace-flag"):
+        return f"not fixable by a rewrite: {conflict.message or conflict.kind}"
+    return "the run did not see where the line to fix is"
 
 
 def first_choice(source: str, path: pathlib.Path, conflicts: List[Conflict],
-                 settings: Settings) -> Tuple[str, List[RepairStep]]:
+                 settings: Settings, skip: Optional[Dict[str, int]] = None) -> Tuple[str, List[RepairStep]]:
     """(the source with the first-choice fix of each conflict, the steps): what ``repair``
-    tries first, for front ends that only show the fix (``run``, the pytest plugin, the magic)."""
-    fixed, steps, _ = _repair_round(source, path, conflicts, settings, {}, 1)
+    tries first, for front ends that only show the fix (``run``, the pytest plugin, the magic).
+    ``skip``: how many candidates to pass over, per conflict (by :func:`key_text`): script
+    repair's next attempt after a first choice that did not verify."""
+    prefer = {_key(c): (skip or {}).get(key_text(c), 0) for c in conflicts}
+    fixed, steps, _ = _repair_round(source, path, conflicts, settings, prefer, 1)
     return fixed, steps
+
+
+def key_text(conflict) -> str:
+    """A conflict's key as text, from a :class:`Conflict` or its JSON (``dataclasses.asdict``)."""
+    if isinstance(conflict, Conflict):
+        return repr(_key(conflict))
+
+    def site(s):
+        return None if not s else (s["file"], s["line"])
+
+    return repr((conflict["kind"], site(conflict.get("mutation")), site(conflict.get("save"))))
+
+
+@dataclasses.dataclass
+class _Candidate:
+    """One fix for one conflict: on the file's libcst tree, or on a region of it (``region``:
+    the file does not parse with libcst as a whole)."""
+
+    fix: Fix
+    action: str
+    region: Optional[Region] = None
+    copy: Optional[Tuple[int, str]] = None  # a copy before the write: (id of its block, the statement)
+    at_write: bool = False  # it rewrites the writing statement (or copies before it)
+
+
+class _Trees:
+    """libcst's tree to build fixes on at a line: the file's, or where libcst cannot parse the
+    file, the smallest statement around the line that it parses (``fixes.regions``)."""
+
+    def __init__(self, source: str, analysed: FileResult) -> None:
+        self.source = source
+        self.lines = source.splitlines(keepends=True)
+        self.text_lines = (analysed.original or source).splitlines()
+        self.whole = Positions(analysed.wrapper) if analysed.wrapper is not None else None
+        self._regions: Dict[int, List[Region]] = {}
+
+    def at(self, line: int) -> List[Tuple[Positions, Optional[Region]]]:
+        if self.whole is not None:
+            return [(self.whole, None)]
+        if line not in self._regions:
+            self._regions[line] = list(itertools.islice(regions(self.source, line), 3))
+        return [(r.where, r) for r in self._regions[line]]
+
+    def position(self, site: Site, region: Optional[Region]) -> Tuple[int, int]:
+        column = _char_column(self.text_lines, site.line, site.column or 0)
+        return region.position(site.line, column) if region is not None else (site.line, column)
+
+    def span(self, site: Site, region: Optional[Region]) -> Optional[Tuple[int, int, int, int]]:
+        if site.column is None or site.end_column is None:
+            return None
+        start = self.position(site, region)
+        end_line = site.end_line or site.line
+        end = _char_column(self.text_lines, end_line, site.end_column)
+        end_pos = region.position(end_line, end) if region is not None else (end_line, end)
+        return (*start, *end_pos)
 
 
 def _repair_round(source: str, path: pathlib.Path, conflicts: List[Conflict], settings: Settings,
@@ -166,72 +402,224 @@ def _repair_round(source: str, path: pathlib.Path, conflicts: List[Conflict], se
     # The text is analysed as the file's bytes would be (its cookie names the encoding).
     data = encode_source(source, like) if like else encode_text(source)
     analysed = process_source(data, str(path), dataclasses.replace(settings, select=("ALL",)), build_fixes=True)
-    if analysed.error is not None:
-        raise HarnessError(f"{path}: {analysed.error.message}")
-    fixes, steps, used, more = [], [], set(), False
+    if analysed.wrapper is None and analysed.error is None:  # nothing for the rules: no `torch` in it
+        try:
+            analysed.wrapper = parse_for_fixing(data)
+            analysed.original = analysed.original or source
+        except Exception:  # libcst's grammar is not CPython's: by statement below
+            pass
+    if analysed.error is not None and analysed.wrapper is None and analysed.source is None:
+        raise HarnessError(f"{path}: {analysed.error.message}")  # CPython does not parse it either
+    trees = _Trees(source, analysed)
+    chosen, steps, used, more = [], [], set(), False
+    copies: Dict[Tuple[int, str], int] = {}
+    written: set = set()  # (file, line) of writes fixed at the write in this round
+    planned = []
     for conflict in conflicts:
-        candidates, why_none = _candidates(conflict, analysed, path)
+        candidates, why_none = _candidates(conflict, analysed, path, trees)
+        index = min(prefer.get(_key(conflict), 0), len(candidates) - 1) if candidates else 0
+        planned.append((conflict, candidates, why_none, index))
+    # By line, a fix at the write first: it may cover the write's other conflicts.
+    planned.sort(key=lambda p: (p[0].mutation.line if p[0].mutation else 0,
+                                not (p[1] and p[1][p[3]].at_write)))
+    for conflict, candidates, why_none, index in planned:
         if not candidates:
             steps.append(RepairStep(conflict, why_none, attempt))
             continue
-        index = min(prefer.get(_key(conflict), 0), len(candidates) - 1)
         more = more or index < len(candidates) - 1
-        fix, action = candidates[index]
-        steps.append(RepairStep(conflict, action, attempt))
-        if id(fix.node) not in used:
-            used.add(id(fix.node))
-            fixes.append(fix)
-    if not fixes:
+        candidate = candidates[index]
+        tried = [c.action for c in candidates[:index]]
+        steps.append(RepairStep(conflict, candidate.action, attempt, tried, len(candidates)))
+        write = conflict.mutation and (conflict.mutation.file, conflict.mutation.line)
+        if write in written and not candidate.at_write:
+            # Another conflict of this write is fixed at the write: the next run says whether it is
+            # enough (then this conflict is gone; else it comes back with its own candidates).
+            steps[-1] = RepairStep(conflict, f"left to the fix of the write at line {write[1]}", attempt)
+            continue
+        if candidate.at_write and write is not None:
+            written.add(write)
+        if candidate.copy is not None and candidate.copy in copies:
+            steps[-1].action = f"{candidate.action}: already made for the write at line {copies[candidate.copy]}"
+            continue  # an earlier write of this round, in the same block, copies the same name
+        if candidate.copy is not None and conflict.mutation is not None:
+            copies[candidate.copy] = conflict.mutation.line
+        if id(candidate.fix.node) not in used:
+            used.add(id(candidate.fix.node))
+            chosen.append(candidate)
+    if not chosen:
         return source, steps, more
-    apply_fixes(analysed, fixes)
-    if analysed.error is not None:
-        raise HarnessError(f"{path}: {analysed.error.message}")
-    return (analysed.fixed if analysed.changed else source), steps, more
+    whole = [c.fix for c in chosen if c.region is None]
+    if whole:
+        apply_fixes(analysed, whole)
+        if analysed.error is not None:
+            raise HarnessError(f"{path}: {analysed.error.message}")
+        return (analysed.fixed if analysed.changed else source), steps, more
+    # By statement: one region's fix per round (the next round sees the file as it is then).
+    for candidate in chosen:
+        fixed = candidate.region.apply([candidate.fix], trees.lines) if candidate.region is not None else None
+        if fixed is not None:
+            return fixed, steps, more
+    return source, steps, more
 
 
 def _same_file(site, path: pathlib.Path) -> bool:
     return site is not None and pathlib.Path(site.file).resolve() == path.resolve()
 
 
-def _candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path) -> Tuple[List[Tuple[Fix, str]], str]:
+def _candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path,
+                trees: _Trees) -> Tuple[List[_Candidate], str]:
     """The fixes for one conflict, best first, each with a sentence saying what it is; or
-    no fix and why."""
+    no fix and why. The static passes' fixes come first; then the fixes built from what the run
+    saw at the lines it named (``fixes.from_run``), smallest change first."""
     if conflict.kind == "view":
-        return _view_candidates(conflict, analysed, path)
+        found, why = _view_candidates(conflict, analysed, path)
+        return _with_runtime(found, _view_runtime(conflict, path, trees), trees), why
     if conflict.kind in ("optimizer-step", "runtime-inplace-flag"):
         return [], f"not fixable by a rewrite: {conflict.message or conflict.kind}"
     if conflict.kind == "leaf":
-        return _leaf_candidates(conflict, analysed, path)
+        found, why = _leaf_candidates(conflict, analysed, path, trees)
+        return found, why
     site = conflict.fix_site
     if not _same_file(site, path):
         return [], "the line to fix is outside the target's file"
-    finding = _finding_at(analysed, site, conflict)
-    found: List[Tuple[Fix, str]] = []
+    finding = _finding_at(analysed, site, conflict) if analysed.wrapper is not None else None
+    found: List[_Candidate] = []
+    at_write = conflict.construct is None
     if finding is not None and finding.status is Status.SAFE:
-        found.append((finding.fix, f"{finding.code} at line {site.line}: {finding.fix.title}"))
+        found.append(_Candidate(finding.fix, f"{finding.code} at line {site.line}: {finding.fix.title}",
+                                at_write=at_write))
     if (conflict.construct is None and conflict.kind == "saved-then-modified"
             and _same_file(conflict.save, path) and not conflict.save_op.endswith("_")):
         # Cloning what an out-of-place op saved cannot change a value (an in-place op's
         # result is another name's tensor: a clone there would cut that alias).
-        fix = _clone_at_save(conflict, analysed)
-        if fix is not None:
-            found.append((fix, f"clone at the save site, line {conflict.save.line}: {fix.title}"))
+        for where, region in trees.at(conflict.save.line):
+            fix = _clone_at_save(conflict, where, trees, region)
+            if fix is not None:
+                found.append(_Candidate(fix, f"clone at the save site, line {conflict.save.line}: {fix.title}",
+                                        region))
+                break
     if finding is not None and finding.status is Status.UNSAFE:
         if finding.reason in _RUNTIME_SETTLES and (finding.reason != "dtype-promotion" or conflict.same_dtypes):
-            found.append((finding.fix, f"{finding.code} at line {site.line}: {finding.fix.title} "
-                                       f"(unsafe statically: {finding.reason}; the run settles it)"))
+            found.append(_Candidate(finding.fix, f"{finding.code} at line {site.line}: {finding.fix.title} "
+                                                 f"(unsafe statically: {finding.reason}; the run settles it)",
+                                    at_write=at_write))
         else:
-            found.append((finding.fix, f"{finding.code} at line {site.line}: {finding.fix.title} "
-                                       f"(unsafe: {finding.reason}; checked by the verification below)"))
-    return found, f"no rewrite found for line {site.line}; fix by hand"
+            found.append(_Candidate(finding.fix, f"{finding.code} at line {site.line}: {finding.fix.title} "
+                                                 f"(unsafe: {finding.reason}; checked by the verification below)",
+                                    at_write=at_write))
+    return _with_runtime(found, _saved_runtime(conflict, path, trees), trees), \
+        f"no rewrite found for line {site.line}; fix by hand"
+
+
+def _saved_runtime(conflict: Conflict, path: pathlib.Path, trees: _Trees) -> List[_Candidate]:
+    """From the run, for a saved tensor modified in place: the in-place module built without
+    ``inplace=True``; the writing statement out-of-place, or writing into a copy."""
+    out: List[_Candidate] = []
+    if conflict.construct is not None:
+        for where, region in trees.at(conflict.construct.line):
+            fix = from_run.not_inplace(where, trees.position(conflict.construct, region))
+            if fix is not None:
+                out.append(_Candidate(fix, f"the module built at line {conflict.construct.line} without "
+                                           f"`inplace=True`: {fix.title} (from the run)", region))
+                break
+        return out
+    return _statement_runtime(conflict, trees)
+
+
+def _statement_runtime(conflict: Conflict, trees: _Trees) -> List[_Candidate]:
+    site = conflict.mutation
+    out: List[_Candidate] = []
+    if site is None:
+        return out
+    for where, region in trees.at(site.line):
+        at = trees.position(site, region)
+        made = []
+        fix = from_run.out_of_place(where, at)
+        if fix is not None:
+            made.append(_Candidate(fix, f"the write out-of-place at line {site.line}: {fix.title} (from the run)",
+                                   region, at_write=True))
+        fix = from_run.clone_before(where, at)
+        if fix is not None:
+            block = where.parents.get(fix.node)
+            made.append(_Candidate(fix, f"the write into a copy at line {site.line}: {fix.title} (from the run)",
+                                   region, (id(block), fix.title), at_write=True))
+        if made:
+            return made
+    return out
+
+
+def _view_runtime(conflict: Conflict, path: pathlib.Path, trees: _Trees) -> List[_Candidate]:
+    """From the run, for a write into a view PyTorch refuses: the write out-of-place or into a
+    copy; where the view was made, ordinary views (the writes reach the tensor viewed), copies,
+    or (made under ``no_grad``) a detached view."""
+    out: List[_Candidate] = []
+    if _same_file(conflict.mutation, path):
+        out += _statement_runtime(conflict, trees)
+    made = conflict.created
+    if made is None or not _same_file(made, path) or conflict.created_how == "custom-function":
+        return out
+    for where, region in trees.at(made.line):
+        span = trees.span(made, region)
+        if span is None:
+            break
+        what = f"where the view was made, line {made.line}"
+        if conflict.created_how == "no-grad":
+            fix = from_run.detached(where, span)
+            made_here = [] if fix is None else [_Candidate(fix, f"a detached view {what}: {fix.title} (from the run)",
+                                                           region)]
+        else:
+            made_here = [_Candidate(fix, f"ordinary views {what}: {fix.title} (from the run)", region)
+                         for fix in from_run.ordinary_views(where, span, conflict.created_op)]
+            copy = from_run.copies_of_views(where, span)
+            if copy is not None:
+                made_here.append(_Candidate(copy, f"copies of the views {what}: {copy.title} (from the run)", region))
+        if made_here:
+            return out + made_here
+    return out
+
+
+def _with_runtime(static: List[_Candidate], runtime: List[_Candidate], trees: _Trees) -> List[_Candidate]:
+    """The static candidates, then the run's, fewest lines changed first (in the order they were
+    built where as many: the write out-of-place, into a copy, then where the view was made);
+    one candidate per text."""
+    seen = set()
+    out: List[_Candidate] = []
+    sized = []
+    for order, candidate in enumerate(static + runtime):
+        text = _applied(candidate, trees)
+        if text is None or text in seen:
+            continue
+        seen.add(text)
+        if order < len(static):
+            out.append(candidate)
+        else:
+            sized.append((_change_size(trees.source, text), order, candidate))
+    return out + [c for _, _, c in sorted(sized, key=lambda x: x[:2])]
+
+
+def _applied(candidate: _Candidate, trees: _Trees) -> Optional[str]:
+    """The file's text with this one candidate applied (None where it does not apply)."""
+    try:
+        if candidate.region is not None:
+            return candidate.region.apply([candidate.fix], trees.lines)
+        return trees.whole.module.visit(FixApplier([candidate.fix])).code if trees.whole is not None else None
+    except Exception:  # a candidate that cannot be built is no candidate
+        return None
+
+
+def _change_size(before: str, after: str) -> int:
+    """Lines changed: removed or added, whichever is more, for each change."""
+    a, b = before.splitlines(True), after.splitlines(True)
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal")
 
 
 # ------------------------------------------------------------------ leaf errors (IPF005)
 _LEAF_CODES = ("IPF005", "IPF105")
 
 
-def _leaf_candidates(conflict: Conflict, analysed: FileResult,
-                     path: pathlib.Path) -> Tuple[List[Tuple[Fix, str]], str]:
+def _leaf_candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path,
+                     trees: "_Trees") -> Tuple[List["_Candidate"], str]:
     """A leaf error's fixes, best first: IPF005's fix whose statements cover the failing line, or
     (walking the conflict's frames outward) the call of the helper it runs in; where the rule has
     none, a ``with torch.no_grad():`` around the call of that helper, then around the failing
@@ -241,8 +629,10 @@ def _leaf_candidates(conflict: Conflict, analysed: FileResult,
     sites = [s for s in (conflict.mutation, *conflict.callers) if _same_file(s, path)]
     if not sites:
         return [], "the line to fix is outside the target's file"
-    found: List[Tuple[Fix, str]] = []
+    found: List[_Candidate] = []
     for site in sites:
+        if analysed.wrapper is None:
+            break  # libcst cannot parse the file: the rule's fixes do not exist
         leaf = [f for f in analysed.findings if f.code in _LEAF_CODES and f.span.line <= site.line <= f.span.end_line]
         fixed = [f for f in leaf if f.fix is not None and f.status in (Status.SAFE, Status.UNSAFE)]
         if fixed:
@@ -252,7 +642,8 @@ def _leaf_candidates(conflict: Conflict, analysed: FileResult,
                 how = (" (unsafe: leaf-read-after: the \"update a copy\" meaning; verified only where it "
                        "agrees with the no-grad reference on everything compared)")
             where = "" if site is conflict.mutation else f", around the call at line {site.line}"
-            found.append((finding.fix, f"{finding.code} at line {finding.span.line}{where}: {finding.fix.title}{how}"))
+            found.append(_Candidate(finding.fix, f"{finding.code} at line {finding.span.line}{where}: "
+                                                 f"{finding.fix.title}{how}"))
             break
         if any(f.reason == "leaf-read-after" for f in leaf):
             return found, (f"line {site.line} updates a leaf that is read again afterwards: it means "
@@ -261,26 +652,25 @@ def _leaf_candidates(conflict: Conflict, analysed: FileResult,
         return found, ""
     outer = sites[1:2] + sites[:1] if sites[0] is conflict.mutation else sites[:1]
     for site in outer:
-        fix = _no_grad_wrap(analysed, site)
-        if fix is not None:
-            where = "the failing statement" if site is conflict.mutation else "the call of the helper"
-            found.append((fix, f"{fix.title} around {where}, line {site.line} (not IPF005's: checked by "
-                               "the verification below)"))
+        for positions, region in trees.at(site.line):
+            fix = _no_grad_wrap(positions, site.line if region is None else region.position(site.line, 0)[0],
+                                trees.source, region is None)
+            if fix is not None:
+                where = "the failing statement" if site is conflict.mutation else "the call of the helper"
+                found.append(_Candidate(fix, f"{fix.title} around {where}, line {site.line} (not IPF005's: checked "
+                                             "by the verification below)", region))
+                break
     return found, f"no rewrite found for line {conflict.mutation.line if conflict.mutation else '?'}; fix by hand"
 
 
-def _no_grad_wrap(analysed: FileResult, site) -> Optional[Fix]:
-    """``with torch.no_grad():`` around the statement of ``site``'s line (the innermost one in
-    an indented block), adding ``import torch`` where the module does not import it."""
-    wrapper = analysed.wrapper
-    if wrapper is None:
-        return None
-    positions = wrapper.resolve(PositionProvider)
-    parents = wrapper.resolve(ParentNodeProvider)
+def _no_grad_wrap(where: Positions, line: int, source: str, whole: bool = True) -> Optional[Fix]:
+    """``with torch.no_grad():`` around the statement of ``line`` (the innermost one in an
+    indented block), adding ``import torch`` where the module does not import it."""
+    positions, parents = where.ranges, where.parents
     best = None
     for node, rng in positions.items():
         if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) \
-                and rng.start.line <= site.line <= rng.end.line \
+                and rng.start.line <= line <= rng.end.line \
                 and isinstance(parents.get(node), (cst.IndentedBlock, cst.Module)) \
                 and (best is None or rng.start.line >= best[1].start.line and rng.end.line <= best[1].end.line):
             best = (node, rng)
@@ -288,11 +678,13 @@ def _no_grad_wrap(analysed: FileResult, site) -> Optional[Fix]:
         return None
     stmt = best[0]
     block = parents[stmt]
-    name = _torch_name(analysed.original or "")
+    name = _torch_name(source)
     context = f"{name or 'torch'}.no_grad()"
     also: Tuple[Fix, ...] = ()
     if name is None:
-        also = (Fix(wrapper.module, lambda m: ensure_import(m, "torch"), "Add `import torch`", order=-1),)
+        if not whole:
+            return None  # a region of the file: no place for the import there
+        also = (Fix(where.module, lambda m: ensure_import(m, "torch"), "Add `import torch`", order=-1),)
     index = list(block.body).index(stmt)
     return Fix(block, lambda b: wrap_run_in_with(b, [stmt], context, index), f"Wrap in `with {context}:`",
                order=index, also=also)
@@ -313,14 +705,14 @@ def _torch_name(source: str) -> Optional[str]:
 
 
 # ------------------------------------------------------------------ view errors (IPF006)
-def _view_candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path) -> Tuple[List[Tuple[Fix, str]], str]:
+def _view_candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path) -> Tuple[List["_Candidate"], str]:
     """A view PyTorch refuses to modify in place: IPF006's fix (write into a copy) at the
     write, safe or not; the verification (writes into copies) decides, and says ``unproven``
     where the tensor viewed is read after the write."""
     site = conflict.mutation
     if not _same_file(site, path):
         return [], "the write is outside the target's file"
-    views = [f for f in analysed.findings if f.code in ("IPF006", "IPF106") and f.fix is not None
+    views = [f for f in analysed.findings if analysed.wrapper is not None and f.code in ("IPF006", "IPF106") and f.fix is not None
              and f.span.line <= site.line <= f.span.end_line and f.status in (Status.SAFE, Status.UNSAFE)]
     if not views:
         made = f" (the view was made at line {conflict.created.line})" if conflict.created else ""
@@ -328,7 +720,7 @@ def _view_candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Pat
     column = site.column or 0
     finding = min(views, key=lambda f: abs(f.span.column - column))
     note = "" if finding.status is Status.SAFE else f" (unsafe: {finding.reason}; checked by the verification below)"
-    return [(finding.fix, f"{finding.code} at line {site.line}: {finding.fix.title}{note}")], ""
+    return [_Candidate(finding.fix, f"{finding.code} at line {site.line}: {finding.fix.title}{note}")], ""
 
 
 def _finding_at(analysed: FileResult, site, conflict: Conflict):
@@ -346,23 +738,10 @@ def _finding_at(analysed: FileResult, site, conflict: Conflict):
     return min(on_line, key=lambda f: abs(f.span.column - column))
 
 
-def _clone_at_save(conflict: Conflict, analysed: FileResult) -> Optional[Fix]:
+def _clone_at_save(conflict: Conflict, where: Positions, trees: "_Trees", region: Optional[Region]) -> Optional[Fix]:
     """``.clone()`` the saved tensor where it is made: the op's output, or the saved input."""
-    save = conflict.save
-    if save.column is None or save.end_column is None:
-        return None
-    wrapper = analysed.wrapper
-    positions = wrapper.resolve(PositionProvider)
-    lines = analysed.original.splitlines()
-    start = _char_column(lines, save.line, save.column)
-    end = _char_column(lines, save.end_line or save.line, save.end_column)
-    expr = None
-    for node, rng in positions.items():
-        if isinstance(node, cst.BaseExpression) and (rng.start.line, rng.start.column, rng.end.line, rng.end.column) == (
-            save.line, start, save.end_line or save.line, end
-        ):
-            expr = node
-            break
+    span = trees.span(conflict.save, region)
+    expr = where.expression(span) if span is not None else None
     if expr is None:
         return None
     target = expr
@@ -413,11 +792,19 @@ def render(result: RepairResult) -> str:
     out = []
     for attempt in result.attempts[:-1]:
         verdict = attempt.verification.verdict.value if attempt.verification else "no change"
-        out.append(f"attempt {attempt.steps[0].attempt if attempt.steps else '?'}: {verdict}; "
-                   "trying the next candidate fix for each conflict")
+        why = _why(attempt.verification)
+        out.append(f"attempt {attempt.steps[0].attempt if attempt.steps else '?'}: {verdict}"
+                   f"{': ' + why if why else ''}; trying the next candidate fix for each conflict")
+        out += [f"   tried: {step.action}" for step in attempt.steps if step.candidates]
+        out += [f"   tried: {r}" for r in attempt.rejected]
+    if result.attempts:
+        out += [f"tried first: {r}" for r in result.attempts[-1].rejected]
     for i, step in enumerate(result.steps, 1):
         c = step.conflict
         where = f"line {c.mutation.line}" if c.mutation else "?"
+        if c.mutation is not None and result.project is not None \
+                and pathlib.Path(c.mutation.file).resolve() != pathlib.Path(result.target.partition("::")[0]).resolve():
+            where = f"{_shown(c.mutation.file)}:{c.mutation.line}"
         saved = f", saved at line {c.save.line}" if c.save else ""
         out.append(f"{i}. {c.kind} at {where}{saved}: {step.action}")
     if result.unlocated:
@@ -429,5 +816,46 @@ def render(result: RepairResult) -> str:
     return "\n".join(out)
 
 
+def _why(verification: Optional[VerifyResult]) -> str:
+    """The first reason a verification gave for its verdict."""
+    if verification is None:
+        return ""
+    problems = list(verification.problems) + [p for d in verification.devices for p in d.problems]
+    return problems[0] if problems else ""
+
+
+def _shown(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
 def diff(result: RepairResult, path_label: str) -> str:
-    return unified_diff(path_label, result.original, result.repaired)
+    """One diff per file changed: the target's, then the other project files'."""
+    text = unified_diff(path_label, result.original, result.repaired) if result.repaired != result.original else ""
+    return text + "".join(unified_diff(_shown(str(o.path)), o.original, o.repaired) for o in result.others)
+
+
+def write(result: RepairResult, path: pathlib.Path) -> List[pathlib.Path]:
+    """Write every file the verified repair changed, all or nothing: each is checked unchanged
+    since it was read before any is written, and a failed write puts back those written before
+    it. Raises WriteRefused or OSError (then no file is changed)."""
+    from codemod.engine.fileio import FileChanged, read_snapshot, write_atomic
+
+    files = ([(path, result.repaired_bytes, result.read)] if result.repaired != result.original else []) + \
+        [(o.path, o.repaired_bytes, o.read) for o in result.others]
+    for target, _, snapshot in files:
+        if snapshot is not None and read_snapshot(target).data != snapshot.data:
+            raise FileChanged(f"{target}: changed on disk since it was read: left as it is (run again)")
+    written: List[Tuple[pathlib.Path, bytes]] = []
+    try:
+        for target, data, snapshot in files:
+            write_atomic(target, data, snapshot)
+            written.append((target, snapshot.data if snapshot is not None else b""))
+    except BaseException:
+        for target, old in reversed(written):
+            write_atomic(target, old)
+        raise
+    return [target for target, _, _ in files]

@@ -522,7 +522,7 @@ def main(request_file: str) -> None:
             result["suggestions"] = [
                 {"path": s.path, "actions": s.actions, "diff": s.diff(), "fixed": s.fixed if s.changed else None,
                  "basis": digest(s.original)}
-                for s in suggest_all(confirmed, sources)
+                for s in suggest_all(confirmed, sources, skip=request.get("skip") or None)
             ]
     if recorder is not None:
         recorder.final_state()

@@ -42,6 +42,7 @@ from codemod.engine.diffs import unified_diff
 from codemod.engine.fileio import (CHANGED, FileChanged, Snapshot, WriteRefused, check_unchanged, read_snapshot,
                                    write_atomic)
 from codemod.runtime.script import Interpreters, Script, ScriptRun, interpreters, run_script
+from codemod.runtime.repair import key_text
 from codemod.runtime.suggest import digest, display_path
 
 # rtol, atol for one device: the repaired script runs the same ops as the reference.
@@ -86,6 +87,7 @@ class ScriptRepair:
 
     def snapshot(self, path: str) -> Optional[Snapshot]:
         return self.read.get(os.path.realpath(path))
+    tried: List[str] = dataclasses.field(default_factory=list)  # earlier attempts that did not verify, and why
 
     @property
     def changed(self) -> bool:
@@ -111,21 +113,45 @@ class ScriptRepair:
 
 
 def repair_script(script: Script, max_backward: int = 2, max_rounds: int = 8,
-                  timeout: Optional[float] = 300.0, server: Optional[Interpreters] = None) -> ScriptRepair:
+                  timeout: Optional[float] = 300.0, server: Optional[Interpreters] = None,
+                  max_attempts: int = 4) -> ScriptRepair:
     """``server``: a fork server started with ``interpreters(seed=True)`` to share (else one
-    is started for this repair: its runs then cost one torch import in all)."""
+    is started for this repair: its runs then cost one torch import in all). A repair that
+    does not verify is tried again with each conflict's next candidate fix (at most
+    ``max_attempts`` in all); the first that verifies is the result, else the first attempt."""
     script.check()
     own = server is None
     server = interpreters(seed=True) if own else server
     try:
         with tempfile.TemporaryDirectory(prefix="inplacefix-repair-") as workdir:
-            return _repair(script, max_backward, max_rounds, timeout, workdir, server)
+            skip: Dict[str, int] = {}
+            seen = set()
+            tried: List[str] = []
+            first = None
+            for _ in range(max_attempts):
+                result = _repair(script, max_backward, max_rounds, timeout, workdir, server, skip)
+                first = first or result
+                texts = tuple(sorted(result.repaired.items()))
+                if result.verdict is not Verdict.not_verified or texts in seen:
+                    break
+                seen.add(texts)
+                why = result.reasons[0] if result.reasons else "differs"
+                tried.append(f"{'; '.join(a for a in result.actions if not a.startswith('not changed'))}: "
+                             f"not verified ({why})")
+                for conflict in result.conflicts:
+                    skip[key_text(conflict)] = skip.get(key_text(conflict), 0) + 1
+            if result.verdict is Verdict.verified:
+                result.tried = tried
+                return result
+            first.tried = tried[1:]  # nothing verified: the first choice, with what else was tried
+            return first
     finally:
         if own and server is not None:
             server.close()
 
 
-def _repair(script: Script, max_backward: int, max_rounds: int, timeout, workdir: str, server) -> ScriptRepair:
+def _repair(script: Script, max_backward: int, max_rounds: int, timeout, workdir: str, server,
+            skip: Optional[Dict[str, int]] = None) -> ScriptRepair:
     originals: Dict[str, str] = {}
     sources: Dict[str, str] = {}
     rounds: List[ScriptRun] = []
@@ -140,7 +166,7 @@ def _repair(script: Script, max_backward: int, max_rounds: int, timeout, workdir
         result.round_sources.append(dict(sources))
         # Each round also records: the round that runs clean is the repaired run to compare.
         run = run_script(script, max_backward=max_backward, sources=sources, seed=True, capture=True,
-                         timeout=timeout, workdir=workdir, record=True, server=server)
+                         timeout=timeout, workdir=workdir, record=True, server=server, skip=skip)
         rounds.append(run)
         if not run.conflicts:
             break
@@ -369,6 +395,7 @@ def render(result: ScriptRepair) -> str:
     for i, run in enumerate(result.rounds, 1):
         for conflict in run.conflicts:
             lines.append(f"round {i}: {conflict['describe']}")
+    lines += [f"tried: {t}" for t in result.tried]
     lines += [f"fix: {a}" for a in result.actions]
     if not result.rounds or (not result.conflicts and result.rounds[0].finished):
         passes = result.rounds[0].backward_passes if result.rounds else 0
@@ -392,5 +419,5 @@ def to_json(result: ScriptRepair) -> dict:
         "reference": result.reference, "reasons": result.reasons, "actions": result.actions,
         "conflicts": [{k: v for k, v in c.items() if k != "describe"} for c in result.conflicts],
         "comparison": dataclasses.asdict(result.comparison) if result.comparison else None,
-        "diff": result.diff(), "written": result.written, "errors": result.errors,
+        "diff": result.diff(), "written": result.written, "errors": result.errors, "tried": result.tried,
     }

@@ -191,10 +191,12 @@ def verify(
     input_shapes: Optional[Sequence[Sequence[int]]] = None,
     inputs_require_grad: bool = False,
     timeout: float = DEFAULT_TIMEOUT,
+    modules: Optional[Dict[str, str]] = None,
 ) -> VerifyResult:
     """Prove (or disprove) the rewrite of ``target``: the tool's own (``settings``), the file
     ``rewritten``, or the text ``rewritten_source``. Raises HarnessError if it cannot run.
-    ``rtol``/``atol`` replace the per-dtype defaults (``0`` is honoured)."""
+    ``rtol``/``atol`` replace the per-dtype defaults (``0`` is honoured). ``modules``: other
+    files of the project (path -> text) that the rewritten side imports instead of the files."""
     spec = parse_target(target, init_kwargs, input_shapes, inputs_require_grad)
     warm_up()  # the isolation server imports torch while the passes rewrite the file
     original_source = read_source(spec.path)
@@ -205,7 +207,7 @@ def verify(
     for device in devices or default_devices():
         if device.startswith("cuda") and not torch.cuda.is_available():
             raise HarnessError("CUDA was asked for, but no CUDA device is available")
-        reports.append(_verify_on(spec, original_source, new_source, device, float64, tol, timeout))
+        reports.append(_verify_on(spec, original_source, new_source, device, float64, tol, timeout, modules or {}))
     result = VerifyResult(target, fixes, new_source, reports, unsafe_not_applied=unsafe_left, timeout=timeout)
     cpu = next((r for r in reports if r.device == "cpu"), None)
     gpu = next((r for r in reports if r.device.startswith("cuda")), None)
@@ -246,7 +248,7 @@ def run_side_isolated(request: SideRequest, timeout: float) -> Tuple[SideResult,
 
 
 def _verify_on(spec: Target, original_source: str, new_source: str, device: str, float64: bool,
-               tol: Tolerance, timeout: float) -> DeviceReport:
+               tol: Tolerance, timeout: float, modules: Optional[Dict[str, str]] = None) -> DeviceReport:
     with tempfile.TemporaryDirectory(prefix="inplacefix-setup-") as tmp:
         setup = str(pathlib.Path(tmp) / "setup.pt")
 
@@ -254,7 +256,7 @@ def _verify_on(spec: Target, original_source: str, new_source: str, device: str,
             request = SideRequest(spec, source, tag, mode, device, float64,
                                   setup_in=None if tag == "original" and mode is Mode.PLAIN else setup,
                                   setup_out=setup if tag == "original" and mode is Mode.PLAIN else None,
-                                  crosscheck=crosscheck)
+                                  crosscheck=crosscheck, modules=(modules or {}) if tag == "rewritten" else {})
             return run_side_isolated(request, timeout)
 
         original, out_original = side(original_source, "original", Mode.PLAIN)
