@@ -200,7 +200,8 @@ def _candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path) ->
     if conflict.kind in ("optimizer-step", "runtime-inplace-flag"):
         return [], f"not fixable by a rewrite: {conflict.message or conflict.kind}"
     if conflict.kind == "leaf":
-        return _leaf_candidates(conflict, analysed, path)
+        found, why = _leaf_candidates(conflict, analysed, path)
+        return found + _copy_meaning_candidates(conflict, analysed, path, found), why
     site = conflict.fix_site
     if not _same_file(site, path):
         return [], "the line to fix is outside the target's file"
@@ -266,6 +267,22 @@ def _leaf_candidates(conflict: Conflict, analysed: FileResult,
             found.append((fix, f"{fix.title} around {where}, line {site.line} (not IPF005's: checked by "
                                "the verification below)"))
     return found, f"no rewrite found for line {conflict.mutation.line if conflict.mutation else '?'}; fix by hand"
+
+
+def _copy_meaning_candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path,
+                             found: List[Tuple[Fix, str]]) -> List[Tuple[Fix, str]]:
+    """Last, the out-of-place form the passes offer at the failing statement (``y = F.relu(x)``,
+    ``embeds = embeds + ...``): the copy meaning, which the verification takes as the
+    reference where the program differentiates through the update (its right-hand side
+    requires grad, or the gradient the program reads goes through it)."""
+    site = conflict.mutation
+    if not _same_file(site, path):
+        return []
+    finding = _finding_at(analysed, site, conflict)
+    if finding is None or finding.code in _LEAF_CODES or any(fix is finding.fix for fix, _ in found):
+        return []
+    return [(finding.fix, f"{finding.code} at line {site.line}: {finding.fix.title} (the copy meaning: "
+                          "checked by the verification below)")]
 
 
 def _no_grad_wrap(analysed: FileResult, site) -> Optional[Fix]:
