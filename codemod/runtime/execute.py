@@ -6,11 +6,16 @@ a :class:`SideResult` made only of the tool's own types (see ``compare.encode``)
 - a module target: built with seed 0 (or loaded with the original's initial state), called
   twice in train mode (state such as buffers carried from the first call to the second, each
   call followed by the harness's own backward to every parameter and every input that
-  requires grad), then once in eval mode under ``no_grad``; then the final state;
+  requires grad), then once in eval mode under ``no_grad``, then once more in train mode on
+  a copy of the model with every floating input requiring grad (a rewrite that detaches an
+  input changes only that gradient); then the final state;
 - a function target: called twice, each call followed by the harness's own backward to every
   leaf that requires grad (keyed by where it is reachable from, else by the order leaves
-  first appear); then the final state: every tensor, parameter, buffer and optimizer state
-  reachable from the module's globals and from the return value, with their ``.grad``.
+  first appear; an output whose graph the program's own backward freed is left out, the
+  others differentiated one by one); then the final state: every tensor, parameter, buffer
+  and optimizer state reachable from the module's globals and from the return value, with
+  their ``.grad``, and every other leaf the run used: its ``.grad``, and its value where the
+  run changed it after reading it (the parameters of a model built inside, after its steps).
 
 The first thing that fails ends the side; what failed, where, and how is part of the result.
 """

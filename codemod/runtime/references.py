@@ -8,7 +8,13 @@
   offending in-place updates are applied outside autograd, as under ``torch.no_grad()``: the
   meaning of weight surgery, init, manual SGD, EMA updates and state resets. It does not fit
   when the leaf was already read by the computation being differentiated (used since the last
-  backward): then the program's meaning is not known and the verdict is ``unproven``.
+  backward), when the update's right-hand side requires grad and a later backward goes
+  through the leaf (``embeds += visual.mean() * 0.``), or when an in-place step of the
+  computation (``F.relu(x, inplace=True)``) ran on a leaf whose ``.grad`` the program reads.
+  Then the **copy meaning** is tried: each such update made out of place on a new tensor (the
+  leaf keeps its value, the gradient goes through the update). It does not fit where the
+  program reads the leaf itself afterwards, reads the new tensor's ``.grad``, or the update has
+  no out-of-place form; with neither meaning, the verdict is ``unproven``.
 - ``view`` errors (a view PyTorch refuses to modify in place): **writes into copies**
   (``view_copies``): every refused view is replaced by a copy of itself where it is made, the
   meaning of IPF006's fix. It does not fit where the tensor viewed is read after a write into

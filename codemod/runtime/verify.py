@@ -5,13 +5,16 @@ applied in memory, or a file of your own), each in a fresh interpreter (``isolat
 way (``execute``): same seed, same initial weights and inputs, two train-mode calls each
 followed by the harness's own backward, one eval-mode call, then the final state. It compares
 everything the program's meaning depends on (``compare``) against a reference: the original
-itself when it runs; otherwise the snapshot oracle (saved-tensor errors) or the no-grad
-meaning (leaf errors) of ``references``.
+itself when it runs; otherwise the snapshot oracle (saved-tensor errors), the no-grad
+meaning or, where the program differentiates through the update, the copy meaning (leaf
+errors) of ``references``.
 
 Three verdicts, exit code 0 only for the first:
 
-- ``verified``: a real reference exists, the rewritten code ran, at least one tensor output or
-  gradient and the final state were compared, and nothing differs. It proves the rewrite
+- ``verified``: a real reference exists, the rewritten code ran, something a rewrite of the
+  gradients could change was compared (a gradient, the harness's or a leaf's ``.grad``, or
+  state the run changed in place, such as parameters after optimizer steps), and nothing
+  differs. Outputs alone are no evidence: a rewrite can keep them and change a gradient. It proves the rewrite
   computes the values the original really computed (the oracle's: what its forward used);
   it cannot prove what the author meant where the crash hid it.
 - ``not verified``: something differs, or the rewrite fails.
