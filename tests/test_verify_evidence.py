@@ -352,3 +352,38 @@ def test_repair_writes_the_copy_meaning_where_the_program_differentiates_through
     result = repair(f"{model}::saliency", devices=["cpu"])
     assert result.verified, render(result)
     assert "inplace=True" not in result.repaired and "no_grad" not in result.repaired, result.repaired
+
+
+# ---------------------------------------------------------------- the harness's own backward (group 4)
+# Actor-critic code on the forums keeps the graph (``retain_graph=True``) and steps the optimizer
+# right after: python never differentiates that graph again, the harness's own backward did,
+# and failed on the stepped parameters ("modified by an inplace operation") for every rewrite.
+RETAINED = """
+import torch
+import torch.nn as nn
+
+
+def update():
+    torch.manual_seed(0)
+    critic = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+    optimizer = torch.optim.Adam(critic.parameters(), lr=0.01)
+    states = torch.randn(6, 4)
+    value = torch.sigmoid(critic(states))
+    value *= 2.0
+    loss = (value - 1.0).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward(retain_graph=True)
+    optimizer.step()
+    return loss
+"""
+
+
+def test_a_graph_the_program_kept_and_stepped_past_does_not_fail_the_harness(tmp_path):
+    result = judge(tmp_path, RETAINED, "update", lambda t: t.replace("    value *= 2.0\n", "    value = value * 2.0\n"))
+    d = result.devices[0]
+    assert d.rewritten.ok, d.rewritten.error
+    assert result.verdict is Verdict.VERIFIED, render_table(result)
+    assert d.compared.changed >= 4  # the critic's parameters after the Adam step
+    wrong = judge(tmp_path, RETAINED, "update", lambda t: t.replace(
+        "    value *= 2.0\n", "    value = value * 2.0\n    value.register_hook(lambda g: g * 50)\n"))
+    assert wrong.verdict is Verdict.NOT_VERIFIED, render_table(wrong)

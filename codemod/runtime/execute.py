@@ -346,6 +346,7 @@ def _run_function(request: SideRequest, result: SideResult, program: Program, dt
             label = f"train call {k}"
             saved = SavedTensors(snapshot=_snapshots(request.mode))
             first_leaf = len(watch.leaves)
+            backwards = watch.backwards
             seed_everything(k - 1)
             if k == CALLS:
                 reset_peak(device)
@@ -361,7 +362,8 @@ def _run_function(request: SideRequest, result: SideResult, program: Program, dt
                         exited, out = True, None
                     _outputs_read(copies, out)
                     keyed = _function_leaves(program, out, watch, first_leaf)
-                    grads, freed = ({}, ()) if exited else _backward(result, f"backward of {label}", out, keyed)
+                    grads, freed = ({}, ()) if exited else _backward(result, f"backward of {label}", out, keyed,
+                                                                     own_backward=watch.backwards > backwards)
             except _Stop:
                 if not _later_failure(result, k):
                     raise
@@ -524,11 +526,15 @@ def _reachable_state(program: Program, out: Any, watch: LeafWatch):
 
 
 # ---------------------------------------------------------------- shared
-def _backward(result: SideResult, label: str, out: Any, keyed) -> Tuple[Dict[str, Optional[torch.Tensor]], Tuple[int, ...]]:
+def _backward(result: SideResult, label: str, out: Any, keyed,
+              own_backward: bool = False) -> Tuple[Dict[str, Optional[torch.Tensor]], Tuple[int, ...]]:
     """The harness's own backward, always: the weighted loss of the outputs, to ``keyed``;
     and the outputs whose graph an earlier backward had freed (the program's own ``loss.backward()``,
     or a previous call's). Where one had, each output's own backward runs: the others' graphs
-    still give gradients, and the freed ones are named, not taken as "no gradient"."""
+    still give gradients, and the freed ones are named, not taken as "no gradient". After the
+    program's own backward (``own_backward``), a graph it kept (``retain_graph=True``) and then
+    stepped the parameters of fails the harness's second backward with an in-place error that
+    ``python`` never meets: that output counts as freed too."""
     if not keyed:
         return {}, ()
     tensors = [t for _, t in keyed]
@@ -539,19 +545,21 @@ def _backward(result: SideResult, label: str, out: Any, keyed) -> Tuple[Dict[str
         found = torch.autograd.grad(sum(t for _, t in terms), tensors, allow_unused=True)
         freed: Tuple[int, ...] = ()
     except BaseException as exc:  # noqa: BLE001
-        if not _freed_graph(exc):
+        if not _freed_graph(exc, own_backward):
             _fail(result, label, exc)
-        found, freed = _each_output(result, label, terms, tensors)
+        found, freed = _each_output(result, label, terms, tensors, own_backward)
         if found is None:
             return {}, freed
     return {key: (g.detach().cpu().clone() if g is not None else None) for (key, _), g in zip(keyed, found)}, freed
 
 
-def _freed_graph(exc: BaseException) -> bool:
-    return "backward through the graph a second time" in str(exc)
+def _freed_graph(exc: BaseException, own_backward: bool = False) -> bool:
+    text = str(exc)
+    return "backward through the graph a second time" in text or (
+        own_backward and inplace_error_kind(type(exc).__name__, text) == "saved")
 
 
-def _each_output(result: SideResult, label: str, terms, tensors):
+def _each_output(result: SideResult, label: str, terms, tensors, own_backward: bool = False):
     """(the summed gradients of the outputs whose graph is intact, or None if none is; the
     positions of those whose graph was freed)."""
     total: List[Optional[torch.Tensor]] = [None] * len(tensors)
@@ -560,7 +568,7 @@ def _each_output(result: SideResult, label: str, terms, tensors):
         try:
             found = torch.autograd.grad(term, tensors, allow_unused=True, retain_graph=True)
         except BaseException as exc:  # noqa: BLE001
-            if not _freed_graph(exc):
+            if not _freed_graph(exc, own_backward):
                 _fail(result, label, exc)
             freed.append(i)
             continue
@@ -568,7 +576,7 @@ def _each_output(result: SideResult, label: str, terms, tensors):
         total = [g if t is None else (t if g is None else t + g) for t, g in zip(total, found)]
     which = ", ".join(f"output {i}" for i in freed)
     result.notes.append(f"{label}: the graph of {which} was already freed by an earlier backward (the program's "
-                        "own, or a previous call's); "
+                        "own, or a previous call's), or changed in place after the program's own backward; "
                         + ("the other outputs' gradients and " if intact else "")
                         + "every leaf's .grad are compared instead")
     return (total if intact else None), tuple(freed)

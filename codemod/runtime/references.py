@@ -172,6 +172,7 @@ class LeafWatch(TorchFunctionMode):
         self.updates: List[LeafUpdate] = []
         self.unfit: Optional[str] = None
         self.exempt: set = set()  # ids of leaves the harness made (inputs): not the program's
+        self.backwards = 0  # backward/grad calls seen (the program's own, then the harness's)
 
     def note(self, t) -> None:
         if not isinstance(t, torch.Tensor) or id(t) in self._ids:
@@ -254,6 +255,7 @@ class LeafWatch(TorchFunctionMode):
                               "means the gradient to go through the update (the copy meaning)")
         result = func(*args, **kwargs)
         if name in ("backward", "grad"):
+            self.backwards += 1
             self._recorded.clear()
             self._reached = None
         elif torch.is_grad_enabled() and self.no_grad_leaves:
