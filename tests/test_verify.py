@@ -29,7 +29,7 @@ def test_model_fixture_verifies(path):
     h, result = run_model(path)
     report = result.devices[0]
     assert result.verified, "\n".join(report.problems + result.problems)
-    assert report.compared.outputs >= 1 and report.compared.calls == ["train call 1", "train call 2", "eval call"] \
+    assert report.compared.outputs >= 1 and report.compared.calls[:3] == ["train call 1", "train call 2", "eval call"] \
         or not h["verify"][0].isupper()
     if h["expect"] == "broken":
         assert report.original.status == "inplace-error", report.original.error

@@ -84,7 +84,12 @@ def encode(obj: Any, depth: int = 0) -> Node:
     """``obj`` as a tree of picklable nodes (tensors detached and moved to the CPU)."""
     kind = type(obj).__name__
     if isinstance(obj, torch.Tensor):
-        return TensorValue(obj.detach().cpu().clone(), str(obj.device), bool(obj.requires_grad))
+        if obj.is_nested:  # compared part by part
+            return Seq("nested tensor", [encode(part, depth + 1) for part in obj.detach().unbind()])
+        value = obj.detach()
+        if value.is_mkldnn:
+            value = value.to_dense()
+        return TensorValue(value.cpu().clone(), str(obj.device), bool(obj.requires_grad))
     if isinstance(obj, _PLAIN):
         return Plain(obj, kind)
     if isinstance(obj, (torch.dtype, torch.device, torch.Size)):

@@ -6,11 +6,16 @@ a :class:`SideResult` made only of the tool's own types (see ``compare.encode``)
 - a module target: built with seed 0 (or loaded with the original's initial state), called
   twice in train mode (state such as buffers carried from the first call to the second, each
   call followed by the harness's own backward to every parameter and every input that
-  requires grad), then once in eval mode under ``no_grad``; then the final state;
+  requires grad), then once in eval mode under ``no_grad``, then once more in train mode on
+  a copy of the model with every floating input requiring grad (a rewrite that detaches an
+  input changes only that gradient); then the final state;
 - a function target: called twice, each call followed by the harness's own backward to every
   leaf that requires grad (keyed by where it is reachable from, else by the order leaves
-  first appear); then the final state: every tensor, parameter, buffer and optimizer state
-  reachable from the module's globals and from the return value, with their ``.grad``.
+  first appear; an output whose graph the program's own backward freed is left out, the
+  others differentiated one by one); then the final state: every tensor, parameter, buffer
+  and optimizer state reachable from the module's globals and from the return value, with
+  their ``.grad``, and every other leaf the run used: its ``.grad``, and its value where the
+  run changed it after reading it (the parameters of a model built inside, after its steps).
 
 The first thing that fails ends the side; what failed, where, and how is part of the result.
 """
@@ -18,29 +23,39 @@ The first thing that fails ends the side; what failed, where, and how is part of
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import os
 import time
 import types
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 
-from codemod.runtime.compare import Node, Plain, encode, module_state
+from codemod.runtime.compare import Node, Plain, encode, iter_tensors, module_state
 from codemod.runtime.harness import (
     HarnessError,
     Program,
     Target,
     build_model,
     fresh_inputs,
+    graph_leaves,
     init_kwargs_for,
     inplace_error_kind,
     make_inputs,
     seed_everything,
     weighted_loss,
+    weighted_terms,
 )
 from codemod.runtime.isolate import describe
-from codemod.runtime.references import LeafWatch, Mode, SavedTensors, deterministic, functionalize_grads
+from codemod.runtime.references import (
+    LeafWatch,
+    Mode,
+    SavedTensors,
+    deterministic,
+    functionalize_grads,
+    version_of,
+)
 
 CALLS = 2  # train-mode calls per side: the second sees the state the first left
 
@@ -65,6 +80,9 @@ class CallRecord:
     outputs: Node
     grads: Dict[str, Optional[torch.Tensor]]  # harness backward, by stable key
     inputs_after: Node  # the call's inputs after it ran (a call may mutate them)
+    freed: Tuple[int, ...] = ()  # outputs whose graph an earlier backward had freed (no gradient)
+    error: str = ""  # the probe call with inputs that require grad: how it failed
+    error_kind: Optional[str] = None  # "saved", "leaf", "view", or "unfit" (the reference does not fit there)
 
 
 @dataclasses.dataclass
@@ -87,7 +105,8 @@ class SideResult:
     cost: Cost = dataclasses.field(default_factory=Cost)
     notes: List[str] = dataclasses.field(default_factory=list)
     leaf_updates: List[str] = dataclasses.field(default_factory=list)  # no-grad meaning: where applied
-    unfit: Optional[str] = None  # why the no-grad meaning does not fit
+    changed: List[str] = dataclasses.field(default_factory=list)  # state keys the run changed in place
+    unfit: Optional[str] = None  # why the reference (no-grad, copy, writes into copies) does not fit
     crosscheck: Optional[str] = None
     harness_error: Optional[str] = None
     is_module: bool = False
@@ -153,7 +172,7 @@ def _run(request: SideRequest, result: SideResult, dtype) -> None:
         if dtype is not None:
             torch.set_default_dtype(dtype)
         try:  # saves made at import time get the side's hooks too (the oracle covers them)
-            with SavedTensors(snapshot=request.mode is Mode.SNAPSHOT).hooks():
+            with SavedTensors(snapshot=_snapshots(request.mode)).hooks():
                 program = Program(request.source, target.path, target.name)
         except HarnessError:
             raise
@@ -185,7 +204,7 @@ def _run_module(request: SideRequest, result: SideResult, program: Program, dtyp
     _save_setup(request.setup_out, {"state": initial, "args": args, "kwargs": kwargs}, result)
     # A module's leaves are keyed by name: the watch is only needed for the no-grad meaning
     # (and stays out of the way of code that cares about torch function modes).
-    watch = LeafWatch(no_grad_leaves=True) if request.mode is Mode.NO_GRAD_LEAVES else _view_copies(request)
+    watch = _fresh_watch(request)
     for k in range(1, CALLS + 1):
         label = f"train call {k}"
         model.train()
@@ -193,7 +212,7 @@ def _run_module(request: SideRequest, result: SideResult, program: Program, dtyp
         keyed = [(f"param:{n}", p) for n, p in model.named_parameters() if p.requires_grad]
         keyed += [(f"input:{i}", t) for i, t in enumerate(a) if isinstance(t, torch.Tensor) and t.requires_grad]
         keyed += [(f"input:{n}", t) for n, t in kw.items() if isinstance(t, torch.Tensor) and t.requires_grad]
-        saved = SavedTensors(snapshot=request.mode is Mode.SNAPSHOT)
+        saved = SavedTensors(snapshot=_snapshots(request.mode))
         seed_everything(k)
         if k == CALLS:
             reset_peak(device)
@@ -205,14 +224,14 @@ def _run_module(request: SideRequest, result: SideResult, program: Program, dtyp
                 except BaseException as exc:  # noqa: BLE001
                     _fail(result, label, exc)
                 _outputs_read(watch, out)
-                grads = _backward(result, f"backward of {label}", out, keyed)
+                grads, freed = _backward(result, f"backward of {label}", out, keyed)
         except _Stop:
             if not _later_failure(result, k):
                 raise
             break
         if k == CALLS:
             result.cost = Cost(saved.bytes, _clock(device) - start, _peak(device))
-        result.calls.append(CallRecord(label, encode(out), grads, encode((a, kw))))
+        result.calls.append(CallRecord(label, encode(out), grads, encode((a, kw)), freed))
     if result.status != "failed":
         model.eval()
         a, kw = fresh_inputs(args, kwargs, device, dtype)
@@ -223,6 +242,9 @@ def _run_module(request: SideRequest, result: SideResult, program: Program, dtyp
         except BaseException as exc:  # noqa: BLE001
             _fail(result, "eval call", exc)
         result.calls.append(CallRecord("eval call", encode(out), {}, encode((a, kw))))
+        probe = _probe_with_input_grads(request, model, args, kwargs, dtype)
+        if probe is not None:
+            result.calls.append(probe)
     state: Dict[str, Any] = dict(module_state(model))
     state.update({f"{n}.grad": p.grad for n, p in model.named_parameters() if p.grad is not None})
     state.update(_plain_attributes(model))
@@ -232,6 +254,68 @@ def _run_module(request: SideRequest, result: SideResult, program: Program, dtyp
     _finish_copies(result, watch)
     if request.crosscheck and request.mode is Mode.SNAPSHOT:
         result.crosscheck = _crosscheck(program, init, initial, args, kwargs, device, dtype, result.calls[0])
+
+
+PROBE = "train call with inputs that require grad"
+
+
+def _probe_with_input_grads(request: SideRequest, model, args, kwargs, dtype) -> Optional[CallRecord]:
+    """One more train call, on a copy of the model (its state is not the program's), with
+    every floating input requiring grad: a rewrite that cuts the inputs off the graph
+    (``self.fc(x.detach())``) changes their gradients, which calls with inputs that do not
+    require grad cannot see. None where the inputs already require grad (or none floats).
+    A failure is recorded on the call, not the side: the reference may fail there (an input
+    written in place is a leaf now), and then that call proves nothing either way."""
+    a, kw = fresh_inputs(args, kwargs, request.device, dtype)
+    tensors = [t for t in (*a, *kw.values()) if isinstance(t, torch.Tensor)]
+    raised = [t for t in tensors if not t.requires_grad and (t.is_floating_point() or t.is_complex())]
+    if not raised:
+        return None
+    for t in raised:
+        t.requires_grad_(True)
+    try:
+        probe = copy.deepcopy(model)
+    except Exception as exc:  # noqa: BLE001 - a model deepcopy cannot copy: say so on the call
+        return CallRecord(PROBE, Plain(None, "NoneType"), {}, Plain(None, "NoneType"),
+                          error=f"the model cannot be copied ({type(exc).__name__})", error_kind="harness")
+    probe.train()
+    keyed = [(f"param:{n}", p) for n, p in probe.named_parameters() if p.requires_grad]
+    keyed += [(f"input:{i}", t) for i, t in enumerate(a) if isinstance(t, torch.Tensor) and t.requires_grad]
+    keyed += [(f"input:{n}", t) for n, t in kw.items() if isinstance(t, torch.Tensor) and t.requires_grad]
+    watch = _fresh_watch(request)
+    if isinstance(watch, LeafWatch):
+        watch.exempt = {id(t) for t in raised}  # the harness made them leaves, not the program
+    seed_everything(CALLS + 2)
+    scratch = SideResult()
+    try:
+        with SavedTensors(snapshot=_snapshots(request.mode)).hooks(), watch:
+            try:
+                out = probe(*a, **kw)
+            except BaseException as exc:  # noqa: BLE001
+                _fail(scratch, PROBE, exc)
+            _outputs_read(watch, out)
+            grads, freed = _backward(scratch, f"backward of the {PROBE}", out, keyed)
+    except _Stop:
+        return CallRecord(PROBE, Plain(None, "NoneType"), {}, Plain(None, "NoneType"),
+                          error=f"{scratch.failed_at}: {scratch.error}", error_kind=scratch.error_kind or "failed")
+    unfit = getattr(watch, "unfit", None)
+    if unfit:
+        return CallRecord(PROBE, Plain(None, "NoneType"), {}, Plain(None, "NoneType"),
+                          error=f"the reference does not fit there: {unfit}", error_kind="unfit")
+    return CallRecord(PROBE, encode(out), grads, encode((a, kw)), freed)
+
+
+def _snapshots(mode: Mode) -> bool:
+    """The oracle snapshots what autograd saves; so does the copy meaning (the copy takes the
+    update, the writes after it are the program's own and judged the oracle's way)."""
+    return mode in (Mode.SNAPSHOT, Mode.COPY_LEAVES)
+
+
+def _fresh_watch(request: SideRequest):
+    """What the side's mode runs under, new (a probe's findings stay out of the side's)."""
+    if request.mode in (Mode.NO_GRAD_LEAVES, Mode.COPY_LEAVES):
+        return LeafWatch(no_grad_leaves=request.mode is Mode.NO_GRAD_LEAVES, copy_leaves=request.mode is Mode.COPY_LEAVES)
+    return _view_copies(request)
 
 
 def _crosscheck(program, init, initial, args, kwargs, device, dtype, first: CallRecord) -> str:
@@ -255,17 +339,19 @@ def _crosscheck(program, init, initial, args, kwargs, device, dtype, first: Call
 # ---------------------------------------------------------------- function targets
 def _run_function(request: SideRequest, result: SideResult, program: Program, dtype) -> None:
     device = request.device
-    watch = LeafWatch(no_grad_leaves=request.mode is Mode.NO_GRAD_LEAVES)
+    watch = LeafWatch(no_grad_leaves=request.mode is Mode.NO_GRAD_LEAVES, copy_leaves=request.mode is Mode.COPY_LEAVES)
     copies = _view_copies(request)
     previous_dtype = torch.get_default_dtype()
     out: Any = None
+    before = {id(t): version_of(t) for t in _reachable_tensors(program, None).values()}
     try:
         if dtype is not None:
             torch.set_default_dtype(dtype)
         for k in range(1, CALLS + 1):
             label = f"train call {k}"
-            saved = SavedTensors(snapshot=request.mode is Mode.SNAPSHOT)
+            saved = SavedTensors(snapshot=_snapshots(request.mode))
             first_leaf = len(watch.leaves)
+            backwards = watch.backwards
             seed_everything(k - 1)
             if k == CALLS:
                 reset_peak(device)
@@ -280,8 +366,9 @@ def _run_function(request: SideRequest, result: SideResult, program: Program, dt
                             _fail(result, label, exc)
                         exited, out = True, None
                     _outputs_read(copies, out)
-                    keyed = _function_leaves(program, out, watch.leaves[first_leaf:])
-                    grads = {} if exited else _backward(result, f"backward of {label}", out, keyed)
+                    keyed = _function_leaves(program, out, watch, first_leaf)
+                    grads, freed = ({}, ()) if exited else _backward(result, f"backward of {label}", out, keyed,
+                                                                     own_backward=watch.backwards > backwards)
             except _Stop:
                 if not _later_failure(result, k):
                     raise
@@ -289,15 +376,20 @@ def _run_function(request: SideRequest, result: SideResult, program: Program, dt
                 break
             if k == CALLS:
                 result.cost = Cost(saved.bytes, _clock(device) - start, _peak(device))
-            result.calls.append(CallRecord(label, encode(out), grads, Plain(None, "NoneType")))
+            result.calls.append(CallRecord(label, encode(out), grads, Plain(None, "NoneType"), freed))
             if exited:
                 result.status = "exited"
                 result.notes.append(f"{label} ended with sys.exit(0): its state is compared, nothing after it")
                 break
     finally:
         torch.set_default_dtype(previous_dtype)
-    state = _reachable_state(program, out)
+    state, tensors = _reachable_state(program, out, watch)
     result.state = encode(state)
+    # Changed in place by the run: since the start (a global's), or since first read (a leaf's).
+    seen = {id(t): i for i, t in enumerate(watch.leaves)}
+    moved = set(watch.changed())
+    result.changed = [key for key, t in tensors.items()
+                      if (id(t) in before and version_of(t) != before[id(t)]) or seen.get(id(t), -1) in moved]
     _finish_watch(result, watch)
     _finish_copies(result, copies)
 
@@ -329,17 +421,24 @@ def _finish_copies(result: SideResult, copies) -> None:
         result.leaf_updates = list(dict.fromkeys(copies.replaced))
 
 
-def _function_leaves(program: Program, out: Any, seen: List[torch.Tensor]):
+def _function_leaves(program: Program, out: Any, watch: LeafWatch, first: int):
     """The leaves the harness differentiates for, each under a key that names the same
     tensor in every version: where it is reachable from (``global:model.weight``,
-    ``return[0]``), else its rank among the leaves the call created or used (graph order
-    would change with ``h = b + h``)."""
+    ``return[0]``), else its rank among the leaves the call first used (``leaf#3``: graph
+    order would change with ``h = b + h``). They are the leaves this call first used and the
+    earlier calls' leaves the outputs' graphs reach (one kept in a closure). A leaf no torch
+    call of the program used is the harness's own (a reference's private copy), never keyed."""
     named = {id(t): (key, t) for key, t in _reachable_tensors(program, out).items()
              if t.is_leaf and t.requires_grad}
-    keyed = []
-    for t in seen:
-        if id(t) not in named and all(t is not other for _, other in keyed):
-            keyed.append((f"leaf#{len(keyed)}", t))
+    rank = {id(t): i for i, t in enumerate(watch.leaves)}
+    keyed, taken = [], set()
+    reached = graph_leaves([t for t in iter_tensors(out) if t.requires_grad])
+    for t in [*watch.leaves[first:], *reached]:
+        if id(t) in named or id(t) in taken or id(t) not in rank:
+            continue
+        taken.add(id(t))
+        i = rank[id(t)]
+        keyed.append((f"leaf#{i - first}" if i >= first else f"earlier leaf#{i}", t))
     return keyed + list(named.values())
 
 
@@ -407,38 +506,85 @@ def _plain_attributes(model: torch.nn.Module) -> Dict[str, Any]:
     return found
 
 
-def _reachable_state(program: Program, out: Any) -> Dict[str, Any]:
+def _reachable_state(program: Program, out: Any, watch: LeafWatch):
+    """(the final state, its tensors by key): every tensor reachable from the module's
+    globals and from the return value, with their ``.grad``; and every leaf the run used that
+    no name reaches (``leaf[3]``: the parameters of a model built inside the function, after
+    its optimizer's steps), with its ``.grad``."""
     state: Dict[str, Any] = {}
+    tensors: Dict[str, torch.Tensor] = {}
     for name, value in vars(program.module).items():
         if isinstance(value, _PLAIN_STATE) and not name.startswith("__"):
             state[f"global:{name}"] = value  # a counter kept in a global
-    for key, t in _reachable_tensors(program, out).items():
-        if not key.startswith("return"):
-            state[key] = t  # a returned tensor is an output already
+    reachable = _reachable_tensors(program, out)
+    named = {id(t) for t in reachable.values()}
+    unnamed = {f"leaf[{i}]": t for i, t in enumerate(watch.leaves) if id(t) not in named}
+    moved = {f"leaf[{i}]" for i in watch.changed()}
+    for key, t in [*reachable.items(), *unnamed.items()]:
+        if not key.startswith("return") and (key in moved or not key.startswith("leaf[")):
+            state[key] = t  # a returned tensor is an output already; a leaf's value where the run changed it
+            tensors[key] = t
         grad = t.grad if (t.is_leaf or t.retains_grad) else None  # a non-leaf's .grad warns
         if grad is not None:
             state[f"{key}.grad"] = grad
-    return state
+    return state, tensors
 
 
 # ---------------------------------------------------------------- shared
-def _backward(result: SideResult, label: str, out: Any, keyed) -> Dict[str, Optional[torch.Tensor]]:
-    """The harness's own backward, always: the weighted loss of the outputs, to ``keyed``."""
-    loss = weighted_loss(out)
+def _backward(result: SideResult, label: str, out: Any, keyed,
+              own_backward: bool = False) -> Tuple[Dict[str, Optional[torch.Tensor]], Tuple[int, ...]]:
+    """The harness's own backward, always: the weighted loss of the outputs, to ``keyed``;
+    and the outputs whose graph an earlier backward had freed (the program's own ``loss.backward()``,
+    or a previous call's). Where one had, each output's own backward runs: the others' graphs
+    still give gradients, and the freed ones are named, not taken as "no gradient". After the
+    program's own backward (``own_backward``), a graph it kept (``retain_graph=True``) and then
+    stepped the parameters of fails the harness's second backward with an in-place error that
+    ``python`` never meets: that output counts as freed too."""
     if not keyed:
-        return {}
-    if loss is None:  # no output requires grad: no gradient reaches any of them
-        return {key: None for key, _ in keyed}
+        return {}, ()
+    tensors = [t for _, t in keyed]
     try:
-        found = torch.autograd.grad(loss, [t for _, t in keyed], allow_unused=True)
+        terms = weighted_terms(out)
+        if not terms:  # no output requires grad: no gradient reaches any of them
+            return {key: None for key, _ in keyed}, ()
+        found = torch.autograd.grad(sum(t for _, t in terms), tensors, allow_unused=True)
+        freed: Tuple[int, ...] = ()
     except BaseException as exc:  # noqa: BLE001
-        text = str(exc)
-        if "backward through the graph a second time" in text:
-            result.notes.append(f"{label}: the graph was already freed by an earlier backward (the "
-                                "program's own, or a previous call's); its .grad values are compared instead")
-            return {}
-        _fail(result, label, exc)
-    return {key: (g.detach().cpu().clone() if g is not None else None) for (key, _), g in zip(keyed, found)}
+        if not _freed_graph(exc, own_backward):
+            _fail(result, label, exc)
+        found, freed = _each_output(result, label, terms, tensors, own_backward)
+        if found is None:
+            return {}, freed
+    return {key: (g.detach().cpu().clone() if g is not None else None) for (key, _), g in zip(keyed, found)}, freed
+
+
+def _freed_graph(exc: BaseException, own_backward: bool = False) -> bool:
+    text = str(exc)
+    return "backward through the graph a second time" in text or (
+        own_backward and inplace_error_kind(type(exc).__name__, text) == "saved")
+
+
+def _each_output(result: SideResult, label: str, terms, tensors, own_backward: bool = False):
+    """(the summed gradients of the outputs whose graph is intact, or None if none is; the
+    positions of those whose graph was freed)."""
+    total: List[Optional[torch.Tensor]] = [None] * len(tensors)
+    freed, intact = [], 0
+    for i, term in terms:
+        try:
+            found = torch.autograd.grad(term, tensors, allow_unused=True, retain_graph=True)
+        except BaseException as exc:  # noqa: BLE001
+            if not _freed_graph(exc, own_backward):
+                _fail(result, label, exc)
+            freed.append(i)
+            continue
+        intact += 1
+        total = [g if t is None else (t if g is None else t + g) for t, g in zip(total, found)]
+    which = ", ".join(f"output {i}" for i in freed)
+    result.notes.append(f"{label}: the graph of {which} was already freed by an earlier backward (the program's "
+                        "own, or a previous call's), or changed in place after the program's own backward; "
+                        + ("the other outputs' gradients and " if intact else "")
+                        + "every leaf's .grad are compared instead")
+    return (total if intact else None), tuple(freed)
 
 
 def _finish_watch(result: SideResult, watch: LeafWatch) -> None:

@@ -319,19 +319,35 @@ def cotangents(outputs: List[torch.Tensor]) -> List[torch.Tensor]:
     return [torch.randn(o.shape, generator=gen, dtype=torch.float64, device="cpu") for o in outputs]
 
 
-def weighted_loss(result: Any, everything: bool = False) -> Optional[torch.Tensor]:
-    """The harness's loss: each output tensor that requires grad (every floating one with
-    ``everything``), weighed by fixed random numbers (complex ones by their real and imaginary
-    parts); None if there is none."""
-    outputs = [t for t in iter_tensors(result) if t.is_floating_point() or t.is_complex()]
+def weighted_terms(result: Any, everything: bool = False) -> List[Tuple[int, torch.Tensor]]:
+    """The harness's loss, one term per output tensor that requires grad (every floating one
+    with ``everything``): (the output's position among the floating outputs, its term). Each
+    output is weighed by fixed random numbers (complex ones by their real and imaginary
+    parts); a sparse, MKL-DNN or nested output by those of its dense values."""
+    outputs = [_strided(t) for t in iter_tensors(result) if t.is_floating_point() or t.is_complex()]
     terms = []
-    for o, w in zip(outputs, cotangents(outputs)):
+    for i, (o, w) in enumerate(zip(outputs, cotangents(outputs))):
         if not (o.requires_grad or everything):
             continue
         w = w.to(o.device)
         if o.is_complex():
             r = torch.view_as_real(o).double()
-            terms.append((r[..., 0] * w).sum() + (r[..., 1] * (0.5 * w + 0.25)).sum())
+            terms.append((i, (r[..., 0] * w).sum() + (r[..., 1] * (0.5 * w + 0.25)).sum()))
         else:
-            terms.append((o.double() * w).sum())
+            terms.append((i, (o.double() * w).sum()))
+    return terms
+
+
+def weighted_loss(result: Any, everything: bool = False) -> Optional[torch.Tensor]:
+    """The sum of :func:`weighted_terms`; None if there is none."""
+    terms = [t for _, t in weighted_terms(result, everything)]
     return sum(terms) if terms else None
+
+
+def _strided(t: torch.Tensor) -> torch.Tensor:
+    """An ordinary dense tensor with ``t``'s values, differentiably: what the weights multiply."""
+    if t.is_nested:
+        return torch.cat([part.reshape(-1) for part in t.unbind()])
+    if t.layout != torch.strided or t.is_mkldnn:
+        return t.to_dense()
+    return t

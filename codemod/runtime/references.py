@@ -8,7 +8,13 @@
   offending in-place updates are applied outside autograd, as under ``torch.no_grad()``: the
   meaning of weight surgery, init, manual SGD, EMA updates and state resets. It does not fit
   when the leaf was already read by the computation being differentiated (used since the last
-  backward): then the program's meaning is not known and the verdict is ``unproven``.
+  backward), when the update's right-hand side requires grad and a later backward goes
+  through the leaf (``embeds += visual.mean() * 0.``), or when an in-place step of the
+  computation (``F.relu(x, inplace=True)``) ran on a leaf whose ``.grad`` the program reads.
+  Then the **copy meaning** is tried: each such update made out of place on a new tensor (the
+  leaf keeps its value, the gradient goes through the update). It does not fit where the
+  program reads the leaf itself afterwards, reads the new tensor's ``.grad``, or the update has
+  no out-of-place form; with neither meaning, the verdict is ``unproven``.
 - ``view`` errors (a view PyTorch refuses to modify in place): **writes into copies**
   (``view_copies``): every refused view is replaced by a copy of itself where it is made, the
   meaning of IPF006's fix. It does not fit where the tensor viewed is read after a write into
@@ -25,7 +31,7 @@ import enum
 import linecache
 import sys
 import weakref
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -35,6 +41,7 @@ class Mode(str, enum.Enum):
     PLAIN = "plain"  # the program as written
     SNAPSHOT = "snapshot"  # the snapshot oracle
     NO_GRAD_LEAVES = "no-grad-leaves"  # the no-grad meaning of in-place updates of leaves
+    COPY_LEAVES = "copy-leaves"  # the copy meaning: the update makes a new tensor, the leaf keeps its value
     VIEW_COPIES = "view-copies"  # refused views replaced by copies (``view_copies``)
     VIEWS_ALLOWED = "views-allowed"  # multi-output views replaced by ordinary views (``view_copies``)
 
@@ -42,6 +49,7 @@ class Mode(str, enum.Enum):
 REFERENCE_NAMES = {
     Mode.SNAPSHOT: "oracle",
     Mode.NO_GRAD_LEAVES: "no-grad meaning",
+    Mode.COPY_LEAVES: "copy meaning",
     Mode.VIEW_COPIES: "writes into copies",
     Mode.VIEWS_ALLOWED: "views allowed",
 }
@@ -58,10 +66,10 @@ class SavedTensors:
         self._seen: set = set()
 
     def _pack(self, t: torch.Tensor):
-        key = (t.data_ptr(), t.dtype, tuple(t.shape), tuple(t.stride()), t.device)
+        key = _saved_key(t)
         if key not in self._seen:
             self._seen.add(key)
-            self.bytes += t.numel() * t.element_size()
+            self.bytes += _saved_bytes(t)
         if self.snapshot:
             return t.detach().clone()
         maker = t.grad_fn.name() if t.grad_fn is not None else ("a leaf" if t.requires_grad else "no graph")
@@ -84,6 +92,30 @@ class SavedTensors:
 
     def hooks(self):
         return torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
+
+
+def _saved_key(t: torch.Tensor) -> tuple:
+    """What identifies a saved tensor's memory, for counting it once. Sparse, MKL-DNN and
+    wrapper-subclass tensors have no storage (``data_ptr()`` raises "Cannot access data
+    pointer of Tensor that doesn't have storage"): they count by identity."""
+    try:
+        return (t.data_ptr(), t.dtype, tuple(t.shape), tuple(t.stride()), t.device)
+    except (RuntimeError, NotImplementedError, AttributeError):
+        return ("no storage", id(t))
+
+
+def _saved_bytes(t: torch.Tensor) -> int:
+    """The bytes a saved tensor keeps: its elements, or a sparse tensor's values and indices."""
+    try:
+        if t.layout == torch.sparse_coo:
+            return sum(x.numel() * x.element_size() for x in (t._values(), t._indices()))
+        if t.layout in (torch.sparse_csr, torch.sparse_csc, torch.sparse_bsr, torch.sparse_bsc):
+            compressed, plain = ((t.crow_indices(), t.col_indices()) if t.layout in (torch.sparse_csr, torch.sparse_bsr)
+                                 else (t.ccol_indices(), t.row_indices()))
+            return sum(x.numel() * x.element_size() for x in (t.values(), compressed, plain))
+        return t.numel() * t.element_size()
+    except (RuntimeError, NotImplementedError, AttributeError):
+        return 0
 
 
 _INPLACE_DUNDERS = {"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__",
@@ -109,18 +141,38 @@ class LeafWatch(TorchFunctionMode):
       function target's leaves: ``leaf#0`` is the first one created, whatever the graph's
       shape; ``h = b + h`` and ``h += b`` name the same leaves);
     - with ``no_grad_leaves``, applies in-place updates of such leaves outside autograd, and
-      says where the no-grad meaning does not fit.
+      says where the no-grad meaning does not fit: the leaf was already read by the
+      computation being differentiated; the update's right-hand side requires grad (``embeds +=
+      visual.mean() * 0.``: the program differentiates through it); or the update is a step
+      of the computation (``F.relu(x, inplace=True)``, ``x.sigmoid_()``) and the leaf's
+      ``.grad`` is read afterwards (the gradient the program reads goes through it);
+    - with ``copy_leaves``, makes each such update out of place (``x.add_(y)`` -> ``x.add(y)``,
+      ``inplace=True`` -> ``False``): a new tensor takes the update, the leaf keeps its value
+      (``y = F.relu(x)``, ``embeds = embeds + ...``). It does not fit where the program reads
+      the leaf itself afterwards (in place it would see the update) or the update has no
+      out-of-place form (``zero_``, ``x[i] = v``).
     """
 
-    def __init__(self, no_grad_leaves: bool = False) -> None:
+    def __init__(self, no_grad_leaves: bool = False, copy_leaves: bool = False) -> None:
         super().__init__()
         self.no_grad_leaves = no_grad_leaves
+        self.copy_leaves = copy_leaves
+        self._stepped: Dict[int, str] = {}  # id(leaf) -> where a computation step updated it
+        self._copied: Dict[int, str] = {}  # id(leaf) -> where its update went to a copy
+        self._copies: Dict[int, Tuple["weakref.ref[torch.Tensor]", str]] = {}  # the copies, for their .grad reads
+        self._through: Dict[int, str] = {}  # id(leaf) -> where an update whose right-hand side requires grad
         self.leaves: List[torch.Tensor] = []
+        self.read_versions: Dict[int, Optional[int]] = {}  # leaf index -> its version when first read
+        self._data_aliases: Dict[int, Tuple["weakref.ref[torch.Tensor]", int]] = {}  # ``p.data`` -> p's index
+        self._data_written: set = set()  # indices of leaves written through ``.data`` after a read
         self._ids: set = set()
+        self._index: Dict[int, int] = {}
         self._recorded: List[weakref.ref] = []  # results recorded since the last backward
         self._reached: Optional[set] = None  # ids of the leaves their graphs reach (cached)
         self.updates: List[LeafUpdate] = []
         self.unfit: Optional[str] = None
+        self.exempt: set = set()  # ids of leaves the harness made (inputs): not the program's
+        self.backwards = 0  # backward/grad calls seen (the program's own, then the harness's)
 
     def note(self, t) -> None:
         if not isinstance(t, torch.Tensor) or id(t) in self._ids:
@@ -133,7 +185,37 @@ class LeafWatch(TorchFunctionMode):
             return
         if leaf:
             self._ids.add(id(t))
+            self._index[id(t)] = len(self.leaves)
             self.leaves.append(t)
+
+    def changed(self) -> List[int]:
+        """Indices of the leaves the run changed in place after the computation first read
+        them (an optimizer step, a manual update, ``p.data -= ...``): state a rewrite could
+        change. Updates before the first read (initialising, ``w += 1`` right after it is
+        made) are how the leaf was made: what reads it shows them."""
+        return [i for i, v in self.read_versions.items()
+                if version_of(self.leaves[i]) != v or i in self._data_written]
+
+    def _track(self, func, name: str, args, kwargs, tensors) -> None:
+        """First reads of leaves, and writes through their ``.data`` after one."""
+        if name == "__get__":
+            return
+        written = set()
+        if is_inplace_call(name, kwargs) or (name.startswith("_foreach_") and name.endswith("_")):
+            targets = list(_flat([args[0]])) if args else []
+            for t in targets:
+                if not isinstance(t, torch.Tensor):
+                    continue
+                base = t._base if t._base is not None else t
+                written.add(id(base))
+                alias = self._data_aliases.get(id(base))
+                if alias is not None and alias[0]() is base and alias[1] in self.read_versions:
+                    self._data_written.add(alias[1])
+        for t in tensors:
+            base = t._base if t._base is not None else t
+            i = self._index.get(id(base))
+            if i is not None and i not in self.read_versions and id(base) not in written:
+                self.read_versions[i] = version_of(base)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -144,18 +226,36 @@ class LeafWatch(TorchFunctionMode):
             self.note(t)
         if getattr(func, "__module__", "") == "torch.nn.init":
             return func(*args, **kwargs)  # turns grad off itself: neither an error nor a read
+        self._track(func, name, args, kwargs, tensors)
+        if self.unfit is None and (self._stepped or self._copied or self._copies):
+            self._check_read(func, name, args, kwargs, tensors)
         leaf = _updated_leaf(args, kwargs)
-        if (self.no_grad_leaves and leaf is not None and torch.is_grad_enabled()
-                and is_inplace_call(name, kwargs)):
+        if ((self.no_grad_leaves or self.copy_leaves) and leaf is not None and torch.is_grad_enabled()
+                and id(leaf) not in self.exempt and name not in _FLAGS and is_inplace_call(name, kwargs)):
             where = _user_line()
+            self.updates.append(LeafUpdate(where, name))
+            if self.copy_leaves:
+                return self._copy(func, name, args, kwargs, leaf, where)
             if self.unfit is None and self._read_by_graph(leaf):
                 self.unfit = (f"{where}: `{name}` updates a leaf that the computation being "
                               "differentiated already read; its meaning is not known")
-            self.updates.append(LeafUpdate(where, name))
+            operands = [t for t in tensors if t is not args[0] and not _is_view_of(t, leaf)] if args else tensors
+            if any(t.requires_grad for t in operands):
+                self._through.setdefault(id(leaf), f"{where}: `{name}`")
+            if _computation_step(name, kwargs):
+                self._stepped.setdefault(id(leaf), f"{where}: `{name}`")
             with torch.no_grad():
                 return func(*args, **kwargs)
+        if name in ("backward", "grad") and self._through and self.unfit is None:
+            reached = _leaves_reached([t.grad_fn for t in tensors if t.grad_fn is not None])
+            hit = next((where for key, where in self._through.items() if key in reached), None)
+            if hit is not None:
+                self.unfit = (f"{hit}: the update's right-hand side requires grad and a backward "
+                              f"({_user_line()}) differentiates through the leaf it updated: the program "
+                              "means the gradient to go through the update (the copy meaning)")
         result = func(*args, **kwargs)
         if name in ("backward", "grad"):
+            self.backwards += 1
             self._recorded.clear()
             self._reached = None
         elif torch.is_grad_enabled() and self.no_grad_leaves:
@@ -167,6 +267,50 @@ class LeafWatch(TorchFunctionMode):
                 self._recorded = [w for w in self._recorded if w() is not None]
         for r in _flat([result]):
             self.note(r)
+        if name == "__get__" and isinstance(result, torch.Tensor) and args and id(args[0]) in self._index \
+                and getattr(getattr(func, "__self__", None), "__name__", "") == "data":
+            self._data_aliases[id(result)] = (weakref.ref(result), self._index[id(args[0])])
+        return result
+
+    def _check_read(self, func, name: str, args, kwargs, tensors) -> None:
+        """After a step of the computation made in place on a leaf (no-grad meaning), a read of
+        the leaf's ``.grad``; after an update that went to a copy (copy meaning), a read of
+        the leaf itself: each tells that meaning does not fit."""
+        if name == "__get__":
+            attribute = getattr(getattr(func, "__self__", None), "__name__", "")
+            if attribute == "grad" and args and id(args[0]) in self._stepped:
+                self.unfit = (f"{self._stepped[id(args[0])]} is a step of the computation on a leaf whose "
+                              f".grad the program reads ({_user_line()}): the gradient it reads goes "
+                              "through the update (the copy meaning)")
+            copy = self._copies.get(id(args[0])) if attribute == "grad" and args else None
+            if copy is not None and copy[0]() is args[0]:
+                self.unfit = (f"{_user_line()} reads the .grad of what {copy[1]} updated: in place that is "
+                              "the leaf's gradient, on a copy (not a leaf) there is none")
+            return
+        if name in ("backward", "grad") or not self._copied:
+            return
+        for t in tensors:
+            base = t._base if t._base is not None else t
+            if id(base) in self._copied:
+                self.unfit = (f"{_user_line()} reads the leaf that {self._copied[id(base)]} updated: in "
+                              "place it sees the update, the copy meaning would not")
+                return
+
+    def _copy(self, func, name: str, args, kwargs, leaf: torch.Tensor, where: str):
+        """The copy meaning of one update: its out-of-place form, on a new tensor."""
+        outplace = getattr(torch.Tensor, name[:-1], None) if name.endswith("_") and not name.startswith("_") else None
+        if kwargs.get("inplace") is True:
+            result = func(*args, **dict(kwargs, inplace=False))
+        elif outplace is not None and callable(outplace):
+            result = outplace(*args, **kwargs)
+        else:
+            if self.unfit is None:
+                self.unfit = f"{where}: `{name}` has no out-of-place form that leaves the leaf as it was"
+            with torch.no_grad():
+                return func(*args, **kwargs)
+        self._copied.setdefault(id(leaf), f"{where}: `{name}`")
+        if isinstance(result, torch.Tensor):
+            self._copies[id(result)] = (weakref.ref(result), f"{where}: `{name}`")
         return result
 
     def _read_by_graph(self, leaf: torch.Tensor) -> bool:
@@ -179,6 +323,34 @@ class LeafWatch(TorchFunctionMode):
             self._recorded = [weakref.ref(t) for t in alive]
             self._reached = _leaves_reached([t.grad_fn for t in alive])
         return id(leaf) in self._reached
+
+
+# In-place steps of a computation (activations, dropout): on a leaf whose gradient the program
+# reads, the gradient goes through them. Updates (``add_``, ``mul_``, ``copy_``, ``zero_``,
+# ``x[i] = v``, ``clamp_``) are what the no-grad meaning is for.
+_STEPS = {"relu_", "relu6_", "leaky_relu_", "elu_", "selu_", "celu_", "rrelu_", "gelu_", "silu_", "mish_",
+          "hardtanh_", "hardswish_", "hardsigmoid_", "threshold_", "sigmoid_", "tanh_", "exp_", "log_",
+          "log1p_", "expm1_", "sqrt_", "rsqrt_", "square_", "abs_", "sin_", "cos_", "erf_", "softplus_",
+          "dropout_", "alpha_dropout_", "feature_alpha_dropout_", "logit_", "reciprocal_"}
+
+
+_FLAGS = {"requires_grad_", "share_memory_", "retain_grad"}  # change no value: no meaning to choose
+
+
+def _computation_step(name: str, kwargs: dict) -> bool:
+    return kwargs.get("inplace") is True or name in _STEPS
+
+
+def _is_view_of(t: torch.Tensor, leaf: torch.Tensor) -> bool:
+    return t is leaf or t._base is leaf
+
+
+def version_of(t: torch.Tensor) -> Optional[int]:
+    """``t._version``; None for inference tensors, which have no version counter."""
+    try:
+        return t._version
+    except RuntimeError:
+        return None
 
 
 def _updated_leaf(args: tuple, kwargs: dict) -> Optional[torch.Tensor]:

@@ -478,7 +478,7 @@ def _candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path,
         return [], f"not fixable by a rewrite: {conflict.message or conflict.kind}"
     if conflict.kind == "leaf":
         found, why = _leaf_candidates(conflict, analysed, path, trees)
-        return found, why
+        return found + _copy_meaning_candidates(conflict, analysed, path, found), why
     site = conflict.fix_site
     if not _same_file(site, path):
         return [], "the line to fix is outside the target's file"
@@ -661,6 +661,22 @@ def _leaf_candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Pat
                                              "by the verification below)", region))
                 break
     return found, f"no rewrite found for line {conflict.mutation.line if conflict.mutation else '?'}; fix by hand"
+
+
+def _copy_meaning_candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path,
+                             found: List[_Candidate]) -> List[_Candidate]:
+    """Last, the out-of-place form the passes offer at the failing statement (``y = F.relu(x)``,
+    ``embeds = embeds + ...``): the copy meaning, which the verification takes as the
+    reference where the program differentiates through the update (its right-hand side
+    requires grad, or the gradient the program reads goes through it)."""
+    site = conflict.mutation
+    if not _same_file(site, path) or analysed.wrapper is None:
+        return []
+    finding = _finding_at(analysed, site, conflict)
+    if finding is None or finding.fix is None or finding.code in _LEAF_CODES or any(c.fix is finding.fix for c in found):
+        return []
+    return [_Candidate(finding.fix, f"{finding.code} at line {site.line}: {finding.fix.title} (the copy "
+                                    "meaning: checked by the verification below)", at_write=True)]
 
 
 def _no_grad_wrap(where: Positions, line: int, source: str, whole: bool = True) -> Optional[Fix]:

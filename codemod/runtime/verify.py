@@ -5,13 +5,16 @@ applied in memory, or a file of your own), each in a fresh interpreter (``isolat
 way (``execute``): same seed, same initial weights and inputs, two train-mode calls each
 followed by the harness's own backward, one eval-mode call, then the final state. It compares
 everything the program's meaning depends on (``compare``) against a reference: the original
-itself when it runs; otherwise the snapshot oracle (saved-tensor errors) or the no-grad
-meaning (leaf errors) of ``references``.
+itself when it runs; otherwise the snapshot oracle (saved-tensor errors), the no-grad
+meaning or, where the program differentiates through the update, the copy meaning (leaf
+errors) of ``references``.
 
 Three verdicts, exit code 0 only for the first:
 
-- ``verified``: a real reference exists, the rewritten code ran, at least one tensor output or
-  gradient and the final state were compared, and nothing differs. It proves the rewrite
+- ``verified``: a real reference exists, the rewritten code ran, something a rewrite of the
+  gradients could change was compared (a gradient, the harness's or a leaf's ``.grad``, or
+  state the run changed in place, such as parameters after optimizer steps), and nothing
+  differs. Outputs alone are no evidence: a rewrite can keep them and change a gradient. It proves the rewrite
   computes the values the original really computed (the oracle's: what its forward used);
   it cannot prove what the author meant where the crash hid it.
 - ``not verified``: something differs, or the rewrite fails.
@@ -75,11 +78,20 @@ class Compared:
     outputs: int = 0
     grads: int = 0  # the harness's gradients and every .grad in the final state
     state: int = 0
+    changed: int = 0  # state tensors the reference run changed in place (parameters after steps)
     values: int = 0
     calls: List[str] = dataclasses.field(default_factory=list)
+    skipped: List[str] = dataclasses.field(default_factory=list)  # what was not compared, and why
+
+    @property
+    def evidence(self) -> int:
+        """What a rewrite of the program's gradients could change: gradients, and state
+        the run changed. Outputs alone prove nothing about a backward."""
+        return self.grads + self.changed
 
     def describe(self) -> str:
-        return (f"{self.outputs} output tensor(s), {self.grads} gradient(s), {self.state} state tensor(s), "
+        changed = f" ({self.changed} changed by the run)" if self.changed else ""
+        return (f"{self.outputs} output tensor(s), {self.grads} gradient(s), {self.state} state tensor(s){changed}, "
                 f"{self.values} other value(s) over {', '.join(self.calls) or 'no call'}")
 
 
@@ -280,17 +292,23 @@ def _verify_on(spec: Target, original_source: str, new_source: str, device: str,
                 elif ref.unfit:
                     report.reasons.append(f"no reference: the {REFERENCE_NAMES[mode]} meaning does not fit: {ref.unfit}"
                                           if mode is Mode.VIEW_COPIES else
-                                          f"no reference: the no-grad meaning does not fit: {ref.unfit}")
+                                          f"no reference: the {REFERENCE_NAMES[mode]} does not fit: {ref.unfit}")
                     if mode is Mode.VIEW_COPIES:
                         # In place, a later read sees the write: the meaning PyTorch gives the
                         # program where it allows the write (views allowed) is the reference.
                         mode = Mode.VIEWS_ALLOWED
                         continue
+                    if mode is Mode.NO_GRAD_LEAVES:
+                        # The program differentiates through the update: a copy takes it.
+                        mode, no_grad_unfit = Mode.COPY_LEAVES, ref.unfit
+                        continue
                 else:
                     reference = ref
                     report.reference = REFERENCE_NAMES[mode]
-                    if mode is Mode.VIEWS_ALLOWED:
+                    if mode in (Mode.VIEWS_ALLOWED, Mode.COPY_LEAVES):
                         report.reasons.clear()
+                    if mode is Mode.COPY_LEAVES:
+                        report.meaning += f"; the no-grad meaning does not fit: {no_grad_unfit}"
                 break
         else:
             report.reasons.append(f"no reference: the original fails for another reason "
@@ -318,6 +336,9 @@ def _meaning(mode: Mode, ref: SideResult) -> str:
     where = "; ".join(dict.fromkeys(ref.leaf_updates)) or "none seen"
     if mode is Mode.VIEW_COPIES:
         return f"views PyTorch refuses to modify in place replaced by copies, which took the writes: {where}"
+    if mode is Mode.COPY_LEAVES:
+        return ("in-place updates of leaves made out of place, on a new tensor (the leaf keeps its value, the "
+                f"gradient goes through the update), saved tensors snapshotted: {where}")
     if mode is Mode.VIEWS_ALLOWED:
         return ("outputs of functions that return several views replaced by ordinary views of the same "
                 "memory, views made under no_grad by detached aliases of it, the writes reaching the "
@@ -339,8 +360,11 @@ def _judge(report: DeviceReport, reference: Optional[SideResult], new: SideResul
     report.differences, report.compared, report.comparison = diffs, compared, comparison
     if diffs:
         report.verdict = Verdict.NOT_VERIFIED
-    elif compared.outputs + compared.grads == 0:
-        report.reasons.append("nothing comparable: no tensor output and no gradient")
+    elif compared.evidence == 0:
+        report.reasons.append(
+            "nothing comparable that a rewrite could change: no gradient (the harness's "
+            "backward reached no leaf, and no leaf has a .grad) and no state the run changed"
+            + (f" ({compared.outputs} output tensor(s) agree)" if compared.outputs else ""))
         report.verdict = Verdict.UNPROVEN
     else:
         report.verdict = Verdict.VERIFIED
@@ -356,35 +380,61 @@ def compare_sides(ref: SideResult, new: SideResult, tol: Tolerance):
     if len(ref.calls) != len(new.calls):
         diffs.append(Difference("run", f"{len(ref.calls)} call(s) -> {len(new.calls)}"))
     for a, b in zip(ref.calls, new.calls):
+        if a.label != b.label:
+            diffs.append(Difference("run", f"{a.label} -> {b.label}"))
+            continue
+        if a.error or b.error:
+            if a.error_kind in ("saved", "leaf", "view", "unfit", "harness"):
+                compared.skipped.append(f"{a.label}: the reference fails there ({a.error})")
+            elif not b.error:
+                diffs.append(Difference(a.label, f"fails before, not after: {a.error}"))
+            elif not a.error:
+                diffs.append(Difference(a.label, f"fails after the rewrite: {b.error}"))
+            elif a.error.split(":", 2)[-1] != b.error.split(":", 2)[-1]:
+                diffs.append(Difference(a.label, f"fails otherwise: {a.error} -> {b.error}"))
+            continue
         compared.calls.append(a.label)
         outputs = compare(a.outputs, b.outputs, f"{a.label}: output", tol, diffs)
         compared.outputs += outputs.tensors
         compared.values += outputs.values
         cmp.output_abs = _max(cmp.output_abs, outputs.max_abs)
-        if set(a.grads) != set(b.grads):
+        if a.freed != b.freed:
+            # Whether a graph still holds its buffers depends on which ops saved tensors, which
+            # a right rewrite may change; each leaf's .grad is compared in the final state.
+            compared.skipped.append(f"{a.label}: gradients (an earlier backward freed the graph of "
+                                    f"{_outputs(a.freed)} before, of {_outputs(b.freed)} after)")
+        elif set(a.grads) != set(b.grads):
             only_a = sorted(set(a.grads) - set(b.grads))
             only_b = sorted(set(b.grads) - set(a.grads))
             diffs.append(Difference(f"{a.label}: gradients", "not taken for the same tensors"
                                     + (f" (only before: {', '.join(only_a[:4])})" if only_a else "")
                                     + (f" (only after: {', '.join(only_b[:4])})" if only_b else "")))
         grads = Tally()
-        for key in sorted(set(a.grads) & set(b.grads)):
+        common = sorted(set(a.grads) & set(b.grads)) if a.freed == b.freed else []
+        for key in common:
             grads.add(compare_tensors(a.grads[key], b.grads[key], f"{a.label}: grad {key}", tol, diffs))
-        compared.grads += grads.tensors
+        compared.grads += len(common)  # "no gradient reaches it" on both sides is compared too
         cmp.grad_abs = _max(cmp.grad_abs, grads.max_abs)
         cmp.grad_rel = _max(cmp.grad_rel, grads.max_rel)
         inputs = compare(a.inputs_after, b.inputs_after, f"{a.label}: inputs afterwards", tol, diffs)
         compared.values += inputs.values
     if ref.state is not None and new.state is not None:
         state = compare(ref.state, new.state, "final state", tol, diffs)
-        grads_in_state = sum(1 for k in getattr(ref.state, "items", {}) if k.endswith(".grad"))
+        items = getattr(ref.state, "items", {})
+        new_items = getattr(new.state, "items", {})
+        grads_in_state = sum(1 for k in items if k.endswith(".grad") and k in new_items)
         compared.grads += grads_in_state
         compared.state += state.tensors - grads_in_state
+        compared.changed += sum(1 for k in ref.changed if k in items and k in new_items)
         compared.values += state.values
         cmp.state_abs = state.max_abs
     elif ref.state is not None or new.state is not None:
         diffs.append(Difference("final state", "taken on one side only"))
     return diffs, compared, cmp
+
+
+def _outputs(freed: Tuple[int, ...]) -> str:
+    return ", ".join(f"output {i}" for i in freed) if freed else "no output"
 
 
 def _max(a: Optional[float], b: Optional[float]) -> Optional[float]:
@@ -481,6 +531,8 @@ def render_table(result: VerifyResult) -> str:
             out.append(f"{d.device}: oracle cross-check (functionalize vs snapshot): {d.oracle_crosscheck}")
         if d.compared.calls:
             out.append(f"{d.device}: compared {d.compared.describe()}")
+        for skipped in d.compared.skipped:
+            out.append(f"{d.device}: not compared: {skipped}")
         for note in dict.fromkeys(d.original.notes + d.rewritten.notes):
             out.append(f"{d.device}: note: {note}")
         out += cost_lines(d)
