@@ -175,3 +175,25 @@ def test_a_linked_entry_file_is_not_read(linked):
         signal.alarm(0)
         signal.signal(signal.SIGALRM, before)
     assert code == 1 and "model.py" in out
+
+
+def test_the_language_server_started_in_the_project_runs_nothing_of_it(hostile):
+    """The editor's way: the server started in the project folder (``python -m codemod lsp``),
+    diagnostics, a quick fix and a fix-all (its child), with the project index on."""
+    from .lsp_wire import Wire
+    from .test_lsp_wire import code_action_params
+
+    project, markers = hostile
+    wire = Wire(cwd=str(project))
+    try:
+        wire.initialize(root_uri=project.as_uri())
+        uri = (project / "model0.py").as_uri()
+        wire.open(uri, BROKEN)
+        assert wire.diagnostics(uri, 1, timeout=120)
+        quick = wire.answer(wire.request("textDocument/codeAction", code_action_params(uri, 6)), timeout=60)
+        assert any("Rewrite as `h = h + 1`" in a["title"] for a in quick["result"])
+        fix_all = wire.request("textDocument/codeAction", code_action_params(uri, 0, only=("source.fixAll",)))
+        assert wire.answer(fix_all, timeout=120)["result"], "the fix-all child computed no edit"
+    finally:
+        wire.close()
+    assert _ran(markers) == []
