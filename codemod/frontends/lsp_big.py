@@ -24,14 +24,11 @@ import sys
 import threading
 from typing import Dict, List, Optional, Tuple
 
-import codemod
 from codemod.config import Settings
+from codemod.frontends.lsp_fixall import TOOL_ROOT, child_command
 
 BIG_LINES = 5_000  # a document this long (in lines) is analysed in its own process
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(codemod.__file__)))
-_BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); from codemod.frontends.lsp_big import serve; "
-         "del sys.path[0]; serve()")
 
 
 class Stopped(Exception):
@@ -58,7 +55,7 @@ class _Child:
                 if self.closed:
                     raise Stopped()
                 if self.proc is None or self.proc.poll() is not None:
-                    self.proc = subprocess.Popen([sys.executable, "-I", "-c", _BOOT, _ROOT], cwd=_ROOT,
+                    self.proc = subprocess.Popen(child_command(__name__), cwd=TOOL_ROOT,
                                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE)
                 proc = self.proc
                 self.busy_with = version

@@ -85,21 +85,23 @@ class FixProcess:
         if self._child is None or self._child.poll() is not None:
             if self._child is not None:
                 self._child.wait()
-            self._child = subprocess.Popen(child_command(), cwd=_TOOL_ROOT,
+            self._child = subprocess.Popen(child_command(), cwd=TOOL_ROOT,
                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         return self._child
 
 
 # The folder that holds the ``codemod`` package (site-packages, or a source checkout).
-_TOOL_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(codemod.__file__)))
+TOOL_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(codemod.__file__)))
 
 
-def child_command() -> list:
-    """The fix-all child's command line. The editor starts the server in the user's project, so
-    the child must not find the project's modules: ``-I`` leaves the current folder, PYTHONPATH
-    and the user's site folder off ``sys.path`` (a ``pickle.py`` in the project would otherwise
-    run on the first fix-all), and the tool's own folder is put first by the command itself."""
-    start = f"import sys; sys.path.insert(0, {_TOOL_ROOT!r}); from {__name__} import serve; serve()"
+def child_command(module: str = __name__) -> list:
+    """The command line of a server child that runs ``module.serve()`` (the fix-all's, the big
+    documents' analysis). The editor starts the server in the user's project, so a child must
+    not find the project's modules: ``-I`` leaves the current folder, PYTHONPATH and the user's
+    site folder off ``sys.path`` (a ``pickle.py`` in the project would otherwise run on the
+    first fix-all), and the tool's own folder is put first by the command itself. Start it
+    with ``cwd=TOOL_ROOT``."""
+    start = f"import sys; sys.path.insert(0, {TOOL_ROOT!r}); from {module} import serve; serve()"
     return [sys.executable, "-I", "-c", start]
 
 
