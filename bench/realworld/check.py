@@ -1,7 +1,8 @@
 #!/usr/bin/env python
-"""Checker for the cases of set4 (401-449).
+"""Checker for the cases of a bench/realworld/ folder (adapted from the shared corpus's set2/check_cases.py;
+adds kind C and ref_semantics). It runs no inplacefix code: only the cases, with torch.
 
-For every NNN_*.py case in this folder (excluding *.ref.py):
+For every NNN_*.py case in the folder (excluding *.ref.py):
   * run compute() of the original in a fresh interpreter and require the in-place RuntimeError named in its
     `# error:` header (A: "... modified by an inplace operation ...", B: "a [view of a] leaf Variable that
     requires grad is being used in an in-place operation", C: "... is a view and is being modified inplace ..." /
@@ -10,8 +11,8 @@ For every NNN_*.py case in this folder (excluding *.ref.py):
   * informational only: for kind-A cases, replay the original with every saved tensor cloned at pack time
     (torch.autograd.graph.saved_tensors_hooks) and compare its gradients with the ref's.
 
-Usage: python check_cases.py [-v] [case-number-or-substring ...]
-Prints a table and exits 1 if any case fails. Paths are resolved relative to this script's folder.
+Usage: python bench/realworld/check.py FOLDER [-v] [case-number-or-substring ...]   (FOLDER: set4, set5, holdout, ...)
+Prints a table and exits 1 if any case fails.
 """
 import glob
 import json
@@ -20,7 +21,8 @@ import re
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.abspath(__file__))
+HERE = ROOT  # the folder of the cases, set by main()
 
 RUNNER = r'''
 import importlib.util, json, math, sys, traceback
@@ -64,12 +66,15 @@ except Exception as e:
 MSG_A = "modified by an inplace operation"
 MSG_B = re.compile(r"a (view of a )?leaf Variable that requires grad is being used in an in-place operation")
 MSG_C = re.compile(r"is a view and (is being|its base or another view of its base has been) modified inplace|"
-                   r"Output \d+ of \w+ is a view")
+                   r"is a view of a view which was created in no_grad mode|Output \d+ of \w+ is a view|"
+                   r"A view was created in no_grad mode and is being modified inplace")
 
 
 def run(path, mode, timeout=120):
+    # one intra-op thread: the cases are tiny, and a 2-core machine is oversubscribed otherwise
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     proc = subprocess.run([sys.executable, "-c", RUNNER, path, mode], capture_output=True, text=True,
-                          timeout=timeout, cwd=HERE)
+                          timeout=timeout, cwd=HERE, env=env)
     dt = float("nan")
     for line in proc.stdout.splitlines():
         if line.startswith("@@TIME@@"):
@@ -104,9 +109,15 @@ def max_abs_diff(g1, g2):
 
 
 def main(argv):
+    global HERE
+    if not argv or argv[0].startswith("-"):
+        print(__doc__)
+        return 2
+    HERE = os.path.join(ROOT, argv[0]) if not os.path.isabs(argv[0]) else argv[0]
+    argv = argv[1:]
     verbose = "-v" in argv
     filters = [a for a in argv if a != "-v"]
-    cases = sorted(p for p in glob.glob(os.path.join(HERE, "4[0-9][0-9]_*.py")) if not p.endswith(".ref.py"))
+    cases = sorted(p for p in glob.glob(os.path.join(HERE, "[0-9][0-9][0-9]_*.py")) if not p.endswith(".ref.py"))
     if filters:
         cases = [p for p in cases if any(f in os.path.basename(p) for f in filters)]
     rows, failures = [], 0
@@ -152,6 +163,8 @@ def main(argv):
                 replay = "replay %s" % rep["status"]
         status = "PASS" if not problems else "FAIL"
         failures += bool(problems)
+        if kind == "A" and info.get("ref_semantics") == "same" and not replay.startswith("same"):
+            problems.append("ref_semantics: same but clone-replay gives %s" % replay)
         rows.append((name, kind, observed, "ok" if ref["status"] == "ok" else ref["status"], replay,
                      "%.2f/%.2f" % (t_orig, t_ref), status, problems))
         if verbose:
