@@ -104,7 +104,7 @@ class Constants:
         self._cache: Dict[ast.expr, bool] = {}
         self._open: Dict[object, int] = {}
         self._writes: Dict[Tuple[object, str], List[ast.expr]] = {}
-        self._switches: Dict[Tuple[object, str], List[int]] = {}
+        self._switches: Dict[object, Dict[str, List[int]]] = {}  # owner -> name -> lines
 
     def constant(self, expr: ast.expr) -> bool:
         """Whether ``expr`` can never require grad (every source of it is seen)."""
@@ -268,13 +268,15 @@ class Constants:
         a ``torch.optim`` optimizer all say so, whatever the constructor said."""
         stmt = self.model.statement_of(name)
         owner = self.model.owner(stmt)
-        key = (owner, name.id)
-        found = self._switches.get(key)
-        if found is None:
-            found = [node.lineno for node in self.model.walk(owner)
-                     if isinstance(node, ast.stmt) and self.model.owner(node) is owner
-                     and _switches_grad_on(node, name.id, self.model)]
-            self._switches[key] = found
+        switches = self._switches.get(owner)
+        if switches is None:  # one walk per function (or module) for all its names
+            switches = {}
+            for node in self.model.walk(owner):
+                if isinstance(node, ast.stmt) and self.model.owner(node) is owner:
+                    for switched in _switched_names(node, self.model):
+                        switches.setdefault(switched, []).append(node.lineno)
+            self._switches[owner] = switches
+        found = switches.get(name.id)
         if not found:
             return False
         loops = self.model.flow(owner).loops
@@ -286,30 +288,29 @@ class Constants:
         return isinstance(func.value, ast.Name) and func.value.id == "self"
 
 
-def _switches_grad_on(stmt: ast.stmt, name: str, model: "SemanticModel") -> bool:
-    """``name.requires_grad = <not False>``, ``name.requires_grad_(<not False>)`` or
-    ``torch.optim.X([..., name, ...])`` in this statement (not in nested statements)."""
+def _switched_names(stmt: ast.stmt, model: "SemanticModel") -> List[str]:
+    """The names this statement (not its nested statements) makes require grad:
+    ``name.requires_grad = <not False>``, ``name.requires_grad_(<not False>)``,
+    ``torch.optim.X([..., name, ...])``."""
+    found: List[str] = []
     if isinstance(stmt, ast.Assign) and not (isinstance(stmt.value, ast.Constant) and stmt.value.value is False):
-        if any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" and isinstance(t.value, ast.Name)
-               and t.value.id == name for t in stmt.targets):
-            return True
+        found += [t.value.id for t in stmt.targets
+                  if isinstance(t, ast.Attribute) and t.attr == "requires_grad" and isinstance(t.value, ast.Name)]
     if not isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign)) or stmt.value is None:
-        return False
+        return found
     for node in ast.walk(stmt.value):
         if not isinstance(node, ast.Call):
             continue
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr == "requires_grad_" and isinstance(func.value, ast.Name) \
-                and func.value.id == name:
+        if isinstance(func, ast.Attribute) and func.attr == "requires_grad_" and isinstance(func.value, ast.Name):
             off = node.args[:1] or [k.value for k in node.keywords if k.arg == "requires_grad"]
             if not (off and isinstance(off[0], ast.Constant) and off[0].value is False):
-                return True
+                found.append(func.value.id)
         op = model.torch_name(func)
         if op is not None and op.startswith("torch.optim.") and op.rsplit(".", 1)[-1][:1].isupper():
             handed = [a for a in node.args[:1]] + [k.value for k in node.keywords if k.arg == "params"]
-            if any(isinstance(n, ast.Name) and n.id == name for h in handed for n in ast.walk(h)):
-                return True
-    return False
+            found += [n.id for h in handed for n in ast.walk(h) if isinstance(n, ast.Name)]
+    return found
 
 
 # In-place methods with index arguments: which positional argument is the written value.
