@@ -35,6 +35,7 @@ from codemod import debug
 from codemod.analysis.project import SummaryFact
 from codemod.config import Settings
 from codemod.engine.cache import load_json, store_json
+from codemod.engine.summary_json import summary_from_json, summary_to_json
 
 _VERSION = b"library-summaries-1"
 _MAX_BYTES = 1_000_000  # a larger file is not read (a generated table, a vendored bundle)
@@ -188,19 +189,15 @@ def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> Optional[s
 
 def _entry_to_json(entry: Entry) -> dict:
     f = entry.fact
-    fact = None if f is None else [f.name, list(f.inputs), f.output, f.returns, f.returned_input,
-                                   list(f.mutates), list(f.via), f.of]
-    return {"kind": entry.kind, "fact": fact, "target": entry.target}
+    return {"kind": entry.kind, "fact": None if f is None else summary_to_json(f), "target": entry.target}
 
 
 def _entry_from_json(raw: dict) -> Entry:
-    from codemod.engine.project import _summary_from_json
-
     kind, fact, target = raw["kind"], raw["fact"], raw["target"]
     if kind not in ("summary", "reexport", "none") or not isinstance(target, str) \
             or (kind == "summary") != (fact is not None):
         raise ValueError(raw)
-    return Entry(kind, _summary_from_json(fact) if fact is not None else None, target)
+    return Entry(kind, summary_from_json(fact) if fact is not None else None, target)
 
 
 _SALT: List[bytes] = []

@@ -20,7 +20,6 @@ from codemod.analysis.project import (
     FunctionFact,
     ModuleFacts,
     ProjectIndex,
-    SummaryFact,
     collect,
     library_callees,
     module_name,
@@ -28,6 +27,7 @@ from codemod.analysis.project import (
 from codemod.engine.cache import load_json, store_json
 from codemod.engine.fileio import read_source
 from codemod.engine.libraries import Libraries
+from codemod.engine.summary_json import summary_from_json, summary_to_json
 
 _VERSION = b"project-facts-4"  # JSON entries (3: summaries, kept apart; 4: library callees)
 
@@ -82,7 +82,7 @@ def module_summaries(module: str, wanted: frozenset, paths: dict, cache_dir: Opt
     if folder is not None:
         try:  # JSON, never pickle
             raw = load_json(folder / key)
-            return {str(q): _summary_from_json(v) for q, v in raw.items()}
+            return {str(q): summary_from_json(v) for q, v in raw.items()}
         except Exception:  # noqa: BLE001 - a missing, unreadable or malformed entry is a miss
             pass
     from codemod.analysis.model import SemanticModel
@@ -95,8 +95,7 @@ def module_summaries(module: str, wanted: frozenset, paths: dict, cache_dir: Opt
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError):
         return {}
     if folder is not None:
-        store_json(folder / key, {q: [s.name, list(s.inputs), s.output, s.returns, s.returned_input,
-                                      list(s.mutates), list(s.via), s.of] for q, s in found.items()})
+        store_json(folder / key, {q: summary_to_json(s) for q, s in found.items()})
     return found
 
 
@@ -169,19 +168,6 @@ def facts_from_json(raw: dict) -> ModuleFacts:
         {text(k): text(v) for k, v in exports.items()},
         {text(k): text(v) for k, v in libraries.items()},
     )
-
-
-_STATES = ("yes", "no", "unknown")
-_RETURNS = ("input", "view", "fresh", "unknown")
-
-
-def _summary_from_json(raw: list) -> SummaryFact:
-    name, inputs, output, returns, returned, mutates, via, of = raw
-    if not (isinstance(name, str) and of in ("class", "function") and all(i in _STATES for i in inputs) and output in _STATES
-            and returns in _RETURNS and (returned is None or type(returned) is int)
-            and all(type(m) is int for m in mutates) and all(isinstance(v, str) for v in via)):
-        raise ValueError(raw)
-    return SummaryFact(name, tuple(inputs), output, returns, returned, tuple(mutates), tuple(via), of)
 
 
 def _salt(project: frozenset) -> bytes:

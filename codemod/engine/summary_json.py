@@ -1,0 +1,23 @@
+"""Summary facts as JSON for the caches (never pickle): one format for the project index's
+entries (``engine.project``) and the installed libraries' entries (``engine.libraries``)."""
+
+from __future__ import annotations
+
+from codemod.analysis.project import SummaryFact
+
+_STATES = ("yes", "no", "unknown")
+_RETURNS = ("input", "view", "fresh", "unknown")
+
+
+def summary_to_json(s: SummaryFact) -> list:
+    return [s.name, list(s.inputs), s.output, s.returns, s.returned_input, list(s.mutates), list(s.via), s.of]
+
+
+def summary_from_json(raw: list) -> SummaryFact:
+    """The fact a cache entry holds; raises ``ValueError`` (a miss) on anything of another shape."""
+    name, inputs, output, returns, returned, mutates, via, of = raw
+    if not (isinstance(name, str) and of in ("class", "function") and all(i in _STATES for i in inputs) and output in _STATES
+            and returns in _RETURNS and (returned is None or type(returned) is int)
+            and all(type(m) is int for m in mutates) and all(isinstance(v, str) for v in via)):
+        raise ValueError(raw)
+    return SummaryFact(name, tuple(inputs), output, returns, returned, tuple(mutates), tuple(via), of)
