@@ -126,9 +126,9 @@ def run_side(request: SideRequest) -> SideResult:
     result = SideResult()
     dtype = torch.float64 if request.float64 else None
     if request.modules:  # a repair's rewritten project files, imported from memory
-        from codemod.runtime.script_child import _use_sources
+        from codemod.runtime.rewritten_imports import use_sources
 
-        _use_sources(request.modules)
+        use_sources(request.modules)
     try:
         with deterministic(request.device):
             _run(request, result, dtype)

@@ -93,11 +93,11 @@ class _Server:
     initialises CUDA, and it ends when its stdin closes (the tool exited).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, preload: Tuple[str, ...]) -> None:
         code = ("import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
-                "from codemod.runtime.isolate import _serve; _serve()")
+                "from codemod.runtime.isolate import _serve; _serve(json.loads(sys.argv[2]))")
         self.process = subprocess.Popen(
-            [sys.executable, "-c", code, json.dumps(sys.path)],
+            [sys.executable, "-c", code, json.dumps(sys.path), json.dumps(list(preload))],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             text=True, bufsize=1, close_fds=True,  # stdout is read through its descriptor
         )
@@ -158,26 +158,32 @@ _server: Optional[_Server] = None
 _server_lock = threading.Lock()
 
 
-def _get_server() -> _Server:
+def _get_server(preload: Tuple[str, ...]) -> _Server:
+    """The running server, or a new one that imports ``preload`` (the modules whose functions
+    its children will run) once, so that no child pays for them."""
     global _server
     with _server_lock:
         if _server is None or not _server.alive():
-            _server = _Server()
+            _server = _Server(preload)
             atexit.register(_server.close)
         return _server
 
 
-def warm_up() -> None:
-    """Start the server now (its torch import overlaps the caller's own work)."""
+def warm_up(func: Callable[..., Any]) -> None:
+    """Start the server now for runs of ``func`` (its imports overlap the caller's own work)."""
     if _FORK_SERVER:
-        _get_server()
+        _get_server((func.__module__,))
 
 
-def _serve() -> None:  # pragma: no cover - runs in the server process
+def _serve(preload: list) -> None:  # pragma: no cover - runs in the server process
     """The server's loop (see :class:`_Server`)."""
+    import importlib
+
     import torch  # noqa: F401 - paid once here, not per run
     import torch.func  # noqa: F401
-    import codemod.runtime.execute  # noqa: F401
+
+    for module in preload:
+        importlib.import_module(module)
 
     torch.use_deterministic_algorithms(True, warn_only=True)  # its first call imports for ~2 s
     torch.use_deterministic_algorithms(False)
@@ -214,7 +220,7 @@ def _run_in_child(request: "_Request", timeout: Optional[float], folder: pathlib
     with open(path, "wb") as handle:
         pickle.dump(request, handle)
     if _FORK_SERVER:
-        server = _get_server()
+        server = _get_server((request.func.__module__,))
         with server.lock:
             return server.run(str(path), timeout)
     code = ("import sys, json, pickle; sys.path[:] = json.loads(sys.argv[1]); "  # pragma: no cover

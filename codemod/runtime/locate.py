@@ -686,9 +686,9 @@ def _locate_in_child(request: _LocateRequest):
 
     spec = request.target
     if request.modules:
-        from codemod.runtime.script_child import _use_sources
+        from codemod.runtime.rewritten_imports import use_sources
 
-        _use_sources(request.modules)
+        use_sources(request.modules)
     locator = Locator(raise_on_conflict=request.raise_on_conflict)
     error, kind, trace = "", None, ""
     try:

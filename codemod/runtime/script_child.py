@@ -25,10 +25,8 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-import importlib.abc
 import importlib.machinery
 import json
-import linecache
 import os
 import random
 import sys
@@ -43,6 +41,7 @@ from torch.overrides import TorchFunctionMode
 from codemod.runtime import procgroup
 from codemod.runtime.harness import graph_leaves
 from codemod.runtime.locate import Conflict, Locator, _user_frame
+from codemod.runtime.rewritten_imports import use_sources
 
 _OWN_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -52,45 +51,6 @@ class _Stop(BaseException):
 
 
 # ---------------------------------------------------------------- rewritten sources, in memory
-class _RewrittenLoader(importlib.machinery.SourceFileLoader):
-    """Loads a module from a rewritten text instead of its file (no bytecode cache)."""
-
-    def __init__(self, fullname: str, path: str, source: str) -> None:
-        super().__init__(fullname, path)
-        self.source = source
-
-    def get_source(self, fullname):
-        return self.source
-
-    def get_code(self, fullname):
-        return compile(self.source, self.path, "exec", dont_inherit=True)
-
-
-class _RewrittenFinder(importlib.abc.MetaPathFinder):
-    """Finds modules as usual, then hands the ones with a rewritten text to that text."""
-
-    def __init__(self, sources: Dict[str, str]) -> None:
-        self.sources = {os.path.realpath(p): s for p, s in sources.items()}
-
-    def find_spec(self, fullname, path, target=None):
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is None or not spec.origin:
-            return None
-        source = self.sources.get(os.path.realpath(spec.origin))
-        if source is None:
-            return None
-        spec.loader = _RewrittenLoader(fullname, spec.origin, source)
-        return spec
-
-
-def _use_sources(sources: Dict[str, str]) -> None:
-    for path, source in sources.items():
-        # Tracebacks and the locator's sites show the text that runs.
-        linecache.cache[path] = (len(source), None, source.splitlines(True), path)
-    if sources:
-        sys.meta_path.insert(0, _RewrittenFinder(sources))
-
-
 # ---------------------------------------------------------------- running as __main__
 def _run_main(request: dict) -> None:
     """What ``python script.py ARGS`` / ``python -m module ARGS`` do before the first line."""
@@ -438,7 +398,7 @@ def main(request_file: str) -> None:
         request = json.load(handle)
     mode = request["mode"]
     sources = request.get("sources") or {}
-    _use_sources(sources)
+    use_sources(sources)
     if request.get("seed"):
         _seed_everything()
     recorder = _Recorder() if mode == "record" or request.get("record_values") else None

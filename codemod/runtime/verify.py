@@ -210,7 +210,7 @@ def verify(
     ``rtol``/``atol`` replace the per-dtype defaults (``0`` is honoured). ``modules``: other
     files of the project (path -> text) that the rewritten side imports instead of the files."""
     spec = parse_target(target, init_kwargs, input_shapes, inputs_require_grad)
-    warm_up()  # the isolation server imports torch while the passes rewrite the file
+    warm_up(run_side)  # the isolation server imports torch while the passes rewrite the file
     original_source = read_source(spec.path)
     new_source, fixes, unsafe_left = _rewrite(spec.path, original_source, rewritten, rewritten_source,
                                               settings or Settings())
