@@ -98,3 +98,12 @@ def test_the_generator_refuses_a_setting_without_a_description(monkeypatch):
     monkeypatch.setitem(config.KEYS, "made-up", config.Key("select", config.Kind.BOOL))
     with pytest.raises(docs_hooks.UndocumentedSetting, match="made-up"):
         docs_hooks.settings_page()
+
+
+def test_the_readme_is_short_links_every_rule_and_gives_the_ci_test_command():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 300
+    for rule in registry.rules():
+        assert f"/rules/{rule.NAME}/" in readme, rule.NAME
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()[-1]
+    assert "    " + ci in readme.splitlines(), "README's test command is not the one .ci/run runs"
