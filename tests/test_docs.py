@@ -107,3 +107,13 @@ def test_the_readme_is_short_links_every_rule_and_gives_the_ci_test_command():
         assert f"/rules/{rule.NAME}/" in readme, rule.NAME
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()[-1]
     assert "    " + ci in readme.splitlines(), "README's test command is not the one .ci/run runs"
+
+
+def test_the_leaf_rules_hazard_form_says_what_it_reports():
+    """IPF105 is a leaf PyTorch refuses to update, not a tensor saved for backward: its page and
+    `inplacefix rule IPF105` say so (they used the saved-tensor sentence of the other rules)."""
+    shown = subprocess.run([sys.executable, "-m", "codemod", "rule", "IPF105"], capture_output=True, text=True,
+                           cwd=ROOT)
+    assert shown.returncode == 0
+    first = shown.stdout.split("\n\n")[1]
+    assert "saved for backward" not in first and "leaf Variable" in first, first
