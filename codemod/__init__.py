@@ -1,6 +1,6 @@
 """inplacefix: find and fix PyTorch in-place operations that break autograd."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"  # the one place the version is written (pyproject.toml reads it)
 
 
 def load_ipython_extension(ipython) -> None:

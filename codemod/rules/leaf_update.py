@@ -69,6 +69,10 @@ class LeafUpdate(Rule):
     CODE = "IPF005"
     POSSIBLE_FORM = False  # PyTorch refuses the write: proven (IPF1xx) or not known to require grad (IPF0xx)
     NAME = "leaf-update"
+    HAZARD_FORM = ("where the analysis proves the tensor requires grad (an `nn.Parameter`, a torch module's "
+                   "weight, a loop over `.parameters()`, a tensor made with `requires_grad=True`) and grad is "
+                   "on: PyTorch refuses the write at once with \"a leaf Variable that requires grad is being "
+                   "used in an in-place operation\" (no saved tensor is involved)")
     TRIGGERS = (rb"(?:[-+*/%&|^@]|\*\*|//|<<|>>)=", rb"\][\s\\]*=(?!=)", rb"[A-Za-z]\w*_\s*\(")
 
     def __init__(self, model) -> None:  # type: ignore[no-untyped-def]
