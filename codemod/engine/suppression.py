@@ -103,3 +103,57 @@ def is_suppressed(table: dict, code: str, first_line: int, last_line: int) -> bo
         if codes and (ALL in codes or code in codes):
             return True
     return False
+
+
+_NOQA_CODES = re.compile(r"(#\s*noqa:\s*)([A-Za-z]+[0-9]+(?:\s*,\s*[A-Za-z]+[0-9]+)*)", re.IGNORECASE)
+
+
+def with_noqa(line: str, codes) -> str:
+    """``line`` (without its line ending) with ``codes`` suppressed by its comment: merged into a
+    ``# noqa: A, B`` already there, else ``  # noqa: CODES`` added after any other comment."""
+    codes = sorted(set(codes))
+    match = _NOQA_CODES.search(line)
+    if match:
+        have = [c.strip().upper() for c in match.group(2).split(",")]
+        merged = have + [c for c in codes if c not in have]
+        return line[:match.start(2)] + ", ".join(merged) + line[match.end(2):]
+    return line.rstrip() + "  # noqa: " + ", ".join(codes)
+
+
+def add_noqa(path, findings) -> int:
+    """Add ``# noqa: CODE`` for ``findings`` ((line, code) pairs) to the file at ``path``, each
+    on the line whose end takes a comment for its line (:func:`comment_lines`); written
+    atomically, in the file's encoding and line endings. Returns how many lines changed."""
+    from codemod.encoding import source_encoding
+    from codemod.engine.fileio import read_snapshot, write_atomic
+
+    snapshot = read_snapshot(path)
+    data = snapshot.data
+    encoding = source_encoding(data)
+    text = data.decode(encoding, "surrogateescape")
+    at = comment_lines(text)
+    if at is None:
+        raise ValueError("cannot tokenize the file")
+    wanted: dict = {}
+    for line, code in findings:
+        wanted.setdefault(at(line), set()).add(code)
+    lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)  # the lines ast counts
+    changed = 0
+    for number, codes in wanted.items():
+        if not 1 <= number <= len(lines):
+            continue
+        old = lines[number - 1]
+        body = old.rstrip("\r\n")
+        new = with_noqa(body, codes) + old[len(body):]
+        if new != old:
+            lines[number - 1] = new
+            changed += 1
+    if changed:
+        out = "".join(lines)
+        if encoding == "utf-8-sig":
+            bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
+            out_bytes = bom + out.encode("utf-8", "surrogateescape")
+        else:
+            out_bytes = out.encode(encoding, "surrogateescape")
+        write_atomic(path, out_bytes, snapshot)
+    return changed

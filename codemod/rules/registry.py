@@ -98,6 +98,22 @@ def rule_name(code: str) -> str:
     return info.name if info else code
 
 
+DOCS = "https://inplacefix.readthedocs.io/en/latest"
+
+
+def rule_url(name: str) -> str:
+    """The documentation page of the rule named ``name`` (``augmented-assignment``): one page
+    per rule, generated from its class's docs (``docs/rules/<rule-name>/``)."""
+    return f"{DOCS}/rules/{name}/"
+
+
+def code_url(code: str):
+    """The documentation page for a code (its hazard forms share the rule's page); None for a
+    code that is no rule's."""
+    info = table().get(code)
+    return rule_url(info.rule.NAME) if info else None
+
+
 def visit_methods(rule: Type[Rule]) -> Dict[type, str]:
     """``ast`` node type -> the name of the rule's method that visits it."""
     out = {}
