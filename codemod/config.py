@@ -233,7 +233,7 @@ def nearest_config(start: pathlib.Path) -> Optional[pathlib.Path]:
 def _config_table(path: pathlib.Path) -> tuple:
     """(the settings table of a configuration file, how messages name it)."""
     data = _read_toml(path)
-    if path.name == "pyproject.toml":
+    if path.name == "pyproject.toml" or "tool" in data:  # (`tool` is no setting: a pyproject's layout)
         return _table(path, data) or {}, "[tool.inplacefix]"
     return data, path.name
 
