@@ -5,6 +5,7 @@ statistics, exit-code flags, the output file, quiet, settings (extend-select, pe
 from __future__ import annotations
 
 import json
+import os
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -222,3 +223,37 @@ def test_add_noqa_keeps_comments_and_is_idempotent(project):
     assert run("check", "--no-cache", "model.py")[0] == 0
     assert "Added 0 noqa directives." in run("check", "--no-cache", "--add-noqa", "model.py")[2]
     assert (project / "model.py").read_bytes() == data
+
+
+def test_rules_as_json_and_rule_all():
+    doc = json.loads(run("rules", "--output-format", "json")[1])
+    codes = [r["code"] for r in doc["rules"]]
+    assert "IPF001" in codes and "IPF101" in codes and doc["reasons"]
+    first = next(r for r in doc["rules"] if r["code"] == "IPF001")
+    assert first["url"] == DOCS + "augmented-assignment/" and first["name"] == "augmented-assignment"
+    code, out, _ = run("rule", "--all")
+    assert code == 0 and all(f"{c} " in out for c in codes)
+    pages = json.loads(run("rule", "--all", "--output-format", "json")[1])
+    assert [p["code"] for p in pages] == codes and all(p["explanation"] for p in pages)
+    assert json.loads(run("rule", "IPF104", "--output-format", "json")[1])["url"] == DOCS + "subscript-assignment/"
+    assert run("rule")[0] == 2 and run("rule", "IPF001", "--all")[0] == 2
+    assert run("rules", "--output-format", "xml")[0] == 2
+
+
+def test_clean_removes_cache_folders_and_never_follows_links(project, tmp_path_factory):
+    assert run("check", "model.py")[0] == 1
+    assert (project / ".inplacefix_cache").is_dir()
+    (project / "sub").mkdir()
+    (project / "sub" / ".inplacefix_cache").mkdir()
+    (project / "sub" / ".inplacefix_cache" / "entry.json").write_text("{}")
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (elsewhere / "precious.txt").write_text("keep")
+    (project / "linked").mkdir()
+    (project / "linked" / ".inplacefix_cache").symlink_to(elsewhere, target_is_directory=True)
+    (project / "through").symlink_to(elsewhere / "..", target_is_directory=True)
+    code, _, err = run("clean")
+    assert code == 0
+    assert not (project / ".inplacefix_cache").exists() and not (project / "sub" / ".inplacefix_cache").exists()
+    assert not os.path.lexists(project / "linked" / ".inplacefix_cache")
+    assert (elsewhere / "precious.txt").read_text() == "keep"
+    assert (project / "model.py").exists() and "removed" in err

@@ -237,3 +237,31 @@ class Cache:
             return
         write_ignore_file(self.folder)
         store_json(target, {"findings": [_finding_to_dict(f) for f in findings]})
+
+
+def clean(start: pathlib.Path) -> list:
+    """``inplacefix clean``: remove every cache folder at or below ``start`` (the folder itself
+    when it is one). Links are never followed: one named like the cache folder is removed as a
+    link (what it points to is left alone), and the walk does not go through links to folders.
+    Returns the paths removed; raises OSError naming the first that could not be."""
+    import shutil
+
+    removed = []
+
+    def remove(path: pathlib.Path) -> None:
+        if path.is_symlink() or not path.is_dir():
+            path.unlink()  # the link (or a file of that name), never what it points to
+        else:
+            shutil.rmtree(path)  # does not follow links inside (it refuses a link at the top)
+        removed.append(path)
+
+    start = pathlib.Path(start)
+    if start.name == CACHE_FOLDER and os.path.lexists(start):
+        remove(start)
+        return removed
+    for folder, subfolders, files in os.walk(start, followlinks=False):
+        base = pathlib.Path(folder)
+        for name in [n for n in subfolders + files if n == CACHE_FOLDER]:
+            remove(base / name)
+        subfolders[:] = [n for n in subfolders if n != CACHE_FOLDER]
+    return removed

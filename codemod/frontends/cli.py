@@ -793,11 +793,32 @@ def lsp() -> None:
     serve()
 
 
-@app.command()
-def rules() -> None:
-    """List the rule codes and the reason codes."""
-    from codemod.rules.registry import table
+RulesFormatOpt = typer.Option("text", "--output-format", help="text or json.")
 
+
+def _rules_format(value: str) -> bool:
+    """True for json; exit 2 for anything but text or json."""
+    if value not in ("text", "json"):
+        typer.echo(f"error: --output-format {value!r}: expected text or json", err=True)
+        raise typer.Exit(2)
+    return value == "json"
+
+
+@app.command()
+def rules(output_format: str = RulesFormatOpt) -> None:
+    """List the rule codes and the reason codes."""
+    import json as _json
+
+    from codemod.rules.registry import code_url, table
+
+    if _rules_format(output_format):
+        typer.echo(_json.dumps({
+            "rules": [{"code": code, "name": info.name, "summary": info.summary, "url": code_url(code),
+                       "hazard": info.hazard, "possible": info.possible, "default": code.startswith("IPF1")}
+                      for code, info in table().items()],
+            "reasons": [{"code": code, "text": text} for code, text in REASONS.items()],
+        }, indent=2))
+        return
     typer.echo("Rules:")
     for code, info in table().items():
         typer.echo(f"  {code}  {info.name}")
@@ -806,17 +827,9 @@ def rules() -> None:
         typer.echo(f"  {code:20} {text}")
 
 
-@app.command()
-def rule(code: str = typer.Argument(..., help="A rule code (IPF001) or name (augmented-assignment).")) -> None:
-    """Explain one rule: what it does, why, an example, and when its fix is safe."""
-    from codemod.rules.registry import documentation, table
+def _explanation(info) -> str:
+    from codemod.rules.registry import documentation
 
-    wanted = code.strip()
-    info = table().get(wanted.upper()) or next((i for i in table().values() if i.name == wanted), None)
-    if info is None:
-        typer.echo(f"error: unknown rule {code!r} (see `inplacefix rules`)", err=True)
-        raise typer.Exit(2)
-    title = f"{info.code} {info.name}"
     doc = documentation(info.rule)
     if info.possible:
         doc = (f"The possible-hazard form of {info.rule.CODE}: reported on request (`--select IPF2`, "
@@ -824,7 +837,63 @@ def rule(code: str = typer.Argument(..., help="A rule code (IPF001) or name (aug
                f"cannot see it (a call it cannot see into, a value from the caller).\n\n{doc}")
     elif info.hazard:
         doc = f"The hazard form of {info.rule.CODE}: reported (and on by default) {info.rule.HAZARD_FORM}.\n\n{doc}"
-    typer.echo(f"{title}\n{'=' * len(title)}\n\n{doc}")
+    return doc
+
+
+@app.command()
+def rule(
+    code: Optional[str] = typer.Argument(None, help="A rule code (IPF001) or name (augmented-assignment)."),
+    all_rules: bool = typer.Option(False, "--all", help="Explain every rule."),
+    output_format: str = RulesFormatOpt,
+) -> None:
+    """Explain one rule (or every one, with --all): what it does, why, an example, and when its
+    fix is safe."""
+    import json as _json
+
+    from codemod.rules.registry import code_url, table
+
+    as_json = _rules_format(output_format)
+    if all_rules == (code is not None):
+        typer.echo("error: give a rule code, or --all", err=True)
+        raise typer.Exit(2)
+    if all_rules:
+        chosen = list(table().values())
+    else:
+        wanted = code.strip()
+        info = table().get(wanted.upper()) or next((i for i in table().values() if i.name == wanted), None)
+        if info is None:
+            typer.echo(f"error: unknown rule {code!r} (see `inplacefix rules`)", err=True)
+            raise typer.Exit(2)
+        chosen = [info]
+    if as_json:
+        items = [{"code": i.code, "name": i.name, "summary": i.summary, "url": code_url(i.code),
+                  "explanation": _explanation(i)} for i in chosen]
+        typer.echo(_json.dumps(items if all_rules else items[0], indent=2))
+        return
+    pages = []
+    for info in chosen:
+        title = f"{info.code} {info.name}"
+        pages.append(f"{title}\n{'=' * len(title)}\n\n{_explanation(info)}\n\nDocumentation: {code_url(info.code)}")
+    typer.echo("\n\n".join(pages))
+
+
+@app.command()
+def clean(paths: Optional[List[pathlib.Path]] = typer.Argument(
+        None, help="Folders to clean (default: the current folder).")) -> None:
+    """Remove the cache folders (.inplacefix_cache) at or below the given folders; links are
+    removed as links, never followed."""
+    from codemod.engine.cache import clean as remove_caches
+
+    removed = []
+    for start in paths or [pathlib.Path(".")]:
+        try:
+            removed += remove_caches(start)
+        except OSError as exc:
+            typer.echo(f"error: {getattr(exc, 'filename', None) or start}: cannot remove: "
+                       f"{exc.strerror or exc}", err=True)
+            raise typer.Exit(2)
+    for path in removed:
+        typer.echo(f"removed {path}", err=True)
 
 
 if __name__ == "__main__":  # pragma: no cover
