@@ -50,7 +50,7 @@ from pygls.protocol import LanguageServerProtocol
 
 from codemod import __version__
 from codemod.config import ConfigError, Settings, load_settings, selector_problem
-from codemod.rules.registry import table
+from codemod.rules.registry import code_url, table
 from codemod.engine.pipeline import FileResult, add_edits, process_source
 from codemod.findings import Finding, Status
 from codemod.frontends.lsp_big import BigDocuments, Stopped, is_big
@@ -206,6 +206,7 @@ class InplacefixServer(LanguageServer):
             ]),
         )
         self.editor = EditorSettings()
+        self.pulls_diagnostics = False  # the client asks with textDocument/diagnostic
         self._cache: dict = {}  # uri -> (content hash, FileResult)
         # Held by every worker-thread job that analyses or uses cached results. CPython 3.11's
         # ast.parse is not thread-safe (a garbage collection running Python finalizers during
@@ -452,6 +453,7 @@ def _diagnostic(f: Finding, positions: Positions) -> lsp.Diagnostic:
         message=f"{f.message}{mark}" + (f" ({f.reason})" if f.reason else ""),
         severity=lsp.DiagnosticSeverity.Warning if hazard else lsp.DiagnosticSeverity.Hint,
         code=f.code,
+        code_description=lsp.CodeDescription(href=url) if (url := code_url(f.code)) else None,
         source=SOURCE,
     )
 
@@ -501,7 +503,7 @@ def schedule(ls: InplacefixServer, uri: str, debounce: bool = False) -> None:
 
 
 async def _publish(ls: InplacefixServer, uri: str) -> None:
-    if not ls.is_open(uri):
+    if not ls.is_open(uri) or ls.pulls_diagnostics:  # a client that pulls asks when it wants them
         return
     snapshot = ls.snapshot(uri)
     diagnostics = await ls.workers.run(diagnose, ls, snapshot)
@@ -546,7 +548,45 @@ def notebook_did_save(ls: InplacefixServer, params: lsp.DidSaveNotebookDocumentP
 def on_initialize(ls: InplacefixServer, params: lsp.InitializeParams) -> None:
     ls.loop = asyncio.get_running_loop()
     ls.editor = EditorSettings.from_dict(params.initialization_options)
+    text = params.capabilities.text_document if params.capabilities else None
+    ls.pulls_diagnostics = bool(text is not None and text.diagnostic is not None)
     use_lsp_lines(ls.workspace)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DIAGNOSTIC,
+                lsp.DiagnosticOptions(inter_file_dependencies=True, workspace_diagnostics=False,
+                                      identifier=SOURCE))
+async def pull_diagnostics(ls: InplacefixServer, params: lsp.DocumentDiagnosticParams):
+    """Pull diagnostics (``textDocument/diagnostic``): the document's diagnostics now, as
+    pushed ones would be (a client that pulls gets no pushed ones)."""
+    uri = params.text_document.uri
+    notebook = ls.notebook_of(uri)
+    if notebook is not None:
+        cells = ls.cells_of(notebook)
+        by_cell = await ls.workers.run(diagnose_notebook, ls, notebook.uri, cells)
+        return lsp.RelatedFullDocumentDiagnosticReport(items=by_cell.get(uri, []))
+    diagnostics = await ls.workers.run(diagnose, ls, ls.snapshot(uri))
+    return lsp.RelatedFullDocumentDiagnosticReport(items=diagnostics or [])
+
+
+@server.feature(lsp.TEXT_DOCUMENT_HOVER)
+def hover(ls: InplacefixServer, params: lsp.HoverParams) -> Optional[lsp.Hover]:
+    """Hover on a rule code in a ``# noqa:`` or ``# inplacefix: ignore[...]`` comment."""
+    from codemod.frontends.lsp_hover import code_at, hover_text
+
+    document = ls.workspace.get_text_document(params.text_document.uri)
+    lines = document.lines
+    if params.position.line >= len(lines):
+        return None
+    at = ls.workspace.position_codec.position_from_client_units(lines, params.position)
+    line = lines[at.line].rstrip("\r\n")
+    found = code_at(line, at.character)
+    if found is None:
+        return None
+    code, start, end = found
+    positions = Positions(document.source, ls.workspace.position_codec)
+    return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=hover_text(code)),
+                     range=lsp.Range(positions.position(at.line + 1, start), positions.position(at.line + 1, end)))
 
 
 @server.feature(lsp.INITIALIZED)
