@@ -257,3 +257,37 @@ def test_clean_removes_cache_folders_and_never_follows_links(project, tmp_path_f
     assert not os.path.lexists(project / "linked" / ".inplacefix_cache")
     assert (elsewhere / "precious.txt").read_text() == "keep"
     assert (project / "model.py").exists() and "removed" in err
+
+
+SUPPRESSED = BROKEN.replace("import torch\n", "import torch\n# inplacefix: noqa: IPF104\n", 1).replace(
+    "    y += d\n", "    y += d  # noqa: IPF101, E501\n").replace("    z += 1\n", "    z += 1  # noqa: IPF101\n")
+
+
+def test_file_level_suppression(project):
+    (project / "model.py").write_text(SUPPRESSED)
+    out = run("check", "--no-cache", "model.py")[1]
+    assert [line.split()[1] for line in out.splitlines()] == ["IPF101"]  # h += 1 alone
+    (project / "model.py").write_text(SUPPRESSED.replace("# inplacefix: noqa: IPF104\n", "# inplacefix: noqa\n"))
+    assert run("check", "--no-cache", "model.py")[:2] == (0, "")
+    # another tool's file comment, or one after code, is not ours
+    for text in ("# ruff: noqa\n", "# flake8: noqa\n", "x = 1  # inplacefix: noqa\n"):
+        (project / "model.py").write_text(SUPPRESSED.replace("# inplacefix: noqa: IPF104\n", text))
+        assert "IPF104" in run("check", "--no-cache", "model.py")[1], text
+
+
+def test_unused_suppressions_are_their_own_code(project):
+    text = SUPPRESSED.replace("    h += 1\n", "    h = h + 1  # noqa: IPF101\n")
+    (project / "model.py").write_text(text)
+    assert run("check", "--no-cache", "model.py")[0] == 0  # off by default
+    code, out, _ = run("check", "--no-cache", "--extend-select", "IPF900", "model.py")
+    # h's finding is gone; z += 1 is a candidate (IPF001), never IPF101; y's and the file's are used
+    assert code == 1 and out.splitlines() == [
+        "model.py:8:16: IPF900 Unused suppression `# noqa: IPF101`: `IPF101` reports nothing here",
+        "model.py:14:13: IPF900 Unused suppression `# noqa: IPF101`: `IPF101` reports nothing here"]
+    doc = json.loads(run("rule", "IPF900", "--output-format", "json")[1])
+    assert doc["name"] == "unused-noqa" and doc["url"] == DOCS + "unused-noqa/"
+    out = run("check", "--no-cache", "--select", "IPF900,IPF104", "model.py")[1]  # IPF101 not selected: not judged
+    assert out == ""
+    (project / "plain.py").write_text("x = 1  # noqa: IPF104, F401\ny = 2  # noqa\n")
+    out = run("check", "--no-cache", "--extend-select", "IPF900", "plain.py")[1]
+    assert out.splitlines() == ["plain.py:1:8: IPF900 Unused suppression `# noqa: IPF104, F401`: `IPF104` reports nothing here"]

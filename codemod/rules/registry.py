@@ -65,6 +65,42 @@ def documentation(rule: Type[Rule]) -> str:
     return inspect.cleandoc(rule.__doc__ or "")
 
 
+class UnusedSuppression:
+    """Report suppression comments of ours that suppress nothing.
+
+    ## What it does
+    Reports a `# noqa: IPFxxx`, `# inplacefix: ignore[IPFxxx]` or file-level
+    `# inplacefix: noqa: IPFxxx` comment naming a code that reports nothing where the comment
+    applies (and a bare `# inplacefix: ignore` / `# inplacefix: noqa` that suppresses nothing,
+    when every code is selected). Only codes the run selects are judged; other tools' codes,
+    and a bare `# noqa`, are left alone.
+
+    ## Why is this bad?
+    A suppression that outlived its finding (the code was fixed, or moved) hides the next
+    finding that appears on that line.
+
+    ## Example
+    ```python
+    h = h + 1  # noqa: IPF101
+    ```
+
+    Use instead:
+    ```python
+    h = h + 1
+    ```
+
+    ## Fix safety
+    No fix is offered: remove the code (or the comment) by hand. Off by default; select it
+    with `--extend-select IPF900`.
+    """
+
+    CODE = "IPF900"
+    NAME = "unused-noqa"
+
+
+UNUSED_SUPPRESSION = UnusedSuppression.CODE
+
+
 @functools.lru_cache(maxsize=None)
 def table() -> Dict[str, RuleInfo]:
     """Code -> :class:`RuleInfo`, the plain codes and their hazard forms."""
@@ -81,6 +117,8 @@ def table() -> Dict[str, RuleInfo]:
         code = possible_code(rule.CODE)
         text = f"{summary(rule)} (where it may modify a tensor autograd saved; off by default)"
         out[code] = RuleInfo(code, f"{rule.NAME}-possible-hazard", text, rule, True, True)
+    out[UNUSED_SUPPRESSION] = RuleInfo(UNUSED_SUPPRESSION, UnusedSuppression.NAME, summary(UnusedSuppression),
+                                       UnusedSuppression, False)  # not a Rule: reported by the engine
     return dict(sorted(out.items()))
 
 
