@@ -69,3 +69,13 @@ def test_pull_diagnostics(wire, tmp_path):
     time.sleep(1)  # a client that pulls is not sent the same diagnostics again
     wire._read_one(time.monotonic() + 0.5)
     assert not [m for m in wire.received if m.get("method") == "textDocument/publishDiagnostics"]
+
+
+def test_the_editor_applies_per_file_ignores_and_shows_no_unused_noqa_unasked(wire, tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.inplacefix.per-file-ignores]\n"gen_*.py" = ["IPF104"]\n')
+    path = tmp_path / "gen_model.py"
+    text = BROKEN.replace("    z += 1\n", "    z += 1  # noqa: IPF101\n")
+    path.write_text(text)
+    wire.initialize(root_uri=tmp_path.as_uri())
+    wire.open(path.as_uri(), text)
+    assert [d["code"] for d in wire.diagnostics(path.as_uri(), 1)] == ["IPF101", "IPF101", "IPF001"]

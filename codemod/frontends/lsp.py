@@ -50,7 +50,7 @@ from pygls.protocol import LanguageServerProtocol
 
 from codemod import __version__
 from codemod.config import ConfigError, Settings, load_settings, selector_problem
-from codemod.rules.registry import code_url, table
+from codemod.rules.registry import UNUSED_SUPPRESSION, code_url, table
 from codemod.engine.pipeline import FileResult, add_edits, process_source
 from codemod.findings import Finding, Status
 from codemod.frontends.lsp_big import BigDocuments, Stopped, is_big
@@ -274,15 +274,23 @@ class InplacefixServer(LanguageServer):
     def settings_for(self, path: str) -> Settings:
         base = self.project_settings(path)
         select = self.editor.select or base.select
+        ignore = self.editor.ignore or base.ignore
         if self.editor.candidates != "hidden":
             select = ("ALL",)  # candidates are shown as hints; `select` still filters hazards
-        return dataclasses.replace(
+            chosen = dataclasses.replace(base, select=self.editor.select or base.select, ignore=ignore)
+            if not chosen.selects(UNUSED_SUPPRESSION):  # no candidate: only where asked for
+                ignore = ignore + (UNUSED_SUPPRESSION,)
+        settings = dataclasses.replace(
             base,
             select=select,
-            ignore=self.editor.ignore or base.ignore,
+            ignore=ignore,
             assume_same_dtype=self.editor.assume_same_dtype
             if self.editor.assume_same_dtype is not None else base.assume_same_dtype,
         )
+        try:
+            return settings.for_file(path)  # per-file ignores, as `check` applies them
+        except ConfigError:
+            return settings
 
     # Called on the event loop: what a worker thread will need, taken now.
 
