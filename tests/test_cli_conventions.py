@@ -291,3 +291,14 @@ def test_unused_suppressions_are_their_own_code(project):
     (project / "plain.py").write_text("x = 1  # noqa: IPF104, F401\ny = 2  # noqa\n")
     out = run("check", "--no-cache", "--extend-select", "IPF900", "plain.py")[1]
     assert out.splitlines() == ["plain.py:1:8: IPF900 Unused suppression `# noqa: IPF104, F401`: `IPF104` reports nothing here"]
+
+
+def test_stdin_takes_the_per_file_ignores_of_its_name(project):
+    (project / "pyproject.toml").write_text('[tool.inplacefix.per-file-ignores]\n"gen_*.py" = ["IPF104"]\n')
+    out = run("check", "--no-cache", "-", "--stdin-filename", "gen_model.py", input=BROKEN)[1]
+    assert [line.split()[1] for line in out.splitlines()] == ["IPF101", "IPF101"]
+
+
+def test_runtime_commands_take_output_format_too(project):
+    code, _, err = run("run", "--output-format", "sarif", "model.py")
+    assert code == 2 and "--output-format sarif is for check" in err

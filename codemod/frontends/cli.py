@@ -99,7 +99,7 @@ class Format(str, enum.Enum):
 PathsArg = typer.Argument(None, help="Files or folders (default: the current folder).", readable=False)
 SelectOpt = typer.Option(None, "--select", help="Rule codes or prefixes to report (comma-separated).")
 IgnoreOpt = typer.Option(None, "--ignore", help="Rule codes or prefixes to leave out.")
-FormatOpt = typer.Option(Format.text, "--format", help="Output format.")
+FormatOpt = typer.Option(Format.text, "--output-format", "--format", help="Output format.")
 JobsOpt = typer.Option(None, "-j", "--jobs", help="Parallel processes (default: CPU count).")
 ConfigOpt = typer.Option(None, "--config", help="A configuration file (pyproject.toml, inplacefix.toml) to use "
                                                 "for every file, or one setting as `KEY = VALUE` in TOML (repeatable).")
@@ -447,6 +447,12 @@ def check(
     edits = fmt in (OutputFormat.json, OutputFormat.json_lines, OutputFormat.sarif, OutputFormat.full) or show_fixes
     if stdin:
         name = str(stdin_filename or "-")
+        if stdin_filename:
+            try:
+                settings = settings.for_file(name)  # its nearest configuration, its per-file ignores
+            except ConfigError as exc:
+                typer.echo(f"error: {exc}", err=True)
+                raise typer.Exit(2)
         if stdin_filename and _force_excluded(settings, stdin_filename):
             results = []  # --force-exclude: an excluded name is not checked, even from stdin
         elif name.endswith(".ipynb"):
@@ -655,7 +661,7 @@ def repair(
     config: Optional[List[str]] = ConfigOpt,
     module: Optional[str] = typer.Option(None, "-m", help="Repair a module run as a script (`python -m`)."),
     max_backward: int = typer.Option(2, "--max-backward", min=1, help="Scripts: backward passes to run and compare."),
-    output_format: Format = typer.Option(Format.text, "--format", help="Scripts: text or json."),
+    output_format: Format = typer.Option(Format.text, "--output-format", "--format", help="Scripts: text or json."),
     allow_outside: Optional[List[pathlib.Path]] = typer.Option(
         None, "--allow-outside", help="FILE::Name: a folder outside the target's project (an installed package) "
                                       "whose files repair may change too."),
@@ -705,7 +711,7 @@ def repair(
 
 def _no_sarif(output_format) -> None:
     if output_format is Format.sarif:
-        typer.echo("error: --format sarif is for check; use text or json", err=True)
+        typer.echo("error: --output-format sarif is for check; use text or json", err=True)
         raise typer.Exit(2)
 
 
