@@ -225,6 +225,15 @@ def test_add_noqa_keeps_comments_and_is_idempotent(project):
     assert (project / "model.py").read_bytes() == data
 
 
+def test_add_noqa_after_a_noqa_with_a_reason(project):
+    (project / "model.py").write_text(BROKEN.replace("    h += 1\n", "    h += 1  # noqa: E501 long line\n"))
+    assert run("check", "--no-cache", "--add-noqa", "--select", "IPF101", "model.py")[0] == 0
+    text = (project / "model.py").read_text()
+    assert "    h += 1  # noqa: E501 long line  # noqa: IPF101\n" in text
+    assert run("check", "--no-cache", "--select", "IPF101", "model.py")[0] == 0
+    assert "Added 0" in run("check", "--no-cache", "--add-noqa", "--select", "IPF101", "model.py")[2]
+
+
 def test_rules_as_json_and_rule_all():
     doc = json.loads(run("rules", "--output-format", "json")[1])
     codes = [r["code"] for r in doc["rules"]]

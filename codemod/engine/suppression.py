@@ -182,7 +182,8 @@ def with_noqa(line: str, codes) -> str:
     ``# noqa: A, B`` already there, else ``  # noqa: CODES`` added after any other comment."""
     codes = sorted(set(codes))
     match = _NOQA_CODES.search(line)
-    if match:
+    rest = line[match.end(2):].strip() if match else ""
+    if match and (not rest or rest.startswith("#")):  # (text after the codes: a new comment, not a merge)
         have = [c.strip().upper() for c in match.group(2).split(",")]
         merged = have + [c for c in codes if c not in have]
         return line[:match.start(2)] + ", ".join(merged) + line[match.end(2):]

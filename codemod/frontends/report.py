@@ -1,6 +1,6 @@
 """Rendering results: the text lines, the JSON document, unified diffs and summaries.
 
-JSON schema (``--format json``), version 1::
+JSON schema (``--output-format json``), version 1::
 
     {"version": 1, "tool": "inplacefix",
      "findings": [{
