@@ -266,6 +266,8 @@ def test_clean_removes_cache_folders_and_never_follows_links(project, tmp_path_f
     assert not os.path.lexists(project / "linked" / ".inplacefix_cache")
     assert (elsewhere / "precious.txt").read_text() == "keep"
     assert (project / "model.py").exists() and "removed" in err
+    (elsewhere / ".inplacefix_cache").mkdir()
+    assert run("clean", "through")[0] == 0 and (elsewhere / ".inplacefix_cache").is_dir()  # a named link: not walked
 
 
 SUPPRESSED = BROKEN.replace("import torch\n", "import torch\n# inplacefix: noqa: IPF104\n", 1).replace(

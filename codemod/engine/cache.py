@@ -259,6 +259,8 @@ def clean(start: pathlib.Path) -> list:
     if start.name == CACHE_FOLDER and os.path.lexists(start):
         remove(start)
         return removed
+    if start.is_symlink():
+        return removed  # a link to a folder is not walked, even when named
     for folder, subfolders, files in os.walk(start, followlinks=False):
         base = pathlib.Path(folder)
         for name in [n for n in subfolders + files if n == CACHE_FOLDER]:
