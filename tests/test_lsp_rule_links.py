@@ -79,3 +79,32 @@ def test_the_editor_applies_per_file_ignores_and_shows_no_unused_noqa_unasked(wi
     wire.initialize(root_uri=tmp_path.as_uri())
     wire.open(path.as_uri(), text)
     assert [d["code"] for d in wire.diagnostics(path.as_uri(), 1)] == ["IPF101", "IPF101", "IPF001"]
+
+
+def test_a_client_that_pulls_is_asked_to_pull_again_after_a_settings_change(wire, tmp_path):
+    path = tmp_path / "model.py"
+    path.write_text(BROKEN)
+    wire.initialize(root_uri=tmp_path.as_uri(), capabilities={
+        "textDocument": {"diagnostic": {}}, "workspace": {"diagnostics": {"refreshSupport": True}}})
+    wire.open(path.as_uri(), BROKEN)
+    wire.notify("workspace/didChangeConfiguration", {"settings": {"select": ["IPF104"]}})
+    refresh = wire.wait_for(lambda m: m.get("method") == "workspace/diagnostic/refresh", 30, "a refresh request")
+    wire.send(id=refresh["id"], result=None)
+    report = wire.answer(wire.request("textDocument/diagnostic", {"textDocument": {"uri": path.as_uri()}}))["result"]
+    assert [d["code"] for d in report["items"] if d["code"].startswith("IPF1")] == ["IPF104"]
+
+
+def test_an_inplacefix_toml_change_is_taken(wire, tmp_path):
+    (tmp_path / "inplacefix.toml").write_text('select = ["IPF104"]\n')
+    path = tmp_path / "model.py"
+    path.write_text(BROKEN)
+    wire.initialize(root_uri=tmp_path.as_uri(), options={"candidates": "hidden"})
+    wire.open(path.as_uri(), BROKEN)
+    assert [d["code"] for d in wire.diagnostics(path.as_uri(), 1)] == ["IPF104"]
+    (tmp_path / "inplacefix.toml").write_text('select = ["IPF101"]\n')
+    seen = len(wire.received)
+    wire.notify("workspace/didChangeWatchedFiles",
+                {"changes": [{"uri": (tmp_path / "inplacefix.toml").as_uri(), "type": 2}]})
+    again = wire.wait_for(lambda m: m in wire.received[seen:] and m.get("method") == "textDocument/publishDiagnostics",
+                          30, "diagnostics after the change")
+    assert [d["code"] for d in again["params"]["diagnostics"]] == ["IPF101", "IPF101"]

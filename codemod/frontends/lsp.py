@@ -49,7 +49,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from codemod import __version__
-from codemod.config import ConfigError, Settings, load_settings, selector_problem
+from codemod.config import CONFIG_NAMES, ConfigError, Settings, load_settings, selector_problem
 from codemod.rules.registry import UNUSED_SUPPRESSION, code_url, table
 from codemod.engine.pipeline import FileResult, add_edits, process_source
 from codemod.findings import Finding, Status
@@ -629,10 +629,22 @@ async def _build_index(ls: InplacefixServer) -> None:
             return
         ls.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Info, message=outcome.message))
         if outcome.changed and not ls.shut_down:
-            for uri in list(ls.workspace.text_documents):
-                schedule(ls, uri)
+            analyse_open_documents(ls)
         if not ls.index_again or ls.shut_down:
             return
+
+
+def analyse_open_documents(ls: InplacefixServer) -> None:
+    """The open documents' diagnostics again (new settings, a new index): pushed, or, to a
+    client that pulls them, a ``workspace/diagnostic/refresh`` asking it to pull again."""
+    if ls.pulls_diagnostics:
+        workspace = ls.client_capabilities.workspace
+        diagnostics = workspace.diagnostics if workspace is not None else None
+        if diagnostics is not None and diagnostics.refresh_support:
+            ls.workspace_diagnostic_refresh(None)
+        return
+    for uri in list(ls.workspace.text_documents):
+        schedule(ls, uri)
 
 
 def _workspace_folders(ls: InplacefixServer) -> List[pathlib.Path]:
@@ -658,15 +670,14 @@ def _watch_files(ls: InplacefixServer) -> None:
         id="inplacefix-watch-py", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
         register_options=lsp.DidChangeWatchedFilesRegistrationOptions(
             watchers=[lsp.FileSystemWatcher(glob_pattern="**/*.py"),
-                      lsp.FileSystemWatcher(glob_pattern="**/pyproject.toml")]))]))
+                      *[lsp.FileSystemWatcher(glob_pattern=f"**/{name}") for name in CONFIG_NAMES]]))]))
 
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 def did_change_watched_files(ls: InplacefixServer, params: lsp.DidChangeWatchedFilesParams) -> None:
-    if any(change.uri.endswith("/pyproject.toml") for change in params.changes):
+    if any(change.uri.endswith(tuple("/" + name for name in CONFIG_NAMES)) for change in params.changes):
         ls.forget_results()  # analysed with the settings before: again, with the new ones
-        for uri in list(ls.workspace.text_documents):
-            schedule(ls, uri)
+        analyse_open_documents(ls)
         refresh_index(ls)
     elif any(change.uri.endswith(".py") for change in params.changes):
         refresh_index(ls)
@@ -710,8 +721,7 @@ def did_change_configuration(ls: InplacefixServer, params: lsp.DidChangeConfigur
     ls.editor = EditorSettings.from_dict(params.settings)
     _tell_problems(ls)
     ls._cache.clear()
-    for uri in list(ls.workspace.text_documents):
-        schedule(ls, uri)
+    analyse_open_documents(ls)
     refresh_index(ls)
 
 
