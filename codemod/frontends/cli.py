@@ -369,7 +369,7 @@ def _errors(results) -> int:
 
 OutputFormatOpt = typer.Option(None, "--output-format", help="How findings are printed (default: concise).",
                                show_default=False)
-LegacyFormatOpt = typer.Option(None, "--format", hidden=True, help="Deprecated: --output-format.")
+LegacyFormatOpt = typer.Option(None, "--format", help="Deprecated: use --output-format (text is concise).")
 ExitZeroOpt = typer.Option(False, "--exit-zero", help="Exit 0 even when findings remain (2 still means the tool failed).")
 QuietOpt = typer.Option(False, "-q", "--quiet", help="Print findings (or diffs) and errors, nothing else.")
 ShowFixesOpt = typer.Option(False, "--show-fixes", help="Show the fix each finding offers (fix: list what was fixed).")
