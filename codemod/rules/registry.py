@@ -124,7 +124,9 @@ def table() -> Dict[str, RuleInfo]:
 
 def codes_of(rule: Type[Rule]) -> Tuple[str, ...]:
     """The rule's codes: plain (IPF0xx), proven hazard (IPF1xx), possible hazard (IPF2xx, where
-    the rule has that form)."""
+    the rule has that form); IPF900 alone for :class:`UnusedSuppression`."""
+    if rule is UnusedSuppression:
+        return (UNUSED_SUPPRESSION,)
     if not rule.POSSIBLE_FORM:
         return rule.CODE, hazard_code(rule.CODE)
     return rule.CODE, hazard_code(rule.CODE), possible_code(rule.CODE)
