@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import os
 import pathlib
 import re
@@ -69,7 +70,7 @@ class Settings:
         ConfigError for a configuration file that cannot be used."""
         settings = self
         if self.hierarchical:
-            found = nearest_config(pathlib.Path(path).absolute().parent)
+            found = nearest_config(pathlib.Path(os.path.dirname(os.path.abspath(path))))
             if found is not None and str(found) != self.config_file:
                 settings = _load(found, dict(self.overrides), ())
         ignores = tuple(code for pattern, codes in settings.per_file_ignores
@@ -193,6 +194,7 @@ def _table(path: pathlib.Path, data: dict) -> Optional[dict]:
     return table
 
 
+@functools.lru_cache(maxsize=256)
 def _pattern_spec(pattern: str):
     import pathspec
 
@@ -205,12 +207,11 @@ def _pattern_spec(pattern: str):
 
 
 def _matches(pattern: str, path: str, root: Optional[str]) -> bool:
-    absolute = pathlib.Path(path).absolute()
-    try:
-        rel = absolute.relative_to(pathlib.Path(root or os.getcwd()).absolute()).as_posix()
-    except ValueError:
-        rel = absolute.name if "/" not in pattern.strip("/") else absolute.as_posix()
-    return _pattern_spec(pattern).match_file(rel)
+    absolute = os.path.abspath(path)
+    rel = os.path.relpath(absolute, os.path.abspath(root or os.getcwd())) if absolute else absolute
+    if rel.startswith(".." + os.sep) or rel == ".." or os.path.isabs(rel):  # outside the root
+        rel = os.path.basename(absolute) if "/" not in pattern.strip("/") else absolute
+    return _pattern_spec(pattern).match_file(rel.replace(os.sep, "/"))
 
 
 CONFIG_NAMES = (".inplacefix.toml", "inplacefix.toml", "pyproject.toml")
@@ -220,14 +221,18 @@ def nearest_config(start: pathlib.Path) -> Optional[pathlib.Path]:
     """The nearest configuration file at or above the folder ``start``: ``.inplacefix.toml`` or
     ``inplacefix.toml`` (always, even empty), or a pyproject.toml with a [tool.inplacefix] table.
     One met on the way that cannot be read or parsed is an error (as in Ruff)."""
-    start = start.resolve()
-    for folder in [start, *start.parents]:
+    folder = os.path.realpath(start)  # (strings: this runs once per file checked)
+    while True:
         for name in CONFIG_NAMES:
-            candidate = folder / name
-            if os.path.lexists(candidate) and not candidate.is_dir():
-                if name != "pyproject.toml" or _table(candidate, _read_toml(candidate)) is not None:
-                    return candidate
-    return None
+            candidate = os.path.join(folder, name)
+            if os.path.lexists(candidate) and not os.path.isdir(candidate):
+                path = pathlib.Path(candidate)
+                if name != "pyproject.toml" or _table(path, _read_toml(path)) is not None:
+                    return path
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
 
 
 def _config_table(path: pathlib.Path) -> tuple:

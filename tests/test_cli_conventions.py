@@ -313,3 +313,13 @@ def test_stdin_takes_the_per_file_ignores_of_its_name(project):
 def test_runtime_commands_take_output_format_too(project):
     code, _, err = run("run", "--output-format", "sarif", "model.py")
     assert code == 2 and "--output-format sarif is for check" in err
+
+
+def test_per_file_ignores_survive_the_cache(project):
+    """Two files with the same bytes, one under a per-file ignore: each keeps its own findings
+    when the second run answers from the cache."""
+    (project / "gen_model.py").write_text(BROKEN)
+    (project / "pyproject.toml").write_text('[tool.inplacefix.per-file-ignores]\n"gen_*.py" = ["IPF1"]\n')
+    first = run("check", ".")[1]
+    assert run("check", ".")[1] == first
+    assert {line.split(":")[0] for line in first.splitlines()} == {"model.py"}

@@ -107,6 +107,11 @@ def cache_key(data: bytes, path: str, settings, fix: bool, edits: bool) -> str:
     return h.hexdigest()
 
 
+# Settings that do not decide a file's result: which files are walked, and where a file's settings
+# came from (``Settings.for_file`` has made them its own: its per-file ignores are in ``ignore``).
+_NOT_IN_KEY = ("exclude", "extend_exclude", "force_exclude", "root", "config_file", "hierarchical", "overrides")
+
+
 @functools.lru_cache(maxsize=8)
 def _run_salt(settings, fix: bool, edits: bool) -> bytes:
     """Everything but the file that decides its result: the tool's own code (its version, and
@@ -115,7 +120,7 @@ def _run_salt(settings, fix: bool, edits: bool) -> bytes:
     meta = {
         "version": __version__, "code": _code_digest(), "fix": fix, "edits": edits,
         "python": [sys.implementation.name, sys.version], "libcst": _libcst_version(),
-        "settings": {k: v for k, v in dataclasses.asdict(settings).items() if k not in ("exclude", "extend_exclude", "root")},
+        "settings": {k: v for k, v in dataclasses.asdict(settings).items() if k not in _NOT_IN_KEY},
     }
     return json.dumps(meta, sort_keys=True, default=str).encode()
 
