@@ -47,7 +47,8 @@ class Settings:
     root: Optional[str] = None  # folder of the configuration file the settings came from
     extend_select: tuple = ()  # added to ``select`` (the defaults kept)
     # (gitignore-style pattern, selectors): codes left out of the files a pattern matches
-    # (a pattern without ``/`` matches the name in any folder; others are relative to ``root``).
+    # (a pattern without ``/`` matches the name in any folder; others are relative to ``root``;
+    # ``!pattern``: the files it does not match).
     per_file_ignores: tuple = ()
     force_exclude: bool = False  # excludes apply to files named on the command line too
     config_file: Optional[str] = None  # the file the settings came from
@@ -198,6 +199,8 @@ def _table(path: pathlib.Path, data: dict) -> Optional[dict]:
 def _pattern_spec(pattern: str):
     import pathspec
 
+    if pattern.startswith("!"):  # (per-file-ignores: a file that does not match, as in Ruff)
+        pattern = pattern[1:]
     if not pattern.strip():
         raise ValueError("empty pattern")
     try:
@@ -211,7 +214,8 @@ def _matches(pattern: str, path: str, root: Optional[str]) -> bool:
     rel = os.path.relpath(absolute, os.path.abspath(root or os.getcwd())) if absolute else absolute
     if rel.startswith(".." + os.sep) or rel == ".." or os.path.isabs(rel):  # outside the root
         rel = os.path.basename(absolute) if "/" not in pattern.strip("/") else absolute
-    return _pattern_spec(pattern).match_file(rel.replace(os.sep, "/"))
+    hit = _pattern_spec(pattern).match_file(rel.replace(os.sep, "/"))
+    return not hit if pattern.startswith("!") else hit
 
 
 CONFIG_NAMES = (".inplacefix.toml", "inplacefix.toml", "pyproject.toml")

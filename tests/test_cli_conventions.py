@@ -155,10 +155,17 @@ def test_per_file_ignores_by_glob(project):
         '[tool.inplacefix.per-file-ignores]\n"tests/**" = ["IPF1"]\n"model.py" = ["IPF104"]\n')
     out = run("check", "--no-cache", ".")[1]
     assert [line.split()[:2] for line in out.splitlines()] == [["model.py:7:5:", "IPF101"], ["model.py:11:5:", "IPF101"]]
+    (project / "pyproject.toml").write_text('[tool.inplacefix.per-file-ignores]\n"!tests/**" = ["IPF101"]\n')
+    out = run("check", "--no-cache", ".")[1]  # negated: every file but those under tests/
+    assert [line.split()[:2] for line in out.splitlines()] == [
+        ["model.py:9:5:", "IPF104"], ["tests/test_model.py:7:5:", "IPF101"], ["tests/test_model.py:9:5:", "IPF104"],
+        ["tests/test_model.py:11:5:", "IPF101"]]
 
 
 @pytest.mark.parametrize("table, problem", [
     ('[tool.inplacefix.per-file-ignores]\n"" = ["IPF1"]\n', "bad glob pattern"),
+    ('[tool.inplacefix.per-file-ignores]\n"!" = ["IPF1"]\n', "bad glob pattern"),
+    ('[tool.inplacefix.per-file-ignores]\n"a\\\\" = ["IPF1"]\n', "bad glob pattern"),
     ('[tool.inplacefix.per-file-ignores]\n"x.py" = ["NOPE"]\n', "unknown rule selector"),
     ('[tool.inplacefix]\nper-file-ignores = ["x.py"]\n', "a table of glob pattern"),
 ])
