@@ -45,6 +45,14 @@ def test_github_annotations_follow_ruffs_shape(project):
     assert len(out.splitlines()) == 3
 
 
+def test_github_annotates_a_file_that_could_not_be_checked(project):
+    (project / "bad.py").write_text("import torch\nx = torch.ones(2)\nx +=\n")
+    code, out, _ = run("check", "--no-cache", "--output-format", "github", "bad.py")
+    assert code == 2
+    assert out.startswith(f"::error title=inplacefix error,file={project / 'bad.py'},line=3,col=")
+    assert "::bad.py:3:" in out
+
+
 def test_github_escapes_what_would_end_a_property(project, tmp_path):
     odd = tmp_path / "a,b:c.py"
     odd.write_text(BROKEN)

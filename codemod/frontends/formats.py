@@ -68,7 +68,9 @@ def render(fmt: OutputFormat, results: list, *, show_skipped: bool = False, show
                   for r in results for e in _errors(r)]
         return "".join(line + "\n" for line in lines)
     if fmt is OutputFormat.github:
-        return "".join(_github(r.path, f) + "\n" for r, f in _shown(results, show_skipped))
+        lines = [_github(r.path, f) for r, f in _shown(results, show_skipped)]
+        lines += [_github_error(r.path, e) for r in results for e in _errors(r)]
+        return "".join(line + "\n" for line in lines)
     if fmt is OutputFormat.gitlab:
         return _gitlab(results, show_skipped) + "\n"
     if fmt is OutputFormat.junit:
@@ -147,6 +149,14 @@ def _github(path: str, f) -> str:
     reason = f" ({f.reason}: {REASONS[f.reason]})" if f.reason else ""
     message = f"{where}:{s.line}:{s.column + 1}: {f.code} {MARKS[f.status]}{f.message}{reason}"
     return f"::{level} {props}::{_escape_data(message)}"
+
+
+def _github_error(path: str, error) -> str:
+    """A file the tool could not check, as an annotation too (``check`` exits 2)."""
+    props = ",".join([f"title={_escape_property('inplacefix error')}",
+                      f"file={_escape_property(os.path.abspath(path))}",
+                      f"line={max(error.line, 1)}", f"col={error.column + 1}"])
+    return f"::error {props}::{_escape_data(f'{path}:{error.line}:{error.column + 1}: {error.message}')}"
 
 
 # -- gitlab -----------------------------------------------------------------------------------
