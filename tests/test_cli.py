@@ -118,7 +118,7 @@ def test_json_edits_rebuild_the_fixed_file(project):
     doc = json.loads(out)
     assert code == 1 and doc["version"] == 1 and doc["errors"] == []
     first = doc["findings"][0]
-    assert set(first) == {"filename", "cell", "code", "rule", "message", "status", "reason",
+    assert set(first) == {"filename", "cell", "code", "rule", "url", "message", "status", "reason",
                           "reason_text", "location", "end_location", "fix"}
     assert first["location"] == {"row": 7, "column": 5}
     assert first["fix"]["applicability"] == "safe"

@@ -139,7 +139,8 @@ async def test_a_file_changed_on_disk_refreshes_the_index(client: LanguageClient
     uri = await start(client, workspace)
     assert await published_until(client, uri, set()) == set()
     watchers = [w for r in client.registrations for w in r.register_options["watchers"]]
-    assert [w["globPattern"] for w in watchers] == ["**/*.py", "**/pyproject.toml"]
+    assert [w["globPattern"] for w in watchers] == ["**/*.py", "**/.inplacefix.toml", "**/inplacefix.toml",
+                                                    "**/pyproject.toml"]
     (workspace / "b.py").write_text(B_GRAD)
     client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(changes=[
         lsp.FileEvent(uri=(workspace / "b.py").as_uri(), type=lsp.FileChangeType.Changed)]))

@@ -136,7 +136,7 @@ def test_bad_settings_exit_2_and_write_nothing(tmp_path, monkeypatch, setting):
     assert (tmp_path / "model.py").read_text() == MODEL
 
 
-@pytest.mark.parametrize("flags", [["--select", "FOO"], ["--ignore", "IPF9"], ["--select", "IPF1,I"]])
+@pytest.mark.parametrize("flags", [["--select", "FOO"], ["--ignore", "IPF8"], ["--select", "IPF1,I"]])  # (IPF9: IPF900)
 def test_bad_selectors_on_the_command_line(tmp_path, monkeypatch, flags):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "model.py").write_text(MODEL)

@@ -107,6 +107,11 @@ def cache_key(data: bytes, path: str, settings, fix: bool, edits: bool) -> str:
     return h.hexdigest()
 
 
+# Settings that do not decide a file's result: which files are walked, and where a file's settings
+# came from (``Settings.for_file`` has made them its own: its per-file ignores are in ``ignore``).
+_NOT_IN_KEY = ("exclude", "extend_exclude", "force_exclude", "root", "config_file", "hierarchical", "overrides")
+
+
 @functools.lru_cache(maxsize=8)
 def _run_salt(settings, fix: bool, edits: bool) -> bytes:
     """Everything but the file that decides its result: the tool's own code (its version, and
@@ -115,7 +120,7 @@ def _run_salt(settings, fix: bool, edits: bool) -> bytes:
     meta = {
         "version": __version__, "code": _code_digest(), "fix": fix, "edits": edits,
         "python": [sys.implementation.name, sys.version], "libcst": _libcst_version(),
-        "settings": {k: v for k, v in dataclasses.asdict(settings).items() if k not in ("exclude", "extend_exclude", "root")},
+        "settings": {k: v for k, v in dataclasses.asdict(settings).items() if k not in _NOT_IN_KEY},
     }
     return json.dumps(meta, sort_keys=True, default=str).encode()
 
@@ -237,3 +242,33 @@ class Cache:
             return
         write_ignore_file(self.folder)
         store_json(target, {"findings": [_finding_to_dict(f) for f in findings]})
+
+
+def clean(start: pathlib.Path) -> list:
+    """``inplacefix clean``: remove every cache folder at or below ``start`` (the folder itself
+    when it is one). Links are never followed: one named like the cache folder is removed as a
+    link (what it points to is left alone), and the walk does not go through links to folders.
+    Returns the paths removed; raises OSError naming the first that could not be."""
+    import shutil
+
+    removed = []
+
+    def remove(path: pathlib.Path) -> None:
+        if path.is_symlink() or not path.is_dir():
+            path.unlink()  # the link (or a file of that name), never what it points to
+        else:
+            shutil.rmtree(path)  # does not follow links inside (it refuses a link at the top)
+        removed.append(path)
+
+    start = pathlib.Path(start)
+    if start.name == CACHE_FOLDER and os.path.lexists(start):
+        remove(start)
+        return removed
+    if start.is_symlink():
+        return removed  # a link to a folder is not walked, even when named
+    for folder, subfolders, files in os.walk(start, followlinks=False):
+        base = pathlib.Path(folder)
+        for name in [n for n in subfolders + files if n == CACHE_FOLDER]:
+            remove(base / name)
+        subfolders[:] = [n for n in subfolders if n != CACHE_FOLDER]
+    return removed

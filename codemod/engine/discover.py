@@ -60,6 +60,28 @@ def _inherited_gitignores(folder: pathlib.Path) -> list:
     return found
 
 
+def is_excluded(path: pathlib.Path, settings: Settings) -> bool:
+    """Whether ``exclude``/``extend-exclude`` leave out ``path`` (named on the command line, with
+    ``force-exclude``): its name or a folder above it matches a pattern, or its path relative
+    to the settings' root does."""
+    excludes = _spec(settings.exclude + settings.extend_exclude)
+    absolute = pathlib.Path(os.path.abspath(path))
+    root = (pathlib.Path(settings.root) if settings.root else pathlib.Path.cwd()).absolute()
+    try:
+        rel = absolute.relative_to(root)
+    except ValueError:
+        rel = None
+    if excludes.match_file(absolute.name):
+        return True
+    if rel is not None:
+        parts = rel.parts
+        for i in range(1, len(parts) + 1):
+            sub = "/".join(parts[:i]) + ("/" if i < len(parts) else "")
+            if excludes.match_file(sub) or (i < len(parts) and excludes.match_file(parts[i - 1] + "/")):
+                return True
+    return False
+
+
 def discover(paths: Iterable[pathlib.Path], settings: Settings, walk: Optional[Walk] = None) -> Iterator[pathlib.Path]:
     """Files to process, in a stable order. Files named explicitly are always taken (one that
     cannot be read is taken too: reading it reports why)."""
@@ -101,6 +123,8 @@ def discover(paths: Iterable[pathlib.Path], settings: Settings, walk: Optional[W
             if first_time(start):
                 yield start  # missing, a broken link, no permission: the reader says which
             continue
+        if settings.force_exclude and is_excluded(start, settings):
+            continue  # --force-exclude: excluded even when named (pre-commit passes every file)
         if not stat.S_ISDIR(start_stat.st_mode):
             if first_time((start_stat.st_dev, start_stat.st_ino)):
                 yield start  # a FIFO or device is refused by the reader, never opened blocking

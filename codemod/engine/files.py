@@ -10,7 +10,7 @@ import hashlib
 import pathlib
 from typing import Optional
 
-from codemod.config import Settings
+from codemod.config import ConfigError, Settings
 from codemod import debug
 from codemod.engine.fileio import WriteRefused, read_snapshot, write_atomic
 from codemod.analysis.project import ProjectIndex, module_name
@@ -22,6 +22,10 @@ def process_path(path: str, settings: Settings, fix: bool, write: bool, edits: b
     """Read, process and (with ``write``) atomically rewrite one file (``project``: the run's
     index, ``engine.project``: what the other files tell about this one's functions)."""
     p = pathlib.Path(path)
+    try:
+        settings = settings.for_file(path)  # the nearest configuration file's, per-file ignores
+    except ConfigError as exc:
+        return FileResult(path, error=FileError(str(exc)))
     try:
         snapshot = read_snapshot(p)
     except OSError as exc:

@@ -72,7 +72,8 @@ def process_source(
     run's index (``analysis.project``), with ``module_name`` this file's module in it.
     """
     result = FileResult(path)
-    if SCREEN not in data:
+    wants_unused = _wants_unused(data, settings)
+    if SCREEN not in data and not wants_unused:
         return result
     from codemod.analysis.model import SemanticModel
     from codemod.analysis.source import Source, parse
@@ -81,7 +82,7 @@ def process_source(
     from codemod.rules import registry
 
     try:
-        if not (build_fixes or registry.may_have_candidates(data)):
+        if not (build_fixes or wants_unused or registry.may_have_candidates(data)):
             parse(data)  # nothing to find, but a file that does not parse is reported
             return result
         source = Source(data, registry.node_types())
@@ -98,7 +99,7 @@ def process_source(
         cls for cls in registry.rules()
         if any(settings.selects(code) for code in registry.codes_of(cls))
     ]
-    if not build_fixes and not registry.could_apply(selected, source.candidates):
+    if not build_fixes and not wants_unused and not registry.could_apply(selected, source.candidates):
         return result
     model = SemanticModel(source, assume_same_dtype=settings.assume_same_dtype,
                           project=project, module_name=module_name)
@@ -116,6 +117,8 @@ def process_source(
     found += plan.reused if plan else []
     table = suppressions(source.text) if found else {}
     result.findings.extend(f for f in found if not is_suppressed(table, f.code, f.span.line, f.span.end_line))
+    if wants_unused:
+        result.findings.extend(_unused_suppressions(source.text, found, settings))
     result.findings.sort(key=lambda f: (f.span.line, f.span.column, f.code))
     result.source = source
     chosen = [f for f in result.findings if f.applies(settings.unsafe_fixes)] if fix else []
@@ -180,6 +183,30 @@ def tune_gc() -> None:
 
     gc.freeze()  # what was imported so far is never garbage
     gc.set_threshold(50_000, 20, 20)
+
+
+def _wants_unused(data: bytes, settings: Settings) -> bool:
+    """Is IPF900 (unused suppressions) selected, and could the file hold one of ours?"""
+    from codemod.rules.registry import UNUSED_SUPPRESSION
+
+    return settings.selects(UNUSED_SUPPRESSION) and (b"IPF" in data.upper() or b"INPLACEFIX" in data.upper())
+
+
+def _unused_suppressions(text: str, found: list, settings: Settings) -> list:
+    """IPF900 findings: the suppression comments of ours that suppressed none of ``found``."""
+    from codemod.engine.suppression import unused
+    from codemod.findings import Finding, Span, Status
+    from codemod.rules.registry import UNUSED_SUPPRESSION, table
+
+    selects_all = all(settings.selects(code) for code in table() if code != UNUSED_SUPPRESSION)
+    out = []
+    for directive, codes in unused(text, found, settings.selects, selects_all):
+        what = f"`{'`, `'.join(codes)}` reports nothing here" if codes else "it suppresses nothing"
+        message = f"Unused suppression `{directive.text}`: {what}"
+        out.append(Finding(UNUSED_SUPPRESSION, message,
+                           Span(directive.line, directive.column, directive.line, directive.end_column),
+                           Status.MANUAL))
+    return out
 
 
 def add_edits(result: FileResult, data: bytes, findings: list) -> None:

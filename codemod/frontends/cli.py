@@ -7,6 +7,7 @@ error: one line, and its traceback with ``-v`` or ``INPLACEFIX_DEBUG=1``).
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
 import os
@@ -26,6 +27,7 @@ from codemod.engine.pipeline import process_source
 from codemod.engine.discover import Walk, discover
 from codemod.findings import REASONS, Status
 from codemod.frontends import workers
+from codemod.frontends.formats import MACHINE, OutputFormat, render, statistics as stats_text
 from codemod.frontends.report import (
     check_summary,
     fix_summary,
@@ -97,9 +99,13 @@ class Format(str, enum.Enum):
 PathsArg = typer.Argument(None, help="Files or folders (default: the current folder).", readable=False)
 SelectOpt = typer.Option(None, "--select", help="Rule codes or prefixes to report (comma-separated).")
 IgnoreOpt = typer.Option(None, "--ignore", help="Rule codes or prefixes to leave out.")
-FormatOpt = typer.Option(Format.text, "--format", help="Output format.")
+FormatOpt = typer.Option(Format.text, "--output-format", "--format", help="Output format.")
 JobsOpt = typer.Option(None, "-j", "--jobs", help="Parallel processes (default: CPU count).")
-ConfigOpt = typer.Option(None, "--config", help="A pyproject.toml to read [tool.inplacefix] from.")
+ConfigOpt = typer.Option(None, "--config", help="A configuration file (pyproject.toml, inplacefix.toml) to use "
+                                                "for every file, or one setting as `KEY = VALUE` in TOML (repeatable).")
+ExtendSelectOpt = typer.Option(None, "--extend-select", help="Rule codes or prefixes to report besides --select's.")
+ForceExcludeOpt = typer.Option(None, "--force-exclude/--no-force-exclude",
+                               help="Leave out excluded files even when named on the command line (pre-commit).")
 SkippedOpt = typer.Option(False, "--show-skipped", help="Also list candidates left alone on purpose.")
 UnsafeOpt = typer.Option(None, "--unsafe-fixes/--no-unsafe-fixes", help="Apply fixes that may change behaviour.")
 ProgressOpt = typer.Option(True, "--progress/--no-progress", help="Progress bar on a terminal.")
@@ -127,28 +133,74 @@ def main(
         debug.enable()
 
 
-def _settings(paths, config, select, ignore, unsafe_fixes, notebooks=None):
+def _settings(paths, config, select, ignore, unsafe_fixes, notebooks=None, *, extend_select=None,
+              force_exclude=None):
+    """The run's settings. ``config``: what ``--config`` gave, each a file or a `KEY = VALUE`."""
     from codemod.rules.registry import table
 
     start = pathlib.Path(paths[0]) if paths else pathlib.Path.cwd()
+    files = [str(c) for c in config or () if os.path.isfile(c) or "=" not in str(c)]
+    values = [str(c) for c in config or () if str(c) not in files]
+    if len(files) > 1:
+        typer.echo("error: --config: give one configuration file (and any `KEY = VALUE`s)", err=True)
+        raise typer.Exit(2)
+    for name in files:
+        if not os.path.isfile(name):
+            typer.echo(f"error: --config {name!r}: no such file, and not `KEY = VALUE`", err=True)
+            raise typer.Exit(2)
     try:
         return load_settings(
-            config, start, table().keys(),
+            pathlib.Path(files[0]) if files else None, start, table().keys(), config_values=values,
             select=split_codes(select), ignore=split_codes(ignore), unsafe_fixes=unsafe_fixes,
-            include_notebooks=notebooks,
+            include_notebooks=notebooks, extend_select=split_codes(extend_select), force_exclude=force_exclude,
         )
     except ConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
 
 
-def _run(paths, settings, *, fix: bool, write: bool, edits: bool, jobs, progress: bool, cache: bool = True):
+def _add_noqa(paths, settings, jobs, progress: bool, cache: bool, quiet: bool) -> None:
+    """``check --add-noqa``: a ``# noqa: CODE`` on the line of each finding, merged into a
+    ``# noqa:`` there, after any other comment; then exit (0, or 2 if a file failed)."""
+    from codemod.engine.fileio import WriteRefused
+    from codemod.engine.suppression import add_noqa
+
+    results = _run(paths, settings, fix=False, write=False, edits=False, jobs=jobs, progress=progress,
+                   cache=cache, quiet=quiet)
+    failed = _errors(results)
+    added = 0
+    for r in results:
+        wanted = [f for f in r.findings if f.counts]
+        if not wanted or r.error is not None:
+            continue
+        if r.path.endswith(".ipynb"):
+            typer.echo(f"{r.path}: notice: --add-noqa leaves notebooks alone", err=True)
+            continue
+        try:
+            added += add_noqa(pathlib.Path(r.path), [(f.span.line, f.code) for f in wanted])
+        except (OSError, ValueError, SyntaxError, WriteRefused) as exc:
+            typer.echo(f"{r.path}: error: {getattr(exc, 'strerror', None) or exc} (not changed)", err=True)
+            failed += 1
+    if not quiet:
+        typer.echo(f"Added {added} noqa directive{'' if added == 1 else 's'}.", err=True)
+    raise typer.Exit(2 if failed else 0)
+
+
+def _force_excluded(settings, path: pathlib.Path) -> bool:
+    """With ``force-exclude``: whether a file named on the command line is excluded."""
+    from codemod.engine.discover import is_excluded
+
+    return settings.force_exclude and is_excluded(path, settings)
+
+
+def _run(paths, settings, *, fix: bool, write: bool, edits: bool, jobs, progress: bool, cache: bool = True,
+         quiet: bool = False):
     """Process every file (in parallel where it pays), in a stable order. Interrupted (SIGINT,
     SIGTERM): the files done so far, then the interruption is reported (exit 130 or 143) and
     nothing is written after the signal (codemod.frontends.workers)."""
     with workers.Interruption() as stop:
         results, processed, total = _run_files(paths, settings, fix=fix, write=write, edits=edits, jobs=jobs,
-                                               progress=progress, cache=cache, stop=stop)
+                                               progress=progress, cache=cache, stop=stop, quiet=quiet)
     if stop.signal is not None:
         _interrupted(results, processed, total, stop.signal, settings, fix=fix, diff=fix and not write)
     return results
@@ -171,14 +223,15 @@ def _interrupted(results, processed: int, total: int, signum: int, settings, *, 
     raise typer.Exit(128 + signum)
 
 
-def _run_files(paths, settings, *, fix: bool, write: bool, edits: bool, jobs, progress: bool, cache: bool, stop):
+def _run_files(paths, settings, *, fix: bool, write: bool, edits: bool, jobs, progress: bool, cache: bool, stop,
+               quiet: bool = False):
     from codemod.engine.pipeline import tune_gc
 
     tune_gc()
     walk = Walk()
     files = [str(p) for p in discover([pathlib.Path(p) for p in paths or ["."]], settings, walk)]
     unwalked = _walk_report(walk, remove_leftovers=write)
-    if not files:
+    if not files and not quiet:
         typer.echo("warning: no Python files found", err=True)
     cache_dir = None
     if cache:
@@ -314,54 +367,115 @@ def _errors(results) -> int:
     return count
 
 
+OutputFormatOpt = typer.Option(None, "--output-format", help="How findings are printed (default: concise).",
+                               show_default=False)
+LegacyFormatOpt = typer.Option(None, "--format", help="Deprecated: use --output-format (text is concise).")
+ExitZeroOpt = typer.Option(False, "--exit-zero", help="Exit 0 even when findings remain (2 still means the tool failed).")
+QuietOpt = typer.Option(False, "-q", "--quiet", help="Print findings (or diffs) and errors, nothing else.")
+ShowFixesOpt = typer.Option(False, "--show-fixes", help="Show the fix each finding offers (fix: list what was fixed).")
+
+
+def _output_format(output_format: Optional[OutputFormat], legacy: Optional[Format]) -> OutputFormat:
+    """``--output-format``, or the deprecated ``--format`` (text, json, sarif) still honoured."""
+    if legacy is not None:
+        typer.echo("warning: `--format` is deprecated; use `--output-format`", err=True)
+        legacy_as = OutputFormat.concise if legacy is Format.text else OutputFormat(legacy.value)
+        if output_format not in (None, legacy_as) and {output_format, legacy_as} != {OutputFormat.concise,
+                                                                                       OutputFormat.text}:
+            typer.echo("error: --format and --output-format disagree; give --output-format alone", err=True)
+            raise typer.Exit(2)
+        return OutputFormat(legacy.value)
+    return output_format or OutputFormat.concise
+
+
+def _write_output(path: Optional[pathlib.Path], text: str) -> None:
+    """Standard output, or ``--output-file`` replaced whole (never half-written)."""
+    if path is None:
+        sys.stdout.write(text)
+        return
+    import tempfile
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:200]}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except OSError as exc:
+        typer.echo(f"error: {path}: cannot write the output: {exc.strerror or exc}", err=True)
+        raise typer.Exit(2)
+
+
 @app.command()
 def check(
     paths: Optional[List[pathlib.Path]] = PathsArg,
     select: Optional[List[str]] = SelectOpt,
+    extend_select: Optional[List[str]] = ExtendSelectOpt,
     ignore: Optional[List[str]] = IgnoreOpt,
-    output_format: Format = FormatOpt,
+    output_format: Optional[OutputFormat] = OutputFormatOpt,
+    legacy_format: Optional[Format] = LegacyFormatOpt,
+    output_file: Optional[pathlib.Path] = typer.Option(
+        None, "-o", "--output-file", help="Write the findings to this file instead of standard output."),
+    statistics: bool = typer.Option(False, "--statistics", help="Count the findings of each rule instead of listing them."),
+    show_fixes: bool = ShowFixesOpt,
     show_skipped: bool = SkippedOpt,
     unsafe_fixes: Optional[bool] = UnsafeOpt,
+    exit_zero: bool = ExitZeroOpt,
+    quiet: bool = QuietOpt,
     jobs: Optional[int] = JobsOpt,
-    config: Optional[pathlib.Path] = ConfigOpt,
+    config: Optional[List[str]] = ConfigOpt,
+    force_exclude: bool = ForceExcludeOpt,
     progress: bool = ProgressOpt,
     stdin_filename: Optional[pathlib.Path] = typer.Option(
         None, "--stdin-filename", help="With the path `-`: read the file from stdin, named this (for editors)."),
     notebooks: Optional[bool] = NotebooksOpt,
     cache: bool = CacheOpt,
+    add_noqa: bool = typer.Option(False, "--add-noqa", help="Add `# noqa: CODE` comments to the lines of the findings."),
 ) -> None:
     """List in-place operations that can break autograd, with their fix and its safety."""
+    fmt = _output_format(output_format, legacy_format)
     stdin = paths is not None and [str(p) for p in paths] == ["-"]
     settings = _settings([stdin_filename] if stdin and stdin_filename else paths, config, select, ignore,
-                         unsafe_fixes, notebooks)
-    as_json = output_format is not Format.text
+                         unsafe_fixes, notebooks, extend_select=extend_select, force_exclude=force_exclude)
+    if add_noqa:
+        _add_noqa(paths, settings, jobs, progress, cache, quiet)
+    edits = fmt in (OutputFormat.json, OutputFormat.json_lines, OutputFormat.sarif, OutputFormat.full) or show_fixes
     if stdin:
         name = str(stdin_filename or "-")
-        if name.endswith(".ipynb"):
+        if stdin_filename:
+            try:
+                settings = settings.for_file(name)  # its nearest configuration, its per-file ignores
+            except ConfigError as exc:
+                typer.echo(f"error: {exc}", err=True)
+                raise typer.Exit(2)
+        if stdin_filename and _force_excluded(settings, stdin_filename):
+            results = []  # --force-exclude: an excluded name is not checked, even from stdin
+        elif name.endswith(".ipynb"):
             from codemod.engine.notebook import process_notebook
 
-            results = [process_notebook(sys.stdin.buffer.read(), name, settings, edits=as_json)]
+            results = [process_notebook(sys.stdin.buffer.read(), name, settings, edits=edits)]
         else:
-            results = [process_source(sys.stdin.buffer.read(), name, settings, edits=as_json)]
+            results = [process_source(sys.stdin.buffer.read(), name, settings, edits=edits)]
     else:
-        results = _run(paths, settings, fix=False, write=False, edits=as_json, jobs=jobs,
-                       progress=progress, cache=cache)
-    if output_format is Format.sarif:
-        typer.echo(sarif_document(results, show_skipped))
-    elif as_json:
-        typer.echo(json_document(results, show_skipped))
+        results = _run(paths, settings, fix=False, write=False, edits=edits, jobs=jobs,
+                       progress=progress, cache=cache, quiet=quiet)
+    if statistics:
+        _write_output(output_file, stats_text(results, fmt, show_skipped))
     else:
-        for r in results:
-            for f in r.findings:
-                if show_skipped or f.status is not Status.SKIPPED:
-                    typer.echo(text_line(r.path, f))
-    failed = _errors(results) if not as_json else sum((r.error is not None) + len(r.skipped_parts) for r in results)
+        _write_output(output_file, render(fmt, results, show_skipped=show_skipped, show_fixes=show_fixes))
+    machine = fmt in MACHINE
+    failed = _errors(results) if not machine else sum((r.error is not None) + len(r.skipped_parts) for r in results)
     findings = [f for r in results for f in r.findings]
-    if not as_json:
+    if not machine and not quiet:
         typer.echo(check_summary(findings, settings.unsafe_fixes), err=True)
     if failed:
         raise typer.Exit(2)
-    raise typer.Exit(1 if any(f.counts for f in findings) else 0)
+    raise typer.Exit(1 if any(f.counts for f in findings) and not exit_zero else 0)
 
 
 @app.command()
@@ -370,9 +484,16 @@ def fix(
     diff: bool = typer.Option(False, "--diff", help="Print a unified diff and write nothing."),
     unsafe_fixes: Optional[bool] = UnsafeOpt,
     select: Optional[List[str]] = SelectOpt,
+    extend_select: Optional[List[str]] = ExtendSelectOpt,
     ignore: Optional[List[str]] = IgnoreOpt,
+    show_fixes: bool = ShowFixesOpt,
+    exit_zero: bool = ExitZeroOpt,
+    exit_non_zero_on_fix: bool = typer.Option(
+        False, "--exit-non-zero-on-fix", help="Exit 1 when a fix was applied, even if nothing remains."),
+    quiet: bool = QuietOpt,
     jobs: Optional[int] = JobsOpt,
-    config: Optional[pathlib.Path] = ConfigOpt,
+    config: Optional[List[str]] = ConfigOpt,
+    force_exclude: bool = ForceExcludeOpt,
     progress: bool = ProgressOpt,
     notebooks: Optional[bool] = NotebooksOpt,
     cache: bool = CacheOpt,
@@ -380,11 +501,12 @@ def fix(
     """Apply the fixes (safe ones; unsafe ones too with --unsafe-fixes)."""
     if paths is not None and "-" in [str(p) for p in paths]:
         typer.echo("error: fix does not read stdin (`check - --stdin-filename NAME` does; "
-                   "`check --format json` gives the edits)", err=True)
+                   "`check --output-format json` gives the edits)", err=True)
         raise typer.Exit(2)
-    settings = _settings(paths, config, select, ignore, unsafe_fixes, notebooks)
+    settings = _settings(paths, config, select, ignore, unsafe_fixes, notebooks, extend_select=extend_select,
+                         force_exclude=force_exclude)
     results = _run(paths, settings, fix=True, write=not diff, edits=False, jobs=jobs,
-                   progress=progress, cache=cache)
+                   progress=progress, cache=cache, quiet=quiet)
     changed = [r for r in results if r.changed and r.error is None]
     if diff:
         sys.stdout.flush()
@@ -398,14 +520,34 @@ def fix(
     applied_ids = {id(f) for r in changed for f in r.applied}
     remaining = [f for r in results for f in r.findings if f.counts and id(f) not in applied_ids]
     failed = _errors(results)
-    typer.echo(
-        fix_summary(len(applied_ids), len(changed), remaining, would=diff,
-                    unsafe_fixes=settings.unsafe_fixes),
-        err=True,
-    )
+    if show_fixes and changed:
+        typer.echo(_fixed_list(changed, would=diff), err=diff)
+    if not quiet:
+        typer.echo(
+            fix_summary(len(applied_ids), len(changed), remaining, would=diff,
+                        unsafe_fixes=settings.unsafe_fixes),
+            err=True,
+        )
     if failed:
         raise typer.Exit(2)
-    raise typer.Exit(1 if remaining or (diff and changed) else 0)
+    if exit_non_zero_on_fix and applied_ids:
+        raise typer.Exit(1)
+    raise typer.Exit(1 if (remaining or (diff and changed)) and not exit_zero else 0)
+
+
+def _fixed_list(changed, would: bool) -> str:
+    """``--show-fixes``: what was fixed, per file and code (Ruff's shape)."""
+    import collections
+
+    from codemod.rules.registry import rule_name
+
+    total = sum(len(r.applied) for r in changed)
+    lines = [f"{'Would fix' if would else 'Fixed'} {total} finding{'' if total == 1 else 's'}:"]
+    for r in changed:
+        lines.append(f"- {r.path}:")
+        for code, n in sorted(collections.Counter(f.code for f in r.applied).items()):
+            lines.append(f"    {n} × {code} ({rule_name(code)})")
+    return "\n".join(lines)
 
 
 def _target_options(init, input_shape):
@@ -442,7 +584,7 @@ def verify(
     inputs_require_grad: bool = InputsGradOpt,
     timeout: float = TimeoutOpt,
     output_format: Format = FormatOpt,
-    config: Optional[pathlib.Path] = ConfigOpt,
+    config: Optional[List[str]] = ConfigOpt,
 ) -> None:
     """Run the original and the rewritten code, each in a fresh process, and compare outputs,
     gradients and final state (runs your code). Exit 0 verified, 1 not verified or unproven,
@@ -516,10 +658,10 @@ def repair(
     input_shape: Optional[List[str]] = ShapeOpt,
     inputs_require_grad: bool = InputsGradOpt,
     timeout: float = TimeoutOpt,
-    config: Optional[pathlib.Path] = ConfigOpt,
+    config: Optional[List[str]] = ConfigOpt,
     module: Optional[str] = typer.Option(None, "-m", help="Repair a module run as a script (`python -m`)."),
     max_backward: int = typer.Option(2, "--max-backward", min=1, help="Scripts: backward passes to run and compare."),
-    output_format: Format = typer.Option(Format.text, "--format", help="Scripts: text or json."),
+    output_format: Format = typer.Option(Format.text, "--output-format", "--format", help="Scripts: text or json."),
     allow_outside: Optional[List[pathlib.Path]] = typer.Option(
         None, "--allow-outside", help="FILE::Name: a folder outside the target's project (an installed package) "
                                       "whose files repair may change too."),
@@ -569,7 +711,7 @@ def repair(
 
 def _no_sarif(output_format) -> None:
     if output_format is Format.sarif:
-        typer.echo("error: --format sarif is for check; use text or json", err=True)
+        typer.echo("error: --output-format sarif is for check; use text or json", err=True)
         raise typer.Exit(2)
 
 
@@ -657,11 +799,32 @@ def lsp() -> None:
     serve()
 
 
-@app.command()
-def rules() -> None:
-    """List the rule codes and the reason codes."""
-    from codemod.rules.registry import table
+RulesFormatOpt = typer.Option("text", "--output-format", help="text or json.")
 
+
+def _rules_format(value: str) -> bool:
+    """True for json; exit 2 for anything but text or json."""
+    if value not in ("text", "json"):
+        typer.echo(f"error: --output-format {value!r}: expected text or json", err=True)
+        raise typer.Exit(2)
+    return value == "json"
+
+
+@app.command()
+def rules(output_format: str = RulesFormatOpt) -> None:
+    """List the rule codes and the reason codes."""
+    import json as _json
+
+    from codemod.rules.registry import code_url, table
+
+    if _rules_format(output_format):
+        typer.echo(_json.dumps({
+            "rules": [{"code": code, "name": info.name, "summary": info.summary, "url": code_url(code),
+                       "hazard": info.hazard, "possible": info.possible, "default": code.startswith("IPF1")}
+                      for code, info in table().items()],
+            "reasons": [{"code": code, "text": text} for code, text in REASONS.items()],
+        }, indent=2))
+        return
     typer.echo("Rules:")
     for code, info in table().items():
         typer.echo(f"  {code}  {info.name}")
@@ -670,17 +833,9 @@ def rules() -> None:
         typer.echo(f"  {code:20} {text}")
 
 
-@app.command()
-def rule(code: str = typer.Argument(..., help="A rule code (IPF001) or name (augmented-assignment).")) -> None:
-    """Explain one rule: what it does, why, an example, and when its fix is safe."""
-    from codemod.rules.registry import documentation, table
+def _explanation(info) -> str:
+    from codemod.rules.registry import documentation
 
-    wanted = code.strip()
-    info = table().get(wanted.upper()) or next((i for i in table().values() if i.name == wanted), None)
-    if info is None:
-        typer.echo(f"error: unknown rule {code!r} (see `inplacefix rules`)", err=True)
-        raise typer.Exit(2)
-    title = f"{info.code} {info.name}"
     doc = documentation(info.rule)
     if info.possible:
         doc = (f"The possible-hazard form of {info.rule.CODE}: reported on request (`--select IPF2`, "
@@ -688,7 +843,63 @@ def rule(code: str = typer.Argument(..., help="A rule code (IPF001) or name (aug
                f"cannot see it (a call it cannot see into, a value from the caller).\n\n{doc}")
     elif info.hazard:
         doc = f"The hazard form of {info.rule.CODE}: reported (and on by default) {info.rule.HAZARD_FORM}.\n\n{doc}"
-    typer.echo(f"{title}\n{'=' * len(title)}\n\n{doc}")
+    return doc
+
+
+@app.command()
+def rule(
+    code: Optional[str] = typer.Argument(None, help="A rule code (IPF001) or name (augmented-assignment)."),
+    all_rules: bool = typer.Option(False, "--all", help="Explain every rule."),
+    output_format: str = RulesFormatOpt,
+) -> None:
+    """Explain one rule (or every one, with --all): what it does, why, an example, and when its
+    fix is safe."""
+    import json as _json
+
+    from codemod.rules.registry import code_url, table
+
+    as_json = _rules_format(output_format)
+    if all_rules == (code is not None):
+        typer.echo("error: give a rule code, or --all", err=True)
+        raise typer.Exit(2)
+    if all_rules:
+        chosen = list(table().values())
+    else:
+        wanted = code.strip()
+        info = table().get(wanted.upper()) or next((i for i in table().values() if i.name == wanted), None)
+        if info is None:
+            typer.echo(f"error: unknown rule {code!r} (see `inplacefix rules`)", err=True)
+            raise typer.Exit(2)
+        chosen = [info]
+    if as_json:
+        items = [{"code": i.code, "name": i.name, "summary": i.summary, "url": code_url(i.code),
+                  "explanation": _explanation(i)} for i in chosen]
+        typer.echo(_json.dumps(items if all_rules else items[0], indent=2))
+        return
+    pages = []
+    for info in chosen:
+        title = f"{info.code} {info.name}"
+        pages.append(f"{title}\n{'=' * len(title)}\n\n{_explanation(info)}\n\nDocumentation: {code_url(info.code)}")
+    typer.echo("\n\n".join(pages))
+
+
+@app.command()
+def clean(paths: Optional[List[pathlib.Path]] = typer.Argument(
+        None, help="Folders to clean (default: the current folder).")) -> None:
+    """Remove the cache folders (.inplacefix_cache) at or below the given folders; links are
+    removed as links, never followed."""
+    from codemod.engine.cache import clean as remove_caches
+
+    removed = []
+    for start in paths or [pathlib.Path(".")]:
+        try:
+            removed += remove_caches(start)
+        except OSError as exc:
+            typer.echo(f"error: {getattr(exc, 'filename', None) or start}: cannot remove: "
+                       f"{exc.strerror or exc}", err=True)
+            raise typer.Exit(2)
+    for path in removed:
+        typer.echo(f"removed {path}", err=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -49,8 +49,8 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from codemod import __version__
-from codemod.config import ConfigError, Settings, load_settings, selector_problem
-from codemod.rules.registry import table
+from codemod.config import CONFIG_NAMES, ConfigError, Settings, load_settings, selector_problem
+from codemod.rules.registry import UNUSED_SUPPRESSION, code_url, table
 from codemod.engine.pipeline import FileResult, add_edits, process_source
 from codemod.findings import Finding, Status
 from codemod.frontends.lsp_big import BigDocuments, Stopped, is_big
@@ -206,6 +206,7 @@ class InplacefixServer(LanguageServer):
             ]),
         )
         self.editor = EditorSettings()
+        self.pulls_diagnostics = False  # the client asks with textDocument/diagnostic
         self._cache: dict = {}  # uri -> (content hash, FileResult)
         # Held by every worker-thread job that analyses or uses cached results. CPython 3.11's
         # ast.parse is not thread-safe (a garbage collection running Python finalizers during
@@ -273,15 +274,23 @@ class InplacefixServer(LanguageServer):
     def settings_for(self, path: str) -> Settings:
         base = self.project_settings(path)
         select = self.editor.select or base.select
+        ignore = self.editor.ignore or base.ignore
         if self.editor.candidates != "hidden":
             select = ("ALL",)  # candidates are shown as hints; `select` still filters hazards
-        return dataclasses.replace(
+            chosen = dataclasses.replace(base, select=self.editor.select or base.select, ignore=ignore)
+            if not chosen.selects(UNUSED_SUPPRESSION):  # no candidate: only where asked for
+                ignore = ignore + (UNUSED_SUPPRESSION,)
+        settings = dataclasses.replace(
             base,
             select=select,
-            ignore=self.editor.ignore or base.ignore,
+            ignore=ignore,
             assume_same_dtype=self.editor.assume_same_dtype
             if self.editor.assume_same_dtype is not None else base.assume_same_dtype,
         )
+        try:
+            return settings.for_file(path)  # per-file ignores, as `check` applies them
+        except ConfigError:
+            return settings
 
     # Called on the event loop: what a worker thread will need, taken now.
 
@@ -452,6 +461,7 @@ def _diagnostic(f: Finding, positions: Positions) -> lsp.Diagnostic:
         message=f"{f.message}{mark}" + (f" ({f.reason})" if f.reason else ""),
         severity=lsp.DiagnosticSeverity.Warning if hazard else lsp.DiagnosticSeverity.Hint,
         code=f.code,
+        code_description=lsp.CodeDescription(href=url) if (url := code_url(f.code)) else None,
         source=SOURCE,
     )
 
@@ -501,7 +511,7 @@ def schedule(ls: InplacefixServer, uri: str, debounce: bool = False) -> None:
 
 
 async def _publish(ls: InplacefixServer, uri: str) -> None:
-    if not ls.is_open(uri):
+    if not ls.is_open(uri) or ls.pulls_diagnostics:  # a client that pulls asks when it wants them
         return
     snapshot = ls.snapshot(uri)
     diagnostics = await ls.workers.run(diagnose, ls, snapshot)
@@ -546,7 +556,45 @@ def notebook_did_save(ls: InplacefixServer, params: lsp.DidSaveNotebookDocumentP
 def on_initialize(ls: InplacefixServer, params: lsp.InitializeParams) -> None:
     ls.loop = asyncio.get_running_loop()
     ls.editor = EditorSettings.from_dict(params.initialization_options)
+    text = params.capabilities.text_document if params.capabilities else None
+    ls.pulls_diagnostics = bool(text is not None and text.diagnostic is not None)
     use_lsp_lines(ls.workspace)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DIAGNOSTIC,
+                lsp.DiagnosticOptions(inter_file_dependencies=True, workspace_diagnostics=False,
+                                      identifier=SOURCE))
+async def pull_diagnostics(ls: InplacefixServer, params: lsp.DocumentDiagnosticParams):
+    """Pull diagnostics (``textDocument/diagnostic``): the document's diagnostics now, as
+    pushed ones would be (a client that pulls gets no pushed ones)."""
+    uri = params.text_document.uri
+    notebook = ls.notebook_of(uri)
+    if notebook is not None:
+        cells = ls.cells_of(notebook)
+        by_cell = await ls.workers.run(diagnose_notebook, ls, notebook.uri, cells)
+        return lsp.RelatedFullDocumentDiagnosticReport(items=by_cell.get(uri, []))
+    diagnostics = await ls.workers.run(diagnose, ls, ls.snapshot(uri))
+    return lsp.RelatedFullDocumentDiagnosticReport(items=diagnostics or [])
+
+
+@server.feature(lsp.TEXT_DOCUMENT_HOVER)
+def hover(ls: InplacefixServer, params: lsp.HoverParams) -> Optional[lsp.Hover]:
+    """Hover on a rule code in a ``# noqa:`` or ``# inplacefix: ignore[...]`` comment."""
+    from codemod.frontends.lsp_hover import code_at, hover_text
+
+    document = ls.workspace.get_text_document(params.text_document.uri)
+    lines = document.lines
+    if params.position.line >= len(lines):
+        return None
+    at = ls.workspace.position_codec.position_from_client_units(lines, params.position)
+    line = lines[at.line].rstrip("\r\n")
+    found = code_at(line, at.character)
+    if found is None:
+        return None
+    code, start, end = found
+    positions = Positions(document.source, ls.workspace.position_codec)
+    return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=hover_text(code)),
+                     range=lsp.Range(positions.position(at.line + 1, start), positions.position(at.line + 1, end)))
 
 
 @server.feature(lsp.INITIALIZED)
@@ -581,10 +629,22 @@ async def _build_index(ls: InplacefixServer) -> None:
             return
         ls.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Info, message=outcome.message))
         if outcome.changed and not ls.shut_down:
-            for uri in list(ls.workspace.text_documents):
-                schedule(ls, uri)
+            analyse_open_documents(ls)
         if not ls.index_again or ls.shut_down:
             return
+
+
+def analyse_open_documents(ls: InplacefixServer) -> None:
+    """The open documents' diagnostics again (new settings, a new index): pushed, or, to a
+    client that pulls them, a ``workspace/diagnostic/refresh`` asking it to pull again."""
+    if ls.pulls_diagnostics:
+        workspace = ls.client_capabilities.workspace
+        diagnostics = workspace.diagnostics if workspace is not None else None
+        if diagnostics is not None and diagnostics.refresh_support:
+            ls.workspace_diagnostic_refresh(None)
+        return
+    for uri in list(ls.workspace.text_documents):
+        schedule(ls, uri)
 
 
 def _workspace_folders(ls: InplacefixServer) -> List[pathlib.Path]:
@@ -610,15 +670,14 @@ def _watch_files(ls: InplacefixServer) -> None:
         id="inplacefix-watch-py", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
         register_options=lsp.DidChangeWatchedFilesRegistrationOptions(
             watchers=[lsp.FileSystemWatcher(glob_pattern="**/*.py"),
-                      lsp.FileSystemWatcher(glob_pattern="**/pyproject.toml")]))]))
+                      *[lsp.FileSystemWatcher(glob_pattern=f"**/{name}") for name in CONFIG_NAMES]]))]))
 
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 def did_change_watched_files(ls: InplacefixServer, params: lsp.DidChangeWatchedFilesParams) -> None:
-    if any(change.uri.endswith("/pyproject.toml") for change in params.changes):
+    if any(change.uri.endswith(tuple("/" + name for name in CONFIG_NAMES)) for change in params.changes):
         ls.forget_results()  # analysed with the settings before: again, with the new ones
-        for uri in list(ls.workspace.text_documents):
-            schedule(ls, uri)
+        analyse_open_documents(ls)
         refresh_index(ls)
     elif any(change.uri.endswith(".py") for change in params.changes):
         refresh_index(ls)
@@ -662,8 +721,7 @@ def did_change_configuration(ls: InplacefixServer, params: lsp.DidChangeConfigur
     ls.editor = EditorSettings.from_dict(params.settings)
     _tell_problems(ls)
     ls._cache.clear()
-    for uri in list(ls.workspace.text_documents):
-        schedule(ls, uri)
+    analyse_open_documents(ls)
     refresh_index(ls)
 
 

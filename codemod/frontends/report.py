@@ -1,12 +1,13 @@
 """Rendering results: the text lines, the JSON document, unified diffs and summaries.
 
-JSON schema (``--format json``), version 1::
+JSON schema (``--output-format json``), version 1::
 
     {"version": 1, "tool": "inplacefix",
      "findings": [{
         "filename": str, "cell": null | int (notebooks: the cell, counted from 1; location,
         end_location and edits are then relative to that cell's source),
         "code": "IPF001", "rule": "augmented-assignment", "message": str,
+        "url": str (the rule's documentation page),
         "status": "safe" | "unsafe" | "manual" | "skipped",
         "reason": null | str, "reason_text": null | str,
         "location": {"row": int, "column": int},        # 1-based row and column (characters)
@@ -27,7 +28,7 @@ from typing import Iterable
 
 from codemod.engine.diffs import unified_diff
 from codemod.findings import REASONS, Finding, Status
-from codemod.rules.registry import rule_name, table
+from codemod.rules.registry import code_url, rule_name, table
 
 MARKS = {Status.SAFE: "[*] ", Status.UNSAFE: "[unsafe] ", Status.MANUAL: "", Status.SKIPPED: "[skipped] "}
 
@@ -59,6 +60,7 @@ def finding_json(path: str, f: Finding) -> dict:
         "cell": f.cell,
         "code": f.code,
         "rule": rule_name(f.code),
+        "url": code_url(f.code),
         "message": f.message,
         "status": f.status.value,
         "reason": f.reason,
@@ -154,6 +156,7 @@ def sarif_document(results: Iterable, show_skipped: bool = False) -> str:
 
     rules = [
         {"id": code, "name": name, "shortDescription": {"text": name.replace("-", " ")},
+         "helpUri": code_url(code),
          "defaultConfiguration": {"level": "warning" if code.startswith("IPF1") else "note"}}
         for code, name in ((code, info.name) for code, info in table().items())
     ]

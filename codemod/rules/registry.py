@@ -65,6 +65,42 @@ def documentation(rule: Type[Rule]) -> str:
     return inspect.cleandoc(rule.__doc__ or "")
 
 
+class UnusedSuppression:
+    """Report suppression comments of ours that suppress nothing.
+
+    ## What it does
+    Reports a `# noqa: IPFxxx`, `# inplacefix: ignore[IPFxxx]` or file-level
+    `# inplacefix: noqa: IPFxxx` comment naming a code that reports nothing where the comment
+    applies (and a bare `# inplacefix: ignore` / `# inplacefix: noqa` that suppresses nothing,
+    when every code is selected). Only codes the run selects are judged; other tools' codes,
+    and a bare `# noqa`, are left alone.
+
+    ## Why is this bad?
+    A suppression that outlived its finding (the code was fixed, or moved) hides the next
+    finding that appears on that line.
+
+    ## Example
+    ```python
+    h = h + 1  # noqa: IPF101
+    ```
+
+    Use instead:
+    ```python
+    h = h + 1
+    ```
+
+    ## Fix safety
+    No fix is offered: remove the code (or the comment) by hand. Off by default; select it
+    with `--extend-select IPF900`.
+    """
+
+    CODE = "IPF900"
+    NAME = "unused-noqa"
+
+
+UNUSED_SUPPRESSION = UnusedSuppression.CODE
+
+
 @functools.lru_cache(maxsize=None)
 def table() -> Dict[str, RuleInfo]:
     """Code -> :class:`RuleInfo`, the plain codes and their hazard forms."""
@@ -81,12 +117,16 @@ def table() -> Dict[str, RuleInfo]:
         code = possible_code(rule.CODE)
         text = f"{summary(rule)} (where it may modify a tensor autograd saved; off by default)"
         out[code] = RuleInfo(code, f"{rule.NAME}-possible-hazard", text, rule, True, True)
+    out[UNUSED_SUPPRESSION] = RuleInfo(UNUSED_SUPPRESSION, UnusedSuppression.NAME, summary(UnusedSuppression),
+                                       UnusedSuppression, False)  # not a Rule: reported by the engine
     return dict(sorted(out.items()))
 
 
 def codes_of(rule: Type[Rule]) -> Tuple[str, ...]:
     """The rule's codes: plain (IPF0xx), proven hazard (IPF1xx), possible hazard (IPF2xx, where
-    the rule has that form)."""
+    the rule has that form); IPF900 alone for :class:`UnusedSuppression`."""
+    if rule is UnusedSuppression:
+        return (UNUSED_SUPPRESSION,)
     if not rule.POSSIBLE_FORM:
         return rule.CODE, hazard_code(rule.CODE)
     return rule.CODE, hazard_code(rule.CODE), possible_code(rule.CODE)
@@ -96,6 +136,22 @@ def rule_name(code: str) -> str:
     """The rule's name for a code (``IPF101`` -> ``augmented-assignment-hazard``)."""
     info = table().get(code)
     return info.name if info else code
+
+
+DOCS = "https://inplacefix.readthedocs.io/en/latest"
+
+
+def rule_url(name: str) -> str:
+    """The documentation page of the rule named ``name`` (``augmented-assignment``): one page
+    per rule, generated from its class's docs (``docs/rules/<rule-name>/``)."""
+    return f"{DOCS}/rules/{name}/"
+
+
+def code_url(code: str):
+    """The documentation page for a code (its hazard forms share the rule's page); None for a
+    code that is no rule's."""
+    info = table().get(code)
+    return rule_url(info.rule.NAME) if info else None
 
 
 def visit_methods(rule: Type[Rule]) -> Dict[type, str]:
