@@ -34,19 +34,22 @@ RULES_TITLE = "Rules"
 # --- rules -------------------------------------------------------------------------------------
 
 def _rule_classes():
-    from codemod.rules.registry import rules
+    """The rules, then the engine's own check of suppression comments (IPF900): each gets a page."""
+    from codemod.rules.registry import UnusedSuppression, rules
 
-    return rules()
+    return [*rules(), UnusedSuppression]
 
 
 def _codes(rule) -> List[tuple]:
     """(code, name, what it reports) for each code of the rule."""
-    from codemod.rules.registry import codes_of, table
+    from codemod.rules.registry import UNUSED_SUPPRESSION, codes_of, table
 
     out = []
     for code in codes_of(rule):
         info = table()[code]
-        if info.possible:
+        if code == UNUSED_SUPPRESSION:  # the engine's check of suppressions, not a Rule
+            what = "suppression comments that suppress nothing, off by default (`--extend-select IPF900`)"
+        elif info.possible:
             what = ("possible hazard, off by default (`--select IPF2`): the write may modify a tensor "
                     "autograd saved, but the analysis cannot see it (a call it cannot see into, a value "
                     "from the caller)")
@@ -93,11 +96,12 @@ def rule_page(rule) -> str:
         lines += [f"- `{reason}`: {REASONS[reason]}" for reason in named]
         lines.append("")
     codes = [code for code, _, _ in _codes(rule)]
+    shown = codes[1] if len(codes) > 1 else codes[0]  # the proven form where the rule has one
     lines += ["## Select and suppress", "",
               f"- Report every form: `inplacefix check --select {','.join(codes)}`; show this page: "
               f"`inplacefix rule {rule.CODE}`.",
-              f"- On one line: `# noqa: {codes[1]}` (or `# inplacefix: ignore[{codes[1]}]`); in settings: "
-              f"`ignore = [\"{codes[1]}\"]`.", ""]
+              f"- On one line: `# noqa: {shown}` (or `# inplacefix: ignore[{shown}]`); in settings: "
+              f"`ignore = [\"{shown}\"]`.", ""]
     return "\n".join(lines)
 
 

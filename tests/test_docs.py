@@ -54,12 +54,13 @@ def test_every_rule_has_its_generated_page(site):
 
 
 def test_rule_urls_name_the_generated_pages(site):
-    """The editor, SARIF and JSON link a rule to ``rules/<rule-name>/``: that page exists."""
-    rule_url = getattr(registry, "rule_url", None)
-    for rule in registry.rules():
-        url = rule_url(rule.NAME) if rule_url else f"https://inplacefix.readthedocs.io/en/latest/rules/{rule.NAME}/"
-        assert url.endswith(f"/rules/{rule.NAME}/")
-        assert (site / "rules" / rule.NAME / "index.html").is_file()
+    """The editor, SARIF and JSON link every code to ``rules/<rule-name>/``: that page exists."""
+    for code in registry.table():
+        url = registry.code_url(code)
+        assert url.startswith("https://inplacefix.readthedocs.io/en/latest/rules/"), url
+        page = site / url.rsplit("/latest/", 1)[1] / "index.html"
+        assert page.is_file(), f"{code} links to {url}: no such page"
+        assert code in page.read_text(encoding="utf-8"), code
 
 
 def test_no_hand_written_rule_pages():
