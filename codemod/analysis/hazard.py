@@ -130,6 +130,9 @@ class Op(NamedTuple):
     saves: Saves
 
 
+# Binary ops whose saves differ when one operand is a Python number (``<op>_scalar`` and
+# ``r<op>_scalar`` in OP_SAVES_MEASURED): their call forms are measured like the operators.
+_BINARY = frozenset({"pow", "mul", "div", "add", "sub", "remainder", "floor_divide"})
 # Methods of Python containers that store what they are given (they run no op on it).
 _CONTAINER_METHODS = {"append", "extend", "insert", "add", "update", "setdefault", "appendleft", "put"}
 
@@ -313,6 +316,8 @@ class Hazards:
         for member in family:
             if member != key and "." not in member and member not in flow.bindings:
                 continue  # a module-level name (`torch` of `torch.view_as_real(p)`), not an alias
+            if member != key and self._through_data(flow, key, member, start):
+                continue  # `e = w.data`: same storage, but a version counter of its own
             bindings = self._reaching(flow, member, stmt, start)
             for binding in bindings:
                 if binding.form == "param":
@@ -335,6 +340,18 @@ class Hazards:
         if isinstance(owner, FUNCTIONS) and not integral:
             for param in params:
                 yield from self._from_callers(owner, param)
+
+    def _through_data(self, flow: Flow, key: str, member: str, at: Pos) -> bool:
+        """``key`` was bound from ``member.data`` (or ``member`` from ``key.data``): the two share
+        storage, but ``.data`` is a tensor with a version counter of its own, so a write into one
+        never trips the saved version of the other."""
+        for name, other in ((key, member), (member, key)):
+            earlier = [b for b in flow.bindings.get(name, []) if b.end <= at and b.form == "assign"]
+            if earlier and earlier[-1].value is not None and any(
+                    isinstance(n, ast.Attribute) and n.attr == "data" and target_key(n.value) == other
+                    for n in ast.walk(earlier[-1].value)):
+                return True
+        return False
 
     def _from_callers(self, func: Function, param: str) -> Iterator[Optional[Hazard]]:
         """The write modifies the caller's tensor: at a call of ``func`` in this file, was the
@@ -506,6 +523,9 @@ class Hazards:
                 return _possible(f"{reason}, if a caller elsewhere passes a tensor that requires grad "
                                  "(the calls in this file pass constants)")
             return Hazard(reason)
+        if "output?" in saved and not self.constants.constant(expr):
+            return _possible(f"{what} is the output of `{op}` at line {line}, which autograd saves for backward "
+                             "if the exponent is a tensor (the analysis cannot tell; a number saves only the base)")
         return None
 
     def _unpacked(self, binding: Binding, name: str) -> Optional[Hazard]:
@@ -658,7 +678,8 @@ class Hazards:
                 if isinstance(call, ast.Call) and call.func is parent:
                     node = call
                     continue
-            if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in ("T", "mT", "data"):
+            if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in ("T", "mT"):
+                # (not `.data`: a tensor of its own version counter, so what saves it never sees x's writes)
                 node = parent
                 continue
             return node
@@ -678,10 +699,7 @@ class Hazards:
             if operator is None:
                 return None
             op, symbol = operator
-            left, right = self.model.kind(expr.left), self.model.kind(expr.right)
-            entry = f"r{op}_scalar" if left is Kind.SCALAR else f"{op}_scalar" if right is Kind.SCALAR else op
-            found = saves(entry)
-            return Op(symbol, found if found != UNSEEN else saves(op))
+            return Op(symbol, self._binary_saves(op, expr.left, expr.right))
         if isinstance(expr, ast.UnaryOp):
             return Op("unary", ())
         if not isinstance(expr, ast.Call):
@@ -694,6 +712,13 @@ class Hazards:
             short = name.rsplit(".", 1)[-1]
             if short in ("max", "min") and (len(expr.args) > 1 or any(k.arg == "dim" for k in expr.keywords)):
                 return Op(name, saves(f"{short}_dim"))  # torch.max(x, dim): saves the indices only
+            if short == "einsum" and len(expr.args) == 2 and not expr.keywords \
+                    and not isinstance(expr.args[1], (ast.Starred, ast.List, ast.Tuple)):
+                return Op(name, ())  # one operand (`ijj->i`): permute, diagonal and sum, nothing saved
+            if short in _BINARY and saves(name) == UNSEEN:
+                operands = self._operands(expr, short, None)
+                if operands is not None:
+                    return Op(name, self._binary_saves(short, *operands))
             if saves(name) != UNSEEN:
                 return Op(name, saves(name))
             if short == "as_tensor" or self.model.is_factory(expr):
@@ -727,11 +752,49 @@ class Hazards:
                 return None
             if method in ("max", "min") and (len(expr.args) > 0 or any(k.arg == "dim" for k in expr.keywords)):
                 return Op(method, saves(f"{method}_dim"))  # values and indices: saves the indices only
+            if method in _BINARY:
+                operands = self._operands(expr, method, func.value)
+                if operands is not None:
+                    return Op(method, self._binary_saves(method, *operands))
             return Op(method, saves(method))
         kind = self.model.kind(expr)
         if kind in (Kind.SCALAR, Kind.OTHER):
             return None
         return Op(self.model.code(func).strip(), UNSEEN)
+
+    def _binary_saves(self, op: str, left: ast.expr, right: ast.expr) -> Saves:
+        """What ``left <op> right`` saves: measured apart for a Python number on either side
+        (``x ** 2`` saves ``x`` only, ``x ** e`` with a tensor ``e`` saves its result too). Where
+        the other operand's kind is unknown, a save only the tensor form makes (pow's result)
+        is marked "output?": possible, never proven."""
+        lk, rk = self.model.kind(left), self.model.kind(right)
+        entry = f"r{op}_scalar" if lk is Kind.SCALAR else f"{op}_scalar" if rk is Kind.SCALAR else op
+        found = saves(entry)
+        if found == UNSEEN:
+            return saves(op)
+        if entry == op and op in _BINARY and found != UNSEEN:
+            scalar = saves(f"{op}_scalar") if rk is not Kind.TENSOR and rk is not Kind.PARAMETER else UNSEEN
+            rscalar = saves(f"r{op}_scalar") if lk is not Kind.TENSOR and lk is not Kind.PARAMETER else UNSEEN
+            if "output" in found and any(s != UNSEEN and "output" not in s for s in (scalar, rscalar)):
+                found = tuple("output?" if s == "output" else s for s in found)
+        return found
+
+    @staticmethod
+    def _operands(call: ast.Call, op: str, receiver: Optional[ast.expr]) -> Optional[Tuple[ast.expr, ast.expr]]:
+        """The two operands of ``a.pow(b)`` (``receiver`` ``a``) or ``torch.pow(a, b)`` (also
+        by keyword: ``exponent=``, ``other=``, ``input=``, ``self=``); None for other forms."""
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return None
+        names = ("exponent", "other")
+        given: List[Optional[ast.expr]] = [receiver] if receiver is not None else []
+        given += list(call.args)
+        if receiver is None and len(given) < 1:
+            given.append(next((k.value for k in call.keywords if k.arg in ("input", "self")), None))
+        if len(given) < 2:
+            given.append(next((k.value for k in call.keywords if k.arg in names), None))
+        if len(given) != 2 or given[0] is None or given[1] is None:
+            return None
+        return given[0], given[1]
 
     def _instance(self, expr: ast.expr) -> bool:
         """``self`` (or ``cls``) of a method: ``self.relu(x)`` calls a method or submodule of

@@ -1,0 +1,133 @@
+"""Issue 24 (precision half): proven hazards and unsafe fixes that were wrong on new code bases.
+
+Each case is a small shape taken from public library code; each failed on the code before its fix.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import torch
+
+from codemod.config import Settings
+from codemod.engine.pipeline import process_source
+
+HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+OFFSET = HEADER.count("\n")
+
+
+def found(body: str, select=("IPF1",)):
+    data = (HEADER + textwrap.dedent(body)).encode()
+    result = process_source(data, "case.py", Settings(select=select))
+    assert result.error is None, result.error
+    return [(f.code, f.span.line - OFFSET, f.message) for f in result.findings]
+
+
+def codes(body: str, select=("IPF1",)):
+    return [(code, line) for code, line, _ in found(body, select)]
+
+
+def raises_at_backward(fn) -> bool:
+    try:
+        fn()
+    except RuntimeError as error:
+        return "modified by an inplace operation" in str(error)
+    return False
+
+
+# ----------------------------------------------------------------- pow and friends (group 1)
+
+POW = """\
+class M(nn.Module):
+    def __init__(self, p=2.0):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+        self.p = p
+
+    def forward(self, x, e: torch.Tensor):
+        h = self.fc(x)
+        y = {expr}
+        y += 1
+        return y
+"""
+
+
+def test_pow_by_a_python_number_saves_its_input_not_its_result():
+    for expr in ("h.pow(2)", "torch.pow(h, 2)", "h ** 2", "h.pow(self.p)", "torch.pow(h, exponent=2.0)"):
+        assert codes(POW.format(expr=expr)) == [], expr
+    # a tensor exponent (or a number raised to a tensor) saves the result: a real conflict
+    assert codes(POW.format(expr="h.pow(e)")) == [("IPF101", 10)]
+    assert codes(POW.format(expr="torch.pow(2, h)")) == [("IPF101", 10)]
+    assert codes(POW.format(expr="2 ** h")) == [("IPF101", 10)]
+    # an exponent the analysis cannot type: the result is saved only if it is a tensor
+    assert codes(POW.format(expr="h.pow(self.q)")) == []
+    assert codes(POW.format(expr="h.pow(self.q)"), ("IPF2",)) == [("IPF201", 10)]
+
+
+def test_the_pow_facts_agree_with_torch():
+    def write_after(fn):
+        def run():
+            x = (torch.rand(3) + 0.5).requires_grad_()
+            y = fn(x)
+            y += 1
+            y.sum().backward()
+        return run
+
+    b = torch.rand(3) + 0.5
+    assert not raises_at_backward(write_after(lambda x: x.pow(2)))
+    assert not raises_at_backward(write_after(lambda x: torch.pow(x, 2.5)))
+    assert raises_at_backward(write_after(lambda x: x.pow(b)))
+    assert raises_at_backward(write_after(lambda x: torch.pow(2, x)))
+    # grad_fn's saved attributes say the same: no `_saved_result` for a number exponent
+    x = torch.rand(3, requires_grad=True)
+    assert not hasattr(x.pow(2).grad_fn, "_saved_result")
+    assert hasattr(x.pow(b).grad_fn, "_saved_result")
+
+
+def test_a_one_operand_einsum_saves_nothing():
+    body = """\
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, x, w: torch.Tensor):
+            h = self.fc(x)
+            d = torch.einsum({args})
+            h += 1
+            return d
+    """
+    assert codes(body.format(args="'ijj->i', h")) == []
+    assert codes(body.format(args="'ij,jk->ik', h, w")) == [("IPF101", 9)]
+
+    z = torch.rand(3, 3, requires_grad=True)
+    h = z * 2
+    d = torch.einsum("ii->i", h)
+    h += 1
+    d.sum().backward()  # torch agrees: nothing saved
+
+
+def test_a_write_through_data_is_invisible_to_autograd():
+    body = """\
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Parameter(torch.randn(3, 3))
+
+        def forward(self, x):
+            dist = x @ self.embed
+            e = self.embed.data
+            e.mul_(0.9)
+            h = torch.sigmoid(x)
+            y = x * h.data
+            h.data.clamp_(0, 1)
+            return dist, y
+    """
+    assert codes(body) == []
+
+    z = torch.rand(3, requires_grad=True)
+    x = z * 2
+    y = z * x  # saves x
+    e = x.data
+    e.add_(1)  # a different version counter
+    y.sum().backward()
