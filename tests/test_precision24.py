@@ -131,3 +131,62 @@ def test_a_write_through_data_is_invisible_to_autograd():
     e = x.data
     e.add_(1)  # a different version counter
     y.sum().backward()
+
+
+# ----------------------------------------------------------------- a helper's returns, all of them (group 2)
+
+
+def test_a_helper_saves_its_result_only_when_every_return_does():
+    # e3nn's NormActivation: `Norm(squared=True)` hands back the product unsquared-rooted; only
+    # the other branch returns `out.relu().sqrt()`, whose result autograd saves
+    body = """\
+    class Norm(nn.Module):
+        def __init__(self, squared):
+            super().__init__()
+            self.tp = nn.Bilinear(3, 3, 3)
+            self.squared = squared
+
+        def forward(self, features):
+            out = self.tp(features, features)
+            if self.squared:
+                return {other}
+            return out.relu().sqrt()
+
+
+    class NormActivation(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = Norm(squared=True)
+
+        def forward(self, features):
+            norms = self.norm(features)
+            norms[norms < 1e-8] = 1e-8
+            return norms.sqrt()
+    """
+    assert codes(body.format(other="out")) == []
+    assert codes(body.format(other="out.sigmoid()")) == [("IPF104", 21)]
+
+
+def test_an_inplace_pow_by_a_number_leaves_its_result_free_to_write():
+    # torch_geometric's gcn_norm: `deg_inv_sqrt = deg.pow_(-0.5)`, then the infinities masked
+    body = """\
+    def gcn_norm(edge_weight: torch.Tensor, col: torch.Tensor, n: int, e: torch.Tensor):
+        deg = torch.zeros(n).scatter_add(0, col, edge_weight)
+        deg_inv_sqrt = deg.pow_({exponent})
+        deg_inv_sqrt.masked_fill_(deg_inv_sqrt == float('inf'), 0.)
+        return deg_inv_sqrt[col] * edge_weight
+    """
+    assert codes(body.format(exponent="-0.5")) == []
+    assert codes(body.format(exponent="e")) == [("IPF103", 4)]
+
+    def run(exponent):
+        def go():
+            w = torch.rand(4, requires_grad=True)
+            deg = torch.zeros(3).scatter_add(0, torch.tensor([0, 1, 1, 2]), w)
+            out = deg.pow_(exponent)
+            out.masked_fill_(out == float("inf"), 0.0)
+            out.sum().backward()
+        return go
+
+    assert not raises_at_backward(run(-0.5))
+    assert raises_at_backward(run(torch.full((3,), -0.5)))

@@ -618,7 +618,7 @@ class Hazards:
             call = self.model.parent(parent)
             if parent.attr in torch_api.INPLACE_METHODS:
                 # another write into it (reported on its own); `x.sigmoid_()` also saves its result
-                if isinstance(call, ast.Call) and call.func is parent and "output" in saves(parent.attr) \
+                if isinstance(call, ast.Call) and call.func is parent and "output" in self._inplace_saves(call, parent.attr) \
                         and not self.constants.constant(node):
                     return Hazard(f"`{key}` was saved for backward by `{self.model.code(parent).strip()}()` "
                                   f"at line {line} (its result, the tensor itself)")
@@ -744,7 +744,7 @@ class Hazards:
                 and not self._instance(func.value))):
             method = func.attr
             if method.endswith("_"):
-                measured = saves(method)
+                measured = self._inplace_saves(expr, method)
                 return Op(f"{self.model.code(func).strip()}()", measured if measured != UNSEEN else saves(method[:-1]))
             if method in VIEW_METHODS or method in ("clone", "detach", "contiguous", "to", "float", "double", "half"):
                 return Op(method, ())
@@ -761,6 +761,14 @@ class Hazards:
         if kind in (Kind.SCALAR, Kind.OTHER):
             return None
         return Op(self.model.code(func).strip(), UNSEEN)
+
+    def _inplace_saves(self, call: ast.Call, method: str) -> Saves:
+        """What ``x.<method>(...)`` saves; ``x.pow_(-0.5)`` by a Python number saves nothing of
+        its result (the tensor form ``x.pow_(e)`` does; checked by tests/test_precision24.py)."""
+        if method[:-1] in _BINARY and len(call.args) == 1 and not call.keywords \
+                and self.model.kind(call.args[0]) is Kind.SCALAR:
+            return ()
+        return saves(method)
 
     def _binary_saves(self, op: str, left: ast.expr, right: ast.expr) -> Saves:
         """What ``left <op> right`` saves: measured apart for a Python number on either side

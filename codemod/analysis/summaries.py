@@ -432,12 +432,13 @@ class Summaries:
         """What ``func`` returns, which parameter for an input or view, and whether autograd
         saved it (as the output of an op that saves its output)."""
         kinds: Set[Tuple[Returns, Optional[int]]] = set()
-        output = Saved.NO
+        outputs: List[Saved] = []  # per return: its value is a result autograd saved
         values = [n.value for n in self.model.walk(func)
                   if isinstance(n, ast.Return) and n.value is not None and self.model.owner(n) is func]
         for value in values:
             expr: ast.expr = value
             view = False
+            outputs.append(Saved.NO)
             for _ in range(_MAX_HOPS):
                 if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) \
                         and expr.func.attr in _ALIAS_METHODS and not self.model.torch_name(expr.func):
@@ -471,15 +472,22 @@ class Summaries:
                 name, saves = facts
                 if isinstance(saves, str):  # unseen: it may even hand its input back
                     kinds.add((Returns.UNKNOWN, None))
-                    output = Saved.UNKNOWN if output is Saved.NO else output
+                    outputs[-1] = Saved.UNKNOWN
                     break
                 kinds.add((Returns.FRESH, None))
                 if "output" in saves:
                     vias.append(f"{name} (line {expr.lineno})")
-                    output = Saved.YES
+                    outputs[-1] = Saved.YES
                 break
             else:
                 kinds.add((Returns.UNKNOWN, None))
+        # A saved result only when every return hands one back (e3nn's `Norm` returns the raw
+        # product when squared, `out.relu().sqrt()` otherwise); some: it may be (unknown).
+        output = Saved.NO
+        if outputs and all(o is Saved.YES for o in outputs):
+            output = Saved.YES
+        elif Saved.YES in outputs or Saved.UNKNOWN in outputs:
+            output = Saved.UNKNOWN
         if len(kinds) != 1:
             return Returns.UNKNOWN, None, output
         returns, index = kinds.pop()
