@@ -8,6 +8,7 @@ from __future__ import annotations
 import textwrap
 
 import torch
+import torch.nn as nn
 
 from codemod.config import Settings
 from codemod.engine.pipeline import process_source
@@ -190,3 +191,68 @@ def test_an_inplace_pow_by_a_number_leaves_its_result_free_to_write():
 
     assert not raises_at_backward(run(-0.5))
     assert raises_at_backward(run(torch.full((3,), -0.5)))
+
+
+# ----------------------------------------------------------------- leaf writes in helpers (group 3)
+
+
+def test_a_helper_that_writes_through_data_is_no_leaf_update():
+    # torch_geometric's Linear.reset_parameters: `reset_bias_(self.bias, ...)` whose initializers
+    # write `value.data.uniform_(...)`: autograd never sees the write
+    body = """\
+    def uniform(size, value):
+        value.data.uniform_(-1.0 / size, 1.0 / size)
+
+
+    def reset_bias_(bias, in_channels):
+        {body}
+        return bias
+
+
+    class Linear(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.n = n
+            self.bias = nn.Parameter(torch.empty(n))
+            self.reset_parameters()
+
+        def reset_parameters(self):
+            reset_bias_(self.bias, self.n)
+    """
+    assert codes(body.format(body="uniform(in_channels, bias)")) == []
+    assert codes(body.format(body="bias.data.zero_()")) == []
+    assert codes(body.format(body="bias.uniform_(-1.0, 1.0)")) == [("IPF105", 18)]
+
+    bias = nn.Parameter(torch.empty(3))
+    bias.data.uniform_(-1.0, 1.0)  # torch agrees: no leaf error through .data
+    try:
+        bias.uniform_(-1.0, 1.0)
+        raise AssertionError("a direct write into a parameter with grad on is refused")
+    except RuntimeError as error:
+        assert "leaf Variable" in str(error)
+
+
+# ----------------------------------------------------------------- a write below a reported one (group 5)
+
+
+def test_a_write_after_rebinding_to_an_inplace_result_still_writes_the_saved_tensor():
+    body = """\
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, x):
+            probs = torch.sigmoid(self.fc(x))
+            probs = probs.clamp_(min=1e-6)
+            probs[:, 0] = 0
+            return probs
+    """
+    assert codes(body) == [("IPF103", 8), ("IPF104", 9)]
+
+    # torch: the in-place call hands back its receiver, and the write bumps the saved tensor's version
+    probs = torch.sigmoid(torch.randn(2, 3, requires_grad=True))
+    same = probs.clamp_(min=1e-6)
+    before = same._version
+    same[:, 0] = 0
+    assert same is probs and probs._version == before + 1

@@ -319,7 +319,7 @@ class Hazards:
             if member != key and self._through_data(flow, key, member, start):
                 continue  # `e = w.data`: same storage, but a version counter of its own
             bindings = self._reaching(flow, member, stmt, start)
-            for binding in bindings:
+            for binding in self._through_inplace(flow, member, bindings):
                 if binding.form == "param":
                     params.append(member)
                     if member in (key, *identity) and is_tensor(target, self.model):
@@ -340,6 +340,24 @@ class Hazards:
         if isinstance(owner, FUNCTIONS) and not integral:
             for param in params:
                 yield from self._from_callers(owner, param)
+
+    def _through_inplace(self, flow: Flow, key: str, bindings: List[Binding]) -> List[Binding]:
+        """``probs = probs.clamp_(min=eps)`` hands back the tensor itself: the bindings that reached
+        that statement still say what the tensor is (``probs = torch.sigmoid(h)``, saved)."""
+        found: List[Binding] = []
+        todo, seen = list(bindings), set()
+        while todo and len(seen) < 8:
+            b = todo.pop(0)
+            if id(b) in seen:
+                continue
+            seen.add(id(b))
+            found.append(b)
+            value = b.value
+            if b.form == "assign" and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                    and value.func.attr in torch_api.INPLACE_METHODS and target_key(value.func.value) == key \
+                    and self.model.torch_name(value.func) is None:
+                todo.extend(self._reaching(flow, key, b.stmt, self.model.range(b.stmt)[0]))
+        return found
 
     def _through_data(self, flow: Flow, key: str, member: str, at: Pos) -> bool:
         """``key`` was bound from ``member.data`` (or ``member`` from ``key.data``): the two share
