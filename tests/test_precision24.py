@@ -256,3 +256,137 @@ def test_a_write_after_rebinding_to_an_inplace_result_still_writes_the_saved_ten
     before = same._version
     same[:, 0] = 0
     assert same is probs and probs._version == before + 1
+
+
+# ----------------------------------------------------------------- integers are never tensor fixes (group 2)
+
+
+def fixed(body: str, unsafe=True) -> str:
+    from codemod.engine.pipeline import process_source as run
+
+    data = (HEADER + textwrap.dedent(body)).encode()
+    result = run(data, "case.py", Settings(select=("ALL",), unsafe_fixes=unsafe), fix=True)
+    assert result.error is None, result.error
+    return (result.fixed if result.fixed is not None else data.decode())[len(HEADER):]
+
+
+def test_an_alias_fix_never_rebinds_an_integer():
+    # an FFT convolution's lengths: `pad *= 2` on an int leaves `fft_len` alone; rebinding both
+    # (`pad = fft_len = pad * 2`) cut the output to the wrong length
+    body = """\
+    def fft_conv(u, k, n):
+        fft_len = n
+        pad = fft_len
+        pad *= 2
+        u_f = torch.fft.rfft(u, n=pad)
+        k_f = torch.fft.rfft(k, n=pad)
+        return torch.fft.irfft(u_f * k_f, n=pad)[..., :fft_len]
+    """
+    assert "fft_len = pad" not in fixed(body)
+    assert codes(body, ("ALL",)) == []
+
+
+def test_containers_are_never_cloned():
+    """A guard (this passed before issue 24's changes): the containers the issue names."""
+    body = """\
+    def load(model, path, rename):
+        sd = torch.load(path)
+        for old, new in rename:
+            sd[new] = sd.pop(old)
+        own = model.state_dict()
+        for key in list(own):
+            own[key] = sd[key]
+        return own
+
+
+    def register(blocks, name, width):
+        blocks[name] = nn.Linear(width, width)
+        return [m for _, m in blocks.items()]
+
+
+    def gather(outs, i, value):
+        outs[i] = value
+        outs.append(value)
+        return outs
+
+
+    class Heads(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.heads = nn.ModuleDict({"a": nn.Linear(3, 3)})
+            self.scales = nn.ParameterDict({"a": nn.Parameter(torch.ones(3))})
+
+        def forward(self, x, name):
+            heads = self.heads
+            heads[name] = nn.Identity()
+            scales = self.scales
+            scales[name] = nn.Parameter(torch.zeros(3))
+            return heads[name](x) * scales[name]
+    """
+    out = fixed(body)
+    assert ".clone()" not in out, out
+
+
+def test_a_list_handed_to_torch_cat_is_no_tensor():
+    body = """\
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, feats, state, i):
+            out = torch.cat(feats, 1)
+            feats[i] = self.fc(out)
+            torch.save(state, "x.pt")
+            state[i] = out
+            return feats
+    """
+    assert ".clone()" not in fixed(body)
+    # a tensor handed to a torch op still is one
+    assert ".clone()" in fixed(body.replace("torch.cat(feats, 1)", "torch.sigmoid(feats)").replace(
+        "feats[i] = self.fc(out)", "x = feats\n            x[i] = self.fc(out)"))
+
+
+# ----------------------------------------------------------------- mutation contracts (group 4)
+
+
+def test_an_object_a_loop_takes_from_a_holder_is_never_rebound():
+    # torch_geometric's NormalizeFeatures: `store[key] = value` updates the graph handed in;
+    # `store = store.clone()` before it left the graph unchanged
+    transform = """\
+    class NormalizeFeatures:
+        def forward(self, data, keys):
+            for store in data.stores:
+                for key in keys:
+                    value = store[key]
+                    value = value - value.min()
+                    store[key] = value
+            return data
+    """
+    assert "store = store.clone()" not in fixed(transform)
+    # a buffer reset in a loop over the module's memories, then read: a rebinding never resets them
+    reset = """\
+    class Memory(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mems = [torch.ones(3), torch.ones(3)]
+
+        def forward(self, x):
+            out = []
+            for m in self.mems:
+                m.zero_()
+                out.append(m + x)
+            return out
+    """
+    out = fixed(reset)
+    assert "m.zero_()" in out and "m = " not in out, out
+
+
+def test_a_name_read_with_list_or_dict_methods_is_never_rewritten_as_a_tensor():
+    body = """\
+    def collect(outs, y):
+        outs += [y]
+        outs.append(y)
+        return outs
+    """
+    assert fixed(body) == textwrap.dedent(body)

@@ -52,6 +52,13 @@ _CONTAINER_METHODS = {
     "sort", "reverse", "update", "get", "items", "keys", "values", "setdefault", "split",
     "join", "strip", "replace", "format", "startswith", "endswith", "lower", "upper", "find",
 }
+# torch functions that take a sequence of tensors, or any object, where a tensor may go:
+# handing a value to one does not show it is a tensor (`torch.cat(feats)`, `torch.save(state)`).
+_TAKES_ANY = frozenset({
+    "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "row_stack",
+    "save", "load", "tensor", "as_tensor", "asarray", "is_tensor", "is_storage", "numel", "block_diag",
+    "broadcast_tensors", "meshgrid", "cartesian_prod", "atleast_1d", "atleast_2d", "atleast_3d",
+})
 _NON_TENSOR_PREFIXES = ("numpy.", "pandas.", "math.", "random.", "collections.", "itertools.")
 # torch functions whose result is a fresh tensor: nothing saved it, no other name holds it.
 FACTORIES = {
@@ -443,7 +450,10 @@ class TensorKinds:
         for calls in self.classes.calls_in(func).values():
             for call in calls:
                 if any(isinstance(a, ast.Name) and a.id == name for a in call_args(call)):
-                    if self.names.torch_name(call.func) is not None or self.kind(call.func) is Kind.MODULE:
+                    torch_name = self.names.torch_name(call.func)
+                    if torch_name is not None and torch_name.rsplit(".", 1)[-1] in _TAKES_ANY:
+                        continue  # `torch.cat(feats)`: a list of tensors; `torch.save(state)`: any object
+                    if torch_name is not None or self.kind(call.func) is Kind.MODULE:
                         return True
                 f = call.func
                 if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == name:
