@@ -390,3 +390,34 @@ def test_a_name_read_with_list_or_dict_methods_is_never_rewritten_as_a_tensor():
         return outs
     """
     assert fixed(body) == textwrap.dedent(body)
+
+
+# ----------------------------------------------------------------- a save no backward reaches (group 1)
+
+
+def test_an_output_only_sampled_into_a_mask_is_never_backpropagated():
+    body = """\
+    class Drop(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, x):
+            keep = torch.sigmoid(self.fc(x))
+            keep.clamp_(0.1, 0.9)
+            mask = {sample}
+            return x * mask
+    """
+    assert codes(body.format(sample="torch.bernoulli(keep).bool()")) == []
+    assert codes(body.format(sample="keep.bernoulli().bool()")) == []
+    assert codes(body.format(sample="torch.bernoulli(keep)")) == [("IPF103", 8)]  # differentiated: raises
+
+    x = torch.randn(3, requires_grad=True)
+    keep = torch.sigmoid(x)
+    keep.clamp_(0.1, 0.9)
+    mask = torch.bernoulli(keep).bool()
+    (x * mask).sum().backward()  # torch agrees: backward never reaches the sigmoid
+    x = torch.randn(3, requires_grad=True)
+    keep = torch.sigmoid(x)
+    keep.clamp_(0.1, 0.9)
+    assert raises_at_backward(lambda: (x * torch.bernoulli(keep)).sum().backward())

@@ -497,6 +497,8 @@ class Hazards:
             if isinstance(parent, ast.Compare) or (isinstance(parent, ast.Subscript) and parent.value is node
                                                    and isinstance(parent.ctx, ast.Store)):
                 continue
+            if self._sampled_into_a_mask(node):
+                continue
             if not (isinstance(parent, ast.Attribute) and parent.value is node):
                 return False
             call, assign = self.model.parent(parent), None
@@ -513,6 +515,25 @@ class Hazards:
                 continue
             return False
         return True
+
+    def _sampled_into_a_mask(self, node: ast.expr) -> bool:
+        """``torch.bernoulli(p).bool()`` (or ``p.bernoulli()``, then ``.bool()``, ``.long()``, a
+        comparison): the sample is made discrete, so backward never runs into ``p``'s op."""
+        parent = self.model.parent(node)
+        sample: Optional[ast.AST] = None
+        if isinstance(parent, ast.Call) and parent.args[:1] == [node] \
+                and (self.model.torch_name(parent.func) or "").rsplit(".", 1)[-1] == "bernoulli":
+            sample = parent
+        elif isinstance(parent, ast.Attribute) and parent.value is node and parent.attr == "bernoulli":
+            call = self.model.parent(parent)
+            sample = call if isinstance(call, ast.Call) and call.func is parent else None
+        if sample is None:
+            return False
+        after = self.model.parent(sample)
+        if isinstance(after, ast.Compare):
+            return True
+        return isinstance(after, ast.Attribute) and after.attr in ("bool", "long", "int", "byte", "short") \
+            and isinstance(self.model.parent(after), ast.Call)
 
     def _producer(self, expr: ast.expr, stmt: Located, name: str = "") -> Optional[Hazard]:
         """The expression's value is the output of an op that saves its output (or a leaf)."""
