@@ -83,6 +83,12 @@ def test_the_pow_facts_agree_with_torch():
     x = torch.rand(3, requires_grad=True)
     assert not hasattr(x.pow(2).grad_fn, "_saved_result")
     assert hasattr(x.pow(b).grad_fn, "_saved_result")
+    # and the table the analysis reads says the same of each form
+    from codemod.torch_api import OP_SAVES_MEASURED as measured
+
+    assert "output" not in measured["pow_scalar"] and not hasattr((x ** 2).grad_fn, "_saved_result")
+    assert "output" in measured["rpow_scalar"] and hasattr((2 ** x).grad_fn, "_saved_result")
+    assert "output" in measured["pow"] and hasattr((x ** b).grad_fn, "_saved_result")
 
 
 def test_a_one_operand_einsum_saves_nothing():
