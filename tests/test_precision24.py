@@ -427,3 +427,32 @@ def test_an_output_only_sampled_into_a_mask_is_never_backpropagated():
     keep = torch.sigmoid(x)
     keep.clamp_(0.1, 0.9)
     assert raises_at_backward(lambda: (x * torch.bernoulli(keep)).sum().backward())
+
+
+def test_a_metadata_dict_is_never_a_saved_tensor():
+    # monai's NrrdReader: `header = self._switch_lps_ras(header)`, whose `header[...]` element goes
+    # through a matrix product; then `header[MetaKeys.SPACE] = ...` writes the dict, not a tensor
+    body = """\
+    class Keys:
+        AFFINE = "affine"
+        SPACE = "space"
+
+
+    def orientation_ras_lps(affine):
+        flip = torch.diag(torch.tensor([-1.0, -1.0, 1.0, 1.0]))
+        return flip @ affine
+
+
+    class Reader:
+        def _switch_lps_ras(self, header{ann}):
+            header[Keys.AFFINE] = orientation_ras_lps(header[Keys.AFFINE])
+            return header
+
+        def get_data(self, header):
+            header = self._switch_lps_ras(header)
+            {use}
+            header[Keys.SPACE] = "RAS"
+            return header
+    """
+    assert codes(body.format(ann=": dict", use="pass")) == []
+    assert codes(body.format(ann="", use="header.pop('sizes')")) == []

@@ -39,7 +39,7 @@ from codemod.analysis.kinds import Kind
 from codemod.analysis.requires_grad import Constants
 from codemod.analysis.summaries import Saved
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, Pos, Span, is_const, target_key
-from codemod.analysis.tensor_kind import is_tensor
+from codemod.analysis.tensor_kind import is_tensor, used_as_container
 
 if TYPE_CHECKING:
     from codemod.analysis.model import SemanticModel
@@ -156,6 +156,9 @@ class Hazards:
             return None  # grad off: nothing is saved
         if self._feeds_only_out_calls(node):
             return None
+        base = _base(target)
+        if self.model.kind(base) in (Kind.SCALAR, Kind.OTHER) or used_as_container(self.model, base, node):
+            return None  # a number, a dict or a list (`header[Keys.SPACE] = ...`): nothing autograd saved
         integral = self._integral(node, target)
         key = target_key(target)
         stmt = self.model.statement_of(node)
@@ -345,7 +348,8 @@ class Hazards:
         """``probs = probs.clamp_(min=eps)`` hands back the tensor itself: the bindings that reached
         that statement still say what the tensor is (``probs = torch.sigmoid(h)``, saved)."""
         found: List[Binding] = []
-        todo, seen = list(bindings), set()
+        todo: List[Binding] = list(bindings)
+        seen: Set[int] = set()
         while todo and len(seen) < 8:
             b = todo.pop(0)
             if id(b) in seen:
@@ -819,7 +823,7 @@ class Hazards:
         found = saves(entry)
         if found == UNSEEN:
             return saves(op)
-        if entry == op and op in _BINARY and found != UNSEEN:
+        if entry == op and op in _BINARY:
             scalar = saves(f"{op}_scalar") if rk is not Kind.TENSOR and rk is not Kind.PARAMETER else UNSEEN
             rscalar = saves(f"r{op}_scalar") if lk is not Kind.TENSOR and lk is not Kind.PARAMETER else UNSEEN
             if "output" in found and any(s != UNSEEN and "output" not in s for s in (scalar, rscalar)):

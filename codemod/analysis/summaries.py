@@ -31,6 +31,7 @@ from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.project import SummaryFact
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, positional, target_key
+from codemod.analysis.tensor_kind import used_as_container
 
 if TYPE_CHECKING:
     from codemod.analysis.model import SemanticModel
@@ -313,6 +314,12 @@ class Summaries:
 
     def _input_saved(self, func: Function, key: str, vias: List[str]) -> Saved:
         result = Saved.NO
+        arg = next((a for a in (*func.args.posonlyargs, *func.args.args) if a.arg == key), None)
+        if arg is not None and arg.annotation is not None \
+                and self.model.kinds.annotation_kind(arg.annotation) in (Kind.SCALAR, Kind.OTHER):
+            return Saved.NO  # `header: dict`: what an op saves is an element, never the argument
+        if arg is not None and used_as_container(self.model, ast.Name(id=key), func.body[0]):
+            return Saved.NO  # `header.pop(k)`: a dict or a list
         for _, node in self.model.flow(func).loads.get(key, []):
             if not isinstance(node, ast.Name):
                 continue

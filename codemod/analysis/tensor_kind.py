@@ -460,3 +460,24 @@ class TensorKinds:
                     if f.attr in torch_api.TENSOR_METHODS and f.attr not in _CONTAINER_METHODS:
                         return True
         return False
+
+
+# Methods of lists and dicts that tensors do not have.
+_CONTAINER_ONLY = frozenset({"items", "keys", "append", "extend", "insert", "setdefault", "update", "get",
+                             "popitem", "pop"})
+
+
+def used_as_container(model: "SemanticModel", target: ast.AST, node: ast.AST) -> bool:
+    """``target`` (a name) is read with a method only lists and dicts have (``outs.append(y)``,
+    ``store.items()``, ``header.pop(k)``) in the function around ``node``: a container, never a
+    tensor autograd saved, never cloned or rebound as one."""
+    if not isinstance(target, ast.Name):
+        return False
+    flow = model.flow(model.owner(model.statement_of(cast(Located, node))))
+    for _, load in flow.loads.get(target.id, []):
+        parent = model.parent(load)
+        if isinstance(parent, ast.Attribute) and parent.value is load and parent.attr in _CONTAINER_ONLY:
+            call = model.parent(parent)
+            if isinstance(call, ast.Call) and call.func is parent:
+                return True
+    return False

@@ -14,6 +14,7 @@ from typing import Optional, Sequence, Tuple
 from codemod.analysis.kinds import Kind
 from codemod.analysis.model import SemanticModel
 from codemod.analysis.syntax import has_call, target_key
+from codemod.analysis.tensor_kind import used_as_container
 from codemod.findings import Status
 
 
@@ -154,22 +155,3 @@ def used_as_integer(model: SemanticModel, target: ast.AST, node: ast.AST) -> boo
                 return True
     return False
 
-
-# Methods of lists and dicts that tensors do not have.
-_CONTAINER_ONLY = frozenset({"items", "keys", "append", "extend", "insert", "setdefault", "update", "get",
-                             "popitem", "pop"})
-
-
-def used_as_container(model: SemanticModel, target: ast.AST, node: ast.AST) -> bool:
-    """``target`` (a name) is read with a method only lists and dicts have (``outs.append(y)``,
-    ``store.items()``) in its function: a container, never cloned or rebound as a tensor."""
-    if not isinstance(target, ast.Name):
-        return False
-    flow = model.flow(model.owner(model.statement_of(node)))
-    for _, load in flow.loads.get(target.id, []):
-        parent = model.parent(load)
-        if isinstance(parent, ast.Attribute) and parent.value is load and parent.attr in _CONTAINER_ONLY:
-            call = model.parent(parent)
-            if isinstance(call, ast.Call) and call.func is parent:
-                return True
-    return False
