@@ -147,10 +147,13 @@ def test_a_helper_saves_its_result_only_when_every_return_does():
     # e3nn's NormActivation: `Norm(squared=True)` hands back the product unsquared-rooted; only
     # the other branch returns `out.relu().sqrt()`, whose result autograd saves
     body = """\
+    from e3nn.o3 import FullyConnectedTensorProduct  # another file: a call the analysis cannot see into
+
+
     class Norm(nn.Module):
         def __init__(self, squared):
             super().__init__()
-            self.tp = nn.Bilinear(3, 3, 3)
+            self.tp = FullyConnectedTensorProduct("1x1o", "1x1o", "1x0e")
             self.squared = squared
 
         def forward(self, features):
@@ -171,7 +174,24 @@ def test_a_helper_saves_its_result_only_when_every_return_does():
             return norms.sqrt()
     """
     assert codes(body.format(other="out")) == []
-    assert codes(body.format(other="out.sigmoid()")) == [("IPF104", 21)]
+    assert codes(body.format(other="out.sigmoid()")) == [("IPF104", 24)]
+    # monai's GeneralizedDiceLoss.w_func: `reciprocal` for two weight types, `ones_like` (seen, saves
+    # nothing) for the third: the default type raises at backward, so the write stays proven
+    weights = """\
+    class Loss(nn.Module):
+        def w_func(self, grnd):
+            if self.w_type == "simple":
+                return torch.reciprocal(grnd)
+            if self.w_type == "square":
+                return torch.reciprocal(grnd * grnd)
+            return torch.ones_like(grnd)
+
+        def forward(self, x: torch.Tensor, target: torch.Tensor):
+            w = self.w_func(target.sum(0))
+            w[torch.isinf(w)] = 0.0
+            return (x * w).sum()
+    """
+    assert codes(weights) == [("IPF104", 11)]
 
 
 def test_an_inplace_pow_by_a_number_leaves_its_result_free_to_write():
@@ -417,6 +437,19 @@ def test_an_output_only_sampled_into_a_mask_is_never_backpropagated():
     assert codes(body.format(sample="torch.bernoulli(keep).bool()")) == []
     assert codes(body.format(sample="keep.bernoulli().bool()")) == []
     assert codes(body.format(sample="torch.bernoulli(keep)")) == [("IPF103", 8)]  # differentiated: raises
+    # pyro's Rejector.rsample samples through a local helper that only calls torch.bernoulli
+    rejector = """\
+    def rsample(log_prob_accept: torch.Tensor, generator=None):
+        def bernoulli(probs):
+            if generator is None:
+                return torch.bernoulli(probs)
+            return torch.bernoulli(probs, generator=generator)
+
+        probs = torch.exp(log_prob_accept).clamp_(0.0, 1.0)
+        done = bernoulli(probs).bool()
+        return done
+    """
+    assert codes(rejector) == []
 
     x = torch.randn(3, requires_grad=True)
     keep = torch.sigmoid(x)

@@ -163,6 +163,10 @@ class Hazards:
         key = target_key(target)
         stmt = self.model.statement_of(node)
         if key is None:
+            if isinstance(stmt, ast.Assign) and stmt.value is node and len(stmt.targets) == 1 \
+                    and isinstance(stmt.targets[0], ast.Name) and self._never_backpropagated(
+                        self.model.flow(self.model.owner(stmt)), stmt.targets[0].id, stmt.targets[0]):
+                return None  # `probs = torch.exp(lp).clamp_(0, 1)` only sampled into a mask
             return None if integral else self._producer(target, stmt)
         return best(self._key_hazards(key, stmt, target, node, integral))
 
@@ -496,6 +500,9 @@ class Hazards:
         loads = [n for _, n in flow.loads.get(key, []) if n is not written]
         if not loads or depth > 2:
             return False
+        here = self.model.owner(written)
+        loads = [n for n in loads if self.model.owner(n) is here  # a nested function's own `key` is another name
+                 or key not in self.model.flow(self.model.owner(n)).bindings]
         for node in loads:
             parent = self.model.parent(node)
             if isinstance(parent, ast.Compare) or (isinstance(parent, ast.Subscript) and parent.value is node
@@ -525,8 +532,9 @@ class Hazards:
         comparison): the sample is made discrete, so backward never runs into ``p``'s op."""
         parent = self.model.parent(node)
         sample: Optional[ast.AST] = None
-        if isinstance(parent, ast.Call) and parent.args[:1] == [node] \
-                and (self.model.torch_name(parent.func) or "").rsplit(".", 1)[-1] == "bernoulli":
+        if isinstance(parent, ast.Call) and parent.args[:1] == [node] and (
+                (self.model.torch_name(parent.func) or "").rsplit(".", 1)[-1] == "bernoulli"
+                or self._bernoulli_helper(parent)):
             sample = parent
         elif isinstance(parent, ast.Attribute) and parent.value is node and parent.attr == "bernoulli":
             call = self.model.parent(parent)
@@ -538,6 +546,23 @@ class Hazards:
             return True
         return isinstance(after, ast.Attribute) and after.attr in ("bool", "long", "int", "byte", "short") \
             and isinstance(self.model.parent(after), ast.Call)
+
+    def _bernoulli_helper(self, call: ast.Call) -> bool:
+        """``bernoulli(probs)`` of a function in scope whose every return is
+        ``torch.bernoulli(<its first parameter>, ...)`` (pyro's Rejector.rsample)."""
+        if not isinstance(call.func, ast.Name):
+            return False
+        flow = self.model.flow(self.model.owner(call))
+        defs = [b.stmt for b in flow.bindings.get(call.func.id, []) if b.form == "def"]
+        if len(defs) != 1 or not isinstance(defs[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        func = defs[0]
+        first = [*func.args.posonlyargs, *func.args.args][:1]
+        returns = [n for n in self.model.walk(func) if isinstance(n, ast.Return) and self.model.owner(n) is func]
+        return bool(first) and bool(returns) and all(
+            isinstance(r.value, ast.Call) and r.value.args[:1] and isinstance(r.value.args[0], ast.Name)
+            and r.value.args[0].id == first[0].arg
+            and (self.model.torch_name(r.value.func) or "").rsplit(".", 1)[-1] == "bernoulli" for r in returns)
 
     def _producer(self, expr: ast.expr, stmt: Located, name: str = "") -> Optional[Hazard]:
         """The expression's value is the output of an op that saves its output (or a leaf)."""

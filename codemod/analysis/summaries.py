@@ -488,12 +488,15 @@ class Summaries:
                 break
             else:
                 kinds.add((Returns.UNKNOWN, None))
-        # A saved result only when every return hands one back (e3nn's `Norm` returns the raw
-        # product when squared, `out.relu().sqrt()` otherwise); some: it may be (unknown).
+        # A saved result where some return hands one back and every other return is seen: a
+        # known op whose result is not saved (monai's `w_func`: `reciprocal`, or `ones_like` for
+        # another weight type; labelled real by running). Where another return is a call the
+        # analysis cannot see into (e3nn's `Norm` returns the product of a layer of another file
+        # when squared, `out.relu().sqrt()` otherwise; labelled false), it may be: unknown.
         output = Saved.NO
-        if outputs and all(o is Saved.YES for o in outputs):
-            output = Saved.YES
-        elif Saved.YES in outputs or Saved.UNKNOWN in outputs:
+        if Saved.YES in outputs:
+            output = Saved.UNKNOWN if Saved.UNKNOWN in outputs else Saved.YES
+        elif Saved.UNKNOWN in outputs:
             output = Saved.UNKNOWN
         if len(kinds) != 1:
             return Returns.UNKNOWN, None, output
