@@ -1,5 +1,5 @@
-"""monai 1.6.1: the proven findings of `inplacefix check` after issue 24's changes (and the ones
-they removed: NrrdReader's header dict, barlow_twins' `pow_(2)`, GeneralizedDiceLoss.w_func).
+"""monai 1.6.1: the proven findings of `inplacefix check` after issue 24's changes (and
+barlow_twins' `pow_(2)`, which they removed; NrrdReader's header, also removed, is a dict).
 
 Each path runs the flagged line with grad on and inputs requiring grad, then backward."""
 
@@ -76,11 +76,18 @@ attempt("monai/losses/barlow_twins.py:82:IPF104", "path", "BarlowTwinsLoss on in
         lambda: BarlowTwinsLoss()(torch.randn(4, 3, requires_grad=True), torch.randn(4, 3, requires_grad=True)).backward())
 
 
-def gdl():
-    y = torch.zeros(2, 3, 4, 4)
-    y[:, 0] = 1.0
-    y.requires_grad_()
-    GeneralizedDiceLoss()(torch.rand(2, 3, 4, 4, requires_grad=True), y).backward()
+def gdl(batch):
+    def run():
+        y = torch.zeros(2, 3, 4, 4)
+        y[:, 0] = 1.0
+        y.requires_grad_()
+        GeneralizedDiceLoss(batch=batch)(torch.rand(2, 3, 4, 4, requires_grad=True), y).backward()
+    return run
 
 
-attempt("monai/losses/dice.py:462:IPF104", "path", "GeneralizedDiceLoss(w_type square), target requiring grad, absent classes", gdl)
+# (kept by issue 24's changes: w_func's other returns are seen)
+expect_line(GeneralizedDiceLoss.forward, 462, "w[infs] = 0.0")
+attempt("monai/losses/dice.py:462:IPF104", "path", "GeneralizedDiceLoss(batch=True, w_type square), target requiring grad,"
+        " absent classes", gdl(True))
+attempt("monai/losses/dice.py:465:IPF104", "path", "GeneralizedDiceLoss(batch=False, w_type square), target requiring grad,"
+        " absent classes", gdl(False))
