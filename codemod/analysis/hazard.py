@@ -39,7 +39,7 @@ from codemod.analysis.kinds import Kind
 from codemod.analysis.requires_grad import Constants
 from codemod.analysis.summaries import Saved
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, Pos, Span, is_const, target_key
-from codemod.analysis.tensor_kind import is_tensor
+from codemod.analysis.tensor_kind import is_tensor, used_as_container
 
 if TYPE_CHECKING:
     from codemod.analysis.model import SemanticModel
@@ -130,6 +130,9 @@ class Op(NamedTuple):
     saves: Saves
 
 
+# Binary ops whose saves differ when one operand is a Python number (``<op>_scalar`` and
+# ``r<op>_scalar`` in OP_SAVES_MEASURED): their call forms are measured like the operators.
+_BINARY = frozenset({"pow", "mul", "div", "add", "sub", "remainder", "floor_divide"})
 # Methods of Python containers that store what they are given (they run no op on it).
 _CONTAINER_METHODS = {"append", "extend", "insert", "add", "update", "setdefault", "appendleft", "put"}
 
@@ -153,10 +156,17 @@ class Hazards:
             return None  # grad off: nothing is saved
         if self._feeds_only_out_calls(node):
             return None
+        base = _base(target)
+        if self.model.kind(base) in (Kind.SCALAR, Kind.OTHER) or used_as_container(self.model, base, node):
+            return None  # a number, a dict or a list (`header[Keys.SPACE] = ...`): nothing autograd saved
         integral = self._integral(node, target)
         key = target_key(target)
         stmt = self.model.statement_of(node)
         if key is None:
+            if isinstance(stmt, ast.Assign) and stmt.value is node and len(stmt.targets) == 1 \
+                    and isinstance(stmt.targets[0], ast.Name) and self._never_backpropagated(
+                        self.model.flow(self.model.owner(stmt)), stmt.targets[0].id, stmt.targets[0]):
+                return None  # `probs = torch.exp(lp).clamp_(0, 1)` only sampled into a mask
             return None if integral else self._producer(target, stmt)
         return best(self._key_hazards(key, stmt, target, node, integral))
 
@@ -313,8 +323,10 @@ class Hazards:
         for member in family:
             if member != key and "." not in member and member not in flow.bindings:
                 continue  # a module-level name (`torch` of `torch.view_as_real(p)`), not an alias
+            if member != key and self._through_data(flow, key, member, start):
+                continue  # `e = w.data`: same storage, but a version counter of its own
             bindings = self._reaching(flow, member, stmt, start)
-            for binding in bindings:
+            for binding in self._through_inplace(flow, member, bindings):
                 if binding.form == "param":
                     params.append(member)
                     if member in (key, *identity) and is_tensor(target, self.model):
@@ -335,6 +347,37 @@ class Hazards:
         if isinstance(owner, FUNCTIONS) and not integral:
             for param in params:
                 yield from self._from_callers(owner, param)
+
+    def _through_inplace(self, flow: Flow, key: str, bindings: List[Binding]) -> List[Binding]:
+        """``probs = probs.clamp_(min=eps)`` hands back the tensor itself: the bindings that reached
+        that statement still say what the tensor is (``probs = torch.sigmoid(h)``, saved)."""
+        found: List[Binding] = []
+        todo: List[Binding] = list(bindings)
+        seen: Set[int] = set()
+        while todo and len(seen) < 8:
+            b = todo.pop(0)
+            if id(b) in seen:
+                continue
+            seen.add(id(b))
+            found.append(b)
+            value = b.value
+            if b.form == "assign" and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                    and value.func.attr in torch_api.INPLACE_METHODS and target_key(value.func.value) == key \
+                    and self.model.torch_name(value.func) is None:
+                todo.extend(self._reaching(flow, key, b.stmt, self.model.range(b.stmt)[0]))
+        return found
+
+    def _through_data(self, flow: Flow, key: str, member: str, at: Pos) -> bool:
+        """``key`` was bound from ``member.data`` (or ``member`` from ``key.data``): the two share
+        storage, but ``.data`` is a tensor with a version counter of its own, so a write into one
+        never trips the saved version of the other."""
+        for name, other in ((key, member), (member, key)):
+            earlier = [b for b in flow.bindings.get(name, []) if b.end <= at and b.form == "assign"]
+            if earlier and earlier[-1].value is not None and any(
+                    isinstance(n, ast.Attribute) and n.attr == "data" and target_key(n.value) == other
+                    for n in ast.walk(earlier[-1].value)):
+                return True
+        return False
 
     def _from_callers(self, func: Function, param: str) -> Iterator[Optional[Hazard]]:
         """The write modifies the caller's tensor: at a call of ``func`` in this file, was the
@@ -457,10 +500,15 @@ class Hazards:
         loads = [n for _, n in flow.loads.get(key, []) if n is not written]
         if not loads or depth > 2:
             return False
+        here = self.model.owner(written)
+        loads = [n for n in loads if self.model.owner(n) is here  # a nested function's own `key` is another name
+                 or key not in self.model.flow(self.model.owner(n)).bindings]
         for node in loads:
             parent = self.model.parent(node)
             if isinstance(parent, ast.Compare) or (isinstance(parent, ast.Subscript) and parent.value is node
                                                    and isinstance(parent.ctx, ast.Store)):
+                continue
+            if self._sampled_into_a_mask(node):
                 continue
             if not (isinstance(parent, ast.Attribute) and parent.value is node):
                 return False
@@ -478,6 +526,43 @@ class Hazards:
                 continue
             return False
         return True
+
+    def _sampled_into_a_mask(self, node: ast.expr) -> bool:
+        """``torch.bernoulli(p).bool()`` (or ``p.bernoulli()``, then ``.bool()``, ``.long()``, a
+        comparison): the sample is made discrete, so backward never runs into ``p``'s op."""
+        parent = self.model.parent(node)
+        sample: Optional[ast.AST] = None
+        if isinstance(parent, ast.Call) and parent.args[:1] == [node] and (
+                (self.model.torch_name(parent.func) or "").rsplit(".", 1)[-1] == "bernoulli"
+                or self._bernoulli_helper(parent)):
+            sample = parent
+        elif isinstance(parent, ast.Attribute) and parent.value is node and parent.attr == "bernoulli":
+            call = self.model.parent(parent)
+            sample = call if isinstance(call, ast.Call) and call.func is parent else None
+        if sample is None:
+            return False
+        after = self.model.parent(sample)
+        if isinstance(after, ast.Compare):
+            return True
+        return isinstance(after, ast.Attribute) and after.attr in ("bool", "long", "int", "byte", "short") \
+            and isinstance(self.model.parent(after), ast.Call)
+
+    def _bernoulli_helper(self, call: ast.Call) -> bool:
+        """``bernoulli(probs)`` of a function in scope whose every return is
+        ``torch.bernoulli(<its first parameter>, ...)`` (pyro's Rejector.rsample)."""
+        if not isinstance(call.func, ast.Name):
+            return False
+        flow = self.model.flow(self.model.owner(call))
+        defs = [b.stmt for b in flow.bindings.get(call.func.id, []) if b.form == "def"]
+        if len(defs) != 1 or not isinstance(defs[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        func = defs[0]
+        first = [*func.args.posonlyargs, *func.args.args][:1]
+        returns = [n for n in self.model.walk(func) if isinstance(n, ast.Return) and self.model.owner(n) is func]
+        return bool(first) and bool(returns) and all(
+            isinstance(r.value, ast.Call) and r.value.args[:1] and isinstance(r.value.args[0], ast.Name)
+            and r.value.args[0].id == first[0].arg
+            and (self.model.torch_name(r.value.func) or "").rsplit(".", 1)[-1] == "bernoulli" for r in returns)
 
     def _producer(self, expr: ast.expr, stmt: Located, name: str = "") -> Optional[Hazard]:
         """The expression's value is the output of an op that saves its output (or a leaf)."""
@@ -506,6 +591,9 @@ class Hazards:
                 return _possible(f"{reason}, if a caller elsewhere passes a tensor that requires grad "
                                  "(the calls in this file pass constants)")
             return Hazard(reason)
+        if "output?" in saved and not self.constants.constant(expr):
+            return _possible(f"{what} is the output of `{op}` at line {line}, which autograd saves for backward "
+                             "if the exponent is a tensor (the analysis cannot tell; a number saves only the base)")
         return None
 
     def _unpacked(self, binding: Binding, name: str) -> Optional[Hazard]:
@@ -598,7 +686,7 @@ class Hazards:
             call = self.model.parent(parent)
             if parent.attr in torch_api.INPLACE_METHODS:
                 # another write into it (reported on its own); `x.sigmoid_()` also saves its result
-                if isinstance(call, ast.Call) and call.func is parent and "output" in saves(parent.attr) \
+                if isinstance(call, ast.Call) and call.func is parent and "output" in self._inplace_saves(call, parent.attr) \
                         and not self.constants.constant(node):
                     return Hazard(f"`{key}` was saved for backward by `{self.model.code(parent).strip()}()` "
                                   f"at line {line} (its result, the tensor itself)")
@@ -658,7 +746,8 @@ class Hazards:
                 if isinstance(call, ast.Call) and call.func is parent:
                     node = call
                     continue
-            if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in ("T", "mT", "data"):
+            if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in ("T", "mT"):
+                # (not `.data`: a tensor of its own version counter, so what saves it never sees x's writes)
                 node = parent
                 continue
             return node
@@ -678,10 +767,7 @@ class Hazards:
             if operator is None:
                 return None
             op, symbol = operator
-            left, right = self.model.kind(expr.left), self.model.kind(expr.right)
-            entry = f"r{op}_scalar" if left is Kind.SCALAR else f"{op}_scalar" if right is Kind.SCALAR else op
-            found = saves(entry)
-            return Op(symbol, found if found != UNSEEN else saves(op))
+            return Op(symbol, self._binary_saves(op, expr.left, expr.right))
         if isinstance(expr, ast.UnaryOp):
             return Op("unary", ())
         if not isinstance(expr, ast.Call):
@@ -694,6 +780,13 @@ class Hazards:
             short = name.rsplit(".", 1)[-1]
             if short in ("max", "min") and (len(expr.args) > 1 or any(k.arg == "dim" for k in expr.keywords)):
                 return Op(name, saves(f"{short}_dim"))  # torch.max(x, dim): saves the indices only
+            if short == "einsum" and len(expr.args) == 2 and not expr.keywords \
+                    and not isinstance(expr.args[1], (ast.Starred, ast.List, ast.Tuple)):
+                return Op(name, ())  # one operand (`ijj->i`): permute, diagonal and sum, nothing saved
+            if short in _BINARY and saves(name) == UNSEEN:
+                operands = self._operands(expr, short, None)
+                if operands is not None:
+                    return Op(name, self._binary_saves(short, *operands))
             if saves(name) != UNSEEN:
                 return Op(name, saves(name))
             if short == "as_tensor" or self.model.is_factory(expr):
@@ -719,7 +812,7 @@ class Hazards:
                 and not self._instance(func.value))):
             method = func.attr
             if method.endswith("_"):
-                measured = saves(method)
+                measured = self._inplace_saves(expr, method)
                 return Op(f"{self.model.code(func).strip()}()", measured if measured != UNSEEN else saves(method[:-1]))
             if method in VIEW_METHODS or method in ("clone", "detach", "contiguous", "to", "float", "double", "half"):
                 return Op(method, ())
@@ -727,11 +820,57 @@ class Hazards:
                 return None
             if method in ("max", "min") and (len(expr.args) > 0 or any(k.arg == "dim" for k in expr.keywords)):
                 return Op(method, saves(f"{method}_dim"))  # values and indices: saves the indices only
+            if method in _BINARY:
+                operands = self._operands(expr, method, func.value)
+                if operands is not None:
+                    return Op(method, self._binary_saves(method, *operands))
             return Op(method, saves(method))
         kind = self.model.kind(expr)
         if kind in (Kind.SCALAR, Kind.OTHER):
             return None
         return Op(self.model.code(func).strip(), UNSEEN)
+
+    def _inplace_saves(self, call: ast.Call, method: str) -> Saves:
+        """What ``x.<method>(...)`` saves; ``x.pow_(-0.5)`` by a Python number saves nothing of
+        its result (the tensor form ``x.pow_(e)`` does; checked by tests/test_precision24.py)."""
+        if method[:-1] in _BINARY and len(call.args) == 1 and not call.keywords \
+                and self.model.kind(call.args[0]) is Kind.SCALAR:
+            return ()
+        return saves(method)
+
+    def _binary_saves(self, op: str, left: ast.expr, right: ast.expr) -> Saves:
+        """What ``left <op> right`` saves: measured apart for a Python number on either side
+        (``x ** 2`` saves ``x`` only, ``x ** e`` with a tensor ``e`` saves its result too). Where
+        the other operand's kind is unknown, a save only the tensor form makes (pow's result)
+        is marked "output?": possible, never proven."""
+        lk, rk = self.model.kind(left), self.model.kind(right)
+        entry = f"r{op}_scalar" if lk is Kind.SCALAR else f"{op}_scalar" if rk is Kind.SCALAR else op
+        found = saves(entry)
+        if found == UNSEEN:
+            return saves(op)
+        if entry == op and op in _BINARY:
+            scalar = saves(f"{op}_scalar") if rk is not Kind.TENSOR and rk is not Kind.PARAMETER else UNSEEN
+            rscalar = saves(f"r{op}_scalar") if lk is not Kind.TENSOR and lk is not Kind.PARAMETER else UNSEEN
+            if "output" in found and any(s != UNSEEN and "output" not in s for s in (scalar, rscalar)):
+                found = tuple("output?" if s == "output" else s for s in found)
+        return found
+
+    @staticmethod
+    def _operands(call: ast.Call, op: str, receiver: Optional[ast.expr]) -> Optional[Tuple[ast.expr, ast.expr]]:
+        """The two operands of ``a.pow(b)`` (``receiver`` ``a``) or ``torch.pow(a, b)`` (also
+        by keyword: ``exponent=``, ``other=``, ``input=``, ``self=``); None for other forms."""
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return None
+        names = ("exponent", "other")
+        given: List[Optional[ast.expr]] = [receiver] if receiver is not None else []
+        given += list(call.args)
+        if receiver is None and len(given) < 1:
+            given.append(next((k.value for k in call.keywords if k.arg in ("input", "self")), None))
+        if len(given) < 2:
+            given.append(next((k.value for k in call.keywords if k.arg in names), None))
+        if len(given) != 2 or given[0] is None or given[1] is None:
+            return None
+        return given[0], given[1]
 
     def _instance(self, expr: ast.expr) -> bool:
         """``self`` (or ``cls``) of a method: ``self.relu(x)`` calls a method or submodule of

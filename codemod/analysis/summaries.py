@@ -31,6 +31,7 @@ from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.project import SummaryFact
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, positional, target_key
+from codemod.analysis.tensor_kind import used_as_container
 
 if TYPE_CHECKING:
     from codemod.analysis.model import SemanticModel
@@ -313,6 +314,12 @@ class Summaries:
 
     def _input_saved(self, func: Function, key: str, vias: List[str]) -> Saved:
         result = Saved.NO
+        arg = next((a for a in (*func.args.posonlyargs, *func.args.args) if a.arg == key), None)
+        if arg is not None and arg.annotation is not None \
+                and self.model.kinds.annotation_kind(arg.annotation) in (Kind.SCALAR, Kind.OTHER):
+            return Saved.NO  # `header: dict`: what an op saves is an element, never the argument
+        if arg is not None and used_as_container(self.model, ast.Name(id=key), func.body[0]):
+            return Saved.NO  # `header.pop(k)`: a dict or a list
         for _, node in self.model.flow(func).loads.get(key, []):
             if not isinstance(node, ast.Name):
                 continue
@@ -432,12 +439,13 @@ class Summaries:
         """What ``func`` returns, which parameter for an input or view, and whether autograd
         saved it (as the output of an op that saves its output)."""
         kinds: Set[Tuple[Returns, Optional[int]]] = set()
-        output = Saved.NO
+        outputs: List[Saved] = []  # per return: its value is a result autograd saved
         values = [n.value for n in self.model.walk(func)
                   if isinstance(n, ast.Return) and n.value is not None and self.model.owner(n) is func]
         for value in values:
             expr: ast.expr = value
             view = False
+            outputs.append(Saved.NO)
             for _ in range(_MAX_HOPS):
                 if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) \
                         and expr.func.attr in _ALIAS_METHODS and not self.model.torch_name(expr.func):
@@ -471,15 +479,25 @@ class Summaries:
                 name, saves = facts
                 if isinstance(saves, str):  # unseen: it may even hand its input back
                     kinds.add((Returns.UNKNOWN, None))
-                    output = Saved.UNKNOWN if output is Saved.NO else output
+                    outputs[-1] = Saved.UNKNOWN
                     break
                 kinds.add((Returns.FRESH, None))
                 if "output" in saves:
                     vias.append(f"{name} (line {expr.lineno})")
-                    output = Saved.YES
+                    outputs[-1] = Saved.YES
                 break
             else:
                 kinds.add((Returns.UNKNOWN, None))
+        # A saved result where some return hands one back and every other return is seen: a
+        # known op whose result is not saved (monai's `w_func`: `reciprocal`, or `ones_like` for
+        # another weight type; labelled real by running). Where another return is a call the
+        # analysis cannot see into (e3nn's `Norm` returns the product of a layer of another file
+        # when squared, `out.relu().sqrt()` otherwise; labelled false), it may be: unknown.
+        output = Saved.NO
+        if Saved.YES in outputs:
+            output = Saved.UNKNOWN if Saved.UNKNOWN in outputs else Saved.YES
+        elif Saved.UNKNOWN in outputs:
+            output = Saved.UNKNOWN
         if len(kinds) != 1:
             return Returns.UNKNOWN, None, output
         returns, index = kinds.pop()

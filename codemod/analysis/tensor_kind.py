@@ -52,6 +52,13 @@ _CONTAINER_METHODS = {
     "sort", "reverse", "update", "get", "items", "keys", "values", "setdefault", "split",
     "join", "strip", "replace", "format", "startswith", "endswith", "lower", "upper", "find",
 }
+# torch functions that take a sequence of tensors, or any object, where a tensor may go:
+# handing a value to one does not show it is a tensor (`torch.cat(feats)`, `torch.save(state)`).
+_TAKES_ANY = frozenset({
+    "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "row_stack",
+    "save", "load", "tensor", "as_tensor", "asarray", "is_tensor", "is_storage", "numel", "block_diag",
+    "broadcast_tensors", "meshgrid", "cartesian_prod", "atleast_1d", "atleast_2d", "atleast_3d",
+})
 _NON_TENSOR_PREFIXES = ("numpy.", "pandas.", "math.", "random.", "collections.", "itertools.")
 # torch functions whose result is a fresh tensor: nothing saved it, no other name holds it.
 FACTORIES = {
@@ -443,10 +450,34 @@ class TensorKinds:
         for calls in self.classes.calls_in(func).values():
             for call in calls:
                 if any(isinstance(a, ast.Name) and a.id == name for a in call_args(call)):
-                    if self.names.torch_name(call.func) is not None or self.kind(call.func) is Kind.MODULE:
+                    torch_name = self.names.torch_name(call.func)
+                    if torch_name is not None and torch_name.rsplit(".", 1)[-1] in _TAKES_ANY:
+                        continue  # `torch.cat(feats)`: a list of tensors; `torch.save(state)`: any object
+                    if torch_name is not None or self.kind(call.func) is Kind.MODULE:
                         return True
                 f = call.func
                 if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == name:
                     if f.attr in torch_api.TENSOR_METHODS and f.attr not in _CONTAINER_METHODS:
                         return True
         return False
+
+
+# Methods of lists and dicts that tensors do not have.
+_CONTAINER_ONLY = frozenset({"items", "keys", "append", "extend", "insert", "setdefault", "update", "get",
+                             "popitem", "pop"})
+
+
+def used_as_container(model: "SemanticModel", target: ast.AST, node: ast.AST) -> bool:
+    """``target`` (a name) is read with a method only lists and dicts have (``outs.append(y)``,
+    ``store.items()``, ``header.pop(k)``) in the function around ``node``: a container, never a
+    tensor autograd saved, never cloned or rebound as one."""
+    if not isinstance(target, ast.Name):
+        return False
+    flow = model.flow(model.owner(model.statement_of(cast(Located, node))))
+    for _, load in flow.loads.get(target.id, []):
+        parent = model.parent(load)
+        if isinstance(parent, ast.Attribute) and parent.value is load and parent.attr in _CONTAINER_ONLY:
+            call = model.parent(parent)
+            if isinstance(call, ast.Call) and call.func is parent:
+                return True
+    return False

@@ -101,7 +101,8 @@ class LeafUpdate(Rule):
         """``truncated_normal_(w)`` -> ``w``: a helper of this module named like PyTorch's in-place
         functions, which fills its first argument with grad on. Helpers defined elsewhere are not
         followed (timm's ``trunc_normal_``, torch's ``nn.init``: they turn grad off themselves),
-        nor ones that turn grad off around their work."""
+        nor ones that turn grad off around their work, nor ones whose writes into it are not seen
+        (through ``.data``, which autograd does not see: torch_geometric's ``reset_bias_``)."""
         func = call.func
         if not (isinstance(func, ast.Name) and calls_trailing_underscore(call) and call.args
                 and not isinstance(call.args[0], ast.Starred)):
@@ -110,6 +111,9 @@ class LeafUpdate(Rule):
         helper = defs.get(func.id)
         if helper is None or self._turns_grad_off(helper, defs, set()):
             return None
+        summary = self.model.summaries.of_function(helper)
+        if summary is None or 0 not in summary.mutates:
+            return None  # no in-place write into it seen (`value.data.uniform_()`: outside autograd)
         return call.args[0]
 
     def _turns_grad_off(self, func: ast.AST, defs: Dict[str, ast.AST], seen: set) -> bool:  # type: ignore[type-arg]

@@ -14,6 +14,7 @@ from typing import Optional, Sequence, Tuple
 from codemod.analysis.kinds import Kind
 from codemod.analysis.model import SemanticModel
 from codemod.analysis.syntax import has_call, target_key
+from codemod.analysis.tensor_kind import used_as_container
 from codemod.findings import Status
 
 
@@ -54,6 +55,8 @@ def assess(
         kind = Kind.TENSOR
     if kind in (Kind.SCALAR, Kind.OTHER, Kind.MODULE):
         return Verdict(None)
+    if kind is Kind.UNKNOWN and (used_as_integer(model, target, node) or used_as_container(model, target, node)):
+        return Verdict(None)  # integer arithmetic (a length), a list or a dict: never a tensor fix
     intended = model.intended_reason(node, target)
     if intended:
         return Verdict(Status.SKIPPED, intended)
@@ -101,7 +104,12 @@ def assess(
             contract = model.contract_through_container(target, stmt)
             if contract:  # an element of a parameter the function fills on purpose (kernels)
                 return Verdict(Status.SKIPPED, contract)
-            reason, _ = lost
+            reason, holder = lost
+            if holder == "the loop's iterable":
+                # `for store in data.stores: store[k] = v`, `for m in self.mems: m.zero_()`: the
+                # loop updates what its iterable holds (a mutation contract); a rebinding (or a
+                # clone first) would update nothing, in any tier
+                return Verdict(Status.MANUAL, reason)
             return Verdict(Status.MANUAL if reason == "dead-store" else Status.UNSAFE, reason)
     if kind is Kind.UNKNOWN and require_known:
         return Verdict(Status.MANUAL, "unknown-type")
@@ -118,3 +126,32 @@ def assess(
     if not dtype_neutral and model.may_promote(key, operands):
         return Verdict(Status.UNSAFE, "dtype-promotion")
     return Verdict(Status.SAFE)
+
+
+# Keywords that take Python ints (lengths, dimensions): a name passed there is a number.
+_INT_KEYWORDS = frozenset({"n", "s", "dim", "dims", "size", "length", "num_classes"})
+
+
+def used_as_integer(model: SemanticModel, target: ast.AST, node: ast.AST) -> bool:
+    """``target`` (a name) or a name bound to the same object is read as a Python int in its
+    function: a slice bound (``x[..., :fft_len]``), an argument of ``range``, or a length or
+    dimension keyword (``torch.fft.rfft(u, n=pad)``). Such a value is no tensor autograd could
+    save, and rebinding an alias of an int (``pad *= 2`` with ``pad = fft_len``) changes what
+    the alias holds."""
+    if not isinstance(target, ast.Name):
+        return False
+    stmt = model.statement_of(node)
+    flow = model.flow(model.owner(stmt))
+    identity, _ = model.aliases(flow, target.id, model.range(stmt)[0])
+    for key in (target.id, *identity):
+        for _, load in flow.loads.get(key, []):
+            parent = model.parent(load)
+            if isinstance(parent, ast.Slice):
+                return True
+            if isinstance(parent, ast.keyword) and parent.arg in _INT_KEYWORDS:
+                return True
+            if isinstance(parent, ast.Call) and load in parent.args and isinstance(parent.func, ast.Name) \
+                    and parent.func.id == "range":
+                return True
+    return False
+
