@@ -124,6 +124,20 @@ def process_source(
     wanted = [f for f in result.findings if f.fixable] if build_fixes else chosen
     if not wanted and not build_fixes:
         return result
+    if not build_fixes:  # the statements holding the fixes, parsed alone (else the whole module)
+        from codemod.fixes.statements import statement_fixes
+
+        try:
+            done = statement_fixes(source, data, wanted, path)
+        except SyntaxError as exc:  # a bug of ours: never write it
+            result.error = FileError(f"internal error: the fixed code does not parse ({exc.msg})")
+            return result
+        if done is not None:
+            chosen = [f for f in chosen if f.fix is not None]
+            if chosen and done[0] != result.original:
+                result.fixed, result.fixed_bytes = done
+                result.applied = chosen
+            return result
     from codemod.fixes import apply as fixing
 
     try:
