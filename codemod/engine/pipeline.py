@@ -84,7 +84,13 @@ def process_source(
         if not (build_fixes or registry.may_have_candidates(data)):
             parse(data)  # nothing to find, but a file that does not parse is reported
             return result
-        source = Source(data, registry.node_types())
+        source = None
+        if incremental and previous is not None and previous.source is not None and not (fix or build_fixes):
+            from codemod.engine.reparse import reparse  # the edited lines only
+
+            source, previous.source = reparse(previous.source, data, registry.node_types()), None
+        if source is None:
+            source = Source(data, registry.node_types())
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError) as exc:
         from codemod.engine.syntax_errors import syntax_error
 
