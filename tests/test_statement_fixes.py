@@ -53,6 +53,16 @@ FUNC = (
 )
 HEAD = "import torch\nfrom torch import nn\n\n\n"
 
+
+def _indent(text: str) -> str:
+    """``text`` one level in; lines inside a string that spans lines are left where they are."""
+    out, inside = [], False
+    for line in text.splitlines(keepends=True):
+        out.append(line if inside or not line.strip() else "    " + line)
+        inside ^= line.count('"""') % 2 == 1
+    return "".join(out)
+
+
 CASES = {
     # the statement way: the fixed function alone is parsed
     "plain": (HEAD + FUNC + "\n\nx = 1\n", True),
@@ -61,6 +71,17 @@ CASES = {
     "comment_above": (HEAD + "# about f\n@staticmethod\n" + FUNC + "# after\n", True),
     "tabs": (HEAD + FUNC.replace("    ", "\t"), True),
     "non_ascii": (HEAD + "s = 'é'\n\n" + FUNC.replace("return h", "return h  # é"), True),
+    # in a class: the method alone is parsed, its indentation taken off and put back
+    "method": (HEAD + 'class A(nn.Module):\n    """A."""\n\n' + _indent(FUNC) + "\n    x = 1\n", True),
+    "two_methods": (HEAD + "class A(nn.Module):\n" + _indent(FUNC) + "\n" + _indent(FUNC.replace("def f", "def g")),
+                    True),
+    "method_with_strings": (HEAD + "class A(nn.Module):\n" + _indent(FUNC.replace(
+        "    h += 1\n", '    s = """\nat column 0\n  """\n    h += 1\n    """doc\n    more"""\n')), True),
+    "nested_function": (HEAD + "def outer():\n    y = 1\n\n" + _indent(FUNC) + "    return f\n", True),
+    "decorated_method": (HEAD + "class A(nn.Module):\n    @torch.jit.ignore\n" + _indent(FUNC), True),
+    # a line less indented than the method (a continuation): the whole module
+    "method_continuation": (HEAD + "class A(nn.Module):\n" + _indent(FUNC).replace(
+        "torch.sigmoid(x)", "torch.sigmoid(\nx)"), False),
     # the module's first block is indented otherwise: a new block (the with) takes its
     # indentation, which the function alone does not show: the whole module is parsed
     "other_first_indent": (HEAD + "def g(x):\n  return x\n\n\n" + FUNC, False),

@@ -26,7 +26,7 @@ The previous version's tree is changed in place: it belongs to the new one after
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Optional, Tuple, Type
+from typing import Any, Dict, List, Optional, Tuple, Type
 
 from codemod.analysis.source import Source, parse
 from codemod.encoding import decode_source
@@ -101,10 +101,11 @@ def reparse(old: Source, data: bytes, candidate_types: Tuple[Type[ast.AST], ...]
     if delta:
         for stmt in kept_after:
             for node in _nodes(children, stmt):
-                if hasattr(node, "end_lineno"):
-                    node.lineno += delta  # type: ignore[attr-defined]
-                    if node.end_lineno is not None:  # type: ignore[attr-defined]
-                        node.end_lineno += delta  # type: ignore[attr-defined]
+                if hasattr(node, "end_lineno"):  # a node with a position
+                    moved: Any = node
+                    moved.lineno += delta
+                    if moved.end_lineno is not None:
+                        moved.end_lineno += delta
     fresh = object.__new__(Source)
     fresh.text, fresh._lines = text, lines
     fresh.parents, fresh.children = {}, {}
