@@ -31,8 +31,6 @@ import difflib
 import re
 from typing import Dict, List, Optional, Set, Tuple, cast
 
-import libcst as cst
-
 from codemod.findings import Finding, Fix
 from codemod.fixes.apply import (
     FixApplier,
@@ -126,7 +124,7 @@ def _regions(tree: ast.Module, lines: List[bytes], top: Lines, group: List[Findi
         out.setdefault((first, last, indent), []).append(finding)
     spans = sorted(out)
     if any(a[1] >= b[0] for a, b in zip(spans, spans[1:])):
-        return {(top[0], top[1], b""): group}
+        return whole  # one function inside another
     return out
 
 
@@ -141,8 +139,11 @@ def statement_fixes(source: ParsedSource, data: bytes, findings: List[Finding],
     head = data.split(b"\n", 2)[:2]
     if any(_COOKIE.match(line) for line in head) and not re.search(rb"coding[:=][ \t]*utf[-_]?8\b", b"\n".join(head), re.I):
         return None  # another encoding: libcst's module encodes the result in it
-    text = source_text(data)
-    if text is None or getattr(source, "text", text) != text:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if getattr(source, "text", text) != text:  # the analysis' lines are not these bytes'
         return None
     groups: Dict[Lines, List[Finding]] = {}
     for finding in findings:
@@ -161,7 +162,8 @@ def statement_fixes(source: ParsedSource, data: bytes, findings: List[Finding],
         original = lines[first - 1:last]
         cut = [line[len(prefix):] if line.startswith(prefix) and n not in strings else line
                for n, line in enumerate(original, first)]
-        if prefix and any(c is o and o.strip() and n not in strings for n, (c, o) in enumerate(zip(cut, original), first)):
+        if prefix and any(not line.startswith(prefix) and line.strip() and n not in strings
+                          for n, line in enumerate(original, first)):
             return None  # a line less indented than the function (a continuation, a comment)
         raw = b"".join(cut)
         try:
@@ -244,10 +246,3 @@ def _indented(before: List[str], original: List[bytes], edited: str, prefix: str
             out.append(prefix + after[j])
     return "".join(out)
 
-
-def source_text(data: bytes) -> Optional[str]:
-    """The file's text when it is UTF-8 (what the analysis' lines are in), else None."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
