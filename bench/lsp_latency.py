@@ -16,7 +16,8 @@ and call it (some under ``torch.no_grad()``): the server builds the project-wide
 workspace after ``initialized`` and analyses the module with it. Cold figures then add the time
 until the index is ready (and the module's diagnostics made with it are published) and the first
 edit of each kind after it. ``--cache`` keeps the index's cache folder of a previous run (warm).
-Usage: ``python bench/lsp_latency.py [--rounds 30] [--debounce-ms N] [--workspace 20 [--cache]]``.
+``--in-process``: the analysis of each edit alone, in CPU time, without server or client.
+Usage: ``python bench/lsp_latency.py [--rounds 30] [--debounce-ms N] [--workspace 20 [--cache]] [--in-process]``.
 """
 
 from __future__ import annotations
@@ -170,6 +171,29 @@ async def published(client: LanguageClient, version: int) -> float:
     return client.published[version]
 
 
+def in_process(rounds: int) -> None:
+    """The analysis alone, in this process (no server, no wire): CPU milliseconds of
+    ``editor_source`` per edit, each reusing the previous version's result, as the server does.
+    CPU time, so other processes on the machine count less than in the figures above."""
+    from codemod.config import Settings
+    from codemod.engine.pipeline import editor_source, tune_gc
+
+    tune_gc()
+    text = module_text()
+    settings = Settings()
+    previous = editor_source(text.encode(), "m.py", settings)
+    print(f"{text.count(chr(10))}-line module, {rounds} rounds after 3 warm-up, in process (analysis only)")
+    for label, edit in edits(text):
+        times = []
+        for r in range(rounds + 3):
+            changed, _ = edit(r)
+            start = time.process_time()
+            previous = editor_source(changed.encode(), "m.py", settings, previous)
+            times.append((time.process_time() - start) * 1e3)
+        times = times[3:]
+        print(f"{label}: CPU p50 {statistics.median(times):6.1f} ms   p95 {percentile(times, 0.95):6.1f} ms")
+
+
 async def main(rounds: int, debounce_ms, workspace: int = 0, keep_cache: bool = False) -> None:
     client = recording_client()
     text = module_text()
@@ -255,4 +279,7 @@ if __name__ == "__main__":
     n = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 30
     d = int(sys.argv[sys.argv.index("--debounce-ms") + 1]) if "--debounce-ms" in sys.argv else None
     w = int(sys.argv[sys.argv.index("--workspace") + 1]) if "--workspace" in sys.argv else 0
-    asyncio.run(main(n, d, w, "--cache" in sys.argv))
+    if "--in-process" in sys.argv:
+        in_process(n)
+    else:
+        asyncio.run(main(n, d, w, "--cache" in sys.argv))

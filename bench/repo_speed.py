@@ -3,7 +3,7 @@
 In one run, on a copy of torch/{nn,optim,autograd,distributions} (or, with ``--all``, of the
 whole torch package: about 2,300 files and 1.2 million lines, the larger real code base):
 libcst parse + print of every file (the floor any libcst tool pays), `inplacefix check`,
-`inplacefix fix --diff`, a warm rerun of `check` from the cache, `check -j 1` vs `-j 2`, and
+`inplacefix fix --diff` (and with ``--select ALL``, the migration mode), a warm rerun of `check` from the cache, `check -j 1` vs `-j 2`, and
 Ruff for reference when it is on PATH. CPU seconds (user + sys of the child processes), median
 of several runs, with ratios to the floor. The children may write bytecode caches (as any
 installed tool does), whatever PYTHONDONTWRITEBYTECODE says here.
@@ -67,6 +67,8 @@ def main() -> None:
         "inplacefix check": exe + ["check", "--no-cache", "-j", "1", "--no-progress", str(tree)],
         "inplacefix check --select ALL": exe + ["check", "--no-cache", "-j", "1", "--no-progress", "--select", "ALL", str(tree)],
         "inplacefix fix --diff": exe + ["fix", "--diff", "--no-cache", "-j", "1", "--no-progress", str(tree)],
+        "inplacefix fix --diff --select ALL": exe + ["fix", "--diff", "--no-cache", "-j", "1", "--no-progress",
+                                                     "--select", "ALL", str(tree)],
         "inplacefix check, warm cache": exe + ["check", "-j", "1", "--no-progress", str(tree)],
         "inplacefix check -j 2": exe + ["check", "--no-cache", "-j", "2", "--no-progress", str(tree)],
     }

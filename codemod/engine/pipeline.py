@@ -85,7 +85,13 @@ def process_source(
         if not (build_fixes or wants_unused or registry.may_have_candidates(data)):
             parse(data)  # nothing to find, but a file that does not parse is reported
             return result
-        source = Source(data, registry.node_types())
+        source = None
+        if incremental and previous is not None and previous.source is not None and not (fix or build_fixes):
+            from codemod.engine.reparse import reparse  # the edited lines only
+
+            source, previous.source = reparse(previous.source, data, registry.node_types()), None
+        if source is None:
+            source = Source(data, registry.node_types())
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError) as exc:
         from codemod.engine.syntax_errors import syntax_error
 
@@ -127,6 +133,20 @@ def process_source(
     wanted = [f for f in result.findings if f.fixable] if build_fixes else chosen
     if not wanted and not build_fixes:
         return result
+    if not build_fixes:  # the statements holding the fixes, parsed alone (else the whole module)
+        from codemod.fixes.statements import statement_fixes
+
+        try:
+            done = statement_fixes(source, data, wanted, path)
+        except SyntaxError as exc:  # a bug of ours: never write it
+            result.error = FileError(f"internal error: the fixed code does not parse ({exc.msg})")
+            return result
+        if done is not None:
+            chosen = [f for f in chosen if f.fix is not None]
+            if chosen and done[0] != result.original:
+                result.fixed, result.fixed_bytes = done
+                result.applied = chosen
+            return result
     from codemod.fixes import apply as fixing
 
     try:
