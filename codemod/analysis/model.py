@@ -68,6 +68,8 @@ class SemanticModel:
         self.source = source
         self.module = source.tree
         self.assume_same_dtype = assume_same_dtype
+        self.project = project
+        self._other_dtype: Optional[Tuple[Optional[str]]] = None
         self.tree = tree = Tree(source)
         self.binder = binder = Binder(source)
         self.names = names = Names(tree, binder)
@@ -215,4 +217,16 @@ class SemanticModel:
 
     def may_promote(self, key: Optional[str], operands: Iterable[ast.expr]) -> bool:
         """Whether ``x = x op y`` could take another dtype than ``x op= y`` keeps."""
-        return dtype.may_promote(self.kinds, key, operands, self.assume_same_dtype)
+        return dtype.may_promote(self.kinds, key, operands, self.assume_same_dtype) and self.other_dtype is not None
+
+    @property
+    def other_dtype(self) -> Optional[str]:
+        """Where this file, or another file of the run (through the index), makes a tensor of
+        another dtype than float32, int64 and bool (``dtype.other_dtype``); None: the code
+        computes in those only, so no op's out-of-place form can take another dtype."""
+        if self._other_dtype is None:
+            found = dtype.other_dtype(self.module)
+            if found is None and self.project is not None:
+                found = self.project.other_dtype
+            self._other_dtype = (found,)
+        return self._other_dtype[0]

@@ -37,6 +37,7 @@ from typing import (
     Union,
 )
 
+from codemod.analysis.dtype import other_dtype
 from codemod.analysis.syntax import FUNCTIONS, Function, Owner, target_key
 from codemod.analysis.tree import Tree
 
@@ -89,6 +90,9 @@ class ModuleFacts:
     # names imported from outside the project (not torch) that the module calls: local name ->
     # qualified name (``Mlp`` -> ``timm.layers.Mlp``), looked up in installed libraries
     libraries: Dict[str, str] = dataclasses.field(default_factory=dict)
+    # the first thing in the module that makes (or may make) a tensor of another dtype than
+    # float32, int64 or bool (``analysis.dtype.other_dtype``); None: nothing
+    other_dtype: Optional[str] = None
 
 
 # The summary of an installed library's function or class by its qualified name (None: not
@@ -141,6 +145,16 @@ class ProjectIndex:
         self._summaries: Dict[str, Dict[str, SummaryFact]] = {}
         self.libraries = libraries
         self._library: Dict[str, Optional[SummaryFact]] = {}
+
+    @property
+    def other_dtype(self) -> Optional[str]:
+        """Where the run's files make another dtype than float32, int64 and bool (the first
+        such place, as ``module: what``); None when they all compute in those."""
+        for name in sorted(self.modules):
+            found = self.modules[name].other_dtype
+            if found is not None:
+                return f"{name}: {found}"
+        return None
 
     def canonical(self, name: str, depth: int = 0) -> str:
         """Where a name really points: ``pkg.layers.f`` re-exported from ``pkg.layers.init``
@@ -274,6 +288,7 @@ class ProjectIndex:
             h.update(repr((name, self.summary(target))).encode())
         for name, target in sorted(facts.libraries.items()):  # and of the library callees it calls
             h.update(repr((name, target, self.library_summary(module, name))).encode())
+        h.update(repr(("other-dtype", self.other_dtype)).encode())  # the project's dtypes decide fix safety
         return h.hexdigest()[:16]
 
 
@@ -340,7 +355,7 @@ def collect(model: "SemanticModel", module: str, project_modules: FrozenSet[str]
                     read.add(kw.arg)
         found.append(CallFact(callee, caller, grad_off, called, ignored, frozenset(read)))
     exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
-    return ModuleFacts(module, functions, found, exports, libraries)
+    return ModuleFacts(module, functions, found, exports, libraries, other_dtype(model.module))
 
 
 def library_callees(module: ast.Module) -> Dict[str, str]:
