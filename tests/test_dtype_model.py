@@ -114,3 +114,14 @@ def test_the_cache_follows_the_other_files_dtypes(tmp_path):
     assert statuses(".", cwd=tmp_path, cache=True) == [("IPF101", "safe", None)]
     (tmp_path / "train.py").write_text(TRAIN + "with torch.autocast('cpu'):\n    model(torch.ones(2, 4))\n")
     assert statuses(".", cwd=tmp_path, cache=True) == [("IPF101", "unsafe", "dtype-promotion")]
+
+
+def test_only_files_linked_by_imports_count(tmp_path):
+    """A file of the run that neither imports `blocks` nor is imported with it cannot hand it a
+    tensor: its half precision does not count; a file importing both links them."""
+    (tmp_path / "blocks.py").write_text(BLOCK)
+    (tmp_path / "train.py").write_text(TRAIN)
+    (tmp_path / "other.py").write_text("import torch\n\n\ndef run(x):\n    return x.half()\n")
+    assert statuses(".", cwd=tmp_path) == [("IPF101", "safe", None)]
+    (tmp_path / "main.py").write_text("import other\nimport train\n\nother.run(train.model)\n")
+    assert statuses(".", cwd=tmp_path) == [("IPF101", "unsafe", "dtype-promotion")]

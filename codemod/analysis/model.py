@@ -68,7 +68,7 @@ class SemanticModel:
         self.source = source
         self.module = source.tree
         self.assume_same_dtype = assume_same_dtype
-        self.project = project
+        self.project, self.module_name = project, module_name
         self._other_dtype: Optional[Tuple[Optional[str]]] = None
         self.tree = tree = Tree(source)
         self.binder = binder = Binder(source)
@@ -221,12 +221,12 @@ class SemanticModel:
 
     @property
     def other_dtype(self) -> Optional[str]:
-        """Where this file, or another file of the run (through the index), makes a tensor of
-        another dtype than float32, int64 and bool (``dtype.other_dtype``); None: the code
+        """Where this file, or another file of the run linked to it by imports (through the
+        index), makes a tensor of another dtype than float32, int64 and bool (``dtype.other_dtype``); None: the code
         computes in those only, so no op's out-of-place form can take another dtype."""
         if self._other_dtype is None:
             found = dtype.other_dtype(self.module)
             if found is None and self.project is not None:
-                found = self.project.other_dtype
+                found = self.project.other_dtype(self.module_name)
             self._other_dtype = (found,)
         return self._other_dtype[0]
