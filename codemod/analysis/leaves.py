@@ -129,17 +129,19 @@ class Leaves:
                     return LeafOrigin(True, f"`{name.id}`, one of tensors that require grad", False)
         owner = self.tree.owner(name)
         flow = self.binder.flow(owner)
-        for binding in self.dataflow.reaching(flow, name.id, stmt):
+        reaching = self.dataflow.reaching(flow, name.id, stmt)
+        only = len(reaching) == 1  # a leaf handed in or aliased is known only where nothing else reaches
+        for binding in reaching:
             value = binding.value
             if binding.form == "param" and isinstance(owner, FUNCTIONS):
                 passed = self._passed_leaf(owner, name.id)
                 if passed is not None:
-                    return passed
+                    return passed if only else passed._replace(known=False)
                 continue
             if binding.form == "assign" and isinstance(value, (ast.Attribute, ast.Name)):
                 aliased = self._followed(value, binding.stmt)  # `weights = self.input.weight`
                 if aliased is not None:
-                    return LeafOrigin(aliased.known, f"`{name.id}`, which is {aliased.what}", False)
+                    return LeafOrigin(aliased.known and only, f"`{name.id}`, which is {aliased.what}", False)
                 continue
             if binding.form != "assign" or not isinstance(value, ast.Call):
                 continue
