@@ -11,7 +11,7 @@ the analysis cannot name.
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, NamedTuple, Optional, Set, Tuple
+from typing import Dict, List, NamedTuple, Optional, Set, Tuple, cast
 
 from typing import TYPE_CHECKING
 
@@ -75,7 +75,7 @@ class Leaves:
                 else:
                     continue
                 if key:
-                    found.setdefault(key, []).append(self.tree.statement_of(node))
+                    found.setdefault(key, []).append(cast(ast.stmt, self.tree.statement_of(node)))
             self._frozen = found
         return self._frozen
 
