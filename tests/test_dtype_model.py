@@ -35,6 +35,7 @@ MIXED = [
     "y = x.type(torch.DoubleTensor)",
     "torch.set_default_dtype(torch.float64)",
     "model = AutoModel.from_pretrained(name, torch_dtype='auto')",
+    "data = torch.load('features.pt')",  # tensors saved by anyone, in any dtype
 ]
 ONE = [
     "y = x.float()\nz = i.long()\nm = (x > 0).bool()",
@@ -43,6 +44,7 @@ ONE = [
     "y = x.to(device)\nz = x.to(x.device)",
     "import numpy as np\ny = torch.tensor([1.0, 2.0])\nz = np.zeros(3)",
     'def f(x):\n    """Runs in half the time of the double loop."""\n    return x * 2',
+    "model.load_state_dict(torch.load(path))",  # copied into the parameters, in their dtype
 ]
 
 

@@ -252,6 +252,8 @@ def other_dtype(module: ast.Module) -> Optional[str]:
         or isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in _DATA_LIBRARIES
         for node in ast.walk(module))
     docstrings = {id(s.value) for s in ast.walk(module) if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)}
+    into_state = {id(a) for c in ast.walk(module) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+                  and c.func.attr == "load_state_dict" for a in c.args}  # copied into the parameters' dtypes
     for node in ast.walk(module):
         line = getattr(node, "lineno", 0)
         if isinstance(node, ast.Attribute) and node.attr in _OTHER_DTYPE_NAMES and node.attr != "int":
@@ -280,6 +282,10 @@ def other_dtype(module: ast.Module) -> Optional[str]:
                 return f"`.{method}(...)` at line {line}"
             if method in ("to", "type") and any(not _plain_dtype(a) and _looks_like_dtype(a) for a in node.args):
                 return f"`.{method}(...)` at line {line}"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "load" \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in ("torch", "pickle", "joblib") \
+                and id(node) not in into_state:
+            return f"`{node.func.value.id}.load(...)` (tensors of any dtype) at line {line}"
         if data_library and isinstance(node, ast.Call) and not any(k.arg == "dtype" for k in node.keywords):
             name = node.func.attr if isinstance(node.func, ast.Attribute) else \
                 node.func.id if isinstance(node.func, ast.Name) else ""
