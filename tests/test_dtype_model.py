@@ -127,3 +127,12 @@ def test_only_files_linked_by_imports_count(tmp_path):
     assert statuses(".", cwd=tmp_path) == [("IPF101", "safe", None)]
     (tmp_path / "main.py").write_text("import other\nimport train\n\nother.run(train.model)\n")
     assert statuses(".", cwd=tmp_path) == [("IPF101", "unsafe", "dtype-promotion")]
+
+
+def test_mixed_dtypes_in_the_configuration_keeps_the_fix_unsafe(tmp_path):
+    """A library that others run under autocast or `.half()` shows no other dtype in its own
+    files: `mixed-dtypes = true` says so."""
+    (tmp_path / "blocks.py").write_text(BLOCK)
+    assert statuses("blocks.py", cwd=tmp_path) == [("IPF101", "safe", None)]
+    (tmp_path / "pyproject.toml").write_text("[tool.inplacefix]\nmixed-dtypes = true\n")
+    assert statuses("blocks.py", cwd=tmp_path) == [("IPF101", "unsafe", "dtype-promotion")]

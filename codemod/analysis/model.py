@@ -64,12 +64,14 @@ class SemanticModel:
     """Answers the rules' questions about one module."""
 
     def __init__(self, source: Source, assume_same_dtype: bool = False,
-                 project: Optional["ProjectIndex"] = None, module_name: str = "") -> None:
+                 project: Optional["ProjectIndex"] = None, module_name: str = "",
+                 mixed_dtypes: bool = False) -> None:
         self.source = source
         self.module = source.tree
         self.assume_same_dtype = assume_same_dtype
         self.project, self.module_name = project, module_name
-        self._other_dtype: Optional[Tuple[Optional[str]]] = None
+        # `mixed-dtypes = true` (configuration): other dtypes come from outside the files
+        self._other_dtype: Optional[Tuple[Optional[str]]] = ("`mixed-dtypes = true`",) if mixed_dtypes else None
         self.tree = tree = Tree(source)
         self.binder = binder = Binder(source)
         self.names = names = Names(tree, binder)
