@@ -92,7 +92,8 @@ def run_tool(command: str, case: pathlib.Path, cwd: pathlib.Path, timeout: int) 
         done = subprocess.run(words, capture_output=True, text=True, timeout=timeout, cwd=cwd)
     except subprocess.TimeoutExpired:
         return {"rc": 124, "out": "", "err": "timeout"}
-    return {"rc": done.returncode, "out": done.stdout[-4000:], "err": done.stderr[-2000:]}
+    # the whole of stdout: `check --format json` is parsed, and a cut JSON read as "not flagged"
+    return {"rc": done.returncode, "out": done.stdout, "err": done.stderr[-2000:]}
 
 
 def judge(case: pathlib.Path, rewritten: pathlib.Path, original_text: str, helpers_changed: bool) -> dict:

@@ -71,6 +71,9 @@ class Settings:
     extend_exclude: tuple = ()
     unsafe_fixes: bool = False
     assume_same_dtype: bool = False
+    # The code may run in other dtypes than its files show (a library that others run under
+    # autocast or `.half()`): the dtype model never calls an op's rewrite dtype-safe.
+    mixed_dtypes: bool = False
     include_notebooks: bool = True
     # Summaries of callees imported from installed libraries (engine.libraries), and folders
     # searched for them before the project's virtualenv and the interpreter's sys.path.
@@ -136,6 +139,7 @@ KEYS = {
     "force-exclude": Key("force_exclude", Kind.BOOL),
     "exclude": Key("exclude", Kind.PATTERNS), "extend-exclude": Key("extend_exclude", Kind.PATTERNS),
     "unsafe-fixes": Key("unsafe_fixes", Kind.BOOL), "assume-same-dtype": Key("assume_same_dtype", Kind.BOOL),
+    "mixed-dtypes": Key("mixed_dtypes", Kind.BOOL),
     "include-notebooks": Key("include_notebooks", Kind.BOOL),
     "library-summaries": Key("library_summaries", Kind.BOOL), "library-paths": Key("library_paths", Kind.PATHS),
 }

@@ -33,6 +33,10 @@ BROKEN = textwrap.dedent(
         z = h * 2
         z += 1
         return y + z
+
+
+    def in_half(x):  # the file computes in half too: `y = y + d` may promote (dtype-promotion)
+        return f(x.half())
     """
 )
 FIXED = BROKEN.replace("    h += 1\n", "    h = h + 1\n").replace(

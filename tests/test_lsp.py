@@ -23,6 +23,10 @@ TEXT = textwrap.dedent(
         y = torch.tanh(x)
         y += h
         return h + z + y
+
+
+    def f_half(x):  # the file computes in half too: `y = y + h` may promote (dtype-promotion)
+        return f(x.half())
     """
 )
 

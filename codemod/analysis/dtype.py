@@ -220,3 +220,119 @@ class Floating:
 
     def _is_dtype(self, expr: ast.expr) -> bool:
         return (self.model.torch_name(expr) or "").startswith("torch.") and isinstance(expr, ast.Attribute)
+
+
+# ---------------------------------------------------------------- the project's dtypes
+# Where a project computes in one float dtype (the default, float32) and one integral dtype
+# (int64, with bool), ``x = x op y`` cannot take another dtype than ``x op= y`` keeps: every
+# floating operand is float32 (float32 op int64 or bool is float32), every integral one int64.
+# Anything that can make another dtype, or a dtype the analysis cannot read, is evidence of
+# mixed dtypes, found by one walk of each file (of every file of the run, through the index).
+_OTHER_DTYPE_NAMES = frozenset({
+    "half", "double", "bfloat16", "float16", "float64", "cfloat", "cdouble", "chalf", "complex32",
+    "complex64", "complex128", "int", "int8", "int16", "int32", "uint8", "uint16", "uint32", "uint64",
+    "short", "qint8", "quint8", "qint32", "quint4x2", "HalfTensor", "DoubleTensor", "BFloat16Tensor",
+    "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "autocast", "amp", "GradScaler",
+    "set_default_dtype", "set_default_tensor_type", "from_numpy", "torch_dtype", "read_image",
+    "decode_image", "pil_to_tensor", "PILToTensor", "view_as_complex", "polar", "complex",
+})
+_OTHER_DTYPE_METHODS = frozenset({"half", "double", "bfloat16", "int", "short", "byte", "char", "cfloat",
+                                  "cdouble", "type", "view"})  # `.view(torch.int32)`: a reinterpretation
+_OTHER_DTYPE_WORDS = ("float16", "float64", "bfloat16", "bf16", "fp16", "fp64", "half", "double",
+                      "autocast", "complex", "int8", "int16", "int32", "uint8", "float8", "mixed")
+_DATA_LIBRARIES = ("numpy", "scipy", "pandas", "h5py", "PIL", "cv2", "imageio", "skimage")
+_CONVERSIONS = frozenset({"tensor", "as_tensor", "asarray", "Tensor"})
+
+
+def other_dtype(module: ast.Module) -> Optional[str]:
+    """The first thing in ``module`` that makes (or may make) a tensor of another dtype than
+    float32, int64 or bool, as ``"`.half()` at line 12"``; None when there is none."""
+    data_library = any(
+        isinstance(node, ast.Import) and any(a.name.split(".")[0] in _DATA_LIBRARIES for a in node.names)
+        or isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in _DATA_LIBRARIES
+        for node in ast.walk(module))
+    docstrings = {id(s.value) for s in ast.walk(module) if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)}
+    into_state = {id(a) for c in ast.walk(module) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+                  and c.func.attr == "load_state_dict" for a in c.args}  # copied into the parameters' dtypes
+    for node in ast.walk(module):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Attribute) and node.attr in _OTHER_DTYPE_NAMES and node.attr != "int":
+            return f"`.{node.attr}` at line {line}"
+        if isinstance(node, ast.Attribute) and node.attr == "int" and isinstance(node.value, ast.Name) \
+                and node.value.id == "torch":
+            return f"`torch.int` at line {line}"
+        if isinstance(node, ast.Name) and node.id in _OTHER_DTYPE_NAMES and node.id not in ("int", "complex"):
+            return f"`{node.id}` at line {line}"
+        if isinstance(node, ast.alias) and node.name.rsplit(".", 1)[-1] in _OTHER_DTYPE_NAMES:
+            return f"`{node.name}` imported at line {getattr(node, 'lineno', 0) or 0}"
+        if isinstance(node, ast.keyword) and node.arg in ("dtype", "torch_dtype") \
+                and not _plain_dtype(node.value):
+            return f"`{node.arg}=` at line {getattr(node.value, 'lineno', 0)}"
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            text = node.value.lower()
+            word = next((w for w in _OTHER_DTYPE_WORDS if w in text), None)
+            if word is not None:
+                return f"{word!r} at line {line}"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            method = node.func.attr
+            if method in _OTHER_DTYPE_METHODS and (method not in ("type", "view", "int") or _dtype_argument(node)
+                                                   or method == "int" and not node.args and not node.keywords
+                                                   and not (isinstance(node.func.value, ast.Name)
+                                                            and node.func.value.id in ("np", "numpy"))):
+                return f"`.{method}(...)` at line {line}"
+            if method in ("to", "type") and any(not _plain_dtype(a) and _looks_like_dtype(a) for a in node.args):
+                return f"`.{method}(...)` at line {line}"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "load" \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in ("torch", "pickle", "joblib") \
+                and id(node) not in into_state:
+            return f"`{node.func.value.id}.load(...)` (tensors of any dtype) at line {line}"
+        if data_library and isinstance(node, ast.Call) and not any(k.arg == "dtype" for k in node.keywords):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else \
+                node.func.id if isinstance(node.func, ast.Name) else ""
+            if name in _CONVERSIONS and node.args and not _literal_data(node.args[0]):
+                return f"`{name}(...)` of data that may come from an array at line {line}"
+    return None
+
+
+def _plain_dtype(expr: ast.expr) -> bool:
+    """``torch.float32``/``torch.float``/``torch.long``/``torch.int64``/``torch.bool``, a
+    tensor's own ``.dtype``, ``None``, or the Python types ``float``/``int``/``bool``."""
+    if isinstance(expr, ast.Constant):
+        return expr.value is None
+    if isinstance(expr, ast.Name):
+        return expr.id in ("float", "bool")
+    if isinstance(expr, ast.Attribute):
+        if expr.attr == "dtype":  # a tensor's own dtype; not an object's setting (`self.dtype`, `args.dtype`)
+            owner = expr.value.id if isinstance(expr.value, ast.Name) else expr.value.attr \
+                if isinstance(expr.value, ast.Attribute) else ""
+            return not any(w in owner.lower() for w in ("self", "cls", "config", "cfg", "args", "opt", "param"))
+        return isinstance(expr.value, ast.Name) and expr.value.id == "torch" \
+            and expr.attr in ("float", "float32", "long", "int64", "bool")
+    return False
+
+
+def _looks_like_dtype(expr: ast.expr) -> bool:
+    """An argument of ``.to``/``.type`` that is a dtype or may be one (``.to(device)`` by name
+    may also be a dtype: names that say ``dtype`` count; a tensor's ``.device`` does not)."""
+    if isinstance(expr, ast.Attribute):
+        return expr.attr != "device" and ("dtype" in expr.attr.lower() or isinstance(expr.value, ast.Name)
+                                          and expr.value.id == "torch")
+    if isinstance(expr, ast.Name):
+        return "dtype" in expr.id.lower() or "type" == expr.id.lower()
+    return isinstance(expr, ast.Constant) and isinstance(expr.value, str) and "tensor" in expr.value.lower()
+
+
+def _dtype_argument(call: ast.Call) -> bool:
+    return any(_looks_like_dtype(a) and not _plain_dtype(a) for a in call.args) or any(
+        k.arg == "dtype" and not _plain_dtype(k.value) for k in call.keywords)
+
+
+def _literal_data(expr: ast.expr) -> bool:
+    """Python numbers written out (a list of them, nested): float32 or int64, never float64."""
+    if isinstance(expr, ast.Constant):
+        return isinstance(expr.value, (int, float, bool))
+    if isinstance(expr, (ast.List, ast.Tuple)):
+        return all(_literal_data(e) for e in expr.elts)
+    if isinstance(expr, ast.UnaryOp):
+        return _literal_data(expr.operand)
+    return False

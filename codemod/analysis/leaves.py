@@ -11,12 +11,15 @@ the analysis cannot name.
 from __future__ import annotations
 
 import ast
-from typing import NamedTuple, Optional, Set, Tuple
+from typing import Dict, List, NamedTuple, Optional, Set, Tuple, cast
+
+from typing import TYPE_CHECKING
 
 from codemod.analysis.binder import Binder
 from codemod.analysis.dataflow import VIEW_METHODS, Dataflow
 from codemod.analysis.kinds import Kind
 from codemod.analysis.syntax import (
+    FUNCTIONS,
     OWNERS,
     Located,
     bound_names,
@@ -27,6 +30,9 @@ from codemod.analysis.syntax import (
 )
 from codemod.analysis.tensor_kind import TensorKinds
 from codemod.analysis.tree import Tree
+
+if TYPE_CHECKING:
+    from codemod.analysis.calls import Calls
 
 _PARAMETER_ATTRS = ("weight", "bias")
 _PARAMETER_ITERATORS = ("parameters", "named_parameters")
@@ -41,19 +47,22 @@ class LeafOrigin(NamedTuple):
 class Leaves:
     """Whether the base of an in-place write is a leaf that requires grad."""
 
-    def __init__(self, tree: Tree, binder: Binder, dataflow: Dataflow, kinds: TensorKinds) -> None:
+    def __init__(self, tree: Tree, binder: Binder, dataflow: Dataflow, kinds: TensorKinds,
+                 calls: Optional["Calls"] = None) -> None:
         self.tree = tree
+        self.calls = calls  # the module's call sites: a parameter a call hands a leaf
         self.binder = binder
         self.dataflow = dataflow
         self.kinds = kinds
-        self._frozen: Optional[Set[str]] = None
+        self._frozen: Optional[Dict[str, List[ast.stmt]]] = None  # key -> the statements turning it off
         self._asking: Set[Tuple[ast.expr, Located]] = set()  # views being followed (cycles)
 
-    def frozen(self) -> Set[str]:
+    def frozen(self) -> Dict[str, List[ast.stmt]]:
         """Keys the module turns requires_grad off for (``w.requires_grad_(False)``,
-        ``w.requires_grad = False``): such a tensor may not require grad when it is updated."""
+        ``w.requires_grad = False``), with the statements that do: such a tensor may not require
+        grad when it is updated."""
         if self._frozen is None:
-            found: Set[str] = set()
+            found: Dict[str, List[ast.stmt]] = {}
             text = self.tree.source.text  # a screen (identifiers are NFKC-normalised: ASCII only)
             nodes = self.tree.walk(self.tree.module) if "requires_grad" in text or not text.isascii() else ()
             for node in nodes:
@@ -66,16 +75,33 @@ class Leaves:
                 else:
                     continue
                 if key:
-                    found.add(key)
+                    found.setdefault(key, []).append(cast(ast.stmt, self.tree.statement_of(node)))
             self._frozen = found
         return self._frozen
+
+    def _frozen_before(self, key: str, stmt: Located) -> bool:
+        """``key``'s requires_grad may be off at ``stmt``: turned off anywhere but later in the
+        same function (and not in a loop around both): ``E[:, 0::2] = ...`` then
+        ``E.requires_grad = False`` still writes into a leaf that requires grad."""
+        offs = self.frozen().get(key)
+        if not offs:
+            return False
+        owner = self.tree.owner(stmt)
+        line = getattr(stmt, "lineno", 0)
+        loops = self.binder.flow(owner).loops
+        for off in offs:
+            if self.tree.owner(off) is not owner or off.lineno <= line:
+                return True
+            if any(start[0] <= off.lineno <= end[0] and start[0] <= line <= end[0] for start, end in loops):
+                return True
+        return False
 
     def origin(self, target: ast.expr, stmt: Located) -> Optional[LeafOrigin]:
         base = subscript_base(target)
         key = target_key(base)
         if key is None:
             return None
-        if key in self.frozen():
+        if self._frozen_before(key, stmt):
             return LeafOrigin(False, f"`{key}`, whose requires_grad the code turns off", False)
         kind = self.kinds.kind(base)
         if kind is Kind.PARAMETER:
@@ -101,9 +127,22 @@ class Leaves:
                 if bound_names(anc.target) == {name.id} and isinstance(anc.iter, (ast.Tuple, ast.List)) \
                         and anc.iter.elts and all(self._leaf_name(e, anc) for e in anc.iter.elts):
                     return LeafOrigin(True, f"`{name.id}`, one of tensors that require grad", False)
-        flow = self.binder.flow(self.tree.owner(name))
-        for binding in self.dataflow.reaching(flow, name.id, stmt):
+        owner = self.tree.owner(name)
+        flow = self.binder.flow(owner)
+        reaching = self.dataflow.reaching(flow, name.id, stmt)
+        only = len(reaching) == 1  # a leaf handed in or aliased is known only where nothing else reaches
+        for binding in reaching:
             value = binding.value
+            if binding.form == "param" and isinstance(owner, FUNCTIONS):
+                passed = self._passed_leaf(owner, name.id)
+                if passed is not None:
+                    return passed if only else passed._replace(known=False)
+                continue
+            if binding.form == "assign" and isinstance(value, (ast.Attribute, ast.Name)):
+                aliased = self._followed(value, binding.stmt)  # `weights = self.input.weight`
+                if aliased is not None:
+                    return LeafOrigin(aliased.known and only, f"`{name.id}`, which is {aliased.what}", False)
+                continue
             if binding.form != "assign" or not isinstance(value, ast.Call):
                 continue
             if _creates_leaf(value):
@@ -121,6 +160,53 @@ class Leaves:
                 if viewed is not None:
                     return LeafOrigin(viewed.known, f"`{name.id}`, a view of {viewed.what}", False)
         return None
+
+    def _followed(self, expr: ast.expr, at: Located) -> Optional[LeafOrigin]:
+        """The origin of ``expr`` at ``at``, cycles cut (``x = x`` through a loop)."""
+        asked = (expr, at)
+        if asked in self._asking:
+            return None
+        self._asking.add(asked)
+        try:
+            return self.origin(expr, at)
+        finally:
+            self._asking.discard(asked)
+
+    def _passed_leaf(self, func: ast.AST, param: str) -> Optional[LeafOrigin]:
+        """``def fill(E): E[:, 0::2] = ...`` called as ``fill(E=self.emb.weight)``: the parameter
+        is a leaf that requires grad where a call in this module passes one (that call raises).
+        Known only where every call is seen and passes a known leaf: calls in this module only
+        (no reference handed on, no ``*args``), none from another file of the run."""
+        if self.calls is None or getattr(func, "name", "_").endswith("_"):
+            return None  # `fill_(w)`: a helper that mutates on purpose, reported at its calls (IPF005)
+        plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]  # type: ignore[attr-defined]
+        if param not in plain:
+            return None
+        index = plain.index(param)
+        sites = self.calls.sites(func)  # type: ignore[arg-type]
+        found: Optional[LeafOrigin] = None
+        every = bool(sites)
+        for site in sites:
+            call = site.node
+            if not site.called or not isinstance(call, ast.Call) or any(isinstance(a, ast.Starred) for a in call.args):
+                every = False
+                continue
+            offset = 1 if plain[:1] and plain[0] in ("self", "cls") and isinstance(call.func, ast.Attribute) else 0
+            arg = next((k.value for k in call.keywords if k.arg == param), None)
+            if arg is None and 0 <= index - offset < len(call.args):
+                arg = call.args[index - offset]
+            origin = self._followed(arg, self.tree.statement_of(call)) if arg is not None else None
+            if origin is None or not origin.known:
+                every = False
+            elif found is None:
+                found = LeafOrigin(True, f"`{param}`, which the call at line {call.lineno} gives {origin.what}", False)
+        if found is None:
+            return None
+        qualname = self.calls.qualname(func)  # type: ignore[arg-type]
+        elsewhere = qualname is not None and self.calls.project is not None and any(
+            not c.caller.startswith(self.calls.module_name + ".")
+            for c in self.calls.project.calls.get(qualname, []))
+        return found if every and not elsewhere else found._replace(known=False)
 
     def read_by_computation(self, name: ast.Name, stmt: Located) -> bool:
         """The tensor ``name`` holds is read after ``stmt`` by a computation (an op, a call, an

@@ -64,10 +64,14 @@ class SemanticModel:
     """Answers the rules' questions about one module."""
 
     def __init__(self, source: Source, assume_same_dtype: bool = False,
-                 project: Optional["ProjectIndex"] = None, module_name: str = "") -> None:
+                 project: Optional["ProjectIndex"] = None, module_name: str = "",
+                 mixed_dtypes: bool = False) -> None:
         self.source = source
         self.module = source.tree
         self.assume_same_dtype = assume_same_dtype
+        self.project, self.module_name = project, module_name
+        # `mixed-dtypes = true` (configuration): other dtypes come from outside the files
+        self._other_dtype: Optional[Tuple[Optional[str]]] = ("`mixed-dtypes = true`",) if mixed_dtypes else None
         self.tree = tree = Tree(source)
         self.binder = binder = Binder(source)
         self.names = names = Names(tree, binder)
@@ -78,7 +82,7 @@ class SemanticModel:
         self.calls = calls = Calls(tree, binder, project, module_name)
         self.grad = GradMode(tree, names, classes, calls)
         self.holders = Holders(tree, binder, flow)
-        self.leaves = Leaves(tree, binder, flow, kinds)
+        self.leaves = Leaves(tree, binder, flow, kinds, calls)
         self.views = Views(tree, binder, names, classes, flow, kinds, self.grad)
         self._hazards: Optional["Hazards"] = None
         self._summaries: Optional["Summaries"] = None
@@ -215,4 +219,16 @@ class SemanticModel:
 
     def may_promote(self, key: Optional[str], operands: Iterable[ast.expr]) -> bool:
         """Whether ``x = x op y`` could take another dtype than ``x op= y`` keeps."""
-        return dtype.may_promote(self.kinds, key, operands, self.assume_same_dtype)
+        return dtype.may_promote(self.kinds, key, operands, self.assume_same_dtype) and self.other_dtype is not None
+
+    @property
+    def other_dtype(self) -> Optional[str]:
+        """Where this file, or another file of the run linked to it by imports (through the
+        index), makes a tensor of another dtype than float32, int64 and bool (``dtype.other_dtype``); None: the code
+        computes in those only, so no op's out-of-place form can take another dtype."""
+        if self._other_dtype is None:
+            found = dtype.other_dtype(self.module)
+            if found is None and self.project is not None:
+                found = self.project.other_dtype(self.module_name)
+            self._other_dtype = (found,)
+        return self._other_dtype[0]

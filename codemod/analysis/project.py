@@ -37,6 +37,7 @@ from typing import (
     Union,
 )
 
+from codemod.analysis.dtype import other_dtype
 from codemod.analysis.syntax import FUNCTIONS, Function, Owner, target_key
 from codemod.analysis.tree import Tree
 
@@ -89,6 +90,9 @@ class ModuleFacts:
     # names imported from outside the project (not torch) that the module calls: local name ->
     # qualified name (``Mlp`` -> ``timm.layers.Mlp``), looked up in installed libraries
     libraries: Dict[str, str] = dataclasses.field(default_factory=dict)
+    # the first thing in the module that makes (or may make) a tensor of another dtype than
+    # float32, int64 or bool (``analysis.dtype.other_dtype``); None: nothing
+    other_dtype: Optional[str] = None
 
 
 # The summary of an installed library's function or class by its qualified name (None: not
@@ -141,6 +145,52 @@ class ProjectIndex:
         self._summaries: Dict[str, Dict[str, SummaryFact]] = {}
         self.libraries = libraries
         self._library: Dict[str, Optional[SummaryFact]] = {}
+        self._linked: Optional[Dict[str, Set[str]]] = None  # module -> modules it imports or is imported by
+
+    def other_dtype(self, module: str) -> Optional[str]:
+        """Where the files that can hand ``module`` a tensor, or take one from it, make another
+        dtype than float32, int64 and bool (the first such place, as ``module: what``); None
+        when they all compute in those. Those files are the ones connected to it by imports, in
+        either direction and through other files (``main`` imports ``a`` and ``b``: ``a``'s
+        half tensors may reach ``b``); a module the index does not know sees every file."""
+        if self._linked is None:
+            self._linked = self._import_links()
+        if module not in self.modules:
+            reach = sorted(self.modules)
+        else:
+            seen, todo = {module}, [module]
+            while todo:
+                for other in self._linked.get(todo.pop(), ()):
+                    if other not in seen:
+                        seen.add(other)
+                        todo.append(other)
+            reach = sorted(seen)
+        for name in reach:
+            found = self.modules[name].other_dtype
+            if found is not None:
+                return f"{name}: {found}"
+        return None
+
+    def _import_links(self) -> Dict[str, Set[str]]:
+        """Modules of the run linked by an import or a call of one another, both ways."""
+        links: Dict[str, Set[str]] = {}
+        for facts in self.modules.values():
+            targets = [self.canonical(c.callee) for c in facts.calls] + list(facts.exports.values())
+            for target in targets:
+                other = self._module_of(target)
+                if other is not None and other != facts.module:
+                    links.setdefault(facts.module, set()).add(other)
+                    links.setdefault(other, set()).add(facts.module)
+        return links
+
+    def _module_of(self, qualname: str) -> Optional[str]:
+        """The run's module that ``qualname`` names or lies in (the longest such name)."""
+        parts = qualname.split(".")
+        for end in range(len(parts), 0, -1):
+            name = ".".join(parts[:end])
+            if name in self.modules:
+                return name
+        return None
 
     def canonical(self, name: str, depth: int = 0) -> str:
         """Where a name really points: ``pkg.layers.f`` re-exported from ``pkg.layers.init``
@@ -274,6 +324,7 @@ class ProjectIndex:
             h.update(repr((name, self.summary(target))).encode())
         for name, target in sorted(facts.libraries.items()):  # and of the library callees it calls
             h.update(repr((name, target, self.library_summary(module, name))).encode())
+        h.update(repr(("other-dtype", self.other_dtype(module))).encode())  # the project's dtypes decide fix safety
         return h.hexdigest()[:16]
 
 
@@ -340,7 +391,7 @@ def collect(model: "SemanticModel", module: str, project_modules: FrozenSet[str]
                     read.add(kw.arg)
         found.append(CallFact(callee, caller, grad_off, called, ignored, frozenset(read)))
     exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
-    return ModuleFacts(module, functions, found, exports, libraries)
+    return ModuleFacts(module, functions, found, exports, libraries, other_dtype(model.module))
 
 
 def library_callees(module: ast.Module) -> Dict[str, str]:

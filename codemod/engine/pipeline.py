@@ -108,7 +108,7 @@ def process_source(
     if not build_fixes and not wants_unused and not registry.could_apply(selected, source.candidates):
         return result
     model = SemanticModel(source, assume_same_dtype=settings.assume_same_dtype,
-                          project=project, module_name=module_name)
+                          project=project, module_name=module_name, mixed_dtypes=settings.mixed_dtypes)
     running = [cls(model) for cls in selected]
     plan = None
     if incremental and not (fix or build_fixes):  # fixes point into one libcst tree

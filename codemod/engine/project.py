@@ -29,7 +29,7 @@ from codemod.engine.fileio import read_source
 from codemod.engine.libraries import Libraries
 from codemod.engine.summary_json import summary_from_json, summary_to_json
 
-_VERSION = b"project-facts-4"  # JSON entries (3: summaries, kept apart; 4: library callees)
+_VERSION = b"project-facts-5"  # JSON entries (3: summaries, kept apart; 4: library callees; 5: other dtype)
 
 
 Mapper = Callable[[Callable[[str], Optional[ModuleFacts]], List[str]], List[Optional[ModuleFacts]]]
@@ -139,6 +139,7 @@ def _facts(data: bytes, module: str, project: frozenset, is_package: bool,
 def facts_to_json(facts: ModuleFacts) -> dict:
     return {
         "module": facts.module, "exports": facts.exports, "libraries": facts.libraries,
+        "other_dtype": facts.other_dtype,
         "functions": [[f.qualname, list(f.params), f.grad_off] for f in facts.functions],
         "calls": [[c.callee, c.caller, c.grad_off, c.called, c.result_ignored, sorted(c.args_read_after)]
                   for c in facts.calls],
@@ -167,6 +168,7 @@ def facts_from_json(raw: dict) -> ModuleFacts:
          for a, b, c, d, e, f in raw["calls"]],
         {text(k): text(v) for k, v in exports.items()},
         {text(k): text(v) for k, v in libraries.items()},
+        None if raw["other_dtype"] is None else text(raw["other_dtype"]),
     )
 
 
