@@ -54,6 +54,9 @@ DESCRIPTIONS = {
     "library-paths": "Folders searched first for those libraries (globs, relative to the configuration "
                      "file), e.g. `[\"../venv/lib/python3*/site-packages\"]`; then the project's `.venv` "
                      "or `venv`, `$VIRTUAL_ENV`, then the tool's own `sys.path`.",
+    "mixed-dtypes": "Treat the code as run in other float dtypes than the ones it makes (a library that users "
+                    "run under autocast or `.half()`): `dtype-promotion` keeps a rewrite with a tensor operand "
+                    "unsafe even where the files linked by imports make only float32, int64 and bool.",
 }
 
 
