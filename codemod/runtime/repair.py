@@ -63,6 +63,7 @@ from codemod.fixes.edits import ensure_import, wrap_run_in_with
 from codemod.fixes.from_run import Positions
 from codemod.fixes.regions import Region, regions
 from codemod.runtime.harness import HarnessError, parse_target, read_target, target_text
+from codemod.runtime import step_order
 from codemod.runtime.locate import Conflict, LocateResult, Site, locate_target
 from codemod.runtime.verify import VerifyResult, verify
 
@@ -474,7 +475,9 @@ def _candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path,
     if conflict.kind == "view":
         found, why = _view_candidates(conflict, analysed, path)
         return _with_runtime(found, _view_runtime(conflict, path, trees), trees), why
-    if conflict.kind in ("optimizer-step", "runtime-inplace-flag"):
+    if conflict.kind == "optimizer-step":
+        return _step_order_candidates(conflict, path, trees)
+    if conflict.kind == "runtime-inplace-flag":
         return [], f"not fixable by a rewrite: {conflict.message or conflict.kind}"
     if conflict.kind == "leaf":
         found, why = _leaf_candidates(conflict, analysed, path, trees)
@@ -509,6 +512,14 @@ def _candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path,
                                     at_write=at_write))
     return _with_runtime(found, _saved_runtime(conflict, path, trees), trees), \
         f"no rewrite found for line {site.line}; fix by hand"
+
+
+def _step_order_candidates(conflict: Conflict, path: pathlib.Path, trees: _Trees) -> Tuple[List[_Candidate], str]:
+    """An optimizer step between a forward and its backward: the statements reordered, in the
+    "as computed" meaning (``runtime.step_order``)."""
+    line = conflict.mutation.line if _same_file(conflict.mutation, path) else None
+    found, why = step_order.candidates(trees.whole, line, conflict.confirmed)
+    return [_Candidate(fix, action) for fix, action in found], why
 
 
 def _saved_runtime(conflict: Conflict, path: pathlib.Path, trees: _Trees) -> List[_Candidate]:

@@ -1,0 +1,309 @@
+"""Rewrites for step-order conflicts: an optimizer step between a forward and its backward.
+
+``opt_D.step()`` changes D's parameters in place; a loss built before it through D (a GAN's
+generator loss, an actor loss through the critic) then fails at ``backward()``. No local rewrite
+of an in-place op fixes this; the order of the statements must change, and that picks a meaning.
+The meaning built here is **as computed**: the later loss's gradients through the values its
+forward really used (the snapshot oracle's), so the rewrites below are verified against it.
+
+Two rewrites of one statement block (the block that holds both the step and the backward):
+
+- **reorder**: the step moves right after the later ``backward()``, and that backward is
+  restricted to the parameters of the optimizer stepped after it (``backward(inputs=[...])``), so
+  the moved step still sees only the gradients it saw before (the later loss adds nothing to them).
+- **gradients before the step**: the later loss's gradients are taken with
+  ``torch.autograd.grad`` right before the step (for every leaf its graph reaches) and added to
+  ``.grad`` where the ``backward()`` was: every statement keeps its place and every ``.grad`` its
+  value, whoever reads it.
+
+Both are unsafe by nature (a meaning is chosen): the runtime's repair offers them only for a
+conflict the run located, and writes one only once it is verified. libcst only; no torch here.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, List, Optional, Sequence, Set, Tuple, cast
+
+from codemod.findings import Fix
+from codemod.fixes import _cst as cst
+from codemod.fixes.edits import code
+
+from codemod.fixes.from_run import Positions
+
+GRADS_NOW = "_inplacefix_grads_now"
+ACCUMULATE = "_inplacefix_accumulate"
+PAIRS = "_inplacefix_later_grads"
+
+HELPERS = f'''
+
+def {GRADS_NOW}(loss, gradient=None, retain_graph=None):
+    """inplacefix (step order, as computed): the gradients `loss.backward()` gives every leaf,
+    taken now, before an optimizer step changes the values its forward used."""
+    import torch
+    leaves, seen, todo = [], set(), [loss.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if hasattr(node, "variable"):
+            leaves.append(node.variable)
+        todo.extend(following for following, _ in node.next_functions)
+    grads = torch.autograd.grad(loss, leaves, gradient, retain_graph=retain_graph, allow_unused=True)
+    return [(leaf, grad) for leaf, grad in zip(leaves, grads) if grad is not None]
+
+
+def {ACCUMULATE}(pairs):
+    """inplacefix (step order): add gradients taken earlier to `.grad`, as `backward()` does."""
+    import torch
+    with torch.no_grad():
+        for leaf, grad in pairs:
+            if leaf.grad is None:
+                leaf.grad = grad
+            else:
+                leaf.grad += grad
+
+'''
+
+Block = cst.CSTNode  # an IndentedBlock or the Module: what has a ``body`` of statements
+
+
+def _call_of(stmt: "cst.BaseStatement") -> Optional["cst.Call"]:
+    """The call of a statement that is only a call (``x.f(...)``)."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return None
+    small = stmt.body[0]
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        return small.value
+    return None
+
+
+def _method(call: "cst.Call") -> Optional[Tuple["cst.BaseExpression", str]]:
+    if isinstance(call.func, cst.Attribute):
+        return call.func.value, call.func.attr.value
+    return None
+
+
+def _is_step(stmt: "cst.BaseStatement") -> Optional["cst.BaseExpression"]:
+    """The optimizer of a step-like statement (``opt.step()``, ``sam.first_step(...)``)."""
+    call = _call_of(stmt)
+    found = _method(call) if call is not None else None
+    if found is None or "step" not in found[1] or not _dotted_ok(found[0]):
+        return None
+    return found[0]
+
+
+def _is_backward(stmt: "cst.BaseStatement") -> Optional["cst.Call"]:
+    call = _call_of(stmt)
+    found = _method(call) if call is not None else None
+    if found is None or found[1] != "backward" or not _dotted_ok(found[0]):
+        return None
+    return call
+
+
+def _dotted_ok(expr: "cst.BaseExpression") -> bool:
+    """A name, an attribute chain or a subscript by a constant of one (``self.opt``,
+    ``optimizers['backbone']``): re-evaluating it gives the same object."""
+    while True:
+        if isinstance(expr, cst.Name):
+            return True
+        if isinstance(expr, cst.Attribute):
+            expr = expr.value
+        elif isinstance(expr, cst.Subscript) and all(
+                isinstance(e.slice, cst.Index) and isinstance(e.slice.value, (cst.SimpleString, cst.Integer))
+                for e in expr.slice):
+            expr = expr.value
+        else:
+            return False
+
+
+def _root(expr: "cst.BaseExpression") -> str:
+    while not isinstance(expr, cst.Name):
+        expr = cast("cst.Attribute", expr).value
+    return expr.value
+
+
+def _bound_names(stmts: Sequence["cst.BaseStatement"]) -> Set[str]:
+    """Names (and dotted targets' roots) assigned anywhere in these statements."""
+    names: Set[str] = set()
+
+    class Collect(cst.CSTVisitor):
+        def _target(self, target: "cst.BaseExpression") -> None:
+            if isinstance(target, (cst.Tuple, cst.List)):
+                for element in target.elements:
+                    self._target(element.value)
+            elif isinstance(target, (cst.Name, cst.Attribute, cst.Subscript)):
+                names.add(code(target))
+                if _dotted_ok(target):
+                    names.add(_root(target))
+            elif isinstance(target, cst.StarredElement):
+                self._target(target.value)
+
+        def visit_AssignTarget(self, node: "cst.AssignTarget") -> None:
+            self._target(node.target)
+
+        def visit_AugAssign(self, node: "cst.AugAssign") -> None:
+            self._target(node.target)
+
+        def visit_AnnAssign(self, node: "cst.AnnAssign") -> None:
+            self._target(node.target)
+
+        def visit_For(self, node: "cst.For") -> None:
+            self._target(node.target)
+
+        def visit_NamedExpr(self, node: "cst.NamedExpr") -> None:
+            self._target(node.target)
+
+    for stmt in stmts:
+        stmt.visit(Collect())
+    return names
+
+
+def _keyword(call: "cst.Call", name: str) -> Optional["cst.Arg"]:
+    return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+
+
+def _backward_args(call: "cst.Call") -> Optional[Tuple[Optional["cst.BaseExpression"], Optional["cst.BaseExpression"]]]:
+    """(gradient, retain_graph) of ``loss.backward(...)``; None where it asks for more
+    (``create_graph``, ``inputs``, unknown arguments) than the rewrite keeps."""
+    gradient = retain = None
+    for i, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        key = arg.keyword.value if arg.keyword is not None else ("gradient", "retain_graph")[i] if i < 2 else None
+        if key == "gradient":
+            gradient = arg.value
+        elif key == "retain_graph":
+            retain = arg.value
+        else:
+            return None
+    return gradient, retain
+
+
+def _expression(text: str) -> "cst.BaseExpression":
+    return cst.parse_expression(text)
+
+
+def _line(text: str, like: "cst.BaseStatement") -> "cst.BaseStatement":
+    stmt = cst.parse_statement(text + "\n")
+    if isinstance(like, cst.SimpleStatementLine) and isinstance(stmt, cst.SimpleStatementLine):
+        stmt = stmt.with_changes(leading_lines=like.leading_lines)
+    return stmt
+
+
+class Plan:
+    """One step-order rewrite of one block: what to build and how to say it."""
+
+    def __init__(self, block: Block, step: int, backward: int, kind: str, title: str, owner: str = "") -> None:
+        self.block, self.step, self.backward, self.kind, self.title, self.owner = \
+            block, step, backward, kind, title, owner
+
+
+def plans(where: Positions, step_line: Optional[int]) -> List[Plan]:
+    """Every step-order rewrite in the file, those of the step at ``step_line`` first: for each
+    step-like statement, the first ``backward()`` after it in the same block."""
+    found: List[Tuple[int, Plan]] = []
+    for node in where.ranges:
+        if not isinstance(node, (cst.IndentedBlock, cst.Module)):
+            continue
+        body = list(node.body)
+        for i, stmt in enumerate(body):
+            optimizer = _is_step(stmt)
+            if optimizer is None:
+                continue
+            j = next((k for k in range(i + 1, len(body)) if _is_backward(body[k]) is not None), None)
+            if j is None:
+                continue
+            call = cast("cst.Call", _is_backward(body[j]))
+            loss = cast("cst.Attribute", call.func).value
+            rng = where.ranges[stmt]
+            first = 0 if step_line is not None and rng.start.line <= step_line <= rng.end.line else 1
+            between = body[i + 1:j]
+            if any(_is_step(s) is not None and code(cast("cst.BaseExpression", _is_step(s))) == code(optimizer)
+                   for s in between):
+                continue  # the same optimizer steps again before the backward
+            args = _backward_args(call)
+            owner = next((_is_step(s) for s in body[j + 1:] if _is_step(s) is not None), None)
+            if args is not None and owner is not None and code(owner) != code(optimizer) \
+                    and _keyword(call, "inputs") is None:
+                found.append((first * 2, Plan(node, i, j, "reorder", (
+                    f"move `{code(optimizer)}.{_step_name(stmt)}()` after `{code(loss)}.backward()`, which only "
+                    f"fills the gradients of `{code(owner)}`'s parameters"), code(owner))))
+            if args is not None and _root(loss) not in _bound_names(between) and code(loss) not in _bound_names(between):
+                found.append((first * 2 + 1, Plan(node, i, j, "grads-before-step", (
+                    f"take `{code(loss)}`'s gradients before `{code(optimizer)}.{_step_name(stmt)}()` and add them "
+                    f"to `.grad` where `{code(loss)}.backward()` was"))))
+    found.sort(key=lambda p: (p[0], where.ranges[p[1].block.body[p[1].step]].start.line))
+    return [p for _, p in found]
+
+
+def _step_name(stmt: "cst.BaseStatement") -> str:
+    call = cast("cst.Call", _call_of(stmt))
+    return cast("cst.Attribute", call.func).attr.value
+
+
+def fix(where: Positions, plan: Plan) -> Fix:
+    """The plan as a fix of its block (and, for the gradients taken early, the helper functions
+    added to the module after its imports)."""
+    body = list(plan.block.body)
+    step, back = body[plan.step], body[plan.backward]
+    call = cast("cst.Call", _is_backward(back))
+    loss = cast("cst.Attribute", call.func).value
+    if plan.kind == "reorder":
+        inputs = cst.Arg(value=_expression(f'[p for group in {plan.owner}.param_groups for p in group["params"]]'),
+                         keyword=cst.Name("inputs"),
+                         equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                               whitespace_after=cst.SimpleWhitespace("")))
+        args = list(call.args)
+        if args:
+            args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        new_call = call.with_changes(args=args + [inputs])
+        new_back = back.with_changes(body=[cast("cst.SimpleStatementLine", back).body[0].with_changes(value=new_call)])
+        new_body = body[:plan.step] + body[plan.step + 1:plan.backward] + [new_back, step] + body[plan.backward + 1:]
+        return Fix(plan.block, _replace_body(body, new_body), plan.title, order=1)
+    gradient, retain = cast(tuple, _backward_args(call))
+    extra = ""
+    if gradient is not None:
+        extra += f", {code(gradient)}"
+    if retain is not None:
+        extra += f", retain_graph={code(retain)}"
+    take = _line(f"{PAIRS} = {GRADS_NOW}({code(loss)}{extra})", step)
+    add = _line(f"{ACCUMULATE}({PAIRS})", back)
+    if isinstance(add, cst.SimpleStatementLine) and isinstance(back, cst.SimpleStatementLine):
+        add = add.with_changes(trailing_whitespace=back.trailing_whitespace)
+    new_body = body[:plan.step] + [take, step.with_changes(leading_lines=[])] + \
+        body[plan.step + 1:plan.backward] + [add] + body[plan.backward + 1:]
+    helpers = Fix(where.module, _add_helpers, "add the helpers", order=0)
+    return Fix(plan.block, _replace_body(body, new_body), plan.title, order=1, also=(helpers,))
+
+
+def _replace_body(old: List["cst.BaseStatement"], new: List["cst.BaseStatement"]) -> Callable:
+    def build(node: "cst.CSTNode") -> "cst.CSTNode":
+        body = list(cast("cst.IndentedBlock", node).body)
+        if len(body) != len(old) or not all(a.deep_equals(b) for a, b in zip(body, old)):
+            return node  # the block changed under another fix: leave it
+        return node.with_changes(body=new)
+    return build
+
+
+def _add_helpers(node: "cst.CSTNode") -> "cst.CSTNode":
+    module = cast("cst.Module", node)
+    if any(isinstance(s, cst.FunctionDef) and s.name.value == GRADS_NOW for s in module.body):
+        return module
+    helpers = list(cst.parse_module(HELPERS.lstrip("\n")).body)
+    body = list(module.body)
+    at = 0
+    for i, stmt in enumerate(body):
+        if isinstance(stmt, cst.SimpleStatementLine) and all(
+                isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
+            at = i + 1
+        elif i == 0 and isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Expr) \
+                and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+            at = 1  # the docstring
+        elif not (isinstance(stmt, cst.If) and "TYPE_CHECKING" in code(stmt.test)):
+            break
+    helpers[0] = helpers[0].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+    if at < len(body):
+        body[at] = body[at].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()] +
+                                         [ln for ln in body[at].leading_lines if ln.comment is not None])
+    return module.with_changes(body=body[:at] + helpers + body[at:])
