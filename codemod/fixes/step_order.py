@@ -6,15 +6,17 @@ of an in-place op fixes this; the order of the statements must change, and that 
 The meaning built here is **as computed**: the later loss's gradients through the values its
 forward really used (the snapshot oracle's), so the rewrites below are verified against it.
 
-Two rewrites of one statement block (the block that holds both the step and the backward):
+Two rewrites of one statement block (the block that holds both the step and the backward), in
+this order:
 
+- **gradients before the step**: the later loss's gradients are taken with
+  ``torch.autograd.grad`` right before the step (for every leaf its graph reaches), and the
+  ``backward()`` becomes a backward pass of those leaves with those gradients: every statement
+  keeps its place and every ``.grad`` its value, whoever reads it.
 - **reorder**: the step moves right after the later ``backward()``, and that backward is
   restricted to the parameters of the optimizer stepped after it (``backward(inputs=[...])``), so
-  the moved step still sees only the gradients it saw before (the later loss adds nothing to them).
-- **gradients before the step**: the later loss's gradients are taken with
-  ``torch.autograd.grad`` right before the step (for every leaf its graph reaches) and added to
-  ``.grad`` where the ``backward()`` was: every statement keeps its place and every ``.grad`` its
-  value, whoever reads it.
+  the moved step still sees only the gradients it saw before (the later loss adds nothing to them);
+  the stepped parameters' ``.grad`` then lacks the later loss's part (verified where it matters).
 
 Both are unsafe by nature (a meaning is chosen): the runtime's repair offers them only for a
 conflict the run located, and writes one only once it is verified. libcst only; no torch here.
@@ -50,18 +52,16 @@ def {GRADS_NOW}(loss, gradient=None, retain_graph=None):
             leaves.append(node.variable)
         todo.extend(following for following, _ in node.next_functions)
     grads = torch.autograd.grad(loss, leaves, gradient, retain_graph=retain_graph, allow_unused=True)
-    return [(leaf, grad) for leaf, grad in zip(leaves, grads) if grad is not None]
+    return loss, [(leaf, grad) for leaf, grad in zip(leaves, grads) if grad is not None]
 
 
-def {ACCUMULATE}(pairs):
-    """inplacefix (step order): add gradients taken earlier to `.grad`, as `backward()` does."""
+def {ACCUMULATE}(taken):
+    """inplacefix (step order): the backward pass of `loss`, with its gradients taken earlier (a
+    leaf's backward adds its gradient to `.grad`)."""
     import torch
-    with torch.no_grad():
-        for leaf, grad in pairs:
-            if leaf.grad is None:
-                leaf.grad = grad
-            else:
-                leaf.grad += grad
+    loss, pairs = taken
+    if pairs:
+        torch.autograd.backward([leaf for leaf, _ in pairs], [grad for _, grad in pairs])
 
 '''
 
@@ -226,11 +226,11 @@ def plans(where: Positions, step_line: Optional[int]) -> List[Plan]:
             owner = next((_is_step(s) for s in body[j + 1:] if _is_step(s) is not None), None)
             if args is not None and owner is not None and code(owner) != code(optimizer) \
                     and _keyword(call, "inputs") is None:
-                found.append((first * 2, Plan(node, i, j, "reorder", (
+                found.append((first * 2 + 1, Plan(node, i, j, "reorder", (
                     f"move `{code(optimizer)}.{_step_name(stmt)}()` after `{code(loss)}.backward()`, which only "
                     f"fills the gradients of `{code(owner)}`'s parameters"), code(owner))))
             if args is not None and _root(loss) not in _bound_names(between) and code(loss) not in _bound_names(between):
-                found.append((first * 2 + 1, Plan(node, i, j, "grads-before-step", (
+                found.append((first * 2, Plan(node, i, j, "grads-before-step", (
                     f"take `{code(loss)}`'s gradients before `{code(optimizer)}.{_step_name(stmt)}()` and add them "
                     f"to `.grad` where `{code(loss)}.backward()` was"))))
     found.sort(key=lambda p: (p[0], where.ranges[p[1].block.body[p[1].step]].start.line))

@@ -510,8 +510,9 @@ class Locator(TorchFunctionMode):
                     message = ("the module was built without inplace=True and switched on later "
                                "(e.g. `m.inplace = True`): remove that assignment")
             if kind == "optimizer-step":
-                message = ("no rewrite fixes this: run backward before optimizer.step(), or run the "
-                           "forward again after it (a retained graph cannot see new parameters)")
+                message = ("no rewrite of an in-place op fixes this: run backward before optimizer.step() "
+                           "(`inplacefix repair` does it, in the meaning \"as computed\"), or run the forward "
+                           "again after it (a retained graph cannot see new parameters)")
             conflict = Conflict(kind, site, op, record.site, record.op, record.saved_as, self._module_label(record.module_obj),
                                 self._module_label(module), construct, tuple(record.tensor.shape),
                                 record.version, current, message=message,
