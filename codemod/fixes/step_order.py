@@ -197,11 +197,41 @@ class Plan:
     def __init__(self, block: Block, step: int, backward: int, kind: str, title: str, owner: str = "") -> None:
         self.block, self.step, self.backward, self.kind, self.title, self.owner = \
             block, step, backward, kind, title, owner
+        self.taken: List["cst.SimpleStatementLine"] = []  # the backward statements whose gradients are taken early
+
+
+def _later_backwards(body: Sequence["cst.BaseStatement"], i: int) -> List[Tuple[int, "cst.SimpleStatementLine"]]:
+    """The ``loss.backward(...)`` statements after ``body[i]``: (index of the top-level statement
+    that holds it, the statement), in order; inside ``if``/``with``/``try`` too, never inside a
+    loop or a definition (those run another number of times)."""
+    out: List[Tuple[int, "cst.SimpleStatementLine"]] = []
+
+    def walk(stmt: "cst.BaseStatement", top: int) -> None:
+        if _is_backward(stmt) is not None:
+            out.append((top, cast("cst.SimpleStatementLine", stmt)))
+        elif isinstance(stmt, (cst.If, cst.With, cst.Try)):
+            blocks = [stmt.body]
+            orelse = getattr(stmt, "orelse", None)
+            while orelse is not None:
+                blocks.append(orelse.body)
+                orelse = getattr(orelse, "orelse", None)
+            blocks += [h.body for h in getattr(stmt, "handlers", ())]
+            if getattr(stmt, "finalbody", None) is not None:
+                blocks.append(stmt.finalbody.body)
+            for block in blocks:
+                for inner in getattr(block, "body", ()):
+                    if isinstance(inner, cst.BaseStatement):
+                        walk(inner, top)
+
+    for k in range(i + 1, len(body)):
+        walk(body[k], k)
+    return out
 
 
 def plans(where: Positions, step_line: Optional[int]) -> List[Plan]:
     """Every step-order rewrite in the file, those of the step at ``step_line`` first: for each
-    step-like statement, the first ``backward()`` after it in the same block."""
+    step-like statement, the gradients of every later backward of its block taken before it;
+    then the step moved after the first backward of its block."""
     found: List[Tuple[int, Plan]] = []
     for node in where.ranges:
         if not isinstance(node, (cst.IndentedBlock, cst.Module)):
@@ -211,28 +241,38 @@ def plans(where: Positions, step_line: Optional[int]) -> List[Plan]:
             optimizer = _is_step(stmt)
             if optimizer is None:
                 continue
+            rng = where.ranges[stmt]
+            first = 0 if step_line is not None and rng.start.line <= step_line <= rng.end.line else 1
+            taken = []
+            for top, line in _later_backwards(body, i):
+                call = cast("cst.Call", _is_backward(line))
+                loss = cast("cst.Attribute", call.func).value
+                bound = _bound_names(body[i + 1:top + 1])
+                if _backward_args(call) is not None and _root(loss) not in bound and code(loss) not in bound:
+                    taken.append(line)
+            if taken:
+                losses = ", ".join(dict.fromkeys(f"`{code(cast('cst.Attribute', cast('cst.Call', _is_backward(t)).func).value)}`"
+                                                 for t in taken))
+                plan = Plan(node, i, i, "grads-before-step", (
+                    f"take the gradients of {losses} before `{code(optimizer)}.{_step_name(stmt)}()` and add them "
+                    f"to `.grad` where their `backward()` was"))
+                plan.taken = taken
+                found.append((first * 2, plan))
             j = next((k for k in range(i + 1, len(body)) if _is_backward(body[k]) is not None), None)
             if j is None:
                 continue
             call = cast("cst.Call", _is_backward(body[j]))
             loss = cast("cst.Attribute", call.func).value
-            rng = where.ranges[stmt]
-            first = 0 if step_line is not None and rng.start.line <= step_line <= rng.end.line else 1
             between = body[i + 1:j]
             if any(_is_step(s) is not None and code(cast("cst.BaseExpression", _is_step(s))) == code(optimizer)
                    for s in between):
                 continue  # the same optimizer steps again before the backward
-            args = _backward_args(call)
             owner = next((_is_step(s) for s in body[j + 1:] if _is_step(s) is not None), None)
-            if args is not None and owner is not None and code(owner) != code(optimizer) \
+            if _backward_args(call) is not None and owner is not None and code(owner) != code(optimizer) \
                     and _keyword(call, "inputs") is None:
                 found.append((first * 2 + 1, Plan(node, i, j, "reorder", (
                     f"move `{code(optimizer)}.{_step_name(stmt)}()` after `{code(loss)}.backward()`, which only "
                     f"fills the gradients of `{code(owner)}`'s parameters"), code(owner))))
-            if args is not None and _root(loss) not in _bound_names(between) and code(loss) not in _bound_names(between):
-                found.append((first * 2, Plan(node, i, j, "grads-before-step", (
-                    f"take `{code(loss)}`'s gradients before `{code(optimizer)}.{_step_name(stmt)}()` and add them "
-                    f"to `.grad` where `{code(loss)}.backward()` was"))))
     found.sort(key=lambda p: (p[0], where.ranges[p[1].block.body[p[1].step]].start.line))
     return [p for _, p in found]
 
@@ -247,9 +287,8 @@ def fix(where: Positions, plan: Plan) -> Fix:
     added to the module after its imports)."""
     body = list(plan.block.body)
     step, back = body[plan.step], body[plan.backward]
-    call = cast("cst.Call", _is_backward(back))
-    loss = cast("cst.Attribute", call.func).value
     if plan.kind == "reorder":
+        call = cast("cst.Call", _is_backward(back))
         inputs = cst.Arg(value=_expression(f'[p for group in {plan.owner}.param_groups for p in group["params"]]'),
                          keyword=cst.Name("inputs"),
                          equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
@@ -261,18 +300,27 @@ def fix(where: Positions, plan: Plan) -> Fix:
         new_back = back.with_changes(body=[cast("cst.SimpleStatementLine", back).body[0].with_changes(value=new_call)])
         new_body = body[:plan.step] + body[plan.step + 1:plan.backward] + [new_back, step] + body[plan.backward + 1:]
         return Fix(plan.block, _replace_body(body, new_body), plan.title, order=1)
-    gradient, retain = cast(tuple, _backward_args(call))
-    extra = ""
-    if gradient is not None:
-        extra += f", {code(gradient)}"
-    if retain is not None:
-        extra += f", retain_graph={code(retain)}"
-    take = _line(f"{PAIRS} = {GRADS_NOW}({code(loss)}{extra})", step)
-    add = _line(f"{ACCUMULATE}({PAIRS})", back)
-    if isinstance(add, cst.SimpleStatementLine) and isinstance(back, cst.SimpleStatementLine):
-        add = add.with_changes(trailing_whitespace=back.trailing_whitespace)
-    new_body = body[:plan.step] + [take, step.with_changes(leading_lines=[])] + \
-        body[plan.step + 1:plan.backward] + [add] + body[plan.backward + 1:]
+    takes: List["cst.BaseStatement"] = []
+    replace = {}
+    for n, line in enumerate(plan.taken, 1):
+        call = cast("cst.Call", _is_backward(line))
+        gradient, retain = cast(tuple, _backward_args(call))
+        extra = f", {code(gradient)}" if gradient is not None else ""
+        extra += f", retain_graph={code(retain)}" if retain is not None else ""
+        name = PAIRS if n == 1 else f"{PAIRS}_{n}"
+        takes.append(_line(f"{name} = {GRADS_NOW}({code(cast('cst.Attribute', call.func).value)}{extra})",
+                           step if n == 1 else line))
+        small = line.body[0]
+        replace[id(small)] = cast("cst.Expr", small).with_changes(value=_expression(f"{ACCUMULATE}({name})"))
+    if takes and isinstance(takes[0], cst.SimpleStatementLine):
+        takes[1:] = [t.with_changes(leading_lines=[]) for t in takes[1:]]
+
+    class Swap(cst.CSTTransformer):
+        def leave_Expr(self, original: "cst.Expr", updated: "cst.Expr") -> "cst.Expr":
+            return replace.get(id(original), updated)
+
+    later = [cast("cst.BaseStatement", s.visit(Swap())) for s in body[plan.step + 1:]]
+    new_body = body[:plan.step] + takes + [step.with_changes(leading_lines=[])] + later
     helpers = Fix(where.module, _add_helpers, "add the helpers", order=0)
     return Fix(plan.block, _replace_body(body, new_body), plan.title, order=1, also=(helpers,))
 
