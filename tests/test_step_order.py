@@ -90,15 +90,19 @@ def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a.shape == b.shape and torch.allclose(a, b, rtol=1e-6, atol=1e-7)  # a few ulps
 
 
-def test_the_rewrites_of_a_gan_block_gradients_before_the_step_first_then_the_reorder():
+def test_the_rewrites_of_a_gan_block_gradients_before_the_step_then_mutation_allowed_then_the_reorder():
     where, found, why = _plans(GAN)
-    assert [a.split(":")[0] for _, a in found] == ["step order", "step order"] and not why
+    assert [a.split(":")[0] for _, a in found] == ["step order"] * 3 and not why
     first = where.module.visit(FixApplier([found[0][0]])).code
     assert "_inplacefix_later_grads = _inplacefix_grads_now(loss_G)\n        opt_D.step()" in first
     assert "        _inplacefix_accumulate(_inplacefix_later_grads)\n" in first
     assert "loss_G.backward()" not in first and "retain_graph=True)" in first  # the original's own only
     assert "def _inplacefix_grads_now(" in first and first.count(".detach()") == GAN.count(".detach()")
-    second = where.module.visit(FixApplier([found[1][0]])).code
+    wrapped = where.module.visit(FixApplier([found[1][0]])).code
+    assert ("    for step in range(2):\n        with torch.autograd.graph.allow_mutation_on_saved_tensors():\n"
+            "            fake = G(torch.randn(6, 3))\n") in wrapped
+    assert "            opt_G.step()\n    out.update(" in wrapped  # the loop's body, not what follows the loop
+    second = where.module.visit(FixApplier([found[2][0]])).code
     assert re.search(r"loss_G\.backward\(inputs=\[p for group in opt_G\.param_groups for p in group\[\"params\"\]\]\)"
                      r"\n        opt_D\.step\(\)", second)
     assert "take the gradients of `loss_G` before `opt_D.step()`" in found[0][1] and "as computed" in found[0][1]
@@ -123,6 +127,23 @@ def test_file_target_gan_is_repaired_and_verified_as_computed(tmp_path):
     fixed = tmp_path / "gan_fixed.py"
     fixed.write_text(result.repaired)
     got, want = _load(fixed, "gan_fixed").compute(), _oracle(path)
+    assert set(got) == set(want) and all(_close(got[k], want[k]) for k in want)
+
+
+def test_a_loss_built_after_the_step_is_repaired_by_keeping_what_the_graph_saved(tmp_path):
+    """SRGAN's shape: the generator's loss is built after D's step from D's output before it."""
+    from codemod.runtime.repair import repair
+
+    late = GAN.replace("        loss_G = torch.log(1 - pred_fake).mean()\n", "").replace(
+        "        opt_G.zero_grad()\n", "        opt_G.zero_grad()\n        loss_G = torch.log(1 - pred_fake).mean()\n")
+    path = tmp_path / "late.py"
+    path.write_text(late)
+    result = repair(f"{path}::compute", timeout=240)
+    assert result.verified, [s.action for s in result.steps]
+    assert "with torch.autograd.graph.allow_mutation_on_saved_tensors():" in result.repaired
+    fixed = tmp_path / "late_fixed.py"
+    fixed.write_text(result.repaired)
+    got, want = _load(fixed, "late_fixed").compute(), _oracle(path)
     assert set(got) == set(want) and all(_close(got[k], want[k]) for k in want)
 
 

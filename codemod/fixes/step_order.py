@@ -6,13 +6,16 @@ of an in-place op fixes this; the order of the statements must change, and that 
 The meaning built here is **as computed**: the later loss's gradients through the values its
 forward really used (the snapshot oracle's), so the rewrites below are verified against it.
 
-Two rewrites of one statement block (the block that holds both the step and the backward), in
+Three rewrites of one statement block (the block that holds both the step and the backward), in
 this order:
 
 - **gradients before the step**: the later loss's gradients are taken with
   ``torch.autograd.grad`` right before the step (for every leaf its graph reaches), and the
   ``backward()`` becomes a backward pass of those leaves with those gradients: every statement
   keeps its place and every ``.grad`` its value, whoever reads it.
+- **mutation allowed**: the step's block (or a block around it, up to its function's body, never
+  around a loop) runs under ``torch.autograd.graph.allow_mutation_on_saved_tensors()``: PyTorch
+  keeps the original of every saved tensor changed in place inside it, for the backward.
 - **reorder**: the step moves right after the later ``backward()``, and that backward is
   restricted to the parameters of the optimizer stepped after it (``backward(inputs=[...])``), so
   the moved step still sees only the gradients it saw before (the later loss adds nothing to them);
@@ -28,7 +31,7 @@ from typing import Callable, List, Optional, Sequence, Set, Tuple, cast
 
 from codemod.findings import Fix
 from codemod.fixes import _cst as cst
-from codemod.fixes.edits import code
+from codemod.fixes.edits import code, ensure_import, wrap_in_with
 
 from codemod.fixes.from_run import Positions
 
@@ -257,7 +260,8 @@ def plans(where: Positions, step_line: Optional[int]) -> List[Plan]:
                     f"take the gradients of {losses} before `{code(optimizer)}.{_step_name(stmt)}()` and add them "
                     f"to `.grad` where their `backward()` was"))
                 plan.taken = taken
-                found.append((first * 2, plan))
+                found.append((first * 3, plan))
+            found += [(first * 3 + 1, plan) for plan in _wraps(where, node, stmt, optimizer)]
             j = next((k for k in range(i + 1, len(body)) if _is_backward(body[k]) is not None), None)
             if j is None:
                 continue
@@ -270,11 +274,57 @@ def plans(where: Positions, step_line: Optional[int]) -> List[Plan]:
             owner = next((_is_step(s) for s in body[j + 1:] if _is_step(s) is not None), None)
             if _backward_args(call) is not None and owner is not None and code(owner) != code(optimizer) \
                     and _keyword(call, "inputs") is None:
-                found.append((first * 2 + 1, Plan(node, i, j, "reorder", (
+                found.append((first * 3 + 2, Plan(node, i, j, "reorder", (
                     f"move `{code(optimizer)}.{_step_name(stmt)}()` after `{code(loss)}.backward()`, which only "
                     f"fills the gradients of `{code(owner)}`'s parameters"), code(owner))))
     found.sort(key=lambda p: (p[0], where.ranges[p[1].block.body[p[1].step]].start.line))
-    return [p for _, p in found]
+    out, wrapped = [], set()
+    for _, plan in found:
+        if plan.kind == "mutation-allowed":
+            if id(plan.block) in wrapped:
+                continue  # one wrap per block, whichever step asked for it
+            wrapped.add(id(plan.block))
+        out.append(plan)
+    return out
+
+
+MUTATION_ALLOWED = "torch.autograd.graph.allow_mutation_on_saved_tensors()"
+
+
+def _wraps(where: Positions, block: Block, stmt: "cst.BaseStatement", optimizer) -> List[Plan]:
+    """The step's block, and each block around it up to its function's body, run under
+    ``allow_mutation_on_saved_tensors()`` (PyTorch keeps the original of a saved tensor that is
+    changed in place, for the backward): the block must hold the forward and the backward too."""
+    out: List[Plan] = []
+    node: Optional[cst.CSTNode] = block
+    inner: "cst.CSTNode" = stmt
+    while isinstance(node, cst.IndentedBlock):
+        body = list(node.body)
+        holder = next((k for k, s in enumerate(body) if s is inner), None)
+        if holder is None:
+            break
+        start = 1 if _docstring(body[0]) else 0
+        if start < len(body):
+            out.append(Plan(node, holder, holder, "mutation-allowed", (
+                f"run the block of line {where.ranges[body[start]].start.line} to "
+                f"{where.ranges[body[-1]].end.line} under `{MUTATION_ALLOWED}`, so that "
+                f"`{code(optimizer)}.{_step_name(stmt)}()` changes a copy of what the graph saved")))
+            out[-1].owner = str(start)
+        owner = where.parents.get(node)
+        if owner is None or isinstance(owner, (cst.FunctionDef, cst.ClassDef)):
+            break
+        inner = owner
+        while inner is not None and not isinstance(where.parents.get(inner), (cst.IndentedBlock, cst.Module)):
+            inner = where.parents.get(inner)
+        node = where.parents.get(inner) if inner is not None else None
+        if isinstance(inner, (cst.For, cst.While)) or isinstance(owner, (cst.For, cst.While)):
+            break  # around a loop: the graphs of one iteration are used in the next
+    return out
+
+
+def _docstring(stmt: "cst.BaseStatement") -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Expr) \
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
 
 
 def _step_name(stmt: "cst.BaseStatement") -> str:
@@ -287,6 +337,18 @@ def fix(where: Positions, plan: Plan) -> Fix:
     added to the module after its imports)."""
     body = list(plan.block.body)
     step, back = body[plan.step], body[plan.backward]
+    if plan.kind == "mutation-allowed":
+        start = int(plan.owner)
+
+        def wrap(node: "cst.CSTNode") -> "cst.CSTNode":
+            now = list(cast("cst.IndentedBlock", node).body)
+            if len(now) != len(body) or not all(a.deep_equals(b) for a, b in zip(now, body)):
+                return node
+            return wrap_in_with(cast("cst.IndentedBlock", node), start, len(now), MUTATION_ALLOWED)
+
+        torch_import = Fix(where.module, lambda m: ensure_import(cast("cst.Module", m), "torch"), "import torch",
+                           order=-1)
+        return Fix(plan.block, wrap, plan.title, order=1, also=(torch_import,))
     if plan.kind == "reorder":
         call = cast("cst.Call", _is_backward(back))
         inputs = cst.Arg(value=_expression(f'[p for group in {plan.owner}.param_groups for p in group["params"]]'),
