@@ -219,8 +219,9 @@ def _later_backwards(body: Sequence["cst.BaseStatement"], i: int) -> List[Tuple[
                 blocks.append(orelse.body)
                 orelse = getattr(orelse, "orelse", None)
             blocks += [h.body for h in getattr(stmt, "handlers", ())]
-            if getattr(stmt, "finalbody", None) is not None:
-                blocks.append(stmt.finalbody.body)
+            final = getattr(stmt, "finalbody", None)
+            if final is not None:
+                blocks.append(final.body)
             for block in blocks:
                 for inner in getattr(block, "body", ()):
                     if isinstance(inner, cst.BaseStatement):
@@ -277,7 +278,7 @@ def plans(where: Positions, step_line: Optional[int]) -> List[Plan]:
                 found.append((first * 3 + 2, Plan(node, i, j, "reorder", (
                     f"move `{code(optimizer)}.{_step_name(stmt)}()` after `{code(loss)}.backward()`, which only "
                     f"fills the gradients of `{code(owner)}`'s parameters"), code(owner))))
-    found.sort(key=lambda p: (p[0], where.ranges[p[1].block.body[p[1].step]].start.line))
+    found.sort(key=lambda p: (p[0], where.ranges[_body(p[1].block)[p[1].step]].start.line))
     out, wrapped = [], set()
     for _, plan in found:
         if plan.kind == "mutation-allowed":
@@ -291,13 +292,13 @@ def plans(where: Positions, step_line: Optional[int]) -> List[Plan]:
 MUTATION_ALLOWED = "torch.autograd.graph.allow_mutation_on_saved_tensors()"
 
 
-def _wraps(where: Positions, block: Block, stmt: "cst.BaseStatement", optimizer) -> List[Plan]:
+def _wraps(where: Positions, block: Block, stmt: "cst.BaseStatement", optimizer: "cst.BaseExpression") -> List[Plan]:
     """The step's block, and each block around it up to its function's body, run under
     ``allow_mutation_on_saved_tensors()`` (PyTorch keeps the original of a saved tensor that is
     changed in place, for the backward): the block must hold the forward and the backward too."""
     out: List[Plan] = []
     node: Optional[cst.CSTNode] = block
-    inner: "cst.CSTNode" = stmt
+    inner: Optional["cst.CSTNode"] = stmt
     while isinstance(node, cst.IndentedBlock):
         body = list(node.body)
         holder = next((k for k, s in enumerate(body) if s is inner), None)
@@ -335,7 +336,7 @@ def _step_name(stmt: "cst.BaseStatement") -> str:
 def fix(where: Positions, plan: Plan) -> Fix:
     """The plan as a fix of its block (and, for the gradients taken early, the helper functions
     added to the module after its imports)."""
-    body = list(plan.block.body)
+    body = _body(plan.block)
     step, back = body[plan.step], body[plan.backward]
     if plan.kind == "mutation-allowed":
         start = int(plan.owner)
@@ -366,7 +367,8 @@ def fix(where: Positions, plan: Plan) -> Fix:
     replace = {}
     for n, line in enumerate(plan.taken, 1):
         call = cast("cst.Call", _is_backward(line))
-        gradient, retain = cast(tuple, _backward_args(call))
+        gradient, retain = cast("Tuple[Optional[cst.BaseExpression], Optional[cst.BaseExpression]]",
+                                _backward_args(call))
         extra = f", {code(gradient)}" if gradient is not None else ""
         extra += f", retain_graph={code(retain)}" if retain is not None else ""
         name = PAIRS if n == 1 else f"{PAIRS}_{n}"
@@ -387,7 +389,12 @@ def fix(where: Positions, plan: Plan) -> Fix:
     return Fix(plan.block, _replace_body(body, new_body), plan.title, order=1, also=(helpers,))
 
 
-def _replace_body(old: List["cst.BaseStatement"], new: List["cst.BaseStatement"]) -> Callable:
+def _body(block: Block) -> List["cst.BaseStatement"]:
+    return list(cast("cst.IndentedBlock", block).body)
+
+
+def _replace_body(old: List["cst.BaseStatement"],
+                  new: List["cst.BaseStatement"]) -> "Callable[[cst.CSTNode], cst.CSTNode]":
     def build(node: "cst.CSTNode") -> "cst.CSTNode":
         body = list(cast("cst.IndentedBlock", node).body)
         if len(body) != len(old) or not all(a.deep_equals(b) for a, b in zip(body, old)):
