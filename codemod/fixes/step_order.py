@@ -242,11 +242,14 @@ def plans(where: Positions, step_line: Optional[int]) -> List[Plan]:
             continue
         body = list(node.body)
         for i, stmt in enumerate(body):
+            rng = where.ranges[stmt]
+            here = step_line is not None and rng.start.line <= step_line <= rng.end.line
             optimizer = _is_step(stmt)
+            if optimizer is None and here and _call_of(stmt) is not None:
+                optimizer = cast("cst.Call", _call_of(stmt)).func  # the call of a helper that steps
             if optimizer is None:
                 continue
-            rng = where.ranges[stmt]
-            first = 0 if step_line is not None and rng.start.line <= step_line <= rng.end.line else 1
+            first = 0 if here else 1
             taken = []
             for top, line in _later_backwards(body, i):
                 call = cast("cst.Call", _is_backward(line))
@@ -258,7 +261,7 @@ def plans(where: Positions, step_line: Optional[int]) -> List[Plan]:
                 losses = ", ".join(dict.fromkeys(f"`{code(cast('cst.Attribute', cast('cst.Call', _is_backward(t)).func).value)}`"
                                                  for t in taken))
                 plan = Plan(node, i, i, "grads-before-step", (
-                    f"take the gradients of {losses} before `{code(optimizer)}.{_step_name(stmt)}()` and add them "
+                    f"take the gradients of {losses} before `{_step_text(stmt)}` and add them "
                     f"to `.grad` where their `backward()` was"))
                 plan.taken = taken
                 found.append((first * 3, plan))
@@ -276,7 +279,7 @@ def plans(where: Positions, step_line: Optional[int]) -> List[Plan]:
             if _backward_args(call) is not None and owner is not None and code(owner) != code(optimizer) \
                     and _keyword(call, "inputs") is None:
                 found.append((first * 3 + 2, Plan(node, i, j, "reorder", (
-                    f"move `{code(optimizer)}.{_step_name(stmt)}()` after `{code(loss)}.backward()`, which only "
+                    f"move `{_step_text(stmt)}` after `{code(loss)}.backward()`, which only "
                     f"fills the gradients of `{code(owner)}`'s parameters"), code(owner))))
     found.sort(key=lambda p: (p[0], where.ranges[_body(p[1].block)[p[1].step]].start.line))
     out, wrapped = [], set()
@@ -309,7 +312,7 @@ def _wraps(where: Positions, block: Block, stmt: "cst.BaseStatement", optimizer:
             out.append(Plan(node, holder, holder, "mutation-allowed", (
                 f"run the block of line {where.ranges[body[start]].start.line} to "
                 f"{where.ranges[body[-1]].end.line} under `{MUTATION_ALLOWED}`, so that "
-                f"`{code(optimizer)}.{_step_name(stmt)}()` changes a copy of what the graph saved")))
+                f"`{_step_text(stmt)}` changes a copy of what the graph saved")))
             out[-1].owner = str(start)
         owner = where.parents.get(node)
         if owner is None or isinstance(owner, (cst.FunctionDef, cst.ClassDef)):
@@ -328,9 +331,10 @@ def _docstring(stmt: "cst.BaseStatement") -> bool:
         and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
 
 
-def _step_name(stmt: "cst.BaseStatement") -> str:
+def _step_text(stmt: "cst.BaseStatement") -> str:
+    """``opt.step()``, ``update_params()``: the step's call, its arguments left out."""
     call = cast("cst.Call", _call_of(stmt))
-    return cast("cst.Attribute", call.func).attr.value
+    return f"{code(call.func)}()"
 
 
 def fix(where: Positions, plan: Plan) -> Fix:

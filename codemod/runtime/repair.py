@@ -279,6 +279,7 @@ def _fix_file(conflict: Conflict, project: Project) -> Optional[str]:
     site = conflict.fix_site
     if conflict.kind == "leaf" and site is not None and not project.allows(site.file):
         site = next((s for s in conflict.callers if project.allows(s.file)), site)
+    site = step_order.fix_site(conflict, site)
     if site is None:
         return None
     return site.file if site.file.startswith("<") else str(pathlib.Path(site.file).resolve())
@@ -517,7 +518,8 @@ def _candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path,
 def _step_order_candidates(conflict: Conflict, path: pathlib.Path, trees: _Trees) -> Tuple[List[_Candidate], str]:
     """An optimizer step between a forward and its backward: the statements reordered, in the
     "as computed" meaning (``runtime.step_order``)."""
-    line = conflict.mutation.line if _same_file(conflict.mutation, path) else None
+    where = step_order.fix_site(conflict, conflict.mutation)
+    line = where.line if _same_file(where, path) else None
     found, why = step_order.candidates(trees.whole, line, conflict.confirmed)
     return [_Candidate(fix, action) for fix, action in found], why
 

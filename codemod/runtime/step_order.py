@@ -20,11 +20,25 @@ only once it is verified.
 
 from __future__ import annotations
 
+import os
 from typing import List, Optional, Tuple
 
 from codemod.findings import Fix
 from codemod.fixes import step_order
 from codemod.fixes.from_run import Positions
+from codemod.runtime.locate import Conflict, Site
+
+def fix_site(conflict: Conflict, site: Optional[Site]) -> Optional[Site]:
+    """Where a step-order fix goes: the step's line; where the step is in a helper of another
+    file than the forward that saved the parameter (``update_params(optim, loss)``), the call of
+    that helper in the forward's file."""
+    if conflict.kind != "optimizer-step" or site is None or conflict.save is None:
+        return site
+    if os.path.realpath(site.file) == os.path.realpath(conflict.save.file):
+        return site
+    return next((c for c in conflict.callers if os.path.realpath(c.file) == os.path.realpath(conflict.save.file)),
+                site)
+
 
 MEANING = ("meaning: as computed (the later loss's gradients through the values its forward used, "
            "before the step; to differentiate through the updated parameters instead, run that "
