@@ -203,6 +203,24 @@ class Plan:
         self.taken: List["cst.SimpleStatementLine"] = []  # the backward statements whose gradients are taken early
 
 
+def wraps_around(where: Positions, line: int) -> List[Plan]:
+    """The mutation-allowed wraps around the statement at ``line`` (the call, in an outer
+    function, that leads to the step: the forward may be there), innermost first."""
+    best: Optional[Tuple["cst.BaseStatement", Block]] = None
+    for node in where.ranges:
+        if not isinstance(node, cst.IndentedBlock):
+            continue
+        for stmt in node.body:
+            rng = where.ranges[stmt]
+            if rng.start.line <= line <= rng.end.line and _call_of(stmt) is not None:
+                if best is None or where.ranges[stmt].start.line >= where.ranges[best[0]].start.line:
+                    best = (stmt, node)
+    if best is None:
+        return []
+    stmt, block = best
+    return _wraps(where, block, stmt, cast("cst.Call", _call_of(stmt)).func)
+
+
 def _later_backwards(body: Sequence["cst.BaseStatement"], i: int) -> List[Tuple[int, "cst.SimpleStatementLine"]]:
     """The ``loss.backward(...)`` statements after ``body[i]``: (index of the top-level statement
     that holds it, the statement), in order; inside ``if``/``with``/``try`` too, never inside a

@@ -520,7 +520,8 @@ def _step_order_candidates(conflict: Conflict, path: pathlib.Path, trees: _Trees
     "as computed" meaning (``runtime.step_order``)."""
     where = step_order.fix_site(conflict, conflict.mutation)
     line = where.line if _same_file(where, path) else None
-    found, why = step_order.candidates(trees.whole, line, conflict.confirmed)
+    callers = [c.line for c in conflict.callers if _same_file(c, path) and c.line != line][:3]
+    found, why = step_order.candidates(trees.whole, line, conflict.confirmed, callers)
     return [_Candidate(fix, action) for fix, action in found], why
 
 

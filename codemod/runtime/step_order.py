@@ -21,7 +21,7 @@ only once it is verified.
 from __future__ import annotations
 
 import os
-from typing import List, Optional, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from codemod.findings import Fix
 from codemod.fixes import step_order
@@ -46,9 +46,10 @@ MEANING = ("meaning: as computed (the later loss's gradients through the values 
 
 
 def candidates(where: Optional[Positions], step_line: Optional[int],
-               confirmed: bool = True) -> Tuple[List[Tuple[Fix, str]], str]:
+               confirmed: bool = True, callers: Sequence[int] = ()) -> Tuple[List[Tuple[Fix, str]], str]:
     """(fix, what it does) for a step-order conflict whose step is at ``step_line`` of the file
-    ``where`` holds, best first; or none and why. ``confirmed``: a backward failed on it (an
+    ``where`` holds, best first; or none and why. ``callers``: lines of this file that called
+    the function holding the step (the wraps around them come last). ``confirmed``: a backward failed on it (an
     unconfirmed one is a graph still alive across the step that no backward used after it)."""
     if not confirmed:
         return [], ("a live graph saved a parameter this step changed, but no backward used it after "
@@ -56,7 +57,10 @@ def candidates(where: Optional[Positions], step_line: Optional[int],
     if where is None:
         return [], "not fixable by a rewrite here: libcst cannot parse the file"
     out: List[Tuple[Fix, str]] = []
-    for plan in step_order.plans(where, step_line):
+    found = step_order.plans(where, step_line)
+    for line in callers:  # the forward may be in a caller: wrap around the call that leads to the step
+        found += step_order.wraps_around(where, line)
+    for plan in found:
         try:
             fix = step_order.fix(where, plan)
         except Exception:  # a plan that cannot be built is no candidate
