@@ -89,7 +89,7 @@ class Conflict:
     confirmed: bool = False
     message: str = ""
     same_dtypes: bool = True  # the other tensors of the in-place op had the target's dtype
-    callers: Tuple[Site, ...] = ()  # leaf errors: the user frames around the mutation, innermost first
+    callers: Tuple[Site, ...] = ()  # leaf errors, optimizer steps: the user frames around the mutation, innermost first
     created: Optional[Site] = None  # view errors: where the refused view was made (the chunk call)
     created_op: str = ""
     created_how: str = ""  # view errors: "multi-output", "no-grad" or "custom-function" (PyTorch's creation meta)
@@ -510,12 +510,14 @@ class Locator(TorchFunctionMode):
                     message = ("the module was built without inplace=True and switched on later "
                                "(e.g. `m.inplace = True`): remove that assignment")
             if kind == "optimizer-step":
-                message = ("no rewrite fixes this: run backward before optimizer.step(), or run the "
-                           "forward again after it (a retained graph cannot see new parameters)")
+                message = ("no rewrite of an in-place op fixes this: run backward before optimizer.step() "
+                           "(`inplacefix repair` does it, in the meaning \"as computed\"), or run the forward "
+                           "again after it (a retained graph cannot see new parameters)")
             conflict = Conflict(kind, site, op, record.site, record.op, record.saved_as, self._module_label(record.module_obj),
                                 self._module_label(module), construct, tuple(record.tensor.shape),
                                 record.version, current, message=message,
-                                same_dtypes=all(o.dtype == t.dtype for o in operands))
+                                same_dtypes=all(o.dtype == t.dtype for o in operands),
+                                callers=_callers(_user_frame(3)) if kind == "optimizer-step" else ())
             record.conflicts.append(self._add(conflict))
             if self.raise_on_conflict:
                 raise LocatedInplaceError(conflict.describe())

@@ -63,6 +63,7 @@ from codemod.fixes.edits import ensure_import, wrap_run_in_with
 from codemod.fixes.from_run import Positions
 from codemod.fixes.regions import Region, regions
 from codemod.runtime.harness import HarnessError, parse_target, read_target, target_text
+from codemod.runtime import step_order
 from codemod.runtime.locate import Conflict, LocateResult, Site, locate_target
 from codemod.runtime.verify import VerifyResult, verify
 
@@ -278,6 +279,7 @@ def _fix_file(conflict: Conflict, project: Project) -> Optional[str]:
     site = conflict.fix_site
     if conflict.kind == "leaf" and site is not None and not project.allows(site.file):
         site = next((s for s in conflict.callers if project.allows(s.file)), site)
+    site = step_order.fix_site(conflict, site)
     if site is None:
         return None
     return site.file if site.file.startswith("<") else str(pathlib.Path(site.file).resolve())
@@ -474,7 +476,9 @@ def _candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path,
     if conflict.kind == "view":
         found, why = _view_candidates(conflict, analysed, path)
         return _with_runtime(found, _view_runtime(conflict, path, trees), trees), why
-    if conflict.kind in ("optimizer-step", "runtime-inplace-flag"):
+    if conflict.kind == "optimizer-step":
+        return _step_order_candidates(conflict, path, trees)
+    if conflict.kind == "runtime-inplace-flag":
         return [], f"not fixable by a rewrite: {conflict.message or conflict.kind}"
     if conflict.kind == "leaf":
         found, why = _leaf_candidates(conflict, analysed, path, trees)
@@ -509,6 +513,16 @@ def _candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path,
                                     at_write=at_write))
     return _with_runtime(found, _saved_runtime(conflict, path, trees), trees), \
         f"no rewrite found for line {site.line}; fix by hand"
+
+
+def _step_order_candidates(conflict: Conflict, path: pathlib.Path, trees: _Trees) -> Tuple[List[_Candidate], str]:
+    """An optimizer step between a forward and its backward: the statements reordered, in the
+    "as computed" meaning (``runtime.step_order``)."""
+    where = step_order.fix_site(conflict, conflict.mutation)
+    line = where.line if _same_file(where, path) else None
+    callers = [c.line for c in conflict.callers if _same_file(c, path) and c.line != line][:3]
+    found, why = step_order.candidates(trees.whole, line, conflict.confirmed, callers)
+    return [_Candidate(fix, action) for fix, action in found], why
 
 
 def _saved_runtime(conflict: Conflict, path: pathlib.Path, trees: _Trees) -> List[_Candidate]:

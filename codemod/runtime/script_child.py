@@ -30,6 +30,7 @@ import json
 import os
 import random
 import sys
+import threading
 import traceback
 import types
 from typing import Dict, List, Optional
@@ -85,6 +86,22 @@ def _seed_everything() -> None:
 
 
 # ---------------------------------------------------------------- counting backward passes
+# The step-order repair's helpers (``fixes.step_order``): the first takes a pass's gradients
+# early (not a pass), the second is the pass, of the loss the first was given.
+GRADS_NOW, ACCUMULATE = "_inplacefix_grads_now", "_inplacefix_accumulate"
+
+def _called_from(name: str, depth: int = 6):
+    """The frame of a function called ``name`` among the few callers above (wrappers between)."""
+    frame = sys._getframe(2)
+    for _ in range(depth):
+        if frame is None:
+            return None
+        if frame.f_code.co_name == name:
+            return frame
+        frame = frame.f_back
+    return None
+
+
 class _Passes:
     """Wraps ``torch.autograd.backward``/``grad`` (``Tensor.backward`` calls the former) and the
     optimizers' global step hook: counts passes, stops after ``limit``, feeds the recorder."""
@@ -95,6 +112,7 @@ class _Passes:
         self.recorder = recorder
         self.quiet = quiet
         self.count = 0
+        self._local = threading.local()  # inside a counted pass, in this thread
 
     def install(self) -> None:
         self._backward, self._grad = torch.autograd.backward, torch.autograd.grad
@@ -107,16 +125,31 @@ class _Passes:
             raise _Stop(f"stopped after {self.count} backward pass(es)")
 
     def backward(self, tensors, *args, **kwargs):
+        if getattr(self._local, "inside", False):
+            # torch.autograd.backward called directly under a function mode (the locator's)
+            # calls itself again through the mode: one pass, counted once.
+            return self._backward(tensors, *args, **kwargs)
         self._enough()
         roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
+        caller = _called_from(ACCUMULATE)
+        if caller is not None and isinstance(caller.f_locals.get("loss"), torch.Tensor):
+            roots = [caller.f_locals["loss"]]  # recorded as the backward of that loss
         leaves = self.recorder.before(self.count + 1, roots, kwargs.get("inputs")) if self.recorder else None
-        result = self._backward(tensors, *args, **kwargs)
+        self._local.inside = True
+        try:
+            result = self._backward(tensors, *args, **kwargs)
+        finally:
+            self._local.inside = False
         self.count += 1
         if self.recorder:
             self.recorder.after_backward(self.count, leaves)
         return result
 
     def grad(self, outputs, inputs, *args, **kwargs):
+        if _called_from(GRADS_NOW) is not None:
+            # The step-order repair takes a pass's gradients early; the pass is counted (and
+            # recorded) where its backward was (``fixes.step_order``).
+            return self._grad(outputs, inputs, *args, **kwargs)
         self._enough()
         roots = [outputs] if isinstance(outputs, torch.Tensor) else list(outputs)
         if self.recorder:

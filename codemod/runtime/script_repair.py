@@ -226,7 +226,7 @@ def _read(result: ScriptRepair, path: str) -> str:
 
 def _prove(result: ScriptRepair, repaired: ScriptRun, max_backward: int, timeout, workdir: str, server) -> None:
     kinds = {c["kind"] for c in result.conflicts}
-    known = {"saved-then-modified", "leaf", "view"}
+    known = {"saved-then-modified", "leaf", "view", "optimizer-step"}
     if kinds - known:
         result.verdict = Verdict.unproven
         result.reasons.append(f"no reference for {', '.join(sorted(kinds - known))} conflicts")
@@ -237,8 +237,12 @@ def _prove(result: ScriptRepair, repaired: ScriptRun, max_backward: int, timeout
         result.reasons.append("a leaf update's line has no counterpart in the original file")
         return
     meanings = []
+    snapshot = bool(kinds & {"saved-then-modified", "optimizer-step"})
     if "saved-then-modified" in kinds:
         meanings.append("the snapshot oracle (the values the forward really computed)")
+    if "optimizer-step" in kinds:  # the step-order repair's meaning "as computed" (runtime.step_order)
+        meanings.append("the snapshot oracle, as computed (a loss's gradients through the values its forward "
+                        "used, before an optimizer step changed them)")
     if leaf_sites:
         meanings.append("leaf updates applied outside autograd (as under torch.no_grad())")
     if "view" in kinds:
@@ -246,13 +250,13 @@ def _prove(result: ScriptRepair, repaired: ScriptRun, max_backward: int, timeout
     result.reference = " and ".join(meanings)
     common = dict(mode="record", max_backward=max_backward, seed=True, capture=True, timeout=timeout,
                   workdir=workdir, server=server)
-    reference = run_script(result.script, snapshot="saved-then-modified" in kinds, no_grad_sites=leaf_sites,
+    reference = run_script(result.script, snapshot=snapshot, no_grad_sites=leaf_sites,
                            view_copies="view" in kinds, **common)
     if reference.unfit:
         # In place, a later read sees the write: the meaning PyTorch gives the script where it
         # allows the write (views allowed: the writes reach the tensor viewed) is the reference.
         unfit = reference.unfit
-        reference = run_script(result.script, snapshot="saved-then-modified" in kinds, no_grad_sites=leaf_sites,
+        reference = run_script(result.script, snapshot=snapshot, no_grad_sites=leaf_sites,
                                views_allowed=True, **common)
         if not reference.finished or reference.record is None:
             result.verdict = Verdict.unproven

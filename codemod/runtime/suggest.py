@@ -82,7 +82,7 @@ def digest(text: str) -> str:
 
 
 def fixable(conflict: Conflict) -> bool:
-    return conflict.kind in ("saved-then-modified", "leaf", "view") and conflict.fix_site is not None
+    return conflict.kind in ("saved-then-modified", "leaf", "view", "optimizer-step") and conflict.fix_site is not None
 
 
 def suggest(conflicts: List[Conflict], path: str, source: Optional[str] = None,

@@ -1,0 +1,191 @@
+"""The step-order repair: an optimizer step between a forward and its backward (issue 25).
+
+Real torch, real libcst. The meaning is "as computed": the later loss's gradients through the
+values its forward used, whose reference is the snapshot oracle (every saved tensor copied when
+saved). Each test fails without ``runtime.step_order`` / ``fixes.step_order``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from codemod.fixes import step_order as fixes_step_order  # noqa: E402
+from codemod.fixes.apply import FixApplier  # noqa: E402
+from codemod.fixes.from_run import Positions  # noqa: E402
+from codemod.runtime import step_order  # noqa: E402
+from codemod.runtime.script import Outcome, Script, run_script  # noqa: E402
+from codemod.runtime.script_repair import Verdict, repair_script, write_repaired  # noqa: E402
+
+from .conftest import FIXTURES  # noqa: E402
+
+GAN_SCRIPT = FIXTURES / "scripts" / "gan_step_order.py"
+ENV = {**os.environ, "PYTHONWARNINGS": "ignore"}
+
+GAN = textwrap.dedent('''\
+    import torch
+    import torch.nn as nn
+
+
+    def compute():
+        torch.manual_seed(0)
+        G = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 5))
+        D = nn.Sequential(nn.Linear(5, 8), nn.Tanh(), nn.Linear(8, 1), nn.Sigmoid())
+        opt_G = torch.optim.SGD(G.parameters(), lr=0.1)
+        opt_D = torch.optim.Adam(D.parameters(), lr=0.01)
+        out = {}
+        for step in range(2):
+            fake = G(torch.randn(6, 3))
+            pred_real = D(torch.randn(6, 5))
+            pred_fake = D(fake)
+            loss_D = -(torch.log(pred_real) + torch.log(1 - pred_fake)).mean()
+            loss_G = torch.log(1 - pred_fake).mean()
+            opt_D.zero_grad()
+            loss_D.backward(retain_graph=True)
+            opt_D.step()
+            opt_G.zero_grad()
+            loss_G.backward()
+            out[f"g{step}"] = G[0].weight.grad.clone()
+            opt_G.step()
+        out.update({"G." + n: p.detach().clone() for n, p in G.named_parameters()})
+        out.update({"D." + n: p.detach().clone() for n, p in D.named_parameters()})
+        return out
+    ''')
+
+
+def _plans(source: str):
+    import libcst as cst
+
+    where = Positions(cst.MetadataWrapper(cst.parse_module(source)))
+    line = next(i for i, text in enumerate(source.splitlines(), 1) if "opt_D.step()" in text)
+    found, why = step_order.candidates(where, line)
+    return where, found, why
+
+
+def _load(path: pathlib.Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _oracle(path: pathlib.Path) -> dict:
+    """The original's compute() with every saved tensor snapshotted: what its forward computed."""
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t.detach().clone(), lambda t: t):
+        return _load(path, "original_under_oracle").compute()
+
+
+def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.shape == b.shape and torch.allclose(a, b, rtol=1e-6, atol=1e-7)  # a few ulps
+
+
+def test_the_rewrites_of_a_gan_block_gradients_before_the_step_then_mutation_allowed_then_the_reorder():
+    where, found, why = _plans(GAN)
+    assert [a.split(":")[0] for _, a in found] == ["step order"] * 3 and not why
+    first = where.module.visit(FixApplier([found[0][0]])).code
+    assert "_inplacefix_later_grads = _inplacefix_grads_now(loss_G)\n        opt_D.step()" in first
+    assert "        _inplacefix_accumulate(_inplacefix_later_grads)\n" in first
+    assert "loss_G.backward()" not in first and "retain_graph=True)" in first  # the original's own only
+    assert "def _inplacefix_grads_now(" in first and first.count(".detach()") == GAN.count(".detach()")
+    wrapped = where.module.visit(FixApplier([found[1][0]])).code
+    assert ("    for step in range(2):\n        with torch.autograd.graph.allow_mutation_on_saved_tensors():\n"
+            "            fake = G(torch.randn(6, 3))\n") in wrapped
+    assert "            opt_G.step()\n    out.update(" in wrapped  # the loop's body, not what follows the loop
+    second = where.module.visit(FixApplier([found[2][0]])).code
+    assert re.search(r"loss_G\.backward\(inputs=\[p for group in opt_G\.param_groups for p in group\[\"params\"\]\]\)"
+                     r"\n        opt_D\.step\(\)", second)
+    assert "take the gradients of `loss_G` before `opt_D.step()`" in found[0][1] and "as computed" in found[0][1]
+
+
+def test_no_gradients_taken_early_for_a_loss_rebuilt_after_the_step():
+    rebuilt = GAN.replace("        opt_G.zero_grad()\n",
+                          "        opt_G.zero_grad()\n        loss_G = torch.log(1 - D(fake)).mean()\n")
+    _, found, _ = _plans(rebuilt)
+    assert found and all("take the gradients" not in a for _, a in found)  # only the reorder is left
+
+
+def test_file_target_gan_is_repaired_and_verified_as_computed(tmp_path):
+    from codemod.runtime.repair import repair
+
+    path = tmp_path / "gan.py"
+    path.write_text(GAN)
+    result = repair(f"{path}::compute", timeout=240)
+    assert result.verified, [s.action for s in result.steps]
+    assert "_inplacefix_grads_now(loss_G)" in result.repaired
+    assert "retain_graph=True" not in result.repaired.replace("loss_D.backward(retain_graph=True)", "")
+    fixed = tmp_path / "gan_fixed.py"
+    fixed.write_text(result.repaired)
+    got, want = _load(fixed, "gan_fixed").compute(), _oracle(path)
+    assert set(got) == set(want) and all(_close(got[k], want[k]) for k in want)
+
+
+def test_a_loss_built_after_the_step_is_repaired_by_keeping_what_the_graph_saved(tmp_path):
+    """SRGAN's shape: the generator's loss is built after D's step from D's output before it."""
+    from codemod.runtime.repair import repair
+
+    late = GAN.replace("        loss_G = torch.log(1 - pred_fake).mean()\n", "").replace(
+        "        opt_G.zero_grad()\n", "        opt_G.zero_grad()\n        loss_G = torch.log(1 - pred_fake).mean()\n")
+    path = tmp_path / "late.py"
+    path.write_text(late)
+    result = repair(f"{path}::compute", timeout=240)
+    assert result.verified, [s.action for s in result.steps]
+    assert "with torch.autograd.graph.allow_mutation_on_saved_tensors():" in result.repaired
+    fixed = tmp_path / "late_fixed.py"
+    fixed.write_text(result.repaired)
+    got, want = _load(fixed, "late_fixed").compute(), _oracle(path)
+    assert set(got) == set(want) and all(_close(got[k], want[k]) for k in want)
+
+
+def _losses(text: str) -> list:
+    return [float(x) for x in re.findall(r"loss_[DG] (\S+)", text)]
+
+
+def test_gan_script_run_suggests_repair_writes_and_losses_equal_the_oracle(tmp_path):
+    root = tmp_path / "scripts"
+    root.mkdir()
+    shutil.copy(GAN_SCRIPT, root / GAN_SCRIPT.name)
+    ran = subprocess.run([sys.executable, "-m", "codemod", "run", GAN_SCRIPT.name, "--steps", "3"], cwd=root,
+                         env=ENV, capture_output=True, text=True, timeout=600)
+    assert ran.returncode == 1, ran.stderr
+    assert "fix: step order: take the gradients of `loss_G` before `opt_D.step()`" in ran.stdout
+    assert "+        _inplacefix_later_grads = _inplacefix_grads_now(loss_G)" in ran.stdout
+    assert (root / GAN_SCRIPT.name).read_text() == GAN_SCRIPT.read_text()  # run writes nothing
+
+    result = repair_script(Script(path=GAN_SCRIPT.name, args=("--steps", "3"), cwd=str(root)), max_backward=2)
+    assert result.verdict is Verdict.verified, (result.reasons, result.actions)
+    assert "as computed" in result.reference and result.comparison.max_abs == 0.0
+    write_repaired(result)
+    repaired = subprocess.run([sys.executable, GAN_SCRIPT.name, "--steps", "3"], cwd=root, env=ENV,
+                              capture_output=True, text=True, timeout=300)
+    oracle = ("import runpy, sys, torch\nsys.argv = sys.argv[1:]\n"
+              "with torch.autograd.graph.saved_tensors_hooks(lambda t: t.detach().clone(), lambda t: t):\n"
+              "    runpy.run_path(sys.argv[0], run_name='__main__')\n")
+    reference = subprocess.run([sys.executable, "-c", oracle, str(GAN_SCRIPT), "--steps", "3"], cwd=root, env=ENV,
+                               capture_output=True, text=True, timeout=300)
+    got, want = _losses(repaired.stdout), _losses(reference.stdout)
+    assert repaired.returncode == 0 and len(want) == 6, (repaired.stderr, reference.stderr)
+    assert all(math.isclose(a, b, rel_tol=4e-7) for a, b in zip(got, want)) and len(got) == 6, (got, want)
+
+
+def test_a_direct_autograd_backward_under_the_locator_is_one_pass(tmp_path):
+    (tmp_path / "direct.py").write_text(textwrap.dedent('''\
+        import torch
+        w = torch.ones(3, requires_grad=True)
+        for _ in range(3):
+            torch.autograd.backward((w * 2).sum())
+        print(w.grad.tolist())
+        '''))
+    run = run_script(Script(path="direct.py", cwd=str(tmp_path)), capture=True, timeout=120)
+    assert run.outcome is Outcome.clean, run.error
+    assert run.backward_passes == 3
