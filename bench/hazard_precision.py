@@ -335,10 +335,9 @@ def checks(args) -> None:
         if done.returncode != 0 or not found:
             failed.append(f"{driver.name} failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
         outcomes += found
-    now = reported_now(args.findings)
     for finding in dict.fromkeys(o.finding for o in outcomes):
         label = labels[finding].label if finding in labels else "(unlabelled)"
-        print(f"\n{finding}  [label: {label}; reported now: {now.get(_rule_site(finding), 'no')}]")
+        print(f"\n{finding}  [label: {label}; reported now: {reported_text(finding, args.findings)}]")
         for o in sorted((o for o in outcomes if o.finding == finding), key=lambda o: ROLES.index(o.role)):
             print(f"  {o.role:8} {o.raised or 'did not raise':22} {o.scenario}")
     wrong = failed + verdicts(outcomes, labels)
@@ -349,6 +348,14 @@ def checks(args) -> None:
 
 
 ROLES = ("path", "control", "context")
+
+
+def reported_text(finding: str, findings: str) -> str:
+    """How ``count`` last reported a labelled finding: "proven IPF1xx", "possible IPF2xx", "no", or
+    unknown when there is no findings file to tell (not "no": count may simply not have run)."""
+    if not pathlib.Path(findings).exists():
+        return f"unknown (no {findings}: run count first, or pass its --findings)"
+    return reported_now(findings).get(_rule_site(finding), "no")
 
 
 def reported_now(findings: str) -> Dict[str, str]:

@@ -67,3 +67,16 @@ def test_drivers_report_what_torch_raised(capsys):  # type: ignore[no-untyped-de
     assert bench.verdicts(outcomes, label("false")) == [f"{finding}: labelled false, but the path raised"]
     raised_control = [o if o.role != "control" else bench.Outcome(finding, "control", "c", "leaf", "") for o in outcomes]
     assert bench.verdicts(raised_control, label("real")) == [f"{finding}: control raised: c"]
+
+
+def test_checks_says_unknown_without_a_count(tmp_path):  # type: ignore[no-untyped-def]
+    """Without count's findings file, ``checks`` cannot tell whether a finding is reported now: it
+    says so, never "no" (which reads as "the tool no longer reports it")."""
+    bench = _load("hazard_precision", BENCH / "hazard_precision.py")
+    finding = "lib/module.py:3:IPF103"
+    missing = tmp_path / "findings.json"
+    assert bench.reported_text(finding, str(missing)).startswith("unknown")
+    missing.write_text('{"versions": {}, "hazards": [{"id": "lib/module.py:3:IPF203", "codebase": "timm", '
+                       '"message": "m"}]}')
+    assert bench.reported_text(finding, str(missing)) == "possible IPF203"
+    assert bench.reported_text("lib/module.py:4:IPF103", str(missing)) == "no"
