@@ -3,8 +3,9 @@ one file, as an editor sends edit after edit — also when the edit moved them.
 
 The analysis of a function or class (a *unit*) reads its own text and, of the rest of the
 module, the context: the module-level statements that are not functions or classes (imports,
-assignments, ``if``/``try`` blocks), in order with the names of the others, and the keys whose
-requires_grad the module turns off anywhere (``analysis.leaves``). It also reads the
+assignments, ``if``/``try`` blocks), in order with the names of the others, the keys whose
+requires_grad the module turns off anywhere (``analysis.leaves``), and whether the module (or a file
+linked to it by imports) makes another dtype than float32, int64 and bool (``analysis.dtype``). It also reads the
 units it is connected to: the ones it names, those naming it (grad mode across calls, mutation
 contracts, summaries of the classes it builds), and so on — taken here as the units joined by a
 word (a name in the text, comments and strings included: more is only less reuse; docstrings
@@ -222,13 +223,15 @@ def reusable(source, settings, previous, model, index: Optional[str] = None,
     """This file's units, and the findings ``previous`` (this file's result before an edit) had
     for those whose key it knows, moved to where they are now. ``model``: the file's
     ``SemanticModel``, for the facts it gathers over the whole module by something other than a
-    name (the keys whose requires_grad some code turns off). ``index``: what a project index
+    name (the keys whose requires_grad some code turns off, whether it makes another dtype than
+    float32/int64/bool). ``index``: what a project index
     answers this file (its digest); a message may then name a line of another file, so only
     what did not move is reused, unless ``other_lines`` is False: nothing the index answers
     names a line (``ProjectIndex.names_other_lines``)."""
     text = source.text
     frozen = sorted(model.leaves.frozen()) if "requires_grad" in text or not text.isascii() else ()
-    found, layout = units(source, (settings, index, frozen))
+    one_dtype = model.other_dtype is None  # whether a rewrite can promote: the whole file's dtypes decide
+    found, layout = units(source, (settings, index, frozen, one_dtype))
     plan = Reuse(found, layout, (index is None or not other_lines) and not _QUOTABLE.search(source.text))
     old = previous.statements if previous is not None and previous.statements else {}
     counts = Counter(unit.key for unit in found.values())
