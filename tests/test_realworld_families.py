@@ -8,6 +8,15 @@
   function mode of their own; what that mode looks at (``_is_view``, storages) must not count as
   the program reading its leaves, or every leaf initialised after it is made looks changed
   on the reference's side only.
+- a rotation helper in the style of pytorch3d's / kornia's axis-angle conversions: it converts its
+  argument (``aa = aa.float()``, the caller's own tensor when it already is float32) and then
+  nudges near-zero rotations away from zero in place, ``aa[aa.norm(dim=-1) < eps] = eps``, on
+  the pose a caller optimises (teamtomo/teamtomo#119 is one such report). The update is a step
+  of the computation (its mask comes from the leaf itself) and the caller reads the leaf's
+  ``.grad``: the no-grad meaning (``with torch.no_grad():`` around the write) gives a gradient
+  through the nudged values that the program never computed, so it must not be verified.
+  The no-grad meaning keeps fitting where the operands do not come from the leaf (an init
+  that fills rows from a table) or come from it through ``detach``.
 """
 
 from __future__ import annotations
@@ -16,6 +25,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from codemod.runtime.references import LeafWatch  # noqa: E402
+from codemod.runtime.repair import repair  # noqa: E402
 from codemod.runtime.verify import Verdict, verify  # noqa: E402
 
 VIT_ATTENTION = '''\
@@ -63,3 +74,71 @@ def test_a_view_fix_verifies_where_the_leaves_are_initialised_after_they_are_mad
     wrong = VIT_ATTENTION.replace("q *= self.scale", "q = q * self.scale * 2")
     device = verify(f"{path}::compute", rewritten_source=wrong, devices=["cpu"], timeout=120).devices[0]
     assert device.verdict is Verdict.NOT_VERIFIED
+
+
+AXIS_ANGLE = '''\
+import torch
+
+
+def axis_angle_to_matrix(aa, eps=1e-4):
+    aa = aa.float()
+    aa[aa.norm(dim=-1) < eps] = eps
+    theta = aa.norm(dim=-1, keepdim=True)
+    k = aa / theta
+    kx, ky, kz = k.unbind(-1)
+    zero = torch.zeros_like(kx)
+    K = torch.stack([zero, -kz, ky, kz, zero, -kx, -ky, kx, zero], -1).reshape(-1, 3, 3)
+    s, c = theta.sin()[..., None], theta.cos()[..., None]
+    return torch.eye(3) + s * K + (1 - c) * K @ K
+
+
+def compute():
+    torch.manual_seed(0)
+    poses = torch.cat([torch.zeros(1, 3), 0.3 * torch.randn(2, 3)]).requires_grad_(True)
+    target = torch.randn(3, 3, 3)
+    loss = (axis_angle_to_matrix(poses) - target).pow(2).mean()
+    loss.backward()
+    return {"poses": poses.grad}
+'''
+
+
+def _watched(program):
+    watch = LeafWatch(no_grad_leaves=True)
+    with watch:
+        program()
+    return watch
+
+
+def test_an_update_whose_mask_comes_from_the_leaf_is_a_step_when_its_grad_is_read():
+    def snapped():
+        r = torch.tensor([[0.0, 1.0], [2.0, 0.0]], requires_grad=True)
+        r[r.abs() < 1e-8] = 0.0
+        (r * 3).sum().backward()
+        return r.grad
+
+    def filled_from_a_table():
+        e = torch.zeros(3, 2, requires_grad=True)
+        e[:, 0] = torch.arange(3.0)
+        (e * 3).sum().backward()
+        return e.grad
+
+    def copied_from_a_detached_row():
+        w = torch.nn.Parameter(torch.randn(4, 3))
+        w[2] = w[0].detach() * 0.5
+        (w * 3).sum().backward()
+        return w.grad
+
+    watch = _watched(snapped)
+    assert watch.unfit is not None and "computed from the leaf" in watch.unfit, watch.unfit
+    assert _watched(filled_from_a_table).unfit is None
+    assert _watched(copied_from_a_detached_row).unfit is None
+
+
+def test_a_no_grad_wrap_is_not_written_where_the_update_is_a_step_of_the_computation(tmp_path):
+    path = tmp_path / "rotations.py"
+    path.write_text(AXIS_ANGLE)
+    result = repair(f"{path}::compute", timeout=120)
+    assert result.located[0].conflicts[0].kind == "leaf"
+    assert not result.verified, "the gradient the program reads would go through the nudged values"
+    device = result.verification.devices[0] if result.verification is not None else None
+    assert device is None or device.verdict is not Verdict.VERIFIED

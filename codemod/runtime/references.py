@@ -161,6 +161,10 @@ class LeafWatch(TorchFunctionMode):
         self._copied: Dict[int, str] = {}  # id(leaf) -> where its update went to a copy
         self._copies: Dict[int, Tuple["weakref.ref[torch.Tensor]", str]] = {}  # the copies, for their .grad reads
         self._through: Dict[int, str] = {}  # id(leaf) -> where an update whose right-hand side requires grad
+        # id(tensor) -> (the tensor, ids of the leaves it was computed from with grad on, ``detach``
+        # and ``.grad`` cutting the chain): an update whose operands (values, index, mask) came
+        # from the leaf itself is a step of the computation, ``R[abs(R) < eps] = 0``, not a state set
+        self._derived: Dict[int, Tuple["weakref.ref[torch.Tensor]", frozenset]] = {}
         self.leaves: List[torch.Tensor] = []
         self.read_versions: Dict[int, Optional[int]] = {}  # leaf index -> its version when first read
         self._data_aliases: Dict[int, Tuple["weakref.ref[torch.Tensor]", int]] = {}  # ``p.data`` -> p's index
@@ -244,6 +248,8 @@ class LeafWatch(TorchFunctionMode):
                 self._through.setdefault(id(leaf), f"{where}: `{name}`")
             if _computation_step(name, kwargs):
                 self._stepped.setdefault(id(leaf), f"{where}: `{name}`")
+            elif any(id(leaf) in self._sources(t) for t in operands):
+                self._stepped.setdefault(id(leaf), f"{where}: `{name}`, with operands computed from the leaf itself")
             with torch.no_grad():
                 return func(*args, **kwargs)
         if name in ("backward", "grad") and self._through and self.unfit is None:
@@ -265,12 +271,35 @@ class LeafWatch(TorchFunctionMode):
                     self._reached = None
             if len(self._recorded) > 4096:  # a long forward without backward: drop the dead
                 self._recorded = [w for w in self._recorded if w() is not None]
+            if name not in _CUTS:
+                self._derive(tensors, result)
         for r in _flat([result]):
             self.note(r)
         if name == "__get__" and isinstance(result, torch.Tensor) and args and id(args[0]) in self._index \
                 and getattr(getattr(func, "__self__", None), "__name__", "") == "data":
             self._data_aliases[id(result)] = (weakref.ref(result), self._index[id(args[0])])
         return result
+
+    def _sources(self, t: torch.Tensor) -> frozenset:
+        """ids of the leaves ``t`` was computed from (itself, where it is one, or its base)."""
+        found = self._derived.get(id(t))
+        own = found[1] if found is not None and found[0]() is t else frozenset()
+        base = t._base if t._base is not None else t
+        if id(base) in self._ids:
+            own = own | {id(base)}
+        elif base is not t:
+            own = own | self._sources(base)
+        return own
+
+    def _derive(self, tensors, result) -> None:
+        sources = frozenset().union(*(self._sources(t) for t in tensors)) if tensors else frozenset()
+        if not sources:
+            return
+        for r in _flat([result]):
+            if isinstance(r, torch.Tensor) and id(r) not in self._ids:
+                self._derived[id(r)] = (weakref.ref(r), sources)
+        if len(self._derived) > 8192:  # drop the dead
+            self._derived = {k: v for k, v in self._derived.items() if v[0]() is not None}
 
     def _check_read(self, func, name: str, args, kwargs, tensors) -> None:
         """After a step of the computation made in place on a leaf (no-grad meaning), a read of
@@ -335,6 +364,7 @@ _STEPS = {"relu_", "relu6_", "leaky_relu_", "elu_", "selu_", "celu_", "rrelu_", 
 
 
 _FLAGS = {"requires_grad_", "share_memory_", "retain_grad"}  # change no value: no meaning to choose
+_CUTS = {"__get__", "detach", "detach_", "backward", "grad"}  # results not computed from the tensor read
 
 
 def _computation_step(name: str, kwargs: dict) -> bool:
