@@ -17,6 +17,12 @@
   through the nudged values that the program never computed, so it must not be verified.
   The no-grad meaning keeps fitting where the operands do not come from the leaf (an init
   that fills rows from a table) or come from it through ``detach``.
+- prototypes initialised from k-means centres by iterating the parameter,
+  ``for p, c in zip(self.prototypes, centers): p.copy_(c)`` (iterating a tensor unbinds it:
+  "Output 0 of UnbindBackward0 is a view and is being modified inplace", the torch 1.7 change
+  reported against many init loops). The parameter is read afterwards, so writes into copies do
+  not fit; with grad off PyTorch lets the writes reach the parameter untracked (views allowed,
+  the no-grad meaning of the leaf's update), which ``with torch.no_grad():`` around the write gives.
 """
 
 from __future__ import annotations
@@ -142,3 +148,53 @@ def test_a_no_grad_wrap_is_not_written_where_the_update_is_a_step_of_the_computa
     assert not result.verified, "the gradient the program reads would go through the nudged values"
     device = result.verification.devices[0] if result.verification is not None else None
     assert device is None or device.verdict is not Verdict.VERIFIED
+
+
+PROTOTYPES = '''\
+import torch
+import torch.nn as nn
+
+
+class ProtoNet(nn.Module):
+    def __init__(self, centers):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.prototypes = nn.Parameter(torch.empty(3, 4))
+        for p, c in zip(self.prototypes, centers):
+            p.copy_(c)
+
+    def forward(self, x):
+        return -torch.cdist(self.fc(x), self.prototypes)
+
+
+def compute():
+    torch.manual_seed(0)
+    net = ProtoNet(torch.randn(3, 4))
+    net(torch.randn(5, 4)).logsumexp(-1).sum().backward()
+    out = {n: p.grad for n, p in net.named_parameters()}
+    out["prototypes"] = net.prototypes.detach().clone()
+    return out
+'''
+
+
+def _run(text, tmp_path, name):
+    import runpy
+
+    path = tmp_path / name
+    path.write_text(text)
+    return runpy.run_path(str(path))["compute"]()
+
+
+def test_a_parameter_initialised_through_its_unbound_rows_is_written_under_no_grad(tmp_path):
+    path = tmp_path / "protonet.py"
+    path.write_text(PROTOTYPES)
+    result = repair(f"{path}::compute", timeout=120)
+    assert result.located[0].conflicts[0].kind == "view"
+    assert result.verified, result.verification and result.verification.devices[0].reasons
+    assert "torch.no_grad()" in result.repaired
+    expected = PROTOTYPES.replace("            p.copy_(c)\n", "            with torch.no_grad():\n                p.copy_(c)\n")
+    assert expected != PROTOTYPES
+    got, want = _run(result.repaired, tmp_path, "got.py"), _run(expected, tmp_path, "want.py")
+    assert got.keys() == want.keys()
+    for key in want:
+        torch.testing.assert_close(got[key], want[key], rtol=1e-6, atol=1e-7)

@@ -342,7 +342,8 @@ def _meaning(mode: Mode, ref: SideResult) -> str:
     if mode is Mode.VIEWS_ALLOWED:
         return ("outputs of functions that return several views replaced by ordinary views of the same "
                 "memory, views made under no_grad by detached aliases of it, the writes reaching the "
-                f"tensor viewed as PyTorch computes them with grad off: {where}")
+                "tensor viewed as PyTorch computes them with grad off (into a view of a leaf that requires "
+                f"grad: untracked, as under torch.no_grad()): {where}")
     return f"in-place updates of leaves applied outside autograd, as under torch.no_grad(): {where}"
 
 
