@@ -198,3 +198,38 @@ def test_a_parameter_initialised_through_its_unbound_rows_is_written_under_no_gr
     assert got.keys() == want.keys()
     for key in want:
         torch.testing.assert_close(got[key], want[key], rtol=1e-6, atol=1e-7)
+
+
+def test_views_made_by_torch_split_with_sizes_and_chunk_get_ordinary_views():
+    """The information-distillation split of IDN/IMDN-style super-resolution blocks,
+    ``distilled, remaining = torch.split(out, (d, r), dim=1)`` then an in-place ReLU on
+    ``remaining`` that the block reuses: ordinary views keep the writes where the block reads
+    them. ``split`` with a literal of sizes -> ``tensor_split`` at the running sums (the last
+    size is implied); ``chunk`` -> ``tensor_split`` whatever the receiver (a call, ``torch``)."""
+    import libcst
+    from libcst.metadata import MetadataWrapper
+
+    from codemod.fixes.from_run import Positions, ordinary_views
+
+    src = ("def f(out, d, r, x, proj):\n"
+           "    a, b = torch.split(out, (d, r), dim=1)\n"
+           "    q, k, v = proj(x).chunk(3, dim=-1)\n"
+           "    u, w = torch.chunk(x, 2)\n"
+           "    h1, h2, h3 = x.split([2, 3, 4], -1)\n"
+           "    s, t = x.split(2)\n")
+    where = Positions(MetadataWrapper(libcst.parse_module(src)))
+    lines = src.splitlines()
+
+    def span(line, text):
+        col = lines[line - 1].index(text)
+        return (line, col, line, col + len(text))
+
+    def titles(line, text, op):
+        return [f.title for f in ordinary_views(where, span(line, text), op)]
+
+    assert titles(2, "torch.split(out, (d, r), dim=1)", "split_with_sizes") == [
+        "Rewrite as `torch.tensor_split(out, (d,), dim=1)`"]
+    assert titles(3, "proj(x).chunk(3, dim=-1)", "chunk") == ["Rewrite as `proj(x).tensor_split(3, dim=-1)`"]
+    assert titles(4, "torch.chunk(x, 2)", "chunk") == ["Rewrite as `torch.tensor_split(x, 2)`"]
+    assert titles(5, "x.split([2, 3, 4], -1)", "split_with_sizes") == ["Rewrite as `x.tensor_split([2, 2 + 3], -1)`"]
+    assert titles(6, "x.split(2)", "split") == []  # a size, not sections: its indices need x's size
