@@ -23,6 +23,12 @@
   reported against many init loops). The parameter is read afterwards, so writes into copies do
   not fit; with grad off PyTorch lets the writes reach the parameter untracked (views allowed,
   the no-grad meaning of the leaf's update), which ``with torch.no_grad():`` around the write gives.
+- the "dummy" update that ties an unused tower to the loss so that every rank has its
+  gradients (DeepSpeed / DDP ``find_unused_parameters`` workarounds in multimodal models:
+  ``prompt += self.visual_proj(dummy).sum() * 0.``) on a parameter, then every parameter's
+  ``p.grad.clone()``. Under the no-grad meaning the tower gets no gradient and the program dies
+  on ``None.clone()``, after that meaning was already shown not to fit (a backward went through
+  the update): the copy meaning is the reference, not "the no-grad meaning fails too".
 """
 
 from __future__ import annotations
@@ -233,3 +239,44 @@ def test_views_made_by_torch_split_with_sizes_and_chunk_get_ordinary_views():
     assert titles(4, "torch.chunk(x, 2)", "chunk") == ["Rewrite as `torch.tensor_split(x, 2)`"]
     assert titles(5, "x.split([2, 3, 4], -1)", "split_with_sizes") == ["Rewrite as `x.tensor_split([2, 2 + 3], -1)`"]
     assert titles(6, "x.split(2)", "split") == []  # a size, not sections: its indices need x's size
+
+
+DUMMY_TOWER = '''\
+import torch
+import torch.nn as nn
+
+
+class PromptModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.soft_prompt = nn.Parameter(torch.randn(4))
+        self.visual_proj = nn.Linear(3, 4)
+        self.head = nn.Linear(4, 1)
+
+    def forward(self, x):
+        prompt = self.soft_prompt
+        dummy = torch.zeros(1, 3)
+        prompt += self.visual_proj(dummy).sum() * 0.
+        return self.head(x + prompt)
+
+
+def compute():
+    torch.manual_seed(0)
+    m = PromptModel()
+    m(torch.randn(5, 4)).pow(2).mean().backward()
+    return {n: p.grad.clone() for n, p in m.named_parameters()}
+'''
+
+
+def test_a_meaning_shown_not_to_fit_before_the_program_fails_gives_way_to_the_next(tmp_path):
+    path = tmp_path / "prompt.py"
+    path.write_text(DUMMY_TOWER)
+    fixed = DUMMY_TOWER.replace("prompt += self.visual_proj", "prompt = prompt + self.visual_proj")
+    device = verify(f"{path}::compute", rewritten_source=fixed, devices=["cpu"], timeout=120).devices[0]
+    assert device.reference == "copy meaning", device.reasons
+    assert device.verdict is Verdict.VERIFIED, device.differences
+    wrapped = DUMMY_TOWER.replace("        prompt += self.visual_proj(dummy).sum() * 0.\n",
+                                  "        with torch.no_grad():\n            prompt += self.visual_proj(dummy).sum() * 0.\n")
+    assert wrapped != DUMMY_TOWER
+    device = verify(f"{path}::compute", rewritten_source=wrapped, devices=["cpu"], timeout=120).devices[0]
+    assert device.verdict is not Verdict.VERIFIED

@@ -384,6 +384,10 @@ def _run_function(request: SideRequest, result: SideResult, program: Program, dt
                 result.status = "exited"
                 result.notes.append(f"{label} ended with sys.exit(0): its state is compared, nothing after it")
                 break
+    except _Stop:
+        # The side failed: whether its meaning was already shown not to fit is still said.
+        result.unfit = watch.unfit or getattr(copies, "unfit", None)
+        raise
     finally:
         torch.set_default_dtype(previous_dtype)
     state, tensors = _reachable_state(program, out, watch)
