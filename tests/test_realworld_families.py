@@ -280,3 +280,47 @@ def test_a_meaning_shown_not_to_fit_before_the_program_fails_gives_way_to_the_ne
     assert wrapped != DUMMY_TOWER
     device = verify(f"{path}::compute", rewritten_source=wrapped, devices=["cpu"], timeout=120).devices[0]
     assert device.verdict is not Verdict.VERIFIED
+    reads_after = INSERT_TOKEN.replace("loss = (y.tanh() ** 2).sum()", "loss = (y.tanh() ** 2).sum() + x.sum()")
+    path.write_text(reads_after)
+    local = reads_after.replace("    tokens[:, 0] = cls\n", "    tokens = tokens.clone()\n    tokens[:, 0] = cls\n")
+    device = verify(f"{path}::compute", rewritten_source=local, devices=["cpu"], timeout=120).devices[0]
+    assert device.reference == "copy meaning" and device.verdict is Verdict.NOT_VERIFIED, device.reasons
+
+
+INSERT_TOKEN = '''\
+import torch
+import torch.nn as nn
+
+
+def insert_cls(tokens, cls):
+    tokens[:, 0] = cls
+    return tokens
+
+
+def compute():
+    torch.manual_seed(0)
+    x = torch.randn(2, 5, 4, requires_grad=True)
+    cls = nn.Parameter(torch.randn(4))
+    y = insert_cls(x, cls)
+    loss = (y.tanh() ** 2).sum()
+    loss.backward()
+    return {"x": x.grad, "cls": cls.grad}
+'''
+
+
+def test_a_write_into_a_callers_leaf_with_a_right_hand_side_that_requires_grad_gets_a_clone(tmp_path):
+    path = tmp_path / "tokens.py"
+    path.write_text(INSERT_TOKEN)
+    result = repair(f"{path}::compute", timeout=120)
+    assert result.verified, result.verification and result.verification.devices[0].reasons
+    assert result.verification.devices[0].reference == "copy meaning"
+    expected = INSERT_TOKEN.replace("    tokens[:, 0] = cls\n", "    tokens = tokens.clone()\n    tokens[:, 0] = cls\n")
+    assert result.repaired == expected
+    wrapped = INSERT_TOKEN.replace("    tokens[:, 0] = cls\n", "    with torch.no_grad():\n        tokens[:, 0] = cls\n")
+    device = verify(f"{path}::compute", rewritten_source=wrapped, devices=["cpu"], timeout=120).devices[0]
+    assert device.verdict is not Verdict.VERIFIED
+    reads_after = INSERT_TOKEN.replace("loss = (y.tanh() ** 2).sum()", "loss = (y.tanh() ** 2).sum() + x.sum()")
+    path.write_text(reads_after)
+    local = reads_after.replace("    tokens[:, 0] = cls\n", "    tokens = tokens.clone()\n    tokens[:, 0] = cls\n")
+    device = verify(f"{path}::compute", rewritten_source=local, devices=["cpu"], timeout=120).devices[0]
+    assert device.reference == "copy meaning" and device.verdict is Verdict.NOT_VERIFIED, device.reasons
