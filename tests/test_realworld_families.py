@@ -14,7 +14,8 @@
   the pose a caller optimises (teamtomo/teamtomo#119 is one such report). The update is a step
   of the computation (its mask comes from the leaf itself) and the caller reads the leaf's
   ``.grad``: the no-grad meaning (``with torch.no_grad():`` around the write) gives a gradient
-  through the nudged values that the program never computed, so it must not be verified.
+  through the nudged values that the program never computed, so it must not be verified; the
+  copy meaning (a clone takes the nudge) is the reference, and a clone before the write is written.
   The no-grad meaning keeps fitting where the operands do not come from the leaf (an init
   that fills rows from a table) or come from it through ``detach``.
 - prototypes initialised from k-means centres by iterating the parameter,
@@ -146,14 +147,22 @@ def test_an_update_whose_mask_comes_from_the_leaf_is_a_step_when_its_grad_is_rea
     assert _watched(copied_from_a_detached_row).unfit is None
 
 
-def test_a_no_grad_wrap_is_not_written_where_the_update_is_a_step_of_the_computation(tmp_path):
+def test_a_step_of_the_computation_on_a_leaf_gets_the_copy_meaning_not_a_no_grad_wrap(tmp_path):
+    """The wraps are not verified (the gradient the program reads would go through the nudged
+    values); the clone before the write is, against the copy meaning, and computes what the
+    out-of-place form of the maintainers' kind computes (``torch.where``)."""
     path = tmp_path / "rotations.py"
     path.write_text(AXIS_ANGLE)
     result = repair(f"{path}::compute", timeout=120)
     assert result.located[0].conflicts[0].kind == "leaf"
-    assert not result.verified, "the gradient the program reads would go through the nudged values"
-    device = result.verification.devices[0] if result.verification is not None else None
-    assert device is None or device.verdict is not Verdict.VERIFIED
+    assert result.verified, result.verification and result.verification.devices[0].reasons
+    assert result.verification.devices[0].reference == "copy meaning"
+    assert "no_grad" not in result.repaired
+    where = AXIS_ANGLE.replace("    aa[aa.norm(dim=-1) < eps] = eps\n",
+                               "    aa = torch.where((aa.norm(dim=-1) < eps)[:, None], torch.full_like(aa, eps), aa)\n")
+    assert where != AXIS_ANGLE
+    got, want = _run(result.repaired, tmp_path, "got.py"), _run(where, tmp_path, "want.py")
+    torch.testing.assert_close(got["poses"], want["poses"], rtol=1e-5, atol=1e-6)
 
 
 PROTOTYPES = '''\
