@@ -333,3 +333,46 @@ def test_a_write_into_a_callers_leaf_with_a_right_hand_side_that_requires_grad_g
     local = reads_after.replace("    tokens[:, 0] = cls\n", "    tokens = tokens.clone()\n    tokens[:, 0] = cls\n")
     device = verify(f"{path}::compute", rewritten_source=local, devices=["cpu"], timeout=120).devices[0]
     assert device.reference == "copy meaning" and device.verdict is Verdict.NOT_VERIFIED, device.reasons
+
+
+LOADED_BY_PATH = '''\
+import importlib.util
+import os
+
+import torch
+
+_spec = importlib.util.spec_from_file_location(
+    "ops", os.path.join(os.path.dirname(os.path.abspath(__file__)), "ops_by_path.py"))
+ops = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ops)
+
+
+def compute():
+    torch.manual_seed(0)
+    x = torch.randn(4, 3, requires_grad=True)
+    ops.gate(x).sum().backward()
+    return {"x": x.grad}
+'''
+
+GATE = '''\
+import torch
+
+
+def gate(x):
+    h = torch.sigmoid(x)
+    h += 1
+    return h * x
+'''
+
+
+def test_a_culprit_in_a_module_loaded_by_its_path_is_fixed_there(tmp_path):
+    """Backends and vendored helpers loaded with ``importlib.util.spec_from_file_location``
+    (keras-core's torch backend, plugin folders): the runs must execute the rewritten text of
+    that file too, or every fix there looks as if it left its conflict in place."""
+    (tmp_path / "ops_by_path.py").write_text(GATE)
+    path = tmp_path / "model.py"
+    path.write_text(LOADED_BY_PATH)
+    result = repair(f"{path}::compute", timeout=120)
+    assert result.verified, [s.action for s in result.steps]
+    assert [o.path.name for o in result.others] == ["ops_by_path.py"]
+    assert "h += 1" not in result.others[0].repaired
