@@ -340,10 +340,9 @@ class LeafWatch(TorchFunctionMode):
         elif outplace is not None and callable(outplace):
             result = outplace(*args, **kwargs)
         else:
-            clone = leaf.clone()
             target = args[0] if args else None
-            if isinstance(target, torch.Tensor) and clone.stride() == leaf.stride() \
-                    and (target is leaf or target._base is leaf):
+            clone = leaf.clone() if isinstance(target, torch.Tensor) and (target is leaf or target._base is leaf) else None
+            if clone is not None and clone.stride() == leaf.stride():  # views of the leaf map onto it
                 self._clones[id(leaf)] = (weakref.ref(leaf), clone)
                 return func(*self._swap(args), **self._swap(kwargs))
             if self.unfit is None:
@@ -395,6 +394,8 @@ _STEPS = {"relu_", "relu6_", "leaky_relu_", "elu_", "selu_", "celu_", "rrelu_", 
 
 
 _FLAGS = {"requires_grad_", "share_memory_", "retain_grad"}  # change no value: no meaning to choose
+
+
 def _reads_grad(func, name: str) -> bool:
     """``x.grad`` (the leaf's own gradient), a backward or a grad call: never swapped for a clone."""
     if name in ("backward", "grad"):
