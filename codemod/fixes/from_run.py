@@ -257,11 +257,13 @@ def ordinary_views(where: Positions, made: Span, op: str) -> List[Fix]:
         call = cast("cst.Call", expr)
         func = cast("cst.Attribute", call.func)
         base = func.value
-        if not _plain(base) or _dotted(base) == "torch":
-            return []
-        if func.attr.value == "chunk":
+        if func.attr.value == "chunk":  # the same views, ordinary ones: any receiver, ``torch`` too
             new = call.with_changes(func=func.with_changes(attr=cst.Name("tensor_split")))
             return [Fix(func.attr, lambda node: cst.Name("tensor_split"), fix_title(new))]
+        if func.attr.value in ("split", "split_with_sizes"):
+            return _split_at_sums(call, func)
+        if not _plain(base) or _dotted(base) == "torch":
+            return []
         if func.attr.value == "unbind" and len(call.args) <= 1 and all(
                 a.keyword is None or a.keyword.value == "dim" for a in call.args):
             dim = call.args[0].value if call.args else cst.Integer("0")
@@ -297,6 +299,41 @@ def ordinary_views(where: Positions, made: Span, op: str) -> List[Fix]:
         views = _tuple_of(item, i, cst.Call(cst.Name("range"), [cst.Arg(length)]))
         fixes.append(Fix(candidate, _replacement(views), fix_title(views)))
     return fixes
+
+
+def _split_at_sums(call: "cst.Call", func: "cst.Attribute") -> List[Fix]:
+    """``x.split((a, b, c), d)`` (``torch.split(x, ...)``) -> ``x.tensor_split((a, a + b), d)``:
+    sections given as a literal of sizes become the indices where they end (the last is
+    implied: split checks that the sizes add up). A single size is left alone (its indices
+    need the tensor's size)."""
+    at = 1 if _dotted(func.value) == "torch" else 0
+    positional = [i for i, a in enumerate(call.args) if a.keyword is None and not a.star]
+    if len(positional) <= at or any(a.star for a in call.args):
+        return []
+    index = positional[at]
+    sizes = call.args[index].value
+    if not isinstance(sizes, (cst.Tuple, cst.List)) or len(sizes.elements) < 2 \
+            or any(isinstance(e, cst.StarredElement) for e in sizes.elements):
+        return []
+    values = [e.value for e in sizes.elements]
+    sums: List[cst.BaseExpression] = []
+    for value in values[:-1]:
+        term = value.deep_clone()
+        sums.append(term if not sums else cst.BinaryOperation(sums[-1].deep_clone(), cst.Add(), _summand(term)))
+    elements = [cst.Element(v) for v in sums]
+    points = cst.Tuple(elements) if isinstance(sizes, cst.Tuple) else cst.List(elements)
+    args = list(call.args)
+    args[index] = args[index].with_changes(value=points)
+    new = call.with_changes(func=func.with_changes(attr=cst.Name("tensor_split")), args=args)
+    return [Fix(call, _replacement(new), fix_title(new))]
+
+
+def _summand(expr: "cst.BaseExpression") -> "cst.BaseExpression":
+    """``expr`` as the right operand of ``+`` (parenthesised unless an atom or a number)."""
+    if isinstance(expr, (cst.Integer, cst.Float, cst.UnaryOperation)) and not isinstance(
+            getattr(expr, "operator", None), cst.Not):
+        return expr
+    return _atom(expr)
 
 
 def detached(where: Positions, made: Span) -> Optional[Fix]:

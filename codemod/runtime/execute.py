@@ -339,7 +339,10 @@ def _crosscheck(program, init, initial, args, kwargs, device, dtype, first: Call
 # ---------------------------------------------------------------- function targets
 def _run_function(request: SideRequest, result: SideResult, program: Program, dtype) -> None:
     device = request.device
-    watch = LeafWatch(no_grad_leaves=request.mode is Mode.NO_GRAD_LEAVES, copy_leaves=request.mode is Mode.COPY_LEAVES)
+    # Views allowed: with grad off, a write into a view of a leaf that requires grad reaches the
+    # leaf untracked (the no-grad meaning, with its own checks of where it does not fit).
+    watch = LeafWatch(no_grad_leaves=request.mode in (Mode.NO_GRAD_LEAVES, Mode.VIEWS_ALLOWED),
+                      copy_leaves=request.mode is Mode.COPY_LEAVES)
     copies = _view_copies(request)
     previous_dtype = torch.get_default_dtype()
     out: Any = None
@@ -381,6 +384,10 @@ def _run_function(request: SideRequest, result: SideResult, program: Program, dt
                 result.status = "exited"
                 result.notes.append(f"{label} ended with sys.exit(0): its state is compared, nothing after it")
                 break
+    except _Stop:
+        # The side failed: whether its meaning was already shown not to fit is still said.
+        result.unfit = watch.unfit or getattr(copies, "unfit", None)
+        raise
     finally:
         torch.set_default_dtype(previous_dtype)
     state, tensors = _reachable_state(program, out, watch)

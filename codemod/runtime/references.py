@@ -161,6 +161,13 @@ class LeafWatch(TorchFunctionMode):
         self._copied: Dict[int, str] = {}  # id(leaf) -> where its update went to a copy
         self._copies: Dict[int, Tuple["weakref.ref[torch.Tensor]", str]] = {}  # the copies, for their .grad reads
         self._through: Dict[int, str] = {}  # id(leaf) -> where an update whose right-hand side requires grad
+        # copy meaning of an update with no out-of-place form: id(leaf) -> (leaf, its clone), which
+        # every later read of the leaf (but its .grad) sees: ``x = x.clone(); x[i] = v``
+        self._clones: Dict[int, Tuple["weakref.ref[torch.Tensor]", torch.Tensor]] = {}
+        # id(tensor) -> (the tensor, ids of the leaves it was computed from with grad on, ``detach``
+        # and ``.grad`` cutting the chain): an update whose operands (values, index, mask) came
+        # from the leaf itself is a step of the computation, ``R[abs(R) < eps] = 0``, not a state set
+        self._derived: Dict[int, Tuple["weakref.ref[torch.Tensor]", frozenset]] = {}
         self.leaves: List[torch.Tensor] = []
         self.read_versions: Dict[int, Optional[int]] = {}  # leaf index -> its version when first read
         self._data_aliases: Dict[int, Tuple["weakref.ref[torch.Tensor]", int]] = {}  # ``p.data`` -> p's index
@@ -220,6 +227,8 @@ class LeafWatch(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         name = getattr(func, "__name__", "")
+        if self._clones and not _reads_grad(func, name):
+            args, kwargs = self._swap(args), self._swap(kwargs)
         tensors = [a for a in _flat(args) if isinstance(a, torch.Tensor)]
         tensors += [v for v in _flat(kwargs.values()) if isinstance(v, torch.Tensor)]
         for t in tensors:
@@ -244,6 +253,8 @@ class LeafWatch(TorchFunctionMode):
                 self._through.setdefault(id(leaf), f"{where}: `{name}`")
             if _computation_step(name, kwargs):
                 self._stepped.setdefault(id(leaf), f"{where}: `{name}`")
+            elif any(id(leaf) in self._sources(t) for t in operands):
+                self._stepped.setdefault(id(leaf), f"{where}: `{name}`, with operands computed from the leaf itself")
             with torch.no_grad():
                 return func(*args, **kwargs)
         if name in ("backward", "grad") and self._through and self.unfit is None:
@@ -265,12 +276,35 @@ class LeafWatch(TorchFunctionMode):
                     self._reached = None
             if len(self._recorded) > 4096:  # a long forward without backward: drop the dead
                 self._recorded = [w for w in self._recorded if w() is not None]
+            if name not in _CUTS:
+                self._derive(tensors, result)
         for r in _flat([result]):
             self.note(r)
         if name == "__get__" and isinstance(result, torch.Tensor) and args and id(args[0]) in self._index \
                 and getattr(getattr(func, "__self__", None), "__name__", "") == "data":
             self._data_aliases[id(result)] = (weakref.ref(result), self._index[id(args[0])])
         return result
+
+    def _sources(self, t: torch.Tensor) -> frozenset:
+        """ids of the leaves ``t`` was computed from (itself, where it is one, or its base)."""
+        found = self._derived.get(id(t))
+        own = found[1] if found is not None and found[0]() is t else frozenset()
+        base = t._base if t._base is not None else t
+        if id(base) in self._ids:
+            own = own | {id(base)}
+        elif base is not t:
+            own = own | self._sources(base)
+        return own
+
+    def _derive(self, tensors, result) -> None:
+        sources = frozenset().union(*(self._sources(t) for t in tensors)) if tensors else frozenset()
+        if not sources:
+            return
+        for r in _flat([result]):
+            if isinstance(r, torch.Tensor) and id(r) not in self._ids:
+                self._derived[id(r)] = (weakref.ref(r), sources)
+        if len(self._derived) > 8192:  # drop the dead
+            self._derived = {k: v for k, v in self._derived.items() if v[0]() is not None}
 
     def _check_read(self, func, name: str, args, kwargs, tensors) -> None:
         """After a step of the computation made in place on a leaf (no-grad meaning), a read of
@@ -297,13 +331,20 @@ class LeafWatch(TorchFunctionMode):
                 return
 
     def _copy(self, func, name: str, args, kwargs, leaf: torch.Tensor, where: str):
-        """The copy meaning of one update: its out-of-place form, on a new tensor."""
+        """The copy meaning of one update: its out-of-place form, on a new tensor; where it has
+        none (``x[i] = v``, ``fill_``, ``copy_``), the update of a clone that every later read
+        of the leaf sees (``x = x.clone()`` before it)."""
         outplace = getattr(torch.Tensor, name[:-1], None) if name.endswith("_") and not name.startswith("_") else None
         if kwargs.get("inplace") is True:
             result = func(*args, **dict(kwargs, inplace=False))
         elif outplace is not None and callable(outplace):
             result = outplace(*args, **kwargs)
         else:
+            target = args[0] if args else None
+            clone = leaf.clone() if isinstance(target, torch.Tensor) and (target is leaf or target._base is leaf) else None
+            if clone is not None and clone.stride() == leaf.stride():  # views of the leaf map onto it
+                self._clones[id(leaf)] = (weakref.ref(leaf), clone)
+                return func(*self._swap(args), **self._swap(kwargs))
             if self.unfit is None:
                 self.unfit = f"{where}: `{name}` has no out-of-place form that leaves the leaf as it was"
             with torch.no_grad():
@@ -312,6 +353,24 @@ class LeafWatch(TorchFunctionMode):
         if isinstance(result, torch.Tensor):
             self._copies[id(result)] = (weakref.ref(result), f"{where}: `{name}`")
         return result
+
+    def _swap(self, obj):
+        """``obj`` with each leaf that has a clone (and each view of one) replaced by the clone."""
+        if isinstance(obj, torch.Tensor):
+            base = obj._base if obj._base is not None else obj
+            found = self._clones.get(id(base))
+            if found is None or found[0]() is not base:
+                return obj
+            clone = found[1]
+            if obj is base:
+                return clone
+            with torch._C.DisableTorchFunction():
+                return clone.as_strided(obj.size(), obj.stride(), obj.storage_offset() - base.storage_offset())
+        if isinstance(obj, (list, tuple)) and type(obj) in (list, tuple):
+            return type(obj)(self._swap(o) for o in obj)
+        if isinstance(obj, dict) and type(obj) is dict:
+            return {k: self._swap(v) for k, v in obj.items()}
+        return obj
 
     def _read_by_graph(self, leaf: torch.Tensor) -> bool:
         """A tensor recorded since the last backward, still alive and not a view of ``leaf``,
@@ -335,6 +394,16 @@ _STEPS = {"relu_", "relu6_", "leaky_relu_", "elu_", "selu_", "celu_", "rrelu_", 
 
 
 _FLAGS = {"requires_grad_", "share_memory_", "retain_grad"}  # change no value: no meaning to choose
+
+
+def _reads_grad(func, name: str) -> bool:
+    """``x.grad`` (the leaf's own gradient), a backward or a grad call: never swapped for a clone."""
+    if name in ("backward", "grad"):
+        return True
+    return name == "__get__" and getattr(getattr(func, "__self__", None), "__name__", "") in ("grad", "is_leaf", "data")
+
+
+_CUTS = {"__get__", "detach", "detach_", "backward", "grad"}  # results not computed from the tensor read
 
 
 def _computation_step(name: str, kwargs: dict) -> bool:

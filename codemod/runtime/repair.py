@@ -482,7 +482,11 @@ def _candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path,
         return [], f"not fixable by a rewrite: {conflict.message or conflict.kind}"
     if conflict.kind == "leaf":
         found, why = _leaf_candidates(conflict, analysed, path, trees)
-        return found + _copy_meaning_candidates(conflict, analysed, path, found), why
+        found = found + _copy_meaning_candidates(conflict, analysed, path, found)
+        # Then the copy meaning built from the run at the write (out of place, or a clone
+        # before it), whether or not a rule fired there: the verification's reference decides.
+        runtime = _statement_runtime(conflict, trees) if _same_file(conflict.mutation, path) else []
+        return _with_runtime(found, runtime, trees), why
     site = conflict.fix_site
     if not _same_file(site, path):
         return [], "the line to fix is outside the target's file"

@@ -50,3 +50,25 @@ def use_sources(sources: Dict[str, str]) -> None:
         linecache.cache[path] = (len(source), None, source.splitlines(True), path)
     if sources:
         sys.meta_path.insert(0, RewrittenFinder(sources))
+        _load_by_path_too({os.path.realpath(p): s for p, s in sources.items()})
+
+
+def _load_by_path_too(sources: Dict[str, str]) -> None:
+    """A module loaded by its file's path (``importlib.util.spec_from_file_location(name,
+    path).loader.exec_module(m)``, as backends and plugin folders do) gets the rewritten text
+    as well: its loader is a plain ``SourceFileLoader`` that no finder sees. (The child runs one
+    request: the patch ends with it.)"""
+    loader = importlib.machinery.SourceFileLoader
+    plain_code, plain_source = loader.get_code, loader.get_source
+
+    def get_code(self, fullname):
+        source = sources.get(os.path.realpath(self.path))
+        if source is None:
+            return plain_code(self, fullname)
+        return compile(source, self.path, "exec", dont_inherit=True)
+
+    def get_source(self, fullname):
+        source = sources.get(os.path.realpath(self.path))
+        return plain_source(self, fullname) if source is None else source
+
+    loader.get_code, loader.get_source = get_code, get_source  # type: ignore[method-assign]

@@ -51,7 +51,6 @@ class _Stop(BaseException):
     """Ends the script early: enough backward passes ran, or the first conflict was found."""
 
 
-# ---------------------------------------------------------------- rewritten sources, in memory
 # ---------------------------------------------------------------- running as __main__
 def _run_main(request: dict) -> None:
     """What ``python script.py ARGS`` / ``python -m module ARGS`` do before the first line."""

@@ -286,10 +286,10 @@ def _verify_on(spec: Target, original_source: str, new_source: str, device: str,
                 report.reference_run = ref
                 report.oracle_crosscheck = ref.crosscheck
                 report.meaning = _meaning(mode, ref)
-                if not usable(ref):
+                if not usable(ref) and not ref.unfit:
                     report.reasons.append(f"no reference: the {REFERENCE_NAMES[mode]} fails too "
                                           f"({ref.failed_at}): {ref.error}")
-                elif ref.unfit:
+                elif ref.unfit:  # shown not to fit before anything failed: the next meaning, if any
                     report.reasons.append(f"no reference: the {REFERENCE_NAMES[mode]} meaning does not fit: {ref.unfit}"
                                           if mode is Mode.VIEW_COPIES else
                                           f"no reference: the {REFERENCE_NAMES[mode]} does not fit: {ref.unfit}")
@@ -342,7 +342,8 @@ def _meaning(mode: Mode, ref: SideResult) -> str:
     if mode is Mode.VIEWS_ALLOWED:
         return ("outputs of functions that return several views replaced by ordinary views of the same "
                 "memory, views made under no_grad by detached aliases of it, the writes reaching the "
-                f"tensor viewed as PyTorch computes them with grad off: {where}")
+                "tensor viewed as PyTorch computes them with grad off (into a view of a leaf that requires "
+                f"grad: untracked, as under torch.no_grad()): {where}")
     return f"in-place updates of leaves applied outside autograd, as under torch.no_grad(): {where}"
 
 

@@ -28,6 +28,10 @@ from codemod.runtime.references import _flat, _user_line, is_inplace_call
 _META = torch._C._autograd.CreationMeta
 REFUSED = (_META.MULTI_OUTPUT_NODE, _META.NO_GRAD_MODE, _META.IN_CUSTOM_FUNCTION)
 _AUTOGRAD = {"grad", "backward"}
+# What these modes look at (``_is_view``, storages, ``requires_grad``) is not the program's: with
+# torch functions off, the modes under them (the leaf watch, which notes each leaf's first read)
+# never see it.
+_UNSEEN = torch._C.DisableTorchFunction
 
 
 def refused_view(t: Any) -> bool:
@@ -68,9 +72,11 @@ class WritesIntoCopies(TorchFunctionMode):
         self._stale: Set[int] = set()  # copies whose base was written after they were made
 
     def _copy(self, t: Any, call: int) -> Any:
-        if not refused_view(t):
-            return t
-        if t.requires_grad and not torch.is_grad_enabled():
+        with _UNSEEN():
+            if not refused_view(t):
+                return t
+            quiet = t.requires_grad and not torch.is_grad_enabled()
+        if quiet:
             # A view made under no_grad of a tensor that requires grad requires grad itself
             # (autograd treats it as a leaf of its own, its gradient reaching nothing the program
             # holds); a plain clone here would not. The copy gets its flag through a private leaf
@@ -80,8 +86,9 @@ class WritesIntoCopies(TorchFunctionMode):
         else:
             copy = t.clone()
         self.copies += 1
-        base = t._base if t._base is not None else t
-        self._copies[id(copy)] = (weakref.ref(copy), _storage(t), weakref.ref(base), call)
+        with _UNSEEN():
+            base = t._base if t._base is not None else t
+            self._copies[id(copy)] = (weakref.ref(copy), _storage(t), weakref.ref(base), call)
         return copy
 
     def _copy_of(self, t: Any) -> Optional[Tuple[int, Any]]:
@@ -93,20 +100,24 @@ class WritesIntoCopies(TorchFunctionMode):
         kwargs = kwargs or {}
         name = getattr(func, "__name__", "")
         if name not in _AUTOGRAD:  # the harness's backward: what it reads are the program's outputs
-            self._check_reads(name, [a for a in _flat([args, kwargs]) if isinstance(a, torch.Tensor)])
+            with _UNSEEN():
+                self._check_reads(name, [a for a in _flat([args, kwargs]) if isinstance(a, torch.Tensor)])
         out = func(*args, **kwargs)
-        if is_inplace_call(name, kwargs) and args and isinstance(args[0], torch.Tensor):
-            self._note_write(name, args[0])
-        self._calls += 1
-        if type(out) is tuple or type(out) is list:
-            if any(refused_view(t) for t in out):
-                return type(out)(self._copy(t, self._calls) for t in out)
-            return out
+        with _UNSEEN():
+            if is_inplace_call(name, kwargs) and args and isinstance(args[0], torch.Tensor):
+                self._note_write(name, args[0])
+            self._calls += 1
+            several = type(out) is tuple or type(out) is list
+            if several and not any(refused_view(t) for t in out):
+                return out
+        if several:
+            return type(out)(self._copy(t, self._calls) for t in out)
         return self._copy(out, self._calls)
 
     def read_outputs(self, outputs: Any) -> None:
         """The program's outputs are read too (compared): a tensor viewed among them counts."""
-        self._check_reads("the outputs", [t for t in _flat([outputs]) if isinstance(t, torch.Tensor)])
+        with _UNSEEN():
+            self._check_reads("the outputs", [t for t in _flat([outputs]) if isinstance(t, torch.Tensor)])
 
     def _note_write(self, name: str, target: torch.Tensor) -> None:
         copied = self._copy_of(target)
@@ -190,14 +201,15 @@ class ViewsAllowed(TorchFunctionMode):
         self.replaced: List[str] = []  # where a refused view was made ordinary or detached
 
     def _ordinary(self, t: Any) -> Any:
-        if not (isinstance(t, torch.Tensor) and t._is_view()):
-            return t
-        meta = torch._C._autograd._get_creation_meta(t)
+        with _UNSEEN():
+            if not (isinstance(t, torch.Tensor) and t._is_view()):
+                return t
+            meta = torch._C._autograd._get_creation_meta(t)
         if meta not in (_META.MULTI_OUTPUT_NODE, _META.NO_GRAD_MODE):
             return t
         if meta == _META.NO_GRAD_MODE and _in_custom_function():
             return t  # a Function's forward runs with grad off: its views are the Function's business
-        with torch._C.DisableTorchFunction():
+        with _UNSEEN():
             if meta == _META.NO_GRAD_MODE:
                 view = t.detach()
             else:
