@@ -27,8 +27,10 @@ folder: the runs import the rewritten files from memory, and the CLI writes ever
 or none. A file libcst cannot parse (tabs under spaces) is fixed by statement
 (``fixes.regions``), every byte outside the edit kept.
 
-Conflicts no rewrite can fix (an optimizer step under a retained graph, an ``inplace`` flag
-switched on at run time) are explained, with both lines, and left alone. A write to a view
+An optimizer step between a forward and its backward gets the step-order rewrites of
+``runtime.step_order`` (the "as computed" meaning, verified against the snapshot oracle).
+Conflicts no rewrite can fix (a graph reused across steps, an ``inplace`` flag switched on at
+run time) are explained, with both lines, and left alone. A write to a view
 PyTorch refuses to modify in place gets IPF006's fix (write into a copy), verified against
 the writes-into-copies reference (``view_copies``).
 
