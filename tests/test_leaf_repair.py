@@ -14,7 +14,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from codemod.runtime.repair import render, repair  # noqa: E402
-from codemod.runtime.verify import Verdict, render_table  # noqa: E402
+from codemod.runtime.verify import Verdict, render_table, verify  # noqa: E402
 from codemod.testing import FIXTURES, headers  # noqa: E402
 
 CASES = sorted((FIXTURES / "leaf_update").glob("*.in.py"))
@@ -64,14 +64,16 @@ def example():
 '''
 
 
-def test_a_wrap_that_cuts_a_gradient_is_not_verified_and_the_next_one_is(tmp_path):
-    """The rule sees nothing here (``state`` is any argument). Around the helper's call, a
-    ``no_grad`` would also cut ``x * 2`` from the graph: the verification refuses it (x.grad
-    differs from the no-grad meaning's), and the wrap around the failing statement is verified."""
+def test_a_wrap_that_cuts_a_gradient_is_not_verified_and_the_update_s_own_wrap_is(tmp_path):
+    """Around the helper's call, a ``no_grad`` would also cut ``x * 2`` from the graph: the
+    verification refuses it (x.grad differs from the no-grad meaning's). The wrap around the
+    failing statement (the call gives ``state`` a leaf: IPF105 sees it) is verified and written."""
     path = tmp_path / "helper.py"
     path.write_text(HELPER_THAT_ALSO_COMPUTES)
+    cut = HELPER_THAT_ALSO_COMPUTES.replace(
+        "    y = reset_and_scale(mem, x)", "    with torch.no_grad():\n        y = reset_and_scale(mem, x)")
+    assert verify(f"{path}::example", rewritten_source=cut).verdict is Verdict.NOT_VERIFIED
     result = repair(f"{path}::example")
-    assert [a.verification.verdict for a in result.attempts] == [Verdict.NOT_VERIFIED, Verdict.VERIFIED], render(result)
-    assert "        y = reset_and_scale(mem, x)" in result.attempts[0].repaired  # the call, wrapped
+    assert result.verified, render(result)
     assert "    with torch.no_grad():\n        state.zero_()" in result.repaired
     assert "    y = reset_and_scale(mem, x)" in result.repaired
