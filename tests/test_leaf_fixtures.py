@@ -26,7 +26,7 @@ torch = pytest.importorskip("torch")
 
 from codemod.testing import FIXTURES, headers  # noqa: E402
 
-from .final_state import REWRITE_ULPS, InPlaceUnderNoGrad, differences, run_example  # noqa: E402
+from .final_state import InPlaceUnderNoGrad, differences, run_example, ulps_for  # noqa: E402
 
 FOLDER = FIXTURES / "leaf_update"
 CASES = sorted(FOLDER.glob("*.in.py"))
@@ -58,7 +58,7 @@ def test_leaf_fixture(path):
         if headers(path).get("fix") == "copy":
             assert differences(fixed, reference), "the copy meaning should differ from the no_grad one"
         else:
-            assert differences(fixed, reference, REWRITE_ULPS) == {}
+            assert differences(fixed, reference, ulps_for(fixed, reference)) == {}
         return
     assert kind(path) in ("works", "needs-copy"), f"unknown header: {kind(path)!r}"
     assert expected.read_bytes() == path.read_bytes(), "the rule leaves this case alone"
@@ -110,9 +110,11 @@ def test_what_the_rule_writes_computes_the_no_grad_meaning(path):
     if kind(path) == "leaf-error":
         if headers(path).get("fix") == "copy" or safe.read_bytes() == path.read_bytes():
             return  # the copy meaning is yours to write; see the next test for how many are fixed
-        assert differences(run_example(safe), run_example(path, InPlaceUnderNoGrad())) == {}
+        after, reference = run_example(safe), run_example(path, InPlaceUnderNoGrad())
+        assert differences(after, reference, ulps_for(after, reference)) == {}
         return
-    assert differences(run_example(safe), run_example(path)) == {}, "the safe tier changed a working program"
+    after, original = run_example(safe), run_example(path)
+    assert differences(after, original, ulps_for(after, original)) == {}, "the safe tier changed a working program"
 
 
 def test_the_safe_tier_fixes_most_of_the_leaf_family():
@@ -128,7 +130,8 @@ def test_the_copy_fix_computes_the_copy_meaning(path):
     unsafe = _tool_output(path, "unsafe")
     assert unsafe.read_bytes() != path.read_bytes(), "the unsafe tier offers the copy"
     assert _tool_output(path, "safe").read_bytes() == path.read_bytes()
-    assert differences(run_example(unsafe), run_example(expected_of(path)), REWRITE_ULPS) == {}
+    after, expected = run_example(unsafe), run_example(expected_of(path))
+    assert differences(after, expected, ulps_for(after, expected)) == {}
 
 
 @pytest.mark.parametrize("path", [p for p in CASES if kind(p) == "leaf-error" and headers(p).get("fix") != "copy"],
@@ -139,4 +142,5 @@ def test_the_unsafe_tier_computes_the_no_grad_meaning_too(path):
     unsafe = _tool_output(path, "unsafe")
     if unsafe.read_bytes() == path.read_bytes():
         pytest.skip("the rule sees no update here (repair finds it: tests/test_leaf_repair.py)")
-    assert differences(run_example(unsafe), run_example(path, InPlaceUnderNoGrad()), REWRITE_ULPS) == {}
+    after, reference = run_example(unsafe), run_example(path, InPlaceUnderNoGrad())
+    assert differences(after, reference, ulps_for(after, reference)) == {}

@@ -22,7 +22,7 @@ torch = pytest.importorskip("torch")
 from codemod.engine.pipeline import fix_source  # noqa: E402
 from codemod.testing import FIXTURES, SAFE, UNSAFE, headers  # noqa: E402
 
-from .final_state import differences, run_example  # noqa: E402
+from .final_state import differences, run_example, ulps_for  # noqa: E402
 
 CASES = sorted((FIXTURES / "safe_fixes").glob("*.py"))
 TIERS = {"safe": SAFE, "unsafe": UNSAFE}
@@ -59,7 +59,8 @@ def test_rewrite_keeps_outputs_gradients_and_final_state(path, tier, tmp_path):
         return
     after = tmp_path / path.name
     after.write_text(fixed, encoding="utf-8")
-    assert differences(run_example(after), original) == {}
+    state = run_example(after)
+    assert differences(state, original, ulps_for(state, original)) == {}
 
 
 @pytest.mark.parametrize("path", [p for p in CASES if headers(p).get("expect") == "rewritten"], ids=lambda p: p.stem)
