@@ -1,5 +1,6 @@
-"""Run a fixture's ``example()`` and read back everything it leaves behind, for bit-for-bit
-comparisons: outputs, every gradient, parameters and buffers, optimizer state, mutated inputs.
+"""Run a fixture's ``example()`` and read back everything it leaves behind (and the kernels it
+ran), for comparisons bit for bit where the same kernels ran and within a few ulps elsewhere:
+outputs, every gradient, parameters and buffers, optimizer state, mutated inputs.
 
 A rewrite that only keeps outputs and gradients can still change a program (an init helper that
 no longer fills its argument, an optimizer step that no longer updates): the final state shows it.

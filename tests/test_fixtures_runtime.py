@@ -1,7 +1,8 @@
 """Fixtures that define ``example()`` are run with real torch, before and after the rewrite.
 
 - input works: every rewrite gives the same outputs and gradients, and leaves the same final
-  state bit for bit (parameters, buffers, their ``.grad``, optimizer state, mutated inputs
+  state (bit for bit where the same kernels ran, else within a few ulps: ``final_state.ulps_for``;
+  parameters, buffers, their ``.grad``, optimizer state, mutated inputs
   returned: ``tests/final_state.py``), except where the case says ``# runtime: unsafe-changes``:
   there the unsafe rewrite must change something, which is why it is unsafe;
 - input fails with the in-place error: the rewrite runs backward and its gradients and final

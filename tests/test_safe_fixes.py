@@ -1,7 +1,8 @@
 """Fix safety checked by running (issue 13, item 5): working programs under
 ``fixtures/safe_fixes/`` are rewritten by today's ``fix --select ALL`` (safe tier) and
 ``--unsafe-fixes``, and before and after must leave the same outputs, gradients and final
-state (parameters, buffers, mutated inputs, optimizer state), bit for bit.
+state (parameters, buffers, mutated inputs, optimizer state): bit for bit where both ran the same
+kernels, within a few ulps where the rewrite runs others (``final_state.ulps_for``).
 
 Header lines of a case: ``# case:`` what it exercises; ``# expect: rewritten`` for the safe fix
 kinds (the safe tier must change the file, or the comparison proves nothing);
