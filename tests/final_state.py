@@ -1,5 +1,6 @@
-"""Run a fixture's ``example()`` and read back everything it leaves behind, for bit-for-bit
-comparisons: outputs, every gradient, parameters and buffers, optimizer state, mutated inputs.
+"""Run a fixture's ``example()`` and read back everything it leaves behind (and the kernels it
+ran), for comparisons bit for bit where the same kernels ran and within a few ulps elsewhere:
+outputs, every gradient, parameters and buffers, optimizer state, mutated inputs.
 
 A rewrite that only keeps outputs and gradients can still change a program (an init helper that
 no longer fills its argument, an optimizer step that no longer updates): the final state shows it.
@@ -9,10 +10,11 @@ from __future__ import annotations
 
 import numbers
 import pathlib
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from codemod.runtime.harness import load_module
 
@@ -60,6 +62,44 @@ def state_of(obj: Any, prefix: str = "") -> State:
 REWRITE_ULPS = 8
 
 
+class Run(dict):
+    """A run's final state (``State``), with the kernels it ran (``KernelTrace``): two runs of
+    one trace are compared bit for bit, two of different traces within ``REWRITE_ULPS``."""
+
+    kernels: Tuple[tuple, ...] = ()
+
+
+def ulps_for(a: State, b: State) -> int:
+    """0 (bit for bit) where both runs ran the same kernels on the same layouts, in the same
+    order (then no CPU can tell them apart); ``REWRITE_ULPS`` otherwise, or where either run was
+    not traced."""
+    ka, kb = getattr(a, "kernels", None), getattr(b, "kernels", None)
+    return 0 if ka and kb and ka == kb else REWRITE_ULPS
+
+
+class KernelTrace(TorchDispatchMode):
+    """Records every ATen kernel a run dispatches (forward and backward), with the dtype, shape,
+    strides and storage offset of each tensor argument: what decides which kernel code path runs
+    and how a reduction is split. It calls each op unchanged."""
+
+    def __init__(self):
+        super().__init__()
+        self.kernels: List[tuple] = []
+
+    @staticmethod
+    def _layout(value):
+        if isinstance(value, torch.Tensor):
+            return (str(value.dtype), tuple(value.shape), tuple(value.stride()), value.storage_offset())
+        if isinstance(value, (list, tuple)):
+            return tuple(KernelTrace._layout(v) for v in value)
+        return type(value).__name__
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        self.kernels.append((str(func), self._layout(args), tuple(sorted((k, self._layout(v)) for k, v in kwargs.items()))))
+        return func(*args, **kwargs)
+
+
 def differences(a: State, b: State, ulps: int = 0) -> Dict[str, float]:
     """Names whose tensors differ, with the max abs difference (inf: missing, other shape or
     dtype). ``ulps=0``: bit for bit, for runs of the same kernels; else up to ``ulps`` units in
@@ -105,11 +145,20 @@ class InPlaceUnderNoGrad(TorchFunctionMode):
             return func(*args, **kwargs)
 
 
-def run_example(path: pathlib.Path, mode: Optional[TorchFunctionMode] = None, seed: int = 0) -> State:
-    """Load ``path`` fresh, seed, call ``example()`` (under ``mode`` if given) and read its state."""
+def run_example(path: pathlib.Path, mode: Optional[TorchFunctionMode] = None, seed: int = 0) -> Run:
+    """Load ``path`` fresh, seed, call ``example()`` (under ``mode`` if given) and read its state,
+    with the kernels it ran (``Run.kernels``)."""
     module = load_module(path.read_text(encoding="utf-8"), str(path), f"fixture_{path.stem.replace('.', '_')}")
     torch.manual_seed(seed)
+    trace = KernelTrace()
     if mode is None:
-        return state_of(module.example())
-    with mode:
-        return state_of(module.example())
+        with trace:
+            result = module.example()
+        run = Run(state_of(result))
+    else:
+        with mode:  # reading the state is a read under the mode too (WritesIntoCopies sees it)
+            with trace:
+                result = module.example()
+            run = Run(state_of(result))
+    run.kernels = tuple(trace.kernels)
+    return run

@@ -40,7 +40,10 @@ def test_model_fixture_verifies(path):
             assert report.comparison.grad_abs is not None and report.comparison.grad_abs <= 1e-6
     else:
         assert report.original.ok and report.reference == "original"
-        assert report.comparison.output_abs == 0.0 and report.comparison.grad_abs == 0.0
+        if result.fixes_applied == 0:  # nothing rewritten: the same kernels ran, bit for bit
+            assert report.comparison.output_abs == 0.0 and report.comparison.grad_abs == 0.0
+        # else a rewrite may run other kernels, whose last bits depend on the CPU: verify's own
+        # dtype tolerance (``result.verified`` above) is the check
 
 
 BLOG = FIXTURES / "models" / "blog_alias.py"
