@@ -338,3 +338,16 @@ def test_per_file_ignores_survive_the_cache(project):
     first = run("check", ".")[1]
     assert run("check", ".")[1] == first
     assert {line.split(":")[0] for line in first.splitlines()} == {"model.py"}
+
+
+def test_gitlab_fingerprints_survive_moved_lines(project):
+    # Messages name line numbers ("at line 6"): a fingerprint that hashed them would change when
+    # a line is added above, and GitLab would report every finding as fixed and new again.
+    before = json.loads(run("check", "--no-cache", "--output-format", "gitlab", "model.py")[1])
+    (project / "model.py").write_text("# a comment\n\n" + BROKEN)
+    after = json.loads(run("check", "--no-cache", "--output-format", "gitlab", "model.py")[1])
+    assert [r["location"]["positions"]["begin"]["line"] for r in after] == \
+        [r["location"]["positions"]["begin"]["line"] + 2 for r in before]
+    assert "line 8" in after[0]["description"]  # the description keeps the line it names
+    assert [r["fingerprint"] for r in after] == [r["fingerprint"] for r in before]
+    assert len({r["fingerprint"] for r in after}) == 3
