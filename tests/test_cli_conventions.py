@@ -351,3 +351,42 @@ def test_gitlab_fingerprints_survive_moved_lines(project):
     assert "line 8" in after[0]["description"]  # the description keeps the line it names
     assert [r["fingerprint"] for r in after] == [r["fingerprint"] for r in before]
     assert len({r["fingerprint"] for r in after}) == 3
+
+
+def test_fix_prints_the_findings_that_remain_in_the_output_format(project):
+    # `d = d.clone()` is inserted above `y += d`: what remains is reported where it is now
+    code, out, err = run("fix", "--no-cache", "--output-format", "json", "model.py")
+    assert code == 1 and "Fixed 2 findings" in err
+    remaining = json.loads(out)["findings"]
+    assert [(r["code"], r["location"]["row"]) for r in remaining] == [("IPF101", 12)]
+    assert "at line 11" in remaining[0]["message"]
+    assert json.loads(run("check", "--no-cache", "--output-format", "json", "model.py")[1])["findings"] == remaining
+    code, out, _ = run("fix", "--no-cache", "--output-format", "concise", "model.py")  # nothing more to fix
+    assert code == 1 and out.startswith("model.py:12:5: IPF101 [unsafe] ")
+    code, out, _ = run("fix", "--no-cache", "--unsafe-fixes", "--output-format", "github", "model.py")
+    assert code == 0 and out == ""
+    code, out, _ = run("fix", "--no-cache", "model.py")  # no format asked for: stdout stays empty
+    assert code == 0 and out == ""
+
+
+def test_output_format_setting(project):
+    (project / "pyproject.toml").write_text('[tool.inplacefix]\noutput-format = "github"\n')
+    code, out, _ = run("check", "--no-cache", "model.py")
+    assert code == 1 and out.startswith("::error title=inplacefix (IPF101)")
+    assert run("check", "--no-cache", "--output-format", "concise", "model.py")[1].startswith("model.py:7:5:")
+    code, out, _ = run("fix", "--no-cache", "--diff", "model.py")  # --diff keeps printing the diff
+    assert code == 1 and out.startswith("--- a/model.py") and "::" not in out
+    code, out, _ = run("fix", "--no-cache", "model.py")
+    assert code == 1 and out.startswith("::error title=inplacefix (IPF101),") and ",line=12," in out
+    code, out, _ = run("check", "--no-cache", "--config", "output-format = 'json-lines'", "model.py")
+    assert json.loads(out.splitlines()[0])["code"] == "IPF101"
+    (project / "pyproject.toml").write_text('[tool.inplacefix]\noutput-format = "xml"\n')
+    code, _, err = run("check", "--no-cache", "model.py")
+    assert code == 2 and "pyproject.toml" in err and "output-format" in err and "github" in err
+
+
+def test_the_setting_knows_every_output_format():
+    from codemod.config import OUTPUT_FORMATS
+    from codemod.frontends.formats import OutputFormat
+
+    assert set(OUTPUT_FORMATS) == {f.value for f in OutputFormat}
