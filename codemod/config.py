@@ -125,6 +125,31 @@ class Settings:
         return dataclasses.replace(settings, ignore=settings.ignore + ignores, per_file_ignores=(),
                                    hierarchical=False)
 
+    def configured(self, path: pathlib.Path) -> "Settings":
+        """The settings of the configuration file ``path`` (a nested one), with the command line's
+        overrides on top. Raises ConfigError for a file that cannot be used."""
+        if str(path) == self.config_file:
+            return self
+        return _load(path, dict(self.overrides), ())
+
+    def exclusion_chain(self, folder) -> list:
+        """The settings whose excludes leave out what is in ``folder``: the run's, and when the run
+        is hierarchical those of every configuration file at or above ``folder`` (a nested
+        ``extend-exclude`` holds below its file; one above never stops holding: an exclude is
+        never undone by a nested file). Raises ConfigError for a file that cannot be used."""
+        chain = [self]
+        if self.hierarchical:
+            current = os.path.realpath(folder)
+            while True:
+                found = config_in(current)
+                if found is not None and str(found) != self.config_file:
+                    chain.append(self.configured(found))
+                parent = os.path.dirname(current)
+                if parent == current:
+                    break
+                current = parent
+        return chain
+
 
 # The names of ``--output-format`` (codemod.frontends.formats.OutputFormat, a layer above; a test
 # keeps the two the same); ``text`` is the old name of ``concise``.
@@ -283,16 +308,25 @@ def nearest_config(start: pathlib.Path) -> Optional[pathlib.Path]:
     One met on the way that cannot be read or parsed is an error (as in Ruff)."""
     folder = os.path.realpath(start)  # (strings: this runs once per file checked)
     while True:
-        for name in CONFIG_NAMES:
-            candidate = os.path.join(folder, name)
-            if os.path.lexists(candidate) and not os.path.isdir(candidate):
-                path = pathlib.Path(candidate)
-                if name != "pyproject.toml" or _table(path, _read_toml(path)) is not None:
-                    return path
+        found = config_in(folder)
+        if found is not None:
+            return found
         parent = os.path.dirname(folder)
         if parent == folder:
             return None
         folder = parent
+
+
+def config_in(folder: str) -> Optional[pathlib.Path]:
+    """The configuration file of the (real) folder ``folder`` itself, as :func:`nearest_config`
+    takes it; None if it has none. Raises ConfigError for a pyproject.toml that cannot be read."""
+    for name in CONFIG_NAMES:
+        candidate = os.path.join(folder, name)
+        if os.path.lexists(candidate) and not os.path.isdir(candidate):
+            path = pathlib.Path(candidate)
+            if name != "pyproject.toml" or _table(path, _read_toml(path)) is not None:
+                return path
+    return None
 
 
 def _config_table(path: pathlib.Path) -> tuple:

@@ -390,3 +390,31 @@ def test_the_setting_knows_every_output_format():
     from codemod.frontends.formats import OutputFormat
 
     assert set(OUTPUT_FORMATS) == {f.value for f in OutputFormat}
+
+
+def test_nested_configuration_files_exclude_what_is_under_them(project):
+    (project / "pyproject.toml").write_text('[tool.inplacefix]\nextend-exclude = ["legacy/"]\n')
+    sub = project / "sub"
+    for folder in (sub / "generated", sub / "legacy", sub / "kept"):
+        folder.mkdir(parents=True)
+        (folder / "model.py").write_text(BROKEN)
+    (sub / "inplacefix.toml").write_text('extend-exclude = ["generated/", "/kept/model.py"]\n')
+    (project / "kept").mkdir()
+    (project / "kept" / "model.py").write_text(BROKEN)  # `/kept/model.py` is relative to sub/
+
+    def files(*args):
+        out = run("check", "--no-cache", "--output-format", "json-lines", *args)[1]
+        return sorted({json.loads(line)["filename"] for line in out.splitlines()})
+
+    assert files(".") == ["kept/model.py", "model.py"]
+    assert files("sub") == []
+    assert files("--force-exclude", "sub/generated/model.py", "sub/kept/model.py", "sub/legacy/model.py") == []
+    assert files("sub/generated/model.py") == ["sub/generated/model.py"]  # named: checked
+    for name in ("sub/generated/model.py", "sub/legacy/model.py"):
+        code, out, _ = run("check", "--no-cache", "--force-exclude", "-", "--stdin-filename", name, input=BROKEN)
+        assert code == 0 and out == "", name
+    run("fix", "--no-cache", ".")
+    assert (sub / "generated" / "model.py").read_text() == BROKEN
+    # a configuration file given with --config is every file's: the nested one is not read
+    assert files("--config", "pyproject.toml", ".") == [
+        "kept/model.py", "model.py", "sub/generated/model.py", "sub/kept/model.py"]

@@ -461,13 +461,16 @@ def check(
     edits = _edits_for(fmt, show_fixes)
     if stdin:
         name = str(stdin_filename or "-")
+        excluded = False
         if stdin_filename:
             try:
+                # (the run's settings: every configuration file above the name can exclude it)
+                excluded = _force_excluded(settings, stdin_filename)
                 settings = settings.for_file(name)  # its nearest configuration, its per-file ignores
             except ConfigError as exc:
                 typer.echo(f"error: {exc}", err=True)
                 raise typer.Exit(2)
-        if stdin_filename and _force_excluded(settings, stdin_filename):
+        if excluded:
             results = []  # --force-exclude: an excluded name is not checked, even from stdin
         elif name.endswith(".ipynb"):
             from codemod.engine.notebook import process_notebook
