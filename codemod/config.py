@@ -54,6 +54,11 @@ DESCRIPTIONS = {
     "library-paths": "Folders searched first for those libraries (globs, relative to the configuration "
                      "file), e.g. `[\"../venv/lib/python3*/site-packages\"]`; then the project's `.venv` "
                      "or `venv`, `$VIRTUAL_ENV`, then the tool's own `sys.path`.",
+    "output-format": "How `check` prints its findings, and `fix` those that remain after it (`fix --diff` "
+                     "prints the diff whatever it is): `concise` (the default), `full`, `json`, `json-lines`, "
+                     "`github`, `gitlab`, `junit` or `sarif`; `--output-format` overrides it. Read from the "
+                     "configuration file of the run (the nearest to the first path, or `--config`'s), not "
+                     "from nested ones.",
     "mixed-dtypes": "Treat the code as run in other float dtypes than the ones it makes (a library that users "
                     "run under autocast or `.half()`): `dtype-promotion` keeps a rewrite with a tensor operand "
                     "unsafe even where the files linked by imports make only float32, int64 and bool.",
@@ -90,6 +95,7 @@ class Settings:
     per_file_ignores: tuple = ()
     force_exclude: bool = False  # excludes apply to files named on the command line too
     config_file: Optional[str] = None  # the file the settings came from
+    output_format: Optional[str] = None  # ``output-format``: one of OUTPUT_FORMATS, None for the default
     # How :meth:`for_file` finds a file's settings: the nearest configuration file, with these
     # (field, value) overrides of the command line on top; off with ``--config FILE``.
     hierarchical: bool = False
@@ -119,6 +125,36 @@ class Settings:
         return dataclasses.replace(settings, ignore=settings.ignore + ignores, per_file_ignores=(),
                                    hierarchical=False)
 
+    def configured(self, path: pathlib.Path) -> "Settings":
+        """The settings of the configuration file ``path`` (a nested one), with the command line's
+        overrides on top. Raises ConfigError for a file that cannot be used."""
+        if str(path) == self.config_file:
+            return self
+        return _load(path, dict(self.overrides), ())
+
+    def exclusion_chain(self, folder) -> list:
+        """The settings whose excludes leave out what is in ``folder``: the run's, and when the run
+        is hierarchical those of every configuration file at or above ``folder`` (a nested
+        ``extend-exclude`` holds below its file; one above never stops holding: an exclude is
+        never undone by a nested file). Raises ConfigError for a file that cannot be used."""
+        chain = [self]
+        if self.hierarchical:
+            current = os.path.realpath(folder)
+            while True:
+                found = config_in(current)
+                if found is not None and str(found) != self.config_file:
+                    chain.append(self.configured(found))
+                parent = os.path.dirname(current)
+                if parent == current:
+                    break
+                current = parent
+        return chain
+
+
+# The names of ``--output-format`` (codemod.frontends.formats.OutputFormat, a layer above; a test
+# keeps the two the same); ``text`` is the old name of ``concise``.
+OUTPUT_FORMATS = ("concise", "full", "json", "json-lines", "github", "gitlab", "junit", "sarif", "text")
+
 
 class Kind(enum.Enum):
     """What a setting's value must be."""
@@ -128,6 +164,7 @@ class Kind(enum.Enum):
     PATTERNS = "a list of strings (gitignore-style patterns)"
     PATHS = "a list of strings (folders)"
     PER_FILE = "a table of glob pattern = list of rule codes or prefixes"
+    OUTPUT_FORMAT = "one of the strings " + ", ".join(OUTPUT_FORMATS)
 
 
 class Key(NamedTuple):
@@ -143,6 +180,7 @@ KEYS = {
     "exclude": Key("exclude", Kind.PATTERNS), "extend-exclude": Key("extend_exclude", Kind.PATTERNS),
     "unsafe-fixes": Key("unsafe_fixes", Kind.BOOL), "assume-same-dtype": Key("assume_same_dtype", Kind.BOOL),
     "mixed-dtypes": Key("mixed_dtypes", Kind.BOOL),
+    "output-format": Key("output_format", Kind.OUTPUT_FORMAT),
     "include-notebooks": Key("include_notebooks", Kind.BOOL),
     "library-summaries": Key("library_summaries", Kind.BOOL), "library-paths": Key("library_paths", Kind.PATHS),
 }
@@ -178,6 +216,10 @@ def _value(kind: Kind, value, known_codes: Collection[str] = ()):
             except ValueError as exc:
                 raise ValueError(f"{pattern!r}: {exc}") from None
         return tuple(out)
+    if kind is Kind.OUTPUT_FORMAT:
+        if value not in OUTPUT_FORMATS:
+            raise ValueError(f"must be {kind.value}, not {_shown(value)}")
+        return value
     if kind is Kind.BOOL:
         if not isinstance(value, bool):
             raise ValueError(f"must be {kind.value}, not {_shown(value)}")
@@ -266,16 +308,25 @@ def nearest_config(start: pathlib.Path) -> Optional[pathlib.Path]:
     One met on the way that cannot be read or parsed is an error (as in Ruff)."""
     folder = os.path.realpath(start)  # (strings: this runs once per file checked)
     while True:
-        for name in CONFIG_NAMES:
-            candidate = os.path.join(folder, name)
-            if os.path.lexists(candidate) and not os.path.isdir(candidate):
-                path = pathlib.Path(candidate)
-                if name != "pyproject.toml" or _table(path, _read_toml(path)) is not None:
-                    return path
+        found = config_in(folder)
+        if found is not None:
+            return found
         parent = os.path.dirname(folder)
         if parent == folder:
             return None
         folder = parent
+
+
+def config_in(folder: str) -> Optional[pathlib.Path]:
+    """The configuration file of the (real) folder ``folder`` itself, as :func:`nearest_config`
+    takes it; None if it has none. Raises ConfigError for a pyproject.toml that cannot be read."""
+    for name in CONFIG_NAMES:
+        candidate = os.path.join(folder, name)
+        if os.path.lexists(candidate) and not os.path.isdir(candidate):
+            path = pathlib.Path(candidate)
+            if name != "pyproject.toml" or _table(path, _read_toml(path)) is not None:
+                return path
+    return None
 
 
 def _config_table(path: pathlib.Path) -> tuple:

@@ -338,3 +338,83 @@ def test_per_file_ignores_survive_the_cache(project):
     first = run("check", ".")[1]
     assert run("check", ".")[1] == first
     assert {line.split(":")[0] for line in first.splitlines()} == {"model.py"}
+
+
+def test_gitlab_fingerprints_survive_moved_lines(project):
+    # Messages name line numbers ("at line 6"): a fingerprint that hashed them would change when
+    # a line is added above, and GitLab would report every finding as fixed and new again.
+    before = json.loads(run("check", "--no-cache", "--output-format", "gitlab", "model.py")[1])
+    (project / "model.py").write_text("# a comment\n\n" + BROKEN)
+    after = json.loads(run("check", "--no-cache", "--output-format", "gitlab", "model.py")[1])
+    assert [r["location"]["positions"]["begin"]["line"] for r in after] == \
+        [r["location"]["positions"]["begin"]["line"] + 2 for r in before]
+    assert "line 8" in after[0]["description"]  # the description keeps the line it names
+    assert [r["fingerprint"] for r in after] == [r["fingerprint"] for r in before]
+    assert len({r["fingerprint"] for r in after}) == 3
+
+
+def test_fix_prints_the_findings_that_remain_in_the_output_format(project):
+    # `d = d.clone()` is inserted above `y += d`: what remains is reported where it is now
+    code, out, err = run("fix", "--no-cache", "--output-format", "json", "model.py")
+    assert code == 1 and "Fixed 2 findings" in err
+    remaining = json.loads(out)["findings"]
+    assert [(r["code"], r["location"]["row"]) for r in remaining] == [("IPF101", 12)]
+    assert "at line 11" in remaining[0]["message"]
+    assert json.loads(run("check", "--no-cache", "--output-format", "json", "model.py")[1])["findings"] == remaining
+    code, out, _ = run("fix", "--no-cache", "--output-format", "concise", "model.py")  # nothing more to fix
+    assert code == 1 and out.startswith("model.py:12:5: IPF101 [unsafe] ")
+    code, out, _ = run("fix", "--no-cache", "--unsafe-fixes", "--output-format", "github", "model.py")
+    assert code == 0 and out == ""
+    code, out, _ = run("fix", "--no-cache", "model.py")  # no format asked for: stdout stays empty
+    assert code == 0 and out == ""
+
+
+def test_output_format_setting(project):
+    (project / "pyproject.toml").write_text('[tool.inplacefix]\noutput-format = "github"\n')
+    code, out, _ = run("check", "--no-cache", "model.py")
+    assert code == 1 and out.startswith("::error title=inplacefix (IPF101)")
+    assert run("check", "--no-cache", "--output-format", "concise", "model.py")[1].startswith("model.py:7:5:")
+    code, out, _ = run("fix", "--no-cache", "--diff", "model.py")  # --diff keeps printing the diff
+    assert code == 1 and out.startswith("--- a/model.py") and "::" not in out
+    code, out, _ = run("fix", "--no-cache", "model.py")
+    assert code == 1 and out.startswith("::error title=inplacefix (IPF101),") and ",line=12," in out
+    code, out, _ = run("check", "--no-cache", "--config", "output-format = 'json-lines'", "model.py")
+    assert json.loads(out.splitlines()[0])["code"] == "IPF101"
+    (project / "pyproject.toml").write_text('[tool.inplacefix]\noutput-format = "xml"\n')
+    code, _, err = run("check", "--no-cache", "model.py")
+    assert code == 2 and "pyproject.toml" in err and "output-format" in err and "github" in err
+
+
+def test_the_setting_knows_every_output_format():
+    from codemod.config import OUTPUT_FORMATS
+    from codemod.frontends.formats import OutputFormat
+
+    assert set(OUTPUT_FORMATS) == {f.value for f in OutputFormat}
+
+
+def test_nested_configuration_files_exclude_what_is_under_them(project):
+    (project / "pyproject.toml").write_text('[tool.inplacefix]\nextend-exclude = ["legacy/"]\n')
+    sub = project / "sub"
+    for folder in (sub / "generated", sub / "legacy", sub / "kept"):
+        folder.mkdir(parents=True)
+        (folder / "model.py").write_text(BROKEN)
+    (sub / "inplacefix.toml").write_text('extend-exclude = ["generated/", "/kept/model.py"]\n')
+    (project / "kept").mkdir()
+    (project / "kept" / "model.py").write_text(BROKEN)  # `/kept/model.py` is relative to sub/
+
+    def files(*args):
+        out = run("check", "--no-cache", "--output-format", "json-lines", *args)[1]
+        return sorted({json.loads(line)["filename"] for line in out.splitlines()})
+
+    assert files(".") == ["kept/model.py", "model.py"]
+    assert files("sub") == []
+    assert files("--force-exclude", "sub/generated/model.py", "sub/kept/model.py", "sub/legacy/model.py") == []
+    assert files("sub/generated/model.py") == ["sub/generated/model.py"]  # named: checked
+    for name in ("sub/generated/model.py", "sub/legacy/model.py"):
+        code, out, _ = run("check", "--no-cache", "--force-exclude", "-", "--stdin-filename", name, input=BROKEN)
+        assert code == 0 and out == "", name
+    run("fix", "--no-cache", ".")
+    assert (sub / "generated" / "model.py").read_text() == BROKEN
+    # a configuration file given with --config is every file's: the nested one is not read
+    assert files("--config", "pyproject.toml", ".") == [
+        "kept/model.py", "model.py", "sub/generated/model.py", "sub/kept/model.py"]

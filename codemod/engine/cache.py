@@ -107,9 +107,10 @@ def cache_key(data: bytes, path: str, settings, fix: bool, edits: bool) -> str:
     return h.hexdigest()
 
 
-# Settings that do not decide a file's result: which files are walked, and where a file's settings
-# came from (``Settings.for_file`` has made them its own: its per-file ignores are in ``ignore``).
-_NOT_IN_KEY = ("exclude", "extend_exclude", "force_exclude", "root", "config_file", "hierarchical", "overrides")
+# Settings that do not decide a file's result: which files are walked, how findings are printed,
+# and where a file's settings came from (``Settings.for_file`` has made them its own: its per-file ignores are in ``ignore``).
+_NOT_IN_KEY = ("exclude", "extend_exclude", "force_exclude", "root", "config_file", "hierarchical", "overrides",
+               "output_format")
 
 
 @functools.lru_cache(maxsize=8)

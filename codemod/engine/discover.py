@@ -16,7 +16,7 @@ from typing import Iterable, Iterator, List, Optional
 
 import pathspec
 
-from codemod.config import Settings
+from codemod.config import ConfigError, Settings, config_in
 from codemod.engine.fileio import TEMP_SUFFIX, is_stale_temp
 
 
@@ -62,8 +62,16 @@ def _inherited_gitignores(folder: pathlib.Path) -> list:
 
 def is_excluded(path: pathlib.Path, settings: Settings) -> bool:
     """Whether ``exclude``/``extend-exclude`` leave out ``path`` (named on the command line, with
-    ``force-exclude``): its name or a folder above it matches a pattern, or its path relative
-    to the settings' root does."""
+    ``force-exclude``): those of the run's settings, or (hierarchical) of any configuration file
+    at or above it (:meth:`Settings.exclusion_chain`). Raises ConfigError for a configuration
+    file on the way that cannot be used."""
+    folder = os.path.dirname(os.path.abspath(path))
+    return any(_excluded_by(path, s) for s in settings.exclusion_chain(folder))
+
+
+def _excluded_by(path: pathlib.Path, settings: Settings) -> bool:
+    """Whether one settings' excludes leave out ``path``: its name or a folder above it matches a
+    pattern, or its path relative to the settings' root does."""
     excludes = _spec(settings.exclude + settings.extend_exclude)
     absolute = pathlib.Path(os.path.abspath(path))
     root = (pathlib.Path(settings.root) if settings.root else pathlib.Path.cwd()).absolute()
@@ -86,8 +94,39 @@ def discover(paths: Iterable[pathlib.Path], settings: Settings, walk: Optional[W
     """Files to process, in a stable order. Files named explicitly are always taken (one that
     cannot be read is taken too: reading it reports why)."""
     walk = walk if walk is not None else Walk()
-    excludes = _spec(settings.exclude + settings.extend_exclude)
-    root = (pathlib.Path(settings.root) if settings.root else pathlib.Path.cwd()).resolve()
+    # (spec, resolved root) of each settings whose excludes hold in a folder: the run's, and those
+    # of the configuration files at or above it (Settings.exclusion_chain); added to on the way down.
+    loaded: dict = {}  # configuration file -> its rule, None if it cannot be used (reported once)
+
+    def rule_of(s: Settings):
+        return (_spec(s.exclude + s.extend_exclude),
+                (pathlib.Path(s.root) if s.root else pathlib.Path.cwd()).resolve())
+
+    def rules_at(folder: pathlib.Path) -> list:
+        try:
+            return [rule_of(s) for s in settings.exclusion_chain(folder)]
+        except ConfigError as exc:
+            walk.problems.append(Problem(str(folder), f"cannot read the excludes: {exc}", True))
+            return [rule_of(settings)]
+
+    def nested_rule(resolved_folder: pathlib.Path):
+        """The rule of a configuration file in the folder itself (hierarchical runs), or None."""
+        if not settings.hierarchical:
+            return None
+        try:
+            found = config_in(str(resolved_folder))
+            if found is None or str(found) == settings.config_file:
+                return None
+            if found not in loaded:
+                loaded[found] = rule_of(settings.configured(found))
+            return loaded[found]
+        except ConfigError as exc:
+            key = ("error", str(resolved_folder))
+            if key not in loaded:
+                loaded[key] = None
+                walk.problems.append(Problem(str(resolved_folder), f"cannot read the excludes: {exc}", True))
+            return None
+
     seen = set()  # (device, inode) of the files taken, or the path when it cannot be stat'ed
 
     def first_time(key) -> bool:
@@ -96,16 +135,17 @@ def discover(paths: Iterable[pathlib.Path], settings: Settings, walk: Optional[W
         seen.add(key)
         return True
 
-    def excluded(path: pathlib.Path, is_dir: bool, ignores, resolved: pathlib.Path) -> bool:
+    def excluded(path: pathlib.Path, is_dir: bool, ignores, resolved: pathlib.Path, rules) -> bool:
         name = path.name + ("/" if is_dir else "")
-        if excludes.match_file(name):
-            return True
-        try:
-            rel = resolved.relative_to(root).as_posix() + ("/" if is_dir else "")
-            if excludes.match_file(rel):
+        for excludes, root in rules:
+            if excludes.match_file(name):
                 return True
-        except ValueError:
-            pass
+            try:
+                rel = resolved.relative_to(root).as_posix() + ("/" if is_dir else "")
+                if excludes.match_file(rel):
+                    return True
+            except ValueError:
+                pass
         for folder, spec in ignores:
             try:
                 rel = path.relative_to(folder).as_posix() + ("/" if is_dir else "")
@@ -123,20 +163,31 @@ def discover(paths: Iterable[pathlib.Path], settings: Settings, walk: Optional[W
             if first_time(start):
                 yield start  # missing, a broken link, no permission: the reader says which
             continue
-        if settings.force_exclude and is_excluded(start, settings):
-            continue  # --force-exclude: excluded even when named (pre-commit passes every file)
+        if settings.force_exclude:
+            try:
+                if is_excluded(start, settings):
+                    continue  # --force-exclude: excluded even when named (pre-commit passes every file)
+            except ConfigError as exc:
+                walk.problems.append(Problem(str(start), f"cannot read the excludes: {exc}", True))
+                continue
         if not stat.S_ISDIR(start_stat.st_mode):
             if first_time((start_stat.st_dev, start_stat.st_ino)):
                 yield start  # a FIFO or device is refused by the reader, never opened blocking
             continue
         base_ignores = _inherited_gitignores(start.absolute())
         # Resolved once per starting folder; below it, paths are joined, not resolved again.
-        stack = [(start, [(p, s) for p, s in base_ignores], start.resolve())]
+        resolved_start = start.resolve()
+        stack = [(start, [(p, s) for p, s in base_ignores], resolved_start, rules_at(resolved_start))]
+        first = True
         while stack:
-            folder, ignores, resolved_folder = stack.pop()
+            folder, ignores, resolved_folder, rules = stack.pop()
             spec = _gitignore(folder)
             if spec is not None:
                 ignores = ignores + [(folder, spec)]
+            nested = None if first else nested_rule(resolved_folder)  # (the start's: in rules_at's)
+            first = False
+            if nested is not None:
+                rules = rules + [nested]
             try:
                 entries = sorted(os.scandir(folder), key=lambda e: e.name)
             except OSError as exc:
@@ -151,8 +202,8 @@ def discover(paths: Iterable[pathlib.Path], settings: Settings, walk: Optional[W
                 except OSError:
                     is_dir = False
                 if is_dir:
-                    if not excluded(path, True, ignores, resolved):
-                        subfolders.append((path, ignores, resolved))
+                    if not excluded(path, True, ignores, resolved, rules):
+                        subfolders.append((path, ignores, resolved, rules))
                 elif entry.name.endswith(".py") or (settings.include_notebooks and entry.name.endswith(".ipynb")):
                     try:
                         st = entry.stat()  # through a link
@@ -163,7 +214,7 @@ def discover(paths: Iterable[pathlib.Path], settings: Settings, walk: Optional[W
                         continue
                     if entry.is_symlink():
                         resolved = pathlib.Path(os.path.realpath(path))
-                    if not excluded(path, False, ignores, resolved) and first_time((st.st_dev, st.st_ino)):
+                    if not excluded(path, False, ignores, resolved, rules) and first_time((st.st_dev, st.st_ino)):
                         yield path
                 elif entry.name.endswith(TEMP_SUFFIX) and is_stale_temp(path):
                     walk.leftovers.append(path)

@@ -375,8 +375,9 @@ QuietOpt = typer.Option(False, "-q", "--quiet", help="Print findings (or diffs) 
 ShowFixesOpt = typer.Option(False, "--show-fixes", help="Show the fix each finding offers (fix: list what was fixed).")
 
 
-def _output_format(output_format: Optional[OutputFormat], legacy: Optional[Format]) -> OutputFormat:
-    """``--output-format``, or the deprecated ``--format`` (text, json, sarif) still honoured."""
+def _output_format(output_format: Optional[OutputFormat], legacy: Optional[Format]) -> Optional[OutputFormat]:
+    """``--output-format``, or the deprecated ``--format`` (text, json, sarif) still honoured;
+    None when neither is given (then the ``output-format`` setting decides, see :func:`_format_of`)."""
     if legacy is not None:
         typer.echo("warning: `--format` is deprecated; use `--output-format`", err=True)
         legacy_as = OutputFormat.concise if legacy is Format.text else OutputFormat(legacy.value)
@@ -385,7 +386,19 @@ def _output_format(output_format: Optional[OutputFormat], legacy: Optional[Forma
             typer.echo("error: --format and --output-format disagree; give --output-format alone", err=True)
             raise typer.Exit(2)
         return OutputFormat(legacy.value)
-    return output_format or OutputFormat.concise
+    return output_format
+
+
+def _format_of(chosen: Optional[OutputFormat], settings) -> Optional[OutputFormat]:
+    """The command line's format, else the ``output-format`` setting's, else None."""
+    if chosen is not None:
+        return chosen
+    return OutputFormat(settings.output_format) if settings.output_format else None
+
+
+def _edits_for(fmt: OutputFormat, show_fixes: bool) -> bool:
+    """Whether findings need their fix's edit: the formats that print it."""
+    return fmt in (OutputFormat.json, OutputFormat.json_lines, OutputFormat.sarif, OutputFormat.full) or show_fixes
 
 
 def _write_output(path: Optional[pathlib.Path], text: str) -> None:
@@ -438,22 +451,26 @@ def check(
     add_noqa: bool = typer.Option(False, "--add-noqa", help="Add `# noqa: CODE` comments to the lines of the findings."),
 ) -> None:
     """List in-place operations that can break autograd, with their fix and its safety."""
-    fmt = _output_format(output_format, legacy_format)
+    chosen = _output_format(output_format, legacy_format)
     stdin = paths is not None and [str(p) for p in paths] == ["-"]
     settings = _settings([stdin_filename] if stdin and stdin_filename else paths, config, select, ignore,
                          unsafe_fixes, notebooks, extend_select=extend_select, force_exclude=force_exclude)
+    fmt = _format_of(chosen, settings) or OutputFormat.concise
     if add_noqa:
         _add_noqa(paths, settings, jobs, progress, cache, quiet)
-    edits = fmt in (OutputFormat.json, OutputFormat.json_lines, OutputFormat.sarif, OutputFormat.full) or show_fixes
+    edits = _edits_for(fmt, show_fixes)
     if stdin:
         name = str(stdin_filename or "-")
+        excluded = False
         if stdin_filename:
             try:
+                # (the run's settings: every configuration file above the name can exclude it)
+                excluded = _force_excluded(settings, stdin_filename)
                 settings = settings.for_file(name)  # its nearest configuration, its per-file ignores
             except ConfigError as exc:
                 typer.echo(f"error: {exc}", err=True)
                 raise typer.Exit(2)
-        if stdin_filename and _force_excluded(settings, stdin_filename):
+        if excluded:
             results = []  # --force-exclude: an excluded name is not checked, even from stdin
         elif name.endswith(".ipynb"):
             from codemod.engine.notebook import process_notebook
@@ -486,6 +503,10 @@ def fix(
     select: Optional[List[str]] = SelectOpt,
     extend_select: Optional[List[str]] = ExtendSelectOpt,
     ignore: Optional[List[str]] = IgnoreOpt,
+    output_format: Optional[OutputFormat] = typer.Option(
+        None, "--output-format", show_default=False,
+        help="Print the findings that remain after the fix in this format (default: none; with --diff, "
+             "the diff is printed instead)."),
     show_fixes: bool = ShowFixesOpt,
     exit_zero: bool = ExitZeroOpt,
     exit_non_zero_on_fix: bool = typer.Option(
@@ -520,6 +541,17 @@ def fix(
     applied_ids = {id(f) for r in changed for f in r.applied}
     remaining = [f for r in results for f in r.findings if f.counts and id(f) not in applied_ids]
     failed = _errors(results)
+    fmt = None if diff else _format_of(output_format, settings)
+    if fmt is not None:
+        # What remains, where it is now: the files are checked again as written (a fix may add
+        # lines above a finding, or change what the others' analysis finds), as `check` would.
+        after = results
+        if changed or _edits_for(fmt, False):
+            after = _run(paths, settings, fix=False, write=False, edits=_edits_for(fmt, False), jobs=jobs,
+                         progress=progress, cache=cache, quiet=True)
+        sys.stdout.write(render(fmt, after))
+        remaining = [f for r in after for f in r.findings if f.counts]
+        failed = failed or sum((r.error is not None) + len(r.skipped_parts) for r in after)
     if show_fixes and changed:
         typer.echo(_fixed_list(changed, would=diff), err=diff)
     if not quiet:

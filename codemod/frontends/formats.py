@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import pathlib
+import re
 from typing import Iterable, List, Optional
 
 from codemod.findings import REASONS, Status
@@ -161,10 +162,21 @@ def _github_error(path: str, error) -> str:
 
 # -- gitlab -----------------------------------------------------------------------------------
 
+# "line 6", "lines 3 and 7", "(line 12)": the positions messages name, which move with the code.
+_LINE_NUMBERS = re.compile(r"\b(lines?|cell|cells) \d+(?:(?:, | and | to |-)\d+)*")
+
+
+def fingerprint_message(message: str) -> str:
+    """``message`` without the line numbers it names (``at line 6`` -> ``at line #``): a finding
+    keeps its fingerprint when lines are added or removed above it."""
+    return _LINE_NUMBERS.sub(lambda m: m.group(1) + " #", message)
+
+
 def _gitlab(results: list, show_skipped: bool) -> str:
     """GitLab Code Quality: paths relative to ``CI_PROJECT_DIR`` (else the current folder); the
-    fingerprint hashes the path, code, message and its occurrence number (not the finding's
-    own position)."""
+    fingerprint hashes the path, code, the message without the line or cell numbers it names, and
+    the occurrence number of that key (never a position or a cell number: moving code, or adding a
+    notebook cell above, keeps fingerprints)."""
     base = os.environ.get("CI_PROJECT_DIR") or os.getcwd()
     seen: collections.Counter = collections.Counter()
     out = []
@@ -174,7 +186,7 @@ def _gitlab(results: list, show_skipped: bool) -> str:
         except ValueError:  # another drive
             path = r.path
         path = pathlib.Path(path).as_posix()
-        key = (path, f.code, f.message, f.cell)
+        key = (path, f.code, fingerprint_message(f.message))
         seen[key] += 1
         digest = hashlib.sha256(json.dumps([*key, seen[key]]).encode()).hexdigest()
         description = f"{f.code}: {f.message}" + (f" (cell {f.cell})" if f.cell is not None else "")
