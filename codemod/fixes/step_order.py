@@ -320,13 +320,16 @@ def _wraps(where: Positions, block: Block, stmt: "cst.BaseStatement", optimizer:
     out: List[Plan] = []
     node: Optional[cst.CSTNode] = block
     inner: Optional["cst.CSTNode"] = stmt
+    wrapped = _under_wrap(where, block)  # an earlier round's wrap: only the blocks around it are left
     while isinstance(node, cst.IndentedBlock):
         body = list(node.body)
         holder = next((k for k, s in enumerate(body) if s is inner), None)
         if holder is None:
             break
         start = 1 if _docstring(body[0]) else 0
-        if start < len(body):
+        if wrapped is not None and any(s is wrapped for s in body):
+            wrapped = None  # this block holds the wrap: it and the blocks around it are offered
+        if start < len(body) and wrapped is None and not _is_wrap(body[start:]):
             out.append(Plan(node, holder, holder, "mutation-allowed", (
                 f"run the block of line {where.ranges[body[start]].start.line} to "
                 f"{where.ranges[body[-1]].end.line} under `{MUTATION_ALLOWED}`, so that "
@@ -339,9 +342,58 @@ def _wraps(where: Positions, block: Block, stmt: "cst.BaseStatement", optimizer:
         while inner is not None and not isinstance(where.parents.get(inner), (cst.IndentedBlock, cst.Module)):
             inner = where.parents.get(inner)
         node = where.parents.get(inner) if inner is not None else None
-        if isinstance(inner, (cst.For, cst.While)) or isinstance(owner, (cst.For, cst.While)):
-            break  # around a loop: the graphs of one iteration are used in the next
+        # Around a loop too (after the blocks inside it): a graph of one iteration used in the
+        # next (``retain_graph=True`` across steps, a hidden state carried on) needs its saved
+        # originals kept across the iterations, so the wrap must hold the loop.
     return out
+
+
+def _is_wrap(stmts: Sequence["cst.BaseStatement"]) -> bool:
+    """The statements are one ``with allow_mutation_on_saved_tensors():`` (a block already wrapped)."""
+    return len(stmts) == 1 and isinstance(stmts[0], cst.With) and any(
+        code(item.item) == MUTATION_ALLOWED for item in stmts[0].items)
+
+
+def _under_wrap(where: Positions, node: "cst.CSTNode") -> Optional["cst.With"]:
+    """The outermost ``with allow_mutation_on_saved_tensors():`` around ``node`` in its function
+    (a wrap of an earlier round), if any."""
+    found = None
+    current = where.parents.get(node)
+    while current is not None and not isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+        if isinstance(current, cst.With) and _is_wrap([current]):
+            found = current
+        current = where.parents.get(current)
+    return found
+
+
+class _Unwrap(cst.CSTTransformer):
+    """Every ``with allow_mutation_on_saved_tensors():`` replaced by its statements (a wrap around
+    them takes its place: the contexts cannot be nested); not inside nested definitions."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 0
+
+    def visit_FunctionDef(self, node: "cst.FunctionDef") -> bool:
+        return False
+
+    def visit_ClassDef(self, node: "cst.ClassDef") -> bool:
+        return False
+
+    def leave_With(self, original: "cst.With", updated: "cst.With"):
+        if len(updated.items) != 1 or code(updated.items[0].item) != MUTATION_ALLOWED \
+                or not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        inner = list(updated.body.body)
+        if inner and isinstance(inner[0], (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            inner[0] = inner[0].with_changes(leading_lines=list(updated.leading_lines) + list(inner[0].leading_lines))
+        return cst.FlattenSentinel(inner)
+
+
+def _flat(node) -> List["cst.BaseStatement"]:
+    if isinstance(node, cst.FlattenSentinel):
+        return list(node.nodes)
+    return [node]
 
 
 def _docstring(stmt: "cst.BaseStatement") -> bool:
@@ -367,7 +419,10 @@ def fix(where: Positions, plan: Plan) -> Fix:
             now = list(cast("cst.IndentedBlock", node).body)
             if len(now) != len(body) or not all(a.deep_equals(b) for a, b in zip(now, body)):
                 return node
-            return wrap_in_with(cast("cst.IndentedBlock", node), start, len(now), MUTATION_ALLOWED)
+            block = cast("cst.IndentedBlock", node)
+            block = block.with_changes(body=[cast("cst.BaseStatement", s.visit(_Unwrap())) for s in now[:start]] +
+                                       [x for s in now[start:] for x in _flat(s.visit(_Unwrap()))])
+            return wrap_in_with(block, start, len(block.body), MUTATION_ALLOWED)
 
         torch_import = Fix(where.module, lambda m: ensure_import(cast("cst.Module", m), "torch"), "import torch",
                            order=-1)
