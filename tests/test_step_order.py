@@ -189,3 +189,80 @@ def test_a_direct_autograd_backward_under_the_locator_is_one_pass(tmp_path):
     run = run_script(Script(path="direct.py", cwd=str(tmp_path)), capture=True, timeout=120)
     assert run.outcome is Outcome.clean, run.error
     assert run.backward_passes == 3
+
+
+# The hidden state of a recurrent model carried into the next batch without `.detach()`, with
+# `retain_graph=True` added to get past "backward through the graph a second time" (the forum
+# shape of truncated BPTT): the next backward walks the previous batch's graph, whose weights the
+# step changed. The graph lives across iterations: only a wrap that holds the loop keeps it.
+CARRIED = textwrap.dedent('''\
+    import torch
+    import torch.nn as nn
+
+
+    def compute():
+        torch.manual_seed(0)
+        rnn = nn.RNN(3, 5, batch_first=True)
+        head = nn.Linear(5, 2)
+        opt = torch.optim.SGD(list(rnn.parameters()) + list(head.parameters()), lr=0.1)
+        hidden = torch.zeros(1, 4, 5)
+        out = {}
+        for batch in range(3):
+            x, y = torch.randn(4, 6, 3), torch.randn(4, 6, 2)
+            seq, hidden = rnn(x, hidden)
+            loss = ((head(seq) - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward(retain_graph=True)
+            out[f"w{batch}"] = rnn.weight_hh_l0.grad.clone()
+            opt.step()
+        return out
+    ''')
+
+
+def _step_plans(source: str, marker: str = "opt.step()"):
+    import libcst as cst
+
+    where = Positions(cst.MetadataWrapper(cst.parse_module(source)))
+    line = next(i for i, text in enumerate(source.splitlines(), 1) if marker in text)
+    return where, step_order.candidates(where, line)[0]
+
+
+def test_a_wrap_around_the_loop_is_offered_after_the_wraps_inside_it():
+    where, found = _step_plans(CARRIED)
+    texts = [where.module.visit(FixApplier([fix])).code for fix, _ in found]
+    loop = [t for t in texts if "    with torch.autograd.graph.allow_mutation_on_saved_tensors():\n"
+            "        torch.manual_seed(0)\n" in t]
+    assert loop and "            opt.step()\n        return out\n" in loop[0]  # the function's body, the loop in it
+    inner = [i for i, t in enumerate(texts) if "        with torch.autograd" in t and "    with torch.autograd" not in
+             t.replace("        with torch.autograd", "")]
+    assert inner and inner[0] < texts.index(loop[0])  # innermost first
+
+
+def test_an_earlier_rounds_wrap_is_replaced_by_the_one_around_it_never_nested():
+    """Round 1 wrapped the loop's body (not enough: the graph crosses iterations); round 2 must
+    not wrap inside it again ("contexts cannot be nested") but around it, taking its place."""
+    where, found = _step_plans(CARRIED)
+    once = next(t for t in (where.module.visit(FixApplier([fix])).code for fix, _ in found)
+                if "for batch in range(3):\n        with torch.autograd" in t)
+    where, found = _step_plans(once)
+    texts = [where.module.visit(FixApplier([fix])).code for fix, _ in found
+             if "allow_mutation" in fix.title or "mutation" in _]
+    assert texts and all(t.count("allow_mutation_on_saved_tensors()") == 1 for t in texts), texts
+    assert any("    with torch.autograd.graph.allow_mutation_on_saved_tensors():\n        torch.manual_seed(0)\n" in t
+               and "            opt.step()\n        return out\n" in t for t in texts)
+    compile("".join(texts), "wrapped", "exec")
+
+
+def test_a_hidden_state_carried_across_steps_is_repaired_as_computed(tmp_path):
+    from codemod.runtime.repair import repair
+
+    path = tmp_path / "carried.py"
+    path.write_text(CARRIED)
+    result = repair(f"{path}::compute", timeout=240)
+    assert result.verified, [s.action for s in result.steps]
+    assert result.repaired.count("allow_mutation_on_saved_tensors()") == 1
+    assert result.repaired.count("retain_graph=True") == 1 and ".detach()" not in result.repaired
+    fixed = tmp_path / "carried_fixed.py"
+    fixed.write_text(result.repaired)
+    got, want = _load(fixed, "carried_fixed").compute(), _oracle(path)
+    assert set(got) == set(want) and all(_close(got[k], want[k]) for k in want)

@@ -200,6 +200,7 @@ class Plan:
     def __init__(self, block: Block, step: int, backward: int, kind: str, title: str, owner: str = "") -> None:
         self.block, self.step, self.backward, self.kind, self.title, self.owner = \
             block, step, backward, kind, title, owner
+        self.at: Optional[int] = None  # the step's line, where the block is one around the step's
         self.taken: List["cst.SimpleStatementLine"] = []  # the backward statements whose gradients are taken early
 
 
@@ -299,7 +300,9 @@ def plans(where: Positions, step_line: Optional[int]) -> List[Plan]:
                 found.append((first * 3 + 2, Plan(node, i, j, "reorder", (
                     f"move `{_step_text(stmt)}` after `{code(loss)}.backward()`, which only "
                     f"fills the gradients of `{code(owner)}`'s parameters"), code(owner))))
-    found.sort(key=lambda p: (p[0], where.ranges[_body(p[1].block)[p[1].step]].start.line))
+    # By the step's line; a step's wraps innermost first (stable sort: as ``_wraps`` built them).
+    found.sort(key=lambda p: (p[0], p[1].at if p[1].at is not None
+                              else where.ranges[_body(p[1].block)[p[1].step]].start.line))
     out, wrapped = [], set()
     for _, plan in found:
         if plan.kind == "mutation-allowed":
@@ -335,6 +338,7 @@ def _wraps(where: Positions, block: Block, stmt: "cst.BaseStatement", optimizer:
                 f"{where.ranges[body[-1]].end.line} under `{MUTATION_ALLOWED}`, so that "
                 f"`{_step_text(stmt)}` changes a copy of what the graph saved")))
             out[-1].owner = str(start)
+            out[-1].at = where.ranges[stmt].start.line
         owner = where.parents.get(node)
         if owner is None or isinstance(owner, (cst.FunctionDef, cst.ClassDef)):
             break
