@@ -266,3 +266,77 @@ def test_a_hidden_state_carried_across_steps_is_repaired_as_computed(tmp_path):
     fixed.write_text(result.repaired)
     got, want = _load(fixed, "carried_fixed").compute(), _oracle(path)
     assert set(got) == set(want) and all(_close(got[k], want[k]) for k in want)
+
+
+# A shared utils module that defines the network and an `update_params(optim, loss, retain_graph)`
+# helper (the RL-repo shape); the agent's learn() in another file steps one optimizer through the
+# helper, then backpropagates a loss term shared with the first through the stepped network.
+UTILS = textwrap.dedent('''\
+    import torch
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Linear(4, 6)
+            self.frac = nn.Linear(6, 3)
+            self.value = nn.Linear(6, 1)
+
+        def forward(self, x):
+            h = torch.tanh(self.body(x))
+            return torch.softmax(self.frac(h), -1), self.value(h)
+
+
+    def update_params(optim, loss, retain_graph=False):
+        optim.zero_grad()
+        loss.backward(retain_graph=retain_graph)
+        optim.step()
+    ''')
+
+AGENT = textwrap.dedent('''\
+    import importlib.util
+    import os
+    import torch
+
+    _spec = importlib.util.spec_from_file_location(
+        "agent_utils", os.path.join(os.path.dirname(os.path.abspath(__file__)), "agent_utils.py"))
+    utils = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(utils)
+
+
+    def learn(net, frac_optim, value_optim, x):
+        probs, value = net(x)
+        entropy_loss = (probs * probs.log()).sum(-1).mean()
+        utils.update_params(frac_optim, probs[:, 0].mean() + entropy_loss, retain_graph=True)
+        utils.update_params(value_optim, (value ** 2).mean() + entropy_loss)
+
+
+    def compute():
+        torch.manual_seed(0)
+        net = utils.Net()
+        frac_optim = torch.optim.SGD(net.frac.parameters(), lr=0.1)
+        value_optim = torch.optim.SGD(list(net.body.parameters()) + list(net.value.parameters()), lr=0.1)
+        out = {}
+        for step in range(2):
+            learn(net, frac_optim, value_optim, torch.randn(5, 4))
+            out.update({f"{step}.{n}": p.grad.clone() for n, p in net.named_parameters()})
+        return out
+    ''')
+
+
+def test_a_step_in_the_network_modules_helper_is_repaired_around_the_forwards_call(tmp_path):
+    from codemod.runtime.repair import repair
+
+    (tmp_path / "agent_utils.py").write_text(UTILS)
+    path = tmp_path / "agent.py"
+    path.write_text(AGENT)
+    result = repair(f"{path}::compute", timeout=240)
+    assert result.verified, [s.action for s in result.steps]
+    assert (tmp_path / "agent_utils.py").read_text() == UTILS and not result.attempts[-1].others
+    assert "    with torch.autograd.graph.allow_mutation_on_saved_tensors():\n        probs, value = net(x)\n" \
+        in result.repaired
+    fixed = tmp_path / "agent_fixed.py"
+    fixed.write_text(result.repaired)
+    got, want = _load(fixed, "agent_fixed").compute(), _oracle(path)
+    assert set(got) == set(want) and all(_close(got[k], want[k]) for k in want)
