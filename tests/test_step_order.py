@@ -340,3 +340,16 @@ def test_a_step_in_the_network_modules_helper_is_repaired_around_the_forwards_ca
     fixed.write_text(result.repaired)
     got, want = _load(fixed, "agent_fixed").compute(), _oracle(path)
     assert set(got) == set(want) and all(_close(got[k], want[k]) for k in want)
+
+
+def test_two_wraps_chosen_in_one_attempt_give_one_context_the_outer():
+    """Two conflicts of one attempt each pick a wrap (one the loop's body, one the function's):
+    the contexts cannot be nested, so the outer one holds both and the inner one is not made."""
+    where, found = _step_plans(CARRIED)
+    wraps = [fix for fix, action in found if "allow_mutation_on_saved_tensors" in action]
+    assert len(wraps) == 2
+    for fixes in (wraps, wraps[::-1]):
+        text = where.module.visit(FixApplier(fixes)).code
+        assert text.count("allow_mutation_on_saved_tensors()") == 1, text
+        assert "    with torch.autograd.graph.allow_mutation_on_saved_tensors():\n        torch.manual_seed(0)\n" in text
+        compile(text, "both", "exec")

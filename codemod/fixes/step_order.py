@@ -394,6 +394,11 @@ class _Unwrap(cst.CSTTransformer):
         return cst.FlattenSentinel(inner)
 
 
+def _unwrapped(stmts: Sequence["cst.BaseStatement"]) -> List["cst.BaseStatement"]:
+    """The statements with every mutation-allowed wrap in them replaced by what it holds."""
+    return [x for s in stmts for x in _flat(s.visit(_Unwrap()))]
+
+
 def _flat(node) -> List["cst.BaseStatement"]:
     if isinstance(node, cst.FlattenSentinel):
         return list(node.nodes)
@@ -421,11 +426,14 @@ def fix(where: Positions, plan: Plan) -> Fix:
 
         def wrap(node: "cst.CSTNode") -> "cst.CSTNode":
             now = list(cast("cst.IndentedBlock", node).body)
-            if len(now) != len(body) or not all(a.deep_equals(b) for a, b in zip(now, body)):
+            # A wrap inside this block, chosen for another conflict of the same attempt (or made
+            # in an earlier round), is taken out: this one holds it, and they cannot be nested.
+            flat_now, flat_body = _unwrapped(now), _unwrapped(body)
+            if len(flat_now) != len(flat_body) or not all(a.deep_equals(b) for a, b in zip(flat_now, flat_body)):
                 return node
-            block = cast("cst.IndentedBlock", node)
-            block = block.with_changes(body=[cast("cst.BaseStatement", s.visit(_Unwrap())) for s in now[:start]] +
-                                       [x for s in now[start:] for x in _flat(s.visit(_Unwrap()))])
+            if _is_wrap(flat_now[start:]):
+                return node
+            block = cast("cst.IndentedBlock", node).with_changes(body=flat_now)
             return wrap_in_with(block, start, len(block.body), MUTATION_ALLOWED)
 
         torch_import = Fix(where.module, lambda m: ensure_import(cast("cst.Module", m), "torch"), "import torch",
