@@ -353,3 +353,17 @@ def test_two_wraps_chosen_in_one_attempt_give_one_context_the_outer():
         assert text.count("allow_mutation_on_saved_tensors()") == 1, text
         assert "    with torch.autograd.graph.allow_mutation_on_saved_tensors():\n        torch.manual_seed(0)\n" in text
         compile(text, "both", "exec")
+
+
+def test_a_program_that_fails_otherwise_is_not_reported_as_nothing_to_repair(tmp_path):
+    """A target that cannot run (a module missing where repair runs it) hides every conflict: that
+    is no "nothing to repair" (exit 0), it is said, and nothing is verified."""
+    from codemod.runtime.repair import render, repair
+
+    path = tmp_path / "needs.py"
+    path.write_text("import torch\nimport inplacefix_no_such_module\n\n\ndef compute():\n"
+                    "    return {'x': torch.ones(1)}\n")
+    result = repair(f"{path}::compute", timeout=120)
+    assert not result.verified and not result.nothing_to_do
+    shown = render(result)
+    assert "nothing to repair" not in shown and "inplacefix_no_such_module" in shown

@@ -127,9 +127,17 @@ class RepairResult:
         return None if last is None else last.unseen
 
     @property
+    def failed_otherwise(self) -> Optional[str]:
+        """The run died of another error before any conflict showed (a missing module): what hid them."""
+        last = self.located[-1] if self.located else None
+        if last is None or self.steps or self.unlocated is not None:
+            return None
+        return last.error or None
+
+    @property
     def nothing_to_do(self) -> bool:
-        """No conflict and no in-place error: exit 0 without a change."""
-        return not self.changed and not self.steps and self.unlocated is None
+        """No conflict and no in-place error in a run that ran: exit 0 without a change."""
+        return not self.changed and not self.steps and self.unlocated is None and self.failed_otherwise is None
 
 
 def _exact(conflict: Conflict) -> tuple:
@@ -847,6 +855,9 @@ def render(result: RepairResult) -> str:
         last = result.located[-1]
         out.append(f"The program still dies with an in-place error that was not located: {result.unlocated}.")
         out.append(f"  ({last.error})")
+    elif not result.steps and result.failed_otherwise:
+        out.append(f"No in-place conflict found, but the run failed otherwise: {result.failed_otherwise}")
+        out.append("  (nothing was repaired: a conflict after that point is not seen)")
     elif not result.steps:
         out.append("No in-place conflicts found: nothing to repair.")
     return "\n".join(out)
