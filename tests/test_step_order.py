@@ -92,7 +92,7 @@ def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 def test_the_rewrites_of_a_gan_block_gradients_before_the_step_then_mutation_allowed_then_the_reorder():
     where, found, why = _plans(GAN)
-    assert [a.split(":")[0] for _, a in found] == ["step order"] * 3 and not why
+    assert [a.split(":")[0] for _, a in found] == ["step order"] * 4 and not why
     first = where.module.visit(FixApplier([found[0][0]])).code
     assert "_inplacefix_later_grads = _inplacefix_grads_now(loss_G)\n        opt_D.step()" in first
     assert "        _inplacefix_accumulate(_inplacefix_later_grads)\n" in first
@@ -102,7 +102,9 @@ def test_the_rewrites_of_a_gan_block_gradients_before_the_step_then_mutation_all
     assert ("    for step in range(2):\n        with torch.autograd.graph.allow_mutation_on_saved_tensors():\n"
             "            fake = G(torch.randn(6, 3))\n") in wrapped
     assert "            opt_G.step()\n    out.update(" in wrapped  # the loop's body, not what follows the loop
-    second = where.module.visit(FixApplier([found[2][0]])).code
+    around = where.module.visit(FixApplier([found[2][0]])).code  # then around the loop (graphs across iterations)
+    assert "    with torch.autograd.graph.allow_mutation_on_saved_tensors():\n        torch.manual_seed(0)\n" in around
+    second = where.module.visit(FixApplier([found[3][0]])).code
     assert re.search(r"loss_G\.backward\(inputs=\[p for group in opt_G\.param_groups for p in group\[\"params\"\]\]\)"
                      r"\n        opt_D\.step\(\)", second)
     assert "take the gradients of `loss_G` before `opt_D.step()`" in found[0][1] and "as computed" in found[0][1]
