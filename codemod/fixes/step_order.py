@@ -13,9 +13,11 @@ this order:
   ``torch.autograd.grad`` right before the step (for every leaf its graph reaches), and the
   ``backward()`` becomes a backward pass of those leaves with those gradients: every statement
   keeps its place and every ``.grad`` its value, whoever reads it.
-- **mutation allowed**: the step's block (or a block around it, up to its function's body, never
-  around a loop) runs under ``torch.autograd.graph.allow_mutation_on_saved_tensors()``: PyTorch
-  keeps the original of every saved tensor changed in place inside it, for the backward.
+- **mutation allowed**: the step's block (or a block around it, up to its function's body,
+  around a loop too: a graph reused in a later iteration needs the loop inside) runs under
+  ``torch.autograd.graph.allow_mutation_on_saved_tensors()``: PyTorch keeps the original of every
+  saved tensor changed in place inside it, for the backward. The contexts cannot be nested: a
+  wrap around another one (of an earlier round, or of another conflict) takes its place.
 - **reorder**: the step moves right after the later ``backward()``, and that backward is
   restricted to the parameters of the optimizer stepped after it (``backward(inputs=[...])``), so
   the moved step still sees only the gradients it saw before (the later loss adds nothing to them);
