@@ -28,9 +28,10 @@ or none. A file libcst cannot parse (tabs under spaces) is fixed by statement
 (``fixes.regions``), every byte outside the edit kept.
 
 An optimizer step between a forward and its backward gets the step-order rewrites of
-``runtime.step_order`` (the "as computed" meaning, verified against the snapshot oracle).
-Conflicts no rewrite can fix (a graph reused across steps, an ``inplace`` flag switched on at
-run time) are explained, with both lines, and left alone. A write to a view
+``runtime.step_order`` (the "as computed" meaning, verified against the snapshot oracle; a
+graph reused across steps or calls too, under a wrap that holds the loop or the call).
+Conflicts no rewrite can fix (an ``inplace`` flag switched on at run time) are explained, with
+both lines, and left alone. A write to a view
 PyTorch refuses to modify in place gets IPF006's fix (write into a copy), verified against
 the writes-into-copies reference (``view_copies``).
 
