@@ -92,7 +92,7 @@ def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 def test_the_rewrites_of_a_gan_block_gradients_before_the_step_then_mutation_allowed_then_the_reorder():
     where, found, why = _plans(GAN)
-    assert [a.split(":")[0] for _, a in found] == ["step order"] * 3 and not why
+    assert [a.split(":")[0] for _, a in found] == ["step order"] * 4 and not why
     first = where.module.visit(FixApplier([found[0][0]])).code
     assert "_inplacefix_later_grads = _inplacefix_grads_now(loss_G)\n        opt_D.step()" in first
     assert "        _inplacefix_accumulate(_inplacefix_later_grads)\n" in first
@@ -102,7 +102,9 @@ def test_the_rewrites_of_a_gan_block_gradients_before_the_step_then_mutation_all
     assert ("    for step in range(2):\n        with torch.autograd.graph.allow_mutation_on_saved_tensors():\n"
             "            fake = G(torch.randn(6, 3))\n") in wrapped
     assert "            opt_G.step()\n    out.update(" in wrapped  # the loop's body, not what follows the loop
-    second = where.module.visit(FixApplier([found[2][0]])).code
+    around = where.module.visit(FixApplier([found[2][0]])).code  # then around the loop (graphs across iterations)
+    assert "    with torch.autograd.graph.allow_mutation_on_saved_tensors():\n        torch.manual_seed(0)\n" in around
+    second = where.module.visit(FixApplier([found[3][0]])).code
     assert re.search(r"loss_G\.backward\(inputs=\[p for group in opt_G\.param_groups for p in group\[\"params\"\]\]\)"
                      r"\n        opt_D\.step\(\)", second)
     assert "take the gradients of `loss_G` before `opt_D.step()`" in found[0][1] and "as computed" in found[0][1]
@@ -189,3 +191,181 @@ def test_a_direct_autograd_backward_under_the_locator_is_one_pass(tmp_path):
     run = run_script(Script(path="direct.py", cwd=str(tmp_path)), capture=True, timeout=120)
     assert run.outcome is Outcome.clean, run.error
     assert run.backward_passes == 3
+
+
+# The hidden state of a recurrent model carried into the next batch without `.detach()`, with
+# `retain_graph=True` added to get past "backward through the graph a second time" (the forum
+# shape of truncated BPTT): the next backward walks the previous batch's graph, whose weights the
+# step changed. The graph lives across iterations: only a wrap that holds the loop keeps it.
+CARRIED = textwrap.dedent('''\
+    import torch
+    import torch.nn as nn
+
+
+    def compute():
+        torch.manual_seed(0)
+        rnn = nn.RNN(3, 5, batch_first=True)
+        head = nn.Linear(5, 2)
+        opt = torch.optim.SGD(list(rnn.parameters()) + list(head.parameters()), lr=0.1)
+        hidden = torch.zeros(1, 4, 5)
+        out = {}
+        for batch in range(3):
+            x, y = torch.randn(4, 6, 3), torch.randn(4, 6, 2)
+            seq, hidden = rnn(x, hidden)
+            loss = ((head(seq) - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward(retain_graph=True)
+            out[f"w{batch}"] = rnn.weight_hh_l0.grad.clone()
+            opt.step()
+        return out
+    ''')
+
+
+def _step_plans(source: str, marker: str = "opt.step()"):
+    import libcst as cst
+
+    where = Positions(cst.MetadataWrapper(cst.parse_module(source)))
+    line = next(i for i, text in enumerate(source.splitlines(), 1) if marker in text)
+    return where, step_order.candidates(where, line)[0]
+
+
+def test_a_wrap_around_the_loop_is_offered_after_the_wraps_inside_it():
+    where, found = _step_plans(CARRIED)
+    texts = [where.module.visit(FixApplier([fix])).code for fix, _ in found]
+    loop = [t for t in texts if "    with torch.autograd.graph.allow_mutation_on_saved_tensors():\n"
+            "        torch.manual_seed(0)\n" in t]
+    assert loop and "            opt.step()\n        return out\n" in loop[0]  # the function's body, the loop in it
+    inner = [i for i, t in enumerate(texts) if "        with torch.autograd" in t and "    with torch.autograd" not in
+             t.replace("        with torch.autograd", "")]
+    assert inner and inner[0] < texts.index(loop[0])  # innermost first
+
+
+def test_an_earlier_rounds_wrap_is_replaced_by_the_one_around_it_never_nested():
+    """Round 1 wrapped the loop's body (not enough: the graph crosses iterations); round 2 must
+    not wrap inside it again ("contexts cannot be nested") but around it, taking its place."""
+    where, found = _step_plans(CARRIED)
+    once = next(t for t in (where.module.visit(FixApplier([fix])).code for fix, _ in found)
+                if "for batch in range(3):\n        with torch.autograd" in t)
+    where, found = _step_plans(once)
+    texts = [where.module.visit(FixApplier([fix])).code for fix, _ in found
+             if "allow_mutation" in fix.title or "mutation" in _]
+    assert texts and all(t.count("allow_mutation_on_saved_tensors()") == 1 for t in texts), texts
+    assert any("    with torch.autograd.graph.allow_mutation_on_saved_tensors():\n        torch.manual_seed(0)\n" in t
+               and "            opt.step()\n        return out\n" in t for t in texts)
+    compile("".join(texts), "wrapped", "exec")
+
+
+def test_a_hidden_state_carried_across_steps_is_repaired_as_computed(tmp_path):
+    from codemod.runtime.repair import repair
+
+    path = tmp_path / "carried.py"
+    path.write_text(CARRIED)
+    result = repair(f"{path}::compute", timeout=240)
+    assert result.verified, [s.action for s in result.steps]
+    assert result.repaired.count("allow_mutation_on_saved_tensors()") == 1
+    assert result.repaired.count("retain_graph=True") == 1 and ".detach()" not in result.repaired
+    fixed = tmp_path / "carried_fixed.py"
+    fixed.write_text(result.repaired)
+    got, want = _load(fixed, "carried_fixed").compute(), _oracle(path)
+    assert set(got) == set(want) and all(_close(got[k], want[k]) for k in want)
+
+
+# A shared utils module that defines the network and an `update_params(optim, loss, retain_graph)`
+# helper (the RL-repo shape); the agent's learn() in another file steps one optimizer through the
+# helper, then backpropagates a loss term shared with the first through the stepped network.
+UTILS = textwrap.dedent('''\
+    import torch
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Linear(4, 6)
+            self.frac = nn.Linear(6, 3)
+            self.value = nn.Linear(6, 1)
+
+        def forward(self, x):
+            h = torch.tanh(self.body(x))
+            return torch.softmax(self.frac(h), -1), self.value(h)
+
+
+    def update_params(optim, loss, retain_graph=False):
+        optim.zero_grad()
+        loss.backward(retain_graph=retain_graph)
+        optim.step()
+    ''')
+
+AGENT = textwrap.dedent('''\
+    import importlib.util
+    import os
+    import torch
+
+    _spec = importlib.util.spec_from_file_location(
+        "agent_utils", os.path.join(os.path.dirname(os.path.abspath(__file__)), "agent_utils.py"))
+    utils = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(utils)
+
+
+    def learn(net, frac_optim, value_optim, x):
+        probs, value = net(x)
+        entropy_loss = (probs * probs.log()).sum(-1).mean()
+        utils.update_params(frac_optim, probs[:, 0].mean() + entropy_loss, retain_graph=True)
+        utils.update_params(value_optim, (value ** 2).mean() + entropy_loss)
+
+
+    def compute():
+        torch.manual_seed(0)
+        net = utils.Net()
+        frac_optim = torch.optim.SGD(net.frac.parameters(), lr=0.1)
+        value_optim = torch.optim.SGD(list(net.body.parameters()) + list(net.value.parameters()), lr=0.1)
+        out = {}
+        for step in range(2):
+            learn(net, frac_optim, value_optim, torch.randn(5, 4))
+            out.update({f"{step}.{n}": p.grad.clone() for n, p in net.named_parameters()})
+        return out
+    ''')
+
+
+def test_a_step_in_the_network_modules_helper_is_repaired_around_the_forwards_call(tmp_path):
+    from codemod.runtime.repair import repair
+
+    (tmp_path / "agent_utils.py").write_text(UTILS)
+    path = tmp_path / "agent.py"
+    path.write_text(AGENT)
+    result = repair(f"{path}::compute", timeout=240)
+    assert result.verified, [s.action for s in result.steps]
+    assert (tmp_path / "agent_utils.py").read_text() == UTILS and not result.attempts[-1].others
+    assert "    with torch.autograd.graph.allow_mutation_on_saved_tensors():\n        probs, value = net(x)\n" \
+        in result.repaired
+    fixed = tmp_path / "agent_fixed.py"
+    fixed.write_text(result.repaired)
+    got, want = _load(fixed, "agent_fixed").compute(), _oracle(path)
+    assert set(got) == set(want) and all(_close(got[k], want[k]) for k in want)
+
+
+def test_two_wraps_chosen_in_one_attempt_give_one_context_the_outer():
+    """Two conflicts of one attempt each pick a wrap (one the loop's body, one the function's):
+    the contexts cannot be nested, so the outer one holds both and the inner one is not made."""
+    where, found = _step_plans(CARRIED)
+    wraps = [fix for fix, action in found if "allow_mutation_on_saved_tensors" in action]
+    assert len(wraps) == 2
+    for fixes in (wraps, wraps[::-1]):
+        text = where.module.visit(FixApplier(fixes)).code
+        assert text.count("allow_mutation_on_saved_tensors()") == 1, text
+        assert "    with torch.autograd.graph.allow_mutation_on_saved_tensors():\n        torch.manual_seed(0)\n" in text
+        compile(text, "both", "exec")
+
+
+def test_a_program_that_fails_otherwise_is_not_reported_as_nothing_to_repair(tmp_path):
+    """A target that cannot run (a module missing where repair runs it) hides every conflict: that
+    is no "nothing to repair" (exit 0), it is said, and nothing is verified."""
+    from codemod.runtime.repair import render, repair
+
+    path = tmp_path / "needs.py"
+    path.write_text("import torch\nimport inplacefix_no_such_module\n\n\ndef compute():\n"
+                    "    return {'x': torch.ones(1)}\n")
+    result = repair(f"{path}::compute", timeout=120)
+    assert not result.verified and not result.nothing_to_do
+    shown = render(result)
+    assert "nothing to repair" not in shown and "inplacefix_no_such_module" in shown

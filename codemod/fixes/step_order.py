@@ -13,9 +13,11 @@ this order:
   ``torch.autograd.grad`` right before the step (for every leaf its graph reaches), and the
   ``backward()`` becomes a backward pass of those leaves with those gradients: every statement
   keeps its place and every ``.grad`` its value, whoever reads it.
-- **mutation allowed**: the step's block (or a block around it, up to its function's body, never
-  around a loop) runs under ``torch.autograd.graph.allow_mutation_on_saved_tensors()``: PyTorch
-  keeps the original of every saved tensor changed in place inside it, for the backward.
+- **mutation allowed**: the step's block (or a block around it, up to its function's body,
+  around a loop too: a graph reused in a later iteration needs the loop inside) runs under
+  ``torch.autograd.graph.allow_mutation_on_saved_tensors()``: PyTorch keeps the original of every
+  saved tensor changed in place inside it, for the backward. The contexts cannot be nested: a
+  wrap around another one (of an earlier round, or of another conflict) takes its place.
 - **reorder**: the step moves right after the later ``backward()``, and that backward is
   restricted to the parameters of the optimizer stepped after it (``backward(inputs=[...])``), so
   the moved step still sees only the gradients it saw before (the later loss adds nothing to them);
@@ -200,6 +202,7 @@ class Plan:
     def __init__(self, block: Block, step: int, backward: int, kind: str, title: str, owner: str = "") -> None:
         self.block, self.step, self.backward, self.kind, self.title, self.owner = \
             block, step, backward, kind, title, owner
+        self.at: Optional[int] = None  # the step's line, where the block is one around the step's
         self.taken: List["cst.SimpleStatementLine"] = []  # the backward statements whose gradients are taken early
 
 
@@ -299,7 +302,9 @@ def plans(where: Positions, step_line: Optional[int]) -> List[Plan]:
                 found.append((first * 3 + 2, Plan(node, i, j, "reorder", (
                     f"move `{_step_text(stmt)}` after `{code(loss)}.backward()`, which only "
                     f"fills the gradients of `{code(owner)}`'s parameters"), code(owner))))
-    found.sort(key=lambda p: (p[0], where.ranges[_body(p[1].block)[p[1].step]].start.line))
+    # By the step's line; a step's wraps innermost first (stable sort: as ``_wraps`` built them).
+    found.sort(key=lambda p: (p[0], p[1].at if p[1].at is not None
+                              else where.ranges[_body(p[1].block)[p[1].step]].start.line))
     out, wrapped = [], set()
     for _, plan in found:
         if plan.kind == "mutation-allowed":
@@ -320,18 +325,22 @@ def _wraps(where: Positions, block: Block, stmt: "cst.BaseStatement", optimizer:
     out: List[Plan] = []
     node: Optional[cst.CSTNode] = block
     inner: Optional["cst.CSTNode"] = stmt
+    wrapped = _under_wrap(where, block)  # an earlier round's wrap: only the blocks around it are left
     while isinstance(node, cst.IndentedBlock):
         body = list(node.body)
         holder = next((k for k, s in enumerate(body) if s is inner), None)
         if holder is None:
             break
         start = 1 if _docstring(body[0]) else 0
-        if start < len(body):
+        if wrapped is not None and any(s is wrapped for s in body):
+            wrapped = None  # this block holds the wrap: it and the blocks around it are offered
+        if start < len(body) and wrapped is None and not _is_wrap(body[start:]):
             out.append(Plan(node, holder, holder, "mutation-allowed", (
                 f"run the block of line {where.ranges[body[start]].start.line} to "
                 f"{where.ranges[body[-1]].end.line} under `{MUTATION_ALLOWED}`, so that "
                 f"`{_step_text(stmt)}` changes a copy of what the graph saved")))
             out[-1].owner = str(start)
+            out[-1].at = where.ranges[stmt].start.line
         owner = where.parents.get(node)
         if owner is None or isinstance(owner, (cst.FunctionDef, cst.ClassDef)):
             break
@@ -339,9 +348,63 @@ def _wraps(where: Positions, block: Block, stmt: "cst.BaseStatement", optimizer:
         while inner is not None and not isinstance(where.parents.get(inner), (cst.IndentedBlock, cst.Module)):
             inner = where.parents.get(inner)
         node = where.parents.get(inner) if inner is not None else None
-        if isinstance(inner, (cst.For, cst.While)) or isinstance(owner, (cst.For, cst.While)):
-            break  # around a loop: the graphs of one iteration are used in the next
+        # Around a loop too (after the blocks inside it): a graph of one iteration used in the
+        # next (``retain_graph=True`` across steps, a hidden state carried on) needs its saved
+        # originals kept across the iterations, so the wrap must hold the loop.
     return out
+
+
+def _is_wrap(stmts: Sequence["cst.BaseStatement"]) -> bool:
+    """The statements are one ``with allow_mutation_on_saved_tensors():`` (a block already wrapped)."""
+    return len(stmts) == 1 and isinstance(stmts[0], cst.With) and any(
+        code(item.item) == MUTATION_ALLOWED for item in stmts[0].items)
+
+
+def _under_wrap(where: Positions, node: "cst.CSTNode") -> Optional["cst.With"]:
+    """The outermost ``with allow_mutation_on_saved_tensors():`` around ``node`` in its function
+    (a wrap of an earlier round), if any."""
+    found = None
+    current = where.parents.get(node)
+    while current is not None and not isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+        if isinstance(current, cst.With) and _is_wrap([current]):
+            found = current
+        current = where.parents.get(current)
+    return found
+
+
+class _Unwrap(cst.CSTTransformer):
+    """Every ``with allow_mutation_on_saved_tensors():`` replaced by its statements (a wrap around
+    them takes its place: the contexts cannot be nested); not inside nested definitions."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 0
+
+    def visit_FunctionDef(self, node: "cst.FunctionDef") -> bool:
+        return False
+
+    def visit_ClassDef(self, node: "cst.ClassDef") -> bool:
+        return False
+
+    def leave_With(self, original: "cst.With", updated: "cst.With"):
+        if len(updated.items) != 1 or code(updated.items[0].item) != MUTATION_ALLOWED \
+                or not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        inner = list(updated.body.body)
+        if inner and isinstance(inner[0], (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            inner[0] = inner[0].with_changes(leading_lines=list(updated.leading_lines) + list(inner[0].leading_lines))
+        return cst.FlattenSentinel(inner)
+
+
+def _unwrapped(stmts: Sequence["cst.BaseStatement"]) -> List["cst.BaseStatement"]:
+    """The statements with every mutation-allowed wrap in them replaced by what it holds."""
+    return [x for s in stmts for x in _flat(s.visit(_Unwrap()))]
+
+
+def _flat(node) -> List["cst.BaseStatement"]:
+    if isinstance(node, cst.FlattenSentinel):
+        return list(node.nodes)
+    return [node]
 
 
 def _docstring(stmt: "cst.BaseStatement") -> bool:
@@ -365,9 +428,15 @@ def fix(where: Positions, plan: Plan) -> Fix:
 
         def wrap(node: "cst.CSTNode") -> "cst.CSTNode":
             now = list(cast("cst.IndentedBlock", node).body)
-            if len(now) != len(body) or not all(a.deep_equals(b) for a, b in zip(now, body)):
+            # A wrap inside this block, chosen for another conflict of the same attempt (or made
+            # in an earlier round), is taken out: this one holds it, and they cannot be nested.
+            flat_now, flat_body = _unwrapped(now), _unwrapped(body)
+            if len(flat_now) != len(flat_body) or not all(a.deep_equals(b) for a, b in zip(flat_now, flat_body)):
                 return node
-            return wrap_in_with(cast("cst.IndentedBlock", node), start, len(now), MUTATION_ALLOWED)
+            if _is_wrap(flat_now[start:]):
+                return node
+            block = cast("cst.IndentedBlock", node).with_changes(body=flat_now)
+            return wrap_in_with(block, start, len(block.body), MUTATION_ALLOWED)
 
         torch_import = Fix(where.module, lambda m: ensure_import(cast("cst.Module", m), "torch"), "import torch",
                            order=-1)

@@ -28,9 +28,10 @@ or none. A file libcst cannot parse (tabs under spaces) is fixed by statement
 (``fixes.regions``), every byte outside the edit kept.
 
 An optimizer step between a forward and its backward gets the step-order rewrites of
-``runtime.step_order`` (the "as computed" meaning, verified against the snapshot oracle).
-Conflicts no rewrite can fix (a graph reused across steps, an ``inplace`` flag switched on at
-run time) are explained, with both lines, and left alone. A write to a view
+``runtime.step_order`` (the "as computed" meaning, verified against the snapshot oracle; a
+graph reused across steps or calls too, under a wrap that holds the loop or the call).
+Conflicts no rewrite can fix (an ``inplace`` flag switched on at run time) are explained, with
+both lines, and left alone. A write to a view
 PyTorch refuses to modify in place gets IPF006's fix (write into a copy), verified against
 the writes-into-copies reference (``view_copies``).
 
@@ -127,9 +128,17 @@ class RepairResult:
         return None if last is None else last.unseen
 
     @property
+    def failed_otherwise(self) -> Optional[str]:
+        """The run died of another error before any conflict showed (a missing module): what hid them."""
+        last = self.located[-1] if self.located else None
+        if last is None or self.steps or self.unlocated is not None:
+            return None
+        return last.error or None
+
+    @property
     def nothing_to_do(self) -> bool:
-        """No conflict and no in-place error: exit 0 without a change."""
-        return not self.changed and not self.steps and self.unlocated is None
+        """No conflict and no in-place error in a run that ran: exit 0 without a change."""
+        return not self.changed and not self.steps and self.unlocated is None and self.failed_otherwise is None
 
 
 def _exact(conflict: Conflict) -> tuple:
@@ -847,6 +856,9 @@ def render(result: RepairResult) -> str:
         last = result.located[-1]
         out.append(f"The program still dies with an in-place error that was not located: {result.unlocated}.")
         out.append(f"  ({last.error})")
+    elif not result.steps and result.failed_otherwise:
+        out.append(f"No in-place conflict found, but the run failed otherwise: {result.failed_otherwise}")
+        out.append("  (nothing was repaired: a conflict after that point is not seen)")
     elif not result.steps:
         out.append("No in-place conflicts found: nothing to repair.")
     return "\n".join(out)

@@ -35,9 +35,38 @@ def fix_site(conflict: Conflict, site: Optional[Site]) -> Optional[Site]:
     if conflict.kind != "optimizer-step" or site is None or conflict.save is None:
         return site
     if os.path.realpath(site.file) == os.path.realpath(conflict.save.file):
-        return site
+        if _in_function_of(site, conflict.save.line):
+            return site
+        # The parameter was saved by a module of this file, but the forward ran in a caller of
+        # the step's helper (``update_params(optim, loss)`` called from another file's
+        # ``learn()``): the fix goes around that call, where the forward and the backward are.
+        return next((c for c in conflict.callers if os.path.realpath(c.file) != os.path.realpath(site.file)),
+                    site)
     return next((c for c in conflict.callers if os.path.realpath(c.file) == os.path.realpath(conflict.save.file)),
                 site)
+
+
+def _in_function_of(site: Site, line: int) -> bool:
+    """Whether ``line`` is in the function (or the module level) that holds ``site``'s line; True
+    where the file cannot be read or parsed (the step's own file stays the place)."""
+    import ast
+
+    try:
+        with open(site.file, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+    except (OSError, SyntaxError, ValueError):
+        return True
+
+    def holder(at: int):
+        best = None
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                    node.lineno <= at <= (node.end_lineno or node.lineno):
+                if best is None or node.lineno >= best.lineno:
+                    best = node
+        return best
+
+    return holder(site.line) is holder(line)
 
 
 MEANING = ("meaning: as computed (the later loss's gradients through the values its forward used, "
