@@ -116,7 +116,7 @@ class SemanticModel:
         if self._summaries is None:
             from codemod.analysis.summaries import Summaries
 
-            self._summaries = Summaries(weakref.proxy(self), self.hazards._op_of)
+            self._summaries = Summaries(weakref.proxy(self), self.hazards.ops._op_of)
         return self._summaries
 
     @property
