@@ -502,7 +502,7 @@ class Consumers:
             other = op_node.right if index == 0 else op_node.left
             if self.constants.constant(other):
                 return None
-            if self.model.views.requires_grad(other, self.model.statement_of(op_node)) == "yes":
+            if self.model.views.requirement.requires_grad(other, self.model.statement_of(op_node)) == "yes":
                 # saved for the other operand's gradient, whatever its own dtype or provenance
                 return Hazard(f"`{key}` was saved for backward by `{op}` at line {line} (for the gradient "
                               f"of `{self.model.code(other).strip()}`, which requires grad)")

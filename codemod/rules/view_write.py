@@ -174,7 +174,7 @@ class ViewWrite(Rule):
         if origin is None:
             self._check_base(node, name, target, stmt, operands, chain)
             return
-        proven = origin.certain and (views.base_requires_grad(origin) == "yes" or any(views.requires_grad(o, stmt) == "yes" for o in operands))
+        proven = origin.certain and (views.base_requires_grad(origin) == "yes" or any(views.requirement.requires_grad(o, stmt) == "yes" for o in operands))
         message = f"In-place write to `{name.id}`, {self._what(origin)}"
         hazard = _ERRORS[origin.kind] if proven else None
         if not proven:
@@ -202,7 +202,7 @@ class ViewWrite(Rule):
         if origin is None or not origin.certain:
             return
         requires = views.base_requires_grad(origin)
-        read = views.read_with_grad_after(name, stmt, origin) if requires != "no" else None
+        read = views.later.read_with_grad_after(name, stmt, origin) if requires != "no" else None
         if read is None:
             return
         turn = ", on the loop's next turn" if (read.lineno, read.col_offset) < (stmt.lineno, stmt.col_offset) else ""
@@ -268,8 +268,8 @@ class ViewWrite(Rule):
         problem = self.model.rebinding_problem(name)
         if problem:
             return Status.MANUAL, problem
-        readers = [k for k in origin.sharers if k != name.id and views.read_after(k, stmt)]
-        overlapping = views.overlapping_view_read_after(name, stmt, origin)
+        readers = [k for k in origin.sharers if k != name.id and views.later.read_after(k, stmt)]
+        overlapping = views.later.overlapping_view_read_after(name, stmt, origin)
         if overlapping is not None:
             readers.append(overlapping)
         alias = self.model.alias_report(name, stmt)
@@ -277,7 +277,7 @@ class ViewWrite(Rule):
             readers.append(alias.reason)
         if not readers:
             return Status.SAFE, None
-        if not views.read_after(name.id, stmt):
+        if not views.later.read_after(name.id, stmt):
             return Status.MANUAL, "dead-store"
         return Status.UNSAFE, "view-base-read-after"
 
@@ -346,7 +346,7 @@ class ViewWrite(Rule):
         One plan per block and tensor viewed, shared by every write it concerns. None where a
         view of the tensor there cannot take a ``.detach()`` (``a, b = h.chunk(2)``, ``for r in
         h``)."""
-        found = self.model.views.views_made_with_it(origin)
+        found = self.model.views.later.views_made_with_it(origin)
         if found is None:
             return None
         block, bindings = found
