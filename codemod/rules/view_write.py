@@ -110,8 +110,7 @@ class ViewWrite(Rule):
 
     def __init__(self, model: SemanticModel) -> None:
         super().__init__(model)
-        self._ordinary: Dict[int, Optional[Plan]] = {}  # id(the call making the views) -> its plan
-        self._detached: Dict[Tuple[int, ...], Plan] = {}  # the bindings a detach plan rewrites -> the plan
+        self.plans = ViewWritePlans(self)
 
     @classmethod
     def could_start(cls, node: ast.AST) -> bool:
@@ -184,11 +183,11 @@ class ViewWrite(Rule):
         if reason in ("view-base-read-after", "dead-store"):
             # In place the write reaches the tensor viewed, which is read afterwards: the fix
             # makes the views ordinary ones, so that it still does (a copy would hide it).
-            plan = self._ordinary_views(origin) or self._detached_views(origin)
+            plan = self.plans._ordinary_views(origin) or self.plans._detached_views(origin)
             if plan is not None:
                 status = Status.UNSAFE
         if plan is None and status in (Status.SAFE, Status.UNSAFE):
-            plan = self._plan(node, target, stmt, operands, chain)
+            plan = self.plans._plan(node, target, stmt, operands, chain)
             if plan is None:
                 status, reason = Status.MANUAL, "unsupported-target"
         self.report(node, message, status, reason, plan, hazard=hazard)
@@ -214,7 +213,7 @@ class ViewWrite(Rule):
                       "modified inplace\" at that use")
         else:
             message += " (refused by PyTorch when it requires grad)"
-        plan = self._ordinary_views(origin) or self._detached_views(origin)
+        plan = self.plans._ordinary_views(origin) or self.plans._detached_views(origin)
         status = Status.UNSAFE if plan is not None else Status.MANUAL
         self.report(node, message, status, "no-grad-view-write", plan, hazard=hazard)
 
@@ -237,12 +236,12 @@ class ViewWrite(Rule):
         else:
             message += " (refused by PyTorch when it requires grad)"
         status, reason = Status.UNSAFE, "views-read-after"
-        plan = self._ordinary_views(origin) or self._detached_views(origin)  # the views then see the write, as in place
+        plan = self.plans._ordinary_views(origin) or self.plans._detached_views(origin)  # the views then see the write, as in place
         problem = self.model.rebinding_problem(name)
         if problem and plan is None:
             status, reason = Status.MANUAL, problem
         if plan is None and status is Status.UNSAFE:
-            plan = self._plan(node, target, stmt, operands, chain)
+            plan = self.plans._plan(node, target, stmt, operands, chain)
         if status is Status.UNSAFE and plan is None:
             status, reason = Status.MANUAL, "unsupported-target"
         self.report(node, message, status, reason, plan, hazard=hazard)
@@ -281,7 +280,17 @@ class ViewWrite(Rule):
             return Status.MANUAL, "dead-store"
         return Status.UNSAFE, "view-base-read-after"
 
-    # -------------------------------------------------------------------- the fix
+
+class ViewWritePlans:
+    """The fixes of view-write: ordinary views, detached views, a rebinding or a clone, one plan per call or block."""
+
+    def __init__(self, rule: "ViewWrite") -> None:
+        self.rule = rule
+        self.model = rule.model
+        self.source = rule.source
+        self._ordinary: Dict[int, Optional[Plan]] = {}  # id(the call making the views) -> its plan
+        self._detached: Dict[Tuple[int, ...], Plan] = {}  # the bindings a detach plan rewrites -> the plan
+
     def _ordinary_views(self, origin: ViewOrigin) -> Optional[Plan]:
         """Make the outputs of the call ordinary views of the same memory, so that writes into
         them reach the tensor viewed with autograd tracking them, as PyTorch computes the
@@ -364,7 +373,7 @@ class ViewWrite(Rule):
         def make(node: cst.CSTNode, site: FixSite) -> Fix:
             return Fix(node, lambda n: detach_bindings(n, wanted), title)
 
-        return self.plan(block, "AsyncWith" if isinstance(block, ast.AsyncWith) else "With", make)
+        return self.rule.plan(block, "AsyncWith" if isinstance(block, ast.AsyncWith) else "With", make)
 
     def _replace_with(self, node: ast.expr, node_type: str, text: str) -> Plan:
         new = cst.parse_expression(text)
@@ -372,7 +381,7 @@ class ViewWrite(Rule):
         def make(old: cst.BaseExpression, site: FixSite) -> Fix:
             return Fix(old, lambda n: new.with_changes(lpar=n.lpar, rpar=n.rpar), fix_title(new))  # type: ignore[attr-defined]
 
-        return self.plan(node, node_type, make)
+        return self.rule.plan(node, node_type, make)
 
     def _plan(self, node: ast.AST, target: ast.expr, stmt: ast.AST, operands: List[ast.expr],
               chain: Optional[List[ast.Call]]) -> Optional[Plan]:
@@ -383,7 +392,7 @@ class ViewWrite(Rule):
             def make_aug(aug: cst.AugAssign, site: FixSite) -> Fix:
                 return Fix(aug, lambda n: build_assignment(n), fix_title(build_assignment(aug)))
 
-            return self.plan(node, "AugAssign", make_aug)
+            return self.rule.plan(node, "AugAssign", make_aug)
         parent = self.model.parent(node)
         if chain and key is not None and isinstance(parent, ast.Expr) \
                 and all(torch_api.INPLACE_METHODS[c.func.attr] for c in chain if isinstance(c.func, ast.Attribute)):
@@ -397,11 +406,11 @@ class ViewWrite(Rule):
                 def make_chain(expr: cst.Expr, site: FixSite) -> Fix:
                     return Fix(expr, build, fix_title(build(expr)))
 
-                return self.plan(parent, "Expr", make_chain)
+                return self.rule.plan(parent, "Expr", make_chain)
         if isinstance(node, ast.Call) and key is not None and isinstance(parent, ast.Expr) and not chain:
             rebound = self._function_rebinding(node, key)
             if rebound is not None:
-                return self.plan(parent, "Expr", rebound)
+                return self.rule.plan(parent, "Expr", rebound)
         name = subscript_base(target)
         return self._clone_plan(name.id, stmt) if isinstance(name, ast.Name) else None
 
@@ -443,4 +452,4 @@ class ViewWrite(Rule):
             clone = clone_of(key)
             return Fix(container, lambda c: insert_before(c, index, clone), fix_title(clone, "Insert"), order=index)
 
-        return self.plan(stmt, "BaseSmallStatement", make)
+        return self.rule.plan(stmt, "BaseSmallStatement", make)
