@@ -1,5 +1,6 @@
-"""Refactoring guard (issue 27): `inplacefix check --select ALL --output-format json` over fixtures/ and
-bench/realworld/ must give byte-identical output before and after a structural change.
+"""Refactoring guard (issue 27): `inplacefix check --select ALL --output-format json` (and `fix --diff
+--select ALL --unsafe-fixes`) over fixtures/ and bench/realworld/ must give byte-identical output before and
+after a structural change.
 
     python scripts/same_check_output.py save before.json     # on the unchanged tree
     python scripts/same_check_output.py compare before.json  # after the change; exit 1 on any difference
@@ -22,6 +23,9 @@ def check_output() -> str:
         run = subprocess.run([sys.executable, "-m", "codemod", "check", "--select", "ALL", "--output-format",
                               "json", "--no-cache", target], cwd=ROOT, capture_output=True, text=True)
         parts.append(f"== {target} rc={run.returncode}\n{run.stdout}\n-- stderr\n{run.stderr}\n")
+        run = subprocess.run([sys.executable, "-m", "codemod", "fix", "--diff", "--select", "ALL", "--unsafe-fixes",
+                              "--no-cache", target], cwd=ROOT, capture_output=True, text=True)
+        parts.append(f"== fix --diff {target} rc={run.returncode}\n{run.stdout}\n-- stderr\n{run.stderr}\n")
     return "".join(parts)
 
 
