@@ -322,7 +322,7 @@ class Hazards:
                 candidates = [c for calls in by_key.values() for c in calls]  # `block(x)`, `Block(d)(x)`
         found = []
         for call in candidates:
-            target = self.model.summaries.callee(call)
+            target = self.model.summaries.targets.callee(call)
             if isinstance(target, tuple) and target[0] is func:
                 found.append(call)
         self._runs[func] = found
@@ -820,7 +820,7 @@ class OpSaves:
         """Whether ``call`` (of an attribute: callers check) calls a method of a tensor."""
         func = cast(ast.Attribute, call.func)
         return self.model.torch_name(func) is None and self.model.kind(func.value) in (Kind.TENSOR, Kind.PARAMETER, Kind.UNKNOWN) \
-            and not self._module_of(func) and self.model.summaries.callee(call) is None
+            and not self._module_of(func) and self.model.summaries.targets.callee(call) is None
 
     def _op_of(self, expr: ast.expr) -> Optional[Op]:
         """The op ``expr`` runs (what it saves: a tuple from OP_SAVES, or UNSEEN); None when
