@@ -611,7 +611,7 @@ class GradRequirement:
         name = self.names.torch_name(func)
         if name in _PARAMETER:
             return "no" if any(k.arg == "requires_grad" and is_const(k.value, False) for k in call.keywords) else "yes"
-        if self.kinds.is_factory(call):
+        if self.kinds.calls.is_factory(call):
             return "yes" if any(k.arg == "requires_grad" and is_const(k.value, True) for k in call.keywords) else "no"
         if name is not None:
             short = name.rsplit(".", 1)[-1]
