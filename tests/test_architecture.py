@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import ast
 import subprocess
 import sys
 
@@ -127,3 +128,34 @@ def test_the_circle_finder_sees_a_function_level_circle(tmp_path):
     (package / "b.py").write_text("def f():\n    from . import a\n")
     (package / "c.py").write_text("from pkg import a\n")
     assert import_cycles(module_imports(package)) == [["pkg.a", "pkg.b"]]
+
+
+MAX_CLASS_LINES = 300  # a class longer than this is several facts in one: split it (issue 27)
+
+
+def long_classes(package) -> dict:
+    """Every class (nested ones included) in the package longer than MAX_CLASS_LINES, with its length."""
+    found = {}
+    for path in sorted(package.rglob("*.py")):
+        module = ".".join(path.relative_to(package.parent).with_suffix("").parts)
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ClassDef):
+                start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                length = (node.end_lineno or node.lineno) - start + 1
+                if length > MAX_CLASS_LINES:
+                    found[f"{module}.{node.name}"] = length
+    return found
+
+
+def test_no_class_over_300_lines():
+    found = long_classes(ROOT / "codemod")
+    assert not found, f"classes over {MAX_CLASS_LINES} lines (split them along what they compute): {found}"
+
+
+def test_the_class_length_finder_sees_a_long_nested_class(tmp_path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    body = "".join(f"        x{i} = {i}\n" for i in range(MAX_CLASS_LINES))
+    (package / "a.py").write_text("def f():\n    class Long:\n" + body + "class Short:\n    pass\n")
+    assert long_classes(package) == {"pkg.a.Long": MAX_CLASS_LINES + 1}

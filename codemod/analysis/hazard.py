@@ -148,6 +148,10 @@ class Hazards:
         self.floating = Floating(model, lambda op: saves(op) != UNSEEN)
         self._runs: Dict[Function, List[ast.Call]] = {}  # function -> the calls that run it
         self._asking: Set[Function] = set()  # functions whose callers are being asked (recursion)
+        self.ops = OpSaves(self)
+        self.modules = ModuleHazards(self)
+        self.producers = Producers(self)
+        self.consumers = Consumers(self)
 
     # ---------------------------------------------------------------- entry points
     def explain(self, node: Located, target: ast.expr) -> Optional[Hazard]:
@@ -164,10 +168,10 @@ class Hazards:
         stmt = self.model.statement_of(node)
         if key is None:
             if isinstance(stmt, ast.Assign) and stmt.value is node and len(stmt.targets) == 1 \
-                    and isinstance(stmt.targets[0], ast.Name) and self._never_backpropagated(
+                    and isinstance(stmt.targets[0], ast.Name) and self.producers._never_backpropagated(
                         self.model.flow(self.model.owner(stmt)), stmt.targets[0].id, stmt.targets[0]):
                 return None  # `probs = torch.exp(lp).clamp_(0, 1)` only sampled into a mask
-            return None if integral else self._producer(target, stmt)
+            return None if integral else self.producers._producer(target, stmt)
         return best(self._key_hazards(key, stmt, target, node, integral))
 
     def _feeds_only_out_calls(self, node: Located) -> bool:
@@ -199,77 +203,6 @@ class Hazards:
                 return bool(uses) and called and bool(self.model.intended_reason(up.body[0], None))
         return False
 
-    def explain_module(self, call: ast.Call) -> Optional[Hazard]:
-        """Why building this ``inplace=True`` module makes a conflict at one of its calls."""
-        chains = self.model.summaries.chains
-        if chains.runs_in_place(call) is False:
-            return None  # `inplace=` is False wherever it is built (Block(inplace=False), a default)
-        around = chains.around(call)  # nn.Sequential(...) or a list literal of layers
-        if around is not None and (around[2] or around[1] > 0):
-            return self._sequential_reason(around[0], around[1], around[2])
-        parent = self.model.parent(call)
-        if isinstance(parent, ast.Call) and parent.func is call and parent.args:
-            return self.explain(parent, parent.args[0])  # nn.ReLU(inplace=True)(x)
-        assign = parent
-        key = target_key(assign.targets[0]) if isinstance(assign, ast.Assign) and len(assign.targets) == 1 else None
-        if key is None and chains.runs_in_place(call):
-            key = self._first_appended(call)
-        if key is None:
-            return _possible("its calls cannot be followed (it is not bound to a name), so it may write into a saved tensor")
-        scope = self.model.enclosing_class(call) if key.startswith("self.") else self.model.owner(call)
-        if scope is None:
-            return _possible(f"its calls cannot be followed (`{key}` is set outside a class), so it may write into "
-                             "a saved tensor")
-        calls = [c for c in self.model.calls_in(scope).get(key, []) if c.args or c.keywords]
-        if not calls:
-            return _possible(f"no call of `{key}` is visible, so it may write into a saved tensor")
-        return best(self._module_sites(key, calls))
-
-    def _first_appended(self, layer: ast.Call) -> Optional[str]:
-        """``layers.append(nn.ReLU(inplace=True))``, the first statement (in source order) to
-        touch ``layers = []``, and later ``self.net = nn.Sequential(*layers)``: the layer is the
-        first member of ``self.net`` (on the first turn of a loop it is in), so it writes into
-        what ``self.net(x)`` is given. Returns "self.net"."""
-        append = self.model.parent(layer)
-        if not (isinstance(append, ast.Call) and append.args == [layer] and not append.keywords
-                and isinstance(append.func, ast.Attribute) and append.func.attr == "append"
-                and isinstance(append.func.value, ast.Name)
-                and isinstance(self.model.parent(append), ast.Expr)):
-            return None
-        name = append.func.value.id
-        flow = self.model.flow(self.model.owner(layer))
-        bindings = flow.bindings.get(name, [])
-        if not (len(bindings) == 1 and bindings[0].form == "assign" and isinstance(bindings[0].value, ast.List)
-                and not bindings[0].value.elts) or name in flow.declared:
-            return None
-        loads = sorted(flow.loads.get(name, []), key=lambda use: use[0])
-        if not loads or loads[0][1] is not append.func.value:
-            return None  # something touches the list before this append
-        found: Optional[str] = None
-        for _, load in loads[1:]:
-            starred, chain = self.model.parent(load), None
-            if isinstance(starred, ast.Starred):
-                chain = self.model.parent(starred)
-            if not (isinstance(chain, ast.Call) and chain.args == [starred] and not chain.keywords
-                    and self.model.torch_name(chain.func) in ("torch.nn.Sequential",
-                                                              "torch.nn.modules.container.Sequential")):
-                continue
-            assign = self.model.parent(chain)
-            if not (isinstance(assign, ast.Assign) and len(assign.targets) == 1 and assign.value is chain):
-                return None
-            key = target_key(assign.targets[0])
-            if key is None or found is not None:
-                return None  # built twice: which one is called cannot be told
-            found = key
-        return found
-
-    def _module_sites(self, key: str, calls: Sequence[ast.Call]) -> Iterator[Optional[Hazard]]:
-        for site in calls:
-            arg = site.args[0] if site.args else site.keywords[0].value
-            found = self.explain(site, arg)
-            if found:
-                yield Hazard(f"`{key}(...)` at line {site.lineno} writes into its input: {found.reason}", found.tier)
-
     # ---------------------------------------------------------------- what is written
     def _integral(self, node: Located, target: ast.expr) -> bool:
         """Integral or boolean values (``mask &= ~other``, ``n -= 1`` on an int, ``.long()``
@@ -282,34 +215,6 @@ class Hazards:
                 ("bitwise_", "logical_")):
             return True
         return self.integral.integral(_base(target))
-
-    def _known_tensor(self, node: Located, target: ast.expr) -> bool:
-        """A proven hazard writes into a tensor: known to be one, or written by a tensor method."""
-        base = _base(target)
-        if is_tensor(base, self.model) or self._fed_to_a_module(base, node):
-            return True
-        return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-            and node.func.attr in torch_api.INPLACE_METHODS
-
-    def _fed_to_a_module(self, base: ast.expr, write: Located) -> bool:
-        """``x`` passed, before the write, to a torch module (``self.conv(x)``) or to a summarized
-        callee that saves it (``self.ln_1(x)``: a summary proves a save of tensor operands
-        only): a Python number there would have raised, so ``x`` is a tensor."""
-        if not isinstance(base, ast.Name):
-            return False
-        flow = self.model.flow(self.model.owner(write))
-        before = self.model.range(write)[0]
-        for pos, load in flow.loads.get(base.id, []):
-            call = self.model.parent(load)
-            runs_first = pos < before or (isinstance(write, (ast.AugAssign, ast.Assign)) and within(load, write.value))
-            if not runs_first or not isinstance(call, ast.Call) or call.args[:1] != [load]:
-                continue
-            if self._module_of(call.func) is not None:
-                return True
-            summary = self.model.summaries.of_call(call)
-            if summary is not None and summary.inputs[:1] == (Saved.YES,):
-                return True
-        return False
 
     # ---------------------------------------------------------------- reasons
     def _key_hazards(self, key: str, stmt: Located, target: ast.expr, write: Located,
@@ -333,17 +238,17 @@ class Hazards:
                         yield _possible(f"`{member}` comes from the caller, which the analysis cannot see")
                     continue
                 if binding.form in ("assign", "ann") and binding.value is not None and not integral:
-                    found = self._producer(binding.value, binding.stmt, member)
-                    if found is not None and found.proven and self._never_backpropagated(flow, member, target):
+                    found = self.producers._producer(binding.value, binding.stmt, member)
+                    if found is not None and found.proven and self.producers._never_backpropagated(flow, member, target):
                         continue  # `block_scores = s.amax(-1)` only for topk indices: backward never reads it
-                    if found is not None and found.proven and self._only_without_grad(binding, stmt, member):
+                    if found is not None and found.proven and self.producers._only_without_grad(binding, stmt, member):
                         continue
                     yield found
                 if binding.form == "other" and not integral:
-                    yield self._unpacked(binding, member)
+                    yield self.producers._unpacked(binding, member)
             since = max((b.end for b in bindings), default=(0, 0))
             rebound_in = [b.start for b in bindings]
-            yield from self._use_hazards(flow, member, since, (start, end), target, rebound_in, write, integral)
+            yield from self.consumers._use_hazards(flow, member, since, (start, end), target, rebound_in, write, integral)
         if isinstance(owner, FUNCTIONS) and not integral:
             for param in params:
                 yield from self._from_callers(owner, param)
@@ -417,24 +322,11 @@ class Hazards:
                 candidates = [c for calls in by_key.values() for c in calls]  # `block(x)`, `Block(d)(x)`
         found = []
         for call in candidates:
-            target = self.model.summaries.callee(call)
+            target = self.model.summaries.targets.callee(call)
             if isinstance(target, tuple) and target[0] is func:
                 found.append(call)
         self._runs[func] = found
         return found
-
-    def _use_hazards(self, flow: Flow, key: str, since: Pos, at: Span, target: ast.expr,
-                     rebound_in: Sequence[Pos], write: Located, integral: bool) -> Iterator[Optional[Hazard]]:
-        """Saves of ``key`` by the ops that read it (see :meth:`_uses`); proven only for a
-        floating tensor (``n -= r`` after ``x / n``: n may be a Python number the op never
-        saved; ``mask &= m`` after ``x * mask``: saved only as a mask, if at all)."""
-        tensor: Optional[bool] = None
-        for found in self._uses(flow, key, since, at, target, rebound_in, write):
-            if found is not None and found.proven:
-                tensor = self._known_tensor(write, target) if tensor is None else tensor
-                if not tensor or integral:
-                    found = _possible(found.reason + (" (an integral or boolean tensor)" if integral else ""))
-            yield found
 
     def _reaching(self, flow: Flow, key: str, stmt: Located, start: Pos) -> List[Binding]:
         """The plain bindings of ``key`` that reach ``stmt``, less those made after it in a loop
@@ -461,6 +353,203 @@ class Hazards:
                         return True
                     break
         return False
+
+
+class Consumers:
+    """Saves made by the ops that read the written tensor before the write (an input saved), in order of execution."""
+
+    def __init__(self, hazards: "Hazards") -> None:
+        self.hazards = hazards
+        self.constant_args = hazards.constant_args
+        self.constants = hazards.constants
+        self.floating = hazards.floating
+        self.model = hazards.model
+
+    def _known_tensor(self, node: Located, target: ast.expr) -> bool:
+        """A proven hazard writes into a tensor: known to be one, or written by a tensor method."""
+        base = _base(target)
+        if is_tensor(base, self.model) or self._fed_to_a_module(base, node):
+            return True
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr in torch_api.INPLACE_METHODS
+
+    def _fed_to_a_module(self, base: ast.expr, write: Located) -> bool:
+        """``x`` passed, before the write, to a torch module (``self.conv(x)``) or to a summarized
+        callee that saves it (``self.ln_1(x)``: a summary proves a save of tensor operands
+        only): a Python number there would have raised, so ``x`` is a tensor."""
+        if not isinstance(base, ast.Name):
+            return False
+        flow = self.model.flow(self.model.owner(write))
+        before = self.model.range(write)[0]
+        for pos, load in flow.loads.get(base.id, []):
+            call = self.model.parent(load)
+            runs_first = pos < before or (isinstance(write, (ast.AugAssign, ast.Assign)) and within(load, write.value))
+            if not runs_first or not isinstance(call, ast.Call) or call.args[:1] != [load]:
+                continue
+            if self.hazards.ops._module_of(call.func) is not None:
+                return True
+            summary = self.model.summaries.of_call(call)
+            if summary is not None and summary.inputs[:1] == (Saved.YES,):
+                return True
+        return False
+
+    def _use_hazards(self, flow: Flow, key: str, since: Pos, at: Span, target: ast.expr,
+                     rebound_in: Sequence[Pos], write: Located, integral: bool) -> Iterator[Optional[Hazard]]:
+        """Saves of ``key`` by the ops that read it (see :meth:`_uses`); proven only for a
+        floating tensor (``n -= r`` after ``x / n``: n may be a Python number the op never
+        saved; ``mask &= m`` after ``x * mask``: saved only as a mask, if at all)."""
+        tensor: Optional[bool] = None
+        for found in self._uses(flow, key, since, at, target, rebound_in, write):
+            if found is not None and found.proven:
+                tensor = self._known_tensor(write, target) if tensor is None else tensor
+                if not tensor or integral:
+                    found = _possible(found.reason + (" (an integral or boolean tensor)" if integral else ""))
+            yield found
+
+    def _uses(self, flow: Flow, key: str, since: Pos, at: Span, target: ast.expr,
+              rebound_in: Sequence[Pos], write: Located) -> Iterator[Optional[Hazard]]:
+        """A use of ``key`` as a saved input of an op after ``since``, up to the write at ``at``
+        (its own right-hand side runs first), or later in a loop around it that does not bind
+        ``key`` again before the write (the next turn's write then follows the save)."""
+        start, end = at
+        loops = [(ls, le) for ls, le in flow.loops if ls <= start and end <= le
+                 and not any(ls <= b <= start for b in rebound_in)]
+        for pos, node in flow.loads.get(key, []):
+            if node is target:
+                continue  # the written tensor itself, as the in-place call's receiver
+            before = since <= pos < end
+            in_loop = any(ls <= pos <= le for ls, le in loops)
+            if not (before or in_loop):
+                continue
+            if start <= pos < end and not in_loop and not self._runs_before(node, write):
+                continue
+            if not in_loop and self._other_branch(node, write):
+                continue  # `if a: y = x.square()` / `elif b: x.abs_()`: one pass runs one of them
+            stmt = self.model.statement_of(node)
+            if self.model.intended_reason(stmt, None):
+                continue
+            yield self._consumer(node, key)
+
+    def _runs_before(self, load: ast.expr, write: Located) -> bool:
+        """Within the write's own statement, does the op reading ``load`` run before the write?
+        An assignment's right-hand side does; an in-place call runs after its arguments and what
+        precedes it, never with what the other branch of a conditional expression computes
+        (``x.mul_(g) if self.inplace else x * g``)."""
+        if not isinstance(write, ast.Call):
+            return True
+        for up in self.model.ancestors(load):
+            if isinstance(up, ast.IfExp):
+                branches = [b for b in (up.body, up.orelse) if within(load, b) or within(write, b)]
+                if len(branches) == 2 and not any(within(load, b) and within(write, b) for b in branches):
+                    return False
+            if up is write:
+                return True  # an argument of the in-place call
+        return self.model.range(load)[1] <= self.model.range(write)[0]
+
+    def _other_branch(self, load: ast.expr, write: Located) -> bool:
+        """Whether ``load`` and ``write`` sit in different branches of one ``if``."""
+        for up in self.model.ancestors(write):
+            if isinstance(up, ast.If) and up.orelse:
+                here, there = branch(write, up), branch(load, up)
+                if here and there and here != there:
+                    return True
+        return False
+
+    def _consumer(self, node: ast.expr, key: str) -> Optional[Hazard]:
+        """Does the op that reads ``node`` save it? (Views of it count as it.)"""
+        node = self._through_views(node)
+        parent = self.model.parent(node)
+        line = node.lineno
+        index: Optional[int] = None
+        op_node: Union[ast.Call, ast.BinOp, None] = None
+        if isinstance(parent, ast.Call) and parent.func is not node:
+            plain = [a for a in parent.args if not isinstance(a, ast.Starred)]
+            index = next((i for i, a in enumerate(plain) if a is node), None)
+            if index is not None and isinstance(parent.func, ast.Attribute) and self.hazards.ops._is_method_call(parent):
+                index += 1
+            if index is not None and plain and isinstance(plain[0], ast.Constant) and isinstance(plain[0].value, str):
+                index -= 1  # einsum("ij,jk->ik", a, b): the equation is no operand
+            op_node = parent
+        elif isinstance(parent, ast.Attribute) and parent.value is node:
+            call = self.model.parent(parent)
+            if parent.attr in torch_api.INPLACE_METHODS:
+                # another write into it (reported on its own); `x.sigmoid_()` also saves its result
+                if isinstance(call, ast.Call) and call.func is parent and "output" in self.hazards.ops._inplace_saves(call, parent.attr) \
+                        and not self.constants.constant(node):
+                    return Hazard(f"`{key}` was saved for backward by `{self.model.code(parent).strip()}()` "
+                                  f"at line {line} (its result, the tensor itself)")
+                return None
+            if isinstance(call, ast.Call) and call.func is parent:
+                index, op_node = 0, call  # x.exp(): the receiver is input 0
+        elif isinstance(parent, ast.BinOp):
+            index, op_node = (0 if parent.left is node else 1), parent
+        if op_node is None or index is None:
+            return None
+        if isinstance(self.model.parent(op_node), ast.Compare):
+            return None  # `abs(x) < eps`: only compared, so backward never reaches what the op saved
+        found = self.hazards.ops._op_of(op_node)
+        if found is None:
+            return None
+        op, saved = found
+        if saved == UNSEEN:
+            if not is_tensor(node, self.model):
+                return None
+            return _possible(f"`{key}` is passed to `{op}` at line {line}, a call the analysis cannot see into")
+        if f"input{index}" not in saved:
+            return None
+        if isinstance(op_node, ast.BinOp) and (op in ("*", "@", "%") or (op, index) in (("/", 0), ("**", 1))):
+            # x * c saves x only for c's gradient: nothing when c is a number or a constant
+            other = op_node.right if index == 0 else op_node.left
+            if self.constants.constant(other):
+                return None
+            if self.model.views.requirement.requires_grad(other, self.model.statement_of(op_node)) == "yes":
+                # saved for the other operand's gradient, whatever its own dtype or provenance
+                return Hazard(f"`{key}` was saved for backward by `{op}` at line {line} (for the gradient "
+                              f"of `{self.model.code(other).strip()}`, which requires grad)")
+            if self.constant_args.constant(other):
+                return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if a caller elsewhere "
+                                 "passes a tensor that requires grad (the calls in this file pass constants)")
+            if not is_tensor(other, self.model):
+                return _possible(f"`{key}` is saved by `{op}` at line {line} if the other operand is a "
+                                 "tensor that requires grad, which the analysis cannot tell")
+        elif self.constants.constant(op_node):
+            return None  # nothing the op reads requires grad: it saves nothing
+        elif self.constant_args.constant(op_node):
+            return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if a caller elsewhere "
+                             "passes a tensor that requires grad (the calls in this file pass constants)")
+        if op_short(op) in INTEGRAL_OK and not self.floating.floating(node):
+            return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it is a floating "
+                             f"tensor (`{op}` also takes integral ones: indices, masks)")
+        return Hazard(f"`{key}` was saved for backward by `{op}` at line {line}")
+
+    def _through_views(self, node: ast.expr) -> ast.expr:
+        """``x[0]``, ``x.view(...)``, ``x.t()``: an op on the view reads (and may save) x."""
+        while True:
+            parent = self.model.parent(node)
+            if isinstance(parent, ast.Subscript) and parent.value is node:
+                node = parent
+                continue
+            if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in VIEW_METHODS:
+                call = self.model.parent(parent)
+                if isinstance(call, ast.Call) and call.func is parent:
+                    node = call
+                    continue
+            if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in ("T", "mT"):
+                # (not `.data`: a tensor of its own version counter, so what saves it never sees x's writes)
+                node = parent
+                continue
+            return node
+
+
+class Producers:
+    """Saves made by the op that produced the written tensor (its output saved), and when backward never reads them."""
+
+    def __init__(self, hazards: "Hazards") -> None:
+        self.hazards = hazards
+        self.constant_args = hazards.constant_args
+        self.constants = hazards.constants
+        self.floating = hazards.floating
+        self.model = hazards.model
 
     def _only_without_grad(self, binding: Binding, stmt: Located, key: str) -> bool:
         """``y = x.softmax(-1)`` reaches the write only through the branch of an ``if
@@ -571,7 +660,7 @@ class Hazards:
             k.arg == "requires_grad" and is_const(k.value, True) for k in expr.keywords
         ):
             return Hazard(f"{what} is a leaf that requires grad: autograd forbids writing into it in place")
-        found = self._op_of(expr)
+        found = self.hazards.ops._op_of(expr)
         if found is None:
             return None
         op, saved = found
@@ -618,147 +707,121 @@ class Hazards:
                              "(the calls in this file pass constants)")
         return Hazard(reason)
 
-    def _uses(self, flow: Flow, key: str, since: Pos, at: Span, target: ast.expr,
-              rebound_in: Sequence[Pos], write: Located) -> Iterator[Optional[Hazard]]:
-        """A use of ``key`` as a saved input of an op after ``since``, up to the write at ``at``
-        (its own right-hand side runs first), or later in a loop around it that does not bind
-        ``key`` again before the write (the next turn's write then follows the save)."""
-        start, end = at
-        loops = [(ls, le) for ls, le in flow.loops if ls <= start and end <= le
-                 and not any(ls <= b <= start for b in rebound_in)]
-        for pos, node in flow.loads.get(key, []):
-            if node is target:
-                continue  # the written tensor itself, as the in-place call's receiver
-            before = since <= pos < end
-            in_loop = any(ls <= pos <= le for ls, le in loops)
-            if not (before or in_loop):
-                continue
-            if start <= pos < end and not in_loop and not self._runs_before(node, write):
-                continue
-            if not in_loop and self._other_branch(node, write):
-                continue  # `if a: y = x.square()` / `elif b: x.abs_()`: one pass runs one of them
-            stmt = self.model.statement_of(node)
-            if self.model.intended_reason(stmt, None):
-                continue
-            yield self._consumer(node, key)
 
-    def _runs_before(self, load: ast.expr, write: Located) -> bool:
-        """Within the write's own statement, does the op reading ``load`` run before the write?
-        An assignment's right-hand side does; an in-place call runs after its arguments and what
-        precedes it, never with what the other branch of a conditional expression computes
-        (``x.mul_(g) if self.inplace else x * g``)."""
-        if not isinstance(write, ast.Call):
-            return True
-        for up in self.model.ancestors(load):
-            if isinstance(up, ast.IfExp):
-                branches = [b for b in (up.body, up.orelse) if within(load, b) or within(write, b)]
-                if len(branches) == 2 and not any(within(load, b) and within(write, b) for b in branches):
-                    return False
-            if up is write:
-                return True  # an argument of the in-place call
-        return self.model.range(load)[1] <= self.model.range(write)[0]
+class ModuleHazards:
+    """Hazards of an ``inplace=True`` module: found at the calls of the module, or from the layer before it in a chain."""
 
-    def _other_branch(self, load: ast.expr, write: Located) -> bool:
-        """Whether ``load`` and ``write`` sit in different branches of one ``if``."""
-        for up in self.model.ancestors(write):
-            if isinstance(up, ast.If) and up.orelse:
-                here, there = branch(write, up), branch(load, up)
-                if here and there and here != there:
-                    return True
-        return False
+    def __init__(self, hazards: "Hazards") -> None:
+        self.hazards = hazards
+        self.constant_args = hazards.constant_args
+        self.constants = hazards.constants
+        self.floating = hazards.floating
+        self.model = hazards.model
 
-    def _consumer(self, node: ast.expr, key: str) -> Optional[Hazard]:
-        """Does the op that reads ``node`` save it? (Views of it count as it.)"""
-        node = self._through_views(node)
-        parent = self.model.parent(node)
-        line = node.lineno
-        index: Optional[int] = None
-        op_node: Union[ast.Call, ast.BinOp, None] = None
-        if isinstance(parent, ast.Call) and parent.func is not node:
-            plain = [a for a in parent.args if not isinstance(a, ast.Starred)]
-            index = next((i for i, a in enumerate(plain) if a is node), None)
-            if index is not None and isinstance(parent.func, ast.Attribute) and self._is_method_call(parent):
-                index += 1
-            if index is not None and plain and isinstance(plain[0], ast.Constant) and isinstance(plain[0].value, str):
-                index -= 1  # einsum("ij,jk->ik", a, b): the equation is no operand
-            op_node = parent
-        elif isinstance(parent, ast.Attribute) and parent.value is node:
-            call = self.model.parent(parent)
-            if parent.attr in torch_api.INPLACE_METHODS:
-                # another write into it (reported on its own); `x.sigmoid_()` also saves its result
-                if isinstance(call, ast.Call) and call.func is parent and "output" in self._inplace_saves(call, parent.attr) \
-                        and not self.constants.constant(node):
-                    return Hazard(f"`{key}` was saved for backward by `{self.model.code(parent).strip()}()` "
-                                  f"at line {line} (its result, the tensor itself)")
-                return None
-            if isinstance(call, ast.Call) and call.func is parent:
-                index, op_node = 0, call  # x.exp(): the receiver is input 0
-        elif isinstance(parent, ast.BinOp):
-            index, op_node = (0 if parent.left is node else 1), parent
-        if op_node is None or index is None:
+    def explain_module(self, call: ast.Call) -> Optional[Hazard]:
+        """Why building this ``inplace=True`` module makes a conflict at one of its calls."""
+        chains = self.model.summaries.chains
+        if chains.runs_in_place(call) is False:
+            return None  # `inplace=` is False wherever it is built (Block(inplace=False), a default)
+        around = chains.around(call)  # nn.Sequential(...) or a list literal of layers
+        if around is not None and (around[2] or around[1] > 0):
+            return self._sequential_reason(around[0], around[1], around[2])
+        parent = self.model.parent(call)
+        if isinstance(parent, ast.Call) and parent.func is call and parent.args:
+            return self.hazards.explain(parent, parent.args[0])  # nn.ReLU(inplace=True)(x)
+        assign = parent
+        key = target_key(assign.targets[0]) if isinstance(assign, ast.Assign) and len(assign.targets) == 1 else None
+        if key is None and chains.runs_in_place(call):
+            key = self._first_appended(call)
+        if key is None:
+            return _possible("its calls cannot be followed (it is not bound to a name), so it may write into a saved tensor")
+        scope = self.model.enclosing_class(call) if key.startswith("self.") else self.model.owner(call)
+        if scope is None:
+            return _possible(f"its calls cannot be followed (`{key}` is set outside a class), so it may write into "
+                             "a saved tensor")
+        calls = [c for c in self.model.calls_in(scope).get(key, []) if c.args or c.keywords]
+        if not calls:
+            return _possible(f"no call of `{key}` is visible, so it may write into a saved tensor")
+        return best(self._module_sites(key, calls))
+
+    def _first_appended(self, layer: ast.Call) -> Optional[str]:
+        """``layers.append(nn.ReLU(inplace=True))``, the first statement (in source order) to
+        touch ``layers = []``, and later ``self.net = nn.Sequential(*layers)``: the layer is the
+        first member of ``self.net`` (on the first turn of a loop it is in), so it writes into
+        what ``self.net(x)`` is given. Returns "self.net"."""
+        append = self.model.parent(layer)
+        if not (isinstance(append, ast.Call) and append.args == [layer] and not append.keywords
+                and isinstance(append.func, ast.Attribute) and append.func.attr == "append"
+                and isinstance(append.func.value, ast.Name)
+                and isinstance(self.model.parent(append), ast.Expr)):
             return None
-        if isinstance(self.model.parent(op_node), ast.Compare):
-            return None  # `abs(x) < eps`: only compared, so backward never reaches what the op saved
-        found = self._op_of(op_node)
-        if found is None:
+        name = append.func.value.id
+        flow = self.model.flow(self.model.owner(layer))
+        bindings = flow.bindings.get(name, [])
+        if not (len(bindings) == 1 and bindings[0].form == "assign" and isinstance(bindings[0].value, ast.List)
+                and not bindings[0].value.elts) or name in flow.declared:
             return None
-        op, saved = found
-        if saved == UNSEEN:
-            if not is_tensor(node, self.model):
+        loads = sorted(flow.loads.get(name, []), key=lambda use: use[0])
+        if not loads or loads[0][1] is not append.func.value:
+            return None  # something touches the list before this append
+        found: Optional[str] = None
+        for _, load in loads[1:]:
+            starred, chain = self.model.parent(load), None
+            if isinstance(starred, ast.Starred):
+                chain = self.model.parent(starred)
+            if not (isinstance(chain, ast.Call) and chain.args == [starred] and not chain.keywords
+                    and self.model.torch_name(chain.func) in ("torch.nn.Sequential",
+                                                              "torch.nn.modules.container.Sequential")):
+                continue
+            assign = self.model.parent(chain)
+            if not (isinstance(assign, ast.Assign) and len(assign.targets) == 1 and assign.value is chain):
                 return None
-            return _possible(f"`{key}` is passed to `{op}` at line {line}, a call the analysis cannot see into")
-        if f"input{index}" not in saved:
-            return None
-        if isinstance(op_node, ast.BinOp) and (op in ("*", "@", "%") or (op, index) in (("/", 0), ("**", 1))):
-            # x * c saves x only for c's gradient: nothing when c is a number or a constant
-            other = op_node.right if index == 0 else op_node.left
-            if self.constants.constant(other):
-                return None
-            if self.model.views.requires_grad(other, self.model.statement_of(op_node)) == "yes":
-                # saved for the other operand's gradient, whatever its own dtype or provenance
-                return Hazard(f"`{key}` was saved for backward by `{op}` at line {line} (for the gradient "
-                              f"of `{self.model.code(other).strip()}`, which requires grad)")
-            if self.constant_args.constant(other):
-                return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if a caller elsewhere "
-                                 "passes a tensor that requires grad (the calls in this file pass constants)")
-            if not is_tensor(other, self.model):
-                return _possible(f"`{key}` is saved by `{op}` at line {line} if the other operand is a "
-                                 "tensor that requires grad, which the analysis cannot tell")
-        elif self.constants.constant(op_node):
-            return None  # nothing the op reads requires grad: it saves nothing
-        elif self.constant_args.constant(op_node):
-            return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if a caller elsewhere "
-                             "passes a tensor that requires grad (the calls in this file pass constants)")
-        if op_short(op) in INTEGRAL_OK and not self.floating.floating(node):
-            return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it is a floating "
-                             f"tensor (`{op}` also takes integral ones: indices, masks)")
-        return Hazard(f"`{key}` was saved for backward by `{op}` at line {line}")
+            key = target_key(assign.targets[0])
+            if key is None or found is not None:
+                return None  # built twice: which one is called cannot be told
+            found = key
+        return found
 
-    def _through_views(self, node: ast.expr) -> ast.expr:
-        """``x[0]``, ``x.view(...)``, ``x.t()``: an op on the view reads (and may save) x."""
-        while True:
-            parent = self.model.parent(node)
-            if isinstance(parent, ast.Subscript) and parent.value is node:
-                node = parent
-                continue
-            if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in VIEW_METHODS:
-                call = self.model.parent(parent)
-                if isinstance(call, ast.Call) and call.func is parent:
-                    node = call
-                    continue
-            if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in ("T", "mT"):
-                # (not `.data`: a tensor of its own version counter, so what saves it never sees x's writes)
-                node = parent
-                continue
-            return node
+    def _module_sites(self, key: str, calls: Sequence[ast.Call]) -> Iterator[Optional[Hazard]]:
+        for site in calls:
+            arg = site.args[0] if site.args else site.keywords[0].value
+            found = self.hazards.explain(site, arg)
+            if found:
+                yield Hazard(f"`{key}(...)` at line {site.lineno} writes into its input: {found.reason}", found.tier)
+
+    def _sequential_reason(self, layers: Sequence[ast.expr], index: int, whole: bool) -> Optional[Hazard]:
+        feeder = self.model.summaries.chains.feeder(list(layers), index)
+        line = feeder.layer.lineno if feeder.layer is not None else 0
+        if feeder.kind == "caller":
+            if whole:
+                return _possible("it is the first layer of an nn.Sequential: its input comes from the caller")
+            return _possible("it follows the layers before its list, which the analysis cannot follow")
+        if feeder.kind == "saved":
+            how = "which ran in place and saved its result" if feeder.in_place else "whose output autograd saves"
+            return Hazard(f"it follows `{feeder.name}` (line {line}), {how} for backward")
+        if feeder.kind == "unseen":
+            if feeder.name:
+                return _possible(f"it follows `{feeder.name}` (line {line}), which the analysis has no data for")
+            return _possible("it follows a layer the analysis cannot see into")
+        return None
+
+
+class OpSaves:
+    """Which op an expression runs and what that op saves for backward (measured data, by operand kind)."""
+
+    def __init__(self, hazards: "Hazards") -> None:
+        self.hazards = hazards
+        self.constant_args = hazards.constant_args
+        self.constants = hazards.constants
+        self.floating = hazards.floating
+        self.model = hazards.model
 
     def _is_method_call(self, call: ast.Call) -> bool:
         """Whether ``call`` (of an attribute: callers check) calls a method of a tensor."""
         func = cast(ast.Attribute, call.func)
         return self.model.torch_name(func) is None and self.model.kind(func.value) in (Kind.TENSOR, Kind.PARAMETER, Kind.UNKNOWN) \
-            and not self._module_of(func) and self.model.summaries.callee(call) is None
+            and not self._module_of(func) and self.model.summaries.targets.callee(call) is None
 
-    # ---------------------------------------------------------------- ops
     def _op_of(self, expr: ast.expr) -> Optional[Op]:
         """The op ``expr`` runs (what it saves: a tuple from OP_SAVES, or UNSEEN); None when
         the expression is no op at all (a name, a literal)."""
@@ -901,20 +964,4 @@ class Hazards:
                 name = self.model.torch_name(value.func)
                 if name and name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper():
                     return f"torch.nn.{name.rsplit('.', 1)[-1]}"
-        return None
-
-    def _sequential_reason(self, layers: Sequence[ast.expr], index: int, whole: bool) -> Optional[Hazard]:
-        feeder = self.model.summaries.chains.feeder(list(layers), index)
-        line = feeder.layer.lineno if feeder.layer is not None else 0
-        if feeder.kind == "caller":
-            if whole:
-                return _possible("it is the first layer of an nn.Sequential: its input comes from the caller")
-            return _possible("it follows the layers before its list, which the analysis cannot follow")
-        if feeder.kind == "saved":
-            how = "which ran in place and saved its result" if feeder.in_place else "whose output autograd saves"
-            return Hazard(f"it follows `{feeder.name}` (line {line}), {how} for backward")
-        if feeder.kind == "unseen":
-            if feeder.name:
-                return _possible(f"it follows `{feeder.name}` (line {line}), which the analysis has no data for")
-            return _possible("it follows a layer the analysis cannot see into")
         return None

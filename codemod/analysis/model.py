@@ -95,7 +95,7 @@ class SemanticModel:
         self.class_attrs, self.class_buffers, self.calls_in = classes.class_attrs, classes.class_buffers, classes.calls_in
         self.reaching, self.aliases, self.alias_report = flow.reaching, flow.aliases, flow.alias_report
         self.used_after, self.shared_name, self.rebinding_problem = flow.used_after, flow.shared_name, flow.rebinding_problem
-        self.kind, self.is_factory = kinds.kind, kinds.is_factory
+        self.kind, self.is_factory = kinds.kind, kinds.calls.is_factory
         self.intended_reason = self.grad.intended_reason
         self.fresh_name = self.used_names.fresh_name
 
@@ -116,7 +116,7 @@ class SemanticModel:
         if self._summaries is None:
             from codemod.analysis.summaries import Summaries
 
-            self._summaries = Summaries(weakref.proxy(self), self.hazards._op_of)
+            self._summaries = Summaries(weakref.proxy(self), self.hazards.ops._op_of)
         return self._summaries
 
     @property

@@ -432,7 +432,7 @@ def summaries_of(model: "SemanticModel", module: str, names: FrozenSet[str],
         if not isinstance(stmt, (ast.ClassDef, *FUNCTIONS)) or stmt.name not in names:
             continue
         if isinstance(stmt, ast.ClassDef):
-            target, of = summaries.forward_of(stmt), "class"
+            target, of = summaries.targets.forward_of(stmt), "class"
         elif isinstance(stmt, FUNCTIONS):
             target, of = (stmt, stmt.name), "function"
         else:

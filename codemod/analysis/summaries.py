@@ -123,15 +123,16 @@ class Summaries:
         self.op_of = op_of
         self._done: Dict[Function, Optional[Summary]] = {}
         self._open: Set[Function] = set()
-        self._top: Optional[Dict[str, ast.stmt]] = None
         self.chains = Chains(model, self)
+        self.targets = CallTargets(self)
+        self.saved_inputs = InputSaves(self)
 
     # ---------------------------------------------------------------- call sites
     def of_call(self, call: ast.Call) -> Optional[Summary]:
         """The summary of what ``call`` calls, when it is one of this module's functions or
         an instance of one of its classes, or one imported from another file of the run (the
         project index's summary); None otherwise (or inside a recursive cycle)."""
-        return self.of_target(self.callee(call))
+        return self.of_target(self.targets.callee(call))
 
     def of_target(self, target: Optional["Target"]) -> Optional[Summary]:
         if target is None:
@@ -145,6 +146,274 @@ class Summaries:
                 fact = index.library(target)  # an installed library's (``engine.libraries``)
             return Summary.from_fact(fact) if fact is not None else None
         return self.of_function(target[0], target[1])
+
+    # ---------------------------------------------------------------- callees
+    def of_function(self, func: Function, label: str = "") -> Optional[Summary]:
+        """The summary of ``func`` (None while it is being summarized: a recursive cycle)."""
+        if func in self._done:
+            return self._done[func]
+        if func in self._open:
+            return None
+        self._open.add(func)
+        try:
+            found = self._summarize(func, label or func.name)
+        finally:
+            self._open.discard(func)
+        self._done[func] = found
+        return found
+
+    def _params(self, func: Function) -> List[str]:
+        plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+        if plain and plain[0] in ("self", "cls") and isinstance(self.model.parent(func), ast.ClassDef):
+            plain = plain[1:]
+        return plain
+
+    def _summarize(self, func: Function, label: str) -> Summary:
+        params = self._params(func)
+        vias: List[str] = []
+        inputs = tuple(self.saved_inputs._input_saved(func, p, vias) for p in params)
+        returns, index, output = self._returned(func, params, vias)
+        if returns in (Returns.INPUT, Returns.VIEW) and index is not None and inputs[index] is Saved.YES:
+            output = Saved.YES  # it hands back (a view of) an input it saved
+        mutates = frozenset(i for i, p in enumerate(params) if self._mutated(func, p))
+        return Summary(label, inputs, output, returns, index, mutates, tuple(dict.fromkeys(vias)))
+
+    def _from_param(self, func: Function, key: str, node: Located) -> bool:
+        """The load ``node`` of ``key`` in ``func`` may read the parameter as it came in."""
+        if self.model.owner(node) is not func:
+            return False  # a nested function's load: it runs who knows when
+        stmt = self.model.statement_of(node)
+        return any(b.form == "param" for b in self.model.reaching(self.model.flow(func), key, stmt))
+
+    def _returned(self, func: Function, params: List[str], vias: List[str]) -> Tuple[Returns, Optional[int], Saved]:
+        """What ``func`` returns, which parameter for an input or view, and whether autograd
+        saved it (as the output of an op that saves its output)."""
+        kinds: Set[Tuple[Returns, Optional[int]]] = set()
+        outputs: List[Saved] = []  # per return: its value is a result autograd saved
+        values = [n.value for n in self.model.walk(func)
+                  if isinstance(n, ast.Return) and n.value is not None and self.model.owner(n) is func]
+        for value in values:
+            expr: ast.expr = value
+            view = False
+            outputs.append(Saved.NO)
+            for _ in range(_MAX_HOPS):
+                if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) \
+                        and expr.func.attr in _ALIAS_METHODS and not self.model.torch_name(expr.func):
+                    expr, view = expr.func.value, True
+                    continue
+                if isinstance(expr, ast.Subscript) and _basic_index(expr.slice):
+                    expr, view = expr.value, True  # `return x[0]`, `x[:, :d]`: a view
+                    continue
+                if isinstance(expr, ast.Name):
+                    reaching = self.model.reaching(self.model.flow(func), expr.id, self.model.statement_of(expr))
+                    forms = {b.form for b in reaching}
+                    if "param" in forms and forms <= {"param", "aug"} and expr.id in params:  # x += y; return x
+                        kinds.add((Returns.VIEW if view else Returns.INPUT, params.index(expr.id)))
+                        break
+                    if len(reaching) == 1 and reaching[0].form == "assign" and reaching[0].value is not None:
+                        expr = reaching[0].value
+                        continue
+                    kinds.add((Returns.UNKNOWN, None))
+                    break
+                inner = self.of_call(expr) if isinstance(expr, ast.Call) else None
+                if inner is not None and inner.returns in (Returns.INPUT, Returns.VIEW) \
+                        and inner.returned_input is not None and isinstance(expr, ast.Call) \
+                        and inner.returned_input < len(positional(expr)) and not inner.output is Saved.YES:
+                    view = view or inner.returns is Returns.VIEW
+                    expr = positional(expr)[inner.returned_input]  # helper(x) hands x back
+                    continue
+                facts = self.op_of(expr)
+                if facts is None:
+                    kinds.add((Returns.UNKNOWN, None))
+                    break
+                name, saves = facts
+                if isinstance(saves, str):  # unseen: it may even hand its input back
+                    kinds.add((Returns.UNKNOWN, None))
+                    outputs[-1] = Saved.UNKNOWN
+                    break
+                kinds.add((Returns.FRESH, None))
+                if "output" in saves:
+                    vias.append(f"{name} (line {expr.lineno})")
+                    outputs[-1] = Saved.YES
+                break
+            else:
+                kinds.add((Returns.UNKNOWN, None))
+        # A saved result where some return hands one back and every other return is seen: a
+        # known op whose result is not saved (monai's `w_func`: `reciprocal`, or `ones_like` for
+        # another weight type; labelled real by running). Where another return is a call the
+        # analysis cannot see into (e3nn's `Norm` returns the product of a layer of another file
+        # when squared, `out.relu().sqrt()` otherwise; labelled false), it may be: unknown.
+        output = Saved.NO
+        if Saved.YES in outputs:
+            output = Saved.UNKNOWN if Saved.UNKNOWN in outputs else Saved.YES
+        elif Saved.UNKNOWN in outputs:
+            output = Saved.UNKNOWN
+        if len(kinds) != 1:
+            return Returns.UNKNOWN, None, output
+        returns, index = kinds.pop()
+        return returns, index, output
+
+    def _mutated(self, func: Function, key: str) -> bool:
+        """``key += ...``, ``key.add_(...)`` or ``key[...] = ...`` on the parameter as it came in."""
+        flow = self.model.flow(func)
+        for b in flow.bindings.get(key, []):
+            if b.form == "aug" and self._from_param(func, key, b.stmt):
+                return True
+        for _, node in flow.loads.get(key, []):
+            if not isinstance(node, ast.Name) or not self._from_param(func, key, node):
+                continue
+            parent = self.model.parent(node)
+            if isinstance(parent, ast.Attribute) and parent.attr in torch_api.INPLACE_METHODS:
+                return True
+            if isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Store):
+                return True
+            if isinstance(parent, ast.Call) and parent.func is not node:
+                inner = self.of_call(parent)  # add_pos(x, pos), which writes into its input
+                index = next((i for i, a in enumerate(positional(parent)) if a is node), None)
+                if inner is not None and index is not None and index in inner.mutates:
+                    return True
+        return False
+
+
+class InputSaves:
+    """Whether a function's parameter reaches an op that saves it for backward (directly, or through conversions)."""
+
+    def __init__(self, summaries: "Summaries") -> None:
+        self.summaries = summaries
+        self.model = summaries.model
+        self.op_of = summaries.op_of
+
+    def _input_saved(self, func: Function, key: str, vias: List[str]) -> Saved:
+        result = Saved.NO
+        arg = next((a for a in (*func.args.posonlyargs, *func.args.args) if a.arg == key), None)
+        if arg is not None and arg.annotation is not None \
+                and self.model.kinds.annotation_kind(arg.annotation) in (Kind.SCALAR, Kind.OTHER):
+            return Saved.NO  # `header: dict`: what an op saves is an element, never the argument
+        if arg is not None and used_as_container(self.model, ast.Name(id=key), func.body[0]):
+            return Saved.NO  # `header.pop(k)`: a dict or a list
+        for _, node in self.model.flow(func).loads.get(key, []):
+            if not isinstance(node, ast.Name):
+                continue
+            found = self._consumer(node)  # the cheap questions first: most loads save nothing
+            if found is None or self._converts(found[0]):
+                if result is Saved.NO and self._handed_on(node) and self.summaries._from_param(func, key, node):
+                    result = Saved.UNKNOWN  # what saves the alias may save the input: not followed
+                continue
+            op_node, index = found
+            facts = self.op_of(op_node)
+            if facts is None:
+                continue
+            name, saves = facts
+            unseen = isinstance(saves, str)
+            if not unseen and f"input{index}" not in saves:
+                continue
+            if not self.summaries._from_param(func, key, node) or self.model.intended_reason(self.model.statement_of(node), None):
+                continue  # another value of the name, or grad off there: nothing is saved
+            if unseen:
+                if self.model.kind(node) not in (Kind.SCALAR, Kind.OTHER):
+                    result = Saved.UNKNOWN  # (a number or a string it passes on cannot be saved)
+                continue
+            if not self._tensor_operand(node, op_node):
+                result = Saved.UNKNOWN  # `coords * s` on what may be a numpy array
+                continue
+            vias.append(f"{name} (line {op_node.lineno})")
+            return Saved.YES
+        return result
+
+    def _converts(self, op: Union[ast.Call, ast.BinOp]) -> bool:
+        """``x.to(torch.float32)``, ``x.float()``: a conversion that hands ``x`` itself back
+        when it has that dtype and device already."""
+        return isinstance(op, ast.Call) and isinstance(op.func, ast.Attribute) \
+            and op.func.attr in _CONVERSIONS and self.model.torch_name(op.func) is None
+
+    def _handed_on(self, node: ast.expr) -> bool:
+        """The load ``node`` of a parameter, through views and conversions that may return it
+        (``x.to(torch.float32)``), is bound to a name or read by another op: whatever saves
+        that alias may save the parameter's tensor (LlamaRMSNorm: ``h = h.to(torch.float32)``,
+        then ``h.pow(2)``)."""
+        converted = False
+        while True:
+            parent = self.model.parent(node)
+            if isinstance(parent, ast.Subscript) and parent.value is node:
+                node = parent
+                continue
+            if isinstance(parent, ast.Attribute) and parent.value is node \
+                    and parent.attr in _ALIAS_METHODS | _CONVERSIONS:
+                call = self.model.parent(parent)
+                if isinstance(call, ast.Call) and call.func is parent:
+                    converted = converted or parent.attr in _CONVERSIONS
+                    node = call
+                    continue
+            break
+        parent = self.model.parent(node)
+        if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and parent.value is node:
+            return True
+        return converted and self._consumer(node) is not None
+
+    def _tensor_operand(self, node: ast.expr, op_node: Union[ast.Call, ast.BinOp]) -> bool:
+        """The saved operand is a tensor: known to be one, or handed to a torch function or a
+        torch module, whose inputs are."""
+        if self.model.kind(node) in TENSORISH:
+            return True
+        if isinstance(op_node, ast.BinOp):  # x * self.weight: a tensor product, if x is any array
+            other = op_node.right if self._consumer_side(node, op_node) == 0 else op_node.left
+            return self.model.kind(other) in TENSORISH
+        if isinstance(op_node, ast.Call) and self.summaries.targets.callee(op_node) is not None:
+            return True  # a summarized callee: it said what it saves of a tensor passed in
+        if isinstance(op_node, ast.Call) and isinstance(op_node.func, (ast.Name, ast.Attribute)):
+            return self.model.torch_name(op_node.func) is not None or self.model.kind(op_node.func) is Kind.MODULE
+        return False
+
+    def _consumer_side(self, node: ast.expr, op: ast.BinOp) -> int:
+        """0 when ``node`` (or a view of it) is the left operand of ``op``, else 1."""
+        cur: Optional[ast.AST] = node
+        while cur is not None and cur is not op:
+            if cur is op.left:
+                return 0
+            cur = self.model.parent(cur) if isinstance(cur, ast.expr) else None
+        return 1
+
+    def _consumer(self, node: ast.expr) -> Optional[Tuple[Union[ast.Call, ast.BinOp], int]]:
+        """The op that reads ``node`` (through views of it) and the operand it reads it as."""
+        while True:
+            parent = self.model.parent(node)
+            if isinstance(parent, ast.Subscript) and parent.value is node:
+                node = parent
+                continue
+            if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in _ALIAS_METHODS:
+                call = self.model.parent(parent)
+                if isinstance(call, ast.Call) and call.func is parent:
+                    node = call
+                    continue
+            break
+        parent = self.model.parent(node)
+        if isinstance(parent, ast.BinOp):
+            return parent, 0 if parent.left is node else 1
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            call = self.model.parent(parent)
+            if isinstance(call, ast.Call) and call.func is parent and parent.attr not in torch_api.INPLACE_METHODS:
+                return call, 0  # x.exp(): the receiver is input 0
+            return None
+        if isinstance(parent, ast.Call) and parent.func is not node:
+            plain = [a for a in parent.args if not isinstance(a, ast.Starred)]
+            index = next((i for i, a in enumerate(plain) if a is node), None)
+            if index is None:
+                return None
+            func = parent.func
+            if isinstance(func, ast.Attribute) and self.model.torch_name(func) is None \
+                    and self.model.kind(func.value) in TENSORISH:
+                index += 1  # a.mul(x): x is input 1
+            return parent, index
+        return None
+
+
+class CallTargets:
+    """What a call runs: a function or class of this file (a module instance's forward), or a name imported from another."""
+
+    def __init__(self, summaries: "Summaries") -> None:
+        self.summaries = summaries
+        self.model = summaries.model
+        self._top: Optional[Dict[str, ast.stmt]] = None  # the module's top-level definitions by name
 
     def callee(self, call: ast.Call) -> Optional["Target"]:
         """What a call runs: a function of this file (a ``forward`` for a module instance) and
@@ -273,256 +542,6 @@ class Summaries:
                 if isinstance(stmt, (*FUNCTIONS, ast.ClassDef)):
                     self._top[stmt.name] = stmt
         return self._top
-
-    # ---------------------------------------------------------------- callees
-    def of_function(self, func: Function, label: str = "") -> Optional[Summary]:
-        """The summary of ``func`` (None while it is being summarized: a recursive cycle)."""
-        if func in self._done:
-            return self._done[func]
-        if func in self._open:
-            return None
-        self._open.add(func)
-        try:
-            found = self._summarize(func, label or func.name)
-        finally:
-            self._open.discard(func)
-        self._done[func] = found
-        return found
-
-    def _params(self, func: Function) -> List[str]:
-        plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
-        if plain and plain[0] in ("self", "cls") and isinstance(self.model.parent(func), ast.ClassDef):
-            plain = plain[1:]
-        return plain
-
-    def _summarize(self, func: Function, label: str) -> Summary:
-        params = self._params(func)
-        vias: List[str] = []
-        inputs = tuple(self._input_saved(func, p, vias) for p in params)
-        returns, index, output = self._returned(func, params, vias)
-        if returns in (Returns.INPUT, Returns.VIEW) and index is not None and inputs[index] is Saved.YES:
-            output = Saved.YES  # it hands back (a view of) an input it saved
-        mutates = frozenset(i for i, p in enumerate(params) if self._mutated(func, p))
-        return Summary(label, inputs, output, returns, index, mutates, tuple(dict.fromkeys(vias)))
-
-    def _from_param(self, func: Function, key: str, node: Located) -> bool:
-        """The load ``node`` of ``key`` in ``func`` may read the parameter as it came in."""
-        if self.model.owner(node) is not func:
-            return False  # a nested function's load: it runs who knows when
-        stmt = self.model.statement_of(node)
-        return any(b.form == "param" for b in self.model.reaching(self.model.flow(func), key, stmt))
-
-    def _input_saved(self, func: Function, key: str, vias: List[str]) -> Saved:
-        result = Saved.NO
-        arg = next((a for a in (*func.args.posonlyargs, *func.args.args) if a.arg == key), None)
-        if arg is not None and arg.annotation is not None \
-                and self.model.kinds.annotation_kind(arg.annotation) in (Kind.SCALAR, Kind.OTHER):
-            return Saved.NO  # `header: dict`: what an op saves is an element, never the argument
-        if arg is not None and used_as_container(self.model, ast.Name(id=key), func.body[0]):
-            return Saved.NO  # `header.pop(k)`: a dict or a list
-        for _, node in self.model.flow(func).loads.get(key, []):
-            if not isinstance(node, ast.Name):
-                continue
-            found = self._consumer(node)  # the cheap questions first: most loads save nothing
-            if found is None or self._converts(found[0]):
-                if result is Saved.NO and self._handed_on(node) and self._from_param(func, key, node):
-                    result = Saved.UNKNOWN  # what saves the alias may save the input: not followed
-                continue
-            op_node, index = found
-            facts = self.op_of(op_node)
-            if facts is None:
-                continue
-            name, saves = facts
-            unseen = isinstance(saves, str)
-            if not unseen and f"input{index}" not in saves:
-                continue
-            if not self._from_param(func, key, node) or self.model.intended_reason(self.model.statement_of(node), None):
-                continue  # another value of the name, or grad off there: nothing is saved
-            if unseen:
-                if self.model.kind(node) not in (Kind.SCALAR, Kind.OTHER):
-                    result = Saved.UNKNOWN  # (a number or a string it passes on cannot be saved)
-                continue
-            if not self._tensor_operand(node, op_node):
-                result = Saved.UNKNOWN  # `coords * s` on what may be a numpy array
-                continue
-            vias.append(f"{name} (line {op_node.lineno})")
-            return Saved.YES
-        return result
-
-    def _converts(self, op: Union[ast.Call, ast.BinOp]) -> bool:
-        """``x.to(torch.float32)``, ``x.float()``: a conversion that hands ``x`` itself back
-        when it has that dtype and device already."""
-        return isinstance(op, ast.Call) and isinstance(op.func, ast.Attribute) \
-            and op.func.attr in _CONVERSIONS and self.model.torch_name(op.func) is None
-
-    def _handed_on(self, node: ast.expr) -> bool:
-        """The load ``node`` of a parameter, through views and conversions that may return it
-        (``x.to(torch.float32)``), is bound to a name or read by another op: whatever saves
-        that alias may save the parameter's tensor (LlamaRMSNorm: ``h = h.to(torch.float32)``,
-        then ``h.pow(2)``)."""
-        converted = False
-        while True:
-            parent = self.model.parent(node)
-            if isinstance(parent, ast.Subscript) and parent.value is node:
-                node = parent
-                continue
-            if isinstance(parent, ast.Attribute) and parent.value is node \
-                    and parent.attr in _ALIAS_METHODS | _CONVERSIONS:
-                call = self.model.parent(parent)
-                if isinstance(call, ast.Call) and call.func is parent:
-                    converted = converted or parent.attr in _CONVERSIONS
-                    node = call
-                    continue
-            break
-        parent = self.model.parent(node)
-        if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and parent.value is node:
-            return True
-        return converted and self._consumer(node) is not None
-
-    def _tensor_operand(self, node: ast.expr, op_node: Union[ast.Call, ast.BinOp]) -> bool:
-        """The saved operand is a tensor: known to be one, or handed to a torch function or a
-        torch module, whose inputs are."""
-        if self.model.kind(node) in TENSORISH:
-            return True
-        if isinstance(op_node, ast.BinOp):  # x * self.weight: a tensor product, if x is any array
-            other = op_node.right if self._consumer_side(node, op_node) == 0 else op_node.left
-            return self.model.kind(other) in TENSORISH
-        if isinstance(op_node, ast.Call) and self.callee(op_node) is not None:
-            return True  # a summarized callee: it said what it saves of a tensor passed in
-        if isinstance(op_node, ast.Call) and isinstance(op_node.func, (ast.Name, ast.Attribute)):
-            return self.model.torch_name(op_node.func) is not None or self.model.kind(op_node.func) is Kind.MODULE
-        return False
-
-    def _consumer_side(self, node: ast.expr, op: ast.BinOp) -> int:
-        """0 when ``node`` (or a view of it) is the left operand of ``op``, else 1."""
-        cur: Optional[ast.AST] = node
-        while cur is not None and cur is not op:
-            if cur is op.left:
-                return 0
-            cur = self.model.parent(cur) if isinstance(cur, ast.expr) else None
-        return 1
-
-    def _consumer(self, node: ast.expr) -> Optional[Tuple[Union[ast.Call, ast.BinOp], int]]:
-        """The op that reads ``node`` (through views of it) and the operand it reads it as."""
-        while True:
-            parent = self.model.parent(node)
-            if isinstance(parent, ast.Subscript) and parent.value is node:
-                node = parent
-                continue
-            if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in _ALIAS_METHODS:
-                call = self.model.parent(parent)
-                if isinstance(call, ast.Call) and call.func is parent:
-                    node = call
-                    continue
-            break
-        parent = self.model.parent(node)
-        if isinstance(parent, ast.BinOp):
-            return parent, 0 if parent.left is node else 1
-        if isinstance(parent, ast.Attribute) and parent.value is node:
-            call = self.model.parent(parent)
-            if isinstance(call, ast.Call) and call.func is parent and parent.attr not in torch_api.INPLACE_METHODS:
-                return call, 0  # x.exp(): the receiver is input 0
-            return None
-        if isinstance(parent, ast.Call) and parent.func is not node:
-            plain = [a for a in parent.args if not isinstance(a, ast.Starred)]
-            index = next((i for i, a in enumerate(plain) if a is node), None)
-            if index is None:
-                return None
-            func = parent.func
-            if isinstance(func, ast.Attribute) and self.model.torch_name(func) is None \
-                    and self.model.kind(func.value) in TENSORISH:
-                index += 1  # a.mul(x): x is input 1
-            return parent, index
-        return None
-
-    def _returned(self, func: Function, params: List[str], vias: List[str]) -> Tuple[Returns, Optional[int], Saved]:
-        """What ``func`` returns, which parameter for an input or view, and whether autograd
-        saved it (as the output of an op that saves its output)."""
-        kinds: Set[Tuple[Returns, Optional[int]]] = set()
-        outputs: List[Saved] = []  # per return: its value is a result autograd saved
-        values = [n.value for n in self.model.walk(func)
-                  if isinstance(n, ast.Return) and n.value is not None and self.model.owner(n) is func]
-        for value in values:
-            expr: ast.expr = value
-            view = False
-            outputs.append(Saved.NO)
-            for _ in range(_MAX_HOPS):
-                if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) \
-                        and expr.func.attr in _ALIAS_METHODS and not self.model.torch_name(expr.func):
-                    expr, view = expr.func.value, True
-                    continue
-                if isinstance(expr, ast.Subscript) and _basic_index(expr.slice):
-                    expr, view = expr.value, True  # `return x[0]`, `x[:, :d]`: a view
-                    continue
-                if isinstance(expr, ast.Name):
-                    reaching = self.model.reaching(self.model.flow(func), expr.id, self.model.statement_of(expr))
-                    forms = {b.form for b in reaching}
-                    if "param" in forms and forms <= {"param", "aug"} and expr.id in params:  # x += y; return x
-                        kinds.add((Returns.VIEW if view else Returns.INPUT, params.index(expr.id)))
-                        break
-                    if len(reaching) == 1 and reaching[0].form == "assign" and reaching[0].value is not None:
-                        expr = reaching[0].value
-                        continue
-                    kinds.add((Returns.UNKNOWN, None))
-                    break
-                inner = self.of_call(expr) if isinstance(expr, ast.Call) else None
-                if inner is not None and inner.returns in (Returns.INPUT, Returns.VIEW) \
-                        and inner.returned_input is not None and isinstance(expr, ast.Call) \
-                        and inner.returned_input < len(positional(expr)) and not inner.output is Saved.YES:
-                    view = view or inner.returns is Returns.VIEW
-                    expr = positional(expr)[inner.returned_input]  # helper(x) hands x back
-                    continue
-                facts = self.op_of(expr)
-                if facts is None:
-                    kinds.add((Returns.UNKNOWN, None))
-                    break
-                name, saves = facts
-                if isinstance(saves, str):  # unseen: it may even hand its input back
-                    kinds.add((Returns.UNKNOWN, None))
-                    outputs[-1] = Saved.UNKNOWN
-                    break
-                kinds.add((Returns.FRESH, None))
-                if "output" in saves:
-                    vias.append(f"{name} (line {expr.lineno})")
-                    outputs[-1] = Saved.YES
-                break
-            else:
-                kinds.add((Returns.UNKNOWN, None))
-        # A saved result where some return hands one back and every other return is seen: a
-        # known op whose result is not saved (monai's `w_func`: `reciprocal`, or `ones_like` for
-        # another weight type; labelled real by running). Where another return is a call the
-        # analysis cannot see into (e3nn's `Norm` returns the product of a layer of another file
-        # when squared, `out.relu().sqrt()` otherwise; labelled false), it may be: unknown.
-        output = Saved.NO
-        if Saved.YES in outputs:
-            output = Saved.UNKNOWN if Saved.UNKNOWN in outputs else Saved.YES
-        elif Saved.UNKNOWN in outputs:
-            output = Saved.UNKNOWN
-        if len(kinds) != 1:
-            return Returns.UNKNOWN, None, output
-        returns, index = kinds.pop()
-        return returns, index, output
-
-    def _mutated(self, func: Function, key: str) -> bool:
-        """``key += ...``, ``key.add_(...)`` or ``key[...] = ...`` on the parameter as it came in."""
-        flow = self.model.flow(func)
-        for b in flow.bindings.get(key, []):
-            if b.form == "aug" and self._from_param(func, key, b.stmt):
-                return True
-        for _, node in flow.loads.get(key, []):
-            if not isinstance(node, ast.Name) or not self._from_param(func, key, node):
-                continue
-            parent = self.model.parent(node)
-            if isinstance(parent, ast.Attribute) and parent.attr in torch_api.INPLACE_METHODS:
-                return True
-            if isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Store):
-                return True
-            if isinstance(parent, ast.Call) and parent.func is not node:
-                inner = self.of_call(parent)  # add_pos(x, pos), which writes into its input
-                index = next((i for i, a in enumerate(positional(parent)) if a is node), None)
-                if inner is not None and index is not None and index in inner.mutates:
-                    return True
-        return False
 
 
 # In-place activation modules whose in-place form saves its result for backward (measured with
@@ -676,7 +695,7 @@ class Chains:
         return Feeder("caller", None, "", False)
 
     def _summary_of_instance(self, layer: ast.Call) -> Optional[Summary]:
-        return self.summaries.of_target(self.summaries._class_target(layer))
+        return self.summaries.of_target(self.summaries.targets._class_target(layer))
 
     def _layer_value(self, member: ast.expr) -> Optional[ast.expr]:
         """``conv2d`` bound once to ``nn.Conv2d(...)`` -> that call; a call -> itself."""

@@ -93,7 +93,8 @@ class TensorKinds:
         self._pending: Dict[ast.expr, int] = {}  # open questions and their depth (see ``kind``)
         self._lows: List[int] = [1 << 30]  # per open question: the lowest depth its answer met
         self._provisional: Dict[ast.expr, Kind] = {}  # answers leaning on an open question
-        self._uses: Optional[Dict[str, int]] = None  # name -> reads in the module
+        self.params = ParameterKinds(self)
+        self.calls = CallKinds(self)
 
     def kind(self, expr: ast.expr) -> Kind:
         """The kind of ``expr``, remembered once the answer is whole: it leans on no question
@@ -150,7 +151,7 @@ class TensorKinds:
         if isinstance(expr, ast.Attribute):
             return self._attribute_kind(expr)
         if isinstance(expr, ast.Call):
-            return self._call_kind(expr)
+            return self.calls._call_kind(expr)
         if isinstance(expr, ast.Subscript):
             if isinstance(expr.value, ast.Attribute) and expr.value.attr == "shape":
                 # x.shape[0]: a size (an int); x.shape[1:]: sizes (a torch.Size)
@@ -184,80 +185,6 @@ class TensorKinds:
         if all(k is Kind.SCALAR for k in kinds):
             return Kind.SCALAR
         return Kind.OTHER
-
-    def _call_kind(self, call: ast.Call) -> Kind:
-        func = call.func
-        name = self.names.torch_name(func)
-        if name is not None:
-            if name in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
-                return Kind.PARAMETER
-            if name in torch_api.TENSOR_FUNCTIONS or name in torch_api.INPLACE_FUNCTIONS:
-                return Kind.TENSOR
-            if name in torch_api.TENSOR_MODULES or name in (
-                "torch.nn.Sequential", "torch.nn.modules.container.Sequential"
-            ):
-                return Kind.MODULE
-            if name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper():
-                return Kind.OTHER  # another module or class instance
-            return Kind.UNKNOWN
-        if self._non_tensor_library(func):
-            return Kind.OTHER  # np.asarray(x).reshape(...), pd.read_csv(p).values...
-        callee = func.value if isinstance(func, ast.Subscript) else func  # OrderedDict[str, int]()
-        for qname in self.names.qualified_names(callee):
-            if qname.startswith("builtins."):
-                short = qname[len("builtins."):]
-                if short in _SCALAR_BUILTINS:
-                    return Kind.SCALAR
-                if short in ("min", "max") and call.args and not call.keywords \
-                        and not any(isinstance(a, ast.Starred) for a in call.args):
-                    return join(self.kind(a) for a in call.args)  # one of its arguments
-                if short in _OTHER_BUILTINS or short.split(".")[0] in _BUILTIN_TYPES:
-                    return Kind.OTHER
-            if qname.startswith(_NON_TENSOR_PREFIXES):
-                return Kind.OTHER
-        if isinstance(func, ast.Attribute):
-            receiver = self.kind(func.value)
-            method = func.attr
-            if receiver in TENSORISH:
-                if method in torch_api.TENSOR_METHODS or method in torch_api.INPLACE_METHODS:
-                    return Kind.TENSOR
-                if method in ("item", "dim", "numel", "ndimension", "nelement", "element_size",
-                              "is_contiguous", "is_floating_point", "requires_grad"):
-                    return Kind.SCALAR
-                if method in ("size", "tolist", "numpy", "stride", "storage", "type"):
-                    return Kind.OTHER
-                return Kind.UNKNOWN
-            if receiver is Kind.PENDING:
-                return Kind.PENDING
-        callee_kind = self.kind(func)
-        if callee_kind is Kind.MODULE:
-            return Kind.TENSOR
-        if callee_kind is Kind.PENDING:
-            return Kind.PENDING
-        return Kind.UNKNOWN
-
-    def _non_tensor_library(self, func: ast.expr) -> bool:
-        """A method of what a call into a non-tensor library returned (``np.asarray(x).reshape``):
-        numpy, pandas, math... values stay theirs along the chain."""
-        expr = func.value if isinstance(func, ast.Attribute) else None
-        while isinstance(expr, (ast.Attribute, ast.Subscript, ast.Call)):
-            if isinstance(expr, ast.Call):
-                if any(q.startswith(_NON_TENSOR_PREFIXES) for q in self.names.qualified_names(expr.func)):
-                    return True
-                expr = expr.func
-            else:
-                expr = expr.value
-        return False
-
-    def is_factory(self, call: ast.Call) -> bool:
-        """A torch call that makes a fresh tensor (``torch.zeros(n)``, ``torch.Tensor(n)``)."""
-        name = self.names.torch_name(call.func) or ""
-        short = name.rsplit(".", 1)[-1]
-        if not name.startswith("torch."):
-            return False
-        if short in LEGACY_CONSTRUCTORS:
-            return not any(self.kind(a) in TENSORISH for a in call_args(call))
-        return short in FACTORIES
 
     def _attribute_kind(self, attr: ast.Attribute) -> Kind:
         name = attr.attr
@@ -300,7 +227,7 @@ class TensorKinds:
     def _binding_kind(self, b: Binding) -> Kind:
         form, value = b.form, b.value
         if form == "param":
-            return self._param_kind(cast(ast.arg, b.stmt))  # the binder binds a parameter at its arg
+            return self.params._param_kind(cast(ast.arg, b.stmt))  # the binder binds a parameter at its arg
         if form == "def":
             return Kind.OTHER
         if form == "ann":
@@ -378,14 +305,115 @@ class TensorKinds:
             return Kind.OTHER
         return Kind.UNKNOWN
 
+
+class CallKinds:
+    """The kind of a call's result: a torch factory or op, a builtin, a class, a non-tensor library, a module of this file."""
+
+    def __init__(self, kinds: "TensorKinds") -> None:
+        self.kinds = kinds
+        self.binder = kinds.binder
+        self.classes = kinds.classes
+        self.dataflow = kinds.dataflow
+        self.module = kinds.module
+        self.names = kinds.names
+        self.tree = kinds.tree
+
+    def _call_kind(self, call: ast.Call) -> Kind:
+        func = call.func
+        name = self.names.torch_name(func)
+        if name is not None:
+            if name in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+                return Kind.PARAMETER
+            if name in torch_api.TENSOR_FUNCTIONS or name in torch_api.INPLACE_FUNCTIONS:
+                return Kind.TENSOR
+            if name in torch_api.TENSOR_MODULES or name in (
+                "torch.nn.Sequential", "torch.nn.modules.container.Sequential"
+            ):
+                return Kind.MODULE
+            if name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper():
+                return Kind.OTHER  # another module or class instance
+            return Kind.UNKNOWN
+        if self._non_tensor_library(func):
+            return Kind.OTHER  # np.asarray(x).reshape(...), pd.read_csv(p).values...
+        callee = func.value if isinstance(func, ast.Subscript) else func  # OrderedDict[str, int]()
+        for qname in self.names.qualified_names(callee):
+            if qname.startswith("builtins."):
+                short = qname[len("builtins."):]
+                if short in _SCALAR_BUILTINS:
+                    return Kind.SCALAR
+                if short in ("min", "max") and call.args and not call.keywords \
+                        and not any(isinstance(a, ast.Starred) for a in call.args):
+                    return join(self.kinds.kind(a) for a in call.args)  # one of its arguments
+                if short in _OTHER_BUILTINS or short.split(".")[0] in _BUILTIN_TYPES:
+                    return Kind.OTHER
+            if qname.startswith(_NON_TENSOR_PREFIXES):
+                return Kind.OTHER
+        if isinstance(func, ast.Attribute):
+            receiver = self.kinds.kind(func.value)
+            method = func.attr
+            if receiver in TENSORISH:
+                if method in torch_api.TENSOR_METHODS or method in torch_api.INPLACE_METHODS:
+                    return Kind.TENSOR
+                if method in ("item", "dim", "numel", "ndimension", "nelement", "element_size",
+                              "is_contiguous", "is_floating_point", "requires_grad"):
+                    return Kind.SCALAR
+                if method in ("size", "tolist", "numpy", "stride", "storage", "type"):
+                    return Kind.OTHER
+                return Kind.UNKNOWN
+            if receiver is Kind.PENDING:
+                return Kind.PENDING
+        callee_kind = self.kinds.kind(func)
+        if callee_kind is Kind.MODULE:
+            return Kind.TENSOR
+        if callee_kind is Kind.PENDING:
+            return Kind.PENDING
+        return Kind.UNKNOWN
+
+    def _non_tensor_library(self, func: ast.expr) -> bool:
+        """A method of what a call into a non-tensor library returned (``np.asarray(x).reshape``):
+        numpy, pandas, math... values stay theirs along the chain."""
+        expr = func.value if isinstance(func, ast.Attribute) else None
+        while isinstance(expr, (ast.Attribute, ast.Subscript, ast.Call)):
+            if isinstance(expr, ast.Call):
+                if any(q.startswith(_NON_TENSOR_PREFIXES) for q in self.names.qualified_names(expr.func)):
+                    return True
+                expr = expr.func
+            else:
+                expr = expr.value
+        return False
+
+    def is_factory(self, call: ast.Call) -> bool:
+        """A torch call that makes a fresh tensor (``torch.zeros(n)``, ``torch.Tensor(n)``)."""
+        name = self.names.torch_name(call.func) or ""
+        short = name.rsplit(".", 1)[-1]
+        if not name.startswith("torch."):
+            return False
+        if short in LEGACY_CONSTRUCTORS:
+            return not any(self.kinds.kind(a) in TENSORISH for a in call_args(call))
+        return short in FACTORIES
+
+
+class ParameterKinds:
+    """A parameter's kind: from its annotation, its default, what this module passes for it, and how the body uses it."""
+
+    def __init__(self, kinds: "TensorKinds") -> None:
+        self.kinds = kinds
+        self.binder = kinds.binder
+        self.classes = kinds.classes
+        self.dataflow = kinds.dataflow
+        self.module = kinds.module
+        self.names = kinds.names
+        self.tree = kinds.tree
+        self._uses: Optional[Dict[str, int]] = None  # name -> reads in the module
+
     def _param_kind(self, param: ast.arg) -> Kind:
         if param.annotation is not None:
-            annotated = self.annotation_kind(param.annotation)
+            annotated = self.kinds.annotation_kind(param.annotation)
             if annotated is not Kind.UNKNOWN:
                 return annotated
         default = self._default_of(param)
         if default is not None and not is_const(default, None):
-            return self.kind(default)
+            return self.kinds.kind(default)
         func = self.tree.owner(param)
         if isinstance(func, FUNCTIONS) and isinstance(self.tree.parent(func), ast.ClassDef) \
                 and [*func.args.posonlyargs, *func.args.args][:1] == [param] and param.arg in ("self", "cls"):
@@ -426,7 +454,7 @@ class TensorKinds:
                 passed = site.args[position]
             if passed is None:
                 return Kind.UNKNOWN
-            kinds.append(self.kind(passed))
+            kinds.append(self.kinds.kind(passed))
         if all(k in TENSORISH for k in kinds):
             return Kind.TENSOR
         return Kind.PENDING if Kind.PENDING in kinds and all(k in TENSORISH or k is Kind.PENDING for k in kinds) else Kind.UNKNOWN
@@ -453,7 +481,7 @@ class TensorKinds:
                     torch_name = self.names.torch_name(call.func)
                     if torch_name is not None and torch_name.rsplit(".", 1)[-1] in _TAKES_ANY:
                         continue  # `torch.cat(feats)`: a list of tensors; `torch.save(state)`: any object
-                    if torch_name is not None or self.kind(call.func) is Kind.MODULE:
+                    if torch_name is not None or self.kinds.kind(call.func) is Kind.MODULE:
                         return True
                 f = call.func
                 if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == name:

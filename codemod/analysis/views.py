@@ -95,6 +95,9 @@ class Views:
         self._origins: Dict[Tuple[int, int], Optional[ViewOrigin]] = {}
         self._asking: Set[Tuple[int, int]] = set()  # cycles through loops
         self._view_keys: Dict[int, List[str]] = {}  # id(owner) -> names some binding makes a refused view
+        self.requirement = GradRequirement(self)
+        self.later = LaterReads(self)
+        self.making = ViewMaking(self)
 
     # ------------------------------------------------------------------ origins
     def origin(self, target: ast.expr, stmt: Located) -> Optional[ViewOrigin]:
@@ -111,7 +114,7 @@ class Views:
         origin = self.origin(target, stmt)
         if origin is None:
             return None
-        if self.base_requires_grad(origin) == "no" and all(self.requires_grad(o, stmt) == "no" for o in operands):
+        if self.base_requires_grad(origin) == "no" and all(self.requirement.requires_grad(o, stmt) == "no" for o in operands):
             return None
         return origin
 
@@ -152,7 +155,7 @@ class Views:
             if key == target.id or not any(b.end <= start for b in flow.bindings[key]):
                 continue
             bindings = self._plain_bindings(key, stmt)
-            if not bindings or not self.read_after(key, stmt):
+            if not bindings or not self.later.read_after(key, stmt):
                 continue
             origins = [self._binding_origin(b, key) for b in bindings]
             if all(o is not None and o.kind != "custom-function" and o.certain and o.base is not None
@@ -162,7 +165,7 @@ class Views:
                 if self._rebound_between(flow, target.id, origin, stmt):
                     continue  # `x = x[keep]` since the view was made: the write goes to another tensor
                 if not allowed_too and self.base_requires_grad(origin) == "no" and all(
-                        self.requires_grad(o, stmt) == "no" for o in operands):
+                        self.requirement.requires_grad(o, stmt) == "no" for o in operands):
                     return None  # nothing requires grad: PyTorch allows it
                 return key, origin
         return None
@@ -183,154 +186,12 @@ class Views:
                 if any(self._binding_origin(b, key) is not None for b in bindings)]
         return found
 
-    def overlapping_view_read_after(self, name: ast.Name, stmt: Located, origin: ViewOrigin) -> Optional[str]:
-        """Another name bound to a view of the tensor ``origin`` views (``u = h[0:2]`` beside
-        ``v = h[0]``), read after the write to ``name`` at ``stmt``: in place it would have seen
-        the write, a copy hides it. The outputs of one multi-view call are disjoint: they are
-        bound by unpacking or indexing, not by a view of the tensor, and do not count."""
-        base = target_key(origin.base) if origin.base is not None else None
-        if not base:
-            return None
-        flow = self.binder.flow(self.tree.owner(stmt))
-        for key in flow.bindings:
-            if key in (name.id, base) or not self.read_after(key, stmt):
-                continue
-            for b in self._plain_bindings(key, stmt):
-                if b.form in ("assign", "ann") and b.value is not None and self._view_root(b.value) == base:
-                    return key
-        return None
-
-    def views_made_with_it(self, origin: ViewOrigin) -> Optional[Tuple[ast.AST, List[ast.Assign]]]:
-        """The ``with torch.no_grad():`` block that made the view ``origin``, and every binding
-        in it of a name to a view of the same tensor, or of a view bound there (``row = h[0]``,
-        ``top = h[0:2]``, ``col = row[1:]``), in order: what must be detached for PyTorch's
-        "both inside no_grad" meaning (a write into one of them reaches the others' memory, and
-        PyTorch refuses any of them to be read with grad on after it). None where the view is
-        not such a binding, or where the block views the tensor in a way a ``.detach()`` cannot
-        follow (``a, b = h.chunk(2)``, ``for r in h``, an annotated or augmented binding)."""
-        if origin.kind != "no-grad" or origin.base is None:
-            return None
-        base = target_key(origin.base)
-        made = self.tree.statement_of(origin.creation)
-        if not base or not _single_name_assign(made) or made.value is not origin.creation:
-            return None
-        block = next((a for a in self.tree.ancestors(made) if isinstance(a, (ast.With, ast.AsyncWith))
-                      and self.grad.with_grad_state(a) is not None), None)
-        if block is None:
-            return None
-        roots, found = {base}, []
-        for node in _statements(block.body):
-            if _single_name_assign(node):
-                if self._view_root(node.value) in roots:
-                    found.append(node)
-                    roots.add(cast(ast.Name, node.targets[0]).id)
-                    continue
-            value: Optional[ast.expr] = None
-            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                value = node.value
-            elif isinstance(node, (ast.For, ast.AsyncFor)):
-                value = node.iter
-            if value is None:
-                continue
-            keys = {target_key(value), self._view_root(value)}
-            viewed = self.multi_view_base(value)
-            if viewed is not None:
-                keys.add(target_key(viewed))
-            if keys & roots:
-                return None  # `a, b = h.chunk(2)`, `for r in h`, `v: Tensor = h[0]`: not followed
-        return (block, found) if any(n is made for n in found) else None
-
-    def _view_root(self, value: ast.expr) -> Optional[str]:
-        """The name ``value`` is a view of, through a chain of views (``h[0].t()`` -> ``h``)."""
-        inner = self._viewed(value)
-        while inner is not None:
-            deeper = self._viewed(inner)
-            if deeper is None:
-                return target_key(inner)
-            inner = deeper
-        return None
-
-    def read_with_grad_after(self, name: ast.Name, stmt: Located, origin: ViewOrigin) -> Optional[ast.Name]:
-        """A use with grad on, after ``stmt``, of the view ``name`` written there under
-        ``no_grad`` (or of another output of the same multi-view call, or the container holding
-        them): PyTorch allows the write but raises at that use ("... is a view and its base or
-        another view of its base has been modified inplace"). The first such use in the
-        function, where the same binding still holds; a use that only reads metadata
-        (``.shape``, ``.detach()``, a comparison) does not count."""
-        made = self.tree.statement_of(origin.creation)
-        keys = {name.id: self._plain_bindings(name.id, stmt)}
-        if isinstance(made, ast.Assign):
-            for target in made.targets:
-                if isinstance(target, (ast.Tuple, ast.List)):
-                    for e in target.elts:
-                        if isinstance(e, ast.Name) and e.id not in keys:
-                            keys[e.id] = [b for b in self.binder.flow(self.tree.owner(made)).bindings.get(e.id, [])
-                                          if b.stmt is made]
-        for key in set(origin.sharers) - set(_keys(origin.base)) - set(keys):
-            keys[key] = self._plain_bindings(key, stmt)
-        flow = self.binder.flow(self.tree.owner(stmt))
-        _, end = span(stmt)
-        turns = self._later_turns(stmt, made)
-        found: List[Tuple[Pos, ast.Name]] = []
-        for key, bindings in keys.items():
-            if not bindings:
-                continue
-            for pos, node in flow.loads.get(key, []):
-                if not isinstance(node, ast.Name) or self.tree.owner(node) is not flow.owner:
-                    continue
-                if pos < end and not any(start <= pos < stop for start, stop in turns):
-                    continue
-                at = self.tree.statement_of(node)
-                if [id(b) for b in self._plain_bindings(key, at)] != [id(b) for b in bindings]:
-                    continue  # rebound in between: another tensor
-                if self.grad.intended_reason(node, None) is None and self._used_by_autograd(node, at):
-                    found.append((pos, node))
-        return min(found, key=lambda f: f[0])[1] if found else None
-
-    def _later_turns(self, stmt: Located, made: Located) -> List[Tuple[Pos, Pos]]:
-        """The bodies of the loops around ``stmt`` (in its function) that do not also make the
-        view (``made``): code there before ``stmt`` runs again after it, on the next turn (a
-        ``for`` loop's head is read once; a ``while`` loop's test every turn)."""
-        found: List[Tuple[Pos, Pos]] = []
-        made_at = span(made)[0]
-        for anc in self.tree.ancestors(stmt):
-            if isinstance(anc, OWNERS):
-                break
-            if isinstance(anc, (ast.For, ast.AsyncFor, ast.While)):
-                start, stop = span(anc)
-                if start <= made_at < stop:
-                    break  # a fresh view every turn
-                first = anc.test if isinstance(anc, ast.While) else anc.body[0]
-                found.append((span(first)[0], stop))
-        return found
-
-    def _used_by_autograd(self, node: ast.Name, at: Located) -> bool:
-        """``node`` feeds an op autograd records (arithmetic, a view, a differentiable method or
-        torch function, a module with parameters): the op asks for the view's history."""
-        parent = self.tree.parent(node)
-        if isinstance(parent, ast.BinOp) or (isinstance(parent, ast.UnaryOp) and not isinstance(parent.op, ast.Not)):
-            return True
-        if isinstance(parent, ast.Subscript) and parent.value is node:
-            return True
-        if isinstance(parent, ast.Attribute) and parent.value is node:
-            if parent.attr in ("T", "mT"):
-                return True
-            call = self.tree.parent(parent)
-            return isinstance(call, ast.Call) and call.func is parent and parent.attr not in _NOT_DIFFERENTIABLE \
-                and (parent.attr in _DIFFERENTIABLE or parent.attr in torch_api.INPLACE_METHODS)
-        if isinstance(parent, ast.Call) and node in parent.args:
-            torch_name = self.names.torch_name(parent.func)
-            if torch_name is not None:
-                return torch_name.rsplit(".", 1)[-1] in _DIFFERENTIABLE
-            return self._parametric_module(parent.func, at)
-        return False
-
     def base_requires_grad(self, origin: ViewOrigin) -> RequiresGrad:
         """Whether the tensor ``origin`` views requires grad, where the view was made."""
         if origin.base is None:
             return "unknown"
         made = self.tree.statement_of(origin.creation)
-        return self.requires_grad(origin.base, made)
+        return self.requirement.requires_grad(origin.base, made)
 
     def _expr(self, expr: ast.expr, at: Located) -> Optional[ViewOrigin]:
         key = (id(expr), id(at))
@@ -365,7 +226,7 @@ class Views:
                 if inner is not None and func.attr in _SOMETIMES:
                     return inner._replace(certain=False)
                 return inner
-            if self.custom_function_view(expr):
+            if self.making.custom_function_view(expr):
                 base = first_arg(expr)
                 return ViewOrigin("custom-function", expr, base, True, _keys(base))
         return None
@@ -373,16 +234,16 @@ class Views:
     def _element_origin(self, container: ast.expr, at: Located) -> Optional[ViewOrigin]:
         """An element of ``container`` (``parts[0]``, ``for p in parts``) when it holds the
         outputs of a multi-view call: the call itself, or a name bound to it."""
-        base = self.multi_view_base(container)
+        base = self.making.multi_view_base(container)
         if base is not None:
-            return ViewOrigin(self._multi_kind(container), container, base, True, _keys(base))
+            return ViewOrigin(self.making._multi_kind(container), container, base, True, _keys(base))
         if isinstance(container, ast.Name):
             bindings = self._plain_bindings(container.id, at)
             if len(bindings) == 1 and bindings[0].value is not None:
                 value = bindings[0].value
-                base = self.multi_view_base(value)
+                base = self.making.multi_view_base(value)
                 if base is not None:
-                    return ViewOrigin(self._multi_kind(value), value, base, True,
+                    return ViewOrigin(self.making._multi_kind(value), value, base, True,
                                       _keys(base) + (container.id,))
         return None  # `t[0]` of a tensor is a plain view: the caller follows `t`
 
@@ -417,8 +278,8 @@ class Views:
     def _binding_origin(self, b: Binding, key: str) -> Optional[ViewOrigin]:
         stmt = b.stmt
         if b.form in ("assign", "ann") and b.value is not None:
-            if self._made_without_grad(stmt):
-                viewed = self._viewed(b.value)
+            if self.making._made_without_grad(stmt):
+                viewed = self.making._viewed(b.value)
                 if viewed is not None:
                     certain = not _sometimes_view(b.value)
                     return ViewOrigin("no-grad", b.value, viewed, certain, _keys(viewed))
@@ -436,7 +297,7 @@ class Views:
             if element is not None:
                 return element
             if _ITERATION_IS_UNBIND and self.kinds.kind(iterable) in TENSORISH:
-                kind: ViewKind = "no-grad" if self._made_without_grad(stmt) else "multi-output"
+                kind: ViewKind = "no-grad" if self.making._made_without_grad(stmt) else "multi-output"
                 return ViewOrigin(kind, iterable, iterable, True, _keys(iterable))
         return None
 
@@ -447,11 +308,25 @@ class Views:
                     isinstance(e, ast.Name) and e.id == key for e in target.elts):
                 if any(isinstance(e, ast.Starred) for e in target.elts):
                     return None
-                base = self.multi_view_base(stmt.value)
+                base = self.making.multi_view_base(stmt.value)
                 if base is None:
                     return None
-                return ViewOrigin(self._multi_kind(stmt.value), stmt.value, base, True, _keys(base))
+                return ViewOrigin(self.making._multi_kind(stmt.value), stmt.value, base, True, _keys(base))
         return None
+
+
+class ViewMaking:
+    """How a view was made: by a multi-output view op, under no_grad, or by a custom autograd Function returning its input."""
+
+    def __init__(self, views: "Views") -> None:
+        self.views = views
+        self.binder = views.binder
+        self.classes = views.classes
+        self.dataflow = views.dataflow
+        self.grad = views.grad
+        self.kinds = views.kinds
+        self.names = views.names
+        self.tree = views.tree
 
     def _multi_kind(self, call: ast.AST) -> ViewKind:
         return "no-grad" if self._made_without_grad(call) else "multi-output"
@@ -518,13 +393,182 @@ class Views:
         returns = [n for n in ast.walk(forward) if isinstance(n, ast.Return)]
         return bool(returns) and all(r.value is not None and _view_of_input(r.value, inputs) for r in returns)
 
+
+class LaterReads:
+    """Who reads a view's base (or its other views) after a write into the view: what decides whether a fix is safe."""
+
+    def __init__(self, views: "Views") -> None:
+        self.views = views
+        self.binder = views.binder
+        self.classes = views.classes
+        self.dataflow = views.dataflow
+        self.grad = views.grad
+        self.kinds = views.kinds
+        self.names = views.names
+        self.tree = views.tree
+
+    def overlapping_view_read_after(self, name: ast.Name, stmt: Located, origin: ViewOrigin) -> Optional[str]:
+        """Another name bound to a view of the tensor ``origin`` views (``u = h[0:2]`` beside
+        ``v = h[0]``), read after the write to ``name`` at ``stmt``: in place it would have seen
+        the write, a copy hides it. The outputs of one multi-view call are disjoint: they are
+        bound by unpacking or indexing, not by a view of the tensor, and do not count."""
+        base = target_key(origin.base) if origin.base is not None else None
+        if not base:
+            return None
+        flow = self.binder.flow(self.tree.owner(stmt))
+        for key in flow.bindings:
+            if key in (name.id, base) or not self.read_after(key, stmt):
+                continue
+            for b in self.views._plain_bindings(key, stmt):
+                if b.form in ("assign", "ann") and b.value is not None and self._view_root(b.value) == base:
+                    return key
+        return None
+
+    def views_made_with_it(self, origin: ViewOrigin) -> Optional[Tuple[ast.AST, List[ast.Assign]]]:
+        """The ``with torch.no_grad():`` block that made the view ``origin``, and every binding
+        in it of a name to a view of the same tensor, or of a view bound there (``row = h[0]``,
+        ``top = h[0:2]``, ``col = row[1:]``), in order: what must be detached for PyTorch's
+        "both inside no_grad" meaning (a write into one of them reaches the others' memory, and
+        PyTorch refuses any of them to be read with grad on after it). None where the view is
+        not such a binding, or where the block views the tensor in a way a ``.detach()`` cannot
+        follow (``a, b = h.chunk(2)``, ``for r in h``, an annotated or augmented binding)."""
+        if origin.kind != "no-grad" or origin.base is None:
+            return None
+        base = target_key(origin.base)
+        made = self.tree.statement_of(origin.creation)
+        if not base or not _single_name_assign(made) or made.value is not origin.creation:
+            return None
+        block = next((a for a in self.tree.ancestors(made) if isinstance(a, (ast.With, ast.AsyncWith))
+                      and self.grad.with_grad_state(a) is not None), None)
+        if block is None:
+            return None
+        roots, found = {base}, []
+        for node in _statements(block.body):
+            if _single_name_assign(node):
+                if self._view_root(node.value) in roots:
+                    found.append(node)
+                    roots.add(cast(ast.Name, node.targets[0]).id)
+                    continue
+            value: Optional[ast.expr] = None
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                value = node.value
+            elif isinstance(node, (ast.For, ast.AsyncFor)):
+                value = node.iter
+            if value is None:
+                continue
+            keys = {target_key(value), self._view_root(value)}
+            viewed = self.views.making.multi_view_base(value)
+            if viewed is not None:
+                keys.add(target_key(viewed))
+            if keys & roots:
+                return None  # `a, b = h.chunk(2)`, `for r in h`, `v: Tensor = h[0]`: not followed
+        return (block, found) if any(n is made for n in found) else None
+
+    def _view_root(self, value: ast.expr) -> Optional[str]:
+        """The name ``value`` is a view of, through a chain of views (``h[0].t()`` -> ``h``)."""
+        inner = self.views.making._viewed(value)
+        while inner is not None:
+            deeper = self.views.making._viewed(inner)
+            if deeper is None:
+                return target_key(inner)
+            inner = deeper
+        return None
+
+    def read_with_grad_after(self, name: ast.Name, stmt: Located, origin: ViewOrigin) -> Optional[ast.Name]:
+        """A use with grad on, after ``stmt``, of the view ``name`` written there under
+        ``no_grad`` (or of another output of the same multi-view call, or the container holding
+        them): PyTorch allows the write but raises at that use ("... is a view and its base or
+        another view of its base has been modified inplace"). The first such use in the
+        function, where the same binding still holds; a use that only reads metadata
+        (``.shape``, ``.detach()``, a comparison) does not count."""
+        made = self.tree.statement_of(origin.creation)
+        keys = {name.id: self.views._plain_bindings(name.id, stmt)}
+        if isinstance(made, ast.Assign):
+            for target in made.targets:
+                if isinstance(target, (ast.Tuple, ast.List)):
+                    for e in target.elts:
+                        if isinstance(e, ast.Name) and e.id not in keys:
+                            keys[e.id] = [b for b in self.binder.flow(self.tree.owner(made)).bindings.get(e.id, [])
+                                          if b.stmt is made]
+        for key in set(origin.sharers) - set(_keys(origin.base)) - set(keys):
+            keys[key] = self.views._plain_bindings(key, stmt)
+        flow = self.binder.flow(self.tree.owner(stmt))
+        _, end = span(stmt)
+        turns = self._later_turns(stmt, made)
+        found: List[Tuple[Pos, ast.Name]] = []
+        for key, bindings in keys.items():
+            if not bindings:
+                continue
+            for pos, node in flow.loads.get(key, []):
+                if not isinstance(node, ast.Name) or self.tree.owner(node) is not flow.owner:
+                    continue
+                if pos < end and not any(start <= pos < stop for start, stop in turns):
+                    continue
+                at = self.tree.statement_of(node)
+                if [id(b) for b in self.views._plain_bindings(key, at)] != [id(b) for b in bindings]:
+                    continue  # rebound in between: another tensor
+                if self.grad.intended_reason(node, None) is None and self._used_by_autograd(node, at):
+                    found.append((pos, node))
+        return min(found, key=lambda f: f[0])[1] if found else None
+
+    def _later_turns(self, stmt: Located, made: Located) -> List[Tuple[Pos, Pos]]:
+        """The bodies of the loops around ``stmt`` (in its function) that do not also make the
+        view (``made``): code there before ``stmt`` runs again after it, on the next turn (a
+        ``for`` loop's head is read once; a ``while`` loop's test every turn)."""
+        found: List[Tuple[Pos, Pos]] = []
+        made_at = span(made)[0]
+        for anc in self.tree.ancestors(stmt):
+            if isinstance(anc, OWNERS):
+                break
+            if isinstance(anc, (ast.For, ast.AsyncFor, ast.While)):
+                start, stop = span(anc)
+                if start <= made_at < stop:
+                    break  # a fresh view every turn
+                first = anc.test if isinstance(anc, ast.While) else anc.body[0]
+                found.append((span(first)[0], stop))
+        return found
+
+    def _used_by_autograd(self, node: ast.Name, at: Located) -> bool:
+        """``node`` feeds an op autograd records (arithmetic, a view, a differentiable method or
+        torch function, a module with parameters): the op asks for the view's history."""
+        parent = self.tree.parent(node)
+        if isinstance(parent, ast.BinOp) or (isinstance(parent, ast.UnaryOp) and not isinstance(parent.op, ast.Not)):
+            return True
+        if isinstance(parent, ast.Subscript) and parent.value is node:
+            return True
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            if parent.attr in ("T", "mT"):
+                return True
+            call = self.tree.parent(parent)
+            return isinstance(call, ast.Call) and call.func is parent and parent.attr not in _NOT_DIFFERENTIABLE \
+                and (parent.attr in _DIFFERENTIABLE or parent.attr in torch_api.INPLACE_METHODS)
+        if isinstance(parent, ast.Call) and node in parent.args:
+            torch_name = self.names.torch_name(parent.func)
+            if torch_name is not None:
+                return torch_name.rsplit(".", 1)[-1] in _DIFFERENTIABLE
+            return self.views.requirement._parametric_module(parent.func, at)
+        return False
+
     def read_after(self, key: str, stmt: Located) -> bool:
         """Whether ``key`` (or an attribute chain on it) may be read after ``stmt``: later in
         its body, anywhere in the body of a loop around it (a ``for`` loop's iterable is read
         once, before the first turn: not counted), or in a nested function."""
         return read_after(self.tree, self.binder.flow(self.tree.owner(stmt)), key, stmt, loop_heads=False)
 
-    # ------------------------------------------------------------ requires grad
+
+class GradRequirement:
+    """Whether an expression requires grad (yes, no, or unknown), from its leaves, parameters and the ops that made it."""
+
+    def __init__(self, views: "Views") -> None:
+        self.views = views
+        self.binder = views.binder
+        self.classes = views.classes
+        self.dataflow = views.dataflow
+        self.grad = views.grad
+        self.kinds = views.kinds
+        self.names = views.names
+        self.tree = views.tree
+
     def requires_grad(self, expr: ast.expr, at: Located) -> RequiresGrad:
         """Whether ``expr`` (evaluated at ``at``) requires grad: "yes" only where the analysis
         sees a parameter or a tensor made with ``requires_grad=True`` flow into it through
@@ -552,7 +596,7 @@ class Views:
         if isinstance(expr, ast.Subscript):
             if self._parameter_table(expr.value, at):
                 return "yes"  # params["weight_hh_l0"] of params = dict(rnn.named_parameters())
-            base = self.multi_view_base(expr.value)
+            base = self.views.making.multi_view_base(expr.value)
             return self._rg(base if base is not None else expr.value, at, seen)
         if isinstance(expr, ast.IfExp):
             return _all(self._rg(e, at, seen) for e in (expr.body, expr.orelse))
@@ -561,13 +605,13 @@ class Views:
         return "unknown"
 
     def _call_rg(self, call: ast.Call, at: Located, seen: Set[int]) -> RequiresGrad:
-        if self._made_without_grad(call):
+        if self.views.making._made_without_grad(call):
             return "no"
         func = call.func
         name = self.names.torch_name(func)
         if name in _PARAMETER:
             return "no" if any(k.arg == "requires_grad" and is_const(k.value, False) for k in call.keywords) else "yes"
-        if self.kinds.is_factory(call):
+        if self.kinds.calls.is_factory(call):
             return "yes" if any(k.arg == "requires_grad" and is_const(k.value, True) for k in call.keywords) else "no"
         if name is not None:
             short = name.rsplit(".", 1)[-1]
@@ -585,29 +629,29 @@ class Views:
                 return "no" if call.args and is_const(call.args[0], False) else "yes"
             if func.attr in _DIFFERENTIABLE or func.attr in torch_api.INPLACE_METHODS:
                 return _any(self._rg(a, at, seen) for a in [func.value, *call_args(call)])
-            if func.attr == "apply" and self.custom_function_view(call):
+            if func.attr == "apply" and self.views.making.custom_function_view(call):
                 return _any(self._rg(a, at, seen) for a in call_args(call))
         return "unknown"
 
     def _name_rg(self, name: ast.Name, at: Located, seen: Set[int]) -> RequiresGrad:
         answers: List[RequiresGrad] = []
-        for b in self._plain_bindings(name.id, at):
+        for b in self.views._plain_bindings(name.id, at):
             if b.form in ("assign", "ann") and b.value is not None:
-                answers.append("no" if self._made_without_grad(b.stmt) and not isinstance(b.value, ast.Name)
+                answers.append("no" if self.views.making._made_without_grad(b.stmt) and not isinstance(b.value, ast.Name)
                                else self._rg(b.value, b.stmt, seen))
             elif isinstance(b.stmt, ast.Assign) and b.form == "other":
-                base = self.multi_view_base(b.stmt.value)
+                base = self.views.making.multi_view_base(b.stmt.value)
                 answers.append(self._rg(base, b.stmt, seen) if base is not None else "unknown")
             elif isinstance(b.stmt, (ast.For, ast.AsyncFor)):
                 iterable = iterable_of(b.stmt, name.id)
                 if iterable is None:
                     answers.append("unknown")
                     continue
-                base = self.multi_view_base(iterable)
+                base = self.views.making.multi_view_base(iterable)
                 if base is None and isinstance(iterable, ast.Name):
-                    bound = self._plain_bindings(iterable.id, b.stmt)
+                    bound = self.views._plain_bindings(iterable.id, b.stmt)
                     if len(bound) == 1 and bound[0].value is not None:
-                        base = self.multi_view_base(bound[0].value)
+                        base = self.views.making.multi_view_base(bound[0].value)
                 if base is None and self.kinds.kind(iterable) in TENSORISH:
                     base = iterable
                 answers.append(self._rg(base, b.stmt, seen) if base is not None else "unknown")
@@ -618,7 +662,7 @@ class Views:
     def _parameter_table(self, expr: ast.expr, at: Located) -> bool:
         """``dict(m.named_parameters())`` (or a name bound only to it): its values are parameters."""
         if isinstance(expr, ast.Name):
-            bound = self._plain_bindings(expr.id, at)
+            bound = self.views._plain_bindings(expr.id, at)
             if len(bound) != 1 or bound[0].form != "assign" or bound[0].value is None:
                 return False
             expr = bound[0].value
@@ -646,7 +690,7 @@ class Views:
             if cls is not None:
                 values = list(self.classes.class_attrs(cls).get(func.attr, []))
         elif isinstance(func, ast.Name):
-            values = [b.value for b in self._plain_bindings(func.id, at)]
+            values = [b.value for b in self.views._plain_bindings(func.id, at)]
         return bool(values) and all(isinstance(v, ast.Call) and self._owns_parameters(v) for v in values)
 
     def _owns_parameters(self, call: ast.Call) -> bool:

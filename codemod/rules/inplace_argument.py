@@ -116,7 +116,7 @@ class InplaceArgument(Rule):
         constructor = short[:1].isupper()
         first = node.args[0] if node.args and node.args[0] is not arg else None
         if constructor:
-            hazard = self.model.hazards.explain_module(node)
+            hazard = self.model.hazards.modules.explain_module(node)
         else:
             usable = first is not None and not isinstance(first, ast.Starred)
             hazard = self.hazard(node, first) if usable else None

@@ -110,8 +110,7 @@ class ViewWrite(Rule):
 
     def __init__(self, model: SemanticModel) -> None:
         super().__init__(model)
-        self._ordinary: Dict[int, Optional[Plan]] = {}  # id(the call making the views) -> its plan
-        self._detached: Dict[Tuple[int, ...], Plan] = {}  # the bindings a detach plan rewrites -> the plan
+        self.plans = ViewWritePlans(self)
 
     @classmethod
     def could_start(cls, node: ast.AST) -> bool:
@@ -174,7 +173,7 @@ class ViewWrite(Rule):
         if origin is None:
             self._check_base(node, name, target, stmt, operands, chain)
             return
-        proven = origin.certain and (views.base_requires_grad(origin) == "yes" or any(views.requires_grad(o, stmt) == "yes" for o in operands))
+        proven = origin.certain and (views.base_requires_grad(origin) == "yes" or any(views.requirement.requires_grad(o, stmt) == "yes" for o in operands))
         message = f"In-place write to `{name.id}`, {self._what(origin)}"
         hazard = _ERRORS[origin.kind] if proven else None
         if not proven:
@@ -184,11 +183,11 @@ class ViewWrite(Rule):
         if reason in ("view-base-read-after", "dead-store"):
             # In place the write reaches the tensor viewed, which is read afterwards: the fix
             # makes the views ordinary ones, so that it still does (a copy would hide it).
-            plan = self._ordinary_views(origin) or self._detached_views(origin)
+            plan = self.plans._ordinary_views(origin) or self.plans._detached_views(origin)
             if plan is not None:
                 status = Status.UNSAFE
         if plan is None and status in (Status.SAFE, Status.UNSAFE):
-            plan = self._plan(node, target, stmt, operands, chain)
+            plan = self.plans._plan(node, target, stmt, operands, chain)
             if plan is None:
                 status, reason = Status.MANUAL, "unsupported-target"
         self.report(node, message, status, reason, plan, hazard=hazard)
@@ -202,7 +201,7 @@ class ViewWrite(Rule):
         if origin is None or not origin.certain:
             return
         requires = views.base_requires_grad(origin)
-        read = views.read_with_grad_after(name, stmt, origin) if requires != "no" else None
+        read = views.later.read_with_grad_after(name, stmt, origin) if requires != "no" else None
         if read is None:
             return
         turn = ", on the loop's next turn" if (read.lineno, read.col_offset) < (stmt.lineno, stmt.col_offset) else ""
@@ -214,7 +213,7 @@ class ViewWrite(Rule):
                       "modified inplace\" at that use")
         else:
             message += " (refused by PyTorch when it requires grad)"
-        plan = self._ordinary_views(origin) or self._detached_views(origin)
+        plan = self.plans._ordinary_views(origin) or self.plans._detached_views(origin)
         status = Status.UNSAFE if plan is not None else Status.MANUAL
         self.report(node, message, status, "no-grad-view-write", plan, hazard=hazard)
 
@@ -237,12 +236,12 @@ class ViewWrite(Rule):
         else:
             message += " (refused by PyTorch when it requires grad)"
         status, reason = Status.UNSAFE, "views-read-after"
-        plan = self._ordinary_views(origin) or self._detached_views(origin)  # the views then see the write, as in place
+        plan = self.plans._ordinary_views(origin) or self.plans._detached_views(origin)  # the views then see the write, as in place
         problem = self.model.rebinding_problem(name)
         if problem and plan is None:
             status, reason = Status.MANUAL, problem
         if plan is None and status is Status.UNSAFE:
-            plan = self._plan(node, target, stmt, operands, chain)
+            plan = self.plans._plan(node, target, stmt, operands, chain)
         if status is Status.UNSAFE and plan is None:
             status, reason = Status.MANUAL, "unsupported-target"
         self.report(node, message, status, reason, plan, hazard=hazard)
@@ -268,8 +267,8 @@ class ViewWrite(Rule):
         problem = self.model.rebinding_problem(name)
         if problem:
             return Status.MANUAL, problem
-        readers = [k for k in origin.sharers if k != name.id and views.read_after(k, stmt)]
-        overlapping = views.overlapping_view_read_after(name, stmt, origin)
+        readers = [k for k in origin.sharers if k != name.id and views.later.read_after(k, stmt)]
+        overlapping = views.later.overlapping_view_read_after(name, stmt, origin)
         if overlapping is not None:
             readers.append(overlapping)
         alias = self.model.alias_report(name, stmt)
@@ -277,11 +276,21 @@ class ViewWrite(Rule):
             readers.append(alias.reason)
         if not readers:
             return Status.SAFE, None
-        if not views.read_after(name.id, stmt):
+        if not views.later.read_after(name.id, stmt):
             return Status.MANUAL, "dead-store"
         return Status.UNSAFE, "view-base-read-after"
 
-    # -------------------------------------------------------------------- the fix
+
+class ViewWritePlans:
+    """The fixes of view-write: ordinary views, detached views, a rebinding or a clone, one plan per call or block."""
+
+    def __init__(self, rule: "ViewWrite") -> None:
+        self.rule = rule
+        self.model = rule.model
+        self.source = rule.source
+        self._ordinary: Dict[int, Optional[Plan]] = {}  # id(the call making the views) -> its plan
+        self._detached: Dict[Tuple[int, ...], Plan] = {}  # the bindings a detach plan rewrites -> the plan
+
     def _ordinary_views(self, origin: ViewOrigin) -> Optional[Plan]:
         """Make the outputs of the call ordinary views of the same memory, so that writes into
         them reach the tensor viewed with autograd tracking them, as PyTorch computes the
@@ -346,7 +355,7 @@ class ViewWrite(Rule):
         One plan per block and tensor viewed, shared by every write it concerns. None where a
         view of the tensor there cannot take a ``.detach()`` (``a, b = h.chunk(2)``, ``for r in
         h``)."""
-        found = self.model.views.views_made_with_it(origin)
+        found = self.model.views.later.views_made_with_it(origin)
         if found is None:
             return None
         block, bindings = found
@@ -364,7 +373,7 @@ class ViewWrite(Rule):
         def make(node: cst.CSTNode, site: FixSite) -> Fix:
             return Fix(node, lambda n: detach_bindings(n, wanted), title)
 
-        return self.plan(block, "AsyncWith" if isinstance(block, ast.AsyncWith) else "With", make)
+        return self.rule.plan(block, "AsyncWith" if isinstance(block, ast.AsyncWith) else "With", make)
 
     def _replace_with(self, node: ast.expr, node_type: str, text: str) -> Plan:
         new = cst.parse_expression(text)
@@ -372,7 +381,7 @@ class ViewWrite(Rule):
         def make(old: cst.BaseExpression, site: FixSite) -> Fix:
             return Fix(old, lambda n: new.with_changes(lpar=n.lpar, rpar=n.rpar), fix_title(new))  # type: ignore[attr-defined]
 
-        return self.plan(node, node_type, make)
+        return self.rule.plan(node, node_type, make)
 
     def _plan(self, node: ast.AST, target: ast.expr, stmt: ast.AST, operands: List[ast.expr],
               chain: Optional[List[ast.Call]]) -> Optional[Plan]:
@@ -383,7 +392,7 @@ class ViewWrite(Rule):
             def make_aug(aug: cst.AugAssign, site: FixSite) -> Fix:
                 return Fix(aug, lambda n: build_assignment(n), fix_title(build_assignment(aug)))
 
-            return self.plan(node, "AugAssign", make_aug)
+            return self.rule.plan(node, "AugAssign", make_aug)
         parent = self.model.parent(node)
         if chain and key is not None and isinstance(parent, ast.Expr) \
                 and all(torch_api.INPLACE_METHODS[c.func.attr] for c in chain if isinstance(c.func, ast.Attribute)):
@@ -397,11 +406,11 @@ class ViewWrite(Rule):
                 def make_chain(expr: cst.Expr, site: FixSite) -> Fix:
                     return Fix(expr, build, fix_title(build(expr)))
 
-                return self.plan(parent, "Expr", make_chain)
+                return self.rule.plan(parent, "Expr", make_chain)
         if isinstance(node, ast.Call) and key is not None and isinstance(parent, ast.Expr) and not chain:
             rebound = self._function_rebinding(node, key)
             if rebound is not None:
-                return self.plan(parent, "Expr", rebound)
+                return self.rule.plan(parent, "Expr", rebound)
         name = subscript_base(target)
         return self._clone_plan(name.id, stmt) if isinstance(name, ast.Name) else None
 
@@ -443,4 +452,4 @@ class ViewWrite(Rule):
             clone = clone_of(key)
             return Fix(container, lambda c: insert_before(c, index, clone), fix_title(clone, "Insert"), order=index)
 
-        return self.plan(stmt, "BaseSmallStatement", make)
+        return self.rule.plan(stmt, "BaseSmallStatement", make)
