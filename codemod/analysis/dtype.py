@@ -8,14 +8,12 @@ category they already match, so only non-scalar operands count.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Callable, Iterable, Optional, Set
+from typing import Callable, Iterable, Optional, Set
 
 from codemod.analysis.kinds import Kind
+from codemod.analysis.requires_grad import RequiresGradFacts, bound_values
 from codemod.analysis.syntax import target_key
 from codemod.analysis.tensor_kind import TensorKinds
-
-if TYPE_CHECKING:
-    from codemod.analysis.model import SemanticModel
 
 
 def may_promote(kinds: TensorKinds, key: Optional[str], operands: Iterable[ast.expr],
@@ -59,7 +57,7 @@ class Integral:
     """Which expressions are integral or boolean tensors (or Python ints and bools): values
     autograd cannot differentiate, so an in-place write into them breaks nothing."""
 
-    def __init__(self, model: "SemanticModel") -> None:
+    def __init__(self, model: RequiresGradFacts) -> None:
         self.model = model
         self._open: Set[ast.expr] = set()
 
@@ -91,8 +89,6 @@ class Integral:
         if isinstance(expr, ast.IfExp):
             return self.integral(expr.body) and self.integral(expr.orelse)
         if isinstance(expr, ast.Name):
-            from codemod.analysis.requires_grad import bound_values
-
             values = bound_values(self.model, expr, updates=False)
             return bool(values) and all(self.integral(v) for v in values or ())
         if isinstance(expr, ast.Call):
@@ -152,7 +148,7 @@ def op_short(name: str) -> str:
 class Floating:
     """Which expressions are known to be floating tensors (the dtype autograd differentiates)."""
 
-    def __init__(self, model: "SemanticModel", known_op: Callable[[str], bool]) -> None:
+    def __init__(self, model: RequiresGradFacts, known_op: Callable[[str], bool]) -> None:
         self.model = model
         self.known_op = known_op  # an op with data on what it saves (all such ops compute in float)
         self._open: Set[ast.expr] = set()
@@ -182,8 +178,6 @@ class Floating:
         if isinstance(expr, ast.IfExp):
             return self.floating(expr.body) and self.floating(expr.orelse)
         if isinstance(expr, ast.Name):
-            from codemod.analysis.requires_grad import bound_values
-
             values = bound_values(self.model, expr, updates=False)
             return bool(values) and all(self.floating(v) for v in values or ())
         if isinstance(expr, ast.Call):

@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import enum
 from typing import (
-    TYPE_CHECKING,
     Dict,
     Final,
     Iterable,
@@ -21,6 +20,7 @@ from typing import (
     Literal,
     NamedTuple,
     Optional,
+    Protocol,
     Sequence,
     Set,
     Tuple,
@@ -36,13 +36,11 @@ from codemod.analysis.classes import AttrValue
 from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, op_short
 from codemod.analysis.kinds import Kind
-from codemod.analysis.requires_grad import Constants
-from codemod.analysis.summaries import Saved
+from codemod.analysis.requires_grad import Constants, RequiresGradFacts
+from codemod.analysis.summaries import Saved, Summaries, SummaryFacts
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, Pos, Span, is_const, target_key
 from codemod.analysis.tensor_kind import is_tensor, used_as_container
-
-if TYPE_CHECKING:
-    from codemod.analysis.model import SemanticModel
+from codemod.analysis.views import Views
 
 _OPERATORS: Dict[Type[ast.operator], Tuple[str, str]] = {  # operator -> (op, symbol)
     ast.Mult: ("mul", "*"), ast.Div: ("div", "/"), ast.Add: ("add", "+"), ast.Sub: ("sub", "-"),
@@ -51,6 +49,17 @@ _OPERATORS: Dict[Type[ast.operator], Tuple[str, str]] = {  # operator -> (op, sy
 }
 UNSEEN: Final = "unseen"  # a call the analysis cannot see into
 Saves = Union[Tuple[str, ...], Literal["unseen"]]  # what an op saves ("input0", "output"...), or UNSEEN
+
+
+class HazardFacts(SummaryFacts, RequiresGradFacts, Protocol):
+    """What the hazard analysis asks of the model: every fact of the parts below it, the
+    summaries of the module's own functions, and the views PyTorch refuses to modify."""
+
+    @property
+    def summaries(self) -> Summaries: ...
+
+    @property
+    def views(self) -> Views: ...
 
 
 # Array methods numpy (and Python containers) share with tensors: on a receiver of unknown
@@ -140,7 +149,7 @@ _CONTAINER_METHODS = {"append", "extend", "insert", "add", "update", "setdefault
 class Hazards:
     """Explains, for an in-place op, which save it would break (or returns None)."""
 
-    def __init__(self, model: "SemanticModel") -> None:
+    def __init__(self, model: HazardFacts) -> None:
         self.model = model
         self.constants = Constants(model)
         self.constant_args = Constants(model, callers=True)  # parameters: what this module passes

@@ -1,7 +1,8 @@
 """The semantic model of one module: the facade the rules ask, owning one part per kind of fact.
 
-Each part answers one kind of question and keeps its own caches; the model builds them in
-dependency order (no part knows the model, so there is no cycle to break):
+Each part answers one kind of question and keeps its own caches. The parts are ordered (each
+imports only parts below it; pyproject.toml's contract "The analysis is ordered" enforces it,
+docs/architecture.md draws it); the model, at the top, builds them and wires them together:
 
     source  (analysis.source: ast, parents, text)
     tree    (analysis.tree: parents, owners, blocks)
@@ -14,21 +15,27 @@ dependency order (no part knows the model, so there is no cycle to break):
     grad    (analysis.grad_mode: grad off, intended in-place code)
     holders (analysis.holders: dead stores, other holders of a name's object)
     leaves  (analysis.leaves: tensors that require grad, which PyTorch refuses to update in place)
-    hazards (analysis.hazard: what autograd saved; built on first use)
     views   (analysis.views: views PyTorch refuses to modify in place; requires grad or not)
+    hazards (analysis.hazard: what autograd saved; built on first use)
+    summaries (analysis.summaries: what a call of the module's own code does; built on first
+            use, handed the hazard analysis's op facts as a function)
 
 The model also offers the parts' most used questions as its own methods (``model.kind(expr)``
-is ``model.kinds.kind(expr)``), bound once, so a rule reads as a list of questions.
+is ``model.kinds.kind(expr)``), bound once, so a rule reads as a list of questions. The parts
+that ask the model (``tensor_kind``, ``requires_grad``, ``dtype``, ``summaries``, ``hazard``)
+never import it: each declares what it reads as a Protocol (``facts.Facts`` and its
+extensions), which the model satisfies (mypy checks it where the model hands itself to them).
 
-A project-wide index (definitions and call sites across files) fits beside this one: it is
-built from many models' ``tree``/``names``/``classes`` and handed to a model as one more part.
+A project-wide index (definitions and call sites across files, ``analysis.project``) is handed
+to a model as one more part; what a module contributes to it is read off its model by
+``analysis.indexing``, above this module.
 """
 
 from __future__ import annotations
 
 import ast
 import weakref
-from typing import TYPE_CHECKING, Iterable, Optional, Tuple
+from typing import Iterable, Optional, Tuple
 
 from codemod import torch_api
 from codemod.analysis import dtype
@@ -37,19 +44,17 @@ from codemod.analysis.calls import Calls, CallSite, ContractReason
 from codemod.analysis.classes import Classes
 from codemod.analysis.dataflow import Dataflow
 from codemod.analysis.grad_mode import GradMode
+from codemod.analysis.hazard import HazardFacts, Hazards
 from codemod.analysis.holders import Holders
 from codemod.analysis.leaves import Leaves
 from codemod.analysis.names import Names, UsedNames
+from codemod.analysis.project import ProjectIndex
 from codemod.analysis.source import Source
+from codemod.analysis.summaries import Returns, Summaries
 from codemod.analysis.syntax import FUNCTIONS, Located, target_key
 from codemod.analysis.tensor_kind import TensorKinds
 from codemod.analysis.tree import Tree
 from codemod.analysis.views import Views
-
-if TYPE_CHECKING:
-    from codemod.analysis.hazard import Hazards
-    from codemod.analysis.project import ProjectIndex
-    from codemod.analysis.summaries import Summaries
 
 
 # Builtins whose result is never one of their arguments (``max(a, b)`` is, so it is not here).
@@ -64,7 +69,7 @@ class SemanticModel:
     """Answers the rules' questions about one module."""
 
     def __init__(self, source: Source, assume_same_dtype: bool = False,
-                 project: Optional["ProjectIndex"] = None, module_name: str = "",
+                 project: Optional[ProjectIndex] = None, module_name: str = "",
                  mixed_dtypes: bool = False) -> None:
         self.source = source
         self.module = source.tree
@@ -84,8 +89,8 @@ class SemanticModel:
         self.holders = Holders(tree, binder, flow)
         self.leaves = Leaves(tree, binder, flow, kinds, calls)
         self.views = Views(tree, binder, names, classes, flow, kinds, self.grad)
-        self._hazards: Optional["Hazards"] = None
-        self._summaries: Optional["Summaries"] = None
+        self._hazards: Optional[Hazards] = None
+        self._summaries: Optional[Summaries] = None
         # The questions rules and the hazard analysis ask most, bound once.
         self.parent, self.ancestors, self.walk = tree.parent, tree.ancestors, tree.walk
         self.statement_of, self.owner, self.enclosing_class = tree.statement_of, tree.owner, tree.enclosing_class
@@ -100,23 +105,21 @@ class SemanticModel:
         self.fresh_name = self.used_names.fresh_name
 
     @property
-    def hazards(self) -> "Hazards":
+    def hazards(self) -> Hazards:
         """The hazard analysis of this module (``analysis.hazard``), built on first use. It
         holds the model weakly: the model owns it, not the other way round."""
         if self._hazards is None:
-            from codemod.analysis.hazard import Hazards
-
-            self._hazards = Hazards(weakref.proxy(self))
+            facts: HazardFacts = self  # the model answers every question the hazard analysis asks
+            self._hazards = Hazards(weakref.proxy(facts))
         return self._hazards
 
     @property
-    def summaries(self) -> "Summaries":
+    def summaries(self) -> Summaries:
         """Summaries of this module's functions and classes (``analysis.summaries``), for the
         hazard analysis at their call sites; built on first use, with its op facts."""
         if self._summaries is None:
-            from codemod.analysis.summaries import Summaries
-
-            self._summaries = Summaries(weakref.proxy(self), self.hazards.ops._op_of)
+            facts: HazardFacts = self
+            self._summaries = Summaries(weakref.proxy(facts), self.hazards.ops._op_of)
         return self._summaries
 
     @property
@@ -156,8 +159,6 @@ class SemanticModel:
         (or a view of it), or an nn module measured to hand its input back (``nn.Dropout`` in
         eval mode, ``nn.Identity``: ``RETURNS_INPUT_MODULES``); None for a callee nothing is
         known of (not torch's, no summary): it may."""
-        from codemod.analysis.summaries import Returns
-
         summary = self.summaries.of_call(call)
         if summary is not None:
             return summary.returns in (Returns.INPUT, Returns.VIEW) and summary.returned_input in passed

@@ -8,7 +8,9 @@ grad off around it, its result ignored, which arguments the caller reads afterwa
 with grad off (transitively), and its mutation is a contract when some caller relies on it.
 
 A file's own analysis (``SemanticModel``) asks the index through ``Calls`` about the functions
-it defines; without an index (a file checked alone) it uses its own calls only.
+it defines; without an index (a file checked alone) it uses its own calls only. The index is plain
+data at the bottom of the analysis (it imports none of it); what a module contributes is read off
+its model by ``analysis.indexing``, at the top.
 
 Callees imported from installed libraries (``from timm.layers import Mlp``) are summarized the
 same way when the engine hands the index a :data:`LibrarySummaries` (it finds and reads their
@@ -24,25 +26,7 @@ import hashlib
 import pathlib
 import re
 import sys
-from typing import (
-    TYPE_CHECKING,
-    Callable,
-    Dict,
-    FrozenSet,
-    Iterable,
-    List,
-    Optional,
-    Set,
-    Tuple,
-    Union,
-)
-
-from codemod.analysis.dtype import other_dtype
-from codemod.analysis.syntax import FUNCTIONS, Function, Owner, target_key
-from codemod.analysis.tree import Tree
-
-if TYPE_CHECKING:
-    from codemod.analysis.model import SemanticModel
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 _LINE = re.compile(r"\bline\s+\d")  # a summary's ``via`` naming a line of its own file
 
@@ -328,72 +312,6 @@ class ProjectIndex:
         return h.hexdigest()[:16]
 
 
-def collect(model: "SemanticModel", module: str, project_modules: FrozenSet[str],
-            is_package: bool = False) -> ModuleFacts:
-    """The facts one module contributes (``model``: its ``SemanticModel``; ``is_package``: the
-    file is a package's ``__init__.py``, which relative imports start from)."""
-    tree, calls = model.tree, model.calls
-    functions: List[FunctionFact] = []
-    local: Dict[Function, str] = {}
-    imports: List[Union[ast.Import, ast.ImportFrom]] = []
-    uses: List[Union[ast.Name, ast.Attribute]] = []
-    for node in tree.walk(model.module):  # one walk: definitions, imports, and uses of names
-        if isinstance(node, (ast.Name, ast.Attribute)):
-            if isinstance(node.ctx, ast.Load) and not isinstance(tree.parent(node), ast.Attribute):
-                uses.append(node)  # the outermost part of a chain: `mod.f`, not `mod`
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            imports.append(node)
-        elif isinstance(node, FUNCTIONS):
-            parent = tree.parent(node)
-            if parent is model.module:
-                qual = f"{module}.{node.name}"
-            elif isinstance(parent, ast.ClassDef) and tree.parent(parent) is model.module:
-                qual = f"{module}.{parent.name}.{node.name}"
-            else:
-                continue
-            local[node] = qual
-            params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
-            if params and params[0] in ("self", "cls") and isinstance(parent, ast.ClassDef):
-                params = params[1:]
-            params += [a.arg for a in node.args.kwonlyargs]
-            own = model.grad.local_reason(node.body[0]) if node.body else None
-            functions.append(FunctionFact(qual, tuple(params), own is not None or calls.is_autograd_kernel(node)))
-    resolver = _Resolver(model, module, project_modules, is_package, imports)
-    found: List[CallFact] = []
-    libraries: Dict[str, str] = {}
-    for node in uses:
-        callee = resolver.resolve(node)
-        if callee is None:
-            library = resolver.library_callee(node)
-            if library is not None:
-                libraries[library[0]] = library[1]
-            continue
-        parent = tree.parent(node)
-        site: Union[ast.Call, ast.Name, ast.Attribute] = node
-        if isinstance(parent, ast.Call) and parent.func is node:
-            site = parent
-        called = isinstance(site, ast.Call)
-        owner = tree.owner(site)
-        caller = _caller_name(tree, owner, local)
-        grad_off = model.grad.local_reason(site) in ("no-grad", "optimizer", "grad-guard")
-        ignored = called and isinstance(tree.parent(site), ast.Expr)
-        read: Set[str] = set()
-        if isinstance(site, ast.Call):
-            flow = model.binder.flow(owner)
-            stmt = tree.statement_of(site)
-            for i, arg in enumerate(site.args):
-                key = target_key(arg)
-                if key and model.holders.read_after(flow, key, stmt):
-                    read.add(str(i))
-            for kw in site.keywords:
-                key = target_key(kw.value) if kw.arg else None
-                if kw.arg and key and model.holders.read_after(flow, key, stmt):
-                    read.add(kw.arg)
-        found.append(CallFact(callee, caller, grad_off, called, ignored, frozenset(read)))
-    exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
-    return ModuleFacts(module, functions, found, exports, libraries, other_dtype(model.module))
-
-
 def library_callees(module: ast.Module) -> Dict[str, str]:
     """For a file checked alone (no project around it): the names it imports with an absolute
     ``from ... import`` (not from torch or the standard library) and calls, as ``collect``
@@ -411,119 +329,10 @@ def library_callees(module: ast.Module) -> Dict[str, str]:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             called.add(node.func.id)
     return {name: target for name, target in imported.items()
-            if target and name in called and name not in top and _library(target)}
+            if target and name in called and name not in top and is_library(target)}
 
 
-def _library(qualname: str) -> bool:
+def is_library(qualname: str) -> bool:
     """Looked up in installed libraries: not torch (measured facts), not the standard library."""
     top = qualname.split(".")[0]
     return top != "torch" and top not in sys.stdlib_module_names
-
-
-def summaries_of(model: "SemanticModel", module: str, names: FrozenSet[str],
-                 callers_unseen: bool = False) -> Dict[str, SummaryFact]:
-    """Summaries of the module's top-level functions and classes (with a ``forward``) among
-    ``names``, as their own file sees them: what they call from other files stays unseen
-    (``callers_unseen``: an installed library's, whose callers pass what its file cannot show)."""
-    found: Dict[str, SummaryFact] = {}
-    summaries = model.summaries
-    summaries.chains.callers_unseen = callers_unseen
-    for stmt in model.module.body:
-        if not isinstance(stmt, (ast.ClassDef, *FUNCTIONS)) or stmt.name not in names:
-            continue
-        if isinstance(stmt, ast.ClassDef):
-            target, of = summaries.targets.forward_of(stmt), "class"
-        elif isinstance(stmt, FUNCTIONS):
-            target, of = (stmt, stmt.name), "function"
-        else:
-            continue
-        summary = summaries.of_function(*target) if target is not None else None
-        if summary is not None:
-            found[f"{module}.{stmt.name}"] = summary.fact(of)
-    return found
-
-
-def _caller_name(tree: Tree, owner: Owner, local: Dict[Function, str]) -> str:
-    """The indexed function holding ``owner`` (itself, or around a nested function)."""
-    cur: Owner = owner
-    while not isinstance(cur, ast.Module):
-        if cur in local:
-            return local[cur]
-        cur = tree.owner(cur)
-    return ""
-
-
-class _Resolver:
-    """Qualified names of the project's functions at their uses in one module."""
-
-    def __init__(self, model: "SemanticModel", module: str, project_modules: FrozenSet[str],
-                 is_package: bool, imports: List[Union[ast.Import, ast.ImportFrom]]) -> None:
-        self.model = model
-        self.module = module
-        self.project = project_modules
-        self.package = module if is_package else module.rpartition(".")[0]
-        self.top: Dict[str, str] = {}
-        self.imports: Dict[str, str] = {}
-        self.imported_from: Set[str] = set()  # the names an absolute ``from ... import`` binds
-        for stmt in model.module.body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                self.top[stmt.name] = f"{module}.{stmt.name}"
-        for node in imports:
-            if isinstance(node, ast.ImportFrom) and node.names[0].name != "*":
-                base = self._absolute(node)
-                if base is None:
-                    continue
-                for a in node.names:
-                    self.imports.setdefault(a.asname or a.name, f"{base}.{a.name}")
-                    if not node.level:  # a relative import is the project's own code
-                        self.imported_from.add(a.asname or a.name)
-            elif isinstance(node, ast.Import):
-                for a in node.names:
-                    if a.asname:
-                        self.imports.setdefault(a.asname, a.name)
-                    else:
-                        head = a.name.split(".")[0]
-                        self.imports.setdefault(head, head)
-
-    def _absolute(self, node: ast.ImportFrom) -> Optional[str]:
-        if not node.level:
-            return node.module
-        parts = self.package.split(".") if self.package else []
-        if node.level - 1 > len(parts):
-            return None
-        base = parts[: len(parts) - (node.level - 1)]
-        return ".".join(base + ([node.module] if node.module else []))
-
-    def resolve(self, node: ast.AST) -> Optional[str]:
-        key = target_key(node)
-        if key is None:
-            return None
-        head, _, rest = key.partition(".")
-        if head in ("self", "cls"):
-            cls = self.model.tree.enclosing_class(node)
-            if cls is None or "." in rest or not rest:
-                return None
-            name = f"{self.module}.{cls.name}.{rest}"
-        elif head in self.top:
-            name = self.top[head] + (f".{rest}" if rest else "")
-        elif head in self.imports:
-            name = self.imports[head] + (f".{rest}" if rest else "")
-        else:
-            return None
-        return name if self.in_project(name) else None
-
-    def library_callee(self, node: ast.AST) -> Optional[Tuple[str, str]]:
-        """(local name, qualified name) when ``node`` calls a name imported from outside the
-        project (``Mlp(...)`` after ``from timm.layers import Mlp``); torch (measured facts)
-        and the standard library are left out."""
-        call = self.model.tree.parent(node)
-        if not (isinstance(node, ast.Name) and isinstance(call, ast.Call) and call.func is node
-                and node.id in self.imported_from and node.id not in self.top):
-            return None
-        target = self.imports[node.id]
-        return (node.id, target) if _library(target) and not self.in_project(target) else None
-
-    def in_project(self, name: str) -> bool:
-        """Whether ``name`` lies inside one of the run's modules."""
-        parts = name.split(".")
-        return any(".".join(parts[:i]) in self.project for i in range(len(parts) - 1, 0, -1))

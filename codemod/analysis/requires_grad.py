@@ -11,14 +11,13 @@ attributes and calls of user code can require grad. Unknown is not constant.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Protocol, Tuple
 
 from codemod import torch_api
+from codemod.analysis.calls import Calls
 from codemod.analysis.kinds import Kind
 from codemod.analysis.syntax import FUNCTIONS, Function, target_key
-
-if TYPE_CHECKING:
-    from codemod.analysis.model import SemanticModel
+from codemod.analysis.tensor_kind import KindFacts
 
 _DEPTH = 12  # bindings followed before giving up (giving up: may require grad)
 _CALLERS_DEPTH = 40  # through callers, class attributes and module functions
@@ -37,7 +36,17 @@ _SIZES = frozenset({"shape", "dtype", "device", "ndim", "data", "is_cuda", "requ
 _KEEPS = frozenset({"T", "mT", "H", "mH", "real", "imag"})  # attributes that are views of the value
 
 
-def bound_values(model: "SemanticModel", name: ast.Name, callers: bool = False,
+class RequiresGradFacts(KindFacts, Protocol):
+    """What this part asks of the model beyond a value's kind: the calls of a function in the
+    module (``calls``), and whether a call makes a fresh tensor (``tensor_kind``)."""
+
+    @property
+    def calls(self) -> Calls: ...
+
+    def is_factory(self, call: ast.Call) -> bool: ...
+
+
+def bound_values(model: RequiresGradFacts, name: ast.Name, callers: bool = False,
                  updates: bool = True) -> Optional[List[ast.expr]]:
     """The values every binding of ``name`` that reaches its use assigns (an ``op=`` gives its
     right-hand side, which joins the value), or None when one of them is not a plain value
@@ -69,7 +78,7 @@ def bound_values(model: "SemanticModel", name: ast.Name, callers: bool = False,
     return values
 
 
-def _arguments(model: "SemanticModel", func: Function, param: str) -> Optional[List[ast.expr]]:
+def _arguments(model: RequiresGradFacts, func: Function, param: str) -> Optional[List[ast.expr]]:
     """What the calls of ``func`` in this module pass for ``param`` (None: some call, or none at
     all, cannot be read: a reference handed on, ``*args``, a default)."""
     args = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
@@ -98,7 +107,7 @@ def _arguments(model: "SemanticModel", func: Function, param: str) -> Optional[L
 class Constants:
     """Which expressions nothing can make require grad."""
 
-    def __init__(self, model: "SemanticModel", callers: bool = False) -> None:
+    def __init__(self, model: RequiresGradFacts, callers: bool = False) -> None:
         self.model = model
         self.callers = callers  # parameters: what the calls in this module pass (see bound_values)
         self._cache: Dict[ast.expr, bool] = {}
@@ -288,7 +297,7 @@ class Constants:
         return isinstance(func.value, ast.Name) and func.value.id == "self"
 
 
-def _switched_names(stmt: ast.stmt, model: "SemanticModel") -> List[str]:
+def _switched_names(stmt: ast.stmt, model: RequiresGradFacts) -> List[str]:
     """The names this statement (not its nested statements) makes require grad:
     ``name.requires_grad = <not False>``, ``name.requires_grad_(<not False>)``,
     ``torch.optim.X([..., name, ...])``."""

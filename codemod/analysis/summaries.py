@@ -24,17 +24,17 @@ from __future__ import annotations
 import ast
 import dataclasses
 import enum
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Literal, NamedTuple, Optional, Set, Tuple, Union
+from typing import Callable, Dict, FrozenSet, List, Literal, NamedTuple, Optional, Protocol, Set, Tuple, Union
 
 from codemod import torch_api
+from codemod.analysis.calls import Calls
 from codemod.analysis.dataflow import VIEW_METHODS
+from codemod.analysis.grad_mode import IntendedReason
 from codemod.analysis.kinds import TENSORISH, Kind
+from codemod.analysis.names import Names
 from codemod.analysis.project import SummaryFact
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, positional, target_key
-from codemod.analysis.tensor_kind import used_as_container
-
-if TYPE_CHECKING:
-    from codemod.analysis.model import SemanticModel
+from codemod.analysis.tensor_kind import KindFacts, TensorKinds, used_as_container
 
 # What an op saves, as the hazard analysis says it: a tuple of "input0", "output"..., or a
 # string (its UNSEEN) when it cannot see into the op.
@@ -48,6 +48,23 @@ _ALIAS_METHODS = VIEW_METHODS | {"contiguous"}  # the result shares storage with
 # Conversions that return the receiver itself when nothing needs converting (same dtype, device).
 _CONVERSIONS = frozenset({"to", "type", "type_as", "float", "double", "half", "bfloat16", "cpu", "cuda"})
 _MAX_HOPS = 4  # name -> value steps followed from a return back to the op that made it
+
+
+class SummaryFacts(KindFacts, Protocol):
+    """What this part asks of the model beyond where a node sits and a value's kind: the calls
+    (and the project index through them), the module's imports, an annotation's kind, and
+    whether code mutates on purpose (``grad_mode``)."""
+
+    @property
+    def calls(self) -> Calls: ...
+
+    @property
+    def names(self) -> Names: ...
+
+    @property
+    def kinds(self) -> TensorKinds: ...
+
+    def intended_reason(self, node: ast.AST, target: Optional[ast.expr]) -> Optional[IntendedReason]: ...
 
 
 def _basic_index(index: ast.expr) -> bool:
@@ -118,7 +135,7 @@ class Summary:
 class Summaries:
     """Summaries of one module's functions and classes, computed once each, on demand."""
 
-    def __init__(self, model: "SemanticModel", op_of: OpOf) -> None:
+    def __init__(self, model: SummaryFacts, op_of: OpOf) -> None:
         self.model = model
         self.op_of = op_of
         self._done: Dict[Function, Optional[Summary]] = {}
@@ -575,7 +592,7 @@ class Feeder(NamedTuple):
 class Chains:
     """Chains of layers and the ``inplace=`` values that flow into their members."""
 
-    def __init__(self, model: "SemanticModel", summaries: Summaries) -> None:
+    def __init__(self, model: SummaryFacts, summaries: Summaries) -> None:
         self.model = model
         self.summaries = summaries
         self._sequentials: Dict[ast.Call, Summary] = {}

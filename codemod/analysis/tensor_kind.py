@@ -10,19 +10,17 @@ from __future__ import annotations
 
 import ast
 import builtins  # noqa: F401 - kept for readers: builtins are resolved by ``names``
-from typing import TYPE_CHECKING, Dict, List, Optional, cast
+from typing import Dict, List, Optional, Protocol, cast
 
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding
 from codemod.analysis.classes import Classes
 from codemod.analysis.dataflow import Dataflow
+from codemod.analysis.facts import Facts
 from codemod.analysis.kinds import TENSORISH, Kind, join
 from codemod.analysis.names import Names
 from codemod.analysis.syntax import FUNCTIONS, Located, call_args, is_const, target_key
 from codemod.analysis.tree import Tree
-
-if TYPE_CHECKING:
-    from codemod.analysis.model import SemanticModel
 
 # Attributes of a tensor that are tensors again (views or companions).
 _TENSOR_ATTRS = {"data", "grad", "T", "mT", "H", "mH", "real", "imag"}
@@ -74,9 +72,15 @@ LEGACY_CONSTRUCTORS = {
 }
 
 
-def is_tensor(expr: ast.expr, model: "SemanticModel") -> bool:
+class KindFacts(Facts, Protocol):
+    """The structural facts and this part's own answer, as the parts above ask them of the model."""
+
+    def kind(self, expr: ast.expr) -> Kind: ...
+
+
+def is_tensor(expr: ast.expr, model: KindFacts) -> bool:
     """Whether ``expr`` is known to hold a tensor (an ``nn.Parameter`` included)."""
-    return model.kinds.kind(expr) in TENSORISH
+    return model.kind(expr) in TENSORISH
 
 
 class TensorKinds:
@@ -495,7 +499,7 @@ _CONTAINER_ONLY = frozenset({"items", "keys", "append", "extend", "insert", "set
                              "popitem", "pop"})
 
 
-def used_as_container(model: "SemanticModel", target: ast.AST, node: ast.AST) -> bool:
+def used_as_container(model: Facts, target: ast.AST, node: ast.AST) -> bool:
     """``target`` (a name) is read with a method only lists and dicts have (``outs.append(y)``,
     ``store.items()``, ``header.pop(k)``) in the function around ``node``: a container, never a
     tensor autograd saved, never cloned or rebound as one."""

@@ -5,7 +5,7 @@
 importing anything (``importlib.machinery.PathFinder.find_spec`` one package level at a time,
 on the search paths below), follows re-exports (``from .mlp import Mlp`` in ``__init__.py``)
 a few hops, and summarizes the one name with the analysis the project's own files get
-(``analysis.project.summaries_of``). C extensions, byte code only, namespace packages, torch
+(``analysis.indexing.summaries_of``). C extensions, byte code only, namespace packages, torch
 (measured facts in ``torch_api``), the tool itself, and files too large or unreadable give
 nothing: the callee stays unknown, never "saves nothing".
 
@@ -146,7 +146,7 @@ def _read(data: bytes, module: str, name: str, is_package: bool) -> Entry:
     ``def``/``class`` (its summary) or a ``from ... import`` (where it comes from); anything
     else is none."""
     from codemod.analysis.model import SemanticModel
-    from codemod.analysis.project import summaries_of
+    from codemod.analysis.indexing import summaries_of
     from codemod.analysis.source import Source
 
     try:

@@ -1,5 +1,5 @@
 """Building the project-wide index for a run: every ``.py`` file of the run contributes its facts
-(``analysis.project.collect``), cached by content like per-file results.
+(``analysis.indexing.collect``), cached by content like per-file results.
 
 A file's analysis then knows its functions' callers in the other files (grad mode across calls,
 mutation contracts). Files checked alone (an editor buffer, stdin) have no index: their own
@@ -15,12 +15,12 @@ import json
 import pathlib
 from typing import Callable, Iterable, List, Optional
 
+from codemod.analysis.indexing import collect
 from codemod.analysis.project import (
     CallFact,
     FunctionFact,
     ModuleFacts,
     ProjectIndex,
-    collect,
     library_callees,
     module_name,
 )
@@ -86,7 +86,7 @@ def module_summaries(module: str, wanted: frozenset, paths: dict, cache_dir: Opt
         except Exception:  # noqa: BLE001 - a missing, unreadable or malformed entry is a miss
             pass
     from codemod.analysis.model import SemanticModel
-    from codemod.analysis.project import summaries_of
+    from codemod.analysis.indexing import summaries_of
     from codemod.analysis.source import Source
 
     try:
