@@ -147,6 +147,25 @@ def test_output_file_and_quiet(project):
     assert run("check", "--no-cache", "-o", "ro/report.json", "model.py")[0] == 2
 
 
+def test_fix_output_file_holds_the_diff_or_the_report(project):
+    """`fix -o`: the diff (its bytes, as `git apply` needs them) or what remains goes to the file."""
+    original = (project / "model.py").read_bytes()
+    code, out, _ = run("fix", "--no-cache", "--diff", "-o", "out/fix.diff", "model.py")
+    assert code == 1 and out == ""
+    diff = (project / "out" / "fix.diff").read_bytes()
+    assert diff.startswith(b"--- ") and b"+++ " in diff
+    assert (project / "model.py").read_bytes() == original  # --diff writes nothing else
+    code, out, _ = run("fix", "--no-cache", "--output-format", "json", "-o", "remaining.json", "model.py")
+    assert out == ""
+    remaining = json.loads((project / "remaining.json").read_text())["findings"]
+    assert code == (1 if remaining else 0)
+    assert (project / "model.py").read_bytes() != original  # the fix itself was written
+    (project / "ro").mkdir()
+    (project / "ro" / "fix.diff").mkdir()
+    (project / "model.py").write_bytes(original)
+    assert run("fix", "--no-cache", "--diff", "-o", "ro/fix.diff", "model.py")[0] == 2
+
+
 def test_extend_select_keeps_the_default_selection(project):
     (project / "pyproject.toml").write_text('[tool.inplacefix]\nextend-select = ["IPF0"]\n')
     out = run("check", "--no-cache", "model.py")[1]

@@ -14,7 +14,7 @@ import os
 import pathlib
 import signal
 import sys
-from typing import List, Optional
+from typing import List, Optional, Union
 
 import typer
 from typer.core import TyperGroup
@@ -401,19 +401,30 @@ def _edits_for(fmt: OutputFormat, show_fixes: bool) -> bool:
     return fmt in (OutputFormat.json, OutputFormat.json_lines, OutputFormat.sarif, OutputFormat.full) or show_fixes
 
 
-def _write_output(path: Optional[pathlib.Path], text: str) -> None:
-    """Standard output, or ``--output-file`` replaced whole (never half-written)."""
+def _write_output(path: Optional[pathlib.Path], text: Union[str, bytes]) -> None:
+    """Standard output, or ``--output-file`` replaced whole (never half-written). Bytes (a diff)
+    are written as they are: ``git apply`` matches the files' own bytes."""
     if path is None:
-        sys.stdout.write(text)
+        if isinstance(text, bytes):
+            sys.stdout.flush()
+            out = getattr(sys.stdout, "buffer", None)
+            if out is not None:
+                out.write(text)
+                out.flush()
+            else:  # a stream of text only
+                sys.stdout.write(text.decode("utf-8", "replace"))
+        else:
+            sys.stdout.write(text)
         return
     import tempfile
 
+    data = text if isinstance(text, bytes) else text.encode("utf-8")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:200]}.", suffix=".tmp", dir=path.parent)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-                handle.write(text)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
             os.replace(tmp, path)
         except BaseException:
             with contextlib.suppress(OSError):
@@ -507,6 +518,8 @@ def fix(
         None, "--output-format", show_default=False,
         help="Print the findings that remain after the fix in this format (default: none; with --diff, "
              "the diff is printed instead)."),
+    output_file: Optional[pathlib.Path] = typer.Option(
+        None, "-o", "--output-file", help="Write the diff (with --diff) or the findings that remain to this file."),
     show_fixes: bool = ShowFixesOpt,
     exit_zero: bool = ExitZeroOpt,
     exit_non_zero_on_fix: bool = typer.Option(
@@ -529,15 +542,8 @@ def fix(
     results = _run(paths, settings, fix=True, write=not diff, edits=False, jobs=jobs,
                    progress=progress, cache=cache, quiet=quiet)
     changed = [r for r in results if r.changed and r.error is None]
-    if diff:
-        sys.stdout.flush()
-        out = getattr(sys.stdout, "buffer", None)  # the file's bytes: git apply matches them
-        for r in changed:
-            if out is not None:
-                out.write(result_diff(r))
-            else:  # a stream of text only
-                sys.stdout.write(result_diff(r).decode("utf-8", "replace"))
-        (out or sys.stdout).flush()
+    if diff and (changed or output_file is not None):
+        _write_output(output_file, b"".join(result_diff(r) for r in changed))
     applied_ids = {id(f) for r in changed for f in r.applied}
     remaining = [f for r in results for f in r.findings if f.counts and id(f) not in applied_ids]
     failed = _errors(results)
@@ -549,7 +555,7 @@ def fix(
         if changed or _edits_for(fmt, False):
             after = _run(paths, settings, fix=False, write=False, edits=_edits_for(fmt, False), jobs=jobs,
                          progress=progress, cache=cache, quiet=True)
-        sys.stdout.write(render(fmt, after))
+        _write_output(output_file, render(fmt, after))
         remaining = [f for r in after for f in r.findings if f.counts]
         failed = failed or sum((r.error is not None) + len(r.skipped_parts) for r in after)
     if show_fixes and changed:
