@@ -81,7 +81,8 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
                     read.add(kw.arg)
         found.append(CallFact(callee, caller, grad_off, called, ignored, frozenset(read)))
     exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
-    return ModuleFacts(module, functions, found, exports, libraries, other_dtype(model.module))
+    return ModuleFacts(module, functions, found, exports, libraries,
+                       other_dtype(model.module, tree.source.children))
 
 
 def summaries_of(model: SemanticModel, module: str, names: FrozenSet[str],
