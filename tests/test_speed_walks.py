@@ -59,3 +59,10 @@ def test_the_collector_comes_back_after_a_failure_and_stays_off_if_it_was():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_workers_hold_the_collector_back_too():
+    from codemod.frontends.workers import work_on
+
+    assert work_on(lambda f: gc.isenabled(), ["a", "b"]) == [False, False]
+    assert gc.isenabled()

@@ -109,7 +109,7 @@ def work_on(work, files: list) -> list:
                 break
             _state["busy"] = True
             try:
-                results.append(work(f))
+                results.append(one_file(work, f))
             finally:
                 _state["busy"] = False
     except ParentGone:
@@ -130,22 +130,25 @@ def pool_context():
 
 
 def each_until_stopped(work, files):
-    """``map(work, files)`` that stops before the next file once the run is interrupted.
-    The cyclic garbage collector waits while a file is worked on and collects after it: a
-    file's trees and analyses live until its end, and the collections in between scanned
-    them again and again (a sixth of a cold ``check``), to free almost nothing."""
+    """``map(work, files)`` that stops before the next file once the run is interrupted."""
     for f in files:
         if fileio.stop_requested():
             return
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
-            result = work(f)
-        finally:
-            if enabled:
-                gc.enable()
-                gc.collect(1)
-        yield result
+        yield one_file(work, f)
+
+
+def one_file(work, f):
+    """``work(f)`` with the cyclic garbage collector held back, and a collection after it: a
+    file's trees and analyses live until its end, and the collections in between scanned them
+    again and again (a sixth of a cold ``check``), to free almost nothing."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return work(f)
+    finally:
+        if enabled:
+            gc.enable()
+            gc.collect(1)
 
 
 class Interruption:
