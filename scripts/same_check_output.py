@@ -4,6 +4,9 @@ after a structural change.
 
     python scripts/same_check_output.py save before.json     # on the unchanged tree
     python scripts/same_check_output.py compare before.json  # after the change; exit 1 on any difference
+
+Further code bases (paths, relative to the checkout or absolute) may follow the file name; they replace the
+default targets, so that `save` and `compare` must be given the same ones.
 """
 
 from __future__ import annotations
@@ -17,9 +20,9 @@ ROOT = Path(__file__).resolve().parent.parent
 TARGETS = ("fixtures", "bench/realworld")
 
 
-def check_output() -> str:
+def check_output(targets=TARGETS) -> str:
     parts = []
-    for target in TARGETS:
+    for target in targets:
         run = subprocess.run([sys.executable, "-m", "codemod", "check", "--select", "ALL", "--output-format",
                               "json", "--no-cache", target], cwd=ROOT, capture_output=True, text=True)
         parts.append(f"== {target} rc={run.returncode}\n{run.stdout}\n-- stderr\n{run.stderr}\n")
@@ -30,11 +33,11 @@ def check_output() -> str:
 
 
 def main(argv: list) -> int:
-    if len(argv) != 2 or argv[0] not in ("save", "compare"):
+    if len(argv) < 2 or argv[0] not in ("save", "compare"):
         print(__doc__)
         return 2
-    mode, path = argv
-    now = check_output()
+    mode, path, *targets = argv
+    now = check_output(tuple(targets) or TARGETS)
     if mode == "save":
         Path(path).write_text(now)
         print(f"saved {len(now)} characters to {path}")

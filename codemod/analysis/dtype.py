@@ -8,7 +8,7 @@ category they already match, so only non-scalar operands count.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Iterable, Optional, Set
+from typing import Callable, Iterable, List, Mapping, Optional, Set, Tuple
 
 from codemod.analysis.kinds import Kind
 from codemod.analysis.requires_grad import RequiresGradFacts, bound_values
@@ -238,53 +238,88 @@ _DATA_LIBRARIES = ("numpy", "scipy", "pandas", "h5py", "PIL", "cv2", "imageio", 
 _CONVERSIONS = frozenset({"tensor", "as_tensor", "asarray", "Tensor"})
 
 
-def other_dtype(module: ast.Module) -> Optional[str]:
+def other_dtype(module: ast.Module, children: Optional[Mapping[ast.AST, List[ast.AST]]] = None) -> Optional[str]:
     """The first thing in ``module`` that makes (or may make) a tensor of another dtype than
-    float32, int64 or bool, as ``"`.half()` at line 12"``; None when there is none."""
-    data_library = any(
-        isinstance(node, ast.Import) and any(a.name.split(".")[0] in _DATA_LIBRARIES for a in node.names)
-        or isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in _DATA_LIBRARIES
-        for node in ast.walk(module))
-    docstrings = {id(s.value) for s in ast.walk(module) if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)}
-    into_state = {id(a) for c in ast.walk(module) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
-                  and c.func.attr == "load_state_dict" for a in c.args}  # copied into the parameters' dtypes
-    for node in ast.walk(module):
-        line = getattr(node, "lineno", 0)
-        if isinstance(node, ast.Attribute) and node.attr in _OTHER_DTYPE_NAMES and node.attr != "int":
-            return f"`.{node.attr}` at line {line}"
-        if isinstance(node, ast.Attribute) and node.attr == "int" and isinstance(node.value, ast.Name) \
-                and node.value.id == "torch":
-            return f"`torch.int` at line {line}"
-        if isinstance(node, ast.Name) and node.id in _OTHER_DTYPE_NAMES and node.id not in ("int", "complex"):
-            return f"`{node.id}` at line {line}"
-        if isinstance(node, ast.alias) and node.name.rsplit(".", 1)[-1] in _OTHER_DTYPE_NAMES:
-            return f"`{node.name}` imported at line {getattr(node, 'lineno', 0) or 0}"
-        if isinstance(node, ast.keyword) and node.arg in ("dtype", "torch_dtype") \
-                and not _plain_dtype(node.value):
-            return f"`{node.arg}=` at line {getattr(node.value, 'lineno', 0)}"
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
-            text = node.value.lower()
-            word = next((w for w in _OTHER_DTYPE_WORDS if w in text), None)
-            if word is not None:
-                return f"{word!r} at line {line}"
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            method = node.func.attr
-            if method in _OTHER_DTYPE_METHODS and (method not in ("type", "view", "int") or _dtype_argument(node)
-                                                   or method == "int" and not node.args and not node.keywords
-                                                   and not (isinstance(node.func.value, ast.Name)
-                                                            and node.func.value.id in ("np", "numpy"))):
-                return f"`.{method}(...)` at line {line}"
-            if method in ("to", "type") and any(not _plain_dtype(a) and _looks_like_dtype(a) for a in node.args):
-                return f"`.{method}(...)` at line {line}"
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "load" \
-                and isinstance(node.func.value, ast.Name) and node.func.value.id in ("torch", "pickle", "joblib") \
-                and id(node) not in into_state:
-            return f"`{node.func.value.id}.load(...)` (tensors of any dtype) at line {line}"
-        if data_library and isinstance(node, ast.Call) and not any(k.arg == "dtype" for k in node.keywords):
-            name = node.func.attr if isinstance(node.func, ast.Attribute) else \
-                node.func.id if isinstance(node.func, ast.Name) else ""
-            if name in _CONVERSIONS and node.args and not _literal_data(node.args[0]):
-                return f"`{name}(...)` of data that may come from an array at line {line}"
+    float32, int64 or bool, as ``"`.half()` at line 12"``; None when there is none.
+    ``children``: every node's child nodes (``Source.children``), to walk without ``ast.walk``.
+    One walk, in ``ast.walk``'s order (breadth first): it was four walks of every file of a run."""
+    if children is None:
+        nodes = list(ast.walk(module))
+    else:
+        nodes, i = [module], 0
+        while i < len(nodes):
+            nodes.extend(children[nodes[i]])
+            i += 1
+    found = _first_other_dtype(nodes)
+    return found[0].format(getattr(found[1], "lineno", 0)) if found is not None else None
+
+
+def _first_other_dtype(nodes: List[ast.AST]) -> Optional[Tuple[str, ast.AST]]:
+    """(message with ``{}`` for the line, node) of the first node that makes another dtype."""
+    data_library: Optional[bool] = None
+    docstrings: Optional[Set[int]] = None
+    into_state: Optional[Set[int]] = None
+    Attribute, Name, Constant, Call = ast.Attribute, ast.Name, ast.Constant, ast.Call
+    for node in nodes:
+        cls = node.__class__
+        if cls is Attribute:
+            attr = node.attr  # type: ignore[attr-defined]
+            if attr in _OTHER_DTYPE_NAMES and attr != "int":
+                return f"`.{attr}` at line {{}}", node
+            value = node.value  # type: ignore[attr-defined]
+            if attr == "int" and isinstance(value, Name) and value.id == "torch":
+                return "`torch.int` at line {}", node
+        elif cls is Name:
+            name = node.id  # type: ignore[attr-defined]
+            if name in _OTHER_DTYPE_NAMES and name not in ("int", "complex"):
+                return f"`{name}` at line {{}}", node
+        elif cls is ast.alias:
+            name = node.name  # type: ignore[attr-defined]
+            if name.rsplit(".", 1)[-1] in _OTHER_DTYPE_NAMES:
+                return f"`{name}` imported at line {getattr(node, 'lineno', 0) or 0}", node
+        elif cls is ast.keyword:
+            arg = node.arg  # type: ignore[attr-defined]
+            if arg in ("dtype", "torch_dtype") and not _plain_dtype(node.value):  # type: ignore[attr-defined]
+                return f"`{arg}=` at line {getattr(node.value, 'lineno', 0)}", node  # type: ignore[attr-defined]
+        elif cls is Constant:
+            value = node.value  # type: ignore[attr-defined]
+            if isinstance(value, str):
+                text = value.lower()
+                word = next((w for w in _OTHER_DTYPE_WORDS if w in text), None)
+                if word is not None:
+                    if docstrings is None:
+                        docstrings = {id(s.value) for s in nodes if isinstance(s, ast.Expr)
+                                      and isinstance(s.value, Constant)}
+                    if id(node) not in docstrings:
+                        return f"{word!r} at line {{}}", node
+        elif cls is Call:
+            func = node.func  # type: ignore[attr-defined]
+            if isinstance(func, Attribute):
+                method = func.attr
+                if method in _OTHER_DTYPE_METHODS and (
+                        method not in ("type", "view", "int") or _dtype_argument(node)  # type: ignore[arg-type]
+                        or method == "int" and not node.args and not node.keywords  # type: ignore[attr-defined]
+                        and not (isinstance(func.value, Name) and func.value.id in ("np", "numpy"))):
+                    return f"`.{method}(...)` at line {{}}", node
+                if method in ("to", "type") and any(not _plain_dtype(a) and _looks_like_dtype(a)
+                                                    for a in node.args):  # type: ignore[attr-defined]
+                    return f"`.{method}(...)` at line {{}}", node
+                if method == "load" and isinstance(func.value, Name) \
+                        and func.value.id in ("torch", "pickle", "joblib"):
+                    if into_state is None:  # copied into the parameters' dtypes
+                        into_state = {id(a) for c in nodes if isinstance(c, Call) and isinstance(c.func, Attribute)
+                                      and c.func.attr == "load_state_dict" for a in c.args}
+                    if id(node) not in into_state:
+                        return f"`{func.value.id}.load(...)` (tensors of any dtype) at line {{}}", node
+            if data_library is None:
+                data_library = any(
+                    isinstance(n, ast.Import) and any(a.name.split(".")[0] in _DATA_LIBRARIES for a in n.names)
+                    or isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] in _DATA_LIBRARIES
+                    for n in nodes)
+            if data_library and not any(k.arg == "dtype" for k in node.keywords):  # type: ignore[attr-defined]
+                name = func.attr if isinstance(func, Attribute) else func.id if isinstance(func, Name) else ""
+                if name in _CONVERSIONS and node.args and not _literal_data(node.args[0]):  # type: ignore[attr-defined]
+                    return f"`{name}(...)` of data that may come from an array at line {{}}", node
     return None
 
 

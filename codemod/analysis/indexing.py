@@ -69,19 +69,17 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
         ignored = called and isinstance(tree.parent(site), ast.Expr)
         read: Set[str] = set()
         if isinstance(site, ast.Call):
-            flow = model.binder.flow(owner)
-            stmt = tree.statement_of(site)
-            for i, arg in enumerate(site.args):
-                key = target_key(arg)
-                if key and model.holders.read_after(flow, key, stmt):
-                    read.add(str(i))
-            for kw in site.keywords:
-                key = target_key(kw.value) if kw.arg else None
-                if kw.arg and key and model.holders.read_after(flow, key, stmt):
-                    read.add(kw.arg)
+            keyed = [(str(i), key) for i, key in enumerate(map(target_key, site.args)) if key]
+            keyed += [(kw.arg, key) for kw, key in ((kw, target_key(kw.value) if kw.arg else None)
+                                                    for kw in site.keywords) if kw.arg and key]
+            if keyed:  # the caller's flow only for arguments that name something
+                flow = model.binder.flow(owner)
+                stmt = tree.statement_of(site)
+                read.update(name for name, key in keyed if model.holders.read_after(flow, key, stmt))
         found.append(CallFact(callee, caller, grad_off, called, ignored, frozenset(read)))
     exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
-    return ModuleFacts(module, functions, found, exports, libraries, other_dtype(model.module))
+    return ModuleFacts(module, functions, found, exports, libraries,
+                       other_dtype(model.module, tree.source.children))
 
 
 def summaries_of(model: SemanticModel, module: str, names: FrozenSet[str],

@@ -22,6 +22,7 @@ without the summary); the workers still stop before their next file.
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -108,7 +109,7 @@ def work_on(work, files: list) -> list:
                 break
             _state["busy"] = True
             try:
-                results.append(work(f))
+                results.append(one_file(work, f))
             finally:
                 _state["busy"] = False
     except ParentGone:
@@ -133,7 +134,21 @@ def each_until_stopped(work, files):
     for f in files:
         if fileio.stop_requested():
             return
-        yield work(f)
+        yield one_file(work, f)
+
+
+def one_file(work, f):
+    """``work(f)`` with the cyclic garbage collector held back, and a collection after it: a
+    file's trees and analyses live until its end, and the collections in between scanned them
+    again and again (a sixth of a cold ``check``), to free almost nothing."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return work(f)
+    finally:
+        if enabled:
+            gc.enable()
+            gc.collect(1)
 
 
 class Interruption:
