@@ -140,6 +140,15 @@ _FLOAT_FACTORIES = frozenset({  # without a dtype: the default dtype, floating
     "Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor",
 })
 _FLOAT_METHODS = frozenset({"float", "double", "half", "bfloat16"})
+# In-place ops that raise on integral and boolean tensors (measured with torch 2.x): their
+# result is floating whatever the operand.
+_FLOAT_ONLY_INPLACE = frozenset({
+    "sqrt", "rsqrt", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sigmoid", "tanh", "sin",
+    "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "reciprocal", "erf",
+    "erfc", "erfinv", "logit", "lgamma", "digamma", "frac",
+})
+# Augmented operators whose result is floating when the other operand is.
+_FLOATING_OPERAND_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Pow)
 _FLOAT_DTYPES = frozenset({"float", "float16", "float32", "float64", "double", "half", "bfloat16"})
 
 
@@ -217,6 +226,27 @@ class Floating:
             if self.known_op(method) and method not in _INTEGRAL_METHODS:
                 return True
         return False
+
+    def written_floating(self, write: ast.AST) -> bool:
+        """The in-place write itself raises on an integral or boolean tensor ("result type
+        Float can't be cast to the desired output type Long", measured): true division
+        (``x /= n``, ``x.div_(n)`` without ``rounding_mode``), a floating operand (``x *= 0.5``,
+        ``x.add_(h)`` with ``h`` floating) or a float-only op (``x.sqrt_()``). Where the program
+        gets past the write, the written tensor is floating."""
+        if isinstance(write, ast.AugAssign):
+            if isinstance(write.op, ast.Div):
+                return True
+            return isinstance(write.op, _FLOATING_OPERAND_OPS) and self.floating(write.value)
+        if not (isinstance(write, ast.Call) and isinstance(write.func, ast.Attribute)
+                and write.func.attr.endswith("_") and self.model.torch_name(write.func) is None):
+            return False
+        method = write.func.attr[:-1]
+        if method in _FLOAT_ONLY_INPLACE:
+            return True
+        if method in ("div", "true_divide") and not any(k.arg == "rounding_mode" for k in write.keywords):
+            return True
+        return method in ("add", "sub", "mul", "pow") and bool(write.args) \
+            and not isinstance(write.args[0], ast.Starred) and self.floating(write.args[0])
 
     def _is_dtype(self, expr: ast.expr) -> bool:
         return (self.model.torch_name(expr) or "").startswith("torch.") and isinstance(expr, ast.Attribute)

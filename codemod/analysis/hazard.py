@@ -69,6 +69,12 @@ _INDEX_ATTRIBUTES = frozenset({
 })
 
 
+# Ops of INTEGRAL_OK that save an input for that input's own gradient (``x.pow(2)``, ``x.abs()``),
+# not only for another operand's (``x * w`` saves x for w's gradient: nothing when w requires none).
+_OWN_GRADIENT = frozenset({"pow", "**", "abs", "clamp", "clip", "clamp_min", "clamp_max", "square", "prod",
+                           "cumprod"})
+
+
 def saves(name: str) -> Saves:
     """What the op ``name`` saves: measured by version counters, else by grad_fn, else UNSEEN."""
     measured = torch_api.OP_SAVES_MEASURED.get(name)
@@ -80,6 +86,36 @@ def saves(name: str) -> Saves:
 def tensor_only(method: str) -> bool:
     """A method name only tensors have among the values code usually holds (``exp``, ``softmax``)."""
     return method not in _SHARED_METHODS and saves(method) != UNSEEN
+
+
+def read_as_tensor(model: "SemanticModel", base: ast.expr, write: Located) -> bool:
+    """``x`` read, before the write, as the receiver of a method only tensors have among the
+    values code usually holds (``x.pow(2)``, ``x.norm()``, ``x.softmax(-1)``; not ``sum``,
+    ``max`` or ``view``, which numpy shares): any other value would have raised there, so at the
+    write ``x`` is a tensor."""
+    if not isinstance(base, ast.Name):
+        return False
+    flow = model.flow(model.owner(write))
+    stmt = model.statement_of(write)
+    before = model.range(write)[0]
+
+    def values(at: Located) -> Set[int]:  # the bindings (not in-place updates) that reach it
+        return {id(b) for b in model.reaching(flow, base.id, at) if b.form != "aug"}
+
+    reaching: Optional[Set[int]] = None
+    for pos, load in flow.loads.get(base.id, []):
+        attr = model.parent(load)
+        if not (isinstance(attr, ast.Attribute) and attr.value is load and tensor_only(attr.attr)):
+            continue
+        call = model.parent(attr)
+        if not (isinstance(call, ast.Call) and call.func is attr) or model.qualified_names(attr):
+            continue  # `math.sqrt(...)`: a module's function, no method
+        if not (pos < before or (isinstance(write, (ast.AugAssign, ast.Assign)) and within(load, write.value))):
+            continue
+        reaching = values(stmt) if reaching is None else reaching
+        if reaching and values(model.statement_of(load)) == reaching:
+            return True  # the same value: no binding between the read and the write
+    return False
 
 
 class Tier(str, enum.Enum):
@@ -238,7 +274,8 @@ class Hazards:
                         yield _possible(f"`{member}` comes from the caller, which the analysis cannot see")
                     continue
                 if binding.form in ("assign", "ann") and binding.value is not None and not integral:
-                    found = self.producers._producer(binding.value, binding.stmt, member)
+                    found = self.producers._producer(binding.value, binding.stmt, member,
+                                                     member in (key, *identity) and self.floating.written_floating(write))
                     if found is not None and found.proven and self.producers._never_backpropagated(flow, member, target):
                         continue  # `block_scores = s.amax(-1)` only for topk indices: backward never reads it
                     if found is not None and found.proven and self.producers._only_without_grad(binding, stmt, member):
@@ -368,7 +405,7 @@ class Consumers:
     def _known_tensor(self, node: Located, target: ast.expr) -> bool:
         """A proven hazard writes into a tensor: known to be one, or written by a tensor method."""
         base = _base(target)
-        if is_tensor(base, self.model) or self._fed_to_a_module(base, node):
+        if is_tensor(base, self.model) or self._fed_to_a_module(base, node) or read_as_tensor(self.model, base, node):
             return True
         return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
             and node.func.attr in torch_api.INPLACE_METHODS
@@ -399,7 +436,8 @@ class Consumers:
         floating tensor (``n -= r`` after ``x / n``: n may be a Python number the op never
         saved; ``mask &= m`` after ``x * mask``: saved only as a mask, if at all)."""
         tensor: Optional[bool] = None
-        for found in self._uses(flow, key, since, at, target, rebound_in, write):
+        floating = not integral and self.floating.written_floating(write)
+        for found in self._uses(flow, key, since, at, target, rebound_in, write, floating):
             if found is not None and found.proven:
                 tensor = self._known_tensor(write, target) if tensor is None else tensor
                 if not tensor or integral:
@@ -407,7 +445,7 @@ class Consumers:
             yield found
 
     def _uses(self, flow: Flow, key: str, since: Pos, at: Span, target: ast.expr,
-              rebound_in: Sequence[Pos], write: Located) -> Iterator[Optional[Hazard]]:
+              rebound_in: Sequence[Pos], write: Located, floating: bool = False) -> Iterator[Optional[Hazard]]:
         """A use of ``key`` as a saved input of an op after ``since``, up to the write at ``at``
         (its own right-hand side runs first), or later in a loop around it that does not bind
         ``key`` again before the write (the next turn's write then follows the save)."""
@@ -428,7 +466,7 @@ class Consumers:
             stmt = self.model.statement_of(node)
             if self.model.intended_reason(stmt, None):
                 continue
-            yield self._consumer(node, key)
+            yield self._consumer(node, key, floating)
 
     def _runs_before(self, load: ast.expr, write: Located) -> bool:
         """Within the write's own statement, does the op reading ``load`` run before the write?
@@ -455,8 +493,9 @@ class Consumers:
                     return True
         return False
 
-    def _consumer(self, node: ast.expr, key: str) -> Optional[Hazard]:
-        """Does the op that reads ``node`` save it? (Views of it count as it.)"""
+    def _consumer(self, node: ast.expr, key: str, floating: bool = False) -> Optional[Hazard]:
+        """Does the op that reads ``node`` save it? (Views of it count as it.) ``floating``: the
+        write shows the tensor is floating (it would raise on an integral one)."""
         node = self._through_views(node)
         parent = self.model.parent(node)
         line = node.lineno
@@ -517,7 +556,8 @@ class Consumers:
         elif self.constant_args.constant(op_node):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if a caller elsewhere "
                              "passes a tensor that requires grad (the calls in this file pass constants)")
-        if op_short(op) in INTEGRAL_OK and not self.floating.floating(node):
+        if op_short(op) in INTEGRAL_OK and not (floating and op_short(op) in _OWN_GRADIENT) \
+                and not self.floating.floating(node):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it is a floating "
                              f"tensor (`{op}` also takes integral ones: indices, masks)")
         return Hazard(f"`{key}` was saved for backward by `{op}` at line {line}")
@@ -653,8 +693,9 @@ class Producers:
             and r.value.args[0].id == first[0].arg
             and (self.model.torch_name(r.value.func) or "").rsplit(".", 1)[-1] == "bernoulli" for r in returns)
 
-    def _producer(self, expr: ast.expr, stmt: Located, name: str = "") -> Optional[Hazard]:
-        """The expression's value is the output of an op that saves its output (or a leaf)."""
+    def _producer(self, expr: ast.expr, stmt: Located, name: str = "", floating: bool = False) -> Optional[Hazard]:
+        """The expression's value is the output of an op that saves its output (or a leaf).
+        ``floating``: the write into it shows it is floating (it would raise on an integral one)."""
         what = f"`{name}`" if name else "the tensor"
         if isinstance(expr, ast.Call) and any(
             k.arg == "requires_grad" and is_const(k.value, True) for k in expr.keywords
@@ -673,7 +714,7 @@ class Producers:
             if self.constants.constant(expr):
                 return None  # nothing on the path requires grad: nothing was saved
             reason = f"{what} is the output of `{op}` at line {line}, which autograd saves for backward"
-            if op_short(op) in INTEGRAL_OK and not self.floating.floating(expr):
+            if op_short(op) in INTEGRAL_OK and not floating and not self.floating.floating(expr):
                 return _possible(f"{reason}, if it is a floating tensor (`{op}` also takes integral ones, "
                                  "which it saves without a gradient)")
             if self.constant_args.constant(expr):

@@ -1,0 +1,112 @@
+"""Issue 24 (recall half, rec24b): groups of real bug reports the default report missed.
+
+Each test is a small shape of the group (not a copy of a case of bench/realworld/), and failed on
+the code before its change; where it says a program dies at backward, torch is run to show it.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import torch
+import torch.nn as nn
+
+from codemod.config import Settings
+from codemod.engine.pipeline import process_source
+
+HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+OFFSET = HEADER.count("\n")
+
+
+def found(body: str, select=("IPF1",)):
+    data = (HEADER + textwrap.dedent(body)).encode()
+    result = process_source(data, "case.py", Settings(select=select))
+    assert result.error is None, result.error
+    return [(f.code, f.span.line - OFFSET, f.status.value if f.status else None, f.message) for f in result.findings]
+
+
+def codes(body: str, select=("IPF1",)):
+    return [(code, line) for code, line, _, _ in found(body, select)]
+
+
+def raises_at_backward(fn) -> bool:
+    try:
+        fn()
+    except RuntimeError as error:
+        return "modified by an inplace operation" in str(error)
+    return False
+
+
+# ----------------------------------------------------------------- the write shows the dtype
+# `x /= x.pow(2).sum().sqrt()` on a value the analysis cannot type (a forward's input, what
+# `super().forward(x)` returned): `pow` also takes integral tensors (saved without a gradient),
+# but true division in place, a floating operand or a float-only op raises on an integral one,
+# so the program reaching the write has a floating tensor there; `x.pow(...)` read before shows
+# it is a tensor at all.
+
+L2 = """\
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class L2(Base):
+    def forward(self, x):
+        out = super().forward(x)
+        out {write}
+        return out
+"""
+
+
+def test_a_write_that_needs_a_floating_tensor_proves_the_pow_save():
+    for write in ("/= out.pow(2).sum(1, keepdim=True).sqrt()", "*= 0.5 + out.pow(2)"):
+        got = found(L2.format(write=write))
+        assert [(c, line) for c, line, _, _ in got] == [("IPF101", 13)], write
+        assert "saved for backward by `pow`" in got[0][3]
+    # `+=` of something the analysis cannot type: the tensor may be integral (an index saved by pow)
+    assert codes(L2.format(write="+= out.pow(2).sum(1, keepdim=True).long()")) == []
+    assert codes(L2.format(write="+= out.pow(2).sum(1, keepdim=True).long()"), ("IPF2",)) == [("IPF201", 13)]
+
+
+def test_the_receiver_of_a_tensor_method_is_a_tensor_so_the_fix_is_safe():
+    got = found(L2.format(write="/= out.pow(2).sum(1, keepdim=True).sqrt()"))
+    assert got[0][2] == "safe"
+    # a `sum` (numpy has it too) shows nothing: the fix stays unsafe
+    body = L2.replace("out {write}", "n = out.sum()\n        out /= n")
+    assert [s for c, line, s, _ in found(body, ("IPF0", "IPF1", "IPF2")) if line == 14] == ["unsafe"]
+    # a value bound again between the read and the write is another value
+    body = L2.replace("out {write}", "n = out.pow(2).sum()\n        out = helper(out)\n        out /= n")
+    assert [s for c, line, s, _ in found(body, ("IPF0", "IPF1", "IPF2")) if line == 15] == ["unsafe"]
+
+
+def test_the_dtype_facts_agree_with_torch():
+    for write in (lambda t: t.__itruediv__(2), lambda t: t.__imul__(0.5), lambda t: t.div_(3),
+                  lambda t: t.sqrt_(), lambda t: t.add_(torch.ones(3))):
+        for dtype in (torch.long, torch.bool):
+            try:
+                write(torch.ones(3, dtype=dtype))
+            except RuntimeError as error:
+                assert "can't be cast" in str(error) or "not supported" in str(error)
+            else:
+                raise AssertionError(f"{write} ran on {dtype}")
+    torch.ones(3, dtype=torch.long).div_(2, rounding_mode="floor")  # no proof: integral division
+
+    class Base(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, x):
+            return self.fc(x)
+
+    class M(Base):
+        def forward(self, x):
+            out = super().forward(x)
+            out /= out.pow(2).sum(1, keepdim=True).sqrt()
+            return out
+
+    assert raises_at_backward(lambda: M()(torch.rand(2, 3)).sum().backward())
