@@ -110,3 +110,52 @@ def test_the_dtype_facts_agree_with_torch():
             return out
 
     assert raises_at_backward(lambda: M()(torch.rand(2, 3)).sum().backward())
+
+
+NORMALIZE = """\
+def unit(points, index):
+    v = points[index[:, 1]] - points[index[:, 0]]
+    v {write}
+    return v.sum()
+"""
+
+
+def test_the_first_argument_of_a_torch_op_that_refuses_numbers_is_a_tensor():
+    # `torch.norm(v)` saved v; `v /= ...` needs a floating tensor: proven, and a safe fix
+    got = found(NORMALIZE.format(write="/= torch.norm(v, dim=1).unsqueeze(1)"))
+    assert [(c, line, s) for c, line, s, _ in got] == [("IPF101", 3, "safe")]
+    assert "saved for backward by `torch.norm`" in got[0][3]
+    # `torch.mul(v, w)` takes a number first: no proof that v is a tensor, nor that it was saved
+    assert codes(NORMALIZE.format(write="/= torch.mul(v, 2)")) == []
+    # a list handed to torch.cat is no tensor
+    body = "def f(parts, w):\n    y = torch.cat(parts)\n    parts[0] /= 2\n    return y\n"
+    assert codes(body, ("IPF1", "IPF2")) == []
+
+    points = torch.rand(4, 3, requires_grad=True)
+    index = torch.tensor([[0, 1], [2, 3]])
+
+    def run():
+        v = points[index[:, 1]] - points[index[:, 0]]
+        v /= torch.norm(v, dim=1).unsqueeze(1)
+        v.sum().backward()
+
+    assert raises_at_backward(run)
+
+
+def test_the_torch_ops_that_take_a_number_first_agree_with_torch():
+    from codemod import torch_api
+    from codemod.analysis.hazard import _NUMBER_FIRST
+
+    takes_number = set()
+    for name in set(torch_api.OP_SAVES) | set(torch_api.OP_SAVES_MEASURED):
+        fn = getattr(torch, name, None)
+        if name.endswith("_") or not callable(fn):
+            continue
+        for args in ((2.0,), (2.0, torch.ones(3)), (2.0, 3.0), (2.0, torch.ones(3), torch.ones(3))):
+            try:
+                fn(*args)
+            except Exception:
+                continue
+            takes_number.add(name)
+            break
+    assert takes_number <= _NUMBER_FIRST, takes_number - _NUMBER_FIRST

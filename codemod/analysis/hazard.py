@@ -39,7 +39,7 @@ from codemod.analysis.kinds import Kind
 from codemod.analysis.requires_grad import Constants
 from codemod.analysis.summaries import Saved
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, Pos, Span, is_const, target_key
-from codemod.analysis.tensor_kind import is_tensor, used_as_container
+from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, used_as_container
 
 if TYPE_CHECKING:
     from codemod.analysis.model import SemanticModel
@@ -88,11 +88,33 @@ def tensor_only(method: str) -> bool:
     return method not in _SHARED_METHODS and saves(method) != UNSEEN
 
 
+# torch functions with op data whose first argument may be a Python number (measured: each
+# accepted ``2.0`` there); every other one raises a TypeError on a number.
+_NUMBER_FIRST = frozenset({"add", "div", "floor_divide", "mul", "pow", "remainder", "sub", "float_power",
+                           "true_divide", "multiply", "subtract", "divide", "fmod", "where", "full"})
+
+
+def _tensor_use(model: "SemanticModel", load: ast.expr) -> bool:
+    """``load`` is the receiver of a method only tensors have among the values code usually
+    holds (``x.pow(2)``, ``x.norm()``; not ``sum``, ``max`` or ``view``, which numpy shares), or
+    the first argument of a torch op that takes tensors only there (``torch.norm(x)``,
+    ``F.softmax(x, -1)``; not ``torch.cat``, which takes a list)."""
+    parent = model.parent(load)
+    if isinstance(parent, ast.Attribute) and parent.value is load and tensor_only(parent.attr):
+        call = model.parent(parent)
+        # `math.sqrt(...)`: a module's function, no method
+        return isinstance(call, ast.Call) and call.func is parent and not model.qualified_names(parent)
+    if isinstance(parent, ast.Call) and parent.args[:1] == [load]:
+        name = model.torch_name(parent.func)
+        short = (name or "").rsplit(".", 1)[-1]
+        return name is not None and saves(short) != UNSEEN and short not in _NUMBER_FIRST \
+            and short not in TAKES_ANY and not short.endswith("_")
+    return False
+
+
 def read_as_tensor(model: "SemanticModel", base: ast.expr, write: Located) -> bool:
-    """``x`` read, before the write, as the receiver of a method only tensors have among the
-    values code usually holds (``x.pow(2)``, ``x.norm()``, ``x.softmax(-1)``; not ``sum``,
-    ``max`` or ``view``, which numpy shares): any other value would have raised there, so at the
-    write ``x`` is a tensor."""
+    """``x`` read, before the write, where any other value than a tensor would have raised
+    (see :func:`_tensor_use`), and not bound again since: at the write ``x`` is a tensor."""
     if not isinstance(base, ast.Name):
         return False
     flow = model.flow(model.owner(write))
@@ -104,12 +126,8 @@ def read_as_tensor(model: "SemanticModel", base: ast.expr, write: Located) -> bo
 
     reaching: Optional[Set[int]] = None
     for pos, load in flow.loads.get(base.id, []):
-        attr = model.parent(load)
-        if not (isinstance(attr, ast.Attribute) and attr.value is load and tensor_only(attr.attr)):
+        if not _tensor_use(model, load):
             continue
-        call = model.parent(attr)
-        if not (isinstance(call, ast.Call) and call.func is attr) or model.qualified_names(attr):
-            continue  # `math.sqrt(...)`: a module's function, no method
         if not (pos < before or (isinstance(write, (ast.AugAssign, ast.Assign)) and within(load, write.value))):
             continue
         reaching = values(stmt) if reaching is None else reaching

@@ -54,7 +54,7 @@ _CONTAINER_METHODS = {
 }
 # torch functions that take a sequence of tensors, or any object, where a tensor may go:
 # handing a value to one does not show it is a tensor (`torch.cat(feats)`, `torch.save(state)`).
-_TAKES_ANY = frozenset({
+TAKES_ANY = frozenset({
     "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "row_stack",
     "save", "load", "tensor", "as_tensor", "asarray", "is_tensor", "is_storage", "numel", "block_diag",
     "broadcast_tensors", "meshgrid", "cartesian_prod", "atleast_1d", "atleast_2d", "atleast_3d",
@@ -479,7 +479,7 @@ class ParameterKinds:
             for call in calls:
                 if any(isinstance(a, ast.Name) and a.id == name for a in call_args(call)):
                     torch_name = self.names.torch_name(call.func)
-                    if torch_name is not None and torch_name.rsplit(".", 1)[-1] in _TAKES_ANY:
+                    if torch_name is not None and torch_name.rsplit(".", 1)[-1] in TAKES_ANY:
                         continue  # `torch.cat(feats)`: a list of tensors; `torch.save(state)`: any object
                     if torch_name is not None or self.kinds.kind(call.func) is Kind.MODULE:
                         return True
