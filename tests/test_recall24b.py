@@ -159,3 +159,44 @@ def test_the_torch_ops_that_take_a_number_first_agree_with_torch():
             takes_number.add(name)
             break
     assert takes_number <= _NUMBER_FIRST, takes_number - _NUMBER_FIRST
+
+
+# ----------------------------------------------------------------- the result of a tensor-only method
+# `y = feats[i].sigmoid()` where `feats` is a list (or anything the analysis cannot type): only a
+# tensor has `sigmoid` among the values code usually holds, so `y` is a tensor (any other value
+# would have raised), and the write into the output sigmoid saved is proven with a safe fix.
+
+HEAD = """\
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.convs = nn.ModuleList([nn.Conv2d(3, 6, 1) for _ in range(2)])
+
+    def forward(self, feats):
+        out = []
+        for i in range(2):
+            y = self.convs[i](feats[i]).{method}()
+            y[:, :2] = y[:, :2] * 2.0
+            out.append(y)
+        return out
+"""
+
+
+def test_the_result_of_a_tensor_only_method_is_a_tensor():
+    got = found(HEAD.format(method="sigmoid"))
+    assert [(c, line, s) for c, line, s, _ in got] == [("IPF104", 10, "safe")]
+    # `sum` is numpy's too: no proof, so no safe fix of an unknown value
+    assert found(HEAD.format(method="sum").replace("y[:, :2] = y[:, :2] * 2.0", "y += 1")) == []
+    # a class of the file with a method of that name: the call may be that method
+    body = HEAD.format(method="sigmoid") + "\n\nclass Gate:\n    def sigmoid(self):\n        return self\n"
+    assert [s for c, line, s, _ in found(body, ("IPF0", "IPF1", "IPF2")) if line == 10] == ["manual"]  # unknown-type
+
+    torch.manual_seed(0)
+    convs = nn.ModuleList([nn.Conv2d(3, 6, 1) for _ in range(2)])
+
+    def run():
+        y = convs[0](torch.rand(1, 3, 4, 4)).sigmoid()
+        y[:, :2] = y[:, :2] * 2.0
+        y.sum().backward()
+
+    assert raises_at_backward(run)

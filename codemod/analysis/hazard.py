@@ -13,6 +13,7 @@ import ast
 import enum
 from typing import (
     TYPE_CHECKING,
+    Callable,
     Dict,
     Final,
     Iterable,
@@ -39,7 +40,7 @@ from codemod.analysis.kinds import Kind
 from codemod.analysis.requires_grad import Constants
 from codemod.analysis.summaries import Saved
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, Pos, Span, is_const, target_key
-from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, used_as_container
+from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, tensor_only, used_as_container
 
 if TYPE_CHECKING:
     from codemod.analysis.model import SemanticModel
@@ -51,15 +52,6 @@ _OPERATORS: Dict[Type[ast.operator], Tuple[str, str]] = {  # operator -> (op, sy
 }
 UNSEEN: Final = "unseen"  # a call the analysis cannot see into
 Saves = Union[Tuple[str, ...], Literal["unseen"]]  # what an op saves ("input0", "output"...), or UNSEEN
-
-
-# Array methods numpy (and Python containers) share with tensors: on a receiver of unknown
-# kind, a method named like a tensor op outside this set is a tensor op.
-_SHARED_METHODS = frozenset({
-    "sum", "mean", "max", "min", "prod", "std", "var", "clip", "round", "cumsum", "cumprod", "flatten",
-    "reshape", "transpose", "repeat", "squeeze", "dot", "all", "any", "argmax", "argmin", "copy", "view",
-    "sort", "argsort", "nonzero", "diagonal", "trace", "conj", "take", "put", "fill", "t", "T",
-})
 
 
 # Attributes and methods whose result carries no gradient back to the tensor they read.
@@ -81,11 +73,6 @@ def saves(name: str) -> Saves:
     if measured is not None:
         return measured
     return torch_api.OP_SAVES.get(name, UNSEEN)
-
-
-def tensor_only(method: str) -> bool:
-    """A method name only tensors have among the values code usually holds (``exp``, ``softmax``)."""
-    return method not in _SHARED_METHODS and saves(method) != UNSEEN
 
 
 # torch functions with op data whose first argument may be a Python number (measured: each
@@ -292,8 +279,9 @@ class Hazards:
                         yield _possible(f"`{member}` comes from the caller, which the analysis cannot see")
                     continue
                 if binding.form in ("assign", "ann") and binding.value is not None and not integral:
-                    found = self.producers._producer(binding.value, binding.stmt, member,
-                                                     member in (key, *identity) and self.floating.written_floating(write))
+                    found = self.producers._producer(
+                        binding.value, binding.stmt, member,
+                        lambda: member in (key, *identity) and not integral and self.floating.written_floating(write))
                     if found is not None and found.proven and self.producers._never_backpropagated(flow, member, target):
                         continue  # `block_scores = s.amax(-1)` only for topk indices: backward never reads it
                     if found is not None and found.proven and self.producers._only_without_grad(binding, stmt, member):
@@ -454,7 +442,13 @@ class Consumers:
         floating tensor (``n -= r`` after ``x / n``: n may be a Python number the op never
         saved; ``mask &= m`` after ``x * mask``: saved only as a mask, if at all)."""
         tensor: Optional[bool] = None
-        floating = not integral and self.floating.written_floating(write)
+        memo: List[bool] = []
+
+        def floating() -> bool:  # asked only where it decides (a deep right-hand side costs)
+            if not memo:
+                memo.append(not integral and self.floating.written_floating(write))
+            return memo[0]
+
         for found in self._uses(flow, key, since, at, target, rebound_in, write, floating):
             if found is not None and found.proven:
                 tensor = self._known_tensor(write, target) if tensor is None else tensor
@@ -463,7 +457,8 @@ class Consumers:
             yield found
 
     def _uses(self, flow: Flow, key: str, since: Pos, at: Span, target: ast.expr,
-              rebound_in: Sequence[Pos], write: Located, floating: bool = False) -> Iterator[Optional[Hazard]]:
+              rebound_in: Sequence[Pos], write: Located,
+              floating: Callable[[], bool] = lambda: False) -> Iterator[Optional[Hazard]]:
         """A use of ``key`` as a saved input of an op after ``since``, up to the write at ``at``
         (its own right-hand side runs first), or later in a loop around it that does not bind
         ``key`` again before the write (the next turn's write then follows the save)."""
@@ -511,7 +506,7 @@ class Consumers:
                     return True
         return False
 
-    def _consumer(self, node: ast.expr, key: str, floating: bool = False) -> Optional[Hazard]:
+    def _consumer(self, node: ast.expr, key: str, floating: Callable[[], bool] = lambda: False) -> Optional[Hazard]:
         """Does the op that reads ``node`` save it? (Views of it count as it.) ``floating``: the
         write shows the tensor is floating (it would raise on an integral one)."""
         node = self._through_views(node)
@@ -574,8 +569,8 @@ class Consumers:
         elif self.constant_args.constant(op_node):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if a caller elsewhere "
                              "passes a tensor that requires grad (the calls in this file pass constants)")
-        if op_short(op) in INTEGRAL_OK and not (floating and op_short(op) in _OWN_GRADIENT) \
-                and not self.floating.floating(node):
+        if op_short(op) in INTEGRAL_OK and not self.floating.floating(node) \
+                and not (op_short(op) in _OWN_GRADIENT and floating()):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it is a floating "
                              f"tensor (`{op}` also takes integral ones: indices, masks)")
         return Hazard(f"`{key}` was saved for backward by `{op}` at line {line}")
@@ -711,7 +706,8 @@ class Producers:
             and r.value.args[0].id == first[0].arg
             and (self.model.torch_name(r.value.func) or "").rsplit(".", 1)[-1] == "bernoulli" for r in returns)
 
-    def _producer(self, expr: ast.expr, stmt: Located, name: str = "", floating: bool = False) -> Optional[Hazard]:
+    def _producer(self, expr: ast.expr, stmt: Located, name: str = "",
+                  floating: Callable[[], bool] = lambda: False) -> Optional[Hazard]:
         """The expression's value is the output of an op that saves its output (or a leaf).
         ``floating``: the write into it shows it is floating (it would raise on an integral one)."""
         what = f"`{name}`" if name else "the tensor"
@@ -732,7 +728,7 @@ class Producers:
             if self.constants.constant(expr):
                 return None  # nothing on the path requires grad: nothing was saved
             reason = f"{what} is the output of `{op}` at line {line}, which autograd saves for backward"
-            if op_short(op) in INTEGRAL_OK and not floating and not self.floating.floating(expr):
+            if op_short(op) in INTEGRAL_OK and not self.floating.floating(expr) and not floating():
                 return _possible(f"{reason}, if it is a floating tensor (`{op}` also takes integral ones, "
                                  "which it saves without a gradient)")
             if self.constant_args.constant(expr):
