@@ -200,3 +200,42 @@ def test_the_result_of_a_tensor_only_method_is_a_tensor():
         y.sum().backward()
 
     assert raises_at_backward(run)
+
+
+# ----------------------------------------------------------------- dtype promotion
+# `x /= torch.linalg.norm(x, dim=-1, keepdim=True) + 1e-6` in a project with other dtypes: the
+# operand is computed from x alone and Python numbers through ops that keep x's dtype, so
+# `x = x / (...)` has x's dtype as the in-place form does: no promotion, a safe fix.
+
+NORM = """\
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.dense = nn.Linear(4, 4).half()
+
+    def forward(self, h, other):
+        x = self.dense(h)
+        x /= {operand}
+        return x
+"""
+
+
+def test_an_operand_computed_from_the_target_alone_does_not_promote():
+    def status(operand):
+        got = [s for c, line, s, _ in found(NORM.format(operand=operand), ("IPF0", "IPF1", "IPF2")) if line == 8]
+        return got[0] if got else None
+
+    assert status("torch.linalg.norm(x, dim=-1, keepdim=True) + 1e-6") == "safe"
+    assert status("x.pow(2).sum(-1, keepdim=True).sqrt()") == "safe"
+    assert status("x.norm(dim=-1, keepdim=True).clamp_min(1e-6)") == "safe"
+    # another tensor, a cast, or a dtype= keyword may promote: unsafe
+    assert status("other.norm(dim=-1, keepdim=True)") == "unsafe"
+    assert status("x.norm(dim=-1, keepdim=True).double()") == "unsafe"
+    assert status("x.sum(-1, keepdim=True, dtype=torch.float64)") == "unsafe"
+    assert status("torch.max(x, other)") == "unsafe"
+
+    x = torch.rand(2, 4, dtype=torch.float16) + 0.5
+    for y in (x / (torch.linalg.norm(x, dim=-1, keepdim=True) + 1e-6), x / x.pow(2).sum(-1, keepdim=True).sqrt()):
+        assert y.dtype == torch.float16
+    z = torch.rand(2, 4, dtype=torch.complex64)
+    assert (z / torch.linalg.norm(z, dim=-1, keepdim=True)).dtype == torch.complex64
