@@ -239,3 +239,43 @@ def test_an_operand_computed_from_the_target_alone_does_not_promote():
         assert y.dtype == torch.float16
     z = torch.rand(2, 4, dtype=torch.complex64)
     assert (z / torch.linalg.norm(z, dim=-1, keepdim=True)).dtype == torch.complex64
+
+
+# ----------------------------------------------------------------- grad required by a helper
+# `weights = init_params(n)` with `def init_params(size): return torch.randn(size).requires_grad_()`:
+# every return of the helper makes a leaf that requires grad, so the name is one, and writing
+# into it with grad on raises at once.
+
+INIT = """\
+def init_params(size, std=1.0):
+    return (torch.randn(size) * std).requires_grad_()
+
+
+def train(x):
+    weights = init_params((4, 1))
+    weights[0] *= 1.0001
+    return (x @ weights).sum()
+"""
+
+
+def test_a_helper_that_returns_a_leaf_requiring_grad_makes_one():
+    assert codes(INIT) == [("IPF105", 7)]
+    # a helper with another return, or bound twice, proves nothing
+    other = INIT.replace("    return (torch.randn(size) * std).requires_grad_()",
+                         "    if std:\n        return (torch.randn(size) * std).requires_grad_()\n    return torch.zeros(size)")
+    assert codes(other) == []
+    assert codes(INIT + "\n\ninit_params = lambda size, std=1.0: torch.zeros(size)\n") == []
+
+    def run():
+        def init_params(size, std=1.0):
+            return (torch.randn(size) * std).requires_grad_()
+
+        weights = init_params((4, 1))
+        weights[0] *= 1.0001
+
+    try:
+        run()
+    except RuntimeError as error:
+        assert "a leaf Variable that requires grad is being used in an in-place operation" in str(error)
+    else:
+        raise AssertionError("torch allowed the write")
