@@ -279,3 +279,69 @@ def test_a_helper_that_returns_a_leaf_requiring_grad_makes_one():
         assert "a leaf Variable that requires grad is being used in an in-place operation" in str(error)
     else:
         raise AssertionError("torch allowed the write")
+
+
+# ----------------------------------------------------------------- what flows into a function
+# A loss module's `forward(inputs, target)` called as `criterion(model(x), target)`: its input
+# is a model output, so it requires grad; `xs * targets` saves `targets` for that gradient, and
+# label smoothing written in place into `targets` afterwards breaks backward.
+
+LOSS = """\
+class Loss(nn.Module):
+    def __init__(self, eps=0.1):
+        super().__init__()
+        self.log_softmax = nn.LogSoftmax(dim=-1)
+        self.eps = eps
+
+    def forward(self, inputs, target):
+        log_preds = self.log_softmax(inputs)
+        targets = torch.zeros_like(inputs).scatter_(1, target.unsqueeze(1), 1)
+        xs = torch.exp(log_preds) * targets
+        targets.mul_(1 - self.eps)
+        return -(targets * log_preds).sum() + xs.sum()
+
+
+def step(x, target):
+    model = nn.Linear(6, 5)
+    criterion = Loss()
+    loss = criterion({given}, target)
+    loss.backward()
+"""
+
+
+def test_a_forward_given_what_requires_grad_by_every_visible_call():
+    got = found(LOSS.format(given="model(x)"))
+    assert [(c, line) for c, line, _, _ in got] == [("IPF103", 11)]
+    assert "for the gradient of `torch.exp(log_preds)`" in got[0][3] or "which requires grad" in got[0][3]
+    # a constant input (nothing requires grad on the caller's side): no proof
+    assert codes(LOSS.format(given="torch.zeros(4, 5)")) == []
+    # a helper function given a model output in one call and a constant in another: no proof
+    helper = """\
+    def loss(scores, target):
+        t = torch.zeros_like(scores).scatter_(1, target.unsqueeze(1), 1)
+        xs = torch.exp(scores) * t
+        t.mul_(0.9)
+        return xs.sum()
+
+
+    def step(x, target):
+        model = nn.Linear(6, 5)
+        a = loss(model(x), target)
+        b = loss({other}, target)
+        return a + b
+    """
+    assert codes(helper.format(other="model(x)")) == [("IPF103", 4)]
+    assert codes(helper.format(other="torch.zeros(4, 5)")) == []
+
+    torch.manual_seed(0)
+    model = nn.Linear(6, 5)
+
+    def run():
+        inputs = model(torch.randn(4, 6))
+        log_preds = torch.log_softmax(inputs, -1)
+        targets = torch.zeros_like(inputs).scatter_(1, torch.tensor([0, 1, 2, 3]).unsqueeze(1), 1)
+        xs = torch.exp(log_preds) * targets
+        targets.mul_(0.9)
+        (-(targets * log_preds).sum() + xs.sum()).backward()
+
+    assert raises_at_backward(run)
