@@ -345,3 +345,28 @@ def test_a_forward_given_what_requires_grad_by_every_visible_call():
         (-(targets * log_preds).sum() + xs.sum()).backward()
 
     assert raises_at_backward(run)
+
+
+def test_an_op_given_a_copy_made_by_advanced_indexing_saves_no_view():
+    # `x[idx]` with idx from nonzero copies: the save is of the copy, and the write into x
+    # afterwards leaves it alone (a 0-d index tensor would make a view; torch agrees)
+    body = """\
+    def group(masks, ids):
+        out = masks.clone()
+        for i in ids.unique():
+            idx = torch.nonzero(ids == i, as_tuple=True)[0]
+            part = torch.clamp(out[idx], max=-1.0)
+            out[idx] = part
+        return out
+    """
+    assert codes(body, ("IPF1", "IPF2")) == []
+    assert codes(body.replace("out[idx], max", "out[0], max"), ("IPF1", "IPF2")) == [("IPF204", 6)]
+
+    x = torch.rand(4, 3) * 2
+    w = torch.rand(4, 3, requires_grad=True)
+    out = x * w
+    idx = torch.nonzero(torch.tensor([1, 0, 1, 0]) == 1, as_tuple=True)[0]
+    part = torch.clamp(out[idx], max=0.5)
+    out[idx] = part.detach()
+    part.sum().backward()  # no error: clamp saved the copy
+    assert x[torch.tensor(1)]._base is x and x[idx]._base is None

@@ -575,11 +575,39 @@ class Consumers:
                              f"tensor (`{op}` also takes integral ones: indices, masks)")
         return Hazard(f"`{key}` was saved for backward by `{op}` at line {line}")
 
+    def _copying_index(self, sub: ast.Subscript) -> bool:
+        """An index known to make a copy (advanced indexing): a list, or a name bound only to
+        what ``nonzero``/``argwhere``/``argsort``/``randperm`` return (1-d or more; a 0-d index
+        tensor would make a view)."""
+        parts = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
+        for part in parts:
+            if isinstance(part, (ast.List, ast.ListComp)):
+                return True
+            if isinstance(part, ast.Name):
+                flow = self.model.flow(self.model.owner(sub))
+                bound = [b.value for b in self.model.reaching(flow, part.id, self.model.statement_of(sub))]
+                if bound and all(value is not None and self._index_tensor(value) for value in bound):
+                    return True
+        return False
+
+    def _index_tensor(self, value: ast.expr) -> bool:
+        piece = False
+        if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant):
+            piece, value = True, value.value  # `torch.nonzero(m, as_tuple=True)[0]`: a 1-d piece (not `argsort(x)[0]`, 0-d)
+        if not isinstance(value, ast.Call):
+            return False
+        func = value.func
+        torch_name = self.model.torch_name(func)
+        name = torch_name.rsplit(".", 1)[-1] if torch_name else (func.attr if isinstance(func, ast.Attribute) else "")
+        return name in ("nonzero", "argwhere") or (not piece and name in ("argsort", "randperm"))
+
     def _through_views(self, node: ast.expr) -> ast.expr:
         """``x[0]``, ``x.view(...)``, ``x.t()``: an op on the view reads (and may save) x."""
         while True:
             parent = self.model.parent(node)
             if isinstance(parent, ast.Subscript) and parent.value is node:
+                if self._copying_index(parent):
+                    return node  # `x[idx]` with a list or 1-d index tensor copies: what saves it never sees x
                 node = parent
                 continue
             if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in VIEW_METHODS:
