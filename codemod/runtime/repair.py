@@ -258,7 +258,14 @@ def repair(target: str, settings: Optional[Settings] = None, max_rounds: int = 8
             undo = (before, round_steps, keys)
         ended = tuple(sorted(texts.items()))
         if attempts and ended in seen:
-            break  # no candidate left that changes anything
+            # An earlier attempt ended with these texts (its verdict stands): not verified again.
+            # Other choices may still lead elsewhere (a later round's conflict whose next
+            # candidate is a wider wrap): take them, or stop where none is left.
+            if not more_choices:
+                break  # no candidate left that changes anything
+            for step in steps:
+                prefer[_key(step.conflict)] = prefer.get(_key(step.conflict), 0) + 1
+            continue
         seen.add(ended)
         verification = None
         if any(texts[p] != reads[p][1] for p in texts):
