@@ -29,7 +29,7 @@ conflict the run located, and writes one only once it is verified. libcst only; 
 
 from __future__ import annotations
 
-from typing import Callable, List, Optional, Sequence, Set, Tuple, cast
+from typing import Callable, List, Optional, Sequence, Set, Tuple, Union, cast
 
 from codemod.findings import Fix
 from codemod.fixes import _cst as cst
@@ -386,7 +386,8 @@ class _Unwrap(cst.CSTTransformer):
     def visit_ClassDef(self, node: "cst.ClassDef") -> bool:
         return False
 
-    def leave_With(self, original: "cst.With", updated: "cst.With"):
+    def leave_With(self, original: "cst.With",
+                   updated: "cst.With") -> "Union[cst.BaseStatement, cst.FlattenSentinel[cst.BaseStatement]]":
         if len(updated.items) != 1 or code(updated.items[0].item) != MUTATION_ALLOWED \
                 or not isinstance(updated.body, cst.IndentedBlock):
             return updated
@@ -401,10 +402,11 @@ def _unwrapped(stmts: Sequence["cst.BaseStatement"]) -> List["cst.BaseStatement"
     return [x for s in stmts for x in _flat(s.visit(_Unwrap()))]
 
 
-def _flat(node) -> List["cst.BaseStatement"]:
+def _flat(node: "Union[cst.CSTNode, cst.FlattenSentinel[cst.BaseStatement], cst.RemovalSentinel]") \
+        -> List["cst.BaseStatement"]:
     if isinstance(node, cst.FlattenSentinel):
         return list(node.nodes)
-    return [node]
+    return [cast("cst.BaseStatement", node)]
 
 
 def _docstring(stmt: "cst.BaseStatement") -> bool:
