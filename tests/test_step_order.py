@@ -369,3 +369,55 @@ def test_a_program_that_fails_otherwise_is_not_reported_as_nothing_to_repair(tmp
     assert not result.verified and not result.nothing_to_do
     shown = render(result)
     assert "nothing to repair" not in shown and "inplacefix_no_such_module" in shown
+
+
+# An option-critic shape: the state of one iteration (a two-layer body, so its second layer's
+# weight is saved) feeds the next iteration's policy term, after the step; the first state comes
+# from before the inner loop, and the step is in an `if` of the loop's body.
+STATE_ACROSS = textwrap.dedent('''\
+    import torch
+    import torch.nn as nn
+
+
+    def compute():
+        torch.manual_seed(0)
+        body = nn.Sequential(nn.Linear(4, 6), nn.Tanh(), nn.Linear(6, 6))
+        head = nn.Linear(6, 2)
+        opt = torch.optim.SGD(list(body.parameters()) + list(head.parameters()), lr=0.1)
+        out = {}
+        for episode in range(2):
+            state = body(torch.randn(1, 4))
+            for t in range(3):
+                logp = head(state).log_softmax(-1)[0, 0]
+                state = body(torch.randn(1, 4))
+                if t > 0:
+                    loss = -logp + body(torch.randn(1, 4)).pow(2).mean()
+                    opt.zero_grad()
+                    loss.backward()
+                    out[f"e{episode}t{t}"] = body[0].weight.grad.clone()
+                    opt.step()
+        out.update({n: p.detach().clone() for n, p in body.named_parameters()})
+        return out
+    ''')
+
+
+def test_an_attempt_ending_like_an_earlier_one_goes_on_to_the_wider_wraps(tmp_path):
+    """Attempt 1 wraps the `if`'s block, then (round 2) the inner loop's body: each iteration its
+    own context, so the state of the previous one fails. Attempt 2's first choice (the loop's
+    body) ends with the same text: it is not verified again, and the search goes on to the wrap
+    around the inner loop and the state made before it, which verifies."""
+    from codemod.runtime.repair import repair
+
+    path = tmp_path / "state_across.py"
+    path.write_text(STATE_ACROSS)
+    result = repair(f"{path}::compute", timeout=240)
+    assert result.verified, [s.action for s in result.steps]
+    assert result.repaired.count("allow_mutation_on_saved_tensors()") == 1
+    assert ("        with torch.autograd.graph.allow_mutation_on_saved_tensors():\n"
+            "            state = body(torch.randn(1, 4))\n") in result.repaired
+    assert "retain_graph" not in result.repaired and ".detach()" not in result.repaired.replace(
+        "p.detach().clone()", "")
+    fixed = tmp_path / "state_across_fixed.py"
+    fixed.write_text(result.repaired)
+    got, want = _load(fixed, "state_across_fixed").compute(), _oracle(path)
+    assert set(got) == set(want) and all(_close(got[k], want[k]) for k in want)

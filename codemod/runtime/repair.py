@@ -38,7 +38,8 @@ the writes-into-copies reference (``view_copies``).
 One fix can reveal the next conflict, so this runs again until backward succeeds, then proves
 the result with :func:`codemod.runtime.verify.verify`. When that verification fails, every
 conflict moves on to its next candidate and the whole repair runs again (at most
-``max_attempts`` times). Nothing that did not verify is ever written (the CLI's ``--write``).
+``max_attempts`` times); an attempt that ends with an earlier one's texts is not verified again,
+and the next candidates are taken while any is left. Nothing that did not verify is ever written (the CLI's ``--write``).
 """
 
 from __future__ import annotations
@@ -258,7 +259,14 @@ def repair(target: str, settings: Optional[Settings] = None, max_rounds: int = 8
             undo = (before, round_steps, keys)
         ended = tuple(sorted(texts.items()))
         if attempts and ended in seen:
-            break  # no candidate left that changes anything
+            # An earlier attempt ended with these texts (its verdict stands): not verified again.
+            # Other choices may still lead elsewhere (a later round's conflict whose next
+            # candidate is a wider wrap): take them, or stop where none is left.
+            if not more_choices:
+                break  # no candidate left that changes anything
+            for step in steps:
+                prefer[_key(step.conflict)] = prefer.get(_key(step.conflict), 0) + 1
+            continue
         seen.add(ended)
         verification = None
         if any(texts[p] != reads[p][1] for p in texts):
