@@ -77,3 +77,32 @@ def test_a_wrap_that_cuts_a_gradient_is_not_verified_and_the_update_s_own_wrap_i
     assert result.verified, render(result)
     assert "    with torch.no_grad():\n        state.zero_()" in result.repaired
     assert "    y = reset_and_scale(mem, x)" in result.repaired
+
+
+GRADIENT_STEP_ON_A_FRESH_LEAF = '''
+import torch
+
+
+def fit():
+    target = torch.tensor([1.0, -2.0, 3.0])
+    x = torch.zeros(3, requires_grad=True)
+    for _ in range(3):
+        loss = ((x - target) ** 2).sum()
+        loss.backward()
+        x -= 0.1 * x.grad
+        x.grad.zero_()
+    return {"x": x.detach().clone()}
+'''
+
+
+def test_a_gradient_step_on_a_leaf_read_again_gets_the_no_grad_wrap(tmp_path):
+    """A tensor made with requires_grad=True is read again after its update (IPF105 says
+    "update a copy", with no fix in a loop), but the update reads its own ``.grad``: a gradient
+    step, never meant to be differentiated. The wrap around it is offered first and verified;
+    the copy (``x = x.clone()``) would lose ``x.grad``."""
+    path = tmp_path / "descent.py"
+    path.write_text(GRADIENT_STEP_ON_A_FRESH_LEAF)
+    result = repair(f"{path}::fit")
+    assert result.verified, render(result)
+    assert "        with torch.no_grad():\n            x -= 0.1 * x.grad\n        x.grad.zero_()" in result.repaired
+
