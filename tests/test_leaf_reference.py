@@ -13,10 +13,14 @@ torch = pytest.importorskip("torch")
 from codemod.runtime.references import LeafWatch  # noqa: E402
 
 
-def watched(fn):
+def watched(fn, differentiate=False):
+    """``differentiate``: the harness's backward of the result, inside the watch as in a run."""
     watch = LeafWatch(no_grad_leaves=True)
     with watch:
         result = fn()
+        if differentiate:
+            leaves = [t for t in watch.leaves]
+            torch.autograd.grad(result.sum(), leaves, allow_unused=True)
     return watch, result
 
 
@@ -27,8 +31,22 @@ def test_an_update_after_a_read_the_graph_keeps_does_not_fit():
         w.add_(1)
         return (y + w).sum()
 
-    watch, _ = watched(program)
+    watch, _ = watched(program, differentiate=True)
     assert watch.unfit is not None and "already read" in watch.unfit
+
+
+def test_an_update_after_a_read_no_backward_goes_through_fits():
+    """A forward kept for a printed score before the update: still held by a name, but no
+    backward goes through it; the loss after the update reads the updated leaf only."""
+    def program():
+        w = torch.ones(3, requires_grad=True)
+        score = w * 2  # evaluated before the edit, never differentiated
+        float(score.sum())
+        w.add_(1)
+        return (w * 3).sum()
+
+    watch, _ = watched(program, differentiate=True)
+    assert watch.unfit is None
 
 
 def test_a_read_that_left_nothing_behind_fits():
@@ -54,7 +72,7 @@ def test_a_read_kept_through_a_later_result_does_not_fit():
         w.zero_()
         return h
 
-    watch, _ = watched(program)
+    watch, _ = watched(program, differentiate=True)
     assert watch.unfit is not None
 
 

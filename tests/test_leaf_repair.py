@@ -77,3 +77,77 @@ def test_a_wrap_that_cuts_a_gradient_is_not_verified_and_the_update_s_own_wrap_i
     assert result.verified, render(result)
     assert "    with torch.no_grad():\n        state.zero_()" in result.repaired
     assert "    y = reset_and_scale(mem, x)" in result.repaired
+
+
+GRADIENT_STEP_ON_A_FRESH_LEAF = '''
+import torch
+
+
+def fit():
+    target = torch.tensor([1.0, -2.0, 3.0])
+    x = torch.zeros(3, requires_grad=True)
+    for _ in range(3):
+        loss = ((x - target) ** 2).sum()
+        loss.backward()
+        x -= 0.1 * x.grad
+        x.grad.zero_()
+    return {"x": x.detach().clone()}
+'''
+
+
+def test_a_gradient_step_on_a_leaf_read_again_gets_the_no_grad_wrap(tmp_path):
+    """A tensor made with requires_grad=True is read again after its update (IPF105 says
+    "update a copy", with no fix in a loop), but the update reads its own ``.grad``: a gradient
+    step, never meant to be differentiated. The wrap around it is offered first and verified;
+    the copy (``x = x.clone()``) would lose ``x.grad``."""
+    path = tmp_path / "descent.py"
+    path.write_text(GRADIENT_STEP_ON_A_FRESH_LEAF)
+    result = repair(f"{path}::fit")
+    assert result.verified, render(result)
+    assert "        with torch.no_grad():\n            x -= 0.1 * x.grad\n        x.grad.zero_()" in result.repaired
+
+
+READ_BEFORE_THE_EDIT = '''
+import torch
+
+
+def tune():
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(4, 1)
+    x = torch.randn(8, 4)
+    y = torch.randn(8, 1)
+    before = lin(x)
+    print(float((before - y).abs().mean()))
+    lin.weight[0, 1] *= 0.5
+    loss = ((lin(x) - y) ** 2).mean()
+    loss.backward()
+    return {"w": lin.weight.grad, "b": lin.bias.grad}
+
+
+def tune_through():
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(4, 1)
+    x = torch.randn(8, 4)
+    y = torch.randn(8, 1)
+    before = lin(x)
+    lin.weight[0, 1] *= 0.5
+    loss = ((lin(x) - y) ** 2).mean() + before.mean()
+    loss.backward()
+    return {"w": lin.weight.grad, "b": lin.bias.grad}
+'''
+
+
+def test_a_weight_edit_after_a_forward_no_backward_goes_through_is_verified(tmp_path):
+    """A forward run before the edit for a printed score (its result still bound) is read by
+    no backward: the no-grad meaning fits and the wrap is verified. Where the loss adds that
+    earlier result, the backward goes through the read before the edit: no meaning is known."""
+    path = tmp_path / "edit.py"
+    path.write_text(READ_BEFORE_THE_EDIT)
+    wrapped = "    with torch.no_grad():\n        lin.weight[0, 1] *= 0.5\n"
+    kept = verify(f"{path}::tune", rewritten_source=READ_BEFORE_THE_EDIT.replace("    lin.weight[0, 1] *= 0.5\n", wrapped, 1))
+    assert kept.verdict is Verdict.VERIFIED, render_table(kept)
+    text = READ_BEFORE_THE_EDIT.replace("    lin.weight[0, 1] *= 0.5\n    loss = ((lin(x) - y) ** 2).mean() + before",
+                                        wrapped + "    loss = ((lin(x) - y) ** 2).mean() + before")
+    through = verify(f"{path}::tune_through", rewritten_source=text)
+    assert through.verdict is not Verdict.VERIFIED, render_table(through)
+    assert "goes through that read" in render_table(through)

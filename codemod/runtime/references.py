@@ -8,7 +8,8 @@
   offending in-place updates are applied outside autograd, as under ``torch.no_grad()``: the
   meaning of weight surgery, init, manual SGD, EMA updates and state resets. It does not fit
   when the leaf was already read by the computation being differentiated (used since the last
-  backward), when the update's right-hand side requires grad and a later backward goes
+  backward, and a later backward goes through that read: a forward kept only for a printed
+  score is no part of it), when the update's right-hand side requires grad and a later backward goes
   through the leaf (``embeds += visual.mean() * 0.``), or when an in-place step of the
   computation (``F.relu(x, inplace=True)``) ran on a leaf whose ``.grad`` the program reads.
   Then the **copy meaning** is tried: each such update made out of place on a new tensor (the
@@ -142,8 +143,9 @@ class LeafWatch(TorchFunctionMode):
       shape; ``h = b + h`` and ``h += b`` name the same leaves);
     - with ``no_grad_leaves``, applies in-place updates of such leaves outside autograd, and
       says where the no-grad meaning does not fit: the leaf was already read by the
-      computation being differentiated; the update's right-hand side requires grad (``embeds +=
-      visual.mean() * 0.``: the program differentiates through it); or the update is a step
+      computation being differentiated (a later backward goes through that read); the
+      update's right-hand side requires grad (``embeds += visual.mean() * 0.``: the program
+      differentiates through it); or the update is a step
       of the computation (``F.relu(x, inplace=True)``, ``x.sigmoid_()``) and the leaf's
       ``.grad`` is read afterwards (the gradient the program reads goes through it);
     - with ``copy_leaves``, makes each such update out of place (``x.add_(y)`` -> ``x.add(y)``,
@@ -176,6 +178,8 @@ class LeafWatch(TorchFunctionMode):
         self._index: Dict[int, int] = {}
         self._recorded: List[weakref.ref] = []  # results recorded since the last backward
         self._reached: Optional[set] = None  # ids of the leaves their graphs reach (cached)
+        # id(leaf) -> (why, the graph nodes that read it before an update): unfit once a backward reaches one
+        self._early: Dict[int, Tuple[str, list]] = {}
         self.updates: List[LeafUpdate] = []
         self.unfit: Optional[str] = None
         self.exempt: set = set()  # ids of leaves the harness made (inputs): not the program's
@@ -246,8 +250,20 @@ class LeafWatch(TorchFunctionMode):
             if self.copy_leaves:
                 return self._copy(func, name, args, kwargs, leaf, where)
             if self.unfit is None and self._read_by_graph(leaf):
-                self.unfit = (f"{where}: `{name}` updates a leaf that the computation being "
-                              "differentiated already read; its meaning is not known")
+                # Read before the update by a graph still alive: a meaning is not known only where
+                # a later backward goes through that read (a forward kept for its `.item()` or
+                # `argmax` and then dropped is no part of what is differentiated).
+                readers = self._readers(leaf)
+                values = [t for t in tensors if args and t is not args[0] and not _is_view_of(t, leaf)
+                          and t.grad_fn is not None]
+                if values and id(leaf) in _leaves_reached([t.grad_fn for t in values]):
+                    readers = None  # the update's own value read the leaf (`w.div_(w.norm())`): at once
+                message = (f"{where}: `{name}` updates a leaf that the computation being "
+                           "differentiated already read; its meaning is not known")
+                if readers is None:
+                    self.unfit = message
+                else:
+                    self._early[id(leaf)] = (message, self._early.get(id(leaf), ("", []))[1] + readers)
             operands = [t for t in tensors if t is not args[0] and not _is_view_of(t, leaf)] if args else tensors
             if any(t.requires_grad for t in operands):
                 self._through.setdefault(id(leaf), f"{where}: `{name}`")
@@ -257,6 +273,11 @@ class LeafWatch(TorchFunctionMode):
                 self._stepped.setdefault(id(leaf), f"{where}: `{name}`, with operands computed from the leaf itself")
             with torch.no_grad():
                 return func(*args, **kwargs)
+        if name in ("backward", "grad") and self._early and self.unfit is None:
+            nodes = _nodes_reached([t.grad_fn for t in tensors if t.grad_fn is not None])
+            hit = next((message for message, readers in self._early.values() if any(r in nodes for r in readers)), None)
+            if hit is not None:
+                self.unfit = f"{hit} (a backward at {_user_line()} goes through that read)"
         if name in ("backward", "grad") and self._through and self.unfit is None:
             reached = _leaves_reached([t.grad_fn for t in tensors if t.grad_fn is not None])
             hit = next((where for key, where in self._through.items() if key in reached), None)
@@ -372,6 +393,14 @@ class LeafWatch(TorchFunctionMode):
             return {k: self._swap(v) for k, v in obj.items()}
         return obj
 
+    def _readers(self, leaf: torch.Tensor) -> Optional[list]:
+        """The graph nodes of the recorded tensors still alive that read ``leaf`` (None: too
+        many to follow; then the read counts at once)."""
+        alive = [t for t in (r() for r in self._recorded) if t is not None and t._base is not leaf]
+        if len(alive) > 256:
+            return None
+        return [t.grad_fn for t in alive if t.grad_fn is not None and id(leaf) in _leaves_reached([t.grad_fn])]
+
     def _read_by_graph(self, leaf: torch.Tensor) -> bool:
         """A tensor recorded since the last backward, still alive and not a view of ``leaf``,
         has ``leaf`` in its graph: the differentiated computation read it before this update.
@@ -433,6 +462,19 @@ def _updated_leaf(args: tuple, kwargs: dict) -> Optional[torch.Tensor]:
         return base if base.is_leaf and base.requires_grad else None
     except RuntimeError:
         return None
+
+
+def _nodes_reached(roots: list) -> set:
+    """The graph nodes that backward from ``roots`` runs through."""
+    seen: set = set()
+    stack = [r for r in roots if r is not None]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        stack.extend(n for n, _ in node.next_functions if n is not None)
+    return seen
 
 
 def _leaves_reached(roots: list) -> set:

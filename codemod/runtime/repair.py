@@ -662,11 +662,14 @@ def _leaf_candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Pat
     none, a ``with torch.no_grad():`` around the call of that helper, then around the failing
     statement itself (the run proved the target requires grad, which the rule could not see).
     Where IPF005 says the leaf is read again afterwards ("update a copy"), its fix only: a
-    ``no_grad`` wrap there would be verified against a meaning the code may not have."""
+    ``no_grad`` wrap there would be verified against a meaning the code may not have; except
+    where the update is a gradient step (its right-hand side reads the leaf's own ``.grad``,
+    ``x -= lr * x.grad``), which no program means to differentiate: the wrap comes first."""
     sites = [s for s in (conflict.mutation, *conflict.callers) if _same_file(s, path)]
     if not sites:
         return [], "the line to fix is outside the target's file"
     found: List[_Candidate] = []
+    step = sites[0] is conflict.mutation and _gradient_step(trees.source, conflict.mutation.line)
     for site in sites:
         if analysed.wrapper is None:
             break  # libcst cannot parse the file: the rule's fixes do not exist
@@ -682,22 +685,57 @@ def _leaf_candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Pat
             found.append(_Candidate(finding.fix, f"{finding.code} at line {finding.span.line}{where}: "
                                                  f"{finding.fix.title}{how}"))
             break
-        if any(f.reason == "leaf-read-after" for f in leaf):
+        if any(f.reason == "leaf-read-after" for f in leaf) and not step:
             return found, (f"line {site.line} updates a leaf that is read again afterwards: it means "
                            "\"update a copy\" (IPF005 says how); fix by hand")
-    if found:
+    if found and not (step and all("leaf-read-after" in c.action for c in found)):
         return found, ""
     outer = sites[1:2] + sites[:1] if sites[0] is conflict.mutation else sites[:1]
+    if step:  # a gradient step: the wrap around the step itself, then the copy fix
+        outer, copies, found = sites[:1], found, []
+    else:
+        copies = []
     for site in outer:
         for positions, region in trees.at(site.line):
             fix = _no_grad_wrap(positions, site.line if region is None else region.position(site.line, 0)[0],
                                 trees.source, region is None)
             if fix is not None:
                 where = "the failing statement" if site is conflict.mutation else "the call of the helper"
-                found.append(_Candidate(fix, f"{fix.title} around {where}, line {site.line} (not IPF005's: checked "
-                                             "by the verification below)", region))
+                note = " (a gradient step: its right-hand side reads the leaf's .grad)" if step else ""
+                found.append(_Candidate(fix, f"{fix.title} around {where}, line {site.line}{note} (not IPF005's: "
+                                             "checked by the verification below)", region))
                 break
-    return found, f"no rewrite found for line {conflict.mutation.line if conflict.mutation else '?'}; fix by hand"
+    return found + copies, f"no rewrite found for line {conflict.mutation.line if conflict.mutation else '?'}; fix by hand"
+
+
+def _gradient_step(source: str, line: int) -> bool:
+    """The statement at ``line`` updates a name in place with a value that reads that name's
+    own ``.grad`` (``x -= lr * x.grad``, ``x.add_(x.grad, alpha=-lr)``, ``x[m] -= x.grad[m]``):
+    an optimizer step, never meant to be differentiated."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.AugAssign, ast.Assign, ast.Expr)) or node.lineno != line:
+            continue
+        if isinstance(node, ast.AugAssign):
+            target, value = node.target, node.value
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript):
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) \
+                and isinstance(node.value.func, ast.Attribute) and node.value.func.attr.endswith("_"):
+            target, value = node.value.func.value, node.value
+        else:
+            continue
+        while isinstance(target, ast.Subscript):
+            target = target.value
+        if not isinstance(target, ast.Name):
+            continue
+        if any(isinstance(n, ast.Attribute) and n.attr == "grad" and isinstance(n.value, ast.Name)
+               and n.value.id == target.id for n in ast.walk(value)):
+            return True
+    return False
 
 
 def _copy_meaning_candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path,
