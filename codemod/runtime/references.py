@@ -479,19 +479,8 @@ def _nodes_reached(roots: list) -> set:
 
 def _leaves_reached(roots: list) -> set:
     """ids of the leaves whose ``AccumulateGrad`` nodes the graphs of ``roots`` reach."""
-    found: set = set()
-    seen: set = set()
-    stack = [r for r in roots if r is not None]
-    while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        variable = getattr(node, "variable", None)
-        if isinstance(variable, torch.Tensor):
-            found.add(id(variable))
-        stack.extend(n for n, _ in node.next_functions if n is not None)
-    return found
+    variables = (getattr(node, "variable", None) for node in _nodes_reached(roots))
+    return {id(v) for v in variables if isinstance(v, torch.Tensor)}
 
 
 def _flat(items):
