@@ -364,8 +364,8 @@ class Hazards:
         return False
 
 
-class Consumers:
-    """Saves made by the ops that read the written tensor before the write (an input saved), in order of execution."""
+class _HazardsPart:
+    """A fact class wired by :class:`Hazards`: it reads the facts Hazards holds."""
 
     def __init__(self, hazards: "Hazards") -> None:
         self.hazards = hazards
@@ -373,6 +373,10 @@ class Consumers:
         self.constants = hazards.constants
         self.floating = hazards.floating
         self.model = hazards.model
+
+
+class Consumers(_HazardsPart):
+    """Saves made by the ops that read the written tensor before the write (an input saved), in order of execution."""
 
     def _known_tensor(self, node: Located, target: ast.expr) -> bool:
         """A proven hazard writes into a tensor: known to be one, or written by a tensor method."""
@@ -550,15 +554,8 @@ class Consumers:
             return node
 
 
-class Producers:
+class Producers(_HazardsPart):
     """Saves made by the op that produced the written tensor (its output saved), and when backward never reads them."""
-
-    def __init__(self, hazards: "Hazards") -> None:
-        self.hazards = hazards
-        self.constant_args = hazards.constant_args
-        self.constants = hazards.constants
-        self.floating = hazards.floating
-        self.model = hazards.model
 
     def _only_without_grad(self, binding: Binding, stmt: Located, key: str) -> bool:
         """``y = x.softmax(-1)`` reaches the write only through the branch of an ``if
@@ -717,15 +714,8 @@ class Producers:
         return Hazard(reason)
 
 
-class ModuleHazards:
+class ModuleHazards(_HazardsPart):
     """Hazards of an ``inplace=True`` module: found at the calls of the module, or from the layer before it in a chain."""
-
-    def __init__(self, hazards: "Hazards") -> None:
-        self.hazards = hazards
-        self.constant_args = hazards.constant_args
-        self.constants = hazards.constants
-        self.floating = hazards.floating
-        self.model = hazards.model
 
     def explain_module(self, call: ast.Call) -> Optional[Hazard]:
         """Why building this ``inplace=True`` module makes a conflict at one of its calls."""
@@ -815,15 +805,8 @@ class ModuleHazards:
         return None
 
 
-class OpSaves:
+class OpSaves(_HazardsPart):
     """Which op an expression runs and what that op saves for backward (measured data, by operand kind)."""
-
-    def __init__(self, hazards: "Hazards") -> None:
-        self.hazards = hazards
-        self.constant_args = hazards.constant_args
-        self.constants = hazards.constants
-        self.floating = hazards.floating
-        self.model = hazards.model
 
     def _is_method_call(self, call: ast.Call) -> bool:
         """Whether ``call`` (of an attribute: callers check) calls a method of a tensor."""

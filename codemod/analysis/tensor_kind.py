@@ -310,8 +310,8 @@ class TensorKinds:
         return Kind.UNKNOWN
 
 
-class CallKinds:
-    """The kind of a call's result: a torch factory or op, a builtin, a class, a non-tensor library, a module of this file."""
+class _KindsPart:
+    """A fact class wired by :class:`TensorKinds`: it reads the facts TensorKinds holds."""
 
     def __init__(self, kinds: "TensorKinds") -> None:
         self.kinds = kinds
@@ -321,6 +321,10 @@ class CallKinds:
         self.module = kinds.module
         self.names = kinds.names
         self.tree = kinds.tree
+
+
+class CallKinds(_KindsPart):
+    """The kind of a call's result: a torch factory or op, a builtin, a class, a non-tensor library, a module of this file."""
 
     def _call_kind(self, call: ast.Call) -> Kind:
         func = call.func
@@ -397,17 +401,11 @@ class CallKinds:
         return short in FACTORIES
 
 
-class ParameterKinds:
+class ParameterKinds(_KindsPart):
     """A parameter's kind: from its annotation, its default, what this module passes for it, and how the body uses it."""
 
     def __init__(self, kinds: "TensorKinds") -> None:
-        self.kinds = kinds
-        self.binder = kinds.binder
-        self.classes = kinds.classes
-        self.dataflow = kinds.dataflow
-        self.module = kinds.module
-        self.names = kinds.names
-        self.tree = kinds.tree
+        super().__init__(kinds)
         self._uses: Optional[Dict[str, int]] = None  # name -> reads in the module
 
     def _param_kind(self, param: ast.arg) -> Kind:

@@ -315,8 +315,8 @@ class Views:
         return None
 
 
-class ViewMaking:
-    """How a view was made: by a multi-output view op, under no_grad, or by a custom autograd Function returning its input."""
+class _ViewsPart:
+    """A fact class wired by :class:`Views`: it reads the facts Views holds."""
 
     def __init__(self, views: "Views") -> None:
         self.views = views
@@ -327,6 +327,10 @@ class ViewMaking:
         self.kinds = views.kinds
         self.names = views.names
         self.tree = views.tree
+
+
+class ViewMaking(_ViewsPart):
+    """How a view was made: by a multi-output view op, under no_grad, or by a custom autograd Function returning its input."""
 
     def _multi_kind(self, call: ast.AST) -> ViewKind:
         return "no-grad" if self._made_without_grad(call) else "multi-output"
@@ -394,18 +398,8 @@ class ViewMaking:
         return bool(returns) and all(r.value is not None and _view_of_input(r.value, inputs) for r in returns)
 
 
-class LaterReads:
+class LaterReads(_ViewsPart):
     """Who reads a view's base (or its other views) after a write into the view: what decides whether a fix is safe."""
-
-    def __init__(self, views: "Views") -> None:
-        self.views = views
-        self.binder = views.binder
-        self.classes = views.classes
-        self.dataflow = views.dataflow
-        self.grad = views.grad
-        self.kinds = views.kinds
-        self.names = views.names
-        self.tree = views.tree
 
     def overlapping_view_read_after(self, name: ast.Name, stmt: Located, origin: ViewOrigin) -> Optional[str]:
         """Another name bound to a view of the tensor ``origin`` views (``u = h[0:2]`` beside
@@ -556,18 +550,8 @@ class LaterReads:
         return read_after(self.tree, self.binder.flow(self.tree.owner(stmt)), key, stmt, loop_heads=False)
 
 
-class GradRequirement:
+class GradRequirement(_ViewsPart):
     """Whether an expression requires grad (yes, no, or unknown), from its leaves, parameters and the ops that made it."""
-
-    def __init__(self, views: "Views") -> None:
-        self.views = views
-        self.binder = views.binder
-        self.classes = views.classes
-        self.dataflow = views.dataflow
-        self.grad = views.grad
-        self.kinds = views.kinds
-        self.names = views.names
-        self.tree = views.tree
 
     def requires_grad(self, expr: ast.expr, at: Located) -> RequiresGrad:
         """Whether ``expr`` (evaluated at ``at``) requires grad: "yes" only where the analysis
