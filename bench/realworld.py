@@ -8,7 +8,7 @@ reference deliberately computes something else (`# ref_semantics: differs`).
     python bench/realworld.py                          # repair (FILE::compute --write), dev sets
     python bench/realworld.py --mode fix               # default `inplacefix fix` over each set
     python bench/realworld.py --mode check             # default `check`: is the case flagged?
-    python bench/realworld.py --holdout                # the set-aside part only (end of a stop)
+    python bench/realworld.py --holdout                # the set-aside parts, holdout*/ (end of a stop)
     python bench/realworld.py --sets set4 --verbose -j 2 --json out.json
 
 A case is FIXED when its rewritten compute() runs and returns what the reference returns
@@ -36,7 +36,7 @@ import tempfile
 from collections import Counter, defaultdict
 
 HERE = pathlib.Path(__file__).resolve().parent / "realworld"
-HOLDOUT = "holdout"
+HOLDOUT = "holdout"  # every folder whose name starts with it is set aside
 COMMANDS = {
     "repair": "inplacefix repair --write {}::compute",
     "fix": "inplacefix fix --no-cache .",
@@ -208,8 +208,8 @@ def summary(rows: list, mode: str) -> list:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=sorted(COMMANDS), default="repair")
-    parser.add_argument("--sets", nargs="+", help="folders of bench/realworld/ (default: every one but holdout)")
-    parser.add_argument("--holdout", action="store_true", help="measure the set-aside part (only at the end of a stop)")
+    parser.add_argument("--sets", nargs="+", help="folders of bench/realworld/ (default: every one but the holdout* ones)")
+    parser.add_argument("--holdout", action="store_true", help="measure the set-aside parts, holdout*/ (only at the end of a stop)")
     parser.add_argument("-j", "--jobs", type=int, default=2)
     parser.add_argument("--timeout", type=int, default=300, help="seconds per tool run")
     parser.add_argument("--json", help="write every row here")
@@ -219,8 +219,8 @@ def main() -> int:
     if shutil.which(shlex.split(COMMANDS[args.mode])[0]) is None:
         print("inplacefix is not on PATH (activate the venv that has it installed)", file=sys.stderr)
         return 2
-    names = args.sets or ([HOLDOUT] if args.holdout else sorted(
-        p.name for p in HERE.iterdir() if p.is_dir() and p.name != HOLDOUT and cases(p)))
+    folders = sorted(p.name for p in HERE.iterdir() if p.is_dir() and cases(p))
+    names = args.sets or [n for n in folders if n.startswith(HOLDOUT) == args.holdout]
     rows = []
     for name in names:
         rows += evaluate_set(HERE / name, args.mode, args.jobs, args.timeout, args.not_fixable)
