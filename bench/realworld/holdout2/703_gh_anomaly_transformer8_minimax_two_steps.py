@@ -1,5 +1,5 @@
 # source: https://github.com/thuml/Anomaly-Transformer/issues/8
-# pattern: optimizer_step_between_forward_and_backward
+# pattern: optimizer_step_between
 # codemod_fixable: no
 # error: A
 # ref_semantics: differs

@@ -1,5 +1,5 @@
 # source: https://github.com/pytorch/pytorch/issues/165621
-# pattern: index_assign
+# pattern: subscript_assign
 # codemod_fixable: yes
 # error: A
 # ref_semantics: same

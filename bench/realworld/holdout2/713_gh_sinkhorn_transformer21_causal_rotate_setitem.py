@@ -1,5 +1,5 @@
 # source: https://github.com/lucidrains/sinkhorn-transformer/issues/21
-# pattern: index_assign
+# pattern: subscript_assign
 # codemod_fixable: yes
 # error: C
 # ref_semantics: same

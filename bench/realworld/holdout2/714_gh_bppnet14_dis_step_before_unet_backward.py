@@ -1,5 +1,5 @@
 # source: https://github.com/ayu-22/BPPNet-Back-Projected-Pyramid-Network/issues/14
-# pattern: optimizer_step_between_forward_and_backward
+# pattern: optimizer_step_between
 # codemod_fixable: no
 # error: A
 # ref_semantics: differs

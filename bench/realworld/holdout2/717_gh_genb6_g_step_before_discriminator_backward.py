@@ -1,5 +1,5 @@
 # source: https://github.com/chojw/genb/issues/6
-# pattern: optimizer_step_between_forward_and_backward
+# pattern: optimizer_step_between
 # codemod_fixable: no
 # error: A
 # ref_semantics: differs

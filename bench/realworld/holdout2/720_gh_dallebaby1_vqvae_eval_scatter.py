@@ -1,5 +1,5 @@
 # source: https://github.com/yashbonde/dall-e-baby/issues/1
-# pattern: inplace_method
+# pattern: other
 # codemod_fixable: no
 # error: A
 # ref_semantics: differs

@@ -1,5 +1,5 @@
 # source: https://github.com/huggingface/transformers/issues/40488
-# pattern: index_assign
+# pattern: subscript_assign
 # codemod_fixable: yes
 # error: B
 # ref_semantics: same

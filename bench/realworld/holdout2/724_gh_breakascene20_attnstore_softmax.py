@@ -1,5 +1,5 @@
 # source: https://github.com/google/break-a-scene/pull/20
-# pattern: index_assign
+# pattern: subscript_assign
 # codemod_fixable: yes
 # error: A
 # ref_semantics: same
