@@ -1,0 +1,44 @@
+# reference fix for 715: merged PR #1106, out-of-place scaling in the backward (715helpers_k2_mutual_information_fixed.py).
+import os
+import sys
+from importlib import import_module
+
+import torch
+from torch import nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # sibling helper module
+k2 = import_module("715helpers_k2_mutual_information_fixed")
+
+
+def compute():
+    torch.manual_seed(0)
+    B, S, T, D = 2, 3, 4, 5
+    encoder = nn.Linear(D, T + 1)
+    decoder = nn.Linear(D, T)
+    opt_enc = torch.optim.SGD(encoder.parameters(), lr=0.1)
+    opt_dec = torch.optim.SGD(decoder.parameters(), lr=0.1)
+    x_feats = torch.randn(B, S, D)
+    y_feats = torch.randn(B, S + 1, D)
+
+    px = torch.log_softmax(encoder(x_feats), dim=-1)   # [B][S][T+1]
+    py = torch.log_softmax(decoder(y_feats), dim=-1)   # [B][S+1][T]
+    scores = k2.mutual_information_recursion(px, py)
+    loss = -scores.mean()
+
+    opt_enc.zero_grad()
+    loss.backward(retain_graph=True)
+    enc_grads = {"encoder." + n: p.grad.clone() for n, p in encoder.named_parameters()}
+    opt_dec.zero_grad()
+    loss.backward()
+    opt_enc.step()
+    opt_dec.step()
+
+    out = dict(enc_grads)
+    out.update({"decoder." + n: p.grad.clone() for n, p in decoder.named_parameters()})
+    out.update({"encoder_after." + n: p.detach().clone() for n, p in encoder.named_parameters()})
+    out.update({"decoder_after." + n: p.detach().clone() for n, p in decoder.named_parameters()})
+    return out
+
+
+if __name__ == "__main__":
+    compute()
