@@ -93,7 +93,7 @@ def _any_binding(stmt: "cst.BaseStatement") -> Set[str]:
 def _reads(stmt: "cst.BaseStatement") -> Set[str]:
     """The names and attribute chains a plain assignment reads (its right-hand side)."""
     small = cast("cst.SimpleStatementLine", stmt).body[0]
-    value = cast("cst.Assign", small).value if isinstance(small, cst.Assign) else cast("cst.AnnAssign", small).value
+    value = small.value if isinstance(small, cst.Assign) else cast("cst.AnnAssign", small).value
     found: Set[str] = set()
 
     class Collect(cst.CSTVisitor):
@@ -137,7 +137,7 @@ def plans(where: Positions, step_line: Optional[int], save_lines: Sequence[int])
     return found, why
 
 
-def _plan(where: Positions, block, body: List["cst.BaseStatement"], i: int,
+def _plan(where: Positions, block: "cst.CSTNode", body: List["cst.BaseStatement"], i: int,
           save_lines: Sequence[int]) -> Tuple[Optional[Plan], str]:
     j = next((k for k in range(i + 1, len(body)) if _is_backward(body[k]) is not None), None)
     step = _step_text(body[i])
