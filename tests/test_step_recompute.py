@@ -211,3 +211,51 @@ def test_recompute_that_cannot_apply_says_why_and_writes_nothing(tmp_path):
     assert "no recompute rewrite" in done.stdout and "cannot repeat" in done.stdout, done.stdout
     assert path.read_text() == NOT_REPEATABLE
     assert repair(f"{path}::compute").verified  # as computed: the step moved or the gradients taken early
+
+
+def _recompute_text(source: str, step: str, save: str):
+    """The recompute rewrite of ``source`` (libcst only, nothing run): the step at the line that
+    holds ``step``, the parameter saved at the line that holds ``save``."""
+    import libcst as cst
+
+    from codemod.fixes.apply import FixApplier
+    from codemod.fixes.from_run import Positions
+    from codemod.runtime import step_order
+
+    lines = source.splitlines()
+    at = next(i for i, t in enumerate(lines, 1) if step in t)
+    saved = next(i for i, t in enumerate(lines, 1) if save in t)
+    where = Positions(cst.MetadataWrapper(cst.parse_module(source)))
+    found, why = step_order.recompute_candidates(where, at, True, [saved])
+    return (where.module.visit(FixApplier([found[0][0]])).code if found else None), why
+
+
+CHAINS = textwrap.dedent('''\
+    def train(G, D, opt_D, opt_G, z, real, train_g):
+        fake = G(z)
+        loss_D = D(real).mean() - D(fake.detach()).mean()
+        g_loss = 0
+        g_loss += -D(fake).mean()
+        g_loss += 0.1 * fake.abs().mean()
+        opt_D.zero_grad()
+        loss_D.backward()
+        opt_D.step()
+        if train_g:
+            opt_G.zero_grad()
+            g_loss.backward()
+            opt_G.step()
+    ''')
+
+
+def test_recompute_rebuilds_an_added_up_loss_from_its_start_inside_the_if():
+    """``g_loss = 0; g_loss += ...``: the chain from its start runs again, inside the ``if`` that
+    holds the backward; a chain that starts from an alias (changed in place by ``+=``) is refused."""
+    fixed, why = _recompute_text(CHAINS, "opt_D.step()", "g_loss += -D(fake)")
+    assert fixed is not None, why
+    assert ("        opt_G.zero_grad()\n        # inplacefix (recompute)" in fixed
+            and "        g_loss = 0\n        g_loss += -D(fake).mean()\n"
+                "        g_loss += 0.1 * fake.abs().mean()\n        g_loss.backward()" in fixed), fixed
+    assert fixed.count("fake = G(z)") == 1  # the generator's forward is not repeated
+    aliased = CHAINS.replace("g_loss = 0", "g_loss = G.loss")
+    fixed, why = _recompute_text(aliased, "opt_D.step()", "g_loss += -D(fake)")
+    assert fixed is None and "keeps the first addition" in why

@@ -789,6 +789,9 @@ def run(
                                                help="Stop after N backward passes (and the optimizer step after the last)."),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Kill the script after this many seconds."),
     output_format: Format = FormatOpt,
+    meaning: Meaning = typer.Option(Meaning.as_computed, "--meaning",
+                                    help="The suggested fix of a step-order conflict: as-computed or recompute "
+                                         "(as for repair)."),
 ) -> None:
     """Run a script as `python script.py ARGS` would, under the locator (runs your code): at the
     first in-place, leaf or view error, print both lines and the suggested fix. Options go
@@ -801,7 +804,7 @@ def run(
     job = _script_from(script, module, ctx.args)
     as_json = output_format is not Format.text
     try:
-        result = run_script(job, max_backward=max_backward, timeout=timeout, capture=as_json)
+        result = run_script(job, max_backward=max_backward, timeout=timeout, capture=as_json, meaning=meaning.value)
     except ScriptError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
