@@ -10,10 +10,18 @@ so that backward runs through a fresh forward. Nothing is detached, no ``retain_
 and no gradient is zeroed; the statements before the stepped module's call (``fake = G(z)``)
 are not repeated, so the loss still reaches every module it reached.
 
-It applies where the step and the ``backward()`` are statements of one block, the loss is a
-name (or an attribute chain) bound in that block before the step by plain assignments, and no
-name the copies read is rebound between the original statement and the backward. Elsewhere it
-says why. Unsafe by nature (it picks a meaning); verified against the recompute reference
+The stepped module's call is the statement that holds the line where the run saw the
+parameter saved, or the first that reads a module the optimizer was built over (read off its
+assignment: ``opt_D = Adam(D.parameters())``; ``self.dis_optimizer = ...`` in a class for
+``model.dis_optimizer``), or calls a module that holds it (``net(x)`` for ``net.encoder``).
+
+It applies where the step is a statement of a block and the ``backward()`` comes after it in
+that block (or in an ``if``/``with``/``try`` inside it: the copies go right before it there),
+the loss is a name (or an attribute chain) built in that block before the step by assignments
+(``name += value`` too, its chain rebuilt from a plain assignment that makes a new value: an
+alias was changed in place by the ``+=``), and no name the copies read is bound again between
+the original statement and the backward. Statements before an ``if`` or a loop that builds part
+of the loss stay as they are; where such a statement would have to run again, it says why. Unsafe by nature (it picks a meaning); verified against the recompute reference
 (``codemod.runtime.recompute``). libcst only; no torch here.
 """
 
