@@ -189,7 +189,8 @@ NOT_REPEATABLE = textwrap.dedent('''\
         fake = G(torch.randn(4, 3))
         loss_D = -torch.log(1 - D(fake.detach())).mean()
         loss_G = -torch.log(D(fake)).mean()
-        loss_G += 0.1 * fake.abs().mean()
+        for weight in (0.1, 0.2):
+            loss_G = loss_G + weight * fake.abs().mean()
         opt_D.zero_grad()
         loss_D.backward()
         opt_D.step()
@@ -201,8 +202,9 @@ NOT_REPEATABLE = textwrap.dedent('''\
 
 
 def test_recompute_that_cannot_apply_says_why_and_writes_nothing(tmp_path):
-    """The loss is also built by ``loss_G += ...`` (running it again would add twice): no
-    recompute rewrite, the reason said, nothing written; the default meaning still repairs it."""
+    """Part of the loss is built in a loop after D's call (a statement the rewrite does not run
+    again): no recompute rewrite, the reason said, nothing written; the default meaning still
+    repairs it."""
     path = tmp_path / "aug.py"
     path.write_text(NOT_REPEATABLE)
     done = subprocess.run([sys.executable, "-m", "codemod", "repair", f"{path.name}::compute", "--meaning",
