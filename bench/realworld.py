@@ -10,6 +10,7 @@ reference deliberately computes something else (`# ref_semantics: differs`).
     python bench/realworld.py --mode check             # default `check`: is the case flagged?
     python bench/realworld.py --holdout                # the set-aside parts, holdout*/ (end of a stop)
     python bench/realworld.py --sets set4 --verbose -j 2 --json out.json
+    python bench/realworld.py --mode repair-recompute --not-fixable   # step order, --meaning recompute
 
 A case is FIXED when its rewritten compute() runs and returns what the reference returns
 (allclose, rtol 1e-4); WRONG when it runs and returns something else (a wrong fix written);
@@ -17,6 +18,9 @@ STILL_FAILS, ERROR, UNCHANGED otherwise. A differing result where the reference 
 meaning on purpose is DIFFERS_SEM, not wrong. A not-fixable case (error A) whose rewrite returns what
 the original computed under the snapshot oracle (its "as computed" meaning: the values its forward
 really used) is AS_COMPUTED, whatever its reference means; `--not-fixable` runs those cases only.
+In `repair-recompute` mode (`repair --meaning recompute`), such a rewrite that returns what the
+original computes with the forward a step made stale run again after the step
+(``codemod.runtime.recompute``) is RECOMPUTED; a FIXED one matches the maintainers' reference.
 The last lines give the figures per set and per error family. Cases are judged each in a fresh interpreter.
 """
 
@@ -39,6 +43,7 @@ HERE = pathlib.Path(__file__).resolve().parent / "realworld"
 HOLDOUT = "holdout"  # every folder whose name starts with it is set aside
 COMMANDS = {
     "repair": "inplacefix repair --write {}::compute",
+    "repair-recompute": "inplacefix repair --write --meaning recompute {}::compute",
     "fix": "inplacefix fix --no-cache .",
     "fix-unsafe": "inplacefix fix --no-cache --unsafe-fixes .",
     "check": "inplacefix check --no-cache --format json {}",
@@ -85,6 +90,13 @@ ORACLE = JUDGE.replace(
     'with torch.autograd.graph.saved_tensors_hooks(lambda t: t.detach().clone(), lambda t: t):\n'
     '        want = grads(load(ref, "original").compute())')
 
+# The "recompute" meaning: the original run with the stale part of the forward replayed after the step.
+RECOMPUTE_ORACLE = JUDGE.replace(
+    'want = grads(load(ref, "reference").compute())',
+    'from codemod.runtime.recompute import RecomputeAfterStep\n'
+    '    with RecomputeAfterStep():\n'
+    '        want = grads(load(ref, "original").compute())')
+
 
 def header(text: str, key: str, default: str = "") -> str:
     found = re.search(rf"^# {key}: *(\S+)", text, re.M)
@@ -119,6 +131,8 @@ def judge(case: pathlib.Path, rewritten: pathlib.Path, original_text: str, helpe
     script = JUDGE
     if against == "oracle":  # the original file (beside its own helpers), under the snapshot oracle
         ref, script = case, ORACLE
+    elif against == "recompute":  # the original file, its stale forward replayed after the step
+        ref, script = case, RECOMPUTE_ORACLE
     try:
         done = subprocess.run([sys.executable, "-c", script, str(rewritten), str(ref)], capture_output=True,
                               text=True, timeout=300, cwd=rewritten.parent)
@@ -158,7 +172,10 @@ def evaluate_set(folder: pathlib.Path, mode: str, jobs: int, timeout: int, only_
                 continue
             changed_helpers = any(h.read_text() != (work / h.name).read_text() for h in helpers[c.name])
             row = judge(c, work / c.name, text, changed_helpers)
-            if row["status"] == "DIFFERS" and not fixable and base["error"] == "A":
+            if row["status"] == "DIFFERS" and not fixable and base["error"] == "A" and mode == "repair-recompute":
+                if judge(folder / c.name, work / c.name, text, changed_helpers, against="recompute")["status"] == "FIXED":
+                    row = {**row, "status": "RECOMPUTED", "why": "the recompute reference's values (" + row["why"] + " from the ref)"}
+            elif row["status"] == "DIFFERS" and not fixable and base["error"] == "A":
                 # Not the reference's meaning: is it the original's as computed (the snapshot oracle)?
                 if judge(folder / c.name, work / c.name, text, changed_helpers, against="oracle")["status"] == "FIXED":
                     row = {**row, "status": "AS_COMPUTED", "why": "the snapshot oracle's values (" + row["why"] + " from the ref)"}
@@ -201,7 +218,10 @@ def summary(rows: list, mode: str) -> list:
                      f"still failing {count['STILL_FAILS']}, error {count['ERROR']}, unchanged {count['UNCHANGED']}, "
                      f"differs from a meaning-changing ref {count['DIFFERS_SEM']}); not-fixable fixed "
                      f"{sum(r['status'] == 'FIXED' for r in nf)}/{len(nf)}, as computed (snapshot oracle) "
-                     f"{sum(r['status'] == 'AS_COMPUTED' for r in nf)}/{len(nf)}, wrong {sum(r['status'] == 'WRONG' for r in nf)}")
+                     f"{sum(r['status'] == 'AS_COMPUTED' for r in nf)}/{len(nf)}, recomputed "
+                     f"{sum(r['status'] == 'RECOMPUTED' for r in nf)}/{len(nf)}, wrong {sum(r['status'] == 'WRONG' for r in nf)}; "
+                     f"written {sum(r['changed'] for r in nf)}, of which not verified (tool exit != 0) "
+                     f"{sum(r['changed'] and r['tool_rc'] != 0 for r in nf)}")
     return lines
 
 

@@ -204,6 +204,7 @@ class Plan:
             block, step, backward, kind, title, owner
         self.at: Optional[int] = None  # the step's line, where the block is one around the step's
         self.taken: List["cst.SimpleStatementLine"] = []  # the backward statements whose gradients are taken early
+        self.copies: List[int] = []  # recompute (``fixes.step_recompute``): the statements run again
 
 
 def wraps_around(where: Positions, line: int) -> List[Plan]:

@@ -89,6 +89,13 @@ app = typer.Typer(
 )
 
 
+class Meaning(str, enum.Enum):
+    """What a step-order repair (an optimizer step between a forward and its backward) means."""
+
+    as_computed = "as-computed"
+    recompute = "recompute"
+
+
 class Format(str, enum.Enum):
     text = "text"
     json = "json"
@@ -703,6 +710,12 @@ def repair(
     allow_outside: Optional[List[pathlib.Path]] = typer.Option(
         None, "--allow-outside", help="FILE::Name: a folder outside the target's project (an installed package) "
                                       "whose files repair may change too."),
+    meaning: Meaning = typer.Option(
+        Meaning.as_computed, "--meaning",
+        help="Step-order conflicts (an optimizer step between a forward and its backward): as-computed, the "
+             "later loss's gradients through the values its forward used (step moved after the backward, or "
+             "gradients taken before it); recompute, through the updated parameters (the forward through the "
+             "stepped module run again after the step). Each is verified against its own reference."),
 ) -> None:
     """Locate each conflict, apply only the fix it needs, repeat until backward succeeds, and
     verify (runs your code, in fresh processes). FILE::Name, or a script with its arguments
@@ -710,7 +723,8 @@ def repair(
     repaired and verified (or nothing to do), 1 not verified, unproven, or an in-place error
     that was not located, 2 error."""
     if module or (target is not None and "::" not in target):
-        _repair_script(_script_from(target, module, ctx.args), write, diff, max_backward, timeout, output_format)
+        _repair_script(_script_from(target, module, ctx.args), write, diff, max_backward, timeout, output_format,
+                       meaning.value)
     if target is None or ctx.args:
         typer.echo("error: give path/to/file.py::Name, or a script and its arguments", err=True)
         raise typer.Exit(2)
@@ -725,7 +739,7 @@ def repair(
     try:
         result = repairing.repair(target, settings=settings, devices=device, init_kwargs=init_kwargs,
                                   input_shapes=shapes, inputs_require_grad=inputs_require_grad, timeout=timeout,
-                                  allow_outside=[str(p) for p in allow_outside or ()])
+                                  allow_outside=[str(p) for p in allow_outside or ()], meaning=meaning.value)
     except HarnessError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
@@ -775,6 +789,9 @@ def run(
                                                help="Stop after N backward passes (and the optimizer step after the last)."),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Kill the script after this many seconds."),
     output_format: Format = FormatOpt,
+    meaning: Meaning = typer.Option(Meaning.as_computed, "--meaning",
+                                    help="The suggested fix of a step-order conflict: as-computed or recompute "
+                                         "(as for repair)."),
 ) -> None:
     """Run a script as `python script.py ARGS` would, under the locator (runs your code): at the
     first in-place, leaf or view error, print both lines and the suggested fix. Options go
@@ -787,7 +804,7 @@ def run(
     job = _script_from(script, module, ctx.args)
     as_json = output_format is not Format.text
     try:
-        result = run_script(job, max_backward=max_backward, timeout=timeout, capture=as_json)
+        result = run_script(job, max_backward=max_backward, timeout=timeout, capture=as_json, meaning=meaning.value)
     except ScriptError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
@@ -800,7 +817,8 @@ def run(
     raise typer.Exit(exit_code(result))
 
 
-def _repair_script(job, write: bool, diff: bool, max_backward: int, timeout: float, output_format) -> None:
+def _repair_script(job, write: bool, diff: bool, max_backward: int, timeout: float, output_format,
+                   meaning: str = "as-computed") -> None:
     """``repair script.py ARGS``: see codemod.runtime.script_repair."""
     import json as _json
 
@@ -809,7 +827,7 @@ def _repair_script(job, write: bool, diff: bool, max_backward: int, timeout: flo
 
     _no_sarif(output_format)
     try:
-        result = repair_script(job, max_backward=max_backward, timeout=timeout)
+        result = repair_script(job, max_backward=max_backward, timeout=timeout, meaning=meaning)
     except ScriptError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)

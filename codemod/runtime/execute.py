@@ -402,9 +402,14 @@ def _run_function(request: SideRequest, result: SideResult, program: Program, dt
 
 
 def _view_copies(request: SideRequest):
-    """A reference of the view family (writes into copies, views allowed), or nothing."""
+    """A reference of the view family (writes into copies, views allowed), the recompute
+    meaning's (``recompute``), or nothing."""
     from codemod.runtime.view_copies import ViewsAllowed, WritesIntoCopies
 
+    if request.mode is Mode.RECOMPUTE:
+        from codemod.runtime.recompute import RecomputeAfterStep
+
+        return RecomputeAfterStep()
     if request.mode is Mode.VIEWS_ALLOWED:
         return ViewsAllowed()
     return WritesIntoCopies() if request.mode is Mode.VIEW_COPIES else contextlib.nullcontext()
@@ -423,6 +428,9 @@ def _finish_copies(result: SideResult, copies) -> None:
 
     if isinstance(copies, WritesIntoCopies):
         result.leaf_updates = list(dict.fromkeys(copies.writes))
+        result.unfit = result.unfit or copies.unfit
+    elif hasattr(copies, "replays"):  # the recompute meaning (``recompute``)
+        result.leaf_updates = list(dict.fromkeys(copies.replays))
         result.unfit = result.unfit or copies.unfit
     elif isinstance(copies, ViewsAllowed):
         result.leaf_updates = list(dict.fromkeys(copies.replaced))

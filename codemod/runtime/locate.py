@@ -512,7 +512,8 @@ class Locator(TorchFunctionMode):
             if kind == "optimizer-step":
                 message = ("no rewrite of an in-place op fixes this: run backward before optimizer.step() "
                            "(`inplacefix repair` does it, in the meaning \"as computed\"), or run the forward "
-                           "again after it (a retained graph cannot see new parameters)")
+                           "again after it (a retained graph cannot see new parameters; `inplacefix repair "
+                           "--meaning recompute` does it)")
             conflict = Conflict(kind, site, op, record.site, record.op, record.saved_as, self._module_label(record.module_obj),
                                 self._module_label(module), construct, tuple(record.tensor.shape),
                                 record.version, current, message=message,

@@ -45,6 +45,7 @@ class Mode(str, enum.Enum):
     COPY_LEAVES = "copy-leaves"  # the copy meaning: the update makes a new tensor, the leaf keeps its value
     VIEW_COPIES = "view-copies"  # refused views replaced by copies (``view_copies``)
     VIEWS_ALLOWED = "views-allowed"  # multi-output views replaced by ordinary views (``view_copies``)
+    RECOMPUTE = "recompute"  # the stale part of the forward run again after a step (``recompute``)
 
 
 REFERENCE_NAMES = {
@@ -53,6 +54,7 @@ REFERENCE_NAMES = {
     Mode.COPY_LEAVES: "copy meaning",
     Mode.VIEW_COPIES: "writes into copies",
     Mode.VIEWS_ALLOWED: "views allowed",
+    Mode.RECOMPUTE: "recompute meaning",
 }
 
 

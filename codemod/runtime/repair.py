@@ -68,6 +68,7 @@ from codemod.fixes.from_run import Positions
 from codemod.fixes.regions import Region, regions
 from codemod.runtime.harness import HarnessError, parse_target, read_target, target_text
 from codemod.runtime import step_order
+from codemod.runtime.step_order import MEANINGS
 from codemod.runtime.locate import Conflict, LocateResult, Site, locate_target
 from codemod.runtime.verify import VerifyResult, verify
 
@@ -201,8 +202,13 @@ class OtherFile:
 def repair(target: str, settings: Optional[Settings] = None, max_rounds: int = 8,
            devices=None, init_kwargs=None, input_shapes=None, timeout: Optional[float] = None,
            inputs_require_grad: bool = False, max_attempts: int = 6,
-           allow_outside: Sequence[str] = ()) -> RepairResult:
-    """``allow_outside``: folders outside the target's project whose files may be changed too."""
+           allow_outside: Sequence[str] = (), meaning: str = "as-computed") -> RepairResult:
+    """``allow_outside``: folders outside the target's project whose files may be changed too.
+    ``meaning``: what a step-order conflict's repair means, ``as-computed`` (the gradients of the
+    values the forward used; the snapshot oracle) or ``recompute`` (the forward run again after
+    the step; ``runtime.recompute``): the rewrites offered and the verification's reference."""
+    if meaning not in MEANINGS:
+        raise HarnessError(f"unknown meaning {meaning!r}: one of {', '.join(MEANINGS)}")
     settings = settings or Settings()
     spec = parse_target(target, init_kwargs, input_shapes, inputs_require_grad)
     read = read_target(spec.path)
@@ -229,7 +235,12 @@ def repair(target: str, settings: Optional[Settings] = None, max_rounds: int = 8
             located.append(result)
             if not result.conflicts:
                 break
-            repeated = {_exact(c) for c in result.conflicts} & undo[2] if undo is not None else set()
+            # In the recompute meaning the step stays where it was: a graph kept alive across it
+            # (``retain_graph=True`` for an earlier loss) still saved the old parameters, but no
+            # backward uses it now (unconfirmed): the fix did its work.
+            live = [c for c in result.conflicts
+                    if meaning != "recompute" or c.kind != "optimizer-step" or c.confirmed]
+            repeated = {_exact(c) for c in live} & undo[2] if undo is not None else set()
             if undo is not None and repeated:
                 # A fix left its conflict where it was: undo the round, take that conflict's next candidate.
                 texts, fixed_steps, _ = undo
@@ -251,7 +262,7 @@ def repair(target: str, settings: Optional[Settings] = None, max_rounds: int = 8
                 continue
             before = dict(texts)
             round_steps, keys, more = _repair_files(result.conflicts, texts, reads, project, spec.path, settings,
-                                                    prefer, attempt)
+                                                    prefer, attempt, meaning)
             steps += round_steps
             more_choices = more_choices or more
             if texts == before:
@@ -271,7 +282,7 @@ def repair(target: str, settings: Optional[Settings] = None, max_rounds: int = 8
         verification = None
         if any(texts[p] != reads[p][1] for p in texts):
             verification = verify(target, rewritten_source=texts[own], settings=settings, devices=devices,
-                                  modules=_others(texts, reads, own), **options)
+                                  modules=_others(texts, reads, own), meaning=meaning, **options)
         attempts.append(Attempt(texts[own], steps, verification, rejected, _changed_others(texts, reads, own)))
         if verification is None or verification.verified or not more_choices:
             break
@@ -306,7 +317,7 @@ def _fix_file(conflict: Conflict, project: Project) -> Optional[str]:
 
 def _repair_files(conflicts: List[Conflict], texts: Dict[str, str], reads: Dict[str, Tuple[Snapshot, str]],
                   project: Project, target: pathlib.Path, settings: Settings, prefer: Dict[tuple, int],
-                  attempt: int) -> Tuple[List[RepairStep], set, bool]:
+                  attempt: int, meaning: str = "as-computed") -> Tuple[List[RepairStep], set, bool]:
     """One round over the files that hold lines to fix: ``texts`` updated in place; (the steps,
     the keys of the conflicts given a fix, whether a later attempt has candidates left)."""
     by_file: Dict[Optional[str], List[Conflict]] = {}
@@ -333,7 +344,7 @@ def _repair_files(conflicts: List[Conflict], texts: Dict[str, str], reads: Dict[
             reads[file] = (snapshot, target_text(path, snapshot.data))
             texts[file] = reads[file][1]
         new_text, file_steps, file_more = _repair_round(texts[file], pathlib.Path(file), group, settings, prefer,
-                                                        attempt, reads[file][0].data)
+                                                        attempt, reads[file][0].data, meaning)
         steps += file_steps
         more = more or file_more
         if new_text != texts[file]:
@@ -349,13 +360,14 @@ def _no_site(conflict: Conflict) -> str:
 
 
 def first_choice(source: str, path: pathlib.Path, conflicts: List[Conflict],
-                 settings: Settings, skip: Optional[Dict[str, int]] = None) -> Tuple[str, List[RepairStep]]:
+                 settings: Settings, skip: Optional[Dict[str, int]] = None,
+                 meaning: str = "as-computed") -> Tuple[str, List[RepairStep]]:
     """(the source with the first-choice fix of each conflict, the steps): what ``repair``
     tries first, for front ends that only show the fix (``run``, the pytest plugin, the magic).
     ``skip``: how many candidates to pass over, per conflict (by :func:`key_text`): script
     repair's next attempt after a first choice that did not verify."""
     prefer = {_key(c): (skip or {}).get(key_text(c), 0) for c in conflicts}
-    fixed, steps, _ = _repair_round(source, path, conflicts, settings, prefer, 1)
+    fixed, steps, _ = _repair_round(source, path, conflicts, settings, prefer, 1, meaning=meaning)
     return fixed, steps
 
 
@@ -415,7 +427,8 @@ class _Trees:
 
 
 def _repair_round(source: str, path: pathlib.Path, conflicts: List[Conflict], settings: Settings,
-                  prefer: Dict[tuple, int], attempt: int, like: bytes = b"") -> Tuple[str, List[RepairStep], bool]:
+                  prefer: Dict[tuple, int], attempt: int, like: bytes = b"",
+                  meaning: str = "as-computed") -> Tuple[str, List[RepairStep], bool]:
     """(the source with one fix per conflict, the steps, whether any conflict has a candidate
     left for a later attempt). ``like``: the file's bytes as read (its encoding and BOM);
     without them, the encoding the text's own cookie names."""
@@ -437,7 +450,7 @@ def _repair_round(source: str, path: pathlib.Path, conflicts: List[Conflict], se
     written: set = set()  # (file, line) of writes fixed at the write in this round
     planned = []
     for conflict in conflicts:
-        candidates, why_none = _candidates(conflict, analysed, path, trees)
+        candidates, why_none = _candidates(conflict, analysed, path, trees, meaning)
         index = min(prefer.get(_key(conflict), 0), len(candidates) - 1) if candidates else 0
         planned.append((conflict, candidates, why_none, index))
     # By line, a fix at the write first: it may cover the write's other conflicts.
@@ -488,7 +501,7 @@ def _same_file(site, path: pathlib.Path) -> bool:
 
 
 def _candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path,
-                trees: _Trees) -> Tuple[List[_Candidate], str]:
+                trees: _Trees, meaning: str = "as-computed") -> Tuple[List[_Candidate], str]:
     """The fixes for one conflict, best first, each with a sentence saying what it is; or
     no fix and why. The static passes' fixes come first; then the fixes built from what the run
     saw at the lines it named (``fixes.from_run``), smallest change first."""
@@ -496,7 +509,7 @@ def _candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path,
         found, why = _view_candidates(conflict, analysed, path)
         return _with_runtime(found, _view_runtime(conflict, path, trees), trees), why
     if conflict.kind == "optimizer-step":
-        return _step_order_candidates(conflict, path, trees)
+        return _step_order_candidates(conflict, path, trees, meaning)
     if conflict.kind == "runtime-inplace-flag":
         return [], f"not fixable by a rewrite: {conflict.message or conflict.kind}"
     if conflict.kind == "leaf":
@@ -538,11 +551,17 @@ def _candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path,
         f"no rewrite found for line {site.line}; fix by hand"
 
 
-def _step_order_candidates(conflict: Conflict, path: pathlib.Path, trees: _Trees) -> Tuple[List[_Candidate], str]:
+def _step_order_candidates(conflict: Conflict, path: pathlib.Path, trees: _Trees,
+                           meaning: str = "as-computed") -> Tuple[List[_Candidate], str]:
     """An optimizer step between a forward and its backward: the statements reordered, in the
-    "as computed" meaning (``runtime.step_order``)."""
+    "as computed" meaning, or the forward run again after the step, in the "recompute" one
+    (``runtime.step_order``)."""
     where = step_order.fix_site(conflict, conflict.mutation)
     line = where.line if _same_file(where, path) else None
+    if meaning == "recompute":
+        saves = [conflict.save.line] if _same_file(conflict.save, path) else []
+        found, why = step_order.recompute_candidates(trees.whole, line, conflict.confirmed, saves)
+        return [_Candidate(fix, action) for fix, action in found], why
     callers = [c.line for c in conflict.callers if _same_file(c, path) and c.line != line][:3]
     found, why = step_order.candidates(trees.whole, line, conflict.confirmed, callers)
     return [_Candidate(fix, action) for fix, action in found], why

@@ -204,10 +204,13 @@ def run_script(script: Script, *, mode: str = "locate", max_backward: Optional[i
                view_copies: bool = False, views_allowed: bool = False,
                capture: bool = False, timeout: Optional[float] = None,
                workdir: Optional[str] = None, record: bool = False,
-               server: Optional[Interpreters] = None, skip: Optional[Dict[str, int]] = None) -> ScriptRun:
+               server: Optional[Interpreters] = None, skip: Optional[Dict[str, int]] = None,
+               meaning: str = "as-computed", recompute: bool = False) -> ScriptRun:
     """Run ``script`` once in a subprocess (see the module docstring); never raises for the
     script's own failures, only :class:`ScriptError` when it cannot start. ``mode="record"``
-    records without the locator; ``record=True`` records under it (its values are bit-identical)."""
+    records without the locator; ``record=True`` records under it (its values are bit-identical).
+    ``meaning``: the step-order fixes suggested (``as-computed`` or ``recompute``);
+    ``recompute``: the record is the recompute meaning's reference (``runtime.recompute``)."""
     script.check()
     own_dir = None
     if workdir is None:
@@ -219,7 +222,7 @@ def run_script(script: Script, *, mode: str = "locate", max_backward: Optional[i
             "mode": mode, "path": script.path, "module": script.module, "args": list(script.args),
             "max_backward": max_backward, "sources": {str(pathlib.Path(p).resolve()): s for p, s in (sources or {}).items()},
             "seed": seed, "snapshot": snapshot, "no_grad_sites": [list(s) for s in no_grad_sites],
-            "view_copies": view_copies, "views_allowed": views_allowed,
+            "view_copies": view_copies, "views_allowed": views_allowed, "meaning": meaning, "recompute": recompute,
             "suggest": suggest, "skip": dict(skip or {}), "record_values": record, "cwd": script.cwd,
             "stdout": str(folder / "stdout"), "stderr": str(folder / "stderr"), "result": str(folder / "result.json"), "record": str(folder / "record.pt"),
         }

@@ -450,6 +450,12 @@ def main(request_file: str) -> None:
         contexts.append(torch.autograd.graph.saved_tensors_hooks(lambda t: t.detach().clone(), lambda t: t))
     if request.get("no_grad_sites"):
         contexts.append(_LeafUpdatesWithoutAutograd(request["no_grad_sites"]))
+    replay = None
+    if request.get("recompute"):  # the step-order repair's recompute meaning: stale forwards run again
+        from codemod.runtime.recompute import RecomputeAfterStep
+
+        replay = RecomputeAfterStep()
+        contexts.append(replay)
     copies = None
     if request.get("view_copies"):  # the view family's reference: refused views become copies
         from codemod.runtime.view_copies import WritesIntoCopies
@@ -504,6 +510,9 @@ def main(request_file: str) -> None:
     result["backward_passes"] = passes.count
     if copies is not None:
         result["unfit"] = copies.unfit
+    if replay is not None:
+        result["unfit"] = replay.unfit
+        result["replays"] = replay.replays
     if locator is not None:
         confirmed = [c for c in locator.conflicts if c.confirmed]
         result["conflicts"] = [_conflict_json(c) for c in confirmed]
@@ -514,7 +523,8 @@ def main(request_file: str) -> None:
             result["suggestions"] = [
                 {"path": s.path, "actions": s.actions, "diff": s.diff(), "fixed": s.fixed if s.changed else None,
                  "basis": digest(s.original)}
-                for s in suggest_all(confirmed, sources, skip=request.get("skip") or None)
+                for s in suggest_all(confirmed, sources, skip=request.get("skip") or None,
+                                     meaning=request.get("meaning") or "as-computed")
             ]
     if recorder is not None:
         recorder.final_state()

@@ -114,11 +114,13 @@ class ScriptRepair:
 
 def repair_script(script: Script, max_backward: int = 2, max_rounds: int = 8,
                   timeout: Optional[float] = 300.0, server: Optional[Interpreters] = None,
-                  max_attempts: int = 4) -> ScriptRepair:
+                  max_attempts: int = 4, meaning: str = "as-computed") -> ScriptRepair:
     """``server``: a fork server started with ``interpreters(seed=True)`` to share (else one
     is started for this repair: its runs then cost one torch import in all). A repair that
     does not verify is tried again with each conflict's next candidate fix (at most
-    ``max_attempts`` in all); the first that verifies is the result, else the first attempt."""
+    ``max_attempts`` in all); the first that verifies is the result, else the first attempt.
+    ``meaning``: of a step-order repair, ``as-computed`` (the snapshot oracle) or ``recompute``
+    (the forward through the stepped module run again after the step; ``runtime.recompute``)."""
     script.check()
     own = server is None
     server = interpreters(seed=True) if own else server
@@ -129,7 +131,7 @@ def repair_script(script: Script, max_backward: int = 2, max_rounds: int = 8,
             tried: List[str] = []
             first = None
             for _ in range(max_attempts):
-                result = _repair(script, max_backward, max_rounds, timeout, workdir, server, skip)
+                result = _repair(script, max_backward, max_rounds, timeout, workdir, server, skip, meaning)
                 first = first or result
                 texts = tuple(sorted(result.repaired.items()))
                 if result.verdict is not Verdict.not_verified or texts in seen:
@@ -151,7 +153,7 @@ def repair_script(script: Script, max_backward: int = 2, max_rounds: int = 8,
 
 
 def _repair(script: Script, max_backward: int, max_rounds: int, timeout, workdir: str, server,
-            skip: Optional[Dict[str, int]] = None) -> ScriptRepair:
+            skip: Optional[Dict[str, int]] = None, meaning: str = "as-computed") -> ScriptRepair:
     originals: Dict[str, str] = {}
     sources: Dict[str, str] = {}
     rounds: List[ScriptRun] = []
@@ -166,7 +168,7 @@ def _repair(script: Script, max_backward: int, max_rounds: int, timeout, workdir
         result.round_sources.append(dict(sources))
         # Each round also records: the round that runs clean is the repaired run to compare.
         run = run_script(script, max_backward=max_backward, sources=sources, seed=True, capture=True,
-                         timeout=timeout, workdir=workdir, record=True, server=server, skip=skip)
+                         timeout=timeout, workdir=workdir, record=True, server=server, skip=skip, meaning=meaning)
         rounds.append(run)
         if not run.conflicts:
             break
@@ -210,7 +212,7 @@ def _repair(script: Script, max_backward: int, max_rounds: int, timeout, workdir
         result.verdict = Verdict.not_verified
         result.reasons.append(f"the repaired script still fails: {last.error or last.outcome.value}")
         return result
-    _prove(result, last, max_backward, timeout, workdir, server)
+    _prove(result, last, max_backward, timeout, workdir, server, meaning)
     return result
 
 
@@ -224,7 +226,8 @@ def _read(result: ScriptRepair, path: str) -> str:
     return decode_source(snapshot.data)
 
 
-def _prove(result: ScriptRepair, repaired: ScriptRun, max_backward: int, timeout, workdir: str, server) -> None:
+def _prove(result: ScriptRepair, repaired: ScriptRun, max_backward: int, timeout, workdir: str, server,
+           meaning: str = "as-computed") -> None:
     kinds = {c["kind"] for c in result.conflicts}
     known = {"saved-then-modified", "leaf", "view", "optimizer-step"}
     if kinds - known:
@@ -237,10 +240,15 @@ def _prove(result: ScriptRepair, repaired: ScriptRun, max_backward: int, timeout
         result.reasons.append("a leaf update's line has no counterpart in the original file")
         return
     meanings = []
-    snapshot = bool(kinds & {"saved-then-modified", "optimizer-step"})
+    recompute = meaning == "recompute" and "optimizer-step" in kinds
+    snapshot = bool(kinds & {"saved-then-modified", "optimizer-step"}) if not recompute else \
+        "saved-then-modified" in kinds
     if "saved-then-modified" in kinds:
         meanings.append("the snapshot oracle (the values the forward really computed)")
-    if "optimizer-step" in kinds:  # the step-order repair's meaning "as computed" (runtime.step_order)
+    if recompute:  # the step-order repair's meaning "recompute" (runtime.recompute)
+        meanings.append("recompute (the original script with the part of the forward an optimizer step made "
+                        "stale run again on the updated parameters before each backward pass)")
+    elif "optimizer-step" in kinds:  # the step-order repair's meaning "as computed" (runtime.step_order)
         meanings.append("the snapshot oracle, as computed (a loss's gradients through the values its forward "
                         "used, before an optimizer step changed them)")
     if leaf_sites:
@@ -251,7 +259,11 @@ def _prove(result: ScriptRepair, repaired: ScriptRun, max_backward: int, timeout
     common = dict(mode="record", max_backward=max_backward, seed=True, capture=True, timeout=timeout,
                   workdir=workdir, server=server)
     reference = run_script(result.script, snapshot=snapshot, no_grad_sites=leaf_sites,
-                           view_copies="view" in kinds, **common)
+                           view_copies="view" in kinds, recompute=recompute, **common)
+    if recompute and reference.unfit:
+        result.verdict = Verdict.unproven
+        result.reasons.append(f"the recompute meaning does not fit this script: {reference.unfit}")
+        return
     if reference.unfit:
         # In place, a later read sees the write: the meaning PyTorch gives the script where it
         # allows the write (views allowed: the writes reach the tensor viewed) is the reference.

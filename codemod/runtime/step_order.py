@@ -10,8 +10,11 @@ order, and that chooses what the later loss's gradients mean:
   (``codemod.fixes.step_order``): the step moved after the later ``backward()``, restricted to
   the parameters its own optimizer updates; or the later gradients taken with
   ``torch.autograd.grad`` before the step and added to ``.grad`` where the backward was.
-- **recompute**: differentiate through the updated parameters (run the forward again after the
-  step, the usual GAN recipe). A different program: not offered here; the note says how.
+- **recompute** (``--meaning recompute``): differentiate through the updated parameters: the
+  statements that build the later loss, from the stepped module's call onward, run again right
+  before its ``backward()`` (the usual GAN recipe; ``codemod.fixes.step_recompute``), verified
+  against the original run with that part of the forward run again after the step
+  (``runtime.recompute``), never against the rewrite itself.
 
 Never ``retain_graph=True`` as a fix, a ``.detach()`` that cuts a module off, or zeroed
 gradients: none of the rewrites adds one. Each is unsafe (it picks a meaning) and is written
@@ -24,7 +27,7 @@ import os
 from typing import List, Optional, Sequence, Tuple
 
 from codemod.findings import Fix
-from codemod.fixes import step_order
+from codemod.fixes import step_order, step_recompute
 from codemod.fixes.from_run import Positions
 from codemod.runtime.locate import Conflict, Site
 
@@ -99,4 +102,33 @@ def candidates(where: Optional[Positions], step_line: Optional[int],
         return [], ("no step-order rewrite found (the step and the backward are not in one block, or the "
                     "loss is rebuilt between them): run backward before optimizer.step(), or run the "
                     "forward again after it")
+    return out, ""
+
+
+MEANINGS = ("as-computed", "recompute")
+
+MEANING_RECOMPUTE = ("meaning: recompute (the later loss's gradients through the updated parameters: the "
+                     "forward through the stepped module runs again after the step; the default, as computed, "
+                     "keeps the values the forward used instead)")
+
+
+def recompute_candidates(where: Optional[Positions], step_line: Optional[int], confirmed: bool = True,
+                         save_lines: Sequence[int] = ()) -> Tuple[List[Tuple[Fix, str]], str]:
+    """(fix, what it does) for a step-order conflict in the recompute meaning; or none and why.
+    ``save_lines``: this file's lines where the run saw the stepped parameter saved."""
+    if not confirmed:
+        return [], ("a live graph saved a parameter this step changed, but no backward used it after "
+                    "the step: nothing to fix unless one does")
+    if where is None:
+        return [], "not fixable by a rewrite here: libcst cannot parse the file"
+    found, why = step_recompute.plans(where, step_line, save_lines)
+    out: List[Tuple[Fix, str]] = []
+    for plan in found:
+        try:
+            fix = step_recompute.fix(where, plan)
+        except Exception:  # a plan that cannot be built is no candidate
+            continue
+        out.append((fix, f"step order: {plan.title} ({MEANING_RECOMPUTE})"))
+    if not out:
+        return [], f"no recompute rewrite: {why}; `--meaning as-computed` (the default) may still apply"
     return out, ""

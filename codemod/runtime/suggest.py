@@ -86,7 +86,8 @@ def fixable(conflict: Conflict) -> bool:
 
 
 def suggest(conflicts: List[Conflict], path: str, source: Optional[str] = None,
-            settings: Optional[Settings] = None, skip: Optional[Dict[str, int]] = None) -> Suggestion:
+            settings: Optional[Settings] = None, skip: Optional[Dict[str, int]] = None,
+            meaning: str = "as-computed") -> Suggestion:
     """The fixes for the ``conflicts`` whose fix goes in ``path``, applied to its text
     (``skip``: candidates to pass over per conflict, by :func:`repair.key_text`, after a
     repair whose first choices did not verify)."""
@@ -102,7 +103,7 @@ def suggest(conflicts: List[Conflict], path: str, source: Optional[str] = None,
         actions += leaf_actions
     if others:
         try:
-            fixed, steps = first_choice(fixed, pathlib.Path(path), others, settings or Settings(), skip)
+            fixed, steps = first_choice(fixed, pathlib.Path(path), others, settings or Settings(), skip, meaning)
         except Exception as exc:  # HarnessError: the file does not parse
             return Suggestion(path, actions + [f"no rewrite: {exc}"], source, None)
         actions += [step.action for step in steps]
@@ -110,8 +111,10 @@ def suggest(conflicts: List[Conflict], path: str, source: Optional[str] = None,
 
 
 def suggest_all(conflicts: List[Conflict], sources: Optional[Dict[str, str]] = None,
-                settings: Optional[Settings] = None, skip: Optional[Dict[str, int]] = None) -> List[Suggestion]:
-    """One suggestion per file that holds a line to fix, in the order the conflicts came."""
+                settings: Optional[Settings] = None, skip: Optional[Dict[str, int]] = None,
+                meaning: str = "as-computed") -> List[Suggestion]:
+    """One suggestion per file that holds a line to fix, in the order the conflicts came
+    (``meaning``: of the step-order fixes, ``runtime.step_order``)."""
     by_file: Dict[str, List[Conflict]] = {}
     unfixable = []
     for conflict in conflicts:
@@ -121,7 +124,7 @@ def suggest_all(conflicts: List[Conflict], sources: Optional[Dict[str, str]] = N
             unfixable.append(conflict)
     texts = {os.path.realpath(p): text for p, text in (sources or {}).items()}
     out = [suggest(group, path, texts.get(os.path.realpath(path)) if not path.startswith("<") else None, settings,
-                   skip)
+                   skip, meaning)
            for path, group in by_file.items()]
     for conflict in unfixable:
         why = {"view": "an in-place change of a view autograd cannot track; rewrite it by hand "

@@ -204,11 +204,15 @@ def verify(
     inputs_require_grad: bool = False,
     timeout: float = DEFAULT_TIMEOUT,
     modules: Optional[Dict[str, str]] = None,
+    meaning: str = "as-computed",
 ) -> VerifyResult:
     """Prove (or disprove) the rewrite of ``target``: the tool's own (``settings``), the file
     ``rewritten``, or the text ``rewritten_source``. Raises HarnessError if it cannot run.
     ``rtol``/``atol`` replace the per-dtype defaults (``0`` is honoured). ``modules``: other
-    files of the project (path -> text) that the rewritten side imports instead of the files."""
+    files of the project (path -> text) that the rewritten side imports instead of the files.
+    ``meaning``: for an in-place error of a saved tensor, the reference: ``as-computed`` (the
+    snapshot oracle) or ``recompute`` (the part of the forward a step made stale run again:
+    the step-order repair's other meaning, ``recompute``)."""
     spec = parse_target(target, init_kwargs, input_shapes, inputs_require_grad)
     warm_up(run_side)  # the isolation server imports torch while the passes rewrite the file
     original_source = read_source(spec.path)
@@ -219,7 +223,8 @@ def verify(
     for device in devices or default_devices():
         if device.startswith("cuda") and not torch.cuda.is_available():
             raise HarnessError("CUDA was asked for, but no CUDA device is available")
-        reports.append(_verify_on(spec, original_source, new_source, device, float64, tol, timeout, modules or {}))
+        reports.append(_verify_on(spec, original_source, new_source, device, float64, tol, timeout, modules or {},
+                                  meaning))
     result = VerifyResult(target, fixes, new_source, reports, unsafe_not_applied=unsafe_left, timeout=timeout)
     cpu = next((r for r in reports if r.device == "cpu"), None)
     gpu = next((r for r in reports if r.device.startswith("cuda")), None)
@@ -260,7 +265,8 @@ def run_side_isolated(request: SideRequest, timeout: float) -> Tuple[SideResult,
 
 
 def _verify_on(spec: Target, original_source: str, new_source: str, device: str, float64: bool,
-               tol: Tolerance, timeout: float, modules: Optional[Dict[str, str]] = None) -> DeviceReport:
+               tol: Tolerance, timeout: float, modules: Optional[Dict[str, str]] = None,
+               meaning: str = "as-computed") -> DeviceReport:
     with tempfile.TemporaryDirectory(prefix="inplacefix-setup-") as tmp:
         setup = str(pathlib.Path(tmp) / "setup.pt")
 
@@ -279,7 +285,8 @@ def _verify_on(spec: Target, original_source: str, new_source: str, device: str,
         if reference is not None:
             report.reference = "original"
         elif original.status == "inplace-error":
-            mode = {"leaf": Mode.NO_GRAD_LEAVES, "view": Mode.VIEW_COPIES}.get(original.error_kind or "", Mode.SNAPSHOT)
+            saved = Mode.RECOMPUTE if meaning == "recompute" else Mode.SNAPSHOT
+            mode = {"leaf": Mode.NO_GRAD_LEAVES, "view": Mode.VIEW_COPIES}.get(original.error_kind or "", saved)
             while True:
                 ref, out_ref = side(original_source, "original", mode, crosscheck=original.is_module)
                 report.captured[REFERENCE_NAMES[mode]] = out_ref
@@ -333,6 +340,10 @@ def usable(side: SideResult) -> bool:
 def _meaning(mode: Mode, ref: SideResult) -> str:
     if mode is Mode.SNAPSHOT:
         return "the gradients of the values the original's forward really computed (saved tensors snapshotted)"
+    if mode is Mode.RECOMPUTE:
+        return ("recompute: the part of the forward that an optimizer step (or another write into a parameter) "
+                "made stale run again on the updated values before each backward pass, the gradients taken "
+                "through it: " + ("; ".join(dict.fromkeys(ref.leaf_updates)) or "nothing run again"))
     where = "; ".join(dict.fromkeys(ref.leaf_updates)) or "none seen"
     if mode is Mode.VIEW_COPIES:
         return f"views PyTorch refuses to modify in place replaced by copies, which took the writes: {where}"
