@@ -373,6 +373,10 @@ class Locator(TorchFunctionMode):
                 # An in-place op's result is its first input: call that its output.
                 saved_as = "output" if (i == 0 and op.endswith("_")) else f"input {i}"
                 break
+        else:
+            held = _input_holding(t, args)
+            if held is not None and not (held == "input 0" and op.endswith("_")):
+                saved_as = held
         module = self._modules[-1] if self._modules else None
         record = _Saved(t.detach(), version, _where(_user_frame(2)), op, saved_as, module)
         packed = _Packed(record)
@@ -579,6 +583,30 @@ def _creation(t: torch.Tensor) -> str:
         return _HOW.get(torch._C._autograd._get_creation_meta(t).name, "")
     except (RuntimeError, AttributeError):
         return ""
+
+
+def _input_holding(t: torch.Tensor, args) -> Optional[str]:
+    """Which input of the op a saved tensor that is none of its arguments comes from: an input
+    passed inside a list (``torch.einsum(eq, [a, b])``: ``"input 1.1"``), or one the op saved
+    a view of (``torch.matmul`` folds a batch into ``mm``'s input). A tensor that shares
+    memory with an input is that input's (an out-of-place op's output is new memory); where
+    several inputs share it, the one that starts where the saved tensor starts."""
+    key = _storage_key(t)
+    if key is None:
+        return None
+    found = []
+    for i, a in enumerate(args):
+        items = [(f"input {i}", a)] if isinstance(a, torch.Tensor) else \
+            [(f"input {i}.{j}", b) for j, b in enumerate(a) if isinstance(b, torch.Tensor)] \
+            if isinstance(a, (list, tuple)) else []
+        found += [(label, b) for label, b in items if _storage_key(b) == key]
+    if not found:
+        return None
+    try:
+        start = t.data_ptr()
+        return next((label for label, b in found if b.data_ptr() == start), found[0][0])
+    except RuntimeError:
+        return found[0][0]
 
 
 def _versions(items, out: list) -> None:

@@ -837,14 +837,30 @@ def _clone_at_save(conflict: Conflict, where: Positions, trees: "_Trees", region
         return None
     target = expr
     if conflict.saved_as.startswith("input "):
-        target = _input_expression(expr, int(conflict.saved_as.split()[1]))
+        target = _input_expression(expr, conflict.saved_as.split()[1])
         if target is None:
             return None
     cloned = clone_of(target)
     return Fix(target, lambda node: clone_of(node), f"Rewrite as `{cst.Module([]).code_for_node(cloned)}`")
 
 
-def _input_expression(expr: cst.BaseExpression, index: int) -> Optional[cst.BaseExpression]:
+def _input_expression(expr: cst.BaseExpression, where: str) -> Optional[cst.BaseExpression]:
+    """The expression for input ``where`` of the op that ``expr`` calls: ``"1"``, or ``"1.0"``
+    for the first item of a list or tuple written as its second argument."""
+    index, _, item = where.partition(".")
+    found = _input_at(expr, int(index))
+    if not item:
+        return found
+    if not isinstance(found, (cst.List, cst.Tuple)):
+        return None
+    elements = found.elements
+    at = int(item)
+    if at >= len(elements) or any(isinstance(e, cst.StarredElement) for e in elements[: at + 1]):
+        return None
+    return elements[at].value
+
+
+def _input_at(expr: cst.BaseExpression, index: int) -> Optional[cst.BaseExpression]:
     """The expression for input ``index`` of the op that ``expr`` calls."""
     if isinstance(expr, cst.BinaryOperation):
         return (expr.left, expr.right)[index] if index < 2 else None

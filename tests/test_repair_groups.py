@@ -1,0 +1,102 @@
+"""Groups of real failures ``repair FILE::TARGET`` missed (issue 23), each on a new case
+written in the shape of public code, not a copy of a bench case:
+
+- an op saved an input it was given inside a list (``torch.einsum(eq, [a, b])``) or a view of
+  an input (``torch.matmul`` of a batch by a matrix folds the batch: ``mm`` saves the folded
+  view): the locator named it the op's output, so the clone went on the result. The memory
+  bank is the cross-batch memory of metric-learning code (a buffer of past embeddings, written
+  under ``no_grad`` after the similarities were taken).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from codemod.runtime.locate import locate_target  # noqa: E402
+from codemod.runtime.repair import render, repair  # noqa: E402
+
+MEMORY_BANK = '''\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class CrossBatchMemory(nn.Module):
+    def __init__(self, dim=4, size=6):
+        super().__init__()
+        self.register_buffer("bank", F.normalize(torch.randn(size, dim), dim=1))
+        self.ptr = 0
+
+    def forward(self, feats):
+        sim = torch.einsum("nd,md->nm", [feats, self.bank])
+        with torch.no_grad():
+            n = feats.shape[0]
+            self.bank[self.ptr:self.ptr + n] = feats.detach()
+            self.ptr = (self.ptr + n) % self.bank.shape[0]
+        return sim
+
+
+def compute():
+    torch.manual_seed(0)
+    enc = nn.Linear(5, 4)
+    mem = CrossBatchMemory()
+    feats = F.normalize(enc(torch.randn(3, 5)), dim=1)
+    loss = mem(feats).logsumexp(1).mean()
+    loss.backward()
+    return {"w": enc.weight.grad, "b": enc.bias.grad}
+'''
+
+PROTOTYPES = '''\
+import torch
+import torch.nn as nn
+
+
+class PrototypeHead(nn.Module):
+    def __init__(self, dim=4, k=3):
+        super().__init__()
+        self.proto = nn.Parameter(torch.randn(k, dim))
+
+    def forward(self, h):
+        scores = torch.matmul(h, self.proto.t())
+        h /= h.norm(dim=-1, keepdim=True)
+        return scores, h
+
+
+def compute():
+    torch.manual_seed(0)
+    enc = nn.Linear(5, 4)
+    head = PrototypeHead()
+    scores, h = head(enc(torch.randn(2, 3, 5)))
+    (scores.pow(2).sum() + h.sum()).backward()
+    return {"w": enc.weight.grad, "p": head.proto.grad}
+'''
+
+
+def _run(text: str) -> dict:
+    namespace: dict = {}
+    exec(compile(text, "<case>", "exec"), namespace)
+    return namespace["compute"]()
+
+
+def test_an_input_passed_in_a_list_is_named_and_cloned_where_it_is_passed(tmp_path):
+    path = tmp_path / "memory.py"
+    path.write_text(MEMORY_BANK)
+    located = locate_target(f"{path}::compute")
+    saves = [c for c in located.conflicts if c.save is not None and c.save.line == 13]
+    assert saves and all(c.saved_as == "input 1.1" for c in saves), located.conflicts
+    result = repair(f"{path}::compute", devices=["cpu"])
+    assert result.verified, render(result)
+    assert '[feats, self.bank.clone()]' in result.repaired, result.repaired
+    expected = _run(MEMORY_BANK.replace("[feats, self.bank]", "[feats, self.bank.clone()]"))
+    got = _run(result.repaired)
+    assert all(torch.allclose(got[k], expected[k]) for k in expected)
+
+
+def test_an_input_an_op_saved_a_view_of_is_named_as_that_input(tmp_path):
+    path = tmp_path / "proto.py"
+    path.write_text(PROTOTYPES)
+    located = locate_target(f"{path}::compute")
+    saves = [c for c in located.conflicts if c.save is not None and c.save.line == 11]
+    assert saves and all(c.saved_as == "input 0" for c in saves), [c.describe() for c in located.conflicts]
