@@ -100,3 +100,45 @@ def test_an_input_an_op_saved_a_view_of_is_named_as_that_input(tmp_path):
     located = locate_target(f"{path}::compute")
     saves = [c for c in located.conflicts if c.save is not None and c.save.line == 11]
     assert saves and all(c.saved_as == "input 0" for c in saves), [c.describe() for c in located.conflicts]
+
+
+# An in-place flag that reaches the module through a mapping (``act_layer(**act_kwargs)``, the
+# way timm-style blocks and torchvision.ops.MLP pass ``inplace``): not a flag switched on later.
+ACT_KWARGS = '''\
+import torch
+import torch.nn as nn
+
+
+class GatedBlock(nn.Module):
+    def __init__(self, dim, act_layer=nn.ELU, act_kwargs=None):
+        super().__init__()
+        act_kwargs = act_kwargs or {}
+        self.fc1 = nn.Linear(dim, dim)
+        self.gate = nn.Sigmoid()
+        self.act = act_layer(**act_kwargs)
+        self.fc2 = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return self.fc2(self.act(self.gate(self.fc1(x))))
+
+
+def compute():
+    torch.manual_seed(0)
+    block = GatedBlock(4, act_kwargs={"inplace": True})
+    block(torch.randn(2, 4)).pow(2).sum().backward()
+    return {n: p.grad for n, p in block.named_parameters()}
+'''
+
+
+def test_an_inplace_flag_passed_through_a_mapping_is_turned_off_where_the_module_is_built(tmp_path):
+    path = tmp_path / "block.py"
+    path.write_text(ACT_KWARGS)
+    located = locate_target(f"{path}::compute")
+    assert [c.kind for c in located.conflicts] == ["saved-then-modified"], [c.describe() for c in located.conflicts]
+    result = repair(f"{path}::compute", devices=["cpu"])
+    assert result.verified, render(result)
+    fixed = ACT_KWARGS.replace("act_layer(**act_kwargs)", 'act_layer(**{**act_kwargs, "inplace": False})')
+    assert result.repaired == fixed, result.repaired
+    expected = _run(ACT_KWARGS.replace('{"inplace": True}', "{}"))
+    got = _run(result.repaired)
+    assert all(torch.allclose(got[k], expected[k]) for k in expected)

@@ -15,7 +15,8 @@ that form does not apply. None of them is known to be right: the runtime side ve
   ``x.chunk(n, d)`` -> ``x.tensor_split(n, d)``, a tensor iterated (``zip(x, ...)``) ->
   ``(x[i] for i in range(len(x)))``;
 - :func:`detached`: ``C`` -> ``C.detach()`` (a view made under ``no_grad``);
-- :func:`not_inplace`: ``nn.ReLU(inplace=True)`` -> ``nn.ReLU()`` where a module was built.
+- :func:`not_inplace`: ``nn.ReLU(inplace=True)`` -> ``nn.ReLU()`` where a module was built
+  (``act(**kw)`` -> ``act(**{**kw, "inplace": False})`` where the flag came in a mapping).
 """
 
 from __future__ import annotations
@@ -349,13 +350,41 @@ def detached(where: Positions, made: Span) -> Optional[Fix]:
 # ------------------------------------------------------------------ where a module was built
 def not_inplace(where: Positions, built: Position) -> Optional[Fix]:
     """The ``inplace=True`` (or a positional ``True`` of an activation) dropped from the call
-    that built a module, on the line ``built``."""
+    that built a module, on the line ``built``; where the flag came in a mapping
+    (``act_layer(**kwargs)``), ``inplace=False`` put last in it: ``act_layer(**{**kwargs,
+    "inplace": False})`` (the call nearest ``built``'s column, where several on the line take one)."""
     line = built[0]
     for node, r in where.ranges.items():
         if isinstance(node, cst.Call) and r.start.line <= line <= r.end.line and _inplace_keyword(node) is not None:
             new = _without_inplace(node)
             return Fix(node, lambda n: _without_inplace(cast("cst.Call", n)), fix_title(new))
-    return None
+    mapped = [(node, r) for node, r in where.ranges.items() if isinstance(node, cst.Call)
+              and r.start.line <= line <= r.end.line and _mapping_arg(node) is not None]
+    if not mapped:
+        return None
+    node = min(mapped, key=lambda nr: (abs(nr[1].start.column - built[1]) if nr[1].start.line == line else 1 << 20,
+                                       nr[1].end.line - nr[1].start.line))[0]
+    new = _inplace_off_in_mapping(cast("cst.Call", node))
+    return Fix(node, lambda n: _inplace_off_in_mapping(cast("cst.Call", n)), fix_title(new))
+
+
+def _mapping_arg(call: "cst.Call") -> Optional[int]:
+    """The index of the last ``**mapping`` argument of a call, if any."""
+    found = [i for i, a in enumerate(call.args) if a.star == "**"]
+    return found[-1] if found else None
+
+
+def _inplace_off_in_mapping(call: "cst.Call") -> "cst.Call":
+    """``f(a, **kw)`` -> ``f(a, **{**kw, "inplace": False})``."""
+    index = _mapping_arg(call)
+    if index is None:
+        return call
+    arg = call.args[index]
+    merged = cst.Dict([cst.StarredDictElement(arg.value.deep_clone()),
+                       cst.DictElement(cst.SimpleString('"inplace"'), cst.Name("False"))])
+    args = list(call.args)
+    args[index] = arg.with_changes(value=merged)
+    return call.with_changes(args=args)
 
 
 # ------------------------------------------------------------------ helpers

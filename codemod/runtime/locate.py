@@ -509,7 +509,8 @@ class Locator(TorchFunctionMode):
                 construct = self._built.get(id(module))
                 if construct is None:
                     message = "the module was built outside the code the locator saw"
-                elif "inplace" not in construct.text and "True" not in construct.text:
+                elif "inplace" not in construct.text and "True" not in construct.text and "**" not in construct.text:
+                    # (``act_layer(**act_kwargs)``: the flag came in the mapping, at construction)
                     kind = "runtime-inplace-flag"
                     message = ("the module was built without inplace=True and switched on later "
                                "(e.g. `m.inplace = True`): remove that assignment")
