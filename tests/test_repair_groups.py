@@ -142,3 +142,38 @@ def test_an_inplace_flag_passed_through_a_mapping_is_turned_off_where_the_module
     expected = _run(ACT_KWARGS.replace('{"inplace": True}', "{}"))
     got = _run(result.repaired)
     assert all(torch.allclose(got[k], expected[k]) for k in expected)
+
+
+# Leaves kept in a container and filled in place (``dec_s[0][1][i, :] = h``: the preallocated
+# ``torch.zeros(..., requires_grad=True)`` states of seq2seq code): the copy goes on the
+# container's item, the tensor the write goes into, not on the container.
+STATES_IN_A_LIST = '''\
+import torch
+import torch.nn as nn
+
+
+def compute():
+    torch.manual_seed(0)
+    cell = nn.GRUCell(3, 4)
+    xs = torch.randn(3, 2, 3)
+    slots = [torch.zeros(3, 4, requires_grad=True) for _ in range(2)]
+    h = torch.zeros(2, 4)
+    for t in range(3):
+        h = cell(xs[t], h)
+        slots[0][t, :] = h[0]
+        slots[1][t] = h[1]
+    loss = (slots[0] * slots[1]).sum()
+    loss.backward()
+    return {n: p.grad for n, p in cell.named_parameters()}
+'''
+
+
+def test_a_leaf_kept_in_a_list_is_copied_as_the_item_not_the_list(tmp_path):
+    path = tmp_path / "slots.py"
+    path.write_text(STATES_IN_A_LIST)
+    result = repair(f"{path}::compute", devices=["cpu"])
+    assert result.verified, render(result)
+    assert "slots[0] = slots[0].clone()" in result.repaired and "slots = slots.clone()" not in result.repaired
+    expected = _run(STATES_IN_A_LIST.replace("requires_grad=True) for", ") for"))
+    got = _run(result.repaired)
+    assert all(torch.allclose(got[k], expected[k]) for k in expected)

@@ -10,6 +10,8 @@ that form does not apply. None of them is known to be right: the runtime side ve
   (``q *= s`` -> ``q = q * s``, ``t.mul_(s).add_(m)`` -> ``t = t.mul(s).add(m)``,
   ``F.relu(x, inplace=True)`` -> ``x = F.relu(x)``);
 - :func:`clone_before`: ``q = q.clone()`` before the statement that writes ``q`` (or ``q[i]``);
+- :func:`clones_of_items`: ``d[k] = d[k].clone()`` before ``d[k][i, :] = v`` (a tensor kept in a
+  container), one per level of the indexing;
 - :func:`copies_of_views`: ``C`` -> ``tuple(v.clone() for v in C)`` where ``C`` made the views;
 - :func:`ordinary_views`: ``x.unbind(d)`` -> ``tuple(x.select(d, i) for i in range(x.size(d)))``,
   ``x.chunk(n, d)`` -> ``x.tensor_split(n, d)``, a tensor iterated (``zip(x, ...)``) ->
@@ -211,6 +213,48 @@ def clone_before(where: Positions, at: Position) -> Optional[Fix]:
         return cast("cst.CSTNode | cst.FlattenSentinel[cst.CSTNode]", insert_before(line, index, clone))
 
     return Fix(holder, build, title)
+
+
+def clones_of_items(where: Positions, at: Position) -> List[Fix]:
+    """``d[k] = d[k].clone()`` before the statement at ``at`` that writes ``d[k][i, :] = v``
+    (or ``d[k][i] += v``): the write goes into a copy of the container's item, one candidate
+    per level of the indexing, the innermost first (``clone_before`` copies the name itself).
+    Only where every index is a name or a constant (the item is the same each time it is read)."""
+    small = where.small_statement(at)
+    if small is None:
+        return []
+    target = _written_target(small)
+    if not isinstance(target, cst.Subscript):
+        return []
+    holder, _ = where.holders[id(small)]
+    items = []
+    node: cst.BaseExpression = target.value
+    while isinstance(node, cst.Subscript):
+        if _plain(node):
+            items.append(node)
+        node = node.value
+    fixes = []
+    for item in items:
+        clone = rebind([cast("cst.BaseAssignTargetExpression", item.deep_clone())], _call(item.deep_clone(), "clone"))
+
+        def build(node: "cst.CSTNode", clone=clone) -> "cst.CSTNode | cst.FlattenSentinel[cst.CSTNode]":
+            line = cast(Line, node)
+            index = next((i for i, s in enumerate(line.body) if s.deep_equals(small)), None)
+            if index is None:
+                return node
+            return cast("cst.CSTNode | cst.FlattenSentinel[cst.CSTNode]", insert_before(line, index, clone))
+
+        fixes.append(Fix(holder, build, fix_title(clone, "Insert")))
+    return fixes
+
+
+def _written_target(small: "cst.BaseSmallStatement") -> Optional["cst.BaseExpression"]:
+    """What the statement writes into, indexing kept: ``d[k][i, :]`` of ``d[k][i, :] = v``."""
+    if isinstance(small, cst.AugAssign):
+        return small.target
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        return small.targets[0].target
+    return None
 
 
 def _written_name(small: "cst.BaseSmallStatement") -> Optional["cst.Name"]:

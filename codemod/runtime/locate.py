@@ -93,6 +93,7 @@ class Conflict:
     created: Optional[Site] = None  # view errors: where the refused view was made (the chunk call)
     created_op: str = ""
     created_how: str = ""  # view errors: "multi-output", "no-grad" or "custom-function" (PyTorch's creation meta)
+    operands_require_grad: bool = False  # leaf errors: a value the update writes requires grad (it carries a gradient)
 
     @property
     def fix_site(self) -> Optional[Site]:
@@ -425,7 +426,8 @@ class Locator(TorchFunctionMode):
             base_write = next((self._base_writes[k] for k in (_storage_key(t) for t in tensors)
                                if k in self._base_writes), None)
             self._classify_error(exc, name, same_dtypes=all(o.dtype == target.dtype for o in tensors[1:])
-                                 if target is not None else False, view=view, base_write=base_write)
+                                 if target is not None else False, view=view, base_write=base_write,
+                                 carries=any(_requires_grad(o) for o in tensors[1:]))
             raise
         finally:
             self._ops.pop()
@@ -533,7 +535,8 @@ class Locator(TorchFunctionMode):
                 self._registry.pop(key, None)
 
     def _classify_error(self, exc: RuntimeError, op: str = "", same_dtypes: bool = False,
-                        view: Optional[tuple] = None, base_write: Optional[tuple] = None) -> None:
+                        view: Optional[tuple] = None, base_write: Optional[tuple] = None,
+                        carries: bool = False) -> None:
         text = str(exc)
         kind = None
         if "leaf Variable that requires grad" in text:
@@ -556,7 +559,7 @@ class Locator(TorchFunctionMode):
             site, op = base_write
         self._add(Conflict(kind, site, op or "?", message=message, confirmed=True, same_dtypes=same_dtypes,
                            callers=_callers(frame), created=created, created_op=created_op,
-                           created_how=created_how))
+                           created_how=created_how, operands_require_grad=carries))
 
     def _add(self, conflict: Conflict) -> Conflict:
         """Keep one conflict per (kind, save line, mutation line); return the one kept."""
@@ -608,6 +611,13 @@ def _input_holding(t: torch.Tensor, args) -> Optional[str]:
         return next((label for label, b in found if b.data_ptr() == start), found[0][0])
     except RuntimeError:
         return found[0][0]
+
+
+def _requires_grad(t: torch.Tensor) -> bool:
+    try:
+        return bool(t.requires_grad)
+    except Exception:
+        return False
 
 
 def _versions(items, out: list) -> None:
