@@ -237,7 +237,8 @@ def clones_of_items(where: Positions, at: Position) -> List[Fix]:
     for item in items:
         clone = rebind([cast("cst.BaseAssignTargetExpression", item.deep_clone())], _call(item.deep_clone(), "clone"))
 
-        def build(node: "cst.CSTNode", clone=clone) -> "cst.CSTNode | cst.FlattenSentinel[cst.CSTNode]":
+        def build(node: "cst.CSTNode", clone: "cst.BaseSmallStatement" = clone) \
+                -> "cst.CSTNode | cst.FlattenSentinel[cst.CSTNode]":
             line = cast(Line, node)
             index = next((i for i, s in enumerate(line.body) if s.deep_equals(small)), None)
             if index is None:
@@ -408,7 +409,7 @@ def not_inplace(where: Positions, built: Position) -> Optional[Fix]:
         return None
     node = min(mapped, key=lambda nr: (abs(nr[1].start.column - built[1]) if nr[1].start.line == line else 1 << 20,
                                        nr[1].end.line - nr[1].start.line))[0]
-    new = _inplace_off_in_mapping(cast("cst.Call", node))
+    new = _inplace_off_in_mapping(node)
     return Fix(node, lambda n: _inplace_off_in_mapping(cast("cst.Call", n)), fix_title(new))
 
 
