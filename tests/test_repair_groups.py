@@ -177,3 +177,99 @@ def test_a_leaf_kept_in_a_list_is_copied_as_the_item_not_the_list(tmp_path):
     expected = _run(STATES_IN_A_LIST.replace("requires_grad=True) for", ") for"))
     got = _run(result.repaired)
     assert all(torch.allclose(got[k], expected[k]) for k in expected)
+
+
+# `.data` read in a forward under the harness (issue 23's group 4): a power iteration on
+# ``w.data`` as SNGAN-style spectral normalisation code does it, with a sigmoid output scaled in
+# place after it. The harness runs it as python does, as a function and as a module target.
+POWER_ITERATION = '''\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class SNLinear(nn.Module):
+    def __init__(self, fin=4, fout=3):
+        super().__init__()
+        self.lin = nn.Linear(fin, fout)
+        self.register_buffer("u", F.normalize(torch.randn(fout), dim=0))
+
+    def forward(self, x):
+        w = self.lin.weight
+        v = F.normalize(torch.mv(w.data.t(), self.u), dim=0)
+        self.u = F.normalize(torch.mv(w.data, v), dim=0)
+        sigma = torch.dot(self.u, torch.mv(w, v))
+        h = torch.sigmoid(F.linear(x, w / sigma, self.lin.bias))
+        h *= 2
+        return h
+
+
+def compute():
+    torch.manual_seed(0)
+    m = SNLinear()
+    m(torch.randn(5, 4)).pow(2).sum().backward()
+    return {n: p.grad for n, p in m.named_parameters()}
+'''
+
+
+@pytest.mark.parametrize("target, shapes", [("compute", None), ("SNLinear", [(5, 4)])])
+def test_a_forward_that_reads_data_runs_under_the_harness_and_verifies(tmp_path, target, shapes):
+    path = tmp_path / "sn.py"
+    path.write_text(POWER_ITERATION)
+    result = repair(f"{path}::{target}", devices=["cpu"], input_shapes=shapes)
+    assert result.verified, render(result)
+    assert "h = h * 2" in result.repaired or "h = h.clone()" in result.repaired, result.repaired
+
+
+# A custom Function whose backward scales the derivative it saved in forward in place
+# (``grad_x *= grad_output``, as kernels that compute their derivative in forward do): a second
+# backward through the retained graph fails. The write is in backward: the locator follows the
+# Function's backward, and keeps such a write only where a later backward finds the tensor changed.
+SAVED_DERIVATIVE = '''\
+import torch
+import torch.nn as nn
+
+
+class SoftplusWithDerivative(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(torch.sigmoid(x))
+        return torch.nn.functional.softplus(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (grad_x,) = ctx.saved_tensors
+        grad_x *= grad_output
+        return grad_x
+
+
+def compute():
+    torch.manual_seed(0)
+    enc, head = nn.Linear(3, 4), nn.Linear(4, 1)
+    loss = head(SoftplusWithDerivative.apply(enc(torch.randn(5, 3)))).pow(2).mean()
+    (w_grad,) = torch.autograd.grad(loss, [enc.weight], retain_graph=True)
+    b_grad, head_grad = torch.autograd.grad(loss, [enc.bias, head.weight])
+    return {"enc.w": w_grad, "enc.b": b_grad, "head.w": head_grad}
+'''
+
+
+def test_a_write_in_a_custom_backward_into_what_it_saved_is_located_and_fixed_there(tmp_path):
+    path = tmp_path / "softplus.py"
+    path.write_text(SAVED_DERIVATIVE)
+    located = locate_target(f"{path}::compute")
+    assert [(c.mutation and c.mutation.line) for c in located.conflicts] == [14], [c.describe() for c in located.conflicts]
+    result = repair(f"{path}::compute", devices=["cpu"])
+    assert result.verified, render(result)
+    assert "grad_x = grad_x * grad_output" in result.repaired, result.repaired
+    expected = _run(SAVED_DERIVATIVE.replace("grad_x *= grad_output", "grad_x = grad_x * grad_output"))
+    got = _run(result.repaired)
+    assert all(torch.allclose(got[k], expected[k]) for k in expected)
+
+
+def test_a_write_in_a_custom_backward_no_later_backward_sees_is_no_conflict(tmp_path):
+    path = tmp_path / "softplus_once.py"
+    path.write_text(SAVED_DERIVATIVE.replace(", retain_graph=True", "").replace(
+        "    b_grad, head_grad = torch.autograd.grad(loss, [enc.bias, head.weight])\n", "").replace(
+        ', "enc.b": b_grad, "head.w": head_grad', ""))
+    located = locate_target(f"{path}::compute")
+    assert located.conflicts == [], [c.describe() for c in located.conflicts]

@@ -249,6 +249,7 @@ class _Saved:
     saved_as: str
     module_obj: Optional[torch.nn.Module]
     conflicts: list = dataclasses.field(default_factory=list)
+    pending: list = dataclasses.field(default_factory=list)  # writes seen in a backward, kept once a later one sees them
     _site: Optional[Site] = None
 
     @property
@@ -300,6 +301,7 @@ class Locator(TorchFunctionMode):
         self._views: Dict[int, tuple] = {}  # id(refused view) -> (weakref, Site made, op)
         self._view_storages: set = set()  # storages refused views were taken from
         self._base_writes: Dict[Any, tuple] = {}  # such a storage -> (Site, op) of its last in-place write
+        self._backward = 0  # depth of custom Functions' backward run under this mode
 
     # ---------------------------------------------------------------- set-up
     def name_modules(self, root: torch.nn.Module) -> None:
@@ -343,9 +345,38 @@ class Locator(TorchFunctionMode):
 
         self._original_init = original
         torch.nn.Module.__init__ = __init__
+        self._patch_backward()
+
+    def _patch_backward(self) -> None:
+        """Follow a custom ``autograd.Function``'s backward: the engine runs it with this mode
+        off (a backward call's handler pops it). A write there into a tensor a graph saved is
+        kept only once a later backward finds that tensor changed (``_unpack``): after the
+        backward that frees the graph, the write harms nothing."""
+        from torch.autograd.function import BackwardCFunction
+
+        original = BackwardCFunction.apply
+        locator = self
+
+        def apply(ctx, *args):
+            stack = getattr(torch.overrides, "_get_current_function_mode_stack", lambda: [locator])()
+            if any(m is locator for m in stack):
+                return original(ctx, *args)
+            TorchFunctionMode.__enter__(locator)
+            locator._backward += 1
+            try:
+                return original(ctx, *args)
+            finally:
+                locator._backward -= 1
+                TorchFunctionMode.__exit__(locator, None, None, None)
+
+        self._original_apply = original
+        BackwardCFunction.apply = apply
 
     def _unpatch_init(self) -> None:
+        from torch.autograd.function import BackwardCFunction
+
         torch.nn.Module.__init__ = self._original_init
+        BackwardCFunction.apply = self._original_apply
 
     def _pre(self, module, args):
         self._modules.append(module)
@@ -392,6 +423,9 @@ class Locator(TorchFunctionMode):
         record = packed.record
         now = _version(record.tensor)
         if now is not None and now != record.version:
+            for conflict in record.pending:  # a write in an earlier backward: this backward sees it
+                record.conflicts.append(self._add(conflict))
+            record.pending.clear()
             for conflict in record.conflicts:
                 conflict.confirmed = True
             if not record.conflicts:  # a change the function mode could not see (C++ code)
@@ -500,7 +534,7 @@ class Locator(TorchFunctionMode):
             current = _version(record.tensor)
             if current is None or current == record.version:
                 continue  # another counter (`.data`), or not this tensor's family
-            if any(c.mutation_op == op and c.version_now == current for c in record.conflicts):
+            if any(c.mutation_op == op and c.version_now == current for c in record.conflicts + record.pending):
                 continue
             site = _site(_user_frame(3))
             module = self._modules[-1] if self._modules else None
@@ -525,6 +559,9 @@ class Locator(TorchFunctionMode):
                                 record.version, current, message=message,
                                 same_dtypes=all(o.dtype == t.dtype for o in operands),
                                 callers=_callers(_user_frame(3)) if kind == "optimizer-step" else ())
+            if self._backward:
+                record.pending.append(conflict)
+                continue
             record.conflicts.append(self._add(conflict))
             if self.raise_on_conflict:
                 raise LocatedInplaceError(conflict.describe())
