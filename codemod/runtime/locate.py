@@ -331,46 +331,9 @@ class Locator(TorchFunctionMode):
         return result
 
     def _patch_init(self) -> None:
-        """Remember where each module is built (the fix for an in-place module goes there)."""
-        original = torch.nn.Module.__init__
-        locator = self
-
-        def __init__(module, *args, **kwargs):
-            original(module, *args, **kwargs)
-            frame = _user_frame(2)
-            if frame is not None and id(module) not in locator._built:
-                locator._built[id(module)] = _site(frame)
-
-
-
-        self._original_init = original
-        torch.nn.Module.__init__ = __init__
-        self._patch_backward()
-
-    def _patch_backward(self) -> None:
-        """Follow a custom ``autograd.Function``'s backward: the engine runs it with this mode
-        off (a backward call's handler pops it). A write there into a tensor a graph saved is
-        kept only once a later backward finds that tensor changed (``_unpack``): after the
-        backward that frees the graph, the write harms nothing."""
-        from torch.autograd.function import BackwardCFunction
-
-        original = BackwardCFunction.apply
-        locator = self
-
-        def apply(ctx, *args):
-            stack = getattr(torch.overrides, "_get_current_function_mode_stack", lambda: [locator])()
-            if any(m is locator for m in stack):
-                return original(ctx, *args)
-            TorchFunctionMode.__enter__(locator)
-            locator._backward += 1
-            try:
-                return original(ctx, *args)
-            finally:
-                locator._backward -= 1
-                TorchFunctionMode.__exit__(locator, None, None, None)
-
-        self._original_apply = original
-        BackwardCFunction.apply = apply
+        """Remember where each module is built (the fix for an in-place module goes there);
+        follow custom Functions' backward (``_follow_backward``)."""
+        self._original_init, self._original_apply = _patch_module_init(self), _follow_backward(self)
 
     def _unpatch_init(self) -> None:
         from torch.autograd.function import BackwardCFunction
@@ -613,6 +576,45 @@ class Locator(TorchFunctionMode):
         if not self.conflicts:
             return "No in-place conflicts found."
         return "\n\n".join(c.describe() for c in self.conflicts)
+
+
+def _patch_module_init(locator: "Locator"):
+    """``nn.Module.__init__`` that remembers where each module is built; returns the original."""
+    original = torch.nn.Module.__init__
+
+    def __init__(module, *args, **kwargs):
+        original(module, *args, **kwargs)
+        frame = _user_frame(2)
+        if frame is not None and id(module) not in locator._built:
+            locator._built[id(module)] = _site(frame)
+
+    torch.nn.Module.__init__ = __init__
+    return original
+
+
+def _follow_backward(locator: "Locator"):
+    """Run a custom ``autograd.Function``'s backward under the locator's mode (the engine runs
+    it with the mode off: a backward call's handler pops it); returns the original ``apply``.
+    A write there into a tensor a graph saved is kept only once a later backward finds that
+    tensor changed (``Locator._unpack``): after the backward that frees the graph, it harms nothing."""
+    from torch.autograd.function import BackwardCFunction
+
+    original = BackwardCFunction.apply
+
+    def apply(ctx, *args):
+        stack = getattr(torch.overrides, "_get_current_function_mode_stack", lambda: [locator])()
+        if any(m is locator for m in stack):
+            return original(ctx, *args)
+        TorchFunctionMode.__enter__(locator)
+        locator._backward += 1
+        try:
+            return original(ctx, *args)
+        finally:
+            locator._backward -= 1
+            TorchFunctionMode.__exit__(locator, None, None, None)
+
+    BackwardCFunction.apply = apply
+    return original
 
 
 _HOW = {"MULTI_OUTPUT_NODE": "multi-output", "NO_GRAD_MODE": "no-grad", "IN_CUSTOM_FUNCTION": "custom-function"}
