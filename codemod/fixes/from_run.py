@@ -10,12 +10,15 @@ that form does not apply. None of them is known to be right: the runtime side ve
   (``q *= s`` -> ``q = q * s``, ``t.mul_(s).add_(m)`` -> ``t = t.mul(s).add(m)``,
   ``F.relu(x, inplace=True)`` -> ``x = F.relu(x)``);
 - :func:`clone_before`: ``q = q.clone()`` before the statement that writes ``q`` (or ``q[i]``);
+- :func:`clones_of_items`: ``d[k] = d[k].clone()`` before ``d[k][i, :] = v`` (a tensor kept in a
+  container), one per level of the indexing;
 - :func:`copies_of_views`: ``C`` -> ``tuple(v.clone() for v in C)`` where ``C`` made the views;
 - :func:`ordinary_views`: ``x.unbind(d)`` -> ``tuple(x.select(d, i) for i in range(x.size(d)))``,
   ``x.chunk(n, d)`` -> ``x.tensor_split(n, d)``, a tensor iterated (``zip(x, ...)``) ->
   ``(x[i] for i in range(len(x)))``;
 - :func:`detached`: ``C`` -> ``C.detach()`` (a view made under ``no_grad``);
-- :func:`not_inplace`: ``nn.ReLU(inplace=True)`` -> ``nn.ReLU()`` where a module was built.
+- :func:`not_inplace`: ``nn.ReLU(inplace=True)`` -> ``nn.ReLU()`` where a module was built
+  (``act(**kw)`` -> ``act(**{**kw, "inplace": False})`` where the flag came in a mapping).
 """
 
 from __future__ import annotations
@@ -212,6 +215,49 @@ def clone_before(where: Positions, at: Position) -> Optional[Fix]:
     return Fix(holder, build, title)
 
 
+def clones_of_items(where: Positions, at: Position) -> List[Fix]:
+    """``d[k] = d[k].clone()`` before the statement at ``at`` that writes ``d[k][i, :] = v``
+    (or ``d[k][i] += v``): the write goes into a copy of the container's item, one candidate
+    per level of the indexing, the innermost first (``clone_before`` copies the name itself).
+    Only where every index is a name or a constant (the item is the same each time it is read)."""
+    small = where.small_statement(at)
+    if small is None:
+        return []
+    target = _written_target(small)
+    if not isinstance(target, cst.Subscript):
+        return []
+    holder, _ = where.holders[id(small)]
+    items = []
+    node: cst.BaseExpression = target.value
+    while isinstance(node, cst.Subscript):
+        if _plain(node):
+            items.append(node)
+        node = node.value
+    fixes = []
+    for item in items:
+        clone = rebind([cast("cst.BaseAssignTargetExpression", item.deep_clone())], _call(item.deep_clone(), "clone"))
+
+        def build(node: "cst.CSTNode", clone: "cst.BaseSmallStatement" = clone) \
+                -> "cst.CSTNode | cst.FlattenSentinel[cst.CSTNode]":
+            line = cast(Line, node)
+            index = next((i for i, s in enumerate(line.body) if s.deep_equals(small)), None)
+            if index is None:
+                return node
+            return cast("cst.CSTNode | cst.FlattenSentinel[cst.CSTNode]", insert_before(line, index, clone))
+
+        fixes.append(Fix(holder, build, fix_title(clone, "Insert")))
+    return fixes
+
+
+def _written_target(small: "cst.BaseSmallStatement") -> Optional["cst.BaseExpression"]:
+    """What the statement writes into, indexing kept: ``d[k][i, :]`` of ``d[k][i, :] = v``."""
+    if isinstance(small, cst.AugAssign):
+        return small.target
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        return small.targets[0].target
+    return None
+
+
 def _written_name(small: "cst.BaseSmallStatement") -> Optional["cst.Name"]:
     target: Optional[cst.BaseExpression] = None
     if isinstance(small, cst.AugAssign):
@@ -349,13 +395,41 @@ def detached(where: Positions, made: Span) -> Optional[Fix]:
 # ------------------------------------------------------------------ where a module was built
 def not_inplace(where: Positions, built: Position) -> Optional[Fix]:
     """The ``inplace=True`` (or a positional ``True`` of an activation) dropped from the call
-    that built a module, on the line ``built``."""
+    that built a module, on the line ``built``; where the flag came in a mapping
+    (``act_layer(**kwargs)``), ``inplace=False`` put last in it: ``act_layer(**{**kwargs,
+    "inplace": False})`` (the call nearest ``built``'s column, where several on the line take one)."""
     line = built[0]
     for node, r in where.ranges.items():
         if isinstance(node, cst.Call) and r.start.line <= line <= r.end.line and _inplace_keyword(node) is not None:
             new = _without_inplace(node)
             return Fix(node, lambda n: _without_inplace(cast("cst.Call", n)), fix_title(new))
-    return None
+    mapped = [(node, r) for node, r in where.ranges.items() if isinstance(node, cst.Call)
+              and r.start.line <= line <= r.end.line and _mapping_arg(node) is not None]
+    if not mapped:
+        return None
+    node = min(mapped, key=lambda nr: (abs(nr[1].start.column - built[1]) if nr[1].start.line == line else 1 << 20,
+                                       nr[1].end.line - nr[1].start.line))[0]
+    new = _inplace_off_in_mapping(node)
+    return Fix(node, lambda n: _inplace_off_in_mapping(cast("cst.Call", n)), fix_title(new))
+
+
+def _mapping_arg(call: "cst.Call") -> Optional[int]:
+    """The index of the last ``**mapping`` argument of a call, if any."""
+    found = [i for i, a in enumerate(call.args) if a.star == "**"]
+    return found[-1] if found else None
+
+
+def _inplace_off_in_mapping(call: "cst.Call") -> "cst.Call":
+    """``f(a, **kw)`` -> ``f(a, **{**kw, "inplace": False})``."""
+    index = _mapping_arg(call)
+    if index is None:
+        return call
+    arg = call.args[index]
+    merged = cst.Dict([cst.StarredDictElement(arg.value.deep_clone()),
+                       cst.DictElement(cst.SimpleString('"inplace"'), cst.Name("False"))])
+    args = list(call.args)
+    args[index] = arg.with_changes(value=merged)
+    return call.with_changes(args=args)
 
 
 # ------------------------------------------------------------------ helpers

@@ -93,6 +93,7 @@ class Conflict:
     created: Optional[Site] = None  # view errors: where the refused view was made (the chunk call)
     created_op: str = ""
     created_how: str = ""  # view errors: "multi-output", "no-grad" or "custom-function" (PyTorch's creation meta)
+    operands_require_grad: bool = False  # leaf errors: a value the update writes requires grad (it carries a gradient)
 
     @property
     def fix_site(self) -> Optional[Site]:
@@ -248,6 +249,7 @@ class _Saved:
     saved_as: str
     module_obj: Optional[torch.nn.Module]
     conflicts: list = dataclasses.field(default_factory=list)
+    pending: list = dataclasses.field(default_factory=list)  # writes seen in a backward, kept once a later one sees them
     _site: Optional[Site] = None
 
     @property
@@ -299,6 +301,7 @@ class Locator(TorchFunctionMode):
         self._views: Dict[int, tuple] = {}  # id(refused view) -> (weakref, Site made, op)
         self._view_storages: set = set()  # storages refused views were taken from
         self._base_writes: Dict[Any, tuple] = {}  # such a storage -> (Site, op) of its last in-place write
+        self._backward = 0  # depth of custom Functions' backward run under this mode
 
     # ---------------------------------------------------------------- set-up
     def name_modules(self, root: torch.nn.Module) -> None:
@@ -328,23 +331,15 @@ class Locator(TorchFunctionMode):
         return result
 
     def _patch_init(self) -> None:
-        """Remember where each module is built (the fix for an in-place module goes there)."""
-        original = torch.nn.Module.__init__
-        locator = self
-
-        def __init__(module, *args, **kwargs):
-            original(module, *args, **kwargs)
-            frame = _user_frame(2)
-            if frame is not None and id(module) not in locator._built:
-                locator._built[id(module)] = _site(frame)
-
-
-
-        self._original_init = original
-        torch.nn.Module.__init__ = __init__
+        """Remember where each module is built (the fix for an in-place module goes there);
+        follow custom Functions' backward (``_follow_backward``)."""
+        self._original_init, self._original_apply = _patch_module_init(self), _follow_backward(self)
 
     def _unpatch_init(self) -> None:
+        from torch.autograd.function import BackwardCFunction
+
         torch.nn.Module.__init__ = self._original_init
+        BackwardCFunction.apply = self._original_apply
 
     def _pre(self, module, args):
         self._modules.append(module)
@@ -373,6 +368,10 @@ class Locator(TorchFunctionMode):
                 # An in-place op's result is its first input: call that its output.
                 saved_as = "output" if (i == 0 and op.endswith("_")) else f"input {i}"
                 break
+        else:
+            held = _input_holding(t, args)
+            if held is not None and not (held == "input 0" and op.endswith("_")):
+                saved_as = held
         module = self._modules[-1] if self._modules else None
         record = _Saved(t.detach(), version, _where(_user_frame(2)), op, saved_as, module)
         packed = _Packed(record)
@@ -387,6 +386,9 @@ class Locator(TorchFunctionMode):
         record = packed.record
         now = _version(record.tensor)
         if now is not None and now != record.version:
+            for conflict in record.pending:  # a write in an earlier backward: this backward sees it
+                record.conflicts.append(self._add(conflict))
+            record.pending.clear()
             for conflict in record.conflicts:
                 conflict.confirmed = True
             if not record.conflicts:  # a change the function mode could not see (C++ code)
@@ -421,7 +423,8 @@ class Locator(TorchFunctionMode):
             base_write = next((self._base_writes[k] for k in (_storage_key(t) for t in tensors)
                                if k in self._base_writes), None)
             self._classify_error(exc, name, same_dtypes=all(o.dtype == target.dtype for o in tensors[1:])
-                                 if target is not None else False, view=view, base_write=base_write)
+                                 if target is not None else False, view=view, base_write=base_write,
+                                 carries=any(_requires_grad(o) for o in tensors[1:]))
             raise
         finally:
             self._ops.pop()
@@ -494,7 +497,7 @@ class Locator(TorchFunctionMode):
             current = _version(record.tensor)
             if current is None or current == record.version:
                 continue  # another counter (`.data`), or not this tensor's family
-            if any(c.mutation_op == op and c.version_now == current for c in record.conflicts):
+            if any(c.mutation_op == op and c.version_now == current for c in record.conflicts + record.pending):
                 continue
             site = _site(_user_frame(3))
             module = self._modules[-1] if self._modules else None
@@ -505,7 +508,8 @@ class Locator(TorchFunctionMode):
                 construct = self._built.get(id(module))
                 if construct is None:
                     message = "the module was built outside the code the locator saw"
-                elif "inplace" not in construct.text and "True" not in construct.text:
+                elif "inplace" not in construct.text and "True" not in construct.text and "**" not in construct.text:
+                    # (``act_layer(**act_kwargs)``: the flag came in the mapping, at construction)
                     kind = "runtime-inplace-flag"
                     message = ("the module was built without inplace=True and switched on later "
                                "(e.g. `m.inplace = True`): remove that assignment")
@@ -519,6 +523,9 @@ class Locator(TorchFunctionMode):
                                 record.version, current, message=message,
                                 same_dtypes=all(o.dtype == t.dtype for o in operands),
                                 callers=_callers(_user_frame(3)) if kind == "optimizer-step" else ())
+            if self._backward:
+                record.pending.append(conflict)
+                continue
             record.conflicts.append(self._add(conflict))
             if self.raise_on_conflict:
                 raise LocatedInplaceError(conflict.describe())
@@ -529,7 +536,8 @@ class Locator(TorchFunctionMode):
                 self._registry.pop(key, None)
 
     def _classify_error(self, exc: RuntimeError, op: str = "", same_dtypes: bool = False,
-                        view: Optional[tuple] = None, base_write: Optional[tuple] = None) -> None:
+                        view: Optional[tuple] = None, base_write: Optional[tuple] = None,
+                        carries: bool = False) -> None:
         text = str(exc)
         kind = None
         if "leaf Variable that requires grad" in text:
@@ -552,7 +560,7 @@ class Locator(TorchFunctionMode):
             site, op = base_write
         self._add(Conflict(kind, site, op or "?", message=message, confirmed=True, same_dtypes=same_dtypes,
                            callers=_callers(frame), created=created, created_op=created_op,
-                           created_how=created_how))
+                           created_how=created_how, operands_require_grad=carries))
 
     def _add(self, conflict: Conflict) -> Conflict:
         """Keep one conflict per (kind, save line, mutation line); return the one kept."""
@@ -571,6 +579,45 @@ class Locator(TorchFunctionMode):
         return "\n\n".join(c.describe() for c in self.conflicts)
 
 
+def _patch_module_init(locator: "Locator"):
+    """``nn.Module.__init__`` that remembers where each module is built; returns the original."""
+    original = torch.nn.Module.__init__
+
+    def __init__(module, *args, **kwargs):
+        original(module, *args, **kwargs)
+        frame = _user_frame(2)
+        if frame is not None and id(module) not in locator._built:
+            locator._built[id(module)] = _site(frame)
+
+    torch.nn.Module.__init__ = __init__
+    return original
+
+
+def _follow_backward(locator: "Locator"):
+    """Run a custom ``autograd.Function``'s backward under the locator's mode (the engine runs
+    it with the mode off: a backward call's handler pops it); returns the original ``apply``.
+    A write there into a tensor a graph saved is kept only once a later backward finds that
+    tensor changed (``Locator._unpack``): after the backward that frees the graph, it harms nothing."""
+    from torch.autograd.function import BackwardCFunction
+
+    original = BackwardCFunction.apply
+
+    def apply(ctx, *args):
+        stack = getattr(torch.overrides, "_get_current_function_mode_stack", lambda: [locator])()
+        if any(m is locator for m in stack):
+            return original(ctx, *args)
+        TorchFunctionMode.__enter__(locator)
+        locator._backward += 1
+        try:
+            return original(ctx, *args)
+        finally:
+            locator._backward -= 1
+            TorchFunctionMode.__exit__(locator, None, None, None)
+
+    BackwardCFunction.apply = apply
+    return original
+
+
 _HOW = {"MULTI_OUTPUT_NODE": "multi-output", "NO_GRAD_MODE": "no-grad", "IN_CUSTOM_FUNCTION": "custom-function"}
 
 
@@ -580,6 +627,37 @@ def _creation(t: torch.Tensor) -> str:
         return _HOW.get(torch._C._autograd._get_creation_meta(t).name, "")
     except (RuntimeError, AttributeError):
         return ""
+
+
+def _input_holding(t: torch.Tensor, args) -> Optional[str]:
+    """Which input of the op a saved tensor that is none of its arguments comes from: an input
+    passed inside a list (``torch.einsum(eq, [a, b])``: ``"input 1.1"``), or one the op saved
+    a view of (``torch.matmul`` folds a batch into ``mm``'s input). A tensor that shares
+    memory with an input is that input's (an out-of-place op's output is new memory); where
+    several inputs share it, the one that starts where the saved tensor starts."""
+    key = _storage_key(t)
+    if key is None:
+        return None
+    found = []
+    for i, a in enumerate(args):
+        items = [(f"input {i}", a)] if isinstance(a, torch.Tensor) else \
+            [(f"input {i}.{j}", b) for j, b in enumerate(a) if isinstance(b, torch.Tensor)] \
+            if isinstance(a, (list, tuple)) else []
+        found += [(label, b) for label, b in items if _storage_key(b) == key]
+    if not found:
+        return None
+    try:
+        start = t.data_ptr()
+        return next((label for label, b in found if b.data_ptr() == start), found[0][0])
+    except RuntimeError:
+        return found[0][0]
+
+
+def _requires_grad(t: torch.Tensor) -> bool:
+    try:
+        return bool(t.requires_grad)
+    except Exception:
+        return False
 
 
 def _versions(items, out: list) -> None:

@@ -35,6 +35,7 @@ import weakref
 from typing import Dict, List, Optional, Tuple
 
 import torch
+from torch.autograd.function import BackwardCFunction
 from torch.overrides import TorchFunctionMode
 
 
@@ -83,7 +84,10 @@ class SavedTensors:
 
     def _unpack(self, packed):
         if self.snapshot:
-            return packed
+            # A custom Function's backward may write into what it unpacks (``grad_x *= g``): it
+            # gets a copy, so a later backward through the graph sees the values saved.
+            node = torch._C._current_autograd_node()
+            return packed.clone() if isinstance(node, BackwardCFunction) else packed
         tensor, version, maker = packed
         if version is not None and tensor._version != version:
             raise RuntimeError(

@@ -392,6 +392,7 @@ class _Candidate:
     region: Optional[Region] = None
     copy: Optional[Tuple[int, str]] = None  # a copy before the write: (id of its block, the statement)
     at_write: bool = False  # it rewrites the writing statement (or copies before it)
+    no_grad: bool = False  # a `with torch.no_grad():` wrap (the no-grad meaning of a leaf update)
 
 
 class _Trees:
@@ -518,7 +519,12 @@ def _candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path,
         # Then the copy meaning built from the run at the write (out of place, or a clone
         # before it), whether or not a rule fired there: the verification's reference decides.
         runtime = _statement_runtime(conflict, trees) if _same_file(conflict.mutation, path) else []
-        return _with_runtime(found, runtime, trees), why
+        ordered = _with_runtime(found, runtime, trees)
+        if conflict.operands_require_grad:
+            # The run saw the update write a value that requires grad: the program differentiates
+            # through it (the copy meaning), so a `no_grad` wrap comes after every copy.
+            ordered = [c for c in ordered if not c.no_grad] + [c for c in ordered if c.no_grad]
+        return ordered, why
     site = conflict.fix_site
     if not _same_file(site, path):
         return [], "the line to fix is outside the target's file"
@@ -594,8 +600,10 @@ def _statement_runtime(conflict: Conflict, trees: _Trees) -> List[_Candidate]:
         if fix is not None:
             made.append(_Candidate(fix, f"the write out-of-place at line {site.line}: {fix.title} (from the run)",
                                    region, at_write=True))
-        fix = from_run.clone_before(where, at)
-        if fix is not None:
+        # Into a copy: of the item the write goes into (``d[k]`` of ``d[k][i, :] = v``), then of the name.
+        for fix in from_run.clones_of_items(where, at) + [from_run.clone_before(where, at)]:
+            if fix is None:
+                continue
             block = where.parents.get(fix.node)
             made.append(_Candidate(fix, f"the write into a copy at line {site.line}: {fix.title} (from the run)",
                                    region, (id(block), fix.title), at_write=True))
@@ -702,7 +710,7 @@ def _leaf_candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Pat
                        "agrees with the no-grad reference on everything compared)")
             where = "" if site is conflict.mutation else f", around the call at line {site.line}"
             found.append(_Candidate(finding.fix, f"{finding.code} at line {finding.span.line}{where}: "
-                                                 f"{finding.fix.title}{how}"))
+                                                 f"{finding.fix.title}{how}", no_grad="no_grad()" in finding.fix.title))
             break
         if any(f.reason == "leaf-read-after" for f in leaf) and not step:
             return found, (f"line {site.line} updates a leaf that is read again afterwards: it means "
@@ -722,7 +730,7 @@ def _leaf_candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Pat
                 where = "the failing statement" if site is conflict.mutation else "the call of the helper"
                 note = " (a gradient step: its right-hand side reads the leaf's .grad)" if step else ""
                 found.append(_Candidate(fix, f"{fix.title} around {where}, line {site.line}{note} (not IPF005's: "
-                                             "checked by the verification below)", region))
+                                             "checked by the verification below)", region, no_grad=True))
                 break
     return found + copies, f"no rewrite found for line {conflict.mutation.line if conflict.mutation else '?'}; fix by hand"
 
@@ -856,14 +864,30 @@ def _clone_at_save(conflict: Conflict, where: Positions, trees: "_Trees", region
         return None
     target = expr
     if conflict.saved_as.startswith("input "):
-        target = _input_expression(expr, int(conflict.saved_as.split()[1]))
+        target = _input_expression(expr, conflict.saved_as.split()[1])
         if target is None:
             return None
     cloned = clone_of(target)
     return Fix(target, lambda node: clone_of(node), f"Rewrite as `{cst.Module([]).code_for_node(cloned)}`")
 
 
-def _input_expression(expr: cst.BaseExpression, index: int) -> Optional[cst.BaseExpression]:
+def _input_expression(expr: cst.BaseExpression, where: str) -> Optional[cst.BaseExpression]:
+    """The expression for input ``where`` of the op that ``expr`` calls: ``"1"``, or ``"1.0"``
+    for the first item of a list or tuple written as its second argument."""
+    index, _, item = where.partition(".")
+    found = _input_at(expr, int(index))
+    if not item:
+        return found
+    if not isinstance(found, (cst.List, cst.Tuple)):
+        return None
+    elements = found.elements
+    at = int(item)
+    if at >= len(elements) or any(isinstance(e, cst.StarredElement) for e in elements[: at + 1]):
+        return None
+    return elements[at].value
+
+
+def _input_at(expr: cst.BaseExpression, index: int) -> Optional[cst.BaseExpression]:
     """The expression for input ``index`` of the op that ``expr`` calls."""
     if isinstance(expr, cst.BinaryOperation):
         return (expr.left, expr.right)[index] if index < 2 else None
