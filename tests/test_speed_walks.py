@@ -66,3 +66,107 @@ def test_workers_hold_the_collector_back_too():
 
     assert work_on(lambda f: gc.isenabled(), ["a", "b"]) == [False, False]
     assert gc.isenabled()
+
+
+CYCLIC = '''
+import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+        self.act = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        h = torch.sigmoid(self.fc(x))
+        h *= 2.0
+        v = h.view(-1)
+        v.add_(1)
+        x[0] = h.sum()
+        out = self.act(h)
+        out += x
+        return out
+
+
+def helper(t):
+    t.mul_(2)
+    return t
+
+
+def main():
+    w = torch.randn(3, requires_grad=True)
+    y = w.exp()
+    y.mul_(2)
+    helper(y)
+    return Block(3)(y)
+'''
+
+
+@pytest.mark.parametrize("fix", [False, True])
+def test_a_files_analysis_leaves_no_reference_cycle(fix):
+    """The parts of a model (kinds, views, hazards, summaries, a rule's plans) hold their owner
+    weakly: a file's analysis is freed by reference counts when it ends, not by the cyclic
+    collector, which scanned every tree of a run (a sixth of a cold ``check``)."""
+    from codemod.config import Settings
+    from codemod.engine.pipeline import process_source
+
+    settings = Settings(select=("ALL",))
+    process_source(CYCLIC.encode(), "cyclic.py", settings, fix=fix)  # imports, first-use caches
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        result = process_source(CYCLIC.encode(), "cyclic.py", settings, fix=fix)
+        assert result.findings  # the analysis ran: hazards, views and summaries were asked
+        found = len(result.findings)
+        del result
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        unreachable = gc.collect()
+        kinds = sorted({type(o).__qualname__ for o in gc.garbage if type(o).__module__.startswith("codemod")})
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        if enabled:
+            gc.enable()
+    assert found and kinds == [], kinds
+    if not fix:
+        assert unreachable == 0
+
+
+def test_a_run_parses_each_file_once(tmp_path, monkeypatch):
+    """The index pass keeps what it parsed for the file pass (``engine.parsed``): each file
+    with candidates is parsed once per run, the findings are those of a fresh parse, and
+    nothing is kept after the run."""
+    from typer.testing import CliRunner
+
+    from codemod.analysis import source as source_module
+    from codemod.engine import parsed
+    from codemod.frontends.cli import app
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "model.py").write_text(CYCLIC)
+    (tmp_path / "pkg" / "use.py").write_text(
+        "import torch\nfrom pkg.model import helper\n\n\ndef go(x):\n    y = x.exp()\n    y.add_(1)\n"
+        "    return helper(y)\n")
+    monkeypatch.chdir(tmp_path)
+    parses = []
+    real = source_module.parse
+
+    def counted(data, filename="<unknown>"):
+        parses.append(bytes(data) if not isinstance(data, str) else data.encode())
+        return real(data, filename)
+
+    monkeypatch.setattr(source_module, "parse", counted)
+    args = ["check", "--no-cache", "-j", "1", "--select", "ALL", "--output-format", "json", "pkg"]
+    once = CliRunner().invoke(app, args)
+    counts = {p: parses.count(p) for p in set(parses)}
+    assert counts[CYCLIC.encode()] == 1, counts
+    assert not parsed._kept
+    monkeypatch.setattr(parsed, "BUDGET", 0)  # nothing kept: every file parsed in both passes
+    parses.clear()
+    twice = CliRunner().invoke(app, args)
+    assert parses.count(CYCLIC.encode()) == 2
+    assert once.output == twice.output and '"IPF' in once.output

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import enum
+import weakref
 from typing import (
     Dict,
     Final,
@@ -368,7 +369,9 @@ class _HazardsPart:
     """A fact class wired by :class:`Hazards`: it reads the facts Hazards holds."""
 
     def __init__(self, hazards: "Hazards") -> None:
-        self.hazards = hazards
+        # Weakly: the Hazards owning this part holds it, and a cycle between them would leave
+        # the module's whole tree to the cyclic garbage collector when the analysis ends.
+        self.hazards = weakref.proxy(hazards)
         self.constant_args = hazards.constant_args
         self.constants = hazards.constants
         self.floating = hazards.floating

@@ -107,13 +107,14 @@ class ProjectIndex:
         self.modules: Dict[str, ModuleFacts] = {m.module: m for m in modules}
         self.functions: Dict[str, FunctionFact] = {}
         self.calls: Dict[str, List[CallFact]] = {}
+        self._canonical: Dict[str, str] = {}  # name -> canonical(name): many calls name one callee
         for facts in self.modules.values():
             for f in facts.functions:
                 self.functions[f.qualname] = f
         for facts in self.modules.values():
             for c in facts.calls:
                 callee = self.canonical(c.callee)
-                self.calls.setdefault(callee, []).append(dataclasses.replace(c, callee=callee))
+                self.calls.setdefault(callee, []).append(c if callee == c.callee else dataclasses.replace(c, callee=callee))
         self._grad_off: Dict[str, bool] = {}
         # Summaries are computed only for what another module calls or builds (cheap for a
         # run where little crosses files), module by module, when first asked for.
@@ -129,7 +130,7 @@ class ProjectIndex:
         self._summaries: Dict[str, Dict[str, SummaryFact]] = {}
         self.libraries = libraries
         self._library: Dict[str, Optional[SummaryFact]] = {}
-        self._linked: Optional[Dict[str, Set[str]]] = None  # module -> modules it imports or is imported by
+        self._dtypes: Optional[Dict[str, Optional[str]]] = None  # module -> its other_dtype
 
     def other_dtype(self, module: str) -> Optional[str]:
         """Where the files that can hand ``module`` a tensor, or take one from it, make another
@@ -137,23 +138,42 @@ class ProjectIndex:
         when they all compute in those. Those files are the ones connected to it by imports, in
         either direction and through other files (``main`` imports ``a`` and ``b``: ``a``'s
         half tensors may reach ``b``); a module the index does not know sees every file."""
-        if self._linked is None:
-            self._linked = self._import_links()
+        if self._dtypes is None:
+            self._dtypes = self._dtypes_by_module()
         if module not in self.modules:
-            reach = sorted(self.modules)
+            reach: Iterable[str] = sorted(self.modules)
         else:
-            seen, todo = {module}, [module]
-            while todo:
-                for other in self._linked.get(todo.pop(), ()):
-                    if other not in seen:
-                        seen.add(other)
-                        todo.append(other)
-            reach = sorted(seen)
+            return self._dtypes[module]
         for name in reach:
             found = self.modules[name].other_dtype
             if found is not None:
                 return f"{name}: {found}"
         return None
+
+    def _dtypes_by_module(self) -> Dict[str, Optional[str]]:
+        """``other_dtype`` of every module of the run, from one walk of the links: the links go
+        both ways, so the files a module reaches are those of its connected part, which share
+        one answer (the first such place in the part, by module name)."""
+        linked = self._import_links()
+        answers: Dict[str, Optional[str]] = {}
+        for module in self.modules:
+            if module in answers:
+                continue
+            seen, todo = {module}, [module]
+            while todo:
+                for other in linked.get(todo.pop(), ()):
+                    if other not in seen:
+                        seen.add(other)
+                        todo.append(other)
+            answer = None
+            for name in sorted(seen):
+                found = self.modules[name].other_dtype
+                if found is not None:
+                    answer = f"{name}: {found}"
+                    break
+            for name in seen:
+                answers[name] = answer
+        return answers
 
     def _import_links(self) -> Dict[str, Set[str]]:
         """Modules of the run linked by an import or a call of one another, both ways."""
@@ -181,6 +201,14 @@ class ProjectIndex:
         is ``pkg.layers.init.f`` (the longest module prefix's imports are followed)."""
         if name in self.functions or depth > 8:
             return name
+        if not depth:
+            found = self._canonical.get(name)
+            if found is None:
+                found = self._canonical[name] = self._follow(name, depth)
+            return found
+        return self._follow(name, depth)
+
+    def _follow(self, name: str, depth: int) -> str:
         parts = name.split(".")
         for i in range(len(parts) - 1, 0, -1):
             facts = self.modules.get(".".join(parts[:i]))

@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import enum
+import weakref
 from typing import Callable, Dict, FrozenSet, List, Literal, NamedTuple, Optional, Protocol, Set, Tuple, Union
 
 from codemod import torch_api
@@ -296,7 +297,7 @@ class InputSaves:
     """Whether a function's parameter reaches an op that saves it for backward (directly, or through conversions)."""
 
     def __init__(self, summaries: "Summaries") -> None:
-        self.summaries = summaries
+        self.summaries = weakref.proxy(summaries)  # weakly: Summaries owns this part (no cycle)
         self.model = summaries.model
         self.op_of = summaries.op_of
 
@@ -428,7 +429,7 @@ class CallTargets:
     """What a call runs: a function or class of this file (a module instance's forward), or a name imported from another."""
 
     def __init__(self, summaries: "Summaries") -> None:
-        self.summaries = summaries
+        self.summaries = weakref.proxy(summaries)  # weakly: Summaries owns this part (no cycle)
         self.model = summaries.model
         self._top: Optional[Dict[str, ast.stmt]] = None  # the module's top-level definitions by name
 
@@ -594,7 +595,7 @@ class Chains:
 
     def __init__(self, model: SummaryFacts, summaries: Summaries) -> None:
         self.model = model
-        self.summaries = summaries
+        self.summaries = weakref.proxy(summaries)  # weakly: Summaries owns this part (no cycle)
         self._sequentials: Dict[ast.Call, Summary] = {}
         # An installed library's file: its classes and functions are built and called by code
         # it does not show, so no parameter's value is known from its default or its own calls.

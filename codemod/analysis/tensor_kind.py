@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import builtins  # noqa: F401 - kept for readers: builtins are resolved by ``names``
+import weakref
 from typing import Dict, List, Optional, Protocol, cast
 
 from codemod import torch_api
@@ -314,7 +315,9 @@ class _KindsPart:
     """A fact class wired by :class:`TensorKinds`: it reads the facts TensorKinds holds."""
 
     def __init__(self, kinds: "TensorKinds") -> None:
-        self.kinds = kinds
+        # Weakly: the TensorKinds owning this part holds it, and a cycle between them would leave
+        # the module's whole tree to the cyclic garbage collector when the analysis ends.
+        self.kinds = weakref.proxy(kinds)
         self.binder = kinds.binder
         self.classes = kinds.classes
         self.dataflow = kinds.dataflow

@@ -21,6 +21,7 @@ torch (``torch_api.py``); reshapes that copy some layouts keep a chain possible,
 from __future__ import annotations
 
 import ast
+import weakref
 from typing import Dict, Iterable, List, Literal, NamedTuple, Optional, Sequence, Set, Tuple, TypeGuard, cast
 
 from codemod import torch_api
@@ -319,7 +320,9 @@ class _ViewsPart:
     """A fact class wired by :class:`Views`: it reads the facts Views holds."""
 
     def __init__(self, views: "Views") -> None:
-        self.views = views
+        # Weakly: the Views owning this part holds it, and a cycle between them would leave
+        # the module's whole tree to the cyclic garbage collector when the analysis ends.
+        self.views = weakref.proxy(views)
         self.binder = views.binder
         self.classes = views.classes
         self.dataflow = views.dataflow

@@ -78,6 +78,7 @@ def process_source(
     from codemod.analysis.model import SemanticModel
     from codemod.analysis.source import Source, parse
     from codemod.engine import incremental as reuse  # not `incremental`: that is the flag
+    from codemod.engine import parsed
     from codemod.engine.suppression import is_suppressed, suppressions
     from codemod.rules import registry
 
@@ -90,8 +91,8 @@ def process_source(
             from codemod.engine.reparse import reparse  # the edited lines only
 
             source, previous.source = reparse(previous.source, data, registry.node_types()), None
-        if source is None:
-            source = Source(data, registry.node_types())
+        if source is None:  # parsed by the run's index pass, or now
+            source = parsed.take(data, registry.node_types()) or Source(data, registry.node_types())
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError) as exc:
         from codemod.engine.syntax_errors import syntax_error
 
@@ -168,6 +169,14 @@ def process_source(
         if result.changed:
             result.applied = chosen
     return result
+
+
+def will_parse(data: bytes) -> bool:
+    """Whether :func:`process_source` parses ``data`` into a ``Source`` filed by the rules' node
+    types (in a run without IPF900 and fixes built for all): a file its screens pass."""
+    from codemod.rules import registry
+
+    return SCREEN in data and registry.may_have_candidates(data)
 
 
 def check_source(data: bytes, path: str, settings: Settings, *, edits: bool = False) -> FileResult:

@@ -36,17 +36,21 @@ Mapper = Callable[[Callable[[str], Optional[ModuleFacts]], List[str]], List[Opti
 
 
 def build_index(files: Iterable[str], cache_dir: Optional[str] = None,
-                mapper: Optional[Mapper] = None, libraries: Optional[Libraries] = None) -> Optional[ProjectIndex]:
+                mapper: Optional[Mapper] = None, libraries: Optional[Libraries] = None,
+                keep_sources: bool = False) -> Optional[ProjectIndex]:
     """The index of the ``.py`` files among ``files``; None for fewer than two (no other
     callers), unless ``libraries`` (``engine.libraries``: installed libraries' summaries) has
     something to say of the one file's library callees. ``mapper(work, paths)``: how to run
-    ``work`` over the paths (the CLI passes its worker pool; default: one after the other)."""
+    ``work`` over the paths (the CLI passes its worker pool; default: one after the other).
+    ``keep_sources``: the files will be processed next (``engine.pipeline``) in this process:
+    keep what was parsed for them (``engine.parsed``; the caller clears it after)."""
     paths = [f for f in files if f.endswith(".py")]
     if len(paths) < 2:
         return _alone(paths[0], libraries) if paths and libraries is not None else None
     names = {p: module_name(pathlib.Path(p)) for p in paths}
     project = frozenset(names.values())
-    work = functools.partial(module_facts, project=project, cache_dir=cache_dir, salt=_salt(project))
+    work = functools.partial(module_facts, project=project, cache_dir=cache_dir, salt=_salt(project),
+                             keep=keep_sources)
     found = (mapper or _serial)(work, paths)
     loader = functools.partial(module_summaries, paths={m: p for p, m in names.items()}, cache_dir=cache_dir,
                                salt=_salt(project))
@@ -103,20 +107,22 @@ def _serial(work: Callable[[str], Optional[ModuleFacts]], paths: List[str]) -> L
     return [work(p) for p in paths]
 
 
-def module_facts(path: str, project: frozenset, cache_dir: Optional[str], salt: bytes) -> Optional[ModuleFacts]:
+def module_facts(path: str, project: frozenset, cache_dir: Optional[str], salt: bytes,
+                 keep: bool = False) -> Optional[ModuleFacts]:
     """What one file contributes to the index (None when it cannot be read or parsed: the file
-    itself is reported when it is processed)."""
+    itself is reported when it is processed). ``keep``: keep the parsed file for its processing
+    (``engine.parsed``)."""
     p = pathlib.Path(path)
     try:
         data = read_source(p)  # a regular file only: a FIFO would block the run
     except OSError:
         return None
     folder = pathlib.Path(cache_dir) / "project" if cache_dir else None
-    return _facts(data, module_name(p), project, p.name == "__init__.py", folder, salt)
+    return _facts(data, module_name(p), project, p.name == "__init__.py", folder, salt, keep)
 
 
 def _facts(data: bytes, module: str, project: frozenset, is_package: bool,
-           folder: Optional[pathlib.Path], salt: bytes) -> Optional[ModuleFacts]:
+           folder: Optional[pathlib.Path], salt: bytes, keep: bool = False) -> Optional[ModuleFacts]:
     key = hashlib.sha256(salt + module.encode() + b"\0" + data).hexdigest()
     if folder is not None:
         try:  # JSON, never pickle: a cache folder shipped with a repository must not run code
@@ -125,11 +131,19 @@ def _facts(data: bytes, module: str, project: frozenset, is_package: bool,
             pass
     from codemod.analysis.model import SemanticModel
     from codemod.analysis.source import Source
+    from codemod.engine import parsed
+    from codemod.engine.pipeline import will_parse
+    from codemod.rules.registry import node_types
 
+    keep = keep and will_parse(data)
     try:
-        model = SemanticModel(Source(data))
+        # Filed by the rules' node types when kept: the Source the file pass would make.
+        source = Source(data, node_types()) if keep else Source(data)
+        model = SemanticModel(source)
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError):
         return None  # reported when the file itself is processed
+    if keep:
+        parsed.keep(data, source)
     found = collect(model, module, project, is_package)
     if folder is not None:
         store_json(folder / key, facts_to_json(found))

@@ -248,12 +248,18 @@ def _run_files(paths, settings, *, fix: bool, write: bool, edits: bool, jobs, pr
     from codemod.engine.libraries import for_settings
     from codemod.engine.project import build_index
 
-    # The other files' calls of each file's functions, gathered on the same workers.
-    project = build_index(files, cache_dir, lambda work, items: _process(items, work, jobs, False, stop),
-                          for_settings(settings, cache_dir))
-    work = functools.partial(process_path, settings=settings, fix=fix, write=write, edits=edits,
-                             cache_dir=cache_dir, project=project)
-    done = [r for r in _process(files, work, jobs, progress, stop) if r is not None]  # None: not reached
+    from codemod.engine import parsed
+
+    # The other files' calls of each file's functions, gathered on the same workers; what this
+    # process parsed for them is kept for their processing, which follows.
+    try:
+        project = build_index(files, cache_dir, lambda work, items: _process(items, work, jobs, False, stop),
+                              for_settings(settings, cache_dir), keep_sources=True)
+        work = functools.partial(process_path, settings=settings, fix=fix, write=write, edits=edits,
+                                 cache_dir=cache_dir, project=project)
+        done = [r for r in _process(files, work, jobs, progress, stop) if r is not None]  # None: not reached
+    finally:
+        parsed.clear()
     return done + unwalked, len(done), len(files)
 
 

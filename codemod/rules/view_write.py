@@ -6,6 +6,7 @@ The rule's documentation is its class docstring (``inplacefix rule CODE`` prints
 from __future__ import annotations
 
 import ast
+import weakref
 from typing import Dict, List, Optional, Tuple, cast
 
 from codemod import torch_api
@@ -285,7 +286,7 @@ class ViewWritePlans:
     """The fixes of view-write: ordinary views, detached views, a rebinding or a clone, one plan per call or block."""
 
     def __init__(self, rule: "ViewWrite") -> None:
-        self.rule = rule
+        self.rule = weakref.proxy(rule)  # weakly: the rule owns this part (no cycle to collect)
         self.model = rule.model
         self.source = rule.source
         self._ordinary: Dict[int, Optional[Plan]] = {}  # id(the call making the views) -> its plan

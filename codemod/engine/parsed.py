@@ -1,0 +1,52 @@
+"""Parsed files handed from a run's index pass to its file pass, so that a file is parsed once.
+
+A run with a project index reads every file twice: ``engine.project`` builds each file's model
+for the index, then ``engine.pipeline`` analyses each file with the index. Parsing and indexing
+a file (``analysis.source.Source``) was a third of a cold ``check``. The index pass keeps the
+sources the file pass will ask for (:func:`keep`), up to :data:`BUDGET` bytes of source text
+(a parsed file takes about 35 times its size), and the file pass takes each one back once
+(:func:`take`), by content: an edited file (other bytes) is parsed anew. Nothing analyses a
+source's tree in place, so one parsed in the index pass is the one the file pass would make.
+"""
+
+from __future__ import annotations
+
+import gc
+from typing import Dict, Optional, Tuple
+
+from codemod.analysis.source import Source
+
+BUDGET = 8 << 20  # bytes of source text kept at most (about 280 MB parsed)
+
+_kept: Dict[Tuple[bytes, tuple], Source] = {}
+_size = [0]
+
+
+def keep(data: bytes, source: Source) -> None:
+    """Keep ``source`` (parsed from ``data``) for the file pass, if the budget allows."""
+    if _size[0] + len(data) > BUDGET:
+        return
+    key = (data, tuple(source.candidates))
+    if key not in _kept:
+        _kept[key] = source
+        _size[0] += len(data)
+        # Out of the cyclic collector's sight (as ``pipeline.tune_gc`` does with what was
+        # imported): the collection after each file scanned every kept tree once more, which
+        # cost about what parsing it again does. Reference counts still free it once dropped.
+        gc.freeze()
+
+
+def take(data: bytes, candidate_types: tuple) -> Optional[Source]:
+    """The source kept for ``data`` with these candidate types, once (None: parse it)."""
+    if not _kept:
+        return None
+    found = _kept.pop((data, tuple(candidate_types)), None)
+    if found is not None:
+        _size[0] -= len(data)
+    return found
+
+
+def clear() -> None:
+    """Forget every kept source (a run's end; a later run reads the files anew)."""
+    _kept.clear()
+    _size[0] = 0
