@@ -606,6 +606,9 @@ class GradRequirement(_ViewsPart):
             return "unknown"
         if self._parametric_module(func, at):
             return "yes"
+        if self.kinds.kind(func) is Kind.MODULE and call.args \
+                and _any(self._rg(a, at, seen) for a in call.args if not isinstance(a, ast.Starred)) == "yes":
+            return "yes"  # a torch module without parameters (`self.log_softmax(x)`) given what requires grad
         if isinstance(func, ast.Attribute):
             if func.attr in _NOT_DIFFERENTIABLE:
                 return "no"
@@ -639,9 +642,77 @@ class GradRequirement(_ViewsPart):
                 if base is None and self.kinds.kind(iterable) in TENSORISH:
                     base = iterable
                 answers.append(self._rg(base, b.stmt, seen) if base is not None else "unknown")
+            elif b.form == "param":
+                answers.append(self._passed_rg(b, name.id, seen))
             else:
                 answers.append("unknown")
         return _all(answers) if answers else "unknown"
+
+    def _passed_rg(self, b: Binding, key: str, seen: Set[int]) -> RequiresGrad:
+        """A parameter requires grad where every call of its function that this module shows
+        passes a value that does (a loss helper given a model's output, a block's ``forward``
+        given the previous layer's): "yes" then, as far as the file's calls show."""
+        func = self.tree.owner(b.stmt)
+        if not isinstance(func, FUNCTIONS) or len(seen) > 40:
+            return "unknown"
+        args = func.args
+        plain = [a.arg for a in (*args.posonlyargs, *args.args)]
+        method = isinstance(self.tree.parent(func), ast.ClassDef)
+        if method and plain[:1] == ["self"]:
+            plain = plain[1:]
+        position = plain.index(key) if key in plain else None
+        calls = self._calls_running(func, method)
+        answers: List[RequiresGrad] = []
+        for call in calls:
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return "unknown"
+            passed = next((k.value for k in call.keywords if k.arg == key), None)
+            if passed is None and position is not None and position < len(call.args):
+                passed = call.args[position]
+            if passed is None:
+                return "unknown"
+            answers.append(self._rg(passed, self.tree.statement_of(call), seen | {id(b.stmt)}))
+        return "yes" if answers and all(a == "yes" for a in answers) else "unknown"
+
+    def _calls_running(self, func: ast.AST, method: bool) -> List[ast.Call]:
+        """The calls of ``func`` this module shows: of a module-level function by its name (bound
+        once, only ever called), of a module-level class's ``forward`` through an instance (``C(...)(x)``,
+        a name or ``self.attr`` bound only to ``C(...)``)."""
+        module = self.tree.module
+        if not isinstance(func, FUNCTIONS):
+            return []
+        by_key = self.classes.calls_in(module)
+        if not method:
+            if self.tree.parent(func) is not module or len(self.binder.flow(module, nested=False).bindings.get(func.name, [])) != 1:
+                return []
+            calls = by_key.get(func.name, [])
+            uses = [n for n in self.tree.walk(module) if isinstance(n, ast.Name) and n.id == func.name
+                    and isinstance(n.ctx, ast.Load)]
+            return calls if len(uses) == len(calls) else []
+        cls = self.tree.parent(func)
+        if func.name != "forward" or not isinstance(cls, ast.ClassDef) or self.tree.parent(cls) is not module:
+            return []
+
+        def builds(value: object) -> bool:
+            return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == cls.name
+
+        found: List[ast.Call] = []
+        for calls in by_key.values():
+            for call in calls:
+                callee = call.func
+                if builds(callee):
+                    found.append(call)
+                elif isinstance(callee, ast.Name):
+                    bound = self.views._plain_bindings(callee.id, call)
+                    if bound and all(builds(x.value) for x in bound):
+                        found.append(call)
+                elif isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name) \
+                        and callee.value.id == "self":
+                    owner = self.tree.enclosing_class(callee)
+                    values = self.classes.class_attrs(owner).get(callee.attr, []) if owner is not None else []
+                    if values and all(builds(v) for v in values):
+                        found.append(call)
+        return found
 
     def _parameter_table(self, expr: ast.expr, at: Located) -> bool:
         """``dict(m.named_parameters())`` (or a name bound only to it): its values are parameters."""
