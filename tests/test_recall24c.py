@@ -1,0 +1,166 @@
+"""Issue 24 (recall, rec24c): what rec24b's recall work got wrong on real libraries, and the groups
+of misses after it.
+
+Each test is a small shape of the group (written after the real code named, not a copy of it) and
+failed on the code before its change; where it says a program dies at backward or runs, torch is
+run to show it.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import torch
+
+from codemod.config import Settings
+from codemod.engine.pipeline import process_source
+
+HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+OFFSET = HEADER.count("\n")
+
+
+def found(body: str, select=("IPF1",), header: str = HEADER):
+    data = (header + textwrap.dedent(body)).encode()
+    result = process_source(data, "case.py", Settings(select=select))
+    assert result.error is None, result.error
+    offset = header.count("\n")
+    return [(f.code, f.span.line - offset, f.status.value if f.status else None, f.message) for f in result.findings]
+
+
+def codes(body: str, select=("IPF1",), header: str = HEADER):
+    return [(code, line) for code, line, _, _ in found(body, select, header)]
+
+
+def raises_at_backward(fn) -> bool:
+    try:
+        fn()
+    except RuntimeError as error:
+        return "modified by an inplace operation" in str(error)
+    return False
+
+
+# ----------------------------------------------------------------- own-gradient saves need grad
+# An op that saves its own input (`logsumexp`, `norm`, `pow` by a number, `abs`...) or its result
+# (`exp`, `sigmoid`, `tanh`...) saves it for the gradient of that very input: writing into it
+# breaks backward only where that input requires grad. A plain tensor of non-differentiable code
+# (pyro's SMC filter resampling its log weights, torch_geometric's WL colour histogram) never
+# does, so a proven hazard there needs positive evidence; without it the finding is "possible".
+
+SMC = """\
+class Filter:
+    def resample(self):
+        logp = self.state._log_weights
+        logp -= logp.logsumexp(-1)
+        probs = logp.exp()
+        return probs
+"""
+
+WL = """\
+class WL(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.hashmap = {}
+
+    def histogram(self, x, batch=None, norm=False):
+        index = batch * len(self.hashmap) + x
+        out = scatter(torch.ones_like(index), index, dim=0, reduce="sum")
+        out = out.view(2, -1)
+        if norm:
+            out = out.to(torch.float)
+            out /= out.norm(dim=-1, keepdim=True)
+        return out
+"""
+WL_HEADER = HEADER.replace("\n\n\n", "\nfrom torch_geometric.utils import scatter\n\n\n")
+
+
+def test_an_own_gradient_save_of_a_plain_tensor_is_only_possible():
+    assert codes(SMC) == []
+    assert codes(SMC, ("IPF2",)) == [("IPF201", 4)]
+    assert codes(WL, header=WL_HEADER) == []
+    assert codes(WL, ("IPF2",), header=WL_HEADER) == [("IPF201", 12)]
+    # the same writes run: nothing requires grad, nothing is saved, nothing raises
+    logp = torch.randn(5)
+    logp -= logp.logsumexp(-1)
+    out = torch.ones(2, 3)
+    out /= out.norm(dim=-1, keepdim=True)
+    assert not logp.requires_grad and not out.requires_grad
+
+
+def test_an_own_gradient_save_with_evidence_of_grad_stays_proven():
+    # a tensor made with requires_grad=True flows into it
+    leaf = """\
+    def f(n):
+        w = torch.randn(n, requires_grad=True)
+        logp = w * 2.0
+        logp -= logp.logsumexp(-1)
+        return logp.exp().sum()
+    """
+    assert codes(leaf) == [("IPF101", 4)]
+    # an activation of a module with parameters
+    layer = """\
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, x):
+            out = self.fc(x)
+            out /= out.norm(dim=-1, keepdim=True)
+            return out
+    """
+    assert codes(layer) == [("IPF101", 8)]
+    # a result saved by `exp` in a forward of a module with parameters: an activation
+    act = layer.replace("out = self.fc(x)", "out = torch.exp(x)").replace(
+        "out /= out.norm(dim=-1, keepdim=True)", "out += 1")
+    assert codes(act) == [("IPF101", 8)]
+    # the same in a function nothing shows requires grad: possible only
+    plain = """\
+    def g(x):
+        out = torch.exp(x)
+        out += 1
+        return out
+    """
+    assert codes(plain) == []
+    assert codes(plain, ("IPF2",)) == [("IPF201", 3)]
+
+    def run():
+        w = torch.randn(5, requires_grad=True)
+        logp = w * 2.0
+        logp -= logp.logsumexp(-1)
+        logp.exp().sum().backward()
+
+    assert raises_at_backward(run)
+
+
+# ----------------------------------------------------------------- a write in an assignment's value
+# `h = g[0, 1:].add_(1).mul_(2.0)`: the write runs inside the value, so the clone must come
+# before the whole statement (a temporary computed first would write into the saved tensor).
+
+CHAIN = """\
+def compute(x):
+    g = x.exp()
+    h = g[0, 1:, :].add_(1).mul_(2.0)
+    return (g.sum() + h.sum())
+"""
+
+
+def _run(source: str, x: torch.Tensor) -> torch.Tensor:
+    space: dict = {}
+    exec(compile(source, "case.py", "exec"), space)
+    space["compute"](x).backward()
+    return x.grad
+
+
+def test_a_write_inside_an_assignment_value_is_cloned_before_the_statement():
+    for write in ("g[0, 1:, :].add_(1).mul_(2.0)", "g[0].mul_(2.0)", "g[0, 1:, :].add_(1)"):
+        source = HEADER + CHAIN.replace("g[0, 1:, :].add_(1).mul_(2.0)", write)
+        result = process_source(source.encode(), "case.py", Settings(), fix=True)
+        assert result.error is None and result.changed, write
+        lines = result.fixed.splitlines()
+        clone = lines.index("    g = g.clone()")
+        assert lines[clone + 1].strip().startswith("h = g["), result.fixed
+        x = torch.randn(2, 3, 4, requires_grad=True)
+        assert raises_at_backward(lambda: _run(source, x.detach().clone().requires_grad_()))
+        got = _run(result.fixed, x.detach().clone().requires_grad_())
+        want = _run(source.replace("g = x.exp()", "g = x.exp().clone()"), x.detach().clone().requires_grad_())
+        assert torch.allclose(got, want)
