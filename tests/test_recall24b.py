@@ -122,7 +122,8 @@ def unit(points, index):
 
 def test_the_first_argument_of_a_torch_op_that_refuses_numbers_is_a_tensor():
     # `torch.norm(v)` saved v; `v /= ...` needs a floating tensor: proven, and a safe fix
-    got = found(NORMALIZE.format(write="/= torch.norm(v, dim=1).unsqueeze(1)"))
+    caller = "unit(nn.Parameter(torch.rand(4, 3)), torch.tensor([[0, 1], [2, 3]]))\n"
+    got = found(NORMALIZE.format(write="/= torch.norm(v, dim=1).unsqueeze(1)") + caller)
     assert [(c, line, s) for c, line, s, _ in got] == [("IPF101", 3, "safe")]
     assert "saved for backward by `torch.norm`" in got[0][3]
     # `torch.mul(v, w)` takes a number first: no proof that v is a tensor, nor that it was saved

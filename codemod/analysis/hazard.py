@@ -39,7 +39,7 @@ from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, op_
 from codemod.analysis.kinds import Kind
 from codemod.analysis.requires_grad import Constants, RequiresGradFacts
 from codemod.analysis.summaries import Saved, Summaries, SummaryFacts
-from codemod.analysis.syntax import FUNCTIONS, Function, Located, Pos, Span, is_const, target_key
+from codemod.analysis.syntax import FUNCTIONS, Function, Located, Pos, Span, call_args, is_const, target_key
 from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, tensor_only, used_as_container
 from codemod.analysis.views import Views
 
@@ -202,6 +202,27 @@ class Hazards:
         self.modules = ModuleHazards(self)
         self.producers = Producers(self)
         self.consumers = Consumers(self)
+
+    def grad_shown(self, inputs: Iterable[ast.expr], at: Located) -> bool:
+        """Positive evidence that an op run at ``at`` on ``inputs`` records a backward: one of
+        them requires grad as far as the analysis sees (a parameter, a tensor made with
+        ``requires_grad=True``, what a module with parameters returned, a caller's such value),
+        or the op runs in the ``forward`` of a module with parameters (an activation)."""
+        requirement = self.model.views.requirement
+        return any(requirement.requires_grad(e, at) == "yes" for e in inputs) or requirement.activation(at)
+
+    def operands(self, op_node: ast.expr) -> List[ast.expr]:
+        """The values an op reads: a binary operator's two sides, a call's receiver (a method),
+        arguments and keyword values."""
+        if isinstance(op_node, ast.BinOp):
+            return [op_node.left, op_node.right]
+        if not isinstance(op_node, ast.Call):
+            return []
+        found = [a for a in op_node.args if not isinstance(a, ast.Starred)] + [k.value for k in op_node.keywords]
+        func = op_node.func
+        if isinstance(func, ast.Attribute) and self.model.torch_name(func) is None:
+            found.insert(0, func.value)
+        return found
 
     # ---------------------------------------------------------------- entry points
     def explain(self, node: Located, target: ast.expr) -> Optional[Hazard]:
@@ -541,6 +562,11 @@ class Consumers(_HazardsPart):
                 # another write into it (reported on its own); `x.sigmoid_()` also saves its result
                 if isinstance(call, ast.Call) and call.func is parent and "output" in self.hazards.ops._inplace_saves(call, parent.attr) \
                         and not self.constants.constant(node):
+                    own = all(self.model.kind(a) is Kind.SCALAR or self.constants.constant(a) for a in call_args(call))
+                    if own and not self.hazards.grad_shown(self.hazards.operands(call), self.model.statement_of(call)):
+                        return _possible(f"`{key}` was saved for backward by `{self.model.code(parent).strip()}()` "
+                                         f"at line {line} (its result), if it requires grad (nothing the analysis "
+                                         "sees shows it does)")
                     return Hazard(f"`{key}` was saved for backward by `{self.model.code(parent).strip()}()` "
                                   f"at line {line} (its result, the tensor itself)")
                 return None
@@ -586,7 +612,21 @@ class Consumers(_HazardsPart):
                 and not (op_short(op) in _OWN_GRADIENT and floating()):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it is a floating "
                              f"tensor (`{op}` also takes integral ones: indices, masks)")
+        if self._own_gradient(op_node, node, saved) \
+                and not self.hazards.grad_shown([op_node, *self.hazards.operands(op_node)], self.model.statement_of(op_node)):
+            return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it requires grad "
+                             f"(`{op}` saves it for its own gradient; nothing the analysis sees shows it requires grad)")
         return Hazard(f"`{key}` was saved for backward by `{op}` at line {line}")
+
+    def _own_gradient(self, op_node: ast.expr, node: ast.expr, saved: Saves) -> bool:
+        """The op saves ``node`` for ``node``'s own gradient only: its other operands are Python
+        numbers or constants (``x ** 2``, ``2 / x``), or it saves no other input (``x.norm()``,
+        ``x.logsumexp(-1)``, ``torch.clamp(x, lo, hi)``). Then the save matters only where the
+        op's input requires grad."""
+        if isinstance(op_node, ast.BinOp):
+            other = op_node.right if within(node, op_node.left) else op_node.left
+            return self.model.kind(other) is Kind.SCALAR or self.constants.constant(other)
+        return not any(s.startswith("input") and s != "input0" for s in saved)
 
     def _copying_index(self, sub: ast.Subscript) -> bool:
         """An index known to make a copy (advanced indexing): a list, or a name bound only to
@@ -768,6 +808,8 @@ class Producers(_HazardsPart):
             if self.constant_args.constant(expr):
                 return _possible(f"{reason}, if a caller elsewhere passes a tensor that requires grad "
                                  "(the calls in this file pass constants)")
+            if not self.hazards.grad_shown([expr, *self.hazards.operands(expr)], stmt):
+                return _possible(f"{reason}, if its input requires grad (nothing the analysis sees shows it does)")
             return Hazard(reason)
         if "output?" in saved and not self.constants.constant(expr):
             return _possible(f"{what} is the output of `{op}` at line {line}, which autograd saves for backward "
@@ -794,6 +836,8 @@ class Producers(_HazardsPart):
         if self.constant_args.constant(stmt.value):
             return _possible(f"{reason}, if a caller elsewhere passes a tensor that requires grad "
                              "(the calls in this file pass constants)")
+        if not self.hazards.grad_shown([stmt.value, *self.hazards.operands(stmt.value)], stmt):
+            return _possible(f"{reason}, if its input requires grad (nothing the analysis sees shows it does)")
         return Hazard(reason)
 
 

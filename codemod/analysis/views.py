@@ -664,6 +664,8 @@ class GradRequirement(_ViewsPart):
         calls = self._calls_running(func, method)
         answers: List[RequiresGrad] = []
         for call in calls:
+            if self.grad.local_reason(call):
+                continue  # a call with grad off records nothing: it cannot make the saved value matter
             if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
                 return "unknown"
             passed = next((k.value for k in call.keywords if k.arg == key), None)
@@ -690,8 +692,13 @@ class GradRequirement(_ViewsPart):
                     and isinstance(n.ctx, ast.Load)]
             return calls if len(uses) == len(calls) else []
         cls = self.tree.parent(func)
-        if func.name != "forward" or not isinstance(cls, ast.ClassDef) or self.tree.parent(cls) is not module:
+        if not isinstance(cls, ast.ClassDef) or self.tree.parent(cls) is not module:
             return []
+        if func.name != "forward":
+            # a method the class calls as `self.name(...)` (a staticmethod too): those calls only
+            own = [c for c in self.classes.calls_in(cls).get(f"self.{func.name}", [])]
+            every = [n for n in self.tree.walk(module) if isinstance(n, ast.Attribute) and n.attr == func.name]
+            return own if own and len(every) == len(own) else []
 
         def builds(value: object) -> bool:
             return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == cls.name
@@ -746,7 +753,69 @@ class GradRequirement(_ViewsPart):
                 values = list(self.classes.class_attrs(cls).get(func.attr, []))
         elif isinstance(func, ast.Name):
             values = [b.value for b in self.views._plain_bindings(func.id, at)]
-        return bool(values) and all(isinstance(v, ast.Call) and self._owns_parameters(v) for v in values)
+        elif isinstance(func, ast.Call):
+            values = [func]  # `Decoder(8)(x)`
+        return bool(values) and all(isinstance(v, ast.Call) and (self._owns_parameters(v) or self._module_layer(v))
+                                    for v in values)
+
+    def _module_layer(self, call: ast.Call) -> bool:
+        """``ProjectLayer(...)``: a class of this module that owns parameters."""
+        cls = self._module_class(call.func.id) if isinstance(call.func, ast.Name) else None
+        return cls is not None and self.parametric_class(cls, set())
+
+    def activation(self, at: Located) -> bool:
+        """``at`` runs in the ``forward`` of a class of this module that owns parameters (a torch
+        layer with parameters, an ``nn.Parameter``, such a class of the module, held directly or
+        in a list, or inherited from a base of the module): what it computes from its inputs are
+        activations of a trained module, taken to require grad."""
+        func = self.tree.owner(at)
+        cls = self.tree.parent(func) if isinstance(func, FUNCTIONS) else None
+        if not isinstance(func, FUNCTIONS) or not isinstance(cls, ast.ClassDef) or not self.parametric_class(cls, set()):
+            return False
+        if func.name == "forward":
+            return True
+        # a method the forward itself runs (`self.proj(x)`, `fn = self._fc`), with grad on there
+        forwards = [f for f in cls.body if isinstance(f, FUNCTIONS) and f.name == "forward"]
+        return any(isinstance(n, ast.Attribute) and n.attr == func.name and isinstance(n.value, ast.Name)
+                   and n.value.id == "self" and not self.grad.local_reason(n)
+                   for f in forwards for n in self.tree.walk(f))
+
+    def parametric_class(self, cls: ast.ClassDef, seen: Set[str]) -> bool:
+        if cls.name in seen or len(seen) > 8 or self.tree.parent(cls) is not self.tree.module:
+            return False
+        seen = seen | {cls.name}
+        for values in self.classes.class_attrs(cls).values():
+            if Kind.PARAMETER in values:
+                return True
+        # a layer or parameter made anywhere in the class (`self.fc = nn.Linear(...)`, a helper
+        # object building `nn.Parameter`s and registering them)
+        calls = self.classes.calls_in(cls)
+        if "self.register_parameter" in calls:
+            return True
+        if any(self._holds_parameters(c, seen) for found in calls.values() for c in found):
+            return True
+        return any(isinstance(b, ast.Name) and self._module_class(b.id) is not None
+                   and self.parametric_class(cast(ast.ClassDef, self._module_class(b.id)), seen) for b in cls.bases)
+
+    def _holds_parameters(self, value: ast.expr, seen: Set[str]) -> bool:
+        if isinstance(value, (ast.List, ast.Tuple)):
+            return any(self._holds_parameters(e, seen) for e in value.elts)
+        if isinstance(value, (ast.ListComp, ast.GeneratorExp)):
+            return self._holds_parameters(value.elt, seen)
+        if not isinstance(value, ast.Call):
+            return False
+        name = self.names.torch_name(value.func) or ""
+        if name in _PARAMETER or self._owns_parameters(value):
+            return True
+        if name.rsplit(".", 1)[-1] in ("ModuleList", "ModuleDict", "Sequential", "ParameterList"):
+            return any(self._holds_parameters(a, seen) for a in call_args(value))
+        cls = self._module_class(value.func.id) if isinstance(value.func, ast.Name) else None
+        return cls is not None and self.parametric_class(cls, seen)
+
+    def _module_class(self, name: str) -> Optional[ast.ClassDef]:
+        """The class ``name`` defined once at the module's top level."""
+        found = [c for c in self.tree.module.body if isinstance(c, ast.ClassDef) and c.name == name]
+        return found[0] if len(found) == 1 else None
 
     def _owns_parameters(self, call: ast.Call) -> bool:
         name = self.names.torch_name(call.func) or ""
