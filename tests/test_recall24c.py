@@ -11,6 +11,7 @@ from __future__ import annotations
 import textwrap
 
 import torch
+import torch.nn as nn
 
 from codemod.config import Settings
 from codemod.engine.pipeline import process_source
@@ -169,3 +170,70 @@ def test_a_write_inside_an_assignment_value_is_cloned_before_the_statement():
     source = HEADER + CHAIN.replace("h = g[0, 1:, :].add_(1).mul_(2.0)", "h = torch.mm(g[1], g[1].t()) + g[0].add_(1)")
     got = [(f.code, f.status.value, f.reason) for f in process_source(source.encode(), "case.py", Settings()).findings]
     assert got == [("IPF104", "manual", "read-in-statement")]
+
+
+# ----------------------------------------------------------------- callers in other files
+# A helper module (`helpers.py`, loaded by `import_module("helpers")` or imported) whose function
+# normalizes what it is given in place after `torch.norm` saved it: alone, nothing shows the
+# argument requires grad (possible); with the project's files, every call passes a tensor that
+# does (a parameter, what a layer returned), so the hazard is proven there.
+
+HELPER = """\
+import torch
+import torch.nn as nn
+
+
+def unit(v):
+    v = v * 1.0
+    v /= torch.norm(v, dim=-1, keepdim=True)
+    return v
+"""
+
+CALLER = """\
+import torch
+import torch.nn as nn
+from importlib import import_module
+
+unit = import_module("helpers").unit
+
+
+def compute():
+    layer = nn.Linear(3, 3)
+    out = unit(layer(torch.randn(2, 3)))
+    out.sum().backward()
+"""
+
+
+def _project_findings(tmp_path, *names):
+    import json
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-m", "codemod", "check", "--no-cache", "--select", "IPF1,IPF2",
+                          "--format", "json", *names], capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode in (0, 1), run.stderr
+    return sorted((f["filename"].rsplit("/", 1)[-1], f["location"]["row"], f["code"])
+                  for f in json.loads(run.stdout)["findings"])
+
+
+def test_callers_in_other_files_show_an_argument_requires_grad(tmp_path):
+    (tmp_path / "helpers.py").write_text(HELPER)
+    (tmp_path / "case.py").write_text(CALLER)
+    assert _project_findings(tmp_path, "helpers.py") == [("helpers.py", 7, "IPF201")]
+    assert _project_findings(tmp_path, "helpers.py", "case.py") == [("helpers.py", 7, "IPF101")]
+    # a caller elsewhere passing a plain tensor: no evidence
+    (tmp_path / "other.py").write_text("import torch\nfrom helpers import unit\n\n\ndef f():\n"
+                                       "    return unit(torch.ones(2, 3))\n")
+    assert _project_findings(tmp_path, "helpers.py", "case.py", "other.py") == [("helpers.py", 7, "IPF201")]
+    # the same call under no_grad records nothing: it does not count
+    (tmp_path / "other.py").write_text("import torch\nfrom helpers import unit\n\n\ndef f():\n"
+                                       "    with torch.no_grad():\n        return unit(torch.ones(2, 3))\n")
+    assert _project_findings(tmp_path, "helpers.py", "case.py", "other.py") == [("helpers.py", 7, "IPF101")]
+
+    def run():
+        layer = nn.Linear(3, 3)
+        v = layer(torch.randn(2, 3)) * 1.0
+        v /= torch.norm(v, dim=-1, keepdim=True)
+        v.sum().backward()
+
+    assert raises_at_backward(run)

@@ -674,7 +674,29 @@ class GradRequirement(_ViewsPart):
             if passed is None:
                 return "unknown"
             answers.append(self._rg(passed, self.tree.statement_of(call), seen | {id(b.stmt)}))
+        answers.extend(self._passed_elsewhere(func, key, position))
         return "yes" if answers and all(a == "yes" for a in answers) else "unknown"
+
+    def _passed_elsewhere(self, func: ast.AST, key: str, position: Optional[int]) -> List[RequiresGrad]:
+        """What the calls of ``func`` in the run's other files pass for ``key``, as their own
+        analysis saw it (the project index): "yes" where it requires grad there. Calls with grad
+        off are left out (they record nothing); a reference, whose calls cannot be followed, is
+        "unknown"."""
+        calls = self.grad.calls
+        project = calls.project if calls is not None else None
+        qualname = calls.qualname(func) if calls is not None and isinstance(func, FUNCTIONS) else None
+        if project is None or qualname is None:
+            return []
+        module = qualname.rsplit(".", 2 if isinstance(self.tree.parent(func), ast.ClassDef) else 1)[0]
+        answers: List[RequiresGrad] = []
+        for call in project.calls_from_elsewhere(qualname, module):
+            if not call.called:
+                return ["unknown"]
+            if call.grad_off:
+                continue
+            shown = key in call.args_grad or (position is not None and str(position) in call.args_grad)
+            answers.append("yes" if shown else "unknown")
+        return answers
 
     def _calls_running(self, func: ast.AST, method: bool) -> List[ast.Call]:
         """The calls of ``func`` this module shows: of a module-level function by its name (bound
