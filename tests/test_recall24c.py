@@ -237,3 +237,61 @@ def test_callers_in_other_files_show_an_argument_requires_grad(tmp_path):
         v.sum().backward()
 
     assert raises_at_backward(run)
+
+
+# ----------------------------------------------------------------- multi-output views from a method
+# fairseq's MultiheadAttention: `q, k, v = self.in_proj_qkv(query)` on the self-attention branch,
+# where the method returns `self._in_proj(query).chunk(3, dim=-1)`, then `q *= self.scaling`:
+# PyTorch refuses the in-place write into an output of chunk (family C) wherever that branch runs.
+
+MHA = """\
+class MHA(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.in_proj_weight = nn.Parameter(torch.randn(3 * dim, dim))
+        self.scaling = dim ** -0.5
+
+    def forward(self, query, key):
+        if query is key:
+            q, k, v = self.in_proj_qkv(query)
+        else:
+            q = self._in_proj(query, end=4)
+            k, v = self._in_proj(key, start=4).chunk(2, dim=-1)
+        q *= self.scaling
+        return torch.softmax(q @ k.t(), -1) @ v
+
+    def in_proj_qkv(self, query):
+        return self._in_proj(query).chunk(3, dim=-1)
+
+    def _in_proj(self, x, start=0, end=None):
+        return F.linear(x, self.in_proj_weight[start:end])
+"""
+
+
+def test_a_multi_output_view_returned_by_a_method_on_one_branch_is_proven():
+    got = found(MHA, ("IPF1",))
+    assert [(c, line) for c, line, _, _ in got] == [("IPF106", 13)], got
+    # a method that may return something else than views proves nothing
+    other = MHA.replace("        return self._in_proj(query).chunk(3, dim=-1)",
+                        "        if query.dim() > 2:\n            return query, query, query\n"
+                        "        return self._in_proj(query).chunk(3, dim=-1)")
+    assert codes(other, ("IPF1",)) == []
+    source = HEADER + MHA
+    space: dict = {}
+    exec(compile(source, "case.py", "exec"), space)
+    torch.manual_seed(0)
+    x = torch.randn(2, 4)
+    try:
+        space["MHA"](4)(x, x).sum().backward()
+    except RuntimeError as error:
+        assert "is a view and is being modified inplace" in str(error)
+    else:
+        raise AssertionError("torch allowed the write")
+    fixed = process_source(source.encode(), "case.py", Settings(), fix=True)
+    assert fixed.changed and "q = q * self.scaling" in fixed.fixed
+    space = {}
+    exec(compile(fixed.fixed, "case.py", "exec"), space)
+    torch.manual_seed(0)
+    m = space["MHA"](4)
+    m(x, x).sum().backward()
+    assert m.in_proj_weight.grad is not None

@@ -252,11 +252,15 @@ class Views:
         if not bindings:
             return None
         found: List[ViewOrigin] = []
+        plain = False
         for b in bindings:
             origin = self._binding_origin(b, name.id)
             if origin is None:
-                return None  # one way in is not a refused view: nothing is proven
+                plain = True
+                continue
             found.append(origin)
+        if plain and not (found and all(o.kind == "multi-output" for o in found) and self._branches_only(bindings)):
+            return None  # one way in is not a refused view: nothing is proven
         first = found[0]
         sharers = tuple(dict.fromkeys(k for o in found for k in o.sharers))
         return first._replace(certain=all(o.certain for o in found), sharers=sharers)
@@ -301,6 +305,27 @@ class Views:
                 return ViewOrigin(kind, iterable, iterable, True, _keys(iterable))
         return None
 
+    def _branches_only(self, bindings: List[Binding]) -> bool:
+        """Every binding reaching is an unpacking or assignment in a branch of an ``if`` (``q, k, v
+        = self.in_proj_qkv(x)`` on one, ``q = self.in_proj_q(x)`` on another): the path through a
+        multi-output view's branch writes into it, a real error wherever that branch runs."""
+        return len(bindings) > 1 and all(b.form in ("assign", "other") and any(
+            isinstance(up, ast.If) for up in self.tree.ancestors(b.stmt)) for b in bindings)
+
+    def _returned_multi_view(self, value: ast.expr) -> Optional[ast.Call]:
+        """``self.in_proj_qkv(x)`` where that method of the class returns only multi-view calls
+        (``return self._in_proj(x).chunk(3, dim=-1)``): the first of them."""
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                and isinstance(value.func.value, ast.Name) and value.func.value.id == "self"):
+            return None
+        cls = self.tree.enclosing_class(value)
+        methods = [f for f in (cls.body if cls is not None else []) if isinstance(f, FUNCTIONS) and f.name == value.func.attr]
+        if len(methods) != 1:
+            return None
+        returns = [n for n in self.tree.walk(methods[0]) if isinstance(n, ast.Return) and self.tree.owner(n) is methods[0]]
+        calls = [r.value for r in returns if isinstance(r.value, ast.Call) and self.making.multi_view_base(r.value) is not None]
+        return calls[0] if returns and len(calls) == len(returns) else None
+
     def _unpacked_origin(self, stmt: ast.Assign, key: str) -> Optional[ViewOrigin]:
         """``q, k, v = x.chunk(3)``: ``key`` unpacked from a multi-view call."""
         for target in stmt.targets:
@@ -310,7 +335,11 @@ class Views:
                     return None
                 base = self.making.multi_view_base(stmt.value)
                 if base is None:
-                    return None
+                    made = self._returned_multi_view(stmt.value)
+                    base = self.making.multi_view_base(made) if made is not None else None
+                    if made is None or base is None:
+                        return None
+                    return ViewOrigin(self.making._multi_kind(made), made, base, True, ())
                 return ViewOrigin(self.making._multi_kind(stmt.value), stmt.value, base, True, _keys(base))
         return None
 
