@@ -229,6 +229,11 @@ def test_callers_in_other_files_show_an_argument_requires_grad(tmp_path):
     (tmp_path / "other.py").write_text("import torch\nfrom helpers import unit\n\n\ndef f():\n"
                                        "    with torch.no_grad():\n        return unit(torch.ones(2, 3))\n")
     assert _project_findings(tmp_path, "helpers.py", "case.py", "other.py") == [("helpers.py", 7, "IPF101")]
+    # ... and so does a call in a function only ever run with grad off (its callers say so)
+    (tmp_path / "other.py").write_text("import torch\nfrom helpers import unit\n\n\ndef f():\n"
+                                       "    return unit(torch.ones(2, 3))\n\n\n@torch.no_grad()\ndef g():\n"
+                                       "    return f()\n")
+    assert _project_findings(tmp_path, "helpers.py", "case.py", "other.py") == [("helpers.py", 7, "IPF101")]
 
     def run():
         layer = nn.Linear(3, 3)

@@ -693,8 +693,8 @@ class GradRequirement(_ViewsPart):
         calls = self._calls_running(func, method)
         answers: List[RequiresGrad] = []
         for call in calls:
-            if self.grad.local_reason(call):
-                continue  # a call with grad off records nothing: it cannot make the saved value matter
+            if self.grad.intended_reason(call, None):
+                continue  # a call with grad off (around it, or for its whole function) records nothing
             if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
                 return "unknown"
             passed = next((k.value for k in call.keywords if k.arg == key), None)
@@ -721,7 +721,7 @@ class GradRequirement(_ViewsPart):
         for call in project.calls_from_elsewhere(qualname, module):
             if not call.called:
                 return ["unknown"]
-            if call.grad_off:
+            if call.grad_off or (call.caller and project.grad_off(call.caller)):
                 continue
             shown = key in call.args_grad or (position is not None and str(position) in call.args_grad)
             answers.append("yes" if shown else "unknown")
