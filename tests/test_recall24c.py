@@ -300,3 +300,42 @@ def test_a_multi_output_view_returned_by_a_method_on_one_branch_is_proven():
     m = space["MHA"](4)
     m(x, x).sum().backward()
     assert m.in_proj_weight.grad is not None
+
+
+# ----------------------------------------------------------------- methods of a distribution
+# pyro's GaussianScaleMixture.log_prob: `result = torch.logsumexp(... self.component_scale ...)`,
+# then `result -= ...`. A probability distribution's methods compute from its parameters what
+# inference differentiates (log_prob, rsample, a filter), so its attributes are taken to
+# require grad there: proven. The same method in a class that is no distribution: possible.
+
+GSM = """\
+from pyro.distributions.torch_distribution import TorchDistribution
+
+
+class Mixture(TorchDistribution):
+    def __init__(self, scale, logits):
+        self.scale = scale
+        self.logits = logits
+
+    def log_prob(self, value):
+        result = torch.logsumexp(self.logits - 0.5 * value.pow(2).sum() / self.scale.pow(2), dim=-1)
+        result -= 0.5 * math.log(2.0 * math.pi)
+        return result
+"""
+
+
+def test_a_method_of_a_distribution_reads_parameters_that_require_grad():
+    header = HEADER.replace("\n\n\n", "\nimport math\n\n\n")
+    assert codes(GSM, header=header) == [("IPF101", 11)]
+    plain = GSM.replace("(TorchDistribution)", "")
+    assert codes(plain, header=header) == []
+    assert codes(plain, ("IPF2",), header=header) == [("IPF201", 11)]
+
+    scale = torch.rand(3, requires_grad=True)
+
+    def run():
+        result = torch.logsumexp(torch.zeros(3) - 0.5 * 2.0 / scale.pow(2), dim=-1)
+        result -= 0.9
+        result.backward()
+
+    assert raises_at_backward(run)

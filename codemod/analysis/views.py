@@ -821,6 +821,8 @@ class GradRequirement(_ViewsPart):
         activations of a trained module, taken to require grad."""
         func = self.tree.owner(at)
         cls = self.tree.parent(func) if isinstance(func, FUNCTIONS) else None
+        if isinstance(func, FUNCTIONS) and isinstance(cls, ast.ClassDef) and self.distribution_class(cls, set()):
+            return True  # a distribution's methods compute from the parameters inference differentiates
         if not isinstance(func, FUNCTIONS) or not isinstance(cls, ast.ClassDef) or not self.parametric_class(cls, set()):
             return False
         if func.name == "forward":
@@ -830,6 +832,19 @@ class GradRequirement(_ViewsPart):
         return any(isinstance(n, ast.Attribute) and n.attr == func.name and isinstance(n.value, ast.Name)
                    and n.value.id == "self" and not self.grad.local_reason(n)
                    for f in forwards for n in self.tree.walk(f))
+
+    def distribution_class(self, cls: ast.ClassDef, seen: Set[str]) -> bool:
+        """A subclass of a probability distribution of torch or pyro (``TorchDistribution``,
+        ``dist.Distribution``), directly or through a class of this module."""
+        if cls.name in seen or len(seen) > 8:
+            return False
+        for base in cls.bases:
+            if any(q.startswith(("torch.distributions.", "pyro.distributions.")) for q in self.names.qualified_names(base)):
+                return True
+            inner = self._module_class(base.id) if isinstance(base, ast.Name) else None
+            if inner is not None and self.distribution_class(inner, seen | {cls.name}):
+                return True
+        return False
 
     def parametric_class(self, cls: ast.ClassDef, seen: Set[str]) -> bool:
         if cls.name in seen or len(seen) > 8 or self.tree.parent(cls) is not self.tree.module:
