@@ -96,6 +96,7 @@ class Views:
         self._asking: Set[Tuple[int, int]] = set()  # cycles through loops
         self._view_keys: Dict[int, List[str]] = {}  # id(owner) -> names some binding makes a refused view
         self.requirement = GradRequirement(self)
+        self.trained = TrainedClasses(self)
         self.later = LaterReads(self)
         self.making = ViewMaking(self)
 
@@ -811,8 +812,26 @@ class GradRequirement(_ViewsPart):
 
     def _module_layer(self, call: ast.Call) -> bool:
         """``ProjectLayer(...)``: a class of this module that owns parameters."""
-        cls = self._module_class(call.func.id) if isinstance(call.func, ast.Name) else None
-        return cls is not None and self.parametric_class(cls, set())
+        trained = self.views.trained
+        cls = trained.module_class(call.func.id) if isinstance(call.func, ast.Name) else None
+        return cls is not None and trained.parametric_class(cls, set())
+
+    def activation(self, at: Located) -> bool:
+        """See :meth:`TrainedClasses.activation`."""
+        return self.views.trained.activation(at)
+
+    def _owns_parameters(self, call: ast.Call) -> bool:
+        name = self.names.torch_name(call.func) or ""
+        if name in torch_api.MODULES_WITH_PARAMETERS:
+            return not any(k.arg in ("elementwise_affine", "affine", "bias") and is_const(k.value, False)
+                           for k in call.keywords) or name.endswith(("Linear", "Conv1d", "Conv2d", "Conv3d"))
+        if name in ("torch.nn.Sequential", "torch.nn.modules.container.Sequential"):
+            return any(isinstance(a, ast.Call) and self._owns_parameters(a) for a in call.args)
+        return False
+
+
+class TrainedClasses(_ViewsPart):
+    """Classes whose methods compute what training differentiates: modules with parameters, distributions."""
 
     def activation(self, at: Located) -> bool:
         """``at`` runs in the ``forward`` of a class of this module that owns parameters (a torch
@@ -841,7 +860,7 @@ class GradRequirement(_ViewsPart):
         for base in cls.bases:
             if any(q.startswith(("torch.distributions.", "pyro.distributions.")) for q in self.names.qualified_names(base)):
                 return True
-            inner = self._module_class(base.id) if isinstance(base, ast.Name) else None
+            inner = self.module_class(base.id) if isinstance(base, ast.Name) else None
             if inner is not None and self.distribution_class(inner, seen | {cls.name}):
                 return True
         return False
@@ -860,8 +879,8 @@ class GradRequirement(_ViewsPart):
             return True
         if any(self._holds_parameters(c, seen) for found in calls.values() for c in found):
             return True
-        return any(isinstance(b, ast.Name) and self._module_class(b.id) is not None
-                   and self.parametric_class(cast(ast.ClassDef, self._module_class(b.id)), seen) for b in cls.bases)
+        return any(isinstance(b, ast.Name) and self.module_class(b.id) is not None
+                   and self.parametric_class(cast(ast.ClassDef, self.module_class(b.id)), seen) for b in cls.bases)
 
     def _holds_parameters(self, value: ast.expr, seen: Set[str]) -> bool:
         if isinstance(value, (ast.List, ast.Tuple)):
@@ -871,26 +890,17 @@ class GradRequirement(_ViewsPart):
         if not isinstance(value, ast.Call):
             return False
         name = self.names.torch_name(value.func) or ""
-        if name in _PARAMETER or self._owns_parameters(value):
+        if name in _PARAMETER or self.views.requirement._owns_parameters(value):
             return True
         if name.rsplit(".", 1)[-1] in ("ModuleList", "ModuleDict", "Sequential", "ParameterList"):
             return any(self._holds_parameters(a, seen) for a in call_args(value))
-        cls = self._module_class(value.func.id) if isinstance(value.func, ast.Name) else None
+        cls = self.module_class(value.func.id) if isinstance(value.func, ast.Name) else None
         return cls is not None and self.parametric_class(cls, seen)
 
-    def _module_class(self, name: str) -> Optional[ast.ClassDef]:
+    def module_class(self, name: str) -> Optional[ast.ClassDef]:
         """The class ``name`` defined once at the module's top level."""
         found = [c for c in self.tree.module.body if isinstance(c, ast.ClassDef) and c.name == name]
         return found[0] if len(found) == 1 else None
-
-    def _owns_parameters(self, call: ast.Call) -> bool:
-        name = self.names.torch_name(call.func) or ""
-        if name in torch_api.MODULES_WITH_PARAMETERS:
-            return not any(k.arg in ("elementwise_affine", "affine", "bias") and is_const(k.value, False)
-                           for k in call.keywords) or name.endswith(("Linear", "Conv1d", "Conv2d", "Conv3d"))
-        if name in ("torch.nn.Sequential", "torch.nn.modules.container.Sequential"):
-            return any(isinstance(a, ast.Call) and self._owns_parameters(a) for a in call.args)
-        return False
 
 
 def _single_name_assign(node: ast.AST) -> TypeGuard[ast.Assign]:
