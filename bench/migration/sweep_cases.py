@@ -427,3 +427,96 @@ def doc_modules(files: List[str]) -> List[str]:
             mod = rel[:-3].replace("/", ".").removesuffix(".__init__")
             out.append(mod)
     return out
+
+
+# ---- single components with grad (diffusers blocks, timm data helpers) ----------------------------
+
+def module_grad(module: torch.nn.Module, *inputs: torch.Tensor) -> dict:
+    """Run a component on inputs requiring grad, backward with fixed float64 cotangents: its
+    outputs, the inputs' gradients and its parameters' gradients."""
+    xs = [x.clone().requires_grad_(x.is_floating_point()) for x in inputs]
+    seed(1)
+    outputs = cases.floats(module(*xs))
+    gen = torch.Generator().manual_seed(2)
+    if outputs and any(t.requires_grad for t in outputs):
+        sum((t.double() * torch.randn(t.shape, generator=gen, dtype=torch.float64)).sum()
+            for t in outputs if t.requires_grad).backward()
+    return {"outputs": [t.detach() for t in outputs], "inputs": xs, "module": module}
+
+
+@maker("comp")
+def _component(which: str):
+    out = {}
+    if which == "diffusers":
+        from diffusers.models import downsampling, embeddings, lora, upsampling
+        from diffusers.models.unets import unet_1d_blocks as u1
+        from diffusers.utils.torch_utils import fourier_filter
+        seed(0)
+        makers = {
+            "down1d": lambda: (u1.Downsample1d("cubic"), torch.randn(2, 4, 16)),
+            "up1d": lambda: (u1.Upsample1d("cubic"), torch.randn(2, 4, 16)),
+            "selfattn1d": lambda: (u1.SelfAttention1d(8, n_head=2, dropout_rate=0.0), torch.randn(2, 8, 6)),
+            "kdown2d": lambda: (downsampling.KDownsample2D(), torch.randn(2, 3, 8, 8)),
+            "kup2d": lambda: (upsampling.KUpsample2D(), torch.randn(2, 3, 8, 8)),
+            "lora_linear": lambda: (lora.LoRALinearLayer(8, 6, rank=2, network_alpha=4.0), torch.randn(3, 8)),
+            "lora_conv": lambda: (lora.LoRAConv2dLayer(4, 6, rank=2, network_alpha=4.0), torch.randn(2, 4, 5, 5)),
+            "sinusoidal": lambda: (embeddings.SinusoidalPositionalEmbedding(8, 16), torch.randn(2, 10, 8)),
+        }
+        for name, make_m in makers.items():
+            seed(0)
+            try:
+                module, x = make_m()
+                with torch.no_grad():
+                    for p in module.parameters():  # LoRA's up starts at zero: give it values
+                        p.add_(torch.randn_like(p) * 0.1)
+                out[name] = module_grad(module, x)
+            except Exception as exc:
+                out[name] = f"{type(exc).__name__}: {exc}"[:100]
+        seed(0)
+        x = torch.randn(1, 4, 8, 8, requires_grad=True)
+        y = fourier_filter(x, threshold=1, scale=0.5)
+        y.sum().backward()
+        out["fourier"] = {"y": y.detach(), "grad": x.grad}
+        from diffusers.models.autoencoders.vae import VectorQuantizer
+        for unknown in ("random", "extra"):
+            seed(0)
+            import numpy as np
+            import os
+            import tempfile
+            path = os.path.join(tempfile.mkdtemp(), "used.npy")
+            np.save(path, np.array([1, 3, 5]))
+            vq = VectorQuantizer(8, 4, beta=0.25, remap=path, unknown_index=unknown, sane_index_shape=True)
+            z = torch.randn(2, 4, 3, 3)
+            try:
+                zq, loss, info = vq(z)
+                out[f"vq_{unknown}"] = {"zq": zq, "loss": loss, "inds": info[2]}
+            except Exception as exc:
+                out[f"vq_{unknown}"] = f"{type(exc).__name__}: {exc}"[:100]
+    elif which == "timm_data":
+        import numpy as np
+        from timm.data.loader import fast_collate
+        seed(0)
+        rng = np.random.default_rng(0)
+        batches = {
+            "numpy": [((rng.random((3, 4, 4)) * 255).astype(np.uint8), i) for i in range(3)],
+            "tensor": [(torch.randint(0, 255, (3, 4, 4), dtype=torch.uint8), i) for i in range(3)],
+            "tuple": [(tuple((rng.random((3, 4, 4)) * 255).astype(np.uint8) for _ in range(2)), i) for i in range(3)],
+        }
+        for name, batch in batches.items():
+            try:
+                out[name] = fast_collate(batch)
+            except Exception as exc:
+                out[name] = f"{type(exc).__name__}: {exc}"[:100]
+        try:
+            from timm.data import target_transforms as tt
+            for cls_name in dir(tt):
+                cls = getattr(tt, cls_name)
+                if isinstance(cls, type) and cls.__module__ == tt.__name__:
+                    try:
+                        t = cls(num_classes=6)
+                        out[cls_name] = {"a": t(torch.tensor([1, 4])), "b": t(torch.tensor([], dtype=torch.long))}
+                    except Exception as exc:
+                        out[cls_name] = f"{type(exc).__name__}: {exc}"[:100]
+        except ImportError as exc:
+            out["target_transforms"] = f"{type(exc).__name__}"
+    return out
