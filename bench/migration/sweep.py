@@ -263,12 +263,25 @@ def verdict(base: dict, other: dict, ulps: int) -> Tuple[str, str]:
         return "differs", f"**fails**: {other['error'][:120]}"
     if base["error"]:
         return "differs", f"original fails ({base['error'][:60]}), rewrite runs"
+    a, b = base["state"], other["state"]
     digests = lambda s: {k: v for k, v in s.items() if k.endswith("#sha")}
-    values = lambda s: {k: v for k, v in s.items() if not k.endswith("#sha")}
-    d = compare(values(base["state"]), values(other["state"]), ulps)
-    digest = compare(digests(base["state"]), digests(other["state"]), 0)
+    values = lambda s: {k: v for k, v in s.items() if not k.endswith(("#sha", "#sum"))}
+    d = compare(values(a), values(b), ulps)
+    digest = compare(digests(a), digests(b), 0)
     if digest.tensors:  # big tensors not bit-identical: their sums and samples decide
         d = d._replace(close=d.close + digest.tensors)
+    for key in sorted(k for k in set(a) | set(b) if k.endswith("#sum")):  # ulps of each element: scale by the sum of |x|
+        x, y, stem = a.get(key), b.get(key), key[: -len("#sum")]
+        if x is None or y is None:
+            d = d._replace(tensors=d.tensors + 1, compared=d.compared + 1, max_abs=float("inf"), worst=key)
+            continue
+        import torch
+        eps = torch.finfo(a[f"{stem}#sample"].dtype).eps if a.get(f"{stem}#sample") is not None and a[f"{stem}#sample"].is_floating_point() else 0.0
+        gap = (x - y).abs().max().item()
+        scale = max(a[f"{stem}#abs"].abs().max().item(), b[f"{stem}#abs"].abs().max().item())
+        d = d._replace(compared=d.compared + 1)
+        if gap > ulps * eps * scale:
+            d = d._replace(tensors=d.tensors + 1, max_abs=max(d.max_abs, gap), worst=key if gap >= d.max_abs else d.worst)
     if d.bit_identical:
         return "identical", f"identical ({d.compared} tensors)"
     if d.identical:
