@@ -139,6 +139,10 @@ class Dataflow:
                 return AliasReport("param-mutation" if flow.returns_value else "mutation-as-output")
 
         identity, views = self.aliases(flow, key, start)
+        if isinstance(owner, FUNCTIONS) and any(
+                k in flow.params and not any(b.form != "param" and b.end <= start for b in flow.bindings.get(k, []))
+                for k in identity | views):  # `out = x if inplace else x.clone()`: the caller's tensor
+            return AliasReport("param-mutation" if flow.returns_value else "mutation-as-output")
         heads = self._eager_loop_heads(stmt)
         used_later = lambda k: self.used_after(flow, k, (start, end), heads)  # noqa: E731
         if any(used_later(v) for v in views):
@@ -264,6 +268,12 @@ class Dataflow:
         key = target_key(value)
         if key is not None:
             return key, "identity"
+        if isinstance(value, ast.IfExp):  # `b if inplace else b.clone()`: on one path it is `b`
+            for branch in (value.body, value.orelse):
+                inner = self.alias_source(branch)
+                if inner[0] is not None:
+                    return inner
+            return None, None
         if isinstance(value, ast.Subscript):
             base = subscript_base(value)
             inner = self.alias_source(base) if target_key(base) is None else (target_key(base), "view")
