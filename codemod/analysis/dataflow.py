@@ -133,15 +133,19 @@ class Dataflow:
         flow = self.binder.flow(owner)
         start, end = self.tree.range(stmt)
 
-        if "." not in key and key in flow.params and isinstance(owner, FUNCTIONS):
-            rebound = [b for b in flow.bindings.get(key, []) if b.form != "param" and b.end <= start]
-            if not rebound:
-                return AliasReport("param-mutation" if flow.returns_value else "mutation-as-output")
+        def callers(k: str) -> bool:
+            """``k`` may still be the caller's tensor here: a parameter that no rebinding on
+            every path before ``stmt`` replaced (``if not inplace: x = x.clone()`` leaves it)."""
+            return k in flow.params and not any(
+                b.form != "param" and b.end <= start and _on_every_path(self.tree, b.stmt, stmt, owner)
+                for b in flow.bindings.get(k, []))
+
+        if "." not in key and isinstance(owner, FUNCTIONS) and callers(key):
+            return AliasReport("param-mutation" if flow.returns_value else "mutation-as-output")
 
         identity, views = self.aliases(flow, key, start)
-        if isinstance(owner, FUNCTIONS) and any(
-                k in flow.params and not any(b.form != "param" and b.end <= start for b in flow.bindings.get(k, []))
-                for k in identity | views):  # `out = x if inplace else x.clone()`: the caller's tensor
+        if isinstance(owner, FUNCTIONS) and any(callers(k) for k in identity | views):
+            # `out = x if inplace else x.clone()`: the write may reach the caller's tensor
             return AliasReport("param-mutation" if flow.returns_value else "mutation-as-output")
         heads = self._eager_loop_heads(stmt)
         used_later = lambda k: self.used_after(flow, k, (start, end), heads)  # noqa: E731
@@ -344,3 +348,17 @@ class Dataflow:
                     for n in ast.walk(anc.iter)):
                 found.append(self.tree.range(anc.iter))
         return found
+
+
+def _on_every_path(tree: Tree, binding: ast.AST, stmt: Located, owner: ast.AST) -> bool:
+    """Whether ``binding`` runs on every path to ``stmt``: each block it sits in below
+    ``owner`` (an ``if``, a loop, a ``try``) holds ``stmt`` too."""
+    start, end = tree.range(stmt)
+    for anc in tree.ancestors(binding):
+        if anc is owner:
+            return True
+        if isinstance(anc, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.Match)):
+            a_start, a_end = tree.range(anc)
+            if not (a_start <= start and end <= a_end):
+                return False
+    return True
