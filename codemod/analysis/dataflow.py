@@ -354,11 +354,31 @@ def _on_every_path(tree: Tree, binding: ast.AST, stmt: Located, owner: ast.AST) 
     """Whether ``binding`` runs on every path to ``stmt``: each block it sits in below
     ``owner`` (an ``if``, a loop, a ``try``) holds ``stmt`` too."""
     start, end = tree.range(stmt)
+    below: ast.AST = binding
     for anc in tree.ancestors(binding):
         if anc is owner:
             return True
         if isinstance(anc, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.Match)):
-            a_start, a_end = tree.range(anc)
-            if not (a_start <= start and end <= a_end):
+            # The branch that holds the binding (``body`` or ``orelse`` of an ``if``, one
+            # handler of a ``try``, one case), not the whole statement: ``if c: x = x.clone()``
+            # does not run on the path through ``else:``.
+            branch = _branch(anc, below)
+            if branch is None:
                 return False
+            b_start, b_end = tree.range(branch[0])[0], tree.range(branch[-1])[1]
+            if not (b_start <= start and end <= b_end):
+                return False
+        below = anc
     return True
+
+
+def _branch(compound: ast.AST, child: ast.AST) -> Optional[List[ast.stmt]]:
+    """The statements of ``compound``'s branch that holds ``child`` (a statement of it, an
+    ``except`` handler or a ``case``); None where ``child`` is in none (a loop's target, a test)."""
+    if isinstance(child, ast.ExceptHandler) or isinstance(child, getattr(ast, "match_case", ())):
+        return cast(List[ast.stmt], child.body) or None
+    for field in ("body", "orelse", "finalbody"):
+        stmts = getattr(compound, field, None)
+        if isinstance(stmts, list) and any(s is child for s in stmts):
+            return stmts
+    return None
