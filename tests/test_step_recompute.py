@@ -261,3 +261,28 @@ def test_recompute_rebuilds_an_added_up_loss_from_its_start_inside_the_if():
     aliased = CHAINS.replace("g_loss = 0", "g_loss = G.loss")
     fixed, why = _recompute_text(aliased, "opt_D.step()", "g_loss += -D(fake)")
     assert fixed is None and "keeps the first addition" in why
+
+
+PLAIN_FAMILY_A = textwrap.dedent('''\
+    import torch
+
+
+    def compute():
+        torch.manual_seed(0)
+        w = torch.randn(4, requires_grad=True)
+        h = torch.sigmoid(w)
+        h.mul_(2)
+        h.sum().backward()
+        return {"g": w.grad}
+    ''')
+
+
+def test_the_recompute_meaning_leaves_a_conflict_without_a_step_to_the_snapshot_oracle(tmp_path):
+    """``--meaning`` is the meaning of step-order repairs only: an in-place write into a saved
+    tensor with no optimizer step anywhere is verified as by default (the recompute reference
+    replays nothing there and fails as the original does: no reference at all) (review31)."""
+    path = tmp_path / "plain.py"
+    path.write_text(PLAIN_FAMILY_A)
+    result = repair(f"{path}::compute", meaning="recompute")
+    assert result.verified, [(d.reference, d.reasons) for d in result.verification.devices]
+    assert result.repaired == repair(f"{path}::compute").repaired
