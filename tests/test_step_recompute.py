@@ -286,3 +286,30 @@ def test_the_recompute_meaning_leaves_a_conflict_without_a_step_to_the_snapshot_
     result = repair(f"{path}::compute", meaning="recompute")
     assert result.verified, [(d.reference, d.reasons) for d in result.verification.devices]
     assert result.repaired == repair(f"{path}::compute").repaired
+
+
+VIEW_THEN_READ = textwrap.dedent('''\
+    import torch
+
+    x = torch.randn(4, 3, requires_grad=True)
+    h = x * 2
+    a, b = h.chunk(2)
+    a.mul_(2)
+    print(float(h.sum()))
+    h.sum().backward()
+    ''')
+
+
+def test_the_recompute_reference_keeps_the_view_copies_verdict_that_they_do_not_fit(tmp_path):
+    """A script repaired for a view conflict and a step-order one takes both references at once
+    (``view_copies`` and ``recompute``): that the copies do not fit (the tensor viewed is read
+    after the write into a copy) must survive the recompute reference's own verdict, or the
+    writes-into-copies reference is taken for the program's meaning (review31)."""
+    from codemod.runtime.script import Script, run_script
+
+    (tmp_path / "views.py").write_text(VIEW_THEN_READ)
+    script = Script(path="views.py", args=(), cwd=str(tmp_path))
+    alone = run_script(script, mode="record", seed=True, view_copies=True, timeout=120)
+    assert alone.unfit, "the case must be one the copies do not fit"
+    both = run_script(script, mode="record", seed=True, view_copies=True, recompute=True, timeout=120)
+    assert both.unfit == alone.unfit
