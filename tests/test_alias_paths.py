@@ -49,6 +49,26 @@ def scale(x: torch.Tensor, copy: bool) -> torch.Tensor:
     return x
 """
 
+IFEXP = """
+import torch
+
+
+def scale(x: torch.Tensor, copy: bool) -> torch.Tensor:
+    x = x.clone() if copy else x
+    x.mul_(2)
+    return x
+"""
+
+IFEXP_FIRST = """
+import torch
+
+
+def scale(x: torch.Tensor, copy: bool) -> torch.Tensor:
+    x = x if not copy else x.clone()
+    x[0] = 3.0
+    return x
+"""
+
 ALIAS = """
 import torch
 
@@ -70,7 +90,8 @@ def caller_tensor_after(source: str) -> torch.Tensor:
     return a
 
 
-@pytest.mark.parametrize("source", [ELSE, ELIF, EXCEPT], ids=["else", "elif", "except"])
+@pytest.mark.parametrize("source", [ELSE, ELIF, EXCEPT, IFEXP, IFEXP_FIRST],
+                         ids=["else", "elif", "except", "ifexp", "ifexp-first"])
 def test_a_write_on_the_path_without_the_copy_is_not_copied_by_the_safe_tier(source):
     fixed = fix_source(source.encode(), "m.py", SAFE).fixed or source
     assert torch.equal(caller_tensor_after(fixed), caller_tensor_after(source))

@@ -138,6 +138,8 @@ class Dataflow:
             every path before ``stmt`` replaced (``if not inplace: x = x.clone()`` leaves it)."""
             return k in flow.params and not any(
                 b.form != "param" and b.end <= start and _on_every_path(self.tree, b.stmt, stmt, owner)
+                # `x = x.clone() if copy else x`, `x = x.view(-1)`: on some path still the caller's memory
+                and not (b.form == "assign" and self._alias_source_of(b.value, k)[0] == k)
                 for b in flow.bindings.get(k, []))
 
         if "." not in key and isinstance(owner, FUNCTIONS) and callers(key):
