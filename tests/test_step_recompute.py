@@ -313,3 +313,43 @@ def test_the_recompute_reference_keeps_the_view_copies_verdict_that_they_do_not_
     assert alone.unfit, "the case must be one the copies do not fit"
     both = run_script(script, mode="record", seed=True, view_copies=True, recompute=True, timeout=120)
     assert both.unfit == alone.unfit
+
+
+def test_the_replay_refuses_what_it_cannot_run_again():
+    """``RecomputeAfterStep`` says it does not fit (no reference, so ``unproven``), rather than
+    replaying on values the forward did not read: a tensor of the forward changed in place after
+    the stale call read it, and an in-place write into a tensor the fresh forward does not make
+    (review31: these branches had no test)."""
+    import torch.nn as nn
+
+    def changed_after_read():
+        torch.manual_seed(0)
+        G, D = nn.Linear(3, 4), nn.Linear(4, 1)
+        opt_D = torch.optim.SGD(D.parameters(), lr=0.1)
+        h = G(torch.randn(2, 3))
+        loss = D(h).sum()
+        D(h.detach()).sum().backward()
+        opt_D.step()
+        with torch.no_grad():
+            h.mul_(0)
+        loss.backward()
+
+    def written_outside():
+        torch.manual_seed(0)
+        D = nn.Linear(4, 1)
+        opt_D = torch.optim.SGD(D.parameters(), lr=0.1)
+        acc = torch.zeros(2, 1)
+        x = torch.randn(2, 4, requires_grad=True)
+        out = D(x)
+        acc.add_(out.detach())
+        loss = (out * acc).sum()
+        D(x.detach()).sum().backward()
+        opt_D.step()
+        loss.backward()
+
+    for program, why in ((changed_after_read, "changed in place after the call"),
+                         (written_outside, "wrote in place into a tensor the fresh forward does not make")):
+        with RecomputeAfterStep() as replay, pytest.raises(RuntimeError, match="modified by an inplace"):
+            program()
+        assert replay.unfit is not None and why in replay.unfit, (program.__name__, replay.unfit)
+        assert not replay.replays
