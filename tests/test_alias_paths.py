@@ -69,6 +69,18 @@ def scale(x: torch.Tensor, copy: bool) -> torch.Tensor:
     return x
 """
 
+SECOND_BRANCH = """
+import torch
+
+
+def scale(x: torch.Tensor, copy: bool) -> torch.Tensor:
+    a = x * 2
+    b = x * 3
+    y = a if copy else b
+    y.mul_(2)
+    return b
+"""
+
 ALIAS = """
 import torch
 
@@ -103,3 +115,15 @@ def test_a_write_on_the_path_without_the_copy_is_not_copied_by_the_safe_tier(sou
 def test_an_alias_of_the_parameter_rebound_on_one_path_is_not_copied_by_the_safe_tier():
     fixed = fix_source(ALIAS.encode(), "m.py", SAFE).fixed or ALIAS
     assert torch.equal(caller_tensor_after(fixed), caller_tensor_after(ALIAS))
+
+
+def test_a_write_through_the_second_branch_of_a_conditional_reaches_that_tensor():
+    """``y = a if c else b``: on the path through ``else`` the write into ``y`` is a write into
+    ``b``, which is read after; a safe rewrite of it must not hide the write from ``b``."""
+    scope: dict = {}
+    fixed = fix_source(SECOND_BRANCH.encode(), "m.py", SAFE).fixed or SECOND_BRANCH
+    exec(compile(fixed, "m.py", "exec"), scope)
+    before: dict = {}
+    exec(compile(SECOND_BRANCH, "m.py", "exec"), before)
+    x = torch.ones(3)
+    assert torch.equal(scope["scale"](x, False), before["scale"](x, False))

@@ -176,9 +176,11 @@ class Dataflow:
             b = loop
         if b is not None and b.form == "assign":
             identity.update(b.sources)
-            source, how = self.alias_source(b.value)
-            if source is not None:
-                (identity if how == "identity" else views).add(source)
+            # `y = a if c else b`: on each path the tensor of that branch (not only the first)
+            for branch in _branches(b.value):
+                source, how = self.alias_source(branch)
+                if source is not None:
+                    (identity if how == "identity" else views).add(source)
         elif b is not None and b.form == "other" and isinstance(b.stmt, ast.Assign):
             source, how = self._unpacked_source(b.stmt, key)  # `a, b = x.tensor_split(2)`
             if source is not None:
@@ -350,6 +352,16 @@ class Dataflow:
                     for n in ast.walk(anc.iter)):
                 found.append(self.tree.range(anc.iter))
         return found
+
+
+def _branches(value: Optional[ast.expr]) -> List[Optional[ast.expr]]:
+    """The values a conditional expression may take (``a if c else b if d else e``: ``a``,
+    ``b``, ``e``); any other value itself."""
+    found: List[Optional[ast.expr]] = []
+    while isinstance(value, ast.IfExp):
+        found.append(value.body)
+        value = value.orelse
+    return found + [value]
 
 
 def _on_every_path(tree: Tree, binding: ast.AST, stmt: Located, owner: ast.AST) -> bool:
