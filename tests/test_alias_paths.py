@@ -109,9 +109,6 @@ def test_a_write_on_the_path_without_the_copy_is_not_copied_by_the_safe_tier(sou
     assert torch.equal(caller_tensor_after(fixed), caller_tensor_after(source))
 
 
-@pytest.mark.xfail(strict=True, reason="Dataflow.aliases takes the textually last binding of a name (`y = x.clone()` "
-                                       "in the if), not every binding that reaches the write (`y = x`): the alias of "
-                                       "the parameter on the other path is not seen")
 def test_an_alias_of_the_parameter_rebound_on_one_path_is_not_copied_by_the_safe_tier():
     fixed = fix_source(ALIAS.encode(), "m.py", SAFE).fixed or ALIAS
     assert torch.equal(caller_tensor_after(fixed), caller_tensor_after(ALIAS))

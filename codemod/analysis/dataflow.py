@@ -146,7 +146,8 @@ class Dataflow:
             return AliasReport("param-mutation" if flow.returns_value else "mutation-as-output")
 
         identity, views = self.aliases(flow, key, start)
-        if isinstance(owner, FUNCTIONS) and any(callers(k) for k in identity | views):
+        if isinstance(owner, FUNCTIONS) and (any(callers(k) for k in identity | views)
+                                             or self._holds_a_parameter(flow, key, stmt)):
             # `out = x if inplace else x.clone()`: the write may reach the caller's tensor
             return AliasReport("param-mutation" if flow.returns_value else "mutation-as-output")
         heads = self._eager_loop_heads(stmt)
@@ -157,6 +158,20 @@ class Dataflow:
         if later_identity:
             return AliasReport("alias", later_identity)
         return AliasReport(None)
+
+    def _holds_a_parameter(self, flow: Flow, key: str, stmt: Located) -> bool:
+        """Whether a binding of ``key`` that may reach ``stmt`` made it the caller's tensor (or
+        a view of it): ``y = x`` before ``if copy: y = x.clone()`` reaches the write on the path
+        without the copy (``aliases`` reads only the last binding)."""
+        for b in self.reaching(flow, key, stmt):
+            if b.form != "assign":
+                continue
+            for branch in _branches(b.value):
+                source, _ = self.alias_source(branch)
+                if source is not None and source in flow.params and any(
+                        r.form == "param" for r in self.reaching(flow, source, cast(Located, b.stmt))):
+                    return True
+        return False
 
     def aliases(self, flow: Flow, key: str, at: Pos) -> Aliases:
         """Keys bound to the same tensor as ``key`` at ``at`` (identity), and views of it."""
