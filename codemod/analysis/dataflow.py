@@ -147,7 +147,7 @@ class Dataflow:
 
         identity, views = self.aliases(flow, key, start)
         if isinstance(owner, FUNCTIONS) and (any(callers(k) for k in identity | views)
-                                             or self._holds_a_parameter(flow, key, stmt)):
+                                             or _holds_a_parameter(self, flow, key, stmt)):
             # `out = x if inplace else x.clone()`: the write may reach the caller's tensor
             return AliasReport("param-mutation" if flow.returns_value else "mutation-as-output")
         heads = self._eager_loop_heads(stmt)
@@ -158,20 +158,6 @@ class Dataflow:
         if later_identity:
             return AliasReport("alias", later_identity)
         return AliasReport(None)
-
-    def _holds_a_parameter(self, flow: Flow, key: str, stmt: Located) -> bool:
-        """Whether a binding of ``key`` that may reach ``stmt`` made it the caller's tensor (or
-        a view of it): ``y = x`` before ``if copy: y = x.clone()`` reaches the write on the path
-        without the copy (``aliases`` reads only the last binding)."""
-        for b in self.reaching(flow, key, stmt):
-            if b.form != "assign":
-                continue
-            for branch in _branches(b.value):
-                source, _ = self.alias_source(branch)
-                if source is not None and source in flow.params and any(
-                        r.form == "param" for r in self.reaching(flow, source, cast(Located, b.stmt))):
-                    return True
-        return False
 
     def aliases(self, flow: Flow, key: str, at: Pos) -> Aliases:
         """Keys bound to the same tensor as ``key`` at ``at`` (identity), and views of it."""
@@ -369,6 +355,21 @@ class Dataflow:
         return found
 
 
+def _holds_a_parameter(dataflow: "Dataflow", flow: Flow, key: str, stmt: Located) -> bool:
+    """Whether a binding of ``key`` that may reach ``stmt`` made it the caller's tensor (or
+    a view of it): ``y = x`` before ``if copy: y = x.clone()`` reaches the write on the path
+    without the copy (``Dataflow.aliases`` reads only the last binding)."""
+    for b in dataflow.reaching(flow, key, stmt):
+        if b.form != "assign":
+            continue
+        for branch in _branches(b.value):
+            source, _ = dataflow.alias_source(branch)
+            if source is not None and source in flow.params and any(
+                    r.form == "param" for r in dataflow.reaching(flow, source, b.stmt)):
+                return True
+    return False
+
+
 def _branches(value: Optional[ast.expr]) -> List[Optional[ast.expr]]:
     """The values a conditional expression may take (``a if c else b if d else e``: ``a``,
     ``b``, ``e``); any other value itself."""
@@ -405,7 +406,7 @@ def _branch(compound: ast.AST, child: ast.AST) -> Optional[List[ast.stmt]]:
     """The statements of ``compound``'s branch that holds ``child`` (a statement of it, an
     ``except`` handler or a ``case``); None where ``child`` is in none (a loop's target, a test)."""
     if isinstance(child, ast.ExceptHandler) or isinstance(child, getattr(ast, "match_case", ())):
-        return cast(List[ast.stmt], child.body) or None
+        return getattr(child, "body", None) or None
     for field in ("body", "orelse", "finalbody"):
         stmts = getattr(compound, field, None)
         if isinstance(stmts, list) and any(s is child for s in stmts):
