@@ -261,3 +261,95 @@ def test_recompute_rebuilds_an_added_up_loss_from_its_start_inside_the_if():
     aliased = CHAINS.replace("g_loss = 0", "g_loss = G.loss")
     fixed, why = _recompute_text(aliased, "opt_D.step()", "g_loss += -D(fake)")
     assert fixed is None and "keeps the first addition" in why
+
+
+PLAIN_FAMILY_A = textwrap.dedent('''\
+    import torch
+
+
+    def compute():
+        torch.manual_seed(0)
+        w = torch.randn(4, requires_grad=True)
+        h = torch.sigmoid(w)
+        h.mul_(2)
+        h.sum().backward()
+        return {"g": w.grad}
+    ''')
+
+
+def test_the_recompute_meaning_leaves_a_conflict_without_a_step_to_the_snapshot_oracle(tmp_path):
+    """``--meaning`` is the meaning of step-order repairs only: an in-place write into a saved
+    tensor with no optimizer step anywhere is verified as by default (the recompute reference
+    replays nothing there and fails as the original does: no reference at all) (review31)."""
+    path = tmp_path / "plain.py"
+    path.write_text(PLAIN_FAMILY_A)
+    result = repair(f"{path}::compute", meaning="recompute")
+    assert result.verified, [(d.reference, d.reasons) for d in result.verification.devices]
+    assert result.repaired == repair(f"{path}::compute").repaired
+
+
+VIEW_THEN_READ = textwrap.dedent('''\
+    import torch
+
+    x = torch.randn(4, 3, requires_grad=True)
+    h = x * 2
+    a, b = h.chunk(2)
+    a.mul_(2)
+    print(float(h.sum()))
+    h.sum().backward()
+    ''')
+
+
+def test_the_recompute_reference_keeps_the_view_copies_verdict_that_they_do_not_fit(tmp_path):
+    """A script repaired for a view conflict and a step-order one takes both references at once
+    (``view_copies`` and ``recompute``): that the copies do not fit (the tensor viewed is read
+    after the write into a copy) must survive the recompute reference's own verdict, or the
+    writes-into-copies reference is taken for the program's meaning (review31)."""
+    from codemod.runtime.script import Script, run_script
+
+    (tmp_path / "views.py").write_text(VIEW_THEN_READ)
+    script = Script(path="views.py", args=(), cwd=str(tmp_path))
+    alone = run_script(script, mode="record", seed=True, view_copies=True, timeout=120)
+    assert alone.unfit, "the case must be one the copies do not fit"
+    both = run_script(script, mode="record", seed=True, view_copies=True, recompute=True, timeout=120)
+    assert both.unfit == alone.unfit
+
+
+def test_the_replay_refuses_what_it_cannot_run_again():
+    """``RecomputeAfterStep`` says it does not fit (no reference, so ``unproven``), rather than
+    replaying on values the forward did not read: a tensor of the forward changed in place after
+    the stale call read it, and an in-place write into a tensor the fresh forward does not make
+    (review31: these branches had no test)."""
+    import torch.nn as nn
+
+    def changed_after_read():
+        torch.manual_seed(0)
+        G, D = nn.Linear(3, 4), nn.Linear(4, 1)
+        opt_D = torch.optim.SGD(D.parameters(), lr=0.1)
+        h = G(torch.randn(2, 3))
+        loss = D(h).sum()
+        D(h.detach()).sum().backward()
+        opt_D.step()
+        with torch.no_grad():
+            h.mul_(0)
+        loss.backward()
+
+    def written_outside():
+        torch.manual_seed(0)
+        D = nn.Linear(4, 1)
+        opt_D = torch.optim.SGD(D.parameters(), lr=0.1)
+        acc = torch.zeros(2, 1)
+        x = torch.randn(2, 4, requires_grad=True)
+        out = D(x)
+        acc.add_(out.detach())
+        loss = (out * acc).sum()
+        D(x.detach()).sum().backward()
+        opt_D.step()
+        loss.backward()
+
+    for program, why in ((changed_after_read, "changed in place after the call"),
+                         (written_outside, "wrote in place into a tensor the fresh forward does not make")):
+        with RecomputeAfterStep() as replay, pytest.raises(RuntimeError, match="modified by an inplace"):
+            program()
+        assert replay.unfit is not None and why in replay.unfit, (program.__name__, replay.unfit)
+        assert not replay.replays

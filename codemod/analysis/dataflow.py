@@ -138,13 +138,16 @@ class Dataflow:
             every path before ``stmt`` replaced (``if not inplace: x = x.clone()`` leaves it)."""
             return k in flow.params and not any(
                 b.form != "param" and b.end <= start and _on_every_path(self.tree, b.stmt, stmt, owner)
+                # `x = x.clone() if copy else x`, `x = x.view(-1)`: on some path still the caller's memory
+                and not (b.form == "assign" and self._alias_source_of(b.value, k)[0] == k)
                 for b in flow.bindings.get(k, []))
 
         if "." not in key and isinstance(owner, FUNCTIONS) and callers(key):
             return AliasReport("param-mutation" if flow.returns_value else "mutation-as-output")
 
         identity, views = self.aliases(flow, key, start)
-        if isinstance(owner, FUNCTIONS) and any(callers(k) for k in identity | views):
+        if isinstance(owner, FUNCTIONS) and (any(callers(k) for k in identity | views)
+                                             or _holds_a_parameter(self, flow, key, stmt)):
             # `out = x if inplace else x.clone()`: the write may reach the caller's tensor
             return AliasReport("param-mutation" if flow.returns_value else "mutation-as-output")
         heads = self._eager_loop_heads(stmt)
@@ -174,9 +177,11 @@ class Dataflow:
             b = loop
         if b is not None and b.form == "assign":
             identity.update(b.sources)
-            source, how = self.alias_source(b.value)
-            if source is not None:
-                (identity if how == "identity" else views).add(source)
+            # `y = a if c else b`: on each path the tensor of that branch (not only the first)
+            for branch in _branches(b.value):
+                source, how = self.alias_source(branch)
+                if source is not None:
+                    (identity if how == "identity" else views).add(source)
         elif b is not None and b.form == "other" and isinstance(b.stmt, ast.Assign):
             source, how = self._unpacked_source(b.stmt, key)  # `a, b = x.tensor_split(2)`
             if source is not None:
@@ -350,15 +355,60 @@ class Dataflow:
         return found
 
 
+def _holds_a_parameter(dataflow: "Dataflow", flow: Flow, key: str, stmt: Located) -> bool:
+    """Whether a binding of ``key`` that may reach ``stmt`` made it the caller's tensor (or
+    a view of it): ``y = x`` before ``if copy: y = x.clone()`` reaches the write on the path
+    without the copy (``Dataflow.aliases`` reads only the last binding)."""
+    for b in dataflow.reaching(flow, key, stmt):
+        if b.form != "assign":
+            continue
+        for branch in _branches(b.value):
+            source, _ = dataflow.alias_source(branch)
+            if source is not None and source in flow.params and any(
+                    r.form == "param" for r in dataflow.reaching(flow, source, b.stmt)):
+                return True
+    return False
+
+
+def _branches(value: Optional[ast.expr]) -> List[Optional[ast.expr]]:
+    """The values a conditional expression may take (``a if c else b if d else e``: ``a``,
+    ``b``, ``e``); any other value itself."""
+    found: List[Optional[ast.expr]] = []
+    while isinstance(value, ast.IfExp):
+        found.append(value.body)
+        value = value.orelse
+    return found + [value]
+
+
 def _on_every_path(tree: Tree, binding: ast.AST, stmt: Located, owner: ast.AST) -> bool:
     """Whether ``binding`` runs on every path to ``stmt``: each block it sits in below
     ``owner`` (an ``if``, a loop, a ``try``) holds ``stmt`` too."""
     start, end = tree.range(stmt)
+    below: ast.AST = binding
     for anc in tree.ancestors(binding):
         if anc is owner:
             return True
         if isinstance(anc, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.Match)):
-            a_start, a_end = tree.range(anc)
-            if not (a_start <= start and end <= a_end):
+            # The branch that holds the binding (``body`` or ``orelse`` of an ``if``, one
+            # handler of a ``try``, one case), not the whole statement: ``if c: x = x.clone()``
+            # does not run on the path through ``else:``.
+            branch = _branch(anc, below)
+            if branch is None:
                 return False
+            b_start, b_end = tree.range(branch[0])[0], tree.range(branch[-1])[1]
+            if not (b_start <= start and end <= b_end):
+                return False
+        below = anc
     return True
+
+
+def _branch(compound: ast.AST, child: ast.AST) -> Optional[List[ast.stmt]]:
+    """The statements of ``compound``'s branch that holds ``child`` (a statement of it, an
+    ``except`` handler or a ``case``); None where ``child`` is in none (a loop's target, a test)."""
+    if isinstance(child, ast.ExceptHandler) or isinstance(child, getattr(ast, "match_case", ())):
+        return getattr(child, "body", None) or None
+    for field in ("body", "orelse", "finalbody"):
+        stmts = getattr(compound, field, None)
+        if isinstance(stmts, list) and any(s is child for s in stmts):
+            return stmts
+    return None

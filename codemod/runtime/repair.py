@@ -281,8 +281,11 @@ def repair(target: str, settings: Optional[Settings] = None, max_rounds: int = 8
         seen.add(ended)
         verification = None
         if any(texts[p] != reads[p][1] for p in texts):
+            # ``meaning`` is that of step-order repairs: without a step conflict, the default reference.
+            stepped = any(c.kind == "optimizer-step" for r in located for c in r.conflicts)
             verification = verify(target, rewritten_source=texts[own], settings=settings, devices=devices,
-                                  modules=_others(texts, reads, own), meaning=meaning, **options)
+                                  modules=_others(texts, reads, own),
+                                  meaning=meaning if stepped else "as-computed", **options)
         attempts.append(Attempt(texts[own], steps, verification, rejected, _changed_others(texts, reads, own)))
         if verification is None or verification.verified or not more_choices:
             break

@@ -510,8 +510,8 @@ def main(request_file: str) -> None:
     result["backward_passes"] = passes.count
     if copies is not None:
         result["unfit"] = copies.unfit
-    if replay is not None:
-        result["unfit"] = replay.unfit
+    if replay is not None:  # with the view copies too: either one not fitting leaves no reference
+        result["unfit"] = result.get("unfit") or replay.unfit
         result["replays"] = replay.replays
     if locator is not None:
         confirmed = [c for c in locator.conflicts if c.confirmed]
