@@ -27,13 +27,18 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
     local: Dict[Function, str] = {}
     imports: List[Union[ast.Import, ast.ImportFrom]] = []
     uses: List[Union[ast.Name, ast.Attribute]] = []
+    parent_of = tree.source.parents.get
+    Name, Attribute, Load, Import, ImportFrom = ast.Name, ast.Attribute, ast.Load, ast.Import, ast.ImportFrom
+    FunctionDef, AsyncFunctionDef = ast.FunctionDef, ast.AsyncFunctionDef
     for node in tree.walk(model.module):  # one walk: definitions, imports, and uses of names
-        if isinstance(node, (ast.Name, ast.Attribute)):
-            if isinstance(node.ctx, ast.Load) and not isinstance(tree.parent(node), ast.Attribute):
+        cls = node.__class__  # (these node types have no subclasses)
+        if cls is Name or cls is Attribute:
+            if node.ctx.__class__ is Load and parent_of(node).__class__ is not Attribute:  # type: ignore[attr-defined]
                 uses.append(node)  # the outermost part of a chain: `mod.f`, not `mod`
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            imports.append(node)
-        elif isinstance(node, FUNCTIONS):
+        elif cls is Import or cls is ImportFrom:
+            imports.append(node)  # type: ignore[arg-type]
+        elif cls is FunctionDef or cls is AsyncFunctionDef:
+            assert isinstance(node, FUNCTIONS)
             parent = tree.parent(node)
             if parent is model.module:
                 qual = f"{module}.{node.name}"
@@ -157,6 +162,14 @@ class _Resolver:
         return ".".join(base + ([node.module] if node.module else []))
 
     def resolve(self, node: ast.AST) -> Optional[str]:
+        head_node = node
+        while isinstance(head_node, ast.Attribute):
+            head_node = head_node.value
+        if not isinstance(head_node, ast.Name):
+            return None  # (``target_key`` is None)
+        first = head_node.id
+        if first not in self.top and first not in self.imports and first not in ("self", "cls"):
+            return None  # names nothing of the project: most uses (locals, builtins, torch)
         key = target_key(node)
         if key is None:
             return None
@@ -178,9 +191,10 @@ class _Resolver:
         """(local name, qualified name) when ``node`` calls a name imported from outside the
         project (``Mlp(...)`` after ``from timm.layers import Mlp``); torch (measured facts)
         and the standard library are left out."""
+        if not (isinstance(node, ast.Name) and node.id in self.imported_from and node.id not in self.top):
+            return None
         call = self.model.tree.parent(node)
-        if not (isinstance(node, ast.Name) and isinstance(call, ast.Call) and call.func is node
-                and node.id in self.imported_from and node.id not in self.top):
+        if not (isinstance(call, ast.Call) and call.func is node):
             return None
         target = self.imports[node.id]
         return (node.id, target) if is_library(target) and not self.in_project(target) else None

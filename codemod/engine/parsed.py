@@ -12,7 +12,7 @@ source's tree in place, so one parsed in the index pass is the one the file pass
 from __future__ import annotations
 
 import gc
-from typing import Dict, Optional, Tuple
+from typing import Dict, Optional, Set, Tuple
 
 from codemod.analysis.source import Source
 
@@ -20,6 +20,10 @@ BUDGET = 8 << 20  # bytes of source text kept at most (about 280 MB parsed)
 
 _kept: Dict[Tuple[bytes, tuple], Source] = {}
 _size = [0]
+# Files the index pass parsed but the file pass will not analyse (no candidate): it parses them
+# only to report one that does not parse, which these do (a tenth of a cold ``check``).
+_parses: Set[bytes] = set()
+_parses_size = [0]
 
 
 def keep(data: bytes, source: Source) -> None:
@@ -36,6 +40,18 @@ def keep(data: bytes, source: Source) -> None:
         gc.freeze()
 
 
+def parses(data: bytes) -> None:
+    """``data`` parsed (``Source(data)`` raised nothing), if the budget allows keeping it."""
+    if data not in _parses and _parses_size[0] + len(data) <= BUDGET:
+        _parses.add(data)
+        _parses_size[0] += len(data)
+
+
+def known_to_parse(data: bytes) -> bool:
+    """Whether :func:`parses` was told ``data`` parses (False: parse it to know)."""
+    return bool(_parses) and data in _parses
+
+
 def take(data: bytes, candidate_types: tuple) -> Optional[Source]:
     """The source kept for ``data`` with these candidate types, once (None: parse it)."""
     if not _kept:
@@ -50,3 +66,5 @@ def clear() -> None:
     """Forget every kept source (a run's end; a later run reads the files anew)."""
     _kept.clear()
     _size[0] = 0
+    _parses.clear()
+    _parses_size[0] = 0

@@ -84,7 +84,8 @@ def process_source(
 
     try:
         if not (build_fixes or wants_unused or registry.may_have_candidates(data)):
-            parse(data)  # nothing to find, but a file that does not parse is reported
+            if not parsed.known_to_parse(data):  # (the run's index pass parsed it)
+                parse(data)  # nothing to find, but a file that does not parse is reported
             return result
         source = None
         if incremental and previous is not None and previous.source is not None and not (fix or build_fixes):
