@@ -175,7 +175,8 @@ def test_a_run_parses_each_file_once(tmp_path, monkeypatch):
 def test_a_file_without_candidates_is_parsed_once_per_run(tmp_path, monkeypatch):
     """A file that names torch but holds no candidate is parsed by the index pass; the file
     pass does not parse it again to learn that it parses (``engine.parsed.parses``), and a
-    file that does not parse is still reported."""
+    file that does not parse is still reported. A file with candidates is analysed on the
+    bindings its index pass worked out (``model.Shared``)."""
     from typer.testing import CliRunner
 
     from codemod.analysis import source as source_module
@@ -199,6 +200,18 @@ def test_a_file_without_candidates_is_parsed_once_per_run(tmp_path, monkeypatch)
         return real(data, filename)
 
     monkeypatch.setattr(source_module, "parse", counted)
+    from codemod.analysis import binder as binder_module
+
+    binders = []
+    real_init = binder_module.Binder.__init__
+
+    def remembered(self, source):
+        binders.append(source.text)
+        real_init(self, source)
+
+    monkeypatch.setattr(binder_module.Binder, "__init__", remembered)
     result = CliRunner().invoke(app, ["check", "--no-cache", "-j", "1", "--select", "ALL", "pkg"])
     assert parses.count(quiet.encode()) == 1, parses
+    # the file pass's model took over the bindings the index pass's model worked out
+    assert sum("def go" in t for t in binders) == 1, binders
     assert "broken.py:3" in result.output and "IPF103" in result.output, result.output

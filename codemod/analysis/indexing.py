@@ -34,7 +34,7 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
         cls = node.__class__  # (these node types have no subclasses)
         if cls is Name or cls is Attribute:
             if node.ctx.__class__ is Load and parent_of(node).__class__ is not Attribute:  # type: ignore[attr-defined]
-                uses.append(node)  # the outermost part of a chain: `mod.f`, not `mod`
+                uses.append(node)  # type: ignore[arg-type]  # the outermost part of a chain: `mod.f`, not `mod`
         elif cls is Import or cls is ImportFrom:
             imports.append(node)  # type: ignore[arg-type]
         elif cls is FunctionDef or cls is AsyncFunctionDef:

@@ -146,7 +146,7 @@ def _facts(data: bytes, module: str, project: frozenset, is_package: bool,
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError):
         return None  # reported when the file itself is processed
     if keep:
-        parsed.keep(data, source)
+        parsed.keep(data, source, model.shared())
     elif handed_on:  # not analysed by the file pass: it need not parse it again
         parsed.parses(data)
     found = collect(model, module, project, is_package)
