@@ -49,11 +49,12 @@ def build_index(files: Iterable[str], cache_dir: Optional[str] = None,
         return _alone(paths[0], libraries) if paths and libraries is not None else None
     names = {p: module_name(pathlib.Path(p)) for p in paths}
     project = frozenset(names.values())
-    work = functools.partial(module_facts, project=project, cache_dir=cache_dir, salt=_salt(project),
+    salt = _salt(project)
+    work = functools.partial(module_facts, project=project, cache_dir=cache_dir, salt=salt,
                              keep=keep_sources, names=names)
     found = (mapper or _serial)(work, paths)
     loader = functools.partial(module_summaries, paths={m: p for p, m in names.items()}, cache_dir=cache_dir,
-                               salt=_salt(project))
+                               salt=salt)
     index = ProjectIndex((f for f in found if f is not None), loader, libraries)
     index.module_names = names  # each path's module, worked out once (it looks up the folders)
     return index
