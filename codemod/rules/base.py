@@ -99,20 +99,6 @@ def calls_trailing_underscore(call: ast.Call) -> bool:
     return name.endswith("_") and not name.startswith("_")
 
 
-def last_names(*tables) -> frozenset:
-    """The last parts of the qualified names in ``tables`` (``torch.relu_`` -> ``relu_``)."""
-    return frozenset(name.rsplit(".", 1)[-1] for table in tables for name in table)
-
-
-def attribute_not_in(call: ast.Call, names: frozenset) -> bool:
-    """``a.b.f(...)`` with ``f`` none of ``names``. Such a callee's qualified name, resolved or
-    not (``names.torch_name``), ends in ``.f``: a rule that compares it with names whose last
-    parts are ``names`` (and methods by their attribute) has nothing to look at, and need not
-    resolve it (most calls: ``self.fc(x)``, ``x.view(...)``, ``F.linear(...)``)."""
-    func = call.func
-    return isinstance(func, ast.Attribute) and func.attr not in names
-
-
 def may_write_in_place(node: ast.AST) -> bool:
     """The node screen of rules that look at every write: an ``op=``, an assignment into a
     subscript, or a call named like an in-place op (``could_start`` of those rules)."""

@@ -12,11 +12,8 @@ from codemod.analysis.syntax import is_const, target_key
 from codemod.findings import Fix, Status
 from codemod.fixes import _cst as cst
 from codemod.fixes.edits import fix_title, rebind
-from codemod.rules.base import Rule, attribute_not_in, last_names
+from codemod.rules.base import Rule
 from codemod.rules.safety import assess
-
-
-_CALLABLE_NAMES = last_names(torch_api.INPLACE_PARAM_CALLABLES)
 
 
 def find_inplace_arg(call: ast.Call, index: int) -> Optional[ast.AST]:
@@ -104,8 +101,6 @@ class InplaceArgument(Rule):
         )
 
     def visit_Call(self, node: ast.Call) -> None:
-        if attribute_not_in(node, _CALLABLE_NAMES):
-            return
         name = self.model.torch_name(node.func)
         index = torch_api.INPLACE_PARAM_CALLABLES.get(name)
         if index is None:

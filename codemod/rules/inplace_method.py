@@ -17,14 +17,11 @@ from codemod.fixes.edits import (
     out_of_place_chain,
     rebind,
 )
-from codemod.rules.base import Rule, attribute_not_in, calls_trailing_underscore, last_names
+from codemod.rules.base import Rule, calls_trailing_underscore
 from codemod.rules.safety import assess
 
 # Methods without a twin that have an exact out-of-place spelling: (template, needs number arg)
 _EQUIVALENTS = {"zero_": ("torch.zeros_like({x})", False), "fill_": ("torch.full_like({x}, {a})", True)}
-
-
-_NAMES = last_names(torch_api.INPLACE_FUNCTIONS, torch_api.INPLACE_METHODS)
 
 
 def is_inplace_method_call(node: ast.AST) -> bool:
@@ -81,8 +78,6 @@ class InplaceMethod(Rule):
         return calls_trailing_underscore(node)
 
     def visit_Call(self, node: ast.Call) -> None:
-        if attribute_not_in(node, _NAMES) and not node.func.attr.endswith("_"):  # type: ignore[attr-defined]
-            return  # (`nn.init`'s functions end in `_`)
         name = self.model.torch_name(node.func)
         if name is not None:
             if name.startswith("torch.nn.init.") and name.endswith("_"):

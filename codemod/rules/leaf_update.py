@@ -13,11 +13,10 @@ from codemod.findings import Fix, Status
 from codemod.fixes import _cst as cst
 from codemod.fixes.edits import copy_leaf, ensure_import, wrap_run_in_with
 from codemod.fixes.site import FixSite, Plan
-from codemod.rules.base import Rule, attribute_not_in, calls_trailing_underscore, last_names, may_write_in_place
+from codemod.rules.base import Rule, calls_trailing_underscore, may_write_in_place
 
 _LEAF_ERROR = "PyTorch raises \"a leaf Variable that requires grad is being used in an in-place operation\""
 _UPDATING_METHODS = set(torch_api.INPLACE_METHODS) | {"copy_", "zero_", "fill_", "normal_", "uniform_"}
-_NAMES = last_names(torch_api.INPLACE_FUNCTIONS, _UPDATING_METHODS)  # what the calls looked at end in
 
 
 class LeafUpdate(Rule):
@@ -94,8 +93,6 @@ class LeafUpdate(Rule):
                 self._check(node, target)
 
     def visit_Call(self, node: ast.Call) -> None:
-        if attribute_not_in(node, _NAMES):
-            return  # (helpers are called by name)
         target = _updated(node, self.model.torch_name(node.func)) or self._helper_target(node)
         if target is not None and not isinstance(self.model.parent(node), ast.Attribute):
             self._check(node, target)  # a chain `tp.mul_(t).add_(p)` is reported once, at its end

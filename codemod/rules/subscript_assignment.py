@@ -11,12 +11,9 @@ from codemod import torch_api
 from codemod.analysis.syntax import subscript_base, target_key
 from codemod.findings import Fix, Status
 from codemod.fixes.edits import clone_of, fix_title, insert_before
-from codemod.rules.base import Rule, attribute_not_in, last_names, may_write_in_place
+from codemod.rules.base import Rule, may_write_in_place
 from codemod.rules.safety import CONTRACTS, assess
 
-
-# What the calls this rule looks at end in: torch functions and methods that write in place.
-_NAMES = last_names(torch_api.INPLACE_FUNCTIONS, torch_api.INPLACE_METHODS)
 
 class SubscriptAssignment(Rule):
     """Clone a tensor before assigning into a subscript or slice of it.
@@ -73,8 +70,6 @@ class SubscriptAssignment(Rule):
             self._candidate(node, node.target)
 
     def visit_Call(self, node: ast.Call) -> None:
-        if attribute_not_in(node, _NAMES):
-            return
         func = node.func
         receiver: Optional[ast.AST] = None
         name = self.model.torch_name(func)

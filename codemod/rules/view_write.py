@@ -18,7 +18,7 @@ from codemod.fixes import _cst as cst
 from codemod.fixes.edits import clone_of, detach_bindings, fix_title, insert_before, out_of_place_chain, rebind
 from codemod.fixes.site import FixSite, Plan
 from codemod.rules.augmented_assignment import build_assignment
-from codemod.rules.base import Rule, attribute_not_in, last_names, may_write_in_place
+from codemod.rules.base import Rule, may_write_in_place
 from codemod.rules.inplace_argument import find_inplace_arg, find_inplace_cst_arg, without_arg
 
 _ERRORS = {
@@ -31,10 +31,6 @@ _ERRORS = {
 }
 _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
              ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-
-
-# What the calls this rule looks at end in: torch functions and methods that write in place.
-_NAMES = last_names(torch_api.INPLACE_FUNCTIONS, torch_api.INPLACE_PARAM_CALLABLES, torch_api.INPLACE_METHODS)
 
 
 class ViewWrite(Rule):
@@ -133,8 +129,6 @@ class ViewWrite(Rule):
                 return
 
     def visit_Call(self, node: ast.Call) -> None:
-        if attribute_not_in(node, _NAMES):
-            return
         name = self.model.torch_name(node.func)
         if name is not None:
             if name in torch_api.INPLACE_FUNCTIONS and node.args and not isinstance(node.args[0], ast.Starred):
