@@ -153,4 +153,3 @@ async def test_a_comment_in_a_cr_only_file_is_read_on_its_own_line(tmp_path):
     result = runner.invoke(app, ["check", "--format", "json", str(tmp_path / "model.py")])
     rows = [f["location"]["row"] for f in json.loads(result.stdout)["findings"]]
     assert rows == [5]
-

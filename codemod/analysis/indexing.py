@@ -27,18 +27,13 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
     local: Dict[Function, str] = {}
     imports: List[Union[ast.Import, ast.ImportFrom]] = []
     uses: List[Union[ast.Name, ast.Attribute]] = []
-    parent_of = tree.source.parents.get
-    Name, Attribute, Load, Import, ImportFrom = ast.Name, ast.Attribute, ast.Load, ast.Import, ast.ImportFrom
-    FunctionDef, AsyncFunctionDef = ast.FunctionDef, ast.AsyncFunctionDef
     for node in tree.walk(model.module):  # one walk: definitions, imports, and uses of names
-        cls = node.__class__  # (these node types have no subclasses)
-        if cls is Name or cls is Attribute:
-            if node.ctx.__class__ is Load and parent_of(node).__class__ is not Attribute:  # type: ignore[attr-defined]
-                uses.append(node)  # type: ignore[arg-type]  # the outermost part of a chain: `mod.f`, not `mod`
-        elif cls is Import or cls is ImportFrom:
-            imports.append(node)  # type: ignore[arg-type]
-        elif cls is FunctionDef or cls is AsyncFunctionDef:
-            assert isinstance(node, FUNCTIONS)
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            if isinstance(node.ctx, ast.Load) and not isinstance(tree.parent(node), ast.Attribute):
+                uses.append(node)  # the outermost part of a chain: `mod.f`, not `mod`
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            imports.append(node)
+        elif isinstance(node, FUNCTIONS):
             parent = tree.parent(node)
             if parent is model.module:
                 qual = f"{module}.{node.name}"
