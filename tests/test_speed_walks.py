@@ -170,3 +170,48 @@ def test_a_run_parses_each_file_once(tmp_path, monkeypatch):
     twice = CliRunner().invoke(app, args)
     assert parses.count(CYCLIC.encode()) == 2
     assert once.output == twice.output and '"IPF' in once.output
+
+
+def test_a_file_without_candidates_is_parsed_once_per_run(tmp_path, monkeypatch):
+    """A file that names torch but holds no candidate is parsed by the index pass; the file
+    pass does not parse it again to learn that it parses (``engine.parsed.parses``), and a
+    file that does not parse is still reported. A file with candidates is analysed on the
+    bindings its index pass worked out (``model.Shared``)."""
+    from typer.testing import CliRunner
+
+    from codemod.analysis import source as source_module
+    from codemod.frontends.cli import app
+
+    quiet = "import torch\n\n\ndef size(x):\n    return x.shape[0]\n"
+    broken = "import torch\n\ndef f(:\n"
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "quiet.py").write_text(quiet)
+    (tmp_path / "pkg" / "broken.py").write_text(broken)
+    (tmp_path / "pkg" / "use.py").write_text(
+        "import torch\nfrom pkg.quiet import size\n\n\ndef go(x):\n    y = x.exp()\n    y.add_(1)\n"
+        "    return size(y)\n")
+    monkeypatch.chdir(tmp_path)
+    parses = []
+    real = source_module.parse
+
+    def counted(data, filename="<unknown>"):
+        parses.append(bytes(data) if not isinstance(data, str) else data.encode())
+        return real(data, filename)
+
+    monkeypatch.setattr(source_module, "parse", counted)
+    from codemod.analysis import binder as binder_module
+
+    binders = []
+    real_init = binder_module.Binder.__init__
+
+    def remembered(self, source):
+        binders.append(source.text)
+        real_init(self, source)
+
+    monkeypatch.setattr(binder_module.Binder, "__init__", remembered)
+    result = CliRunner().invoke(app, ["check", "--no-cache", "-j", "1", "--select", "ALL", "pkg"])
+    assert parses.count(quiet.encode()) == 1, parses
+    # the file pass's model took over the bindings the index pass's model worked out
+    assert sum("def go" in t for t in binders) == 1, binders
+    assert "broken.py:3" in result.output and "IPF103" in result.output, result.output

@@ -312,15 +312,25 @@ def _first_other_dtype(nodes: List[ast.AST]) -> Optional[Tuple[str, ast.AST]]:
                     if id(node) not in into_state:
                         return f"`{func.value.id}.load(...)` (tensors of any dtype) at line {{}}", node
             if data_library is None:
-                data_library = any(
-                    isinstance(n, ast.Import) and any(a.name.split(".")[0] in _DATA_LIBRARIES for a in n.names)
-                    or isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] in _DATA_LIBRARIES
-                    for n in nodes)
+                data_library = _imports_data_library(nodes)
             if data_library and not any(k.arg == "dtype" for k in node.keywords):  # type: ignore[attr-defined]
                 name = func.attr if isinstance(func, Attribute) else func.id if isinstance(func, Name) else ""
                 if name in _CONVERSIONS and node.args and not _literal_data(node.args[0]):  # type: ignore[attr-defined]
                     return f"`{name}(...)` of data that may come from an array at line {{}}", node
     return None
+
+
+def _imports_data_library(nodes: List[ast.AST]) -> bool:
+    """Whether one of ``nodes`` imports numpy, PIL... (``_DATA_LIBRARIES``)."""
+    Import, ImportFrom = ast.Import, ast.ImportFrom
+    for n in nodes:
+        cls = n.__class__
+        if cls is Import:
+            if any(a.name.split(".")[0] in _DATA_LIBRARIES for a in n.names):  # type: ignore[attr-defined]
+                return True
+        elif cls is ImportFrom and (n.module or "").split(".")[0] in _DATA_LIBRARIES:  # type: ignore[attr-defined]
+            return True
+    return False
 
 
 def _plain_dtype(expr: ast.expr) -> bool:

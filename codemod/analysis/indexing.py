@@ -157,6 +157,14 @@ class _Resolver:
         return ".".join(base + ([node.module] if node.module else []))
 
     def resolve(self, node: ast.AST) -> Optional[str]:
+        head_node = node
+        while isinstance(head_node, ast.Attribute):
+            head_node = head_node.value
+        if not isinstance(head_node, ast.Name):
+            return None  # (``target_key`` is None)
+        first = head_node.id
+        if first not in self.top and first not in self.imports and first not in ("self", "cls"):
+            return None  # names nothing of the project: most uses (locals, builtins, torch)
         key = target_key(node)
         if key is None:
             return None
@@ -178,9 +186,10 @@ class _Resolver:
         """(local name, qualified name) when ``node`` calls a name imported from outside the
         project (``Mlp(...)`` after ``from timm.layers import Mlp``); torch (measured facts)
         and the standard library are left out."""
+        if not (isinstance(node, ast.Name) and node.id in self.imported_from and node.id not in self.top):
+            return None
         call = self.model.tree.parent(node)
-        if not (isinstance(node, ast.Name) and isinstance(call, ast.Call) and call.func is node
-                and node.id in self.imported_from and node.id not in self.top):
+        if not (isinstance(call, ast.Call) and call.func is node):
             return None
         target = self.imports[node.id]
         return (node.id, target) if is_library(target) and not self.in_project(target) else None

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import ast
 import weakref
-from typing import Iterable, Optional, Tuple
+from typing import Iterable, NamedTuple, Optional, Tuple
 
 from codemod import torch_api
 from codemod.analysis import dtype
@@ -65,23 +65,38 @@ _BUILTINS_NOT_RETURNING_ARGUMENTS = {"len", "int", "float", "str", "bool", "prin
 _MODULE_CHAIN = {"eval", "train", "to", "cuda", "cpu", "double", "float", "half", "bfloat16", "requires_grad_"}
 
 
+class Shared(NamedTuple):
+    """The parts of a model that read nothing but its source (no settings, no index): another
+    model of the same ``Source`` may take them over with what they have worked out (the run's
+    index pass hands them to its file pass, ``engine.parsed``)."""
+
+    tree: Tree
+    binder: Binder
+    names: Names
+    classes: Classes
+
+
 class SemanticModel:
     """Answers the rules' questions about one module."""
 
     def __init__(self, source: Source, assume_same_dtype: bool = False,
                  project: Optional[ProjectIndex] = None, module_name: str = "",
-                 mixed_dtypes: bool = False) -> None:
+                 mixed_dtypes: bool = False, shared: Optional[Shared] = None) -> None:
         self.source = source
         self.module = source.tree
         self.assume_same_dtype = assume_same_dtype
         self.project, self.module_name = project, module_name
         # `mixed-dtypes = true` (configuration): other dtypes come from outside the files
         self._other_dtype: Optional[Tuple[Optional[str]]] = ("`mixed-dtypes = true`",) if mixed_dtypes else None
-        self.tree = tree = Tree(source)
-        self.binder = binder = Binder(source)
-        self.names = names = Names(tree, binder)
+        if shared is not None and shared.tree.source is source:
+            tree, binder, names, classes = shared
+        else:
+            tree = Tree(source)
+            binder = Binder(source)
+            names = Names(tree, binder)
+            classes = Classes(tree)
+        self.tree, self.binder, self.names, self.classes = tree, binder, names, classes
         self.used_names = UsedNames(tree)
-        self.classes = classes = Classes(tree)
         self.dataflow = flow = Dataflow(tree, binder, names)
         self.kinds = kinds = TensorKinds(tree, binder, names, classes, flow)
         self.calls = calls = Calls(tree, binder, project, module_name)
@@ -103,6 +118,10 @@ class SemanticModel:
         self.kind, self.is_factory = kinds.kind, kinds.calls.is_factory
         self.intended_reason = self.grad.intended_reason
         self.fresh_name = self.used_names.fresh_name
+
+    def shared(self) -> Shared:
+        """The parts another model of this source may take over (``Shared``)."""
+        return Shared(self.tree, self.binder, self.names, self.classes)
 
     @property
     def hazards(self) -> Hazards:

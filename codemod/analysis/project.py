@@ -131,6 +131,7 @@ class ProjectIndex:
         self.libraries = libraries
         self._library: Dict[str, Optional[SummaryFact]] = {}
         self._dtypes: Optional[Dict[str, Optional[str]]] = None  # module -> its other_dtype
+        self.module_names: Dict[str, str] = {}  # the run's paths -> their modules (the engine's)
 
     def other_dtype(self, module: str) -> Optional[str]:
         """Where the files that can hand ``module`` a tensor, or take one from it, make another

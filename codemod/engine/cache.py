@@ -149,13 +149,21 @@ def code_files(package: pathlib.Path = _PACKAGE) -> list:
     return sorted(package.rglob("*.py"))
 
 
+_OWN_DIGEST: list = []  # this process's: the code it runs was read when it started
+
+
 def _code_digest(package: pathlib.Path = _PACKAGE) -> str:
     """A digest of the package's source files: any change to the tool (a rule, the analysis)
-    misses the cache."""
+    misses the cache. The running package's is worked out once per process (a run asked for it
+    four times, reading every source file of the tool each time)."""
+    if package == _PACKAGE and _OWN_DIGEST:
+        return _OWN_DIGEST[0]
     h = hashlib.sha256()
     for source in code_files(package):
         h.update(source.relative_to(package).as_posix().encode())
         h.update(source.read_bytes())
+    if package == _PACKAGE:
+        _OWN_DIGEST.append(h.hexdigest())
     return h.hexdigest()
 
 

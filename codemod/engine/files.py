@@ -31,7 +31,9 @@ def process_path(path: str, settings: Settings, fix: bool, write: bool, edits: b
     except OSError as exc:
         return FileResult(path, error=FileError(f"cannot read: {exc.strerror or exc}"))
     data = snapshot.data
-    module = module_name(p) if project is not None and path.endswith(".py") else None
+    module = None
+    if project is not None and path.endswith(".py"):
+        module = project.module_names.get(path) or module_name(p)
     cache = key = None
     if cache_dir is not None:
         from codemod.engine.cache import Cache, cache_key

@@ -7,28 +7,37 @@ sources the file pass will ask for (:func:`keep`), up to :data:`BUDGET` bytes of
 (a parsed file takes about 35 times its size), and the file pass takes each one back once
 (:func:`take`), by content: an edited file (other bytes) is parsed anew. Nothing analyses a
 source's tree in place, so one parsed in the index pass is the one the file pass would make.
+With a source goes what the index pass's model worked out from it alone (``model.Shared``: its
+tree, bindings, import names and classes), which the file pass's model takes over.
 """
 
 from __future__ import annotations
 
 import gc
-from typing import Dict, Optional, Tuple
+from typing import Dict, Optional, Set, Tuple
 
+from codemod.analysis.model import Shared
 from codemod.analysis.source import Source
 
 BUDGET = 8 << 20  # bytes of source text kept at most (about 280 MB parsed)
 
-_kept: Dict[Tuple[bytes, tuple], Source] = {}
+_kept: Dict[Tuple[bytes, tuple], Tuple[Source, Optional[Shared]]] = {}
 _size = [0]
+# Files the index pass parsed but the file pass will not analyse (no candidate): it parses them
+# only to report one that does not parse, which these do (64 of the 221 files of torch's nn,
+# optim, autograd and distributions; about 4% of a cold ``check``).
+_parses: Set[bytes] = set()
+_parses_size = [0]
 
 
-def keep(data: bytes, source: Source) -> None:
-    """Keep ``source`` (parsed from ``data``) for the file pass, if the budget allows."""
+def keep(data: bytes, source: Source, shared: Optional[Shared] = None) -> None:
+    """Keep ``source`` (parsed from ``data``) for the file pass, if the budget allows, with the
+    parts of a model of it that the file pass's model may take over."""
     if _size[0] + len(data) > BUDGET:
         return
     key = (data, tuple(source.candidates))
     if key not in _kept:
-        _kept[key] = source
+        _kept[key] = (source, shared)
         _size[0] += len(data)
         # Out of the cyclic collector's sight (as ``pipeline.tune_gc`` does with what was
         # imported): the collection after each file scanned every kept tree once more, which
@@ -36,8 +45,21 @@ def keep(data: bytes, source: Source) -> None:
         gc.freeze()
 
 
-def take(data: bytes, candidate_types: tuple) -> Optional[Source]:
-    """The source kept for ``data`` with these candidate types, once (None: parse it)."""
+def parses(data: bytes) -> None:
+    """``data`` parsed (``Source(data)`` raised nothing), if the budget allows keeping it."""
+    if data not in _parses and _parses_size[0] + len(data) <= BUDGET:
+        _parses.add(data)
+        _parses_size[0] += len(data)
+
+
+def known_to_parse(data: bytes) -> bool:
+    """Whether :func:`parses` was told ``data`` parses (False: parse it to know)."""
+    return bool(_parses) and data in _parses
+
+
+def take(data: bytes, candidate_types: tuple) -> Optional[Tuple[Source, Optional[Shared]]]:
+    """The source kept for ``data`` with these candidate types and its shared model parts,
+    once (None: parse it)."""
     if not _kept:
         return None
     found = _kept.pop((data, tuple(candidate_types)), None)
@@ -50,3 +72,5 @@ def clear() -> None:
     """Forget every kept source (a run's end; a later run reads the files anew)."""
     _kept.clear()
     _size[0] = 0
+    _parses.clear()
+    _parses_size[0] = 0

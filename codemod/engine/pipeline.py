@@ -84,15 +84,17 @@ def process_source(
 
     try:
         if not (build_fixes or wants_unused or registry.may_have_candidates(data)):
-            parse(data)  # nothing to find, but a file that does not parse is reported
+            if not parsed.known_to_parse(data):  # (the run's index pass parsed it)
+                parse(data)  # nothing to find, but a file that does not parse is reported
             return result
-        source = None
+        source = shared = None
         if incremental and previous is not None and previous.source is not None and not (fix or build_fixes):
             from codemod.engine.reparse import reparse  # the edited lines only
 
             source, previous.source = reparse(previous.source, data, registry.node_types()), None
-        if source is None:  # parsed by the run's index pass, or now
-            source = parsed.take(data, registry.node_types()) or Source(data, registry.node_types())
+        if source is None:  # parsed by the run's index pass (with what its model read off it), or now
+            kept = parsed.take(data, registry.node_types())
+            source, shared = kept if kept is not None else (Source(data, registry.node_types()), None)
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError) as exc:
         from codemod.engine.syntax_errors import syntax_error
 
@@ -109,7 +111,8 @@ def process_source(
     if not build_fixes and not wants_unused and not registry.could_apply(selected, source.candidates):
         return result
     model = SemanticModel(source, assume_same_dtype=settings.assume_same_dtype,
-                          project=project, module_name=module_name, mixed_dtypes=settings.mixed_dtypes)
+                          project=project, module_name=module_name, mixed_dtypes=settings.mixed_dtypes,
+                          shared=shared)
     running = [cls(model) for cls in selected]
     plan = None
     if incremental and not (fix or build_fixes):  # fixes point into one libcst tree

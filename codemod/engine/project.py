@@ -49,12 +49,15 @@ def build_index(files: Iterable[str], cache_dir: Optional[str] = None,
         return _alone(paths[0], libraries) if paths and libraries is not None else None
     names = {p: module_name(pathlib.Path(p)) for p in paths}
     project = frozenset(names.values())
-    work = functools.partial(module_facts, project=project, cache_dir=cache_dir, salt=_salt(project),
-                             keep=keep_sources)
+    salt = _salt(project)
+    work = functools.partial(module_facts, project=project, cache_dir=cache_dir, salt=salt,
+                             keep=keep_sources, names=names)
     found = (mapper or _serial)(work, paths)
     loader = functools.partial(module_summaries, paths={m: p for p, m in names.items()}, cache_dir=cache_dir,
-                               salt=_salt(project))
-    return ProjectIndex((f for f in found if f is not None), loader, libraries)
+                               salt=salt)
+    index = ProjectIndex((f for f in found if f is not None), loader, libraries)
+    index.module_names = names  # each path's module, worked out once (it looks up the folders)
+    return index
 
 
 def _alone(path: str, libraries: Libraries) -> Optional[ProjectIndex]:
@@ -108,17 +111,18 @@ def _serial(work: Callable[[str], Optional[ModuleFacts]], paths: List[str]) -> L
 
 
 def module_facts(path: str, project: frozenset, cache_dir: Optional[str], salt: bytes,
-                 keep: bool = False) -> Optional[ModuleFacts]:
+                 keep: bool = False, names: Optional[dict] = None) -> Optional[ModuleFacts]:
     """What one file contributes to the index (None when it cannot be read or parsed: the file
     itself is reported when it is processed). ``keep``: keep the parsed file for its processing
-    (``engine.parsed``)."""
+    (``engine.parsed``); ``names``: path -> module, where known."""
     p = pathlib.Path(path)
     try:
         data = read_source(p)  # a regular file only: a FIFO would block the run
     except OSError:
         return None
     folder = pathlib.Path(cache_dir) / "project" if cache_dir else None
-    return _facts(data, module_name(p), project, p.name == "__init__.py", folder, salt, keep)
+    module = (names or {}).get(path) or module_name(p)
+    return _facts(data, module, project, p.name == "__init__.py", folder, salt, keep)
 
 
 def _facts(data: bytes, module: str, project: frozenset, is_package: bool,
@@ -135,7 +139,7 @@ def _facts(data: bytes, module: str, project: frozenset, is_package: bool,
     from codemod.engine.pipeline import will_parse
     from codemod.rules.registry import node_types
 
-    keep = keep and will_parse(data)
+    handed_on, keep = keep, keep and will_parse(data)
     try:
         # Filed by the rules' node types when kept: the Source the file pass would make.
         source = Source(data, node_types()) if keep else Source(data)
@@ -143,7 +147,9 @@ def _facts(data: bytes, module: str, project: frozenset, is_package: bool,
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError):
         return None  # reported when the file itself is processed
     if keep:
-        parsed.keep(data, source)
+        parsed.keep(data, source, model.shared())
+    elif handed_on:  # not analysed by the file pass: it need not parse it again
+        parsed.parses(data)
     found = collect(model, module, project, is_package)
     if folder is not None:
         store_json(folder / key, facts_to_json(found))

@@ -17,6 +17,7 @@ the end of the unit's last line applies to each of its lines (as Ruff's ``noqa``
 
 from __future__ import annotations
 
+import ast
 import bisect
 import io
 import re
@@ -161,6 +162,57 @@ def comment_lines(source: str) -> Optional[Callable[[int], int]]:
         index = bisect.bisect_right(firsts, line) - 1
         if index >= 0 and units[index][0] <= line <= units[index][1]:
             return units[index][1]
+        return line
+
+    return at
+
+
+def comment_line_finder(source: str, tree: ast.Module) -> Callable[[int], Optional[int]]:
+    """:func:`comment_lines` for one line at a time, tokenizing only the module-level statement
+    holding it (with its decorators and the statements sharing its lines; ``tree``: ``source``'s
+    ``ast``): a quick fix in an editor asks for one line of a long module. A module-level
+    statement starts a logical line, so its tokens are those the whole text has there; where
+    that is not certain (a backslash before or at its end, a line outside every statement, its
+    lines not tokenized alone) the whole text is tokenized, once. None: it cannot be."""
+    lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    spans = [(min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))]), s.end_lineno or s.lineno)
+             for s in tree.body]
+    whole: List[Optional[Callable[[int], int]]] = []
+    regions: dict = {}
+
+    def fallback(line: int) -> Optional[int]:
+        if not whole:
+            whole.append(comment_lines(source))
+        return whole[0](line) if whole[0] is not None else None
+
+    def at(line: int) -> Optional[int]:
+        first = last = 0
+        for start, end in spans:
+            if start <= line <= end:
+                first, last = start, end
+                break
+        if not first:
+            return fallback(line)
+        grown = True
+        while grown:  # the statements sharing a line with those taken, until none is left
+            grown = False
+            for start, end in spans:
+                if start <= last and end >= first and (start < first or end > last):
+                    first, last, grown = min(first, start), max(last, end), True
+        if (first, last) not in regions:
+            before = lines[first - 2] if first >= 2 else ""
+            found = None
+            if not before.endswith("\\") and not lines[last - 1].endswith("\\") and last <= len(lines):
+                tokens = _tokens("\n".join(lines[first - 1:last]) + "\n")
+                if tokens is not None:
+                    found = [(a + first - 1, b + first - 1) for a, b in _units(tokens)]
+            regions[first, last] = found
+        units = regions[first, last]
+        if units is None:
+            return fallback(line)
+        for a, b in units:
+            if a <= line <= b:
+                return b
         return line
 
     return at

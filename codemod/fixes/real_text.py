@@ -19,7 +19,7 @@ import ast
 import difflib
 import re
 import warnings
-from typing import Dict, List, Set
+from typing import Dict, Iterator, List, Mapping, Optional, Set
 
 Junk = Dict[int, str]  # line (1-based) -> the prefix taken off it
 
@@ -37,15 +37,27 @@ def _parsed(source: "str | bytes") -> "ast.Module | None":
             return None
 
 
-def _string_lines(tree: ast.Module) -> Set[int]:
-    """Lines that start inside a string literal (the second and later lines of one)."""
+def _string_lines(tree: ast.Module, children: Optional[Mapping[ast.AST, List[ast.AST]]] = None) -> Set[int]:
+    """Lines that start inside a string literal (the second and later lines of one).
+    ``children``: every node's child nodes (the analysis' ``Source.children``), to walk the
+    tree without ``ast.walk``."""
     inside: Set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.JoinedStr) or (
-                isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))):
-            end = node.end_lineno or node.lineno
-            inside.update(range(node.lineno + 1, end + 1))
+    JoinedStr, Constant = ast.JoinedStr, ast.Constant
+    for node in ast.walk(tree) if children is None else _walk(tree, children):
+        cls = node.__class__
+        if cls is JoinedStr or (cls is Constant and isinstance(node.value, (str, bytes))):  # type: ignore[attr-defined]
+            end = node.end_lineno or node.lineno  # type: ignore[attr-defined]
+            if end > node.lineno:  # type: ignore[attr-defined]
+                inside.update(range(node.lineno + 1, end + 1))  # type: ignore[attr-defined]
     return inside
+
+
+def _walk(tree: ast.AST, children: Mapping[ast.AST, List[ast.AST]]) -> Iterator[ast.AST]:
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        todo.extend(children[node])
 
 
 def take_off(data: bytes) -> "tuple[bytes, Junk]":

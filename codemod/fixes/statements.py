@@ -29,7 +29,7 @@ from __future__ import annotations
 import ast
 import difflib
 import re
-from typing import Dict, List, Optional, Set, Tuple, cast
+from typing import Dict, Iterator, List, Optional, Set, Tuple, cast
 
 from codemod.findings import Finding, Fix
 from codemod.fixes.apply import (
@@ -90,12 +90,26 @@ def _innermost_def(tops: List[ast.stmt], line: int, column: int) -> Optional[ast
     below its header, holds ``(line, column)``: the smallest block a fix there is built in."""
     best: Optional[ast.stmt] = None
     for top in tops:
-        for node in ast.walk(top):
+        for node in _statements(top):
             if (isinstance(node, _FUNCS) and node.body and node.body[0].lineno > node.lineno
                     and _first(node.body[0]) <= line <= cast(int, node.end_lineno) and column > node.col_offset
                     and (best is None or node.lineno > best.lineno)):
                 best = node
     return best
+
+
+def _statements(top: ast.stmt) -> Iterator[ast.AST]:
+    """``top`` and the statements (and handlers, cases) in its blocks, at any depth: where every
+    function of it is (a function is a statement; expressions hold none)."""
+    todo: List[ast.AST] = [top]
+    while todo:
+        node = todo.pop()
+        yield node
+        for field in _BLOCK_FIELDS:
+            todo.extend(getattr(node, field, None) or ())
+
+
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def _first(stmt: ast.stmt) -> int:
@@ -156,7 +170,7 @@ def statement_fixes(source: ParsedSource, data: bytes, findings: List[Finding],
     for top, group in groups.items():
         regions.update(_regions(source.tree, lines, top, group))
     indent, newline = default_indent(source.tree, lines), default_newline(text)
-    strings = _string_lines(source.tree)
+    strings = _string_lines(source.tree, getattr(source, "children", None))
     parsed: Dict[Region, Tuple[_Site, List[str], List[bytes]]] = {}
     for first, last, prefix in regions:
         original = lines[first - 1:last]

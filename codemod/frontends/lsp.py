@@ -845,12 +845,16 @@ def _quick_fixes(ls: InplacefixServer, rng: lsp.Range, snapshot: Snapshot,
                 continue
             if f.edit is None and f.plan is not None and f.cell is None:
                 add_edits(result, snapshot.text.encode("utf-8", "surrogatepass"), [f])
-        return _actions(ls, uri, result.findings, lines, positions, cell=notebook is not None)
+        source = result.source if notebook is None else None  # (the analysed text's ast)
+        tree = source.tree if source is not None and source.text == positions.text else None
+        return _actions(ls, uri, result.findings, lines, positions, cell=notebook is not None, tree=tree)
 
 
 def _actions(ls: InplacefixServer, uri: str, findings: List[Finding], lines: range, positions: Positions,
-             cell: bool) -> list:
-    """The fix (when it has its edit) and the suppression of each shown finding on ``lines``."""
+             cell: bool, tree=None) -> list:
+    """The fix (when it has its edit) and the suppression of each shown finding on ``lines``
+    (``tree``: the text's ``ast``, when at hand: where the comment goes is then found from the
+    statement around the finding, not the whole text)."""
     actions = []
     comment_at = None  # where a suppression comment goes, once asked for
     for f in findings:
@@ -867,18 +871,21 @@ def _actions(ls: InplacefixServer, uri: str, findings: List[Finding], lines: ran
                 edit=lsp.WorkspaceEdit(changes={uri: [positions.text_edit(f.edit)]}),
             ))
         if comment_at is None:
-            comment_at = _comment_lines(positions.text, cell)
-        if comment_at:
-            actions.append(_suppress_action(uri, f, diagnostic, positions, comment_at(f.span.end_line)))
+            comment_at = _comment_lines(positions.text, cell, tree)
+        line = comment_at(f.span.end_line) if comment_at else None
+        if line is not None:
+            actions.append(_suppress_action(uri, f, diagnostic, positions, line))
     return actions
 
 
-def _comment_lines(text: str, cell: bool):
+def _comment_lines(text: str, cell: bool, tree=None):
     """Line -> where a comment suppressing findings on it goes: the end of that line, or of the
     line ending the string or backslash continuation it is in (never inside a string, never
-    after a ``\\``); False where the text cannot be tokenized."""
-    from codemod.engine.suppression import comment_lines
+    after a ``\\``); False where the text cannot be tokenized (with ``tree``: per line, None)."""
+    from codemod.engine.suppression import comment_line_finder, comment_lines
 
+    if tree is not None and not cell:
+        return comment_line_finder(text, tree)
     if cell:  # a notebook cell: its IPython lines masked, as the analysis reads it
         from codemod.engine.notebook import mask_ipython
 
