@@ -97,6 +97,7 @@ class Views:
         self._asking: Set[Tuple[int, int]] = set()  # cycles through loops
         self._view_keys: Dict[int, List[str]] = {}  # id(owner) -> names some binding makes a refused view
         self.requirement = GradRequirement(self)
+        self.trained = TrainedClasses(self)
         self.later = LaterReads(self)
         self.making = ViewMaking(self)
 
@@ -253,11 +254,15 @@ class Views:
         if not bindings:
             return None
         found: List[ViewOrigin] = []
+        plain = False
         for b in bindings:
             origin = self._binding_origin(b, name.id)
             if origin is None:
-                return None  # one way in is not a refused view: nothing is proven
+                plain = True
+                continue
             found.append(origin)
+        if plain and not (found and all(o.kind == "multi-output" for o in found) and self._branches_only(bindings)):
+            return None  # one way in is not a refused view: nothing is proven
         first = found[0]
         sharers = tuple(dict.fromkeys(k for o in found for k in o.sharers))
         return first._replace(certain=all(o.certain for o in found), sharers=sharers)
@@ -302,6 +307,27 @@ class Views:
                 return ViewOrigin(kind, iterable, iterable, True, _keys(iterable))
         return None
 
+    def _branches_only(self, bindings: List[Binding]) -> bool:
+        """Every binding reaching is an unpacking or assignment in a branch of an ``if`` (``q, k, v
+        = self.in_proj_qkv(x)`` on one, ``q = self.in_proj_q(x)`` on another): the path through a
+        multi-output view's branch writes into it, a real error wherever that branch runs."""
+        return len(bindings) > 1 and all(b.form in ("assign", "other") and any(
+            isinstance(up, ast.If) for up in self.tree.ancestors(b.stmt)) for b in bindings)
+
+    def _returned_multi_view(self, value: ast.expr) -> Optional[ast.Call]:
+        """``self.in_proj_qkv(x)`` where that method of the class returns only multi-view calls
+        (``return self._in_proj(x).chunk(3, dim=-1)``): the first of them."""
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                and isinstance(value.func.value, ast.Name) and value.func.value.id == "self"):
+            return None
+        cls = self.tree.enclosing_class(value)
+        methods = [f for f in (cls.body if cls is not None else []) if isinstance(f, FUNCTIONS) and f.name == value.func.attr]
+        if len(methods) != 1:
+            return None
+        returns = [n for n in self.tree.walk(methods[0]) if isinstance(n, ast.Return) and self.tree.owner(n) is methods[0]]
+        calls = [r.value for r in returns if isinstance(r.value, ast.Call) and self.making.multi_view_base(r.value) is not None]
+        return calls[0] if returns and len(calls) == len(returns) else None
+
     def _unpacked_origin(self, stmt: ast.Assign, key: str) -> Optional[ViewOrigin]:
         """``q, k, v = x.chunk(3)``: ``key`` unpacked from a multi-view call."""
         for target in stmt.targets:
@@ -311,7 +337,11 @@ class Views:
                     return None
                 base = self.making.multi_view_base(stmt.value)
                 if base is None:
-                    return None
+                    made = self._returned_multi_view(stmt.value)
+                    base = self.making.multi_view_base(made) if made is not None else None
+                    if made is None or base is None:
+                        return None
+                    return ViewOrigin(self.making._multi_kind(made), made, base, True, ())
                 return ViewOrigin(self.making._multi_kind(stmt.value), stmt.value, base, True, _keys(base))
         return None
 
@@ -609,6 +639,9 @@ class GradRequirement(_ViewsPart):
             return "unknown"
         if self._parametric_module(func, at):
             return "yes"
+        if self.kinds.kind(func) is Kind.MODULE and call.args \
+                and _any(self._rg(a, at, seen) for a in call.args if not isinstance(a, ast.Starred)) == "yes":
+            return "yes"  # a torch module without parameters (`self.log_softmax(x)`) given what requires grad
         if isinstance(func, ast.Attribute):
             if func.attr in _NOT_DIFFERENTIABLE:
                 return "no"
@@ -642,9 +675,106 @@ class GradRequirement(_ViewsPart):
                 if base is None and self.kinds.kind(iterable) in TENSORISH:
                     base = iterable
                 answers.append(self._rg(base, b.stmt, seen) if base is not None else "unknown")
+            elif b.form == "param":
+                answers.append(self._passed_rg(b, name.id, seen))
             else:
                 answers.append("unknown")
         return _all(answers) if answers else "unknown"
+
+    def _passed_rg(self, b: Binding, key: str, seen: Set[int]) -> RequiresGrad:
+        """A parameter requires grad where every call of its function that this module shows
+        passes a value that does (a loss helper given a model's output, a block's ``forward``
+        given the previous layer's): "yes" then, as far as the file's calls show."""
+        func = self.tree.owner(b.stmt)
+        if not isinstance(func, FUNCTIONS) or len(seen) > 40:
+            return "unknown"
+        args = func.args
+        plain = [a.arg for a in (*args.posonlyargs, *args.args)]
+        method = isinstance(self.tree.parent(func), ast.ClassDef)
+        if method and plain[:1] == ["self"]:
+            plain = plain[1:]
+        position = plain.index(key) if key in plain else None
+        calls = self._calls_running(func, method)
+        answers: List[RequiresGrad] = []
+        for call in calls:
+            if self.grad.intended_reason(call, None):
+                continue  # a call with grad off (around it, or for its whole function) records nothing
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return "unknown"
+            passed = next((k.value for k in call.keywords if k.arg == key), None)
+            if passed is None and position is not None and position < len(call.args):
+                passed = call.args[position]
+            if passed is None:
+                return "unknown"
+            answers.append(self._rg(passed, self.tree.statement_of(call), seen | {id(b.stmt)}))
+        answers.extend(self._passed_elsewhere(func, key, position))
+        return "yes" if answers and all(a == "yes" for a in answers) else "unknown"
+
+    def _passed_elsewhere(self, func: ast.AST, key: str, position: Optional[int]) -> List[RequiresGrad]:
+        """What the calls of ``func`` in the run's other files pass for ``key``, as their own
+        analysis saw it (the project index): "yes" where it requires grad there. Calls with grad
+        off are left out (they record nothing); a reference, whose calls cannot be followed, is
+        "unknown"."""
+        calls = self.grad.calls
+        project = calls.project if calls is not None else None
+        qualname = calls.qualname(func) if calls is not None and isinstance(func, FUNCTIONS) else None
+        if project is None or qualname is None:
+            return []
+        module = qualname.rsplit(".", 2 if isinstance(self.tree.parent(func), ast.ClassDef) else 1)[0]
+        answers: List[RequiresGrad] = []
+        for call in project.calls_from_elsewhere(qualname, module):
+            if not call.called:
+                return ["unknown"]
+            if call.grad_off or (call.caller and project.grad_off(call.caller)):
+                continue
+            shown = key in call.args_grad or (position is not None and str(position) in call.args_grad)
+            answers.append("yes" if shown else "unknown")
+        return answers
+
+    def _calls_running(self, func: ast.AST, method: bool) -> List[ast.Call]:
+        """The calls of ``func`` this module shows: of a module-level function by its name (bound
+        once, only ever called), of a module-level class's ``forward`` through an instance (``C(...)(x)``,
+        a name or ``self.attr`` bound only to ``C(...)``)."""
+        module = self.tree.module
+        if not isinstance(func, FUNCTIONS):
+            return []
+        by_key = self.classes.calls_in(module)
+        if not method:
+            if self.tree.parent(func) is not module or len(self.binder.flow(module, nested=False).bindings.get(func.name, [])) != 1:
+                return []
+            calls = by_key.get(func.name, [])
+            uses = [n for n in self.tree.walk(module) if isinstance(n, ast.Name) and n.id == func.name
+                    and isinstance(n.ctx, ast.Load)]
+            return calls if len(uses) == len(calls) else []
+        cls = self.tree.parent(func)
+        if not isinstance(cls, ast.ClassDef) or self.tree.parent(cls) is not module:
+            return []
+        if func.name != "forward":
+            # a method the class calls as `self.name(...)` (a staticmethod too): those calls only
+            own = [c for c in self.classes.calls_in(cls).get(f"self.{func.name}", [])]
+            every = [n for n in self.tree.walk(module) if isinstance(n, ast.Attribute) and n.attr == func.name]
+            return own if own and len(every) == len(own) else []
+
+        def builds(value: object) -> bool:
+            return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == cls.name
+
+        found: List[ast.Call] = []
+        for calls in by_key.values():
+            for call in calls:
+                callee = call.func
+                if builds(callee):
+                    found.append(call)
+                elif isinstance(callee, ast.Name):
+                    bound = self.views._plain_bindings(callee.id, call)
+                    if bound and all(builds(x.value) for x in bound):
+                        found.append(call)
+                elif isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name) \
+                        and callee.value.id == "self":
+                    owner = self.tree.enclosing_class(callee)
+                    values = self.classes.class_attrs(owner).get(callee.attr, []) if owner is not None else []
+                    if values and all(builds(v) for v in values):
+                        found.append(call)
+        return found
 
     def _parameter_table(self, expr: ast.expr, at: Located) -> bool:
         """``dict(m.named_parameters())`` (or a name bound only to it): its values are parameters."""
@@ -678,7 +808,20 @@ class GradRequirement(_ViewsPart):
                 values = list(self.classes.class_attrs(cls).get(func.attr, []))
         elif isinstance(func, ast.Name):
             values = [b.value for b in self.views._plain_bindings(func.id, at)]
-        return bool(values) and all(isinstance(v, ast.Call) and self._owns_parameters(v) for v in values)
+        elif isinstance(func, ast.Call):
+            values = [func]  # `Decoder(8)(x)`
+        return bool(values) and all(isinstance(v, ast.Call) and (self._owns_parameters(v) or self._module_layer(v))
+                                    for v in values)
+
+    def _module_layer(self, call: ast.Call) -> bool:
+        """``ProjectLayer(...)``: a class of this module that owns parameters."""
+        trained = self.views.trained
+        cls = trained.module_class(call.func.id) if isinstance(call.func, ast.Name) else None
+        return cls is not None and trained.parametric_class(cls, set())
+
+    def activation(self, at: Located) -> bool:
+        """See :meth:`TrainedClasses.activation`."""
+        return self.views.trained.activation(at)
 
     def _owns_parameters(self, call: ast.Call) -> bool:
         name = self.names.torch_name(call.func) or ""
@@ -688,6 +831,79 @@ class GradRequirement(_ViewsPart):
         if name in ("torch.nn.Sequential", "torch.nn.modules.container.Sequential"):
             return any(isinstance(a, ast.Call) and self._owns_parameters(a) for a in call.args)
         return False
+
+
+class TrainedClasses(_ViewsPart):
+    """Classes whose methods compute what training differentiates: modules with parameters, distributions."""
+
+    def activation(self, at: Located) -> bool:
+        """``at`` runs in the ``forward`` of a class of this module that owns parameters (a torch
+        layer with parameters, an ``nn.Parameter``, such a class of the module, held directly or
+        in a list, or inherited from a base of the module): what it computes from its inputs are
+        activations of a trained module, taken to require grad."""
+        func = self.tree.owner(at)
+        cls = self.tree.parent(func) if isinstance(func, FUNCTIONS) else None
+        if isinstance(func, FUNCTIONS) and isinstance(cls, ast.ClassDef) and self.distribution_class(cls, set()):
+            return True  # a distribution's methods compute from the parameters inference differentiates
+        if not isinstance(func, FUNCTIONS) or not isinstance(cls, ast.ClassDef) or not self.parametric_class(cls, set()):
+            return False
+        if func.name == "forward":
+            return True
+        # a method the forward itself runs (`self.proj(x)`, `fn = self._fc`), with grad on there
+        forwards = [f for f in cls.body if isinstance(f, FUNCTIONS) and f.name == "forward"]
+        return any(isinstance(n, ast.Attribute) and n.attr == func.name and isinstance(n.value, ast.Name)
+                   and n.value.id == "self" and not self.grad.local_reason(n)
+                   for f in forwards for n in self.tree.walk(f))
+
+    def distribution_class(self, cls: ast.ClassDef, seen: Set[str]) -> bool:
+        """A subclass of a probability distribution of torch or pyro (``TorchDistribution``,
+        ``dist.Distribution``), directly or through a class of this module."""
+        if cls.name in seen or len(seen) > 8:
+            return False
+        for base in cls.bases:
+            if any(q.startswith(("torch.distributions.", "pyro.distributions.")) for q in self.names.qualified_names(base)):
+                return True
+            inner = self.module_class(base.id) if isinstance(base, ast.Name) else None
+            if inner is not None and self.distribution_class(inner, seen | {cls.name}):
+                return True
+        return False
+
+    def parametric_class(self, cls: ast.ClassDef, seen: Set[str]) -> bool:
+        if cls.name in seen or len(seen) > 8 or self.tree.parent(cls) is not self.tree.module:
+            return False
+        seen = seen | {cls.name}
+        for values in self.classes.class_attrs(cls).values():
+            if Kind.PARAMETER in values:
+                return True
+        # a layer or parameter made anywhere in the class (`self.fc = nn.Linear(...)`, a helper
+        # object building `nn.Parameter`s and registering them)
+        calls = self.classes.calls_in(cls)
+        if "self.register_parameter" in calls:
+            return True
+        if any(self._holds_parameters(c, seen) for found in calls.values() for c in found):
+            return True
+        return any(isinstance(b, ast.Name) and self.module_class(b.id) is not None
+                   and self.parametric_class(cast(ast.ClassDef, self.module_class(b.id)), seen) for b in cls.bases)
+
+    def _holds_parameters(self, value: ast.expr, seen: Set[str]) -> bool:
+        if isinstance(value, (ast.List, ast.Tuple)):
+            return any(self._holds_parameters(e, seen) for e in value.elts)
+        if isinstance(value, (ast.ListComp, ast.GeneratorExp)):
+            return self._holds_parameters(value.elt, seen)
+        if not isinstance(value, ast.Call):
+            return False
+        name = self.names.torch_name(value.func) or ""
+        if name in _PARAMETER or self.views.requirement._owns_parameters(value):
+            return True
+        if name.rsplit(".", 1)[-1] in ("ModuleList", "ModuleDict", "Sequential", "ParameterList"):
+            return any(self._holds_parameters(a, seen) for a in call_args(value))
+        cls = self.module_class(value.func.id) if isinstance(value.func, ast.Name) else None
+        return cls is not None and self.parametric_class(cls, seen)
+
+    def module_class(self, name: str) -> Optional[ast.ClassDef]:
+        """The class ``name`` defined once at the module's top level."""
+        found = [c for c in self.tree.module.body if isinstance(c, ast.ClassDef) and c.name == name]
+        return found[0] if len(found) == 1 else None
 
 
 def _single_name_assign(node: ast.AST) -> TypeGuard[ast.Assign]:

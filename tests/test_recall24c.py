@@ -1,0 +1,341 @@
+"""Issue 24 (recall, rec24c): what rec24b's recall work got wrong on real libraries, and the groups
+of misses after it.
+
+Each test is a small shape of the group (written after the real code named, not a copy of it) and
+failed on the code before its change; where it says a program dies at backward or runs, torch is
+run to show it.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import torch
+import torch.nn as nn
+
+from codemod.config import Settings
+from codemod.engine.pipeline import process_source
+
+HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+OFFSET = HEADER.count("\n")
+
+
+def found(body: str, select=("IPF1",), header: str = HEADER):
+    data = (header + textwrap.dedent(body)).encode()
+    result = process_source(data, "case.py", Settings(select=select))
+    assert result.error is None, result.error
+    offset = header.count("\n")
+    return [(f.code, f.span.line - offset, f.status.value if f.status else None, f.message) for f in result.findings]
+
+
+def codes(body: str, select=("IPF1",), header: str = HEADER):
+    return [(code, line) for code, line, _, _ in found(body, select, header)]
+
+
+def raises_at_backward(fn) -> bool:
+    try:
+        fn()
+    except RuntimeError as error:
+        return "modified by an inplace operation" in str(error)
+    return False
+
+
+# ----------------------------------------------------------------- own-gradient saves need grad
+# An op that saves its own input (`logsumexp`, `norm`, `pow` by a number, `abs`...) or its result
+# (`exp`, `sigmoid`, `tanh`...) saves it for the gradient of that very input: writing into it
+# breaks backward only where that input requires grad. A plain tensor of non-differentiable code
+# (pyro's SMC filter resampling its log weights, torch_geometric's WL colour histogram) never
+# does, so a proven hazard there needs positive evidence; without it the finding is "possible".
+
+SMC = """\
+class Filter:
+    def resample(self):
+        logp = self.state._log_weights
+        logp -= logp.logsumexp(-1)
+        probs = logp.exp()
+        return probs
+"""
+
+WL = """\
+class WL(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.hashmap = {}
+
+    def histogram(self, x, batch=None, norm=False):
+        index = batch * len(self.hashmap) + x
+        out = scatter(torch.ones_like(index), index, dim=0, reduce="sum")
+        out = out.view(2, -1)
+        if norm:
+            out = out.to(torch.float)
+            out /= out.norm(dim=-1, keepdim=True)
+        return out
+"""
+WL_HEADER = HEADER.replace("\n\n\n", "\nfrom torch_geometric.utils import scatter\n\n\n")
+
+
+def test_an_own_gradient_save_of_a_plain_tensor_is_only_possible():
+    assert codes(SMC) == []
+    assert codes(SMC, ("IPF2",)) == [("IPF201", 4)]
+    assert codes(WL, header=WL_HEADER) == []
+    assert codes(WL, ("IPF2",), header=WL_HEADER) == [("IPF201", 12)]
+    # the same writes run: nothing requires grad, nothing is saved, nothing raises
+    logp = torch.randn(5)
+    logp -= logp.logsumexp(-1)
+    out = torch.ones(2, 3)
+    out /= out.norm(dim=-1, keepdim=True)
+    assert not logp.requires_grad and not out.requires_grad
+
+
+def test_an_own_gradient_save_with_evidence_of_grad_stays_proven():
+    # a tensor made with requires_grad=True flows into it
+    leaf = """\
+    def f(n):
+        w = torch.randn(n, requires_grad=True)
+        logp = w * 2.0
+        logp -= logp.logsumexp(-1)
+        return logp.exp().sum()
+    """
+    assert codes(leaf) == [("IPF101", 4)]
+    # an activation of a module with parameters
+    layer = """\
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, x):
+            out = self.fc(x)
+            out /= out.norm(dim=-1, keepdim=True)
+            return out
+    """
+    assert codes(layer) == [("IPF101", 8)]
+    # a result saved by `exp` in a forward of a module with parameters: an activation
+    act = layer.replace("out = self.fc(x)", "out = torch.exp(x)").replace(
+        "out /= out.norm(dim=-1, keepdim=True)", "out += 1")
+    assert codes(act) == [("IPF101", 8)]
+    # the same in a function nothing shows requires grad: possible only
+    plain = """\
+    def g(x):
+        out = torch.exp(x)
+        out += 1
+        return out
+    """
+    assert codes(plain) == []
+    assert codes(plain, ("IPF2",)) == [("IPF201", 3)]
+
+    def run():
+        w = torch.randn(5, requires_grad=True)
+        logp = w * 2.0
+        logp -= logp.logsumexp(-1)
+        logp.exp().sum().backward()
+
+    assert raises_at_backward(run)
+
+
+# ----------------------------------------------------------------- a write in an assignment's value
+# `h = g[0, 1:].add_(1).mul_(2.0)`: the write runs inside the value, so the clone must come
+# before the whole statement (a temporary computed first would write into the saved tensor).
+
+CHAIN = """\
+def compute():
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 4, requires_grad=True)
+    g = x.exp()
+    h = g[0, 1:, :].add_(1).mul_(2.0)
+    (g.sum() + h.sum()).backward()
+    return x.grad
+"""
+
+
+def _run(source: str) -> torch.Tensor:
+    space: dict = {}
+    exec(compile(source, "case.py", "exec"), space)
+    return space["compute"]()
+
+
+def test_a_write_inside_an_assignment_value_is_cloned_before_the_statement():
+    for write in ("g[0, 1:, :].add_(1).mul_(2.0)", "g[0].mul_(2.0)", "g[0, 1:, :].add_(1)",
+                  "g[0, 1:].add_(1).mul_(torch.full((2, 4), 3.0)).clamp_(0, 9)"):
+        source = HEADER + CHAIN.replace("g[0, 1:, :].add_(1).mul_(2.0)", write)
+        result = process_source(source.encode(), "case.py", Settings(), fix=True)
+        assert result.error is None and result.changed, write
+        lines = result.fixed.splitlines()
+        clone = lines.index("    g = g.clone()")
+        assert lines[clone + 1].strip().startswith("h = g["), result.fixed
+        assert raises_at_backward(lambda: _run(source))
+        want = _run(source.replace("g = x.exp()", "g = x.exp().clone()"))
+        assert torch.allclose(_run(result.fixed), want)
+    # the value reads `g` before the write runs (an op may save it first): no fix
+    source = HEADER + CHAIN.replace("h = g[0, 1:, :].add_(1).mul_(2.0)", "h = torch.mm(g[1], g[1].t()) + g[0].add_(1)")
+    got = [(f.code, f.status.value, f.reason) for f in process_source(source.encode(), "case.py", Settings()).findings]
+    assert got == [("IPF104", "manual", "read-in-statement")]
+
+
+# ----------------------------------------------------------------- callers in other files
+# A helper module (`helpers.py`, loaded by `import_module("helpers")` or imported) whose function
+# normalizes what it is given in place after `torch.norm` saved it: alone, nothing shows the
+# argument requires grad (possible); with the project's files, every call passes a tensor that
+# does (a parameter, what a layer returned), so the hazard is proven there.
+
+HELPER = """\
+import torch
+import torch.nn as nn
+
+
+def unit(v):
+    v = v * 1.0
+    v /= torch.norm(v, dim=-1, keepdim=True)
+    return v
+"""
+
+CALLER = """\
+import torch
+import torch.nn as nn
+from importlib import import_module
+
+unit = import_module("helpers").unit
+
+
+def compute():
+    layer = nn.Linear(3, 3)
+    out = unit(layer(torch.randn(2, 3)))
+    out.sum().backward()
+"""
+
+
+def _project_findings(tmp_path, *names):
+    import json
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-m", "codemod", "check", "--no-cache", "--select", "IPF1,IPF2",
+                          "--format", "json", *names], capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode in (0, 1), run.stderr
+    return sorted((f["filename"].rsplit("/", 1)[-1], f["location"]["row"], f["code"])
+                  for f in json.loads(run.stdout)["findings"])
+
+
+def test_callers_in_other_files_show_an_argument_requires_grad(tmp_path):
+    (tmp_path / "helpers.py").write_text(HELPER)
+    (tmp_path / "case.py").write_text(CALLER)
+    assert _project_findings(tmp_path, "helpers.py") == [("helpers.py", 7, "IPF201")]
+    assert _project_findings(tmp_path, "helpers.py", "case.py") == [("helpers.py", 7, "IPF101")]
+    # a caller elsewhere passing a plain tensor: no evidence
+    (tmp_path / "other.py").write_text("import torch\nfrom helpers import unit\n\n\ndef f():\n"
+                                       "    return unit(torch.ones(2, 3))\n")
+    assert _project_findings(tmp_path, "helpers.py", "case.py", "other.py") == [("helpers.py", 7, "IPF201")]
+    # the same call under no_grad records nothing: it does not count
+    (tmp_path / "other.py").write_text("import torch\nfrom helpers import unit\n\n\ndef f():\n"
+                                       "    with torch.no_grad():\n        return unit(torch.ones(2, 3))\n")
+    assert _project_findings(tmp_path, "helpers.py", "case.py", "other.py") == [("helpers.py", 7, "IPF101")]
+    # ... and so does a call in a function only ever run with grad off (its callers say so)
+    (tmp_path / "other.py").write_text("import torch\nfrom helpers import unit\n\n\ndef f():\n"
+                                       "    return unit(torch.ones(2, 3))\n\n\n@torch.no_grad()\ndef g():\n"
+                                       "    return f()\n")
+    assert _project_findings(tmp_path, "helpers.py", "case.py", "other.py") == [("helpers.py", 7, "IPF101")]
+
+    def run():
+        layer = nn.Linear(3, 3)
+        v = layer(torch.randn(2, 3)) * 1.0
+        v /= torch.norm(v, dim=-1, keepdim=True)
+        v.sum().backward()
+
+    assert raises_at_backward(run)
+
+
+# ----------------------------------------------------------------- multi-output views from a method
+# fairseq's MultiheadAttention: `q, k, v = self.in_proj_qkv(query)` on the self-attention branch,
+# where the method returns `self._in_proj(query).chunk(3, dim=-1)`, then `q *= self.scaling`:
+# PyTorch refuses the in-place write into an output of chunk (family C) wherever that branch runs.
+
+MHA = """\
+class MHA(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.in_proj_weight = nn.Parameter(torch.randn(3 * dim, dim))
+        self.scaling = dim ** -0.5
+
+    def forward(self, query, key):
+        if query is key:
+            q, k, v = self.in_proj_qkv(query)
+        else:
+            q = self._in_proj(query, end=4)
+            k, v = self._in_proj(key, start=4).chunk(2, dim=-1)
+        q *= self.scaling
+        return torch.softmax(q @ k.t(), -1) @ v
+
+    def in_proj_qkv(self, query):
+        return self._in_proj(query).chunk(3, dim=-1)
+
+    def _in_proj(self, x, start=0, end=None):
+        return F.linear(x, self.in_proj_weight[start:end])
+"""
+
+
+def test_a_multi_output_view_returned_by_a_method_on_one_branch_is_proven():
+    got = found(MHA, ("IPF1",))
+    assert [(c, line) for c, line, _, _ in got] == [("IPF106", 13)], got
+    # a method that may return something else than views proves nothing
+    other = MHA.replace("        return self._in_proj(query).chunk(3, dim=-1)",
+                        "        if query.dim() > 2:\n            return query, query, query\n"
+                        "        return self._in_proj(query).chunk(3, dim=-1)")
+    assert codes(other, ("IPF1",)) == []
+    source = HEADER + MHA
+    space: dict = {}
+    exec(compile(source, "case.py", "exec"), space)
+    torch.manual_seed(0)
+    x = torch.randn(2, 4)
+    try:
+        space["MHA"](4)(x, x).sum().backward()
+    except RuntimeError as error:
+        assert "is a view and is being modified inplace" in str(error)
+    else:
+        raise AssertionError("torch allowed the write")
+    fixed = process_source(source.encode(), "case.py", Settings(), fix=True)
+    assert fixed.changed and "q = q * self.scaling" in fixed.fixed
+    space = {}
+    exec(compile(fixed.fixed, "case.py", "exec"), space)
+    torch.manual_seed(0)
+    m = space["MHA"](4)
+    m(x, x).sum().backward()
+    assert m.in_proj_weight.grad is not None
+
+
+# ----------------------------------------------------------------- methods of a distribution
+# pyro's GaussianScaleMixture.log_prob: `result = torch.logsumexp(... self.component_scale ...)`,
+# then `result -= ...`. A probability distribution's methods compute from its parameters what
+# inference differentiates (log_prob, rsample, a filter), so its attributes are taken to
+# require grad there: proven. The same method in a class that is no distribution: possible.
+
+GSM = """\
+from pyro.distributions.torch_distribution import TorchDistribution
+
+
+class Mixture(TorchDistribution):
+    def __init__(self, scale, logits):
+        self.scale = scale
+        self.logits = logits
+
+    def log_prob(self, value):
+        result = torch.logsumexp(self.logits - 0.5 * value.pow(2).sum() / self.scale.pow(2), dim=-1)
+        result -= 0.5 * math.log(2.0 * math.pi)
+        return result
+"""
+
+
+def test_a_method_of_a_distribution_reads_parameters_that_require_grad():
+    header = HEADER.replace("\n\n\n", "\nimport math\n\n\n")
+    assert codes(GSM, header=header) == [("IPF101", 11)]
+    plain = GSM.replace("(TorchDistribution)", "")
+    assert codes(plain, header=header) == []
+    assert codes(plain, ("IPF2",), header=header) == [("IPF201", 11)]
+
+    scale = torch.rand(3, requires_grad=True)
+
+    def run():
+        result = torch.logsumexp(torch.zeros(3) - 0.5 * 2.0 / scale.pow(2), dim=-1)
+        result -= 0.9
+        result.backward()
+
+    assert raises_at_backward(run)
