@@ -339,3 +339,29 @@ def test_a_method_of_a_distribution_reads_parameters_that_require_grad():
         result.backward()
 
     assert raises_at_backward(run)
+
+
+def test_a_chain_of_helpers_passing_one_argument_down_is_answered_once_per_parameter():
+    """Each helper calls the next four times with its argument: asking whether the last one's
+    argument requires grad walked every path (4**19 of them) before each parameter's answer was
+    kept. The check must finish in seconds and still prove the write at the bottom."""
+    import subprocess
+    import sys
+
+    lines = ["import torch", ""]
+    for i in range(20):
+        lines.append(f"def f{i}(x):")
+        if i < 19:
+            lines.append(f"    return f{i + 1}(x) + f{i + 1}(x) * f{i + 1}(x) - f{i + 1}(x)")
+        else:
+            lines += ["    y = x.exp()", "    y += 1", "    return y"]
+    lines += ["", "w = torch.randn(3, requires_grad=True)", "f0(w).sum().backward()", ""]
+    source = "\n".join(lines)
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; from codemod.config import Settings; "
+         "from codemod.engine.pipeline import process_source; "
+         "r = process_source(sys.stdin.buffer.read(), 'chain.py', Settings(select=('IPF1',))); "
+         "print(sorted(f.code for f in r.findings))"],
+        input=source, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['IPF101']"

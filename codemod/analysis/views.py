@@ -586,6 +586,13 @@ class LaterReads(_ViewsPart):
 class GradRequirement(_ViewsPart):
     """Whether an expression requires grad (yes, no, or unknown), from its leaves, parameters and the ops that made it."""
 
+    def __init__(self, views: "Views") -> None:
+        super().__init__(views)
+        # What each parameter is passed, and each function's callers, computed once: helpers
+        # handing an argument down a chain were otherwise walked once per path (exponential).
+        self._passed: Dict[Tuple[int, str], RequiresGrad] = {}
+        self._running: Dict[int, List[ast.Call]] = {}
+
     def requires_grad(self, expr: ast.expr, at: Located) -> RequiresGrad:
         """Whether ``expr`` (evaluated at ``at``) requires grad: "yes" only where the analysis
         sees a parameter or a tensor made with ``requires_grad=True`` flow into it through
@@ -684,7 +691,15 @@ class GradRequirement(_ViewsPart):
     def _passed_rg(self, b: Binding, key: str, seen: Set[int]) -> RequiresGrad:
         """A parameter requires grad where every call of its function that this module shows
         passes a value that does (a loss helper given a model's output, a block's ``forward``
-        given the previous layer's): "yes" then, as far as the file's calls show."""
+        given the previous layer's): "yes" then, as far as the file's calls show. Asked again
+        while it is being answered (calls that lead back to it), it is "unknown"."""
+        memo = (id(b.stmt), key)
+        if memo not in self._passed:
+            self._passed[memo] = "unknown"
+            self._passed[memo] = self._passed_now(b, key, seen)
+        return self._passed[memo]
+
+    def _passed_now(self, b: Binding, key: str, seen: Set[int]) -> RequiresGrad:
         func = self.tree.owner(b.stmt)
         if not isinstance(func, FUNCTIONS) or len(seen) > 40:
             return "unknown"
@@ -694,7 +709,9 @@ class GradRequirement(_ViewsPart):
         if method and plain[:1] == ["self"]:
             plain = plain[1:]
         position = plain.index(key) if key in plain else None
-        calls = self._calls_running(func, method)
+        if id(func) not in self._running:
+            self._running[id(func)] = self._calls_running(func, method)
+        calls = self._running[id(func)]
         answers: List[RequiresGrad] = []
         for call in calls:
             if self.grad.intended_reason(call, None):
