@@ -14,6 +14,8 @@ import torch.nn as nn
 from codemod.config import Settings
 from codemod.engine.pipeline import process_source
 
+from .backward import raises_at_backward
+
 HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
 OFFSET = HEADER.count("\n")
 
@@ -27,14 +29,6 @@ def found(body: str, select=("IPF1",)):
 
 def codes(body: str, select=("IPF1",)):
     return [(code, line) for code, line, _, _ in found(body, select)]
-
-
-def raises_at_backward(fn) -> bool:
-    try:
-        fn()
-    except RuntimeError as error:
-        return "modified by an inplace operation" in str(error)
-    return False
 
 
 # ----------------------------------------------------------------- the write shows the dtype
