@@ -208,9 +208,13 @@ class Hazards:
         """Positive evidence that an op run at ``at`` on ``inputs`` records a backward: one of
         them requires grad as far as the analysis sees (a parameter, a tensor made with
         ``requires_grad=True``, what a module with parameters returned, a caller's such value),
-        or the op runs in the ``forward`` of a module with parameters (an activation)."""
-        requirement = self.model.views.requirement
-        return any(requirement.requires_grad(e, at) == "yes" for e in inputs) or requirement.activation(at)
+        or the op runs in the ``forward`` of a module with parameters (an activation), or one of
+        them is computed from a tensor the function was handed (an argument: see
+        :class:`~codemod.analysis.views.InputFlow`)."""
+        views = self.model.views
+        inputs = list(inputs)
+        return any(views.requirement.requires_grad(e, at) == "yes" for e in inputs) or views.requirement.activation(at) \
+            or any(views.inputs.derived(e, at) for e in inputs)
 
     def operands(self, op_node: ast.expr) -> List[ast.expr]:
         """The values an op reads: a binary operator's two sides, a call's receiver (a method),

@@ -98,6 +98,7 @@ class Views:
         self._view_keys: Dict[int, List[str]] = {}  # id(owner) -> names some binding makes a refused view
         self.requirement = GradRequirement(self)
         self.trained = TrainedClasses(self)
+        self.inputs = InputFlow(self)
         self.later = LaterReads(self)
         self.making = ViewMaking(self)
 
@@ -709,9 +710,7 @@ class GradRequirement(_ViewsPart):
         if method and plain[:1] == ["self"]:
             plain = plain[1:]
         position = plain.index(key) if key in plain else None
-        if id(func) not in self._running:
-            self._running[id(func)] = self._calls_running(func, method)
-        calls = self._running[id(func)]
+        calls = self._calls_of(func, method)
         answers: List[RequiresGrad] = []
         for call in calls:
             if self.grad.intended_reason(call, None):
@@ -726,6 +725,12 @@ class GradRequirement(_ViewsPart):
             answers.append(self._rg(passed, self.tree.statement_of(call), seen | {id(b.stmt)}))
         answers.extend(self._passed_elsewhere(func, key, position))
         return "yes" if answers and all(a == "yes" for a in answers) else "unknown"
+
+    def _calls_of(self, func: ast.AST, method: bool) -> List[ast.Call]:
+        """:meth:`_calls_running`, computed once per function."""
+        if id(func) not in self._running:
+            self._running[id(func)] = self._calls_running(func, method)
+        return self._running[id(func)]
 
     def _passed_elsewhere(self, func: ast.AST, key: str, position: Optional[int]) -> List[RequiresGrad]:
         """What the calls of ``func`` in the run's other files pass for ``key``, as their own
@@ -848,6 +853,151 @@ class GradRequirement(_ViewsPart):
         if name in ("torch.nn.Sequential", "torch.nn.modules.container.Sequential"):
             return any(isinstance(a, ast.Call) and self._owns_parameters(a) for a in call.args)
         return False
+
+
+# Attributes of a tensor that carry no data of it (metadata), and a tensor's non-differentiable parts.
+_METADATA = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "layout", "requires_grad", "data", "grad",
+                       "grad_fn", "names", "is_leaf", "indices"})
+
+
+class InputFlow(_ViewsPart):
+    """Whether a value is computed from what its function was handed: an argument (a loss's
+    prediction, a metric's input, a block's activation, a field of a model's output).
+
+    The positive evidence of grad that an own-gradient save needs where no parameter or
+    ``requires_grad=True`` tensor is seen (issue 24): a function's tensor input is what its caller
+    computed, and the callers of a library function (a loss, a metric, a post-processing step) may
+    hand it an activation. Followed through any op on the value (a torch op the analysis knows to
+    be differentiable, a method of the value, an attribute or item of it, the first positional
+    argument of a call it cannot see into), and into a fresh tensor that such a value is written
+    into (``c = torch.zeros(n); c[k] = x.mean(0)``). Not an input: ``self`` and what the object
+    holds (``self.state._log_weights``: state, not an argument), fresh tensors (``ones_like(i)``),
+    ``.detach()``/``.data``, integer results (``argmax``, comparisons), values known to be Python
+    numbers, and a parameter every call of which this analysis sees (in the file) passes a value that
+    requires no grad."""
+
+    def __init__(self, views: "Views") -> None:
+        super().__init__(views)
+        self._params: Dict[Tuple[int, str], bool] = {}
+
+    def derived(self, expr: ast.expr, at: Located) -> bool:
+        """``expr`` (evaluated at ``at``) is computed from a tensor argument of its function."""
+        return self._from(expr, at, set())
+
+    def _from(self, expr: ast.expr, at: Located, seen: Set[int]) -> bool:
+        if id(expr) in seen or len(seen) > 200:
+            return False
+        seen.add(id(expr))
+        if isinstance(expr, ast.Name):
+            return self._name(expr, at, seen)
+        if isinstance(expr, ast.Attribute):
+            return expr.attr not in _METADATA and self._from(expr.value, at, seen)
+        if isinstance(expr, ast.Subscript):
+            return self._from(expr.value, at, seen)
+        if isinstance(expr, ast.BinOp):
+            return self._from(expr.left, at, seen) or self._from(expr.right, at, seen)
+        if isinstance(expr, ast.UnaryOp):
+            return not isinstance(expr.op, ast.Not) and self._from(expr.operand, at, seen)
+        if isinstance(expr, ast.IfExp):
+            return self._from(expr.body, at, seen) or self._from(expr.orelse, at, seen)
+        if isinstance(expr, (ast.Tuple, ast.List)):
+            return any(self._from(e, at, seen) for e in expr.elts if not isinstance(e, ast.Starred))
+        if isinstance(expr, ast.Call):
+            return self._call(expr, at, seen)
+        return False
+
+    def _call(self, call: ast.Call, at: Located, seen: Set[int]) -> bool:
+        if self.views.making._made_without_grad(call) or self.kinds.calls.is_factory(call):
+            return False
+        func = call.func
+        name = self.names.torch_name(func)
+        if name is not None:
+            short = name.rsplit(".", 1)[-1]
+            if short in _NOT_DIFFERENTIABLE or not (short in _DIFFERENTIABLE or name in torch_api.MULTI_VIEW_FUNCTIONS):
+                return False
+            return any(self._from(a, at, seen) for a in call_args(call))
+        if isinstance(func, ast.Attribute):
+            if func.attr in _NOT_DIFFERENTIABLE or func.attr in ("detach_", "new_zeros", "new_ones", "new_empty",
+                                                                  "new_full", "new_tensor", "zero_"):
+                return False
+            if not (isinstance(func.value, ast.Name) and func.value.id == "self") and self._from(func.value, at, seen):
+                return True  # a method of the value: `x.float()`, `x.mean(0)`, `probs.values`
+        # a call the analysis cannot see into (a helper, `self.w_func(g)`): what it is handed first
+        first = call.args[0] if call.args and not isinstance(call.args[0], ast.Starred) else None
+        return first is not None and self._from(first, at, seen)
+
+    def _name(self, name: ast.Name, at: Located, seen: Set[int]) -> bool:
+        if self.kinds.kind(name) in (Kind.SCALAR, Kind.OTHER, Kind.MODULE):
+            return False
+        for b in self.views._plain_bindings(name.id, at):
+            if b.form == "param":
+                if self._param(b, name.id):
+                    return True
+            elif b.form in ("assign", "ann") and b.value is not None:
+                if self.views.making._made_without_grad(b.stmt) and not isinstance(b.value, ast.Name):
+                    continue
+                if self._from(b.value, b.stmt, seen) or self._written_into(name.id, b, seen):
+                    return True
+            elif isinstance(b.stmt, ast.Assign) and b.form == "other":
+                if self._from(b.stmt.value, b.stmt, seen):
+                    return True  # `_affine, *_ = convert(affine[:r, :r])`
+            elif isinstance(b.stmt, (ast.For, ast.AsyncFor)):
+                iterable = iterable_of(b.stmt, name.id)
+                if iterable is not None and self._from(iterable, b.stmt, seen):
+                    return True
+        return False
+
+    def _written_into(self, key: str, b: Binding, seen: Set[int]) -> bool:
+        """A fresh tensor bound to ``key`` and written with such a value in its function
+        (``centroids[k] = cluster.mean(0)``, ``acc += x``)."""
+        if not (isinstance(b.value, ast.Call) and self.kinds.calls.is_factory(b.value)):
+            return False
+        for node in self.tree.walk(self.tree.owner(b.stmt)):
+            if isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Subscript) and target_key(t.value) == key for t in node.targets):
+                if self._from(node.value, node, seen):
+                    return True
+            elif isinstance(node, ast.AugAssign) and target_key(
+                    node.target.value if isinstance(node.target, ast.Subscript) else node.target) == key:
+                if self._from(node.value, node, seen):
+                    return True
+        return False
+
+    def _param(self, b: Binding, key: str) -> bool:
+        """A tensor argument of the function: not ``self``/``cls``, and not a parameter whose every
+        call this module shows (with grad on) passes a value that requires no grad."""
+        memo = (id(b.stmt), key)
+        if memo not in self._params:
+            self._params[memo] = False  # asked again while being answered: not shown
+            self._params[memo] = self._param_now(b, key)
+        return self._params[memo]
+
+    def _param_now(self, b: Binding, key: str) -> bool:
+        func = self.tree.owner(b.stmt)
+        if not isinstance(func, FUNCTIONS):
+            return False
+        args = func.args
+        plain = [a.arg for a in (*args.posonlyargs, *args.args)]
+        method = isinstance(self.tree.parent(func), ast.ClassDef)
+        if method and plain[:1] == [key] and not any(
+                isinstance(d, ast.Name) and d.id == "staticmethod" for d in func.decorator_list):
+            return False  # `self` / `cls`: the object, not an input
+        if method and plain[:1]:
+            plain = plain[1:]
+        position = plain.index(key) if key in plain else None
+        requirement = self.views.requirement
+        calls = [c for c in requirement._calls_of(func, method) if not self.grad.intended_reason(c, None)]
+        if not calls:
+            return True
+        for call in calls:
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return True
+            passed = next((k.value for k in call.keywords if k.arg == key), None)
+            if passed is None and position is not None and position < len(call.args):
+                passed = call.args[position]
+            if passed is None or requirement.requires_grad(passed, self.tree.statement_of(call)) != "no":
+                return True
+        return False  # every call seen passes what requires no grad (constants, fresh tensors)
 
 
 class TrainedClasses(_ViewsPart):
