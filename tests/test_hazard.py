@@ -5,11 +5,13 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+import torch
 
 from codemod.config import Settings
 from codemod.engine.pipeline import process_source
 from codemod.findings import Finding, Status
 
+from .backward import raises_at_backward
 from .test_locate import BROKEN, WORKING, marked
 
 
@@ -227,7 +229,7 @@ def test_an_out_argument_records_no_graph():
         logits = torch.exp(a)
         logits.sub_(buf)
         return logits
-    """, ("IPF2",))[0][2]
+    """, ("IPF1", "IPF2"))[0][2]
 
 
 # ----------------------------------------------------------------- what runs after the write
@@ -330,7 +332,7 @@ def test_constants_samples_and_detached_values_save_nothing():
         s = base.sqrt()
         s -= 1
         return s
-    """, ("IPF1", "IPF2")) == [("IPF201", 4)]  # not a constant; nothing shows it requires grad
+    """, ("IPF1", "IPF2")) == [("IPF101", 4)]  # not a constant: a sample of a distribution handed in
 
 
 def test_a_constant_filled_with_a_tensor_that_requires_grad_is_no_constant():
@@ -341,7 +343,7 @@ def test_a_constant_filled_with_a_tensor_that_requires_grad_is_no_constant():
         s = base.exp()
         s += 1
         return s
-    """, ("IPF1", "IPF2")) == [("IPF201", 5)]  # no constant (possible: nothing shows `w` requires grad)
+    """, ("IPF1", "IPF2")) == [("IPF101", 5)]  # no constant: `w`, an argument, was written into it
 
 
 def test_a_constant_saved_for_another_operands_gradient_is_a_hazard():
@@ -472,9 +474,20 @@ def test_an_op_that_takes_integers_proves_nothing_about_a_tensor_of_unknown_dtyp
     assert codes(body) == []
     assert codes(body, ("IPF2",)) == [("IPF204", 4)]
     floating = body.replace("input_ids.clone()", "input_ids.float()").replace("(input_ids,", "(input_ids: torch.Tensor,")
-    assert codes(floating) == []  # floating, but nothing shows it requires grad
-    assert codes(floating, ("IPF2",)) == [("IPF204", 4)]
+    assert codes(floating) == [("IPF104", 4)]  # floating, and an argument: an input that may require grad
+    # (gather saves its input: torch raises at backward; see test_gather_saves_its_input below)
     assert codes(floating + "shift_right(nn.Parameter(torch.ones(2, 3)), 0)\n") == [("IPF104", 4)]
+
+
+def test_gather_saves_its_input():
+    def run():
+        x = torch.rand(2, 3, requires_grad=True)
+        tokens = x * 1.0
+        eos = tokens.gather(1, torch.tensor([[0], [1]]))
+        tokens[:, 0] = 0.0
+        eos.sum().backward()
+
+    assert raises_at_backward(run)
 
 
 def test_index_arguments_of_an_inplace_write_carry_no_grad():
@@ -586,7 +599,7 @@ def test_a_helper_handed_out_of_a_grad_off_function_is_not_grad_off():
     def build(scale):
         with torch.no_grad():
             return make_hook(scale)
-    """, ("IPF1", "IPF2")) == [("IPF203", 4)]  # not grad off; nothing shows `w` requires grad
+    """, ("IPF1", "IPF2")) == [("IPF103", 4)]  # not grad off; `w` is the hook's input
 
 
 # ----------------------------------------------------------------- recall round 2 (issue 14)

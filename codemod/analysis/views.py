@@ -997,7 +997,9 @@ class InputFlow(_ViewsPart):
                 passed = call.args[position]
             if passed is None or requirement.requires_grad(passed, self.tree.statement_of(call)) != "no":
                 return True
-        return False  # every call seen passes what requires no grad (constants, fresh tensors)
+        # every call in the file passes what requires no grad (constants, fresh tensors): an input
+        # only where a call in the run's other files passes what requires grad
+        return "yes" in requirement._passed_elsewhere(func, key, position)
 
 
 class TrainedClasses(_ViewsPart):
