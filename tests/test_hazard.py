@@ -599,7 +599,7 @@ def test_a_helper_handed_out_of_a_grad_off_function_is_not_grad_off():
     def build(scale):
         with torch.no_grad():
             return make_hook(scale)
-    """, ("IPF1", "IPF2")) == [("IPF103", 4)]  # not grad off; `w` is the hook's input
+    """, ("IPF1", "IPF2")) == [("IPF203", 4)]  # not grad off; `w` is a closure's argument: nothing shows more
 
 
 # ----------------------------------------------------------------- recall round 2 (issue 14)

@@ -133,6 +133,34 @@ def test_an_own_gradient_save_with_evidence_of_grad_stays_proven():
     assert raises_at_backward(run)
 
 
+
+def test_a_closures_argument_is_no_input():
+    # ESMFold's `_inference_forward` (inference-only, grad off) projects with a nested helper:
+    # its calls are the enclosing function's, so its argument shows nothing; a module-level
+    # function of the same body is handed its argument by callers anywhere: an input
+    body = """\
+    class Update(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.g = nn.Linear(4, 4)
+
+        def infer(self, z, chunk):
+            def helper(pair):
+                p = torch.exp(pair)
+                p *= 2.0
+                return p
+            return helper(z[:chunk])
+    """
+    assert codes(body) == []
+    assert codes(body, ("IPF2",)) == [("IPF201", 9)]
+    top = """\
+    def helper(pair):
+        p = torch.exp(pair)
+        p *= 2.0
+        return p
+    """
+    assert codes(top) == [("IPF101", 3)]
+
 # ----------------------------------------------------------------- a write in an assignment's value
 # `h = g[0, 1:].add_(1).mul_(2.0)`: the write runs inside the value, so the clone must come
 # before the whole statement (a temporary computed first would write into the saved tensor).

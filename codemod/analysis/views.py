@@ -873,8 +873,9 @@ class InputFlow(_ViewsPart):
     into (``c = torch.zeros(n); c[k] = x.mean(0)``). Not an input: ``self`` and what the object
     holds (``self.state._log_weights``: state, not an argument), fresh tensors (``ones_like(i)``),
     ``.detach()``/``.data``, integer results (``argmax``, comparisons), values known to be Python
-    numbers, and a parameter every call of which this analysis sees (in the file) passes a value that
-    requires no grad."""
+    numbers, a parameter every call of which this analysis sees (in the file) passes a value that
+    requires no grad, and a closure's parameter (its calls are its enclosing function's, not
+    followed: ESMFold's chunked ``_inference_forward`` helpers, a hook handed a gradient)."""
 
     def __init__(self, views: "Views") -> None:
         super().__init__(views)
@@ -974,7 +975,9 @@ class InputFlow(_ViewsPart):
 
     def _param_now(self, b: Binding, key: str) -> bool:
         func = self.tree.owner(b.stmt)
-        if not isinstance(func, FUNCTIONS):
+        if not isinstance(func, FUNCTIONS) or any(isinstance(a, FUNCTIONS) for a in self.tree.ancestors(func)):
+            # a closure is called only by its enclosing function (or whoever that hands it to:
+            # a hook's argument is a gradient), whose calls are not followed: nothing shows more
             return False
         args = func.args
         plain = [a.arg for a in (*args.posonlyargs, *args.args)]
