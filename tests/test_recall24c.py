@@ -161,6 +161,53 @@ def test_a_closures_argument_is_no_input():
     """
     assert codes(top) == [("IPF101", 3)]
 
+
+KRON = """\
+class Kron:
+    def __init__(self, *factors):
+        self.factors = factors
+
+    def symeig(self):
+        out = []
+        for f in self.factors:
+            evals, evecs = torch.linalg.eigh(f.double())
+            evals.clamp_min_(0.0)
+            out.append(evals)
+        return out
+
+
+class State:
+    def __init__(self, n):
+        self.log_weights = torch.zeros(n)
+
+
+class Filter:
+    def __init__(self, n):
+        self.state = State(n)
+
+    def resample(self):
+        logp = self.state.log_weights
+        logp -= logp.logsumexp(-1)
+        return logp.exp()
+"""
+
+
+def test_what_an_object_was_handed_at_construction_is_an_input():
+    # gpytorch's KroneckerProductLazyTensor._symeig: the factors the object was built from are
+    # what its creator handed it (kernel matrices of parameters): `clamp_min_` on eigh's
+    # eigenvalues is proven. The SMC filter's weights are state the object made (`zeros`): possible.
+    assert codes(KRON) == [("IPF103", 9)]
+    assert codes(KRON, ("IPF2",)) == [("IPF201", 25)]
+
+    def run():
+        w = torch.rand(3, requires_grad=True)
+        f = torch.outer(w, w) + torch.eye(3)
+        evals, _ = torch.linalg.eigh(f.double())
+        evals.clamp_min_(0.0)
+        evals.sum().backward()
+
+    assert raises_at_backward(run)
+
 # ----------------------------------------------------------------- a write in an assignment's value
 # `h = g[0, 1:].add_(1).mul_(2.0)`: the write runs inside the value, so the clone must come
 # before the whole statement (a temporary computed first would write into the saved tensor).

@@ -892,7 +892,11 @@ class InputFlow(_ViewsPart):
         if isinstance(expr, ast.Name):
             return self._name(expr, at, seen)
         if isinstance(expr, ast.Attribute):
-            return expr.attr not in _METADATA and self._from(expr.value, at, seen)
+            if expr.attr in _METADATA:
+                return False
+            if isinstance(expr.value, ast.Name) and expr.value.id == "self":
+                return self._held(expr, seen)
+            return self._from(expr.value, at, seen)
         if isinstance(expr, ast.Subscript):
             return self._from(expr.value, at, seen)
         if isinstance(expr, ast.BinOp):
@@ -947,6 +951,26 @@ class InputFlow(_ViewsPart):
                 if iterable is not None and self._from(iterable, b.stmt, seen):
                     return True
         return False
+
+    def _held(self, attr: ast.Attribute, seen: Set[int]) -> bool:
+        """``self.factors`` where the class only ever assigns it a parameter of its ``__init__``
+        (``self.factors = factors``): the object holds what its creator handed it, an input
+        like an argument. Anything else the object holds (``self.state = State(n)``, a fresh
+        tensor, a value computed in a method) is its own state: not an input."""
+        cls = self.tree.enclosing_class(attr)
+        values = self.classes.class_attrs(cls).get(attr.attr, []) if cls is not None else []
+        if not values:
+            return False
+        for value in values:
+            init = self.tree.owner(value) if isinstance(value, ast.Name) else None
+            if not (isinstance(init, FUNCTIONS) and init.name == "__init__" and self.tree.parent(init) is cls):
+                return False
+            bound = self.views._plain_bindings(value.id, self.tree.statement_of(value))
+            if not bound or any(b.form != "param" for b in bound):
+                return False
+            if id(value) in seen or not all(self._param(b, value.id) for b in bound):
+                return False
+        return True
 
     def _written_into(self, key: str, b: Binding, seen: Set[int]) -> bool:
         """A fresh tensor bound to ``key`` and written with such a value in its function
