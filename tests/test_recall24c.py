@@ -398,11 +398,16 @@ class Mixture(TorchDistribution):
 def test_a_method_of_a_distribution_reads_parameters_that_require_grad():
     header = HEADER.replace("\n\n\n", "\nimport math\n\n\n")
     assert codes(GSM, header=header) == [("IPF101", 11)]
-    # the same class, no distribution, computing from what it holds only (no argument): possible
+    # the same class, no distribution, computing from state it made itself (no argument, nothing
+    # handed to its constructor): possible
     plain = GSM.replace("(TorchDistribution)", "").replace(" - 0.5 * value.pow(2).sum() / self.scale.pow(2)",
                                                            " / self.scale.pow(2)")
-    assert codes(plain, header=header) == []
-    assert codes(plain, ("IPF2",), header=header) == [("IPF201", 11)]
+    own = plain.replace("self.scale = scale", "self.scale = load(scale)").replace(
+        "self.logits = logits", "self.logits = load(logits)")
+    assert codes(own, header=header) == []
+    assert codes(own, ("IPF2",), header=header) == [("IPF201", 11)]
+    # handed to its constructor (`self.scale = scale`): an input, as an argument would be
+    assert codes(plain, header=header) == [("IPF101", 11)]
 
     scale = torch.rand(3, requires_grad=True)
 
