@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
 import torch
 import torch.nn as nn
 
@@ -207,6 +208,29 @@ def test_what_an_object_was_handed_at_construction_is_an_input():
         evals.sum().backward()
 
     assert raises_at_backward(run)
+
+
+def test_a_function_computing_with_out_arguments_has_no_inputs_that_require_grad():
+    # linear_operator's linear_cg: `rhs_norm = rhs.norm(...)`, `rhs_norm.masked_fill_(...)`, and
+    # later `torch.mul(..., out=storage)`: an op with `out=` raises when an argument requires grad,
+    # so the function runs only on tensors that do not (inside a custom Function's forward)
+    body = """\
+    def cg(rhs, storage):
+        rhs_norm = rhs.norm(2, dim=-2, keepdim=True)
+        rhs_norm.masked_fill_(rhs_norm < 1e-10, 1)
+        torch.mul(rhs, rhs, out=storage)
+        return rhs / rhs_norm
+    """
+    assert codes(body) == []
+    assert codes(body, ("IPF2",)) == [("IPF203", 3)]
+    assert codes(body.replace("torch.mul(rhs, rhs, out=storage)", "storage = torch.mul(rhs, rhs)")) == [("IPF103", 3)]
+
+    def run():
+        rhs = torch.rand(3, 2, requires_grad=True) * 1.0
+        torch.mul(rhs, rhs, out=torch.empty(3, 2))
+
+    with pytest.raises(RuntimeError, match="out=... arguments don't support automatic differentiation"):
+        run()
 
 # ----------------------------------------------------------------- a write in an assignment's value
 # `h = g[0, 1:].add_(1).mul_(2.0)`: the write runs inside the value, so the clone must come

@@ -874,7 +874,8 @@ class InputFlow(_ViewsPart):
     holds (``self.state._log_weights``: state, not an argument), fresh tensors (``ones_like(i)``),
     ``.detach()``/``.data``, integer results (``argmax``, comparisons), values known to be Python
     numbers, a parameter every call of which this analysis sees (in the file) passes a value that
-    requires no grad, and a closure's parameter (its calls are its enclosing function's, not
+    requires no grad, a parameter of a function that calls a torch op with ``out=`` (written for
+    grad-off code: such an op raises on what requires grad), and a closure's parameter (its calls are its enclosing function's, not
     followed: ESMFold's chunked ``_inference_forward`` helpers, a hook handed a gradient)."""
 
     def __init__(self, views: "Views") -> None:
@@ -1002,6 +1003,11 @@ class InputFlow(_ViewsPart):
         if not isinstance(func, FUNCTIONS) or any(isinstance(a, FUNCTIONS) for a in self.tree.ancestors(func)):
             # a closure is called only by its enclosing function (or whoever that hands it to:
             # a hook's argument is a gradient), whose calls are not followed: nothing shows more
+            return False
+        if any(isinstance(n, ast.Call) and any(k.arg == "out" for k in n.keywords) and self.names.torch_name(n.func)
+               for n in self.tree.walk(func)):
+            # a torch op with `out=` raises on arguments that require grad (with grad on): the
+            # function is written for grad-off code (linear_operator's linear_cg)
             return False
         args = func.args
         plain = [a.arg for a in (*args.posonlyargs, *args.args)]
