@@ -963,7 +963,9 @@ class InputFlow(_ViewsPart):
         if not values:
             return False
         for value in values:
-            init = self.tree.owner(value) if isinstance(value, ast.Name) else None
+            if not isinstance(value, ast.Name):
+                return False
+            init = self.tree.owner(value)
             if not (isinstance(init, FUNCTIONS) and init.name == "__init__" and self.tree.parent(init) is cls):
                 return False
             bound = self.views._plain_bindings(value.id, self.tree.statement_of(value))
