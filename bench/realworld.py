@@ -22,6 +22,9 @@ In `repair-recompute` mode (`repair --meaning recompute`), such a rewrite that r
 original computes with the forward a step made stale run again after the step
 (``codemod.runtime.recompute``) is RECOMPUTED; a FIXED one matches the maintainers' reference.
 The last lines give the figures per set and per error family. Cases are judged each in a fresh interpreter.
+In check mode a case is FLAGGED when the default report has a finding in the case file or in a helper
+module the case runs (`NNNhelpers*.py` but the `_fixed` ones its reference runs), both given to one
+`check`; the figures say how many of those were flagged in the case file itself.
 """
 
 from __future__ import annotations
@@ -107,8 +110,8 @@ def cases(folder: pathlib.Path) -> list:
     return sorted(p for p in folder.glob("[0-9][0-9][0-9]_*.py") if not p.name.endswith(".ref.py"))
 
 
-def run_tool(command: str, case: pathlib.Path, cwd: pathlib.Path, timeout: int) -> dict:
-    words = [w.replace("{}", case.name) for w in shlex.split(command)]
+def run_tool(command: str, case: pathlib.Path, cwd: pathlib.Path, timeout: int, also=()) -> dict:
+    words = [w.replace("{}", case.name) for w in shlex.split(command)] + [h.name for h in also]
     try:
         done = subprocess.run(words, capture_output=True, text=True, timeout=timeout, cwd=cwd)
     except subprocess.TimeoutExpired:
@@ -150,11 +153,16 @@ def evaluate_set(folder: pathlib.Path, mode: str, jobs: int, timeout: int, only_
         todo = [c for c in cases(folder) if not only_not_fixable or header(c.read_text(), "codemod_fixable") != "yes"]
         originals = {c.name: c.read_text() for c in todo}
         helpers = {c.name: sorted(folder.glob(c.name[:3] + "helpers*.py")) for c in todo}
+        # the helper modules the case runs (the reference runs the `_fixed` ones instead): where the
+        # culprit sits in one, `check` is given it too, as a user checks the project's files
+        runs = {name: [h for h in found if not h.name.endswith("_fixed.py")] for name, found in helpers.items()}
         command = COMMANDS[mode]
         tool: dict = {}
         if "{}" in command:
             with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-                futures = {c.name: pool.submit(run_tool, command, work / c.name, work, timeout) for c in todo}
+                futures = {c.name: pool.submit(run_tool, command, work / c.name, work, timeout,
+                                               runs[c.name] if mode == "check" else ())
+                           for c in todo}
                 tool = {name: f.result() for name, f in futures.items()}
         else:
             shared = run_tool(command, work, work, timeout * 4)
@@ -167,8 +175,11 @@ def evaluate_set(folder: pathlib.Path, mode: str, jobs: int, timeout: int, only_
                     "pattern": header(text, "pattern", "?"), "semantics": header(text, "ref_semantics", "same"),
                     "tool_rc": tool[c.name]["rc"]}
             if mode == "check":
-                flagged = _flagged(tool[c.name]["out"], c.name)
-                rows.append({**base, "status": "FLAGGED" if flagged else "MISSED", "changed": False, "why": ""})
+                in_case = _flagged(tool[c.name]["out"], c.name)
+                in_helper = any(_flagged(tool[c.name]["out"], h.name) for h in runs[c.name])
+                rows.append({**base, "status": "FLAGGED" if in_case or in_helper else "MISSED", "changed": False,
+                             "why": "" if in_case or not in_helper else "flagged in a helper module only",
+                             "in_case": in_case})
                 continue
             changed_helpers = any(h.read_text() != (work / h.name).read_text() for h in helpers[c.name])
             row = judge(c, work / c.name, text, changed_helpers)
@@ -210,7 +221,8 @@ def summary(rows: list, mode: str) -> list:
         count = Counter(r["status"] for r in fx)
         label = f"{key[0]} {key[1]}"
         if mode == "check":
-            lines.append(f"{label:12} fixable flagged {count['FLAGGED']}/{len(fx)}; "
+            lines.append(f"{label:12} fixable flagged {count['FLAGGED']}/{len(fx)} "
+                         f"({sum(r.get('in_case', False) for r in fx)} in the case file itself); "
                          f"not-fixable flagged {sum(r['status'] == 'FLAGGED' for r in nf)}/{len(nf)}")
             continue
         ok = count["FIXED"]

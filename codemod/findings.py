@@ -104,6 +104,8 @@ REASONS = {
     "plain tensor",
     "non-local-name": "the name is not bound in this function; rebinding it would make it local",
     "unsupported-target": "the target is not a name or attribute chain",
+    "read-in-statement": "the statement reads the tensor again outside the write, where an op may "
+    "save it before the write runs: a clone before the statement or after it would not separate them",
 }
 
 

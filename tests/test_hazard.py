@@ -5,11 +5,13 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+import torch
 
 from codemod.config import Settings
 from codemod.engine.pipeline import process_source
 from codemod.findings import Finding, Status
 
+from .backward import raises_at_backward
 from .test_locate import BROKEN, WORKING, marked
 
 
@@ -100,6 +102,7 @@ def test_a_proven_hazard_names_the_saving_op_and_its_line():
         h = torch.sigmoid(w)
         h += 1
         return h
+    f(nn.Parameter(torch.randn(3)))  # a caller handing it a parameter: it requires grad
     """)
     assert (code, line) == ("IPF101", 3) and f"output of `torch.sigmoid` at line {2 + OFFSET}" in message
 
@@ -207,6 +210,7 @@ def test_an_inplace_variant_saves_its_result():
         h.sigmoid_()
         h += 1
         return h
+    f(nn.Parameter(torch.randn(3)))  # a caller handing it a parameter: it requires grad
     """)
     assert (code, line) == ("IPF101", 4) and "h.sigmoid_()" in message
 
@@ -218,13 +222,14 @@ def test_an_out_argument_records_no_graph():
         torch.amax(logits, dim=1, keepdim=True, out=buf)
         logits.sub_(buf)
         return logits
+    f(nn.Parameter(torch.randn(2, 3)), None, torch.empty(2, 1))
     """) == [("IPF103", 4)]  # saved by exp (its output), not by the out= amax
     assert "torch.exp" in found("""\
     def f(a, buf):
         logits = torch.exp(a)
         logits.sub_(buf)
         return logits
-    """)[0][2]
+    """, ("IPF1", "IPF2"))[0][2]
 
 
 # ----------------------------------------------------------------- what runs after the write
@@ -327,7 +332,7 @@ def test_constants_samples_and_detached_values_save_nothing():
         s = base.sqrt()
         s -= 1
         return s
-    """) == [("IPF101", 4)]
+    """, ("IPF1", "IPF2")) == [("IPF101", 4)]  # not a constant: a sample of a distribution handed in
 
 
 def test_a_constant_filled_with_a_tensor_that_requires_grad_is_no_constant():
@@ -338,7 +343,7 @@ def test_a_constant_filled_with_a_tensor_that_requires_grad_is_no_constant():
         s = base.exp()
         s += 1
         return s
-    """) == [("IPF101", 5)]
+    """, ("IPF1", "IPF2")) == [("IPF101", 5)]  # no constant: `w`, an argument, was written into it
 
 
 def test_a_constant_saved_for_another_operands_gradient_is_a_hazard():
@@ -469,7 +474,20 @@ def test_an_op_that_takes_integers_proves_nothing_about_a_tensor_of_unknown_dtyp
     assert codes(body) == []
     assert codes(body, ("IPF2",)) == [("IPF204", 4)]
     floating = body.replace("input_ids.clone()", "input_ids.float()").replace("(input_ids,", "(input_ids: torch.Tensor,")
-    assert codes(floating) == [("IPF104", 4)]
+    assert codes(floating) == [("IPF104", 4)]  # floating, and an argument: an input that may require grad
+    # (gather saves its input: torch raises at backward; see test_gather_saves_its_input below)
+    assert codes(floating + "shift_right(nn.Parameter(torch.ones(2, 3)), 0)\n") == [("IPF104", 4)]
+
+
+def test_gather_saves_its_input():
+    def run():
+        x = torch.rand(2, 3, requires_grad=True)
+        tokens = x * 1.0
+        eos = tokens.gather(1, torch.tensor([[0], [1]]))
+        tokens[:, 0] = 0.0
+        eos.sum().backward()
+
+    assert raises_at_backward(run)
 
 
 def test_index_arguments_of_an_inplace_write_carry_no_grad():
@@ -491,7 +509,8 @@ def test_an_output_read_only_for_indices_or_comparisons_is_never_backpropagated(
         return top_indices.masked_fill(top_scores == float("-inf"), -1)
     """
     assert codes(body) == []
-    assert codes(body.replace("return top_indices", "return top_scores + top_indices")) == [("IPF103", 3)]
+    caller = "select_blocks(nn.Parameter(torch.randn(2, 8)), torch.zeros(2, 1, dtype=torch.long), 2)\n"
+    assert codes(body.replace("return top_indices", "return top_scores + top_indices") + caller) == [("IPF103", 3)]
 
 
 def test_a_loop_turn_that_rebinds_in_every_branch_runs_no_save_before_the_write():
@@ -522,7 +541,8 @@ def test_an_output_reaching_the_write_only_where_its_input_requires_no_grad_save
         return conf
     """
     assert codes(body) == []
-    assert codes(body.replace("conf = sim.softmax(1) * conf", "pass")) == [("IPF103", 7)]
+    caller = "dual_softmax(nn.Parameter(torch.randn(1, 2, 2)), torch.zeros(1, 2, 2, dtype=torch.bool))\n"
+    assert codes(body.replace("conf = sim.softmax(1) * conf", "pass") + caller) == [("IPF103", 7)]
 
 
 def test_the_result_of_another_inplace_write_is_still_read():
@@ -531,6 +551,7 @@ def test_the_result_of_another_inplace_write_is_still_read():
         y = torch.exp(x)
         z = y.mul_(2) + 1
         return z
+    f(nn.Parameter(torch.randn(3)))  # a caller handing it a parameter: it requires grad
     """) == [("IPF103", 3)]
 
 
@@ -578,7 +599,7 @@ def test_a_helper_handed_out_of_a_grad_off_function_is_not_grad_off():
     def build(scale):
         with torch.no_grad():
             return make_hook(scale)
-    """) == [("IPF103", 4)]
+    """, ("IPF1", "IPF2")) == [("IPF203", 4)]  # not grad off; `w` is a closure's argument: nothing shows more
 
 
 # ----------------------------------------------------------------- recall round 2 (issue 14)
@@ -664,6 +685,7 @@ def test_an_unpacked_output_that_the_op_saves_is_proven_one_it_does_not_save_is_
         evals, evecs = torch.linalg.eigh(a @ a.mT)
         evals.clamp_min_(1e-6)
         return evals, evecs
+    f(nn.Parameter(torch.randn(3, 3)))
     """
     found_here = found(eigh)
     assert [(c, line) for c, line, _ in found_here] == [("IPF103", 3)]

@@ -185,6 +185,9 @@ def test_a_changed_caller_through_a_module_level_instance_is_analysed_again():
         def g(x):
             y = torch.sigmoid(x)
             return block(y)
+
+
+        g(torch.ones(3, requires_grad=True))  # x requires grad: what sigmoid saved matters
         """)
     after = before.replace("torch.sigmoid(x)", "x + 0")
     for a, b in ((before, after), (after, before), (before, "# top\n" + before)):
@@ -276,6 +279,9 @@ def test_names_are_compared_as_python_reads_them():
         def f(x):
             y = torch.sigmoid(x)
             return ｇ(y)
+
+
+        f(torch.ones(3, requires_grad=True))  # x requires grad: what sigmoid saved matters
         """)
     after = before.replace("torch.sigmoid(x)", "x + 0")
     for a, b in ((before, after), (after, before)):

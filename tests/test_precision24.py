@@ -13,6 +13,8 @@ import torch.nn as nn
 from codemod.config import Settings
 from codemod.engine.pipeline import process_source
 
+from .backward import raises_at_backward
+
 HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
 OFFSET = HEADER.count("\n")
 
@@ -26,14 +28,6 @@ def found(body: str, select=("IPF1",)):
 
 def codes(body: str, select=("IPF1",)):
     return [(code, line) for code, line, _ in found(body, select)]
-
-
-def raises_at_backward(fn) -> bool:
-    try:
-        fn()
-    except RuntimeError as error:
-        return "modified by an inplace operation" in str(error)
-    return False
 
 
 # ----------------------------------------------------------------- pow and friends (group 1)
@@ -174,7 +168,11 @@ def test_a_helper_saves_its_result_only_when_every_return_does():
             return norms.sqrt()
     """
     assert codes(body.format(other="out")) == []
+    # (the tensor product is another file's class, so nothing shows it has parameters; but the
+    # features are what the forward was handed: an activation that may require grad)
     assert codes(body.format(other="out.sigmoid()")) == [("IPF104", 24)]
+    layer = body.replace('FullyConnectedTensorProduct("1x1o", "1x1o", "1x0e")', "nn.Bilinear(3, 3, 1)")
+    assert codes(layer.format(other="out.sigmoid()")) == [("IPF104", 24)]
     # monai's GeneralizedDiceLoss.w_func: `reciprocal` for two weight types, `ones_like` (seen, saves
     # nothing) for the third: the default type raises at backward, so the write stays proven
     weights = """\
@@ -191,7 +189,7 @@ def test_a_helper_saves_its_result_only_when_every_return_does():
             w[torch.isinf(w)] = 0.0
             return (x * w).sum()
     """
-    assert codes(weights) == [("IPF104", 11)]
+    assert codes(weights) == [("IPF104", 11)]  # the target is the loss's input (monai: real, raises)
 
 
 def test_an_inplace_pow_by_a_number_leaves_its_result_free_to_write():

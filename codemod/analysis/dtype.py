@@ -24,8 +24,60 @@ def may_promote(kinds: TensorKinds, key: Optional[str], operands: Iterable[ast.e
     for operand in operands:
         if key is not None and target_key(operand) == key:
             continue
-        if kinds.kind(operand) is not Kind.SCALAR:
+        if kinds.kind(operand) is not Kind.SCALAR and not (key is not None and _from_target(kinds, operand, key)):
             return True
+    return False
+
+
+# Ops whose result has their input's dtype (or, for a complex input, its real counterpart; for
+# an integral one, a floating dtype the in-place form would have refused): ``x / x.norm()``
+# computes in x's dtype, as ``x /= x.norm()`` does.
+_DTYPE_KEEPING = frozenset({
+    "norm", "vector_norm", "sum", "mean", "sqrt", "rsqrt", "abs", "pow", "square", "exp", "log", "log1p",
+    "expm1", "sigmoid", "tanh", "softmax", "log_softmax", "logsumexp", "amax", "amin", "max", "min", "clamp",
+    "clamp_min", "clamp_max", "clip", "std", "var", "neg", "reciprocal", "unsqueeze", "squeeze", "view",
+    "reshape", "expand", "detach", "clone", "contiguous", "t", "transpose", "permute", "flatten", "normalize",
+})
+
+
+def _from_target(kinds: TensorKinds, expr: ast.expr, key: str, depth: int = 0) -> bool:
+    """``expr`` is computed from the tensor ``key`` names and Python numbers only, through ops
+    that keep its dtype (``x.norm(dim=-1, keepdim=True) + 1e-6``): ``x op expr`` then has x's
+    dtype, as ``x op= expr`` does."""
+    if depth > 12:
+        return False
+    if target_key(expr) == key:
+        return True
+    if isinstance(expr, ast.Constant):
+        return isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool)
+    if isinstance(expr, ast.UnaryOp):
+        return _from_target(kinds, expr.operand, key, depth + 1)
+    if isinstance(expr, ast.BinOp):
+        return _from_target(kinds, expr.left, key, depth + 1) and _from_target(kinds, expr.right, key, depth + 1)
+    if isinstance(expr, ast.Subscript):  # `x.max(-1)[0]`, `n[..., None]`
+        return _from_target(kinds, expr.value, key, depth + 1)
+    if not isinstance(expr, ast.Call) or any(k.arg in (None, "dtype", "out") for k in expr.keywords):
+        return False
+    if not all(_constant(k.value) for k in expr.keywords):
+        return False
+    name = kinds.names.torch_name(expr.func)
+    if name is not None:
+        args = [a for a in expr.args]
+        return name.rsplit(".", 1)[-1] in _DTYPE_KEEPING and bool(args) \
+            and _from_target(kinds, args[0], key, depth + 1) and all(_constant(a) for a in args[1:])
+    func = expr.func
+    return isinstance(func, ast.Attribute) and func.attr in _DTYPE_KEEPING and not kinds.names.qualified_names(func) \
+        and _from_target(kinds, func.value, key, depth + 1) and all(_constant(a) for a in expr.args)
+
+
+def _constant(expr: ast.expr) -> bool:
+    """A Python number, string, bool or None, or a tuple or list of them (``dim=(1, 2)``)."""
+    if isinstance(expr, ast.Constant):
+        return True
+    if isinstance(expr, ast.UnaryOp):
+        return _constant(expr.operand)
+    if isinstance(expr, (ast.Tuple, ast.List)):
+        return all(_constant(e) for e in expr.elts)
     return False
 
 
@@ -136,6 +188,15 @@ _FLOAT_FACTORIES = frozenset({  # without a dtype: the default dtype, floating
     "Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor",
 })
 _FLOAT_METHODS = frozenset({"float", "double", "half", "bfloat16"})
+# In-place ops that raise on integral and boolean tensors (measured with torch 2.x): their
+# result is floating whatever the operand.
+_FLOAT_ONLY_INPLACE = frozenset({
+    "sqrt", "rsqrt", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sigmoid", "tanh", "sin",
+    "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "reciprocal", "erf",
+    "erfc", "erfinv", "logit", "lgamma", "digamma", "frac",
+})
+# Augmented operators whose result is floating when the other operand is.
+_FLOATING_OPERAND_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Pow)
 _FLOAT_DTYPES = frozenset({"float", "float16", "float32", "float64", "double", "half", "bfloat16"})
 
 
@@ -211,6 +272,27 @@ class Floating:
             if self.known_op(method) and method not in _INTEGRAL_METHODS:
                 return True
         return False
+
+    def written_floating(self, write: ast.AST) -> bool:
+        """The in-place write itself raises on an integral or boolean tensor ("result type
+        Float can't be cast to the desired output type Long", measured): true division
+        (``x /= n``, ``x.div_(n)`` without ``rounding_mode``), a floating operand (``x *= 0.5``,
+        ``x.add_(h)`` with ``h`` floating) or a float-only op (``x.sqrt_()``). Where the program
+        gets past the write, the written tensor is floating."""
+        if isinstance(write, ast.AugAssign):
+            if isinstance(write.op, ast.Div):
+                return True
+            return isinstance(write.op, _FLOATING_OPERAND_OPS) and self.floating(write.value)
+        if not (isinstance(write, ast.Call) and isinstance(write.func, ast.Attribute)
+                and write.func.attr.endswith("_") and self.model.torch_name(write.func) is None):
+            return False
+        method = write.func.attr[:-1]
+        if method in _FLOAT_ONLY_INPLACE:
+            return True
+        if method in ("div", "true_divide") and not any(k.arg == "rounding_mode" for k in write.keywords):
+            return True
+        return method in ("add", "sub", "mul", "pow") and bool(write.args) \
+            and not isinstance(write.args[0], ast.Starred) and self.floating(write.args[0])
 
     def _is_dtype(self, expr: ast.expr) -> bool:
         return (self.model.torch_name(expr) or "").startswith("torch.") and isinstance(expr, ast.Attribute)

@@ -13,6 +13,7 @@ import ast
 import enum
 import weakref
 from typing import (
+    Callable,
     Dict,
     Final,
     Iterable,
@@ -39,8 +40,8 @@ from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, op_
 from codemod.analysis.kinds import Kind
 from codemod.analysis.requires_grad import Constants, RequiresGradFacts
 from codemod.analysis.summaries import Saved, Summaries, SummaryFacts
-from codemod.analysis.syntax import FUNCTIONS, Function, Located, Pos, Span, is_const, target_key
-from codemod.analysis.tensor_kind import is_tensor, used_as_container
+from codemod.analysis.syntax import FUNCTIONS, Function, Located, Pos, Span, call_args, is_const, target_key
+from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, tensor_only, used_as_container
 from codemod.analysis.views import Views
 
 _OPERATORS: Dict[Type[ast.operator], Tuple[str, str]] = {  # operator -> (op, symbol)
@@ -63,20 +64,17 @@ class HazardFacts(SummaryFacts, RequiresGradFacts, Protocol):
     def views(self) -> Views: ...
 
 
-# Array methods numpy (and Python containers) share with tensors: on a receiver of unknown
-# kind, a method named like a tensor op outside this set is a tensor op.
-_SHARED_METHODS = frozenset({
-    "sum", "mean", "max", "min", "prod", "std", "var", "clip", "round", "cumsum", "cumprod", "flatten",
-    "reshape", "transpose", "repeat", "squeeze", "dot", "all", "any", "argmax", "argmin", "copy", "view",
-    "sort", "argsort", "nonzero", "diagonal", "trace", "conj", "take", "put", "fill", "t", "T",
-})
-
-
 # Attributes and methods whose result carries no gradient back to the tensor they read.
 _INDEX_ATTRIBUTES = frozenset({
     "shape", "dtype", "device", "ndim", "size", "dim", "numel", "argmax", "argmin", "argsort", "nonzero",
     "indices", "item", "tolist", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite",
 })
+
+
+# Ops of INTEGRAL_OK that save an input for that input's own gradient (``x.pow(2)``, ``x.abs()``),
+# not only for another operand's (``x * w`` saves x for w's gradient: nothing when w requires none).
+_OWN_GRADIENT = frozenset({"pow", "**", "abs", "clamp", "clip", "clamp_min", "clamp_max", "square", "prod",
+                           "cumprod"})
 
 
 def saves(name: str) -> Saves:
@@ -87,9 +85,52 @@ def saves(name: str) -> Saves:
     return torch_api.OP_SAVES.get(name, UNSEEN)
 
 
-def tensor_only(method: str) -> bool:
-    """A method name only tensors have among the values code usually holds (``exp``, ``softmax``)."""
-    return method not in _SHARED_METHODS and saves(method) != UNSEEN
+# torch functions with op data whose first argument may be a Python number (measured: each
+# accepted ``2.0`` there); every other one raises a TypeError on a number.
+_NUMBER_FIRST = frozenset({"add", "div", "floor_divide", "mul", "pow", "remainder", "sub", "float_power",
+                           "true_divide", "multiply", "subtract", "divide", "fmod", "where", "full"})
+
+
+def _tensor_use(model: "HazardFacts", load: ast.expr) -> bool:
+    """``load`` is the receiver of a method only tensors have among the values code usually
+    holds (``x.pow(2)``, ``x.norm()``; not ``sum``, ``max`` or ``view``, which numpy shares), or
+    the first argument of a torch op that takes tensors only there (``torch.norm(x)``,
+    ``F.softmax(x, -1)``; not ``torch.cat``, which takes a list)."""
+    parent = model.parent(load)
+    if isinstance(parent, ast.Attribute) and parent.value is load and tensor_only(parent.attr):
+        call = model.parent(parent)
+        # `math.sqrt(...)`: a module's function, no method
+        return isinstance(call, ast.Call) and call.func is parent and not model.qualified_names(parent)
+    if isinstance(parent, ast.Call) and parent.args[:1] == [load]:
+        name = model.torch_name(parent.func)
+        short = (name or "").rsplit(".", 1)[-1]
+        return name is not None and saves(short) != UNSEEN and short not in _NUMBER_FIRST \
+            and short not in TAKES_ANY and not short.endswith("_")
+    return False
+
+
+def read_as_tensor(model: "HazardFacts", base: ast.expr, write: Located) -> bool:
+    """``x`` read, before the write, where any other value than a tensor would have raised
+    (see :func:`_tensor_use`), and not bound again since: at the write ``x`` is a tensor."""
+    if not isinstance(base, ast.Name):
+        return False
+    flow = model.flow(model.owner(write))
+    stmt = model.statement_of(write)
+    before = model.range(write)[0]
+
+    def values(at: Located) -> Set[int]:  # the bindings (not in-place updates) that reach it
+        return {id(b) for b in model.reaching(flow, base.id, at) if b.form != "aug"}
+
+    reaching: Optional[Set[int]] = None
+    for pos, load in flow.loads.get(base.id, []):
+        if not _tensor_use(model, load):
+            continue
+        if not (pos < before or (isinstance(write, (ast.AugAssign, ast.Assign)) and within(load, write.value))):
+            continue
+        reaching = values(stmt) if reaching is None else reaching
+        if reaching and values(model.statement_of(load)) == reaching:
+            return True  # the same value: no binding between the read and the write
+    return False
 
 
 class Tier(str, enum.Enum):
@@ -162,6 +203,31 @@ class Hazards:
         self.modules = ModuleHazards(self)
         self.producers = Producers(self)
         self.consumers = Consumers(self)
+
+    def grad_shown(self, inputs: Iterable[ast.expr], at: Located) -> bool:
+        """Positive evidence that an op run at ``at`` on ``inputs`` records a backward: one of
+        them requires grad as far as the analysis sees (a parameter, a tensor made with
+        ``requires_grad=True``, what a module with parameters returned, a caller's such value),
+        or the op runs in the ``forward`` of a module with parameters (an activation), or one of
+        them is computed from a tensor the function was handed (an argument: see
+        :class:`~codemod.analysis.views.InputFlow`)."""
+        views = self.model.views
+        inputs = list(inputs)
+        return any(views.requirement.requires_grad(e, at) == "yes" for e in inputs) or views.requirement.activation(at) \
+            or any(views.inputs.derived(e, at) for e in inputs)
+
+    def operands(self, op_node: ast.expr) -> List[ast.expr]:
+        """The values an op reads: a binary operator's two sides, a call's receiver (a method),
+        arguments and keyword values."""
+        if isinstance(op_node, ast.BinOp):
+            return [op_node.left, op_node.right]
+        if not isinstance(op_node, ast.Call):
+            return []
+        found = [a for a in op_node.args if not isinstance(a, ast.Starred)] + [k.value for k in op_node.keywords]
+        func = op_node.func
+        if isinstance(func, ast.Attribute) and self.model.torch_name(func) is None:
+            found.insert(0, func.value)
+        return found
 
     # ---------------------------------------------------------------- entry points
     def explain(self, node: Located, target: ast.expr) -> Optional[Hazard]:
@@ -248,7 +314,9 @@ class Hazards:
                         yield _possible(f"`{member}` comes from the caller, which the analysis cannot see")
                     continue
                 if binding.form in ("assign", "ann") and binding.value is not None and not integral:
-                    found = self.producers._producer(binding.value, binding.stmt, member)
+                    found = self.producers._producer(
+                        binding.value, binding.stmt, member,
+                        lambda: member in (key, *identity) and not integral and self.floating.written_floating(write))
                     if found is not None and found.proven and self.producers._never_backpropagated(flow, member, target):
                         continue  # `block_scores = s.amax(-1)` only for topk indices: backward never reads it
                     if found is not None and found.proven and self.producers._only_without_grad(binding, stmt, member):
@@ -384,7 +452,7 @@ class Consumers(_HazardsPart):
     def _known_tensor(self, node: Located, target: ast.expr) -> bool:
         """A proven hazard writes into a tensor: known to be one, or written by a tensor method."""
         base = _base(target)
-        if is_tensor(base, self.model) or self._fed_to_a_module(base, node):
+        if is_tensor(base, self.model) or self._fed_to_a_module(base, node) or read_as_tensor(self.model, base, node):
             return True
         return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
             and node.func.attr in torch_api.INPLACE_METHODS
@@ -415,7 +483,14 @@ class Consumers(_HazardsPart):
         floating tensor (``n -= r`` after ``x / n``: n may be a Python number the op never
         saved; ``mask &= m`` after ``x * mask``: saved only as a mask, if at all)."""
         tensor: Optional[bool] = None
-        for found in self._uses(flow, key, since, at, target, rebound_in, write):
+        memo: List[bool] = []
+
+        def floating() -> bool:  # asked only where it decides (a deep right-hand side costs)
+            if not memo:
+                memo.append(not integral and self.floating.written_floating(write))
+            return memo[0]
+
+        for found in self._uses(flow, key, since, at, target, rebound_in, write, floating):
             if found is not None and found.proven:
                 tensor = self._known_tensor(write, target) if tensor is None else tensor
                 if not tensor or integral:
@@ -423,7 +498,8 @@ class Consumers(_HazardsPart):
             yield found
 
     def _uses(self, flow: Flow, key: str, since: Pos, at: Span, target: ast.expr,
-              rebound_in: Sequence[Pos], write: Located) -> Iterator[Optional[Hazard]]:
+              rebound_in: Sequence[Pos], write: Located,
+              floating: Callable[[], bool] = lambda: False) -> Iterator[Optional[Hazard]]:
         """A use of ``key`` as a saved input of an op after ``since``, up to the write at ``at``
         (its own right-hand side runs first), or later in a loop around it that does not bind
         ``key`` again before the write (the next turn's write then follows the save)."""
@@ -444,7 +520,7 @@ class Consumers(_HazardsPart):
             stmt = self.model.statement_of(node)
             if self.model.intended_reason(stmt, None):
                 continue
-            yield self._consumer(node, key)
+            yield self._consumer(node, key, floating)
 
     def _runs_before(self, load: ast.expr, write: Located) -> bool:
         """Within the write's own statement, does the op reading ``load`` run before the write?
@@ -471,8 +547,9 @@ class Consumers(_HazardsPart):
                     return True
         return False
 
-    def _consumer(self, node: ast.expr, key: str) -> Optional[Hazard]:
-        """Does the op that reads ``node`` save it? (Views of it count as it.)"""
+    def _consumer(self, node: ast.expr, key: str, floating: Callable[[], bool] = lambda: False) -> Optional[Hazard]:
+        """Does the op that reads ``node`` save it? (Views of it count as it.) ``floating``: the
+        write shows the tensor is floating (it would raise on an integral one)."""
         node = self._through_views(node)
         parent = self.model.parent(node)
         line = node.lineno
@@ -492,6 +569,11 @@ class Consumers(_HazardsPart):
                 # another write into it (reported on its own); `x.sigmoid_()` also saves its result
                 if isinstance(call, ast.Call) and call.func is parent and "output" in self.hazards.ops._inplace_saves(call, parent.attr) \
                         and not self.constants.constant(node):
+                    own = all(self.model.kind(a) is Kind.SCALAR or self.constants.constant(a) for a in call_args(call))
+                    if own and not self.hazards.grad_shown(self.hazards.operands(call), self.model.statement_of(call)):
+                        return _possible(f"`{key}` was saved for backward by `{self.model.code(parent).strip()}()` "
+                                         f"at line {line} (its result), if it requires grad (nothing the analysis "
+                                         "sees shows it does)")
                     return Hazard(f"`{key}` was saved for backward by `{self.model.code(parent).strip()}()` "
                                   f"at line {line} (its result, the tensor itself)")
                 return None
@@ -533,16 +615,59 @@ class Consumers(_HazardsPart):
         elif self.constant_args.constant(op_node):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if a caller elsewhere "
                              "passes a tensor that requires grad (the calls in this file pass constants)")
-        if op_short(op) in INTEGRAL_OK and not self.floating.floating(node):
+        if op_short(op) in INTEGRAL_OK and not self.floating.floating(node) \
+                and not (op_short(op) in _OWN_GRADIENT and floating()):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it is a floating "
                              f"tensor (`{op}` also takes integral ones: indices, masks)")
+        if self._own_gradient(op_node, node, saved) \
+                and not self.hazards.grad_shown([op_node, *self.hazards.operands(op_node)], self.model.statement_of(op_node)):
+            return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it requires grad "
+                             f"(`{op}` saves it for its own gradient; nothing the analysis sees shows it requires grad)")
         return Hazard(f"`{key}` was saved for backward by `{op}` at line {line}")
+
+    def _own_gradient(self, op_node: ast.expr, node: ast.expr, saved: Saves) -> bool:
+        """The op saves ``node`` for ``node``'s own gradient only: its other operands are Python
+        numbers or constants (``x ** 2``, ``2 / x``), or it saves no other input (``x.norm()``,
+        ``x.logsumexp(-1)``, ``torch.clamp(x, lo, hi)``). Then the save matters only where the
+        op's input requires grad."""
+        if isinstance(op_node, ast.BinOp):
+            other = op_node.right if within(node, op_node.left) else op_node.left
+            return self.model.kind(other) is Kind.SCALAR or self.constants.constant(other)
+        return not any(s.startswith("input") and s != "input0" for s in saved)
+
+    def _copying_index(self, sub: ast.Subscript) -> bool:
+        """An index known to make a copy (advanced indexing): a list, or a name bound only to
+        what ``nonzero``/``argwhere``/``argsort``/``randperm`` return (1-d or more; a 0-d index
+        tensor would make a view)."""
+        parts = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
+        for part in parts:
+            if isinstance(part, (ast.List, ast.ListComp)):
+                return True
+            if isinstance(part, ast.Name):
+                flow = self.model.flow(self.model.owner(sub))
+                bound = [b.value for b in self.model.reaching(flow, part.id, self.model.statement_of(sub))]
+                if bound and all(value is not None and self._index_tensor(value) for value in bound):
+                    return True
+        return False
+
+    def _index_tensor(self, value: ast.expr) -> bool:
+        piece = False
+        if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant):
+            piece, value = True, value.value  # `torch.nonzero(m, as_tuple=True)[0]`: a 1-d piece (not `argsort(x)[0]`, 0-d)
+        if not isinstance(value, ast.Call):
+            return False
+        func = value.func
+        torch_name = self.model.torch_name(func)
+        name = torch_name.rsplit(".", 1)[-1] if torch_name else (func.attr if isinstance(func, ast.Attribute) else "")
+        return name in ("nonzero", "argwhere") or (not piece and name in ("argsort", "randperm"))
 
     def _through_views(self, node: ast.expr) -> ast.expr:
         """``x[0]``, ``x.view(...)``, ``x.t()``: an op on the view reads (and may save) x."""
         while True:
             parent = self.model.parent(node)
             if isinstance(parent, ast.Subscript) and parent.value is node:
+                if self._copying_index(parent):
+                    return node  # `x[idx]` with a list or 1-d index tensor copies: what saves it never sees x
                 node = parent
                 continue
             if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in VIEW_METHODS:
@@ -662,8 +787,10 @@ class Producers(_HazardsPart):
             and r.value.args[0].id == first[0].arg
             and (self.model.torch_name(r.value.func) or "").rsplit(".", 1)[-1] == "bernoulli" for r in returns)
 
-    def _producer(self, expr: ast.expr, stmt: Located, name: str = "") -> Optional[Hazard]:
-        """The expression's value is the output of an op that saves its output (or a leaf)."""
+    def _producer(self, expr: ast.expr, stmt: Located, name: str = "",
+                  floating: Callable[[], bool] = lambda: False) -> Optional[Hazard]:
+        """The expression's value is the output of an op that saves its output (or a leaf).
+        ``floating``: the write into it shows it is floating (it would raise on an integral one)."""
         what = f"`{name}`" if name else "the tensor"
         if isinstance(expr, ast.Call) and any(
             k.arg == "requires_grad" and is_const(k.value, True) for k in expr.keywords
@@ -682,12 +809,14 @@ class Producers(_HazardsPart):
             if self.constants.constant(expr):
                 return None  # nothing on the path requires grad: nothing was saved
             reason = f"{what} is the output of `{op}` at line {line}, which autograd saves for backward"
-            if op_short(op) in INTEGRAL_OK and not self.floating.floating(expr):
+            if op_short(op) in INTEGRAL_OK and not self.floating.floating(expr) and not floating():
                 return _possible(f"{reason}, if it is a floating tensor (`{op}` also takes integral ones, "
                                  "which it saves without a gradient)")
             if self.constant_args.constant(expr):
                 return _possible(f"{reason}, if a caller elsewhere passes a tensor that requires grad "
                                  "(the calls in this file pass constants)")
+            if not self.hazards.grad_shown([expr, *self.hazards.operands(expr)], stmt):
+                return _possible(f"{reason}, if its input requires grad (nothing the analysis sees shows it does)")
             return Hazard(reason)
         if "output?" in saved and not self.constants.constant(expr):
             return _possible(f"{what} is the output of `{op}` at line {line}, which autograd saves for backward "
@@ -714,6 +843,8 @@ class Producers(_HazardsPart):
         if self.constant_args.constant(stmt.value):
             return _possible(f"{reason}, if a caller elsewhere passes a tensor that requires grad "
                              "(the calls in this file pass constants)")
+        if not self.hazards.grad_shown([stmt.value, *self.hazards.operands(stmt.value)], stmt):
+            return _possible(f"{reason}, if its input requires grad (nothing the analysis sees shows it does)")
         return Hazard(reason)
 
 

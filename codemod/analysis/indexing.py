@@ -68,6 +68,13 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
         grad_off = model.grad.local_reason(site) in ("no-grad", "optimizer", "grad-guard")
         ignored = called and isinstance(tree.parent(site), ast.Expr)
         read: Set[str] = set()
+        grad: Set[str] = set()
+        if isinstance(site, ast.Call) and not grad_off:
+            requirement, stmt = model.views.requirement, tree.statement_of(site)
+            grad.update(str(i) for i, a in enumerate(site.args) if not isinstance(a, ast.Starred)
+                        and not any(isinstance(b, ast.Starred) for b in site.args[:i])
+                        and requirement.requires_grad(a, stmt) == "yes")
+            grad.update(kw.arg for kw in site.keywords if kw.arg and requirement.requires_grad(kw.value, stmt) == "yes")
         if isinstance(site, ast.Call):
             keyed = [(str(i), key) for i, key in enumerate(map(target_key, site.args)) if key]
             keyed += [(kw.arg, key) for kw, key in ((kw, target_key(kw.value) if kw.arg else None)
@@ -76,7 +83,7 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
                 flow = model.binder.flow(owner)
                 stmt = tree.statement_of(site)
                 read.update(name for name, key in keyed if model.holders.read_after(flow, key, stmt))
-        found.append(CallFact(callee, caller, grad_off, called, ignored, frozenset(read)))
+        found.append(CallFact(callee, caller, grad_off, called, ignored, frozenset(read), frozenset(grad)))
     exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
     return ModuleFacts(module, functions, found, exports, libraries,
                        other_dtype(model.module, tree.source.children))
@@ -105,6 +112,19 @@ def summaries_of(model: SemanticModel, module: str, names: FrozenSet[str],
     return found
 
 
+def _imported_module(value: ast.expr) -> Optional[str]:
+    """``import_module("pkg.mod")`` (``importlib.`` or not) -> ``pkg.mod``; with ``.name`` after
+    it -> ``pkg.mod.name``. A literal, absolute name only."""
+    attr = None
+    if isinstance(value, ast.Attribute):
+        attr, value = value.attr, value.value
+    if not (isinstance(value, ast.Call) and target_key(value.func) in ("import_module", "importlib.import_module")
+            and len(value.args) == 1 and not value.keywords and isinstance(value.args[0], ast.Constant)
+            and isinstance(value.args[0].value, str) and not value.args[0].value.startswith(".")):
+        return None
+    return value.args[0].value + (f".{attr}" if attr else "")
+
+
 def _caller_name(tree: Tree, owner: Owner, local: Dict[Function, str]) -> str:
     """The indexed function holding ``owner`` (itself, or around a nested function)."""
     cur: Owner = owner
@@ -130,6 +150,11 @@ class _Resolver:
         for stmt in model.module.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.top[stmt.name] = f"{module}.{stmt.name}"
+        for stmt in model.module.body:  # `helpers = import_module("helpers")`, `f = import_module("m").f`
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                loaded = _imported_module(stmt.value)
+                if loaded is not None:
+                    self.imports.setdefault(stmt.targets[0].id, loaded)
         for node in imports:
             if isinstance(node, ast.ImportFrom) and node.names[0].name != "*":
                 base = self._absolute(node)

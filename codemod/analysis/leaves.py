@@ -148,6 +148,8 @@ class Leaves:
             if _creates_leaf(value):
                 return LeafOrigin(True, f"`{name.id}`, created with requires_grad=True", True)
             func = value.func
+            if isinstance(func, ast.Name) and self._returns_leaf(func.id):
+                return LeafOrigin(True, f"`{name.id}`, made by `{func.id}()` with requires_grad=True", True)
             if isinstance(func, ast.Attribute) and func.attr in VIEW_METHODS:  # a view of a leaf
                 asked = (func.value, binding.stmt)
                 if asked in self._asking:
@@ -160,6 +162,19 @@ class Leaves:
                 if viewed is not None:
                     return LeafOrigin(viewed.known, f"`{name.id}`, a view of {viewed.what}", False)
         return None
+
+    def _returns_leaf(self, name: str) -> bool:
+        """``name`` is a function of the module, bound once, whose every ``return`` makes a
+        leaf that requires grad (``def init_params(size): return torch.randn(size).requires_grad_()``)."""
+        defs = [s for s in self.tree.walk(self.tree.module) if isinstance(s, (*FUNCTIONS, ast.ClassDef))
+                and s.name == name]
+        module_flow = self.binder.flow(self.tree.module, nested=False)
+        if len(defs) != 1 or not isinstance(defs[0], FUNCTIONS) or self.tree.parent(defs[0]) is not self.tree.module \
+                or len(module_flow.bindings.get(name, [])) != 1:
+            return False
+        func = defs[0]
+        returns = [n for n in self.tree.walk(func) if isinstance(n, ast.Return) and self.tree.owner(n) is func]
+        return bool(returns) and all(isinstance(r.value, ast.Call) and _creates_leaf(r.value) for r in returns)
 
     def _followed(self, expr: ast.expr, at: Located) -> Optional[LeafOrigin]:
         """The origin of ``expr`` at ``at``, cycles cut (``x = x`` through a loop)."""

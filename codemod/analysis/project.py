@@ -41,6 +41,7 @@ class CallFact:
     called: bool  # False: a reference (``func = f``), whose calls cannot be followed
     result_ignored: bool
     args_read_after: FrozenSet[str]  # "0", "1"... or keyword names of arguments read afterwards
+    args_grad: FrozenSet[str] = frozenset()  # those the caller's analysis shows require grad
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,6 +133,16 @@ class ProjectIndex:
         self._library: Dict[str, Optional[SummaryFact]] = {}
         self._dtypes: Optional[Dict[str, Optional[str]]] = None  # module -> its other_dtype
         self.module_names: Dict[str, str] = {}  # the run's paths -> their modules (the engine's)
+        self._by_module: Optional[Dict[str, List[Tuple[str, CallFact]]]] = None
+
+    def calls_from_elsewhere(self, qualname: str, module: str) -> List[CallFact]:
+        """The calls of (or references to) ``qualname`` made in other modules than ``module``."""
+        if self._by_module is None:
+            self._by_module = {}
+            for facts in self.modules.values():
+                for c in facts.calls:
+                    self._by_module.setdefault(self.canonical(c.callee), []).append((facts.module, c))
+        return [c for m, c in self._by_module.get(qualname, []) if m != module]
 
     def other_dtype(self, module: str) -> Optional[str]:
         """Where the files that can hand ``module`` a tensor, or take one from it, make another
@@ -331,7 +342,8 @@ class ProjectIndex:
         h = hashlib.sha256()
         for f in sorted(facts.functions, key=lambda f: f.qualname):
             calls = sorted((c.callee, c.caller, c.grad_off, c.called, c.result_ignored,
-                            tuple(sorted(c.args_read_after))) for c in self.calls.get(f.qualname, []))
+                            tuple(sorted(c.args_read_after)), tuple(sorted(c.args_grad)))
+                           for c in self.calls.get(f.qualname, []))
             h.update(repr((f.qualname, self.grad_off(f.qualname), calls)).encode())
         for name, target in sorted(facts.exports.items()):  # the summaries of what it imports
             h.update(repr((name, self.summary(target))).encode())

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import builtins  # noqa: F401 - kept for readers: builtins are resolved by ``names``
 import weakref
-from typing import Dict, List, Optional, Protocol, cast
+from typing import Dict, FrozenSet, List, Optional, Protocol, cast
 
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding
@@ -22,6 +22,25 @@ from codemod.analysis.kinds import TENSORISH, Kind, join
 from codemod.analysis.names import Names
 from codemod.analysis.syntax import FUNCTIONS, Located, call_args, is_const, target_key
 from codemod.analysis.tree import Tree
+
+# Array methods numpy (and Python containers) share with tensors: on a receiver of unknown
+# kind, a method named like a tensor op outside this set is a tensor op.
+_SHARED_METHODS = frozenset({
+    "sum", "mean", "max", "min", "prod", "std", "var", "clip", "round", "cumsum", "cumprod", "flatten",
+    "reshape", "transpose", "repeat", "squeeze", "dot", "all", "any", "argmax", "argmin", "copy", "view",
+    "sort", "argsort", "nonzero", "diagonal", "trace", "conj", "take", "put", "fill", "t", "T",
+})
+
+
+
+def tensor_only(method: str) -> bool:
+    """A method name only tensors have among the values code usually holds (``exp``, ``softmax``):
+    one with op data (what it saves, measured from torch) that numpy and containers lack."""
+    if method in _SHARED_METHODS:
+        return False
+    measured = torch_api.OP_SAVES_MEASURED.get(method)
+    return measured is not None or method in torch_api.OP_SAVES
+
 
 # Attributes of a tensor that are tensors again (views or companions).
 _TENSOR_ATTRS = {"data", "grad", "T", "mT", "H", "mH", "real", "imag"}
@@ -53,7 +72,7 @@ _CONTAINER_METHODS = {
 }
 # torch functions that take a sequence of tensors, or any object, where a tensor may go:
 # handing a value to one does not show it is a tensor (`torch.cat(feats)`, `torch.save(state)`).
-_TAKES_ANY = frozenset({
+TAKES_ANY = frozenset({
     "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "row_stack",
     "save", "load", "tensor", "as_tensor", "asarray", "is_tensor", "is_storage", "numel", "block_diag",
     "broadcast_tensors", "meshgrid", "cartesian_prod", "atleast_1d", "atleast_2d", "atleast_3d",
@@ -324,6 +343,7 @@ class _KindsPart:
         self.module = kinds.module
         self.names = kinds.names
         self.tree = kinds.tree
+        self._methods: Optional[FrozenSet[str]] = None
 
 
 class CallKinds(_KindsPart):
@@ -373,12 +393,23 @@ class CallKinds(_KindsPart):
                 return Kind.UNKNOWN
             if receiver is Kind.PENDING:
                 return Kind.PENDING
+            if receiver is Kind.UNKNOWN and tensor_only(method) and not self.names.qualified_names(func) \
+                    and method not in self._own_methods():
+                return Kind.TENSOR  # `feats[i].sigmoid()`: no other value has the method (it would raise)
         callee_kind = self.kinds.kind(func)
         if callee_kind is Kind.MODULE:
             return Kind.TENSOR
         if callee_kind is Kind.PENDING:
             return Kind.PENDING
         return Kind.UNKNOWN
+
+    def _own_methods(self) -> FrozenSet[str]:
+        """The names of the methods the module's classes define (a user class may have ``norm``)."""
+        if self._methods is None:
+            self._methods = frozenset(
+                f.name for c in self.tree.walk(self.module) if isinstance(c, ast.ClassDef)
+                for f in c.body if isinstance(f, FUNCTIONS))
+        return self._methods
 
     def _non_tensor_library(self, func: ast.expr) -> bool:
         """A method of what a call into a non-tensor library returned (``np.asarray(x).reshape``):
@@ -484,7 +515,7 @@ class ParameterKinds(_KindsPart):
             for call in calls:
                 if any(isinstance(a, ast.Name) and a.id == name for a in call_args(call)):
                     torch_name = self.names.torch_name(call.func)
-                    if torch_name is not None and torch_name.rsplit(".", 1)[-1] in _TAKES_ANY:
+                    if torch_name is not None and torch_name.rsplit(".", 1)[-1] in TAKES_ANY:
                         continue  # `torch.cat(feats)`: a list of tensors; `torch.save(state)`: any object
                     if torch_name is not None or self.kinds.kind(call.func) is Kind.MODULE:
                         return True

@@ -97,6 +97,8 @@ class Views:
         self._asking: Set[Tuple[int, int]] = set()  # cycles through loops
         self._view_keys: Dict[int, List[str]] = {}  # id(owner) -> names some binding makes a refused view
         self.requirement = GradRequirement(self)
+        self.trained = TrainedClasses(self)
+        self.inputs = InputFlow(self)
         self.later = LaterReads(self)
         self.making = ViewMaking(self)
 
@@ -253,11 +255,15 @@ class Views:
         if not bindings:
             return None
         found: List[ViewOrigin] = []
+        plain = False
         for b in bindings:
             origin = self._binding_origin(b, name.id)
             if origin is None:
-                return None  # one way in is not a refused view: nothing is proven
+                plain = True
+                continue
             found.append(origin)
+        if plain and not (found and all(o.kind == "multi-output" for o in found) and self._branches_only(bindings)):
+            return None  # one way in is not a refused view: nothing is proven
         first = found[0]
         sharers = tuple(dict.fromkeys(k for o in found for k in o.sharers))
         return first._replace(certain=all(o.certain for o in found), sharers=sharers)
@@ -302,6 +308,27 @@ class Views:
                 return ViewOrigin(kind, iterable, iterable, True, _keys(iterable))
         return None
 
+    def _branches_only(self, bindings: List[Binding]) -> bool:
+        """Every binding reaching is an unpacking or assignment in a branch of an ``if`` (``q, k, v
+        = self.in_proj_qkv(x)`` on one, ``q = self.in_proj_q(x)`` on another): the path through a
+        multi-output view's branch writes into it, a real error wherever that branch runs."""
+        return len(bindings) > 1 and all(b.form in ("assign", "other") and any(
+            isinstance(up, ast.If) for up in self.tree.ancestors(b.stmt)) for b in bindings)
+
+    def _returned_multi_view(self, value: ast.expr) -> Optional[ast.Call]:
+        """``self.in_proj_qkv(x)`` where that method of the class returns only multi-view calls
+        (``return self._in_proj(x).chunk(3, dim=-1)``): the first of them."""
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                and isinstance(value.func.value, ast.Name) and value.func.value.id == "self"):
+            return None
+        cls = self.tree.enclosing_class(value)
+        methods = [f for f in (cls.body if cls is not None else []) if isinstance(f, FUNCTIONS) and f.name == value.func.attr]
+        if len(methods) != 1:
+            return None
+        returns = [n for n in self.tree.walk(methods[0]) if isinstance(n, ast.Return) and self.tree.owner(n) is methods[0]]
+        calls = [r.value for r in returns if isinstance(r.value, ast.Call) and self.making.multi_view_base(r.value) is not None]
+        return calls[0] if returns and len(calls) == len(returns) else None
+
     def _unpacked_origin(self, stmt: ast.Assign, key: str) -> Optional[ViewOrigin]:
         """``q, k, v = x.chunk(3)``: ``key`` unpacked from a multi-view call."""
         for target in stmt.targets:
@@ -311,7 +338,11 @@ class Views:
                     return None
                 base = self.making.multi_view_base(stmt.value)
                 if base is None:
-                    return None
+                    made = self._returned_multi_view(stmt.value)
+                    base = self.making.multi_view_base(made) if made is not None else None
+                    if made is None or base is None:
+                        return None
+                    return ViewOrigin(self.making._multi_kind(made), made, base, True, ())
                 return ViewOrigin(self.making._multi_kind(stmt.value), stmt.value, base, True, _keys(base))
         return None
 
@@ -556,6 +587,13 @@ class LaterReads(_ViewsPart):
 class GradRequirement(_ViewsPart):
     """Whether an expression requires grad (yes, no, or unknown), from its leaves, parameters and the ops that made it."""
 
+    def __init__(self, views: "Views") -> None:
+        super().__init__(views)
+        # What each parameter is passed, and each function's callers, computed once: helpers
+        # handing an argument down a chain were otherwise walked once per path (exponential).
+        self._passed: Dict[Tuple[int, str], RequiresGrad] = {}
+        self._running: Dict[int, List[ast.Call]] = {}
+
     def requires_grad(self, expr: ast.expr, at: Located) -> RequiresGrad:
         """Whether ``expr`` (evaluated at ``at``) requires grad: "yes" only where the analysis
         sees a parameter or a tensor made with ``requires_grad=True`` flow into it through
@@ -609,6 +647,9 @@ class GradRequirement(_ViewsPart):
             return "unknown"
         if self._parametric_module(func, at):
             return "yes"
+        if self.kinds.kind(func) is Kind.MODULE and call.args \
+                and _any(self._rg(a, at, seen) for a in call.args if not isinstance(a, ast.Starred)) == "yes":
+            return "yes"  # a torch module without parameters (`self.log_softmax(x)`) given what requires grad
         if isinstance(func, ast.Attribute):
             if func.attr in _NOT_DIFFERENTIABLE:
                 return "no"
@@ -642,9 +683,120 @@ class GradRequirement(_ViewsPart):
                 if base is None and self.kinds.kind(iterable) in TENSORISH:
                     base = iterable
                 answers.append(self._rg(base, b.stmt, seen) if base is not None else "unknown")
+            elif b.form == "param":
+                answers.append(self._passed_rg(b, name.id, seen))
             else:
                 answers.append("unknown")
         return _all(answers) if answers else "unknown"
+
+    def _passed_rg(self, b: Binding, key: str, seen: Set[int]) -> RequiresGrad:
+        """A parameter requires grad where every call of its function that this module shows
+        passes a value that does (a loss helper given a model's output, a block's ``forward``
+        given the previous layer's): "yes" then, as far as the file's calls show. Asked again
+        while it is being answered (calls that lead back to it), it is "unknown"."""
+        memo = (id(b.stmt), key)
+        if memo not in self._passed:
+            self._passed[memo] = "unknown"
+            self._passed[memo] = self._passed_now(b, key, seen)
+        return self._passed[memo]
+
+    def _passed_now(self, b: Binding, key: str, seen: Set[int]) -> RequiresGrad:
+        func = self.tree.owner(b.stmt)
+        if not isinstance(func, FUNCTIONS) or len(seen) > 40:
+            return "unknown"
+        args = func.args
+        plain = [a.arg for a in (*args.posonlyargs, *args.args)]
+        method = isinstance(self.tree.parent(func), ast.ClassDef)
+        if method and plain[:1] == ["self"]:
+            plain = plain[1:]
+        position = plain.index(key) if key in plain else None
+        calls = self._calls_of(func, method)
+        answers: List[RequiresGrad] = []
+        for call in calls:
+            if self.grad.intended_reason(call, None):
+                continue  # a call with grad off (around it, or for its whole function) records nothing
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return "unknown"
+            passed = next((k.value for k in call.keywords if k.arg == key), None)
+            if passed is None and position is not None and position < len(call.args):
+                passed = call.args[position]
+            if passed is None:
+                return "unknown"
+            answers.append(self._rg(passed, self.tree.statement_of(call), seen | {id(b.stmt)}))
+        answers.extend(self._passed_elsewhere(func, key, position))
+        return "yes" if answers and all(a == "yes" for a in answers) else "unknown"
+
+    def _calls_of(self, func: ast.AST, method: bool) -> List[ast.Call]:
+        """:meth:`_calls_running`, computed once per function."""
+        if id(func) not in self._running:
+            self._running[id(func)] = self._calls_running(func, method)
+        return self._running[id(func)]
+
+    def _passed_elsewhere(self, func: ast.AST, key: str, position: Optional[int]) -> List[RequiresGrad]:
+        """What the calls of ``func`` in the run's other files pass for ``key``, as their own
+        analysis saw it (the project index): "yes" where it requires grad there. Calls with grad
+        off are left out (they record nothing); a reference, whose calls cannot be followed, is
+        "unknown"."""
+        calls = self.grad.calls
+        project = calls.project if calls is not None else None
+        qualname = calls.qualname(func) if calls is not None and isinstance(func, FUNCTIONS) else None
+        if project is None or qualname is None:
+            return []
+        module = qualname.rsplit(".", 2 if isinstance(self.tree.parent(func), ast.ClassDef) else 1)[0]
+        answers: List[RequiresGrad] = []
+        for call in project.calls_from_elsewhere(qualname, module):
+            if not call.called:
+                return ["unknown"]
+            if call.grad_off or (call.caller and project.grad_off(call.caller)):
+                continue
+            shown = key in call.args_grad or (position is not None and str(position) in call.args_grad)
+            answers.append("yes" if shown else "unknown")
+        return answers
+
+    def _calls_running(self, func: ast.AST, method: bool) -> List[ast.Call]:
+        """The calls of ``func`` this module shows: of a module-level function by its name (bound
+        once, only ever called), of a module-level class's ``forward`` through an instance (``C(...)(x)``,
+        a name or ``self.attr`` bound only to ``C(...)``)."""
+        module = self.tree.module
+        if not isinstance(func, FUNCTIONS):
+            return []
+        by_key = self.classes.calls_in(module)
+        if not method:
+            if self.tree.parent(func) is not module or len(self.binder.flow(module, nested=False).bindings.get(func.name, [])) != 1:
+                return []
+            calls = by_key.get(func.name, [])
+            uses = [n for n in self.tree.walk(module) if isinstance(n, ast.Name) and n.id == func.name
+                    and isinstance(n.ctx, ast.Load)]
+            return calls if len(uses) == len(calls) else []
+        cls = self.tree.parent(func)
+        if not isinstance(cls, ast.ClassDef) or self.tree.parent(cls) is not module:
+            return []
+        if func.name != "forward":
+            # a method the class calls as `self.name(...)` (a staticmethod too): those calls only
+            own = [c for c in self.classes.calls_in(cls).get(f"self.{func.name}", [])]
+            every = [n for n in self.tree.walk(module) if isinstance(n, ast.Attribute) and n.attr == func.name]
+            return own if own and len(every) == len(own) else []
+
+        def builds(value: object) -> bool:
+            return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == cls.name
+
+        found: List[ast.Call] = []
+        for calls in by_key.values():
+            for call in calls:
+                callee = call.func
+                if builds(callee):
+                    found.append(call)
+                elif isinstance(callee, ast.Name):
+                    bound = self.views._plain_bindings(callee.id, call)
+                    if bound and all(builds(x.value) for x in bound):
+                        found.append(call)
+                elif isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name) \
+                        and callee.value.id == "self":
+                    owner = self.tree.enclosing_class(callee)
+                    values = self.classes.class_attrs(owner).get(callee.attr, []) if owner is not None else []
+                    if values and all(builds(v) for v in values):
+                        found.append(call)
+        return found
 
     def _parameter_table(self, expr: ast.expr, at: Located) -> bool:
         """``dict(m.named_parameters())`` (or a name bound only to it): its values are parameters."""
@@ -678,7 +830,20 @@ class GradRequirement(_ViewsPart):
                 values = list(self.classes.class_attrs(cls).get(func.attr, []))
         elif isinstance(func, ast.Name):
             values = [b.value for b in self.views._plain_bindings(func.id, at)]
-        return bool(values) and all(isinstance(v, ast.Call) and self._owns_parameters(v) for v in values)
+        elif isinstance(func, ast.Call):
+            values = [func]  # `Decoder(8)(x)`
+        return bool(values) and all(isinstance(v, ast.Call) and (self._owns_parameters(v) or self._module_layer(v))
+                                    for v in values)
+
+    def _module_layer(self, call: ast.Call) -> bool:
+        """``ProjectLayer(...)``: a class of this module that owns parameters."""
+        trained = self.views.trained
+        cls = trained.module_class(call.func.id) if isinstance(call.func, ast.Name) else None
+        return cls is not None and trained.parametric_class(cls, set())
+
+    def activation(self, at: Located) -> bool:
+        """See :meth:`TrainedClasses.activation`."""
+        return self.views.trained.activation(at)
 
     def _owns_parameters(self, call: ast.Call) -> bool:
         name = self.names.torch_name(call.func) or ""
@@ -688,6 +853,261 @@ class GradRequirement(_ViewsPart):
         if name in ("torch.nn.Sequential", "torch.nn.modules.container.Sequential"):
             return any(isinstance(a, ast.Call) and self._owns_parameters(a) for a in call.args)
         return False
+
+
+# Attributes of a tensor that carry no data of it (metadata), and a tensor's non-differentiable parts.
+_METADATA = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "layout", "requires_grad", "data", "grad",
+                       "grad_fn", "names", "is_leaf", "indices"})
+
+
+class InputFlow(_ViewsPart):
+    """Whether a value is computed from what its function was handed: an argument (a loss's
+    prediction, a metric's input, a block's activation, a field of a model's output).
+
+    The positive evidence of grad that an own-gradient save needs where no parameter or
+    ``requires_grad=True`` tensor is seen (issue 24): a function's tensor input is what its caller
+    computed, and the callers of a library function (a loss, a metric, a post-processing step) may
+    hand it an activation. Followed through any op on the value (a torch op the analysis knows to
+    be differentiable, a method of the value, an attribute or item of it, the first positional
+    argument of a call it cannot see into), and into a fresh tensor that such a value is written
+    into (``c = torch.zeros(n); c[k] = x.mean(0)``). Not an input: ``self`` and what the object
+    holds (``self.state._log_weights``: state, not an argument), fresh tensors (``ones_like(i)``),
+    ``.detach()``/``.data``, integer results (``argmax``, comparisons), values known to be Python
+    numbers, a parameter every call of which this analysis sees (in the file) passes a value that
+    requires no grad, a parameter of a function that calls a torch op with ``out=`` (written for
+    grad-off code: such an op raises on what requires grad), and a closure's parameter (its calls are its enclosing function's, not
+    followed: ESMFold's chunked ``_inference_forward`` helpers, a hook handed a gradient)."""
+
+    def __init__(self, views: "Views") -> None:
+        super().__init__(views)
+        self._params: Dict[Tuple[int, str], bool] = {}
+
+    def derived(self, expr: ast.expr, at: Located) -> bool:
+        """``expr`` (evaluated at ``at``) is computed from a tensor argument of its function."""
+        return self._from(expr, at, set())
+
+    def _from(self, expr: ast.expr, at: Located, seen: Set[int]) -> bool:
+        if id(expr) in seen or len(seen) > 200:
+            return False
+        seen.add(id(expr))
+        if isinstance(expr, ast.Name):
+            return self._name(expr, at, seen)
+        if isinstance(expr, ast.Attribute):
+            if expr.attr in _METADATA:
+                return False
+            if isinstance(expr.value, ast.Name) and expr.value.id == "self":
+                return self._held(expr, seen)
+            return self._from(expr.value, at, seen)
+        if isinstance(expr, ast.Subscript):
+            return self._from(expr.value, at, seen)
+        if isinstance(expr, ast.BinOp):
+            return self._from(expr.left, at, seen) or self._from(expr.right, at, seen)
+        if isinstance(expr, ast.UnaryOp):
+            return not isinstance(expr.op, ast.Not) and self._from(expr.operand, at, seen)
+        if isinstance(expr, ast.IfExp):
+            return self._from(expr.body, at, seen) or self._from(expr.orelse, at, seen)
+        if isinstance(expr, (ast.Tuple, ast.List)):
+            return any(self._from(e, at, seen) for e in expr.elts if not isinstance(e, ast.Starred))
+        if isinstance(expr, ast.Call):
+            return self._call(expr, at, seen)
+        return False
+
+    def _call(self, call: ast.Call, at: Located, seen: Set[int]) -> bool:
+        if self.views.making._made_without_grad(call) or self.kinds.calls.is_factory(call):
+            return False
+        func = call.func
+        name = self.names.torch_name(func)
+        if name is not None:
+            short = name.rsplit(".", 1)[-1]
+            if short in _NOT_DIFFERENTIABLE or not (short in _DIFFERENTIABLE or name in torch_api.MULTI_VIEW_FUNCTIONS):
+                return False
+            return any(self._from(a, at, seen) for a in call_args(call))
+        if isinstance(func, ast.Attribute):
+            if func.attr in _NOT_DIFFERENTIABLE or func.attr in ("detach_", "new_zeros", "new_ones", "new_empty",
+                                                                  "new_full", "new_tensor", "zero_"):
+                return False
+            if not (isinstance(func.value, ast.Name) and func.value.id == "self") and self._from(func.value, at, seen):
+                return True  # a method of the value: `x.float()`, `x.mean(0)`, `probs.values`
+        # a call the analysis cannot see into (a helper, `self.w_func(g)`): what it is handed first
+        first = call.args[0] if call.args and not isinstance(call.args[0], ast.Starred) else None
+        return first is not None and self._from(first, at, seen)
+
+    def _name(self, name: ast.Name, at: Located, seen: Set[int]) -> bool:
+        if self.kinds.kind(name) in (Kind.SCALAR, Kind.OTHER, Kind.MODULE):
+            return False
+        for b in self.views._plain_bindings(name.id, at):
+            if b.form == "param":
+                if self._param(b, name.id):
+                    return True
+            elif b.form in ("assign", "ann") and b.value is not None:
+                if self.views.making._made_without_grad(b.stmt) and not isinstance(b.value, ast.Name):
+                    continue
+                if self._from(b.value, b.stmt, seen) or self._written_into(name.id, b, seen):
+                    return True
+            elif isinstance(b.stmt, ast.Assign) and b.form == "other":
+                if self._from(b.stmt.value, b.stmt, seen):
+                    return True  # `_affine, *_ = convert(affine[:r, :r])`
+            elif isinstance(b.stmt, (ast.For, ast.AsyncFor)):
+                iterable = iterable_of(b.stmt, name.id)
+                if iterable is not None and self._from(iterable, b.stmt, seen):
+                    return True
+        return False
+
+    def _held(self, attr: ast.Attribute, seen: Set[int]) -> bool:
+        """``self.factors`` where the class only ever assigns it a parameter of its ``__init__``
+        (``self.factors = factors``): the object holds what its creator handed it, an input
+        like an argument. Anything else the object holds (``self.state = State(n)``, a fresh
+        tensor, a value computed in a method) is its own state: not an input."""
+        cls = self.tree.enclosing_class(attr)
+        values = self.classes.class_attrs(cls).get(attr.attr, []) if cls is not None else []
+        if not values:
+            return False
+        for value in values:
+            if not isinstance(value, ast.Name):
+                return False
+            init = self.tree.owner(value)
+            if not (isinstance(init, FUNCTIONS) and init.name == "__init__" and self.tree.parent(init) is cls):
+                return False
+            bound = self.views._plain_bindings(value.id, self.tree.statement_of(value))
+            if not bound or any(b.form != "param" for b in bound):
+                return False
+            if id(value) in seen or not all(self._param(b, value.id) for b in bound):
+                return False
+        return True
+
+    def _written_into(self, key: str, b: Binding, seen: Set[int]) -> bool:
+        """A fresh tensor bound to ``key`` and written with such a value in its function
+        (``centroids[k] = cluster.mean(0)``, ``acc += x``)."""
+        if not (isinstance(b.value, ast.Call) and self.kinds.calls.is_factory(b.value)):
+            return False
+        for node in self.tree.walk(self.tree.owner(b.stmt)):
+            if isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Subscript) and target_key(t.value) == key for t in node.targets):
+                if self._from(node.value, node, seen):
+                    return True
+            elif isinstance(node, ast.AugAssign) and target_key(
+                    node.target.value if isinstance(node.target, ast.Subscript) else node.target) == key:
+                if self._from(node.value, node, seen):
+                    return True
+        return False
+
+    def _param(self, b: Binding, key: str) -> bool:
+        """A tensor argument of the function: not ``self``/``cls``, and not a parameter whose every
+        call this module shows (with grad on) passes a value that requires no grad."""
+        memo = (id(b.stmt), key)
+        if memo not in self._params:
+            self._params[memo] = False  # asked again while being answered: not shown
+            self._params[memo] = self._param_now(b, key)
+        return self._params[memo]
+
+    def _param_now(self, b: Binding, key: str) -> bool:
+        func = self.tree.owner(b.stmt)
+        if not isinstance(func, FUNCTIONS) or any(isinstance(a, FUNCTIONS) for a in self.tree.ancestors(func)):
+            # a closure is called only by its enclosing function (or whoever that hands it to:
+            # a hook's argument is a gradient), whose calls are not followed: nothing shows more
+            return False
+        if any(isinstance(n, ast.Call) and any(k.arg == "out" for k in n.keywords) and self.names.torch_name(n.func)
+               for n in self.tree.walk(func)):
+            # a torch op with `out=` raises on arguments that require grad (with grad on): the
+            # function is written for grad-off code (linear_operator's linear_cg)
+            return False
+        args = func.args
+        plain = [a.arg for a in (*args.posonlyargs, *args.args)]
+        method = isinstance(self.tree.parent(func), ast.ClassDef)
+        if method and plain[:1] == [key] and not any(
+                isinstance(d, ast.Name) and d.id == "staticmethod" for d in func.decorator_list):
+            return False  # `self` / `cls`: the object, not an input
+        if method and plain[:1]:
+            plain = plain[1:]
+        position = plain.index(key) if key in plain else None
+        requirement = self.views.requirement
+        calls = [c for c in requirement._calls_of(func, method) if not self.grad.intended_reason(c, None)]
+        if not calls:
+            return True
+        for call in calls:
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return True
+            passed = next((k.value for k in call.keywords if k.arg == key), None)
+            if passed is None and position is not None and position < len(call.args):
+                passed = call.args[position]
+            if passed is None or requirement.requires_grad(passed, self.tree.statement_of(call)) != "no":
+                return True
+        # every call in the file passes what requires no grad (constants, fresh tensors): an input
+        # only where a call in the run's other files passes what requires grad
+        return "yes" in requirement._passed_elsewhere(func, key, position)
+
+
+class TrainedClasses(_ViewsPart):
+    """Classes whose methods compute what training differentiates: modules with parameters, distributions."""
+
+    def activation(self, at: Located) -> bool:
+        """``at`` runs in the ``forward`` of a class of this module that owns parameters (a torch
+        layer with parameters, an ``nn.Parameter``, such a class of the module, held directly or
+        in a list, or inherited from a base of the module): what it computes from its inputs are
+        activations of a trained module, taken to require grad."""
+        func = self.tree.owner(at)
+        cls = self.tree.parent(func) if isinstance(func, FUNCTIONS) else None
+        if isinstance(func, FUNCTIONS) and isinstance(cls, ast.ClassDef) and self.distribution_class(cls, set()):
+            return True  # a distribution's methods compute from the parameters inference differentiates
+        if not isinstance(func, FUNCTIONS) or not isinstance(cls, ast.ClassDef) or not self.parametric_class(cls, set()):
+            return False
+        if func.name == "forward":
+            return True
+        # a method the forward itself runs (`self.proj(x)`, `fn = self._fc`), with grad on there
+        forwards = [f for f in cls.body if isinstance(f, FUNCTIONS) and f.name == "forward"]
+        return any(isinstance(n, ast.Attribute) and n.attr == func.name and isinstance(n.value, ast.Name)
+                   and n.value.id == "self" and not self.grad.local_reason(n)
+                   for f in forwards for n in self.tree.walk(f))
+
+    def distribution_class(self, cls: ast.ClassDef, seen: Set[str]) -> bool:
+        """A subclass of a probability distribution of torch or pyro (``TorchDistribution``,
+        ``dist.Distribution``), directly or through a class of this module."""
+        if cls.name in seen or len(seen) > 8:
+            return False
+        for base in cls.bases:
+            if any(q.startswith(("torch.distributions.", "pyro.distributions.")) for q in self.names.qualified_names(base)):
+                return True
+            inner = self.module_class(base.id) if isinstance(base, ast.Name) else None
+            if inner is not None and self.distribution_class(inner, seen | {cls.name}):
+                return True
+        return False
+
+    def parametric_class(self, cls: ast.ClassDef, seen: Set[str]) -> bool:
+        if cls.name in seen or len(seen) > 8 or self.tree.parent(cls) is not self.tree.module:
+            return False
+        seen = seen | {cls.name}
+        for values in self.classes.class_attrs(cls).values():
+            if Kind.PARAMETER in values:
+                return True
+        # a layer or parameter made anywhere in the class (`self.fc = nn.Linear(...)`, a helper
+        # object building `nn.Parameter`s and registering them)
+        calls = self.classes.calls_in(cls)
+        if "self.register_parameter" in calls:
+            return True
+        if any(self._holds_parameters(c, seen) for found in calls.values() for c in found):
+            return True
+        return any(isinstance(b, ast.Name) and self.module_class(b.id) is not None
+                   and self.parametric_class(cast(ast.ClassDef, self.module_class(b.id)), seen) for b in cls.bases)
+
+    def _holds_parameters(self, value: ast.expr, seen: Set[str]) -> bool:
+        if isinstance(value, (ast.List, ast.Tuple)):
+            return any(self._holds_parameters(e, seen) for e in value.elts)
+        if isinstance(value, (ast.ListComp, ast.GeneratorExp)):
+            return self._holds_parameters(value.elt, seen)
+        if not isinstance(value, ast.Call):
+            return False
+        name = self.names.torch_name(value.func) or ""
+        if name in _PARAMETER or self.views.requirement._owns_parameters(value):
+            return True
+        if name.rsplit(".", 1)[-1] in ("ModuleList", "ModuleDict", "Sequential", "ParameterList"):
+            return any(self._holds_parameters(a, seen) for a in call_args(value))
+        cls = self.module_class(value.func.id) if isinstance(value.func, ast.Name) else None
+        return cls is not None and self.parametric_class(cls, seen)
+
+    def module_class(self, name: str) -> Optional[ast.ClassDef]:
+        """The class ``name`` defined once at the module's top level."""
+        found = [c for c in self.tree.module.body if isinstance(c, ast.ClassDef) and c.name == name]
+        return found[0] if len(found) == 1 else None
 
 
 def _single_name_assign(node: ast.AST) -> TypeGuard[ast.Assign]:

@@ -161,8 +161,8 @@ def facts_to_json(facts: ModuleFacts) -> dict:
         "module": facts.module, "exports": facts.exports, "libraries": facts.libraries,
         "other_dtype": facts.other_dtype,
         "functions": [[f.qualname, list(f.params), f.grad_off] for f in facts.functions],
-        "calls": [[c.callee, c.caller, c.grad_off, c.called, c.result_ignored, sorted(c.args_read_after)]
-                  for c in facts.calls],
+        "calls": [[c.callee, c.caller, c.grad_off, c.called, c.result_ignored, sorted(c.args_read_after),
+                   sorted(c.args_grad)] for c in facts.calls],
     }
 
 
@@ -184,8 +184,9 @@ def facts_from_json(raw: dict) -> ModuleFacts:
     return ModuleFacts(
         text(raw["module"]),
         [FunctionFact(text(q), tuple(text(x) for x in params), flag(off)) for q, params, off in raw["functions"]],
-        [CallFact(text(a), text(b), flag(c), flag(d), flag(e), frozenset(text(x) for x in f))
-         for a, b, c, d, e, f in raw["calls"]],
+        [CallFact(text(a), text(b), flag(c), flag(d), flag(e), frozenset(text(x) for x in f),
+                  frozenset(text(x) for x in g))
+         for a, b, c, d, e, f, g in raw["calls"]],
         {text(k): text(v) for k, v in exports.items()},
         {text(k): text(v) for k, v in libraries.items()},
         None if raw["other_dtype"] is None else text(raw["other_dtype"]),

@@ -11,6 +11,7 @@ import ast
 import dataclasses
 from typing import Optional, Sequence, Tuple
 
+from codemod.analysis.hazard import read_as_tensor
 from codemod.analysis.kinds import Kind
 from codemod.analysis.model import SemanticModel
 from codemod.analysis.syntax import has_call, target_key
@@ -51,7 +52,7 @@ def assess(
     ``known_tensor``: the op itself shows the target is a tensor (a torch function's input).
     """
     kind = model.kind(target)
-    if known_tensor and kind is Kind.UNKNOWN:
+    if kind is Kind.UNKNOWN and (known_tensor or read_as_tensor(model, target, node)):
         kind = Kind.TENSOR
     if kind in (Kind.SCALAR, Kind.OTHER, Kind.MODULE):
         return Verdict(None)

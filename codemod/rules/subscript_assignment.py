@@ -98,8 +98,15 @@ class SubscriptAssignment(Rule):
             also = verdict.also_rebind
             # `h[t] = f(h)`: the value is computed first and may save (a view of) `h` for
             # backward, so it must be computed before the clone, not from it.
+            # A write inside the value (`h = d[0].add_(1).mul_(2)`) runs with it: the clone goes
+            # before the statement, and a value reading `d` elsewhere (it may save it before the
+            # write runs) gets no fix.
             temp = None
-            if isinstance(stmt, (ast.Assign, ast.AugAssign)) and reads(stmt.value, key):
+            if isinstance(stmt, (ast.Assign, ast.AugAssign)) and node is not stmt:
+                if reads_outside(stmt.value, key, self._chain_of(node)):
+                    self.report(node, message, Status.MANUAL, "read-in-statement", hazard=hazard)
+                    return
+            elif isinstance(stmt, (ast.Assign, ast.AugAssign)) and reads(stmt.value, key):
                 temp = self.model.fresh_name(f"{key.rsplit('.', 1)[-1]}_value")
 
             def make(small, site) -> Fix:
@@ -112,6 +119,17 @@ class SubscriptAssignment(Rule):
             self.report(node, message, verdict.status, verdict.reason, plan, hazard=hazard)
         else:
             self.report(node, message, verdict.status, verdict.reason or "unsupported-target", hazard=hazard)
+
+    def _chain_of(self, node: ast.AST) -> ast.AST:
+        """The outermost call of a chain of in-place calls starting at ``node``
+        (``d[0].add_(1).mul_(d[1])``: they all run on the part written, after its clone)."""
+        while True:
+            attr = self.model.parent(node)
+            call = self.model.parent(attr) if isinstance(attr, ast.Attribute) else None
+            if not (isinstance(attr, ast.Attribute) and attr.value is node and attr.attr in torch_api.INPLACE_METHODS
+                    and isinstance(call, ast.Call) and call.func is attr):
+                return node
+            node = call
 
     @staticmethod
     def _string_index(target: ast.Subscript) -> bool:
@@ -173,3 +191,16 @@ def reads(expr: ast.AST, key: str) -> bool:
     )
 
 
+
+
+def reads_outside(expr: ast.AST, key: str, inner: ast.AST) -> bool:
+    """``expr`` reads ``key`` somewhere other than inside ``inner``."""
+    todo = [expr]
+    while todo:
+        n = todo.pop()
+        if n is inner:
+            continue
+        if isinstance(n, (ast.Name, ast.Attribute)) and target_key(n) == key:
+            return True
+        todo.extend(ast.iter_child_nodes(n))
+    return False

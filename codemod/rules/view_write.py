@@ -174,7 +174,9 @@ class ViewWrite(Rule):
         if origin is None:
             self._check_base(node, name, target, stmt, operands, chain)
             return
-        proven = origin.certain and (views.base_requires_grad(origin) == "yes" or any(views.requirement.requires_grad(o, stmt) == "yes" for o in operands))
+        proven = origin.certain and (views.base_requires_grad(origin) == "yes"
+                                     or any(views.requirement.requires_grad(o, stmt) == "yes" for o in operands)
+                                     or views.requirement.activation(self.model.statement_of(origin.creation)))
         message = f"In-place write to `{name.id}`, {self._what(origin)}"
         hazard = _ERRORS[origin.kind] if proven else None
         if not proven:
