@@ -31,6 +31,7 @@ import dataclasses
 import enum
 import linecache
 import sys
+import types
 import weakref
 from typing import Dict, List, Optional, Tuple
 
@@ -569,7 +570,7 @@ class FunctionalizeWatch(TorchFunctionMode):
 def _torch_asks() -> bool:
     """Whether torch's own code (not the user's) made the call the watch sees."""
     torch_dir = torch.__file__.rsplit("/", 1)[0]
-    frame = sys._getframe(2)
+    frame: Optional[types.FrameType] = sys._getframe(2)
     while frame is not None:
         name = frame.f_code.co_filename
         if "/codemod/runtime/" not in name and not name.endswith(("/torch/overrides.py", "/torch/_tensor.py")):
