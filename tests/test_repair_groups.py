@@ -273,3 +273,122 @@ def test_a_write_in_a_custom_backward_no_later_backward_sees_is_no_conflict(tmp_
         ', "enc.b": b_grad, "head.w": head_grad', ""))
     located = locate_target(f"{path}::compute")
     assert located.conflicts == [], [c.describe() for c in located.conflicts]
+
+
+# The functionalize cross-check of the snapshot oracle (module targets) on a forward that reads
+# ``.data``: a cosine classifier's per-class norms taken from ``self.fc.weight.data`` (constants,
+# as ``.data`` makes them), a softmax output clamped in place. ``torch.func.functionalize``
+# differentiates through ``.data``, so its gradients differ from what the program computes:
+# the cross-check does not apply there and must say so, not report a disagreement beside
+# "Verified." (nor one the verdict ignores).
+COSINE_HEAD = '''\
+import torch
+import torch.nn as nn
+
+
+class CosineHead(nn.Module):
+    def __init__(self, fin=6, k=4):
+        super().__init__()
+        self.fc = nn.Linear(fin, k, bias=False)
+
+    def forward(self, x):
+        norms = self.fc.weight.data.norm(dim=1)
+        p = torch.softmax(self.fc(x) / norms, dim=1)
+        p.clamp_(min=1e-4)
+        return p
+'''
+
+# Writes functionalize does not follow: one into a view of a detached alias (the write reaches
+# the tensor autograd saved, outside autograd's knowledge), and one under ``no_grad``.
+DETACHED_WRITE = '''\
+import torch
+import torch.nn as nn
+
+
+class Gate(nn.Module):
+    def __init__(self, fin=6):
+        super().__init__()
+        self.fc = nn.Linear(fin, 4)
+
+    def forward(self, x):
+        h = torch.sigmoid(self.fc(x))
+        h.detach()[:, 0].mul_(0.5)
+        return h * h
+'''
+
+NO_GRAD_WRITE = '''\
+import torch
+import torch.nn as nn
+
+
+class Gate(nn.Module):
+    def __init__(self, fin=6):
+        super().__init__()
+        self.fc = nn.Linear(fin, 4)
+
+    def forward(self, x):
+        h = torch.sigmoid(self.fc(x))
+        with torch.no_grad():
+            h[:, 0] = 0.5
+        return h * h
+'''
+
+HOOKED = '''\
+import torch
+import torch.nn as nn
+
+
+class Gate(nn.Module):
+    def __init__(self, fin=6):
+        super().__init__()
+        self.fc = nn.Linear(fin, 4)
+
+    def forward(self, x):
+        h = torch.sigmoid(self.fc(x))
+        if h.requires_grad:
+            h.register_hook(lambda g: g * 3)
+        h += 1
+        return h * h
+'''
+
+
+def test_the_functionalize_cross_check_does_not_apply_to_a_forward_that_reads_data(tmp_path):
+    from codemod.runtime.verify import verify
+
+    path = tmp_path / "cosine.py"
+    path.write_text(COSINE_HEAD)
+    result = verify(f"{path}::CosineHead", devices=["cpu"], input_shapes=[(5, 6)])
+    check = result.devices[0].oracle_crosscheck
+    assert check.startswith("n/a") and "`.data`" in check and "cosine.py:11" in check, check
+    assert result.verified, result.devices[0].problems
+
+
+@pytest.mark.parametrize("source, why", [(DETACHED_WRITE, "detach"), (NO_GRAD_WRITE, "grad off"),
+                                         (HOOKED, "requires_grad")])
+def test_the_functionalize_cross_check_does_not_apply_where_it_does_not_follow_the_program(tmp_path, source, why):
+    from codemod.runtime.verify import verify
+
+    path = tmp_path / "gate.py"
+    path.write_text(source)
+    result = verify(f"{path}::Gate", devices=["cpu"], input_shapes=[(5, 6)])
+    check = result.devices[0].oracle_crosscheck
+    assert result.devices[0].original.status == "inplace-error"
+    assert check.startswith("n/a") and why in check, check
+
+
+def test_a_rewrite_that_agrees_with_one_of_two_disagreeing_oracles_is_unproven(tmp_path):
+    # Where the cross-check applies and disagrees, the reference itself is in doubt. No program
+    # is known to reach this (every construct found where functionalize departs from the
+    # program is named above), so the run is a real one and the disagreement is set on it.
+    from codemod.config import Settings
+    from codemod.runtime.verify import Verdict, _doubt, verify
+
+    path = tmp_path / "gate.py"
+    path.write_text(DETACHED_WRITE.replace("h.detach()[:, 0].mul_(0.5)", "h.mul_(0.5)"))
+    result = verify(f"{path}::Gate", devices=["cpu"], input_shapes=[(5, 6)], settings=Settings(unsafe_fixes=True))
+    device = result.devices[0]
+    assert device.verdict is Verdict.VERIFIED and device.oracle_crosscheck == "max abs 0", device.problems
+    device.reference_run.oracles_disagree = "train call 1: grad param:fc.weight: values differ"
+    _doubt(device, device.reference_run)
+    assert device.verdict is Verdict.UNPROVEN
+    assert any("cross-check disagrees" in r for r in device.reasons)

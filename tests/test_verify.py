@@ -86,6 +86,15 @@ def test_functionalize_cross_checks_the_oracle():
     assert result.devices[0].oracle_crosscheck == "max abs 0"
 
 
+def test_the_cross_check_draws_what_the_first_call_drew():
+    # In-place dropout: the functionalize run must draw the first train call's mask (it drew
+    # another seed's and disagreed by 2.13 beside a "Verified.").
+    path = FIXTURES / "models" / "dropout_inplace_after_softmax.py"
+    result = verify(f"{path}::DropAttention", devices=["cpu"], settings=Settings(unsafe_fixes=True))
+    assert result.devices[0].oracle_crosscheck == "max abs 0"
+    assert result.verified
+
+
 def test_float64_mode_and_cli_options(tmp_path):
     path = FIXTURES / "models" / "residual_sigmoid_add.py"
     result = verify(f"{path}::GatedResidual", settings=Settings(unsafe_fixes=True), devices=["cpu"],

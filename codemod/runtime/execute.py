@@ -108,6 +108,7 @@ class SideResult:
     changed: List[str] = dataclasses.field(default_factory=list)  # state keys the run changed in place
     unfit: Optional[str] = None  # why the reference (no-grad, copy, writes into copies) does not fit
     crosscheck: Optional[str] = None
+    oracles_disagree: Optional[str] = None  # the cross-check's first disagreement with the snapshot oracle
     harness_error: Optional[str] = None
     is_module: bool = False
 
@@ -253,7 +254,8 @@ def _run_module(request: SideRequest, result: SideResult, program: Program, dtyp
         _finish_watch(result, watch)
     _finish_copies(result, watch)
     if request.crosscheck and request.mode is Mode.SNAPSHOT:
-        result.crosscheck = _crosscheck(program, init, initial, args, kwargs, device, dtype, result.calls[0])
+        result.crosscheck, result.oracles_disagree = _crosscheck(program, init, initial, args, kwargs, device, dtype,
+                                                                 result.calls[0])
 
 
 PROBE = "train call with inputs that require grad"
@@ -318,22 +320,24 @@ def _fresh_watch(request: SideRequest):
     return _view_copies(request)
 
 
-def _crosscheck(program, init, initial, args, kwargs, device, dtype, first: CallRecord) -> str:
+def _crosscheck(program, init, initial, args, kwargs, device, dtype, first: CallRecord) -> Tuple[str, Optional[str]]:
+    """The functionalize oracle against the snapshot oracle's first call: the line to show, and
+    the first disagreement (None where they agree or the cross-check does not apply)."""
     from codemod.runtime.compare import Difference, Tolerance, compare_tensors
 
     model = build_model(program, init, initial, device, dtype)
     model.train()
     a, kw = fresh_inputs(args, kwargs, device, dtype)
     names = sorted(first.grads)
-    found = functionalize_grads(model, a, kw, names, weighted_loss)
-    if found is None:
-        return "n/a (functionalize could not run this model)"
+    found = functionalize_grads(model, a, kw, names, weighted_loss, lambda: seed_everything(1))  # train call 1's draws
+    if found.grads is None:
+        return f"n/a ({found.why_not})", None
     worst = 0.0
     diffs: List[Difference] = []
     for name in names:
-        tally = compare_tensors(first.grads[name], found.get(name), name, Tolerance(), diffs)
+        tally = compare_tensors(first.grads[name], found.grads.get(name), name, Tolerance(), diffs)
         worst = max(worst, tally.max_abs or 0.0)
-    return f"max abs {worst:.3g}" + (f" ({len(diffs)} disagree)" if diffs else "")
+    return f"max abs {worst:.3g}" + (f" ({len(diffs)} disagree)" if diffs else ""), (str(diffs[0]) if diffs else None)
 
 
 # ---------------------------------------------------------------- function targets

@@ -31,6 +31,7 @@ import dataclasses
 import enum
 import linecache
 import sys
+import types
 import weakref
 from typing import Dict, List, Optional, Tuple
 
@@ -523,9 +524,76 @@ def deterministic(device: str):
         torch.use_deterministic_algorithms(previous)
 
 
-def functionalize_grads(model, args, kwargs, names: List[str], loss) -> Optional[Dict[str, torch.Tensor]]:
+class FunctionalizeWatch(TorchFunctionMode):
+    """What ``torch.func.functionalize`` (under ``grad``) does not follow, seen while it runs:
+    a ``.data`` read or write (it differentiates through it), an in-place write with grad off
+    or into a detached alias (it drops the gradient through the tensor written), a gradient
+    hook (it never calls it), a read of ``.requires_grad``, ``.grad_fn`` or ``.is_leaf`` (no tensor requires grad there). Where one ran, its gradients are not the program's: the
+    cross-check does not apply. ``why`` names the first one and its line."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.why: Optional[str] = None
+        self._detached: Dict[int, "weakref.ref[torch.Tensor]"] = {}  # detached aliases, by id
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        name = getattr(func, "__name__", "")
+        if self.why is None:
+            self._look(func, name, args, kwargs)
+        result = func(*args, **kwargs)
+        if name in ("detach", "detach_") or (args and _in_set(self._detached, args[0])):
+            for r in _flat([result]):  # a detached alias, and what is taken from it
+                if isinstance(r, torch.Tensor):
+                    self._detached[id(r)] = weakref.ref(r)
+        return result
+
+    def _look(self, func, name: str, args, kwargs) -> None:
+        if name in ("__get__", "__set__") and getattr(getattr(func, "__self__", None), "__name__", "") == "data":
+            self.why = f"the forward reads or sets `.data` ({_user_line()}), which functionalize differentiates through"
+        elif name == "register_hook":
+            self.why = f"the forward registers a gradient hook ({_user_line()}), which functionalize never calls"
+        elif name == "__get__" and not _torch_asks() and \
+                getattr(getattr(func, "__self__", None), "__name__", "") in ("requires_grad", "grad_fn", "is_leaf"):
+            attribute = func.__self__.__name__
+            self.why = (f"the forward reads `.{attribute}` ({_user_line()}), which under functionalize says no "
+                        "tensor requires grad")
+        elif is_inplace_call(name, kwargs) and args and isinstance(args[0], torch.Tensor):
+            if not torch.is_grad_enabled():
+                self.why = (f"the forward writes in place with grad off ({_user_line()}), a write whose "
+                            "gradient functionalize drops")
+            elif _in_set(self._detached, args[0]):
+                self.why = (f"the forward writes in place into a detached alias ({_user_line()}, through "
+                            "`detach`), a write whose gradient functionalize drops")
+
+
+def _torch_asks() -> bool:
+    """Whether torch's own code (not the user's) made the call the watch sees."""
+    torch_dir = torch.__file__.rsplit("/", 1)[0]
+    frame: Optional[types.FrameType] = sys._getframe(2)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if "/codemod/runtime/" not in name and not name.endswith(("/torch/overrides.py", "/torch/_tensor.py")):
+            return name.startswith(torch_dir)
+        frame = frame.f_back
+    return False
+
+
+def _in_set(found: Dict[int, "weakref.ref[torch.Tensor]"], t) -> bool:
+    return isinstance(t, torch.Tensor) and id(t) in found and found[id(t)]() is t
+
+
+@dataclasses.dataclass
+class Functionalized:
+    grads: Optional[Dict[str, torch.Tensor]] = None
+    why_not: str = ""  # why there are none: functionalize could not run it, or does not apply
+
+
+def functionalize_grads(model, args, kwargs, names: List[str], loss, reseed) -> Functionalized:
     """Gradients of a module's forward values via ``torch.func.functionalize``: a second
-    oracle, independent of saved-tensor hooks. None where functionalize cannot run it."""
+    oracle, independent of saved-tensor hooks. None where functionalize cannot run it, or
+    where the forward does what functionalize does not follow (``FunctionalizeWatch``).
+    ``reseed()`` seeds the draws as for the call it is compared with (dropout's mask)."""
     from torch.func import functional_call, functionalize, grad
 
     params = {n: p.detach() for n, p in model.named_parameters() if p.requires_grad}
@@ -537,12 +605,16 @@ def functionalize_grads(model, args, kwargs, names: List[str], loss) -> Optional
 
     argnums = (0,) + tuple(i + 1 for i, a in enumerate(tensor_args)
                            if isinstance(a, torch.Tensor) and a.requires_grad)
-    torch.manual_seed(0)
+    reseed()
+    watch = FunctionalizeWatch()
     try:
-        found = grad(functionalize(f), argnums=argnums)(params, *tensor_args)
+        with watch:
+            found = grad(functionalize(f), argnums=argnums)(params, *tensor_args)
     except Exception:
-        return None
+        return Functionalized(why_not=watch.why or "functionalize could not run this model")
+    if watch.why:
+        return Functionalized(why_not=watch.why)
     out = {f"param:{n}": g for n, g in found[0].items()}
     for i, g in zip(argnums[1:], found[1:]):
         out[f"input:{i - 1}"] = g
-    return {n: out[n] for n in names if n in out}
+    return Functionalized({n: out[n] for n in names if n in out})

@@ -324,7 +324,17 @@ def _verify_on(spec: Target, original_source: str, new_source: str, device: str,
         report.meaning = ((report.meaning + "; ") if report.meaning else "") + (
             f"it fails in {reference.failed_at} ({_short(reference.error)}): a rewrite must fail there the same way")
     _judge(report, reference, new, tol)
+    _doubt(report, reference)
     return report
+
+
+def _doubt(report: DeviceReport, reference: Optional[SideResult]) -> None:
+    """Two oracles of what the forward computed that differ: which one is right is not known,
+    so agreeing with one proves nothing (``unproven``)."""
+    if report.verdict is Verdict.VERIFIED and reference is not None and reference.oracles_disagree:
+        report.verdict = Verdict.UNPROVEN
+        report.reasons.append("the reference is in doubt: the functionalize cross-check disagrees with the "
+                              f"snapshot oracle ({reference.oracles_disagree})")
 
 
 def _short(text: str, limit: int = 120) -> str:
