@@ -593,6 +593,21 @@ class GradRequirement(_ViewsPart):
         # handing an argument down a chain were otherwise walked once per path (exponential).
         self._passed: Dict[Tuple[int, str], RequiresGrad] = {}
         self._running: Dict[int, List[ast.Call]] = {}
+        self._uses: Optional[Tuple[Dict[str, int], Dict[str, int]]] = None
+
+    def _use_counts(self) -> Tuple[Dict[str, int], Dict[str, int]]:
+        """How often the module loads each name and reads each attribute name: one walk of the
+        module, not one per function asked about (that was quadratic in the functions)."""
+        if self._uses is None:
+            names: Dict[str, int] = {}
+            attrs: Dict[str, int] = {}
+            for n in self.tree.walk(self.tree.module):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                    names[n.id] = names.get(n.id, 0) + 1
+                elif isinstance(n, ast.Attribute):
+                    attrs[n.attr] = attrs.get(n.attr, 0) + 1
+            self._uses = (names, attrs)
+        return self._uses
 
     def requires_grad(self, expr: ast.expr, at: Located) -> RequiresGrad:
         """Whether ``expr`` (evaluated at ``at``) requires grad: "yes" only where the analysis
@@ -765,17 +780,14 @@ class GradRequirement(_ViewsPart):
             if self.tree.parent(func) is not module or len(self.binder.flow(module, nested=False).bindings.get(func.name, [])) != 1:
                 return []
             calls = by_key.get(func.name, [])
-            uses = [n for n in self.tree.walk(module) if isinstance(n, ast.Name) and n.id == func.name
-                    and isinstance(n.ctx, ast.Load)]
-            return calls if len(uses) == len(calls) else []
+            return calls if self._use_counts()[0].get(func.name, 0) == len(calls) else []
         cls = self.tree.parent(func)
         if not isinstance(cls, ast.ClassDef) or self.tree.parent(cls) is not module:
             return []
         if func.name != "forward":
             # a method the class calls as `self.name(...)` (a staticmethod too): those calls only
             own = [c for c in self.classes.calls_in(cls).get(f"self.{func.name}", [])]
-            every = [n for n in self.tree.walk(module) if isinstance(n, ast.Attribute) and n.attr == func.name]
-            return own if own and len(every) == len(own) else []
+            return own if own and self._use_counts()[1].get(func.name, 0) == len(own) else []
 
         def builds(value: object) -> bool:
             return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == cls.name
