@@ -398,3 +398,43 @@ def test_recompute_runs_a_loop_and_an_if_that_finish_the_loss_again(tmp_path):
     got, want = _load(repaired, "loop_repaired").compute(), _load(by_hand, "loop_by_hand").compute()
     assert set(got) == set(want) and "adv1" in got
     assert all(torch.allclose(got[k], want[k], rtol=1e-6, atol=1e-7) for k in want)
+
+
+# Two backwards after D's step, the first one not through D (a smoothness term of G's output):
+# the one that fails is the second (a CAAE's `di_loss_tot.backward()` after `dz_loss_tot`'s).
+SECOND_BACKWARD = textwrap.dedent('''\
+    import torch
+    import torch.nn as nn
+
+
+    def compute():
+        torch.manual_seed(0)
+        G = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 5))
+        D = nn.Sequential(nn.Linear(5, 8), nn.Tanh(), nn.Linear(8, 1))
+        opt_G = torch.optim.SGD(G.parameters(), lr=0.1)
+        opt_D = torch.optim.SGD(D.parameters(), lr=0.1)
+        z = torch.randn(6, 3)
+        real = torch.randn(6, 5)
+        fake = G(z)
+        d_loss = D(fake.detach()).mean() - D(real).mean()
+        smooth = (fake[1:] - fake[:-1]).pow(2).mean()
+        g_loss = -D(fake).mean()
+        opt_D.zero_grad()
+        d_loss.backward()
+        opt_D.step()
+        opt_G.zero_grad()
+        smooth.backward(retain_graph=True)
+        g_loss.backward()
+        opt_G.step()
+        return {"G." + n: p.detach().clone() for n, p in G.named_parameters()}
+    ''')
+
+
+def test_recompute_rebuilds_the_loss_of_a_later_backward_than_the_first():
+    """The first backward after the step does not go through D; the rewrite for the one after
+    it is offered (the run does not say which backward failed: each one is a candidate)."""
+    fixed, why = _recompute_text(SECOND_BACKWARD, "opt_D.step()", "g_loss = -D(fake)")
+    assert fixed is not None, why
+    assert ("    smooth.backward(retain_graph=True)\n    # inplacefix (recompute): the forward through the stepped "
+            "module, run again after the step\n    g_loss = -D(fake).mean()\n    g_loss.backward()") in fixed, fixed
+    assert fixed.count("smooth = (fake[1:]") == 1

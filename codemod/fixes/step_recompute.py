@@ -382,21 +382,28 @@ def plans(where: Positions, step_line: Optional[int], save_lines: Sequence[int])
             first, last = _lines(where, stmt)
             if not (first <= step_line <= last) or _call_of(stmt) is None:
                 continue
-            plan, reason = _plan(where, node, body, i, save_lines)
-            if plan is not None:
-                found.append(plan)
-            else:
-                why = reason
+            later = _later_backwards(body, i)
+            if not later:
+                why = (f"no `backward()` after `{_step_text(stmt)}` in its block (the forward cannot be run "
+                       "again before it here)")
+            # Each later backward in turn (the run does not say which one failed): the first
+            # one's reason is the one told.
+            reasons = []
+            for j, back in later:
+                plan, reason = _plan(where, node, body, i, j, back, save_lines)
+                if plan is not None:
+                    found.append(plan)
+                else:
+                    reasons.append(reason)
+            if reasons and not found:
+                why = reasons[0]
     return found, why
 
 
-def _plan(where: Positions, block: "cst.CSTNode", body: List["cst.BaseStatement"], i: int,
-          save_lines: Sequence[int]) -> Tuple[Optional[Plan], str]:
-    later = _later_backwards(body, i)
+def _plan(where: Positions, block: "cst.CSTNode", body: List["cst.BaseStatement"], i: int, j: int,
+          back: "cst.SimpleStatementLine", save_lines: Sequence[int]) -> Tuple[Optional[Plan], str]:
+    """The copies for the backward ``back`` (in ``body[j]``) after the step ``body[i]``."""
     step = _step_text(body[i])
-    if not later:
-        return None, f"no `backward()` after `{step}` in its block (the forward cannot be run again before it here)"
-    j, back = later[0]
     loss_expr = cast("cst.Attribute", cast("cst.Call", _is_backward(back)).func).value
     if not _dotted_ok(loss_expr):
         return None, f"`{code(loss_expr)}.backward()`: the loss is not a name the rewrite can rebuild"
