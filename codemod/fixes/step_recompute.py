@@ -15,14 +15,20 @@ parameter saved, or the first that reads a module the optimizer was built over (
 assignment: ``opt_D = Adam(D.parameters())``; ``self.dis_optimizer = ...`` in a class for
 ``model.dis_optimizer``), or calls a module that holds it (``net(x)`` for ``net.encoder``).
 
-It applies where the step is a statement of a block and the ``backward()`` comes after it in
-that block (or in an ``if``/``with``/``try`` inside it: the copies go right before it there),
-the loss is a name (or an attribute chain) built in that block before the step by assignments
-(``name += value`` too, its chain rebuilt from a plain assignment that makes a new value: an
-alias was changed in place by the ``+=``), and no name the copies read is bound again between
-the original statement and the backward. Statements before an ``if`` or a loop that builds part
-of the loss stay as they are; where such a statement would have to run again, it says why. Unsafe by nature (it picks a meaning); verified against the recompute reference
-(``codemod.runtime.recompute``). libcst only; no torch here.
+It applies where the step is a statement of a block and a ``backward()`` comes after it in
+that block (or in an ``if``/``with``/``try`` inside it; each such backward is a candidate, the
+first one first: the run does not say which one failed), the loss is a name (or an attribute
+chain) built in that block by assignments, ``for`` loops and ``if``s (``name += value`` too, its
+chain rebuilt from a plain assignment that makes a new value: an alias was changed in place by
+the ``+=``; a write by key into a container the copies make again, ``terms["adv"] = adv``, runs
+again too, so the fresh container holds what the old one held), and no name a copy reads is
+bound again between the original statement and the copy. Where the loss is finished after the
+step from values taken before it (``g_loss = criterion(fake_out, ...)`` after
+``optimizerD.step()``), those statements stay where they are and the copies go right before the
+first of them that reads what the copies make. A ``while``, ``try`` or ``with`` statement, or a
+loop or ``if`` holding a step, a backward, a ``return`` or a definition, is not run again: where
+one builds part of the loss, it says why. Unsafe by nature (it picks a meaning); verified
+against the recompute reference (``codemod.runtime.recompute``). libcst only; no torch here.
 """
 
 from __future__ import annotations
