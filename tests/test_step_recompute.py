@@ -438,3 +438,25 @@ def test_recompute_rebuilds_the_loss_of_a_later_backward_than_the_first():
     assert ("    smooth.backward(retain_graph=True)\n    # inplacefix (recompute): the forward through the stepped "
             "module, run again after the step\n    g_loss = -D(fake).mean()\n    g_loss.backward()") in fixed, fixed
     assert fixed.count("smooth = (fake[1:]") == 1
+
+
+def test_recompute_copy_may_bind_a_name_an_attribute_of_it_spells():
+    """``entropy = dist.entropy().mean()`` reads `dist`, not a name `entropy` (the PPO loss of a
+    medipixel report): running it again is no clash with what it binds."""
+    source = textwrap.dedent('''\
+        def update(actor, critic, critic_optim, actor_optim, state, ret):
+            dist = actor(state)
+            value = critic(state)
+            entropy = dist.entropy().mean()
+            total_loss = (ret - value).pow(2).mean() - 0.01 * entropy
+            critic_optim.zero_grad()
+            total_loss.backward(retain_graph=True)
+            critic_optim.step()
+            actor_optim.zero_grad()
+            total_loss.backward()
+            actor_optim.step()
+        ''')
+    fixed, why = _recompute_text(source, "critic_optim.step()", "value = critic(state)")
+    assert fixed is not None, why
+    assert ("    # inplacefix (recompute): the forward through the stepped module, run again after the step\n"
+            "    value = critic(state)\n    entropy = dist.entropy().mean()\n    total_loss = (ret - value)") in fixed

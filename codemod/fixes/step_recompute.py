@@ -123,20 +123,12 @@ def _any_binding(stmt: "cst.BaseStatement") -> Set[str]:
 
 def _reads(stmt: "cst.BaseStatement") -> Set[str]:
     """The names and attribute chains a plain or augmented assignment reads (its right-hand
-    side; an augmented one reads its target too)."""
+    side; an augmented one reads its target too). An attribute's name (``entropy`` of
+    ``dist.entropy()``) and a keyword (``dim=``) are no reads."""
     found: Set[str] = set()
-
-    class Collect(cst.CSTVisitor):
-        def visit_Name(self, node: "cst.Name") -> None:
-            found.add(node.value)
-
-        def visit_Attribute(self, node: "cst.Attribute") -> None:
-            if _dotted_ok(node):
-                found.add(code(node))
-
     value = _value(stmt)
     if value is not None:
-        value.visit(Collect())
+        _walk_reads(value, set(), found)
     target = _augmented(stmt)
     if target is not None:
         found.add(target)
