@@ -460,3 +460,64 @@ def test_recompute_copy_may_bind_a_name_an_attribute_of_it_spells():
     assert fixed is not None, why
     assert ("    # inplacefix (recompute): the forward through the stepped module, run again after the step\n"
             "    value = critic(state)\n    entropy = dist.entropy().mean()\n    total_loss = (ret - value)") in fixed
+
+
+# Two generators stepped one after the other, then each discriminator's loss built after the
+# steps from a generator output taken before them (a CycleGAN loop). Both generators are one
+# class: the run names both conflicts by the same step and the same line of `forward`, so fixing
+# one loss looks to the repair as if the conflict stayed; the rewrite that rebuilds every loss
+# the step made stale, at once, comes first (and copies shared with another plan go in once).
+TWO_GENERATORS = textwrap.dedent('''\
+    import itertools
+
+    import torch
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self, n_out):
+            super().__init__()
+            self.a, self.b = nn.Linear(4, 8), nn.Linear(8, n_out)
+
+        def forward(self, x):
+            return self.b(torch.tanh(self.a(x)))
+
+
+    def compute():
+        torch.manual_seed(0)
+        G_x, G_y, D_x, D_y = Net(4), Net(4), Net(1), Net(1)
+        opt_g = torch.optim.SGD(itertools.chain(G_x.parameters(), G_y.parameters()), lr=0.1)
+        opt_d = torch.optim.SGD(itertools.chain(D_x.parameters(), D_y.parameters()), lr=0.1)
+        real_x, real_y = torch.randn(6, 4), torch.randn(6, 4)
+        opt_g.zero_grad()
+        fake_y = G_x(real_x)
+        loss_X = (D_x(fake_y) - 1).pow(2).mean() + (G_y(fake_y) - real_x).abs().mean()
+        loss_X.backward(retain_graph=True)
+        opt_g.step()
+        opt_g.zero_grad()
+        fake_x = G_y(real_y)
+        loss_Y = (D_y(fake_x) - 1).pow(2).mean() + (G_x(fake_x) - real_y).abs().mean()
+        loss_Y.backward(retain_graph=True)
+        opt_g.step()
+        opt_d.zero_grad()
+        loss_D_x = D_x(real_y).pow(2).mean() + (D_x(fake_y) - 1).pow(2).mean()
+        loss_D_x.backward()
+        opt_d.step()
+        opt_d.zero_grad()
+        loss_D_y = D_y(real_x).pow(2).mean() + (D_y(fake_x) - 1).pow(2).mean()
+        loss_D_y.backward()
+        opt_d.step()
+        out = {n: p.grad.clone() for n, p in itertools.chain(G_x.named_parameters(), G_y.named_parameters())}
+        out.update({"D_y." + n: p.detach().clone() for n, p in D_y.named_parameters()})
+        return out
+    ''')
+
+
+def test_recompute_rebuilds_every_loss_a_step_made_stale_at_once(tmp_path):
+    path = tmp_path / "cycle.py"
+    path.write_text(TWO_GENERATORS)
+    result = repair(f"{path}::compute", meaning="recompute")
+    assert result.verified, [s.action for s in result.steps]
+    assert result.repaired.count("    fake_y = G_x(real_x)\n") == 2 and result.repaired.count("    fake_x = G_y(real_y)\n") == 2
+    assert "    fake_y = G_x(real_x)\n    loss_D_x = " in result.repaired
+    assert "    fake_x = G_y(real_y)\n    loss_D_y = " in result.repaired

@@ -206,6 +206,7 @@ class Plan:
         self.taken: List["cst.SimpleStatementLine"] = []  # the backward statements whose gradients are taken early
         self.copies: List[int] = []  # recompute (``fixes.step_recompute``): the statements run again
         self.before: Optional[int] = None  # recompute: the statement of the block the copies go before
+        self.parts: List["Plan"] = []  # recompute: one plan per later backward, built together
 
 
 def wraps_around(where: Positions, line: int) -> List[Plan]:

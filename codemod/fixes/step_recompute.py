@@ -33,14 +33,14 @@ against the recompute reference (``codemod.runtime.recompute``). libcst only; no
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Set, Tuple, cast
+from typing import Callable, List, Optional, Sequence, Set, Tuple, cast
 
 from codemod.findings import Fix
 from codemod.fixes import _cst as cst
 from codemod.fixes.edits import code
 from codemod.fixes.from_run import Positions
 from codemod.fixes.step_order import (Plan, _body, _call_of, _dotted_ok, _is_backward, _is_step, _later_backwards,
-                                      _replace_body, _step_text)
+                                      _step_text)
 
 COMMENT = "# inplacefix (recompute): the forward through the stepped module, run again after the step"
 
@@ -386,13 +386,22 @@ def plans(where: Positions, step_line: Optional[int], save_lines: Sequence[int])
                        "again before it here)")
             # Each later backward in turn (the run does not say which one failed): the first
             # one's reason is the one told.
-            reasons = []
+            reasons, mine = [], []
             for j, back in later:
                 plan, reason = _plan(where, node, body, i, j, back, save_lines)
                 if plan is not None:
-                    found.append(plan)
+                    mine.append(plan)
                 else:
                     reasons.append(reason)
+            if len(mine) > 1 and all(p.before is not None or any(p.taken[0] is s for s in body) for p in mine):
+                # Every later loss the step made stale, rebuilt at once, first: the run names a
+                # conflict by its step and the line that saved, the same for two losses through
+                # one module (a CycleGAN's two discriminator losses), so fixing one of them
+                # looks to the repair as if the conflict stayed.
+                both = Plan(node, i, mine[0].backward, "recompute", "; and ".join(p.title for p in mine))
+                both.parts = mine
+                found.append(both)
+            found += mine
             if reasons and not found:
                 why = reasons[0]
     return found, why
@@ -547,19 +556,52 @@ def _filled_again(where: Positions, body: List["cst.BaseStatement"], i: int, at:
 def fix(where: Positions, plan: Plan) -> Fix:
     """The copies inserted right before the backward (in the block that holds it: the step's
     block, or one inside it, as ``if train_dec:``), or right before the statement of the step's
-    block that finishes the loss after the step (``plan.before``)."""
+    block that finishes the loss after the step (``plan.before``). Found by its text, so that
+    the copies for another conflict of the same block go in beside them; copies already there
+    are not put in twice. A plan of several backwards (``plan.parts``) is one fix of each."""
     body = _body(plan.block)
-    copies = [body[k] for k in plan.copies]
-    comment = cst.EmptyLine(comment=cst.Comment(COMMENT))
-    made = [s.with_changes(leading_lines=[comment] if n == 0 else []) for n, s in enumerate(copies)]
+    if plan.parts:
+        # One fix of the block's owner (the function, the loop): the repair takes one fix per
+        # node and round, and another conflict's copies may be fixing the block itself.
+        inserts = [_insert_before(body[part.before] if part.before is not None else part.taken[0],
+                                  _made(body, part)) for part in plan.parts]
+        owner = where.parents.get(plan.block)
+        if owner is None or getattr(owner, "body", None) is not plan.block:
+            raise ValueError("the block has no owner to fix")
+
+        def build_all(node: "cst.CSTNode") -> "cst.CSTNode":
+            block = cast("cst.CSTNode", getattr(node, "body"))
+            for insert in inserts:
+                block = insert(block)
+            return node.with_changes(body=block)
+        return Fix(owner, build_all, plan.title, order=1)
+    made = _made(body, plan)
     if plan.before is not None:
-        new = body[:plan.before] + made + body[plan.before:]
-        return Fix(plan.block, _replace_body(body, new), plan.title, order=1)
+        return Fix(plan.block, _insert_before(body[plan.before], made), plan.title, order=1)
     back = plan.taken[0]
     inner = where.parents.get(back)
     if not isinstance(inner, cst.IndentedBlock) and inner is not plan.block:
         raise ValueError("the backward is not a statement of a block")
-    old = _body(inner)
-    at = next(k for k, s in enumerate(old) if s is back)
-    new = old[:at] + made + old[at:]
-    return Fix(inner, _replace_body(old, new), plan.title, order=1)
+    return Fix(inner, _insert_before(back, made), plan.title, order=1)
+
+
+def _made(body: List["cst.BaseStatement"], plan: Plan) -> List["cst.BaseStatement"]:
+    copies = [body[k] for k in plan.copies]
+    comment = cst.EmptyLine(comment=cst.Comment(COMMENT))
+    return [s.with_changes(leading_lines=[comment] if n == 0 else []) for n, s in enumerate(copies)]
+
+
+def _insert_before(anchor: "cst.BaseStatement",
+                   made: List["cst.BaseStatement"]) -> "Callable[[cst.CSTNode], cst.CSTNode]":
+    def build(node: "cst.CSTNode") -> "cst.CSTNode":
+        now = list(cast("cst.IndentedBlock", node).body)
+        hits = [k for k, s in enumerate(now) if s.deep_equals(anchor)]
+        if len(hits) != 1:
+            return node  # the statement is gone, or not one: leave the block
+        at = hits[0]
+        bare = [s.with_changes(leading_lines=[]) for s in made]
+        there = [s.with_changes(leading_lines=[]) for s in now[max(0, at - len(made)):at]]
+        if len(there) == len(bare) and all(a.deep_equals(b) for a, b in zip(there, bare)):
+            return node  # the same copies, for another conflict: in once
+        return node.with_changes(body=now[:at] + made + now[at:])
+    return build
