@@ -521,3 +521,21 @@ def test_recompute_rebuilds_every_loss_a_step_made_stale_at_once(tmp_path):
     assert result.repaired.count("    fake_y = G_x(real_x)\n") == 2 and result.repaired.count("    fake_x = G_y(real_y)\n") == 2
     assert "    fake_y = G_x(real_x)\n    loss_D_x = " in result.repaired
     assert "    fake_x = G_y(real_y)\n    loss_D_y = " in result.repaired
+
+
+def test_recompute_title_names_statements_not_their_comments():
+    """A copied statement with a comment above it is named by its code in the title."""
+    import libcst as cst
+
+    from codemod.fixes.from_run import Positions
+    from codemod.runtime import step_order
+
+    source = LATE_LOSS.replace("        score_fake = D(fake).mean()\n",
+                               "        # the score of the fakes\n        score_fake = D(fake).mean()\n")
+    lines = source.splitlines()
+    at = next(i for i, t in enumerate(lines, 1) if "opt_D.step()" in t)
+    saved = next(i for i, t in enumerate(lines, 1) if "score_fake = D(fake)" in t)
+    found, why = step_order.recompute_candidates(Positions(cst.MetadataWrapper(cst.parse_module(source))), at, True,
+                                                 [saved])
+    assert found, why
+    assert "run `score_fake = D(fake).mean()` again" in found[0][1], found[0][1]

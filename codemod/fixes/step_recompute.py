@@ -356,7 +356,7 @@ def _repeatable(stmt: "cst.BaseStatement") -> bool:
 
 
 def _first_line(stmt: "cst.BaseStatement") -> str:
-    text = code(stmt).strip().splitlines()[0]
+    text = code(stmt.with_changes(leading_lines=[])).strip().splitlines()[0]
     return text if isinstance(stmt, cst.SimpleStatementLine) else text + " ..."
 
 
