@@ -307,14 +307,6 @@ def _root_name(expr: "cst.BaseExpression") -> str:
     return expr.value if isinstance(expr, cst.Name) else ""
 
 
-def _names_in(target: "cst.BaseExpression") -> List["cst.Name"]:
-    if isinstance(target, cst.Name):
-        return [target]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _names_in(e.value)]
-    return []
-
-
 def _binds(stmt: "cst.BaseStatement") -> Set[str]:
     """What a statement run again binds (``name``, ``self.x``; in a loop, its variables too)."""
     bound = _targets(stmt)
