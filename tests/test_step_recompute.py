@@ -189,8 +189,10 @@ NOT_REPEATABLE = textwrap.dedent('''\
         fake = G(torch.randn(4, 3))
         loss_D = -torch.log(1 - D(fake.detach())).mean()
         loss_G = -torch.log(D(fake)).mean()
-        for weight in (0.1, 0.2):
+        weight = 0.1
+        while weight < 0.25:
             loss_G = loss_G + weight * fake.abs().mean()
+            weight += 0.1
         opt_D.zero_grad()
         loss_D.backward()
         opt_D.step()
@@ -202,8 +204,8 @@ NOT_REPEATABLE = textwrap.dedent('''\
 
 
 def test_recompute_that_cannot_apply_says_why_and_writes_nothing(tmp_path):
-    """Part of the loss is built in a loop after D's call (a statement the rewrite does not run
-    again): no recompute rewrite, the reason said, nothing written; the default meaning still
+    """Part of the loss is built in a ``while`` loop after D's call (a statement the rewrite does
+    not run again: how often it runs may depend on what its first run changed): no recompute rewrite, the reason said, nothing written; the default meaning still
     repairs it."""
     path = tmp_path / "aug.py"
     path.write_text(NOT_REPEATABLE)
@@ -261,6 +263,282 @@ def test_recompute_rebuilds_an_added_up_loss_from_its_start_inside_the_if():
     aliased = CHAINS.replace("g_loss = 0", "g_loss = G.loss")
     fixed, why = _recompute_text(aliased, "opt_D.step()", "g_loss += -D(fake)")
     assert fixed is None and "keeps the first addition" in why
+
+
+# A generator loss finished after D's step from a score taken before it (SRGAN's `g_loss =
+# criterion(fake_out, ...)` after `optimizerD.step()`, FactorVAE's `D_tc_loss` from `D_z`, a
+# VAE-GAN's `errVAE` from `recon_data`): the stale score is taken again right before the
+# statement that finishes the loss, not before the backward.
+LATE_LOSS = textwrap.dedent('''\
+    import torch
+    import torch.nn as nn
+
+
+    def compute():
+        torch.manual_seed(0)
+        G = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 5))
+        D = nn.Sequential(nn.Linear(5, 8), nn.Tanh(), nn.Linear(8, 1))
+        opt_G = torch.optim.SGD(G.parameters(), lr=0.1)
+        opt_D = torch.optim.Adam(D.parameters(), lr=0.01)
+        out = {}
+        for step in range(2):
+            z = torch.randn(6, 3)
+            real = torch.randn(6, 5)
+            fake = G(z)
+            score_fake = D(fake).mean()
+            d_loss = D(fake.detach()).mean() - D(real).mean()
+            opt_D.zero_grad()
+            d_loss.backward()
+            opt_D.step()
+            logged = d_loss.item()
+            g_loss = -score_fake + 0.1 * fake.pow(2).mean()
+            opt_G.zero_grad()
+            g_loss.backward()
+            opt_G.step()
+            out[f"g_loss{step}"] = g_loss.detach().clone()
+            out[f"logged{step}"] = torch.tensor(logged)
+        out.update({"G." + n: p.detach().clone() for n, p in G.named_parameters()})
+        return out
+    ''')
+
+
+def test_recompute_takes_a_stale_score_again_before_the_loss_finished_after_the_step(tmp_path):
+    """The loss is built after the step from a score taken through D before it: the score's
+    statement runs again right before the loss's, verified against the replayed original, and
+    equal to the reorder written by hand."""
+    fixed, why = _recompute_text(LATE_LOSS, "opt_D.step()", "score_fake = D(fake)")
+    assert fixed is not None, why
+    assert ("        logged = d_loss.item()\n        # inplacefix (recompute)" in fixed
+            and "        score_fake = D(fake).mean()\n        g_loss = -score_fake" in fixed), fixed
+    assert fixed.count("fake = G(z)") == 1 and "retain_graph" not in fixed and "detach()).mean() -" in fixed
+    path = tmp_path / "late.py"
+    path.write_text(LATE_LOSS)
+    result = repair(f"{path}::compute", meaning="recompute")
+    assert result.verified, [(d.reference, d.reasons) for d in result.verification.devices]
+    assert result.repaired == fixed
+    by_hand = tmp_path / "late_by_hand.py"
+    by_hand.write_text(LATE_LOSS.replace("        score_fake = D(fake).mean()\n", "", 1).replace(
+        "        g_loss = -score_fake", "        score_fake = D(fake).mean()\n        g_loss = -score_fake"))
+    repaired = tmp_path / "late_repaired.py"
+    repaired.write_text(result.repaired)
+    got, want = _load(repaired, "late_repaired").compute(), _load(by_hand, "late_by_hand").compute()
+    assert set(got) == set(want)
+    assert all(torch.allclose(got[k], want[k], rtol=1e-6, atol=1e-7) for k in want)
+
+
+# The generator's loss finished by a loop and an `if` after D's call, its terms kept in a dict
+# that is divided in place and filled after (DeOcclusion's cGAN step, a PPO clipped value loss).
+LOOP_AND_IF = textwrap.dedent('''\
+    import torch
+    import torch.nn as nn
+
+
+    def compute(clipped=True):
+        torch.manual_seed(0)
+        G = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 5))
+        D = nn.Sequential(nn.Linear(5, 8), nn.Tanh(), nn.Linear(8, 1), nn.Sigmoid())
+        opt_G = torch.optim.SGD(G.parameters(), lr=0.1)
+        opt_D = torch.optim.SGD(D.parameters(), lr=0.1)
+        bce = nn.BCELoss()
+        out = {}
+        for step in range(2):
+            z = torch.randn(6, 3)
+            real = torch.rand(6, 5)
+            fake = G(z)
+            d_loss = bce(D(real), torch.ones(6, 1)) + bce(D(fake.detach()), torch.zeros(6, 1))
+            g_loss = 0
+            pred = D(fake)
+            if clipped:
+                adv = bce(pred.clamp(0.01, 0.99), torch.ones(6, 1))
+            else:
+                adv = bce(pred, torch.ones(6, 1))
+            g_loss += adv
+            terms = {"l1": (fake - real).abs().mean(), "l2": (fake - real).pow(2).mean()}
+            for name in terms.keys():
+                terms[name] /= 2
+            for name, weight in (("l1", 1.0), ("l2", 0.5)):
+                g_loss += weight * terms[name]
+            terms["adv"] = adv
+            opt_D.zero_grad()
+            d_loss.backward()
+            opt_D.step()
+            opt_G.zero_grad()
+            g_loss.backward()
+            opt_G.step()
+            out.update({f"{k}{step}": v.detach().clone() for k, v in terms.items()})
+        out.update({"G." + n: p.detach().clone() for n, p in G.named_parameters()})
+        return out
+    ''')
+
+
+def test_recompute_runs_a_loop_and_an_if_that_finish_the_loss_again(tmp_path):
+    """Part of the loss is built in an ``if`` and a loop after D's call, and a dict of its terms
+    is written in place and filled: all of it runs again (the dict filled again too, so the
+    terms the program keeps are all there), verified, and equal to the reorder by hand."""
+    fixed, why = _recompute_text(LOOP_AND_IF, "opt_D.step()", "pred = D(fake)")
+    assert fixed is not None, why
+    copied = ("g_loss = 0", "pred = D(fake)", "if clipped:", "g_loss += adv", "terms = {",
+              "for name in terms.keys():", "for name, weight in", 'terms["adv"] = adv')
+    assert all(fixed.count(text) == 2 for text in copied), fixed
+    assert fixed.count("fake = G(z)") == 1 and fixed.count("d_loss = bce") == 1 and "retain_graph" not in fixed
+    path = tmp_path / "loop.py"
+    path.write_text(LOOP_AND_IF)
+    result = repair(f"{path}::compute", meaning="recompute")
+    assert result.verified, [(d.reference, d.reasons) for d in result.verification.devices]
+    lines = LOOP_AND_IF.splitlines(keepends=True)
+    first = next(i for i, t in enumerate(lines) if "g_loss = 0" in t)
+    last = next(i for i, t in enumerate(lines) if 'terms["adv"] = adv' in t)
+    block = lines[first:last + 1]
+    rest = lines[:first] + lines[last + 1:]
+    at = next(i for i, t in enumerate(rest) if "g_loss.backward()" in t)
+    by_hand = tmp_path / "loop_by_hand.py"
+    by_hand.write_text("".join(rest[:at] + block + rest[at:]))
+    repaired = tmp_path / "loop_repaired.py"
+    repaired.write_text(result.repaired)
+    got, want = _load(repaired, "loop_repaired").compute(), _load(by_hand, "loop_by_hand").compute()
+    assert set(got) == set(want) and "adv1" in got
+    assert all(torch.allclose(got[k], want[k], rtol=1e-6, atol=1e-7) for k in want)
+
+
+# Two backwards after D's step, the first one not through D (a smoothness term of G's output):
+# the one that fails is the second (a CAAE's `di_loss_tot.backward()` after `dz_loss_tot`'s).
+SECOND_BACKWARD = textwrap.dedent('''\
+    import torch
+    import torch.nn as nn
+
+
+    def compute():
+        torch.manual_seed(0)
+        G = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 5))
+        D = nn.Sequential(nn.Linear(5, 8), nn.Tanh(), nn.Linear(8, 1))
+        opt_G = torch.optim.SGD(G.parameters(), lr=0.1)
+        opt_D = torch.optim.SGD(D.parameters(), lr=0.1)
+        z = torch.randn(6, 3)
+        real = torch.randn(6, 5)
+        fake = G(z)
+        d_loss = D(fake.detach()).mean() - D(real).mean()
+        smooth = (fake[1:] - fake[:-1]).pow(2).mean()
+        g_loss = -D(fake).mean()
+        opt_D.zero_grad()
+        d_loss.backward()
+        opt_D.step()
+        opt_G.zero_grad()
+        smooth.backward(retain_graph=True)
+        g_loss.backward()
+        opt_G.step()
+        return {"G." + n: p.detach().clone() for n, p in G.named_parameters()}
+    ''')
+
+
+def test_recompute_rebuilds_the_loss_of_a_later_backward_than_the_first():
+    """The first backward after the step does not go through D; the rewrite for the one after
+    it is offered (the run does not say which backward failed: each one is a candidate)."""
+    fixed, why = _recompute_text(SECOND_BACKWARD, "opt_D.step()", "g_loss = -D(fake)")
+    assert fixed is not None, why
+    assert ("    smooth.backward(retain_graph=True)\n    # inplacefix (recompute): the forward through the stepped "
+            "module, run again after the step\n    g_loss = -D(fake).mean()\n    g_loss.backward()") in fixed, fixed
+    assert fixed.count("smooth = (fake[1:]") == 1
+
+
+def test_recompute_copy_may_bind_a_name_an_attribute_of_it_spells():
+    """``entropy = dist.entropy().mean()`` reads `dist`, not a name `entropy` (the PPO loss of a
+    medipixel report): running it again is no clash with what it binds."""
+    source = textwrap.dedent('''\
+        def update(actor, critic, critic_optim, actor_optim, state, ret):
+            dist = actor(state)
+            value = critic(state)
+            entropy = dist.entropy().mean()
+            total_loss = (ret - value).pow(2).mean() - 0.01 * entropy
+            critic_optim.zero_grad()
+            total_loss.backward(retain_graph=True)
+            critic_optim.step()
+            actor_optim.zero_grad()
+            total_loss.backward()
+            actor_optim.step()
+        ''')
+    fixed, why = _recompute_text(source, "critic_optim.step()", "value = critic(state)")
+    assert fixed is not None, why
+    assert ("    # inplacefix (recompute): the forward through the stepped module, run again after the step\n"
+            "    value = critic(state)\n    entropy = dist.entropy().mean()\n    total_loss = (ret - value)") in fixed
+
+
+# Two generators stepped one after the other, then each discriminator's loss built after the
+# steps from a generator output taken before them (a CycleGAN loop). Both generators are one
+# class: the run names both conflicts by the same step and the same line of `forward`, so fixing
+# one loss looks to the repair as if the conflict stayed; the rewrite that rebuilds every loss
+# the step made stale, at once, comes first (and copies shared with another plan go in once).
+TWO_GENERATORS = textwrap.dedent('''\
+    import itertools
+
+    import torch
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self, n_out):
+            super().__init__()
+            self.a, self.b = nn.Linear(4, 8), nn.Linear(8, n_out)
+
+        def forward(self, x):
+            return self.b(torch.tanh(self.a(x)))
+
+
+    def compute():
+        torch.manual_seed(0)
+        G_x, G_y, D_x, D_y = Net(4), Net(4), Net(1), Net(1)
+        opt_g = torch.optim.SGD(itertools.chain(G_x.parameters(), G_y.parameters()), lr=0.1)
+        opt_d = torch.optim.SGD(itertools.chain(D_x.parameters(), D_y.parameters()), lr=0.1)
+        real_x, real_y = torch.randn(6, 4), torch.randn(6, 4)
+        opt_g.zero_grad()
+        fake_y = G_x(real_x)
+        loss_X = (D_x(fake_y) - 1).pow(2).mean() + (G_y(fake_y) - real_x).abs().mean()
+        loss_X.backward(retain_graph=True)
+        opt_g.step()
+        opt_g.zero_grad()
+        fake_x = G_y(real_y)
+        loss_Y = (D_y(fake_x) - 1).pow(2).mean() + (G_x(fake_x) - real_y).abs().mean()
+        loss_Y.backward(retain_graph=True)
+        opt_g.step()
+        opt_d.zero_grad()
+        loss_D_x = D_x(real_y).pow(2).mean() + (D_x(fake_y) - 1).pow(2).mean()
+        loss_D_x.backward()
+        opt_d.step()
+        opt_d.zero_grad()
+        loss_D_y = D_y(real_x).pow(2).mean() + (D_y(fake_x) - 1).pow(2).mean()
+        loss_D_y.backward()
+        opt_d.step()
+        out = {n: p.grad.clone() for n, p in itertools.chain(G_x.named_parameters(), G_y.named_parameters())}
+        out.update({"D_y." + n: p.detach().clone() for n, p in D_y.named_parameters()})
+        return out
+    ''')
+
+
+def test_recompute_rebuilds_every_loss_a_step_made_stale_at_once(tmp_path):
+    path = tmp_path / "cycle.py"
+    path.write_text(TWO_GENERATORS)
+    result = repair(f"{path}::compute", meaning="recompute")
+    assert result.verified, [s.action for s in result.steps]
+    assert result.repaired.count("    fake_y = G_x(real_x)\n") == 2 and result.repaired.count("    fake_x = G_y(real_y)\n") == 2
+    assert "    fake_y = G_x(real_x)\n    loss_D_x = " in result.repaired
+    assert "    fake_x = G_y(real_y)\n    loss_D_y = " in result.repaired
+
+
+def test_recompute_title_names_statements_not_their_comments():
+    """A copied statement with a comment above it is named by its code in the title."""
+    import libcst as cst
+
+    from codemod.fixes.from_run import Positions
+    from codemod.runtime import step_order
+
+    source = LATE_LOSS.replace("        score_fake = D(fake).mean()\n",
+                               "        # the score of the fakes\n        score_fake = D(fake).mean()\n")
+    lines = source.splitlines()
+    at = next(i for i, t in enumerate(lines, 1) if "opt_D.step()" in t)
+    saved = next(i for i, t in enumerate(lines, 1) if "score_fake = D(fake)" in t)
+    found, why = step_order.recompute_candidates(Positions(cst.MetadataWrapper(cst.parse_module(source))), at, True,
+                                                 [saved])
+    assert found, why
+    assert "run `score_fake = D(fake).mean()` again" in found[0][1], found[0][1]
 
 
 PLAIN_FAMILY_A = textwrap.dedent('''\

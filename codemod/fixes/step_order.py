@@ -205,6 +205,8 @@ class Plan:
         self.at: Optional[int] = None  # the step's line, where the block is one around the step's
         self.taken: List["cst.SimpleStatementLine"] = []  # the backward statements whose gradients are taken early
         self.copies: List[int] = []  # recompute (``fixes.step_recompute``): the statements run again
+        self.before: Optional[int] = None  # recompute: the statement of the block the copies go before
+        self.parts: List["Plan"] = []  # recompute: one plan per later backward, built together
 
 
 def wraps_around(where: Positions, line: int) -> List[Plan]:

@@ -15,26 +15,32 @@ parameter saved, or the first that reads a module the optimizer was built over (
 assignment: ``opt_D = Adam(D.parameters())``; ``self.dis_optimizer = ...`` in a class for
 ``model.dis_optimizer``), or calls a module that holds it (``net(x)`` for ``net.encoder``).
 
-It applies where the step is a statement of a block and the ``backward()`` comes after it in
-that block (or in an ``if``/``with``/``try`` inside it: the copies go right before it there),
-the loss is a name (or an attribute chain) built in that block before the step by assignments
-(``name += value`` too, its chain rebuilt from a plain assignment that makes a new value: an
-alias was changed in place by the ``+=``), and no name the copies read is bound again between
-the original statement and the backward. Statements before an ``if`` or a loop that builds part
-of the loss stay as they are; where such a statement would have to run again, it says why. Unsafe by nature (it picks a meaning); verified against the recompute reference
-(``codemod.runtime.recompute``). libcst only; no torch here.
+It applies where the step is a statement of a block and a ``backward()`` comes after it in
+that block (or in an ``if``/``with``/``try`` inside it; each such backward is a candidate, the
+first one first: the run does not say which one failed), the loss is a name (or an attribute
+chain) built in that block by assignments, ``for`` loops and ``if``s (``name += value`` too, its
+chain rebuilt from a plain assignment that makes a new value: an alias was changed in place by
+the ``+=``; a write by key into a container the copies make again, ``terms["adv"] = adv``, runs
+again too, so the fresh container holds what the old one held), and no name a copy reads is
+bound again between the original statement and the copy. Where the loss is finished after the
+step from values taken before it (``g_loss = criterion(fake_out, ...)`` after
+``optimizerD.step()``), those statements stay where they are and the copies go right before the
+first of them that reads what the copies make. A ``while``, ``try`` or ``with`` statement, or a
+loop or ``if`` holding a step, a backward, a ``return`` or a definition, is not run again: where
+one builds part of the loss, it says why. Unsafe by nature (it picks a meaning); verified
+against the recompute reference (``codemod.runtime.recompute``). libcst only; no torch here.
 """
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Set, Tuple, cast
+from typing import Callable, List, Optional, Sequence, Set, Tuple, cast
 
 from codemod.findings import Fix
 from codemod.fixes import _cst as cst
 from codemod.fixes.edits import code
 from codemod.fixes.from_run import Positions
 from codemod.fixes.step_order import (Plan, _body, _call_of, _dotted_ok, _is_backward, _is_step, _later_backwards,
-                                      _replace_body, _step_text)
+                                      _step_text)
 
 COMMENT = "# inplacefix (recompute): the forward through the stepped module, run again after the step"
 
@@ -117,20 +123,12 @@ def _any_binding(stmt: "cst.BaseStatement") -> Set[str]:
 
 def _reads(stmt: "cst.BaseStatement") -> Set[str]:
     """The names and attribute chains a plain or augmented assignment reads (its right-hand
-    side; an augmented one reads its target too)."""
+    side; an augmented one reads its target too). An attribute's name (``entropy`` of
+    ``dist.entropy()``) and a keyword (``dim=``) are no reads."""
     found: Set[str] = set()
-
-    class Collect(cst.CSTVisitor):
-        def visit_Name(self, node: "cst.Name") -> None:
-            found.add(node.value)
-
-        def visit_Attribute(self, node: "cst.Attribute") -> None:
-            if _dotted_ok(node):
-                found.add(code(node))
-
     value = _value(stmt)
     if value is not None:
-        value.visit(Collect())
+        _walk_reads(value, set(), found)
     target = _augmented(stmt)
     if target is not None:
         found.add(target)
@@ -181,11 +179,177 @@ def _calls_into(stmt: "cst.BaseStatement", modules: Set[str]) -> bool:
             if _dotted_ok(node.func):
                 called.add(code(node.func))
 
-    value = _value(stmt)
-    if value is not None:
-        value.visit(Calls())
-    return any(r in modules for r in _reads(stmt)) or any(
+    if isinstance(stmt, cst.SimpleStatementLine):
+        value = _value(stmt)
+        if value is not None:
+            value.visit(Calls())
+    else:
+        stmt.visit(Calls())
+    return any(r in modules for r in _reads_all(stmt)) or any(
         c != "self" and m.startswith(c + ".") for c in called for m in modules)
+
+
+def _grows(stmt: "cst.BaseStatement") -> Set[str]:
+    """The names (and attribute chains) a statement adds to in place, ``name op= value``,
+    anywhere in it."""
+    found: Set[str] = set()
+
+    class Collect(cst.CSTVisitor):
+        def visit_AugAssign(self, node: "cst.AugAssign") -> None:
+            if isinstance(node.target, (cst.Name, cst.Attribute)) and _dotted_ok(node.target):
+                found.add(code(node.target))
+
+        def visit_FunctionDef(self, node: "cst.FunctionDef") -> bool:
+            return False
+
+    stmt.visit(Collect())
+    return found
+
+
+def _written_into(stmt: "cst.BaseStatement") -> Set[str]:
+    """The objects a statement writes into by key (``terms[k] = v``, ``terms[k] /= 2``:
+    ``terms``), anywhere in it."""
+    found: Set[str] = set()
+
+    def add(target: "cst.BaseExpression") -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for e in target.elements:
+                add(e.value)
+        elif isinstance(target, cst.Subscript) and _dotted_ok(target.value):
+            found.add(code(target.value))
+
+    class Collect(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: "cst.AssignTarget") -> None:
+            add(node.target)
+
+        def visit_AugAssign(self, node: "cst.AugAssign") -> None:
+            add(node.target)
+
+        def visit_AnnAssign(self, node: "cst.AnnAssign") -> None:
+            add(node.target)
+
+        def visit_FunctionDef(self, node: "cst.FunctionDef") -> bool:
+            return False
+
+    stmt.visit(Collect())
+    return found
+
+
+def _reads_all(stmt: "cst.BaseStatement") -> Set[str]:
+    """What a statement may read: a plain assignment's right-hand side; for any other, every
+    name and attribute chain in it that is not bound in it before it is read (a loop's
+    variables, ``adv`` of ``if c: adv = f(x) else: adv = g(x)``; each branch on its own)."""
+    if _targets(stmt) is not None:
+        return _reads(stmt)
+    found: Set[str] = set()
+    _walk_reads(stmt, set(), found)
+    return found
+
+
+def _walk_reads(node: "cst.CSTNode", bound: Set[str], found: Set[str]) -> Set[str]:
+    """Add to ``found`` the names ``node`` reads that ``bound`` (bound before, on this path)
+    lacks; return what is bound after it on every path through it."""
+    if isinstance(node, cst.Name):
+        if node.value not in bound:
+            found.add(node.value)
+        return bound
+    if isinstance(node, cst.Attribute) and _dotted_ok(node):
+        text = code(node)
+        if text not in bound and _root_name(node) not in bound:
+            found.add(text)
+        return _walk_reads(node.value, bound, found)
+    if isinstance(node, cst.Attribute):  # ``f(x).mean``: its attribute's name is no read
+        return _walk_reads(node.value, bound, found)
+    if isinstance(node, cst.Arg):  # ``dim=1``: nor is a keyword
+        return _walk_reads(node.value, bound, found)
+    if isinstance(node, cst.Assign):
+        bound = _walk_reads(node.value, bound, found)
+        for t in node.targets:
+            bound = _bind(t.target, bound, found)
+        return bound
+    if isinstance(node, cst.AugAssign):
+        bound = _walk_reads(node.value, _walk_reads(node.target, bound, found), found)
+        return _bind(node.target, bound, found)
+    if isinstance(node, cst.For):
+        bound = _walk_reads(node.iter, bound, found)
+        inside = _walk_reads(node.body, _bind(node.target, bound, found), found)
+        if node.orelse is not None:
+            _walk_reads(node.orelse, inside, found)
+        return bound  # the body may not run
+    if isinstance(node, cst.If):
+        bound = _walk_reads(node.test, bound, found)
+        one = _walk_reads(node.body, bound, found)
+        other = _walk_reads(node.orelse, bound, found) if node.orelse is not None else bound
+        return one & other
+    for child in node.children:
+        bound = _walk_reads(child, bound, found)
+    return bound
+
+
+def _bind(target: "cst.BaseExpression", bound: Set[str], found: Set[str]) -> Set[str]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for e in target.elements:
+            bound = _bind(e.value, bound, found)
+        return bound
+    if isinstance(target, cst.StarredElement):
+        return _bind(target.value, bound, found)
+    if isinstance(target, (cst.Name, cst.Attribute)) and _dotted_ok(target):
+        if isinstance(target, cst.Attribute):
+            _walk_reads(target.value, bound, found)
+        return bound | {code(target)}
+    _walk_reads(target, bound, found)  # a subscript: a write into an object it reads
+    return bound
+
+
+def _root_name(expr: "cst.BaseExpression") -> str:
+    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else ""
+
+
+def _binds(stmt: "cst.BaseStatement") -> Set[str]:
+    """What a statement run again binds (``name``, ``self.x``; in a loop, its variables too)."""
+    bound = _targets(stmt)
+    return bound if bound is not None else _any_binding(stmt)
+
+
+def _simple_ok(stmt: "cst.BaseStatement") -> bool:
+    """A line the copies may run again: one assignment (plain, augmented or annotated)."""
+    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and \
+        isinstance(stmt.body[0], (cst.Assign, cst.AugAssign, cst.AnnAssign))
+
+
+_NOT_AGAIN = (cst.Return, cst.Yield, cst.Await, cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Global,
+              cst.Nonlocal, cst.Del, cst.Import, cst.ImportFrom, cst.While, cst.Try, cst.With)
+
+
+def _repeatable(stmt: "cst.BaseStatement") -> bool:
+    """A ``for`` loop or an ``if`` the copies may run again: no step, backward or gradient reset
+    in it, no ``return``/``yield``, definition, ``while``, ``try``, ``with`` or ``del``; in an
+    ``if``, no ``break``/``continue`` (they leave a loop around it)."""
+    if not isinstance(stmt, (cst.For, cst.If)) or (isinstance(stmt, cst.For) and stmt.asynchronous is not None):
+        return False
+    bad: List[bool] = []
+    stops = (cst.Break, cst.Continue) if isinstance(stmt, cst.If) else ()
+
+    class Look(cst.CSTVisitor):
+        def on_visit(self, node: "cst.CSTNode") -> bool:
+            if isinstance(node, _NOT_AGAIN) or (stops and isinstance(node, stops)):
+                bad.append(True)
+                return False
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and any(
+                    word in node.func.attr.value for word in ("step", "backward", "zero_grad")):
+                bad.append(True)
+                return False
+            return True
+
+    stmt.visit(Look())
+    return not bad
+
+
+def _first_line(stmt: "cst.BaseStatement") -> str:
+    text = code(stmt.with_changes(leading_lines=[])).strip().splitlines()[0]
+    return text if isinstance(stmt, cst.SimpleStatementLine) else text + " ..."
 
 
 def _lines(where: Positions, stmt: "cst.BaseStatement") -> Tuple[int, int]:
@@ -208,43 +372,45 @@ def plans(where: Positions, step_line: Optional[int], save_lines: Sequence[int])
             first, last = _lines(where, stmt)
             if not (first <= step_line <= last) or _call_of(stmt) is None:
                 continue
-            plan, reason = _plan(where, node, body, i, save_lines)
-            if plan is not None:
-                found.append(plan)
-            else:
-                why = reason
+            later = _later_backwards(body, i)
+            if not later:
+                why = (f"no `backward()` after `{_step_text(stmt)}` in its block (the forward cannot be run "
+                       "again before it here)")
+            # Each later backward in turn (the run does not say which one failed): the first
+            # one's reason is the one told.
+            reasons, mine = [], []
+            for j, back in later:
+                plan, reason = _plan(where, node, body, i, j, back, save_lines)
+                if plan is not None:
+                    mine.append(plan)
+                else:
+                    reasons.append(reason)
+            if len(mine) > 1 and all(p.before is not None or any(p.taken[0] is s for s in body) for p in mine):
+                # Every later loss the step made stale, rebuilt at once, first: the run names a
+                # conflict by its step and the line that saved, the same for two losses through
+                # one module (a CycleGAN's two discriminator losses), so fixing one of them
+                # looks to the repair as if the conflict stayed.
+                both = Plan(node, i, mine[0].backward, "recompute", "; and ".join(p.title for p in mine))
+                both.parts = mine
+                found.append(both)
+            found += mine
+            if reasons and not found:
+                why = reasons[0]
     return found, why
 
 
-def _plan(where: Positions, block: "cst.CSTNode", body: List["cst.BaseStatement"], i: int,
-          save_lines: Sequence[int]) -> Tuple[Optional[Plan], str]:
-    later = _later_backwards(body, i)
+def _plan(where: Positions, block: "cst.CSTNode", body: List["cst.BaseStatement"], i: int, j: int,
+          back: "cst.SimpleStatementLine", save_lines: Sequence[int]) -> Tuple[Optional[Plan], str]:
+    """The copies for the backward ``back`` (in ``body[j]``) after the step ``body[i]``."""
     step = _step_text(body[i])
-    if not later:
-        return None, f"no `backward()` after `{step}` in its block (the forward cannot be run again before it here)"
-    j, back = later[0]
     loss_expr = cast("cst.Attribute", cast("cst.Call", _is_backward(back)).func).value
     if not _dotted_ok(loss_expr):
         return None, f"`{code(loss_expr)}.backward()`: the loss is not a name the rewrite can rebuild"
     loss = code(loss_expr)
-    # The statements before the step that the loss depends on, latest first (a name bound by a
-    # plain assignment needs nothing earlier; ``name += value`` needs what ``name`` was).
-    needed, chosen = {loss}, []
-    barrier = ""
-    for k in range(i - 1, -1, -1):
-        bound, grown = _targets(body[k]), _augmented(body[k])
-        if grown is not None and grown in needed:
-            chosen.append(k)
-            needed |= _reads(body[k])
-        elif bound is not None and bound & needed:
-            chosen.append(k)
-            needed = (needed - bound) | _reads(body[k])
-        elif bound is None and _any_binding(body[k]) & needed:
-            # What comes before it cannot be run again (an ``if``, a loop): the statements after
-            # it are what may be.
-            barrier = (f"line {_lines(where, body[k])[0]} builds part of `{loss}` in a statement the "
-                       "rewrite cannot repeat (only assignments are run again)")
-            break
+    # The statements after the step that finish the loss (``g_loss = criterion(fake_out, ...)``)
+    # stay where they are; what they read from before the step is what must be taken again.
+    needed, after = _chain_after(body, i, j, loss)
+    chosen, needed, barrier = _chain_before(where, body, i, needed, loss)
     if not chosen:
         return None, barrier or f"`{loss}` is not built in the block of `{step}` before it"
     # From the stepped module's call: the line where the run saw the parameter saved, or a
@@ -262,53 +428,172 @@ def _plan(where: Positions, block: "cst.CSTNode", body: List["cst.BaseStatement"
         return None, (f"the forward through the stepped module (line {shown}, where the run saw the parameter "
                       f"saved) is not among the statements that build `{loss}` in the block of `{step}`")
     copies = {k for k in chosen if k >= cut}
-    # ``name += value`` run again needs ``name`` as it was before: its chain from the plain
-    # assignment, which must make a new value (an alias was changed in place by the ``+=``).
-    for k in sorted(copies, reverse=True):
-        grown = _augmented(body[k])
-        if grown is None:
-            continue
-        start = next((m for m in sorted(chosen, reverse=True) if m < k and grown in (_targets(body[m]) or ())), None)
-        if start is None:
-            return None, (f"line {_lines(where, body[k])[0]} adds to `{grown}`, which is not built in the block "
-                          "of the step: running it again would add twice")
-        if isinstance(_value(body[start]), (cst.Name, cst.Attribute, cst.Subscript)):
-            return None, (f"line {_lines(where, body[k])[0]} adds in place to `{grown}`, which starts as "
-                          f"`{code(cast('cst.BaseExpression', _value(body[start])))}` (line "
-                          f"{_lines(where, body[start])[0]}): that tensor keeps the first addition")
-        copies |= {m for m in chosen if start <= m < k and (grown in (_targets(body[m]) or ())
-                                                             or _augmented(body[m]) == grown)}
+    why = _grown_from_start(where, body, chosen, copies)
+    if why:
+        return None, why
+    # The copies go right before the first statement after the step that reads what they make
+    # (the backward where none does), so that each statement reads the values it read before
+    # the step, or their fresh ones.
+    made_all = set().union(*(_binds(body[k]) for k in copies))
+    at = next((m for m in sorted(after) if _reads_all(body[m]) & made_all), j)
+    why = _filled_again(where, body, i, at, copies, made_all)
+    if why:
+        return None, why
     ordered = sorted(copies)
     made: Set[str] = set()
     for k in ordered:
-        others = [body[m] for m in range(k + 1, j) if m not in copies]
+        # What the copy reads must be what the original read: not bound again by a statement up
+        # to the insertion point (the copy itself and the later ones included).
+        others = [body[m] for m in range(k, at) if m != i]
         rebound = set().union(*(_any_binding(s) for s in others)) if others else set()
-        clash = sorted((_reads(body[k]) - made) & rebound)
+        clash = sorted((_reads_all(body[k]) - made) & rebound)
         if clash:
             return None, (f"line {_lines(where, body[k])[0]} reads `{clash[0]}`, which is bound again before "
-                          f"`{loss}.backward()`: running it again there would read another value")
-        made |= _targets(body[k]) or set()
-    shown = "; ".join(f"`{code(body[k]).strip()}`" for k in ordered)
+                          f"{'the copies' if at != j else f'`{loss}.backward()`'}: running it again there "
+                          "would read another value")
+        made |= _binds(body[k])
+    shown = "; ".join(f"`{_first_line(body[k])}`" for k in ordered)
+    where_to = (f"right before `{loss}.backward()`" if at == j
+                else f"right before line {_lines(where, body[at])[0]}, which finishes `{loss}` after the step")
     plan = Plan(block, i, j, "recompute", (
-        f"run {shown} again after `{step}`, right before `{loss}.backward()`, so that the backward goes "
+        f"run {shown} again after `{step}`, {where_to}, so that the backward goes "
         f"through a fresh forward on the updated parameters"))
     plan.copies = ordered
     plan.taken = [back]
+    plan.before = at if at != j else None
     return plan, ""
+
+
+def _chain_after(body: List["cst.BaseStatement"], i: int, j: int, loss: str) -> Tuple[Set[str], Set[int]]:
+    """What the loss needs from before the step at ``body[i]``, walking back from its backward
+    in ``body[j]`` over the statements between them that build it (which stay where they are);
+    and those statements."""
+    needed, after = {loss}, set()
+    for k in range(j - 1, i, -1):
+        bound = _targets(body[k])
+        if bound is not None and bound & needed:
+            after.add(k)
+            needed = (needed - bound) | _reads(body[k])
+        elif (_grows(body[k]) | _written_into(body[k]) | _any_binding(body[k])) & needed:
+            after.add(k)
+            needed |= _reads_all(body[k])
+    return needed, after
+
+
+def _chain_before(where: Positions, body: List["cst.BaseStatement"], i: int, needed: Set[str],
+                  loss: str) -> Tuple[List[int], Set[str], str]:
+    """The statements before the step that build what ``needed`` names, latest first: a name
+    bound by a plain assignment needs nothing earlier; ``name += value``, a write into
+    ``name[key]`` and a ``for``/``if`` that builds part of it need what ``name`` was. And why
+    the walk stopped early (a statement that builds part of it but cannot run again)."""
+    chosen: List[int] = []
+    for k in range(i - 1, -1, -1):
+        stmt = body[k]
+        bound = _targets(stmt)
+        if bound is not None and bound & needed:
+            chosen.append(k)
+            needed = (needed - bound) | _reads(stmt)
+        elif (_grows(stmt) | _written_into(stmt) | _any_binding(stmt)) & needed:
+            if not isinstance(stmt, cst.SimpleStatementLine) and not _repeatable(stmt):
+                return chosen, needed, (f"line {_lines(where, stmt)[0]} builds part of `{loss}` in a statement "
+                                        "the rewrite cannot repeat (assignments, `for` loops and `if`s without "
+                                        "a step, a backward, a `return` or a definition are run again)")
+            if isinstance(stmt, cst.SimpleStatementLine) and not _simple_ok(stmt):
+                return chosen, needed, (f"line {_lines(where, stmt)[0]} builds part of `{loss}` in a statement "
+                                        "the rewrite cannot repeat (only assignments are run again)")
+            chosen.append(k)
+            needed |= _reads_all(stmt)
+    return chosen, needed, ""
+
+
+def _grown_from_start(where: Positions, body: List["cst.BaseStatement"], chosen: List[int],
+                      copies: Set[int]) -> str:
+    """``name += value`` run again needs ``name`` as it was before: its chain from the plain
+    assignment, which must make a new value (an alias was changed in place by the ``+=``); the
+    copies grow by that chain. Why not, or ""."""
+    for k in sorted(copies, reverse=True):
+        for grown in sorted(_grows(body[k])):
+            start = next((m for m in sorted(chosen, reverse=True) if m < k and grown in (_targets(body[m]) or ())),
+                         None)
+            if start is None:
+                return (f"line {_lines(where, body[k])[0]} adds to `{grown}`, which is not built in the block "
+                        "of the step: running it again would add twice")
+            if isinstance(_value(body[start]), (cst.Name, cst.Attribute, cst.Subscript)):
+                return (f"line {_lines(where, body[k])[0]} adds in place to `{grown}`, which starts as "
+                        f"`{code(cast('cst.BaseExpression', _value(body[start])))}` (line "
+                        f"{_lines(where, body[start])[0]}): that tensor keeps the first addition")
+            copies |= {m for m in chosen if start <= m < k and (grown in (_targets(body[m]) or ())
+                                                                 or grown in _grows(body[m]))}
+    return ""
+
+
+def _filled_again(where: Positions, body: List["cst.BaseStatement"], i: int, at: int, copies: Set[int],
+                  made: Set[str]) -> str:
+    """A container the copies make again (``terms = {...}``) that a statement left out writes
+    into before they run (``terms["adv"] = adv``): that write runs again too (a plain line), so
+    the fresh container holds what the old one held. Why not, or ""."""
+    first = min(copies)
+    for m in range(first + 1, at):
+        if m in copies or m == i or not (_written_into(body[m]) & made):
+            continue
+        if isinstance(body[m], cst.SimpleStatementLine) and _simple_ok(body[m]) and _targets(body[m]) is None:
+            copies.add(m)
+            continue
+        name = sorted(_written_into(body[m]) & made)[0]
+        return (f"line {_lines(where, body[m])[0]} writes into `{name}`, which the rewrite makes again: "
+                "the fresh one would lack that write")
+    return ""
 
 
 def fix(where: Positions, plan: Plan) -> Fix:
     """The copies inserted right before the backward (in the block that holds it: the step's
-    block, or one inside it, as ``if train_dec:``)."""
+    block, or one inside it, as ``if train_dec:``), or right before the statement of the step's
+    block that finishes the loss after the step (``plan.before``). Found by its text, so that
+    the copies for another conflict of the same block go in beside them; copies already there
+    are not put in twice. A plan of several backwards (``plan.parts``) is one fix of each."""
     body = _body(plan.block)
+    if plan.parts:
+        # One fix of the block's owner (the function, the loop): the repair takes one fix per
+        # node and round, and another conflict's copies may be fixing the block itself.
+        inserts = [_insert_before(body[part.before] if part.before is not None else part.taken[0],
+                                  _made(body, part)) for part in plan.parts]
+        owner = where.parents.get(plan.block)
+        if owner is None or getattr(owner, "body", None) is not plan.block:
+            raise ValueError("the block has no owner to fix")
+
+        def build_all(node: "cst.CSTNode") -> "cst.CSTNode":
+            block = cast("cst.CSTNode", getattr(node, "body"))
+            for insert in inserts:
+                block = insert(block)
+            return node.with_changes(body=block)
+        return Fix(owner, build_all, plan.title, order=1)
+    made = _made(body, plan)
+    if plan.before is not None:
+        return Fix(plan.block, _insert_before(body[plan.before], made), plan.title, order=1)
     back = plan.taken[0]
     inner = where.parents.get(back)
     if not isinstance(inner, cst.IndentedBlock) and inner is not plan.block:
         raise ValueError("the backward is not a statement of a block")
+    return Fix(inner, _insert_before(back, made), plan.title, order=1)
+
+
+def _made(body: List["cst.BaseStatement"], plan: Plan) -> List["cst.BaseStatement"]:
     copies = [body[k] for k in plan.copies]
     comment = cst.EmptyLine(comment=cst.Comment(COMMENT))
-    made = [s.with_changes(leading_lines=[comment] if n == 0 else []) for n, s in enumerate(copies)]
-    old = _body(inner)
-    at = next(k for k, s in enumerate(old) if s is back)
-    new = old[:at] + made + old[at:]
-    return Fix(inner, _replace_body(old, new), plan.title, order=1)
+    return [s.with_changes(leading_lines=[comment] if n == 0 else []) for n, s in enumerate(copies)]
+
+
+def _insert_before(anchor: "cst.BaseStatement",
+                   made: List["cst.BaseStatement"]) -> "Callable[[cst.CSTNode], cst.CSTNode]":
+    def build(node: "cst.CSTNode") -> "cst.CSTNode":
+        now = list(cast("cst.IndentedBlock", node).body)
+        hits = [k for k, s in enumerate(now) if s.deep_equals(anchor)]
+        if len(hits) != 1:
+            return node  # the statement is gone, or not one: leave the block
+        at = hits[0]
+        bare = [s.with_changes(leading_lines=[]) for s in made]
+        there = [s.with_changes(leading_lines=[]) for s in now[max(0, at - len(made)):at]]
+        if len(there) == len(bare) and all(a.deep_equals(b) for a, b in zip(there, bare)):
+            return node  # the same copies, for another conflict: in once
+        return node.with_changes(body=now[:at] + made + now[at:])
+    return build
