@@ -34,7 +34,7 @@ EXPECTED = {
     "501": (VERIFIED, "adds in place to `loss_netG`, which starts as `res[\"loss\"]`"),  # += on an alias
     "502": (VERIFIED, "the recompute meaning fails too"),  # the replayed reference cannot run (a no_grad view)
     "503": (VERIFIED, VERIFIED),
-    "504": (VERIFIED, "values differ"),  # SAM (located as a saved tensor changed): not the replayed pass
+    "504": ("", ""),  # SAM: no honest local rewrite (see NO_OP below); any reason told will do
     "505": (VERIFIED, "no `backward()` after `update_params()` in its block"),  # backward inside a helper
     "506": (VERIFIED, VERIFIED),
     "507": (VERIFIED, "is not built in the block of `self.dis_optimizer.step()`"),  # loss from another method
@@ -51,6 +51,22 @@ EXPECTED = {
 }
 
 
+# Known defects, strict: SAM's `first_step` writes the perturbation into each parameter
+# (`p.add_(e_w)` in a `for p in group["params"]` loop); the run-made candidate rewrites it as
+# `p = p.add(e_w)`, a rebinding nobody reads, and it verifies because this program's results never
+# read the perturbed weights (the second pass's output is discarded). A no-op is not a fix: repair
+# must not write it in either meaning.
+NO_OP = {("504", "as-computed"), ("504", "recompute")}
+
+
+def _params():
+    for number in sorted(EXPECTED):
+        for meaning in ("as-computed", "recompute"):
+            marks = [pytest.mark.xfail(strict=True, reason="a dead rebinding of an optimizer's loop variable "
+                                       "verifies against the oracle")] if (number, meaning) in NO_OP else []
+            yield pytest.param(number, meaning, marks=marks, id=f"{number}-{meaning}")
+
+
 def _case(number: str) -> pathlib.Path:
     return next(p for p in CASES if p.name.startswith(number))
 
@@ -62,8 +78,7 @@ def test_enough_new_step_order_reports_are_covered():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("meaning", ["as-computed", "recompute"])
-@pytest.mark.parametrize("number", sorted(EXPECTED))
+@pytest.mark.parametrize("number,meaning", list(_params()))
 def test_step_order_report_is_repaired_or_told_why(tmp_path, number, meaning):
     case = _case(number)
     for path in [case, *SET.glob(number + "helpers*.py")]:
