@@ -56,6 +56,7 @@ class Leaves:
         self.kinds = kinds
         self._frozen: Optional[Dict[str, List[ast.stmt]]] = None  # key -> the statements turning it off
         self._asking: Set[Tuple[ast.expr, Located]] = set()  # views being followed (cycles)
+        self._defs: Optional[Dict[str, List[ast.AST]]] = None  # name -> the functions and classes so named
 
     def frozen(self) -> Dict[str, List[ast.stmt]]:
         """Keys the module turns requires_grad off for (``w.requires_grad_(False)``,
@@ -166,8 +167,12 @@ class Leaves:
     def _returns_leaf(self, name: str) -> bool:
         """``name`` is a function of the module, bound once, whose every ``return`` makes a
         leaf that requires grad (``def init_params(size): return torch.randn(size).requires_grad_()``)."""
-        defs = [s for s in self.tree.walk(self.tree.module) if isinstance(s, (*FUNCTIONS, ast.ClassDef))
-                and s.name == name]
+        if self._defs is None:  # one walk of the module, not one per binding asked about
+            self._defs = {}
+            for s in self.tree.walk(self.tree.module):
+                if isinstance(s, (*FUNCTIONS, ast.ClassDef)):
+                    self._defs.setdefault(s.name, []).append(s)
+        defs = self._defs.get(name, [])
         module_flow = self.binder.flow(self.tree.module, nested=False)
         if len(defs) != 1 or not isinstance(defs[0], FUNCTIONS) or self.tree.parent(defs[0]) is not self.tree.module \
                 or len(module_flow.bindings.get(name, [])) != 1:
