@@ -487,3 +487,26 @@ def test_a_metadata_dict_is_never_a_saved_tensor():
     """
     assert codes(body.format(ann=": dict", use="pass")) == []
     assert codes(body.format(ann="", use="header.pop('sizes')")) == []
+
+
+CLASSMETHOD_VIEW = '''
+class Pair:
+    @classmethod
+    def helper(cls, x, y):
+        a, b = x.chunk(2)
+        a.mul_(2)
+        return a.sum() + b.sum() + y.sum()
+
+    def total(self, w):
+        return self.helper(torch.zeros(4), torch.ones(4, requires_grad=True) * w)
+'''
+
+
+def test_a_classmethods_arguments_are_matched_after_cls():
+    """``self.helper(torch.zeros(4), ...)`` hands ``x`` the zeros: ``cls`` is bound, like
+    ``self`` (review32: ``x`` was matched with the second argument, which requires grad, and the
+    write into its chunk was proven)."""
+    assert codes(CLASSMETHOD_VIEW) == []
+    scope: dict = {"torch": torch, "nn": nn}
+    exec(CLASSMETHOD_VIEW, scope)
+    scope["Pair"]().total(2.0).backward()  # PyTorch raises nothing: the chunked tensor needs no grad

@@ -719,11 +719,8 @@ class GradRequirement(_ViewsPart):
         func = self.tree.owner(b.stmt)
         if not isinstance(func, FUNCTIONS) or len(seen) > 40:
             return "unknown"
-        args = func.args
-        plain = [a.arg for a in (*args.posonlyargs, *args.args)]
         method = isinstance(self.tree.parent(func), ast.ClassDef)
-        if method and plain[:1] == ["self"]:
-            plain = plain[1:]
+        plain = _passed_parameters(func, method)
         position = plain.index(key) if key in plain else None
         calls = self._calls_of(func, method)
         answers: List[RequiresGrad] = []
@@ -1029,8 +1026,7 @@ class InputFlow(_ViewsPart):
         if method and plain[:1] == [key] and not any(
                 isinstance(d, ast.Name) and d.id == "staticmethod" for d in func.decorator_list):
             return False  # `self` / `cls`: the object, not an input
-        if method and plain[:1]:
-            plain = plain[1:]
+        plain = _passed_parameters(func, method)
         position = plain.index(key) if key in plain else None
         requirement = self.views.requirement
         calls = [c for c in requirement._calls_of(func, method) if not self.grad.intended_reason(c, None)]
@@ -1188,3 +1184,12 @@ def _all(answers: Iterable[RequiresGrad]) -> RequiresGrad:
     """One value that is one of several: known only when they agree."""
     seen = set(answers)
     return seen.pop() if len(seen) == 1 else "unknown"
+
+
+def _passed_parameters(func: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> List[str]:
+    """The positional parameters a call's arguments are matched with: a method's first one
+    (``self``, a classmethod's ``cls``) is bound, except in a ``staticmethod``."""
+    args = func.args
+    plain = [a.arg for a in (*args.posonlyargs, *args.args)]
+    static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in func.decorator_list)
+    return plain[1:] if method and not static else plain
