@@ -1048,6 +1048,11 @@ class InputFlow(_ViewsPart):
 class TrainedClasses(_ViewsPart):
     """Classes whose methods compute what training differentiates: modules with parameters, distributions."""
 
+    def __init__(self, views: "Views") -> None:
+        super().__init__(views)
+        self._parametric: Dict[int, bool] = {}  # id of a class -> whether it owns parameters
+        self._cut = False  # the answer being worked out met a cycle or the depth limit
+
     def activation(self, at: Located) -> bool:
         """``at`` runs in the ``forward`` of a class of this module that owns parameters (a torch
         layer with parameters, an ``nn.Parameter``, such a class of the module, held directly or
@@ -1081,9 +1086,24 @@ class TrainedClasses(_ViewsPart):
         return False
 
     def parametric_class(self, cls: ast.ClassDef, seen: Set[str]) -> bool:
-        if cls.name in seen or len(seen) > 8 or self.tree.parent(cls) is not self.tree.module:
+        """Whether ``cls`` owns parameters; answered once per class (a class holding several of
+        the next one was otherwise asked once per path: exponential in the nesting)."""
+        known = self._parametric.get(id(cls))
+        if known is not None:
+            return known
+        if self.tree.parent(cls) is not self.tree.module:
             return False
-        seen = seen | {cls.name}
+        if cls.name in seen or len(seen) > 8:
+            self._cut = True  # a cycle or the depth limit: the answers above it are not final
+            return False
+        outer, self._cut = self._cut, False
+        answer = self._parametric_now(cls, seen | {cls.name})
+        if answer or not self._cut:
+            self._parametric[id(cls)] = answer
+        self._cut = outer or self._cut
+        return answer
+
+    def _parametric_now(self, cls: ast.ClassDef, seen: Set[str]) -> bool:
         for values in self.classes.class_attrs(cls).values():
             if Kind.PARAMETER in values:
                 return True
