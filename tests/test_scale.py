@@ -23,10 +23,10 @@ def step_{i}(x):
 '''
 
 
-def _lines_executed(n: int) -> int:
-    text = ("import torch\n" + "".join(FUNCTION.format(i=i) for i in range(n))).encode()
+def _lines_for(text: bytes) -> int:
+    """The Python lines the analysis executes for ``text`` (imports and one-time tables done first)."""
     settings = dataclasses.replace(Settings(), select=("ALL",))
-    process_source(text, "warm.py", settings, fix=False)  # imports and one-time tables first
+    process_source(text, "warm.py", settings, fix=False)
     count = 0
 
     def tracer(frame, event, arg):
@@ -37,11 +37,17 @@ def _lines_executed(n: int) -> int:
 
     sys.settrace(tracer)
     try:
-        result = process_source(text, "gen.py", settings, fix=False)
+        process_source(text, "gen.py", settings, fix=False)
     finally:
         sys.settrace(None)
-    assert len(result.findings) == n
     return count
+
+
+def _lines_executed(n: int) -> int:
+    text = ("import torch\n" + "".join(FUNCTION.format(i=i) for i in range(n))).encode()
+    result = process_source(text, "gen.py", dataclasses.replace(Settings(), select=("ALL",)), fix=False)
+    assert len(result.findings) == n
+    return _lines_for(text)
 
 
 def test_check_work_grows_linearly_with_the_functions():
@@ -65,23 +71,7 @@ def test_check_work_grows_linearly_with_calls_of_module_functions():
     """``y = g(x)`` asks whether ``g`` returns a leaf: one look at the module's functions, not a
     walk of the whole module per binding (that was quadratic: 20 s at 1,200 functions)."""
     def lines(n: int) -> int:
-        text = ("import torch\n" + "".join(LEAF_FUNCTION.format(i=i) for i in range(n))).encode()
-        settings = dataclasses.replace(Settings(), select=("ALL",))
-        process_source(text, "warm.py", settings, fix=False)
-        count = 0
-
-        def tracer(frame, event, arg):
-            nonlocal count
-            if event == "line":
-                count += 1
-            return tracer
-
-        sys.settrace(tracer)
-        try:
-            process_source(text, "gen.py", settings, fix=False)
-        finally:
-            sys.settrace(None)
-        return count
+        return _lines_for(("import torch\n" + "".join(LEAF_FUNCTION.format(i=i) for i in range(n))).encode())
 
     small, large = lines(100), lines(200)
     assert large / small <= 2.1, (small, large)
@@ -102,23 +92,7 @@ def test_check_work_is_not_exponential_in_nested_module_classes():
     """Whether a class owns parameters is answered once per class, not once per path through
     the classes it holds (review32: 28.7 s for nine levels of six)."""
     def lines(fan: int) -> int:
-        text = _nested_classes(7, fan)
-        settings = dataclasses.replace(Settings(), select=("ALL",))
-        process_source(text, "warm.py", settings, fix=False)
-        count = 0
-
-        def tracer(frame, event, arg):
-            nonlocal count
-            if event == "line":
-                count += 1
-            return tracer
-
-        sys.settrace(tracer)
-        try:
-            process_source(text, "gen.py", settings, fix=False)
-        finally:
-            sys.settrace(None)
-        return count
+        return _lines_for(_nested_classes(7, fan))
 
     small, large = lines(2), lines(3)
     assert large / small <= 2.0, (small, large)
