@@ -426,6 +426,7 @@ def _conflict_json(conflict: Conflict) -> dict:
 
 
 def main(request_file: str) -> None:
+    owner = os.getpid()  # a process the script forks unwinds through here too; only this one reports
     with open(request_file, encoding="utf-8") as handle:
         request = json.load(handle)
     mode = request["mode"]
@@ -526,11 +527,15 @@ def main(request_file: str) -> None:
                 for s in suggest_all(confirmed, sources, skip=request.get("skip") or None,
                                      meaning=request.get("meaning") or "as-computed")
             ]
+    if os.getpid() != owner:
+        return  # a fork of the script (both interrupted at once wrote one file: "Extra data")
     if recorder is not None:
         recorder.final_state()
         torch.save(recorder.values, request["record"])
-    with open(request["result"], "w", encoding="utf-8") as handle:
+    partial = request["result"] + ".partial"
+    with open(partial, "w", encoding="utf-8") as handle:
         json.dump(result, handle)
+    os.replace(partial, request["result"])  # the parent reads a whole result or none
 
 
 def serve() -> None:
