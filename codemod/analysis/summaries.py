@@ -34,7 +34,7 @@ from codemod.analysis.grad_mode import IntendedReason
 from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.names import Names
 from codemod.analysis.project import SummaryFact
-from codemod.analysis.syntax import FUNCTIONS, Function, Located, positional, target_key
+from codemod.analysis.syntax import FUNCTIONS, Function, Located, passed_for, positional, spreads, target_key
 from codemod.analysis.tensor_kind import KindFacts, TensorKinds, used_as_container
 
 # What an op saves, as the hazard analysis says it: a tuple of "input0", "output"..., or a
@@ -802,11 +802,9 @@ class Chains:
             if len(others) > len(sites):
                 return None
         for site in sites:
-            if any(isinstance(a, ast.Starred) for a in site.args) or any(k.arg is None for k in site.keywords):
+            if spreads(site):
                 return None
-            passed = next((k.value for k in site.keywords if k.arg == param), None)
-            if passed is None and position is not None and position < len(site.args):
-                passed = site.args[position]
+            passed = passed_for(site, param, position)
             if passed is None:
                 found.append(self.values(default, depth + 1) if default is not None else None)
             else:

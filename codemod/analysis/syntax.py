@@ -67,6 +67,20 @@ def positional(call: ast.Call) -> List[ast.expr]:
     return out
 
 
+def spreads(call: ast.Call) -> bool:
+    """The call spreads ``*args`` or ``**kwargs``: which argument meets which parameter is unknown."""
+    return any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
+
+
+def passed_for(call: ast.Call, name: str, position: Optional[int]) -> Optional[ast.expr]:
+    """What ``call`` (spreading nothing) passes for the parameter ``name`` at ``position``
+    (counted among the parameters its arguments meet); None where it passes nothing."""
+    passed = next((k.value for k in call.keywords if k.arg == name), None)
+    if passed is None and position is not None and position < len(call.args):
+        passed = call.args[position]
+    return passed
+
+
 def span(node: Located) -> Span:
     """((line, column), (end line, end column)) of a node."""
     # typeshed's end positions are Optional (a node built by hand has none); a parsed node's

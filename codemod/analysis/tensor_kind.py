@@ -20,7 +20,7 @@ from codemod.analysis.dataflow import Dataflow
 from codemod.analysis.facts import Facts
 from codemod.analysis.kinds import TENSORISH, Kind, join
 from codemod.analysis.names import Names
-from codemod.analysis.syntax import FUNCTIONS, Located, call_args, is_const, target_key
+from codemod.analysis.syntax import FUNCTIONS, Located, call_args, is_const, passed_for, spreads, target_key
 from codemod.analysis.tree import Tree
 
 # Array methods numpy (and Python containers) share with tensors: on a receiver of unknown
@@ -483,11 +483,9 @@ class ParameterKinds(_KindsPart):
             return Kind.UNKNOWN
         kinds: List[Kind] = []
         for site in sites:
-            if any(isinstance(a, ast.Starred) for a in site.args) or any(k.arg is None for k in site.keywords):
+            if spreads(site):
                 return Kind.UNKNOWN
-            passed = next((k.value for k in site.keywords if k.arg == param), None)
-            if passed is None and position is not None and position < len(site.args):
-                passed = site.args[position]
+            passed = passed_for(site, param, position)
             if passed is None:
                 return Kind.UNKNOWN
             kinds.append(self.kinds.kind(passed))

@@ -43,7 +43,9 @@ from codemod.analysis.syntax import (
     first_arg,
     is_const,
     iterable_of,
+    passed_for,
     span,
+    spreads,
     target_key,
 )
 from codemod.analysis.tensor_kind import TensorKinds
@@ -727,11 +729,9 @@ class GradRequirement(_ViewsPart):
         for call in calls:
             if self.grad.intended_reason(call, None):
                 continue  # a call with grad off (around it, or for its whole function) records nothing
-            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            if spreads(call):
                 return "unknown"
-            passed = next((k.value for k in call.keywords if k.arg == key), None)
-            if passed is None and position is not None and position < len(call.args):
-                passed = call.args[position]
+            passed = passed_for(call, key, position)
             if passed is None:
                 return "unknown"
             answers.append(self._rg(passed, self.tree.statement_of(call), seen | {id(b.stmt)}))
@@ -1033,11 +1033,9 @@ class InputFlow(_ViewsPart):
         if not calls:
             return True
         for call in calls:
-            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            if spreads(call):
                 return True
-            passed = next((k.value for k in call.keywords if k.arg == key), None)
-            if passed is None and position is not None and position < len(call.args):
-                passed = call.args[position]
+            passed = passed_for(call, key, position)
             if passed is None or requirement.requires_grad(passed, self.tree.statement_of(call)) != "no":
                 return True
         # every call in the file passes what requires no grad (constants, fresh tensors): an input
