@@ -9,9 +9,11 @@ the part where x requires grad and the part where it does not.
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Sequence
+from typing import Callable, Iterable, List, Optional, Sequence
 
-from codemod.analysis.syntax import target_key
+from codemod.analysis.syntax import OWNERS, target_key
+
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
 def binds(block: Sequence[ast.stmt], key: str) -> bool:
@@ -32,6 +34,75 @@ def always_binds(test: ast.If, key: str) -> bool:
     if len(test.orelse) == 1 and isinstance(test.orelse[0], ast.If):
         return binds(test.orelse, key) or always_binds(test.orelse[0], key)
     return binds(test.orelse, key)
+
+
+def apart_until(made: ast.AST, other: ast.AST, use: ast.AST,
+                ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> bool:
+    """``made`` and ``other`` (two statements binding one name, both reaching ``use``) sit in
+    different branches of one ``if``, and no path from ``made`` runs ``other`` before ``use``.
+
+    In one pass the two branches exclude each other; a loop around the ``if`` runs it again, so
+    each such loop (in the function) must hold ``use`` on its path back: at the top level of its
+    body (``with`` blocks aside) after the statement holding the ``if``, with no ``continue`` to
+    skip it. Anything else (the two in one branch, a ``try`` and its handler, the write after
+    the loop) may run ``other`` between ``made`` and ``use``: the answer is no."""
+    above = {id(up) for up in ancestors(other)}
+    split: Optional[ast.If] = None
+    for up in ancestors(made):
+        if isinstance(up, OWNERS):
+            return False
+        if id(up) in above:
+            split = up if isinstance(up, ast.If) else None
+            break
+    if split is None:
+        return False
+    sides = branch(made, split), branch(other, split)
+    if None in sides or sides[0] == sides[1]:
+        return False
+    below: ast.AST = split
+    for up in ancestors(split):
+        if isinstance(up, OWNERS):
+            return True
+        if isinstance(up, _LOOPS) and not _runs_after_on_each_turn(up, below, use, ancestors):
+            return False
+        below = up
+    return True
+
+
+def _runs_after_on_each_turn(loop: ast.stmt, holder: ast.AST, use: ast.AST,
+                             ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> bool:
+    """``use`` runs on every turn of ``loop`` that ran ``holder`` (a statement of its body),
+    after it: it sits at the body's top level (inside ``with`` blocks only) below ``holder``,
+    and no ``continue`` of this loop skips it."""
+    body: List[ast.stmt] = getattr(loop, "body")
+    top: ast.AST = use
+    for up in ancestors(use):
+        if up is loop:
+            break
+        if isinstance(top, ast.stmt) and not isinstance(up, (ast.With, ast.AsyncWith)):
+            return False  # past the statement holding `use`, only `with` blocks keep every path
+        top = up
+    else:
+        return False
+    at = next((i for i, s in enumerate(body) if s is top), None)
+    here = next((i for i, s in enumerate(body) if s is holder), None)
+    return at is not None and here is not None and here < at and not _continues(body)
+
+
+def _continues(body: Sequence[ast.stmt]) -> bool:
+    """A ``continue`` of the loop whose body is ``body`` (not of a loop or function inside it)."""
+    todo: List[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Continue):
+            return True
+        if isinstance(node, _LOOPS):
+            todo.extend(node.orelse)  # a loop's `else:` belongs to the outer loop's turn
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def requires_grad_test(test: ast.expr, name: str) -> Optional[bool]:
