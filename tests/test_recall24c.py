@@ -453,8 +453,8 @@ BRANCH_LOOPS = {
 
 
 @pytest.mark.parametrize("case", sorted(BRANCH_LOOPS))
-def test_a_loop_that_rebinds_between_the_branch_and_the_write_proves_nothing(case):
-    forward, args, raises = BRANCH_LOOPS[case]
+def test_a_loop_that_rebinds_between_the_branch_and_the_write_proves_nothing(case, cases=BRANCH_LOOPS):
+    forward, args, raises = cases[case]
     source = ("class Head(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
               "        self.proj = nn.Linear(4, 8)\n\n" + textwrap.indent(textwrap.dedent(forward), "    "))
     space: dict = {}
@@ -468,6 +468,52 @@ def test_a_loop_that_rebinds_between_the_branch_and_the_write_proves_nothing(cas
         ran = True
     assert ran is not raises  # the label, by running it
     assert [c for c, _ in codes(source)] == (["IPF106"] if raises else [])
+
+
+
+# The same holds where the chunk branch leaves before the write (`return`, `break`): the path
+# through it never reaches the write. A `raise` on another branch takes nothing from it.
+
+BRANCH_EXITS = {
+    "return-after-the-view": ("""\
+        def forward(self, x, first):
+            if first:
+                q, k = self.proj(x).chunk(2, dim=-1)
+                return (q * k).sum()
+            else:
+                q = self.proj(x)[:, :4] * 2
+            q *= 2.0
+            return q.sum()
+        """, (True,), False),
+    "break-past-the-write": ("""\
+        def forward(self, x):
+            for i in range(3):
+                if i == 2:
+                    q, k = self.proj(x).chunk(2, dim=-1)
+                    break
+                else:
+                    q = self.proj(x)[:, :4] * 2
+                q *= 2.0
+            return q.sum()
+        """, (), False),
+    # control: the view is made on an `elif`, the `else` raises; the write runs after the view
+    "elif-beside-a-raise": ("""\
+        def forward(self, x, mode):
+            if mode == "plain":
+                q = self.proj(x)[:, :4] * 2
+            elif mode == "split":
+                q, k = self.proj(x).chunk(2, dim=-1)
+            else:
+                raise ValueError(mode)
+            q *= 2.0
+            return q.sum()
+        """, ("split",), True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BRANCH_EXITS))
+def test_a_branch_that_leaves_before_the_write_proves_nothing(case):
+    test_a_loop_that_rebinds_between_the_branch_and_the_write_proves_nothing(case, BRANCH_EXITS)
 
 
 # ----------------------------------------------------------------- methods of a distribution

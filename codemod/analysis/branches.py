@@ -9,7 +9,7 @@ the part where x requires grad and the part where it does not.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Iterable, List, Optional, Sequence
+from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
 from codemod.analysis.syntax import OWNERS, target_key
 
@@ -44,8 +44,10 @@ def apart_until(made: ast.AST, other: ast.AST, use: ast.AST,
     In one pass the two branches exclude each other; a loop around the ``if`` runs it again, so
     each such loop (in the function) must hold ``use`` on its path back: at the top level of its
     body (``with`` blocks aside) after the statement holding the ``if``, with no ``continue`` to
-    skip it. Anything else (the two in one branch, a ``try`` and its handler, the write after
-    the loop) may run ``other`` between ``made`` and ``use``: the answer is no."""
+    skip it; and ``made``'s branch must not leave before its end (``return``, ``raise``,
+    ``break``: that path never reaches ``use``). Anything else (the two in one branch, a
+    ``try`` and its handler, the write after the loop) may run ``other`` between ``made`` and
+    ``use``, or never reach it: the answer is no."""
     above = {id(up) for up in ancestors(other)}
     split: Optional[ast.If] = None
     for up in ancestors(made):
@@ -59,6 +61,8 @@ def apart_until(made: ast.AST, other: ast.AST, use: ast.AST,
     sides = branch(made, split), branch(other, split)
     if None in sides or sides[0] == sides[1]:
         return False
+    if _may_leave(split.body if sides[0] == "body" else split.orelse, made, ancestors):
+        return False  # `return` after the view: its path never reaches `use`
     below: ast.AST = split
     for up in ancestors(split):
         if isinstance(up, OWNERS):
@@ -87,6 +91,46 @@ def _runs_after_on_each_turn(loop: ast.stmt, holder: ast.AST, use: ast.AST,
     at = next((i for i, s in enumerate(body) if s is top), None)
     here = next((i for i, s in enumerate(body) if s is holder), None)
     return at is not None and here is not None and here < at and not _continues(body)
+
+
+def _may_leave(block: Sequence[ast.stmt], made: ast.AST, ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> bool:
+    """A statement of ``block`` that runs after ``made`` (which ``block`` holds) may leave the
+    block other than at its end: ``return``, ``raise``, a ``break`` or ``continue`` of a loop
+    around it. An ``if`` holding ``made`` is followed into ``made``'s branch only (its other
+    branch does not run on that path); any other statement holding it is searched whole."""
+    path = {id(up) for up in ancestors(made)}
+    after = False
+    for stmt in block:
+        if stmt is made:
+            after = True
+        elif id(stmt) in path:
+            after = True
+            if isinstance(stmt, ast.If):
+                if _may_leave(stmt.body if branch(made, stmt) == "body" else stmt.orelse, made, ancestors):
+                    return True
+            elif _leaves(stmt):
+                return True
+        elif after and _leaves(stmt):
+            return True
+    return False
+
+
+def _leaves(stmt: ast.stmt) -> bool:
+    """``stmt`` holds a ``return`` or ``raise`` (not in a function or class it defines), or a
+    ``break``/``continue`` of a loop around it."""
+    todo: List[Tuple[ast.AST, bool]] = [(stmt, False)]  # (node, inside a loop of its own)
+    while todo:
+        node, looped = todo.pop()
+        if isinstance(node, (ast.Return, ast.Raise)) or isinstance(node, (ast.Break, ast.Continue)) and not looped:
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, _LOOPS):
+            todo.extend((child, True) for child in node.body)
+            todo.extend((child, looped) for child in node.orelse)
+            continue
+        todo.extend((child, looped) for child in ast.iter_child_nodes(node))
+    return False
 
 
 def _continues(body: Sequence[ast.stmt]) -> bool:
