@@ -14,6 +14,7 @@ from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 from codemod.analysis.syntax import OWNERS, target_key
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_LEAVE = (ast.Return, ast.Raise, ast.Break, ast.Continue)
 
 
 def binds(block: Sequence[ast.stmt], key: str) -> bool:
@@ -90,7 +91,7 @@ def _runs_after_on_each_turn(loop: ast.stmt, holder: ast.AST, use: ast.AST,
         return False
     at = next((i for i, s in enumerate(body) if s is top), None)
     here = next((i for i, s in enumerate(body) if s is holder), None)
-    return at is not None and here is not None and here < at and not _continues(body)
+    return at is not None and here is not None and here < at and not _jumps(body, (ast.Continue,))
 
 
 def _may_leave(block: Sequence[ast.stmt], made: ast.AST, ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> bool:
@@ -108,44 +109,28 @@ def _may_leave(block: Sequence[ast.stmt], made: ast.AST, ancestors: Callable[[as
             if isinstance(stmt, ast.If):
                 if _may_leave(stmt.body if branch(made, stmt) == "body" else stmt.orelse, made, ancestors):
                     return True
-            elif _leaves(stmt):
+            elif _jumps([stmt], _LEAVE):
                 return True
-        elif after and _leaves(stmt):
+        elif after and _jumps([stmt], _LEAVE):
             return True
     return False
 
 
-def _leaves(stmt: ast.stmt) -> bool:
-    """``stmt`` holds a ``return`` or ``raise`` (not in a function or class it defines), or a
-    ``break``/``continue`` of a loop around it."""
-    todo: List[Tuple[ast.AST, bool]] = [(stmt, False)]  # (node, inside a loop of its own)
+def _jumps(nodes: Sequence[ast.AST], kinds: Tuple[type, ...]) -> bool:
+    """A statement of one of ``kinds`` among ``nodes`` (not in a function or class they define;
+    a ``break`` or ``continue`` only where it jumps out of them, not in a loop of their own)."""
+    todo: List[Tuple[ast.AST, bool]] = [(node, False) for node in nodes]  # (node, in a loop of theirs)
     while todo:
         node, looped = todo.pop()
-        if isinstance(node, (ast.Return, ast.Raise)) or isinstance(node, (ast.Break, ast.Continue)) and not looped:
+        if isinstance(node, kinds) and not (looped and isinstance(node, (ast.Break, ast.Continue))):
             return True
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue
         if isinstance(node, _LOOPS):
             todo.extend((child, True) for child in node.body)
-            todo.extend((child, looped) for child in node.orelse)
+            todo.extend((child, looped) for child in node.orelse)  # a loop's `else:` is not its turn
             continue
         todo.extend((child, looped) for child in ast.iter_child_nodes(node))
-    return False
-
-
-def _continues(body: Sequence[ast.stmt]) -> bool:
-    """A ``continue`` of the loop whose body is ``body`` (not of a loop or function inside it)."""
-    todo: List[ast.AST] = list(body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.Continue):
-            return True
-        if isinstance(node, _LOOPS):
-            todo.extend(node.orelse)  # a loop's `else:` belongs to the outer loop's turn
-            continue
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        todo.extend(ast.iter_child_nodes(node))
     return False
 
 
