@@ -421,3 +421,71 @@ def test_an_attempt_ending_like_an_earlier_one_goes_on_to_the_wider_wraps(tmp_pa
     fixed.write_text(result.repaired)
     got, want = _load(fixed, "state_across_fixed").compute(), _oracle(path)
     assert set(got) == set(want) and all(_close(got[k], want[k]) for k in want)
+
+
+# A federated round written as in the forum threads: the server's model computes its loss, the
+# clients' average is loaded into it (``load_state_dict`` copies into every parameter in place),
+# and only then does the loss go backward. Issue 25 names "a parameter loaded mid-step"; the run
+# sees the write come from ``load_state_dict``, not from an optimizer.
+FEDERATED = textwrap.dedent('''\
+    import copy
+
+    import torch
+    import torch.nn as nn
+
+
+    def average(models):
+        state = copy.deepcopy(models[0].state_dict())
+        for key in state:
+            state[key] = sum(m.state_dict()[key] for m in models) / len(models)
+        return state
+
+
+    def compute():
+        torch.manual_seed(0)
+        server = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+        clients = [copy.deepcopy(server) for _ in range(2)]
+        for i, client in enumerate(clients):
+            with torch.no_grad():
+                for p in client.parameters():
+                    p.add_(0.01 * (i + 1) * torch.ones_like(p))
+        opt = torch.optim.SGD(server.parameters(), lr=0.1)
+        x, y = torch.randn(16, 4), torch.randn(16, 1)
+        out = {}
+        for step in range(2):
+            opt.zero_grad()
+            loss = ((server(x) - y) ** 2).mean()
+            server.load_state_dict(average(clients))
+            loss.backward()
+            out[f"grad{step}"] = server[0].weight.grad.clone()
+            opt.step()
+        out["weight"] = server[2].weight.detach().clone()
+        return out
+''')
+
+
+def test_a_state_loaded_between_a_forward_and_its_backward_is_a_step_order_conflict(tmp_path):
+    from codemod.runtime.locate import locate_target
+
+    path = tmp_path / "federated.py"
+    path.write_text(FEDERATED)
+    report = locate_target(f"{path}::compute", timeout=240)
+    kinds = {c.kind for c in report.conflicts}
+    assert kinds == {"optimizer-step"}, [c.describe() for c in report.conflicts]
+    text = report.conflicts[0].describe()
+    assert "load_state_dict" in text and "server.load_state_dict(average(clients))" in text
+
+
+def test_a_state_loaded_between_a_forward_and_its_backward_is_repaired_as_computed(tmp_path):
+    from codemod.runtime.repair import repair
+
+    path = tmp_path / "federated.py"
+    path.write_text(FEDERATED)
+    result = repair(f"{path}::compute", timeout=240)
+    assert result.verified, [s.action for s in result.steps]
+    assert "retain_graph=True" not in result.repaired and ".detach()" not in result.repaired.replace(
+        "server[2].weight.detach()", "")
+    fixed = tmp_path / "federated_fixed.py"
+    fixed.write_text(result.repaired)
+    got, want = _load(fixed, "federated_fixed").compute(), _oracle(path)
+    assert set(got) == set(want) and all(_close(got[k], want[k]) for k in want)
