@@ -489,3 +489,61 @@ def test_a_state_loaded_between_a_forward_and_its_backward_is_repaired_as_comput
     fixed.write_text(result.repaired)
     got, want = _load(fixed, "federated_fixed").compute(), _oracle(path)
     assert set(got) == set(want) and all(_close(got[k], want[k]) for k in want)
+
+
+# LBFGS calls its closure inside `step()`: the forward sits outside the closure (the forum shape:
+# "the prediction only once per epoch"), so the closure's second backward walks a graph whose
+# weights the step has moved by then, while the step is still running. The script runner keeps
+# its locator out of optimizer steps (speed), so the step's writes must be reported when that
+# backward finds them, at the `opt.step(closure)` line, not as a change nobody saw.
+LBFGS = textwrap.dedent('''\
+    import torch
+    import torch.nn as nn
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 16), nn.Tanh(), nn.Linear(16, 1))
+    opt = torch.optim.LBFGS(model.parameters(), lr=0.5, max_iter=4)
+    x = torch.randn(64, 3)
+    y = (x ** 2).sum(1, keepdim=True)
+    for epoch in range(2):
+        pred = model(x)
+
+        def closure():
+            opt.zero_grad()
+            loss = ((pred - y) ** 2).mean()
+            loss.backward(retain_graph=True)
+            return loss
+
+        opt.step(closure)
+        print("loss", closure().item())
+''')
+
+
+def test_an_lbfgs_closure_backward_through_a_stale_forward_is_located_at_the_step(tmp_path):
+    (tmp_path / "lbfgs.py").write_text(LBFGS)
+    ran = subprocess.run([sys.executable, "-m", "codemod", "run", "lbfgs.py"], cwd=tmp_path, env=ENV,
+                         capture_output=True, text=True, timeout=600)
+    assert ran.returncode == 1, ran.stderr
+    assert "an optimizer step modified a parameter that a live graph saved" in ran.stdout
+    assert "modified lbfgs.py:18: opt.step(closure)" in ran.stdout and "not seen" not in ran.stdout
+
+
+def test_an_lbfgs_closure_backward_through_a_stale_forward_is_repaired_as_computed(tmp_path):
+    (tmp_path / "lbfgs.py").write_text(LBFGS)
+    result = repair_script(Script(path="lbfgs.py", cwd=str(tmp_path)), max_backward=2)
+    assert result.verdict is Verdict.verified, (result.reasons, result.actions)
+    assert "as computed" in result.reference and result.comparison.max_abs == 0.0
+    write_repaired(result)
+    text = (tmp_path / "lbfgs.py").read_text()
+    assert "retain_graph=True)" in text and text.count("retain_graph") == 1  # the program's own, nothing added
+    repaired = subprocess.run([sys.executable, "lbfgs.py"], cwd=tmp_path, env=ENV, capture_output=True,
+                              text=True, timeout=300)
+    (tmp_path / "original.py").write_text(LBFGS)
+    oracle = ("import runpy, sys, torch\n"
+              "with torch.autograd.graph.saved_tensors_hooks(lambda t: t.detach().clone(), lambda t: t):\n"
+              "    runpy.run_path('original.py', run_name='__main__')\n")
+    reference = subprocess.run([sys.executable, "-c", oracle], cwd=tmp_path, env=ENV, capture_output=True,
+                               text=True, timeout=300)
+    got, want = (re.findall(r"^loss (\S+)$", run.stdout, re.M) for run in (repaired, reference))
+    assert repaired.returncode == 0 and len(want) == 2, (repaired.stderr, reference.stderr)
+    assert got == want

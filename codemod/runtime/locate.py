@@ -37,7 +37,7 @@ import sys
 import sysconfig
 import types
 import weakref
-from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -316,6 +316,9 @@ class Locator(TorchFunctionMode):
         self._view_storages: set = set()  # storages refused views were taken from
         self._base_writes: Dict[Any, tuple] = {}  # such a storage -> (Site, op) of its last in-place write
         self._backward = 0  # depth of custom Functions' backward run under this mode
+        # Called before a saved tensor's change is reported as unseen: a caller that runs some
+        # code outside the mode (the script runner's optimizer steps) reports its writes then.
+        self.flush_unseen: Optional[Callable[[], None]] = None
 
     # ---------------------------------------------------------------- set-up
     def name_modules(self, root: torch.nn.Module) -> None:
@@ -403,6 +406,8 @@ class Locator(TorchFunctionMode):
             for conflict in record.pending:  # a write in an earlier backward: this backward sees it
                 record.conflicts.append(self._add(conflict))
             record.pending.clear()
+            if not record.conflicts and self.flush_unseen is not None:
+                self.flush_unseen()  # a closure's backward inside a step (LBFGS): the step's writes so far
             for conflict in record.conflicts:
                 conflict.confirmed = True
             if not record.conflicts:  # a change the function mode could not see (C++ code)
@@ -498,7 +503,7 @@ class Locator(TorchFunctionMode):
                 if conflict.mutation is not None and (conflict.mutation.file, conflict.mutation.line) == (site.file, site.line):
                     conflict.same_dtypes = False
 
-    def _mutated(self, t: torch.Tensor, op: str, now: int, operands=()) -> None:
+    def _mutated(self, t: torch.Tensor, op: str, now: int, operands=(), frame=None) -> None:
         key = _storage_key(t)
         refs = self._registry.get(key, [])
         alive = []
@@ -513,9 +518,10 @@ class Locator(TorchFunctionMode):
                 continue  # another counter (`.data`), or not this tensor's family
             if any(c.mutation_op == op and c.version_now == current for c in record.conflicts + record.pending):
                 continue
-            site = _site(_user_frame(3))
+            user = frame if frame is not None else _user_frame(3)
+            site = _site(user)
             module = self._modules[-1] if self._modules else None
-            update = _parameter_update_frame()
+            update = _parameter_update_frame() or ("step" if op == "optimizer.step" else "")
             kind = "optimizer-step" if update else "saved-then-modified"
             construct = None
             message = ""
@@ -541,7 +547,7 @@ class Locator(TorchFunctionMode):
                                 self._module_label(module), construct, tuple(record.tensor.shape),
                                 record.version, current, message=message,
                                 same_dtypes=all(o.dtype == t.dtype for o in operands),
-                                callers=_callers(_user_frame(3)) if kind == "optimizer-step" else (),
+                                callers=_callers(user) if kind == "optimizer-step" else (),
                                 update=update)
             if self._backward:
                 record.pending.append(conflict)
