@@ -547,3 +547,48 @@ def test_an_lbfgs_closure_backward_through_a_stale_forward_is_repaired_as_comput
     got, want = (re.findall(r"^loss (\S+)$", run.stdout, re.M) for run in (repaired, reference))
     assert repaired.returncode == 0 and len(want) == 2, (repaired.stderr, reference.stderr)
     assert got == want
+
+
+# One optimizer stepped twice on one graph (a generator updated several times per batch, the
+# retained graph reused): the second backward walks weights its own optimizer moved. Issue 25's
+# "one optimizer stepped twice"; the wrap must hold the inner loop (or the whole batch).
+GENERATOR_STEPS = textwrap.dedent('''\
+    import torch
+    import torch.nn as nn
+
+    torch.manual_seed(0)
+    G = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+    D = nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Linear(8, 1))
+    opt_G = torch.optim.Adam(G.parameters(), lr=1e-3)
+    for it in range(2):
+        z = torch.randn(16, 4)
+        score = D(G(z))
+        for g_step in range(2):
+            g_loss = -score.mean()
+            opt_G.zero_grad()
+            g_loss.backward(retain_graph=True)
+            opt_G.step()
+            print("loss", g_loss.item())
+''')
+
+
+def test_one_optimizer_stepped_twice_on_one_graph_is_repaired_as_computed(tmp_path):
+    (tmp_path / "gsteps.py").write_text(GENERATOR_STEPS)
+    result = repair_script(Script(path="gsteps.py", cwd=str(tmp_path)), max_backward=4)
+    assert result.verdict is Verdict.verified, (result.reasons, result.actions)
+    assert "as computed" in result.reference and result.comparison.max_abs == 0.0
+    write_repaired(result)
+    text = (tmp_path / "gsteps.py").read_text()
+    assert "allow_mutation_on_saved_tensors()" in text and text.count("retain_graph") == 1
+    assert ".detach()" not in text
+    repaired = subprocess.run([sys.executable, "gsteps.py"], cwd=tmp_path, env=ENV, capture_output=True,
+                              text=True, timeout=300)
+    (tmp_path / "original.py").write_text(GENERATOR_STEPS)
+    oracle = ("import runpy, torch\n"
+              "with torch.autograd.graph.saved_tensors_hooks(lambda t: t.detach().clone(), lambda t: t):\n"
+              "    runpy.run_path('original.py', run_name='__main__')\n")
+    reference = subprocess.run([sys.executable, "-c", oracle], cwd=tmp_path, env=ENV, capture_output=True,
+                               text=True, timeout=300)
+    got, want = (re.findall(r"^loss (\S+)$", run.stdout, re.M) for run in (repaired, reference))
+    assert repaired.returncode == 0 and len(want) == 4, (repaired.stderr, reference.stderr)
+    assert got == want
