@@ -234,6 +234,16 @@ _MODULE_PY = os.path.join(_TORCH_DIR, "nn", "modules", "module.py")
 _LOADS = frozenset({"load_state_dict", "_load_from_state_dict"})
 
 
+_UPDATE_MESSAGES = {
+    "load": ("no rewrite of an in-place op fixes this: `load_state_dict` copied new weights into parameters a "
+             "live graph saved; run backward before the load (`inplacefix repair` does it, in the meaning "
+             "\"as computed\"), or run the forward again after it"),
+    "step": ("no rewrite of an in-place op fixes this: run backward before optimizer.step() (`inplacefix repair` "
+             "does it, in the meaning \"as computed\"), or run the forward again after it (a retained graph "
+             "cannot see new parameters; `inplacefix repair --meaning recompute` does it)"),
+}
+
+
 def _parameter_update_frame() -> str:
     """Which update of parameters the current write runs inside: ``"step"`` (an optimizer's,
     anywhere under ``torch/optim``), ``"load"`` (``Module.load_state_dict`` copying a state in),
@@ -534,15 +544,8 @@ class Locator(TorchFunctionMode):
                     kind = "runtime-inplace-flag"
                     message = ("the module was built without inplace=True and switched on later "
                                "(e.g. `m.inplace = True`): remove that assignment")
-            if update == "load":
-                message = ("no rewrite of an in-place op fixes this: `load_state_dict` copied new weights into "
-                           "parameters a live graph saved; run backward before the load (`inplacefix repair` does "
-                           "it, in the meaning \"as computed\"), or run the forward again after it")
-            elif kind == "optimizer-step":
-                message = ("no rewrite of an in-place op fixes this: run backward before optimizer.step() "
-                           "(`inplacefix repair` does it, in the meaning \"as computed\"), or run the forward "
-                           "again after it (a retained graph cannot see new parameters; `inplacefix repair "
-                           "--meaning recompute` does it)")
+            if kind == "optimizer-step":
+                message = _UPDATE_MESSAGES[update]
             conflict = Conflict(kind, site, op, record.site, record.op, record.saved_as, self._module_label(record.module_obj),
                                 self._module_label(module), construct, tuple(record.tensor.shape),
                                 record.version, current, message=message,
