@@ -25,7 +25,7 @@ import ast
 import dataclasses
 import enum
 import weakref
-from typing import Callable, Dict, FrozenSet, List, Literal, NamedTuple, Optional, Protocol, Set, Tuple, Union
+from typing import Callable, Dict, FrozenSet, List, Literal, NamedTuple, Optional, Protocol, Set, Tuple, Union, cast
 
 from codemod import torch_api
 from codemod.analysis.calls import Calls
@@ -150,7 +150,32 @@ class Summaries:
         """The summary of what ``call`` calls, when it is one of this module's functions or
         an instance of one of its classes, or one imported from another file of the run (the
         project index's summary); None otherwise (or inside a recursive cycle)."""
-        return self.of_target(self.targets.callee(call))
+        found = self.of_target(self.targets.callee(call))
+        if found is None:
+            found = self._common(self.targets.alternatives(call))
+        return found
+
+    def _common(self, targets: List["Target"]) -> Optional[Summary]:
+        """What calling a module built differently on different branches (``self.unit =
+        nn.Sequential(conv, bn, act)`` or ``nn.Sequential(conv, act)``) does on every one of
+        them: a save proven where each alternative makes it, no save where none does."""
+        found = [self.of_target(t) for t in targets]
+        if len(found) < 2 or any(f is None for f in found):
+            return None
+        first = cast(Summary, found[0])
+        rest = cast(List[Summary], found[1:])
+        if any(len(f.inputs) != len(first.inputs) or f.mutates != first.mutates for f in rest):
+            return None
+
+        def meet(values: List[Saved]) -> Saved:
+            return values[0] if len(set(values)) == 1 else Saved.UNKNOWN
+
+        every = [first, *rest]
+        same = len({(f.returns, f.returned_input) for f in every}) == 1
+        return Summary(first.name, tuple(meet([f.inputs[i] for f in every]) for i in range(len(first.inputs))),
+                       meet([f.output for f in every]), first.returns if same else Returns.UNKNOWN,
+                       first.returned_input if same else None, first.mutates,
+                       first.via)
 
     def of_target(self, target: Optional["Target"]) -> Optional[Summary]:
         if target is None:
@@ -476,6 +501,20 @@ class CallTargets:
             return self._instance_target(built, len(bound))
         return None
 
+    def alternatives(self, call: ast.Call) -> List["Target"]:
+        """``self.unit(x)`` where the class sets ``self.unit`` on several branches to modules
+        of different kinds, each with a target: those targets (empty otherwise)."""
+        key = target_key(call.func)
+        cls = self.model.enclosing_class(call.func) if key is not None else None
+        if key is None or cls is None or not key.startswith("self.") or key.count(".") != 1 \
+                or any(isinstance(s, FUNCTIONS) and s.name == key[5:] for s in cls.body):
+            return []
+        values = self.model.class_attrs(cls).get(key[5:], [])
+        targets = [self._class_target(v) if isinstance(v, ast.expr) else None for v in values]
+        if len(values) < 2 or any(t is None for t in targets):
+            return []
+        return list(dict.fromkeys(cast(List[Target], targets)))
+
     def _members_target(self, container: ast.expr) -> Optional["Target"]:
         """What every member of ``self.blocks`` runs, when it was built as
         ``nn.ModuleList([Block(d) for _ in range(n)])`` (or a list, or a Sequential, of
@@ -511,8 +550,9 @@ class CallTargets:
         """``LayerNorm(d)``: the forward of that class, of this file or imported;
         ``nn.Sequential(a, b)``: that chain."""
         if isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)) \
-                and self.model.torch_name(value.func) in _SEQUENTIAL and value.args \
-                and not value.keywords and not any(isinstance(a, ast.Starred) for a in value.args):
+                and self.model.torch_name(value.func) in _SEQUENTIAL and value.args and not value.keywords \
+                and (not any(isinstance(a, ast.Starred) for a in value.args)
+                     or self.summaries.chains.listed.members(value) is not None):
             return value
         if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
             return None
@@ -597,6 +637,7 @@ class Chains:
         self.model = model
         self.summaries = weakref.proxy(summaries)  # weakly: Summaries owns this part (no cycle)
         self._sequentials: Dict[ast.Call, Summary] = {}
+        self.listed = ListedLayers(model)
         # An installed library's file: its classes and functions are built and called by code
         # it does not show, so no parameter's value is known from its default or its own calls.
         self.callers_unseen = False
@@ -607,7 +648,7 @@ class Chains:
         cached = self._sequentials.get(chain)
         if cached is not None:
             return cached
-        members = list(chain.args)
+        members = self.listed.members(chain) or [ast.Constant(None)]
         end = self.feeder(members, len(members))
         output = {"saved": Saved.YES, "unsaved": Saved.NO}.get(end.kind, Saved.UNKNOWN)
         first = self._layer_value(members[0])
@@ -822,3 +863,93 @@ class Chains:
             assert f is not None
             out |= f
         return out
+
+
+# A member of a chain the analysis cannot place (a conditional append, a list it cannot follow):
+# ``Chains.feeder`` reads it as a layer it cannot see into.
+_UNPLACED: ast.expr = ast.Constant(None)
+
+
+class ListedLayers:
+    """The members of ``nn.Sequential(*layers)`` where ``layers`` is a list the same function
+    builds (``layers = []``, then ``layers.append(m)`` / ``layers.extend([a, b])``), in the
+    order they are added: the layers nearest the end are known only where the adds that put
+    them there run on every path (in one block, in a loop's body: every turn that runs)."""
+
+    def __init__(self, model: SummaryFacts) -> None:
+        self.model = model
+        self._done: Dict[ast.Call, Optional[List[ast.expr]]] = {}
+
+    def members(self, chain: ast.Call) -> Optional[List[ast.expr]]:
+        """The chain's members, first to last; :data:`_UNPLACED` where one cannot be placed.
+        None when the chain spreads anything but such a list."""
+        if chain not in self._done:
+            self._done[chain] = self._members(chain)
+        return self._done[chain]
+
+    def _members(self, chain: ast.Call) -> Optional[List[ast.expr]]:
+        if not any(isinstance(a, ast.Starred) for a in chain.args):
+            return list(chain.args)
+        if len(chain.args) != 1 or chain.keywords or not isinstance(chain.args[0].value, ast.Name):
+            return None
+        name = chain.args[0].value.id
+        flow = self.model.flow(self.model.owner(chain))
+        bindings = flow.bindings.get(name, [])
+        if len(bindings) != 1 or bindings[0].form != "assign" or not isinstance(bindings[0].value, ast.List) \
+                or name in flow.declared or any(isinstance(e, ast.Starred) for e in bindings[0].value.elts):
+            return None
+        start = self.model.range(bindings[0].stmt)[1]
+        at = self.model.range(self.model.statement_of(chain))[0]
+        adds: List[Tuple[ast.stmt, List[ast.expr]]] = []
+        for pos, load in sorted(flow.loads.get(name, []), key=lambda use: use[0]):
+            if load is chain.args[0].value:
+                continue
+            added = self._added(load)
+            if added is None or not start <= pos < at or self.model.owner(load) is not self.model.owner(chain):
+                return None  # the list is read, handed on or changed otherwise: its order is unknown
+            adds.append(added)
+        found: List[ast.expr] = list(bindings[0].value.elts)
+        if not adds:
+            return found
+        last = adds[-1][0]
+        for stmt, layers in adds:
+            placed = self._placed(stmt, last, chain)
+            found.extend(layers if placed else [_UNPLACED])
+        return found
+
+    def _added(self, load: ast.expr) -> Optional[Tuple[ast.stmt, List[ast.expr]]]:
+        """``layers.append(m)`` or ``layers.extend([a, b])``, a statement of its own: the
+        statement and what it adds (:data:`_UNPLACED` for what an ``extend`` of something else adds)."""
+        attr = self.model.parent(load)
+        call = self.model.parent(attr) if isinstance(attr, ast.Attribute) else None
+        stmt = self.model.parent(call) if isinstance(call, ast.Call) else None
+        if not (isinstance(attr, ast.Attribute) and isinstance(call, ast.Call) and call.func is attr
+                and isinstance(stmt, ast.Expr) and len(call.args) == 1 and not call.keywords
+                and not isinstance(call.args[0], ast.Starred)):
+            return None
+        if attr.attr == "append":
+            return stmt, [call.args[0]]
+        if attr.attr == "extend":
+            given = call.args[0]
+            if isinstance(given, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in given.elts):
+                return stmt, list(given.elts)
+            return stmt, [_UNPLACED]
+        return None
+
+    def _placed(self, stmt: ast.stmt, last: ast.stmt, chain: ast.Call) -> bool:
+        """The add ``stmt`` runs, in order, on every path that runs the last add: it is in the
+        last add's block or in a block holding that one, and only loops (no ``if``, ``try``,
+        ``while``...) stand between that block and the chain's function."""
+        func = self.model.owner(chain)
+        blocks = []
+        for up in self.model.ancestors(last):
+            if up is func:
+                break
+            if not isinstance(up, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
+                return False
+            blocks.append(up)
+        if isinstance(func, (ast.Lambda, ast.Module)) or not blocks and self.model.parent(last) is not func:
+            return False
+        parent = self.model.parent(stmt)
+        return parent is func or any(parent is b for b in blocks) and isinstance(stmt, ast.Expr) \
+            and any(stmt is s for s in getattr(parent, "body", []))
