@@ -166,3 +166,58 @@ def test_a_module_set_on_branches_that_differ_in_what_they_save_stays_unproven()
     source = HEADER + one_saves
     assert raises_at_backward(lambda: run(source, "Net()", (2, 3, 6, 6)))
     run(source, "Net(with_bn=False)", (2, 3, 6, 6))  # the other branch runs
+
+
+# ----------------------------------------------------------------- a loop over every member
+# `for conv in self.convs: fea = conv(x)...`: every member of the ModuleList runs, so the output
+# is saved on the turn of a member that saves it (its last layer a sigmoid), whatever the others do.
+MEMBERS = """\
+class Gated(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.fc = nn.Linear(c, c)
+        self.act = nn.Sigmoid()
+
+    def forward(self, x):
+        return self.act(self.fc(x))
+
+
+class Select(nn.Module):
+    def __init__(self, c=4, m=3):
+        super().__init__()
+        gate = Gated(c)
+        self.branches = nn.ModuleList([])
+        for i in range(m):
+            if i == 0:
+                self.branches.append(gate)
+            else:
+                self.branches.append(nn.Sequential(nn.Linear(c, c), gate))
+        self.plain = nn.ModuleList([nn.Linear(c, c) for _ in range(m)])
+
+    def forward(self, x):
+        feas = []
+        for i, branch in enumerate(self.branches):
+            fea = branch(x)
+            fea.mul_(2.0)
+            feas.append(fea)
+        return torch.stack(feas, 1).sum(1)
+"""
+
+
+def test_a_loop_over_every_member_of_a_module_list_proves_a_save_of_one_member():
+    assert findings(MEMBERS) == [("IPF103", 27)]
+    fixed_matches_control(MEMBERS, "Select()", (5, 4),
+                          lambda s: s.replace("fea = branch(x)", "fea = branch(x).clone()"))
+
+
+def test_a_loop_that_may_skip_a_member_or_members_that_save_nothing_stay_unproven():
+    for changed in (
+        MEMBERS.replace("            fea = branch(x)\n", "            if i == 0:\n                continue\n"
+                        "            fea = branch(x)\n"),  # a turn may be left before the call
+        MEMBERS.replace("            fea = branch(x)\n            fea.mul_(2.0)",
+                        "            if i > 0:\n                fea = branch(x)\n                fea.mul_(2.0)"),
+        MEMBERS.replace("        self.act = nn.Sigmoid()", "        self.act = nn.Identity()"),
+        MEMBERS.replace("enumerate(self.branches)", "enumerate(self.plain)"),
+        MEMBERS.replace("                self.branches.append(gate)", "                self.branches.append(make())"),
+    ):
+        assert findings(changed) == [], changed

@@ -153,7 +153,27 @@ class Summaries:
         found = self.of_target(self.targets.callee(call))
         if found is None:
             found = self._common(self.targets.alternatives(call))
+        if found is None:
+            found = self._some(self.targets.loop_members(call))
         return found
+
+    def _some(self, targets: List["Target"]) -> Optional[Summary]:
+        """What a call in a loop over every member of a container runs, turn by turn: its
+        output is saved on some turn where one member saves it (every member runs)."""
+        found = [self.of_target(t) for t in targets]
+        if not found or any(f is None for f in found):
+            return None
+        every = cast(List[Summary], found)
+        if any(len(f.inputs) != len(every[0].inputs) or f.mutates != every[0].mutates for f in every):
+            return None
+        saving = next((f for f in every if f.output is Saved.YES), None)
+        if saving is None:
+            return self._common(targets) if len(targets) > 1 else every[0]
+        same = len({(f.returns, f.returned_input) for f in every}) == 1
+        return Summary(saving.name, tuple(Saved.YES if all(f.inputs[i] is Saved.YES for f in every) else Saved.UNKNOWN
+                                          for i in range(len(saving.inputs))),
+                       Saved.YES, saving.returns if same else Returns.UNKNOWN, saving.returned_input if same else None,
+                       saving.mutates, saving.via)
 
     def _common(self, targets: List["Target"]) -> Optional[Summary]:
         """What calling a module built differently on different branches (``self.unit =
@@ -515,6 +535,72 @@ class CallTargets:
             return []
         return list(dict.fromkeys(cast(List[Target], targets)))
 
+    def loop_members(self, call: ast.Call) -> List["Target"]:
+        """``conv(x)`` in ``for conv in self.convs:`` (or ``for i, conv in
+        enumerate(self.convs)``), a statement of the loop's own body in a loop that leaves no
+        turn early: every member of ``self.convs`` runs it. The members' targets, when each
+        member has one (empty otherwise): see :meth:`_members`."""
+        func = call.func
+        if not isinstance(func, ast.Name):
+            return []
+        bound = self.model.flow(self.model.owner(call)).bindings.get(func.id, [])
+        loop = bound[0].stmt if len(bound) == 1 else None
+        if not isinstance(loop, ast.For):
+            return []
+        target, container = loop.target, loop.iter
+        if isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(container, ast.Call) \
+                and isinstance(container.func, ast.Name) and container.func.id == "enumerate" \
+                and len(container.args) == 1 and not container.keywords:
+            target, container = target.elts[1], container.args[0]
+        statement = self.model.statement_of(call)
+        if not (isinstance(target, ast.Name) and target.id == func.id and any(statement is s for s in loop.body)) \
+                or any(isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Raise, ast.Yield))
+                       for s in loop.body for n in ast.walk(s)):
+            return []
+        members = self._members(container)
+        targets = [self._class_target(m) for m in members or []]
+        if not targets or any(t is None for t in targets):
+            return []
+        return list(dict.fromkeys(cast(List[Target], targets)))
+
+    def _members(self, container: ast.expr) -> Optional[List[ast.expr]]:
+        """The modules ``self.convs`` holds: set once in the class to ``nn.ModuleList()``, a
+        ``nn.ModuleList([...])`` or list of them, then given more only by ``self.convs.append(m)``
+        statements of ``__init__`` (a name bound once there stands for its value)."""
+        key = target_key(container)
+        cls = self.model.enclosing_class(container)
+        if key is None or not key.startswith("self.") or key.count(".") != 1 or cls is None:
+            return None
+        values = self.model.class_attrs(cls).get(key[5:], [])
+        if len(values) != 1 or not isinstance(values[0], ast.expr):
+            return None
+        value = values[0]
+        if isinstance(value, ast.Call) and self.model.torch_name(value.func) in _MODULE_LISTS \
+                and not value.keywords and len(value.args) <= 1:
+            value = value.args[0] if value.args else ast.List(elts=[], ctx=ast.Load())
+        if not isinstance(value, (ast.List, ast.Tuple)) or any(isinstance(e, ast.Starred) for e in value.elts):
+            return None
+        calls = self.model.calls_in(cls)
+        if any(f"{key}.{m}" in calls for m in ("extend", "insert", "__setitem__", "pop", "remove")):
+            return None
+        found = list(value.elts)
+        for append in calls.get(f"{key}.append", []):
+            owner = self.model.owner(append)
+            if not (isinstance(owner, FUNCTIONS) and owner.name == "__init__" and len(append.args) == 1
+                    and not append.keywords and isinstance(self.model.parent(append), ast.Expr)):
+                return None
+            found.append(append.args[0])
+        resolved = []
+        for member in found:
+            if isinstance(member, ast.Name):
+                flow = self.model.flow(self.model.owner(member))
+                reaching = self.model.reaching(flow, member.id, self.model.statement_of(member))
+                if len(reaching) != 1 or reaching[0].form != "assign" or reaching[0].value is None:
+                    return None
+                member = reaching[0].value
+            resolved.append(member)
+        return resolved
+
     def _members_target(self, container: ast.expr) -> Optional["Target"]:
         """What every member of ``self.blocks`` runs, when it was built as
         ``nn.ModuleList([Block(d) for _ in range(n)])`` (or a list, or a Sequential, of
@@ -610,7 +696,8 @@ INPLACE_SAVES_RESULT = frozenset({
     "torch.nn.ReLU", "torch.nn.LeakyReLU", "torch.nn.ELU", "torch.nn.SELU", "torch.nn.CELU", "torch.nn.RReLU",
 })
 _SEQUENTIAL = ("torch.nn.Sequential", "torch.nn.modules.container.Sequential")
-_CONTAINERS = (*_SEQUENTIAL, "torch.nn.ModuleList", "torch.nn.modules.container.ModuleList")
+_MODULE_LISTS = ("torch.nn.ModuleList", "torch.nn.modules.container.ModuleList")
+_CONTAINERS = (*_SEQUENTIAL, *_MODULE_LISTS)
 _MAX_DEPTH = 4  # constructor arguments followed through this many calls (Block(inplace=...) passed down)
 
 
