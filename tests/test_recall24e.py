@@ -221,3 +221,39 @@ def test_a_loop_that_may_skip_a_member_or_members_that_save_nothing_stay_unprove
         MEMBERS.replace("                self.branches.append(gate)", "                self.branches.append(make())"),
     ):
         assert findings(changed) == [], changed
+
+
+# ----------------------------------------------------------------- the constructor fix's safety
+# `y = self.act(x)` then `x + y`: in place, `x` holds the activation's result when read again;
+# `inplace=False` would hand the later read the input as it was (the program computes something
+# else). The fix of such a constructor is unsafe (`input-used-later`), like the functional form's.
+REUSED = """\
+class Res(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.act = nn.ReLU(inplace=True)
+
+    def forward(self, h):
+        x = self.fc(h)
+        y = self.act(x)
+        return x + y
+"""
+
+
+def test_a_constructor_whose_call_sites_read_the_input_again_is_unsafe_to_turn_off():
+    source = HEADER + REUSED
+    result = process_source(source.encode(), "case.py", Settings(select=("ALL",)))
+    assert [(f.code, f.status.value, f.reason) for f in result.findings] == \
+        [("IPF002", "unsafe", "input-used-later")]
+    space: dict = {}
+    exec(compile(source, "case.py", "exec"), space)
+    torch.manual_seed(0)
+    m = space["Res"]()
+    h = torch.randn(3, 4)
+    before = m(h)
+    m.act.inplace = False
+    assert not torch.allclose(before, m(h))  # turning it off changes what the program computes
+    rebound = REUSED.replace("y = self.act(x)\n        return x + y", "x = self.act(x)\n        return x + h")
+    result = process_source((HEADER + rebound).encode(), "case.py", Settings(select=("ALL",)))
+    assert [(f.code, f.status.value) for f in result.findings] == [("IPF002", "safe")]
