@@ -257,3 +257,50 @@ def test_a_constructor_whose_call_sites_read_the_input_again_is_unsafe_to_turn_o
     rebound = REUSED.replace("y = self.act(x)\n        return x + y", "x = self.act(x)\n        return x + h")
     result = process_source((HEADER + rebound).encode(), "case.py", Settings(select=("ALL",)))
     assert [(f.code, f.status.value) for f in result.findings] == [("IPF002", "safe")]
+
+
+# ----------------------------------------------------------------- an in-place module on a view
+# `a, b = torch.split(h, ...)`, then `self.act(b)` with `self.act = nn.ReLU(inplace=True)`: the
+# module writes into an output of a function returning several views, which PyTorch refuses when
+# it requires grad (error family C, at the write). The clone before the call keeps what the
+# program reads afterwards (`b`, rectified, as the in-place module left it).
+SPLIT = """\
+class Distill(nn.Module):
+    def __init__(self, c=8, keep=2):
+        super().__init__()
+        self.keep = keep
+        self.conv = nn.Linear(c, c)
+        self.act = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        h = self.conv(x)
+        kept, rest = torch.split(h, (self.keep, h.shape[1] - self.keep), dim=1)
+        out = self.act(rest)
+        return torch.cat([kept, out + rest], 1)
+"""
+
+
+def test_an_in_place_module_called_on_a_view_pytorch_refuses_is_proven():
+    assert findings(SPLIT) == [("IPF106", 11)]
+    source = HEADER + SPLIT
+    try:
+        run(source, "Distill()", (3, 8))
+    except RuntimeError as error:
+        assert "is a view and is being modified inplace" in str(error)
+    else:
+        raise AssertionError("torch allowed the write")
+    result = process_source(source.encode(), "case.py", Settings(), fix=True)
+    assert result.changed and "rest = rest.clone()" in result.fixed
+    want = run(source.replace("out = self.act(rest)", "rest = torch.relu(rest)\n        out = rest"), "Distill()", (3, 8))
+    got = run(result.fixed, "Distill()", (3, 8))
+    assert got.keys() == want.keys() and all(torch.allclose(got[k], want[k]) for k in got)
+
+
+def test_a_module_that_may_not_run_in_place_on_a_view_is_not_a_view_write():
+    for changed in (
+        SPLIT.replace("nn.ReLU(inplace=True)", "nn.ReLU()"),
+        SPLIT.replace("nn.ReLU(inplace=True)", "nn.Dropout(0.1, inplace=True)"),  # writes in training only
+        SPLIT.replace("        self.act = nn.ReLU(inplace=True)",
+                      "        self.act = nn.ReLU(inplace=True) if keep else nn.Tanh()"),
+    ):
+        assert findings(changed) == [], changed
