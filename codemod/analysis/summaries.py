@@ -977,9 +977,11 @@ class ListedLayers:
     def _members(self, chain: ast.Call) -> Optional[List[ast.expr]]:
         if not any(isinstance(a, ast.Starred) for a in chain.args):
             return list(chain.args)
-        if len(chain.args) != 1 or chain.keywords or not isinstance(chain.args[0].value, ast.Name):
+        spread = chain.args[0]
+        if len(chain.args) != 1 or chain.keywords or not isinstance(spread, ast.Starred) \
+                or not isinstance(spread.value, ast.Name):
             return None
-        name = chain.args[0].value.id
+        name = spread.value.id
         flow = self.model.flow(self.model.owner(chain))
         bindings = flow.bindings.get(name, [])
         if len(bindings) != 1 or bindings[0].form != "assign" or not isinstance(bindings[0].value, ast.List) \
@@ -989,7 +991,7 @@ class ListedLayers:
         at = self.model.range(self.model.statement_of(chain))[0]
         adds: List[Tuple[ast.stmt, List[ast.expr]]] = []
         for pos, load in sorted(flow.loads.get(name, []), key=lambda use: use[0]):
-            if load is chain.args[0].value:
+            if load is spread.value:
                 continue
             added = self._added(load)
             if added is None or not start <= pos < at or self.model.owner(load) is not self.model.owner(chain):
