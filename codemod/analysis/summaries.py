@@ -477,6 +477,7 @@ class CallTargets:
         self.summaries = weakref.proxy(summaries)  # weakly: Summaries owns this part (no cycle)
         self.model = summaries.model
         self._top: Optional[Dict[str, ast.stmt]] = None  # the module's top-level definitions by name
+        self._early: Dict[ast.For, bool] = {}  # loop -> a turn may end early
 
     def callee(self, call: ast.Call) -> Optional["Target"]:
         """What a call runs: a function of this file (a ``forward`` for a module instance) and
@@ -554,14 +555,20 @@ class CallTargets:
             target, container = target.elts[1], container.args[0]
         statement = self.model.statement_of(call)
         if not (isinstance(target, ast.Name) and target.id == func.id and any(statement is s for s in loop.body)) \
-                or any(isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Raise, ast.Yield))
-                       for s in loop.body for n in ast.walk(s)):
+                or self._leaves_early(loop):
             return []
         members = self._members(container)
         targets = [self._class_target(m) for m in members or []]
         if not targets or any(t is None for t in targets):
             return []
         return list(dict.fromkeys(cast(List[Target], targets)))
+
+    def _leaves_early(self, loop: ast.For) -> bool:
+        """A turn of ``loop`` may end before its last statement (``break``, ``continue``, ...)."""
+        if loop not in self._early:
+            self._early[loop] = any(isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Raise, ast.Yield))
+                                    for s in loop.body for n in ast.walk(s))
+        return self._early[loop]
 
     def _members(self, container: ast.expr) -> Optional[List[ast.expr]]:
         """The modules ``self.convs`` holds: set once in the class to ``nn.ModuleList()``, a
