@@ -66,12 +66,40 @@ def apart_until(made: ast.AST, other: ast.AST, use: ast.AST,
         return False  # `return` after the view: its path never reaches `use`
     below: ast.AST = split
     for up in ancestors(split):
-        if isinstance(up, OWNERS):
-            return True
         if isinstance(up, _LOOPS) and not _runs_after_on_each_turn(up, below, use, ancestors):
             return False
+        block = next((b for b in _blocks(up) if any(s is below for s in b)), None)
+        if block is not None:
+            here = next(i for i, s in enumerate(block) if s is below)
+            top = _top_statement(block, use, ancestors)
+            if top is not None:  # `use` follows in this block: nothing between may leave
+                return here < top and not _jumps(block[here + 1:top], _LEAVE)
+            if _jumps(block[here + 1:], _LEAVE):
+                return False  # a later statement of this block may leave before `use`
+            if isinstance(up, ast.Try) and _jumps(up.orelse + up.finalbody, _LEAVE):
+                return False
+        if isinstance(up, OWNERS):
+            return False  # `use` is not after the `if` on every path
         below = up
-    return True
+    return False
+
+
+def _blocks(node: ast.AST) -> List[List[ast.stmt]]:
+    """The statement lists ``node`` holds (body, orelse, finalbody, a handler's or case's body)."""
+    return [v for _, v in ast.iter_fields(node) if isinstance(v, list) and v and isinstance(v[0], ast.stmt)]
+
+
+def _top_statement(block: Sequence[ast.stmt], use: ast.AST,
+                   ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> Optional[int]:
+    """The index in ``block`` of the statement holding ``use`` with only ``with`` blocks between."""
+    top: ast.AST = use
+    for up in ancestors(use):
+        if any(s is top for s in block):
+            break
+        if isinstance(top, ast.stmt) and not isinstance(up, (ast.With, ast.AsyncWith)):
+            return None
+        top = up
+    return next((i for i, s in enumerate(block) if s is top), None)
 
 
 def _runs_after_on_each_turn(loop: ast.stmt, holder: ast.AST, use: ast.AST,
@@ -106,7 +134,7 @@ def _may_leave(block: Sequence[ast.stmt], made: ast.AST, ancestors: Callable[[as
             after = True
         elif id(stmt) in path:
             after = True
-            if isinstance(stmt, ast.If):
+            if isinstance(stmt, ast.If) and branch(made, stmt) is not None:
                 if _may_leave(stmt.body if branch(made, stmt) == "body" else stmt.orelse, made, ancestors):
                     return True
             elif _jumps([stmt], _LEAVE):
