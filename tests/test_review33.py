@@ -205,7 +205,6 @@ LBFGS_CLAMP = textwrap.dedent("""\
     """)
 
 
-@pytest.mark.xfail(strict=True, reason="review33: flush reports the closure's own write as the step's")
 def test_a_closures_own_write_is_not_reported_as_the_steps(tmp_path):
     import os
     import subprocess
@@ -263,7 +262,6 @@ LBFGS_ACTIVATION = textwrap.dedent("""\
     """)
 
 
-@pytest.mark.xfail(strict=True, reason="review33: a write in an LBFGS closure is classified optimizer-step")
 def test_an_activation_written_in_a_closure_is_not_an_optimizer_step(tmp_path):
     from codemod.runtime.locate import locate_target
 

@@ -592,3 +592,53 @@ def test_one_optimizer_stepped_twice_on_one_graph_is_repaired_as_computed(tmp_pa
     got, want = (re.findall(r"^loss (\S+)$", run.stdout, re.M) for run in (repaired, reference))
     assert repaired.returncode == 0 and len(want) == 4, (repaired.stderr, reference.stderr)
     assert got == want
+
+
+# An optimizer the program defines (its step calls a kernel function of its own file): its writes
+# are a step's, though no frame under torch/optim holds them but the step wrapper around it; a
+# closure's writes are not (tests/test_review33.py). The locator tells them apart by the frame of
+# the Optimizer's own method.
+OWN_OPTIMIZER = textwrap.dedent('''\
+    import torch
+    import torch.nn as nn
+
+
+    def _kernel(p, lr):
+        p.add_(p.grad, alpha=-lr)
+
+
+    class PlainSGD(torch.optim.Optimizer):
+        def __init__(self, params, lr):
+            super().__init__(params, {"lr": lr})
+
+        @torch.no_grad()
+        def step(self, closure=None):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        _kernel(p, group["lr"])
+
+
+    def compute():
+        torch.manual_seed(0)
+        critic = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1))
+        actor = nn.Linear(3, 3)
+        opt_c = PlainSGD(critic.parameters(), lr=0.1)
+        s = torch.randn(5, 3)
+        value = critic(actor(s)).mean()
+        critic_loss = (critic(s) - 1).pow(2).mean()
+        opt_c.zero_grad()
+        critic_loss.backward()
+        opt_c.step()
+        (-value).backward()
+        return {"a": actor.weight.grad}
+''')
+
+
+def test_a_step_of_an_optimizer_the_program_defines_is_a_step_order_conflict(tmp_path):
+    from codemod.runtime.locate import locate_target
+
+    path = tmp_path / "own_optimizer.py"
+    path.write_text(OWN_OPTIMIZER)
+    report = locate_target(f"{path}::compute", timeout=240)
+    assert {c.kind for c in report.conflicts} == {"optimizer-step"}, [c.describe() for c in report.conflicts]

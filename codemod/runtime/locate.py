@@ -245,18 +245,26 @@ _UPDATE_MESSAGES = {
 
 
 def _parameter_update_frame() -> str:
-    """Which update of parameters the current write runs inside: ``"step"`` (an optimizer's,
-    anywhere under ``torch/optim``), ``"load"`` (``Module.load_state_dict`` copying a state in),
-    or ``""``. Both change the weights a live graph saved between its forward and its backward,
-    so both are repaired by moving the update, not by rewriting an in-place op."""
+    """Which update of parameters the current write runs inside: ``"step"`` (an optimizer's:
+    code under ``torch/optim``, or a method of an ``Optimizer`` subclass the program defines),
+    ``"load"`` (``Module.load_state_dict`` copying a state in), or ``""``. Both change the weights
+    a live graph saved between its forward and its backward, so both are repaired by moving the
+    update, not by rewriting an in-place op. The program's own code that a torch optimizer calls
+    back (LBFGS's closure: a forward, a backward) is the program's, not the step's: its writes
+    are ordinary ones."""
     frame = sys._getframe(2)
     optim_dir = os.path.join(_TORCH_DIR, "optim")
+    called_back = False  # the program's own code, below a torch optimizer frame not yet seen
     while frame is not None:
-        name = frame.f_code.co_filename
-        if name.startswith(optim_dir):
-            return "step"
-        if name == _MODULE_PY and frame.f_code.co_name in _LOADS:
+        code = frame.f_code
+        if code.co_filename.startswith(optim_dir):
+            return "" if called_back else "step"
+        if code.co_filename == _MODULE_PY and code.co_name in _LOADS:
             return "load"
+        if _is_user_file(code.co_filename):
+            if isinstance(frame.f_locals.get("self"), torch.optim.Optimizer):
+                return "step"  # an optimizer the program defines, stepping
+            called_back = True
         frame = frame.f_back
     return ""
 

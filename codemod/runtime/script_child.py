@@ -184,18 +184,46 @@ class _QuietSteps:
         register_optimizer_step_pre_hook(self.pause)
         self.locator.flush_unseen = self.flush
 
-    def pause(self, optimizer, args, kwargs) -> None:
+    def pause(self, optimizer, args, kwargs):
         if self.popped is None and torch.overrides._get_current_function_mode() is self.locator:
             self.versions = [(p, p._version) for group in optimizer.param_groups for p in group["params"]]
             self.frame = _user_frame(2)
             self.popped = torch.overrides._pop_mode()
+            return self._closure_seen(args, kwargs)
+        return None
+
+    def _closure_seen(self, args, kwargs):
+        """The step's arguments with its closure (LBFGS, SAM-style optimizers) run under the
+        locator again: the closure is the program's own code (a forward, a backward, maybe a
+        write of its own), seen as the rest of the program is. None where there is no closure."""
+        closure = kwargs.get("closure", args[1] if len(args) > 1 else None)  # args[0]: the optimizer
+        if not callable(closure):
+            return None
+
+        def seen(*a, **k):
+            self.flush()  # what the step wrote before calling back
+            torch.overrides._push_mode(self.locator)
+            try:
+                return closure(*a, **k)
+            finally:
+                torch.overrides._pop_mode()
+                self._rebase()  # the closure's own writes were seen as they happened
+
+        if "closure" in kwargs:
+            return args, {**kwargs, "closure": seen}
+        return (args[0], seen, *args[2:]), kwargs
+
+    def _rebase(self) -> None:
+        self.versions = [(p, p._version) for p, _ in self.versions]
 
     def flush(self) -> None:
-        """The step's writes so far, reported at its line: a step that calls back into the
-        program (LBFGS's closure) runs a backward before it returns."""
+        """The step's own writes since it began (or since it last called back into the
+        program), reported at its line: a step that calls back into the program (LBFGS's
+        closure) runs a backward before it returns."""
         for tensor, version in self.versions:
             if tensor._version != version:
                 self.locator._mutated(tensor, "optimizer.step", tensor._version, frame=self.frame)
+        self._rebase()
 
     def resume(self) -> None:
         """After the step (or when it raised: before the locator is left)."""
