@@ -165,7 +165,6 @@ MATCH = HEADER + textwrap.dedent("""\
     """)
 
 
-@pytest.mark.xfail(strict=True, reason="review33: the binder does not see match capture bindings")
 def test_a_name_rebound_by_a_match_capture_is_not_the_saved_tensor():
     before: dict = {}
     exec(compile(MATCH, "case.py", "exec"), before)

@@ -176,6 +176,21 @@ class _FlowCollector:
         self._bind(node.target, node.target, None, "other")
         return True
 
+    def visit_MatchAs(self, node: ast.MatchAs) -> bool:
+        if node.name:  # `case y:`, `case [y]:`, `case Point(x=y)`, `case ... as y`
+            self._bind_key(node.name, node, None, "other")
+        return True
+
+    def visit_MatchStar(self, node: ast.MatchStar) -> bool:
+        if node.name:  # `case [first, *rest]:`
+            self._bind_key(node.name, node, None, "other")
+        return True
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> bool:
+        if node.rest:  # `case {"k": v, **rest}:`
+            self._bind_key(node.rest, node, None, "other")
+        return True
+
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> bool:
         if node.name:
             self._bind_key(node.name, node, None, "other")
