@@ -293,9 +293,36 @@ RETURN_SAVE = textwrap.dedent("""\
     """)
 
 
-@pytest.mark.xfail(strict=True, reason="review33: a save in a returning branch is taken as live at a later write")
 def test_a_save_in_a_return_statement_is_not_live_after_it():
     space: dict = {}
     exec(compile(RETURN_SAVE, "case.py", "exec"), space)
     space["main"]()  # both paths run
     assert _codes(RETURN_SAVE) == []
+
+
+# The control: a `finally` around the `return` runs after the value is computed, so its write
+# follows the save on the same path; that program raises at backward and stays proven.
+RETURN_FINALLY = textwrap.dedent("""\
+    import torch
+
+
+    def f(x):
+        q = torch.sigmoid(x) + 1
+        try:
+            return (q * x).sum()
+        finally:
+            q *= 2
+
+
+    def main():
+        x = torch.randn(3, requires_grad=True)
+        f(x).backward()
+    """)
+
+
+def test_a_write_in_a_finally_after_a_return_still_follows_the_save():
+    space: dict = {}
+    exec(compile(RETURN_FINALLY, "case.py", "exec"), space)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        space["main"]()
+    assert "IPF101" in _codes(RETURN_FINALLY)

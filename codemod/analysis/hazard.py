@@ -517,6 +517,8 @@ class Consumers(_HazardsPart):
                 continue
             if not in_loop and self._other_branch(node, write):
                 continue  # `if a: y = x.square()` / `elif b: x.abs_()`: one pass runs one of them
+            if self._returns_before(node, write):
+                continue  # `if first: return (q * x).sum()` / `q *= 2`: no path runs both
             stmt = self.model.statement_of(node)
             if self.model.intended_reason(stmt, None):
                 continue
@@ -537,6 +539,16 @@ class Consumers(_HazardsPart):
             if up is write:
                 return True  # an argument of the in-place call
         return self.model.range(load)[1] <= self.model.range(write)[0]
+
+    def _returns_before(self, load: ast.expr, write: Located) -> bool:
+        """Whether ``load`` is read by a ``return`` statement that does not hold ``write``: the
+        function ends there, so no path runs the write after it (in a loop too), except a
+        ``finally`` around the ``return`` that holds the write."""
+        stmt = self.model.statement_of(load)
+        if not isinstance(stmt, ast.Return) or within(write, stmt):
+            return False
+        return not any(isinstance(up, ast.Try) and any(within(write, s) for s in up.finalbody)
+                       for up in self.model.ancestors(stmt))
 
     def _other_branch(self, load: ast.expr, write: Located) -> bool:
         """Whether ``load`` and ``write`` sit in different branches of one ``if``."""
