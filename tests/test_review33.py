@@ -132,7 +132,6 @@ ALIAS = HEADER + textwrap.dedent("""\
     """)
 
 
-@pytest.mark.xfail(strict=True, reason="review33: a safe IPF106 fix drops the update of an aliased plain binding")
 def test_a_safe_ipf106_fix_keeps_a_working_programs_result():
     before: dict = {}
     exec(compile(ALIAS, "case.py", "exec"), before)

@@ -294,6 +294,9 @@ class ViewWrite(Rule):
         problem = self.model.rebinding_problem(name)
         if problem:
             return Status.MANUAL, problem
+        held = self._plain_binding_holds(name, stmt, origin)
+        if held:  # `else: q = self.acc`: on that path the write is the buffer's update
+            return Status.UNSAFE, held
         readers = [k for k in origin.sharers if k != name.id and views.later.read_after(k, stmt)]
         overlapping = views.later.overlapping_view_read_after(name, stmt, origin)
         if overlapping is not None:
@@ -306,6 +309,27 @@ class ViewWrite(Rule):
         if not views.later.read_after(name.id, stmt):
             return Status.MANUAL, "dead-store"
         return Status.UNSAFE, "view-base-read-after"
+
+
+    def _plain_binding_holds(self, name: ast.Name, stmt: ast.AST, origin: ViewOrigin) -> Optional[str]:
+        """Where another binding of ``name`` than the view's reaches the write (the multi-output
+        view made on one branch of an ``if``), whether on that path the name holds a tensor kept
+        elsewhere: the caller's (a parameter), or one another name or attribute holds
+        (``q = self.acc``). There the write is the program's update of that tensor, which a
+        rebinding would drop: the reason, else None."""
+        dataflow = self.model.dataflow
+        owner = self.model.tree.owner(stmt)
+        flow = self.model.binder.flow(owner)
+        made = self.model.tree.statement_of(origin.creation)
+        for b in dataflow.reaching(flow, name.id, stmt):
+            if b.stmt is made or b.form == "aug":
+                continue
+            if b.form == "param":
+                return "param-mutation"
+            source = dataflow.alias_source(b.value)[0] if b.form == "assign" else None
+            if source is not None and source != name.id and source not in origin.sharers:
+                return "held-elsewhere"  # (`q = q.view(...)`: the view itself, reshaped)
+        return None
 
 
 class ViewWritePlans:
