@@ -69,7 +69,7 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
         ignored = called and isinstance(tree.parent(site), ast.Expr)
         read: Set[str] = set()
         grad: Set[str] = set()
-        if isinstance(site, ast.Call) and not grad_off:
+        if isinstance(site, ast.Call) and not grad_off and not resolver.stays_here(callee):
             requirement, stmt = model.views.requirement, tree.statement_of(site)
             grad.update(str(i) for i, a in enumerate(site.args) if not isinstance(a, ast.Starred)
                         and not any(isinstance(b, ast.Starred) for b in site.args[:i])
@@ -218,6 +218,18 @@ class _Resolver:
             return None
         target = self.imports[node.id]
         return (node.id, target) if is_library(target) and not self.in_project(target) else None
+
+    def stays_here(self, callee: str) -> bool:
+        """Whether the index takes ``callee`` (resolved here) to this module whatever the other
+        modules say: a name of its own (not one it also imports from the project, which the
+        index follows) that is not also a module of the run. Other files ask what a call passes
+        (``ProjectIndex.calls_from_elsewhere``) only of calls made in another module than the
+        callee's: what calls of this module's own functions pass is never asked of the index."""
+        if not callee.startswith(self.module + "."):
+            return False
+        head = callee[len(self.module) + 1:].partition(".")[0]
+        return not (head in self.imports and self.in_project(self.imports[head])) \
+            and f"{self.module}.{head}" not in self.project
 
     def in_project(self, name: str) -> bool:
         """Whether ``name`` lies inside one of the run's modules."""
