@@ -9,7 +9,7 @@ those make is handed to other files' models, below which it sits.
 from __future__ import annotations
 
 import ast
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union, cast
 
 from codemod.analysis.dtype import other_dtype
 from codemod.analysis.model import SemanticModel
@@ -27,13 +27,14 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
     local: Dict[Function, str] = {}
     imports: List[Union[ast.Import, ast.ImportFrom]] = []
     uses: List[Union[ast.Name, ast.Attribute]] = []
-    for node in tree.walk(model.module):  # one walk: definitions, imports, and uses of names
-        if isinstance(node, (ast.Name, ast.Attribute)):
-            if isinstance(node.ctx, ast.Load) and not isinstance(tree.parent(node), ast.Attribute):
-                uses.append(node)  # the outermost part of a chain: `mod.f`, not `mod`
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            imports.append(node)
-        elif isinstance(node, FUNCTIONS):
+    source = tree.source  # the walk that indexed the tree listed the nodes wanted here
+    for node in source.walked(ast.Name):  # names and attributes
+        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) \
+                and not isinstance(tree.parent(node), ast.Attribute):
+            uses.append(node)  # the outermost part of a chain: `mod.f`, not `mod`
+    imports.extend(cast(Union[ast.Import, ast.ImportFrom], n) for n in source.walked(ast.Import))
+    for node in source.walked(ast.FunctionDef):  # and async ones
+        if isinstance(node, FUNCTIONS):
             parent = tree.parent(node)
             if parent is model.module:
                 qual = f"{module}.{node.name}"

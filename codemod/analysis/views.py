@@ -606,7 +606,7 @@ class GradRequirement(_ViewsPart):
             names: Dict[str, int] = {}
             attrs: Dict[str, int] = {}
             stored: Set[str] = set()
-            for n in self.tree.walk(self.tree.module):
+            for n in self.tree.source.walked(ast.Name):  # names and attributes, in one list
                 if isinstance(n, ast.Name):
                     if isinstance(n.ctx, ast.Load):
                         names[n.id] = names.get(n.id, 0) + 1
