@@ -178,7 +178,7 @@ def in_process(rounds: int) -> None:
     from codemod.config import Settings
     from codemod.engine.pipeline import editor_source, tune_gc
 
-    tune_gc()
+    tune_gc(one_shot=False)  # as the server does
     text = module_text()
     settings = Settings()
     previous = editor_source(text.encode(), "m.py", settings)

@@ -50,7 +50,7 @@ def main() -> int:
         folders = [root / s for s in ("nn", "optim", "autograd", "distributions")]
     paths = sorted(p for f in folders for p in (f.rglob("*.py") if f.is_dir() else [f]))
     settings = Settings(select=("ALL",), unsafe_fixes=True)
-    pipeline.tune_gc()
+    pipeline.tune_gc(one_shot=True)  # a batch run, as the CLI
     _run(paths[:5], settings, True)  # imports
     whole, t_whole, _ = _run(paths, settings, True)
     each, t_each, used = _run(paths, settings, False)

@@ -397,6 +397,125 @@ def test_a_multi_output_view_returned_by_a_method_on_one_branch_is_proven():
     assert m.in_proj_weight.grad is not None
 
 
+
+# The branch argument above holds for one pass: a path through the chunk branch reaches the write
+# with `q` still a view. A loop breaks it where it rebinds `q` between the two (a loop that always
+# runs, or the other branch on a later turn of a loop around the `if`): there the write may get a
+# plain tensor on every run. Nothing is proven there; a write on the same turn as the branch is.
+
+BRANCH_LOOPS = {
+    # the loop that rebinds `q` sits in the chunk branch itself: it always runs
+    "rebound-in-branch": ("""\
+        def forward(self, x, refine):
+            if refine:
+                q, k = self.proj(x).chunk(2, dim=-1)
+                for _ in range(2):
+                    q = q * 0.5 + k
+                q *= 2.0
+                return q.sum()
+            return x.sum()
+        """, (True,), False),
+    # the chunk branch runs on the first turn only, the write after the loop
+    "write-after-the-loop": ("""\
+        def forward(self, x):
+            for i in range(3):
+                if i == 0:
+                    q, k = self.proj(x).chunk(2, dim=-1)
+                else:
+                    q = self.proj(x)[:, :4] * 2
+            q *= 2.0
+            return q.sum()
+        """, (), False),
+    # a `continue` on the chunk branch's turn skips the write; a later turn rebinds `q` first
+    "continue-past-the-write": ("""\
+        def forward(self, x):
+            for i in range(3):
+                if i == 0:
+                    q, k = self.proj(x).chunk(2, dim=-1)
+                    continue
+                else:
+                    q = self.proj(x)[:, :4] * 2
+                q *= 2.0
+            return q.sum()
+        """, (), False),
+    # control: the write runs on the chunk branch's own turn
+    "write-on-the-same-turn": ("""\
+        def forward(self, x):
+            for i in range(3):
+                if i == 0:
+                    q, k = self.proj(x).chunk(2, dim=-1)
+                else:
+                    q = self.proj(x)[:, :4] * 2
+                q *= 2.0
+            return q.sum()
+        """, (), True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BRANCH_LOOPS))
+def test_a_loop_that_rebinds_between_the_branch_and_the_write_proves_nothing(case, cases=BRANCH_LOOPS):
+    forward, args, raises = cases[case]
+    source = ("class Head(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+              "        self.proj = nn.Linear(4, 8)\n\n" + textwrap.indent(textwrap.dedent(forward), "    "))
+    space: dict = {}
+    exec(compile(HEADER + source, "case.py", "exec"), space)
+    try:
+        space["Head"]()(torch.randn(3, 4), *args).backward()
+    except RuntimeError as error:
+        assert "is a view and is being modified inplace" in str(error)
+        ran = False
+    else:
+        ran = True
+    assert ran is not raises  # the label, by running it
+    assert [c for c, _ in codes(source)] == (["IPF106"] if raises else [])
+
+
+
+# The same holds where the chunk branch leaves before the write (`return`, `break`): the path
+# through it never reaches the write. A `raise` on another branch takes nothing from it.
+
+BRANCH_EXITS = {
+    "return-after-the-view": ("""\
+        def forward(self, x, first):
+            if first:
+                q, k = self.proj(x).chunk(2, dim=-1)
+                return (q * k).sum()
+            else:
+                q = self.proj(x)[:, :4] * 2
+            q *= 2.0
+            return q.sum()
+        """, (True,), False),
+    "break-past-the-write": ("""\
+        def forward(self, x):
+            for i in range(3):
+                if i == 2:
+                    q, k = self.proj(x).chunk(2, dim=-1)
+                    break
+                else:
+                    q = self.proj(x)[:, :4] * 2
+                q *= 2.0
+            return q.sum()
+        """, (), False),
+    # control: the view is made on an `elif`, the `else` raises; the write runs after the view
+    "elif-beside-a-raise": ("""\
+        def forward(self, x, mode):
+            if mode == "plain":
+                q = self.proj(x)[:, :4] * 2
+            elif mode == "split":
+                q, k = self.proj(x).chunk(2, dim=-1)
+            else:
+                raise ValueError(mode)
+            q *= 2.0
+            return q.sum()
+        """, ("split",), True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BRANCH_EXITS))
+def test_a_branch_that_leaves_before_the_write_proves_nothing(case):
+    test_a_loop_that_rebinds_between_the_branch_and_the_write_proves_nothing(case, BRANCH_EXITS)
+
+
 # ----------------------------------------------------------------- methods of a distribution
 # pyro's GaussianScaleMixture.log_prob: `result = torch.logsumexp(... self.component_scale ...)`,
 # then `result -= ...`. A probability distribution's methods compute from its parameters what

@@ -202,6 +202,51 @@ def test_the_scripts_own_exit_code_and_error_are_reported_as_the_scripts():
     assert "script_child" not in raises.stderr  # the traceback is the script's, not the tool's
 
 
+# The script forks; the fork leaves through the script's own exit path (`sys.exit(3)`, no signal)
+# and so unwinds through the run's reporting code too. Its parent lets it go only from an atexit
+# hook, after the run's process wrote its result and before that process ends: without the check
+# that only the script's own process reports, the fork's "exit 3" replaces the parent's clean
+# result every time (the order is fixed by a pipe, not slept for).
+FORKS = """\
+import atexit
+import os
+import sys
+
+import torch
+
+w = torch.ones(2, requires_grad=True)
+(w * 2).sum().backward()
+ready, go = os.pipe()
+child = os.fork()
+if child == 0:
+    os.close(go)
+    os.read(ready, 1)  # until the parent's exit hook: its run has reported by then
+    sys.exit(3)
+os.close(ready)
+
+
+def release_the_fork():
+    os.write(go, b"x")
+    os.waitpid(child, 0)
+
+
+atexit.register(release_the_fork)
+print("parent done")
+"""
+
+
+def test_only_the_scripts_own_process_reports_the_run(tmp_path, server):
+    (tmp_path / "forks.py").write_text(FORKS)
+    done = cli("run", "forks.py", cwd=tmp_path)
+    assert "JSONDecodeError" not in done.stderr and "internal error" not in done.stderr, done.stderr
+    assert (done.returncode, done.stdout) == (0, "parent done\n"), done.stderr
+    assert "ran with no in-place conflict (1 backward pass)" in done.stderr, done.stderr
+    if server is not None:  # the fork server's copies (repair's runs) report the same way
+        run = run_script(Script(path="forks.py", cwd=str(tmp_path)), capture=True, server=server, timeout=120)
+        assert (run.outcome, run.exit_code, run.backward_passes) == (Outcome.clean, 0, 1), run
+        assert run.stdout == "parent done\n"
+
+
 def test_max_backward_stops_a_long_run_after_the_step():
     here = SCRIPTS / "working"
     done = cli("run", "--max-backward", "2", "train_ok.py", "--steps", "500", cwd=here)

@@ -9,9 +9,12 @@ the part where x requires grad and the part where it does not.
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Sequence
+from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
-from codemod.analysis.syntax import target_key
+from codemod.analysis.syntax import OWNERS, target_key
+
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_LEAVE = (ast.Return, ast.Raise, ast.Break, ast.Continue)
 
 
 def binds(block: Sequence[ast.stmt], key: str) -> bool:
@@ -32,6 +35,103 @@ def always_binds(test: ast.If, key: str) -> bool:
     if len(test.orelse) == 1 and isinstance(test.orelse[0], ast.If):
         return binds(test.orelse, key) or always_binds(test.orelse[0], key)
     return binds(test.orelse, key)
+
+
+def apart_until(made: ast.AST, other: ast.AST, use: ast.AST,
+                ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> bool:
+    """``made`` and ``other`` (two statements binding one name, both reaching ``use``) sit in
+    different branches of one ``if``, and no path from ``made`` runs ``other`` before ``use``.
+
+    In one pass the two branches exclude each other; a loop around the ``if`` runs it again, so
+    each such loop (in the function) must hold ``use`` on its path back: at the top level of its
+    body (``with`` blocks aside) after the statement holding the ``if``, with no ``continue`` to
+    skip it; and ``made``'s branch must not leave before its end (``return``, ``raise``,
+    ``break``: that path never reaches ``use``). Anything else (the two in one branch, a
+    ``try`` and its handler, the write after the loop) may run ``other`` between ``made`` and
+    ``use``, or never reach it: the answer is no."""
+    above = {id(up) for up in ancestors(other)}
+    split: Optional[ast.If] = None
+    for up in ancestors(made):
+        if isinstance(up, OWNERS):
+            return False
+        if id(up) in above:
+            split = up if isinstance(up, ast.If) else None
+            break
+    if split is None:
+        return False
+    sides = branch(made, split), branch(other, split)
+    if None in sides or sides[0] == sides[1]:
+        return False
+    if _may_leave(split.body if sides[0] == "body" else split.orelse, made, ancestors):
+        return False  # `return` after the view: its path never reaches `use`
+    below: ast.AST = split
+    for up in ancestors(split):
+        if isinstance(up, OWNERS):
+            return True
+        if isinstance(up, _LOOPS) and not _runs_after_on_each_turn(up, below, use, ancestors):
+            return False
+        below = up
+    return True
+
+
+def _runs_after_on_each_turn(loop: ast.stmt, holder: ast.AST, use: ast.AST,
+                             ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> bool:
+    """``use`` runs on every turn of ``loop`` that ran ``holder`` (a statement of its body),
+    after it: it sits at the body's top level (inside ``with`` blocks only) below ``holder``,
+    and no ``continue`` of this loop skips it."""
+    body: List[ast.stmt] = getattr(loop, "body")
+    top: ast.AST = use
+    for up in ancestors(use):
+        if up is loop:
+            break
+        if isinstance(top, ast.stmt) and not isinstance(up, (ast.With, ast.AsyncWith)):
+            return False  # past the statement holding `use`, only `with` blocks keep every path
+        top = up
+    else:
+        return False
+    at = next((i for i, s in enumerate(body) if s is top), None)
+    here = next((i for i, s in enumerate(body) if s is holder), None)
+    return at is not None and here is not None and here < at and not _jumps(body, (ast.Continue,))
+
+
+def _may_leave(block: Sequence[ast.stmt], made: ast.AST, ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> bool:
+    """A statement of ``block`` that runs after ``made`` (which ``block`` holds) may leave the
+    block other than at its end: ``return``, ``raise``, a ``break`` or ``continue`` of a loop
+    around it. An ``if`` holding ``made`` is followed into ``made``'s branch only (its other
+    branch does not run on that path); any other statement holding it is searched whole."""
+    path = {id(up) for up in ancestors(made)}
+    after = False
+    for stmt in block:
+        if stmt is made:
+            after = True
+        elif id(stmt) in path:
+            after = True
+            if isinstance(stmt, ast.If):
+                if _may_leave(stmt.body if branch(made, stmt) == "body" else stmt.orelse, made, ancestors):
+                    return True
+            elif _jumps([stmt], _LEAVE):
+                return True
+        elif after and _jumps([stmt], _LEAVE):
+            return True
+    return False
+
+
+def _jumps(nodes: Sequence[ast.AST], kinds: Tuple[type, ...]) -> bool:
+    """A statement of one of ``kinds`` among ``nodes`` (not in a function or class they define;
+    a ``break`` or ``continue`` only where it jumps out of them, not in a loop of their own)."""
+    todo: List[Tuple[ast.AST, bool]] = [(node, False) for node in nodes]  # (node, in a loop of theirs)
+    while todo:
+        node, looped = todo.pop()
+        if isinstance(node, kinds) and not (looped and isinstance(node, (ast.Break, ast.Continue))):
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, _LOOPS):
+            todo.extend((child, True) for child in node.body)
+            todo.extend((child, looped) for child in node.orelse)  # a loop's `else:` is not its turn
+            continue
+        todo.extend((child, looped) for child in ast.iter_child_nodes(node))
+    return False
 
 
 def requires_grad_test(test: ast.expr, name: str) -> Optional[bool]:

@@ -25,7 +25,7 @@ import ast
 import dataclasses
 import enum
 import weakref
-from typing import Callable, Dict, FrozenSet, List, Literal, NamedTuple, Optional, Protocol, Set, Tuple, Union
+from typing import Callable, Dict, FrozenSet, List, Literal, NamedTuple, Optional, Protocol, Set, Tuple, Union, cast
 
 from codemod import torch_api
 from codemod.analysis.calls import Calls
@@ -150,7 +150,52 @@ class Summaries:
         """The summary of what ``call`` calls, when it is one of this module's functions or
         an instance of one of its classes, or one imported from another file of the run (the
         project index's summary); None otherwise (or inside a recursive cycle)."""
-        return self.of_target(self.targets.callee(call))
+        found = self.of_target(self.targets.callee(call))
+        if found is None:
+            found = self._common(self.targets.alternatives(call))
+        if found is None:
+            found = self._some(self.targets.loop_members(call))
+        return found
+
+    def _some(self, targets: List["Target"]) -> Optional[Summary]:
+        """What a call in a loop over every member of a container runs, turn by turn: its
+        output is saved on some turn where one member saves it (every member runs)."""
+        found = [self.of_target(t) for t in targets]
+        if not found or any(f is None for f in found):
+            return None
+        every = cast(List[Summary], found)
+        if any(len(f.inputs) != len(every[0].inputs) or f.mutates != every[0].mutates for f in every):
+            return None
+        saving = next((f for f in every if f.output is Saved.YES), None)
+        if saving is None:
+            return self._common(targets) if len(targets) > 1 else every[0]
+        same = len({(f.returns, f.returned_input) for f in every}) == 1
+        return Summary(saving.name, tuple(Saved.YES if all(f.inputs[i] is Saved.YES for f in every) else Saved.UNKNOWN
+                                          for i in range(len(saving.inputs))),
+                       Saved.YES, saving.returns if same else Returns.UNKNOWN, saving.returned_input if same else None,
+                       saving.mutates, saving.via)
+
+    def _common(self, targets: List["Target"]) -> Optional[Summary]:
+        """What calling a module built differently on different branches (``self.unit =
+        nn.Sequential(conv, bn, act)`` or ``nn.Sequential(conv, act)``) does on every one of
+        them: a save proven where each alternative makes it, no save where none does."""
+        found = [self.of_target(t) for t in targets]
+        if len(found) < 2 or any(f is None for f in found):
+            return None
+        first = cast(Summary, found[0])
+        rest = cast(List[Summary], found[1:])
+        if any(len(f.inputs) != len(first.inputs) or f.mutates != first.mutates for f in rest):
+            return None
+
+        def meet(values: List[Saved]) -> Saved:
+            return values[0] if len(set(values)) == 1 else Saved.UNKNOWN
+
+        every = [first, *rest]
+        same = len({(f.returns, f.returned_input) for f in every}) == 1
+        return Summary(first.name, tuple(meet([f.inputs[i] for f in every]) for i in range(len(first.inputs))),
+                       meet([f.output for f in every]), first.returns if same else Returns.UNKNOWN,
+                       first.returned_input if same else None, first.mutates,
+                       first.via)
 
     def of_target(self, target: Optional["Target"]) -> Optional[Summary]:
         if target is None:
@@ -432,6 +477,7 @@ class CallTargets:
         self.summaries = weakref.proxy(summaries)  # weakly: Summaries owns this part (no cycle)
         self.model = summaries.model
         self._top: Optional[Dict[str, ast.stmt]] = None  # the module's top-level definitions by name
+        self._early: Dict[ast.For, bool] = {}  # loop -> a turn may end early
 
     def callee(self, call: ast.Call) -> Optional["Target"]:
         """What a call runs: a function of this file (a ``forward`` for a module instance) and
@@ -476,6 +522,92 @@ class CallTargets:
             return self._instance_target(built, len(bound))
         return None
 
+    def alternatives(self, call: ast.Call) -> List["Target"]:
+        """``self.unit(x)`` where the class sets ``self.unit`` on several branches to modules
+        of different kinds, each with a target: those targets (empty otherwise)."""
+        key = target_key(call.func)
+        cls = self.model.enclosing_class(call.func) if key is not None else None
+        if key is None or cls is None or not key.startswith("self.") or key.count(".") != 1 \
+                or any(isinstance(s, FUNCTIONS) and s.name == key[5:] for s in cls.body):
+            return []
+        values = self.model.class_attrs(cls).get(key[5:], [])
+        targets = [self._class_target(v) if isinstance(v, ast.expr) else None for v in values]
+        if len(values) < 2 or any(t is None for t in targets):
+            return []
+        return list(dict.fromkeys(cast(List[Target], targets)))
+
+    def loop_members(self, call: ast.Call) -> List["Target"]:
+        """``conv(x)`` in ``for conv in self.convs:`` (or ``for i, conv in
+        enumerate(self.convs)``), a statement of the loop's own body in a loop that leaves no
+        turn early: every member of ``self.convs`` runs it. The members' targets, when each
+        member has one (empty otherwise): see :meth:`_members`."""
+        func = call.func
+        if not isinstance(func, ast.Name):
+            return []
+        bound = self.model.flow(self.model.owner(call)).bindings.get(func.id, [])
+        loop = bound[0].stmt if len(bound) == 1 else None
+        if not isinstance(loop, ast.For):
+            return []
+        target, container = loop.target, loop.iter
+        if isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(container, ast.Call) \
+                and isinstance(container.func, ast.Name) and container.func.id == "enumerate" \
+                and len(container.args) == 1 and not container.keywords:
+            target, container = target.elts[1], container.args[0]
+        statement = self.model.statement_of(call)
+        if not (isinstance(target, ast.Name) and target.id == func.id and any(statement is s for s in loop.body)) \
+                or self._leaves_early(loop):
+            return []
+        members = self._members(container)
+        targets = [self._class_target(m) for m in members or []]
+        if not targets or any(t is None for t in targets):
+            return []
+        return list(dict.fromkeys(cast(List[Target], targets)))
+
+    def _leaves_early(self, loop: ast.For) -> bool:
+        """A turn of ``loop`` may end before its last statement (``break``, ``continue``, ...)."""
+        if loop not in self._early:
+            self._early[loop] = any(isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Raise, ast.Yield))
+                                    for s in loop.body for n in ast.walk(s))
+        return self._early[loop]
+
+    def _members(self, container: ast.expr) -> Optional[List[ast.expr]]:
+        """The modules ``self.convs`` holds: set once in the class to ``nn.ModuleList()``, a
+        ``nn.ModuleList([...])`` or list of them, then given more only by ``self.convs.append(m)``
+        statements of ``__init__`` (a name bound once there stands for its value)."""
+        key = target_key(container)
+        cls = self.model.enclosing_class(container)
+        if key is None or not key.startswith("self.") or key.count(".") != 1 or cls is None:
+            return None
+        values = self.model.class_attrs(cls).get(key[5:], [])
+        if len(values) != 1 or not isinstance(values[0], ast.expr):
+            return None
+        value = values[0]
+        if isinstance(value, ast.Call) and self.model.torch_name(value.func) in _MODULE_LISTS \
+                and not value.keywords and len(value.args) <= 1:
+            value = value.args[0] if value.args else ast.List(elts=[], ctx=ast.Load())
+        if not isinstance(value, (ast.List, ast.Tuple)) or any(isinstance(e, ast.Starred) for e in value.elts):
+            return None
+        calls = self.model.calls_in(cls)
+        if any(f"{key}.{m}" in calls for m in ("extend", "insert", "__setitem__", "pop", "remove")):
+            return None
+        found = list(value.elts)
+        for append in calls.get(f"{key}.append", []):
+            owner = self.model.owner(append)
+            if not (isinstance(owner, FUNCTIONS) and owner.name == "__init__" and len(append.args) == 1
+                    and not append.keywords and isinstance(self.model.parent(append), ast.Expr)):
+                return None
+            found.append(append.args[0])
+        resolved = []
+        for member in found:
+            if isinstance(member, ast.Name):
+                flow = self.model.flow(self.model.owner(member))
+                reaching = self.model.reaching(flow, member.id, self.model.statement_of(member))
+                if len(reaching) != 1 or reaching[0].form != "assign" or reaching[0].value is None:
+                    return None
+                member = reaching[0].value
+            resolved.append(member)
+        return resolved
+
     def _members_target(self, container: ast.expr) -> Optional["Target"]:
         """What every member of ``self.blocks`` runs, when it was built as
         ``nn.ModuleList([Block(d) for _ in range(n)])`` (or a list, or a Sequential, of
@@ -511,8 +643,9 @@ class CallTargets:
         """``LayerNorm(d)``: the forward of that class, of this file or imported;
         ``nn.Sequential(a, b)``: that chain."""
         if isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)) \
-                and self.model.torch_name(value.func) in _SEQUENTIAL and value.args \
-                and not value.keywords and not any(isinstance(a, ast.Starred) for a in value.args):
+                and self.model.torch_name(value.func) in _SEQUENTIAL and value.args and not value.keywords \
+                and (not any(isinstance(a, ast.Starred) for a in value.args)
+                     or self.summaries.chains.listed.members(value) is not None):
             return value
         if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
             return None
@@ -570,7 +703,8 @@ INPLACE_SAVES_RESULT = frozenset({
     "torch.nn.ReLU", "torch.nn.LeakyReLU", "torch.nn.ELU", "torch.nn.SELU", "torch.nn.CELU", "torch.nn.RReLU",
 })
 _SEQUENTIAL = ("torch.nn.Sequential", "torch.nn.modules.container.Sequential")
-_CONTAINERS = (*_SEQUENTIAL, "torch.nn.ModuleList", "torch.nn.modules.container.ModuleList")
+_MODULE_LISTS = ("torch.nn.ModuleList", "torch.nn.modules.container.ModuleList")
+_CONTAINERS = (*_SEQUENTIAL, *_MODULE_LISTS)
 _MAX_DEPTH = 4  # constructor arguments followed through this many calls (Block(inplace=...) passed down)
 
 
@@ -597,6 +731,7 @@ class Chains:
         self.model = model
         self.summaries = weakref.proxy(summaries)  # weakly: Summaries owns this part (no cycle)
         self._sequentials: Dict[ast.Call, Summary] = {}
+        self.listed = ListedLayers(model)
         # An installed library's file: its classes and functions are built and called by code
         # it does not show, so no parameter's value is known from its default or its own calls.
         self.callers_unseen = False
@@ -607,7 +742,7 @@ class Chains:
         cached = self._sequentials.get(chain)
         if cached is not None:
             return cached
-        members = list(chain.args)
+        members = self.listed.members(chain) or [ast.Constant(None)]
         end = self.feeder(members, len(members))
         output = {"saved": Saved.YES, "unsaved": Saved.NO}.get(end.kind, Saved.UNKNOWN)
         first = self._layer_value(members[0])
@@ -822,3 +957,95 @@ class Chains:
             assert f is not None
             out |= f
         return out
+
+
+# A member of a chain the analysis cannot place (a conditional append, a list it cannot follow):
+# ``Chains.feeder`` reads it as a layer it cannot see into.
+_UNPLACED: ast.expr = ast.Constant(None)
+
+
+class ListedLayers:
+    """The members of ``nn.Sequential(*layers)`` where ``layers`` is a list the same function
+    builds (``layers = []``, then ``layers.append(m)`` / ``layers.extend([a, b])``), in the
+    order they are added: the layers nearest the end are known only where the adds that put
+    them there run on every path (in one block, in a loop's body: every turn that runs)."""
+
+    def __init__(self, model: SummaryFacts) -> None:
+        self.model = model
+        self._done: Dict[ast.Call, Optional[List[ast.expr]]] = {}
+
+    def members(self, chain: ast.Call) -> Optional[List[ast.expr]]:
+        """The chain's members, first to last; :data:`_UNPLACED` where one cannot be placed.
+        None when the chain spreads anything but such a list."""
+        if chain not in self._done:
+            self._done[chain] = self._members(chain)
+        return self._done[chain]
+
+    def _members(self, chain: ast.Call) -> Optional[List[ast.expr]]:
+        if not any(isinstance(a, ast.Starred) for a in chain.args):
+            return list(chain.args)
+        spread = chain.args[0]
+        if len(chain.args) != 1 or chain.keywords or not isinstance(spread, ast.Starred) \
+                or not isinstance(spread.value, ast.Name):
+            return None
+        name = spread.value.id
+        flow = self.model.flow(self.model.owner(chain))
+        bindings = flow.bindings.get(name, [])
+        if len(bindings) != 1 or bindings[0].form != "assign" or not isinstance(bindings[0].value, ast.List) \
+                or name in flow.declared or any(isinstance(e, ast.Starred) for e in bindings[0].value.elts):
+            return None
+        start = self.model.range(bindings[0].stmt)[1]
+        at = self.model.range(self.model.statement_of(chain))[0]
+        adds: List[Tuple[ast.stmt, List[ast.expr]]] = []
+        for pos, load in sorted(flow.loads.get(name, []), key=lambda use: use[0]):
+            if load is spread.value:
+                continue
+            added = self._added(load)
+            if added is None or not start <= pos < at or self.model.owner(load) is not self.model.owner(chain):
+                return None  # the list is read, handed on or changed otherwise: its order is unknown
+            adds.append(added)
+        found: List[ast.expr] = list(bindings[0].value.elts)
+        if not adds:
+            return found
+        last = adds[-1][0]
+        for stmt, layers in adds:
+            placed = self._placed(stmt, last, chain)
+            found.extend(layers if placed else [_UNPLACED])
+        return found
+
+    def _added(self, load: ast.expr) -> Optional[Tuple[ast.stmt, List[ast.expr]]]:
+        """``layers.append(m)`` or ``layers.extend([a, b])``, a statement of its own: the
+        statement and what it adds (:data:`_UNPLACED` for what an ``extend`` of something else adds)."""
+        attr = self.model.parent(load)
+        call = self.model.parent(attr) if isinstance(attr, ast.Attribute) else None
+        stmt = self.model.parent(call) if isinstance(call, ast.Call) else None
+        if not (isinstance(attr, ast.Attribute) and isinstance(call, ast.Call) and call.func is attr
+                and isinstance(stmt, ast.Expr) and len(call.args) == 1 and not call.keywords
+                and not isinstance(call.args[0], ast.Starred)):
+            return None
+        if attr.attr == "append":
+            return stmt, [call.args[0]]
+        if attr.attr == "extend":
+            given = call.args[0]
+            if isinstance(given, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in given.elts):
+                return stmt, list(given.elts)
+            return stmt, [_UNPLACED]
+        return None
+
+    def _placed(self, stmt: ast.stmt, last: ast.stmt, chain: ast.Call) -> bool:
+        """The add ``stmt`` runs, in order, on every path that runs the last add: it is in the
+        last add's block or in a block holding that one, and only loops (no ``if``, ``try``,
+        ``while``...) stand between that block and the chain's function."""
+        func = self.model.owner(chain)
+        blocks = []
+        for up in self.model.ancestors(last):
+            if up is func:
+                break
+            if not isinstance(up, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
+                return False
+            blocks.append(up)
+        if isinstance(func, (ast.Lambda, ast.Module)) or not blocks and self.model.parent(last) is not func:
+            return False
+        parent = self.model.parent(stmt)
+        return parent is func or any(parent is b for b in blocks) and isinstance(stmt, ast.Expr) \
+            and any(stmt is s for s in getattr(parent, "body", []))

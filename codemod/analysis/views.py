@@ -26,6 +26,7 @@ from typing import Dict, Iterable, List, Literal, NamedTuple, Optional, Sequence
 
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding, Flow
+from codemod.analysis.branches import apart_until
 from codemod.analysis.classes import Classes
 from codemod.analysis.grad_mode import GradMode
 from codemod.analysis.holders import read_after
@@ -257,14 +258,16 @@ class Views:
         if not bindings:
             return None
         found: List[ViewOrigin] = []
-        plain = False
+        made: List[Binding] = []
+        plain: List[Binding] = []
         for b in bindings:
             origin = self._binding_origin(b, name.id)
             if origin is None:
-                plain = True
+                plain.append(b)
                 continue
             found.append(origin)
-        if plain and not (found and all(o.kind == "multi-output" for o in found) and self._branches_only(bindings)):
+            made.append(b)
+        if plain and not (found and all(o.kind == "multi-output" for o in found) and self._branches_only(made, plain, at)):
             return None  # one way in is not a refused view: nothing is proven
         first = found[0]
         sharers = tuple(dict.fromkeys(k for o in found for k in o.sharers))
@@ -310,12 +313,14 @@ class Views:
                 return ViewOrigin(kind, iterable, iterable, True, _keys(iterable))
         return None
 
-    def _branches_only(self, bindings: List[Binding]) -> bool:
-        """Every binding reaching is an unpacking or assignment in a branch of an ``if`` (``q, k, v
-        = self.in_proj_qkv(x)`` on one, ``q = self.in_proj_q(x)`` on another): the path through a
-        multi-output view's branch writes into it, a real error wherever that branch runs."""
-        return len(bindings) > 1 and all(b.form in ("assign", "other") and any(
-            isinstance(up, ast.If) for up in self.tree.ancestors(b.stmt)) for b in bindings)
+    def _branches_only(self, made: List[Binding], plain: List[Binding], at: Located) -> bool:
+        """Each binding making a multi-output view and each other binding reaching ``at`` are
+        unpackings or assignments on different branches of one ``if`` (``q, k, v =
+        self.in_proj_qkv(x)`` on one, ``q = self.in_proj_q(x)`` on another), and no loop runs
+        the other between the view's and ``at``: the path through a multi-output view's branch
+        writes into it, a real error wherever that branch runs."""
+        return all(b.form in ("assign", "other") for b in made + plain) and all(
+            apart_until(m.stmt, p.stmt, at, self.tree.ancestors) for m in made for p in plain)
 
     def _returned_multi_view(self, value: ast.expr) -> Optional[ast.Call]:
         """``self.in_proj_qkv(x)`` where that method of the class returns only multi-view calls

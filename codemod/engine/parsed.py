@@ -28,6 +28,14 @@ _size = [0]
 # optim, autograd and distributions; about 4% of a cold ``check``).
 _parses: Set[bytes] = set()
 _parses_size = [0]
+# Whether this process is a one-shot run (``pipeline.tune_gc(one_shot=True)``): only such a run
+# freezes what it keeps. Off unless said: a process that lives on must never freeze.
+_freezes = [False]
+
+
+def one_shot(on: bool) -> None:
+    """Say whether this process ends with its run (then kept sources are frozen, see :func:`keep`)."""
+    _freezes[0] = on
 
 
 def keep(data: bytes, source: Source, shared: Optional[Shared] = None) -> None:
@@ -42,7 +50,9 @@ def keep(data: bytes, source: Source, shared: Optional[Shared] = None) -> None:
         # Out of the cyclic collector's sight (as ``pipeline.tune_gc`` does with what was
         # imported): the collection after each file scanned every kept tree once more, which
         # cost about what parsing it again does. Reference counts still free it once dropped.
-        gc.freeze()
+        # Only in a one-shot run: a long-lived process would keep every cycle alive now.
+        if _freezes[0]:
+            gc.freeze()
 
 
 def parses(data: bytes) -> None:

@@ -234,7 +234,7 @@ def _run_files(paths, settings, *, fix: bool, write: bool, edits: bool, jobs, pr
                quiet: bool = False):
     from codemod.engine.pipeline import tune_gc
 
-    tune_gc()
+    tune_gc(one_shot=True)
     walk = Walk()
     files = [str(p) for p in discover([pathlib.Path(p) for p in paths or ["."]], settings, walk)]
     unwalked = _walk_report(walk, remove_leftovers=write)

@@ -926,7 +926,7 @@ def _fix_all_action(ls: InplacefixServer, snapshot: Snapshot, token: object) -> 
 def main() -> None:
     from codemod.engine.pipeline import tune_gc
 
-    tune_gc()
+    tune_gc(one_shot=False)
     server.start_io()
     # pygls ends its loop on `exit` (or when the client goes away) and swallows the exit code.
     # The LSP specification: 0 if `shutdown` came first, else 1. Exit now, without waiting for

@@ -83,7 +83,8 @@ class InplaceArgument(Rule):
 
     ## Fix safety
     A module constructor's fix is safe unless a call site of that module in the same class or
-    function discards its result (``self.act(x)`` alone: ``mutation-relied-on``). A functional
+    function discards its result (``self.act(x)`` alone: ``mutation-relied-on``) or reads its
+    input again later (``y = self.act(x)``, then ``x + y``: ``input-used-later``). A functional
     call's fix is unsafe when its input is a parameter the caller may rely on
     (``param-mutation``) or a name used again later, which would no longer see the change
     (``input-used-later``). ``inplace=<variable>`` is reported without a fix
@@ -133,22 +134,37 @@ class InplaceArgument(Rule):
     # nn.ReLU(inplace=True): fixed where the module is built.
     def _constructor(self, node: ast.Call, arg: ast.AST, message: str, hazard) -> None:
         status, reason = Status.SAFE, None
-        if self._result_discarded_somewhere(node):
+        sites = self._sites(node)
+        if any(isinstance(self.model.parent(c), ast.Expr) for c in sites):
             status, reason = Status.UNSAFE, "mutation-relied-on"
+        elif any(self._input_read_after(c) for c in sites):
+            status, reason = Status.UNSAFE, "input-used-later"
         self.report(arg, message, status, reason, self._turn_off(arg), hazard=hazard)
 
-    def _result_discarded_somewhere(self, node: ast.Call) -> bool:
-        """Is the module built here ever called as a bare statement (``self.act(x)``)?"""
+    def _sites(self, node: ast.Call) -> list:
+        """The calls of the module built here (``self.act = nn.ReLU(True)``: ``self.act(...)``)."""
         parent = self.model.parent(node)
         if not isinstance(parent, ast.Assign) or len(parent.targets) != 1:
-            return False
+            return []
         key = target_key(parent.targets[0])
         if key is None:
-            return False
+            return []
         scope = self.model.enclosing_class(node) if key.startswith("self.") else self.model.owner(node)
         if scope is None:
+            return []
+        return list(self.model.calls_in(scope).get(key, []))
+
+    def _input_read_after(self, site: ast.Call) -> bool:
+        """``y = self.act(x)`` and ``x`` read again later (``x + y``): in place, that read sees
+        the activation's result; turned off, it would see the input as it was."""
+        first = site.args[0] if site.args and not isinstance(site.args[0], ast.Starred) else None
+        key = target_key(first) if first is not None else None
+        if key is None:
             return False
-        return any(isinstance(self.model.parent(c), ast.Expr) for c in self.model.calls_in(scope).get(key, []))
+        stmt = self.model.statement_of(site)
+        if isinstance(stmt, ast.Assign) and any(target_key(t) == key for t in stmt.targets):
+            return False  # `x = self.act(x)`: the name holds the result from here on
+        return self.model.used_after(self.model.flow(self.model.owner(site)), key, self.model.range(stmt))
 
     # F.relu(x, inplace=True): the input stops being mutated.
     def _functional(self, node: ast.Call, arg: ast.AST, index: int, message: str, hazard) -> None:

@@ -117,6 +117,9 @@ class ViewWrite(Rule):
     def could_start(cls, node: ast.AST) -> bool:
         if isinstance(node, ast.Call) and any(k.arg == "inplace" for k in node.keywords):
             return True
+        if isinstance(node, ast.Call) and len(node.args) == 1 and isinstance(node.func, ast.Attribute) \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "self":
+            return True  # `self.act(v)`: a module that may run in place (see `_in_place_module`)
         return may_write_in_place(node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
@@ -142,6 +145,9 @@ class ViewWrite(Rule):
                     self._check(node, node.args[0], [])
             return
         func = node.func
+        if self._in_place_module(node):
+            self._check(node, node.args[0], [])
+            return
         if not (isinstance(func, ast.Attribute) and func.attr in torch_api.INPLACE_METHODS):
             return
         parent = self.model.parent(node)
@@ -156,6 +162,24 @@ class ViewWrite(Rule):
             receiver = receiver.func.value
         operands = [a for c in chain for a in (*c.args, *(k.value for k in c.keywords))]
         self._check(node, receiver, operands, chain)
+
+    def _in_place_module(self, call: ast.Call) -> bool:
+        """``self.act(v)`` where the class sets ``self.act`` only to activations that run in
+        place (``nn.ReLU(inplace=True)``; not dropouts, which write only in training)."""
+        key = target_key(call.func)
+        cls = self.model.enclosing_class(call.func)
+        if key is None or cls is None or not key.startswith("self.") or key.count(".") != 1 \
+                or len(call.args) != 1 or isinstance(call.args[0], ast.Starred) or call.keywords:
+            return False
+        values = self.model.class_attrs(cls).get(key[5:], [])
+        for value in values:
+            name = self.model.torch_name(value.func) if isinstance(value, ast.Call) else None
+            short = (name or "").rsplit(".", 1)[-1]
+            if name is None or f"torch.nn.{short}" not in torch_api.INPLACE_PARAM_CALLABLES \
+                    or not short[:1].isupper() or "Dropout" in short \
+                    or self.model.summaries.chains.runs_in_place(cast(ast.Call, value), name) is not True:
+                return False
+        return bool(values)
 
     # ------------------------------------------------------------------ the decision
     def _check(self, node: ast.AST, target: ast.expr, operands: List[ast.expr],

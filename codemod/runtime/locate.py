@@ -37,7 +37,7 @@ import sys
 import sysconfig
 import types
 import weakref
-from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -94,6 +94,7 @@ class Conflict:
     created_op: str = ""
     created_how: str = ""  # view errors: "multi-output", "no-grad" or "custom-function" (PyTorch's creation meta)
     operands_require_grad: bool = False  # leaf errors: a value the update writes requires grad (it carries a gradient)
+    update: str = ""  # optimizer-step conflicts: "step" (an optimizer's) or "load" (``load_state_dict``)
 
     @property
     def fix_site(self) -> Optional[Site]:
@@ -107,6 +108,8 @@ class Conflict:
                 "view": "in-place operation on a view that autograd cannot track",
                 "optimizer-step": "an optimizer step modified a parameter that a live graph saved",
                 "runtime-inplace-flag": "a module's inplace flag was switched on at run time"}[self.kind]
+        if self.update == "load":
+            head = "loading a state (`load_state_dict`) modified a parameter that a live graph saved"
         lines.append(f"{head}{' (confirmed by backward)' if self.confirmed else ''}")
         if self.save is not None:
             module = f" in {self.save_module}" if self.save_module else ""
@@ -227,14 +230,35 @@ def _cell_label(filename: str) -> Optional[str]:
     return "In [?]"
 
 
-def _optimizer_frame() -> bool:
+_MODULE_PY = os.path.join(_TORCH_DIR, "nn", "modules", "module.py")
+_LOADS = frozenset({"load_state_dict", "_load_from_state_dict"})
+
+
+_UPDATE_MESSAGES = {
+    "load": ("no rewrite of an in-place op fixes this: `load_state_dict` copied new weights into parameters a "
+             "live graph saved; run backward before the load (`inplacefix repair` does it, in the meaning "
+             "\"as computed\"), or run the forward again after it"),
+    "step": ("no rewrite of an in-place op fixes this: run backward before optimizer.step() (`inplacefix repair` "
+             "does it, in the meaning \"as computed\"), or run the forward again after it (a retained graph "
+             "cannot see new parameters; `inplacefix repair --meaning recompute` does it)"),
+}
+
+
+def _parameter_update_frame() -> str:
+    """Which update of parameters the current write runs inside: ``"step"`` (an optimizer's,
+    anywhere under ``torch/optim``), ``"load"`` (``Module.load_state_dict`` copying a state in),
+    or ``""``. Both change the weights a live graph saved between its forward and its backward,
+    so both are repaired by moving the update, not by rewriting an in-place op."""
     frame = sys._getframe(2)
     optim_dir = os.path.join(_TORCH_DIR, "optim")
     while frame is not None:
-        if frame.f_code.co_filename.startswith(optim_dir):
-            return True
+        name = frame.f_code.co_filename
+        if name.startswith(optim_dir):
+            return "step"
+        if name == _MODULE_PY and frame.f_code.co_name in _LOADS:
+            return "load"
         frame = frame.f_back
-    return False
+    return ""
 
 
 @dataclasses.dataclass
@@ -302,6 +326,9 @@ class Locator(TorchFunctionMode):
         self._view_storages: set = set()  # storages refused views were taken from
         self._base_writes: Dict[Any, tuple] = {}  # such a storage -> (Site, op) of its last in-place write
         self._backward = 0  # depth of custom Functions' backward run under this mode
+        # Called before a saved tensor's change is reported as unseen: a caller that runs some
+        # code outside the mode (the script runner's optimizer steps) reports its writes then.
+        self.flush_unseen: Optional[Callable[[], None]] = None
 
     # ---------------------------------------------------------------- set-up
     def name_modules(self, root: torch.nn.Module) -> None:
@@ -389,6 +416,8 @@ class Locator(TorchFunctionMode):
             for conflict in record.pending:  # a write in an earlier backward: this backward sees it
                 record.conflicts.append(self._add(conflict))
             record.pending.clear()
+            if not record.conflicts and self.flush_unseen is not None:
+                self.flush_unseen()  # a closure's backward inside a step (LBFGS): the step's writes so far
             for conflict in record.conflicts:
                 conflict.confirmed = True
             if not record.conflicts:  # a change the function mode could not see (C++ code)
@@ -484,7 +513,7 @@ class Locator(TorchFunctionMode):
                 if conflict.mutation is not None and (conflict.mutation.file, conflict.mutation.line) == (site.file, site.line):
                     conflict.same_dtypes = False
 
-    def _mutated(self, t: torch.Tensor, op: str, now: int, operands=()) -> None:
+    def _mutated(self, t: torch.Tensor, op: str, now: int, operands=(), frame=None) -> None:
         key = _storage_key(t)
         refs = self._registry.get(key, [])
         alive = []
@@ -499,9 +528,11 @@ class Locator(TorchFunctionMode):
                 continue  # another counter (`.data`), or not this tensor's family
             if any(c.mutation_op == op and c.version_now == current for c in record.conflicts + record.pending):
                 continue
-            site = _site(_user_frame(3))
+            user = frame if frame is not None else _user_frame(3)
+            site = _site(user)
             module = self._modules[-1] if self._modules else None
-            kind = "optimizer-step" if _optimizer_frame() else "saved-then-modified"
+            update = _parameter_update_frame() or ("step" if op == "optimizer.step" else "")
+            kind = "optimizer-step" if update else "saved-then-modified"
             construct = None
             message = ""
             if module is not None and getattr(module, "inplace", None) is True:
@@ -514,15 +545,13 @@ class Locator(TorchFunctionMode):
                     message = ("the module was built without inplace=True and switched on later "
                                "(e.g. `m.inplace = True`): remove that assignment")
             if kind == "optimizer-step":
-                message = ("no rewrite of an in-place op fixes this: run backward before optimizer.step() "
-                           "(`inplacefix repair` does it, in the meaning \"as computed\"), or run the forward "
-                           "again after it (a retained graph cannot see new parameters; `inplacefix repair "
-                           "--meaning recompute` does it)")
+                message = _UPDATE_MESSAGES[update]
             conflict = Conflict(kind, site, op, record.site, record.op, record.saved_as, self._module_label(record.module_obj),
                                 self._module_label(module), construct, tuple(record.tensor.shape),
                                 record.version, current, message=message,
                                 same_dtypes=all(o.dtype == t.dtype for o in operands),
-                                callers=_callers(_user_frame(3)) if kind == "optimizer-step" else ())
+                                callers=_callers(user) if kind == "optimizer-step" else (),
+                                update=update)
             if self._backward:
                 record.pending.append(conflict)
                 continue

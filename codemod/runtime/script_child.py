@@ -178,14 +178,24 @@ class _QuietSteps:
         self.locator = locator
         self.popped = None
         self.versions: list = []
+        self.frame = None  # the user's frame that called the step (its ``opt.step(...)`` line)
 
     def install(self) -> None:
         register_optimizer_step_pre_hook(self.pause)
+        self.locator.flush_unseen = self.flush
 
     def pause(self, optimizer, args, kwargs) -> None:
         if self.popped is None and torch.overrides._get_current_function_mode() is self.locator:
             self.versions = [(p, p._version) for group in optimizer.param_groups for p in group["params"]]
+            self.frame = _user_frame(2)
             self.popped = torch.overrides._pop_mode()
+
+    def flush(self) -> None:
+        """The step's writes so far, reported at its line: a step that calls back into the
+        program (LBFGS's closure) runs a backward before it returns."""
+        for tensor, version in self.versions:
+            if tensor._version != version:
+                self.locator._mutated(tensor, "optimizer.step", tensor._version, frame=self.frame)
 
     def resume(self) -> None:
         """After the step (or when it raised: before the locator is left)."""
@@ -193,10 +203,8 @@ class _QuietSteps:
             return
         torch.overrides._push_mode(self.popped)
         self.popped = None
-        for tensor, version in self.versions:
-            if tensor._version != version:
-                self.locator._mutated(tensor, "optimizer.step", tensor._version)
-        self.versions = []
+        self.flush()
+        self.versions, self.frame = [], None
 
 
 # ---------------------------------------------------------------- what a run computed
