@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from codemod.analysis.source import Source
+from codemod.analysis.source import WALKED_GROUPS, Source
 from codemod.config import Settings
 from codemod.engine import pipeline
 from codemod.engine.reparse import reparse
@@ -58,7 +58,9 @@ def _shape(source: Source):
     parents = sorted((where(c), where(p)) for c, p in source.parents.items())
     children = sorted((where(n), [where(c) for c in kids]) for n, kids in source.children.items())
     candidates = {t.__name__: [where(n) for n in found] for t, found in source.candidates.items()}
-    return ast.dump(source.tree, include_attributes=True), parents, children, candidates, source.text, source.lines
+    walked = {group[0].__name__: [where(n) for n in source.walked(group[0])] for group in WALKED_GROUPS}
+    return (ast.dump(source.tree, include_attributes=True), parents, children, candidates, walked, source.text,
+            source.lines)
 
 
 def _check(old_text: str, new_text: str) -> bool:

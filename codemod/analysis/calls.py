@@ -96,7 +96,7 @@ class Calls:
                 methods[stmt] = {s.name: s for s in stmt.body if isinstance(s, FUNCTIONS)}
         classes = {c.name: c for c in methods}
         found: Dict[Function, List[CallSite]] = {}
-        for node in self.tree.walk(self.module):
+        for node in self.tree.source.walked(ast.Name):  # names and attributes, in the walk's order
             if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
                 continue
             func = self._resolve(node, top, methods, classes)

@@ -76,7 +76,9 @@ class Classes:
             return self._class_index(scope).calls
         if scope not in self._calls:
             found: Calls = {}
-            for call in self.tree.walk(scope):
+            # The module's calls were listed when its tree was indexed (in the walk's order).
+            nodes = self.tree.source.walked(ast.Call) if scope is self.tree.module else self.tree.walk(scope)
+            for call in nodes:
                 if isinstance(call, ast.Call):
                     found.setdefault(target_key(call.func), []).append(call)  # None: no key
             for calls in found.values():

@@ -4,13 +4,14 @@ place (grad off, ``.data``/``.grad``, optimizer code, registered buffers)?"""
 from __future__ import annotations
 
 import ast
-from typing import Literal, Optional, Union
+from typing import Dict, Literal, Optional, Union
 
 from codemod.analysis.calls import Calls
 from codemod.analysis.classes import Classes
 from codemod.analysis.names import Names
 from codemod.analysis.syntax import (
     FUNCTIONS,
+    Function,
     first_arg,
     is_const,
     subscript_base,
@@ -38,6 +39,10 @@ class GradMode:
         self.names = names
         self.classes = classes
         self.calls = calls  # why a function runs with grad off as a whole (its callers, kernels)
+        # What a with-statement does to grad, and what a function's decorators and class say:
+        # asked for every node under them, answered once each.
+        self._with_states: Dict[ast.AST, Optional[bool]] = {}
+        self._declared: Dict[ast.AST, Optional[IntendedReason]] = {}
 
     def intended_reason(self, node: ast.AST, target: Optional[ast.expr]) -> Optional[IntendedReason]:
         """Why an in-place op at ``node`` on ``target`` is meant to be in place, if it is."""
@@ -62,27 +67,38 @@ class GradMode:
         child = node
         for anc in self.tree.ancestors(node):
             if isinstance(anc, (ast.With, ast.AsyncWith)):
-                state = self.with_grad_state(anc)
+                if anc not in self._with_states:
+                    self._with_states[anc] = self.with_grad_state(anc)
+                state = self._with_states[anc]
                 if state is not None:
                     return None if state else "no-grad"
             elif isinstance(anc, ast.If):
                 if self._guarded(anc, child):
                     return "grad-guard"
             elif isinstance(anc, FUNCTIONS):
-                for expr in anc.decorator_list:
-                    callee = expr.func if isinstance(expr, ast.Call) else expr
-                    name = self.names.torch_name(callee)
-                    if name in _GRAD_OFF_CONTEXTS or (
-                        name in _GRAD_SET and isinstance(expr, ast.Call) and self._false_arg(expr)
-                    ):
-                        return "no-grad"
-                cls = self.tree.enclosing_class(anc)
-                if cls is not None and self._is_optimizer(cls):
-                    return "optimizer"
+                if anc not in self._declared:
+                    self._declared[anc] = self._declared_reason(anc)
+                declared = self._declared[anc]
+                if declared is not None:
+                    return declared
                 if follow_calls and self.calls is not None:
                     return self.calls.function_reason(anc, self.local_reason)
                 return None
             child = anc
+        return None
+
+    def _declared_reason(self, func: Function) -> Optional[IntendedReason]:
+        """Grad off for the whole of ``func`` by its decorators, or its class being an optimizer."""
+        for expr in func.decorator_list:
+            callee = expr.func if isinstance(expr, ast.Call) else expr
+            name = self.names.torch_name(callee)
+            if name in _GRAD_OFF_CONTEXTS or (
+                name in _GRAD_SET and isinstance(expr, ast.Call) and self._false_arg(expr)
+            ):
+                return "no-grad"
+        cls = self.tree.enclosing_class(func)
+        if cls is not None and self._is_optimizer(cls):
+            return "optimizer"
         return None
 
     def local_reason(self, node: ast.AST) -> Optional[IntendedReason]:

@@ -11,7 +11,7 @@ from, the container an element was taken from, the caller of a function)?
 from __future__ import annotations
 
 import ast
-from typing import List, Literal, Optional, Set, Tuple
+from typing import Dict, List, Literal, Optional, Set, Tuple
 
 from codemod.analysis.binder import Binder, Flow
 from codemod.analysis.dataflow import Dataflow
@@ -31,6 +31,25 @@ class Holders:
         self.tree = tree
         self.binder = binder
         self.dataflow = dataflow
+        self._self_reads: Optional[Dict[str, List[ast.Attribute]]] = None  # attr -> self.<attr> loads
+
+    def _reads_of_self(self, attr: str) -> List[ast.Attribute]:
+        """The loads of ``self.<attr>`` in the module, in ``ast.walk``'s order (breadth first),
+        found for every attribute in one walk (a walk of the module per attribute asked about)."""
+        if self._self_reads is None:
+            found: Dict[str, List[ast.Attribute]] = {}
+            kids = self.tree.source.children
+            nodes: List[ast.AST] = [self.tree.module]
+            i = 0
+            while i < len(nodes):
+                node = nodes[i]
+                i += 1
+                if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                        and node.value.id == "self" and isinstance(node.ctx, ast.Load):
+                    found.setdefault(node.attr, []).append(node)
+                nodes.extend(kids[node])
+            self._self_reads = found
+        return self._self_reads.get(attr, [])
 
     def rebinding_loses(self, target: ast.Name, stmt: Located) -> Optional[Tuple[HolderProblem, str]]:
         """Would rebinding ``target`` at ``stmt`` (instead of mutating its object) hide the
@@ -62,7 +81,6 @@ class Holders:
             return None
         if self.tree.enclosing_class(target) is None:
             return None
-        module = next(a for a in self.tree.ancestors(target) if isinstance(a, ast.Module))
         attr = target.attr
         owner = self.tree.owner(target)
         write_start, write_end = self.tree.range(self.tree.statement_of(target))
@@ -70,10 +88,7 @@ class Holders:
         # handing it out after the write hands out the new one.
         fresh = any(b.form == "assign" and b.end <= write_start
                     for b in self.binder.flow(owner).bindings.get(f"self.{attr}", []))
-        for node in ast.walk(module):  # this class's and its relatives' methods: subclasses share attributes
-            if not (isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.value, ast.Name)
-                    and node.value.id == "self" and isinstance(node.ctx, ast.Load)):
-                continue
+        for node in self._reads_of_self(attr):  # this class's and its relatives' methods: subclasses share attributes
             if fresh and self.tree.owner(node) is owner and (node.lineno, node.col_offset) >= write_end:
                 continue
             parent = self.tree.parent(node)
@@ -98,9 +113,8 @@ class Holders:
             return False
         if self.tree.enclosing_class(target) is None:
             return False
-        module = next(a for a in self.tree.ancestors(target) if isinstance(a, ast.Module))
         attr = target.attr
-        for node in ast.walk(module):
+        for node in self.tree.walk(self.tree.module):
             if isinstance(node, ast.Attribute) and node.attr == attr and not isinstance(node.ctx, ast.Load) \
                     and isinstance(node.value, ast.Name) and node.value.id == "self":
                 return False  # (`other.x = self.x` shares the tensor: not a binding of its own)

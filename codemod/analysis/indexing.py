@@ -9,7 +9,7 @@ those make is handed to other files' models, below which it sits.
 from __future__ import annotations
 
 import ast
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union, cast
 
 from codemod.analysis.dtype import other_dtype
 from codemod.analysis.model import SemanticModel
@@ -27,13 +27,14 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
     local: Dict[Function, str] = {}
     imports: List[Union[ast.Import, ast.ImportFrom]] = []
     uses: List[Union[ast.Name, ast.Attribute]] = []
-    for node in tree.walk(model.module):  # one walk: definitions, imports, and uses of names
-        if isinstance(node, (ast.Name, ast.Attribute)):
-            if isinstance(node.ctx, ast.Load) and not isinstance(tree.parent(node), ast.Attribute):
-                uses.append(node)  # the outermost part of a chain: `mod.f`, not `mod`
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            imports.append(node)
-        elif isinstance(node, FUNCTIONS):
+    source = tree.source  # the walk that indexed the tree listed the nodes wanted here
+    for node in source.walked(ast.Name):  # names and attributes
+        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) \
+                and not isinstance(tree.parent(node), ast.Attribute):
+            uses.append(node)  # the outermost part of a chain: `mod.f`, not `mod`
+    imports.extend(cast(Union[ast.Import, ast.ImportFrom], n) for n in source.walked(ast.Import))
+    for node in source.walked(ast.FunctionDef):  # and async ones
+        if isinstance(node, FUNCTIONS):
             parent = tree.parent(node)
             if parent is model.module:
                 qual = f"{module}.{node.name}"
@@ -69,7 +70,7 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
         ignored = called and isinstance(tree.parent(site), ast.Expr)
         read: Set[str] = set()
         grad: Set[str] = set()
-        if isinstance(site, ast.Call) and not grad_off:
+        if isinstance(site, ast.Call) and not grad_off and not resolver.stays_here(callee):
             requirement, stmt = model.views.requirement, tree.statement_of(site)
             grad.update(str(i) for i, a in enumerate(site.args) if not isinstance(a, ast.Starred)
                         and not any(isinstance(b, ast.Starred) for b in site.args[:i])
@@ -218,6 +219,18 @@ class _Resolver:
             return None
         target = self.imports[node.id]
         return (node.id, target) if is_library(target) and not self.in_project(target) else None
+
+    def stays_here(self, callee: str) -> bool:
+        """Whether the index takes ``callee`` (resolved here) to this module whatever the other
+        modules say: a name of its own (not one it also imports from the project, which the
+        index follows) that is not also a module of the run. Other files ask what a call passes
+        (``ProjectIndex.calls_from_elsewhere``) only of calls made in another module than the
+        callee's: what calls of this module's own functions pass is never asked of the index."""
+        if not callee.startswith(self.module + "."):
+            return False
+        head = callee[len(self.module) + 1:].partition(".")[0]
+        return not (head in self.imports and self.in_project(self.imports[head])) \
+            and f"{self.module}.{head}" not in self.project
 
     def in_project(self, name: str) -> bool:
         """Whether ``name`` lies inside one of the run's modules."""

@@ -21,6 +21,11 @@ CANDIDATE_TYPES = (ast.AugAssign, ast.Assign, ast.Call)
 # Fields that hold no node worth a parent (shared singletons such as ``Load`` and operators).
 _LEAF_FIELDS = {"ctx", "op", "type_comment"}
 _FIELDS: Dict[Type[ast.AST], Tuple[str, ...]] = {}  # node type -> its fields that hold nodes
+# Node types the walk also lists in ``Tree.walk``'s order (whatever the candidate types), for
+# the parts that each walked the whole module for them (the index, the call tables, use counts);
+# types in one group share one list, in which they are interleaved as the walk meets them.
+WALKED_GROUPS: Tuple[Tuple[Type[ast.AST], ...], ...] = (
+    (ast.Name, ast.Attribute), (ast.Import, ast.ImportFrom), (ast.FunctionDef, ast.AsyncFunctionDef), (ast.Call,))
 _SPACES = re.compile(r"\s+")
 _TIGHT = re.compile(r"([(\[{]) | (?=([)\]}.]))")
 
@@ -64,11 +69,30 @@ class Source:
         self.children: Dict[ast.AST, List[ast.AST]] = {}  # node -> its child nodes, in field order
         # The candidate types are node types with a position (statements, expressions...).
         self.candidates: Dict[Type[ast.AST], List[Located]] = {t: [] for t in candidate_types}
+        self._walked: Optional[Dict[Type[ast.AST], List[ast.AST]]] = None
         self._index()
 
+    def walked(self, node_type: Type[ast.AST]) -> List[ast.AST]:
+        """The module's nodes of ``node_type`` (one of :data:`WALKED_GROUPS`; with the others of
+        its group), in ``Tree.walk``'s order: listed by the walk that indexed the tree (or, for
+        a tree ``engine.reparse`` spliced, by one walk when first asked). Not to be changed."""
+        if self._walked is None:
+            self._walked = walked = _walked_lists()
+            todo: List[ast.AST] = [self.tree]
+            kids = self.children
+            while todo:
+                node = todo.pop()
+                listed = walked.get(node.__class__)
+                if listed is not None:
+                    listed.append(node)
+                todo.extend(kids[node])
+        return self._walked[node_type]
+
     def _index(self) -> None:
-        """Parents and children of every node, and the candidate nodes by type, in one walk."""
+        """Parents and children of every node, the candidate nodes by type, and the nodes of
+        :data:`WALKED_GROUPS`, in one walk."""
         parents, kids, candidates = self.parents, self.children, self.candidates
+        self._walked = walked = _walked_lists()
         todo: List[ast.AST] = [self.tree]
         pop, node_type = todo.pop, ast.AST
         while todo:
@@ -77,6 +101,9 @@ class Source:
             found = candidates.get(cls)
             if found is not None:
                 found.append(cast(Located, node))
+            listed = walked.get(cls)
+            if listed is not None:
+                listed.append(node)
             fields = _FIELDS.get(cls)
             if fields is None:
                 fields = _FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
@@ -134,3 +161,13 @@ class Source:
         end_line, end_column = cast(int, node.end_lineno), cast(int, node.end_col_offset)  # typeshed: Optional
         return CharSpan(node.lineno, self.char_column(node.lineno, node.col_offset),
                         end_line, self.char_column(end_line, end_column))
+
+
+def _walked_lists() -> Dict[Type[ast.AST], List[ast.AST]]:
+    """An empty list per group of :data:`WALKED_GROUPS`, under each type of the group."""
+    lists: Dict[Type[ast.AST], List[ast.AST]] = {}
+    for group in WALKED_GROUPS:
+        shared: List[ast.AST] = []
+        for t in group:
+            lists[t] = shared
+    return lists

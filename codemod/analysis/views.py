@@ -601,6 +601,8 @@ class GradRequirement(_ViewsPart):
         self._passed: Dict[Tuple[int, str], RequiresGrad] = {}
         self._running: Dict[int, List[ast.Call]] = {}
         self._uses: Optional[Tuple[Dict[str, int], Dict[str, int]]] = None
+        self._instances: Optional[Dict[str, List[ast.Call]]] = None  # class name -> calls of its instances
+        self._stored: Set[str] = set()  # the names the module assigns (Name targets), with _uses
 
     def _use_counts(self) -> Tuple[Dict[str, int], Dict[str, int]]:
         """How often the module loads each name and reads each attribute name: one walk of the
@@ -608,12 +610,17 @@ class GradRequirement(_ViewsPart):
         if self._uses is None:
             names: Dict[str, int] = {}
             attrs: Dict[str, int] = {}
-            for n in self.tree.walk(self.tree.module):
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
-                    names[n.id] = names.get(n.id, 0) + 1
+            stored: Set[str] = set()
+            for n in self.tree.source.walked(ast.Name):  # names and attributes, in one list
+                if isinstance(n, ast.Name):
+                    if isinstance(n.ctx, ast.Load):
+                        names[n.id] = names.get(n.id, 0) + 1
+                    else:
+                        stored.add(n.id)
                 elif isinstance(n, ast.Attribute):
                     attrs[n.attr] = attrs.get(n.attr, 0) + 1
             self._uses = (names, attrs)
+            self._stored = stored
         return self._uses
 
     def requires_grad(self, expr: ast.expr, at: Located) -> RequiresGrad:
@@ -790,27 +797,10 @@ class GradRequirement(_ViewsPart):
             # a method the class calls as `self.name(...)` (a staticmethod too): those calls only
             own = [c for c in self.classes.calls_in(cls).get(f"self.{func.name}", [])]
             return own if own and self._use_counts()[1].get(func.name, 0) == len(own) else []
-
-        def builds(value: object) -> bool:
-            return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == cls.name
-
-        found: List[ast.Call] = []
-        for calls in by_key.values():
-            for call in calls:
-                callee = call.func
-                if builds(callee):
-                    found.append(call)
-                elif isinstance(callee, ast.Name):
-                    bound = self.views._plain_bindings(callee.id, call)
-                    if bound and all(builds(x.value) for x in bound):
-                        found.append(call)
-                elif isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name) \
-                        and callee.value.id == "self":
-                    owner = self.tree.enclosing_class(callee)
-                    values = self.classes.class_attrs(owner).get(callee.attr, []) if owner is not None else []
-                    if values and all(builds(v) for v in values):
-                        found.append(call)
-        return found
+        if self._instances is None:
+            self._use_counts()
+            self._instances = _instance_calls(self.views, by_key, self._stored)
+        return self._instances.get(cls.name, [])
 
     def _parameter_table(self, expr: ast.expr, at: Located) -> bool:
         """``dict(m.named_parameters())`` (or a name bound only to it): its values are parameters."""
@@ -867,6 +857,40 @@ class GradRequirement(_ViewsPart):
         if name in ("torch.nn.Sequential", "torch.nn.modules.container.Sequential"):
             return any(isinstance(a, ast.Call) and self._owns_parameters(a) for a in call.args)
         return False
+
+
+def _built(value: object) -> Optional[str]:
+    """``C`` for ``C(...)``: the name of the class (or function) a call of a plain name makes."""
+    return value.func.id if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) else None
+
+
+def _instance_calls(views: Views, by_key: Dict[Optional[str], List[ast.Call]],
+                    stored: Set[str]) -> Dict[str, List[ast.Call]]:
+    """The calls of the module (``by_key``: its calls by callee key) through an instance of a
+    class, by the class's name: ``C(...)(x)``, and a name or ``self.attr`` bound only to
+    ``C(...)``. One pass over the module's calls (each ``forward`` asked about scanned them all,
+    following every called name's bindings: quadratic in a library module's classes); the
+    bindings of a called name only where the module assigns it (``stored``: a binding with a
+    value is a ``Name`` target), not of ``len`` or an imported function."""
+    found: Dict[str, List[ast.Call]] = {}
+    for calls in by_key.values():
+        for call in calls:
+            callee = call.func
+            built: Optional[str] = None
+            if isinstance(callee, ast.Call):
+                built = _built(callee)
+            elif isinstance(callee, ast.Name) and callee.id in stored:
+                names = {_built(x.value) for x in views._plain_bindings(callee.id, call)}
+                built = names.pop() if len(names) == 1 else None
+            elif isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name) \
+                    and callee.value.id == "self":
+                owner = views.tree.enclosing_class(callee)
+                values = views.classes.class_attrs(owner).get(callee.attr, []) if owner is not None else []
+                names = {_built(v) for v in values}
+                built = names.pop() if len(names) == 1 else None
+            if built is not None:
+                found.setdefault(built, []).append(call)
+    return found
 
 
 # Attributes of a tensor that carry no data of it (metadata), and a tensor's non-differentiable parts.

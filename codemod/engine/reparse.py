@@ -131,6 +131,7 @@ def reparse(old: Source, data: bytes, candidate_types: Tuple[Type[ast.AST], ...]
         candidates[t] = mine[:split] + fresh.candidates[t] + mine[split:]
     new = object.__new__(Source)
     new.text, new._lines, new.tree = text, lines, module
+    new._walked = None  # listed again when asked: the splice changed the walk's order
     new.parents, new.children, new.candidates = parents, children, candidates
     old.parents, old.children, old.candidates = {}, {}, {t: [] for t in candidate_types}
     return new
