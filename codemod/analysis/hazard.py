@@ -967,6 +967,8 @@ class OpSaves(_HazardsPart):
         name = self.model.torch_name(func)
         if name is not None:
             short = name.rsplit(".", 1)[-1]
+            if short in ("max", "min") and self._of_two_tensors(expr, None):
+                return Op(name, saves(f"{short}imum"))  # torch.max(a, b): torch.maximum, saves both
             if short in ("max", "min") and (len(expr.args) > 1 or any(k.arg == "dim" for k in expr.keywords)):
                 return Op(name, saves(f"{short}_dim"))  # torch.max(x, dim): saves the indices only
             if short == "einsum" and len(expr.args) == 2 and not expr.keywords \
@@ -990,6 +992,11 @@ class OpSaves(_HazardsPart):
         module = self._module_of(func)
         if module is not None:
             return Op(module, saves(module))
+        if isinstance(func, ast.Call):  # `nn.Softplus()(x)`: a torch module built and called at once
+            built = self.model.torch_name(func.func) or ""
+            if built.startswith("torch.nn.") and built.rsplit(".", 1)[-1][:1].isupper():
+                module = f"torch.nn.{built.rsplit('.', 1)[-1]}"
+                return Op(module, saves(module))
         if isinstance(func, ast.Attribute) and (func.attr in VIEW_METHODS or func.attr.startswith("new_")):
             return Op(func.attr, ())  # a view (saves nothing) or a fresh tensor
         if isinstance(func, ast.Attribute) and func.attr in _CONTAINER_METHODS \
@@ -1007,6 +1014,8 @@ class OpSaves(_HazardsPart):
                 return Op(method, ())
             if method in ("size", "dim", "numel", "item", "tolist"):
                 return None
+            if method in ("max", "min") and self._of_two_tensors(expr, func.value):
+                return Op(method, saves(f"{method}imum"))  # a.max(b): torch.maximum, saves both
             if method in ("max", "min") and (len(expr.args) > 0 or any(k.arg == "dim" for k in expr.keywords)):
                 return Op(method, saves(f"{method}_dim"))  # values and indices: saves the indices only
             if method in _BINARY:
@@ -1018,6 +1027,16 @@ class OpSaves(_HazardsPart):
         if kind in (Kind.SCALAR, Kind.OTHER):
             return None
         return Op(self.model.code(func).strip(), UNSEEN)
+
+    def _of_two_tensors(self, call: ast.Call, receiver: Optional[ast.expr]) -> bool:
+        """``torch.max(a, b)`` / ``a.max(b)`` (``other=b``) with ``b`` known to be a tensor: the
+        elementwise form (``torch.maximum``), not a reduction along a dimension."""
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return False
+        given = ([receiver] if receiver is not None else []) + list(call.args)
+        other = given[1] if len(given) == 2 and not call.keywords else next(
+            (k.value for k in call.keywords if k.arg == "other"), None) if len(given) == 1 else None
+        return other is not None and self.model.kind(other) in (Kind.TENSOR, Kind.PARAMETER)
 
     def _inplace_saves(self, call: ast.Call, method: str) -> Saves:
         """What ``x.<method>(...)`` saves; ``x.pow_(-0.5)`` by a Python number saves nothing of
