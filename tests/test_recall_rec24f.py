@@ -154,3 +154,58 @@ def test_max_along_a_dimension_saves_no_input():
 def test_max_of_two_tensors_without_grad_is_no_hazard():
     body = RECURSION.format(form="torch.max(x0, x1)").replace("def scan(x):", "@torch.no_grad()\ndef scan(x):")
     assert found(body) == []
+
+
+# ----------------------------------------------------------------- a torch function handed in as a parameter
+REDUCE = """\
+def combine(a, b, c, op{default}):
+    buf = torch.zeros(4, dtype=torch.float64)
+    buf[0] = a
+    buf[1] = b
+    buf[2] = op(buf[0], buf[1])
+    buf[3] = c
+    return buf.sum()
+
+
+def grads():
+    xs = [torch.randn((), dtype=torch.float64, requires_grad=True) for _ in range(3)]
+    {call}.backward()
+    return torch.stack([x.grad for x in xs])
+"""
+
+
+def _reduce(default="", call="combine(*xs, op=torch.mul)"):
+    return REDUCE.format(default=default, call=call)
+
+
+def test_a_torch_function_every_call_hands_in_is_that_function():
+    for body in (_reduce(), _reduce(call="combine(xs[0], xs[1], xs[2], torch.mul)"),
+                 _reduce(default="=torch.mul", call="combine(xs[0], xs[1], xs[2])")):
+        assert raises_at_backward(lambda: _run(_source(body))), body
+        got = found(body)
+        assert [(c, line) for c, line, _ in got] == [("IPF104", 5), ("IPF104", 6)], body  # both writes follow the save
+        torch.manual_seed(0)
+        fixed = _run(_fixed(body))
+        torch.manual_seed(0)
+        want = _run(_source(body.replace("buf[2] = op(buf[0], buf[1])", "buf[2] = op(a, b)")))
+        assert torch.allclose(fixed, want), body
+    assert process_source(_source(_reduce()).encode(), "case.py", Settings()).findings[0].message.endswith(
+        "saved for backward by `torch.mul`, handed in as `op` at line 9")
+
+
+def test_a_handed_in_function_that_is_not_known_stays_unproven():
+    # torch.add saves nothing: no hazard (and torch agrees)
+    body = _reduce(call="combine(*xs, op=torch.add)")
+    assert not raises_at_backward(lambda: _run(_source(body)))
+    assert found(body, ("IPF1", "IPF2")) == []
+    # two calls, two functions: which one runs is not one answer
+    two = _reduce(call="combine(*xs, op=torch.mul) + combine(*xs, op=torch.add)")
+    assert found(two) == []
+    assert [c for c, _, _ in found(two, ("IPF2",))] == ["IPF204", "IPF204"]
+    # the function handed on elsewhere (its callers are not all seen), or a `**kwargs` spread
+    assert found(_reduce() + "\n\nHANDLERS = [combine]\n") == []
+    assert found(_reduce(call="combine(*xs, **{'op': torch.mul})")) == []
+    # `*xs` may reach the parameter: the default is not known to be what runs
+    assert found(_reduce(default="=torch.mul", call="combine(*xs)")) == []
+    # a lambda or a user function: not a torch function
+    assert found(_reduce(call="combine(*xs, op=lambda u, v: u * v)")) == []

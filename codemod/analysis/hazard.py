@@ -1023,10 +1023,53 @@ class OpSaves(_HazardsPart):
                 if operands is not None:
                     return Op(method, self._binary_saves(method, *operands))
             return Op(method, saves(method))
+        passed = self._passed_function(func) if isinstance(func, ast.Name) else None
+        if passed is not None:  # `op(a, b)` where every call hands in `op=torch.mul`
+            short = passed.rsplit(".", 1)[-1]
+            label = f"{passed}`, handed in as `{self.model.code(func).strip()}"  # (by every call in this file)
+            operands = self._operands(expr, short, None) if short in _BINARY else None
+            if operands is not None:
+                return Op(label, self._binary_saves(short, *operands))
+            return Op(label, saves(passed) if saves(passed) != UNSEEN else saves(short))
         kind = self.model.kind(expr)
         if kind in (Kind.SCALAR, Kind.OTHER):
             return None
         return Op(self.model.code(func).strip(), UNSEEN)
+
+    def _passed_function(self, func: ast.Name) -> Optional[str]:
+        """The torch function a parameter called as a function holds: a module-level function's
+        parameter for which every call of the function in the file (the function's name used
+        for nothing else) passes the same torch function, by keyword or place, or leaves the
+        default that is that function (``reduce(*xs, op=torch.mul)``)."""
+        owner = self.model.owner(func)
+        if not isinstance(owner, FUNCTIONS) or self.model.parent(owner) is not self.model.module:
+            return None
+        flow = self.model.flow(owner)
+        reaching = self.model.reaching(flow, func.id, self.model.statement_of(func))
+        if len(reaching) != 1 or reaching[0].form != "param":
+            return None
+        args = owner.args
+        plain = [a.arg for a in (*args.posonlyargs, *args.args)]
+        position = plain.index(func.id) if func.id in plain else None
+        default = self.model.kinds.params._default_of(cast(ast.arg, reaching[0].stmt))
+        sites = self.model.calls_in(self.model.module).get(owner.name, [])
+        if not sites or self.model.kinds.params._name_uses().get(owner.name, 0) != len(sites):
+            return None
+        found: Set[str] = set()
+        for site in sites:
+            value = next((k.value for k in site.keywords if k.arg == func.id), None)
+            if value is None and any(k.arg is None for k in site.keywords):
+                return None  # `**kwargs` may hold it
+            if value is None and position is not None:
+                if any(isinstance(a, ast.Starred) for a in site.args[:position + 1]):
+                    return None
+                value = site.args[position] if position < len(site.args) else None
+            value = value if value is not None else default
+            name = self.model.torch_name(value) if value is not None else None
+            if name is None or not name.rsplit(".", 1)[-1][:1].islower():
+                return None  # not a torch function (a module class, a lambda, a user function)
+            found.add(name)
+        return found.pop() if len(found) == 1 else None
 
     def _of_two_tensors(self, call: ast.Call, receiver: Optional[ast.expr]) -> bool:
         """``torch.max(a, b)`` / ``a.max(b)`` (``other=b``) with ``b`` known to be a tensor: the
