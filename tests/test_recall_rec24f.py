@@ -209,3 +209,4 @@ def test_a_handed_in_function_that_is_not_known_stays_unproven():
     assert found(_reduce(default="=torch.mul", call="combine(*xs)")) == []
     # a lambda or a user function: not a torch function
     assert found(_reduce(call="combine(*xs, op=lambda u, v: u * v)")) == []
+

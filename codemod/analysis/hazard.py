@@ -633,6 +633,9 @@ class Consumers(_HazardsPart):
         if isinstance(op_node, ast.BinOp):
             other = op_node.right if within(node, op_node.left) else op_node.left
             return self.model.kind(other) is Kind.SCALAR or self.constants.constant(other)
+        others = [o for o in self.hazards.operands(op_node) if not within(node, o)]
+        if others and all(self.model.kind(o) is Kind.SCALAR or self.constants.constant(o) for o in others):
+            return True  # `torch.maximum(x, torch.tensor(1.0))`: no other input requires grad, so x's own decides
         return not any(s.startswith("input") and s != "input0" for s in saved)
 
     def _copying_index(self, sub: ast.Subscript) -> bool:
