@@ -438,6 +438,8 @@ def _measured_saves() -> dict:
         "flip": (lambda a: a.flip(0), [v]), "baddbmm": (lambda a, b, c: torch.baddbmm(a, b, c),
                                                         [(2, 3, 3), (2, 3, 3), (2, 3, 3)]),
         "max_dim": (lambda a: torch.max(a, 1), [v]), "min_dim": (lambda a: torch.min(a, 1), [v]),
+        "maximum": (lambda a, b: torch.maximum(a, b), [v, v]), "minimum": (lambda a, b: torch.minimum(a, b), [v, v]),
+        "fmax": (lambda a, b: torch.fmax(a, b), [v, v]), "fmin": (lambda a, b: torch.fmin(a, b), [v, v]),
         "outer": (lambda a, b: torch.outer(a, b), [(3,), (3,)]), "cdist": (lambda a, b: torch.cdist(a, b), [v, v]),
         "normalize": (lambda a: F.normalize(a, dim=-1), [v]), "rms_norm": (lambda a: F.rms_norm(a, (4,)), [v]),
         "pad": (lambda a: F.pad(a, (1, 1)), [v]),

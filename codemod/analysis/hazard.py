@@ -645,6 +645,9 @@ class Consumers(_HazardsPart):
         if isinstance(op_node, ast.BinOp):
             other = op_node.right if within(node, op_node.left) else op_node.left
             return self.model.kind(other) is Kind.SCALAR or self.constants.constant(other)
+        others = [o for o in self.hazards.operands(op_node) if not within(node, o)]
+        if others and all(self.model.kind(o) is Kind.SCALAR or self.constants.constant(o) for o in others):
+            return True  # `torch.maximum(x, torch.tensor(1.0))`: no other input requires grad, so x's own decides
         return not any(s.startswith("input") and s != "input0" for s in saved)
 
     def _copying_index(self, sub: ast.Subscript) -> bool:
@@ -979,6 +982,8 @@ class OpSaves(_HazardsPart):
         name = self.model.torch_name(func)
         if name is not None:
             short = name.rsplit(".", 1)[-1]
+            if short in ("max", "min") and self._of_two_tensors(expr, None):
+                return Op(name, saves(f"{short}imum"))  # torch.max(a, b): torch.maximum, saves both
             if short in ("max", "min") and (len(expr.args) > 1 or any(k.arg == "dim" for k in expr.keywords)):
                 return Op(name, saves(f"{short}_dim"))  # torch.max(x, dim): saves the indices only
             if short == "einsum" and len(expr.args) == 2 and not expr.keywords \
@@ -1002,6 +1007,11 @@ class OpSaves(_HazardsPart):
         module = self._module_of(func)
         if module is not None:
             return Op(module, saves(module))
+        if isinstance(func, ast.Call):  # `nn.Softplus()(x)`: a torch module built and called at once
+            built = self.model.torch_name(func.func) or ""
+            if built.startswith("torch.nn.") and built.rsplit(".", 1)[-1][:1].isupper():
+                module = f"torch.nn.{built.rsplit('.', 1)[-1]}"
+                return Op(module, saves(module))
         if isinstance(func, ast.Attribute) and (func.attr in VIEW_METHODS or func.attr.startswith("new_")):
             return Op(func.attr, ())  # a view (saves nothing) or a fresh tensor
         if isinstance(func, ast.Attribute) and func.attr in _CONTAINER_METHODS \
@@ -1019,6 +1029,8 @@ class OpSaves(_HazardsPart):
                 return Op(method, ())
             if method in ("size", "dim", "numel", "item", "tolist"):
                 return None
+            if method in ("max", "min") and self._of_two_tensors(expr, func.value):
+                return Op(method, saves(f"{method}imum"))  # a.max(b): torch.maximum, saves both
             if method in ("max", "min") and (len(expr.args) > 0 or any(k.arg == "dim" for k in expr.keywords)):
                 return Op(method, saves(f"{method}_dim"))  # values and indices: saves the indices only
             if method in _BINARY:
@@ -1026,10 +1038,63 @@ class OpSaves(_HazardsPart):
                 if operands is not None:
                     return Op(method, self._binary_saves(method, *operands))
             return Op(method, saves(method))
+        passed = self._passed_function(func) if isinstance(func, ast.Name) else None
+        if passed is not None:  # `op(a, b)` where every call hands in `op=torch.mul`
+            short = passed.rsplit(".", 1)[-1]
+            label = f"{passed}`, handed in as `{self.model.code(func).strip()}"  # (by every call in this file)
+            operands = self._operands(expr, short, None) if short in _BINARY else None
+            if operands is not None:
+                return Op(label, self._binary_saves(short, *operands))
+            return Op(label, saves(passed) if saves(passed) != UNSEEN else saves(short))
         kind = self.model.kind(expr)
         if kind in (Kind.SCALAR, Kind.OTHER):
             return None
         return Op(self.model.code(func).strip(), UNSEEN)
+
+    def _passed_function(self, func: ast.Name) -> Optional[str]:
+        """The torch function a parameter called as a function holds: a module-level function's
+        parameter for which every call of the function in the file (the function's name used
+        for nothing else) passes the same torch function, by keyword or place, or leaves the
+        default that is that function (``reduce(*xs, op=torch.mul)``)."""
+        owner = self.model.owner(func)
+        if not isinstance(owner, FUNCTIONS) or self.model.parent(owner) is not self.model.module:
+            return None
+        flow = self.model.flow(owner)
+        reaching = self.model.reaching(flow, func.id, self.model.statement_of(func))
+        if len(reaching) != 1 or reaching[0].form != "param":
+            return None
+        args = owner.args
+        plain = [a.arg for a in (*args.posonlyargs, *args.args)]
+        position = plain.index(func.id) if func.id in plain else None
+        default = self.model.kinds.params._default_of(cast(ast.arg, reaching[0].stmt))
+        sites = self.model.calls_in(self.model.module).get(owner.name, [])
+        if not sites or self.model.kinds.params._name_uses().get(owner.name, 0) != len(sites):
+            return None
+        found: Set[str] = set()
+        for site in sites:
+            value = next((k.value for k in site.keywords if k.arg == func.id), None)
+            if value is None and any(k.arg is None for k in site.keywords):
+                return None  # `**kwargs` may hold it
+            if value is None and position is not None:
+                if any(isinstance(a, ast.Starred) for a in site.args[:position + 1]):
+                    return None
+                value = site.args[position] if position < len(site.args) else None
+            value = value if value is not None else default
+            name = self.model.torch_name(value) if value is not None else None
+            if name is None or not name.rsplit(".", 1)[-1][:1].islower():
+                return None  # not a torch function (a module class, a lambda, a user function)
+            found.add(name)
+        return found.pop() if len(found) == 1 else None
+
+    def _of_two_tensors(self, call: ast.Call, receiver: Optional[ast.expr]) -> bool:
+        """``torch.max(a, b)`` / ``a.max(b)`` (``other=b``) with ``b`` known to be a tensor: the
+        elementwise form (``torch.maximum``), not a reduction along a dimension."""
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return False
+        given = ([receiver] if receiver is not None else []) + list(call.args)
+        other = given[1] if len(given) == 2 and not call.keywords else next(
+            (k.value for k in call.keywords if k.arg == "other"), None) if len(given) == 1 else None
+        return other is not None and self.model.kind(other) in (Kind.TENSOR, Kind.PARAMETER)
 
     def _inplace_saves(self, call: ast.Call, method: str) -> Saves:
         """What ``x.<method>(...)`` saves; ``x.pow_(-0.5)`` by a Python number saves nothing of

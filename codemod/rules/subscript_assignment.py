@@ -88,8 +88,9 @@ class SubscriptAssignment(Rule):
         if self._string_index(target):
             return  # d["key"]: a mapping, not a tensor
         key = target_key(base)
-        if key is not None and self._already_cloned(stmt, key):
-            return
+        if key is not None and self._already_cloned(stmt, key) \
+                and not (isinstance(stmt, (ast.Assign, ast.AugAssign)) and reads(stmt.value, key)):
+            return  # (`b[:, 1] = f(b[:, 0])` after `b[:, 0] = x`: f may save a view of the clone)
         verdict = assess(self.model, node, base, require_known=True, dtype_neutral=True)
         if verdict.status is None:
             return
