@@ -80,7 +80,14 @@ def plan(work: pathlib.Path) -> List[str]:
     files = set()
     for tier in copies.TIERS:
         files |= {s[0] for s in spots(work, tier) if not unreachable(s[0])}
-    return sweep_cases.plan(sorted(files))
+    names = sweep_cases.plan(sorted(files))
+    # cases chosen by the definitions that hold the spots (see sweep_reach)
+    from migration import sweep_reach
+    defs = {rel: names_ for rel, names_ in sweep_reach.spot_defs(work, copies.TIERS, spots).items() if not unreachable(rel)}
+    names += sweep_reach.tf_class_plan(work / "original", defs)
+    names += sweep_reach.timm_plan(work / "original", defs)
+    names += sweep_reach.diffusers_plan(work / "original", defs)
+    return list(dict.fromkeys(names))
 
 
 # ---- compact states ------------------------------------------------------------------------------
