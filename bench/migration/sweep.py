@@ -214,7 +214,8 @@ def run(work: pathlib.Path, python: str, names: List[str], variants: List[str]) 
         while todo:
             chunk, todo = todo[:CHUNK], todo[CHUNK:]
             env = dict(os.environ, PYTHONPATH=str(copy), OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false",
-                       PYTHONWARNINGS="ignore", TRANSFORMERS_VERBOSITY="error", HF_HUB_OFFLINE="1")
+                       PYTHONWARNINGS="ignore", TRANSFORMERS_VERBOSITY="error", HF_HUB_OFFLINE="1",
+                       PYTHONHASHSEED="0")  # the tiny configs' token ids use hash(): one value in every process
             with open(out / "worker.log", "a") as log:
                 done = subprocess.run([python, str(HERE / "sweep.py"), "worker", str(out), trace, *chunk], env=env,
                                       stdout=log, stderr=log, cwd=str(copy.parent))
