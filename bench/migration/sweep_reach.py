@@ -176,8 +176,8 @@ def class_inputs(cls_name: str, model, cfg) -> List[dict]:
         labelled = dict(plain)
     if cls_name.endswith(("ForCausalLM", "LMHeadModel", "ForMaskedLM")) and "input_ids" in plain:
         labelled["labels"] = plain["input_ids"].clone()
-    elif cls_name.endswith("ForConditionalGeneration") and "decoder_input_ids" in plain:
-        labelled["labels"] = plain["decoder_input_ids"].clone()
+    elif cls_name.endswith(("ForConditionalGeneration", "MTModel")) and "decoder_input_ids" in plain:
+        labelled["labels"] = labelled.pop("decoder_input_ids").clone()  # the model shifts them into decoder inputs
     elif cls_name.endswith(("ForSequenceClassification", "ForImageClassification", "ForAudioClassification",
                             "ForMultipleChoice")):
         labelled["labels"] = torch.tensor([1, 0])[:batch]
@@ -185,7 +185,7 @@ def class_inputs(cls_name: str, model, cfg) -> List[dict]:
         labelled["labels"] = torch.randint(0, 2, plain["input_ids"].shape, generator=gen)
     elif cls_name.endswith("ForQuestionAnswering"):
         labelled["start_positions"], labelled["end_positions"] = torch.tensor([1, 3]), torch.tensor([4, 6])
-    return [labelled, plain] if len(labelled) > len(plain) else [plain]
+    return [labelled, plain] if labelled.keys() != plain.keys() else [plain]
 
 
 def tiny_config_of(cls, version: int):
