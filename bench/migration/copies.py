@@ -41,7 +41,7 @@ class FixRun:
 
 
 def site_packages(python: str) -> pathlib.Path:
-    out = subprocess.run([python, "-c", "import timm, os; print(os.path.dirname(os.path.dirname(timm.__file__)))"],
+    out = subprocess.run([python, "-c", "import importlib.util as u, os; print(os.path.dirname(os.path.dirname(u.find_spec('timm').origin)))"],
                          capture_output=True, text=True, check=True)
     return pathlib.Path(out.stdout.strip().splitlines()[-1])
 

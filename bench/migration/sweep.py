@@ -80,7 +80,14 @@ def plan(work: pathlib.Path) -> List[str]:
     files = set()
     for tier in copies.TIERS:
         files |= {s[0] for s in spots(work, tier) if not unreachable(s[0])}
-    return sweep_cases.plan(sorted(files))
+    names = sweep_cases.plan(sorted(files))
+    # cases chosen by the definitions that hold the spots (see sweep_reach)
+    from migration import sweep_reach
+    defs = {rel: names_ for rel, names_ in sweep_reach.spot_defs(work, copies.TIERS, spots).items() if not unreachable(rel)}
+    names += sweep_reach.tf_class_plan(work / "original", defs)
+    names += sweep_reach.timm_plan(work / "original", defs)
+    names += sweep_reach.diffusers_plan(work / "original", defs)
+    return list(dict.fromkeys(names))
 
 
 # ---- compact states ------------------------------------------------------------------------------
@@ -207,7 +214,8 @@ def run(work: pathlib.Path, python: str, names: List[str], variants: List[str]) 
         while todo:
             chunk, todo = todo[:CHUNK], todo[CHUNK:]
             env = dict(os.environ, PYTHONPATH=str(copy), OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false",
-                       PYTHONWARNINGS="ignore", TRANSFORMERS_VERBOSITY="error", HF_HUB_OFFLINE="1")
+                       PYTHONWARNINGS="ignore", TRANSFORMERS_VERBOSITY="error", HF_HUB_OFFLINE="1",
+                       PYTHONHASHSEED="0")  # the tiny configs' token ids use hash(): one value in every process
             with open(out / "worker.log", "a") as log:
                 done = subprocess.run([python, str(HERE / "sweep.py"), "worker", str(out), trace, *chunk], env=env,
                                       stdout=log, stderr=log, cwd=str(copy.parent))

@@ -43,6 +43,18 @@ def _tf2(model_type: str):
     return sweep_transformers.model_case(model_type, version=2)
 
 
+@maker("tfc")
+def _tfc(path: str):
+    from migration import sweep_reach
+    return sweep_reach.class_case(path)
+
+
+@maker("dfm")
+def _dfm(path: str):
+    from migration import sweep_reach
+    return sweep_reach.diffusers_case(path)
+
+
 @maker("tfimg")
 def _tfimg(folder: str):
     from migration import sweep_transformers
@@ -232,6 +244,13 @@ def _plain(obj):
 @maker("timm")
 def _timm(arch: str):
     import timm
+    try:  # count on the meta device first: building a big one for real takes long
+        with torch.device("meta"):
+            n = sum(p.numel() for p in timm.create_model(arch, pretrained=False, num_classes=10).parameters())
+    except Exception:
+        n = 0
+    if n > 40_000_000:
+        raise ValueError(f"{arch} has {n} parameters")
     seed(0)
     model = None
     for kwargs in (dict(drop_path_rate=0.1, img_size=64), dict(img_size=64), dict(drop_path_rate=0.1), {}):
@@ -247,12 +266,13 @@ def _timm(arch: str):
     n = sum(p.numel() for p in model.parameters())
     if n > 40_000_000:
         raise ValueError(f"{arch} has {n} parameters")
-    x = torch.randn(1, 3, size, size)
+    x = torch.randn(2, 3, size, size)  # two: batch norm in train mode wants more than one value
     return train_step(model, lambda m: m(x))
 
 
-def timm_models_of(module: str) -> List[str]:
-    """The smallest-looking model of a timm module file (by name), at most two."""
+def timm_models_of(module: str, many: bool = False) -> List[str]:
+    """The smallest-looking model of a timm module file (by name); with ``many``, all of them,
+    smallest-looking first."""
     import timm
     names = timm.list_models(module=module)
     if not names:
@@ -264,7 +284,7 @@ def timm_models_of(module: str) -> List[str]:
             if key in n:
                 return (i, len(n), n)
         return (len(order), len(n), n)
-    return sorted(names, key=rank)[:1]
+    return sorted(names, key=rank)[: None if many else 1]
 
 
 # ---- diffusers schedulers, transformers logits processors ----------------------------------------
