@@ -76,6 +76,11 @@ def compute():
     return {"w": w.grad}
 '''
 
+# The same loop, its variable also read after the write (a running total): a rebinding is read.
+DENORMALISE_READ = DENORMALISE.replace(
+    "        t.mul_(s).add_(m)\n", "        t.mul_(s).add_(m)\n        total = total + t.mean()\n").replace(
+    "    for t, m, s", "    total = 0\n    for t, m, s").replace("(img ** 2).sum().backward()", "((img ** 2).sum() + total).backward()")
+
 
 def _write(folder: pathlib.Path, files: dict) -> None:
     for name, text in files.items():
@@ -112,8 +117,9 @@ def test_a_view_passed_through_map_lambda_is_written_out_of_place(tmp_path):
 
 def test_a_tensor_iterated_in_zip_gets_ordinary_views_and_the_other_candidates_are_reported(tmp_path):
     """The image is read after the loop: in place it sees the writes. A copy (the write
-    out-of-place, or into a clone) hides them and is NOT verified; ordinary views of the image
-    itself verify, and only that argument of ``zip`` is rewritten."""
+    out-of-place, or into a clone) would only rebind the loop variable, which nothing reads
+    afterwards: refused before it is run, with the reason; ordinary views of the image itself
+    verify, and only that argument of ``zip`` is rewritten."""
     path = tmp_path / "denorm.py"
     path.write_text(DENORMALISE)
     result = repair(f"{path}::compute", devices=["cpu"])
@@ -121,7 +127,8 @@ def test_a_tensor_iterated_in_zip_gets_ordinary_views_and_the_other_candidates_a
     assert "    for t, m, s in zip(tuple(img[0][i] for i in range(len(img[0]))), means, stds):\n" in result.repaired
     assert result.repaired.count("\n") == DENORMALISE.count("\n")
     shown = render(result)
-    assert "tried: the write out-of-place at line 10" in shown and "not verified" in shown
+    assert "refused: the write out-of-place at line 10" in shown and "refused: the write into a copy" in shown
+    assert "`t`, which nothing reads afterwards, while the loop's iterable keeps the tensor" in shown
     grads = torch.load(_save_grads(tmp_path, result.repaired, "denorm_fixed.py"))
     torch.manual_seed(0)  # the views-allowed meaning by hand: the writes reach img, tracked
     w = torch.randn(2, 3, 4, 4, requires_grad=True)
@@ -295,14 +302,15 @@ def test_a_region_keeps_the_indentation_bytes_of_new_lines_and_every_other_byte(
 
 
 def test_script_repair_tries_the_next_candidate_when_the_first_does_not_verify(tmp_path):
-    """``repair script.py``: the first choice for the de-normalisation loop (the write
-    out-of-place) hides the writes from the image and is NOT verified; the next attempts take each
-    conflict's next candidate until ordinary views of the image verify; the others are reported."""
+    """``repair script.py``: the first choice for the de-normalisation loop whose body also reads
+    the loop variable after the write (the write out-of-place: not a dead rebinding, so it is run)
+    hides the writes from the image and is NOT verified; the next attempts take each conflict's
+    next candidate until ordinary views of the image verify; the others are reported."""
     from codemod.runtime.script import Script
     from codemod.runtime.script_repair import Verdict, render as render_script, repair_script
 
     path = tmp_path / "denorm.py"
-    path.write_text(DENORMALISE + '\n\nif __name__ == "__main__":\n    compute()\n')
+    path.write_text(DENORMALISE_READ + '\n\nif __name__ == "__main__":\n    compute()\n')
     result = repair_script(Script(path=str(path), cwd=str(tmp_path)), max_backward=1, timeout=120)
     assert result.verdict is Verdict.verified, render_script(result)
     assert "zip(tuple(img[0][i] for i in range(len(img[0]))), means, stds)" in result.repaired[str(path.resolve())] \

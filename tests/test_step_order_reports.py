@@ -34,7 +34,7 @@ EXPECTED = {
     "501": (VERIFIED, "adds in place to `loss_netG`, which starts as `res[\"loss\"]`"),  # += on an alias
     "502": (VERIFIED, "the recompute meaning fails too"),  # the replayed reference cannot run (a no_grad view)
     "503": (VERIFIED, VERIFIED),
-    "504": ("", ""),  # SAM: no honest local rewrite (see NO_OP below); any reason told will do
+    "504": ("dead-store", "dead-store"),  # SAM: the only local rewrites are dead rebindings of `p`: refused
     "505": (VERIFIED, "no `backward()` after `update_params()` in its block"),  # backward inside a helper
     "506": (VERIFIED, VERIFIED),
     "507": (VERIFIED, "is not built in the block of `self.dis_optimizer.step()`"),  # loss from another method
@@ -51,12 +51,11 @@ EXPECTED = {
 }
 
 
-# Known defects, strict: SAM's `first_step` writes the perturbation into each parameter
-# (`p.add_(e_w)` in a `for p in group["params"]` loop); the run-made candidate rewrites it as
-# `p = p.add(e_w)`, a rebinding nobody reads, and it verifies because this program's results never
-# read the perturbed weights (the second pass's output is discarded). A no-op is not a fix: repair
-# must not write it in either meaning.
-NO_OP = {("504", "as-computed"), ("504", "recompute")}
+# Known defects, strict (none now). SAM's `first_step` (504) writes the perturbation into each
+# parameter (`p.add_(e_w)` in a `for p in group["params"]` loop); the run-made `p = p.add(e_w)` is a
+# rebinding nobody reads, which verified because this program's results never read the perturbed
+# weights; it is refused now (runtime.dead_rebinding), in both meanings.
+NO_OP: set = set()
 
 
 def _params():

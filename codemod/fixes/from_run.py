@@ -249,6 +249,29 @@ def clones_of_items(where: Positions, at: Position) -> List[Fix]:
     return fixes
 
 
+def rebound_name(where: Positions, at: Position, into_copy: bool = False) -> Optional[str]:
+    """The name the run-made rewrite of the statement at ``at`` rebinds instead of writing into
+    its object: ``x`` of ``x += v`` / ``x.add_(v)`` (:func:`out_of_place`), or with ``into_copy``
+    the name copied before the write (:func:`clone_before`: ``x`` of ``x[i] = v`` too); None
+    where the rewrite rebinds no name (``x[i] += v``, ``y = x.add_(v)``)."""
+    small = where.small_statement(at)
+    if small is None:
+        return None
+    if into_copy:
+        name = _written_name(small)
+        return name.value if name is not None else None
+    target: Optional[cst.BaseExpression] = None
+    if isinstance(small, cst.AugAssign):
+        target = small.target
+    elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        call = small.value
+        if _inplace_chain(call):
+            target = _chain_base(call)
+        elif _inplace_keyword(call) is not None or _twin_function(call) is not None:
+            target = _first_positional(call)
+    return target.value if isinstance(target, cst.Name) else None
+
+
 def _written_target(small: "cst.BaseSmallStatement") -> Optional["cst.BaseExpression"]:
     """What the statement writes into, indexing kept: ``d[k][i, :]`` of ``d[k][i, :] = v``."""
     if isinstance(small, cst.AugAssign):

@@ -68,6 +68,7 @@ from codemod.fixes.from_run import Positions
 from codemod.fixes.regions import Region, regions
 from codemod.runtime.harness import HarnessError, parse_target, read_target, target_text
 from codemod.runtime import step_order
+from codemod.runtime.dead_rebinding import DeadRebindings
 from codemod.runtime.step_order import MEANINGS
 from codemod.runtime.locate import Conflict, LocateResult, Site, locate_target
 from codemod.runtime.verify import VerifyResult, verify
@@ -83,6 +84,7 @@ class RepairStep:
     attempt: int = 1
     tried: List[str] = dataclasses.field(default_factory=list)  # the candidates before this one (earlier attempts)
     candidates: int = 0  # how many there were
+    refused: List[str] = dataclasses.field(default_factory=list)  # run-made rewrites refused, and why
 
 
 @dataclasses.dataclass
@@ -402,8 +404,12 @@ class _Trees:
     """libcst's tree to build fixes on at a line: the file's, or where libcst cannot parse the
     file, the smallest statement around the line that it parses (``fixes.regions``)."""
 
-    def __init__(self, source: str, analysed: FileResult) -> None:
+    def __init__(self, source: str, analysed: FileResult, data: bytes = b"") -> None:
         self.source = source
+        # A run-made rewrite that would only rebind a name nobody reads is refused (the write was
+        # the point: `for p in params: p.add_(e)`); what was refused, per conflict, and why.
+        self.dead = DeadRebindings(analysed.source, data or encode_text(source))
+        self.refused: Dict[int, List[str]] = {}
         self.lines = source.splitlines(keepends=True)
         self.text_lines = (analysed.original or source).splitlines()
         self.whole = Positions(analysed.wrapper) if analysed.wrapper is not None else None
@@ -448,7 +454,7 @@ def _repair_round(source: str, path: pathlib.Path, conflicts: List[Conflict], se
             pass
     if analysed.error is not None and analysed.wrapper is None and analysed.source is None:
         raise HarnessError(f"{path}: {analysed.error.message}")  # CPython does not parse it either
-    trees = _Trees(source, analysed)
+    trees = _Trees(source, analysed, data)
     chosen, steps, used, more = [], [], set(), False
     copies: Dict[Tuple[int, str], int] = {}
     written: set = set()  # (file, line) of writes fixed at the write in this round
@@ -461,13 +467,15 @@ def _repair_round(source: str, path: pathlib.Path, conflicts: List[Conflict], se
     planned.sort(key=lambda p: (p[0].mutation.line if p[0].mutation else 0,
                                 not (p[1] and p[1][p[3]].at_write)))
     for conflict, candidates, why_none, index in planned:
+        refused = trees.refused.get(id(conflict), [])
         if not candidates:
-            steps.append(RepairStep(conflict, why_none, attempt))
+            told = why_none + "".join(f"; refused {r}" for r in refused)
+            steps.append(RepairStep(conflict, told, attempt, refused=refused))
             continue
         more = more or index < len(candidates) - 1
         candidate = candidates[index]
         tried = [c.action for c in candidates[:index]]
-        steps.append(RepairStep(conflict, candidate.action, attempt, tried, len(candidates)))
+        steps.append(RepairStep(conflict, candidate.action, attempt, tried, len(candidates), refused))
         write = conflict.mutation and (conflict.mutation.file, conflict.mutation.line)
         if write in written and not candidate.at_write:
             # Another conflict of this write is fixed at the write: the next run says whether it is
@@ -610,9 +618,26 @@ def _statement_runtime(conflict: Conflict, trees: _Trees) -> List[_Candidate]:
             block = where.parents.get(fix.node)
             made.append(_Candidate(fix, f"the write into a copy at line {site.line}: {fix.title} (from the run)",
                                    region, (id(block), fix.title), at_write=True))
+        made = [c for c in made if not _refused_dead(conflict, c, where, at, trees)]
         if made:
             return made
     return out
+
+
+def _refused_dead(conflict: Conflict, candidate: _Candidate, where: Positions, at: Tuple[int, int],
+                  trees: _Trees) -> bool:
+    """Whether this run-made rewrite of the writing statement would only rebind a name nobody
+    reads afterwards while another holder keeps the object written (``runtime.dead_rebinding``);
+    the refusal is recorded for the report."""
+    name = from_run.rebound_name(where, at, into_copy=candidate.copy is not None)
+    site = conflict.mutation
+    if name is None or site is None:
+        return False
+    why = trees.dead.lost(site.line, site.column, name)
+    if why is None:
+        return False
+    trees.refused.setdefault(id(conflict), []).append(f"{candidate.action}: {why}")
+    return True
 
 
 def _view_runtime(conflict: Conflict, path: pathlib.Path, trees: _Trees) -> List[_Candidate]:
@@ -944,6 +969,8 @@ def render(result: RepairResult) -> str:
             where = f"{_shown(c.mutation.file)}:{c.mutation.line}"
         saved = f", saved at line {c.save.line}" if c.save else ""
         out.append(f"{i}. {c.kind} at {where}{saved}: {step.action}")
+        if step.candidates:
+            out += [f"   refused: {r}" for r in step.refused]
     if result.unlocated:
         last = result.located[-1]
         out.append(f"The program still dies with an in-place error that was not located: {result.unlocated}.")
