@@ -8,6 +8,7 @@ import ast
 from typing import Dict, List, Optional, Tuple
 
 from codemod import torch_api
+from codemod.analysis.kinds import Kind
 from codemod.analysis.syntax import FUNCTIONS, bound_names, subscript_base
 from codemod.findings import Fix, Status
 from codemod.fixes import _cst as cst
@@ -150,8 +151,48 @@ class LeafUpdate(Rule):
                 self.report(node, message, status, "leaf-read-after", copy, hazard=_LEAF_ERROR)
                 return
         status, reason = (Status.SAFE, None) if origin.known else (Status.UNSAFE, "may-not-require-grad")
+        if origin.known and not all(self._carries_no_grad(v) for v in _new_values(node) if v is not target):
+            status, reason = Status.UNSAFE, "value-requires-grad"
         plan = self._wrap_plan(stmt, base, origin.known)
         self.report(node, message, status, reason, plan, hazard=_LEAF_ERROR if origin.known else None)
+
+    def _carries_no_grad(self, value: ast.expr) -> bool:
+        """The new value cannot require grad (numbers, constants, detached values) or is built
+        from gradients only (``lr * p.grad``: a gradient requires grad only under
+        ``create_graph=True``, which the module never passes): a ``no_grad`` wrap cuts nothing
+        the program differentiates (issue 23's meaning rule)."""
+        if self.model.kind(value) is Kind.SCALAR or self.model.hazards.constants.constant(value):
+            return True
+        if "create_graph" in self.source.text:
+            return False
+        for node in ast.walk(value):
+            if isinstance(node, ast.Attribute) and node.attr == "grad":
+                continue
+            if isinstance(node, (ast.Name, ast.Attribute)) and not self._inside_grad(node, value) \
+                    and isinstance(node.ctx, ast.Load) and not self._harmless(node):
+                return False
+            if isinstance(node, ast.Call) and not self._harmless(node.func):
+                return False
+        return True
+
+    def _inside_grad(self, node: ast.AST, top: ast.expr) -> bool:
+        """``node`` is (part of) the receiver of a ``.grad`` read within ``top``."""
+        while node is not top:
+            parent = self.model.parent(node)
+            if isinstance(parent, ast.Attribute) and parent.attr == "grad":
+                return True
+            if parent is None:
+                return False
+            node = parent  # type: ignore[assignment]
+        return False
+
+    def _harmless(self, node: ast.expr) -> bool:
+        """A number, a size, a torch function's name: nothing that can require grad itself."""
+        if isinstance(self.model.parent(node), ast.Call) and self.model.parent(node).func is node:  # type: ignore[union-attr]
+            return self.model.torch_name(node) is not None
+        if isinstance(self.model.parent(node), ast.Attribute):
+            return True  # a receiver: its attribute decides
+        return self.model.kind(node) is Kind.SCALAR or self.model.hazards.constants.constant(node)
 
     # -------------------------------------------------------------------- the fix
     def _wrap_plan(self, stmt: ast.AST, base: ast.expr, known: bool) -> Optional[Plan]:
@@ -282,6 +323,21 @@ class LeafUpdate(Rule):
             if "torch" in qualified:
                 return f"{name}.no_grad()", False
         return "torch.no_grad()", True
+
+
+def _new_values(node: ast.AST) -> List[ast.expr]:
+    """What the update stores: ``v`` of ``w[i] = v`` / ``w -= v``; the arguments of the in-place
+    calls of ``w.mul_(a).add_(b, alpha=c)``, the other arguments of ``torch.relu_(w)``."""
+    if isinstance(node, (ast.Assign, ast.AugAssign)):
+        return [node.value]
+    values: List[ast.expr] = []
+    call = node
+    while isinstance(call, ast.Call):
+        values.extend(a.value if isinstance(a, ast.Starred) else a for a in call.args)
+        values.extend(k.value for k in call.keywords)
+        func = call.func
+        call = func.value if isinstance(func, ast.Attribute) and func.attr in _UPDATING_METHODS else None  # type: ignore[assignment]
+    return values
 
 
 def _updated(call: ast.Call, torch_name: Optional[str]) -> Optional[ast.expr]:
