@@ -44,6 +44,7 @@ class LeafOrigin(NamedTuple):
     known: bool  # False: it may not require grad (the analysis cannot name its owner)
     what: str  # in words, for messages: "`self.fc.weight`, a parameter of a torch module"
     fresh: bool  # created in this function (not a parameter that lives on after it)
+    chained: bool = False  # reached through modules the file builds (ModuleChains)
 
 
 class Leaves:
@@ -133,7 +134,7 @@ class Leaves:
             return None
         owner = self.tree.owner(stmt)
         known = not self.frozen() and self._entered_with_grad(owner, set())
-        return LeafOrigin(known, what, False)
+        return LeafOrigin(known, what, False, True)
 
     def _handed_on(self, stmt: Located) -> bool:
         """The write's function is handed on rather than called (``self.apply(self._init_weights)``):

@@ -64,6 +64,12 @@ class LeafUpdate(Rule):
     returned (the leaf, with its `.grad`); where it is not, the name is rebound instead
     (`c = c + v`: the same copy). In straight-line code of one function only (no fix where `c`
     is aliased, rebound or used in a nested scope after the update).
+    A parameter reached through modules the file builds (`line.layer.weight[0, 0] = v`,
+    `net.blocks[i].proj.weight`, `getattr(self.rnn, f'bias_hh_l{i}').chunk(4)[1].fill_(1)`) is
+    proven only where every way into the write's function is seen with grad on, and its wrap is
+    safe only where the new value carries no gradient (numbers, constants, gradients): otherwise
+    it is unsafe (`value-requires-grad`: a later backward may have meant to reach what the value
+    was computed from). A function handed on (`self.apply(self._init_weights)`) proves nothing.
     Updates under `no_grad`, through `.data`, or in optimizer code are left alone.
     """
 
@@ -151,7 +157,9 @@ class LeafUpdate(Rule):
                 self.report(node, message, status, "leaf-read-after", copy, hazard=_LEAF_ERROR)
                 return
         status, reason = (Status.SAFE, None) if origin.known else (Status.UNSAFE, "may-not-require-grad")
-        if origin.known and not all(self._carries_no_grad(v) for v in _new_values(node) if v is not target):
+        # issue 23's meaning rule, for the parameters reached through the file's modules (the
+        # other known leaves keep their policy: the original cannot run at all; the lead decides)
+        if origin.known and origin.chained and not all(self._carries_no_grad(v) for v in _new_values(node) if v is not target):
             status, reason = Status.UNSAFE, "value-requires-grad"
         plan = self._wrap_plan(stmt, base, origin.known)
         self.report(node, message, status, reason, plan, hazard=_LEAF_ERROR if origin.known else None)
