@@ -493,8 +493,8 @@ class ModuleChains:
             if expr.attr in self._stored_outside() or "*" in self._stored_outside():
                 return None
             result: List[object] = []
-            for cls in found:
-                values = self._class_values(cls, expr.attr)  # type: ignore[arg-type]
+            for holder in found:
+                values = self._class_values(cast(ast.ClassDef, holder), expr.attr)
                 if not values:
                     return None
                 for value in values:
