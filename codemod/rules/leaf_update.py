@@ -159,48 +159,10 @@ class LeafUpdate(Rule):
         status, reason = (Status.SAFE, None) if origin.known else (Status.UNSAFE, "may-not-require-grad")
         # issue 23's meaning rule, for the parameters reached through the file's modules (the
         # other known leaves keep their policy: the original cannot run at all; the lead decides)
-        if origin.known and origin.chained and not all(self._carries_no_grad(v) for v in _new_values(node) if v is not target):
+        if origin.known and origin.chained and not all(_carries_no_grad(self.model, v) for v in _new_values(node) if v is not target):
             status, reason = Status.UNSAFE, "value-requires-grad"
         plan = self._wrap_plan(stmt, base, origin.known)
         self.report(node, message, status, reason, plan, hazard=_LEAF_ERROR if origin.known else None)
-
-    def _carries_no_grad(self, value: ast.expr) -> bool:
-        """The new value cannot require grad (numbers, constants, detached values) or is built
-        from gradients only (``lr * p.grad``: a gradient requires grad only under
-        ``create_graph=True``, which the module never passes): a ``no_grad`` wrap cuts nothing
-        the program differentiates (issue 23's meaning rule)."""
-        if self.model.kind(value) is Kind.SCALAR or self.model.hazards.constants.constant(value):
-            return True
-        if "create_graph" in self.source.text:
-            return False
-        for node in ast.walk(value):
-            if isinstance(node, ast.Attribute) and node.attr == "grad":
-                continue
-            if isinstance(node, (ast.Name, ast.Attribute)) and not self._inside_grad(node, value) \
-                    and isinstance(node.ctx, ast.Load) and not self._harmless(node):
-                return False
-            if isinstance(node, ast.Call) and not self._harmless(node.func):
-                return False
-        return True
-
-    def _inside_grad(self, node: ast.AST, top: ast.expr) -> bool:
-        """``node`` is (part of) the receiver of a ``.grad`` read within ``top``."""
-        while node is not top:
-            parent = self.model.parent(node)
-            if isinstance(parent, ast.Attribute) and parent.attr == "grad":
-                return True
-            if parent is None:
-                return False
-            node = parent  # type: ignore[assignment]
-        return False
-
-    def _harmless(self, node: ast.expr) -> bool:
-        """A number, a size, a torch function's name: nothing that can require grad itself."""
-        if isinstance(self.model.parent(node), ast.Call) and self.model.parent(node).func is node:  # type: ignore[union-attr]
-            return self.model.torch_name(node) is not None
-        if isinstance(self.model.parent(node), ast.Attribute):
-            return True  # a receiver: its attribute decides
-        return self.model.kind(node) is Kind.SCALAR or self.model.hazards.constants.constant(node)
 
     # -------------------------------------------------------------------- the fix
     def _wrap_plan(self, stmt: ast.AST, base: ast.expr, known: bool) -> Optional[Plan]:
@@ -331,6 +293,48 @@ class LeafUpdate(Rule):
             if "torch" in qualified:
                 return f"{name}.no_grad()", False
         return "torch.no_grad()", True
+
+
+def _carries_no_grad(model, value: ast.expr) -> bool:  # type: ignore[no-untyped-def]
+    """The new value cannot require grad (numbers, constants, detached values) or is built
+    from gradients only (``lr * p.grad``: a gradient requires grad only under
+    ``create_graph=True``, which the module never passes): a ``no_grad`` wrap cuts nothing
+    the program differentiates (issue 23's meaning rule)."""
+    if model.kind(value) is Kind.SCALAR or model.hazards.constants.constant(value):
+        return True
+    if "create_graph" in model.source.text:
+        return False
+    for node in ast.walk(value):
+        if isinstance(node, ast.Attribute) and node.attr == "grad":
+            continue
+        if isinstance(node, (ast.Name, ast.Attribute)) and not _inside_grad(model, node, value) \
+                and isinstance(node.ctx, ast.Load) and not _harmless(model, node):
+            return False
+        if isinstance(node, ast.Call) and not _harmless(model, node.func):
+            return False
+    return True
+
+
+def _inside_grad(model, node: ast.AST, top: ast.expr) -> bool:  # type: ignore[no-untyped-def]
+    """``node`` is (part of) the receiver of a ``.grad`` read within ``top``."""
+    while node is not top:
+        parent = model.parent(node)
+        if isinstance(parent, ast.Attribute) and parent.attr == "grad":
+            return True
+        if parent is None:
+            return False
+        node = parent
+    return False
+
+
+def _harmless(model, node: ast.expr) -> bool:  # type: ignore[no-untyped-def]
+    """A number, a size, a torch function's name: nothing that can require grad itself."""
+    parent = model.parent(node)
+    if isinstance(parent, ast.Call) and parent.func is node:
+        return model.torch_name(node) is not None
+    if isinstance(parent, ast.Attribute):
+        return True  # a receiver: its attribute decides
+    return model.kind(node) is Kind.SCALAR or model.hazards.constants.constant(node)
 
 
 def _new_values(node: ast.AST) -> List[ast.expr]:
