@@ -62,6 +62,7 @@ class Leaves:
         self._asking: Set[Tuple[ast.expr, Located]] = set()  # views being followed (cycles)
         self._defs: Optional[Dict[str, List[ast.AST]]] = None  # name -> the functions and classes so named
         self.chains = ModuleChains(self)
+        self._by_attr: Optional[Tuple[Dict[str, List[ast.Call]], Set[str]]] = None  # attribute -> calls; handed on
 
     def frozen(self) -> Dict[str, List[ast.stmt]]:
         """Keys the module turns requires_grad off for (``w.requires_grad_(False)``,
@@ -165,7 +166,7 @@ class Leaves:
         if func.name == "__init__":
             cls = self.tree.parent(func)
             if not isinstance(cls, ast.ClassDef) or self.chains.classes().get(cls.name) is not cls \
-                    or any(self.chains._derives(c, cls) for c in self.chains.classes().values()):
+                    or self.chains.subclassed(cls):
                 return False
             nodes = list(self.kinds.classes.calls_in(self.tree.module).get(cls.name, []))
         elif isinstance(self.tree.parent(func), ast.ClassDef):
@@ -293,17 +294,23 @@ class Leaves:
 
     def _method_calls(self, name: str) -> Optional[List[ast.Call]]:
         """Every call ``<anything>.name(...)`` in this file (whatever the receiver: one that is not
-        the method's class is counted too); None where the method is handed on (``self.apply(self.init)``)."""
-        found: List[ast.Call] = []
-        for node in self.tree.walk(self.tree.module):
-            if isinstance(node, ast.Attribute) and node.attr == name:
-                parent = self.tree.parent(node)
-                if not (isinstance(parent, ast.Call) and parent.func is node):
-                    return None
-                found.append(parent)
-            elif isinstance(node, ast.Constant) and node.value == name:
-                return None  # getattr(self, "name"): handed on by name
-        return found
+        the method's class is counted too); None where the method is handed on (``self.apply(self.init)``,
+        or its name as a string: ``getattr(self, "init")``). One walk of the module for all names."""
+        if self._by_attr is None:
+            calls: Dict[str, List[ast.Call]] = {}
+            handed: Set[str] = set()
+            for node in self.tree.walk(self.tree.module):
+                if isinstance(node, ast.Attribute):
+                    parent = self.tree.parent(node)
+                    if isinstance(parent, ast.Call) and parent.func is node:
+                        calls.setdefault(node.attr, []).append(parent)
+                    else:
+                        handed.add(node.attr)
+                elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                    handed.add(node.value)
+            self._by_attr = (calls, handed)
+        calls, handed = self._by_attr
+        return None if name in handed else calls.get(name, [])
 
     def read_by_computation(self, name: ast.Name, stmt: Located) -> bool:
         """The tensor ``name`` holds is read after ``stmt`` by a computation (an op, a call, an
@@ -413,6 +420,7 @@ class ModuleChains:
         self.kinds = leaves.kinds
         self._classes: Optional[Dict[str, ast.ClassDef]] = None
         self._outside: Optional[Set[str]] = None  # attributes stored on something other than `self`
+        self._subclassed: Optional[Set[int]] = None  # ids of the classes some class of this file derives from
 
     def parameter(self, target: ast.expr, stmt: Located) -> Optional[str]:
         """In words, what ``target`` writes: a parameter or a view of one; None if not shown."""
@@ -477,7 +485,7 @@ class ModuleChains:
         if isinstance(expr, ast.Name):
             if expr.id == "self":
                 cls = self.tree.enclosing_class(expr)
-                if cls is None or any(self._derives(c, cls) for c in self.classes().values()):
+                if cls is None or self.subclassed(cls):
                     return None  # a subclass may set the attribute otherwise
                 return [cls]
             return self._name_owners(expr, stmt, depth)
@@ -602,8 +610,11 @@ class ModuleChains:
                 found.extend(c for c in self._lineage(classes[base.id]) if c not in found)
         return found
 
-    def _derives(self, cls: ast.ClassDef, base: ast.ClassDef) -> bool:
-        return cls is not base and base in self._lineage(cls)
+    def subclassed(self, cls: ast.ClassDef) -> bool:
+        """A class of this file derives from ``cls`` (it may set its attributes otherwise)."""
+        if self._subclassed is None:
+            self._subclassed = {id(b) for c in self.classes().values() for b in self._lineage(c)[1:]}
+        return id(cls) in self._subclassed
 
     def classes(self) -> Dict[str, ast.ClassDef]:
         """The module-level classes of this file bound once."""
