@@ -62,7 +62,6 @@ class Leaves:
         self._asking: Set[Tuple[ast.expr, Located]] = set()  # views being followed (cycles)
         self._defs: Optional[Dict[str, List[ast.AST]]] = None  # name -> the functions and classes so named
         self.chains = ModuleChains(self)
-        self._by_attr: Optional[Tuple[Dict[str, List[ast.Call]], Set[str]]] = None  # attribute -> calls; handed on
 
     def frozen(self) -> Dict[str, List[ast.stmt]]:
         """Keys the module turns requires_grad off for (``w.requires_grad_(False)``,
@@ -134,7 +133,7 @@ class Leaves:
         if what is None:
             return None
         owner = self.tree.owner(stmt)
-        known = not self.frozen() and self._entered_with_grad(owner, set())
+        known = not self.frozen() and self.chains.entered_with_grad(owner, set())
         return LeafOrigin(known, what, False, True)
 
     def _handed_on(self, stmt: Located) -> bool:
@@ -144,43 +143,8 @@ class Leaves:
         if not isinstance(func, FUNCTIONS) or self.calls is None:
             return False
         if isinstance(self.tree.parent(func), ast.ClassDef):
-            return func.name != "__init__" and self._method_calls(func.name) is None
+            return func.name != "__init__" and self.chains.method_calls(func.name) is None
         return any(not s.called for s in self.calls.sites(func))
-
-    def _entered_with_grad(self, func: ast.AST, seen: Set[ast.AST]) -> bool:
-        """Every way into ``func`` is seen, with grad on: module-level code; a function every call
-        of which is in this file (none from other files of the run), made with grad on from such
-        code; an ``__init__`` of a class of this file with no subclass here, every construction
-        of which is so made."""
-        if isinstance(func, ast.Module):
-            return True
-        calls, grad = self.calls, self.grad
-        if not isinstance(func, FUNCTIONS) or func in seen or len(seen) > 8 or calls is None or grad is None:
-            return False
-        seen.add(func)
-        qualname = calls.qualname(func)
-        if qualname is not None and calls.project is not None and any(
-                not c.caller.startswith(calls.module_name + ".") for c in calls.project.calls.get(qualname, [])):
-            return False
-        nodes: List[ast.AST]
-        if func.name == "__init__":
-            cls = self.tree.parent(func)
-            if not isinstance(cls, ast.ClassDef) or self.chains.classes().get(cls.name) is not cls \
-                    or self.chains.subclassed(cls):
-                return False
-            nodes = list(self.kinds.classes.calls_in(self.tree.module).get(cls.name, []))
-        elif isinstance(self.tree.parent(func), ast.ClassDef):
-            found = self._method_calls(func.name)  # `trainer.train_als(data)`, `self.reset()`: by name
-            if found is None:
-                return False
-            nodes = list(found)
-        else:
-            sites = calls.sites(func)
-            if any(not s.called for s in sites):
-                return False
-            nodes = [s.node for s in sites]
-        return bool(nodes) and all(grad.local_reason(n) is None and self._entered_with_grad(self.tree.owner(n), seen)
-                                   for n in nodes)
 
     def _name_origin(self, name: ast.Name, stmt: Located) -> Optional[LeafOrigin]:
         for anc in self.tree.ancestors(stmt):
@@ -292,26 +256,6 @@ class Leaves:
             for c in self.calls.project.calls.get(qualname, []))
         return found if every and not elsewhere else found._replace(known=False)
 
-    def _method_calls(self, name: str) -> Optional[List[ast.Call]]:
-        """Every call ``<anything>.name(...)`` in this file (whatever the receiver: one that is not
-        the method's class is counted too); None where the method is handed on (``self.apply(self.init)``,
-        or its name as a string: ``getattr(self, "init")``). One walk of the module for all names."""
-        if self._by_attr is None:
-            calls: Dict[str, List[ast.Call]] = {}
-            handed: Set[str] = set()
-            for node in self.tree.walk(self.tree.module):
-                if isinstance(node, ast.Attribute):
-                    parent = self.tree.parent(node)
-                    if isinstance(parent, ast.Call) and parent.func is node:
-                        calls.setdefault(node.attr, []).append(parent)
-                    else:
-                        handed.add(node.attr)
-                elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-                    handed.add(node.value)
-            self._by_attr = (calls, handed)
-        calls, handed = self._by_attr
-        return None if name in handed else calls.get(name, [])
-
     def read_by_computation(self, name: ast.Name, stmt: Located) -> bool:
         """The tensor ``name`` holds is read after ``stmt`` by a computation (an op, a call, an
         index), not only returned or kept (``return w``, ``p = nn.Parameter(w)``): a leaf made
@@ -421,6 +365,7 @@ class ModuleChains:
         self._classes: Optional[Dict[str, ast.ClassDef]] = None
         self._outside: Optional[Set[str]] = None  # attributes stored on something other than `self`
         self._subclassed: Optional[Set[int]] = None  # ids of the classes some class of this file derives from
+        self._by_attr: Optional[Tuple[Dict[str, List[ast.Call]], Set[str]]] = None  # attribute -> calls; handed on
 
     def parameter(self, target: ast.expr, stmt: Located) -> Optional[str]:
         """In words, what ``target`` writes: a parameter or a view of one; None if not shown."""
@@ -641,3 +586,58 @@ class ModuleChains:
                     found.add("*")
             self._outside = found
         return self._outside
+
+    def entered_with_grad(self, func: ast.AST, seen: Set[ast.AST]) -> bool:
+        """Every way into ``func`` is seen, with grad on: module-level code; a function every call
+        of which is in this file (none from other files of the run), made with grad on from such
+        code; an ``__init__`` of a class of this file with no subclass here, every construction
+        of which is so made."""
+        if isinstance(func, ast.Module):
+            return True
+        calls, grad = self.leaves.calls, self.leaves.grad
+        if not isinstance(func, FUNCTIONS) or func in seen or len(seen) > 8 or calls is None or grad is None:
+            return False
+        seen.add(func)
+        qualname = calls.qualname(func)
+        if qualname is not None and calls.project is not None and any(
+                not c.caller.startswith(calls.module_name + ".") for c in calls.project.calls.get(qualname, [])):
+            return False
+        nodes: List[ast.AST]
+        if func.name == "__init__":
+            cls = self.tree.parent(func)
+            if not isinstance(cls, ast.ClassDef) or self.classes().get(cls.name) is not cls \
+                    or self.subclassed(cls):
+                return False
+            nodes = list(self.kinds.classes.calls_in(self.tree.module).get(cls.name, []))
+        elif isinstance(self.tree.parent(func), ast.ClassDef):
+            found = self.method_calls(func.name)  # `trainer.train_als(data)`, `self.reset()`: by name
+            if found is None:
+                return False
+            nodes = list(found)
+        else:
+            sites = calls.sites(func)
+            if any(not s.called for s in sites):
+                return False
+            nodes = [s.node for s in sites]
+        return bool(nodes) and all(grad.local_reason(n) is None and self.entered_with_grad(self.tree.owner(n), seen)
+                                   for n in nodes)
+
+    def method_calls(self, name: str) -> Optional[List[ast.Call]]:
+        """Every call ``<anything>.name(...)`` in this file (whatever the receiver: one that is not
+        the method's class is counted too); None where the method is handed on (``self.apply(self.init)``,
+        or its name as a string: ``getattr(self, "init")``). One walk of the module for all names."""
+        if self._by_attr is None:
+            calls: Dict[str, List[ast.Call]] = {}
+            handed: Set[str] = set()
+            for node in self.tree.walk(self.tree.module):
+                if isinstance(node, ast.Attribute):
+                    parent = self.tree.parent(node)
+                    if isinstance(parent, ast.Call) and parent.func is node:
+                        calls.setdefault(node.attr, []).append(parent)
+                    else:
+                        handed.add(node.attr)
+                elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                    handed.add(node.value)
+            self._by_attr = (calls, handed)
+        calls, handed = self._by_attr
+        return None if name in handed else calls.get(name, [])
