@@ -599,9 +599,10 @@ class ModuleChains:
             return False
         seen.add(func)
         qualname = calls.qualname(func)
-        if qualname is not None and calls.project is not None and any(
-                not c.caller.startswith(calls.module_name + ".") for c in calls.project.calls.get(qualname, [])):
-            return False
+        if qualname is not None and calls.project is not None and any(  # calls from other files of the run
+                not c.caller.startswith(calls.module_name + ".") and (c.caller or not c.called or c.grad_off)
+                for c in calls.project.calls.get(qualname, [])):
+            return False  # only module-level code with grad on is followed there (its functions are not)
         nodes: List[ast.AST]
         if func.name == "__init__":
             cls = self.tree.parent(func)
