@@ -291,3 +291,15 @@ def test_a_manual_step_from_gradients_stays_safe():
         return w
     """
     assert ("IPF105", 4, "safe") in marks(body)
+
+
+def test_a_directory_run_proves_the_same(tmp_path):
+    # with a project index (a folder given), the file's own module-level call is not a call "from
+    # another file": the chain is proven as for the file alone (it was not, before)
+    import subprocess
+    import sys
+
+    (tmp_path / "case.py").write_text(HEADER + GRID)
+    out = subprocess.run([sys.executable, "-m", "codemod", "check", "--no-cache", str(tmp_path)],
+                         capture_output=True, text=True, timeout=120).stdout
+    assert out.count("IPF105 [*]") == 2, out
