@@ -300,6 +300,7 @@ def test_a_directory_run_proves_the_same(tmp_path):
     import sys
 
     (tmp_path / "case.py").write_text(HEADER + GRID)
+    (tmp_path / "other.py").write_text("import case\n")  # two files: the run builds a project index
     out = subprocess.run([sys.executable, "-m", "codemod", "check", "--no-cache", str(tmp_path)],
                          capture_output=True, text=True, timeout=120).stdout
     assert out.count("IPF105 [*]") == 2, out
