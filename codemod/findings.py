@@ -59,6 +59,10 @@ REASONS = {
     "input-used-later": "the input is read again later and would no longer see the change",
     "may-not-require-grad": "the tensor may not require grad: if it does not and the new value "
     "is differentiable, no_grad would cut that gradient",
+    "value-requires-grad": "the new value may require grad (it is computed with grad on from "
+    "tensors that do): a `no_grad` wrap stores it without its gradient, so a later backward would "
+    "not reach what it was computed from; whether the update is a state set or part of the "
+    "computation is yours to say",
     "call-may-alias": "a name bound from a call the analysis cannot see into, which was given the "
     "target, is read afterwards: the call may have handed the tensor back (or a view of it), and "
     "then it would not see a rebinding",

@@ -15,6 +15,7 @@ from typing import Dict, List, NamedTuple, Optional, Set, Tuple, cast
 
 from typing import TYPE_CHECKING
 
+from codemod import torch_api
 from codemod.analysis.binder import Binder
 from codemod.analysis.dataflow import VIEW_METHODS, Dataflow
 from codemod.analysis.kinds import Kind
@@ -33,6 +34,7 @@ from codemod.analysis.tree import Tree
 
 if TYPE_CHECKING:
     from codemod.analysis.calls import Calls
+    from codemod.analysis.grad_mode import GradMode
 
 _PARAMETER_ATTRS = ("weight", "bias")
 _PARAMETER_ITERATORS = ("parameters", "named_parameters")
@@ -42,14 +44,16 @@ class LeafOrigin(NamedTuple):
     known: bool  # False: it may not require grad (the analysis cannot name its owner)
     what: str  # in words, for messages: "`self.fc.weight`, a parameter of a torch module"
     fresh: bool  # created in this function (not a parameter that lives on after it)
+    chained: bool = False  # reached through modules the file builds (ModuleChains)
 
 
 class Leaves:
     """Whether the base of an in-place write is a leaf that requires grad."""
 
     def __init__(self, tree: Tree, binder: Binder, dataflow: Dataflow, kinds: TensorKinds,
-                 calls: Optional["Calls"] = None) -> None:
+                 calls: Optional["Calls"] = None, grad: Optional["GradMode"] = None) -> None:
         self.tree = tree
+        self.grad = grad  # grad mode at the call sites of a function (chains through modules)
         self.calls = calls  # the module's call sites: a parameter a call hands a leaf
         self.binder = binder
         self.dataflow = dataflow
@@ -57,6 +61,7 @@ class Leaves:
         self._frozen: Optional[Dict[str, List[ast.stmt]]] = None  # key -> the statements turning it off
         self._asking: Set[Tuple[ast.expr, Located]] = set()  # views being followed (cycles)
         self._defs: Optional[Dict[str, List[ast.AST]]] = None  # name -> the functions and classes so named
+        self.chains = ModuleChains(self)
 
     def frozen(self) -> Dict[str, List[ast.stmt]]:
         """Keys the module turns requires_grad off for (``w.requires_grad_(False)``,
@@ -101,22 +106,45 @@ class Leaves:
         base = subscript_base(target)
         key = target_key(base)
         if key is None:
-            return None
+            return self._chained(target, stmt)
         if self._frozen_before(key, stmt):
             return LeafOrigin(False, f"`{key}`, whose requires_grad the code turns off", False)
         kind = self.kinds.kind(base)
         if kind is Kind.PARAMETER:
-            return LeafOrigin(True, f"`{key}`, an nn.Parameter", False)
+            return LeafOrigin(not self._handed_on(stmt), f"`{key}`, an nn.Parameter", False)
         if isinstance(base, ast.Attribute) and base.attr in _PARAMETER_ATTRS:
             owner = self.kinds.kind(base.value)
             if owner is Kind.MODULE:
-                return LeafOrigin(True, f"`{key}`, a parameter of a torch module", False)
+                return LeafOrigin(not self._handed_on(stmt), f"`{key}`, a parameter of a torch module", False)
             if owner is Kind.UNKNOWN:
-                return LeafOrigin(False, f"`{key}`, which may be a module's parameter", False)
+                return self._chained(target, stmt) or LeafOrigin(False, f"`{key}`, which may be a module's parameter", False)
             return None
         if isinstance(base, ast.Name):
             return self._name_origin(base, stmt)
+        if isinstance(base, ast.Attribute) and kind is not Kind.TENSOR:
+            return self._chained(target, stmt)
         return None
+
+    def _chained(self, target: ast.expr, stmt: Located) -> Optional[LeafOrigin]:
+        """A parameter reached through modules this file builds (:class:`ModuleChains`): known
+        only where the module turns no requires_grad off and every way into the write's function
+        is seen with grad on (init code is often called under ``no_grad`` by a library)."""
+        what = self.chains.parameter(target, stmt)
+        if what is None:
+            return None
+        owner = self.tree.owner(stmt)
+        known = not self.frozen() and self.chains.entered_with_grad(owner, set())
+        return LeafOrigin(known, what, False, True)
+
+    def _handed_on(self, stmt: Located) -> bool:
+        """The write's function is handed on rather than called (``self.apply(self._init_weights)``):
+        who calls it, and whether under ``no_grad`` (libraries often do), is not seen."""
+        func = self.tree.owner(stmt)
+        if not isinstance(func, FUNCTIONS) or self.calls is None:
+            return False
+        if isinstance(self.tree.parent(func), ast.ClassDef):
+            return func.name != "__init__" and self.chains.method_calls(func.name) is None
+        return any(not s.called for s in self.calls.sites(func))
 
     def _name_origin(self, name: ast.Name, stmt: Located) -> Optional[LeafOrigin]:
         for anc in self.tree.ancestors(stmt):
@@ -303,3 +331,314 @@ def _yields_parameters(expr: Optional[ast.AST]) -> Optional[str]:
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _PARAMETER_ITERATORS:
         return expr.func.attr
     return None
+
+
+# Views whose in-place write PyTorch refuses when the tensor viewed is a leaf that requires grad
+# ("a view of a leaf Variable that requires grad is being used in an in-place operation"): not
+# `detach` (a tensor of its own), nor `reshape`/`flatten` (they may copy).
+_LEAF_VIEWS = frozenset({
+    "view", "view_as", "t", "transpose", "permute", "narrow", "select", "squeeze", "unsqueeze",
+    "diagonal", "unbind", "split", "chunk", "tensor_split", "movedim", "moveaxis", "swapaxes",
+    "swapdims", "unflatten", "expand", "expand_as", "hsplit", "vsplit", "dsplit", "split_with_sizes",
+    "as_strided", "unfold",
+})
+_RNN_PARAMETERS = ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr")  # nn.LSTM/GRU/RNN and cells
+_RNN_MODULES = frozenset(f"torch.nn.{n}" for n in ("LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell"))
+_RETURNS_SELF = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "bfloat16", "requires_grad_"})
+_TORCH = "torch"  # an owner: a module of torch (its `.weight`, `.bias`, `weight_ih_l0`... are parameters)
+_DEPTH = 12
+
+
+class ModuleChains:
+    """Parameters reached through the modules this file builds: ``line.layer.weight[0, 0]``
+    (``line = Line()``, ``Line.__init__`` sets ``self.layer = nn.Linear(...)``),
+    ``model.bert.encoder.layer[i].output.dense.weight[:, pos]`` (through ``nn.ModuleList``),
+    ``model.P[user]`` (``self.P = nn.Parameter(...)``), ``getattr(self.rnn, f'bias_hh_l{i}').chunk(4)[1]``
+    (a view of an LSTM's parameter). Owners are followed only where every value seen is one:
+    a name's reaching bindings, every ``self.<attr> = ...`` of the class (``None`` skipped: a
+    write through it raises before it writes), the elements of a ``ModuleList``/``Sequential``."""
+
+    def __init__(self, leaves: "Leaves") -> None:
+        self.leaves = leaves
+        self.tree = leaves.tree
+        self.kinds = leaves.kinds
+        self._classes: Optional[Dict[str, ast.ClassDef]] = None
+        self._outside: Optional[Set[str]] = None  # attributes stored on something other than `self`
+        self._subclassed: Optional[Set[int]] = None  # ids of the classes some class of this file derives from
+        self._by_attr: Optional[Tuple[Dict[str, List[ast.Call]], Set[str]]] = None  # attribute -> calls; handed on
+
+    def parameter(self, target: ast.expr, stmt: Located) -> Optional[str]:
+        """In words, what ``target`` writes: a parameter or a view of one; None if not shown."""
+        return self._param(target, stmt, 0)
+
+    def _param(self, expr: ast.expr, stmt: Located, depth: int) -> Optional[str]:
+        if depth > _DEPTH:
+            return None
+        if isinstance(expr, ast.Subscript):
+            inner = self._param(expr.value, stmt, depth + 1)
+            return None if inner is None else f"a part of {inner}" if not inner.startswith("a part") else inner
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _LEAF_VIEWS:
+            inner = self._param(expr.func.value, stmt, depth + 1)
+            return None if inner is None else f"a view (`{expr.func.attr}`) of {inner}"
+        attr = self._attribute(expr)
+        if attr is None:
+            return None
+        owner_expr, name, exact = attr
+        owners = self._owners(owner_expr, stmt, depth + 1)
+        if not owners:
+            return None
+        for owner in owners:
+            if owner == _TORCH:
+                if not ((exact and name in _PARAMETER_ATTRS) or name.startswith(_RNN_PARAMETERS)):
+                    return None
+            elif isinstance(owner, ast.ClassDef):
+                values = self._class_values(owner, name) if exact else None
+                if not values or name in self._stored_outside() or "*" in self._stored_outside() \
+                        or not all(self._is_parameter(v) for v in values):
+                    return None
+            else:
+                return None
+        text = ast.unparse(expr)
+        return f"`{text}`, a parameter of a module built in this file"
+
+    @staticmethod
+    def _attribute(expr: ast.expr) -> Optional[Tuple[ast.expr, str, bool]]:
+        """``m.weight`` -> (m, "weight", exact); ``getattr(m, f'bias_hh_l{i}')`` -> (m, "bias_hh_l", not exact)."""
+        if isinstance(expr, ast.Attribute):
+            return expr.value, expr.attr, True
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "getattr" \
+                and len(expr.args) == 2 and not expr.keywords:
+            name = expr.args[1]
+            if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                return expr.args[0], name.value, True
+            if isinstance(name, ast.JoinedStr) and name.values and isinstance(name.values[0], ast.Constant) \
+                    and isinstance(name.values[0].value, str):
+                return expr.args[0], name.values[0].value, False
+        return None
+
+    def _is_parameter(self, value: ast.expr) -> bool:
+        """``nn.Parameter(...)`` (not with requires_grad=False)."""
+        return isinstance(value, ast.Call) \
+            and self.kinds.names.torch_name(value.func) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter") \
+            and not any(k.arg == "requires_grad" and not is_const(k.value, True) for k in value.keywords) \
+            and len(value.args) < 2
+
+    def _owners(self, expr: ast.expr, stmt: Located, depth: int) -> Optional[List[object]]:
+        """The modules (``_TORCH``, a class of this file, or ``("list", owners)``) ``expr`` may be."""
+        if depth > _DEPTH:
+            return None
+        if isinstance(expr, ast.Name):
+            if expr.id == "self":
+                cls = self.tree.enclosing_class(expr)
+                if cls is None or self.subclassed(cls):
+                    return None  # a subclass may set the attribute otherwise
+                return [cls]
+            return self._name_owners(expr, stmt, depth)
+        if isinstance(expr, ast.Subscript):
+            found = self._owners(expr.value, stmt, depth + 1)
+            if not found or any(not (isinstance(o, tuple) and o[0] == "list") for o in found):
+                return None
+            return [e for o in found for e in o[1]]  # type: ignore[index]
+        if isinstance(expr, ast.Attribute):
+            found = self._owners(expr.value, stmt, depth + 1)
+            if not found or any(not isinstance(o, ast.ClassDef) for o in found):
+                return None
+            if expr.attr in self._stored_outside() or "*" in self._stored_outside():
+                return None
+            result: List[object] = []
+            for holder in found:
+                values = self._class_values(cast(ast.ClassDef, holder), expr.attr)
+                if not values:
+                    return None
+                for value in values:
+                    owners = self._value_owners(value, depth + 1)
+                    if owners is None:
+                        return None
+                    result.extend(owners)
+            return result
+        return None
+
+    def _name_owners(self, name: ast.Name, stmt: Located, depth: int) -> Optional[List[object]]:
+        binder, dataflow = self.leaves.binder, self.leaves.dataflow
+        owner = self.tree.owner(name)
+        flow = binder.flow(owner)
+        bindings = flow.bindings.get(name.id)
+        if (not bindings or name.id in flow.declared) and not isinstance(owner, ast.Module):
+            flow = binder.flow(self.tree.module, nested=False)
+            reaching = flow.bindings.get(name.id) or []
+        else:
+            reaching = dataflow.reaching(flow, name.id, stmt)
+        if not reaching:
+            return None
+        result: List[object] = []
+        for binding in reaching:
+            if binding.form != "assign" or binding.value is None:
+                return None
+            value = binding.value
+            if isinstance(value, (ast.Name, ast.Attribute, ast.Subscript)):
+                owners = self._owners(value, binding.stmt, depth + 1)
+            else:
+                owners = self._value_owners(value, depth + 1)
+            if owners is None:
+                return None
+            result.extend(owners)
+        return result
+
+    def _value_owners(self, value: ast.expr, depth: int) -> Optional[List[object]]:
+        """What a value assigned to an attribute (or a name) builds: a torch module, a module
+        of this file, a list of modules."""
+        if isinstance(value, ast.Constant) and value.value is None:
+            return []
+        if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self":
+            return self._owners(value, value, depth + 1)
+        if not isinstance(value, ast.Call):
+            return None
+        func = value.func
+        if isinstance(func, ast.Attribute) and func.attr in _RETURNS_SELF and func.attr != "requires_grad_":
+            inner = func.value  # `Net().to(device)`: the module itself
+            found = self._value_owners(inner, depth + 1) if isinstance(inner, ast.Call) else None
+            return found if found and all(not isinstance(o, tuple) for o in found) else None
+        name = self.kinds.names.torch_name(func)
+        if name in ("torch.nn.ModuleList", "torch.nn.modules.container.ModuleList",
+                    "torch.nn.Sequential", "torch.nn.modules.container.Sequential"):
+            elements = self._elements(value, name.endswith("Sequential"))
+            if elements is None:
+                return None
+            owners: List[object] = []
+            for element in elements:
+                found = self._value_owners(element, depth + 1)
+                if found is None:
+                    return None
+                owners.extend(found)
+            return [("list", owners)]
+        if name is not None:
+            return [_TORCH] if name in torch_api.TENSOR_MODULES or name in _RNN_MODULES else None
+        if isinstance(value.func, ast.Name):
+            cls = self.classes().get(value.func.id)
+            if cls is not None:
+                return [cls]
+        return None
+
+    @staticmethod
+    def _elements(call: ast.Call, sequential: bool) -> Optional[List[ast.expr]]:
+        args = call.args
+        if call.keywords or any(isinstance(a, ast.Starred) for a in args):
+            return None
+        if sequential:
+            return list(args) if args and not isinstance(args[0], (ast.List, ast.ListComp, ast.GeneratorExp)) else None
+        if len(args) != 1:
+            return None
+        arg = args[0]
+        if isinstance(arg, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in arg.elts):
+            return list(arg.elts)
+        if isinstance(arg, (ast.ListComp, ast.GeneratorExp)):
+            return [arg.elt]
+        return None
+
+    def _class_values(self, cls: ast.ClassDef, attr: str) -> Optional[List[ast.expr]]:
+        """Every value ``self.<attr>`` is given in ``cls`` or the classes of this file it derives from."""
+        values: List[ast.expr] = []
+        for klass in self._lineage(cls):
+            for value in self.kinds.classes.class_attrs(klass).get(attr, []):
+                if isinstance(value, Kind):
+                    if value is not Kind.PARAMETER:
+                        return None
+                    continue  # register_parameter: a parameter
+                values.append(value)
+        return values or None
+
+    def _lineage(self, cls: ast.ClassDef) -> List[ast.ClassDef]:
+        found = [cls]
+        classes = self.classes()
+        for base in cls.bases:
+            if isinstance(base, ast.Name) and base.id in classes and classes[base.id] not in found:
+                found.extend(c for c in self._lineage(classes[base.id]) if c not in found)
+        return found
+
+    def subclassed(self, cls: ast.ClassDef) -> bool:
+        """A class of this file derives from ``cls`` (it may set its attributes otherwise)."""
+        if self._subclassed is None:
+            self._subclassed = {id(b) for c in self.classes().values() for b in self._lineage(c)[1:]}
+        return id(cls) in self._subclassed
+
+    def classes(self) -> Dict[str, ast.ClassDef]:
+        """The module-level classes of this file bound once."""
+        if self._classes is None:
+            found: Dict[str, List[ast.ClassDef]] = {}
+            for s in self.tree.module.body:
+                if isinstance(s, ast.ClassDef):
+                    found.setdefault(s.name, []).append(s)
+            flow = self.leaves.binder.flow(self.tree.module, nested=False)
+            self._classes = {k: v[0] for k, v in found.items()
+                             if len(v) == 1 and len(flow.bindings.get(k, [])) == 1}
+        return self._classes
+
+    def _stored_outside(self) -> Set[str]:
+        """Attributes this file assigns on something other than ``self`` (``model.layer = ...``)."""
+        if self._outside is None:
+            found: Set[str] = set()
+            for node in self.tree.walk(self.tree.module):
+                if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)) \
+                        and not (isinstance(node.value, ast.Name) and node.value.id == "self"):
+                    found.add(node.attr)
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                        and node.func.id in ("setattr", "delattr") and len(node.args) >= 2:
+                    found.add("*")
+            self._outside = found
+        return self._outside
+
+    def entered_with_grad(self, func: ast.AST, seen: Set[ast.AST]) -> bool:
+        """Every way into ``func`` is seen, with grad on: module-level code; a function every call
+        of which is in this file (none from other files of the run), made with grad on from such
+        code; an ``__init__`` of a class of this file with no subclass here, every construction
+        of which is so made."""
+        if isinstance(func, ast.Module):
+            return True
+        calls, grad = self.leaves.calls, self.leaves.grad
+        if not isinstance(func, FUNCTIONS) or func in seen or len(seen) > 8 or calls is None or grad is None:
+            return False
+        seen.add(func)
+        qualname = calls.qualname(func)
+        if qualname is not None and calls.project is not None and any(  # calls from other files of the run
+                not c.caller.startswith(calls.module_name + ".") and (c.caller or not c.called or c.grad_off)
+                for c in calls.project.calls.get(qualname, [])):
+            return False  # only module-level code with grad on is followed there (its functions are not)
+        nodes: List[ast.AST]
+        if func.name == "__init__":
+            cls = self.tree.parent(func)
+            if not isinstance(cls, ast.ClassDef) or self.classes().get(cls.name) is not cls \
+                    or self.subclassed(cls):
+                return False
+            nodes = list(self.kinds.classes.calls_in(self.tree.module).get(cls.name, []))
+        elif isinstance(self.tree.parent(func), ast.ClassDef):
+            found = self.method_calls(func.name)  # `trainer.train_als(data)`, `self.reset()`: by name
+            if found is None:
+                return False
+            nodes = list(found)
+        else:
+            sites = calls.sites(func)
+            if any(not s.called for s in sites):
+                return False
+            nodes = [s.node for s in sites]
+        return bool(nodes) and all(grad.local_reason(n) is None and self.entered_with_grad(self.tree.owner(n), seen)
+                                   for n in nodes)
+
+    def method_calls(self, name: str) -> Optional[List[ast.Call]]:
+        """Every call ``<anything>.name(...)`` in this file (whatever the receiver: one that is not
+        the method's class is counted too); None where the method is handed on (``self.apply(self.init)``,
+        or its name as a string: ``getattr(self, "init")``). One walk of the module for all names."""
+        if self._by_attr is None:
+            calls: Dict[str, List[ast.Call]] = {}
+            handed: Set[str] = set()
+            for node in self.tree.walk(self.tree.module):
+                if isinstance(node, ast.Attribute):
+                    parent = self.tree.parent(node)
+                    if isinstance(parent, ast.Call) and parent.func is node:
+                        calls.setdefault(node.attr, []).append(parent)
+                    else:
+                        handed.add(node.attr)
+                elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                    handed.add(node.value)
+            self._by_attr = (calls, handed)
+        calls, handed = self._by_attr
+        return None if name in handed else calls.get(name, [])

@@ -102,7 +102,7 @@ class SemanticModel:
         self.calls = calls = Calls(tree, binder, project, module_name)
         self.grad = GradMode(tree, names, classes, calls)
         self.holders = Holders(tree, binder, flow)
-        self.leaves = Leaves(tree, binder, flow, kinds, calls)
+        self.leaves = Leaves(tree, binder, flow, kinds, calls, self.grad)
         self.views = Views(tree, binder, names, classes, flow, kinds, self.grad)
         self._hazards: Optional[Hazards] = None
         self._summaries: Optional[Summaries] = None

@@ -219,7 +219,8 @@ class Constants:
             if method in torch_api.OP_SAVES or method in torch_api.INPLACE_METHODS \
                     or method in _TENSOR_METHODS:
                 return self.constant(func.value) and self._all(operands)
-        if isinstance(func, ast.Name) and func.id in ("float", "int", "bool", "len", "range", "min", "max", "abs"):
+        if isinstance(func, ast.Name) and func.id in ("float", "int", "bool", "len", "range", "min", "max", "abs",
+                                                      "enumerate", "zip", "reversed"):  # items of constants
             return self._all(operands)
         if self.callers and isinstance(func, ast.Name):
             returned = self._returned(func.id)

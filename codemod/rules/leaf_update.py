@@ -8,6 +8,7 @@ import ast
 from typing import Dict, List, Optional, Tuple
 
 from codemod import torch_api
+from codemod.analysis.kinds import Kind
 from codemod.analysis.syntax import FUNCTIONS, bound_names, subscript_base
 from codemod.findings import Fix, Status
 from codemod.fixes import _cst as cst
@@ -63,6 +64,12 @@ class LeafUpdate(Rule):
     returned (the leaf, with its `.grad`); where it is not, the name is rebound instead
     (`c = c + v`: the same copy). In straight-line code of one function only (no fix where `c`
     is aliased, rebound or used in a nested scope after the update).
+    A parameter reached through modules the file builds (`line.layer.weight[0, 0] = v`,
+    `net.blocks[i].proj.weight`, `getattr(self.rnn, f'bias_hh_l{i}').chunk(4)[1].fill_(1)`) is
+    proven only where every way into the write's function is seen with grad on, and its wrap is
+    safe only where the new value carries no gradient (numbers, constants, gradients): otherwise
+    it is unsafe (`value-requires-grad`: a later backward may have meant to reach what the value
+    was computed from). A function handed on (`self.apply(self._init_weights)`) proves nothing.
     Updates under `no_grad`, through `.data`, or in optimizer code are left alone.
     """
 
@@ -150,6 +157,10 @@ class LeafUpdate(Rule):
                 self.report(node, message, status, "leaf-read-after", copy, hazard=_LEAF_ERROR)
                 return
         status, reason = (Status.SAFE, None) if origin.known else (Status.UNSAFE, "may-not-require-grad")
+        # issue 23's meaning rule, for the parameters reached through the file's modules (the
+        # other known leaves keep their policy: the original cannot run at all; the lead decides)
+        if origin.known and origin.chained and not all(_carries_no_grad(self.model, v) for v in _new_values(node) if v is not target):
+            status, reason = Status.UNSAFE, "value-requires-grad"
         plan = self._wrap_plan(stmt, base, origin.known)
         self.report(node, message, status, reason, plan, hazard=_LEAF_ERROR if origin.known else None)
 
@@ -282,6 +293,63 @@ class LeafUpdate(Rule):
             if "torch" in qualified:
                 return f"{name}.no_grad()", False
         return "torch.no_grad()", True
+
+
+def _carries_no_grad(model, value: ast.expr) -> bool:  # type: ignore[no-untyped-def]
+    """The new value cannot require grad (numbers, constants, detached values) or is built
+    from gradients only (``lr * p.grad``: a gradient requires grad only under
+    ``create_graph=True``, which the module never passes): a ``no_grad`` wrap cuts nothing
+    the program differentiates (issue 23's meaning rule)."""
+    if model.kind(value) is Kind.SCALAR or model.hazards.constants.constant(value):
+        return True
+    if "create_graph" in model.source.text:
+        return False
+    for node in ast.walk(value):
+        if isinstance(node, ast.Attribute) and node.attr == "grad":
+            continue
+        if isinstance(node, (ast.Name, ast.Attribute)) and not _inside_grad(model, node, value) \
+                and isinstance(node.ctx, ast.Load) and not _harmless(model, node):
+            return False
+        if isinstance(node, ast.Call) and not _harmless(model, node.func):
+            return False
+    return True
+
+
+def _inside_grad(model, node: ast.AST, top: ast.expr) -> bool:  # type: ignore[no-untyped-def]
+    """``node`` is (part of) the receiver of a ``.grad`` read within ``top``."""
+    while node is not top:
+        parent = model.parent(node)
+        if isinstance(parent, ast.Attribute) and parent.attr == "grad":
+            return True
+        if parent is None:
+            return False
+        node = parent
+    return False
+
+
+def _harmless(model, node: ast.expr) -> bool:  # type: ignore[no-untyped-def]
+    """A number, a size, a torch function's name: nothing that can require grad itself."""
+    parent = model.parent(node)
+    if isinstance(parent, ast.Call) and parent.func is node:
+        return model.torch_name(node) is not None
+    if isinstance(parent, ast.Attribute):
+        return True  # a receiver: its attribute decides
+    return model.kind(node) is Kind.SCALAR or model.hazards.constants.constant(node)
+
+
+def _new_values(node: ast.AST) -> List[ast.expr]:
+    """What the update stores: ``v`` of ``w[i] = v`` / ``w -= v``; the arguments of the in-place
+    calls of ``w.mul_(a).add_(b, alpha=c)``, the other arguments of ``torch.relu_(w)``."""
+    if isinstance(node, (ast.Assign, ast.AugAssign)):
+        return [node.value]
+    values: List[ast.expr] = []
+    call = node
+    while isinstance(call, ast.Call):
+        values.extend(a.value if isinstance(a, ast.Starred) else a for a in call.args)
+        values.extend(k.value for k in call.keywords)
+        func = call.func
+        call = func.value if isinstance(func, ast.Attribute) and func.attr in _UPDATING_METHODS else None  # type: ignore[assignment]
+    return values
 
 
 def _updated(call: ast.Call, torch_name: Optional[str]) -> Optional[ast.expr]:
