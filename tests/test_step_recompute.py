@@ -619,7 +619,7 @@ def test_the_replay_refuses_what_it_cannot_run_again():
         acc = torch.zeros(2, 1)
         x = torch.randn(2, 4, requires_grad=True)
         out = D(x)
-        acc.add_(out.detach())
+        acc.add_(out)  # (``out.detach()`` would be data: no backward goes through it)
         loss = (out * acc).sum()
         D(x.detach()).sum().backward()
         opt_D.step()
@@ -631,3 +631,36 @@ def test_the_replay_refuses_what_it_cannot_run_again():
             program()
         assert replay.unfit is not None and why in replay.unfit, (program.__name__, replay.unfit)
         assert not replay.replays
+
+
+def test_the_replay_leaves_a_program_without_a_conflict_as_written():
+    """A value taken off the stepped module's output without grad (``out.detach()``) and a frozen
+    copy of its weights (a target network, ``load_state_dict``) feed a later loss whose graph
+    saves none of the stepped weights: the program runs without error, so the recompute
+    reference is the program as written (nothing is run again: no backward goes through them)."""
+    torch.manual_seed(0)
+    q, target = torch.nn.Linear(3, 1), torch.nn.Linear(3, 1)
+    alpha = torch.nn.Parameter(torch.ones(1))
+    s = torch.randn(5, 3)
+
+    def run():
+        q.weight.data.fill_(0.5), q.bias.data.fill_(0.1)
+        alpha.grad = None
+        opt = torch.optim.SGD(q.parameters(), lr=0.5)
+        target.load_state_dict(q.state_dict())
+        target.requires_grad_(False)
+        out = q(s)
+        q_loss = (out - target(s)).pow(2).mean() + out.mean()
+        entropy = out.detach()
+        a_loss = (alpha * (entropy + target(s))).mean()
+        opt.zero_grad()
+        q_loss.backward()
+        opt.step()
+        a_loss.backward()
+        return alpha.grad.clone()
+
+    plain = run()
+    with RecomputeAfterStep() as mode:
+        replayed = run()
+    assert mode.unfit is None and mode.replays == []
+    assert torch.equal(plain, replayed)

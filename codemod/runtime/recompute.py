@@ -116,9 +116,12 @@ class RecomputeAfterStep(TorchFunctionMode):
             self.unfit = f"more than {LIMIT} torch calls recorded"
             return
         flat, spec = tree_flatten((tuple(args), dict(kwargs)))
-        # A parameter (a leaf that requires grad) is a source: its value now is the fresh
-        # forward's, whatever wrote it last (its init, a step, a load).
-        inputs = [(pos, t, _version(t), None if t.is_leaf and t.requires_grad else self.producer.get(id(t)))
+        # A leaf is a source: a parameter's value now is the fresh forward's, whatever wrote it
+        # last (its init, a step, a load); a frozen one's (a target network's, copied from
+        # another's weights) too. So is a value that does not require grad (``x.detach()``, a
+        # result under ``no_grad``): no backward goes through it, so no step makes its graph
+        # stale; the fresh forward takes it as it is now.
+        inputs = [(pos, t, _version(t), None if t.is_leaf else self.producer.get(id(t)))
                   for pos, t in enumerate(flat) if isinstance(t, torch.Tensor)]
         outputs = [(pos, o) for pos, o in enumerate(tree_flatten(result)[0]) if isinstance(o, torch.Tensor)]
         index = len(self.calls)
