@@ -94,6 +94,7 @@ class Conflict:
     created_op: str = ""
     created_how: str = ""  # view errors: "multi-output", "no-grad" or "custom-function" (PyTorch's creation meta)
     operands_require_grad: bool = False  # leaf errors: a value the update writes requires grad (it carries a gradient)
+    backward: Tuple[Site, ...] = ()  # confirmed ones: the user frames of the backward that failed on it, innermost first
 
     @property
     def fix_site(self) -> Optional[Site]:
@@ -389,8 +390,11 @@ class Locator(TorchFunctionMode):
             for conflict in record.pending:  # a write in an earlier backward: this backward sees it
                 record.conflicts.append(self._add(conflict))
             record.pending.clear()
+            failing = _callers(sys._getframe(0))  # the backward's call and its callers (``update_params(opt, loss)``)
             for conflict in record.conflicts:
                 conflict.confirmed = True
+                if not conflict.backward:
+                    conflict.backward = failing
             if not record.conflicts:  # a change the function mode could not see (C++ code)
                 self._add(Conflict("saved-then-modified", None, "(not seen: native code)",
                                    record.site, record.op, record.saved_as, self._module_label(record.module_obj),
