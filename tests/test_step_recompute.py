@@ -619,7 +619,7 @@ def test_the_replay_refuses_what_it_cannot_run_again():
         acc = torch.zeros(2, 1)
         x = torch.randn(2, 4, requires_grad=True)
         out = D(x)
-        acc.add_(out)  # (``out.detach()`` would be data: no backward goes through it)
+        acc.add_(out.detach())
         loss = (out * acc).sum()
         D(x.detach()).sum().backward()
         opt_D.step()

@@ -170,8 +170,8 @@ def _stepped_modules(where: Positions, optimizer: str) -> Set[str]:
 
 def _calls_into(stmt: "cst.BaseStatement", modules: Set[str]) -> bool:
     """Whether a statement may run a stepped module: it reads the module, or calls a module that
-    holds it (``net(x)`` for ``net.encoder``; ``model.generator(x)`` does not run
-    ``model.discriminator``)."""
+    holds it or a method of one (``net(x)``, ``net.embed(x)`` for ``net.encoder``;
+    ``model.generator(x)`` does not run ``model.discriminator``)."""
     called: Set[str] = set()
 
     class Calls(cst.CSTVisitor):
@@ -185,8 +185,10 @@ def _calls_into(stmt: "cst.BaseStatement", modules: Set[str]) -> bool:
             value.visit(Calls())
     else:
         stmt.visit(Calls())
+    # ``net(x)`` and ``net.features(x)`` (a method of a module that holds it) may run ``net.encoder``.
+    owners = called | {c.rpartition(".")[0] for c in called if "." in c}
     return any(r in modules for r in _reads_all(stmt)) or any(
-        c != "self" and m.startswith(c + ".") for c in called for m in modules)
+        c != "self" and m.startswith(c + ".") for c in owners for m in modules)
 
 
 def _grows(stmt: "cst.BaseStatement") -> Set[str]:
