@@ -33,7 +33,7 @@ against the recompute reference (``codemod.runtime.recompute``). libcst only; no
 
 from __future__ import annotations
 
-from typing import Callable, List, Optional, Sequence, Set, Tuple, cast
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple, cast
 
 from codemod.findings import Fix
 from codemod.fixes import _cst as cst
@@ -522,16 +522,16 @@ def _runs_into(where: Positions, block: "cst.CSTNode", stmt: "cst.BaseStatement"
     stmt.visit(Calls())
     for name in sorted(called):
         for inner in defs.get(name, ()):
-            body = list(cast("cst.IndentedBlock", inner.body).body) if isinstance(inner.body, cst.IndentedBlock) else []
+            body = list(inner.body.body) if isinstance(inner.body, cst.IndentedBlock) else []
             if any(_calls_into(s, modules) or _runs_into(where, block, s, modules, depth - 1) for s in body):
                 return True
     return False
 
 
-def _definitions(where: Positions, block: "cst.CSTNode") -> dict:
+def _definitions(where: Positions, block: "cst.CSTNode") -> Dict[str, List["cst.FunctionDef"]]:
     """``self.<name>`` -> the methods of the class around ``block``; ``<name>`` -> this
     module's functions."""
-    found: dict = {}
+    found: Dict[str, List["cst.FunctionDef"]] = {}
     node: Optional[cst.CSTNode] = block
     while node is not None and not isinstance(node, cst.ClassDef):
         node = where.parents.get(node)
@@ -721,8 +721,9 @@ def _move_before(anchor: "cst.BaseStatement",
             return node  # gone, or not one: leave the block
         taken = {h[0] for h in hits}
         comment = cst.EmptyLine(comment=cst.Comment(COMMENT_MOVED))
-        made = [s.with_changes(leading_lines=[comment, *s.leading_lines] if n == 0 else s.leading_lines)
-                for n, s in enumerate(now[k] for k in sorted(taken))]
+        lines = [list(getattr(now[k], "leading_lines", ())) for k in sorted(taken)]
+        made = [now[k].with_changes(leading_lines=[comment, *lines[n]] if n == 0 else lines[n])
+                for n, k in enumerate(sorted(taken))]
         rest = [s for k, s in enumerate(now) if k not in taken]
         anchor_at = [k for k, s in enumerate(rest) if s.deep_equals(anchor)][0]
         return node.with_changes(body=rest[:anchor_at] + made + rest[anchor_at:])
