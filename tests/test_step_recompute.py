@@ -737,3 +737,39 @@ def test_the_replay_leaves_a_program_without_a_conflict_as_written():
         replayed = run()
     assert mode.unfit is None and mode.replays == []
     assert torch.equal(plain, replayed)
+
+
+CARRIED_OVER = textwrap.dedent('''\
+    import torch
+    import torch.nn as nn
+
+
+    def compute():
+        torch.manual_seed(0)
+        cell, head = nn.RNNCell(3, 4), nn.Linear(4, 1)
+        opt = torch.optim.SGD(list(cell.parameters()) + list(head.parameters()), lr=0.1)
+        h = torch.zeros(2, 4)
+        for step in range(3):
+            h = cell(torch.randn(2, 3), h)
+            loss = head(h).pow(2).mean()
+            opt.zero_grad()
+            loss.backward(retain_graph=True)
+            opt.step()
+        return {n: p.detach().clone() for n, p in cell.named_parameters()}
+    ''')
+
+
+def test_recompute_says_the_failing_backward_reuses_a_graph_of_an_earlier_iteration(tmp_path):
+    """A hidden state carried into the next iteration with its graph (``retain_graph=True``):
+    the backward that fails comes before the step in the loop's block. No recompute rewrite,
+    and the reason names that backward's line and the shape (a graph of an earlier iteration),
+    not only "no backward after the step"; nothing written."""
+    path = tmp_path / "carried.py"
+    path.write_text(CARRIED_OVER)
+    done = subprocess.run([sys.executable, "-m", "codemod", "repair", f"{path.name}::compute", "--meaning",
+                           "recompute", "--write"], cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    line = CARRIED_OVER.splitlines().index("        loss.backward(retain_graph=True)") + 1
+    assert f"the backward that failed (line {line}) comes before `opt.step()`" in done.stdout, done.stdout
+    assert "earlier iteration" in done.stdout
+    assert path.read_text() == CARRIED_OVER

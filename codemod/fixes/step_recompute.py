@@ -379,8 +379,7 @@ def plans(where: Positions, step_line: Optional[int], save_lines: Sequence[int],
                 continue
             later = _later_backwards(body, i) + _helper_backwards(where, body, i, backward_lines)
             if not later:
-                why = (f"no `backward()` after `{_step_text(stmt)}` in its block (the forward cannot be run "
-                       "again before it here)")
+                why = _no_later_backward(where, body, i, backward_lines)
             # Each later backward in turn (the run does not say which one failed): the first
             # one's reason is the one told.
             reasons, mine = [], []
@@ -486,12 +485,43 @@ def _helper_backwards(where: Positions, body: List["cst.BaseStatement"], i: int,
     in a helper (``update_params(policy_optim, policy, policy_loss)``), found by the run's
     frames of that backward."""
     out: List[Tuple[int, "cst.SimpleStatementLine"]] = []
+
+    def walk(stmt: "cst.BaseStatement", top: int) -> None:
+        first, last = _lines(where, stmt)
+        if not any(first <= line <= last for line in backward_lines):
+            return
+        if _call_of(stmt) is not None and _is_backward(stmt) is None:
+            out.append((top, cast("cst.SimpleStatementLine", stmt)))
+        elif isinstance(stmt, (cst.If, cst.With, cst.Try)):  # as ``_later_backwards``: never into a loop
+            orelse = getattr(stmt, "orelse", None)
+            blocks = [stmt.body, *([orelse.body] if isinstance(orelse, cst.Else) else [])]
+            for block in blocks:
+                for inner in getattr(block, "body", ()):
+                    if isinstance(inner, cst.BaseStatement):
+                        walk(inner, top)
+
     for k in range(i + 1, len(body)):
-        first, last = _lines(where, body[k])
-        if _call_of(body[k]) is not None and _is_backward(body[k]) is None and \
-                any(first <= line <= last for line in backward_lines):
-            out.append((k, cast("cst.SimpleStatementLine", body[k])))
+        walk(body[k], k)
     return out
+
+
+def _no_later_backward(where: Positions, body: List["cst.BaseStatement"], i: int,
+                       backward_lines: Sequence[int]) -> str:
+    """Why no backward after the step ``body[i]`` can be rebuilt, with the failing backward's
+    place where the run gave it."""
+    step = _step_text(body[i])
+    first = next((k for k in range(i) for line in backward_lines
+                  if _lines(where, body[k])[0] <= line <= _lines(where, body[k])[1]), None)
+    if first is not None:
+        return (f"the backward that failed (line {_lines(where, body[first])[0]}) comes before `{step}` in its "
+                "block: it goes through a graph built before an earlier pass of the step (kept across it by "
+                "`retain_graph=True` or a value carried over to the next iteration); the rewrite does not run an "
+                "earlier iteration's forward again")
+    if backward_lines:
+        return (f"no `backward()` after `{step}` in its block: the backward that failed runs at line "
+                f"{min(backward_lines)}, in another block or function (the forward cannot be run again before it "
+                "here)")
+    return f"no `backward()` after `{step}` in its block (the forward cannot be run again before it here)"
 
 
 def _optimizers(stmt: "cst.BaseStatement") -> List[str]:
