@@ -416,8 +416,8 @@ def _plan(where: Positions, block: "cst.CSTNode", body: List["cst.BaseStatement"
         loss_expr = cast("cst.Attribute", backward.func).value
         if not _dotted_ok(loss_expr):
             return None, f"`{code(loss_expr)}.backward()`: the loss is not a name the rewrite can rebuild"
-        loss = code(loss_expr)
-        start, backward_text = {loss}, f"`{loss}.backward()`"
+        start, backward_text = {code(loss_expr)}, f"`{code(loss_expr)}.backward()`"
+        loss = f"`{code(loss_expr)}`"  # as the reasons show it
     else:  # a helper runs the backward (``update_params(opt, net, loss)``): what its call reads
         loss = f"the loss passed to `{code(cast('cst.Call', _call_of(back)).func)}()`"
         start, backward_text = _reads_all(back), f"`{_first_line(back)}`"
@@ -426,7 +426,7 @@ def _plan(where: Positions, block: "cst.CSTNode", body: List["cst.BaseStatement"
     needed, after = _chain_after(body, i, j, start)
     chosen, needed, barrier = _chain_before(where, body, i, needed, loss)
     if not chosen:
-        return None, barrier or (f"`{loss}` is not built in the block of `{step}` before it (line "
+        return None, barrier or (f"{loss} is not built in the block of `{step}` before it (line "
                                  f"{_lines(where, body[i])[0]}): the loss is made elsewhere (another method, "
                                  "an earlier call), where the rewrite cannot run it again")
     # From the stepped module's call: the line where the run saw the parameter saved, or a
@@ -441,7 +441,7 @@ def _plan(where: Positions, block: "cst.CSTNode", body: List["cst.BaseStatement"
     if cut is None:
         shown = ", ".join(str(s) for s in sorted(saves)) or "?"
         return None, (f"the forward through the stepped module (line {shown}, where the run saw the parameter "
-                      f"saved) is not among the statements that build `{loss}` in the block of `{step}`")
+                      f"saved) is not among the statements that build {loss} in the block of `{step}`")
     copies = {k for k in chosen if k >= cut}
     why = _grown_from_start(where, body, chosen, copies)
     if why:
@@ -469,7 +469,7 @@ def _plan(where: Positions, block: "cst.CSTNode", body: List["cst.BaseStatement"
         made |= _binds(body[k])
     shown = "; ".join(f"`{_first_line(body[k])}`" for k in ordered)
     where_to = (f"right before {backward_text}" if at == j
-                else f"right before line {_lines(where, body[at])[0]}, which finishes `{loss}` after the step")
+                else f"right before line {_lines(where, body[at])[0]}, which finishes {loss} after the step")
     plan = Plan(block, i, j, "recompute", (
         f"run {shown} again after `{step}`, {where_to}, so that the backward goes "
         f"through a fresh forward on the updated parameters"))
@@ -631,11 +631,11 @@ def _chain_before(where: Positions, body: List["cst.BaseStatement"], i: int, nee
             needed = (needed - bound) | _reads(stmt)
         elif (_grows(stmt) | _written_into(stmt) | _any_binding(stmt)) & needed:
             if not isinstance(stmt, cst.SimpleStatementLine) and not _repeatable(stmt):
-                return chosen, needed, (f"line {_lines(where, stmt)[0]} builds part of `{loss}` in a statement "
+                return chosen, needed, (f"line {_lines(where, stmt)[0]} builds part of {loss} in a statement "
                                         "the rewrite cannot repeat (assignments, `for` loops and `if`s without "
                                         "a step, a backward, a `return` or a definition are run again)")
             if isinstance(stmt, cst.SimpleStatementLine) and not _simple_ok(stmt):
-                return chosen, needed, (f"line {_lines(where, stmt)[0]} builds part of `{loss}` in a statement "
+                return chosen, needed, (f"line {_lines(where, stmt)[0]} builds part of {loss} in a statement "
                                         "the rewrite cannot repeat (only assignments are run again)")
             chosen.append(k)
             needed |= _reads_all(stmt)
