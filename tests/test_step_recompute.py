@@ -631,3 +631,145 @@ def test_the_replay_refuses_what_it_cannot_run_again():
             program()
         assert replay.unfit is not None and why in replay.unfit, (program.__name__, replay.unfit)
         assert not replay.replays
+
+
+HELPER_BACKWARD = textwrap.dedent('''\
+    import torch
+    import torch.nn as nn
+
+
+    def optimize(optimizer, loss):
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+    class Learner:
+        def __init__(self):
+            self.pi = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 2))
+            self.q = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 1))
+            self.pi_opt = torch.optim.SGD(self.pi.parameters(), lr=0.1)
+            self.q_opt = torch.optim.SGD(self.q.parameters(), lr=0.1)
+
+        def value_loss(self, s, a, r):
+            return ((self.q(torch.cat([s, a], 1)) - r) ** 2).mean()
+
+        def policy_loss(self, s):
+            noisy = torch.tanh(self.pi(s) + 0.3 * torch.randn(s.shape[0], 2))
+            return -self.q(torch.cat([s, noisy], 1)).mean(), noisy
+
+        def update(self, s, a, r):
+            v_loss = self.value_loss(s, a, r)
+            p_loss, noisy = self.policy_loss(s)
+            optimize(self.q_opt, v_loss)
+            optimize(self.pi_opt, p_loss)
+            return noisy
+
+
+    def compute():
+        torch.manual_seed(0)
+        learner = Learner()
+        out = {}
+        for step in range(2):
+            s, a, r = torch.randn(6, 3), torch.rand(6, 2), torch.randn(6, 1)
+            out[f"noisy{step}"] = learner.update(s, a, r).detach().clone()
+            out.update({f"pi{step}.{n}": p.grad.clone() for n, p in learner.pi.named_parameters()})
+        out.update({"q." + n: p.detach().clone() for n, p in learner.q.named_parameters()})
+        return out
+    ''')
+
+
+def test_recompute_moves_a_loss_whose_backward_runs_in_a_helper_after_the_step(tmp_path):
+    """The backward and the step both run in a helper (``optimize(opt, loss)``), the policy's
+    loss is built by a method that samples noise and calls the critic: the run's frames of the
+    failing backward name the helper's call, the loss passed to it is built again after the
+    critic's update; moved, not copied (a copy draws the noise again), as a maintainer would."""
+    path = tmp_path / "helper.py"
+    path.write_text(HELPER_BACKWARD)
+    result = repair(f"{path}::compute", meaning="recompute")
+    assert result.verified, [(d.reference, d.reasons) for d in result.verification.devices]
+    assert all(d.reference == "recompute meaning" for d in result.verification.devices)
+    moved = "        p_loss, noisy = self.policy_loss(s)\n"
+    assert result.repaired.count(moved) == 1
+    assert result.repaired.index("optimize(self.q_opt, v_loss)") < result.repaired.index(moved) \
+        < result.repaired.index("optimize(self.pi_opt, p_loss)")
+    assert "retain_graph" not in result.repaired and ".detach()" not in result.repaired.replace(
+        "learner.update(s, a, r).detach()", "").replace("p.detach()", "")
+    by_hand = tmp_path / "by_hand.py"
+    by_hand.write_text(HELPER_BACKWARD.replace(moved, "").replace(
+        "        optimize(self.pi_opt", moved + "        optimize(self.pi_opt"))
+    repaired = tmp_path / "repaired.py"
+    repaired.write_text(result.repaired)
+    got, want = _load(repaired, "helper_repaired").compute(), _load(by_hand, "helper_by_hand").compute()
+    assert set(got) == set(want)
+    for key in want:
+        assert torch.equal(got[key], want[key]), key
+
+
+def test_the_replay_leaves_a_program_without_a_conflict_as_written():
+    """A value taken off the stepped module's output without grad (``out.detach()``) and a frozen
+    copy of its weights (a target network, ``load_state_dict``) feed a later loss whose graph
+    saves none of the stepped weights: the program runs without error, so the recompute
+    reference is the program as written (nothing is run again: no backward goes through them)."""
+    torch.manual_seed(0)
+    q, target = torch.nn.Linear(3, 1), torch.nn.Linear(3, 1)
+    alpha = torch.nn.Parameter(torch.ones(1))
+    s = torch.randn(5, 3)
+
+    def run():
+        q.weight.data.fill_(0.5), q.bias.data.fill_(0.1)
+        alpha.grad = None
+        opt = torch.optim.SGD(q.parameters(), lr=0.5)
+        target.load_state_dict(q.state_dict())
+        target.requires_grad_(False)
+        out = q(s)
+        q_loss = (out - target(s)).pow(2).mean() + out.mean()
+        entropy = out.detach()
+        a_loss = (alpha * (entropy + target(s))).mean()
+        opt.zero_grad()
+        q_loss.backward()
+        opt.step()
+        a_loss.backward()
+        return alpha.grad.clone()
+
+    plain = run()
+    with RecomputeAfterStep() as mode:
+        replayed = run()
+    assert mode.unfit is None and mode.replays == []
+    assert torch.equal(plain, replayed)
+
+
+CARRIED_OVER = textwrap.dedent('''\
+    import torch
+    import torch.nn as nn
+
+
+    def compute():
+        torch.manual_seed(0)
+        cell, head = nn.RNNCell(3, 4), nn.Linear(4, 1)
+        opt = torch.optim.SGD(list(cell.parameters()) + list(head.parameters()), lr=0.1)
+        h = torch.zeros(2, 4)
+        for step in range(3):
+            h = cell(torch.randn(2, 3), h)
+            loss = head(h).pow(2).mean()
+            opt.zero_grad()
+            loss.backward(retain_graph=True)
+            opt.step()
+        return {n: p.detach().clone() for n, p in cell.named_parameters()}
+    ''')
+
+
+def test_recompute_says_the_failing_backward_reuses_a_graph_of_an_earlier_iteration(tmp_path):
+    """A hidden state carried into the next iteration with its graph (``retain_graph=True``):
+    the backward that fails comes before the step in the loop's block. No recompute rewrite,
+    and the reason names that backward's line and the shape (a graph of an earlier iteration),
+    not only "no backward after the step"; nothing written."""
+    path = tmp_path / "carried.py"
+    path.write_text(CARRIED_OVER)
+    done = subprocess.run([sys.executable, "-m", "codemod", "repair", f"{path.name}::compute", "--meaning",
+                           "recompute", "--write"], cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    line = CARRIED_OVER.splitlines().index("        loss.backward(retain_graph=True)") + 1
+    assert f"the backward that failed (line {line}) comes before `opt.step()`" in done.stdout, done.stdout
+    assert "earlier iteration" in done.stdout
+    assert path.read_text() == CARRIED_OVER

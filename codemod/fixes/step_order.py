@@ -207,6 +207,7 @@ class Plan:
         self.copies: List[int] = []  # recompute (``fixes.step_recompute``): the statements run again
         self.before: Optional[int] = None  # recompute: the statement of the block the copies go before
         self.parts: List["Plan"] = []  # recompute: one plan per later backward, built together
+        self.move = False  # recompute: the statements moved after the step, not copied
 
 
 def wraps_around(where: Positions, line: int) -> List[Plan]:

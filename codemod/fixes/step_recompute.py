@@ -33,7 +33,7 @@ against the recompute reference (``codemod.runtime.recompute``). libcst only; no
 
 from __future__ import annotations
 
-from typing import Callable, List, Optional, Sequence, Set, Tuple, cast
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple, cast
 
 from codemod.findings import Fix
 from codemod.fixes import _cst as cst
@@ -170,8 +170,8 @@ def _stepped_modules(where: Positions, optimizer: str) -> Set[str]:
 
 def _calls_into(stmt: "cst.BaseStatement", modules: Set[str]) -> bool:
     """Whether a statement may run a stepped module: it reads the module, or calls a module that
-    holds it (``net(x)`` for ``net.encoder``; ``model.generator(x)`` does not run
-    ``model.discriminator``)."""
+    holds it or a method of one (``net(x)``, ``net.embed(x)`` for ``net.encoder``;
+    ``model.generator(x)`` does not run ``model.discriminator``)."""
     called: Set[str] = set()
 
     class Calls(cst.CSTVisitor):
@@ -185,8 +185,10 @@ def _calls_into(stmt: "cst.BaseStatement", modules: Set[str]) -> bool:
             value.visit(Calls())
     else:
         stmt.visit(Calls())
+    # ``net(x)`` and ``net.features(x)`` (a method of a module that holds it) may run ``net.encoder``.
+    owners = called | {c.rpartition(".")[0] for c in called if "." in c}
     return any(r in modules for r in _reads_all(stmt)) or any(
-        c != "self" and m.startswith(c + ".") for c in called for m in modules)
+        c != "self" and m.startswith(c + ".") for c in owners for m in modules)
 
 
 def _grows(stmt: "cst.BaseStatement") -> Set[str]:
@@ -357,9 +359,12 @@ def _lines(where: Positions, stmt: "cst.BaseStatement") -> Tuple[int, int]:
     return rng.start.line, rng.end.line
 
 
-def plans(where: Positions, step_line: Optional[int], save_lines: Sequence[int]) -> Tuple[List[Plan], str]:
+def plans(where: Positions, step_line: Optional[int], save_lines: Sequence[int],
+          backward_lines: Sequence[int] = ()) -> Tuple[List[Plan], str]:
     """The recompute rewrites of the step at ``step_line``, whose later loss's forward saved the
-    stepped parameter at one of ``save_lines`` (this file's lines); or none and why."""
+    stepped parameter at one of ``save_lines`` (this file's lines); or none and why.
+    ``backward_lines``: this file's lines of the frames of the backward that failed (its call,
+    and the calls of helpers around it: ``update_params(opt, loss)`` runs the backward)."""
     if step_line is None:
         return [], "the step is not in this file"
     why = f"no `backward()` after the step at line {step_line} in the same block"
@@ -372,10 +377,9 @@ def plans(where: Positions, step_line: Optional[int], save_lines: Sequence[int])
             first, last = _lines(where, stmt)
             if not (first <= step_line <= last) or _call_of(stmt) is None:
                 continue
-            later = _later_backwards(body, i)
+            later = _later_backwards(body, i) + _helper_backwards(where, body, i, backward_lines)
             if not later:
-                why = (f"no `backward()` after `{_step_text(stmt)}` in its block (the forward cannot be run "
-                       "again before it here)")
+                why = _no_later_backward(where, body, i, backward_lines)
             # Each later backward in turn (the run does not say which one failed): the first
             # one's reason is the one told.
             reasons, mine = [], []
@@ -383,15 +387,19 @@ def plans(where: Positions, step_line: Optional[int], save_lines: Sequence[int])
                 plan, reason = _plan(where, node, body, i, j, back, save_lines)
                 if plan is not None:
                     mine.append(plan)
+                    moved = _moved(where, body, i, plan)
+                    if moved is not None:
+                        mine.append(moved)
                 else:
                     reasons.append(reason)
-            if len(mine) > 1 and all(p.before is not None or any(p.taken[0] is s for s in body) for p in mine):
+            if len([p for p in mine if not p.move]) > 1 and all(p.before is not None or any(p.taken[0] is s for s in body) for p in mine):
                 # Every later loss the step made stale, rebuilt at once, first: the run names a
                 # conflict by its step and the line that saved, the same for two losses through
                 # one module (a CycleGAN's two discriminator losses), so fixing one of them
                 # looks to the repair as if the conflict stayed.
-                both = Plan(node, i, mine[0].backward, "recompute", "; and ".join(p.title for p in mine))
-                both.parts = mine
+                copied = [p for p in mine if not p.move]
+                both = Plan(node, i, copied[0].backward, "recompute", "; and ".join(p.title for p in copied))
+                both.parts = copied
                 found.append(both)
             found += mine
             if reasons and not found:
@@ -403,30 +411,37 @@ def _plan(where: Positions, block: "cst.CSTNode", body: List["cst.BaseStatement"
           back: "cst.SimpleStatementLine", save_lines: Sequence[int]) -> Tuple[Optional[Plan], str]:
     """The copies for the backward ``back`` (in ``body[j]``) after the step ``body[i]``."""
     step = _step_text(body[i])
-    loss_expr = cast("cst.Attribute", cast("cst.Call", _is_backward(back)).func).value
-    if not _dotted_ok(loss_expr):
-        return None, f"`{code(loss_expr)}.backward()`: the loss is not a name the rewrite can rebuild"
-    loss = code(loss_expr)
+    backward = _is_backward(back)
+    if backward is not None:
+        loss_expr = cast("cst.Attribute", backward.func).value
+        if not _dotted_ok(loss_expr):
+            return None, f"`{code(loss_expr)}.backward()`: the loss is not a name the rewrite can rebuild"
+        start, backward_text = {code(loss_expr)}, f"`{code(loss_expr)}.backward()`"
+        loss = f"`{code(loss_expr)}`"  # as the reasons show it
+    else:  # a helper runs the backward (``update_params(opt, net, loss)``): what its call reads
+        loss = f"the loss passed to `{code(cast('cst.Call', _call_of(back)).func)}()`"
+        start, backward_text = _reads_all(back), f"`{_first_line(back)}`"
     # The statements after the step that finish the loss (``g_loss = criterion(fake_out, ...)``)
     # stay where they are; what they read from before the step is what must be taken again.
-    needed, after = _chain_after(body, i, j, loss)
+    needed, after = _chain_after(body, i, j, start)
     chosen, needed, barrier = _chain_before(where, body, i, needed, loss)
     if not chosen:
-        return None, barrier or f"`{loss}` is not built in the block of `{step}` before it"
+        return None, barrier or (f"{loss} is not built in the block of `{step}` before it (line "
+                                 f"{_lines(where, body[i])[0]}): the loss is made elsewhere (another method, "
+                                 "an earlier call), where the rewrite cannot run it again")
     # From the stepped module's call: the line where the run saw the parameter saved, or a
     # statement that reads a module the stepped optimizer was built over.
     saves = set(save_lines)
-    optimizer = _is_step(body[i])
-    modules = _stepped_modules(where, code(optimizer)) if optimizer is not None else set()
+    modules = set().union(*(_stepped_modules(where, o) for o in _optimizers(body[i])))
     cut = next((k for k in sorted(chosen)
                 if any(_lines(where, body[k])[0] <= s <= _lines(where, body[k])[1] for s in saves)
-                or _calls_into(body[k], modules)), None)
+                or _calls_into(body[k], modules) or _runs_into(where, block, body[k], modules)), None)
     if cut is None and barrier:
         return None, barrier
     if cut is None:
         shown = ", ".join(str(s) for s in sorted(saves)) or "?"
         return None, (f"the forward through the stepped module (line {shown}, where the run saw the parameter "
-                      f"saved) is not among the statements that build `{loss}` in the block of `{step}`")
+                      f"saved) is not among the statements that build {loss} in the block of `{step}`")
     copies = {k for k in chosen if k >= cut}
     why = _grown_from_start(where, body, chosen, copies)
     if why:
@@ -449,12 +464,12 @@ def _plan(where: Positions, block: "cst.CSTNode", body: List["cst.BaseStatement"
         clash = sorted((_reads_all(body[k]) - made) & rebound)
         if clash:
             return None, (f"line {_lines(where, body[k])[0]} reads `{clash[0]}`, which is bound again before "
-                          f"{'the copies' if at != j else f'`{loss}.backward()`'}: running it again there "
+                          f"{'the copies' if at != j else backward_text}: running it again there "
                           "would read another value")
         made |= _binds(body[k])
     shown = "; ".join(f"`{_first_line(body[k])}`" for k in ordered)
-    where_to = (f"right before `{loss}.backward()`" if at == j
-                else f"right before line {_lines(where, body[at])[0]}, which finishes `{loss}` after the step")
+    where_to = (f"right before {backward_text}" if at == j
+                else f"right before line {_lines(where, body[at])[0]}, which finishes {loss} after the step")
     plan = Plan(block, i, j, "recompute", (
         f"run {shown} again after `{step}`, {where_to}, so that the backward goes "
         f"through a fresh forward on the updated parameters"))
@@ -464,11 +479,132 @@ def _plan(where: Positions, block: "cst.CSTNode", body: List["cst.BaseStatement"
     return plan, ""
 
 
-def _chain_after(body: List["cst.BaseStatement"], i: int, j: int, loss: str) -> Tuple[Set[str], Set[int]]:
-    """What the loss needs from before the step at ``body[i]``, walking back from its backward
-    in ``body[j]`` over the statements between them that build it (which stay where they are);
-    and those statements."""
-    needed, after = {loss}, set()
+def _helper_backwards(where: Positions, body: List["cst.BaseStatement"], i: int,
+                      backward_lines: Sequence[int]) -> List[Tuple[int, "cst.SimpleStatementLine"]]:
+    """The calls after ``body[i]`` (statements of the block) that ran the backward that failed
+    in a helper (``update_params(policy_optim, policy, policy_loss)``), found by the run's
+    frames of that backward."""
+    out: List[Tuple[int, "cst.SimpleStatementLine"]] = []
+
+    def walk(stmt: "cst.BaseStatement", top: int) -> None:
+        first, last = _lines(where, stmt)
+        if not any(first <= line <= last for line in backward_lines):
+            return
+        if _call_of(stmt) is not None and _is_backward(stmt) is None:
+            out.append((top, cast("cst.SimpleStatementLine", stmt)))
+        elif isinstance(stmt, (cst.If, cst.With, cst.Try)):  # as ``_later_backwards``: never into a loop
+            orelse = getattr(stmt, "orelse", None)
+            blocks = [stmt.body, *([orelse.body] if isinstance(orelse, cst.Else) else [])]
+            for block in blocks:
+                for inner in getattr(block, "body", ()):
+                    if isinstance(inner, cst.BaseStatement):
+                        walk(inner, top)
+
+    for k in range(i + 1, len(body)):
+        walk(body[k], k)
+    return out
+
+
+def _no_later_backward(where: Positions, body: List["cst.BaseStatement"], i: int,
+                       backward_lines: Sequence[int]) -> str:
+    """Why no backward after the step ``body[i]`` can be rebuilt, with the failing backward's
+    place where the run gave it."""
+    step = _step_text(body[i])
+    first = next((k for k in range(i) for line in backward_lines
+                  if _lines(where, body[k])[0] <= line <= _lines(where, body[k])[1]), None)
+    if first is not None:
+        return (f"the backward that failed (line {_lines(where, body[first])[0]}) comes before `{step}` in its "
+                "block: it goes through a graph built before an earlier pass of the step (kept across it by "
+                "`retain_graph=True` or a value carried over to the next iteration); the rewrite does not run an "
+                "earlier iteration's forward again")
+    if backward_lines:
+        return (f"no `backward()` after `{step}` in its block: the backward that failed runs at line "
+                f"{min(backward_lines)}, in another block or function (the forward cannot be run again before it "
+                "here)")
+    return f"no `backward()` after `{step}` in its block (the forward cannot be run again before it here)"
+
+
+def _optimizers(stmt: "cst.BaseStatement") -> List[str]:
+    """The optimizer a step statement steps (``opt_D.step()``), or, where a helper steps it
+    (``update_params(self.q1_optim, ...)``), each name or attribute chain passed to it."""
+    optimizer = _is_step(stmt)
+    if optimizer is not None:
+        return [code(optimizer)]
+    call = _call_of(stmt)
+    return [code(a.value) for a in call.args if _dotted_ok(a.value)] if call is not None else []
+
+
+def _runs_into(where: Positions, block: "cst.CSTNode", stmt: "cst.BaseStatement", modules: Set[str],
+               depth: int = 3) -> bool:
+    """Whether a statement calls a method of the block's class (``self.calc_policy_loss(...)``)
+    or a function of this module that runs a stepped module (``self.critic(...)`` in it), up
+    to ``depth`` calls deep."""
+    if not modules or depth == 0:
+        return False
+    defs = _definitions(where, block)
+    called: Set[str] = set()
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, node: "cst.Call") -> None:
+            if _dotted_ok(node.func):
+                called.add(code(node.func))
+
+    stmt.visit(Calls())
+    for name in sorted(called):
+        for inner in defs.get(name, ()):
+            body = list(inner.body.body) if isinstance(inner.body, cst.IndentedBlock) else []
+            if any(_calls_into(s, modules) or _runs_into(where, block, s, modules, depth - 1) for s in body):
+                return True
+    return False
+
+
+def _definitions(where: Positions, block: "cst.CSTNode") -> Dict[str, List["cst.FunctionDef"]]:
+    """``self.<name>`` -> the methods of the class around ``block``; ``<name>`` -> this
+    module's functions."""
+    found: Dict[str, List["cst.FunctionDef"]] = {}
+    node: Optional[cst.CSTNode] = block
+    while node is not None and not isinstance(node, cst.ClassDef):
+        node = where.parents.get(node)
+    if isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock):
+        for s in node.body.body:
+            if isinstance(s, cst.FunctionDef):
+                found.setdefault(f"self.{s.name.value}", []).append(s)
+    top: Optional[cst.CSTNode] = block
+    while top is not None and where.parents.get(top) is not None:
+        top = where.parents.get(top)
+    if isinstance(top, cst.Module):
+        for s in top.body:
+            if isinstance(s, cst.FunctionDef):
+                found.setdefault(s.name.value, []).append(s)
+    return found
+
+
+def _moved(where: Positions, body: List["cst.BaseStatement"], i: int, plan: Plan) -> Optional[Plan]:
+    """The copies of ``plan`` moved instead (the statements taken out where they were): where no
+    statement between them and their new place reads or changes what they make. A move keeps the
+    order of the program's random draws where nothing between draws any (``policy_loss, ent =
+    self.calc_policy_loss(batch)`` sampling actions), which a copy changes."""
+    at = plan.before if plan.before is not None else plan.backward
+    if plan.before is None and plan.taken[0] is not body[plan.backward]:
+        return None  # the backward is inside an ``if``: its block is another one
+    copies = set(plan.copies)
+    made = set().union(*(_binds(body[k]) for k in copies))
+    for m in range(min(copies) + 1, at):
+        if m in copies:
+            continue
+        if (_reads_all(body[m]) | _grows(body[m]) | _written_into(body[m])) & made:
+            return None
+    moved = Plan(plan.block, i, plan.backward, "recompute", plan.title.replace("run ", "move ", 1).replace(
+        " again after ", " after ", 1))
+    moved.copies, moved.taken, moved.before, moved.move = plan.copies, plan.taken, plan.before, True
+    return moved
+
+
+def _chain_after(body: List["cst.BaseStatement"], i: int, j: int, start: Set[str]) -> Tuple[Set[str], Set[int]]:
+    """What the loss (``start``: the names its backward reads) needs from before the step at
+    ``body[i]``, walking back from its backward in ``body[j]`` over the statements between them
+    that build it (which stay where they are); and those statements."""
+    needed, after = set(start), set()
     for k in range(j - 1, i, -1):
         bound = _targets(body[k])
         if bound is not None and bound & needed:
@@ -495,11 +631,11 @@ def _chain_before(where: Positions, body: List["cst.BaseStatement"], i: int, nee
             needed = (needed - bound) | _reads(stmt)
         elif (_grows(stmt) | _written_into(stmt) | _any_binding(stmt)) & needed:
             if not isinstance(stmt, cst.SimpleStatementLine) and not _repeatable(stmt):
-                return chosen, needed, (f"line {_lines(where, stmt)[0]} builds part of `{loss}` in a statement "
+                return chosen, needed, (f"line {_lines(where, stmt)[0]} builds part of {loss} in a statement "
                                         "the rewrite cannot repeat (assignments, `for` loops and `if`s without "
                                         "a step, a backward, a `return` or a definition are run again)")
             if isinstance(stmt, cst.SimpleStatementLine) and not _simple_ok(stmt):
-                return chosen, needed, (f"line {_lines(where, stmt)[0]} builds part of `{loss}` in a statement "
+                return chosen, needed, (f"line {_lines(where, stmt)[0]} builds part of {loss} in a statement "
                                         "the rewrite cannot repeat (only assignments are run again)")
             chosen.append(k)
             needed |= _reads_all(stmt)
@@ -568,6 +704,9 @@ def fix(where: Positions, plan: Plan) -> Fix:
             return node.with_changes(body=block)
         return Fix(owner, build_all, plan.title, order=1)
     made = _made(body, plan)
+    if plan.move:
+        anchor = body[plan.before] if plan.before is not None else plan.taken[0]
+        return Fix(plan.block, _move_before(anchor, [body[k] for k in plan.copies]), plan.title, order=1)
     if plan.before is not None:
         return Fix(plan.block, _insert_before(body[plan.before], made), plan.title, order=1)
     back = plan.taken[0]
@@ -596,4 +735,26 @@ def _insert_before(anchor: "cst.BaseStatement",
         if len(there) == len(bare) and all(a.deep_equals(b) for a, b in zip(there, bare)):
             return node  # the same copies, for another conflict: in once
         return node.with_changes(body=now[:at] + made + now[at:])
+    return build
+
+
+COMMENT_MOVED = "# inplacefix (recompute): the forward through the stepped module, moved after the step"
+
+
+def _move_before(anchor: "cst.BaseStatement",
+                 moved: List["cst.BaseStatement"]) -> "Callable[[cst.CSTNode], cst.CSTNode]":
+    def build(node: "cst.CSTNode") -> "cst.CSTNode":
+        now = list(cast("cst.IndentedBlock", node).body)
+        hits = [[k for k, s in enumerate(now) if s.deep_equals(m)] for m in moved]
+        at = [k for k, s in enumerate(now) if s.deep_equals(anchor)]
+        if len(at) != 1 or any(len(h) != 1 for h in hits):
+            return node  # gone, or not one: leave the block
+        taken = {h[0] for h in hits}
+        comment = cst.EmptyLine(comment=cst.Comment(COMMENT_MOVED))
+        lines = [list(getattr(now[k], "leading_lines", ())) for k in sorted(taken)]
+        made = [now[k].with_changes(leading_lines=[comment, *lines[n]] if n == 0 else lines[n])
+                for n, k in enumerate(sorted(taken))]
+        rest = [s for k, s in enumerate(now) if k not in taken]
+        anchor_at = [k for k, s in enumerate(rest) if s.deep_equals(anchor)][0]
+        return node.with_changes(body=rest[:anchor_at] + made + rest[anchor_at:])
     return build

@@ -95,6 +95,7 @@ class Conflict:
     created_how: str = ""  # view errors: "multi-output", "no-grad" or "custom-function" (PyTorch's creation meta)
     operands_require_grad: bool = False  # leaf errors: a value the update writes requires grad (it carries a gradient)
     update: str = ""  # optimizer-step conflicts: "step" (an optimizer's) or "load" (``load_state_dict``)
+    backward: Tuple[Site, ...] = ()  # confirmed ones: the user frames of the backward that failed on it, innermost first
 
     @property
     def fix_site(self) -> Optional[Site]:
@@ -269,6 +270,15 @@ def _parameter_update_frame() -> str:
     return ""
 
 
+def _stale_error(record: "_Saved", now: int) -> RuntimeError:
+    """What autograd would raise at this saved tensor, raised by the locator first."""
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: saved by {record.op} at version {record.version}, now at "
+        f"version {now} (found by inplacefix's locator)"
+    )
+
+
 @dataclasses.dataclass
 class _Saved:
     """What the pack hook knows about one saved tensor. It runs at every save, so it keeps only
@@ -426,18 +436,17 @@ class Locator(TorchFunctionMode):
             record.pending.clear()
             if not record.conflicts and self.flush_unseen is not None:
                 self.flush_unseen()  # a closure's backward inside a step (LBFGS): the step's writes so far
+            failing = _callers(sys._getframe(0))  # the backward's call and its callers (``update_params(opt, loss)``)
             for conflict in record.conflicts:
                 conflict.confirmed = True
+                if not conflict.backward:
+                    conflict.backward = failing
             if not record.conflicts:  # a change the function mode could not see (C++ code)
                 self._add(Conflict("saved-then-modified", None, "(not seen: native code)",
                                    record.site, record.op, record.saved_as, self._module_label(record.module_obj),
                                    shape=tuple(record.tensor.shape), version_saved=record.version,
                                    version_now=now, confirmed=True))
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: saved by {record.op} at version {record.version}, now at "
-                f"version {now} (found by inplacefix's locator)"
-            )
+            raise _stale_error(record, now)
         return record.tensor
 
     # ---------------------------------------------------------------- calls

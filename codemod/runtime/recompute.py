@@ -43,11 +43,12 @@ Key = Tuple[int, Any]  # (the call's index, the output's position or "arg0" for 
 
 
 class _Call:
-    __slots__ = ("func", "flat", "spec", "inputs", "outputs", "grad", "inplace")
+    __slots__ = ("func", "flat", "spec", "inputs", "outputs", "grad", "inplace", "graded")
 
-    def __init__(self, func, flat, spec, inputs, outputs, grad, inplace) -> None:
+    def __init__(self, func, flat, spec, inputs, outputs, grad, inplace, graded=frozenset()) -> None:
         self.func, self.flat, self.spec, self.inputs, self.outputs, self.grad, self.inplace = \
             func, flat, spec, inputs, outputs, grad, inplace
+        self.graded = graded  # the positions of the inputs that required grad
 
 
 def _inplace(func) -> bool:
@@ -116,14 +117,18 @@ class RecomputeAfterStep(TorchFunctionMode):
             self.unfit = f"more than {LIMIT} torch calls recorded"
             return
         flat, spec = tree_flatten((tuple(args), dict(kwargs)))
-        # A parameter (a leaf that requires grad) is a source: its value now is the fresh
-        # forward's, whatever wrote it last (its init, a step, a load).
-        inputs = [(pos, t, _version(t), None if t.is_leaf and t.requires_grad else self.producer.get(id(t)))
+        # A parameter (a leaf that requires grad, or an ``nn.Parameter`` frozen with
+        # ``requires_grad = False``, as a target network's) is a source: its value now is the
+        # fresh forward's, whatever wrote it last (its init, a step, a load, a copy of another
+        # network's weights).
+        inputs = [(pos, t, _version(t), None if (t.is_leaf and t.requires_grad) or isinstance(t, torch.nn.Parameter)
+                   else self.producer.get(id(t)))
                   for pos, t in enumerate(flat) if isinstance(t, torch.Tensor)]
+        graded = frozenset(pos for pos, t, _, _ in inputs if t.requires_grad)
         outputs = [(pos, o) for pos, o in enumerate(tree_flatten(result)[0]) if isinstance(o, torch.Tensor)]
         index = len(self.calls)
         inplace = _inplace(func) and bool(args) and isinstance(args[0], torch.Tensor)
-        self.calls.append(_Call(func, flat, spec, inputs, outputs, torch.is_grad_enabled(), inplace))
+        self.calls.append(_Call(func, flat, spec, inputs, outputs, torch.is_grad_enabled(), inplace, graded))
         for pos, o in outputs:
             self.producer[id(o)] = (index, pos)
         if inplace and not any(o is args[0] for _, o in outputs):
@@ -147,7 +152,9 @@ class RecomputeAfterStep(TorchFunctionMode):
         self._copy_back()
         return result
 
-    def _needed(self, roots: List[torch.Tensor]) -> List[int]:
+    def _needed(self, roots: List[torch.Tensor], graded: bool = False) -> List[int]:
+        """The calls the roots depend on; ``graded``: only through inputs that required grad
+        (the calls the backward goes through)."""
         todo = [self.producer[id(r)][0] for r in roots if id(r) in self.producer]
         seen = set()
         while todo:
@@ -155,7 +162,9 @@ class RecomputeAfterStep(TorchFunctionMode):
             if i in seen:
                 continue
             seen.add(i)
-            todo += [prod[0] for _, _, _, prod in self.calls[i].inputs if prod is not None]
+            call = self.calls[i]
+            todo += [prod[0] for pos, _, _, prod in call.inputs
+                     if prod is not None and (not graded or pos in call.graded)]
         return sorted(seen)
 
     def _recompute(self, roots: List[torch.Tensor]) -> Optional[Dict[int, torch.Tensor]]:
@@ -167,7 +176,15 @@ class RecomputeAfterStep(TorchFunctionMode):
             stale[i] = any((prod is not None and stale.get(prod[0], False))
                            or (prod is None and t.grad_fn is None and version is not None and _version(t) != version)
                            for _, t, version, prod in call.inputs)
-        if not any(stale.values()):
+        # Nothing to run again unless the backward goes through a stale call (a value taken off
+        # one without grad, ``x.detach()``, is data to it: the program runs as written).
+        through: Dict[int, bool] = {}
+        for i in self._needed(roots, graded=True):
+            call = self.calls[i]
+            through[i] = any((prod is not None and pos in call.graded and through.get(prod[0], False))
+                             or (prod is None and t.grad_fn is None and version is not None and _version(t) != version)
+                             for pos, t, version, prod in call.inputs)
+        if not any(through.values()):
             return None
         fresh: Dict[Key, torch.Tensor] = {}
         ran = []

@@ -577,7 +577,14 @@ def _step_order_candidates(conflict: Conflict, path: pathlib.Path, trees: _Trees
     line = where.line if _same_file(where, path) else None
     if meaning == "recompute":
         saves = [conflict.save.line] if _same_file(conflict.save, path) else []
-        found, why = step_order.recompute_candidates(trees.whole, line, conflict.confirmed, saves)
+        backward = [b.line for b in conflict.backward if _same_file(b, path)]
+        found, why = step_order.recompute_candidates(trees.whole, line, conflict.confirmed, saves, backward)
+        # A helper of this file that steps (``optimize(opt, loss)``): the call of it, where the
+        # loss's forward and the later backward are.
+        for caller in [c.line for c in conflict.callers if _same_file(c, path) and c.line != line][:3]:
+            if found:
+                break
+            found, _ = step_order.recompute_candidates(trees.whole, caller, conflict.confirmed, saves, backward)
         return [_Candidate(fix, action) for fix, action in found], why
     callers = [c.line for c in conflict.callers if _same_file(c, path) and c.line != line][:3]
     found, why = step_order.candidates(trees.whole, line, conflict.confirmed, callers)

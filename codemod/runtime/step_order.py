@@ -113,15 +113,17 @@ MEANING_RECOMPUTE = ("meaning: recompute (the later loss's gradients through the
 
 
 def recompute_candidates(where: Optional[Positions], step_line: Optional[int], confirmed: bool = True,
-                         save_lines: Sequence[int] = ()) -> Tuple[List[Tuple[Fix, str]], str]:
+                         save_lines: Sequence[int] = (), backward_lines: Sequence[int] = ()
+                         ) -> Tuple[List[Tuple[Fix, str]], str]:
     """(fix, what it does) for a step-order conflict in the recompute meaning; or none and why.
-    ``save_lines``: this file's lines where the run saw the stepped parameter saved."""
+    ``save_lines``: this file's lines where the run saw the stepped parameter saved;
+    ``backward_lines``: those of the frames of the backward that failed on it."""
     if not confirmed:
         return [], ("a live graph saved a parameter this step changed, but no backward used it after "
                     "the step: nothing to fix unless one does")
     if where is None:
         return [], "not fixable by a rewrite here: libcst cannot parse the file"
-    found, why = step_recompute.plans(where, step_line, save_lines)
+    found, why = step_recompute.plans(where, step_line, save_lines, backward_lines)
     out: List[Tuple[Fix, str]] = []
     for plan in found:
         try:
