@@ -80,7 +80,8 @@ def test_a_callee_nothing_is_known_of_may_hand_the_tensor_back():
 def test_fresh_results_keep_the_safe_rewrite(bind):
     source = PROGRAM.format(bind=bind)
     result = process_source(source.encode(), "m.py", Settings(select=("ALL",)))
-    [finding] = [f for f in result.findings if f.code == "IPF003"]
+    # (`torch.nn.Linear(4, 4)(h)` saves `h` for its weight's gradient: the write is a proven hazard, IPF103)
+    [finding] = [f for f in result.findings if f.code in ("IPF003", "IPF103")]
     assert finding.status.value == "safe"
 
 

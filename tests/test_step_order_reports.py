@@ -35,16 +35,16 @@ EXPECTED = {
     "502": (VERIFIED, "the recompute meaning fails too"),  # the replayed reference cannot run (a no_grad view)
     "503": (VERIFIED, VERIFIED),
     "504": ("dead-store", "dead-store"),  # SAM: the only local rewrites are dead rebindings of `p`: refused
-    "505": (VERIFIED, "no `backward()` after `update_params()` in its block"),  # backward inside a helper
+    "505": (VERIFIED, VERIFIED),  # backward inside a helper: its argument's statements moved before it
     "506": (VERIFIED, VERIFIED),
     "507": (VERIFIED, "is not built in the block of `self.dis_optimizer.step()`"),  # loss from another method
     "508": (VERIFIED, VERIFIED),
     "509": (VERIFIED, "no backward used it after the step"),  # the graph is kept across loops
     "510": (VERIFIED, "values differ"),  # the rewrite runs; its values are not the replayed reference's
-    "518": (VERIFIED, "no `backward()` after `self.optimizer_E.step()` in its block"),  # forward in another method
-    "519": (VERIFIED, "no `backward()` after `optim.step()` in its block"),  # a graph from the previous iteration
+    "518": (VERIFIED, "is not built in the block of `self.optimizer_E.step()`"),  # forward in another method
+    "519": (VERIFIED, "comes before `optim.step()` in its block"),  # a graph from the previous iteration
     "520": (VERIFIED, VERIFIED),  # two losses made stale by one step: rebuilt at once
-    "521": (VERIFIED, "no `backward()` after `update_params()` in its block"),  # backward inside a helper
+    "521": (VERIFIED, "refers to a single memory location"),  # backward in a helper: the replayed reference fails
     "526": (VERIFIED, "the conflict was still there"),  # losses inside `if`s: not rebuilt at once
     "527": (VERIFIED, "values differ"),  # the VAE's noise is drawn again by the rewrite, kept by the reference
     "529": (VERIFIED, VERIFIED),

@@ -11,6 +11,7 @@ the analysis cannot name.
 from __future__ import annotations
 
 import ast
+import weakref
 from typing import Dict, List, NamedTuple, Optional, Set, Tuple, cast
 
 from typing import TYPE_CHECKING
@@ -359,7 +360,7 @@ class ModuleChains:
     write through it raises before it writes), the elements of a ``ModuleList``/``Sequential``."""
 
     def __init__(self, leaves: "Leaves") -> None:
-        self.leaves = leaves
+        self.leaves = weakref.proxy(leaves)  # its owner holds it: no reference cycle (tests/test_speed_walks.py)
         self.tree = leaves.tree
         self.kinds = leaves.kinds
         self._classes: Optional[Dict[str, ast.ClassDef]] = None

@@ -263,8 +263,9 @@ def _parameter_update_frame() -> str:
         if code.co_filename == _MODULE_PY and code.co_name in _LOADS:
             return "load"
         if _is_user_file(code.co_filename):
-            if isinstance(frame.f_locals.get("self"), torch.optim.Optimizer):
-                return "step"  # an optimizer the program defines, stepping
+            if code.co_name == "step" and isinstance(frame.f_locals.get("self"), torch.optim.Optimizer):
+                return "step"  # an optimizer the program defines, stepping (its other methods, as SAM's
+                # `first_step`, stay the program's writes: the step-order rewrites do not place them yet)
             called_back = True
         frame = frame.f_back
     return ""
