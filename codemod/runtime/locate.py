@@ -94,6 +94,7 @@ class Conflict:
     created_op: str = ""
     created_how: str = ""  # view errors: "multi-output", "no-grad" or "custom-function" (PyTorch's creation meta)
     operands_require_grad: bool = False  # leaf errors: a value the update writes requires grad (it carries a gradient)
+    written_parameter: bool = False  # leaf errors: the leaf written is an ``nn.Parameter`` (a module's weight)
     update: str = ""  # optimizer-step conflicts: "step" (an optimizer's) or "load" (``load_state_dict``)
     backward: Tuple[Site, ...] = ()  # confirmed ones: the user frames of the backward that failed on it, innermost first
 
@@ -269,6 +270,14 @@ def _parameter_update_frame() -> str:
             called_back = True
         frame = frame.f_back
     return ""
+
+
+def _carries(target: Optional[torch.Tensor], operands) -> str:
+    """For a leaf error: whether a value the update writes requires grad, and into what: ""
+    (none does), "parameter" (into an ``nn.Parameter``), "tensor" (into any other leaf)."""
+    if not any(_requires_grad(o) for o in operands):
+        return ""
+    return "parameter" if isinstance(target, torch.nn.Parameter) else "tensor"
 
 
 def _stale_error(record: "_Saved", now: int) -> RuntimeError:
@@ -471,7 +480,7 @@ class Locator(TorchFunctionMode):
                                if k in self._base_writes), None)
             self._classify_error(exc, name, same_dtypes=all(o.dtype == target.dtype for o in tensors[1:])
                                  if target is not None else False, view=view, base_write=base_write,
-                                 carries=any(_requires_grad(o) for o in tensors[1:]))
+                                 carries=_carries(target, tensors[1:]))
             raise
         finally:
             self._ops.pop()
@@ -584,7 +593,7 @@ class Locator(TorchFunctionMode):
 
     def _classify_error(self, exc: RuntimeError, op: str = "", same_dtypes: bool = False,
                         view: Optional[tuple] = None, base_write: Optional[tuple] = None,
-                        carries: bool = False) -> None:
+                        carries: str = "") -> None:
         text = str(exc)
         kind = None
         if "leaf Variable that requires grad" in text:
@@ -607,7 +616,8 @@ class Locator(TorchFunctionMode):
             site, op = base_write
         self._add(Conflict(kind, site, op or "?", message=message, confirmed=True, same_dtypes=same_dtypes,
                            callers=_callers(frame), created=created, created_op=created_op,
-                           created_how=created_how, operands_require_grad=carries))
+                           created_how=created_how, operands_require_grad=bool(carries),
+                           written_parameter=carries == "parameter"))
 
     def _add(self, conflict: Conflict) -> Conflict:
         """Keep one conflict per (kind, save line, mutation line); return the one kept."""

@@ -531,9 +531,16 @@ def _candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path,
         # before it), whether or not a rule fired there: the verification's reference decides.
         runtime = _statement_runtime(conflict, trees) if _same_file(conflict.mutation, path) else []
         ordered = _with_runtime(found, runtime, trees)
-        if conflict.operands_require_grad:
-            # The run saw the update write a value that requires grad: the program differentiates
-            # through it (the copy meaning), so a `no_grad` wrap comes after every copy.
+        if conflict.operands_require_grad and not conflict.written_parameter:
+            # A value that requires grad written into a plain leaf (`loss = torch.zeros(1,
+            # requires_grad=True)`, then `loss += term`): the program differentiates through the
+            # update, and a `no_grad` wrap would drop the gradient the value carries (issue 23's
+            # meaning rule): the copy meaning only, or nothing.
+            ordered = [c for c in ordered if not c.no_grad]
+            why = why or "the update writes a value that requires grad into a leaf: no `no_grad` meaning"
+        elif conflict.operands_require_grad:
+            # Into a module's parameter (an EMA of weights that require grad, a weight copied from
+            # another): the copy meaning first; a `no_grad` wrap comes after every copy.
             ordered = [c for c in ordered if not c.no_grad] + [c for c in ordered if c.no_grad]
         return ordered, why
     site = conflict.fix_site
