@@ -264,12 +264,18 @@ def rebound_name(where: Positions, at: Position, into_copy: bool = False) -> Opt
     if isinstance(small, cst.AugAssign):
         target = small.target
     elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-        call = small.value
-        if _inplace_chain(call):
-            target = _chain_base(call)
-        elif _inplace_keyword(call) is not None or _twin_function(call) is not None:
-            target = _first_positional(call)
+        target = _call_writes(small.value)
     return target.value if isinstance(target, cst.Name) else None
+
+
+def _call_writes(call: "cst.Call") -> Optional["cst.BaseExpression"]:
+    """What an in-place call writes into: the base of ``x.add_(v).mul_(2)``, the first argument
+    of ``F.relu(x, inplace=True)`` or of a function with an in-place twin; else None."""
+    if _inplace_chain(call):
+        return _chain_base(call)
+    if _inplace_keyword(call) is not None or _twin_function(call) is not None:
+        return _first_positional(call)
+    return None
 
 
 def _written_target(small: "cst.BaseSmallStatement") -> Optional["cst.BaseExpression"]:
@@ -290,11 +296,7 @@ def _written_name(small: "cst.BaseSmallStatement") -> Optional["cst.Name"]:
         if not isinstance(target, cst.Subscript):
             return None
     elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-        call = small.value
-        if _inplace_chain(call):
-            target = _chain_base(call)
-        elif _inplace_keyword(call) is not None or _twin_function(call) is not None:
-            target = _first_positional(call)
+        target = _call_writes(small.value)
     while isinstance(target, cst.Subscript):
         target = target.value
     return target if isinstance(target, cst.Name) else None
