@@ -273,11 +273,33 @@ def _parameter_update_frame() -> str:
 
 
 def _carries(target: Optional[torch.Tensor], operands) -> str:
-    """For a leaf error: whether a value the update writes requires grad, and into what: ""
-    (none does), "parameter" (into an ``nn.Parameter``), "tensor" (into any other leaf)."""
-    if not any(_requires_grad(o) for o in operands):
+    """For a leaf error: whether a value the update writes carries a gradient from another leaf
+    than the one written, and into what: "" (none does: ``w[0] *= 1.0001`` reads only ``w``),
+    "parameter" (into an ``nn.Parameter``), "tensor" (into any other leaf)."""
+    written = {id(t) for t in (target, getattr(target, "_base", None)) if t is not None}
+    if not any(_requires_grad(o) and _other_leaf(o, written) for o in operands):
         return ""
     return "parameter" if isinstance(target, torch.nn.Parameter) else "tensor"
+
+
+def _other_leaf(value: torch.Tensor, written: set, limit: int = 10_000) -> bool:
+    """Whether ``value``'s graph reaches a leaf whose id is not in ``written`` (True where the
+    walk is cut short: unknown is not "only the written leaf")."""
+    if value.grad_fn is None:
+        return id(value) not in written
+    todo, seen = [value.grad_fn], set()
+    while todo:
+        node = todo.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if len(seen) > limit:
+            return True
+        leaf = getattr(node, "variable", None)
+        if leaf is not None and id(leaf) not in written:
+            return True
+        todo.extend(following for following, _ in node.next_functions)
+    return False
 
 
 def _stale_error(record: "_Saved", now: int) -> RuntimeError:
