@@ -277,8 +277,11 @@ def _carries(target: Optional[torch.Tensor], operands) -> str:
     than the one written, and into what: "" (none does: ``w[0] *= 1.0001`` reads only ``w``),
     "parameter" (into an ``nn.Parameter``), "tensor" (into any other leaf)."""
     written = {id(t) for t in (target, getattr(target, "_base", None)) if t is not None}
-    if not any(_requires_grad(o) and _other_leaf(o, written) for o in operands):
-        return ""
+    try:
+        if not any(_requires_grad(o) and _other_leaf(o, written) for o in operands):
+            return ""
+    except RuntimeError:  # `.grad_fn` of a view whose base changed raises: not known, so it may
+        pass
     return "parameter" if isinstance(target, torch.nn.Parameter) else "tensor"
 
 
