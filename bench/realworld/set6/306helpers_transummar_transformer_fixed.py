@@ -1,7 +1,6 @@
 # helper for case 306 (reference, commit f85b475 applied: `q = q*self.scaling`): transformer.py of lipiji/TranSummar,
-# reduced: TransformerLayer (self
-# attention, optional external attention left out), MultiheadAttention with the packed in_proj and its chunked
-# q/k/v, gelu and LayerNorm. Only the self-attention path (qkv_same) is kept.
+# reduced: TransformerLayer (self attention, optional external attention left out), MultiheadAttention with the
+# packed in_proj and its chunked q/k/v, gelu and LayerNorm. Only the self-attention path (qkv_same) is kept.
 import math
 
 import torch
