@@ -11,7 +11,8 @@
 # `--aug-types [offset_h] --aug-prob 1`) got "RuntimeError: leaf variable has been moved into the graph interior"
 # (issue #32, PyTorch of 2020; torch 2.13 raises "a view of a leaf Variable that requires grad is being used in an
 # in-place operation" at the assignment). The maintainer's fix, commit 5d12685 (PR #33, "fix inplace operation being
-# used in rand offset", opened the day of the report, merged the next): roll each image of `x.unbind(dim=0)` and `torch.stack` them.
+# used in rand offset", opened the day of the report, merged the next): roll each image of `x.unbind(dim=0)` and
+# `torch.stack` them.
 # The library module is XXXhelpers_diff_augment.py (ref: XXXhelpers_diff_augment_fixed.py).
 # Stand-ins: the discriminator is a small conv net returning (logits, 32x32-branch logits, aux loss) as the real one
 # does, without the decoder / SLE parts; no AMP, no DDP, one gradient-accumulation step; images 2 x 3 x 16 x 16;
