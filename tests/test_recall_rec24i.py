@@ -1,0 +1,202 @@
+"""Issue 24 (recall, rec24i): leaves whose grad requirement is switched on after they are made.
+
+Group 1: a state tensor made by a factory (or by a helper or method whose every return is one),
+then made to require grad by a statement of its own (``state.requires_grad_()``,
+``state.requires_grad = True``), then written in place, here or in a helper it is handed to
+(also through ``*args``: ``def reset(*states): for s in states: s.zero_()``). PyTorch refuses the
+write ("a leaf Variable that requires grad is being used in an in-place operation").
+
+Each program is a new small one written from the pattern; torch runs it to show the write really
+raises, and the fixed program's values and gradients are compared with a control that makes the
+update outside autograd (``.data``). The negative controls (the tensor already required grad
+through a graph, the switch in a branch that does not hold the write, the switch after the write,
+the tensor rebound, the call under ``no_grad``) run without the error and stay unproven.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import torch
+
+from codemod.config import Settings
+from codemod.engine.pipeline import process_source
+
+HEADER = "import torch\nimport torch.nn as nn\n\n\n"
+OFFSET = HEADER.count("\n")
+
+
+def marks(body: str, select=("IPF1",)):
+    data = (HEADER + textwrap.dedent(body)).encode()
+    result = process_source(data, "case.py", Settings(select=select))
+    assert result.error is None, result.error
+    return [(f.code, f.span.line - OFFSET, f.status.value if f.status else None) for f in result.findings]
+
+
+def run(source: str, name: str = "main"):
+    space: dict = {"__name__": "case"}
+    exec(compile(source, "case.py", "exec"), space)
+    torch.manual_seed(0)
+    return space[name]()
+
+
+def leaf_error(source: str, name: str = "main") -> bool:
+    try:
+        run(source, name)
+    except RuntimeError as error:
+        return "leaf Variable that requires grad" in str(error)
+    return False
+
+
+def fixed(body: str) -> str:
+    result = process_source((HEADER + textwrap.dedent(body)).encode(), "case.py", Settings(), fix=True)
+    assert result.error is None and result.changed, result.findings
+    return result.fixed
+
+
+def same(got: dict, want: dict) -> bool:
+    return got.keys() == want.keys() and all(torch.allclose(got[k], want[k]) for k in want)
+
+
+# ------------------------------------------------- reset through a helper taking *states
+RESET = """\
+class Cell(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 4)
+
+    def init_state(self, batch=2):
+        return torch.ones(batch, 4)
+
+    def forward(self, x, h):
+        return torch.tanh(self.fc(x) + 0.5 * h)
+
+
+def reset(*states):
+    for s in states:
+        s.fill_(0.0)
+
+
+def main():
+    cell = Cell()
+    h0 = cell.init_state()
+    h0.requires_grad_(True)
+    c0 = torch.randn(2, 4)
+    c0.requires_grad = True
+    reset(h0, c0)
+    h = h0
+    for x in torch.randn(3, 2, 3):
+        h = cell(x, h) + c0
+    h.pow(2).sum().backward()
+    return {"h0": h0.grad, "c0": c0.grad, "w": cell.fc.weight.grad}
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_state_switched_on_then_reset_through_varargs_is_proven_and_fixed():
+    assert marks(RESET) == [("IPF105", 15, "safe")]
+    source = HEADER + RESET
+    assert leaf_error(source)
+    got = run(fixed(RESET))
+    want = run(source.replace("s.fill_(0.0)", "s.data.fill_(0.0)"))
+    assert same(got, want)
+
+
+# ------------------------------------------------- the switch and the write in one function
+LOCAL = """\
+def main():
+    w = torch.zeros(3)
+    w.requires_grad = True
+    w.uniform_(-0.1, 0.1)
+    x = torch.randn(5, 3)
+    (x @ w).sum().backward()
+    return {"w": w.grad}
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_factory_value_switched_on_by_attribute_then_written_is_proven():
+    assert [m[:2] for m in marks(LOCAL)] == [("IPF105", 4)]
+    assert leaf_error(HEADER + LOCAL)
+
+
+# ------------------------------------------------- negative controls
+CONTROLS = {
+    # already requires grad through a graph: not a leaf, the write runs
+    "graph": """\
+def main():
+    lin = nn.Linear(3, 3)
+    h = lin(torch.randn(2, 3))
+    h.requires_grad_(True)
+    h.mul_(2)
+    h.sum().backward()
+    return {"w": lin.weight.grad}
+""",
+    # the switch in a branch that does not hold the write (not taken here)
+    "branch": """\
+def main(train=False):
+    w = torch.ones(3)
+    if train:
+        w.requires_grad_()
+    w.zero_()
+    return {"w": w}
+""",
+    # the switch after the write
+    "after": """\
+def main():
+    w = torch.ones(3)
+    w.zero_()
+    w.requires_grad_()
+    (w * 2).sum().backward()
+    return {"w": w.grad}
+""",
+    # rebound to a computed value before the write
+    "rebound": """\
+def main():
+    w = torch.ones(3)
+    w.requires_grad_()
+    w = w * 2
+    w.zero_()
+    return {"w": w}
+""",
+    # the helper runs under no_grad
+    "no_grad": """\
+def reset(*states):
+    for s in states:
+        s.zero_()
+
+
+def main():
+    w = torch.ones(3)
+    w.requires_grad_()
+    with torch.no_grad():
+        reset(w)
+    return {"w": w}
+""",
+    # a helper also handed a tensor that is not a leaf: not known for every call
+    "mixed": """\
+def reset(*states):
+    for s in states:
+        s.mul_(0.5)
+
+
+def main():
+    lin = nn.Linear(3, 3)
+    h = lin(torch.randn(2, 3))
+    reset(h)
+    h.sum().backward()
+    return {"w": lin.weight.grad}
+""",
+}
+
+
+def test_negative_controls_run_and_stay_unproven():
+    for name, body in CONTROLS.items():
+        run(HEADER + textwrap.dedent(body))  # no error
+        assert not [m for m in marks(body) if m[0] == "IPF105"], name
