@@ -200,3 +200,170 @@ def test_negative_controls_run_and_stay_unproven():
     for name, body in CONTROLS.items():
         run(HEADER + textwrap.dedent(body))  # no error
         assert not [m for m in marks(body) if m[0] == "IPF105"], name
+
+
+# ------------------------------------------------- group 2: a method of a module held by the module
+# ``self.<member>.<method>(x)`` where ``self.<member>`` is an instance of a class of this file: the
+# call runs that class's method (what it saves of its argument is its summary), or the module the
+# class sets ``self.<method>`` to.
+SCORER = """\
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def score(self, h):
+        return self.proj(h).tanh()
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scorer = Scorer()
+        self.inp = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.inp(x)
+        s = self.scorer.score(h)
+        h.mul_(0.5)
+        return (s + h).sum()
+
+
+def main():
+    m = Model()
+    m(torch.randn(3, 4)).backward()
+    return {n: p.grad for n, p in m.named_parameters()}
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def saved_error(source: str, name: str = "main") -> bool:
+    try:
+        run(source, name)
+    except RuntimeError as error:
+        return "modified by an inplace operation" in str(error)
+    return False
+
+
+def test_a_method_of_a_member_module_that_saves_its_argument_is_proven_and_fixed():
+    assert marks(SCORER) == [("IPF103", 19, "safe")]
+    source = HEADER + SCORER
+    assert saved_error(source)
+    got = run(fixed(SCORER))
+    want = run(source.replace("h.mul_(0.5)", "h = h.mul(0.5)"))
+    assert same(got, want)
+
+
+IDS = """\
+class Tokens(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Embedding(12, 4)
+
+    def embed(self, ids):
+        return self.table(ids) * 2.0
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tokens = Tokens()
+        self.head = nn.Linear(4, 12)
+
+    def loss(self, ids, keep):
+        x = self.tokens.embed(ids)
+        ids.masked_fill_(~keep, -100)
+        return nn.functional.cross_entropy(self.head(x).transpose(1, 2), ids)
+
+
+def main():
+    m = Model()
+    ids = torch.randint(0, 12, (2, 5))
+    m.loss(ids, torch.rand(2, 5) > 0.3).backward()
+    return {n: p.grad for n, p in m.named_parameters()}
+"""
+
+
+def test_ids_written_after_a_member_modules_embedding_saved_them_are_proven():
+    assert [m[:2] for m in marks(IDS)] == [("IPF103", 18)]
+    assert saved_error(HEADER + IDS)
+
+
+MEMBER_CONTROLS = {
+    # the member's method saves nothing of its argument (reads only its shape)
+    "shape_only": """\
+class Noise(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(4))
+
+    def sample(self, h):
+        return torch.zeros(h.shape) + self.scale
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.noise = Noise()
+        self.inp = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.inp(x)
+        n = self.noise.sample(h)
+        h.mul_(0.5)
+        return (n + h).sum()
+
+
+def main():
+    m = Model()
+    m(torch.randn(3, 4)).backward()
+    return {k: p.grad for k, p in m.named_parameters()}
+""",
+    # the member may be one of two classes: not followed
+    "either": """\
+class A(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def score(self, h):
+        return self.proj(h)
+
+
+class B(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(4))
+
+    def score(self, h):
+        return torch.zeros(h.shape) * self.w
+
+
+class Model(nn.Module):
+    def __init__(self, kind="b"):
+        super().__init__()
+        self.scorer = A() if kind == "a" else B()
+        self.inp = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.inp(x)
+        s = self.scorer.score(h)
+        h.mul_(0.5)
+        return (s + h).sum()
+
+
+def main():
+    m = Model()
+    m(torch.randn(3, 4)).backward()
+    return {k: p.grad for k, p in m.named_parameters()}
+""",
+}
+
+
+def test_member_controls_run_and_stay_unproven():
+    for name, body in MEMBER_CONTROLS.items():
+        run(HEADER + textwrap.dedent(body))  # no error
+        assert not [m for m in marks(body) if m[0] == "IPF103"], name

@@ -498,6 +498,8 @@ class CallTargets:
                 return method, f"{cls_node.name}.{attr}"
             values = self.model.class_attrs(cls_node).get(attr, [])
             return self._instance_target([v for v in values if isinstance(v, ast.expr)], len(values))
+        if key.startswith("self.") and key.count(".") == 2:
+            return self._member_target(func, key)
         if "." in key:
             return None
         owner = self.model.owner(func)
@@ -521,6 +523,33 @@ class CallTargets:
             built = [b.value for b in bound if b.form == "assign" and b.value is not None]
             return self._instance_target(built, len(bound))
         return None
+
+    def _member_target(self, func: ast.expr, key: str) -> Optional["Target"]:
+        """``self.ae.get_embeddings(x)`` / ``self.ae.embedding(x)``: ``self.ae`` is set only to
+        instances of one class of this file (no subclass of it here); the call runs that class's
+        method, or the module its ``self.<name>`` is set to (every value one class)."""
+        cls_node = self.model.enclosing_class(func)
+        if cls_node is None:
+            return None
+        _, attr, name = key.split(".")
+        values = self.model.class_attrs(cls_node).get(attr, [])
+        built = [v for v in values if isinstance(v, ast.expr)]
+        if not built or len(built) != len(values) or not all(
+                isinstance(v, ast.Call) and isinstance(v.func, ast.Name) for v in built):
+            return None
+        classes = {self._top_level().get(cast(ast.Name, cast(ast.Call, v).func).id) for v in built}
+        member = classes.pop() if len(classes) == 1 else None
+        if not isinstance(member, ast.ClassDef) or any(
+                isinstance(s, ast.ClassDef) and any(isinstance(b, ast.Name) and b.id == member.name for b in s.bases)
+                for s in self.model.module.body):
+            return None
+        method = next((s for s in member.body if isinstance(s, FUNCTIONS) and s.name == name), None)
+        if method is not None:
+            return method, f"{member.name}.{name}"
+        if any(isinstance(b, ast.Name) and isinstance(self._top_level().get(b.id), ast.ClassDef) for b in member.bases):
+            return None  # a base class of this file may define it
+        inner = self.model.class_attrs(member).get(name, [])
+        return self._instance_target([v for v in inner if isinstance(v, ast.expr)], len(inner))
 
     def alternatives(self, call: ast.Call) -> List["Target"]:
         """``self.unit(x)`` where the class sets ``self.unit`` on several branches to modules
