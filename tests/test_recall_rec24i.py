@@ -367,3 +367,121 @@ def test_member_controls_run_and_stay_unproven():
     for name, body in MEMBER_CONTROLS.items():
         run(HEADER + textwrap.dedent(body))  # no error
         assert not [m for m in marks(body) if m[0] == "IPF103"], name
+
+
+# ------------------------------------------------- group 3: layer lists built in a loop
+# ``layers.append(make_act(kind))`` under ``if kind is not None:`` and then
+# ``layers.append(nn.Dropout(p, inplace=True))``: the in-place dropout follows what the helper
+# returns, when every module the helper can return saves its output (``nn.ReLU()``,
+# ``nn.Sigmoid()``), on the path that appends it.
+LAYERS = """\
+def make_act(kind):
+    act = None
+    if kind == "relu":
+        act = nn.ReLU()
+    elif kind == "sigmoid":
+        act = nn.Sigmoid()
+    return act
+
+
+class MLP(nn.Module):
+    def __init__(self, sizes, act="{act}", p=0.5):
+        super().__init__()
+        layers = []
+        for i in range(len(sizes) - 1):
+            layers.append(nn.Linear(sizes[i], sizes[i + 1]))
+            if act is not None:
+                layers.append(make_act(act))
+            layers.append(nn.Dropout(p, inplace=True))
+        self.net = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def main():
+    torch.manual_seed(0)
+    m = MLP([3, 5, 2])
+    x = torch.randn(4, 3)
+    torch.manual_seed(1)
+    m(x).pow(2).sum().backward()
+    return {{n: p.grad for n, p in m.named_parameters()}}
+"""
+
+
+def test_an_in_place_dropout_after_a_helpers_activation_is_proven_and_fixed():
+    for act in ("relu", "sigmoid"):
+        body = LAYERS.format(act=act)
+        assert marks(body) == [("IPF102", 18, "safe")], act
+        source = HEADER + body
+        assert saved_error(source), act
+        got = run(fixed(body))
+        want = run(source.replace("inplace=True", "inplace=False"))
+        assert same(got, want), act
+
+
+LAYER_CONTROLS = {
+    # ELU(True) sets alpha, not inplace: its output is not saved; the helper may return either
+    "mixed": LAYERS.replace("nn.Sigmoid()", "nn.ELU(True)").format(act="sigmoid"),
+    # the helper returns a module of this file the join does not follow
+    "own_class": """\
+class Scale(nn.Module):
+    def forward(self, x):
+        return x * 2.0
+
+
+def make_act(kind):
+    return Scale()
+
+
+class MLP(nn.Module):
+    def __init__(self, sizes, act="scale", p=0.5):
+        super().__init__()
+        layers = []
+        for i in range(len(sizes) - 1):
+            layers.append(nn.Linear(sizes[i], sizes[i + 1]))
+            if act is not None:
+                layers.append(make_act(act))
+            layers.append(nn.Dropout(p, inplace=True))
+        self.net = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def main():
+    m = MLP([3, 5, 2])
+    m(torch.randn(4, 3)).pow(2).sum().backward()
+    return {n: p.grad for n, p in m.named_parameters()}
+""",
+    # an if/else before the dropout: which layer precedes it is not one statement
+    "else": """\
+class MLP(nn.Module):
+    def __init__(self, sizes, act=None, p=0.5):
+        super().__init__()
+        layers = []
+        for i in range(len(sizes) - 1):
+            layers.append(nn.Linear(sizes[i], sizes[i + 1]))
+            if act is not None:
+                layers.append(nn.Sigmoid())
+            else:
+                layers.append(nn.Identity())
+            layers.append(nn.Dropout(p, inplace=True))
+        self.net = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def main():
+    m = MLP([3, 5, 2])
+    m(torch.randn(4, 3)).pow(2).sum().backward()
+    return {n: p.grad for n, p in m.named_parameters()}
+""",
+}
+
+
+def test_layer_list_controls_run_and_stay_unproven():
+    for name, body in LAYER_CONTROLS.items():
+        run(HEADER + textwrap.dedent(body))  # no error
+        assert not [m for m in marks(body) if m[0] == "IPF102"], name

@@ -34,7 +34,7 @@ from codemod.analysis.grad_mode import IntendedReason
 from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.names import Names
 from codemod.analysis.project import SummaryFact
-from codemod.analysis.syntax import FUNCTIONS, Function, Located, passed_for, positional, spreads, target_key
+from codemod.analysis.syntax import FUNCTIONS, Function, Located, is_const, passed_for, positional, spreads, target_key
 from codemod.analysis.tensor_kind import KindFacts, TensorKinds, used_as_container
 
 # What an op saves, as the hazard analysis says it: a tuple of "input0", "output"..., or a
@@ -737,6 +737,10 @@ _CONTAINERS = (*_SEQUENTIAL, *_MODULE_LISTS)
 _MAX_DEPTH = 4  # constructor arguments followed through this many calls (Block(inplace=...) passed down)
 
 
+def func_name(call: ast.Call) -> str:
+    return call.func.id if isinstance(call.func, ast.Name) else ""
+
+
 def op_saves(name: str) -> Optional[Tuple[str, ...]]:
     """What the torch op or module ``name`` saves, measured by version counters where the
     generator did (``OP_SAVES_MEASURED``), else by grad_fn (``OP_SAVES``); None: no data."""
@@ -835,6 +839,8 @@ class Chains:
             for before in reversed(body[:at]):
                 if not any(isinstance(n, ast.Name) and n.id == root for n in ast.walk(before)):
                     continue  # does not touch the list
+                if isinstance(before, ast.If) and not before.orelse and before.body:
+                    before = before.body[-1]  # `if act: layers.append(act_layer)`: the path that adds it
                 if isinstance(before, ast.Expr) and isinstance(before.value, ast.Call) and len(before.value.args) == 1 \
                         and isinstance(before.value.func, ast.Attribute) and before.value.func.attr == "append" \
                         and target_key(before.value.func.value) == holder:
@@ -852,6 +858,14 @@ class Chains:
             if not isinstance(layer, ast.Call):
                 return Feeder("unseen", None, "", False)
             name = self.model.torch_name(layer.func)
+            returned = self._returned_layers(layer) if name is None else None
+            if returned is not None:
+                fed = [self._torch_feeder(r, member, self.model.torch_name(r.func) or "") for r in returned]
+                kinds = {f.kind if f is not None else None for f in fed}
+                if len(kinds) == 1 and kinds & {"saved", "unsaved"}:
+                    names = " or ".join(dict.fromkeys(f.name for f in fed if f is not None))
+                    return Feeder(kinds.pop(), member, f"{func_name(layer)}() ({names})", False)  # type: ignore[arg-type]
+                return Feeder("unseen", member, "", False)
             if name is None or not name.startswith("torch.nn."):
                 summary = self._summary_of_instance(layer)
                 if summary is None or summary.output is Saved.UNKNOWN:
@@ -861,20 +875,57 @@ class Chains:
                 if summary.returns is Returns.INPUT and not summary.mutates:
                     continue  # hands its input on
                 return Feeder("unsaved", member, summary.name, False)
-            module = f"torch.nn.{name.rsplit('.', 1)[-1]}"
-            in_place = self.runs_in_place(layer, name)
-            if in_place is None:
-                return Feeder("unseen", member, module, False)
-            if in_place:
-                if module in INPLACE_SAVES_RESULT:
-                    return Feeder("saved", member, module, True)
-                if module in torch_api.INPLACE_PARAM_CALLABLES:
-                    continue  # saves nothing of it, and hands its input on
-            saves = op_saves(module)
-            if saves is None:
-                return Feeder("unseen", member, module, False)
-            return Feeder("saved" if "output" in saves else "unsaved", member, module, False)
+            found = self._torch_feeder(layer, member, name)
+            if found is None:
+                continue  # saves nothing of it, and hands its input on
+            return found
         return Feeder("caller", None, "", False)
+
+    def _torch_feeder(self, layer: ast.Call, member: ast.expr, name: str) -> Optional[Feeder]:
+        """What the torch module ``layer`` builds hands the next member; None where it runs in
+        place, saves nothing of its input and hands it on."""
+        module = f"torch.nn.{name.rsplit('.', 1)[-1]}"
+        in_place = self.runs_in_place(layer, name)
+        if in_place is None:
+            return Feeder("unseen", member, module, False)
+        if in_place:
+            if module in INPLACE_SAVES_RESULT:
+                return Feeder("saved", member, module, True)
+            if module in torch_api.INPLACE_PARAM_CALLABLES:
+                return None
+        saves = op_saves(module)
+        if saves is None:
+            return Feeder("unseen", member, module, False)
+        return Feeder("saved" if "output" in saves else "unsaved", member, module, False)
+
+    def _returned_layers(self, call: ast.Call) -> Optional[List[ast.Call]]:
+        """``get_activation(name)``: a function of this file (top level, bound once) whose every
+        return hands back a torch module built in it (``return nn.ReLU(True)``, or a name whose
+        bindings there are such modules or ``None``, which no chain can call): those modules."""
+        func = call.func
+        if not isinstance(func, ast.Name):
+            return None
+        top = self.summaries.targets._top_level().get(func.id)
+        bound = self.model.flow(self.model.module).bindings.get(func.id, [])
+        if not isinstance(top, FUNCTIONS) or len(bound) != 1:
+            return None
+        flow = self.model.flow(top)
+        found: List[ast.Call] = []
+        for ret in (n for n in self.model.walk(top) if isinstance(n, ast.Return) and self.model.owner(n) is top):
+            values: List[Optional[ast.expr]] = [ret.value]
+            if isinstance(ret.value, ast.Name):
+                reaching = self.model.reaching(flow, ret.value.id, ret)
+                if not reaching or any(b.form != "assign" for b in reaching):
+                    return None
+                values = [b.value for b in reaching]
+            for value in values:
+                if value is None or is_const(value, None):
+                    continue
+                name = self.model.torch_name(value.func) if isinstance(value, ast.Call) else None
+                if name is None or not name.startswith("torch.nn.") or not name.rsplit(".", 1)[-1][:1].isupper():
+                    return None
+                found.append(cast(ast.Call, value))
+        return found or None
 
     def _summary_of_instance(self, layer: ast.Call) -> Optional[Summary]:
         return self.summaries.of_target(self.summaries.targets._class_target(layer))
