@@ -290,6 +290,14 @@ def main():
 def test_ids_written_after_a_member_modules_embedding_saved_them_are_proven():
     assert [m[:2] for m in marks(IDS)] == [("IPF103", 18)]
     assert saved_error(HEADER + IDS)
+    direct = IDS.replace("self.tokens.embed(ids)", "self.tokens.table(ids)")  # the member's torch module
+    assert [m[:2] for m in marks(direct)] == [("IPF103", 18)]
+    assert saved_error(HEADER + direct)
+    # the member's module is one of two kinds: not followed (an nn.Identity saves nothing)
+    either = direct.replace("self.table = nn.Embedding(12, 4)",
+                            "self.table = nn.Embedding(12, 4) if big else nn.Identity()").replace(
+        "class Tokens(nn.Module):\n    def __init__(self):", "class Tokens(nn.Module):\n    def __init__(self, big=True):")
+    assert not [m for m in marks(either) if m[0] == "IPF103"]
 
 
 MEMBER_CONTROLS = {

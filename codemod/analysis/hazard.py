@@ -1159,6 +1159,14 @@ class OpSaves(_HazardsPart):
         if key.startswith("self.") and key.count(".") == 1:
             cls = self.model.enclosing_class(func)
             values = self.model.class_attrs(cls).get(key[5:], []) if cls is not None else []
+        elif key.startswith("self.") and key.count(".") == 2:  # `self.ae.embedding`: a member's module
+            targets = self.model.summaries.targets
+            member = targets.member_class(func, key)
+            found = targets.member_values(member, key.split(".")[2]) if member is not None else None
+            names = {self.model.torch_name(v.func) if isinstance(v, ast.Call) else None for v in found or []}
+            if len(names) != 1 or None in names:
+                return None  # every value one torch module, or nothing is said
+            values = cast(List[AttrValue], found)
         else:
             owner = self.model.owner(func)
             values = [b.value for b in self.model.flow(owner).bindings.get(key, []) if b.form == "assign"]

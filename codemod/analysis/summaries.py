@@ -525,13 +525,33 @@ class CallTargets:
         return None
 
     def _member_target(self, func: ast.expr, key: str) -> Optional["Target"]:
-        """``self.ae.get_embeddings(x)`` / ``self.ae.embedding(x)``: ``self.ae`` is set only to
-        instances of one class of this file (no subclass of it here); the call runs that class's
-        method, or the module its ``self.<name>`` is set to (every value one class)."""
+        member = self.member_class(func, key)
+        if member is None:
+            return None
+        name = key.split(".")[2]
+        method = next((s for s in member.body if isinstance(s, FUNCTIONS) and s.name == name), None)
+        if method is not None:
+            return method, f"{member.name}.{name}"
+        inner = self.member_values(member, name)
+        if inner is None:
+            return None
+        return self._instance_target([v for v in inner if isinstance(v, ast.expr)], len(inner))
+
+    def member_values(self, member: ast.ClassDef, name: str) -> Optional[List[object]]:
+        """What ``member`` sets ``self.<name>`` to, where no base class of this file may set it
+        otherwise (None there)."""
+        if any(isinstance(b, ast.Name) and isinstance(self._top_level().get(b.id), ast.ClassDef) for b in member.bases):
+            return None
+        return list(self.model.class_attrs(member).get(name, []))
+
+    def member_class(self, func: ast.expr, key: str) -> Optional[ast.ClassDef]:
+        """``self.ae`` of ``self.ae.get_embeddings(x)`` / ``self.ae.embedding(x)``: set only to
+        instances of one class of this file (no subclass of it here): that class (the call runs
+        its method, or the module its ``self.<name>`` is set to)."""
         cls_node = self.model.enclosing_class(func)
         if cls_node is None:
             return None
-        _, attr, name = key.split(".")
+        attr = key.split(".")[1]
         values = self.model.class_attrs(cls_node).get(attr, [])
         built = [v for v in values if isinstance(v, ast.expr)]
         if not built or len(built) != len(values) or not all(
@@ -543,13 +563,7 @@ class CallTargets:
                 isinstance(s, ast.ClassDef) and any(isinstance(b, ast.Name) and b.id == member.name for b in s.bases)
                 for s in self.model.module.body):
             return None
-        method = next((s for s in member.body if isinstance(s, FUNCTIONS) and s.name == name), None)
-        if method is not None:
-            return method, f"{member.name}.{name}"
-        if any(isinstance(b, ast.Name) and isinstance(self._top_level().get(b.id), ast.ClassDef) for b in member.bases):
-            return None  # a base class of this file may define it
-        inner = self.model.class_attrs(member).get(name, [])
-        return self._instance_target([v for v in inner if isinstance(v, ast.expr)], len(inner))
+        return member
 
     def alternatives(self, call: ast.Call) -> List["Target"]:
         """``self.unit(x)`` where the class sets ``self.unit`` on several branches to modules
