@@ -493,3 +493,63 @@ def test_layer_list_controls_run_and_stay_unproven():
     for name, body in LAYER_CONTROLS.items():
         run(HEADER + textwrap.dedent(body))  # no error
         assert not [m for m in marks(body) if m[0] == "IPF102"], name
+
+
+# ------------------------------------------------- group 4: two slices of one tensor, one version counter
+# ``xa, xb = x[:, :d], x[:, d:]`` (a coupling layer's split): an op saves ``xa``, then ``xb`` is
+# written in place. The slices share no memory, but they share ``x``'s version counter, so the
+# write breaks what was saved of ``xa``.
+COUPLING = """\
+class Coupling(nn.Module):
+    def __init__(self, d=2):
+        super().__init__()
+        self.d = d
+        self.inp = nn.Linear(4, 4)
+        self.net = nn.Linear(d, 4 - d)
+
+    def forward(self, x):
+        h = self.inp(x)
+        ha, hb = h[:, :self.d], h[:, self.d:]
+        hb += self.net(ha)
+        return torch.cat([ha, hb], 1)
+
+
+def main():
+    m = Coupling()
+    m(torch.randn(3, 4)).pow(2).sum().backward()
+    return {n: p.grad for n, p in m.named_parameters()}
+"""
+
+
+def test_a_write_into_one_slice_after_its_sibling_was_saved_is_proven():
+    assert [m[:2] for m in marks(COUPLING)] == [("IPF101", 11)]
+    source = HEADER + COUPLING
+    assert saved_error(source)
+    got = run(HEADER + fixed_unsafe(COUPLING))
+    want = run(source.replace("hb += self.net(ha)", "hb = hb + self.net(ha)"))
+    assert same(got, want)
+
+
+def fixed_unsafe(body: str) -> str:
+    result = process_source((HEADER + textwrap.dedent(body)).encode(), "case.py", Settings(unsafe_fixes=True), fix=True)
+    assert result.error is None and result.changed, result.findings
+    return result.fixed[len(HEADER):]
+
+
+SLICE_CONTROLS = {
+    # slices of two different tensors
+    "two_bases": COUPLING.replace("ha, hb = h[:, :self.d], h[:, self.d:]",
+                                  "ha, hb = h[:, :self.d], x[:, self.d:].clone()"),
+    # the sibling is read only by an op that saves nothing of it (an addition)
+    "unsaved": COUPLING.replace("hb += self.net(ha)", "hb += ha + 1.0"),
+    # an index that copies (a list of columns), not a view
+    "copy": COUPLING.replace("ha, hb = h[:, :self.d], h[:, self.d:]", "ha, hb = h[:, [0, 1]], h[:, self.d:]"),
+    # the sibling is rebound (to a copy) before it is saved
+    "rebound": COUPLING.replace("hb += self.net(ha)", "ha = ha.clone()\n        hb += self.net(ha)"),
+}
+
+
+def test_slice_controls_run_and_stay_unproven():
+    for name, body in SLICE_CONTROLS.items():
+        run(HEADER + body)  # no error
+        assert not [m for m in marks(body) if m[0] == "IPF101"], name
