@@ -147,3 +147,47 @@ def test_cached_facts_are_data_never_code(project, tmp_path):
     again = build_index(files, str(cache))
     assert not marker.exists()
     assert again.grad_off("pkg.init._normal") == first.grad_off("pkg.init._normal")
+
+
+USE = "from pkg.init import scale\n\n\ndef twice(a):\n    z = scale(a, 2.0)\n    return a, z\n"
+
+
+def test_what_calls_pass_is_gathered_only_for_the_modules_asked(project):
+    """The index pass leaves out what each call passes (most of it is never asked); the first
+    question about a function's callers gathers it from their modules only, as the eager
+    pass would have: another file reading the argument after the call relies on the mutation."""
+    (project / "pkg" / "use.py").write_text(USE)
+    files = [str(p) for p in sorted((project / "pkg").glob("*.py"))]
+    index = build_index(files)
+    assert not any(f.argued for f in index.modules.values())
+    asked, loader = [], index.arguments
+    index.arguments = lambda module, key: asked.append(module) or loader(module, key)
+    assert index.grad_off("pkg.init._normal") and not asked  # grad mode needs no arguments
+    assert index.callers_rely("pkg.init.scale", "t") and not index.callers_rely("pkg.init.scale", "k")
+    assert sorted(asked) == ["pkg.model", "pkg.use"]  # the modules calling scale, once each
+    from codemod.analysis.indexing import collect
+    from codemod.analysis.model import SemanticModel
+    from codemod.analysis.source import Source
+
+    eager = collect(SemanticModel(Source((project / "pkg" / "use.py").read_bytes())), "pkg.use",
+                    frozenset(index.modules))
+    assert [c.args_read_after for c in eager.calls] == [c.args_read_after for c in index._argued["pkg.use"]] \
+        and eager.calls[-1].args_read_after == frozenset({"0"})
+
+
+def test_a_caller_changed_since_the_index_may_rely_on_the_mutation(project):
+    """What a call passes is read from the file its facts were made from: a file changed since
+    then (its key differs) tells nothing, and its calls may read the argument after."""
+    (project / "pkg" / "use.py").write_text(USE.replace("return a, z", "return z"))
+    files = [str(p) for p in sorted((project / "pkg").glob("*.py"))]
+    index = build_index(files)
+    (project / "pkg" / "use.py").write_text(USE.replace("return a, z", "return z") + "\n")
+    assert index.callers_rely("pkg.init.scale", "t")
+    assert not build_index(files).callers_rely("pkg.init.scale", "t")
+
+
+def test_a_caller_in_another_file_reading_the_argument_keeps_the_mutation(project):
+    alone = findings(project / "pkg", cwd=project)
+    (project / "pkg" / "use.py").write_text(USE)
+    assert (16, "callers-rely-on-mutation") not in alone
+    assert (16, "callers-rely-on-mutation") in findings(project / "pkg", cwd=project)

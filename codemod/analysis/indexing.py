@@ -19,21 +19,16 @@ from codemod.analysis.tree import Tree
 
 
 def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
-            is_package: bool = False) -> ModuleFacts:
+            is_package: bool = False, arguments: bool = True) -> ModuleFacts:
     """The facts one module contributes (``model``: its ``SemanticModel``; ``is_package``: the
-    file is a package's ``__init__.py``, which relative imports start from)."""
-    tree, calls = model.tree, model.calls
+    file is a package's ``__init__.py``, which relative imports start from). ``arguments``:
+    also what each call passes (``CallFact.args_read_after``, ``args_grad``); without it those
+    are left empty and :func:`call_arguments` gives them when some analysis asks (the
+    ``ModuleFacts`` says which: ``argued``)."""
+    tree = model.tree
     functions: List[FunctionFact] = []
     local: Dict[Function, str] = {}
-    imports: List[Union[ast.Import, ast.ImportFrom]] = []
-    uses: List[Union[ast.Name, ast.Attribute]] = []
-    source = tree.source  # the walk that indexed the tree listed the nodes wanted here
-    for node in source.walked(ast.Name):  # names and attributes
-        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) \
-                and not isinstance(tree.parent(node), ast.Attribute):
-            uses.append(node)  # the outermost part of a chain: `mod.f`, not `mod`
-    imports.extend(cast(Union[ast.Import, ast.ImportFrom], n) for n in source.walked(ast.Import))
-    for node in source.walked(ast.FunctionDef):  # and async ones
+    for node in tree.source.walked(ast.FunctionDef):  # and async ones
         if isinstance(node, FUNCTIONS):
             parent = tree.parent(node)
             if parent is model.module:
@@ -48,17 +43,11 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
                 params = params[1:]
             params += [a.arg for a in node.args.kwonlyargs]
             own = model.grad.local_reason(node.body[0]) if node.body else None
-            functions.append(FunctionFact(qual, tuple(params), own is not None or calls.is_autograd_kernel(node)))
-    resolver = _Resolver(model, module, project_modules, is_package, imports)
+            functions.append(FunctionFact(qual, tuple(params), own is not None or model.calls.is_autograd_kernel(node)))
+    resolver = _Resolver(model, module, project_modules, is_package, _imports(model))
     found: List[CallFact] = []
     libraries: Dict[str, str] = {}
-    for node in uses:
-        callee = resolver.resolve(node)
-        if callee is None:
-            library = resolver.library_callee(node)
-            if library is not None:
-                libraries[library[0]] = library[1]
-            continue
+    for node, callee in _sites(model, resolver, libraries):
         parent = tree.parent(node)
         site: Union[ast.Call, ast.Name, ast.Attribute] = node
         if isinstance(parent, ast.Call) and parent.func is node:
@@ -66,28 +55,80 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
         called = isinstance(site, ast.Call)
         owner = tree.owner(site)
         caller = _caller_name(tree, owner, local)
-        grad_off = model.grad.local_reason(site) in ("no-grad", "optimizer", "grad-guard")
+        grad_off = model.grad.local_reason(site) in _GRAD_OFF
         ignored = called and isinstance(tree.parent(site), ast.Expr)
-        read: Set[str] = set()
-        grad: Set[str] = set()
-        if isinstance(site, ast.Call) and not grad_off and not resolver.stays_here(callee):
-            requirement, stmt = model.views.requirement, tree.statement_of(site)
-            grad.update(str(i) for i, a in enumerate(site.args) if not isinstance(a, ast.Starred)
-                        and not any(isinstance(b, ast.Starred) for b in site.args[:i])
-                        and requirement.requires_grad(a, stmt) == "yes")
-            grad.update(kw.arg for kw in site.keywords if kw.arg and requirement.requires_grad(kw.value, stmt) == "yes")
-        if isinstance(site, ast.Call):
-            keyed = [(str(i), key) for i, key in enumerate(map(target_key, site.args)) if key]
-            keyed += [(kw.arg, key) for kw, key in ((kw, target_key(kw.value) if kw.arg else None)
-                                                    for kw in site.keywords) if kw.arg and key]
-            if keyed:  # the caller's flow only for arguments that name something
-                flow = model.binder.flow(owner)
-                stmt = tree.statement_of(site)
-                read.update(name for name, key in keyed if model.holders.read_after(flow, key, stmt))
-        found.append(CallFact(callee, caller, grad_off, called, ignored, frozenset(read), frozenset(grad)))
+        read, grad = _arguments(model, resolver, site, callee, grad_off) if arguments else _NONE
+        found.append(CallFact(callee, caller, grad_off, called, ignored, read, grad))
     exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
     return ModuleFacts(module, functions, found, exports, libraries,
-                       other_dtype(model.module, tree.source.children))
+                       other_dtype(model.module, tree.source.children), argued=arguments)
+
+
+def call_arguments(model: SemanticModel, module: str, project_modules: FrozenSet[str],
+                   is_package: bool = False) -> List[Tuple[FrozenSet[str], FrozenSet[str]]]:
+    """(``args_read_after``, ``args_grad``) of each call :func:`collect` lists, in its order:
+    what ``collect(..., arguments=False)`` left out, for when some analysis asks."""
+    tree = model.tree
+    resolver = _Resolver(model, module, project_modules, is_package, _imports(model))
+    found: List[Tuple[FrozenSet[str], FrozenSet[str]]] = []
+    for node, callee in _sites(model, resolver, {}):
+        parent = tree.parent(node)
+        site: Union[ast.Call, ast.Name, ast.Attribute] = node
+        if isinstance(parent, ast.Call) and parent.func is node:
+            site = parent
+        grad_off = isinstance(site, ast.Call) and model.grad.local_reason(site) in _GRAD_OFF
+        found.append(_arguments(model, resolver, site, callee, grad_off))
+    return found
+
+
+_GRAD_OFF = ("no-grad", "optimizer", "grad-guard")
+_NONE: Tuple[FrozenSet[str], FrozenSet[str]] = (frozenset(), frozenset())
+
+
+def _imports(model: SemanticModel) -> List[Union[ast.Import, ast.ImportFrom]]:
+    return [cast(Union[ast.Import, ast.ImportFrom], n) for n in model.tree.source.walked(ast.Import)]
+
+
+def _sites(model: SemanticModel, resolver: "_Resolver", libraries: Dict[str, str]):
+    """(use, callee) of each use of a project function in the module, in the walk's order (the
+    outermost part of a chain: ``mod.f``, not ``mod``); the library callees met on the way go
+    into ``libraries``."""
+    tree = model.tree
+    for node in tree.source.walked(ast.Name):  # names and attributes
+        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) \
+                and not isinstance(tree.parent(node), ast.Attribute):
+            callee = resolver.resolve(node)
+            if callee is None:
+                library = resolver.library_callee(node)
+                if library is not None:
+                    libraries[library[0]] = library[1]
+                continue
+            yield node, callee
+
+
+def _arguments(model: SemanticModel, resolver: "_Resolver", site: ast.AST, callee: str,
+               grad_off: bool) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """What a call site passes: the arguments its caller reads afterwards, and those its
+    analysis shows require grad (asked only of a call with grad on, to another module)."""
+    if not isinstance(site, ast.Call):
+        return _NONE
+    tree = model.tree
+    read: Set[str] = set()
+    grad: Set[str] = set()
+    if not grad_off and not resolver.stays_here(callee):
+        requirement, stmt = model.views.requirement, tree.statement_of(site)
+        grad.update(str(i) for i, a in enumerate(site.args) if not isinstance(a, ast.Starred)
+                    and not any(isinstance(b, ast.Starred) for b in site.args[:i])
+                    and requirement.requires_grad(a, stmt) == "yes")
+        grad.update(kw.arg for kw in site.keywords if kw.arg and requirement.requires_grad(kw.value, stmt) == "yes")
+    keyed = [(str(i), key) for i, key in enumerate(map(target_key, site.args)) if key]
+    keyed += [(kw.arg, key) for kw, key in ((kw, target_key(kw.value) if kw.arg else None)
+                                            for kw in site.keywords) if kw.arg and key]
+    if keyed:  # the caller's flow only for arguments that name something
+        flow = model.binder.flow(tree.owner(site))
+        stmt = tree.statement_of(site)
+        read.update(name for name, key in keyed if model.holders.read_after(flow, key, stmt))
+    return frozenset(read), frozenset(grad)
 
 
 def summaries_of(model: SemanticModel, module: str, names: FrozenSet[str],
