@@ -27,24 +27,15 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
     ``ModuleFacts`` says which: ``argued``)."""
     tree = model.tree
     functions: List[FunctionFact] = []
-    local: Dict[Function, str] = {}
-    for node in tree.source.walked(ast.FunctionDef):  # and async ones
-        if isinstance(node, FUNCTIONS):
-            parent = tree.parent(node)
-            if parent is model.module:
-                qual = f"{module}.{node.name}"
-            elif isinstance(parent, ast.ClassDef) and tree.parent(parent) is model.module:
-                qual = f"{module}.{parent.name}.{node.name}"
-            else:
-                continue
-            local[node] = qual
-            params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
-            if params and params[0] in ("self", "cls") and isinstance(parent, ast.ClassDef):
-                params = params[1:]
-            params += [a.arg for a in node.args.kwonlyargs]
-            own = model.grad.local_reason(node.body[0]) if node.body else None
-            functions.append(FunctionFact(qual, tuple(params), own is not None or model.calls.is_autograd_kernel(node)))
-    resolver = _Resolver(model, module, project_modules, is_package, _imports(model))
+    local = _local_functions(model, module)
+    for node, qual in local.items():
+        params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+        if params and params[0] in ("self", "cls") and isinstance(tree.parent(node), ast.ClassDef):
+            params = params[1:]
+        params += [a.arg for a in node.args.kwonlyargs]
+        own = model.grad.local_reason(node.body[0]) if node.body else None
+        functions.append(FunctionFact(qual, tuple(params), own is not None or model.calls.is_autograd_kernel(node)))
+    resolver = _Resolver(model, module, project_modules, is_package, _imports(model), frozenset(local.values()))
     found: List[CallFact] = []
     libraries: Dict[str, str] = {}
     for node, callee in _sites(model, resolver, libraries):
@@ -69,7 +60,8 @@ def call_arguments(model: SemanticModel, module: str, project_modules: FrozenSet
     """(``args_read_after``, ``args_grad``) of each call :func:`collect` lists, in its order:
     what ``collect(..., arguments=False)`` left out, for when some analysis asks."""
     tree = model.tree
-    resolver = _Resolver(model, module, project_modules, is_package, _imports(model))
+    resolver = _Resolver(model, module, project_modules, is_package, _imports(model),
+                         frozenset(_local_functions(model, module).values()))
     found: List[Tuple[FrozenSet[str], FrozenSet[str]]] = []
     for node, callee in _sites(model, resolver, {}):
         parent = tree.parent(node)
@@ -85,6 +77,21 @@ _GRAD_OFF = ("no-grad", "optimizer", "grad-guard")
 _NONE: Tuple[FrozenSet[str], FrozenSet[str]] = (frozenset(), frozenset())
 
 
+def _local_functions(model: SemanticModel, module: str) -> Dict[Function, str]:
+    """The module's indexed functions (module-level ones, methods of module-level classes) by
+    their qualified names, in the walk's order."""
+    tree = model.tree
+    local: Dict[Function, str] = {}
+    for node in tree.source.walked(ast.FunctionDef):  # and async ones
+        if isinstance(node, FUNCTIONS):
+            parent = tree.parent(node)
+            if parent is model.module:
+                local[node] = f"{module}.{node.name}"
+            elif isinstance(parent, ast.ClassDef) and tree.parent(parent) is model.module:
+                local[node] = f"{module}.{parent.name}.{node.name}"
+    return local
+
+
 def _imports(model: SemanticModel) -> List[Union[ast.Import, ast.ImportFrom]]:
     return [cast(Union[ast.Import, ast.ImportFrom], n) for n in model.tree.source.walked(ast.Import)]
 
@@ -93,10 +100,15 @@ def _sites(model: SemanticModel, resolver: "_Resolver", libraries: Dict[str, str
     """(use, callee) of each use of a project function in the module, in the walk's order (the
     outermost part of a chain: ``mod.f``, not ``mod``); the library callees met on the way go
     into ``libraries``."""
-    tree = model.tree
-    for node in tree.source.walked(ast.Name):  # names and attributes
-        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) \
-                and not isinstance(tree.parent(node), ast.Attribute):
+    parents, heads, Name, Attribute, Load = model.tree.source.parents, resolver.heads, ast.Name, ast.Attribute, ast.Load
+    for node in model.tree.source.walked(Name):  # names and attributes
+        if parents.get(node).__class__ is Attribute:
+            continue  # the outermost part of a chain only
+        head = node
+        while head.__class__ is Attribute:
+            head = head.value  # type: ignore[attr-defined]
+        # (a use whose head names nothing the project or a library may hold resolves to nothing)
+        if head.__class__ is Name and head.id in heads and node.ctx.__class__ is Load:  # type: ignore[attr-defined]
             callee = resolver.resolve(node)
             if callee is None:
                 library = resolver.library_callee(node)
@@ -181,8 +193,10 @@ class _Resolver:
     """Qualified names of the project's functions at their uses in one module."""
 
     def __init__(self, model: SemanticModel, module: str, project_modules: FrozenSet[str],
-                 is_package: bool, imports: List[Union[ast.Import, ast.ImportFrom]]) -> None:
+                 is_package: bool, imports: List[Union[ast.Import, ast.ImportFrom]],
+                 local: FrozenSet[str] = frozenset()) -> None:
         self.model = model
+        self.local = local  # the qualified names of the module's indexed functions
         self.module = module
         self.project = project_modules
         self.package = module if is_package else module.rpartition(".")[0]
@@ -213,6 +227,20 @@ class _Resolver:
                     else:
                         head = a.name.split(".")[0]
                         self.imports.setdefault(head, head)
+        # The heads of the uses that may resolve: the module's own names, ``self``/``cls``, the
+        # names imported from what may hold a module of the run, and (library callees) the
+        # names an absolute ``from ... import`` binds.
+        inside = {".".join(m.split(".")[:i]) for m in project_modules for i in range(1, m.count(".") + 1)}
+        self.heads = {"self", "cls", *self.top, *self.imported_from}
+        self.heads.update(h for h, target in self.imports.items() if target in inside or self.in_project(target + ".*"))
+        # ``self.x`` names a function of the index only as a method of its class: where no class
+        # of the module could be taken elsewhere (its name imported too, or a module of the run),
+        # the others name nothing the index is asked about.
+        self.methods: Optional[Set[str]] = {q.rpartition(".")[2] for q in local if q.count(".") > module.count(".") + 1}
+        for cls in model.tree.source.walked(ast.ClassDef):
+            name = f"{module}.{cls.name}"  # type: ignore[attr-defined]
+            if cls.name in self.imports or name in project_modules or name in inside:  # type: ignore[attr-defined]
+                self.methods = None
 
     def _absolute(self, node: ast.ImportFrom) -> Optional[str]:
         if not node.level:
@@ -237,10 +265,14 @@ class _Resolver:
             return None
         head, _, rest = key.partition(".")
         if head in ("self", "cls"):
+            if self.methods is not None and rest not in self.methods:
+                return None  # no method of the module's classes: names no indexed function
             cls = self.model.tree.enclosing_class(node)
             if cls is None or "." in rest or not rest:
                 return None
             name = f"{self.module}.{cls.name}.{rest}"
+            if self.methods is not None and name not in self.local:
+                return None
         elif head in self.top:
             name = self.top[head] + (f".{rest}" if rest else "")
         elif head in self.imports:
