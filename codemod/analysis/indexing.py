@@ -9,6 +9,7 @@ those make is handed to other files' models, below which it sits.
 from __future__ import annotations
 
 import ast
+import functools
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union, cast
 
 from codemod.analysis.dtype import other_dtype
@@ -189,6 +190,12 @@ def _caller_name(tree: Tree, owner: Owner, local: Dict[Function, str]) -> str:
     return ""
 
 
+@functools.lru_cache(maxsize=4)
+def _packages(project_modules: FrozenSet[str]) -> FrozenSet[str]:
+    """The names that lie above a module of the run (``pkg`` for ``pkg.mod``), once per run."""
+    return frozenset(".".join(m.split(".")[:i]) for m in project_modules for i in range(1, m.count(".") + 1))
+
+
 class _Resolver:
     """Qualified names of the project's functions at their uses in one module."""
 
@@ -230,7 +237,7 @@ class _Resolver:
         # The heads of the uses that may resolve: the module's own names, ``self``/``cls``, the
         # names imported from what may hold a module of the run, and (library callees) the
         # names an absolute ``from ... import`` binds.
-        inside = {".".join(m.split(".")[:i]) for m in project_modules for i in range(1, m.count(".") + 1)}
+        inside = _packages(project_modules)
         self.heads = {"self", "cls", *self.top, *self.imported_from}
         self.heads.update(h for h, target in self.imports.items() if target in inside or self.in_project(target + ".*"))
         # ``self.x`` names a function of the index only as a method of its class: where no class
