@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import functools
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union, cast
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union, cast
 
 from codemod.analysis.dtype import other_dtype
 from codemod.analysis.model import SemanticModel
@@ -29,13 +29,13 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
     tree = model.tree
     functions: List[FunctionFact] = []
     local = _local_functions(model, module)
-    for node, qual in local.items():
-        params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
-        if params and params[0] in ("self", "cls") and isinstance(tree.parent(node), ast.ClassDef):
+    for func, qual in local.items():
+        params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+        if params and params[0] in ("self", "cls") and isinstance(tree.parent(func), ast.ClassDef):
             params = params[1:]
-        params += [a.arg for a in node.args.kwonlyargs]
-        own = model.grad.local_reason(node.body[0]) if node.body else None
-        functions.append(FunctionFact(qual, tuple(params), own is not None or model.calls.is_autograd_kernel(node)))
+        params += [a.arg for a in func.args.kwonlyargs]
+        own = model.grad.local_reason(func.body[0]) if func.body else None
+        functions.append(FunctionFact(qual, tuple(params), own is not None or model.calls.is_autograd_kernel(func)))
     resolver = _Resolver(model, module, project_modules, is_package, _imports(model), frozenset(local.values()))
     found: List[CallFact] = []
     libraries: Dict[str, str] = {}
@@ -97,7 +97,8 @@ def _imports(model: SemanticModel) -> List[Union[ast.Import, ast.ImportFrom]]:
     return [cast(Union[ast.Import, ast.ImportFrom], n) for n in model.tree.source.walked(ast.Import)]
 
 
-def _sites(model: SemanticModel, resolver: "_Resolver", libraries: Dict[str, str]):
+def _sites(model: SemanticModel, resolver: "_Resolver",
+           libraries: Dict[str, str]) -> Iterator[Tuple[Union[ast.Name, ast.Attribute], str]]:
     """(use, callee) of each use of a project function in the module, in the walk's order (the
     outermost part of a chain: ``mod.f``, not ``mod``); the library callees met on the way go
     into ``libraries``."""
@@ -107,7 +108,7 @@ def _sites(model: SemanticModel, resolver: "_Resolver", libraries: Dict[str, str
             continue  # the outermost part of a chain only
         head = node
         while head.__class__ is Attribute:
-            head = head.value  # type: ignore[attr-defined]
+            head = head.value
         # (a use whose head names nothing the project or a library may hold resolves to nothing)
         if head.__class__ is Name and head.id in heads and node.ctx.__class__ is Load:  # type: ignore[attr-defined]
             callee = resolver.resolve(node)
@@ -116,7 +117,7 @@ def _sites(model: SemanticModel, resolver: "_Resolver", libraries: Dict[str, str
                 if library is not None:
                     libraries[library[0]] = library[1]
                 continue
-            yield node, callee
+            yield cast(Union[ast.Name, ast.Attribute], node), callee
 
 
 def _arguments(model: SemanticModel, resolver: "_Resolver", site: ast.AST, callee: str,

@@ -54,9 +54,9 @@ def build_index(files: Iterable[str], cache_dir: Optional[str] = None,
     work = functools.partial(module_facts, project=project, cache_dir=cache_dir, salt=salt,
                              keep=keep_sources, names=names)
     found = (mapper or _serial)(work, paths)
-    paths = {m: p for p, m in names.items()}
-    loader = functools.partial(module_summaries, paths=paths, cache_dir=cache_dir, salt=salt)
-    arguments = functools.partial(module_arguments, paths=paths, project=project, cache_dir=cache_dir, salt=salt)
+    by_module = {m: p for p, m in names.items()}
+    loader = functools.partial(module_summaries, paths=by_module, cache_dir=cache_dir, salt=salt)
+    arguments = functools.partial(module_arguments, paths=by_module, project=project, cache_dir=cache_dir, salt=salt)
     index = ProjectIndex((f for f in found if f is not None), loader, libraries, arguments)
     index.module_names = names  # each path's module, worked out once (it looks up the folders)
     return index
@@ -118,7 +118,7 @@ def module_arguments(module: str, key: str, paths: dict, project: frozenset, cac
         data = read_source(pathlib.Path(path)) if path else None
     except OSError:
         data = None
-    if data is None or _key(salt, module, data) != key:
+    if path is None or data is None or _key(salt, module, data) != key:
         return None
     folder = pathlib.Path(cache_dir) / "project" if cache_dir else None
     entry = hashlib.sha256(salt + b"arguments\0" + key.encode()).hexdigest()
