@@ -397,7 +397,7 @@ class ProjectIndex:
         for f in sorted(facts.functions, key=lambda f: f.qualname):
             # What a call passes is named by what its module's facts were made from (its
             # content): the key needs no call's arguments worked out.
-            calls = sorted((c.caller, c.grad_off, c.called, c.result_ignored, self._passed_digest(m, c))
+            calls = sorted((c.caller, c.grad_off, c.called, c.result_ignored, _passed(self.modules[m], c))
                            for m, c in ((m, self.modules[m].calls[i]) for m, i in self._sites(f.qualname)))
             h.update(repr((f.qualname, self.grad_off(f.qualname), calls)).encode())
         for name, target in sorted(facts.exports.items()):  # the summaries of what it imports
@@ -407,11 +407,11 @@ class ProjectIndex:
         h.update(repr(("other-dtype", self.other_dtype(module))).encode())  # the project's dtypes decide fix safety
         return h.hexdigest()[:16]
 
-    def _passed_digest(self, module: str, call: CallFact) -> str:
-        """What ``call`` (made in ``module``) passes, for ``digest_for``: the key of what the
-        module's facts were made from, or (facts without one) the arguments themselves."""
-        key = self.modules[module].key
-        return key if key else repr((sorted(call.args_read_after), sorted(call.args_grad)))
+
+def _passed(facts: ModuleFacts, call: CallFact) -> str:
+    """What ``call`` (one of ``facts``' module) passes, for ``ProjectIndex.digest_for``: the key
+    of what the module's facts were made from, or (facts without one) the arguments themselves."""
+    return facts.key if facts.key else repr((sorted(call.args_read_after), sorted(call.args_grad)))
 
 
 def library_callees(module: ast.Module) -> Dict[str, str]:
