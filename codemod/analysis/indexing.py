@@ -3,7 +3,8 @@
 The top of the analysis: ``collect`` reads a module's definitions, imports and call sites from
 its ``SemanticModel`` (tree, grad mode, holders) into plain :class:`ModuleFacts`, and
 ``summaries_of`` its functions' and classes' summaries into :class:`SummaryFact`; the index
-those make is handed to other files' models, below which it sits.
+those make is handed to other files' models, below which it sits. What each call passes
+(``call_arguments``) is read only when some analysis asks about the module's calls.
 """
 
 from __future__ import annotations
