@@ -191,3 +191,29 @@ def test_a_caller_in_another_file_reading_the_argument_keeps_the_mutation(projec
     (project / "pkg" / "use.py").write_text(USE)
     assert (16, "callers-rely-on-mutation") not in alone
     assert (16, "callers-rely-on-mutation") in findings(project / "pkg", cwd=project)
+
+
+def test_a_callers_edit_that_passes_the_same_keeps_the_callees_cached_result(project, tmp_path):
+    """The result cache keys a file without what other files' calls pass; the answers that
+    depend on it are kept with the result and checked: an edit of a caller that passes the same
+    (a comment) keeps the callee's result, one that reads the argument after the call does not."""
+    from codemod.config import Settings
+    from codemod.engine.files import process_path
+
+    use = project / "pkg" / "use.py"
+    use.write_text(USE.replace("return a, z", "return z"))
+    files = [str(p) for p in sorted((project / "pkg").glob("*.py"))]
+    init, cache = str(project / "pkg" / "init.py"), str(tmp_path / "cache")
+
+    def run():
+        result = process_path(init, Settings(select=("ALL",)), False, False, False, cache, build_index(files, cache))
+        return result.original is None, {(f.span.line, f.reason) for f in result.findings}  # (a hit has no text)
+
+    first = run()
+    assert first[0] is False and (16, "callers-rely-on-mutation") not in first[1]
+    assert run() == (True, first[1])
+    use.write_text(USE.replace("return a, z", "return z") + "# a comment\n")
+    assert run() == (True, first[1])  # what use.py passes is the same: cached
+    use.write_text(USE)  # reads `a` after the call now
+    hit, found = run()
+    assert not hit and (16, "callers-rely-on-mutation") in found

@@ -388,8 +388,10 @@ class ProjectIndex:
                 return True
         return False
 
-    def digest_for(self, module: str) -> str:
-        """What this module's analysis may ask of the index, as a digest (for cache keys)."""
+    def digest_for(self, module: str, passed: bool = True) -> str:
+        """What this module's analysis may ask of the index, as a digest (for cache keys);
+        without ``passed``, leaving out what the calls pass (the answers that depend on it are
+        then checked on their own: ``engine.asked``)."""
         facts = self.modules.get(module)
         if facts is None:
             return ""
@@ -397,7 +399,7 @@ class ProjectIndex:
         for f in sorted(facts.functions, key=lambda f: f.qualname):
             # What a call passes is named by what its module's facts were made from (its
             # content): the key needs no call's arguments worked out.
-            calls = sorted((c.caller, c.grad_off, c.called, c.result_ignored, _passed(self.modules[m], c))
+            calls = sorted((c.caller, c.grad_off, c.called, c.result_ignored, _passed(self.modules[m], c) if passed else "")
                            for m, c in ((m, self.modules[m].calls[i]) for m, i in self._sites(f.qualname)))
             h.update(repr((f.qualname, self.grad_off(f.qualname), calls)).encode())
         for name, target in sorted(facts.exports.items()):  # the summaries of what it imports
