@@ -217,3 +217,21 @@ def test_a_callers_edit_that_passes_the_same_keeps_the_callees_cached_result(pro
     use.write_text(USE)  # reads `a` after the call now
     hit, found = run()
     assert not hit and (16, "callers-rely-on-mutation") in found
+
+
+def test_the_answers_kept_with_a_result_say_whether_callers_elsewhere_run_with_grad_off(project):
+    """What another file's call passes is read with whether its caller runs with grad off, which
+    a third file may decide: the kept answer holds it, so a change there is a miss."""
+    from codemod.engine.asked import Asking, answers_hold
+
+    (project / "pkg" / "use.py").write_text(USE)
+    files = [str(p) for p in sorted((project / "pkg").glob("*.py"))]
+    asking = Asking(build_index(files))
+    asking.calls_from_elsewhere("pkg.init.scale", "pkg.init")
+    [[kind, _, _, shown]] = asking.asked
+    assert kind == "elsewhere" and sorted(call[0] for call in shown) == ["pkg.model.Net.forward", "pkg.use.twice"]
+    assert answers_hold(build_index(files), asking.asked)
+    (project / "pkg" / "run.py").write_text("import torch\nfrom pkg.use import twice\n\n\n"
+                                            "def main(x):\n    with torch.no_grad():\n        twice(x)\n")
+    changed = build_index(files + [str(project / "pkg" / "run.py")])
+    assert changed.grad_off("pkg.use.twice") and not answers_hold(changed, asking.asked)

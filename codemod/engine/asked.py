@@ -33,13 +33,15 @@ class Asking:
 
     def calls_from_elsewhere(self, qualname: str, module: str) -> List[CallFact]:
         calls = self._index.calls_from_elsewhere(qualname, module)
-        self.asked.append(["elsewhere", qualname, module, _shown(calls)])
+        self.asked.append(["elsewhere", qualname, module, _shown(self._index, calls)])
         return calls
 
 
-def _shown(calls: List[CallFact]) -> list:
-    return [[c.caller, c.grad_off, c.called, c.result_ignored, sorted(c.args_read_after), sorted(c.args_grad)]
-            for c in calls]
+def _shown(index: ProjectIndex, calls: List[CallFact]) -> list:
+    """The calls as their reader sees them: what they pass, and whether their callers run with
+    grad off (which other files than the caller's may decide)."""
+    return [[c.caller, c.grad_off, c.called, c.result_ignored, sorted(c.args_read_after), sorted(c.args_grad),
+             bool(c.caller) and index.grad_off(c.caller)] for c in calls]
 
 
 def answers_hold(index: ProjectIndex, asked: object) -> bool:
@@ -51,7 +53,7 @@ def answers_hold(index: ProjectIndex, asked: object) -> bool:
             if kind == "rely":
                 if index.callers_rely(qualname, what) != answer:
                     return False
-            elif kind != "elsewhere" or _shown(index.calls_from_elsewhere(qualname, what)) != answer:
+            elif kind != "elsewhere" or _shown(index, index.calls_from_elsewhere(qualname, what)) != answer:
                 return False
     except (TypeError, ValueError, KeyError, AttributeError):  # an entry of another shape: a miss
         return False
