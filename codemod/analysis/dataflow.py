@@ -125,9 +125,11 @@ class Dataflow:
             return "non-local-name"
         return None
 
-    def alias_report(self, target: ast.AST, stmt: Located) -> AliasReport:
+    def alias_report(self, target: ast.AST, stmt: Located, own_param: bool = False) -> AliasReport:
         """Would rebinding ``target`` (a name or attribute chain) at ``stmt`` hide the mutation
-        from another name?"""
+        from another name? ``own_param``: ``target`` is a parameter whose every caller passes a
+        tensor nothing else sees after the call (``arguments.own_values_passed``): not the
+        caller's to see."""
         key = cast(str, target_key(target))  # callers ask only for targets with a key
         owner = self.tree.owner(stmt)
         flow = self.binder.flow(owner)
@@ -136,7 +138,7 @@ class Dataflow:
         def callers(k: str) -> bool:
             """``k`` may still be the caller's tensor here: a parameter that no rebinding on
             every path before ``stmt`` replaced (``if not inplace: x = x.clone()`` leaves it)."""
-            return k in flow.params and not any(
+            return k in flow.params and not (own_param and k == key) and not any(
                 b.form != "param" and b.end <= start and _on_every_path(self.tree, b.stmt, stmt, owner)
                 # `x = x.clone() if copy else x`, `x = x.view(-1)`: on some path still the caller's memory
                 and not (b.form == "assign" and self._alias_source_of(b.value, k)[0] == k)

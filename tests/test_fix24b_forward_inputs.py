@@ -1,0 +1,246 @@
+"""Issue 24 (default `fix`, fix24b): a module's `forward` that writes into its input in place,
+where autograd saved the input (`x /= x.norm(...)`, `x += self.attn(self.ln(x))`).
+
+Rebinding the input (`x = x / ...`) changes one thing besides the fix itself: the caller's tensor
+no longer sees the write. The fix is safe where every call of the module the file holds passes a
+tensor that nothing else sees afterwards: the class is only ever built into a name or a
+`self.<attr>` that is only called, every call passes a local name bound from a fresh value, the
+caller reads that tensor no more after the call (or the call's own statement rebinds the name),
+and no other name, container or attribute holds it. Each program below is a small shape of the
+group (written from the pattern, not copied from a report), run with torch: the original raises
+at backward, and the fixed program's gradients equal an out-of-place control. The negative
+controls (the caller reads its tensor again, passes its own parameter, a container holds the
+instance or the tensor, an attribute is passed) stay unsafe: there the rewrite would change
+what a working (grad-off) program computes.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import torch
+
+from codemod.config import Settings
+from codemod.engine.pipeline import process_source
+
+HEADER = "import torch\nimport torch.nn as nn\n\n\n"
+OFFSET = HEADER.count("\n")
+
+NORM = """\
+class Norm(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        x /= x.norm(dim=-1, keepdim=True)
+        return self.fc(x)
+
+
+"""
+NORM_CONTROL = NORM.replace("x /= x.norm(dim=-1, keepdim=True)", "x = x / x.norm(dim=-1, keepdim=True)")
+WRITE_LINE = 7  # `x /= ...` in NORM, after the header
+
+
+def marks(body: str):
+    data = (HEADER + textwrap.dedent(body)).encode()
+    result = process_source(data, "case.py", Settings(select=("IPF1",)))
+    assert result.error is None, result.error
+    return [(f.code, f.span.line - OFFSET, f.status.value if f.status else None, f.reason)
+            for f in result.findings]
+
+
+def fixed(body: str) -> str:
+    result = process_source((HEADER + textwrap.dedent(body)).encode(), "case.py", Settings(), fix=True)
+    assert result.error is None, result.error
+    return result.fixed if result.changed else (HEADER + textwrap.dedent(body))
+
+
+def run(source: str):
+    space: dict = {"__name__": "case"}
+    exec(compile(source, "case.py", "exec"), space)
+    torch.manual_seed(0)
+    return space["main"]()
+
+
+def raises_inplace(source: str) -> bool:
+    try:
+        run(source)
+    except RuntimeError as error:
+        return "modified by an inplace operation" in str(error)
+    return False
+
+
+# ----------------------------------------------------------------- safe: the caller's value is its own
+POSITIVE = {
+    "attribute-rebound": """\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(3, 4)
+        self.norm = Norm(4)
+        self.head = nn.Linear(4, 1)
+
+    def forward(self, inp):
+        h = self.proj(inp)
+        h = self.norm(h)
+        return self.head(h)
+
+
+def main():
+    net = Net()
+    loss = net(torch.randn(5, 3)).sum()
+    loss.backward()
+    return [p.grad for p in net.parameters()]
+""",
+    "local-instance": """\
+def main():
+    proj = nn.Linear(3, 4)
+    norm = Norm(4)
+    h = proj(torch.randn(5, 3))
+    out = norm(h)
+    out.sum().backward()
+    return [proj.weight.grad, proj.bias.grad, norm.fc.weight.grad]
+""",
+    "temporary-in-loop": """\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(3, 4)
+        self.norm = Norm(4)
+
+    def forward(self, inp):
+        h = self.proj(inp)
+        for _ in range(2):
+            h = self.norm(h)
+        return h
+
+
+def main():
+    net = Net()
+    net(torch.randn(5, 3)).sum().backward()
+    return [p.grad for p in net.parameters()]
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(POSITIVE))
+def test_forward_input_write_is_fixed_safely_where_callers_pass_their_own_values(name):
+    body = NORM + POSITIVE[name]
+    original = HEADER + body
+    assert raises_inplace(original)  # the hazard is real
+    found = [m for m in marks(body) if m[1] == WRITE_LINE]
+    assert found and found[0][2] == "safe", marks(body)
+    result = fixed(body)
+    assert "x = x / x.norm(dim=-1, keepdim=True)" in result
+    got = run(result)
+    want = run(HEADER + NORM_CONTROL + POSITIVE[name])
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert torch.equal(g, w)
+    assert fixed(result[len(HEADER):]) == result  # the safe tier is a fixed point
+
+
+# ------------------------------------------------- unsafe: the rewrite would change a working program
+NEGATIVE = {
+    # the caller reads its tensor again: with grad off it sees the division today
+    "read-after": """\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(3, 4)
+        self.norm = Norm(4)
+
+    def forward(self, inp):
+        h = self.proj(inp)
+        s = self.norm(h)
+        return s + h
+
+
+def main():
+    net = Net()
+    with torch.no_grad():
+        return [net(torch.randn(5, 3))]
+""",
+    # the caller passes its own parameter: its caller may read it
+    "caller-parameter": """\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = Norm(4)
+
+    def forward(self, h):
+        return self.norm(h)
+
+
+def main():
+    net = Net()
+    h = torch.randn(5, 4)
+    with torch.no_grad():
+        out = net(h)
+    return [out, h]
+""",
+    # a list holds the tensor before the call
+    "held-by-a-list": """\
+def main():
+    proj = nn.Linear(3, 4)
+    norm = Norm(4)
+    h = proj(torch.randn(5, 3))
+    keep = [h]
+    with torch.no_grad():
+        out = norm(h)
+    return [out, keep[0]]
+""",
+    # an attribute is passed: its owner keeps the tensor
+    "attribute-argument": """\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = Norm(4)
+        self.register_buffer("state", torch.randn(5, 4))
+
+    def forward(self):
+        return self.norm(self.state)
+
+
+def main():
+    net = Net()
+    with torch.no_grad():
+        out = net()
+    return [out, net.state]
+""",
+    # the instance is handed to a container: its calls are not all seen
+    "instance-in-a-container": """\
+def main():
+    layers = nn.ModuleList([Norm(4)])
+    h = torch.randn(5, 4)
+    with torch.no_grad():
+        for layer in layers:
+            out = layer(h)
+    return [out, h]
+""",
+    # another name holds the tensor
+    "alias": """\
+def main():
+    proj = nn.Linear(3, 4)
+    norm = Norm(4)
+    h = proj(torch.randn(5, 3))
+    g = h
+    with torch.no_grad():
+        out = norm(h)
+    return [out, g]
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEGATIVE))
+def test_forward_input_write_stays_unsafe_where_a_caller_may_see_it(name):
+    body = NORM + NEGATIVE[name]
+    found = [m for m in marks(body) if m[1] == WRITE_LINE]
+    assert all(m[2] != "safe" for m in found), found
+    assert fixed(body) == HEADER + body  # default `fix` leaves it
+    # the rewrite would change what this working program computes
+    got = run(HEADER + body)
+    control = run(HEADER + NORM_CONTROL + NEGATIVE[name])
+    assert any(not torch.equal(g, w) for g, w in zip(got, control))
