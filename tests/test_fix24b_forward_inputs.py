@@ -244,3 +244,44 @@ def test_forward_input_write_stays_unsafe_where_a_caller_may_see_it(name):
     got = run(HEADER + body)
     control = run(HEADER + NORM_CONTROL + NEGATIVE[name])
     assert any(not torch.equal(g, w) for g, w in zip(got, control))
+
+
+# ------------------------------ torch.linalg / torch.fft / torch.special results are tensors
+# (their documented signature returns `-> Tensor`, and a call on a small matrix returns a new one:
+# scripts/gen_torch_api.py), so the fix of a write into one is decided like any tensor's.
+LINALG = """\
+def main():
+    rot = torch.randn(6, 3, requires_grad=True)
+    theta = torch.linalg.norm(rot, dim=-1)
+    theta += 1.0e-10
+    out = rot / theta.unsqueeze(-1)
+    out.pow(2).sum().backward()
+    return [rot.grad]
+"""
+
+
+def test_a_documented_tensor_function_result_gets_the_safe_fix():
+    assert raises_inplace(HEADER + LINALG)
+    found = [m for m in marks(LINALG) if m[1] == 4]
+    assert found and found[0][2] == "safe", marks(LINALG)
+    result = fixed(LINALG)
+    assert "theta = theta + 1.0e-10" in result
+    control = LINALG.replace("theta += 1.0e-10", "theta = theta + 1.0e-10")
+    assert all(torch.equal(g, w) for g, w in zip(run(result), run(HEADER + control)))
+
+
+DIAGONAL = """\
+def main():
+    a = torch.randn(3, 3)
+    d = torch.linalg.diagonal(a)
+    d *= 2
+    return [a]
+"""
+
+
+def test_a_view_of_linalg_stays_unknown():
+    # linalg.diagonal is a view of its input: rebinding `d` would leave `a` unchanged
+    assert "torch.linalg.diagonal" not in __import__("codemod.torch_api", fromlist=["x"]).TENSOR_FUNCTIONS
+    assert fixed(DIAGONAL) == HEADER + DIAGONAL
+    control = DIAGONAL.replace("d *= 2", "d = d * 2")
+    assert not torch.equal(run(HEADER + DIAGONAL)[0], run(HEADER + control)[0])
