@@ -285,3 +285,90 @@ def test_a_view_of_linalg_stays_unknown():
     assert fixed(DIAGONAL) == HEADER + DIAGONAL
     control = DIAGONAL.replace("d *= 2", "d = d * 2")
     assert not torch.equal(run(HEADER + DIAGONAL)[0], run(HEADER + control)[0])
+
+
+# ------------------------------ a call of a module of the file whose forward returns a tensor
+BLOCKS = """\
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+
+    def forward(self, x):
+        return self.body(x)
+
+
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x), x
+
+
+class Same(nn.Module):
+    def forward(self, x):
+        return x
+
+
+"""
+RESIDUAL = """\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+        self.emb = nn.Linear(2, 4)
+
+    def forward(self, x, t):
+        h = self.block(x)
+        h += self.emb(t)
+        return h.sigmoid()
+
+
+def main():
+    net = Net()
+    x = torch.randn(3, 4)
+    net(x, torch.randn(3, 2)).sum().backward()
+    return [p.grad for p in net.parameters()]
+"""
+
+
+def test_a_module_call_whose_forward_returns_a_tensor_is_a_tensor():
+    body = BLOCKS + RESIDUAL
+    assert raises_inplace(HEADER + body)  # ReLU saved its output, which `+=` writes
+    line = BLOCKS.count("\n") + 9
+    found = [m for m in marks(body) if m[1] == line]
+    assert found and found[0][2] == "safe", marks(body)
+    result = fixed(body)
+    control = body.replace("h += self.emb(t)", "h = h + self.emb(t)")
+    assert "h = h + self.emb(t)" in result
+    assert all(torch.equal(g, w) for g, w in zip(run(result), run(HEADER + control)))
+
+
+RETURNS_INPUT = """\
+def main():
+    same = Same()
+    x = torch.randn(3, 4)
+    h = same(x)
+    h += 1
+    return [x, h]
+"""
+
+
+def test_a_module_handing_its_input_back_gets_no_safe_fix():
+    body = BLOCKS + RETURNS_INPUT
+    assert fixed(body) == HEADER + body
+    control = body.replace("h += 1", "h = h + 1")
+    assert not torch.equal(run(HEADER + body)[0], run(HEADER + control)[0])
+
+
+def test_a_module_returning_a_tuple_is_no_tensor():
+    body = BLOCKS + """\
+def main():
+    pair = Pair()
+    out = pair(torch.randn(3, 4))
+    out += (1,)
+    return out
+"""
+    assert all(m[2] != "safe" for m in marks(body))
