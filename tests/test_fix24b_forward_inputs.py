@@ -372,3 +372,51 @@ def main():
     return out
 """
     assert all(m[2] != "safe" for m in marks(body))
+
+
+# ------------------------------ an alias read later only for its gradient: `.grad` sees no value write
+LEAF_GRAD = """\
+import torch.nn.functional as F
+
+
+def main():
+    x0 = torch.randn(4, 6, requires_grad=True)
+    x = x0
+    x = F.relu(x, inplace=True)
+    (x * 2).sum().backward()
+    return [x0.grad]
+"""
+LEAF_GRAD_CONTROL = LEAF_GRAD.replace("F.relu(x, inplace=True)", "F.relu(x)")
+
+
+def test_an_alias_read_later_only_for_its_grad_does_not_block_the_fix():
+    try:
+        run(HEADER + LEAF_GRAD)
+        raise AssertionError("the original should raise")
+    except RuntimeError as error:
+        assert "leaf Variable that requires grad" in str(error)
+    found = [m for m in marks(LEAF_GRAD) if m[1] == 7]
+    assert found and found[0][2] == "safe", marks(LEAF_GRAD)
+    result = fixed(LEAF_GRAD)
+    assert "x = F.relu(x, inplace=False)" in result and "x0 =" not in result.split("x = x0")[1]
+    assert all(torch.equal(g, w) for g, w in zip(run(result), run(HEADER + LEAF_GRAD_CONTROL)))
+
+
+LEAF_VALUES = """\
+import torch.nn.functional as F
+
+
+def main():
+    w = torch.randn(4, 6, requires_grad=True)
+    y = w.tanh()
+    x = y
+    x = F.relu(x, inplace=True)
+    return [x, y]
+"""
+
+
+def test_an_alias_whose_values_are_read_later_stays_unsafe():
+    found = [m for m in marks(LEAF_VALUES) if m[1] == 8]
+    assert found and all(m[2] != "safe" for m in found), marks(LEAF_VALUES)
+    control = LEAF_VALUES.replace("F.relu(x, inplace=True)", "F.relu(x)")
+    assert not torch.equal(run(HEADER + LEAF_VALUES)[1], run(HEADER + control)[1])

@@ -153,7 +153,7 @@ class Dataflow:
             # `out = x if inplace else x.clone()`: the write may reach the caller's tensor
             return AliasReport("param-mutation" if flow.returns_value else "mutation-as-output")
         heads = self._eager_loop_heads(stmt)
-        used_later = lambda k: self.used_after(flow, k, (start, end), heads)  # noqa: E731
+        used_later = lambda k: self.used_after(flow, k, (start, end), heads, values_only=True)  # noqa: E731
         if any(used_later(v) for v in views):
             return AliasReport("view-alias")
         later_identity = tuple(sorted(k for k in identity if used_later(k)))
@@ -327,20 +327,26 @@ class Dataflow:
                         return inner[0], "view"
         return None, None
 
-    def used_after(self, flow: Flow, key: str, at: Span, heads: Sequence[Span] = ()) -> bool:
+    def used_after(self, flow: Flow, key: str, at: Span, heads: Sequence[Span] = (),
+                   values_only: bool = False) -> bool:
         """Whether ``key`` may be loaded after the statement spanning ``at``: later in the body,
         or anywhere in a loop around it, except in ``heads`` (spans read once, before the
-        first turn: :meth:`_eager_loop_heads`)."""
+        first turn: :meth:`_eager_loop_heads`). ``values_only``: a read of ``key.grad`` alone
+        (``x0.grad`` after ``x = x0; x = F.relu(x, inplace=True)``) does not count: a write
+        into the tensor's values never changes its gradient field."""
         start, end = at
         loops = [(ls, le) for ls, le in flow.loops if ls <= start and end <= le]
-        for pos, _ in flow.loads.get(key, []):
+        for pos, node in flow.loads.get(key, []):
             if any(hs <= pos < he for hs, he in heads):
+                continue
+            if values_only and _reads_grad(self.tree, node):
                 continue
             if pos >= end or any(ls <= pos <= le for ls, le in loops):
                 return True
         # Attribute chains: a load of "b.sum" is a use of "b".
         prefix = key + "."
-        return any(k.startswith(prefix) and self.used_after(flow, k, at, heads) for k in flow.loads)
+        return any(k.startswith(prefix) and not (values_only and (k + ".").startswith(prefix + "grad."))
+                   and self.used_after(flow, k, at, heads, values_only) for k in flow.loads)
 
     def _eager_loop_heads(self, stmt: Located) -> List[Span]:
         """The iterables of the ``for`` loops around ``stmt`` (in its function), read once before
@@ -355,6 +361,12 @@ class Dataflow:
                     for n in ast.walk(anc.iter)):
                 found.append(self.tree.range(anc.iter))
         return found
+
+
+def _reads_grad(tree: Tree, node: ast.AST) -> bool:
+    """``node`` is read for its ``.grad`` alone (``x0.grad``, ``x0.grad.zero_()``)."""
+    parent = tree.parent(node)
+    return isinstance(parent, ast.Attribute) and parent.value is node and parent.attr == "grad"
 
 
 def _holds_a_parameter(dataflow: "Dataflow", flow: Flow, key: str, stmt: Located) -> bool:
