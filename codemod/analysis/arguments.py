@@ -107,7 +107,7 @@ def _calls(model: "ArgumentFacts", cls: ast.ClassDef) -> Optional[List[ast.Call]
             around = model.enclosing_class(stmt)
             if around is None or model.parent(around) is not model.module or _imported_elsewhere(model, around.name):
                 return None  # a subclass in another module may call it too
-            uses = [n for n in model.walk(model.module) if isinstance(n, ast.Attribute) and n.attr == holder.attr
+            uses: List[ast.expr] = [n for n in model.walk(model.module) if isinstance(n, ast.Attribute) and n.attr == holder.attr
                     and isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name) and n.value.id == "self"]
         elif isinstance(holder, ast.Name) and isinstance(owner, FUNCTIONS):
             uses = [n for n in model.walk(owner) if isinstance(n, ast.Name) and n.id == holder.id

@@ -410,7 +410,7 @@ class CallKinds(_KindsPart):
         ``return`` of the ``forward`` it runs gives (a tensor where each returns one)."""
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
             cls = self.tree.enclosing_class(func)
-            values = list(self.classes.class_attrs(cls).get(func.attr, [])) if cls is not None else []
+            values: List[object] = list(self.classes.class_attrs(cls).get(func.attr, [])) if cls is not None else []
         elif isinstance(func, ast.Name):
             owner = self.tree.owner(func)
             flow = self.binder.flow(owner)
