@@ -329,24 +329,8 @@ class Dataflow:
 
     def used_after(self, flow: Flow, key: str, at: Span, heads: Sequence[Span] = (),
                    values_only: bool = False) -> bool:
-        """Whether ``key`` may be loaded after the statement spanning ``at``: later in the body,
-        or anywhere in a loop around it, except in ``heads`` (spans read once, before the
-        first turn: :meth:`_eager_loop_heads`). ``values_only``: a read of ``key.grad`` alone
-        (``x0.grad`` after ``x = x0; x = F.relu(x, inplace=True)``) does not count: a write
-        into the tensor's values never changes its gradient field."""
-        start, end = at
-        loops = [(ls, le) for ls, le in flow.loops if ls <= start and end <= le]
-        for pos, node in flow.loads.get(key, []):
-            if any(hs <= pos < he for hs, he in heads):
-                continue
-            if values_only and _reads_grad(self.tree, node):
-                continue
-            if pos >= end or any(ls <= pos <= le for ls, le in loops):
-                return True
-        # Attribute chains: a load of "b.sum" is a use of "b".
-        prefix = key + "."
-        return any(k.startswith(prefix) and not (values_only and (k + ".").startswith(prefix + "grad."))
-                   and self.used_after(flow, k, at, heads, values_only) for k in flow.loads)
+        """Whether ``key`` may be loaded after the statement spanning ``at`` (:func:`used_after`)."""
+        return used_after(self.tree, flow, key, at, heads, values_only)
 
     def _eager_loop_heads(self, stmt: Located) -> List[Span]:
         """The iterables of the ``for`` loops around ``stmt`` (in its function), read once before
@@ -361,6 +345,28 @@ class Dataflow:
                     for n in ast.walk(anc.iter)):
                 found.append(self.tree.range(anc.iter))
         return found
+
+
+def used_after(tree: Tree, flow: Flow, key: str, at: Span, heads: Sequence[Span] = (),
+               values_only: bool = False) -> bool:
+    """Whether ``key`` may be loaded after the statement spanning ``at``: later in the body,
+    or anywhere in a loop around it, except in ``heads`` (spans read once, before the
+    first turn: :meth:`Dataflow._eager_loop_heads`). ``values_only``: a read of ``key.grad``
+    alone (``x0.grad`` after ``x = x0; x = F.relu(x, inplace=True)``) does not count: a write
+    into the tensor's values never changes its gradient field."""
+    start, end = at
+    loops = [(ls, le) for ls, le in flow.loops if ls <= start and end <= le]
+    for pos, node in flow.loads.get(key, []):
+        if any(hs <= pos < he for hs, he in heads):
+            continue
+        if values_only and _reads_grad(tree, node):
+            continue
+        if pos >= end or any(ls <= pos <= le for ls, le in loops):
+            return True
+    # Attribute chains: a load of "b.sum" is a use of "b".
+    prefix = key + "."
+    return any(k.startswith(prefix) and not (values_only and (k + ".").startswith(prefix + "grad."))
+               and used_after(tree, flow, k, at, heads, values_only) for k in flow.loads)
 
 
 def _reads_grad(tree: Tree, node: ast.AST) -> bool:
