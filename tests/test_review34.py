@@ -1,0 +1,230 @@
+"""Second read of session 34's merged code (review34): soundness holes shown by running real torch.
+
+Each test first runs the program with torch to fix its label (it works, or it raises; the fixed
+program prints the same, or not), then asks the tool. They fail on main at 2ee9194 and are
+marked ``xfail(strict=True)``: the day one passes, the mark must go (a strict xfail that passes
+fails the run).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import pathlib
+import textwrap
+
+import pytest
+import torch
+
+from codemod.config import Settings
+from codemod.engine.pipeline import process_source
+
+HEADER = "import torch\nimport torch.nn as nn\n\n\n"
+NORM = """\
+class Norm(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        x /= x.norm(dim=-1, keepdim=True)
+        return self.fc(x)
+
+
+"""
+NORM_WRITE = HEADER.count("\n") + 7  # the line of `x /= ...`
+
+
+def _findings(source: str, path: str = "case.py"):
+    result = process_source(source.encode(), path, Settings(select=("IPF1",)))
+    assert result.error is None, result.error
+    return [(f.code, f.span.line, f.status.value if f.status else None) for f in result.findings]
+
+
+def _fixed(source: str) -> str:
+    result = process_source(source.encode(), "case.py", Settings(), fix=True)
+    assert result.error is None, result.error
+    return result.fixed if result.changed else source
+
+
+def _printed(source: str) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(source, "case.py", "exec"), {"__name__": "case"})
+    return out.getvalue()
+
+
+# ------------------------------------------------------------------ fix24b: a safe fix of a forward's input
+# ``own_values_passed`` counts the calls of ``self.<attr>`` and of a local name, but the instance
+# is reachable in more ways: through the outer instance (``net.norm(v)``), a forward hook that
+# keeps the input, or a module of the run that imports the file whole (``import a``; ``a.Norm``).
+# In each the caller's tensor is read after the in-place write; the "safe" fix stops the write.
+OUTER_ATTRIBUTE = HEADER + NORM + """\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = Norm(4)
+
+    def forward(self, x):
+        h = x * 2
+        return self.norm(h)
+
+
+torch.manual_seed(0)
+net = Net()
+v = torch.randn(2, 4)
+with torch.no_grad():
+    net.norm(v)
+print(v)
+"""
+
+HOOK = HEADER + NORM + """\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+        self.norm = Norm(4)
+        self.norm.register_forward_hook(lambda m, i, o: self.seen.append(i[0]))
+
+    def forward(self, x):
+        h = x * 2
+        return self.norm(h)
+
+
+torch.manual_seed(0)
+net = Net()
+with torch.no_grad():
+    net(torch.randn(2, 4))
+print(net.seen[0])
+"""
+
+
+@pytest.mark.parametrize("source", [OUTER_ATTRIBUTE, HOOK], ids=["outer-attribute", "forward-hook"])
+@pytest.mark.xfail(strict=True, reason="fix24b: the instance's calls through net.norm / a hook are not seen")
+def test_a_forward_input_the_caller_still_sees_is_no_safe_fix(source):
+    assert _printed(source) != _printed(_fixed(source))  # the label: the fix changes what it prints
+    assert ("IPF101", NORM_WRITE, "safe") not in _findings(source)
+
+
+@pytest.mark.xfail(strict=True, reason="fix24b: _imported_elsewhere reads from-imports only")
+def test_a_class_used_through_a_whole_module_import_is_no_safe_fix(tmp_path, monkeypatch):
+    from codemod.engine.files import process_path
+    from codemod.engine.project import build_index
+
+    a = tmp_path / "a.py"
+    a.write_text(HEADER + NORM + "def build():\n    n = Norm(4)\n    h = torch.randn(2, 4) * 2\n    n(h)\n")
+    b = tmp_path / "b.py"
+    b.write_text("import torch\n\nimport a\n\n\ntorch.manual_seed(0)\nn = a.Norm(4)\nv = torch.randn(2, 4)\n"
+                 "with torch.no_grad():\n    n(v)\nprint(v)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    before = _printed(b.read_text())
+    files = [str(a), str(b)]
+    result = process_path(str(a), Settings(), True, False, False, None, build_index(files))
+    assert result.error is None and result.changed
+    a.write_text(result.fixed)
+    import sys
+    sys.modules.pop("a", None)
+    assert _printed(b.read_text()) != before  # the label: b.py prints another v after the fix
+    a.write_text(HEADER + NORM + "def build():\n    n = Norm(4)\n    h = torch.randn(2, 4) * 2\n    n(h)\n")
+    found = process_path(str(a), Settings(select=("IPF1",)), False, False, False, None, build_index(files))
+    assert ("IPF101", NORM_WRITE, "safe") not in [
+        (f.code, f.span.line, f.status.value if f.status else None) for f in found.findings]
+
+
+# ------------------------------------------------------------------ result cache: a class built elsewhere
+# ``Summaries._param_values`` gives up (None) where the run's other files build the class more
+# often than this file does (``index.calls`` of ``module.Class``). ``digest_for`` hashes the
+# sites of the module's functions and methods only, not of its classes, and ``engine.asked``
+# notes no such answer: a cached result of a.py outlives a change of b.py that adds a
+# construction. (Pre-existing: 140e41e behaves the same.)
+BLOCK = HEADER + """\
+class Block(nn.Module):
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.act = nn.ReLU(inplace=inplace)
+
+    def forward(self, x):
+        h = torch.sigmoid(self.fc(x))
+        return self.act(h)
+"""
+USER = "import torch\n\nfrom a import Block\n\n\ndef main():\n    x = torch.randn(2, 4)\n    return {}\n"
+
+
+@pytest.mark.xfail(strict=True, reason="digest_for leaves out other files' constructions of the module's classes")
+def test_a_construction_added_in_another_file_is_a_cache_miss(tmp_path):
+    from codemod.engine.files import process_path
+    from codemod.engine.project import build_index
+
+    a, b, cache = tmp_path / "a.py", tmp_path / "b.py", str(tmp_path / "cache")
+    a.write_text(BLOCK)
+    files = [str(a), str(b)]
+
+    def check(cache_dir):
+        result = process_path(str(a), Settings(select=("IPF1",)), False, False, False, cache_dir,
+                              build_index(files, cache_dir))
+        return sorted((f.code, f.span.line) for f in result.findings)
+
+    b.write_text(USER.format("x"))
+    assert check(cache) == check(None) == []
+    b.write_text(USER.format("Block(inplace=True)(x).sum()"))
+    fresh = check(None)
+    assert fresh  # the label: with the construction, a.py's in-place ReLU is reported
+    assert check(cache) == fresh
+
+
+# ------------------------------------------------------------------ rec24i: a layer appended under an if
+# ``Chains._appended_before`` takes the last statement of an ``if`` without ``else`` as the layer
+# before the in-place member: the path that appends it. On the other path the member follows the
+# layer before the ``if`` (here a Linear, which saves its input, not its output); the only
+# construction takes that path, and the program runs.
+IF_LAYER = HEADER + """\
+class Net(nn.Module):
+    def __init__(self, use_sig=False):
+        super().__init__()
+        layers = [nn.Linear(4, 4)]
+        if use_sig:
+            layers.append(nn.Sigmoid())
+        layers.append(nn.ReLU(inplace=True))
+        layers.append(nn.Linear(4, 1))
+        self.net = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.net(x)
+
+
+net = Net()
+net(torch.randn(2, 4)).sum().backward()
+print(net.net[0].weight.grad.sum())
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="rec24i: the if's path is taken as the only path")
+def test_an_in_place_layer_after_an_if_that_does_not_run_is_not_reported():
+    _printed(IF_LAYER)  # the label: runs, backward included
+    assert not [f for f in _findings(IF_LAYER) if f[0] == "IPF102"]
+
+
+# ------------------------------------------------------------------ rec24i: switched on, then detached
+# ``Leaves._switched_on`` finds ``h.requires_grad_()`` between the factory and the write, but not
+# a ``h.detach_()`` after it (nor does the old path for ``requires_grad=True`` leaves): the
+# detached tensor is no leaf that requires grad, the write is allowed, and the program runs.
+DETACHED = HEADER + """\
+def main():
+    h = torch.zeros(2, 3)
+    h.requires_grad_()
+    for step in range(3):
+        h.detach_()
+        h.mul_(0.5)
+        out = (h * 2).sum()
+        print(step, out.item())
+
+
+main()
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="leaves: detach_() after the switch is not seen")
+def test_a_leaf_detached_before_the_write_is_no_proven_leaf_write():
+    _printed(DETACHED)  # the label: no "leaf Variable" error
+    assert not [f for f in _findings(DETACHED) if f[0] in ("IPF103", "IPF105")]
