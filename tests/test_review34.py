@@ -228,3 +228,61 @@ main()
 def test_a_leaf_detached_before_the_write_is_no_proven_leaf_write():
     _printed(DETACHED)  # the label: no "leaf Variable" error
     assert not [f for f in _findings(DETACHED) if f[0] in ("IPF103", "IPF105")]
+
+
+# ------------------------------------------------------------------ a tensor kept on self before the write
+# ``x`` stored as ``self.last`` and then written in place: the attribute is the same tensor and
+# sees the write; after the "safe" rebinding fix it keeps the old values. The function's own
+# alias check sees the attribute only where this function reads it again (``return self.last``:
+# unsafe, alias); a read from another method or from outside is not seen. In a forward whose
+# input is stored (fix24b's own_values_passed: the callers pass their own tensor) it became
+# safe this session; with a local tensor it was safe before (140e41e) too.
+KEPT_INPUT = HEADER + """\
+class Norm(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.last = None
+
+    def forward(self, x):
+        self.last = x
+        x /= x.norm(dim=-1, keepdim=True)
+        return self.fc(x)
+
+
+def main():
+    torch.manual_seed(0)
+    n = Norm(4)
+    h = torch.randn(2, 4) * 1
+    with torch.no_grad():
+        n(h)
+    print(n.last)
+
+
+main()
+"""
+KEPT_LOCAL = HEADER + """\
+class Keeper:
+    def __init__(self):
+        self.last = None
+
+    def step(self, w):
+        x = w * 2
+        self.last = x
+        x /= x.norm(dim=-1, keepdim=True)
+        return x.sum()
+
+
+torch.manual_seed(0)
+k = Keeper()
+k.step(torch.randn(2, 4))
+print(k.last)
+"""
+
+
+@pytest.mark.parametrize("source", [KEPT_INPUT, KEPT_LOCAL], ids=["forward-input", "local"])
+@pytest.mark.xfail(strict=True, reason="holders: self.<attr> = x read outside the function is not seen")
+def test_a_tensor_kept_on_self_before_the_write_is_no_safe_fix(source):
+    assert _printed(source) != _printed(_fixed(source))  # the label: the fix changes what it prints
+    line = source.splitlines().index("        x /= x.norm(dim=-1, keepdim=True)") + 1
+    assert ("IPF101", line, "safe") not in _findings(source)
