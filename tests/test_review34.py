@@ -313,3 +313,58 @@ def test_an_import_added_in_another_file_is_a_cache_miss(tmp_path):
     fresh = check(None)
     assert fresh == [("IPF101", NORM_WRITE, "unsafe")]  # the label: another file's caller sees the write
     assert check(cache) == fresh
+
+
+# ------------------------------------------------------------------ a frozen embedding saves nothing
+# An op saves its inputs only where something it reads requires grad: an ``nn.Embedding`` whose
+# weight is switched off (``self.embedding.weight.requires_grad = False``) records no backward
+# node and saves no indices, so writing the ids afterwards is harmless and the program runs.
+# IPF101 (proven) says the ids were saved. The member form (``self.ae.embedding(ids)``) is
+# rec24i's new path (3daa998); the direct one was so before (140e41e).
+FROZEN_MEMBER = HEADER + """\
+class AE(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embedding = nn.Embedding(10, 4)
+        self.embedding.weight.requires_grad = False
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ae = AE()
+        self.fc = nn.Linear(4, 1)
+
+    def forward(self, ids):
+        e = self.ae.embedding(ids)
+        ids += 1
+        return self.fc(e).sum() + ids.sum()
+
+
+net = Net()
+net(torch.tensor([1, 2, 3])).backward()
+"""
+FROZEN_DIRECT = HEADER + """\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embedding = nn.Embedding(10, 4)
+        self.embedding.weight.requires_grad = False
+        self.fc = nn.Linear(4, 1)
+
+    def forward(self, ids):
+        e = self.embedding(ids)
+        ids += 1
+        return self.fc(e).sum() + ids.sum()
+
+
+net = Net()
+net(torch.tensor([1, 2, 3])).backward()
+"""
+
+
+@pytest.mark.parametrize("source", [FROZEN_MEMBER, FROZEN_DIRECT], ids=["member", "direct"])
+@pytest.mark.xfail(strict=True, reason="hazard: a torch module's parameters are taken to require grad")
+def test_ids_written_after_a_frozen_embedding_are_no_proven_hazard(source):
+    _printed(source)  # the label: backward runs
+    assert not [f for f in _findings(source) if f[0] == "IPF101"]
