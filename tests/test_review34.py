@@ -368,3 +368,53 @@ net(torch.tensor([1, 2, 3])).backward()
 def test_ids_written_after_a_frozen_embedding_are_no_proven_hazard(source):
     _printed(source)  # the label: backward runs
     assert not [f for f in _findings(source) if f[0] == "IPF101"]
+
+
+# ------------------------------------------------------------------ a module's result it keeps itself
+# fix24b (f3b6028, tensor_kind): ``x = self.block(x)`` is a tensor where every return of the
+# block's forward is one, so ``x += self.bias`` lost its ``unknown-type`` and became a safe fix.
+# But the block keeps what it returns (``self.last = out``): the write reaches ``net.block.last``
+# in the original, not after the rewrite. (rec24h's e74d18d makes the same shape known too.)
+KEPT_OUTPUT = HEADER + """\
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.act = nn.Sigmoid()
+        self.last = None
+
+    def forward(self, x):
+        out = self.act(self.fc(x))
+        self.last = out
+        return out
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+        self.bias = nn.Parameter(torch.ones(4))
+
+    def forward(self, x):
+        x = self.block(x)
+        x += self.bias
+        return x.sum()
+
+
+def main():
+    torch.manual_seed(0)
+    net = Net()
+    with torch.no_grad():
+        net(torch.randn(2, 4))
+    print(net.block.last)
+
+
+main()
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="fix24b: a file module's result is taken as the caller's alone")
+def test_a_result_the_module_keeps_is_no_safe_fix():
+    assert _printed(KEPT_OUTPUT) != _printed(_fixed(KEPT_OUTPUT))  # the label
+    line = KEPT_OUTPUT.splitlines().index("        x += self.bias") + 1
+    assert ("IPF101", line, "safe") not in _findings(KEPT_OUTPUT)
