@@ -198,3 +198,34 @@ def test_a_computation_step_on_a_leaf_whose_grad_is_read_is_not_verified_as_no_g
     result, shown = _repair(tmp_path, "step", STEP)
     if result.verified:
         assert "no_grad" not in result.repaired, shown
+
+
+EDIT_FROM_ANOTHER = '''\
+    import torch
+    import torch.nn as nn
+
+
+    def compute():
+        torch.manual_seed(0)
+        lin = nn.Linear(4, 3)
+        emb = nn.Embedding(5, 4)
+        ids = torch.tensor([0, 2, 4])
+        scale = lin.weight[1].norm() / emb.weight[2].norm()
+        for row in (0, 1):
+            lin.weight[row] -= emb.weight[2] * scale
+        loss = lin(emb(ids)).pow(2).sum()
+        loss.backward()
+        return {name: p.grad for name, p in [*lin.named_parameters(), *emb.named_parameters()]}
+'''
+
+
+def test_an_edit_whose_value_carries_another_parameter_s_gradient_is_unproven_at_once(tmp_path):
+    """The rows of ``lin.weight`` get a value computed from ``emb.weight`` and from ``lin.weight``
+    itself, with grad on, and a backward then reaches both: neither meaning fits (the knowledge
+    edit of a public report has this shape). No rewrite can be proven against a reference that
+    does not exist, so repair stops at the first and says why, instead of trying every other."""
+    result, shown = _repair(tmp_path, "edit", EDIT_FROM_ANOTHER)
+    assert not result.verified, shown
+    assert result.verification is not None and result.verification.verdict.value == "unproven", shown
+    assert "the no-grad meaning does not fit" in shown, shown
+    assert len(result.attempts) == 1, shown

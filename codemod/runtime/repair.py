@@ -71,7 +71,7 @@ from codemod.runtime import step_order
 from codemod.runtime.dead_rebinding import DeadRebindings
 from codemod.runtime.step_order import MEANINGS
 from codemod.runtime.locate import Conflict, LocateResult, Site, locate_target
-from codemod.runtime.verify import VerifyResult, verify
+from codemod.runtime.verify import Verdict, VerifyResult, verify
 
 # Unsafe for reasons a run can rule out: it saw a tensor, and (with same_dtypes) no promotion.
 _RUNTIME_SETTLES = {"unknown-type", "dtype-promotion"}
@@ -289,13 +289,21 @@ def repair(target: str, settings: Optional[Settings] = None, max_rounds: int = 8
                                   modules=_others(texts, reads, own),
                                   meaning=meaning if stepped else "as-computed", **options)
         attempts.append(Attempt(texts[own], steps, verification, rejected, _changed_others(texts, reads, own)))
-        if verification is None or verification.verified or not more_choices:
+        if verification is None or verification.verified or not more_choices or _no_reference(verification):
             break
         for step in steps:  # the next candidate for every conflict
             prefer[_key(step.conflict)] = prefer.get(_key(step.conflict), 0) + 1
     last = attempts[-1]
     return RepairResult(target, original, last.repaired, last.steps, rounds, last.verification, located, attempts,
                         read, last.others, project)
+
+
+def _no_reference(verification: VerifyResult) -> bool:
+    """Unproven on every device for want of a reference (no meaning of the original fits, or it
+    fails otherwise): references are runs of the original, so no other rewrite can do better."""
+    return bool(verification.devices) and not verification.problems and all(
+        d.verdict is Verdict.UNPROVEN and any(r.startswith("no reference") for r in d.reasons)
+        for d in verification.devices)
 
 
 def _others(texts: Dict[str, str], reads: Dict[str, Tuple[Snapshot, str]], own: str) -> Dict[str, str]:
@@ -802,15 +810,22 @@ def _no_grad_runtime(conflict: Conflict, path: pathlib.Path, trees: _Trees) -> L
         return []
     if not conflict.written_parameter and conflict.mutation_op in _OVERWRITES:
         return []
-    for where, region in trees.at(site.line):
-        fix = _no_grad_wrap(where, site.line if region is None else region.position(site.line, 0)[0],
-                            trees.source, region is None)
-        if fix is not None:
-            why = ("a module's parameter" if conflict.written_parameter
-                   else "the value written carries no other leaf's gradient")
-            return [_Candidate(fix, f"{fix.title} around the failing statement, line {site.line} (from the run: "
-                                    f"{why}; checked by the verification below)", region, no_grad=True)]
-    return []
+    why = "a module's parameter" if conflict.written_parameter else "the value written carries no other leaf's gradient"
+    out: List[_Candidate] = []
+    # The call of the helper the write runs in, first (a helper other callers share keeps grad on),
+    # then the failing statement itself: as where a rule offers nothing (``_leaf_candidates``).
+    helper = next((c for c in conflict.callers if _same_file(c, path)), None)
+    for at, what in ((helper, "the call of the helper"), (site, "the failing statement")):
+        if at is None:
+            continue
+        for where, region in trees.at(at.line):
+            fix = _no_grad_wrap(where, at.line if region is None else region.position(at.line, 0)[0],
+                                trees.source, region is None)
+            if fix is not None:
+                out.append(_Candidate(fix, f"{fix.title} around {what}, line {at.line} (from the run: {why}; "
+                                           "checked by the verification below)", region, no_grad=True))
+                break
+    return out
 
 
 def _gradient_step(source: str, line: int) -> bool:
