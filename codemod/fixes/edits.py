@@ -245,6 +245,7 @@ def join_with_before(block: Block, stmt: "cst.BaseStatement", near: int = 0) -> 
         raise ValueError("the statement to join is no longer after a `with`")
     index = min(found, key=lambda i: (abs(i - near), i < near))
     before = body[index - 1]
+    assert isinstance(before, cst.With)
     inner = before.body
     if not isinstance(inner, cst.IndentedBlock):
         raise ValueError("the `with` before the statement has no indented body")
