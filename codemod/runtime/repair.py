@@ -289,7 +289,7 @@ def repair(target: str, settings: Optional[Settings] = None, max_rounds: int = 8
                                   modules=_others(texts, reads, own),
                                   meaning=meaning if stepped else "as-computed", **options)
         attempts.append(Attempt(texts[own], steps, verification, rejected, _changed_others(texts, reads, own)))
-        if verification is None or verification.verified or not more_choices or _no_reference(verification):
+        if verification is None or verification.verified or not more_choices or _no_reference(verification, steps):
             break
         for step in steps:  # the next candidate for every conflict
             prefer[_key(step.conflict)] = prefer.get(_key(step.conflict), 0) + 1
@@ -298,12 +298,16 @@ def repair(target: str, settings: Optional[Settings] = None, max_rounds: int = 8
                         read, last.others, project)
 
 
-def _no_reference(verification: VerifyResult) -> bool:
-    """Unproven on every device for want of a reference (no meaning of the original fits, or it
-    fails otherwise): references are runs of the original, so no other rewrite can do better."""
-    return bool(verification.devices) and not verification.problems and all(
-        d.verdict is Verdict.UNPROVEN and any(r.startswith("no reference") for r in d.reasons)
-        for d in verification.devices)
+def _no_reference(verification: VerifyResult, steps: List[RepairStep]) -> bool:
+    """Unproven on every device because a leaf update's meaning does not fit the original (neither
+    the no-grad nor the copy meaning): those references are runs of the original alone, so no
+    other rewrite can do better. (A step-order conflict changes the reference: not with one.)"""
+    kinds = {step.conflict.kind for step in steps}
+    return bool(verification.devices) and "leaf" in kinds and "optimizer-step" not in kinds \
+        and not verification.problems and all(
+            d.verdict is Verdict.UNPROVEN and any(r.startswith("no reference") and "meaning does not fit" in r
+                                                  for r in d.reasons)
+            for d in verification.devices)
 
 
 def _others(texts: Dict[str, str], reads: Dict[str, Tuple[Snapshot, str]], own: str) -> Dict[str, str]:
