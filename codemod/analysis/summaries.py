@@ -421,8 +421,8 @@ class InputSaves:
         if isinstance(op_node, ast.BinOp):  # x * self.weight: a tensor product, if x is any array
             other = op_node.right if self._consumer_side(node, op_node) == 0 else op_node.left
             return self.model.kind(other) in TENSORISH
-        if isinstance(op_node, ast.Call) and self.summaries.targets.callee(op_node) is not None:
-            return True  # a summarized callee: it said what it saves of a tensor passed in
+        if isinstance(op_node, ast.Call) and self.summaries.of_call(op_node) is not None:
+            return True  # a summarized callee (a loop's member too): it said what it saves of a tensor passed in
         if isinstance(op_node, ast.Call) and isinstance(op_node.func, (ast.Name, ast.Attribute)):
             return self.model.torch_name(op_node.func) is not None or self.model.kind(op_node.func) is Kind.MODULE
         return False
@@ -549,19 +549,61 @@ class CallTargets:
         if not isinstance(loop, ast.For):
             return []
         target, container = loop.target, loop.iter
-        if isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(container, ast.Call) \
-                and isinstance(container.func, ast.Name) and container.func.id == "enumerate" \
-                and len(container.args) == 1 and not container.keywords:
+        if isinstance(target, ast.Tuple) and len(target.elts) == 2 and self._builtin_call(container, "enumerate") \
+                and len(container.args) == 1:
             target, container = target.elts[1], container.args[0]
         statement = self.model.statement_of(call)
-        if not (isinstance(target, ast.Name) and target.id == func.id and any(statement is s for s in loop.body)) \
-                or self._leaves_early(loop):
+        if not any(statement is s for s in loop.body) or self._leaves_early(loop):
             return []
-        members = self._members(container)
+        if isinstance(target, ast.Name) and target.id == func.id:
+            members = self._members(container)
+            same = False
+        elif isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts) \
+                and [cast(ast.Name, e).id for e in target.elts].count(func.id) == 1:
+            at = [cast(ast.Name, e).id for e in target.elts].index(func.id)
+            members, same = self._unpacked_members(container, at, len(target.elts))
+        else:
+            return []
         targets = [self._class_target(m) for m in members or []]
-        if not targets or any(t is None for t in targets):
+        if not targets or any(t is None for t in targets) or same and len(set(targets)) != 1:
             return []
         return list(dict.fromkeys(cast(List[Target], targets)))
+
+    def _builtin_call(self, node: ast.expr, name: str) -> bool:
+        """``enumerate(...)`` / ``zip(...)``: the builtin, called with plain positional arguments."""
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name \
+            and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args) \
+            and name not in self.model.flow(self.model.module).bindings
+
+    def _unpacked_members(self, container: ast.expr, at: int, width: int) -> Tuple[Optional[List[ast.expr]], bool]:
+        """What the name at place ``at`` of a loop target of ``width`` names runs, turn by turn:
+        ``for attn, ff in self.layers`` where every row of ``self.layers`` is a
+        ``nn.ModuleList([a, b])`` (or list, tuple) of that width: the rows' members at ``at``;
+        ``for conv, norm in zip(self.convs, self.norms)``: the members of ``self.convs`` (zip
+        stops at the shortest, so not every member may run: the bool asks that they all run
+        the same code). None when a row cannot be read."""
+        if self._builtin_call(container, "zip"):
+            zipped = cast(ast.Call, container)
+            if len(zipped.args) != width:
+                return None, True
+            members = self._members(zipped.args[at])
+            if members is None and self._members_target(zipped.args[at]) is not None:
+                # `nn.ModuleList([Block(d) for _ in range(n)])`: one class for every member
+                members = [self._one_class(zipped.args[at])]
+            return members, True
+        rows = self._members(container)
+        if rows is None:
+            return None, False
+        found = []
+        for row in rows:
+            if isinstance(row, ast.Call) and self.model.torch_name(row.func) in _MODULE_LISTS \
+                    and len(row.args) == 1 and not row.keywords:
+                row = row.args[0]
+            if not isinstance(row, (ast.List, ast.Tuple)) or len(row.elts) != width \
+                    or any(isinstance(e, ast.Starred) for e in row.elts):
+                return None, False
+            found.append(row.elts[at])
+        return found, False
 
     def _leaves_early(self, loop: ast.For) -> bool:
         """A turn of ``loop`` may end before its last statement (``break``, ``continue``, ...)."""
@@ -607,6 +649,14 @@ class CallTargets:
                 member = reaching[0].value
             resolved.append(member)
         return resolved
+
+    def _one_class(self, container: ast.expr) -> ast.expr:
+        """A member of ``self.blocks`` built as a comprehension of one class's instances."""
+        key = cast(str, target_key(container))
+        cls = cast(ast.ClassDef, self.model.enclosing_class(container))
+        value = cast(ast.Call, self.model.class_attrs(cls)[key[5:]][0])
+        return cast(ast.ListComp, value.args[0]).elt if isinstance(value.args[0], ast.ListComp) \
+            else cast(ast.List, value.args[0]).elts[0]
 
     def _members_target(self, container: ast.expr) -> Optional["Target"]:
         """What every member of ``self.blocks`` runs, when it was built as

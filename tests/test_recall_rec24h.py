@@ -1,0 +1,168 @@
+"""Issue 24 (recall, rec24h): the `op=` misses.
+
+Layers run from a loop whose target unpacks each row of a ``nn.ModuleList`` of
+``nn.ModuleList([mix, mlp])`` rows (``for mix, mlp in self.layers``), or zips two lists of layers
+(``for mix, mlp in zip(self.mixers, self.mlps)``): the calls in the loop's body had no summary,
+so a block that saves its input (a pre-norm's LayerNorm) was a call the analysis could not see
+into, and an ``h += self.pos`` on the block's input, called twice on the caller's tensor, went
+unproven.
+
+Each program here is a new small one written from the pattern; torch runs it to show the hazard
+is real, and the fixed program's gradients are compared with an out-of-place control. The
+negative controls keep the same shape where the write is harmless.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import torch
+
+from codemod.config import Settings
+from codemod.engine.pipeline import fix_source, process_source
+
+from .backward import raises_at_backward
+
+HEADER = "import torch\nimport torch.nn as nn\n\n\n"
+OFFSET = HEADER.count("\n")
+
+
+def _source(body: str) -> str:
+    return HEADER + textwrap.dedent(body)
+
+
+def found(body: str, select=("IPF1",)):
+    result = process_source(_source(body).encode(), "case.py", Settings(select=select))
+    assert result.error is None, result.error
+    return [(f.code, f.span.line - OFFSET, f.status.value if f.status else None) for f in result.findings]
+
+
+def _run(source: str, name: str = "grads"):
+    space: dict = {}
+    exec(compile(source, "case.py", "exec"), space)
+    return space[name]()
+
+
+def _fixed(body: str, unsafe: bool = False) -> str:
+    result = fix_source(_source(body).encode(), "case.py", Settings(unsafe_fixes=unsafe))
+    assert result.error is None, result.error
+    assert result.fixed is not None
+    return result.fixed
+
+
+# ----------------------------------------------------------------- rows of layers unpacked in a loop
+BLOCKS = """\
+class PreNorm(nn.Module):
+    def __init__(self, d, fn):
+        super().__init__()
+        self.norm = nn.LayerNorm(d)
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(self.norm(x))
+
+
+class Scaled(nn.Module):
+    def forward(self, x):
+        return x * 0.5
+
+
+class Stack(nn.Module):
+    def __init__(self, d, depth):
+        super().__init__()
+{build}
+
+    def forward(self, x):
+        for mix, mlp in {rows}:
+            x = mix(x) + x
+            x = mlp(x) + x
+        return x
+
+
+class Decoder(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.pos = nn.Parameter(torch.linspace(0, 1, 3 * d).view(1, 3, d), requires_grad=False)
+        self.stack = Stack(d, 2)
+
+    def forward(self, h):
+        h += self.pos
+        return self.stack(h)
+
+
+def grads():
+    torch.manual_seed(0)
+    enc = nn.Linear(4, 4)
+    first = Decoder(4)
+    second = Decoder(4)
+    z = enc(torch.randn(2, 3, 4))
+{calls}
+    return enc.weight.grad
+"""
+
+
+def _write(body: str) -> int:
+    return body.splitlines().index("        h += self.pos") + 1
+
+NESTED = """\
+        self.layers = nn.ModuleList([])
+        for _ in range(depth):
+            self.layers.append(nn.ModuleList([{a}, {b}]))"""
+ZIPPED = """\
+        self.mixers = nn.ModuleList([{a} for _ in range(depth)])
+        self.mlps = nn.ModuleList([{b} for _ in range(depth)])"""
+SAVING = ("PreNorm(d, nn.Linear(d, d))", "PreNorm(d, nn.Tanh())")
+PLAIN = ("Scaled()", "Scaled()")
+TWICE = "    (first(z).pow(2).sum() + second(z).pow(2).sum()).backward()"  # both decoders read z
+ONCE = "    (first(z).pow(2).sum() + second(enc(z.detach() + 1)).pow(2).sum()).backward()"
+
+
+def _program(build: str, rows: str, layers=SAVING, calls=TWICE) -> str:
+    return BLOCKS.format(build=build.format(a=layers[0], b=layers[1]), rows=rows, calls=calls)
+
+
+def _control(program: str) -> str:
+    return program.replace("        h += self.pos", "        h = h + self.pos")
+
+
+CASES = [(NESTED, "self.layers"), (ZIPPED, "zip(self.mixers, self.mlps)")]
+
+
+def test_rows_of_layers_unpacked_in_a_loop_save_the_block_input():
+    for build, rows in CASES:
+        body = _program(build, rows)
+        assert raises_at_backward(lambda: _run(_source(body))), rows
+        assert ("IPF101", _write(body), "unsafe") in found(body), rows  # param-mutation: the caller's tensor
+
+
+def test_the_fix_gives_the_out_of_place_gradients():
+    for build, rows in CASES:
+        body = _program(build, rows)
+        fixed = _fixed(body, unsafe=True)
+        assert "h = h + self.pos" in fixed
+        assert torch.equal(_run(fixed), _run(_source(_control(body)))), rows
+
+
+def test_no_proven_hazard_where_the_layers_save_nothing_of_their_input():
+    for build, rows in CASES:
+        body = _program(build, rows, layers=PLAIN)
+        _run(_source(body))  # backward runs
+        assert not [f for f in found(body) if f[1] == _write(body)], rows
+
+
+def test_no_proven_hazard_where_each_decoder_gets_a_tensor_of_its_own():
+    for build, rows in CASES:
+        body = _program(build, rows, calls=ONCE)
+        _run(_source(body))  # backward runs
+        assert not [f for f in found(body) if f[1] == _write(body)], rows
+
+
+def test_rows_of_another_width_or_of_mixed_classes_stay_unseen():
+    # a zip over members of two classes: zip may stop before either, so neither is proven to run
+    mixed = ZIPPED.replace("nn.ModuleList([{a} for _ in range(depth)])", "nn.ModuleList([{a}, Scaled()])")
+    body = _program(mixed, "zip(self.mixers, self.mlps)")
+    assert not [f for f in found(body) if f[1] == _write(body)]
+    # rows of three layers unpacked into two names: no row is read
+    wide = NESTED.replace("[{a}, {b}]", "[{a}, {b}, Scaled()]")
+    body = _program(wide, "self.layers")
+    assert not [f for f in found(body) if f[1] == _write(body)]
