@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from codemod.analysis.syntax import target_key
+from codemod.analysis.syntax import has_call, target_key
 from codemod.findings import Fix, Status
 from codemod.fixes import _cst as cst
 from codemod.fixes.edits import code, fix_title, rebind, right_operand
@@ -85,7 +85,9 @@ class AugmentedAssignment(Rule):
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         target = node.target
         if isinstance(target, ast.Subscript):
-            return  # IPF004 clones the base instead
+            if self.model.hazards.producers.listed(target, node) is not None:
+                self._element(node, target)
+            return  # a tensor's part: IPF004 clones the base instead
         verdict = assess(self.model, node, target, operands=[node.value], creates_binding=False)
         if verdict.status is None:
             return
@@ -100,3 +102,27 @@ class AugmentedAssignment(Rule):
 
             plan = self.plan(node, "AugAssign", make)
         self.report(node, message, verdict.status, verdict.reason, plan, hazard=hazard)
+
+    def _element(self, node: ast.AugAssign, target: ast.Subscript) -> None:
+        """``laterals[i - 1] += up`` on a list of tensors the function built: the rewrite
+        ``laterals[i - 1] = laterals[i - 1] + up`` puts a new tensor in the list's slot and
+        leaves the old one, which autograd may have saved, intact."""
+        message = f"In-place `{_SYMBOLS[type(node.op)]}=` on `{self.code(target)}`"
+        intended = self.model.intended_reason(node, target)
+        if intended:
+            self.report(node, message, Status.SKIPPED, intended)
+            return
+        hazard = self.hazard(node, target)
+        if has_call(target.slice):
+            self.report(node, message, Status.MANUAL, "side-effect-target", hazard=hazard)
+            return
+        status, reason = Status.SAFE, None
+        if not self.model.hazards.producers.elements_unheld(target, node):
+            status, reason = Status.UNSAFE, "alias"  # an element read into another holder first
+        elif self.model.may_promote(None, [node.value]):
+            status, reason = Status.UNSAFE, "dtype-promotion"
+
+        def make(aug: cst.AugAssign, site) -> Fix:
+            return Fix(aug, build_assignment, fix_title(build_assignment(aug)))
+
+        self.report(node, message, status, reason, self.plan(node, "AugAssign", make), hazard=hazard)
