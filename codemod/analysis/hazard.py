@@ -866,6 +866,8 @@ class Producers(_HazardsPart):
             elements = list(value.elts)
         else:
             return None
+        if any(isinstance(e, ast.Constant) or self.model.kind(e) in (Kind.SCALAR, Kind.OTHER) for e in elements):
+            return None  # `widths = [0, 0, 0]`: numbers
         for _, load in flow.loads.get(name, []):
             parent = self.model.parent(load)
             if isinstance(parent, ast.Subscript) and parent.value is load:

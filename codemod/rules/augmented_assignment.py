@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 
 from codemod.analysis.syntax import has_call, target_key
+from codemod.analysis.summaries import Saved
+from codemod.analysis.tensor_kind import is_tensor
 from codemod.findings import Fix, Status
 from codemod.fixes import _cst as cst
 from codemod.fixes.edits import code, fix_title, rebind, right_operand
@@ -113,6 +115,9 @@ class AugmentedAssignment(Rule):
             self.report(node, message, Status.SKIPPED, intended)
             return
         hazard = self.hazard(node, target)
+        listed = self.model.hazards.producers.listed(target, node)
+        if hazard is None and not all(self._tensor_element(e) for e in (listed[0] if listed else [])):
+            return  # elements the analysis knows nothing of: no candidate (`counts[k] += 1`)
         if has_call(target.slice):
             self.report(node, message, Status.MANUAL, "side-effect-target", hazard=hazard)
             return
@@ -126,3 +131,10 @@ class AugmentedAssignment(Rule):
             return Fix(aug, build_assignment, fix_title(build_assignment(aug)))
 
         self.report(node, message, status, reason, self.plan(node, "AugAssign", make), hazard=hazard)
+
+    def _tensor_element(self, element: ast.expr) -> bool:
+        """A tensor, or what a call of the file's code returns that saves a tensor passed in."""
+        if is_tensor(element, self.model):
+            return True
+        summary = self.model.summaries.of_call(element) if isinstance(element, ast.Call) else None
+        return summary is not None and Saved.YES in (*summary.inputs, summary.output)
