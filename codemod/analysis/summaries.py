@@ -601,8 +601,9 @@ class CallTargets:
         """The class that sets ``self.<attr>``: ``cls``, or where ``cls`` never sets it, its one
         base class of the file that does (a few levels up: ``PAFPN(FPN)`` reads FPN's layers)."""
         for _ in range(4):
-            if attr in self.model.class_attrs(cls) or len(cls.bases) != 1 or not isinstance(cls.bases[0], ast.Name):
-                return cls
+            if attr in self.model.class_attrs(cls) or len(cls.bases) != 1 or not isinstance(cls.bases[0], ast.Name) \
+                    or any((key or "").startswith(f"self.{attr}.") for key in self.model.calls_in(cls)):
+                return cls  # (a subclass that appends to the base's list: its own reading, which fails)
             base = self._top_level().get(cls.bases[0].id)
             if not isinstance(base, ast.ClassDef):
                 return cls
