@@ -49,7 +49,10 @@ class AugmentedAssignment(Rule):
     Finds augmented assignments (all 13 operators) whose target is a name or an attribute chain
     (``self.h``) known to hold a tensor, and rewrites them as plain assignments, with
     parentheses only where precedence needs them, keeping the spacing around the operator and
-    every comment. Subscript targets (``x[i] += 1``) belong to IPF004, which clones.
+    every comment. Subscript targets (``x[i] += 1``) belong to IPF004, which clones, but for an
+    element of a list of tensors the function built (``laterals = [conv(x) for ...]``, then
+    ``laterals[i - 1] += up``): ``laterals[i - 1] = laterals[i - 1] + up`` puts a new tensor in
+    the list's slot.
 
     ## Why is this bad?
     ``x += y`` on a tensor is ``x.add_(y)``: it writes into the tensor ``x`` names. If autograd
@@ -74,7 +77,8 @@ class AugmentedAssignment(Rule):
     side may be a tensor of another dtype (``x += y`` keeps x's dtype, ``x = x + y`` promotes:
     half += float32 stays half: ``dtype-promotion``), when the target is an unannotated
     parameter the caller may rely on (``param-mutation``), or when another name aliases it
-    (``alias``: the fix rebinds that name too). No fix for ``nn.Parameter`` attributes
+    (``alias``: the fix rebinds that name too; for a list's element, where an element was read
+    into another holder before the write). No fix for ``nn.Parameter`` attributes
     (assigning a plain tensor to one raises), for targets whose evaluation calls something
     (``f().x += 1``), or for views whose base is used later. Known non-tensors (ints,
     strings, containers) are never reported.
