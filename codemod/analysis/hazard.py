@@ -876,6 +876,8 @@ class Producers(_HazardsPart):
             if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "len" \
                     and parent.args == [load]:
                 continue
+            if isinstance(parent, (ast.comprehension, ast.For)) and parent.iter is load:
+                continue  # `for level in levels`: each element, as it is
             if self.model.range(load)[0] >= self.model.range(stmt)[1] and not any(
                     ls <= self.model.range(stmt)[0] <= le and ls <= self.model.range(load)[0] <= le for ls, le in flow.loops):
                 continue  # read after the write, outside a loop around both
@@ -895,6 +897,8 @@ class Producers(_HazardsPart):
             if pos >= end and not any(ls <= start <= le and ls <= pos <= le for ls, le in flow.loops):
                 continue
             element = self.model.parent(load)
+            if isinstance(element, (ast.comprehension, ast.For)):
+                return False  # the loop's variable holds an element
             if not isinstance(element, ast.Subscript) or element is target:
                 continue  # `len(rows)`, or the write itself
             parent = self.model.parent(element)

@@ -592,7 +592,7 @@ class CallTargets:
     def _one_class(self, container: ast.expr) -> ast.expr:
         """A member of ``self.blocks`` built as a comprehension of one class's instances."""
         key = cast(str, target_key(container))
-        cls = cast(ast.ClassDef, self.model.enclosing_class(container))
+        cls = self._setter(cast(ast.ClassDef, self.model.enclosing_class(container)), key[5:])
         value = cast(ast.Call, self.model.class_attrs(cls)[key[5:]][0])
         first = value.args[0]
         return first.elt if isinstance(first, ast.ListComp) else cast(ast.List, first).elts[0]
@@ -618,6 +618,7 @@ class CallTargets:
         cls = self.model.enclosing_class(container)
         if key is None or not key.startswith("self.") or key.count(".") != 1 or cls is None:
             return None
+        cls = self._setter(cls, key[5:])
         values = self.model.class_attrs(cls).get(key[5:], [])
         targets: Set[Optional[Target]] = set()
         for value in values:

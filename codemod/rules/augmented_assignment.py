@@ -77,8 +77,8 @@ class AugmentedAssignment(Rule):
     side may be a tensor of another dtype (``x += y`` keeps x's dtype, ``x = x + y`` promotes:
     half += float32 stays half: ``dtype-promotion``), when the target is an unannotated
     parameter the caller may rely on (``param-mutation``), or when another name aliases it
-    (``alias``: the fix rebinds that name too; for a list's element, where an element was read
-    into another holder before the write). No fix for ``nn.Parameter`` attributes
+    (``alias``: the fix rebinds that name too), or, for a list's element, when an element was
+    read into another holder before the write (``held-elsewhere``). No fix for ``nn.Parameter`` attributes
     (assigning a plain tensor to one raises), for targets whose evaluation calls something
     (``f().x += 1``), or for views whose base is used later. Known non-tensors (ints,
     strings, containers) are never reported.
@@ -127,7 +127,7 @@ class AugmentedAssignment(Rule):
             return
         status, reason = Status.SAFE, None
         if not self.model.hazards.producers.elements_unheld(target, node):
-            status, reason = Status.UNSAFE, "alias"  # an element read into another holder first
+            status, reason = Status.UNSAFE, "held-elsewhere"  # an element read into another holder first
         elif self.model.may_promote(None, [node.value]):
             status, reason = Status.UNSAFE, "dtype-promotion"
 
