@@ -1040,7 +1040,7 @@ class Chains:
         if index is not None:  # calls from the run's other files pass what this file cannot see
             others = [c for c in index.calls.get(index.canonical(f"{self.model.calls.module_name}.{callee}"), [])
                       if c.called]
-            if len(others) > len(sites):
+            if len(others) > len(self.model.calls_in(self.model.module).get(callee, [])):
                 return None
         for site in sites:
             if spreads(site):
