@@ -319,3 +319,11 @@ def test_an_element_held_by_another_name_makes_the_fix_unsafe():
 def test_a_list_written_otherwise_before_is_left_alone():
     body = PYRAMID.format(ret="self.act(self.conv(x))", hold="        levels[0] = levels[0] * 2\n")
     assert [f for f in found(body, select=("ALL",)) if f[1] == _line(body, WRITE_LEVEL)] == []
+
+
+def test_the_result_of_a_block_whose_output_is_saved_is_a_tensor_the_default_fix_rewrites():
+    body = _conv_act("act=cfg")
+    assert found(body) == [("IPF101", _line(body, "        x += bias"), "safe")]
+    fixed = _fixed(body)  # the default fix
+    assert "        x = x + bias" in fixed
+    assert torch.equal(_run(fixed), _run(_source(body.replace("        x += bias", "        x = x + bias"))))

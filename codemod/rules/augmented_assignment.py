@@ -94,7 +94,8 @@ class AugmentedAssignment(Rule):
             if self.model.hazards.producers.listed(target, node) is not None:
                 self._element(node, target)
             return  # a tensor's part: IPF004 clones the base instead
-        verdict = assess(self.model, node, target, operands=[node.value], creates_binding=False)
+        verdict = assess(self.model, node, target, operands=[node.value], creates_binding=False,
+                         known_tensor=self._saved_result(node, target))
         if verdict.status is None:
             return
         hazard = self.hazard(node, target) if verdict.status is not Status.SKIPPED or verdict.reason in CONTRACTS else None
@@ -142,3 +143,15 @@ class AugmentedAssignment(Rule):
             return True
         summary = self.model.summaries.of_call(element) if isinstance(element, ast.Call) else None
         return summary is not None and Saved.YES in (*summary.inputs, summary.output)
+
+    def _saved_result(self, node: ast.AugAssign, target: ast.expr) -> bool:
+        """``x = self.pre_conv(x)`` (every binding that reaches the write), where the call is of
+        the file's code whose result autograd saves (a ReLU's output): a tensor."""
+        if not isinstance(target, ast.Name):
+            return False
+        flow = self.model.flow(self.model.owner(node))
+        reaching = [b for b in self.model.reaching(flow, target.id, self.model.statement_of(node)) if b.form != "aug"]
+        return bool(reaching) and all(
+            b.form == "assign" and isinstance(b.value, ast.Call)
+            and (lambda s: s is not None and s.output is Saved.YES)(self.model.summaries.of_call(b.value))
+            for b in reaching)
