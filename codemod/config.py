@@ -15,7 +15,7 @@ import os
 import pathlib
 import re
 import tomllib
-from typing import Collection, NamedTuple, Optional, Sequence
+from typing import Collection, Dict, NamedTuple, Optional, Sequence
 
 
 DEFAULT_EXCLUDE = (
@@ -302,19 +302,44 @@ def _matches(pattern: str, path: str, root: Optional[str]) -> bool:
 CONFIG_NAMES = (".inplacefix.toml", "inplacefix.toml", "pyproject.toml")
 
 
+# Folder -> its nearest configuration file, in a run that ends with its files (``remember``):
+# the files of one folder share the walk up (seven folders and three names each were looked up
+# per file). A process that lives on (the language server) looks again each time.
+_nearest: Optional[Dict[str, Optional[pathlib.Path]]] = None
+
+
+def remember(on: bool) -> None:
+    """Remember each folder's nearest configuration file for the rest of the process (a one-shot
+    run: ``check``, ``fix``), or not (and forget)."""
+    global _nearest
+    _nearest = {} if on else None
+
+
 def nearest_config(start: pathlib.Path) -> Optional[pathlib.Path]:
     """The nearest configuration file at or above the folder ``start``: ``.inplacefix.toml`` or
     ``inplacefix.toml`` (always, even empty), or a pyproject.toml with a [tool.inplacefix] table.
     One met on the way that cannot be read or parsed is an error (as in Ruff)."""
     folder = os.path.realpath(start)  # (strings: this runs once per file checked)
+    memo = _nearest
+    if memo is not None and folder in memo:
+        return memo[folder]
+    walked = []
     while True:
+        walked.append(folder)
         found = config_in(folder)
         if found is not None:
-            return found
+            break
         parent = os.path.dirname(folder)
         if parent == folder:
-            return None
+            break
         folder = parent
+        if memo is not None and folder in memo:
+            found = memo[folder]
+            break
+    if memo is not None:
+        for seen in walked:
+            memo[seen] = found
+    return found
 
 
 def config_in(folder: str) -> Optional[pathlib.Path]:

@@ -11,6 +11,7 @@ import ast
 import inspect
 import pathlib
 import pprint
+import re
 import sys
 
 import torch
@@ -63,6 +64,42 @@ def _pyi_tensor_returning(path: pathlib.Path, class_name: str | None = None) -> 
         if isinstance(node, ast.FunctionDef) and node.returns is not None:
             returns.setdefault(node.name, set()).add(ast.unparse(node.returns))
     return {n for n, r in returns.items() if r == {"Tensor"} and not n.startswith("__")}
+
+
+def _documented_tensor_returning() -> set[str]:
+    """``torch.linalg``, ``torch.fft`` and ``torch.special`` functions (builtins with no
+    ``.pyi``) whose documented signature, the first line of their docstring, returns
+    ``-> Tensor`` (``linalg.norm(A, ...) -> Tensor``; ``linalg.qr`` returns a tuple: left out)."""
+    found: set[str] = set()
+    for prefix in ("linalg", "fft", "special"):
+        namespace = getattr(torch, prefix)
+        for name in dir(namespace):
+            fn = getattr(namespace, name)
+            if name.startswith("_") or not callable(fn) or inspect.isclass(fn):
+                continue
+            doc = (fn.__doc__ or "").strip()
+            first = doc.splitlines()[0] if doc else ""
+            if re.search(r"\)\s*->\s*Tensor\s*$", first) and _fresh_when_called(fn):
+                found.add(f"torch.{prefix}.{name}")
+    return found
+
+
+def _fresh_when_called(fn) -> bool:
+    """Called on a small fixed matrix (alone, then twice), ``fn`` returns a tensor that shares
+    no storage with its input (``linalg.diagonal`` is a view: left out, as are functions no
+    such call runs)."""
+    for count in (1, 2):
+        # a fixed symmetric positive definite matrix: the verdict must not depend on the RNG
+        x = torch.tensor([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]], dtype=torch.float64)
+        try:
+            with torch.random.fork_rng():
+                out = fn(*([x] * count))
+        except Exception:  # noqa: BLE001 - another signature
+            continue
+        if not isinstance(out, torch.Tensor):
+            return False
+        return out.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
+    return False
 
 
 def _inplace_param_callables() -> dict[str, int]:
@@ -642,6 +679,7 @@ def generate() -> str:
             ret = inspect.signature(fn).return_annotation
             if ret in (torch.Tensor, "Tensor"):
                 functions_returning.add(f"torch.nn.functional.{name}")
+    functions_returning |= _documented_tensor_returning()
 
     inplace_methods: dict[str, str | None] = {}
     for name in sorted(dir(torch.Tensor)):

@@ -231,6 +231,27 @@ def test_nearest_configuration_file_per_file(project):
     assert code == 2 and "inplacefix.toml" in err
 
 
+def test_a_run_looks_up_each_folders_configuration_once(project, monkeypatch):
+    """A one-shot run remembers each folder's nearest configuration file (every file looked up
+    seven folders and three names); a process that lives on looks again each time."""
+    from codemod import config
+
+    (project / "sub").mkdir()
+    (project / "sub" / "inplacefix.toml").write_text('select = ["IPF101"]\n')
+    looked = []
+    monkeypatch.setattr(config, "config_in", lambda folder, real=config.config_in: looked.append(folder) or real(folder))
+    config.remember(True)
+    try:
+        assert config.nearest_config(project / "sub") == config.nearest_config(project / "sub") \
+            == project.resolve() / "sub" / "inplacefix.toml"
+        assert looked == [str(project.resolve() / "sub")]
+        assert config.nearest_config(project) == config.nearest_config(project)
+        assert len(looked) == 1 + len(project.resolve().parents) + 1  # (the folders above it, once)
+    finally:
+        config.remember(False)
+    assert config.nearest_config(project / "sub") is not None and len(looked) == 2 + len(project.resolve().parents) + 1
+
+
 def test_force_exclude_holds_for_named_files(project):
     (project / "pyproject.toml").write_text('[tool.inplacefix]\nextend-exclude = ["generated/"]\n')
     (project / "generated").mkdir()

@@ -147,3 +147,91 @@ def test_cached_facts_are_data_never_code(project, tmp_path):
     again = build_index(files, str(cache))
     assert not marker.exists()
     assert again.grad_off("pkg.init._normal") == first.grad_off("pkg.init._normal")
+
+
+USE = "from pkg.init import scale\n\n\ndef twice(a):\n    z = scale(a, 2.0)\n    return a, z\n"
+
+
+def test_what_calls_pass_is_gathered_only_for_the_modules_asked(project):
+    """The index pass leaves out what each call passes (most of it is never asked); the first
+    question about a function's callers gathers it from their modules only, as the eager
+    pass would have: another file reading the argument after the call relies on the mutation."""
+    (project / "pkg" / "use.py").write_text(USE)
+    files = [str(p) for p in sorted((project / "pkg").glob("*.py"))]
+    index = build_index(files)
+    assert not any(f.argued for f in index.modules.values())
+    asked, loader = [], index.arguments
+    index.arguments = lambda module, key: asked.append(module) or loader(module, key)
+    assert index.grad_off("pkg.init._normal") and not asked  # grad mode needs no arguments
+    assert index.callers_rely("pkg.init.scale", "t") and not index.callers_rely("pkg.init.scale", "k")
+    assert sorted(asked) == ["pkg.model", "pkg.use"]  # the modules calling scale, once each
+    from codemod.analysis.indexing import collect
+    from codemod.analysis.model import SemanticModel
+    from codemod.analysis.source import Source
+
+    eager = collect(SemanticModel(Source((project / "pkg" / "use.py").read_bytes())), "pkg.use",
+                    frozenset(index.modules))
+    assert [c.args_read_after for c in eager.calls] == [c.args_read_after for c in index._argued["pkg.use"]] \
+        and eager.calls[-1].args_read_after == frozenset({"0"})
+
+
+def test_a_caller_changed_since_the_index_may_rely_on_the_mutation(project):
+    """What a call passes is read from the file its facts were made from: a file changed since
+    then (its key differs) tells nothing, and its calls may read the argument after."""
+    (project / "pkg" / "use.py").write_text(USE.replace("return a, z", "return z"))
+    files = [str(p) for p in sorted((project / "pkg").glob("*.py"))]
+    index = build_index(files)
+    (project / "pkg" / "use.py").write_text(USE.replace("return a, z", "return z") + "\n")
+    assert index.callers_rely("pkg.init.scale", "t")
+    assert not build_index(files).callers_rely("pkg.init.scale", "t")
+
+
+def test_a_caller_in_another_file_reading_the_argument_keeps_the_mutation(project):
+    alone = findings(project / "pkg", cwd=project)
+    (project / "pkg" / "use.py").write_text(USE)
+    assert (16, "callers-rely-on-mutation") not in alone
+    assert (16, "callers-rely-on-mutation") in findings(project / "pkg", cwd=project)
+
+
+def test_a_callers_edit_that_passes_the_same_keeps_the_callees_cached_result(project, tmp_path):
+    """The result cache keys a file without what other files' calls pass; the answers that
+    depend on it are kept with the result and checked: an edit of a caller that passes the same
+    (a comment) keeps the callee's result, one that reads the argument after the call does not."""
+    from codemod.config import Settings
+    from codemod.engine.files import process_path
+
+    use = project / "pkg" / "use.py"
+    use.write_text(USE.replace("return a, z", "return z"))
+    files = [str(p) for p in sorted((project / "pkg").glob("*.py"))]
+    init, cache = str(project / "pkg" / "init.py"), str(tmp_path / "cache")
+
+    def run():
+        result = process_path(init, Settings(select=("ALL",)), False, False, False, cache, build_index(files, cache))
+        return result.original is None, {(f.span.line, f.reason) for f in result.findings}  # (a hit has no text)
+
+    first = run()
+    assert first[0] is False and (16, "callers-rely-on-mutation") not in first[1]
+    assert run() == (True, first[1])
+    use.write_text(USE.replace("return a, z", "return z") + "# a comment\n")
+    assert run() == (True, first[1])  # what use.py passes is the same: cached
+    use.write_text(USE)  # reads `a` after the call now
+    hit, found = run()
+    assert not hit and (16, "callers-rely-on-mutation") in found
+
+
+def test_the_answers_kept_with_a_result_say_whether_callers_elsewhere_run_with_grad_off(project):
+    """What another file's call passes is read with whether its caller runs with grad off, which
+    a third file may decide: the kept answer holds it, so a change there is a miss."""
+    from codemod.engine.asked import Asking, answers_hold
+
+    (project / "pkg" / "use.py").write_text(USE)
+    files = [str(p) for p in sorted((project / "pkg").glob("*.py"))]
+    asking = Asking(build_index(files))
+    asking.calls_from_elsewhere("pkg.init.scale", "pkg.init")
+    [[kind, _, _, shown]] = asking.asked
+    assert kind == "elsewhere" and sorted(call[0] for call in shown) == ["pkg.model.Net.forward", "pkg.use.twice"]
+    assert answers_hold(build_index(files), asking.asked)
+    (project / "pkg" / "run.py").write_text("import torch\nfrom pkg.use import twice\n\n\n"
+                                            "def main(x):\n    with torch.no_grad():\n        twice(x)\n")
+    changed = build_index(files + [str(project / "pkg" / "run.py")])
+    assert changed.grad_off("pkg.use.twice") and not answers_hold(changed, asking.asked)

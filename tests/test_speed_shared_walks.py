@@ -147,3 +147,34 @@ def test_what_a_call_passes_is_worked_out_where_another_module_may_ask():
     assert grad["pkg.main.own"] == frozenset()  # this module's own: never asked of the index
     # defined here and imported from the project: the index may follow the import elsewhere
     assert grad["pkg.main.twice"] == frozenset({"0"})
+
+
+CLASSES = '''
+import torch
+from pkg import helpers
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+
+    def reset(self):
+        self.fc.weight.zero_()
+
+    def forward(self, x):
+        self.reset()
+        return helpers.scale(self.fc(x), torch.ones(2))
+'''
+
+
+def test_only_uses_that_may_name_an_indexed_function_are_sites():
+    """``self.fc``, ``self.fc.weight``, ``torch.ones``, ``nn.Linear`` name nothing the index is
+    asked about: the index pass leaves them out (they were half of torch's call sites)."""
+    project = frozenset({"pkg.main", "pkg.helpers", "pkg"})
+    facts = collect(SemanticModel(Source(CLASSES.encode())), "pkg.main", project)
+    assert sorted(c.callee for c in facts.calls) == ["pkg.helpers.scale", "pkg.main.Net.reset"]
+    # a class whose name is also imported (the index may follow the import): every self.<attr> stays
+    shadowed = CLASSES.replace("from torch import nn\n", "from torch import nn\nfrom pkg.other import Net\n")
+    facts = collect(SemanticModel(Source(shadowed.encode())), "pkg.main", project | {"pkg.other"})
+    assert sorted(c.callee for c in facts.calls) == ["pkg.helpers.scale", "pkg.main.Net.fc", "pkg.main.Net.reset"]

@@ -125,9 +125,11 @@ class Dataflow:
             return "non-local-name"
         return None
 
-    def alias_report(self, target: ast.AST, stmt: Located) -> AliasReport:
+    def alias_report(self, target: ast.AST, stmt: Located, own_param: bool = False) -> AliasReport:
         """Would rebinding ``target`` (a name or attribute chain) at ``stmt`` hide the mutation
-        from another name?"""
+        from another name? ``own_param``: ``target`` is a parameter whose every caller passes a
+        tensor nothing else sees after the call (``arguments.own_values_passed``): not the
+        caller's to see."""
         key = cast(str, target_key(target))  # callers ask only for targets with a key
         owner = self.tree.owner(stmt)
         flow = self.binder.flow(owner)
@@ -136,7 +138,7 @@ class Dataflow:
         def callers(k: str) -> bool:
             """``k`` may still be the caller's tensor here: a parameter that no rebinding on
             every path before ``stmt`` replaced (``if not inplace: x = x.clone()`` leaves it)."""
-            return k in flow.params and not any(
+            return k in flow.params and not (own_param and k == key) and not any(
                 b.form != "param" and b.end <= start and _on_every_path(self.tree, b.stmt, stmt, owner)
                 # `x = x.clone() if copy else x`, `x = x.view(-1)`: on some path still the caller's memory
                 and not (b.form == "assign" and self._alias_source_of(b.value, k)[0] == k)
@@ -151,7 +153,7 @@ class Dataflow:
             # `out = x if inplace else x.clone()`: the write may reach the caller's tensor
             return AliasReport("param-mutation" if flow.returns_value else "mutation-as-output")
         heads = self._eager_loop_heads(stmt)
-        used_later = lambda k: self.used_after(flow, k, (start, end), heads)  # noqa: E731
+        used_later = lambda k: self.used_after(flow, k, (start, end), heads, values_only=True)  # noqa: E731
         if any(used_later(v) for v in views):
             return AliasReport("view-alias")
         later_identity = tuple(sorted(k for k in identity if used_later(k)))
@@ -325,20 +327,10 @@ class Dataflow:
                         return inner[0], "view"
         return None, None
 
-    def used_after(self, flow: Flow, key: str, at: Span, heads: Sequence[Span] = ()) -> bool:
-        """Whether ``key`` may be loaded after the statement spanning ``at``: later in the body,
-        or anywhere in a loop around it, except in ``heads`` (spans read once, before the
-        first turn: :meth:`_eager_loop_heads`)."""
-        start, end = at
-        loops = [(ls, le) for ls, le in flow.loops if ls <= start and end <= le]
-        for pos, _ in flow.loads.get(key, []):
-            if any(hs <= pos < he for hs, he in heads):
-                continue
-            if pos >= end or any(ls <= pos <= le for ls, le in loops):
-                return True
-        # Attribute chains: a load of "b.sum" is a use of "b".
-        prefix = key + "."
-        return any(k.startswith(prefix) and self.used_after(flow, k, at, heads) for k in flow.loads)
+    def used_after(self, flow: Flow, key: str, at: Span, heads: Sequence[Span] = (),
+                   values_only: bool = False) -> bool:
+        """Whether ``key`` may be loaded after the statement spanning ``at`` (:func:`used_after`)."""
+        return used_after(self.tree, flow, key, at, heads, values_only)
 
     def _eager_loop_heads(self, stmt: Located) -> List[Span]:
         """The iterables of the ``for`` loops around ``stmt`` (in its function), read once before
@@ -353,6 +345,34 @@ class Dataflow:
                     for n in ast.walk(anc.iter)):
                 found.append(self.tree.range(anc.iter))
         return found
+
+
+def used_after(tree: Tree, flow: Flow, key: str, at: Span, heads: Sequence[Span] = (),
+               values_only: bool = False) -> bool:
+    """Whether ``key`` may be loaded after the statement spanning ``at``: later in the body,
+    or anywhere in a loop around it, except in ``heads`` (spans read once, before the
+    first turn: :meth:`Dataflow._eager_loop_heads`). ``values_only``: a read of ``key.grad``
+    alone (``x0.grad`` after ``x = x0; x = F.relu(x, inplace=True)``) does not count: a write
+    into the tensor's values never changes its gradient field."""
+    start, end = at
+    loops = [(ls, le) for ls, le in flow.loops if ls <= start and end <= le]
+    for pos, node in flow.loads.get(key, []):
+        if any(hs <= pos < he for hs, he in heads):
+            continue
+        if values_only and _reads_grad(tree, node):
+            continue
+        if pos >= end or any(ls <= pos <= le for ls, le in loops):
+            return True
+    # Attribute chains: a load of "b.sum" is a use of "b".
+    prefix = key + "."
+    return any(k.startswith(prefix) and not (values_only and (k + ".").startswith(prefix + "grad."))
+               and used_after(tree, flow, k, at, heads, values_only) for k in flow.loads)
+
+
+def _reads_grad(tree: Tree, node: ast.AST) -> bool:
+    """``node`` is read for its ``.grad`` alone (``x0.grad``, ``x0.grad.zero_()``)."""
+    parent = tree.parent(node)
+    return isinstance(parent, ast.Attribute) and parent.value is node and parent.attr == "grad"
 
 
 def _holds_a_parameter(dataflow: "Dataflow", flow: Flow, key: str, stmt: Located) -> bool:

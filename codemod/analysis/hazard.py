@@ -151,6 +151,24 @@ class Hazard(NamedTuple):
         return self.tier is Tier.PROVEN
 
 
+def _sliced_name(expr: ast.expr) -> Optional[str]:
+    """``z`` of ``z[:, :c]`` / ``z[:, c:, ...]`` / ``z[0]``: basic indexing (slices, integers,
+    ``...``) of a name, always a view of it (a tensor or list index copies: None)."""
+    if not (isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name)):
+        return None
+    parts = expr.slice.elts if isinstance(expr.slice, ast.Tuple) else [expr.slice]
+    for part in parts:
+        if isinstance(part, ast.Slice):
+            bounds = [b for b in (part.lower, part.upper, part.step) if b is not None]
+            if all(isinstance(b, (ast.Constant, ast.Name, ast.BinOp, ast.UnaryOp, ast.Attribute, ast.Call)) for b in bounds):
+                continue
+            return None
+        if isinstance(part, ast.Constant) and (part.value is Ellipsis or type(part.value) is int):
+            continue
+        return None
+    return expr.value.id
+
+
 def _possible(reason: str) -> Hazard:
     return Hazard(reason, Tier.POSSIBLE)
 
@@ -332,9 +350,40 @@ class Hazards:
             since = max((b.end for b in bindings), default=(0, 0))
             rebound_in = [b.start for b in bindings]
             yield from self.consumers._use_hazards(flow, member, since, (start, end), target, rebound_in, write, integral)
+        for sibling, made in self._counter_siblings(flow, key, stmt, start):
+            rebound = [b.start for b in self._reaching(flow, sibling, stmt, start)]
+            for found in self.consumers._use_hazards(flow, sibling, made, (start, end), target, rebound, write, integral):
+                yield found if found is None else found._replace(
+                    reason=f"{found.reason} (`{sibling}` and `{key}` are views of one tensor: one version counter)")
         if isinstance(owner, FUNCTIONS) and not integral:
             for param in params:
                 yield from self._from_callers(owner, param)
+
+    def _counter_siblings(self, flow: Flow, key: str, stmt: Located, start: Pos) -> List[Tuple[str, Pos]]:
+        """``z1, z2 = z[:, :c], z[:, c:]``: the other names one unpacking of views of one base
+        binds beside ``key`` (written at ``stmt``), not rebound since: disjoint memory, but one
+        version counter, so a write into ``key`` breaks what an op saved of them. Only a tuple
+        of views written out (``chunk``/``split`` outputs are refused by PyTorch: view-write)."""
+        bindings = self._reaching(flow, key, stmt, start)
+        made = bindings[0] if len(bindings) == 1 else None
+        value = getattr(made.stmt, "value", None) if made is not None else None
+        if made is None or made.form not in ("assign", "other") or not isinstance(made.stmt, ast.Assign) \
+                or len(made.stmt.targets) != 1 or not isinstance(made.stmt.targets[0], ast.Tuple) \
+                or not isinstance(value, ast.Tuple) or len(value.elts) != len(made.stmt.targets[0].elts):
+            return []
+        bases = [_sliced_name(e) for e in value.elts]
+        names = [target_key(t) for t in made.stmt.targets[0].elts]
+        base = bases[names.index(key)] if key in names else None
+        if base is None:
+            return []
+        found: List[Tuple[str, Pos]] = []
+        for name, source in zip(names, bases):
+            if name is None or name == key or source != base:
+                continue
+            reaching = self._reaching(flow, name, stmt, start)
+            if len(reaching) == 1 and reaching[0].stmt is made.stmt:
+                found.append((name, made.end))
+        return found
 
     def _through_inplace(self, flow: Flow, key: str, bindings: List[Binding]) -> List[Binding]:
         """``probs = probs.clamp_(min=eps)`` hands back the tensor itself: the bindings that reached
@@ -1244,6 +1293,14 @@ class OpSaves(_HazardsPart):
             values = self.model.class_attrs(cls).get(key[5:], []) if cls is not None else []
             final = self.model.summaries.chains.decided.final(cast(ast.Attribute, func)) if len(values) > 1 else None
             values = values if final is None else final  # what __init__ leaves it, where that is decided
+        elif key.startswith("self.") and key.count(".") == 2:  # `self.ae.embedding`: a member's module
+            targets = self.model.summaries.targets
+            member = targets.member_class(func, key)
+            found = targets.member_values(member, key.split(".")[2]) if member is not None else None
+            names = {self.model.torch_name(v.func) if isinstance(v, ast.Call) else None for v in found or []}
+            if len(names) != 1 or None in names:
+                return None  # every value one torch module, or nothing is said
+            values = cast(List[AttrValue], found)
         else:
             owner = self.model.owner(func)
             values = [b.value for b in self.model.flow(owner).bindings.get(key, []) if b.form == "assign"]

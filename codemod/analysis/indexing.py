@@ -3,13 +3,15 @@
 The top of the analysis: ``collect`` reads a module's definitions, imports and call sites from
 its ``SemanticModel`` (tree, grad mode, holders) into plain :class:`ModuleFacts`, and
 ``summaries_of`` its functions' and classes' summaries into :class:`SummaryFact`; the index
-those make is handed to other files' models, below which it sits.
+those make is handed to other files' models, below which it sits. What each call passes
+(``call_arguments``) is read only when some analysis asks about the module's calls.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union, cast
+import functools
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union, cast
 
 from codemod.analysis.dtype import other_dtype
 from codemod.analysis.model import SemanticModel
@@ -19,46 +21,26 @@ from codemod.analysis.tree import Tree
 
 
 def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
-            is_package: bool = False) -> ModuleFacts:
+            is_package: bool = False, arguments: bool = True) -> ModuleFacts:
     """The facts one module contributes (``model``: its ``SemanticModel``; ``is_package``: the
-    file is a package's ``__init__.py``, which relative imports start from)."""
-    tree, calls = model.tree, model.calls
+    file is a package's ``__init__.py``, which relative imports start from). ``arguments``:
+    also what each call passes (``CallFact.args_read_after``, ``args_grad``); without it those
+    are left empty and :func:`call_arguments` gives them when some analysis asks (the
+    ``ModuleFacts`` says which: ``argued``)."""
+    tree = model.tree
     functions: List[FunctionFact] = []
-    local: Dict[Function, str] = {}
-    imports: List[Union[ast.Import, ast.ImportFrom]] = []
-    uses: List[Union[ast.Name, ast.Attribute]] = []
-    source = tree.source  # the walk that indexed the tree listed the nodes wanted here
-    for node in source.walked(ast.Name):  # names and attributes
-        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) \
-                and not isinstance(tree.parent(node), ast.Attribute):
-            uses.append(node)  # the outermost part of a chain: `mod.f`, not `mod`
-    imports.extend(cast(Union[ast.Import, ast.ImportFrom], n) for n in source.walked(ast.Import))
-    for node in source.walked(ast.FunctionDef):  # and async ones
-        if isinstance(node, FUNCTIONS):
-            parent = tree.parent(node)
-            if parent is model.module:
-                qual = f"{module}.{node.name}"
-            elif isinstance(parent, ast.ClassDef) and tree.parent(parent) is model.module:
-                qual = f"{module}.{parent.name}.{node.name}"
-            else:
-                continue
-            local[node] = qual
-            params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
-            if params and params[0] in ("self", "cls") and isinstance(parent, ast.ClassDef):
-                params = params[1:]
-            params += [a.arg for a in node.args.kwonlyargs]
-            own = model.grad.local_reason(node.body[0]) if node.body else None
-            functions.append(FunctionFact(qual, tuple(params), own is not None or calls.is_autograd_kernel(node)))
-    resolver = _Resolver(model, module, project_modules, is_package, imports)
+    local = _local_functions(model, module)
+    for func, qual in local.items():
+        params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+        if params and params[0] in ("self", "cls") and isinstance(tree.parent(func), ast.ClassDef):
+            params = params[1:]
+        params += [a.arg for a in func.args.kwonlyargs]
+        own = model.grad.local_reason(func.body[0]) if func.body else None
+        functions.append(FunctionFact(qual, tuple(params), own is not None or model.calls.is_autograd_kernel(func)))
+    resolver = _Resolver(model, module, project_modules, is_package, _imports(model), frozenset(local.values()))
     found: List[CallFact] = []
     libraries: Dict[str, str] = {}
-    for node in uses:
-        callee = resolver.resolve(node)
-        if callee is None:
-            library = resolver.library_callee(node)
-            if library is not None:
-                libraries[library[0]] = library[1]
-            continue
+    for node, callee in _sites(model, resolver, libraries):
         parent = tree.parent(node)
         site: Union[ast.Call, ast.Name, ast.Attribute] = node
         if isinstance(parent, ast.Call) and parent.func is node:
@@ -66,28 +48,102 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
         called = isinstance(site, ast.Call)
         owner = tree.owner(site)
         caller = _caller_name(tree, owner, local)
-        grad_off = model.grad.local_reason(site) in ("no-grad", "optimizer", "grad-guard")
+        grad_off = model.grad.local_reason(site) in _GRAD_OFF
         ignored = called and isinstance(tree.parent(site), ast.Expr)
-        read: Set[str] = set()
-        grad: Set[str] = set()
-        if isinstance(site, ast.Call) and not grad_off and not resolver.stays_here(callee):
-            requirement, stmt = model.views.requirement, tree.statement_of(site)
-            grad.update(str(i) for i, a in enumerate(site.args) if not isinstance(a, ast.Starred)
-                        and not any(isinstance(b, ast.Starred) for b in site.args[:i])
-                        and requirement.requires_grad(a, stmt) == "yes")
-            grad.update(kw.arg for kw in site.keywords if kw.arg and requirement.requires_grad(kw.value, stmt) == "yes")
-        if isinstance(site, ast.Call):
-            keyed = [(str(i), key) for i, key in enumerate(map(target_key, site.args)) if key]
-            keyed += [(kw.arg, key) for kw, key in ((kw, target_key(kw.value) if kw.arg else None)
-                                                    for kw in site.keywords) if kw.arg and key]
-            if keyed:  # the caller's flow only for arguments that name something
-                flow = model.binder.flow(owner)
-                stmt = tree.statement_of(site)
-                read.update(name for name, key in keyed if model.holders.read_after(flow, key, stmt))
-        found.append(CallFact(callee, caller, grad_off, called, ignored, frozenset(read), frozenset(grad)))
+        read, grad = _arguments(model, resolver, site, callee, grad_off) if arguments else _NONE
+        found.append(CallFact(callee, caller, grad_off, called, ignored, read, grad))
     exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
     return ModuleFacts(module, functions, found, exports, libraries,
-                       other_dtype(model.module, tree.source.children))
+                       other_dtype(model.module, tree.source.children), argued=arguments)
+
+
+def call_arguments(model: SemanticModel, module: str, project_modules: FrozenSet[str],
+                   is_package: bool = False) -> List[Tuple[FrozenSet[str], FrozenSet[str]]]:
+    """(``args_read_after``, ``args_grad``) of each call :func:`collect` lists, in its order:
+    what ``collect(..., arguments=False)`` left out, for when some analysis asks."""
+    tree = model.tree
+    resolver = _Resolver(model, module, project_modules, is_package, _imports(model),
+                         frozenset(_local_functions(model, module).values()))
+    found: List[Tuple[FrozenSet[str], FrozenSet[str]]] = []
+    for node, callee in _sites(model, resolver, {}):
+        parent = tree.parent(node)
+        site: Union[ast.Call, ast.Name, ast.Attribute] = node
+        if isinstance(parent, ast.Call) and parent.func is node:
+            site = parent
+        grad_off = isinstance(site, ast.Call) and model.grad.local_reason(site) in _GRAD_OFF
+        found.append(_arguments(model, resolver, site, callee, grad_off))
+    return found
+
+
+_GRAD_OFF = ("no-grad", "optimizer", "grad-guard")
+_NONE: Tuple[FrozenSet[str], FrozenSet[str]] = (frozenset(), frozenset())
+
+
+def _local_functions(model: SemanticModel, module: str) -> Dict[Function, str]:
+    """The module's indexed functions (module-level ones, methods of module-level classes) by
+    their qualified names, in the walk's order."""
+    tree = model.tree
+    local: Dict[Function, str] = {}
+    for node in tree.source.walked(ast.FunctionDef):  # and async ones
+        if isinstance(node, FUNCTIONS):
+            parent = tree.parent(node)
+            if parent is model.module:
+                local[node] = f"{module}.{node.name}"
+            elif isinstance(parent, ast.ClassDef) and tree.parent(parent) is model.module:
+                local[node] = f"{module}.{parent.name}.{node.name}"
+    return local
+
+
+def _imports(model: SemanticModel) -> List[Union[ast.Import, ast.ImportFrom]]:
+    return [cast(Union[ast.Import, ast.ImportFrom], n) for n in model.tree.source.walked(ast.Import)]
+
+
+def _sites(model: SemanticModel, resolver: "_Resolver",
+           libraries: Dict[str, str]) -> Iterator[Tuple[Union[ast.Name, ast.Attribute], str]]:
+    """(use, callee) of each use of a project function in the module, in the walk's order (the
+    outermost part of a chain: ``mod.f``, not ``mod``); the library callees met on the way go
+    into ``libraries``."""
+    parents, heads, Name, Attribute, Load = model.tree.source.parents, resolver.heads, ast.Name, ast.Attribute, ast.Load
+    for node in model.tree.source.walked(Name):  # names and attributes
+        if parents.get(node).__class__ is Attribute:
+            continue  # the outermost part of a chain only
+        head = node
+        while head.__class__ is Attribute:
+            head = head.value
+        # (a use whose head names nothing the project or a library may hold resolves to nothing)
+        if head.__class__ is Name and head.id in heads and node.ctx.__class__ is Load:  # type: ignore[attr-defined]
+            callee = resolver.resolve(node)
+            if callee is None:
+                library = resolver.library_callee(node)
+                if library is not None:
+                    libraries[library[0]] = library[1]
+                continue
+            yield cast(Union[ast.Name, ast.Attribute], node), callee
+
+
+def _arguments(model: SemanticModel, resolver: "_Resolver", site: ast.AST, callee: str,
+               grad_off: bool) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """What a call site passes: the arguments its caller reads afterwards, and those its
+    analysis shows require grad (asked only of a call with grad on, to another module)."""
+    if not isinstance(site, ast.Call):
+        return _NONE
+    tree = model.tree
+    read: Set[str] = set()
+    grad: Set[str] = set()
+    if not grad_off and not resolver.stays_here(callee):
+        requirement, stmt = model.views.requirement, tree.statement_of(site)
+        grad.update(str(i) for i, a in enumerate(site.args) if not isinstance(a, ast.Starred)
+                    and not any(isinstance(b, ast.Starred) for b in site.args[:i])
+                    and requirement.requires_grad(a, stmt) == "yes")
+        grad.update(kw.arg for kw in site.keywords if kw.arg and requirement.requires_grad(kw.value, stmt) == "yes")
+    keyed = [(str(i), key) for i, key in enumerate(map(target_key, site.args)) if key]
+    keyed += [(kw.arg, key) for kw, key in ((kw, target_key(kw.value) if kw.arg else None)
+                                            for kw in site.keywords) if kw.arg and key]
+    if keyed:  # the caller's flow only for arguments that name something
+        flow = model.binder.flow(tree.owner(site))
+        stmt = tree.statement_of(site)
+        read.update(name for name, key in keyed if model.holders.read_after(flow, key, stmt))
+    return frozenset(read), frozenset(grad)
 
 
 def summaries_of(model: SemanticModel, module: str, names: FrozenSet[str],
@@ -136,12 +192,20 @@ def _caller_name(tree: Tree, owner: Owner, local: Dict[Function, str]) -> str:
     return ""
 
 
+@functools.lru_cache(maxsize=4)
+def _packages(project_modules: FrozenSet[str]) -> FrozenSet[str]:
+    """The names that lie above a module of the run (``pkg`` for ``pkg.mod``), once per run."""
+    return frozenset(".".join(m.split(".")[:i]) for m in project_modules for i in range(1, m.count(".") + 1))
+
+
 class _Resolver:
     """Qualified names of the project's functions at their uses in one module."""
 
     def __init__(self, model: SemanticModel, module: str, project_modules: FrozenSet[str],
-                 is_package: bool, imports: List[Union[ast.Import, ast.ImportFrom]]) -> None:
+                 is_package: bool, imports: List[Union[ast.Import, ast.ImportFrom]],
+                 local: FrozenSet[str] = frozenset()) -> None:
         self.model = model
+        self.local = local  # the qualified names of the module's indexed functions
         self.module = module
         self.project = project_modules
         self.package = module if is_package else module.rpartition(".")[0]
@@ -172,6 +236,20 @@ class _Resolver:
                     else:
                         head = a.name.split(".")[0]
                         self.imports.setdefault(head, head)
+        # The heads of the uses that may resolve: the module's own names, ``self``/``cls``, the
+        # names imported from what may hold a module of the run, and (library callees) the
+        # names an absolute ``from ... import`` binds.
+        inside = _packages(project_modules)
+        self.heads = {"self", "cls", *self.top, *self.imported_from}
+        self.heads.update(h for h, target in self.imports.items() if target in inside or self.in_project(target + ".*"))
+        # ``self.x`` names a function of the index only as a method of its class: where no class
+        # of the module could be taken elsewhere (its name imported too, or a module of the run),
+        # the others name nothing the index is asked about.
+        self.methods: Optional[Set[str]] = {q.rpartition(".")[2] for q in local if q.count(".") > module.count(".") + 1}
+        for cls in model.tree.source.walked(ast.ClassDef):
+            name = f"{module}.{cls.name}"  # type: ignore[attr-defined]
+            if cls.name in self.imports or name in project_modules or name in inside:  # type: ignore[attr-defined]
+                self.methods = None
 
     def _absolute(self, node: ast.ImportFrom) -> Optional[str]:
         if not node.level:
@@ -196,10 +274,14 @@ class _Resolver:
             return None
         head, _, rest = key.partition(".")
         if head in ("self", "cls"):
+            if self.methods is not None and rest not in self.methods:
+                return None  # no method of the module's classes: names no indexed function
             cls = self.model.tree.enclosing_class(node)
             if cls is None or "." in rest or not rest:
                 return None
             name = f"{self.module}.{cls.name}.{rest}"
+            if self.methods is not None and name not in self.local:
+                return None
         elif head in self.top:
             name = self.top[head] + (f".{rest}" if rest else "")
         elif head in self.imports:

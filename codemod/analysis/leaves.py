@@ -63,6 +63,7 @@ class Leaves:
         self._asking: Set[Tuple[ast.expr, Located]] = set()  # views being followed (cycles)
         self._defs: Optional[Dict[str, List[ast.AST]]] = None  # name -> the functions and classes so named
         self.chains = ModuleChains(self)
+        self.handed = HandedLeaves(self)
 
     def frozen(self) -> Dict[str, List[ast.stmt]]:
         """Keys the module turns requires_grad off for (``w.requires_grad_(False)``,
@@ -157,6 +158,10 @@ class Leaves:
                 if bound_names(anc.target) == {name.id} and isinstance(anc.iter, (ast.Tuple, ast.List)) \
                         and anc.iter.elts and all(self._leaf_name(e, anc) for e in anc.iter.elts):
                     return LeafOrigin(True, f"`{name.id}`, one of tensors that require grad", False)
+                if isinstance(anc.target, ast.Name) and anc.target.id == name.id and isinstance(anc.iter, ast.Name):
+                    passed = self.handed.passed_varargs(anc, name.id, stmt)
+                    if passed is not None:
+                        return passed
         owner = self.tree.owner(name)
         flow = self.binder.flow(owner)
         reaching = self.dataflow.reaching(flow, name.id, stmt)
@@ -164,7 +169,7 @@ class Leaves:
         for binding in reaching:
             value = binding.value
             if binding.form == "param" and isinstance(owner, FUNCTIONS):
-                passed = self._passed_leaf(owner, name.id)
+                passed = self.handed.passed_leaf(owner, name.id)
                 if passed is not None:
                     return passed if only else passed._replace(known=False)
                 continue
@@ -177,6 +182,13 @@ class Leaves:
                 continue
             if _creates_leaf(value):
                 return LeafOrigin(True, f"`{name.id}`, created with requires_grad=True", True)
+            switched = self.handed.switched_on(name.id, binding.stmt, stmt)
+            if switched is not None:
+                fresh = self.handed.fresh(value, binding.stmt)
+                what = f"`{name.id}`, made to require grad at line {switched.lineno}"
+                if fresh:
+                    return LeafOrigin(only, what, True)
+                return LeafOrigin(False, f"{what} (a leaf if it did not require grad before)", False)
             func = value.func
             if isinstance(func, ast.Name) and self._returns_leaf(func.id):
                 return LeafOrigin(True, f"`{name.id}`, made by `{func.id}()` with requires_grad=True", True)
@@ -193,15 +205,18 @@ class Leaves:
                     return LeafOrigin(viewed.known, f"`{name.id}`, a view of {viewed.what}", False)
         return None
 
-    def _returns_leaf(self, name: str) -> bool:
-        """``name`` is a function of the module, bound once, whose every ``return`` makes a
-        leaf that requires grad (``def init_params(size): return torch.randn(size).requires_grad_()``)."""
+    def _definitions(self) -> Dict[str, List[ast.AST]]:
         if self._defs is None:  # one walk of the module, not one per binding asked about
             self._defs = {}
             for s in self.tree.walk(self.tree.module):
                 if isinstance(s, (*FUNCTIONS, ast.ClassDef)):
                     self._defs.setdefault(s.name, []).append(s)
-        defs = self._defs.get(name, [])
+        return self._defs
+
+    def _returns_leaf(self, name: str) -> bool:
+        """``name`` is a function of the module, bound once, whose every ``return`` makes a
+        leaf that requires grad (``def init_params(size): return torch.randn(size).requires_grad_()``)."""
+        defs = self._definitions().get(name, [])
         module_flow = self.binder.flow(self.tree.module, nested=False)
         if len(defs) != 1 or not isinstance(defs[0], FUNCTIONS) or self.tree.parent(defs[0]) is not self.tree.module \
                 or len(module_flow.bindings.get(name, [])) != 1:
@@ -220,42 +235,6 @@ class Leaves:
             return self.origin(expr, at)
         finally:
             self._asking.discard(asked)
-
-    def _passed_leaf(self, func: ast.AST, param: str) -> Optional[LeafOrigin]:
-        """``def fill(E): E[:, 0::2] = ...`` called as ``fill(E=self.emb.weight)``: the parameter
-        is a leaf that requires grad where a call in this module passes one (that call raises).
-        Known only where every call is seen and passes a known leaf: calls in this module only
-        (no reference handed on, no ``*args``), none from another file of the run."""
-        if self.calls is None or getattr(func, "name", "_").endswith("_"):
-            return None  # `fill_(w)`: a helper that mutates on purpose, reported at its calls (IPF005)
-        plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]  # type: ignore[attr-defined]
-        if param not in plain:
-            return None
-        index = plain.index(param)
-        sites = self.calls.sites(func)  # type: ignore[arg-type]
-        found: Optional[LeafOrigin] = None
-        every = bool(sites)
-        for site in sites:
-            call = site.node
-            if not site.called or not isinstance(call, ast.Call) or any(isinstance(a, ast.Starred) for a in call.args):
-                every = False
-                continue
-            offset = 1 if plain[:1] and plain[0] in ("self", "cls") and isinstance(call.func, ast.Attribute) else 0
-            arg = next((k.value for k in call.keywords if k.arg == param), None)
-            if arg is None and 0 <= index - offset < len(call.args):
-                arg = call.args[index - offset]
-            origin = self._followed(arg, self.tree.statement_of(call)) if arg is not None else None
-            if origin is None or not origin.known:
-                every = False
-            elif found is None:
-                found = LeafOrigin(True, f"`{param}`, which the call at line {call.lineno} gives {origin.what}", False)
-        if found is None:
-            return None
-        qualname = self.calls.qualname(func)  # type: ignore[arg-type]
-        elsewhere = qualname is not None and self.calls.project is not None and any(
-            not c.caller.startswith(self.calls.module_name + ".")
-            for c in self.calls.project.calls.get(qualname, []))
-        return found if every and not elsewhere else found._replace(known=False)
 
     def read_by_computation(self, name: ast.Name, stmt: Located) -> bool:
         """The tensor ``name`` holds is read after ``stmt`` by a computation (an op, a call, an
@@ -309,6 +288,179 @@ def _creates_leaf(call: ast.Call) -> bool:
     func = call.func
     return isinstance(func, ast.Attribute) and func.attr == "requires_grad_" and (
         not call.args or is_const(call.args[0], True))
+
+
+class HandedLeaves:
+    """Leaves that require grad where the analysis meets them second-hand: a tensor made to
+    require grad by a statement after it was built (``w.requires_grad_()``), and a parameter
+    (or ``*args``) that the calls of its function hand a leaf."""
+
+    def __init__(self, leaves: "Leaves") -> None:
+        self.leaves = weakref.proxy(leaves)  # its owner holds it: no reference cycle
+        self.tree = leaves.tree
+
+    def switched_on(self, name: str, bound: Located, stmt: Located) -> Optional[ast.stmt]:
+        """The statement that makes ``name``'s tensor require grad after ``bound`` bound it and
+        before ``stmt``, on every way from one to the other (``w.requires_grad_()``,
+        ``w.requires_grad = True`` in a block around ``stmt``): the tensor is then a leaf that
+        requires grad, where it did not require grad before (see :meth:`fresh`)."""
+        start = getattr(bound, "end_lineno", None) or getattr(bound, "lineno", 0)
+        end = getattr(stmt, "lineno", 0)
+        owner = self.tree.owner(stmt)
+        enclosing = [a for a in self.tree.ancestors(stmt) if not isinstance(a, OWNERS)]
+        for anc in [stmt, *enclosing]:
+            parent = self.tree.parent(anc)
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                block = getattr(parent, field, None)
+                if not isinstance(block, list) or anc not in block:
+                    continue
+                for earlier in block[:block.index(anc)]:
+                    if start < earlier.lineno < end and self.tree.owner(earlier) is owner and _switches_on(earlier, name):
+                        return earlier
+            if isinstance(anc, OWNERS):
+                break
+        return None
+
+    def fresh(self, value: ast.expr, at: Located, depth: int = 0) -> bool:
+        """``value`` is a tensor that requires no grad where it is made: a torch factory
+        (``torch.ones(n)``), a ``.detach()``, or a call of a function of this module (a method
+        of the class the receiver was built from) whose every return is one."""
+        if not isinstance(value, ast.Call) or depth > 2:
+            return False
+        func = value.func
+        if self.leaves.kinds.calls.is_factory(value) and not any(k.arg == "requires_grad" for k in value.keywords):
+            return True
+        if isinstance(func, ast.Attribute) and func.attr == "detach" and not value.args:
+            return True
+        target = self._callee(value, at)
+        if target is None:
+            return False
+        returns = [n for n in self.tree.walk(target) if isinstance(n, ast.Return) and self.tree.owner(n) is target]
+        return bool(returns) and all(r.value is not None and self.fresh(r.value, r, depth + 1) for r in returns)
+
+    def _callee(self, call: ast.Call, at: Located) -> Optional[ast.AST]:
+        """The function of this module ``call`` runs: a top-level function bound once, or the
+        method of the class a name was built from (``lif = Leaky(...)``; ``lif.init_leaky()``)."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            defs = self.leaves._definitions().get(func.id, [])
+            module_flow = self.leaves.binder.flow(self.tree.module, nested=False)
+            if len(defs) == 1 and isinstance(defs[0], FUNCTIONS) and self.tree.parent(defs[0]) is self.tree.module \
+                    and len(module_flow.bindings.get(func.id, [])) == 1:
+                return defs[0]
+            return None
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            return None
+        flow = self.leaves.binder.flow(self.tree.owner(at))
+        reaching = self.leaves.dataflow.reaching(flow, func.value.id, at)
+        classes = self.leaves.chains.classes()
+        found: Optional[ast.AST] = None
+        for binding in reaching:
+            built = binding.value
+            if binding.form != "assign" or not isinstance(built, ast.Call) or not isinstance(built.func, ast.Name) \
+                    or built.func.id not in classes:
+                return None
+            cls = classes[built.func.id]
+            if self.leaves.chains.subclassed(cls):
+                return None
+            method = next((m for c in self.leaves.chains._lineage(cls) for m in c.body
+                           if isinstance(m, FUNCTIONS) and m.name == func.attr), None)
+            if method is None or (found is not None and method is not found):
+                return None
+            found = method
+        return found
+
+    def passed_varargs(self, loop: ast.AST, name: str, stmt: Located) -> Optional[LeafOrigin]:
+        """``def zeros(*args): for state in args: state.zero_()`` called as ``zeros(mem)``: the
+        loop variable is each tensor the calls pass for ``*args``; a leaf that requires grad
+        where a call passes one. Known only where every call of the module is seen, passes no
+        ``*x`` of its own and only known leaves there, and no other file of the run calls it."""
+        func = self.tree.owner(loop)
+        iterator = getattr(loop, "iter", None)
+        if self.leaves.calls is None or not isinstance(func, FUNCTIONS) or func.args.vararg is None \
+                or not isinstance(iterator, ast.Name) or iterator.id != func.args.vararg.arg or func.name.endswith("_"):
+            return None
+        flow = self.leaves.binder.flow(func)
+        if any(b.form != "param" for b in flow.bindings.get(iterator.id, [])) \
+                or any(b.stmt is not loop for b in self.leaves.dataflow.reaching(flow, name, stmt)):
+            return None  # `args` rebound, or the loop variable rebound before the write
+        plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+        found: Optional[LeafOrigin] = None
+        every = True
+        sites = self.leaves.calls.sites(func)
+        for site in sites:
+            call = site.node
+            if not site.called or not isinstance(call, ast.Call) or any(isinstance(a, ast.Starred) for a in call.args):
+                every = False
+                continue
+            offset = 1 if plain[:1] and plain[0] in ("self", "cls") and isinstance(call.func, ast.Attribute) else 0
+            passed = call.args[max(len(plain) - offset, 0):]
+            at = self.tree.statement_of(call)
+            origins = [self.leaves._followed(a, at) for a in passed]
+            if not origins or any(o is None or not o.known for o in origins):
+                every = False
+            if found is None and any(o is not None and o.known for o in origins):
+                what = next(o.what for o in origins if o is not None and o.known)
+                found = LeafOrigin(True, f"`{name}`, which the call at line {call.lineno} gives {what}", False)
+        if found is None:
+            return None
+        qualname = self.leaves.calls.qualname(func)
+        elsewhere = qualname is not None and self.leaves.calls.project is not None and any(
+            not c.caller.startswith(self.leaves.calls.module_name + ".")
+            for c in self.leaves.calls.project.calls.get(qualname, []))
+        return found if every and not elsewhere else found._replace(known=False)
+
+    def passed_leaf(self, func: ast.AST, param: str) -> Optional[LeafOrigin]:
+        """``def fill(E): E[:, 0::2] = ...`` called as ``fill(E=self.emb.weight)``: the parameter
+        is a leaf that requires grad where a call in this module passes one (that call raises).
+        Known only where every call is seen and passes a known leaf: calls in this module only
+        (no reference handed on, no ``*args``), none from another file of the run."""
+        if self.leaves.calls is None or getattr(func, "name", "_").endswith("_"):
+            return None  # `fill_(w)`: a helper that mutates on purpose, reported at its calls (IPF005)
+        plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]  # type: ignore[attr-defined]
+        if param not in plain:
+            return None
+        index = plain.index(param)
+        sites = self.leaves.calls.sites(func)
+        found: Optional[LeafOrigin] = None
+        every = bool(sites)
+        for site in sites:
+            call = site.node
+            if not site.called or not isinstance(call, ast.Call) or any(isinstance(a, ast.Starred) for a in call.args):
+                every = False
+                continue
+            offset = 1 if plain[:1] and plain[0] in ("self", "cls") and isinstance(call.func, ast.Attribute) else 0
+            arg = next((k.value for k in call.keywords if k.arg == param), None)
+            if arg is None and 0 <= index - offset < len(call.args):
+                arg = call.args[index - offset]
+            origin = self.leaves._followed(arg, self.tree.statement_of(call)) if arg is not None else None
+            if origin is None or not origin.known:
+                every = False
+            elif found is None:
+                found = LeafOrigin(True, f"`{param}`, which the call at line {call.lineno} gives {origin.what}", False)
+        if found is None:
+            return None
+        qualname = self.leaves.calls.qualname(func)
+        elsewhere = qualname is not None and self.leaves.calls.project is not None and any(
+            not c.caller.startswith(self.leaves.calls.module_name + ".")
+            for c in self.leaves.calls.project.calls.get(qualname, []))
+        return found if every and not elsewhere else found._replace(known=False)
+
+
+def _switches_on(stmt: ast.stmt, name: str) -> bool:
+    """``name.requires_grad_()`` / ``name.requires_grad_(True)`` as a statement of its own, or
+    ``name.requires_grad = True``."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and is_const(stmt.value, True):
+        target = stmt.targets[0]
+        return isinstance(target, ast.Attribute) and target.attr == "requires_grad" \
+            and isinstance(target.value, ast.Name) and target.value.id == name
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        call = stmt.value
+        func = call.func
+        on = call.args[:1] or [k.value for k in call.keywords if k.arg == "requires_grad"]
+        return isinstance(func, ast.Attribute) and func.attr == "requires_grad_" and isinstance(func.value, ast.Name) \
+            and func.value.id == name and (not on or is_const(on[0], True))
+    return False
 
 
 def _loop_over_parameters(loop: ast.AST, name: str) -> bool:

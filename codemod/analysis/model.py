@@ -38,13 +38,14 @@ import weakref
 from typing import Iterable, NamedTuple, Optional, Tuple
 
 from codemod import torch_api
-from codemod.analysis import dtype
+from codemod.analysis import arguments, dtype
 from codemod.analysis.binder import Binder
 from codemod.analysis.calls import Calls, CallSite, ContractReason
 from codemod.analysis.classes import Classes
 from codemod.analysis.dataflow import Dataflow
 from codemod.analysis.grad_mode import GradMode
 from codemod.analysis.hazard import HazardFacts, Hazards
+from codemod.analysis.kinds import Kind
 from codemod.analysis.holders import Holders
 from codemod.analysis.leaves import Leaves
 from codemod.analysis.names import Names, UsedNames
@@ -184,18 +185,9 @@ class SemanticModel:
         func = call.func
         if self.torch_name(func) is not None or isinstance(func, ast.Name) and func.id in _BUILTINS_NOT_RETURNING_ARGUMENTS:
             return False  # torch's own functions: their views are the dataflow's (``alias_source``)
-        if isinstance(func, ast.Call):  # nn.Identity()(x)
-            values: "list[object]" = [func]
-        else:
-            key = target_key(func)
-            if key is None:
-                return None  # `self.layers[i](x)`: not followed
-            cls = self.enclosing_class(func) if key.startswith("self.") and key.count(".") == 1 else None
-            if cls is not None:
-                values = list(self.class_attrs(cls).get(key[5:], []))
-            else:
-                values = [b.value for owner in (self.owner(func), self.module)
-                          for b in self.flow(owner).bindings.get(key, []) if b.form == "assign"]
+        values = self._module_values(func)
+        if values is None:
+            return None  # `self.layers[i](x)`: not followed
         known = False  # the callee is an nn module of torch's (measured)
         for value in values:
             while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
@@ -208,6 +200,33 @@ class SemanticModel:
                     if f"torch.nn.{name.rsplit('.', 1)[-1]}" in torch_api.RETURNS_INPUT_MODULES:
                         return True
         return False if known else None  # a callee the analysis cannot see into: it may hand it back
+
+    def _module_values(self, func: ast.expr) -> "Optional[list[object]]":
+        """What the module called as ``func`` was built from (``self.fc = nn.Linear(...)``:
+        that call); None where the callee is no name or attribute chain."""
+        if isinstance(func, ast.Call):  # nn.Identity()(x)
+            return [func]
+        key = target_key(func)
+        if key is None:
+            return None
+        cls = self.enclosing_class(func) if key.startswith("self.") and key.count(".") == 1 else None
+        if cls is not None:
+            return list(self.class_attrs(cls).get(key[5:], []))
+        return [b.value for owner in (self.owner(func), self.module)
+                for b in self.flow(owner).bindings.get(key, []) if b.form == "assign"]
+
+    def returns_fresh(self, call: ast.Call) -> bool:
+        """A module call known to return a new tensor: a module of the file whose summary returns
+        an op's result, or torch's nn modules (every value the callee was built from) that
+        do not hand their input back (``RETURNS_INPUT_MODULES``), none built with ``inplace=``."""
+        summary = self.summaries.of_call(call)
+        if summary is not None:
+            return summary.returns is Returns.FRESH
+        if self.kind(call.func) is not Kind.MODULE or self._may_return_input(call, list(range(len(call.args)))) is not False:
+            return False
+        values = self._module_values(call.func) or []
+        return bool(values) and not any(isinstance(n, ast.keyword) and n.arg == "inplace"
+                                        for v in values if isinstance(v, ast.AST) for n in ast.walk(v))
 
     def contract(self, target: ast.AST) -> Optional[ContractReason]:
         """Whether the function around ``target`` (one of its parameters) mutates it on
@@ -223,6 +242,14 @@ class SemanticModel:
         """Whether the caller at ``site`` reads ``argument`` again after the call."""
         flow = self.binder.flow(site.caller)
         return self.holders.read_after(flow, target_key(argument) or "", self.statement_of(site.node))
+
+    def own_values_passed(self, target: ast.AST) -> bool:
+        """Whether ``target`` is a parameter of a ``forward`` every call of which in the file
+        passes a tensor of the caller's own that nothing sees after the call
+        (``arguments.own_values_passed``): rebinding it hides nothing from anyone."""
+        func = self.owner(target)
+        return isinstance(func, FUNCTIONS) and isinstance(target, ast.Name) \
+            and arguments.own_values_passed(self, func, target.id)
 
     def contract_through_container(self, target: ast.Name, stmt: Located) -> Optional[ContractReason]:
         """Whether ``target`` is taken out of a parameter (a list of tensors, as optimizer

@@ -78,6 +78,12 @@ class ModuleFacts:
     # the first thing in the module that makes (or may make) a tensor of another dtype than
     # float32, int64 or bool (``analysis.dtype.other_dtype``); None: nothing
     other_dtype: Optional[str] = None
+    # whether ``calls`` say what they pass (``args_read_after``, ``args_grad``); when not, the
+    # index asks its ``ArgumentLoader`` the first time some analysis wants them
+    argued: bool = True
+    # what the module's facts were made from (its content, as the engine keys it): what the
+    # calls pass is named by it in ``digest_for``, and the loader checks it
+    key: str = ""
 
 
 # The summary of an installed library's function or class by its qualified name (None: not
@@ -87,6 +93,11 @@ LibrarySummaries = Callable[[str], Optional[SummaryFact]]
 # Summaries of the named top-level functions and classes of a module, computed on demand (the
 # engine reads the file): module, names -> qualname -> summary.
 SummaryLoader = Callable[[str, FrozenSet[str]], Dict[str, SummaryFact]]
+
+# What each call of a module passes (``args_read_after``, ``args_grad``), in the order of its
+# ``ModuleFacts.calls``, computed on demand (the engine reads the file): module, key -> the
+# pairs; None when the file is no longer what its facts were made from (``key``).
+ArgumentLoader = Callable[[str, str], Optional[List[Tuple[FrozenSet[str], FrozenSet[str]]]]]
 
 
 def module_name(path: pathlib.Path) -> str:
@@ -104,7 +115,7 @@ class ProjectIndex:
     """The joined facts of every module of a run."""
 
     def __init__(self, modules: Iterable[ModuleFacts], loader: Optional[SummaryLoader] = None,
-                 libraries: Optional[LibrarySummaries] = None) -> None:
+                 libraries: Optional[LibrarySummaries] = None, arguments: Optional[ArgumentLoader] = None) -> None:
         self.modules: Dict[str, ModuleFacts] = {m.module: m for m in modules}
         self.functions: Dict[str, FunctionFact] = {}
         self.calls: Dict[str, List[CallFact]] = {}
@@ -133,16 +144,54 @@ class ProjectIndex:
         self._library: Dict[str, Optional[SummaryFact]] = {}
         self._dtypes: Optional[Dict[str, Optional[str]]] = None  # module -> its other_dtype
         self.module_names: Dict[str, str] = {}  # the run's paths -> their modules (the engine's)
-        self._by_module: Optional[Dict[str, List[Tuple[str, CallFact]]]] = None
+        self._by_module: Optional[Dict[str, List[Tuple[str, int]]]] = None
+        # What the calls pass: gathered only for the modules whose calls some analysis asks
+        # about (rarely: a function mutating a parameter, a parameter's grad from other files).
+        self.arguments = arguments
+        self._argued: Dict[str, Optional[List[CallFact]]] = {}
 
-    def calls_from_elsewhere(self, qualname: str, module: str) -> List[CallFact]:
-        """The calls of (or references to) ``qualname`` made in other modules than ``module``."""
+    def _sites(self, qualname: str) -> List[Tuple[str, int]]:
+        """(module, position in its ``calls``) of every call of (or reference to) ``qualname``."""
         if self._by_module is None:
             self._by_module = {}
             for facts in self.modules.values():
-                for c in facts.calls:
-                    self._by_module.setdefault(self.canonical(c.callee), []).append((facts.module, c))
-        return [c for m, c in self._by_module.get(qualname, []) if m != module]
+                for i, c in enumerate(facts.calls):
+                    self._by_module.setdefault(self.canonical(c.callee), []).append((facts.module, i))
+        return self._by_module.get(qualname, [])
+
+    def _argued_calls(self, module: str) -> Optional[List[CallFact]]:
+        """The calls of ``module`` with what they pass; None when that cannot be known (its file
+        changed since its facts were made, or no loader)."""
+        facts = self.modules[module]
+        if facts.argued:
+            return facts.calls
+        if module not in self._argued:
+            found = None
+            passed = self.arguments(module, facts.key) if self.arguments is not None else None
+            if passed is not None and len(passed) == len(facts.calls):
+                found = [dataclasses.replace(c, args_read_after=read, args_grad=grad)
+                         for c, (read, grad) in zip(facts.calls, passed)]
+            self._argued[module] = found
+        return self._argued[module]
+
+    def _calls_passing(self, qualname: str, besides: str = "") -> List[Tuple[CallFact, bool]]:
+        """(call, whether what it passes is known) of the calls of ``qualname`` made in other
+        modules than ``besides``, with what they pass, the callee's name canonical."""
+        found = []
+        for module, i in self._sites(qualname):
+            if module == besides:
+                continue
+            calls = self._argued_calls(module)
+            call = (calls or self.modules[module].calls)[i]
+            if call.callee != qualname:
+                call = dataclasses.replace(call, callee=qualname)
+            found.append((call, calls is not None))
+        return found
+
+    def calls_from_elsewhere(self, qualname: str, module: str) -> List[CallFact]:
+        """The calls of (or references to) ``qualname`` made in other modules than ``module``
+        (what a call passes not known: none required grad)."""
+        return [c for c, _ in self._calls_passing(qualname, module)]
 
     def other_dtype(self, module: str) -> Optional[str]:
         """Where the files that can hand ``module`` a tensor, or take one from it, make another
@@ -307,11 +356,16 @@ class ProjectIndex:
         if fact is None:
             return False
         index = str(fact.params.index(param)) if param in fact.params else None
-        for call in self.calls.get(qualname, []):
+        calls = [call for call in self.calls.get(qualname, []) if call.called]
+        if not calls:
+            return False
+        if any(call.result_ignored for call in calls):
+            return True
+        for call, known in self._calls_passing(qualname):
             if not call.called:
                 continue
-            if call.result_ignored or param in call.args_read_after or index in call.args_read_after:
-                return True
+            if call.result_ignored or not known or param in call.args_read_after or index in call.args_read_after:
+                return True  # (what it passes not known: it may read the argument after)
         return False
 
     def names_other_lines(self, module: str) -> bool:
@@ -334,16 +388,19 @@ class ProjectIndex:
                 return True
         return False
 
-    def digest_for(self, module: str) -> str:
-        """What this module's analysis may ask of the index, as a digest (for cache keys)."""
+    def digest_for(self, module: str, passed: bool = True) -> str:
+        """What this module's analysis may ask of the index, as a digest (for cache keys);
+        without ``passed``, leaving out what the calls pass (the answers that depend on it are
+        then checked on their own: ``engine.asked``)."""
         facts = self.modules.get(module)
         if facts is None:
             return ""
         h = hashlib.sha256()
         for f in sorted(facts.functions, key=lambda f: f.qualname):
-            calls = sorted((c.callee, c.caller, c.grad_off, c.called, c.result_ignored,
-                            tuple(sorted(c.args_read_after)), tuple(sorted(c.args_grad)))
-                           for c in self.calls.get(f.qualname, []))
+            # What a call passes is named by what its module's facts were made from (its
+            # content): the key needs no call's arguments worked out.
+            calls = sorted((c.caller, c.grad_off, c.called, c.result_ignored, _passed(self.modules[m], c) if passed else "")
+                           for m, c in ((m, self.modules[m].calls[i]) for m, i in self._sites(f.qualname)))
             h.update(repr((f.qualname, self.grad_off(f.qualname), calls)).encode())
         for name, target in sorted(facts.exports.items()):  # the summaries of what it imports
             h.update(repr((name, self.summary(target))).encode())
@@ -351,6 +408,12 @@ class ProjectIndex:
             h.update(repr((name, target, self.library_summary(module, name))).encode())
         h.update(repr(("other-dtype", self.other_dtype(module))).encode())  # the project's dtypes decide fix safety
         return h.hexdigest()[:16]
+
+
+def _passed(facts: ModuleFacts, call: CallFact) -> str:
+    """What ``call`` (one of ``facts``' module) passes, for ``ProjectIndex.digest_for``: the key
+    of what the module's facts were made from, or (facts without one) the arguments themselves."""
+    return facts.key if facts.key else repr((sorted(call.args_read_after), sorted(call.args_grad)))
 
 
 def library_callees(module: ast.Module) -> Dict[str, str]:

@@ -25,7 +25,8 @@ _FIELDS: Dict[Type[ast.AST], Tuple[str, ...]] = {}  # node type -> its fields th
 # the parts that each walked the whole module for them (the index, the call tables, use counts);
 # types in one group share one list, in which they are interleaved as the walk meets them.
 WALKED_GROUPS: Tuple[Tuple[Type[ast.AST], ...], ...] = (
-    (ast.Name, ast.Attribute), (ast.Import, ast.ImportFrom), (ast.FunctionDef, ast.AsyncFunctionDef), (ast.Call,))
+    (ast.Name, ast.Attribute), (ast.Import, ast.ImportFrom), (ast.FunctionDef, ast.AsyncFunctionDef), (ast.Call,),
+    (ast.ClassDef,))
 _SPACES = re.compile(r"\s+")
 _TIGHT = re.compile(r"([(\[{]) | (?=([)\]}.]))")
 

@@ -36,7 +36,7 @@ from codemod.analysis.grad_mode import IntendedReason
 from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.names import Names
 from codemod.analysis.project import SummaryFact
-from codemod.analysis.syntax import FUNCTIONS, Function, Located, passed_for, positional, spreads, target_key
+from codemod.analysis.syntax import FUNCTIONS, Function, Located, is_const, passed_for, positional, spreads, target_key
 from codemod.analysis.tensor_kind import KindFacts, TensorKinds, used_as_container
 
 # What an op saves, as the hazard analysis says it: a tuple of "input0", "output"..., or a
@@ -508,6 +508,8 @@ class CallTargets:
                 return method, f"{cls_node.name}.{attr}"
             values = self.model.class_attrs(cls_node).get(attr, [])
             return self._instance_target([v for v in values if isinstance(v, ast.expr)], len(values))
+        if key.startswith("self.") and key.count(".") == 2:
+            return self._member_target(func, key)
         if "." in key:
             return None
         owner = self.model.owner(func)
@@ -531,6 +533,47 @@ class CallTargets:
             built = [b.value for b in bound if b.form == "assign" and b.value is not None]
             return self._instance_target(built, len(bound))
         return None
+
+    def _member_target(self, func: ast.expr, key: str) -> Optional["Target"]:
+        member = self.member_class(func, key)
+        if member is None:
+            return None
+        name = key.split(".")[2]
+        method = next((s for s in member.body if isinstance(s, FUNCTIONS) and s.name == name), None)
+        if method is not None:
+            return method, f"{member.name}.{name}"
+        inner = self.member_values(member, name)
+        if inner is None:
+            return None
+        return self._instance_target([v for v in inner if isinstance(v, ast.expr)], len(inner))
+
+    def member_values(self, member: ast.ClassDef, name: str) -> Optional[List[object]]:
+        """What ``member`` sets ``self.<name>`` to, where no base class of this file may set it
+        otherwise (None there)."""
+        if any(isinstance(b, ast.Name) and isinstance(self._top_level().get(b.id), ast.ClassDef) for b in member.bases):
+            return None
+        return list(self.model.class_attrs(member).get(name, []))
+
+    def member_class(self, func: ast.expr, key: str) -> Optional[ast.ClassDef]:
+        """``self.ae`` of ``self.ae.get_embeddings(x)`` / ``self.ae.embedding(x)``: set only to
+        instances of one class of this file (no subclass of it here): that class (the call runs
+        its method, or the module its ``self.<name>`` is set to)."""
+        cls_node = self.model.enclosing_class(func)
+        if cls_node is None:
+            return None
+        attr = key.split(".")[1]
+        values = self.model.class_attrs(cls_node).get(attr, [])
+        built = [v for v in values if isinstance(v, ast.expr)]
+        if not built or len(built) != len(values) or not all(
+                isinstance(v, ast.Call) and isinstance(v.func, ast.Name) for v in built):
+            return None
+        classes = {self._top_level().get(cast(ast.Name, cast(ast.Call, v).func).id) for v in built}
+        member = classes.pop() if len(classes) == 1 else None
+        if not isinstance(member, ast.ClassDef) or any(
+                isinstance(s, ast.ClassDef) and any(isinstance(b, ast.Name) and b.id == member.name for b in s.bases)
+                for s in self.model.module.body):
+            return None
+        return member
 
     def alternatives(self, call: ast.Call) -> List["Target"]:
         """``self.unit(x)`` where the class sets ``self.unit`` on several branches to modules
@@ -807,6 +850,10 @@ _CONTAINERS = (*_SEQUENTIAL, *_MODULE_LISTS)
 _MAX_DEPTH = 4  # constructor arguments followed through this many calls (Block(inplace=...) passed down)
 
 
+def func_name(call: ast.Call) -> str:
+    return call.func.id if isinstance(call.func, ast.Name) else ""
+
+
 def op_saves(name: str) -> Optional[Tuple[str, ...]]:
     """What the torch op or module ``name`` saves, measured by version counters where the
     generator did (``OP_SAVES_MEASURED``), else by grad_fn (``OP_SAVES``); None: no data."""
@@ -906,6 +953,8 @@ class Chains:
             for before in reversed(body[:at]):
                 if not any(isinstance(n, ast.Name) and n.id == root for n in ast.walk(before)):
                     continue  # does not touch the list
+                if isinstance(before, ast.If) and not before.orelse and before.body:
+                    before = before.body[-1]  # `if act: layers.append(act_layer)`: the path that adds it
                 if isinstance(before, ast.Expr) and isinstance(before.value, ast.Call) and len(before.value.args) == 1 \
                         and isinstance(before.value.func, ast.Attribute) and before.value.func.attr == "append" \
                         and target_key(before.value.func.value) == holder:
@@ -923,6 +972,14 @@ class Chains:
             if not isinstance(layer, ast.Call):
                 return Feeder("unseen", None, "", False)
             name = self.model.torch_name(layer.func)
+            returned = self._returned_layers(layer) if name is None else None
+            if returned is not None:
+                fed = [self._torch_feeder(r, member, self.model.torch_name(r.func) or "") for r in returned]
+                kinds = {f.kind if f is not None else None for f in fed}
+                if len(kinds) == 1 and kinds & {"saved", "unsaved"}:
+                    names = " or ".join(dict.fromkeys(f.name for f in fed if f is not None))
+                    return Feeder(kinds.pop(), member, f"{func_name(layer)}() ({names})", False)  # type: ignore[arg-type]
+                return Feeder("unseen", member, "", False)
             if name is None or not name.startswith("torch.nn."):
                 summary = self._summary_of_instance(layer)
                 if summary is None or summary.output is Saved.UNKNOWN:
@@ -932,20 +989,57 @@ class Chains:
                 if summary.returns is Returns.INPUT and not summary.mutates:
                     continue  # hands its input on
                 return Feeder("unsaved", member, summary.name, False)
-            module = f"torch.nn.{name.rsplit('.', 1)[-1]}"
-            in_place = self.runs_in_place(layer, name)
-            if in_place is None:
-                return Feeder("unseen", member, module, False)
-            if in_place:
-                if module in INPLACE_SAVES_RESULT:
-                    return Feeder("saved", member, module, True)
-                if module in torch_api.INPLACE_PARAM_CALLABLES:
-                    continue  # saves nothing of it, and hands its input on
-            saves = op_saves(module)
-            if saves is None:
-                return Feeder("unseen", member, module, False)
-            return Feeder("saved" if "output" in saves else "unsaved", member, module, False)
+            found = self._torch_feeder(layer, member, name)
+            if found is None:
+                continue  # saves nothing of it, and hands its input on
+            return found
         return Feeder("caller", None, "", False)
+
+    def _torch_feeder(self, layer: ast.Call, member: ast.expr, name: str) -> Optional[Feeder]:
+        """What the torch module ``layer`` builds hands the next member; None where it runs in
+        place, saves nothing of its input and hands it on."""
+        module = f"torch.nn.{name.rsplit('.', 1)[-1]}"
+        in_place = self.runs_in_place(layer, name)
+        if in_place is None:
+            return Feeder("unseen", member, module, False)
+        if in_place:
+            if module in INPLACE_SAVES_RESULT:
+                return Feeder("saved", member, module, True)
+            if module in torch_api.INPLACE_PARAM_CALLABLES:
+                return None
+        saves = op_saves(module)
+        if saves is None:
+            return Feeder("unseen", member, module, False)
+        return Feeder("saved" if "output" in saves else "unsaved", member, module, False)
+
+    def _returned_layers(self, call: ast.Call) -> Optional[List[ast.Call]]:
+        """``get_activation(name)``: a function of this file (top level, bound once) whose every
+        return hands back a torch module built in it (``return nn.ReLU(True)``, or a name whose
+        bindings there are such modules or ``None``, which no chain can call): those modules."""
+        func = call.func
+        if not isinstance(func, ast.Name):
+            return None
+        top = self.summaries.targets._top_level().get(func.id)
+        bound = self.model.flow(self.model.module).bindings.get(func.id, [])
+        if not isinstance(top, FUNCTIONS) or len(bound) != 1:
+            return None
+        flow = self.model.flow(top)
+        found: List[ast.Call] = []
+        for ret in (n for n in self.model.walk(top) if isinstance(n, ast.Return) and self.model.owner(n) is top):
+            values: List[Optional[ast.expr]] = [ret.value]
+            if isinstance(ret.value, ast.Name):
+                reaching = self.model.reaching(flow, ret.value.id, ret)
+                if not reaching or any(b.form != "assign" for b in reaching):
+                    return None
+                values = [b.value for b in reaching]
+            for value in values:
+                if value is None or is_const(value, None):
+                    continue
+                name = self.model.torch_name(value.func) if isinstance(value, ast.Call) else None
+                if name is None or not name.startswith("torch.nn.") or not name.rsplit(".", 1)[-1][:1].isupper():
+                    return None
+                found.append(cast(ast.Call, value))
+        return found or None
 
     def _summary_of_instance(self, layer: ast.Call) -> Optional[Summary]:
         return self.summaries.of_target(self.summaries.targets._class_target(layer))
@@ -1032,7 +1126,7 @@ class Chains:
         position = plain.index(param) if param in plain else None
         values = values or self.values
         found: List[Optional[FrozenSet[object]]] = []
-        sites = self.construction_sites(parent) if isinstance(parent, ast.ClassDef) \
+        sites = construction_sites(self.model, parent) if isinstance(parent, ast.ClassDef) \
             else self.model.calls_in(self.model.module).get(callee, [])
         if sites is None:
             return None
@@ -1054,33 +1148,6 @@ class Chains:
             found.append(values(default, depth + 1) if default is not None else None)
         return self._union(found)
 
-    def construction_sites(self, cls: ast.ClassDef, depth: int = 0) -> Optional[List[ast.Call]]:
-        """The calls of the file that run ``cls.__init__`` with their own arguments: ``Cls(...)``,
-        a subclass's ``super().__init__(...)``, and the constructions of a subclass that keeps
-        this ``__init__``. None where a subclass runs it otherwise (``Base.__init__(self, ...)``)."""
-        sites = list(self.model.calls_in(self.model.module).get(cls.name, []))
-        for sub in self.model.module.body:
-            if not (isinstance(sub, ast.ClassDef) and any(isinstance(b, ast.Name) and b.id == cls.name for b in sub.bases)):
-                continue
-            if depth > _MAX_DEPTH:
-                return None
-            init = next((f for f in sub.body if isinstance(f, FUNCTIONS) and f.name == "__init__"), None)
-            if init is None:
-                inherited = self.construction_sites(sub, depth + 1)
-                if inherited is None:
-                    return None
-                sites.extend(inherited)
-                continue
-            for call in self.model.walk(init):
-                if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "__init__"):
-                    continue
-                if len(sub.bases) != 1 or not (isinstance(call.func.value, ast.Call)
-                                               and isinstance(call.func.value.func, ast.Name)
-                                               and call.func.value.func.id == "super"):
-                    return None  # `Base.__init__(self, ...)`: its arguments are placed otherwise
-                sites.append(call)
-        return sites
-
     @staticmethod
     def _union(found: List[Optional[FrozenSet[object]]]) -> Optional[FrozenSet[object]]:
         if not found or any(f is None for f in found):
@@ -1094,6 +1161,34 @@ class Chains:
 
 _OBJECT = ast.Ellipsis  # a value that is never None: a container literal, a module or object built by a call
 _UNSET = ast.Pass  # an attribute not yet assigned
+
+
+def construction_sites(model: SummaryFacts, cls: ast.ClassDef, depth: int = 0) -> Optional[List[ast.Call]]:
+    """The calls of the file that run ``cls.__init__`` with their own arguments: ``Cls(...)``,
+    a subclass's ``super().__init__(...)``, and the constructions of a subclass that keeps
+    this ``__init__``. None where a subclass runs it otherwise (``Base.__init__(self, ...)``)."""
+    sites = list(model.calls_in(model.module).get(cls.name, []))
+    for sub in model.module.body:
+        if not (isinstance(sub, ast.ClassDef) and any(isinstance(b, ast.Name) and b.id == cls.name for b in sub.bases)):
+            continue
+        if depth > _MAX_DEPTH:
+            return None
+        init = next((f for f in sub.body if isinstance(f, FUNCTIONS) and f.name == "__init__"), None)
+        if init is None:
+            inherited = construction_sites(model, sub, depth + 1)
+            if inherited is None:
+                return None
+            sites.extend(inherited)
+            continue
+        for call in model.walk(init):
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "__init__"):
+                continue
+            if len(sub.bases) != 1 or not (isinstance(call.func.value, ast.Call)
+                                           and isinstance(call.func.value.func, ast.Name)
+                                           and call.func.value.func.id == "super"):
+                return None  # `Base.__init__(self, ...)`: its arguments are placed otherwise
+            sites.append(call)
+    return sites
 
 
 class Decided:

@@ -344,6 +344,7 @@ class _KindsPart:
         self.names = kinds.names
         self.tree = kinds.tree
         self._methods: Optional[FrozenSet[str]] = None
+        self._classes: Optional[Dict[str, ast.ClassDef]] = None  # the module's top-level classes
 
 
 class CallKinds(_KindsPart):
@@ -401,7 +402,63 @@ class CallKinds(_KindsPart):
             return Kind.TENSOR
         if callee_kind is Kind.PENDING:
             return Kind.PENDING
-        return Kind.UNKNOWN
+        return self._instance_kind(func)
+
+    def _instance_kind(self, func: ast.expr) -> Kind:
+        """A call of an instance of an ``nn.Module`` subclass of this file (``self.block1(x)``
+        with ``self.block1 = Block(...)``, ``m(x)`` with ``m = Block(...)``): the kind every
+        ``return`` of the ``forward`` it runs gives (a tensor where each returns one)."""
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            cls = self.tree.enclosing_class(func)
+            values: List[object] = list(self.classes.class_attrs(cls).get(func.attr, [])) if cls is not None else []
+        elif isinstance(func, ast.Name):
+            owner = self.tree.owner(func)
+            flow = self.binder.flow(owner)
+            reaching = self.dataflow.reaching(flow, func.id, self.tree.statement_of(func)) \
+                if func.id in flow.bindings and func.id not in flow.declared else []
+            values = [b.value if b.form == "assign" else None for b in reaching]
+        else:
+            return Kind.UNKNOWN
+        forwards = [self._forward_of(v) for v in values]
+        if not forwards or any(f is None for f in forwards):
+            return Kind.UNKNOWN
+        kinds: List[Kind] = []
+        for forward in forwards:
+            assert forward is not None
+            returns = [n for n in self.tree.walk(forward) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))
+                       and self.tree.owner(n) is forward]
+            if not forward.body or not isinstance(forward.body[-1], ast.Return) \
+                    or any(not isinstance(r, ast.Return) or r.value is None for r in returns):
+                return Kind.UNKNOWN  # a generator, or a path that returns None
+            kinds.extend(self.kinds.kind(cast(ast.expr, r.value)) for r in returns)
+        if all(k in TENSORISH for k in kinds):
+            return Kind.TENSOR
+        return Kind.PENDING if all(k in TENSORISH or k is Kind.PENDING for k in kinds) else Kind.UNKNOWN
+
+    def _forward_of(self, value: object) -> Optional[ast.FunctionDef]:
+        """The ``forward`` an instance built as ``value`` (``Block(d)``, a class of this file
+        deriving from ``nn.Module`` through classes of this file, none defining ``__call__``) runs."""
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+            return None
+        if self._classes is None:
+            self._classes = {c.name: c for c in self.module.body if isinstance(c, ast.ClassDef)}
+        top = self._classes
+        cls = top.get(value.func.id)
+        forward: Optional[ast.FunctionDef] = None
+        for _ in range(5):
+            if cls is None:
+                return None
+            methods = {f.name: f for f in cls.body if isinstance(f, ast.FunctionDef)}
+            if "__call__" in methods or any(isinstance(f, ast.AsyncFunctionDef) for f in cls.body):
+                return None
+            forward = forward or methods.get("forward")
+            if len(cls.bases) != 1 or cls.keywords:
+                return None
+            base = cls.bases[0]
+            if self.names.torch_name(base) in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+                return forward
+            cls = top.get(base.id) if isinstance(base, ast.Name) else None
+        return None
 
     def _own_methods(self) -> FrozenSet[str]:
         """The names of the methods the module's classes define (a user class may have ``norm``)."""

@@ -242,15 +242,16 @@ class Cache:
             return None
         return entry
 
-    def put(self, key: str, findings) -> None:
-        """Only clean outcomes that need no rewrite are stored: the rest is always recomputed."""
+    def put(self, key: str, findings, asked: Optional[list] = None) -> None:
+        """Only clean outcomes that need no rewrite are stored: the rest is always recomputed.
+        ``asked``: the index's answers the result depends on (``engine.asked``)."""
         target = self._file(key)
         try:
             _make_folders(target.parent)
         except OSError:
             return
         write_ignore_file(self.folder)
-        store_json(target, {"findings": [_finding_to_dict(f) for f in findings]})
+        store_json(target, {"findings": [_finding_to_dict(f) for f in findings], "asked": asked or []})
 
 
 def clean(start: pathlib.Path) -> list:

@@ -14,6 +14,7 @@ from codemod.config import ConfigError, Settings
 from codemod import debug
 from codemod.engine.fileio import WriteRefused, read_snapshot, write_atomic
 from codemod.analysis.project import ProjectIndex, module_name
+from codemod.engine.asked import Asking, answers_hold
 from codemod.engine.pipeline import FileError, FileResult, process_source
 
 
@@ -34,16 +35,18 @@ def process_path(path: str, settings: Settings, fix: bool, write: bool, edits: b
     module = None
     if project is not None and path.endswith(".py"):
         module = project.module_names.get(path) or module_name(p)
-    cache = key = None
+    cache = key = asking = None
     if cache_dir is not None:
         from codemod.engine.cache import Cache, cache_key
 
         cache, key = Cache(pathlib.Path(cache_dir)), cache_key(data, path, settings, fix, edits)
         if module is not None:  # the answers the index gives this file are part of its result
-            key = hashlib.sha256(f"{key}\0{project.digest_for(module)}".encode()).hexdigest()
+            key = hashlib.sha256(f"{key}\0{project.digest_for(module, passed=False)}".encode()).hexdigest()
         hit = cache.get(key)
-        if hit is not None:
+        if hit is not None and (module is None or answers_hold(project, hit.get("asked", []))):
             return FileResult(path, findings=hit["findings"])
+        if module is not None:  # (what calls pass is checked apart: ``engine.asked``)
+            project = asking = Asking(project)  # type: ignore[assignment]
     try:
         if path.endswith(".ipynb"):
             from codemod.engine.notebook import process_notebook
@@ -64,7 +67,7 @@ def process_path(path: str, settings: Settings, fix: bool, write: bool, edits: b
         except OSError as exc:
             result.error = FileError(f"cannot write: {exc.strerror or exc}")
     if cache is not None and not result.changed and not result.skipped_parts and not result.notices and result.error is None:
-        cache.put(key, result.findings)
+        cache.put(key, result.findings, asking.asked if asking is not None else [])
     # Results may cross a process boundary: keep plain data only.
     result.fixed_bytes = result.wrapper = result.source = None
     for finding in result.findings:

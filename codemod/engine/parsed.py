@@ -67,6 +67,12 @@ def known_to_parse(data: bytes) -> bool:
     return bool(_parses) and data in _parses
 
 
+def peek(data: bytes, candidate_types: tuple) -> Optional[Tuple[Source, Optional[Shared]]]:
+    """The source kept for ``data`` with these candidate types and its shared model parts, left
+    kept (None: not kept). The parts only gain what they work out from the source alone."""
+    return _kept.get((data, tuple(candidate_types))) if _kept else None
+
+
 def take(data: bytes, candidate_types: tuple) -> Optional[Tuple[Source, Optional[Shared]]]:
     """The source kept for ``data`` with these candidate types and its shared model parts,
     once (None: parse it)."""

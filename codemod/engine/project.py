@@ -13,7 +13,7 @@ import functools
 import hashlib
 import json
 import pathlib
-from typing import Callable, Iterable, List, Optional
+from typing import Callable, FrozenSet, Iterable, List, Optional, Tuple
 
 from codemod.analysis.indexing import collect
 from codemod.analysis.project import (
@@ -29,7 +29,8 @@ from codemod.engine.fileio import read_source
 from codemod.engine.libraries import Libraries
 from codemod.engine.summary_json import summary_from_json, summary_to_json
 
-_VERSION = b"project-facts-5"  # JSON entries (3: summaries, kept apart; 4: library callees; 5: other dtype)
+_VERSION = b"project-facts-6"  # JSON entries (3: summaries, kept apart; 4: library callees; 5: other dtype;
+# 6: what calls pass, kept apart)
 
 
 Mapper = Callable[[Callable[[str], Optional[ModuleFacts]], List[str]], List[Optional[ModuleFacts]]]
@@ -53,9 +54,10 @@ def build_index(files: Iterable[str], cache_dir: Optional[str] = None,
     work = functools.partial(module_facts, project=project, cache_dir=cache_dir, salt=salt,
                              keep=keep_sources, names=names)
     found = (mapper or _serial)(work, paths)
-    loader = functools.partial(module_summaries, paths={m: p for p, m in names.items()}, cache_dir=cache_dir,
-                               salt=salt)
-    index = ProjectIndex((f for f in found if f is not None), loader, libraries)
+    by_module = {m: p for p, m in names.items()}
+    loader = functools.partial(module_summaries, paths=by_module, cache_dir=cache_dir, salt=salt)
+    arguments = functools.partial(module_arguments, paths=by_module, project=project, cache_dir=cache_dir, salt=salt)
+    index = ProjectIndex((f for f in found if f is not None), loader, libraries, arguments)
     index.module_names = names  # each path's module, worked out once (it looks up the folders)
     return index
 
@@ -106,6 +108,57 @@ def module_summaries(module: str, wanted: frozenset, paths: dict, cache_dir: Opt
     return found
 
 
+def module_arguments(module: str, key: str, paths: dict, project: frozenset, cache_dir: Optional[str],
+                     salt: bytes) -> Optional[List[Tuple[FrozenSet[str], FrozenSet[str]]]]:
+    """What each call of ``module`` passes (``analysis.indexing.call_arguments``), computed from
+    its file when some analysis asks; None when the file is no longer what its facts were made
+    from (``key``). Cached like its facts."""
+    path = paths.get(module)
+    try:
+        data = read_source(pathlib.Path(path)) if path else None
+    except OSError:
+        data = None
+    if path is None or data is None or _key(salt, module, data) != key:
+        return None
+    folder = pathlib.Path(cache_dir) / "project" if cache_dir else None
+    entry = hashlib.sha256(salt + b"arguments\0" + key.encode()).hexdigest()
+    if folder is not None:
+        try:  # JSON, never pickle
+            raw = load_json(folder / entry)
+            if raw["module"] != module:
+                raise ValueError(module)
+            return [(frozenset(_texts(read)), frozenset(_texts(grad))) for read, grad in raw["arguments"]]
+        except Exception:  # noqa: BLE001 - a missing, unreadable or malformed entry is a miss
+            pass
+    from codemod.analysis.indexing import call_arguments
+    from codemod.analysis.model import SemanticModel
+    from codemod.analysis.source import Source
+    from codemod.engine import parsed
+    from codemod.rules.registry import node_types
+
+    try:
+        kept = parsed.peek(data, node_types())  # still kept for the file pass: not parsed again
+        source, shared = kept if kept is not None else (Source(data), None)
+        found = call_arguments(SemanticModel(source, shared=shared), module, project,
+                               pathlib.Path(path).name == "__init__.py")
+    except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError):
+        return None
+    if folder is not None:
+        store_json(folder / entry, {"module": module, "arguments": [[sorted(r), sorted(g)] for r, g in found]})
+    return found
+
+
+def _texts(values) -> List[str]:
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise ValueError(values)
+    return values
+
+
+def _key(salt: bytes, module: str, data: bytes) -> str:
+    """What a module's facts are cached under (and named by in ``ProjectIndex.digest_for``)."""
+    return hashlib.sha256(salt + module.encode() + b"\0" + data).hexdigest()
+
+
 def _serial(work: Callable[[str], Optional[ModuleFacts]], paths: List[str]) -> List[Optional[ModuleFacts]]:
     return [work(p) for p in paths]
 
@@ -127,10 +180,10 @@ def module_facts(path: str, project: frozenset, cache_dir: Optional[str], salt: 
 
 def _facts(data: bytes, module: str, project: frozenset, is_package: bool,
            folder: Optional[pathlib.Path], salt: bytes, keep: bool = False) -> Optional[ModuleFacts]:
-    key = hashlib.sha256(salt + module.encode() + b"\0" + data).hexdigest()
+    key = _key(salt, module, data)
     if folder is not None:
         try:  # JSON, never pickle: a cache folder shipped with a repository must not run code
-            return facts_from_json(load_json(folder / key))
+            return facts_from_json(load_json(folder / key), key)
         except Exception:  # noqa: BLE001 - a missing, unreadable or malformed entry is a miss
             pass
     from codemod.analysis.model import SemanticModel
@@ -150,7 +203,8 @@ def _facts(data: bytes, module: str, project: frozenset, is_package: bool,
         parsed.keep(data, source, model.shared())
     elif handed_on:  # not analysed by the file pass: it need not parse it again
         parsed.parses(data)
-    found = collect(model, module, project, is_package)
+    found = collect(model, module, project, is_package, arguments=False)  # (asked for: module_arguments)
+    found.key = key
     if folder is not None:
         store_json(folder / key, facts_to_json(found))
     return found
@@ -161,13 +215,13 @@ def facts_to_json(facts: ModuleFacts) -> dict:
         "module": facts.module, "exports": facts.exports, "libraries": facts.libraries,
         "other_dtype": facts.other_dtype,
         "functions": [[f.qualname, list(f.params), f.grad_off] for f in facts.functions],
-        "calls": [[c.callee, c.caller, c.grad_off, c.called, c.result_ignored, sorted(c.args_read_after),
-                   sorted(c.args_grad)] for c in facts.calls],
+        "calls": [[c.callee, c.caller, c.grad_off, c.called, c.result_ignored] for c in facts.calls],
     }
 
 
-def facts_from_json(raw: dict) -> ModuleFacts:
-    """The facts a cache entry holds; raises (a miss) on anything of another shape."""
+def facts_from_json(raw: dict, key: str) -> ModuleFacts:
+    """The facts a cache entry (``key``) holds, without what the calls pass (``argued``: no);
+    raises (a miss) on anything of another shape."""
     def text(v):
         if not isinstance(v, str):
             raise ValueError(v)
@@ -184,12 +238,11 @@ def facts_from_json(raw: dict) -> ModuleFacts:
     return ModuleFacts(
         text(raw["module"]),
         [FunctionFact(text(q), tuple(text(x) for x in params), flag(off)) for q, params, off in raw["functions"]],
-        [CallFact(text(a), text(b), flag(c), flag(d), flag(e), frozenset(text(x) for x in f),
-                  frozenset(text(x) for x in g))
-         for a, b, c, d, e, f, g in raw["calls"]],
+        [CallFact(text(a), text(b), flag(c), flag(d), flag(e), frozenset()) for a, b, c, d, e in raw["calls"]],
         {text(k): text(v) for k, v in exports.items()},
         {text(k): text(v) for k, v in libraries.items()},
         None if raw["other_dtype"] is None else text(raw["other_dtype"]),
+        argued=False, key=key,
     )
 
 

@@ -232,9 +232,11 @@ def _interrupted(results, processed: int, total: int, signum: int, settings, *, 
 
 def _run_files(paths, settings, *, fix: bool, write: bool, edits: bool, jobs, progress: bool, cache: bool, stop,
                quiet: bool = False):
+    from codemod.config import remember
     from codemod.engine.pipeline import tune_gc
 
     tune_gc(one_shot=True)
+    remember(True)  # the files of a folder share their nearest configuration file
     walk = Walk()
     files = [str(p) for p in discover([pathlib.Path(p) for p in paths or ["."]], settings, walk)]
     unwalked = _walk_report(walk, remove_leftovers=write)
@@ -260,6 +262,7 @@ def _run_files(paths, settings, *, fix: bool, write: bool, edits: bool, jobs, pr
         done = [r for r in _process(files, work, jobs, progress, stop) if r is not None]  # None: not reached
     finally:
         parsed.clear()
+        remember(False)
     return done + unwalked, len(done), len(files)
 
 

@@ -92,6 +92,9 @@ def assess(
         contract = model.contract(target)
         if contract:  # the function mutates its argument on purpose: never rewritten
             return Verdict(Status.SKIPPED, contract)
+    if alias.reason == "param-mutation" and model.own_values_passed(target):
+        # a forward's input every call of which passes a tensor nothing sees after the call
+        alias = model.alias_report(target, stmt, own_param=True)
     if alias.reason == "view-alias" and kind is Kind.UNKNOWN:
         return Verdict(Status.MANUAL, "unknown-type")  # `a = b[0]` may not be a view at all
     if alias.reason in ("view-alias", "mutation-as-output"):

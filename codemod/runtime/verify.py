@@ -48,6 +48,7 @@ from codemod.runtime.compare import (
 from codemod.runtime.execute import SideRequest, SideResult, run_side
 from codemod.runtime.harness import HarnessError, Target, parse_target, read_source, read_target, split_target
 from codemod.runtime.isolate import DEFAULT_TIMEOUT, Status, run_isolated, warm_up
+from codemod.runtime.printed import printed_difference, printed_lines
 from codemod.runtime.references import REFERENCE_NAMES, Mode
 
 __all__ = ["HarnessError", "Verdict", "VerifyResult", "DeviceReport", "verify", "render_table",
@@ -80,6 +81,7 @@ class Compared:
     state: int = 0
     changed: int = 0  # state tensors the reference run changed in place (parameters after steps)
     values: int = 0
+    printed: int = 0  # lines of standard output compared
     calls: List[str] = dataclasses.field(default_factory=list)
     skipped: List[str] = dataclasses.field(default_factory=list)  # what was not compared, and why
 
@@ -91,8 +93,9 @@ class Compared:
 
     def describe(self) -> str:
         changed = f" ({self.changed} changed by the run)" if self.changed else ""
+        shown = f", {self.printed} printed line(s)" if self.printed else ""
         return (f"{self.outputs} output tensor(s), {self.grads} gradient(s), {self.state} state tensor(s){changed}, "
-                f"{self.values} other value(s) over {', '.join(self.calls) or 'no call'}")
+                f"{self.values} other value(s){shown} over {', '.join(self.calls) or 'no call'}")
 
 
 @dataclasses.dataclass
@@ -380,8 +383,13 @@ def _judge(report: DeviceReport, reference: Optional[SideResult], new: SideResul
         return
     diffs, compared, comparison = compare_sides(reference, new, tol)
     report.differences, report.compared, report.comparison = diffs, compared, comparison
+    shown = _printed_difference(report, tol)
     if diffs:
         report.verdict = Verdict.NOT_VERIFIED
+    elif shown:
+        report.reasons.append(shown + ": whether that is the program's result or noise (a time, "
+                              "an id) is not known, so nothing is proven")
+        report.verdict = Verdict.UNPROVEN
     elif compared.evidence == 0:
         report.reasons.append(
             "nothing comparable that a rewrite could change: no gradient (the harness's "
@@ -390,6 +398,15 @@ def _judge(report: DeviceReport, reference: Optional[SideResult], new: SideResul
         report.verdict = Verdict.UNPROVEN
     else:
         report.verdict = Verdict.VERIFIED
+
+
+def _printed_difference(report: DeviceReport, tol: Tolerance) -> Optional[str]:
+    """What the rewritten run printed against what the reference printed; counts the lines."""
+    reference, rewritten = report.captured.get(report.reference), report.captured.get("rewritten")
+    if reference is None or rewritten is None:
+        return None
+    report.compared.printed = printed_lines(reference.stdout)
+    return printed_difference(reference.stdout, rewritten.stdout, *tol.of(torch.float32))
 
 
 def compare_sides(ref: SideResult, new: SideResult, tol: Tolerance):

@@ -1,0 +1,229 @@
+"""What the callers of a module's ``forward`` pass it: whether every tensor it is given is the
+caller's own, which nothing reads after the call.
+
+A ``forward`` that writes into its input in place (``x /= x.norm(...)``) changes the caller's
+tensor; the out-of-place fix (``x = x / ...``) does not. That is the only thing the rewrite
+changes besides the fix, so it cannot change a working program where no caller can see the
+caller's tensor after the call. This part says so only where the file shows every call:
+
+- the class is only ever built as ``self.<attr> = Cls(...)`` or ``name = Cls(...)`` in a
+  function, and that attribute or name is only ever called (no container, no subclass, no
+  other use of the class; no other module of the run imports it);
+- every call resolves to the class's ``forward`` and passes, for the parameter, a local name
+  (not the caller's parameter, not a loop's element, not global) bound only from fresh values
+  (arithmetic, a torch op or module that returns a new tensor, a module of the file whose
+  summary returns no input);
+- the caller does not read that name after the call (or the call's own statement rebinds it),
+  reads it nowhere else in the statement, and no other name, container, attribute or callee
+  that may keep it holds it (each other read is a torch op or module call, a tensor method or
+  attribute).
+
+Anything else leaves the parameter the caller's (``param-mutation``, unsafe).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, List, Optional, Protocol
+
+from codemod import torch_api
+from codemod.analysis.kinds import Kind
+from codemod.analysis.syntax import FUNCTIONS, Function, target_key
+
+if TYPE_CHECKING:
+    from codemod.analysis.dataflow import Dataflow
+    from codemod.analysis.holders import Holders
+    from codemod.analysis.summaries import Summaries, SummaryFacts
+
+    class ArgumentFacts(SummaryFacts, Protocol):
+        """What this part asks of the model: the summaries (what a call runs), the holders, the
+        dataflow's alias sources, and whether a module call returns a new tensor."""
+
+        @property
+        def summaries(self) -> Summaries: ...
+
+        @property
+        def holders(self) -> Holders: ...
+
+        @property
+        def dataflow(self) -> Dataflow: ...
+
+        def returns_fresh(self, call: ast.Call) -> bool: ...
+
+
+def own_values_passed(model: "ArgumentFacts", func: Function, param: str) -> bool:
+    """Whether every call of ``func`` (a ``forward``) the file holds passes, for ``param``, a
+    tensor of the caller's own that nothing sees after the call (see the module's docstring)."""
+    cls = model.parent(func)
+    if func.name != "forward" or not isinstance(cls, ast.ClassDef) or model.parent(cls) is not model.module:
+        return False
+    if param in {a.arg for a in (*func.args.kwonlyargs,)} or func.args.vararg or func.args.kwarg:
+        return False
+    plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)][1:]
+    if param not in plain:
+        return False
+    if _imported_elsewhere(model, cls.name):
+        return False
+    calls = _calls(model, cls)
+    if not calls:
+        return False
+    for call in calls:
+        target = model.summaries.targets.callee(call)
+        if not (isinstance(target, tuple) and target[0] is func):
+            return False
+        if not _passes_own_value(model, call, plain.index(param), param):
+            return False
+    return True
+
+
+def _imported_elsewhere(model: "ArgumentFacts", name: str) -> bool:
+    index = model.calls.project
+    if index is None:
+        return False
+    qual = f"{model.calls.module_name}.{name}"
+    return any(qual in facts.exports.values() or any(v.startswith(qual + ".") for v in facts.exports.values())
+               for module, facts in index.modules.items() if module != model.calls.module_name)
+
+
+def _calls(model: "ArgumentFacts", cls: ast.ClassDef) -> Optional[List[ast.Call]]:
+    """The calls of every instance of ``cls`` in the file; None where an instance (or the
+    class) goes where its calls cannot all be seen."""
+    found: List[ast.Call] = []
+    for node in model.walk(model.module):
+        if not (isinstance(node, ast.Name) and node.id == cls.name and isinstance(node.ctx, ast.Load)):
+            continue
+        built = model.parent(node)
+        if isinstance(built, ast.Call) and isinstance(built.func, ast.Name) and built.func.id == "super" \
+                and built.args[:1] == [node] and model.enclosing_class(built) is cls:
+            continue  # `super(Cls, self).__init__()`
+        if not (isinstance(built, ast.Call) and built.func is node):
+            return None  # a base class, handed on, ...
+        stmt = model.parent(built)
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.value is built):
+            return None  # in a container, returned, passed, ...
+        holder = stmt.targets[0]
+        owner = model.owner(stmt)
+        if isinstance(holder, ast.Attribute) and isinstance(holder.value, ast.Name) and holder.value.id == "self":
+            around = model.enclosing_class(stmt)
+            if around is None or model.parent(around) is not model.module or _imported_elsewhere(model, around.name):
+                return None  # a subclass in another module may call it too
+            uses: List[ast.expr] = [n for n in model.walk(model.module) if isinstance(n, ast.Attribute) and n.attr == holder.attr
+                    and isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name) and n.value.id == "self"]
+        elif isinstance(holder, ast.Name) and isinstance(owner, FUNCTIONS):
+            uses = [n for n in model.walk(owner) if isinstance(n, ast.Name) and n.id == holder.id
+                    and isinstance(n.ctx, ast.Load)]
+        else:
+            return None
+        for use in uses:
+            call = model.parent(use)
+            if isinstance(call, ast.Attribute) and not _hands_module_on(model, call):
+                continue  # `net.fc.weight.grad`, `net.train()`: the instance goes nowhere
+            if not (isinstance(call, ast.Call) and call.func is use):
+                return None
+            found.append(call)
+    return found
+
+
+def _hands_module_on(model: "ArgumentFacts", attr: ast.Attribute) -> bool:
+    """``net.forward``, ``net.__call__``, or a method of the instance whose result is kept
+    (``net.eval()`` returns the instance): a way to call it that is not followed."""
+    if attr.attr in ("forward", "__call__", "_call_impl", "apply"):
+        return True
+    if attr.attr in _GETTERS:
+        return False  # what they return is not the instance
+    call = model.parent(attr)
+    return isinstance(call, ast.Call) and call.func is attr and not isinstance(model.parent(call), ast.Expr)
+
+
+def _passes_own_value(model: "ArgumentFacts", call: ast.Call, index: int, param: str) -> bool:
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return False
+    named = [k.value for k in call.keywords if k.arg == param]
+    arg = named[0] if named else call.args[index] if index < len(call.args) else None
+    if not isinstance(arg, ast.Name):
+        return False  # the default, an attribute, an element, a temporary: not followed
+    owner = model.owner(call)
+    if not isinstance(owner, FUNCTIONS):
+        return False
+    flow = model.flow(owner)
+    key = arg.id
+    stmt = model.statement_of(call)
+    if key in flow.declared or key in flow.params or model.holders.held_by(flow, key, stmt) is not None:
+        return False
+    bindings = model.reaching(flow, key, stmt)
+    if not bindings or any(b.form != "assign" or not _fresh(model, b.value) for b in bindings):
+        return False
+    identity, views = model.aliases(flow, key, model.range(stmt)[0])
+    if identity - {key} or views:
+        return False
+    rebinds = isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+        and stmt.targets[0].id == key
+    end = model.range(stmt)[1]
+    loops = [model.range(a) for a in _loops_around(model, stmt, owner)]
+    for pos, load in flow.loads.get(key, []):
+        if load is arg:
+            continue
+        if model.statement_of(load) is stmt:
+            return False  # read again by the call's own statement
+        if rebinds and pos >= end and not any(ls <= pos <= le for ls, le in loops):
+            continue  # after `x = block(x)`, outside its loops: the new tensor (or one never passed)
+        if not _only_read(model, load):
+            return False
+    return rebinds or not model.holders.read_after(flow, key, stmt)
+
+
+def _loops_around(model: "ArgumentFacts", stmt: ast.AST, owner: ast.AST) -> List[ast.stmt]:
+    found: List[ast.stmt] = []
+    for anc in model.ancestors(stmt):
+        if anc is owner:
+            break
+        if isinstance(anc, (ast.For, ast.AsyncFor, ast.While)):
+            found.append(anc)
+    return found
+
+
+def _only_read(model: "ArgumentFacts", load: ast.AST) -> bool:
+    """A read of the tensor that keeps no reference to it: an attribute or tensor method of it
+    (``x.shape``, ``x.size()``: not a view, an in-place method or one measured to return
+    it), an operand of arithmetic, or an argument of a torch op or torch module."""
+    parent = model.parent(load)
+    if isinstance(parent, ast.Attribute):
+        call = model.parent(parent)
+        if isinstance(call, ast.Call) and call.func is parent:
+            return model.dataflow.alias_source(call)[0] is None
+        return parent.attr not in ("data", "T", "mT", "H", "mH", "real", "imag", "grad")
+    if isinstance(parent, (ast.BinOp, ast.Compare)) or isinstance(parent, ast.UnaryOp):
+        return True
+    if isinstance(parent, ast.Call) and load in parent.args and model.dataflow.alias_source(parent)[0] is None:
+        if model.torch_name(parent.func) is not None:
+            return (model.torch_name(parent.func) or "") not in torch_api.INPLACE_FUNCTIONS
+        return model.kind(parent.func) is Kind.MODULE and model.returns_fresh(parent)
+    return False
+
+
+def _fresh(model: "ArgumentFacts", value: Optional[ast.expr]) -> bool:
+    """A value that is a new tensor, no other name's: arithmetic, a torch op that neither
+    writes in place nor views or returns its input, a module call known to return a new one."""
+    if isinstance(value, (ast.BinOp, ast.UnaryOp)):
+        return True
+    if not isinstance(value, ast.Call) or model.dataflow.alias_source(value)[0] is not None:
+        return False
+    func = value.func
+    name = model.torch_name(func)
+    if name is not None:
+        return name not in torch_api.INPLACE_FUNCTIONS and name not in torch_api.RETURNS_INPUT_FUNCTIONS \
+            and not _inplace_keyword(value)
+    if isinstance(func, ast.Attribute) and model.kind(func.value) in (Kind.TENSOR, Kind.PARAMETER):
+        return func.attr in torch_api.TENSOR_METHODS and func.attr not in torch_api.INPLACE_METHODS \
+            and func.attr not in torch_api.RETURNS_INPUT_METHODS
+    return model.returns_fresh(value)
+
+
+def _inplace_keyword(call: ast.Call) -> bool:
+    return any(k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and k.value.value is False)
+               for k in call.keywords)
+
+
+# nn.Module methods that return neither the instance nor a way to call it.
+_GETTERS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children",
+                      "state_dict", "load_state_dict", "zero_grad", "extra_repr"})
