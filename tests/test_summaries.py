@@ -163,8 +163,22 @@ class Ghost(nn.Module):
 
 def run(x):
     y = Ghost(relu=False)(x)  # <-
-    return y
+    return y + Ghost(relu=True)(x)
 """, None, Saved.UNKNOWN, Returns.UNKNOWN, frozenset()),
+    ("conditional_activation_the_constructions_decide", """
+class Ghost(nn.Module):
+    def __init__(self, relu=True):
+        super().__init__()
+        self.relu = nn.ReLU() if relu else nn.Identity()
+
+    def forward(self, x):
+        return self.relu(x)
+
+
+def run(x):
+    y = Ghost(relu=False)(x)  # <-
+    return y
+""", (), Saved.NO, Returns.UNKNOWN, frozenset()),
     ("unseen_library_call_cannot_tell", """
 import scipy
 

@@ -39,7 +39,7 @@ from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, op_short
 from codemod.analysis.kinds import Kind
 from codemod.analysis.requires_grad import Constants, RequiresGradFacts
-from codemod.analysis.summaries import Saved, Summaries, SummaryFacts
+from codemod.analysis.summaries import Returns, Saved, Summaries, SummaryFacts
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, Pos, Span, call_args, is_const, target_key
 from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, tensor_only, used_as_container
 from codemod.analysis.views import Views
@@ -255,6 +255,11 @@ class Hazards:
         if self._feeds_only_out_calls(node):
             return None
         base = _base(target)
+        if isinstance(target, ast.Subscript) and isinstance(node, ast.AugAssign):
+            listed = self.producers.listed(target, node)
+            if listed is not None:  # `laterals[i - 1] += up`: a write into the element, a tensor
+                return best(self.producers._producer(e, listed[1], f"{self.model.code(target.value).strip()}[...]")
+                            for e in listed[0]) if len(listed[0]) == 1 else self.producers._every(listed)
         if self.model.kind(base) in (Kind.SCALAR, Kind.OTHER) or used_as_container(self.model, base, node):
             return None  # a number, a dict or a list (`header[Keys.SPACE] = ...`): nothing autograd saved
         integral = self._integral(node, target)
@@ -887,6 +892,84 @@ class Producers(_HazardsPart):
                              "if the exponent is a tensor (the analysis cannot tell; a number saves only the base)")
         return None
 
+    def listed(self, target: ast.Subscript, write: Located) -> Optional[Tuple[List[ast.expr], ast.stmt]]:
+        """``laterals[i - 1] op= v`` where ``laterals`` is a list this function built, once,
+        as ``[conv(x) for conv in self.convs]`` or ``[a, b]``, and reads only by its elements
+        (``laterals[i]``, ``len(laterals)``, writes into elements in place) up to the write:
+        the expressions its elements come from, and the statement that built it."""
+        if not isinstance(target.value, ast.Name) or isinstance(target.slice, (ast.Slice, ast.Tuple)):
+            return None  # (`rows[1:3] += more` extends a list)
+        name = target.value.id
+        owner = self.model.owner(write)
+        flow = self.model.flow(owner)
+        stmt = self.model.statement_of(write)
+        bindings = flow.bindings.get(name, [])
+        reaching = self.model.reaching(flow, name, stmt)
+        if len(bindings) != 1 or len(reaching) != 1 or reaching[0] is not bindings[0] or name in flow.declared \
+                or bindings[0].form != "assign" or not isinstance(bindings[0].stmt, ast.Assign):
+            return None
+        value = bindings[0].value
+        if isinstance(value, ast.ListComp) and len(value.generators) == 1 and not value.generators[0].ifs:
+            elements = [value.elt]
+        elif isinstance(value, ast.List) and value.elts and not any(isinstance(e, ast.Starred) for e in value.elts):
+            elements = list(value.elts)
+        else:
+            return None
+        if any(isinstance(e, ast.Constant) or self.model.kind(e) in (Kind.SCALAR, Kind.OTHER) for e in elements):
+            return None  # `widths = [0, 0, 0]`: numbers
+        for _, load in flow.loads.get(name, []):
+            parent = self.model.parent(load)
+            if isinstance(parent, ast.Subscript) and parent.value is load:
+                if isinstance(parent.ctx, ast.Load) or isinstance(self.model.parent(parent), ast.AugAssign):
+                    continue
+            if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "len" \
+                    and parent.args == [load]:
+                continue
+            if isinstance(parent, (ast.comprehension, ast.For)) and parent.iter is load:
+                continue  # `for level in levels`: each element, as it is
+            if self.model.range(load)[0] >= self.model.range(stmt)[1] and not any(
+                    ls <= self.model.range(stmt)[0] <= le and ls <= self.model.range(load)[0] <= le for ls, le in flow.loops):
+                continue  # read after the write, outside a loop around both
+            return None
+        return elements, cast(ast.stmt, bindings[0].stmt)
+
+    def elements_unheld(self, target: ast.Subscript, write: Located) -> bool:
+        """No element of the list (see :meth:`listed`) is held elsewhere when the write runs:
+        every read of one before it (or in a loop around it) is an operand of an operator, of a
+        torch function, of a call of the file's code that returns a fresh tensor and mutates
+        nothing, or an attribute (``.shape``): rebinding the slot hides the write from no one."""
+        name = cast(ast.Name, target.value).id
+        flow = self.model.flow(self.model.owner(write))
+        stmt = self.model.statement_of(write)
+        start, end = self.model.range(stmt)
+        for pos, load in flow.loads.get(name, []):
+            if pos >= end and not any(ls <= start <= le and ls <= pos <= le for ls, le in flow.loops):
+                continue
+            element = self.model.parent(load)
+            if isinstance(element, (ast.comprehension, ast.For)):
+                return False  # the loop's variable holds an element
+            if not isinstance(element, ast.Subscript) or element is target:
+                continue  # `len(rows)`, or the write itself
+            parent = self.model.parent(element)
+            if isinstance(parent, (ast.BinOp, ast.Attribute)):
+                continue
+            if isinstance(parent, ast.Call) and parent.func is not element and element in parent.args:
+                if self.model.torch_name(parent.func) is not None:
+                    continue
+                summary = self.model.summaries.of_call(parent)
+                if summary is not None and summary.returns is Returns.FRESH and not summary.mutates:
+                    continue
+            return False
+        return True
+
+    def _every(self, listed: Tuple[List[ast.expr], ast.stmt]) -> Optional[Hazard]:
+        """A list of several elements written at an index: proven where each one is saved."""
+        found = [self._producer(e, listed[1], "the element") for e in listed[0]]
+        if all(f is not None and f.proven for f in found):
+            return found[0]
+        return next((f for f in found if f is not None), None) and _possible(
+            "an element of the list is saved for backward, if the index reaches it")
+
     def _unpacked(self, binding: Binding, name: str) -> Optional[Hazard]:
         """``evals, evecs = torch.linalg.eigh(A)``: ``name`` is an output of a tuple-returning
         op that its backward saves (``OUTPUTS_SAVED``, measured)."""
@@ -1208,6 +1291,8 @@ class OpSaves(_HazardsPart):
         if key.startswith("self.") and key.count(".") == 1:
             cls = self.model.enclosing_class(func)
             values = self.model.class_attrs(cls).get(key[5:], []) if cls is not None else []
+            final = self.model.summaries.chains.decided.final(cast(ast.Attribute, func)) if len(values) > 1 else None
+            values = values if final is None else final  # what __init__ leaves it, where that is decided
         elif key.startswith("self.") and key.count(".") == 2:  # `self.ae.embedding`: a member's module
             targets = self.model.summaries.targets
             member = targets.member_class(func, key)
@@ -1220,6 +1305,11 @@ class OpSaves(_HazardsPart):
             owner = self.model.owner(func)
             values = [b.value for b in self.model.flow(owner).bindings.get(key, []) if b.form == "assign"]
         for value in values:
+            while isinstance(value, ast.IfExp):  # `nn.ReLU() if act_cfg is not None else None`
+                way = self.model.summaries.chains.decided.test(value.test)
+                if way is None:
+                    break
+                value = value.body if way else value.orelse
             if isinstance(value, ast.Call):
                 name = self.model.torch_name(value.func)
                 if name and name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper():

@@ -28,6 +28,8 @@ import weakref
 from typing import Callable, Dict, FrozenSet, List, Literal, NamedTuple, Optional, Protocol, Set, Tuple, Union, cast
 
 from codemod import torch_api
+from codemod.analysis.binder import Binding
+from codemod.analysis.branches import binds, branch, statement_lists, within
 from codemod.analysis.calls import Calls
 from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.grad_mode import IntendedReason
@@ -268,7 +270,8 @@ class Summaries:
                     expr, view = expr.value, True  # `return x[0]`, `x[:, :d]`: a view
                     continue
                 if isinstance(expr, ast.Name):
-                    reaching = self.model.reaching(self.model.flow(func), expr.id, self.model.statement_of(expr))
+                    at = cast(ast.stmt, self.model.statement_of(expr))
+                    reaching = self.chains.decided.live(func, expr.id, self.model.reaching(self.model.flow(func), expr.id, at), at)
                     forms = {b.form for b in reaching}
                     if "param" in forms and forms <= {"param", "aug"} and expr.id in params:  # x += y; return x
                         kinds.add((Returns.VIEW if view else Returns.INPUT, params.index(expr.id)))
@@ -293,6 +296,9 @@ class Summaries:
                 if isinstance(saves, str):  # unseen: it may even hand its input back
                     kinds.add((Returns.UNKNOWN, None))
                     outputs[-1] = Saved.UNKNOWN
+                    break
+                if name in torch_api.RETURNS_INPUT_MODULES:  # nn.Identity, a Dropout in eval mode: its input
+                    kinds.add((Returns.UNKNOWN, None))
                     break
                 kinds.add((Returns.FRESH, None))
                 if "output" in saves:
@@ -421,8 +427,8 @@ class InputSaves:
         if isinstance(op_node, ast.BinOp):  # x * self.weight: a tensor product, if x is any array
             other = op_node.right if self._consumer_side(node, op_node) == 0 else op_node.left
             return self.model.kind(other) in TENSORISH
-        if isinstance(op_node, ast.Call) and self.summaries.targets.callee(op_node) is not None:
-            return True  # a summarized callee: it said what it saves of a tensor passed in
+        if isinstance(op_node, ast.Call) and self.summaries.of_call(op_node) is not None:
+            return True  # a summarized callee (a loop's member too): it said what it saves of a tensor passed in
         if isinstance(op_node, ast.Call) and isinstance(op_node.func, (ast.Name, ast.Attribute)):
             return self.model.torch_name(op_node.func) is not None or self.model.kind(op_node.func) is Kind.MODULE
         return False
@@ -477,7 +483,7 @@ class CallTargets:
         self.summaries = weakref.proxy(summaries)  # weakly: Summaries owns this part (no cycle)
         self.model = summaries.model
         self._top: Optional[Dict[str, ast.stmt]] = None  # the module's top-level definitions by name
-        self._early: Dict[ast.For, bool] = {}  # loop -> a turn may end early
+        self.loops = LoopMembers(self)
 
     def callee(self, call: ast.Call) -> Optional["Target"]:
         """What a call runs: a function of this file (a ``forward`` for a module instance) and
@@ -485,6 +491,10 @@ class CallTargets:
         func = call.func
         if isinstance(func, ast.Call):  # Block(d)(x)
             return self._class_target(func)
+        if isinstance(func, ast.Subscript):  # self.convs[i](x): any member, when they all run one forward
+            members = self._members(func.value)
+            found = {self._class_target(m) for m in members} if members else {self._members_target(func.value)}
+            return found.pop() if len(found) == 1 else None
         key = target_key(func)
         if key is None:
             return None
@@ -580,38 +590,8 @@ class CallTargets:
         return list(dict.fromkeys(cast(List[Target], targets)))
 
     def loop_members(self, call: ast.Call) -> List["Target"]:
-        """``conv(x)`` in ``for conv in self.convs:`` (or ``for i, conv in
-        enumerate(self.convs)``), a statement of the loop's own body in a loop that leaves no
-        turn early: every member of ``self.convs`` runs it. The members' targets, when each
-        member has one (empty otherwise): see :meth:`_members`."""
-        func = call.func
-        if not isinstance(func, ast.Name):
-            return []
-        bound = self.model.flow(self.model.owner(call)).bindings.get(func.id, [])
-        loop = bound[0].stmt if len(bound) == 1 else None
-        if not isinstance(loop, ast.For):
-            return []
-        target, container = loop.target, loop.iter
-        if isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(container, ast.Call) \
-                and isinstance(container.func, ast.Name) and container.func.id == "enumerate" \
-                and len(container.args) == 1 and not container.keywords:
-            target, container = target.elts[1], container.args[0]
-        statement = self.model.statement_of(call)
-        if not (isinstance(target, ast.Name) and target.id == func.id and any(statement is s for s in loop.body)) \
-                or self._leaves_early(loop):
-            return []
-        members = self._members(container)
-        targets = [self._class_target(m) for m in members or []]
-        if not targets or any(t is None for t in targets):
-            return []
-        return list(dict.fromkeys(cast(List[Target], targets)))
-
-    def _leaves_early(self, loop: ast.For) -> bool:
-        """A turn of ``loop`` may end before its last statement (``break``, ``continue``, ...)."""
-        if loop not in self._early:
-            self._early[loop] = any(isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Raise, ast.Yield))
-                                    for s in loop.body for n in ast.walk(s))
-        return self._early[loop]
+        """What a call in a loop (or a list comprehension) over layers runs: :class:`LoopMembers`."""
+        return self.loops.members(call)
 
     def _members(self, container: ast.expr) -> Optional[List[ast.expr]]:
         """The modules ``self.convs`` holds: set once in the class to ``nn.ModuleList()``, a
@@ -621,6 +601,7 @@ class CallTargets:
         cls = self.model.enclosing_class(container)
         if key is None or not key.startswith("self.") or key.count(".") != 1 or cls is None:
             return None
+        cls = self._setter(cls, key[5:])
         values = self.model.class_attrs(cls).get(key[5:], [])
         if len(values) != 1 or not isinstance(values[0], ast.expr):
             return None
@@ -651,6 +632,27 @@ class CallTargets:
             resolved.append(member)
         return resolved
 
+    def _one_class(self, container: ast.expr) -> ast.expr:
+        """A member of ``self.blocks`` built as a comprehension of one class's instances."""
+        key = cast(str, target_key(container))
+        cls = self._setter(cast(ast.ClassDef, self.model.enclosing_class(container)), key[5:])
+        value = cast(ast.Call, self.model.class_attrs(cls)[key[5:]][0])
+        first = value.args[0]
+        return first.elt if isinstance(first, ast.ListComp) else cast(ast.List, first).elts[0]
+
+    def _setter(self, cls: ast.ClassDef, attr: str) -> ast.ClassDef:
+        """The class that sets ``self.<attr>``: ``cls``, or where ``cls`` never sets it, its one
+        base class of the file that does (a few levels up: ``PAFPN(FPN)`` reads FPN's layers)."""
+        for _ in range(4):
+            if attr in self.model.class_attrs(cls) or len(cls.bases) != 1 or not isinstance(cls.bases[0], ast.Name) \
+                    or any((key or "").startswith(f"self.{attr}.") for key in self.model.calls_in(cls)):
+                return cls  # (a subclass that appends to the base's list: its own reading, which fails)
+            base = self._top_level().get(cls.bases[0].id)
+            if not isinstance(base, ast.ClassDef):
+                return cls
+            cls = base
+        return cls
+
     def _members_target(self, container: ast.expr) -> Optional["Target"]:
         """What every member of ``self.blocks`` runs, when it was built as
         ``nn.ModuleList([Block(d) for _ in range(n)])`` (or a list, or a Sequential, of
@@ -659,6 +661,7 @@ class CallTargets:
         cls = self.model.enclosing_class(container)
         if key is None or not key.startswith("self.") or key.count(".") != 1 or cls is None:
             return None
+        cls = self._setter(cls, key[5:])
         values = self.model.class_attrs(cls).get(key[5:], [])
         targets: Set[Optional[Target]] = set()
         for value in values:
@@ -738,6 +741,102 @@ class CallTargets:
         return self._top
 
 
+class LoopMembers:
+    """What a call runs where its callee is the variable of a loop over a class's layers."""
+
+    def __init__(self, targets: "CallTargets") -> None:
+        self.targets = weakref.proxy(targets)  # weakly: CallTargets owns this part (no cycle)
+        self.model = targets.model
+        self._early: Dict[ast.For, bool] = {}  # loop -> a turn may end early
+
+    def members(self, call: ast.Call) -> List["Target"]:
+        """``conv(x)`` in ``for conv in self.convs:`` (or ``for i, conv in
+        enumerate(self.convs)``), a statement of the loop's own body in a loop that leaves no
+        turn early: every member of ``self.convs`` runs it. The members' targets, when each
+        member has one (empty otherwise): see :meth:`_members`."""
+        func = call.func
+        if not isinstance(func, ast.Name):
+            return []
+        bound = self.model.flow(self.model.owner(call)).bindings.get(func.id, [])
+        loop = bound[0].stmt if len(bound) == 1 else None
+        generator = self.model.parent(loop) if isinstance(loop, ast.expr) else None
+        if isinstance(loop, ast.For):
+            statement = self.model.statement_of(call)
+            if not any(statement is s for s in loop.body) or self._leaves_early(loop):
+                return []
+        elif not (isinstance(generator, ast.comprehension) and generator.target is loop and not generator.ifs
+                  and not generator.is_async and self._list_of(generator, call)):
+            return []  # `[conv(x) for conv in self.convs]`: the element of a list, built for every member
+        head = loop if isinstance(loop, ast.For) else cast(ast.comprehension, generator)
+        target, container = head.target, head.iter
+        if isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(container, ast.Call) \
+                and self._builtin_call(container, "enumerate") and len(container.args) == 1:
+            target, container = target.elts[1], container.args[0]
+        if isinstance(target, ast.Name) and target.id == func.id:
+            members = self.targets._members(container)
+            same = False
+            if members is None and self.targets._members_target(container) is not None:
+                members = [self.targets._one_class(container)]  # `nn.ModuleList([Block(d) for d in dims])`
+        elif isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts) \
+                and [cast(ast.Name, e).id for e in target.elts].count(func.id) == 1:
+            at = [cast(ast.Name, e).id for e in target.elts].index(func.id)
+            members, same = self._unpacked_members(container, at, len(target.elts))
+        else:
+            return []
+        targets = [self.targets._class_target(m) for m in members or []]
+        if not targets or any(t is None for t in targets) or same and len(set(targets)) != 1:
+            return []
+        return list(dict.fromkeys(cast(List[Target], targets)))
+
+    def _list_of(self, generator: ast.comprehension, call: ast.Call) -> bool:
+        """``call`` is the element of a list comprehension of the one ``generator``."""
+        comp = self.model.parent(generator)
+        return isinstance(comp, ast.ListComp) and comp.generators == [generator] and comp.elt is call
+
+    def _builtin_call(self, node: ast.expr, name: str) -> bool:
+        """``enumerate(...)`` / ``zip(...)``: the builtin, called with plain positional arguments."""
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name \
+            and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args) \
+            and name not in self.model.flow(self.model.module).bindings
+
+    def _unpacked_members(self, container: ast.expr, at: int, width: int) -> Tuple[Optional[List[ast.expr]], bool]:
+        """What the name at place ``at`` of a loop target of ``width`` names runs, turn by turn:
+        ``for attn, ff in self.layers`` where every row of ``self.layers`` is a
+        ``nn.ModuleList([a, b])`` (or list, tuple) of that width: the rows' members at ``at``;
+        ``for conv, norm in zip(self.convs, self.norms)``: the members of ``self.convs`` (zip
+        stops at the shortest, so not every member may run: the bool asks that they all run
+        the same code). None when a row cannot be read."""
+        if self._builtin_call(container, "zip"):
+            zipped = cast(ast.Call, container)
+            if len(zipped.args) != width:
+                return None, True
+            members = self.targets._members(zipped.args[at])
+            if members is None and self.targets._members_target(zipped.args[at]) is not None:
+                # `nn.ModuleList([Block(d) for _ in range(n)])`: one class for every member
+                members = [self.targets._one_class(zipped.args[at])]
+            return members, True
+        rows = self.targets._members(container)
+        if rows is None:
+            return None, False
+        found = []
+        for row in rows:
+            if isinstance(row, ast.Call) and self.model.torch_name(row.func) in _MODULE_LISTS \
+                    and len(row.args) == 1 and not row.keywords:
+                row = row.args[0]
+            if not isinstance(row, (ast.List, ast.Tuple)) or len(row.elts) != width \
+                    or any(isinstance(e, ast.Starred) for e in row.elts):
+                return None, False
+            found.append(row.elts[at])
+        return found, False
+
+    def _leaves_early(self, loop: ast.For) -> bool:
+        """A turn of ``loop`` may end before its last statement (``break``, ``continue``, ...)."""
+        if loop not in self._early:
+            self._early[loop] = any(isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Raise, ast.Yield))
+                                    for s in loop.body for n in ast.walk(s))
+        return self._early[loop]
+
+
 # In-place activation modules whose in-place form saves its result for backward (measured with
 # torch by tests/test_summaries.py: writing into the result then breaks backward). The others
 # with an ``inplace=`` option (ReLU6, Hardtanh, Hardswish, SiLU, Mish, Dropout...) save nothing
@@ -779,6 +878,7 @@ class Chains:
         self.summaries = weakref.proxy(summaries)  # weakly: Summaries owns this part (no cycle)
         self._sequentials: Dict[ast.Call, Summary] = {}
         self.listed = ListedLayers(model)
+        self.decided = Decided(model, self)
         # An installed library's file: its classes and functions are built and called by code
         # it does not show, so no parameter's value is known from its default or its own calls.
         self.callers_unseen = False
@@ -997,7 +1097,9 @@ class Chains:
                 found.append(None)
         return self._union(found)
 
-    def _param_values(self, func: Function, param: str, depth: int) -> Optional[FrozenSet[object]]:
+    def _param_values(self, func: Function, param: str, depth: int,
+                      values: Optional[Callable[[ast.expr, int], Optional[FrozenSet[object]]]] = None
+                      ) -> Optional[FrozenSet[object]]:
         """A parameter's default and the values the file's calls pass for it (a constructor's
         calls are the class's: ``Block(...)``). Callers in other files are not seen: with no
         call here, the default is what the file shows (not in a library: anyone may call it)."""
@@ -1022,24 +1124,28 @@ class Chains:
         if plain and plain[0] in ("self", "cls") and isinstance(parent, ast.ClassDef):
             plain = plain[1:]
         position = plain.index(param) if param in plain else None
+        values = values or self.values
         found: List[Optional[FrozenSet[object]]] = []
-        sites = self.model.calls_in(self.model.module).get(callee, [])
+        sites = construction_sites(self.model, parent) if isinstance(parent, ast.ClassDef) \
+            else self.model.calls_in(self.model.module).get(callee, [])
+        if sites is None:
+            return None
         index = self.model.calls.project
         if index is not None:  # calls from the run's other files pass what this file cannot see
             others = [c for c in index.calls.get(index.canonical(f"{self.model.calls.module_name}.{callee}"), [])
                       if c.called]
-            if len(others) > len(sites):
+            if len(others) > len(self.model.calls_in(self.model.module).get(callee, [])):
                 return None
         for site in sites:
             if spreads(site):
                 return None
             passed = passed_for(site, param, position)
             if passed is None:
-                found.append(self.values(default, depth + 1) if default is not None else None)
+                found.append(values(default, depth + 1) if default is not None else None)
             else:
-                found.append(self.values(passed, depth + 1))
+                found.append(values(passed, depth + 1))
         if not found:
-            found.append(self.values(default, depth + 1) if default is not None else None)
+            found.append(values(default, depth + 1) if default is not None else None)
         return self._union(found)
 
     @staticmethod
@@ -1051,6 +1157,221 @@ class Chains:
             assert f is not None
             out |= f
         return out
+
+
+_OBJECT = ast.Ellipsis  # a value that is never None: a container literal, a module or object built by a call
+_UNSET = ast.Pass  # an attribute not yet assigned
+
+
+def construction_sites(model: SummaryFacts, cls: ast.ClassDef, depth: int = 0) -> Optional[List[ast.Call]]:
+    """The calls of the file that run ``cls.__init__`` with their own arguments: ``Cls(...)``,
+    a subclass's ``super().__init__(...)``, and the constructions of a subclass that keeps
+    this ``__init__``. None where a subclass runs it otherwise (``Base.__init__(self, ...)``)."""
+    sites = list(model.calls_in(model.module).get(cls.name, []))
+    for sub in model.module.body:
+        if not (isinstance(sub, ast.ClassDef) and any(isinstance(b, ast.Name) and b.id == cls.name for b in sub.bases)):
+            continue
+        if depth > _MAX_DEPTH:
+            return None
+        init = next((f for f in sub.body if isinstance(f, FUNCTIONS) and f.name == "__init__"), None)
+        if init is None:
+            inherited = construction_sites(model, sub, depth + 1)
+            if inherited is None:
+                return None
+            sites.extend(inherited)
+            continue
+        for call in model.walk(init):
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "__init__"):
+                continue
+            if len(sub.bases) != 1 or not (isinstance(call.func.value, ast.Call)
+                                           and isinstance(call.func.value.func, ast.Name)
+                                           and call.func.value.func.id == "super"):
+                return None  # `Base.__init__(self, ...)`: its arguments are placed otherwise
+            sites.append(call)
+    return sites
+
+
+class Decided:
+    """Tests that come out the same for every instance the file builds, from the constructor
+    arguments it passes (``Block(act_cfg=dict(type='ReLU'))``) and the defaults: ``if
+    self.act is not None:`` where ``__init__`` sets ``self.act = nn.ReLU() if act_cfg is not
+    None else None``; ``if NL == 'relu':``. Where anything else may flow in (a caller of another
+    file, a subclass that sets the attribute, an attribute set outside ``__init__``), undecided."""
+
+    def __init__(self, model: SummaryFacts, chains: "Chains") -> None:
+        self.model = model
+        self.chains = weakref.proxy(chains)
+        self._tests: Dict[ast.expr, Optional[bool]] = {}
+
+    def test(self, test: ast.expr, depth: int = 0) -> Optional[bool]:
+        """True or False where the test always comes out so; None where it may not."""
+        if test not in self._tests:
+            self._tests[test] = None  # (a cycle through an attribute's own test: undecided)
+            self._tests[test] = self._test(test, depth)
+        return self._tests[test]
+
+    def _test(self, test: ast.expr, depth: int) -> Optional[bool]:
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self.test(test.operand, depth + 1)
+            return None if inner is None else not inner
+        if isinstance(test, ast.BoolOp):
+            parts = [self.test(v, depth + 1) for v in test.values]
+            want = isinstance(test.op, ast.Or)  # `or`: one True decides; `and`: one False
+            if want in parts:
+                return want
+            return None if None in parts else not want
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            op, right = test.ops[0], test.comparators[0]
+            left = self.values(test.left, depth + 1)
+            if left is None:
+                return None
+            if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None:
+                outcomes = {v is None for v in left}
+            elif isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(right, ast.Constant) \
+                    and isinstance(right.value, (str, int)) and _OBJECT not in left:
+                outcomes = {type(v) is type(right.value) and v == right.value for v in left}
+            else:
+                return None
+            if len(outcomes) != 1:
+                return None
+            same = outcomes.pop()
+            return same if isinstance(op, (ast.Is, ast.Eq)) else not same
+        found = self.values(test, depth + 1)
+        if found is None or _OBJECT in found or len({bool(v) for v in found}) != 1:
+            return None
+        return bool(next(iter(found)))
+
+    def values(self, expr: ast.expr, depth: int) -> Optional[FrozenSet[object]]:
+        """What ``expr`` may hold: constants, and :data:`_OBJECT` for what is never None."""
+        if depth > 3 * _MAX_DEPTH:
+            return None
+        if isinstance(expr, ast.Constant):
+            return frozenset({expr.value})
+        if isinstance(expr, (ast.Dict, ast.List, ast.Tuple, ast.Set, ast.Lambda, ast.ListComp, ast.DictComp)):
+            return frozenset({_OBJECT})
+        if isinstance(expr, ast.Call) and isinstance(expr.func, (ast.Name, ast.Attribute)) and self._builds(expr):
+            return frozenset({_OBJECT})
+        if isinstance(expr, (ast.Compare, ast.BoolOp)) or isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+            decided = self.test(expr, depth + 1)
+            return None if decided is None else frozenset({decided})
+        if isinstance(expr, ast.IfExp):
+            decided = self.test(expr.test, depth + 1)
+            if decided is not None:
+                return self.values(expr.body if decided else expr.orelse, depth + 1)
+            return self.chains._union([self.values(expr.body, depth + 1), self.values(expr.orelse, depth + 1)])
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+            return self._attribute(expr, depth)
+        if not isinstance(expr, ast.Name):
+            return None
+        owner = self.model.owner(expr)
+        found: List[Optional[FrozenSet[object]]] = []
+        for b in self.model.reaching(self.model.flow(owner), expr.id, self.model.statement_of(expr)):
+            if b.form == "param" and isinstance(owner, FUNCTIONS):
+                found.append(self.chains._param_values(owner, expr.id, depth, self.values))
+            elif b.form == "assign" and b.value is not None:
+                found.append(self.values(b.value, depth + 1))
+            else:
+                found.append(None)
+        return self.chains._union(found)
+
+    def _builds(self, call: ast.Call) -> bool:
+        """``dict(...)``, ``nn.ReLU(...)``, ``Block(...)`` of a class of the file: never None."""
+        name = self.model.names.torch_name(call.func) or ""
+        if name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper():
+            return True
+        if isinstance(call.func, ast.Name):
+            if call.func.id in ("dict", "list", "tuple", "set") and call.func.id not in self.model.flow(self.model.module).bindings:
+                return True
+            return any(isinstance(s, ast.ClassDef) and s.name == call.func.id for s in self.model.module.body)
+        return False
+
+    def _attribute(self, expr: ast.Attribute, depth: int) -> Optional[FrozenSet[object]]:
+        """``self.act`` after ``__init__``: what the assignments that may be the last give it."""
+        final = self.final(expr, depth)
+        if final is None:
+            return None
+        return self.chains._union([self.values(value, depth + 1) for value in final])
+
+    def final(self, expr: ast.Attribute, depth: int = 0) -> Optional[List[ast.expr]]:
+        """The values ``self.act`` may hold after ``__init__``: set there only (and no subclass
+        of the file may set it again), by statements run on every path, on none, or maybe (an
+        undecided ``if``): the last one run on every path and the maybes after it. None when it
+        may be left unset or set elsewhere."""
+        cls = self.model.enclosing_class(expr)
+        if cls is None or self.chains.callers_unseen or self._set_below(cls, expr.attr):
+            return None
+        init = next((f for f in cls.body if isinstance(f, FUNCTIONS) and f.name == "__init__"), None)
+        possible: List[ast.expr] = []
+        unset = True
+        for value in sorted(self.model.class_attrs(cls).get(expr.attr, []), key=lambda v: self.model.range(v)[0]
+                            if isinstance(v, ast.expr) else (0, 0)):
+            stmt = self.model.parent(value) if isinstance(value, ast.expr) else None
+            if init is None or not isinstance(stmt, ast.Assign) or self.model.owner(stmt) is not init \
+                    or not isinstance(value, ast.expr):
+                return None
+            runs = self._runs(stmt, init, depth)
+            if runs is False:
+                continue
+            possible = [value] if runs else [*possible, value]
+            unset = unset and not runs
+        return None if unset else possible
+
+    def _set_below(self, cls: ast.ClassDef, attr: str, depth: int = 0) -> bool:
+        """A subclass of the file (a few levels down) sets ``self.<attr>`` too."""
+        for sub in self.model.module.body:
+            if isinstance(sub, ast.ClassDef) and any(isinstance(b, ast.Name) and b.id == cls.name for b in sub.bases):
+                if depth > _MAX_DEPTH or attr in self.model.class_attrs(sub) or self._set_below(sub, attr, depth + 1):
+                    return True
+        return False
+
+    def _runs(self, stmt: ast.stmt, init: Function, depth: int) -> Optional[bool]:
+        """Whether ``stmt`` of ``__init__`` runs: every ``if`` around it decided its way (True),
+        one decided the other way (False), or it may (a loop, a ``try``, an undecided test)."""
+        runs: Optional[bool] = True
+        node: ast.AST = stmt
+        for up in self.model.ancestors(stmt):
+            if up is init:
+                return runs
+            if isinstance(up, ast.If):
+                side = branch(node, up) if node is not up.test else None
+                decided = self.test(up.test, depth + 1)
+                if side is None:
+                    return None
+                if decided is not None and decided != (side == "body"):
+                    return False
+                if decided is None:
+                    runs = None
+            elif not isinstance(up, (ast.With, ast.AsyncWith)):
+                runs = None
+            node = up
+        return None
+
+    def live(self, func: Function, key: str, bindings: List[Binding], at: ast.stmt) -> List[Binding]:
+        """The ``bindings`` of ``key`` that reach ``at`` less those every run rebinds on the way:
+        a decided ``if`` before ``at`` (in a block holding it) whose taken branch binds ``key``."""
+        if len(bindings) < 2:
+            return bindings
+        decided: List[Tuple[ast.If, List[ast.stmt]]] = []
+        node: ast.AST = at
+        while node is not func:
+            parent = self.model.parent(node)
+            if parent is None:
+                return bindings
+            for block in statement_lists(parent):
+                if any(s is node for s in block):
+                    for s in block[:next(i for i, s in enumerate(block) if s is node)]:
+                        if isinstance(s, ast.If):
+                            way = self.test(s.test)
+                            taken = s.body if way else s.orelse
+                            if way is not None and binds(taken, key):
+                                decided.append((s, taken))
+            node = parent
+        if not decided:
+            return bindings
+        kept = [b for b in bindings if not any(
+            self.model.range(b.stmt)[1] <= self.model.range(s)[0] and not any(within(b.stmt, t) for t in taken)
+            for s, taken in decided)]
+        return kept or bindings
 
 
 # A member of a chain the analysis cannot place (a conditional append, a list it cannot follow):

@@ -235,6 +235,25 @@ def wrap_run_in_with(block: Block, run: Sequence["cst.BaseStatement"], context: 
     return wrap_in_with(block, start, start + len(run), context)
 
 
+def join_with_before(block: Block, stmt: "cst.BaseStatement", near: int = 0) -> Block:
+    """``block`` with ``stmt`` (as it was parsed) moved to the end of the ``with`` statement right
+    before it: a second write joins the ``with torch.no_grad():`` the first one got, instead of
+    a block of its own. Blank lines and comments above ``stmt`` move with it."""
+    body = list(block.body)
+    found = [i for i in range(1, len(body)) if body[i].deep_equals(stmt) and isinstance(body[i - 1], cst.With)]
+    if not found:
+        raise ValueError("the statement to join is no longer after a `with`")
+    index = min(found, key=lambda i: (abs(i - near), i < near))
+    before = body[index - 1]
+    assert isinstance(before, cst.With)
+    inner = before.body
+    if not isinstance(inner, cst.IndentedBlock):
+        raise ValueError("the `with` before the statement has no indented body")
+    joined = before.with_changes(body=inner.with_changes(body=[*inner.body, stmt]))
+    body[index - 1:index + 1] = [joined]
+    return block.with_changes(body=body)
+
+
 def has_import(module: "cst.Module", name: str) -> bool:
     """Whether ``module`` has a top-level ``import <name>`` that binds ``name`` itself."""
     for stmt in module.body:

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import ast
 
-from codemod.analysis.syntax import target_key
+from codemod.analysis.syntax import has_call, target_key
+from codemod.analysis.summaries import Saved
+from codemod.analysis.tensor_kind import is_tensor
 from codemod.findings import Fix, Status
 from codemod.fixes import _cst as cst
 from codemod.fixes.edits import code, fix_title, rebind, right_operand
@@ -47,7 +49,10 @@ class AugmentedAssignment(Rule):
     Finds augmented assignments (all 13 operators) whose target is a name or an attribute chain
     (``self.h``) known to hold a tensor, and rewrites them as plain assignments, with
     parentheses only where precedence needs them, keeping the spacing around the operator and
-    every comment. Subscript targets (``x[i] += 1``) belong to IPF004, which clones.
+    every comment. Subscript targets (``x[i] += 1``) belong to IPF004, which clones, but for an
+    element of a list of tensors the function built (``laterals = [conv(x) for ...]``, then
+    ``laterals[i - 1] += up``): ``laterals[i - 1] = laterals[i - 1] + up`` puts a new tensor in
+    the list's slot.
 
     ## Why is this bad?
     ``x += y`` on a tensor is ``x.add_(y)``: it writes into the tensor ``x`` names. If autograd
@@ -72,7 +77,8 @@ class AugmentedAssignment(Rule):
     side may be a tensor of another dtype (``x += y`` keeps x's dtype, ``x = x + y`` promotes:
     half += float32 stays half: ``dtype-promotion``), when the target is an unannotated
     parameter the caller may rely on (``param-mutation``), or when another name aliases it
-    (``alias``: the fix rebinds that name too). No fix for ``nn.Parameter`` attributes
+    (``alias``: the fix rebinds that name too), or, for a list's element, when an element was
+    read into another holder before the write (``held-elsewhere``). No fix for ``nn.Parameter`` attributes
     (assigning a plain tensor to one raises), for targets whose evaluation calls something
     (``f().x += 1``), or for views whose base is used later. Known non-tensors (ints,
     strings, containers) are never reported.
@@ -85,8 +91,11 @@ class AugmentedAssignment(Rule):
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         target = node.target
         if isinstance(target, ast.Subscript):
-            return  # IPF004 clones the base instead
-        verdict = assess(self.model, node, target, operands=[node.value], creates_binding=False)
+            if self.model.hazards.producers.listed(target, node) is not None:
+                self._element(node, target)
+            return  # a tensor's part: IPF004 clones the base instead
+        verdict = assess(self.model, node, target, operands=[node.value], creates_binding=False,
+                         known_tensor=self._saved_result(node, target))
         if verdict.status is None:
             return
         hazard = self.hazard(node, target) if verdict.status is not Status.SKIPPED or verdict.reason in CONTRACTS else None
@@ -100,3 +109,49 @@ class AugmentedAssignment(Rule):
 
             plan = self.plan(node, "AugAssign", make)
         self.report(node, message, verdict.status, verdict.reason, plan, hazard=hazard)
+
+    def _element(self, node: ast.AugAssign, target: ast.Subscript) -> None:
+        """``laterals[i - 1] += up`` on a list of tensors the function built: the rewrite
+        ``laterals[i - 1] = laterals[i - 1] + up`` puts a new tensor in the list's slot and
+        leaves the old one, which autograd may have saved, intact."""
+        message = f"In-place `{_SYMBOLS[type(node.op)]}=` on `{self.code(target)}`"
+        intended = self.model.intended_reason(node, target)
+        if intended:
+            self.report(node, message, Status.SKIPPED, intended)
+            return
+        hazard = self.hazard(node, target)
+        listed = self.model.hazards.producers.listed(target, node)
+        if hazard is None and not all(self._tensor_element(e) for e in (listed[0] if listed else [])):
+            return  # elements the analysis knows nothing of: no candidate (`counts[k] += 1`)
+        if has_call(target.slice):
+            self.report(node, message, Status.MANUAL, "side-effect-target", hazard=hazard)
+            return
+        status, reason = Status.SAFE, None
+        if not self.model.hazards.producers.elements_unheld(target, node):
+            status, reason = Status.UNSAFE, "held-elsewhere"  # an element read into another holder first
+        elif self.model.may_promote(None, [node.value]):
+            status, reason = Status.UNSAFE, "dtype-promotion"
+
+        def make(aug: cst.AugAssign, site) -> Fix:
+            return Fix(aug, build_assignment, fix_title(build_assignment(aug)))
+
+        self.report(node, message, status, reason, self.plan(node, "AugAssign", make), hazard=hazard)
+
+    def _tensor_element(self, element: ast.expr) -> bool:
+        """A tensor, or what a call of the file's code returns that saves a tensor passed in."""
+        if is_tensor(element, self.model):
+            return True
+        summary = self.model.summaries.of_call(element) if isinstance(element, ast.Call) else None
+        return summary is not None and Saved.YES in (*summary.inputs, summary.output)
+
+    def _saved_result(self, node: ast.AugAssign, target: ast.expr) -> bool:
+        """``x = self.pre_conv(x)`` (every binding that reaches the write), where the call is of
+        the file's code whose result autograd saves (a ReLU's output): a tensor."""
+        if not isinstance(target, ast.Name):
+            return False
+        flow = self.model.flow(self.model.owner(node))
+        reaching = [b for b in self.model.reaching(flow, target.id, self.model.statement_of(node)) if b.form != "aug"]
+        return bool(reaching) and all(
+            b.form == "assign" and isinstance(b.value, ast.Call)
+            and (lambda s: s is not None and s.output is Saved.YES)(self.model.summaries.of_call(b.value))
+            for b in reaching)

@@ -94,7 +94,7 @@ class Conflict:
     created_op: str = ""
     created_how: str = ""  # view errors: "multi-output", "no-grad" or "custom-function" (PyTorch's creation meta)
     operands_require_grad: bool = False  # leaf errors: a value the update writes requires grad (it carries a gradient)
-    written_parameter: bool = False  # leaf errors: the leaf written is an ``nn.Parameter`` (a module's weight)
+    written_parameter: bool = False  # leaf errors: the leaf written (or the base of the view written) is an ``nn.Parameter``
     update: str = ""  # optimizer-step conflicts: "step" (an optimizer's) or "load" (``load_state_dict``)
     backward: Tuple[Site, ...] = ()  # confirmed ones: the user frames of the backward that failed on it, innermost first
 
@@ -282,7 +282,12 @@ def _carries(target: Optional[torch.Tensor], operands) -> str:
             return ""
     except RuntimeError:  # `.grad_fn` of a view whose base changed raises: not known, so it may
         pass
-    return "parameter" if isinstance(target, torch.nn.Parameter) else "tensor"
+    return "parameter" if _is_parameter(target) else "tensor"
+
+
+def _is_parameter(target: Optional[torch.Tensor]) -> bool:
+    """Whether ``target``, or the tensor it is a view of (``w[:, j]``), is an ``nn.Parameter``."""
+    return any(isinstance(t, torch.nn.Parameter) for t in (target, getattr(target, "_base", None)))
 
 
 def _other_leaf(value: torch.Tensor, written: set, limit: int = 10_000) -> bool:
@@ -505,7 +510,7 @@ class Locator(TorchFunctionMode):
                                if k in self._base_writes), None)
             self._classify_error(exc, name, same_dtypes=all(o.dtype == target.dtype for o in tensors[1:])
                                  if target is not None else False, view=view, base_write=base_write,
-                                 carries=_carries(target, tensors[1:]))
+                                 carries=_carries(target, tensors[1:]), parameter=_is_parameter(target))
             raise
         finally:
             self._ops.pop()
@@ -618,7 +623,7 @@ class Locator(TorchFunctionMode):
 
     def _classify_error(self, exc: RuntimeError, op: str = "", same_dtypes: bool = False,
                         view: Optional[tuple] = None, base_write: Optional[tuple] = None,
-                        carries: str = "") -> None:
+                        carries: str = "", parameter: bool = False) -> None:
         text = str(exc)
         kind = None
         if "leaf Variable that requires grad" in text:
@@ -642,7 +647,7 @@ class Locator(TorchFunctionMode):
         self._add(Conflict(kind, site, op or "?", message=message, confirmed=True, same_dtypes=same_dtypes,
                            callers=_callers(frame), created=created, created_op=created_op,
                            created_how=created_how, operands_require_grad=bool(carries),
-                           written_parameter=carries == "parameter"))
+                           written_parameter=parameter or carries == "parameter"))
 
     def _add(self, conflict: Conflict) -> Conflict:
         """Keep one conflict per (kind, save line, mutation line); return the one kept."""

@@ -63,7 +63,7 @@ from codemod.findings import Fix, Status
 from codemod.fixes import from_run
 from codemod.fixes.apply import FixApplier
 from codemod.fixes.apply import parse as parse_for_fixing
-from codemod.fixes.edits import ensure_import, wrap_run_in_with
+from codemod.fixes.edits import ensure_import, join_with_before, wrap_run_in_with
 from codemod.fixes.from_run import Positions
 from codemod.fixes.regions import Region, regions
 from codemod.runtime.harness import HarnessError, parse_target, read_target, target_text
@@ -71,7 +71,7 @@ from codemod.runtime import step_order
 from codemod.runtime.dead_rebinding import DeadRebindings
 from codemod.runtime.step_order import MEANINGS
 from codemod.runtime.locate import Conflict, LocateResult, Site, locate_target
-from codemod.runtime.verify import VerifyResult, verify
+from codemod.runtime.verify import Verdict, VerifyResult, verify
 
 # Unsafe for reasons a run can rule out: it saw a tensor, and (with same_dtypes) no promotion.
 _RUNTIME_SETTLES = {"unknown-type", "dtype-promotion"}
@@ -289,13 +289,25 @@ def repair(target: str, settings: Optional[Settings] = None, max_rounds: int = 8
                                   modules=_others(texts, reads, own),
                                   meaning=meaning if stepped else "as-computed", **options)
         attempts.append(Attempt(texts[own], steps, verification, rejected, _changed_others(texts, reads, own)))
-        if verification is None or verification.verified or not more_choices:
+        if verification is None or verification.verified or not more_choices or _no_reference(verification, steps):
             break
         for step in steps:  # the next candidate for every conflict
             prefer[_key(step.conflict)] = prefer.get(_key(step.conflict), 0) + 1
     last = attempts[-1]
     return RepairResult(target, original, last.repaired, last.steps, rounds, last.verification, located, attempts,
                         read, last.others, project)
+
+
+def _no_reference(verification: VerifyResult, steps: List[RepairStep]) -> bool:
+    """Unproven on every device because a leaf update's meaning does not fit the original (neither
+    the no-grad nor the copy meaning): those references are runs of the original alone, so no
+    other rewrite can do better. (A step-order conflict changes the reference: not with one.)"""
+    kinds = {step.conflict.kind for step in steps}
+    return bool(verification.devices) and "leaf" in kinds and "optimizer-step" not in kinds \
+        and not verification.problems and all(
+            d.verdict is Verdict.UNPROVEN and any(r.startswith("no reference") and "meaning does not fit" in r
+                                                  for r in d.reasons)
+            for d in verification.devices)
 
 
 def _others(texts: Dict[str, str], reads: Dict[str, Tuple[Snapshot, str]], own: str) -> Dict[str, str]:
@@ -531,6 +543,8 @@ def _candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path,
         # before it), whether or not a rule fired there: the verification's reference decides.
         runtime = _statement_runtime(conflict, trees) if _same_file(conflict.mutation, path) else []
         ordered = _with_runtime(found, runtime, trees)
+        # Last, the no-grad meaning where the run allows it, whether or not a rule offered it.
+        ordered = _with_runtime(ordered, _no_grad_runtime(conflict, path, trees), trees)
         if conflict.operands_require_grad and not conflict.written_parameter:
             # A value that requires grad written into a plain leaf (`loss = torch.zeros(1,
             # requires_grad=True)`, then `loss += term`): the program differentiates through the
@@ -777,6 +791,47 @@ def _leaf_candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Pat
     return found + copies, f"no rewrite found for line {conflict.mutation.line if conflict.mutation else '?'}; fix by hand"
 
 
+# In-place ops that overwrite what they write instead of changing it: on a plain leaf (not a
+# module's parameter) just made, ``c.index_copy_(0, idx, rows)``, ``w[0] = 0.0``, they may set
+# fixed entries (the copy meaning: the clone two public threads give) as well as initialise.
+_OVERWRITES = {"__setitem__", "copy_", "fill_", "zero_", "index_copy_", "index_fill_", "index_put_",
+               "masked_fill_", "masked_scatter_", "scatter_", "scatter_reduce_", "put_", "set_", "normal_",
+               "uniform_", "random_", "bernoulli_", "exponential_", "geometric_", "cauchy_", "log_normal_",
+               "fill_diagonal_"}
+
+
+def _no_grad_runtime(conflict: Conflict, path: pathlib.Path, trees: _Trees) -> List[_Candidate]:
+    """From the run, for a leaf error: ``with torch.no_grad():`` around the writing statement
+    (joining a wrap the write before it got), where the run's facts allow the no-grad meaning
+    (issue 23): no value written carries a gradient from another leaf (``w[3] *= 1.5`` reads only
+    ``w``), or the leaf is a module's parameter (which the module reads as it is); and on a plain
+    leaf, the update changes its values rather than overwriting them. The verification's no-grad
+    reference then says whether nothing differentiated goes through the update."""
+    site = conflict.mutation
+    if site is None or not _same_file(site, path):
+        return []
+    if conflict.operands_require_grad and not conflict.written_parameter:
+        return []
+    if not conflict.written_parameter and conflict.mutation_op in _OVERWRITES:
+        return []
+    why = "a module's parameter" if conflict.written_parameter else "the value written carries no other leaf's gradient"
+    out: List[_Candidate] = []
+    # The call of the helper the write runs in, first (a helper other callers share keeps grad on),
+    # then the failing statement itself: as where a rule offers nothing (``_leaf_candidates``).
+    helper = next((c for c in conflict.callers if _same_file(c, path)), None)
+    for at, what in ((helper, "the call of the helper"), (site, "the failing statement")):
+        if at is None:
+            continue
+        for where, region in trees.at(at.line):
+            fix = _no_grad_wrap(where, at.line if region is None else region.position(at.line, 0)[0],
+                                trees.source, region is None)
+            if fix is not None:
+                out.append(_Candidate(fix, f"{fix.title} around {what}, line {at.line} (from the run: {why}; "
+                                           "checked by the verification below)", region, no_grad=True))
+                break
+    return out
+
+
 def _gradient_step(source: str, line: int) -> bool:
     """The statement at ``line`` updates a name in place with a value that reads that name's
     own ``.grad`` (``x -= lr * x.grad``, ``x.add_(x.grad, alpha=-lr)``, ``x[m] -= x.grad[m]``):
@@ -846,8 +901,23 @@ def _no_grad_wrap(where: Positions, line: int, source: str, whole: bool = True) 
             return None  # a region of the file: no place for the import there
         also = (Fix(where.module, lambda m: ensure_import(m, "torch"), "Add `import torch`", order=-1),)
     index = list(block.body).index(stmt)
+    if index and _is_no_grad_with(block.body[index - 1], context):
+        # The write before it got its wrap in an earlier round (a loop's second write): join it.
+        return Fix(block, lambda b: join_with_before(b, stmt, index), f"Move into the `with {context}:` above",
+                   order=index)
     return Fix(block, lambda b: wrap_run_in_with(b, [stmt], context, index), f"Wrap in `with {context}:`",
                order=index, also=also)
+
+
+def _is_no_grad_with(node: cst.CSTNode, context: str) -> bool:
+    """``node`` is ``with <context>:`` (one item, no ``as``), with an indented body."""
+    if not isinstance(node, cst.With) or len(node.items) != 1 or node.items[0].asname is not None \
+            or not isinstance(node.body, cst.IndentedBlock):
+        return False
+    try:
+        return cst.Module(body=[]).code_for_node(node.items[0].item) == context
+    except Exception:
+        return False
 
 
 def _torch_name(source: str) -> Optional[str]:
