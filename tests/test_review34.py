@@ -467,3 +467,53 @@ def test_an_activation_removed_after_construction_is_no_proven_hazard():
     _printed(REPLACED_ACT)  # the label: backward runs
     line = REPLACED_ACT.splitlines().index("        x += bias") + 1
     assert not [f for f in _findings(REPLACED_ACT) if f[:2] == ("IPF101", line)]
+
+
+# The same with rec24h's list of activations (552e968): the lateral keeps its output, the
+# pyramid's ``levels[i - 1] += ...`` writes it; the "safe" rewrite puts a new tensor in the slot.
+KEPT_LEVEL = HEADER + """\
+import torch.nn.functional as F
+
+
+class Lateral(nn.Module):
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, 1)
+        self.act = nn.ReLU()
+
+    def forward(self, x):
+        out = self.act(self.conv(x))
+        self.last = out
+        return out
+
+
+class Pyramid(nn.Module):
+    def __init__(self, chans, cout):
+        super().__init__()
+        self.lats = nn.ModuleList([Lateral(c, cout) for c in chans])
+
+    def forward(self, feats):
+        levels = [lat(feats[i]) for i, lat in enumerate(self.lats)]
+        for i in range(len(levels) - 1, 0, -1):
+            levels[i - 1] += F.interpolate(levels[i], size=levels[i - 1].shape[-2:])
+        return levels
+
+
+def main():
+    torch.manual_seed(0)
+    net = Pyramid([2, 3], 4)
+    with torch.no_grad():
+        net([torch.randn(1, 2, 4, 4), torch.randn(1, 3, 2, 2)])
+    print(net.lats[0].last.sum())
+
+
+main()
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="rec24h: a list element the producing module keeps is taken as the list's alone")
+def test_a_level_the_lateral_keeps_is_no_safe_fix():
+    assert _printed(KEPT_LEVEL) != _printed(_fixed(KEPT_LEVEL))  # the label
+    line = KEPT_LEVEL.splitlines().index(
+        "            levels[i - 1] += F.interpolate(levels[i], size=levels[i - 1].shape[-2:])") + 1
+    assert not [f for f in _findings(KEPT_LEVEL) if f[1] == line and f[2] == "safe"]
