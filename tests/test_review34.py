@@ -517,3 +517,40 @@ def test_a_level_the_lateral_keeps_is_no_safe_fix():
     line = KEPT_LEVEL.splitlines().index(
         "            levels[i - 1] += F.interpolate(levels[i], size=levels[i - 1].shape[-2:])") + 1
     assert not [f for f in _findings(KEPT_LEVEL) if f[1] == line and f[2] == "safe"]
+
+
+# Pre-existing (140e41e too), the same group: a ModuleList of one class read as running that
+# class's forward last, though the class replaces its last member (``self.blocks[-1] = ...``).
+REPLACED_MEMBER = HEADER + """\
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.sigmoid(self.fc(x))
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block() for _ in range(3)])
+        self.blocks[-1] = nn.Linear(4, 4)
+
+    def forward(self, x, bias):
+        for blk in self.blocks:
+            x = blk(x)
+        x += bias
+        return x.sum()
+
+
+net = Net()
+net(torch.randn(2, 4), torch.ones(4)).backward()
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="summaries: a module list's member replaced by item assignment is not seen")
+def test_a_module_list_member_replaced_after_construction_is_no_proven_hazard():
+    _printed(REPLACED_MEMBER)  # the label: backward runs
+    line = REPLACED_MEMBER.splitlines().index("        x += bias") + 1
+    assert not [f for f in _findings(REPLACED_MEMBER) if f[:2] == ("IPF101", line)]
