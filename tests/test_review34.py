@@ -554,3 +554,32 @@ def test_a_module_list_member_replaced_after_construction_is_no_proven_hazard():
     _printed(REPLACED_MEMBER)  # the label: backward runs
     line = REPLACED_MEMBER.splitlines().index("        x += bias") + 1
     assert not [f for f in _findings(REPLACED_MEMBER) if f[:2] == ("IPF101", line)]
+
+
+# ------------------------------------------------------------------ fix24b: `.cuda()` may hand back its input
+# ``arguments._fresh`` takes ``h = v.cuda()`` as a new tensor (``cuda`` is a tensor method, not in
+# ``RETURNS_INPUT_METHODS``; measured on a machine without CUDA, unlike ``cpu``). On a CUDA tensor
+# ``Tensor.cuda()`` returns the tensor itself (documented: "no copy is performed and the original
+# object is returned"), so the forward's write reaches ``v`` and the "safe" fix stops it. The
+# run below needs a GPU (not drawn this session); the static half fails anywhere.
+CUDA_ALIAS = HEADER + NORM + """\
+def main():
+    torch.manual_seed(0)
+    n = Norm(4)
+    n.cuda()
+    v = torch.randn(2, 4, device="cuda")
+    h = v.cuda()
+    with torch.no_grad():
+        n(h)
+    print(v)
+
+
+main()
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="torch_api: Tensor.cuda() returns its input on a CUDA tensor")
+def test_a_cuda_copy_that_is_no_copy_is_no_safe_fix():
+    if torch.cuda.is_available():
+        assert _printed(CUDA_ALIAS) != _printed(_fixed(CUDA_ALIAS))  # the label
+    assert ("IPF101", NORM_WRITE, "safe") not in _findings(CUDA_ALIAS)
