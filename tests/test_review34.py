@@ -177,7 +177,9 @@ def test_a_construction_added_in_another_file_is_a_cache_miss(tmp_path):
 # ``Chains._appended_before`` takes the last statement of an ``if`` without ``else`` as the layer
 # before the in-place member: the path that appends it. On the other path the member follows the
 # layer before the ``if`` (here a Linear, which saves its input, not its output); the only
-# construction takes that path, and the program runs.
+# construction takes that path, and the program runs. (A hazard on some branch is proven by
+# design, docs/concepts.md; but here the file's only construction decides the branch, the way
+# rec24h prunes ``if self.act is not None`` by constructor arguments: lower severity.)
 IF_LAYER = HEADER + """\
 class Net(nn.Module):
     def __init__(self, use_sig=False):
