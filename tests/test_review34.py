@@ -116,15 +116,19 @@ def test_a_class_used_through_a_whole_module_import_is_no_safe_fix(tmp_path, mon
     b = tmp_path / "b.py"
     b.write_text("import torch\n\nimport a\n\n\ntorch.manual_seed(0)\nn = a.Norm(4)\nv = torch.randn(2, 4)\n"
                  "with torch.no_grad():\n    n(v)\nprint(v)\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    before = _printed(b.read_text())
-    files = [str(a), str(b)]
-    result = process_path(str(a), Settings(), True, False, False, None, build_index(files))
-    assert result.error is None and result.changed
-    a.write_text(result.fixed)
     import sys
-    sys.modules.pop("a", None)
-    assert _printed(b.read_text()) != before  # the label: b.py prints another v after the fix
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    files = [str(a), str(b)]
+    try:
+        before = _printed(b.read_text())
+        result = process_path(str(a), Settings(), True, False, False, None, build_index(files))
+        assert result.error is None and result.changed
+        a.write_text(result.fixed)
+        sys.modules.pop("a", None)
+        assert _printed(b.read_text()) != before  # the label: b.py prints another v after the fix
+    finally:
+        sys.modules.pop("a", None)
     a.write_text(HEADER + NORM + "def build():\n    n = Norm(4)\n    h = torch.randn(2, 4) * 2\n    n(h)\n")
     found = process_path(str(a), Settings(select=("IPF1",)), False, False, False, None, build_index(files))
     assert ("IPF101", NORM_WRITE, "safe") not in [
