@@ -29,6 +29,7 @@ class Classes:
         self.tree = tree
         self._classes: Dict[ast.ClassDef, ClassIndex] = {}
         self._calls: Dict[ast.AST, Calls] = {}
+        self._writes: Optional[Dict[str, List[ast.expr]]] = None
 
     def _class_index(self, cls: ast.ClassDef) -> ClassIndex:
         """One walk of a class: ``self.<attr>`` values, buffers, and calls by callee key."""
@@ -68,6 +69,24 @@ class Classes:
 
     def class_buffers(self, cls: ast.ClassDef) -> Set[str]:
         return self._class_index(cls).buffers
+
+    def attribute_writes(self, attr: str) -> List[ast.expr]:
+        """The places anywhere in the module that change ``<x>.<attr>`` or an item of it:
+        ``x.attr = v`` / ``del x.attr`` / ``x.attr += v`` (the ``Attribute`` stored) and
+        ``x.attr[i] = v`` / ``del x.attr[i]`` (the ``Subscript`` stored), of any ``x``,
+        ``self`` included. Mutating calls (``x.attr.append(m)``) are the caller's to read."""
+        if self._writes is None:
+            self._writes = {}
+            for node in self.tree.source.walked(ast.Name):  # names and attributes
+                if not isinstance(node, ast.Attribute):
+                    continue
+                if not isinstance(node.ctx, ast.Load):
+                    self._writes.setdefault(node.attr, []).append(node)
+                    continue
+                up = self.tree.parent(node)
+                if isinstance(up, ast.Subscript) and up.value is node and not isinstance(up.ctx, ast.Load):
+                    self._writes.setdefault(node.attr, []).append(up)
+        return self._writes.get(attr, [])
 
     def calls_in(self, scope: ast.AST) -> Calls:
         """Callee key -> the calls in ``scope`` (a class, function or module), found once;

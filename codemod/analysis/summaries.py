@@ -550,7 +550,8 @@ class CallTargets:
     def member_values(self, member: ast.ClassDef, name: str) -> Optional[List[object]]:
         """What ``member`` sets ``self.<name>`` to, where no base class of this file may set it
         otherwise (None there)."""
-        if any(isinstance(b, ast.Name) and isinstance(self._top_level().get(b.id), ast.ClassDef) for b in member.bases):
+        if any(isinstance(b, ast.Name) and isinstance(self._top_level().get(b.id), ast.ClassDef) for b in member.bases) \
+                or set_from_outside(self.model, member, name):
             return None
         return list(self.model.class_attrs(member).get(name, []))
 
@@ -611,9 +612,9 @@ class CallTargets:
             value = value.args[0] if value.args else ast.List(elts=[], ctx=ast.Load())
         if not isinstance(value, (ast.List, ast.Tuple)) or any(isinstance(e, ast.Starred) for e in value.elts):
             return None
-        calls = self.model.calls_in(cls)
-        if any(f"{key}.{m}" in calls for m in ("extend", "insert", "__setitem__", "pop", "remove")):
+        if self._changed(cls, key[5:], appends=True):
             return None
+        calls = self.model.calls_in(cls)
         found = list(value.elts)
         for append in calls.get(f"{key}.append", []):
             owner = self.model.owner(append)
@@ -631,6 +632,23 @@ class CallTargets:
                 member = reaching[0].value
             resolved.append(member)
         return resolved
+
+    def _changed(self, cls: ast.ClassDef, attr: str, appends: bool) -> bool:
+        """The file may change what ``self.<attr>`` of ``cls`` holds after it is set: an item
+        assigned or deleted (``self.blocks[-1] = nn.Linear(...)``, ``net.blocks[0] = ...``), the
+        attribute set from outside, or a call that adds, removes or replaces members anywhere
+        (``self.blocks.append(m)`` of the class itself left to the caller where ``appends``)."""
+        if set_from_outside(self.model, cls, attr):
+            return True
+        own = self.model.calls_in(cls)
+        for callee, calls in self.model.calls_in(self.model.module).items():
+            if callee is None or not callee.endswith(f".{attr}.{callee.rsplit('.', 1)[-1]}") \
+                    or callee.rsplit(".", 1)[-1] not in _MUTATORS:
+                continue
+            if appends and callee == f"self.{attr}.append" and len(own.get(callee, [])) == len(calls):
+                continue
+            return True
+        return False
 
     def _one_class(self, container: ast.expr) -> ast.expr:
         """A member of ``self.blocks`` built as a comprehension of one class's instances."""
@@ -663,6 +681,8 @@ class CallTargets:
             return None
         cls = self._setter(cls, key[5:])
         values = self.model.class_attrs(cls).get(key[5:], [])
+        if self._changed(cls, key[5:], appends=False):
+            return None
         targets: Set[Optional[Target]] = set()
         for value in values:
             if not (isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute))
@@ -847,6 +867,9 @@ INPLACE_SAVES_RESULT = frozenset({
 _SEQUENTIAL = ("torch.nn.Sequential", "torch.nn.modules.container.Sequential")
 _MODULE_LISTS = ("torch.nn.ModuleList", "torch.nn.modules.container.ModuleList")
 _CONTAINERS = (*_SEQUENTIAL, *_MODULE_LISTS)
+# The methods that add, remove or replace a container's members (list, ModuleList, Sequential).
+_MUTATORS = frozenset({"append", "extend", "insert", "__setitem__", "__delitem__", "__iadd__", "pop", "remove",
+                       "clear", "add_module", "register_module", "reverse", "sort"})
 _MAX_DEPTH = 4  # constructor arguments followed through this many calls (Block(inplace=...) passed down)
 
 
@@ -1191,6 +1214,24 @@ def construction_sites(model: SummaryFacts, cls: ast.ClassDef, depth: int = 0) -
     return sites
 
 
+def set_from_outside(model: SummaryFacts, cls: ast.ClassDef, attr: str) -> bool:
+    """``<x>.<attr>`` of an instance of ``cls`` may be changed other than by ``self.<attr> =
+    ...`` in a method of ``cls``: the file writes ``<x>.<attr>`` (or an item of it) through
+    anything but ``self`` (``self.proj.act = None``, ``net.act = None``), deletes or augments
+    it, or calls ``setattr`` with a name that may be it."""
+    for node in model.attribute_writes(attr):
+        if not (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+                and isinstance(node.value, ast.Name) and node.value.id == "self"
+                and isinstance(model.parent(node), (ast.Assign, ast.AnnAssign))
+                and model.enclosing_class(node) is not None):
+            return True  # (`self.<attr>` of another class of the file is another instance's)
+    for call in model.calls_in(model.module).get("setattr", []):
+        name = call.args[1] if len(call.args) > 1 else None
+        if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value != attr):
+            return True
+    return False
+
+
 class Decided:
     """Tests that come out the same for every instance the file builds, from the constructor
     arguments it passes (``Block(act_cfg=dict(type='ReLU'))``) and the defaults: ``if
@@ -1298,7 +1339,8 @@ class Decided:
         undecided ``if``): the last one run on every path and the maybes after it. None when it
         may be left unset or set elsewhere."""
         cls = self.model.enclosing_class(expr)
-        if cls is None or self.chains.callers_unseen or self._set_below(cls, expr.attr):
+        if cls is None or self.chains.callers_unseen or self._set_below(cls, expr.attr) \
+                or set_from_outside(self.model, cls, expr.attr):
             return None
         init = next((f for f in cls.body if isinstance(f, FUNCTIONS) and f.name == "__init__"), None)
         possible: List[ast.expr] = []
