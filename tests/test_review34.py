@@ -370,7 +370,6 @@ net(torch.tensor([1, 2, 3])).backward()
 
 
 @pytest.mark.parametrize("source", [FROZEN_MEMBER, FROZEN_DIRECT], ids=["member", "direct"])
-@pytest.mark.xfail(strict=True, reason="hazard: a torch module's parameters are taken to require grad")
 def test_ids_written_after_a_frozen_embedding_are_no_proven_hazard(source):
     _printed(source)  # the label: backward runs
     assert not [f for f in _findings(source) if f[0] == "IPF101"]

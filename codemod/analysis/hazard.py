@@ -38,7 +38,7 @@ from codemod.analysis.classes import AttrValue
 from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, op_short
 from codemod.analysis.kinds import Kind
-from codemod.analysis.requires_grad import Constants, RequiresGradFacts
+from codemod.analysis.requires_grad import Constants, RequiresGradFacts, may_be_frozen
 from codemod.analysis.summaries import Returns, Saved, Summaries, SummaryFacts
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, Pos, Span, call_args, is_const, target_key
 from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, tensor_only, used_as_container
@@ -685,6 +685,10 @@ class Consumers(_HazardsPart):
                 and not (op_short(op) in _OWN_GRADIENT and floating()):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it is a floating "
                              f"tensor (`{op}` also takes integral ones: indices, masks)")
+        if op in torch_api.MODULES_WITH_PARAMETERS and isinstance(op_node, ast.Call) \
+                and may_be_frozen(self.model, op_node.func):
+            return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if the module's "
+                             "parameters require grad (the file switches `requires_grad` off on some)")
         if self._own_gradient(op_node, node, saved) \
                 and not self.hazards.grad_shown([op_node, *self.hazards.operands(op_node)], self.model.statement_of(op_node)):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it requires grad "

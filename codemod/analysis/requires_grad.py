@@ -359,3 +359,46 @@ _SHAPE_METHODS = frozenset({
     "diag", "diag_embed", "repeat_interleave", "movedim", "swapaxes", "sqrt", "exp", "log", "abs",
     "neg", "reciprocal", "rsqrt", "sigmoid", "tanh", "sin", "cos",
 })
+
+
+def may_be_frozen(model: RequiresGradFacts, module: ast.expr) -> bool:
+    """``self.embedding`` (a module called) may have parameters that do not require grad: the
+    file switches ``requires_grad`` off (``x.requires_grad = False``, ``x.requires_grad_(False)``,
+    or to a value it cannot tell) on something whose attribute chain names a part of the
+    module's (``self.embedding.weight``, ``self.ae``) or on a bare name (``p`` of a loop over
+    ``parameters()``, ``model``, ``self``), or replaces such a chain's ``weight`` / ``bias``.
+    Then autograd may record nothing for the call (Embedding's indices never require grad)."""
+    key = target_key(module)
+    parts = set(key.split(".")[1:] if key is not None and key.startswith("self.") else (key or "").split("."))
+    if not parts - {""}:
+        return False
+
+    def names_part(chain: ast.expr) -> bool:
+        if isinstance(chain, ast.Name):
+            return True  # `p` of `for p in m.parameters()`, `model`, `self`: what it holds is not followed
+        while isinstance(chain, ast.Attribute):
+            if chain.attr in parts:
+                return True
+            chain = chain.value
+        return False
+
+    for node in model.attribute_writes("requires_grad"):
+        stmt = model.parent(node)
+        value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
+        if isinstance(node, ast.Attribute) and not (isinstance(value, ast.Constant) and value.value is True) \
+                and names_part(node.value):
+            return True
+    for attr in ("weight", "bias"):
+        if any(isinstance(n, ast.Attribute) and names_part(n.value) for n in model.attribute_writes(attr)):
+            return True
+    for callee, calls in model.calls_in(model.module).items():
+        for call in calls:
+            func = call.func
+            if not (isinstance(func, ast.Attribute) and func.attr == "requires_grad_"):
+                continue
+            on = call.args[:1] or [k.value for k in call.keywords if k.arg == "requires_grad"]
+            if not on or isinstance(on[0], ast.Constant) and on[0].value is True:
+                continue  # switched on
+            if names_part(func.value):
+                return True
+    return False
