@@ -15,6 +15,7 @@ from typing import Dict, List, Optional, Protocol, Tuple
 
 from codemod import torch_api
 from codemod.analysis.calls import Calls
+from codemod.analysis.facts import Facts
 from codemod.analysis.kinds import Kind
 from codemod.analysis.syntax import FUNCTIONS, Function, target_key
 from codemod.analysis.tensor_kind import KindFacts
@@ -361,7 +362,7 @@ _SHAPE_METHODS = frozenset({
 })
 
 
-def may_be_frozen(model: RequiresGradFacts, module: ast.expr) -> bool:
+def may_be_frozen(model: Facts, module: ast.expr) -> bool:
     """``self.embedding`` (a module called) may have parameters that do not require grad: the
     file switches ``requires_grad`` off (``x.requires_grad = False``, ``x.requires_grad_(False)``,
     or to a value it cannot tell) on something whose attribute chain names a part of the

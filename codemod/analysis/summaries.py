@@ -36,6 +36,7 @@ from codemod.analysis.grad_mode import IntendedReason
 from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.names import Names
 from codemod.analysis.project import SummaryFact
+from codemod.analysis.requires_grad import may_be_frozen
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, is_const, passed_for, positional, spreads, target_key
 from codemod.analysis.tensor_kind import KindFacts, TensorKinds, used_as_container
 
@@ -384,6 +385,10 @@ class InputSaves:
                 continue
             if not self._tensor_operand(node, op_node):
                 result = Saved.UNKNOWN  # `coords * s` on what may be a numpy array
+                continue
+            if name in torch_api.MODULES_WITH_PARAMETERS and isinstance(op_node, ast.Call) \
+                    and may_be_frozen(self.model, op_node.func):
+                result = Saved.UNKNOWN  # saved for the parameters' gradient, which the file may switch off
                 continue
             vias.append(f"{name} (line {op_node.lineno})")
             return Saved.YES
