@@ -67,16 +67,20 @@ class Leaves:
 
     def frozen(self) -> Dict[str, List[ast.stmt]]:
         """Keys the module turns requires_grad off for (``w.requires_grad_(False)``,
-        ``w.requires_grad = False``), with the statements that do: such a tensor may not require
+        ``w.requires_grad = False``, ``w.detach_()``), with the statements that do: such a tensor may not require
         grad when it is updated."""
         if self._frozen is None:
             found: Dict[str, List[ast.stmt]] = {}
             text = self.tree.source.text  # a screen (identifiers are NFKC-normalised: ASCII only)
-            nodes = self.tree.walk(self.tree.module) if "requires_grad" in text or not text.isascii() else ()
+            screen = "requires_grad" in text or "detach_" in text or not text.isascii()
+            nodes = self.tree.walk(self.tree.module) if screen else ()
             for node in nodes:
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                         and node.func.attr == "requires_grad_" and node.args and is_const(node.args[0], False):
                     key = target_key(node.func.value)
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                        and node.func.attr == "detach_" and not node.args and not node.keywords:
+                    key = target_key(node.func.value)  # `h.detach_()`: no longer requires grad
                 elif isinstance(node, ast.Assign) and is_const(node.value, False) and len(node.targets) == 1 \
                         and isinstance(node.targets[0], ast.Attribute) and node.targets[0].attr == "requires_grad":
                     key = target_key(node.targets[0].value)
