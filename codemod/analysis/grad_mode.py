@@ -4,7 +4,7 @@ place (grad off, ``.data``/``.grad``, optimizer code, registered buffers)?"""
 from __future__ import annotations
 
 import ast
-from typing import Dict, Literal, Optional, Union
+from typing import Dict, Literal, Optional, Tuple, Union
 
 from codemod.analysis.calls import Calls
 from codemod.analysis.classes import Classes
@@ -43,6 +43,7 @@ class GradMode:
         # asked for every node under them, answered once each.
         self._with_states: Dict[ast.AST, Optional[bool]] = {}
         self._declared: Dict[ast.AST, Optional[IntendedReason]] = {}
+        self._off: Optional[Tuple[Optional[int], bool]] = None  # see `_module_off`
 
     def intended_reason(self, node: ast.AST, target: Optional[ast.expr]) -> Optional[IntendedReason]:
         """Why an in-place op at ``node`` on ``target`` is meant to be in place, if it is."""
@@ -81,11 +82,41 @@ class GradMode:
                 declared = self._declared[anc]
                 if declared is not None:
                     return declared
+                if self._module_off()[1]:
+                    return "no-grad"
                 if follow_calls and self.calls is not None:
                     return self.calls.function_reason(anc, self.local_reason)
                 return None
             child = anc
+        off = self._module_off()[0]
+        if off is not None and getattr(node, "lineno", 0) > off:
+            return "no-grad"  # module-level code after `torch.set_grad_enabled(False)`
         return None
+
+    def _module_off(self) -> Tuple[Optional[int], bool]:
+        """``torch.set_grad_enabled(False)`` as a statement of the module itself, where the file
+        turns grad on nowhere (no other ``set_grad_enabled``, no ``enable_grad``): its line (the
+        module's code after it runs with grad off), and whether it comes before any statement
+        of the module that runs code (then every function runs with grad off too)."""
+        if self._off is None:
+            self._off = (None, False)
+            module = self.tree.module
+            found = [s for s in module.body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+                     and self.names.torch_name(s.value.func) in _GRAD_SET and self._false_arg(s.value)]
+            if found:
+                others = [c for key, calls in self.classes.calls_in(module).items() for c in calls
+                          if self.names.torch_name(c.func) in (_GRAD_SET | _GRAD_ON_CONTEXTS)
+                          and not any(c is s.value for s in found)]
+                used = any(self.names.torch_name(n) in _GRAD_ON_CONTEXTS | _GRAD_SET
+                           for n in self.tree.walk(module) if isinstance(n, ast.Attribute)
+                           and not isinstance(self.tree.parent(n), ast.Call))
+                if not others and not used:
+                    first = found[0]
+                    before = module.body[:module.body.index(first)]
+                    quiet = all(isinstance(s, (ast.Import, ast.ImportFrom, *FUNCTIONS, ast.ClassDef))
+                                or isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) for s in before)
+                    self._off = (first.lineno, quiet)
+        return self._off
 
     def _declared_reason(self, func: Function) -> Optional[IntendedReason]:
         """Grad off for the whole of ``func`` by its decorators, or its class being an optimizer."""
