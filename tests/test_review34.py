@@ -205,7 +205,6 @@ print(net.net[0].weight.grad.sum())
 """
 
 
-@pytest.mark.xfail(strict=True, reason="rec24i: the if's path is taken as the only path")
 def test_an_in_place_layer_after_an_if_that_does_not_run_is_not_reported():
     _printed(IF_LAYER)  # the label: runs, backward included
     assert not [f for f in _findings(IF_LAYER) if f[0] == "IPF102"]
@@ -230,7 +229,6 @@ main()
 """
 
 
-@pytest.mark.xfail(strict=True, reason="leaves: detach_() after the switch is not seen")
 def test_a_leaf_detached_before_the_write_is_no_proven_leaf_write():
     _printed(DETACHED)  # the label: no "leaf Variable" error
     assert not [f for f in _findings(DETACHED) if f[0] in ("IPF103", "IPF105")]

@@ -192,3 +192,42 @@ def test_a_module_list_of_one_class_left_alone_is_still_a_proven_hazard():
         _printed(source)
     line = source.splitlines().index("        x += bias") + 1
     assert ("IPF101", line) in _findings(source)
+
+
+# ------------------------------------------------------------------ a layer appended under an if the constructions decide
+IF_LAYER = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, use_sig=False):
+        super().__init__()
+        layers = [nn.Linear(4, 4)]
+        if use_sig:
+            layers.append(nn.Sigmoid())
+        layers.append(nn.ReLU(inplace=True))
+        layers.append(nn.Linear(4, 1))
+        self.net = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.net(x)
+
+
+net = Net({})
+net(torch.randn(2, 4)).sum().backward()
+print("ok")
+"""
+
+
+def test_an_in_place_layer_after_an_if_every_construction_takes_is_reported():
+    source = IF_LAYER.format("use_sig=True")
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        _printed(source)
+    assert [f for f in _findings(source) if f[0] == "IPF102"]
+
+
+def test_an_in_place_layer_after_an_if_no_construction_takes_is_not_reported():
+    source = IF_LAYER.format("")
+    assert _printed(source) == "ok\n"
+    assert not [f for f in _findings(source) if f[0] == "IPF102"]

@@ -982,6 +982,8 @@ class Chains:
                 if not any(isinstance(n, ast.Name) and n.id == root for n in ast.walk(before)):
                     continue  # does not touch the list
                 if isinstance(before, ast.If) and not before.orelse and before.body:
+                    if self.decided.test(before.test) is False:
+                        continue  # `if use_sig:` that no construction of the file takes: it adds nothing
                     before = before.body[-1]  # `if act: layers.append(act_layer)`: the path that adds it
                 if isinstance(before, ast.Expr) and isinstance(before.value, ast.Call) and len(before.value.args) == 1 \
                         and isinstance(before.value.func, ast.Attribute) and before.value.func.attr == "append" \
