@@ -647,9 +647,9 @@ class CallTargets:
             return True
         own = self.model.calls_in(cls)
         for callee, calls in self.model.calls_in(self.model.module).items():
-            if callee is None or not callee.endswith(f".{attr}.{callee.rsplit('.', 1)[-1]}") \
-                    or callee.rsplit(".", 1)[-1] not in _MUTATORS:
-                continue
+            method = (callee or "").rsplit(".", 1)[-1]
+            if method not in _MUTATORS or not (callee or "").endswith(f".{attr}.{method}"):
+                continue  # (not `<x>.<attr>.append(...)` and the like)
             if appends and callee == f"self.{attr}.append" and len(own.get(callee, [])) == len(calls):
                 continue
             return True
