@@ -402,6 +402,16 @@ class ProjectIndex:
             calls = sorted((c.caller, c.grad_off, c.called, c.result_ignored, _passed(self.modules[m], c) if passed else "")
                            for m, c in ((m, self.modules[m].calls[i]) for m, i in self._sites(f.qualname)))
             h.update(repr((f.qualname, self.grad_off(f.qualname), calls)).encode())
+        # The constructions of its classes (``Block(...)``) in other files: how many there are
+        # decides what its analysis takes a constructor's parameter to hold
+        # (``Summaries._param_values``). A class is known here by its methods; one with none
+        # has no ``__init__`` whose parameters are asked about.
+        classes = sorted({f.qualname.rpartition(".")[0] for f in facts.functions
+                          if f.qualname.count(".") > module.count(".") + 1})
+        for cls in classes:
+            sites = sorted((c.caller, c.grad_off, c.called, c.result_ignored)
+                           for c in (self.modules[m].calls[i] for m, i in self._sites(cls)))
+            h.update(repr(("class", cls, sites)).encode())
         for name, target in sorted(facts.exports.items()):  # the summaries of what it imports
             h.update(repr((name, self.summary(target))).encode())
         for name, target in sorted(facts.libraries.items()):  # and of the library callees it calls
