@@ -53,3 +53,75 @@ def test_an_editor_sees_a_construction_added_in_another_file(tmp_path):
     again, fresh = _editor(tmp_path, BLOCK, USER.format("x"), USER.format("Block(inplace=True)(x).sum()"))
     assert _shown(fresh)  # the label: with the construction, the in-place ReLU is reported
     assert _shown(again) == _shown(fresh)
+
+
+# ------------------------------------------------------------------ a class imported by another file
+# ``arguments._imported_elsewhere`` reads the other files' imports (``ModuleFacts.exports``): a
+# class another module imports (a package's ``__init__`` re-exporting it, for one) may be called
+# where this file cannot see what is passed, so its forward's in-place write gets no safe fix.
+NORM = """\
+import torch
+import torch.nn as nn
+
+
+class Norm(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        x /= x.norm(dim=-1, keepdim=True)
+        return self.fc(x)
+
+
+def build():
+    n = Norm(4)
+    h = torch.randn(2, 4) * 2
+    n(h)
+"""
+REEXPORT = "from .a import Norm\n"
+
+
+def _statuses(result) -> list:
+    return sorted((f.code, f.span.line, f.status.value if f.status else None) for f in result.findings)
+
+
+def _package(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    a, init = pkg / "a.py", pkg / "__init__.py"
+    a.write_text(NORM)
+    init.write_text("")
+    return a, init
+
+
+def test_a_re_export_added_in_another_file_is_a_cache_miss(tmp_path):
+    from codemod.engine.files import process_path
+
+    a, init = _package(tmp_path)
+    files, cache = [str(a), str(init)], str(tmp_path / "cache")
+
+    def check(cache_dir):
+        result = process_path(str(a), SETTINGS, False, False, False, cache_dir, build_index(files, cache_dir))
+        return _statuses(result)
+
+    assert ("IPF101", 11, "safe") in check(cache) == check(None)  # the label: only this file builds it
+    init.write_text(REEXPORT)
+    fresh = check(None)
+    assert ("IPF101", 11, "safe") not in fresh  # the label: callers outside the file may read x after
+    assert check(cache) == fresh
+
+
+def test_an_editor_sees_a_re_export_added_in_another_file(tmp_path):
+    a, init = _package(tmp_path)
+    files = [str(a), str(init)]
+    first = process_source(NORM.encode(), str(a), SETTINGS, incremental=True, project=build_index(files),
+                           module_name="pkg.a")
+    assert ("IPF101", 11, "safe") in _statuses(first)
+    init.write_text(REEXPORT)
+    index = build_index(files)
+    again = process_source(NORM.encode(), str(a), SETTINGS, incremental=True, previous=first, project=index,
+                           module_name="pkg.a")
+    fresh = process_source(NORM.encode(), str(a), SETTINGS, project=index, module_name="pkg.a")
+    assert ("IPF101", 11, "safe") not in _statuses(fresh)
+    assert _statuses(again) == _statuses(fresh)
