@@ -125,3 +125,65 @@ def test_an_editor_sees_a_re_export_added_in_another_file(tmp_path):
     fresh = process_source(NORM.encode(), str(a), SETTINGS, project=index, module_name="pkg.a")
     assert ("IPF101", 11, "safe") not in _statuses(fresh)
     assert _statuses(again) == _statuses(fresh)
+
+
+# ------------------------------------------------------------------ a caller's caller turns grad off
+# ``views`` skips the calls (from other files) whose caller runs with grad off: whether it does
+# is decided by the caller's own callers, in a third file that can change alone. Here ``b.g``
+# passes ``f`` what no file shows; once ``c.py`` calls ``g`` only under ``no_grad``, the other
+# call (a leaf that requires grad) is all that is left: the hazard is proven.
+SCALE = "import torch\n\n\ndef f(c):\n    h = torch.ones(3)\n    y = h * c\n    h += 1\n    return y\n"
+CALLER = """\
+import torch
+
+from a import f
+
+
+def g(t):
+    return f(t)
+
+
+def main():
+    w = torch.randn(3, requires_grad=True)
+    f(w).sum().backward()
+"""
+OUTER = "import torch\n\nfrom b import g\n\n\ndef run():\n    {}return g(torch.randn(3))\n"
+GRAD_ON, GRAD_OFF = OUTER.format(""), OUTER.format("with torch.no_grad():\n        ")
+
+
+def _three(tmp_path):
+    a, b, c = tmp_path / "a.py", tmp_path / "b.py", tmp_path / "c.py"
+    a.write_text(SCALE)
+    b.write_text(CALLER)
+    c.write_text(GRAD_ON)
+    return a, c, [str(a), str(b), str(c)]
+
+
+def test_an_editor_sees_a_callers_caller_turn_grad_off(tmp_path):
+    a, c, files = _three(tmp_path)
+    first = process_source(SCALE.encode(), str(a), SETTINGS, incremental=True, project=build_index(files),
+                           module_name="a")
+    assert not [f for f in first.findings if f.code == "IPF101"]
+    c.write_text(GRAD_OFF)
+    index = build_index(files)
+    again = process_source(SCALE.encode(), str(a), SETTINGS, incremental=True, previous=first, project=index,
+                           module_name="a")
+    fresh = process_source(SCALE.encode(), str(a), SETTINGS, project=index, module_name="a")
+    assert [f for f in fresh.findings if f.code == "IPF101"]  # the label: only main's call is left
+    assert _shown(again) == _shown(fresh)
+
+
+def test_a_callers_caller_turning_grad_off_is_a_cache_miss(tmp_path):
+    from codemod.engine.files import process_path
+
+    a, c, files = _three(tmp_path)
+    cache = str(tmp_path / "cache")
+
+    def check(cache_dir):
+        return _shown(process_path(str(a), SETTINGS, False, False, False, cache_dir, build_index(files, cache_dir)))
+
+    assert check(cache) == check(None)
+    c.write_text(GRAD_OFF)
+    fresh = check(None)
+    assert [f for f in fresh if f[0] == "IPF101"]
+    assert check(cache) == fresh
