@@ -411,8 +411,18 @@ class ProjectIndex:
 
 
 def _digest(index: ProjectIndex, module: str, passed: bool) -> str:
-    """``ProjectIndex.digest_for``: every answer of the index that the module's analysis reads
-    (``analysis.calls``, ``leaves``, ``views``, ``summaries``, ``arguments``, ``model``)."""
+    """``ProjectIndex.digest_for``: every answer of the index that the module's analysis reads.
+    What reads other files, and what keys it:
+
+    - ``knows``, ``grad_off`` of its functions (``calls``), their sites' callers, grad mode and
+      use (``index.calls`` in ``leaves``): the sites of its functions, below;
+    - ``callers_rely`` (``calls``), ``calls_from_elsewhere`` (``views``, with ``grad_off`` of
+      each caller): what the sites pass, with ``passed``; else ``engine.asked`` notes them;
+    - ``index.calls`` of its classes (``Summaries._param_values`` counts constructions);
+    - the other modules' imports of its names (``arguments._imported_elsewhere``);
+    - ``summary``/``imported`` of what it imports, ``library``/``library_name`` of its
+      library callees, ``other_dtype`` (``model``).
+    """
     facts = index.modules.get(module)
     if facts is None:
         return ""
