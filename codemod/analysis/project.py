@@ -145,6 +145,7 @@ class ProjectIndex:
         self._dtypes: Optional[Dict[str, Optional[str]]] = None  # module -> its other_dtype
         self.module_names: Dict[str, str] = {}  # the run's paths -> their modules (the engine's)
         self._by_module: Optional[Dict[str, List[Tuple[str, int]]]] = None
+        self._imported_by: Optional[Dict[str, List[Tuple[str, str]]]] = None  # module -> its importers
         # What the calls pass: gathered only for the modules whose calls some analysis asks
         # about (rarely: a function mutating a parameter, a parameter's grad from other files).
         self.arguments = arguments
@@ -158,6 +159,20 @@ class ProjectIndex:
                 for i, c in enumerate(facts.calls):
                     self._by_module.setdefault(self.canonical(c.callee), []).append((facts.module, i))
         return self._by_module.get(qualname, [])
+
+    def _importers(self, module: str) -> List[Tuple[str, str]]:
+        """(importing module, what it imports) of every name other modules of the run import
+        from ``module`` (``ModuleFacts.exports`` as written, not followed), sorted."""
+        if self._imported_by is None:
+            self._imported_by = {}
+            for facts in self.modules.values():
+                for target in facts.exports.values():
+                    owner = self._module_of(target)
+                    if owner is not None and owner != facts.module:
+                        self._imported_by.setdefault(owner, []).append((facts.module, target))
+            for found in self._imported_by.values():
+                found.sort()
+        return self._imported_by.get(module, [])
 
     def _argued_calls(self, module: str) -> Optional[List[CallFact]]:
         """The calls of ``module`` with what they pass; None when that cannot be known (its file
@@ -392,22 +407,53 @@ class ProjectIndex:
         """What this module's analysis may ask of the index, as a digest (for cache keys);
         without ``passed``, leaving out what the calls pass (the answers that depend on it are
         then checked on their own: ``engine.asked``)."""
-        facts = self.modules.get(module)
-        if facts is None:
-            return ""
-        h = hashlib.sha256()
-        for f in sorted(facts.functions, key=lambda f: f.qualname):
-            # What a call passes is named by what its module's facts were made from (its
-            # content): the key needs no call's arguments worked out.
-            calls = sorted((c.caller, c.grad_off, c.called, c.result_ignored, _passed(self.modules[m], c) if passed else "")
-                           for m, c in ((m, self.modules[m].calls[i]) for m, i in self._sites(f.qualname)))
-            h.update(repr((f.qualname, self.grad_off(f.qualname), calls)).encode())
-        for name, target in sorted(facts.exports.items()):  # the summaries of what it imports
-            h.update(repr((name, self.summary(target))).encode())
-        for name, target in sorted(facts.libraries.items()):  # and of the library callees it calls
-            h.update(repr((name, target, self.library_summary(module, name))).encode())
-        h.update(repr(("other-dtype", self.other_dtype(module))).encode())  # the project's dtypes decide fix safety
-        return h.hexdigest()[:16]
+        return _digest(self, module, passed)
+
+
+def _digest(index: ProjectIndex, module: str, passed: bool) -> str:
+    """``ProjectIndex.digest_for``: every answer of the index that the module's analysis reads.
+    What reads other files, and what keys it:
+
+    - ``knows``, ``grad_off`` of its functions (``calls``), their sites' callers, grad mode and
+      use (``index.calls`` in ``leaves``): the sites of its functions, below;
+    - ``callers_rely`` (``calls``), ``calls_from_elsewhere`` (``views``, with ``grad_off`` of
+      each caller): what the sites pass, with ``passed``; else ``engine.asked`` notes them;
+    - ``index.calls`` of its classes (``Summaries._param_values`` counts constructions);
+    - the other modules' imports of its names (``arguments._imported_elsewhere``);
+    - ``summary``/``imported`` of what it imports, ``library``/``library_name`` of its
+      library callees, ``other_dtype`` (``model``).
+    """
+    facts = index.modules.get(module)
+    if facts is None:
+        return ""
+    modules = index.modules
+    h = hashlib.sha256()
+    for f in sorted(facts.functions, key=lambda f: f.qualname):
+        # What a call passes is named by what its module's facts were made from (its content):
+        # the key needs no call's arguments worked out. Whether its caller runs with grad off
+        # (which third files may decide) goes with it: ``views`` skips such a call's arguments.
+        calls = sorted((c.caller, c.grad_off, c.called, c.result_ignored,
+                        (_passed(modules[m], c), bool(c.caller) and index.grad_off(c.caller)) if passed else "")
+                       for m, c in ((m, modules[m].calls[i]) for m, i in index._sites(f.qualname)))
+        h.update(repr((f.qualname, index.grad_off(f.qualname), calls)).encode())
+    # The constructions of its classes (``Block(...)``) in other files: how many there are
+    # decides what its analysis takes a constructor's parameter to hold
+    # (``Summaries._param_values``). A class is known here by its methods; one with none has no
+    # ``__init__`` whose parameters are asked about.
+    for cls in sorted({f.qualname.rpartition(".")[0] for f in facts.functions
+                       if f.qualname.count(".") > module.count(".") + 1}):
+        sites = sorted((c.caller, c.grad_off, c.called, c.result_ignored)
+                       for c in (modules[m].calls[i] for m, i in index._sites(cls)))
+        h.update(repr(("class", cls, sites)).encode())
+    # Which other modules import its names (``arguments._imported_elsewhere``: a class imported
+    # elsewhere, re-exported by a package say, may be called where no file shows).
+    h.update(repr(("imported-by", index._importers(module))).encode())
+    for name, target in sorted(facts.exports.items()):  # the summaries of what it imports
+        h.update(repr((name, index.summary(target))).encode())
+    for name, target in sorted(facts.libraries.items()):  # and of the library callees it calls
+        h.update(repr((name, target, index.library_summary(module, name))).encode())
+    h.update(repr(("other-dtype", index.other_dtype(module))).encode())  # the project's dtypes decide fix safety
+    return h.hexdigest()[:16]
 
 
 def _passed(facts: ModuleFacts, call: CallFact) -> str:
