@@ -420,7 +420,6 @@ main()
 """
 
 
-@pytest.mark.xfail(strict=True, reason="fix24b: a file module's result is taken as the caller's alone")
 def test_a_result_the_module_keeps_is_no_safe_fix():
     assert _printed(KEPT_OUTPUT) != _printed(_fixed(KEPT_OUTPUT))  # the label
     line = KEPT_OUTPUT.splitlines().index("        x += self.bias") + 1
@@ -518,7 +517,6 @@ main()
 """
 
 
-@pytest.mark.xfail(strict=True, reason="rec24h: a list element the producing module keeps is taken as the list's alone")
 def test_a_level_the_lateral_keeps_is_no_safe_fix():
     assert _printed(KEPT_LEVEL) != _printed(_fixed(KEPT_LEVEL))  # the label
     line = KEPT_LEVEL.splitlines().index(
