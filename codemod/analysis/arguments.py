@@ -108,9 +108,11 @@ def _calls(model: "ArgumentFacts", cls: ast.ClassDef) -> Optional[List[ast.Call]
             if around is None or model.parent(around) is not model.module or _imported_elsewhere(model, around.name):
                 return None  # a subclass in another module may call it too
             named = [n for n in model.walk(model.module) if isinstance(n, ast.Attribute) and n.attr == holder.attr]
-            if any(not (isinstance(n.value, ast.Name) and n.value.id == "self") for n in named):
+            if any(not (isinstance(n.value, ast.Name) and n.value.id == "self") and not _tensor_method(model, n)
+                   for n in named):
                 return None  # `net.norm(v)`: the instance reached from outside its owner
-            uses: List[ast.expr] = [n for n in named if isinstance(n.ctx, ast.Load)]
+            uses: List[ast.expr] = [n for n in named if isinstance(n.ctx, ast.Load)
+                                    and isinstance(n.value, ast.Name) and n.value.id == "self"]
         elif isinstance(holder, ast.Name) and isinstance(owner, FUNCTIONS):
             uses = [n for n in model.walk(owner) if isinstance(n, ast.Name) and n.id == holder.id
                     and isinstance(n.ctx, ast.Load)]
@@ -124,6 +126,14 @@ def _calls(model: "ArgumentFacts", cls: ast.ClassDef) -> Optional[List[ast.Call]
                 return None
             found.append(call)
     return found
+
+
+def _tensor_method(model: "ArgumentFacts", attr: ast.Attribute) -> bool:
+    """``x.norm(dim=-1)``: a call of a tensor method of that name on no module."""
+    call = model.parent(attr)
+    kind = model.kind(attr.value)
+    return isinstance(call, ast.Call) and call.func is attr \
+        and (kind in (Kind.TENSOR, Kind.PARAMETER) or attr.attr in torch_api.TENSOR_METHODS and kind is not Kind.MODULE)
 
 
 def _hands_module_on(model: "ArgumentFacts", attr: ast.Attribute) -> bool:
