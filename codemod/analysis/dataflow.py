@@ -153,11 +153,11 @@ class Dataflow:
             # `out = x if inplace else x.clone()`: the write may reach the caller's tensor
             return AliasReport("param-mutation" if flow.returns_value else "mutation-as-output")
         heads = self._eager_loop_heads(stmt)
-        # `self.last = x` (any attribute): read wherever the object goes, not only in this body
-        used_later = lambda k: "." in k or self.used_after(flow, k, (start, end), heads, values_only=True)  # noqa: E731
+        used_later = lambda k: self.used_after(flow, k, (start, end), heads, values_only=True)  # noqa: E731
         if any(used_later(v) for v in views):
             return AliasReport("view-alias")
-        later_identity = tuple(sorted(k for k in identity if used_later(k)))
+        # `self.last = x` (any attribute): read wherever the object goes, not only in this body
+        later_identity = tuple(sorted(k for k in identity if "." in k or used_later(k)))
         if later_identity:
             return AliasReport("alias", later_identity)
         return AliasReport(None)

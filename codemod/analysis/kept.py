@@ -133,10 +133,11 @@ def _torch_call(model: "KeptFacts", call: ast.Call) -> bool:
         return True
     if isinstance(call.func, ast.Name) and call.func.id in _KEEP_NOTHING:
         return True
-    values = model._module_values(call.func)  # what `self.bn` was built from
-    parts = [p for v in values or [] if isinstance(v, ast.expr) for p in _parts(v)]
-    return bool(values) and len(parts) == len(values) + sum(isinstance(v, ast.IfExp) for v in values if isinstance(v, ast.expr)) \
-        and all(isinstance(p, ast.Constant) and p.value is None or isinstance(p, ast.Call)
+    values = model._module_values(call.func) or []  # what `self.bn` was built from
+    if not values or not all(isinstance(v, ast.expr) for v in values):
+        return False
+    parts = [p for v in values if isinstance(v, ast.expr) for p in _parts(v)]
+    return all(isinstance(p, ast.Constant) and p.value is None or isinstance(p, ast.Call)
                 and (model.torch_name(p.func) or "").startswith("torch.nn.") for p in parts)
 
 
