@@ -605,6 +605,11 @@ _SELF_RETURN_METHODS = {
 _SELF_RETURN_DTYPES = {"float": torch.float32, "half": torch.float16, "bfloat16": torch.bfloat16,
                        "int": torch.int32, "long": torch.int64, "short": torch.int16, "bool": torch.bool,
                        "byte": torch.uint8, "char": torch.int8}
+# Documented to hand back the tensor itself where nothing changes, in a case this CPU-only probe
+# cannot build: ``cuda``/``xpu`` of a tensor already on that device ("no copy is performed and the
+# original object is returned"), ``pin_memory`` of a pinned one, ``coalesce`` of a coalesced one,
+# ``chalf`` of a complex32 one.
+_SELF_RETURN_DOCUMENTED = ("chalf", "coalesce", "cuda", "pin_memory", "xpu")
 _SELF_RETURN_FUNCTIONS = {
     "torch.nn.functional.dropout": lambda a: F.dropout(a, 0.5, training=False),
     "torch.nn.functional.dropout1d": lambda a: F.dropout1d(a[0], 0.5, training=False),
@@ -634,7 +639,7 @@ def _returns_input() -> dict:
     """Methods, functions and nn modules whose result shares its input's storage for some
     arguments or mode (``x.float()`` of a float tensor is ``x``; ``nn.Dropout`` in eval mode
     returns its input): a name bound to the result sees a later in-place write into the input."""
-    methods = []
+    methods = [name for name in _SELF_RETURN_DOCUMENTED if hasattr(torch.Tensor, name)]
     for name, fn in _SELF_RETURN_METHODS.items():
         if fn is None or not hasattr(torch.Tensor, name):
             continue
@@ -659,7 +664,7 @@ def _returns_input() -> dict:
             if _shares_storage(module(a), a):
                 modules.append(f"torch.nn.{name}")
                 break
-    return {"RETURNS_INPUT_METHODS": sorted(methods), "RETURNS_INPUT_FUNCTIONS": sorted(functions),
+    return {"RETURNS_INPUT_METHODS": sorted(set(methods)), "RETURNS_INPUT_FUNCTIONS": sorted(functions),
             "RETURNS_INPUT_MODULES": sorted(modules)}
 
 

@@ -16,6 +16,8 @@ what a working (grad-off) program computes.
 
 from __future__ import annotations
 
+import pathlib
+import tempfile
 import textwrap
 
 import pytest
@@ -23,6 +25,7 @@ import torch
 
 from codemod.config import Settings
 from codemod.engine.pipeline import process_source
+from codemod.engine.project import build_index
 
 HEADER = "import torch\nimport torch.nn as nn\n\n\n"
 OFFSET = HEADER.count("\n")
@@ -43,18 +46,39 @@ NORM_CONTROL = NORM.replace("x /= x.norm(dim=-1, keepdim=True)", "x = x / x.norm
 WRITE_LINE = 7  # `x /= ...` in NORM, after the header
 
 
-def marks(body: str):
+def _process(body: str, settings: Settings, fix: bool = False):
+    """The file checked in a run that shows every file that could import it (case.py and one
+    other that imports nothing): checked alone, any file may import the class, and the rule
+    says nothing is safe (review34)."""
     data = (HEADER + textwrap.dedent(body)).encode()
-    result = process_source(data, "case.py", Settings(select=("IPF1",)))
+    with tempfile.TemporaryDirectory() as tmp:
+        case, other = pathlib.Path(tmp, "case.py"), pathlib.Path(tmp, "other.py")
+        case.write_bytes(data)
+        other.write_text("import torch\n\n\ndef main():\n    return torch.zeros(1)\n")
+        index = build_index([str(case), str(other)])
+        result = process_source(data, "case.py", settings, fix=fix, project=index, module_name="case")
     assert result.error is None, result.error
+    return result
+
+
+def marks(body: str):
+    result = _process(body, Settings(select=("IPF1",)))
     return [(f.code, f.span.line - OFFSET, f.status.value if f.status else None, f.reason)
             for f in result.findings]
 
 
 def fixed(body: str) -> str:
-    result = process_source((HEADER + textwrap.dedent(body)).encode(), "case.py", Settings(), fix=True)
-    assert result.error is None, result.error
+    result = _process(body, Settings(), fix=True)
     return result.fixed if result.changed else (HEADER + textwrap.dedent(body))
+
+
+def test_a_file_checked_alone_gets_no_safe_forward_input_fix():
+    """No index: the files that import the class are not seen (review34): unsafe."""
+    body = NORM + POSITIVE["local-instance"]
+    result = process_source((HEADER + body).encode(), "case.py", Settings(select=("IPF1",)))
+    assert [(f.span.line - OFFSET, f.status.value, f.reason) for f in result.findings] == \
+        [(WRITE_LINE, "unsafe", "param-mutation")]
+    assert [m[2] for m in marks(body) if m[1] == WRITE_LINE] == ["safe"]  # the control: in a run
 
 
 def run(source: str):
@@ -230,6 +254,47 @@ def main():
     with torch.no_grad():
         out = norm(h)
     return [out, g]
+""",
+    # review34: the instance called through its owner from outside (`net.norm(v)`)
+    "outer-attribute": """\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = Norm(4)
+
+    def forward(self, x):
+        h = x * 2
+        return self.norm(h)
+
+
+def main():
+    torch.manual_seed(0)
+    net = Net()
+    v = torch.randn(2, 4)
+    with torch.no_grad():
+        out = net.norm(v)
+    return [out, v]
+""",
+    # review34: a forward hook keeps the input
+    "forward-hook": """\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+        self.norm = Norm(4)
+        self.norm.register_forward_hook(lambda m, i, o: self.seen.append(i[0]))
+
+    def forward(self, x):
+        h = x * 2
+        return self.norm(h)
+
+
+def main():
+    torch.manual_seed(0)
+    net = Net()
+    with torch.no_grad():
+        out = net(torch.randn(2, 4))
+    return [out, net.seen[0]]
 """,
 }
 

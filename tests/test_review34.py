@@ -41,10 +41,17 @@ def _findings(source: str, path: str = "case.py"):
     return [(f.code, f.span.line, f.status.value if f.status else None) for f in result.findings]
 
 
+# The out-of-place rewrite each case's write got as a safe fix (now unsafe, and then not applied
+# by default, or applied with the aliases rebound too): the label is what that plain rewrite prints.
+_PLAIN = {"x /= x.norm(dim=-1, keepdim=True)": "x = x / x.norm(dim=-1, keepdim=True)",
+          "x += self.bias": "x = x + self.bias",
+          "levels[i - 1] += F.interpolate(": "levels[i - 1] = levels[i - 1] + F.interpolate("}
+
+
 def _fixed(source: str) -> str:
-    result = process_source(source.encode(), "case.py", Settings(), fix=True)
-    assert result.error is None, result.error
-    return result.fixed if result.changed else source
+    found = [old for old in _PLAIN if old in source]
+    assert len(found) == 1 and source.count(found[0]) == 1, found
+    return source.replace(found[0], _PLAIN[found[0]])
 
 
 def _printed(source: str) -> str:
@@ -100,13 +107,11 @@ print(net.seen[0])
 
 
 @pytest.mark.parametrize("source", [OUTER_ATTRIBUTE, HOOK], ids=["outer-attribute", "forward-hook"])
-@pytest.mark.xfail(strict=True, reason="fix24b: the instance's calls through net.norm / a hook are not seen")
 def test_a_forward_input_the_caller_still_sees_is_no_safe_fix(source):
     assert _printed(source) != _printed(_fixed(source))  # the label: the fix changes what it prints
     assert ("IPF101", NORM_WRITE, "safe") not in _findings(source)
 
 
-@pytest.mark.xfail(strict=True, reason="fix24b: _imported_elsewhere reads from-imports only")
 def test_a_class_used_through_a_whole_module_import_is_no_safe_fix(tmp_path, monkeypatch):
     from codemod.engine.files import process_path
     from codemod.engine.project import build_index
@@ -122,9 +127,7 @@ def test_a_class_used_through_a_whole_module_import_is_no_safe_fix(tmp_path, mon
     files = [str(a), str(b)]
     try:
         before = _printed(b.read_text())
-        result = process_path(str(a), Settings(), True, False, False, None, build_index(files))
-        assert result.error is None and result.changed
-        a.write_text(result.fixed)
+        a.write_text(_fixed(a.read_text()))
         sys.modules.pop("a", None)
         assert _printed(b.read_text()) != before  # the label: b.py prints another v after the fix
     finally:
@@ -284,7 +287,6 @@ print(k.last)
 
 
 @pytest.mark.parametrize("source", [KEPT_INPUT, KEPT_LOCAL], ids=["forward-input", "local"])
-@pytest.mark.xfail(strict=True, reason="holders: self.<attr> = x read outside the function is not seen")
 def test_a_tensor_kept_on_self_before_the_write_is_no_safe_fix(source):
     assert _printed(source) != _printed(_fixed(source))  # the label: the fix changes what it prints
     line = source.splitlines().index("        x /= x.norm(dim=-1, keepdim=True)") + 1
@@ -414,7 +416,6 @@ main()
 """
 
 
-@pytest.mark.xfail(strict=True, reason="fix24b: a file module's result is taken as the caller's alone")
 def test_a_result_the_module_keeps_is_no_safe_fix():
     assert _printed(KEPT_OUTPUT) != _printed(_fixed(KEPT_OUTPUT))  # the label
     line = KEPT_OUTPUT.splitlines().index("        x += self.bias") + 1
@@ -511,7 +512,6 @@ main()
 """
 
 
-@pytest.mark.xfail(strict=True, reason="rec24h: a list element the producing module keeps is taken as the list's alone")
 def test_a_level_the_lateral_keeps_is_no_safe_fix():
     assert _printed(KEPT_LEVEL) != _printed(_fixed(KEPT_LEVEL))  # the label
     line = KEPT_LEVEL.splitlines().index(
@@ -577,7 +577,6 @@ main()
 """
 
 
-@pytest.mark.xfail(strict=True, reason="torch_api: Tensor.cuda() returns its input on a CUDA tensor")
 def test_a_cuda_copy_that_is_no_copy_is_no_safe_fix():
     if torch.cuda.is_available():
         assert _printed(CUDA_ALIAS) != _printed(_fixed(CUDA_ALIAS))  # the label

@@ -77,12 +77,12 @@ def own_values_passed(model: "ArgumentFacts", func: Function, param: str) -> boo
 
 
 def _imported_elsewhere(model: "ArgumentFacts", name: str) -> bool:
+    """Whether code the file does not show may reach the class: a file checked alone (no index:
+    any file may import it), or another module of the run imports it, or the module whole."""
     index = model.calls.project
-    if index is None:
-        return False
-    qual = f"{model.calls.module_name}.{name}"
-    return any(qual in facts.exports.values() or any(v.startswith(qual + ".") for v in facts.exports.values())
-               for module, facts in index.modules.items() if module != model.calls.module_name)
+    if index is None or not model.calls.module_name:
+        return True
+    return index.imported_elsewhere(f"{model.calls.module_name}.{name}", model.calls.module_name)
 
 
 def _calls(model: "ArgumentFacts", cls: ast.ClassDef) -> Optional[List[ast.Call]]:
@@ -107,8 +107,12 @@ def _calls(model: "ArgumentFacts", cls: ast.ClassDef) -> Optional[List[ast.Call]
             around = model.enclosing_class(stmt)
             if around is None or model.parent(around) is not model.module or _imported_elsewhere(model, around.name):
                 return None  # a subclass in another module may call it too
-            uses: List[ast.expr] = [n for n in model.walk(model.module) if isinstance(n, ast.Attribute) and n.attr == holder.attr
-                    and isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name) and n.value.id == "self"]
+            named = [n for n in model.walk(model.module) if isinstance(n, ast.Attribute) and n.attr == holder.attr]
+            if any(not (isinstance(n.value, ast.Name) and n.value.id == "self") and not _tensor_method(model, n)
+                   for n in named):
+                return None  # `net.norm(v)`: the instance reached from outside its owner
+            uses: List[ast.expr] = [n for n in named if isinstance(n.ctx, ast.Load)
+                                    and isinstance(n.value, ast.Name) and n.value.id == "self"]
         elif isinstance(holder, ast.Name) and isinstance(owner, FUNCTIONS):
             uses = [n for n in model.walk(owner) if isinstance(n, ast.Name) and n.id == holder.id
                     and isinstance(n.ctx, ast.Load)]
@@ -124,15 +128,26 @@ def _calls(model: "ArgumentFacts", cls: ast.ClassDef) -> Optional[List[ast.Call]
     return found
 
 
+def _tensor_method(model: "ArgumentFacts", attr: ast.Attribute) -> bool:
+    """``x.norm(dim=-1)``: a call of a tensor method of that name on no module."""
+    call = model.parent(attr)
+    kind = model.kind(attr.value)
+    return isinstance(call, ast.Call) and call.func is attr \
+        and (kind in (Kind.TENSOR, Kind.PARAMETER) or attr.attr in torch_api.TENSOR_METHODS and kind is not Kind.MODULE)
+
+
 def _hands_module_on(model: "ArgumentFacts", attr: ast.Attribute) -> bool:
-    """``net.forward``, ``net.__call__``, or a method of the instance whose result is kept
-    (``net.eval()`` returns the instance): a way to call it that is not followed."""
-    if attr.attr in ("forward", "__call__", "_call_impl", "apply"):
+    """``net.forward``, ``net.__call__``, a hook (``register_forward_hook``: it sees the input),
+    any method not known to keep nothing, or one whose result is kept (``net.eval()`` returns
+    the instance): a way to call it that is not followed."""
+    if attr.attr in ("forward", "__call__", "_call_impl", "apply") or attr.attr.startswith(("register_", "_")):
         return True
     if attr.attr in _GETTERS:
         return False  # what they return is not the instance
     call = model.parent(attr)
-    return isinstance(call, ast.Call) and call.func is attr and not isinstance(model.parent(call), ast.Expr)
+    if not (isinstance(call, ast.Call) and call.func is attr):
+        return False  # `net.fc.weight`: a member read
+    return attr.attr not in _SETTINGS or not isinstance(model.parent(call), ast.Expr)
 
 
 def _passes_own_value(model: "ArgumentFacts", call: ast.Call, index: int, param: str) -> bool:
@@ -227,3 +242,6 @@ def _inplace_keyword(call: ast.Call) -> bool:
 # nn.Module methods that return neither the instance nor a way to call it.
 _GETTERS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children",
                       "state_dict", "load_state_dict", "zero_grad", "extra_repr"})
+# nn.Module methods that change the instance's state or placement only (result discarded).
+_SETTINGS = frozenset({"train", "eval", "to", "cuda", "cpu", "xpu", "float", "double", "half", "bfloat16", "type",
+                       "requires_grad_", "zero_grad", "share_memory"})

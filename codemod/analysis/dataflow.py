@@ -156,7 +156,8 @@ class Dataflow:
         used_later = lambda k: self.used_after(flow, k, (start, end), heads, values_only=True)  # noqa: E731
         if any(used_later(v) for v in views):
             return AliasReport("view-alias")
-        later_identity = tuple(sorted(k for k in identity if used_later(k)))
+        # `self.last = x` (any attribute): read wherever the object goes, not only in this body
+        later_identity = tuple(sorted(k for k in identity if "." in k or used_later(k)))
         if later_identity:
             return AliasReport("alias", later_identity)
         return AliasReport(None)

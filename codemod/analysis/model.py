@@ -38,7 +38,7 @@ import weakref
 from typing import Iterable, NamedTuple, Optional, Tuple
 
 from codemod import torch_api
-from codemod.analysis import arguments, dtype
+from codemod.analysis import arguments, dtype, kept
 from codemod.analysis.binder import Binder
 from codemod.analysis.calls import Calls, CallSite, ContractReason
 from codemod.analysis.classes import Classes
@@ -228,6 +228,11 @@ class SemanticModel:
         values = self._module_values(call.func) or []
         return bool(values) and not any(isinstance(n, ast.keyword) and n.arg == "inplace"
                                         for v in values if isinstance(v, ast.AST) for n in ast.walk(v))
+
+    def result_kept(self, call: ast.Call) -> bool:
+        """Whether the file's code ``call`` runs may keep the tensor it returns (``self.last =
+        out``): a write into the result reaches it there too (``kept.result_kept``)."""
+        return kept.result_kept(self, call)
 
     def contract(self, target: ast.AST) -> Optional[ContractReason]:
         """Whether the function around ``target`` (one of its parameters) mutates it on

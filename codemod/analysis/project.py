@@ -117,12 +117,9 @@ class ProjectIndex:
     def __init__(self, modules: Iterable[ModuleFacts], loader: Optional[SummaryLoader] = None,
                  libraries: Optional[LibrarySummaries] = None, arguments: Optional[ArgumentLoader] = None) -> None:
         self.modules: Dict[str, ModuleFacts] = {m.module: m for m in modules}
-        self.functions: Dict[str, FunctionFact] = {}
+        self.functions: Dict[str, FunctionFact] = {f.qualname: f for m in self.modules.values() for f in m.functions}
         self.calls: Dict[str, List[CallFact]] = {}
         self._canonical: Dict[str, str] = {}  # name -> canonical(name): many calls name one callee
-        for facts in self.modules.values():
-            for f in facts.functions:
-                self.functions[f.qualname] = f
         for facts in self.modules.values():
             for c in facts.calls:
                 callee = self.canonical(c.callee)
@@ -336,6 +333,11 @@ class ProjectIndex:
         facts = self.modules.get(module)
         return facts.exports.get(name) if facts is not None else None
 
+    def imported_elsewhere(self, qualname: str, module: str) -> bool:
+        """Another module than ``module`` imports or calls ``qualname``, a name in it, or a module holding it."""
+        return any(module != m for m, _ in self._sites(qualname)) or any(
+            module != m and _reaches(v, qualname) for m, f in self.modules.items() for v in f.exports.values())
+
     def knows(self, qualname: str) -> bool:
         return qualname in self.functions
 
@@ -454,6 +456,11 @@ def _digest(index: ProjectIndex, module: str, passed: bool) -> str:
         h.update(repr((name, target, index.library_summary(module, name))).encode())
     h.update(repr(("other-dtype", index.other_dtype(module))).encode())  # the project's dtypes decide fix safety
     return h.hexdigest()[:16]
+
+
+def _reaches(imported: str, qualname: str) -> bool:
+    """``import a`` / ``from pkg import a`` reach ``a.Norm``; ``from a import Norm`` too (or ``Norm.x``)."""
+    return imported == qualname or imported.startswith(qualname + ".") or qualname.startswith(imported + ".")
 
 
 def _passed(facts: ModuleFacts, call: CallFact) -> str:

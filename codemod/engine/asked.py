@@ -3,7 +3,7 @@
 The result cache keys a file by its index digest without what the calls of its functions pass
 (``ProjectIndex.digest_for(module, passed=False)``): gathering that for every caller is what the
 index leaves out (``analysis.project``: on demand). The few questions whose answers depend on
-it (``callers_rely``, ``calls_from_elsewhere``) are noted while the file is analysed
+it (``callers_rely``, ``calls_from_elsewhere``, ``imported_elsewhere``) are noted while the file is analysed
 (:class:`Asking`) and kept with its result; a later run takes the result only where the index
 answers them alike (:func:`answers_hold`). An edit of a caller that changes nothing it passes
 leaves the callee's result cached.
@@ -37,6 +37,12 @@ class Asking:
         return calls
 
 
+    def imported_elsewhere(self, qualname: str, module: str) -> bool:
+        answer = self._index.imported_elsewhere(qualname, module)
+        self.asked.append(["imported", qualname, module, answer])
+        return answer
+
+
 def _shown(index: ProjectIndex, calls: List[CallFact]) -> list:
     """The calls as their reader sees them: what they pass, and whether their callers run with
     grad off (which other files than the caller's may decide)."""
@@ -52,6 +58,9 @@ def answers_hold(index: ProjectIndex, asked: object) -> bool:
         for kind, qualname, what, answer in asked:
             if kind == "rely":
                 if index.callers_rely(qualname, what) != answer:
+                    return False
+            elif kind == "imported":
+                if index.imported_elsewhere(qualname, what) != answer:
                     return False
             elif kind != "elsewhere" or _shown(index, index.calls_from_elsewhere(qualname, what)) != answer:
                 return False

@@ -129,6 +129,8 @@ class AugmentedAssignment(Rule):
         status, reason = Status.SAFE, None
         if not self.model.hazards.producers.elements_unheld(target, node):
             status, reason = Status.UNSAFE, "held-elsewhere"  # an element read into another holder first
+        elif listed is not None and any(isinstance(e, ast.Call) and self.model.result_kept(e) for e in listed[0]):
+            status, reason = Status.UNSAFE, "held-elsewhere"  # the module that made it keeps it (`self.last = out`)
         elif self.model.may_promote(None, [node.value]):
             status, reason = Status.UNSAFE, "dtype-promotion"
 

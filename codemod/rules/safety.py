@@ -115,6 +115,10 @@ def assess(
                 # clone first) would update nothing, in any tier
                 return Verdict(Status.MANUAL, reason)
             return Verdict(Status.MANUAL if reason == "dead-store" else Status.UNSAFE, reason)
+        flow = model.flow(model.owner(stmt))
+        if any(b.form == "assign" and isinstance(b.value, ast.Call) and model.result_kept(b.value)
+               for b in model.reaching(flow, target.id, stmt)):
+            return Verdict(Status.UNSAFE, "held-elsewhere")  # `x = self.block(x)`, the block keeping `out`
     if kind is Kind.UNKNOWN and require_known:
         return Verdict(Status.MANUAL, "unknown-type")
     if isinstance(target, ast.Attribute) and model.holders.attribute_handed_out(target):

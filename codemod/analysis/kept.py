@@ -1,0 +1,158 @@
+"""Whether a call of the file's code hands back a tensor the callee keeps too.
+
+``x = self.block(x); x += b`` writes into what ``self.block`` returned. Where the block keeps
+that tensor (``self.last = out; return out``, ``self.cache.append(out)``), the write reaches the
+kept one too, and the out-of-place rewrite (``x = x + b``) hides it from whoever reads it there:
+the rewrite is no safe fix. This part says a callee keeps nothing only where it sees why:
+
+- every callee the call may run is a function or class of this file (a ``forward``, an
+  instance's ``forward``, a ``nn.Sequential`` of torch modules), followed through calls of the
+  file's code it returns the result of, a few levels deep;
+- no name the returned tensor goes by (what a ``return`` names, what those names were bound
+  from, containers built of them) is stored into an attribute or an element, handed to a call
+  that is neither torch's nor a module's, declared ``global``/``nonlocal``, or returned as an
+  attribute or element of something (``return self.last``).
+
+Anything else: kept (unknown is not "not kept").
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, List, Optional, Protocol, Set
+
+from codemod import torch_api
+from codemod.analysis.kinds import Kind
+from codemod.analysis.syntax import FUNCTIONS, Function
+
+if TYPE_CHECKING:
+    from codemod.analysis.summaries import Summaries, SummaryFacts
+
+    class KeptFacts(SummaryFacts, Protocol):
+        """What this part asks of the model: the summaries (what a call runs), and what a
+        module attribute was built from."""
+
+        @property
+        def summaries(self) -> Summaries: ...
+
+        def _module_values(self, func: ast.expr) -> Optional[List[object]]: ...
+
+_DEPTH = 4
+_SEQUENTIALS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList"})
+_KEEP_NOTHING = frozenset({"len", "print", "isinstance", "hasattr", "type", "id", "repr", "str"})
+
+
+def result_kept(model: "KeptFacts", call: ast.Call, depth: int = 0) -> bool:
+    """Whether what ``call`` returns may also be kept by the code it runs (see the docstring)."""
+    if depth > _DEPTH:
+        return True
+    targets = model.summaries.targets
+    found = [targets.callee(call), *targets.alternatives(call), *targets.loop_members(call)]
+    found = [t for t in found if t is not None]
+    if not found:
+        return False  # a torch op or module (what the summaries saw of it decides the rest)
+    for target in found:
+        if isinstance(target, tuple) and isinstance(target[0], FUNCTIONS):
+            if _keeps(model, target[0], depth):
+                return True
+        elif isinstance(target, ast.Call):  # nn.Sequential(...): what its last member returns
+            if _sequential_keeps(model, target, depth):
+                return True
+        else:
+            return True  # another file's code: not seen here
+    return False
+
+
+def _sequential_keeps(model: "KeptFacts", chain: ast.Call, depth: int) -> bool:
+    """From the last member back: a torch module that returns a new tensor ends it (kept by no
+    one); one that may hand its input back (``inplace=``, ``nn.Identity``) passes it on; a
+    member of the file's code keeps it where its ``forward`` does."""
+    for member in reversed(chain.args):
+        if not isinstance(member, ast.Call):
+            return True
+        name = model.torch_name(member.func)
+        if name is not None:
+            if name.startswith("torch.nn.") and f"torch.nn.{name.rsplit('.', 1)[-1]}" not in torch_api.RETURNS_INPUT_MODULES \
+                    and not any(k.arg == "inplace" for k in member.keywords) and name not in _SEQUENTIALS:
+                return False
+            if not name.startswith("torch.nn."):
+                return True
+            continue
+        target = model.summaries.targets._class_target(member)  # (the callee CallTargets gives a layer)
+        if isinstance(target, ast.Call):
+            return _sequential_keeps(model, target, depth + 1)
+        if not (isinstance(target, tuple) and isinstance(target[0], FUNCTIONS)):
+            return True
+        return _keeps(model, target[0], depth + 1)
+    return True
+
+
+def _keeps(model: "KeptFacts", func: Function, depth: int) -> bool:
+    values = [n.value for n in model.walk(func) if isinstance(n, ast.Return) and n.value is not None
+              and model.owner(n) is func]
+    names: Set[str] = set()
+    pending = list(values)
+    flow = model.flow(func)
+    while pending:
+        value = pending.pop()
+        for part in _parts(value):
+            if isinstance(part, ast.Name):
+                if part.id in names:
+                    continue
+                names.add(part.id)
+                pending.extend(b.value for b in flow.bindings.get(part.id, []) if b.value is not None)
+            elif isinstance(part, (ast.Attribute, ast.Subscript)) and part in values:
+                return True  # `return self.last`, `return cache[k]`
+            elif isinstance(part, ast.Call) and model.torch_name(part.func) is None \
+                    and model.kind(part.func) is Kind.MODULE and result_kept(model, part, depth + 1):
+                return True
+    if names & set(flow.declared):
+        return True
+    # Other names bound from containers holding the returned ones (`d = {"o": out}`).
+    for name, bindings in flow.bindings.items():
+        if any(b.value is not None and any(isinstance(p, ast.Name) and p.id in names for p in _parts(b.value))
+               for b in bindings):
+            names.add(name)
+    for node in model.walk(func):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, (ast.Attribute, ast.Subscript)) or isinstance(t, (ast.Tuple, ast.List))
+                   and any(isinstance(e, (ast.Attribute, ast.Subscript, ast.Starred)) for e in t.elts)
+                   for t in targets) and _mentions(node.value, names):
+                return True  # `self.last = out`
+        elif isinstance(node, ast.Call) and not _torch_call(model, node) \
+                and any(_mentions(a, names) for a in (*node.args, *(k.value for k in node.keywords))):
+            return True  # `self.cache.append(out)`, `setattr(self, "last", out)`
+    return False
+
+
+def _torch_call(model: "KeptFacts", call: ast.Call) -> bool:
+    """A call that keeps none of its arguments: torch's (an op, a module: ``self.bn`` built as
+    ``nn.BatchNorm2d(c) if norm else None`` too), a module, or a builtin that keeps nothing."""
+    if model.torch_name(call.func) is not None or model.kind(call.func) is Kind.MODULE:
+        return True
+    if isinstance(call.func, ast.Name) and call.func.id in _KEEP_NOTHING:
+        return True
+    values = model._module_values(call.func) or []  # what `self.bn` was built from
+    if not values or not all(isinstance(v, ast.expr) for v in values):
+        return False
+    parts = [p for v in values if isinstance(v, ast.expr) for p in _parts(v)]
+    return all(isinstance(p, ast.Constant) and p.value is None or isinstance(p, ast.Call)
+                and (model.torch_name(p.func) or "").startswith("torch.nn.") for p in parts)
+
+
+def _parts(value: ast.expr) -> list:  # type: ignore[type-arg]
+    """The expressions ``value`` may evaluate to, or hold as an element."""
+    if isinstance(value, ast.IfExp):
+        return _parts(value.body) + _parts(value.orelse)
+    if isinstance(value, (ast.Tuple, ast.List, ast.Set)):
+        return [p for e in value.elts for p in _parts(e.value if isinstance(e, ast.Starred) else e)]
+    if isinstance(value, ast.Dict):
+        return [p for e in value.values for p in _parts(e)]
+    if isinstance(value, ast.NamedExpr):
+        return [value.target, *_parts(value.value)]
+    return [value]
+
+
+def _mentions(value: ast.expr, names: Set[str]) -> bool:
+    return any(isinstance(p, ast.Name) and p.id in names for p in _parts(value))
