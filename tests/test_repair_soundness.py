@@ -91,9 +91,11 @@ def write(tmp_path, text, name="model.py"):
 def test_repair_falls_back_to_clone_at_save_when_the_first_choice_fails(tmp_path):
     path = write(tmp_path, HOLDER)
     result = repair(f"{path}::Net", devices=["cpu"])
-    assert len(result.attempts) == 2
-    first = result.attempts[0]
-    assert first.verification is not None and not first.verification.verified  # self.h is stale
+    # `h = h + 1` would leave self.h stale: it is unsafe (the alias kept on self is read later),
+    # so it is not written; where it is tried first, it does not verify.
+    assert 1 <= len(result.attempts) <= 2
+    for attempt in result.attempts[:-1]:
+        assert attempt.verification is not None and not attempt.verification.verified
     assert result.verified and ".clone()" in result.repaired and "h += 1" in result.repaired
 
 
