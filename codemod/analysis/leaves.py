@@ -406,13 +406,7 @@ class HandedLeaves:
             if found is None and any(o is not None and o.known for o in origins):
                 what = next(o.what for o in origins if o is not None and o.known)
                 found = LeafOrigin(True, f"`{name}`, which the call at line {call.lineno} gives {what}", False)
-        if found is None:
-            return None
-        qualname = self.leaves.calls.qualname(func)
-        elsewhere = qualname is not None and self.leaves.calls.project is not None and any(
-            not c.caller.startswith(self.leaves.calls.module_name + ".")
-            for c in self.leaves.calls.project.calls.get(qualname, []))
-        return found if every and not elsewhere else found._replace(known=False)
+        return self._known_where_every_call_is(func, found, every)
 
     def passed_leaf(self, func: ast.AST, param: str) -> Optional[LeafOrigin]:
         """``def fill(E): E[:, 0::2] = ...`` called as ``fill(E=self.emb.weight)``: the parameter
@@ -442,14 +436,21 @@ class HandedLeaves:
                 every = False
             elif found is None:
                 found = LeafOrigin(True, f"`{param}`, which the call at line {call.lineno} gives {origin.what}", False)
+        return self._known_where_every_call_is(func, found, every)
+
+
+    def _known_where_every_call_is(self, func: ast.AST, found: Optional[LeafOrigin],
+                                   every: bool) -> Optional[LeafOrigin]:
+        """``found`` stays known only where every call was seen here and none comes from
+        another file of the run."""
         if found is None:
             return None
+        assert self.leaves.calls is not None
         qualname = self.leaves.calls.qualname(func)
         elsewhere = qualname is not None and self.leaves.calls.project is not None and any(
             not c.caller.startswith(self.leaves.calls.module_name + ".")
             for c in self.leaves.calls.project.calls.get(qualname, []))
         return found if every and not elsewhere else found._replace(known=False)
-
 
 def _switches_on(stmt: ast.stmt, name: str) -> bool:
     """``name.requires_grad_()`` / ``name.requires_grad_(True)`` as a statement of its own, or
