@@ -17,8 +17,9 @@ broken one meant:
 
 Compared: the tensors passed to each backward pass, the gradients of the leaves they reach
 (parameters by module and name), the parameters after every optimizer step, and every module's
-parameters and buffers at the end. ``verified`` needs at least one gradient compared and no
-difference beyond the dtype's tolerance. Only a verified repair is written.
+parameters and buffers at the end, and what the script printed (numbers to the precision
+printed: :mod:`codemod.runtime.printed`). ``verified`` needs at least one gradient compared and no
+difference beyond the dtype's tolerance; a difference only in what was printed is ``unproven``. Only a verified repair is written.
 
 Files are read and written as ``fix`` does (:mod:`codemod.engine.fileio`): decoded by their
 BOM or coding cookie with every line's ending kept, and written back in that encoding, only
@@ -41,6 +42,7 @@ from codemod.encoding import decode_source, encode_source
 from codemod.engine.diffs import unified_diff
 from codemod.engine.fileio import (CHANGED, FileChanged, Snapshot, WriteRefused, check_unchanged, read_snapshot,
                                    write_atomic)
+from codemod.runtime.printed import printed_difference, printed_lines
 from codemod.runtime.script import Interpreters, Script, ScriptRun, interpreters, run_script
 from codemod.runtime.repair import key_text
 from codemod.runtime.suggest import digest, display_path
@@ -65,6 +67,7 @@ class Comparison:
     gradients: int = 0
     steps: int = 0  # parameter tensors compared after optimizer steps
     final: int = 0  # parameters and buffers compared at the end
+    printed: int = 0  # lines of the script's standard output compared
     max_abs: float = 0.0
     differences: List[str] = dataclasses.field(default_factory=list)
 
@@ -293,17 +296,27 @@ def _prove(result: ScriptRepair, repaired: ScriptRun, max_backward: int, timeout
         result.reasons.append(f"{repaired.backward_passes} backward passes ran, the reference ran "
                               f"{reference.backward_passes}")
         return
+    result.verdict, reasons, result.comparison = judge(reference, repaired)
+    result.reasons += reasons
+
+
+def judge(reference: ScriptRun, repaired: ScriptRun):
+    """The verdict on two recorded runs of the same backward passes, with its reasons and what
+    was compared: the record tensor by tensor, then what each run printed (a value whose only
+    reader is a ``print`` is not in the record)."""
     comparison = compare_records(reference.record, repaired.record)
     comparison.passes = reference.backward_passes
-    result.comparison = comparison
+    comparison.printed = printed_lines(reference.stdout or "")
+    shown = printed_difference(reference.stdout or "", repaired.stdout or "",
+                               *_TOLERANCES["torch.float32"])
     if comparison.differences:
-        result.verdict = Verdict.not_verified
-        result.reasons += comparison.differences[:5]
-    elif comparison.gradients == 0:
-        result.verdict = Verdict.unproven
-        result.reasons.append("no gradient was compared (no backward pass ran)")
-    else:
-        result.verdict = Verdict.verified
+        return Verdict.not_verified, comparison.differences[:5], comparison
+    if shown:
+        return Verdict.unproven, [shown + ": whether that is the script's result or noise (a time, an id) "
+                                  "is not known, so nothing is proven"], comparison
+    if comparison.gradients == 0:
+        return Verdict.unproven, ["no gradient was compared (no backward pass ran)"], comparison
+    return Verdict.verified, [], comparison
 
 
 def _leaf_sites(result: ScriptRepair) -> Optional[List[tuple]]:
@@ -422,7 +435,8 @@ def render(result: ScriptRepair) -> str:
         if c is not None:
             head += (f" against {result.reference}: {c.passes} backward pass(es); compared {c.losses} "
                      f"loss(es), {c.gradients} gradient(s), {c.steps} parameter(s) after optimizer steps, "
-                     f"{c.final} final parameter(s)/buffer(s); max abs difference {c.max_abs:.3g}")
+                     f"{c.final} final parameter(s)/buffer(s), {c.printed} printed line(s); max abs difference "
+                     f"{c.max_abs:.3g}")
         lines.append(head)
     lines += [f"  {r}" for r in result.reasons]
     return "\n".join(lines)
