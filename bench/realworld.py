@@ -107,7 +107,9 @@ def header(text: str, key: str, default: str = "") -> str:
 
 
 def cases(folder: pathlib.Path) -> list:
-    return sorted(p for p in folder.glob("[0-9][0-9][0-9]_*.py") if not p.name.endswith(".ref.py"))
+    # NNN_ or NNNN_ (numbers from 1001 since set7): a case file, not a helper module (NNNhelpers_*.py)
+    return sorted(p for p in folder.glob("[0-9][0-9][0-9]*_*.py")
+                  if not p.name.endswith(".ref.py") and re.match(r"\d{3,4}_", p.name))
 
 
 def run_tool(command: str, case: pathlib.Path, cwd: pathlib.Path, timeout: int, also=()) -> dict:
@@ -152,7 +154,7 @@ def evaluate_set(folder: pathlib.Path, mode: str, jobs: int, timeout: int, only_
             shutil.copyfile(f, work / f.name)  # writable copies, whatever the source's mode
         todo = [c for c in cases(folder) if not only_not_fixable or header(c.read_text(), "codemod_fixable") != "yes"]
         originals = {c.name: c.read_text() for c in todo}
-        helpers = {c.name: sorted(folder.glob(c.name[:3] + "helpers*.py")) for c in todo}
+        helpers = {c.name: sorted(folder.glob(c.name.split("_")[0] + "helpers*.py")) for c in todo}
         # the helper modules the case runs (the reference runs the `_fixed` ones instead): where the
         # culprit sits in one, `check` is given it too, as a user checks the project's files
         runs = {name: [h for h in found if not h.name.endswith("_fixed.py")] for name, found in helpers.items()}

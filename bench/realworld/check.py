@@ -117,7 +117,9 @@ def main(argv):
     argv = argv[1:]
     verbose = "-v" in argv
     filters = [a for a in argv if a != "-v"]
-    cases = sorted(p for p in glob.glob(os.path.join(HERE, "[0-9][0-9][0-9]_*.py")) if not p.endswith(".ref.py"))
+    # NNN_ or NNNN_ (set7/holdout5 number from 1001): a case file, not a helper module (NNNhelpers_*.py)
+    cases = sorted(p for p in glob.glob(os.path.join(HERE, "[0-9][0-9][0-9]*_*.py"))
+                   if not p.endswith(".ref.py") and re.match(r"\d{3,4}_", os.path.basename(p)))
     if filters:
         cases = [p for p in cases if any(f in os.path.basename(p) for f in filters)]
     rows, failures = [], 0
