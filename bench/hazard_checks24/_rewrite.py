@@ -6,6 +6,7 @@ the flagged write from an earlier one on the same path."""
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import inspect
 import textwrap
@@ -51,8 +52,6 @@ def functions_from(path: str, names: Sequence[str]) -> dict:
     ``import x`` / ``import x as y`` statements, run from that file's source (its name and line
     numbers kept): for a module whose package imports cannot be met here (binary wheels for another
     torch, spacy) while the functions checked need only torch, numpy and the standard library."""
-    import ast
-
     with open(path, encoding="utf-8") as handle:
         tree = ast.parse(handle.read(), path)
     wanted = set(names)
