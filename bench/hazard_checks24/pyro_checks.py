@@ -4,6 +4,7 @@ changes). Each path runs with grad on and inputs requiring grad, then backward."
 import _shim  # noqa: F401
 import torch
 from _check import attempt, expect_line
+from _rewrite import replaced, rewritten
 from pyro.contrib.mue.missingdatahmm import MissingDataDiscreteHMM
 from pyro.distributions.gaussian_scale_mixture import GaussianScaleMixture
 from pyro.distributions.rejector import Rejector
@@ -19,6 +20,24 @@ def hmm():
     MissingDataDiscreteHMM(init, trans, obs).filter(value).sum().backward()
 
 
+def hmm_one_step(edits=()):
+    """One observation step: the loop (lines 179-185) does not run, so line 176 is the only write."""
+    def run():
+        init = torch.randn(2, requires_grad=True)
+        trans = torch.randn(2, 2, requires_grad=True)
+        obs = torch.randn(2, 3, requires_grad=True)
+        value = torch.nn.functional.one_hot(torch.tensor([2]), 3).float()
+        with replaced(MissingDataDiscreteHMM, "filter", rewritten(MissingDataDiscreteHMM.filter, edits)):
+            MissingDataDiscreteHMM(init, trans, obs).filter(value).sum().backward()
+    return run
+
+
+expect_line(MissingDataDiscreteHMM.filter, 176, "filter[..., 0, :] = filter[..., 0, :] - torch.logsumexp(")
+attempt("pyro/contrib/mue/missingdatahmm.py:176:IPF104", "path", "filter over 1 step (line 176 alone), logits requiring grad",
+        hmm_one_step())
+attempt("pyro/contrib/mue/missingdatahmm.py:176:IPF104", "control",
+        "the same with logsumexp at line 177 given a clone (what it saves is not the written tensor)",
+        hmm_one_step([("filter[..., 0, :], -1, True", "filter[..., 0, :].clone(), -1, True")]))
 attempt("pyro/contrib/mue/missingdatahmm.py:180:IPF104", "path", "filter over 4 steps, logits requiring grad", hmm)
 attempt("pyro/contrib/mue/missingdatahmm.py:183:IPF104", "path", "filter over 4 steps, logits requiring grad", hmm)
 

@@ -1,0 +1,186 @@
+"""Stop 35 (issue 24, precision): false proven hazards found on code bases never measured before,
+each written from scratch in the shape of the library code that showed it (labels by running in
+bench/hazard_checks24/: speechbrain_checks.py, audiocraft_checks.py, allennlp_checks.py).
+
+Per case, one test runs the program with torch: with inputs that require grad, backward runs (the
+label: false), and a variant where the flagged write does break backward raises (so the label test
+can fail). A second test asks the static check (no library imported, nothing run): it reports a
+proven hazard today, so it is marked ``xfail(strict=True)``; the day the analysis is fixed it passes
+and the mark must go (a strict xfail that passes fails the run).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from codemod.config import Settings
+from codemod.engine.pipeline import process_source
+
+from .backward import raises_at_backward
+
+
+def _proven(source: str):
+    """The default report (proven tier): (code, line) of each finding."""
+    result = process_source(source.encode(), "case.py", Settings(select=("IPF1",)))
+    assert result.error is None, result.error
+    return [(f.code, f.span.line) for f in result.findings]
+
+
+def _defined(source: str) -> dict:
+    namespace: dict = {"__name__": "case"}
+    exec(compile(source, "case.py", "exec"), namespace)
+    return namespace
+
+
+# ------------------------------------------------------------------ nothing requires grad
+# The written tensor comes from a callable held in an attribute (`self.noise_funct`, by default
+# torch.randn_like): a fresh sample that requires no grad, so `amplitude(noise)` (abs) saved
+# nothing. The analysis takes the first argument of a call it cannot see into as passing its grad
+# through (speechbrain AddNoise.forward).
+NOISE = """\
+import torch
+
+
+def amplitude(x):
+    return torch.abs(x).mean(dim=1, keepdim=True)
+
+
+class AddNoise(torch.nn.Module):
+    def __init__(self, noise_funct=torch.randn_like):
+        super().__init__()
+        self.noise_funct = noise_funct
+
+    def forward(self, waveforms):
+        clean_amplitude = amplitude(waveforms)
+        noise = self.noise_funct(waveforms)
+        noise_amplitude = amplitude(noise)
+        noise *= clean_amplitude / (noise_amplitude + 1e-14)
+        return waveforms + noise
+"""
+NOISE_WRITE = 17  # `noise *= ...`
+
+
+def test_noise_drawn_by_an_attribute_callable_runs_backward():
+    add_noise = _defined(NOISE)["AddNoise"]
+
+    def run(noise_funct):
+        def go():
+            waveforms = torch.randn(2, 50, requires_grad=True)
+            add_noise(noise_funct)(waveforms).sum().backward()
+        return go
+
+    assert NOISE.splitlines()[NOISE_WRITE - 1].strip().startswith("noise *=")
+    assert not raises_at_backward(run(torch.randn_like))
+    # noise computed from the waveform (which the class does not ship) does raise
+    assert raises_at_backward(run(lambda w: w.flip(1) * 0.1))
+
+
+@pytest.mark.xfail(strict=True, reason="false proven hazard (group nothing-requires-grad): a fresh sample "
+                   "drawn by an attribute callable (default torch.randn_like) is taken to carry its argument's "
+                   "grad; speechbrain/augment/time_domain.py:178")
+def test_noise_drawn_by_an_attribute_callable_is_not_proven():
+    assert ("IPF101", NOISE_WRITE) not in _proven(NOISE)
+
+
+# ------------------------------------------------------------------ op saves nothing of it
+# `out[clipped] / peak` with a boolean mask: the read is a copy (advanced indexing), so what `/`
+# saves is that copy, not `out`; the write `out[clipped] = ...` modifies nothing saved
+# (audiocraft/data/sound_dataset.py:247, snr_mixer's clipping branch).
+CLIP = """\
+import torch
+
+
+def limit_peaks(signal, gain):
+    out = signal * (gain / signal.std(1)).unsqueeze(1)
+    clipped = (out.abs() > 1.0).any(1)
+    peak = out[clipped].max(1)[0].abs().unsqueeze(1)
+    out[clipped] = out[clipped] / peak
+    return out
+"""
+CLIP_WRITE = 8  # `out[clipped] = out[clipped] / peak`
+
+
+def test_a_boolean_mask_read_is_a_copy_backward_runs():
+    limit_peaks = _defined(CLIP)["limit_peaks"]
+
+    def run(basic_slice):
+        def go():
+            torch.manual_seed(0)
+            signal = torch.randn(4, 50, requires_grad=True)
+            gain = torch.tensor(3.0, requires_grad=True)
+            if basic_slice:  # a basic slice is a view: the division saves `out` itself, and then it raises
+                out = signal * (gain / signal.std(1)).unsqueeze(1)
+                out[:2] = out[:2] / out[:2].abs().amax(1, keepdim=True)
+                out.sum().backward()
+                return
+            out = limit_peaks(signal, gain)
+            assert bool((out.abs() >= 0.999).any(1).all())  # the clipping branch wrote every row
+            out.sum().backward()
+        return go
+
+    assert CLIP.splitlines()[CLIP_WRITE - 1].strip().startswith("out[clipped] =")
+    assert not raises_at_backward(run(basic_slice=False))
+    assert raises_at_backward(run(basic_slice=True))
+
+
+@pytest.mark.xfail(strict=True, reason="false proven hazard (group op-saves-nothing): a boolean-mask read "
+                   "`out[mask]` is a copy, so `/` saves the copy, not `out`; "
+                   "audiocraft/data/sound_dataset.py:247")
+def test_a_boolean_mask_read_is_not_proven_saved():
+    assert ("IPF104", CLIP_WRITE) not in _proven(CLIP)
+
+
+# ------------------------------------------------------------------ not differentiable
+# `end` is an integer tensor (lengths from a boolean mask minus an arange): it never requires grad,
+# `torch.max(indices)` of it records nothing, and index_select saves `indices + offsets`, a fresh
+# tensor (allennlp PretrainedTransformerEmbedder._unfold_long_sequences, line 391).
+INDICES = """\
+import torch
+
+
+def select(target, indices):
+    if torch.max(indices) >= target.size(1):
+        raise ValueError("index out of range")
+    offsets = torch.arange(indices.size(0)).unsqueeze(1) * target.size(1)
+    flat = (indices + offsets).view(-1)
+    return target.reshape(-1, target.size(-1)).index_select(0, flat).view(*indices.size(), -1)
+
+
+def unfold(embeddings, mask, shift):
+    lengths = mask.sum(-1)
+    end = lengths.unsqueeze(-1) - torch.arange(1) - 1
+    end_embeddings = select(embeddings, end)
+    end -= shift
+    return end_embeddings, end
+"""
+INDICES_WRITE = 16  # `end -= shift`
+
+
+def test_an_integer_index_tensor_written_after_use_runs_backward():
+    unfold = _defined(INDICES)["unfold"]
+
+    def go():
+        embeddings = torch.randn(2, 5, 3, requires_grad=True)
+        mask = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], dtype=torch.bool)
+        picked, end = unfold(embeddings, mask, 1)
+        assert end.dtype == torch.long and not end.requires_grad
+        picked.sum().backward()
+
+    def saved_index_written():  # where the index tensor itself is saved (index_select's index), it raises
+        embeddings = torch.randn(5, 3, requires_grad=True)
+        index = torch.tensor([0, 2])
+        picked = embeddings.index_select(0, index)
+        index += 1
+        picked.sum().backward()
+
+    assert INDICES.splitlines()[INDICES_WRITE - 1].strip() == "end -= shift"
+    assert not raises_at_backward(go)
+    assert raises_at_backward(saved_index_written)
+
+
+@pytest.mark.xfail(strict=True, reason="false proven hazard (group not-differentiable): an integer index "
+                   "tensor taken to be saved by torch.max of it in a helper; "
+                   "allennlp/modules/token_embedders/pretrained_transformer_embedder.py:391")
+def test_an_integer_index_tensor_is_not_proven_saved():
+    assert ("IPF101", INDICES_WRITE) not in _proven(INDICES)
