@@ -78,6 +78,51 @@ class FixApplier(cst.CSTTransformer):
         return result
 
 
+class _Pruned(FixApplier):
+    """A :class:`FixApplier` that enters only the nodes whose span (``positions``) holds the
+    span of some fix's node, and counts the fixed nodes it reached. libcst rebuilds every node
+    a transformer enters; a function's fixes touch a few of its statements."""
+
+    def __init__(self, fixes: Iterable[Fix], positions) -> None:
+        super().__init__(fixes)
+        self._positions = positions
+        self.reached: set = set()
+        spans = []
+        for group in self._fixes.values():
+            found = positions.get(group[0].node)
+            if found is None:  # (not a node of this tree): enter every node
+                spans = []
+                self._positions = {}
+                break
+            spans.append(((found.start.line, found.start.column), (found.end.line, found.end.column)))
+        self._spans = spans
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        found = self._positions.get(node)
+        if found is None:
+            return True
+        start, end = (found.start.line, found.start.column), (found.end.line, found.end.column)
+        return any(start <= a and b <= end for a, b in self._spans)
+
+    def on_leave(  # type: ignore[override]
+        self, original_node: cst.CSTNode, updated_node: cst.CSTNode
+    ) -> Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel[cst.CSTNode]]:
+        if id(original_node) in self._fixes:
+            self.reached.add(id(original_node))
+        return super().on_leave(original_node, updated_node)
+
+
+def applied(site: "_Site", fixes: List[Fix]) -> cst.Module:
+    """``site``'s module with ``fixes`` applied (as ``module.visit(FixApplier(fixes))``),
+    entering only the nodes that hold a fix's node; where some fixed node was not reached
+    (a node outside its parent's span), the whole tree is visited again as before."""
+    pruned = _Pruned(fixes, site.positions)
+    result = site.module.visit(pruned)
+    if len(pruned.reached) == len(pruned._fixes):
+        return result
+    return site.module.visit(FixApplier(fixes))
+
+
 def _with_companions(fixes: Iterable[Fix]) -> Iterator[Fix]:
     """The fixes and the companions they bring (``Fix.also``: an import a wrap needs)."""
     for fix in fixes:
@@ -96,7 +141,8 @@ class _Site(FixSite):
         self._blocks: Dict[int, Tuple[Block, int]] = {}  # id of a statement -> where
         for i, stmt in enumerate(self._module.body):
             self._blocks[id(stmt)] = (self._module, i)
-        for node, rng in wrapper.resolve(PositionProvider).items():
+        self.positions = wrapper.resolve(PositionProvider)  # node -> its span
+        for node, rng in self.positions.items():
             self._starts.setdefault((rng.start.line, rng.start.column), []).append(node)
             if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
                 for i, small in enumerate(node.body):
