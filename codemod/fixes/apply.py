@@ -17,16 +17,18 @@ from typing import (
     Iterable,
     Iterator,
     List,
+    Mapping,
     Optional,
     Protocol,
     Sequence,
+    Set,
     Tuple,
     Union,
     cast,
 )
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from codemod import debug
 from codemod.findings import Edit, Finding, Fix, Span
@@ -83,11 +85,11 @@ class _Pruned(FixApplier):
     span of some fix's node, and counts the fixed nodes it reached. libcst rebuilds every node
     a transformer enters; a function's fixes touch a few of its statements."""
 
-    def __init__(self, fixes: Iterable[Fix], positions) -> None:
+    def __init__(self, fixes: Iterable[Fix], positions: Mapping[cst.CSTNode, CodeRange]) -> None:
         super().__init__(fixes)
         self._positions = positions
-        self.reached: set = set()
-        spans = []
+        self.reached: Set[int] = set()  # ids of the fixed nodes reached
+        spans: List[Tuple[Tuple[int, int], Tuple[int, int]]] = []
         for group in self._fixes.values():
             found = positions.get(group[0].node)
             if found is None:  # (not a node of this tree): enter every node
