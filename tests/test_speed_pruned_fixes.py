@@ -35,8 +35,9 @@ def test_pruned_application_is_the_whole_visit(path):
     site = apply._Site(result.wrapper)
     expected = site.module.visit(apply.FixApplier(fixes)).code
     assert apply.applied(site, fixes).code == expected
-    for fix in fixes:  # one at a time too: other nodes left out
+    for fix in fixes:  # one at a time too: other nodes left out, and as an edit (JSON, editors)
         assert apply.applied(site, [fix]).code == site.module.visit(apply.FixApplier([fix])).code
+        assert apply.single_edit(site.module, fix, site=site) == apply.single_edit(site.module, fix)
 
 
 def test_a_fixed_node_outside_its_parents_span_is_fixed_by_the_whole_visit():

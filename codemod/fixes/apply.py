@@ -260,7 +260,7 @@ def statement_edits(source: ParsedSource, findings: Iterable[Finding]) -> None:
             finding.plan, finding.fixable = None, False
             continue
         finding.fix_title = fix.title
-        edit = single_edit(site.module, fix, text, junk)
+        edit = single_edit(site.module, fix, text, junk, site)
         s = edit.span
         finding.edit = Edit(Span(s.line + first - 1, s.column, s.end_line + first - 1, s.end_column), edit.content)
 
@@ -306,11 +306,13 @@ def _must_parse(text: str, path: str) -> None:
 
 
 def single_edit(module: cst.Module, fix: Fix, before: Optional[str] = None,
-                junk: Optional[real_text.Junk] = None) -> Edit:
+                junk: Optional[real_text.Junk] = None, site: Optional[_Site] = None) -> Edit:
     """The smallest text replacement that applies this one fix to the original text
     (``before``: that text, when the caller has it: libcst gives back what it parsed;
-    ``junk``: what :func:`parse` took off its lines, put back)."""
-    after = module.visit(FixApplier([fix])).code
+    ``junk``: what :func:`parse` took off its lines, put back; ``site``: the module's, whose
+    positions let the fix be applied entering only the nodes that hold it, :func:`applied`)."""
+    after = (applied(site, [fix]) if site is not None and site.module is module
+             else module.visit(FixApplier([fix]))).code
     if junk:
         after = real_text.put_back(junk, module.code, after)
         if before is None:
