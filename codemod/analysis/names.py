@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 import builtins
-from typing import Dict, List, NamedTuple, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, NamedTuple, Optional, Set, Tuple, cast
 
 from codemod.analysis.binder import Binder
 from codemod.analysis.syntax import BODIES, FUNCTIONS, Owner, target_key
@@ -30,6 +30,8 @@ class Names:
         self._resolved: Dict[Tuple[str, Owner], Set[str]] = {}
         self._module_imports: Optional[ModuleNames] = None
         self._torch_names: Dict[ast.AST, Optional[str]] = {}
+        self._torch_heads: Optional[FrozenSet[str]] = None
+        self._bound_in_functions: Optional[FrozenSet[str]] = None
 
     def qualified_names(self, node: ast.AST) -> Set[str]:
         """What a name or attribute chain refers to through imports (``nn.ReLU`` ->
@@ -50,6 +52,8 @@ class Names:
         return found
 
     def _resolve_in(self, name: str, owner: Owner) -> Set[str]:
+        if isinstance(owner, FUNCTIONS) and name not in self.bound_in_functions():
+            owner = self.module  # no function binds it: each scope up to the module's defers
         if isinstance(owner, FUNCTIONS):
             flow = self.binder.flow(owner)
             if name in flow.bindings and name not in flow.declared:
@@ -61,6 +65,33 @@ class Names:
         if name not in bound and name in _BUILTIN_NAMES:
             return {f"builtins.{name}"}
         return set()
+
+    def bound_in_functions(self) -> FrozenSet[str]:
+        """Every plain name some function of the module may bind in its own body (a superset
+        of the keys of each function's ``Binder.flow`` bindings without a dot): stored names,
+        parameters, names of functions and classes, handlers' and patterns' names, and what
+        imports bind outside the module's own scope. A name outside it resolves in a function
+        as in the module, without that function's dataflow (which resolving it ran before)."""
+        if self._bound_in_functions is None:
+            source, bound = self.tree.source, set()
+            for node in source.walked(ast.Name):  # (with attributes)
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    bound.add(node.id)
+            for node in source.walked(ast.FunctionDef):  # (and async ones)
+                args = cast(ast.FunctionDef, node).args
+                bound.add(cast(ast.FunctionDef, node).name)
+                bound.update(a.arg for a in (*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs,
+                                             args.kwarg) if a is not None)
+            bound.update(cast(ast.ClassDef, node).name for node in source.walked(ast.ClassDef))
+            for node in source.walked(ast.ExceptHandler):  # (with the patterns that bind)
+                named = getattr(node, "rest" if isinstance(node, ast.MatchMapping) else "name", None)
+                if named:
+                    bound.add(named)
+            for node in source.walked(ast.Import):  # (and ``from`` imports)
+                if self.tree.owner(node) is not self.module:
+                    bound.update(a.asname or a.name.split(".")[0] for a in cast(ast.Import, node).names)
+            self._bound_in_functions = frozenset(bound)
+        return self._bound_in_functions
 
     def module_names(self) -> ModuleNames:
         """The names the module's top level imports, and the others it binds."""
@@ -97,10 +128,42 @@ class Names:
         known = self._torch_names
         if node in known:  # (a sentinel for .get() would be an ``object`` to the type checker)
             return known[node]
+        head: ast.expr = node
+        while isinstance(head, ast.Attribute):
+            head = head.value
+        if isinstance(head, ast.Name) and head.id not in self.torch_heads():
+            known[node] = None  # no import binds its head to torch: resolving it could not say torch
+            return None
         found = known[node] = next(
             (n for n in self.qualified_names(node) if n == "torch" or n.startswith("torch.")), None
         )
         return found
+
+    def torch_heads(self) -> FrozenSet[str]:
+        """The names some import of the module, at any depth, binds to torch or a part of it
+        (``import torch``, ``import torch.nn as nn``, ``from torch.nn import functional as F``).
+        Every qualified name comes from an import (the module's, :meth:`module_names`, or a
+        function's, ``Binder.visit_Import``), keyed by the name it binds: a chain whose head is
+        none of these never resolves into torch, and :meth:`torch_name` answers it without the
+        function's dataflow (which resolving a name inside a function runs; a cold ``check``
+        asked it of every call)."""
+        if self._torch_heads is None:
+            heads = set()
+            for stmt in self.tree.source.walked(ast.Import):
+                if isinstance(stmt, ast.Import):
+                    for a in stmt.names:
+                        if _is_torch(a.name if a.asname else a.name.split(".")[0]):
+                            heads.add(a.asname or a.name.split(".")[0])
+                else:
+                    found = cast(ast.ImportFrom, stmt)
+                    if not found.level and found.module and _is_torch(found.module):
+                        heads.update(a.asname or a.name for a in found.names if a.name != "*")
+            self._torch_heads = frozenset(heads)
+        return self._torch_heads
+
+
+def _is_torch(qualified: str) -> bool:
+    return qualified == "torch" or qualified.startswith("torch.")
 
 
 class UsedNames:

@@ -17,16 +17,18 @@ from typing import (
     Iterable,
     Iterator,
     List,
+    Mapping,
     Optional,
     Protocol,
     Sequence,
+    Set,
     Tuple,
     Union,
     cast,
 )
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from codemod import debug
 from codemod.findings import Edit, Finding, Fix, Span
@@ -78,6 +80,51 @@ class FixApplier(cst.CSTTransformer):
         return result
 
 
+class _Pruned(FixApplier):
+    """A :class:`FixApplier` that enters only the nodes whose span (``positions``) holds the
+    span of some fix's node, and counts the fixed nodes it reached. libcst rebuilds every node
+    a transformer enters; a function's fixes touch a few of its statements."""
+
+    def __init__(self, fixes: Iterable[Fix], positions: Mapping[cst.CSTNode, CodeRange]) -> None:
+        super().__init__(fixes)
+        self._positions = positions
+        self.reached: Set[int] = set()  # ids of the fixed nodes reached
+        spans: List[Tuple[Tuple[int, int], Tuple[int, int]]] = []
+        for group in self._fixes.values():
+            found = positions.get(group[0].node)
+            if found is None:  # (not a node of this tree): enter every node
+                spans = []
+                self._positions = {}
+                break
+            spans.append(((found.start.line, found.start.column), (found.end.line, found.end.column)))
+        self._spans = spans
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        found = self._positions.get(node)
+        if found is None:
+            return True
+        start, end = (found.start.line, found.start.column), (found.end.line, found.end.column)
+        return any(start <= a and b <= end for a, b in self._spans)
+
+    def on_leave(  # type: ignore[override]
+        self, original_node: cst.CSTNode, updated_node: cst.CSTNode
+    ) -> Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel[cst.CSTNode]]:
+        if id(original_node) in self._fixes:
+            self.reached.add(id(original_node))
+        return super().on_leave(original_node, updated_node)
+
+
+def applied(site: "_Site", fixes: List[Fix]) -> cst.Module:
+    """``site``'s module with ``fixes`` applied (as ``module.visit(FixApplier(fixes))``),
+    entering only the nodes that hold a fix's node; where some fixed node was not reached
+    (a node outside its parent's span), the whole tree is visited again as before."""
+    pruned = _Pruned(fixes, site.positions)
+    result = site.module.visit(pruned)
+    if len(pruned.reached) == len(pruned._fixes):
+        return result
+    return site.module.visit(FixApplier(fixes))
+
+
 def _with_companions(fixes: Iterable[Fix]) -> Iterator[Fix]:
     """The fixes and the companions they bring (``Fix.also``: an import a wrap needs)."""
     for fix in fixes:
@@ -96,7 +143,8 @@ class _Site(FixSite):
         self._blocks: Dict[int, Tuple[Block, int]] = {}  # id of a statement -> where
         for i, stmt in enumerate(self._module.body):
             self._blocks[id(stmt)] = (self._module, i)
-        for node, rng in wrapper.resolve(PositionProvider).items():
+        self.positions = wrapper.resolve(PositionProvider)  # node -> its span
+        for node, rng in self.positions.items():
             self._starts.setdefault((rng.start.line, rng.start.column), []).append(node)
             if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
                 for i, small in enumerate(node.body):
@@ -212,7 +260,7 @@ def statement_edits(source: ParsedSource, findings: Iterable[Finding]) -> None:
             finding.plan, finding.fixable = None, False
             continue
         finding.fix_title = fix.title
-        edit = single_edit(site.module, fix, text, junk)
+        edit = single_edit(site.module, fix, text, junk, site)
         s = edit.span
         finding.edit = Edit(Span(s.line + first - 1, s.column, s.end_line + first - 1, s.end_column), edit.content)
 
@@ -258,11 +306,13 @@ def _must_parse(text: str, path: str) -> None:
 
 
 def single_edit(module: cst.Module, fix: Fix, before: Optional[str] = None,
-                junk: Optional[real_text.Junk] = None) -> Edit:
+                junk: Optional[real_text.Junk] = None, site: Optional[_Site] = None) -> Edit:
     """The smallest text replacement that applies this one fix to the original text
     (``before``: that text, when the caller has it: libcst gives back what it parsed;
-    ``junk``: what :func:`parse` took off its lines, put back)."""
-    after = module.visit(FixApplier([fix])).code
+    ``junk``: what :func:`parse` took off its lines, put back; ``site``: the module's, whose
+    positions let the fix be applied entering only the nodes that hold it, :func:`applied`)."""
+    after = (applied(site, [fix]) if site is not None and site.module is module
+             else module.visit(FixApplier([fix]))).code
     if junk:
         after = real_text.put_back(junk, module.code, after)
         if before is None:

@@ -33,13 +33,13 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple, cast
 
 from codemod.findings import Finding, Fix
 from codemod.fixes.apply import (
-    FixApplier,
     Lines,
     ParsedSource,
     _dropped,
     _must_parse,
     _Site,
     _top_level_lines,
+    applied,
     parse,
 )
 from codemod.fixes.real_text import _string_lines
@@ -216,7 +216,7 @@ def statement_fixes(source: ParsedSource, data: bytes, findings: List[Finding],
             fixes.append(fix)
         out += lines[done:first - 1]
         if fixes:
-            edited = site.module.visit(FixApplier(fixes)).code
+            edited = applied(site, fixes).code
             back = _indented(before, original, edited, prefix.decode("utf-8"), first, strings)
             if back is None:
                 return None
