@@ -388,6 +388,8 @@ def plan(files: List[str]) -> List[str]:
         if rel.startswith("diffusers/schedulers/scheduling_"):
             names += [f"sched:{c}" for c in schedulers_of(rel)]
     names += [f"doc:{m}" for m in doc_modules(files)]
+    if any(rel.startswith("kornia/") for rel in files):
+        names += [f"kx:{g}" for g in ("laf", "geometry", "boxes", "sift")]
     seen, out = set(), []
     for n in names:
         if n not in seen:
@@ -539,4 +541,90 @@ def _component(which: str):
                         out[cls_name] = f"{type(exc).__name__}: {exc}"[:100]
         except ImportError as exc:
             out["target_transforms"] = f"{type(exc).__name__}"
+    return out
+
+
+# ---- kornia functions no docstring example runs (the reach report's most-unreached kornia files) ---
+
+def _grad_run(fn, *inputs: torch.Tensor) -> dict:
+    """``fn`` on inputs requiring grad (floats), backward with fixed float64 cotangents: its
+    outputs and the inputs' gradients (what a training step would take from it)."""
+    xs = [x.clone().requires_grad_(x.is_floating_point()) for x in inputs]
+    outputs = cases.floats(fn(*xs))
+    gen = torch.Generator().manual_seed(2)
+    wanted = [t for t in outputs if t.requires_grad]
+    if wanted:
+        sum((t.double() * torch.randn(t.shape, generator=gen, dtype=torch.float64)).sum() for t in wanted).backward()
+    return {"outputs": [t.detach() for t in outputs], "inputs": xs}
+
+
+@maker("kx")
+def _kornia_extra(group: str):
+    """Kornia's LAF helpers, SIFT in scale space, the essential matrix, camera helpers, diamond-square
+    noise and Boxes, each on small seeded inputs, with gradients where they take them."""
+    import importlib
+    out = {}
+    seed(0)
+    img = torch.rand(1, 1, 48, 56)
+    lafs = torch.tensor([[[[6.0, 1.0, 20.0], [-1.0, 5.0, 24.0]], [[4.0, 0.0, 40.0], [0.0, 4.0, 10.0]],
+                          [[3.0, 0.5, 2.0], [0.2, 3.0, 46.0]]]])
+
+    def attempt(name, fn):
+        seed(0)
+        try:
+            out[name] = fn()
+        except Exception as exc:  # the same failure in every copy unless the rewrite changed something
+            out[name] = f"{type(exc).__name__}: {exc}"[:100]
+    if group == "laf":
+        from kornia.feature import laf as L
+        attempt("normalize", lambda: _grad_run(L.normalize_laf, lafs, img))
+        attempt("denormalize", lambda: _grad_run(lambda x, i: L.denormalize_laf(L.normalize_laf(x, i), i), lafs, img))
+        attempt("grid", lambda: _grad_run(lambda i, x: L.generate_patch_grid_from_normalized_LAF(i, L.normalize_laf(x, i), 8), img, lafs))
+        attempt("patches", lambda: _grad_run(lambda i, x: L.extract_patches_from_pyramid(i, x, 8), img, lafs))
+        attempt("patches_raw", lambda: _grad_run(lambda i, x: L.extract_patches_from_pyramid(i, x, 6, False), img, lafs))
+        attempt("patches_empty", lambda: _grad_run(lambda i, x: L.extract_patches_from_pyramid(i, x, 8), img, lafs[:, :0]))
+        attempt("inside", lambda: {"in": L.laf_is_inside_image(lafs, img, 2), "in0": L.laf_is_inside_image(lafs, img)})
+    elif group == "sift":
+        from kornia.feature import SIFTDescriptorFromPyramid, SIFTFeature, SIFTFeatureScaleSpace
+        big = torch.rand(1, 1, 64, 64)
+        attempt("scale_space", lambda: _grad_run(lambda i: SIFTFeatureScaleSpace(num_features=20, upright=False)(i), big))
+        attempt("scale_space_upright", lambda: _grad_run(lambda i: SIFTFeatureScaleSpace(num_features=20, upright=True)(i), big))
+        attempt("sift", lambda: _grad_run(lambda i: SIFTFeature(num_features=20)(i), big))
+        attempt("pyramid_desc", lambda: _grad_run(lambda i, x: SIFTDescriptorFromPyramid()(i, x), big, lafs))
+    elif group == "geometry":
+        from kornia.geometry.camera import utils as C
+        from kornia.geometry.epipolar import essential as E
+        gen = torch.Generator().manual_seed(3)
+        p1 = torch.rand(1, 8, 2, generator=gen)
+        p2 = p1 + 0.05 * torch.rand(1, 8, 2, generator=gen)
+        attempt("find_essential", lambda: _grad_run(lambda a, b: E.find_essential(a[:, :5], b[:, :5]), p1, p2))
+        attempt("find_essential_w", lambda: _grad_run(lambda a, b, w: E.find_essential(a, b, w), p1, p2, torch.rand(1, 8, generator=gen)))
+        emat = torch.randn(2, 3, 3, generator=gen)
+        attempt("decompose", lambda: _grad_run(E.decompose_essential_matrix, emat))
+        attempt("intrinsics", lambda: C.create_intrinsics([100.0, 90.0], [110.0, 95.0], [32.0, 30.0], [24.0, 20.0], "cpu", torch.float32))
+        attempt("extrinsics", lambda: C.create_extrinsics_with_rotation([0.1, 0.5], [0.2, -0.3], [0.3, 0.0], [1.0, 2.0], [0.5, 0.0],
+                                                                       [3.0, 1.0], "cpu", torch.float32))
+        attempt("pinhole", lambda: {k: v for k, v in vars(C.create_pinhole_camera(48.0, 64.0, "cpu", torch.float32)).items()
+                                    if isinstance(v, torch.Tensor)})
+        ds = importlib.import_module("kornia.contrib.diamond_square")
+        attempt("diamond_square", lambda: ds.diamond_square((2, 1, 17, 17), roughness=0.6, random_scale=1.2,
+                                                            random_fn=lambda *a, **k: torch.rand(*a, **k, generator=gen)))
+        attempt("diamond_square_norm", lambda: ds.diamond_square((1, 2, 9, 12), normalize_range=(0.0, 1.0),
+                                                                 random_fn=lambda *a, **k: torch.rand(*a, **k, generator=gen)))
+    elif group == "boxes":
+        from kornia.geometry.boxes import Boxes, Boxes3D
+        b = torch.tensor([[[2.0, 3.0, 10.0, 12.0], [0.0, 0.0, 4.0, 5.0]]])
+        for mode in ("xyxy", "xyxy_plus", "xywh", "vertices", "vertices_plus"):
+            def run_mode(mode=mode):
+                boxes = Boxes.from_tensor(b.clone(), mode="xyxy")
+                got = {"to": boxes.to_tensor(mode), "area": boxes.compute_area(), "data": boxes.data.clone(),
+                       "shape": torch.tensor(boxes.shape if isinstance(boxes.shape, tuple) else tuple(boxes.shape))}
+                got["back"] = Boxes.from_tensor(got["to"], mode=mode).to_tensor("xyxy") if mode != "xyxy_plus" else got["to"]
+                got["mask"] = boxes.to_mask(16, 16)
+                return got
+            attempt(f"boxes_{mode}", run_mode)
+        b3 = torch.tensor([[[1.0, 2.0, 3.0, 5.0, 6.0, 8.0], [0.0, 0.0, 0.0, 2.0, 2.0, 2.0]]])
+        for mode in ("xyzxyz", "xyzwhd", "vertices"):
+            attempt(f"boxes3d_{mode}", lambda mode=mode: {"to": Boxes3D.from_tensor(b3.clone()).to_tensor(mode),
+                                                          "data": Boxes3D.from_tensor(b3.clone()).data.clone()})
     return out
