@@ -36,7 +36,9 @@ PyTorch refuses to modify in place gets IPF006's fix (write into a copy), verifi
 the writes-into-copies reference (``view_copies``).
 
 One fix can reveal the next conflict, so this runs again until backward succeeds, then proves
-the result with :func:`codemod.runtime.verify.verify`. When that verification fails, every
+the result with :func:`codemod.runtime.verify.verify`. One fix can remove a later conflict too:
+a tensor saved once and written by several lines is fixed at its first write first
+(:func:`_after_earlier_write`). When that verification fails, every
 conflict moves on to its next candidate and the whole repair runs again (at most
 ``max_attempts`` times); an attempt that ends with an earlier one's texts is not verified again,
 and the next candidates are taken while any is left. Nothing that did not verify is ever written (the CLI's ``--write``).
