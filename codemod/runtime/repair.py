@@ -178,7 +178,10 @@ def _after_earlier_write(conflicts: List[Conflict]) -> List[Conflict]:
         key = tensor(c)
         if key is not None:
             first[key] = min(first.get(key, c.version_now), c.version_now)
-    return [c for c in conflicts if tensor(c) is not None and c.version_now > first[tensor(c)]]
+    lines = {(tensor(c), c.mutation.file, c.mutation.line) for c in conflicts
+             if tensor(c) is not None and c.version_now == first[tensor(c)]}
+    return [c for c in conflicts if tensor(c) is not None and c.version_now > first[tensor(c)]
+            and (tensor(c), c.mutation.file, c.mutation.line) not in lines]
 
 
 class Project:
