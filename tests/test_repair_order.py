@@ -124,3 +124,17 @@ def test_turning_off_the_blocks_inplace_flag_changes_what_its_skip_adds_and_does
     wrong = PREACT.replace("h -= self.shift", "h = h - self.shift").replace("nn.ReLU(inplace=True)", "nn.ReLU()")
     result = verify(f"{path}::compute", rewritten_source=wrong, devices=["cpu"])
     assert not result.verified
+
+
+def test_only_a_write_on_another_line_into_the_same_saved_tensor_waits():
+    from codemod.runtime.locate import Conflict, Site
+    from codemod.runtime.repair import _after_earlier_write
+
+    def conflict(write_line, version_now, save_line=5):
+        return Conflict("saved-then-modified", Site("m.py", write_line, "w"), "add_",
+                        save=Site("m.py", save_line, "s", column=4), save_op="tanh", saved_as="output",
+                        shape=(2, 3), version_saved=0, version_now=version_now)
+
+    first, again, later, other_tensor = conflict(7, 1), conflict(7, 2), conflict(9, 3), conflict(9, 1, save_line=6)
+    assert _after_earlier_write([later, first, again, other_tensor]) == [later]
+    assert _after_earlier_write([later]) == []
