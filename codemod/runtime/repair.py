@@ -36,7 +36,9 @@ PyTorch refuses to modify in place gets IPF006's fix (write into a copy), verifi
 the writes-into-copies reference (``view_copies``).
 
 One fix can reveal the next conflict, so this runs again until backward succeeds, then proves
-the result with :func:`codemod.runtime.verify.verify`. When that verification fails, every
+the result with :func:`codemod.runtime.verify.verify`. One fix can remove a later conflict too:
+a tensor saved once and written by several lines is fixed at its first write first
+(:func:`_after_earlier_write`). When that verification fails, every
 conflict moves on to its next candidate and the whole repair runs again (at most
 ``max_attempts`` times); an attempt that ends with an earlier one's texts is not verified again,
 and the next candidates are taken while any is left. Nothing that did not verify is ever written (the CLI's ``--write``).
@@ -152,8 +154,34 @@ def _exact(conflict: Conflict) -> tuple:
 
 
 def _key(conflict: Conflict) -> tuple:
+    """Which write, save and (for a module's in-place op) constructor: the layers of one
+    ``nn.Sequential`` share the call line of their writes and saves, not their constructors."""
     return (conflict.kind, conflict.mutation and (conflict.mutation.file, conflict.mutation.line),
-            conflict.save and (conflict.save.file, conflict.save.line))
+            conflict.save and (conflict.save.file, conflict.save.line),
+            conflict.construct and (conflict.construct.file, conflict.construct.line))
+
+
+def _after_earlier_write(conflicts: List[Conflict]) -> List[Conflict]:
+    """The conflicts to fix later: a saved tensor written by several lines is fixed at the write
+    that came first in the run (the smallest version after it), and the next run says whether the
+    later writes still reach it. Written out of place, the first write hands a fresh tensor to the
+    later ones (a pre-activation block's in-place ReLU on its input, whose skip reads the
+    activated input: a fix there would change what the skip adds)."""
+    first: Dict[tuple, int] = {}
+
+    def tensor(c: Conflict) -> Optional[tuple]:
+        if c.kind != "saved-then-modified" or c.save is None or c.mutation is None:
+            return None
+        return (c.save.file, c.save.line, c.save.column, c.save_op, c.saved_as, c.version_saved, tuple(c.shape))
+
+    for c in conflicts:
+        key = tensor(c)
+        if key is not None:
+            first[key] = min(first.get(key, c.version_now), c.version_now)
+    lines = {(tensor(c), c.mutation.file, c.mutation.line) for c in conflicts
+             if tensor(c) is not None and c.version_now == first[tensor(c)]}
+    return [c for c in conflicts if tensor(c) is not None and c.version_now > first[tensor(c)]
+            and (tensor(c), c.mutation.file, c.mutation.line) not in lines]
 
 
 class Project:
@@ -263,8 +291,13 @@ def repair(target: str, settings: Optional[Settings] = None, max_rounds: int = 8
                     break
                 continue
             before = dict(texts)
-            round_steps, keys, more = _repair_files(result.conflicts, texts, reads, project, spec.path, settings,
+            later = {id(c) for c in _after_earlier_write(result.conflicts)}
+            first = [c for c in result.conflicts if id(c) not in later]
+            round_steps, keys, more = _repair_files(first, texts, reads, project, spec.path, settings,
                                                     prefer, attempt, meaning)
+            if later and texts == before:  # the first writes have no fix: every write's own, now
+                round_steps, keys, more = _repair_files(result.conflicts, texts, reads, project, spec.path,
+                                                        settings, prefer, attempt, meaning)
             steps += round_steps
             more_choices = more_choices or more
             if texts == before:
@@ -396,7 +429,8 @@ def key_text(conflict) -> str:
     def site(s):
         return None if not s else (s["file"], s["line"])
 
-    return repr((conflict["kind"], site(conflict.get("mutation")), site(conflict.get("save"))))
+    return repr((conflict["kind"], site(conflict.get("mutation")), site(conflict.get("save")),
+                 site(conflict.get("construct"))))
 
 
 @dataclasses.dataclass
