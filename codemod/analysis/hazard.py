@@ -1009,7 +1009,12 @@ class ModuleHazards(_HazardsPart):
             return None  # `inplace=` is False wherever it is built (Block(inplace=False), a default)
         around = chains.around(call)  # nn.Sequential(...) or a list literal of layers
         if around is not None and (around[2] or around[1] > 0):
-            return self._sequential_reason(around[0], around[1], around[2])
+            reason = self._sequential_reason(around[0], around[1], around[2])
+            if around[2] and reason is not None and not reason.proven and self._fed_by_caller(around[0], around[1]):
+                followed = self._sequential_calls(cast(ast.Call, self.model.parent(call)))
+                if followed is not None and followed.proven:
+                    return followed
+            return reason
         parent = self.model.parent(call)
         if isinstance(parent, ast.Call) and parent.func is call and parent.args:
             return self.hazards.explain(parent, parent.args[0])  # nn.ReLU(inplace=True)(x)
@@ -1027,6 +1032,26 @@ class ModuleHazards(_HazardsPart):
         if not calls:
             return _possible(f"no call of `{key}` is visible, so it may write into a saved tensor")
         return best(self._module_sites(key, calls))
+
+    def _fed_by_caller(self, layers: Sequence[ast.expr], index: int) -> bool:
+        """Whether the layer at ``index`` receives the chain's own input unchanged."""
+        return self.model.summaries.chains.feeder(list(layers), index).kind == "caller"
+
+    def _sequential_calls(self, sequential: ast.Call) -> Optional[Hazard]:
+        """``self.head = nn.Sequential(nn.ReLU(inplace=True), ...)``: its first layer writes
+        into what ``self.head(h)`` is given, so the calls of ``self.head`` in its class (or of
+        a local name in its function) say whether that was saved, as for a lone module."""
+        assign = self.model.parent(sequential)
+        if not (isinstance(assign, ast.Assign) and len(assign.targets) == 1 and assign.value is sequential):
+            return None
+        key = target_key(assign.targets[0])
+        if key is None:
+            return None
+        scope = self.model.enclosing_class(sequential) if key.startswith("self.") else self.model.owner(sequential)
+        if scope is None:
+            return None
+        calls = [c for c in self.model.calls_in(scope).get(key, []) if c.args or c.keywords]
+        return best(self._module_sites(key, calls)) if calls else None
 
     def _first_appended(self, layer: ast.Call) -> Optional[str]:
         """``layers.append(nn.ReLU(inplace=True))``, the first statement (in source order) to
