@@ -177,3 +177,132 @@ def main():
 def test_an_in_place_layer_after_a_linear_is_silent_whatever_the_caller_hands():
     run(HEADER + SEQUENTIAL_NOT_FIRST)  # runs: the ReLU writes the Linear's fresh output
     assert marks(SEQUENTIAL_NOT_FIRST) == []
+
+
+# ------------------------------------------------- group 2: a module attribute rebuilt in __init__
+# `self.pos = nn.Conv1d(...)`, then `self.pos = weight_norm(self.pos)`, then
+# `self.pos = nn.Sequential(self.pos, Trim(), nn.GELU())`: what `self.pos(...)` runs is the last
+# of those straight-line assignments, and the Sequential's first member is the convolution (the
+# weight-norm wrapper hands its module back), which saves its input.
+REBUILT_POSITIONAL_CONV = """\
+class Trim(nn.Module):
+    def forward(self, x):
+        return x[:, :, :-1]
+
+
+class PosEncoder(nn.Module):
+    def __init__(self, d=8, k=4):
+        super().__init__()
+        self.proj = nn.Linear(3, d)
+        self.pos = nn.Conv1d(d, d, k, padding=k // 2, groups=2)
+        self.pos = nn.utils.weight_norm(self.pos, name="weight", dim=2)
+        self.pos = nn.Sequential(self.pos, Trim(), nn.GELU())
+        self.norm = nn.LayerNorm(d)
+
+    def forward(self, feats):
+        x = self.proj(feats)
+        pos = self.pos(x.transpose(1, 2)).transpose(1, 2)
+        x += pos
+        return self.norm(x)
+
+
+def main():
+    enc = PosEncoder()
+    enc(torch.randn(2, 5, 3)).square().mean().backward()
+    return {n: p.grad for n, p in enc.named_parameters()}
+"""
+
+
+def test_a_positional_conv_rebuilt_in_init_saves_its_input_and_the_residual_write_is_proven():
+    found = marks(REBUILT_POSITIONAL_CONV)
+    assert [(code, line) for code, line, _ in found] == [("IPF101", 18)], found
+    source = HEADER + REBUILT_POSITIONAL_CONV
+    assert raises_inplace(source)
+    got = run(fixed(REBUILT_POSITIONAL_CONV))
+    want = run(source.replace("x += pos", "x = x + pos"))
+    assert same(got, want)
+
+
+REBUILT_WITHOUT_WRAPPER = """\
+class Mixer(nn.Module):
+    def __init__(self, d=6):
+        super().__init__()
+        self.inp = nn.Linear(d, d)
+        self.mix = nn.Linear(d, d)
+        self.mix = nn.Sequential(self.mix, nn.Tanh())
+
+    def forward(self, x):
+        h = self.inp(x)
+        h += self.mix(h)
+        return h
+
+
+def main():
+    m = Mixer()
+    m(torch.randn(4, 6)).sum().backward()
+    return {n: p.grad for n, p in m.named_parameters()}
+"""
+
+
+def test_a_linear_wrapped_into_a_sequential_by_a_second_assignment_saves_its_input():
+    found = marks(REBUILT_WITHOUT_WRAPPER)
+    assert [(code, line) for code, line, _ in found] == [("IPF101", 10)], found
+    assert raises_inplace(HEADER + REBUILT_WITHOUT_WRAPPER)
+
+
+# negative controls: the rebuilt chain pads first (a fresh copy goes on), or another method
+# may set the attribute again (what forward runs is not known)
+REBUILT_PAD_FIRST = """\
+class PadFirst(nn.Module):
+    def __init__(self, d=8, k=3):
+        super().__init__()
+        self.proj = nn.Linear(3, d)
+        self.pos = nn.Conv1d(d, d, k)
+        self.pos = nn.Sequential(nn.ConstantPad1d(1, 0.0), self.pos)
+
+    def forward(self, feats):
+        x = self.proj(feats)
+        x += self.pos(x.transpose(1, 2)).transpose(1, 2)
+        return x
+
+
+def main():
+    m = PadFirst()
+    m(torch.randn(2, 5, 3)).sum().backward()
+    return {n: p.grad for n, p in m.named_parameters()}
+"""
+
+
+def test_a_rebuilt_chain_that_pads_first_stays_silent():
+    run(HEADER + REBUILT_PAD_FIRST)
+    assert marks(REBUILT_PAD_FIRST) == []
+
+
+REBUILT_ELSEWHERE = """\
+class Swappable(nn.Module):
+    def __init__(self, d=6):
+        super().__init__()
+        self.inp = nn.Linear(d, d)
+        self.mix = nn.Linear(d, d)
+        self.mix = nn.Sequential(self.mix, nn.Tanh())
+
+    def use_bias_only(self, d=6):
+        self.mix = nn.Sequential(nn.Dropout(0.0), nn.Tanh())
+
+    def forward(self, x):
+        h = self.inp(x)
+        h += self.mix(h)
+        return h
+
+
+def main():
+    m = Swappable()
+    m.use_bias_only()
+    m(torch.randn(4, 6)).sum().backward()
+    return {n: p.grad for n, p in m.named_parameters()}
+"""
+
+
+def test_an_attribute_another_method_sets_again_stays_unproven():
+    run(HEADER + REBUILT_ELSEWHERE)  # runs: the swapped-in chain saves nothing of h
+    assert [code for code, _, _ in marks(REBUILT_ELSEWHERE)] == []

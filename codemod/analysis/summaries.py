@@ -511,7 +511,7 @@ class CallTargets:
             method = next((s for s in cls_node.body if isinstance(s, FUNCTIONS) and s.name == attr), None)
             if method is not None:
                 return method, f"{cls_node.name}.{attr}"
-            values = self.model.class_attrs(cls_node).get(attr, [])
+            values = self._last_set(self.model.class_attrs(cls_node).get(attr, []))
             return self._instance_target([v for v in values if isinstance(v, ast.expr)], len(values))
         if key.startswith("self.") and key.count(".") == 2:
             return self._member_target(func, key)
@@ -538,6 +538,24 @@ class CallTargets:
             built = [b.value for b in bound if b.form == "assign" and b.value is not None]
             return self._instance_target(built, len(bound))
         return None
+
+    def _last_set(self, values: List[object]) -> List[object]:
+        """``self.pos = nn.Conv1d(...)``, ``self.pos = weight_norm(self.pos)``, ``self.pos =
+        nn.Sequential(self.pos, act)``: where every value the class gives the attribute is set by
+        one method, the last of them in that method's own body (not in a branch, a loop or an
+        inner function) is what the object holds once that method has run. Else ``values``."""
+        if len(values) < 2 or not all(isinstance(v, ast.expr) for v in values):
+            return values
+        statements = [self.model.parent(cast(ast.expr, v)) for v in values]
+        if not all(isinstance(s, ast.Assign) and s.value is v and len(s.targets) == 1
+                   for s, v in zip(statements, values)):
+            return values
+        last = max(statements, key=lambda s: (s.lineno, s.col_offset))
+        method = self.model.parent(last)
+        if not (isinstance(method, FUNCTIONS) and any(s is last for s in method.body)
+                and all(self.model.owner(s) is method for s in statements)):
+            return values
+        return [cast(ast.Assign, last).value]
 
     def _member_target(self, func: ast.expr, key: str) -> Optional["Target"]:
         member = self.member_class(func, key)
@@ -870,6 +888,13 @@ INPLACE_SAVES_RESULT = frozenset({
     "torch.nn.ReLU", "torch.nn.LeakyReLU", "torch.nn.ELU", "torch.nn.SELU", "torch.nn.CELU", "torch.nn.RReLU",
 })
 _SEQUENTIAL = ("torch.nn.Sequential", "torch.nn.modules.container.Sequential")
+# Reparametrizations that return the module they are given (its forward unchanged but for how
+# its weight is computed): what it saves of its input is that module's.
+_RETURNS_ITS_MODULE = (
+    "torch.nn.utils.weight_norm", "torch.nn.utils.spectral_norm",
+    "torch.nn.utils.parametrizations.weight_norm", "torch.nn.utils.parametrizations.spectral_norm",
+    "torch.nn.utils.parametrizations.orthogonal",
+)
 _MODULE_LISTS = ("torch.nn.ModuleList", "torch.nn.modules.container.ModuleList")
 _CONTAINERS = (*_SEQUENTIAL, *_MODULE_LISTS)
 # The methods that add, remove or replace a container's members (list, ModuleList, Sequential).
@@ -1074,13 +1099,21 @@ class Chains:
     def _summary_of_instance(self, layer: ast.Call) -> Optional[Summary]:
         return self.summaries.of_target(self.summaries.targets._class_target(layer))
 
-    def _layer_value(self, member: ast.expr) -> Optional[ast.expr]:
-        """``conv2d`` bound once to ``nn.Conv2d(...)`` -> that call; a call -> itself."""
-        if isinstance(member, ast.Name):
+    def _layer_value(self, member: ast.expr, depth: int = 0) -> Optional[ast.expr]:
+        """``conv2d`` bound once to ``nn.Conv2d(...)`` -> that call; a call -> itself;
+        ``self.pos`` set before in the same function (``self.pos = nn.Conv1d(...)``) -> what
+        reaches; a wrapper that hands its module back (``weight_norm(conv)``) -> the module."""
+        if depth > 4:
+            return None
+        if isinstance(member, ast.Call) and self.model.torch_name(member.func) in _RETURNS_ITS_MODULE \
+                and member.args and not isinstance(member.args[0], ast.Starred):
+            return self._layer_value(member.args[0], depth + 1)
+        key = target_key(member) if isinstance(member, (ast.Name, ast.Attribute)) else None
+        if key is not None and (isinstance(member, ast.Name) or (key.startswith("self.") and key.count(".") == 1)):
             flow = self.model.flow(self.model.owner(member))
-            bindings = self.model.reaching(flow, member.id, self.model.statement_of(member))
-            if len(bindings) == 1 and bindings[0].form == "assign":
-                return bindings[0].value
+            bindings = self.model.reaching(flow, key, self.model.statement_of(member))
+            if len(bindings) == 1 and bindings[0].form == "assign" and bindings[0].value is not None:
+                return self._layer_value(bindings[0].value, depth + 1)
             return None
         return member
 
