@@ -48,8 +48,9 @@ def raises_inplace(source: str) -> bool:
     return False
 
 
-def fixed(body: str) -> str:
-    result = process_source((HEADER + textwrap.dedent(body)).encode(), "case.py", Settings(), fix=True)
+def fixed(body: str, unsafe: bool = False) -> str:
+    settings = Settings(unsafe_fixes=True) if unsafe else Settings()
+    result = process_source((HEADER + textwrap.dedent(body)).encode(), "case.py", settings, fix=True)
     assert result.error is None and result.changed, result.findings
     return result.fixed
 
@@ -306,3 +307,67 @@ def main():
 def test_an_attribute_another_method_sets_again_stays_unproven():
     run(HEADER + REBUILT_ELSEWHERE)  # runs: the swapped-in chain saves nothing of h
     assert [code for code, _, _ in marks(REBUILT_ELSEWHERE)] == []
+
+
+# ------------------------------------------------- group 3: a caller that rebinds the argument's name
+# `x, feats = self.extract(x)`: the caller binds `x` to what the method returns, so it never reads
+# the tensor it passed again; writing that argument in place is not what the caller relies on
+# (the mutation contract), and the write, into a tensor the convolution saved, is a proven hazard.
+REBOUND_FROM_RESULT = """\
+class Encoder(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.proj = nn.Linear(3, d)
+        self.pos = nn.Conv1d(d, d, 3, padding=1)
+
+    def extract(self, x):
+        x_conv = self.pos(x.transpose(1, 2)).transpose(1, 2)
+        x += x_conv
+        return x, x_conv
+
+    def forward(self, feats):
+        x = self.proj(feats)
+        x, _ = self.extract(x)
+        return torch.tanh(x)
+
+
+def main():
+    enc = Encoder()
+    enc(torch.randn(2, 5, 3)).sum().backward()
+    return {n: p.grad for n, p in enc.named_parameters()}
+"""
+
+
+def test_a_write_into_an_argument_the_caller_rebinds_from_the_result_is_proven_and_fixed():
+    found = marks(REBOUND_FROM_RESULT)
+    assert found == [("IPF101", 9, "unsafe")], found  # (param-mutation: the fix's tier is not this group's)
+    source = HEADER + REBOUND_FROM_RESULT
+    assert raises_inplace(source)
+    got = run(fixed(REBOUND_FROM_RESULT, unsafe=True))
+    want = run(source.replace("x += x_conv", "x = x + x_conv"))
+    assert same(got, want)
+
+
+# control: the caller reads the tensor it passed after the call (it sees the write): the mutation
+# contract holds, so the hazard (real: the convolution saved `x`) is shown with no fix offered
+READ_AFTER_THE_CALL = """\
+class Encoder(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.proj = nn.Linear(3, d)
+        self.pos = nn.Conv1d(d, d, 3, padding=1)
+
+    def extract(self, x):
+        x_conv = self.pos(x.transpose(1, 2)).transpose(1, 2)
+        x += x_conv
+        return x, x_conv
+
+    def forward(self, feats):
+        x = torch.tanh(self.proj(feats)).detach()
+        y, _ = self.extract(x)
+        return y + x
+"""
+
+
+def test_a_caller_that_reads_the_argument_after_the_call_keeps_the_mutation_contract_and_gets_no_fix():
+    assert marks(READ_AFTER_THE_CALL) == [("IPF101", 9, "manual")]

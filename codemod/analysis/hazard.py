@@ -512,17 +512,25 @@ class Consumers(_HazardsPart):
             and node.func.attr in torch_api.INPLACE_METHODS
 
     def _fed_to_a_module(self, base: ast.expr, write: Located) -> bool:
-        """``x`` passed, before the write, to a torch module (``self.conv(x)``) or to a summarized
-        callee that saves it (``self.ln_1(x)``: a summary proves a save of tensor operands
-        only): a Python number there would have raised, so ``x`` is a tensor."""
+        """``x`` passed, before the write, to a torch module (``self.conv(x)``, also through a
+        view method: ``self.conv(x.transpose(1, 2))``) or to a summarized callee that saves it
+        (``self.ln_1(x)``: a summary proves a save of tensor operands only): a Python number
+        there would have raised, so ``x`` is a tensor."""
         if not isinstance(base, ast.Name):
             return False
         flow = self.model.flow(self.model.owner(write))
         before = self.model.range(write)[0]
         for pos, load in flow.loads.get(base.id, []):
-            call = self.model.parent(load)
+            passed: ast.expr = load
+            while True:  # `x.transpose(1, 2)`, `x.permute(0, 2, 1).contiguous()`: a view of it is passed
+                method, view = self.model.parent(passed), self.model.parent(self.model.parent(passed))
+                if not (isinstance(method, ast.Attribute) and method.attr in VIEW_METHODS
+                        and isinstance(view, ast.Call) and view.func is method):
+                    break
+                passed = view
+            call = self.model.parent(passed)
             runs_first = pos < before or (isinstance(write, (ast.AugAssign, ast.Assign)) and within(load, write.value))
-            if not runs_first or not isinstance(call, ast.Call) or call.args[:1] != [load]:
+            if not runs_first or not isinstance(call, ast.Call) or call.args[:1] != [passed]:
                 continue
             if self.hazards.ops._module_of(call.func) is not None:
                 return True

@@ -135,6 +135,14 @@ class Holders:
         """Whether a load of ``key`` may see a binding made at ``stmt`` (:func:`read_after`)."""
         return read_after(self.tree, flow, key, stmt)
 
+    def argument_read_after(self, flow: Flow, key: str, stmt: Located) -> bool:
+        """Whether the caller reads the tensor it passes as ``key`` at ``stmt`` after the call:
+        not where ``stmt`` binds the name again (``x, extra = f(x)``, ``x = f(x)``): every later
+        load sees what the call returned."""
+        if isinstance(stmt, ast.Assign) and "." not in key and any(key in bound_names(t) for t in stmt.targets):
+            return False
+        return self.read_after(flow, key, stmt)
+
     def held_by(self, flow: Flow, key: str, stmt: Located) -> Optional[str]:
         """Who else holds the object ``key`` refers to at ``stmt``, in words; None when it
         is known to be this body's own (a fresh result) or cannot be told."""
