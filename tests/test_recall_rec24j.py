@@ -371,3 +371,65 @@ class Encoder(nn.Module):
 
 def test_a_caller_that_reads_the_argument_after_the_call_keeps_the_mutation_contract_and_gets_no_fix():
     assert marks(READ_AFTER_THE_CALL) == [("IPF101", 9, "manual")]
+
+
+# ------------------------------------------------- group 4: an in-place module a base class builds
+# `self.drop = nn.Dropout(p, inplace=True)` in a base class's __init__, called only by a subclass's
+# method (`self.drop(block(x))`): the calls of `self.drop` are the subclasses' too (where they do
+# not set it again), and there it is handed a block's output that its final sigmoid saved.
+BASE_CLASS_DROPOUT = """\
+class Gated(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.lin = nn.Linear(c, c)
+
+    def forward(self, x):
+        return torch.sigmoid(self.lin(x))
+
+
+class Base(nn.Module):
+    def __init__(self, p):
+        super().__init__()
+        self.drop = nn.Dropout(p, inplace=True)
+
+    def forward(self, x):
+        return self.blocks(x).sum(-1)
+
+
+class Net(Base):
+    def __init__(self, c=5, p=0.3):
+        super().__init__(p)
+        self.first = Gated(c)
+        self.out = nn.Linear(c, 1)
+
+    def blocks(self, x):
+        return self.out(self.drop(self.first(x)))
+
+
+def main():
+    net = Net()
+    net(torch.randn(4, 5)).sum().backward()
+    return {n: p.grad for n, p in net.named_parameters()}
+"""
+
+
+def test_an_in_place_dropout_of_a_base_class_called_by_a_subclass_is_proven_and_fixed():
+    found = marks(BASE_CLASS_DROPOUT)
+    assert [(code, line) for code, line, _ in found] == [("IPF102", 13)], found
+    source = HEADER + BASE_CLASS_DROPOUT
+    assert raises_inplace(source)
+    got = run(fixed(BASE_CLASS_DROPOUT))
+    want = run(source.replace("nn.Dropout(p, inplace=True)", "nn.Dropout(p)"))
+    assert same(got, want)
+
+
+# negative control: the subclass sets `self.drop` again (to a layer that is not in place): its
+# calls run that one, not the base's
+SUBCLASS_REPLACES_IT = BASE_CLASS_DROPOUT.replace(
+    "        self.first = Gated(c)\n", "        self.first = Gated(c)\n        self.drop = nn.Dropout(p)\n")
+
+
+def test_a_subclass_that_sets_the_attribute_again_does_not_lend_its_calls():
+    assert "self.drop = nn.Dropout(p)\n" in SUBCLASS_REPLACES_IT
+    run(HEADER + SUBCLASS_REPLACES_IT)
+    assert marks(SUBCLASS_REPLACES_IT) == []

@@ -1036,10 +1036,34 @@ class ModuleHazards(_HazardsPart):
         if scope is None:
             return _possible(f"its calls cannot be followed (`{key}` is set outside a class), so it may write into "
                              "a saved tensor")
-        calls = [c for c in self.model.calls_in(scope).get(key, []) if c.args or c.keywords]
+        calls = self._calls_with_arguments(scope, key)
         if not calls:
             return _possible(f"no call of `{key}` is visible, so it may write into a saved tensor")
         return best(self._module_sites(key, calls))
+
+    def _calls_with_arguments(self, scope: ast.AST, key: str) -> List[ast.Call]:
+        """The calls of ``key`` in ``scope`` that pass something; for ``self.<attr>`` set in a
+        class, also those in the file's subclasses of it that do not set it themselves (a base
+        class builds ``self.drop``, a subclass's method calls it)."""
+        scopes = [scope]
+        if isinstance(scope, ast.ClassDef) and key.startswith("self.") and key.count(".") == 1:
+            scopes += self._subclasses_keeping(scope, key[5:])
+        return [c for s in scopes for c in self.model.calls_in(s).get(key, []) if c.args or c.keywords]
+
+    def _subclasses_keeping(self, base: ast.ClassDef, attr: str) -> List[ast.ClassDef]:
+        """The file's top-level classes derived from ``base`` (a few levels down) that inherit
+        its ``self.<attr>`` (no class on the way sets it again)."""
+        found: List[ast.ClassDef] = []
+        parents = {base.name}
+        for _ in range(4):
+            new = [c for c in self.model.module.body if isinstance(c, ast.ClassDef) and c not in found
+                   and c is not base and any(isinstance(b, ast.Name) and b.id in parents for b in c.bases)
+                   and attr not in self.model.class_attrs(c)]
+            if not new:
+                break
+            found += new
+            parents = {c.name for c in new}
+        return found
 
     def _fed_by_caller(self, layers: Sequence[ast.expr], index: int) -> bool:
         """Whether the layer at ``index`` receives the chain's own input unchanged."""
@@ -1058,7 +1082,7 @@ class ModuleHazards(_HazardsPart):
         scope = self.model.enclosing_class(sequential) if key.startswith("self.") else self.model.owner(sequential)
         if scope is None:
             return None
-        calls = [c for c in self.model.calls_in(scope).get(key, []) if c.args or c.keywords]
+        calls = self._calls_with_arguments(scope, key)
         return best(self._module_sites(key, calls)) if calls else None
 
     def _first_appended(self, layer: ast.Call) -> Optional[str]:
