@@ -433,3 +433,95 @@ def test_a_subclass_that_sets_the_attribute_again_does_not_lend_its_calls():
     assert "self.drop = nn.Dropout(p)\n" in SUBCLASS_REPLACES_IT
     run(HEADER + SUBCLASS_REPLACES_IT)
     assert marks(SUBCLASS_REPLACES_IT) == []
+
+
+# ------------------------------------------------- group 5: an argument rebound through a composite functional
+# `x = F.normalize(x, dim=-1)` in a loss helper: the value is still computed from the argument
+# (normalize, pad, interpolate, the norms and the losses of torch.nn.functional are
+# differentiable in their input), so the own-gradient save of `norm` on it is proven, as it is
+# without the rebinding.
+ANGLE_LOSS = """\
+import torch.nn.functional as F
+
+
+def angle_loss(x, y):
+    x = F.normalize(x, dim=-1)
+    y = F.normalize(y, dim=-1)
+    d = (x - y).norm(dim=-1)
+    d.div_(2)
+    return d.arcsin().pow(2).mul(2)
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 8)
+
+    def forward(self, x):
+        return self.lin(x)
+
+
+def main():
+    head = Head()
+    angle_loss(head(torch.randn(3, 4)), torch.randn(3, 8)).mean().backward()
+    return {n: p.grad for n, p in head.named_parameters()}
+"""
+
+
+def test_an_own_gradient_save_on_an_argument_rebound_through_normalize_is_proven_and_fixed():
+    found = marks(ANGLE_LOSS)
+    assert [(code, line) for code, line, _ in found] == [("IPF103", 8)], found
+    source = HEADER + ANGLE_LOSS
+    assert raises_inplace(source)
+    got = run(fixed(ANGLE_LOSS))
+    want = run(source.replace("    d.div_(2)\n", "    d = d.div(2)\n"))
+    assert same(got, want)
+
+
+# negative control: every call of the helper in the file passes fresh tensors (no grad anywhere)
+ANGLE_ON_CONSTANTS = """\
+import torch.nn.functional as F
+
+
+def angle_loss(x, y):
+    x = F.normalize(x, dim=-1)
+    y = F.normalize(y, dim=-1)
+    d = (x - y).norm(dim=-1)
+    d.div_(2)
+    return d.arcsin().pow(2).mul(2)
+
+
+def main():
+    return {"angle": angle_loss(torch.randn(3, 8), torch.randn(3, 8))}
+"""
+
+
+def test_the_helper_called_only_on_fresh_tensors_stays_unproven():
+    run(HEADER + ANGLE_ON_CONSTANTS)
+    assert marks(ANGLE_ON_CONSTANTS) == []
+
+
+# the same fact for the grad requirement: a layer's output passed through `F.normalize` still requires grad
+NORMALIZED_LAYER_OUTPUT = """\
+import torch.nn.functional as F
+
+
+def main():
+    torch.manual_seed(0)
+    lin = nn.Linear(4, 8)
+    h = F.normalize(lin(torch.randn(3, 4)), dim=-1)
+    d = h.norm(dim=-1)
+    d.div_(2)
+    d.sum().backward()
+    return {n: p.grad for n, p in lin.named_parameters()}
+"""
+
+
+def test_a_layer_output_through_normalize_requires_grad():
+    found = marks(NORMALIZED_LAYER_OUTPUT)
+    assert [(code, line) for code, line, _ in found] == [("IPF103", 9)], found
+    source = HEADER + NORMALIZED_LAYER_OUTPUT
+    assert raises_inplace(source)
+    got = run(fixed(NORMALIZED_LAYER_OUTPUT))
+    want = run(source.replace("    d.div_(2)\n", "    d = d.div(2)\n"))
+    assert same(got, want)
