@@ -547,3 +547,76 @@ def stitch(tiles):
 
 def test_a_rebound_name_whose_tensor_a_list_still_holds_keeps_the_mutation_contract():
     assert [status for _, line, status in marks(TILES_IN_A_LIST, ("ALL",)) if line == 2] == ["skipped"]
+
+
+# ------------------------------------------------- group 6: the grad switched on inside an assignment
+# `cfg.adjacency = A.requires_grad_(True)` (or `B = A.requires_grad_()`): the statement switches
+# the grad requirement of `A`'s tensor on as surely as `A.requires_grad_(True)` on a line of its
+# own; a later write into `A` is PyTorch's leaf error.
+SWITCHED_IN_ASSIGNMENT = """\
+class Config:
+    pass
+
+
+def build_adjacency(n, pairs, cfg):
+    A = torch.zeros(n, n).float()
+    for i, j in pairs:
+        A[i, j] = 1
+    cfg.adjacency = A.requires_grad_(True)
+    for i, j in pairs:
+        A[j, i] = 1
+    return A
+
+
+def main():
+    cfg = Config()
+    A = build_adjacency(4, [(0, 1), (1, 2), (2, 3)], cfg)
+    w = torch.randn(4, requires_grad=True)
+    (A @ w).pow(2).sum().backward()
+    return {"A": A.grad, "w": w.grad, "adj": A.detach()}
+"""
+
+
+def test_a_write_after_the_grad_is_switched_on_in_an_assignment_is_proven():
+    found = marks(SWITCHED_IN_ASSIGNMENT)
+    assert [(code, line) for code, line, _ in found] == [("IPF105", 11)], found
+    source = HEADER + SWITCHED_IN_ASSIGNMENT
+    try:
+        run(source)
+    except RuntimeError as error:
+        assert "leaf Variable that requires grad" in str(error)
+    else:
+        raise AssertionError("the program ran")
+
+
+# negative control: the switch turns the grad off (`requires_grad_(False)`): the write is allowed
+SWITCHED_OFF_IN_ASSIGNMENT = SWITCHED_IN_ASSIGNMENT.replace("A.requires_grad_(True)", "A.requires_grad_(False)")
+
+
+def test_a_switch_off_in_an_assignment_stays_silent():
+    assert "requires_grad_(False)" in SWITCHED_OFF_IN_ASSIGNMENT
+    run(HEADER + SWITCHED_OFF_IN_ASSIGNMENT)
+    assert marks(SWITCHED_OFF_IN_ASSIGNMENT) == []
+
+
+# negative control (also for the statement form): a tensor that requires grad written into the
+# fresh tensor before the switch makes it a non-leaf (CopySlices); PyTorch then allows the write
+WRITTEN_FROM_GRAD_BEFORE_THE_SWITCH = """\
+def build(n, w):
+    A = torch.zeros(n, n).float()
+    A[1, 0] = w.sum()
+    A.requires_grad_(True)
+    A[0, 1] = 1
+    return A
+
+
+def main():
+    w = torch.randn(3, requires_grad=True)
+    build(3, w).sum().backward()
+    return {"w": w.grad}
+"""
+
+
+def test_a_tensor_made_a_non_leaf_before_the_switch_is_not_a_proven_leaf():
+    run(HEADER + WRITTEN_FROM_GRAD_BEFORE_THE_SWITCH)  # runs: `A` is no leaf
+    assert marks(WRITTEN_FROM_GRAD_BEFORE_THE_SWITCH) == []
