@@ -620,3 +620,70 @@ def main():
 def test_a_tensor_made_a_non_leaf_before_the_switch_is_not_a_proven_leaf():
     run(HEADER + WRITTEN_FROM_GRAD_BEFORE_THE_SWITCH)  # runs: `A` is no leaf
     assert marks(WRITTEN_FROM_GRAD_BEFORE_THE_SWITCH) == []
+
+
+# ------------------------------------------------- group 7: a caller hands a refused view to a writing callee
+# `left, right = h.chunk(2, dim=-1)` then `self.a(left)`, whose forward starts with
+# `self.act(x)`, an `nn.ReLU(inplace=True)`: the write goes into an output of `chunk`, which
+# PyTorch refuses to modify in place when it requires grad ("... is a view and is being modified
+# inplace. This view is the output of a function that returns multiple views").
+CHUNK_INTO_BLOCKS = """\
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.act = nn.ReLU(inplace=True)
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.lin(self.act(x))
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(3, 8)
+        self.a = Block(4)
+        self.b = Block(4)
+
+    def forward(self, x):
+        h = self.enc(x)
+        left, right = h.chunk(2, dim=-1)
+        return self.a(left) * self.b(right)
+
+
+def main():
+    net = Net()
+    net(torch.randn(5, 3)).sum().backward()
+    return {n: p.grad for n, p in net.named_parameters()}
+"""
+
+
+def raises_view_error(source: str) -> bool:
+    try:
+        run(source)
+    except RuntimeError as error:
+        return "is a view and is being modified inplace" in str(error)
+    return False
+
+
+def test_an_in_place_activation_handed_a_chunk_output_by_its_caller_is_proven_and_fixed():
+    found = marks(CHUNK_INTO_BLOCKS)
+    assert [(code, line) for code, line, _ in found] == [("IPF102", 4)], found
+    source = HEADER + CHUNK_INTO_BLOCKS
+    assert raises_view_error(source)
+    got = run(fixed(CHUNK_INTO_BLOCKS))
+    want = run(source.replace("nn.ReLU(inplace=True)", "nn.ReLU()"))
+    assert same(got, want)
+
+
+# negative controls: the caller hands copies, or a chunk of what requires no grad
+CLONED_INTO_BLOCKS = CHUNK_INTO_BLOCKS.replace("self.a(left) * self.b(right)", "self.a(left.clone()) * self.b(right.clone())")
+CHUNK_OF_CONSTANT = CHUNK_INTO_BLOCKS.replace("h = self.enc(x)", "h = torch.cat([x, x, x[:, :2]], dim=-1)").replace(
+    "self.a(left) * self.b(right)", "self.a(left) * right * self.enc(x)[:, :4]")
+
+
+def test_an_in_place_activation_handed_copies_or_unrecorded_chunks_stays_silent():
+    assert CLONED_INTO_BLOCKS != CHUNK_INTO_BLOCKS and CHUNK_OF_CONSTANT != CHUNK_INTO_BLOCKS
+    for source in (CLONED_INTO_BLOCKS, CHUNK_OF_CONSTANT):
+        run(HEADER + source)
+        assert marks(source) == [], source
