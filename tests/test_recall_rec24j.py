@@ -687,3 +687,33 @@ def test_an_in_place_activation_handed_copies_or_unrecorded_chunks_stays_silent(
     for source in (CLONED_INTO_BLOCKS, CHUNK_OF_CONSTANT):
         run(HEADER + source)
         assert marks(source) == [], source
+
+
+# control: a `return` before the last assignment may leave the earlier value (a plain convolution
+# behind a padding layer here): what forward runs is not known, the write stays unproven
+REBUILT_AFTER_AN_EARLY_RETURN = """\
+class MaybeWrapped(nn.Module):
+    def __init__(self, d=6, plain=True):
+        super().__init__()
+        self.inp = nn.Linear(d, d)
+        self.mix = nn.Sequential(nn.ConstantPad1d((0, 0), 0.0), nn.Linear(d, d))
+        if plain:
+            return
+        self.mix = nn.Sequential(nn.Linear(d, d), nn.Tanh())
+
+    def forward(self, x):
+        h = self.inp(x)
+        h += self.mix(h)
+        return h
+
+
+def main():
+    m = MaybeWrapped()
+    m(torch.randn(4, 6)).sum().backward()
+    return {n: p.grad for n, p in m.named_parameters()}
+"""
+
+
+def test_an_attribute_set_again_after_an_early_return_is_not_known():
+    run(HEADER + REBUILT_AFTER_AN_EARLY_RETURN)  # runs: the pad copies `h` before the linear saves it
+    assert marks(REBUILT_AFTER_AN_EARLY_RETURN) == []

@@ -543,7 +543,8 @@ class CallTargets:
         """``self.pos = nn.Conv1d(...)``, ``self.pos = weight_norm(self.pos)``, ``self.pos =
         nn.Sequential(self.pos, act)``: where every value the class gives the attribute is set by
         one method, the last of them in that method's own body (not in a branch, a loop or an
-        inner function) is what the object holds once that method has run. Else ``values``."""
+        inner function; no ``return`` before it) is what the object holds once that method has
+        run. Else ``values``."""
         if len(values) < 2 or not all(isinstance(v, ast.expr) for v in values):
             return values
         statements = [self.model.parent(cast(ast.expr, v)) for v in values]
@@ -555,6 +556,9 @@ class CallTargets:
         if not (isinstance(method, FUNCTIONS) and any(s is last for s in method.body)
                 and all(self.model.owner(s) is method for s in statements)):
             return values
+        if any(isinstance(n, ast.Return) and n.lineno < last.lineno and self.model.owner(n) is method
+               for n in ast.walk(method)):
+            return values  # `if cheap: self.pos = conv; return` leaves the earlier value
         return [cast(ast.Assign, last).value]
 
     def _member_target(self, func: ast.expr, key: str) -> Optional["Target"]:
