@@ -185,6 +185,25 @@ def best(found: Iterable[Optional[Hazard]]) -> Optional[Hazard]:
     return fallback
 
 
+def refused_view(model: "HazardFacts", call: ast.Call, arg: ast.expr) -> Optional[str]:
+    """``self.block(left)`` with ``left, right = h.chunk(2)`` and ``h`` requiring grad, grad on
+    at the call: the callee's write into its parameter goes into an output of a multi-view op,
+    which PyTorch refuses to modify in place. Why, in words; None where that is not shown."""
+    if not isinstance(arg, ast.Name) or model.intended_reason(call, None):
+        return None
+    views = model.views
+    origin = views.refused(arg, model.statement_of(call))
+    if origin is None or origin.kind != "multi-output" or not origin.certain \
+            or views.base_requires_grad(origin) != "yes":
+        return None
+    creation = origin.creation
+    func = creation.func if isinstance(creation, ast.Call) else None
+    op = func.attr if isinstance(func, ast.Attribute) else (model.torch_name(func) or "") if func else ""
+    what = f"an output of `{op.rsplit('.', 1)[-1]}()`" if op else "a view from iterating a tensor"
+    return (f"`{arg.id}` is {what} at line {getattr(creation, 'lineno', 0)}, a view PyTorch refuses to "
+            "modify in place (\"... is a view and is being modified inplace\")")
+
+
 def _base(target: ast.expr) -> ast.expr:
     """``x`` of ``x[i][j]``: the tensor a subscript writes into."""
     while isinstance(target, ast.Subscript):
@@ -436,30 +455,11 @@ class Hazards:
                 found = self.explain(call, arg) if arg is not None else None
                 if found is not None and found.proven:
                     yield Hazard(f"`{param}` is the caller's tensor: at line {call.lineno}, {found.reason}")
-                refused = self._refused_view(call, arg) if arg is not None else None
+                refused = refused_view(self.model, call, arg) if arg is not None else None
                 if refused is not None:
                     yield Hazard(f"`{param}` is the caller's tensor: at line {call.lineno}, {refused}")
         finally:
             self._asking.discard(func)
-
-    def _refused_view(self, call: ast.Call, arg: ast.expr) -> Optional[str]:
-        """``self.block(left)`` with ``left, right = h.chunk(2)`` and ``h`` requiring grad, grad
-        on at the call: the callee's write goes into an output of a multi-view op, which PyTorch
-        refuses to modify in place. Why, in words; None where that is not shown."""
-        if not isinstance(arg, ast.Name) or self.model.intended_reason(call, None):
-            return None
-        views = self.model.views
-        stmt = self.model.statement_of(call)
-        origin = views.refused(arg, stmt)
-        if origin is None or origin.kind != "multi-output" or not origin.certain \
-                or views.base_requires_grad(origin) != "yes":
-            return None
-        creation = origin.creation
-        func = creation.func if isinstance(creation, ast.Call) else None
-        op = func.attr if isinstance(func, ast.Attribute) else (self.model.torch_name(func) or "") if func else ""
-        what = f"an output of `{op.rsplit('.', 1)[-1]}()`" if op else "a view from iterating a tensor"
-        return (f"`{arg.id}` is {what} at line {getattr(creation, 'lineno', 0)}, a view PyTorch refuses to "
-                "modify in place (\"... is a view and is being modified inplace\")")
 
     def _calls_of(self, func: Function) -> List[ast.Call]:
         """The calls in this file that run ``func`` (a ``forward``: the calls of instances,
@@ -545,9 +545,11 @@ class Consumers(_HazardsPart):
         for pos, load in flow.loads.get(base.id, []):
             passed: ast.expr = load
             while True:  # `x.transpose(1, 2)`, `x.permute(0, 2, 1).contiguous()`: a view of it is passed
-                method, view = self.model.parent(passed), self.model.parent(self.model.parent(passed))
-                if not (isinstance(method, ast.Attribute) and method.attr in VIEW_METHODS
-                        and isinstance(view, ast.Call) and view.func is method):
+                method = self.model.parent(passed)
+                if not (isinstance(method, ast.Attribute) and method.attr in VIEW_METHODS):
+                    break
+                view = self.model.parent(method)
+                if not (isinstance(view, ast.Call) and view.func is method):
                     break
                 passed = view
             call = self.model.parent(passed)

@@ -331,11 +331,11 @@ class HandedLeaves:
         in-place write into it writes numbers (``A[i, j] = 1``): one writing a tensor that
         requires grad would make it a non-leaf (``A[i] = w.sum()``: CopySlices), which PyTorch
         then lets be written in place."""
-        start = getattr(bound, "end_lineno", None) or getattr(bound, "lineno", 0)
+        start = bound.end_lineno or bound.lineno
         end = switched.lineno
         owner = self.tree.owner(switched)
         for node in self.tree.walk(owner):
-            line = getattr(node, "lineno", 0)
+            line: int = getattr(node, "lineno", 0)
             if not (start < line < end) or self.tree.owner(node) is not owner:
                 continue
             if isinstance(node, (ast.Assign, ast.AugAssign)):

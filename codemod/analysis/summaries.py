@@ -25,7 +25,7 @@ import ast
 import dataclasses
 import enum
 import weakref
-from typing import Callable, Dict, FrozenSet, List, Literal, NamedTuple, Optional, Protocol, Set, Tuple, Union, cast
+from typing import Callable, Dict, FrozenSet, List, Literal, NamedTuple, Optional, Protocol, Sequence, Set, Tuple, Union, cast
 
 from codemod import torch_api
 from codemod.analysis.binder import Binding
@@ -511,7 +511,7 @@ class CallTargets:
             method = next((s for s in cls_node.body if isinstance(s, FUNCTIONS) and s.name == attr), None)
             if method is not None:
                 return method, f"{cls_node.name}.{attr}"
-            values = self._last_set(self.model.class_attrs(cls_node).get(attr, []))
+            values = last_set(self.model, self.model.class_attrs(cls_node).get(attr, []))
             return self._instance_target([v for v in values if isinstance(v, ast.expr)], len(values))
         if key.startswith("self.") and key.count(".") == 2:
             return self._member_target(func, key)
@@ -538,28 +538,6 @@ class CallTargets:
             built = [b.value for b in bound if b.form == "assign" and b.value is not None]
             return self._instance_target(built, len(bound))
         return None
-
-    def _last_set(self, values: List[object]) -> List[object]:
-        """``self.pos = nn.Conv1d(...)``, ``self.pos = weight_norm(self.pos)``, ``self.pos =
-        nn.Sequential(self.pos, act)``: where every value the class gives the attribute is set by
-        one method, the last of them in that method's own body (not in a branch, a loop or an
-        inner function; no ``return`` before it) is what the object holds once that method has
-        run. Else ``values``."""
-        if len(values) < 2 or not all(isinstance(v, ast.expr) for v in values):
-            return values
-        statements = [self.model.parent(cast(ast.expr, v)) for v in values]
-        if not all(isinstance(s, ast.Assign) and s.value is v and len(s.targets) == 1
-                   for s, v in zip(statements, values)):
-            return values
-        last = max(statements, key=lambda s: (s.lineno, s.col_offset))
-        method = self.model.parent(last)
-        if not (isinstance(method, FUNCTIONS) and any(s is last for s in method.body)
-                and all(self.model.owner(s) is method for s in statements)):
-            return values
-        if any(isinstance(n, ast.Return) and n.lineno < last.lineno and self.model.owner(n) is method
-               for n in ast.walk(method)):
-            return values  # `if cheap: self.pos = conv; return` leaves the earlier value
-        return [cast(ast.Assign, last).value]
 
     def _member_target(self, func: ast.expr, key: str) -> Optional["Target"]:
         member = self.member_class(func, key)
@@ -891,6 +869,31 @@ class LoopMembers:
 INPLACE_SAVES_RESULT = frozenset({
     "torch.nn.ReLU", "torch.nn.LeakyReLU", "torch.nn.ELU", "torch.nn.SELU", "torch.nn.CELU", "torch.nn.RReLU",
 })
+def last_set(model: SummaryFacts, values: Sequence[object]) -> Sequence[object]:
+    """``self.pos = nn.Conv1d(...)``, ``self.pos = weight_norm(self.pos)``, ``self.pos =
+    nn.Sequential(self.pos, act)``: where every value a class gives an attribute is set by one
+    method, the last of them in that method's own body (not in a branch, a loop or an inner
+    function; no ``return`` before it) is what the object holds once that method has run.
+    Else ``values``."""
+    if len(values) < 2 or not all(isinstance(v, ast.expr) for v in values):
+        return values
+    statements: List[ast.Assign] = []
+    for value in values:
+        stmt = model.parent(cast(ast.expr, value))
+        if not (isinstance(stmt, ast.Assign) and stmt.value is value and len(stmt.targets) == 1):
+            return values
+        statements.append(stmt)
+    last = max(statements, key=lambda s: (s.lineno, s.col_offset))
+    method = model.parent(last)
+    if not (isinstance(method, FUNCTIONS) and any(s is last for s in method.body)
+            and all(model.owner(s) is method for s in statements)):
+        return values
+    if any(isinstance(n, ast.Return) and n.lineno < last.lineno and model.owner(n) is method
+           for n in ast.walk(method)):
+        return values  # `if cheap: self.pos = conv; return` leaves the earlier value
+    return [last.value]
+
+
 _SEQUENTIAL = ("torch.nn.Sequential", "torch.nn.modules.container.Sequential")
 # Reparametrizations that return the module they are given (its forward unchanged but for how
 # its weight is computed): what it saves of its input is that module's.
