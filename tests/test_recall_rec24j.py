@@ -717,3 +717,58 @@ def main():
 def test_an_attribute_set_again_after_an_early_return_is_not_known():
     run(HEADER + REBUILT_AFTER_AN_EARLY_RETURN)  # runs: the pad copies `h` before the linear saves it
     assert marks(REBUILT_AFTER_AN_EARLY_RETURN) == []
+
+
+# ------------------------------------------------- group 8: a ModuleList built from a list of appends
+# `layers = []; for ...: layers.append(Unit(c)); self.layers = nn.ModuleList(layers)`: every
+# member is a `Unit`, whose forward ends in a ReLU that saves its output, so
+# `self.drop(self.layers[i](x))` with an in-place dropout writes into a saved tensor.
+MODULE_LIST_OF_APPENDS = """\
+class Unit(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.lin = nn.Linear(c, c)
+        self.relu = nn.ReLU()
+
+    def forward(self, x):
+        return self.relu(self.lin(x))
+
+
+class Stack(nn.Module):
+    def __init__(self, c=4, n=2):
+        super().__init__()
+        self.drop = nn.Dropout(0.1, inplace=True)
+        layers = []
+        for i in range(n):
+            layers.append(Unit(c))
+        self.layers = nn.ModuleList(layers)
+
+    def forward(self, x):
+        for i in range(len(self.layers)):
+            x = self.drop(self.layers[i](x))
+        return x
+
+
+def main():
+    stack = Stack()
+    stack(torch.randn(3, 4)).sum().backward()
+    return {n: p.grad for n, p in stack.named_parameters()}
+"""
+
+
+def test_an_in_place_dropout_after_a_member_of_a_module_list_built_by_appends_is_proven():
+    found = marks(MODULE_LIST_OF_APPENDS)
+    assert [(code, line) for code, line, _ in found] == [("IPF102", 14)], found
+    assert raises_inplace(HEADER + MODULE_LIST_OF_APPENDS)
+
+
+# negative control: the list is handed to another function before the ModuleList is built (its
+# members are then not known), and one member class saves nothing of its output
+MODULE_LIST_HANDED_ON = MODULE_LIST_OF_APPENDS.replace(
+    "        self.layers = nn.ModuleList(layers)", "        register(layers)\n        self.layers = nn.ModuleList(layers)"
+).replace("class Stack(nn.Module):", "def register(layers):\n    layers.append(nn.Linear(4, 4))\n\n\nclass Stack(nn.Module):")
+
+
+def test_a_module_list_of_a_list_handed_on_is_not_followed():
+    assert "register(layers)" in MODULE_LIST_HANDED_ON
+    assert [code for code, _, _ in marks(MODULE_LIST_HANDED_ON)] == []

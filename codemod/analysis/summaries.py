@@ -695,10 +695,13 @@ class CallTargets:
                     and not value.keywords):
                 return None
             arg = value.args[0]
+            listed = self.summaries.chains.listed.values(value, arg) if isinstance(arg, ast.Name) else None
             if isinstance(arg, ast.ListComp):
                 targets.add(self._class_target(arg.elt))
             elif isinstance(arg, (ast.List, ast.Tuple)) and arg.elts:
                 targets.update(self._class_target(e) for e in arg.elts)
+            elif listed:  # `layers = []`, `layers.append(Block(d))` in a loop, `nn.ModuleList(layers)`
+                targets.update(self._class_target(e) for e in listed)
             else:
                 return None
         return targets.pop() if len(targets) == 1 else None
@@ -1492,23 +1495,11 @@ class ListedLayers:
         if len(chain.args) != 1 or chain.keywords or not isinstance(spread, ast.Starred) \
                 or not isinstance(spread.value, ast.Name):
             return None
-        name = spread.value.id
-        flow = self.model.flow(self.model.owner(chain))
-        bindings = flow.bindings.get(name, [])
-        if len(bindings) != 1 or bindings[0].form != "assign" or not isinstance(bindings[0].value, ast.List) \
-                or name in flow.declared or any(isinstance(e, ast.Starred) for e in bindings[0].value.elts):
+        built = self._built(chain, spread.value)
+        if built is None:
             return None
-        start = self.model.range(bindings[0].stmt)[1]
-        at = self.model.range(self.model.statement_of(chain))[0]
-        adds: List[Tuple[ast.stmt, List[ast.expr]]] = []
-        for pos, load in sorted(flow.loads.get(name, []), key=lambda use: use[0]):
-            if load is spread.value:
-                continue
-            added = self._added(load)
-            if added is None or not start <= pos < at or self.model.owner(load) is not self.model.owner(chain):
-                return None  # the list is read, handed on or changed otherwise: its order is unknown
-            adds.append(added)
-        found: List[ast.expr] = list(bindings[0].value.elts)
+        first, adds = built
+        found: List[ast.expr] = list(first)
         if not adds:
             return found
         last = adds[-1][0]
@@ -1516,6 +1507,36 @@ class ListedLayers:
             placed = self._placed(stmt, last, chain)
             found.extend(layers if placed else [_UNPLACED])
         return found
+
+    def values(self, container: ast.Call, name: ast.Name) -> Optional[List[ast.expr]]:
+        """Every value ``nn.ModuleList(layers)`` may hold, where ``layers`` is such a list (in
+        any order); None where one is not known."""
+        built = self._built(container, name)
+        if built is None:
+            return None
+        found = [*built[0], *(layer for _, layers in built[1] for layer in layers)]
+        return None if any(layer is _UNPLACED for layer in found) else found
+
+    def _built(self, user: ast.Call, name: ast.Name) -> Optional[Tuple[List[ast.expr], List[Tuple[ast.stmt, List[ast.expr]]]]]:
+        """``layers = [...]`` (its elements) and the adds after it, before ``user`` reads ``name``
+        (the list's only other uses). None where the list is bound otherwise, read, handed on or
+        changed otherwise."""
+        flow = self.model.flow(self.model.owner(user))
+        bindings = flow.bindings.get(name.id, [])
+        if len(bindings) != 1 or bindings[0].form != "assign" or not isinstance(bindings[0].value, ast.List) \
+                or name.id in flow.declared or any(isinstance(e, ast.Starred) for e in bindings[0].value.elts):
+            return None
+        start = self.model.range(bindings[0].stmt)[1]
+        at = self.model.range(self.model.statement_of(user))[0]
+        adds: List[Tuple[ast.stmt, List[ast.expr]]] = []
+        for pos, load in sorted(flow.loads.get(name.id, []), key=lambda use: use[0]):
+            if load is name:
+                continue
+            added = self._added(load)
+            if added is None or not start <= pos < at or self.model.owner(load) is not self.model.owner(user):
+                return None  # the list is read, handed on or changed otherwise: its order is unknown
+            adds.append(added)
+        return list(bindings[0].value.elts), adds
 
     def _added(self, load: ast.expr) -> Optional[Tuple[ast.stmt, List[ast.expr]]]:
         """``layers.append(m)`` or ``layers.extend([a, b])``, a statement of its own: the
