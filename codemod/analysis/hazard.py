@@ -185,6 +185,25 @@ def best(found: Iterable[Optional[Hazard]]) -> Optional[Hazard]:
     return fallback
 
 
+def refused_view(model: "HazardFacts", call: ast.Call, arg: ast.expr) -> Optional[str]:
+    """``self.block(left)`` with ``left, right = h.chunk(2)`` and ``h`` requiring grad, grad on
+    at the call: the callee's write into its parameter goes into an output of a multi-view op,
+    which PyTorch refuses to modify in place. Why, in words; None where that is not shown."""
+    if not isinstance(arg, ast.Name) or model.intended_reason(call, None):
+        return None
+    views = model.views
+    origin = views.refused(arg, model.statement_of(call))
+    if origin is None or origin.kind != "multi-output" or not origin.certain \
+            or views.base_requires_grad(origin) != "yes":
+        return None
+    creation = origin.creation
+    func = creation.func if isinstance(creation, ast.Call) else None
+    op = func.attr if isinstance(func, ast.Attribute) else (model.torch_name(func) or "") if func else ""
+    what = f"an output of `{op.rsplit('.', 1)[-1]}()`" if op else "a view from iterating a tensor"
+    return (f"`{arg.id}` is {what} at line {getattr(creation, 'lineno', 0)}, a view PyTorch refuses to "
+            "modify in place (\"... is a view and is being modified inplace\")")
+
+
 def _base(target: ast.expr) -> ast.expr:
     """``x`` of ``x[i][j]``: the tensor a subscript writes into."""
     while isinstance(target, ast.Subscript):
@@ -436,6 +455,9 @@ class Hazards:
                 found = self.explain(call, arg) if arg is not None else None
                 if found is not None and found.proven:
                     yield Hazard(f"`{param}` is the caller's tensor: at line {call.lineno}, {found.reason}")
+                refused = refused_view(self.model, call, arg) if arg is not None else None
+                if refused is not None:
+                    yield Hazard(f"`{param}` is the caller's tensor: at line {call.lineno}, {refused}")
         finally:
             self._asking.discard(func)
 
@@ -512,17 +534,27 @@ class Consumers(_HazardsPart):
             and node.func.attr in torch_api.INPLACE_METHODS
 
     def _fed_to_a_module(self, base: ast.expr, write: Located) -> bool:
-        """``x`` passed, before the write, to a torch module (``self.conv(x)``) or to a summarized
-        callee that saves it (``self.ln_1(x)``: a summary proves a save of tensor operands
-        only): a Python number there would have raised, so ``x`` is a tensor."""
+        """``x`` passed, before the write, to a torch module (``self.conv(x)``, also through a
+        view method: ``self.conv(x.transpose(1, 2))``) or to a summarized callee that saves it
+        (``self.ln_1(x)``: a summary proves a save of tensor operands only): a Python number
+        there would have raised, so ``x`` is a tensor."""
         if not isinstance(base, ast.Name):
             return False
         flow = self.model.flow(self.model.owner(write))
         before = self.model.range(write)[0]
         for pos, load in flow.loads.get(base.id, []):
-            call = self.model.parent(load)
+            passed: ast.expr = load
+            while True:  # `x.transpose(1, 2)`, `x.permute(0, 2, 1).contiguous()`: a view of it is passed
+                method = self.model.parent(passed)
+                if not (isinstance(method, ast.Attribute) and method.attr in VIEW_METHODS):
+                    break
+                view = self.model.parent(method)
+                if not (isinstance(view, ast.Call) and view.func is method):
+                    break
+                passed = view
+            call = self.model.parent(passed)
             runs_first = pos < before or (isinstance(write, (ast.AugAssign, ast.Assign)) and within(load, write.value))
-            if not runs_first or not isinstance(call, ast.Call) or call.args[:1] != [load]:
+            if not runs_first or not isinstance(call, ast.Call) or call.args[:1] != [passed]:
                 continue
             if self.hazards.ops._module_of(call.func) is not None:
                 return True
@@ -1009,7 +1041,12 @@ class ModuleHazards(_HazardsPart):
             return None  # `inplace=` is False wherever it is built (Block(inplace=False), a default)
         around = chains.around(call)  # nn.Sequential(...) or a list literal of layers
         if around is not None and (around[2] or around[1] > 0):
-            return self._sequential_reason(around[0], around[1], around[2])
+            reason = self._sequential_reason(around[0], around[1], around[2])
+            if around[2] and reason is not None and not reason.proven and self._fed_by_caller(around[0], around[1]):
+                followed = self._sequential_calls(cast(ast.Call, self.model.parent(call)))
+                if followed is not None and followed.proven:
+                    return followed
+            return reason
         parent = self.model.parent(call)
         if isinstance(parent, ast.Call) and parent.func is call and parent.args:
             return self.hazards.explain(parent, parent.args[0])  # nn.ReLU(inplace=True)(x)
@@ -1023,10 +1060,54 @@ class ModuleHazards(_HazardsPart):
         if scope is None:
             return _possible(f"its calls cannot be followed (`{key}` is set outside a class), so it may write into "
                              "a saved tensor")
-        calls = [c for c in self.model.calls_in(scope).get(key, []) if c.args or c.keywords]
+        calls = self._calls_with_arguments(scope, key)
         if not calls:
             return _possible(f"no call of `{key}` is visible, so it may write into a saved tensor")
         return best(self._module_sites(key, calls))
+
+    def _calls_with_arguments(self, scope: ast.AST, key: str) -> List[ast.Call]:
+        """The calls of ``key`` in ``scope`` that pass something; for ``self.<attr>`` set in a
+        class, also those in the file's subclasses of it that do not set it themselves (a base
+        class builds ``self.drop``, a subclass's method calls it)."""
+        scopes = [scope]
+        if isinstance(scope, ast.ClassDef) and key.startswith("self.") and key.count(".") == 1:
+            scopes += self._subclasses_keeping(scope, key[5:])
+        return [c for s in scopes for c in self.model.calls_in(s).get(key, []) if c.args or c.keywords]
+
+    def _subclasses_keeping(self, base: ast.ClassDef, attr: str) -> List[ast.ClassDef]:
+        """The file's top-level classes derived from ``base`` (a few levels down) that inherit
+        its ``self.<attr>`` (no class on the way sets it again)."""
+        found: List[ast.ClassDef] = []
+        parents = {base.name}
+        for _ in range(4):
+            new = [c for c in self.model.module.body if isinstance(c, ast.ClassDef) and c not in found
+                   and c is not base and any(isinstance(b, ast.Name) and b.id in parents for b in c.bases)
+                   and attr not in self.model.class_attrs(c)]
+            if not new:
+                break
+            found += new
+            parents = {c.name for c in new}
+        return found
+
+    def _fed_by_caller(self, layers: Sequence[ast.expr], index: int) -> bool:
+        """Whether the layer at ``index`` receives the chain's own input unchanged."""
+        return self.model.summaries.chains.feeder(list(layers), index).kind == "caller"
+
+    def _sequential_calls(self, sequential: ast.Call) -> Optional[Hazard]:
+        """``self.head = nn.Sequential(nn.ReLU(inplace=True), ...)``: its first layer writes
+        into what ``self.head(h)`` is given, so the calls of ``self.head`` in its class (or of
+        a local name in its function) say whether that was saved, as for a lone module."""
+        assign = self.model.parent(sequential)
+        if not (isinstance(assign, ast.Assign) and len(assign.targets) == 1 and assign.value is sequential):
+            return None
+        key = target_key(assign.targets[0])
+        if key is None:
+            return None
+        scope = self.model.enclosing_class(sequential) if key.startswith("self.") else self.model.owner(sequential)
+        if scope is None:
+            return None
+        calls = self._calls_with_arguments(scope, key)
+        return best(self._module_sites(key, calls)) if calls else None
 
     def _first_appended(self, layer: ast.Call) -> Optional[str]:
         """``layers.append(nn.ReLU(inplace=True))``, the first statement (in source order) to

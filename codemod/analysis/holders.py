@@ -135,6 +135,20 @@ class Holders:
         """Whether a load of ``key`` may see a binding made at ``stmt`` (:func:`read_after`)."""
         return read_after(self.tree, flow, key, stmt)
 
+    def argument_read_after(self, flow: Flow, key: str, stmt: Located) -> bool:
+        """Whether the caller reads the tensor it passes as ``key`` at ``stmt`` after the call:
+        not where ``stmt`` binds the name again (``x, extra = f(x)``, ``x = f(x)``), so that every
+        later load sees what the call returned, and nothing else holds what it passed (a value of
+        its own, or the input of a ``forward``, whose callers pass values, not buffers to fill;
+        not a loop's element, which its list still holds)."""
+        if isinstance(stmt, ast.Assign) and "." not in key and any(key in bound_names(t) for t in stmt.targets):
+            holder = self.held_by(flow, key, stmt)
+            owner = flow.owner
+            if holder is None or (holder == "the caller" and isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                  and owner.name == "forward"):
+                return False
+        return self.read_after(flow, key, stmt)
+
     def held_by(self, flow: Flow, key: str, stmt: Located) -> Optional[str]:
         """Who else holds the object ``key`` refers to at ``stmt``, in words; None when it
         is known to be this body's own (a fresh result) or cannot be told."""

@@ -142,7 +142,7 @@ def _arguments(model: SemanticModel, resolver: "_Resolver", site: ast.AST, calle
     if keyed:  # the caller's flow only for arguments that name something
         flow = model.binder.flow(tree.owner(site))
         stmt = tree.statement_of(site)
-        read.update(name for name, key in keyed if model.holders.read_after(flow, key, stmt))
+        read.update(name for name, key in keyed if model.holders.argument_read_after(flow, key, stmt))
     return frozenset(read), frozenset(grad)
 
 

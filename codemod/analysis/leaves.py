@@ -188,7 +188,8 @@ class Leaves:
                 return LeafOrigin(True, f"`{name.id}`, created with requires_grad=True", True)
             switched = self.handed.switched_on(name.id, binding.stmt, stmt)
             if switched is not None:
-                fresh = self.handed.fresh(value, binding.stmt)
+                fresh = self.handed.fresh(value, binding.stmt) and self.handed.written_constants_only(
+                    name.id, binding.stmt, switched)
                 what = f"`{name.id}`, made to require grad at line {switched.lineno}"
                 if fresh:
                     return LeafOrigin(only, what, True)
@@ -325,6 +326,31 @@ class HandedLeaves:
                 break
         return None
 
+    def written_constants_only(self, name: str, bound: Located, switched: ast.stmt) -> bool:
+        """Between the binding of ``name`` and the statement that switches its grad on, every
+        in-place write into it writes numbers (``A[i, j] = 1``): one writing a tensor that
+        requires grad would make it a non-leaf (``A[i] = w.sum()``: CopySlices), which PyTorch
+        then lets be written in place."""
+        start = bound.end_lineno or bound.lineno
+        end = switched.lineno
+        owner = self.tree.owner(switched)
+        for node in self.tree.walk(owner):
+            line: int = getattr(node, "lineno", 0)
+            if not (start < line < end) or self.tree.owner(node) is not owner:
+                continue
+            if isinstance(node, (ast.Assign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(isinstance(t, (ast.Subscript, ast.Name)) and _written_name(t) == name for t in targets) \
+                        and not _number(node.value) and not (isinstance(node, ast.Assign) and any(
+                            isinstance(t, ast.Name) and t.id == name for t in targets)):
+                    return False
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_") \
+                    and not node.func.attr.endswith("__") and node.func.attr != "requires_grad_" \
+                    and _written_name(node.func.value) == name \
+                    and not all(_number(a) for a in [*node.args, *(k.value for k in node.keywords)]):
+                return False
+        return True
+
     def fresh(self, value: ast.expr, at: Located, depth: int = 0) -> bool:
         """``value`` is a tensor that requires no grad where it is made: a torch factory
         (``torch.ones(n)``), a ``.detach()``, or a call of a function of this module (a method
@@ -336,6 +362,8 @@ class HandedLeaves:
             return True
         if isinstance(func, ast.Attribute) and func.attr == "detach" and not value.args:
             return True
+        if isinstance(func, ast.Attribute) and func.attr in _KEEPS_NO_GRAD and self.fresh(func.value, at, depth + 1):
+            return True  # `torch.zeros(n).float()`, `.type(dtype)`, `.to(device)` of such a tensor
         target = self._callee(value, at)
         if target is None:
             return False
@@ -452,14 +480,33 @@ class HandedLeaves:
             for c in self.leaves.calls.project.calls.get(qualname, []))
         return found if every and not elsewhere else found._replace(known=False)
 
+def _written_name(target: ast.expr) -> Optional[str]:
+    """``A`` of ``A``, ``A[i, j]``, ``A[i][j]``."""
+    while isinstance(target, ast.Subscript):
+        target = target.value
+    return target.id if isinstance(target, ast.Name) else None
+
+
+def _number(value: ast.expr) -> bool:
+    """A Python number or boolean literal (``1``, ``-0.5``, ``True``)."""
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+        value = value.operand
+    return isinstance(value, ast.Constant) and isinstance(value.value, (int, float, bool))
+
+
+# Methods whose result requires grad only where their receiver does (conversions, copies).
+_KEEPS_NO_GRAD = frozenset({"float", "double", "half", "bfloat16", "type", "to", "cuda", "cpu", "clone", "contiguous"})
+
+
 def _switches_on(stmt: ast.stmt, name: str) -> bool:
-    """``name.requires_grad_()`` / ``name.requires_grad_(True)`` as a statement of its own, or
-    ``name.requires_grad = True``."""
+    """``name.requires_grad_()`` / ``name.requires_grad_(True)`` as a statement of its own or as
+    the whole value of an assignment (``cfg.adj = name.requires_grad_(True)``: the method returns
+    the tensor it switched), or ``name.requires_grad = True``."""
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and is_const(stmt.value, True):
         target = stmt.targets[0]
         return isinstance(target, ast.Attribute) and target.attr == "requires_grad" \
             and isinstance(target.value, ast.Name) and target.value.id == name
-    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+    if isinstance(stmt, (ast.Expr, ast.Assign)) and isinstance(stmt.value, ast.Call):
         call = stmt.value
         func = call.func
         on = call.args[:1] or [k.value for k in call.keywords if k.arg == "requires_grad"]

@@ -247,7 +247,7 @@ class SemanticModel:
     def _read_after_call(self, site: CallSite, argument: ast.expr) -> bool:
         """Whether the caller at ``site`` reads ``argument`` again after the call."""
         flow = self.binder.flow(site.caller)
-        return self.holders.read_after(flow, target_key(argument) or "", self.statement_of(site.node))
+        return self.holders.argument_read_after(flow, target_key(argument) or "", self.statement_of(site.node))
 
     def own_values_passed(self, target: ast.AST) -> bool:
         """Whether ``target`` is a parameter of a ``forward`` every call of which in the file

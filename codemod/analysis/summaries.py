@@ -25,7 +25,7 @@ import ast
 import dataclasses
 import enum
 import weakref
-from typing import Callable, Dict, FrozenSet, List, Literal, NamedTuple, Optional, Protocol, Set, Tuple, Union, cast
+from typing import Callable, Dict, FrozenSet, List, Literal, NamedTuple, Optional, Protocol, Sequence, Set, Tuple, Union, cast
 
 from codemod import torch_api
 from codemod.analysis.binder import Binding
@@ -511,7 +511,7 @@ class CallTargets:
             method = next((s for s in cls_node.body if isinstance(s, FUNCTIONS) and s.name == attr), None)
             if method is not None:
                 return method, f"{cls_node.name}.{attr}"
-            values = self.model.class_attrs(cls_node).get(attr, [])
+            values = last_set(self.model, self.model.class_attrs(cls_node).get(attr, []))
             return self._instance_target([v for v in values if isinstance(v, ast.expr)], len(values))
         if key.startswith("self.") and key.count(".") == 2:
             return self._member_target(func, key)
@@ -695,10 +695,13 @@ class CallTargets:
                     and not value.keywords):
                 return None
             arg = value.args[0]
+            listed = self.summaries.chains.listed.values(value, arg) if isinstance(arg, ast.Name) else None
             if isinstance(arg, ast.ListComp):
                 targets.add(self._class_target(arg.elt))
             elif isinstance(arg, (ast.List, ast.Tuple)) and arg.elts:
                 targets.update(self._class_target(e) for e in arg.elts)
+            elif listed:  # `layers = []`, `layers.append(Block(d))` in a loop, `nn.ModuleList(layers)`
+                targets.update(self._class_target(e) for e in listed)
             else:
                 return None
         return targets.pop() if len(targets) == 1 else None
@@ -869,7 +872,39 @@ class LoopMembers:
 INPLACE_SAVES_RESULT = frozenset({
     "torch.nn.ReLU", "torch.nn.LeakyReLU", "torch.nn.ELU", "torch.nn.SELU", "torch.nn.CELU", "torch.nn.RReLU",
 })
+def last_set(model: SummaryFacts, values: Sequence[object]) -> Sequence[object]:
+    """``self.pos = nn.Conv1d(...)``, ``self.pos = weight_norm(self.pos)``, ``self.pos =
+    nn.Sequential(self.pos, act)``: where every value a class gives an attribute is set by one
+    method, the last of them in that method's own body (not in a branch, a loop or an inner
+    function; no ``return`` before it) is what the object holds once that method has run.
+    Else ``values``."""
+    if len(values) < 2 or not all(isinstance(v, ast.expr) for v in values):
+        return values
+    statements: List[ast.Assign] = []
+    for value in values:
+        stmt = model.parent(cast(ast.expr, value))
+        if not (isinstance(stmt, ast.Assign) and stmt.value is value and len(stmt.targets) == 1):
+            return values
+        statements.append(stmt)
+    last = max(statements, key=lambda s: (s.lineno, s.col_offset))
+    method = model.parent(last)
+    if not (isinstance(method, FUNCTIONS) and any(s is last for s in method.body)
+            and all(model.owner(s) is method for s in statements)):
+        return values
+    if any(isinstance(n, ast.Return) and n.lineno < last.lineno and model.owner(n) is method
+           for n in ast.walk(method)):
+        return values  # `if cheap: self.pos = conv; return` leaves the earlier value
+    return [last.value]
+
+
 _SEQUENTIAL = ("torch.nn.Sequential", "torch.nn.modules.container.Sequential")
+# Reparametrizations that return the module they are given (its forward unchanged but for how
+# its weight is computed): what it saves of its input is that module's.
+_RETURNS_ITS_MODULE = (
+    "torch.nn.utils.weight_norm", "torch.nn.utils.spectral_norm",
+    "torch.nn.utils.parametrizations.weight_norm", "torch.nn.utils.parametrizations.spectral_norm",
+    "torch.nn.utils.parametrizations.orthogonal",
+)
 _MODULE_LISTS = ("torch.nn.ModuleList", "torch.nn.modules.container.ModuleList")
 _CONTAINERS = (*_SEQUENTIAL, *_MODULE_LISTS)
 # The methods that add, remove or replace a container's members (list, ModuleList, Sequential).
@@ -1074,13 +1109,21 @@ class Chains:
     def _summary_of_instance(self, layer: ast.Call) -> Optional[Summary]:
         return self.summaries.of_target(self.summaries.targets._class_target(layer))
 
-    def _layer_value(self, member: ast.expr) -> Optional[ast.expr]:
-        """``conv2d`` bound once to ``nn.Conv2d(...)`` -> that call; a call -> itself."""
-        if isinstance(member, ast.Name):
+    def _layer_value(self, member: ast.expr, depth: int = 0) -> Optional[ast.expr]:
+        """``conv2d`` bound once to ``nn.Conv2d(...)`` -> that call; a call -> itself;
+        ``self.pos`` set before in the same function (``self.pos = nn.Conv1d(...)``) -> what
+        reaches; a wrapper that hands its module back (``weight_norm(conv)``) -> the module."""
+        if depth > 4:
+            return None
+        if isinstance(member, ast.Call) and self.model.torch_name(member.func) in _RETURNS_ITS_MODULE \
+                and member.args and not isinstance(member.args[0], ast.Starred):
+            return self._layer_value(member.args[0], depth + 1)
+        key = target_key(member) if isinstance(member, (ast.Name, ast.Attribute)) else None
+        if key is not None and (isinstance(member, ast.Name) or (key.startswith("self.") and key.count(".") == 1)):
             flow = self.model.flow(self.model.owner(member))
-            bindings = self.model.reaching(flow, member.id, self.model.statement_of(member))
-            if len(bindings) == 1 and bindings[0].form == "assign":
-                return bindings[0].value
+            bindings = self.model.reaching(flow, key, self.model.statement_of(member))
+            if len(bindings) == 1 and bindings[0].form == "assign" and bindings[0].value is not None:
+                return self._layer_value(bindings[0].value, depth + 1)
             return None
         return member
 
@@ -1452,23 +1495,11 @@ class ListedLayers:
         if len(chain.args) != 1 or chain.keywords or not isinstance(spread, ast.Starred) \
                 or not isinstance(spread.value, ast.Name):
             return None
-        name = spread.value.id
-        flow = self.model.flow(self.model.owner(chain))
-        bindings = flow.bindings.get(name, [])
-        if len(bindings) != 1 or bindings[0].form != "assign" or not isinstance(bindings[0].value, ast.List) \
-                or name in flow.declared or any(isinstance(e, ast.Starred) for e in bindings[0].value.elts):
+        built = self._built(chain, spread.value)
+        if built is None:
             return None
-        start = self.model.range(bindings[0].stmt)[1]
-        at = self.model.range(self.model.statement_of(chain))[0]
-        adds: List[Tuple[ast.stmt, List[ast.expr]]] = []
-        for pos, load in sorted(flow.loads.get(name, []), key=lambda use: use[0]):
-            if load is spread.value:
-                continue
-            added = self._added(load)
-            if added is None or not start <= pos < at or self.model.owner(load) is not self.model.owner(chain):
-                return None  # the list is read, handed on or changed otherwise: its order is unknown
-            adds.append(added)
-        found: List[ast.expr] = list(bindings[0].value.elts)
+        first, adds = built
+        found: List[ast.expr] = list(first)
         if not adds:
             return found
         last = adds[-1][0]
@@ -1476,6 +1507,36 @@ class ListedLayers:
             placed = self._placed(stmt, last, chain)
             found.extend(layers if placed else [_UNPLACED])
         return found
+
+    def values(self, container: ast.Call, name: ast.Name) -> Optional[List[ast.expr]]:
+        """Every value ``nn.ModuleList(layers)`` may hold, where ``layers`` is such a list (in
+        any order); None where one is not known."""
+        built = self._built(container, name)
+        if built is None:
+            return None
+        found = [*built[0], *(layer for _, layers in built[1] for layer in layers)]
+        return None if any(layer is _UNPLACED for layer in found) else found
+
+    def _built(self, user: ast.Call, name: ast.Name) -> Optional[Tuple[List[ast.expr], List[Tuple[ast.stmt, List[ast.expr]]]]]:
+        """``layers = [...]`` (its elements) and the adds after it, before ``user`` reads ``name``
+        (the list's only other uses). None where the list is bound otherwise, read, handed on or
+        changed otherwise."""
+        flow = self.model.flow(self.model.owner(user))
+        bindings = flow.bindings.get(name.id, [])
+        if len(bindings) != 1 or bindings[0].form != "assign" or not isinstance(bindings[0].value, ast.List) \
+                or name.id in flow.declared or any(isinstance(e, ast.Starred) for e in bindings[0].value.elts):
+            return None
+        start = self.model.range(bindings[0].stmt)[1]
+        at = self.model.range(self.model.statement_of(user))[0]
+        adds: List[Tuple[ast.stmt, List[ast.expr]]] = []
+        for pos, load in sorted(flow.loads.get(name.id, []), key=lambda use: use[0]):
+            if load is name:
+                continue
+            added = self._added(load)
+            if added is None or not start <= pos < at or self.model.owner(load) is not self.model.owner(user):
+                return None  # the list is read, handed on or changed otherwise: its order is unknown
+            adds.append(added)
+        return list(bindings[0].value.elts), adds
 
     def _added(self, load: ast.expr) -> Optional[Tuple[ast.stmt, List[ast.expr]]]:
         """``layers.append(m)`` or ``layers.extend([a, b])``, a statement of its own: the

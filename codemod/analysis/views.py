@@ -69,9 +69,34 @@ _DIFFERENTIABLE = (
     "clone", "float", "double", "half", "bfloat16", "to", "type_as", "exp", "softmax", "matmul", "mul",
     "add", "sub", "div", "clamp", "sum", "mean", "cat", "stack", "where", "index_select", "gather",
 }
+# Torch functions not in the measured table whose result is differentiable in their (floating)
+# tensor inputs: composites of measured ops (``normalize`` is a norm, a clamp and a division),
+# layers' functional forms and losses. What each saves stays unknown (UNSEEN); this only says a
+# value computed by one from an argument is still computed from that argument.
+_DIFFERENTIABLE_COMPOSITES = {
+    "normalize", "cosine_similarity", "pairwise_distance", "cdist", "dist",
+    "pad", "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle", "fold", "flip", "roll",
+    "repeat_interleave", "diag", "trace", "outer", "cumprod", "take_along_dim",
+    "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+    "linear", "bilinear", "conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool1d", "max_pool2d", "max_pool3d",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+    "adaptive_max_pool2d", "grid_sample", "affine_grid",
+    "batch_norm", "group_norm", "instance_norm", "rms_norm", "local_response_norm",
+    "glu", "logsigmoid", "softmin", "softsign", "tanhshrink",
+    "arcsin", "acos", "arccos", "erfinv", "atan2", "hypot", "logaddexp", "lerp", "addcmul", "addcdiv",
+    "baddbmm", "minimum", "maximum", "fmin", "fmax", "clamp_min", "clamp_max",
+    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "nll_loss", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "cosine_embedding_loss", "triplet_margin_loss",
+}
 _NOT_DIFFERENTIABLE = {"detach", "argmax", "argmin", "long", "int", "bool", "byte", "sign", "round",
                        "floor", "ceil", "eq", "ne", "lt", "gt", "le", "ge", "isnan", "isinf", "numel",
                        "size", "dim", "item", "tolist", "nonzero"}
+
+
+def _differentiable(short: str) -> bool:
+    """A torch function (by its last name) whose result is differentiable in its inputs."""
+    return short in _DIFFERENTIABLE or short in _DIFFERENTIABLE_COMPOSITES
 
 
 class ViewOrigin(NamedTuple):
@@ -580,7 +605,7 @@ class LaterReads(_ViewsPart):
         if isinstance(parent, ast.Call) and node in parent.args:
             torch_name = self.names.torch_name(parent.func)
             if torch_name is not None:
-                return torch_name.rsplit(".", 1)[-1] in _DIFFERENTIABLE
+                return _differentiable(torch_name.rsplit(".", 1)[-1])
             return self.views.requirement._parametric_module(parent.func, at)
         return False
 
@@ -671,7 +696,7 @@ class GradRequirement(_ViewsPart):
             short = name.rsplit(".", 1)[-1]
             if short in _NOT_DIFFERENTIABLE:
                 return "no"
-            if short in _DIFFERENTIABLE or name in torch_api.MULTI_VIEW_FUNCTIONS:
+            if _differentiable(short) or name in torch_api.MULTI_VIEW_FUNCTIONS:
                 return _any(self._rg(a, at, seen) for a in call_args(call))
             return "unknown"
         if self._parametric_module(func, at):
@@ -957,7 +982,7 @@ class InputFlow(_ViewsPart):
         name = self.names.torch_name(func)
         if name is not None:
             short = name.rsplit(".", 1)[-1]
-            if short in _NOT_DIFFERENTIABLE or not (short in _DIFFERENTIABLE or name in torch_api.MULTI_VIEW_FUNCTIONS):
+            if short in _NOT_DIFFERENTIABLE or not (_differentiable(short) or name in torch_api.MULTI_VIEW_FUNCTIONS):
                 return False
             return any(self._from(a, at, seen) for a in call_args(call))
         if isinstance(func, ast.Attribute):
