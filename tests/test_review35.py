@@ -1,0 +1,208 @@
+"""Second read of stop 35's branches (review35): soundness holes shown by running real torch.
+
+Each program works (it runs under ``torch.no_grad()`` or reads nothing autograd needs); the
+default ``fix`` must leave what it computes (outputs, final state) bit-identical, and a finding
+must be proven only where the program fails at ``backward()``. The files are checked in a run
+whose index shows every file (case.py and one other that imports nothing), as the safe
+forward-input fix needs. Each test fails on the branch named in its mark because of the defect
+it shows, and is ``xfail(strict=True)`` until that branch fixes it.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import tempfile
+
+import pytest
+import torch
+
+from codemod.config import Settings
+from codemod.engine.pipeline import process_source
+from codemod.engine.project import build_index
+
+
+def _process(source: str, settings: Settings, fix: bool = False):
+    data = source.encode()
+    with tempfile.TemporaryDirectory() as tmp:
+        case, other = pathlib.Path(tmp, "case.py"), pathlib.Path(tmp, "other.py")
+        case.write_bytes(data)
+        other.write_text("import torch\n\n\ndef main():\n    return torch.zeros(1)\n")
+        index = build_index([str(case), str(other)])
+        result = process_source(data, "case.py", settings, fix=fix, project=index, module_name="case")
+    assert result.error is None, result.error
+    return result
+
+
+def _fixed(source: str) -> str:
+    result = _process(source, Settings(), fix=True)
+    return result.fixed if result.changed else source
+
+
+def _run(source: str) -> list:
+    space: dict = {"__name__": "case"}
+    exec(compile(source, "case.py", "exec"), space)
+    torch.manual_seed(0)
+    return list(space["main"]())
+
+
+def _assert_same_results(source: str) -> None:
+    """The default fix leaves every tensor ``main()`` returns bit-identical."""
+    fixed = _fixed(source)
+    got, want = _run(fixed), _run(source)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert torch.equal(g, w), f"the safe fix changed a working program:\n{fixed}"
+
+
+# ------------------------------------------------------------------------------------ fix24c
+RES_STACK = """\
+import torch
+import torch.nn as nn
+
+
+class Res(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        x += self.fc(x)
+        return x
+
+
+class Net(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.proj = nn.Linear(3, 4)
+        self.blocks = nn.ModuleList([Res(4) for _ in range(n)])
+
+    def forward(self, inp):
+        h = self.proj(inp)
+        for blk in self.blocks:
+            h = blk(h)
+        return h
+
+
+def main():
+    torch.manual_seed(0)
+    net = Net(2)
+    seen = []
+    for name, m in net.named_modules():
+        if name.startswith("blocks."):
+            m.register_forward_hook(lambda mod, args, out: seen.append(out))
+    with torch.no_grad():
+        out = net(torch.randn(5, 3))
+    return [out, *seen]
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="fix24c: a ModuleList member hooked through the owner's named_modules() sees the input the forward writes into")
+def test_a_block_hooked_through_named_modules_keeps_its_in_place_write():
+    """Forward hooks (feature extraction) registered through ``net.named_modules()`` keep the
+    block's output, which is its input, written in place by the next block: the original hooks
+    all see the final tensor, the rewrite's see each block's own. The list's uses are all seen,
+    the owner's ``named_modules()`` is not followed."""
+    _assert_same_results(RES_STACK)
+
+
+NORM_HOOK = """\
+import torch
+import torch.nn as nn
+
+
+class Norm(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        x /= x.norm(dim=-1, keepdim=True)
+        return self.fc(x)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(3, 4)
+        self.norm = Norm(4)
+
+    def forward(self, inp):
+        h = self.proj(inp)
+        h = self.norm(h)
+        return h
+
+
+def main():
+    torch.manual_seed(0)
+    net = Net()
+    seen = []
+    for name, m in net.named_modules():
+        if name == "norm":
+            m.register_forward_pre_hook(lambda mod, args: seen.append(args[0]))
+    with torch.no_grad():
+        out = net(torch.randn(5, 3))
+    return [out, *seen]
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="main (fix24b): a member hooked through the owner's named_modules() sees the input the forward writes into")
+def test_a_member_hooked_through_named_modules_keeps_its_in_place_write():
+    """The same hole on main, for a member set as ``self.norm`` (fix24b's rule): a forward
+    pre-hook reached through ``net.named_modules()`` keeps the input ``x /= ...`` writes."""
+    _assert_same_results(NORM_HOOK)
+
+
+KEEPS_VIEW = """\
+import torch
+import torch.nn as nn
+
+
+class Norm2(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(d))
+
+    def forward(self, inp):
+        self.seen = inp.detach()
+        return torch.nn.functional.layer_norm(inp, self.w.shape, self.w, None, 1e-5)
+
+
+class Res(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.ln = Norm2(d)
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        x += self.fc(self.ln(x))
+        return x
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(3, 4)
+        self.block = Res(4)
+
+    def forward(self, inp):
+        h = self.proj(inp)
+        h = self.block(h)
+        return h
+
+
+def main():
+    torch.manual_seed(0)
+    net = Net()
+    with torch.no_grad():
+        out = net(torch.randn(5, 3))
+    return [out, *[m.seen for m in net.modules() if hasattr(m, "seen")]]
+"""
+
+
+@pytest.mark.parametrize("kept", ["inp.detach()", "inp[0]"])
+@pytest.mark.xfail(strict=True, reason="fix24c: a module of the file that stores a view of its argument (detach(), an index) counts as keeping nothing")
+def test_a_callee_storing_a_view_of_its_argument_keeps_it(kept):
+    """``self.seen = inp.detach()`` shares the input's storage: ``x += ...`` after
+    ``self.ln(x)`` reaches it in the original, not after the rewrite. kept.py's ``_stores``
+    follows only names (``self.seen = inp``), so the callee "keeps nothing given"."""
+    _assert_same_results(KEEPS_VIEW.replace("inp.detach()", kept))
