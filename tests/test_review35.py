@@ -206,3 +206,60 @@ def test_a_callee_storing_a_view_of_its_argument_keeps_it(kept):
     ``self.ln(x)`` reaches it in the original, not after the rewrite. kept.py's ``_stores``
     follows only names (``self.seen = inp``), so the callee "keeps nothing given"."""
     _assert_same_results(KEEPS_VIEW.replace("inp.detach()", kept))
+
+
+# ------------------------------------------------------------------------------------ rec24j
+def _proven(source: str):
+    """The proven findings (IPF1xx) of the default ``check``: (code, line)."""
+    result = _process(source, Settings())
+    return [(f.code, f.span.line) for f in result.findings if f.code.startswith("IPF1")]
+
+
+def _backward_runs(source: str) -> bool:
+    try:
+        _run(source)
+    except RuntimeError as error:
+        assert "inplace" in str(error), error
+        return False
+    return True
+
+
+SEQUENTIAL_HEAD = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 4)
+        self.head = nn.Sequential(nn.ReLU(inplace=True), nn.Linear(4, 2))
+        CHANGE
+
+    def forward(self, x):
+        h = torch.sigmoid(self.fc(x))
+        return self.head(h)
+
+
+def main():
+    torch.manual_seed(0)
+    net = Net()
+    net(torch.randn(5, 3)).sum().backward()
+    return [p.grad for p in net.parameters()]
+"""
+
+
+@pytest.mark.parametrize("change", ["self.head[0] = nn.Identity()", "self.head.insert(0, nn.Linear(4, 4))"])
+@pytest.mark.xfail(strict=True, reason="rec24j: a Sequential's first in-place layer is proven from what it was built with, though its members are changed after")
+def test_a_sequential_whose_first_layer_is_replaced_is_no_proven_hazard(change):
+    """``self.head[0] = ...`` / ``self.head.insert(0, ...)`` after ``nn.Sequential(nn.ReLU(
+    inplace=True), ...)``: the ReLU no longer gets the Sequential's input, backward runs, yet
+    b801819 proves the in-place layer at ``self.head(h)`` (the sigmoid's saved output)."""
+    source = SEQUENTIAL_HEAD.replace("CHANGE", change)
+    assert _backward_runs(source)
+    assert not _proven(source)
+
+
+def test_the_sequential_head_control_is_a_real_hazard():
+    """The control: unchanged, the same program raises at backward."""
+    assert not _backward_runs(SEQUENTIAL_HEAD.replace("        CHANGE\n", ""))
