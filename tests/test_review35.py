@@ -263,3 +263,87 @@ def test_a_sequential_whose_first_layer_is_replaced_is_no_proven_hazard(change):
 def test_the_sequential_head_control_is_a_real_hazard():
     """The control: unchanged, the same program raises at backward."""
     assert not _backward_runs(SEQUENTIAL_HEAD.replace("        CHANGE\n", ""))
+
+
+# --------------------------------------------------------------------- fix24c: identity aliases
+KEPT_BLOCK_ALIAS = """\
+import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        out = self.fc(x)
+        self.last = out
+        return out
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+
+    def forward(self, x):
+        h = self.block(x)
+        d = h.exp_()
+        d *= 5
+        return d, h
+
+
+def main():
+    torch.manual_seed(0)
+    net = Net()
+    with torch.no_grad():
+        out = net(torch.randn(2, 3))
+    return [*out, net.block.last]
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="fix24c: identity aliases called 'all the references' though the first one's tensor is kept by the block that returned it")
+def test_identity_aliases_of_a_kept_block_output_are_not_all_the_references():
+    """``h = self.block(x)`` (the block keeps ``out`` as ``self.last``), ``d = h.exp_()``,
+    ``d *= 5``: 6ad3173 rebinds both names safely (``d = h = d * 5``), but ``self.last`` is a
+    third reference: it sees ``* 5`` in the original only. (``result_kept`` is asked of the
+    target's own bindings, not of its aliases'.) On main: unsafe (alias)."""
+    _assert_same_results(KEPT_BLOCK_ALIAS)
+
+
+VIEW_THEN_INPLACE_RESULT = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        h = self.fc(x)
+        b = h.reshape(-1)
+        d = b.exp_()
+        d *= 5
+        return d, h
+
+
+def main():
+    torch.manual_seed(0)
+    net = Net()
+    with torch.no_grad():
+        out = net(torch.randn(2, 3))
+    return list(out)
+"""
+
+
+@pytest.mark.parametrize("view", ["h.reshape(-1)", "h.float()", "h.contiguous()"])
+@pytest.mark.xfail(strict=True, reason="main (and fix24c): the tensor an in-place method returns (d = b.exp_()) is not known to be b, a view of h read later")
+def test_the_result_of_an_in_place_method_on_a_view_is_that_view(view):
+    """``b = h.reshape(-1)`` (or ``h.float()``, which returns ``h`` itself), ``d = b.exp_()``,
+    ``d *= 5``: ``d`` is ``b``, which shares ``h``'s storage; the safe ``d = d * 5`` leaves
+    ``h`` without the ``* 5`` it had. IPF003 at ``b.exp_()`` says view-alias; IPF101 at
+    ``d *= 5`` says safe."""
+    _assert_same_results(VIEW_THEN_INPLACE_RESULT.replace("h.reshape(-1)", view))
