@@ -4,12 +4,17 @@ Each program works (it runs under ``torch.no_grad()`` or reads nothing autograd 
 default ``fix`` must leave what it computes (outputs, final state) bit-identical, and a finding
 must be proven only where the program fails at ``backward()``. The files are checked in a run
 whose index shows every file (case.py and one other that imports nothing), as the safe
-forward-input fix needs. Each test fails on the branch named in its mark because of the defect
-it shows, and is ``xfail(strict=True)`` until that branch fixes it.
+forward-input fix needs.
+
+A test of a branch's defect is ``xfail(strict=True)`` where that branch's code is present (a
+function the branch added, :func:`_with`) and runs as a plain test elsewhere, where it passes
+(main): merged with the branch, it fails until the defect is fixed, then the mark must go. A
+test of main's own defect is ``xfail(strict=True)`` everywhere.
 """
 
 from __future__ import annotations
 
+import importlib
 import pathlib
 import tempfile
 
@@ -19,6 +24,20 @@ import torch
 from codemod.config import Settings
 from codemod.engine.pipeline import process_source
 from codemod.engine.project import build_index
+
+
+def _with(module: str, name: str) -> bool:
+    """Whether ``module`` (of the checkout under test) defines ``name``: a branch's code."""
+    found = importlib.import_module(module)
+    for part in name.split("."):
+        found = getattr(found, part, None)
+    return found is not None
+
+
+FIX24C_MODULE_LISTS = _with("codemod.analysis.arguments", "_module_list_of")
+FIX24C_KEEPS_NOTHING = _with("codemod.analysis.kept", "_keeps_nothing_given")
+FIX24C_LOCAL_ALIASES = _with("codemod.rules.safety", "only_local_names")
+REC24J_SEQUENTIAL = _with("codemod.analysis.hazard", "ModuleHazards._sequential_calls")
 
 
 def _process(source: str, settings: Settings, fix: bool = False):
@@ -96,7 +115,7 @@ def main():
 """
 
 
-@pytest.mark.xfail(strict=True, reason="fix24c: a ModuleList member hooked through the owner's named_modules() sees the input the forward writes into")
+@pytest.mark.xfail(FIX24C_MODULE_LISTS, strict=True, reason="fix24c: a ModuleList member hooked through the owner's named_modules() sees the input the forward writes into")
 def test_a_block_hooked_through_named_modules_keeps_its_in_place_write():
     """Forward hooks (feature extraction) registered through ``net.named_modules()`` keep the
     block's output, which is its input, written in place by the next block: the original hooks
@@ -200,7 +219,7 @@ def main():
 
 
 @pytest.mark.parametrize("kept", ["inp.detach()", "inp[0]"])
-@pytest.mark.xfail(strict=True, reason="fix24c: a module of the file that stores a view of its argument (detach(), an index) counts as keeping nothing")
+@pytest.mark.xfail(FIX24C_KEEPS_NOTHING, strict=True, reason="fix24c: a module of the file that stores a view of its argument (detach(), an index) counts as keeping nothing")
 def test_a_callee_storing_a_view_of_its_argument_keeps_it(kept):
     """``self.seen = inp.detach()`` shares the input's storage: ``x += ...`` after
     ``self.ln(x)`` reaches it in the original, not after the rewrite. kept.py's ``_stores``
@@ -250,7 +269,7 @@ def main():
 
 
 @pytest.mark.parametrize("change", ["self.head[0] = nn.Identity()", "self.head.insert(0, nn.Linear(4, 4))"])
-@pytest.mark.xfail(strict=True, reason="rec24j: a Sequential's first in-place layer is proven from what it was built with, though its members are changed after")
+@pytest.mark.xfail(REC24J_SEQUENTIAL, strict=True, reason="rec24j: a Sequential's first in-place layer is proven from what it was built with, though its members are changed after")
 def test_a_sequential_whose_first_layer_is_replaced_is_no_proven_hazard(change):
     """``self.head[0] = ...`` / ``self.head.insert(0, ...)`` after ``nn.Sequential(nn.ReLU(
     inplace=True), ...)``: the ReLU no longer gets the Sequential's input, backward runs, yet
@@ -303,7 +322,7 @@ def main():
 """
 
 
-@pytest.mark.xfail(strict=True, reason="fix24c: identity aliases called 'all the references' though the first one's tensor is kept by the block that returned it")
+@pytest.mark.xfail(FIX24C_LOCAL_ALIASES, strict=True, reason="fix24c: identity aliases called 'all the references' though the first one's tensor is kept by the block that returned it")
 def test_identity_aliases_of_a_kept_block_output_are_not_all_the_references():
     """``h = self.block(x)`` (the block keeps ``out`` as ``self.last``), ``d = h.exp_()``,
     ``d *= 5``: 6ad3173 rebinds both names safely (``d = h = d * 5``), but ``self.last`` is a
