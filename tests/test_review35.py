@@ -366,3 +366,38 @@ def test_the_result_of_an_in_place_method_on_a_view_is_that_view(view):
     ``h`` without the ``* 5`` it had. IPF003 at ``b.exp_()`` says view-alias; IPF101 at
     ``d *= 5`` says safe."""
     _assert_same_results(VIEW_THEN_INPLACE_RESULT.replace("h.reshape(-1)", view))
+
+
+INPLACE_SWITCHED_OFF = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 4)
+        self.act = nn.ReLU(inplace=True)
+        self.out = nn.Linear(4, 2)
+        self.act.inplace = False
+
+    def forward(self, x):
+        h = torch.sigmoid(self.fc(x))
+        return self.out(self.act(h))
+
+
+def main():
+    torch.manual_seed(0)
+    net = Net()
+    net(torch.randn(5, 3)).sum().backward()
+    return [p.grad for p in net.parameters()]
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="main: a module built with inplace=True and switched off (self.act.inplace = False) is proven to write in place")
+def test_a_module_switched_out_of_place_after_it_is_built_is_no_proven_hazard():
+    """``self.act.inplace = False`` after ``nn.ReLU(inplace=True)``: the ReLU runs out of place,
+    backward runs, yet the call on the sigmoid's saved output is proven (IPF102). rec24j's
+    subclass and Sequential rules inherit it (``self.drop.inplace = False`` in a subclass)."""
+    assert _backward_runs(INPLACE_SWITCHED_OFF)
+    assert not _proven(INPLACE_SWITCHED_OFF)
