@@ -401,3 +401,46 @@ def test_a_module_switched_out_of_place_after_it_is_built_is_no_proven_hazard():
     subclass and Sequential rules inherit it (``self.drop.inplace = False`` in a subclass)."""
     assert _backward_runs(INPLACE_SWITCHED_OFF)
     assert not _proven(INPLACE_SWITCHED_OFF)
+
+
+GLOBAL_KEEP = """\
+import torch
+import torch.nn as nn
+
+LAST = None
+
+
+def remember(t):
+    global LAST
+    LAST = t
+    return t.sum()
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        h = torch.sigmoid(self.fc(x))
+        s = remember(h)
+        h += 1
+        return h + s
+
+
+def main():
+    torch.manual_seed(0)
+    net = Net()
+    with torch.no_grad():
+        out = net(torch.randn(2, 3))
+    return [out, LAST]
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="main (and fix24c's stored_before): a helper of the file that keeps its argument in a global (global LAST; LAST = t) is not seen to keep it")
+def test_a_helper_keeping_its_argument_in_a_global_holds_it():
+    """``remember(h)`` stores ``h`` as the module's ``LAST``; ``h += 1`` after it reaches
+    ``LAST`` in the original, not after ``h = h + 1``. kept.py's ``_stores`` looks for the
+    parameter itself declared global, not a global assigned from it (fix24c's ``stored_before``
+    already catches ``into.append(t)``)."""
+    _assert_same_results(GLOBAL_KEEP)
