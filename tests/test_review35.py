@@ -115,13 +115,29 @@ def main():
 """
 
 
-@pytest.mark.xfail(FIX24C_MODULE_LISTS, strict=True, reason="fix24c: a ModuleList member hooked through the owner's named_modules() sees the input the forward writes into")
-def test_a_block_hooked_through_named_modules_keeps_its_in_place_write():
-    """Forward hooks (feature extraction) registered through ``net.named_modules()`` keep the
-    block's output, which is its input, written in place by the next block: the original hooks
-    all see the final tensor, the rewrite's see each block's own. The list's uses are all seen,
-    the owner's ``named_modules()`` is not followed."""
-    _assert_same_results(RES_STACK)
+# the hooks set in the constructor through the list's own `children()` (a "getter" that hands on
+# no member for a module, but every member for a ModuleList)
+RES_STACK_CHILDREN = RES_STACK.replace("""        self.blocks = nn.ModuleList([Res(4) for _ in range(n)])
+""", """        self.blocks = nn.ModuleList([Res(4) for _ in range(n)])
+        self.seen = []
+        for member in self.blocks.children():
+            member.register_forward_hook(lambda mod, args, out: self.seen.append(out))
+""").replace("""    seen = []
+    for name, m in net.named_modules():
+        if name.startswith("blocks."):
+            m.register_forward_hook(lambda mod, args, out: seen.append(out))
+""", "").replace("return [out, *seen]", "return [out, *net.seen]")
+
+
+@pytest.mark.parametrize("source", [RES_STACK, RES_STACK_CHILDREN], ids=["owner-named_modules", "list-children"])
+@pytest.mark.xfail(FIX24C_MODULE_LISTS, strict=True, reason="fix24c: a ModuleList member hooked through named_modules()/children() sees the input the forward writes into")
+def test_a_block_hooked_through_named_modules_keeps_its_in_place_write(source):
+    """Forward hooks (feature extraction) registered through ``net.named_modules()`` (or the
+    list's ``children()``) keep the block's output, which is its input, written in place by the
+    next block: the original hooks all see the final tensor, the rewrite's see each block's own.
+    The list's uses are all seen, but neither enumeration is followed."""
+    assert "register_forward_hook" in source
+    _assert_same_results(source)
 
 
 NORM_HOOK = """\
