@@ -37,7 +37,6 @@ def _with(module: str, name: str) -> bool:
 FIX24C_MODULE_LISTS = _with("codemod.analysis.arguments", "_module_list_of")
 FIX24C_KEEPS_NOTHING = _with("codemod.analysis.kept", "_keeps_nothing_given")
 FIX24C_LOCAL_ALIASES = _with("codemod.rules.safety", "only_local_names")
-REC24J_SEQUENTIAL = _with("codemod.analysis.hazard", "ModuleHazards._sequential_calls")
 
 
 def _process(source: str, settings: Settings, fix: bool = False):
@@ -284,8 +283,8 @@ def main():
 """
 
 
-@pytest.mark.parametrize("change", ["self.head[0] = nn.Identity()", "self.head.insert(0, nn.Linear(4, 4))"])
-@pytest.mark.xfail(REC24J_SEQUENTIAL, strict=True, reason="rec24j: a Sequential's first in-place layer is proven from what it was built with, though its members are changed after")
+@pytest.mark.parametrize("change", ["self.head[0] = nn.Identity()", "self.head.insert(0, nn.Linear(4, 4))",
+                                    "self.head[0].inplace = False", "self.head._modules['0'] = nn.Tanh()"])
 def test_a_sequential_whose_first_layer_is_replaced_is_no_proven_hazard(change):
     """``self.head[0] = ...`` / ``self.head.insert(0, ...)`` after ``nn.Sequential(nn.ReLU(
     inplace=True), ...)``: the ReLU no longer gets the Sequential's input, backward runs, yet
@@ -460,3 +459,42 @@ def test_a_helper_keeping_its_argument_in_a_global_holds_it():
     parameter itself declared global, not a global assigned from it (fix24c's ``stored_before``
     already catches ``into.append(t)``)."""
     _assert_same_results(GLOBAL_KEEP)
+
+
+APPENDED_HEAD = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 4)
+        layers = []
+        layers.append(nn.ReLU(inplace=True))
+        layers.append(nn.Linear(4, 2))
+        self.net = nn.Sequential(*layers)
+        CHANGE
+
+    def forward(self, x):
+        h = torch.sigmoid(self.fc(x))
+        return self.net(h)
+
+
+def main():
+    torch.manual_seed(0)
+    net = Net()
+    net(torch.randn(5, 3)).sum().backward()
+    return [p.grad for p in net.parameters()]
+"""
+
+
+def test_a_sequential_built_from_appended_layers_whose_first_is_replaced_is_no_proven_hazard():
+    """The same for ``self.net = nn.Sequential(*layers)`` with the in-place layer appended
+    first (main's older rule): ``self.net[0] = nn.Identity()`` afterwards, backward runs."""
+    changed = APPENDED_HEAD.replace("CHANGE", "self.net[0] = nn.Identity()")
+    assert _backward_runs(changed)
+    assert not _proven(changed)
+    unchanged = APPENDED_HEAD.replace("        CHANGE\n", "")
+    assert not _backward_runs(unchanged)
+    assert _proven(unchanged)  # the control stays a proven hazard

@@ -1052,7 +1052,8 @@ class ModuleHazards(_HazardsPart):
             return self.hazards.explain(parent, parent.args[0])  # nn.ReLU(inplace=True)(x)
         assign = parent
         key = target_key(assign.targets[0]) if isinstance(assign, ast.Assign) and len(assign.targets) == 1 else None
-        if key is None and chains.runs_in_place(call):
+        appended = key is None and chains.runs_in_place(call)
+        if appended:
             key = self._first_appended(call)
         if key is None:
             return _possible("its calls cannot be followed (it is not bound to a name), so it may write into a saved tensor")
@@ -1063,6 +1064,9 @@ class ModuleHazards(_HazardsPart):
         calls = self._calls_with_arguments(scope, key)
         if not calls:
             return _possible(f"no call of `{key}` is visible, so it may write into a saved tensor")
+        if appended and self._members_changed(key, scope):
+            return _possible(f"the members of `{key}` are changed after it is built, so its first layer may not be "
+                             "this one")
         return best(self._module_sites(key, calls))
 
     def _calls_with_arguments(self, scope: ast.AST, key: str) -> List[ast.Call]:
@@ -1106,8 +1110,41 @@ class ModuleHazards(_HazardsPart):
         scope = self.model.enclosing_class(sequential) if key.startswith("self.") else self.model.owner(sequential)
         if scope is None:
             return None
+        if self._members_changed(key, scope):
+            return None
         calls = self._calls_with_arguments(scope, key)
         return best(self._module_sites(key, calls)) if calls else None
+
+    _MEMBER_CHANGES = frozenset({"insert", "append", "extend", "pop", "add_module", "register_module",
+                                 "__setitem__", "__delitem__", "apply"})
+
+    def _members_changed(self, key: str, scope: ast.AST) -> bool:
+        """Whether the container ``key`` names (``self.head``, a local ``net``) may hold other
+        members than it was built with: an item stored or deleted (``self.head[0] = m``,
+        ``x.head._modules["0"] = m``), a member's attribute set (``self.head[0].inplace = False``)
+        or a changing method called (``self.head.insert(0, m)``), by any receiver in the file
+        for an attribute: the first layer read from its construction is then not known."""
+        name = key.split(".")[-1]
+
+        def through(node: ast.AST) -> bool:  # node is, or reaches down to, ``<x>.name`` / ``name``
+            while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+                inner = node.func if isinstance(node, ast.Call) else node.value
+                if isinstance(inner, ast.Attribute) and inner.attr == name and key.startswith("self."):
+                    return True
+                if isinstance(inner, ast.Name) and inner.id == name and not key.startswith("self."):
+                    return True
+                node = inner
+            return False
+
+        where = self.model.module if key.startswith("self.") else scope
+        for node in self.model.walk(where):
+            if isinstance(node, (ast.Subscript, ast.Attribute)) and not isinstance(node.ctx, ast.Load) \
+                    and through(node):
+                return True
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in self._MEMBER_CHANGES and through(node.func):
+                return True
+        return False
 
     def _first_appended(self, layer: ast.Call) -> Optional[str]:
         """``layers.append(nn.ReLU(inplace=True))``, the first statement (in source order) to
