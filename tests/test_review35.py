@@ -180,7 +180,6 @@ def main():
 """
 
 
-@pytest.mark.xfail(strict=True, reason="main (fix24b): a member hooked through the owner's named_modules() sees the input the forward writes into")
 def test_a_member_hooked_through_named_modules_keeps_its_in_place_write():
     """The same hole on main, for a member set as ``self.norm`` (fix24b's rule): a forward
     pre-hook reached through ``net.named_modules()`` keeps the input ``x /= ...`` writes."""
