@@ -374,7 +374,6 @@ def main():
 
 
 @pytest.mark.parametrize("view", ["h.reshape(-1)", "h.float()", "h.contiguous()"])
-@pytest.mark.xfail(strict=True, reason="main (and fix24c): the tensor an in-place method returns (d = b.exp_()) is not known to be b, a view of h read later")
 def test_the_result_of_an_in_place_method_on_a_view_is_that_view(view):
     """``b = h.reshape(-1)`` (or ``h.float()``, which returns ``h`` itself), ``d = b.exp_()``,
     ``d *= 5``: ``d`` is ``b``, which shares ``h``'s storage; the safe ``d = d * 5`` leaves

@@ -106,7 +106,8 @@ def hook_site(module: ast.Module) -> Optional[str]:
     (``m.forward = wrap(m.forward)``, ``setattr(m, "forward", ...)``). None: nothing."""
     for node in ast.walk(module):
         name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
-        if name is not None and _HOOK.match(name) and name not in _TENSOR_HOOKS:
+        if isinstance(node, (ast.Attribute, ast.Name)) and name is not None and _HOOK.match(name) \
+                and name not in _TENSOR_HOOKS:
             return f"line {node.lineno}: {name}"
         if isinstance(node, ast.Attribute) and node.attr in ("forward", "__call__") \
                 and isinstance(node.ctx, (ast.Store, ast.Del)):

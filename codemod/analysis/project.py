@@ -216,8 +216,8 @@ class ProjectIndex:
         either direction and through other files (``main`` imports ``a`` and ``b``: ``a``'s
         half tensors may reach ``b``); a module the index does not know sees every file."""
         if self._dtypes is None:
-            self._dtypes = self._first_by_part(lambda facts: facts.other_dtype)
-        return self._answer(self._dtypes, module, lambda facts: facts.other_dtype)
+            self._dtypes = _first_by_part(self.modules, self._import_links(), lambda facts: facts.other_dtype)
+        return _answer(self.modules, self._dtypes, module, lambda facts: facts.other_dtype)
 
     def hooks(self, module: str) -> Optional[str]:
         """Where the files connected to ``module`` (as for :meth:`other_dtype`: those that can
@@ -225,43 +225,8 @@ class ProjectIndex:
         what``); None: none does. A hook reached through an enumeration (``net.modules()``)
         may be on any module of the file and sees what its calls are given."""
         if self._hooks is None:
-            self._hooks = self._first_by_part(lambda facts: facts.hooks)
-        return self._answer(self._hooks, module, lambda facts: facts.hooks)
-
-    def _answer(self, answers: Dict[str, Optional[str]], module: str,
-                fact: Callable[[ModuleFacts], Optional[str]]) -> Optional[str]:
-        if module in self.modules:
-            return answers[module]
-        for name in sorted(self.modules):  # a module the index does not know: every file
-            found = fact(self.modules[name])
-            if found is not None:
-                return f"{name}: {found}"
-        return None
-
-    def _first_by_part(self, fact: Callable[[ModuleFacts], Optional[str]]) -> Dict[str, Optional[str]]:
-        """``fact`` of every module of the run joined over its connected part, from one walk of
-        the links: the links go both ways, so the files a module reaches are those of its
-        connected part, which share one answer (the first such place in the part, by module name)."""
-        linked = self._import_links()
-        answers: Dict[str, Optional[str]] = {}
-        for module in self.modules:
-            if module in answers:
-                continue
-            seen, todo = {module}, [module]
-            while todo:
-                for other in linked.get(todo.pop(), ()):
-                    if other not in seen:
-                        seen.add(other)
-                        todo.append(other)
-            answer = None
-            for name in sorted(seen):
-                found = fact(self.modules[name])
-                if found is not None:
-                    answer = f"{name}: {found}"
-                    break
-            for name in seen:
-                answers[name] = answer
-        return answers
+            self._hooks = _first_by_part(self.modules, self._import_links(), lambda facts: facts.hooks)
+        return _answer(self.modules, self._hooks, module, lambda facts: facts.hooks)
 
     def _import_links(self) -> Dict[str, Set[str]]:
         """Modules of the run linked by an import or a call of one another, both ways."""
@@ -472,6 +437,44 @@ def _digest(index: ProjectIndex, module: str, passed: bool) -> str:
     h.update(repr(("other-dtype", index.other_dtype(module))).encode())  # the project's dtypes decide fix safety
     h.update(repr(("hooks", index.hooks(module))).encode())  # and its hooks (``arguments``)
     return h.hexdigest()[:16]
+
+
+def _answer(modules: Dict[str, ModuleFacts], answers: Dict[str, Optional[str]], module: str,
+            fact: Callable[[ModuleFacts], Optional[str]]) -> Optional[str]:
+    """``module``'s answer (``_first_by_part``); a module the index does not know sees every file."""
+    if module in modules:
+        return answers[module]
+    for name in sorted(modules):
+        found = fact(modules[name])
+        if found is not None:
+            return f"{name}: {found}"
+    return None
+
+
+def _first_by_part(modules: Dict[str, ModuleFacts], linked: Dict[str, Set[str]],
+                   fact: Callable[[ModuleFacts], Optional[str]]) -> Dict[str, Optional[str]]:
+    """``fact`` of every module of the run joined over its connected part, from one walk of
+    the links: the links go both ways, so the files a module reaches are those of its
+    connected part, which share one answer (the first such place in the part, by module name)."""
+    answers: Dict[str, Optional[str]] = {}
+    for module in modules:
+        if module in answers:
+            continue
+        seen, todo = {module}, [module]
+        while todo:
+            for other in linked.get(todo.pop(), ()):
+                if other not in seen:
+                    seen.add(other)
+                    todo.append(other)
+        answer = None
+        for name in sorted(seen):
+            found = fact(modules[name])
+            if found is not None:
+                answer = f"{name}: {found}"
+                break
+        for name in seen:
+            answers[name] = answer
+    return answers
 
 
 def _reaches(imported: str, qualname: str) -> bool:
