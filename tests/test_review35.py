@@ -408,7 +408,6 @@ def main():
 """
 
 
-@pytest.mark.xfail(strict=True, reason="main: a module built with inplace=True and switched off (self.act.inplace = False) is proven to write in place")
 def test_a_module_switched_out_of_place_after_it_is_built_is_no_proven_hazard():
     """``self.act.inplace = False`` after ``nn.ReLU(inplace=True)``: the ReLU runs out of place,
     backward runs, yet the call on the sigmoid's saved output is proven (IPF102). rec24j's
@@ -451,7 +450,6 @@ def main():
 """
 
 
-@pytest.mark.xfail(strict=True, reason="main (and fix24c's stored_before): a helper of the file that keeps its argument in a global (global LAST; LAST = t) is not seen to keep it")
 def test_a_helper_keeping_its_argument_in_a_global_holds_it():
     """``remember(h)`` stores ``h`` as the module's ``LAST``; ``h += 1`` after it reaches
     ``LAST`` in the original, not after ``h = h + 1``. kept.py's ``_stores`` looks for the
