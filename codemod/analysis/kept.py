@@ -191,6 +191,9 @@ def argument_kept(model: "KeptFacts", call: ast.Call) -> bool:
     func = target[0]
     flow = model.flow(func)
     names = set(flow.params)
+    positional = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+    if isinstance(model.parent(func), ast.ClassDef) and positional and positional[0] in ("self", "cls"):
+        names.discard(positional[0])  # the instance, not what the call is given
     for _ in range(_DEPTH):  # names bound from them
         names |= {name for name, bindings in flow.bindings.items()
                   if any(b.value is not None and _holds(b.value, names) for b in bindings)}
