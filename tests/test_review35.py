@@ -179,7 +179,6 @@ def main():
 """
 
 
-@pytest.mark.xfail(strict=True, reason="main (fix24b): a member hooked through the owner's named_modules() sees the input the forward writes into")
 def test_a_member_hooked_through_named_modules_keeps_its_in_place_write():
     """The same hole on main, for a member set as ``self.norm`` (fix24b's rule): a forward
     pre-hook reached through ``net.named_modules()`` keeps the input ``x /= ...`` writes."""
@@ -374,7 +373,6 @@ def main():
 
 
 @pytest.mark.parametrize("view", ["h.reshape(-1)", "h.float()", "h.contiguous()"])
-@pytest.mark.xfail(strict=True, reason="main (and fix24c): the tensor an in-place method returns (d = b.exp_()) is not known to be b, a view of h read later")
 def test_the_result_of_an_in_place_method_on_a_view_is_that_view(view):
     """``b = h.reshape(-1)`` (or ``h.float()``, which returns ``h`` itself), ``d = b.exp_()``,
     ``d *= 5``: ``d`` is ``b``, which shares ``h``'s storage; the safe ``d = d * 5`` leaves
@@ -409,7 +407,6 @@ def main():
 """
 
 
-@pytest.mark.xfail(strict=True, reason="main: a module built with inplace=True and switched off (self.act.inplace = False) is proven to write in place")
 def test_a_module_switched_out_of_place_after_it_is_built_is_no_proven_hazard():
     """``self.act.inplace = False`` after ``nn.ReLU(inplace=True)``: the ReLU runs out of place,
     backward runs, yet the call on the sigmoid's saved output is proven (IPF102). rec24j's
@@ -452,7 +449,6 @@ def main():
 """
 
 
-@pytest.mark.xfail(strict=True, reason="main (and fix24c's stored_before): a helper of the file that keeps its argument in a global (global LAST; LAST = t) is not seen to keep it")
 def test_a_helper_keeping_its_argument_in_a_global_holds_it():
     """``remember(h)`` stores ``h`` as the module's ``LAST``; ``h += 1`` after it reaches
     ``LAST`` in the original, not after ``h = h + 1``. kept.py's ``_stores`` looks for the

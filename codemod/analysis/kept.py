@@ -14,6 +14,10 @@ the rewrite is no safe fix. This part says a callee keeps nothing only where it 
   attribute or element of something (``return self.last``).
 
 Anything else: kept (unknown is not "not kept").
+
+The same holds for what a call is *given*: ``remember(h); h += 1`` writes into the tensor a
+helper of the file kept (``global LAST; LAST = t``), and ``h = h + 1`` hides the write from it
+(:func:`argument_kept`).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from typing import TYPE_CHECKING, List, Optional, Protocol, Set
 
 from codemod import torch_api
 from codemod.analysis.kinds import Kind
-from codemod.analysis.syntax import FUNCTIONS, Function
+from codemod.analysis.syntax import FUNCTIONS, Function, Located
 
 if TYPE_CHECKING:
     from codemod.analysis.summaries import Summaries, SummaryFacts
@@ -156,3 +160,70 @@ def _parts(value: ast.expr) -> list:  # type: ignore[type-arg]
 
 def _mentions(value: ast.expr, names: Set[str]) -> bool:
     return any(isinstance(p, ast.Name) and p.id in names for p in _parts(value))
+
+
+def given_to_keeper(model: "KeptFacts", key: str, stmt: Located) -> bool:
+    """Whether, before ``stmt``, the tensor ``key`` holds there was handed to a function of
+    this file that may keep it (:func:`argument_kept`)."""
+    flow = model.flow(model.owner(stmt))
+    here = [id(b) for b in model.reaching(flow, key, stmt)]
+    start = model.range(stmt)[0]
+    for pos, load in flow.loads.get(key, []):
+        call = model.parent(load)
+        if pos >= start or not isinstance(call, ast.Call) or load is call.func:
+            continue
+        if not any(id(b) in here for b in model.reaching(flow, key, model.statement_of(load))):
+            continue  # another tensor of that name
+        if argument_kept(model, call):
+            return True
+    return False
+
+
+def argument_kept(model: "KeptFacts", call: ast.Call) -> bool:
+    """Whether a function of this file that ``call`` runs may keep what it is given: it stores a
+    parameter (or a name bound from one, a view or element of one) into a global or nonlocal
+    name, an attribute or an element of anything, hands one to a call that is neither torch's
+    nor a module's (``cache.append(t)``), or a function nested in it reads one (a closure
+    cell). Calls of code the file does not show are not answered here."""
+    target = model.summaries.targets.callee(call)
+    if not (isinstance(target, tuple) and isinstance(target[0], FUNCTIONS)):
+        return False
+    func = target[0]
+    flow = model.flow(func)
+    names = set(flow.params)
+    positional = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+    if isinstance(model.parent(func), ast.ClassDef) and positional and positional[0] in ("self", "cls"):
+        names.discard(positional[0])  # the instance, not what the call is given
+    for _ in range(_DEPTH):  # names bound from them
+        names |= {name for name, bindings in flow.bindings.items()
+                  if any(b.value is not None and _holds(b.value, names) for b in bindings)}
+    for node in model.walk(func):
+        if isinstance(node, (*FUNCTIONS, ast.Lambda)) and node is not func \
+                and any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node)):
+            return True  # a closure over it
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None \
+                and _holds(node.value, names):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            stored = [t for top in targets for t in ast.walk(top) if isinstance(t, (ast.Name, ast.Attribute, ast.Subscript))
+                      and not isinstance(t.ctx, ast.Load)]
+            if any(not isinstance(t, ast.Name) or t.id in flow.declared for t in stored):
+                return True  # `LAST = t` (global), `self.last = t`, `cache[k] = t`
+        elif isinstance(node, ast.Call) and not _torch_call(model, node) \
+                and any(_holds(a, names) for a in (*node.args, *(k.value for k in node.keywords))):
+            return True  # `cache.append(t)`, `setattr(obj, "t", t)`
+    return False
+
+
+def _holds(value: ast.expr, names: Set[str]) -> bool:
+    """``value`` may be, hold or view a tensor of ``names``: one of them, an element, attribute
+    or method result of one (``t[0]``, ``t.detach()``), or a container of such."""
+    for part in _parts(value.value if isinstance(value, ast.Starred) else value):
+        while isinstance(part, (ast.Attribute, ast.Subscript, ast.Call)):
+            if isinstance(part, ast.Call):
+                if not isinstance(part.func, ast.Attribute):
+                    break
+                part = part.func
+            part = part.value
+        if isinstance(part, ast.Name) and part.id in names:
+            return True
+    return False

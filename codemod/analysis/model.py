@@ -234,6 +234,12 @@ class SemanticModel:
         out``): a write into the result reaches it there too (``kept.result_kept``)."""
         return kept.result_kept(self, call)
 
+    def given_to_keeper(self, key: str, stmt: Located) -> bool:
+        """Whether, before ``stmt``, the tensor ``key`` holds there was handed to a function of
+        this file that may keep it (``remember(h)`` storing it in a global): a write into it
+        reaches the kept one too (``kept.argument_kept``)."""
+        return kept.given_to_keeper(self, key, stmt)
+
     def contract(self, target: ast.AST) -> Optional[ContractReason]:
         """Whether the function around ``target`` (one of its parameters) mutates it on
         purpose: a mutation contract (``Calls.contract``)."""

@@ -119,6 +119,8 @@ def assess(
         if any(b.form == "assign" and isinstance(b.value, ast.Call) and model.result_kept(b.value)
                for b in model.reaching(flow, target.id, stmt)):
             return Verdict(Status.UNSAFE, "held-elsewhere")  # `x = self.block(x)`, the block keeping `out`
+        if model.given_to_keeper(target.id, stmt):
+            return Verdict(Status.UNSAFE, "held-elsewhere")  # `remember(h)` keeping it in a global
     if kind is Kind.UNKNOWN and require_known:
         return Verdict(Status.MANUAL, "unknown-type")
     if isinstance(target, ast.Attribute) and model.holders.attribute_handed_out(target):
