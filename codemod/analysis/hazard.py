@@ -36,7 +36,7 @@ from codemod.analysis.binder import Binding, Flow
 from codemod.analysis.branches import always_binds, binds, branch, requires_grad_test, statement_lists, within
 from codemod.analysis.classes import AttrValue
 from codemod.analysis.dataflow import VIEW_METHODS
-from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, op_short
+from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
 from codemod.analysis.kinds import Kind
 from codemod.analysis.requires_grad import Constants, RequiresGradFacts, may_be_frozen
 from codemod.analysis.summaries import Returns, Saved, Summaries, SummaryFacts
@@ -681,8 +681,8 @@ class Consumers(_HazardsPart):
         elif self.constant_args.constant(op_node):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if a caller elsewhere "
                              "passes a tensor that requires grad (the calls in this file pass constants)")
-        if op_short(op) in INTEGRAL_OK and not self.floating.floating(node) \
-                and not (op_short(op) in _OWN_GRADIENT and floating()):
+        integral_ok = op_short(op) in INTEGRAL_OK and not (op_short(op) in _OWN_GRADIENT and floating())
+        if (integral_ok or self._integral_ok_helper(op_node) and not floating()) and not self.floating.floating(node):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it is a floating "
                              f"tensor (`{op}` also takes integral ones: indices, masks)")
         if op in torch_api.MODULES_WITH_PARAMETERS and isinstance(op_node, ast.Call) \
@@ -694,6 +694,15 @@ class Consumers(_HazardsPart):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it requires grad "
                              f"(`{op}` saves it for its own gradient; nothing the analysis sees shows it requires grad)")
         return Hazard(f"`{key}` was saved for backward by `{op}` at line {line}")
+
+    def _integral_ok_helper(self, op_node: ast.expr) -> bool:
+        """A user function whose every saving op also takes integral tensors (``torch.max(indices)``
+        in a helper that checks an index): what it saves may be an index, never differentiated."""
+        if not isinstance(op_node, ast.Call) or self.model.torch_name(op_node.func) is not None:
+            return False
+        summary = self.model.summaries.of_call(op_node)
+        via = summary.via if summary is not None else ()
+        return bool(via) and all(op_short(v.split(" (", 1)[0]) in INTEGRAL_OK for v in via)
 
     def _own_gradient(self, op_node: ast.expr, node: ast.expr, saved: Saves) -> bool:
         """The op saves ``node`` for ``node``'s own gradient only: its other operands are Python
@@ -709,13 +718,13 @@ class Consumers(_HazardsPart):
         return not any(s.startswith("input") and s != "input0" for s in saved)
 
     def _copying_index(self, sub: ast.Subscript) -> bool:
-        """An index known to make a copy (advanced indexing): a list, or a name bound only to
-        what ``nonzero``/``argwhere``/``argsort``/``randperm`` return (1-d or more; a 0-d index
-        tensor would make a view)."""
+        """An index known to make a copy (advanced indexing): a list, a boolean tensor (a mask,
+        0-d included), or a name bound only to what ``nonzero``/``argwhere``/``argsort``/``randperm``
+        return (1-d or more; a 0-d index tensor would make a view)."""
         parts = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
         for part in parts:
-            if isinstance(part, (ast.List, ast.ListComp)):
-                return True
+            if isinstance(part, (ast.List, ast.ListComp)) or boolean_tensor(self.model, part):
+                return True  # a list, or a boolean mask (`out[out.abs() > 1]`, `out[clipped]`)
             if isinstance(part, ast.Name):
                 flow = self.model.flow(self.model.owner(sub))
                 bound = [b.value for b in self.model.reaching(flow, part.id, self.model.statement_of(sub))]
