@@ -171,6 +171,7 @@ class Integral:
         return name.startswith("torch.") and name.rsplit(".", 1)[-1] in _INTEGRAL_DTYPES
 
 
+_ORDERS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 # Boolean results of a tensor receiver or operand (a mask), whatever its dtype.
 _MASK_METHODS = frozenset({
     "any", "all", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "isclose", "isneginf",
@@ -182,11 +183,12 @@ def boolean_tensor(model: RequiresGradFacts, expr: ast.expr, depth: int = 0) -> 
     """Whether ``expr`` is known to be a boolean *tensor* (a mask): a comparison with a tensor
     operand, ``.any(dim)`` / ``.all()`` / ``isnan`` / ``logical_*`` of a tensor, ``~``, ``&``, ``|``,
     ``^`` of masks, a name bound only to such values. Indexing with one is advanced indexing,
-    a copy, whatever its dims (a Python bool index, ``x[True]``, is a view: not a mask here)."""
+    a copy, whatever its dims (checked with torch by tests/test_precision35.py)."""
     if depth > 8:
         return False
-    if isinstance(expr, ast.Compare):
-        return any(is_tensor(e, model) for e in (expr.left, *expr.comparators))
+    if isinstance(expr, ast.Compare):  # an order or equality (not `is`, `in`)
+        return all(isinstance(op, _ORDERS) for op in expr.ops) \
+            and any(is_tensor(e, model) for e in (expr.left, *expr.comparators))
     if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Invert):
         return boolean_tensor(model, expr.operand, depth + 1)
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):

@@ -681,8 +681,8 @@ class Consumers(_HazardsPart):
         elif self.constant_args.constant(op_node):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if a caller elsewhere "
                              "passes a tensor that requires grad (the calls in this file pass constants)")
-        integral_ok = op_short(op) in INTEGRAL_OK and not (op_short(op) in _OWN_GRADIENT and floating())
-        if (integral_ok or self._integral_ok_helper(op_node) and not floating()) and not self.floating.floating(node):
+        if op_short(op) in INTEGRAL_OK and not self.floating.floating(node) \
+                and not (op_short(op) in _OWN_GRADIENT and floating()):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it is a floating "
                              f"tensor (`{op}` also takes integral ones: indices, masks)")
         if op in torch_api.MODULES_WITH_PARAMETERS and isinstance(op_node, ast.Call) \
@@ -694,15 +694,6 @@ class Consumers(_HazardsPart):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it requires grad "
                              f"(`{op}` saves it for its own gradient; nothing the analysis sees shows it requires grad)")
         return Hazard(f"`{key}` was saved for backward by `{op}` at line {line}")
-
-    def _integral_ok_helper(self, op_node: ast.expr) -> bool:
-        """A user function whose every saving op also takes integral tensors (``torch.max(indices)``
-        in a helper that checks an index): what it saves may be an index, never differentiated."""
-        if not isinstance(op_node, ast.Call) or self.model.torch_name(op_node.func) is not None:
-            return False
-        summary = self.model.summaries.of_call(op_node)
-        via = summary.via if summary is not None else ()
-        return bool(via) and all(op_short(v.split(" (", 1)[0]) in INTEGRAL_OK for v in via)
 
     def _own_gradient(self, op_node: ast.expr, node: ast.expr, saved: Saves) -> bool:
         """The op saves ``node`` for ``node``'s own gradient only: its other operands are Python
