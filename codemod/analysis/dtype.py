@@ -13,7 +13,7 @@ from typing import Callable, Iterable, List, Mapping, Optional, Set, Tuple
 from codemod.analysis.kinds import Kind
 from codemod.analysis.requires_grad import RequiresGradFacts, bound_values
 from codemod.analysis.syntax import target_key
-from codemod.analysis.tensor_kind import TensorKinds
+from codemod.analysis.tensor_kind import TensorKinds, is_tensor
 
 
 def may_promote(kinds: TensorKinds, key: Optional[str], operands: Iterable[ast.expr],
@@ -169,6 +169,46 @@ class Integral:
     def _integral_dtype(self, dtype: ast.expr) -> bool:
         name = self.model.torch_name(dtype) or ""
         return name.startswith("torch.") and name.rsplit(".", 1)[-1] in _INTEGRAL_DTYPES
+
+
+_ORDERS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+# Boolean results of a tensor receiver or operand (a mask), whatever its dtype.
+_MASK_METHODS = frozenset({
+    "any", "all", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "isclose", "isneginf",
+    "isposinf", "logical_and", "logical_or", "logical_not", "logical_xor", "bool", "signbit",
+})
+
+
+def boolean_tensor(model: RequiresGradFacts, expr: ast.expr, depth: int = 0) -> bool:
+    """Whether ``expr`` is known to be a boolean *tensor* (a mask): a comparison with a tensor
+    operand, ``.any(dim)`` / ``.all()`` / ``isnan`` / ``logical_*`` of a tensor, ``~``, ``&``, ``|``,
+    ``^`` of masks, a name bound only to such values. Indexing with one is advanced indexing,
+    a copy, whatever its dims (checked with torch by tests/test_precision35.py)."""
+    if depth > 8:
+        return False
+    if isinstance(expr, ast.Compare):  # an order or equality (not `is`, `in`)
+        return all(isinstance(op, _ORDERS) for op in expr.ops) \
+            and any(is_tensor(e, model) for e in (expr.left, *expr.comparators))
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Invert):
+        return boolean_tensor(model, expr.operand, depth + 1)
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+        sides = (expr.left, expr.right)
+        masks = [boolean_tensor(model, e, depth + 1) for e in sides]
+        return any(masks) and all(m or isinstance(e, ast.Compare) or isinstance(e, ast.Constant) and isinstance(e.value, bool)
+                                  for m, e in zip(masks, sides))
+    if isinstance(expr, ast.Subscript):
+        return boolean_tensor(model, expr.value, depth + 1)
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        name = model.torch_name(func)
+        if name is not None:
+            return name.rsplit(".", 1)[-1] in _MASK_METHODS and bool(expr.args) and is_tensor(expr.args[0], model)
+        return isinstance(func, ast.Attribute) and func.attr in _MASK_METHODS \
+            and (is_tensor(func.value, model) or boolean_tensor(model, func.value, depth + 1))
+    if isinstance(expr, ast.Name):
+        values = bound_values(model, expr, updates=False)
+        return bool(values) and all(boolean_tensor(model, v, depth + 1) for v in values or ())
+    return False
 
 
 # Ops that accept integral and boolean tensors (and save them): a tensor such an op saved may

@@ -36,7 +36,7 @@ from codemod.analysis.binder import Binding, Flow
 from codemod.analysis.branches import always_binds, binds, branch, requires_grad_test, statement_lists, within
 from codemod.analysis.classes import AttrValue
 from codemod.analysis.dataflow import VIEW_METHODS
-from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, op_short
+from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
 from codemod.analysis.kinds import Kind
 from codemod.analysis.requires_grad import Constants, RequiresGradFacts, may_be_frozen
 from codemod.analysis.summaries import Returns, Saved, Summaries, SummaryFacts
@@ -741,13 +741,13 @@ class Consumers(_HazardsPart):
         return not any(s.startswith("input") and s != "input0" for s in saved)
 
     def _copying_index(self, sub: ast.Subscript) -> bool:
-        """An index known to make a copy (advanced indexing): a list, or a name bound only to
-        what ``nonzero``/``argwhere``/``argsort``/``randperm`` return (1-d or more; a 0-d index
-        tensor would make a view)."""
+        """An index known to make a copy (advanced indexing): a list, a boolean tensor (a mask,
+        0-d included), or a name bound only to what ``nonzero``/``argwhere``/``argsort``/``randperm``
+        return (1-d or more; a 0-d index tensor would make a view)."""
         parts = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
         for part in parts:
-            if isinstance(part, (ast.List, ast.ListComp)):
-                return True
+            if isinstance(part, (ast.List, ast.ListComp)) or boolean_tensor(self.model, part):
+                return True  # a list, or a boolean mask (`out[out.abs() > 1]`, `out[clipped]`)
             if isinstance(part, ast.Name):
                 flow = self.model.flow(self.model.owner(sub))
                 bound = [b.value for b in self.model.reaching(flow, part.id, self.model.statement_of(sub))]

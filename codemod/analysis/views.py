@@ -991,9 +991,25 @@ class InputFlow(_ViewsPart):
                 return False
             if not (isinstance(func.value, ast.Name) and func.value.id == "self") and self._from(func.value, at, seen):
                 return True  # a method of the value: `x.float()`, `x.mean(0)`, `probs.values`
+        if self._held_callable(func):
+            return False  # `self.noise_funct(w)`: whatever the object was handed (torch.randn_like?): unknown
         # a call the analysis cannot see into (a helper, `self.w_func(g)`): what it is handed first
         first = call.args[0] if call.args and not isinstance(call.args[0], ast.Starred) else None
         return first is not None and self._from(first, at, seen)
+
+    def _held_callable(self, func: ast.expr) -> bool:
+        """``self.fn`` where the class defines no method ``fn`` and assigns it only callables it
+        does not build (an ``__init__`` parameter, a function reference, a lambda): what calling
+        it returns is unknown (a fresh sample as much as its argument's function), so it is no
+        evidence of grad. A method, or a module built in the class (``self.fc = nn.Linear(..)``),
+        stays followed."""
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+            return False
+        cls = self.tree.enclosing_class(func)
+        if cls is None or any(isinstance(s, FUNCTIONS) and s.name == func.attr for s in cls.body):
+            return False
+        values = self.classes.class_attrs(cls).get(func.attr, [])
+        return bool(values) and all(isinstance(v, (ast.Name, ast.Attribute, ast.Lambda)) for v in values)
 
     def _name(self, name: ast.Name, at: Located, seen: Set[int]) -> bool:
         if self.kinds.kind(name) in (Kind.SCALAR, Kind.OTHER, Kind.MODULE):
