@@ -15,6 +15,7 @@ from typing import Dict, FrozenSet, List, Optional, Protocol, cast
 
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding
+from codemod.analysis.branches import never_falls_off
 from codemod.analysis.classes import Classes
 from codemod.analysis.dataflow import Dataflow
 from codemod.analysis.facts import Facts
@@ -427,7 +428,7 @@ class CallKinds(_KindsPart):
             assert forward is not None
             returns = [n for n in self.tree.walk(forward) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))
                        and self.tree.owner(n) is forward]
-            if not forward.body or not isinstance(forward.body[-1], ast.Return) \
+            if not never_falls_off(forward.body) \
                     or any(not isinstance(r, ast.Return) or r.value is None for r in returns):
                 return Kind.UNKNOWN  # a generator, or a path that returns None
             kinds.extend(self.kinds.kind(cast(ast.expr, r.value)) for r in returns)
