@@ -98,10 +98,17 @@ def _calls(model: "ArgumentFacts", cls: ast.ClassDef) -> Optional[List[ast.Call]
             continue  # `super(Cls, self).__init__()`
         if not (isinstance(built, ast.Call) and built.func is node):
             return None  # a base class, handed on, ...
-        stmt = model.parent(built)
-        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.value is built):
+        listed = _module_list_of(model, built)
+        stmt = model.parent(listed if listed is not None else built)
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.value is (listed or built)):
             return None  # in a container, returned, passed, ...
         holder = stmt.targets[0]
+        if listed is not None:  # `self.blocks = nn.ModuleList([Cls(d) for _ in range(n)])`
+            members = _list_member_calls(model, stmt, holder)
+            if members is None:
+                return None
+            found.extend(members)
+            continue
         owner = model.owner(stmt)
         if isinstance(holder, ast.Attribute) and isinstance(holder.value, ast.Name) and holder.value.id == "self":
             around = model.enclosing_class(stmt)
@@ -125,6 +132,81 @@ def _calls(model: "ArgumentFacts", cls: ast.ClassDef) -> Optional[List[ast.Call]
             if not (isinstance(call, ast.Call) and call.func is use):
                 return None
             found.append(call)
+    return found
+
+
+_MODULE_LISTS = ("torch.nn.ModuleList", "torch.nn.modules.container.ModuleList")
+
+
+def _module_list_of(model: "ArgumentFacts", built: ast.Call) -> Optional[ast.Call]:
+    """The ``nn.ModuleList(...)`` call whose list (a literal, or a comprehension's element)
+    holds the instance ``built``; None where it sits anywhere else."""
+    around = model.parent(built)
+    if isinstance(around, ast.ListComp) and around.elt is built or isinstance(around, (ast.List, ast.Tuple)):
+        made = model.parent(around)
+        if isinstance(made, ast.Call) and made.args == [around] and not made.keywords \
+                and model.torch_name(made.func) in _MODULE_LISTS:
+            return made
+    return None
+
+
+def _list_member_calls(model: "ArgumentFacts", stmt: ast.Assign, holder: ast.expr) -> Optional[List[ast.Call]]:
+    """The calls of the members of the ``nn.ModuleList`` set as ``self.<attr>`` by ``stmt``:
+    every read of ``self.<attr>`` in the file is a ``for`` over it whose variable (bound nowhere
+    else in its function) is only called, an index called (``self.blocks[i](x)``), ``len`` of
+    it, or a method that hands no member on; None for any other read (spread into a
+    ``Sequential``, returned, passed, a member hooked or reached from outside)."""
+    if not (isinstance(holder, ast.Attribute) and isinstance(holder.value, ast.Name) and holder.value.id == "self"):
+        return None
+    around = model.enclosing_class(stmt)
+    if around is None or model.parent(around) is not model.module or _imported_elsewhere(model, around.name):
+        return None
+    named = [n for n in model.walk(model.module) if isinstance(n, ast.Attribute) and n.attr == holder.attr]
+    if any(not (isinstance(n.value, ast.Name) and n.value.id == "self") for n in named):
+        return None  # `net.blocks`: the list reached from outside its owner
+    found: List[ast.Call] = []
+    for use in named:
+        if not isinstance(use.ctx, ast.Load):
+            continue  # the assignment itself (another one makes the callee unresolved: checked by the caller)
+        parent = model.parent(use)
+        if isinstance(parent, ast.For) and parent.iter is use and isinstance(parent.target, ast.Name):
+            calls = _loop_variable_calls(model, parent, parent.target.id)
+            if calls is None:
+                return None
+            found.extend(calls)
+        elif isinstance(parent, ast.Subscript) and parent.value is use:
+            call = model.parent(parent)
+            if not (isinstance(call, ast.Call) and call.func is parent):
+                return None
+            found.append(call)
+        elif isinstance(parent, ast.Call) and parent.args == [use] and isinstance(parent.func, ast.Name) \
+                and parent.func.id == "len" and not parent.keywords:
+            continue
+        elif isinstance(parent, ast.Attribute) and not _hands_module_on(model, parent):
+            continue  # `self.blocks.parameters()`
+        else:
+            return None
+    return found
+
+
+def _loop_variable_calls(model: "ArgumentFacts", loop: ast.For, name: str) -> Optional[List[ast.Call]]:
+    """The calls of ``for name in <list>``'s variable, where its function binds it only there
+    and reads it only to call it (or a method that hands the member on to no one)."""
+    owner = model.owner(loop)
+    if not isinstance(owner, FUNCTIONS):
+        return None
+    flow = model.flow(owner)
+    if name in flow.declared or len(flow.bindings.get(name, [])) != 1:
+        return None
+    found: List[ast.Call] = []
+    for node in model.walk(owner):
+        if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
+            continue
+        parent = model.parent(node)
+        if isinstance(parent, ast.Call) and parent.func is node:
+            found.append(parent)
+        elif not (isinstance(parent, ast.Attribute) and not _hands_module_on(model, parent)):
+            return None
     return found
 
 
