@@ -22,6 +22,90 @@ import torch
 
 from tests.test_fix24b_forward_inputs import HEADER, NORM, NORM_CONTROL, WRITE_LINE, fixed, marks, raises_inplace, run
 
+# A residual block that adds into its input and returns it (a GPT block's `x += attn(ln(x))`),
+# its norm a module of the file, the stack an entry of a ModuleDict fed through a dropout.
+RESIDUAL = """\
+class Norm2(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(d))
+
+    def forward(self, inp):
+        return torch.nn.functional.layer_norm(inp, self.w.shape, self.w, None, 1e-5)
+
+
+class Res(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.ln = Norm2(d)
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        x += self.fc(self.ln(x))
+        return x
+
+
+class Net(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.parts = nn.ModuleDict(dict(
+            emb=nn.Embedding(7, 4),
+            drop=nn.Dropout(0.0),
+            h=nn.ModuleList([Res(4) for _ in range(n)]),
+        ))
+
+    def forward(self, idx):
+        h = self.parts.drop(self.parts.emb(idx) * 2)
+        for blk in self.parts.h:
+            h = blk(h)
+        return h
+"""
+RESIDUAL_WRITE = "        x += self.fc(self.ln(x))\n"
+RESIDUAL_LINE = (HEADER + RESIDUAL)[:(HEADER + RESIDUAL).index(RESIDUAL_WRITE)].count("\n") + 1 - HEADER.count("\n")
+RESIDUAL_CONTROL = RESIDUAL.replace(RESIDUAL_WRITE, "        x = x + self.fc(self.ln(x))\n")
+RESIDUAL_MAIN = """
+
+def main():
+    torch.manual_seed(0)
+    net = Net(2)
+    net(torch.tensor([1, 2, 3])).sum().backward()
+    return [p.grad for p in net.parameters()]
+"""
+# the block keeps what it returns: the next block's write reaches `last` in the original
+RESIDUAL_KEEPS = RESIDUAL.replace("        x += self.fc(self.ln(x))\n        return x\n",
+                                  "        x += self.fc(self.ln(x))\n        self.last = x\n        return x\n")
+RESIDUAL_KEEPS_MAIN = """
+
+def main():
+    torch.manual_seed(0)
+    net = Net(2)
+    with torch.no_grad():
+        out = net(torch.tensor([1, 2, 3]))
+    return [out, net.parts.h[0].last]
+"""
+
+
+def test_a_residual_block_stack_in_a_module_dict_is_fixed_safely():
+    body = RESIDUAL + RESIDUAL_MAIN
+    assert raises_inplace(HEADER + body)
+    found = [m for m in marks(body) if m[1] == RESIDUAL_LINE]
+    assert found and all(m[2] == "safe" for m in found), marks(body)
+    result = fixed(body)
+    assert "x = x + self.fc(self.ln(x))" in result
+    for g, w in zip(run(result), run(HEADER + RESIDUAL_CONTROL + RESIDUAL_MAIN)):
+        assert torch.equal(g, w)
+    assert fixed(result[len(HEADER):]) == result
+
+
+def test_a_residual_block_that_keeps_its_output_stays_unsafe():
+    body = RESIDUAL_KEEPS + RESIDUAL_KEEPS_MAIN
+    found = [m for m in marks(body) if m[1] == RESIDUAL_LINE]
+    assert found and all(m[2] != "safe" for m in found), found
+    assert fixed(body) == HEADER + body
+    control = RESIDUAL_KEEPS.replace(RESIDUAL_WRITE, "        x = x + self.fc(self.ln(x))\n") + RESIDUAL_KEEPS_MAIN
+    got, want = run(HEADER + body), run(HEADER + control)
+    assert any(not torch.equal(g, w) for g, w in zip(got, want))
+
 POSITIVE = {
     "loop-over-list": """\
 class Net(nn.Module):
@@ -58,6 +142,28 @@ class Net(nn.Module):
 
 def main():
     net = Net()
+    net(torch.randn(5, 3)).sum().backward()
+    return [p.grad for p in net.parameters()]
+""",
+    # the list is one entry of an nn.ModuleDict (a GPT's `transformer.h`)
+    "list-in-a-module-dict": """\
+class Net(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.parts = nn.ModuleDict(dict(
+            proj=nn.Linear(3, 4),
+            h=nn.ModuleList([Norm(4) for _ in range(n)]),
+        ))
+
+    def forward(self, inp):
+        h = self.parts.proj(inp)
+        for blk in self.parts.h:
+            h = blk(h)
+        return h
+
+
+def main():
+    net = Net(2)
     net(torch.randn(5, 3)).sum().backward()
     return [p.grad for p in net.parameters()]
 """,
@@ -163,6 +269,50 @@ def main():
     with torch.no_grad():
         out = net.stages()[0](h)
     return [out, h]
+""",
+    # the module dict is reached from outside its owner: a caller calls a member with its tensor
+    "module-dict-from-outside": """\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.parts = nn.ModuleDict({"h": nn.ModuleList([Norm(4) for _ in range(2)])})
+
+    def forward(self, inp):
+        h = inp * 2
+        for blk in self.parts.h:
+            h = blk(h)
+        return h
+
+
+def main():
+    net = Net()
+    v = torch.randn(5, 4)
+    with torch.no_grad():
+        out = net.parts.h[0](v)
+    return [out, v]
+""",
+    # the module dict's members are handed out by `.values()`
+    "module-dict-values": """\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.parts = nn.ModuleDict({"h": nn.ModuleList([Norm(4) for _ in range(2)])})
+
+    def forward(self, inp):
+        h = inp * 2
+        for blk in self.parts.h:
+            h = blk(h)
+        for stack in self.parts.values():
+            stack[0](inp)
+        return h
+
+
+def main():
+    net = Net()
+    v = torch.randn(5, 4)
+    with torch.no_grad():
+        out = net(v)
+    return [out, v]
 """,
 }
 

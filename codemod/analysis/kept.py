@@ -106,6 +106,14 @@ def _keeps(model: "KeptFacts", func: Function, depth: int) -> bool:
             elif isinstance(part, ast.Call) and model.torch_name(part.func) is None \
                     and model.kind(part.func) is Kind.MODULE and result_kept(model, part, depth + 1):
                 return True
+    return _stores(model, func, names, depth)
+
+
+def _stores(model: "KeptFacts", func: Function, names: Set[str], depth: int) -> bool:
+    """Whether ``func`` keeps a tensor one of ``names`` holds beyond its call: stores it into an
+    attribute or an element (also through a container bound from it), hands it to a call that
+    may keep it, declares it ``global``/``nonlocal``, or a nested function or lambda reads it."""
+    flow = model.flow(func)
     if names & set(flow.declared):
         return True
     # Other names bound from containers holding the returned ones (`d = {"o": out}`).
@@ -120,10 +128,29 @@ def _keeps(model: "KeptFacts", func: Function, depth: int) -> bool:
                    and any(isinstance(e, (ast.Attribute, ast.Subscript, ast.Starred)) for e in t.elts)
                    for t in targets) and _mentions(node.value, names):
                 return True  # `self.last = out`
-        elif isinstance(node, ast.Call) and not _torch_call(model, node) \
-                and any(_mentions(a, names) for a in (*node.args, *(k.value for k in node.keywords))):
+        elif isinstance(node, ast.Call) and any(_mentions(a, names) for a in (*node.args, *(k.value for k in node.keywords))) \
+                and not _torch_call(model, node) and not _keeps_nothing_given(model, node, depth + 1):
             return True  # `self.cache.append(out)`, `setattr(self, "last", out)`
+        elif isinstance(node, (*FUNCTIONS, ast.Lambda)) and node is not func and any(
+                isinstance(n, ast.Name) and n.id in names for n in ast.walk(node)):
+            return True  # `self.hook = lambda: out`: a closure keeps it
     return False
+
+
+def _keeps_nothing_given(model: "KeptFacts", call: ast.Call, depth: int) -> bool:
+    """``self.ln_1(x)`` where the call runs a function of this file (a module's ``forward``)
+    that keeps none of the tensors it is given (:func:`_stores` of its parameters), followed a
+    few levels deep; unknown code may keep them."""
+    if depth > _DEPTH:
+        return False
+    target = model.summaries.targets.callee(call)
+    if not (isinstance(target, tuple) and isinstance(target[0], FUNCTIONS)):
+        return False
+    func = target[0]
+    args = func.args
+    given = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+             if a is not None} - {"self"}
+    return not _stores(model, func, given, depth)
 
 
 def _torch_call(model: "KeptFacts", call: ast.Call) -> bool:

@@ -213,6 +213,9 @@ class SemanticModel:
         cls = self.enclosing_class(func) if key.startswith("self.") and key.count(".") == 1 else None
         if cls is not None:
             return list(self.class_attrs(cls).get(key[5:], []))
+        entry = self.kinds.module_dict_entry(func) if key.startswith("self.") and key.count(".") == 2 else None
+        if entry is not None:  # `self.transformer.drop`: an entry of a ModuleDict the class builds
+            return entry
         return [b.value for owner in (self.owner(func), self.module)
                 for b in self.flow(owner).bindings.get(key, []) if b.form == "assign"]
 
