@@ -48,6 +48,32 @@ def main():
 NAME_CONTROL = NAME_ALIAS.replace("    y += 1\n", "    y = h = y + 1\n")
 
 
+# a helper of the file that keeps nothing it is given: the name stays all the references
+READ_ONLY_HELPER = """\
+def total(t):
+    return t.sum() * 2
+
+
+def main():
+    torch.manual_seed(0)
+    w = torch.rand(3, requires_grad=True)
+    y = torch.sigmoid(w)
+    s = total(y)
+    y += 1
+    (s * y).sum().backward()
+    return [w.grad]
+"""
+READ_ONLY_CONTROL = READ_ONLY_HELPER.replace("    y += 1\n", "    y = y + 1\n")
+
+
+def test_a_name_handed_to_a_helper_that_keeps_nothing_keeps_the_safe_fix():
+    assert raises(HEADER + READ_ONLY_HELPER)
+    line = READ_ONLY_HELPER.splitlines().index("    y += 1") + 1
+    assert (line, "safe", None) in findings(READ_ONLY_HELPER), findings(READ_ONLY_HELPER)
+    for got, want in zip(run(fixed(READ_ONLY_HELPER)), run(HEADER + READ_ONLY_CONTROL)):
+        assert torch.equal(got, want)
+
+
 def findings(body: str):
     result = process_source((HEADER + body).encode(), "case.py", Settings(select=("IPF1",)))
     return [(f.span.line - 3, f.status.value if f.status else None, f.reason) for f in result.findings]
@@ -122,12 +148,31 @@ def main():
     (keep[0] * y).sum().backward()
     return [w.grad]
 """,
+    # a helper of the file keeps what it is given
+    "kept-by-a-helper": """\
+STORE = []
+
+
+def remember(t):
+    STORE.append(t)
+    return t.sum()
+
+
+def main():
+    torch.manual_seed(0)
+    w = torch.rand(3, requires_grad=True)
+    y = torch.sigmoid(w)
+    remember(y)
+    y += 1
+    (STORE[0] * y).sum().backward()
+    return [w.grad]
+""",
 }
 
 
 # what each negative's grad-off twin returns: the holder the rewrite would leave stale
 WORKING_RETURN = {"alias-on-one-path": "return [h, y]", "held-by-a-list": "return [keep[0], y]",
-                  "one-name-held-by-a-list": "return [keep[0], y]"}
+                  "one-name-held-by-a-list": "return [keep[0], y]", "kept-by-a-helper": "return [STORE[0], y]"}
 
 
 def test_an_alias_that_is_not_all_the_references_stays_unsafe():

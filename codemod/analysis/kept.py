@@ -137,6 +137,12 @@ def _stores(model: "KeptFacts", func: Function, names: Set[str], depth: int) -> 
     return False
 
 
+def keeps_arguments(model: "KeptFacts", call: ast.Call) -> bool:
+    """Whether the code ``call`` runs may keep a tensor it is given beyond the call (anything
+    but a function or module of this file seen to store none of its arguments)."""
+    return not _keeps_nothing_given(model, call, 0)
+
+
 def _keeps_nothing_given(model: "KeptFacts", call: ast.Call, depth: int) -> bool:
     """``self.ln_1(x)`` where the call runs a function of this file (a module's ``forward``)
     that keeps none of the tensors it is given (:func:`_stores` of its parameters), followed a

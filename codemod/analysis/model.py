@@ -237,6 +237,10 @@ class SemanticModel:
         out``): a write into the result reaches it there too (``kept.result_kept``)."""
         return kept.result_kept(self, call)
 
+    def keeps_arguments(self, call: ast.Call) -> bool:
+        """Whether the code ``call`` runs may keep a tensor it is given (``kept.keeps_arguments``)."""
+        return kept.keeps_arguments(self, call)
+
     def contract(self, target: ast.AST) -> Optional[ContractReason]:
         """Whether the function around ``target`` (one of its parameters) mutates it on
         purpose: a mutation contract (``Calls.contract``)."""

@@ -175,10 +175,14 @@ def stored_before(model: SemanticModel, flow: Flow, key: str, stmt: ast.AST) -> 
         if isinstance(up, (ast.For, ast.AsyncFor, ast.While)) and not any(
                 b.form != "aug" and model.parent(b.stmt) is up and b.end <= start for b in flow.bindings.get(key, [])):
             loops.append(up)
+    written = {id(b) for b in model.reaching(flow, key, stmt) if b.form != "aug"}
     for pos, load in flow.loads.get(key, []):
         if model.owner(load) is not owner or within(load, stmt):
             continue  # a nested function reads the name, not the tensor: it sees the rebinding
-        if (pos < start or any(within(load, loop) for loop in loops)) and _escapes(model, load):
+        if not (pos < start or any(within(load, loop) for loop in loops)):
+            continue
+        seen = {id(b) for b in model.reaching(flow, key, model.statement_of(load)) if b.form != "aug"}
+        if seen & written and _escapes(model, load):  # (a load of an earlier tensor the name held: another object)
             return True
     return False
 
@@ -205,6 +209,8 @@ def _escapes(model: SemanticModel, load: ast.AST) -> bool:
             return False
         if isinstance(parent.func, ast.Name) and parent.func.id in _READ_ONLY_BUILTINS:
             return False
+        if not model.keeps_arguments(parent):
+            return False  # a function or module of the file that stores none of its arguments
         if isinstance(parent.func, ast.Attribute) and model.kind(parent.func.value) in (Kind.TENSOR, Kind.PARAMETER):
             return False  # `x.add(h)`, `x.copy_(h)`: a tensor method copies the values
         return True
