@@ -22,7 +22,7 @@ import ast
 from typing import TYPE_CHECKING, List, Optional, Protocol, Set
 
 from codemod import torch_api
-from codemod.analysis.kinds import Kind
+from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.syntax import FUNCTIONS, Function
 
 if TYPE_CHECKING:
@@ -39,7 +39,8 @@ if TYPE_CHECKING:
 
 _DEPTH = 4
 _SEQUENTIALS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList"})
-_KEEP_NOTHING = frozenset({"len", "print", "isinstance", "hasattr", "type", "id", "repr", "str"})
+_KEEP_NOTHING = frozenset({"len", "print", "isinstance", "hasattr", "type", "id", "repr", "str", "range", "int",
+                           "float", "bool", "abs", "round", "callable", "format", "hash"})
 
 
 def result_kept(model: "KeptFacts", call: ast.Call, depth: int = 0) -> bool:
@@ -154,8 +155,19 @@ def _keeps_nothing_given(model: "KeptFacts", call: ast.Call, depth: int) -> bool
         return False
     func = target[0]
     args = func.args
-    given = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
-             if a is not None} - {"self"}
+    plain = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if plain[:1] == ["self"] and model.parent(func) is not model.module:
+        plain = plain[1:]  # a method or a module's forward, called on its instance
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords) \
+            or len(call.args) > len(plain) and args.vararg is None:
+        return False
+    # the parameters that receive this call's arguments (the others keep their defaults)
+    given = set(plain[:len(call.args)]) | {k.arg for k in call.keywords if k.arg is not None}
+    if len(call.args) > len(plain) and args.vararg is not None:
+        given.add(args.vararg.arg)
+    if any(k.arg not in plain and k.arg not in {a.arg for a in args.kwonlyargs} for k in call.keywords) \
+            and args.kwarg is not None:
+        given.add(args.kwarg.arg)
     return not _stores(model, func, given, depth)
 
 
@@ -164,6 +176,10 @@ def _torch_call(model: "KeptFacts", call: ast.Call) -> bool:
     ``nn.BatchNorm2d(c) if norm else None`` too), a module, or a builtin that keeps nothing."""
     if model.torch_name(call.func) is not None or model.kind(call.func) is Kind.MODULE:
         return True
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr != "set_" and model.kind(func.value) in TENSORISH \
+            and (func.attr in torch_api.TENSOR_METHODS or func.attr in torch_api.INPLACE_METHODS):
+        return True  # `out.scatter_add(dim, index, src)`: a tensor method reads the values it is given
     if isinstance(call.func, ast.Name) and call.func.id in _KEEP_NOTHING:
         return True
     values = model._module_values(call.func) or []  # what `self.bn` was built from
