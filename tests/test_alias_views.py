@@ -233,3 +233,38 @@ def test_an_attribute_no_code_of_the_module_binds_is_not_a_safe_rebinding():
     found = {f.span.line: (f.status.value, f.reason) for f in result.findings if f.code == "IPF003"}
     assert found[12] == ("unsafe", "set-elsewhere")
     assert found[13][0] == "safe"
+
+
+# An in-place method returns its receiver (``c = b.add_(1)`` is ``b``): a name bound to that
+# result shares whatever ``b`` shares, a view's base included (sound35a, review35).
+THROUGH_RESULT = """
+import torch
+
+
+def f(w):
+    h = w * 2
+    {bind}
+    c = b.add_(1)
+    c.mul_(3)
+    return {ret}
+"""
+
+
+@pytest.mark.parametrize("bind", ["b = h.view(-1)", "b = h[0]", "b = h.float()",
+                                  "g = h.t()\n    b = g.sub_(1)"])
+def test_a_write_into_an_in_place_result_reaches_what_its_receiver_views(bind):
+    source = THROUGH_RESULT.format(bind=bind, ret="h")
+    rewritten = source.replace("c.mul_(3)", "c = c.mul(3)")
+    assert not torch.equal(run(source), run(rewritten)), "the rewrite changes what `h` holds"
+    result = process_source(source.encode(), "m.py", Settings(select=("ALL",)), fix=True)
+    [finding] = [f for f in result.findings if f.code == "IPF003" and f.span.line == 9 + bind.count("\n")]
+    assert finding.status.value != "safe", (finding.status, finding.reason)
+
+
+@pytest.mark.parametrize("bind, ret", [("b = h.clone()", "h"), ("b = h * 1", "h"), ("b = h.view(-1)", "c")])
+def test_an_in_place_result_of_a_fresh_tensor_keeps_the_safe_rewrite(bind, ret):
+    source = THROUGH_RESULT.format(bind=bind, ret=ret)
+    result = process_source(source.encode(), "m.py", Settings(select=("ALL",)), fix=True)
+    [finding] = [f for f in result.findings if f.code == "IPF003" and f.span.line == 9]
+    assert finding.status.value == "safe", (finding.status, finding.reason)
+    assert torch.equal(run(source), run(result.fixed))

@@ -17,6 +17,7 @@ what a working (grad-off) program computes.
 from __future__ import annotations
 
 import pathlib
+import sys
 import tempfile
 import textwrap
 
@@ -485,3 +486,119 @@ def test_an_alias_whose_values_are_read_later_stays_unsafe():
     assert found and all(m[2] != "safe" for m in found), marks(LEAF_VALUES)
     control = LEAF_VALUES.replace("F.relu(x, inplace=True)", "F.relu(x)")
     assert not torch.equal(run(HEADER + LEAF_VALUES)[1], run(HEADER + control)[1])
+
+
+# ------------------------- stop 35: a hook anywhere the instances may reach (sound35a, review35)
+# A hook registered through an enumeration (``net.modules()``, ``apply``) may sit on any module,
+# and a helper of another file linked by imports may register it: any module hook (or a replaced
+# ``forward``) in a file that can be handed the instances makes the fix unsafe. A tensor's own
+# gradient hook (``out.register_hook``) sees gradients only, and a file the case is not linked to
+# cannot be handed its modules: both leave the fix safe.
+CLIP = """\
+class Clip(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, z):
+        z /= z.abs().amax(dim=0, keepdim=True) + 1
+        return self.lin(z)
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Linear(2, 3)
+        self.clip = Clip(3)
+
+    def forward(self, a):
+        t = self.embed(a)
+        t = self.clip(t)
+        return t
+
+
+"""
+CLIP_WRITE_LINE = 7
+CLIP_CONTROL = CLIP.replace("z /= z.abs().amax(dim=0, keepdim=True) + 1", "z = z / (z.abs().amax(dim=0, keepdim=True) + 1)")
+WATCHER = """\
+def watch(model, into):
+    model.apply(lambda m: m.register_forward_hook(lambda mod, args, out: into.append(args[0])))
+"""
+CLIP_WATCHED = """\
+from tools import watch
+
+
+def main():
+    torch.manual_seed(1)
+    model = Model()
+    seen = []
+    watch(model, seen)
+    with torch.no_grad():
+        out = model(torch.randn(4, 2))
+    return [out, *seen]
+"""
+CLIP_GRAD_HOOK = """\
+def main():
+    torch.manual_seed(1)
+    model = Model()
+    grads = []
+    out = model(torch.randn(4, 2))
+    out.register_hook(lambda g: grads.append(g))
+    out.sum().backward()
+    return [*grads, *(p.grad for p in model.parameters())]
+"""
+
+
+def _process_with(body: str, tools: str, fix: bool = False):
+    """case.py (HEADER + body) checked in a run that also shows tools.py."""
+    data = (HEADER + body).encode()
+    with tempfile.TemporaryDirectory() as tmp:
+        case, other = pathlib.Path(tmp, "case.py"), pathlib.Path(tmp, "tools.py")
+        case.write_bytes(data)
+        other.write_text(tools)
+        index = build_index([str(case), str(other)])
+        settings = Settings() if fix else Settings(select=("IPF1",))
+        result = process_source(data, "case.py", settings, fix=fix, project=index, module_name="case")
+    assert result.error is None, result.error
+    return result
+
+
+def _run_with_tools(source: str, tools: str) -> list:
+    with tempfile.TemporaryDirectory() as tmp:
+        pathlib.Path(tmp, "tools.py").write_text(tools)
+        sys.path.insert(0, tmp)
+        try:
+            sys.modules.pop("tools", None)
+            return run(source)
+        finally:
+            sys.path.remove(tmp)
+            sys.modules.pop("tools", None)
+
+
+def test_a_hook_registered_by_a_helper_of_another_file_makes_the_forward_input_fix_unsafe():
+    body = CLIP + CLIP_WATCHED
+    found = [f for f in _process_with(body, WATCHER).findings if f.span.line - OFFSET == CLIP_WRITE_LINE]
+    assert found and all(f.status is None or f.status.value != "safe" for f in found), found
+    result = _process_with(body, WATCHER, fix=True)
+    assert not result.changed, result.fixed
+    # the rewrite would change what the hooks see
+    got = _run_with_tools(HEADER + body, WATCHER)
+    control = _run_with_tools(HEADER + CLIP_CONTROL + CLIP_WATCHED, WATCHER)
+    assert any(not torch.equal(g, w) for g, w in zip(got, control))
+
+
+def test_a_hook_in_a_file_the_case_is_not_linked_to_leaves_the_forward_input_fix_safe():
+    body = CLIP + CLIP_GRAD_HOOK.replace("    out.register_hook(lambda g: grads.append(g))\n", "")
+    found = [f for f in _process_with(body, WATCHER).findings if f.span.line - OFFSET == CLIP_WRITE_LINE]
+    assert found and found[0].status is not None and found[0].status.value == "safe", found
+
+
+def test_a_tensor_gradient_hook_leaves_the_forward_input_fix_safe():
+    body = CLIP + CLIP_GRAD_HOOK
+    assert raises_inplace(HEADER + body)
+    found = [m for m in marks(body) if m[1] == CLIP_WRITE_LINE]
+    assert found and found[0][2] == "safe", marks(body)
+    result = fixed(body)
+    assert "z = z / (z.abs()" in result
+    want = run(HEADER + CLIP_CONTROL + CLIP_GRAD_HOOK)
+    assert all(torch.equal(g, w) for g, w in zip(run(result), want))

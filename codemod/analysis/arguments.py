@@ -18,12 +18,18 @@ caller's tensor after the call. This part says so only where the file shows ever
   that may keep it holds it (each other read is a torch op or module call, a tensor method or
   attribute).
 
+- no file that can be handed the class's instances (this one, or one linked to it by imports:
+  ``ProjectIndex.hooks``) hooks a module's calls (``register_forward_pre_hook``, ``forward =``):
+  a hook sees what the call is given, and one registered through an enumeration
+  (``net.named_modules()``, ``apply``) may be on any module, so any hook there counts.
+
 Anything else leaves the parameter the caller's (``param-mutation``, unsafe).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from typing import TYPE_CHECKING, List, Optional, Protocol, Tuple, cast
 
 from codemod import torch_api
@@ -68,7 +74,7 @@ def own_values_passed(model: "ArgumentFacts", func: Function, param: str) -> boo
     plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)][1:]
     if param not in plain:
         return False
-    if _imported_elsewhere(model, cls.name):
+    if _imported_elsewhere(model, cls.name) or _hooked(model):
         return False
     calls = _calls(model, cls)
     if not calls:
@@ -89,6 +95,39 @@ def _imported_elsewhere(model: "ArgumentFacts", name: str) -> bool:
     if index is None or not model.calls.module_name:
         return True
     return index.imported_elsewhere(f"{model.calls.module_name}.{name}", model.calls.module_name)
+
+
+def _hooked(model: "ArgumentFacts") -> bool:
+    """Whether this file, or one the index links to it, hooks a module's calls (see
+    :func:`hook_site`); a file checked alone is answered by :func:`_imported_elsewhere`."""
+    index = model.calls.project
+    return hook_site(model.module) is not None or (index is not None and index.hooks(model.calls.module_name) is not None)
+
+
+def hook_site(module: ast.Module) -> Optional[str]:
+    """The first place in ``module`` that hooks a module's calls, which then hands what it is
+    given (or returns) to code of its own: a module hook registered (``register_forward_hook``,
+    ``register_full_backward_pre_hook``, the global ``register_module_forward_hook``...), a hook
+    table touched (``_forward_pre_hooks``), or a ``forward`` or ``__call__`` replaced
+    (``m.forward = wrap(m.forward)``, ``setattr(m, "forward", ...)``). None: nothing."""
+    for node in ast.walk(module):
+        name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+        if isinstance(node, (ast.Attribute, ast.Name)) and name is not None and _HOOK.match(name) \
+                and name not in _TENSOR_HOOKS:
+            return f"line {node.lineno}: {name}"
+        if isinstance(node, ast.Attribute) and node.attr in ("forward", "__call__") \
+                and isinstance(node.ctx, (ast.Store, ast.Del)):
+            return f"line {node.lineno}: {node.attr} replaced"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
+                and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) \
+                and node.args[1].value in ("forward", "__call__"):
+            return f"line {node.lineno}: setattr"
+    return None
+
+
+# a module's hooks (``register_forward_hook``, ``_forward_pre_hooks``...), not a tensor's
+_HOOK = re.compile(r"^(register_\w*hook|_\w*(forward|backward)\w*hooks\w*)$")
+_TENSOR_HOOKS = frozenset({"register_hook", "register_post_accumulate_grad_hook"})
 
 
 def _calls(model: "ArgumentFacts", cls: ast.ClassDef) -> Optional[List[ast.Call]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from typing import List, Literal, NamedTuple, Optional, Sequence, Set, Tuple, cast
+from typing import Callable, List, Literal, NamedTuple, Optional, Sequence, Set, Tuple, cast
 
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding, Flow
@@ -163,7 +163,13 @@ class Dataflow:
         return AliasReport(None)
 
     def aliases(self, flow: Flow, key: str, at: Pos) -> Aliases:
-        """Keys bound to the same tensor as ``key`` at ``at`` (identity), and views of it."""
+        """Keys bound to the same tensor as ``key`` at ``at`` (identity), and views of it: those
+        of its identity aliases too (``d = b.exp_()`` is ``b``, so ``h`` that ``b`` views is
+        ``d``'s as well: ``b = h.reshape(-1)``)."""
+        return _closed(lambda k: self._direct_aliases(flow, k, at), key)
+
+    def _direct_aliases(self, flow: Flow, key: str, at: Pos) -> Aliases:
+        """:meth:`aliases` of ``key`` itself, its identity aliases' not followed."""
         identity: Set[str] = set()
         views: Set[str] = set()
 
@@ -368,6 +374,19 @@ def used_after(tree: Tree, flow: Flow, key: str, at: Span, heads: Sequence[Span]
     prefix = key + "."
     return any(k.startswith(prefix) and not (values_only and (k + ".").startswith(prefix + "grad."))
                and used_after(tree, flow, k, at, heads, values_only) for k in flow.loads)
+
+
+def _closed(direct: Callable[[str], Aliases], key: str) -> Aliases:
+    """``direct`` aliases of ``key`` joined with those of its identity aliases, transitively."""
+    identity, views = direct(key)
+    todo = list(identity)
+    while todo:
+        more = direct(todo.pop())
+        for other in more.identity - identity - {key}:
+            identity.add(other)
+            todo.append(other)
+        views |= more.views
+    return Aliases(identity, views - identity - {key})
 
 
 def _reads_grad(tree: Tree, node: ast.AST) -> bool:

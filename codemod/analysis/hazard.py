@@ -1003,7 +1003,16 @@ class ModuleHazards(_HazardsPart):
     """Hazards of an ``inplace=True`` module: found at the calls of the module, or from the layer before it in a chain."""
 
     def explain_module(self, call: ast.Call) -> Optional[Hazard]:
-        """Why building this ``inplace=True`` module makes a conflict at one of its calls."""
+        """Why building this ``inplace=True`` module makes a conflict at one of its calls; at
+        most possible where the file sets a module's flag after it is built (``Chains.flag_set_after``)."""
+        found = self._explain_built(call)
+        changed = self.model.summaries.chains.flag_set_after()
+        if found is not None and found.tier is not Tier.POSSIBLE and changed is not None:
+            return _possible(f"{found.reason}, unless the `inplace` flag set at line {getattr(changed, 'lineno', 0)} "
+                             "turns it off")
+        return found
+
+    def _explain_built(self, call: ast.Call) -> Optional[Hazard]:
         chains = self.model.summaries.chains
         if chains.runs_in_place(call) is False:
             return None  # `inplace=` is False wherever it is built (Block(inplace=False), a default)

@@ -13,6 +13,7 @@ import ast
 import functools
 from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union, cast
 
+from codemod.analysis.arguments import hook_site
 from codemod.analysis.dtype import other_dtype
 from codemod.analysis.model import SemanticModel
 from codemod.analysis.project import CallFact, FunctionFact, ModuleFacts, SummaryFact, is_library
@@ -54,7 +55,8 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
         found.append(CallFact(callee, caller, grad_off, called, ignored, read, grad))
     exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
     return ModuleFacts(module, functions, found, exports, libraries,
-                       other_dtype(model.module, tree.source.children), argued=arguments)
+                       other_dtype(model.module, tree.source.children), argued=arguments,
+                       hooks=hook_site(model.module))
 
 
 def call_arguments(model: SemanticModel, module: str, project_modules: FrozenSet[str],

@@ -14,6 +14,10 @@ the rewrite is no safe fix. This part says a callee keeps nothing only where it 
   attribute or element of something (``return self.last``).
 
 Anything else: kept (unknown is not "not kept").
+
+The same holds for what a call is *given*: ``remember(h); h += 1`` writes into the tensor a
+helper of the file kept (``global LAST; LAST = t``, ``self.seen = t.detach()``), and
+``h = h + 1`` hides the write from it (:func:`argument_kept`, :func:`keeps_arguments`).
 """
 
 from __future__ import annotations
@@ -130,7 +134,8 @@ def _stores(model: "KeptFacts", func: Function, names: Set[str], depth: int) -> 
                    for t in targets) and _mentions(node.value, names):
                 return True  # `self.last = out`
         elif isinstance(node, ast.Call) and any(_mentions(a, names) for a in (*node.args, *(k.value for k in node.keywords))) \
-                and not _torch_call(model, node) and not _keeps_nothing_given(model, node, depth + 1):
+                and not _torch_call(model, node) and (_function_called(model, node) is None
+                                                      or argument_kept(model, node, depth + 1)):
             return True  # `self.cache.append(out)`, `setattr(self, "last", out)`
         elif isinstance(node, (*FUNCTIONS, ast.Lambda)) and node is not func and any(
                 isinstance(n, ast.Name) and n.id in names for n in ast.walk(node)):
@@ -139,36 +144,17 @@ def _stores(model: "KeptFacts", func: Function, names: Set[str], depth: int) -> 
 
 
 def keeps_arguments(model: "KeptFacts", call: ast.Call) -> bool:
-    """Whether the code ``call`` runs may keep a tensor it is given beyond the call (anything
-    but a function or module of this file seen to store none of its arguments)."""
-    return not _keeps_nothing_given(model, call, 0)
+    """Whether the code ``call`` runs may keep a tensor it is given beyond the call: a function
+    or module of this file where :func:`argument_kept` says so; torch's ops and modules, tensor
+    methods and read-only builtins keep nothing (:func:`_torch_call`); other code may."""
+    if _function_called(model, call) is not None:
+        return argument_kept(model, call)
+    return not _torch_call(model, call)
 
 
-def _keeps_nothing_given(model: "KeptFacts", call: ast.Call, depth: int) -> bool:
-    """``self.ln_1(x)`` where the call runs a function of this file (a module's ``forward``)
-    that keeps none of the tensors it is given (:func:`_stores` of its parameters), followed a
-    few levels deep; unknown code may keep them."""
-    if depth > _DEPTH:
-        return False
+def _function_called(model: "KeptFacts", call: ast.Call) -> Optional[Function]:
     target = model.summaries.targets.callee(call)
-    if not (isinstance(target, tuple) and isinstance(target[0], FUNCTIONS)):
-        return False
-    func = target[0]
-    args = func.args
-    plain = [a.arg for a in (*args.posonlyargs, *args.args)]
-    if plain[:1] == ["self"] and model.parent(func) is not model.module:
-        plain = plain[1:]  # a method or a module's forward, called on its instance
-    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords) \
-            or len(call.args) > len(plain) and args.vararg is None:
-        return False
-    # the parameters that receive this call's arguments (the others keep their defaults)
-    given = set(plain[:len(call.args)]) | {k.arg for k in call.keywords if k.arg is not None}
-    if len(call.args) > len(plain) and args.vararg is not None:
-        given.add(args.vararg.arg)
-    if any(k.arg not in plain and k.arg not in {a.arg for a in args.kwonlyargs} for k in call.keywords) \
-            and args.kwarg is not None:
-        given.add(args.kwarg.arg)
-    return not _stores(model, func, given, depth)
+    return target[0] if isinstance(target, tuple) and isinstance(target[0], FUNCTIONS) else None
 
 
 def _torch_call(model: "KeptFacts", call: ast.Call) -> bool:
@@ -205,3 +191,77 @@ def _parts(value: ast.expr) -> list:  # type: ignore[type-arg]
 
 def _mentions(value: ast.expr, names: Set[str]) -> bool:
     return any(isinstance(p, ast.Name) and p.id in names for p in _parts(value))
+
+
+def argument_kept(model: "KeptFacts", call: ast.Call, depth: int = 0) -> bool:
+    """Whether a function of this file that ``call`` runs may keep what it is given: it stores a
+    parameter the call passes (or a name bound from one, a view, element or method result of
+    one: ``self.seen = t.detach()``, ``t[0]``) into a global or nonlocal name, an attribute or
+    an element of anything, hands one to a call that is neither torch's, a module's nor a
+    function of the file seen to keep nothing (``cache.append(t)``), or a function nested in
+    it reads one (a closure cell). Parameters the call leaves at their defaults hold no tensor
+    of the caller's. Calls of code the file does not show are not answered here
+    (:func:`keeps_arguments` counts them as keeping)."""
+    if depth > _DEPTH:
+        return True
+    func = _function_called(model, call)
+    if func is None:
+        return False
+    given = _given_parameters(model, call, func)
+    if given is None:
+        return True  # `f(*xs)`, `f(**kw)`: which parameter gets what is not seen
+    flow = model.flow(func)
+    names = set(given)
+    for _ in range(_DEPTH):  # names bound from them
+        names |= {name for name, bindings in flow.bindings.items()
+                  if any(b.value is not None and _holds(b.value, names) for b in bindings)}
+    for node in model.walk(func):
+        if isinstance(node, (*FUNCTIONS, ast.Lambda)) and node is not func \
+                and any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node)):
+            return True  # a closure over it
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None \
+                and _holds(node.value, names):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            stored = [t for top in targets for t in ast.walk(top) if isinstance(t, (ast.Name, ast.Attribute, ast.Subscript))
+                      and not isinstance(t.ctx, ast.Load)]
+            if any(not isinstance(t, ast.Name) or t.id in flow.declared for t in stored):
+                return True  # `LAST = t` (global), `self.last = t`, `cache[k] = t`
+        elif isinstance(node, ast.Call) and not _torch_call(model, node) \
+                and any(_holds(a, names) for a in (*node.args, *(k.value for k in node.keywords))) \
+                and (_function_called(model, node) is None or argument_kept(model, node, depth + 1)):
+            return True  # `cache.append(t)`, `setattr(obj, "t", t)`, a helper keeping it
+    return False
+
+
+def _given_parameters(model: "KeptFacts", call: ast.Call, func: Function) -> Optional[Set[str]]:
+    """The parameters of ``func`` that receive ``call``'s arguments (the others keep their
+    defaults); None where a starred argument hides which."""
+    args = func.args
+    plain = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if isinstance(model.parent(func), ast.ClassDef) and plain[:1] in (["self"], ["cls"]):
+        plain = plain[1:]  # a method or a module's forward, called on its instance: not given
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords) \
+            or len(call.args) > len(plain) and args.vararg is None:
+        return None
+    given = set(plain[:len(call.args)]) | {k.arg for k in call.keywords if k.arg is not None}
+    if len(call.args) > len(plain) and args.vararg is not None:
+        given.add(args.vararg.arg)
+    if any(k.arg not in plain and k.arg not in {a.arg for a in args.kwonlyargs} for k in call.keywords) \
+            and args.kwarg is not None:
+        given.add(args.kwarg.arg)
+    return given
+
+
+def _holds(value: ast.expr, names: Set[str]) -> bool:
+    """``value`` may be, hold or view a tensor of ``names``: one of them, an element, attribute
+    or method result of one (``t[0]``, ``t.detach()``), or a container of such."""
+    for part in _parts(value.value if isinstance(value, ast.Starred) else value):
+        while isinstance(part, (ast.Attribute, ast.Subscript, ast.Call)):
+            if isinstance(part, ast.Call):
+                if not isinstance(part.func, ast.Attribute):
+                    break
+                part = part.func
+            part = part.value
+        if isinstance(part, ast.Name) and part.id in names:
+            return True
+    return False

@@ -238,7 +238,8 @@ class SemanticModel:
         return kept.result_kept(self, call)
 
     def keeps_arguments(self, call: ast.Call) -> bool:
-        """Whether the code ``call`` runs may keep a tensor it is given (``kept.keeps_arguments``)."""
+        """Whether the code ``call`` runs may keep a tensor it is given (``remember(h)`` storing it
+        in a global, ``self.seen = t.detach()``): ``kept.keeps_arguments``."""
         return kept.keeps_arguments(self, call)
 
     def contract(self, target: ast.AST) -> Optional[ContractReason]:

@@ -84,6 +84,9 @@ class ModuleFacts:
     # what the module's facts were made from (its content, as the engine keys it): what the
     # calls pass is named by it in ``digest_for``, and the loader checks it
     key: str = ""
+    # the first place in the module that hooks a module's calls (``arguments.hook_site``:
+    # ``m.register_forward_pre_hook(...)``, ``m.forward = ...``); None: nothing
+    hooks: Optional[str] = None
 
 
 # The summary of an installed library's function or class by its qualified name (None: not
@@ -140,6 +143,7 @@ class ProjectIndex:
         self.libraries = libraries
         self._library: Dict[str, Optional[SummaryFact]] = {}
         self._dtypes: Optional[Dict[str, Optional[str]]] = None  # module -> its other_dtype
+        self._hooks: Optional[Dict[str, Optional[str]]] = None  # module -> its hooks
         self.module_names: Dict[str, str] = {}  # the run's paths -> their modules (the engine's)
         self._by_module: Optional[Dict[str, List[Tuple[str, int]]]] = None
         self._imported_by: Optional[Dict[str, List[Tuple[str, str]]]] = None  # module -> its importers
@@ -212,41 +216,17 @@ class ProjectIndex:
         either direction and through other files (``main`` imports ``a`` and ``b``: ``a``'s
         half tensors may reach ``b``); a module the index does not know sees every file."""
         if self._dtypes is None:
-            self._dtypes = self._dtypes_by_module()
-        if module not in self.modules:
-            reach: Iterable[str] = sorted(self.modules)
-        else:
-            return self._dtypes[module]
-        for name in reach:
-            found = self.modules[name].other_dtype
-            if found is not None:
-                return f"{name}: {found}"
-        return None
+            self._dtypes = _first_by_part(self.modules, self._import_links(), lambda facts: facts.other_dtype)
+        return _answer(self.modules, self._dtypes, module, lambda facts: facts.other_dtype)
 
-    def _dtypes_by_module(self) -> Dict[str, Optional[str]]:
-        """``other_dtype`` of every module of the run, from one walk of the links: the links go
-        both ways, so the files a module reaches are those of its connected part, which share
-        one answer (the first such place in the part, by module name)."""
-        linked = self._import_links()
-        answers: Dict[str, Optional[str]] = {}
-        for module in self.modules:
-            if module in answers:
-                continue
-            seen, todo = {module}, [module]
-            while todo:
-                for other in linked.get(todo.pop(), ()):
-                    if other not in seen:
-                        seen.add(other)
-                        todo.append(other)
-            answer = None
-            for name in sorted(seen):
-                found = self.modules[name].other_dtype
-                if found is not None:
-                    answer = f"{name}: {found}"
-                    break
-            for name in seen:
-                answers[name] = answer
-        return answers
+    def hooks(self, module: str) -> Optional[str]:
+        """Where the files connected to ``module`` (as for :meth:`other_dtype`: those that can
+        be handed its modules) hook a module's calls (the first such place, as ``module:
+        what``); None: none does. A hook reached through an enumeration (``net.modules()``)
+        may be on any module of the file and sees what its calls are given."""
+        if self._hooks is None:
+            self._hooks = _first_by_part(self.modules, self._import_links(), lambda facts: facts.hooks)
+        return _answer(self.modules, self._hooks, module, lambda facts: facts.hooks)
 
     def _import_links(self) -> Dict[str, Set[str]]:
         """Modules of the run linked by an import or a call of one another, both ways."""
@@ -423,7 +403,7 @@ def _digest(index: ProjectIndex, module: str, passed: bool) -> str:
     - ``index.calls`` of its classes (``Summaries._param_values`` counts constructions);
     - the other modules' imports of its names (``arguments._imported_elsewhere``);
     - ``summary``/``imported`` of what it imports, ``library``/``library_name`` of its
-      library callees, ``other_dtype`` (``model``).
+      library callees, ``other_dtype`` (``model``), ``hooks`` (``arguments``).
     """
     facts = index.modules.get(module)
     if facts is None:
@@ -455,7 +435,46 @@ def _digest(index: ProjectIndex, module: str, passed: bool) -> str:
     for name, target in sorted(facts.libraries.items()):  # and of the library callees it calls
         h.update(repr((name, target, index.library_summary(module, name))).encode())
     h.update(repr(("other-dtype", index.other_dtype(module))).encode())  # the project's dtypes decide fix safety
+    h.update(repr(("hooks", index.hooks(module))).encode())  # and its hooks (``arguments``)
     return h.hexdigest()[:16]
+
+
+def _answer(modules: Dict[str, ModuleFacts], answers: Dict[str, Optional[str]], module: str,
+            fact: Callable[[ModuleFacts], Optional[str]]) -> Optional[str]:
+    """``module``'s answer (``_first_by_part``); a module the index does not know sees every file."""
+    if module in modules:
+        return answers[module]
+    for name in sorted(modules):
+        found = fact(modules[name])
+        if found is not None:
+            return f"{name}: {found}"
+    return None
+
+
+def _first_by_part(modules: Dict[str, ModuleFacts], linked: Dict[str, Set[str]],
+                   fact: Callable[[ModuleFacts], Optional[str]]) -> Dict[str, Optional[str]]:
+    """``fact`` of every module of the run joined over its connected part, from one walk of
+    the links: the links go both ways, so the files a module reaches are those of its
+    connected part, which share one answer (the first such place in the part, by module name)."""
+    answers: Dict[str, Optional[str]] = {}
+    for module in modules:
+        if module in answers:
+            continue
+        seen, todo = {module}, [module]
+        while todo:
+            for other in linked.get(todo.pop(), ()):
+                if other not in seen:
+                    seen.add(other)
+                    todo.append(other)
+        answer = None
+        for name in sorted(seen):
+            found = fact(modules[name])
+            if found is not None:
+                answer = f"{name}: {found}"
+                break
+        for name in seen:
+            answers[name] = answer
+    return answers
 
 
 def _reaches(imported: str, qualname: str) -> bool:

@@ -919,6 +919,7 @@ class Chains:
         # An installed library's file: its classes and functions are built and called by code
         # it does not show, so no parameter's value is known from its default or its own calls.
         self.callers_unseen = False
+        self._flag: Optional[Tuple[Optional[ast.AST]]] = None  # flag_set_after, once found
 
     def sequential(self, chain: ast.Call) -> Summary:
         """What calling ``nn.Sequential(a, b, c)`` (its members written out) saves: its input
@@ -1100,6 +1101,8 @@ class Chains:
         index = torch_api.INPLACE_PARAM_CALLABLES.get(f"torch.nn.{name.rsplit('.', 1)[-1]}")
         if index is None:
             return False
+        if self.flag_set_after() is not None:
+            return None  # `self.act.inplace = False` after it is built: not what the constructor says
         value = next((k.value for k in layer.keywords if k.arg == "inplace"), None)
         if value is None and len(layer.args) > index and not any(isinstance(a, ast.Starred) for a in layer.args[:index + 1]):
             value = layer.args[index]
@@ -1109,6 +1112,12 @@ class Chains:
         if values is None or len(values) != 1:
             return None
         return next(iter(values)) is True
+
+    def flag_set_after(self) -> Optional[ast.AST]:
+        """The first place in the file that sets a built module's ``inplace`` flag (``_flag_write``)."""
+        if self._flag is None:
+            self._flag = (_flag_write(self.model),)
+        return self._flag[0]
 
     def values(self, expr: ast.expr, depth: int) -> Optional[FrozenSet[object]]:
         """The constants ``expr`` may hold: a literal; a parameter's default and what the
@@ -1246,6 +1255,20 @@ def set_from_outside(model: SummaryFacts, cls: ast.ClassDef, attr: str) -> bool:
         if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value != attr):
             return True
     return False
+
+
+def _flag_write(model: SummaryFacts) -> Optional[ast.AST]:
+    """``self.act.inplace = False``, ``m.inplace = True`` over ``net.modules()``, ``setattr(m,
+    "inplace", ...)``: any module may be the one changed, so no constructor says how it runs.
+    A class's own ``self.inplace = ...`` is its own flag, not one of these."""
+    for write in model.attribute_writes("inplace"):
+        if not (isinstance(write, ast.Attribute) and isinstance(write.value, ast.Name) and write.value.id == "self"):
+            return write
+    for call in model.walk(model.module):
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "setattr" \
+                and len(call.args) > 1 and isinstance(call.args[1], ast.Constant) and call.args[1].value == "inplace":
+            return call
+    return None
 
 
 class Decided:

@@ -213,7 +213,7 @@ def _facts(data: bytes, module: str, project: frozenset, is_package: bool,
 def facts_to_json(facts: ModuleFacts) -> dict:
     return {
         "module": facts.module, "exports": facts.exports, "libraries": facts.libraries,
-        "other_dtype": facts.other_dtype,
+        "other_dtype": facts.other_dtype, "hooks": facts.hooks,
         "functions": [[f.qualname, list(f.params), f.grad_off] for f in facts.functions],
         "calls": [[c.callee, c.caller, c.grad_off, c.called, c.result_ignored] for c in facts.calls],
     }
@@ -242,7 +242,7 @@ def facts_from_json(raw: dict, key: str) -> ModuleFacts:
         {text(k): text(v) for k, v in exports.items()},
         {text(k): text(v) for k, v in libraries.items()},
         None if raw["other_dtype"] is None else text(raw["other_dtype"]),
-        argued=False, key=key,
+        argued=False, key=key, hooks=None if raw["hooks"] is None else text(raw["hooks"]),
     )
 
 

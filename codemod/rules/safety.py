@@ -119,10 +119,12 @@ def assess(
                 return Verdict(Status.MANUAL, reason)
             return Verdict(Status.MANUAL if reason == "dead-store" else Status.UNSAFE, reason)
         flow = model.flow(model.owner(stmt))
-        if any(b.form == "assign" and isinstance(b.value, ast.Call) and model.result_kept(b.value)
-               for b in model.reaching(flow, target.id, stmt)):
-            return Verdict(Status.UNSAFE, "held-elsewhere")  # `x = self.block(x)`, the block keeping `out`
         identity, _ = model.aliases(flow, target.id, model.range(stmt)[0])
+        if any(b.form == "assign" and isinstance(b.value, ast.Call) and model.result_kept(b.value)
+               for key in {target.id, *identity} if "." not in key for b in model.reaching(flow, key, stmt)):
+            # `x = self.block(x)`, the block keeping `out`; or `h = self.block(x); d = h.exp_()`
+            # before `d *= 5`: a rebinding of both names hides the write from the kept one
+            return Verdict(Status.UNSAFE, "held-elsewhere")
         if alias.reason == "alias" and only_local_names(model, flow, {target.id, *identity}, stmt):
             alias = AliasReport(None, alias.also_rebind)  # `d = b.exp_(); d *= 5`: `d = b = d * 5` hides nothing
             returned = model.returned_alias(target, stmt)
@@ -162,7 +164,7 @@ _READ_ONLY_BUILTINS = frozenset({"len", "print", "isinstance", "hasattr", "type"
 
 def stored_before(model: SemanticModel, flow: Flow, key: str, stmt: ast.AST) -> bool:
     """``key``'s tensor is put where a rebinding at ``stmt`` would not reach, before the write
-    (or anywhere in a loop around both): into a list, tuple, set or dict display, as an element
+    (in its own operands too, or anywhere in a loop around both): into a list, tuple, set or dict display, as an element
     or attribute value (``d[k] = h``, ``self.last = h``), handed to a call that is not torch's,
     a module's or a read-only builtin (``keep.append(h)``, a user function), yielded or returned.
     In place, those holders see the write; after ``h = h + 1`` they keep the old tensor."""
@@ -177,10 +179,10 @@ def stored_before(model: SemanticModel, flow: Flow, key: str, stmt: ast.AST) -> 
             loops.append(up)
     written = {id(b) for b in model.reaching(flow, key, stmt) if b.form != "aug"}
     for pos, load in flow.loads.get(key, []):
-        if model.owner(load) is not owner or within(load, stmt):
+        if model.owner(load) is not owner:
             continue  # a nested function reads the name, not the tensor: it sees the rebinding
-        if not (pos < start or any(within(load, loop) for loop in loops)):
-            continue
+        if not (pos < start or within(load, stmt) or any(within(load, loop) for loop in loops)):
+            continue  # (the write's own operands are read before it: `x += f(keep(x))`)
         seen = {id(b) for b in model.reaching(flow, key, model.statement_of(load)) if b.form != "aug"}
         if seen & written and _escapes(model, load):  # (a load of an earlier tensor the name held: another object)
             return True
@@ -205,15 +207,12 @@ def _escapes(model: SemanticModel, load: ast.AST) -> bool:
         targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
         return any(isinstance(t, (ast.Attribute, ast.Subscript, ast.Tuple, ast.List)) for t in targets)
     if isinstance(parent, ast.Call) and node is not parent.func:
-        if model.torch_name(parent.func) is not None or model.kind(parent.func) is Kind.MODULE:
-            return False
         if isinstance(parent.func, ast.Name) and parent.func.id in _READ_ONLY_BUILTINS:
             return False
-        if not model.keeps_arguments(parent):
-            return False  # a function or module of the file that stores none of its arguments
-        if isinstance(parent.func, ast.Attribute) and model.kind(parent.func.value) in (Kind.TENSOR, Kind.PARAMETER):
-            return False  # `x.add(h)`, `x.copy_(h)`: a tensor method copies the values
-        return True
+        # a function or module of the file that may keep it (`remember(h)`, a block storing
+        # `self.seen = inp.detach()`), or unknown code; torch's ops and modules and tensor
+        # methods (`x.copy_(h)`) copy or read the values
+        return model.keeps_arguments(parent)
     return False
 
 
