@@ -134,8 +134,7 @@ def _stores(model: "KeptFacts", func: Function, names: Set[str], depth: int) -> 
                    for t in targets) and _mentions(node.value, names):
                 return True  # `self.last = out`
         elif isinstance(node, ast.Call) and any(_mentions(a, names) for a in (*node.args, *(k.value for k in node.keywords))) \
-                and not _torch_call(model, node) and (_function_called(model, node) is None
-                                                      or argument_kept(model, node, depth + 1)):
+                and _call_keeps(model, node, depth + 1):
             return True  # `self.cache.append(out)`, `setattr(self, "last", out)`
         elif isinstance(node, (*FUNCTIONS, ast.Lambda)) and node is not func and any(
                 isinstance(n, ast.Name) and n.id in names for n in ast.walk(node)):
@@ -147,8 +146,14 @@ def keeps_arguments(model: "KeptFacts", call: ast.Call) -> bool:
     """Whether the code ``call`` runs may keep a tensor it is given beyond the call: a function
     or module of this file where :func:`argument_kept` says so; torch's ops and modules, tensor
     methods and read-only builtins keep nothing (:func:`_torch_call`); other code may."""
+    return _call_keeps(model, call, 0)
+
+
+def _call_keeps(model: "KeptFacts", call: ast.Call, depth: int) -> bool:
+    """:func:`keeps_arguments` at ``depth``: a function or module of the file is followed
+    (``self.block(t)`` whose ``forward`` stores ``t``) before torch's modules are trusted."""
     if _function_called(model, call) is not None:
-        return argument_kept(model, call)
+        return argument_kept(model, call, depth)
     return not _torch_call(model, call)
 
 
@@ -226,9 +231,8 @@ def argument_kept(model: "KeptFacts", call: ast.Call, depth: int = 0) -> bool:
                       and not isinstance(t.ctx, ast.Load)]
             if any(not isinstance(t, ast.Name) or t.id in flow.declared for t in stored):
                 return True  # `LAST = t` (global), `self.last = t`, `cache[k] = t`
-        elif isinstance(node, ast.Call) and not _torch_call(model, node) \
-                and any(_holds(a, names) for a in (*node.args, *(k.value for k in node.keywords))) \
-                and (_function_called(model, node) is None or argument_kept(model, node, depth + 1)):
+        elif isinstance(node, ast.Call) and any(_holds(a, names) for a in (*node.args, *(k.value for k in node.keywords))) \
+                and _call_keeps(model, node, depth + 1):
             return True  # `cache.append(t)`, `setattr(obj, "t", t)`, a helper keeping it
     return False
 
