@@ -164,8 +164,8 @@ _READ_ONLY_BUILTINS = frozenset({"len", "print", "isinstance", "hasattr", "type"
 
 def stored_before(model: SemanticModel, flow: Flow, key: str, stmt: ast.AST) -> bool:
     """``key``'s tensor is put where a rebinding at ``stmt`` would not reach, before the write
-    (in its own operands too, or anywhere in a loop around both): into a list, tuple, set or dict display, as an element
-    or attribute value (``d[k] = h``, ``self.last = h``), handed to a call that is not torch's,
+    (in its own operands too, or anywhere in a loop around both): into a list, tuple, set or
+    dict display, as an element or attribute value (``d[k] = h``, ``self.last = h``), handed to a call that is not torch's,
     a module's or a read-only builtin (``keep.append(h)``, a user function), yielded or returned.
     In place, those holders see the write; after ``h = h + 1`` they keep the old tensor."""
     start = model.range(stmt)[0]
