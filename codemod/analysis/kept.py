@@ -264,8 +264,19 @@ def _holds(value: ast.expr, names: Set[str]) -> bool:
             if isinstance(part, ast.Call):
                 if not isinstance(part.func, ast.Attribute):
                     break
+                if part.func.attr in _METADATA_METHODS:
+                    break  # `t.size()`, `t.dim()`: numbers, no tensor of ``t``'s
                 part = part.func
+            elif isinstance(part, ast.Attribute) and part.attr in _METADATA_ATTRIBUTES:
+                break  # `t.shape`, `t.dtype`
             part = part.value
         if isinstance(part, ast.Name) and part.id in names:
             return True
     return False
+
+
+# What a tensor tells of itself without sharing its storage (a method only where called:
+# ``t.size`` uncalled is a bound method holding ``t``).
+_METADATA_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "layout", "requires_grad"})
+_METADATA_METHODS = frozenset({"size", "dim", "numel", "nelement", "ndimension", "element_size", "stride",
+                               "item", "tolist", "is_contiguous", "is_floating_point"})
