@@ -105,7 +105,8 @@ def _hooked(model: "ArgumentFacts") -> bool:
 
 
 def hook_site(module: ast.Module) -> Optional[str]:
-    """The first place in ``module`` that hooks a module's calls, which then hands what it is
+    """What first hooks a module's calls in ``module`` (no line: another file's line would key the
+    cache of every file linked to it), which then hands what it is
     given (or returns) to code of its own: a module hook registered (``register_forward_hook``,
     ``register_full_backward_pre_hook``, the global ``register_module_forward_hook``...), a hook
     table touched (``_forward_pre_hooks``), or a ``forward`` or ``__call__`` replaced
@@ -114,14 +115,14 @@ def hook_site(module: ast.Module) -> Optional[str]:
         name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
         if isinstance(node, (ast.Attribute, ast.Name)) and name is not None and _HOOK.match(name) \
                 and name not in _TENSOR_HOOKS:
-            return f"line {node.lineno}: {name}"
+            return name
         if isinstance(node, ast.Attribute) and node.attr in ("forward", "__call__") \
                 and isinstance(node.ctx, (ast.Store, ast.Del)):
-            return f"line {node.lineno}: {node.attr} replaced"
+            return f"{node.attr} replaced"
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
                 and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) \
                 and node.args[1].value in ("forward", "__call__"):
-            return f"line {node.lineno}: setattr"
+            return "setattr"
     return None
 
 
