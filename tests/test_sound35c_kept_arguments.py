@@ -78,7 +78,8 @@ def test_a_helper_reading_only_metadata_keeps_nothing(store):
         assert torch.equal(got, want)
 
 
-@pytest.mark.parametrize("store", ["SEEN.append(t.detach())", "SEEN.append(t[0])", "SEEN.append(t.view(-1))"])
+@pytest.mark.parametrize("store", ["SEEN.append(t.detach())", "SEEN.append(t[0])", "SEEN.append(t.view(-1))",
+                                   "SEEN.append(torch.flatten(t))", "u = torch.narrow(t, 0, 0, 1); SEEN.append(u)"])
 def test_a_helper_storing_a_view_keeps_it(store):
     """``SEEN.append(t.detach())`` shares ``h``'s storage: it sees ``h *= 5``; no safe rewrite."""
     source = PROGRAM.replace("STORE", store)

@@ -258,14 +258,17 @@ def _given_parameters(model: "KeptFacts", call: ast.Call, func: Function) -> Opt
 
 def _holds(value: ast.expr, names: Set[str]) -> bool:
     """``value`` may be, hold or view a tensor of ``names``: one of them, an element, attribute
-    or method result of one (``t[0]``, ``t.detach()``), or a container of such."""
+    or method result of one (``t[0]``, ``t.detach()``), what a call given one returns
+    (``torch.flatten(t)`` is a view), or a container of such; not its metadata (``t.shape``)."""
     for part in _parts(value.value if isinstance(value, ast.Starred) else value):
         while isinstance(part, (ast.Attribute, ast.Subscript, ast.Call)):
             if isinstance(part, ast.Call):
+                if isinstance(part.func, ast.Attribute) and part.func.attr in _METADATA_METHODS:
+                    break  # `t.size()`, `t.dim()`: numbers, no tensor of ``t``'s
+                if any(_holds(a, names) for a in (*part.args, *(k.value for k in part.keywords))):
+                    return True  # `torch.flatten(t)`, `ident(t)`: may be a view of it, or it
                 if not isinstance(part.func, ast.Attribute):
                     break
-                if part.func.attr in _METADATA_METHODS:
-                    break  # `t.size()`, `t.dim()`: numbers, no tensor of ``t``'s
                 part = part.func
             elif isinstance(part, ast.Attribute) and part.attr in _METADATA_ATTRIBUTES:
                 break  # `t.shape`, `t.dtype`
