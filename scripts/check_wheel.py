@@ -150,7 +150,7 @@ def main() -> int:
         shown = run([tool, "--version"], cwd=project, env=env)
         expect(shown.stdout.strip() == f"inplacefix {want}", f"`inplacefix --version` prints {want} ({shown.stdout.strip()})")
         checked = run([tool, "check", "--no-progress", "example.py"], cwd=project, env=env)
-        expect(checked.returncode == 1 and "example.py:13:5: IPF101" in checked.stdout,
+        expect(checked.returncode == 1 and "example.py:12:5: IPF101" in checked.stdout,
                f"`check` reports IPF101 and exits 1 (exit {checked.returncode}: {checked.stdout.strip()[:200]} {checked.stderr.strip()[:200]})")
         diffed = run([tool, "fix", "--diff", "--unsafe-fixes", "--no-progress", "example.py"], cwd=project, env=env)
         expect(diffed.returncode == 1 and "+    d = b = d * 5" in diffed.stdout,

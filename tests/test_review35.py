@@ -6,15 +6,12 @@ must be proven only where the program fails at ``backward()``. The files are che
 whose index shows every file (case.py and one other that imports nothing), as the safe
 forward-input fix needs.
 
-A test of a branch's defect is ``xfail(strict=True)`` where that branch's code is present (a
-function the branch added, :func:`_with`) and runs as a plain test elsewhere, where it passes
-(main): merged with the branch, it fails until the defect is fixed, then the mark must go. A
-test of main's own defect is ``xfail(strict=True)`` everywhere.
+Each test failed first, on the branch (or on main) whose defect it shows; all were fixed in the
+same stop (sound35a, sound35c, the lead), so none is marked.
 """
 
 from __future__ import annotations
 
-import importlib
 import pathlib
 import tempfile
 
@@ -26,17 +23,6 @@ from codemod.engine.pipeline import process_source
 from codemod.engine.project import build_index
 
 
-def _with(module: str, name: str) -> bool:
-    """Whether ``module`` (of the checkout under test) defines ``name``: a branch's code."""
-    found = importlib.import_module(module)
-    for part in name.split("."):
-        found = getattr(found, part, None)
-    return found is not None
-
-
-FIX24C_MODULE_LISTS = _with("codemod.analysis.arguments", "_module_list_of")
-FIX24C_KEEPS_NOTHING = _with("codemod.analysis.kept", "_keeps_nothing_given")
-FIX24C_LOCAL_ALIASES = _with("codemod.rules.safety", "only_local_names")
 
 
 def _process(source: str, settings: Settings, fix: bool = False):
@@ -129,7 +115,6 @@ RES_STACK_CHILDREN = RES_STACK.replace("""        self.blocks = nn.ModuleList([R
 
 
 @pytest.mark.parametrize("source", [RES_STACK, RES_STACK_CHILDREN], ids=["owner-named_modules", "list-children"])
-@pytest.mark.xfail(FIX24C_MODULE_LISTS, strict=True, reason="fix24c: a ModuleList member hooked through named_modules()/children() sees the input the forward writes into")
 def test_a_block_hooked_through_named_modules_keeps_its_in_place_write(source):
     """Forward hooks (feature extraction) registered through ``net.named_modules()`` (or the
     list's ``children()``) keep the block's output, which is its input, written in place by the
@@ -233,7 +218,6 @@ def main():
 
 
 @pytest.mark.parametrize("kept", ["inp.detach()", "inp[0]"])
-@pytest.mark.xfail(FIX24C_KEEPS_NOTHING, strict=True, reason="fix24c: a module of the file that stores a view of its argument (detach(), an index) counts as keeping nothing")
 def test_a_callee_storing_a_view_of_its_argument_keeps_it(kept):
     """``self.seen = inp.detach()`` shares the input's storage: ``x += ...`` after
     ``self.ln(x)`` reaches it in the original, not after the rewrite. kept.py's ``_stores``
@@ -336,7 +320,6 @@ def main():
 """
 
 
-@pytest.mark.xfail(FIX24C_LOCAL_ALIASES, strict=True, reason="fix24c: identity aliases called 'all the references' though the first one's tensor is kept by the block that returned it")
 def test_identity_aliases_of_a_kept_block_output_are_not_all_the_references():
     """``h = self.block(x)`` (the block keeps ``out`` as ``self.last``), ``d = h.exp_()``,
     ``d *= 5``: 6ad3173 rebinds both names safely (``d = h = d * 5``), but ``self.last`` is a

@@ -30,10 +30,12 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import TYPE_CHECKING, List, Optional, Protocol
+from typing import TYPE_CHECKING, List, Optional, Protocol, Tuple, cast
 
 from codemod import torch_api
 from codemod.analysis.kinds import Kind
+from codemod.analysis.summaries import Returns
+from codemod.analysis.tensor_kind import module_dict_entry
 from codemod.analysis.syntax import FUNCTIONS, Function, target_key
 
 if TYPE_CHECKING:
@@ -55,6 +57,10 @@ if TYPE_CHECKING:
         def dataflow(self) -> Dataflow: ...
 
         def returns_fresh(self, call: ast.Call) -> bool: ...
+
+        def _may_return_input(self, call: ast.Call, passed: List[int]) -> Optional[bool]: ...
+
+        def result_kept(self, call: ast.Call) -> bool: ...
 
 
 def own_values_passed(model: "ArgumentFacts", func: Function, param: str) -> bool:
@@ -138,10 +144,19 @@ def _calls(model: "ArgumentFacts", cls: ast.ClassDef) -> Optional[List[ast.Call]
             continue  # `super(Cls, self).__init__()`
         if not (isinstance(built, ast.Call) and built.func is node):
             return None  # a base class, handed on, ...
-        stmt = model.parent(built)
-        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.value is built):
+        listed = _module_list_of(model, built)
+        made, entry = _module_dict_of(model, listed) if listed is not None else (None, "")
+        value = made or listed or built
+        stmt = model.parent(value)
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.value is value):
             return None  # in a container, returned, passed, ...
         holder = stmt.targets[0]
+        if listed is not None:  # `self.blocks = nn.ModuleList([Cls(d) for _ in range(n)])`
+            members = _list_member_calls(model, stmt, holder, entry)
+            if members is None:
+                return None
+            found.extend(members)
+            continue
         owner = model.owner(stmt)
         if isinstance(holder, ast.Attribute) and isinstance(holder.value, ast.Name) and holder.value.id == "self":
             around = model.enclosing_class(stmt)
@@ -165,6 +180,127 @@ def _calls(model: "ArgumentFacts", cls: ast.ClassDef) -> Optional[List[ast.Call]
             if not (isinstance(call, ast.Call) and call.func is use):
                 return None
             found.append(call)
+    return found
+
+
+_MODULE_LISTS = ("torch.nn.ModuleList", "torch.nn.modules.container.ModuleList")
+
+
+def _module_list_of(model: "ArgumentFacts", built: ast.Call) -> Optional[ast.Call]:
+    """The ``nn.ModuleList(...)`` call whose list (a literal, or a comprehension's element)
+    holds the instance ``built``; None where it sits anywhere else."""
+    around = model.parent(built)
+    if isinstance(around, ast.ListComp) and around.elt is built or isinstance(around, (ast.List, ast.Tuple)):
+        made = model.parent(around)
+        if isinstance(made, ast.Call) and made.args == [around] and not made.keywords \
+                and model.torch_name(made.func) in _MODULE_LISTS:
+            return made
+    return None
+
+
+def _module_dict_of(model: "ArgumentFacts", listed: ast.Call) -> Tuple[Optional[ast.Call], str]:
+    """``nn.ModuleDict(dict(h=<listed>, ...))`` (or ``{"h": <listed>}``) and ``"h"``, where the
+    list is an entry of a module dict; (None, "") where it is not."""
+    around = model.parent(listed)
+    if isinstance(around, ast.keyword) and around.arg is not None:
+        entry, made = around.arg, model.parent(cast(ast.AST, model.parent(around)))
+    elif isinstance(around, ast.Dict):
+        key = next((k for k, v in zip(around.keys, around.values) if v is listed), None)
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            return None, ""
+        entry, made = key.value, model.parent(around)
+    else:
+        return None, ""
+    if isinstance(made, ast.Call) and isinstance(model.parent(made), ast.Assign) \
+            and module_dict_entry([made], entry, model.torch_name, "dict" in model.flow(model.module).bindings) == [listed]:
+        return made, entry
+    return None, ""
+
+
+def _entries(made: ast.expr) -> List[str]:
+    """The keys of ``nn.ModuleDict(dict(a=..., b=...))`` / ``nn.ModuleDict({"a": ...})``."""
+    arg = made.args[0] if isinstance(made, ast.Call) and made.args else None
+    if isinstance(arg, ast.Call):
+        return [k.arg for k in arg.keywords if k.arg is not None]
+    if isinstance(arg, ast.Dict):
+        return [k.value for k in arg.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+    return []
+
+
+def _list_member_calls(model: "ArgumentFacts", stmt: ast.Assign, holder: ast.expr,
+                       entry: str = "") -> Optional[List[ast.Call]]:
+    """The calls of the members of the ``nn.ModuleList`` set as ``self.<attr>`` by ``stmt``
+    (or as its ``entry`` where ``self.<attr>`` is a ``nn.ModuleDict``): every read of the list
+    in the file is a ``for`` over it whose variable (bound nowhere else in its function) is
+    only called, an index called (``self.blocks[i](x)``), ``len`` of it, or a method that hands
+    no member on; None for any other read (spread into a ``Sequential``, returned, passed, a
+    member hooked or reached from outside). A module dict's other reads are its other entries
+    by name, or methods that hand no member on (not ``.values()``, not the dict itself)."""
+    if not (isinstance(holder, ast.Attribute) and isinstance(holder.value, ast.Name) and holder.value.id == "self"):
+        return None
+    around = model.enclosing_class(stmt)
+    if around is None or model.parent(around) is not model.module or _imported_elsewhere(model, around.name):
+        return None
+    named = [n for n in model.walk(model.module) if isinstance(n, ast.Attribute) and n.attr == holder.attr]
+    if any(not (isinstance(n.value, ast.Name) and n.value.id == "self") for n in named):
+        return None  # `net.blocks`: the list reached from outside its owner
+    if entry:
+        lists = []
+        for use in named:
+            parent = model.parent(use)
+            if not isinstance(use.ctx, ast.Load):
+                continue
+            if not isinstance(parent, ast.Attribute):
+                return None  # `self.transformer` itself handed on, indexed, iterated
+            if parent.attr == entry:
+                lists.append(parent)
+            elif parent.attr not in _entries(stmt.value) and (
+                    _hands_module_on(model, parent) or parent.attr in ("values", "items")):
+                return None
+        named = lists
+    found: List[ast.Call] = []
+    for use in named:
+        if not isinstance(use.ctx, ast.Load):
+            continue  # the assignment itself (another one makes the callee unresolved: checked by the caller)
+        parent = model.parent(use)
+        if isinstance(parent, ast.For) and parent.iter is use and isinstance(parent.target, ast.Name):
+            calls = _loop_variable_calls(model, parent, parent.target.id)
+            if calls is None:
+                return None
+            found.extend(calls)
+        elif isinstance(parent, ast.Subscript) and parent.value is use:
+            call = model.parent(parent)
+            if not (isinstance(call, ast.Call) and call.func is parent):
+                return None
+            found.append(call)
+        elif isinstance(parent, ast.Call) and parent.args == [use] and isinstance(parent.func, ast.Name) \
+                and parent.func.id == "len" and not parent.keywords:
+            continue
+        elif isinstance(parent, ast.Attribute) and not _hands_module_on(model, parent):
+            continue  # `self.blocks.parameters()`
+        else:
+            return None
+    return found
+
+
+def _loop_variable_calls(model: "ArgumentFacts", loop: ast.For, name: str) -> Optional[List[ast.Call]]:
+    """The calls of ``for name in <list>``'s variable, where its function binds it only there
+    and reads it only to call it (or a method that hands the member on to no one)."""
+    owner = model.owner(loop)
+    if not isinstance(owner, FUNCTIONS):
+        return None
+    flow = model.flow(owner)
+    if name in flow.declared or len(flow.bindings.get(name, [])) != 1:
+        return None
+    found: List[ast.Call] = []
+    for node in model.walk(owner):
+        if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
+            continue
+        parent = model.parent(node)
+        if isinstance(parent, ast.Call) and parent.func is node:
+            found.append(parent)
+        elif not (isinstance(parent, ast.Attribute) and not _hands_module_on(model, parent)):
+            return None
     return found
 
 
@@ -206,8 +342,11 @@ def _passes_own_value(model: "ArgumentFacts", call: ast.Call, index: int, param:
     if key in flow.declared or key in flow.params or model.holders.held_by(flow, key, stmt) is not None:
         return False
     bindings = model.reaching(flow, key, stmt)
-    if not bindings or any(b.form != "assign" or not _fresh(model, b.value) for b in bindings):
+    if not bindings or any(b.form != "assign" or not (_fresh(model, b.value) or _hands_back(model, b.value, key))
+                           for b in bindings):
         return False
+    if all(_hands_back(model, b.value, key) for b in bindings):
+        return False  # no fresh value the chain starts from
     identity, views = model.aliases(flow, key, model.range(stmt)[0])
     if identity - {key} or views:
         return False
@@ -271,7 +410,30 @@ def _fresh(model: "ArgumentFacts", value: Optional[ast.expr]) -> bool:
     if isinstance(func, ast.Attribute) and model.kind(func.value) in (Kind.TENSOR, Kind.PARAMETER):
         return func.attr in torch_api.TENSOR_METHODS and func.attr not in torch_api.INPLACE_METHODS \
             and func.attr not in torch_api.RETURNS_INPUT_METHODS
-    return model.returns_fresh(value)
+    if model.returns_fresh(value):
+        return True
+    # `self.drop(tok + pos)`: a torch module measured to hand its input back (nn.Dropout in eval
+    # mode, nn.Identity) returns a new tensor or its input, here a temporary nobody else holds
+    return model.kind(func) is Kind.MODULE and model.summaries.of_call(value) is None \
+        and len(value.args) == 1 and not value.keywords and not isinstance(value.args[0], ast.Starred) \
+        and model._may_return_input(value, [0]) is True and _fresh(model, value.args[0])
+
+
+def _hands_back(model: "ArgumentFacts", value: Optional[ast.expr], key: str) -> bool:
+    """``x = block(x)`` where the call returns the very tensor ``x`` it is given (or a view of
+    it: a module of the file whose summary says so, a torch module measured to, like
+    ``nn.Dropout`` in eval mode) and keeps nothing it returns: in a loop, ``x`` stays the
+    object it was bound to before, as fresh as that one."""
+    if not (isinstance(value, ast.Call) and not value.keywords
+            and not any(isinstance(a, ast.Starred) for a in value.args)):
+        return False
+    at = [i for i, a in enumerate(value.args) if isinstance(a, ast.Name) and a.id == key]
+    if len(at) != 1 or model.result_kept(value):
+        return False
+    summary = model.summaries.of_call(value)
+    if summary is not None:
+        return summary.returns in (Returns.INPUT, Returns.VIEW) and summary.returned_input == at[0]
+    return len(value.args) == 1 and model.kind(value.func) is Kind.MODULE and model._may_return_input(value, at) is True
 
 
 def _inplace_keyword(call: ast.Call) -> bool:

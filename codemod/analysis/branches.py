@@ -28,6 +28,21 @@ def binds(block: Sequence[ast.stmt], key: str) -> bool:
     return False
 
 
+def never_falls_off(block: Sequence[ast.stmt]) -> bool:
+    """Every path through ``block`` ends in a ``return`` or a ``raise``: control never runs
+    past its last statement (a function whose body this holds never returns ``None`` by
+    falling off its end). Followed through ``if``/``else`` (both sides); any other last
+    statement (a loop, a ``with`` that may swallow an exception, a ``try``) answers no."""
+    if not block:
+        return False
+    last = block[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return True
+    if isinstance(last, ast.If):
+        return never_falls_off(last.body) and never_falls_off(last.orelse)
+    return False
+
+
 def always_binds(test: ast.If, key: str) -> bool:
     """Every branch of ``if``/``elif``/``else`` assigns ``key`` at its top level."""
     if not binds(test.body, key) or not test.orelse:

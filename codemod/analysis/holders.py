@@ -102,8 +102,33 @@ class Holders:
                 if not _copies_its_argument(parent):
                     return f"line {node.lineno} hands it to `{self.tree.code(parent.func).strip()}`"
             if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node:
+                if fresh and self._dead_shorthand(parent, owner, self.tree.statement_of(target)):
+                    continue  # `hot = self.onehot`, read only in arithmetic, and not after the write
                 return f"line {node.lineno} binds another name to it"
         return None
+
+    def _dead_shorthand(self, bind: ast.stmt, owner: ast.AST, write: Located) -> bool:
+        """``hot = self.onehot`` before the write, in the write's function: a local name (no
+        other binding, not global/nonlocal) read only as an operand of arithmetic (nothing keeps
+        it) and never at or after the write, nor in a loop around the bind or the write, nor in
+        a nested scope."""
+        targets = bind.targets if isinstance(bind, ast.Assign) else [bind.target]  # type: ignore[attr-defined]
+        if self.tree.owner(bind) is not owner or len(targets) != 1 or not isinstance(targets[0], ast.Name):
+            return False
+        if any(isinstance(a, _LOOPS) for a in self.tree.ancestors(bind)):
+            return False
+        key = targets[0].id
+        flow = self.binder.flow(owner)
+        if key in flow.declared or len(flow.bindings.get(key, [])) != 1:
+            return False
+        write_end = span(write)[1]
+        loops = [span(a) for a in self.tree.ancestors(write) if isinstance(a, _LOOPS)]
+        for pos, load in flow.loads.get(key, []):
+            if pos >= write_end or self.tree.owner(load) is not owner or any(ls <= pos <= le for ls, le in loops):
+                return False
+            if not isinstance(self.tree.parent(load), (ast.BinOp, ast.UnaryOp, ast.Compare)):
+                return False
+        return True
 
     def attribute_set_elsewhere(self, target: ast.Attribute) -> bool:
         """``self.x`` that no code of this module binds (``self.x = ...``, a class-level ``x =

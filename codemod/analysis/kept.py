@@ -16,8 +16,8 @@ the rewrite is no safe fix. This part says a callee keeps nothing only where it 
 Anything else: kept (unknown is not "not kept").
 
 The same holds for what a call is *given*: ``remember(h); h += 1`` writes into the tensor a
-helper of the file kept (``global LAST; LAST = t``), and ``h = h + 1`` hides the write from it
-(:func:`argument_kept`).
+helper of the file kept (``global LAST; LAST = t``, ``self.seen = t.detach()``), and
+``h = h + 1`` hides the write from it (:func:`argument_kept`, :func:`keeps_arguments`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import ast
 from typing import TYPE_CHECKING, List, Optional, Protocol, Set
 
 from codemod import torch_api
-from codemod.analysis.kinds import Kind
-from codemod.analysis.syntax import FUNCTIONS, Function, Located
+from codemod.analysis.kinds import TENSORISH, Kind
+from codemod.analysis.syntax import FUNCTIONS, Function
 
 if TYPE_CHECKING:
     from codemod.analysis.summaries import Summaries, SummaryFacts
@@ -43,7 +43,8 @@ if TYPE_CHECKING:
 
 _DEPTH = 4
 _SEQUENTIALS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList"})
-_KEEP_NOTHING = frozenset({"len", "print", "isinstance", "hasattr", "type", "id", "repr", "str"})
+_KEEP_NOTHING = frozenset({"len", "print", "isinstance", "hasattr", "type", "id", "repr", "str", "range", "int",
+                           "float", "bool", "abs", "round", "callable", "format", "hash"})
 
 
 def result_kept(model: "KeptFacts", call: ast.Call, depth: int = 0) -> bool:
@@ -110,6 +111,14 @@ def _keeps(model: "KeptFacts", func: Function, depth: int) -> bool:
             elif isinstance(part, ast.Call) and model.torch_name(part.func) is None \
                     and model.kind(part.func) is Kind.MODULE and result_kept(model, part, depth + 1):
                 return True
+    return _stores(model, func, names, depth)
+
+
+def _stores(model: "KeptFacts", func: Function, names: Set[str], depth: int) -> bool:
+    """Whether ``func`` keeps a tensor one of ``names`` holds beyond its call: stores it into an
+    attribute or an element (also through a container bound from it), hands it to a call that
+    may keep it, declares it ``global``/``nonlocal``, or a nested function or lambda reads it."""
+    flow = model.flow(func)
     if names & set(flow.declared):
         return True
     # Other names bound from containers holding the returned ones (`d = {"o": out}`).
@@ -124,10 +133,33 @@ def _keeps(model: "KeptFacts", func: Function, depth: int) -> bool:
                    and any(isinstance(e, (ast.Attribute, ast.Subscript, ast.Starred)) for e in t.elts)
                    for t in targets) and _mentions(node.value, names):
                 return True  # `self.last = out`
-        elif isinstance(node, ast.Call) and not _torch_call(model, node) \
-                and any(_mentions(a, names) for a in (*node.args, *(k.value for k in node.keywords))):
+        elif isinstance(node, ast.Call) and any(_mentions(a, names) for a in (*node.args, *(k.value for k in node.keywords))) \
+                and _call_keeps(model, node, depth + 1):
             return True  # `self.cache.append(out)`, `setattr(self, "last", out)`
+        elif isinstance(node, (*FUNCTIONS, ast.Lambda)) and node is not func and any(
+                isinstance(n, ast.Name) and n.id in names for n in ast.walk(node)):
+            return True  # `self.hook = lambda: out`: a closure keeps it
     return False
+
+
+def keeps_arguments(model: "KeptFacts", call: ast.Call) -> bool:
+    """Whether the code ``call`` runs may keep a tensor it is given beyond the call: a function
+    or module of this file where :func:`argument_kept` says so; torch's ops and modules, tensor
+    methods and read-only builtins keep nothing (:func:`_torch_call`); other code may."""
+    return _call_keeps(model, call, 0)
+
+
+def _call_keeps(model: "KeptFacts", call: ast.Call, depth: int) -> bool:
+    """:func:`keeps_arguments` at ``depth``: a function or module of the file is followed
+    (``self.block(t)`` whose ``forward`` stores ``t``) before torch's modules are trusted."""
+    if _function_called(model, call) is not None:
+        return argument_kept(model, call, depth)
+    return not _torch_call(model, call)
+
+
+def _function_called(model: "KeptFacts", call: ast.Call) -> Optional[Function]:
+    target = model.summaries.targets.callee(call)
+    return target[0] if isinstance(target, tuple) and isinstance(target[0], FUNCTIONS) else None
 
 
 def _torch_call(model: "KeptFacts", call: ast.Call) -> bool:
@@ -135,6 +167,10 @@ def _torch_call(model: "KeptFacts", call: ast.Call) -> bool:
     ``nn.BatchNorm2d(c) if norm else None`` too), a module, or a builtin that keeps nothing."""
     if model.torch_name(call.func) is not None or model.kind(call.func) is Kind.MODULE:
         return True
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr != "set_" and model.kind(func.value) in TENSORISH \
+            and (func.attr in torch_api.TENSOR_METHODS or func.attr in torch_api.INPLACE_METHODS):
+        return True  # `out.scatter_add(dim, index, src)`: a tensor method reads the values it is given
     if isinstance(call.func, ast.Name) and call.func.id in _KEEP_NOTHING:
         return True
     values = model._module_values(call.func) or []  # what `self.bn` was built from
@@ -162,38 +198,25 @@ def _mentions(value: ast.expr, names: Set[str]) -> bool:
     return any(isinstance(p, ast.Name) and p.id in names for p in _parts(value))
 
 
-def given_to_keeper(model: "KeptFacts", key: str, stmt: Located) -> bool:
-    """Whether, before ``stmt``, the tensor ``key`` holds there was handed to a function of
-    this file that may keep it (:func:`argument_kept`)."""
-    flow = model.flow(model.owner(stmt))
-    here = [id(b) for b in model.reaching(flow, key, stmt)]
-    start = model.range(stmt)[0]
-    for pos, load in flow.loads.get(key, []):
-        call = model.parent(load)
-        if pos >= start or not isinstance(call, ast.Call) or load is call.func:
-            continue
-        if not any(id(b) in here for b in model.reaching(flow, key, model.statement_of(load))):
-            continue  # another tensor of that name
-        if argument_kept(model, call):
-            return True
-    return False
-
-
-def argument_kept(model: "KeptFacts", call: ast.Call) -> bool:
+def argument_kept(model: "KeptFacts", call: ast.Call, depth: int = 0) -> bool:
     """Whether a function of this file that ``call`` runs may keep what it is given: it stores a
-    parameter (or a name bound from one, a view or element of one) into a global or nonlocal
-    name, an attribute or an element of anything, hands one to a call that is neither torch's
-    nor a module's (``cache.append(t)``), or a function nested in it reads one (a closure
-    cell). Calls of code the file does not show are not answered here."""
-    target = model.summaries.targets.callee(call)
-    if not (isinstance(target, tuple) and isinstance(target[0], FUNCTIONS)):
+    parameter the call passes (or a name bound from one, a view, element or method result of
+    one: ``self.seen = t.detach()``, ``t[0]``) into a global or nonlocal name, an attribute or
+    an element of anything, hands one to a call that is neither torch's, a module's nor a
+    function of the file seen to keep nothing (``cache.append(t)``), or a function nested in
+    it reads one (a closure cell). Parameters the call leaves at their defaults hold no tensor
+    of the caller's. Calls of code the file does not show are not answered here
+    (:func:`keeps_arguments` counts them as keeping)."""
+    if depth > _DEPTH:
+        return True
+    func = _function_called(model, call)
+    if func is None:
         return False
-    func = target[0]
+    given = _given_parameters(model, call, func)
+    if given is None:
+        return True  # `f(*xs)`, `f(**kw)`: which parameter gets what is not seen
     flow = model.flow(func)
-    names = set(flow.params)
-    positional = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
-    if isinstance(model.parent(func), ast.ClassDef) and positional and positional[0] in ("self", "cls"):
-        names.discard(positional[0])  # the instance, not what the call is given
+    names = set(given)
     for _ in range(_DEPTH):  # names bound from them
         names |= {name for name, bindings in flow.bindings.items()
                   if any(b.value is not None and _holds(b.value, names) for b in bindings)}
@@ -208,22 +231,55 @@ def argument_kept(model: "KeptFacts", call: ast.Call) -> bool:
                       and not isinstance(t.ctx, ast.Load)]
             if any(not isinstance(t, ast.Name) or t.id in flow.declared for t in stored):
                 return True  # `LAST = t` (global), `self.last = t`, `cache[k] = t`
-        elif isinstance(node, ast.Call) and not _torch_call(model, node) \
-                and any(_holds(a, names) for a in (*node.args, *(k.value for k in node.keywords))):
-            return True  # `cache.append(t)`, `setattr(obj, "t", t)`
+        elif isinstance(node, ast.Call) and any(_holds(a, names) for a in (*node.args, *(k.value for k in node.keywords))) \
+                and _call_keeps(model, node, depth + 1):
+            return True  # `cache.append(t)`, `setattr(obj, "t", t)`, a helper keeping it
     return False
+
+
+def _given_parameters(model: "KeptFacts", call: ast.Call, func: Function) -> Optional[Set[str]]:
+    """The parameters of ``func`` that receive ``call``'s arguments (the others keep their
+    defaults); None where a starred argument hides which."""
+    args = func.args
+    plain = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if isinstance(model.parent(func), ast.ClassDef) and plain[:1] in (["self"], ["cls"]):
+        plain = plain[1:]  # a method or a module's forward, called on its instance: not given
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords) \
+            or len(call.args) > len(plain) and args.vararg is None:
+        return None
+    given = set(plain[:len(call.args)]) | {k.arg for k in call.keywords if k.arg is not None}
+    if len(call.args) > len(plain) and args.vararg is not None:
+        given.add(args.vararg.arg)
+    if any(k.arg not in plain and k.arg not in {a.arg for a in args.kwonlyargs} for k in call.keywords) \
+            and args.kwarg is not None:
+        given.add(args.kwarg.arg)
+    return given
 
 
 def _holds(value: ast.expr, names: Set[str]) -> bool:
     """``value`` may be, hold or view a tensor of ``names``: one of them, an element, attribute
-    or method result of one (``t[0]``, ``t.detach()``), or a container of such."""
+    or method result of one (``t[0]``, ``t.detach()``), what a call given one returns
+    (``torch.flatten(t)`` is a view), or a container of such; not its metadata (``t.shape``)."""
     for part in _parts(value.value if isinstance(value, ast.Starred) else value):
         while isinstance(part, (ast.Attribute, ast.Subscript, ast.Call)):
             if isinstance(part, ast.Call):
+                if isinstance(part.func, ast.Attribute) and part.func.attr in _METADATA_METHODS:
+                    break  # `t.size()`, `t.dim()`: numbers, no tensor of ``t``'s
+                if any(_holds(a, names) for a in (*part.args, *(k.value for k in part.keywords))):
+                    return True  # `torch.flatten(t)`, `ident(t)`: may be a view of it, or it
                 if not isinstance(part.func, ast.Attribute):
                     break
                 part = part.func
+            elif isinstance(part, ast.Attribute) and part.attr in _METADATA_ATTRIBUTES:
+                break  # `t.shape`, `t.dtype`
             part = part.value
         if isinstance(part, ast.Name) and part.id in names:
             return True
     return False
+
+
+# What a tensor tells of itself without sharing its storage (a method only where called:
+# ``t.size`` uncalled is a bound method holding ``t``).
+_METADATA_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "layout", "requires_grad"})
+_METADATA_METHODS = frozenset({"size", "dim", "numel", "nelement", "ndimension", "element_size", "stride",
+                               "item", "tolist", "is_contiguous", "is_floating_point"})

@@ -213,6 +213,9 @@ class SemanticModel:
         cls = self.enclosing_class(func) if key.startswith("self.") and key.count(".") == 1 else None
         if cls is not None:
             return list(self.class_attrs(cls).get(key[5:], []))
+        entry = self.kinds.module_dict_entry(func) if key.startswith("self.") and key.count(".") == 2 else None
+        if entry is not None:  # `self.transformer.drop`: an entry of a ModuleDict the class builds
+            return entry
         return [b.value for owner in (self.owner(func), self.module)
                 for b in self.flow(owner).bindings.get(key, []) if b.form == "assign"]
 
@@ -234,11 +237,10 @@ class SemanticModel:
         out``): a write into the result reaches it there too (``kept.result_kept``)."""
         return kept.result_kept(self, call)
 
-    def given_to_keeper(self, key: str, stmt: Located) -> bool:
-        """Whether, before ``stmt``, the tensor ``key`` holds there was handed to a function of
-        this file that may keep it (``remember(h)`` storing it in a global): a write into it
-        reaches the kept one too (``kept.argument_kept``)."""
-        return kept.given_to_keeper(self, key, stmt)
+    def keeps_arguments(self, call: ast.Call) -> bool:
+        """Whether the code ``call`` runs may keep a tensor it is given (``remember(h)`` storing it
+        in a global, ``self.seen = t.detach()``): ``kept.keeps_arguments``."""
+        return kept.keeps_arguments(self, call)
 
     def contract(self, target: ast.AST) -> Optional[ContractReason]:
         """Whether the function around ``target`` (one of its parameters) mutates it on

@@ -38,7 +38,7 @@ from codemod.analysis.names import Names
 from codemod.analysis.project import SummaryFact
 from codemod.analysis.requires_grad import may_be_frozen
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, is_const, passed_for, positional, spreads, target_key
-from codemod.analysis.tensor_kind import KindFacts, TensorKinds, used_as_container
+from codemod.analysis.tensor_kind import KindFacts, TensorKinds, module_dict_entry, used_as_container
 
 # What an op saves, as the hazard analysis says it: a tuple of "input0", "output"..., or a
 # string (its UNSEEN) when it cannot see into the op.
@@ -658,8 +658,13 @@ class CallTargets:
     def _one_class(self, container: ast.expr) -> ast.expr:
         """A member of ``self.blocks`` built as a comprehension of one class's instances."""
         key = cast(str, target_key(container))
-        cls = self._setter(cast(ast.ClassDef, self.model.enclosing_class(container)), key[5:])
-        value = cast(ast.Call, self.model.class_attrs(cls)[key[5:]][0])
+        attr, _, entry = key[5:].partition(".")  # `self.blocks`, or `self.transformer.h` (a ModuleDict's)
+        cls = self._setter(cast(ast.ClassDef, self.model.enclosing_class(container)), attr)
+        values: List[object] = list(self.model.class_attrs(cls)[attr])
+        if entry:
+            values = module_dict_entry(values, entry, self.model.torch_name,
+                                       "dict" in self.model.flow(self.model.module).bindings) or []
+        value = cast(ast.Call, values[0])
         first = value.args[0]
         return first.elt if isinstance(first, ast.ListComp) else cast(ast.List, first).elts[0]
 
@@ -682,14 +687,18 @@ class CallTargets:
         instances of one class)."""
         key = target_key(container)
         cls = self.model.enclosing_class(container)
-        if key is None or not key.startswith("self.") or key.count(".") != 1 or cls is None:
+        if key is None or not key.startswith("self.") or key.count(".") not in (1, 2) or cls is None:
             return None
-        cls = self._setter(cls, key[5:])
-        values = self.model.class_attrs(cls).get(key[5:], [])
-        if self._changed(cls, key[5:], appends=False):
+        attr, _, entry = key[5:].partition(".")  # `self.blocks`, or `self.transformer.h` of a ModuleDict
+        cls = self._setter(cls, attr)
+        values: Optional[List[object]] = list(self.model.class_attrs(cls).get(attr, []))
+        if self._changed(cls, attr, appends=False) or entry and self._changed(cls, entry, appends=False):
             return None
+        if entry:
+            values = module_dict_entry(values or [], entry, self.model.torch_name,
+                                       "dict" in self.model.flow(self.model.module).bindings)
         targets: Set[Optional[Target]] = set()
-        for value in values:
+        for value in values or [None]:
             if not (isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute))
                     and self.model.torch_name(value.func) in _CONTAINERS and len(value.args) == 1
                     and not value.keywords):

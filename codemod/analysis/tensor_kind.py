@@ -11,10 +11,11 @@ from __future__ import annotations
 import ast
 import builtins  # noqa: F401 - kept for readers: builtins are resolved by ``names``
 import weakref
-from typing import Dict, FrozenSet, List, Optional, Protocol, cast
+from typing import Callable, Dict, FrozenSet, List, Optional, Protocol, Sequence, cast
 
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding
+from codemod.analysis.branches import never_falls_off
 from codemod.analysis.classes import Classes
 from codemod.analysis.dataflow import Dataflow
 from codemod.analysis.facts import Facts
@@ -96,6 +97,30 @@ class KindFacts(Facts, Protocol):
     """The structural facts and this part's own answer, as the parts above ask them of the model."""
 
     def kind(self, expr: ast.expr) -> Kind: ...
+
+
+_MODULE_DICTS = ("torch.nn.ModuleDict", "torch.nn.modules.container.ModuleDict")
+
+
+def module_dict_entry(values: Sequence[object], entry: str, torch_name: Callable[[ast.AST], Optional[str]],
+                      dict_rebound: bool) -> Optional[List[object]]:
+    """``[X]`` for ``self.transformer.h`` where ``self.transformer`` is set once (``values``:
+    what it is set to), to ``nn.ModuleDict(dict(h=X, ...))`` or ``nn.ModuleDict({"h": X, ...})``,
+    every key spelt out; None for anything else (set twice, built from a variable, ``**``
+    entries, ``dict`` rebound by the module: ``dict_rebound``)."""
+    made = values[0] if len(values) == 1 else None
+    if not (isinstance(made, ast.Call) and torch_name(made.func) in _MODULE_DICTS
+            and len(made.args) == 1 and not made.keywords):
+        return None
+    arg = made.args[0]
+    if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and arg.func.id == "dict" and not arg.args \
+            and not dict_rebound and all(k.arg is not None for k in arg.keywords):
+        found: List[object] = [k.value for k in arg.keywords if k.arg == entry]
+    elif isinstance(arg, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in arg.keys):
+        found = [v for k, v in zip(arg.keys, arg.values) if isinstance(k, ast.Constant) and k.value == entry]
+    else:
+        return None
+    return found if len(found) == 1 else None
 
 
 def is_tensor(expr: ast.expr, model: KindFacts) -> bool:
@@ -223,6 +248,9 @@ class TensorKinds:
                 if values:
                     return join(v if isinstance(v, Kind) else self.kind(v) for v in values)
             return Kind.UNKNOWN
+        entry = self.module_dict_entry(attr)
+        if entry:  # `self.transformer.drop` of `self.transformer = nn.ModuleDict(dict(drop=nn.Dropout(p)))`
+            return join(v if isinstance(v, Kind) else self.kind(cast(ast.expr, v)) for v in entry)
         base = self.kind(attr.value)
         if base in TENSORISH:
             if name in _TENSOR_ATTRS:
@@ -230,6 +258,19 @@ class TensorKinds:
             if name in _SCALAR_ATTRS:
                 return Kind.SCALAR
         return Kind.PENDING if base is Kind.PENDING else Kind.UNKNOWN
+
+    def module_dict_entry(self, attr: ast.expr) -> Optional[List[object]]:
+        """What ``self.<dict>.<entry>`` was built from, where ``self.<dict>`` is an
+        ``nn.ModuleDict`` of spelt-out keys set once in the class (:func:`module_dict_entry`)."""
+        if not (isinstance(attr, ast.Attribute) and isinstance(attr.value, ast.Attribute)
+                and isinstance(attr.value.value, ast.Name) and attr.value.value.id == "self"):
+            return None
+        cls = self.tree.enclosing_class(attr)
+        if cls is None:
+            return None
+        values = self.classes.class_attrs(cls).get(attr.value.attr)
+        return module_dict_entry(values or [], attr.attr, self.names.torch_name,
+                                 "dict" in self.binder.flow(self.module, nested=False).bindings)
 
     def _name_kind(self, name: ast.Name) -> Kind:
         owner = self.tree.owner(name)
@@ -404,30 +445,40 @@ class CallKinds(_KindsPart):
             return Kind.PENDING
         return self._instance_kind(func)
 
-    def _instance_kind(self, func: ast.expr) -> Kind:
-        """A call of an instance of an ``nn.Module`` subclass of this file (``self.block1(x)``
-        with ``self.block1 = Block(...)``, ``m(x)`` with ``m = Block(...)``): the kind every
-        ``return`` of the ``forward`` it runs gives (a tensor where each returns one)."""
+    def instance_values(self, func: ast.expr) -> Optional[List[object]]:
+        """What the module called as ``func`` was built from: ``self.<attr>``'s values in its
+        class, or the bindings of a local name that reach the call (None: neither)."""
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
             cls = self.tree.enclosing_class(func)
-            values: List[object] = list(self.classes.class_attrs(cls).get(func.attr, [])) if cls is not None else []
-        elif isinstance(func, ast.Name):
+            return list(self.classes.class_attrs(cls).get(func.attr, [])) if cls is not None else []
+        if isinstance(func, ast.Name):
             owner = self.tree.owner(func)
             flow = self.binder.flow(owner)
             reaching = self.dataflow.reaching(flow, func.id, self.tree.statement_of(func)) \
                 if func.id in flow.bindings and func.id not in flow.declared else []
-            values = [b.value if b.form == "assign" else None for b in reaching]
-        else:
-            return Kind.UNKNOWN
-        forwards = [self._forward_of(v) for v in values]
+            return [b.value if b.form == "assign" else None for b in reaching]
+        return None
+
+    def forwards_of(self, values: Optional[List[object]]) -> Optional[List[ast.FunctionDef]]:
+        """The ``forward`` each of ``values`` (instances of classes of this file) runs; None
+        where one is not such an instance."""
+        forwards = [self._forward_of(v) for v in values or []]
         if not forwards or any(f is None for f in forwards):
+            return None
+        return [f for f in forwards if f is not None]
+
+    def _instance_kind(self, func: ast.expr) -> Kind:
+        """A call of an instance of an ``nn.Module`` subclass of this file (``self.block1(x)``
+        with ``self.block1 = Block(...)``, ``m(x)`` with ``m = Block(...)``): the kind every
+        ``return`` of the ``forward`` it runs gives (a tensor where each returns one)."""
+        forwards = self.forwards_of(self.instance_values(func))
+        if forwards is None:
             return Kind.UNKNOWN
         kinds: List[Kind] = []
         for forward in forwards:
-            assert forward is not None
             returns = [n for n in self.tree.walk(forward) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))
                        and self.tree.owner(n) is forward]
-            if not forward.body or not isinstance(forward.body[-1], ast.Return) \
+            if not never_falls_off(forward.body) \
                     or any(not isinstance(r, ast.Return) or r.value is None for r in returns):
                 return Kind.UNKNOWN  # a generator, or a path that returns None
             kinds.extend(self.kinds.kind(cast(ast.expr, r.value)) for r in returns)
@@ -564,8 +615,24 @@ class ParameterKinds(_KindsPart):
                 return d
         return None
 
-    def _used_as_tensor(self, func: ast.AST, name: str) -> bool:
-        """A forward() argument passed to torch or to a module, or used via a tensor method."""
+    def _module_uses_as_tensor(self, call: ast.Call, name: str, depth: int) -> bool:
+        """``self.ln_1(x)``: ``x`` passed, by position, to a module of this file whose every
+        ``forward`` it may run uses that parameter as a tensor (followed a few levels)."""
+        if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+            return False
+        at = [i for i, a in enumerate(call.args) if isinstance(a, ast.Name) and a.id == name]
+        forwards = self.kinds.calls.forwards_of(self.kinds.calls.instance_values(call.func))
+        if len(at) != 1 or not forwards:
+            return False
+        for forward in forwards:
+            plain = [a.arg for a in (*forward.args.posonlyargs, *forward.args.args)][1:]
+            if at[0] >= len(plain) or not self._used_as_tensor(forward, plain[at[0]], depth + 1):
+                return False
+        return True
+
+    def _used_as_tensor(self, func: ast.AST, name: str, depth: int = 0) -> bool:
+        """A forward() argument passed to torch or to a module (one of this file's included,
+        where its forward uses it so), or used via a tensor method."""
         for calls in self.classes.calls_in(func).values():
             for call in calls:
                 if any(isinstance(a, ast.Name) and a.id == name for a in call_args(call)):
@@ -573,6 +640,8 @@ class ParameterKinds(_KindsPart):
                     if torch_name is not None and torch_name.rsplit(".", 1)[-1] in TAKES_ANY:
                         continue  # `torch.cat(feats)`: a list of tensors; `torch.save(state)`: any object
                     if torch_name is not None or self.kinds.kind(call.func) is Kind.MODULE:
+                        return True
+                    if depth < 3 and self._module_uses_as_tensor(call, name, depth):
                         return True
                 f = call.func
                 if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == name:

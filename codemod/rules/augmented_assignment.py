@@ -77,8 +77,11 @@ class AugmentedAssignment(Rule):
     side may be a tensor of another dtype (``x += y`` keeps x's dtype, ``x = x + y`` promotes:
     half += float32 stays half: ``dtype-promotion``), when the target is an unannotated
     parameter the caller may rely on (``param-mutation``), or when another name aliases it
-    (``alias``: the fix rebinds that name too), or, for a list's element, when an element was
-    read into another holder before the write (``held-elsewhere``). No fix for ``nn.Parameter`` attributes
+    and the names are not all the references there are (``alias``: the fix rebinds that name
+    too; local names bound on every path, from no container, get it safe), or when a list, a
+    container method or a call that may keep it holds the tensor before the write, or, for a
+    list's element, when an element was read into another holder before the write
+    (``held-elsewhere``). No fix for ``nn.Parameter`` attributes
     (assigning a plain tensor to one raises), for targets whose evaluation calls something
     (``f().x += 1``), or for views whose base is used later. Known non-tensors (ints,
     strings, containers) are never reported.

@@ -14,6 +14,9 @@ from typing import Optional, Sequence, Tuple
 from codemod.analysis.hazard import read_as_tensor
 from codemod.analysis.kinds import Kind
 from codemod.analysis.model import SemanticModel
+from codemod.analysis.binder import Flow
+from codemod.analysis.branches import within
+from codemod.analysis.dataflow import AliasReport
 from codemod.analysis.syntax import has_call, target_key
 from codemod.analysis.tensor_kind import used_as_container
 from codemod.findings import Status
@@ -116,26 +119,122 @@ def assess(
                 return Verdict(Status.MANUAL, reason)
             return Verdict(Status.MANUAL if reason == "dead-store" else Status.UNSAFE, reason)
         flow = model.flow(model.owner(stmt))
+        identity, _ = model.aliases(flow, target.id, model.range(stmt)[0])
         if any(b.form == "assign" and isinstance(b.value, ast.Call) and model.result_kept(b.value)
-               for b in model.reaching(flow, target.id, stmt)):
-            return Verdict(Status.UNSAFE, "held-elsewhere")  # `x = self.block(x)`, the block keeping `out`
-        if model.given_to_keeper(target.id, stmt):
-            return Verdict(Status.UNSAFE, "held-elsewhere")  # `remember(h)` keeping it in a global
+               for key in {target.id, *identity} if "." not in key for b in model.reaching(flow, key, stmt)):
+            # `x = self.block(x)`, the block keeping `out`; or `h = self.block(x); d = h.exp_()`
+            # before `d *= 5`: a rebinding of both names hides the write from the kept one
+            return Verdict(Status.UNSAFE, "held-elsewhere")
+        if alias.reason == "alias" and only_local_names(model, flow, {target.id, *identity}, stmt):
+            alias = AliasReport(None, alias.also_rebind)  # `d = b.exp_(); d *= 5`: `d = b = d * 5` hides nothing
+            returned = model.returned_alias(target, stmt)
+            if returned is not None and returned[1]:
+                return Verdict(Status.MANUAL, "view-alias")
     if kind is Kind.UNKNOWN and require_known:
         return Verdict(Status.MANUAL, "unknown-type")
     if isinstance(target, ast.Attribute) and model.holders.attribute_handed_out(target):
         return Verdict(Status.UNSAFE, "held-elsewhere")  # `return self.keys`: the caller keeps the old tensor
     if isinstance(target, ast.Attribute) and model.holders.attribute_set_elsewhere(target):
         return Verdict(Status.UNSAFE, "set-elsewhere")  # a parent class in another file made it
+    rebind = alias.also_rebind
     if alias.reason:
-        return Verdict(Status.UNSAFE, alias.reason, alias.also_rebind)
+        return Verdict(Status.UNSAFE, alias.reason, rebind)
     if returned is not None:
-        return Verdict(Status.UNSAFE, "call-may-alias")  # `y = helper(x)`, helper unseen: it may return x
+        return Verdict(Status.UNSAFE, "call-may-alias", rebind)  # `y = helper(x)`, helper unseen: it may return x
     if kind is Kind.UNKNOWN:
-        return Verdict(Status.UNSAFE, "unknown-type")
+        return Verdict(Status.UNSAFE, "unknown-type", rebind)
     if not dtype_neutral and model.may_promote(key, operands):
-        return Verdict(Status.UNSAFE, "dtype-promotion")
-    return Verdict(Status.SAFE)
+        return Verdict(Status.UNSAFE, "dtype-promotion", rebind)
+    if isinstance(target, ast.Name) and _stored_by_any(model, target, stmt):
+        return Verdict(Status.UNSAFE, "held-elsewhere", rebind)  # `keep = [h]` (or `keep.append(h)`) before `h += 1`
+    return Verdict(Status.SAFE, None, rebind)
+
+
+def _stored_by_any(model: SemanticModel, target: ast.Name, stmt: ast.AST) -> bool:
+    """:func:`stored_before` for the target's name and every local name bound to its tensor."""
+    flow = model.flow(model.owner(stmt))
+    identity, _ = model.aliases(flow, target.id, model.range(stmt)[0])
+    return any(stored_before(model, flow, key, stmt) for key in {target.id, *identity} if "." not in key)
+
+
+# Calls that keep none of their arguments (builtins that read them only).
+_READ_ONLY_BUILTINS = frozenset({"len", "print", "isinstance", "hasattr", "type", "id", "repr", "str", "float",
+                                 "int", "bool", "range", "enumerate", "zip", "min", "max", "abs", "round"})
+
+
+def stored_before(model: SemanticModel, flow: Flow, key: str, stmt: ast.AST) -> bool:
+    """``key``'s tensor is put where a rebinding at ``stmt`` would not reach, before the write
+    (in its own operands too, or anywhere in a loop around both): into a list, tuple, set or
+    dict display, as an element or attribute value (``d[k] = h``, ``self.last = h``), handed to a call that is not torch's,
+    a module's or a read-only builtin (``keep.append(h)``, a user function), yielded or returned.
+    In place, those holders see the write; after ``h = h + 1`` they keep the old tensor."""
+    start = model.range(stmt)[0]
+    owner = model.owner(stmt)
+    loops = []  # the loops around the write that carry the tensor to the next turn (not rebound in their body first)
+    for up in model.ancestors(stmt):
+        if up is owner:
+            break
+        if isinstance(up, (ast.For, ast.AsyncFor, ast.While)) and not any(
+                b.form != "aug" and model.parent(b.stmt) is up and b.end <= start for b in flow.bindings.get(key, [])):
+            loops.append(up)
+    written = {id(b) for b in model.reaching(flow, key, stmt) if b.form != "aug"}
+    for pos, load in flow.loads.get(key, []):
+        if model.owner(load) is not owner:
+            continue  # a nested function reads the name, not the tensor: it sees the rebinding
+        if not (pos < start or within(load, stmt) or any(within(load, loop) for loop in loops)):
+            continue  # (the write's own operands are read before it: `x += f(keep(x))`)
+        seen = {id(b) for b in model.reaching(flow, key, model.statement_of(load)) if b.form != "aug"}
+        if seen & written and _escapes(model, load):  # (a load of an earlier tensor the name held: another object)
+            return True
+    return False
+
+
+def _escapes(model: SemanticModel, load: ast.AST) -> bool:
+    parent = model.parent(load)
+    node: ast.AST = load
+    while isinstance(parent, ast.IfExp) and node is not parent.test:
+        node, parent = parent, model.parent(parent)  # `h if c else g`: the value itself
+    if isinstance(parent, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Starred)):
+        while isinstance(parent, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Starred)):
+            node, parent = parent, model.parent(parent)
+        # `torch.cat([h, x])`: read, not kept; any other display holds it (`keep = [h]`)
+        return not (isinstance(parent, ast.Call) and model.torch_name(parent.func) is not None)
+    if isinstance(parent, ast.keyword):
+        node, parent = parent, model.parent(parent)
+    if isinstance(parent, (ast.Return, ast.Yield, ast.YieldFrom)):
+        return True
+    if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node:
+        targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+        return any(isinstance(t, (ast.Attribute, ast.Subscript, ast.Tuple, ast.List)) for t in targets)
+    if isinstance(parent, ast.Call) and node is not parent.func:
+        if isinstance(parent.func, ast.Name) and parent.func.id in _READ_ONLY_BUILTINS:
+            return False
+        # a function or module of the file that may keep it (`remember(h)`, a block storing
+        # `self.seen = inp.detach()`), or unknown code; torch's ops and modules and tensor
+        # methods (`x.copy_(h)`) copy or read the values
+        return model.keeps_arguments(parent)
+    return False
+
+
+def only_local_names(model: SemanticModel, flow: Flow, keys: "set[str]", stmt: ast.AST) -> bool:
+    """The names bound to one tensor (the write's target and its identity aliases) are all the
+    references to it there are, on every path: each a local name of the function (no attribute,
+    parameter, ``global``/``nonlocal``) whose one non-augmented binding reaching the write is the
+    last one before it (so the alias holds on every path), and nothing held the tensor before it
+    was bound (a loop's iterable, a container or object it came from)."""
+    if isinstance(model.owner(stmt), ast.Module):
+        return False
+    start = model.range(stmt)[0]
+    for key in keys:
+        if "." in key or key in flow.declared or key in flow.params:
+            return False
+        reaching = [b for b in model.reaching(flow, key, stmt) if b.form != "aug"]
+        earlier = [b for b in flow.bindings.get(key, []) if b.end <= start and b.form != "aug"]
+        if len(reaching) != 1 or reaching[0].form != "assign" or not earlier or earlier[-1] is not reaching[0]:
+            return False
+        if model.holders.held_by(flow, key, stmt) is not None:
+            return False
+    return True
 
 
 # Keywords that take Python ints (lengths, dimensions): a name passed there is a number.
