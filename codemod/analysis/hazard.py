@@ -39,7 +39,7 @@ from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
 from codemod.analysis.kinds import Kind
 from codemod.analysis.requires_grad import Constants, RequiresGradFacts, may_be_frozen
-from codemod.analysis.summaries import Returns, Saved, Summaries, SummaryFacts
+from codemod.analysis.summaries import Returns, Saved, Summaries, SummaryFacts, flag_set_after
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, Pos, Span, call_args, is_const, target_key
 from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, tensor_only, used_as_container
 from codemod.analysis.views import Views
@@ -1036,9 +1036,9 @@ class ModuleHazards(_HazardsPart):
 
     def explain_module(self, call: ast.Call) -> Optional[Hazard]:
         """Why building this ``inplace=True`` module makes a conflict at one of its calls; at
-        most possible where the file sets a module's flag after it is built (``Chains.flag_set_after``)."""
+        most possible where the file sets a module's flag after it is built (``summaries.flag_set_after``)."""
         found = self._explain_built(call)
-        changed = self.model.summaries.chains.flag_set_after()
+        changed = flag_set_after(self.model.summaries.chains)
         if found is not None and found.tier is not Tier.POSSIBLE and changed is not None:
             return _possible(f"{found.reason}, unless the `inplace` flag set at line {getattr(changed, 'lineno', 0)} "
                              "turns it off")

@@ -1144,7 +1144,7 @@ class Chains:
         index = torch_api.INPLACE_PARAM_CALLABLES.get(f"torch.nn.{name.rsplit('.', 1)[-1]}")
         if index is None:
             return False
-        if self.flag_set_after() is not None:
+        if flag_set_after(self) is not None:
             return None  # `self.act.inplace = False` after it is built: not what the constructor says
         value = next((k.value for k in layer.keywords if k.arg == "inplace"), None)
         if value is None and len(layer.args) > index and not any(isinstance(a, ast.Starred) for a in layer.args[:index + 1]):
@@ -1155,12 +1155,6 @@ class Chains:
         if values is None or len(values) != 1:
             return None
         return next(iter(values)) is True
-
-    def flag_set_after(self) -> Optional[ast.AST]:
-        """The first place in the file that sets a built module's ``inplace`` flag (``_flag_write``)."""
-        if self._flag is None:
-            self._flag = (_flag_write(self.model),)
-        return self._flag[0]
 
     def values(self, expr: ast.expr, depth: int) -> Optional[FrozenSet[object]]:
         """The constants ``expr`` may hold: a literal; a parameter's default and what the
@@ -1298,6 +1292,14 @@ def set_from_outside(model: SummaryFacts, cls: ast.ClassDef, attr: str) -> bool:
         if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value != attr):
             return True
     return False
+
+
+def flag_set_after(chains: Chains) -> Optional[ast.AST]:
+    """The first place in the file that sets a built module's ``inplace`` flag (``_flag_write``),
+    found once per file."""
+    if chains._flag is None:
+        chains._flag = (_flag_write(chains.model),)
+    return chains._flag[0]
 
 
 def _flag_write(model: SummaryFacts) -> Optional[ast.AST]:
