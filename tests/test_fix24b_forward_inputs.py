@@ -27,6 +27,7 @@ import torch
 from codemod.config import Settings
 from codemod.engine.pipeline import process_source
 from codemod.engine.project import build_index
+from tests.programs import process_in_project, raises_inplace, run_program
 
 HEADER = "import torch\nimport torch.nn as nn\n\n\n"
 OFFSET = HEADER.count("\n")
@@ -51,15 +52,7 @@ def _process(body: str, settings: Settings, fix: bool = False):
     """The file checked in a run that shows every file that could import it (case.py and one
     other that imports nothing): checked alone, any file may import the class, and the rule
     says nothing is safe (review34)."""
-    data = (HEADER + textwrap.dedent(body)).encode()
-    with tempfile.TemporaryDirectory() as tmp:
-        case, other = pathlib.Path(tmp, "case.py"), pathlib.Path(tmp, "other.py")
-        case.write_bytes(data)
-        other.write_text("import torch\n\n\ndef main():\n    return torch.zeros(1)\n")
-        index = build_index([str(case), str(other)])
-        result = process_source(data, "case.py", settings, fix=fix, project=index, module_name="case")
-    assert result.error is None, result.error
-    return result
+    return process_in_project(HEADER + textwrap.dedent(body), settings, fix)
 
 
 def marks(body: str):
@@ -83,18 +76,7 @@ def test_a_file_checked_alone_gets_no_safe_forward_input_fix():
 
 
 def run(source: str):
-    space: dict = {"__name__": "case"}
-    exec(compile(source, "case.py", "exec"), space)
-    torch.manual_seed(0)
-    return space["main"]()
-
-
-def raises_inplace(source: str) -> bool:
-    try:
-        run(source)
-    except RuntimeError as error:
-        return "modified by an inplace operation" in str(error)
-    return False
+    return run_program(source)
 
 
 # ----------------------------------------------------------------- safe: the caller's value is its own

@@ -16,6 +16,7 @@ import torch
 
 from codemod.config import Settings
 from codemod.engine.pipeline import process_source
+from tests.programs import fixed_source, raises_inplace, run_program
 
 HEADER = "import torch\nimport torch.nn as nn\n\n\n"
 
@@ -51,17 +52,11 @@ READ_AFTER = SMOOTH.replace("        return -(self.onehot * logp).sum(-1).mean()
 
 
 def run(source: str):
-    space: dict = {"__name__": "case"}
-    exec(compile(source, "case.py", "exec"), space)
-    return space["main"]()
+    return run_program(source)
 
 
 def raises(source: str) -> bool:
-    try:
-        run(source)
-    except RuntimeError as error:
-        return "modified by an inplace operation" in str(error)
-    return False
+    return raises_inplace(source)
 
 
 def at_write(body: str, select: str = "IPF1"):
@@ -71,8 +66,7 @@ def at_write(body: str, select: str = "IPF1"):
 
 
 def fixed(body: str) -> str:
-    result = process_source((HEADER + body).encode(), "case.py", Settings(), fix=True)
-    return result.fixed if result.changed else HEADER + body
+    return fixed_source(HEADER + body)
 
 
 def test_a_shorthand_not_read_after_the_update_is_no_holder():

@@ -11,12 +11,12 @@ original raises at backward, the fixed program's gradients equal an out-of-place
 
 from __future__ import annotations
 
-import textwrap
 
 import torch
 
 from codemod.config import Settings
 from codemod.engine.pipeline import process_source
+from tests.programs import fixed_source, run_program
 
 BLOCK = """\
 import torch
@@ -67,9 +67,7 @@ FALLS_OFF = BLOCK.replace("        else:\n            return y\n", "        elif
 
 
 def run(source: str):
-    space: dict = {"__name__": "case"}
-    exec(compile(source, "case.py", "exec"), space)
-    return space["main"]()
+    return run_program(source)
 
 
 def finding_at_write(source: str):
@@ -79,8 +77,7 @@ def finding_at_write(source: str):
 
 
 def fixed(source: str) -> str:
-    result = process_source(source.encode(), "case.py", Settings(), fix=True)
-    return result.fixed if result.changed else source
+    return fixed_source(source)
 
 
 def test_block_with_if_else_returns_gives_a_tensor_and_a_safe_fix():

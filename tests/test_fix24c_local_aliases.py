@@ -18,6 +18,7 @@ import torch
 
 from codemod.config import Settings
 from codemod.engine.pipeline import process_source
+from tests.programs import fixed_source, raises_inplace, run_program
 
 HEADER = "import torch\n\n\n"
 
@@ -80,22 +81,15 @@ def findings(body: str):
 
 
 def fixed(body: str) -> str:
-    result = process_source((HEADER + body).encode(), "case.py", Settings(), fix=True)
-    return result.fixed if result.changed else HEADER + body
+    return fixed_source(HEADER + body)
 
 
 def run(source: str):
-    space: dict = {"__name__": "case"}
-    exec(compile(source, "case.py", "exec"), space)
-    return space["main"]()
+    return run_program(source)
 
 
 def raises(source: str) -> bool:
-    try:
-        run(source)
-    except RuntimeError as error:
-        return "modified by an inplace operation" in str(error)
-    return False
+    return raises_inplace(source)
 
 
 def test_a_local_identity_alias_gets_the_safe_fix():

@@ -16,6 +16,7 @@ import torch
 
 from codemod.config import Settings
 from codemod.engine.pipeline import process_source
+from tests.programs import changed_by_fix, raises_inplace, run_program
 
 HEADER = "import torch\nimport torch.nn as nn\n\n\n"
 OFFSET = HEADER.count("\n")
@@ -33,25 +34,16 @@ def marks(body: str, select=("IPF1",)):
 
 
 def run(source: str, name: str = "main"):
-    space: dict = {"__name__": "case"}
-    exec(compile(source, "case.py", "exec"), space)
-    torch.manual_seed(0)
-    return space[name]()
+    return run_program(source, name)
 
 
 def leaf_error(source: str, name: str = "main") -> bool:
-    try:
-        run(source, name)
-    except RuntimeError as error:
-        # a leaf, a view of one, or one of several views of one (`chunk`): refused at the write
-        return "leaf Variable that requires grad" in str(error) or "is a view and is being modified inplace" in str(error)
-    return False
+    # a leaf, a view of one, or one of several views of one (`chunk`): refused at the write
+    return raises_inplace(source, name, message=("leaf Variable that requires grad", "is a view and is being modified inplace"))
 
 
 def fixed(body: str) -> str:
-    result = process_source((HEADER + textwrap.dedent(body)).encode(), "case.py", Settings(), fix=True)
-    assert result.error is None and result.changed, result.findings
-    return result.fixed
+    return changed_by_fix(HEADER + textwrap.dedent(body))
 
 
 # ------------------------------------------------- a parameter through the file's own modules

@@ -20,6 +20,7 @@ import torch
 
 from codemod.config import Settings
 from codemod.engine.pipeline import fix_source, process_source
+from tests.programs import run_program
 
 from .backward import raises_at_backward
 
@@ -38,9 +39,7 @@ def found(body: str, select=("IPF1",)):
 
 
 def _run(source: str, name: str = "grads"):
-    space: dict = {}
-    exec(compile(source, "case.py", "exec"), space)
-    return space[name]()
+    return run_program(source, name, seed=None)
 
 
 def _fixed(body: str, unsafe: bool = False) -> str:

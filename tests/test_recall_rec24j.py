@@ -20,6 +20,7 @@ import torch
 
 from codemod.config import Settings
 from codemod.engine.pipeline import process_source
+from tests.programs import changed_by_fix, raises_inplace, run_program
 
 HEADER = "import torch\nimport torch.nn as nn\n\n\n"
 OFFSET = HEADER.count("\n")
@@ -34,25 +35,11 @@ def marks(body: str, select=("IPF1",)):
 
 
 def run(source: str, name: str = "main"):
-    space: dict = {"__name__": "case"}
-    exec(compile(source, "case.py", "exec"), space)
-    torch.manual_seed(0)
-    return space[name]()
-
-
-def raises_inplace(source: str) -> bool:
-    try:
-        run(source)
-    except RuntimeError as error:
-        return INPLACE_ERROR in str(error)
-    return False
+    return run_program(source, name)
 
 
 def fixed(body: str, unsafe: bool = False) -> str:
-    settings = Settings(unsafe_fixes=True) if unsafe else Settings()
-    result = process_source((HEADER + textwrap.dedent(body)).encode(), "case.py", settings, fix=True)
-    assert result.error is None and result.changed, result.findings
-    return result.fixed
+    return changed_by_fix(HEADER + textwrap.dedent(body), Settings(unsafe_fixes=True) if unsafe else None)
 
 
 def same(got: dict, want: dict) -> bool:
@@ -659,11 +646,7 @@ def main():
 
 
 def raises_view_error(source: str) -> bool:
-    try:
-        run(source)
-    except RuntimeError as error:
-        return "is a view and is being modified inplace" in str(error)
-    return False
+    return raises_inplace(source, message="is a view and is being modified inplace")
 
 
 def test_an_in_place_activation_handed_a_chunk_output_by_its_caller_is_proven_and_fixed():

@@ -12,41 +12,26 @@ same stop (sound35a, sound35c, the lead), so none is marked.
 
 from __future__ import annotations
 
-import pathlib
-import tempfile
 
 import pytest
 import torch
 
 from codemod.config import Settings
-from codemod.engine.pipeline import process_source
-from codemod.engine.project import build_index
+from tests.programs import fixed_source, process_in_project, run_program
 
 
 
 
 def _process(source: str, settings: Settings, fix: bool = False):
-    data = source.encode()
-    with tempfile.TemporaryDirectory() as tmp:
-        case, other = pathlib.Path(tmp, "case.py"), pathlib.Path(tmp, "other.py")
-        case.write_bytes(data)
-        other.write_text("import torch\n\n\ndef main():\n    return torch.zeros(1)\n")
-        index = build_index([str(case), str(other)])
-        result = process_source(data, "case.py", settings, fix=fix, project=index, module_name="case")
-    assert result.error is None, result.error
-    return result
+    return process_in_project(source, settings, fix)
 
 
 def _fixed(source: str) -> str:
-    result = _process(source, Settings(), fix=True)
-    return result.fixed if result.changed else source
+    return fixed_source(source, project=True)
 
 
 def _run(source: str) -> list:
-    space: dict = {"__name__": "case"}
-    exec(compile(source, "case.py", "exec"), space)
-    torch.manual_seed(0)
-    return list(space["main"]())
+    return list(run_program(source))
 
 
 def _assert_same_results(source: str) -> None:

@@ -7,15 +7,11 @@ Each program works under ``torch.no_grad()``: the default ``fix`` must leave eve
 
 from __future__ import annotations
 
-import pathlib
-import tempfile
 
 import pytest
 import torch
 
-from codemod.config import Settings
-from codemod.engine.pipeline import process_source
-from codemod.engine.project import build_index
+from tests.programs import fixed_source, run_program
 
 PROGRAM = """\
 import torch
@@ -51,20 +47,11 @@ def main():
 
 
 def _fixed(source: str) -> str:
-    data = source.encode()
-    with tempfile.TemporaryDirectory() as tmp:
-        case = pathlib.Path(tmp, "case.py")
-        case.write_bytes(data)
-        index = build_index([str(case)])
-        result = process_source(data, "case.py", Settings(), fix=True, project=index, module_name="case")
-    assert result.error is None, result.error
-    return result.fixed if result.changed else source
+    return fixed_source(source, project=True, other=False)
 
 
 def _run(source: str) -> list:
-    space: dict = {"__name__": "case"}
-    exec(compile(source, "case.py", "exec"), space)
-    return list(space["main"]())
+    return list(run_program(source))
 
 
 @pytest.mark.parametrize("store", ["SEEN.append(list(t.size()))", "SEEN.append(t.shape[0])",

@@ -1,0 +1,82 @@
+"""Shared helpers for tests that run small programs and the tool on them.
+
+Many test files check a program written as source text: the tool processes it (alone, or inside
+a two-file project so that every file that could import it is seen), and torch runs the
+original and the rewritten program so that their results can be compared. These helpers are
+the one place those steps are written; a test file keeps only what is its own (a header, a
+select list).
+"""
+
+from __future__ import annotations
+
+import pathlib
+import tempfile
+
+import torch
+
+from codemod.config import Settings
+from codemod.engine.pipeline import process_source
+from codemod.engine.project import build_index
+
+# A second project file that imports nothing: with it the index knows every file that could
+# import ``case`` (checked alone, any file may, and the forward-input rule makes nothing safe).
+OTHER_FILE = "import torch\n\n\ndef main():\n    return torch.zeros(1)\n"
+
+
+def process_in_project(source: str, settings: Settings, fix: bool = False, *, other: bool = True):
+    """Process ``source`` as ``case.py`` of a project indexed from disk (with ``other.py`` beside
+    it unless ``other`` is false); the tool must not fail."""
+    data = source.encode()
+    with tempfile.TemporaryDirectory() as tmp:
+        case = pathlib.Path(tmp, "case.py")
+        case.write_bytes(data)
+        files = [str(case)]
+        if other:
+            neighbour = pathlib.Path(tmp, "other.py")
+            neighbour.write_text(OTHER_FILE)
+            files.append(str(neighbour))
+        index = build_index(files)
+        result = process_source(data, "case.py", settings, fix=fix, project=index, module_name="case")
+    assert result.error is None, result.error
+    return result
+
+
+def fixed_source(source: str, settings: Settings | None = None, *, project: bool = False,
+                 other: bool = True) -> str:
+    """The program after ``fix`` (default settings: the safe tier), or ``source`` unchanged."""
+    settings = settings or Settings()
+    if project:
+        result = process_in_project(source, settings, fix=True, other=other)
+    else:
+        result = process_source(source.encode(), "case.py", settings, fix=True)
+        assert result.error is None, result.error
+    return result.fixed if result.changed else source
+
+
+def run_program(source: str, name: str = "main", *, seed: int | None = 0):
+    """Execute ``source`` as module ``case`` and return ``name()``; torch is seeded after the
+    module ran (so that module-level randomness and the call's are both fixed)."""
+    space: dict = {"__name__": "case"}
+    exec(compile(source, "case.py", "exec"), space)
+    if seed is not None:
+        torch.manual_seed(seed)
+    return space[name]()
+
+
+def raises_inplace(source: str, name: str = "main",
+                   message: str | tuple[str, ...] = "modified by an inplace operation") -> bool:
+    """Whether running the program raises an in-place error whose text contains ``message`` (or
+    one of several)."""
+    messages = (message,) if isinstance(message, str) else message
+    try:
+        run_program(source, name)
+    except RuntimeError as error:
+        return any(text in str(error) for text in messages)
+    return False
+
+
+def changed_by_fix(source: str, settings: Settings | None = None) -> str:
+    """``fixed_source`` that insists the fix changed something."""
+    result = fixed_source(source, settings)
+    assert result != source, "the fix changed nothing"
+    return result
