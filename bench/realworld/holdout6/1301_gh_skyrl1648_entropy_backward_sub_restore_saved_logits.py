@@ -12,7 +12,7 @@
 # ChunkedDistributedLogprob.backward fails with "modified by an inplace operation ... is at version 3; expected
 # version 1". PR #1648 (merged, commit c89adcb14): `softmax_logits.mul_(sum_softmax_times_logits -
 # vocab_parallel_logits)`, one out-of-place subtraction.
-# The library module is 1202helpers_skyrl_model_utils.py (ref: 1202helpers_skyrl_model_utils_fixed.py).
+# The library module is 1301helpers_skyrl_model_utils.py (ref: 1301helpers_skyrl_model_utils_fixed.py).
 # Stand-ins: one tensor-parallel rank (all-reduces left out, see the helper), a linear LM head on random hidden
 # states instead of the Megatron model, batch 2, sequence 7 of which the last 4 are actions, vocabulary 11, chunk 3;
 # the loss is the policy-gradient term on the action log-probs minus 0.01 times the mean entropy of the action logits
@@ -25,7 +25,7 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-model_utils = importlib.import_module("1202helpers_skyrl_model_utils")
+model_utils = importlib.import_module("1301helpers_skyrl_model_utils")
 
 
 def compute():

@@ -10,7 +10,7 @@
 # probabilities (the architecture-entropy term) fails with "modified by an inplace operation". Commit 07e14442e
 # "inplace grads" in PR #3344 "add dints model" (merged): `probs_a = [(...).prod(-1) / norm[blk_idx] for blk_idx in
 # range(self.num_blocks)]`.
-# The library module is 1209helpers_monai_dints.py (ref: 1209helpers_monai_dints_fixed.py).
+# The library module is 1203helpers_monai_dints.py (ref: 1203helpers_monai_dints_fixed.py).
 # Stand-ins: TopologySearch reduced to the architecture weights (see the helper), 3 blocks of 2 depths (4 paths, 15
 # children); the loss is the search step's entropy regulariser on the child and path probabilities, as in MONAI's
 # DiNTS search tutorial, `-(probs_a * torch.log(probs_a + 1e-5)).mean()` plus the same on `arch_code_prob_a`.
@@ -21,7 +21,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-dints = importlib.import_module("1209helpers_monai_dints")
+dints = importlib.import_module("1203helpers_monai_dints")
 
 
 def compute():

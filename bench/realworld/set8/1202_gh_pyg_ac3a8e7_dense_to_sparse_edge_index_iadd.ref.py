@@ -1,4 +1,4 @@
-# reference fix for 1201: commit ac3a8e728 in the library module (1201helpers_pyg_sparse_fixed.py): the shifted
+# reference fix for 1202: commit ac3a8e728 in the library module (1202helpers_pyg_sparse_fixed.py): the shifted
 # edge_index built out of place with torch.stack.
 import importlib
 import os
@@ -8,7 +8,7 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-pyg_sparse = importlib.import_module("1201helpers_pyg_sparse_fixed")
+pyg_sparse = importlib.import_module("1202helpers_pyg_sparse_fixed")
 
 
 class DenseDecoder(nn.Module):

@@ -1,4 +1,4 @@
-# reference fix for 1208: PR #1691 in the library module (1208helpers_allennlp_covariance_fixed.py): the mask applied
+# reference fix for 1302: PR #1691 in the library module (1302helpers_allennlp_covariance_fixed.py): the mask applied
 # out of place.
 import importlib
 import os
@@ -8,7 +8,7 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-covariance = importlib.import_module("1208helpers_allennlp_covariance_fixed")
+covariance = importlib.import_module("1302helpers_allennlp_covariance_fixed")
 
 
 class FactualityRegressor(nn.Module):

@@ -1,4 +1,4 @@
-# reference fix for 1203: commit 4d2c29291 in the library module (1203helpers_trl_cpo_trainer_fixed.py): the labels
+# reference fix for 1201: commit 4d2c29291 in the library module (1201helpers_trl_cpo_trainer_fixed.py): the labels
 # cloned before the NLL loss.
 import importlib
 import os
@@ -8,7 +8,7 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-cpo = importlib.import_module("1203helpers_trl_cpo_trainer_fixed")
+cpo = importlib.import_module("1201helpers_trl_cpo_trainer_fixed")
 
 
 class TinySeq2Seq(nn.Module):

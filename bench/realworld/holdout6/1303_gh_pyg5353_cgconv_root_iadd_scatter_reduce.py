@@ -11,7 +11,7 @@
 # (merged, commit 5b1051fca: "utils.scatter (torch.scatter_reduce wrapper) ... do not allow user to perform in-place
 # operation on its output in case of training") rewrote the layers, `out = out + x[1]` here, and removed the clone.
 # This case is the layer as it was with `scatter` as that PR leaves it.
-# The library module is 1210helpers_pyg_cg_conv.py (ref: 1210helpers_pyg_cg_conv_fixed.py).
+# The library module is 1303helpers_pyg_cg_conv.py (ref: 1303helpers_pyg_cg_conv_fixed.py).
 # Stand-ins: MessagePassing.propagate written out (see the helper); a two-layer CGCNN-style regressor on a random
 # 5-atom crystal graph (8 edges, 3 edge features), sum pooling and a linear head predicting one property.
 import importlib
@@ -22,7 +22,7 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-cg_conv = importlib.import_module("1210helpers_pyg_cg_conv")
+cg_conv = importlib.import_module("1303helpers_pyg_cg_conv")
 
 
 class CGCNN(nn.Module):

@@ -1,4 +1,4 @@
-# reference fix for 1209: commit 07e14442e (PR #3344) in the library module (1209helpers_monai_dints_fixed.py): the
+# reference fix for 1203: commit 07e14442e (PR #3344) in the library module (1203helpers_monai_dints_fixed.py): the
 # division out of place.
 import importlib
 import os
@@ -7,7 +7,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-dints = importlib.import_module("1209helpers_monai_dints_fixed")
+dints = importlib.import_module("1203helpers_monai_dints_fixed")
 
 
 def compute():

@@ -1,4 +1,4 @@
-# reference fix for 1207: PR #760 in the library module (1207helpers_detectron2_box_regression_fixed.py): column slices
+# reference fix for 1305: PR #760 in the library module (1305helpers_detectron2_box_regression_fixed.py): column slices
 # divided out of place.
 import importlib
 import os
@@ -8,7 +8,7 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-box_regression = importlib.import_module("1207helpers_detectron2_box_regression_fixed")
+box_regression = importlib.import_module("1305helpers_detectron2_box_regression_fixed")
 
 
 def compute():

@@ -11,7 +11,7 @@
 # input": `row, col = edge_index[0], edge_index[1]; edge_index = torch.stack([row, col + offset[row]], dim=0)`, and
 # the test `adj = torch.rand(1, 3, 3).requires_grad_(); _, edge_attr = dense_to_sparse(adj, mask);
 # edge_attr.sum().backward()` with and without a node mask.
-# The library module is 1201helpers_pyg_sparse.py (ref: 1201helpers_pyg_sparse_fixed.py).
+# The library module is 1202helpers_pyg_sparse.py (ref: 1202helpers_pyg_sparse_fixed.py).
 # Stand-ins: the dense adjacency is learned (sigmoid of node-embedding products, as in a DiffPool / graph
 # autoencoder decoder), two graphs of 3 nodes, the second with one padded node (its adjacency rows and columns zeroed, as DenseDataLoader pads); the sparse graph then feeds a
 # sum-aggregation message passing step whose output is the loss.
@@ -23,7 +23,7 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-pyg_sparse = importlib.import_module("1201helpers_pyg_sparse")
+pyg_sparse = importlib.import_module("1202helpers_pyg_sparse")
 
 
 class DenseDecoder(nn.Module):

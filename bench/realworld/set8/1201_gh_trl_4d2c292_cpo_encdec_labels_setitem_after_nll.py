@@ -12,7 +12,7 @@
 # with "modified by an inplace operation" (a LongTensor). Commit 4d2c29291 "fix gradient error of inplace operation
 # for enc-dec models" (by the CPO author, shortly after PR #1382 added the trainer):
 # `labels = concatenated_batch["concatenated_labels"].clone()`.
-# The library module is 1203helpers_trl_cpo_trainer.py (ref: 1203helpers_trl_cpo_trainer_fixed.py).
+# The library module is 1201helpers_trl_cpo_trainer.py (ref: 1201helpers_trl_cpo_trainer_fixed.py).
 # Stand-ins: a tiny encoder-decoder (embeddings, mean-pooled encoder state added to every decoder position, a linear
 # LM head) instead of a T5 / NLLB model, vocabulary 9; a concatenated batch of 2 chosen and 2 rejected responses,
 # source length 5, target length 4 with -100 padding; sigmoid loss, beta 0.1.
@@ -24,7 +24,7 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-cpo = importlib.import_module("1203helpers_trl_cpo_trainer")
+cpo = importlib.import_module("1201helpers_trl_cpo_trainer")
 
 
 class TinySeq2Seq(nn.Module):

@@ -1,4 +1,4 @@
-# reference fix for 1202: PR #1648 in the library module (1202helpers_skyrl_model_utils_fixed.py): one out-of-place
+# reference fix for 1301: PR #1648 in the library module (1301helpers_skyrl_model_utils_fixed.py): one out-of-place
 # subtraction in _VocabParallelEntropy.backward.
 import importlib
 import os
@@ -8,7 +8,7 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-model_utils = importlib.import_module("1202helpers_skyrl_model_utils_fixed")
+model_utils = importlib.import_module("1301helpers_skyrl_model_utils_fixed")
 
 
 def compute():

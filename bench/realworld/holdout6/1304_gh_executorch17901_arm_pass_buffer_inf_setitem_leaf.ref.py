@@ -1,4 +1,4 @@
-# reference fix for 1206: PR #17901 in the library module (1206helpers_executorch_arm_pass_fixed.py): torch.nan_to_num
+# reference fix for 1304: PR #17901 in the library module (1304helpers_executorch_arm_pass_fixed.py): torch.nan_to_num
 # out of place, the new tensor set on the graph module.
 import importlib
 import os
@@ -8,7 +8,7 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-arm_pass = importlib.import_module("1206helpers_executorch_arm_pass_fixed")
+arm_pass = importlib.import_module("1304helpers_executorch_arm_pass_fixed")
 
 
 class CausalSelfAttention(nn.Module):

@@ -10,7 +10,7 @@
 # `loss = some_function(pred, labels)` then `covariance(pred, labels)`" -- the trainer's `loss.backward()` fails with
 # "modified by an inplace operation" (the report's traceback: a selective regression model for event factuality).
 # Fix: `predictions = predictions * mask`, `gold_labels = gold_labels * mask`.
-# The library module is 1208helpers_allennlp_covariance.py (ref: 1208helpers_allennlp_covariance_fixed.py).
+# The library module is 1302helpers_allennlp_covariance.py (ref: 1302helpers_allennlp_covariance_fixed.py).
 # Stand-ins: a token-level factuality regressor (embedding, linear head) instead of the report's ELMo-based model;
 # its forward computes the masked MSE loss and then updates the Covariance metric, as AllenNLP models do; one batch
 # of 2 sentences of 5 tokens with a mask; compute() returns the gradients and the metric value.
@@ -22,7 +22,7 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-covariance = importlib.import_module("1208helpers_allennlp_covariance")
+covariance = importlib.import_module("1302helpers_allennlp_covariance")
 
 
 class FactualityRegressor(nn.Module):

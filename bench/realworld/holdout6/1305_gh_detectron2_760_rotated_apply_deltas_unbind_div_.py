@@ -10,7 +10,7 @@
 # `dx = deltas[:, 0] / wx` and so on. On PyTorch 1.4 the in-place division on an unbind output tripped an internal
 # assert even at inference; on current PyTorch, once the deltas require grad, it raises "Output 0 of UnbindBackward0
 # is a view and is being modified inplace. This view is the output of a function that returns multiple views".
-# The library module is 1207helpers_detectron2_box_regression.py (ref: 1207helpers_detectron2_box_regression_fixed.py).
+# The library module is 1305helpers_detectron2_box_regression.py (ref: 1305helpers_detectron2_box_regression_fixed.py).
 # Stand-ins: a linear rotated-box regression head on random ROI features predicts the deltas for 4 proposals
 # (weights (10, 10, 5, 5, 1) as in the RROI heads' default); the decoded boxes are differentiated, here through an L1
 # loss to ground-truth rotated boxes (as detectron2's decoded-box regression losses do), so the deltas require grad.
@@ -22,7 +22,7 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-box_regression = importlib.import_module("1207helpers_detectron2_box_regression")
+box_regression = importlib.import_module("1305helpers_detectron2_box_regression")
 
 
 def compute():

@@ -1,4 +1,4 @@
-# reference fix for 1210: PR #5353 in the library module (1210helpers_pyg_cg_conv_fixed.py): the root features added
+# reference fix for 1303: PR #5353 in the library module (1303helpers_pyg_cg_conv_fixed.py): the root features added
 # out of place.
 import importlib
 import os
@@ -8,7 +8,7 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-cg_conv = importlib.import_module("1210helpers_pyg_cg_conv_fixed")
+cg_conv = importlib.import_module("1303helpers_pyg_cg_conv_fixed")
 
 
 class CGCNN(nn.Module):

@@ -9,7 +9,7 @@
 # "For some buffers with grad=True, this triggered Runtime error: a view of a leaf Variable that requires grad is being
 # used in an in-place operation." PR #17901 "Arm backend: Avoid inplace buffer modification" (merged, commit
 # 17ff2328be): `t = torch.nan_to_num(tensor, posinf=255, neginf=-255)`, `setattr(graph_module, buf_name, t)`.
-# The library module is 1206helpers_executorch_arm_pass.py (ref: 1206helpers_executorch_arm_pass_fixed.py).
+# The library module is 1304helpers_executorch_arm_pass.py (ref: 1304helpers_executorch_arm_pass_fixed.py).
 # Stand-ins: a one-head causal self-attention block whose additive mask (0 / -inf) is a registered buffer that
 # requires grad, traced with torch.fx.symbolic_trace instead of torch.export; the pass base classes (see the
 # helper); after the pass the graph module runs a forward on a calibration batch and a backward, and compute()
@@ -22,7 +22,7 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-arm_pass = importlib.import_module("1206helpers_executorch_arm_pass")
+arm_pass = importlib.import_module("1304helpers_executorch_arm_pass")
 
 
 class CausalSelfAttention(nn.Module):
