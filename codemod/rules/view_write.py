@@ -200,9 +200,8 @@ class ViewWrite(Rule):
             return
         base = views.base_requires_grad(origin)
         written = [views.requirement.requires_grad(o, stmt) for o in operands]
-        # In a trained layer's forward a view is taken to be of an activation, unless the tensor
-        # viewed is shown to require no grad (positions from `arange`): then only a value written
-        # that is shown to require grad proves the error.
+        # A view in a trained layer's forward is of an activation, unless the tensor viewed is shown
+        # to require no grad (`arange` positions): then only a value written that does proves it.
         proven = origin.certain and (base == "yes" or "yes" in written or (
             base != "no" and views.requirement.activation(self.model.statement_of(origin.creation))))
         message = f"In-place write to `{name.id}`, {self._what(origin)}"
