@@ -681,6 +681,9 @@ class GradRequirement(_ViewsPart):
             return _all(self._rg(e, at, seen) for e in (expr.body, expr.orelse))
         if isinstance(expr, ast.Call):
             return self._call_rg(expr, at, seen)
+        if isinstance(expr, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in expr.elts):
+            # `torch.stack((a, b))`: "no" when no element requires grad (a "yes" is not drawn from it)
+            return "no" if _any(self._rg(e, at, seen) for e in expr.elts) == "no" else "unknown"
         return "unknown"
 
     def _call_rg(self, call: ast.Call, at: Located, seen: Set[int]) -> RequiresGrad:
@@ -699,6 +702,9 @@ class GradRequirement(_ViewsPart):
             if _differentiable(short) or name in torch_api.MULTI_VIEW_FUNCTIONS:
                 return _any(self._rg(a, at, seen) for a in call_args(call))
             return "unknown"
+        if self.names.qualified_names(func) & _EINOPS_PASSING:
+            # einops rearranges what it is given: no grad of its own; "no" only (einops is not read)
+            return "no" if _any(self._rg(a, at, seen) for a in call.args[:1]) == "no" else "unknown"
         if self._parametric_module(func, at):
             return "yes"
         if self.kinds.kind(func) is Kind.MODULE and call.args \
@@ -918,6 +924,9 @@ def _instance_calls(views: Views, by_key: Dict[Optional[str], List[ast.Call]],
     return found
 
 
+# einops functions whose result is computed from their first argument alone (a tensor; the pattern
+# and axis lengths are no tensors): it requires grad only when that argument does.
+_EINOPS_PASSING = frozenset({"einops.rearrange", "einops.repeat", "einops.reduce"})
 # Attributes of a tensor that carry no data of it (metadata), and a tensor's non-differentiable parts.
 _METADATA = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "layout", "requires_grad", "data", "grad",
                        "grad_fn", "names", "is_leaf", "indices"})

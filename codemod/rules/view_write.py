@@ -198,9 +198,12 @@ class ViewWrite(Rule):
         if origin is None:
             self._check_base(node, name, target, stmt, operands, chain)
             return
-        proven = origin.certain and (views.base_requires_grad(origin) == "yes"
-                                     or any(views.requirement.requires_grad(o, stmt) == "yes" for o in operands)
-                                     or views.requirement.activation(self.model.statement_of(origin.creation)))
+        base = views.base_requires_grad(origin)
+        written = [views.requirement.requires_grad(o, stmt) for o in operands]
+        # A view in a trained layer's forward is of an activation, unless the tensor viewed is shown
+        # to require no grad (`arange` positions): then only a value written that does proves it.
+        proven = origin.certain and (base == "yes" or "yes" in written or (
+            base != "no" and views.requirement.activation(self.model.statement_of(origin.creation))))
         message = f"In-place write to `{name.id}`, {self._what(origin)}"
         hazard = _ERRORS[origin.kind] if proven else None
         if not proven:
