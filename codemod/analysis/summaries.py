@@ -407,8 +407,8 @@ class IndexUse:
             elif isinstance(parent, ast.Subscript) and parent.value is node:
                 node = parent
             elif isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in _SAME_DTYPE_METHODS \
-                    and isinstance(self.model.parent(parent), ast.Call) and self.model.parent(parent).func is parent:
-                node = cast(ast.expr, self.model.parent(parent))
+                    and isinstance(call := self.model.parent(parent), ast.Call) and call.func is parent:
+                node = call
             elif isinstance(parent, ast.Assign) and parent.value is node and hops < _MAX_HOPS \
                     and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
                 return self._through_name(func, parent, parent.targets[0].id, hops + 1)
