@@ -475,8 +475,12 @@ class Hazards:
             if any(name in by_key for name in classes):  # the file builds one of its classes
                 candidates = [c for calls in by_key.values() for c in calls]  # `block(x)`, `Block(d)(x)`
         found = []
+        targets = self.model.summaries.targets
         for call in candidates:
-            target = self.model.summaries.targets.callee(call)
+            target = targets.callee(call)
+            if target is None:  # `for block in self.blocks: h = block(h)`: every member runs one forward
+                members = targets.loop_members(call)
+                target = members[0] if len(members) == 1 else None
             if isinstance(target, tuple) and target[0] is func:
                 found.append(call)
         self._runs[func] = found
