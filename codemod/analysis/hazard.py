@@ -39,7 +39,7 @@ from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
 from codemod.analysis.kinds import Kind
 from codemod.analysis.requires_grad import Constants, RequiresGradFacts, may_be_frozen
-from codemod.analysis.summaries import Returns, Saved, Summaries, SummaryFacts, flag_set_after
+from codemod.analysis.summaries import Returns, Saved, Summaries, SummaryFacts, flag_set_after, switched_on
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, Pos, Span, call_args, is_const, target_key
 from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, tensor_only, used_as_container
 from codemod.analysis.views import Views
@@ -1047,6 +1047,14 @@ class ModuleHazards(_HazardsPart):
             return _possible(f"{found.reason}, unless the `inplace` flag set at line {getattr(changed, 'lineno', 0)} "
                              "turns it off")
         return found
+
+    def explain_switched_on(self, write: ast.Attribute) -> Optional[Hazard]:
+        """``self.drop.inplace = True`` in ``__init__``, after ``self.drop = nn.Dropout(p)``:
+        the module runs in place at every call, as if built with ``inplace=True``, where the file
+        shows it alone (``summaries.switched_on``); None otherwise (its calls then stay as
+        :meth:`explain_module` says)."""
+        built = switched_on(self.model, write)
+        return self._explain_built(built) if built is not None else None
 
     def _explain_built(self, call: ast.Call) -> Optional[Hazard]:
         chains = self.model.summaries.chains

@@ -1408,6 +1408,36 @@ def _flag_write(model: SummaryFacts) -> Optional[ast.AST]:
     return None
 
 
+def switched_on(model: SummaryFacts, write: ast.Attribute) -> Optional[ast.Call]:
+    """The construction a flag write turns in place for every instance: ``self.<attr>.inplace =
+    True`` as a statement of ``__init__``'s own body, after ``self.<attr> = nn.Dropout(...)`` (the
+    attribute's only value in the class, also a statement of that body), and the file's only
+    write of a module's flag. None otherwise."""
+    assign = model.parent(write)
+    init = model.owner(write)
+    cls = model.enclosing_class(write)
+    if not (isinstance(assign, ast.Assign) and assign.targets == [write] and is_const(assign.value, True)
+            and write.attr == "inplace" and isinstance(write.value, ast.Attribute)
+            and isinstance(write.value.value, ast.Name) and write.value.value.id == "self"
+            and isinstance(init, FUNCTIONS) and init.name == "__init__" and cls is not None
+            and model.parent(init) is cls and any(s is assign for s in init.body)):
+        return None
+    if _flag_write(model) is not write or any(w is not write for w in model.attribute_writes("inplace")
+                                              if not (isinstance(w, ast.Attribute) and isinstance(w.value, ast.Name)
+                                                      and w.value.id == "self")):
+        return None  # another flag write: which module it changes is not this file's to say
+    if model.calls_in(model.module).get("setattr"):
+        return None  # `setattr(m, name, v)`: any attribute of any module
+    values = model.class_attrs(cls).get(write.value.attr, [])
+    built = values[0] if len(values) == 1 else None
+    made = model.parent(built) if isinstance(built, ast.Call) else None
+    if not (isinstance(made, ast.Assign) and any(s is made for s in init.body) and made.lineno < assign.lineno):
+        return None
+    name = model.torch_name(cast(ast.Call, built).func) or ""
+    return cast(ast.Call, built) if f"torch.nn.{name.rsplit('.', 1)[-1]}" in torch_api.INPLACE_PARAM_CALLABLES \
+        and name.rsplit(".", 1)[-1][:1].isupper() else None
+
+
 class Decided:
     """Tests that come out the same for every instance the file builds, from the constructor
     arguments it passes (``Block(act_cfg=dict(type='ReLU'))``) and the defaults: ``if
