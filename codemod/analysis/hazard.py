@@ -16,6 +16,7 @@ from typing import (
     Callable,
     Dict,
     Final,
+    FrozenSet,
     Iterable,
     Iterator,
     List,
@@ -39,7 +40,9 @@ from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
 from codemod.analysis.kinds import Kind
 from codemod.analysis.requires_grad import Constants, RequiresGradFacts, may_be_frozen
-from codemod.analysis.summaries import Returns, Saved, Summaries, SummaryFacts, flag_set_after, switched_on
+from codemod.analysis.summaries import (
+    Returns, Saved, Summaries, SummaryFacts, flag_set_after, set_from_outside, switched_on,
+)
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, Pos, Span, call_args, is_const, target_key
 from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, tensor_only, used_as_container
 from codemod.analysis.views import Views
@@ -1431,6 +1434,7 @@ class OpSaves(_HazardsPart):
         if key is None:
             return None
         values: Sequence[Optional[AttrValue]]
+        cls: Optional[ast.ClassDef] = None
         if key.startswith("self.") and key.count(".") == 1:
             cls = self.model.enclosing_class(func)
             values = self.model.class_attrs(cls).get(key[5:], []) if cls is not None else []
@@ -1457,4 +1461,30 @@ class OpSaves(_HazardsPart):
                 name = self.model.torch_name(value.func)
                 if name and name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper():
                     return f"torch.nn.{name.rsplit('.', 1)[-1]}"
+            if isinstance(value, ast.Name) and key.startswith("self.") and key.count(".") == 1 and cls is not None \
+                    and not set_from_outside(self.model, cls, key[5:]):
+                passed = self._module_passed(value)
+                if passed is not None:
+                    return passed
         return None
+
+    def _module_passed(self, name: ast.Name) -> Optional[str]:
+        """``self.act = act`` in ``__init__(self, ..., act=nn.ReLU())``: the one torch module
+        every construction of the class in the file passes for ``act``, or its default where
+        none passes one (``Chains._param_values``: None where a caller may be unseen)."""
+        init = self.model.owner(name)
+        if not (isinstance(init, FUNCTIONS) and init.name == "__init__"):
+            return None
+        bindings = self.model.reaching(self.model.flow(init), name.id, self.model.statement_of(name))
+        if not bindings or any(b.form != "param" for b in bindings):
+            return None
+
+        def module(expr: ast.expr, depth: int) -> Optional[FrozenSet[object]]:
+            built = self.model.torch_name(expr.func) if isinstance(expr, ast.Call) else None
+            short = (built or "").rsplit(".", 1)[-1]
+            if built is None or not built.startswith("torch.nn.") or not short[:1].isupper():
+                return None
+            return frozenset({f"torch.nn.{short}"})
+
+        found = self.model.summaries.chains._param_values(init, name.id, 0, values=module)
+        return cast(str, next(iter(found))) if found is not None and len(found) == 1 else None
