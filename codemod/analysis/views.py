@@ -629,6 +629,7 @@ class GradRequirement(_ViewsPart):
         self._uses: Optional[Tuple[Dict[str, int], Dict[str, int]]] = None
         self._instances: Optional[Dict[str, List[ast.Call]]] = None  # class name -> calls of its instances
         self._stored: Set[str] = set()  # the names the module assigns (Name targets), with _uses
+        self._extended: Optional[Set[str]] = None  # the names of the module's base classes, once
 
     def _use_counts(self) -> Tuple[Dict[str, int], Dict[str, int]]:
         """How often the module loads each name and reads each attribute name: one walk of the
@@ -720,7 +721,10 @@ class GradRequirement(_ViewsPart):
         """A call of a function of the file (``helper(x)``) or a method of the caller's class
         (``self.features(x)``): "yes" where every value it returns does, with grad on there
         (``return self.fc(x)``); else unknown."""
-        callee = self._own_callee(call)
+        if self._extended is None:
+            self._extended = {b.id for c in self.tree.walk(self.tree.module) if isinstance(c, ast.ClassDef)
+                              for b in c.bases if isinstance(b, ast.Name)}
+        callee = own_callee(self.views, call, self._extended)
         if callee is None or len(seen) > 40:
             return "unknown"
         returns = [n for n in self.tree.walk(callee) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))
@@ -729,27 +733,6 @@ class GradRequirement(_ViewsPart):
                               for r in returns):
             return "unknown"
         return "yes" if all(self._rg(cast(ast.expr, r.value), r, seen) == "yes" for r in returns) else "unknown"
-
-    def _own_callee(self, call: ast.Call) -> Optional[Function]:
-        """The function a call runs, where the file shows it alone: a module-level function bound
-        once, or ``self.m(...)`` of a method ``m`` defined (undecorated) in the caller's class,
-        which no class of the file extends and no ``self.m = ...`` replaces."""
-        func, module = call.func, self.tree.module
-        if isinstance(func, ast.Name):
-            bound = self.binder.flow(module, nested=False).bindings.get(func.id, [])
-            if len(bound) != 1 or not isinstance(bound[0].stmt, FUNCTIONS) or self.tree.parent(bound[0].stmt) is not module:
-                return None
-            return bound[0].stmt
-        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
-            return None
-        cls = self.tree.enclosing_class(call)
-        if cls is None or func.attr in self.classes.class_attrs(cls):
-            return None
-        if any(isinstance(c, ast.ClassDef) and any(isinstance(b, ast.Name) and b.id == cls.name for b in c.bases)
-               for c in self.tree.walk(module)):
-            return None
-        found = [f for f in cls.body if isinstance(f, FUNCTIONS) and f.name == func.attr]
-        return found[0] if len(found) == 1 and not found[0].decorator_list else None
 
     def _name_rg(self, name: ast.Name, at: Located, seen: Set[int]) -> RequiresGrad:
         answers: List[RequiresGrad] = []
@@ -859,24 +842,11 @@ class GradRequirement(_ViewsPart):
             # `inst.name(...)` on an instance (`self.attr` or a name bound only to `Cls(...)`)
             own = [c for c in self.classes.calls_in(cls).get(f"self.{func.name}", [])]
             own += _instance_method_calls(self.views, by_key, cls.name, func.name, self._stored)
-            return own if own and self._use_counts()[1].get(func.name, 0) - self._others_own(cls, func.name) == len(own) else []
+            return own if own and self._use_counts()[1].get(func.name, 0) - _others_own(self.views, cls, func.name) == len(own) else []
         if self._instances is None:
             self._use_counts()
             self._instances = _instance_calls(self.views, by_key, self._stored)
         return self._instances.get(cls.name, [])
-
-    def _others_own(self, cls: ast.ClassDef, name: str) -> int:
-        """How many reads of ``self.<name>`` are in other classes that define a method ``name``
-        themselves: theirs (or an override's), never ``cls``'s."""
-        count = 0
-        for node in self.tree.source.walked(ast.Name):
-            if isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.ctx, ast.Load) \
-                    and isinstance(node.value, ast.Name) and node.value.id == "self":
-                owner = self.tree.enclosing_class(node)
-                if owner is not None and owner is not cls \
-                        and any(isinstance(f, FUNCTIONS) and f.name == name for f in owner.body):
-                    count += 1
-        return count
 
     def _parameter_table(self, expr: ast.expr, at: Located) -> bool:
         """``dict(m.named_parameters())`` (or a name bound only to it): its values are parameters."""
@@ -933,6 +903,42 @@ class GradRequirement(_ViewsPart):
         if name in ("torch.nn.Sequential", "torch.nn.modules.container.Sequential"):
             return any(isinstance(a, ast.Call) and self._owns_parameters(a) for a in call.args)
         return False
+
+
+def own_callee(views: "Views", call: ast.Call, extended: Set[str]) -> Optional[Function]:
+    """The function a call runs, where the file shows it alone: a module-level function bound
+    once, or ``self.m(...)`` of a method ``m`` defined (undecorated) in the caller's class,
+    which no class of the file extends (``extended``: the names of the file's base classes) and
+    no ``self.m = ...`` replaces."""
+    func, module = call.func, views.tree.module
+    if isinstance(func, ast.Name):
+        bound = views.binder.flow(module, nested=False).bindings.get(func.id, [])
+        if len(bound) != 1 or not isinstance(bound[0].stmt, FUNCTIONS) or views.tree.parent(bound[0].stmt) is not module:
+            return None
+        return bound[0].stmt
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+        return None
+    cls = views.tree.enclosing_class(call)
+    if cls is None or func.attr in views.classes.class_attrs(cls):
+        return None
+    if cls.name in extended:
+        return None
+    found = [f for f in cls.body if isinstance(f, FUNCTIONS) and f.name == func.attr]
+    return found[0] if len(found) == 1 and not found[0].decorator_list else None
+
+
+def _others_own(views: "Views", cls: ast.ClassDef, name: str) -> int:
+    """How many reads of ``self.<name>`` are in other classes that define a method ``name``
+    themselves: theirs (or an override's), never ``cls``'s."""
+    count = 0
+    for node in views.tree.source.walked(ast.Name):
+        if isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.ctx, ast.Load) \
+                and isinstance(node.value, ast.Name) and node.value.id == "self":
+            owner = views.tree.enclosing_class(node)
+            if owner is not None and owner is not cls \
+                    and any(isinstance(f, FUNCTIONS) and f.name == name for f in owner.body):
+                count += 1
+    return count
 
 
 def _built(value: object) -> Optional[str]:
