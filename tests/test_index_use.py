@@ -59,10 +59,12 @@ INTEGRAL_USES = {
 }
 # (The index is a fresh tensor each time: index_select and gather save their index, so writing
 # into a view of it would break backward; that write is no subject here.)
-# Look-alikes that show nothing: a float reaches the op converted, in a branch only, after a return.
+# Look-alikes that show nothing: a float reaches the op converted, in a branch only (a statement's or
+# a comprehension's), after a return.
 FLOAT_USES = {
     "converted": "    out = table.index_select(0, rows.long())",
     "in_a_branch": "    out = table * 1.0\n    if flag:\n        out = table.index_select(0, rows)",
+    "in_a_comprehension": "    out = table * 1.0\n    picked = [table.index_select(0, rows) for _ in range(int(flag))]",
     "after_a_return": "    if not flag:\n        return table * top\n    out = table.index_select(0, rows + 0)",
 }
 

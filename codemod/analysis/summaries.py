@@ -430,6 +430,12 @@ class IndexUse:
         stmt = self.model.statement_of(node)
         if not any(s is stmt for s in func.body):
             return False
+        up: Optional[ast.AST] = node
+        while up is not None and up is not stmt:  # not in a branch of the statement's expression
+            if isinstance(up, (ast.IfExp, ast.BoolOp, ast.Lambda, ast.comprehension, ast.ListComp, ast.SetComp,
+                               ast.DictComp, ast.GeneratorExp)):
+                return False
+            up = self.model.parent(up)
         return not any(isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)) and self.model.owner(n) is func
                        and (n.lineno, n.col_offset) < (stmt.lineno, stmt.col_offset) for n in self.model.walk(func))
 

@@ -907,13 +907,14 @@ class GradRequirement(_ViewsPart):
 
 def own_callee(views: "Views", call: ast.Call, extended: Set[str]) -> Optional[Function]:
     """The function a call runs, where the file shows it alone: a module-level function bound
-    once, or ``self.m(...)`` of a method ``m`` defined (undecorated) in the caller's class,
-    which no class of the file extends (``extended``: the names of the file's base classes) and
-    no ``self.m = ...`` replaces."""
+    once, or ``self.m(...)`` of a method ``m`` defined in the caller's class, which no class of
+    the file extends (``extended``: the names of the file's base classes) and no ``self.m = ...``
+    replaces; undecorated either way."""
     func, module = call.func, views.tree.module
     if isinstance(func, ast.Name):
         bound = views.binder.flow(module, nested=False).bindings.get(func.id, [])
-        if len(bound) != 1 or not isinstance(bound[0].stmt, FUNCTIONS) or views.tree.parent(bound[0].stmt) is not module:
+        if len(bound) != 1 or not isinstance(bound[0].stmt, FUNCTIONS) or views.tree.parent(bound[0].stmt) is not module \
+                or bound[0].stmt.decorator_list:
             return None
         return bound[0].stmt
     if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
