@@ -74,6 +74,8 @@ REASONS = {
     # manual: no fix offered
     "side-effect-target": "evaluating the target twice would repeat a call",
     "dynamic-inplace": "`inplace` is set from a variable",
+    "flag-set-after": "the module's `inplace` flag is switched on after it is built: turn it off there (or "
+    "drop the line) by hand",
     "nested-call": "the in-place call is part of a larger expression",
     "no-twin": "the method has no out-of-place equivalent the tool can write",
     "view-alias": "the target is a view of (or viewed by) another tensor that is used later; "

@@ -5,7 +5,7 @@ bench/hazard_checks24/: speechbrain_checks.py, audiocraft_checks.py, allennlp_ch
 Per case, one test runs the program with torch: with inputs that require grad, backward runs (the
 label: false), and a variant where the flagged write does break backward raises (so the label test
 can fail). A second test asks the static check (no library imported, nothing run): it reports a
-proven hazard before stop 35; it must not now (group not-differentiable is still a strict xfail: see its reason). Each group also has negative controls: a real hazard
+proven hazard before stop 35; it must not now (group not-differentiable since stop 36: tests/test_index_use.py). Each group also has negative controls: a real hazard
 of the same shape (its label checked by running) that stays proven.
 """
 
@@ -173,11 +173,6 @@ def test_an_integer_index_tensor_written_after_use_runs_backward():
     assert raises_at_backward(saved_index_written)
 
 
-@pytest.mark.xfail(strict=True, reason="false proven hazard (group not-differentiable), left open by sound35b: "
-                   "what shows `indices` integral is its use as index_select's index inside the helper (the "
-                   "caller's mask is a parameter of unknown dtype); treating every helper whose saving ops also "
-                   "take integral tensors as unproven lost a real hazard (set2/109, a float buffer through a "
-                   "torch.max logadd helper); allennlp/modules/token_embedders/pretrained_transformer_embedder.py:391")
 def test_an_integer_index_tensor_is_not_proven_saved():
     assert ("IPF101", INDICES_WRITE) not in _proven(INDICES)
 

@@ -16,6 +16,7 @@ from typing import (
     Callable,
     Dict,
     Final,
+    FrozenSet,
     Iterable,
     Iterator,
     List,
@@ -39,7 +40,9 @@ from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
 from codemod.analysis.kinds import Kind
 from codemod.analysis.requires_grad import Constants, RequiresGradFacts, may_be_frozen
-from codemod.analysis.summaries import Returns, Saved, Summaries, SummaryFacts, flag_set_after
+from codemod.analysis.summaries import (
+    Returns, Saved, Summaries, SummaryFacts, flag_set_after, set_from_outside, switched_on,
+)
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, Pos, Span, call_args, is_const, target_key
 from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, tensor_only, used_as_container
 from codemod.analysis.views import Views
@@ -475,8 +478,12 @@ class Hazards:
             if any(name in by_key for name in classes):  # the file builds one of its classes
                 candidates = [c for calls in by_key.values() for c in calls]  # `block(x)`, `Block(d)(x)`
         found = []
+        targets = self.model.summaries.targets
         for call in candidates:
-            target = self.model.summaries.targets.callee(call)
+            target = targets.callee(call)
+            if target is None:  # `for block in self.blocks: h = block(h)`: every member runs one forward
+                members = targets.loop_members(call)
+                target = members[0] if len(members) == 1 else None
             if isinstance(target, tuple) and target[0] is func:
                 found.append(call)
         self._runs[func] = found
@@ -1044,6 +1051,14 @@ class ModuleHazards(_HazardsPart):
                              "turns it off")
         return found
 
+    def explain_switched_on(self, write: ast.Attribute) -> Optional[Hazard]:
+        """``self.drop.inplace = True`` in ``__init__``, after ``self.drop = nn.Dropout(p)``:
+        the module runs in place at every call, as if built with ``inplace=True``, where the file
+        shows it alone (``summaries.switched_on``); None otherwise (its calls then stay as
+        :meth:`explain_module` says)."""
+        built = switched_on(self.model, write)
+        return self._explain_built(built) if built is not None else None
+
     def _explain_built(self, call: ast.Call) -> Optional[Hazard]:
         chains = self.model.summaries.chains
         if chains.runs_in_place(call) is False:
@@ -1419,6 +1434,7 @@ class OpSaves(_HazardsPart):
         if key is None:
             return None
         values: Sequence[Optional[AttrValue]]
+        cls: Optional[ast.ClassDef] = None
         if key.startswith("self.") and key.count(".") == 1:
             cls = self.model.enclosing_class(func)
             values = self.model.class_attrs(cls).get(key[5:], []) if cls is not None else []
@@ -1445,4 +1461,30 @@ class OpSaves(_HazardsPart):
                 name = self.model.torch_name(value.func)
                 if name and name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper():
                     return f"torch.nn.{name.rsplit('.', 1)[-1]}"
+            if isinstance(value, ast.Name) and key.startswith("self.") and key.count(".") == 1 and cls is not None \
+                    and not set_from_outside(self.model, cls, key[5:]):
+                passed = self._module_passed(value)
+                if passed is not None:
+                    return passed
         return None
+
+    def _module_passed(self, name: ast.Name) -> Optional[str]:
+        """``self.act = act`` in ``__init__(self, ..., act=nn.ReLU())``: the one torch module
+        every construction of the class in the file passes for ``act``, or its default where
+        none passes one (``Chains._param_values``: None where a caller may be unseen)."""
+        init = self.model.owner(name)
+        if not (isinstance(init, FUNCTIONS) and init.name == "__init__"):
+            return None
+        bindings = self.model.reaching(self.model.flow(init), name.id, self.model.statement_of(name))
+        if not bindings or any(b.form != "param" for b in bindings):
+            return None
+
+        def module(expr: ast.expr, depth: int) -> Optional[FrozenSet[object]]:
+            built = self.model.torch_name(expr.func) if isinstance(expr, ast.Call) else None
+            short = (built or "").rsplit(".", 1)[-1]
+            if built is None or not built.startswith("torch.nn.") or not short[:1].isupper():
+                return None
+            return frozenset({f"torch.nn.{short}"})
+
+        found = self.model.summaries.chains._param_values(init, name.id, 0, values=module)
+        return cast(str, next(iter(found))) if found is not None and len(found) == 1 else None

@@ -32,6 +32,7 @@ from codemod.analysis.binder import Binding
 from codemod.analysis.branches import binds, branch, statement_lists, within
 from codemod.analysis.calls import Calls
 from codemod.analysis.dataflow import VIEW_METHODS
+from codemod.analysis.dtype import INTEGRAL_OK, op_short
 from codemod.analysis.grad_mode import IntendedReason
 from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.names import Names
@@ -345,6 +346,100 @@ class Summaries:
         return False
 
 
+# Ops whose index operand must be an integral tensor (``x.index_select(0, idx)``, ``x.gather(1,
+# idx)``, ``x.take(idx)``): by which argument, in the method form and in the ``torch.`` form.
+_INDEX_OPERAND = {"index_select": (1, 2), "gather": (1, 2), "take": (0, 1)}
+# What keeps a floating operand floating: arithmetic (float op anything is floating) and the
+# methods that return the receiver's dtype.
+_KEEPS_FLOATING = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Pow)
+_SAME_DTYPE_METHODS = frozenset({
+    "view", "reshape", "unsqueeze", "squeeze", "flatten", "expand", "expand_as", "contiguous", "permute",
+    "transpose", "t", "repeat", "narrow", "select", "flip", "clone", "detach", "clamp", "clamp_min", "abs", "neg",
+})
+
+
+def index_operand(model: SummaryFacts, node: ast.expr) -> bool:
+    """``node`` is the index operand of an op that raises unless it is an integral tensor."""
+    call = model.parent(node)
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) or call.func is node:
+        return False
+    name = model.torch_name(call.func)
+    short = (name or "").rsplit(".", 1)[-1] if name else call.func.attr
+    at = _INDEX_OPERAND.get(short)
+    if at is None or (name is not None and name != f"torch.{short}"):
+        return False
+    position = at[1] if name is not None else at[0]
+    if name is None and model.kind(call.func.value) in (Kind.SCALAR, Kind.OTHER):
+        return False  # not a tensor's method
+    return (len(call.args) > position and call.args[position] is node) \
+        or any(k.arg == "index" and k.value is node for k in call.keywords)
+
+
+class IndexUse:
+    """Whether a function's parameter is shown integral by its use as an index: it reaches, as it
+    came in, through arithmetic and dtype-keeping methods (a float operand would stay floating),
+    the index operand of ``index_select``/``gather``/``take`` in a statement every normal return
+    runs (a top-level statement of the body, no ``return`` before it). A call that returned at all
+    was handed an integral tensor there, which never requires grad: what an op that also takes
+    integral tensors saved of it breaks no backward (allennlp's ``batched_index_select``)."""
+
+    def __init__(self, model: SummaryFacts) -> None:
+        self.model = model
+
+    def integral_param(self, func: Function, key: str) -> bool:
+        flow = self.model.flow(func)
+        loads = [n for _, n in flow.loads.get(key, []) if isinstance(n, ast.Name)]
+        return any(self._param_load(func, key, n) and self._reaches_index(func, n, 0) for n in loads)
+
+    def _param_load(self, func: Function, key: str, node: ast.expr) -> bool:
+        if self.model.owner(node) is not func:
+            return False
+        bindings = self.model.reaching(self.model.flow(func), key, self.model.statement_of(node))
+        return bool(bindings) and all(b.form == "param" for b in bindings)
+
+    def _reaches_index(self, func: Function, node: ast.expr, hops: int) -> bool:
+        while True:
+            if index_operand(self.model, node):
+                return self._always_runs(func, node)
+            parent = self.model.parent(node)
+            if isinstance(parent, ast.BinOp) and isinstance(parent.op, _KEEPS_FLOATING):
+                node = parent
+            elif isinstance(parent, ast.Subscript) and parent.value is node:
+                node = parent
+            elif isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in _SAME_DTYPE_METHODS \
+                    and isinstance(call := self.model.parent(parent), ast.Call) and call.func is parent:
+                node = call
+            elif isinstance(parent, ast.Assign) and parent.value is node and hops < _MAX_HOPS \
+                    and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+                return self._through_name(func, parent, parent.targets[0].id, hops + 1)
+            else:
+                return False
+
+    def _through_name(self, func: Function, assign: ast.Assign, key: str, hops: int) -> bool:
+        """``flat = (idx + offsets).view(-1)``: a load of ``flat`` that only this assignment reaches."""
+        flow = self.model.flow(func)
+        for _, load in flow.loads.get(key, []):
+            if not isinstance(load, ast.Name) or self.model.owner(load) is not func:
+                continue
+            bindings = self.model.reaching(flow, key, self.model.statement_of(load))
+            if bindings and all(b.stmt is assign for b in bindings) and self._reaches_index(func, load, hops):
+                return True
+        return False
+
+    def _always_runs(self, func: Function, node: ast.expr) -> bool:
+        stmt = self.model.statement_of(node)
+        if not any(s is stmt for s in func.body):
+            return False
+        up: Optional[ast.AST] = node
+        while up is not None and up is not stmt:  # not in a branch of the statement's expression
+            if isinstance(up, (ast.IfExp, ast.BoolOp, ast.Lambda, ast.comprehension, ast.ListComp, ast.SetComp,
+                               ast.DictComp, ast.GeneratorExp)):
+                return False
+            up = self.model.parent(up)
+        return not any(isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)) and self.model.owner(n) is func
+                       and (n.lineno, n.col_offset) < (stmt.lineno, stmt.col_offset) for n in self.model.walk(func))
+
+
 class InputSaves:
     """Whether a function's parameter reaches an op that saves it for backward (directly, or through conversions)."""
 
@@ -352,6 +447,7 @@ class InputSaves:
         self.summaries = weakref.proxy(summaries)  # weakly: Summaries owns this part (no cycle)
         self.model = summaries.model
         self.op_of = summaries.op_of
+        self.index_use = IndexUse(summaries.model)
 
     def _input_saved(self, func: Function, key: str, vias: List[str]) -> Saved:
         result = Saved.NO
@@ -390,6 +486,8 @@ class InputSaves:
                     and may_be_frozen(self.model, op_node.func):
                 result = Saved.UNKNOWN  # saved for the parameters' gradient, which the file may switch off
                 continue
+            if op_short(name) in INTEGRAL_OK and self.index_use.integral_param(func, key):
+                continue  # an integral index (its use as one shows it): nothing saved requires grad
             vias.append(f"{name} (line {op_node.lineno})")
             return Saved.YES
         return result
@@ -1314,6 +1412,36 @@ def _flag_write(model: SummaryFacts) -> Optional[ast.AST]:
                 and len(call.args) > 1 and isinstance(call.args[1], ast.Constant) and call.args[1].value == "inplace":
             return call
     return None
+
+
+def switched_on(model: SummaryFacts, write: ast.Attribute) -> Optional[ast.Call]:
+    """The construction a flag write turns in place for every instance: ``self.<attr>.inplace =
+    True`` as a statement of ``__init__``'s own body, after ``self.<attr> = nn.Dropout(...)`` (the
+    attribute's only value in the class, also a statement of that body), and the file's only
+    write of a module's flag. None otherwise."""
+    assign = model.parent(write)
+    init = model.owner(write)
+    cls = model.enclosing_class(write)
+    if not (isinstance(assign, ast.Assign) and assign.targets == [write] and is_const(assign.value, True)
+            and write.attr == "inplace" and isinstance(write.value, ast.Attribute)
+            and isinstance(write.value.value, ast.Name) and write.value.value.id == "self"
+            and isinstance(init, FUNCTIONS) and init.name == "__init__" and cls is not None
+            and model.parent(init) is cls and any(s is assign for s in init.body)):
+        return None
+    if _flag_write(model) is not write or any(w is not write for w in model.attribute_writes("inplace")
+                                              if not (isinstance(w, ast.Attribute) and isinstance(w.value, ast.Name)
+                                                      and w.value.id == "self")):
+        return None  # another flag write: which module it changes is not this file's to say
+    if model.calls_in(model.module).get("setattr"):
+        return None  # `setattr(m, name, v)`: any attribute of any module
+    values = model.class_attrs(cls).get(write.value.attr, [])
+    built = values[0] if len(values) == 1 else None
+    made = model.parent(built) if isinstance(built, ast.Call) else None
+    if not (isinstance(made, ast.Assign) and any(s is made for s in init.body) and made.lineno < assign.lineno):
+        return None
+    name = model.torch_name(cast(ast.Call, built).func) or ""
+    return cast(ast.Call, built) if f"torch.nn.{name.rsplit('.', 1)[-1]}" in torch_api.INPLACE_PARAM_CALLABLES \
+        and name.rsplit(".", 1)[-1][:1].isupper() else None
 
 
 class Decided:

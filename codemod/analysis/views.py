@@ -36,6 +36,7 @@ from codemod.analysis.dataflow import Dataflow
 from codemod.analysis.syntax import (
     BODIES,
     FUNCTIONS,
+    Function,
     OWNERS,
     Located,
     Pos,
@@ -628,6 +629,7 @@ class GradRequirement(_ViewsPart):
         self._uses: Optional[Tuple[Dict[str, int], Dict[str, int]]] = None
         self._instances: Optional[Dict[str, List[ast.Call]]] = None  # class name -> calls of its instances
         self._stored: Set[str] = set()  # the names the module assigns (Name targets), with _uses
+        self._extended: Optional[Set[str]] = None  # the names of the module's base classes, once
 
     def _use_counts(self) -> Tuple[Dict[str, int], Dict[str, int]]:
         """How often the module loads each name and reads each attribute name: one walk of the
@@ -719,7 +721,24 @@ class GradRequirement(_ViewsPart):
                 return _any(self._rg(a, at, seen) for a in [func.value, *call_args(call)])
             if func.attr == "apply" and self.views.making.custom_function_view(call):
                 return _any(self._rg(a, at, seen) for a in call_args(call))
-        return "unknown"
+        return self._returned_rg(call, seen)
+
+    def _returned_rg(self, call: ast.Call, seen: Set[int]) -> RequiresGrad:
+        """A call of a function of the file (``helper(x)``) or a method of the caller's class
+        (``self.features(x)``): "yes" where every value it returns does, with grad on there
+        (``return self.fc(x)``); else unknown."""
+        if self._extended is None:
+            self._extended = {b.id for c in self.tree.walk(self.tree.module) if isinstance(c, ast.ClassDef)
+                              for b in c.bases if isinstance(b, ast.Name)}
+        callee = own_callee(self.views, call, self._extended)
+        if callee is None or len(seen) > 40:
+            return "unknown"
+        returns = [n for n in self.tree.walk(callee) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))
+                   and self.tree.owner(n) is callee]
+        if not returns or any(not isinstance(r, ast.Return) or r.value is None or self.grad.intended_reason(r, None)
+                              for r in returns):
+            return "unknown"
+        return "yes" if all(self._rg(cast(ast.expr, r.value), r, seen) == "yes" for r in returns) else "unknown"
 
     def _name_rg(self, name: ast.Name, at: Located, seen: Set[int]) -> RequiresGrad:
         answers: List[RequiresGrad] = []
@@ -825,9 +844,11 @@ class GradRequirement(_ViewsPart):
         if not isinstance(cls, ast.ClassDef) or self.tree.parent(cls) is not module:
             return []
         if func.name != "forward":
-            # a method the class calls as `self.name(...)` (a staticmethod too): those calls only
+            # a method the class calls as `self.name(...)` (a staticmethod too), and the file as
+            # `inst.name(...)` on an instance (`self.attr` or a name bound only to `Cls(...)`)
             own = [c for c in self.classes.calls_in(cls).get(f"self.{func.name}", [])]
-            return own if own and self._use_counts()[1].get(func.name, 0) == len(own) else []
+            own += _instance_method_calls(self.views, by_key, cls.name, func.name, self._stored)
+            return own if own and self._use_counts()[1].get(func.name, 0) - _others_own(self.views, cls, func.name) == len(own) else []
         if self._instances is None:
             self._use_counts()
             self._instances = _instance_calls(self.views, by_key, self._stored)
@@ -890,9 +911,68 @@ class GradRequirement(_ViewsPart):
         return False
 
 
+def own_callee(views: "Views", call: ast.Call, extended: Set[str]) -> Optional[Function]:
+    """The function a call runs, where the file shows it alone: a module-level function bound
+    once, or ``self.m(...)`` of a method ``m`` defined in the caller's class, which no class of
+    the file extends (``extended``: the names of the file's base classes) and no ``self.m = ...``
+    replaces; undecorated either way."""
+    func, module = call.func, views.tree.module
+    if isinstance(func, ast.Name):
+        bound = views.binder.flow(module, nested=False).bindings.get(func.id, [])
+        if len(bound) != 1 or not isinstance(bound[0].stmt, FUNCTIONS) or views.tree.parent(bound[0].stmt) is not module \
+                or bound[0].stmt.decorator_list:
+            return None
+        return bound[0].stmt
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+        return None
+    cls = views.tree.enclosing_class(call)
+    if cls is None or func.attr in views.classes.class_attrs(cls):
+        return None
+    if cls.name in extended:
+        return None
+    found = [f for f in cls.body if isinstance(f, FUNCTIONS) and f.name == func.attr]
+    return found[0] if len(found) == 1 and not found[0].decorator_list else None
+
+
+def _others_own(views: "Views", cls: ast.ClassDef, name: str) -> int:
+    """How many reads of ``self.<name>`` are in other classes that define a method ``name``
+    themselves: theirs (or an override's), never ``cls``'s."""
+    count = 0
+    for node in views.tree.source.walked(ast.Name):
+        if isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.ctx, ast.Load) \
+                and isinstance(node.value, ast.Name) and node.value.id == "self":
+            owner = views.tree.enclosing_class(node)
+            if owner is not None and owner is not cls \
+                    and any(isinstance(f, FUNCTIONS) and f.name == name for f in owner.body):
+                count += 1
+    return count
+
+
 def _built(value: object) -> Optional[str]:
     """``C`` for ``C(...)``: the name of the class (or function) a call of a plain name makes."""
     return value.func.id if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) else None
+
+
+def _instance_method_calls(views: Views, by_key: Dict[Optional[str], List[ast.Call]], cls: str, method: str,
+                          stored: Set[str]) -> List[ast.Call]:
+    """The calls ``inst.method(...)`` of the module on an instance of the class named ``cls``:
+    ``inst`` a name (the module assigns it) or ``self.attr`` bound only to ``cls(...)``."""
+    found: List[ast.Call] = []
+    for key, calls in by_key.items():
+        if key is None or not key.endswith(f".{method}") or key == f"self.{method}":
+            continue
+        for call in calls:
+            receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+            values: List[object] = []
+            if isinstance(receiver, ast.Name) and receiver.id in stored:
+                values = [b.value for b in views._plain_bindings(receiver.id, call)]
+            elif isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) \
+                    and receiver.value.id == "self":
+                owner = views.tree.enclosing_class(receiver)
+                values = list(views.classes.class_attrs(owner).get(receiver.attr, [])) if owner is not None else []
+            if values and all(_built(v) == cls for v in values):
+                found.append(call)
+    return found
 
 
 def _instance_calls(views: Views, by_key: Dict[Optional[str], List[ast.Call]],

@@ -8,6 +8,7 @@ import ast
 from typing import Optional
 
 from codemod import torch_api
+from codemod.analysis.summaries import switched_on
 from codemod.analysis.syntax import is_const, target_key
 from codemod.findings import Fix, Status
 from codemod.fixes import _cst as cst
@@ -64,7 +65,10 @@ class InplaceArgument(Rule):
     generated from torch into ``torch_api.py``), by keyword or by position, and turns
     ``inplace`` off. Callees are resolved through imports, so ``df.drop(..., inplace=True)`` or
     an unknown ``ReLU`` are never touched. A call that stands alone as a statement relies on the
-    mutation, so ``F.relu(x, inplace=True)`` becomes ``x = F.relu(x)``.
+    mutation, so ``F.relu(x, inplace=True)`` becomes ``x = F.relu(x)``. Also reports
+    ``self.drop.inplace = True`` written in ``__init__`` after ``self.drop = nn.Dropout(p)`` (both
+    statements of its own body, the file's only write of a module's flag): the module then runs
+    in place at every call.
 
     ## Why is this bad?
     An in-place activation overwrites its input. When the layer before it saved that input
@@ -88,7 +92,8 @@ class InplaceArgument(Rule):
     call's fix is unsafe when its input is a parameter the caller may rely on
     (``param-mutation``) or a name used again later, which would no longer see the change
     (``input-used-later``). ``inplace=<variable>`` is reported without a fix
-    (``dynamic-inplace``). The fix costs memory: the activation gets its own output tensor.
+    (``dynamic-inplace``), and so is a flag switched on after the module is built
+    (``flag-set-after``). The fix costs memory: the activation gets its own output tensor.
     """
 
     CODE = "IPF002"
@@ -97,9 +102,22 @@ class InplaceArgument(Rule):
 
     @classmethod
     def could_start(cls, node: ast.AST) -> bool:
+        if isinstance(node, ast.Assign):  # self.drop.inplace = True
+            return any(isinstance(t, ast.Attribute) and t.attr == "inplace" for t in node.targets)
         return any(k.arg == "inplace" for k in node.keywords) or any(
             isinstance(a, ast.Constant) and a.value is True for a in node.args  # nn.ReLU(True)
         )
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        """``self.drop.inplace = True`` in ``__init__`` after the module is built: as
+        ``inplace=True`` given to its constructor. Reported where the file shows which module it
+        switches (``switched_on``), without a fix (``flag-set-after``)."""
+        write = node.targets[0] if len(node.targets) == 1 else None
+        if not isinstance(write, ast.Attribute) or switched_on(self.model, write) is None:
+            return
+        hazard = self.model.hazards.modules.explain_switched_on(write)
+        self.report(write, f"`{self.code(write.value)}` is switched to run in place after it is built",
+                    Status.MANUAL, "flag-set-after", hazard=hazard)
 
     def visit_Call(self, node: ast.Call) -> None:
         name = self.model.torch_name(node.func)
