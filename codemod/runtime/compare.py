@@ -285,8 +285,8 @@ def close_at_scale(x: torch.Tensor, y: torch.Tensor, rtol: float, atol: float) -
     magnitude of its terms, not of its result. A copy of a view is dense where the view was not,
     so reductions over it sum in another order; after optimizer steps an entry near zero carries
     noise of the size of the tensor's large entries times a few eps (measured: up to 16 float32
-    eps of the tensor's largest value after twenty Adam steps, on entries far smaller), which an elementwise
-    relative tolerance calls a difference. A change above ``rtol`` of the tensor's scale (a
+    eps of the tensor's largest value after twenty Adam steps, on entries far smaller), which an
+    elementwise relative tolerance calls a difference. A change above ``rtol`` of the tensor's scale (a
     gradient scaled by 1.001, a sign flipped on an entry that matters, a step dropped) still is one.
     """
     if not torch.equal(torch.isnan(x), torch.isnan(y)):
