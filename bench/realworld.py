@@ -18,8 +18,9 @@ differs by memory layout is relative to it, not to each entry), NaN and infiniti
 a FIXED row that an entry-by-entry comparison would have failed says so ("by_scale"). WRONG when
 it runs and returns something else (a wrong fix written); STILL_FAILS, ERROR, UNCHANGED otherwise.
 A differing result where the reference changes the meaning on purpose is DIFFERS_SEM, not wrong.
-A not-fixable case (error A) whose rewrite returns what the original computed under the snapshot oracle (its "as computed" meaning: the values its forward
-really used) is AS_COMPUTED, whatever its reference means; `--not-fixable` runs those cases only.
+A not-fixable case (error A) whose rewrite returns what the original computed under the snapshot
+oracle (its "as computed" meaning: the values its forward really used) is AS_COMPUTED, whatever
+its reference means; `--not-fixable` runs those cases only.
 In `repair-recompute` mode (`repair --meaning recompute`), such a rewrite that returns what the
 original computes with the forward a step made stale run again after the step
 (``codemod.runtime.recompute``) is RECOMPUTED; a FIXED one matches the maintainers' reference.
