@@ -308,9 +308,11 @@ def _probe_with_input_grads(request: SideRequest, model, args, kwargs, dtype) ->
 
 
 def _snapshots(mode: Mode) -> bool:
-    """The oracle snapshots what autograd saves; so does the copy meaning (the copy takes the
-    update, the writes after it are the program's own and judged the oracle's way)."""
-    return mode in (Mode.SNAPSHOT, Mode.COPY_LEAVES)
+    """The oracle snapshots what autograd saves; so do the copy meaning (the copy takes the
+    update, the writes after it are the program's own and judged the oracle's way) and writes
+    into copies for the same reason (a copy of a view written again after autograd saved it,
+    ``scatter_`` in a loop, is a saved-tensor conflict of its own: its meaning is the oracle's)."""
+    return mode in (Mode.SNAPSHOT, Mode.COPY_LEAVES, Mode.VIEW_COPIES)
 
 
 def _fresh_watch(request: SideRequest):

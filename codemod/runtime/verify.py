@@ -359,7 +359,8 @@ def _meaning(mode: Mode, ref: SideResult) -> str:
                 "through it: " + ("; ".join(dict.fromkeys(ref.leaf_updates)) or "nothing run again"))
     where = "; ".join(dict.fromkeys(ref.leaf_updates)) or "none seen"
     if mode is Mode.VIEW_COPIES:
-        return f"views PyTorch refuses to modify in place replaced by copies, which took the writes: {where}"
+        return (f"views PyTorch refuses to modify in place replaced by copies, which took the writes, saved "
+                f"tensors snapshotted: {where}")
     if mode is Mode.COPY_LEAVES:
         return ("in-place updates of leaves made out of place, on a new tensor (the leaf keeps its value, the "
                 f"gradient goes through the update), saved tensors snapshotted: {where}")
