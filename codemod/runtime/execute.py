@@ -374,8 +374,12 @@ def _run_function(request: SideRequest, result: SideResult, program: Program, dt
                         exited, out = True, None
                     _outputs_read(copies, out)
                     keyed = _function_leaves(program, out, watch, first_leaf)
-                    grads, freed = ({}, ()) if exited else _backward(result, f"backward of {label}", out, keyed,
-                                                                     own_backward=watch.backwards > backwards)
+                    watch.harness_backward = True
+                    try:
+                        grads, freed = ({}, ()) if exited else _backward(result, f"backward of {label}", out, keyed,
+                                                                         own_backward=watch.backwards > backwards)
+                    finally:
+                        watch.harness_backward = False
             except _Stop:
                 if not _later_failure(result, k):
                     raise
@@ -559,6 +563,9 @@ def _backward(result: SideResult, label: str, out: Any, keyed,
     program's own backward (``own_backward``), a graph it kept (``retain_graph=True``) and then
     stepped the parameters of fails the harness's second backward with an in-place error that
     ``python`` never meets: that output counts as freed too."""
+    # A leaf the program stopped tracking (``p.requires_grad_(False)`` on a frozen network it
+    # used before) has no gradient to compare: autograd.grad refuses it, python never asks.
+    keyed = [(key, t) for key, t in keyed if t.requires_grad]
     if not keyed:
         return {}, ()
     tensors = [t for _, t in keyed]
