@@ -141,3 +141,48 @@ def test_a_view_scaled_then_dropped_is_still_a_state_edit(tmp_path):
     result, shown = _repair(tmp_path, "dropped", VIEW_DROPPED)
     assert result.verified, shown
     assert "with torch.no_grad():\n        head *= 0.5\n" in result.repaired, shown
+
+
+ACCUMULATOR = '''\
+    import torch
+    import torch.nn as nn
+
+
+    class Tally:
+        def __init__(self):
+            self.total = torch.tensor(0.0, requires_grad=True)
+
+
+    class Term:
+        def __init__(self, tally, weight):
+            self.tally = tally
+            self.weight = weight
+
+        def add(self, value):
+            self.tally.total += self.weight * value
+
+
+    def compute():
+        torch.manual_seed(0)
+        net = nn.Linear(4, 2)
+        x = torch.randn(5, 4)
+        tally = Tally()
+        out = net(x)
+        for term, value in ((Term(tally, 1.0), out.pow(2).mean()), (Term(tally, 0.1), out.abs().mean())):
+            term.add(value)
+        tally.total.backward()
+        return {n: p.grad for n, p in net.named_parameters()}
+'''
+
+
+def test_a_leaf_loss_accumulated_on_an_attribute_is_the_copy_meaning(tmp_path):
+    """A loss kept on an object as a leaf (``torch.tensor(0.0, requires_grad=True)``) and summed
+    from terms that carry the network's gradient, then ``tally.total.backward()``: the backward
+    starts at the leaf itself, and the program means the terms' gradients to reach the network.
+    Under the no-grad meaning every parameter's gradient is None; the reference is the copy
+    meaning, and the attribute rebound out of place verifies against it."""
+    result, shown = _repair(tmp_path, "tally", ACCUMULATOR)
+    assert result.verified, shown
+    assert "reference = copy meaning" in shown, shown
+    assert "self.tally.total = self.tally.total + self.weight * value" in result.repaired, shown
+    assert "no_grad" not in result.repaired, shown

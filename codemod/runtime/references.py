@@ -308,6 +308,10 @@ class LeafWatch(TorchFunctionMode):
                               "through: the gradient from the leaf goes through the update (the copy meaning)")
         if name in ("backward", "grad") and self._through and self.unfit is None:
             reached = _leaves_reached([t.grad_fn for t in tensors if t.grad_fn is not None])
+            # a backward started at the leaf itself (``state.loss.backward()`` on a leaf loss the
+            # terms were summed into) differentiates through it as well
+            reached |= {id(t._base if t._base is not None else t) for t in _flat([args[0]] if args else [])
+                        if isinstance(t, torch.Tensor)}
             hit = next((where for key, where in self._through.items() if key in reached), None)
             if hit is not None:
                 self.unfit = (f"{hit}: the update's right-hand side requires grad and a backward "
