@@ -293,7 +293,7 @@ class LeafWatch(TorchFunctionMode):
             target = args[0] if args else None
             if isinstance(target, torch.Tensor) and target is not leaf and target.grad_fn is not None:
                 # read after the write: a view's node is made anew once its version moved
-                self._on_path = self._on_path[-255:] + [(f"{where}: `{name}`", target.grad_fn)]
+                self._on_path = self._on_path[-63:] + [(f"{where}: `{name}`", target.grad_fn)]
             return result
         if name in ("backward", "grad") and self._early and self.unfit is None:
             nodes = _nodes_reached([t.grad_fn for t in tensors if t.grad_fn is not None])
