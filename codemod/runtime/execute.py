@@ -563,11 +563,19 @@ def _backward(result: SideResult, label: str, out: Any, keyed,
     program's own backward (``own_backward``), a graph it kept (``retain_graph=True``) and then
     stepped the parameters of fails the harness's second backward with an in-place error that
     ``python`` never meets: that output counts as freed too."""
-    # A leaf the program stopped tracking (``p.requires_grad_(False)`` on a frozen network it
-    # used before) has no gradient to compare: autograd.grad refuses it, python never asks.
-    keyed = [(key, t) for key, t in keyed if t.requires_grad]
     if not keyed:
         return {}, ()
+    # A leaf the program stopped tracking (``p.requires_grad_(False)`` on a frozen network it
+    # used before) has no gradient (None): autograd.grad refuses it, python never asks.
+    tracked = [(key, t) for key, t in keyed if t.requires_grad]
+    grads, freed = _backward_tracked(result, label, out, tracked, own_backward) if tracked else ({}, ())
+    if tracked and not grads:  # every graph freed: nothing taken, as before
+        return grads, freed
+    return {key: grads.get(key) for key, _ in keyed}, freed
+
+
+def _backward_tracked(result: SideResult, label: str, out: Any, keyed,
+                      own_backward: bool) -> Tuple[Dict[str, Optional[torch.Tensor]], Tuple[int, ...]]:
     tensors = [t for _, t in keyed]
     try:
         terms = weighted_terms(out)
