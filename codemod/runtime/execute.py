@@ -376,8 +376,12 @@ def _run_function(request: SideRequest, result: SideResult, program: Program, dt
                         exited, out = True, None
                     _outputs_read(copies, out)
                     keyed = _function_leaves(program, out, watch, first_leaf)
-                    grads, freed = ({}, ()) if exited else _backward(result, f"backward of {label}", out, keyed,
-                                                                     own_backward=watch.backwards > backwards)
+                    watch.harness_backward = True
+                    try:
+                        grads, freed = ({}, ()) if exited else _backward(result, f"backward of {label}", out, keyed,
+                                                                         own_backward=watch.backwards > backwards)
+                    finally:
+                        watch.harness_backward = False
             except _Stop:
                 if not _later_failure(result, k):
                     raise
@@ -563,6 +567,17 @@ def _backward(result: SideResult, label: str, out: Any, keyed,
     ``python`` never meets: that output counts as freed too."""
     if not keyed:
         return {}, ()
+    # A leaf the program stopped tracking (``p.requires_grad_(False)`` on a frozen network it
+    # used before) has no gradient (None): autograd.grad refuses it, python never asks.
+    tracked = [(key, t) for key, t in keyed if t.requires_grad]
+    grads, freed = _backward_tracked(result, label, out, tracked, own_backward) if tracked else ({}, ())
+    if tracked and not grads:  # every graph freed: nothing taken, as before
+        return grads, freed
+    return {key: grads.get(key) for key, _ in keyed}, freed
+
+
+def _backward_tracked(result: SideResult, label: str, out: Any, keyed,
+                      own_backward: bool) -> Tuple[Dict[str, Optional[torch.Tensor]], Tuple[int, ...]]:
     tensors = [t for _, t in keyed]
     try:
         terms = weighted_terms(out)

@@ -170,6 +170,7 @@ class LeafWatch(TorchFunctionMode):
         self.copy_leaves = copy_leaves
         self._stepped: Dict[int, str] = {}  # id(leaf) -> where a computation step updated it
         self._copied: Dict[int, str] = {}  # id(leaf) -> where its update went to a copy
+        self._written = WrittenElements()  # what those updates wrote, for the reads of the leaf's views
         self._copies: Dict[int, Tuple["weakref.ref[torch.Tensor]", str]] = {}  # the copies, for their .grad reads
         self._through: Dict[int, str] = {}  # id(leaf) -> where an update whose right-hand side requires grad
         # copy meaning of an update with no out-of-place form: id(leaf) -> (leaf, its clone), which
@@ -189,6 +190,10 @@ class LeafWatch(TorchFunctionMode):
         self._reached: Optional[set] = None  # ids of the leaves their graphs reach (cached)
         # id(leaf) -> (why, the graph nodes that read it before an update): unfit once a backward reaches one
         self._early: Dict[int, Tuple[str, list]] = {}
+        # (where, the node of a view of a leaf an update wrote, ``x = coords[:, :1]; x *= 2``): a
+        # backward of the program through it differentiates through the update (``_on_path``)
+        self._on_path: List[Tuple[str, object]] = []
+        self.harness_backward = False  # the harness's backward of a function's outputs: not the program's
         self.updates: List[LeafUpdate] = []
         self.unfit: Optional[str] = None
         self.exempt: set = set()  # ids of leaves the harness made (inputs): not the program's
@@ -281,14 +286,25 @@ class LeafWatch(TorchFunctionMode):
             elif any(id(leaf) in self._sources(t) for t in operands):
                 self._stepped.setdefault(id(leaf), f"{where}: `{name}`, with operands computed from the leaf itself")
             with torch.no_grad():
-                return func(*args, **kwargs)
+                result = func(*args, **kwargs)
+            target = args[0] if args else None
+            if isinstance(target, torch.Tensor) and target is not leaf and target.grad_fn is not None:
+                # read after the write: a view's node is made anew once its version moved
+                self._on_path = self._on_path[-63:] + [(f"{where}: `{name}`", target.grad_fn)]
+            return result
         if name in ("backward", "grad") and self._early and self.unfit is None:
             nodes = _nodes_reached([t.grad_fn for t in tensors if t.grad_fn is not None])
             hit = next((message for message, readers in self._early.values() if any(r in nodes for r in readers)), None)
             if hit is not None:
                 self.unfit = f"{hit} (a backward at {_user_line()} goes through that read)"
+        if name in ("backward", "grad") and self._on_path and self.unfit is None and not self.harness_backward:
+            self.unfit = _on_path(self._on_path, tensors)
         if name in ("backward", "grad") and self._through and self.unfit is None:
             reached = _leaves_reached([t.grad_fn for t in tensors if t.grad_fn is not None])
+            # a backward started at the leaf itself (``state.loss.backward()`` on a leaf loss the
+            # terms were summed into) differentiates through it as well
+            reached |= {id(t._base if t._base is not None else t) for t in _flat([args[0]] if args else [])
+                        if isinstance(t, torch.Tensor)}
             hit = next((where for key, where in self._through.items() if key in reached), None)
             if hit is not None:
                 self.unfit = (f"{hit}: the update's right-hand side requires grad and a backward "
@@ -355,7 +371,7 @@ class LeafWatch(TorchFunctionMode):
             return
         for t in tensors:
             base = t._base if t._base is not None else t
-            if id(base) in self._copied:
+            if id(base) in self._copied and self._written.overlaps(t, base):
                 self.unfit = (f"{_user_line()} reads the leaf that {self._copied[id(base)]} updated: in "
                               "place it sees the update, the copy meaning would not")
                 return
@@ -380,6 +396,7 @@ class LeafWatch(TorchFunctionMode):
             with torch.no_grad():
                 return func(*args, **kwargs)
         self._copied.setdefault(id(leaf), f"{where}: `{name}`")
+        self._written.mark(leaf, args[0] if args else leaf)
         if isinstance(result, torch.Tensor):
             self._copies[id(result)] = (weakref.ref(result), f"{where}: `{name}`")
         return result
@@ -420,6 +437,55 @@ class LeafWatch(TorchFunctionMode):
             self._recorded = [weakref.ref(t) for t in alive]
             self._reached = _leaves_reached([t.grad_fn for t in alive])
         return id(leaf) in self._reached
+
+
+def _on_path(written: List[Tuple[str, object]], tensors) -> Optional[str]:
+    """Why the no-grad meaning does not fit, where a backward of ``tensors`` runs through the node
+    of a view an update wrote: the gradient from the leaf goes through that update (the
+    derivative of ``x *= 2 * math.pi`` carries the factor); else None."""
+    nodes = _nodes_reached([t.grad_fn for t in tensors if t.grad_fn is not None])
+    hit = next((where for where, node in written if node in nodes), None)
+    if hit is None:
+        return None
+    return (f"{hit} updates a view of a leaf that a backward ({_user_line()}) differentiates "
+            "through: the gradient from the leaf goes through the update (the copy meaning)")
+
+
+class WrittenElements:
+    """The elements of each leaf's storage that updates wrote (the copy meaning): a read of a view
+    that misses them (``t = coords[:, 1:]`` beside ``x = coords[:, :1]``) sees the same values
+    whether the update went in place or to a copy."""
+
+    LIMIT = 1 << 26  # elements: a larger leaf counts as written everywhere
+
+    def __init__(self) -> None:
+        self._masks: Dict[int, torch.Tensor] = {}  # id(leaf) -> bool per element of its storage
+        self._whole: set = set()  # ids of leaves written everywhere
+
+    def mark(self, leaf: torch.Tensor, target) -> None:
+        with torch._C.DisableTorchFunction():
+            size = leaf.untyped_storage().nbytes() // max(leaf.element_size(), 1)
+            if not isinstance(target, torch.Tensor) or target is leaf or target._base is not leaf or size > self.LIMIT:
+                self._whole.add(id(leaf))
+                return
+            mask = self._masks.get(id(leaf))
+            if mask is None:
+                mask = self._masks[id(leaf)] = torch.zeros(size, dtype=torch.bool, device="cpu")
+            try:
+                mask.as_strided(target.size(), target.stride(), target.storage_offset()).fill_(True)
+            except RuntimeError:
+                self._whole.add(id(leaf))
+
+    def overlaps(self, t: torch.Tensor, base: torch.Tensor) -> bool:
+        """Whether a read of ``t`` (``base`` or a view of it) covers an element an update wrote."""
+        mask = self._masks.get(id(base))
+        if t is base or id(base) in self._whole or mask is None:
+            return True
+        with torch._C.DisableTorchFunction():
+            try:
+                return bool(mask.as_strided(t.size(), t.stride(), t.storage_offset()).any())
+            except RuntimeError:
+                return True
 
 
 # In-place steps of a computation (activations, dropout): on a leaf whose gradient the program
