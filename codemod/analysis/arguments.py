@@ -116,14 +116,36 @@ def hook_site(source: "Source") -> Optional[str]:
     The names, attributes and calls the indexing walk listed are looked at first; only a module
     that has such a place is walked again, breadth first, for the first one (what every file
     linked to it is keyed by): a walk of every module cost a fifth of a cold ``check``."""
-    if not any(_hook_of(node) for node in source.walked(ast.Name)) \
-            and not any(_hook_of(node) for node in source.walked(ast.Call)):
+    if not _may_hook(source):
         return None
     for node in ast.walk(source.tree):
         found = _hook_of(node)
         if found is not None:
             return found
     return None
+
+
+def _may_hook(source: "Source") -> bool:
+    """Whether some name, attribute or call of ``source`` hooks a module's calls (:func:`_hook_of`),
+    each looked at only where its text could (a name with ``hook`` in it, an attribute
+    ``forward`` or ``__call__`` stored or deleted, a call of ``setattr``)."""
+    attribute, name, load = ast.Attribute, ast.Name, ast.Load
+    for node in source.walked(ast.Name):  # (with attributes)
+        if node.__class__ is attribute:
+            word = node.attr  # type: ignore[attr-defined]
+            if ("hook" in word or word in _REPLACED and node.ctx.__class__ is not load) \
+                    and _hook_of(node) is not None:  # type: ignore[attr-defined]
+                return True
+        elif "hook" in node.id and _hook_of(node) is not None:  # type: ignore[attr-defined]
+            return True
+    for node in source.walked(ast.Call):
+        func = node.func  # type: ignore[attr-defined]
+        if func.__class__ is name and func.id == "setattr" and _hook_of(node) is not None:
+            return True
+    return False
+
+
+_REPLACED = ("forward", "__call__")
 
 
 def _hook_of(node: ast.AST) -> Optional[str]:
