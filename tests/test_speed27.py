@@ -180,3 +180,37 @@ def test_members_changed_answers_as_the_walk_did_over_torch_nn():
                 (path, key)
             asked += 1
     assert asked > 1000
+
+
+# Light parts of the analysis a rerun may import: the index's plain data (``project``) and what
+# the rules' modules read at import (``syntax``, ``kinds``, ``branches``); nothing that analyses.
+_LIGHT = {"codemod.analysis", "codemod.analysis.project", "codemod.analysis.syntax", "codemod.analysis.kinds",
+          "codemod.analysis.branches"}
+
+
+def test_a_rerun_answered_from_the_cache_imports_no_analysis_and_no_libcst(tmp_path):
+    import subprocess
+    import sys
+
+    from .conftest import ROOT
+
+    (tmp_path / "a.py").write_text("import torch\n\n\ndef f(x):\n    h = torch.sigmoid(x)\n    h += 1\n"
+                                   "    return h\n")
+    (tmp_path / "b.py").write_text("import torch\nfrom a import f\n\n\ndef g(x):\n    return f(x) * 2\n")
+    run = ("import runpy, sys\nsys.argv = ['inplacefix', 'check', '--no-progress', '.']\n"
+           "try:\n    runpy.run_module('codemod', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+           "print('MODULES', ' '.join(sorted(sys.modules)))\n")
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+
+    def modules() -> set:
+        out = subprocess.run([sys.executable, "-c", run], cwd=tmp_path, capture_output=True, text=True,
+                             env=env, check=True).stdout
+        assert "IPF" in out  # the finding, computed then answered from the cache
+        return set(out.split("MODULES", 1)[1].split())
+
+    first = modules()
+    assert "codemod.analysis.hazard" in first and "codemod.analysis.model" in first  # it analysed
+    again = modules()
+    analysis = {m for m in again if m.startswith("codemod.analysis")}
+    assert analysis <= _LIGHT, sorted(analysis - _LIGHT)
+    assert "libcst" not in again and "torch" not in again
