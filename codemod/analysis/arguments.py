@@ -132,9 +132,9 @@ def _may_hook(source: "Source") -> bool:
     attribute, name, load = ast.Attribute, ast.Name, ast.Load
     for node in source.walked(ast.Name):  # (with attributes)
         if node.__class__ is attribute:
-            word = node.attr  # type: ignore[attr-defined]
+            word = node.attr
             if ("hook" in word or word in _REPLACED and node.ctx.__class__ is not load) \
-                    and _hook_of(node) is not None:  # type: ignore[attr-defined]
+                    and _hook_of(node) is not None:
                 return True
         elif "hook" in node.id and _hook_of(node) is not None:  # type: ignore[attr-defined]
             return True
