@@ -23,9 +23,9 @@ if TYPE_CHECKING:
     from codemod.analysis.hazard import Hazard
     from codemod.analysis.model import SemanticModel
 
-# The analysis is imported where a rule first reports: importing the rules (their table of codes,
-# names and documentation: ``rules.registry``) does not import it, so a rerun answered from the
-# cache runs without it.
+# Where it is used (the hazard of a report given as text), not here: importing the rules (their
+# table of codes, names and documentation: ``rules.registry``) imports no analysis that
+# analyses, so a rerun answered from the cache runs without it.
 
 
 class Rule:
