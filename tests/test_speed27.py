@@ -1,6 +1,6 @@
 """Issue 27's speed work: the facts read off the indexing walk answer as the walks they replace.
 
-``arguments.hook_site`` walked every module again (a fifth of a cold ``check``), and
+``arguments.hook_site`` walked every module again (over a tenth of a cold ``check``), and
 ``ModuleHazards._members_changed`` walked the whole module for each container it asked about. Each is
 compared here with the walk it replaced (kept below, as it was), over programs written for the
 purpose and over torch's own ``nn`` sources.

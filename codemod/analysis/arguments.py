@@ -115,7 +115,7 @@ def hook_site(source: "Source") -> Optional[str]:
 
     The names, attributes and calls the indexing walk listed are looked at first; only a module
     that has such a place is walked again, breadth first, for the first one (what every file
-    linked to it is keyed by): a walk of every module cost a fifth of a cold ``check``."""
+    linked to it is keyed by): a walk of every module cost over a tenth of a cold ``check``."""
     if not _may_hook(source):
         return None
     for node in ast.walk(source.tree):
