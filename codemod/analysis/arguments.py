@@ -41,6 +41,7 @@ from codemod.analysis.syntax import FUNCTIONS, Function, target_key
 if TYPE_CHECKING:
     from codemod.analysis.dataflow import Dataflow
     from codemod.analysis.holders import Holders
+    from codemod.analysis.source import Source
     from codemod.analysis.summaries import Summaries, SummaryFacts
 
     class ArgumentFacts(SummaryFacts, Protocol):
@@ -101,28 +102,64 @@ def _hooked(model: "ArgumentFacts") -> bool:
     """Whether this file, or one the index links to it, hooks a module's calls (see
     :func:`hook_site`); a file checked alone is answered by :func:`_imported_elsewhere`."""
     index = model.calls.project
-    return hook_site(model.module) is not None or (index is not None and index.hooks(model.calls.module_name) is not None)
+    return hook_site(model.source) is not None or (index is not None and index.hooks(model.calls.module_name) is not None)
 
 
-def hook_site(module: ast.Module) -> Optional[str]:
-    """What first hooks a module's calls in ``module`` (no line: another file's line would key the
+def hook_site(source: "Source") -> Optional[str]:
+    """What first hooks a module's calls in ``source`` (no line: another file's line would key the
     cache of every file linked to it), which then hands what it is
     given (or returns) to code of its own: a module hook registered (``register_forward_hook``,
     ``register_full_backward_pre_hook``, the global ``register_module_forward_hook``...), a hook
     table touched (``_forward_pre_hooks``), or a ``forward`` or ``__call__`` replaced
-    (``m.forward = wrap(m.forward)``, ``setattr(m, "forward", ...)``). None: nothing."""
-    for node in ast.walk(module):
-        name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
-        if isinstance(node, (ast.Attribute, ast.Name)) and name is not None and _HOOK.match(name) \
-                and name not in _TENSOR_HOOKS:
-            return name
-        if isinstance(node, ast.Attribute) and node.attr in ("forward", "__call__") \
-                and isinstance(node.ctx, (ast.Store, ast.Del)):
-            return f"{node.attr} replaced"
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
-                and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) \
-                and node.args[1].value in ("forward", "__call__"):
-            return "setattr"
+    (``m.forward = wrap(m.forward)``, ``setattr(m, "forward", ...)``). None: nothing.
+
+    The names, attributes and calls the indexing walk listed are looked at first; only a module
+    that has such a place is walked again, breadth first, for the first one (what every file
+    linked to it is keyed by): a walk of every module cost over a tenth of a cold ``check``."""
+    if not _may_hook(source):
+        return None
+    for node in ast.walk(source.tree):
+        found = _hook_of(node)
+        if found is not None:
+            return found
+    return None
+
+
+def _may_hook(source: "Source") -> bool:
+    """Whether some name, attribute or call of ``source`` hooks a module's calls (:func:`_hook_of`),
+    each looked at only where its text could (a name with ``hook`` in it, an attribute
+    ``forward`` or ``__call__`` stored or deleted, a call of ``setattr``)."""
+    attribute, name, load = ast.Attribute, ast.Name, ast.Load
+    for node in source.walked(ast.Name):  # (with attributes)
+        if node.__class__ is attribute:
+            word = node.attr
+            if ("hook" in word or word in _REPLACED and node.ctx.__class__ is not load) \
+                    and _hook_of(node) is not None:
+                return True
+        elif "hook" in node.id and _hook_of(node) is not None:  # type: ignore[attr-defined]
+            return True
+    for node in source.walked(ast.Call):
+        func = node.func  # type: ignore[attr-defined]
+        if func.__class__ is name and func.id == "setattr" and _hook_of(node) is not None:
+            return True
+    return False
+
+
+_REPLACED = ("forward", "__call__")
+
+
+def _hook_of(node: ast.AST) -> Optional[str]:
+    """What ``node`` does to hook a module's calls (see :func:`hook_site`); None: nothing."""
+    name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+    if name is not None and "hook" in name and _HOOK.match(name) and name not in _TENSOR_HOOKS:
+        return name
+    if isinstance(node, ast.Attribute) and node.attr in ("forward", "__call__") \
+            and isinstance(node.ctx, (ast.Store, ast.Del)):
+        return f"{node.attr} replaced"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
+            and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) \
+            and node.args[1].value in ("forward", "__call__"):
+        return "setattr"
     return None
 
 

@@ -4,7 +4,7 @@ which buffers it registers, and the calls in a class, function or module by call
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, NamedTuple, Optional, Set, Union
+from typing import Dict, List, NamedTuple, Optional, Set, Union, cast
 
 from codemod.analysis.kinds import Kind
 from codemod.analysis.source import source_order
@@ -30,6 +30,7 @@ class Classes:
         self._classes: Dict[ast.ClassDef, ClassIndex] = {}
         self._calls: Dict[ast.AST, Calls] = {}
         self._writes: Optional[Dict[str, List[ast.expr]]] = None
+        self._mentions: Optional[Dict[str, List[ast.expr]]] = None
 
     def _class_index(self, cls: ast.ClassDef) -> ClassIndex:
         """One walk of a class: ``self.<attr>`` values, buffers, and calls by callee key."""
@@ -87,6 +88,16 @@ class Classes:
                 if isinstance(up, ast.Subscript) and up.value is node and not isinstance(up.ctx, ast.Load):
                     self._writes.setdefault(node.attr, []).append(up)
         return self._writes.get(attr, [])
+
+    def mentions(self, word: str) -> List[ast.expr]:
+        """The module's names ``word`` and attributes ``<x>.word``, any context, in the indexing
+        walk's order: where to start looking up for what is done to them."""
+        if self._mentions is None:
+            self._mentions = {}
+            for node in self.tree.source.walked(ast.Name):  # names and attributes
+                word_of = node.id if isinstance(node, ast.Name) else cast(ast.Attribute, node).attr
+                self._mentions.setdefault(word_of, []).append(cast(ast.expr, node))
+        return self._mentions.get(word, [])
 
     def calls_in(self, scope: ast.AST) -> Calls:
         """Callee key -> the calls in ``scope`` (a class, function or module), found once;

@@ -21,6 +21,7 @@ from typing import Dict, Iterator, List, Optional, Protocol, Set
 from codemod.analysis.binder import Binding, Flow
 from codemod.analysis.classes import AttrValue, Calls as CallTable
 from codemod.analysis.dataflow import Aliases
+from codemod.analysis.source import Source
 from codemod.analysis.syntax import Located, Owner, Pos, Span
 
 
@@ -30,6 +31,9 @@ class Facts(Protocol):
 
     @property
     def module(self) -> ast.Module: ...
+
+    @property
+    def source(self) -> Source: ...
 
     # tree
     def parent(self, node: ast.AST) -> Optional[ast.AST]: ...
@@ -67,3 +71,5 @@ class Facts(Protocol):
     def calls_in(self, scope: ast.AST) -> CallTable: ...
 
     def attribute_writes(self, attr: str) -> List[ast.expr]: ...
+
+    def mentions(self, word: str) -> List[ast.expr]: ...

@@ -1147,27 +1147,30 @@ class ModuleHazards(_HazardsPart):
         members than it was built with: an item stored or deleted (``self.head[0] = m``,
         ``x.head._modules["0"] = m``), a member's attribute set (``self.head[0].inplace = False``)
         or a changing method called (``self.head.insert(0, m)``), by any receiver in the file
-        for an attribute: the first layer read from its construction is then not known."""
+        for an attribute: the first layer read from its construction is then not known.
+
+        Read up from each mention of its last part (``<x>.head`` anywhere for ``self.head``, the
+        name ``net`` in ``scope`` for a local) that the indexing walk listed, through what is
+        taken of it (attributes, items, calls), instead of walking the module again."""
         name = key.split(".")[-1]
-
-        def through(node: ast.AST) -> bool:  # node is, or reaches down to, ``<x>.name`` / ``name``
-            while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
-                inner = node.func if isinstance(node, ast.Call) else node.value
-                if isinstance(inner, ast.Attribute) and inner.attr == name and key.startswith("self."):
-                    return True
-                if isinstance(inner, ast.Name) and inner.id == name and not key.startswith("self."):
-                    return True
-                node = inner
-            return False
-
-        where = self.model.module if key.startswith("self.") else scope
-        for node in self.model.walk(where):
-            if isinstance(node, (ast.Subscript, ast.Attribute)) and not isinstance(node.ctx, ast.Load) \
-                    and through(node):
-                return True
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                    and node.func.attr in self._MEMBER_CHANGES and through(node.func):
-                return True
+        attribute = key.startswith("self.")
+        parent = self.model.parent
+        for mention in self.model.mentions(name):
+            if attribute != isinstance(mention, ast.Attribute):
+                continue
+            if not attribute and scope is not self.model.module and scope not in self.model.ancestors(mention):
+                continue
+            node: ast.AST = mention
+            up = parent(node)
+            while isinstance(up, (ast.Attribute, ast.Subscript)) and up.value is node \
+                    or isinstance(up, ast.Call) and up.func is node:
+                if isinstance(up, (ast.Attribute, ast.Subscript)) and not isinstance(up.ctx, ast.Load):
+                    return True  # stored or deleted: an item, an attribute (of a member)
+                if isinstance(up, ast.Attribute) and up.attr in self._MEMBER_CHANGES:
+                    call = parent(up)
+                    if isinstance(call, ast.Call) and call.func is up:
+                        return True  # a changing method called on it
+                node, up = up, parent(up)
         return False
 
     def _first_appended(self, layer: ast.Call) -> Optional[str]:

@@ -56,7 +56,7 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
     exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
     return ModuleFacts(module, functions, found, exports, libraries,
                        other_dtype(model.module, tree.source.children), argued=arguments,
-                       hooks=hook_site(model.module))
+                       hooks=hook_site(model.source))
 
 
 def call_arguments(model: SemanticModel, module: str, project_modules: FrozenSet[str],

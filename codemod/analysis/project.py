@@ -144,6 +144,7 @@ class ProjectIndex:
         self._library: Dict[str, Optional[SummaryFact]] = {}
         self._dtypes: Optional[Dict[str, Optional[str]]] = None  # module -> its other_dtype
         self._hooks: Optional[Dict[str, Optional[str]]] = None  # module -> its hooks
+        self._links: Optional[Dict[str, Set[str]]] = None  # module -> the modules linked to it
         self.module_names: Dict[str, str] = {}  # the run's paths -> their modules (the engine's)
         self._by_module: Optional[Dict[str, List[Tuple[str, int]]]] = None
         self._imported_by: Optional[Dict[str, List[Tuple[str, str]]]] = None  # module -> its importers
@@ -229,8 +230,12 @@ class ProjectIndex:
         return _answer(self.modules, self._hooks, module, lambda facts: facts.hooks)
 
     def _import_links(self) -> Dict[str, Set[str]]:
-        """Modules of the run linked by an import or a call of one another, both ways."""
+        """Modules of the run linked by an import or a call of one another, both ways (worked out
+        once: ``other_dtype`` and ``hooks`` both ask)."""
+        if self._links is not None:
+            return self._links
         links: Dict[str, Set[str]] = {}
+        self._links = links
         for facts in self.modules.values():
             targets = [self.canonical(c.callee) for c in facts.calls] + list(facts.exports.values())
             for target in targets:

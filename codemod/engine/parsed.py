@@ -14,10 +14,11 @@ tree, bindings, import names and classes), which the file pass's model takes ove
 from __future__ import annotations
 
 import gc
-from typing import Dict, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Optional, Set, Tuple
 
-from codemod.analysis.model import Shared
-from codemod.analysis.source import Source
+if TYPE_CHECKING:  # (a rerun answered from the cache imports no analysis)
+    from codemod.analysis.model import Shared
+    from codemod.analysis.source import Source
 
 BUDGET = 8 << 20  # bytes of source text kept at most (about 280 MB parsed)
 

@@ -15,7 +15,6 @@ import json
 import pathlib
 from typing import Callable, FrozenSet, Iterable, List, Optional, Tuple
 
-from codemod.analysis.indexing import collect
 from codemod.analysis.project import (
     CallFact,
     FunctionFact,
@@ -186,6 +185,7 @@ def _facts(data: bytes, module: str, project: frozenset, is_package: bool,
             return facts_from_json(load_json(folder / key), key)
         except Exception:  # noqa: BLE001 - a missing, unreadable or malformed entry is a miss
             pass
+    from codemod.analysis.indexing import collect
     from codemod.analysis.model import SemanticModel
     from codemod.analysis.source import Source
     from codemod.engine import parsed

@@ -7,8 +7,6 @@ from __future__ import annotations
 import ast
 
 from codemod.analysis.syntax import has_call, target_key
-from codemod.analysis.summaries import Saved
-from codemod.analysis.tensor_kind import is_tensor
 from codemod.findings import Fix, Status
 from codemod.fixes import _cst as cst
 from codemod.fixes.edits import code, fix_title, rebind, right_operand
@@ -144,6 +142,9 @@ class AugmentedAssignment(Rule):
 
     def _tensor_element(self, element: ast.expr) -> bool:
         """A tensor, or what a call of the file's code returns that saves a tensor passed in."""
+        from codemod.analysis.summaries import Saved
+        from codemod.analysis.tensor_kind import is_tensor
+
         if is_tensor(element, self.model):
             return True
         summary = self.model.summaries.of_call(element) if isinstance(element, ast.Call) else None
@@ -152,6 +153,8 @@ class AugmentedAssignment(Rule):
     def _saved_result(self, node: ast.AugAssign, target: ast.expr) -> bool:
         """``x = self.pre_conv(x)`` (every binding that reaches the write), where the call is of
         the file's code whose result autograd saves (a ReLU's output): a tensor."""
+        from codemod.analysis.summaries import Saved
+
         if not isinstance(target, ast.Name):
             return False
         flow = self.model.flow(self.model.owner(node))

@@ -12,14 +12,20 @@ applied in one traversal by ``fixes.apply.FixApplier`` — lossless, comments an
 from __future__ import annotations
 
 import ast
-from typing import Callable, Optional, Union
+from typing import TYPE_CHECKING, Callable, Optional, Union
 
-from codemod.analysis.hazard import Hazard
-from codemod.analysis.model import SemanticModel
 from codemod.findings import Finding, Fix, Span, Status
 from codemod.fixes import _cst as cst
 from codemod.fixes.site import FixSite, Plan
 from codemod.rules.safety import CONTRACTS
+
+if TYPE_CHECKING:
+    from codemod.analysis.hazard import Hazard
+    from codemod.analysis.model import SemanticModel
+
+# Where it is used (the hazard of a report given as text), not here: importing the rules (their
+# table of codes, names and documentation: ``rules.registry``) imports no analysis that
+# analyses, so a rerun answered from the cache runs without it.
 
 
 class Rule:
@@ -67,6 +73,8 @@ class Rule:
         span = Span(*self.source.char_span(node))
         code = self.CODE
         if isinstance(hazard, str):
+            from codemod.analysis.hazard import Hazard
+
             hazard = Hazard(hazard)
         if hazard and hazard.proven and status is Status.SKIPPED and reason in CONTRACTS:
             status = Status.MANUAL  # mutated on purpose, yet proven to break backward: shown, no fix

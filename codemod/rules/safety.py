@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from typing import Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Optional, Sequence, Tuple
 
-from codemod.analysis.hazard import read_as_tensor
-from codemod.analysis.kinds import Kind
-from codemod.analysis.model import SemanticModel
-from codemod.analysis.binder import Flow
 from codemod.analysis.branches import within
-from codemod.analysis.dataflow import AliasReport
+from codemod.analysis.kinds import Kind
 from codemod.analysis.syntax import has_call, target_key
-from codemod.analysis.tensor_kind import used_as_container
 from codemod.findings import Status
+
+if TYPE_CHECKING:
+    from codemod.analysis.binder import Flow
+    from codemod.analysis.model import SemanticModel
+
+# The rest of the analysis is imported where a verdict is made: the rules' table (codes, names,
+# documentation), which a rerun answered from the cache reads, is then had without it.
 
 
 # Mutation contracts: the function mutates a parameter on purpose, so the fix is skipped; a
@@ -54,6 +56,10 @@ def assess(
     unknown type gets no fix at all (for fixes that would crash on a non-tensor);
     ``known_tensor``: the op itself shows the target is a tensor (a torch function's input).
     """
+    from codemod.analysis.dataflow import AliasReport
+    from codemod.analysis.hazard import read_as_tensor
+    from codemod.analysis.tensor_kind import used_as_container
+
     kind = model.kind(target)
     if kind is Kind.UNKNOWN and (known_tensor or read_as_tensor(model, target, node)):
         kind = Kind.TENSOR

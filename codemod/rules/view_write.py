@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import ast
 import weakref
-from typing import Dict, List, Optional, Tuple, cast
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple, cast
 
 from codemod import torch_api
-from codemod.analysis.model import SemanticModel
 from codemod.analysis.syntax import is_const, subscript_base, target_key
-from codemod.analysis.views import ViewOrigin
 from codemod.findings import Fix, Status
 from codemod.fixes import _cst as cst
 from codemod.fixes.edits import clone_of, detach_bindings, fix_title, insert_before, out_of_place_chain, rebind
@@ -20,6 +18,10 @@ from codemod.fixes.site import FixSite, Plan
 from codemod.rules.augmented_assignment import build_assignment
 from codemod.rules.base import Rule, may_write_in_place
 from codemod.rules.inplace_argument import find_inplace_arg, find_inplace_cst_arg, without_arg
+
+if TYPE_CHECKING:  # (the rules' table is read without the analysis: ``rules.base``)
+    from codemod.analysis.model import SemanticModel
+    from codemod.analysis.views import ViewOrigin
 
 _ERRORS = {
     "multi-output": "PyTorch raises \"... is a view and is being modified inplace. This view is the output "
