@@ -8,7 +8,6 @@ import ast
 from typing import Optional
 
 from codemod import torch_api
-from codemod.analysis.summaries import switched_on
 from codemod.analysis.syntax import is_const, target_key
 from codemod.findings import Fix, Status
 from codemod.fixes import _cst as cst
@@ -112,6 +111,8 @@ class InplaceArgument(Rule):
         """``self.drop.inplace = True`` in ``__init__`` after the module is built: as
         ``inplace=True`` given to its constructor. Reported where the file shows which module it
         switches (``switched_on``), without a fix (``flag-set-after``)."""
+        from codemod.analysis.summaries import switched_on  # heavy: not at import (warm runs)
+
         write = node.targets[0] if len(node.targets) == 1 else None
         if not isinstance(write, ast.Attribute) or switched_on(self.model, write) is None:
             return
