@@ -1,0 +1,184 @@
+"""Second read of stop 35's code on main and of stop 36's branches (review36): soundness holes
+shown by running real torch.
+
+Each program works (its forward runs under ``torch.no_grad()``, or backward runs); the default
+``fix`` must leave what it computes (outputs, final state) bit-identical, and a finding must be
+proven only where the program fails at ``backward()``. The files are checked in a run whose
+index shows every file (case.py and one other that imports nothing), as the safe forward-input
+fix needs. Each test failed first on main (ec70a2c) or on the branch named at it.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import tempfile
+
+import pytest
+import torch
+
+from codemod.config import Settings
+from codemod.engine.pipeline import process_source
+from codemod.engine.project import build_index
+
+
+def _process(source: str, settings: Settings, fix: bool = False):
+    data = source.encode()
+    with tempfile.TemporaryDirectory() as tmp:
+        case, other = pathlib.Path(tmp, "case.py"), pathlib.Path(tmp, "other.py")
+        case.write_bytes(data)
+        other.write_text("import torch\n\n\ndef main():\n    return torch.zeros(1)\n")
+        index = build_index([str(case), str(other)])
+        result = process_source(data, "case.py", settings, fix=fix, project=index, module_name="case")
+    assert result.error is None, result.error
+    return result
+
+
+def _fixed(source: str) -> str:
+    result = _process(source, Settings(), fix=True)
+    return result.fixed if result.changed else source
+
+
+def _run(source: str) -> list:
+    space: dict = {"__name__": "case"}
+    exec(compile(source, "case.py", "exec"), space)
+    torch.manual_seed(0)
+    return list(space["main"]())
+
+
+def _assert_same_results(source: str) -> None:
+    """The default fix leaves every tensor ``main()`` returns bit-identical."""
+    fixed = _fixed(source)
+    got, want = _run(fixed), _run(source)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert torch.equal(g, w), f"the safe fix changed a working program:\n{fixed}"
+
+
+def _statuses(source: str):
+    """(code, line, status, reason) of every finding of the default ``check``."""
+    result = _process(source, Settings())
+    return [(f.code, f.span.line, f.status.value, f.reason) for f in result.findings]
+
+
+def _proven(source: str):
+    """The proven findings (IPF1xx) of the default ``check``: (code, line)."""
+    result = _process(source, Settings())
+    return [(f.code, f.span.line) for f in result.findings if f.code.startswith("IPF1")]
+
+
+def _backward_runs(source: str) -> bool:
+    try:
+        _run(source)
+    except RuntimeError as error:
+        assert "inplace" in str(error), error
+        return False
+    return True
+
+
+# ------------------------------------------------------- forward-input fix: instances reached unseen
+RES_LIST = """\
+import torch
+import torch.nn as nn
+
+
+class Res(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        x += self.fc(x)
+        return x
+
+
+class Net(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.proj = nn.Linear(3, 4)
+        self.blocks = nn.ModuleList([Res(4) for _ in range(n)])
+
+    def forward(self, inp):
+        h = self.proj(inp)
+        for blk in self.blocks:
+            h = blk(h)
+        return h
+
+    def probe(self, inp):
+        h = self.proj(inp)
+        PROBE
+        return h + y
+
+
+def main():
+    torch.manual_seed(0)
+    net = Net(2)
+    with torch.no_grad():
+        x = torch.randn(5, 3)
+        out = net(x)
+        other = net.probe(x)
+    return [out, other]
+"""
+RES_ATTRIBUTE = RES_LIST.replace("self.blocks = nn.ModuleList([Res(4) for _ in range(n)])", "self.block = Res(4)") \
+    .replace("        for blk in self.blocks:\n            h = blk(h)\n        return h\n", "        return self.block(h)\n")
+
+# Ways to reach a member other than through the attribute's name, each calling it on `h`,
+# which the caller reads afterwards (`h + y`): in place, `h` is the block's output.
+REACHED = {
+    "list-children": (RES_LIST, "first = next(iter(self.blocks.children()))\n        y = first(h)"),
+    "list-named_children": (RES_LIST, "y = dict(self.blocks.named_children())['0'](h)"),
+    "getattr-list": (RES_LIST, "y = getattr(self, 'blocks')[0](h)"),
+    "_modules": (RES_LIST, "y = self._modules['blocks'][0](h)"),
+    "get_submodule": (RES_LIST, "y = self.get_submodule('blocks.0')(h)"),
+    "modules": (RES_LIST, "first = [m for m in self.modules() if type(m).__name__ == 'Res'][0]\n        y = first(h)"),
+    "owner-children": (RES_LIST, "y = list(self.children())[1][0](h)"),
+    "getattr-attribute": (RES_ATTRIBUTE, "y = getattr(self, 'block')(h)"),
+    "owner-named_children": (RES_ATTRIBUTE, "y = dict(self.named_children())['block'](h)"),
+}
+
+
+@pytest.mark.parametrize("way", sorted(REACHED))
+def test_a_block_reached_other_than_by_its_attribute_keeps_its_in_place_write(way):
+    """The forward-input fix is safe only where every call of the block is seen: a member
+    reached through ``children()``, ``getattr``, ``_modules``, ``get_submodule`` or the owner's
+    enumeration is called on a tensor the caller reads again, which sees the write in place."""
+    source, probe = REACHED[way]
+    _assert_same_results(source.replace("PROBE", probe))
+
+
+@pytest.mark.parametrize("source", [RES_LIST, RES_ATTRIBUTE], ids=["list", "attribute"])
+def test_a_decorated_forward_keeps_its_in_place_write(source):
+    """A decorator on ``forward`` runs code the analysis does not follow with what the call is
+    given (here it keeps the input): the write into it is seen there in place."""
+    source = source.replace("class Res(nn.Module):", """SEEN = []
+
+
+def remember(fn):
+    def wrapper(self, x):
+        SEEN.append(x)
+        return fn(self, x)
+    return wrapper
+
+
+class Res(nn.Module):""").replace("    def forward(self, x):\n        x +=", "    @remember\n    def forward(self, x):\n        x +=") \
+        .replace("        PROBE\n", "        y = h\n").replace("return [out, other]", "return [out, *SEEN]")
+    _assert_same_results(source)
+
+
+@pytest.mark.parametrize("source", [RES_LIST, RES_ATTRIBUTE], ids=["list", "attribute"])
+def test_the_forward_input_fix_stays_safe_beside_an_init_loop(source):
+    """Negative control: an init loop over ``self.modules()`` and ``self.apply(fn)`` that only
+    inspect the members (``isinstance``, ``m.weight``) call none of them: the fix stays safe."""
+    source = source.replace("        PROBE\n", "        y = h\n").replace("    def probe(self, inp):", """\
+    def init(self):
+        for m in self.modules():
+            if isinstance(m, nn.Linear):
+                nn.init.zeros_(m.bias)
+        self.apply(self._init_weights)
+
+    def _init_weights(self, module):
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, std=0.5)
+
+    def probe(self, inp):""").replace("    net = Net(2)\n", "    net = Net(2)\n    net.init()\n")
+    assert ("IPF101", 11, "safe", None) in _statuses(source), _statuses(source)
+    _assert_same_results(source)
