@@ -182,3 +182,74 @@ def test_the_forward_input_fix_stays_safe_beside_an_init_loop(source):
     def probe(self, inp):""").replace("    net = Net(2)\n", "    net = Net(2)\n    net.init()\n")
     assert ("IPF101", 11, "safe", None) in _statuses(source), _statuses(source)
     _assert_same_results(source)
+
+
+# ------------------------------------------------------------------ safe rebinding: aliases missed
+FORWARD = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, inp):
+        w = self.fc(inp)
+        h = torch.sigmoid(w)
+BODY
+
+
+def main():
+    torch.manual_seed(0)
+    net = Net()
+    with torch.no_grad():
+        out = net(torch.randn(2, 3))
+    return list(out)
+"""
+
+ONE_PATH_ALIASES = {
+    # `d = h = d * 5` (both names) leaves `e`, bound to the tensor on one path, with the old one
+    "both-names-if-else": """\
+        d = h.exp_()
+        if d.sum() > 0:
+            e = d
+        else:
+            e = w
+        d *= 5
+        return [h, e]""",
+    # the name bound on one path is the last binding in the `else`: `aliases` reads only that one
+    "name-if-else": """\
+        if h.sum() > 0:
+            e = h
+        else:
+            e = w
+        h *= 5
+        return [h, e]""",
+    "view-if-else": """\
+        if h.sum() > 0:
+            e = h[0]
+        else:
+            e = w[0]
+        h *= 5
+        return [h, e]""",
+}
+
+
+@pytest.mark.parametrize("body", sorted(ONE_PATH_ALIASES))
+def test_a_name_bound_to_the_tensor_on_one_path_sees_the_write(body):
+    """``e = h`` (or ``e = h[0]``) in an ``if`` whose ``else`` binds ``e`` to something else:
+    on that path ``e`` is the tensor written in place. ``Dataflow.aliases`` reads only the last
+    binding in source order (the ``else``'s), so the rebinding fix is safe, and ``e`` keeps the
+    old values after it."""
+    _assert_same_results(FORWARD.replace("BODY", ONE_PATH_ALIASES[body]))
+
+
+def test_the_result_of_an_in_place_method_on_a_view_expression_is_that_view():
+    """``d = h.t().exp_()``: ``d`` is the transpose of ``h`` (the in-place method returns its
+    receiver). ``d *= 5`` reaches ``h`` in place; ``d = d * 5`` does not."""
+    _assert_same_results(FORWARD.replace("BODY", """\
+        d = h.t().exp_()
+        d *= 5
+        return [h, d.t()]"""))
