@@ -313,6 +313,8 @@ class Dataflow:
                 method = func.attr
                 if recv is not None and method in torch_api.INPLACE_METHODS:
                     return recv, "identity"
+                if method in torch_api.INPLACE_METHODS:  # `h.t().exp_()`: its receiver, a view of `h`
+                    return self.alias_source(func.value)
                 if method in VIEW_METHODS or method in torch_api.RETURNS_INPUT_METHODS:  # `x.float()` may be x
                     inner = self.alias_source(func.value) if recv is None else (recv, "view")
                     if inner[0] is not None:
@@ -323,6 +325,7 @@ class Dataflow:
                 first_key = target_key(first)
                 if first_key is not None:
                     return first_key, "identity"
+                return self.alias_source(first)  # `torch.relu_(h.t())`: that view of `h`
             if name is not None and first is not None and (
                     name.startswith("torch.") and name[6:] in VIEW_METHODS or name in torch_api.RETURNS_INPUT_FUNCTIONS):
                 inner = self.alias_source(first)  # `torch.select(x, 0, 1)`, `torch.hsplit(x, 2)`
