@@ -253,3 +253,64 @@ def test_the_result_of_an_in_place_method_on_a_view_expression_is_that_view():
         d = h.t().exp_()
         d *= 5
         return [h, d.t()]"""))
+
+
+# -------------------------------------------- proven in-place modules whose attribute is replaced
+LONE_ACT = """\
+import torch
+import torch.nn as nn
+
+
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+        self.act = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        h = torch.sigmoid(self.fc(x))
+        return self.act(h)
+
+
+def main():
+    torch.manual_seed(0)
+    net = Base()
+    CHANGE
+    out = net(torch.randn(2, 3))
+    out.sum().backward()
+    return [out.detach(), net.fc.weight.grad]
+"""
+SUB_ACT = LONE_ACT.replace("""    def forward(self, x):""", """
+
+class Sub(Base):
+    def __init__(self):
+        super().__init__()
+        SUBCHANGE
+
+    def forward(self, x):""").replace("net = Base()", "net = Sub()")
+
+REPLACED = {
+    "outside": LONE_ACT.replace("CHANGE", "net.act = nn.ReLU()"),
+    "add_module": LONE_ACT.replace("CHANGE", "net.add_module('act', nn.ReLU())"),
+    "setattr": LONE_ACT.replace("CHANGE", "setattr(net, 'act', nn.Identity())"),
+    "subclass-outside": SUB_ACT.replace("        SUBCHANGE\n", "").replace("CHANGE", "net.act = nn.ReLU()"),
+    "subclass-setattr": SUB_ACT.replace("SUBCHANGE", "setattr(self, 'act', nn.ReLU())").replace("    CHANGE\n", ""),
+}
+
+
+@pytest.mark.parametrize("how", sorted(REPLACED))
+def test_an_in_place_module_replaced_after_it_is_built_is_no_proven_hazard(how):
+    """``self.act = nn.ReLU(inplace=True)`` replaced before any call (``net.act = nn.ReLU()``,
+    ``add_module``, ``setattr``): the calls run the new module, backward runs, yet the
+    constructor's flag is proven a hazard at ``self.act(h)`` (and in subclasses, 4ee478b)."""
+    source = REPLACED[how]
+    assert _backward_runs(source)
+    assert not _proven(source), _proven(source)
+
+
+@pytest.mark.parametrize("source", [LONE_ACT.replace("    CHANGE\n", ""),
+                                    SUB_ACT.replace("        SUBCHANGE\n", "").replace("    CHANGE\n", "")],
+                         ids=["lone", "subclass"])
+def test_the_in_place_module_control_is_a_proven_hazard(source):
+    assert not _backward_runs(source)
+    assert _proven(source)
