@@ -314,3 +314,32 @@ def test_an_in_place_module_replaced_after_it_is_built_is_no_proven_hazard(how):
 def test_the_in_place_module_control_is_a_proven_hazard(source):
     assert not _backward_runs(source)
     assert _proven(source)
+
+
+# ------------------------------------------------------------ helpers that keep what they are given
+KEEPING_HELPERS = {
+    # a generator function's frame keeps its arguments until it is exhausted
+    "generator-function": ("""\
+def rows(t):
+    for row in t:
+        yield row * 1
+""", "rows(h)"),
+    # a generator expression keeps the iterator over its first iterable
+    "generator-expression": ("""\
+def later(t):
+    return (r * 1 for r in t)
+""", "later(h)"),
+}
+
+
+@pytest.mark.parametrize("helper", sorted(KEEPING_HELPERS))
+def test_a_helper_returning_a_generator_over_its_argument_keeps_it(helper):
+    """``g = rows(h); h += 1; list(g)``: the generator reads ``h`` after the write, in place the
+    new values. ``kept.argument_kept`` counts stores, calls and closures, not a generator's
+    frame, so ``h = h + 1`` was safe and the generator read the old tensor."""
+    code, call = KEEPING_HELPERS[helper]
+    source = FORWARD.replace("class Net(nn.Module):", code + "\n\nclass Net(nn.Module):").replace("BODY", f"""\
+        g = {call}
+        h += 1
+        return [h, *list(g)]""")
+    _assert_same_results(source)
