@@ -343,3 +343,19 @@ def test_a_helper_returning_a_generator_over_its_argument_keeps_it(helper):
         h += 1
         return [h, *list(g)]""")
     _assert_same_results(source)
+
+
+def test_a_helper_consuming_a_generator_over_its_argument_at_once_keeps_nothing():
+    """Negative control: ``sum(r.sum() for r in t)`` runs the generator to its end inside the
+    helper; ``h += 1`` after ``s = total(h)`` keeps its safe fix."""
+    source = FORWARD.replace("class Net(nn.Module):", """\
+def total(t):
+    return sum(r.sum() for r in t)
+
+
+class Net(nn.Module):""").replace("BODY", """\
+        s = total(h)
+        h += 1
+        return [h, s.reshape(1)]""")
+    assert ("IPF101", 18, "safe", None) in _statuses(source), _statuses(source)
+    _assert_same_results(source)
