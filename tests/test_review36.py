@@ -6,10 +6,15 @@ Each program works (its forward runs under ``torch.no_grad()``, or backward runs
 proven only where the program fails at ``backward()``. The files are checked in a run whose
 index shows every file (case.py and one other that imports nothing), as the safe forward-input
 fix needs. Each test failed first on main (ec70a2c) or on the branch named at it.
+
+A test of a branch's defect is ``xfail(strict=True)`` where that branch's code is present (a
+function the branch added, :func:`_with`) and runs as a plain test elsewhere, where it passes
+(main): merged with the branch, it fails until the defect is fixed, then the mark must go.
 """
 
 from __future__ import annotations
 
+import importlib
 import pathlib
 import tempfile
 
@@ -19,6 +24,17 @@ import torch
 from codemod.config import Settings
 from codemod.engine.pipeline import process_source
 from codemod.engine.project import build_index
+
+
+def _with(module: str, name: str) -> bool:
+    """Whether ``module`` (of the checkout under test) defines ``name``: a branch's code."""
+    found = importlib.import_module(module)
+    for part in name.split("."):
+        found = getattr(found, part, None)
+    return found is not None
+
+
+FIX24D_TEMPORARY_TWIN = _with("codemod.rules.inplace_method", "InplaceMethod._temporary_twin")
 
 
 def _process(source: str, settings: Settings, fix: bool = False):
@@ -359,3 +375,42 @@ class Net(nn.Module):""").replace("BODY", """\
         return [h, s.reshape(1)]""")
     assert ("IPF101", 18, "safe", None) in _statuses(source), _statuses(source)
     _assert_same_results(source)
+
+
+# ------------------------------------------------------------------------- fix24d (branch, 11a0448)
+HOOKED_TEMPORARY = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+        self.act = nn.Sigmoid()
+        self.feats = []
+        self.act.register_forward_hook(lambda m, i, o: self.feats.append(o))
+
+    def forward(self, inp):
+        w = self.fc(inp)
+        fea = self.act(w).mul_(2)
+        return [fea, *self.feats]
+
+
+def main():
+    torch.manual_seed(0)
+    net = Net()
+    with torch.no_grad():
+        out = net(torch.randn(2, 3))
+    return list(out)
+"""
+
+
+@pytest.mark.xfail(FIX24D_TEMPORARY_TWIN, strict=True,
+                   reason="fix24d: a module call's result kept by a forward hook is no fresh temporary")
+def test_a_module_result_kept_by_a_forward_hook_is_no_fresh_temporary():
+    """``fea = self.act(w).mul_(2)``: a forward hook of ``self.act`` keeps its output (feature
+    extraction), which the in-place ``mul_`` doubles; the twin ``self.act(w).mul(2)`` leaves the
+    hook's tensor undoubled. ``fresh_temporary`` asks ``result_kept`` (the module's own code)
+    but not the file's hooks (``arguments._hooked``)."""
+    _assert_same_results(HOOKED_TEMPORARY)
