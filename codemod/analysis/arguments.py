@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import ast
 import re
+import weakref
 from typing import TYPE_CHECKING, List, Optional, Protocol, Tuple, cast
 
 from codemod import torch_api
@@ -46,6 +47,7 @@ from codemod.analysis.syntax import FUNCTIONS, Function, target_key
 if TYPE_CHECKING:
     from codemod.analysis.dataflow import Dataflow
     from codemod.analysis.holders import Holders
+    from codemod.analysis.source import Source
     from codemod.analysis.summaries import Summaries, SummaryFacts
 
     class ArgumentFacts(SummaryFacts, Protocol):
@@ -60,6 +62,9 @@ if TYPE_CHECKING:
 
         @property
         def dataflow(self) -> Dataflow: ...
+
+        @property
+        def source(self) -> Source: ...
 
         def returns_fresh(self, call: ast.Call) -> bool: ...
 
@@ -140,20 +145,33 @@ def reached_unnamed(model: "ArgumentFacts") -> Optional[str]:
     ``vars``, ``get_submodule``), or through an enumeration (``children()``, ``modules()``,
     their ``named_`` forms, ``apply(fn)``) unless it only inspects each member
     (:func:`_only_inspected`). :func:`_calls` sees only the calls of the attribute's name;
-    a member reached so may be called on a tensor its caller reads again. None: nowhere."""
-    own = {n.attr for n in model.walk(model.module) if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load)
+    a member reached so may be called on a tensor its caller reads again. None: nowhere.
+    Found once per file, from the names, attributes and calls the indexing walk listed."""
+    if model not in _REACHED:
+        _REACHED[model] = (_reached_unnamed(model),)
+    return _REACHED[model][0]
+
+
+# the answer per model (one file's analysis), found once
+_REACHED: "weakref.WeakKeyDictionary[ArgumentFacts, Tuple[Optional[str]]]" = weakref.WeakKeyDictionary()
+
+
+def _reached_unnamed(model: "ArgumentFacts") -> Optional[str]:
+    walked = model.source.walked(ast.Name)  # (with attributes)
+    own = {n.attr for n in walked if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load)
            and isinstance(n.value, ast.Name) and n.value.id == "self"}
-    for node in model.walk(model.module):
+    for node in walked:
         if isinstance(node, ast.Attribute) and node.attr in _MODULE_TABLES:
             return f"`{node.attr}` at line {node.lineno}"
+        if isinstance(node, ast.Attribute) and node.attr in _ENUMERATIONS and not _only_inspected(model, node):
+            return f"`{node.attr}()` at line {node.lineno}"
+    for node in model.source.walked(ast.Call):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "vars"):
             name = node.args[1] if node.func.id == "getattr" and len(node.args) > 1 else None
             literal = isinstance(name, ast.Constant) and isinstance(name.value, str)
             if node.func.id == "vars" or (literal and cast(ast.Constant, name).value in own) \
                     or not literal and not (node.args and model.torch_name(node.args[0]) is not None):
                 return f"`{node.func.id}` at line {node.lineno}"
-        if isinstance(node, ast.Attribute) and node.attr in _ENUMERATIONS and not _only_inspected(model, node):
-            return f"`{node.attr}()` at line {node.lineno}"
     return None
 
 
@@ -180,15 +198,15 @@ def _only_inspected(model: "ArgumentFacts", attr: ast.Attribute) -> bool:
     loop = model.parent(call)
     if call.args or call.keywords or not (isinstance(loop, ast.For) and loop.iter is call):
         return False
-    target = loop.target
-    if attr.attr.startswith("named_") and isinstance(target, ast.Tuple) and len(target.elts) == 2:
-        target = target.elts[1]
+    variable = loop.target
+    if attr.attr.startswith("named_") and isinstance(variable, ast.Tuple) and len(variable.elts) == 2:
+        variable = variable.elts[1]
     owner = model.owner(loop)
-    if not isinstance(target, ast.Name) or not isinstance(owner, FUNCTIONS):
+    if not isinstance(variable, ast.Name) or not isinstance(owner, FUNCTIONS):
         return False
     flow = model.flow(owner)
-    return target.id not in flow.declared and len(flow.bindings.get(target.id, [])) == 1 \
-        and _inspected_only(model, owner, target.id)
+    return variable.id not in flow.declared and len(flow.bindings.get(variable.id, [])) == 1 \
+        and _inspected_only(model, owner, variable.id)
 
 
 def _function_named(model: "ArgumentFacts", fn: ast.expr, near: ast.AST) -> Optional[Function]:

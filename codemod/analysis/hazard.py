@@ -1076,9 +1076,10 @@ class ModuleHazards(_HazardsPart):
         if appended and self._members_changed(key, scope):
             return _possible(f"the members of `{key}` are changed after it is built, so its first layer may not be "
                              "this one")
-        replaced = self._replaced(key[5:]) if key.startswith("self.") and key.count(".") == 1 else None
         found = best(self._module_sites(key, calls))
-        if found is not None and found.proven and replaced is not None:
+        replaced = self._replaced(key[5:]) if found is not None and found.proven and key.startswith("self.") \
+            and key.count(".") == 1 else None
+        if found is not None and replaced is not None:
             return _possible(f"{found.reason}, unless `{key}` is replaced (line {getattr(replaced, 'lineno', 0)}) "
                              "before it runs")
         return found
@@ -1092,10 +1093,10 @@ class ModuleHazards(_HazardsPart):
             node = write.value if isinstance(write, ast.Subscript) else write
             if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"):
                 return write
-        for node in self.model.walk(self.model.module):
-            if not isinstance(node, ast.Call):
+        for call in self.model.walk(self.model.module):
+            if not isinstance(call, ast.Call):
                 continue
-            func = node.func
+            node, func = call, call.func
             named = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
             at = 1 if named == "setattr" and isinstance(func, ast.Name) else 0 \
                 if named in ("add_module", "register_module") and isinstance(func, ast.Attribute) else None

@@ -17,7 +17,7 @@ from codemod.analysis.model import SemanticModel
 from codemod.analysis.binder import Flow
 from codemod.analysis.branches import within
 from codemod.analysis.dataflow import AliasReport, _branches
-from codemod.analysis.syntax import bound_names, has_call, target_key
+from codemod.analysis.syntax import Located, bound_names, has_call, target_key
 from codemod.analysis.tensor_kind import used_as_container
 from codemod.findings import Status
 
@@ -154,7 +154,7 @@ def assess(
     return Verdict(Status.SAFE, None, rebind)
 
 
-def _bound_on_one_path(model: SemanticModel, target: ast.Name, stmt: ast.AST) -> Optional[str]:
+def _bound_on_one_path(model: SemanticModel, target: ast.Name, stmt: Located) -> Optional[str]:
     """"identity" or "view" where another name, read after the write, has a binding that may
     reach it from the target's tensor (or from one of its local aliases) that ``aliases`` does
     not count: it reads only each name's last binding in source order, and ``if c: e = h`` /
