@@ -22,6 +22,11 @@ caller's tensor after the call. This part says so only where the file shows ever
   ``ProjectIndex.hooks``) hooks a module's calls (``register_forward_pre_hook``, ``forward =``):
   a hook sees what the call is given, and one registered through an enumeration
   (``net.named_modules()``, ``apply``) may be on any module, so any hook there counts.
+- the file reaches no module but by its attribute's name (:func:`reached_unnamed`): no
+  ``getattr(self, name)``, ``_modules``, ``get_submodule``, and no enumeration (``children()``,
+  ``modules()``, ``apply(fn)``) whose members are more than inspected (``isinstance(m, ...)``,
+  ``m.weight``): a member so reached may be called on a tensor its caller reads again;
+- neither ``forward`` nor its class is decorated (a wrapper sees what the call is given).
 
 Anything else leaves the parameter the caller's (``param-mutation``, unsafe).
 """
@@ -30,6 +35,7 @@ from __future__ import annotations
 
 import ast
 import re
+import weakref
 from typing import TYPE_CHECKING, List, Optional, Protocol, Tuple, cast
 
 from codemod import torch_api
@@ -57,6 +63,9 @@ if TYPE_CHECKING:
         @property
         def dataflow(self) -> Dataflow: ...
 
+        @property
+        def source(self) -> Source: ...
+
         def returns_fresh(self, call: ast.Call) -> bool: ...
 
         def _may_return_input(self, call: ast.Call, passed: List[int]) -> Optional[bool]: ...
@@ -75,7 +84,9 @@ def own_values_passed(model: "ArgumentFacts", func: Function, param: str) -> boo
     plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)][1:]
     if param not in plain:
         return False
-    if _imported_elsewhere(model, cls.name) or _hooked(model):
+    if func.decorator_list or cls.decorator_list:
+        return False  # a wrapper the analysis does not follow sees what the call is given
+    if _imported_elsewhere(model, cls.name) or _hooked(model) or reached_unnamed(model) is not None:
         return False
     calls = _calls(model, cls)
     if not calls:
@@ -161,6 +172,109 @@ def _hook_of(node: ast.AST) -> Optional[str]:
             and node.args[1].value in ("forward", "__call__"):
         return "setattr"
     return None
+
+
+def reached_unnamed(model: "ArgumentFacts") -> Optional[str]:
+    """Where the file may reach a module otherwise than by its attribute's name, in words: by a
+    computed name (``getattr(self, name)``, ``getattr(self, "blocks")`` of an attribute the
+    file sets on ``self``), through the module table (``self._modules``, ``__dict__``,
+    ``vars``, ``get_submodule``), or through an enumeration (``children()``, ``modules()``,
+    their ``named_`` forms, ``apply(fn)``) unless it only inspects each member
+    (:func:`_only_inspected`). :func:`_calls` sees only the calls of the attribute's name;
+    a member reached so may be called on a tensor its caller reads again. None: nowhere.
+    Found once per file, from the names, attributes and calls the indexing walk listed."""
+    if model not in _REACHED:
+        _REACHED[model] = (_reached_unnamed(model),)
+    return _REACHED[model][0]
+
+
+# the answer per model (one file's analysis), found once
+_REACHED: "weakref.WeakKeyDictionary[ArgumentFacts, Tuple[Optional[str]]]" = weakref.WeakKeyDictionary()
+
+
+def _reached_unnamed(model: "ArgumentFacts") -> Optional[str]:
+    walked = model.source.walked(ast.Name)  # (with attributes)
+    own = {n.attr for n in walked if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load)
+           and isinstance(n.value, ast.Name) and n.value.id == "self"}
+    for node in walked:
+        if isinstance(node, ast.Attribute) and node.attr in _MODULE_TABLES:
+            return f"`{node.attr}` at line {node.lineno}"
+        if isinstance(node, ast.Attribute) and node.attr in _ENUMERATIONS and not _only_inspected(model, node):
+            return f"`{node.attr}()` at line {node.lineno}"
+    for node in model.source.walked(ast.Call):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "vars"):
+            name = node.args[1] if node.func.id == "getattr" and len(node.args) > 1 else None
+            literal = isinstance(name, ast.Constant) and isinstance(name.value, str)
+            if node.func.id == "vars" or (literal and cast(ast.Constant, name).value in own) \
+                    or not literal and not (node.args and model.torch_name(node.args[0]) is not None):
+                return f"`{node.func.id}` at line {node.lineno}"
+    return None
+
+
+# What hands out a module's members by name or wholesale; and what enumerates them.
+_MODULE_TABLES = frozenset({"_modules", "__dict__", "get_submodule", "_apply"})
+_ENUMERATIONS = frozenset({"children", "named_children", "modules", "named_modules", "apply"})
+_INSPECTING = frozenset({"isinstance", "type", "hasattr", "str", "repr", "print"})
+
+
+def _only_inspected(model: "ArgumentFacts", attr: ast.Attribute) -> bool:
+    """``for m in self.modules():`` (``for name, m in ...named_modules():``) whose variable,
+    bound nowhere else in its function, is only inspected (:func:`_inspected_only`); or
+    ``self.apply(self._init_weights)`` / ``apply(init_fn)`` of a function of the file whose
+    last parameter is only inspected. Anything else (a comprehension, ``list(...)``, a lambda,
+    a member called or handed on) may call a member."""
+    call = model.parent(attr)
+    if not (isinstance(call, ast.Call) and call.func is attr):
+        return False
+    if attr.attr == "apply":
+        fn = call.args[0] if len(call.args) == 1 and not call.keywords else None
+        target = _function_named(model, fn, attr) if fn is not None else None
+        params = [a.arg for a in (*target.args.posonlyargs, *target.args.args)] if target is not None else []
+        return target is not None and bool(params) and _inspected_only(model, target, params[-1])
+    loop = model.parent(call)
+    if call.args or call.keywords or not (isinstance(loop, ast.For) and loop.iter is call):
+        return False
+    variable = loop.target
+    if attr.attr.startswith("named_") and isinstance(variable, ast.Tuple) and len(variable.elts) == 2:
+        variable = variable.elts[1]
+    owner = model.owner(loop)
+    if not isinstance(variable, ast.Name) or not isinstance(owner, FUNCTIONS):
+        return False
+    flow = model.flow(owner)
+    return variable.id not in flow.declared and len(flow.bindings.get(variable.id, [])) == 1 \
+        and _inspected_only(model, owner, variable.id)
+
+
+def _function_named(model: "ArgumentFacts", fn: ast.expr, near: ast.AST) -> Optional[Function]:
+    """The method ``self.<name>`` of the class around ``near``, or the top-level function
+    ``<name>`` of the file, that ``fn`` names; None for anything else."""
+    if isinstance(fn, ast.Attribute) and isinstance(fn.value, ast.Name) and fn.value.id == "self":
+        around = model.enclosing_class(near)
+        body = around.body if around is not None else []
+        name = fn.attr
+    elif isinstance(fn, ast.Name):
+        body, name = model.module.body, fn.id
+    else:
+        return None
+    found = [s for s in body if isinstance(s, FUNCTIONS) and s.name == name]
+    return found[0] if len(found) == 1 and not found[0].decorator_list else None
+
+
+def _inspected_only(model: "ArgumentFacts", scope: ast.AST, name: str) -> bool:
+    """Every read of ``name`` in ``scope`` inspects the module it holds: the first argument of
+    ``isinstance``/``type``/``hasattr``..., or an attribute read that hands the module on to no
+    one (``m.weight``, ``m.bias.data``; not ``m.forward``, a method call, a hook)."""
+    for node in model.walk(scope):
+        if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
+            continue
+        parent = model.parent(node)
+        if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in _INSPECTING \
+                and parent.args[:1] == [node]:
+            continue
+        if isinstance(parent, ast.Attribute) and not _hands_module_on(model, parent):
+            continue  # `m.weight`, `nn.init.zeros_(m.bias)`, `m.parameters()`
+        return False
+    return True
 
 
 # a module's hooks (``register_forward_hook``, ``_forward_pre_hooks``...), not a tensor's

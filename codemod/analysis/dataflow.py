@@ -311,8 +311,8 @@ class Dataflow:
             if isinstance(func, ast.Attribute) and self.names.torch_name(func) is None:
                 recv = target_key(func.value)
                 method = func.attr
-                if recv is not None and method in torch_api.INPLACE_METHODS:
-                    return recv, "identity"
+                if method in torch_api.INPLACE_METHODS:  # its receiver: `x.add_(1)`, `h.t().exp_()` (a view of h)
+                    return (recv, "identity") if recv is not None else self.alias_source(func.value)
                 if method in VIEW_METHODS or method in torch_api.RETURNS_INPUT_METHODS:  # `x.float()` may be x
                     inner = self.alias_source(func.value) if recv is None else (recv, "view")
                     if inner[0] is not None:
@@ -320,9 +320,8 @@ class Dataflow:
             name = self.names.torch_name(func)
             first = first_arg(value)
             if name in torch_api.INPLACE_FUNCTIONS and first is not None:
-                first_key = target_key(first)
-                if first_key is not None:
-                    return first_key, "identity"
+                first_key = target_key(first)  # `torch.relu_(x)`, `torch.relu_(h.t())` (a view of h)
+                return (first_key, "identity") if first_key is not None else self.alias_source(first)
             if name is not None and first is not None and (
                     name.startswith("torch.") and name[6:] in VIEW_METHODS or name in torch_api.RETURNS_INPUT_FUNCTIONS):
                 inner = self.alias_source(first)  # `torch.select(x, 0, 1)`, `torch.hsplit(x, 2)`

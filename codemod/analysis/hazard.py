@@ -1091,7 +1091,37 @@ class ModuleHazards(_HazardsPart):
         if appended and self._members_changed(key, scope):
             return _possible(f"the members of `{key}` are changed after it is built, so its first layer may not be "
                              "this one")
-        return best(self._module_sites(key, calls))
+        found = best(self._module_sites(key, calls))
+        replaced = self._replaced(key[5:]) if found is not None and found.proven and key.startswith("self.") \
+            and key.count(".") == 1 else None
+        if found is not None and replaced is not None:
+            return _possible(f"{found.reason}, unless `{key}` is replaced (line {getattr(replaced, 'lineno', 0)}) "
+                             "before it runs")
+        return found
+
+    def _replaced(self, attr: str) -> Optional[ast.AST]:
+        """The first place in the file that may replace what ``self.<attr>`` holds from outside
+        its class's own ``self.<attr> = ...`` (any receiver but ``self``: ``net.act =
+        nn.ReLU()``), or by name (``setattr(net, "act", m)``, ``add_module``/``register_module``,
+        a computed name, the ``_modules`` table): the calls may then run another module."""
+        for write in self.model.attribute_writes(attr):
+            node = write.value if isinstance(write, ast.Subscript) else write
+            if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"):
+                return write
+        for call in self.model.walk(self.model.module):
+            if not isinstance(call, ast.Call):
+                continue
+            node, func = call, call.func
+            named = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            at = 1 if named == "setattr" and isinstance(func, ast.Name) else 0 \
+                if named in ("add_module", "register_module") and isinstance(func, ast.Attribute) else None
+            if at is None or len(node.args) <= at:
+                continue
+            name = node.args[at]
+            if not (isinstance(name, ast.Constant) and isinstance(name.value, str)) or name.value == attr:
+                return node
+        writes = self.model.attribute_writes("_modules")
+        return writes[0] if writes else None
 
     def _calls_with_arguments(self, scope: ast.AST, key: str) -> List[ast.Call]:
         """The calls of ``key`` in ``scope`` that pass something; for ``self.<attr>`` set in a

@@ -217,13 +217,16 @@ def argument_kept(model: "KeptFacts", call: ast.Call, depth: int = 0) -> bool:
         return True  # `f(*xs)`, `f(**kw)`: which parameter gets what is not seen
     flow = model.flow(func)
     names = set(given)
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom)) and model.owner(n) is func for n in model.walk(func)):
+        return True  # a generator function: its frame keeps what it is given until it is exhausted
     for _ in range(_DEPTH):  # names bound from them
         names |= {name for name, bindings in flow.bindings.items()
                   if any(b.value is not None and _holds(b.value, names) for b in bindings)}
     for node in model.walk(func):
-        if isinstance(node, (*FUNCTIONS, ast.Lambda)) and node is not func \
+        if isinstance(node, (*FUNCTIONS, ast.Lambda, ast.GeneratorExp)) and node is not func \
+                and not _consumed_at_once(model, node) \
                 and any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node)):
-            return True  # a closure over it
+            return True  # a closure over it; a generator expression's iterator over it
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None \
                 and _holds(node.value, names):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -235,6 +238,17 @@ def argument_kept(model: "KeptFacts", call: ast.Call, depth: int = 0) -> bool:
                 and _call_keeps(model, node, depth + 1):
             return True  # `cache.append(t)`, `setattr(obj, "t", t)`, a helper keeping it
     return False
+
+
+_EAGER = frozenset({"sum", "tuple", "list", "set", "dict", "min", "max", "any", "all", "sorted", "len"})
+
+
+def _consumed_at_once(model: "KeptFacts", node: ast.AST) -> bool:
+    """A generator expression that the call it is handed to runs to its end there
+    (``sum(r for r in t)``, ``torch.stack(tuple(...))``): nothing keeps its iterator."""
+    call = model.parent(node)
+    return isinstance(node, ast.GeneratorExp) and isinstance(call, ast.Call) and node in call.args \
+        and (isinstance(call.func, ast.Name) and call.func.id in _EAGER or model.torch_name(call.func) is not None)
 
 
 def _given_parameters(model: "KeptFacts", call: ast.Call, func: Function) -> Optional[Set[str]]:

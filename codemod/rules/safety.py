@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Optional, Sequence, Tuple
 
 from codemod.analysis.branches import within
 from codemod.analysis.kinds import Kind
-from codemod.analysis.syntax import has_call, target_key
+from codemod.analysis.syntax import Located, bound_names, has_call, target_key
 from codemod.findings import Status
 
 if TYPE_CHECKING:
@@ -153,7 +153,39 @@ def assess(
         return Verdict(Status.UNSAFE, "dtype-promotion", rebind)
     if isinstance(target, ast.Name) and _stored_by_any(model, target, stmt):
         return Verdict(Status.UNSAFE, "held-elsewhere", rebind)  # `keep = [h]` (or `keep.append(h)`) before `h += 1`
+    missed = _bound_on_one_path(model, target, stmt) if isinstance(target, ast.Name) else None
+    if missed is not None:  # `if c: e = h` / `else: e = w` before `h *= 5`
+        return Verdict(Status.MANUAL if missed == "view" else Status.UNSAFE,
+                       "view-alias" if missed == "view" else "alias", rebind)
     return Verdict(Status.SAFE, None, rebind)
+
+
+def _bound_on_one_path(model: SemanticModel, target: ast.Name, stmt: Located) -> Optional[str]:
+    """"identity" or "view" where another name, read after the write, has a binding that may
+    reach it from the target's tensor (or from one of its local aliases) that ``aliases`` does
+    not count: it reads only each name's last binding in source order, and ``if c: e = h`` /
+    ``else: e = w`` leaves ``e`` the tensor on one path. A rebinding of the written names leaves
+    ``e`` the old tensor there. None: no such name."""
+    from codemod.analysis.dataflow import _branches
+
+    flow = model.flow(model.owner(stmt))
+    identity, views = model.aliases(flow, target.id, model.range(stmt)[0])
+    keys = {target.id, *identity}
+    rebound = {n for t in stmt.targets for n in bound_names(t)} if isinstance(stmt, ast.Assign) else set()
+    for other in flow.bindings:
+        if other in keys or other in views or other in rebound or "." in other:
+            continue  # (`d = h.exp_()` in a loop: later reads of `d` see this statement's binding)
+        for b in model.reaching(flow, other, stmt):
+            if b.form == "assign":
+                sources = [model.dataflow.alias_source(v) for v in _branches(b.value)]
+            elif b.form == "other" and isinstance(b.stmt, ast.Assign):
+                sources = [model.dataflow._unpacked_source(b.stmt, other)]
+            else:
+                continue
+            found = next((how for source, how in sources if source in keys), None)
+            if found is not None and model.holders.read_after(flow, other, stmt):
+                return "view" if found == "view" else "identity"
+    return None
 
 
 def _stored_by_any(model: SemanticModel, target: ast.Name, stmt: ast.AST) -> bool:
