@@ -370,7 +370,7 @@ def _passes_own_value(model: "ArgumentFacts", call: ast.Call, index: int, param:
     arg = named[0] if named else call.args[index] if index < len(call.args) else None
     if arg is not None and not isinstance(arg, ast.Name):
         # a temporary: fresh and kept by no code the call runs (`proj(x)`), nobody else holds it
-        return _fresh(model, arg) and not (isinstance(arg, ast.Call) and model.result_kept(arg))
+        return isinstance(arg, ast.BinOp) or isinstance(arg, ast.UnaryOp) or fresh_temporary(model, arg)
     if arg is None:
         return False  # the default: not followed
     owner = model.owner(call)
@@ -444,6 +444,12 @@ def _only_read(model: "ArgumentFacts", load: ast.AST) -> bool:
             return (model.torch_name(parent.func) or "") not in torch_api.INPLACE_FUNCTIONS
         return model.kind(parent.func) is Kind.MODULE and model.returns_fresh(parent)
     return False
+
+
+def fresh_temporary(model: "ArgumentFacts", value: ast.expr) -> bool:
+    """``value`` (a call's result no name holds) is a new tensor that no one else sees: fresh
+    (:func:`_fresh`) and kept by none of the code the call runs (``self.last = out``)."""
+    return isinstance(value, ast.Call) and _fresh(model, value) and not model.result_kept(value)
 
 
 def _fresh(model: "ArgumentFacts", value: Optional[ast.expr]) -> bool:
