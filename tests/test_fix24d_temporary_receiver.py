@@ -10,7 +10,7 @@ a module whose forward returns such a result) and the code it runs keeps none of
 Python number or the method keeps its receiver's dtype. Each program is written from the
 pattern and run with torch: the original raises at backward, the fixed program's gradients
 equal an out-of-place control. The negative controls (a module that hands its input back, one
-that keeps its output, a tensor operand of another dtype) stay unfixed: there the rewrite would
+that keeps its output, `torch.Tensor(x)` given a tensor, a tensor operand of another dtype) stay unfixed: there the rewrite would
 change what a working program computes.
 """
 
@@ -19,7 +19,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tests.test_fix24b_forward_inputs import HEADER, fixed, marks, raises_inplace, run
+from codemod.config import Settings
+from tests.test_fix24b_forward_inputs import HEADER, _process, fixed, marks, raises_inplace, run
 
 POSITIVE = {
     # a module of the file (a ModuleList's members) whose forward returns a torch op's result
@@ -112,6 +113,17 @@ def main():
         h = keep(torch.randn(3, 4)).mul_(2.0)
     return [h, keep.last]
 """,
+    # a legacy constructor given a tensor returns that very tensor: the write reaches `x`
+    "legacy-constructor-of-a-tensor": """\
+def doubled(x: torch.Tensor):
+    return torch.Tensor(x).mul_(2.0)
+
+
+def main():
+    x = torch.randn(3, 4)
+    y = doubled(x)
+    return [y, x]
+""",
     # a tensor operand of a wider dtype: in place keeps half, the twin gives float32
     "wider-operand": """\
 def main():
@@ -127,6 +139,8 @@ def main():
 def test_inplace_method_on_a_temporary_others_see_stays_unfixed(name):
     body = NEGATIVE[name]
     assert fixed(body) == HEADER + body
+    every = _process(body, Settings(select=("IPF0", "IPF1")), fix=True)  # the unproven tier too
+    assert not every.changed, every.fixed
     control = body.replace(".unsqueeze_(", ".unsqueeze(").replace(".mul_(", ".mul(")
     assert control != body
     got, want = run(HEADER + body), run(HEADER + control)

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, List, Optional, Protocol, Tuple, cast
 from codemod import torch_api
 from codemod.analysis.kinds import Kind
 from codemod.analysis.summaries import Returns
-from codemod.analysis.tensor_kind import module_dict_entry
+from codemod.analysis.tensor_kind import LEGACY_CONSTRUCTORS, module_dict_entry
 from codemod.analysis.syntax import FUNCTIONS, Function, target_key
 
 if TYPE_CHECKING:
@@ -65,6 +65,8 @@ if TYPE_CHECKING:
         def _may_return_input(self, call: ast.Call, passed: List[int]) -> Optional[bool]: ...
 
         def result_kept(self, call: ast.Call) -> bool: ...
+
+        def is_factory(self, call: ast.Call) -> bool: ...
 
 
 def own_values_passed(model: "ArgumentFacts", func: Function, param: str, depth: int = 0) -> bool:
@@ -461,6 +463,8 @@ def _fresh(model: "ArgumentFacts", value: Optional[ast.expr]) -> bool:
         return False
     func = value.func
     name = model.torch_name(func)
+    if name is not None and name.rsplit(".", 1)[-1] in LEGACY_CONSTRUCTORS:
+        return model.is_factory(value)  # `torch.Tensor(n)` is new; `torch.Tensor(x)` is `x` itself
     if name is not None:
         return name not in torch_api.INPLACE_FUNCTIONS and name not in torch_api.RETURNS_INPUT_FUNCTIONS \
             and not _inplace_keyword(value)
