@@ -67,7 +67,13 @@ class InplaceMethod(Rule):
     such as ``masked_fill``; parameters; aliases). No fix for a call nested in a larger
     expression (``nested-call``), a method without a twin (``copy_``, ``normal_``: ``no-twin``),
     a name that is not local to the function (``non-local-name``), or ``nn.Parameter``
-    receivers. ``torch.nn.init`` calls are skipped as intended (``nn-init``).
+    receivers. ``torch.nn.init`` calls are skipped as intended (``nn-init``). A method called
+    on a call's result that no name holds (``fea = branch(x).unsqueeze_(1)``) gets its twin,
+    safe, where that result is a new tensor nobody else sees (a torch op that neither writes in
+    place, views nor hands its input back; ``torch.Tensor(n)`` from sizes, not ``torch.Tensor(x)``
+    of a tensor; a module of the file or torch's whose call returns a new tensor and keeps none
+    of its results) and every operand is a Python number (or the twin keeps self's dtype),
+    as an assignment's value or a ``return``; otherwise no fix (``unsupported-target``).
     """
 
     CODE = "IPF003"
