@@ -117,6 +117,15 @@ def main():
     with torch.no_grad():
         return [enc(torch.randn(5, 4))]
 """,
+    # `+h` is `h` itself (torch's `positive` returns its input): no temporary
+    "unary-plus": """\
+def main():
+    enc = Enc()
+    h = torch.randn(5, 4)
+    with torch.no_grad():
+        out = enc(+h)
+    return [out, h]
+""",
     # the helper called from outside its class, on the instance
     "outside-call": """\
 def main():

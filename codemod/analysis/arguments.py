@@ -372,7 +372,7 @@ def _passes_own_value(model: "ArgumentFacts", call: ast.Call, index: int, param:
     arg = named[0] if named else call.args[index] if index < len(call.args) else None
     if arg is not None and not isinstance(arg, ast.Name):
         # a temporary: fresh and kept by no code the call runs (`proj(x)`), nobody else holds it
-        return isinstance(arg, ast.BinOp) or isinstance(arg, ast.UnaryOp) or fresh_temporary(model, arg)
+        return _fresh(model, arg) and not (isinstance(arg, ast.Call) and model.result_kept(arg))
     if arg is None:
         return False  # the default: not followed
     owner = model.owner(call)
@@ -457,8 +457,8 @@ def fresh_temporary(model: "ArgumentFacts", value: ast.expr) -> bool:
 def _fresh(model: "ArgumentFacts", value: Optional[ast.expr]) -> bool:
     """A value that is a new tensor, no other name's: arithmetic, a torch op that neither
     writes in place nor views or returns its input, a module call known to return a new one."""
-    if isinstance(value, (ast.BinOp, ast.UnaryOp)):
-        return True
+    if isinstance(value, ast.BinOp) or isinstance(value, ast.UnaryOp) and not isinstance(value.op, ast.UAdd):
+        return True  # (`+x` is `x` itself: torch's `positive` returns its input)
     if not isinstance(value, ast.Call) or model.dataflow.alias_source(value)[0] is not None:
         return False
     func = value.func
