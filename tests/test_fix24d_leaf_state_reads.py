@@ -70,3 +70,27 @@ def test_a_later_differentiated_read_keeps_the_copy_meaning():
     found = [m for m in marks(STEP_THEN_LOSS) if m[1] == STEP_LINE and m[0] == "IPF105"]
     assert found and all(m[2] != "safe" for m in found) and found[0][3] == "leaf-read-after", found
     assert fixed(STEP_THEN_LOSS) == HEADER + STEP_THEN_LOSS
+
+
+# the leaf read again, after the update, by a function nested in the same one (a closure): that
+# read is differentiated (`predict` feeds the loss), so the copy meaning stays open
+STEP_CLOSURE = """\
+def main():
+    torch.manual_seed(0)
+    data = torch.randn(8, 3)
+    target = torch.randn(8)
+    coef = torch.randn(3).requires_grad_(True)
+    def predict(x): return x @ coef
+    loss = ((predict(data) - target) ** 2).mean()
+    loss.backward()
+    coef -= 0.1 * coef.grad
+    again = ((predict(data) - target) ** 2).mean()
+    again.backward()
+    return [coef.grad]
+"""
+
+
+def test_a_later_read_by_a_nested_function_keeps_the_copy_meaning():
+    found = [m for m in marks(STEP_CLOSURE) if m[1] == STEP_LINE and m[0] == "IPF105"]
+    assert found and all(m[2] != "safe" for m in found) and found[0][3] == "leaf-read-after", found
+    assert fixed(STEP_CLOSURE) == HEADER + STEP_CLOSURE

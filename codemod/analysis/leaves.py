@@ -258,6 +258,17 @@ class Leaves:
             if self._state_read(node):
                 continue
             return True
+        return self._read_by_nested_scope(name)
+
+    def _read_by_nested_scope(self, name: ast.Name) -> bool:
+        """A function or lambda nested in ``name``'s function reads it (a closure, which may run
+        after the update, in the computation: ``def predict(x): return x @ coef``)."""
+        owner = self.tree.owner(name)
+        for node in self.tree.walk(owner):
+            if isinstance(node, ast.Name) and node.id == name.id and isinstance(node.ctx, ast.Load):
+                scope = self.tree.owner(node)
+                if scope is not owner and name.id not in self.binder.flow(scope).bindings:
+                    return True
         return False
 
     def _state_read(self, node: ast.expr) -> bool:
