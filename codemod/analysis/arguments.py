@@ -41,12 +41,13 @@ from typing import TYPE_CHECKING, List, Optional, Protocol, Tuple, cast
 from codemod import torch_api
 from codemod.analysis.kinds import Kind
 from codemod.analysis.summaries import Returns
-from codemod.analysis.tensor_kind import module_dict_entry
+from codemod.analysis.tensor_kind import LEGACY_CONSTRUCTORS, module_dict_entry
 from codemod.analysis.syntax import FUNCTIONS, Function, target_key
 
 if TYPE_CHECKING:
     from codemod.analysis.dataflow import Dataflow
     from codemod.analysis.holders import Holders
+    from codemod.analysis.leaves import Leaves
     from codemod.analysis.source import Source
     from codemod.analysis.summaries import Summaries, SummaryFacts
 
@@ -66,20 +67,29 @@ if TYPE_CHECKING:
         @property
         def source(self) -> Source: ...
 
+        @property
+        def leaves(self) -> Leaves: ...
+
         def returns_fresh(self, call: ast.Call) -> bool: ...
 
         def _may_return_input(self, call: ast.Call, passed: List[int]) -> Optional[bool]: ...
 
         def result_kept(self, call: ast.Call) -> bool: ...
 
+        def is_factory(self, call: ast.Call) -> bool: ...
 
-def own_values_passed(model: "ArgumentFacts", func: Function, param: str) -> bool:
-    """Whether every call of ``func`` (a ``forward``) the file holds passes, for ``param``, a
-    tensor of the caller's own that nothing sees after the call (see the module's docstring)."""
+
+def own_values_passed(model: "ArgumentFacts", func: Function, param: str, depth: int = 0) -> bool:
+    """Whether every call of ``func`` the file holds passes, for ``param``, a tensor of the
+    caller's own that nothing sees after the call (see the module's docstring): ``func`` is a
+    ``forward`` (the instance's calls) or a helper method called only as ``self.<name>(...)``
+    from its own class (:func:`_method_calls`). ``depth``: how many callers up this asks."""
     cls = model.parent(func)
-    if func.name != "forward" or not isinstance(cls, ast.ClassDef) or model.parent(cls) is not model.module:
+    if not isinstance(cls, ast.ClassDef) or model.parent(cls) is not model.module:
         return False
-    if param in {a.arg for a in (*func.args.kwonlyargs,)} or func.args.vararg or func.args.kwarg:
+    if func.name != "forward" and (func.name.startswith("__") or func.decorator_list):
+        return False  # a dunder runs from anywhere; a decorator may call it otherwise
+    if param in {a.arg for a in (*func.args.kwonlyargs,)} or func.args.vararg:
         return False
     plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)][1:]
     if param not in plain:
@@ -88,16 +98,41 @@ def own_values_passed(model: "ArgumentFacts", func: Function, param: str) -> boo
         return False  # a wrapper the analysis does not follow sees what the call is given
     if _imported_elsewhere(model, cls.name) or _hooked(model) or reached_unnamed(model) is not None:
         return False
-    calls = _calls(model, cls)
+    calls = _calls(model, cls)  # a helper's too: an instance that goes anywhere may have it called there
+    if calls and func.name != "forward":
+        calls = _method_calls(model, cls, func)
     if not calls:
         return False
     for call in calls:
         target = model.summaries.targets.callee(call)
         if not (isinstance(target, tuple) and target[0] is func):
             return False
-        if not _passes_own_value(model, call, plain.index(param), param):
+        if not _passes_own_value(model, call, plain.index(param), param, depth):
             return False
     return True
+
+
+def _method_calls(model: "ArgumentFacts", cls: ast.ClassDef, func: Function) -> Optional[List[ast.Call]]:
+    """The calls ``self.<name>(...)`` of the helper method ``func`` from ``cls``'s own methods;
+    None where it may be called otherwise: a class of the file derives from ``cls``, the name
+    is read other than to call it (handed on, as a string), called on another receiver, or
+    ``self`` goes anywhere but an attribute read (handed on: anyone may call the helper)."""
+    if model.leaves.chains.subclassed(cls):
+        return None
+    calls = model.leaves.chains.method_calls(func.name)
+    if calls is None:
+        return None
+    for call in calls:
+        receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+        if not (isinstance(receiver, ast.Name) and receiver.id == "self" and model.enclosing_class(call) is cls):
+            return None
+    for node in model.walk(cls):
+        if isinstance(node, ast.Name) and node.id == "self" and not isinstance(model.parent(node), ast.Attribute):
+            built = model.parent(node)
+            if not (isinstance(built, ast.arg) or isinstance(built, ast.Call) and isinstance(built.func, ast.Name)
+                    and built.func.id == "super"):
+                return None
+    return calls
 
 
 def _imported_elsewhere(model: "ArgumentFacts", name: str) -> bool:
@@ -477,32 +512,42 @@ def _hands_module_on(model: "ArgumentFacts", attr: ast.Attribute) -> bool:
     return attr.attr not in _SETTINGS or not isinstance(model.parent(call), ast.Expr)
 
 
-def _passes_own_value(model: "ArgumentFacts", call: ast.Call, index: int, param: str) -> bool:
+def _passes_own_value(model: "ArgumentFacts", call: ast.Call, index: int, param: str, depth: int = 0) -> bool:
+    """The call passes, for ``param``: a fresh temporary (``enc(proj(x))``: no name holds it), or
+    a local name bound from fresh values, or the caller's own parameter where its every caller
+    passes its own value (:func:`own_values_passed`, a few calls up) -- and the caller reads
+    that name no more after the call, or the call's statement rebinds it (``x, s = f(x)``)."""
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return False
     named = [k.value for k in call.keywords if k.arg == param]
     arg = named[0] if named else call.args[index] if index < len(call.args) else None
-    if not isinstance(arg, ast.Name):
-        return False  # the default, an attribute, an element, a temporary: not followed
+    if arg is not None and not isinstance(arg, ast.Name):
+        # a temporary: fresh and kept by no code the call runs (`proj(x)`), nobody else holds it
+        return _fresh(model, arg) and not (isinstance(arg, ast.Call) and model.result_kept(arg))
+    if arg is None:
+        return False  # the default: not followed
     owner = model.owner(call)
     if not isinstance(owner, FUNCTIONS):
         return False
     flow = model.flow(owner)
     key = arg.id
     stmt = model.statement_of(call)
-    if key in flow.declared or key in flow.params or model.holders.held_by(flow, key, stmt) is not None:
+    handed = key in flow.params and depth < 3 and own_values_passed(model, owner, key, depth + 1)
+    if key in flow.declared or key in flow.params and not handed:
+        return False
+    if model.holders.held_by(flow, key, stmt) not in ((None, "the caller") if handed else (None,)):
         return False
     bindings = model.reaching(flow, key, stmt)
-    if not bindings or any(b.form != "assign" or not (_fresh(model, b.value) or _hands_back(model, b.value, key))
-                           for b in bindings):
+    if not bindings or any(not (handed and b.form == "param") and (
+            b.form != "assign" or not (_fresh(model, b.value) or _hands_back(model, b.value, key)))
+            for b in bindings):
         return False
-    if all(_hands_back(model, b.value, key) for b in bindings):
+    if all(b.form != "param" and _hands_back(model, b.value, key) for b in bindings):
         return False  # no fresh value the chain starts from
     identity, views = model.aliases(flow, key, model.range(stmt)[0])
     if identity - {key} or views:
         return False
-    rebinds = isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
-        and stmt.targets[0].id == key
+    rebinds = isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _binds_name(stmt.targets[0], key)
     end = model.range(stmt)[1]
     loops = [model.range(a) for a in _loops_around(model, stmt, owner)]
     for pos, load in flow.loads.get(key, []):
@@ -515,6 +560,14 @@ def _passes_own_value(model: "ArgumentFacts", call: ast.Call, index: int, param:
         if not _only_read(model, load):
             return False
     return rebinds or not model.holders.read_after(flow, key, stmt)
+
+
+def _binds_name(target: ast.expr, key: str) -> bool:
+    """``x = ...`` or ``x, extra = ...`` (the name itself, not an element of it) binds ``key``."""
+    if isinstance(target, ast.Name):
+        return target.id == key
+    return isinstance(target, (ast.Tuple, ast.List)) and any(isinstance(e, ast.Name) and e.id == key
+                                                            for e in target.elts)
 
 
 def _loops_around(model: "ArgumentFacts", stmt: ast.AST, owner: ast.AST) -> List[ast.stmt]:
@@ -546,15 +599,23 @@ def _only_read(model: "ArgumentFacts", load: ast.AST) -> bool:
     return False
 
 
+def fresh_temporary(model: "ArgumentFacts", value: ast.expr) -> bool:
+    """``value`` (a call's result no name holds) is a new tensor that no one else sees: fresh
+    (:func:`_fresh`) and kept by none of the code the call runs (``self.last = out``)."""
+    return isinstance(value, ast.Call) and _fresh(model, value) and not model.result_kept(value)
+
+
 def _fresh(model: "ArgumentFacts", value: Optional[ast.expr]) -> bool:
     """A value that is a new tensor, no other name's: arithmetic, a torch op that neither
     writes in place nor views or returns its input, a module call known to return a new one."""
-    if isinstance(value, (ast.BinOp, ast.UnaryOp)):
-        return True
+    if isinstance(value, ast.BinOp) or isinstance(value, ast.UnaryOp) and not isinstance(value.op, ast.UAdd):
+        return True  # (`+x` is `x` itself: torch's `positive` returns its input)
     if not isinstance(value, ast.Call) or model.dataflow.alias_source(value)[0] is not None:
         return False
     func = value.func
     name = model.torch_name(func)
+    if name is not None and name.rsplit(".", 1)[-1] in LEGACY_CONSTRUCTORS:
+        return model.is_factory(value)  # `torch.Tensor(n)` is new; `torch.Tensor(x)` is `x` itself
     if name is not None:
         return name not in torch_api.INPLACE_FUNCTIONS and name not in torch_api.RETURNS_INPUT_FUNCTIONS \
             and not _inplace_keyword(value)

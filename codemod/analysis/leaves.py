@@ -255,8 +255,35 @@ class Leaves:
                 continue
             if isinstance(parent, ast.Call) and (target_key(parent.func) or "").endswith("Parameter"):
                 continue
+            if self._state_read(node):
+                continue
             return True
+        return self._read_by_nested_scope(name)
+
+    def _read_by_nested_scope(self, name: ast.Name) -> bool:
+        """A function or lambda nested in ``name``'s function reads it (a closure, which may run
+        after the update, in the computation: ``def predict(x): return x @ coef``)."""
+        owner = self.tree.owner(name)
+        for node in self.tree.walk(owner):
+            if isinstance(node, ast.Name) and node.id == name.id and isinstance(node.ctx, ast.Load):
+                scope = self.tree.owner(node)
+                if scope is not owner and name.id not in self.binder.flow(scope).bindings:
+                    return True
         return False
+
+    def _state_read(self, node: ast.expr) -> bool:
+        """``c.grad``, ``c.detach()``, ``c.data``, ``c.shape``: a read of the leaf's state that
+        autograd does not differentiate through. It sees the same values under both meanings
+        of the update (the leaf's, or a copy's), and a copy has no ``.grad`` of its own: such
+        reads say nothing for "update a copy"."""
+        parent = self.tree.parent(node)
+        if not (isinstance(parent, ast.Attribute) and parent.value is node):
+            return False
+        if parent.attr in _STATE_ATTRS:
+            return True
+        call = self.tree.parent(parent)
+        return parent.attr in _STATE_METHODS and isinstance(call, ast.Call) and call.func is parent \
+            and not call.args and not call.keywords
 
     def returned(self, node: ast.expr) -> bool:
         """``return E``, ``return {"c": c}``: the tensor itself is handed back (through literal
@@ -284,6 +311,11 @@ class Leaves:
         origin = self.origin(expr, at) if isinstance(expr, (ast.Name, ast.Attribute)) else None
         return origin is not None and origin.known
 
+
+
+# A tensor's attributes and methods that read its state, not differentiated through.
+_STATE_ATTRS = frozenset({"grad", "data", "shape", "dtype", "device", "requires_grad", "is_leaf", "ndim"})
+_STATE_METHODS = frozenset({"detach", "size", "dim", "numel", "item", "tolist"})
 
 
 def _creates_leaf(call: ast.Call) -> bool:

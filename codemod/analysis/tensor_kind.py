@@ -579,15 +579,25 @@ class ParameterKinds(_KindsPart):
 
     def _passed_kind(self, func: ast.AST, param: str) -> Kind:
         """A module-level function's parameter is a tensor when every call of the function in
-        the file passes one (``boltzmann(x)`` with ``x = torch.randn(...)``). A use that is no
-        call (``f = boltzmann``), ``*args`` or a missing argument leaves it unknown."""
-        if not isinstance(func, FUNCTIONS) or self.tree.parent(func) is not self.module:
+        the file passes one (``boltzmann(x)`` with ``x = torch.randn(...)``); so is a helper
+        method's, called only as ``self.<name>(...)`` from its class (:meth:`_self_calls`). A use
+        that is no call (``f = boltzmann``), ``*args`` or a missing argument leaves it unknown."""
+        if not isinstance(func, FUNCTIONS):
             return Kind.UNKNOWN
         args = func.args
         plain = [a.arg for a in (*args.posonlyargs, *args.args)]
+        owner = self.tree.parent(func)
+        if owner is self.module:
+            sites = self.classes.calls_in(self.module).get(func.name, [])
+            if self._name_uses().get(func.name, 0) != len(sites):
+                return Kind.UNKNOWN
+        elif isinstance(owner, ast.ClassDef):
+            sites = self._self_calls(owner, func) or []
+            plain = plain[1:]  # `self.helper(x)` passes `x` for the parameter after `self`
+        else:
+            return Kind.UNKNOWN
         position = plain.index(param) if param in plain else None
-        sites = self.classes.calls_in(self.module).get(func.name, [])
-        if not sites or self._name_uses().get(func.name, 0) != len(sites):
+        if not sites:
             return Kind.UNKNOWN
         kinds: List[Kind] = []
         for site in sites:
@@ -600,6 +610,32 @@ class ParameterKinds(_KindsPart):
         if all(k in TENSORISH for k in kinds):
             return Kind.TENSOR
         return Kind.PENDING if Kind.PENDING in kinds and all(k in TENSORISH or k is Kind.PENDING for k in kinds) else Kind.UNKNOWN
+
+    def _self_calls(self, cls: ast.ClassDef, func: ast.AST) -> Optional[List[ast.Call]]:
+        """The calls ``self.<name>(...)`` of a helper method of a top-level class from the class's
+        own methods, where the file reaches the method no other way: no other read of an
+        attribute of that name (``net.helper(v)``, ``f = self.helper``), no string of it
+        (``getattr``), no class of the file derived from ``cls``; None otherwise (a dunder or a
+        decorated method: called from elsewhere)."""
+        name = getattr(func, "name", "")
+        if self.tree.parent(cls) is not self.module or name.startswith("__") or getattr(func, "decorator_list", None):
+            return None
+        if any(isinstance(c, ast.ClassDef) and any(target_key(b) == cls.name or isinstance(b, ast.Attribute)
+                                                  and b.attr == cls.name for b in c.bases)
+               for c in self.tree.walk(self.module)):
+            return None
+        sites = [c for c in self.classes.calls_in(cls).get(f"self.{name}", [])]
+        reads = [n for n in self.tree.walk(self.module) if isinstance(n, ast.Attribute) and n.attr == name
+                 or isinstance(n, ast.Constant) and n.value == name]
+        if len(reads) != len(sites) or any(self._enclosing_class(c) is not cls for c in sites):
+            return None
+        return sites
+
+    def _enclosing_class(self, node: ast.AST) -> Optional[ast.ClassDef]:
+        for anc in self.tree.ancestors(node):
+            if isinstance(anc, ast.ClassDef):
+                return anc
+        return None
 
     def _default_of(self, param: ast.arg) -> Optional[ast.expr]:
         args = self.tree.parent(param)

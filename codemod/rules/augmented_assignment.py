@@ -74,7 +74,9 @@ class AugmentedAssignment(Rule):
     the right-hand side is a Python number (or the target itself). Unsafe when the right-hand
     side may be a tensor of another dtype (``x += y`` keeps x's dtype, ``x = x + y`` promotes:
     half += float32 stays half: ``dtype-promotion``), when the target is an unannotated
-    parameter the caller may rely on (``param-mutation``), or when another name aliases it
+    parameter the caller may rely on (``param-mutation``: safe where the file shows every call
+    of a ``forward``, or of a helper method called only as ``self.<helper>(...)``, and each
+    passes a tensor nobody sees after the call), or when another name aliases it
     and the names are not all the references there are (``alias``: the fix rebinds that name
     too; local names bound on every path, from no container, get it safe), or when a list, a
     container method or a call that may keep it holds the tensor before the write, or, for a

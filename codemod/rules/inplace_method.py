@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 
 from codemod import torch_api
+from codemod.analysis.arguments import fresh_temporary
 from codemod.analysis.kinds import Kind
 from codemod.analysis.syntax import subscript_base, target_key
 from codemod.findings import Fix, Status
@@ -66,7 +67,13 @@ class InplaceMethod(Rule):
     such as ``masked_fill``; parameters; aliases). No fix for a call nested in a larger
     expression (``nested-call``), a method without a twin (``copy_``, ``normal_``: ``no-twin``),
     a name that is not local to the function (``non-local-name``), or ``nn.Parameter``
-    receivers. ``torch.nn.init`` calls are skipped as intended (``nn-init``).
+    receivers. ``torch.nn.init`` calls are skipped as intended (``nn-init``). A method called
+    on a call's result that no name holds (``fea = branch(x).unsqueeze_(1)``) gets its twin,
+    safe, where that result is a new tensor nobody else sees (a torch op that neither writes in
+    place, views nor hands its input back; ``torch.Tensor(n)`` from sizes, not ``torch.Tensor(x)``
+    of a tensor; a module of the file or torch's whose call returns a new tensor and keeps none
+    of its results) and every operand is a Python number (or the twin keeps self's dtype),
+    as an assignment's value or a ``return``; otherwise no fix (``unsupported-target``).
     """
 
     CODE = "IPF003"
@@ -113,6 +120,8 @@ class InplaceMethod(Rule):
             if intended:
                 self.report(node, message, Status.SKIPPED, intended, hazard=hazard)
                 return
+            if self._temporary_twin(node, base, chain, message, hazard):
+                return
             self.report(node, message, Status.MANUAL, "unsupported-target", hazard=hazard)
             return
         operands = [
@@ -130,6 +139,37 @@ class InplaceMethod(Rule):
             self.report(node, message, Status.MANUAL, "no-twin", hazard=hazard)
             return
         self._report_with_context(node, base, convert, message, verdict, hazard)
+
+    def _temporary_twin(self, node, base, chain, message, hazard) -> bool:
+        """``fea = branch(x).unsqueeze_(1)``: the receiver is a call's result no name holds. The
+        twin (``branch(x).unsqueeze(1)``) is safe where that result is a new tensor nobody else
+        sees (:func:`fresh_temporary`: not a view, not an input handed back, not kept by the
+        code the call runs) and it computes the same values: every operand is a Python number
+        or the method keeps its receiver's dtype (a tensor operand of a wider dtype: in place
+        keeps the receiver's, the twin promotes). Only as the value of an assignment to names
+        or of a ``return``; reported (True) or left to the caller (False)."""
+        parent = self.model.parent(node)
+        if not (isinstance(base, ast.Call) and fresh_temporary(self.model, base)):
+            return False
+        if not (isinstance(parent, ast.Assign) and all(isinstance(t, ast.Name) for t in parent.targets)
+                or isinstance(parent, ast.Return)):
+            return False
+        operands = [a for c in chain for a in (*c.args, *(k.value for k in c.keywords))
+                    if c.func.attr[:-1] not in torch_api.SAME_DTYPE_TWINS]
+        if any(isinstance(a, ast.Starred) or self.model.kind(a) is not Kind.SCALAR for a in operands):
+            return False
+        if not all(torch_api.INPLACE_METHODS[c.func.attr] for c in chain):
+            return False
+
+        def build(stmt):
+            return stmt.with_changes(value=out_of_place_chain(stmt.value))
+
+        def make(stmt, site) -> Fix:
+            return Fix(stmt, build, fix_title(build(stmt)))
+
+        kind = "Assign" if isinstance(parent, ast.Assign) else "Return"
+        self.report(node, message, Status.SAFE, None, self.plan(parent, kind, make), hazard=hazard)
+        return True
 
     def _converter(self, chain):
         """A function from the (updated) libcst call to its out-of-place form, or None."""

@@ -63,7 +63,10 @@ class LeafUpdate(Rule):
     `c2 = c.clone()` before `c2[i] = v`), and the later uses on `c2`, except where `c` is
     returned (the leaf, with its `.grad`); where it is not, the name is rebound instead
     (`c = c + v`: the same copy). In straight-line code of one function only (no fix where `c`
-    is aliased, rebound or used in a nested scope after the update).
+    is aliased, rebound or used in a nested scope after the update). Later reads of the leaf's
+    state only (`c.grad`, `c.detach()`, `c.data`, `c.shape`, `c.size()`, `c.item()`) are no
+    such computation: they see the same values under both meanings, and a copy has no `.grad`
+    of its own, so a manual step (`c -= lr * c.grad; c.grad.zero_()`) gets the wrap, safe.
     A parameter reached through modules the file builds (`line.layer.weight[0, 0] = v`,
     `net.blocks[i].proj.weight`, `getattr(self.rnn, f'bias_hh_l{i}').chunk(4)[1].fill_(1)`) is
     proven only where every way into the write's function is seen with grad on, and its wrap is

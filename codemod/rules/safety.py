@@ -235,11 +235,16 @@ def _escapes(model: SemanticModel, load: ast.AST) -> bool:
     if isinstance(parent, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Starred)):
         while isinstance(parent, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Starred)):
             node, parent = parent, model.parent(parent)
+        if isinstance(parent, ast.Return):  # `return h, w`: as `return h`
+            return _before_a_finally(model, parent)
         # `torch.cat([h, x])`: read, not kept; any other display holds it (`keep = [h]`)
         return not (isinstance(parent, ast.Call) and model.torch_name(parent.func) is not None)
     if isinstance(parent, ast.keyword):
         node, parent = parent, model.parent(parent)
-    if isinstance(parent, (ast.Return, ast.Yield, ast.YieldFrom)):
+    if isinstance(parent, ast.Return):
+        # the call ends there: no write of that call follows it, but one in a `finally` around it
+        return _before_a_finally(model, parent)
+    if isinstance(parent, (ast.Yield, ast.YieldFrom)):
         return True
     if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node:
         targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
@@ -251,6 +256,19 @@ def _escapes(model: SemanticModel, load: ast.AST) -> bool:
         # `self.seen = inp.detach()`), or unknown code; torch's ops and modules and tensor
         # methods (`x.copy_(h)`) copy or read the values
         return model.keeps_arguments(parent)
+    return False
+
+
+def _before_a_finally(model: SemanticModel, stmt: ast.AST) -> bool:
+    """``stmt`` sits in a ``try`` of its function whose ``finally`` runs this function's code
+    after it returns."""
+    owner = model.owner(stmt)
+    for up in model.ancestors(stmt):
+        if up is owner:
+            return False
+        if isinstance(up, (ast.Try, getattr(ast, "TryStar", ast.Try))) and up.finalbody \
+                and not any(within(stmt, s) for s in up.finalbody):
+            return True
     return False
 
 
