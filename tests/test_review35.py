@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from codemod.config import Settings
-from tests.programs import fixed_source, process_in_project, run_program
+from tests.programs import assert_same_results, process_in_project, run_program
 
 
 
@@ -26,21 +26,11 @@ def _process(source: str, settings: Settings, fix: bool = False):
     return process_in_project(source, settings, fix)
 
 
-def _fixed(source: str) -> str:
-    return fixed_source(source, project=True)
-
-
 def _run(source: str) -> list:
     return list(run_program(source))
 
 
-def _assert_same_results(source: str) -> None:
-    """The default fix leaves every tensor ``main()`` returns bit-identical."""
-    fixed = _fixed(source)
-    got, want = _run(fixed), _run(source)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert torch.equal(g, w), f"the safe fix changed a working program:\n{fixed}"
+_assert_same_results = assert_same_results
 
 
 # ------------------------------------------------------------------------------------ fix24c

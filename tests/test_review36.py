@@ -5,69 +5,22 @@ Each program works (its forward runs under ``torch.no_grad()``, or backward runs
 ``fix`` must leave what it computes (outputs, final state) bit-identical, and a finding must be
 proven only where the program fails at ``backward()``. The files are checked in a run whose
 index shows every file (case.py and one other that imports nothing), as the safe forward-input
-fix needs. Each test failed first on main (ec70a2c) or on the branch named at it.
-
-A test of a branch's defect is ``xfail(strict=True)`` where that branch's code is present (a
-function the branch added, :func:`_with`) and runs as a plain test elsewhere, where it passes
-(main): merged with the branch, it fails until the defect is fixed, then the mark must go.
-"""
+fix needs. Each test failed first on main (ec70a2c) or on the branch named at it."""
 
 from __future__ import annotations
-
-import importlib
-import pathlib
-import tempfile
 
 import pytest
 import torch
 
 from codemod.config import Settings
-from codemod.engine.pipeline import process_source
-from codemod.engine.project import build_index
-
-
-def _with(module: str, name: str) -> bool:
-    """Whether ``module`` (of the checkout under test) defines ``name``: a branch's code."""
-    found = importlib.import_module(module)
-    for part in name.split("."):
-        found = getattr(found, part, None)
-    return found is not None
-
-
-FIX24D_TEMPORARY_TWIN = _with("codemod.rules.inplace_method", "InplaceMethod._temporary_twin")
+from tests.programs import assert_same_results, process_in_project, run_program
 
 
 def _process(source: str, settings: Settings, fix: bool = False):
-    data = source.encode()
-    with tempfile.TemporaryDirectory() as tmp:
-        case, other = pathlib.Path(tmp, "case.py"), pathlib.Path(tmp, "other.py")
-        case.write_bytes(data)
-        other.write_text("import torch\n\n\ndef main():\n    return torch.zeros(1)\n")
-        index = build_index([str(case), str(other)])
-        result = process_source(data, "case.py", settings, fix=fix, project=index, module_name="case")
-    assert result.error is None, result.error
-    return result
+    return process_in_project(source, settings, fix)
 
 
-def _fixed(source: str) -> str:
-    result = _process(source, Settings(), fix=True)
-    return result.fixed if result.changed else source
-
-
-def _run(source: str) -> list:
-    space: dict = {"__name__": "case"}
-    exec(compile(source, "case.py", "exec"), space)
-    torch.manual_seed(0)
-    return list(space["main"]())
-
-
-def _assert_same_results(source: str) -> None:
-    """The default fix leaves every tensor ``main()`` returns bit-identical."""
-    fixed = _fixed(source)
-    got, want = _run(fixed), _run(source)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert torch.equal(g, w), f"the safe fix changed a working program:\n{fixed}"
+_assert_same_results = assert_same_results
 
 
 def _statuses(source: str):
@@ -84,7 +37,7 @@ def _proven(source: str):
 
 def _backward_runs(source: str) -> bool:
     try:
-        _run(source)
+        run_program(source)
     except RuntimeError as error:
         assert "inplace" in str(error), error
         return False
@@ -406,8 +359,6 @@ def main():
 """
 
 
-@pytest.mark.xfail(FIX24D_TEMPORARY_TWIN, strict=True,
-                   reason="fix24d: a module call's result kept by a forward hook is no fresh temporary")
 def test_a_module_result_kept_by_a_forward_hook_is_no_fresh_temporary():
     """``fea = self.act(w).mul_(2)``: a forward hook of ``self.act`` keeps its output (feature
     extraction), which the in-place ``mul_`` doubles; the twin ``self.act(w).mul(2)`` leaves the

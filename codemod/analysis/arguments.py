@@ -601,8 +601,15 @@ def _only_read(model: "ArgumentFacts", load: ast.AST) -> bool:
 
 def fresh_temporary(model: "ArgumentFacts", value: ast.expr) -> bool:
     """``value`` (a call's result no name holds) is a new tensor that no one else sees: fresh
-    (:func:`_fresh`) and kept by none of the code the call runs (``self.last = out``)."""
-    return isinstance(value, ast.Call) and _fresh(model, value) and not model.result_kept(value)
+    (:func:`_fresh`) and kept by none of the code the call runs (``self.last = out``), nor, for
+    a module's result, by a hook the file (or one linked to it) registers: a forward hook sees
+    the output (``self.act.register_forward_hook(lambda m, i, o: feats.append(o))``)."""
+    if not (isinstance(value, ast.Call) and _fresh(model, value) and not model.result_kept(value)):
+        return False
+    func = value.func
+    op = model.torch_name(func) is not None or (
+        isinstance(func, ast.Attribute) and model.kind(func.value) in (Kind.TENSOR, Kind.PARAMETER))
+    return op or not _hooked(model)
 
 
 def _fresh(model: "ArgumentFacts", value: Optional[ast.expr]) -> bool:
