@@ -49,6 +49,10 @@ class FunctionFact:
     qualname: str
     params: Tuple[str, ...]  # without self/cls
     grad_off: bool  # its own decorators or class say so (no_grad, optimizer step, autograd kernel)
+    # what it needs to run what it decorates with grad off, as a decorator / as a factory of one
+    # (``grad_mode.GradOffDecorators``: "name,index,default,want" per parameter); None: not shown
+    off_as_decorator: Optional[Tuple[str, ...]] = None
+    off_as_factory: Optional[Tuple[str, ...]] = None
 
 
 @dataclasses.dataclass(frozen=True)
