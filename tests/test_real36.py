@@ -429,3 +429,22 @@ def test_only_ranked_look_alikes():
     assert ("IPF103", INDICES_WRITE) not in _proven(INDICES_ATTRIBUTE)
     assert ("IPF103", INDICES_WRITE) in _proven(VALUES_READ)
     assert ("IPF103", INDICES_WRITE) in _proven(ROWS)
+
+
+def test_a_factory_turned_pass_through_changes_the_importers_cache_key(tmp_path):
+    """user.py's result depends on whether helpers.py's factory turns grad off: its cache key
+    (``digest_for``) names that fact, so an edit of the factory alone is a miss for the user."""
+    from codemod.engine.project import build_index
+
+    user = USER_FILE.replace("@inference_only()", "@smart_inference()")
+    (tmp_path / "user.py").write_text(user)
+    files = [str(tmp_path / "helpers.py"), str(tmp_path / "user.py")]
+    keys = []
+    for factory in (FACTORY_FILE, FACTORY_FILE.replace("        return (torch.inference_mode", "        return fn\n        return (torch.inference_mode")):
+        (tmp_path / "helpers.py").write_text(factory)
+        index = build_index(files)
+        keys.append(index.digest_for("user"))
+        found = process_source(user.encode(), files[1], Settings(select=("IPF1",)), project=index, module_name="user")
+        keys.append(bool(found.findings))
+    assert keys[1] is False and keys[3] is True  # the label: the pass-through proves the write again
+    assert keys[0] != keys[2]

@@ -337,9 +337,8 @@ class GradOffDecorators:
                 return None
             if isinstance(anc, ast.If) and child in anc.body:
                 test = anc.test
-                if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and any(
-                        isinstance(v, ast.Call) and self.names.torch_name(v.func) == "torch.is_inference_mode_enabled"
-                        for v in test.values):
+                if any(isinstance(v, ast.Call) and self.names.torch_name(v.func) == "torch.is_inference_mode_enabled"
+                       for v in (test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test])):
                     return []  # taken only where grad is already off
                 want = "1"
                 if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
