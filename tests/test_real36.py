@@ -147,13 +147,68 @@ def test_positions_shifted_by_a_held_number_run():
     assert not _view_write_raises(go)
 
 
-@pytest.mark.xfail(strict=True, reason="false proven hazard (group view-of-constants, a number held by the "
-                   "instance): an attribute stored from a constructor argument is not known to be a number, "
-                   "so the positions are not shown to require no grad and the forward's activation rule "
-                   "proves the write (audiolm_pytorch.py:1277/1278)")
 def test_positions_shifted_by_a_held_number_are_not_proven():
     found = _proven(HELD)
     assert not [f for f in found if f[1] in HELD_WRITES], found
+
+
+# audiolm's own shape: the argument has no default; it is read as a size (an embedding's rows),
+# which torch accepts only from an integer, before the instance keeps it
+SIZED = HELD.replace("num_quantizers=2):", "num_quantizers):").replace(
+    "        self.mlp = nn.Linear(2, heads)\n",
+    "        self.mlp = nn.Linear(2, heads)\n        self.embed = nn.Embedding(num_quantizers * 4, heads)\n")
+SIZED_WRITES = (19, 20)
+# look-alikes that must stay proven: the instance keeps a tensor that requires grad (a parameter,
+# written as the shift), or an argument read as no size (it may be such a tensor)
+HELD_PARAMETER = HELD.replace("self.num_quantizers = num_quantizers",
+                              "self.num_quantizers = nn.Parameter(torch.ones(()))")
+HELD_UNSIZED = SIZED.replace("nn.Embedding(num_quantizers * 4, heads)", "nn.Embedding(8, heads)")
+
+
+def test_shift_held_as_a_size_runs_and_a_held_parameter_raises():
+    def go(source, shift=None):
+        def run():
+            module = _defined(source, pytest.MonkeyPatch())["RelativeBias"](4, *([] if shift is None else [shift]))
+            module(torch.randn(3, requires_grad=True), 3, 3).sum().backward()
+        return run
+
+    for line in SIZED_WRITES:
+        assert "+=" in SIZED.splitlines()[line - 1]
+    assert not _view_write_raises(go(SIZED, 2))
+    assert _view_write_raises(go(HELD_PARAMETER))
+    assert _view_write_raises(go(HELD_UNSIZED, torch.tensor(2.0, requires_grad=True)))
+
+    def learnt():
+        module = _defined(SUBCLASSED, pytest.MonkeyPatch())["Learnt"](4, 2)
+        module(torch.randn(3, requires_grad=True), 3, 3).sum().backward()
+    assert _view_write_raises(learnt)
+
+
+# a wrapper of another class keeping its own count under the same name changes nothing; a subclass
+# setting it to a parameter writes into the layer's instances: then it is no held number
+WRAPPED = SIZED + """
+
+class Wrapper(nn.Module):
+    def __init__(self, layer, groups):
+        super().__init__()
+        self.num_quantizers = layer.num_quantizers * groups
+"""
+SUBCLASSED = SIZED + """
+
+class Learnt(RelativeBias):
+    def __init__(self, heads, num_quantizers):
+        super().__init__(heads, num_quantizers)
+        self.num_quantizers = nn.Parameter(torch.ones(()))
+"""
+
+
+def test_shift_held_as_a_size_is_not_proven_and_look_alikes_stay_proven():
+    for source in (SIZED, WRAPPED):
+        found = _proven(source)
+        assert not [f for f in found if f[1] in SIZED_WRITES], found
+    assert ("IPF106", SIZED_WRITES[0]) in _proven(SUBCLASSED)
+    assert ("IPF106", HELD_WRITES[0]) in _proven(HELD_PARAMETER)
+    assert ("IPF106", SIZED_WRITES[0]) in _proven(HELD_UNSIZED)
 
 
 # ------------------------------------------------------------------ a grad-off decorator factory
@@ -205,11 +260,95 @@ def test_method_under_a_grad_off_decorator_factory_runs():
     assert raises_at_backward(run(True))  # the body without its decorator does raise
 
 
-@pytest.mark.xfail(strict=True, reason="false proven hazard (group grad-off-decorator): a decorator factory "
-                   "of the project (here, or in another file as ultralytics' smart_inference_mode) that "
-                   "wraps the function in torch.inference_mode()/no_grad() is not followed")
 def test_method_under_a_grad_off_decorator_factory_is_not_proven():
     assert ("IPF101", DECORATED_WRITE) not in _proven(DECORATED)
+
+
+# look-alikes that stay proven: the factory asked for its pass-through (`enabled=False`), given
+# what the analysis cannot read, or one whose pass-through branch nothing decides
+PASSED_THROUGH = DECORATED.replace("@inference_only()", "@inference_only(enabled=False)")
+UNDECIDED = DECORATED.replace("@inference_only()", "@inference_only(FLAG)").replace(
+    "class TextEncoder", "FLAG = __import__('os').environ.get('GRAD') == '1'\n\n\nclass TextEncoder")
+TRAINING_TOO = DECORATED.replace("        if not enabled:\n            return fn\n",
+                                 "        if getattr(fn, 'trainable', False):\n            return fn\n")
+# the factory of ultralytics' shape in another file: a wrapper under `inference_mode(False), no_grad()`
+# where it is turned off, the function unchanged only where inference mode is already on
+FACTORY_FILE = """\
+import functools
+
+import torch
+
+
+def smart_inference(mode=True):
+    def decorate(fn):
+        if not mode:
+            @functools.wraps(fn)
+            def disable(*args, **kwargs):
+                with torch.inference_mode(False), torch.no_grad():
+                    return fn(*args, **kwargs)
+            return disable
+        if torch.is_inference_mode_enabled() and True:
+            return fn
+        return (torch.inference_mode if hasattr(torch, 'inference_mode') else torch.no_grad)()(fn)
+    return decorate
+
+
+def plain(mode=True):
+    def decorate(fn):
+        return fn
+    return decorate
+"""
+USER_FILE = DECORATED.replace("import torch\n", "import torch\n\nfrom helpers import plain, smart_inference\n", 1)
+USER_FILE = USER_FILE[:USER_FILE.index("def inference_only")] + USER_FILE[USER_FILE.index("class TextEncoder"):]
+
+
+def test_decorator_look_alikes_run():
+    for source, name, raises in ((PASSED_THROUGH, "TextEncoder", True), (TRAINING_TOO, "TextEncoder", False)):
+        encoder = _defined(source, pytest.MonkeyPatch())[name]
+
+        def go(encoder=encoder):
+            out = encoder.encode(encoder(), torch.randn(2, 6))
+            if out.requires_grad:
+                out.sum().backward()
+        assert raises_at_backward(go) is raises, source
+
+
+def test_decorator_look_alikes_stay_proven():
+    for source in (PASSED_THROUGH, UNDECIDED, TRAINING_TOO):
+        assert ("IPF101", DECORATED_WRITE + (3 if source is UNDECIDED else 0)) in _proven(source), source
+
+
+def _project_proven(tmp_path, user: str):
+    from codemod.engine.project import build_index
+
+    (tmp_path / "helpers.py").write_text(FACTORY_FILE)
+    (tmp_path / "user.py").write_text(user)
+    files = [str(tmp_path / "helpers.py"), str(tmp_path / "user.py")]
+    result = process_source(user.encode(), files[1], Settings(select=("IPF1",)), project=build_index(files),
+                            module_name="user")
+    return [(f.code, f.span.line) for f in result.findings], user.splitlines().index(
+        "        features /= features.norm(p=2, dim=-1, keepdim=True)") + 1
+
+
+def test_a_grad_off_factory_of_another_file_runs(tmp_path, monkeypatch):
+    (tmp_path / "helpers.py").write_text(FACTORY_FILE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for decorator, raises in (("@smart_inference()", False), ("@smart_inference(False)", False), ("@plain()", True)):
+        encoder = _defined(USER_FILE.replace("@inference_only()", decorator), monkeypatch)["TextEncoder"]
+
+        def go(encoder=encoder):
+            out = encoder.encode(encoder(), torch.randn(2, 6))
+            if out.requires_grad:
+                out.sum().backward()
+        assert raises_at_backward(go) is raises, decorator
+
+
+def test_a_grad_off_factory_of_another_file_is_not_proven(tmp_path):
+    for decorator in ("@smart_inference()", "@smart_inference(False)", "@smart_inference(mode=True)"):
+        found, line = _project_proven(tmp_path, USER_FILE.replace("@inference_only()", decorator))
+        assert ("IPF101", line) not in found, decorator
+    found, line = _project_proven(tmp_path, USER_FILE.replace("@inference_only()", "@plain()"))
+    assert ("IPF101", line) in found
 
 
 # ------------------------------------------------------------------ only indices leave
@@ -262,8 +401,50 @@ def test_distances_whose_values_leave_stay_proven():
     assert ("IPF103", VALUES_WRITE) in _proven(INDICES)
 
 
-@pytest.mark.xfail(strict=True, reason="false proven hazard (group only-indices-leave): a tensor saved for "
-                   "backward whose only use after the write is the indices of topk (values dropped) is "
-                   "never reached by backward; the analysis does not follow what leaves the function")
 def test_distances_only_ranked_are_not_proven():
     assert ("IPF103", INDICES_WRITE) not in _proven(INDICES)
+
+
+# the indices taken as `.indices` leave the same way; look-alikes that stay proven: the values held
+# in `_` and read after all, and `max` of another tensor (one tensor, unpacked into its rows)
+INDICES_ATTRIBUTE = INDICES.replace("_, nearest = (-dist).topk(2, dim=-1)", "nearest = (-dist).topk(2, dim=-1).indices")
+VALUES_READ = INDICES.replace("    return nearest\n", "    return nearest, _\n", 1).replace(
+    "    nearest = nearest_two(points)\n    return (points - points[nearest[:, 0]]).pow(2).sum()",
+    "    nearest, closest = nearest_two(points)\n    return closest.sum()")
+ROWS = INDICES.replace("_, nearest = (-dist).topk(2, dim=-1)", "_, nearest = (-dist).max(eye.float())").replace(
+    "    nearest = nearest_two(points)\n    return (points - points[nearest[:, 0]]).pow(2).sum()",
+    "    return nearest_two(points).sum()")  # two points: a 2 x 2 maximum, two rows
+
+
+def test_only_ranked_look_alikes_run():
+    for source, raises in ((INDICES_ATTRIBUTE, False), (VALUES_READ, True), (ROWS, True)):
+        loss = _defined(source, pytest.MonkeyPatch())["frame_loss"]
+
+        def go(loss=loss, source=source):
+            loss(torch.randn(2 if source is ROWS else 5, 3, requires_grad=True), False).backward()
+        assert raises_at_backward(go) is raises, source
+
+
+def test_only_ranked_look_alikes():
+    assert ("IPF103", INDICES_WRITE) not in _proven(INDICES_ATTRIBUTE)
+    assert ("IPF103", INDICES_WRITE) in _proven(VALUES_READ)
+    assert ("IPF103", INDICES_WRITE) in _proven(ROWS)
+
+
+def test_a_factory_turned_pass_through_changes_the_importers_cache_key(tmp_path):
+    """user.py's result depends on whether helpers.py's factory turns grad off: its cache key
+    (``digest_for``) names that fact, so an edit of the factory alone is a miss for the user."""
+    from codemod.engine.project import build_index
+
+    user = USER_FILE.replace("@inference_only()", "@smart_inference()")
+    (tmp_path / "user.py").write_text(user)
+    files = [str(tmp_path / "helpers.py"), str(tmp_path / "user.py")]
+    keys = []
+    for factory in (FACTORY_FILE, FACTORY_FILE.replace("        return (torch.inference_mode", "        return fn\n        return (torch.inference_mode")):
+        (tmp_path / "helpers.py").write_text(factory)
+        index = build_index(files)
+        keys.append(index.digest_for("user"))
+        found = process_source(user.encode(), files[1], Settings(select=("IPF1",)), project=index, module_name="user")
+        keys.append(bool(found.findings))
+    assert keys[1] is False and keys[3] is True  # the label: the pass-through proves the write again
+    assert keys[0] != keys[2]

@@ -4,7 +4,7 @@ place (grad off, ``.data``/``.grad``, optimizer code, registered buffers)?"""
 from __future__ import annotations
 
 import ast
-from typing import Dict, Literal, Optional, Tuple, Union
+from typing import Dict, List, Literal, Optional, Tuple, Union
 
 from codemod.analysis.calls import Calls
 from codemod.analysis.classes import Classes
@@ -127,10 +127,36 @@ class GradMode:
                 name in _GRAD_SET and isinstance(expr, ast.Call) and self._false_arg(expr)
             ):
                 return "no-grad"
+            if self._project_decorator_off(expr):
+                return "no-grad"
         cls = self.tree.enclosing_class(func)
         if cls is not None and self._is_optimizer(cls):
             return "optimizer"
         return None
+
+    def _project_decorator_off(self, expr: ast.expr) -> bool:
+        """``@inference_only()`` / ``@no_grad_wrapper``: a decorator (factory) of this file, or
+        one of the project imported by name, that runs what it decorates with grad off
+        (:class:`GradOffDecorators`; the project index has other files' answers)."""
+        call = expr if isinstance(expr, ast.Call) else None
+        callee = call.func if call is not None else expr
+        if not isinstance(callee, ast.Name):
+            return False
+        needs: Optional[DecoratorNeeds] = None
+        defs = [s for s in self.tree.module.body if isinstance(s, FUNCTIONS) and s.name == callee.id]
+        if defs:
+            bound = [s for s in self.tree.module.body if isinstance(s, (ast.Assign, ast.Import, ast.ImportFrom))
+                     and callee.id in {getattr(n, "id", None) for t in getattr(s, "targets", []) for n in ast.walk(t)}
+                     | {(a.asname or a.name) for a in getattr(s, "names", [])}]
+            if len(defs) == 1 and not bound:
+                needs = GradOffDecorators(self).needs(defs[0], call is not None)
+        elif self.calls is not None and self.calls.project is not None:
+            project = self.calls.project
+            qualname = project.imported(self.calls.module_name, callee.id)
+            fact = project.functions.get(project.canonical(qualname)) if qualname is not None else None
+            if fact is not None:
+                needs = fact.off_as_factory if call is not None else fact.off_as_decorator
+        return needs is not None and needs_met(needs, call)
 
     def local_reason(self, node: ast.AST) -> Optional[IntendedReason]:
         """Grad off around ``node`` from the code of its own function only (what a call site
@@ -217,3 +243,146 @@ class GradMode:
             or (target_key(base) or "").rsplit(".", 1)[-1] == "Optimizer"
             for base in cls.bases
         )
+
+
+# What a decorator needs to run the function it decorates with grad off: per parameter of the
+# factory that a pass-through branch tests, "name,index,default,want" (default "1"/"0"/"" for
+# none or not a constant; want "1": the parameter must be truthy); () for always.
+DecoratorNeeds = Tuple[str, ...]
+
+
+class GradOffDecorators:
+    """Decorators of the project that run what they decorate with grad off: a function whose
+    every return applies ``torch.no_grad()``/``torch.inference_mode()`` to the function given,
+    or returns a wrapper running it under one, and a factory returning such a decorator
+    (``@inference_only()``). A branch returning the function unchanged must be shown not taken:
+    by a constant the factory is given (or its default), or a test that grad is already off
+    where it is decorated (``torch.is_inference_mode_enabled()``)."""
+
+    def __init__(self, grad: GradMode) -> None:
+        self.grad = grad
+        self.tree = grad.tree
+        self.names = grad.names
+
+    def needs(self, func: Function, factory: bool) -> Optional[DecoratorNeeds]:
+        """What ``func`` needs to turn grad off in what it decorates: as a decorator (``@func``),
+        or as a factory of one (``@func(...)``: it returns a decorator defined in it). None:
+        not shown."""
+        returns = [r for r in self.tree.walk(func) if isinstance(r, ast.Return) and self.tree.owner(r) is func]
+        if not returns:
+            return None
+        found: Dict[str, str] = {}
+        for ret in returns:
+            value = ret.value
+            inner = self._nested(func, value) if isinstance(value, ast.Name) else None
+            if factory:
+                below = self.needs(inner, False) if inner is not None else None
+                if below is None:
+                    return None
+                needs = list(below)
+            elif value is not None and (self._applied_off(value) or inner is not None and self._wrapper_off(inner)):
+                needs = []
+            else:
+                excluded = self._excluded(ret, func)
+                if excluded is None:
+                    return None
+                needs = excluded
+            for need in needs:
+                key = need.rsplit(",", 1)[0]
+                if found.get(key, need) != need:
+                    return None  # both ways: not shown
+                found[key] = need
+        return tuple(sorted(found.values()))
+
+    def _nested(self, func: Function, name: ast.Name) -> Optional[Function]:
+        defs = [n for n in self.tree.walk(func) if isinstance(n, FUNCTIONS) and n.name == name.id
+                and self.tree.owner(n) is func]
+        binds = [n for n in self.tree.walk(func) if isinstance(n, ast.Name) and n.id == name.id
+                 and not isinstance(n.ctx, ast.Load)]
+        return defs[0] if len(defs) == 1 and not binds else None
+
+    def _applied_off(self, value: ast.expr) -> bool:
+        """``torch.no_grad()(fn)``, ``(torch.inference_mode if new else torch.no_grad)()(fn)``."""
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Call) and len(value.args) == 1):
+            return False
+        maker = value.func
+        options = [maker.func.body, maker.func.orelse] if isinstance(maker.func, ast.IfExp) else [maker.func]
+        return not maker.args and not maker.keywords and all(
+            self.names.torch_name(o) in _GRAD_OFF_CONTEXTS for o in options)
+
+    def _wrapper_off(self, wrapper: Function) -> bool:
+        """A wrapper whose body runs under grad off: decorated with ``torch.no_grad()``, or one
+        with-statement (after its docstring) that turns grad off."""
+        if self.grad._declared_reason(wrapper) == "no-grad":
+            return True
+        body = [s for s in wrapper.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        if len(body) != 1 or not isinstance(body[0], (ast.With, ast.AsyncWith)):
+            return False
+        states = []  # per item: False off, True on, None neither (`inference_mode(False)` leaves grad as it is)
+        for item in body[0].items:
+            expr = item.context_expr
+            name = self.names.torch_name(expr.func if isinstance(expr, ast.Call) else expr)
+            off = name in _GRAD_OFF_CONTEXTS and not (
+                isinstance(expr, ast.Call) and expr.args and not is_const(expr.args[0], True))
+            off = off or (name in _GRAD_SET and isinstance(expr, ast.Call) and self.grad._false_arg(expr))
+            states.append(False if off else None if name in _GRAD_OFF_CONTEXTS else True)
+        return False in states and True not in states
+
+    def _excluded(self, ret: ast.Return, func: Function) -> Optional[List[str]]:
+        """Why the branch of ``ret`` (a pass-through) is not taken: what it needs of the
+        enclosing factory's parameters; None when nothing shows it."""
+        child: ast.AST = ret
+        for anc in self.tree.ancestors(ret):
+            if anc is func:
+                return None
+            if isinstance(anc, ast.If) and child in anc.body:
+                test = anc.test
+                if any(isinstance(v, ast.Call) and self.names.torch_name(v.func) == "torch.is_inference_mode_enabled"
+                       for v in (test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test])):
+                    return []  # taken only where grad is already off
+                want = "1"
+                if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                    test, want = test.operand, "0"
+                need = self._param_need(test, func)
+                if need is not None:
+                    return [f"{need},{'0' if want == '1' else '1'}"]  # the factory must be given the other
+            child = anc
+        return None
+
+    def _param_need(self, test: ast.expr, func: Function) -> Optional[str]:
+        """``name,index,default`` where ``test`` is a parameter of a function enclosing ``func``."""
+        if not isinstance(test, ast.Name):
+            return None
+        outer = self.tree.owner(func)
+        if not isinstance(outer, FUNCTIONS):
+            return None
+        args = [*outer.args.posonlyargs, *outer.args.args]
+        if not any(a.arg == test.id for a in args) or any(
+                isinstance(n, ast.Name) and n.id == test.id and not isinstance(n.ctx, ast.Load) for n in self.tree.walk(outer)):
+            return None
+        index = [a.arg for a in args].index(test.id)
+        defaults = outer.args.defaults
+        at = index - (len(args) - len(defaults))
+        default = defaults[at] if at >= 0 else None
+        value = "" if not isinstance(default, ast.Constant) else ("1" if default.value else "0")
+        return f"{test.id},{index},{value}"
+
+
+def needs_met(needs: DecoratorNeeds, call: Optional[ast.Call]) -> bool:
+    """Whether the decorator expression (``call``: ``factory(...)``, or None for a bare name) gives
+    what ``needs`` asks: each parameter's constant (or default) of the truthiness wanted."""
+    for need in needs:
+        name, index, default, want = need.split(",")
+        value: Optional[ast.expr] = None
+        if call is not None:
+            value = next((k.value for k in call.keywords if k.arg == name), None)
+            if value is None and len(call.args) > int(index):
+                value = call.args[int(index)]
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return False
+        if value is None:
+            if default != want:
+                return False
+        elif not (isinstance(value, ast.Constant) and ("1" if value.value else "0") == want):
+            return False
+    return True

@@ -516,6 +516,16 @@ class Hazards:
         return False
 
 
+def _values_and_indices(call: ast.Call) -> bool:
+    """``x.topk(k)``, ``x.sort()``, ``x.max(dim)``: a pair (values, indices); ``x.max(y)`` of
+    another tensor is one tensor (unpacked, its rows)."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr in ("topk", "sort"):
+        return True
+    return any(k.arg == "dim" for k in call.keywords) or (
+        bool(call.args) and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, int))
+
+
 class _HazardsPart:
     """A fact class wired by :class:`Hazards`: it reads the facts Hazards holds."""
 
@@ -834,29 +844,37 @@ class Producers(_HazardsPart):
         never reaches the op that made it, so what that op saved is never read."""
         loads = [n for _, n in flow.loads.get(key, []) if n is not written]
         if not loads or depth > 2:
-            return False
+            return not loads and depth > 0  # `_, idx = x.topk(k)`: the values dropped, never read
         here = self.model.owner(written)
         loads = [n for n in loads if self.model.owner(n) is here  # a nested function's own `key` is another name
                  or key not in self.model.flow(self.model.owner(n)).bindings]
-        for node in loads:
+        for load in loads:
+            node: ast.expr = load
             parent = self.model.parent(node)
             if isinstance(parent, ast.Compare) or (isinstance(parent, ast.Subscript) and parent.value is node
                                                    and isinstance(parent.ctx, ast.Store)):
                 continue
             if self._sampled_into_a_mask(node):
                 continue
+            while isinstance(parent, ast.UnaryOp) and isinstance(parent.op, (ast.USub, ast.UAdd)):
+                node, parent = parent, self.model.parent(parent)  # `(-dist).topk(k)`: ranked negated
             if not (isinstance(parent, ast.Attribute) and parent.value is node):
                 return False
             call, assign = self.model.parent(parent), None
             if parent.attr in _INDEX_ATTRIBUTES:
                 continue
+            taken = self.model.parent(call) if isinstance(call, ast.Call) and call.func is parent else None
+            if parent.attr in ("topk", "sort", "max", "min") and isinstance(taken, ast.Attribute) \
+                    and taken.attr == "indices":
+                continue  # `x.topk(k).indices`: integers leave, the values are dropped
             if parent.attr in torch_api.INPLACE_METHODS and isinstance(call, ast.Call) \
                     and isinstance(self.model.parent(call), ast.Expr):
                 continue  # another write, its result (the tensor itself) left unused
             if isinstance(call, ast.Call) and call.func is parent:
                 assign = self.model.parent(call)
             if parent.attr in ("topk", "sort", "max", "min") and isinstance(assign, ast.Assign) \
-                    and isinstance(assign.targets[0], ast.Tuple) and isinstance(assign.targets[0].elts[0], ast.Name) \
+                    and isinstance(assign.targets[0], ast.Tuple) and len(assign.targets[0].elts) == 2 \
+                    and isinstance(assign.targets[0].elts[0], ast.Name) and _values_and_indices(cast(ast.Call, call)) \
                     and self._never_backpropagated(flow, assign.targets[0].elts[0].id, written, depth + 1):
                 continue
             return False

@@ -15,6 +15,7 @@ from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union,
 
 from codemod.analysis.arguments import hook_site
 from codemod.analysis.dtype import other_dtype
+from codemod.analysis.grad_mode import GradOffDecorators
 from codemod.analysis.model import SemanticModel
 from codemod.analysis.project import CallFact, FunctionFact, ModuleFacts, SummaryFact, is_library
 from codemod.analysis.syntax import FUNCTIONS, Function, Owner, target_key
@@ -37,7 +38,10 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
             params = params[1:]
         params += [a.arg for a in func.args.kwonlyargs]
         own = model.grad.local_reason(func.body[0]) if func.body else None
-        functions.append(FunctionFact(qual, tuple(params), own is not None or model.calls.is_autograd_kernel(func)))
+        decorators = GradOffDecorators(model.grad) if tree.parent(func) is model.module else None
+        functions.append(FunctionFact(qual, tuple(params), own is not None or model.calls.is_autograd_kernel(func),
+                                      decorators.needs(func, False) if decorators else None,
+                                      decorators.needs(func, True) if decorators else None))
     resolver = _Resolver(model, module, project_modules, is_package, _imports(model), frozenset(local.values()))
     found: List[CallFact] = []
     libraries: Dict[str, str] = {}

@@ -49,6 +49,10 @@ class FunctionFact:
     qualname: str
     params: Tuple[str, ...]  # without self/cls
     grad_off: bool  # its own decorators or class say so (no_grad, optimizer step, autograd kernel)
+    # what it needs to run what it decorates with grad off, as a decorator / as a factory of one
+    # (``grad_mode.GradOffDecorators``: "name,index,default,want" per parameter); None: not shown
+    off_as_decorator: Optional[Tuple[str, ...]] = None
+    off_as_factory: Optional[Tuple[str, ...]] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -407,7 +411,8 @@ def _digest(index: ProjectIndex, module: str, passed: bool) -> str:
       each caller): what the sites pass, with ``passed``; else ``engine.asked`` notes them;
     - ``index.calls`` of its classes (``Summaries._param_values`` counts constructions);
     - the other modules' imports of its names (``arguments._imported_elsewhere``);
-    - ``summary``/``imported`` of what it imports, ``library``/``library_name`` of its
+    - ``summary``/``imported`` of what it imports (and its grad-off decorator facts,
+      ``grad_mode``), ``library``/``library_name`` of its
       library callees, ``other_dtype`` (``model``), ``hooks`` (``arguments``).
     """
     facts = index.modules.get(module)
@@ -437,6 +442,9 @@ def _digest(index: ProjectIndex, module: str, passed: bool) -> str:
     h.update(repr(("imported-by", index._importers(module))).encode())
     for name, target in sorted(facts.exports.items()):  # the summaries of what it imports
         h.update(repr((name, index.summary(target))).encode())
+        known = index.functions.get(index.canonical(target))  # and whether it decorates with grad off
+        if known is not None and (known.off_as_decorator is not None or known.off_as_factory is not None):
+            h.update(repr(("decorates", name, known.off_as_decorator, known.off_as_factory)).encode())
     for name, target in sorted(facts.libraries.items()):  # and of the library callees it calls
         h.update(repr((name, target, index.library_summary(module, name))).encode())
     h.update(repr(("other-dtype", index.other_dtype(module))).encode())  # the project's dtypes decide fix safety

@@ -80,6 +80,9 @@ TAKES_ANY = frozenset({
 })
 _NON_TENSOR_PREFIXES = ("numpy.", "pandas.", "math.", "random.", "collections.", "itertools.")
 # torch functions whose result is a fresh tensor: nothing saved it, no other name holds it.
+# torch factories whose positional arguments are sizes (integers), and layers whose first two are
+_SIZED_FACTORIES = frozenset({"empty", "zeros", "ones", "rand", "randn", "randperm", "arange", "eye"})
+_SIZED_LAYERS = frozenset({"Embedding", "Linear", "Conv1d", "Conv2d", "Conv3d", "Bilinear"})
 FACTORIES = {
     "empty", "zeros", "ones", "full", "rand", "randn", "randint", "randperm", "arange",
     "linspace", "logspace", "eye", "tensor", "empty_like", "zeros_like", "ones_like",
@@ -258,6 +261,38 @@ class TensorKinds:
             if name in _SCALAR_ATTRS:
                 return Kind.SCALAR
         return Kind.PENDING if base is Kind.PENDING else Kind.UNKNOWN
+
+    def held_number(self, attr: ast.Attribute) -> bool:
+        """``self.<attr>`` set only in its class, only to numbers: literals and arithmetic of
+        them, ``len(...)``, a parameter with an int default or annotation, or one read as a size
+        (:meth:`ParameterKinds.sized_only`). A number cannot require grad."""
+        if not (isinstance(attr.value, ast.Name) and attr.value.id == "self"):
+            return False
+        cls = self.tree.enclosing_class(attr)
+        if cls is None:
+            return False
+        values = self.classes.class_attrs(cls).get(attr.attr)
+        if not values or not all(isinstance(v, ast.expr) and self._number(v) for v in values):
+            return False
+        return all(self._own_write(w, cls) for w in self.classes.attribute_writes(attr.attr))
+
+    def _own_write(self, write: ast.expr, cls: ast.ClassDef) -> bool:
+        """A write of the attribute that is no write into ``cls``'s instances from outside: one in
+        ``cls`` itself, or one on ``self`` in a class that does not derive from it here."""
+        if not (isinstance(write, ast.Attribute) and isinstance(write.value, ast.Name) and write.value.id == "self"):
+            return False
+        other = self.tree.enclosing_class(write)
+        return other is cls or (other is not None and not any(
+            cls.name in (getattr(n, "id", None), getattr(n, "attr", None)) for b in other.bases for n in ast.walk(b)))
+
+    def _number(self, value: ast.expr) -> bool:
+        if self.kind(value) is Kind.SCALAR:
+            return True
+        func = self.tree.owner(value)
+        if isinstance(value, ast.Name) and isinstance(func, FUNCTIONS):
+            params = [a for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs) if a.arg == value.id]
+            return bool(params) and self.params.sized_only(params[0])
+        return False
 
     def module_dict_entry(self, attr: ast.expr) -> Optional[List[object]]:
         """What ``self.<dict>.<entry>`` was built from, where ``self.<dict>`` is an
@@ -567,6 +602,35 @@ class ParameterKinds(_KindsPart):
         if isinstance(func, FUNCTIONS):
             return self._passed_kind(func, param.arg)
         return Kind.UNKNOWN
+
+    def sized_only(self, param: ast.arg) -> bool:
+        """Whether ``param`` is never rebound in its function and read as a size there by a
+        statement of the function's own body, unconditionally (``nn.Embedding(n * k, d)``,
+        ``torch.randn(n, d)``, ``range(n)``, through arithmetic): torch refuses anything but an
+        integer there, so past it ``param`` is an integer and cannot require grad (a constructor
+        argument a layer keeps as ``self.n``)."""
+        func = self.tree.owner(param)
+        if not isinstance(func, FUNCTIONS) or len(self.binder.flow(func).bindings.get(param.arg, [])) != 1:
+            return False
+        return any(self._read_as_size(n, stmt) for stmt in func.body for n in self.tree.walk(stmt)
+                   if isinstance(n, ast.Name) and n.id == param.arg and isinstance(n.ctx, ast.Load))
+
+    def _read_as_size(self, name: ast.Name, stmt: ast.stmt) -> bool:
+        node: ast.AST = name
+        parent = self.tree.parent(node)
+        while isinstance(parent, ast.BinOp):
+            node, parent = parent, self.tree.parent(parent)
+        if not (isinstance(parent, ast.Call) and node in parent.args):
+            return False
+        short = (self.names.torch_name(parent.func) or "").rsplit(".", 1)[-1]
+        if not (short in _SIZED_FACTORIES or (short in _SIZED_LAYERS and parent.args.index(node) < 2)
+                or isinstance(parent.func, ast.Name) and parent.func.id == "range"
+                and "range" not in self.binder.flow(self.module, nested=False).bindings):
+            return False
+        up = self.tree.parent(parent)  # run whenever ``stmt`` runs: nothing conditional on the way
+        while up is not stmt and isinstance(up, (ast.Call, ast.BinOp, ast.keyword, ast.Attribute, ast.Tuple)):
+            up = self.tree.parent(up)
+        return up is stmt and isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Expr, ast.Return))
 
     def _name_uses(self) -> Dict[str, int]:
         """How often each name is read in the module (one walk, on first use)."""

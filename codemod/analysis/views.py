@@ -669,7 +669,9 @@ class GradRequirement(_ViewsPart):
                 return "no"  # outside autograd
             if expr.attr in ("T", "mT", "H", "mH", "real", "imag"):
                 return self._rg(expr.value, at, seen)  # a view: as its base
-            return "yes" if self._parameter_attribute(expr) else "unknown"
+            if self._parameter_attribute(expr):
+                return "yes"
+            return "no" if self.kinds.held_number(expr) else "unknown"
         if isinstance(expr, ast.BinOp):
             return _any(self._rg(e, at, seen) for e in (expr.left, expr.right))
         if isinstance(expr, ast.UnaryOp):

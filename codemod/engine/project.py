@@ -28,8 +28,8 @@ from codemod.engine.fileio import read_source
 from codemod.engine.libraries import Libraries
 from codemod.engine.summary_json import summary_from_json, summary_to_json
 
-_VERSION = b"project-facts-6"  # JSON entries (3: summaries, kept apart; 4: library callees; 5: other dtype;
-# 6: what calls pass, kept apart)
+_VERSION = b"project-facts-7"  # JSON entries (3: summaries, kept apart; 4: library callees; 5: other dtype;
+# 6: what calls pass, kept apart; 7: grad-off decorators)
 
 
 Mapper = Callable[[Callable[[str], Optional[ModuleFacts]], List[str]], List[Optional[ModuleFacts]]]
@@ -214,9 +214,14 @@ def facts_to_json(facts: ModuleFacts) -> dict:
     return {
         "module": facts.module, "exports": facts.exports, "libraries": facts.libraries,
         "other_dtype": facts.other_dtype, "hooks": facts.hooks,
-        "functions": [[f.qualname, list(f.params), f.grad_off] for f in facts.functions],
+        "functions": [[f.qualname, list(f.params), f.grad_off, _needs_json(f.off_as_decorator),
+                       _needs_json(f.off_as_factory)] for f in facts.functions],
         "calls": [[c.callee, c.caller, c.grad_off, c.called, c.result_ignored] for c in facts.calls],
     }
+
+
+def _needs_json(needs):
+    return None if needs is None else list(needs)
 
 
 def facts_from_json(raw: dict, key: str) -> ModuleFacts:
@@ -232,12 +237,16 @@ def facts_from_json(raw: dict, key: str) -> ModuleFacts:
             raise ValueError(v)
         return v
 
+    def needs(v):
+        return None if v is None else tuple(text(x) for x in v)
+
     exports, libraries = raw["exports"], raw["libraries"]
     if not isinstance(exports, dict) or not isinstance(libraries, dict):
         raise ValueError(exports)
     return ModuleFacts(
         text(raw["module"]),
-        [FunctionFact(text(q), tuple(text(x) for x in params), flag(off)) for q, params, off in raw["functions"]],
+        [FunctionFact(text(q), tuple(text(x) for x in params), flag(off), needs(d), needs(f))
+         for q, params, off, d, f in raw["functions"]],
         [CallFact(text(a), text(b), flag(c), flag(d), flag(e), frozenset()) for a, b, c, d, e in raw["calls"]],
         {text(k): text(v) for k, v in exports.items()},
         {text(k): text(v) for k, v in libraries.items()},
