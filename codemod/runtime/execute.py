@@ -568,8 +568,10 @@ def _backward(result: SideResult, label: str, out: Any, keyed,
     if not keyed:
         return {}, ()
     # A leaf the program stopped tracking (``p.requires_grad_(False)`` on a frozen network it
-    # used before) has no gradient (None): autograd.grad refuses it, python never asks.
-    tracked = [(key, t) for key, t in keyed if t.requires_grad]
+    # used before) has no gradient (None): autograd.grad refuses it, python never asks. (Read
+    # with torch functions off: a mode of the side would take the harness's look for a read.)
+    with torch._C.DisableTorchFunction():
+        tracked = [(key, t) for key, t in keyed if t.requires_grad]
     grads, freed = _backward_tracked(result, label, out, tracked, own_backward) if tracked else ({}, ())
     if tracked and not grads:  # every graph freed: nothing taken, as before
         return grads, freed
