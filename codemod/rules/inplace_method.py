@@ -7,7 +7,6 @@ from __future__ import annotations
 import ast
 
 from codemod import torch_api
-from codemod.analysis.arguments import fresh_temporary
 from codemod.analysis.kinds import Kind
 from codemod.analysis.syntax import subscript_base, target_key
 from codemod.findings import Fix, Status
@@ -148,6 +147,8 @@ class InplaceMethod(Rule):
         or the method keeps its receiver's dtype (a tensor operand of a wider dtype: in place
         keeps the receiver's, the twin promotes). Only as the value of an assignment to names
         or of a ``return``; reported (True) or left to the caller (False)."""
+        from codemod.analysis.arguments import fresh_temporary  # heavy: not at import (warm runs)
+
         parent = self.model.parent(node)
         if not (isinstance(base, ast.Call) and fresh_temporary(self.model, base)):
             return False
