@@ -90,3 +90,18 @@ def assert_same_results(source: str) -> None:
     assert len(got) == len(want)
     for g, w in zip(got, want):
         assert torch.equal(g, w), f"the safe fix changed a working program:\n{fixed}"
+
+
+def repair_program(tmp_path, name: str, text: str, target: str = "compute"):
+    """``repair FILE::target`` on ``text`` (dedented) written as ``name.py``: the result and what
+    the command would print (the repair, then the verification's table)."""
+    import textwrap
+
+    from codemod.runtime.repair import render, repair
+    from codemod.runtime.verify import render_table
+
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(text))
+    result = repair(f"{path}::{target}", timeout=240)
+    shown = render(result) + ("\n" + render_table(result.verification) if result.verification else "")
+    return result, shown

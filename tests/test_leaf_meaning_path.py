@@ -22,16 +22,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from codemod.runtime.repair import render, repair  # noqa: E402
-from codemod.runtime.verify import render_table  # noqa: E402
+from tests.programs import repair_program  # noqa: E402
 
 
-def _repair(tmp_path, name: str, text: str, target: str = "compute"):
-    path = tmp_path / f"{name}.py"
-    path.write_text(textwrap.dedent(text))
-    result = repair(f"{path}::{target}", timeout=240)
-    shown = render(result) + ("\n" + render_table(result.verification) if result.verification else "")
-    return result, shown
+_repair = repair_program
 
 
 FEATURES = '''\
