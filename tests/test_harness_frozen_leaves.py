@@ -64,3 +64,18 @@ def test_a_wrong_rewrite_of_that_program_is_still_not_verified(tmp_path):
     assert wrong != textwrap.dedent(FROZEN)
     report = verify(f"{path}::compute", rewritten_source=wrong, devices=["cpu"], timeout=240)
     assert not report.verified, render_table(report)
+
+
+def test_the_report_says_which_compared_gradients_were_none_on_both_sides(tmp_path):
+    """The frozen network's parameters get no gradient in either run: the comparison counts them
+    (a rewrite that connected one would differ) and the report says they were none, so that
+    "N gradient(s)" is not read as N gradients that carried values (review36)."""
+    path = tmp_path / "frozen.py"
+    path.write_text(textwrap.dedent(FROZEN))
+    fixed = textwrap.dedent(FROZEN).replace("    shown.mul_(255.0)\n", "    with torch.no_grad():\n        shown.mul_(255.0)\n")
+    assert fixed != textwrap.dedent(FROZEN)
+    report = verify(f"{path}::compute", rewritten_source=fixed, devices=["cpu"], timeout=240)
+    assert report.verified, render_table(report)
+    compared = report.devices[0].compared
+    assert compared.grads_none > 0 and compared.grads > compared.grads_none, compared
+    assert f"({compared.grads_none} of them none on both sides)" in compared.describe()

@@ -78,6 +78,7 @@ class Compared:
 
     outputs: int = 0
     grads: int = 0  # the harness's gradients and every .grad in the final state
+    grads_none: int = 0  # of those, none on both sides (no gradient reaches that leaf either way)
     state: int = 0
     changed: int = 0  # state tensors the reference run changed in place (parameters after steps)
     values: int = 0
@@ -94,7 +95,8 @@ class Compared:
     def describe(self) -> str:
         changed = f" ({self.changed} changed by the run)" if self.changed else ""
         shown = f", {self.printed} printed line(s)" if self.printed else ""
-        return (f"{self.outputs} output tensor(s), {self.grads} gradient(s), {self.state} state tensor(s){changed}, "
+        none = f" ({self.grads_none} of them none on both sides)" if self.grads_none else ""
+        return (f"{self.outputs} output tensor(s), {self.grads} gradient(s){none}, {self.state} state tensor(s){changed}, "
                 f"{self.values} other value(s){shown} over {', '.join(self.calls) or 'no call'}")
 
 
@@ -454,6 +456,7 @@ def compare_sides(ref: SideResult, new: SideResult, tol: Tolerance):
         for key in common:
             grads.add(compare_tensors(a.grads[key], b.grads[key], f"{a.label}: grad {key}", tol, diffs))
         compared.grads += len(common)  # "no gradient reaches it" on both sides is compared too
+        compared.grads_none += sum(1 for key in common if a.grads[key] is None and b.grads[key] is None)
         cmp.grad_abs = _max(cmp.grad_abs, grads.max_abs)
         cmp.grad_rel = _max(cmp.grad_rel, grads.max_rel)
         inputs = compare(a.inputs_after, b.inputs_after, f"{a.label}: inputs afterwards", tol, diffs)
@@ -464,6 +467,8 @@ def compare_sides(ref: SideResult, new: SideResult, tol: Tolerance):
         new_items = getattr(new.state, "items", {})
         grads_in_state = sum(1 for k in items if k.endswith(".grad") and k in new_items)
         compared.grads += grads_in_state
+        compared.grads_none += sum(1 for k in items if k.endswith(".grad") and k in new_items
+                                   and items[k] is None and new_items[k] is None)
         compared.state += state.tensors - grads_in_state
         compared.changed += sum(1 for k in ref.changed if k in items and k in new_items)
         compared.values += state.values
