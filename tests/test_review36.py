@@ -414,3 +414,15 @@ def test_a_hazard_reached_only_from_a_loops_second_turn_is_not_proven():
     most possible (``h = self.proj(inp)``, the first turn's input, is saved by nothing)."""
     assert _backward_runs(ONE_BLOCK)
     assert not _proven(ONE_BLOCK), _proven(ONE_BLOCK)
+
+
+def test_the_replacing_place_named_is_the_first_the_walk_meets():
+    """Two places may replace ``self.act`` (``add_module`` at line 27, a computed ``setattr`` at
+    line 29): the reason names the one the module walk meets first (line 29), as it did when
+    ``_replaced`` walked the module; it now reads the calls from the module's mentions."""
+    source = LONE_ACT.replace("    CHANGE\n", "    net.add_module('act', nn.ReLU())\n    if out_of_band():\n"
+                              "        setattr(net, name_of(), nn.Identity())\n").replace(
+        "def main():", "def out_of_band():\n    return False\n\n\ndef name_of():\n    return 'act'\n\n\ndef main():")
+    assert source.splitlines()[26].strip().startswith("net.add_module") and "setattr" in source.splitlines()[28]
+    reasons = [f.message for f in _process(source, Settings(select=("ALL",))).findings if "is replaced" in f.message]
+    assert reasons and all("unless `self.act` is replaced (line 29) before it runs" in r for r in reasons), reasons

@@ -1126,20 +1126,28 @@ class ModuleHazards(_HazardsPart):
             node = write.value if isinstance(write, ast.Subscript) else write
             if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"):
                 return write
-        for call in self.model.walk(self.model.module):
-            if not isinstance(call, ast.Call):
-                continue
-            node, func = call, call.func
-            named = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-            at = 1 if named == "setattr" and isinstance(func, ast.Name) else 0 \
-                if named in ("add_module", "register_module") and isinstance(func, ast.Attribute) else None
-            if at is None or len(node.args) <= at:
-                continue
-            name = node.args[at]
-            if not (isinstance(name, ast.Constant) and isinstance(name.value, str)) or name.value == attr:
-                return node
+        found = [call for word, named in (("setattr", ast.Name), ("add_module", ast.Attribute),
+                                          ("register_module", ast.Attribute))
+                 for call in self._calls_naming(word, named, 1 if word == "setattr" else 0, attr)]
+        if found:  # the first in the walk's order (its line goes into the reason)
+            order = {call: at for at, call in enumerate(self.model.source.walked(ast.Call))}
+            return min(found, key=order.__getitem__)
         writes = self.model.attribute_writes("_modules")
         return writes[0] if writes else None
+
+    def _calls_naming(self, word: str, named: type, at: int, attr: str) -> List[ast.Call]:
+        """The calls of ``word`` (a bare name or a method, as ``named`` says) whose argument ``at``
+        names ``attr`` or a name not written out (found from the module's mentions of ``word``)."""
+        found = []
+        for mention in self.model.mentions(word):
+            call = self.model.parent(mention)
+            if not (isinstance(mention, named) and isinstance(call, ast.Call) and call.func is mention) \
+                    or len(call.args) <= at:
+                continue
+            name = call.args[at]
+            if not (isinstance(name, ast.Constant) and isinstance(name.value, str)) or name.value == attr:
+                found.append(call)
+        return found
 
     def _calls_with_arguments(self, scope: ast.AST, key: str) -> List[ast.Call]:
         """The calls of ``key`` in ``scope`` that pass something; for ``self.<attr>`` set in a
