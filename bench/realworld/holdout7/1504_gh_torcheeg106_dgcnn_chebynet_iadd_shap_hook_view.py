@@ -3,7 +3,6 @@
 # codemod_fixable: yes
 # error: C
 # ref_semantics: same
-# REFERENCE (PR #106: the sum out of place, in the fixed helper).
 # torcheeg (EEG emotion recognition), DGCNN's Chebynet.forward sums the graph convolutions of the Chebyshev supports
 # in place, `result += self.gc1[i](x, adj[i])`. Explaining the model with shap's DeepExplainer registers a full
 # backward hook on every leaf module, so each GraphConvolution output comes back through
@@ -12,7 +11,7 @@
 # this by cloning the output of the custom Function." (the PR quotes the traceback from shap's deep_pytorch.gradient
 # into dgcnn.py's forward; the message above is the one this program raises on torch 2.13). Fix
 # (PR #106, merged): `result = result+  self.gc1[i](x, adj[i])`.
-# The library module is 1406helpers_torcheeg_dgcnn.py (ref: 1406helpers_torcheeg_dgcnn_fixed.py).
+# The library module is 1504helpers_torcheeg_dgcnn.py (ref: 1504helpers_torcheeg_dgcnn_fixed.py).
 # Stand-ins: `DeepExplainerStandIn` for shap.DeepExplainer's PyTorch path, reduced to what reaches the error: hooks
 # on the leaf modules as shap's `add_handles` registers them (a forward hook recording inputs and outputs, a full
 # backward hook that passes the gradient through, as it does for the linear layers here), the model in eval mode,
@@ -25,7 +24,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-dgcnn = importlib.import_module("1406helpers_torcheeg_dgcnn_fixed")
+dgcnn = importlib.import_module("1504helpers_torcheeg_dgcnn")
 
 
 class DeepExplainerStandIn:

@@ -3,7 +3,6 @@
 # codemod_fixable: yes
 # error: C
 # ref_semantics: same
-# REFERENCE (commit a7d5627: the kernel returns a clone, in the fixed helper).
 # AQLM (LLM weight quantization) with a PEFT LoRA adapter: PR #26 made AQLM's QuantizedLinear differentiable with an
 # autograd Function `_QuantizedMatmul` whose forward returns the kernel's `flat_output.view(output_sizes)`, a view
 # of a tensor made inside the Function. PEFT's `AqlmLoraLinear.forward` (peft/tuners/lora/aqlm.py, PR #1476) adds
@@ -11,7 +10,7 @@
 # being modified inplace. This view was created inside a custom Function (or because an input was returned as-is)
 # ... You can fix this by cloning the output of the custom Function." (quoted in the PR's review thread). Fix
 # (commit a7d5627 "clone", in the PR): the kernel returns `flat_output.reshape(output_sizes).clone()`.
-# The library module is 1402helpers_aqlm_inference.py (ref: 1402helpers_aqlm_inference_fixed.py).
+# The library module is 1502helpers_aqlm_inference.py (ref: 1502helpers_aqlm_inference_fixed.py).
 # Stand-ins: the C++ kernels (see the helper's header); `LoraLayerStandIn` for peft's LoraLayer (update_layer
 # with a Linear pair, dropout, scaling lora_alpha / r, one active adapter); a two-layer toy model and one
 # training step of the adapter.
@@ -23,7 +22,7 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-aqlm_inference = importlib.import_module("1402helpers_aqlm_inference_fixed")
+aqlm_inference = importlib.import_module("1502helpers_aqlm_inference")
 QuantizedLinear = aqlm_inference.QuantizedLinear
 
 

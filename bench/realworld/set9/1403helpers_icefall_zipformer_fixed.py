@@ -1,5 +1,5 @@
 # FIXED by commit 1f7741d2b "remove in-place op" (PR #774): masked_fill / + out of place. Otherwise as
-# 1404helpers_icefall_zipformer.py: icefall zipformer.py and scaling.py before PR #774 "Fix zipformer
+# 1403helpers_icefall_zipformer.py: icefall zipformer.py and scaling.py before PR #774 "Fix zipformer
 # attn_output_weights" (commit 1f7741d2b "remove in-place op", parent 65d7192dc^): RelPositionMultiheadAttention with
 # `multi_head_attention_forward` as it was (docstring kept), `penalize_abs_values_gt` / `WithLoss` / `Identity` from
 # scaling.py as they were (long comments shortened). The culprit is `attn_output_weights.masked_fill_(attn_mask, float("-inf"))`.

@@ -1,6 +1,6 @@
 # FIXED by PR #63 (commit 5857af8): a forward hook installs a tensor hook on the layer's output instead of the full
 # backward hook ("this approach breaks down if the output of a layer feeds into an activation with `inplace=True`").
-# Otherwise as 1407helpers_singd_optimizer.py: singd/optim/optimizer.py, the hook machinery of SINGD, where before
+# Otherwise as 1402helpers_singd_optimizer.py: singd/optim/optimizer.py, the hook machinery of SINGD, where before
 # the fix `_install_hooks` puts a forward pre-hook (`_save_input`) and a *full backward hook*
 # (`_accumulate_H_terms`) on every supported layer. Stand-ins (marked): `SINGDStandIn` keeps only that machinery
 # (one parameter group, T=1, loss_average="batch"); `process_input` / `process_grad_output` reduced to the "expand"

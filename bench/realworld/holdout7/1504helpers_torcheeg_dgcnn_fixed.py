@@ -1,5 +1,5 @@
 # torcheeg dgcnn.py with PR #106 (commit 9ad918c): `result = result+  self.gc1[i](x, adj[i])`. Otherwise as
-# 1406helpers_torcheeg_dgcnn.py.
+# 1504helpers_torcheeg_dgcnn.py.
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

@@ -1,4 +1,4 @@
-# svoice, svoice/models/sisnr_loss.py at 920d15c (the library module of case 1401; stand-ins: none, the file
+# svoice, svoice/models/sisnr_loss.py at 920d15c (the library module of case 1503; stand-ins: none, the file
 # as it was, comments kept). The culprit is `estimate_source *= mask` in cal_si_snr_with_pit.
 # The following piece of code was adapted from https://github.com/kaituoxu/Conv-TasNet
 # released under the MIT License.

@@ -3,6 +3,7 @@
 # codemod_fixable: yes
 # error: C
 # ref_semantics: same
+# REFERENCE (fix of issue #53: clone before the in-place mask, in the fixed helper).
 # svoice (speech separation), svoice/solver.py `_run_one_epoch` and svoice/models/sisnr_loss.py: the model returns
 # `torch.stack(outputs)` (one separated estimate per RNN block), the solver iterates over it
 # (`for c_idx, est_src in enumerate(estimate_source)`, which unbinds the stack) and hands each estimate to
@@ -10,7 +11,7 @@
 # UnbindBackward is a view and is being modified inplace. This view is the output of a function that returns
 # multiple views..." (torch 1.9). Fix (the reporter's, issue closed as fixed): `estimate_source =
 # estimate_source.clone()` before the in-place mask, in sisnr_loss.py.
-# The library module is 1401helpers_svoice_sisnr_loss.py (ref: 1401helpers_svoice_sisnr_loss_fixed.py).
+# The library module is 1503helpers_svoice_sisnr_loss.py (ref: 1503helpers_svoice_sisnr_loss_fixed.py).
 # Stand-ins: `SWaveStandIn` for SWave (an encoder conv, two "blocks" of 1x1 convs, the decoder reduced to a
 # linear map back to the time axis, outputs stacked as in SWave.forward); the solver loop of `_run_one_epoch`
 # without data loader, logging, distributed averaging, anomaly mode and gradient clipping; one training step.
@@ -23,7 +24,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sisnr_loss = importlib.import_module("1401helpers_svoice_sisnr_loss")
+sisnr_loss = importlib.import_module("1503helpers_svoice_sisnr_loss_fixed")
 cal_loss = sisnr_loss.cal_loss
 
 

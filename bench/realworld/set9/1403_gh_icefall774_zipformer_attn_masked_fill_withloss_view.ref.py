@@ -14,7 +14,7 @@
 # 1f7741d2b "remove in-place op" writes `attn_output_weights = attn_output_weights.masked_fill(attn_mask,
 # float("-inf"))` (and `attn_output_weights + attn_mask` for float masks). The PR text does not quote the error;
 # the failure is the one this program shows on the code before the commit.
-# The library module is 1404helpers_icefall_zipformer.py (ref: 1404helpers_icefall_zipformer_fixed.py).
+# The library module is 1403helpers_icefall_zipformer.py (ref: 1403helpers_icefall_zipformer_fixed.py).
 # Stand-ins: see the helper's header; a chunk-wise attention mask (chunk 3, each frame sees its own and earlier
 # chunks) and a key padding mask as the streaming recipe builds them; `random.seed(31)` so that the
 # penalize_abs_values_gt branch (random.random() < 0.1) is taken on this step; one training step.
@@ -26,7 +26,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-zipformer = importlib.import_module("1404helpers_icefall_zipformer_fixed")
+zipformer = importlib.import_module("1403helpers_icefall_zipformer_fixed")
 
 
 def compute():

@@ -3,13 +3,14 @@
 # codemod_fixable: yes
 # error: B
 # ref_semantics: same
+# REFERENCE (PR #8226: requires_grad switched off before the writes, in the fixed helper).
 # huggingface/transformers, BART/Marian/Pegasus `SinusoidalPositionalEmbedding._init_weight`: the weight of an
 # nn.Embedding (a Parameter, a leaf that requires grad) is filled with the sinusoid table by slice assignment,
 # `out[:, 0 : dim // 2] = torch.FloatTensor(np.sin(position_enc[:, 0::2]))`, and only afterwards detached and frozen:
 # "RuntimeError: a view of a leaf Variable that requires grad is being used in an in-place operation" from PyTorch 1.8
 # on (issue #8021). Fix (PR #8226, merged): `out.requires_grad = False  # set early to avoid an error in pytorch-1.8+`
 # before the writes (plus an odd-dimension sentinel that does not change even dimensions).
-# The library module is 1405helpers_transformers_bart_positions.py (ref: ..._fixed.py).
+# The library module is 1501helpers_transformers_bart_positions.py (ref: ..._fixed.py).
 # Stand-ins: numpy replaced by torch in the helper (see its header); a toy seq2seq-style encoder in place of BART
 # (token embedding scaled by sqrt(d_model), positions added, a LayerNorm, an LM head); one training step.
 import importlib
@@ -22,7 +23,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-bart_positions = importlib.import_module("1405helpers_transformers_bart_positions")
+bart_positions = importlib.import_module("1501helpers_transformers_bart_positions_fixed")
 
 
 class TinyEncoder(nn.Module):

@@ -11,7 +11,7 @@
 # `output = model(X)` (issue #56, "Full backward hook incompatible with in-place activations", with
 # `TRIGGER_BUG = True`). Fix (PR #63, merged, closing the issue): a forward hook that registers a tensor hook on the
 # layer's output (the workaround of pytorch#61519), so in-place activations keep working.
-# The library module is 1407helpers_singd_optimizer.py (ref: 1407helpers_singd_optimizer_fixed.py).
+# The library module is 1402helpers_singd_optimizer.py (ref: 1402helpers_singd_optimizer_fixed.py).
 # Stand-ins: see the helper's header (the hook machinery is SINGD's; the update step is dropped); the issue's model
 # `Sequential(Conv2d(1, 1, 3), ReLU(inplace=TRIGGER_BUG))` with two output channels and a Linear head added so that
 # a loss can be taken; one backward pass.
@@ -23,7 +23,7 @@ import torch
 from torch.nn import Conv2d, Flatten, Linear, ReLU, Sequential
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-singd_optimizer = importlib.import_module("1407helpers_singd_optimizer")
+singd_optimizer = importlib.import_module("1402helpers_singd_optimizer")
 
 TRIGGER_BUG = True
 

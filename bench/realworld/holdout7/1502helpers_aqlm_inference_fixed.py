@@ -1,5 +1,5 @@
 # AQLM, fixed by commit a7d5627 "clone" (PR #26): the kernel returns `flat_output.reshape(output_sizes).clone()`.
-# Otherwise as 1402helpers_aqlm_inference.py: QuantizedLinear and its `_QuantizedMatmul` autograd Function, reduced to the 1x16 codebook path.
+# Otherwise as 1502helpers_aqlm_inference.py: QuantizedLinear and its `_QuantizedMatmul` autograd Function, reduced to the 1x16 codebook path.
 # Stand-ins (marked): `code1x16_matmat`, the C++ kernel of inference_kernels/cuda_kernel.cpp, written in Python with
 # the same steps (flat output, `flat_output *= scales`, bias, `flat_output.view(output_sizes)`: the returned tensor
 # is a view of a tensor made inside the Function's forward); `code1x16_matmat_backward` for the backward kernel
