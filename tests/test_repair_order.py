@@ -128,7 +128,7 @@ def test_turning_off_the_blocks_inplace_flag_changes_what_its_skip_adds_and_does
 
 def test_only_a_write_on_another_line_into_the_same_saved_tensor_waits():
     from codemod.runtime.locate import Conflict, Site
-    from codemod.runtime.repair import _after_earlier_write
+    from codemod.runtime.repair import after_earlier_write
 
     def conflict(write_line, version_now, save_line=5):
         return Conflict("saved-then-modified", Site("m.py", write_line, "w"), "add_",
@@ -136,5 +136,21 @@ def test_only_a_write_on_another_line_into_the_same_saved_tensor_waits():
                         shape=(2, 3), version_saved=0, version_now=version_now)
 
     first, again, later, other_tensor = conflict(7, 1), conflict(7, 2), conflict(9, 3), conflict(9, 1, save_line=6)
-    assert _after_earlier_write([later, first, again, other_tensor]) == [later]
-    assert _after_earlier_write([later]) == []
+    assert after_earlier_write([later, first, again, other_tensor]) == [later]
+    assert after_earlier_write([later]) == []
+
+
+def test_script_repair_also_waits_for_the_first_write(tmp_path):
+    """``repair script.py`` takes the same order as ``repair FILE::TARGET``: the first write of
+    the tensor ``tanh`` saved is fixed first, and the block's in-place ReLU (a later write into
+    it) is left as it is once the next run no longer sees it: turning its flag off would change
+    what the skip adds (the test above), and a suggestion that did both would not verify."""
+    from codemod.runtime.script import Script
+    from codemod.runtime.script_repair import Verdict, render as render_script, repair_script
+
+    path = tmp_path / "preact_script.py"
+    path.write_text(PREACT + '\n\nif __name__ == "__main__":\n    compute()\n')
+    result = repair_script(Script(path=str(path), cwd=str(tmp_path)), max_backward=1, timeout=120)
+    repaired = result.repaired.get(str(path.resolve()), "")
+    assert "h = h - self.shift" in repaired and "nn.ReLU(inplace=True)" in repaired, render_script(result)
+    assert result.verdict is Verdict.verified, render_script(result)

@@ -179,3 +179,45 @@ def test_a_copy_of_a_no_grad_view_requires_grad_like_the_view(tmp_path, rewrite,
     result = verify(f"{model}::fn", rewritten_source=NO_GRAD_VIEW.replace("v.mul_(3)", rewrite), devices=["cpu"])
     assert result.devices[0].reference == "writes into copies"
     assert result.verdict is verdict, result.devices[0].problems
+
+
+# The write goes into a piece of a refused view (``row[:, 0].clamp_()`` where ``row`` came out
+# of iterating, ``unbind``): PyTorch refuses it the same way (the piece inherits the view's
+# creation meta), and in the writes-into-copies reference the piece is a view of the copy, not
+# the copy itself. Such a write is a write into the copy all the same: where the tensor viewed
+# is read afterwards, a rewrite that copies the row first loses the clamp (pytorch#47899's
+# shape, a box clip): it must not verify; iterating by index (writes reach the rows) must.
+PIECE = """
+import torch
+
+
+def clip(boxes):
+    for row in boxes:
+        row[:, 0].clamp_(min=0.0, max=0.5)
+    return boxes
+
+
+def example():
+    torch.manual_seed(0)
+    w = torch.randn(6, 4, requires_grad=True)
+    boxes = (w * 3).view(2, 3, 4)
+    return {"out": clip(boxes).pow(2).sum(), "w": w}
+"""
+
+
+@pytest.mark.parametrize("rewrite, verdict", [
+    ("        row = row.clone()\n        row[:, 0].clamp_(min=0.0, max=0.5)\n", Verdict.NOT_VERIFIED),
+    ("        row[:, 0] = row[:, 0].clamp(min=0.0, max=0.5)\n", None),  # still refused: it must not run
+])
+def test_a_write_into_a_piece_of_a_copy_counts_as_a_write_into_the_copy(tmp_path, rewrite, verdict):
+    path = tmp_path / "piece.py"
+    path.write_text(PIECE)
+    wrong = PIECE.replace("        row[:, 0].clamp_(min=0.0, max=0.5)\n", rewrite)
+    assert wrong != PIECE
+    device = verify(f"{path}::example", rewritten_source=wrong, devices=["cpu"]).devices[0]
+    assert device.verdict is not Verdict.VERIFIED, (device.reference, device.differences)
+    if verdict is not None:
+        assert device.verdict is verdict and device.reference == "views allowed", (device.reference, device.reasons)
+    by_index = PIECE.replace("    for row in boxes:\n", "    for i in range(len(boxes)):\n        row = boxes[i]\n")
+    right = verify(f"{path}::example", rewritten_source=by_index, devices=["cpu"]).devices[0]
+    assert right.verdict is Verdict.VERIFIED and right.reference == "views allowed", (right.reference, right.reasons)

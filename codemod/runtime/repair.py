@@ -38,7 +38,7 @@ the writes-into-copies reference (``view_copies``).
 One fix can reveal the next conflict, so this runs again until backward succeeds, then proves
 the result with :func:`codemod.runtime.verify.verify`. One fix can remove a later conflict too:
 a tensor saved once and written by several lines is fixed at its first write first
-(:func:`_after_earlier_write`). When that verification fails, every
+(:func:`after_earlier_write`). When that verification fails, every
 conflict moves on to its next candidate and the whole repair runs again (at most
 ``max_attempts`` times); an attempt that ends with an earlier one's texts is not verified again,
 and the next candidates are taken while any is left. Nothing that did not verify is ever written (the CLI's ``--write``).
@@ -161,7 +161,7 @@ def _key(conflict: Conflict) -> tuple:
             conflict.construct and (conflict.construct.file, conflict.construct.line))
 
 
-def _after_earlier_write(conflicts: List[Conflict]) -> List[Conflict]:
+def after_earlier_write(conflicts: List[Conflict]) -> List[Conflict]:
     """The conflicts to fix later: a saved tensor written by several lines is fixed at the write
     that came first in the run (the smallest version after it), and the next run says whether the
     later writes still reach it. Written out of place, the first write hands a fresh tensor to the
@@ -291,7 +291,7 @@ def repair(target: str, settings: Optional[Settings] = None, max_rounds: int = 8
                     break
                 continue
             before = dict(texts)
-            later = {id(c) for c in _after_earlier_write(result.conflicts)}
+            later = {id(c) for c in after_earlier_write(result.conflicts)}
             first = [c for c in result.conflicts if id(c) not in later]
             round_steps, keys, more = _repair_files(first, texts, reads, project, spec.path, settings,
                                                     prefer, attempt, meaning)

@@ -31,7 +31,7 @@ from codemod.encoding import decode_source
 from codemod.engine.fileio import read_source
 from codemod.engine.diffs import unified_diff
 from codemod.runtime.locate import Conflict
-from codemod.runtime.repair import first_choice
+from codemod.runtime.repair import after_earlier_write, first_choice
 
 
 @dataclasses.dataclass
@@ -114,7 +114,24 @@ def suggest_all(conflicts: List[Conflict], sources: Optional[Dict[str, str]] = N
                 settings: Optional[Settings] = None, skip: Optional[Dict[str, int]] = None,
                 meaning: str = "as-computed") -> List[Suggestion]:
     """One suggestion per file that holds a line to fix, in the order the conflicts came
-    (``meaning``: of the step-order fixes, ``runtime.step_order``)."""
+    (``meaning``: of the step-order fixes, ``runtime.step_order``). As ``repair FILE::TARGET``
+    does (:func:`~codemod.runtime.repair.after_earlier_write`), a saved tensor written by several
+    lines is fixed at the write that came first in the run; the later writes wait for the next
+    run, which says whether they still reach it, unless the first writes have no fix."""
+    later = {id(c) for c in after_earlier_write(conflicts)}
+    if later:
+        first = [c for c in conflicts if id(c) not in later]
+        out = _suggest_by_file(first, sources, settings, skip, meaning)
+        if any(s.changed for s in out):
+            waiting = [c for c in conflicts if id(c) in later and c.mutation is not None]
+            return out + [Suggestion(c.mutation.file, [f"the write at line {c.mutation.line} waits: an earlier write "
+                                                      "of the same saved tensor is fixed first"], "", None)
+                          for c in waiting]
+    return _suggest_by_file(conflicts, sources, settings, skip, meaning)
+
+
+def _suggest_by_file(conflicts: List[Conflict], sources: Optional[Dict[str, str]], settings: Optional[Settings],
+                     skip: Optional[Dict[str, int]], meaning: str) -> List[Suggestion]:
     by_file: Dict[str, List[Conflict]] = {}
     unfixable = []
     for conflict in conflicts:

@@ -120,7 +120,13 @@ class WritesIntoCopies(TorchFunctionMode):
             self._check_reads("the outputs", [t for t in _flat([outputs]) if isinstance(t, torch.Tensor)])
 
     def _note_write(self, name: str, target: torch.Tensor) -> None:
+        # A write into a piece of a copy (``row[:, 0].clamp_()``, ``row`` the copy of an output
+        # of ``unbind``) is a write into the copy: PyTorch refuses it as it refuses the view's
+        # own (the piece inherits its creation meta). A copy is no view, so it is the piece's base.
         copied = self._copy_of(target)
+        if copied is None and target._is_view():
+            copied = self._copy_of(target._base)
+            target = target._base if copied is not None else target
         if copied is not None:
             self._written_bases[copied[0]] = copied[1]
             self._written_copies.setdefault(copied[0], []).append((self._copies[id(target)][3], copied[1]))
