@@ -1,0 +1,95 @@
+"""Second read of stop 36's code on main (ec70a2c..af6aca4) and of stop 37's branches (review37):
+soundness holes shown by running real torch.
+
+Each program works where it is run (under ``torch.no_grad()``, or backward runs); the default
+``fix`` must leave what it computes bit-identical, and the runtime's verdict must not call two
+different results the same. Each test failed first on main (af6aca4) or on the branch named at
+it."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tests.programs import fixed_source, run_program
+
+
+def _same_or_fails(source: str) -> None:
+    """The default fix (every project file seen) leaves ``main()``'s tensors bit-identical in
+    value and dtype, or leaves the program unchanged; the fixed program must not fail."""
+    fixed = fixed_source(source, project=True)
+    want = run_program(source)
+    try:
+        got = run_program(fixed)
+    except Exception as error:  # noqa: BLE001 - the fix broke a working program
+        pytest.fail(f"the safe fix broke a working program ({error}):\n{fixed}")
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and torch.equal(g, w), f"the safe fix changed a working program:\n{fixed}"
+
+
+# ------------------------------------------------ twins whose result is not the receiver's
+# `gate.gt_(0.5)` writes the comparison into `gate` in its own dtype (a float mask: 0./1.);
+# `gate.gt(0.5)` is a bool tensor, on which `1 - gate` raises and `.mean()` refuses, and
+# `probs.bernoulli_()` draws with p=0.5 where `probs.bernoulli()` draws with p=probs. The
+# forward works under no_grad (evaluation); in training the sigmoid's saved output is written.
+GATE = """\
+import torch
+
+
+def gate_mix(s, a, b):
+    gate = torch.sigmoid(s).gt_(0.5)
+    return gate * a + (1 - gate) * b
+
+
+def gate_mix_named(s, a, b):
+    gate = torch.sigmoid(s)
+    gate.gt_(0.5)
+    return gate * a + (1 - gate) * b
+
+
+def train(s, a, b):
+    return (gate_mix(s, a, b) + gate_mix_named(s, a, b)).sum()
+
+
+def main():
+    s = torch.randn(400) * 3
+    a, b = torch.randn(400), torch.randn(400)
+    with torch.no_grad():
+        return [gate_mix(s, a, b), gate_mix_named(s, a, b)]
+"""
+
+COIN = """\
+import torch
+
+
+def coin(s):
+    draw = torch.sigmoid(s).bernoulli_()
+    return draw
+
+
+def coin_named(s):
+    draw = torch.sigmoid(s)
+    draw.bernoulli_()
+    return draw
+
+
+def train(s):
+    return (coin(s) + coin_named(s)).sum()
+
+
+def main():
+    s = torch.randn(400) * 3
+    with torch.no_grad():
+        torch.manual_seed(1)
+        out = [coin(s)]
+        torch.manual_seed(1)
+        return out + [coin_named(s)]
+"""
+
+
+def test_twin_of_an_in_place_comparison_is_no_safe_fix():
+    _same_or_fails(GATE)
+
+
+def test_twin_of_bernoulli_without_p_is_no_safe_fix():
+    _same_or_fails(COIN)
