@@ -17,7 +17,7 @@ from codemod.fixes.edits import (
     out_of_place_chain,
     rebind,
 )
-from codemod.rules.base import Rule, calls_trailing_underscore
+from codemod.rules.base import Rule, calls_trailing_underscore, twin_keeps_result
 from codemod.rules.safety import assess
 
 # Methods without a twin that have an exact out-of-place spelling: (template, needs number arg)
@@ -159,7 +159,7 @@ class InplaceMethod(Rule):
                     if c.func.attr[:-1] not in torch_api.SAME_DTYPE_TWINS]
         if any(isinstance(a, ast.Starred) or self.model.kind(a) is not Kind.SCALAR for a in operands):
             return False
-        if not all(torch_api.INPLACE_METHODS[c.func.attr] for c in chain):
+        if not all(torch_api.INPLACE_METHODS[c.func.attr] and twin_keeps_result(c) for c in chain):
             return False
 
         def build(stmt):
@@ -174,7 +174,7 @@ class InplaceMethod(Rule):
 
     def _converter(self, chain):
         """A function from the (updated) libcst call to its out-of-place form, or None."""
-        if all(torch_api.INPLACE_METHODS[c.func.attr] for c in chain):
+        if all(torch_api.INPLACE_METHODS[c.func.attr] and twin_keeps_result(c) for c in chain):
             return out_of_place_chain
         method = chain[0].func.attr
         if len(chain) == 1 and method in _EQUIVALENTS and self._torch_imported():
