@@ -93,3 +93,28 @@ def test_twin_of_an_in_place_comparison_is_no_safe_fix():
 
 def test_twin_of_bernoulli_without_p_is_no_safe_fix():
     _same_or_fails(COIN)
+
+
+# ------------------------------------------------ the tolerance at a tensor's scale
+# `scores.masked_fill(mask, -1e9)` (or `torch.finfo(dtype).min`, as transformers libraries write
+# it) puts a constant of magnitude 1e9 (3.4e38) into the tensor beside values of magnitude ~1:
+# the tolerance `rtol * scale` is then 1e4 (3.4e33) and any change of the unmasked entries, a
+# sign, a factor 2, passed as "the same". Both runs write the constant bit for bit: it says
+# nothing about the rounding of the entries that differ.
+@pytest.mark.parametrize("fill", [-1e9, torch.finfo(torch.float32).min])
+def test_a_masked_fill_constant_does_not_widen_the_tolerance_of_the_other_entries(fill):
+    from codemod.runtime.compare import Tolerance, compare_tensors
+
+    g = torch.Generator().manual_seed(0)
+    scores = torch.randn(4, 6, 6, generator=g)
+    causal = torch.ones(6, 6, dtype=torch.bool).triu(1)
+    ref = scores.masked_fill(causal, fill)
+    for changed in (-scores, scores * 2, scores + 0.1):
+        found = []
+        compare_tensors(ref, changed.masked_fill(causal, fill), "logits", Tolerance(), found)
+        assert found, "a real change beside a masked constant passed as the same"
+    noise = ref.clone()
+    noise[~causal.expand_as(ref)] *= 1 + 1e-7  # rounding: still no difference
+    found = []
+    compare_tensors(ref, noise, "logits", Tolerance(), found)
+    assert found == []
