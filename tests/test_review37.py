@@ -118,3 +118,34 @@ def test_a_masked_fill_constant_does_not_widen_the_tolerance_of_the_other_entrie
     found = []
     compare_tensors(ref, noise, "logits", Tolerance(), found)
     assert found == []
+
+
+# ------------------------------------------------ held numbers (753a4e0)
+# `self.num_quantizers = num_quantizers`, the argument's default an int: the rule took the
+# attribute for a number that cannot require grad. A default is no type: this file builds the
+# layer with a shift that requires grad, the positions then require grad, and PyTorch refuses the
+# write into a view of them (the program raises); the check said nothing at all.
+def _held_passed_a_tensor() -> str:
+    from tests.test_real36 import HELD
+
+    return HELD + """
+
+def build():
+    return RelativeBias(4, torch.tensor(2.0, requires_grad=True))
+"""
+
+
+def test_a_held_number_passed_a_tensor_that_requires_grad_raises():
+    from tests.test_real36 import _defined, _view_write_raises
+
+    def go():
+        module = _defined(_held_passed_a_tensor(), pytest.MonkeyPatch())["build"]()
+        module(torch.randn(3, requires_grad=True), 3, 3).sum().backward()
+
+    assert _view_write_raises(go)
+
+
+def test_an_int_default_is_no_held_number_where_a_call_passes_a_tensor():
+    from tests.test_real36 import HELD_WRITES, _proven
+
+    assert ("IPF106", HELD_WRITES[0]) in _proven(_held_passed_a_tensor())
