@@ -149,3 +149,10 @@ def test_an_int_default_is_no_held_number_where_a_call_passes_a_tensor():
     from tests.test_real36 import HELD_WRITES, _proven
 
     assert ("IPF106", HELD_WRITES[0]) in _proven(_held_passed_a_tensor())
+
+
+def test_an_int_default_stays_a_held_number_where_every_call_passes_a_number():
+    from tests.test_real36 import HELD, HELD_WRITES, _proven
+
+    source = HELD + "\n\ndef build():\n    return RelativeBias(4, 3), RelativeBias(4)\n"
+    assert not [f for f in _proven(source) if f[1] in HELD_WRITES]
