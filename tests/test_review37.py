@@ -156,3 +156,47 @@ def test_an_int_default_stays_a_held_number_where_every_call_passes_a_number():
 
     source = HELD + "\n\ndef build():\n    return RelativeBias(4, 3), RelativeBias(4)\n"
     assert not [f for f in _proven(source) if f[1] in HELD_WRITES]
+
+
+# ------------------------------------------------ a nested function hands the tensor out
+# `stored_before` skips the loads of a nested function ("it reads the name, not the tensor: it
+# sees the rebinding"); but a nested function called before the write returns the tensor itself:
+# `keep = grab()` holds the object `h += 1` writes, and `h = h + 1` leaves keep the old values.
+CLOSURE = """\
+import torch
+
+
+def compute(w):
+    h = torch.sigmoid(w)
+
+    def grab():
+        return h
+
+    keep = grab()
+    h += 1
+    return h, keep
+
+
+def compute_lambda(w):
+    h = torch.sigmoid(w)
+    grab = lambda: h
+    keep = grab()
+    h += 1
+    return h, keep
+
+
+def train(w):
+    h, keep = compute(w)
+    g, kept = compute_lambda(w)
+    return (h * keep + g * kept).sum()
+
+
+def main():
+    w = torch.randn(3)
+    with torch.no_grad():
+        return [*compute(w), *compute_lambda(w)]
+"""
+
+
+def test_a_nested_function_returning_the_tensor_before_the_write_holds_it():
+    _same_or_fails(CLOSURE)
