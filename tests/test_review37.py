@@ -200,3 +200,10 @@ def main():
 
 def test_a_nested_function_returning_the_tensor_before_the_write_holds_it():
     _same_or_fails(CLOSURE)
+
+
+def test_a_nested_function_that_only_reads_the_values_leaves_the_fix_safe():
+    source = CLOSURE.replace("        return h\n", "        return h.sum()\n").replace("lambda: h", "lambda: h * 2")
+    fixed = fixed_source(source, project=True)
+    assert fixed.count("h = h + 1") == 2, fixed
+    _same_or_fails(source)
