@@ -221,8 +221,9 @@ def stored_before(model: SemanticModel, flow: Flow, key: str, stmt: ast.AST) -> 
         if model.owner(load) is not owner:
             # a nested function reads the name, not the tensor: it sees the rebinding, unless it
             # hands the tensor out (`def grab(): return h`, `lambda: h`) and may run before the write
-            if early and _handed_out_by_nested(model, load):
-                return True
+            inner = model.flow(model.owner(load))
+            if early and (key not in inner.bindings or key in inner.declared) and _handed_out_by_nested(model, load):
+                return True  # (a nested function binding `key` itself reads its own name)
             continue
         if not early:
             continue  # (the write's own operands are read before it: `x += f(keep(x))`)
