@@ -207,3 +207,66 @@ def test_a_nested_function_that_only_reads_the_values_leaves_the_fix_safe():
     fixed = fixed_source(source, project=True)
     assert fixed.count("h = h + 1") == 2, fixed
     _same_or_fails(source)
+
+
+# ------------------------------------------------ a forward that clones a grad-requiring input
+# `if feats.requires_grad: feats = feats.clone()` before `feats *= 0.5`: the write never meets
+# the caller's leaf (on the path where the input is not cloned, it requires no grad). The caller
+# hands it a leaf that requires grad and the program runs; the check proves "the caller's tensor
+# is a leaf that requires grad" from the parameter's binding alone, path-blind.
+GUARDED_FORWARD = """\
+import torch
+import torch.nn as nn
+
+
+class Scaler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(3, 1)
+
+    def forward(self, feats):
+        if feats.requires_grad:
+            feats = feats.clone()
+        feats *= 0.5
+        return self.head(feats)
+
+
+def main():
+    torch.manual_seed(0)
+    model = Scaler()
+    inp = INPUT
+    out = model(inp)
+    out.sum().backward()
+    return [out.detach(), model.head.weight.grad, inp.grad]
+"""
+
+
+def _proven_in_project(source: str):
+    from codemod.config import Settings
+    from tests.programs import process_in_project
+
+    result = process_in_project(source, Settings())
+    return [(f.code, f.span.line) for f in result.findings if f.code.startswith("IPF1")]
+
+
+@pytest.mark.xfail(strict=True, reason="main: the caller's-leaf proof (forward input) reads the parameter's "
+                   "binding path-blind; an `if x.requires_grad: x = x.clone()` guard is not seen (review37)")
+def test_a_forward_that_clones_an_input_requiring_grad_is_not_proven():
+    source = GUARDED_FORWARD.replace("INPUT", "torch.randn(4, 3, requires_grad=True)")
+    run_program(source)  # runs: backward and all
+    assert not _proven_in_project(source)
+
+
+def _rec24m_present() -> bool:
+    from codemod.analysis import leaves
+
+    return hasattr(leaves, "creates_leaf")
+
+
+@pytest.mark.xfail(condition=_rec24m_present(), strict=True,
+                   reason="rec24m (152b5e5): a leaf made by requires_grad_() handed to a forward inherits "
+                   "the path-blind caller's-leaf proof above; passes on main (no such proof there)")
+def test_a_forward_that_clones_an_input_made_a_leaf_by_requires_grad_is_not_proven():
+    source = GUARDED_FORWARD.replace("INPUT", "torch.randn(4, 3).requires_grad_()")
+    run_program(source)
+    assert not _proven_in_project(source)
