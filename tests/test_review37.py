@@ -270,3 +270,77 @@ def test_a_forward_that_clones_an_input_made_a_leaf_by_requires_grad_is_not_prov
     source = GUARDED_FORWARD.replace("INPUT", "torch.randn(4, 3).requires_grad_()")
     run_program(source)
     assert not _proven_in_project(source)
+
+
+# ------------------------------------------------ rec24l: the first member of an nn.Sequential
+# rec24l (bf329fb) hands a Sequential's input to its first member's forward. A first member
+# replaced after the chain is built (`self.body[0] = PlainBlock(c)` in __init__, `unit.body[0] =
+# ...` from outside, `insert(0, conv)`) no longer runs: the in-place ReLU never meets the saved
+# input, the program runs, and the hazard is still proven at the ReLU's construction.
+SEQUENTIAL_FIRST = """\
+import torch
+import torch.nn as nn
+
+
+class PreActBlock(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.act = nn.ReLU(inplace=True)
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+
+    def forward(self, x):
+        x = self.act(x)
+        return self.conv(x)
+
+
+class PlainBlock(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+class Unit(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.skip = nn.Conv2d(c, c, 1)
+        self.body = nn.Sequential(PreActBlock(c), nn.BatchNorm2d(c))
+REPLACED_IN_INIT
+    def forward(self, x):
+        identity = self.skip(x)
+        return self.body(x) + identity
+
+
+def main():
+    torch.manual_seed(0)
+    stem = nn.Conv2d(3, 4, 3, padding=1)
+    unit = Unit(4)
+REPLACED_OUTSIDE
+    out = unit(stem(torch.randn(2, 3, 6, 6)))
+    out.pow(2).mean().backward()
+    return [stem.weight.grad] + [p.grad for p in unit.parameters()]
+"""
+FIRST_REPLACED = {
+    "in-init": ("        self.body[0] = PlainBlock(c)\n", ""),
+    "from-outside": ("", "    unit.body[0] = PlainBlock(4)\n"),
+    "insert-first": ("        self.body.insert(0, nn.Conv2d(c, c, 1))\n", ""),
+}
+
+
+def _rec24l_present() -> bool:
+    from codemod.analysis.summaries import CallTargets
+
+    return hasattr(CallTargets, "first_member")
+
+
+@pytest.mark.xfail(condition=_rec24l_present(), strict=True,
+                   reason="rec24l (bf329fb): CallTargets.first_member takes the member the Sequential was "
+                   "built with, not one put in its place afterwards (passes on main: no such proof there)")
+@pytest.mark.parametrize("way", sorted(FIRST_REPLACED))
+def test_a_sequential_whose_first_member_was_replaced_is_not_proven(way):
+    in_init, outside = FIRST_REPLACED[way]
+    source = SEQUENTIAL_FIRST.replace("REPLACED_IN_INIT\n", in_init + "\n").replace("REPLACED_OUTSIDE\n", outside)
+    run_program(source)  # runs: the replaced block's ReLU never meets the saved input
+    assert not _proven_in_project(source), _proven_in_project(source)
