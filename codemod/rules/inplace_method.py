@@ -64,7 +64,8 @@ class InplaceMethod(Rule):
     ## Fix safety
     As for IPF001 (dtype promotion by tensor operands, except for twins that keep self's dtype
     such as ``masked_fill``; parameters; aliases). No fix for a call nested in a larger
-    expression (``nested-call``), a method without a twin (``copy_``, ``normal_``: ``no-twin``),
+    expression (``nested-call``), a method without a twin (``copy_``, ``normal_``; a comparison, ``logical_not_`` or
+    ``bernoulli_()`` without ``p``, whose twin computes something else: ``no-twin``),
     a name that is not local to the function (``non-local-name``), or ``nn.Parameter``
     receivers. ``torch.nn.init`` calls are skipped as intended (``nn-init``). A method called
     on a call's result that no name holds (``fea = branch(x).unsqueeze_(1)``) gets its twin,
