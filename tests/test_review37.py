@@ -344,3 +344,67 @@ def test_a_sequential_whose_first_member_was_replaced_is_not_proven(way):
     source = SEQUENTIAL_FIRST.replace("REPLACED_IN_INIT\n", in_init + "\n").replace("REPLACED_OUTSIDE\n", outside)
     run_program(source)  # runs: the replaced block's ReLU never meets the saved input
     assert not _proven_in_project(source), _proven_in_project(source)
+
+
+# ------------------------------------------------ a test that could not fail (fix24d)
+# test_fix24d_temporary_receiver's "keeps-its-output" control calls the module only under
+# torch.no_grad(): nothing is reported there, so it stays unfixed with or without
+# fresh_temporary's `result_kept` check (removing that check passes the whole file). Here the
+# write is reported (a trained forward), and the module keeps what it returns in a list, a dict,
+# a global list, through a helper: the twin would leave the kept tensor unscaled.
+KEPT_OUTPUT = """\
+import torch
+import torch.nn as nn
+
+CACHE = []
+
+
+def remember(t):
+    CACHE.append(t)
+    return t
+
+
+class Branch(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.feats = []
+        self.store = {}
+
+    def forward(self, x):
+        out = torch.relu(self.fc(x))
+KEEP
+        return out
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.branch = Branch()
+
+    def forward(self, x):
+        fea = self.branch(x).mul_(2.0)
+        return fea.sum()
+
+
+def main():
+    torch.manual_seed(0)
+    net = Net()
+    with torch.no_grad():
+        out = net(torch.randn(3, 4))
+    kept = net.branch.feats + list(net.branch.store.values()) + CACHE
+    return [out, *kept]
+"""
+KEEPS = {
+    "list-append": "        self.feats.append(out)",
+    "dict-store": "        self.store['last'] = out",
+    "global-list": "        CACHE.append(out)",
+    "helper": "        remember(out)",
+}
+
+
+@pytest.mark.parametrize("keep", sorted(KEEPS))
+def test_a_module_keeping_its_output_leaves_the_temporary_unfixed(keep):
+    source = KEPT_OUTPUT.replace("KEEP", KEEPS[keep])
+    assert _proven_in_project(source)  # the write is reported: the fix is really judged
+    _same_or_fails(source)
