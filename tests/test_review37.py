@@ -408,3 +408,34 @@ def test_a_module_keeping_its_output_leaves_the_temporary_unfixed(keep):
     source = KEPT_OUTPUT.replace("KEEP", KEEPS[keep])
     assert _proven_in_project(source)  # the write is reported: the fix is really judged
     _same_or_fails(source)
+
+
+# ------------------------------------------------ a test that could not fail (fix24d, finally)
+# test_fix24d_method_inputs' finally case stays unsafe for other reasons: with `_before_a_finally`
+# answering False everywhere its whole file passes. The plainest form: the write in a `finally`
+# after `return h` reaches the tensor the caller got.
+RETURN_THEN_FINALLY = """\
+import torch
+
+
+def scaled(z):
+    h = torch.sigmoid(z)
+    try:
+        return h
+    finally:
+        h *= 2
+
+
+def train(z):
+    return scaled(z).sum()
+
+
+def main():
+    z = torch.randn(3)
+    with torch.no_grad():
+        return [scaled(z)]
+"""
+
+
+def test_a_write_in_a_finally_after_the_return_is_seen_by_the_caller():
+    _same_or_fails(RETURN_THEN_FINALLY)
