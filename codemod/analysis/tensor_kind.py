@@ -286,13 +286,13 @@ class TensorKinds:
             cls.name in (getattr(n, "id", None), getattr(n, "attr", None)) for b in other.bases for n in ast.walk(b)))
 
     def _number(self, value: ast.expr) -> bool:
-        if self.kind(value) is Kind.SCALAR:
-            return True
         func = self.tree.owner(value)
         if isinstance(value, ast.Name) and isinstance(func, FUNCTIONS):
             params = [a for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs) if a.arg == value.id]
-            return bool(params) and self.params.sized_only(params[0])
-        return False
+            if params:  # a default or an annotation is no type: the constructions in view must agree
+                return self.params.sized_only(params[0]) or (
+                    self.kind(value) is Kind.SCALAR and self.params.constructed_with_numbers(params[0]))
+        return self.kind(value) is Kind.SCALAR
 
     def module_dict_entry(self, attr: ast.expr) -> Optional[List[object]]:
         """What ``self.<dict>.<entry>`` was built from, where ``self.<dict>`` is an
@@ -614,6 +614,27 @@ class ParameterKinds(_KindsPart):
             return False
         return any(self._read_as_size(n, stmt) for stmt in func.body for n in self.tree.walk(stmt)
                    if isinstance(n, ast.Name) and n.id == param.arg and isinstance(n.ctx, ast.Load))
+
+    def constructed_with_numbers(self, param: ast.arg) -> bool:
+        """``param`` of a class's ``__init__``, never rebound there, that every construction of
+        the class in the file passes a number or leaves to its default (each use of the class's
+        name a call spreading nothing): ``Layer(4, torch.tensor(2.0, requires_grad=True))``
+        makes an int default no number. (Constructions in files out of view are not seen.)"""
+        func = self.tree.owner(param)
+        cls = self.tree.parent(func)
+        if not (isinstance(func, FUNCTIONS) and func.name == "__init__" and isinstance(cls, ast.ClassDef)) \
+                or len(self.binder.flow(func).bindings.get(param.arg, [])) != 1:
+            return False
+        sites = self.classes.calls_in(self.module).get(cls.name, [])
+        if self._name_uses().get(cls.name, 0) != len(sites):
+            return False  # a base of another class, a factory handed on: constructed unseen
+        plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)][1:]
+        position = plain.index(param.arg) if param.arg in plain else None
+        for site in sites:
+            passed = None if spreads(site) else passed_for(site, param.arg, position)
+            if spreads(site) or passed is not None and self.kinds.kind(passed) is not Kind.SCALAR:
+                return False
+        return True
 
     def _read_as_size(self, name: ast.Name, stmt: ast.stmt) -> bool:
         node: ast.AST = name

@@ -107,6 +107,26 @@ def calls_trailing_underscore(call: ast.Call) -> bool:
     return name.endswith("_") and not name.startswith("_")
 
 
+# In-place methods whose out-of-place twin computes something else: a comparison or
+# ``logical_not_`` writes its 0/1 into the receiver in the receiver's dtype (a float mask) where
+# the twin returns a bool tensor (``1 - mask`` then raises, ``mask.mean()`` refuses).
+_BOOL_TWINS = frozenset({
+    "eq_", "ne_", "lt_", "le_", "gt_", "ge_", "greater_", "greater_equal_", "less_", "less_equal_",
+    "not_equal_", "logical_and_", "logical_or_", "logical_xor_", "logical_not_",
+})
+
+
+def twin_keeps_result(call: ast.Call) -> bool:
+    """``x.<m>_(...)``'s out-of-place twin ``x.<m>(...)`` computes what the in-place call writes
+    (in the receiver's dtype; operand promotion is judged apart): not for the methods of
+    ``_BOOL_TWINS``, nor for ``bernoulli_`` without ``p`` (it draws with p=0.5, the twin with
+    p=the receiver's values)."""
+    method = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+    if method in _BOOL_TWINS:
+        return False
+    return method != "bernoulli_" or bool(call.args) or any(k.arg == "p" for k in call.keywords)
+
+
 def may_write_in_place(node: ast.AST) -> bool:
     """The node screen of rules that look at every write: an ``op=``, an assignment into a
     subscript, or a call named like an in-place op (``could_start`` of those rules)."""

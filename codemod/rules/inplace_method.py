@@ -17,7 +17,7 @@ from codemod.fixes.edits import (
     out_of_place_chain,
     rebind,
 )
-from codemod.rules.base import Rule, calls_trailing_underscore
+from codemod.rules.base import Rule, calls_trailing_underscore, twin_keeps_result
 from codemod.rules.safety import assess
 
 # Methods without a twin that have an exact out-of-place spelling: (template, needs number arg)
@@ -64,7 +64,8 @@ class InplaceMethod(Rule):
     ## Fix safety
     As for IPF001 (dtype promotion by tensor operands, except for twins that keep self's dtype
     such as ``masked_fill``; parameters; aliases). No fix for a call nested in a larger
-    expression (``nested-call``), a method without a twin (``copy_``, ``normal_``: ``no-twin``),
+    expression (``nested-call``), a method without a twin (``copy_``, ``normal_``; a comparison, ``logical_not_`` or
+    ``bernoulli_()`` without ``p``, whose twin computes something else: ``no-twin``),
     a name that is not local to the function (``non-local-name``), or ``nn.Parameter``
     receivers. ``torch.nn.init`` calls are skipped as intended (``nn-init``). A method called
     on a call's result that no name holds (``fea = branch(x).unsqueeze_(1)``) gets its twin,
@@ -159,7 +160,7 @@ class InplaceMethod(Rule):
                     if c.func.attr[:-1] not in torch_api.SAME_DTYPE_TWINS]
         if any(isinstance(a, ast.Starred) or self.model.kind(a) is not Kind.SCALAR for a in operands):
             return False
-        if not all(torch_api.INPLACE_METHODS[c.func.attr] for c in chain):
+        if not all(torch_api.INPLACE_METHODS[c.func.attr] and twin_keeps_result(c) for c in chain):
             return False
 
         def build(stmt):
@@ -174,7 +175,7 @@ class InplaceMethod(Rule):
 
     def _converter(self, chain):
         """A function from the (updated) libcst call to its out-of-place form, or None."""
-        if all(torch_api.INPLACE_METHODS[c.func.attr] for c in chain):
+        if all(torch_api.INPLACE_METHODS[c.func.attr] and twin_keeps_result(c) for c in chain):
             return out_of_place_chain
         method = chain[0].func.attr
         if len(chain) == 1 and method in _EQUIVALENTS and self._torch_imported():

@@ -14,7 +14,7 @@ from codemod.findings import Fix, Status
 from codemod.fixes import _cst as cst
 from codemod.fixes.edits import copy_leaf, ensure_import, wrap_run_in_with
 from codemod.fixes.site import FixSite, Plan
-from codemod.rules.base import Rule, calls_trailing_underscore, may_write_in_place
+from codemod.rules.base import Rule, calls_trailing_underscore, may_write_in_place, twin_keeps_result
 
 _LEAF_ERROR = "PyTorch raises \"a leaf Variable that requires grad is being used in an in-place operation\""
 _UPDATING_METHODS = set(torch_api.INPLACE_METHODS) | {"copy_", "zero_", "fill_", "normal_", "uniform_"}
@@ -391,7 +391,7 @@ def _copy_form(stmt: ast.stmt, name: str) -> Optional[str]:
         return "clone"
     call = stmt.value if isinstance(stmt, ast.Expr) else None
     while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
-            and torch_api.INPLACE_METHODS.get(call.func.attr):
+            and torch_api.INPLACE_METHODS.get(call.func.attr) and twin_keeps_result(call):
         call = call.func.value
     if call is not getattr(stmt, "value", None) and isinstance(call, ast.Name) and call.id == name:
         return "twin"

@@ -217,14 +217,32 @@ def stored_before(model: SemanticModel, flow: Flow, key: str, stmt: ast.AST) -> 
             loops.append(up)
     written = {id(b) for b in model.reaching(flow, key, stmt) if b.form != "aug"}
     for pos, load in flow.loads.get(key, []):
+        early = pos < start or within(load, stmt) or any(within(load, loop) for loop in loops)
         if model.owner(load) is not owner:
-            continue  # a nested function reads the name, not the tensor: it sees the rebinding
-        if not (pos < start or within(load, stmt) or any(within(load, loop) for loop in loops)):
+            # a nested function reads the name, not the tensor: it sees the rebinding, unless it
+            # hands the tensor out (`def grab(): return h`, `lambda: h`) and may run before the write
+            inner = model.flow(model.owner(load))
+            if early and (key not in inner.bindings or key in inner.declared) and _handed_out_by_nested(model, load):
+                return True  # (a nested function binding `key` itself reads its own name)
+            continue
+        if not early:
             continue  # (the write's own operands are read before it: `x += f(keep(x))`)
         seen = {id(b) for b in model.reaching(flow, key, model.statement_of(load)) if b.form != "aug"}
         if seen & written and _escapes(model, load):  # (a load of an earlier tensor the name held: another object)
             return True
     return False
+
+
+def _handed_out_by_nested(model: SemanticModel, load: ast.AST) -> bool:
+    """A nested function's read that gives the tensor itself to whoever calls it (returned, the
+    lambda's value, yielded) or puts it in a holder (:func:`_escapes`)."""
+    node, parent = load, model.parent(load)
+    while isinstance(parent, (ast.IfExp, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Starred)) \
+            and not (isinstance(parent, ast.IfExp) and node is parent.test):
+        node, parent = parent, model.parent(parent)
+    if isinstance(parent, (ast.Return, ast.Yield, ast.YieldFrom)) or isinstance(parent, ast.Lambda) and parent.body is node:
+        return True
+    return _escapes(model, load)
 
 
 def _escapes(model: SemanticModel, load: ast.AST) -> bool:
@@ -239,6 +257,8 @@ def _escapes(model: SemanticModel, load: ast.AST) -> bool:
             return _before_a_finally(model, parent)
         # `torch.cat([h, x])`: read, not kept; any other display holds it (`keep = [h]`)
         return not (isinstance(parent, ast.Call) and model.torch_name(parent.func) is not None)
+    if isinstance(parent, ast.Lambda) and parent.body is node:
+        return True  # `grab = lambda: h`: whoever calls it gets the tensor
     if isinstance(parent, ast.keyword):
         node, parent = parent, model.parent(parent)
     if isinstance(parent, ast.Return):

@@ -16,7 +16,7 @@ from codemod.fixes import _cst as cst
 from codemod.fixes.edits import clone_of, detach_bindings, fix_title, insert_before, out_of_place_chain, rebind
 from codemod.fixes.site import FixSite, Plan
 from codemod.rules.augmented_assignment import build_assignment
-from codemod.rules.base import Rule, may_write_in_place
+from codemod.rules.base import Rule, may_write_in_place, twin_keeps_result
 from codemod.rules.inplace_argument import find_inplace_arg, find_inplace_cst_arg, without_arg
 
 if TYPE_CHECKING:  # (the rules' table is read without the analysis: ``rules.base``)
@@ -451,7 +451,8 @@ class ViewWritePlans:
             return self.rule.plan(node, "AugAssign", make_aug)
         parent = self.model.parent(node)
         if chain and key is not None and isinstance(parent, ast.Expr) \
-                and all(torch_api.INPLACE_METHODS[c.func.attr] for c in chain if isinstance(c.func, ast.Attribute)):
+                and all(torch_api.INPLACE_METHODS[c.func.attr] and twin_keeps_result(c)
+                        for c in chain if isinstance(c.func, ast.Attribute)):
             keeps = [a for c in chain if isinstance(c.func, ast.Attribute)
                      and c.func.attr[:-1] not in torch_api.SAME_DTYPE_TWINS
                      for a in (*c.args, *(k.value for k in c.keywords))]

@@ -279,7 +279,8 @@ def compare_tensors(a: Optional[torch.Tensor], b: Optional[torch.Tensor], where:
 
 def close_at_scale(x: torch.Tensor, y: torch.Tensor, rtol: float, atol: float) -> bool:
     """``|x - y| <= atol + rtol * scale`` everywhere, ``scale`` the largest finite magnitude of
-    either tensor; NaN and infinities in the same places (infinities of the same sign).
+    either tensor among the entries the two runs do not agree on bit for bit; NaN and infinities
+    in the same places (infinities of the same sign).
 
     Why the tensor's scale and not each entry's: a float sum's rounding is relative to the
     magnitude of its terms, not of its result. A copy of a view is dense where the view was not,
@@ -288,6 +289,8 @@ def close_at_scale(x: torch.Tensor, y: torch.Tensor, rtol: float, atol: float) -
     eps of the tensor's largest value after twenty Adam steps, on entries far smaller), which an
     elementwise relative tolerance calls a difference. A change above ``rtol`` of the tensor's scale (a
     gradient scaled by 1.001, a sign flipped on an entry that matters, a step dropped) still is one.
+    An entry both runs wrote the same (a masked fill's -1e9 or ``finfo.min`` beside logits of
+    magnitude 1) is no evidence of that noise: taken as the scale, it would accept any change.
     """
     if not torch.equal(torch.isnan(x), torch.isnan(y)):
         return False
@@ -298,6 +301,10 @@ def close_at_scale(x: torch.Tensor, y: torch.Tensor, rtol: float, atol: float) -
     if not finite.any():
         return True
     xs, ys = x[finite], y[finite]
+    differ = xs != ys
+    if not differ.any():
+        return True
+    xs, ys = xs[differ], ys[differ]
     scale = float(torch.maximum(xs.abs().max(), ys.abs().max()))
     return bool(((xs - ys).abs() <= atol + rtol * scale).all())
 
