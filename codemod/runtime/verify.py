@@ -14,7 +14,9 @@ Three verdicts, exit code 0 only for the first:
 - ``verified``: a real reference exists, the rewritten code ran, something a rewrite of the
   gradients could change was compared (a gradient, the harness's or a leaf's ``.grad``, or
   state the run changed in place, such as parameters after optimizer steps), and nothing
-  differs. Outputs alone are no evidence: a rewrite can keep them and change a gradient. It proves the rewrite
+  differs. Outputs alone are no evidence: a rewrite can keep them and change a gradient; nor
+  are gradients that are None on both sides alone (no backward reached any leaf, either way:
+  a rewrite that detached everything would agree). It proves the rewrite
   computes the values the original really computed (the oracle's: what its forward used);
   it cannot prove what the author meant where the crash hid it.
 - ``not verified``: something differs, or the rewrite fails.
@@ -89,8 +91,10 @@ class Compared:
     @property
     def evidence(self) -> int:
         """What a rewrite of the program's gradients could change: gradients, and state
-        the run changed. Outputs alone prove nothing about a backward."""
-        return self.grads + self.changed
+        the run changed. Outputs alone prove nothing about a backward, nor does a gradient
+        that is None on both sides alone (no backward reached that leaf either way: a rewrite
+        that detached everything would agree)."""
+        return self.grads - self.grads_none + self.changed
 
     def describe(self) -> str:
         changed = f" ({self.changed} changed by the run)" if self.changed else ""
@@ -395,8 +399,11 @@ def _judge(report: DeviceReport, reference: Optional[SideResult], new: SideResul
         report.verdict = Verdict.UNPROVEN
     elif compared.evidence == 0:
         report.reasons.append(
-            "nothing comparable that a rewrite could change: no gradient (the harness's "
-            "backward reached no leaf, and no leaf has a .grad) and no state the run changed"
+            "nothing comparable that a rewrite could change: "
+            + (f"no gradient reached any leaf on either side (the {compared.grads} compared were none on both "
+               "sides, as they would be if the rewrite detached everything)" if compared.grads_none else
+               "no gradient (the harness's backward reached no leaf, and no leaf has a .grad)")
+            + " and no state the run changed"
             + (f" ({compared.outputs} output tensor(s) agree)" if compared.outputs else ""))
         report.verdict = Verdict.UNPROVEN
     else:
