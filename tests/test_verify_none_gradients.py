@@ -100,3 +100,32 @@ def test_a_leaf_repair_whose_run_differentiates_nothing_is_not_written_as_verifi
     result, shown = repair_program(tmp_path, "leaf_detached", LEAF_DETACHED)
     assert not result.verified, shown
     assert "no gradient reached any leaf on either side" in shown, shown
+
+
+# The program takes its gradient itself (``torch.autograd.grad``) and returns it: no leaf gets a
+# ``.grad`` and the output needs none, yet a backward reached ``x`` and the output is that gradient.
+OWN_GRAD = '''\
+    import torch
+
+
+    def compute():
+        torch.manual_seed(0)
+        x = torch.rand(5, requires_grad=True)
+        energy = (torch.sigmoid(x * 3.0) ** 2).sum()
+        force = torch.autograd.grad(energy, [x])[0]
+        return {"force": force}
+'''
+
+
+def test_a_gradient_the_program_took_itself_and_returned_is_evidence(tmp_path):
+    result = _verify(tmp_path, OWN_GRAD, OWN_GRAD.replace("torch.sigmoid(x * 3.0)", "(x * 3.0).sigmoid()"))
+    report = result.devices[0]
+    shown = render_table(result)
+    assert report.compared.grads == report.compared.grads_none, shown  # the harness's are all none
+    assert report.compared.own_grads == len(report.compared.calls) > 0, shown  # one per call
+    assert report.verdict is Verdict.VERIFIED, shown
+
+
+def test_a_wrong_rewrite_of_that_gradient_is_not_verified(tmp_path):
+    result = _verify(tmp_path, OWN_GRAD, OWN_GRAD.replace("energy, [x])[0]", "energy * 2.0, [x])[0]"))
+    assert result.devices[0].verdict is Verdict.NOT_VERIFIED, render_table(result)

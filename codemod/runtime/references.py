@@ -198,6 +198,7 @@ class LeafWatch(TorchFunctionMode):
         self.unfit: Optional[str] = None
         self.exempt: set = set()  # ids of leaves the harness made (inputs): not the program's
         self.backwards = 0  # backward/grad calls seen (the program's own, then the harness's)
+        self.own_gradients: List["weakref.ref[torch.Tensor]"] = []  # what the program's torch.autograd.grad returned
 
     def note(self, t) -> None:
         if not isinstance(t, torch.Tensor) or id(t) in self._ids:
@@ -313,6 +314,8 @@ class LeafWatch(TorchFunctionMode):
         result = func(*args, **kwargs)
         if name in ("backward", "grad"):
             self.backwards += 1
+            if name == "grad" and not self.harness_backward:
+                self.own_gradients += [weakref.ref(r) for r in _flat([result]) if isinstance(r, torch.Tensor)]
             self._recorded.clear()
             self._reached = None
         elif torch.is_grad_enabled() and self.no_grad_leaves:

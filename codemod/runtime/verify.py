@@ -79,6 +79,7 @@ class Compared:
     """How much was compared: tensors per kind, plain values, and the calls."""
 
     outputs: int = 0
+    own_grads: int = 0  # of those, gradients the program took itself (torch.autograd.grad) on both sides
     grads: int = 0  # the harness's gradients and every .grad in the final state
     grads_none: int = 0  # of those, none on both sides (no gradient reaches that leaf either way)
     state: int = 0
@@ -94,13 +95,14 @@ class Compared:
         the run changed. Outputs alone prove nothing about a backward, nor does a gradient
         that is None on both sides alone (no backward reached that leaf either way: a rewrite
         that detached everything would agree)."""
-        return self.grads - self.grads_none + self.changed
+        return self.grads - self.grads_none + self.own_grads + self.changed
 
     def describe(self) -> str:
         changed = f" ({self.changed} changed by the run)" if self.changed else ""
         shown = f", {self.printed} printed line(s)" if self.printed else ""
         none = f" ({self.grads_none} of them none on both sides)" if self.grads_none else ""
-        return (f"{self.outputs} output tensor(s), {self.grads} gradient(s){none}, {self.state} state tensor(s){changed}, "
+        own = f" ({self.own_grads} of them gradients the program took itself)" if self.own_grads else ""
+        return (f"{self.outputs} output tensor(s){own}, {self.grads} gradient(s){none}, {self.state} state tensor(s){changed}, "
                 f"{self.values} other value(s){shown} over {', '.join(self.calls) or 'no call'}")
 
 
@@ -445,6 +447,7 @@ def compare_sides(ref: SideResult, new: SideResult, tol: Tolerance):
         compared.calls.append(a.label)
         outputs = compare(a.outputs, b.outputs, f"{a.label}: output", tol, diffs)
         compared.outputs += outputs.tensors
+        compared.own_grads += min(a.own_grads, b.own_grads)
         compared.values += outputs.values
         cmp.output_abs = _max(cmp.output_abs, outputs.max_abs)
         if a.freed != b.freed:
