@@ -83,6 +83,7 @@ class CallRecord:
     freed: Tuple[int, ...] = ()  # outputs whose graph an earlier backward had freed (no gradient)
     error: str = ""  # the probe call with inputs that require grad: how it failed
     error_kind: Optional[str] = None  # "saved", "leaf", "view", or "unfit" (the reference does not fit there)
+    own_grads: int = 0  # outputs that are gradients the program took itself (torch.autograd.grad)
 
 
 @dataclasses.dataclass
@@ -389,7 +390,8 @@ def _run_function(request: SideRequest, result: SideResult, program: Program, dt
                 break
             if k == CALLS:
                 result.cost = Cost(saved.bytes, _clock(device) - start, _peak(device))
-            result.calls.append(CallRecord(label, encode(out), grads, Plain(None, "NoneType"), freed))
+            result.calls.append(CallRecord(label, encode(out), grads, Plain(None, "NoneType"), freed,
+                                           own_grads=_own_gradients(out, watch)))
             if exited:
                 result.status = "exited"
                 result.notes.append(f"{label} ended with sys.exit(0): its state is compared, nothing after it")
@@ -409,6 +411,13 @@ def _run_function(request: SideRequest, result: SideResult, program: Program, dt
                       if (id(t) in before and version_of(t) != before[id(t)]) or seen.get(id(t), -1) in moved]
     _finish_watch(result, watch)
     _finish_copies(result, copies)
+
+
+def _own_gradients(out: Any, watch: LeafWatch) -> int:
+    """How many output tensors are gradients the program took itself (``torch.autograd.grad``,
+    not through ``.grad``): compared as outputs, they are gradients a rewrite could change."""
+    took = {id(t) for t in (w() for w in watch.own_gradients) if t is not None}
+    return sum(1 for t in iter_tensors(out) if id(t) in took)
 
 
 def _view_copies(request: SideRequest):

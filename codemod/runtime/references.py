@@ -198,6 +198,7 @@ class LeafWatch(TorchFunctionMode):
         self.unfit: Optional[str] = None
         self.exempt: set = set()  # ids of leaves the harness made (inputs): not the program's
         self.backwards = 0  # backward/grad calls seen (the program's own, then the harness's)
+        self.own_gradients: List["weakref.ref[torch.Tensor]"] = []  # what the program's torch.autograd.grad returned
 
     def note(self, t) -> None:
         if not isinstance(t, torch.Tensor) or id(t) in self._ids:
@@ -313,6 +314,8 @@ class LeafWatch(TorchFunctionMode):
         result = func(*args, **kwargs)
         if name in ("backward", "grad"):
             self.backwards += 1
+            if name == "grad" and not self.harness_backward:
+                self.own_gradients += [weakref.ref(r) for r in _flat([result]) if isinstance(r, torch.Tensor)]
             self._recorded.clear()
             self._reached = None
         elif torch.is_grad_enabled() and self.no_grad_leaves:
@@ -454,9 +457,11 @@ def _on_path(written: List[Tuple[str, object]], tensors) -> Optional[str]:
 class WrittenElements:
     """The elements of each leaf's storage that updates wrote (the copy meaning): a read of a view
     that misses them (``t = coords[:, 1:]`` beside ``x = coords[:, :1]``) sees the same values
-    whether the update went in place or to a copy."""
+    whether the update went in place or to a copy. A view of another element size (``c.real`` of
+    a complex leaf, ``x.view(torch.int32)``) counts its strides and offset in its own elements:
+    its bytes are mapped onto the leaf's elements (each one it touches at all)."""
 
-    LIMIT = 1 << 26  # elements: a larger leaf counts as written everywhere
+    LIMIT = 1 << 26  # elements (bytes, for a view of another element size): a larger leaf counts as written everywhere
 
     def __init__(self) -> None:
         self._masks: Dict[int, torch.Tensor] = {}  # id(leaf) -> bool per element of its storage
@@ -464,7 +469,8 @@ class WrittenElements:
 
     def mark(self, leaf: torch.Tensor, target) -> None:
         with torch._C.DisableTorchFunction():
-            size = leaf.untyped_storage().nbytes() // max(leaf.element_size(), 1)
+            unit = max(leaf.element_size(), 1)
+            size = -(-leaf.untyped_storage().nbytes() // unit)
             if not isinstance(target, torch.Tensor) or target is leaf or target._base is not leaf or size > self.LIMIT:
                 self._whole.add(id(leaf))
                 return
@@ -472,7 +478,10 @@ class WrittenElements:
             if mask is None:
                 mask = self._masks[id(leaf)] = torch.zeros(size, dtype=torch.bool, device="cpu")
             try:
-                mask.as_strided(target.size(), target.stride(), target.storage_offset()).fill_(True)
+                if target.element_size() == unit:
+                    mask.as_strided(target.size(), target.stride(), target.storage_offset()).fill_(True)
+                else:
+                    mask |= self._covered(target, unit, size)
             except RuntimeError:
                 self._whole.add(id(leaf))
 
@@ -483,9 +492,23 @@ class WrittenElements:
             return True
         with torch._C.DisableTorchFunction():
             try:
-                return bool(mask.as_strided(t.size(), t.stride(), t.storage_offset()).any())
+                unit = max(base.element_size(), 1)
+                if t.element_size() == unit:
+                    return bool(mask.as_strided(t.size(), t.stride(), t.storage_offset()).any())
+                return bool((mask & self._covered(t, unit, mask.numel())).any())
             except RuntimeError:
                 return True
+
+    def _covered(self, view: torch.Tensor, unit: int, size: int) -> torch.Tensor:
+        """The leaf's elements (``unit`` bytes each, ``size`` of them) that any byte of ``view``
+        lies in; a RuntimeError where that is too large to map or out of the storage."""
+        width = view.element_size()
+        if size * unit > self.LIMIT:
+            raise RuntimeError("too large to map bytes")
+        touched = torch.zeros(size * unit, dtype=torch.bool, device="cpu")
+        touched.as_strided((*view.size(), width), (*(s * width for s in view.stride()), 1),
+                           view.storage_offset() * width).fill_(True)
+        return touched.view(size, unit).any(dim=1)
 
 
 # In-place steps of a computation (activations, dropout): on a leaf whose gradient the program

@@ -14,7 +14,9 @@ Three verdicts, exit code 0 only for the first:
 - ``verified``: a real reference exists, the rewritten code ran, something a rewrite of the
   gradients could change was compared (a gradient, the harness's or a leaf's ``.grad``, or
   state the run changed in place, such as parameters after optimizer steps), and nothing
-  differs. Outputs alone are no evidence: a rewrite can keep them and change a gradient. It proves the rewrite
+  differs. Outputs alone are no evidence: a rewrite can keep them and change a gradient; nor
+  are gradients that are None on both sides alone (no backward reached any leaf, either way:
+  a rewrite that detached everything would agree). It proves the rewrite
   computes the values the original really computed (the oracle's: what its forward used);
   it cannot prove what the author meant where the crash hid it.
 - ``not verified``: something differs, or the rewrite fails.
@@ -77,6 +79,7 @@ class Compared:
     """How much was compared: tensors per kind, plain values, and the calls."""
 
     outputs: int = 0
+    own_grads: int = 0  # of those, gradients the program took itself (torch.autograd.grad) on both sides
     grads: int = 0  # the harness's gradients and every .grad in the final state
     grads_none: int = 0  # of those, none on both sides (no gradient reaches that leaf either way)
     state: int = 0
@@ -89,14 +92,17 @@ class Compared:
     @property
     def evidence(self) -> int:
         """What a rewrite of the program's gradients could change: gradients, and state
-        the run changed. Outputs alone prove nothing about a backward."""
-        return self.grads + self.changed
+        the run changed. Outputs alone prove nothing about a backward, nor does a gradient
+        that is None on both sides alone (no backward reached that leaf either way: a rewrite
+        that detached everything would agree)."""
+        return self.grads - self.grads_none + self.own_grads + self.changed
 
     def describe(self) -> str:
         changed = f" ({self.changed} changed by the run)" if self.changed else ""
         shown = f", {self.printed} printed line(s)" if self.printed else ""
         none = f" ({self.grads_none} of them none on both sides)" if self.grads_none else ""
-        return (f"{self.outputs} output tensor(s), {self.grads} gradient(s){none}, {self.state} state tensor(s){changed}, "
+        own = f" ({self.own_grads} of them gradients the program took itself)" if self.own_grads else ""
+        return (f"{self.outputs} output tensor(s){own}, {self.grads} gradient(s){none}, {self.state} state tensor(s){changed}, "
                 f"{self.values} other value(s){shown} over {', '.join(self.calls) or 'no call'}")
 
 
@@ -395,8 +401,11 @@ def _judge(report: DeviceReport, reference: Optional[SideResult], new: SideResul
         report.verdict = Verdict.UNPROVEN
     elif compared.evidence == 0:
         report.reasons.append(
-            "nothing comparable that a rewrite could change: no gradient (the harness's "
-            "backward reached no leaf, and no leaf has a .grad) and no state the run changed"
+            "nothing comparable that a rewrite could change: "
+            + (f"no gradient reached any leaf on either side (the {compared.grads} compared were none on both "
+               "sides, as they would be if the rewrite detached everything)" if compared.grads_none else
+               "no gradient (the harness's backward reached no leaf, and no leaf has a .grad)")
+            + " and no state the run changed"
             + (f" ({compared.outputs} output tensor(s) agree)" if compared.outputs else ""))
         report.verdict = Verdict.UNPROVEN
     else:
@@ -438,6 +447,7 @@ def compare_sides(ref: SideResult, new: SideResult, tol: Tolerance):
         compared.calls.append(a.label)
         outputs = compare(a.outputs, b.outputs, f"{a.label}: output", tol, diffs)
         compared.outputs += outputs.tensors
+        compared.own_grads += min(a.own_grads, b.own_grads)
         compared.values += outputs.values
         cmp.output_abs = _max(cmp.output_abs, outputs.max_abs)
         if a.freed != b.freed:
