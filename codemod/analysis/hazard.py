@@ -366,9 +366,10 @@ class Hazards:
                         continue  # `block_scores = s.amax(-1)` only for topk indices: backward never reads it
                     if found is not None and found.proven and self.producers._only_without_grad(binding, stmt, member):
                         continue
-                    yield found
+                    yield from_a_later_turn(self.model, found, (binding.start, binding.end), stmt)
                 if binding.form == "other" and not integral:
-                    yield self.producers._unpacked(binding, member)
+                    yield from_a_later_turn(self.model, self.producers._unpacked(binding, member),
+                                            (binding.start, binding.end), stmt)
             since = max((b.end for b in bindings), default=(0, 0))
             rebound_in = [b.start for b in bindings]
             yield from self.consumers._use_hazards(flow, member, since, (start, end), target, rebound_in, write, integral)
@@ -516,6 +517,29 @@ class Hazards:
         return False
 
 
+def from_a_later_turn(model: HazardFacts, found: Optional[Hazard], made: Span,
+                      stmt: Located) -> Optional[Hazard]:
+    """``found`` (a reason from the binding or the read spanning ``made``) where ``made`` is at
+    or after ``stmt`` in a loop around it (``for blk in self.blocks: h = blk(h)``): it reaches
+    ``stmt`` only from the loop's second turn, so the hazard is proven only where the loop is
+    seen to run twice (:meth:`LoopMembers.runs_twice`); with one turn (``Net(1)``) the program
+    works."""
+    if found is None or not found.proven or made[0] < model.range(stmt)[0]:
+        return found
+    loop = _loop_around(model, stmt, made)
+    if loop is not None and model.summaries.targets.loops.runs_twice(loop):
+        return found
+    where = f" at line {loop.lineno}" if loop is not None else ""
+    return _possible(f"{found.reason}, from the loop's second turn on (the analysis cannot see that the loop"
+                     f"{where} runs twice)")
+
+
+def _loop_around(model: HazardFacts, stmt: Located, made: Span) -> Optional[ast.AST]:
+    """The innermost loop around ``stmt`` that holds ``made`` too."""
+    return next((up for up in model.ancestors(stmt) if isinstance(up, (ast.For, ast.AsyncFor, ast.While))
+                 and model.range(up)[0] <= made[0] and made[1] <= model.range(up)[1]), None)
+
+
 def _values_and_indices(call: ast.Call) -> bool:
     """``x.topk(k)``, ``x.sort()``, ``x.max(dim)``: a pair (values, indices); ``x.max(y)`` of
     another tensor is one tensor (unpacked, its rows)."""
@@ -622,10 +646,23 @@ class Consumers(_HazardsPart):
                 continue  # `if a: y = x.square()` / `elif b: x.abs_()`: one pass runs one of them
             if self._returns_before(node, write):
                 continue  # `if first: return (q * x).sum()` / `q *= 2`: no path runs both
+            if not before and pos >= end and self._rebound_after(flow, key, node, write):
+                continue  # `h.mul_(2)` / `h = torch.sigmoid(h * w)`: the next turn writes the new `h`
             stmt = self.model.statement_of(node)
             if self.model.intended_reason(stmt, None):
                 continue
-            yield self._consumer(node, key, floating)
+            found = self._consumer(node, key, floating)
+            yield found if before else from_a_later_turn(self.model, found, self.model.range(node), write)
+
+    def _rebound_after(self, flow: Flow, key: str, load: ast.expr, write: Located) -> bool:
+        """A statement of the loop's own body around ``write`` binds ``key`` again after it
+        reads ``load`` (its right-hand side, or a later statement): the next turn's write
+        modifies the new value, not the one the op at ``load`` saved."""
+        loop = _loop_around(self.model, self.model.statement_of(write), self.model.range(load))
+        at = self.model.range(load)[0]
+        return loop is not None and any(
+            b.form in ("assign", "ann") and self.model.parent(b.stmt) is loop and b.end > at
+            for b in flow.bindings.get(key, []))
 
     def _runs_before(self, load: ast.expr, write: Located) -> bool:
         """Within the write's own statement, does the op reading ``load`` run before the write?
