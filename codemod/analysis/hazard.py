@@ -39,6 +39,7 @@ from codemod.analysis.classes import AttrValue
 from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
 from codemod.analysis.kinds import Kind
+from codemod.analysis.leaves import creates_leaf
 from codemod.analysis.requires_grad import Constants, RequiresGradFacts, may_be_frozen
 from codemod.analysis.summaries import (
     Returns, Saved, Summaries, SummaryFacts, flag_set_after, set_from_outside, switched_on,
@@ -959,9 +960,10 @@ class Producers(_HazardsPart):
         """The expression's value is the output of an op that saves its output (or a leaf).
         ``floating``: the write into it shows it is floating (it would raise on an integral one)."""
         what = f"`{name}`" if name else "the tensor"
-        if isinstance(expr, ast.Call) and any(
-            k.arg == "requires_grad" and is_const(k.value, True) for k in expr.keywords
-        ):
+        if isinstance(expr, ast.Call) and creates_leaf(expr):  # `requires_grad=True`, `.requires_grad_()`
+            switched = isinstance(expr.func, ast.Attribute) and expr.func.attr == "requires_grad_"
+            if switched and not self.constants.constant(cast(ast.Attribute, expr.func).value):
+                return None  # `(x * 2).requires_grad_()` of a tensor that already requires grad: no leaf
             return Hazard(f"{what} is a leaf that requires grad: autograd forbids writing into it in place")
         found = self.hazards.ops._op_of(expr)
         if found is None:

@@ -184,7 +184,7 @@ class Leaves:
                 continue
             if binding.form != "assign" or not isinstance(value, ast.Call):
                 continue
-            if _creates_leaf(value):
+            if creates_leaf(value):
                 return LeafOrigin(True, f"`{name.id}`, created with requires_grad=True", True)
             switched = self.handed.switched_on(name.id, binding.stmt, stmt)
             if switched is not None:
@@ -228,7 +228,7 @@ class Leaves:
             return False
         func = defs[0]
         returns = [n for n in self.tree.walk(func) if isinstance(n, ast.Return) and self.tree.owner(n) is func]
-        return bool(returns) and all(isinstance(r.value, ast.Call) and _creates_leaf(r.value) for r in returns)
+        return bool(returns) and all(isinstance(r.value, ast.Call) and creates_leaf(r.value) for r in returns)
 
     def _followed(self, expr: ast.expr, at: Located) -> Optional[LeafOrigin]:
         """The origin of ``expr`` at ``at``, cycles cut (``x = x`` through a loop)."""
@@ -318,7 +318,7 @@ _STATE_ATTRS = frozenset({"grad", "data", "shape", "dtype", "device", "requires_
 _STATE_METHODS = frozenset({"detach", "size", "dim", "numel", "item", "tolist"})
 
 
-def _creates_leaf(call: ast.Call) -> bool:
+def creates_leaf(call: ast.Call) -> bool:
     """``torch.randn(3, requires_grad=True)``, ``x.detach().requires_grad_()``."""
     if any(k.arg == "requires_grad" and is_const(k.value, True) for k in call.keywords):
         return True
