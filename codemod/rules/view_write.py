@@ -44,7 +44,8 @@ class ViewWrite(Rule):
     several views (`chunk`, `split`, `split_with_sizes`, `unbind`, iterating over a tensor;
     the list is generated from torch), including views of one (`q.transpose(1, 2)`, `p[0]`)
     and outputs taken by tuple unpacking (`q, k, v = self.qkv(x).chunk(3, -1)`), indexing
-    (`parts[0]`) or a loop (`for c in x.unbind(1)`); a view made under `torch.no_grad()` and
+    (`parts[0]`, also of a name holding the outputs: `rows = x.unbind()`, then
+    `rows[i].mul_(g)`) or a loop (`for c in x.unbind(1)`); a view made under `torch.no_grad()` and
     written with grad on; the output of a custom `autograd.Function` whose `forward` returns
     an input or a view of one; and a write into the tensor such a view was taken from when the
     view is read afterwards (PyTorch raises at that read). The fix writes into a copy: `q *= s`
