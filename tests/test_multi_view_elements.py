@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from codemod.config import Settings
-from tests.programs import assert_same_results, process_in_project, raises_inplace, run_program
+from tests.programs import assert_same_results, fixed_source, process_in_project, raises_inplace, run_program
 
 _REFUSED = "is a view and is being modified inplace"
 
@@ -134,3 +134,13 @@ def test_look_alikes_that_run_have_no_proven_finding(source):
     run_program(source)
     assert not _proven(source), _proven(source)
     assert_same_results(source)
+
+
+@pytest.mark.parametrize("source", [SCALE_ROWS, HEADS], ids=["unbind-rows", "chunk-heads"])
+def test_no_fix_copies_or_rebinds_the_tuple_of_outputs(source):
+    """``rows`` is a tuple: a copy of it (``rows.clone()``) or a rebinding of it is no fix. What
+    the default or the unsafe fix changes must run."""
+    for settings in (Settings(), Settings(unsafe_fixes=True)):
+        fixed = fixed_source(source, settings, project=True)
+        if fixed != source:
+            run_program(fixed)

@@ -149,6 +149,11 @@ class Views:
             return None
         return self._expr(target, stmt)
 
+    def holds_outputs(self, name: ast.Name, at: Located) -> bool:
+        """``name`` holds a multi-view call's outputs (``rows = x.unbind()``): a tuple, whose
+        elements are the views (no tensor to copy or rebind)."""
+        return self._element_origin(name, at) is not None
+
     def refused(self, target: ast.expr, stmt: Located, operands: Sequence[ast.expr] = ()) -> Optional[ViewOrigin]:
         """The origin of ``target`` unless PyTorch is known to allow the write: neither the
         tensor viewed nor a value written requires grad (a fresh buffer split into parts)."""

@@ -219,6 +219,9 @@ class ViewWrite(Rule):
             plan = self.plans._ordinary_views(origin) or self.plans._detached_views(origin)
             if plan is not None:
                 status = Status.UNSAFE
+        if plan is None and status in (Status.SAFE, Status.UNSAFE) and isinstance(target, ast.Subscript) \
+                and views.holds_outputs(name, stmt):
+            status, reason = Status.MANUAL, "unsupported-target"  # `rows[i].mul_(g)`: `rows` is a tuple
         if plan is None and status in (Status.SAFE, Status.UNSAFE):
             plan = self.plans._plan(node, target, stmt, operands, chain)
             if plan is None:
