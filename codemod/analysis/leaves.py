@@ -325,9 +325,9 @@ _STATE_METHODS = frozenset({"detach", "size", "dim", "numel", "item", "tolist"})
 def _listed_leaf(leaves: "Leaves", target: ast.Subscript, stmt: Located) -> Optional[LeafOrigin]:
     """``params[0].add_(1)`` (or ``params["w"][1:] = 0``) where ``params`` is a list, tuple or
     dict this function builds once of tensors made with ``requires_grad=True`` (or
-    ``nn.Parameter``) and reads only by element: the element is a leaf that requires grad. Not
-    where the statement replaces the element (``params[0] = w``), nor where the container is
-    handed on, iterated or changed (its elements may then be other tensors)."""
+    ``nn.Parameter``) and, before the write, only reads by element or iterates: the element is
+    a leaf that requires grad. Not where the statement replaces the element (``params[0] = w``),
+    nor where the container is handed on or changed first (its elements may then be others)."""
     subscripts = [target]
     while isinstance(subscripts[-1].value, ast.Subscript):
         subscripts.append(cast(ast.Subscript, subscripts[-1].value))
