@@ -530,7 +530,7 @@ def from_a_later_turn(model: HazardFacts, found: Optional[Hazard], made: Span,
     loop = _loop_around(model, stmt, made)
     if loop is not None and model.summaries.targets.loops.runs_twice(loop):
         return found
-    where = f" at line {loop.lineno}" if loop is not None else ""
+    where = f" at line {cast(ast.stmt, loop).lineno}" if loop is not None else ""
     return _possible(f"{found.reason}, from the loop's second turn on (the analysis cannot see that the loop"
                      f"{where} runs twice)")
 

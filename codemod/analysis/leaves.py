@@ -330,7 +330,7 @@ def _listed_leaf(leaves: "Leaves", target: ast.Subscript, stmt: Located) -> Opti
     nor where the container is handed on or changed first (its elements may then be others)."""
     subscripts = [target]
     while isinstance(subscripts[-1].value, ast.Subscript):
-        subscripts.append(cast(ast.Subscript, subscripts[-1].value))
+        subscripts.append(subscripts[-1].value)
     element, name = subscripts[-1], subscripts[-1].value
     if not isinstance(name, ast.Name) or isinstance(element.slice, (ast.Slice, ast.Tuple)) \
             or isinstance(stmt, ast.Assign) and any(t is element for t in stmt.targets):

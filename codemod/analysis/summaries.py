@@ -981,9 +981,9 @@ class LoopMembers:
         if isinstance(iterable, (ast.List, ast.Tuple)):
             return None if any(isinstance(e, ast.Starred) for e in iterable.elts) else len(iterable.elts)
         if self._builtin_call(iterable, "range") and 1 <= len(cast(ast.Call, iterable).args) <= 3:
-            bounds = [a.value for a in cast(ast.Call, iterable).args if isinstance(a, ast.Constant)]
-            if len(bounds) == len(cast(ast.Call, iterable).args) and all(type(b) is int for b in bounds) \
-                    and bounds[2:] != [0]:
+            bounds = [a.value for a in cast(ast.Call, iterable).args
+                      if isinstance(a, ast.Constant) and type(a.value) is int]
+            if len(bounds) == len(cast(ast.Call, iterable).args) and bounds[2:] != [0]:
                 return len(range(*bounds))
             return None
         if self._builtin_call(iterable, "enumerate") and len(cast(ast.Call, iterable).args) == 1:
@@ -1007,7 +1007,7 @@ class LoopMembers:
             return None
         cls = cast(ast.ClassDef, self.model.enclosing_class(container))
         appends = self.model.calls_in(cls).get(f"{target_key(container)}.append", [])
-        if any(not isinstance(self.model.parent(self.model.parent(a)), FUNCTIONS) for a in appends):
+        if any(not isinstance(self.model.parent(cast(ast.AST, self.model.parent(a))), FUNCTIONS) for a in appends):
             return None  # an append in a loop or a branch: it may run any number of times
         return len(members)
 
