@@ -522,13 +522,13 @@ def from_a_later_turn(model: HazardFacts, found: Optional[Hazard], made: Span,
                       stmt: Located) -> Optional[Hazard]:
     """``found`` (a reason from the binding or the read spanning ``made``) where ``made`` is at
     or after ``stmt`` in a loop around it (``for blk in self.blocks: h = blk(h)``): it reaches
-    ``stmt`` only from the loop's second turn, so the hazard is proven only where the loop is
-    seen to run twice (:meth:`LoopMembers.runs_twice`); with one turn (``Net(1)``) the program
+    ``stmt`` only from the loop's second turn, so the hazard is not proven where the loop may
+    make one turn (:meth:`LoopMembers.may_run_once`): with one block (``Net(1)``) the program
     works."""
     if found is None or not found.proven or made[0] < model.range(stmt)[0]:
         return found
     loop = _loop_around(model, stmt, made)
-    if loop is not None and model.summaries.targets.loops.runs_twice(loop):
+    if loop is None or not model.summaries.targets.loops.may_run_once(loop):
         return found
     where = f" at line {cast(ast.stmt, loop).lineno}" if loop is not None else ""
     return _possible(f"{found.reason}, from the loop's second turn on (the analysis cannot see that the loop"

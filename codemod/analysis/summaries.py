@@ -964,14 +964,21 @@ class LoopMembers:
             found.append(row.elts[at])
         return found, False
 
-    def runs_twice(self, loop: ast.AST) -> bool:
-        """Whether every run of ``loop`` is seen to make at least two whole turns: a ``for``
-        that leaves no turn early over an iterable whose length is seen (:meth:`length`). A
-        ``while`` loop, or a length the analysis cannot see, is not known to."""
-        if not isinstance(loop, (ast.For, ast.AsyncFor)) or self._leaves_early(cast(ast.For, loop)):
+    def may_run_once(self, loop: ast.AST) -> bool:
+        """Whether ``loop`` may make fewer than two whole turns, for what the analysis sees: its
+        length is seen below two (:meth:`length`), or it may leave a turn early; or it runs over
+        a collection whose length is not seen (a class's layers built ``range(n)`` times, a
+        list handed in). A counted loop over steps the analysis cannot count (``for t in
+        range(steps)``, ``while``) is a recurrence, taken to repeat."""
+        if not isinstance(loop, (ast.For, ast.AsyncFor)):
             return False
         length = self.length(loop.iter)
-        return length is not None and length >= 2
+        if length is not None:
+            return length < 2 or self._leaves_early(cast(ast.For, loop))
+        iterable = loop.iter
+        if self._builtin_call(iterable, "enumerate") and len(cast(ast.Call, iterable).args) == 1:
+            iterable = cast(ast.Call, iterable).args[0]
+        return not self._builtin_call(iterable, "range")
 
     def length(self, iterable: ast.expr) -> Optional[int]:
         """How many items ``iterable`` yields, where the code shows it: a list or tuple written
