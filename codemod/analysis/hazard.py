@@ -460,6 +460,9 @@ class Hazards:
                 found = self.explain(call, arg) if arg is not None else None
                 if found is not None and found.proven:
                     yield Hazard(f"`{param}` is the caller's tensor: at line {call.lineno}, {found.reason}")
+                elif arg is not None and self.producers.switched_leaf(arg, call):
+                    yield Hazard(f"`{param}` is the caller's tensor: at line {call.lineno}, a leaf that requires grad "
+                                 "(made by `requires_grad_()`): autograd forbids writing into it in place")
                 refused = refused_view(self.model, call, arg) if arg is not None else None
                 if refused is not None:
                     yield Hazard(f"`{param}` is the caller's tensor: at line {call.lineno}, {refused}")
@@ -955,15 +958,23 @@ class Producers(_HazardsPart):
             and r.value.args[0].id == first[0].arg
             and (self.model.torch_name(r.value.func) or "").rsplit(".", 1)[-1] == "bernoulli" for r in returns)
 
+    def switched_leaf(self, arg: ast.expr, at: ast.Call) -> bool:
+        """``arg`` is ``t.requires_grad_()`` (or a name whose one reaching binding is) of a
+        tensor ``t`` that requires no grad (``torch.randn(4, 3)``, ``x.detach()``): a leaf that
+        requires grad. Of ``(w * 2)``, which already requires grad, it makes no leaf."""
+        value: Optional[ast.expr] = arg
+        if isinstance(arg, ast.Name):
+            reaching = self.model.reaching(self.model.flow(self.model.owner(at)), arg.id, self.model.statement_of(at))
+            value = reaching[0].value if len(reaching) == 1 and reaching[0].form == "assign" else None
+        return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+            and value.func.attr == "requires_grad_" and creates_leaf(value) and self.constants.constant(value.func.value)
+
     def _producer(self, expr: ast.expr, stmt: Located, name: str = "",
                   floating: Callable[[], bool] = lambda: False) -> Optional[Hazard]:
         """The expression's value is the output of an op that saves its output (or a leaf).
         ``floating``: the write into it shows it is floating (it would raise on an integral one)."""
         what = f"`{name}`" if name else "the tensor"
-        if isinstance(expr, ast.Call) and creates_leaf(expr):  # `requires_grad=True`, `.requires_grad_()`
-            switched = isinstance(expr.func, ast.Attribute) and expr.func.attr == "requires_grad_"
-            if switched and not self.constants.constant(cast(ast.Attribute, expr.func).value):
-                return None  # `(x * 2).requires_grad_()` of a tensor that already requires grad: no leaf
+        if isinstance(expr, ast.Call) and any(k.arg == "requires_grad" and is_const(k.value, True) for k in expr.keywords):
             return Hazard(f"{what} is a leaf that requires grad: autograd forbids writing into it in place")
         found = self.hazards.ops._op_of(expr)
         if found is None:
