@@ -405,8 +405,6 @@ def main():
 """
 
 
-@pytest.mark.xfail(strict=True, reason="main: a write into a forward's input is proven from the loop's own "
-                   "binding (h = blk(h)), which reaches the call only from the loop's second turn")
 def test_a_hazard_reached_only_from_a_loops_second_turn_is_not_proven():
     """``for blk in self.blocks: h = blk(h)`` whose block writes into its input: the input is a
     saved tensor (the previous block's sigmoid output) only from the second turn. With one block
@@ -426,3 +424,73 @@ def test_the_replacing_place_named_is_the_first_the_walk_meets():
     assert source.splitlines()[26].strip().startswith("net.add_module") and "setattr" in source.splitlines()[28]
     reasons = [f.message for f in _process(source, Settings(select=("ALL",))).findings if "is replaced" in f.message]
     assert reasons and all("unless `self.act` is replaced (line 29) before it runs" in r for r in reasons), reasons
+
+@pytest.mark.parametrize("layers", ["[Block() for _ in range(3)]", "[Block(), Block()]"])
+def test_a_hazard_from_a_loops_second_turn_stays_proven_where_the_loop_is_seen_to_run_twice(layers):
+    """The control of the test above: the layers' number is seen (a comprehension over
+    ``range(3)``, two written out), so the second turn runs and backward raises."""
+    source = ONE_BLOCK.replace("[Block() for _ in range(n)]", layers)
+    assert not _backward_runs(source)
+    assert [code for code, _ in _proven(source)] == ["IPF101"], _proven(source)
+
+
+RECURRENT = """\
+import torch
+
+
+def run(w):
+    h = torch.ones(3)
+    for _ in STEPS:
+        h.mul_(2)
+        h = torch.sigmoid(h * w)
+    return h
+
+
+def main():
+    w = torch.ones(3, requires_grad=True)
+    out = run(w)
+    out.sum().backward()
+    return [out.detach(), w.grad]
+"""
+
+
+@pytest.mark.parametrize("steps, proven", [("range(1)", False), ("[0]", False), ("range(2)", True),
+                                           ("(0, 1, 2)", True)])
+def test_a_write_into_the_last_turns_output_is_proven_only_where_two_turns_are_seen(steps, proven):
+    """``h.mul_`` writes into the sigmoid output of the turn before: a hazard from the loop's
+    second turn on (``h * w`` saved the ``h`` of its own turn, which the next turn no longer
+    writes). The loop's length is seen here: one turn works, two raise."""
+    source = RECURRENT.replace("STEPS", steps)
+    assert _backward_runs(source) is not proven
+    assert bool(_proven(source)) is proven, _proven(source)
+
+
+SAVED_LATER_IN_THE_TURN = """\
+import torch
+
+
+def run(w, steps):
+    h = torch.ones(3)
+    total = 0
+    for _ in steps:
+        h.mul_(2)
+        total = total + (h * w).sum()
+    return total
+
+
+def main():
+    w = torch.ones(3, requires_grad=True)
+    out = run(w, range(1))
+    out.backward()
+    return [out.detach(), w.grad]
+"""
+
+
+def test_a_save_later_in_the_turn_is_broken_only_from_the_second_turn():
+    """``h * w`` saves ``h`` after the write; the next turn's write breaks it. The loop runs
+    over the caller's ``steps`` (one turn here): possible, not proven."""
+    assert _backward_runs(SAVED_LATER_IN_THE_TURN)
+    assert not _proven(SAVED_LATER_IN_THE_TURN), _proven(SAVED_LATER_IN_THE_TURN)
+    two = SAVED_LATER_IN_THE_TURN.replace("for _ in steps:", "for _ in range(2):")
+    assert not _backward_runs(two)
+    assert _proven(two), _statuses(two)

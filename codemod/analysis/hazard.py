@@ -39,6 +39,7 @@ from codemod.analysis.classes import AttrValue
 from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
 from codemod.analysis.kinds import Kind
+from codemod.analysis.leaves import creates_leaf
 from codemod.analysis.requires_grad import Constants, RequiresGradFacts, may_be_frozen
 from codemod.analysis.summaries import (
     Returns, Saved, Summaries, SummaryFacts, flag_set_after, set_from_outside, switched_on,
@@ -366,9 +367,10 @@ class Hazards:
                         continue  # `block_scores = s.amax(-1)` only for topk indices: backward never reads it
                     if found is not None and found.proven and self.producers._only_without_grad(binding, stmt, member):
                         continue
-                    yield found
+                    yield from_a_later_turn(self.model, found, (binding.start, binding.end), stmt)
                 if binding.form == "other" and not integral:
-                    yield self.producers._unpacked(binding, member)
+                    yield from_a_later_turn(self.model, self.producers._unpacked(binding, member),
+                                            (binding.start, binding.end), stmt)
             since = max((b.end for b in bindings), default=(0, 0))
             rebound_in = [b.start for b in bindings]
             yield from self.consumers._use_hazards(flow, member, since, (start, end), target, rebound_in, write, integral)
@@ -458,6 +460,9 @@ class Hazards:
                 found = self.explain(call, arg) if arg is not None else None
                 if found is not None and found.proven:
                     yield Hazard(f"`{param}` is the caller's tensor: at line {call.lineno}, {found.reason}")
+                elif arg is not None and self.producers.switched_leaf(arg, call):
+                    yield Hazard(f"`{param}` is the caller's tensor: at line {call.lineno}, a leaf that requires grad "
+                                 "(made by `requires_grad_()`): autograd forbids writing into it in place")
                 refused = refused_view(self.model, call, arg) if arg is not None else None
                 if refused is not None:
                     yield Hazard(f"`{param}` is the caller's tensor: at line {call.lineno}, {refused}")
@@ -514,6 +519,29 @@ class Hazards:
                         return True
                     break
         return False
+
+
+def from_a_later_turn(model: HazardFacts, found: Optional[Hazard], made: Span,
+                      stmt: Located) -> Optional[Hazard]:
+    """``found`` (a reason from the binding or the read spanning ``made``) where ``made`` is at
+    or after ``stmt`` in a loop around it (``for blk in self.blocks: h = blk(h)``): it reaches
+    ``stmt`` only from the loop's second turn, so the hazard is not proven where the loop may
+    make one turn (:meth:`LoopMembers.may_run_once`): with one block (``Net(1)``) the program
+    works."""
+    if found is None or not found.proven or made[0] < model.range(stmt)[0]:
+        return found
+    loop = _loop_around(model, stmt, made)
+    if loop is None or not model.summaries.targets.loops.may_run_once(loop):
+        return found
+    where = f" at line {cast(ast.stmt, loop).lineno}" if loop is not None else ""
+    return _possible(f"{found.reason}, from the loop's second turn on (the analysis cannot see that the loop"
+                     f"{where} runs twice)")
+
+
+def _loop_around(model: HazardFacts, stmt: Located, made: Span) -> Optional[ast.AST]:
+    """The innermost loop around ``stmt`` that holds ``made`` too."""
+    return next((up for up in model.ancestors(stmt) if isinstance(up, (ast.For, ast.AsyncFor, ast.While))
+                 and model.range(up)[0] <= made[0] and made[1] <= model.range(up)[1]), None)
 
 
 def _values_and_indices(call: ast.Call) -> bool:
@@ -622,10 +650,23 @@ class Consumers(_HazardsPart):
                 continue  # `if a: y = x.square()` / `elif b: x.abs_()`: one pass runs one of them
             if self._returns_before(node, write):
                 continue  # `if first: return (q * x).sum()` / `q *= 2`: no path runs both
+            if not before and pos >= end and self._rebound_after(flow, key, node, write):
+                continue  # `h.mul_(2)` / `h = torch.sigmoid(h * w)`: the next turn writes the new `h`
             stmt = self.model.statement_of(node)
             if self.model.intended_reason(stmt, None):
                 continue
-            yield self._consumer(node, key, floating)
+            found = self._consumer(node, key, floating)
+            yield found if before else from_a_later_turn(self.model, found, self.model.range(node), write)
+
+    def _rebound_after(self, flow: Flow, key: str, load: ast.expr, write: Located) -> bool:
+        """A statement of the loop's own body around ``write`` binds ``key`` again after it
+        reads ``load`` (its right-hand side, or a later statement): the next turn's write
+        modifies the new value, not the one the op at ``load`` saved."""
+        loop = _loop_around(self.model, self.model.statement_of(write), self.model.range(load))
+        at = self.model.range(load)[0]
+        return loop is not None and any(
+            b.form in ("assign", "ann") and self.model.parent(b.stmt) is loop and b.end > at
+            for b in flow.bindings.get(key, []))
 
     def _runs_before(self, load: ast.expr, write: Located) -> bool:
         """Within the write's own statement, does the op reading ``load`` run before the write?
@@ -917,14 +958,23 @@ class Producers(_HazardsPart):
             and r.value.args[0].id == first[0].arg
             and (self.model.torch_name(r.value.func) or "").rsplit(".", 1)[-1] == "bernoulli" for r in returns)
 
+    def switched_leaf(self, arg: ast.expr, at: ast.Call) -> bool:
+        """``arg`` is ``t.requires_grad_()`` (or a name whose one reaching binding is) of a
+        tensor ``t`` that requires no grad (``torch.randn(4, 3)``, ``x.detach()``): a leaf that
+        requires grad. Of ``(w * 2)``, which already requires grad, it makes no leaf."""
+        value: Optional[ast.expr] = arg
+        if isinstance(arg, ast.Name):
+            reaching = self.model.reaching(self.model.flow(self.model.owner(at)), arg.id, self.model.statement_of(at))
+            value = reaching[0].value if len(reaching) == 1 and reaching[0].form == "assign" else None
+        return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+            and value.func.attr == "requires_grad_" and creates_leaf(value) and self.constants.constant(value.func.value)
+
     def _producer(self, expr: ast.expr, stmt: Located, name: str = "",
                   floating: Callable[[], bool] = lambda: False) -> Optional[Hazard]:
         """The expression's value is the output of an op that saves its output (or a leaf).
         ``floating``: the write into it shows it is floating (it would raise on an integral one)."""
         what = f"`{name}`" if name else "the tensor"
-        if isinstance(expr, ast.Call) and any(
-            k.arg == "requires_grad" and is_const(k.value, True) for k in expr.keywords
-        ):
+        if isinstance(expr, ast.Call) and any(k.arg == "requires_grad" and is_const(k.value, True) for k in expr.keywords):
             return Hazard(f"{what} is a leaf that requires grad: autograd forbids writing into it in place")
         found = self.hazards.ops._op_of(expr)
         if found is None:

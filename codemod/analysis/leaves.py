@@ -115,6 +115,10 @@ class Leaves:
             return self._chained(target, stmt)
         if self._frozen_before(key, stmt):
             return LeafOrigin(False, f"`{key}`, whose requires_grad the code turns off", False)
+        if isinstance(target, ast.Subscript) and isinstance(base, ast.Name):
+            listed = _listed_leaf(self, target, stmt)
+            if listed is not None:
+                return listed
         kind = self.kinds.kind(base)
         if kind is Kind.PARAMETER:
             return LeafOrigin(not self._handed_on(stmt), f"`{key}`, an nn.Parameter", False)
@@ -184,7 +188,7 @@ class Leaves:
                 continue
             if binding.form != "assign" or not isinstance(value, ast.Call):
                 continue
-            if _creates_leaf(value):
+            if creates_leaf(value):
                 return LeafOrigin(True, f"`{name.id}`, created with requires_grad=True", True)
             switched = self.handed.switched_on(name.id, binding.stmt, stmt)
             if switched is not None:
@@ -228,7 +232,7 @@ class Leaves:
             return False
         func = defs[0]
         returns = [n for n in self.tree.walk(func) if isinstance(n, ast.Return) and self.tree.owner(n) is func]
-        return bool(returns) and all(isinstance(r.value, ast.Call) and _creates_leaf(r.value) for r in returns)
+        return bool(returns) and all(isinstance(r.value, ast.Call) and creates_leaf(r.value) for r in returns)
 
     def _followed(self, expr: ast.expr, at: Located) -> Optional[LeafOrigin]:
         """The origin of ``expr`` at ``at``, cycles cut (``x = x`` through a loop)."""
@@ -318,7 +322,50 @@ _STATE_ATTRS = frozenset({"grad", "data", "shape", "dtype", "device", "requires_
 _STATE_METHODS = frozenset({"detach", "size", "dim", "numel", "item", "tolist"})
 
 
-def _creates_leaf(call: ast.Call) -> bool:
+def _listed_leaf(leaves: "Leaves", target: ast.Subscript, stmt: Located) -> Optional[LeafOrigin]:
+    """``params[0].add_(1)`` (or ``params["w"][1:] = 0``) where ``params`` is a list, tuple or
+    dict this function builds once of tensors made with ``requires_grad=True`` (or
+    ``nn.Parameter``) and, before the write, only reads by element or iterates: the element is
+    a leaf that requires grad. Not where the statement replaces the element (``params[0] = w``),
+    nor where the container is handed on or changed first (its elements may then be others)."""
+    subscripts = [target]
+    while isinstance(subscripts[-1].value, ast.Subscript):
+        subscripts.append(subscripts[-1].value)
+    element, name = subscripts[-1], subscripts[-1].value
+    if not isinstance(name, ast.Name) or isinstance(element.slice, (ast.Slice, ast.Tuple)) \
+            or isinstance(stmt, ast.Assign) and any(t is element for t in stmt.targets):
+        return None
+    flow = leaves.binder.flow(leaves.tree.owner(stmt))
+    bindings = flow.bindings.get(name.id, [])
+    if len(bindings) != 1 or bindings[0].form != "assign" or leaves.dataflow.reaching(flow, name.id, stmt) != bindings:
+        return None
+    value = bindings[0].value
+    if isinstance(value, ast.ListComp) and len(value.generators) == 1 and not value.generators[0].ifs:
+        elements: List[Optional[ast.expr]] = [value.elt]
+    elif isinstance(value, (ast.List, ast.Tuple)):
+        elements = list(value.elts)
+    elif isinstance(value, ast.Dict) and None not in value.keys:
+        elements = list(value.values)
+    else:
+        return None
+    if not elements or not all(isinstance(e, ast.Call) and (
+            any(k.arg == "requires_grad" and is_const(k.value, True) for k in e.keywords)
+            or leaves.kinds.kind(e) is Kind.PARAMETER and not any(k.arg == "requires_grad" for k in e.keywords))
+            for e in elements):
+        return None
+    start, end = leaves.tree.range(stmt)
+    loops = [(ls, le) for ls, le in flow.loops if ls <= start and end <= le]
+    for pos, load in flow.loads.get(name.id, []):
+        if pos >= end and not any(ls <= pos <= le for ls, le in loops):
+            continue  # read after the write (and not before it on a later turn): cannot change what it hits
+        parent = leaves.tree.parent(load)
+        if not (isinstance(parent, ast.Subscript) and parent.value is load and isinstance(parent.ctx, ast.Load)
+                or isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is load):
+            return None  # handed on, changed (`ws[0] = w`, `ws.append(w)`): its elements may be others'
+    return LeafOrigin(True, f"`{name.id}[...]`, a tensor made to require grad, held in `{name.id}`", False)
+
+
+def creates_leaf(call: ast.Call) -> bool:
     """``torch.randn(3, requires_grad=True)``, ``x.detach().requires_grad_()``."""
     if any(k.arg == "requires_grad" and is_const(k.value, True) for k in call.keywords):
         return True

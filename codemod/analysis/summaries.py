@@ -964,6 +964,60 @@ class LoopMembers:
             found.append(row.elts[at])
         return found, False
 
+    def may_run_once(self, loop: ast.AST) -> bool:
+        """Whether ``loop`` may make fewer than two whole turns, for what the analysis sees: its
+        length is seen below two (:meth:`length`), or it may leave a turn early; or it runs over
+        a collection whose length is not seen (a class's layers built ``range(n)`` times, a
+        list handed in). A counted loop over steps the analysis cannot count (``for t in
+        range(steps)``, ``while``) is a recurrence, taken to repeat."""
+        if not isinstance(loop, (ast.For, ast.AsyncFor)):
+            return False
+        length = self.length(loop.iter)
+        if length is not None:
+            return length < 2 or self._leaves_early(cast(ast.For, loop))
+        iterable = loop.iter
+        if self._builtin_call(iterable, "enumerate") and len(cast(ast.Call, iterable).args) == 1:
+            iterable = cast(ast.Call, iterable).args[0]
+        return not self._builtin_call(iterable, "range")
+
+    def length(self, iterable: ast.expr) -> Optional[int]:
+        """How many items ``iterable`` yields, where the code shows it: a list or tuple written
+        out, ``range`` of integer literals, ``enumerate``/``zip`` of such, or a class's layers
+        ``self.blocks`` set once to a list written out (and appended to only by plain statements
+        of ``__init__``) or to ``nn.ModuleList([Block() for _ in range(4)])``."""
+        if isinstance(iterable, (ast.List, ast.Tuple)):
+            return None if any(isinstance(e, ast.Starred) for e in iterable.elts) else len(iterable.elts)
+        if self._builtin_call(iterable, "range") and 1 <= len(cast(ast.Call, iterable).args) <= 3:
+            bounds = [a.value for a in cast(ast.Call, iterable).args
+                      if isinstance(a, ast.Constant) and type(a.value) is int]
+            if len(bounds) == len(cast(ast.Call, iterable).args) and bounds[2:] != [0]:
+                return len(range(*bounds))
+            return None
+        if self._builtin_call(iterable, "enumerate") and len(cast(ast.Call, iterable).args) == 1:
+            return self.length(cast(ast.Call, iterable).args[0])
+        if self._builtin_call(iterable, "zip") and cast(ast.Call, iterable).args:
+            lengths = [self.length(a) for a in cast(ast.Call, iterable).args]
+            return None if any(n is None for n in lengths) else min(cast(List[int], lengths))
+        return self._layers_length(iterable)
+
+    def _layers_length(self, container: ast.expr) -> Optional[int]:
+        """:meth:`length` of ``self.blocks``, a class's layers."""
+        if self.targets._members_target(container) is not None:  # one class, built by a comprehension
+            value = self.model.class_attrs(self.targets._setter(
+                cast(ast.ClassDef, self.model.enclosing_class(container)), cast(str, target_key(container))[5:]))
+            built = [v for v in value.get(cast(str, target_key(container))[5:], [])]
+            arg = built[0].args[0] if len(built) == 1 and isinstance(built[0], ast.Call) and built[0].args else None
+            if isinstance(arg, ast.ListComp) and len(arg.generators) == 1 and not arg.generators[0].ifs:
+                return self.length(arg.generators[0].iter)
+        members = self.targets._members(container)
+        if members is None:
+            return None
+        cls = cast(ast.ClassDef, self.model.enclosing_class(container))
+        appends = self.model.calls_in(cls).get(f"{target_key(container)}.append", [])
+        if any(not isinstance(self.model.parent(cast(ast.AST, self.model.parent(a))), FUNCTIONS) for a in appends):
+            return None  # an append in a loop or a branch: it may run any number of times
+        return len(members)
+
     def _leaves_early(self, loop: ast.For) -> bool:
         """A turn of ``loop`` may end before its last statement (``break``, ``continue``, ...)."""
         if loop not in self._early:

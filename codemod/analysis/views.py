@@ -133,12 +133,26 @@ class Views:
 
     # ------------------------------------------------------------------ origins
     def origin(self, target: ast.expr, stmt: Located) -> Optional[ViewOrigin]:
-        """The refused view ``target`` (a name, or part of one: ``v[0]``) is at ``stmt``, if any."""
+        """The refused view ``target`` (a name, or part of one: ``v[0]``) is at ``stmt``, if any:
+        also an element of a name holding a multi-view call's outputs (``v1 = x.unbind()``,
+        then ``v1[0].mul_(2)``), unless the statement replaces that element (``v1[0] = y``)."""
+        replaced = isinstance(stmt, ast.Assign) and any(t is target for t in stmt.targets)
         while isinstance(target, ast.Subscript):
+            if isinstance(target.value, ast.Name) and not isinstance(target.slice, (ast.Slice, ast.Tuple)) \
+                    and not replaced:  # a tuple's index (`rows[i]`) picks one element
+                element = self._element_origin(target.value, stmt)
+                if element is not None:
+                    return element
+            replaced = False
             target = target.value
         if not isinstance(target, ast.Name):
             return None
         return self._expr(target, stmt)
+
+    def holds_outputs(self, name: ast.Name, at: Located) -> bool:
+        """``name`` holds a multi-view call's outputs (``rows = x.unbind()``): a tuple, whose
+        elements are the views (no tensor to copy or rebind)."""
+        return self._element_origin(name, at) is not None
 
     def refused(self, target: ast.expr, stmt: Located, operands: Sequence[ast.expr] = ()) -> Optional[ViewOrigin]:
         """The origin of ``target`` unless PyTorch is known to allow the write: neither the

@@ -44,7 +44,7 @@ class ViewWrite(Rule):
     several views (`chunk`, `split`, `split_with_sizes`, `unbind`, iterating over a tensor;
     the list is generated from torch), including views of one (`q.transpose(1, 2)`, `p[0]`)
     and outputs taken by tuple unpacking (`q, k, v = self.qkv(x).chunk(3, -1)`), indexing
-    (`parts[0]`) or a loop (`for c in x.unbind(1)`); a view made under `torch.no_grad()` and
+    (`parts[0]`, `rows[i]` of `rows = x.unbind()`) or a loop (`for c in x.unbind(1)`); a view made under `torch.no_grad()` and
     written with grad on; the output of a custom `autograd.Function` whose `forward` returns
     an input or a view of one; and a write into the tensor such a view was taken from when the
     view is read afterwards (PyTorch raises at that read). The fix writes into a copy: `q *= s`
@@ -441,7 +441,13 @@ class ViewWritePlans:
 
     def _plan(self, node: ast.AST, target: ast.expr, stmt: ast.AST, operands: List[ast.expr],
               chain: Optional[List[ast.Call]]) -> Optional[Plan]:
-        """A rebinding where it keeps the dtype, else a clone before the write."""
+        """A rebinding where it keeps the dtype, else a clone before the write; none for an
+        element of a name holding a multi-view call's outputs (``rows[i].mul_(g)``: a tuple)."""
+        subscript = target
+        while isinstance(subscript, ast.Subscript):
+            if isinstance(subscript.value, ast.Name) and self.model.views.holds_outputs(subscript.value, stmt):
+                return None
+            subscript = subscript.value
         key = target_key(target)
         if isinstance(node, ast.AugAssign) and key is not None \
                 and not self.model.may_promote(key, operands):
