@@ -425,6 +425,7 @@ def test_the_replacing_place_named_is_the_first_the_walk_meets():
     reasons = [f.message for f in _process(source, Settings(select=("ALL",))).findings if "is replaced" in f.message]
     assert reasons and all("unless `self.act` is replaced (line 29) before it runs" in r for r in reasons), reasons
 
+
 @pytest.mark.parametrize("layers", ["[Block() for _ in range(3)]", "[Block(), Block()]"])
 def test_a_hazard_from_a_loops_second_turn_stays_proven_where_the_loop_is_seen_to_run_twice(layers):
     """The control of the test above: the layers' number is seen (a comprehension over
