@@ -114,3 +114,83 @@ def test_a_computed_getattr_that_could_name_the_block_keeps_its_in_place_write(p
     statuses = [(f.code, f.status.value) for f in process_in_project(source, Settings()).findings
                 if f.code == "IPF103"]
     assert statuses and all(status != "safe" for _, status in statuses), statuses
+
+
+# ------------------------------------------------------- in-place writes through a view attribute
+# `y.real` (`.imag`, `.T`, `.mT`, `.H`, `.mH`, `.data`) is a view of `y` each time it is read, no
+# binding: `y.real = t` copies `t` into `y` (still in place), and `w = y.real = y.real.mul(2.0)`
+# makes `w` a new tensor where it was a view of `y`.
+VIEW_ATTRIBUTE = """\
+import torch
+
+
+def main():
+    x = torch.randn(3, 3, dtype=torch.cfloat)
+    y = x * 2
+    WRITE
+    y.add_(1)
+    return [w, y]
+"""
+VIEW_WRITES = {
+    "real-assigned": "w = y.real.mul_(2.0)",
+    "imag-assigned": "w = y.imag.add_(1.0)",
+    "real-statement": "y.real.mul_(2.0)\n    w = y.real",
+    "T-assigned": "w = y.T.mul_(2.0)",
+    "data-assigned": "w = y.data.mul_(2.0)",
+}
+
+
+@pytest.mark.parametrize("write", sorted(VIEW_WRITES))
+def test_an_inplace_method_on_a_view_attribute_is_not_rebound_as_a_name(write):
+    """The working program keeps what it computes under every rule's fixes (``--select ALL``),
+    and the write into ``y.<view>`` gets no safe fix (before: ``w = y.real = y.real.mul(2.0)``,
+    safe, and ``w`` no longer saw ``y.add_(1)``)."""
+    source = VIEW_ATTRIBUTE.replace("WRITE", VIEW_WRITES[write])
+    everything = Settings(select=("ALL",))
+    fixed = fixed_source(source, everything, project=True)
+    got, want = run_program(fixed), run_program(source)
+    for g, w in zip(got, want):
+        assert torch.equal(g, w), f"the safe fix changed a working program:\n{fixed}"
+    line = VIEW_ATTRIBUTE.splitlines().index("    WRITE") + 1
+    statuses = [(f.code, f.status.value, f.reason) for f in process_in_project(source, everything).findings
+                if f.span.line == line]
+    assert statuses and all(status != "safe" for _, status, _ in statuses), statuses
+
+
+def test_an_inplace_method_on_a_tensor_attribute_named_like_a_view_is_still_fixed():
+    """Negative control: ``self.T`` of a module (a buffer named ``T``) is an attribute like any
+    other: ``self.T.mul_(2)`` keeps its usual rewrite (``self.T = self.T.mul(2)``)."""
+    source = """\
+import torch
+import torch.nn as nn
+
+
+class Temp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.T = torch.ones(3)
+
+    def forward(self, x):
+        self.T.mul_(2)
+        return x * self.T
+"""
+    fixed = fixed_source(source, Settings(select=("ALL",)), project=True)
+    assert "self.T = self.T.mul(2)" in fixed, fixed
+
+
+# ------------------------------------------------------- the generated API table
+@pytest.mark.parametrize("method, call", [
+    ("norm", lambda x: x.norm(dim=1, keepdim=True)),
+    ("stft", lambda x: x.flatten().stft(4, window=torch.ones(4), return_complex=True)),
+])
+def test_tensor_methods_defined_in_python_are_in_the_api_table(method, call):
+    """``Tensor.norm`` and ``Tensor.stft`` live in ``torch/_tensor.py``, which no ``.pyi``
+    lists: the generator now reads their returns (``torch.norm(self, ...)``), so the analysis
+    knows ``x.norm(...)`` is a new tensor."""
+    from codemod import torch_api
+
+    x = torch.randn(4, 8)
+    out = call(x)
+    assert isinstance(out, torch.Tensor) and out.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
+    assert method in torch_api.TENSOR_METHODS
+    assert f"torch.{method}" in torch_api.TENSOR_FUNCTIONS
