@@ -518,11 +518,13 @@ def _loop_variable_calls(model: "ArgumentFacts", loop: ast.For, name: str) -> Op
 
 
 def _tensor_method(model: "ArgumentFacts", attr: ast.Attribute) -> bool:
-    """``x.norm(dim=-1)``: a call of a tensor method of that name on no module."""
+    """``x.norm(dim=-1)``: a call of a tensor method of that name on a receiver known to be a
+    tensor. Not by the name alone: ``net.norm(v)`` on a receiver of unknown kind may be the
+    instance held as ``self.norm`` (``norm`` is a tensor method too, since the API table lists
+    the methods ``torch/_tensor.py`` defines)."""
     call = model.parent(attr)
-    kind = model.kind(attr.value)
     return isinstance(call, ast.Call) and call.func is attr \
-        and (kind in (Kind.TENSOR, Kind.PARAMETER) or attr.attr in torch_api.TENSOR_METHODS and kind is not Kind.MODULE)
+        and model.kind(attr.value) in (Kind.TENSOR, Kind.PARAMETER)
 
 
 def _hands_module_on(model: "ArgumentFacts", attr: ast.Attribute) -> bool:
