@@ -24,9 +24,10 @@ caller's tensor after the call. This part says so only where the file shows ever
   (``net.named_modules()``, ``apply``) may be on any module, so any hook there counts.
 - the file reaches no module but by its attribute's name (:func:`reached_unnamed`): no
   ``getattr(self, name)`` whose name could be an attribute the file sets on ``self`` (a
-  computed ``"conv_" + str(i)`` that starts none of them cannot), no ``_modules``, ``get_submodule``, and no enumeration (``children()``,
-  ``modules()``, ``apply(fn)``) whose members are more than inspected (``isinstance(m, ...)``,
-  ``m.weight``): a member so reached may be called on a tensor its caller reads again;
+  computed ``"conv_" + str(i)`` that starts none of them cannot), no ``_modules``,
+  ``get_submodule``, and no enumeration (``children()``, ``modules()``, ``apply(fn)``) whose
+  members are more than inspected (``isinstance(m, ...)``, ``m.weight``): a member so reached
+  may be called on a tensor its caller reads again;
 - neither ``forward`` nor its class is decorated (a wrapper sees what the call is given).
 
 Anything else leaves the parameter the caller's (``param-mutation``, unsafe).
