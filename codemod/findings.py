@@ -110,6 +110,9 @@ REASONS = {
     "plain tensor",
     "non-local-name": "the name is not bound in this function; rebinding it would make it local",
     "unsupported-target": "the target is not a name or attribute chain",
+    "view-attribute": "the target is a tensor's view attribute (`y.real`, `h.T`, `p.data`), made at "
+    "each read: assigning to it copies into the tensor (still in place) or cannot be done, and a "
+    "name bound from the write would stop being a view of the tensor; write out of place by hand",
     "read-in-statement": "the statement reads the tensor again outside the write, where an op may "
     "save it before the write runs: a clone before the statement or after it would not separate them",
 }

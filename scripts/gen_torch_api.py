@@ -102,6 +102,60 @@ def _fresh_when_called(fn) -> bool:
     return False
 
 
+def _aten_single_tensor() -> set[str]:
+    """aten op names every overload of which returns exactly one ``Tensor`` (what ``_VF.<name>``
+    calls: ``aten::norm``, whose Python function ``torch.norm`` no ``.pyi`` annotates)."""
+    returns: dict[str, set[str]] = {}
+    for schema in torch._C._jit_get_all_schemas():
+        namespace, name = schema.name.split("::", 1)
+        if namespace == "aten":
+            returns.setdefault(name, set()).add(", ".join(str(r.type) for r in schema.returns))
+    return {n for n, r in returns.items() if r == {"Tensor"}}
+
+
+def _python_defined_returning(functions_returning: set[str]) -> tuple[set[str], set[str]]:
+    """The functions of ``torch/functional.py`` (``torch.norm``, ``torch.stft``) and the methods
+    of ``torch.Tensor`` defined in Python (``torch/_tensor.py``: ``Tensor.norm``) that return a
+    tensor: no ``.pyi`` lists them. A function counts where it is annotated ``-> Tensor`` or
+    each of its returns (the ``handle_torch_function`` one aside) calls a tensor-returning
+    function (``_VF.<op>`` of a single-tensor aten op, ``torch.linalg.vector_norm``); a method
+    where each return calls such a ``torch.<name>(self, ...)``."""
+    torch_dir = pathlib.Path(torch.__file__).parent
+    aten = _aten_single_tensor()
+
+    def returns_tensor(call: ast.expr, known: set[str]) -> bool:
+        if not isinstance(call, ast.Call):
+            return False
+        text = ast.unparse(call.func)
+        if text.startswith("_VF."):
+            return text[4:] in aten
+        return text.startswith("torch.") and text in known
+
+    def each_return_tensor(fn: ast.FunctionDef, known: set[str]) -> bool:
+        values = [r.value for r in ast.walk(fn) if isinstance(r, ast.Return)]
+        values = [v for v in values if not (isinstance(v, ast.Call) and isinstance(v.func, ast.Name)
+                                            and v.func.id == "handle_torch_function")]
+        return bool(values) and all(v is not None and returns_tensor(v, known) for v in values)
+
+    functional = ast.parse((torch_dir / "functional.py").read_text())
+    defs: dict[str, list[ast.FunctionDef]] = {}
+    for node in functional.body:
+        if isinstance(node, ast.FunctionDef) and node.name in torch.functional.__all__:
+            defs.setdefault(node.name, []).append(node)
+    functions = set()
+    for name, found in defs.items():
+        annotated = {ast.unparse(f.returns) for f in found if f.returns is not None}
+        if annotated == {"Tensor"} or not annotated and len(found) == 1 \
+                and each_return_tensor(found[0], functions_returning):
+            functions.add(f"torch.{name}")
+    known = functions_returning | functions
+    tensor_class = next(n for n in ast.parse((torch_dir / "_tensor.py").read_text()).body
+                        if isinstance(n, ast.ClassDef) and n.name == "Tensor")
+    methods = {f.name for f in tensor_class.body if isinstance(f, ast.FunctionDef) and not f.name.startswith("_")
+               and f.returns is None and each_return_tensor(f, known)}
+    return functions, methods
+
+
 def _inplace_param_callables() -> dict[str, int]:
     """torch callables taking ``inplace``, by qualified name, with its positional index."""
     found: dict[str, int] = {}
@@ -685,6 +739,8 @@ def generate() -> str:
             if ret in (torch.Tensor, "Tensor"):
                 functions_returning.add(f"torch.nn.functional.{name}")
     functions_returning |= _documented_tensor_returning()
+    python_functions, python_methods = _python_defined_returning(functions_returning)
+    functions_returning |= python_functions
 
     inplace_methods: dict[str, str | None] = {}
     for name in sorted(dir(torch.Tensor)):
@@ -718,7 +774,7 @@ def generate() -> str:
         "NOT_VALUE_MUTATING": sorted(NOT_VALUE_MUTATING),
         "SAME_DTYPE_TWINS": sorted(SAME_DTYPE_TWINS),
         "INPLACE_PARAM_CALLABLES": _inplace_param_callables(),
-        "TENSOR_METHODS": sorted(methods_returning),
+        "TENSOR_METHODS": sorted(methods_returning | python_methods),
         "TENSOR_FUNCTIONS": sorted(functions_returning),
         "TENSOR_MODULES": _modules_returning_tensor(),
         "OP_SAVES": _probe_saves(),

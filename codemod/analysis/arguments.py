@@ -23,9 +23,11 @@ caller's tensor after the call. This part says so only where the file shows ever
   a hook sees what the call is given, and one registered through an enumeration
   (``net.named_modules()``, ``apply``) may be on any module, so any hook there counts.
 - the file reaches no module but by its attribute's name (:func:`reached_unnamed`): no
-  ``getattr(self, name)``, ``_modules``, ``get_submodule``, and no enumeration (``children()``,
-  ``modules()``, ``apply(fn)``) whose members are more than inspected (``isinstance(m, ...)``,
-  ``m.weight``): a member so reached may be called on a tensor its caller reads again;
+  ``getattr(self, name)`` whose name could be an attribute the file sets on ``self`` (a
+  computed ``"conv_" + str(i)`` that starts none of them cannot), no ``_modules``,
+  ``get_submodule``, and no enumeration (``children()``, ``modules()``, ``apply(fn)``) whose
+  members are more than inspected (``isinstance(m, ...)``, ``m.weight``): a member so reached
+  may be called on a tensor its caller reads again;
 - neither ``forward`` nor its class is decorated (a wrapper sees what the call is given).
 
 Anything else leaves the parameter the caller's (``param-mutation``, unsafe).
@@ -211,8 +213,9 @@ def _hook_of(node: ast.AST) -> Optional[str]:
 
 def reached_unnamed(model: "ArgumentFacts") -> Optional[str]:
     """Where the file may reach a module otherwise than by its attribute's name, in words: by a
-    computed name (``getattr(self, name)``, ``getattr(self, "blocks")`` of an attribute the
-    file sets on ``self``), through the module table (``self._modules``, ``__dict__``,
+    computed name that could be an attribute the file sets on ``self`` (``getattr(self, name)``,
+    ``getattr(self, "blocks")``; not ``getattr(self, "conv_" + str(i))`` where no such attribute
+    starts with ``conv_``), through the module table (``self._modules``, ``__dict__``,
     ``vars``, ``get_submodule``), or through an enumeration (``children()``, ``modules()``,
     their ``named_`` forms, ``apply(fn)``) unless it only inspects each member
     (:func:`_only_inspected`). :func:`_calls` sees only the calls of the attribute's name;
@@ -241,9 +244,34 @@ def _reached_unnamed(model: "ArgumentFacts") -> Optional[str]:
             name = node.args[1] if node.func.id == "getattr" and len(node.args) > 1 else None
             literal = isinstance(name, ast.Constant) and isinstance(name.value, str)
             if node.func.id == "vars" or (literal and cast(ast.Constant, name).value in own) \
-                    or not literal and not (node.args and model.torch_name(node.args[0]) is not None):
+                    or not literal and not (node.args and model.torch_name(node.args[0]) is not None) \
+                    and _may_name(name, own):
                 return f"`{node.func.id}` at line {node.lineno}"
     return None
+
+
+def _may_name(name: Optional[ast.expr], own: "set[str]") -> bool:
+    """Whether the computed attribute name ``name`` could be one of ``own`` (the attributes the
+    file sets on ``self``): only a name whose text starts with a known string (``"gate" +
+    str(i)``, ``f"gate{i}"``) that begins none of them cannot; anything else may."""
+    prefix = _known_prefix(name) if name is not None else ""
+    return not prefix or any(attr.startswith(prefix) for attr in own)
+
+
+def _known_prefix(expr: ast.expr) -> str:
+    """The string every value of ``expr`` starts with, as far as its text shows ("" where
+    nothing is known): a string's own, the left side's of ``+``, an f-string's leading text."""
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        return expr.value
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        left = _known_prefix(expr.left)
+        if isinstance(expr.left, ast.Constant) and isinstance(expr.left.value, str):
+            return left + _known_prefix(expr.right)
+        return left
+    if isinstance(expr, ast.JoinedStr) and expr.values:
+        first = expr.values[0]
+        return first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else ""
+    return ""
 
 
 # What hands out a module's members by name or wholesale; and what enumerates them.
@@ -491,11 +519,13 @@ def _loop_variable_calls(model: "ArgumentFacts", loop: ast.For, name: str) -> Op
 
 
 def _tensor_method(model: "ArgumentFacts", attr: ast.Attribute) -> bool:
-    """``x.norm(dim=-1)``: a call of a tensor method of that name on no module."""
+    """``x.norm(dim=-1)``: a call of a tensor method of that name on a receiver known to be a
+    tensor. Not by the name alone: ``net.norm(v)`` on a receiver of unknown kind may be the
+    instance held as ``self.norm`` (``norm`` is a tensor method too, since the API table lists
+    the methods ``torch/_tensor.py`` defines)."""
     call = model.parent(attr)
-    kind = model.kind(attr.value)
     return isinstance(call, ast.Call) and call.func is attr \
-        and (kind in (Kind.TENSOR, Kind.PARAMETER) or attr.attr in torch_api.TENSOR_METHODS and kind is not Kind.MODULE)
+        and model.kind(attr.value) in (Kind.TENSOR, Kind.PARAMETER)
 
 
 def _hands_module_on(model: "ArgumentFacts", attr: ast.Attribute) -> bool:

@@ -310,6 +310,8 @@ class Dataflow:
             func = value.func
             if isinstance(func, ast.Attribute) and self.names.torch_name(func) is None:
                 recv = target_key(func.value)
+                if isinstance(func.value, ast.Attribute) and func.value.attr in VIEW_ATTRIBUTES:
+                    recv = None  # `y.real.mul_(2)` is a view of `y`, not a binding named `y.real`
                 method = func.attr
                 if method in torch_api.INPLACE_METHODS:  # its receiver: `x.add_(1)`, `h.t().exp_()` (a view of h)
                     return (recv, "identity") if recv is not None else self.alias_source(func.value)

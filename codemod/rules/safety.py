@@ -90,6 +90,8 @@ def assess(
     key = target_key(target)
     if key is None:
         return Verdict(Status.MANUAL, "side-effect-target" if has_call(target) else "unsupported-target")
+    if view_attribute(model, target):
+        return Verdict(Status.MANUAL, "view-attribute")
     if creates_binding:
         problem = model.rebinding_problem(target)
         if problem:
@@ -340,3 +342,19 @@ def used_as_integer(model: SemanticModel, target: ast.AST, node: ast.AST) -> boo
                 return True
     return False
 
+
+def view_attribute(model: SemanticModel, target: ast.AST) -> bool:
+    """Whether ``target`` is read through a tensor's view attribute (``y.real``, ``h.T``,
+    ``p.data.imag``): a view made at each read, no binding. ``y.real = t`` copies ``t`` into
+    ``y`` (still in place; ``T`` cannot be assigned at all), and ``w = y.real = ...`` makes
+    ``w`` a new tensor where it was a view of ``y``: no rebinding rewrite holds. An attribute
+    of a module or another object (``self.T``, a buffer named ``T``) is not one."""
+    from codemod.analysis.dataflow import VIEW_ATTRIBUTES
+
+    node = target
+    while isinstance(node, ast.Attribute):
+        if node.attr in VIEW_ATTRIBUTES and model.kind(node.value) not in (Kind.MODULE, Kind.OTHER, Kind.SCALAR) \
+                and not (isinstance(node.value, ast.Name) and node.value.id == "self"):
+            return True
+        node = node.value
+    return False
