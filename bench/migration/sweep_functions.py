@@ -265,3 +265,75 @@ def _helpers() -> dict:
     except Exception as exc:
         out["tv_rotated"] = f"{type(exc).__name__}: {exc}"[:100]
     return out
+
+
+# ---- multimodal rotary position ids (Qwen-VL-style get_rope_index), on a bare model object -----------
+
+def _bare(cls):
+    """An instance of a model class with its default config and no layers: what ``get_rope_index``
+    reads (``self.config``, the class's other position helpers), without building the model."""
+    obj = cls.__new__(cls)
+    torch.nn.Module.__init__(obj)
+    obj.config = cls.config_class()
+    return obj
+
+
+def _token(config, *names, default=None):
+    for holder in (config, getattr(config, "text_config", None)):
+        for name in names:
+            value = getattr(holder, name, None) if holder is not None else None
+            if isinstance(value, int):
+                return value
+    return default
+
+
+@group("rope_index")
+def _rope_index() -> dict:
+    import transformers
+    root = pathlib.Path(transformers.__file__).parent
+    out = {}
+    for path in sorted((root / "models").rglob("modeling_*.py")):
+        text = path.read_text(encoding="utf-8")
+        if "def get_rope_index(" not in text:
+            continue
+        module = importlib.import_module("transformers." + ".".join(path.relative_to(root).with_suffix("").parts))
+        for cls_name in sorted(re.findall(r"^class (\w+)\(", text, re.M)):
+            cls = getattr(module, cls_name, None)
+            if cls is None or "get_rope_index" not in vars(cls) or not hasattr(cls, "config_class"):
+                continue
+            seed(0)
+            try:
+                out[f"{module.__name__}.{cls_name}"] = _rope_case(cls)
+            except Exception as exc:
+                out[f"{module.__name__}.{cls_name}"] = f"{type(exc).__name__}: {exc}"[:100]
+    return out
+
+
+def _rope_case(cls) -> dict:
+    obj = _bare(cls)
+    cfg = obj.config
+    image = _token(cfg, "image_token_id", "image_token_index", default=151655)
+    video = _token(cfg, "video_token_id", "video_token_index", default=151656)
+    start = _token(cfg, "vision_start_token_id", default=151652)
+    image_ids = [5, start, image, image, image, image, 7, 8]
+    video_ids = [5, start, video, video, video, video, 9, 1]
+    types = [0, 0, 1, 1, 1, 1, 0, 0]
+    params = inspect.signature(cls.get_rope_index).parameters
+    got = {}
+    for name, ids, kind, pad in (("image", image_ids, 1, False), ("image_pad", image_ids, 1, True),
+                                 ("video", video_ids, 2, False)):
+        input_ids = torch.tensor([ids, [3] + ids[:-1]] if pad else [ids, ids])
+        mask = torch.ones_like(input_ids)
+        if pad:
+            mask[1, 0] = 0
+        given = {"input_ids": input_ids, "mm_token_type_ids": torch.tensor([types, [0] + types[:-1]]) * (kind if kind == 1 else 1) * (2 if kind == 2 else 1),
+                 "attention_mask": mask}
+        grid = torch.tensor([[1, 4, 4], [1, 4, 4]])
+        given["image_grid_thw" if kind == 1 else "video_grid_thw"] = grid
+        if "second_per_grid_ts" in params and kind == 2:
+            given["second_per_grid_ts"] = torch.tensor([1.0, 1.0])
+        try:
+            got[name] = cls.get_rope_index(obj, **{k: v for k, v in given.items() if k in params})
+        except Exception as exc:
+            got[name] = f"{type(exc).__name__}: {exc}"[:100]
+    return got
