@@ -287,26 +287,54 @@ def _token(config, *names, default=None):
     return default
 
 
-@group("rope_index")
-def _rope_index() -> dict:
+def each_method(method: str, call: Callable[[type], object]) -> dict:
+    """``call(cls)`` for every model class of the imported transformers copy that defines
+    ``method`` itself (sorted by module and class: one order in every copy)."""
     import transformers
     root = pathlib.Path(transformers.__file__).parent
     out = {}
     for path in sorted((root / "models").rglob("modeling_*.py")):
         text = path.read_text(encoding="utf-8")
-        if "def get_rope_index(" not in text:
+        if f"def {method}(" not in text:
             continue
         module = importlib.import_module("transformers." + ".".join(path.relative_to(root).with_suffix("").parts))
         for cls_name in sorted(re.findall(r"^class (\w+)\(", text, re.M)):
             cls = getattr(module, cls_name, None)
-            if cls is None or "get_rope_index" not in vars(cls) or not hasattr(cls, "config_class"):
+            if cls is None or method not in vars(cls) or not hasattr(cls, "config_class"):
                 continue
             seed(0)
             try:
-                out[f"{module.__name__}.{cls_name}"] = _rope_case(cls)
+                out[f"{module.__name__}.{cls_name}"] = call(cls)
             except Exception as exc:
                 out[f"{module.__name__}.{cls_name}"] = f"{type(exc).__name__}: {exc}"[:100]
     return out
+
+
+@group("rope_index")
+def _rope_index() -> dict:
+    return each_method("get_rope_index", _rope_case)
+
+
+@group("bare_methods")
+def _bare_methods() -> dict:
+    """Speech models' frame masks from a padded attention mask; T5-style label shifting."""
+    mask = torch.ones(2, 4000, dtype=torch.long)
+    mask[1, 2500:] = 0
+
+    def frames(cls):
+        obj = _bare(cls)
+        length = int(obj._get_feat_extract_output_lengths(torch.tensor(4000)))
+        return obj._get_feature_vector_attention_mask(length, mask.clone())
+
+    def shift(cls):
+        obj = _bare(cls)
+        if getattr(obj.config, "decoder_start_token_id", None) is None:
+            obj.config.decoder_start_token_id = 0
+        if getattr(obj.config, "pad_token_id", None) is None:
+            obj.config.pad_token_id = 0
+        return obj._shift_right(torch.tensor([[5, 6, -100, 7], [8, -100, -100, 1]]))
+    return {"frames": each_method("_get_feature_vector_attention_mask", frames),
+            "shift_right": each_method("_shift_right", shift)}
 
 
 def _rope_case(cls) -> dict:
