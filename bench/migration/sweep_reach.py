@@ -185,6 +185,9 @@ def class_inputs(cls_name: str, model, cfg) -> List[dict]:
         labelled["labels"] = torch.randint(0, 2, plain["input_ids"].shape, generator=gen)
     elif cls_name.endswith("ForQuestionAnswering"):
         labelled["start_positions"], labelled["end_positions"] = torch.tensor([1, 3]), torch.tensor([4, 6])
+    elif cls_name.endswith("ForObjectDetection") and "pixel_values" in plain:  # the matcher, the losses, denoising
+        boxes = torch.tensor([[0.5, 0.5, 0.2, 0.3], [0.3, 0.6, 0.1, 0.2]])
+        labelled["labels"] = [{"class_labels": torch.tensor([1, 0]), "boxes": boxes.clone()} for _ in range(batch)]
     return [labelled, plain] if labelled.keys() != plain.keys() else [plain]
 
 
