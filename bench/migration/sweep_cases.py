@@ -55,6 +55,12 @@ def _dfm(path: str):
     return sweep_reach.diffusers_case(path)
 
 
+@maker("fn")
+def _fn(group: str):
+    from migration import sweep_functions
+    return sweep_functions.case(group)
+
+
 @maker("tfimg")
 def _tfimg(folder: str):
     from migration import sweep_transformers
@@ -367,7 +373,10 @@ def plan(files: List[str]) -> List[str]:
     names += [f"tf:{mt}" for mt in sweep_transformers.model_types_of(list(folders))]
     names += [f"tfimg:{f}" for f in sorted(img)]
     if "transformers/generation/logits_process.py" in files:
-        names.append("lp:all")
+        names += ["lp:all", "fn:logits_edges"]
+    if any(rel.startswith("transformers/models/") for rel in files):  # helpers many modeling files copy
+        from migration import sweep_functions
+        names += [f"fn:{g}" for g in sweep_functions.GROUPS if g != "logits_edges"]
     tv_mods = {rel.split("/")[-1][:-3] for rel in files if rel.startswith("torchvision/models/")}
     for mod, builders in TV_MODELS.items():
         if mod in tv_mods:

@@ -185,6 +185,9 @@ def class_inputs(cls_name: str, model, cfg) -> List[dict]:
         labelled["labels"] = torch.randint(0, 2, plain["input_ids"].shape, generator=gen)
     elif cls_name.endswith("ForQuestionAnswering"):
         labelled["start_positions"], labelled["end_positions"] = torch.tensor([1, 3]), torch.tensor([4, 6])
+    elif cls_name.endswith("ForObjectDetection") and "pixel_values" in plain:  # the matcher, the losses, denoising
+        boxes = torch.tensor([[0.5, 0.5, 0.2, 0.3], [0.3, 0.6, 0.1, 0.2]])
+        labelled["labels"] = [{"class_labels": torch.tensor([1, 0]), "boxes": boxes.clone()} for _ in range(batch)]
     return [labelled, plain] if labelled.keys() != plain.keys() else [plain]
 
 
@@ -362,10 +365,14 @@ def diffusers_inputs(model, kwargs: dict) -> List[dict]:
         found[first] = x
         if "timestep" in params:
             found["timestep"] = torch.tensor([3, 7][: shape[0]])
-        ctx = next((cfg.get(k) for k in ("cross_attention_dim", "joint_attention_dim", "caption_channels", "text_embed_dim")
+        ctx = next((cfg.get(k) for k in ("cross_attention_dim", "joint_attention_dim", "caption_channels", "text_embed_dim",
+                                         "text_dim", "text_hidden_dim", "context_dim")
                     if hasattr(cfg, "get") and isinstance(cfg.get(k), int)), None)
         if "encoder_hidden_states" in params and ctx:
             found["encoder_hidden_states"] = torch.randn(shape[0], 4, ctx, generator=gen)
+        if "encoder_attention_mask" in params and "encoder_hidden_states" in found \
+                and params["encoder_attention_mask"].default is inspect.Parameter.empty:  # required: all tokens kept
+            found["encoder_attention_mask"] = torch.ones(shape[0], 4)
         if "pooled_projections" in params and hasattr(cfg, "get") and isinstance(cfg.get("pooled_projection_dim"), int):
             found["pooled_projections"] = torch.randn(shape[0], cfg.get("pooled_projection_dim"), generator=gen)
         if len(shape) == 3:

@@ -298,8 +298,9 @@ def only_local_names(model: SemanticModel, flow: Flow, keys: "set[str]", stmt: a
     """The names bound to one tensor (the write's target and its identity aliases) are all the
     references to it there are, on every path: each a local name of the function (no attribute,
     parameter, ``global``/``nonlocal``) whose one non-augmented binding reaching the write is the
-    last one before it (so the alias holds on every path), and nothing held the tensor before it
-    was bound (a loop's iterable, a container or object it came from)."""
+    last one before it and binds one tensor (no conditional expression: so the alias holds on
+    every path), and nothing held the tensor before it was bound (a loop's iterable, a container
+    or object it came from)."""
     if isinstance(model.owner(stmt), ast.Module):
         return False
     start = model.range(stmt)[0]
@@ -309,6 +310,10 @@ def only_local_names(model: SemanticModel, flow: Flow, keys: "set[str]", stmt: a
         reaching = [b for b in model.reaching(flow, key, stmt) if b.form != "aug"]
         earlier = [b for b in flow.bindings.get(key, []) if b.end <= start and b.form != "aug"]
         if len(reaching) != 1 or reaching[0].form != "assign" or not earlier or earlier[-1] is not reaching[0]:
+            return False
+        if isinstance(reaching[0].value, (ast.IfExp, ast.BoolOp)):
+            # `loc = h if rev else w`: one binding, but another tensor on each path; no
+            # rebinding (`loc = h = w = loc.clone()`) says "the one the condition picked"
             return False
         if model.holders.held_by(flow, key, stmt) is not None:
             return False
