@@ -831,11 +831,46 @@ class CallTargets:
         if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
             return None
         found = self._top_level().get(value.func.id)
+        if isinstance(found, ast.FunctionDef):
+            found = self._factory_class(found)  # `dws_block(c)`, whose every return is `Block(c)`
+            return self._forward(found) if found is not None else None
         if isinstance(found, ast.ClassDef):
             return self._forward(found)
         if found is None:
             return self._imported(value.func.id, "class")
         return None
+
+    def first_member(self, chain: ast.Call) -> Optional["Target"]:
+        """What an ``nn.Sequential(a, b)`` chain hands its input to: the forward of its first
+        member, where that member is placed and built by one known class (or a factory of one)."""
+        members = self.summaries.chains.listed.members(chain)
+        return self._class_target(members[0]) if members else None
+
+    def _factory_class(self, func: ast.FunctionDef) -> Optional[ast.ClassDef]:
+        """The one class of this file a factory function builds: every ``return`` of its own
+        body (one at least, no ``yield``) is a call of that class (``return Block(c, k=3)``).
+        A path that returns nothing hands back None, which no caller can call."""
+        returns: List[ast.Return] = []
+        stack: List[ast.AST] = list(func.body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.Yield, ast.YieldFrom)):
+                return None
+            if isinstance(node, (*FUNCTIONS, ast.ClassDef, ast.Lambda)):
+                continue  # a nested scope's returns are its own
+            if isinstance(node, ast.Return):
+                returns.append(node)
+            stack.extend(ast.iter_child_nodes(node))
+        built = set()
+        for ret in returns:
+            value = ret.value
+            if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+                return None
+            cls = self._top_level().get(value.func.id)
+            if not isinstance(cls, ast.ClassDef):
+                return None
+            built.add(cls)
+        return built.pop() if len(built) == 1 else None
 
     def _imported(self, name: str, of: str) -> Optional[str]:
         """The qualified name ``name`` is imported as from the run's files, when the project

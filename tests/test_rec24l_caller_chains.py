@@ -1,0 +1,148 @@
+"""Issue 24 (default `check`, rec24l): a module whose `forward` starts with an in-place layer
+writes into what its caller hands it. The write is a proven hazard where a call of the module
+passes a tensor an op saved before the call (docs/concepts.md, "Through callers"). Two ways of
+building the module hid that call:
+
+- the module is the first member of an `nn.Sequential(...)` written out member by member
+  (`self.body = nn.Sequential(PreActBlock(c), ...)`): calling the chain hands its input to the
+  first member's `forward`;
+- the module is made by a factory function of the file whose every `return` builds that one
+  class (`def dws_block(c): return PreActBlock(c)`; `self.body = dws_block(c)`).
+
+The programs are written from the pattern (a pre-activation block after a shortcut convolution
+that saved the unit's input), run with torch: the original raises at backward; the fix's
+gradients equal the out-of-place program's. The negative controls stay off the default report:
+a first member that is not the writing block (a convolution first: its output is fresh), a
+factory that may build another class, a shortcut that saves nothing.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import torch
+
+from codemod.config import Settings
+from tests.programs import fixed_source, process_in_project, raises_inplace, run_program
+
+BLOCK = """\
+import torch
+import torch.nn as nn
+
+
+class PreActBlock(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.act = nn.ReLU(inplace=True)
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+
+    def forward(self, x):
+        x = self.act(x)
+        return self.conv(x)
+
+
+class PlainBlock(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+"""
+ACT_LINE = 8  # `self.act = nn.ReLU(inplace=True)`
+
+UNIT = """\
+class Unit(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.skip = nn.Conv2d(c, c, 1)
+        self.body = {body}
+
+    def forward(self, x):
+        identity = {identity}
+        return self.body(x) + identity
+
+
+def main():
+    torch.manual_seed(0)
+    stem = nn.Conv2d(3, 4, 3, padding=1)
+    unit = Unit(4)
+    out = unit(stem(torch.randn(2, 3, 6, 6)))
+    out.pow(2).mean().backward()
+    return [stem.weight.grad] + [p.grad for p in unit.parameters()]
+"""
+
+FACTORY = """\
+def make_block(c):
+    return PreActBlock(c)
+
+
+def make_either(c, pre):
+    if pre:
+        return PreActBlock(c)
+    return PlainBlock(c)
+
+
+"""
+
+
+def program(body: str, identity: str = "self.skip(x)") -> str:
+    return BLOCK + FACTORY + UNIT.format(body=body, identity=identity)
+
+
+POSITIVE = {
+    "sequential-first-member": "nn.Sequential(PreActBlock(c), nn.BatchNorm2d(c))",
+    "sequential-of-blocks": "nn.Sequential(PreActBlock(c), PreActBlock(c))",
+    "factory": "make_block(c)",
+    "factory-in-sequential": "nn.Sequential(make_block(c), PlainBlock(c))",
+}
+
+NEGATIVE = {
+    # the chain starts with a convolution: the block writes into the conv's fresh output
+    "conv-first": ("nn.Sequential(nn.Conv2d(c, c, 1), PreActBlock(c))", "self.skip(x)"),
+    # the factory may build a block that writes nothing: the class is not known
+    "factory-either": ("make_either(c, True)", "self.skip(x)"),
+    # nothing saved the unit's input before the call (an identity shortcut)
+    "identity-shortcut": ("nn.Sequential(PreActBlock(c), nn.BatchNorm2d(c))", "x * 1"),
+}
+
+
+def proven_act_lines(source: str) -> list:
+    result = process_in_project(source, Settings(select=("IPF1",)))
+    return [f.span.line for f in result.findings if f.code.startswith("IPF1")]
+
+
+@pytest.mark.parametrize("name", sorted(POSITIVE))
+def test_a_block_first_in_the_call_writes_a_saved_input(name):
+    source = program(POSITIVE[name])
+    assert raises_inplace(source), "the program must die at backward"
+    assert ACT_LINE in proven_act_lines(source)
+
+
+@pytest.mark.parametrize("name", sorted(POSITIVE))
+def test_the_fix_gives_the_out_of_place_gradients(name):
+    source = program(POSITIVE[name])
+    fixed = fixed_source(source, project=True)
+    assert fixed != source
+    control = source.replace("nn.ReLU(inplace=True)", "nn.ReLU()")
+    for got, want in zip(run_program(fixed), run_program(control)):
+        assert torch.allclose(got, want)
+
+
+@pytest.mark.parametrize("name", sorted(NEGATIVE))
+def test_look_alikes_stay_off_the_default_report(name):
+    body, identity = NEGATIVE[name]
+    source = program(body, identity)
+    if name != "factory-either":
+        run_program(source)  # these work: nothing saved is written
+    assert ACT_LINE not in proven_act_lines(source)
+
+
+def test_the_program_shapes_are_what_the_tests_say():
+    """The control program (no in-place layer) runs; the bodies are all built as written."""
+    source = program(POSITIVE["factory"]).replace("nn.ReLU(inplace=True)", "nn.ReLU()")
+    assert len(run_program(source)) == 5
+    assert textwrap.dedent(BLOCK).splitlines()[ACT_LINE - 1].strip() == "self.act = nn.ReLU(inplace=True)"
