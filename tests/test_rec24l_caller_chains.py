@@ -7,13 +7,17 @@ building the module hid that call:
   (`self.body = nn.Sequential(PreActBlock(c), ...)`): calling the chain hands its input to the
   first member's `forward`;
 - the module is made by a factory function of the file whose every `return` builds that one
-  class (`def dws_block(c): return PreActBlock(c)`; `self.body = dws_block(c)`).
+  class (`def dws_block(c): return PreActBlock(c)`; `self.body = dws_block(c)`);
+- the module is the first added to `self.body = nn.Sequential()` by `self.body.add_module(name, m)`
+  in a loop of `__init__` (whose computed name replaces a member of that container, no user
+  module's attribute).
 
 The programs are written from the pattern (a pre-activation block after a shortcut convolution
 that saved the unit's input), run with torch: the original raises at backward; the fix's
 gradients equal the out-of-place program's. The negative controls stay off the default report:
 a first member that is not the writing block (a convolution first: its output is fresh), a
-factory that may build another class, a shortcut that saves nothing.
+factory that may build another class, a shortcut that saves nothing, a first add under an `if`,
+a container whose members are also changed another way.
 """
 
 from __future__ import annotations
@@ -89,8 +93,27 @@ def make_either(c, pre):
 """
 
 
+ADDED = """\
+        self.body = nn.Sequential()
+        for i in range(reps):
+            {guard}self.body.add_module("block{{}}".format(i), {block})
+        if pool:
+            self.body.add_module("pool", nn.MaxPool2d(3, stride=1, padding=1))
+"""
+
+
 def program(body: str, identity: str = "self.skip(x)") -> str:
     return BLOCK + FACTORY + UNIT.format(body=body, identity=identity)
+
+
+def added_program(block: str = "make_block(c)", guard: str = "", extra: str = "") -> str:
+    """The unit's body built by `add_module` in a loop (`reps` and `pool` are constructor flags)."""
+    source = program("None")
+    source = source.replace("    def __init__(self, c):\n        super().__init__()\n        self.skip",
+                            "    def __init__(self, c, reps=2, pool=True):\n        super().__init__()\n        self.skip")
+    built = ADDED.format(block=block, guard=guard)
+    source = source.replace("        self.body = None\n", built + extra)
+    return source
 
 
 POSITIVE = {
@@ -113,6 +136,37 @@ NEGATIVE = {
 def proven_act_lines(source: str) -> list:
     result = process_in_project(source, Settings(select=("IPF1",)))
     return [f.span.line for f in result.findings if f.code.startswith("IPF1")]
+
+
+ADDED_POSITIVE = {
+    "added-by-factory": added_program(),
+    "added-by-class": added_program(block="PreActBlock(c)"),
+}
+
+ADDED_NEGATIVE = {
+    # the first add runs only under a condition (false here): the first member is not known
+    "added-under-if": added_program(guard="if reps > 5:\n                "),
+    # the attribute is set again (a convolution put first): the added chain is not what runs
+    "added-then-rebuilt": added_program(extra="        self.body = nn.Sequential(nn.Conv2d(c, c, 1), *self.body)\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ADDED_POSITIVE))
+def test_the_first_added_member_writes_a_saved_input(name):
+    source = ADDED_POSITIVE[name]
+    assert raises_inplace(source), "the program must die at backward"
+    assert ACT_LINE in proven_act_lines(source)
+    fixed = fixed_source(source, project=True)
+    control = source.replace("nn.ReLU(inplace=True)", "nn.ReLU()")
+    for got, want in zip(run_program(fixed), run_program(control)):
+        assert torch.allclose(got, want)
+
+
+@pytest.mark.parametrize("name", sorted(ADDED_NEGATIVE))
+def test_an_unplaced_first_add_stays_off_the_default_report(name):
+    source = ADDED_NEGATIVE[name]
+    run_program(source)  # these work: the conv first (or no block on the first turn) writes nothing saved
+    assert ACT_LINE not in proven_act_lines(source)
 
 
 @pytest.mark.parametrize("name", sorted(POSITIVE))

@@ -1136,13 +1136,31 @@ class ModuleHazards(_HazardsPart):
             named = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
             at = 1 if named == "setattr" and isinstance(func, ast.Name) else 0 \
                 if named in ("add_module", "register_module") and isinstance(func, ast.Attribute) else None
-            if at is None or len(node.args) <= at:
+            if at is None or len(node.args) <= at or at == 0 and self._container_member(func):
                 continue
             name = node.args[at]
             if not (isinstance(name, ast.Constant) and isinstance(name.value, str)) or name.value == attr:
                 return node
         writes = self.model.attribute_writes("_modules")
         return writes[0] if writes else None
+
+    _CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential",
+                             "torch.nn.ModuleList", "torch.nn.modules.container.ModuleList",
+                             "torch.nn.ModuleDict", "torch.nn.modules.container.ModuleDict"})
+
+    def _container_member(self, func: ast.Attribute) -> bool:
+        """``self.body.add_module(name, m)`` where every value the class gives ``self.body`` is
+        a torch container (``nn.Sequential()``): it names a member of that container, which is
+        no instance of a user class, so it replaces no user module's attribute."""
+        receiver = func.value
+        if not (isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name)
+                and receiver.value.id == "self"):
+            return False
+        cls = self.model.enclosing_class(func)
+        values = self.model.class_attrs(cls).get(receiver.attr, []) if cls is not None else []
+        return bool(values) and all(
+            isinstance(v, ast.Call) and isinstance(v.func, (ast.Name, ast.Attribute))
+            and self.model.torch_name(v.func) in self._CONTAINERS for v in values)
 
     def _calls_with_arguments(self, scope: ast.AST, key: str) -> List[ast.Call]:
         """The calls of ``key`` in ``scope`` that pass something; for ``self.<attr>`` set in a
