@@ -200,3 +200,73 @@ def test_the_program_shapes_are_what_the_tests_say():
     source = program(POSITIVE["factory"]).replace("nn.ReLU(inplace=True)", "nn.ReLU()")
     assert len(run_program(source)) == 5
     assert textwrap.dedent(BLOCK).splitlines()[ACT_LINE - 1].strip() == "self.act = nn.ReLU(inplace=True)"
+
+
+# ------------------------------------------------ a factory that returns one nn.Sequential chain
+FUSE = """\
+import torch
+import torch.nn as nn
+
+
+def conv_bn_relu(cin, cout):
+    return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout), {last})
+
+
+def conv_bn_maybe_relu(cin, cout, act):
+    if act:
+        return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1), nn.ReLU())
+    return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout))
+
+
+class Fuse(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.lateral = {factory}
+        self.top = nn.Conv2d(c, c, 1)
+
+    def forward(self, x, y):
+        out = self.lateral(x)
+        out += self.top(y)
+        return out
+
+
+def main():
+    torch.manual_seed(0)
+    fuse = Fuse(4)
+    out = fuse(torch.randn(2, 4, 5, 5), torch.randn(2, 4, 5, 5))
+    out.pow(2).mean().backward()
+    return [p.grad for p in fuse.parameters()]
+"""
+IADD_LINE = 23  # `out += self.top(y)`
+
+
+def fuse_program(factory: str = "conv_bn_relu(c, c)", last: str = "nn.ReLU(inplace=True)") -> str:
+    return FUSE.format(factory=factory, last=last)
+
+
+def proven_lines(source: str) -> list:
+    result = process_in_project(source, Settings(select=("IPF1",)))
+    return [f.span.line for f in result.findings]
+
+
+@pytest.mark.parametrize("last", ["nn.ReLU(inplace=True)", "nn.ReLU()", "nn.Sigmoid()"])
+def test_a_factory_chain_that_saves_its_output(last):
+    """The chain the factory returns ends in a layer that saves its output: `+=` on it dies."""
+    source = fuse_program(last=last)
+    assert source.splitlines()[IADD_LINE - 1].strip() == "out += self.top(y)"
+    assert raises_inplace(source)
+    assert IADD_LINE in proven_lines(source)
+    fixed = fixed_source(source, project=True)
+    control = source.replace("out += self.top(y)", "out = out + self.top(y)")
+    for got, want in zip(run_program(fixed), run_program(control)):
+        assert torch.allclose(got, want)
+
+
+@pytest.mark.parametrize("factory,last", [
+    ("conv_bn_relu(c, c)", "nn.Identity()"),  # ends in BatchNorm's output through Identity: saved by nothing
+    ("conv_bn_maybe_relu(c, c, False)", "nn.ReLU()"),  # two chains: which one is built is not known
+])
+def test_factory_look_alikes_stay_off_the_default_report(factory, last):
+    source = fuse_program(factory=factory, last=last)
+    run_program(source)
+    assert IADD_LINE not in proven_lines(source)

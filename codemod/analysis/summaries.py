@@ -586,6 +586,7 @@ class CallTargets:
         self.summaries = weakref.proxy(summaries)  # weakly: Summaries owns this part (no cycle)
         self.model = summaries.model
         self._top: Optional[Dict[str, ast.stmt]] = None  # the module's top-level definitions by name
+        self._factories: Set[ast.AST] = set()  # factory functions being read (a cycle is cut)
         self.loops = LoopMembers(self)
 
     def callee(self, call: ast.Call) -> Optional["Target"]:
@@ -832,8 +833,7 @@ class CallTargets:
             return None
         found = self._top_level().get(value.func.id)
         if isinstance(found, ast.FunctionDef):
-            found = self._factory_class(found)  # `dws_block(c)`, whose every return is `Block(c)`
-            return self._forward(found) if found is not None else None
+            return self._factory_target(found)  # `dws_block(c)`, whose every return is `Block(c)`
         if isinstance(found, ast.ClassDef):
             return self._forward(found)
         if found is None:
@@ -846,10 +846,14 @@ class CallTargets:
         members = self.summaries.chains.listed.members(chain)
         return self._class_target(members[0]) if members else None
 
-    def _factory_class(self, func: ast.FunctionDef) -> Optional[ast.ClassDef]:
-        """The one class of this file a factory function builds: every ``return`` of its own
-        body (one at least, no ``yield``) is a call of that class (``return Block(c, k=3)``).
-        A path that returns nothing hands back None, which no caller can call."""
+    def _factory_target(self, func: ast.FunctionDef) -> Optional["Target"]:
+        """What a factory function of this file builds, where every ``return`` of its own body
+        (one at least, no ``yield``) builds the same thing: one class of this file (``return
+        Block(c, k=3)``) or, from its only ``return``, one ``nn.Sequential(...)`` chain (``return
+        nn.Sequential(conv, bn, nn.ReLU(inplace=True))``). A path that returns nothing hands
+        back None, which no caller can call. Factories calling factories are not followed."""
+        if func in self._factories:
+            return None
         returns: List[ast.Return] = []
         stack: List[ast.AST] = list(func.body)
         while stack:
@@ -861,16 +865,22 @@ class CallTargets:
             if isinstance(node, ast.Return):
                 returns.append(node)
             stack.extend(ast.iter_child_nodes(node))
-        built = set()
-        for ret in returns:
-            value = ret.value
-            if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
-                return None
-            cls = self._top_level().get(value.func.id)
-            if not isinstance(cls, ast.ClassDef):
-                return None
-            built.add(cls)
-        return built.pop() if len(built) == 1 else None
+        built: Set[object] = set()
+        self._factories.add(func)
+        try:
+            for ret in returns:
+                value = ret.value
+                if not (isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute))):
+                    return None
+                if isinstance(value.func, ast.Name) and isinstance(self._top_level().get(value.func.id), FUNCTIONS):
+                    return None  # another factory
+                target = self._class_target(value)
+                if target is None or isinstance(target, ast.Call) and len(returns) != 1:
+                    return None
+                built.add(target)
+        finally:
+            self._factories.discard(func)
+        return cast("Target", built.pop()) if len(built) == 1 else None
 
     def _imported(self, name: str, of: str) -> Optional[str]:
         """The qualified name ``name`` is imported as from the run's files, when the project
