@@ -1148,11 +1148,11 @@ class ModuleHazards(_HazardsPart):
                              "torch.nn.ModuleList", "torch.nn.modules.container.ModuleList",
                              "torch.nn.ModuleDict", "torch.nn.modules.container.ModuleDict"})
 
-    def _container_member(self, func: ast.Attribute) -> bool:
+    def _container_member(self, func: ast.expr) -> bool:
         """``self.body.add_module(name, m)`` where every value the class gives ``self.body`` is
         a torch container (``nn.Sequential()``): it names a member of that container, which is
         no instance of a user class, so it replaces no user module's attribute."""
-        receiver = func.value
+        receiver = func.value if isinstance(func, ast.Attribute) else None
         if not (isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name)
                 and receiver.value.id == "self"):
             return False
