@@ -586,8 +586,8 @@ class CallTargets:
         self.summaries = weakref.proxy(summaries)  # weakly: Summaries owns this part (no cycle)
         self.model = summaries.model
         self._top: Optional[Dict[str, ast.stmt]] = None  # the module's top-level definitions by name
-        self._factories: Set[ast.AST] = set()  # factory functions being read (a cycle is cut)
         self.loops = LoopMembers(self)
+        self.factories = FactoryTargets(self)
 
     def callee(self, call: ast.Call) -> Optional["Target"]:
         """What a call runs: a function of this file (a ``forward`` for a module instance) and
@@ -833,54 +833,12 @@ class CallTargets:
             return None
         found = self._top_level().get(value.func.id)
         if isinstance(found, ast.FunctionDef):
-            return self._factory_target(found)  # `dws_block(c)`, whose every return is `Block(c)`
+            return self.factories.target(found)  # `dws_block(c)`, whose every return is `Block(c)`
         if isinstance(found, ast.ClassDef):
             return self._forward(found)
         if found is None:
             return self._imported(value.func.id, "class")
         return None
-
-    def first_member(self, chain: ast.Call) -> Optional["Target"]:
-        """What an ``nn.Sequential(a, b)`` chain hands its input to: the forward of its first
-        member, where that member is placed and built by one known class (or a factory of one)."""
-        members = self.summaries.chains.listed.members(chain)
-        return self._class_target(members[0]) if members else None
-
-    def _factory_target(self, func: ast.FunctionDef) -> Optional["Target"]:
-        """What a factory function of this file builds, where every ``return`` of its own body
-        (one at least, no ``yield``) builds the same thing: one class of this file (``return
-        Block(c, k=3)``) or, from its only ``return``, one ``nn.Sequential(...)`` chain (``return
-        nn.Sequential(conv, bn, nn.ReLU(inplace=True))``). A path that returns nothing hands
-        back None, which no caller can call. Factories calling factories are not followed."""
-        if func in self._factories:
-            return None
-        returns: List[ast.Return] = []
-        stack: List[ast.AST] = list(func.body)
-        while stack:
-            node = stack.pop()
-            if isinstance(node, (ast.Yield, ast.YieldFrom)):
-                return None
-            if isinstance(node, (*FUNCTIONS, ast.ClassDef, ast.Lambda)):
-                continue  # a nested scope's returns are its own
-            if isinstance(node, ast.Return):
-                returns.append(node)
-            stack.extend(ast.iter_child_nodes(node))
-        built: Set[object] = set()
-        self._factories.add(func)
-        try:
-            for ret in returns:
-                value = ret.value
-                if not (isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute))):
-                    return None
-                if isinstance(value.func, ast.Name) and isinstance(self._top_level().get(value.func.id), FUNCTIONS):
-                    return None  # another factory
-                target = self._class_target(value)
-                if target is None or isinstance(target, ast.Call) and len(returns) != 1:
-                    return None
-                built.add(target)
-        finally:
-            self._factories.discard(func)
-        return cast("Target", built.pop()) if len(built) == 1 else None
 
     def _imported(self, name: str, of: str) -> Optional[str]:
         """The qualified name ``name`` is imported as from the run's files, when the project
@@ -919,6 +877,57 @@ class CallTargets:
                 if isinstance(stmt, (*FUNCTIONS, ast.ClassDef)):
                     self._top[stmt.name] = stmt
         return self._top
+
+
+class FactoryTargets:
+    """What a call of a module-building function of the file makes (a factory), and what a
+    chain of layers hands its input to (its first member)."""
+
+    def __init__(self, targets: "CallTargets") -> None:
+        self.targets = weakref.proxy(targets)  # weakly: CallTargets owns this part (no cycle)
+        self._reading: Set[ast.AST] = set()  # factory functions being read (a cycle is cut)
+
+    def first_member(self, chain: ast.Call) -> Optional["Target"]:
+        """What an ``nn.Sequential(a, b)`` chain hands its input to: the forward of its first
+        member, where that member is placed and built by one known class (or a factory of one)."""
+        members = self.targets.summaries.chains.listed.members(chain)
+        return self.targets._class_target(members[0]) if members else None
+
+    def target(self, func: ast.FunctionDef) -> Optional["Target"]:
+        """What a factory function of this file builds, where every ``return`` of its own body
+        (one at least, no ``yield``) builds the same thing: one class of this file (``return
+        Block(c, k=3)``) or, from its only ``return``, one ``nn.Sequential(...)`` chain (``return
+        nn.Sequential(conv, bn, nn.ReLU(inplace=True))``). A path that returns nothing hands
+        back None, which no caller can call. Factories calling factories are not followed."""
+        if func in self._reading:
+            return None
+        returns: List[ast.Return] = []
+        stack: List[ast.AST] = list(func.body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.Yield, ast.YieldFrom)):
+                return None
+            if isinstance(node, (*FUNCTIONS, ast.ClassDef, ast.Lambda)):
+                continue  # a nested scope's returns are its own
+            if isinstance(node, ast.Return):
+                returns.append(node)
+            stack.extend(ast.iter_child_nodes(node))
+        built: Set[object] = set()
+        self._reading.add(func)
+        try:
+            for ret in returns:
+                value = ret.value
+                if not (isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute))):
+                    return None
+                if isinstance(value.func, ast.Name) and isinstance(self.targets._top_level().get(value.func.id), FUNCTIONS):
+                    return None  # another factory
+                target = self.targets._class_target(value)
+                if target is None or isinstance(target, ast.Call) and len(returns) != 1:
+                    return None
+                built.add(target)
+        finally:
+            self._reading.discard(func)
+        return cast("Target", built.pop()) if len(built) == 1 else None
 
 
 class LoopMembers:
