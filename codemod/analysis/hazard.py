@@ -489,6 +489,9 @@ class Hazards:
             if target is None:  # `for block in self.blocks: h = block(h)`: every member runs one forward
                 members = targets.loop_members(call)
                 target = members[0] if len(members) == 1 else None
+            if isinstance(target, ast.Call) and len(call.args) == 1 and not call.keywords \
+                    and not isinstance(call.args[0], ast.Starred):
+                target = targets.factories.first_member(target)  # `self.body(x)`: the chain's first member gets x
             if isinstance(target, tuple) and target[0] is func:
                 found.append(call)
         self._runs[func] = found
@@ -1192,12 +1195,30 @@ class ModuleHazards(_HazardsPart):
         for mention in self.model.mentions(word):
             call = self.model.parent(mention)
             if not (isinstance(mention, named) and isinstance(call, ast.Call) and call.func is mention) \
-                    or len(call.args) <= at:
+                    or len(call.args) <= at or at == 0 and self._container_member(mention):
                 continue
             name = call.args[at]
             if not (isinstance(name, ast.Constant) and isinstance(name.value, str)) or name.value == attr:
                 found.append(call)
         return found
+
+    _CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential",
+                             "torch.nn.ModuleList", "torch.nn.modules.container.ModuleList",
+                             "torch.nn.ModuleDict", "torch.nn.modules.container.ModuleDict"})
+
+    def _container_member(self, func: ast.expr) -> bool:
+        """``self.body.add_module(name, m)`` where every value the class gives ``self.body`` is
+        a torch container (``nn.Sequential()``): it names a member of that container, which is
+        no instance of a user class, so it replaces no user module's attribute."""
+        receiver = func.value if isinstance(func, ast.Attribute) else None
+        if not (isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name)
+                and receiver.value.id == "self"):
+            return False
+        cls = self.model.enclosing_class(func)
+        values = self.model.class_attrs(cls).get(receiver.attr, []) if cls is not None else []
+        return bool(values) and all(
+            isinstance(v, ast.Call) and isinstance(v.func, (ast.Name, ast.Attribute))
+            and self.model.torch_name(v.func) in self._CONTAINERS for v in values)
 
     def _calls_with_arguments(self, scope: ast.AST, key: str) -> List[ast.Call]:
         """The calls of ``key`` in ``scope`` that pass something; for ``self.<attr>`` set in a

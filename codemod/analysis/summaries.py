@@ -587,6 +587,7 @@ class CallTargets:
         self.model = summaries.model
         self._top: Optional[Dict[str, ast.stmt]] = None  # the module's top-level definitions by name
         self.loops = LoopMembers(self)
+        self.factories = FactoryTargets(self)
 
     def callee(self, call: ast.Call) -> Optional["Target"]:
         """What a call runs: a function of this file (a ``forward`` for a module instance) and
@@ -824,13 +825,15 @@ class CallTargets:
         """``LayerNorm(d)``: the forward of that class, of this file or imported;
         ``nn.Sequential(a, b)``: that chain."""
         if isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)) \
-                and self.model.torch_name(value.func) in _SEQUENTIAL and value.args and not value.keywords \
-                and (not any(isinstance(a, ast.Starred) for a in value.args)
+                and self.model.torch_name(value.func) in _SEQUENTIAL and not value.keywords \
+                and (value.args and not any(isinstance(a, ast.Starred) for a in value.args)
                      or self.summaries.chains.listed.members(value) is not None):
             return value
         if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
             return None
         found = self._top_level().get(value.func.id)
+        if isinstance(found, ast.FunctionDef):
+            return self.factories.target(found)  # `dws_block(c)`, whose every return is `Block(c)`
         if isinstance(found, ast.ClassDef):
             return self._forward(found)
         if found is None:
@@ -874,6 +877,57 @@ class CallTargets:
                 if isinstance(stmt, (*FUNCTIONS, ast.ClassDef)):
                     self._top[stmt.name] = stmt
         return self._top
+
+
+class FactoryTargets:
+    """What a call of a module-building function of the file makes (a factory), and what a
+    chain of layers hands its input to (its first member)."""
+
+    def __init__(self, targets: "CallTargets") -> None:
+        self.targets = weakref.proxy(targets)  # weakly: CallTargets owns this part (no cycle)
+        self._reading: Set[ast.AST] = set()  # factory functions being read (a cycle is cut)
+
+    def first_member(self, chain: ast.Call) -> Optional["Target"]:
+        """What an ``nn.Sequential(a, b)`` chain hands its input to: the forward of its first
+        member, where that member is placed and built by one known class (or a factory of one)."""
+        members = self.targets.summaries.chains.listed.members(chain)
+        return self.targets._class_target(members[0]) if members else None
+
+    def target(self, func: ast.FunctionDef) -> Optional["Target"]:
+        """What a factory function of this file builds, where every ``return`` of its own body
+        (one at least, no ``yield``) builds the same thing: one class of this file (``return
+        Block(c, k=3)``) or, from its only ``return``, one ``nn.Sequential(...)`` chain (``return
+        nn.Sequential(conv, bn, nn.ReLU(inplace=True))``). A path that returns nothing hands
+        back None, which no caller can call. Factories calling factories are not followed."""
+        if func in self._reading:
+            return None
+        returns: List[ast.Return] = []
+        stack: List[ast.AST] = list(func.body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.Yield, ast.YieldFrom)):
+                return None
+            if isinstance(node, (*FUNCTIONS, ast.ClassDef, ast.Lambda)):
+                continue  # a nested scope's returns are its own
+            if isinstance(node, ast.Return):
+                returns.append(node)
+            stack.extend(ast.iter_child_nodes(node))
+        built: Set[object] = set()
+        self._reading.add(func)
+        try:
+            for ret in returns:
+                value = ret.value
+                if not (isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute))):
+                    return None
+                if isinstance(value.func, ast.Name) and isinstance(self.targets._top_level().get(value.func.id), FUNCTIONS):
+                    return None  # another factory
+                target = self.targets._class_target(value)
+                if target is None or isinstance(target, ast.Call) and len(returns) != 1:
+                    return None
+                built.add(target)
+        finally:
+            self._reading.discard(func)
+        return cast("Target", built.pop()) if len(built) == 1 else None
 
 
 class LoopMembers:
@@ -1705,6 +1759,8 @@ class ListedLayers:
         return self._done[chain]
 
     def _members(self, chain: ast.Call) -> Optional[List[ast.expr]]:
+        if not chain.args and not chain.keywords:
+            return self._added_modules(chain)
         if not any(isinstance(a, ast.Starred) for a in chain.args):
             return list(chain.args)
         spread = chain.args[0]
@@ -1723,6 +1779,53 @@ class ListedLayers:
             placed = self._placed(stmt, last, chain)
             found.extend(layers if placed else [_UNPLACED])
         return found
+
+    def _added_modules(self, chain: ast.Call) -> Optional[List[ast.expr]]:
+        """``self.body = nn.Sequential()``, then ``self.body.add_module(name, m)`` statements in
+        the same method: the first member is the first add, where it runs on every path (no
+        ``if``/``try``/``while`` around it, only loops) and no add comes before it; the members
+        after it are not placed. None where ``self.body`` is used otherwise in its class than
+        called or added to there (its members may change), or set elsewhere."""
+        stmt = self.model.parent(chain)
+        func = self.model.owner(chain)
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.value is chain
+                and isinstance(func, FUNCTIONS)):
+            return None
+        target = stmt.targets[0]
+        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
+            return None
+        cls = self.model.enclosing_class(chain)
+        if cls is None or len(self.model.class_attrs(cls).get(target.attr, [])) != 1:
+            return None
+        adds: List[ast.Call] = []
+        for node in self.model.mentions(target.attr):
+            if node is target or not isinstance(node, ast.Attribute):
+                continue
+            if not (isinstance(node.value, ast.Name) and node.value.id == "self"):
+                return None  # another receiver's attribute of that name: not followed
+            up = self.model.parent(node)
+            if isinstance(up, ast.Call) and up.func is node:
+                continue  # `self.body(x)`: a call
+            call = self.model.parent(up) if isinstance(up, ast.Attribute) else None
+            if not (isinstance(up, ast.Attribute) and up.attr in ("add_module", "register_module")
+                    and isinstance(call, ast.Call) and call.func is up and len(call.args) == 2
+                    and not call.keywords and isinstance(self.model.parent(call), ast.Expr)
+                    and self.model.owner(call) is func):
+                return None
+            adds.append(call)
+        if not adds:
+            return None
+        adds.sort(key=lambda c: self.model.range(c)[0])
+        first = adds[0]
+        for up in self.model.ancestors(first):
+            if up is func:
+                break
+            if not isinstance(up, (ast.Expr, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
+                return None
+        if self.model.range(first)[0] < self.model.range(stmt)[1]:
+            return None
+        more = len(adds) > 1 or any(isinstance(up, (ast.For, ast.AsyncFor)) for up in self.model.ancestors(first))
+        return [first.args[1], *([_UNPLACED] if more else [])]
 
     def values(self, container: ast.Call, name: ast.Name) -> Optional[List[ast.expr]]:
         """Every value ``nn.ModuleList(layers)`` may hold, where ``layers`` is such a list (in
