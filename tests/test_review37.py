@@ -250,23 +250,12 @@ def _proven_in_project(source: str):
     return [(f.code, f.span.line) for f in result.findings if f.code.startswith("IPF1")]
 
 
-@pytest.mark.xfail(strict=True, reason="main: the caller's-leaf proof (forward input) reads the parameter's "
-                   "binding path-blind; an `if x.requires_grad: x = x.clone()` guard is not seen (review37)")
 def test_a_forward_that_clones_an_input_requiring_grad_is_not_proven():
     source = GUARDED_FORWARD.replace("INPUT", "torch.randn(4, 3, requires_grad=True)")
     run_program(source)  # runs: backward and all
     assert not _proven_in_project(source)
 
 
-def _rec24m_present() -> bool:
-    from codemod.analysis import leaves
-
-    return hasattr(leaves, "creates_leaf")
-
-
-@pytest.mark.xfail(condition=_rec24m_present(), strict=True,
-                   reason="rec24m (152b5e5): a leaf made by requires_grad_() handed to a forward inherits "
-                   "the path-blind caller's-leaf proof above; passes on main (no such proof there)")
 def test_a_forward_that_clones_an_input_made_a_leaf_by_requires_grad_is_not_proven():
     source = GUARDED_FORWARD.replace("INPUT", "torch.randn(4, 3).requires_grad_()")
     run_program(source)

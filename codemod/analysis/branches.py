@@ -187,6 +187,62 @@ def requires_grad_test(test: ast.expr, name: str) -> Optional[bool]:
     return None
 
 
+def copied_where_it_requires_grad(write: ast.AST, name: str,
+                                  ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> bool:
+    """Wherever the caller's ``name`` (a parameter) reaches ``write`` unchanged, it requires no
+    grad (or grad is off): ``if name.requires_grad: name = name.clone()`` (the test may also ask
+    ``torch.is_grad_enabled()``, nothing else) runs before ``write`` on every path (a statement
+    before it in a block holding it), or ``write`` sits in that test's ``else``. The copy is the
+    only binding of ``name`` in the guarded branch, and the function never switches
+    ``name.requires_grad``. A leaf that requires grad, or an output autograd saved, never meets
+    the write there; an input some op saved still may (its own requires_grad is no matter)."""
+    below: ast.AST = write
+    for up in ancestors(write):
+        if isinstance(up, ast.If) and _grad_guard(up.test, name) and branch(below, up) == "orelse":
+            return not _switches_requires_grad(up, name, ancestors)
+        for block in statement_lists(up):
+            at = next((i for i, s in enumerate(block) if s is below), None)
+            if at is not None and any(isinstance(s, ast.If) and _grad_guard(s.test, name) and _copies(s.body, name)
+                                      for s in block[:at]):
+                return not _switches_requires_grad(up, name, ancestors)
+        if isinstance(up, OWNERS):
+            return False
+        below = up
+    return False
+
+
+def _grad_guard(test: ast.expr, name: str) -> bool:
+    """``name.requires_grad``, alone or and-ed with ``torch.is_grad_enabled()``: where the test
+    fails, ``name`` requires no grad, or grad is off."""
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    asks = [requires_grad_test(p, name) for p in parts]
+    grad_mode = [isinstance(p, ast.Call) and not p.args and not p.keywords and isinstance(p.func, ast.Attribute)
+                 and p.func.attr == "is_grad_enabled" and isinstance(p.func.value, ast.Name) and p.func.value.id == "torch"
+                 for p in parts]
+    return True in asks and all(a is True or g for a, g in zip(asks, grad_mode))
+
+
+def _copies(body: Sequence[ast.stmt], name: str) -> bool:
+    """``body`` binds ``name`` once, at its top level, to a ``.clone(...)``: a tensor of its own."""
+    stores = [n for s in body for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == name
+              and isinstance(n.ctx, (ast.Store, ast.Del))]
+    copies = [s for s in body if isinstance(s, ast.Assign) and len(s.targets) == 1
+              and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name and isinstance(s.value, ast.Call)
+              and isinstance(s.value.func, ast.Attribute) and s.value.func.attr == "clone"]
+    return len(stores) == 1 and len(copies) == 1 and not any(
+        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Global, ast.Nonlocal))
+        for s in body for n in ast.walk(s))
+
+
+def _switches_requires_grad(near: ast.AST, name: str, ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> bool:
+    """The function around ``near`` calls ``name.requires_grad_(...)`` or sets
+    ``name.requires_grad``: the guard's answer may not hold at the write."""
+    owner = near if isinstance(near, OWNERS) else next((up for up in ancestors(near) if isinstance(up, OWNERS)), near)
+    return any(isinstance(n, ast.Attribute) and n.attr in ("requires_grad_", "requires_grad")
+               and isinstance(n.value, ast.Name) and n.value.id == name
+               and (n.attr == "requires_grad_" or isinstance(n.ctx, ast.Store)) for n in ast.walk(owner))
+
+
 def statement_lists(node: ast.AST) -> List[List[ast.stmt]]:
     """The statement lists a node holds (body, orelse, finalbody, handlers' bodies)."""
     found = [getattr(node, f) for f in ("body", "orelse", "finalbody") if isinstance(getattr(node, f, None), list)]

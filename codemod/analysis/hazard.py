@@ -34,7 +34,8 @@ from typing import (
 
 from codemod import torch_api
 from codemod.analysis.binder import Binding, Flow
-from codemod.analysis.branches import always_binds, binds, branch, requires_grad_test, statement_lists, within
+from codemod.analysis.branches import (always_binds, binds, branch, copied_where_it_requires_grad, requires_grad_test,
+                                       statement_lists, within)
 from codemod.analysis.classes import AttrValue
 from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
@@ -381,7 +382,8 @@ class Hazards:
                     reason=f"{found.reason} (`{sibling}` and `{key}` are views of one tensor: one version counter)")
         if isinstance(owner, FUNCTIONS) and not integral:
             for param in params:
-                yield from self._from_callers(owner, param)
+                yield from self._from_callers(owner, param, param == key and copied_where_it_requires_grad(
+                    stmt, param, self.model.ancestors))
 
     def _counter_siblings(self, flow: Flow, key: str, stmt: Located, start: Pos) -> List[Tuple[str, Pos]]:
         """``z1, z2 = z[:, :c], z[:, c:]``: the other names one unpacking of views of one base
@@ -440,10 +442,13 @@ class Hazards:
                 return True
         return False
 
-    def _from_callers(self, func: Function, param: str) -> Iterator[Optional[Hazard]]:
+    def _from_callers(self, func: Function, param: str, grad_free: bool = False) -> Iterator[Optional[Hazard]]:
         """The write modifies the caller's tensor: at a call of ``func`` in this file, was the
         argument for ``param`` saved by an op that ran before the call (``Decoder(8)(quant)``
-        twice: the first call's projection saved ``quant``)? Proven hazards only."""
+        twice: the first call's projection saved ``quant``)? Proven hazards only. ``grad_free``:
+        the caller's tensor reaches the write only where it requires no grad or grad is off
+        (``branches.copied_where_it_requires_grad``): no proof from what the argument is (a leaf, a
+        saved output; an input some op saved is then left unproven too: the reason does not say)."""
         if func in self._asking:
             return  # a recursive cycle
         plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
@@ -457,10 +462,10 @@ class Hazards:
                 if arg is None and index is not None and index < len(call.args) \
                         and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
                     arg = call.args[index]
-                found = self.explain(call, arg) if arg is not None else None
+                found = self.explain(call, arg) if arg is not None and not grad_free else None
                 if found is not None and found.proven:
                     yield Hazard(f"`{param}` is the caller's tensor: at line {call.lineno}, {found.reason}")
-                elif arg is not None and self.producers.switched_leaf(arg, call):
+                elif arg is not None and not grad_free and self.producers.switched_leaf(arg, call):
                     yield Hazard(f"`{param}` is the caller's tensor: at line {call.lineno}, a leaf that requires grad "
                                  "(made by `requires_grad_()`): autograd forbids writing into it in place")
                 refused = refused_view(self.model, call, arg) if arg is not None else None

@@ -1,0 +1,87 @@
+"""Stop 38 (sound38s, issue 24): known soundness holes of the static side, each shown by a
+program run with real torch. Each test failed first on main (7f29943), or was a strict xfail there;
+each fixed group has negative controls: look-alikes that really fail stay proven."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.programs import raises_inplace, run_program
+
+
+def _proven(source: str):
+    from codemod.config import Settings
+    from tests.programs import process_in_project
+
+    result = process_in_project(source, Settings())
+    return [(f.code, f.span.line) for f in result.findings if f.code.startswith("IPF1")]
+
+
+# ------------------------------------------------ 1. a requires-grad guard before the write
+# `if x.requires_grad: x = x.clone()` before `x *= 0.5`: where the caller's tensor itself
+# reaches the write, it requires no grad (no leaf that requires grad, no output autograd saved).
+# The caller hands a leaf that requires grad and the program runs, backward and all.
+GUARDED = """\
+import torch
+import torch.nn as nn
+
+
+class Scaler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(3, 1)
+        self.flag = False
+
+    def forward(self, feats):
+GUARD
+        return self.head(feats)
+
+
+def main():
+    torch.manual_seed(0)
+    model = Scaler()
+    inp = INPUT
+    out = model(inp)
+    out.sum().backward()
+    return [out.detach(), model.head.weight.grad, inp.grad]
+"""
+LEAF = "torch.randn(4, 3, requires_grad=True)"
+SAFE_GUARDS = {
+    "grad-mode-and": "        if torch.is_grad_enabled() and feats.requires_grad:\n"
+                     "            feats = feats.clone()\n        feats *= 0.5\n",
+    "write-in-else": "        if feats.requires_grad:\n            feats = feats.clone() * 0.5\n"
+                     "        else:\n            feats *= 0.5\n",
+    "detached-copy": "        if feats.requires_grad:\n            feats = feats.detach().clone()\n        feats *= 0.5\n",
+    "in-a-with": "        if feats.requires_grad:\n            feats = feats.clone()\n"
+                 "        with torch.autograd.profiler.record_function('scale'):\n            feats *= 0.5\n",
+}
+# Look-alikes whose guard does not cover the write: each raises, and stays proven.
+UNSAFE_GUARDS = {
+    "a-view-not-a-copy": "        if feats.requires_grad:\n            feats = feats.view(4, 3)\n        feats *= 0.5\n",
+    "guard-on-training": "        if self.flag and feats.requires_grad:\n            feats = feats.clone()\n"
+                         "        feats *= 0.5\n",
+    "guard-inverted": "        if not feats.requires_grad:\n            feats = feats.clone()\n        feats *= 0.5\n",
+    "write-before-guard": "        feats *= 0.5\n        if feats.requires_grad:\n            feats = feats.clone()\n",
+    "guard-not-on-every-path": "        if self.flag:\n            if feats.requires_grad:\n"
+                               "                feats = feats.clone()\n        feats *= 0.5\n",
+    "alias-kept": "        kept = feats\n        if feats.requires_grad:\n            feats = feats.clone()\n"
+                  "        kept *= 0.5\n",
+}
+
+
+def _guarded(guard: str) -> str:
+    return GUARDED.replace("GUARD\n", guard).replace("INPUT", LEAF)
+
+
+@pytest.mark.parametrize("way", sorted(SAFE_GUARDS))
+def test_a_copy_made_where_the_input_requires_grad_covers_the_write(way):
+    source = _guarded(SAFE_GUARDS[way])
+    run_program(source)  # runs: backward and all
+    assert not _proven(source), _proven(source)
+
+
+@pytest.mark.parametrize("way", sorted(UNSAFE_GUARDS))
+def test_a_guard_that_does_not_cover_the_write_stays_proven(way):
+    source = _guarded(UNSAFE_GUARDS[way])
+    assert raises_inplace(source, message=("leaf Variable", "is a view", "modified by an inplace")), source
+    assert _proven(source), source
