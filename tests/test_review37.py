@@ -319,15 +319,6 @@ FIRST_REPLACED = {
 }
 
 
-def _rec24l_present() -> bool:
-    from codemod.analysis import summaries
-
-    return any(hasattr(getattr(summaries, part, None), "first_member") for part in ("CallTargets", "FactoryTargets"))
-
-
-@pytest.mark.xfail(condition=_rec24l_present(), strict=True,
-                   reason="rec24l (bf329fb): CallTargets.first_member takes the member the Sequential was "
-                   "built with, not one put in its place afterwards (passes on main: no such proof there)")
 @pytest.mark.parametrize("way", sorted(FIRST_REPLACED))
 def test_a_sequential_whose_first_member_was_replaced_is_not_proven(way):
     in_init, outside = FIRST_REPLACED[way]

@@ -85,3 +85,86 @@ def test_a_guard_that_does_not_cover_the_write_stays_proven(way):
     source = _guarded(UNSAFE_GUARDS[way])
     assert raises_inplace(source, message=("leaf Variable", "is a view", "modified by an inplace")), source
     assert _proven(source), source
+
+
+# ------------------------------------------------ 2. a Sequential's first member replaced afterwards
+# `self.body = nn.Sequential(PreActBlock(c), ...)` hands the input to PreActBlock's forward,
+# whose in-place ReLU writes the caller's tensor (saved by `self.skip`): the program raises. Any
+# write of the first member after the chain is built (in another method, from outside, by
+# setattr, add_module, through another name) leaves it unknown: the replaced chain runs.
+CHAIN = """\
+import torch
+import torch.nn as nn
+
+
+class PreActBlock(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.act = nn.ReLU(inplace=True)
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+
+    def forward(self, x):
+        return self.conv(self.act(x))
+
+
+class Unit(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.skip = nn.Conv2d(c, c, 1)
+        self.body = nn.Sequential(PreActBlock(c), nn.BatchNorm2d(c))
+IN_INIT
+    def simplify(self):
+        pass
+IN_METHOD
+    def forward(self, x):
+        identity = self.skip(x)
+        return self.body(x) + identity
+
+
+def main():
+    torch.manual_seed(0)
+    stem = nn.Conv2d(3, 4, 3, padding=1)
+    unit = Unit(4)
+OUTSIDE
+    out = unit(stem(torch.randn(2, 3, 6, 6)))
+    out.pow(2).mean().backward()
+    return [stem.weight.grad] + [p.grad for p in unit.parameters()]
+"""
+REPLACES_FIRST = {
+    "other-method": ("", "        self.body[0] = nn.Identity()\n", "    unit.simplify()\n"),
+    "setattr": ("        setattr(self.body, '0', nn.Identity())\n", "", ""),
+    "add-module-same-name": ("        self.body.add_module('0', nn.Identity())\n", "", ""),
+    "through-another-name": ("", "", "    body = unit.body\n    body[0] = nn.Identity()\n"),
+    "deleted": ("        del self.body[0]\n", "", ""),
+    "modules-dict": ("        self.body._modules['0'] = nn.Identity()\n", "", ""),
+    "chain-replaced-outside": ("", "", "    unit.body = nn.Sequential(nn.Identity(), nn.BatchNorm2d(4))\n"),
+    "chain-replaced-in-method": ("", "        self.body = nn.Sequential(nn.Identity(), nn.BatchNorm2d(4))\n",
+                                 "    unit.simplify()\n"),
+}
+# Writes that leave the first member as built: the program raises and the hazard stays proven.
+KEEPS_FIRST = {
+    "as-built": ("", "", ""),
+    "second-replaced": ("        self.body[1] = nn.BatchNorm2d(c)\n", "", ""),
+    "appended": ("        self.body.append(nn.Identity())\n", "", ""),
+    "other-attribute-replaced": ("", "", "    unit.skip = nn.Conv2d(4, 4, 1)\n"),
+}
+
+
+def _chain(way) -> str:
+    in_init, in_method, outside = way
+    return CHAIN.replace("IN_INIT\n", in_init + "\n").replace("IN_METHOD\n", in_method + "\n") \
+        .replace("OUTSIDE\n", outside)
+
+
+@pytest.mark.parametrize("way", sorted(REPLACES_FIRST))
+def test_a_chain_whose_first_member_may_be_replaced_is_not_proven(way):
+    source = _chain(REPLACES_FIRST[way])
+    run_program(source)  # runs: the in-place ReLU never meets the saved input
+    assert not _proven(source), _proven(source)
+
+
+@pytest.mark.parametrize("way", sorted(KEEPS_FIRST))
+def test_a_chain_whose_first_member_stays_is_proven(way):
+    source = _chain(KEEPS_FIRST[way])
+    assert raises_inplace(source), source
+    assert _proven(source), source

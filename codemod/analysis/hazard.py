@@ -496,7 +496,7 @@ class Hazards:
                 target = members[0] if len(members) == 1 else None
             if isinstance(target, ast.Call) and len(call.args) == 1 and not call.keywords \
                     and not isinstance(call.args[0], ast.Starred):
-                target = targets.factories.first_member(target)  # `self.body(x)`: the chain's first member gets x
+                target = targets.factories.first_member(target, call.func)  # `self.body(x)`: its first member gets x
             if isinstance(target, tuple) and target[0] is func:
                 found.append(call)
         self._runs[func] = found

@@ -610,6 +610,9 @@ class CallTargets:
             method = next((s for s in cls_node.body if isinstance(s, FUNCTIONS) and s.name == attr), None)
             if method is not None:
                 return method, f"{cls_node.name}.{attr}"
+            if any(isinstance(w, ast.Attribute) and isinstance(w.ctx, ast.Store)
+                   and not (isinstance(w.value, ast.Name) and w.value.id == "self") for w in self.model.attribute_writes(attr)):
+                return None  # `unit.body = Other()`: what the attribute holds is not the class's alone
             values = last_set(self.model, self.model.class_attrs(cls_node).get(attr, []))
             return self._instance_target([v for v in values if isinstance(v, ast.expr)], len(values))
         if key.startswith("self.") and key.count(".") == 2:
@@ -887,9 +890,20 @@ class FactoryTargets:
         self.targets = weakref.proxy(targets)  # weakly: CallTargets owns this part (no cycle)
         self._reading: Set[ast.AST] = set()  # factory functions being read (a cycle is cut)
 
-    def first_member(self, chain: ast.Call) -> Optional["Target"]:
+    def first_member(self, chain: ast.Call, called: Optional[ast.expr] = None) -> Optional["Target"]:
         """What an ``nn.Sequential(a, b)`` chain hands its input to: the forward of its first
-        member, where that member is placed and built by one known class (or a factory of one)."""
+        member, where that member is placed and built by one known class (or a factory of one),
+        and the file changes no member of what holds the chain (``members_changed``: the name it
+        is stored under, and ``called``, the name of the call that runs it): ``self.body[0] =
+        Plain(c)`` in any method, ``net.body.insert(0, m)``, ``setattr(self.body, "0", m)`` (a chain
+        built empty and filled by ``add_module`` is read so by ``ListedLayers``)."""
+        model = self.targets.model
+        stored = model.parent(chain)
+        words = {target_key(t) for t in getattr(stored, "targets", [getattr(stored, "target", None)]) if t is not None}
+        words.add(target_key(called) if called is not None else None)
+        built_by_adds = not chain.args and not chain.keywords  # `ListedLayers._added_modules` reads every use
+        if not built_by_adds and any(members_changed(model, word.rsplit(".", 1)[-1]) for word in words if word):
+            return None
         members = self.targets.summaries.chains.listed.members(chain)
         return self.targets._class_target(members[0]) if members else None
 
@@ -1496,6 +1510,28 @@ def set_from_outside(model: SummaryFacts, cls: ast.ClassDef, attr: str) -> bool:
     for call in model.calls_in(model.module).get("setattr", []):
         name = call.args[1] if len(call.args) > 1 else None
         if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value != attr):
+            return True
+    return False
+
+
+def members_changed(model: SummaryFacts, word: str) -> bool:
+    """The file may change the first member of a container of layers it reaches as ``word``
+    (``x.word`` or a name ``word``, any receiver): an item assigned or deleted (but at a positive
+    constant index), a call that removes or replaces one or adds it anywhere (``insert``,
+    ``add_module``...; ``append``/``extend`` add at the end), ``_modules`` written, ``setattr``/``delattr``
+    on it, or the container bound to another name (``body = self.body``: changed through that)."""
+    for node in model.mentions(word):
+        up = model.parent(node)
+        if isinstance(up, ast.Subscript) and up.value is node and not isinstance(up.ctx, ast.Load) and not (
+                isinstance(up.slice, ast.Constant) and type(up.slice.value) is int and up.slice.value > 0):
+            return True  # (`self.body[1] = bn`: a later member)
+        if isinstance(up, ast.Attribute) and up.value is node and (
+                up.attr in _MUTATORS - {"append", "extend", "__iadd__"} or up.attr == "_modules"):
+            return True
+        if isinstance(up, ast.Call) and up.args[:1] == [node] and isinstance(up.func, ast.Name) \
+                and up.func.id in ("setattr", "delattr"):
+            return True
+        if isinstance(up, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and up.value is node:
             return True
     return False
 
