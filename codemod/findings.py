@@ -78,6 +78,9 @@ REASONS = {
     "drop the line) by hand",
     "nested-call": "the in-place call is part of a larger expression",
     "no-twin": "the method has no out-of-place equivalent the tool can write",
+    "conditional-alias": "another name refers to the tensor on one path only (`loc = h if rev "
+    "else w`): a rebinding cannot say which tensor the condition picked, so the write stays yours "
+    "to rewrite",
     "view-alias": "the target is a view of (or viewed by) another tensor that is used later; "
     "the change must reach it",
     "leaf-read-after": "the leaf made with requires_grad=True is read again after the update by "

@@ -5,8 +5,10 @@ each fixed group has negative controls: look-alikes that really fail stay proven
 from __future__ import annotations
 
 import pytest
+import torch
 
-from tests.programs import raises_inplace, run_program
+from codemod.config import Settings
+from tests.programs import fixed_source, raises_inplace, run_program
 
 
 def _proven(source: str):
@@ -168,3 +170,58 @@ def test_a_chain_whose_first_member_stays_is_proven(way):
     source = _chain(KEEPS_FIRST[way])
     assert raises_inplace(source), source
     assert _proven(source), source
+
+
+# ------------------------------------------------ 3. the unsafe tier's conditional-alias rebinding
+# `loc = cumh if rev else cumw`, then a write through `loc` (or through `cumh`, which `loc` may
+# be): both tensors are read after it. The unsafe tier rebound every name to one clone (`loc =
+# cumh = cumw = loc.clone()`): the name the condition did not pick took the other's values, on
+# every path (mig37 fixed the safe tier only). No rebinding says "the one the condition picked":
+# no fix in any tier. Programs run with torch: the unsafe fix leaves every result equal.
+PICKED = """\
+import torch
+
+
+def spline(w, rev):
+    cumw = torch.sigmoid(w)
+    cumh = torch.exp(w * 2)
+    loc = cumh if rev else cumw
+WRITE
+    return cumw * 2 + cumh * 3 + loc.sum()
+
+
+def train(w):
+    return spline(w, True).sum() + spline(w, False).sum()
+
+
+def main():
+    w = torch.rand(3, 6)
+    with torch.no_grad():
+        return [spline(w, True), spline(w, False)]
+"""
+PICKED_WRITES = {
+    "augmented": "    loc += 1e-6",
+    "item": "    loc[..., -1] += 1e-6",
+    "method": "    loc.add_(1e-6)",
+    "write-into-a-branch": "    cumh[..., -1] += 1e-6",
+}
+UNSAFE = Settings(select=("ALL",), unsafe_fixes=True)
+
+
+def _picked(way: str) -> str:
+    return PICKED.replace("WRITE", PICKED_WRITES[way])
+
+
+@pytest.mark.parametrize("way", sorted(PICKED_WRITES))
+def test_a_conditional_alias_gets_no_rebinding_in_the_unsafe_tier(way):
+    source = _picked(way)
+    fixed = fixed_source(source, UNSAFE, project=True)
+    got, want = run_program(fixed), run_program(source)
+    assert all(torch.equal(g, w) for g, w in zip(got, want)), fixed
+    assert "cumh = cumw" not in fixed and "cumw = cumh" not in fixed, fixed
+
+
+def test_a_plain_alias_still_gets_the_unsafe_rebinding():
+    source = PICKED.replace("cumh if rev else cumw", "cumh").replace("WRITE", "    loc += 1e-6")
+    fixed = fixed_source(source, UNSAFE, project=True)
+    assert "loc = cumh = loc + 1e-6" in fixed, fixed

@@ -145,6 +145,8 @@ def assess(
     if isinstance(target, ast.Attribute) and model.holders.attribute_set_elsewhere(target):
         return Verdict(Status.UNSAFE, "set-elsewhere")  # a parent class in another file made it
     rebind = alias.also_rebind
+    if rebind and picked_by_a_condition(model, {key, *rebind}, stmt):
+        return Verdict(Status.MANUAL, "conditional-alias")  # `loc = h if rev else w`: no rebinding is right
     if alias.reason:
         return Verdict(Status.UNSAFE, alias.reason, rebind)
     if returned is not None:
@@ -292,6 +294,17 @@ def _before_a_finally(model: SemanticModel, stmt: ast.AST) -> bool:
                 and not any(within(stmt, s) for s in up.finalbody):
             return True
     return False
+
+
+def picked_by_a_condition(model: SemanticModel, keys: "set[str]", stmt: ast.AST) -> bool:
+    """One of ``keys`` (the write's target and the names a fix would rebind with it) is bound,
+    where it reaches the write, by a conditional expression (``loc = h if rev else w``, ``a or
+    b``): another tensor on each path. A rebinding of all the names (``loc = h = w =
+    loc.clone()``) gives the one the condition did not pick the other's values, and a rebinding
+    of fewer hides the write from the one it picked: no rewrite is right, in any tier."""
+    flow = model.flow(model.owner(stmt))
+    return any(isinstance(b.value, (ast.IfExp, ast.BoolOp)) for key in keys if "." not in key
+               for b in model.reaching(flow, key, stmt) if b.form == "assign")
 
 
 def only_local_names(model: SemanticModel, flow: Flow, keys: "set[str]", stmt: ast.AST) -> bool:
