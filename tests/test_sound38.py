@@ -225,3 +225,65 @@ def test_a_plain_alias_still_gets_the_unsafe_rebinding():
     source = PICKED.replace("cumh if rev else cumw", "cumh").replace("WRITE", "    loc += 1e-6")
     fixed = fixed_source(source, UNSAFE, project=True)
     assert "loc = cumh = loc + 1e-6" in fixed, fixed
+
+
+# ------------------------------------------------ 4. `_escapes`'s lambda branch is live
+# `codemod/rules/safety.py` `_escapes` answers "a lambda's value hands the tensor out". A lambda
+# is no owner (`Tree.owner` knows functions and the module only), so `lambda: h` in the
+# function's own body reaches `_escapes` from `stored_before` directly, not through
+# `_handed_out_by_nested` (which checked the same case first, and now leaves it to `_escapes`);
+# a lambda inside a nested function goes through `_handed_out_by_nested` to `_escapes`. Removing
+# the branch makes both rewrites `h = h + 1`, leaving `keep` the old values.
+LAMBDAS = """\
+import torch
+
+
+def own_level(w):
+    h = torch.sigmoid(w)
+    grab = lambda: h
+    keep = grab()
+    h += 1
+    return h, keep
+
+
+def in_a_nested_function(w):
+    h = torch.sigmoid(w)
+
+    def make():
+        return lambda: h
+
+    keep = make()()
+    h += 1
+    return h, keep
+
+
+def train(w):
+    h, keep = own_level(w)
+    g, kept = in_a_nested_function(w)
+    return (h * keep + g * kept).sum()
+
+
+def main():
+    w = torch.randn(3)
+    with torch.no_grad():
+        return [*own_level(w), *in_a_nested_function(w)]
+"""
+
+
+def test_a_lambda_handing_out_the_tensor_holds_it_at_either_level():
+    fixed = fixed_source(LAMBDAS, project=True)
+    assert "h = h + 1" not in fixed, fixed
+    want, got = run_program(LAMBDAS), run_program(fixed)
+    assert all(torch.equal(g, w) for g, w in zip(got, want))
+
+
+def test_a_lambda_is_no_owner_so_its_read_at_the_own_level_reaches_escapes_directly():
+    """The routing fact the branch rests on: the read in ``lambda: h`` is owned by ``own_level``."""
+    import ast
+
+    from codemod.analysis.source import Source
+    from codemod.analysis.tree import Tree
+
+    source = Source(LAMBDAS.encode())
+    load = next(n for n in ast.walk(source.tree) if isinstance(n, ast.Lambda)).body
+    assert getattr(Tree(source).owner(load), "name", None) == "own_level"

@@ -244,9 +244,9 @@ def _handed_out_by_nested(model: SemanticModel, load: ast.AST) -> bool:
     while isinstance(parent, (ast.IfExp, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Starred)) \
             and not (isinstance(parent, ast.IfExp) and node is parent.test):
         node, parent = parent, model.parent(parent)
-    if isinstance(parent, (ast.Return, ast.Yield, ast.YieldFrom)) or isinstance(parent, ast.Lambda) and parent.body is node:
+    if isinstance(parent, (ast.Return, ast.Yield, ast.YieldFrom)):
         return True
-    return _escapes(model, load)
+    return _escapes(model, load)  # (a lambda's value, `lambda: h`, is its check too)
 
 
 def _escapes(model: SemanticModel, load: ast.AST) -> bool:
@@ -262,7 +262,11 @@ def _escapes(model: SemanticModel, load: ast.AST) -> bool:
         # `torch.cat([h, x])`: read, not kept; any other display holds it (`keep = [h]`)
         return not (isinstance(parent, ast.Call) and model.torch_name(parent.func) is not None)
     if isinstance(parent, ast.Lambda) and parent.body is node:
-        return True  # `grab = lambda: h`: whoever calls it gets the tensor
+        # `grab = lambda: h`: whoever calls it gets the tensor. A lambda is no owner
+        # (`Tree.owner`), so its read at the function's own level comes here from
+        # `stored_before` directly, and one inside a nested function through
+        # `_handed_out_by_nested` (tests/test_sound38.py: both)
+        return True
     if isinstance(parent, ast.keyword):
         node, parent = parent, model.parent(parent)
     if isinstance(parent, ast.Return):
