@@ -287,3 +287,44 @@ def test_a_lambda_is_no_owner_so_its_read_at_the_own_level_reaches_escapes_direc
     source = Source(LAMBDAS.encode())
     load = next(n for n in ast.walk(source.tree) if isinstance(n, ast.Lambda)).body
     assert getattr(Tree(source).owner(load), "name", None) == "own_level"
+
+
+# ------------------------------------------------ 5. (review of af6aca4..7f29943) a listed leaf switched off
+# 1f45886 proves `ws[1].fill_(0.1)` a write into a leaf that requires grad where `ws` is a list
+# built of tensors made with requires_grad=True and read only by element or iterated before the
+# write. An element read to switch its requires_grad off (`ws[1].requires_grad_(False)`,
+# `ws[1].detach_()`, the loop variable `w.requires_grad_(False)` over `ws`) is such a read: the
+# write then meets a tensor that requires no grad and the program runs.
+LISTED = """\
+import torch
+
+
+def build():
+    ws = [torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)]
+SWITCH
+    ws[1].fill_(0.1)
+    return ws
+
+
+def main():
+    return build()
+"""
+SWITCHED_OFF = {
+    "element-requires-grad-off": "    ws[1].requires_grad_(False)",
+    "element-detached": "    ws[1].detach_()",
+    "loop-variable-off": "    for w in ws:\n        w.requires_grad_(False)",
+    "attribute-set": "    ws[1].requires_grad = False",
+}
+
+
+@pytest.mark.parametrize("way", sorted(SWITCHED_OFF))
+def test_a_listed_leaf_switched_off_before_the_write_is_not_proven(way):
+    source = LISTED.replace("SWITCH", SWITCHED_OFF[way])
+    run_program(source)
+    assert not _proven(source), _proven(source)
+
+
+def test_a_listed_leaf_read_by_element_stays_proven():
+    source = LISTED.replace("SWITCH", "    print(ws[0].shape)")
+    assert raises_inplace(source, message="leaf Variable")
+    assert _proven(source)

@@ -353,6 +353,11 @@ def _listed_leaf(leaves: "Leaves", target: ast.Subscript, stmt: Located) -> Opti
             or leaves.kinds.kind(e) is Kind.PARAMETER and not any(k.arg == "requires_grad" for k in e.keywords))
             for e in elements):
         return None
+    owner = leaves.tree.owner(stmt)
+    if any(isinstance(n, ast.Attribute) and (n.attr in ("requires_grad_", "detach_")
+                                             or n.attr == "requires_grad" and not isinstance(n.ctx, ast.Load))
+           for n in ast.walk(owner)):
+        return None  # `ws[1].requires_grad_(False)`, `for w in ws: w.detach_()`: an element may require no grad
     start, end = leaves.tree.range(stmt)
     loops = [(ls, le) for ls, le in flow.loops if ls <= start and end <= le]
     for pos, load in flow.loads.get(name.id, []):
