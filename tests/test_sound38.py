@@ -328,3 +328,42 @@ def test_a_listed_leaf_read_by_element_stays_proven():
     source = LISTED.replace("SWITCH", "    print(ws[0].shape)")
     assert raises_inplace(source, message="leaf Variable")
     assert _proven(source)
+
+
+# ------------------------------------------------ 6. (review of af6aca4..7f29943) a leaf made by requires_grad_() switched off
+# 152b5e5: `x = torch.randn(3).requires_grad_()` handed to a function that writes into its
+# parameter is proven a leaf that requires grad, from x's binding alone. Switched off before the
+# call (`x.requires_grad_(False)`, `x.detach_()`, `x.requires_grad = False`), the write meets a
+# tensor that requires no grad: the program runs.
+MADE_LEAF = """\
+import torch
+
+
+def scale(t):
+    t.mul_(2)
+    return t
+
+
+def main():
+    x = torch.randn(3).requires_grad_()
+SWITCH
+    return [scale(x)]
+"""
+LEAF_SWITCHED_OFF = {
+    "requires-grad-off": "    x.requires_grad_(False)",
+    "detached": "    x.detach_()",
+    "attribute-set": "    x.requires_grad = False",
+}
+
+
+@pytest.mark.parametrize("way", sorted(LEAF_SWITCHED_OFF))
+def test_a_leaf_made_by_requires_grad_and_switched_off_before_the_call_is_not_proven(way):
+    source = MADE_LEAF.replace("SWITCH", LEAF_SWITCHED_OFF[way])
+    run_program(source)
+    assert not _proven(source), _proven(source)
+
+
+def test_a_leaf_made_by_requires_grad_stays_proven():
+    source = MADE_LEAF.replace("SWITCH", "    print(x.shape)")
+    assert raises_inplace(source, message="leaf Variable")
+    assert _proven(source)

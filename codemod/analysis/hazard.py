@@ -969,11 +969,17 @@ class Producers(_HazardsPart):
     def switched_leaf(self, arg: ast.expr, at: ast.Call) -> bool:
         """``arg`` is ``t.requires_grad_()`` (or a name whose one reaching binding is) of a
         tensor ``t`` that requires no grad (``torch.randn(4, 3)``, ``x.detach()``): a leaf that
-        requires grad. Of ``(w * 2)``, which already requires grad, it makes no leaf."""
+        requires grad. Of ``(w * 2)``, which already requires grad, it makes no leaf. Not where
+        the function switches the name's requires_grad elsewhere (``x.requires_grad_(False)``)."""
         value: Optional[ast.expr] = arg
         if isinstance(arg, ast.Name):
-            reaching = self.model.reaching(self.model.flow(self.model.owner(at)), arg.id, self.model.statement_of(at))
+            owner = self.model.owner(at)
+            reaching = self.model.reaching(self.model.flow(owner), arg.id, self.model.statement_of(at))
             value = reaching[0].value if len(reaching) == 1 and reaching[0].form == "assign" else None
+            if any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == arg.id
+                   and (n.attr == "detach_" or n.attr == "requires_grad_" and n is not getattr(value, "func", None)
+                        or n.attr == "requires_grad" and not isinstance(n.ctx, ast.Load)) for n in ast.walk(owner)):
+                return False  # `x.requires_grad_(False)`, `x.detach_()`: switched off, maybe before the call
         return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
             and value.func.attr == "requires_grad_" and creates_leaf(value) and self.constants.constant(value.func.value)
 
