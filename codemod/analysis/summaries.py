@@ -610,8 +610,7 @@ class CallTargets:
             method = next((s for s in cls_node.body if isinstance(s, FUNCTIONS) and s.name == attr), None)
             if method is not None:
                 return method, f"{cls_node.name}.{attr}"
-            if any(isinstance(w, ast.Attribute) and isinstance(w.ctx, ast.Store)
-                   and not (isinstance(w.value, ast.Name) and w.value.id == "self") for w in self.model.attribute_writes(attr)):
+            if set_through_another_receiver(self.model, attr):
                 return None  # `unit.body = Other()`: what the attribute holds is not the class's alone
             values = last_set(self.model, self.model.class_attrs(cls_node).get(attr, []))
             return self._instance_target([v for v in values if isinstance(v, ast.expr)], len(values))
@@ -1512,6 +1511,13 @@ def set_from_outside(model: SummaryFacts, cls: ast.ClassDef, attr: str) -> bool:
         if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value != attr):
             return True
     return False
+
+
+def set_through_another_receiver(model: SummaryFacts, attr: str) -> bool:
+    """The file binds ``<x>.<attr>`` (``unit.body = Plain(4)``) through a receiver other than
+    ``self``: what an instance's attribute holds is then not its class's assignments alone."""
+    return any(isinstance(w, ast.Attribute) and isinstance(w.ctx, ast.Store)
+               and not (isinstance(w.value, ast.Name) and w.value.id == "self") for w in model.attribute_writes(attr))
 
 
 def members_changed(model: SummaryFacts, word: str) -> bool:
