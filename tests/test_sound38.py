@@ -367,3 +367,14 @@ def test_a_leaf_made_by_requires_grad_stays_proven():
     source = MADE_LEAF.replace("SWITCH", "    print(x.shape)")
     assert raises_inplace(source, message="leaf Variable")
     assert _proven(source)
+
+
+def test_a_conditional_binding_of_names_not_rebound_keeps_the_unsafe_rebinding():
+    """``loc = cumh if rev else cumw; kept = loc``: the fix rebinds ``loc`` and ``kept``, one
+    tensor on every path (cumh and cumw are not read after the write): the unsafe tier's
+    rebinding stays, and equals the original's results."""
+    source = PICKED.replace("WRITE", "    kept = loc\n    loc += 1e-6").replace(
+        "    return cumw * 2 + cumh * 3 + loc.sum()", "    return kept * 2 + loc.sum()")
+    fixed = fixed_source(source, UNSAFE, project=True)
+    assert "loc = kept = loc + 1e-6" in fixed, fixed
+    assert all(torch.equal(g, w) for g, w in zip(run_program(fixed), run_program(source)))

@@ -302,13 +302,29 @@ def _before_a_finally(model: SemanticModel, stmt: ast.AST) -> bool:
 
 def picked_by_a_condition(model: SemanticModel, keys: "set[str]", stmt: ast.AST) -> bool:
     """One of ``keys`` (the write's target and the names a fix would rebind with it) is bound,
-    where it reaches the write, by a conditional expression (``loc = h if rev else w``, ``a or
-    b``): another tensor on each path. A rebinding of all the names (``loc = h = w =
+    where it reaches the write, by a conditional expression that picks among the others (``loc =
+    h if rev else w``, ``a or b``): another tensor on each path. A rebinding of all the names (``loc = h = w =
     loc.clone()``) gives the one the condition did not pick the other's values, and a rebinding
     of fewer hides the write from the one it picked: no rewrite is right, in any tier."""
     flow = model.flow(model.owner(stmt))
-    return any(isinstance(b.value, (ast.IfExp, ast.BoolOp)) for key in keys if "." not in key
-               for b in model.reaching(flow, key, stmt) if b.form == "assign")
+    return any(isinstance(b.value, (ast.IfExp, ast.BoolOp)) and _picks_among(b.value, keys)
+               for key in keys if "." not in key for b in model.reaching(flow, key, stmt) if b.form == "assign")
+
+
+def _picks_among(value: ast.expr, keys: "set[str]") -> bool:
+    """A branch of ``value`` (``h`` of ``h if rev else w``, an operand of ``a or b``) is one of
+    ``keys``: the names then hold one tensor on some paths only (``x = a if c else b; y = x``,
+    ``a`` and ``b`` not rebound, is one tensor under two names on every path)."""
+    todo, found = [value], []
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.IfExp):
+            todo += [node.body, node.orelse]
+        elif isinstance(node, ast.BoolOp):
+            todo += node.values
+        else:
+            found.append(target_key(node))
+    return any(k in keys for k in found if k is not None)
 
 
 def only_local_names(model: SemanticModel, flow: Flow, keys: "set[str]", stmt: ast.AST) -> bool:
