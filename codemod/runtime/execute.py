@@ -414,10 +414,10 @@ def _run_function(request: SideRequest, result: SideResult, program: Program, dt
 
 
 def _own_gradients(out: Any, watch: LeafWatch) -> int:
-    """How many output tensors are gradients the program took itself (``torch.autograd.grad``,
-    not through ``.grad``): compared as outputs, they are gradients a rewrite could change."""
-    took = {id(t) for t in (w() for w in watch.own_gradients) if t is not None}
-    return sum(1 for t in iter_tensors(out) if id(t) in took)
+    """How many output tensors are gradients the program took itself (``torch.autograd.grad``
+    and what ``torch.autograd.functional`` builds from it, not ``.grad``): compared as outputs,
+    they are gradients a rewrite could change (``own_gradients``)."""
+    return watch.own_gradients.count(iter_tensors(out))
 
 
 def _view_copies(request: SideRequest):
