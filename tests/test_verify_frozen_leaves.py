@@ -1,0 +1,103 @@
+"""A None-vs-None gradient pair counts as evidence where the program itself switched that leaf out
+of autograd (stop 38, issue 23's follow-up to sound37's rule).
+
+What such a pair proves, and only that: the rewrite kept the leaf frozen as the program did. It
+proves nothing about how a gradient is computed, but the program, by freezing the leaf, has no
+gradient there to compute; its values are compared as outputs or state. So the pair counts only
+where every None pair of the comparison is such a leaf (no trainable leaf is left that the
+harness's backward did not reach: a detached head stays unproven, sound37's rule), and a leaf
+frozen on one side only is a difference.
+
+Programs (new): a table a helper fills in place and then freezes (``requires_grad_(False)``,
+``requires_grad = False``); the right repair (the writes under ``torch.no_grad()``) is Verified,
+a repair that drops the freezing or writes other values is NOT verified, and a frozen table
+beside a trainable weight whose output is detached stays unproven. Real torch.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from codemod.runtime.verify import Verdict, render_table, verify  # noqa: E402
+
+FROZEN = '''\
+    import torch
+
+
+    def fill(table):
+        steps = torch.arange(table.shape[0]).unsqueeze(1).float()
+        table[:, 0] = torch.sin(steps[:, 0] / 7.0)
+        table[:, 1] = torch.cos(steps[:, 0] / 7.0)
+        FREEZE
+
+
+    def compute():
+        torch.manual_seed(0)
+        table = torch.zeros(6, 2, requires_grad=True)
+        fill(table)
+        ids = torch.tensor([0, 3, 5])
+        return {"rows": table[ids] * 2.0, "table": table}
+'''
+
+WRITES = ("    table[:, 0] = torch.sin(steps[:, 0] / 7.0)\n    table[:, 1] = torch.cos(steps[:, 0] / 7.0)\n")
+UNDER_NO_GRAD = ("    with torch.no_grad():\n        table[:, 0] = torch.sin(steps[:, 0] / 7.0)\n"
+                 "        table[:, 1] = torch.cos(steps[:, 0] / 7.0)\n")
+FREEZES = {"requires_grad_": "table.requires_grad_(False)", "attribute": "table.requires_grad = False"}
+
+# A frozen table beside a trainable weight whose head is detached: the weight's gradient is None
+# on both sides because of the detach, not because the program froze it.
+BESIDE_DETACHED = FROZEN.replace(
+    '        return {"rows": table[ids] * 2.0, "table": table}',
+    '        weight = torch.rand(2, requires_grad=True)\n'
+    '        return {"rows": table[ids] * 2.0, "table": table, "head": (table[ids] * weight).detach()}')
+
+
+def _program(source: str, freeze: str) -> str:
+    return textwrap.dedent(source).replace("FREEZE", freeze)
+
+
+def _verify(tmp_path, original: str, rewritten: str):
+    path = tmp_path / "table.py"
+    path.write_text(original)
+    return verify(f"{path}::compute", rewritten_source=rewritten, devices=["cpu"], timeout=240)
+
+
+@pytest.mark.parametrize("how", sorted(FREEZES))
+def test_a_leaf_the_program_froze_is_evidence_that_the_repair_kept_it_frozen(tmp_path, how):
+    original = _program(FROZEN, FREEZES[how])
+    right = original.replace(WRITES, UNDER_NO_GRAD)
+    assert right != original
+    result = _verify(tmp_path, original, right)
+    report, shown = result.devices[0], render_table(result)
+    assert report.reference == "no-grad meaning", shown
+    assert report.compared.grads == report.compared.grads_none == report.compared.grads_frozen > 0, shown
+    assert report.verdict is Verdict.VERIFIED, shown
+
+
+@pytest.mark.parametrize("how", sorted(FREEZES))
+def test_a_repair_that_drops_the_freezing_is_not_verified(tmp_path, how):
+    original = _program(FROZEN, FREEZES[how])
+    wrong = original.replace(WRITES, UNDER_NO_GRAD).replace(FREEZES[how], "pass")
+    result = _verify(tmp_path, original, wrong)
+    assert result.devices[0].verdict is Verdict.NOT_VERIFIED, render_table(result)
+
+
+def test_a_repair_that_writes_other_values_is_not_verified(tmp_path):
+    original = _program(FROZEN, FREEZES["requires_grad_"])
+    wrong = original.replace(WRITES, UNDER_NO_GRAD).replace("/ 7.0)\n", "/ 7.5)\n")
+    result = _verify(tmp_path, original, wrong)
+    assert result.devices[0].verdict is Verdict.NOT_VERIFIED, render_table(result)
+
+
+def test_a_frozen_leaf_beside_a_detached_trainable_one_is_no_evidence(tmp_path):
+    original = _program(BESIDE_DETACHED, FREEZES["requires_grad_"])
+    right = original.replace(WRITES, UNDER_NO_GRAD)
+    result = _verify(tmp_path, original, right)
+    report, shown = result.devices[0], render_table(result)
+    assert 0 < report.compared.grads_frozen < report.compared.grads_none, shown
+    assert report.verdict is Verdict.UNPROVEN, shown
+    assert "no gradient reached any leaf on either side" in shown, shown
