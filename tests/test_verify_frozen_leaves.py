@@ -101,3 +101,30 @@ def test_a_frozen_leaf_beside_a_detached_trainable_one_is_no_evidence(tmp_path):
     assert 0 < report.compared.grads_frozen < report.compared.grads_none, shown
     assert report.verdict is Verdict.UNPROVEN, shown
     assert "no gradient reached any leaf on either side" in shown, shown
+
+
+# The program freezes the leaf after an output was computed from it: the output still requires
+# grad (a caller could differentiate it), though no gradient reaches the frozen leaf. A rewrite
+# that detaches the leaf first returns the same values and the same None pair, but an output a
+# caller can no longer differentiate: the frozen pair is no evidence there.
+FROZEN_AFTER_USE = '''\
+    import torch
+
+
+    def compute():
+        torch.manual_seed(0)
+        table = torch.rand(6, 2, requires_grad=True)
+        table[0].mul_(2.0)
+        rows = table * 3.0
+        table.requires_grad_(False)
+        return {"rows": rows}
+'''
+
+
+def test_a_frozen_pair_beside_an_output_that_requires_grad_on_one_side_only_is_no_evidence(tmp_path):
+    original = textwrap.dedent(FROZEN_AFTER_USE)
+    detached = original.replace("    table[0].mul_(2.0)\n    rows = table * 3.0\n",
+                                "    with torch.no_grad():\n        table[0].mul_(2.0)\n    rows = table.detach() * 3.0\n")
+    assert detached != original
+    result = _verify(tmp_path, original, detached)
+    assert result.devices[0].verdict is not Verdict.VERIFIED, render_table(result)

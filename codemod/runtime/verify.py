@@ -46,6 +46,7 @@ from codemod.runtime.compare import (
     Tolerance,
     compare,
     compare_tensors,
+    grad_flag_differences,
 )
 from codemod.runtime.execute import SideRequest, SideResult, run_side
 from codemod.runtime.harness import HarnessError, Target, parse_target, read_source, read_target, split_target
@@ -452,6 +453,7 @@ def compare_sides(ref: SideResult, new: SideResult, tol: Tolerance):
             continue
         compared.calls.append(a.label)
         outputs = compare(a.outputs, b.outputs, f"{a.label}: output", tol, diffs)
+        diffs += grad_flag_differences(a.outputs, b.outputs, f"{a.label}: output")
         compared.outputs += outputs.tensors
         compared.own_grads += min(a.own_grads, b.own_grads)
         compared.values += outputs.values
