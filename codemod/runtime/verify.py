@@ -84,6 +84,7 @@ class Compared:
     grads: int = 0  # the harness's gradients and every .grad in the final state
     grads_none: int = 0  # of those, none on both sides (no gradient reaches that leaf either way)
     grads_frozen: int = 0  # of those, at leaves the program switched out of autograd itself, on both sides
+    flags_differ: int = 0  # output tensors that require grad on one side only
     state: int = 0
     changed: int = 0  # state tensors the reference run changed in place (parameters after steps)
     values: int = 0
@@ -99,8 +100,10 @@ class Compared:
         that detached everything would agree). Where every such pair is at a leaf the program
         itself switched out of autograd (``requires_grad_(False)``), on both sides, the pairs
         count: they show the rewrite kept those leaves frozen, and no trainable leaf is left that
-        no backward reached; one such pair beside a trainable leaf's proves nothing about it."""
-        frozen = self.grads_frozen if self.grads_frozen == self.grads_none else 0
+        no backward reached; one such pair beside a trainable leaf's proves nothing about it, nor
+        where an output requires grad on one side only (made from the leaf before it was frozen,
+        then detached by the rewrite: the same values, the same None pair)."""
+        frozen = self.grads_frozen if self.grads_frozen == self.grads_none and not self.flags_differ else 0
         return self.grads - self.grads_none + frozen + self.own_grads + self.changed
 
     def describe(self) -> str:
@@ -453,7 +456,7 @@ def compare_sides(ref: SideResult, new: SideResult, tol: Tolerance):
             continue
         compared.calls.append(a.label)
         outputs = compare(a.outputs, b.outputs, f"{a.label}: output", tol, diffs)
-        diffs += grad_flag_differences(a.outputs, b.outputs, f"{a.label}: output")
+        compared.flags_differ += len(grad_flag_differences(a.outputs, b.outputs, f"{a.label}: output"))
         compared.outputs += outputs.tensors
         compared.own_grads += min(a.own_grads, b.own_grads)
         compared.values += outputs.values
