@@ -78,4 +78,4 @@ def test_the_report_says_which_compared_gradients_were_none_on_both_sides(tmp_pa
     assert report.verified, render_table(report)
     compared = report.devices[0].compared
     assert compared.grads_none > 0 and compared.grads > compared.grads_none, compared
-    assert f"({compared.grads_none} of them none on both sides)" in compared.describe()
+    assert f"({compared.grads_none} of them none on both sides" in compared.describe()

@@ -329,3 +329,26 @@ def _describe(node: Node) -> str:
     if isinstance(node, Plain):
         return f"{node.kind} {node.value!r}"
     return node.kind
+
+
+def grad_flag_differences(ref: Node, new: Node, where: str) -> List[Difference]:
+    """The tensors of two trees (of the same shape: :func:`compare` says where they are not)
+    that require grad on one side only. An output that requires grad is one a caller can
+    differentiate; a rewrite that detached it returns the same values, and where no gradient
+    reaches any leaf that still requires grad (the program froze them after the output was made),
+    nothing else would show it."""
+    if type(ref) is not type(new):
+        return []
+    if isinstance(ref, TensorValue):
+        if ref.requires_grad == new.requires_grad:
+            return []
+        return [Difference(where, "requires grad " + ("before, not after" if ref.requires_grad else "after, not before"))]
+    if isinstance(ref, Seq) and len(ref.items) == len(new.items):
+        return [d for i, (a, b) in enumerate(zip(ref.items, new.items))
+                for d in grad_flag_differences(a, b, f"{where}[{i}]")]
+    if isinstance(ref, (Mapping, Obj)):
+        a_items = ref.items if isinstance(ref, Mapping) else ref.fields
+        b_items = new.items if isinstance(new, Mapping) else new.fields
+        return [d for key in a_items if key in b_items
+                for d in grad_flag_differences(a_items[key], b_items[key], f"{where}[{key}]")]
+    return []

@@ -84,6 +84,7 @@ class CallRecord:
     error: str = ""  # the probe call with inputs that require grad: how it failed
     error_kind: Optional[str] = None  # "saved", "leaf", "view", or "unfit" (the reference does not fit there)
     own_grads: int = 0  # outputs that are gradients the program took itself (torch.autograd.grad)
+    frozen: Tuple[str, ...] = ()  # keys of the leaves the program switched out of autograd (requires_grad off)
 
 
 @dataclasses.dataclass
@@ -391,7 +392,7 @@ def _run_function(request: SideRequest, result: SideResult, program: Program, dt
             if k == CALLS:
                 result.cost = Cost(saved.bytes, _clock(device) - start, _peak(device))
             result.calls.append(CallRecord(label, encode(out), grads, Plain(None, "NoneType"), freed,
-                                           own_grads=_own_gradients(out, watch)))
+                                           own_grads=_own_gradients(out, watch), frozen=_frozen(keyed)))
             if exited:
                 result.status = "exited"
                 result.notes.append(f"{label} ended with sys.exit(0): its state is compared, nothing after it")
@@ -414,10 +415,17 @@ def _run_function(request: SideRequest, result: SideResult, program: Program, dt
 
 
 def _own_gradients(out: Any, watch: LeafWatch) -> int:
-    """How many output tensors are gradients the program took itself (``torch.autograd.grad``,
-    not through ``.grad``): compared as outputs, they are gradients a rewrite could change."""
-    took = {id(t) for t in (w() for w in watch.own_gradients) if t is not None}
-    return sum(1 for t in iter_tensors(out) if id(t) in took)
+    """How many output tensors are gradients the program took itself (``torch.autograd.grad``
+    and what ``torch.autograd.functional`` builds from it, not ``.grad``): compared as outputs,
+    they are gradients a rewrite could change (``own_gradients``)."""
+    return watch.own_gradients.count(iter_tensors(out))
+
+
+def _frozen(keyed) -> Tuple[str, ...]:
+    """The keys of the leaves the program switched out of autograd during the run: the run
+    saw each one require grad (``LeafWatch.note``), and it does not any more
+    (``requires_grad_(False)``, ``.requires_grad = False``, ``detach_()``)."""
+    return tuple(key for key, t in keyed if not t.requires_grad)
 
 
 def _view_copies(request: SideRequest):

@@ -41,6 +41,8 @@ import torch
 from torch.autograd.function import BackwardCFunction
 from torch.overrides import TorchFunctionMode
 
+from codemod.runtime.own_gradients import OwnGradients
+
 
 class Mode(str, enum.Enum):
     PLAIN = "plain"  # the program as written
@@ -198,7 +200,7 @@ class LeafWatch(TorchFunctionMode):
         self.unfit: Optional[str] = None
         self.exempt: set = set()  # ids of leaves the harness made (inputs): not the program's
         self.backwards = 0  # backward/grad calls seen (the program's own, then the harness's)
-        self.own_gradients: List["weakref.ref[torch.Tensor]"] = []  # what the program's torch.autograd.grad returned
+        self.own_gradients = OwnGradients()  # what the program's torch.autograd.grad returned, and made of it
 
     def note(self, t) -> None:
         if not isinstance(t, torch.Tensor) or id(t) in self._ids:
@@ -312,10 +314,9 @@ class LeafWatch(TorchFunctionMode):
                               f"({_user_line()}) differentiates through the leaf it updated: the program "
                               "means the gradient to go through the update (the copy meaning)")
         result = func(*args, **kwargs)
+        self.own_gradients.seen(name, tensors, result, program=not self.harness_backward)
         if name in ("backward", "grad"):
             self.backwards += 1
-            if name == "grad" and not self.harness_backward:
-                self.own_gradients += [weakref.ref(r) for r in _flat([result]) if isinstance(r, torch.Tensor)]
             self._recorded.clear()
             self._reached = None
         elif torch.is_grad_enabled() and self.no_grad_leaves:

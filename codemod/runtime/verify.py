@@ -46,6 +46,7 @@ from codemod.runtime.compare import (
     Tolerance,
     compare,
     compare_tensors,
+    grad_flag_differences,
 )
 from codemod.runtime.execute import SideRequest, SideResult, run_side
 from codemod.runtime.harness import HarnessError, Target, parse_target, read_source, read_target, split_target
@@ -82,6 +83,8 @@ class Compared:
     own_grads: int = 0  # of those, gradients the program took itself (torch.autograd.grad) on both sides
     grads: int = 0  # the harness's gradients and every .grad in the final state
     grads_none: int = 0  # of those, none on both sides (no gradient reaches that leaf either way)
+    grads_frozen: int = 0  # of those, at leaves the program switched out of autograd itself, on both sides
+    flags_differ: int = 0  # output tensors that require grad on one side only
     state: int = 0
     changed: int = 0  # state tensors the reference run changed in place (parameters after steps)
     values: int = 0
@@ -94,13 +97,20 @@ class Compared:
         """What a rewrite of the program's gradients could change: gradients, and state
         the run changed. Outputs alone prove nothing about a backward, nor does a gradient
         that is None on both sides alone (no backward reached that leaf either way: a rewrite
-        that detached everything would agree)."""
-        return self.grads - self.grads_none + self.own_grads + self.changed
+        that detached everything would agree). Where every such pair is at a leaf the program
+        itself switched out of autograd (``requires_grad_(False)``), on both sides, the pairs
+        count: they show the rewrite kept those leaves frozen, and no trainable leaf is left that
+        no backward reached; one such pair beside a trainable leaf's proves nothing about it, nor
+        where an output requires grad on one side only (made from the leaf before it was frozen,
+        then detached by the rewrite: the same values, the same None pair)."""
+        frozen = self.grads_frozen if self.grads_frozen == self.grads_none and not self.flags_differ else 0
+        return self.grads - self.grads_none + frozen + self.own_grads + self.changed
 
     def describe(self) -> str:
         changed = f" ({self.changed} changed by the run)" if self.changed else ""
         shown = f", {self.printed} printed line(s)" if self.printed else ""
-        none = f" ({self.grads_none} of them none on both sides)" if self.grads_none else ""
+        frozen = f", {self.grads_frozen} at leaves the program froze itself" if self.grads_frozen else ""
+        none = f" ({self.grads_none} of them none on both sides{frozen})" if self.grads_none else ""
         own = f" ({self.own_grads} of them gradients the program took itself)" if self.own_grads else ""
         return (f"{self.outputs} output tensor(s){own}, {self.grads} gradient(s){none}, {self.state} state tensor(s){changed}, "
                 f"{self.values} other value(s){shown} over {', '.join(self.calls) or 'no call'}")
@@ -446,6 +456,7 @@ def compare_sides(ref: SideResult, new: SideResult, tol: Tolerance):
             continue
         compared.calls.append(a.label)
         outputs = compare(a.outputs, b.outputs, f"{a.label}: output", tol, diffs)
+        compared.flags_differ += len(grad_flag_differences(a.outputs, b.outputs, f"{a.label}: output"))
         compared.outputs += outputs.tensors
         compared.own_grads += min(a.own_grads, b.own_grads)
         compared.values += outputs.values
@@ -467,6 +478,11 @@ def compare_sides(ref: SideResult, new: SideResult, tol: Tolerance):
             grads.add(compare_tensors(a.grads[key], b.grads[key], f"{a.label}: grad {key}", tol, diffs))
         compared.grads += len(common)  # "no gradient reaches it" on both sides is compared too
         compared.grads_none += sum(1 for key in common if a.grads[key] is None and b.grads[key] is None)
+        compared.grads_frozen += sum(1 for key in common if a.grads[key] is None and b.grads[key] is None
+                                     and key in a.frozen and key in b.frozen)
+        for key in sorted(set(common) & (set(a.frozen) ^ set(b.frozen))):
+            diffs.append(Difference(f"{a.label}: grad {key}", "switched out of autograd by the program "
+                                    + ("before, not after" if key in a.frozen else "after, not before")))
         cmp.grad_abs = _max(cmp.grad_abs, grads.max_abs)
         cmp.grad_rel = _max(cmp.grad_rel, grads.max_rel)
         inputs = compare(a.inputs_after, b.inputs_after, f"{a.label}: inputs afterwards", tol, diffs)
