@@ -12,7 +12,7 @@ from codemod.analysis.kinds import Kind
 from codemod.analysis.syntax import FUNCTIONS, bound_names, subscript_base
 from codemod.findings import Fix, Status
 from codemod.fixes import _cst as cst
-from codemod.fixes.edits import copy_leaf, ensure_import, wrap_run_in_with
+from codemod.fixes.edits import clone_after, copy_leaf, ensure_import, wrap_run_in_with
 from codemod.fixes.site import FixSite, Plan
 from codemod.rules.base import Rule, calls_trailing_underscore, may_write_in_place, twin_keeps_result
 
@@ -89,6 +89,7 @@ class LeafUpdate(Rule):
         super().__init__(model)
         self._runs: Dict[ast.AST, Tuple[ast.stmt, int, Plan]] = {}
         self._copies: Dict[Tuple[ast.AST, str], Optional[Plan]] = {}  # (function, name) -> its copy fix
+        self._clones: Dict[ast.AST, Plan] = {}  # a start value's creation -> its clone fix
 
     @classmethod
     def could_start(cls, node: ast.AST) -> bool:
@@ -153,6 +154,10 @@ class LeafUpdate(Rule):
         if origin.fresh and isinstance(base, ast.Name):
             key = (self.model.owner(base), base.id)
             if key in self._copies or self.model.leaves.read_by_computation(base, stmt):
+                start = self.model.start_values.creation(base)  # type: ignore[arg-type]
+                if start is not None:  # nothing observes the leaf's gradient: clone it where it is made
+                    self.report(node, message, Status.SAFE, None, self._clone_plan(start, base.id), hazard=_LEAF_ERROR)
+                    return
                 if key not in self._copies:
                     self._copies[key] = self._copy_plan(stmt, base)  # type: ignore[arg-type]
                 copy = self._copies[key]
@@ -247,6 +252,23 @@ class LeafUpdate(Rule):
         start = stmt
         kind = "SimpleStatementLine" if not _compound(start) else type(start).__name__
         return Plan((start.lineno, self.source.char_column(start.lineno, start.col_offset)), kind, make)
+
+    def _clone_plan(self, creation: ast.Assign, name: str) -> Plan:
+        """``c = c.clone()`` right after ``c = torch.zeros(..., requires_grad=True)``: every
+        write and read of ``c`` then works on the copy (one plan per leaf, shared by its writes)."""
+        found = self._clones.get(creation)
+        if found is not None:
+            return found
+        title = f"Clone the start value where it is made: `{name} = {name}.clone()`"
+
+        def make(node: cst.CSTNode, site: FixSite) -> Optional[Fix]:
+            block, at = site.block(node)  # type: ignore[arg-type]
+            return Fix(block, lambda b: clone_after(b, at, name), title)  # type: ignore[arg-type]
+
+        plan = Plan((creation.lineno, self.source.char_column(creation.lineno, creation.col_offset)),
+                    "SimpleStatementLine", make)
+        self._clones[creation] = plan
+        return plan
 
     def _outermost(self, stmt: ast.AST, base: ast.expr) -> ast.stmt:
         """The loop over the parameters around ``stmt`` when the leaf is its variable, else ``stmt``."""
