@@ -17,12 +17,14 @@ around it), is a start value.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, Optional, Tuple
+from typing import Callable, Dict, Optional, Tuple, Union, cast
 
 from codemod.analysis.binder import Binder
 from codemod.analysis.leaves import creates_leaf
 from codemod.analysis.syntax import FUNCTIONS
 from codemod.analysis.tree import Tree
+
+FunctionLike = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 
 # A tensor's methods that reach its own gradient or identity in autograd (or change them).
 _GRADIENT_METHODS = frozenset({
@@ -55,7 +57,7 @@ class StartValues:
         return self._found[key]
 
     def _creation(self, owner: ast.AST, name: str) -> Optional[ast.Assign]:
-        flow = self.binder.flow(owner)
+        flow = self.binder.flow(cast(FunctionLike, owner))
         if name in flow.declared or name in flow.params:
             return None
         bindings = flow.bindings.get(name, [])
