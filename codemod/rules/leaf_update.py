@@ -67,8 +67,16 @@ class LeafUpdate(Rule):
     state only (`c.grad`, `c.detach()`, `c.data`, `c.shape`, `c.size()`, `c.item()`) are no
     such computation: they see the same values under both meanings, and a copy has no `.grad`
     of its own, so a manual step (`c -= lr * c.grad; c.grad.zero_()`) gets the wrap, safe.
+    Where nothing can observe the leaf's own gradient (a start value: `acc = torch.zeros(n,
+    requires_grad=True)` bound once, outside any `with`, then used only in computations: indexed,
+    an operand, a tensor method's receiver, a torch function's argument; never returned, kept,
+    handed to the file's code, an optimizer or `torch.autograd`, its `.grad` or hooks never
+    touched), the two meanings differ only in whether the written values stay differentiable,
+    which the copy keeps: the fix clones it where it is made (`acc = acc.clone()`), safe, in
+    loops too.
     A parameter reached through modules the file builds (`line.layer.weight[0, 0] = v`,
-    `net.blocks[i].proj.weight`, `getattr(self.rnn, f'bias_hh_l{i}').chunk(4)[1].fill_(1)`) is
+    `net.blocks[i].proj.weight`, `getattr(self.rnn, f'bias_hh_l{i}').chunk(4)[1].fill_(1)`,
+    `for head, s in zip(self.heads, strides): head.bias[0] += s` over a `ModuleList`) is
     proven only where every way into the write's function is seen with grad on, and its wrap is
     safe only where the new value carries no gradient (numbers, constants, gradients): otherwise
     it is unsafe (`value-requires-grad`: a later backward may have meant to reach what the value
