@@ -87,6 +87,10 @@ OBSERVED = {
     "kept-in-a-list": TABLE.replace("    out = table.sum(1)\n", "    held = [table]\n    out = table.sum(1)\n"),
     "hook": TABLE.replace("    out = table.sum(1)\n",
                           "    table.register_hook(print)\n    out = table.sum(1)\n"),
+    # a read that autograd saves (`table[i - 1, k] * ...`) before a later write: the clone would be
+    # modified after being saved (family A at backward) instead of refused at once
+    "saved-before-a-write": TABLE.replace("table[i, k] = coeffs[k] * xs[i] ** k",
+                                          "table[i, k] = table[i - 1, k] * coeffs[k] + xs[i]"),
     "bound-twice": TABLE.replace("    xs = torch.linspace",
                                  "    table = torch.ones(5, 4, requires_grad=True)\n    xs = torch.linspace"),
     "made-without-grad": TABLE.replace(

@@ -17,7 +17,7 @@ around it), is a start value.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, Optional, Tuple, Union, cast
+from typing import Callable, Dict, Optional, Sequence, Tuple, Union, cast
 
 from codemod.analysis.binder import Binder
 from codemod.analysis.leaves import creates_leaf
@@ -73,11 +73,33 @@ class StartValues:
                 break
             if isinstance(anc, (ast.With, ast.AsyncWith, ast.Try, ast.Lambda, ast.ClassDef)):
                 return None  # grad mode or flow the clone would not share
-        for node in self.tree.walk(owner):
-            if isinstance(node, ast.Name) and node.id == name and node is not stmt.targets[0]:
-                if self.tree.owner(node) is not owner or not self._computed_with(node):
+        uses = [node for node in self.tree.walk(owner)
+                if isinstance(node, ast.Name) and node.id == name and node is not stmt.targets[0]]
+        if any(self.tree.owner(node) is not owner or not self._computed_with(node) for node in uses):
+            return None
+        writes = [self.tree.statement_of(node) for node in uses if _written(self.tree, node)]
+        for node in uses:
+            if _written(self.tree, node):  # a write that keeps the values, then another write
+                own = self.tree.statement_of(node)
+                if _saving_write(self.tree, node) and self._before_a_write(node, [w for w in writes if w is not own]):
                     return None
+            elif not _unsaved(self.tree, node) and self._before_a_write(node, writes):
+                return None  # autograd may keep what it reads, which a later write into the copy would change
         return stmt
+
+    def _before_a_write(self, node: ast.Name, writes: Sequence[ast.AST]) -> bool:
+        """A write into the tensor may run after ``node`` is read: one ends after it, or a loop
+        around the read holds one."""
+        at = (node.lineno, node.col_offset)
+        if any((w.end_lineno or w.lineno, w.end_col_offset or 0) > at for w in writes):  # type: ignore[attr-defined]
+            return True
+        for anc in self.tree.ancestors(node):
+            if isinstance(anc, FUNCTIONS):
+                break
+            if isinstance(anc, (ast.For, ast.AsyncFor, ast.While)) and any(
+                    anc.lineno <= w.lineno <= (anc.end_lineno or anc.lineno) for w in writes):  # type: ignore[attr-defined]
+                return True
+        return False
 
     def _computed_with(self, node: ast.Name) -> bool:
         """``node`` is used in a computation that cannot reach the leaf's gradient."""
@@ -100,3 +122,52 @@ class StartValues:
             return qualified is not None and qualified.startswith("torch.") \
                 and not qualified.startswith(_KEEPING_NAMESPACES)
         return False
+
+
+def _indexed_top(tree: Tree, node: ast.expr) -> ast.expr:
+    """``c[i][j]`` for the ``c`` in it: the outermost subscript whose base chain is ``node``."""
+    parent = tree.parent(node)
+    while isinstance(parent, ast.Subscript) and parent.value is node:
+        node, parent = parent, tree.parent(parent)
+    return node
+
+
+def _written(tree: Tree, node: ast.Name) -> bool:
+    """``node`` is the base of an in-place write: ``c[i] = v``, ``c += v``, ``c[i].fill_(v)``."""
+    if isinstance(node.ctx, ast.Store):
+        return True
+    top = _indexed_top(tree, node)
+    if isinstance(top, ast.Subscript) and isinstance(top.ctx, ast.Store):
+        return True
+    parent = tree.parent(top)
+    if isinstance(parent, ast.Attribute) and parent.value is top and parent.attr.endswith("_") \
+            and not parent.attr.startswith("_"):
+        call = tree.parent(parent)
+        return isinstance(call, ast.Call) and call.func is parent
+    return False
+
+
+def _unsaved(tree: Tree, node: ast.Name) -> bool:
+    """``c[i] + v``, ``v - c[i]``, ``-c[i]``: a read (through indexing) that the op consuming it
+    does not save for backward (an add, a subtraction or a negation saves no input)."""
+    parent = tree.parent(_indexed_top(tree, node))
+    if isinstance(parent, ast.BinOp):
+        return isinstance(parent.op, (ast.Add, ast.Sub))
+    return isinstance(parent, ast.UnaryOp) and isinstance(parent.op, (ast.USub, ast.UAdd))
+
+
+# In-place methods whose backward keeps nothing of the tensor they write (its old or new values).
+_UNSAVING_WRITES = frozenset({"fill_", "zero_", "copy_", "index_copy_", "index_fill_", "masked_fill_", "index_put_",
+                              "scatter_", "add_", "sub_"})
+
+
+def _saving_write(tree: Tree, node: ast.Name) -> bool:
+    """A write whose backward may keep the tensor's values (``c[i] *= w``, ``c.mul_(w)``): a later
+    write into it would break that (assignment, ``+=`` and ``-=`` keep nothing)."""
+    top = _indexed_top(tree, node)
+    parent = tree.parent(top)
+    if isinstance(parent, ast.AugAssign) and parent.target is top:
+        return not isinstance(parent.op, (ast.Add, ast.Sub))
+    if isinstance(parent, ast.Attribute) and parent.value is top:
+        return parent.attr not in _UNSAVING_WRITES
+    return False
