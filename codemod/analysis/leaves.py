@@ -757,7 +757,7 @@ class ModuleChains:
         result: List[object] = []
         for binding in reaching:
             if isinstance(binding.stmt, ast.For) and binding.form in ("for", "other"):
-                looped = self._loop_owners(binding.stmt, name.id, depth + 1)
+                looped = _loop_owners(self, binding.stmt, name.id, depth + 1)
                 if looped is None:
                     return None
                 result.extend(looped)
@@ -773,33 +773,6 @@ class ModuleChains:
                 return None
             result.extend(owners)
         return result
-
-    def _loop_owners(self, loop: ast.For, name: str, depth: int) -> Optional[List[object]]:
-        """The loop variable ``name`` over a list of modules: ``for m in self.heads``,
-        ``for i, m in enumerate(self.heads)``, ``for m, s in zip(self.heads, strides)``: any
-        element of the list (every element is known, or nothing is)."""
-        target, iterable = loop.target, loop.iter
-        if not (isinstance(target, ast.Name) and target.id == name):
-            call = iterable if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) else None
-            if call is None or call.keywords or any(isinstance(a, ast.Starred) for a in call.args) \
-                    or not isinstance(target, ast.Tuple) or not all(isinstance(e, ast.Name) for e in target.elts):
-                return None
-            names = [cast(ast.Name, e).id for e in target.elts]
-            if names.count(name) != 1 or self.tree.owner(loop) is not self.tree.owner(call):
-                return None
-            position = names.index(name)
-            if call.func.id == "zip" and len(call.args) == len(names):  # type: ignore[attr-defined]
-                iterable = call.args[position]
-            elif call.func.id == "enumerate" and len(call.args) == 1 and position == 1:  # type: ignore[attr-defined]
-                iterable = call.args[0]
-            else:
-                return None
-            if self.leaves.binder.flow(self.tree.module, nested=False).bindings.get(call.func.id):  # type: ignore[attr-defined]
-                return None  # `zip` / `enumerate` rebound by the module
-        found = self._owners(iterable, loop, depth + 1)
-        if not found or any(not (isinstance(o, tuple) and o[0] == "list") for o in found):
-            return None
-        return [e for o in found for e in o[1]]  # type: ignore[index]
 
     def _value_owners(self, value: ast.expr, depth: int) -> Optional[List[object]]:
         """What a value assigned to an attribute (or a name) builds: a torch module, a module
@@ -959,3 +932,31 @@ class ModuleChains:
             self._by_attr = (calls, handed)
         calls, handed = self._by_attr
         return None if name in handed else calls.get(name, [])
+
+
+def _loop_owners(chains: "ModuleChains", loop: ast.For, name: str, depth: int) -> Optional[List[object]]:
+    """The loop variable ``name`` over a list of modules: ``for m in self.heads``,
+    ``for i, m in enumerate(self.heads)``, ``for m, s in zip(self.heads, strides)``: any
+    element of the list (every element is known, or nothing is)."""
+    target, iterable = loop.target, loop.iter
+    if not (isinstance(target, ast.Name) and target.id == name):
+        call = iterable if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) else None
+        if call is None or call.keywords or any(isinstance(a, ast.Starred) for a in call.args) \
+                or not isinstance(target, ast.Tuple) or not all(isinstance(e, ast.Name) for e in target.elts):
+            return None
+        names = [cast(ast.Name, e).id for e in target.elts]
+        if names.count(name) != 1 or chains.tree.owner(loop) is not chains.tree.owner(call):
+            return None
+        position = names.index(name)
+        if call.func.id == "zip" and len(call.args) == len(names):  # type: ignore[attr-defined]
+            iterable = call.args[position]
+        elif call.func.id == "enumerate" and len(call.args) == 1 and position == 1:  # type: ignore[attr-defined]
+            iterable = call.args[0]
+        else:
+            return None
+        if chains.leaves.binder.flow(chains.tree.module, nested=False).bindings.get(call.func.id):  # type: ignore[attr-defined]
+            return None  # `zip` / `enumerate` rebound by the module
+    found = chains._owners(iterable, loop, depth + 1)
+    if not found or any(not (isinstance(o, tuple) and o[0] == "list") for o in found):
+        return None
+    return [e for o in found for e in o[1]]  # type: ignore[index]

@@ -164,7 +164,8 @@ class LeafUpdate(Rule):
             if key in self._copies or self.model.leaves.read_by_computation(base, stmt):
                 start = self.model.start_values.creation(base)  # type: ignore[arg-type]
                 if start is not None:  # nothing observes the leaf's gradient: clone it where it is made
-                    self.report(node, message, Status.SAFE, None, self._clone_plan(start, base.id), hazard=_LEAF_ERROR)
+                    plan = self._clones.get(start) or self._clones.setdefault(start, _clone_plan(self.source, start, base.id))
+                    self.report(node, message, Status.SAFE, None, plan, hazard=_LEAF_ERROR)
                     return
                 if key not in self._copies:
                     self._copies[key] = self._copy_plan(stmt, base)  # type: ignore[arg-type]
@@ -260,23 +261,6 @@ class LeafUpdate(Rule):
         start = stmt
         kind = "SimpleStatementLine" if not _compound(start) else type(start).__name__
         return Plan((start.lineno, self.source.char_column(start.lineno, start.col_offset)), kind, make)
-
-    def _clone_plan(self, creation: ast.Assign, name: str) -> Plan:
-        """``c = c.clone()`` right after ``c = torch.zeros(..., requires_grad=True)``: every
-        write and read of ``c`` then works on the copy (one plan per leaf, shared by its writes)."""
-        found = self._clones.get(creation)
-        if found is not None:
-            return found
-        title = f"Clone the start value where it is made: `{name} = {name}.clone()`"
-
-        def make(node: cst.CSTNode, site: FixSite) -> Optional[Fix]:
-            block, at = site.block(node)  # type: ignore[arg-type]
-            return Fix(block, lambda b: clone_after(b, at, name), title)  # type: ignore[arg-type]
-
-        plan = Plan((creation.lineno, self.source.char_column(creation.lineno, creation.col_offset)),
-                    "SimpleStatementLine", make)
-        self._clones[creation] = plan
-        return plan
 
     def _outermost(self, stmt: ast.AST, base: ast.expr) -> ast.stmt:
         """The loop over the parameters around ``stmt`` when the leaf is its variable, else ``stmt``."""
@@ -449,3 +433,15 @@ def _block_of(parent: Optional[ast.AST], stmt: ast.AST) -> Optional[List[ast.stm
         if isinstance(stmts, list) and any(s is stmt for s in stmts):
             return stmts
     return None
+
+
+def _clone_plan(source, creation: ast.Assign, name: str) -> Plan:  # type: ignore[no-untyped-def]
+    """``c = c.clone()`` right after ``c = torch.zeros(..., requires_grad=True)``: every write and
+    read of ``c`` then works on the copy (one plan per leaf, shared by its writes)."""
+    title = f"Clone the start value where it is made: `{name} = {name}.clone()`"
+
+    def make(node: cst.CSTNode, site: FixSite) -> Optional[Fix]:
+        block, at = site.block(node)  # type: ignore[arg-type]
+        return Fix(block, lambda b: clone_after(b, at, name), title)  # type: ignore[arg-type]
+
+    return Plan((creation.lineno, source.char_column(creation.lineno, creation.col_offset)), "SimpleStatementLine", make)
