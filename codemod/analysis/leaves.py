@@ -956,7 +956,27 @@ def _loop_owners(chains: "ModuleChains", loop: ast.For, name: str, depth: int) -
             return None
         if chains.leaves.binder.flow(chains.tree.module, nested=False).bindings.get(call.func.id):  # type: ignore[attr-defined]
             return None  # `zip` / `enumerate` rebound by the module
+    if isinstance(iterable, ast.Attribute) and _list_changed(chains.tree, iterable.attr):
+        return None  # `self.heads.append(...)`: elements the constructor does not show
     found = chains._owners(iterable, loop, depth + 1)
     if not found or any(not (isinstance(o, tuple) and o[0] == "list") for o in found):
         return None
     return [e for o in found for e in o[1]]  # type: ignore[index]
+
+
+_LIST_CHANGES = frozenset({"append", "extend", "insert", "__setitem__", "__iadd__"})
+
+
+def _list_changed(tree: Tree, attr: str) -> bool:
+    """Some ``<x>.attr`` of the file is changed after it is built: ``.append(m)``, ``.extend``,
+    ``.insert``, ``<x>.attr[i] = m``, ``<x>.attr += [m]``."""
+    for node in tree.walk(tree.module):
+        if isinstance(node, ast.Attribute) and node.attr == attr:
+            parent = tree.parent(node)
+            if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in _LIST_CHANGES:
+                return True
+            if isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.ctx, ast.Store):
+                return True
+            if isinstance(parent, ast.AugAssign) and parent.target is node:
+                return True
+    return False
