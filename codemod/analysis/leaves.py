@@ -86,8 +86,8 @@ class Leaves:
                     key = target_key(node.targets[0].value)
                 else:
                     continue
-                if key:
-                    found.setdefault(key, []).append(cast(ast.stmt, self.tree.statement_of(node)))
+                # `self.heads[0].bias.requires_grad_(False)`: no key, but the module turns some off
+                found.setdefault(key or "*", []).append(cast(ast.stmt, self.tree.statement_of(node)))
             self._frozen = found
         return self._frozen
 
@@ -761,6 +761,12 @@ class ModuleChains:
             return None
         result: List[object] = []
         for binding in reaching:
+            if isinstance(binding.stmt, ast.For) and binding.form in ("for", "other"):
+                looped = _loop_owners(self, binding.stmt, name.id, depth + 1)
+                if looped is None:
+                    return None
+                result.extend(looped)
+                continue
             if binding.form != "assign" or binding.value is None:
                 return None
             value = binding.value
@@ -931,3 +937,51 @@ class ModuleChains:
             self._by_attr = (calls, handed)
         calls, handed = self._by_attr
         return None if name in handed else calls.get(name, [])
+
+
+def _loop_owners(chains: "ModuleChains", loop: ast.For, name: str, depth: int) -> Optional[List[object]]:
+    """The loop variable ``name`` over a list of modules: ``for m in self.heads``,
+    ``for i, m in enumerate(self.heads)``, ``for m, s in zip(self.heads, strides)``: any
+    element of the list (every element is known, or nothing is)."""
+    target, iterable = loop.target, loop.iter
+    if not (isinstance(target, ast.Name) and target.id == name):
+        call = iterable if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) else None
+        if call is None or call.keywords or any(isinstance(a, ast.Starred) for a in call.args) \
+                or not isinstance(target, ast.Tuple) or not all(isinstance(e, ast.Name) for e in target.elts):
+            return None
+        names = [cast(ast.Name, e).id for e in target.elts]
+        if names.count(name) != 1 or chains.tree.owner(loop) is not chains.tree.owner(call):
+            return None
+        position = names.index(name)
+        if call.func.id == "zip" and len(call.args) == len(names):  # type: ignore[attr-defined]
+            iterable = call.args[position]
+        elif call.func.id == "enumerate" and len(call.args) == 1 and position == 1:  # type: ignore[attr-defined]
+            iterable = call.args[0]
+        else:
+            return None
+        if chains.leaves.binder.flow(chains.tree.module, nested=False).bindings.get(call.func.id):  # type: ignore[attr-defined]
+            return None  # `zip` / `enumerate` rebound by the module
+    if isinstance(iterable, ast.Attribute) and _list_changed(chains.tree, iterable.attr):
+        return None  # `self.heads.append(...)`: elements the constructor does not show
+    found = chains._owners(iterable, loop, depth + 1)
+    if not found or any(not (isinstance(o, tuple) and o[0] == "list") for o in found):
+        return None
+    return [e for o in found for e in o[1]]  # type: ignore[index]
+
+
+_LIST_CHANGES = frozenset({"append", "extend", "insert", "__setitem__", "__iadd__"})
+
+
+def _list_changed(tree: Tree, attr: str) -> bool:
+    """Some ``<x>.attr`` of the file is changed after it is built: ``.append(m)``, ``.extend``,
+    ``.insert``, ``<x>.attr[i] = m``, ``<x>.attr += [m]``."""
+    for node in tree.walk(tree.module):
+        if isinstance(node, ast.Attribute) and node.attr == attr:
+            parent = tree.parent(node)
+            if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in _LIST_CHANGES:
+                return True
+            if isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.ctx, ast.Store):
+                return True
+            if isinstance(parent, ast.AugAssign) and parent.target is node:
+                return True
+    return False

@@ -15,6 +15,7 @@ docs/architecture.md draws it); the model, at the top, builds them and wires the
     grad    (analysis.grad_mode: grad off, intended in-place code)
     holders (analysis.holders: dead stores, other holders of a name's object)
     leaves  (analysis.leaves: tensors that require grad, which PyTorch refuses to update in place)
+    start_values (analysis.start_values: leaves made with requires_grad=True whose gradient nothing observes)
     views   (analysis.views: views PyTorch refuses to modify in place; requires grad or not)
     hazards (analysis.hazard: what autograd saved; built on first use)
     summaries (analysis.summaries: what a call of the module's own code does; built on first
@@ -51,6 +52,7 @@ from codemod.analysis.leaves import Leaves
 from codemod.analysis.names import Names, UsedNames
 from codemod.analysis.project import ProjectIndex
 from codemod.analysis.source import Source
+from codemod.analysis.start_values import StartValues
 from codemod.analysis.summaries import Returns, Summaries
 from codemod.analysis.syntax import FUNCTIONS, Located, target_key
 from codemod.analysis.tensor_kind import TensorKinds
@@ -104,6 +106,7 @@ class SemanticModel:
         self.grad = GradMode(tree, names, classes, calls)
         self.holders = Holders(tree, binder, flow)
         self.leaves = Leaves(tree, binder, flow, kinds, calls, self.grad)
+        self.start_values = StartValues(tree, binder, names.torch_name)
         self.views = Views(tree, binder, names, classes, flow, kinds, self.grad)
         self._hazards: Optional[Hazards] = None
         self._summaries: Optional[Summaries] = None

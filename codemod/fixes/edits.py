@@ -310,6 +310,17 @@ def detach_bindings(node: "cst.CSTNode", wanted: Set[Tuple[str, str]]) -> "cst.C
 CopyForm = Literal["twin", "operator", "clone"]
 
 
+def clone_after(block: Block, at: int, name: str) -> Block:
+    """``block`` with ``name = name.clone()`` inserted right after its statement ``at`` (which
+    binds ``name``): the later code works on a copy of what that statement made (IPF005's fix of a
+    start value made with ``requires_grad=True``, whose own gradient nothing observes)."""
+    body = list(block.body)
+    if not 0 <= at < len(body):
+        raise ValueError(f"no statement {at} in a block of {len(body)}")
+    clone = cst.parse_statement(f"{name} = {name}.clone()\n")
+    return block.with_changes(body=body[:at + 1] + [clone] + body[at + 1:])
+
+
 def copy_leaf(block: Block, at: int, name: str, copy: str, renamed: Sequence[bool],
               form: CopyForm = "clone") -> Block:
     """``block`` with the update at its statement ``at`` made on a copy of the variable ``name``,

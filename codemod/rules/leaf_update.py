@@ -12,7 +12,7 @@ from codemod.analysis.kinds import Kind
 from codemod.analysis.syntax import FUNCTIONS, bound_names, subscript_base
 from codemod.findings import Fix, Status
 from codemod.fixes import _cst as cst
-from codemod.fixes.edits import copy_leaf, ensure_import, wrap_run_in_with
+from codemod.fixes.edits import clone_after, copy_leaf, ensure_import, wrap_run_in_with
 from codemod.fixes.site import FixSite, Plan
 from codemod.rules.base import Rule, calls_trailing_underscore, may_write_in_place, twin_keeps_result
 
@@ -67,8 +67,16 @@ class LeafUpdate(Rule):
     state only (`c.grad`, `c.detach()`, `c.data`, `c.shape`, `c.size()`, `c.item()`) are no
     such computation: they see the same values under both meanings, and a copy has no `.grad`
     of its own, so a manual step (`c -= lr * c.grad; c.grad.zero_()`) gets the wrap, safe.
+    Where nothing can observe the leaf's own gradient (a start value: `acc = torch.zeros(n,
+    requires_grad=True)` bound once, outside any `with`, then used only in computations: indexed,
+    an operand, a tensor method's receiver, a torch function's argument; never returned, kept,
+    handed to the file's code, an optimizer or `torch.autograd`, its `.grad` or hooks never
+    touched), the two meanings differ only in whether the written values stay differentiable,
+    which the copy keeps: the fix clones it where it is made (`acc = acc.clone()`), safe, in
+    loops too.
     A parameter reached through modules the file builds (`line.layer.weight[0, 0] = v`,
-    `net.blocks[i].proj.weight`, `getattr(self.rnn, f'bias_hh_l{i}').chunk(4)[1].fill_(1)`) is
+    `net.blocks[i].proj.weight`, `getattr(self.rnn, f'bias_hh_l{i}').chunk(4)[1].fill_(1)`,
+    `for head, s in zip(self.heads, strides): head.bias[0] += s` over a `ModuleList`) is
     proven only where every way into the write's function is seen with grad on, and its wrap is
     safe only where the new value carries no gradient (numbers, constants, gradients): otherwise
     it is unsafe (`value-requires-grad`: a later backward may have meant to reach what the value
@@ -89,6 +97,7 @@ class LeafUpdate(Rule):
         super().__init__(model)
         self._runs: Dict[ast.AST, Tuple[ast.stmt, int, Plan]] = {}
         self._copies: Dict[Tuple[ast.AST, str], Optional[Plan]] = {}  # (function, name) -> its copy fix
+        self._clones: Dict[ast.AST, Plan] = {}  # a start value's creation -> its clone fix
 
     @classmethod
     def could_start(cls, node: ast.AST) -> bool:
@@ -153,6 +162,11 @@ class LeafUpdate(Rule):
         if origin.fresh and isinstance(base, ast.Name):
             key = (self.model.owner(base), base.id)
             if key in self._copies or self.model.leaves.read_by_computation(base, stmt):
+                start = self.model.start_values.creation(base)  # type: ignore[arg-type]
+                if start is not None:  # nothing observes the leaf's gradient: clone it where it is made
+                    plan = self._clones.get(start) or self._clones.setdefault(start, _clone_plan(self.source, start, base.id))
+                    self.report(node, message, Status.SAFE, None, plan, hazard=_LEAF_ERROR)
+                    return
                 if key not in self._copies:
                     self._copies[key] = self._copy_plan(stmt, base)  # type: ignore[arg-type]
                 copy = self._copies[key]
@@ -419,3 +433,15 @@ def _block_of(parent: Optional[ast.AST], stmt: ast.AST) -> Optional[List[ast.stm
         if isinstance(stmts, list) and any(s is stmt for s in stmts):
             return stmts
     return None
+
+
+def _clone_plan(source, creation: ast.Assign, name: str) -> Plan:  # type: ignore[no-untyped-def]
+    """``c = c.clone()`` right after ``c = torch.zeros(..., requires_grad=True)``: every write and
+    read of ``c`` then works on the copy (one plan per leaf, shared by its writes)."""
+    title = f"Clone the start value where it is made: `{name} = {name}.clone()`"
+
+    def make(node: cst.CSTNode, site: FixSite) -> Optional[Fix]:
+        block, at = site.block(node)  # type: ignore[arg-type]
+        return Fix(block, lambda b: clone_after(b, at, name), title)  # type: ignore[arg-type]
+
+    return Plan((creation.lineno, source.char_column(creation.lineno, creation.col_offset)), "SimpleStatementLine", make)
