@@ -188,6 +188,26 @@ def _imported_module(value: ast.expr) -> Optional[str]:
     return value.args[0].value + (f".{attr}" if attr else "")
 
 
+def _module_attribute_aliases(model: SemanticModel) -> Iterator[Tuple[str, ast.Attribute]]:
+    """``Block, Head = blocks.Block, blocks.Head`` (or ``Block = blocks.Block``) at the module's
+    top level: each name with the attribute it takes, as ``from blocks import Block, Head``
+    binds them. Only names bound there once (a name rebound later may hold anything)."""
+    bindings = model.binder.flow(model.module, nested=False).bindings
+    for stmt in model.module.body:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+            continue
+        target, value = stmt.targets[0], stmt.value
+        pairs: List[Tuple[ast.expr, ast.expr]] = []
+        if isinstance(target, ast.Name):
+            pairs = [(target, value)]
+        elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+            pairs = list(zip(target.elts, value.elts))
+        for name, attr in pairs:
+            if isinstance(name, ast.Name) and isinstance(attr, ast.Attribute) and isinstance(attr.value, ast.Name) \
+                    and len(bindings.get(name.id, [])) == 1:
+                yield name.id, attr
+
+
 def _caller_name(tree: Tree, owner: Owner, local: Dict[Function, str]) -> str:
     """The indexed function holding ``owner`` (itself, or around a nested function)."""
     cur: Owner = owner
@@ -242,6 +262,10 @@ class _Resolver:
                     else:
                         head = a.name.split(".")[0]
                         self.imports.setdefault(head, head)
+        for name, value in _module_attribute_aliases(model):
+            base = self.imports.get(value.value.id) if isinstance(value.value, ast.Name) else None
+            if base is not None:
+                self.imports.setdefault(name, f"{base}.{value.attr}")
         # The heads of the uses that may resolve: the module's own names, ``self``/``cls``, the
         # names imported from what may hold a module of the run, and (library callees) the
         # names an absolute ``from ... import`` binds.
