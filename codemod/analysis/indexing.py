@@ -10,12 +10,14 @@ those make is handed to other files' models, below which it sits. What each call
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union, cast
 
 from codemod.analysis.arguments import hook_site
 from codemod.analysis.dtype import other_dtype
 from codemod.analysis.grad_mode import GradOffDecorators
+from codemod.analysis.kept import function_keeps
 from codemod.analysis.model import SemanticModel
 from codemod.analysis.project import CallFact, FunctionFact, ModuleFacts, SummaryFact, is_library
 from codemod.analysis.syntax import FUNCTIONS, Function, Owner, target_key
@@ -171,7 +173,10 @@ def summaries_of(model: SemanticModel, module: str, names: FrozenSet[str],
             continue
         summary = summaries.of_function(*target) if target is not None else None
         if summary is not None:
-            found[f"{module}.{stmt.name}"] = summary.fact(of)
+            fact = dataclasses.replace(
+                summary.fact(of), keeps=function_keeps(model, target[0]),
+                parametric=isinstance(stmt, ast.ClassDef) and model.views.trained.parametric_class(stmt, set()))
+            found[f"{module}.{stmt.name}"] = fact
     return found
 
 
