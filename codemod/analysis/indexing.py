@@ -171,7 +171,9 @@ def summaries_of(model: SemanticModel, module: str, names: FrozenSet[str],
             target, of = (stmt, stmt.name), "function"
         else:
             continue
-        summary = summaries.of_function(*target) if target is not None else None
+        if target is None:
+            continue
+        summary = summaries.of_function(*target)
         if summary is not None:
             fact = dataclasses.replace(
                 summary.fact(of), keeps=function_keeps(model, target[0]),

@@ -1311,7 +1311,7 @@ class TrainedClasses(_ViewsPart):
         index has it from that file (``SummaryFact.parametric``)."""
         calls = self.grad.calls
         project = calls.project if calls is not None else None
-        if project is None or not isinstance(func, ast.Name):
+        if calls is None or project is None or not isinstance(func, ast.Name):
             return False
         owner = self.tree.owner(func)
         while not isinstance(owner, ast.Module):
