@@ -10,12 +10,14 @@ those make is handed to other files' models, below which it sits. What each call
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union, cast
 
 from codemod.analysis.arguments import hook_site
 from codemod.analysis.dtype import other_dtype
 from codemod.analysis.grad_mode import GradOffDecorators
+from codemod.analysis.kept import function_keeps
 from codemod.analysis.model import SemanticModel
 from codemod.analysis.project import CallFact, FunctionFact, ModuleFacts, SummaryFact, is_library
 from codemod.analysis.syntax import FUNCTIONS, Function, Owner, target_key
@@ -169,9 +171,14 @@ def summaries_of(model: SemanticModel, module: str, names: FrozenSet[str],
             target, of = (stmt, stmt.name), "function"
         else:
             continue
-        summary = summaries.of_function(*target) if target is not None else None
+        if target is None:
+            continue
+        summary = summaries.of_function(*target)
         if summary is not None:
-            found[f"{module}.{stmt.name}"] = summary.fact(of)
+            fact = dataclasses.replace(
+                summary.fact(of), keeps=function_keeps(model, target[0]),
+                parametric=isinstance(stmt, ast.ClassDef) and model.views.trained.parametric_class(stmt, set()))
+            found[f"{module}.{stmt.name}"] = fact
     return found
 
 
@@ -186,6 +193,26 @@ def _imported_module(value: ast.expr) -> Optional[str]:
             and isinstance(value.args[0].value, str) and not value.args[0].value.startswith(".")):
         return None
     return value.args[0].value + (f".{attr}" if attr else "")
+
+
+def _module_attribute_aliases(model: SemanticModel) -> Iterator[Tuple[str, ast.Attribute]]:
+    """``Block, Head = blocks.Block, blocks.Head`` (or ``Block = blocks.Block``) at the module's
+    top level: each name with the attribute it takes, as ``from blocks import Block, Head``
+    binds them. Only names bound there once (a name rebound later may hold anything)."""
+    bindings = model.binder.flow(model.module, nested=False).bindings
+    for stmt in model.module.body:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+            continue
+        target, value = stmt.targets[0], stmt.value
+        pairs: List[Tuple[ast.expr, ast.expr]] = []
+        if isinstance(target, ast.Name):
+            pairs = [(target, value)]
+        elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+            pairs = list(zip(target.elts, value.elts))
+        for name, attr in pairs:
+            if isinstance(name, ast.Name) and isinstance(attr, ast.Attribute) and isinstance(attr.value, ast.Name) \
+                    and len(bindings.get(name.id, [])) == 1:
+                yield name.id, attr
 
 
 def _caller_name(tree: Tree, owner: Owner, local: Dict[Function, str]) -> str:
@@ -242,6 +269,10 @@ class _Resolver:
                     else:
                         head = a.name.split(".")[0]
                         self.imports.setdefault(head, head)
+        for name, value in _module_attribute_aliases(model):
+            base = self.imports.get(value.value.id) if isinstance(value.value, ast.Name) else None
+            if base is not None:
+                self.imports.setdefault(name, f"{base}.{value.attr}")
         # The heads of the uses that may resolve: the module's own names, ``self``/``cls``, the
         # names imported from what may hold a module of the run, and (library callees) the
         # names an absolute ``from ... import`` binds.

@@ -63,9 +63,25 @@ def result_kept(model: "KeptFacts", call: ast.Call, depth: int = 0) -> bool:
         elif isinstance(target, ast.Call):  # nn.Sequential(...): what its last member returns
             if _sequential_keeps(model, target, depth):
                 return True
+        elif not _kept_elsewhere(model, target):
+            continue
         else:
-            return True  # another file's code: not seen here
+            return True  # another file's code its own file could not clear
     return False
+
+
+def function_keeps(model: "KeptFacts", func: Function) -> bool:
+    """Whether what ``func`` returns may also be kept by the code it runs, as its own file sees
+    it (the project index's ``SummaryFact.keeps``)."""
+    return _keeps(model, func, 0)
+
+
+def _kept_elsewhere(model: "KeptFacts", target: object) -> bool:
+    """A callee of another file of the run (a qualified name): kept unless the project index
+    says its own file saw it keep nothing."""
+    project = model.calls.project if isinstance(target, str) else None
+    fact = project.summary(target) if project is not None and isinstance(target, str) else None
+    return fact is None or fact.keeps
 
 
 def _sequential_keeps(model: "KeptFacts", chain: ast.Call, depth: int) -> bool:

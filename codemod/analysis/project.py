@@ -68,6 +68,8 @@ class SummaryFact:
     mutates: Tuple[int, ...]
     via: Tuple[str, ...]
     of: str  # "class" (calling an instance runs its forward) or "function"
+    parametric: bool = False  # a class that owns parameters, as its file sees it: what its instances return requires grad
+    keeps: bool = True  # what it returns may also be kept by its own code (``analysis.kept``): unknown is kept
 
 
 @dataclasses.dataclass

@@ -908,10 +908,10 @@ class GradRequirement(_ViewsPart):
                                     for v in values)
 
     def _module_layer(self, call: ast.Call) -> bool:
-        """``ProjectLayer(...)``: a class of this module that owns parameters."""
+        """``ProjectLayer(...)``: a class of this module, or one imported from the run's files, that owns parameters."""
         trained = self.views.trained
         cls = trained.module_class(call.func.id) if isinstance(call.func, ast.Name) else None
-        return cls is not None and trained.parametric_class(cls, set())
+        return trained.parametric_class(cls, set()) if cls is not None else trained.imported_parametric(call.func)
 
     def activation(self, at: Located) -> bool:
         """See :meth:`TrainedClasses.activation`."""
@@ -1303,7 +1303,27 @@ class TrainedClasses(_ViewsPart):
         if name.rsplit(".", 1)[-1] in ("ModuleList", "ModuleDict", "Sequential", "ParameterList"):
             return any(self._holds_parameters(a, seen) for a in call_args(value))
         cls = self.module_class(value.func.id) if isinstance(value.func, ast.Name) else None
-        return cls is not None and self.parametric_class(cls, seen)
+        return self.parametric_class(cls, seen) if cls is not None else self.imported_parametric(value.func)
+
+    def imported_parametric(self, func: ast.expr) -> bool:
+        """``Block`` of ``Block(...)``: a name bound only at the module's top level, to a class of
+        another file of the run (or of an installed library) that owns parameters, as the project
+        index has it from that file (``SummaryFact.parametric``)."""
+        calls = self.grad.calls
+        project = calls.project if calls is not None else None
+        if calls is None or project is None or not isinstance(func, ast.Name):
+            return False
+        owner = self.tree.owner(func)
+        while not isinstance(owner, ast.Module):
+            if func.id in self.binder.flow(owner, nested=False).bindings:
+                return False  # a local name (a parameter, a variable) of that name
+            owner = self.tree.owner(owner)
+        qual = project.imported(calls.module_name, func.id)
+        fact = project.summary(qual) if qual is not None else None
+        if qual is None:
+            qual = project.library_name(calls.module_name, func.id)
+            fact = project.library(qual) if qual is not None else None
+        return fact is not None and fact.of == "class" and fact.parametric
 
     def module_class(self, name: str) -> Optional[ast.ClassDef]:
         """The class ``name`` defined once at the module's top level."""
