@@ -329,6 +329,10 @@ class ViewWrite(Rule):
         for b in dataflow.reaching(flow, name.id, stmt):
             if b.stmt is made or b.form == "aug":
                 continue
+            if b.form == "assign" and b.value is not None:
+                same = self.model.views.value_origin(b.value, b.stmt)
+                if same is not None and same.creation is origin.creation:
+                    continue  # `t_flat = t.reshape(-1)` of the view `t`: the view itself, reshaped
             if b.form == "param":
                 return "param-mutation"
             source = dataflow.alias_source(b.value)[0] if b.form == "assign" else None
