@@ -378,7 +378,9 @@ def used_after(tree: Tree, flow: Flow, key: str, at: Span, heads: Sequence[Span]
 
 
 def _closed(direct: Callable[[str], Aliases], key: str) -> Aliases:
-    """``direct`` aliases of ``key`` joined with those of its identity aliases, transitively."""
+    """``direct`` aliases of ``key`` joined with those of its identity aliases, transitively;
+    and what its views view, transitively: a write into ``v = w.view(-1)`` of ``w = y[:2]``
+    reaches ``y`` too, whose later reads would see it."""
     identity, views = direct(key)
     todo = list(identity)
     while todo:
@@ -387,6 +389,16 @@ def _closed(direct: Callable[[str], Aliases], key: str) -> Aliases:
             identity.add(other)
             todo.append(other)
         views |= more.views
+    pending, walked = list(views), set()
+    while pending:
+        view = pending.pop()
+        if view in walked:
+            continue
+        walked.add(view)
+        more = direct(view)
+        for other in (more.identity | more.views) - identity - views - {key}:
+            views.add(other)
+            pending.append(other)
     return Aliases(identity, views - identity - {key})
 
 
