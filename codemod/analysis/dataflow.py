@@ -169,23 +169,12 @@ class Dataflow:
         found = _closed(lambda k: self._direct_aliases(flow, k, at), key)
         return _viewed_upward(lambda k: self._bound_from(flow, k, at), found, key)
 
-    @staticmethod
-    def _own_binding(flow: Flow, key: str, at: Pos) -> Optional[Binding]:
-        """The binding ``key`` holds at ``at`` (inside a loop over it, the loop's own)."""
-        b = _last_binding(flow, key, at)
-        loops = [x for x in flow.bindings.get(key, []) if isinstance(x.stmt, (ast.For, ast.AsyncFor))
-                 and x.start <= at < x.end]
-        loop = max(loops, key=lambda x: x.start) if loops else None
-        if loop is not None and (b is None or b.end <= loop.start):
-            b = loop
-        return b
-
     def _bound_from(self, flow: Flow, key: str, at: Pos) -> Aliases:
         """What ``key`` itself was bound from, as of ``at`` (inside a loop over it, the loop's
         own binding): the tensor it is (identity) or views (views)."""
         identity: Set[str] = set()
         views: Set[str] = set()
-        b = self._own_binding(flow, key, at)
+        b = _own_binding(flow, key, at)
         if b is not None and b.form == "assign":
             identity.update(b.sources)
             # `y = a if c else b`: on each path the tensor of that branch (not only the first)
@@ -208,7 +197,7 @@ class Dataflow:
     def _direct_aliases(self, flow: Flow, key: str, at: Pos) -> Aliases:
         """:meth:`aliases` of ``key`` itself, its identity aliases' not followed."""
         identity, views = (set(found) for found in self._bound_from(flow, key, at))
-        b = self._own_binding(flow, key, at)
+        b = _own_binding(flow, key, at)
         last_binding = lambda k, before: _last_binding(flow, k, before)  # noqa: E731
         # Other keys bound from ``key`` (and not rebound since).
         for other in flow.bindings:
@@ -415,6 +404,17 @@ def _viewed_upward(bound_from: Callable[[str], Aliases], found: Aliases, key: st
             views.add(other)
             pending.append(other)
     return Aliases(identity, views)
+
+
+def _own_binding(flow: Flow, key: str, at: Pos) -> Optional[Binding]:
+    """The binding ``key`` holds at ``at`` (inside a loop over it, the loop's own)."""
+    b = _last_binding(flow, key, at)
+    loops = [x for x in flow.bindings.get(key, []) if isinstance(x.stmt, (ast.For, ast.AsyncFor))
+             and x.start <= at < x.end]
+    loop = max(loops, key=lambda x: x.start) if loops else None
+    if loop is not None and (b is None or b.end <= loop.start):
+        b = loop
+    return b
 
 
 def _last_binding(flow: Flow, key: str, before: Pos) -> Optional[Binding]:
