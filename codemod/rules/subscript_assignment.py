@@ -95,9 +95,6 @@ class SubscriptAssignment(Rule):
         if verdict.status is None:
             return
         hazard = self.hazard(node, base) if verdict.status is not Status.SKIPPED or verdict.reason in CONTRACTS else None
-        if verdict.reason == "unknown-type" and hazard is not None and hazard.proven:
-            # autograd saved the very tensor written (a proven hazard): it is a tensor, and the copy applies
-            verdict = assess(self.model, node, base, require_known=True, dtype_neutral=True, known_tensor=True)
         if verdict.status in (Status.SAFE, Status.UNSAFE) and self._in_a_line(stmt):
             also = verdict.also_rebind
             # `h[t] = f(h)`: the value is computed first and may save (a view of) `h` for
