@@ -166,24 +166,15 @@ class Dataflow:
         """Keys bound to the same tensor as ``key`` at ``at`` (identity), and views of it: those
         of its identity aliases too (``d = b.exp_()`` is ``b``, so ``h`` that ``b`` views is
         ``d``'s as well: ``b = h.reshape(-1)``)."""
-        return _closed(lambda k: self._direct_aliases(flow, k, at), key)
+        found = _closed(lambda k: self._direct_aliases(flow, k, at), key)
+        return _viewed_upward(lambda k: self._bound_from(flow, k, at), found, key)
 
-    def _direct_aliases(self, flow: Flow, key: str, at: Pos) -> Aliases:
-        """:meth:`aliases` of ``key`` itself, its identity aliases' not followed."""
+    def _bound_from(self, flow: Flow, key: str, at: Pos) -> Aliases:
+        """What ``key`` itself was bound from, as of ``at`` (inside a loop over it, the loop's
+        own binding): the tensor it is (identity) or views (views)."""
         identity: Set[str] = set()
         views: Set[str] = set()
-
-        def last_binding(k: str, before: Pos) -> Optional[Binding]:
-            earlier = [b for b in flow.bindings.get(k, []) if b.end <= before and b.form != "aug"]
-            return earlier[-1] if earlier else None  # `a += 1` keeps a tensor's object: not a binding here
-
-        # What ``key`` itself was bound from (inside a loop over it, the loop's own binding).
-        b = last_binding(key, at)
-        loops = [x for x in flow.bindings.get(key, []) if isinstance(x.stmt, (ast.For, ast.AsyncFor))
-                 and x.start <= at < x.end]
-        loop = max(loops, key=lambda x: x.start) if loops else None
-        if loop is not None and (b is None or b.end <= loop.start):
-            b = loop
+        b = _own_binding(flow, key, at)
         if b is not None and b.form == "assign":
             identity.update(b.sources)
             # `y = a if c else b`: on each path the tensor of that branch (not only the first)
@@ -201,6 +192,13 @@ class Dataflow:
             source, how = self.alias_source(iterable_of(b.stmt, key))
             if source is not None and how == "view":
                 views.add(source)
+        return Aliases(identity, views)
+
+    def _direct_aliases(self, flow: Flow, key: str, at: Pos) -> Aliases:
+        """:meth:`aliases` of ``key`` itself, its identity aliases' not followed."""
+        identity, views = (set(found) for found in self._bound_from(flow, key, at))
+        b = _own_binding(flow, key, at)
+        last_binding = lambda k, before: _last_binding(flow, k, before)  # noqa: E731
         # Other keys bound from ``key`` (and not rebound since).
         for other in flow.bindings:
             if other == key:
@@ -388,6 +386,42 @@ def _closed(direct: Callable[[str], Aliases], key: str) -> Aliases:
             todo.append(other)
         views |= more.views
     return Aliases(identity, views - identity - {key})
+
+
+def _viewed_upward(bound_from: Callable[[str], Aliases], found: Aliases, key: str) -> Aliases:
+    """``found`` joined with what its views view, transitively (upward only: what each view was
+    bound from, not the other views of the same tensor): a write into ``v = w.view(-1)`` of
+    ``w = y[:2]`` reaches ``y`` too, whose later reads would see it."""
+    identity, views = set(found.identity), set(found.views)
+    pending, walked = list(views), set()
+    while pending:
+        view = pending.pop()
+        if view in walked:
+            continue
+        walked.add(view)
+        more = bound_from(view)
+        for other in (more.identity | more.views) - identity - views - {key}:
+            views.add(other)
+            pending.append(other)
+    return Aliases(identity, views)
+
+
+def _own_binding(flow: Flow, key: str, at: Pos) -> Optional[Binding]:
+    """The binding ``key`` holds at ``at`` (inside a loop over it, the loop's own)."""
+    b = _last_binding(flow, key, at)
+    loops = [x for x in flow.bindings.get(key, []) if isinstance(x.stmt, (ast.For, ast.AsyncFor))
+             and x.start <= at < x.end]
+    loop = max(loops, key=lambda x: x.start) if loops else None
+    if loop is not None and (b is None or b.end <= loop.start):
+        b = loop
+    return b
+
+
+def _last_binding(flow: Flow, key: str, before: Pos) -> Optional[Binding]:
+    """The last binding of ``key`` that ends before ``before``: ``a += 1`` keeps a tensor's
+    object, not a binding here."""
+    earlier = [b for b in flow.bindings.get(key, []) if b.end <= before and b.form != "aug"]
+    return earlier[-1] if earlier else None
 
 
 def _reads_grad(tree: Tree, node: ast.AST) -> bool:

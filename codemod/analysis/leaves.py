@@ -20,6 +20,7 @@ from codemod import torch_api
 from codemod.analysis.binder import Binder
 from codemod.analysis.dataflow import VIEW_METHODS, Dataflow
 from codemod.analysis.kinds import Kind
+from codemod.analysis.requires_grad import switched_on_between
 from codemod.analysis.syntax import (
     FUNCTIONS,
     OWNERS,
@@ -390,25 +391,9 @@ class HandedLeaves:
 
     def switched_on(self, name: str, bound: Located, stmt: Located) -> Optional[ast.stmt]:
         """The statement that makes ``name``'s tensor require grad after ``bound`` bound it and
-        before ``stmt``, on every way from one to the other (``w.requires_grad_()``,
-        ``w.requires_grad = True`` in a block around ``stmt``): the tensor is then a leaf that
+        before ``stmt``, on every way from one to the other: the tensor is then a leaf that
         requires grad, where it did not require grad before (see :meth:`fresh`)."""
-        start = getattr(bound, "end_lineno", None) or getattr(bound, "lineno", 0)
-        end = getattr(stmt, "lineno", 0)
-        owner = self.tree.owner(stmt)
-        enclosing = [a for a in self.tree.ancestors(stmt) if not isinstance(a, OWNERS)]
-        for anc in [stmt, *enclosing]:
-            parent = self.tree.parent(anc)
-            for field in ("body", "orelse", "finalbody", "handlers"):
-                block = getattr(parent, field, None)
-                if not isinstance(block, list) or anc not in block:
-                    continue
-                for earlier in block[:block.index(anc)]:
-                    if start < earlier.lineno < end and self.tree.owner(earlier) is owner and _switches_on(earlier, name):
-                        return earlier
-            if isinstance(anc, OWNERS):
-                break
-        return None
+        return switched_on_between(self.tree, name, bound, stmt)
 
     def written_constants_only(self, name: str, bound: Located, switched: ast.stmt) -> bool:
         """Between the binding of ``name`` and the statement that switches its grad on, every
@@ -580,23 +565,6 @@ def _number(value: ast.expr) -> bool:
 
 # Methods whose result requires grad only where their receiver does (conversions, copies).
 _KEEPS_NO_GRAD = frozenset({"float", "double", "half", "bfloat16", "type", "to", "cuda", "cpu", "clone", "contiguous"})
-
-
-def _switches_on(stmt: ast.stmt, name: str) -> bool:
-    """``name.requires_grad_()`` / ``name.requires_grad_(True)`` as a statement of its own or as
-    the whole value of an assignment (``cfg.adj = name.requires_grad_(True)``: the method returns
-    the tensor it switched), or ``name.requires_grad = True``."""
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and is_const(stmt.value, True):
-        target = stmt.targets[0]
-        return isinstance(target, ast.Attribute) and target.attr == "requires_grad" \
-            and isinstance(target.value, ast.Name) and target.value.id == name
-    if isinstance(stmt, (ast.Expr, ast.Assign)) and isinstance(stmt.value, ast.Call):
-        call = stmt.value
-        func = call.func
-        on = call.args[:1] or [k.value for k in call.keywords if k.arg == "requires_grad"]
-        return isinstance(func, ast.Attribute) and func.attr == "requires_grad_" and isinstance(func.value, ast.Name) \
-            and func.value.id == name and (not on or is_const(on[0], True))
-    return False
 
 
 def _loop_over_parameters(loop: ast.AST, name: str) -> bool:

@@ -17,8 +17,9 @@ from codemod import torch_api
 from codemod.analysis.calls import Calls
 from codemod.analysis.facts import Facts
 from codemod.analysis.kinds import Kind
-from codemod.analysis.syntax import FUNCTIONS, Function, target_key
+from codemod.analysis.syntax import FUNCTIONS, OWNERS, Function, Located, is_const, target_key
 from codemod.analysis.tensor_kind import KindFacts
+from codemod.analysis.tree import Tree
 
 _DEPTH = 12  # bindings followed before giving up (giving up: may require grad)
 _CALLERS_DEPTH = 40  # through callers, class attributes and module functions
@@ -403,3 +404,43 @@ def may_be_frozen(model: Facts, module: ast.expr) -> bool:
             if names_part(func.value):
                 return True
     return False
+
+
+def switches_on(stmt: ast.stmt, name: str) -> bool:
+    """``name.requires_grad_()`` / ``name.requires_grad_(True)`` as a statement of its own or as
+    the whole value of an assignment (``cfg.adj = name.requires_grad_(True)``: the method returns
+    the tensor it switched), or ``name.requires_grad = True``."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and is_const(stmt.value, True):
+        target = stmt.targets[0]
+        return isinstance(target, ast.Attribute) and target.attr == "requires_grad" \
+            and isinstance(target.value, ast.Name) and target.value.id == name
+    if isinstance(stmt, (ast.Expr, ast.Assign)) and isinstance(stmt.value, ast.Call):
+        call = stmt.value
+        func = call.func
+        on = call.args[:1] or [k.value for k in call.keywords if k.arg == "requires_grad"]
+        return isinstance(func, ast.Attribute) and func.attr == "requires_grad_" and isinstance(func.value, ast.Name) \
+            and func.value.id == name and (not on or is_const(on[0], True))
+    return False
+
+
+def switched_on_between(tree: Tree, name: str, bound: Located, stmt: Located) -> Optional[ast.stmt]:
+    """The statement that makes ``name``'s tensor require grad after ``bound`` bound it and
+    before ``stmt``, on every way from one to the other (``w.requires_grad_()``,
+    ``w.requires_grad = True`` in a block around ``stmt``, of the same function): from there
+    on, until ``name`` is bound again, its tensor requires grad."""
+    start = getattr(bound, "end_lineno", None) or getattr(bound, "lineno", 0)
+    end = getattr(stmt, "lineno", 0)
+    owner = tree.owner(stmt)
+    enclosing = [a for a in tree.ancestors(stmt) if not isinstance(a, OWNERS)]
+    for anc in [stmt, *enclosing]:
+        parent = tree.parent(anc)
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            block = getattr(parent, field, None)
+            if not isinstance(block, list) or anc not in block:
+                continue
+            for earlier in block[:block.index(anc)]:
+                if start < earlier.lineno < end and tree.owner(earlier) is owner and switches_on(earlier, name):
+                    return earlier
+        if isinstance(anc, OWNERS):
+            break
+    return None

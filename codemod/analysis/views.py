@@ -32,6 +32,7 @@ from codemod.analysis.grad_mode import GradMode
 from codemod.analysis.holders import read_after
 from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.names import Names
+from codemod.analysis.requires_grad import switched_on_between
 from codemod.analysis.dataflow import Dataflow
 from codemod.analysis.syntax import (
     BODIES,
@@ -148,6 +149,11 @@ class Views:
         if not isinstance(target, ast.Name):
             return None
         return self._expr(target, stmt)
+
+    def value_origin(self, value: ast.expr, at: Located) -> Optional[ViewOrigin]:
+        """The refused view the expression ``value`` (evaluated at ``at``) is, if any: a view of
+        one (``t.reshape(-1)`` of a ``chunk`` output) is the same view for PyTorch."""
+        return self._expr(value, at)
 
     def holds_outputs(self, name: ast.Name, at: Located) -> bool:
         """``name`` holds a multi-view call's outputs (``rows = x.unbind()``): a tuple, whose
@@ -759,7 +765,9 @@ class GradRequirement(_ViewsPart):
     def _name_rg(self, name: ast.Name, at: Located, seen: Set[int]) -> RequiresGrad:
         answers: List[RequiresGrad] = []
         for b in self.views._plain_bindings(name.id, at):
-            if b.form in ("assign", "ann") and b.value is not None:
+            if b.form != "param" and switched_on_between(self.tree, name.id, b.stmt, at) is not None:
+                answers.append("yes")  # `t.requires_grad = True` after `t` was bound, before `at`
+            elif b.form in ("assign", "ann") and b.value is not None:
                 answers.append("no" if self.views.making._made_without_grad(b.stmt) and not isinstance(b.value, ast.Name)
                                else self._rg(b.value, b.stmt, seen))
             elif isinstance(b.stmt, ast.Assign) and b.form == "other":

@@ -299,7 +299,7 @@ class ViewWrite(Rule):
         problem = self.model.rebinding_problem(name)
         if problem:
             return Status.MANUAL, problem
-        held = self._plain_binding_holds(name, stmt, origin)
+        held = plain_binding_holds(self.model, name, stmt, origin)
         if held:  # `else: q = self.acc`: on that path the write is the buffer's update
             return Status.UNSAFE, held
         readers = [k for k in origin.sharers if k != name.id and views.later.read_after(k, stmt)]
@@ -316,25 +316,29 @@ class ViewWrite(Rule):
         return Status.UNSAFE, "view-base-read-after"
 
 
-    def _plain_binding_holds(self, name: ast.Name, stmt: ast.AST, origin: ViewOrigin) -> Optional[str]:
-        """Where another binding of ``name`` than the view's reaches the write (the multi-output
-        view made on one branch of an ``if``), whether on that path the name holds a tensor kept
-        elsewhere: the caller's (a parameter), or one another name or attribute holds
-        (``q = self.acc``). There the write is the program's update of that tensor, which a
-        rebinding would drop: the reason, else None."""
-        dataflow = self.model.dataflow
-        owner = self.model.tree.owner(stmt)
-        flow = self.model.binder.flow(owner)
-        made = self.model.tree.statement_of(origin.creation)
-        for b in dataflow.reaching(flow, name.id, stmt):
-            if b.stmt is made or b.form == "aug":
-                continue
-            if b.form == "param":
-                return "param-mutation"
-            source = dataflow.alias_source(b.value)[0] if b.form == "assign" else None
-            if source is not None and source != name.id and source not in origin.sharers:
-                return "held-elsewhere"  # (`q = q.view(...)`: the view itself, reshaped)
-        return None
+def plain_binding_holds(model: "SemanticModel", name: ast.Name, stmt: ast.AST, origin: "ViewOrigin") -> Optional[str]:
+    """Where another binding of ``name`` than the view's reaches the write (the multi-output
+    view made on one branch of an ``if``), whether on that path the name holds a tensor kept
+    elsewhere: the caller's (a parameter), or one another name or attribute holds
+    (``q = self.acc``). There the write is the program's update of that tensor, which a
+    rebinding would drop: the reason, else None."""
+    dataflow = model.dataflow
+    owner = model.tree.owner(stmt)
+    flow = model.binder.flow(owner)
+    made = model.tree.statement_of(origin.creation)
+    for b in dataflow.reaching(flow, name.id, stmt):
+        if b.stmt is made or b.form == "aug":
+            continue
+        if b.form == "assign" and b.value is not None:
+            same = model.views.value_origin(b.value, b.stmt)
+            if same is not None and same.creation is origin.creation:
+                continue  # `t_flat = t.reshape(-1)` of the view `t`: the view itself, reshaped
+        if b.form == "param":
+            return "param-mutation"
+        source = dataflow.alias_source(b.value)[0] if b.form == "assign" else None
+        if source is not None and source != name.id and source not in origin.sharers:
+            return "held-elsewhere"  # (`q = q.view(...)`: the view itself, reshaped)
+    return None
 
 
 class ViewWritePlans:
