@@ -55,7 +55,8 @@ def counted(text: str, mode: str) -> int:
             return len(json.loads(body)["findings"])
         except ValueError:
             return 0
-    return sum(1 for line in text.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---"))
+    body = text.split("\n", 1)[1].rsplit("\n-- stderr\n", 1)[0]
+    return sum(1 for line in body.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---"))
 
 
 def main(argv: list) -> int:

@@ -14,7 +14,7 @@ import functools
 from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union, cast
 
 from codemod.analysis.arguments import hook_site
-from codemod.analysis.dtype import other_dtype
+from codemod.analysis.dtype import indexed_other_dtype
 from codemod.analysis.grad_mode import GradOffDecorators
 from codemod.analysis.model import SemanticModel
 from codemod.analysis.project import CallFact, FunctionFact, ModuleFacts, SummaryFact, is_library
@@ -60,7 +60,7 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
         found.append(CallFact(callee, caller, grad_off, called, ignored, read, grad))
     exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
     return ModuleFacts(module, functions, found, exports, libraries,
-                       other_dtype(model.module, tree.source.children), argued=arguments,
+                       indexed_other_dtype(tree.source), argued=arguments,
                        hooks=hook_site(model.source))
 
 
