@@ -97,6 +97,19 @@ def test_one_grad_on_caller_anywhere_keeps_the_finding(project):
     assert (12, "no-grad-callers") not in together and (12, "leaf-update") in together
 
 
+def test_a_file_the_file_pass_never_reads_still_decides_the_verdict(project):
+    """Guard for an index gathered on demand: ``setup.py`` never names torch (the file pass
+    skips it unparsed) and holds no candidate, yet its grad-on call of ``fill_weights``
+    (through the package's re-export) keeps ``clamp_``'s finding; a copy of it under
+    ``no_grad`` that does name torch makes every caller grad-off again."""
+    (project / "setup.py").write_text("from pkg import fill_weights\n\n\ndef setup(model):\n    fill_weights(model)\n")
+    together = findings(project / "pkg", project / "setup.py", cwd=project)
+    assert (12, "no-grad-callers") not in together and (12, "leaf-update") in together
+    (project / "setup.py").write_text("import torch\nfrom pkg import fill_weights\n\n\ndef setup(model):\n"
+                                      "    with torch.no_grad():\n        fill_weights(model)\n")
+    assert (12, "no-grad-callers") in findings(project / "pkg", project / "setup.py", cwd=project)
+
+
 def test_re_exports_and_relative_imports_resolve(project):
     files = [str(p) for p in sorted((project / "pkg").glob("*.py"))]
     index = build_index(files)

@@ -8,7 +8,7 @@ category they already match, so only non-scalar operands count.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Iterable, List, Mapping, Optional, Set, Tuple
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Set, Tuple
 
 from codemod.analysis.kinds import Kind
 from codemod.analysis.requires_grad import RequiresGradFacts, bound_values
@@ -358,6 +358,7 @@ _OTHER_DTYPE_WORDS = ("float16", "float64", "bfloat16", "bf16", "fp16", "fp64", 
                       "autocast", "complex", "int8", "int16", "int32", "uint8", "float8", "mixed")
 _DATA_LIBRARIES = ("numpy", "scipy", "pandas", "h5py", "PIL", "cv2", "imageio", "skimage")
 _CONVERSIONS = frozenset({"tensor", "as_tensor", "asarray", "Tensor"})
+_CALL_NAMES = _OTHER_DTYPE_METHODS | {"to", "type", "load"} | _CONVERSIONS  # a call ``_hit`` may name
 
 
 def other_dtype(module: ast.Module, children: Optional[Mapping[ast.AST, List[ast.AST]]] = None) -> Optional[str]:
@@ -372,77 +373,144 @@ def other_dtype(module: ast.Module, children: Optional[Mapping[ast.AST, List[ast
         while i < len(nodes):
             nodes.extend(children[nodes[i]])
             i += 1
-    found = _first_other_dtype(nodes)
-    return found[0].format(getattr(found[1], "lineno", 0)) if found is not None else None
-
-
-def _first_other_dtype(nodes: List[ast.AST]) -> Optional[Tuple[str, ast.AST]]:
-    """(message with ``{}`` for the line, node) of the first node that makes another dtype."""
-    data_library: Optional[bool] = None
-    docstrings: Optional[Set[int]] = None
-    into_state: Optional[Set[int]] = None
-    Attribute, Name, Constant, Call = ast.Attribute, ast.Name, ast.Constant, ast.Call
+    state = _FileFacts(lambda: nodes, lambda: nodes, lambda: nodes)
     for node in nodes:
-        cls = node.__class__
-        if cls is Attribute:
-            attr = node.attr  # type: ignore[attr-defined]
-            if attr in _OTHER_DTYPE_NAMES and attr != "int":
-                return f"`.{attr}` at line {{}}", node
-            value = node.value  # type: ignore[attr-defined]
-            if attr == "int" and isinstance(value, Name) and value.id == "torch":
-                return "`torch.int` at line {}", node
-        elif cls is Name:
-            name = node.id  # type: ignore[attr-defined]
-            if name in _OTHER_DTYPE_NAMES and name not in ("int", "complex"):
-                return f"`{name}` at line {{}}", node
-        elif cls is ast.alias:
-            name = node.name  # type: ignore[attr-defined]
-            if name.rsplit(".", 1)[-1] in _OTHER_DTYPE_NAMES:
-                return f"`{name}` imported at line {getattr(node, 'lineno', 0) or 0}", node
-        elif cls is ast.keyword:
-            arg = node.arg  # type: ignore[attr-defined]
-            if arg in ("dtype", "torch_dtype") and not _plain_dtype(node.value):  # type: ignore[attr-defined]
-                return f"`{arg}=` at line {getattr(node.value, 'lineno', 0)}", node  # type: ignore[attr-defined]
-        elif cls is Constant:
-            value = node.value  # type: ignore[attr-defined]
-            if isinstance(value, str):
-                text = value.lower()
-                word = next((w for w in _OTHER_DTYPE_WORDS if w in text), None)
-                if word is not None:
-                    if docstrings is None:
-                        docstrings = {id(s.value) for s in nodes if isinstance(s, ast.Expr)
-                                      and isinstance(s.value, Constant)}
-                    if id(node) not in docstrings:
-                        return f"{word!r} at line {{}}", node
-        elif cls is Call:
-            func = node.func  # type: ignore[attr-defined]
-            if isinstance(func, Attribute):
-                method = func.attr
-                if method in _OTHER_DTYPE_METHODS and (
-                        method not in ("type", "view", "int") or _dtype_argument(node)  # type: ignore[arg-type]
-                        or method == "int" and not node.args and not node.keywords  # type: ignore[attr-defined]
-                        and not (isinstance(func.value, Name) and func.value.id in ("np", "numpy"))):
-                    return f"`.{method}(...)` at line {{}}", node
-                if method in ("to", "type") and any(not _plain_dtype(a) and _looks_like_dtype(a)
-                                                    for a in node.args):  # type: ignore[attr-defined]
-                    return f"`.{method}(...)` at line {{}}", node
-                if method == "load" and isinstance(func.value, Name) \
-                        and func.value.id in ("torch", "pickle", "joblib"):
-                    if into_state is None:  # copied into the parameters' dtypes
-                        into_state = {id(a) for c in nodes if isinstance(c, Call) and isinstance(c.func, Attribute)
-                                      and c.func.attr == "load_state_dict" for a in c.args}
-                    if id(node) not in into_state:
-                        return f"`{func.value.id}.load(...)` (tensors of any dtype) at line {{}}", node
-            if data_library is None:
-                data_library = _imports_data_library(nodes)
-            if data_library and not any(k.arg == "dtype" for k in node.keywords):  # type: ignore[attr-defined]
-                name = func.attr if isinstance(func, Attribute) else func.id if isinstance(func, Name) else ""
-                if name in _CONVERSIONS and node.args and not _literal_data(node.args[0]):  # type: ignore[attr-defined]
-                    return f"`{name}(...)` of data that may come from an array at line {{}}", node
+        found = _hit(node, state)
+        if found is not None:
+            return found[0].format(getattr(found[1], "lineno", 0))
     return None
 
 
-def _imports_data_library(nodes: List[ast.AST]) -> bool:
+class IndexedSource(Protocol):
+    """What :func:`indexed_other_dtype` reads of a ``source.Source``."""
+
+    children: Dict[ast.AST, List[ast.AST]]
+    parents: Dict[ast.AST, ast.AST]
+
+    def walked(self, node_type: type) -> List[ast.AST]: ...
+
+
+def indexed_other_dtype(source: IndexedSource) -> Optional[str]:
+    """:func:`other_dtype` of ``source``'s module, the same answer without walking every node:
+    only the node types that can make another dtype are looked at (from the lists the source's
+    one walk filed: names and attributes, calls, constants, the imports' aliases, the calls' and
+    classes' keywords), and of those that do, the first in breadth-first order is named (the
+    shallower; at one depth, the one whose path from the module comes first)."""
+    walked = source.walked
+    calls = walked(ast.Call)
+    imports = walked(ast.Import)  # with ImportFrom
+    state = _FileFacts(lambda: list(source.children), lambda: calls, lambda: imports)
+    Attribute, Name = ast.Attribute, ast.Name
+    # Each group screened first by what ``_hit`` requires of its nodes (their names, a string).
+    names = [n for n in walked(Name) if (n.attr if n.__class__ is Attribute else n.id) in _OTHER_DTYPE_NAMES]  # type: ignore[attr-defined]
+    called = [c for c in calls if (c.func.attr if c.func.__class__ is Attribute  # type: ignore[attr-defined]
+                                   else c.func.id if c.func.__class__ is Name else "") in _CALL_NAMES]  # type: ignore[attr-defined]
+    texts = [c for c in walked(ast.Constant) if c.value.__class__ is str]  # type: ignore[attr-defined]
+    hits = []
+    for group in (names, called, texts, [a for i in imports for a in i.names],  # type: ignore[attr-defined]
+                  [k for n in (*calls, *walked(ast.ClassDef)) for k in n.keywords]):  # type: ignore[attr-defined]
+        for node in group:
+            found = _hit(node, state)
+            if found is not None:
+                hits.append(found)
+    if not hits:
+        return None
+    parents, children = source.parents, source.children
+    first = min(hits, key=lambda hit: _breadth_first_key(hit[1], parents, children))
+    return first[0].format(getattr(first[1], "lineno", 0))
+
+
+def _breadth_first_key(node: ast.AST, parents: Mapping[ast.AST, ast.AST],
+                       children: Mapping[ast.AST, List[ast.AST]]) -> Tuple[int, List[int]]:
+    """Where ``node`` comes in a breadth-first walk: its depth, then its path from the module
+    (each step's position among its parent's children); a breadth-first walk meets the nodes of
+    one depth in the order of their paths."""
+    path: List[int] = []
+    up = parents.get(node)
+    while up is not None:
+        path.append(next(i for i, child in enumerate(children[up]) if child is node))
+        node, up = up, parents.get(up)
+    path.reverse()
+    return len(path), path
+
+
+class _FileFacts:
+    """What :func:`_hit` may need of the whole file, worked out once when first needed:
+    ``every()`` its nodes, ``calls()`` its calls, ``imports()`` its import statements."""
+
+    def __init__(self, every: Callable[[], Iterable[ast.AST]], calls: Callable[[], Iterable[ast.AST]],
+                 imports: Callable[[], Iterable[ast.AST]]) -> None:
+        self.every, self.calls, self.imports = every, calls, imports
+        self.data_library: Optional[bool] = None
+        self.docstrings: Optional[Set[int]] = None
+        self.into_state: Optional[Set[int]] = None
+
+
+def _hit(node: ast.AST, state: _FileFacts) -> Optional[Tuple[str, ast.AST]]:
+    """(message with ``{}`` for the line, node) when ``node`` makes another dtype; whether it
+    does depends on the node and on facts of the whole file (``state``), not on where the walk is."""
+    Attribute, Name, Constant, Call = ast.Attribute, ast.Name, ast.Constant, ast.Call
+    cls = node.__class__
+    if cls is Attribute:
+        attr = node.attr  # type: ignore[attr-defined]
+        if attr in _OTHER_DTYPE_NAMES and attr != "int":
+            return f"`.{attr}` at line {{}}", node
+        value = node.value  # type: ignore[attr-defined]
+        if attr == "int" and isinstance(value, Name) and value.id == "torch":
+            return "`torch.int` at line {}", node
+    elif cls is Name:
+        name = node.id  # type: ignore[attr-defined]
+        if name in _OTHER_DTYPE_NAMES and name not in ("int", "complex"):
+            return f"`{name}` at line {{}}", node
+    elif cls is ast.alias:
+        name = node.name  # type: ignore[attr-defined]
+        if name.rsplit(".", 1)[-1] in _OTHER_DTYPE_NAMES:
+            return f"`{name}` imported at line {getattr(node, 'lineno', 0) or 0}", node
+    elif cls is ast.keyword:
+        arg = node.arg  # type: ignore[attr-defined]
+        if arg in ("dtype", "torch_dtype") and not _plain_dtype(node.value):  # type: ignore[attr-defined]
+            return f"`{arg}=` at line {getattr(node.value, 'lineno', 0)}", node  # type: ignore[attr-defined]
+    elif cls is Constant:
+        value = node.value  # type: ignore[attr-defined]
+        if isinstance(value, str):
+            text = value.lower()
+            word = next((w for w in _OTHER_DTYPE_WORDS if w in text), None)
+            if word is not None:
+                if state.docstrings is None:
+                    state.docstrings = {id(s.value) for s in state.every() if isinstance(s, ast.Expr)
+                                        and isinstance(s.value, Constant)}
+                if id(node) not in state.docstrings:
+                    return f"{word!r} at line {{}}", node
+    elif cls is Call:
+        func = node.func  # type: ignore[attr-defined]
+        if isinstance(func, Attribute):
+            method = func.attr
+            if method in _OTHER_DTYPE_METHODS and (
+                    method not in ("type", "view", "int") or _dtype_argument(node)  # type: ignore[arg-type]
+                    or method == "int" and not node.args and not node.keywords  # type: ignore[attr-defined]
+                    and not (isinstance(func.value, Name) and func.value.id in ("np", "numpy"))):
+                return f"`.{method}(...)` at line {{}}", node
+            if method in ("to", "type") and any(not _plain_dtype(a) and _looks_like_dtype(a)
+                                                for a in node.args):  # type: ignore[attr-defined]
+                return f"`.{method}(...)` at line {{}}", node
+            if method == "load" and isinstance(func.value, Name) \
+                    and func.value.id in ("torch", "pickle", "joblib"):
+                if state.into_state is None:  # copied into the parameters' dtypes
+                    state.into_state = {id(a) for c in state.calls() if isinstance(c, Call)
+                                        and isinstance(c.func, Attribute) and c.func.attr == "load_state_dict"
+                                        for a in c.args}
+                if id(node) not in state.into_state:
+                    return f"`{func.value.id}.load(...)` (tensors of any dtype) at line {{}}", node
+        if state.data_library is None:
+            state.data_library = _imports_data_library(state.imports())
+        if state.data_library and not any(k.arg == "dtype" for k in node.keywords):  # type: ignore[attr-defined]
+            name = func.attr if isinstance(func, Attribute) else func.id if isinstance(func, Name) else ""
+            if name in _CONVERSIONS and node.args and not _literal_data(node.args[0]):  # type: ignore[attr-defined]
+                return f"`{name}(...)` of data that may come from an array at line {{}}", node
+    return None
+
+
+def _imports_data_library(nodes: Iterable[ast.AST]) -> bool:
     """Whether one of ``nodes`` imports numpy, PIL... (``_DATA_LIBRARIES``)."""
     Import, ImportFrom = ast.Import, ast.ImportFrom
     for n in nodes:

@@ -4,7 +4,7 @@ place (grad off, ``.data``/``.grad``, optimizer code, registered buffers)?"""
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Literal, Optional, Tuple, Union
+from typing import Dict, FrozenSet, List, Literal, NamedTuple, Optional, Set, Tuple, Union
 
 from codemod.analysis.calls import Calls
 from codemod.analysis.classes import Classes
@@ -251,6 +251,15 @@ class GradMode:
 DecoratorNeeds = Tuple[str, ...]
 
 
+class _Body(NamedTuple):
+    """Of one function (``GradOffDecorators._body``): its own returns, the functions defined
+    directly in it by name (in the walk's order), the names bound anywhere in it."""
+
+    returns: List[ast.Return]
+    defs: Dict[str, List[Function]]
+    bound: FrozenSet[str]
+
+
 class GradOffDecorators:
     """Decorators of the project that run what they decorate with grad off: a function whose
     every return applies ``torch.no_grad()``/``torch.inference_mode()`` to the function given,
@@ -263,12 +272,34 @@ class GradOffDecorators:
         self.grad = grad
         self.tree = grad.tree
         self.names = grad.names
+        self._bodies: Dict[Function, _Body] = {}
+
+    def _body(self, func: Function) -> "_Body":
+        """What ``needs`` reads of ``func``, from one walk of it (kept: the index asks each
+        module-level function as a decorator and as a factory, and a factory's nested one)."""
+        found = self._bodies.get(func)
+        if found is None:
+            returns: List[ast.Return] = []
+            defs: Dict[str, List[Function]] = {}
+            bound: Set[str] = set()
+            owner = self.tree.owner
+            for n in self.tree.walk(func):
+                if isinstance(n, ast.Return):
+                    if owner(n) is func:
+                        returns.append(n)
+                elif isinstance(n, ast.Name):
+                    if not isinstance(n.ctx, ast.Load):
+                        bound.add(n.id)
+                elif isinstance(n, FUNCTIONS) and owner(n) is func:
+                    defs.setdefault(n.name, []).append(n)
+            found = self._bodies[func] = _Body(returns, defs, frozenset(bound))
+        return found
 
     def needs(self, func: Function, factory: bool) -> Optional[DecoratorNeeds]:
         """What ``func`` needs to turn grad off in what it decorates: as a decorator (``@func``),
         or as a factory of one (``@func(...)``: it returns a decorator defined in it). None:
         not shown."""
-        returns = [r for r in self.tree.walk(func) if isinstance(r, ast.Return) and self.tree.owner(r) is func]
+        returns = self._body(func).returns
         if not returns:
             return None
         found: Dict[str, str] = {}
@@ -295,11 +326,9 @@ class GradOffDecorators:
         return tuple(sorted(found.values()))
 
     def _nested(self, func: Function, name: ast.Name) -> Optional[Function]:
-        defs = [n for n in self.tree.walk(func) if isinstance(n, FUNCTIONS) and n.name == name.id
-                and self.tree.owner(n) is func]
-        binds = [n for n in self.tree.walk(func) if isinstance(n, ast.Name) and n.id == name.id
-                 and not isinstance(n.ctx, ast.Load)]
-        return defs[0] if len(defs) == 1 and not binds else None
+        body = self._body(func)
+        defs = body.defs.get(name.id, [])
+        return defs[0] if len(defs) == 1 and name.id not in body.bound else None
 
     def _applied_off(self, value: ast.expr) -> bool:
         """``torch.no_grad()(fn)``, ``(torch.inference_mode if new else torch.no_grad)()(fn)``."""

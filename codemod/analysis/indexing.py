@@ -15,7 +15,7 @@ import functools
 from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union, cast
 
 from codemod.analysis.arguments import hook_site
-from codemod.analysis.dtype import other_dtype
+from codemod.analysis.dtype import indexed_other_dtype
 from codemod.analysis.grad_mode import GradOffDecorators
 from codemod.analysis.kept import function_keeps
 from codemod.analysis.model import SemanticModel
@@ -34,16 +34,17 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
     tree = model.tree
     functions: List[FunctionFact] = []
     local = _local_functions(model, module)
+    decorators = GradOffDecorators(model.grad)  # one for the module: it keeps what it walked
     for func, qual in local.items():
         params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
         if params and params[0] in ("self", "cls") and isinstance(tree.parent(func), ast.ClassDef):
             params = params[1:]
         params += [a.arg for a in func.args.kwonlyargs]
         own = model.grad.local_reason(func.body[0]) if func.body else None
-        decorators = GradOffDecorators(model.grad) if tree.parent(func) is model.module else None
+        top = tree.parent(func) is model.module
         functions.append(FunctionFact(qual, tuple(params), own is not None or model.calls.is_autograd_kernel(func),
-                                      decorators.needs(func, False) if decorators else None,
-                                      decorators.needs(func, True) if decorators else None))
+                                      decorators.needs(func, False) if top else None,
+                                      decorators.needs(func, True) if top else None))
     resolver = _Resolver(model, module, project_modules, is_package, _imports(model), frozenset(local.values()))
     found: List[CallFact] = []
     libraries: Dict[str, str] = {}
@@ -61,7 +62,7 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
         found.append(CallFact(callee, caller, grad_off, called, ignored, read, grad))
     exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
     return ModuleFacts(module, functions, found, exports, libraries,
-                       other_dtype(model.module, tree.source.children), argued=arguments,
+                       indexed_other_dtype(tree.source), argued=arguments,
                        hooks=hook_site(model.source))
 
 

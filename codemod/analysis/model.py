@@ -291,7 +291,7 @@ class SemanticModel:
         index), makes a tensor of another dtype than float32, int64 and bool (``dtype.other_dtype``); None: the code
         computes in those only, so no op's out-of-place form can take another dtype."""
         if self._other_dtype is None:
-            found = dtype.other_dtype(self.module, self.tree.source.children)
+            found = dtype.indexed_other_dtype(self.tree.source)
             if found is None and self.project is not None:
                 found = self.project.other_dtype(self.module_name)
             self._other_dtype = (found,)
