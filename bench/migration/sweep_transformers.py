@@ -103,6 +103,41 @@ def _validated(out: dict, layers) -> None:
                 out[key] = [out.get("d_model", 32)] * len(out[key])
 
 
+WIDTH_WORDS = ("size", "dim", "dims", "channel", "channels", "filters", "hidden", "width", "units", "sizes", "features")
+NOT_WIDTH = ("vocab", "position", "image", "patch", "max_", "length", "window", "sampling", "rate", "bins", "kernel",
+             "stride", "num_", "token", "batch", "chunk", "codebook_size", "frames", "seq", "pool", "crop", "resolution",
+             "grid", "sample_size", "samples", "step", "buckets", "label", "ratios", "n_fft", "hop", "win", "input_size", "spatial")
+SCALE = 16
+
+
+def scaled_widths(d: dict) -> dict:
+    """Version 4 (for the model classes versions 1-3 leave over the parameter cap): every width
+    the names of version 1 do not know (``emb_dim``, ``num_filters``... any int or list of ints
+    under a key ending in a width word and not naming a count, a length or an image size)
+    divided by the same factor, so ratios between widths (heads, groups, 4x MLPs) survive; any
+    ``*vocab*`` count capped like ``vocab_size``; ``*groups`` (group norms) scaled too. Recursively into sub-configs."""
+    out = {}
+    for key, value in d.items():
+        low = key.lower()
+        widthy = low.endswith(WIDTH_WORDS) and not any(w in low for w in NOT_WIDTH)
+        if isinstance(value, dict) and ("model_type" in value or key.endswith("_config")):
+            out[key] = scaled_widths(value)
+        elif isinstance(value, bool) or value is None:
+            out[key] = value
+        elif "vocab" in low and isinstance(value, int) and not isinstance(value, bool):
+            out[key] = min(value, VOCAB)
+        elif low.endswith("groups") and isinstance(value, int) and not isinstance(value, bool) and value >= SCALE:
+            out[key] = max(1, value // SCALE)  # group norms over the scaled channels
+        elif widthy and isinstance(value, int) and value >= 4 * SCALE:
+            out[key] = value // SCALE
+        elif (widthy and isinstance(value, list) and value and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+              and min(value) >= 4 * SCALE):
+            out[key] = [v // SCALE for v in value]
+        else:
+            out[key] = value
+    return out
+
+
 def tiny_config(model_type: str, version: int = 1):
     from transformers import AutoConfig
     base = AutoConfig.for_model(model_type)
