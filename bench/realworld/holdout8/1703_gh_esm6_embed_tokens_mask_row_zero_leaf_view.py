@@ -2,7 +2,7 @@
 # pattern: inplace_method
 # codemod_fixable: yes
 # error: B
-# ref_semantics: same
+# ref_semantics: differs
 # ESM (protein language models), ProteinBertModel._init_submodules_esm1b: the ESM-1b token-dropout set-up zeroes the
 # embedding row of the mask token in place, `self.embed_tokens.weight[self.mask_idx].zero_()`, a write into a view of
 # the nn.Embedding weight (a leaf that requires grad): building the model fails with "a view of a leaf Variable that
