@@ -9,7 +9,7 @@
 # -9999999`; the TD loss's backward fails with "modified by an inplace operation" on newer PyTorch. Commit 406a8cd
 # "Fixing gradient computation error for newer versions of pytorch" masks a detached clone instead
 # (`mac_out_detach = mac_out.clone().detach()`): the greedy actions are the same, only indices leave that branch.
-# The library module is 1804helpers_pymarl_q_learner.py (ref: ..._fixed.py); its header names its stand-ins.
+# The library module is 1803helpers_pymarl_q_learner.py (ref: ..._fixed.py); its header names its stand-ins.
 # Harness (stand-in): args as in pymarl's VDN config (double_q True, mixer "vdn", gamma 0.99, RMSprop lr 5e-4 alpha
 # 0.99 eps 1e-5, grad_norm_clip 10, rnn_hidden_dim 16, obs_agent_id True, obs_last_action False) for 3 agents, 5
 # actions, 6 observation features; an EpisodeBatch stand-in (a dict with batch_size, max_seq_length, device) of 2
@@ -23,7 +23,7 @@ import types
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-pymarl = importlib.import_module("1804helpers_pymarl_q_learner")
+pymarl = importlib.import_module("1803helpers_pymarl_q_learner")
 
 
 class EpisodeBatch(dict):

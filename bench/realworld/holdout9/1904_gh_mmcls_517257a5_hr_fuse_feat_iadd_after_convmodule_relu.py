@@ -8,7 +8,7 @@
 # `feat += self.increase_layers[i + 1](x[i + 1])`; ReluBackward saved the ConvModule's output, so training an
 # HRNet classifier fails with "modified by an inplace operation ... output 0 of ReluBackward0". Commit 517257a5
 # "Fix a bug in backward" writes `feat = self.downsample_layers[i](feat) + self.increase_layers[i + 1](x[i + 1])`.
-# The library module is 1807helpers_mmcls_hr_fuse.py (ref: ..._fixed.py); its header names its stand-ins.
+# The library module is 1904helpers_mmcls_hr_fuse.py (ref: ..._fixed.py); its header names its stand-ins.
 # Harness (stand-in): the four HRNet-W18 branch widths (18, 36, 72, 144 channels) at 8x8, 4x4, 2x2, 1x1 from random
 # inputs in place of the backbone, a batch of 2; the neck's 2048-channel output goes through global average pooling
 # and a linear classifier of 10 classes (the LinearClsHead), cross-entropy on random labels.
@@ -19,7 +19,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-hr_fuse = importlib.import_module("1807helpers_mmcls_hr_fuse")
+hr_fuse = importlib.import_module("1904helpers_mmcls_hr_fuse")
 
 
 def compute():

@@ -1,4 +1,4 @@
-# reference fix for 1801: commit 5cea4fe in the library module (1801helpers_nerfacc_volrend_fixed.py):
+# reference fix for 1903: commit 5cea4fe in the library module (1903helpers_nerfacc_volrend_fixed.py):
 # `trans = trans * prefix_trans` out of place.
 import importlib
 import os
@@ -7,7 +7,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-volrend = importlib.import_module("1801helpers_nerfacc_volrend_fixed")
+volrend = importlib.import_module("1903helpers_nerfacc_volrend_fixed")
 
 
 def compute():

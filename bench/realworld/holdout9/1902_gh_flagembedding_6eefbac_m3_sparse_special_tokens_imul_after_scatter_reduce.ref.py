@@ -1,4 +1,4 @@
-# reference fix for 1803: commit 6eefbac in the library module (1803helpers_flagembedding_m3_fixed.py): the training
+# reference fix for 1902: commit 6eefbac in the library module (1902helpers_flagembedding_m3_fixed.py): the training
 # branch scatters per position and max-pools over positions instead of scatter_reduce(amax).
 import importlib
 import os
@@ -8,7 +8,7 @@ import types
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-m3 = importlib.import_module("1803helpers_flagembedding_m3_fixed")
+m3 = importlib.import_module("1902helpers_flagembedding_m3_fixed")
 
 
 def compute():

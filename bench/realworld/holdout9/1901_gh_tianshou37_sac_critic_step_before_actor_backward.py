@@ -10,7 +10,7 @@
 # torch 1.5.0"). Commit 70290346 reorders learn(): each critic's forward right before its update, the actor's
 # forward and loss after both updates (the usual SAC order). Not a local rewrite; and the actor's loss is then taken
 # through the updated critics, not the ones the program's single forward used, hence `differs`.
-# The library module is 1805helpers_tianshou_sac.py (ref: ..._fixed.py); its header names its stand-ins.
+# The library module is 1901helpers_tianshou_sac.py (ref: ..._fixed.py); its header names its stand-ins.
 # Harness (stand-in): test/continuous/test_sac_with_il.py's setup for Pendulum (3 observations, 1 action in
 # [-2, 2], layer_num 1, actor lr 3e-4, critic lr 1e-3, gamma 0.99, tau 0.005, alpha 0.2) with the ActorProb and
 # Critic of test/continuous/net.py (np.prod as math.prod); one learn() call on a random batch of 32 transitions in
@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sac = importlib.import_module("1805helpers_tianshou_sac")
+sac = importlib.import_module("1901helpers_tianshou_sac")
 
 
 class ActorProb(nn.Module):

@@ -1,4 +1,4 @@
-# reference fix for 1805: commit 70290346 in the library module (1805helpers_tianshou_sac_fixed.py): the critics
+# reference fix for 1901: commit 70290346 in the library module (1901helpers_tianshou_sac_fixed.py): the critics
 # are updated from their own forwards first, the actor's loss is computed afterwards through the updated critics.
 import importlib
 import math
@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sac = importlib.import_module("1805helpers_tianshou_sac_fixed")
+sac = importlib.import_module("1901helpers_tianshou_sac_fixed")
 
 
 class ActorProb(nn.Module):

@@ -8,7 +8,7 @@
 # For batched rays exclusive_prod is torch.cumprod, and CumprodBackward saved its result, so the backward of any
 # loss on the rendered weights fails with "modified by an inplace operation ... output 0 of CumprodBackward0".
 # Commit 5cea4fe "Fix inplace prefix_trans" writes `trans = trans * prefix_trans`.
-# The library module is 1801helpers_nerfacc_volrend.py (ref: ..._fixed.py); its header names its stand-ins.
+# The library module is 1903helpers_nerfacc_volrend.py (ref: ..._fixed.py); its header names its stand-ins.
 # Harness (stand-in): 4 rays of 8 samples; a small density MLP (Linear-ReLU-Linear-Softplus) on random sample
 # points gives sigmas, alphas = 1 - exp(-sigma * delta); the prefix transmittance is the product of (1 - alpha)
 # over 3 earlier samples of each ray from the same MLP; colours from a Linear-Sigmoid head, composited with the
@@ -20,7 +20,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-volrend = importlib.import_module("1801helpers_nerfacc_volrend")
+volrend = importlib.import_module("1903helpers_nerfacc_volrend")
 
 
 def compute():

@@ -1,4 +1,4 @@
-# reference fix for 1806: commit 423f7c4 (PR #323) in the library module (1806helpers_tabnet_abstract_model_fixed.py):
+# reference fix for 1801: commit 423f7c4 (PR #323) in the library module (1801helpers_tabnet_abstract_model_fixed.py):
 # `loss = loss - self.lambda_sparse * M_loss`.
 import importlib
 import os
@@ -8,7 +8,7 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-tabnet = importlib.import_module("1806helpers_tabnet_abstract_model_fixed")
+tabnet = importlib.import_module("1801helpers_tabnet_abstract_model_fixed")
 
 
 class RMSELoss(torch.nn.Module):

@@ -9,7 +9,7 @@
 # output 0 of ReluBackward0". With the default `residual=False` the residual is the integer 0, and the in-place add
 # of 0 is enough. Commit bc906447 "fix autograd bug" returns `self.act(out)` when `res == 0`, else
 # `self.act(out + res)`.
-# The library module is 1808helpers_mmaction2_msg3d.py (ref: ..._fixed.py); its header names its stand-ins.
+# The library module is 1905helpers_mmaction2_msg3d.py (ref: ..._fixed.py); its header names its stand-ins.
 # Harness (stand-in): a 5-joint chain skeleton, window_size 3 (so 15 nodes per unfolded window), num_scales 2,
 # 3 input channels (joint coordinates) and 8 output channels as in the first MSG3DBlock; a batch of 2 sequences of
 # 4 temporal windows in place of UnfoldTemporalWindows' output; the mean of the block's output times a random
@@ -21,7 +21,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-msg3d = importlib.import_module("1808helpers_mmaction2_msg3d")
+msg3d = importlib.import_module("1905helpers_mmaction2_msg3d")
 
 
 def compute():

@@ -7,7 +7,7 @@
 # loss in place, `loss -= self.lambda_sparse * M_loss`. With the custom loss of issue #312 (an RMSELoss module,
 # `torch.sqrt(nn.MSELoss()(x, y) + eps)`), SqrtBackward saved that output, so fit() fails with "modified by an
 # inplace operation ... output 0 of SqrtBackward". PR #323 (commit 423f7c4) writes `loss = loss - ...`.
-# The library module is 1806helpers_tabnet_abstract_model.py (ref: ..._fixed.py); its header names its stand-ins.
+# The library module is 1801helpers_tabnet_abstract_model.py (ref: ..._fixed.py); its header names its stand-ins.
 # Harness (stand-in): the RMSELoss of issue #312, copied; in place of the TabNet network a small module that returns
 # (output, M_loss) the way TabNet does: a feature mask M = softmax(Linear(x)), M_loss the mean over the batch of
 # sum(M * log(M + 1e-15)) as in TabNet's encoder, output Linear(x * M); TabNetRegressor defaults lambda_sparse 1e-3,
@@ -21,7 +21,7 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-tabnet = importlib.import_module("1806helpers_tabnet_abstract_model")
+tabnet = importlib.import_module("1801helpers_tabnet_abstract_model")
 
 
 class RMSELoss(torch.nn.Module):

@@ -1,4 +1,4 @@
-# reference fix for 1808: commit bc906447 in the library module (1808helpers_mmaction2_msg3d_fixed.py):
+# reference fix for 1905: commit bc906447 in the library module (1905helpers_mmaction2_msg3d_fixed.py):
 # `self.act(out)` when the residual is 0, `self.act(out + res)` otherwise.
 import importlib
 import os
@@ -7,7 +7,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-msg3d = importlib.import_module("1808helpers_mmaction2_msg3d_fixed")
+msg3d = importlib.import_module("1905helpers_mmaction2_msg3d_fixed")
 
 
 def compute():

@@ -1,4 +1,4 @@
-# reference fix for 1804: commit 406a8cd in the library module (1804helpers_pymarl_q_learner_fixed.py): the mask is
+# reference fix for 1803: commit 406a8cd in the library module (1803helpers_pymarl_q_learner_fixed.py): the mask is
 # written into `mac_out.clone().detach()`.
 import importlib
 import os
@@ -8,7 +8,7 @@ import types
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-pymarl = importlib.import_module("1804helpers_pymarl_q_learner_fixed")
+pymarl = importlib.import_module("1803helpers_pymarl_q_learner_fixed")
 
 
 class EpisodeBatch(dict):

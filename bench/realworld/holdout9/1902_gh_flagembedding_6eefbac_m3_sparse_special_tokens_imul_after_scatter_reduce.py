@@ -10,7 +10,7 @@
 # "modified by an inplace operation ... output 0 of ScatterReduceBackward0". Commit 6eefbac keeps scatter_reduce for
 # inference only and, in training, scatters each position into a (batch, length, vocab) tensor and takes the max
 # over positions (the same values; `*= 0.` stays, on max's values, which MaxBackward does not save).
-# The library module is 1803helpers_flagembedding_m3.py (ref: ..._fixed.py); its header names its stand-ins.
+# The library module is 1902helpers_flagembedding_m3.py (ref: ..._fixed.py); its header names its stand-ins.
 # Harness (stand-in): a vocabulary of 40 tokens (cls 0, pad 1, eos 2, unk 3); the encoder is an embedding plus a
 # Linear-Tanh in place of XLM-RoBERTa's last hidden state; 2 queries and 4 passages (2 per query, the first of
 # each pair positive) of 7 tokens with a pad tail; sparse_linear = Linear(hidden, 1) as in BGE-M3; the sparse
@@ -23,7 +23,7 @@ import types
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-m3 = importlib.import_module("1803helpers_flagembedding_m3")
+m3 = importlib.import_module("1902helpers_flagembedding_m3")
 
 
 def compute():

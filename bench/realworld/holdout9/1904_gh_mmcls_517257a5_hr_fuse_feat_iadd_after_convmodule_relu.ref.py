@@ -1,4 +1,4 @@
-# reference fix for 1807: commit 517257a5 in the library module (1807helpers_mmcls_hr_fuse_fixed.py):
+# reference fix for 1904: commit 517257a5 in the library module (1904helpers_mmcls_hr_fuse_fixed.py):
 # `feat = self.downsample_layers[i](feat) + self.increase_layers[i + 1](x[i + 1])`.
 import importlib
 import os
@@ -7,7 +7,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-hr_fuse = importlib.import_module("1807helpers_mmcls_hr_fuse_fixed")
+hr_fuse = importlib.import_module("1904helpers_mmcls_hr_fuse_fixed")
 
 
 def compute():
