@@ -5,7 +5,7 @@ pygls runs every handler on one asyncio loop, so an analysis there holds up ever
 message. A change is analysed at once when no analysis of that document is running (as ruff's
 server and rust-analyzer do: no fixed wait on a single edit); changes that arrive while one runs
 are coalesced into one analysis after it, of the newest text (a burst of 100 changes is analysed
-twice, not 100 times), and the running one's result, superseded, is not published
+a few times, not 100 times), and the running one's result, superseded, is not published
 (``Coalescer``). ``debounceMs`` (default 0) can still add a quiet time before each analysis.
 The analyses run in a worker thread. Requests run in worker threads too; cancelling one
 (``$/cancelRequest``) answers the client at once and drops work that has not started yet (a
