@@ -63,6 +63,7 @@ from codemod.frontends.lsp_tasks import DEBOUNCE_MS, Coalescer, Workers
 
 SOURCE = "inplacefix"
 FIX_ALL_TITLE = "inplacefix: fix all safe in-place fixes"
+SWITCH_INTERVAL_S = 0.001  # the server's GIL switch interval (``main``)
 
 
 @dataclasses.dataclass
@@ -931,6 +932,12 @@ def main() -> None:
     from codemod.engine.pipeline import tune_gc
 
     tune_gc(one_shot=False)
+    # An analysis runs in a worker thread, and reading one message takes pygls's reader thread
+    # and the event loop a few turns of the GIL each. At CPython's default switch interval
+    # (5 ms) a running analysis held each turn back up to 5 ms: a burst of changes was read
+    # slower than it was analysed (versions analysed and published one by one, seconds to
+    # settle). At 1 ms the messages are read between.
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     server.start_io()
     # pygls ends its loop on `exit` (or when the client goes away) and swallows the exit code.
     # The LSP specification: 0 if `shutdown` came first, else 1. Exit now, without waiting for
