@@ -6,11 +6,16 @@ quick fix of a finding in the edited part. Two kinds of edit: typing inside one 
 functions and classes left alone keep their findings) and adding or removing a line near the
 top (every function moves: they keep their findings too, moved). Reports p50 and p95 in
 milliseconds after warm-up rounds, and cold figures: the document's first diagnostics on a fresh
-server, and the first edit of each kind. Diagnostics after an edit wait for the server's quiet time (``debounceMs``,
-50 ms by default); ``--debounce-ms 0`` measures the analysis alone.
+server, and the first edit of each kind. ``--debounce-ms N`` sets the
+server's quiet time before an analysis (``debounceMs``; none by default: a change is analysed
+at once, changes during an analysis are coalesced).
 Then bursts: 100 ``didChange`` sent at once (an editor replaying an undo, a formatter, a
 macro); reports the time until the last version's diagnostics arrive and how many versions
-were published.
+were published. Then typing: bursts of 10 keystrokes 100 ms apart (typing) and 33 ms apart (a
+key held down); reports, per keystroke, the time until diagnostics at least that new arrive,
+per burst the time from its last keystroke to its diagnostics, and stale publications (none
+may come after a newer version's; those the client had already replaced when they arrived are
+counted: the server had not read the newer change yet).
 With ``--workspace N`` the module is a file of a workspace folder with N other files that import
 and call it (some under ``torch.no_grad()``): the server builds the project-wide index of the
 workspace after ``initialized`` and analyses the module with it. Cold figures then add the time
@@ -171,6 +176,40 @@ async def published(client: LanguageClient, version: int) -> float:
     return client.published[version]
 
 
+async def typing(client: LanguageClient, uri: str, edit, version: int, gap_ms: float):
+    """Ten bursts of ten keystrokes, ``gap_ms`` apart (each a new version of the document), and
+    a pause after each. Per keystroke, the time until diagnostics of its version or a newer one
+    arrived (what the editor shows is at least that new); per burst, the time from its last
+    keystroke to that version's diagnostics and how many versions were published. Stale
+    publications: a version published after a newer one (never allowed), and one that arrived
+    when the client had already sent a newer change (the server had not read it yet)."""
+    shown_ms, settle_ms, counts = [], [], []
+    out_of_order = superseded = 0
+    for burst in range(10):
+        first, sent = version + 1, {}
+        start_publishes = len(client.every)
+        for key in range(10):
+            version += 1
+            sent[version] = time.perf_counter()
+            client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+                text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=edit(1000 + burst * 10 + key)[0])]))
+            await asyncio.sleep(gap_ms / 1000)
+        await published(client, version)
+        await asyncio.sleep(0.3)  # anything still on its way is counted
+        arrivals = client.every[start_publishes:]
+        for v, at in sent.items():
+            shown_ms.append((min(t for w, t in arrivals if w >= v) - at) * 1e3)
+        settle_ms.append((client.published[version] - sent[version]) * 1e3)
+        counts.append(sum(first <= w for w, _ in arrivals))
+        newest = 0
+        for w, at in arrivals:
+            out_of_order += w < newest
+            newest = max(newest, w)
+            superseded += any(v > w and t < at for v, t in sent.items())
+    return shown_ms, settle_ms, counts, [out_of_order, superseded, version]
+
+
 def in_process(rounds: int) -> None:
     """The analysis alone, in this process (no server, no wire): CPU milliseconds of
     ``editor_source`` per edit, each reusing the previous version's result, as the server does.
@@ -272,6 +311,16 @@ async def main(rounds: int, debounce_ms, workspace: int = 0, keep_cache: bool = 
     print("a burst of 100 changes")
     print(f"  settled (last version's diagnostics) p50 {statistics.median(settle_ms):7.1f} ms   "
           f"max {max(settle_ms):7.1f} ms; versions published per burst: {sorted(counts)}")
+    for gap_ms, name in ((100, "typing, a keystroke every 100 ms"), (33, "a key held down, one every 33 ms")):
+        shown_ms, settle_ms, counts, (out_of_order, superseded, version) = await typing(
+            client, uri, inside, version, gap_ms)
+        print(f"{name} (10 bursts of 10)")
+        print(f"  {'each keystroke to diagnostics as new':40} p50 {statistics.median(shown_ms):7.1f} ms   "
+              f"p95 {percentile(shown_ms, 0.95):7.1f} ms")
+        print(f"  {'the last keystroke to its diagnostics':40} p50 {statistics.median(settle_ms):7.1f} ms   "
+              f"p95 {percentile(settle_ms, 0.95):7.1f} ms")
+        print(f"  versions published per burst: {sorted(counts)}; published after a newer one: {out_of_order}; "
+              f"superseded by a change already sent when they arrived: {superseded}")
     await client.shutdown_session()
 
 

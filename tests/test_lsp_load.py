@@ -263,5 +263,5 @@ def test_debounce_setting_is_validated():
     assert EditorSettings.from_dict({"inplacefix": {"debounceMs": 0}}).debounce_ms == 0
     assert EditorSettings.from_dict({"inplacefix": {"debounceMs": 120}}).debounce_ms == 120
     for bad in ("100", -1, True, None, 10**6):  # a wrong value keeps the default, never a crash
-        assert EditorSettings.from_dict({"inplacefix": {"debounceMs": bad}}).debounce_ms == 50
-    assert EditorSettings.from_dict(None).debounce_ms == 50
+        assert EditorSettings.from_dict({"inplacefix": {"debounceMs": bad}}).debounce_ms == 0
+    assert EditorSettings.from_dict(None).debounce_ms == 0

@@ -11,7 +11,9 @@ Settings, from the editor (``initializationOptions`` or ``workspace/didChangeCon
 under ``inplacefix``) on top of ``[tool.inplacefix]`` in the nearest pyproject.toml:
 ``select``, ``ignore``, ``unsafeFixes`` (offer unsafe fixes as quick fixes; default true, they are
 labelled), ``candidates`` (``"hint"`` or ``"hidden"``: how to show in-place ops that are no
-hazard), ``assumeSameDtype``, ``debounceMs`` (quiet time after a change before it is analysed),
+hazard), ``assumeSameDtype``, ``debounceMs`` (a quiet time after a change before it is analysed;
+default 0: a change is analysed at once, and changes that arrive while an analysis runs are
+coalesced into one analysis of the newest text after it, ``lsp_tasks.Coalescer``),
 ``projectIndex`` (default true: files of the workspace are analysed with its project-wide index,
 as ``check`` does, ``lsp_project``) and ``projectIndexMaxFiles`` (above it, no index; 5,000).
 
@@ -57,10 +59,11 @@ from codemod.frontends.lsp_big import BigDocuments, Stopped, is_big
 from codemod.frontends.lsp_fixall import FixProcess
 from codemod.frontends.lsp_positions import Positions, use_lsp_lines
 from codemod.frontends.lsp_project import MAX_FILES, WorkspaceIndex
-from codemod.frontends.lsp_tasks import DEBOUNCE_MS, Debouncer, Workers
+from codemod.frontends.lsp_tasks import DEBOUNCE_MS, Coalescer, Workers
 
 SOURCE = "inplacefix"
 FIX_ALL_TITLE = "inplacefix: fix all safe in-place fixes"
+SWITCH_INTERVAL_S = 0.001  # the server's GIL switch interval (``main``)
 
 
 @dataclasses.dataclass
@@ -70,7 +73,7 @@ class EditorSettings:
     unsafe_fixes: bool = True
     candidates: str = "hint"  # or "hidden"
     assume_same_dtype: Optional[bool] = None
-    debounce_ms: float = DEBOUNCE_MS  # quiet time after a change before it is analysed
+    debounce_ms: float = DEBOUNCE_MS  # quiet time after a change before it is analysed (none)
     project_index: bool = True  # analyse workspace files with the project-wide index
     project_index_max_files: int = MAX_FILES  # a larger workspace gets no index
 
@@ -215,7 +218,7 @@ class InplacefixServer(LanguageServer):
         self.analysis_lock = threading.RLock()
         self._fix_all: Dict[str, FixAllJob] = {}  # uri -> its latest fix-all
         self.fixer = FixProcess()
-        self.debouncer = Debouncer()
+        self.analyses = Coalescer()  # per document: one analysis at a time, the newest text next
         self.workers = Workers()
         self.fix_workers = Workers(threads=1)  # wait for the fix process (one job at a time)
         self.shut_down = False  # `shutdown` was received: `exit` then exits 0, else 1
@@ -501,13 +504,14 @@ def diagnose_notebook(ls: InplacefixServer, path: str, cells: List[Snapshot]) ->
 
 
 def schedule(ls: InplacefixServer, uri: str, debounce: bool = False) -> None:
-    """Publish the diagnostics of a document (or of the notebook a cell is in), after the
-    editor's quiet time if ``debounce``; a newer call for the same document replaces this one."""
+    """Publish the diagnostics of a document (or of the notebook a cell is in): at once when
+    none of it is being analysed (after the editor's quiet time ``debounceMs`` if ``debounce``
+    and one is set), else once the running analysis ends, of the newest text (``Coalescer``)."""
     notebook = ls.notebook_of(uri)
     if notebook is not None:
         schedule_notebook(ls, notebook.uri, debounce)
         return
-    ls.debouncer.schedule(uri, ls.editor.debounce_ms / 1000 if debounce else 0, lambda: _publish(ls, uri))
+    ls.analyses.schedule(uri, ls.editor.debounce_ms / 1000 if debounce else 0, lambda: _publish(ls, uri))
 
 
 async def _publish(ls: InplacefixServer, uri: str) -> None:
@@ -515,13 +519,14 @@ async def _publish(ls: InplacefixServer, uri: str) -> None:
         return
     snapshot = ls.snapshot(uri)
     diagnostics = await ls.workers.run(diagnose, ls, snapshot)
-    if diagnostics is not None and ls.is_current(snapshot):  # else a newer version is on its way: drop these
+    if diagnostics is not None and ls.is_current(snapshot) and not ls.analyses.superseded(uri):
+        # (else a newer version, or new settings or index, is analysed next: these are dropped)
         ls.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=snapshot.version))
 
 
 def schedule_notebook(ls: InplacefixServer, notebook_uri: str, debounce: bool = False) -> None:
-    ls.debouncer.schedule(notebook_uri, ls.editor.debounce_ms / 1000 if debounce else 0,
+    ls.analyses.schedule(notebook_uri, ls.editor.debounce_ms / 1000 if debounce else 0,
                           lambda: _publish_notebook(ls, notebook_uri))
 
 
@@ -531,7 +536,7 @@ async def _publish_notebook(ls: InplacefixServer, notebook_uri: str) -> None:
         return
     cells = ls.cells_of(notebook)
     by_cell = await ls.workers.run(diagnose_notebook, ls, notebook.uri, cells)
-    if all(ls.is_current(cell) for cell in cells):
+    if all(ls.is_current(cell) for cell in cells) and not ls.analyses.superseded(notebook_uri):
         for cell in cells:
             ls.text_document_publish_diagnostics(
                 lsp.PublishDiagnosticsParams(uri=cell.uri, diagnostics=by_cell[cell.uri], version=cell.version))
@@ -709,7 +714,7 @@ def did_save(ls: InplacefixServer, params: lsp.DidSaveTextDocumentParams) -> Non
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: InplacefixServer, params: lsp.DidCloseTextDocumentParams) -> None:
-    ls.debouncer.cancel(params.text_document.uri)
+    ls.analyses.cancel(params.text_document.uri)
     ls.forget(params.text_document.uri)
     job = ls._fix_all.get(params.text_document.uri)
     if job is not None:
@@ -728,7 +733,7 @@ def did_change_configuration(ls: InplacefixServer, params: lsp.DidChangeConfigur
 @server.feature(lsp.SHUTDOWN)
 def on_shutdown(ls: InplacefixServer, params: None) -> None:
     ls.shut_down = True
-    ls.debouncer.cancel_all()
+    ls.analyses.cancel_all()
     ls.workers.stop()
     ls.fix_workers.stop()
     ls.index_workers.stop()
@@ -927,6 +932,12 @@ def main() -> None:
     from codemod.engine.pipeline import tune_gc
 
     tune_gc(one_shot=False)
+    # An analysis runs in a worker thread, and reading one message takes pygls's reader thread
+    # and the event loop a few turns of the GIL each. At CPython's default switch interval
+    # (5 ms) a running analysis held each turn back up to 5 ms: a burst of changes was read
+    # slower than it was analysed (versions analysed and published one by one, seconds to
+    # settle). At 1 ms the messages are read between.
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     server.start_io()
     # pygls ends its loop on `exit` (or when the client goes away) and swallows the exit code.
     # The LSP specification: 0 if `shutdown` came first, else 1. Exit now, without waiting for
