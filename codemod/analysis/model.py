@@ -101,8 +101,8 @@ class SemanticModel:
         self.tree, self.binder, self.names, self.classes = tree, binder, names, classes
         self.used_names = UsedNames(tree)
         self.dataflow = flow = Dataflow(tree, binder, names)
-        self.kinds = kinds = TensorKinds(tree, binder, names, classes, flow)
         self.calls = calls = Calls(tree, binder, project, module_name)
+        self.kinds = kinds = TensorKinds(tree, binder, names, classes, flow, calls)
         self.grad = GradMode(tree, names, classes, calls)
         self.holders = Holders(tree, binder, flow)
         self.leaves = Leaves(tree, binder, flow, kinds, calls, self.grad)
