@@ -261,6 +261,12 @@ def _plain_view_of(model: "HazardFacts", expr: ast.expr, key: str) -> bool:
     return target_key(expr) == key
 
 
+def floating_shown(model: "HazardFacts", floating: Floating, expr: ast.expr, at: Located) -> bool:
+    """``expr`` is a floating tensor: its dtype shows it (:class:`~codemod.analysis.dtype.Floating`),
+    or it requires grad as far as the analysis sees (only floating and complex tensors can)."""
+    return floating.floating(expr) or model.views.requirement.requires_grad(expr, at) == "yes"
+
+
 def _base(target: ast.expr) -> ast.expr:
     """``x`` of ``x[i][j]``: the tensor a subscript writes into."""
     while isinstance(target, ast.Subscript):
@@ -309,11 +315,6 @@ class Hazards:
         inputs = list(inputs)
         return any(views.requirement.requires_grad(e, at) == "yes" for e in inputs) or views.requirement.activation(at) \
             or any(views.inputs.derived(e, at) for e in inputs)
-
-    def floating_shown(self, expr: ast.expr, at: Located) -> bool:
-        """``expr`` is a floating tensor: its dtype shows it (:class:`~codemod.analysis.dtype.Floating`),
-        or it requires grad as far as the analysis sees (only floating and complex tensors can)."""
-        return self.floating.floating(expr) or self.model.views.requirement.requires_grad(expr, at) == "yes"
 
     def operands(self, op_node: ast.expr) -> List[ast.expr]:
         """The values an op reads: a binary operator's two sides, a call's receiver (a method),
@@ -839,7 +840,7 @@ class Consumers(_HazardsPart):
         elif self.constant_args.constant(op_node):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if a caller elsewhere "
                              "passes a tensor that requires grad (the calls in this file pass constants)")
-        if op_short(op) in INTEGRAL_OK and not self.hazards.floating_shown(node, self.model.statement_of(op_node)) \
+        if op_short(op) in INTEGRAL_OK and not floating_shown(self.model, self.floating, node, self.model.statement_of(op_node)) \
                 and not (op_short(op) in _OWN_GRADIENT and floating()):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it is a floating "
                              f"tensor (`{op}` also takes integral ones: indices, masks)")
@@ -1063,7 +1064,7 @@ class Producers(_HazardsPart):
             if self.constants.constant(expr):
                 return None  # nothing on the path requires grad: nothing was saved
             reason = f"{what} is the output of `{op}` at line {line}, which autograd saves for backward"
-            if op_short(op) in INTEGRAL_OK and not self.hazards.floating_shown(expr, stmt) and not floating():
+            if op_short(op) in INTEGRAL_OK and not floating_shown(self.model, self.floating, expr, stmt) and not floating():
                 return _possible(f"{reason}, if it is a floating tensor (`{op}` also takes integral ones, "
                                  "which it saves without a gradient)")
             if self.constant_args.constant(expr):

@@ -476,9 +476,9 @@ class CallKinds(_KindsPart):
             if receiver is Kind.UNKNOWN and tensor_only(method) and not self.names.qualified_names(func) \
                     and method not in self._own_methods():
                 return Kind.TENSOR  # `feats[i].sigmoid()`: no other value has the method (it would raise)
-        callee = self.own_callee(func)
-        if callee is not None:
-            return self._returns_kind([callee])
+        own = self.own_callee(func)
+        if own is not None:
+            return self._returns_kind([own])
         callee_kind = self.kinds.kind(func)
         if callee_kind is Kind.MODULE:
             return Kind.TENSOR
@@ -546,7 +546,8 @@ class CallKinds(_KindsPart):
 
     def _returns_kind(self, forwards: List[ast.FunctionDef]) -> Kind:
         """The kind every ``return`` of each of ``forwards`` gives (a tensor where each returns
-        one; unknown for a generator or a path that returns None)."""
+        one; unknown for a generator, a path that returns None, or no ``return`` at all: an
+        abstract ``raise NotImplementedError`` that an override elsewhere replaces)."""
         kinds: List[Kind] = []
         for forward in forwards:
             returns = [n for n in self.tree.walk(forward) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))
@@ -555,6 +556,8 @@ class CallKinds(_KindsPart):
                     or any(not isinstance(r, ast.Return) or r.value is None for r in returns):
                 return Kind.UNKNOWN  # a generator, or a path that returns None
             kinds.extend(self.kinds.kind(cast(ast.expr, r.value)) for r in returns)
+        if not kinds:
+            return Kind.UNKNOWN
         if all(k in TENSORISH for k in kinds):
             return Kind.TENSOR
         return Kind.PENDING if all(k in TENSORISH or k is Kind.PENDING for k in kinds) else Kind.UNKNOWN
