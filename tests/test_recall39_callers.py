@@ -302,3 +302,49 @@ def test_a_tensor_that_requires_no_grad_may_write_into_itself(tmp_path):
         "    x.sum().backward()\n    return [p.grad.flatten().tolist() for p in lin.parameters()]", "    return x.tolist()")
     files = {"model.py": source, "other.py": OTHER}
     assert _proven(tmp_path, files, ["model.py", "other.py"]) == []
+
+
+# ---------------------------------------------------------------- a callee handing its argument back
+
+HANDED = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+        self.idn = nn.Identity()
+
+    def forward(self, w):
+        x = self.fc(w) * 2
+        y = {call}
+        y *= 3
+        return x + y
+
+
+def bump(t):
+    t.add_(1)
+    return t
+
+
+def compute():
+    torch.manual_seed(0)
+    return Net()(torch.randn(2, 3)).tolist()
+"""
+
+
+@pytest.mark.parametrize("call", ["self.idn(x)", "bump(x)"])
+def test_a_write_into_what_a_callee_handed_back_keeps_its_argument_s_fix_manual(tmp_path, call):
+    """``y = self.idn(x)`` is ``x`` itself, read after the write: ``y = y * 3`` would leave ``x``
+    unchanged and change what the program computes."""
+    files = {"model.py": HANDED.format(call=call), "other.py": OTHER}
+    _project(tmp_path, files)
+    at = _line(tmp_path, "model.py", "y *= 3")
+    statuses = [f[3] for f in _findings(tmp_path, ["model.py", "other.py"], "IPF") if f[1] == at]
+    assert statuses == ["manual"]
+    before = _gradients(tmp_path)
+    _fix(tmp_path, ["model.py", "other.py"])
+    assert "y *= 3" in (tmp_path / "model.py").read_text()
+    assert _gradients(tmp_path) == before

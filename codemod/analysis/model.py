@@ -178,6 +178,30 @@ class SemanticModel:
             return other, returns is True
         return None
 
+    def returned_argument(self, target: ast.AST, stmt: Located) -> Optional[Tuple[str, bool]]:
+        """``y = helper(x)`` (``y = self.idn(x)``) reaching the write into ``y``, where the
+        callee may hand ``x`` back (its summary returns that input or a view of it, an nn module
+        measured to, or a callee the analysis cannot see into) and ``x`` is read after the write:
+        rebinding ``y`` would hide the write from ``x``. (x, known): known False where the
+        callee is one the analysis cannot see into. The converse of :meth:`returned_alias`."""
+        key = target_key(target)
+        if key is None or "." in key:
+            return None
+        flow = self.flow(self.owner(stmt))
+        span = self.range(stmt)
+        for bound in self.reaching(flow, key, stmt):
+            call = bound.value
+            if bound.form != "assign" or not isinstance(call, ast.Call):
+                continue
+            for i, arg in enumerate(call.args):
+                other = target_key(arg)
+                if isinstance(arg, ast.Starred) or other is None or other == key or "." in other:
+                    continue
+                returns = self._may_return_input(call, [i])
+                if returns is not False and self.used_after(flow, other, span):
+                    return other, returns is True
+        return None
+
     def _may_return_input(self, call: ast.Call, passed: "list[int]") -> Optional[bool]:
         """A user function or module whose summary returns the argument at one of ``passed``
         (or a view of it), or an nn module measured to hand its input back (``nn.Dropout`` in
