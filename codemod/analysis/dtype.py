@@ -13,7 +13,7 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Protocol, 
 from codemod.analysis.kinds import Kind
 from codemod.analysis.requires_grad import RequiresGradFacts, bound_values
 from codemod.analysis.syntax import target_key
-from codemod.analysis.tensor_kind import TensorKinds, is_tensor
+from codemod.analysis.tensor_kind import JOINING, TensorKinds, is_tensor
 
 
 def may_promote(kinds: TensorKinds, key: Optional[str], operands: Iterable[ast.expr],
@@ -228,8 +228,6 @@ _FLOAT_FACTORIES = frozenset({  # without a dtype: the default dtype, floating
     "Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor",
 })
 _FLOAT_METHODS = frozenset({"float", "double", "half", "bfloat16"})
-# Functions joining a sequence of tensors into one, whose dtype the pieces' promote to.
-_JOINING = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack"})
 # In-place ops that raise on integral and boolean tensors (measured with torch 2.x): their
 # result is floating whatever the operand.
 _FLOAT_ONLY_INPLACE = frozenset({
@@ -280,8 +278,8 @@ class Floating:
             return self.floating(expr.value)
         if isinstance(expr, ast.IfExp):
             return self.floating(expr.body) and self.floating(expr.orelse)
-        if isinstance(expr, ast.Name):  # a parameter: what every call of its function in the file passes
-            values = bound_values(self.model, expr, callers=True, updates=False)
+        if isinstance(expr, ast.Name):
+            values = bound_values(self.model, expr, updates=False)
             return bool(values) and all(self.floating(v) for v in values or ())
         if isinstance(expr, ast.Call):
             return self._floating_call(expr)
@@ -299,7 +297,7 @@ class Floating:
             short = name.rsplit(".", 1)[-1]
             if short in _FLOAT_FACTORIES or (name.startswith("torch.nn.functional.") and short not in ("pad", "one_hot")):
                 return True
-            if short in _JOINING and call.args and isinstance(call.args[0], (ast.List, ast.Tuple)):
+            if short in JOINING and call.args and isinstance(call.args[0], (ast.List, ast.Tuple)):
                 # torch.cat([x, pad]): the pieces' dtypes promote, a floating one makes the result floating
                 return any(self.floating(e) for e in call.args[0].elts if not isinstance(e, ast.Starred))
             if short in _SAME_DTYPE or short in INTEGRAL_OK:  # float with int promotes to float

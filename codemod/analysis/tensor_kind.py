@@ -25,6 +25,10 @@ from codemod.analysis.names import Names
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, call_args, is_const, passed_for, spreads, target_key
 from codemod.analysis.tree import Tree
 
+# torch functions joining a list or tuple of tensors into one: its dtype is the pieces' promoted
+# one, and it requires grad where one of them does.
+JOINING = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack"})
+
 # Array methods numpy (and Python containers) share with tensors: on a receiver of unknown
 # kind, a method named like a tensor op outside this set is a tensor op.
 _SHARED_METHODS = frozenset({
