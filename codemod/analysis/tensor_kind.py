@@ -15,8 +15,8 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Protocol, Sequence
 
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding
-from codemod.analysis.calls import Calls
 from codemod.analysis.branches import never_falls_off
+from codemod.analysis.calls import Calls
 from codemod.analysis.classes import Classes
 from codemod.analysis.dataflow import Dataflow
 from codemod.analysis.facts import Facts
