@@ -191,12 +191,14 @@ class SemanticModel:
         span = self.range(stmt)
         for bound in self.reaching(flow, key, stmt):
             call = bound.value
-            if bound.form != "assign" or not isinstance(call, ast.Call):
-                continue
+            if bound.form != "assign" or not isinstance(call, ast.Call) or isinstance(call.func, ast.Attribute) \
+                    and self.kind(call.func.value) in (Kind.TENSOR, Kind.PARAMETER):
+                continue  # a tensor method hands back its receiver at most (the dataflow's views), never an argument
             for i, arg in enumerate(call.args):
                 other = target_key(arg)
-                if isinstance(arg, ast.Starred) or other is None or other == key or "." in other:
-                    continue
+                if isinstance(arg, ast.Starred) or other is None or other == key or "." in other \
+                        or self.kind(arg) in (Kind.SCALAR, Kind.OTHER, Kind.MODULE):
+                    continue  # (a number, a dtype: no tensor to hand back)
                 returns = self._may_return_input(call, [i])
                 if returns is not False and self.used_after(flow, other, span):
                     return other, returns is True
