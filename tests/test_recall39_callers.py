@@ -348,3 +348,14 @@ def test_a_write_into_what_a_callee_handed_back_keeps_its_argument_s_fix_manual(
     _fix(tmp_path, ["model.py", "other.py"])
     assert "y *= 3" in (tmp_path / "model.py").read_text()
     assert _gradients(tmp_path) == before
+
+
+def test_a_tensor_method_given_a_dtype_hands_no_argument_back(tmp_path):
+    """``y = (x + 0).to(dt)``: a tensor method hands back its receiver at most, and ``dt`` is
+    no tensor: reading ``dt`` after the write keeps the fix safe."""
+    source = HANDED.format(call="(x + 0).to(dt)").replace(
+        "        x = self.fc(w) * 2\n", "        dt = w.dtype\n        x = self.fc(w) * 2\n").replace(
+        "return x + y", "return (x + y).to(dt)")
+    _project(tmp_path, {"model.py": source, "other.py": OTHER})
+    at = _line(tmp_path, "model.py", "y *= 3")
+    assert [f[3] for f in _findings(tmp_path, ["model.py", "other.py"], "IPF") if f[1] == at] == ["safe"]
