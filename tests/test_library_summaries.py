@@ -210,13 +210,14 @@ def test_the_result_cache_follows_a_changed_library_file(project):
 
 def test_a_library_callee_that_returns_its_input_keeps_a_fix_unsafe(project):
     """``y = add_one_(x)`` hands back x itself: rewriting ``y *= 3`` out of place would hide
-    the write from x. Imported from the library it is no safer than written in the file."""
+    the write from x, which is read after it (manual: view-alias, as its summary shows). Imported
+    from the library it is no safer than written in the file."""
     body = "\n\ndef f(w: torch.Tensor):\n    x = w * 2\n    y = add_one_(x)\n    y *= 3\n    return x, y\n"
     (project / "user.py").write_text("import torch\nfrom fakelib import add_one_\n" + body)
     imported = [(f[0], f[3]) for f in check(project, "--no-cache", "--select", "IPF")]
     (project / "user.py").write_text("import torch\n" + HELPERS[HELPERS.index("def add_one_"):] + body)
     local = [(f[0], f[3]) for f in check(project, "--no-cache", "--select", "IPF")]
-    assert imported == local == [("IPF001", "unsafe")]
+    assert imported == local == [("IPF001", "manual")]
 
 
 def test_search_paths_take_the_setting_the_project_venv_and_virtual_env_first(tmp_path, monkeypatch):

@@ -13,7 +13,7 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Protocol, 
 from codemod.analysis.kinds import Kind
 from codemod.analysis.requires_grad import RequiresGradFacts, bound_values
 from codemod.analysis.syntax import target_key
-from codemod.analysis.tensor_kind import TensorKinds, is_tensor
+from codemod.analysis.tensor_kind import JOINING, TensorKinds, is_tensor
 
 
 def may_promote(kinds: TensorKinds, key: Optional[str], operands: Iterable[ast.expr],
@@ -297,6 +297,9 @@ class Floating:
             short = name.rsplit(".", 1)[-1]
             if short in _FLOAT_FACTORIES or (name.startswith("torch.nn.functional.") and short not in ("pad", "one_hot")):
                 return True
+            if short in JOINING and call.args and isinstance(call.args[0], (ast.List, ast.Tuple)):
+                # torch.cat([x, pad]): the pieces' dtypes promote, a floating one makes the result floating
+                return any(self.floating(e) for e in call.args[0].elts if not isinstance(e, ast.Starred))
             if short in _SAME_DTYPE or short in INTEGRAL_OK:  # float with int promotes to float
                 return any(self.floating(a) for a in call.args if not isinstance(a, ast.Starred))
             return self.known_op(short) and short not in _INTEGRAL_METHODS

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import enum
+import itertools
 import weakref
 from typing import (
     Callable,
@@ -209,6 +210,63 @@ def refused_view(model: "HazardFacts", call: ast.Call, arg: ast.expr) -> Optiona
             "modify in place (\"... is a view and is being modified inplace\")")
 
 
+# Augmented assignments whose op saves its right operand for the gradient of the written tensor
+# (measured: ``x[1] *= x[0]``, ``/=``, ``**=`` raise at backward; ``+=`` and ``-=`` save nothing).
+_SAVES_OTHER = (ast.Mult, ast.Div, ast.Pow)
+
+
+def saved_by_the_write(model: "HazardFacts", node: Located, target: ast.expr) -> Optional[Hazard]:
+    """``x[..., 5:] *= x[..., 4:5]``: the write's own op saves its right operand for the
+    gradient of ``x[..., 5:]``, and that operand is ``x`` or a view of it (a name, basic
+    indexing: slices, numbers, ``...``), which shares ``x``'s version counter; the write then
+    bumps it, so backward finds the saved operand modified. Proven where ``x`` requires grad as
+    far as the analysis sees, possible where it is a tensor that may; None otherwise."""
+    if not (isinstance(node, ast.AugAssign) and isinstance(node.op, _SAVES_OTHER)):
+        return None
+    base = _base(target)
+    key = target_key(base)
+    if key is None or not _plain_view_of(model, node.value, key):
+        return None
+    stmt = model.statement_of(node)
+    requires = model.views.requirement.requires_grad(base, stmt)
+    reason = (f"`{model.code(node.value).strip()}` is saved for backward by this write's own "
+              f"`{_AUG_SYMBOL[type(node.op)]}=` (for the gradient of the part it writes), and it is "
+              f"`{key}` or a view of it, which the write then modifies")
+    if requires == "yes":
+        return Hazard(reason)
+    if requires == "no" or not is_tensor(base, model):
+        return None
+    return _possible(f"{reason}, if `{key}` requires grad (nothing the analysis sees shows it does)")
+
+
+_AUG_SYMBOL = {ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
+
+
+def _plain_view_of(model: "HazardFacts", expr: ast.expr, key: str) -> bool:
+    """``expr`` is the tensor named ``key`` or a view of it by basic indexing (slices, numbers,
+    ``...``, ``None``): never a copy (advanced indexing with a tensor copies)."""
+    while isinstance(expr, ast.Subscript):
+        pieces = expr.slice.elts if isinstance(expr.slice, ast.Tuple) else [expr.slice]
+        for piece in pieces:
+            if isinstance(piece, ast.Slice) or isinstance(piece, ast.Constant) and (
+                    piece.value is None or piece.value is Ellipsis or type(piece.value) is int):
+                continue
+            if isinstance(piece, ast.UnaryOp) and isinstance(piece.op, ast.USub) \
+                    and isinstance(piece.operand, ast.Constant) and type(piece.operand.value) is int:
+                continue
+            if model.kind(piece) is Kind.SCALAR and not isinstance(piece, ast.Constant):
+                continue  # an int (a bool would mask: a copy)
+            return False
+        expr = expr.value
+    return target_key(expr) == key
+
+
+def floating_shown(model: "HazardFacts", floating: Floating, expr: ast.expr, at: Located) -> bool:
+    """``expr`` is a floating tensor: its dtype shows it (:class:`~codemod.analysis.dtype.Floating`),
+    or it requires grad as far as the analysis sees (only floating and complex tensors can)."""
+    return floating.floating(expr) or model.views.requirement.requires_grad(expr, at) == "yes"
+
+
 def _base(target: ast.expr) -> ast.expr:
     """``x`` of ``x[i][j]``: the tensor a subscript writes into."""
     while isinstance(target, ast.Subscript):
@@ -289,13 +347,16 @@ class Hazards:
         integral = self._integral(node, target)
         key = target_key(target)
         stmt = self.model.statement_of(node)
+        own = saved_by_the_write(self.model, node, target)
+        if own is not None and own.proven:
+            return own
         if key is None:
             if isinstance(stmt, ast.Assign) and stmt.value is node and len(stmt.targets) == 1 \
                     and isinstance(stmt.targets[0], ast.Name) and self.producers._never_backpropagated(
                         self.model.flow(self.model.owner(stmt)), stmt.targets[0].id, stmt.targets[0]):
                 return None  # `probs = torch.exp(lp).clamp_(0, 1)` only sampled into a mask
-            return None if integral else self.producers._producer(target, stmt)
-        return best(self._key_hazards(key, stmt, target, node, integral))
+            return None if integral else best([self.producers._producer(target, stmt), own])
+        return best(itertools.chain(self._key_hazards(key, stmt, target, node, integral), [own]))
 
     def _feeds_only_out_calls(self, node: Located) -> bool:
         """``d = x.norm().clamp_min_(eps)`` read only by calls with ``out=`` (which refuse inputs
@@ -779,7 +840,7 @@ class Consumers(_HazardsPart):
         elif self.constant_args.constant(op_node):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if a caller elsewhere "
                              "passes a tensor that requires grad (the calls in this file pass constants)")
-        if op_short(op) in INTEGRAL_OK and not self.floating.floating(node) \
+        if op_short(op) in INTEGRAL_OK and not floating_shown(self.model, self.floating, node, self.model.statement_of(op_node)) \
                 and not (op_short(op) in _OWN_GRADIENT and floating()):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it is a floating "
                              f"tensor (`{op}` also takes integral ones: indices, masks)")
@@ -1003,7 +1064,7 @@ class Producers(_HazardsPart):
             if self.constants.constant(expr):
                 return None  # nothing on the path requires grad: nothing was saved
             reason = f"{what} is the output of `{op}` at line {line}, which autograd saves for backward"
-            if op_short(op) in INTEGRAL_OK and not self.floating.floating(expr) and not floating():
+            if op_short(op) in INTEGRAL_OK and not floating_shown(self.model, self.floating, expr, stmt) and not floating():
                 return _possible(f"{reason}, if it is a floating tensor (`{op}` also takes integral ones, "
                                  "which it saves without a gradient)")
             if self.constant_args.constant(expr):

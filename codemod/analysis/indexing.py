@@ -19,7 +19,8 @@ from codemod.analysis.dtype import indexed_other_dtype
 from codemod.analysis.grad_mode import GradOffDecorators
 from codemod.analysis.kept import function_keeps
 from codemod.analysis.model import SemanticModel
-from codemod.analysis.project import CallFact, FunctionFact, ModuleFacts, SummaryFact, is_library
+from codemod.analysis.kinds import TENSORISH
+from codemod.analysis.project import CallFact, FunctionFact, ModuleFacts, Passed, SummaryFact, is_library
 from codemod.analysis.syntax import FUNCTIONS, Function, Owner, target_key
 from codemod.analysis.tree import Tree
 
@@ -58,8 +59,8 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
         caller = _caller_name(tree, owner, local)
         grad_off = model.grad.local_reason(site) in _GRAD_OFF
         ignored = called and isinstance(tree.parent(site), ast.Expr)
-        read, grad = _arguments(model, resolver, site, callee, grad_off) if arguments else _NONE
-        found.append(CallFact(callee, caller, grad_off, called, ignored, read, grad))
+        read, grad, tensor = _arguments(model, resolver, site, callee, grad_off) if arguments else _NONE
+        found.append(CallFact(callee, caller, grad_off, called, ignored, read, grad, tensor))
     exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
     return ModuleFacts(module, functions, found, exports, libraries,
                        indexed_other_dtype(tree.source), argued=arguments,
@@ -67,13 +68,13 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
 
 
 def call_arguments(model: SemanticModel, module: str, project_modules: FrozenSet[str],
-                   is_package: bool = False) -> List[Tuple[FrozenSet[str], FrozenSet[str]]]:
-    """(``args_read_after``, ``args_grad``) of each call :func:`collect` lists, in its order:
+                   is_package: bool = False) -> List[Passed]:
+    """(``args_read_after``, ``args_grad``, ``args_tensor``) of each call :func:`collect` lists, in its order:
     what ``collect(..., arguments=False)`` left out, for when some analysis asks."""
     tree = model.tree
     resolver = _Resolver(model, module, project_modules, is_package, _imports(model),
                          frozenset(_local_functions(model, module).values()))
-    found: List[Tuple[FrozenSet[str], FrozenSet[str]]] = []
+    found: List[Passed] = []
     for node, callee in _sites(model, resolver, {}):
         parent = tree.parent(node)
         site: Union[ast.Call, ast.Name, ast.Attribute] = node
@@ -85,7 +86,7 @@ def call_arguments(model: SemanticModel, module: str, project_modules: FrozenSet
 
 
 _GRAD_OFF = ("no-grad", "optimizer", "grad-guard")
-_NONE: Tuple[FrozenSet[str], FrozenSet[str]] = (frozenset(), frozenset())
+_NONE = Passed(frozenset(), frozenset(), frozenset())
 
 
 def _local_functions(model: SemanticModel, module: str) -> Dict[Function, str]:
@@ -131,14 +132,18 @@ def _sites(model: SemanticModel, resolver: "_Resolver",
 
 
 def _arguments(model: SemanticModel, resolver: "_Resolver", site: ast.AST, callee: str,
-               grad_off: bool) -> Tuple[FrozenSet[str], FrozenSet[str]]:
-    """What a call site passes: the arguments its caller reads afterwards, and those its
-    analysis shows require grad (asked only of a call with grad on, to another module)."""
+               grad_off: bool) -> Passed:
+    """What a call site passes: the arguments its caller reads afterwards, those its analysis
+    shows require grad (asked only of a call with grad on, to another module) and those it shows
+    are tensors (of a call to another module)."""
     if not isinstance(site, ast.Call):
         return _NONE
     tree = model.tree
     read: Set[str] = set()
     grad: Set[str] = set()
+    tensor: Set[str] = set()
+    if not resolver.stays_here(callee):
+        tensor.update(name for name, value in _passed_values(site) if model.kind(value) in TENSORISH)
     if not grad_off and not resolver.stays_here(callee):
         requirement, stmt = model.views.requirement, tree.statement_of(site)
         grad.update(str(i) for i, a in enumerate(site.args) if not isinstance(a, ast.Starred)
@@ -152,7 +157,19 @@ def _arguments(model: SemanticModel, resolver: "_Resolver", site: ast.AST, calle
         flow = model.binder.flow(tree.owner(site))
         stmt = tree.statement_of(site)
         read.update(name for name, key in keyed if model.holders.argument_read_after(flow, key, stmt))
-    return frozenset(read), frozenset(grad)
+    return Passed(frozenset(read), frozenset(grad), frozenset(tensor))
+
+
+def _passed_values(site: ast.Call) -> List[Tuple[str, ast.expr]]:
+    """(position or keyword, value) of what a call passes, up to its first ``*args`` (after
+    it, positions are not known); ``**kwargs`` left out."""
+    found: List[Tuple[str, ast.expr]] = []
+    for i, a in enumerate(site.args):
+        if isinstance(a, ast.Starred):
+            break
+        found.append((str(i), a))
+    found += [(kw.arg, kw.value) for kw in site.keywords if kw.arg]
+    return found
 
 
 def summaries_of(model: SemanticModel, module: str, names: FrozenSet[str],

@@ -101,8 +101,8 @@ class SemanticModel:
         self.tree, self.binder, self.names, self.classes = tree, binder, names, classes
         self.used_names = UsedNames(tree)
         self.dataflow = flow = Dataflow(tree, binder, names)
-        self.kinds = kinds = TensorKinds(tree, binder, names, classes, flow)
         self.calls = calls = Calls(tree, binder, project, module_name)
+        self.kinds = kinds = TensorKinds(tree, binder, names, classes, flow, calls)
         self.grad = GradMode(tree, names, classes, calls)
         self.holders = Holders(tree, binder, flow)
         self.leaves = Leaves(tree, binder, flow, kinds, calls, self.grad)
@@ -176,6 +176,32 @@ class SemanticModel:
             if returns is False or not self.used_after(flow, other, (start, end)):
                 continue
             return other, returns is True
+        return None
+
+    def returned_argument(self, target: ast.AST, stmt: Located) -> Optional[Tuple[str, bool]]:
+        """``y = helper(x)`` (``y = self.idn(x)``) reaching the write into ``y``, where the
+        callee may hand ``x`` back (its summary returns that input or a view of it, an nn module
+        measured to, or a callee the analysis cannot see into) and ``x`` is read after the write:
+        rebinding ``y`` would hide the write from ``x``. (x, known): known False where the
+        callee is one the analysis cannot see into. The converse of :meth:`returned_alias`."""
+        key = target_key(target)
+        if key is None or "." in key:
+            return None
+        flow = self.flow(self.owner(stmt))
+        span = self.range(stmt)
+        for bound in self.reaching(flow, key, stmt):
+            call = bound.value
+            if bound.form != "assign" or not isinstance(call, ast.Call) or isinstance(call.func, ast.Attribute) \
+                    and self.kind(call.func.value) in (Kind.TENSOR, Kind.PARAMETER):
+                continue  # a tensor method hands back its receiver at most (the dataflow's views), never an argument
+            for i, arg in enumerate(call.args):
+                other = target_key(arg)
+                if isinstance(arg, ast.Starred) or other is None or other == key or "." in other \
+                        or self.kind(arg) in (Kind.SCALAR, Kind.OTHER, Kind.MODULE):
+                    continue  # (a number, a dtype: no tensor to hand back)
+                returns = self._may_return_input(call, [i])
+                if returns is not False and self.used_after(flow, other, span):
+                    return other, returns is True
         return None
 
     def _may_return_input(self, call: ast.Call, passed: "list[int]") -> Optional[bool]:

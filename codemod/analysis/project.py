@@ -26,7 +26,7 @@ import hashlib
 import pathlib
 import re
 import sys
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Set, Tuple
 
 _LINE = re.compile(r"\bline\s+\d")  # a summary's ``via`` naming a line of its own file
 
@@ -42,6 +42,7 @@ class CallFact:
     result_ignored: bool
     args_read_after: FrozenSet[str]  # "0", "1"... or keyword names of arguments read afterwards
     args_grad: FrozenSet[str] = frozenset()  # those the caller's analysis shows require grad
+    args_tensor: FrozenSet[str] = frozenset()  # those the caller's analysis shows are tensors
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,10 +104,20 @@ LibrarySummaries = Callable[[str], Optional[SummaryFact]]
 # engine reads the file): module, names -> qualname -> summary.
 SummaryLoader = Callable[[str, FrozenSet[str]], Dict[str, SummaryFact]]
 
-# What each call of a module passes (``args_read_after``, ``args_grad``), in the order of its
-# ``ModuleFacts.calls``, computed on demand (the engine reads the file): module, key -> the
-# pairs; None when the file is no longer what its facts were made from (``key``).
-ArgumentLoader = Callable[[str, str], Optional[List[Tuple[FrozenSet[str], FrozenSet[str]]]]]
+class Passed(NamedTuple):
+    """What one call passes, as its caller's analysis sees it (positions \"0\", \"1\"... and
+    keyword names): the arguments it reads afterwards, those that require grad, those that are
+    tensors."""
+
+    read_after: FrozenSet[str]
+    grad: FrozenSet[str]
+    tensor: FrozenSet[str]
+
+
+# What each call of a module passes (``Passed``), in the order of its ``ModuleFacts.calls``,
+# computed on demand (the engine reads the file): module, key -> one per call; None when the
+# file is no longer what its facts were made from (``key``).
+ArgumentLoader = Callable[[str, str], Optional[List[Passed]]]
 
 
 def module_name(path: pathlib.Path) -> str:
@@ -192,8 +203,8 @@ class ProjectIndex:
             found = None
             passed = self.arguments(module, facts.key) if self.arguments is not None else None
             if passed is not None and len(passed) == len(facts.calls):
-                found = [dataclasses.replace(c, args_read_after=read, args_grad=grad)
-                         for c, (read, grad) in zip(facts.calls, passed)]
+                found = [dataclasses.replace(c, args_read_after=read, args_grad=grad, args_tensor=tensor)
+                         for c, (read, grad, tensor) in zip(facts.calls, passed)]
             self._argued[module] = found
         return self._argued[module]
 
@@ -500,7 +511,8 @@ def _reaches(imported: str, qualname: str) -> bool:
 def _passed(facts: ModuleFacts, call: CallFact) -> str:
     """What ``call`` (one of ``facts``' module) passes, for ``ProjectIndex.digest_for``: the key
     of what the module's facts were made from, or (facts without one) the arguments themselves."""
-    return facts.key if facts.key else repr((sorted(call.args_read_after), sorted(call.args_grad)))
+    return facts.key if facts.key else repr((sorted(call.args_read_after), sorted(call.args_grad),
+                                             sorted(call.args_tensor)))
 
 
 def library_callees(module: ast.Module) -> Dict[str, str]:

@@ -16,13 +16,18 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Protocol, Sequence
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding
 from codemod.analysis.branches import never_falls_off
+from codemod.analysis.calls import Calls
 from codemod.analysis.classes import Classes
 from codemod.analysis.dataflow import Dataflow
 from codemod.analysis.facts import Facts
 from codemod.analysis.kinds import TENSORISH, Kind, join
 from codemod.analysis.names import Names
-from codemod.analysis.syntax import FUNCTIONS, Located, call_args, is_const, passed_for, spreads, target_key
+from codemod.analysis.syntax import FUNCTIONS, Function, Located, call_args, is_const, passed_for, spreads, target_key
 from codemod.analysis.tree import Tree
+
+# torch functions joining a list or tuple of tensors into one: its dtype is the pieces' promoted
+# one, and it requires grad where one of them does.
+JOINING = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack"})
 
 # Array methods numpy (and Python containers) share with tensors: on a receiver of unknown
 # kind, a method named like a tensor op outside this set is a tensor op.
@@ -134,8 +139,10 @@ def is_tensor(expr: ast.expr, model: KindFacts) -> bool:
 class TensorKinds:
     """The kind of every expression asked about, remembered once the answer is whole."""
 
-    def __init__(self, tree: Tree, binder: Binder, names: Names, classes: Classes, dataflow: Dataflow) -> None:
+    def __init__(self, tree: Tree, binder: Binder, names: Names, classes: Classes, dataflow: Dataflow,
+                 calls: Optional[Calls] = None) -> None:
         self.tree = tree
+        self.callers = calls  # the module's call graph and, through it, the project index
         self.binder = binder
         self.names = names
         self.classes = classes
@@ -473,12 +480,42 @@ class CallKinds(_KindsPart):
             if receiver is Kind.UNKNOWN and tensor_only(method) and not self.names.qualified_names(func) \
                     and method not in self._own_methods():
                 return Kind.TENSOR  # `feats[i].sigmoid()`: no other value has the method (it would raise)
+        own = self.own_callee(func)
+        if own is not None:
+            return self._returns_kind([own])
         callee_kind = self.kinds.kind(func)
         if callee_kind is Kind.MODULE:
             return Kind.TENSOR
         if callee_kind is Kind.PENDING:
             return Kind.PENDING
         return self._instance_kind(func)
+
+    def own_callee(self, func: ast.expr) -> Optional[ast.FunctionDef]:
+        """The function of this file a call of ``func`` runs, where only one can be: ``helper``,
+        a top-level ``def`` bound once in the module and not in the calling function;
+        ``self.helper``, a method of the calling method's top-level class that no class of the
+        file derives from (no override in view) and no ``self.helper = ...`` rebinds. Neither may
+        be decorated (a wrapper returns what it likes). None otherwise."""
+        if isinstance(func, ast.Name):
+            if any(func.id in self.binder.flow(f).bindings for f in self.tree.ancestors(func) if isinstance(f, FUNCTIONS)):
+                return None  # a local or an enclosing function's name
+            bound = self.binder.flow(self.module, nested=False).bindings.get(func.id, [])
+            found = [s for s in self.module.body if isinstance(s, ast.FunctionDef) and s.name == func.id]
+            if len(bound) != 1 or len(found) != 1 or found[0].decorator_list:
+                return None
+            return found[0]
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+            return None
+        cls = self.tree.enclosing_class(func)
+        if cls is None or self.tree.parent(cls) is not self.module or func.attr in self.classes.class_attrs(cls):
+            return None
+        methods = [f for f in cls.body if isinstance(f, FUNCTIONS) and f.name == func.attr]
+        if len(methods) != 1 or not isinstance(methods[0], ast.FunctionDef) or methods[0].decorator_list \
+                or any(isinstance(c, ast.ClassDef) and any(target_key(b) == cls.name or isinstance(b, ast.Attribute)
+                                                          and b.attr == cls.name for b in c.bases)
+                       for c in self.tree.walk(self.module)):
+            return None
+        return methods[0]
 
     def instance_values(self, func: ast.expr) -> Optional[List[object]]:
         """What the module called as ``func`` was built from: ``self.<attr>``'s values in its
@@ -509,6 +546,12 @@ class CallKinds(_KindsPart):
         forwards = self.forwards_of(self.instance_values(func))
         if forwards is None:
             return Kind.UNKNOWN
+        return self._returns_kind(forwards)
+
+    def _returns_kind(self, forwards: List[ast.FunctionDef]) -> Kind:
+        """The kind every ``return`` of each of ``forwards`` gives (a tensor where each returns
+        one; unknown for a generator, a path that returns None, or no ``return`` at all: an
+        abstract ``raise NotImplementedError`` that an override elsewhere replaces)."""
         kinds: List[Kind] = []
         for forward in forwards:
             returns = [n for n in self.tree.walk(forward) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))
@@ -517,6 +560,8 @@ class CallKinds(_KindsPart):
                     or any(not isinstance(r, ast.Return) or r.value is None for r in returns):
                 return Kind.UNKNOWN  # a generator, or a path that returns None
             kinds.extend(self.kinds.kind(cast(ast.expr, r.value)) for r in returns)
+        if not kinds:
+            return Kind.UNKNOWN
         if all(k in TENSORISH for k in kinds):
             return Kind.TENSOR
         return Kind.PENDING if all(k in TENSORISH or k is Kind.PENDING for k in kinds) else Kind.UNKNOWN
@@ -682,9 +727,9 @@ class ParameterKinds(_KindsPart):
         else:
             return Kind.UNKNOWN
         position = plain.index(param) if param in plain else None
-        if not sites:
+        kinds: List[Kind] = self._passed_elsewhere(func, param, position)
+        if not sites and not kinds:
             return Kind.UNKNOWN
-        kinds: List[Kind] = []
         for site in sites:
             if spreads(site):
                 return Kind.UNKNOWN
@@ -695,6 +740,23 @@ class ParameterKinds(_KindsPart):
         if all(k in TENSORISH for k in kinds):
             return Kind.TENSOR
         return Kind.PENDING if Kind.PENDING in kinds and all(k in TENSORISH or k is Kind.PENDING for k in kinds) else Kind.UNKNOWN
+
+    def _passed_elsewhere(self, func: Function, param: str, position: Optional[int]) -> List[Kind]:
+        """What the calls of ``func`` in the run's other files pass for ``param``, as their own
+        analysis saw it (the project index): a tensor, or unknown (a reference, whose calls cannot
+        be followed, is unknown too). Empty without an index or without such calls."""
+        calls = self.kinds.callers
+        project = calls.project if calls is not None else None
+        qualname = calls.qualname(func) if calls is not None else None
+        if project is None or qualname is None:
+            return []
+        method = isinstance(self.tree.parent(func), ast.ClassDef)
+        if method:
+            position = None  # `Cls.m(obj, x)` passes the instance first: only keywords are sure
+        module = qualname.rsplit(".", 2 if method else 1)[0]
+        return [Kind.TENSOR if call.called and (param in call.args_tensor or position is not None
+                                                and str(position) in call.args_tensor) else Kind.UNKNOWN
+                for call in project.calls_from_elsewhere(qualname, module)]
 
     def _self_calls(self, cls: ast.ClassDef, func: ast.AST) -> Optional[List[ast.Call]]:
         """The calls ``self.<name>(...)`` of a helper method of a top-level class from the class's

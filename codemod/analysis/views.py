@@ -51,7 +51,7 @@ from codemod.analysis.syntax import (
     spreads,
     target_key,
 )
-from codemod.analysis.tensor_kind import TensorKinds
+from codemod.analysis.tensor_kind import JOINING, TensorKinds
 from codemod.analysis.tree import Tree
 
 ViewKind = Literal["multi-output", "no-grad", "custom-function"]
@@ -723,6 +723,9 @@ class GradRequirement(_ViewsPart):
             short = name.rsplit(".", 1)[-1]
             if short in _NOT_DIFFERENTIABLE:
                 return "no"
+            if short in JOINING and call.args and isinstance(call.args[0], (ast.List, ast.Tuple)):
+                # torch.cat([h, pad]): the result requires grad where one piece does
+                return _any(self._rg(e, at, seen) for e in call.args[0].elts if not isinstance(e, ast.Starred))
             if _differentiable(short) or name in torch_api.MULTI_VIEW_FUNCTIONS:
                 return _any(self._rg(a, at, seen) for a in call_args(call))
             return "unknown"

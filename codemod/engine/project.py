@@ -19,6 +19,7 @@ from codemod.analysis.project import (
     CallFact,
     FunctionFact,
     ModuleFacts,
+    Passed,
     ProjectIndex,
     library_callees,
     module_name,
@@ -28,9 +29,10 @@ from codemod.engine.fileio import read_source
 from codemod.engine.libraries import Libraries
 from codemod.engine.summary_json import summary_from_json, summary_to_json
 
-_VERSION = b"project-facts-9"  # JSON entries (3: summaries, kept apart; 4: library callees; 5: other dtype;
+_VERSION = b"project-facts-10"  # JSON entries (3: summaries, kept apart; 4: library callees; 5: other dtype;
 # 6: what calls pass, kept apart; 7: grad-off decorators; 8: `A, B = mod.A, mod.B` aliases;
-# 9: summaries say whether a class owns parameters and whether the callee keeps its result)
+# 9: summaries say whether a class owns parameters and whether the callee keeps its result;
+# 10: what calls pass says which arguments are tensors)
 
 
 Mapper = Callable[[Callable[[str], Optional[ModuleFacts]], List[str]], List[Optional[ModuleFacts]]]
@@ -109,7 +111,7 @@ def module_summaries(module: str, wanted: frozenset, paths: dict, cache_dir: Opt
 
 
 def module_arguments(module: str, key: str, paths: dict, project: frozenset, cache_dir: Optional[str],
-                     salt: bytes) -> Optional[List[Tuple[FrozenSet[str], FrozenSet[str]]]]:
+                     salt: bytes) -> Optional[List[Passed]]:
     """What each call of ``module`` passes (``analysis.indexing.call_arguments``), computed from
     its file when some analysis asks; None when the file is no longer what its facts were made
     from (``key``). Cached like its facts."""
@@ -127,7 +129,8 @@ def module_arguments(module: str, key: str, paths: dict, project: frozenset, cac
             raw = load_json(folder / entry)
             if raw["module"] != module:
                 raise ValueError(module)
-            return [(frozenset(_texts(read)), frozenset(_texts(grad))) for read, grad in raw["arguments"]]
+            return [Passed(frozenset(_texts(read)), frozenset(_texts(grad)), frozenset(_texts(tensor)))
+                    for read, grad, tensor in raw["arguments"]]
         except Exception:  # noqa: BLE001 - a missing, unreadable or malformed entry is a miss
             pass
     from codemod.analysis.indexing import call_arguments
@@ -144,7 +147,7 @@ def module_arguments(module: str, key: str, paths: dict, project: frozenset, cac
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError):
         return None
     if folder is not None:
-        store_json(folder / entry, {"module": module, "arguments": [[sorted(r), sorted(g)] for r, g in found]})
+        store_json(folder / entry, {"module": module, "arguments": [[sorted(r), sorted(g), sorted(t)] for r, g, t in found]})
     return found
 
 

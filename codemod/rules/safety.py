@@ -113,6 +113,9 @@ def assess(
     returned = model.returned_alias(target, stmt) if alias.reason is None else None
     if returned is not None and returned[1]:
         return Verdict(Status.MANUAL, "view-alias")  # `y = helper(x)` returning `x[0]`: y must see the write
+    handed = model.returned_argument(target, stmt) if alias.reason is None else None
+    if handed is not None:  # `y = helper(x)` handing `x` back, `x` read after: x must see the write
+        return Verdict(Status.MANUAL, "view-alias") if handed[1] else Verdict(Status.UNSAFE, "call-may-alias")
     if isinstance(target, ast.Name):
         lost = model.holders.rebinding_loses(target, stmt)
         if lost is not None:  # a rebinding would hide the change from whoever else holds it
