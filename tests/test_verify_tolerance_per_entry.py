@@ -189,3 +189,33 @@ def test_rounding_up_and_down_changes_rounding_only_and_is_undone():
     assert third_down < third_up
     assert upward - downward <= 1e-4 * exact  # rounding, nothing more
     assert torch.equal(values.sum(), nearest)  # to nearest again afterwards
+
+
+# --- CPU against CUDA: each entry's noise is the reference's own difference between devices ---
+
+def _device_reports(ref_grads, new_grads):
+    from codemod.runtime.compare import encode
+    from codemod.runtime.execute import CallRecord, SideResult
+    from codemod.runtime.verify import DeviceReport, VerifyResult
+
+    def side(grads):
+        call = CallRecord("train call 1", encode(torch.zeros(1)), {"param:w": grads}, encode(()))
+        return SideResult(calls=[call], is_module=True)
+
+    cpu = DeviceReport("cpu", side(ref_grads[0]), side(new_grads[0]), "original")
+    gpu = DeviceReport("cuda", side(ref_grads[1]), side(new_grads[1]), "original")
+    return VerifyResult("m.py::Net", 0, "", [cpu, gpu]), cpu, gpu
+
+
+@pytest.mark.parametrize("small_moved", [False, True])
+def test_cpu_and_cuda_gradients_may_differ_only_where_the_reference_s_do(small_moved):
+    """The large entry rounds otherwise on the GPU, in the reference as in the rewrite; the small
+    one moving by 1% beside it is a disagreement (at the tensor's scale it passed)."""
+    from codemod.runtime.verify import _compare_devices
+
+    grads = torch.tensor([300000.0, 0.5])
+    noisy = grads + torch.tensor([1.0, 0.0])
+    moved = noisy + torch.tensor([0.0, 0.005 if small_moved else 0.0])
+    result, cpu, gpu = _device_reports((grads, noisy), (grads, moved))
+    _compare_devices(result, cpu, gpu, None, None)
+    assert bool(result.problems) is small_moved, result.problems

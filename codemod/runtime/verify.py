@@ -413,7 +413,8 @@ def _judge(report: DeviceReport, reference: Optional[SideResult], new: SideResul
         report.verdict = Verdict.UNPROVEN
         return
     diffs, compared, comparison = compare_sides(reference, new, tol)
-    if diffs and probe is not None and all(d.what.startswith(VALUES_DIFFER) for d in diffs):
+    explicit = tol.rtol is not None or tol.atol is not None  # --rtol/--atol are taken as they are
+    if diffs and probe is not None and not explicit and all(d.what.startswith(VALUES_DIFFER) for d in diffs):
         noise = _measured_noise(report, reference, probe, tol)
         if noise:
             diffs, compared, comparison = compare_sides(reference, new, dataclasses.replace(tol, noise=noise))
@@ -578,6 +579,13 @@ def _compare_devices(result: VerifyResult, cpu: DeviceReport, gpu: DeviceReport,
         if check:
             result.cross_device_note = "n/a: the reference itself differs between devices (dropout or other randomness)"
             return
+    if ref_cpu.calls and ref_gpu.calls and not ref_cpu.calls[0].error and not ref_gpu.calls[0].error:
+        # Each entry's noise across devices: the reference's own gradients on both, entry by entry.
+        noise: Dict[str, torch.Tensor] = {}
+        ra, rb = ref_cpu.calls[0].grads, ref_gpu.calls[0].grads
+        for key in sorted(set(ra) & set(rb)):
+            compare_tensors(ra[key], rb[key], f"grad {key}", dataclasses.replace(tol, record=noise), [])
+        tol = dataclasses.replace(tol, noise=noise)
     a, b = cpu.rewritten.calls[0].grads, gpu.rewritten.calls[0].grads
     diffs: List[Difference] = []
     tally = Tally()
