@@ -289,7 +289,7 @@ def compare_tensors(a: Optional[torch.Tensor], b: Optional[torch.Tensor], where:
     rtol, atol = tol.of(a.dtype)
     if not close_entrywise(x, y, rtol, atol, (tol.noise or {}).get(where)):
         nan_moved = not torch.equal(torch.isnan(x), torch.isnan(y))
-        what = "NaN in other places" if nan_moved else f"{VALUES_DIFFER} (max abs {tally.max_abs:.3g})"
+        what = "NaN in other places" if nan_moved else f"{VALUES_DIFFER} (max abs {tally.max_abs:.3g}{_worst(x, y, rtol, atol, tol, where)})"
         diffs.append(Difference(where, what))
     return tally
 
@@ -324,10 +324,31 @@ def close_entrywise(x: torch.Tensor, y: torch.Tensor, rtol: float, atol: float,
     finite = torch.isfinite(x) & torch.isfinite(y)
     if not finite.any():
         return True
+    return worst_entry(x, y, rtol, atol, noise) is None
+
+
+def worst_entry(x: torch.Tensor, y: torch.Tensor, rtol: float, atol: float,
+                noise: Optional[torch.Tensor] = None) -> Optional[Tuple[int, Any, Any]]:
+    """The finite entry furthest beyond its own bound (see :func:`close_entrywise`), as (flat
+    index, before, after); None where every finite entry is within it."""
+    finite = (torch.isfinite(x) & torch.isfinite(y)).reshape(-1)
     bound = atol + rtol * torch.maximum(x.abs(), y.abs())
     if noise is not None and noise.shape == x.shape:
         bound = bound + NOISE_FACTOR * noise
-    return bool(((x - y).abs() <= bound)[finite].all())
+    excess = ((x - y).abs() - bound).reshape(-1)
+    excess = torch.where(finite, excess, torch.full_like(excess, -1.0))
+    if not excess.numel() or float(excess.max()) <= 0:
+        return None
+    index = int(excess.argmax())
+    return index, x.reshape(-1)[index].item(), y.reshape(-1)[index].item()
+
+
+def _worst(x: torch.Tensor, y: torch.Tensor, rtol: float, atol: float, tol: Tolerance, where: str) -> str:
+    worst = worst_entry(x, y, rtol, atol, (tol.noise or {}).get(where))
+    if worst is None:
+        return ""
+    index, before, after = worst
+    return f"; beyond its own bound at entry {index}: {before:.6g} -> {after:.6g}"
 
 
 def _same_plain(a: Any, b: Any) -> bool:
