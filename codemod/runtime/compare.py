@@ -7,9 +7,10 @@ types below (tensors stay tensors, on the CPU); :func:`compare` walks two trees 
 The rules are the ones a program's meaning depends on: sequences by position, mappings by key
 (a renamed key is a difference), dataclasses, named tuples and plain objects by field; numbers,
 strings and other plain leaves with ``==``; integer and bool tensors exactly, floating and
-complex ones (complex as complex) with the tolerance of *their own* dtype, relative to each
-tensor's scale (:func:`close_at_scale`); a dtype or shape change is a difference of its own,
-never a tolerance question.
+complex ones (complex as complex) with the tolerance of *their own* dtype, entry by entry
+(:func:`close_entrywise`): relative to the entry's own magnitude, and beyond it only by what the
+reference's measured rounding noise at that entry explains; a dtype or shape change is a
+difference of its own, never a tolerance question.
 """
 
 from __future__ import annotations
@@ -185,13 +186,27 @@ def _max(a: Optional[float], b: Optional[float]) -> Optional[float]:
     return a if b is None else max(a, b)
 
 
+# How many times an entry's measured rounding noise (the reference against the rounding probes)
+# a rewrite's rounding may reach there. The probes round every operation one way, so their
+# errors add up where a rewrite's, rounded to nearest, mostly cancel: measured on reordered sums,
+# Adam steps and variances (E[x^2] - E[x]^2 of values near 1000), a rewrite's difference was at
+# most half the probes' at every entry. 4 leaves room, and no more.
+NOISE_FACTOR = 4.0
+VALUES_DIFFER = "values differ"  # how a difference beyond the tolerance begins (the others: NaN, dtype, shape...)
+
+
 @dataclasses.dataclass
 class Tolerance:
-    """Explicit rtol/atol (``0`` honoured) or, where None, the default of each tensor's dtype."""
+    """Explicit rtol/atol (``0`` honoured) or, where None, the default of each tensor's dtype.
+    ``noise``: per compared tensor (by its place, the ``where`` of :func:`compare`), each entry's
+    rounding noise measured by the probe; ``record``: where set, :func:`compare_tensors` records
+    ``|a - b|`` per place into it instead (how the noise is measured)."""
 
     rtol: Optional[float] = None
     atol: Optional[float] = None
     table: Dict[torch.dtype, Tuple[float, float]] = dataclasses.field(default_factory=lambda: TOLERANCES)
+    noise: Optional[Dict[str, torch.Tensor]] = None
+    record: Optional[Dict[str, torch.Tensor]] = None
 
     def of(self, dtype: torch.dtype) -> Tuple[float, float]:
         rtol, atol = self.table.get(dtype, self.table[torch.float32])
@@ -269,28 +284,37 @@ def compare_tensors(a: Optional[torch.Tensor], b: Optional[torch.Tensor], where:
         tally.max_rel = tally.max_abs / scale if scale else tally.max_abs
     else:
         tally.max_abs = tally.max_rel = 0.0
+    if tol.record is not None:
+        tol.record[where] = entry_noise(x, y)
     rtol, atol = tol.of(a.dtype)
-    if not close_at_scale(x, y, rtol, atol):
+    if not close_entrywise(x, y, rtol, atol, (tol.noise or {}).get(where)):
         nan_moved = not torch.equal(torch.isnan(x), torch.isnan(y))
-        what = "NaN in other places" if nan_moved else f"values differ (max abs {tally.max_abs:.3g})"
+        what = "NaN in other places" if nan_moved else f"{VALUES_DIFFER} (max abs {tally.max_abs:.3g}{_worst(x, y, rtol, atol, tol, where)})"
         diffs.append(Difference(where, what))
     return tally
 
 
-def close_at_scale(x: torch.Tensor, y: torch.Tensor, rtol: float, atol: float) -> bool:
-    """``|x - y| <= atol + rtol * scale`` everywhere, ``scale`` the largest finite magnitude of
-    either tensor among the entries the two runs do not agree on bit for bit; NaN and infinities
-    in the same places (infinities of the same sign).
+def entry_noise(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """``|x - y|`` per entry (real, float64), 0 where either is not finite."""
+    delta = (x.to(torch.complex128 if x.is_complex() else torch.float64)
+             - y.to(torch.complex128 if y.is_complex() else torch.float64)).abs()
+    return torch.where(torch.isfinite(delta), delta, torch.zeros_like(delta))
 
-    Why the tensor's scale and not each entry's: a float sum's rounding is relative to the
-    magnitude of its terms, not of its result. A copy of a view is dense where the view was not,
-    so reductions over it sum in another order; after optimizer steps an entry near zero carries
-    noise of the size of the tensor's large entries times a few eps (measured: up to 16 float32
-    eps of the tensor's largest value after twenty Adam steps, on entries far smaller), which an
-    elementwise relative tolerance calls a difference. A change above ``rtol`` of the tensor's scale (a
-    gradient scaled by 1.001, a sign flipped on an entry that matters, a step dropped) still is one.
-    An entry both runs wrote the same (a masked fill's -1e9 or ``finfo.min`` beside logits of
-    magnitude 1) is no evidence of that noise: taken as the scale, it would accept any change.
+
+def close_entrywise(x: torch.Tensor, y: torch.Tensor, rtol: float, atol: float,
+                    noise: Optional[torch.Tensor] = None) -> bool:
+    """``|x - y| <= atol + rtol * max(|x|, |y|) + NOISE_FACTOR * noise`` at every finite entry,
+    ``noise`` that entry's rounding noise measured by the probe (none: 0); NaN and infinities in
+    the same places (infinities of the same sign).
+
+    Why each entry's own bound: a difference is rounding only where rounding can produce it *at
+    that entry*. A bound at the tensor's scale (its largest entry) let a small value computed on
+    its own, stacked beside a large noisy sum, change by ``rtol`` of the sum. Entries whose
+    rounding really is far above their magnitude (a cancellation ``x - x'`` of large values,
+    weights near zero after optimizer steps, measured up to 16 float32 eps of the tensor's
+    largest value) show it in the probe, the reference run again with every operation rounded
+    upward (:mod:`codemod.runtime.rounding`), and get their tolerance from their own noise, never
+    from a neighbour's.
     """
     if not torch.equal(torch.isnan(x), torch.isnan(y)):
         return False
@@ -300,13 +324,31 @@ def close_at_scale(x: torch.Tensor, y: torch.Tensor, rtol: float, atol: float) -
     finite = torch.isfinite(x) & torch.isfinite(y)
     if not finite.any():
         return True
-    xs, ys = x[finite], y[finite]
-    differ = xs != ys
-    if not differ.any():
-        return True
-    xs, ys = xs[differ], ys[differ]
-    scale = float(torch.maximum(xs.abs().max(), ys.abs().max()))
-    return bool(((xs - ys).abs() <= atol + rtol * scale).all())
+    return worst_entry(x, y, rtol, atol, noise) is None
+
+
+def worst_entry(x: torch.Tensor, y: torch.Tensor, rtol: float, atol: float,
+                noise: Optional[torch.Tensor] = None) -> Optional[Tuple[int, Any, Any]]:
+    """The finite entry furthest beyond its own bound (see :func:`close_entrywise`), as (flat
+    index, before, after); None where every finite entry is within it."""
+    finite = (torch.isfinite(x) & torch.isfinite(y)).reshape(-1)
+    bound = atol + rtol * torch.maximum(x.abs(), y.abs())
+    if noise is not None and noise.shape == x.shape:
+        bound = bound + NOISE_FACTOR * noise
+    excess = ((x - y).abs() - bound).reshape(-1)
+    excess = torch.where(finite, excess, torch.full_like(excess, -1.0))
+    if not excess.numel() or float(excess.max()) <= 0:
+        return None
+    index = int(excess.argmax())
+    return index, x.reshape(-1)[index].item(), y.reshape(-1)[index].item()
+
+
+def _worst(x: torch.Tensor, y: torch.Tensor, rtol: float, atol: float, tol: Tolerance, where: str) -> str:
+    worst = worst_entry(x, y, rtol, atol, (tol.noise or {}).get(where))
+    if worst is None:
+        return ""
+    index, before, after = worst
+    return f"; beyond its own bound at entry {index}: {before:.6g} -> {after:.6g}"
 
 
 def _same_plain(a: Any, b: Any) -> bool:

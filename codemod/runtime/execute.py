@@ -56,6 +56,7 @@ from codemod.runtime.references import (
     functionalize_grads,
     version_of,
 )
+from codemod.runtime.rounding import rounding
 
 CALLS = 2  # train-mode calls per side: the second sees the state the first left
 
@@ -72,6 +73,7 @@ class SideRequest:
     setup_out: Optional[str] = None
     crosscheck: bool = False  # run the functionalize oracle too (snapshot mode, modules)
     modules: Dict[str, str] = dataclasses.field(default_factory=dict)  # other files' texts to import instead
+    rounding_probe: str = ""  # "upward", "downward": every CPU float operation rounded so (``rounding``)
 
 
 @dataclasses.dataclass
@@ -133,7 +135,7 @@ def run_side(request: SideRequest) -> SideResult:
 
         use_sources(request.modules)
     try:
-        with deterministic(request.device):
+        with deterministic(request.device), (rounding(request.rounding_probe) if request.rounding_probe else contextlib.nullcontext()):
             _run(request, result, dtype)
     except _Stop:
         pass

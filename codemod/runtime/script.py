@@ -205,12 +205,13 @@ def run_script(script: Script, *, mode: str = "locate", max_backward: Optional[i
                capture: bool = False, timeout: Optional[float] = None,
                workdir: Optional[str] = None, record: bool = False,
                server: Optional[Interpreters] = None, skip: Optional[Dict[str, int]] = None,
-               meaning: str = "as-computed", recompute: bool = False) -> ScriptRun:
+               meaning: str = "as-computed", recompute: bool = False, rounding: str = "") -> ScriptRun:
     """Run ``script`` once in a subprocess (see the module docstring); never raises for the
     script's own failures, only :class:`ScriptError` when it cannot start. ``mode="record"``
     records without the locator; ``record=True`` records under it (its values are bit-identical).
     ``meaning``: the step-order fixes suggested (``as-computed`` or ``recompute``);
-    ``recompute``: the record is the recompute meaning's reference (``runtime.recompute``)."""
+    ``recompute``: the record is the recompute meaning's reference (``runtime.recompute``);
+    ``rounding``: ``upward`` or ``downward``, the rounding probe (``runtime.rounding``)."""
     script.check()
     own_dir = None
     if workdir is None:
@@ -223,6 +224,7 @@ def run_script(script: Script, *, mode: str = "locate", max_backward: Optional[i
             "max_backward": max_backward, "sources": {str(pathlib.Path(p).resolve()): s for p, s in (sources or {}).items()},
             "seed": seed, "snapshot": snapshot, "no_grad_sites": [list(s) for s in no_grad_sites],
             "view_copies": view_copies, "views_allowed": views_allowed, "meaning": meaning, "recompute": recompute,
+            "rounding": rounding,
             "suggest": suggest, "skip": dict(skip or {}), "record_values": record, "cwd": script.cwd,
             "stdout": str(folder / "stdout"), "stderr": str(folder / "stderr"), "result": str(folder / "result.json"), "record": str(folder / "record.pt"),
         }

@@ -43,6 +43,7 @@ from codemod.runtime import procgroup
 from codemod.runtime.harness import graph_leaves
 from codemod.runtime.locate import Conflict, Locator, _user_frame
 from codemod.runtime.rewritten_imports import use_sources
+from codemod.runtime.rounding import rounding
 
 _OWN_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -404,7 +405,7 @@ class _Threads:
                 parts = [torch.autograd.graph.saved_tensors_hooks(context.pack_hook, context.unpack_hook)]
             elif isinstance(context, TorchFunctionMode):
                 parts = [_Pushed(context)]
-            else:  # pragma: no cover - every context main() enters is one of the above
+            else:  # the rounding probe's mode: a thread the script starts rounds to nearest (less noise measured)
                 parts = []
             for part in parts:
                 part.__enter__()
@@ -503,6 +504,8 @@ def main(request_file: str) -> None:
         from codemod.runtime.view_copies import ViewsAllowed
 
         contexts.append(ViewsAllowed())
+    if request.get("rounding"):  # the rounding probe: every float operation rounded one way
+        contexts.insert(0, rounding(request["rounding"]))
     threads = _Threads()
     threads.install(contexts)
     error: Optional[BaseException] = None

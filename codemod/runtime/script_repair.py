@@ -36,7 +36,7 @@ import enum
 import os
 import pathlib
 import tempfile
-from typing import Dict, List, Optional
+from typing import TYPE_CHECKING, Dict, List, Optional
 
 from codemod.encoding import decode_source, encode_source
 from codemod.engine.diffs import unified_diff
@@ -47,6 +47,10 @@ from codemod.runtime.script import Interpreters, Script, ScriptRun, interpreters
 from codemod.runtime.repair import key_text
 from codemod.runtime.suggest import digest, display_path
 
+if TYPE_CHECKING:
+    import torch
+
+VALUES_DIFFER = "values differ"  # a difference of values beyond the tolerance (the others: keys, dtypes, shapes)
 # rtol, atol for one device: the repaired script runs the same ops as the reference.
 _TOLERANCES = {"torch.float64": (1e-7, 1e-9), "torch.float32": (1e-5, 1e-6),
                "torch.float16": (1e-2, 1e-3), "torch.bfloat16": (2e-2, 1e-2)}
@@ -83,6 +87,7 @@ class ScriptRepair:
     reference: str = "none"
     reasons: List[str] = dataclasses.field(default_factory=list)
     comparison: Optional[Comparison] = None
+    rounding: str = ""  # the rounding probes: whether each entry's noise was measured
     written: List[str] = dataclasses.field(default_factory=list)
     round_sources: List[Dict[str, str]] = dataclasses.field(default_factory=list)  # what each round ran
     read: Dict[str, Snapshot] = dataclasses.field(default_factory=dict)  # by real path: each file as read
@@ -261,8 +266,8 @@ def _prove(result: ScriptRepair, repaired: ScriptRun, max_backward: int, timeout
     result.reference = " and ".join(meanings)
     common = dict(mode="record", max_backward=max_backward, seed=True, capture=True, timeout=timeout,
                   workdir=workdir, server=server)
-    reference = run_script(result.script, snapshot=snapshot, no_grad_sites=leaf_sites,
-                           view_copies="view" in kinds, recompute=recompute, **common)
+    meaning_args = dict(snapshot=snapshot, no_grad_sites=leaf_sites, view_copies="view" in kinds, recompute=recompute)
+    reference = run_script(result.script, **meaning_args, **common)
     if recompute and reference.unfit:
         result.verdict = Verdict.unproven
         result.reasons.append(f"the recompute meaning does not fit this script: {reference.unfit}")
@@ -271,8 +276,8 @@ def _prove(result: ScriptRepair, repaired: ScriptRun, max_backward: int, timeout
         # In place, a later read sees the write: the meaning PyTorch gives the script where it
         # allows the write (views allowed: the writes reach the tensor viewed) is the reference.
         unfit = reference.unfit
-        reference = run_script(result.script, snapshot=snapshot, no_grad_sites=leaf_sites,
-                               views_allowed=True, **common)
+        meaning_args = dict(snapshot=snapshot, no_grad_sites=leaf_sites, views_allowed=True)
+        reference = run_script(result.script, **meaning_args, **common)
         if not reference.finished or reference.record is None:
             result.verdict = Verdict.unproven
             result.reasons.append(f"the writes-into-copies meaning does not fit: {unfit}; with views "
@@ -297,14 +302,57 @@ def _prove(result: ScriptRepair, repaired: ScriptRun, max_backward: int, timeout
                               f"{reference.backward_passes}")
         return
     result.verdict, reasons, result.comparison = judge(reference, repaired)
+    if result.comparison.differences and all(VALUES_DIFFER in d for d in result.comparison.differences):
+        noise = _measured_noise(result, reference.record, lambda direction: run_script(
+            result.script, **meaning_args, **common, rounding=direction))
+        if noise:
+            result.verdict, reasons, result.comparison = judge(reference, repaired, noise)
     result.reasons += reasons
 
 
-def judge(reference: ScriptRun, repaired: ScriptRun):
+def _measured_noise(result: ScriptRepair, reference_file: str, probe) -> Dict[str, "torch.Tensor"]:
+    """Each recorded tensor's rounding noise, entry by entry: the larger of the reference against
+    the reference run again rounded upward, then downward (:mod:`codemod.runtime.rounding`).
+    Only where values differ beyond each entry's own magnitude: it costs two runs. A probe
+    that fails measures nothing (each entry keeps its own bound)."""
+    import torch
+
+    from codemod.runtime.compare import entry_noise
+    from codemod.runtime.rounding import DIRECTIONS, probe_available
+
+    if not probe_available():
+        result.rounding = "not measured: this machine cannot set the rounding mode"
+        return {}
+    ref = torch.load(reference_file, weights_only=True)
+    noise: Dict[str, torch.Tensor] = {}
+    failed = []
+    for direction in DIRECTIONS:
+        run = probe(direction)
+        if not run.finished or run.record is None:
+            failed.append(f"rounded {direction}, it fails: {run.error or run.outcome.value}")
+            continue
+        other = torch.load(run.record, weights_only=True)
+        for key, a in ref.items():
+            b = other.get(key)
+            if (a is None or b is None or a.dtype != b.dtype or a.shape != b.shape
+                    or not (a.is_floating_point() or a.is_complex())):
+                continue
+            delta = entry_noise(a, b)
+            noise[key] = torch.maximum(noise[key], delta) if key in noise else delta
+    if len(failed) == len(DIRECTIONS):
+        result.rounding = "not measured: the probes failed (" + "; ".join(failed) + ")"
+        return {}
+    result.rounding = (f"measured over {len(noise)} tensor(s) (the reference run again rounded upward, then "
+                       "downward)" + (f"; one direction only ({failed[0]})" if failed else ""))
+    return noise
+
+
+def judge(reference: ScriptRun, repaired: ScriptRun, noise: Optional[Dict[str, "torch.Tensor"]] = None):
     """The verdict on two recorded runs of the same backward passes, with its reasons and what
-    was compared: the record tensor by tensor, then what each run printed (a value whose only
-    reader is a ``print`` is not in the record)."""
-    comparison = compare_records(reference.record, repaired.record)
+    was compared: the record tensor by tensor (``noise``: each entry's measured rounding noise,
+    by key), then what each run printed (a value whose only reader is a ``print`` is not in the
+    record)."""
+    comparison = compare_records(reference.record, repaired.record, noise)
     comparison.passes = reference.backward_passes
     comparison.printed = printed_lines(reference.stdout or "")
     shown = printed_difference(reference.stdout or "", repaired.stdout or "",
@@ -344,12 +392,15 @@ def _original_line(original: str, current: str, line: int) -> Optional[int]:
     return None
 
 
-def compare_records(reference_file: str, repaired_file: str) -> Comparison:
+def compare_records(reference_file: str, repaired_file: str,
+                    noise: Optional[Dict[str, "torch.Tensor"]] = None) -> Comparison:
     """Every recorded tensor, key by key: same keys, dtype, shape, values within the dtype's
-    tolerance relative to each tensor's scale (integers, booleans exactly; complex as complex)."""
+    tolerance relative to each entry's magnitude and, beyond it, its measured rounding noise
+    (``noise``, by key: :func:`codemod.runtime.compare.close_entrywise`); integers, booleans
+    exactly; complex as complex."""
     import torch
 
-    from codemod.runtime.compare import close_at_scale  # imports torch: only where a run compares
+    from codemod.runtime.compare import close_entrywise  # imports torch: only where a run compares
 
     ref = torch.load(reference_file, weights_only=True)
     new = torch.load(repaired_file, weights_only=True)
@@ -370,14 +421,14 @@ def compare_records(reference_file: str, repaired_file: str) -> Comparison:
         if a.is_floating_point() or a.is_complex():
             rtol, atol = _TOLERANCES.get(str(a.real.dtype if a.is_complex() else a.dtype), (1e-5, 1e-6))
             wide = torch.complex128 if a.is_complex() else torch.float64
-            same = close_at_scale(a.to(wide), b.to(wide), rtol, atol)  # rounding by layout tolerated
+            same = close_entrywise(a.to(wide), b.to(wide), rtol, atol, (noise or {}).get(key))
             if a.numel():
                 out.max_abs = max(out.max_abs, (a - b).abs().max().item())
         else:
             same = torch.equal(a, b)
         if not same:
-            out.differences.append(f"{key}: differs (max abs {(a.double() - b.double()).abs().max().item():.3g})"
-                                   if not a.is_complex() else f"{key}: differs")
+            out.differences.append(f"{key}: {VALUES_DIFFER} (max abs {(a.double() - b.double()).abs().max().item():.3g})"
+                                   if not a.is_complex() else f"{key}: {VALUES_DIFFER}")
         if kind.startswith("loss"):
             out.losses += 1
         elif kind == "grad":
@@ -441,6 +492,8 @@ def render(result: ScriptRepair) -> str:
                      f"{c.final} final parameter(s)/buffer(s), {c.printed} printed line(s); max abs difference "
                      f"{c.max_abs:.3g}")
         lines.append(head)
+    if result.rounding:
+        lines.append(f"  rounding noise per entry {result.rounding}")
     lines += [f"  {r}" for r in result.reasons]
     return "\n".join(lines)
 
@@ -453,4 +506,5 @@ def to_json(result: ScriptRepair) -> dict:
         "conflicts": [{k: v for k, v in c.items() if k != "describe"} for c in result.conflicts],
         "comparison": dataclasses.asdict(result.comparison) if result.comparison else None,
         "diff": result.diff(), "written": result.written, "errors": result.errors, "tried": result.tried,
+        "rounding_noise": result.rounding or None,
     }

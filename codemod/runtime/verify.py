@@ -33,7 +33,7 @@ import dataclasses
 import enum
 import pathlib
 import tempfile
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -41,6 +41,8 @@ from codemod.config import Settings
 from codemod.engine.pipeline import process_source
 from codemod.runtime.compare import (
     CROSS_DEVICE_TOLERANCES,
+    NOISE_FACTOR,
+    VALUES_DIFFER,
     Difference,
     Tally,
     Tolerance,
@@ -53,6 +55,7 @@ from codemod.runtime.harness import HarnessError, Target, parse_target, read_sou
 from codemod.runtime.isolate import DEFAULT_TIMEOUT, Status, run_isolated, warm_up
 from codemod.runtime.printed import printed_difference, printed_lines
 from codemod.runtime.references import REFERENCE_NAMES, Mode
+from codemod.runtime.rounding import DIRECTIONS, probe_available
 
 __all__ = ["HarnessError", "Verdict", "VerifyResult", "DeviceReport", "verify", "render_table",
            "default_devices", "split_target"]
@@ -137,6 +140,7 @@ class DeviceReport:
     oracle_crosscheck: Optional[str] = None
     reference_run: Optional[SideResult] = dataclasses.field(default=None, repr=False)
     captured: Dict[str, Captured] = dataclasses.field(default_factory=dict)
+    rounding: str = ""  # the rounding probe: whether each entry's noise was measured, and how
 
     @property
     def ok(self) -> bool:
@@ -199,6 +203,7 @@ class VerifyResult:
                     "differences": [dataclasses.asdict(x) for x in d.differences],
                     "reasons": d.reasons,
                     "oracle_crosscheck": d.oracle_crosscheck,
+                    "rounding_noise": d.rounding or None,
                     "captured_output": {k: dataclasses.asdict(v) for k, v in d.captured.items()},
                 }
                 for d in self.devices
@@ -291,11 +296,12 @@ def _verify_on(spec: Target, original_source: str, new_source: str, device: str,
     with tempfile.TemporaryDirectory(prefix="inplacefix-setup-") as tmp:
         setup = str(pathlib.Path(tmp) / "setup.pt")
 
-        def side(source: str, tag: str, mode: Mode, crosscheck: bool = False):
+        def side(source: str, tag: str, mode: Mode, crosscheck: bool = False, probe: str = ""):
+            first = tag == "original" and mode is Mode.PLAIN and not probe  # makes the setup the others load
             request = SideRequest(spec, source, tag, mode, device, float64,
-                                  setup_in=None if tag == "original" and mode is Mode.PLAIN else setup,
-                                  setup_out=setup if tag == "original" and mode is Mode.PLAIN else None,
-                                  crosscheck=crosscheck, modules=(modules or {}) if tag == "rewritten" else {})
+                                  setup_in=None if first else setup, setup_out=setup if first else None,
+                                  crosscheck=crosscheck, modules=(modules or {}) if tag == "rewritten" else {},
+                                  rounding_probe=probe)
             return run_side_isolated(request, timeout)
 
         original, out_original = side(original_source, "original", Mode.PLAIN)
@@ -303,6 +309,7 @@ def _verify_on(spec: Target, original_source: str, new_source: str, device: str,
         report = DeviceReport(device, original, new, "none")
         report.captured = {"original": out_original, "rewritten": out_new}
         reference = original if usable(original) else None
+        reference_mode = Mode.PLAIN
         if reference is not None:
             report.reference = "original"
         elif original.status == "inplace-error":
@@ -331,7 +338,7 @@ def _verify_on(spec: Target, original_source: str, new_source: str, device: str,
                         mode, no_grad_unfit = Mode.COPY_LEAVES, ref.unfit
                         continue
                 else:
-                    reference = ref
+                    reference, reference_mode = ref, mode
                     report.reference = REFERENCE_NAMES[mode]
                     if mode in (Mode.VIEWS_ALLOWED, Mode.COPY_LEAVES):
                         report.reasons.clear()
@@ -341,10 +348,14 @@ def _verify_on(spec: Target, original_source: str, new_source: str, device: str,
         else:
             report.reasons.append(f"no reference: the original fails for another reason "
                                   f"({original.failed_at}): {original.error}")
-    if reference is not None and not reference.ok:
-        report.meaning = ((report.meaning + "; ") if report.meaning else "") + (
-            f"it fails in {reference.failed_at} ({_short(reference.error)}): a rewrite must fail there the same way")
-    _judge(report, reference, new, tol)
+        if reference is not None and not reference.ok:
+            report.meaning = ((report.meaning + "; ") if report.meaning else "") + (
+                f"it fails in {reference.failed_at} ({_short(reference.error)}): a rewrite must fail there the same way")
+
+        def probe(direction: str) -> SideResult:  # loads the reference's initial weights and inputs
+            return side(original_source, "original", reference_mode, probe=direction)[0]
+
+        _judge(report, reference, new, tol, probe)
     _doubt(report, reference)
     return report
 
@@ -390,7 +401,8 @@ def _meaning(mode: Mode, ref: SideResult) -> str:
     return f"in-place updates of leaves applied outside autograd, as under torch.no_grad(): {where}"
 
 
-def _judge(report: DeviceReport, reference: Optional[SideResult], new: SideResult, tol: Tolerance) -> None:
+def _judge(report: DeviceReport, reference: Optional[SideResult], new: SideResult, tol: Tolerance,
+           probe: Optional[Callable[[str], SideResult]] = None) -> None:
     same_failure = (reference is not None and not reference.ok and new.status == reference.status
                     and new.failed_at == reference.failed_at and new.error_type == reference.error_type)
     if not new.ok and not same_failure:
@@ -401,6 +413,11 @@ def _judge(report: DeviceReport, reference: Optional[SideResult], new: SideResul
         report.verdict = Verdict.UNPROVEN
         return
     diffs, compared, comparison = compare_sides(reference, new, tol)
+    explicit = tol.rtol is not None or tol.atol is not None  # --rtol/--atol are taken as they are
+    if diffs and probe is not None and not explicit and all(d.what.startswith(VALUES_DIFFER) for d in diffs):
+        noise = _measured_noise(report, reference, probe, tol)
+        if noise:
+            diffs, compared, comparison = compare_sides(reference, new, dataclasses.replace(tol, noise=noise))
     report.differences, report.compared, report.comparison = diffs, compared, comparison
     shown = _printed_difference(report, tol)
     if diffs:
@@ -420,6 +437,39 @@ def _judge(report: DeviceReport, reference: Optional[SideResult], new: SideResul
         report.verdict = Verdict.UNPROVEN
     else:
         report.verdict = Verdict.VERIFIED
+
+
+def _measured_noise(report: DeviceReport, reference: SideResult, probe: Callable[[str], SideResult],
+                    tol: Tolerance) -> Dict[str, torch.Tensor]:
+    """Each compared tensor's rounding noise, entry by entry: the larger of the reference against
+    the rounding probes (the same run, every operation rounded upward, then downward). Only where
+    values differ beyond each entry's own magnitude: a right rewrite rarely needs it, and it costs
+    two runs. A probe that cannot run or fails measures nothing: each entry keeps its own bound."""
+    if not probe_available():
+        report.rounding = "not measured: this machine cannot set the rounding mode"
+        return {}
+    noise: Dict[str, torch.Tensor] = {}
+    failed = []
+    for direction in DIRECTIONS:
+        try:
+            run = probe(direction)
+        except HarnessError as exc:
+            failed.append(f"rounded {direction}: {_short(str(exc))}")
+            continue
+        if not usable(run):
+            failed.append(f"rounded {direction}, it fails ({run.failed_at}): {_short(run.error)}")
+            continue
+        measured: Dict[str, torch.Tensor] = {}
+        compare_sides(reference, run, dataclasses.replace(tol, record=measured))
+        for where, delta in measured.items():
+            noise[where] = torch.maximum(noise[where], delta) if where in noise else delta
+    if len(failed) == len(DIRECTIONS):
+        report.rounding = "not measured: the probes failed (" + "; ".join(failed) + ")"
+        return {}
+    report.rounding = (f"measured over {len(noise)} tensor(s) (the reference run again rounded upward, then "
+                       f"downward): each entry may differ by {NOISE_FACTOR:g} times its own noise"
+                       + (f"; one direction only ({failed[0]})" if failed else ""))
+    return noise
 
 
 def _printed_difference(report: DeviceReport, tol: Tolerance) -> Optional[str]:
@@ -529,6 +579,13 @@ def _compare_devices(result: VerifyResult, cpu: DeviceReport, gpu: DeviceReport,
         if check:
             result.cross_device_note = "n/a: the reference itself differs between devices (dropout or other randomness)"
             return
+    if ref_cpu.calls and ref_gpu.calls and not ref_cpu.calls[0].error and not ref_gpu.calls[0].error:
+        # Each entry's noise across devices: the reference's own gradients on both, entry by entry.
+        noise: Dict[str, torch.Tensor] = {}
+        ra, rb = ref_cpu.calls[0].grads, ref_gpu.calls[0].grads
+        for key in sorted(set(ra) & set(rb)):
+            compare_tensors(ra[key], rb[key], f"grad {key}", dataclasses.replace(tol, record=noise), [])
+        tol = dataclasses.replace(tol, noise=noise)
     a, b = cpu.rewritten.calls[0].grads, gpu.rewritten.calls[0].grads
     diffs: List[Difference] = []
     tally = Tally()
@@ -602,6 +659,8 @@ def render_table(result: VerifyResult) -> str:
             out.append(f"{d.device}: oracle cross-check (functionalize vs snapshot): {d.oracle_crosscheck}")
         if d.compared.calls:
             out.append(f"{d.device}: compared {d.compared.describe()}")
+        if d.rounding:
+            out.append(f"{d.device}: rounding noise per entry {d.rounding}")
         for skipped in d.compared.skipped:
             out.append(f"{d.device}: not compared: {skipped}")
         for note in dict.fromkeys(d.original.notes + d.rewritten.notes):
