@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import textwrap
 import time
 
 import pytest_lsp
@@ -16,6 +15,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, default_converter, register_lsp_features
 
 from codemod.frontends.lsp_tasks import DEBOUNCE_MS, Coalescer
+from tests.test_lsp_load import module
 
 SERVER = [sys.executable, "-m", "codemod", "lsp"]
 
@@ -106,23 +106,6 @@ async def test_cancel_drops_the_waiting_run():
     job.release.set()
     await settle()
     assert job.read == [1] and not runs.running("doc")
-
-
-BLOCK = textwrap.dedent(
-    """
-
-    def step{i}(x: torch.Tensor, w: torch.Tensor):
-        h = torch.sigmoid(x @ w)
-        h += 1
-        z = x * 2
-        z += 1
-        return h + z
-    """
-)
-
-
-def module(functions: int) -> str:
-    return "import torch\n" + "".join(BLOCK.format(i=i) for i in range(functions))
 
 
 def recording_client() -> LanguageClient:
