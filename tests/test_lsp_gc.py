@@ -19,8 +19,11 @@ from .lsp_wire import Wire
 WATCHED = textwrap.dedent("""\
     import gc
     import sys
+    import threading
 
     from codemod.frontends import lsp, lsp_project
+
+    LINES = threading.Lock()  # the analysis and the index run in two threads: one whole line each
 
 
     def watched(what, call):
@@ -28,7 +31,9 @@ WATCHED = textwrap.dedent("""\
             try:
                 return call(*args, **kwargs)
             finally:
-                print("frozen after", what, gc.get_freeze_count(), file=sys.stderr, flush=True)
+                with LINES:
+                    sys.stderr.write(f"frozen after {what} {gc.get_freeze_count()}\\n")
+                    sys.stderr.flush()
         return run
 
 
