@@ -504,9 +504,8 @@ class Hazards:
         return False
 
     def _from_callers(self, func: Function, param: str, grad_free: bool = False) -> Iterator[Optional[Hazard]]:
-        """The write modifies the caller's tensor: at a call of ``func`` in this file, was the
-        argument for ``param`` saved by an op that ran before the call (``Decoder(8)(quant)``
-        twice: the first call's projection saved ``quant``)? Proven hazards only. ``grad_free``:
+        """The write modifies the caller's tensor: at a call of ``func`` (other files': their proof), was the argument
+        for ``param`` saved by an op run before the call (``Decoder(8)(quant)`` twice)? Proven only. ``grad_free``:
         the caller's tensor reaches the write only where it requires no grad or grad is off
         (``branches.copied_where_it_requires_grad``): no proof from what the argument is (a leaf, a
         saved output; an input some op saved is then left unproven too: the reason does not say)."""
@@ -532,6 +531,7 @@ class Hazards:
                 refused = refused_view(self.model, call, arg) if arg is not None else None
                 if refused is not None:
                     yield Hazard(f"`{param}` is the caller's tensor: at line {call.lineno}, {refused}")
+            yield from () if grad_free else saved_by_callers_elsewhere(self.model, func, param, index)
         finally:
             self._asking.discard(func)
 
@@ -588,6 +588,29 @@ class Hazards:
                         return True
                     break
         return False
+
+
+def saved_by_callers_elsewhere(model: HazardFacts, func: Function, param: str,
+                               index: Optional[int]) -> Iterator[Hazard]:
+    """:meth:`Hazards._from_callers` for the calls of ``func`` in the run's other files (the project
+    index): a call whose caller's own analysis proved the argument saved for a backward still
+    to run (``CallFact.args_saved``, with its reason). Calls with grad off record nothing."""
+    calls = model.calls
+    project = calls.project
+    qualname = calls.qualname(func) if project is not None else None
+    if project is None or qualname is None:
+        return
+    method = isinstance(model.parent(func), ast.ClassDef)
+    if method:
+        index = None  # `Cls.m(obj, x)` passes the instance first: only keywords are sure
+    module = qualname.rsplit(".", 2 if method else 1)[0]
+    for call in project.calls_from_elsewhere(qualname, module):
+        if not call.called or call.grad_off or (call.caller and project.grad_off(call.caller)):
+            continue
+        for name, why in call.args_saved:
+            if name == param or (index is not None and name == str(index)):
+                where = f"`{call.caller}`" if call.caller else "another module's top level"
+                yield Hazard(f"`{param}` is the caller's tensor: at its call in {where}, {why}")
 
 
 def from_a_later_turn(model: HazardFacts, found: Optional[Hazard], made: Span,

@@ -59,8 +59,8 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
         caller = _caller_name(tree, owner, local)
         grad_off = model.grad.local_reason(site) in _GRAD_OFF
         ignored = called and isinstance(tree.parent(site), ast.Expr)
-        read, grad, tensor = _arguments(model, resolver, site, callee, grad_off) if arguments else _NONE
-        found.append(CallFact(callee, caller, grad_off, called, ignored, read, grad, tensor))
+        read, grad, tensor, saved = _arguments(model, resolver, site, callee, grad_off) if arguments else _NONE
+        found.append(CallFact(callee, caller, grad_off, called, ignored, read, grad, tensor, saved))
     exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
     return ModuleFacts(module, functions, found, exports, libraries,
                        indexed_other_dtype(tree.source), argued=arguments,
@@ -150,6 +150,7 @@ def _arguments(model: SemanticModel, resolver: "_Resolver", site: ast.AST, calle
                     and not any(isinstance(b, ast.Starred) for b in site.args[:i])
                     and requirement.requires_grad(a, stmt) == "yes")
         grad.update(kw.arg for kw in site.keywords if kw.arg and requirement.requires_grad(kw.value, stmt) == "yes")
+    saved = _saved_arguments(model, site, tensor) if not grad_off and not resolver.stays_here(callee) else ()
     keyed = [(str(i), key) for i, key in enumerate(map(target_key, site.args)) if key]
     keyed += [(kw.arg, key) for kw, key in ((kw, target_key(kw.value) if kw.arg else None)
                                             for kw in site.keywords) if kw.arg and key]
@@ -157,7 +158,23 @@ def _arguments(model: SemanticModel, resolver: "_Resolver", site: ast.AST, calle
         flow = model.binder.flow(tree.owner(site))
         stmt = tree.statement_of(site)
         read.update(name for name, key in keyed if model.holders.argument_read_after(flow, key, stmt))
-    return Passed(frozenset(read), frozenset(grad), frozenset(tensor))
+    return Passed(frozenset(read), frozenset(grad), frozenset(tensor), saved)
+
+
+def _saved_arguments(model: SemanticModel, site: ast.Call, tensor: Set[str]) -> Tuple[Tuple[str, str], ...]:
+    """(argument, why) of the tensors a call to another module passes that its caller's
+    analysis proves autograd saved for a backward still to run (``h = F.relu(...)`` then
+    ``merge(h, skip)``): a write into one in the callee breaks backward. The same question a
+    file asks of its own calls (``Hazards._from_callers``: the call taken as a write into the
+    argument); proven answers only."""
+    found: List[Tuple[str, str]] = []
+    for name, value in _passed_values(site):
+        if name not in tensor:
+            continue
+        hazard = model.hazards.explain(site, value)
+        if hazard is not None and hazard.proven:
+            found.append((name, hazard.reason))
+    return tuple(found)
 
 
 def _passed_values(site: ast.Call) -> List[Tuple[str, ast.expr]]:

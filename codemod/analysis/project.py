@@ -43,6 +43,9 @@ class CallFact:
     args_read_after: FrozenSet[str]  # "0", "1"... or keyword names of arguments read afterwards
     args_grad: FrozenSet[str] = frozenset()  # those the caller's analysis shows require grad
     args_tensor: FrozenSet[str] = frozenset()  # those the caller's analysis shows are tensors
+    # (argument, why) of those the caller's analysis proves autograd saved before the call and
+    # reads in backward (a write into them in the callee breaks backward: ``hazard._from_callers``)
+    args_saved: Tuple[Tuple[str, str], ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,11 +110,12 @@ SummaryLoader = Callable[[str, FrozenSet[str]], Dict[str, SummaryFact]]
 class Passed(NamedTuple):
     """What one call passes, as its caller's analysis sees it (positions \"0\", \"1\"... and
     keyword names): the arguments it reads afterwards, those that require grad, those that are
-    tensors."""
+    tensors, those autograd saved before the call (with the caller's reason)."""
 
     read_after: FrozenSet[str]
     grad: FrozenSet[str]
     tensor: FrozenSet[str]
+    saved: Tuple[Tuple[str, str], ...] = ()
 
 
 # What each call of a module passes (``Passed``), in the order of its ``ModuleFacts.calls``,
@@ -203,8 +207,9 @@ class ProjectIndex:
             found = None
             passed = self.arguments(module, facts.key) if self.arguments is not None else None
             if passed is not None and len(passed) == len(facts.calls):
-                found = [dataclasses.replace(c, args_read_after=read, args_grad=grad, args_tensor=tensor)
-                         for c, (read, grad, tensor) in zip(facts.calls, passed)]
+                found = [dataclasses.replace(c, args_read_after=read, args_grad=grad, args_tensor=tensor,
+                                             args_saved=saved)
+                         for c, (read, grad, tensor, saved) in zip(facts.calls, passed)]
             self._argued[module] = found
         return self._argued[module]
 
@@ -512,7 +517,7 @@ def _passed(facts: ModuleFacts, call: CallFact) -> str:
     """What ``call`` (one of ``facts``' module) passes, for ``ProjectIndex.digest_for``: the key
     of what the module's facts were made from, or (facts without one) the arguments themselves."""
     return facts.key if facts.key else repr((sorted(call.args_read_after), sorted(call.args_grad),
-                                             sorted(call.args_tensor)))
+                                             sorted(call.args_tensor), call.args_saved))
 
 
 def library_callees(module: ast.Module) -> Dict[str, str]:

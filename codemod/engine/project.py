@@ -29,10 +29,10 @@ from codemod.engine.fileio import read_source
 from codemod.engine.libraries import Libraries
 from codemod.engine.summary_json import summary_from_json, summary_to_json
 
-_VERSION = b"project-facts-10"  # JSON entries (3: summaries, kept apart; 4: library callees; 5: other dtype;
+_VERSION = b"project-facts-11"  # JSON entries (3: summaries, kept apart; 4: library callees; 5: other dtype;
 # 6: what calls pass, kept apart; 7: grad-off decorators; 8: `A, B = mod.A, mod.B` aliases;
 # 9: summaries say whether a class owns parameters and whether the callee keeps its result;
-# 10: what calls pass says which arguments are tensors)
+# 10: what calls pass says which arguments are tensors; 11: and which autograd saved before the call)
 
 
 Mapper = Callable[[Callable[[str], Optional[ModuleFacts]], List[str]], List[Optional[ModuleFacts]]]
@@ -129,8 +129,9 @@ def module_arguments(module: str, key: str, paths: dict, project: frozenset, cac
             raw = load_json(folder / entry)
             if raw["module"] != module:
                 raise ValueError(module)
-            return [Passed(frozenset(_texts(read)), frozenset(_texts(grad)), frozenset(_texts(tensor)))
-                    for read, grad, tensor in raw["arguments"]]
+            return [Passed(frozenset(_texts(read)), frozenset(_texts(grad)), frozenset(_texts(tensor)),
+                           tuple((str(name), str(why)) for name, why in saved))
+                    for read, grad, tensor, saved in raw["arguments"]]
         except Exception:  # noqa: BLE001 - a missing, unreadable or malformed entry is a miss
             pass
     from codemod.analysis.indexing import call_arguments
@@ -147,7 +148,8 @@ def module_arguments(module: str, key: str, paths: dict, project: frozenset, cac
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError):
         return None
     if folder is not None:
-        store_json(folder / entry, {"module": module, "arguments": [[sorted(r), sorted(g), sorted(t)] for r, g, t in found]})
+        store_json(folder / entry, {"module": module, "arguments": [[sorted(r), sorted(g), sorted(t), [list(x) for x in v]]
+                                                                    for r, g, t, v in found]})
     return found
 
 
