@@ -601,14 +601,14 @@ def saved_by_callers_elsewhere(model: HazardFacts, func: Function, param: str,
     if project is None or qualname is None:
         return
     method = isinstance(model.parent(func), ast.ClassDef)
-    if method:
-        index = None  # `Cls.m(obj, x)` passes the instance first: only keywords are sure
     module = qualname.rsplit(".", 2 if method else 1)[0]
     for call in project.calls_from_elsewhere(qualname, module):
         if not call.called or call.grad_off or (call.caller and project.grad_off(call.caller)):
             continue
+        # `Cls.m(obj, x)` passes the instance first: only keywords are sure; `self.block(x)` (bound) does not
+        position = str(index) if index is not None and (call.bound or not method) else None
         for name, why in call.args_saved:
-            if name == param or (index is not None and name == str(index)):
+            if name in (param, position):
                 where = f"`{call.caller}`" if call.caller else "another module's top level"
                 yield Hazard(f"`{param}` is the caller's tensor: at its call in {where}, {why}")
 

@@ -21,6 +21,7 @@ from codemod.analysis.kept import function_keeps
 from codemod.analysis.model import SemanticModel
 from codemod.analysis.kinds import TENSORISH
 from codemod.analysis.project import CallFact, FunctionFact, ModuleFacts, Passed, SummaryFact, is_library
+from codemod.analysis.summaries import set_through_another_receiver
 from codemod.analysis.syntax import FUNCTIONS, Function, Owner, target_key
 from codemod.analysis.tree import Tree
 
@@ -49,18 +50,14 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
     resolver = _Resolver(model, module, project_modules, is_package, _imports(model), frozenset(local.values()))
     found: List[CallFact] = []
     libraries: Dict[str, str] = {}
-    for node, callee in _sites(model, resolver, libraries):
-        parent = tree.parent(node)
-        site: Union[ast.Call, ast.Name, ast.Attribute] = node
-        if isinstance(parent, ast.Call) and parent.func is node:
-            site = parent
+    for site, callee, bound in _call_sites(model, resolver, libraries):
         called = isinstance(site, ast.Call)
         owner = tree.owner(site)
         caller = _caller_name(tree, owner, local)
         grad_off = model.grad.local_reason(site) in _GRAD_OFF
         ignored = called and isinstance(tree.parent(site), ast.Expr)
         read, grad, tensor, saved = _arguments(model, resolver, site, callee, grad_off) if arguments else _NONE
-        found.append(CallFact(callee, caller, grad_off, called, ignored, read, grad, tensor, saved))
+        found.append(CallFact(callee, caller, grad_off, called, ignored, read, grad, tensor, saved, bound))
     exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
     return ModuleFacts(module, functions, found, exports, libraries,
                        indexed_other_dtype(tree.source), argued=arguments,
@@ -75,11 +72,7 @@ def call_arguments(model: SemanticModel, module: str, project_modules: FrozenSet
     resolver = _Resolver(model, module, project_modules, is_package, _imports(model),
                          frozenset(_local_functions(model, module).values()))
     found: List[Passed] = []
-    for node, callee in _sites(model, resolver, {}):
-        parent = tree.parent(node)
-        site: Union[ast.Call, ast.Name, ast.Attribute] = node
-        if isinstance(parent, ast.Call) and parent.func is node:
-            site = parent
+    for site, callee, _ in _call_sites(model, resolver, {}):
         grad_off = isinstance(site, ast.Call) and model.grad.local_reason(site) in _GRAD_OFF
         found.append(_arguments(model, resolver, site, callee, grad_off))
     return found
@@ -106,6 +99,69 @@ def _local_functions(model: SemanticModel, module: str) -> Dict[Function, str]:
 
 def _imports(model: SemanticModel) -> List[Union[ast.Import, ast.ImportFrom]]:
     return [cast(Union[ast.Import, ast.ImportFrom], n) for n in model.tree.source.walked(ast.Import)]
+
+
+def _call_sites(model: SemanticModel, resolver: "_Resolver", libraries: Dict[str, str]
+                ) -> Iterator[Tuple[Union[ast.Call, ast.Name, ast.Attribute], str, bool]]:
+    """(site, callee, bound) of each use of a project function (the call where it is called),
+    then of each call of an instance of a class of another module (:func:`_instance_calls`,
+    ``bound``), in one order :func:`collect` and :func:`call_arguments` share."""
+    parents = model.tree.source.parents
+    for node, callee in _sites(model, resolver, libraries):
+        parent = parents.get(node)
+        yield (parent if isinstance(parent, ast.Call) and parent.func is node else node), callee, False
+    for call, callee in _instance_calls(model, resolver):
+        yield call, callee, True
+
+
+def _instance_calls(model: SemanticModel, resolver: "_Resolver") -> Iterator[Tuple[ast.Call, str]]:
+    """(call, ``mod.Cls.forward``) of each call of an instance of a class of another module of
+    the run: ``self.block(x)`` where the class sets ``self.block`` only to ``Cls(...)``, ``block(x)``
+    where the function binds ``block`` only so, ``Cls(d)(x)``. Its positions are the forward's
+    after ``self`` (``CallFact.bound``)."""
+    tree = model.tree
+    for call in tree.source.walked(ast.Call):
+        if not isinstance(call, ast.Call):
+            continue
+        built = _instances(model, call.func)
+        if not built:
+            continue
+        classes = {resolver.resolve(b.func) for b in built}
+        qual = classes.pop() if len(classes) == 1 else None
+        if qual is None or resolver.stays_here(qual):
+            continue
+        yield call, f"{qual}.forward"
+
+
+def _instances(model: SemanticModel, func: ast.expr) -> List[ast.Call]:
+    """The constructions an instance called as ``func`` comes from, where they are all it may
+    hold (empty otherwise): ``Cls(d)`` of ``Cls(d)(x)``; of ``self.attr`` every value the class
+    sets it to, none of them other than a call of a name (``Cls(...)``, ``mod.Cls(...)``); of a
+    local name every binding in its function."""
+    def constructions(values: List[object]) -> List[ast.Call]:
+        calls = [v for v in values if isinstance(v, ast.Call) and isinstance(v.func, (ast.Name, ast.Attribute))]
+        return calls if calls and len(calls) == len(values) else []
+
+    if isinstance(func, ast.Call):
+        return constructions([func])
+    key = target_key(func)
+    if key is None:
+        return []
+    if key.startswith("self.") and key.count(".") == 1:
+        cls = model.tree.enclosing_class(func)
+        if cls is None or any(isinstance(s, FUNCTIONS) and s.name == key[5:] for s in cls.body) \
+                or set_through_another_receiver(model, key[5:]):
+            return []  # a method; or `unit.block = Other()` elsewhere: not the class's values alone
+        return constructions(list(model.class_attrs(cls).get(key[5:], [])))
+    if "." in key or not isinstance(func, ast.Name):
+        return []
+    owner = model.tree.owner(func)
+    if not isinstance(owner, FUNCTIONS):
+        return []
+    bindings = model.binder.flow(owner).bindings.get(key, [])
+    if not bindings or any(b.form != "assign" for b in bindings):
+        return []
+    return constructions([b.value for b in bindings])
 
 
 def _sites(model: SemanticModel, resolver: "_Resolver",

@@ -46,6 +46,10 @@ class CallFact:
     # (argument, why) of those the caller's analysis proves autograd saved before the call and
     # reads in backward (a write into them in the callee breaks backward: ``hazard._from_callers``)
     args_saved: Tuple[Tuple[str, str], ...] = ()
+    # a call of an instance (``self.block(x)``, callee ``mod.Block.forward``): positions start after
+    # ``self``; an instance may also be called where no file shows, so these calls are not all
+    # the calls there are: the index's joined answers (grad off, callers relying) leave them out
+    bound: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,6 +150,8 @@ class ProjectIndex:
         self._canonical: Dict[str, str] = {}  # name -> canonical(name): many calls name one callee
         for facts in self.modules.values():
             for c in facts.calls:
+                if c.bound:
+                    continue  # (only ``calls_from_elsewhere`` gives them, marked)
                 callee = self.canonical(c.callee)
                 self.calls.setdefault(callee, []).append(c if callee == c.callee else dataclasses.replace(c, callee=callee))
         self._grad_off: Dict[str, bool] = {}
@@ -155,7 +161,7 @@ class ProjectIndex:
         self.wanted: Dict[str, Set[str]] = {}
         for facts in self.modules.values():
             for c in facts.calls:
-                if not c.called:
+                if not c.called or c.bound:
                     continue
                 module, _, name = self.canonical(c.callee).rpartition(".")
                 if module in self.modules and module != facts.module:
@@ -386,7 +392,7 @@ class ProjectIndex:
         if any(call.result_ignored for call in calls):
             return True
         for call, known in self._calls_passing(qualname):
-            if not call.called:
+            if not call.called or call.bound:
                 continue
             if call.result_ignored or not known or param in call.args_read_after or index in call.args_read_after:
                 return True  # (what it passes not known: it may read the argument after)

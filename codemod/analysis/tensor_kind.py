@@ -756,7 +756,7 @@ class ParameterKinds(_KindsPart):
         module = qualname.rsplit(".", 2 if method else 1)[0]
         return [Kind.TENSOR if call.called and (param in call.args_tensor or position is not None
                                                 and str(position) in call.args_tensor) else Kind.UNKNOWN
-                for call in project.calls_from_elsewhere(qualname, module)]
+                for call in project.calls_from_elsewhere(qualname, module) if not call.bound]
 
     def _self_calls(self, cls: ast.ClassDef, func: ast.AST) -> Optional[List[ast.Call]]:
         """The calls ``self.<name>(...)`` of a helper method of a top-level class from the class's

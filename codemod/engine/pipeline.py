@@ -73,7 +73,7 @@ def process_source(
     """
     result = FileResult(path)
     wants_unused = _wants_unused(data, settings)
-    if SCREEN not in data and not wants_unused:
+    if SCREEN not in data and not wants_unused and not _handed_tensors(data, project, module_name):
         return result
     from codemod.analysis.model import SemanticModel
     from codemod.analysis.source import Source, parse
@@ -172,6 +172,21 @@ def process_source(
         if result.changed:
             result.applied = chosen
     return result
+
+
+def _handed_tensors(data: bytes, project, module: str) -> bool:
+    """A file that never names torch may still be handed tensors: a helper module whose
+    functions other files of the run call with tensors (``merge_skip(h, skip)`` after ``h =
+    F.relu(...)``), as their own analysis shows (``CallFact.args_tensor``). Asked only of such a
+    file with something the rules look for."""
+    if project is None or not module or module not in project.modules:
+        return False
+    from codemod.rules import registry
+
+    if not registry.may_have_candidates(data):
+        return False
+    return any(call.args_tensor for f in project.modules[module].functions
+               for call in project.calls_from_elsewhere(f.qualname, module))
 
 
 def will_parse(data: bytes) -> bool:
