@@ -845,9 +845,7 @@ class GradRequirement(_ViewsPart):
             return []
         module = qualname.rsplit(".", 2 if isinstance(self.tree.parent(func), ast.ClassDef) else 1)[0]
         answers: List[RequiresGrad] = []
-        for call in project.calls_from_elsewhere(qualname, module):
-            if call.bound:
-                continue  # an instance's call: one of those there may be (``CallFact.bound``)
+        for call in [c for c in project.calls_from_elsewhere(qualname, module) if not c.bound]:  # (``CallFact.bound``)
             if not call.called:
                 return ["unknown"]
             if call.grad_off or (call.caller and project.grad_off(call.caller)):
