@@ -1265,7 +1265,7 @@ class Chains:
             layer = self._layer_value(member)
             if not isinstance(layer, ast.Call):
                 return Feeder("unseen", None, "", False)
-            name = self.model.torch_name(layer.func)
+            name = self.model.torch_name(layer.func) or param_class(self, layer)
             returned = self._returned_layers(layer) if name is None else None
             if returned is not None:
                 fed = [self._torch_feeder(r, member, self.model.torch_name(r.func) or "") for r in returned]
@@ -1359,7 +1359,7 @@ class Chains:
     def runs_in_place(self, layer: ast.Call, name: Optional[str] = None) -> Optional[bool]:
         """Whether the module built by ``layer`` runs in place: its ``inplace=`` argument,
         followed through constructor parameters and defaults; None when it cannot tell."""
-        name = name or self.model.torch_name(layer.func) or ""
+        name = name or self.model.torch_name(layer.func) or param_class(self, layer) or ""
         index = torch_api.INPLACE_PARAM_CALLABLES.get(f"torch.nn.{name.rsplit('.', 1)[-1]}")
         if index is None:
             return False
@@ -1465,6 +1465,32 @@ class Chains:
 
 _OBJECT = ast.Ellipsis  # a value that is never None: a container literal, a module or object built by a call
 _UNSET = ast.Pass  # an attribute not yet assigned
+
+
+def param_class(chains: Chains, call: ast.Call) -> Optional[str]:
+    """``act_layer(inplace=True)`` in ``__init__(self, act_layer=nn.ReLU)`` (the builders of timm,
+    torchvision, mmcv): the one torch module class every construction of the class in the file
+    passes for ``act_layer``, or its default where none passes one (``Chains._param_values``: None
+    where a caller may be unseen, or where one passes anything else: a ``partial``, a factory, a
+    class of the project)."""
+    func = call.func
+    model = chains.model
+    owner = model.owner(func) if isinstance(func, ast.Name) else None
+    if not isinstance(func, ast.Name) or not isinstance(owner, FUNCTIONS):
+        return None
+    bindings = model.reaching(model.flow(owner), func.id, model.statement_of(func))
+    if not bindings or any(b.form != "param" for b in bindings):
+        return None
+
+    def torch_class(expr: ast.expr, depth: int) -> Optional[FrozenSet[object]]:
+        name = model.torch_name(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
+        short = (name or "").rsplit(".", 1)[-1]
+        if name is None or not name.startswith("torch.nn.") or not short[:1].isupper():
+            return None
+        return frozenset({f"torch.nn.{short}"})
+
+    found = chains._param_values(owner, func.id, 0, values=torch_class)
+    return cast(str, next(iter(found))) if found is not None and len(found) == 1 else None
 
 
 def construction_sites(model: SummaryFacts, cls: ast.ClassDef, depth: int = 0) -> Optional[List[ast.Call]]:

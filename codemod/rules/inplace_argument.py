@@ -121,7 +121,9 @@ class InplaceArgument(Rule):
                     Status.MANUAL, "flag-set-after", hazard=hazard)
 
     def visit_Call(self, node: ast.Call) -> None:
-        name = self.model.torch_name(node.func)
+        from codemod.analysis.summaries import param_class  # heavy: not at import (warm runs)
+
+        name = self.model.torch_name(node.func) or param_class(self.model.summaries.chains, node)
         index = torch_api.INPLACE_PARAM_CALLABLES.get(name)
         if index is None:
             return
