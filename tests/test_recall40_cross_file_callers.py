@@ -119,7 +119,7 @@ LAYERS = """\
         def forward(self, x, y):
             {write}
             return x + y
-"""
+    {call_method}"""
 
 GATE = """\
     import torch
@@ -143,6 +143,7 @@ GATE = """\
             {call}
 
 
+    {more}
     def compute():
         torch.manual_seed(0)
         net = Gate(4)
@@ -151,8 +152,21 @@ GATE = """\
 """
 
 
+def _layers(write: str, call_method: str = "") -> str:
+    return LAYERS.replace("{write}", write).replace("{call_method}", call_method)
+
+
+QUIET = """class Quiet(Gate):
+        def __init__(self, c):
+            super().__init__(c)
+            self.add = Sum()
+
+"""
+
+
 def _gate(call: str, extra: str = "") -> str:
-    return GATE.replace("{call}", call).replace("{extra}", extra)
+    more = QUIET if "Quiet" in extra else ""
+    return GATE.replace("{call}", call).replace("{extra}", extra).replace("{more}", more)
 
 
 @pytest.mark.parametrize("call", [
@@ -162,23 +176,28 @@ def _gate(call: str, extra: str = "") -> str:
     "return self.add(y=self.fc(x), x=g)",  # by keyword
 ], ids=["attribute", "constructed", "local", "keywords"])
 def test_a_module_of_another_file_writing_into_its_saved_input_is_proven(tmp_path, call):
-    _project(tmp_path, {"layers.py": LAYERS.replace("{write}", "x += self.bias"), "model.py": _gate(call)})
+    _project(tmp_path, {"layers.py": _layers("x += self.bias"), "model.py": _gate(call)})
     found = [f for f in _findings(tmp_path, ["model.py", "layers.py"])
              if f[0] == "layers.py" and f[1] == _line(tmp_path, "layers.py", "x += self.bias") and f[2].startswith("IPF1")]
     assert found, _findings(tmp_path, ["model.py", "layers.py"])
     assert _gradients(tmp_path) is None  # sigmoid saved its result
 
 
-@pytest.mark.parametrize("write, call, extra", [
+@pytest.mark.parametrize("write, call, extra, call_method", [
     # the saved tensor goes in as `x`; the forward writes into `y`, the linear's fresh output
-    ("y += self.bias", "return self.add(g, self.fc(x))", ""),
+    ("y += self.bias", "return self.add(g, self.fc(x))", "", ""),
+    # the class's own `__call__` hands `forward` a copy
+    ("x += self.bias", "return self.add(g, self.fc(x))", "",
+     "\n        def __call__(self, x, y):\n            return self.forward(x.clone(), y)\n"),
+    # a subclass in the caller's file sets the attribute to another module
+    ("x += self.bias", "return self.add(g, self.fc(x))", "net = Quiet(4)\n        ", ""),
     # `net.add` rebound from outside the class: the attribute is not the class's values alone
-    ("x += self.bias", "return self.add(g, self.fc(x))", "net.add = Sum()\n        "),
+    ("x += self.bias", "return self.add(g, self.fc(x))", "net.add = Sum()\n        ", ""),
     # the call runs with grad off: nothing is recorded for backward there
-    ("x += self.bias", "with torch.no_grad():\n                g = self.add(torch.sigmoid(x), x)\n            return g * self.fc(x)", ""),
-], ids=["other-parameter", "rebound-outside", "grad-off"])
-def test_module_look_alikes_stay_silent(tmp_path, write, call, extra):
-    _project(tmp_path, {"layers.py": LAYERS.replace("{write}", write), "model.py": _gate(call, extra)})
+    ("x += self.bias", "with torch.no_grad():\n                g = self.add(torch.sigmoid(x), x)\n            return g * self.fc(x)", "", ""),
+], ids=["other-parameter", "own-call", "subclass-here", "rebound-outside", "grad-off"])
+def test_module_look_alikes_stay_silent(tmp_path, write, call, extra, call_method):
+    _project(tmp_path, {"layers.py": _layers(write, call_method), "model.py": _gate(call, extra)})
     found = [f for f in _findings(tmp_path, ["model.py", "layers.py"])
              if f[0] == "layers.py" and f[2].startswith("IPF1")]
     assert found == []

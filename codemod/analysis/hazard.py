@@ -600,10 +600,16 @@ def saved_by_callers_elsewhere(model: HazardFacts, func: Function, param: str,
     qualname = calls.qualname(func) if project is not None else None
     if project is None or qualname is None:
         return
-    method = isinstance(model.parent(func), ast.ClassDef)
+    cls = model.parent(func)
+    method = isinstance(cls, ast.ClassDef)
+    # an instance's call runs `forward` as it is given the arguments: not through a `__call__` of
+    # the class's own, nor a decorator of it or of the class (either may hand on something else)
+    direct = isinstance(cls, ast.ClassDef) and not func.decorator_list and not cls.decorator_list \
+        and not any(isinstance(s, FUNCTIONS) and s.name == "__call__" for s in cls.body)
     module = qualname.rsplit(".", 2 if method else 1)[0]
     for call in project.calls_from_elsewhere(qualname, module):
-        if not call.called or call.grad_off or (call.caller and project.grad_off(call.caller)):
+        if not call.called or call.grad_off or (call.caller and project.grad_off(call.caller)) \
+                or call.bound and not direct:
             continue
         # `Cls.m(obj, x)` passes the instance first: only keywords are sure; `self.block(x)` (bound) does not
         position = str(index) if index is not None and (call.bound or not method) else None

@@ -120,8 +120,13 @@ def _instance_calls(model: SemanticModel, resolver: "_Resolver") -> Iterator[Tup
     where the function binds ``block`` only so, ``Cls(d)(x)``. Its positions are the forward's
     after ``self`` (``CallFact.bound``)."""
     tree = model.tree
-    for call in tree.source.walked(ast.Call):
-        if not isinstance(call, ast.Call):
+    calls = tree.source.walked(ast.Call)
+    assigns = [(tree.parent(c), c) for c in calls]
+    built_here = {t.id for a, c in assigns if isinstance(a, ast.Assign) and a.value is c
+                  and resolver.resolve(cast(ast.Call, c).func) is not None
+                  for t in a.targets if isinstance(t, ast.Name)}  # (names a local instance may be)
+    for call in calls:
+        if not isinstance(call, ast.Call) or isinstance(call.func, ast.Name) and call.func.id not in built_here:
             continue
         built = _instances(model, call.func)
         if not built:
@@ -150,8 +155,8 @@ def _instances(model: SemanticModel, func: ast.expr) -> List[ast.Call]:
     if key.startswith("self.") and key.count(".") == 1:
         cls = model.tree.enclosing_class(func)
         if cls is None or any(isinstance(s, FUNCTIONS) and s.name == key[5:] for s in cls.body) \
-                or set_through_another_receiver(model, key[5:]):
-            return []  # a method; or `unit.block = Other()` elsewhere: not the class's values alone
+                or set_through_another_receiver(model, key[5:]) or _derived_here(model, cls):
+            return []  # a method; `unit.block = Other()` or a subclass here: not the class's values alone
         return constructions(list(model.class_attrs(cls).get(key[5:], [])))
     if "." in key or not isinstance(func, ast.Name):
         return []
@@ -162,6 +167,13 @@ def _instances(model: SemanticModel, func: ast.expr) -> List[ast.Call]:
     if not bindings or any(b.form != "assign" for b in bindings):
         return []
     return constructions([b.value for b in bindings])
+
+
+def _derived_here(model: SemanticModel, cls: ast.ClassDef) -> bool:
+    """A class of the module names ``cls`` among its bases (it may set the attributes otherwise)."""
+    return any(isinstance(c, ast.ClassDef) and any((target_key(b) or "").rpartition(".")[2] == cls.name
+                                                   for b in c.bases)
+               for c in model.tree.source.walked(ast.ClassDef))
 
 
 def _sites(model: SemanticModel, resolver: "_Resolver",
