@@ -178,15 +178,53 @@ def _handed_tensors(data: bytes, project, module: str) -> bool:
     """A file that never names torch may still be handed tensors: a helper module whose
     functions other files of the run call with tensors (``merge_skip(h, skip)`` after ``h =
     F.relu(...)``), as their own analysis shows (``CallFact.args_tensor``). Asked only of such a
-    file with something the rules look for."""
+    file with something the rules look for, of its functions that write into a parameter (what
+    the calls pass is worked out from the callers' files: only where it can matter)."""
     if project is None or not module or module not in project.modules:
         return False
     from codemod.rules import registry
 
     if not registry.may_have_candidates(data):
         return False
-    return any(call.args_tensor for f in project.modules[module].functions
+    writers = _parameter_writers(data)
+    return any(call.args_tensor for f in project.modules[module].functions if f.qualname.rpartition(".")[2] in writers
                for call in project.calls_from_elsewhere(f.qualname, module))
+
+
+def _parameter_writers(data: bytes) -> set:
+    """The names of the functions of ``data`` that write into one of their parameters in place
+    (``x += y``, ``x[i] = v``, ``x.add_(y)``, through attributes and items of it too): the ones a
+    caller's tensor can reach. Empty where the file does not parse (it is then left alone, as a
+    file that never names torch always was)."""
+    import ast
+
+    from codemod.analysis.source import parse
+
+    try:
+        tree = parse(data)
+    except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError):
+        return set()
+    found = set()
+    for func in ast.walk(tree):
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        args = func.args
+        params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+        for node in ast.walk(func):
+            targets: list = []
+            if isinstance(node, ast.AugAssign):
+                targets = [node.target]
+            elif isinstance(node, ast.Assign):
+                targets = [t for t in node.targets if isinstance(t, ast.Subscript)]
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_") \
+                    and not node.func.attr.startswith("_"):
+                targets = [node.func.value]
+            for base in targets:
+                while isinstance(base, (ast.Subscript, ast.Attribute, ast.Call)):
+                    base = base.func if isinstance(base, ast.Call) else base.value
+                if isinstance(base, ast.Name) and base.id in params:
+                    found.add(func.name)
+    return found
 
 
 def will_parse(data: bytes) -> bool:
