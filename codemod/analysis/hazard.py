@@ -205,6 +205,8 @@ def refused_view(model: "HazardFacts", call: ast.Call, arg: ast.expr) -> Optiona
     creation = origin.creation
     func = creation.func if isinstance(creation, ast.Call) else None
     op = func.attr if isinstance(func, ast.Attribute) else (model.torch_name(func) or "") if func else ""
+    if not op and isinstance(func, ast.Name):
+        op = func.id  # the file's own function returning the views (`halves(x)`)
     what = f"an output of `{op.rsplit('.', 1)[-1]}()`" if op else "a view from iterating a tensor"
     return (f"`{arg.id}` is {what} at line {getattr(creation, 'lineno', 0)}, a view PyTorch refuses to "
             "modify in place (\"... is a view and is being modified inplace\")")

@@ -288,6 +288,8 @@ class ViewWrite(Rule):
         func = creation.func if isinstance(creation, ast.Call) else None
         op = func.attr if isinstance(func, ast.Attribute) else (self.model.torch_name(func) or "") \
             if func is not None else ""
+        if not op and isinstance(func, ast.Name):
+            op = func.id  # the file's own function returning the views (`halves(x)`)
         op = op.rsplit(".", 1)[-1]
         return f"an output of `{op}()` at line {line}" if op else f"a view from iterating a tensor at line {line}"
 
@@ -376,8 +378,8 @@ class ViewWritePlans:
         if isinstance(creation, ast.Name):  # iterating a tensor
             text = f"tuple({creation.id}[{i}] for {i} in range(len({creation.id})))"
             return self._replace_with(creation, "Name", text)
-        if not isinstance(creation, ast.Call):
-            return None
+        if not isinstance(creation, ast.Call) or self.model.views.making.direct_multi_view_base(creation) is None:
+            return None  # (a call of the file's own function returning the views: no exact rewrite of it)
         func = creation.func
         if not isinstance(func, ast.Attribute):
             return None

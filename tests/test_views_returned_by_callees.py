@@ -1,0 +1,221 @@
+"""A call of the file's own function (or method) whose every ``return`` is a multi-view call of
+one of its parameters (``return h.chunk(2, dim=1)``), or a view PyTorch refuses to modify
+(``return Scale.apply(x)`` of a custom Function returning its input), gives the caller those
+views: a write into one raises "... is a view and is being modified inplace" as if the caller
+had called ``chunk`` itself. The tensor viewed is the caller's argument, so whether it requires
+grad (and whether the caller reads it afterwards) is the caller's. Each program is run with
+torch: the proven finding appears where the write raises, the default fix gives the gradients
+of the program written out of place, and the look-alikes that run stay without one."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from codemod.config import Settings
+from tests.programs import assert_same_results, fixed_source, process_in_project, raises_inplace, run_program
+
+_REFUSED = "is a view and is being modified inplace"
+
+
+def _proven(source: str):
+    result = process_in_project(source, Settings())
+    return [(f.code, f.span.line) for f in result.findings if f.code.startswith("IPF1")]
+
+
+HALVES = """\
+import torch
+import torch.nn as nn
+
+
+def halves(h):
+    return h.chunk(2, dim=1)
+
+
+class Coupling(nn.Module):
+    def __init__(self, ch):
+        super().__init__()
+        self.net = nn.Linear(ch // 2, ch // 2)
+
+    def forward(self, x):
+        a, b = halves(x)
+        b += self.net(a)
+        return torch.cat([a, b], dim=1)
+
+
+def main():
+    torch.manual_seed(0)
+    stem = nn.Linear(4, 4)
+    block = Coupling(4)
+    out = block(stem(torch.randn(3, 4)))
+    out.sum().backward()
+    return [out.detach(), stem.weight.grad, block.net.weight.grad]
+"""
+
+HEADS = """\
+import torch
+import torch.nn as nn
+
+
+class Attention(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.qkv = nn.Linear(d, 3 * d)
+        self.d = d
+
+    def split_qkv(self, t):
+        return t.split(self.d, dim=-1)
+
+    def forward(self, x):
+        q, k, v = self.split_qkv(self.qkv(x))
+        q.mul_(self.d ** -0.5)
+        att = (q @ k.transpose(-2, -1)).softmax(-1)
+        return att @ v
+
+
+def main():
+    torch.manual_seed(0)
+    net = Attention(4)
+    out = net(torch.randn(2, 5, 4))
+    out.sum().backward()
+    return [out.detach(), net.qkv.weight.grad]
+"""
+
+SCALED_GRAD = """\
+import torch
+import torch.nn as nn
+
+
+class ScaleGrad(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.scale = scale
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx.scale, None
+
+
+def scale_grad(x, scale):
+    return ScaleGrad.apply(x, scale)
+
+
+def head(w, x):
+    h = scale_grad(x @ w, 0.5)
+    h += 1.0
+    return h.tanh()
+
+
+def main():
+    torch.manual_seed(0)
+    w = torch.randn(3, 3, requires_grad=True)
+    out = head(w, torch.randn(2, 3))
+    out.sum().backward()
+    return [out.detach(), w.grad]
+"""
+
+# the same programs written out of place: what the default fix must compute
+_OUT_OF_PLACE = {
+    "halves": HALVES.replace("b += self.net(a)", "b = b + self.net(a)"),
+    "heads": HEADS.replace("q.mul_(self.d ** -0.5)", "q = q.mul(self.d ** -0.5)"),
+    "scaled-grad": SCALED_GRAD.replace("h += 1.0", "h = h + 1.0"),
+}
+_RAISING = {"halves": HALVES, "heads": HEADS, "scaled-grad": SCALED_GRAD}
+
+
+@pytest.mark.parametrize("case", sorted(_RAISING))
+def test_a_write_into_a_view_a_callee_returns_is_proven(case):
+    source = _RAISING[case]
+    assert raises_inplace(source, message=_REFUSED)
+    assert [code for code, _ in _proven(source)] == ["IPF106"], _proven(source)
+
+
+@pytest.mark.parametrize("case", sorted(_RAISING))
+def test_the_default_fix_gives_the_out_of_place_gradients(case):
+    fixed = fixed_source(_RAISING[case], project=True)
+    assert fixed != _RAISING[case]
+    got, want = run_program(fixed), run_program(_OUT_OF_PLACE[case])
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert torch.allclose(g, w), (fixed, g, w)
+
+
+# ------------------------------------------------------------------ look-alikes that run
+ONE_RETURN_COPIES = HALVES.replace(
+    "    return h.chunk(2, dim=1)\n",
+    "    if h.size(1) > 8:\n        return h.chunk(2, dim=1)\n    return [p.clone() for p in h.chunk(2, dim=1)]\n")
+
+NOTHING_REQUIRES_GRAD = """\
+import torch
+
+
+def halves(h):
+    return h.chunk(2, dim=1)
+
+
+def main():
+    buf = torch.zeros(3, 4)
+    a, b = halves(buf)
+    b += 1.0
+    return [buf]
+"""
+
+CLONING_FUNCTION = SCALED_GRAD.replace("        return x\n", "        return x.clone()\n")
+
+RETURNS_COPIES = HALVES.replace("    return h.chunk(2, dim=1)\n",
+                                "    n = h.size(1) // 2\n    return h[:, :n].clone(), h[:, n:].clone()\n")
+
+UNDER_NO_GRAD = """\
+import torch
+
+
+def halves(h):
+    return h.chunk(2, dim=1)
+
+
+def main():
+    w = torch.ones(3, 4, requires_grad=True)
+    x = w * 2
+    with torch.no_grad():
+        a, b = halves(x)
+        b += 1.0
+    return [x.detach()]
+"""
+
+
+@pytest.mark.parametrize("source", [ONE_RETURN_COPIES, NOTHING_REQUIRES_GRAD, CLONING_FUNCTION,
+                                    RETURNS_COPIES, UNDER_NO_GRAD],
+                         ids=["one-return-copies", "nothing-requires-grad", "function-clones",
+                              "copies", "under-no-grad"])
+def test_look_alikes_that_run_have_no_proven_finding(source):
+    run_program(source)
+    assert not _proven(source), _proven(source)
+    assert_same_results(source)
+
+
+BASE_READ_AFTER = """\
+import torch
+
+
+def halves(h):
+    return h.chunk(2, dim=1)
+
+
+def main():
+    w = torch.ones(3, 4, requires_grad=True)
+    x = w * 2
+    a, b = halves(x)
+    b.mul_(3.0)
+    out = x.sum()
+    out.backward()
+    return [out.detach(), w.grad]
+"""
+
+
+def test_a_caller_reading_the_tensor_viewed_afterwards_gets_no_safe_fix():
+    """In place the write would reach ``x``, which the caller reads afterwards: a copy would
+    hide it, so the default fix leaves the program alone."""
+    assert raises_inplace(BASE_READ_AFTER, message=_REFUSED)
+    assert [code for code, _ in _proven(BASE_READ_AFTER)] == ["IPF106"]
+    assert fixed_source(BASE_READ_AFTER, project=True) == BASE_READ_AFTER
