@@ -219,3 +219,88 @@ def test_a_caller_reading_the_tensor_viewed_afterwards_gets_no_safe_fix():
     assert raises_inplace(BASE_READ_AFTER, message=_REFUSED)
     assert [code for code, _ in _proven(BASE_READ_AFTER)] == ["IPF106"]
     assert fixed_source(BASE_READ_AFTER, project=True) == BASE_READ_AFTER
+
+
+# ------------------------------------------------------------------ the callee in another file
+HELPERS = """\
+import torch
+
+
+def halves(h):
+    return torch.chunk(h, 2, dim=1)
+"""
+
+COPYING_HELPERS = """\
+import torch
+
+
+def halves(h):
+    n = h.size(1) // 2
+    return h[:, :n].clone(), h[:, n:].clone()
+"""
+
+HALVES_IMPORTED = """\
+import torch
+import torch.nn as nn
+
+from helpers import halves
+
+
+class Coupling(nn.Module):
+    def __init__(self, ch):
+        super().__init__()
+        self.net = nn.Linear(ch // 2, ch // 2)
+
+    def forward(self, x):
+        a, b = halves(x)
+        b += self.net(a)
+        return torch.cat([a, b], dim=1)
+
+
+def main():
+    torch.manual_seed(0)
+    stem = nn.Linear(4, 4)
+    block = Coupling(4)
+    out = block(stem(torch.randn(3, 4)))
+    out.sum().backward()
+    return [out.detach(), stem.weight.grad, block.net.weight.grad]
+"""
+
+
+def _two_files(tmp_path, helpers: str, case: str):
+    """(proven findings of ``case.py``, what running its ``main`` raises or returns) with ``helpers.py`` beside it."""
+    import sys
+
+    from codemod.engine.pipeline import process_source
+    from codemod.engine.project import build_index
+
+    (tmp_path / "helpers.py").write_text(helpers)
+    (tmp_path / "case.py").write_text(case)
+    index = build_index([str(tmp_path / "case.py"), str(tmp_path / "helpers.py")])
+    result = process_source(case.encode(), str(tmp_path / "case.py"), Settings(), project=index, module_name="case")
+    assert result.error is None, result.error
+    proven = [f.code for f in result.findings if f.code.startswith("IPF1")]
+    sys.path.insert(0, str(tmp_path))
+    try:
+        space: dict = {"__name__": "case"}
+        exec(compile(case, "case.py", "exec"), space)
+        try:
+            outcome: object = space["main"]()
+        except RuntimeError as error:
+            outcome = error
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("helpers", None)
+    return proven, outcome
+
+
+def test_a_write_into_views_an_imported_function_returns_is_proven(tmp_path):
+    proven, outcome = _two_files(tmp_path, HELPERS, HALVES_IMPORTED)
+    assert isinstance(outcome, RuntimeError) and _REFUSED in str(outcome)
+    assert proven == ["IPF106"]
+
+
+def test_an_imported_function_returning_copies_gives_no_proven_finding(tmp_path):
+    proven, outcome = _two_files(tmp_path, COPYING_HELPERS, HALVES_IMPORTED)
+    assert not isinstance(outcome, Exception)
+    assert proven == []

@@ -47,6 +47,7 @@ from codemod.analysis.syntax import (
     is_const,
     iterable_of,
     passed_for,
+    positional,
     span,
     spreads,
     target_key,
@@ -674,7 +675,7 @@ class ReturnedViews(_ViewsPart):
         and the parameter not rebound before; None where one return is anything else."""
         found = self._returns(call)
         if found is None:
-            return None
+            return self._imported_split(call)
         func, returns = found
         params: Set[str] = set()
         for r in returns:
@@ -708,6 +709,34 @@ class ReturnedViews(_ViewsPart):
         base = self._passed(call, func, param) if param is not None else None
         certain = all(o is not None and o.certain for o in origins)
         return ViewOrigin(kinds.pop(), call, base, certain, _keys(base))
+
+    def _imported_split(self, call: ast.Call) -> Optional[ast.expr]:
+        """``halves(x)`` / ``utils.halves(x)`` of a function of another file of the run whose
+        summary (the project index) says it returns a multi-view op's outputs splitting one of
+        its parameters: what the call passes for it (by position)."""
+        calls = self.grad.calls
+        project = calls.project if calls is not None else None
+        func = call.func
+        head = func if isinstance(func, ast.Name) else func.value if isinstance(func, ast.Attribute) else None
+        if project is None or spreads(call) or not isinstance(head, ast.Name) or not self._module_name(head):
+            return None
+        imported = project.imported(calls.module_name, head.id)
+        if imported is None:
+            return None
+        fact = project.summary(imported if func is head else f"{imported}.{cast(ast.Attribute, func).attr}")
+        if fact is None or fact.of != "function" or fact.returns != "multi-view" or fact.returned_input is None:
+            return None
+        args = positional(call)
+        return args[fact.returned_input] if fact.returned_input < len(args) else None
+
+    def _module_name(self, name: ast.Name) -> bool:
+        """``name`` is bound only at the module's top level (no local of that name where it is read)."""
+        owner = self.tree.owner(name)
+        while not isinstance(owner, ast.Module):
+            if name.id in self.binder.flow(owner, nested=False).bindings:
+                return False
+            owner = self.tree.owner(owner)
+        return True
 
     def _returns(self, call: ast.Call) -> Optional[Tuple[Function, List[ast.Return]]]:
         """The callee of ``call`` (the file's own, shown alone: ``own_callee``) and its returns,
