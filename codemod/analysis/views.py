@@ -718,7 +718,8 @@ class ReturnedViews(_ViewsPart):
         project = calls.project if calls is not None else None
         func = call.func
         head = func if isinstance(func, ast.Name) else func.value if isinstance(func, ast.Attribute) else None
-        if project is None or spreads(call) or not isinstance(head, ast.Name) or not self._module_name(head):
+        if calls is None or project is None or spreads(call) or not isinstance(head, ast.Name) \
+                or not self._module_name(head):
             return None
         imported = project.imported(calls.module_name, head.id)
         if imported is None:
