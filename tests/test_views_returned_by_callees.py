@@ -277,9 +277,11 @@ def _two_files(tmp_path, helpers: str, case: str):
     (tmp_path / "helpers.py").write_text(helpers)
     (tmp_path / "case.py").write_text(case)
     index = build_index([str(tmp_path / "case.py"), str(tmp_path / "helpers.py")])
-    result = process_source(case.encode(), str(tmp_path / "case.py"), Settings(), project=index, module_name="case")
-    assert result.error is None, result.error
-    proven = [f.code for f in result.findings if f.code.startswith("IPF1")]
+    proven = []
+    for name, text in (("case", case), ("helpers", helpers)):
+        result = process_source(text.encode(), str(tmp_path / f"{name}.py"), Settings(), project=index, module_name=name)
+        assert result.error is None, result.error
+        proven += [f"{name}:{f.code}" for f in result.findings if f.code.startswith("IPF1")]
     sys.path.insert(0, str(tmp_path))
     try:
         space: dict = {"__name__": "case"}
@@ -297,10 +299,75 @@ def _two_files(tmp_path, helpers: str, case: str):
 def test_a_write_into_views_an_imported_function_returns_is_proven(tmp_path):
     proven, outcome = _two_files(tmp_path, HELPERS, HALVES_IMPORTED)
     assert isinstance(outcome, RuntimeError) and _REFUSED in str(outcome)
-    assert proven == ["IPF106"]
+    assert proven == ["case:IPF106"]
 
 
 def test_an_imported_function_returning_copies_gives_no_proven_finding(tmp_path):
     proven, outcome = _two_files(tmp_path, COPYING_HELPERS, HALVES_IMPORTED)
     assert not isinstance(outcome, Exception)
     assert proven == []
+
+
+# ------------------------------------------------------------------ the caller in another file
+FILLING_HELPERS = """\
+import torch
+
+
+def fill_invalid(scores, valid):
+    scores[~valid] = -1e4
+    return scores.softmax(-1)
+"""
+
+SPLIT_AND_FILL = """\
+import torch
+import torch.nn as nn
+
+from helpers import fill_invalid
+
+
+class Head(nn.Module):
+    def __init__(self, dim, a, b):
+        super().__init__()
+        self.proj = nn.Linear(dim, a + b)
+        self.a, self.b = a, b
+
+    def forward(self, x, valid):
+        word, copy = self.proj(x).split([self.a, self.b], dim=-1)
+        return fill_invalid(word, valid).sum() + copy.sum()
+
+
+def main():
+    torch.manual_seed(0)
+    head = Head(6, 4, 3)
+    out = head(torch.randn(5, 6), torch.tensor([True, False, True, True, True]))
+    out.backward()
+    return [out.detach(), head.proj.weight.grad]
+"""
+
+# the caller copies the part first: the helper writes into a tensor of its own
+SPLIT_COPY_AND_FILL = SPLIT_AND_FILL.replace("fill_invalid(word, valid)", "fill_invalid(word.clone(), valid)")
+# nothing requires grad: the write reaches the buffer, as meant
+FILL_A_BUFFER = """\
+import torch
+
+from helpers import fill_invalid
+
+
+def main():
+    word, copy = torch.zeros(5, 7).split([4, 3], dim=-1)
+    probs = fill_invalid(word, torch.tensor([True, False, True, True, True]))
+    return [probs, word]
+"""
+
+
+def test_a_helper_writing_into_a_multi_view_output_another_file_passes_is_proven(tmp_path):
+    proven, outcome = _two_files(tmp_path, FILLING_HELPERS, SPLIT_AND_FILL)
+    assert isinstance(outcome, RuntimeError) and _REFUSED in str(outcome)
+    assert proven == ["helpers:IPF104"], proven
+
+
+@pytest.mark.parametrize("case", [SPLIT_COPY_AND_FILL, FILL_A_BUFFER], ids=["copied-first", "nothing-requires-grad"])
+def test_a_helper_given_no_refused_view_by_another_file_has_no_proven_finding(tmp_path, case):
+    proven, outcome = _two_files(tmp_path, FILLING_HELPERS, case)
+    assert not isinstance(outcome, Exception), outcome
+    assert proven == [], proven

@@ -534,8 +534,29 @@ class Hazards:
                 refused = refused_view(self.model, call, arg) if arg is not None else None
                 if refused is not None:
                     yield Hazard(f"`{param}` is the caller's tensor: at line {call.lineno}, {refused}")
+            found = self._refused_elsewhere(func, param, index)
+            if found is not None:
+                yield found
         finally:
             self._asking.discard(func)
+
+    def _refused_elsewhere(self, func: Function, param: str, index: Optional[int]) -> Optional[Hazard]:
+        """A call of ``func`` in another file of the run passes, for ``param``, an output of a
+        multi-view op of a tensor that requires grad, with grad on (``CallFact.args_refused``,
+        as that file's analysis saw it): the write into the parameter raises there."""
+        calls = self.model.calls
+        qualname = calls.qualname(func) if calls.project is not None else None
+        if calls.project is None or qualname is None:
+            return None
+        module = qualname.rsplit(".", 2 if isinstance(self.model.parent(func), ast.ClassDef) else 1)[0]
+        for call in calls.project.calls_from_elsewhere(qualname, module):
+            if call.called and not call.grad_off and (
+                    param in call.args_refused or (index is not None and str(index) in call.args_refused)):
+                where = call.caller or module
+                return Hazard(f"`{param}` is the caller's tensor: a call in `{where}` passes an output of a "
+                              "multi-view op (`chunk`, `split`, `unbind`) of a tensor that requires grad, a view "
+                              "PyTorch refuses to modify in place (\"... is a view and is being modified inplace\")")
+        return None
 
     def _calls_of(self, func: Function) -> List[ast.Call]:
         """The calls in this file that run ``func`` (a ``forward``: the calls of instances,

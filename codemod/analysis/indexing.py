@@ -17,6 +17,7 @@ from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union,
 from codemod.analysis.arguments import hook_site
 from codemod.analysis.dtype import indexed_other_dtype
 from codemod.analysis.grad_mode import GradOffDecorators
+from codemod.analysis.hazard import refused_view
 from codemod.analysis.kept import function_keeps
 from codemod.analysis.model import SemanticModel
 from codemod.analysis.kinds import TENSORISH
@@ -59,8 +60,8 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
         caller = _caller_name(tree, owner, local)
         grad_off = model.grad.local_reason(site) in _GRAD_OFF
         ignored = called and isinstance(tree.parent(site), ast.Expr)
-        read, grad, tensor = _arguments(model, resolver, site, callee, grad_off) if arguments else _NONE
-        found.append(CallFact(callee, caller, grad_off, called, ignored, read, grad, tensor))
+        read, grad, tensor, refused = _arguments(model, resolver, site, callee, grad_off) if arguments else _NONE
+        found.append(CallFact(callee, caller, grad_off, called, ignored, read, grad, tensor, refused))
     exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
     return ModuleFacts(module, functions, found, exports, libraries,
                        indexed_other_dtype(tree.source), argued=arguments,
@@ -69,7 +70,7 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
 
 def call_arguments(model: SemanticModel, module: str, project_modules: FrozenSet[str],
                    is_package: bool = False) -> List[Passed]:
-    """(``args_read_after``, ``args_grad``, ``args_tensor``) of each call :func:`collect` lists, in its order:
+    """(``args_read_after``, ``args_grad``, ``args_tensor``, ``args_refused``) of each call :func:`collect` lists, in its order:
     what ``collect(..., arguments=False)`` left out, for when some analysis asks."""
     tree = model.tree
     resolver = _Resolver(model, module, project_modules, is_package, _imports(model),
@@ -142,6 +143,7 @@ def _arguments(model: SemanticModel, resolver: "_Resolver", site: ast.AST, calle
     read: Set[str] = set()
     grad: Set[str] = set()
     tensor: Set[str] = set()
+    refused: Set[str] = set()
     if not resolver.stays_here(callee):
         tensor.update(name for name, value in _passed_values(site) if model.kind(value) in TENSORISH)
     if not grad_off and not resolver.stays_here(callee):
@@ -150,6 +152,7 @@ def _arguments(model: SemanticModel, resolver: "_Resolver", site: ast.AST, calle
                     and not any(isinstance(b, ast.Starred) for b in site.args[:i])
                     and requirement.requires_grad(a, stmt) == "yes")
         grad.update(kw.arg for kw in site.keywords if kw.arg and requirement.requires_grad(kw.value, stmt) == "yes")
+        refused.update(name for name, value in _passed_values(site) if refused_view(model, site, value) is not None)
     keyed = [(str(i), key) for i, key in enumerate(map(target_key, site.args)) if key]
     keyed += [(kw.arg, key) for kw, key in ((kw, target_key(kw.value) if kw.arg else None)
                                             for kw in site.keywords) if kw.arg and key]
@@ -157,7 +160,7 @@ def _arguments(model: SemanticModel, resolver: "_Resolver", site: ast.AST, calle
         flow = model.binder.flow(tree.owner(site))
         stmt = tree.statement_of(site)
         read.update(name for name, key in keyed if model.holders.argument_read_after(flow, key, stmt))
-    return Passed(frozenset(read), frozenset(grad), frozenset(tensor))
+    return Passed(frozenset(read), frozenset(grad), frozenset(tensor), frozenset(refused))
 
 
 def _passed_values(site: ast.Call) -> List[Tuple[str, ast.expr]]:

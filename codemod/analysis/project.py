@@ -43,6 +43,10 @@ class CallFact:
     args_read_after: FrozenSet[str]  # "0", "1"... or keyword names of arguments read afterwards
     args_grad: FrozenSet[str] = frozenset()  # those the caller's analysis shows require grad
     args_tensor: FrozenSet[str] = frozenset()  # those the caller's analysis shows are tensors
+    # those the caller's analysis shows are outputs of a multi-view op (``chunk``, ``split``,
+    # ``unbind``) of a tensor that requires grad, passed with grad on: views PyTorch refuses to
+    # modify in place (a write into the parameter raises)
+    args_refused: FrozenSet[str] = frozenset()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,6 +116,7 @@ class Passed(NamedTuple):
     read_after: FrozenSet[str]
     grad: FrozenSet[str]
     tensor: FrozenSet[str]
+    refused: FrozenSet[str] = frozenset()  # (``CallFact.args_refused``)
 
 
 # What each call of a module passes (``Passed``), in the order of its ``ModuleFacts.calls``,
@@ -203,8 +208,9 @@ class ProjectIndex:
             found = None
             passed = self.arguments(module, facts.key) if self.arguments is not None else None
             if passed is not None and len(passed) == len(facts.calls):
-                found = [dataclasses.replace(c, args_read_after=read, args_grad=grad, args_tensor=tensor)
-                         for c, (read, grad, tensor) in zip(facts.calls, passed)]
+                found = [dataclasses.replace(c, args_read_after=read, args_grad=grad, args_tensor=tensor,
+                                             args_refused=refused)
+                         for c, (read, grad, tensor, refused) in zip(facts.calls, passed)]
             self._argued[module] = found
         return self._argued[module]
 
@@ -512,7 +518,7 @@ def _passed(facts: ModuleFacts, call: CallFact) -> str:
     """What ``call`` (one of ``facts``' module) passes, for ``ProjectIndex.digest_for``: the key
     of what the module's facts were made from, or (facts without one) the arguments themselves."""
     return facts.key if facts.key else repr((sorted(call.args_read_after), sorted(call.args_grad),
-                                             sorted(call.args_tensor)))
+                                             sorted(call.args_tensor), sorted(call.args_refused)))
 
 
 def library_callees(module: ast.Module) -> Dict[str, str]:
