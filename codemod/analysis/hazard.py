@@ -212,6 +212,25 @@ def refused_view(model: "HazardFacts", call: ast.Call, arg: ast.expr) -> Optiona
             "modify in place (\"... is a view and is being modified inplace\")")
 
 
+def refused_elsewhere(model: "HazardFacts", func: Function, param: str, index: Optional[int]) -> List[Hazard]:
+    """A call of ``func`` in another file of the run passes, for ``param`` (at ``index``), an
+    output of a multi-view op of a tensor that requires grad, with grad on
+    (``CallFact.args_refused``, as that file's analysis saw it): the write into the parameter
+    raises there. The hazard of the first such call (none where none is shown)."""
+    calls = model.calls
+    qualname = calls.qualname(func) if calls.project is not None else None
+    if calls.project is None or qualname is None:
+        return []
+    module = qualname.rsplit(".", 2 if isinstance(model.parent(func), ast.ClassDef) else 1)[0]
+    for call in calls.project.calls_from_elsewhere(qualname, module):
+        if call.called and not call.grad_off and (
+                param in call.args_refused or (index is not None and str(index) in call.args_refused)):
+            return [Hazard(f"`{param}` is the caller's tensor: a call in `{call.caller or module}` passes an output "
+                           "of a multi-view op (`chunk`, `split`, `unbind`) of a tensor that requires grad, a view "
+                           "PyTorch refuses to modify in place (\"... is a view and is being modified inplace\")")]
+    return []
+
+
 # Augmented assignments whose op saves its right operand for the gradient of the written tensor
 # (measured: ``x[1] *= x[0]``, ``/=``, ``**=`` raise at backward; ``+=`` and ``-=`` save nothing).
 _SAVES_OTHER = (ast.Mult, ast.Div, ast.Pow)
@@ -506,12 +525,11 @@ class Hazards:
         return False
 
     def _from_callers(self, func: Function, param: str, grad_free: bool = False) -> Iterator[Optional[Hazard]]:
-        """The write modifies the caller's tensor: at a call of ``func`` in this file, was the
-        argument for ``param`` saved by an op that ran before the call (``Decoder(8)(quant)``
-        twice: the first call's projection saved ``quant``)? Proven hazards only. ``grad_free``:
-        the caller's tensor reaches the write only where it requires no grad or grad is off
-        (``branches.copied_where_it_requires_grad``): no proof from what the argument is (a leaf, a
-        saved output; an input some op saved is then left unproven too: the reason does not say)."""
+        """The write modifies the caller's tensor: at a call of ``func`` in this file, was the argument for
+        ``param`` saved by an op that ran before it (``Decoder(8)(quant)`` twice), or is it (here, or in another
+        file: ``refused_elsewhere``) an output of a multi-view op? Proven hazards only. ``grad_free``: the caller's
+        tensor reaches the write only where it requires no grad or grad is off (``copied_where_it_requires_grad``):
+        no proof from what the argument is (a leaf, a saved output, another file's view; a saved input neither)."""
         if func in self._asking:
             return  # a recursive cycle
         plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
@@ -534,29 +552,9 @@ class Hazards:
                 refused = refused_view(self.model, call, arg) if arg is not None else None
                 if refused is not None:
                     yield Hazard(f"`{param}` is the caller's tensor: at line {call.lineno}, {refused}")
-            found = self._refused_elsewhere(func, param, index)
-            if found is not None:
-                yield found
+            yield from ([] if grad_free else refused_elsewhere(self.model, func, param, index))
         finally:
             self._asking.discard(func)
-
-    def _refused_elsewhere(self, func: Function, param: str, index: Optional[int]) -> Optional[Hazard]:
-        """A call of ``func`` in another file of the run passes, for ``param``, an output of a
-        multi-view op of a tensor that requires grad, with grad on (``CallFact.args_refused``,
-        as that file's analysis saw it): the write into the parameter raises there."""
-        calls = self.model.calls
-        qualname = calls.qualname(func) if calls.project is not None else None
-        if calls.project is None or qualname is None:
-            return None
-        module = qualname.rsplit(".", 2 if isinstance(self.model.parent(func), ast.ClassDef) else 1)[0]
-        for call in calls.project.calls_from_elsewhere(qualname, module):
-            if call.called and not call.grad_off and (
-                    param in call.args_refused or (index is not None and str(index) in call.args_refused)):
-                where = call.caller or module
-                return Hazard(f"`{param}` is the caller's tensor: a call in `{where}` passes an output of a "
-                              "multi-view op (`chunk`, `split`, `unbind`) of a tensor that requires grad, a view "
-                              "PyTorch refuses to modify in place (\"... is a view and is being modified inplace\")")
-        return None
 
     def _calls_of(self, func: Function) -> List[ast.Call]:
         """The calls in this file that run ``func`` (a ``forward``: the calls of instances,

@@ -70,7 +70,8 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
 
 def call_arguments(model: SemanticModel, module: str, project_modules: FrozenSet[str],
                    is_package: bool = False) -> List[Passed]:
-    """(``args_read_after``, ``args_grad``, ``args_tensor``, ``args_refused``) of each call :func:`collect` lists, in its order:
+    """(``args_read_after``, ``args_grad``, ``args_tensor``, ``args_refused``) of each call
+    :func:`collect` lists, in its order:
     what ``collect(..., arguments=False)`` left out, for when some analysis asks."""
     tree = model.tree
     resolver = _Resolver(model, module, project_modules, is_package, _imports(model),

@@ -755,7 +755,8 @@ class ReturnedViews(_ViewsPart):
         return func, cast(List[ast.Return], returns)
 
     def _parameter(self, base: ast.expr, at: ast.Return) -> Optional[str]:
-        """``base`` is a parameter of the function holding ``at``, as it was passed (every binding reaching there is the parameter's)."""
+        """``base`` is a parameter of the function holding ``at``, as it was passed (every binding
+        reaching there is the parameter's)."""
         if not isinstance(base, ast.Name):
             return None
         bindings = self.views._plain_bindings(base.id, at)
