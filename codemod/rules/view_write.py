@@ -44,10 +44,13 @@ class ViewWrite(Rule):
     several views (`chunk`, `split`, `split_with_sizes`, `unbind`, iterating over a tensor;
     the list is generated from torch), including views of one (`q.transpose(1, 2)`, `p[0]`)
     and outputs taken by tuple unpacking (`q, k, v = self.qkv(x).chunk(3, -1)`), indexing
-    (`parts[0]`, `rows[i]` of `rows = x.unbind()`) or a loop (`for c in x.unbind(1)`); a view made under `torch.no_grad()` and
-    written with grad on; the output of a custom `autograd.Function` whose `forward` returns
-    an input or a view of one; and a write into the tensor such a view was taken from when the
-    view is read afterwards (PyTorch raises at that read). The fix writes into a copy: `q *= s`
+    (`parts[0]`, `rows[i]` of `rows = x.unbind()`) or a loop (`for c in x.unbind(1)`), also
+    where a function of the project makes them (`a, b = halves(x)`, `halves` returning
+    `x.chunk(2, 1)` of its parameter: the tensor viewed is the caller's `x`); a view made
+    under `torch.no_grad()` and written with grad on; the output of a custom
+    `autograd.Function` whose `forward` returns an input or a view of one (also through a
+    function of the file returning it); and a write into the tensor such a view was taken
+    from when the view is read afterwards (PyTorch raises at that read). The fix writes into a copy: `q *= s`
     becomes `q = q * s`, `log_std.clamp_(-20, 2)` becomes `log_std = log_std.clamp(-20, 2)`,
     other writes get `q = q.clone()` before them.
 
