@@ -283,12 +283,16 @@ class ViewWrite(Rule):
 
     def _what(self, origin: ViewOrigin) -> str:
         line = getattr(origin.creation, "lineno", 0)
+        creation = origin.creation
+        func = creation.func if isinstance(creation, ast.Call) else None
         if origin.kind == "custom-function":
+            through = target_key(func) if func is not None and not (
+                isinstance(func, ast.Attribute) and func.attr == "apply") else None
+            if through:  # a function of the file returning the Function's output
+                return f"a view of a custom autograd Function, returned by `{through}()` at line {line}"
             return f"a view returned by the custom autograd Function at line {line}"
         if origin.kind == "no-grad":
             return f"a view made under `no_grad` at line {line}"
-        creation = origin.creation
-        func = creation.func if isinstance(creation, ast.Call) else None
         op = func.attr if isinstance(func, ast.Attribute) else (self.model.torch_name(func) or "") \
             if func is not None else ""
         if not op and isinstance(func, ast.Name):
