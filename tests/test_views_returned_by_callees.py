@@ -366,7 +366,16 @@ def test_a_helper_writing_into_a_multi_view_output_another_file_passes_is_proven
     assert proven == ["helpers:IPF104"], proven
 
 
-@pytest.mark.parametrize("case", [SPLIT_COPY_AND_FILL, FILL_A_BUFFER], ids=["copied-first", "nothing-requires-grad"])
+# the caller evaluates with grad off: PyTorch allows the write
+SPLIT_AND_FILL_WITHOUT_GRAD = SPLIT_AND_FILL.replace(
+    "        word, copy = self.proj(x).split([self.a, self.b], dim=-1)\n        return fill_invalid(word, valid).sum() + copy.sum()",
+    "        with torch.no_grad():\n            word, copy = self.proj(x).split([self.a, self.b], dim=-1)\n"
+    "            return fill_invalid(word, valid).sum() + copy.sum()").replace(
+    "    out.backward()\n    return [out.detach(), head.proj.weight.grad]", "    return [out]")
+
+
+@pytest.mark.parametrize("case", [SPLIT_COPY_AND_FILL, FILL_A_BUFFER, SPLIT_AND_FILL_WITHOUT_GRAD],
+                         ids=["copied-first", "nothing-requires-grad", "grad-off"])
 def test_a_helper_given_no_refused_view_by_another_file_has_no_proven_finding(tmp_path, case):
     proven, outcome = _two_files(tmp_path, FILLING_HELPERS, case)
     assert not isinstance(outcome, Exception), outcome

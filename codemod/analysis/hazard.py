@@ -222,8 +222,9 @@ def refused_elsewhere(model: "HazardFacts", func: Function, param: str, index: O
     if calls.project is None or qualname is None:
         return []
     module = qualname.rsplit(".", 2 if isinstance(model.parent(func), ast.ClassDef) else 1)[0]
-    for call in calls.project.calls_from_elsewhere(qualname, module):
-        if call.called and not call.grad_off and (
+    project = calls.project
+    for call in project.calls_from_elsewhere(qualname, module):
+        if call.called and not call.grad_off and not (call.caller and project.grad_off(call.caller)) and (
                 param in call.args_refused or (index is not None and str(index) in call.args_refused)):
             return [Hazard(f"`{param}` is the caller's tensor: a call in `{call.caller or module}` passes an output "
                            "of a multi-view op (`chunk`, `split`, `unbind`) of a tensor that requires grad, a view "
