@@ -380,3 +380,47 @@ def test_a_helper_given_no_refused_view_by_another_file_has_no_proven_finding(tm
     proven, outcome = _two_files(tmp_path, FILLING_HELPERS, case)
     assert not isinstance(outcome, Exception), outcome
     assert proven == [], proven
+
+
+FLAGGED_HELPERS = """\
+import torch
+
+
+def activate(x, inplace=False):
+    if inplace:
+        return x.relu_()
+    return x.relu()
+"""
+
+SPLIT_AND_ACTIVATE = """\
+import torch
+import torch.nn as nn
+
+from helpers import activate
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 6)
+
+    def forward(self, x):
+        value, gate = self.proj(x).chunk(2, dim=-1)
+        return activate(value) * gate.sigmoid()
+
+
+def main():
+    torch.manual_seed(0)
+    head = Head()
+    out = head(torch.randn(3, 4)).sum()
+    out.backward()
+    return [out.detach(), head.proj.weight.grad]
+"""
+
+
+def test_a_write_a_flag_guards_is_not_proven_from_another_files_call(tmp_path):
+    """``activate(value)`` leaves ``inplace`` False: the write may not run for that call (torch's
+    own ``F.relu`` is written so), and what another file passes is all that is known of it."""
+    proven, outcome = _two_files(tmp_path, FLAGGED_HELPERS, SPLIT_AND_ACTIVATE)
+    assert not isinstance(outcome, Exception), outcome
+    assert proven == [], proven

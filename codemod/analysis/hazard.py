@@ -219,7 +219,7 @@ def refused_elsewhere(model: "HazardFacts", func: Function, param: str, index: O
     raises there. The hazard of the first such call (none where none is shown)."""
     calls = model.calls
     qualname = calls.qualname(func) if calls.project is not None else None
-    if calls.project is None or qualname is None:
+    if calls.project is None or qualname is None or not _used_on_every_call(model, func, param):
         return []
     module = qualname.rsplit(".", 2 if isinstance(model.parent(func), ast.ClassDef) else 1)[0]
     project = calls.project
@@ -230,6 +230,25 @@ def refused_elsewhere(model: "HazardFacts", func: Function, param: str, index: O
                            "of a multi-view op (`chunk`, `split`, `unbind`) of a tensor that requires grad, a view "
                            "PyTorch refuses to modify in place (\"... is a view and is being modified inplace\")")]
     return []
+
+
+_CONDITIONAL = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.TryStar, ast.Match, ast.IfExp, ast.BoolOp,
+                ast.comprehension, ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _used_on_every_call(model: "HazardFacts", func: Function, param: str) -> bool:
+    """Every use of ``param`` in ``func`` runs whenever ``func`` does: none sits under an ``if``,
+    a loop, a ``try``, a conditional expression or a nested scope. What another file's call
+    passes is all that is known of it: a write that a flag guards (``if inplace:
+    torch.relu_(input)`` of ``F.relu``) may not run for that call."""
+    for node in model.walk(func):
+        if isinstance(node, ast.Name) and node.id == param:
+            for anc in model.ancestors(node):
+                if anc is func:
+                    break
+                if isinstance(anc, _CONDITIONAL):
+                    return False
+    return True
 
 
 # Augmented assignments whose op saves its right operand for the gradient of the written tensor
