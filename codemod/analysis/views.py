@@ -718,11 +718,10 @@ class ReturnedViews(_ViewsPart):
         project = calls.project if calls is not None else None
         func = call.func
         head = func if isinstance(func, ast.Name) else func.value if isinstance(func, ast.Attribute) else None
-        if calls is None or project is None or spreads(call) or not isinstance(head, ast.Name) \
-                or not self._module_name(head):
+        if calls is None or project is None or spreads(call) or not isinstance(head, ast.Name):
             return None
         imported = project.imported(calls.module_name, head.id)
-        if imported is None:
+        if imported is None or not self._module_name(head):
             return None
         fact = project.summary(imported if func is head else f"{imported}.{cast(ast.Attribute, func).attr}")
         if fact is None or fact.of != "function" or fact.returns != "multi-view" or fact.returned_input is None:
