@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, List, Optional, Protocol, Tuple, cast
 
 from codemod import torch_api
 from codemod.analysis.kinds import Kind
-from codemod.analysis.summaries import Returns
+from codemod.analysis.summaries import SHARES_INPUT
 from codemod.analysis.tensor_kind import LEGACY_CONSTRUCTORS, module_dict_entry
 from codemod.analysis.syntax import FUNCTIONS, Function, target_key
 
@@ -681,7 +681,7 @@ def _hands_back(model: "ArgumentFacts", value: Optional[ast.expr], key: str) -> 
         return False
     summary = model.summaries.of_call(value)
     if summary is not None:
-        return summary.returns in (Returns.INPUT, Returns.VIEW) and summary.returned_input == at[0]
+        return summary.returns in SHARES_INPUT and summary.returned_input == at[0]
     return len(value.args) == 1 and model.kind(value.func) is Kind.MODULE and model._may_return_input(value, at) is True
 
 

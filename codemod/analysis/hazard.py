@@ -43,6 +43,7 @@ from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boo
 from codemod.analysis.kinds import Kind
 from codemod.analysis.leaves import creates_leaf
 from codemod.analysis.requires_grad import Constants, RequiresGradFacts, may_be_frozen
+from codemod.analysis.project import CallFact
 from codemod.analysis.summaries import (
     Returns, Saved, Summaries, SummaryFacts, flag_set_after, set_from_outside, switched_on,
 )
@@ -205,9 +206,45 @@ def refused_view(model: "HazardFacts", call: ast.Call, arg: ast.expr) -> Optiona
     creation = origin.creation
     func = creation.func if isinstance(creation, ast.Call) else None
     op = func.attr if isinstance(func, ast.Attribute) else (model.torch_name(func) or "") if func else ""
+    if not op and isinstance(func, ast.Name):
+        op = func.id  # the file's own function returning the views (`halves(x)`)
     what = f"an output of `{op.rsplit('.', 1)[-1]}()`" if op else "a view from iterating a tensor"
     return (f"`{arg.id}` is {what} at line {getattr(creation, 'lineno', 0)}, a view PyTorch refuses to "
             "modify in place (\"... is a view and is being modified inplace\")")
+
+
+def refused_elsewhere(model: "HazardFacts", func: Function, param: str, index: Optional[int]) -> List[Hazard]:
+    """A call of ``func`` in another file of the run passes, for ``param`` (at ``index``), an
+    output of a multi-view op of a tensor that requires grad, with grad on
+    (``CallFact.args_refused``, as that file's analysis saw it): the write into the parameter
+    raises there. The hazard of the first such call (none where none is shown)."""
+    if not _used_on_every_call(model, func, param):
+        return []
+    for call, position in calls_from_elsewhere(model, func, index):
+        if param in call.args_refused or (position is not None and position in call.args_refused):
+            return [Hazard(f"`{param}` is the caller's tensor: a call in `{call.caller or 'another module'}` passes an "
+                           "output of a multi-view op (`chunk`, `split`, `unbind`) of a tensor that requires grad, a "
+                           "view PyTorch refuses to modify in place (\"... is a view and is being modified inplace\")")]
+    return []
+
+
+_CONDITIONAL = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.TryStar, ast.Match, ast.IfExp, ast.BoolOp,
+                ast.comprehension, ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _used_on_every_call(model: "HazardFacts", func: Function, param: str) -> bool:
+    """Every use of ``param`` in ``func`` runs whenever ``func`` does: none sits under an ``if``,
+    a loop, a ``try``, a conditional expression or a nested scope. What another file's call
+    passes is all that is known of it: a write that a flag guards (``if inplace:
+    torch.relu_(input)`` of ``F.relu``) may not run for that call."""
+    for node in model.walk(func):
+        if isinstance(node, ast.Name) and node.id == param:
+            for anc in model.ancestors(node):
+                if anc is func:
+                    break
+                if isinstance(anc, _CONDITIONAL):
+                    return False
+    return True
 
 
 # Augmented assignments whose op saves its right operand for the gradient of the written tensor
@@ -505,10 +542,11 @@ class Hazards:
 
     def _from_callers(self, func: Function, param: str, grad_free: bool = False) -> Iterator[Optional[Hazard]]:
         """The write modifies the caller's tensor: at a call of ``func`` (other files': their proof), was the argument
-        for ``param`` saved by an op run before the call (``Decoder(8)(quant)`` twice)? Proven only. ``grad_free``:
-        the caller's tensor reaches the write only where it requires no grad or grad is off
-        (``branches.copied_where_it_requires_grad``): no proof from what the argument is (a leaf, a
-        saved output; an input some op saved is then left unproven too: the reason does not say)."""
+        for ``param`` saved by an op run before the call (``Decoder(8)(quant)`` twice), or is it (here, or in another
+        file: ``refused_elsewhere``) an output of a multi-view op? Proven only. ``grad_free``: the caller's tensor
+        reaches the write only where it requires no grad or grad is off (``branches.copied_where_it_requires_grad``):
+        no proof from what the argument is (a leaf, a saved output, another file's view; an input some op saved is
+        then left unproven too: the reason does not say)."""
         if func in self._asking:
             return  # a recursive cycle
         plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
@@ -531,7 +569,9 @@ class Hazards:
                 refused = refused_view(self.model, call, arg) if arg is not None else None
                 if refused is not None:
                     yield Hazard(f"`{param}` is the caller's tensor: at line {call.lineno}, {refused}")
-            yield from () if grad_free else saved_by_callers_elsewhere(self.model, func, param, index)
+            if not grad_free:
+                yield from saved_by_callers_elsewhere(self.model, func, param, index)
+                yield from refused_elsewhere(self.model, func, param, index)
         finally:
             self._asking.discard(func)
 
@@ -590,11 +630,13 @@ class Hazards:
         return False
 
 
-def saved_by_callers_elsewhere(model: HazardFacts, func: Function, param: str,
-                               index: Optional[int]) -> Iterator[Hazard]:
-    """:meth:`Hazards._from_callers` for the calls of ``func`` in the run's other files (the project
-    index): a call whose caller's own analysis proved the argument saved for a backward still
-    to run (``CallFact.args_saved``, with its reason). Calls with grad off record nothing."""
+def calls_from_elsewhere(model: HazardFacts, func: Function,
+                         index: Optional[int]) -> Iterator[Tuple[CallFact, Optional[str]]]:
+    """The calls of ``func`` in the run's other files (the project index) that run it with grad
+    on, each with the position its argument for the parameter at ``index`` has there (None: only
+    keywords are sure). Calls with grad off record nothing; an instance's call (``self.block(x)``,
+    ``bound``) runs ``forward`` as given only without a ``__call__`` of the class's own or a
+    decorator of it or of the class (either may hand on something else)."""
     calls = model.calls
     project = calls.project
     qualname = calls.qualname(func) if project is not None else None
@@ -602,8 +644,6 @@ def saved_by_callers_elsewhere(model: HazardFacts, func: Function, param: str,
         return
     cls = model.parent(func)
     method = isinstance(cls, ast.ClassDef)
-    # an instance's call runs `forward` as it is given the arguments: not through a `__call__` of
-    # the class's own, nor a decorator of it or of the class (either may hand on something else)
     direct = isinstance(cls, ast.ClassDef) and not func.decorator_list and not cls.decorator_list \
         and not any(isinstance(s, FUNCTIONS) and s.name == "__call__" for s in cls.body)
     module = qualname.rsplit(".", 2 if method else 1)[0]
@@ -612,7 +652,15 @@ def saved_by_callers_elsewhere(model: HazardFacts, func: Function, param: str,
                 or call.bound and not direct:
             continue
         # `Cls.m(obj, x)` passes the instance first: only keywords are sure; `self.block(x)` (bound) does not
-        position = str(index) if index is not None and (call.bound or not method) else None
+        yield call, str(index) if index is not None and (call.bound or not method) else None
+
+
+def saved_by_callers_elsewhere(model: HazardFacts, func: Function, param: str,
+                               index: Optional[int]) -> Iterator[Hazard]:
+    """:meth:`Hazards._from_callers` for the calls of ``func`` in the run's other files (the project
+    index): a call whose caller's own analysis proved the argument saved for a backward still
+    to run (``CallFact.args_saved``, with its reason)."""
+    for call, position in calls_from_elsewhere(model, func, index):
         for name, why in call.args_saved:
             if name in (param, position):
                 where = f"`{call.caller}`" if call.caller else "another module's top level"

@@ -17,6 +17,7 @@ from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union,
 from codemod.analysis.arguments import hook_site
 from codemod.analysis.dtype import indexed_other_dtype
 from codemod.analysis.grad_mode import GradOffDecorators
+from codemod.analysis.hazard import refused_view
 from codemod.analysis.kept import function_keeps
 from codemod.analysis.model import SemanticModel
 from codemod.analysis.kinds import TENSORISH
@@ -56,8 +57,8 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
         caller = _caller_name(tree, owner, local)
         grad_off = model.grad.local_reason(site) in _GRAD_OFF
         ignored = called and isinstance(tree.parent(site), ast.Expr)
-        read, grad, tensor, saved = _arguments(model, resolver, site, callee, grad_off) if arguments else _NONE
-        found.append(CallFact(callee, caller, grad_off, called, ignored, read, grad, tensor, saved, bound))
+        read, grad, tensor, saved, refused = _arguments(model, resolver, site, callee, grad_off) if arguments else _NONE
+        found.append(CallFact(callee, caller, grad_off, called, ignored, read, grad, tensor, saved, bound, refused))
     exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
     return ModuleFacts(module, functions, found, exports, libraries,
                        indexed_other_dtype(tree.source), argued=arguments,
@@ -66,7 +67,8 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
 
 def call_arguments(model: SemanticModel, module: str, project_modules: FrozenSet[str],
                    is_package: bool = False) -> List[Passed]:
-    """(``args_read_after``, ``args_grad``, ``args_tensor``) of each call :func:`collect` lists, in its order:
+    """(``args_read_after``, ``args_grad``, ``args_tensor``, ``args_refused``) of each call
+    :func:`collect` lists, in its order:
     what ``collect(..., arguments=False)`` left out, for when some analysis asks."""
     tree = model.tree
     resolver = _Resolver(model, module, project_modules, is_package, _imports(model),
@@ -210,6 +212,7 @@ def _arguments(model: SemanticModel, resolver: "_Resolver", site: ast.AST, calle
     read: Set[str] = set()
     grad: Set[str] = set()
     tensor: Set[str] = set()
+    refused: Set[str] = set()
     if not resolver.stays_here(callee):
         tensor.update(name for name, value in _passed_values(site) if model.kind(value) in TENSORISH)
     if not grad_off and not resolver.stays_here(callee):
@@ -218,6 +221,7 @@ def _arguments(model: SemanticModel, resolver: "_Resolver", site: ast.AST, calle
                     and not any(isinstance(b, ast.Starred) for b in site.args[:i])
                     and requirement.requires_grad(a, stmt) == "yes")
         grad.update(kw.arg for kw in site.keywords if kw.arg and requirement.requires_grad(kw.value, stmt) == "yes")
+        refused.update(name for name, value in _passed_values(site) if refused_view(model, site, value) is not None)
     saved = _saved_arguments(model, site, tensor) if not grad_off and not resolver.stays_here(callee) else ()
     keyed = [(str(i), key) for i, key in enumerate(map(target_key, site.args)) if key]
     keyed += [(kw.arg, key) for kw, key in ((kw, target_key(kw.value) if kw.arg else None)
@@ -226,7 +230,7 @@ def _arguments(model: SemanticModel, resolver: "_Resolver", site: ast.AST, calle
         flow = model.binder.flow(tree.owner(site))
         stmt = tree.statement_of(site)
         read.update(name for name, key in keyed if model.holders.argument_read_after(flow, key, stmt))
-    return Passed(frozenset(read), frozenset(grad), frozenset(tensor), saved)
+    return Passed(frozenset(read), frozenset(grad), frozenset(tensor), saved, frozenset(refused))
 
 
 def _saved_arguments(model: SemanticModel, site: ast.Call, tensor: Set[str]) -> Tuple[Tuple[str, str], ...]:

@@ -53,7 +53,7 @@ from codemod.analysis.names import Names, UsedNames
 from codemod.analysis.project import ProjectIndex
 from codemod.analysis.source import Source
 from codemod.analysis.start_values import StartValues
-from codemod.analysis.summaries import Returns, Summaries
+from codemod.analysis.summaries import SHARES_INPUT, Returns, Summaries
 from codemod.analysis.syntax import FUNCTIONS, Located, target_key
 from codemod.analysis.tensor_kind import TensorKinds
 from codemod.analysis.tree import Tree
@@ -211,7 +211,7 @@ class SemanticModel:
         known of (not torch's, no summary): it may."""
         summary = self.summaries.of_call(call)
         if summary is not None:
-            return summary.returns in (Returns.INPUT, Returns.VIEW) and summary.returned_input in passed
+            return summary.returns in SHARES_INPUT and summary.returned_input in passed
         func = call.func
         if self.torch_name(func) is not None or isinstance(func, ast.Name) and func.id in _BUILTINS_NOT_RETURNING_ARGUMENTS:
             return False  # torch's own functions: their views are the dataflow's (``alias_source``)

@@ -50,6 +50,10 @@ class CallFact:
     # ``self``; an instance may also be called where no file shows, so these calls are not all
     # the calls there are: the index's joined answers (grad off, callers relying) leave them out
     bound: bool = False
+    # those the caller's analysis shows are outputs of a multi-view op (``chunk``, ``split``,
+    # ``unbind``) of a tensor that requires grad, passed with grad on: views PyTorch refuses to
+    # modify in place (a write into the parameter raises)
+    args_refused: FrozenSet[str] = frozenset()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -120,6 +124,7 @@ class Passed(NamedTuple):
     grad: FrozenSet[str]
     tensor: FrozenSet[str]
     saved: Tuple[Tuple[str, str], ...] = ()
+    refused: FrozenSet[str] = frozenset()  # (``CallFact.args_refused``)
 
 
 # What each call of a module passes (``Passed``), in the order of its ``ModuleFacts.calls``,
@@ -214,8 +219,8 @@ class ProjectIndex:
             passed = self.arguments(module, facts.key) if self.arguments is not None else None
             if passed is not None and len(passed) == len(facts.calls):
                 found = [dataclasses.replace(c, args_read_after=read, args_grad=grad, args_tensor=tensor,
-                                             args_saved=saved)
-                         for c, (read, grad, tensor, saved) in zip(facts.calls, passed)]
+                                             args_saved=saved, args_refused=refused)
+                         for c, (read, grad, tensor, saved, refused) in zip(facts.calls, passed)]
             self._argued[module] = found
         return self._argued[module]
 
@@ -523,7 +528,8 @@ def _passed(facts: ModuleFacts, call: CallFact) -> str:
     """What ``call`` (one of ``facts``' module) passes, for ``ProjectIndex.digest_for``: the key
     of what the module's facts were made from, or (facts without one) the arguments themselves."""
     return facts.key if facts.key else repr((sorted(call.args_read_after), sorted(call.args_grad),
-                                             sorted(call.args_tensor), call.args_saved))
+                                             sorted(call.args_tensor), call.args_saved,
+                                             sorted(call.args_refused)))
 
 
 def library_callees(module: ast.Module) -> Dict[str, str]:

@@ -86,8 +86,16 @@ class Returns(enum.Enum):
 
     INPUT = "input"  # one of its parameters, as it came in
     VIEW = "view"  # a view of a parameter (shares its storage)
+    # the outputs of a multi-view op of torch (``chunk``, ``split``, ``unbind``) splitting a
+    # parameter, with grad on: views PyTorch refuses to modify in place (``analysis.views``)
+    MULTI_VIEW = "multi-view"
     FRESH = "fresh"  # the result of an op: a new tensor
     UNKNOWN = "unknown"  # several kinds, no return, or something it cannot follow
+
+
+# What returns a parameter or shares its storage (``returned_input`` says which): the input as it
+# came in, a view of it, or the outputs of a multi-view op splitting it.
+SHARES_INPUT = (Returns.INPUT, Returns.VIEW, Returns.MULTI_VIEW)
 
 
 class Saved(enum.Enum):
@@ -240,7 +248,7 @@ class Summaries:
         vias: List[str] = []
         inputs = tuple(self.saved_inputs._input_saved(func, p, vias) for p in params)
         returns, index, output = self._returned(func, params, vias)
-        if returns in (Returns.INPUT, Returns.VIEW) and index is not None and inputs[index] is Saved.YES:
+        if returns in SHARES_INPUT and index is not None and inputs[index] is Saved.YES:
             output = Saved.YES  # it hands back (a view of) an input it saved
         mutates = frozenset(i for i, p in enumerate(params) if self._mutated(func, p))
         return Summary(label, inputs, output, returns, index, mutates, tuple(dict.fromkeys(vias)))
@@ -263,6 +271,10 @@ class Summaries:
             expr: ast.expr = value
             view = False
             outputs.append(Saved.NO)
+            split = self._split_parameter(func, value, params)
+            if split is not None:
+                kinds.add((Returns.MULTI_VIEW, split))
+                continue
             for _ in range(_MAX_HOPS):
                 if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) \
                         and expr.func.attr in _ALIAS_METHODS and not self.model.torch_name(expr.func):
@@ -284,10 +296,10 @@ class Summaries:
                     kinds.add((Returns.UNKNOWN, None))
                     break
                 inner = self.of_call(expr) if isinstance(expr, ast.Call) else None
-                if inner is not None and inner.returns in (Returns.INPUT, Returns.VIEW) \
+                if inner is not None and inner.returns in SHARES_INPUT \
                         and inner.returned_input is not None and isinstance(expr, ast.Call) \
                         and inner.returned_input < len(positional(expr)) and not inner.output is Saved.YES:
-                    view = view or inner.returns is Returns.VIEW
+                    view = view or inner.returns is not Returns.INPUT
                     expr = positional(expr)[inner.returned_input]  # helper(x) hands x back
                     continue
                 facts = self.op_of(expr)
@@ -323,6 +335,29 @@ class Summaries:
             return Returns.UNKNOWN, None, output
         returns, index = kinds.pop()
         return returns, index, output
+
+    def _split_parameter(self, func: Function, value: ast.expr, params: List[str]) -> Optional[int]:
+        """``return h.chunk(2, dim=1)`` / ``torch.split(h, n)`` of the parameter ``h`` as it came
+        in, with grad on there: which parameter (the caller gets multi-output views of what it
+        passes); None for anything else."""
+        if not isinstance(value, ast.Call) or self.model.intended_reason(value, None):
+            return None
+        func_expr = value.func
+        name = self.model.torch_name(func_expr)
+        base: Optional[ast.expr] = None
+        if name is not None:
+            args = positional(value)
+            base = args[0] if name in torch_api.MULTI_VIEW_FUNCTIONS and args else None
+        elif isinstance(func_expr, ast.Attribute) and func_expr.attr in torch_api.MULTI_VIEW_METHODS \
+                and func_expr.attr != "__iter__":
+            kind = self.model.kind(func_expr.value)
+            if kind in TENSORISH or (func_expr.attr != "split" and kind is Kind.UNKNOWN):
+                base = func_expr.value  # (`line.split(",")` is a string's)
+        if not isinstance(base, ast.Name) or base.id not in params:
+            return None
+        at = cast(ast.stmt, self.model.statement_of(base))
+        reaching = self.model.reaching(self.model.flow(func), base.id, at)
+        return params.index(base.id) if reaching and all(b.form == "param" for b in reaching) else None
 
     def _mutated(self, func: Function, key: str) -> bool:
         """``key += ...``, ``key.add_(...)`` or ``key[...] = ...`` on the parameter as it came in."""

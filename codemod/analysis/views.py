@@ -47,6 +47,7 @@ from codemod.analysis.syntax import (
     is_const,
     iterable_of,
     passed_for,
+    positional,
     span,
     spreads,
     target_key,
@@ -131,6 +132,7 @@ class Views:
         self.inputs = InputFlow(self)
         self.later = LaterReads(self)
         self.making = ViewMaking(self)
+        self.returned = ReturnedViews(self)
 
     # ------------------------------------------------------------------ origins
     def origin(self, target: ast.expr, stmt: Located) -> Optional[ViewOrigin]:
@@ -281,6 +283,7 @@ class Views:
             if self.making.custom_function_view(expr):
                 base = first_arg(expr)
                 return ViewOrigin("custom-function", expr, base, True, _keys(base))
+            return self.returned.view_origin(expr)
         return None
 
     def _element_origin(self, container: ast.expr, at: Located) -> Optional[ViewOrigin]:
@@ -423,7 +426,16 @@ class ViewMaking(_ViewsPart):
         return "no-grad" if self._made_without_grad(call) else "multi-output"
 
     def multi_view_base(self, expr: ast.expr) -> Optional[ast.expr]:
-        """The tensor a multi-view call splits (``x`` of ``x.chunk(3)``, ``torch.split(x, 2)``)."""
+        """The tensor a multi-view call splits (``x`` of ``x.chunk(3)``, ``torch.split(x, 2)``),
+        also through a call of the file's own function that returns such a call of one of its
+        parameters (``halves(x)`` of ``def halves(h): return h.chunk(2)``): the argument passed."""
+        base = self.direct_multi_view_base(expr)
+        if base is None and isinstance(expr, ast.Call):
+            base = self.views.returned.multi_view_argument(expr)
+        return base
+
+    def direct_multi_view_base(self, expr: ast.expr) -> Optional[ast.expr]:
+        """The tensor a multi-view op of torch splits, where ``expr`` calls one itself."""
         if not isinstance(expr, ast.Call):
             return None
         func = expr.func
@@ -637,6 +649,124 @@ class LaterReads(_ViewsPart):
         return read_after(self.tree, self.binder.flow(self.tree.owner(stmt)), key, stmt, loop_heads=False)
 
 
+class ReturnedViews(_ViewsPart):
+    """Views a call of the file's own function gives its caller, read off the callee's returns:
+    ``a, b = halves(x)`` of ``def halves(h): return h.chunk(2, dim=1)`` are outputs of a
+    multi-view op of ``x`` for PyTorch, as if the caller had called ``chunk`` itself; ``h =
+    scale_grad(y)`` of ``def scale_grad(x): return ScaleGrad.apply(x)`` is the custom
+    Function's view of ``y``. The tensor viewed is what the caller passes, so whether it
+    requires grad, and who reads it afterwards, are the caller's facts."""
+
+    def __init__(self, views: "Views") -> None:
+        super().__init__(views)
+        self._extended: Optional[Set[str]] = None  # the names of the module's base classes, once
+        self._asking: Set[int] = set()  # callees being read (recursion)
+
+    def extended(self) -> Set[str]:
+        """The names of the classes the module's classes extend (``own_callee``: their methods may be overridden)."""
+        if self._extended is None:
+            self._extended = {b.id for c in self.tree.walk(self.tree.module) if isinstance(c, ast.ClassDef)
+                              for b in c.bases if isinstance(b, ast.Name)}
+        return self._extended
+
+    def multi_view_argument(self, call: ast.Call) -> Optional[ast.expr]:
+        """What ``call`` passes for the parameter every ``return`` of its callee splits with a
+        multi-view op (``return h.chunk(2)``, ``return torch.split(h, n)``), with grad on there
+        and the parameter not rebound before; None where one return is anything else."""
+        found = self._returns(call)
+        if found is None:
+            return self._imported_split(call)
+        func, returns = found
+        params: Set[str] = set()
+        for r in returns:
+            base = self.views.making.direct_multi_view_base(cast(ast.expr, r.value))
+            param = self._parameter(base, r) if base is not None else None
+            if param is None:
+                return None
+            params.add(param)
+        return self._passed(call, func, params.pop()) if len(params) == 1 else None
+
+    def view_origin(self, call: ast.Call) -> Optional[ViewOrigin]:
+        """The refused view ``call`` gives, where every ``return`` of its callee is one of the
+        same kind (``return ScaleGrad.apply(x, s)``, ``return h.chunk(2)[0]``), made with grad
+        on: the caller's call is where it is made, the tensor viewed the argument the caller
+        passes for the parameter viewed (unknown where the callee views anything else)."""
+        found = self._returns(call)
+        if found is None or id(call) in self._asking:
+            return None
+        func, returns = found
+        self._asking.add(id(call))
+        try:
+            origins = [self.views._expr(cast(ast.expr, r.value), r) for r in returns]
+        finally:
+            self._asking.discard(id(call))
+        kinds = {o.kind for o in origins if o is not None}
+        if any(o is None for o in origins) or len(kinds) != 1 or "no-grad" in kinds:
+            return None
+        params = {self._parameter(o.base, r) if o is not None and o.base is not None else None
+                  for o, r in zip(origins, returns)}
+        param = params.pop() if len(params) == 1 else None
+        base = self._passed(call, func, param) if param is not None else None
+        certain = all(o is not None and o.certain for o in origins)
+        return ViewOrigin(kinds.pop(), call, base, certain, _keys(base))
+
+    def _imported_split(self, call: ast.Call) -> Optional[ast.expr]:
+        """``halves(x)`` / ``utils.halves(x)`` of a function of another file of the run whose
+        summary (the project index) says it returns a multi-view op's outputs splitting one of
+        its parameters: what the call passes for it (by position)."""
+        calls = self.grad.calls
+        project = calls.project if calls is not None else None
+        func = call.func
+        head = func if isinstance(func, ast.Name) else func.value if isinstance(func, ast.Attribute) else None
+        if calls is None or project is None or spreads(call) or not isinstance(head, ast.Name):
+            return None
+        imported = project.imported(calls.module_name, head.id)
+        if imported is None or not self._module_name(head):
+            return None
+        fact = project.summary(imported if func is head else f"{imported}.{cast(ast.Attribute, func).attr}")
+        if fact is None or fact.of != "function" or fact.returns != "multi-view" or fact.returned_input is None:
+            return None
+        args = positional(call)
+        return args[fact.returned_input] if fact.returned_input < len(args) else None
+
+    def _module_name(self, name: ast.Name) -> bool:
+        """``name`` is bound only at the module's top level (no local of that name where it is read)."""
+        owner = self.tree.owner(name)
+        while not isinstance(owner, ast.Module):
+            if name.id in self.binder.flow(owner, nested=False).bindings:
+                return False
+            owner = self.tree.owner(owner)
+        return True
+
+    def _returns(self, call: ast.Call) -> Optional[Tuple[Function, List[ast.Return]]]:
+        """The callee of ``call`` (the file's own, shown alone: ``own_callee``) and its returns,
+        where each returns a value, none runs with grad off, and it yields nothing."""
+        if spreads(call):
+            return None
+        func = own_callee(self.views, call, self.extended())
+        if func is None:
+            return None
+        returns = [n for n in self.tree.walk(func) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom, ast.Await))
+                   and self.tree.owner(n) is func]
+        if not returns or any(not isinstance(r, ast.Return) or r.value is None or self.grad.intended_reason(r, None)
+                              for r in returns):
+            return None
+        return func, cast(List[ast.Return], returns)
+
+    def _parameter(self, base: ast.expr, at: ast.Return) -> Optional[str]:
+        """``base`` is a parameter of the function holding ``at``, as it was passed (every binding
+        reaching there is the parameter's)."""
+        if not isinstance(base, ast.Name):
+            return None
+        bindings = self.views._plain_bindings(base.id, at)
+        return base.id if bindings and all(b.form == "param" for b in bindings) else None
+
+    def _passed(self, call: ast.Call, func: Function, param: str) -> Optional[ast.expr]:
+        method = isinstance(self.tree.parent(func), ast.ClassDef)
+        plain = _passed_parameters(func, method)
+        return passed_for(call, param, plain.index(param) if param in plain else None)
+
+
 class GradRequirement(_ViewsPart):
     """Whether an expression requires grad (yes, no, or unknown), from its leaves, parameters and the ops that made it."""
 
@@ -649,7 +779,6 @@ class GradRequirement(_ViewsPart):
         self._uses: Optional[Tuple[Dict[str, int], Dict[str, int]]] = None
         self._instances: Optional[Dict[str, List[ast.Call]]] = None  # class name -> calls of its instances
         self._stored: Set[str] = set()  # the names the module assigns (Name targets), with _uses
-        self._extended: Optional[Set[str]] = None  # the names of the module's base classes, once
 
     def _use_counts(self) -> Tuple[Dict[str, int], Dict[str, int]]:
         """How often the module loads each name and reads each attribute name: one walk of the
@@ -752,10 +881,7 @@ class GradRequirement(_ViewsPart):
         """A call of a function of the file (``helper(x)``) or a method of the caller's class
         (``self.features(x)``): "yes" where every value it returns does, with grad on there
         (``return self.fc(x)``); else unknown."""
-        if self._extended is None:
-            self._extended = {b.id for c in self.tree.walk(self.tree.module) if isinstance(c, ast.ClassDef)
-                              for b in c.bases if isinstance(b, ast.Name)}
-        callee = own_callee(self.views, call, self._extended)
+        callee = own_callee(self.views, call, self.views.returned.extended())
         if callee is None or len(seen) > 40:
             return "unknown"
         returns = [n for n in self.tree.walk(callee) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))

@@ -47,7 +47,7 @@ def _shown(index: ProjectIndex, calls: List[CallFact]) -> list:
     """The calls as their reader sees them: what they pass, and whether their callers run with
     grad off (which other files than the caller's may decide)."""
     return [[c.caller, c.grad_off, c.called, c.result_ignored, sorted(c.args_read_after), sorted(c.args_grad),
-             sorted(c.args_tensor), [list(x) for x in c.args_saved], c.bound,
+             sorted(c.args_tensor), [list(x) for x in c.args_saved], c.bound, sorted(c.args_refused),
              bool(c.caller) and index.grad_off(c.caller)] for c in calls]
 
 

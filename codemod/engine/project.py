@@ -33,7 +33,8 @@ _VERSION = b"project-facts-11"  # JSON entries (3: summaries, kept apart; 4: lib
 # 6: what calls pass, kept apart; 7: grad-off decorators; 8: `A, B = mod.A, mod.B` aliases;
 # 9: summaries say whether a class owns parameters and whether the callee keeps its result;
 # 10: what calls pass says which arguments are tensors; 11: and which autograd saved before the call;
-# calls of instances of other modules' classes, marked `bound`)
+# calls of instances of other modules' classes, marked `bound`; summaries say a function returns the
+# outputs of a multi-view op splitting a parameter, and what calls pass which arguments are such outputs)
 
 
 Mapper = Callable[[Callable[[str], Optional[ModuleFacts]], List[str]], List[Optional[ModuleFacts]]]
@@ -131,8 +132,9 @@ def module_arguments(module: str, key: str, paths: dict, project: frozenset, cac
             if raw["module"] != module:
                 raise ValueError(module)
             return [Passed(frozenset(_texts(read)), frozenset(_texts(grad)), frozenset(_texts(tensor)),
-                           tuple((str(name), str(why)) for name, why in saved))
-                    for read, grad, tensor, saved in raw["arguments"]]
+            return [Passed(frozenset(_texts(read)), frozenset(_texts(grad)), frozenset(_texts(tensor)),
+                           tuple((str(name), str(why)) for name, why in saved), frozenset(_texts(refused)))
+                    for read, grad, tensor, saved, refused in raw["arguments"]]
         except Exception:  # noqa: BLE001 - a missing, unreadable or malformed entry is a miss
             pass
     from codemod.analysis.indexing import call_arguments
@@ -149,8 +151,9 @@ def module_arguments(module: str, key: str, paths: dict, project: frozenset, cac
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError):
         return None
     if folder is not None:
-        store_json(folder / entry, {"module": module, "arguments": [[sorted(r), sorted(g), sorted(t), [list(x) for x in v]]
-                                                                    for r, g, t, v in found]})
+        store_json(folder / entry, {"module": module, "arguments": [[sorted(r), sorted(g), sorted(t), [list(x) for x in v],
+                                                                     sorted(f)]
+                                                                    for r, g, t, v, f in found]})
     return found
 
 

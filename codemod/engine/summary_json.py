@@ -6,7 +6,7 @@ from __future__ import annotations
 from codemod.analysis.project import SummaryFact
 
 _STATES = ("yes", "no", "unknown")
-_RETURNS = ("input", "view", "fresh", "unknown")
+_RETURNS = ("input", "view", "multi-view", "fresh", "unknown")
 
 
 def summary_to_json(s: SummaryFact) -> list:

@@ -44,10 +44,13 @@ class ViewWrite(Rule):
     several views (`chunk`, `split`, `split_with_sizes`, `unbind`, iterating over a tensor;
     the list is generated from torch), including views of one (`q.transpose(1, 2)`, `p[0]`)
     and outputs taken by tuple unpacking (`q, k, v = self.qkv(x).chunk(3, -1)`), indexing
-    (`parts[0]`, `rows[i]` of `rows = x.unbind()`) or a loop (`for c in x.unbind(1)`); a view made under `torch.no_grad()` and
-    written with grad on; the output of a custom `autograd.Function` whose `forward` returns
-    an input or a view of one; and a write into the tensor such a view was taken from when the
-    view is read afterwards (PyTorch raises at that read). The fix writes into a copy: `q *= s`
+    (`parts[0]`, `rows[i]` of `rows = x.unbind()`) or a loop (`for c in x.unbind(1)`), also
+    where a function of the project makes them (`a, b = halves(x)`, `halves` returning
+    `x.chunk(2, 1)` of its parameter: the tensor viewed is the caller's `x`); a view made
+    under `torch.no_grad()` and written with grad on; the output of a custom
+    `autograd.Function` whose `forward` returns an input or a view of one (also through a
+    function of the file returning it); and a write into the tensor such a view was taken
+    from when the view is read afterwards (PyTorch raises at that read). The fix writes into a copy: `q *= s`
     becomes `q = q * s`, `log_std.clamp_(-20, 2)` becomes `log_std = log_std.clamp(-20, 2)`,
     other writes get `q = q.clone()` before them.
 
@@ -280,14 +283,20 @@ class ViewWrite(Rule):
 
     def _what(self, origin: ViewOrigin) -> str:
         line = getattr(origin.creation, "lineno", 0)
+        creation = origin.creation
+        func = creation.func if isinstance(creation, ast.Call) else None
         if origin.kind == "custom-function":
+            through = target_key(func) if func is not None and not (
+                isinstance(func, ast.Attribute) and func.attr == "apply") else None
+            if through:  # a function of the file returning the Function's output
+                return f"a view of a custom autograd Function, returned by `{through}()` at line {line}"
             return f"a view returned by the custom autograd Function at line {line}"
         if origin.kind == "no-grad":
             return f"a view made under `no_grad` at line {line}"
-        creation = origin.creation
-        func = creation.func if isinstance(creation, ast.Call) else None
         op = func.attr if isinstance(func, ast.Attribute) else (self.model.torch_name(func) or "") \
             if func is not None else ""
+        if not op and isinstance(func, ast.Name):
+            op = func.id  # the file's own function returning the views (`halves(x)`)
         op = op.rsplit(".", 1)[-1]
         return f"an output of `{op}()` at line {line}" if op else f"a view from iterating a tensor at line {line}"
 
@@ -376,8 +385,8 @@ class ViewWritePlans:
         if isinstance(creation, ast.Name):  # iterating a tensor
             text = f"tuple({creation.id}[{i}] for {i} in range(len({creation.id})))"
             return self._replace_with(creation, "Name", text)
-        if not isinstance(creation, ast.Call):
-            return None
+        if not isinstance(creation, ast.Call) or self.model.views.making.direct_multi_view_base(creation) is None:
+            return None  # (a call of the file's own function returning the views: no exact rewrite of it)
         func = creation.func
         if not isinstance(func, ast.Attribute):
             return None
