@@ -132,7 +132,6 @@ def module_arguments(module: str, key: str, paths: dict, project: frozenset, cac
             if raw["module"] != module:
                 raise ValueError(module)
             return [Passed(frozenset(_texts(read)), frozenset(_texts(grad)), frozenset(_texts(tensor)),
-            return [Passed(frozenset(_texts(read)), frozenset(_texts(grad)), frozenset(_texts(tensor)),
                            tuple((str(name), str(why)) for name, why in saved), frozenset(_texts(refused)))
                     for read, grad, tensor, saved, refused in raw["arguments"]]
         except Exception:  # noqa: BLE001 - a missing, unreadable or malformed entry is a miss
