@@ -541,12 +541,10 @@ class Hazards:
         return False
 
     def _from_callers(self, func: Function, param: str, grad_free: bool = False) -> Iterator[Optional[Hazard]]:
-        """The write modifies the caller's tensor: at a call of ``func`` (other files': their proof), was the argument
-        for ``param`` saved by an op run before the call (``Decoder(8)(quant)`` twice), or is it (here, or in another
-        file: ``refused_elsewhere``) an output of a multi-view op? Proven only. ``grad_free``: the caller's tensor
-        reaches the write only where it requires no grad or grad is off (``branches.copied_where_it_requires_grad``):
-        no proof from what the argument is (a leaf, a saved output, another file's view; an input some op saved is
-        then left unproven too: the reason does not say)."""
+        """The write modifies the caller's tensor: at a call of ``func`` (other files': ``elsewhere``), was the
+        argument for ``param`` saved by an op run before the call (``Decoder(8)(quant)`` twice), or an output of a
+        multi-view op? Proven only. ``grad_free``: the caller's tensor reaches the write only where it requires no
+        grad or grad is off (``copied_where_it_requires_grad``): no proof from what the argument is."""
         if func in self._asking:
             return  # a recursive cycle
         plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
@@ -569,9 +567,7 @@ class Hazards:
                 refused = refused_view(self.model, call, arg) if arg is not None else None
                 if refused is not None:
                     yield Hazard(f"`{param}` is the caller's tensor: at line {call.lineno}, {refused}")
-            if not grad_free:
-                yield from saved_by_callers_elsewhere(self.model, func, param, index)
-                yield from refused_elsewhere(self.model, func, param, index)
+            yield from () if grad_free else elsewhere(self.model, func, param, index)
         finally:
             self._asking.discard(func)
 
@@ -628,6 +624,13 @@ class Hazards:
                         return True
                     break
         return False
+
+
+def elsewhere(model: HazardFacts, func: Function, param: str, index: Optional[int]) -> Iterator[Hazard]:
+    """:meth:`Hazards._from_callers` for the calls of ``func`` in the run's other files: arguments
+    their callers proved saved, and outputs of multi-view ops."""
+    yield from saved_by_callers_elsewhere(model, func, param, index)
+    yield from refused_elsewhere(model, func, param, index)
 
 
 def calls_from_elsewhere(model: HazardFacts, func: Function,
