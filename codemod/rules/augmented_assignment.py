@@ -11,7 +11,7 @@ from codemod.findings import Fix, Status
 from codemod.fixes import _cst as cst
 from codemod.fixes.edits import code, fix_title, rebind, right_operand
 from codemod.rules.base import Rule
-from codemod.rules.safety import CONTRACTS, assess, proves_tensor
+from codemod.rules.safety import CONTRACTS, assess
 
 _SYMBOLS = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
@@ -97,12 +97,11 @@ class AugmentedAssignment(Rule):
             if self.model.hazards.producers.listed(target, node) is not None:
                 self._element(node, target)
             return  # a tensor's part: IPF004 clones the base instead
-        saved = self.hazard(node, target)
         verdict = assess(self.model, node, target, operands=[node.value], creates_binding=False,
-                         known_tensor=self._saved_result(node, target) or proves_tensor(saved))
+                         known_tensor=self._saved_result(node, target))
         if verdict.status is None:
             return
-        hazard = saved if verdict.status is not Status.SKIPPED or verdict.reason in CONTRACTS else None
+        hazard = self.hazard(node, target) if verdict.status is not Status.SKIPPED or verdict.reason in CONTRACTS else None
         message = f"In-place `{_SYMBOLS[type(node.op)]}=` on `{self.code(target)}`"
         plan = None
         if verdict.status in (Status.SAFE, Status.UNSAFE) and target_key(target):

@@ -18,7 +18,6 @@ from codemod.findings import Status
 
 if TYPE_CHECKING:
     from codemod.analysis.binder import Flow
-    from codemod.analysis.hazard import Hazard
     from codemod.analysis.model import SemanticModel
 
 # The rest of the analysis is imported where a verdict is made: the rules' table (codes, names,
@@ -28,14 +27,6 @@ if TYPE_CHECKING:
 # Mutation contracts: the function mutates a parameter on purpose, so the fix is skipped; a
 # hazard there is still reported (``Rule.report``): the write breaks backward all the same.
 CONTRACTS = ("trailing-underscore", "mutation-as-output", "callers-rely-on-mutation")
-
-
-def proves_tensor(hazard: Optional[Hazard]) -> bool:
-    """A proven hazard shows the written value is a tensor: autograd saves tensors only, and
-    the proof names the op that saved this one (or the caller's tensor it was). Where the type
-    is otherwise unknown (a method's tuple return unpacked, a caller's argument), this lets
-    ``assess`` judge the fix on the rest of its facts instead of stopping at "unknown-type"."""
-    return hazard is not None and hazard.proven
 
 
 @dataclasses.dataclass

@@ -12,7 +12,7 @@ from codemod.analysis.syntax import subscript_base, target_key
 from codemod.findings import Fix, Status
 from codemod.fixes.edits import clone_of, fix_title, insert_before
 from codemod.rules.base import Rule, may_write_in_place
-from codemod.rules.safety import CONTRACTS, assess, proves_tensor
+from codemod.rules.safety import CONTRACTS, assess
 
 
 class SubscriptAssignment(Rule):
@@ -91,12 +91,10 @@ class SubscriptAssignment(Rule):
         if key is not None and self._already_cloned(stmt, key) \
                 and not (isinstance(stmt, (ast.Assign, ast.AugAssign)) and reads(stmt.value, key)):
             return  # (`b[:, 1] = f(b[:, 0])` after `b[:, 0] = x`: f may save a view of the clone)
-        saved = self.hazard(node, base)
-        verdict = assess(self.model, node, base, require_known=True, dtype_neutral=True,
-                         known_tensor=proves_tensor(saved))
+        verdict = assess(self.model, node, base, require_known=True, dtype_neutral=True)
         if verdict.status is None:
             return
-        hazard = saved if verdict.status is not Status.SKIPPED or verdict.reason in CONTRACTS else None
+        hazard = self.hazard(node, base) if verdict.status is not Status.SKIPPED or verdict.reason in CONTRACTS else None
         if verdict.status in (Status.SAFE, Status.UNSAFE) and self._in_a_line(stmt):
             also = verdict.also_rebind
             # `h[t] = f(h)`: the value is computed first and may save (a view of) `h` for
