@@ -1,41 +1,56 @@
-"""Issue 24 (default `fix`, stB40): a write the hazard analysis proves breaks backward writes
-into a tensor, whatever the binding shows of its type.
+"""Issue 24 (default `fix`, stB40): a call's result kind from its callee's returns, for the
+pieces of a tuple a method or a module of the file returns, and for a sub-module's member.
 
-Autograd saves tensors only: where the proof names the op that saved the written value, the
-value is a tensor, and the clone-first fix of a subscript write (``h[...] = v``: ``h =
-h.clone()`` first) or the rebinding of an augmented assignment no longer stops at
-"unknown-type" (a name unpacked from a method's tuple return, which the type facts do not
-follow). The other facts still decide: a caller's tensor stays unsafe (``param-mutation``), a
-value not proven saved stays where it was.
+``h, n = self._prepare(x)`` (a method of the class, not overridden), ``h, n = self.enc(x)``
+(the ``forward`` of the file's module class ``self.enc`` was built as) and
+``self.enc.proj(x)`` (``Enc`` sets ``self.proj = nn.Linear(...)``) were of unknown type: a
+proven write into ``h`` then got no fix (IPF104 ``manual``, IPF101 ``unsafe``, reason
+``unknown-type``). Now the piece's kind is the kind every ``return`` gives at that place.
+
+A proven hazard alone does not show the type: ``spacing = torch.sqrt(a)`` on one branch,
+``np.sqrt(a)`` on the other, the write's hazard is proven on the torch path, and
+``spacing.clone()`` would crash on the other (monai's ``affine_to_spacing``). Such a value
+stays unknown.
 
 Each program is written from the pattern (a sequence model that feeds part of its own
-prediction back into the hidden states it normalised; a refinement step that rescales them),
-run with torch: the original raises at backward, the fixed program's gradients equal the
+prediction back into the hidden states it normalised; an encoder that rescales them), run
+with torch: the original raises at backward, the fixed program's gradients equal the
 out-of-place program's.
 """
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from codemod.config import Settings
 from tests.programs import fixed_source, process_in_project, raises_inplace, run_program
 
-# `h` comes from a method's tuple return (its type unknown to the analysis); `_step` normalises
-# it RMS-style (`h.pow(2)` saves `h`), then part of `h` is overwritten in place.
+# `h` comes from PREPARE (its type unknown to the analysis before); `_step` normalises it
+# RMS-style (`h.pow(2)` saves `h`), then part of `h` is overwritten in place.
 FEEDBACK = """\
 import torch
 import torch.nn as nn
 
 
+class Enc(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(3, 4)
+
+    def forward(self, x):
+        h = self.proj(x)
+        return h, x.shape[0]
+
+
 class Feedback(nn.Module):
     def __init__(self):
         super().__init__()
-        self.embed = nn.Linear(3, 4)
+        self.enc = Enc()
         self.out = nn.Linear(4, 4)
 
     def _prepare(self, x):
-        h = self.embed(x)
+        h = self.enc.proj(x)
         return h, x.shape[0]
 
     def _step(self, h):
@@ -43,7 +58,7 @@ class Feedback(nn.Module):
         return self.out(h * scale)
 
     def forward(self, x):
-        h, n = self._prepare(x)
+        PREPARE
         loss = 0.0
         for step in range(2):
             pred = self._step(h)
@@ -58,6 +73,11 @@ def main():
     net(torch.randn(5, 3)).backward()
     return [p.grad for p in net.parameters()]
 """
+PREPARES = {
+    "own-method": "h, n = self._prepare(x)",
+    "module-forward": "h, n = self.enc(x)",
+    "member-module": "h = self.enc.proj(x)\n        n = x.shape[0]",
+}
 WRITES = {
     "subscript": ("h[:, :2] = pred[:, :2]", "h = h.clone()", "h = h.clone()\n            h[:, :2] = pred[:, :2]"),
     "augassign": ("h *= 0.5", "h = h * 0.5", "h = h * 0.5"),
@@ -73,41 +93,83 @@ def _statuses(source: str, line: int):
             if f.span.line == line]
 
 
-def test_a_write_proven_saved_gets_its_safe_fix_though_its_binding_hides_the_type():
-    """Before: IPF104 ``manual`` / IPF101 ``unsafe`` with reason ``unknown-type`` (``h`` unpacked
-    from ``self._prepare(x)``); after: safe, and the fixed program computes the out-of-place
-    program's gradients."""
-    for write, fixed_text, control_text in WRITES.values():
-        source = FEEDBACK.replace("WRITE", write)
-        assert raises_inplace(source)
-        statuses = _statuses(source, _line(source, write))
-        assert statuses and all(status == "safe" for _, status, _ in statuses), statuses
-        fixed = fixed_source(source, project=True)
-        assert fixed_text in fixed, fixed
-        control = FEEDBACK.replace("WRITE", control_text)
-        got, want = run_program(fixed), run_program(control)
-        assert len(got) == len(want)
-        for g, w in zip(got, want):
-            assert torch.allclose(g, w), fixed
+@pytest.mark.parametrize("prepare", sorted(PREPARES))
+@pytest.mark.parametrize("write", sorted(WRITES))
+def test_a_piece_returned_as_a_tensor_gets_the_safe_fix(prepare, write):
+    """Before: IPF104 ``manual`` / IPF101 ``unsafe``, ``unknown-type``; after: safe, and the fixed
+    program computes the out-of-place program's gradients."""
+    text, fixed_text, control_text = WRITES[write]
+    program = FEEDBACK.replace("PREPARE", PREPARES[prepare])
+    source = program.replace("WRITE", text)
+    assert raises_inplace(source)
+    statuses = _statuses(source, _line(source, text))
+    assert statuses and all(status == "safe" for _, status, _ in statuses), statuses
+    fixed = fixed_source(source, project=True)
+    assert fixed_text in fixed, fixed
+    got, want = run_program(fixed), run_program(program.replace("WRITE", control_text))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert torch.allclose(g, w), fixed
 
 
-def test_a_write_not_proven_saved_keeps_its_unknown_type():
-    """Negative control: ``_step`` reads ``h`` through ``tanh`` (which saves its output, not
-    ``h``): nothing proves ``h`` saved, the program works, and the fix stays withheld."""
-    for write, _, _ in WRITES.values():
-        source = FEEDBACK.replace("WRITE", write).replace(
-            "scale = h.pow(2).mean(-1, keepdim=True).add(1e-6).rsqrt()", "scale = torch.tanh(h).sum()")
-        source = source.replace("return self.out(h * scale)", "return self.out(torch.tanh(h)) + scale")
-        assert not raises_inplace(source)
-        run_program(source)
-        assert fixed_source(source, project=True) == source
-        assert all(status != "safe" for _, status, _ in _statuses(source, _line(source, write)))
+# Negative controls: the piece may be something else than a tensor, or another method may run.
+NOT_SHOWN = {
+    # one return gives None at that place
+    "a-return-without-a-tensor": ("        return h, x.shape[0]\n\n    def _step",
+                                  "        if x.shape[0] > 99:\n            return None, 0\n"
+                                  "        return h, x.shape[0]\n\n    def _step"),
+    # a subclass of the file overrides the method
+    "overridden": ("\n\ndef main():", "\n\nclass Other(Feedback):\n    def _prepare(self, x):\n"
+                   "        return [0.0], 1\n\n\ndef main():"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NOT_SHOWN))
+def test_a_piece_not_shown_a_tensor_keeps_its_fix_withheld(case):
+    """The piece's kind stays unknown: the subscript write gets no fix (``manual``), the working
+    program is not changed by the default fix."""
+    old, new = NOT_SHOWN[case]
+    program = FEEDBACK.replace("PREPARE", PREPARES["own-method"])
+    assert old in program
+    source = program.replace(old, new).replace("WRITE", "h[:, :2] = pred[:, :2]")
+    statuses = _statuses(source, _line(source, "h[:, :2] = pred[:, :2]"))
+    assert statuses and all(status != "safe" for _, status, _ in statuses), statuses
+    assert "h = h.clone()" not in fixed_source(source, project=True)
+
+
+def test_a_member_set_from_outside_stays_unknown():
+    """``net.enc.proj = ...`` elsewhere in the file: ``self.enc.proj`` may be anything."""
+    program = FEEDBACK.replace("PREPARE", PREPARES["member-module"]).replace(
+        "    net = Feedback()\n", "    net = Feedback()\n    net.enc.proj = nn.Linear(3, 4)\n")
+    source = program.replace("WRITE", "h[:, :2] = pred[:, :2]")
+    statuses = _statuses(source, _line(source, "h[:, :2] = pred[:, :2]"))
+    assert statuses and all(status != "safe" for _, status, _ in statuses), statuses
+
+
+def test_a_value_tensor_on_one_branch_only_stays_unknown_though_its_hazard_is_proven():
+    """monai's ``affine_to_spacing`` shape: a torch op's output on one branch, numpy's on the
+    other; the hazard is proven (on the torch path), the clone-first fix is not offered."""
+    source = """\
+import numpy as np
+import torch
+
+
+def spacing_of(affine, suppress_zeros=True):
+    if isinstance(affine, torch.Tensor):
+        spacing = torch.sqrt(torch.sum(affine * affine, dim=0))
+    else:
+        spacing = np.sqrt(np.sum(affine * affine, axis=0))
+    if suppress_zeros:
+        spacing[spacing == 0] = 1.0
+    return spacing
+"""
+    statuses = _statuses(source, _line(source, "spacing[spacing == 0] = 1.0"))
+    assert statuses and all(status == "manual" for _, status, _ in statuses), statuses
 
 
 def test_a_caller_tensor_proven_saved_stays_unsafe():
     """Negative control: the block writes into its input, which the caller also reads after the
-    call (a residual): the proof shows a tensor, but the write is the caller's to see, so the
-    fix stays ``param-mutation`` (unsafe), not applied by default."""
+    call (a residual): the fix stays ``param-mutation`` (unsafe), not applied by default."""
     source = """\
 import torch
 import torch.nn as nn

@@ -261,6 +261,9 @@ class TensorKinds:
         entry = self.module_dict_entry(attr)
         if entry:  # `self.transformer.drop` of `self.transformer = nn.ModuleDict(dict(drop=nn.Dropout(p)))`
             return join(v if isinstance(v, Kind) else self.kind(cast(ast.expr, v)) for v in entry)
+        member = self._member_values(attr)
+        if member:  # `self.head.fc` of `self.head = Head(d)`, Head setting `self.fc = nn.Linear(d, d)`
+            return join(v if isinstance(v, Kind) else self.kind(cast(ast.expr, v)) for v in member)
         base = self.kind(attr.value)
         if base in TENSORISH:
             if name in _TENSOR_ATTRS:
@@ -268,6 +271,32 @@ class TensorKinds:
             if name in _SCALAR_ATTRS:
                 return Kind.SCALAR
         return Kind.PENDING if base is Kind.PENDING else Kind.UNKNOWN
+
+    def _member_values(self, attr: ast.Attribute) -> Optional[List[object]]:
+        """What ``self.<a>.<b>`` was set to, where every value ``self.<a>`` is set to in its class
+        builds one class of this file deriving straight from ``nn.Module`` (no base class of the
+        file may set ``<b>`` too), which sets ``self.<b>`` itself, and no statement of the file
+        writes ``<b>`` into such an instance from outside (``net.head.fc = ...``). None otherwise."""
+        outer = attr.value
+        if not (isinstance(outer, ast.Attribute) and isinstance(outer.value, ast.Name) and outer.value.id == "self"):
+            return None
+        here = self.tree.enclosing_class(attr)
+        values = self.classes.class_attrs(here).get(outer.attr) if here is not None else None
+        if not values:
+            return None
+        found: List[object] = []
+        for value in values:
+            if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+                return None
+            cls = next((c for c in self.module.body if isinstance(c, ast.ClassDef) and c.name == value.func.id), None)
+            if cls is None or len(cls.bases) != 1 or cls.keywords or self.names.torch_name(cls.bases[0]) not in (
+                    "torch.nn.Module", "torch.nn.modules.module.Module"):
+                return None
+            members = self.classes.class_attrs(cls).get(attr.attr)
+            if not members or not all(self._own_write(w, cls) for w in self.classes.attribute_writes(attr.attr)):
+                return None
+            found.extend(members)
+        return found
 
     def held_number(self, attr: ast.Attribute) -> bool:
         """``self.<attr>`` set only in its class, only to numbers: literals and arithmetic of
@@ -368,21 +397,31 @@ class TensorKinds:
         if name is not None:
             return Kind.TENSOR if name.rsplit(".", 1)[-1] in _SPLITTING else Kind.UNKNOWN
         if isinstance(call.func, ast.Name):
-            return self._returned_piece_kind(call.func.id, stmt, b.key)
+            func_name = call.func.id
+            found = next((s for s in self.module.body if isinstance(s, FUNCTIONS) and s.name == func_name), None)
+            return self._returned_piece_kind([found] if found is not None else [], stmt, b.key)
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in _SPLITTING and self.kind(func.value) in TENSORISH:
             return Kind.TENSOR
+        own = self.calls.own_callee(func)
+        if own is not None:  # `h, n = self._prepare(x)`: the one method of the class it can run
+            return self._returned_piece_kind([own], stmt, b.key)
+        forwards = self.calls.forwards_of(self.calls.instance_values(func))
+        if forwards:  # `h, n = self.block(x)`: the forward of the file's module class it was built as
+            return self._returned_piece_kind(forwards, stmt, b.key)
         return Kind.UNKNOWN
 
-    def _returned_piece_kind(self, func_name: str, stmt: ast.Assign, key: str) -> Kind:
-        """``a, b = helper(x)`` where the module-level ``helper`` returns tuples whose piece
-        at that place is a tensor in every ``return``."""
-        func = next((s for s in self.module.body if isinstance(s, FUNCTIONS) and s.name == func_name), None)
+    def _returned_piece_kind(self, funcs: List[ast.FunctionDef], stmt: ast.Assign, key: str) -> Kind:
+        """``a, b = helper(x)`` (the module-level ``helper``), ``a, b = self.helper(x)`` (the
+        calling method's class's own, not overridden: ``CallKinds.own_callee``) or ``a, b =
+        self.block(x)`` (each ``forward`` the module may run) where every callee returns tuples
+        whose piece at that place is a tensor in every ``return``."""
         target = next((t for t in stmt.targets if isinstance(t, (ast.Tuple, ast.List))), None)
-        if func is None or target is None or any(isinstance(e, ast.Starred) for e in target.elts):
+        if not funcs or target is None or any(isinstance(e, ast.Starred) for e in target.elts):
             return Kind.UNKNOWN
         place = next(i for i, e in enumerate(target.elts) if isinstance(e, ast.Name) and e.id == key)
-        returns = [n.value for n in self.tree.walk(func) if isinstance(n, ast.Return) and self.tree.owner(n) is func]
+        returns = [n.value for func in funcs for n in self.tree.walk(func)
+                   if isinstance(n, ast.Return) and self.tree.owner(n) is func]
         kinds: List[Kind] = []
         for value in returns:
             if not (isinstance(value, ast.Tuple) and len(value.elts) == len(target.elts)
