@@ -203,3 +203,113 @@ def main():
     statuses = _statuses(source, _line(source, "t[:, :1] = 0.0"))
     assert statuses and all(status != "safe" for _, status, _ in statuses), statuses
     assert fixed_source(source, project=True) == source
+
+
+# `h @ h.T` saves `h` only where `h` is floating (`@` also multiplies integer tensors): the
+# piece's dtype comes from the callee's return too (`self.proj(x)`: a torch module's output).
+SIMILARITY = """\
+import torch
+import torch.nn as nn
+
+
+class Tokens(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(3, 4)
+        self.cls = nn.Parameter(torch.zeros(4))
+
+    def _embed(self, x):
+        h = self.proj(x)
+        return h, x.abs().sum(-1) > 0
+
+    def forward(self, x):
+        h, mask = self._embed(x)
+        sim = h @ h.transpose(0, 1)
+        WRITE
+        return (sim.softmax(-1) @ h).sum() + mask.sum()
+
+
+def main():
+    torch.manual_seed(0)
+    net = Tokens()
+    net(torch.randn(5, 3)).backward()
+    return [p.grad for p in net.parameters()]
+"""
+
+
+def test_a_piece_returned_floating_makes_its_save_proven():
+    """Before: IPF204 (possible: "if it is a floating tensor"), not in the default check; after:
+    IPF104 proven, fixed by default, the out-of-place program's gradients."""
+    source = SIMILARITY.replace("WRITE", "h[0] = self.cls")
+    assert raises_inplace(source)
+    findings = [(f.code, f.status.value) for f in process_in_project(source, Settings()).findings
+                if f.span.line == _line(source, "h[0] = self.cls")]
+    assert findings == [("IPF104", "safe")], findings
+    fixed = fixed_source(source, project=True)
+    got = run_program(fixed)
+    want = run_program(SIMILARITY.replace("WRITE", "h = h.clone()\n        h[0] = self.cls"))
+    for g, w in zip(got, want):
+        assert torch.allclose(g, w), fixed
+
+
+def test_a_piece_returned_integral_keeps_its_save_possible():
+    """Negative control: the piece is ``x.argmax(-1)`` (integral: ``@`` saves no gradient for
+    it); the program works, the default check stays silent on the write."""
+    source = SIMILARITY.replace("return h, x.abs().sum(-1) > 0", "return h.argmax(-1), x.abs().sum(-1) > 0").replace(
+        "sim = h @ h.transpose(0, 1)", "sim = h @ h").replace(
+        "(sim.softmax(-1) @ h).sum()", "sim.float() + self.proj(x).sum() + self.cls.sum()")
+    source = source.replace("WRITE", "h[0] = 0")
+    assert not raises_inplace(source)
+    run_program(source)
+    assert [f.code for f in process_in_project(source, Settings()).findings
+            if f.span.line == _line(source, "h[0] = 0")] == []
+
+
+# A module returns (index, length, vec); the caller normalises the rows of `vec` a mask picks,
+# `vec[mask] = vec[mask] / torch.norm(vec[mask], ...)`: the norm saves `vec[mask]`, a copy (the
+# mask is a comparison of the index rows), not `vec`; nothing saved `vec` itself.
+PAIRS = """\
+import torch
+import torch.nn as nn
+
+
+class Pairs(nn.Module):
+    def forward(self, pos: torch.Tensor, index):
+        vec = pos[index[0]] - pos[index[1]]
+        keep = index[0] != index[1]
+        length = torch.zeros(vec.size(0))
+        length[keep] = torch.norm(vec[keep], dim=-1)
+        return index, length, vec
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pairs = Pairs()
+        self.lin = nn.Linear(1, 4)
+
+    def forward(self, pos, index):
+        index, length, vec = self.pairs(pos, index)
+        mask = index[0] != index[1]
+        vec[mask] = vec[mask] / torch.norm(vec[mask], dim=1).unsqueeze(1)
+        return self.lin(length[:, None]).sum() + vec.sum()
+
+
+def main():
+    torch.manual_seed(0)
+    net = Net()
+    pos = torch.randn(4, 3, requires_grad=True)
+    index = torch.tensor([[0, 1, 2, 2], [1, 0, 2, 3]])
+    net(pos, index).backward()
+    return [pos.grad] + [p.grad for p in net.parameters()]
+"""
+
+
+def test_a_masked_row_write_into_a_returned_piece_is_not_claimed_saved():
+    """Negative control (torch_geometric's ViSNet shape): the piece is known a tensor now, and the
+    mask, a comparison of unknown sides, is not shown a view: the default check stays silent
+    (before the mask rule: IPF104 "saved by torch.norm", a proven finding on a working program)."""
+    assert not raises_inplace(PAIRS)
+    run_program(PAIRS)
+    line = _line(PAIRS, "vec[mask] = vec[mask] / torch.norm(vec[mask], dim=1).unsqueeze(1)")
+    assert [f.code for f in process_in_project(PAIRS, Settings()).findings if f.span.line == line] == []
