@@ -57,8 +57,6 @@ REASONS = {
     "shared-name": "the name is declared global or nonlocal: code holding its old tensor would "
     "not see the change",
     "input-used-later": "the input is read again later and would no longer see the change",
-    "leaf-input": "the input is a leaf that requires grad: with grad on PyTorch refuses the write, "
-    "under no_grad it overwrites the leaf for good, which the fix would stop",
     "may-not-require-grad": "the tensor may not require grad: if it does not and the new value "
     "is differentiable, no_grad would cut that gradient",
     "value-requires-grad": "the new value may require grad (it is computed with grad on from "

@@ -4,8 +4,8 @@
 ``F.relu(w, inplace=True)`` on a tensor made with ``requires_grad=True``: with grad on, PyTorch
 raises "a leaf Variable that requires grad is being used in an in-place operation" at the call.
 IPF002 only said the module runs in place (possible tier); the leaf fact (``Leaves.origin``,
-known) makes it IPF102, proven. Its fix, ``inplace=False``, stays unsafe (``leaf-input``): under
-``no_grad`` the original overwrites the parameter for good, and the fix would stop that.
+known) makes it IPF102, proven. Its fix, ``inplace=False``, keeps the rule's safety decision
+(safe here: no call site discards the result or reads the input again).
 
 Programs written from the pattern (learned fusion weights kept non-negative by a ReLU, as in
 BiFPN-style fusion), run with torch: the original raises, ``--unsafe-fixes``' program runs and
@@ -64,14 +64,13 @@ def _findings(source: str, select=None):
 
 @pytest.mark.parametrize("call", sorted(CALLS))
 def test_an_inplace_activation_on_a_parameter_is_proven(call):
-    """Before: IPF002/IPF202 (possible); after: IPF102 in the default check, unsafe
-    (``leaf-input``); the unsafe fix's program runs and computes the out-of-place gradients."""
+    """Before: IPF002/IPF202 (possible); after: IPF102 in the default check, safe; the fixed
+    program runs and computes the out-of-place program's gradients."""
     source = _program(CALLS[call])
     assert raises_inplace(source, message=LEAF_LEAK)
     found = _findings(source)
-    assert ("IPF102", "unsafe", "leaf-input") in found, found
-    assert fixed_source(source, project=True) == source  # not applied by default
-    fixed = fixed_source(source, Settings(unsafe_fixes=True), project=True)
+    assert ("IPF102", "safe", None) in found, found
+    fixed = fixed_source(source, project=True)
     control = _program(CALLS[call].replace("inplace=True", "inplace=False")).replace(
         "nn.ReLU(inplace=True)", "nn.ReLU(inplace=False)")
     got, want = run_program(fixed), run_program(control)
@@ -95,7 +94,7 @@ def test_a_working_look_alike_gets_no_leaf_finding(case):
     call, weight_args = LOOK_ALIKES[case]
     source = _program(call, weight_args)
     run_program(source)  # works
-    assert not any(reason == "leaf-input" for _, _, reason in _findings(source, ("ALL",)))
+    assert not any(code == "IPF102" for code, _, _ in _findings(source, ("ALL",)))
     assert not any(code == "IPF102" for code, _, _ in _findings(source))
 
 

@@ -91,9 +91,8 @@ class InplaceArgument(Rule):
     call's fix is unsafe when its input is a parameter the caller may rely on
     (``param-mutation``) or a name used again later, which would no longer see the change
     (``input-used-later``). Run on a leaf that requires grad (``self.act(self.weight)`` of an
-    ``nn.Parameter``, ``F.relu(w, inplace=True)``), the write raises with grad on (proven: the
-    leaf error) and under ``no_grad`` overwrites the leaf for good, which the fix would stop:
-    unsafe (``leaf-input``). ``inplace=<variable>`` is reported without a fix
+    ``nn.Parameter``, ``F.relu(w, inplace=True)``), the write raises with grad on: proven (the
+    leaf error), the fix's safety decided as above. ``inplace=<variable>`` is reported without a fix
     (``dynamic-inplace``), and so is a flag switched on after the module is built
     (``flag-set-after``). The fix costs memory: the activation gets its own output tensor.
     """
@@ -147,10 +146,6 @@ class InplaceArgument(Rule):
             hazard = leaf or (self.hazard(node, first) if usable else None)
         if not is_const(value, True):
             self.report(arg, message, Status.MANUAL, "dynamic-inplace", hazard=hazard)
-        elif leaf is not None:
-            # grad on, PyTorch refuses the write; under no_grad it overwrites the leaf (a
-            # parameter changed for good), which `inplace=False` would stop: not decided here
-            self.report(arg, message, Status.UNSAFE, "leaf-input", self._turn_off(arg), hazard=leaf)
         elif constructor:
             self._constructor(node, arg, message, hazard)
         else:
