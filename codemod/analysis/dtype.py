@@ -279,7 +279,7 @@ class Floating:
         if isinstance(expr, ast.IfExp):
             return self.floating(expr.body) and self.floating(expr.orelse)
         if isinstance(expr, ast.Name):
-            values = bound_values(self.model, expr, updates=False)
+            values = bound_values(self.model, expr, updates=False, pieces=True)
             return bool(values) and all(self.floating(v) for v in values or ())
         if isinstance(expr, ast.Call):
             return self._floating_call(expr)

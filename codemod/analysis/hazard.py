@@ -84,6 +84,10 @@ _OWN_GRADIENT = frozenset({"pow", "**", "abs", "clamp", "clip", "clamp_min", "cl
                            "cumprod"})
 
 
+# Comparisons whose result indexes as a mask (not `is`, `in`: Python bools only).
+_MASK_COMPARISONS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
+
 def saves(name: str) -> Saves:
     """What the op ``name`` saves: measured by version counters, else by grad_fn, else UNSEEN."""
     measured = torch_api.OP_SAVES_MEASURED.get(name)
@@ -949,16 +953,25 @@ class Consumers(_HazardsPart):
 
     def _copying_index(self, sub: ast.Subscript) -> bool:
         """An index known to make a copy (advanced indexing): a list, a boolean tensor (a mask,
-        0-d included), or a name bound only to what ``nonzero``/``argwhere``/``argsort``/``randperm``
+        0-d included), a comparison (a mask unless both sides are Python numbers), or a name
+        bound only to comparisons or to what ``nonzero``/``argwhere``/``argsort``/``randperm``
         return (1-d or more; a 0-d index tensor would make a view)."""
         parts = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
         for part in parts:
             if isinstance(part, (ast.List, ast.ListComp)) or boolean_tensor(self.model, part):
                 return True  # a list, or a boolean mask (`out[out.abs() > 1]`, `out[clipped]`)
+            if isinstance(part, ast.Compare) and all(isinstance(op, _MASK_COMPARISONS) for op in part.ops):
+                return True  # `x[a != b]`: a mask (see below)
             if isinstance(part, ast.Name):
                 flow = self.model.flow(self.model.owner(sub))
                 bound = [b.value for b in self.model.reaching(flow, part.id, self.model.statement_of(sub))]
                 if bound and all(value is not None and self._index_tensor(value) for value in bound):
+                    return True
+                if bound and all(isinstance(v, ast.Compare) and all(isinstance(op, _MASK_COMPARISONS) for op in v.ops)
+                                 for v in bound):
+                    # `mask = idx[0] != idx[1]`, the sides of unknown kind: a boolean tensor (a
+                    # copy) or a Python bool (`x[True]`, a view no one indexes with); not shown
+                    # a view, so no save through it is claimed
                     return True
         return False
 

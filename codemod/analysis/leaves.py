@@ -121,6 +121,8 @@ class Leaves:
             if listed is not None:
                 return listed
         kind = self.kinds.kind(base)
+        if kind is Kind.PARAMETER and self._made_without_grad(base):
+            return None  # `nn.Parameter(t, requires_grad=False)`: a leaf PyTorch lets one write into
         if kind is Kind.PARAMETER:
             return LeafOrigin(not self._handed_on(stmt), f"`{key}`, an nn.Parameter", False)
         if isinstance(base, ast.Attribute) and base.attr in _PARAMETER_ATTRS:
@@ -135,6 +137,26 @@ class Leaves:
         if isinstance(base, ast.Attribute) and kind is not Kind.TENSOR:
             return self._chained(target, stmt)
         return None
+
+    def _made_without_grad(self, base: ast.expr) -> bool:
+        """``self.w`` (or a name) set to an ``nn.Parameter`` built with a ``requires_grad`` that
+        is not ``True`` (``nn.Parameter(t, requires_grad=False)``, ``nn.Parameter(t, False)``, a
+        flag): it may require no grad, and then writing into it raises nothing."""
+        values: List[object] = []
+        if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) and base.value.id == "self":
+            cls = self.tree.enclosing_class(base)
+            values = list(self.kinds.classes.class_attrs(cls).get(base.attr, [])) if cls is not None else []
+        elif isinstance(base, ast.Name):
+            flow = self.binder.flow(self.tree.owner(base))
+            values = [b.value for b in self.dataflow.reaching(flow, base.id, self.tree.statement_of(base))]
+        for value in values:
+            if not (isinstance(value, ast.Call) and self.kinds.names.torch_name(value.func) in (
+                    "torch.nn.Parameter", "torch.nn.parameter.Parameter")):
+                continue
+            flags = [k.value for k in value.keywords if k.arg == "requires_grad"] + list(value.args[1:2])
+            if any(not is_const(flag, True) for flag in flags):
+                return True
+        return False
 
     def _chained(self, target: ast.expr, stmt: Located) -> Optional[LeafOrigin]:
         """A parameter reached through modules this file builds (:class:`ModuleChains`): known

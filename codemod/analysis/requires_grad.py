@@ -47,14 +47,18 @@ class RequiresGradFacts(KindFacts, Protocol):
 
     def is_factory(self, call: ast.Call) -> bool: ...
 
+    def returned_pieces(self, stmt: ast.AST, key: str) -> Optional[List[ast.expr]]: ...
+
 
 def bound_values(model: RequiresGradFacts, name: ast.Name, callers: bool = False,
-                 updates: bool = True) -> Optional[List[ast.expr]]:
+                 updates: bool = True, pieces: bool = False) -> Optional[List[ast.expr]]:
     """The values every binding of ``name`` that reaches its use assigns (an ``op=`` gives its
     right-hand side, which joins the value), or None when one of them is not a plain value
     (a loop target, an unpacking; a parameter unless ``callers``: then the arguments every
     call of the function in this module passes, when all its calls are seen here). Without
-    ``updates``, ``op=`` bindings are left out (they keep the tensor's dtype)."""
+    ``updates``, ``op=`` bindings are left out (they keep the tensor's dtype). With ``pieces``,
+    ``a, name = f(x)`` gives what each ``return`` of the file's ``f`` gives at that place
+    (``TensorKinds.returned_pieces``) where it is known."""
     stmt = model.statement_of(name)
     owner = model.owner(stmt)
     flow = model.flow(owner)
@@ -67,6 +71,9 @@ def bound_values(model: RequiresGradFacts, name: ast.Name, callers: bool = False
             continue
         if binding.form in ("assign", "ann", "aug") and binding.value is not None:
             values.append(binding.value)
+        elif pieces and isinstance(binding.stmt, ast.Assign) \
+                and (returned := model.returned_pieces(binding.stmt, name.id)) is not None:
+            values.extend(returned)  # `h, n = self._prepare(x)`: the `h` of each `return h, ...`
         elif isinstance(binding.stmt, (ast.Assign, ast.For)):
             # `h, w = x.shape[-2:]`, `for t in ts`: a part of the whole, constant when the whole is
             values.append(binding.stmt.value if isinstance(binding.stmt, ast.Assign) else binding.stmt.iter)

@@ -261,6 +261,9 @@ class TensorKinds:
         entry = self.module_dict_entry(attr)
         if entry:  # `self.transformer.drop` of `self.transformer = nn.ModuleDict(dict(drop=nn.Dropout(p)))`
             return join(v if isinstance(v, Kind) else self.kind(cast(ast.expr, v)) for v in entry)
+        member = self.calls.member_values(attr)
+        if member:  # `self.head.fc` of `self.head = Head(d)`, Head setting `self.fc = nn.Linear(d, d)`
+            return join(v if isinstance(v, Kind) else self.kind(cast(ast.expr, v)) for v in member)
         base = self.kind(attr.value)
         if base in TENSORISH:
             if name in _TENSOR_ATTRS:
@@ -367,31 +370,16 @@ class TensorKinds:
         name = self.names.torch_name(call.func)
         if name is not None:
             return Kind.TENSOR if name.rsplit(".", 1)[-1] in _SPLITTING else Kind.UNKNOWN
-        if isinstance(call.func, ast.Name):
-            return self._returned_piece_kind(call.func.id, stmt, b.key)
+        pieces = self.calls.returned_pieces(stmt, b.key)
+        if pieces is not None:
+            kinds = [self.kind(p) for p in pieces]
+            if kinds and all(k in TENSORISH for k in kinds):
+                return Kind.TENSOR
+            return Kind.PENDING if kinds and all(k in TENSORISH or k is Kind.PENDING for k in kinds) else Kind.UNKNOWN
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in _SPLITTING and self.kind(func.value) in TENSORISH:
             return Kind.TENSOR
         return Kind.UNKNOWN
-
-    def _returned_piece_kind(self, func_name: str, stmt: ast.Assign, key: str) -> Kind:
-        """``a, b = helper(x)`` where the module-level ``helper`` returns tuples whose piece
-        at that place is a tensor in every ``return``."""
-        func = next((s for s in self.module.body if isinstance(s, FUNCTIONS) and s.name == func_name), None)
-        target = next((t for t in stmt.targets if isinstance(t, (ast.Tuple, ast.List))), None)
-        if func is None or target is None or any(isinstance(e, ast.Starred) for e in target.elts):
-            return Kind.UNKNOWN
-        place = next(i for i, e in enumerate(target.elts) if isinstance(e, ast.Name) and e.id == key)
-        returns = [n.value for n in self.tree.walk(func) if isinstance(n, ast.Return) and self.tree.owner(n) is func]
-        kinds: List[Kind] = []
-        for value in returns:
-            if not (isinstance(value, ast.Tuple) and len(value.elts) == len(target.elts)
-                    and not any(isinstance(e, ast.Starred) for e in value.elts)):
-                return Kind.UNKNOWN
-            kinds.append(self.kind(value.elts[place]))
-        if kinds and all(k in TENSORISH for k in kinds):
-            return Kind.TENSOR
-        return Kind.PENDING if kinds and all(k in TENSORISH or k is Kind.PENDING for k in kinds) else Kind.UNKNOWN
 
     def annotation_kind(self, ann: ast.expr) -> Kind:
         if isinstance(ann, ast.Subscript) and target_key(ann.value) in ("Optional", "typing.Optional"):
@@ -516,6 +504,68 @@ class CallKinds(_KindsPart):
                        for c in self.tree.walk(self.module)):
             return None
         return methods[0]
+
+    def returned_pieces(self, stmt: ast.AST, key: str) -> Optional[List[ast.expr]]:
+        """What each ``return`` of the callee gives at ``key``'s place of the unpacking ``a, key =
+        f(x)``: ``f`` the module-level ``helper``, ``self.helper`` (the calling method's class's
+        own, not overridden: ``CallKinds.own_callee``) or ``self.block`` (each ``forward`` the
+        module may run). None where a callee is unknown or a ``return`` is not a tuple of the
+        same length (no starred piece)."""
+        if not (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)):
+            return None
+        target = next((t for t in stmt.targets if isinstance(t, (ast.Tuple, ast.List))), None)
+        if target is None or any(isinstance(e, ast.Starred) for e in target.elts):
+            return None
+        place = next((i for i, e in enumerate(target.elts) if isinstance(e, ast.Name) and e.id == key), None)
+        if place is None:
+            return None
+        func = stmt.value.func
+        funcs: Optional[List[ast.FunctionDef]] = None
+        if isinstance(func, ast.Name):
+            found = next((s for s in self.module.body if isinstance(s, FUNCTIONS) and s.name == func.id), None)
+            funcs = [found] if isinstance(found, ast.FunctionDef) else None
+        elif self.names.torch_name(func) is None:
+            own = self.own_callee(func)
+            funcs = [own] if own is not None else self.forwards_of(self.instance_values(func))
+        if not funcs:
+            return None
+        pieces: List[ast.expr] = []
+        for f in funcs:
+            for node in self.tree.walk(f):
+                if not (isinstance(node, ast.Return) and self.tree.owner(node) is f):
+                    continue
+                value = node.value
+                if not (isinstance(value, ast.Tuple) and len(value.elts) == len(target.elts)
+                        and not any(isinstance(e, ast.Starred) for e in value.elts)):
+                    return None
+                pieces.append(value.elts[place])
+        return pieces or None
+
+    def member_values(self, attr: ast.Attribute) -> Optional[List[object]]:
+        """What ``self.<a>.<b>`` was set to, where every value ``self.<a>`` is set to in its class
+        builds one class of this file deriving straight from ``nn.Module`` (no base class of the
+        file may set ``<b>`` too), which sets ``self.<b>`` itself, and no statement of the file
+        writes ``<b>`` into such an instance from outside (``net.head.fc = ...``). None otherwise."""
+        outer = attr.value
+        if not (isinstance(outer, ast.Attribute) and isinstance(outer.value, ast.Name) and outer.value.id == "self"):
+            return None
+        here = self.tree.enclosing_class(attr)
+        values = self.classes.class_attrs(here).get(outer.attr) if here is not None else None
+        if not values:
+            return None
+        found: List[object] = []
+        for value in values:
+            if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+                return None
+            cls = next((c for c in self.module.body if isinstance(c, ast.ClassDef) and c.name == value.func.id), None)
+            if cls is None or len(cls.bases) != 1 or cls.keywords or self.names.torch_name(cls.bases[0]) not in (
+                    "torch.nn.Module", "torch.nn.modules.module.Module"):
+                return None
+            members = self.classes.class_attrs(cls).get(attr.attr)
+            if not members or not all(self.kinds._own_write(w, cls) for w in self.classes.attribute_writes(attr.attr)):
+                return None
+            found.extend(members)
+        return found
 
     def instance_values(self, func: ast.expr) -> Optional[List[object]]:
         """What the module called as ``func`` was built from: ``self.<attr>``'s values in its

@@ -90,7 +90,9 @@ class InplaceArgument(Rule):
     input again later (``y = self.act(x)``, then ``x + y``: ``input-used-later``). A functional
     call's fix is unsafe when its input is a parameter the caller may rely on
     (``param-mutation``) or a name used again later, which would no longer see the change
-    (``input-used-later``). ``inplace=<variable>`` is reported without a fix
+    (``input-used-later``). Run on a leaf that requires grad (``self.act(self.weight)`` of an
+    ``nn.Parameter``, ``F.relu(w, inplace=True)``), the write raises with grad on: proven (the
+    leaf error), the fix's safety decided as above. ``inplace=<variable>`` is reported without a fix
     (``dynamic-inplace``), and so is a flag switched on after the module is built
     (``flag-set-after``). The fix costs memory: the activation gets its own output tensor.
     """
@@ -138,16 +140,31 @@ class InplaceArgument(Rule):
         constructor = short[:1].isupper()
         first = node.args[0] if node.args and node.args[0] is not arg else None
         if constructor:
-            hazard = self.model.hazards.modules.explain_module(node)
+            leaf = next(filter(None, (self._leaf_input(site) for site in self._sites(node))), None)
+            hazard = leaf or self.model.hazards.modules.explain_module(node)
         else:
             usable = first is not None and not isinstance(first, ast.Starred)
-            hazard = self.hazard(node, first) if usable else None
+            leaf = self._leaf_input(node) if usable else None
+            hazard = leaf or (self.hazard(node, first) if usable else None)
         if not is_const(value, True):
             self.report(arg, message, Status.MANUAL, "dynamic-inplace", hazard=hazard)
         elif constructor:
             self._constructor(node, arg, message, hazard)
         else:
             self._functional(node, arg, index, message, hazard)
+
+    def _leaf_input(self, site: ast.Call) -> Optional[str]:
+        """Why running in place at ``site`` (``self.act(self.weight)``, ``F.relu(w, inplace=True)``)
+        raises: its input is a leaf that requires grad (an ``nn.Parameter``, a tensor made with
+        ``requires_grad=True``: ``Leaves.origin``, known) written with grad on. None otherwise."""
+        first = site.args[0] if site.args and not isinstance(site.args[0], ast.Starred) else None
+        if first is None or self.model.intended_reason(site, first):
+            return None
+        origin = self.model.leaves.origin(first, self.model.statement_of(site))
+        if origin is None or not origin.known:
+            return None
+        return (f"its input at line {site.lineno}, {origin.what}, is a leaf that requires grad: PyTorch "
+                "raises \"a leaf Variable that requires grad is being used in an in-place operation\"")
 
     def _turn_off(self, arg: ast.AST):
         return self.plan(arg, "Arg", turn_off)
