@@ -235,10 +235,24 @@ def build(cls, cfg, cap: int = MAX_PARAMS):
     return model
 
 
-def class_case(path: str):
+def padded(inputs: dict) -> dict:
+    """The inputs with an attention mask that pads the second row's last quarter (text or audio):
+    the branches that pool or mask by it (``hidden_states[~padding_mask] = 0.0``) run."""
+    main = next((k for k in ("input_values", "input_ids") if k in inputs), None)
+    if main is None or "attention_mask" in inputs or inputs[main].dim() != 2:
+        return inputs
+    x = inputs[main]
+    length = x.shape[-1]
+    mask = torch.ones(x.shape[0], length, dtype=torch.long)
+    if x.shape[0] > 1:
+        mask[1, length - max(1, length // 4):] = 0
+    return {**inputs, "attention_mask": mask}
+
+
+def class_case(path: str, pad: bool = False):
     """One model class: the first (config version, inputs) that builds and runs; what it left
     behind, and the notes of the tries before it (the same in every copy unless the rewrite
-    changed something)."""
+    changed something). ``pad``: with a padding attention mask (``padded``)."""
     import importlib
     module, cls_name = path.rsplit(".", 1)
     cls = getattr(importlib.import_module(module), cls_name)
@@ -259,6 +273,8 @@ def class_case(path: str):
             notes.append(f"v{version} build: {type(exc).__name__}: {exc}"[:200])
             continue
         tries = class_inputs(cls_name, model, cfg)
+        if pad:
+            tries = [padded(t) for t in tries]
         if version == 3:
             for inputs in tries:
                 if "input_values" in inputs:
