@@ -614,4 +614,37 @@ def _torchvision_helpers() -> dict:
     return out
 
 
+# ---- x-transformers: sampling filters, token masking in training, residual-stream variants ---------
+
+@group("x_transformers")
+def _x_transformers() -> dict:
+    """x-transformers' sampling filters and masking helpers called directly, and small decoders
+    trained one step with the options that build the rewritten layers: token masking in the
+    autoregressive wrapper, hyper-connections (several residual streams), polar positions with a
+    uniform bias init. (The gated multi-residual cannot be built through ``Decoder``: it asserts
+    a ``read_gate_rank`` the decoder does not pass.)"""
+    from x_transformers import Decoder, TransformerWrapper
+    from x_transformers import autoregressive_wrapper as ar, nonautoregressive_wrapper as nar
+    from migration.cases import train_step
+    gen = torch.Generator().manual_seed(15)
+    logits = torch.randn(2, 12, generator=gen)
+    mask = torch.ones(2, 6, dtype=torch.bool)
+    mask[1, 4:] = False
+    out = {
+        "top_p": _call(lambda: grad_run(ar.top_p, logits)),
+        "top_k": _call(lambda: grad_run(lambda x: ar.top_k(x, k=3), logits)),
+        "mask_subset": _call(lambda: (seed(4), nar.get_mask_subset_prob(mask, 0.5))[1]),
+    }
+    tokens = torch.randint(0, 20, (2, 9), generator=gen)
+
+    def decoder(**kw):
+        seed(0)
+        return TransformerWrapper(num_tokens=20, max_seq_len=16, attn_layers=Decoder(dim=16, depth=2, heads=2, **kw))
+    for name, kw in (("hyper", dict(num_residual_streams=2)),
+                     ("polar", dict(polar_pos_emb=True, polar_bias_uniform_init=True))):
+        out[name] = _call(lambda kw=kw: train_step(decoder(**kw), lambda m: m(tokens)))
+    out["ar_masked"] = _call(lambda: train_step(ar.AutoregressiveWrapper(decoder(), mask_prob=0.3), lambda m: m(tokens)))
+    return out
+
+
 from migration import sweep_modules  # noqa: E402,F401  (registers its groups)
