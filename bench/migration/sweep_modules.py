@@ -20,6 +20,12 @@
 - ``mla_expand_kv``: the multi-head latent attentions' ``expand_kv`` (compressed latents to
   per-head keys and values, the rotary key copied into each head's slice), on seeded latents.
 
+- ``init_weights``: the ``_init_weights`` branches that build an initial value by writing into a
+  fresh tensor (deformable attention's sampling grid, a loss's class weights, a recurrence's
+  parameter, a fixed position table), for the files whose model case does not build: each
+  module class the branch tests with ``isinstance`` is built from the tiny config and handed
+  to the model's ``_init_weights``; its parameters and buffers after it are the result.
+
 Everything is seeded; a module that does not build or run records its error (the same in every
 copy unless the rewrite changed something).
 """
@@ -325,4 +331,73 @@ def _mla_expand_kv() -> dict:
                                              "grads": {n: p.grad for n, p in attn.named_parameters() if p.grad is not None}}
             except Exception as exc:
                 out[f"{name}.{cls_name}"] = f"{type(exc).__name__}: {exc}"[:100]
+    return out
+
+
+INIT_WRITES = ("grid_init", "empty_weight", "recurrent_param", "weight[:, :, ", "pe[:")
+
+
+def _build_with(cls, cfg):
+    """``cls`` built from ``cfg``: the config for a parameter named like one, the config's value
+    (or its encoder's) for another required one, else 2."""
+    import inspect
+    args = []
+    for name, p in list(inspect.signature(cls.__init__).parameters.items())[1:]:
+        if p.default is not inspect.Parameter.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        if "config" in name:
+            args.append(cfg)
+        else:
+            value = getattr(cfg, name, None)
+            value = value if isinstance(value, int) else getattr(cfg, f"encoder_{name}", None)
+            args.append(value if isinstance(value, int) and not isinstance(value, bool) else 2)
+    return cls(*args)
+
+
+@group("init_weights")
+def _init_weights() -> dict:
+    import inspect
+    import transformers
+    root = pathlib.Path(transformers.__file__).parent
+    out: Dict[str, object] = {}
+    for path in sorted((root / "models").rglob("modeling_*.py")):
+        text = path.read_text(encoding="utf-8")
+        if "def _init_weights(" not in text or not any(w in text for w in INIT_WRITES):
+            continue
+        name = "transformers." + ".".join(path.relative_to(root).with_suffix("").parts)
+        try:
+            module = importlib.import_module(name)
+            configs = _configs(module)
+        except Exception as exc:
+            out[name] = f"{type(exc).__name__}: {exc}"[:100]
+            continue
+        for base_name in sorted(n for n in vars(module) if n.endswith("PreTrainedModel")):
+            base = getattr(module, base_name)
+            if not isinstance(base, type) or "_init_weights" not in vars(base) or not configs:
+                continue
+            source = _source(base._init_weights) if hasattr(base, "_init_weights") else ""
+            if not any(w in source for w in INIT_WRITES):
+                continue
+            tested = sorted(set(re.findall(r"isinstance\(module, \(?([\w, ]+)\)?\)", source)))
+            for cls_name in sorted({c.strip() for group_ in tested for c in group_.split(",") if c.strip()}):
+                cls = getattr(module, cls_name, None)
+                if not isinstance(cls, type) or issubclass(cls, base) or not issubclass(cls, torch.nn.Module):
+                    continue
+                key = f"{name}.{base_name}.{cls_name}"
+                notes = []
+                for cfg in configs:
+                    seed(0)
+                    try:
+                        part = _build_with(cls, cfg)
+                        owner = base.__new__(base)
+                        torch.nn.Module.__init__(owner)
+                        owner.config = configs[0]
+                        seed(1)
+                        owner._init_weights(part)
+                        out[key] = {"module": part, "notes": notes}
+                        break
+                    except Exception as exc:
+                        notes.append(f"{type(exc).__name__}: {exc}"[:100])
+                else:
+                    out[key] = "; ".join(notes)[:300] or "no config"
     return out
