@@ -647,4 +647,38 @@ def _x_transformers() -> dict:
     return out
 
 
+# ---- transformers data collators: masked and permutation language modelling ----------------------
+
+def _word_tokenizer():
+    """A word-level fast tokenizer built in memory (no download): 20 words and the special tokens
+    the collators need."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+    vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"w{i}" for i in range(20)])}
+    core = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    core.pre_tokenizer = pre_tokenizers.Whitespace()
+    return PreTrainedTokenizerFast(tokenizer_object=core, pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]",
+                                   sep_token="[SEP]", mask_token="[MASK]")
+
+
+@group("data_collators")
+def _data_collators() -> dict:
+    """The language-modelling collators' masking (special tokens and padding kept out, labels of
+    the unmasked set to -100, permutation targets), seeded, on padded batches of ids."""
+    from transformers import DataCollatorForLanguageModeling, DataCollatorForPermutationLanguageModeling
+    tok = _word_tokenizer()
+    rows = [[2, 5, 6, 7, 8, 9, 10, 3], [2, 11, 12, 13, 3], [2, 14, 15, 16, 17, 18, 3]]
+    examples = [{"input_ids": r} for r in rows]
+    out = {}
+    for name, make in (("mlm", lambda: DataCollatorForLanguageModeling(tok, mlm_probability=0.5, seed=3)),
+                       ("mlm_special", lambda: DataCollatorForLanguageModeling(tok, mlm_probability=0.5, seed=3)),
+                       ("plm", lambda: DataCollatorForPermutationLanguageModeling(tok, plm_probability=0.5, max_span_length=2))):
+        seed(5)
+        batch = [{"input_ids": r + [0] * (8 - len(r))} for r in rows] if name == "plm" else examples
+        if name == "mlm_special":
+            batch = [{"input_ids": r, "special_tokens_mask": [int(t in (2, 3)) for t in r]} for r in rows]
+        out[name] = _call(lambda: dict(make()(batch)))
+    return out
+
+
 from migration import sweep_modules  # noqa: E402,F401  (registers its groups)
