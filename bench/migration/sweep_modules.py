@@ -23,8 +23,9 @@
 - ``init_weights``: the ``_init_weights`` branches that build an initial value by writing into a
   fresh tensor (deformable attention's sampling grid, a loss's class weights, a recurrence's
   parameter, a fixed position table), for the files whose model case does not build: each
-  module class the branch tests with ``isinstance`` is built from the tiny config and handed
-  to the model's ``_init_weights``; its parameters and buffers after it are the result.
+  module class the branch tests with ``isinstance`` is built from the tiny config, filled with
+  seeded values, and handed with its submodules to the model's ``_init_weights``; its parameters
+  and buffers after it are the result.
 
 Everything is seeded; a module that does not build or run records its error (the same in every
 copy unless the rewrite changed something).
@@ -334,6 +335,17 @@ def _mla_expand_kv() -> dict:
     return out
 
 
+def _fill(part: torch.nn.Module) -> None:
+    """Seeded values in every floating parameter and buffer first: a module built outside its
+    model holds ``torch.empty`` memory where the model's init would have written (the original
+    run against itself differed there), and a branch may read before it writes."""
+    gen = torch.Generator().manual_seed(10)
+    with torch.no_grad():
+        for t in [*part.parameters(), *part.buffers()]:
+            if t.is_floating_point():
+                t.copy_(torch.randn(t.shape, generator=gen, dtype=t.dtype))
+
+
 INIT_WRITES = ("grid_init", "empty_weight", "recurrent_param", "weight[:, :, ", "pe[:")
 
 
@@ -392,8 +404,9 @@ def _init_weights() -> dict:
                         owner = base.__new__(base)
                         torch.nn.Module.__init__(owner)
                         owner.config = configs[0]
+                        _fill(part)
                         seed(1)
-                        owner._init_weights(part)
+                        part.apply(owner._init_weights)  # as the model's init does: every submodule
                         out[key] = {"module": part, "notes": notes}
                         break
                     except Exception as exc:
