@@ -273,12 +273,12 @@ def class_case(path: str, pad: bool = False):
             notes.append(f"v{version} build: {type(exc).__name__}: {exc}"[:200])
             continue
         tries = class_inputs(cls_name, model, cfg)
-        if pad:
-            tries = [padded(t) for t in tries]
         if version == 3:
             for inputs in tries:
                 if "input_values" in inputs:
                     inputs["input_values"] = torch.randn(2, 4000, generator=torch.Generator().manual_seed(5))
+        if pad:  # after the inputs are final: the mask's length is theirs
+            tries = [padded(t) for t in tries]
         for i, inputs in enumerate(tries):
             if i:
                 model = build(cls, cfg, cap)  # a fresh model: the failed try may have left gradients
