@@ -57,3 +57,49 @@ def test_grouped_router_config_is_a_copy(bench):
     assert (greedy.n_group, greedy.topk_group, greedy.n_routed_experts, greedy.num_experts_per_tok) == (2, 1, 8, 2)
     assert greedy.topk_method == "greedy" and limited.topk_method == "group_limited_greedy"
     assert not hasattr(greedy, "num_experts")  # only the names the config has
+
+
+# ---- the unsafe tier cloned a model output (a dict), found by the sweep ---------------------------
+# transformers/utils/output_capturing.py: `outputs = func(self, ...)` (a ModelOutput, dict-like),
+# then `outputs[key] = tuple(...)` in a loop. IPF004 gives a target of unknown kind no fix in any
+# tier (`.clone()` fails on a dict: docs/fix-safety.md), but where the loop also called a function
+# with another argument, the unsafe tier rewrote it to `outputs = outputs.clone()`, and every
+# transformers model that collects hidden states died with "'BaseModelOutput' object has no
+# attribute 'clone'" (the sweep's unsafe audio classifiers).
+
+CAPTURE = """\
+import torch
+
+
+class Output(dict):
+    pass
+
+
+def wrapper(config, func, x, keys):
+    try:
+        outputs = func(x)
+    finally:
+        pass
+    for key in keys:
+        if key == "hidden":
+            tie = getattr(config, "tie", None)
+        outputs[key] = (x,)
+    return outputs
+
+
+def main():
+    x = torch.ones(3, requires_grad=True)
+    out = wrapper(object(), lambda t: Output(last=t * 2), x, ["hidden", "attn"])
+    out["last"].sum().backward()
+    return sorted(out), x.grad
+"""
+
+
+def test_unsafe_tier_leaves_a_write_into_an_unknown_dict_to_the_hand():
+    from codemod.config import Settings
+    from tests.programs import fixed_source, run_program
+    unsafe = Settings(select=("ALL",), unsafe_fixes=True)
+    fixed = fixed_source(CAPTURE, unsafe)
+    assert "outputs.clone()" not in fixed
+    keys, grad = run_program(fixed)
+    assert keys == ["attn", "hidden", "last"] and grad.tolist() == [2.0, 2.0, 2.0]
