@@ -389,7 +389,6 @@ def _timm_helpers() -> dict:
     (class tokens, pretrained window sizes, boolean masks, uint8 collation of tensors, numpy
     arrays and tuples of them, multi-label targets), called directly; the activations with
     gradients."""
-    import numpy as np
     from timm.data import loader, naflex_mixup, target_transforms
     from timm.layers import activations, attention, interpolate, lambda_layer, pos_embed_rel
     from timm.task import evaluator

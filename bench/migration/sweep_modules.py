@@ -368,7 +368,6 @@ def _build_with(cls, cfg):
 
 @group("init_weights")
 def _init_weights() -> dict:
-    import inspect
     import transformers
     root = pathlib.Path(transformers.__file__).parent
     out: Dict[str, object] = {}
