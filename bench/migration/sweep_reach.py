@@ -142,6 +142,23 @@ def tf_class_plan(original: pathlib.Path, defs: Dict[str, Set[str]]) -> List[str
     return out
 
 
+def tfcpad_plan(original: pathlib.Path, defs: Dict[str, Set[str]]) -> List[str]:
+    """``tfcpad:`` cases: the sequence classifiers of the rewritten modeling files that pool over
+    a padding mask (``_get_feature_vector_attention_mask(hidden_states.shape[1], ...)``: the
+    audio models), which their ``tfc:`` case, given no mask, never takes."""
+    out = []
+    for rel in sorted(defs):
+        parts = rel.split("/")
+        if parts[:2] != ["transformers", "models"] or len(parts) != 4 or not parts[3].startswith("modeling_"):
+            continue
+        text = (original / rel).read_text(encoding="utf-8")
+        if "_get_feature_vector_attention_mask(hidden_states.shape[1]" not in text:
+            continue
+        module = rel[:-3].replace("/", ".")
+        out += [f"tfcpad:{module}.{n}" for n in model_classes(original / rel) if n.endswith("ForSequenceClassification")]
+    return out
+
+
 HEAD_LABELS = ("ForCausalLM", "ForMaskedLM", "LMHeadModel", "ForConditionalGeneration", "ForSequenceClassification",
                "ForTokenClassification", "ForQuestionAnswering", "ForImageClassification", "ForAudioClassification",
                "ForPreTraining", "ForMultipleChoice")
