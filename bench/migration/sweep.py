@@ -87,6 +87,7 @@ def plan(work: pathlib.Path) -> List[str]:
     names += sweep_reach.tf_class_plan(work / "original", defs)
     names += sweep_reach.timm_plan(work / "original", defs)
     names += sweep_reach.diffusers_plan(work / "original", defs)
+    names += sweep_reach.tfcpad_plan(work / "original", defs)
     return list(dict.fromkeys(names))
 
 

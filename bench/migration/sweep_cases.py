@@ -49,6 +49,13 @@ def _tfc(path: str):
     return sweep_reach.class_case(path)
 
 
+@maker("tfcpad")
+def _tfcpad(path: str):
+    """A ``tfc:`` class with a padding attention mask (``sweep_reach.padded``)."""
+    from migration import sweep_reach
+    return sweep_reach.class_case(path, pad=True)
+
+
 @maker("dfm")
 def _dfm(path: str):
     from migration import sweep_reach

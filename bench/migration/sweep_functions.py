@@ -315,6 +315,13 @@ def _rope_index() -> dict:
     return each_method("get_rope_index", _rope_case)
 
 
+@group("rope_index_unmasked")
+def _rope_index_unmasked() -> dict:
+    """The same without an attention mask (generation's first step, a batch without padding):
+    the branch that writes each row's positions whole."""
+    return each_method("get_rope_index", lambda cls: _rope_case(cls, masked=False))
+
+
 @group("bare_methods")
 def _bare_methods() -> dict:
     """Speech models' frame masks from a padded attention mask; T5-style label shifting."""
@@ -337,7 +344,7 @@ def _bare_methods() -> dict:
             "shift_right": each_method("_shift_right", shift)}
 
 
-def _rope_case(cls) -> dict:
+def _rope_case(cls, masked: bool = True) -> dict:
     obj = _bare(cls)
     cfg = obj.config
     image = _token(cfg, "image_token_id", "image_token_index", default=151655)
@@ -348,14 +355,14 @@ def _rope_case(cls) -> dict:
     types = [0, 0, 1, 1, 1, 1, 0, 0]
     params = inspect.signature(cls.get_rope_index).parameters
     got = {}
-    for name, ids, kind, pad in (("image", image_ids, 1, False), ("image_pad", image_ids, 1, True),
-                                 ("video", video_ids, 2, False)):
+    kinds = (("image", image_ids, 1, False), ("image_pad", image_ids, 1, True), ("video", video_ids, 2, False))
+    for name, ids, kind, pad in (kinds if masked else (kinds[0], kinds[2])):
         input_ids = torch.tensor([ids, [3] + ids[:-1]] if pad else [ids, ids])
         mask = torch.ones_like(input_ids)
         if pad:
             mask[1, 0] = 0
         given = {"input_ids": input_ids, "mm_token_type_ids": torch.tensor([types, [0] + types[:-1]]) * (kind if kind == 1 else 1) * (2 if kind == 2 else 1),
-                 "attention_mask": mask}
+                 "attention_mask": mask if masked else None}
         grid = torch.tensor([[1, 4, 4], [1, 4, 4]])
         given["image_grid_thw" if kind == 1 else "video_grid_thw"] = grid
         if "second_per_grid_ts" in params and kind == 2:
@@ -365,3 +372,326 @@ def _rope_case(cls) -> dict:
         except Exception as exc:
             got[name] = f"{type(exc).__name__}: {exc}"[:100]
     return got
+
+
+# ---- timm helpers: relative positions, masks, collation, targets, activations, metrics -----------
+
+def _call(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"[:100]
+
+
+@group("timm_helpers")
+def _timm_helpers() -> dict:
+    """timm's module-level helpers that model cases reach only with options they do not set
+    (class tokens, pretrained window sizes, boolean masks, uint8 collation of tensors, numpy
+    arrays and tuples of them, multi-label targets), called directly; the activations with
+    gradients."""
+    from timm.data import loader, naflex_mixup, target_transforms
+    from timm.layers import activations, attention, interpolate, lambda_layer, pos_embed_rel
+    from timm.task import evaluator
+    gen = torch.Generator().manual_seed(11)
+    x = torch.randn(3, 5, generator=gen)
+    out = {
+        "hard_swish": grad_run(activations.hard_swish, x),
+        "hard_sigmoid": grad_run(activations.hard_sigmoid, x) if hasattr(activations, "hard_sigmoid") else None,
+        "mask_bool": _call(attention.resolve_self_attn_mask, 4, torch.zeros(1, 2, 4, 4),
+                           torch.tensor([[True, True, False, True]]).expand(4, 4)),
+        "mask_causal": _call(attention.resolve_self_attn_mask, 4, torch.zeros(1, 2, 4, 4), None, True),
+        "rel_pos": _call(lambda_layer.rel_pos_indices, 3),
+        "rel_index": _call(pos_embed_rel.gen_relative_position_index, (3, 4)),
+        "rel_index_cls": _call(pos_embed_rel.gen_relative_position_index, (3, 3), class_token=True),
+        "log_coords": _call(pos_embed_rel.gen_relative_log_coords, (4, 4)),
+        "log_coords_pre": _call(pos_embed_rel.gen_relative_log_coords, (4, 4), (3, 3)),
+        "log_coords_cr": _call(pos_embed_rel.gen_relative_log_coords, (4, 4), mode="cr"),
+        "lookup": _call(pos_embed_rel.generate_lookup_tensor, 5),
+        "lookup_max": _call(pos_embed_rel.generate_lookup_tensor, 5, 3),
+        "ap": _call(evaluator._average_precision_columns, torch.tensor([[0.9, 0.1], [0.5, 0.5], [0.5, 0.7], [0.2, 0.3]]),
+                    torch.tensor([[1, 0], [0, 1], [1, 1], [0, 0]])),
+        "multilabel": _call(target_transforms.MultiLabelTarget(6), [1, 4]),
+        "multilabel_dense": _call(target_transforms.MultiLabelTarget(3, dense=True), [0.0, 1.0, 0.5]),
+        "pair_mixup": _call(naflex_mixup.pairwise_mixup_target, torch.tensor([0, 2, 1]), {0: 1, 1: 0}, [0.7, 0.4, 1.0],
+                            num_classes=3, smoothing=0.1),
+    }
+    images = [torch.randint(0, 255, (3, 4, 4), generator=gen, dtype=torch.uint8) for _ in range(3)]
+    out["collate_tensors"] = _call(loader.fast_collate, [(im, i) for i, im in enumerate(images)])
+    out["collate_numpy"] = _call(loader.fast_collate, [(im.numpy(), i) for i, im in enumerate(images)])
+    out["collate_tuples"] = _call(loader.fast_collate, [((im, images[0]), i) for i, im in enumerate(images)])
+    out["collate_np_tuples"] = _call(loader.fast_collate, [((im.numpy(), images[1].numpy()), i) for i, im in enumerate(images)])
+    points = [torch.linspace(0, 1, 4), torch.linspace(0, 2, 5)]
+    values = torch.randn(4, 5, generator=gen)
+    out["grid_interp"] = _call(lambda: interpolate.RegularGridInterpolator(points, values)(
+        [torch.tensor([0.1, 0.5, 0.99]), torch.tensor([0.3, 1.9, 0.0])]))
+    return out
+
+
+# ---- diffusers helpers: FIR and K resampling, blending masks, rays, rotary coordinates -----------
+
+@group("diffusers_helpers")
+def _diffusers_helpers() -> dict:
+    """diffusers' module-level helpers and small layers that the model cases do not build (FIR
+    and K resampling, 1-D resampling of the 1-D UNet, LoRA layers with a network alpha, tile
+    blending masks, camera rays, LTX-2 video coordinates, RoPE application), with gradients
+    where they take a tensor that can have one."""
+    import importlib as il
+    gen = torch.Generator().manual_seed(12)
+    img = torch.randn(2, 3, 8, 8, generator=gen)
+    seq = torch.randn(2, 3, 8, generator=gen)
+    down, up = il.import_module("diffusers.models.downsampling"), il.import_module("diffusers.models.upsampling")
+    blocks = il.import_module("diffusers.models.unets.unet_1d_blocks")
+    lora = il.import_module("diffusers.models.lora")
+
+    def module_run(make, x):
+        seed(0)
+        try:
+            layer = make()
+        except Exception as exc:
+            return f"{type(exc).__name__}: {exc}"[:100]
+        return _call(lambda: {**grad_run(layer, x), "grads": {n: p.grad for n, p in layer.named_parameters()
+                                                                if p.grad is not None}})
+    out = {
+        "fir_down": _call(lambda: grad_run(lambda h: down.downsample_2d(h, kernel=torch.tensor([1.0, 3.0, 3.0, 1.0])), img)),
+        "fir_up": _call(lambda: grad_run(lambda h: up.upsample_2d(h, kernel=torch.tensor([1.0, 3.0, 3.0, 1.0])), img)),
+        "fir_down_layer": module_run(lambda: down.FirDownsample2D(3, use_conv=True, out_channels=3), img),
+        "fir_up_layer": module_run(lambda: up.FirUpsample2D(3, use_conv=True, out_channels=3), img),
+        "fir_down_plain": module_run(lambda: down.FirDownsample2D(3, use_conv=False), img),
+        "fir_up_plain": module_run(lambda: up.FirUpsample2D(3, use_conv=False), img),
+        "k_down": module_run(down.KDownsample2D, img),
+        "k_up": module_run(up.KUpsample2D, img),
+        "down_1d": module_run(blocks.Downsample1d, seq),
+        "up_1d": module_run(blocks.Upsample1d, seq),
+        "lora_linear": module_run(lambda: lora.LoRALinearLayer(8, 4, rank=2, network_alpha=3.0), seq),
+        "lora_conv": module_run(lambda: lora.LoRAConv2dLayer(3, 4, rank=2, network_alpha=3.0), img),
+    }
+    try:
+        layout = il.import_module("diffusers.pipelines.ltx2.dfr_layout")
+        out["trapezoid"] = _call(layout.trapezoidal_mask_1d, 8, 2, 3)
+        out["rectangle"] = _call(layout.rectangular_mask_1d, 8, 3)
+    except Exception as exc:
+        out["layout"] = f"{type(exc).__name__}: {exc}"[:100]
+    for module, cls_name in (("diffusers.models.transformers.transformer_ltx2", "LTX2AudioVideoRotaryPosEmbed"),
+                             ("diffusers.models.transformers.transformer_sana_wm_refiner", "SanaWMLTX2AudioVideoRotaryPosEmbed")):
+        try:
+            rope = getattr(il.import_module(module), cls_name)(dim=16)
+            out[f"{cls_name}.coords"] = _call(rope.prepare_video_coords, 2, 3, 4, 4, torch.device("cpu"))
+            out[f"{cls_name}.coords_fps"] = _call(rope.prepare_video_coords, 1, 5, 4, 4, torch.device("cpu"), fps=12.0)
+        except Exception as exc:
+            out[cls_name] = f"{type(exc).__name__}: {exc}"[:100]
+    try:
+        wm = il.import_module("diffusers.models.transformers.transformer_sana_wm")
+        rays = torch.nn.functional.normalize(torch.randn(2, 3, 3, generator=gen), dim=-1)
+        pose = torch.eye(4).repeat(1, 2, 1, 1)
+        pose[0, 1, :3, 3] = torch.tensor([0.5, -1.0, 2.0])
+        out["rays"] = _call(wm.world_to_ray_mats, rays, pose)
+        out["invert_se3"] = _call(wm._invert_SE3, pose)
+    except Exception as exc:
+        out["sana_wm"] = f"{type(exc).__name__}: {exc}"[:100]
+    for module, fn, args in (("diffusers.models.transformers.transformer_prx", "get_image_ids", (2, 8, 8, 2, torch.device("cpu"))),
+                             ("diffusers.models.transformers.transformer_helios", "apply_rotary_emb_transposed", None),
+                             ("diffusers.utils.torch_utils", "fourier_filter", None),
+                             ("diffusers.models.transformers.ace_step_transformer", "_create_4d_mask", None)):
+        try:
+            f = getattr(il.import_module(module), fn)
+        except Exception as exc:
+            out[fn] = f"{type(exc).__name__}: {exc}"[:100]
+            continue
+        if fn == "apply_rotary_emb_transposed":
+            out[fn] = _call(lambda: grad_run(f, torch.randn(2, 5, 2, 8, generator=gen), torch.randn(2, 5, 16, generator=gen)))
+        elif fn == "fourier_filter":
+            out[fn] = _call(lambda: grad_run(lambda x: f(x, 1, 0.5), img))
+        elif fn == "_create_4d_mask":
+            mask = torch.tensor([[1, 1, 1, 0], [1, 1, 1, 1]])
+            out[fn] = {"causal": _call(f, 4, torch.float32, torch.device("cpu"), mask),
+                       "window": _call(f, 4, torch.float32, torch.device("cpu"), mask, 2, True),
+                       "full": _call(f, 4, torch.float32, torch.device("cpu"), mask, None, False, False)}
+        else:
+            out[fn] = _call(f, *args)
+    return out
+
+
+# ---- kornia helpers: cameras, boxes, matrices, metrics, morphology with masked kernels ------------
+
+@group("kornia_helpers")
+def _kornia_helpers() -> dict:
+    """kornia's functions with the options and inputs its docstring examples do not take
+    (rotated extrinsics, structuring elements with holes, CLAHE's differentiable path, each
+    Bayer pattern, detection metrics over several classes), with gradients where a tensor
+    takes one."""
+    import kornia
+    from kornia.color import raw
+    from kornia.feature.adalam import utils as adalam
+    from kornia.geometry import bbox, linalg
+    from kornia.geometry.camera import utils as cam
+    from kornia.geometry.epipolar import fundamental, projection
+    from kornia.geometry.transform import imgwarp
+    gen = torch.Generator().manual_seed(13)
+    img = torch.rand(1, 3, 16, 16, generator=gen)
+    gray = torch.rand(1, 1, 8, 8, generator=gen)
+    out = {
+        "extrinsics": _call(lambda: grad_run(lambda a, b, c: cam.create_extrinsics_with_rotation(
+            a, b, c, [1.0, 0.0], [0.0, 2.0], [3.0, 1.0], "cpu", torch.float32),
+            torch.tensor([0.1, 0.5]), torch.tensor([0.2, -0.3]), torch.tensor([0.3, 0.0]))),
+        "raw": {cfa.name: _call(lambda c=cfa: grad_run(lambda x: raw.rgb_to_raw(x, c), img)) for cfa in raw.CFA},
+        "clahe": _call(lambda: grad_run(lambda x: kornia.enhance.equalize_clahe(x, 2.0, (2, 2), True), img)),
+        "clahe_fast": _call(kornia.enhance.equalize_clahe, img, 2.0, (2, 2)),
+        "binary_kernel": _call(kornia.filters.get_binary_kernel2d, (3, 2)),
+        "inv2x2": _call(lambda: grad_run(lambda m: adalam.batch_2x2_inv(m, check_dets=True),
+                                         torch.tensor([[[2.0, 1.0], [1.0, 3.0]], [[1.0, 2.0], [2.0, 4.0]]]))),
+        "krt": _call(lambda: grad_run(projection.projection_from_KRt, torch.eye(3)[None] * 2, torch.eye(3)[None],
+                                      torch.ones(1, 3, 1))),
+        "normalize_points": _call(lambda: grad_run(fundamental.normalize_points, torch.rand(1, 6, 2, generator=gen))),
+        "translation2d": _call(lambda: grad_run(imgwarp.get_translation_matrix2d, torch.tensor([[1.0, 2.0]]))),
+        "affine3d": _call(lambda: grad_run(imgwarp.get_affine_matrix3d, torch.tensor([[1.0, 2.0, 3.0]]),
+                                           torch.zeros(1, 3), torch.ones(1, 3), torch.tensor([[10.0, 20.0, 30.0]]))),
+        "perspective3d": _call(lambda: grad_run(imgwarp.get_perspective_transform3d,
+                                                torch.tensor([[[0., 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0], [0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1]]]),
+                                                torch.tensor([[[0., 0, 0], [2, 0, 0], [2, 1, 0], [0, 1, 0], [0, 0, 1], [2, 0, 1], [2, 1, 1], [0, 1, 1.5]]]))),
+        "point_line": _call(lambda: grad_run(linalg.point_line_distance, torch.tensor([[1.0, 2.0]]), torch.tensor([[1.0, -1.0, 0.5]]))),
+        "bbox_xywh": _call(lambda: grad_run(lambda m, b: bbox.transform_bbox(m, b, mode="xywh"),
+                                            torch.eye(3)[None] * torch.tensor([-1.0, 1.0, 1.0])[:, None], torch.tensor([[[1.0, 2.0, 3.0, 4.0]]]))),
+        "bbox_xyxy_restore": _call(lambda: grad_run(lambda m, b: bbox.transform_bbox(m, b, restore_coordinates=True),
+                                                    torch.eye(3)[None] * torch.tensor([-1.0, 1.0, 1.0])[:, None],
+                                                    torch.tensor([[[1.0, 2.0, 3.0, 4.0]]]))),
+    }
+    kernel = torch.tensor([[1.0, 0.0, 1.0], [1.0, 1.0, 1.0], [0.0, 1.0, 0.0]])
+    for name in ("dilation", "erosion"):
+        fn = getattr(kornia.morphology, name)
+        out[name] = _call(lambda f=fn: grad_run(lambda x: f(x, kernel), gray))
+        out[f"{name}_unfold"] = _call(lambda f=fn: grad_run(lambda x: f(x, kernel, engine="unfold"), gray))
+        out[f"{name}_se"] = _call(lambda f=fn: grad_run(lambda x: f(x, kernel, structuring_element=kernel * 0.5), gray))
+    boxes = [torch.tensor([[0.0, 0.0, 10.0, 10.0], [5.0, 5.0, 15.0, 15.0], [1.0, 1.0, 9.0, 9.0]])]
+    out["map"] = _call(kornia.metrics.mean_average_precision, boxes, [torch.tensor([1, 2, 1])], [torch.tensor([0.9, 0.8, 0.7])],
+                       [torch.tensor([[0.0, 0.0, 10.0, 10.0], [20.0, 20.0, 30.0, 30.0]])], [torch.tensor([1, 2])], 3)
+    return out
+
+
+# ---- torchvision helpers: keypoint heatmaps, masks, integer rotated boxes, keypoint transforms ------
+
+@group("torchvision_helpers")
+def _torchvision_helpers() -> dict:
+    """torchvision's detection and transform helpers on the inputs only a keypoint or mask head,
+    integer rotated boxes or uint8 images give them, with gradients where a tensor takes one."""
+    from torchvision.models.detection import _utils as det_utils, roi_heads, transform
+    from torchvision.ops import _box_convert as bc, boxes as box_ops
+    from torchvision.transforms.v2 import functional as TF
+    from torchvision.transforms.v2.functional import _meta
+    gen = torch.Generator().manual_seed(14)
+    rois = torch.tensor([[1.0, 2.0, 9.0, 12.0], [0.0, 0.0, 6.0, 5.0]])
+    keypoints = torch.tensor([[[2.0, 3.0, 1.0], [8.5, 11.0, 1.0]], [[1.0, 1.0, 0.0], [5.0, 4.0, 1.0]]])
+    ints = torch.tensor([[10, 12, 6, 4, 30], [5, 5, 2, 8, -45]])
+    out = {
+        "to_heatmap": _call(roi_heads.keypoints_to_heatmap, keypoints, rois, 7),
+        "from_heatmap": _call(lambda: grad_run(lambda m: roi_heads.heatmaps_to_keypoints(m, rois),
+                                               torch.randn(2, 2, 7, 7, generator=gen))),
+        "expand": _call(lambda: grad_run(lambda b: roi_heads.expand_boxes(b, 1.2), rois)),
+        "paste": _call(lambda: grad_run(lambda m: roi_heads.paste_mask_in_image(m, torch.tensor([1, 2, 6, 7]), 10, 12),
+                                        torch.rand(5, 5, generator=gen))),
+        "resize_kp": _call(lambda: grad_run(lambda k: transform.resize_keypoints(k, [20, 30], [40, 45]), keypoints)),
+        "masks_to_boxes": _call(box_ops.masks_to_boxes, torch.rand(3, 6, 7, generator=gen) > 0.6),
+        "masks_to_boxes_empty": _call(box_ops.masks_to_boxes, torch.zeros(2, 4, 4, dtype=torch.bool)),
+        "nms_vanilla": _call(box_ops._batched_nms_vanilla, torch.tensor([[0.0, 0, 10, 10], [1, 1, 11, 11], [0, 0, 10, 10]]),
+                             torch.tensor([0.9, 0.8, 0.7]), torch.tensor([0, 0, 1]), 0.5),
+        "sampler": _call(lambda: (seed(3), det_utils.BalancedPositiveNegativeSampler(4, 0.5)(
+            [torch.tensor([1, 0, -1, 1, 0, 0, 1, 1]), torch.tensor([0, 0, 1, -1])]))[1]),
+        "gamma": _call(lambda: grad_run(lambda x: TF.adjust_gamma_image(x, 0.7, 1.3), torch.rand(1, 3, 4, 4, generator=gen))),
+        "gamma_uint8": _call(TF.adjust_gamma_image, torch.randint(0, 255, (1, 3, 4, 4), generator=gen, dtype=torch.uint8), 0.7, 1.3),
+        "hflip_kp": _call(lambda: grad_run(lambda k: TF.horizontal_flip_keypoints(k, (10, 12)), keypoints[..., :2])),
+        "vflip_kp": _call(lambda: grad_run(lambda k: TF.vertical_flip_keypoints(k, (10, 12)), keypoints[..., :2])),
+        "resize_uint8": _call(TF.resize_image, torch.randint(0, 255, (1, 3, 8, 8), generator=gen, dtype=torch.uint8), [5, 6],
+                              antialias=True),
+        "resize_uint8_bicubic": _call(TF.resize_image, torch.randint(0, 255, (1, 3, 8, 8), generator=gen, dtype=torch.uint8),
+                                      [12, 12], interpolation=TF.InterpolationMode.BICUBIC),
+        "elastic_kp": _call(TF.elastic_keypoints, keypoints[..., :2].reshape(-1, 2), (10, 12), torch.rand(1, 10, 12, 2, generator=gen) * 0.1),
+        "rot_int": {name: _call(getattr(bc, name), ints.clone()) for name in
+                    ("_box_cxcywhr_to_xywhr", "_box_xywhr_to_cxcywhr", "_box_xywhr_to_xyxyxyxy")},
+        "rot_int_back": _call(bc._box_xyxyxyxy_to_xywhr, torch.tensor([[10, 12, 10, 20, 16, 20, 16, 12]])),
+        "meta_int": _call(_meta._cxcywhr_to_xywhr, ints.clone(), False),
+        "order_points": _call(_meta._order_bounding_boxes_points, torch.tensor([[3.0, 1.0, 1.0, 3.0, 3.0, 5.0, 5.0, 3.0]])),
+    }
+    return out
+
+
+# ---- x-transformers: sampling filters, token masking in training, residual-stream variants ---------
+
+@group("x_transformers")
+def _x_transformers() -> dict:
+    """x-transformers' sampling filters and masking helpers called directly, and small decoders
+    trained one step with the options that build the rewritten layers: token masking in the
+    autoregressive wrapper, hyper-connections (several residual streams). (The gated
+    multi-residual cannot be built through ``Decoder``: it asserts a ``read_gate_rank`` the
+    decoder does not pass. Polar positions: ``x_transformers_polar``.)"""
+    from x_transformers import Decoder, TransformerWrapper
+    from x_transformers import autoregressive_wrapper as ar, nonautoregressive_wrapper as nar
+    from migration.cases import train_step
+    gen = torch.Generator().manual_seed(15)
+    logits = torch.randn(2, 12, generator=gen)
+    mask = torch.ones(2, 6, dtype=torch.bool)
+    mask[1, 4:] = False
+    out = {
+        "top_p": _call(lambda: grad_run(ar.top_p, logits)),
+        "top_k": _call(lambda: grad_run(lambda x: ar.top_k(x, k=3), logits)),
+        "mask_subset": _call(lambda: (seed(4), nar.get_mask_subset_prob(mask, 0.5))[1]),
+    }
+    tokens = torch.randint(0, 20, (2, 9), generator=gen)
+
+    def decoder(**kw):
+        seed(0)
+        return TransformerWrapper(num_tokens=20, max_seq_len=16, attn_layers=Decoder(dim=16, depth=2, heads=2, **kw))
+    out["hyper"] = _call(lambda: train_step(decoder(num_residual_streams=2), lambda m: m(tokens)))
+    out["ar_masked"] = _call(lambda: train_step(ar.AutoregressiveWrapper(decoder(), mask_prob=0.3), lambda m: m(tokens)))
+    return out
+
+
+@group("x_transformers_polar")
+def _x_transformers_polar() -> dict:
+    """A decoder with polar positions and their uniform bias init: the original raises ("a leaf
+    Variable that requires grad is being used in an in-place operation": ``uniform_`` on the
+    new ``nn.Parameter`` outside ``no_grad``), which the safe tier fixes (``with
+    torch.no_grad():``). A case the original cannot run compares nothing; it is kept apart so
+    that the other x-transformers cases stay a comparison."""
+    from x_transformers import Decoder, TransformerWrapper
+    from migration.cases import train_step
+    tokens = torch.randint(0, 20, (2, 9), generator=torch.Generator().manual_seed(15))
+    seed(0)
+    model = TransformerWrapper(num_tokens=20, max_seq_len=16, attn_layers=Decoder(
+        dim=16, depth=2, heads=2, polar_pos_emb=True, polar_bias_uniform_init=True))
+    return train_step(model, lambda m: m(tokens))
+
+
+# ---- transformers data collators: masked and permutation language modelling ----------------------
+
+def _word_tokenizer():
+    """A word-level fast tokenizer built in memory (no download): 20 words and the special tokens
+    the collators need."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+    vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"w{i}" for i in range(20)])}
+    core = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    core.pre_tokenizer = pre_tokenizers.Whitespace()
+    return PreTrainedTokenizerFast(tokenizer_object=core, pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]",
+                                   sep_token="[SEP]", mask_token="[MASK]")
+
+
+@group("data_collators")
+def _data_collators() -> dict:
+    """The language-modelling collators' masking (special tokens and padding kept out, labels of
+    the unmasked set to -100, permutation targets), seeded, on padded batches of ids."""
+    from transformers import DataCollatorForLanguageModeling, DataCollatorForPermutationLanguageModeling
+    tok = _word_tokenizer()
+    rows = [[2, 5, 6, 7, 8, 9, 10, 3], [2, 11, 12, 13, 3], [2, 14, 15, 16, 17, 18, 3]]
+    examples = [{"input_ids": r} for r in rows]
+    out = {}
+    for name, make in (("mlm", lambda: DataCollatorForLanguageModeling(tok, mlm_probability=0.5, seed=3)),
+                       ("mlm_special", lambda: DataCollatorForLanguageModeling(tok, mlm_probability=0.5, seed=3)),
+                       ("plm", lambda: DataCollatorForPermutationLanguageModeling(tok, plm_probability=0.5, max_span_length=2))):
+        seed(5)
+        batch = [{"input_ids": r + [0] * (8 - len(r))} for r in rows] if name == "plm" else examples
+        if name == "mlm_special":
+            batch = [{"input_ids": r, "special_tokens_mask": [int(t in (2, 3)) for t in r]} for r in rows]
+        out[name] = _call(lambda: dict(make()(batch)))
+    return out
+
+
+from migration import sweep_modules  # noqa: E402,F401  (registers its groups)

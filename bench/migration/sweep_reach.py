@@ -142,6 +142,23 @@ def tf_class_plan(original: pathlib.Path, defs: Dict[str, Set[str]]) -> List[str
     return out
 
 
+def tfcpad_plan(original: pathlib.Path, defs: Dict[str, Set[str]]) -> List[str]:
+    """``tfcpad:`` cases: the sequence classifiers of the rewritten modeling files that pool over
+    a padding mask (``_get_feature_vector_attention_mask(hidden_states.shape[1], ...)``: the
+    audio models), which their ``tfc:`` case, given no mask, never takes."""
+    out = []
+    for rel in sorted(defs):
+        parts = rel.split("/")
+        if parts[:2] != ["transformers", "models"] or len(parts) != 4 or not parts[3].startswith("modeling_"):
+            continue
+        text = (original / rel).read_text(encoding="utf-8")
+        if "_get_feature_vector_attention_mask(hidden_states.shape[1]" not in text:
+            continue
+        module = rel[:-3].replace("/", ".")
+        out += [f"tfcpad:{module}.{n}" for n in model_classes(original / rel) if n.endswith("ForSequenceClassification")]
+    return out
+
+
 HEAD_LABELS = ("ForCausalLM", "ForMaskedLM", "LMHeadModel", "ForConditionalGeneration", "ForSequenceClassification",
                "ForTokenClassification", "ForQuestionAnswering", "ForImageClassification", "ForAudioClassification",
                "ForPreTraining", "ForMultipleChoice")
@@ -235,10 +252,24 @@ def build(cls, cfg, cap: int = MAX_PARAMS):
     return model
 
 
-def class_case(path: str):
+def padded(inputs: dict) -> dict:
+    """The inputs with an attention mask that pads the second row's last quarter (text or audio):
+    the branches that pool or mask by it (``hidden_states[~padding_mask] = 0.0``) run."""
+    main = next((k for k in ("input_values", "input_ids") if k in inputs), None)
+    if main is None or "attention_mask" in inputs or inputs[main].dim() != 2:
+        return inputs
+    x = inputs[main]
+    length = x.shape[-1]
+    mask = torch.ones(x.shape[0], length, dtype=torch.long)
+    if x.shape[0] > 1:
+        mask[1, length - max(1, length // 4):] = 0
+    return {**inputs, "attention_mask": mask}
+
+
+def class_case(path: str, pad: bool = False):
     """One model class: the first (config version, inputs) that builds and runs; what it left
     behind, and the notes of the tries before it (the same in every copy unless the rewrite
-    changed something)."""
+    changed something). ``pad``: with a padding attention mask (``padded``)."""
     import importlib
     module, cls_name = path.rsplit(".", 1)
     cls = getattr(importlib.import_module(module), cls_name)
@@ -263,6 +294,8 @@ def class_case(path: str):
             for inputs in tries:
                 if "input_values" in inputs:
                     inputs["input_values"] = torch.randn(2, 4000, generator=torch.Generator().manual_seed(5))
+        if pad:  # after the inputs are final: the mask's length is theirs
+            tries = [padded(t) for t in tries]
         for i, inputs in enumerate(tries):
             if i:
                 model = build(cls, cfg, cap)  # a fresh model: the failed try may have left gradients

@@ -96,8 +96,16 @@ def assess(
         problem = model.rebinding_problem(target)
         if problem:
             return Verdict(Status.MANUAL, problem)
+
+    def unsafe(reason: str) -> Verdict:
+        """An unsafe rewrite, or none where the fix would crash on a non-tensor (``require_known``:
+        IPF004's ``.clone()`` of a dict, mig40); the checks below run before the unknown type's."""
+        if kind is Kind.UNKNOWN and require_known:
+            return Verdict(Status.MANUAL, "unknown-type")
+        return Verdict(Status.UNSAFE, reason)
+
     if model.shared_name(target):
-        return Verdict(Status.UNSAFE, "shared-name")
+        return unsafe("shared-name")
     alias = model.alias_report(target, stmt)
     if alias.reason in ("param-mutation", "mutation-as-output"):
         contract = model.contract(target)
@@ -115,7 +123,7 @@ def assess(
         return Verdict(Status.MANUAL, "view-alias")  # `y = helper(x)` returning `x[0]`: y must see the write
     handed = model.returned_argument(target, stmt) if alias.reason is None else None
     if handed is not None:  # `y = helper(x)` handing `x` back, `x` read after: x must see the write
-        return Verdict(Status.MANUAL, "view-alias") if handed[1] else Verdict(Status.UNSAFE, "call-may-alias")
+        return Verdict(Status.MANUAL, "view-alias") if handed[1] else unsafe("call-may-alias")
     if isinstance(target, ast.Name):
         lost = model.holders.rebinding_loses(target, stmt)
         if lost is not None:  # a rebinding would hide the change from whoever else holds it
@@ -128,14 +136,14 @@ def assess(
                 # loop updates what its iterable holds (a mutation contract); a rebinding (or a
                 # clone first) would update nothing, in any tier
                 return Verdict(Status.MANUAL, reason)
-            return Verdict(Status.MANUAL if reason == "dead-store" else Status.UNSAFE, reason)
+            return Verdict(Status.MANUAL, reason) if reason == "dead-store" else unsafe(reason)
         flow = model.flow(model.owner(stmt))
         identity, _ = model.aliases(flow, target.id, model.range(stmt)[0])
         if any(b.form == "assign" and isinstance(b.value, ast.Call) and model.result_kept(b.value)
                for key in {target.id, *identity} if "." not in key for b in model.reaching(flow, key, stmt)):
             # `x = self.block(x)`, the block keeping `out`; or `h = self.block(x); d = h.exp_()`
             # before `d *= 5`: a rebinding of both names hides the write from the kept one
-            return Verdict(Status.UNSAFE, "held-elsewhere")
+            return unsafe("held-elsewhere")
         if alias.reason == "alias" and only_local_names(model, flow, {target.id, *identity}, stmt):
             alias = AliasReport(None, alias.also_rebind)  # `d = b.exp_(); d *= 5`: `d = b = d * 5` hides nothing
             returned = model.returned_alias(target, stmt)
