@@ -10,7 +10,7 @@
 # (the commit's message: "One of the variable needed for gradient computation was modified by an inplace operation
 # in both `BasicBlock` and `Bottleneck` module"). Commit bfb71d95 writes `outputs = outputs + self.shorcut(input_data)`
 # in both blocks.
-# The library module is 2101helpers_pyannote_basic_block.py (ref: ..._fixed.py).
+# The library module is 2102helpers_pyannote_basic_block.py (ref: ..._fixed.py).
 # Harness (stand-ins): ResNet from pyannote/audio/models/embedding/resnet.py of that version, BasicBlock branch,
 # copied with pyannote's Model base replaced by nn.Module and the SincNet front end replaced by a precomputed
 # filterbank (random features, batch x feat_dim x frames) handed to forward; small sizes (m_channels=4,
@@ -27,7 +27,7 @@ from torch import nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-basic_block = importlib.import_module("2101helpers_pyannote_basic_block")
+basic_block = importlib.import_module("2102helpers_pyannote_basic_block")
 BasicBlock = basic_block.BasicBlock
 
 

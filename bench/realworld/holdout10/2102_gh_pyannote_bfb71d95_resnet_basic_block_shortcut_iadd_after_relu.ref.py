@@ -1,4 +1,4 @@
-# reference fix for 2101: commit bfb71d95 in the library module (2101helpers_pyannote_basic_block_fixed.py):
+# reference fix for 2102: commit bfb71d95 in the library module (2102helpers_pyannote_basic_block_fixed.py):
 # `outputs = outputs + self.shorcut(input_data)` out of place.
 import importlib
 import os
@@ -11,7 +11,7 @@ from torch import nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-basic_block = importlib.import_module("2101helpers_pyannote_basic_block_fixed")
+basic_block = importlib.import_module("2102helpers_pyannote_basic_block_fixed")
 BasicBlock = basic_block.BasicBlock
 
 
