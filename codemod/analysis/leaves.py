@@ -127,6 +127,9 @@ class Leaves:
             return LeafOrigin(not self._handed_on(stmt), f"`{key}`, an nn.Parameter", False)
         if isinstance(base, ast.Attribute) and base.attr in _PARAMETER_ATTRS:
             owner = self.kinds.kind(base.value)
+            if owner is Kind.MODULE and isinstance(base.value, ast.Attribute) \
+                    and self.kinds.calls.member_values(base.value):
+                owner = Kind.UNKNOWN  # `self.inner.fc.weight`: through the file's modules, as ModuleChains sees them
             if owner is Kind.MODULE:
                 return LeafOrigin(not self._handed_on(stmt), f"`{key}`, a parameter of a torch module", False)
             if owner is Kind.UNKNOWN:
