@@ -202,3 +202,21 @@ def test_module_look_alikes_stay_silent(tmp_path, write, call, extra, call_metho
              if f[0] == "layers.py" and f[2].startswith("IPF1")]
     assert found == []
     assert _gradients(tmp_path) is not None
+
+
+GUARDED = """\
+    import torch
+    def merge(x, skip, inplace=False):
+        if inplace:
+            x += skip
+            return x
+        return x + skip
+"""
+
+
+def test_a_write_the_callee_guards_with_a_flag_the_caller_leaves_off_is_not_proven(tmp_path):
+    """What another file's call passes is all that is known of it: a write under ``if inplace:``
+    may not run for that call (here it never does, and the program works)."""
+    _project(tmp_path, {"helpers.py": GUARDED, "model.py": _caller("h = F.relu(self.conv(x))\nh = merge(h, x)")})
+    assert not _proven(tmp_path, "helpers.py", "x += skip")
+    assert _gradients(tmp_path) is not None  # the program works

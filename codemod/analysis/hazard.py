@@ -222,8 +222,6 @@ def refused_elsewhere(model: "HazardFacts", func: Function, param: str, index: O
     output of a multi-view op of a tensor that requires grad, with grad on
     (``CallFact.args_refused``, as that file's analysis saw it): the write into the parameter
     raises there. The hazard of the first such call (none where none is shown)."""
-    if not _used_on_every_call(model, func, param):
-        return []
     for call, position in calls_from_elsewhere(model, func, index):
         if param in call.args_refused or (position is not None and position in call.args_refused):
             return [Hazard(f"`{param}` is the caller's tensor: a call in `{call.caller or 'another module'}` passes an "
@@ -632,9 +630,11 @@ class Hazards:
 
 def elsewhere(model: HazardFacts, func: Function, param: str, index: Optional[int]) -> Iterator[Hazard]:
     """:meth:`Hazards._from_callers` for the calls of ``func`` in the run's other files: arguments
-    their callers proved saved, and outputs of multi-view ops."""
-    yield from saved_by_callers_elsewhere(model, func, param, index)
-    yield from refused_elsewhere(model, func, param, index)
+    their callers proved saved, and outputs of multi-view ops; none where a use of ``param`` may
+    not run on every call (what another file's call passes is all that is known of it)."""
+    if _used_on_every_call(model, func, param):
+        yield from saved_by_callers_elsewhere(model, func, param, index)
+        yield from refused_elsewhere(model, func, param, index)
 
 
 def calls_from_elsewhere(model: HazardFacts, func: Function,
