@@ -330,9 +330,12 @@ def _project_proven(tmp_path, user: str):
         "        features /= features.norm(p=2, dim=-1, keepdim=True)") + 1
 
 
-def test_a_grad_off_factory_of_another_file_runs(tmp_path, monkeypatch):
+def test_a_grad_off_factory_of_another_file_runs(tmp_path, monkeypatch, request):
     (tmp_path / "helpers.py").write_text(FACTORY_FILE)
     monkeypatch.syspath_prepend(str(tmp_path))
+    # this `helpers` is imported in the process: gone again after the test, for other tests' own
+    sys.modules.pop("helpers", None)
+    request.addfinalizer(lambda: sys.modules.pop("helpers", None))
     for decorator, raises in (("@smart_inference()", False), ("@smart_inference(False)", False), ("@plain()", True)):
         encoder = _defined(USER_FILE.replace("@inference_only()", decorator), monkeypatch)["TextEncoder"]
 

@@ -282,6 +282,7 @@ def _two_files(tmp_path, helpers: str, case: str):
         result = process_source(text.encode(), str(tmp_path / f"{name}.py"), Settings(), project=index, module_name=name)
         assert result.error is None, result.error
         proven += [f"{name}:{f.code}" for f in result.findings if f.code.startswith("IPF1")]
+    sys.modules.pop("helpers", None)  # another test's `helpers` (imported in this process) is not this one
     sys.path.insert(0, str(tmp_path))
     try:
         space: dict = {"__name__": "case"}
