@@ -792,7 +792,7 @@ class CallTargets:
         return False
 
     def _one_class(self, container: ast.expr) -> ast.expr:
-        """A member of ``self.blocks`` built as a comprehension of one class's instances."""
+        """A member of ``self.blocks`` built of one class's instances (a comprehension, or a list ``append`` filled)."""
         key = cast(str, target_key(container))
         attr, _, entry = key[5:].partition(".")  # `self.blocks`, or `self.transformer.h` (a ModuleDict's)
         cls = self._setter(cast(ast.ClassDef, self.model.enclosing_class(container)), attr)
@@ -800,9 +800,9 @@ class CallTargets:
         if entry:
             values = module_dict_entry(values, entry, self.model.torch_name,
                                        "dict" in self.model.flow(self.model.module).bindings) or []
-        value = cast(ast.Call, values[0])
-        first = value.args[0]
-        return first.elt if isinstance(first, ast.ListComp) else cast(ast.List, first).elts[0]
+        first = (value := cast(ast.Call, values[0])).args[0]  # `nn.ModuleList(layers)`: what `layers` is given
+        listed = self.summaries.chains.listed.values(value, first) if isinstance(first, ast.Name) else None
+        return first.elt if isinstance(first, ast.ListComp) else listed[0] if listed else cast(ast.List, first).elts[0]
 
     def _setter(self, cls: ast.ClassDef, attr: str) -> ast.ClassDef:
         """The class that sets ``self.<attr>``: ``cls``, or where ``cls`` never sets it, its one
