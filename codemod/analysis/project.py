@@ -132,6 +132,15 @@ class Passed(NamedTuple):
 # file is no longer what its facts were made from (``key``).
 ArgumentLoader = Callable[[str, str], Optional[List[Passed]]]
 
+# (``args_saved``, ``args_refused``) of one call: what its caller's hazard analysis proves
+# autograd saved, and the refused views (outputs of a multi-view op) it passes.
+Saving = Tuple[Tuple[Tuple[str, str], ...], FrozenSet[str]]
+
+# Those of the calls of a module at the given positions of its ``ModuleFacts.calls``, computed on
+# demand (the engine reads the file): module, key, positions -> position -> saving; None when the
+# file is no longer what its facts were made from (``key``).
+SavingLoader = Callable[[str, str, Tuple[int, ...]], Optional[Dict[int, Saving]]]
+
 
 def module_name(path: pathlib.Path) -> str:
     """``pkg/sub/mod.py`` -> ``pkg.sub.mod``, walking up while folders are packages."""
@@ -148,7 +157,8 @@ class ProjectIndex:
     """The joined facts of every module of a run."""
 
     def __init__(self, modules: Iterable[ModuleFacts], loader: Optional[SummaryLoader] = None,
-                 libraries: Optional[LibrarySummaries] = None, arguments: Optional[ArgumentLoader] = None) -> None:
+                 libraries: Optional[LibrarySummaries] = None, arguments: Optional[ArgumentLoader] = None,
+                 savings: Optional[SavingLoader] = None) -> None:
         self.modules: Dict[str, ModuleFacts] = {m.module: m for m in modules}
         self.functions: Dict[str, FunctionFact] = {f.qualname: f for m in self.modules.values() for f in m.functions}
         self.calls: Dict[str, List[CallFact]] = {}
@@ -184,6 +194,10 @@ class ProjectIndex:
         # about (rarely: a function mutating a parameter, a parameter's grad from other files).
         self.arguments = arguments
         self._argued: Dict[str, Optional[List[CallFact]]] = {}
+        # What autograd saved and which views the calls pass: only for the calls of a function
+        # whose write into a parameter some analysis checks (``calls_saving``), call by call.
+        self.savings = savings
+        self._saving: Dict[Tuple[str, int], Saving] = {}
 
     def _sites(self, qualname: str) -> List[Tuple[str, int]]:
         """(module, position in its ``calls``) of every call of (or reference to) ``qualname``."""
@@ -242,6 +256,12 @@ class ProjectIndex:
         """The calls of (or references to) ``qualname`` made in other modules than ``module``
         (what a call passes not known: none required grad)."""
         return [c for c, _ in self._calls_passing(qualname, module)]
+
+    def calls_saving(self, qualname: str, module: str) -> List[CallFact]:
+        """:meth:`calls_from_elsewhere` with what autograd saved and the refused views each call
+        passes (``args_saved``, ``args_refused``): asked only where a write into a parameter of
+        ``qualname`` is checked (``_calls_saving``)."""
+        return _calls_saving(self, qualname, module)
 
     def other_dtype(self, module: str) -> Optional[str]:
         """Where the files that can hand ``module`` a tensor, or take one from it, make another
@@ -428,6 +448,24 @@ class ProjectIndex:
         without ``passed``, leaving out what the calls pass (the answers that depend on it are
         then checked on their own: ``engine.asked``)."""
         return _digest(self, module, passed)
+
+
+def _calls_saving(index: ProjectIndex, qualname: str, module: str) -> List[CallFact]:
+    """``ProjectIndex.calls_saving``: what autograd saved and the refused views are worked out
+    only for these calls (those called with grad on: the others pass none), each once."""
+    sites = [(m, i) for m, i in index._sites(qualname) if m != module]
+    calls = index.calls_from_elsewhere(qualname, module)  # (in the order of the sites)
+    known = index._saving
+    wanted: Dict[str, List[int]] = {}
+    for (m, i), call in zip(sites, calls):
+        if call.called and not call.grad_off and not index.modules[m].argued and (m, i) not in known:
+            wanted.setdefault(m, []).append(i)
+    for m, positions in wanted.items():
+        found = index.savings(m, index.modules[m].key, tuple(positions)) if index.savings is not None else None
+        for i in positions:  # (none known: the file changed since its facts were made)
+            known[(m, i)] = (found or {}).get(i, ((), frozenset()))
+    return [dataclasses.replace(call, args_saved=known[(m, i)][0], args_refused=known[(m, i)][1])
+            if (m, i) in known else call for (m, i), call in zip(sites, calls)]
 
 
 def _digest(index: ProjectIndex, module: str, passed: bool) -> str:
