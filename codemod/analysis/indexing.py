@@ -4,7 +4,7 @@ The top of the analysis: ``collect`` reads a module's definitions, imports and c
 its ``SemanticModel`` (tree, grad mode, holders) into plain :class:`ModuleFacts`, and
 ``summaries_of`` its functions' and classes' summaries into :class:`SummaryFact`; the index
 those make is handed to other files' models, below which it sits. What each call passes
-(``call_arguments``) is read only when some analysis asks about the module's calls.
+(``call_arguments``, ``call_savings``) is read only when some analysis asks about these calls.
 """
 
 from __future__ import annotations
@@ -66,17 +66,22 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
                        hooks=hook_site(model.source))
 
 
-def call_arguments(model: SemanticModel, module: str, project_modules: FrozenSet[str],
-                   is_package: bool = False) -> List[Passed]:
-    """(``args_read_after``, ``args_grad``, ``args_tensor``) of each call :func:`collect` lists,
-    in its order: what ``collect(..., arguments=False)`` left out, for when some analysis asks.
-    What autograd saved and which are refused views (``Passed.saved``, ``refused``) are left
-    empty: :func:`call_savings` gives them, for the few calls whose callee writes into them."""
+def call_arguments(model: SemanticModel, module: str, project_modules: FrozenSet[str], is_package: bool,
+                   positions: Iterable[int]) -> Dict[int, Passed]:
+    """(``args_read_after``, ``args_grad``, ``args_tensor``) of the calls at ``positions`` of
+    :func:`collect`'s list: what ``collect(..., arguments=False)`` left out, for when some
+    analysis asks about these calls. What autograd saved and which are refused views
+    (``Passed.saved``, ``refused``) are left empty: :func:`call_savings` gives them, for the few
+    calls whose callee writes into them."""
+    wanted = set(positions)
     resolver = _resolver(model, module, project_modules, is_package)
-    found: List[Passed] = []
-    for site, callee, _ in _call_sites(model, resolver, {}):
-        grad_off = isinstance(site, ast.Call) and model.grad.local_reason(site) in _GRAD_OFF
-        found.append(_arguments(model, resolver, site, callee, grad_off))
+    found: Dict[int, Passed] = {}
+    for i, (site, callee, _) in enumerate(_call_sites(model, resolver, {})):
+        if i in wanted:
+            grad_off = isinstance(site, ast.Call) and model.grad.local_reason(site) in _GRAD_OFF
+            found[i] = _arguments(model, resolver, site, callee, grad_off)
+            if len(found) == len(wanted):
+                break
     return found
 
 

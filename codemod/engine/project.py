@@ -115,48 +115,19 @@ def module_summaries(module: str, wanted: frozenset, paths: dict, cache_dir: Opt
     return found
 
 
-def module_arguments(module: str, key: str, paths: dict, project: frozenset, cache_dir: Optional[str],
-                     salt: bytes) -> Optional[List[Passed]]:
-    """What each call of ``module`` passes (``analysis.indexing.call_arguments``), computed from
-    its file when some analysis asks; None when the file is no longer what its facts were made
-    from (``key``). Cached like its facts."""
-    path = paths.get(module)
-    try:
-        data = read_source(pathlib.Path(path)) if path else None
-    except OSError:
-        data = None
-    if path is None or data is None or _key(salt, module, data) != key:
-        return None
-    folder = pathlib.Path(cache_dir) / "project" if cache_dir else None
-    entry = hashlib.sha256(salt + b"arguments\0" + key.encode()).hexdigest()
-    if folder is not None:
-        try:  # JSON, never pickle
-            raw = load_json(folder / entry)
-            if raw["module"] != module:
-                raise ValueError(module)
-            return [Passed(frozenset(_texts(read)), frozenset(_texts(grad)), frozenset(_texts(tensor)),
-                           tuple((str(name), str(why)) for name, why in saved), frozenset(_texts(refused)))
-                    for read, grad, tensor, saved, refused in raw["arguments"]]
-        except Exception:  # noqa: BLE001 - a missing, unreadable or malformed entry is a miss
-            pass
-    from codemod.analysis.indexing import call_arguments
-    from codemod.analysis.model import SemanticModel
-    from codemod.analysis.source import Source
-    from codemod.engine import parsed
-    from codemod.rules.registry import node_types
+def module_arguments(module: str, key: str, positions: Tuple[int, ...], paths: dict, project: frozenset,
+                     cache_dir: Optional[str], salt: bytes) -> Optional[Dict[int, Passed]]:
+    """What the calls of ``module`` at ``positions`` pass (``analysis.indexing.call_arguments``),
+    computed from its file when some analysis asks about them; None when the file is no longer
+    what its facts were made from (``key``). Cached call by call, like its facts."""
+    def from_json(raw: dict) -> Passed:
+        return Passed(frozenset(_texts(raw["read"])), frozenset(_texts(raw["grad"])), frozenset(_texts(raw["tensor"])))
 
-    try:
-        kept = parsed.peek(data, node_types())  # still kept for the file pass: not parsed again
-        source, shared = kept if kept is not None else (Source(data), None)
-        found = call_arguments(SemanticModel(source, shared=shared), module, project,
-                               pathlib.Path(path).name == "__init__.py")
-    except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError):
-        return None
-    if folder is not None:
-        store_json(folder / entry, {"module": module, "arguments": [[sorted(r), sorted(g), sorted(t), [list(x) for x in v],
-                                                                     sorted(f)]
-                                                                    for r, g, t, v, f in found]})
-    return found
+    def to_json(passed: Passed) -> dict:
+        return {"read": sorted(passed.read_after), "grad": sorted(passed.grad), "tensor": sorted(passed.tensor)}
+
+    return _per_call(module, key, positions, paths, project, cache_dir, salt, b"arguments", "call_arguments",
+                     from_json, to_json)
 
 
 def module_savings(module: str, key: str, positions: Tuple[int, ...], paths: dict, project: frozenset,
@@ -165,6 +136,24 @@ def module_savings(module: str, key: str, positions: Tuple[int, ...], paths: dic
     (``analysis.indexing.call_savings``), computed from its file when an analysis checks a write
     into the callee's parameter; None when the file is no longer what its facts were made from
     (``key``). Cached call by call, like its facts."""
+    def from_json(raw: dict) -> Saving:
+        return tuple((str(name), str(why)) for name, why in raw["saved"]), frozenset(_texts(raw["refused"]))
+
+    def to_json(saving: Saving) -> dict:
+        return {"saved": [list(x) for x in saving[0]], "refused": sorted(saving[1])}
+
+    return _per_call(module, key, positions, paths, project, cache_dir, salt, b"saving", "call_savings",
+                     from_json, to_json)
+
+
+def _per_call(module: str, key: str, positions: Tuple[int, ...], paths: dict, project: frozenset,
+              cache_dir: Optional[str], salt: bytes, kind: bytes, compute: str, from_json: Callable,
+              to_json: Callable) -> Optional[dict]:
+    """The answers of ``analysis.indexing``'s function ``compute`` (model, module, modules,
+    is_package, positions -> position -> answer; imported on a miss only: a rerun answered from
+    the cache imports no analysis) for the calls of ``module`` at ``positions``, each cached
+    as JSON under the module's key, ``kind`` and its position; None when the file is no longer
+    what its facts were made from (``key``)."""
     path = paths.get(module)
     try:
         data = read_source(pathlib.Path(path)) if path else None
@@ -173,20 +162,20 @@ def module_savings(module: str, key: str, positions: Tuple[int, ...], paths: dic
     if path is None or data is None or _key(salt, module, data) != key:
         return None
     folder = pathlib.Path(cache_dir) / "project" if cache_dir else None
-    entries = {i: hashlib.sha256(salt + b"saving\0" + key.encode() + b"\0%d" % i).hexdigest() for i in positions}
-    found: Dict[int, Saving] = {}
+    entries = {i: hashlib.sha256(salt + kind + b"\0" + key.encode() + b"\0%d" % i).hexdigest() for i in positions}
+    found: dict = {}
     for i, entry in entries.items() if folder is not None else ():
         try:  # JSON, never pickle
             raw = load_json(folder / entry)
             if raw["module"] != module:
                 raise ValueError(module)
-            found[i] = (tuple((str(name), str(why)) for name, why in raw["saved"]), frozenset(_texts(raw["refused"])))
+            found[i] = from_json(raw)
         except Exception:  # noqa: BLE001 - a missing, unreadable or malformed entry is a miss
             pass
     missing = [i for i in positions if i not in found]
     if not missing:
         return found
-    from codemod.analysis.indexing import call_savings
+    from codemod.analysis import indexing
     from codemod.analysis.model import SemanticModel
     from codemod.analysis.source import Source
     from codemod.engine import parsed
@@ -195,15 +184,14 @@ def module_savings(module: str, key: str, positions: Tuple[int, ...], paths: dic
     try:
         kept = parsed.peek(data, node_types())  # still kept for the file pass: not parsed again
         source, shared = kept if kept is not None else (Source(data), None)
-        made = call_savings(SemanticModel(source, shared=shared), module, project,
-                            pathlib.Path(path).name == "__init__.py", missing)
+        made = getattr(indexing, compute)(SemanticModel(source, shared=shared), module, project, pathlib.Path(path).name == "__init__.py",
+                       missing)
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError):
         return None
-    for i, (saved, refused) in made.items():
-        found[i] = (saved, refused)
+    for i, answer in made.items():
+        found[i] = answer
         if folder is not None:
-            store_json(folder / entries[i], {"module": module, "saved": [list(x) for x in saved],
-                                             "refused": sorted(refused)})
+            store_json(folder / entries[i], {"module": module, **to_json(answer)})
     return found
 
 
