@@ -299,6 +299,34 @@ def _passed_values(site: ast.Call) -> List[Tuple[str, ast.expr]]:
     return found
 
 
+def parameter_writers(tree: ast.AST) -> Set[str]:
+    """The names of the functions in ``tree`` that write into one of their parameters in place
+    (``x += y``, ``x[i] = v``, ``x.add_(y)``, through attributes and items of it too): the ones
+    a caller's tensor can reach. One walk of the tree, no model: asked of a file that never
+    names torch, to know whether other files' calls may hand it tensors (``engine.pipeline``)."""
+    found: Set[str] = set()
+    for func in ast.walk(tree):
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        args = func.args
+        params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+        for node in ast.walk(func):
+            targets: List[ast.expr] = []
+            if isinstance(node, ast.AugAssign):
+                targets = [node.target]
+            elif isinstance(node, ast.Assign):
+                targets = [t for t in node.targets if isinstance(t, ast.Subscript)]
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_") \
+                    and not node.func.attr.startswith("_"):
+                targets = [node.func.value]
+            for base in targets:
+                while isinstance(base, (ast.Subscript, ast.Attribute, ast.Call)):
+                    base = base.func if isinstance(base, ast.Call) else base.value
+                if isinstance(base, ast.Name) and base.id in params:
+                    found.add(func.name)
+    return found
+
+
 def summaries_of(model: SemanticModel, module: str, names: FrozenSet[str],
                  callers_unseen: bool = False) -> Dict[str, SummaryFact]:
     """Summaries of the module's top-level functions and classes (with a ``forward``) among
