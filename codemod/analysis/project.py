@@ -191,8 +191,8 @@ class ProjectIndex:
         self.module_names: Dict[str, str] = {}  # the run's paths -> their modules (the engine's)
         self._by_module: Optional[Dict[str, List[Tuple[str, int]]]] = None
         self._imported_by: Optional[Dict[str, List[Tuple[str, str]]]] = None  # module -> its importers
-        # What the calls pass: gathered only for the modules whose calls some analysis asks
-        # about (rarely: a function mutating a parameter, a parameter's grad from other files).
+        # What the calls pass: gathered only for the calls some analysis asks about, call by call
+        # (rarely: a function mutating a parameter, a parameter's grad from other files).
         self.arguments = arguments
         self._passed: Dict[Tuple[str, int], Optional[Passed]] = {}  # (module, position): None where not known
         # What autograd saved and which views the calls pass: only for the calls of a function
