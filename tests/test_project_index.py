@@ -174,7 +174,7 @@ def test_what_calls_pass_is_gathered_only_for_the_modules_asked(project):
     index = build_index(files)
     assert not any(f.argued for f in index.modules.values())
     asked, loader = [], index.arguments
-    index.arguments = lambda module, key: asked.append(module) or loader(module, key)
+    index.arguments = lambda module, key, positions: asked.append(module) or loader(module, key, positions)
     assert index.grad_off("pkg.init._normal") and not asked  # grad mode needs no arguments
     assert index.callers_rely("pkg.init.scale", "t") and not index.callers_rely("pkg.init.scale", "k")
     assert sorted(asked) == ["pkg.model", "pkg.use"]  # the modules calling scale, once each
@@ -184,8 +184,9 @@ def test_what_calls_pass_is_gathered_only_for_the_modules_asked(project):
 
     eager = collect(SemanticModel(Source((project / "pkg" / "use.py").read_bytes())), "pkg.use",
                     frozenset(index.modules))
-    assert [c.args_read_after for c in eager.calls] == [c.args_read_after for c in index._argued["pkg.use"]] \
-        and eager.calls[-1].args_read_after == frozenset({"0"})
+    gathered = {i: passed for (module, i), passed in index._passed.items() if module == "pkg.use"}
+    assert gathered and all(eager.calls[i].args_read_after == passed.read_after for i, passed in gathered.items()) \
+        and eager.calls[-1].args_read_after == frozenset({"0"}) and len(eager.calls) - 1 in gathered
 
 
 def test_a_caller_changed_since_the_index_may_rely_on_the_mutation(project):

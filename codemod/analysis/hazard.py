@@ -654,7 +654,7 @@ def calls_from_elsewhere(model: HazardFacts, func: Function,
     direct = isinstance(cls, ast.ClassDef) and not func.decorator_list and not cls.decorator_list \
         and not any(isinstance(s, FUNCTIONS) and s.name == "__call__" for s in cls.body)
     module = qualname.rsplit(".", 2 if method else 1)[0]
-    for call in project.calls_from_elsewhere(qualname, module):
+    for call in project.calls_saving(qualname, module):
         if not call.called or call.grad_off or (call.caller and project.grad_off(call.caller)) \
                 or call.bound and not direct:
             continue

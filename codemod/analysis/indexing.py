@@ -4,7 +4,7 @@ The top of the analysis: ``collect`` reads a module's definitions, imports and c
 its ``SemanticModel`` (tree, grad mode, holders) into plain :class:`ModuleFacts`, and
 ``summaries_of`` its functions' and classes' summaries into :class:`SummaryFact`; the index
 those make is handed to other files' models, below which it sits. What each call passes
-(``call_arguments``) is read only when some analysis asks about the module's calls.
+(``call_arguments``, ``call_savings``) is read only when some analysis asks about these calls.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import functools
-from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union, cast
+from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple, Union, cast
 
 from codemod.analysis.arguments import hook_site
 from codemod.analysis.dtype import indexed_other_dtype
@@ -21,7 +21,7 @@ from codemod.analysis.hazard import refused_view
 from codemod.analysis.kept import function_keeps
 from codemod.analysis.model import SemanticModel
 from codemod.analysis.kinds import TENSORISH
-from codemod.analysis.project import CallFact, FunctionFact, ModuleFacts, Passed, SummaryFact, is_library
+from codemod.analysis.project import CallFact, FunctionFact, ModuleFacts, Passed, Saving, SummaryFact, is_library
 from codemod.analysis.summaries import set_through_another_receiver
 from codemod.analysis.syntax import FUNCTIONS, Function, Owner, target_key
 from codemod.analysis.tree import Tree
@@ -57,7 +57,8 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
         caller = _caller_name(tree, owner, local)
         grad_off = model.grad.local_reason(site) in _GRAD_OFF
         ignored = called and isinstance(tree.parent(site), ast.Expr)
-        read, grad, tensor, saved, refused = _arguments(model, resolver, site, callee, grad_off) if arguments else _NONE
+        read, grad, tensor, _, _ = _arguments(model, resolver, site, callee, grad_off) if arguments else _NONE
+        saved, refused = _saving(model, resolver, site, callee, grad_off, tensor) if arguments else ((), frozenset())
         found.append(CallFact(callee, caller, grad_off, called, ignored, read, grad, tensor, saved, bound, refused))
     exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
     return ModuleFacts(module, functions, found, exports, libraries,
@@ -65,19 +66,46 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
                        hooks=hook_site(model.source))
 
 
-def call_arguments(model: SemanticModel, module: str, project_modules: FrozenSet[str],
-                   is_package: bool = False) -> List[Passed]:
-    """(``args_read_after``, ``args_grad``, ``args_tensor``, ``args_refused``) of each call
-    :func:`collect` lists, in its order:
-    what ``collect(..., arguments=False)`` left out, for when some analysis asks."""
-    tree = model.tree
-    resolver = _Resolver(model, module, project_modules, is_package, _imports(model),
-                         frozenset(_local_functions(model, module).values()))
-    found: List[Passed] = []
-    for site, callee, _ in _call_sites(model, resolver, {}):
-        grad_off = isinstance(site, ast.Call) and model.grad.local_reason(site) in _GRAD_OFF
-        found.append(_arguments(model, resolver, site, callee, grad_off))
+def call_arguments(model: SemanticModel, module: str, project_modules: FrozenSet[str], is_package: bool,
+                   positions: Iterable[int]) -> Dict[int, Passed]:
+    """(``args_read_after``, ``args_grad``, ``args_tensor``) of the calls at ``positions`` of
+    :func:`collect`'s list: what ``collect(..., arguments=False)`` left out, for when some
+    analysis asks about these calls. What autograd saved and which are refused views
+    (``Passed.saved``, ``refused``) are left empty: :func:`call_savings` gives them, for the few
+    calls whose callee writes into them."""
+    wanted = set(positions)
+    resolver = _resolver(model, module, project_modules, is_package)
+    found: Dict[int, Passed] = {}
+    for i, (site, callee, _) in enumerate(_call_sites(model, resolver, {})):
+        if i in wanted:
+            grad_off = isinstance(site, ast.Call) and model.grad.local_reason(site) in _GRAD_OFF
+            found[i] = _arguments(model, resolver, site, callee, grad_off)
+            if len(found) == len(wanted):
+                break
     return found
+
+
+def call_savings(model: SemanticModel, module: str, project_modules: FrozenSet[str], is_package: bool,
+                 positions: Iterable[int]) -> Dict[int, Saving]:
+    """(``args_saved``, ``args_refused``) of the calls at ``positions`` of :func:`collect`'s
+    list: asked only where another file's analysis reads them (a write into the callee's
+    parameter, ``hazard.calls_from_elsewhere``), each a question to the caller's hazard analysis."""
+    wanted = set(positions)
+    resolver = _resolver(model, module, project_modules, is_package)
+    found: Dict[int, Saving] = {}
+    for i, (site, callee, _) in enumerate(_call_sites(model, resolver, {})):
+        if i in wanted:
+            grad_off = isinstance(site, ast.Call) and model.grad.local_reason(site) in _GRAD_OFF
+            tensor = _arguments(model, resolver, site, callee, grad_off, tensors_only=True).tensor
+            found[i] = _saving(model, resolver, site, callee, grad_off, tensor)
+            if len(found) == len(wanted):
+                break
+    return found
+
+
+def _resolver(model: SemanticModel, module: str, project_modules: FrozenSet[str], is_package: bool) -> "_Resolver":
+    return _Resolver(model, module, project_modules, is_package, _imports(model),
+                     frozenset(_local_functions(model, module).values()))
 
 
 _GRAD_OFF = ("no-grad", "optimizer", "grad-guard")
@@ -202,27 +230,26 @@ def _sites(model: SemanticModel, resolver: "_Resolver",
 
 
 def _arguments(model: SemanticModel, resolver: "_Resolver", site: ast.AST, callee: str,
-               grad_off: bool) -> Passed:
+               grad_off: bool, tensors_only: bool = False) -> Passed:
     """What a call site passes: the arguments its caller reads afterwards, those its analysis
     shows require grad (asked only of a call with grad on, to another module) and those it shows
-    are tensors (of a call to another module)."""
+    are tensors (of a call to another module; with ``tensors_only``, those alone)."""
     if not isinstance(site, ast.Call):
         return _NONE
     tree = model.tree
     read: Set[str] = set()
     grad: Set[str] = set()
     tensor: Set[str] = set()
-    refused: Set[str] = set()
     if not resolver.stays_here(callee):
         tensor.update(name for name, value in _passed_values(site) if model.kind(value) in TENSORISH)
+    if tensors_only:
+        return Passed(frozenset(), frozenset(), frozenset(tensor))
     if not grad_off and not resolver.stays_here(callee):
         requirement, stmt = model.views.requirement, tree.statement_of(site)
         grad.update(str(i) for i, a in enumerate(site.args) if not isinstance(a, ast.Starred)
                     and not any(isinstance(b, ast.Starred) for b in site.args[:i])
                     and requirement.requires_grad(a, stmt) == "yes")
         grad.update(kw.arg for kw in site.keywords if kw.arg and requirement.requires_grad(kw.value, stmt) == "yes")
-        refused.update(name for name, value in _passed_values(site) if refused_view(model, site, value) is not None)
-    saved = _saved_arguments(model, site, tensor) if not grad_off and not resolver.stays_here(callee) else ()
     keyed = [(str(i), key) for i, key in enumerate(map(target_key, site.args)) if key]
     keyed += [(kw.arg, key) for kw, key in ((kw, target_key(kw.value) if kw.arg else None)
                                             for kw in site.keywords) if kw.arg and key]
@@ -230,10 +257,21 @@ def _arguments(model: SemanticModel, resolver: "_Resolver", site: ast.AST, calle
         flow = model.binder.flow(tree.owner(site))
         stmt = tree.statement_of(site)
         read.update(name for name, key in keyed if model.holders.argument_read_after(flow, key, stmt))
-    return Passed(frozenset(read), frozenset(grad), frozenset(tensor), saved, frozenset(refused))
+    return Passed(frozenset(read), frozenset(grad), frozenset(tensor))
 
 
-def _saved_arguments(model: SemanticModel, site: ast.Call, tensor: Set[str]) -> Tuple[Tuple[str, str], ...]:
+def _saving(model: SemanticModel, resolver: "_Resolver", site: ast.AST, callee: str, grad_off: bool,
+            tensor: FrozenSet[str]) -> Saving:
+    """(``args_saved``, ``args_refused``) of a call site with grad on to another module (its
+    ``tensor`` arguments: ``args_tensor``): the tensors autograd saved before it, and the outputs
+    of a multi-view op it passes (a write into either in the callee breaks backward)."""
+    if not isinstance(site, ast.Call) or grad_off or resolver.stays_here(callee):
+        return (), frozenset()
+    refused = frozenset(name for name, value in _passed_values(site) if refused_view(model, site, value) is not None)
+    return _saved_arguments(model, site, tensor), refused
+
+
+def _saved_arguments(model: SemanticModel, site: ast.Call, tensor: FrozenSet[str]) -> Tuple[Tuple[str, str], ...]:
     """(argument, why) of the tensors a call to another module passes that its caller's
     analysis proves autograd saved for a backward still to run (``h = F.relu(...)`` then
     ``merge(h, skip)``): a write into one in the callee breaks backward. The same question a
@@ -258,6 +296,34 @@ def _passed_values(site: ast.Call) -> List[Tuple[str, ast.expr]]:
             break
         found.append((str(i), a))
     found += [(kw.arg, kw.value) for kw in site.keywords if kw.arg]
+    return found
+
+
+def parameter_writers(tree: ast.AST) -> Set[str]:
+    """The names of the functions in ``tree`` that write into one of their parameters in place
+    (``x += y``, ``x[i] = v``, ``x.add_(y)``, through attributes and items of it too): the ones
+    a caller's tensor can reach. One walk of the tree, no model: asked of a file that never
+    names torch, to know whether other files' calls may hand it tensors (``engine.pipeline``)."""
+    found: Set[str] = set()
+    for func in ast.walk(tree):
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        args = func.args
+        params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+        for node in ast.walk(func):
+            targets: List[ast.expr] = []
+            if isinstance(node, ast.AugAssign):
+                targets = [node.target]
+            elif isinstance(node, ast.Assign):
+                targets = [t for t in node.targets if isinstance(t, ast.Subscript)]
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_") \
+                    and not node.func.attr.startswith("_"):
+                targets = [node.func.value]
+            for base in targets:
+                while isinstance(base, (ast.Subscript, ast.Attribute, ast.Call)):
+                    base = base.func if isinstance(base, ast.Call) else base.value
+                if isinstance(base, ast.Name) and base.id in params:
+                    found.add(func.name)
     return found
 
 

@@ -127,10 +127,20 @@ class Passed(NamedTuple):
     refused: FrozenSet[str] = frozenset()  # (``CallFact.args_refused``)
 
 
-# What each call of a module passes (``Passed``), in the order of its ``ModuleFacts.calls``,
-# computed on demand (the engine reads the file): module, key -> one per call; None when the
+# What the calls of a module at the given positions of its ``ModuleFacts.calls`` pass
+# (``Passed``, without ``saved`` and ``refused``: ``SavingLoader``), computed on demand (the
+# engine reads the file): module, key, positions -> position -> what it passes; None when the
 # file is no longer what its facts were made from (``key``).
-ArgumentLoader = Callable[[str, str], Optional[List[Passed]]]
+ArgumentLoader = Callable[[str, str, Tuple[int, ...]], Optional[Dict[int, Passed]]]
+
+# (``args_saved``, ``args_refused``) of one call: what its caller's hazard analysis proves
+# autograd saved, and the refused views (outputs of a multi-view op) it passes.
+Saving = Tuple[Tuple[Tuple[str, str], ...], FrozenSet[str]]
+
+# Those of the calls of a module at the given positions of its ``ModuleFacts.calls``, computed on
+# demand (the engine reads the file): module, key, positions -> position -> saving; None when the
+# file is no longer what its facts were made from (``key``).
+SavingLoader = Callable[[str, str, Tuple[int, ...]], Optional[Dict[int, Saving]]]
 
 
 def module_name(path: pathlib.Path) -> str:
@@ -148,7 +158,8 @@ class ProjectIndex:
     """The joined facts of every module of a run."""
 
     def __init__(self, modules: Iterable[ModuleFacts], loader: Optional[SummaryLoader] = None,
-                 libraries: Optional[LibrarySummaries] = None, arguments: Optional[ArgumentLoader] = None) -> None:
+                 libraries: Optional[LibrarySummaries] = None, arguments: Optional[ArgumentLoader] = None,
+                 savings: Optional[SavingLoader] = None) -> None:
         self.modules: Dict[str, ModuleFacts] = {m.module: m for m in modules}
         self.functions: Dict[str, FunctionFact] = {f.qualname: f for m in self.modules.values() for f in m.functions}
         self.calls: Dict[str, List[CallFact]] = {}
@@ -180,10 +191,14 @@ class ProjectIndex:
         self.module_names: Dict[str, str] = {}  # the run's paths -> their modules (the engine's)
         self._by_module: Optional[Dict[str, List[Tuple[str, int]]]] = None
         self._imported_by: Optional[Dict[str, List[Tuple[str, str]]]] = None  # module -> its importers
-        # What the calls pass: gathered only for the modules whose calls some analysis asks
-        # about (rarely: a function mutating a parameter, a parameter's grad from other files).
+        # What the calls pass: gathered only for the calls some analysis asks about, call by call
+        # (rarely: a function mutating a parameter, a parameter's grad from other files).
         self.arguments = arguments
-        self._argued: Dict[str, Optional[List[CallFact]]] = {}
+        self._passed: Dict[Tuple[str, int], Optional[Passed]] = {}  # (module, position): None where not known
+        # What autograd saved and which views the calls pass: only for the calls of a function
+        # whose write into a parameter some analysis checks (``calls_saving``), call by call.
+        self.savings = savings
+        self._saving: Dict[Tuple[str, int], Saving] = {}
 
     def _sites(self, qualname: str) -> List[Tuple[str, int]]:
         """(module, position in its ``calls``) of every call of (or reference to) ``qualname``."""
@@ -208,40 +223,34 @@ class ProjectIndex:
                 found.sort()
         return self._imported_by.get(module, [])
 
-    def _argued_calls(self, module: str) -> Optional[List[CallFact]]:
-        """The calls of ``module`` with what they pass; None when that cannot be known (its file
-        changed since its facts were made, or no loader)."""
-        facts = self.modules[module]
-        if facts.argued:
-            return facts.calls
-        if module not in self._argued:
-            found = None
-            passed = self.arguments(module, facts.key) if self.arguments is not None else None
-            if passed is not None and len(passed) == len(facts.calls):
-                found = [dataclasses.replace(c, args_read_after=read, args_grad=grad, args_tensor=tensor,
-                                             args_saved=saved, args_refused=refused)
-                         for c, (read, grad, tensor, saved, refused) in zip(facts.calls, passed)]
-            self._argued[module] = found
-        return self._argued[module]
-
     def _calls_passing(self, qualname: str, besides: str = "") -> List[Tuple[CallFact, bool]]:
         """(call, whether what it passes is known) of the calls of ``qualname`` made in other
-        modules than ``besides``, with what they pass, the callee's name canonical."""
+        modules than ``besides``, with what they pass, the callee's name canonical. What a call
+        passes is gathered for these calls only (``_gather_passed``), each once."""
+        sites = [(m, i) for m, i in self._sites(qualname) if m != besides]
+        _gather_passed(self, sites)
         found = []
-        for module, i in self._sites(qualname):
-            if module == besides:
-                continue
-            calls = self._argued_calls(module)
-            call = (calls or self.modules[module].calls)[i]
+        for module, i in sites:
+            facts = self.modules[module]
+            call, passed = facts.calls[i], None if facts.argued else self._passed[(module, i)]
+            if passed is not None:
+                call = dataclasses.replace(call, args_read_after=passed.read_after, args_grad=passed.grad,
+                                           args_tensor=passed.tensor)
             if call.callee != qualname:
                 call = dataclasses.replace(call, callee=qualname)
-            found.append((call, calls is not None))
+            found.append((call, facts.argued or passed is not None))
         return found
 
     def calls_from_elsewhere(self, qualname: str, module: str) -> List[CallFact]:
         """The calls of (or references to) ``qualname`` made in other modules than ``module``
         (what a call passes not known: none required grad)."""
         return [c for c, _ in self._calls_passing(qualname, module)]
+
+    def calls_saving(self, qualname: str, module: str) -> List[CallFact]:
+        """:meth:`calls_from_elsewhere` with what autograd saved and the refused views each call
+        passes (``args_saved``, ``args_refused``): asked only where a write into a parameter of
+        ``qualname`` is checked (``_calls_saving``)."""
+        return _calls_saving(self, qualname, module)
 
     def other_dtype(self, module: str) -> Optional[str]:
         """Where the files that can hand ``module`` a tensor, or take one from it, make another
@@ -428,6 +437,37 @@ class ProjectIndex:
         without ``passed``, leaving out what the calls pass (the answers that depend on it are
         then checked on their own: ``engine.asked``)."""
         return _digest(self, module, passed)
+
+
+def _gather_passed(index: ProjectIndex, sites: List[Tuple[str, int]]) -> None:
+    """What the calls at ``sites`` (module, position) pass, into ``index._passed``: asked of the
+    engine's loader once per module for the positions not known yet."""
+    wanted: Dict[str, List[int]] = {}
+    for m, i in sites:
+        if not index.modules[m].argued and (m, i) not in index._passed:
+            wanted.setdefault(m, []).append(i)
+    for m, positions in wanted.items():
+        found = index.arguments(m, index.modules[m].key, tuple(positions)) if index.arguments is not None else None
+        for i in positions:  # (None: the file changed since its facts were made, or no loader)
+            index._passed[(m, i)] = found.get(i) if found is not None else None
+
+
+def _calls_saving(index: ProjectIndex, qualname: str, module: str) -> List[CallFact]:
+    """``ProjectIndex.calls_saving``: what autograd saved and the refused views are worked out
+    only for these calls (those called with grad on: the others pass none), each once."""
+    sites = [(m, i) for m, i in index._sites(qualname) if m != module]
+    calls = index.calls_from_elsewhere(qualname, module)  # (in the order of the sites)
+    known = index._saving
+    wanted: Dict[str, List[int]] = {}
+    for (m, i), call in zip(sites, calls):
+        if call.called and not call.grad_off and not index.modules[m].argued and (m, i) not in known:
+            wanted.setdefault(m, []).append(i)
+    for m, positions in wanted.items():
+        found = index.savings(m, index.modules[m].key, tuple(positions)) if index.savings is not None else None
+        for i in positions:  # (none known: the file changed since its facts were made)
+            known[(m, i)] = (found or {}).get(i, ((), frozenset()))
+    return [dataclasses.replace(call, args_saved=known[(m, i)][0], args_refused=known[(m, i)][1])
+            if (m, i) in known else call for (m, i), call in zip(sites, calls)]
 
 
 def _digest(index: ProjectIndex, module: str, passed: bool) -> str:

@@ -3,7 +3,7 @@
 The result cache keys a file by its index digest without what the calls of its functions pass
 (``ProjectIndex.digest_for(module, passed=False)``): gathering that for every caller is what the
 index leaves out (``analysis.project``: on demand). The few questions whose answers depend on
-it (``callers_rely``, ``calls_from_elsewhere``, ``imported_elsewhere``) are noted while the file is analysed
+it (``callers_rely``, ``calls_from_elsewhere``, ``calls_saving``, ``imported_elsewhere``) are noted while the file is analysed
 (:class:`Asking`) and kept with its result; a later run takes the result only where the index
 answers them alike (:func:`answers_hold`). An edit of a caller that changes nothing it passes
 leaves the callee's result cached.
@@ -36,6 +36,10 @@ class Asking:
         self.asked.append(["elsewhere", qualname, module, _shown(self._index, calls)])
         return calls
 
+    def calls_saving(self, qualname: str, module: str) -> List[CallFact]:
+        calls = self._index.calls_saving(qualname, module)
+        self.asked.append(["saving", qualname, module, _shown(self._index, calls)])
+        return calls
 
     def imported_elsewhere(self, qualname: str, module: str) -> bool:
         answer = self._index.imported_elsewhere(qualname, module)
@@ -62,6 +66,9 @@ def answers_hold(index: ProjectIndex, asked: object) -> bool:
                     return False
             elif kind == "imported":
                 if index.imported_elsewhere(qualname, what) != answer:
+                    return False
+            elif kind == "saving":
+                if _shown(index, index.calls_saving(qualname, what)) != answer:
                     return False
             elif kind != "elsewhere" or _shown(index, index.calls_from_elsewhere(qualname, what)) != answer:
                 return False

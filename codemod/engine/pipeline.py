@@ -193,38 +193,15 @@ def _handed_tensors(data: bytes, project, module: str) -> bool:
 
 def _parameter_writers(data: bytes) -> set:
     """The names of the functions of ``data`` that write into one of their parameters in place
-    (``x += y``, ``x[i] = v``, ``x.add_(y)``, through attributes and items of it too): the ones a
-    caller's tensor can reach. Empty where the file does not parse (it is then left alone, as a
-    file that never names torch always was)."""
-    import ast
-
+    (``analysis.indexing.parameter_writers``). Empty where the file does not parse (it is then
+    left alone, as a file that never names torch always was)."""
+    from codemod.analysis.indexing import parameter_writers
     from codemod.analysis.source import parse
 
     try:
-        tree = parse(data)
+        return parameter_writers(parse(data))
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError):
         return set()
-    found = set()
-    for func in ast.walk(tree):
-        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        args = func.args
-        params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
-        for node in ast.walk(func):
-            targets: list = []
-            if isinstance(node, ast.AugAssign):
-                targets = [node.target]
-            elif isinstance(node, ast.Assign):
-                targets = [t for t in node.targets if isinstance(t, ast.Subscript)]
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_") \
-                    and not node.func.attr.startswith("_"):
-                targets = [node.func.value]
-            for base in targets:
-                while isinstance(base, (ast.Subscript, ast.Attribute, ast.Call)):
-                    base = base.func if isinstance(base, ast.Call) else base.value
-                if isinstance(base, ast.Name) and base.id in params:
-                    found.add(func.name)
-    return found
 
 
 def will_parse(data: bytes) -> bool:

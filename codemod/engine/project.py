@@ -13,7 +13,7 @@ import functools
 import hashlib
 import json
 import pathlib
-from typing import Callable, FrozenSet, Iterable, List, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 from codemod.analysis.project import (
     CallFact,
@@ -21,6 +21,7 @@ from codemod.analysis.project import (
     ModuleFacts,
     Passed,
     ProjectIndex,
+    Saving,
     library_callees,
     module_name,
 )
@@ -29,12 +30,13 @@ from codemod.engine.fileio import read_source
 from codemod.engine.libraries import Libraries
 from codemod.engine.summary_json import summary_from_json, summary_to_json
 
-_VERSION = b"project-facts-11"  # JSON entries (3: summaries, kept apart; 4: library callees; 5: other dtype;
+_VERSION = b"project-facts-12"  # JSON entries (3: summaries, kept apart; 4: library callees; 5: other dtype;
 # 6: what calls pass, kept apart; 7: grad-off decorators; 8: `A, B = mod.A, mod.B` aliases;
 # 9: summaries say whether a class owns parameters and whether the callee keeps its result;
 # 10: what calls pass says which arguments are tensors; 11: and which autograd saved before the call;
 # calls of instances of other modules' classes, marked `bound`; summaries say a function returns the
-# outputs of a multi-view op splitting a parameter, and what calls pass which arguments are such outputs)
+# outputs of a multi-view op splitting a parameter, and what calls pass which arguments are such outputs;
+# 12: what autograd saved and the refused views, call by call, apart from what calls pass)
 
 
 Mapper = Callable[[Callable[[str], Optional[ModuleFacts]], List[str]], List[Optional[ModuleFacts]]]
@@ -61,7 +63,8 @@ def build_index(files: Iterable[str], cache_dir: Optional[str] = None,
     by_module = {m: p for p, m in names.items()}
     loader = functools.partial(module_summaries, paths=by_module, cache_dir=cache_dir, salt=salt)
     arguments = functools.partial(module_arguments, paths=by_module, project=project, cache_dir=cache_dir, salt=salt)
-    index = ProjectIndex((f for f in found if f is not None), loader, libraries, arguments)
+    savings = functools.partial(module_savings, paths=by_module, project=project, cache_dir=cache_dir, salt=salt)
+    index = ProjectIndex((f for f in found if f is not None), loader, libraries, arguments, savings)
     index.module_names = names  # each path's module, worked out once (it looks up the folders)
     return index
 
@@ -112,11 +115,45 @@ def module_summaries(module: str, wanted: frozenset, paths: dict, cache_dir: Opt
     return found
 
 
-def module_arguments(module: str, key: str, paths: dict, project: frozenset, cache_dir: Optional[str],
-                     salt: bytes) -> Optional[List[Passed]]:
-    """What each call of ``module`` passes (``analysis.indexing.call_arguments``), computed from
-    its file when some analysis asks; None when the file is no longer what its facts were made
-    from (``key``). Cached like its facts."""
+def module_arguments(module: str, key: str, positions: Tuple[int, ...], paths: dict, project: frozenset,
+                     cache_dir: Optional[str], salt: bytes) -> Optional[Dict[int, Passed]]:
+    """What the calls of ``module`` at ``positions`` pass (``analysis.indexing.call_arguments``),
+    computed from its file when some analysis asks about them; None when the file is no longer
+    what its facts were made from (``key``). Cached call by call, like its facts."""
+    def from_json(raw: dict) -> Passed:
+        return Passed(frozenset(_texts(raw["read"])), frozenset(_texts(raw["grad"])), frozenset(_texts(raw["tensor"])))
+
+    def to_json(passed: Passed) -> dict:
+        return {"read": sorted(passed.read_after), "grad": sorted(passed.grad), "tensor": sorted(passed.tensor)}
+
+    return _per_call(module, key, positions, paths, project, cache_dir, salt, b"arguments", "call_arguments",
+                     from_json, to_json)
+
+
+def module_savings(module: str, key: str, positions: Tuple[int, ...], paths: dict, project: frozenset,
+                   cache_dir: Optional[str], salt: bytes) -> Optional[Dict[int, Saving]]:
+    """What autograd saved and the refused views each call of ``module`` at ``positions`` passes
+    (``analysis.indexing.call_savings``), computed from its file when an analysis checks a write
+    into the callee's parameter; None when the file is no longer what its facts were made from
+    (``key``). Cached call by call, like its facts."""
+    def from_json(raw: dict) -> Saving:
+        return tuple((str(name), str(why)) for name, why in raw["saved"]), frozenset(_texts(raw["refused"]))
+
+    def to_json(saving: Saving) -> dict:
+        return {"saved": [list(x) for x in saving[0]], "refused": sorted(saving[1])}
+
+    return _per_call(module, key, positions, paths, project, cache_dir, salt, b"saving", "call_savings",
+                     from_json, to_json)
+
+
+def _per_call(module: str, key: str, positions: Tuple[int, ...], paths: dict, project: frozenset,
+              cache_dir: Optional[str], salt: bytes, kind: bytes, compute: str, from_json: Callable,
+              to_json: Callable) -> Optional[dict]:
+    """The answers of ``analysis.indexing``'s function ``compute`` (model, module, modules,
+    is_package, positions -> position -> answer; imported on a miss only: a rerun answered from
+    the cache imports no analysis) for the calls of ``module`` at ``positions``, each cached
+    as JSON under the module's key, ``kind`` and its position; None when the file is no longer
+    what its facts were made from (``key``)."""
     path = paths.get(module)
     try:
         data = read_source(pathlib.Path(path)) if path else None
@@ -125,18 +162,20 @@ def module_arguments(module: str, key: str, paths: dict, project: frozenset, cac
     if path is None or data is None or _key(salt, module, data) != key:
         return None
     folder = pathlib.Path(cache_dir) / "project" if cache_dir else None
-    entry = hashlib.sha256(salt + b"arguments\0" + key.encode()).hexdigest()
-    if folder is not None:
+    entries = {i: hashlib.sha256(salt + kind + b"\0" + key.encode() + b"\0%d" % i).hexdigest() for i in positions}
+    found: dict = {}
+    for i, entry in entries.items() if folder is not None else ():
         try:  # JSON, never pickle
             raw = load_json(folder / entry)
             if raw["module"] != module:
                 raise ValueError(module)
-            return [Passed(frozenset(_texts(read)), frozenset(_texts(grad)), frozenset(_texts(tensor)),
-                           tuple((str(name), str(why)) for name, why in saved), frozenset(_texts(refused)))
-                    for read, grad, tensor, saved, refused in raw["arguments"]]
+            found[i] = from_json(raw)
         except Exception:  # noqa: BLE001 - a missing, unreadable or malformed entry is a miss
             pass
-    from codemod.analysis.indexing import call_arguments
+    missing = [i for i in positions if i not in found]
+    if not missing:
+        return found
+    from codemod.analysis import indexing
     from codemod.analysis.model import SemanticModel
     from codemod.analysis.source import Source
     from codemod.engine import parsed
@@ -145,14 +184,14 @@ def module_arguments(module: str, key: str, paths: dict, project: frozenset, cac
     try:
         kept = parsed.peek(data, node_types())  # still kept for the file pass: not parsed again
         source, shared = kept if kept is not None else (Source(data), None)
-        found = call_arguments(SemanticModel(source, shared=shared), module, project,
-                               pathlib.Path(path).name == "__init__.py")
+        made = getattr(indexing, compute)(SemanticModel(source, shared=shared), module, project, pathlib.Path(path).name == "__init__.py",
+                       missing)
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError):
         return None
-    if folder is not None:
-        store_json(folder / entry, {"module": module, "arguments": [[sorted(r), sorted(g), sorted(t), [list(x) for x in v],
-                                                                     sorted(f)]
-                                                                    for r, g, t, v, f in found]})
+    for i, answer in made.items():
+        found[i] = answer
+        if folder is not None:
+            store_json(folder / entries[i], {"module": module, **to_json(answer)})
     return found
 
 
