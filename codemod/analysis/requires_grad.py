@@ -194,6 +194,9 @@ class Constants:
         operands = [a for a in call.args if not isinstance(a, ast.Starred)] + [
             k.value for k in call.keywords if k.arg is not None]
         name = self.model.torch_name(call.func)
+        if name in torch_api.IDENTITY_FUNCTIONS:  # `torch.jit._unwrap_optional(h)` is `h`
+            index = torch_api.IDENTITY_FUNCTIONS[name]
+            return index < len(call.args) and not call.keywords and self.constant(call.args[index])
         short = name.rsplit(".", 1)[-1] if name is not None else ""
         fresh = name is not None and (self.model.is_factory(call) or short in ("tensor", "from_numpy", "randint", "randperm"))
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
