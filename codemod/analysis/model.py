@@ -118,6 +118,7 @@ class SemanticModel:
         self.qualified_names, self.torch_name = names.qualified_names, names.torch_name
         self.class_attrs, self.class_buffers, self.calls_in = classes.class_attrs, classes.class_buffers, classes.calls_in
         self.attribute_writes, self.mentions = classes.attribute_writes, classes.mentions
+        self.static_function = classes.static_function
         self.reaching, self.aliases, self.alias_report = flow.reaching, flow.aliases, flow.alias_report
         self.used_after, self.shared_name, self.rebinding_problem = flow.used_after, flow.shared_name, flow.rebinding_problem
         self.kind, self.is_factory = kinds.kind, kinds.calls.is_factory

@@ -637,6 +637,8 @@ class CallTargets:
         key = target_key(func)
         if key is None:
             return None
+        if key.count(".") == 1 and (static := self.model.static_function(func)) is not None:
+            return static, static.name  # `f = staticmethod(f)` in a class body: the module's `f`
         if key.startswith("self.") and key.count(".") == 1:
             cls_node = self.model.enclosing_class(func)
             if cls_node is None:
@@ -689,8 +691,7 @@ class CallTargets:
         return self._instance_target([v for v in inner if isinstance(v, ast.expr)], len(inner))
 
     def member_values(self, member: ast.ClassDef, name: str) -> Optional[List[object]]:
-        """What ``member`` sets ``self.<name>`` to, where no base class of this file may set it
-        otherwise (None there)."""
+        """What ``member`` sets ``self.<name>`` to; None where a base class of the file may set it."""
         if any(isinstance(b, ast.Name) and isinstance(self._top_level().get(b.id), ast.ClassDef) for b in member.bases) \
                 or set_from_outside(self.model, member, name):
             return None
@@ -878,8 +879,7 @@ class CallTargets:
         return None
 
     def _imported(self, name: str, of: str) -> Optional[str]:
-        """The qualified name ``name`` is imported as from the run's files, when the project
-        index has a summary of that kind for it."""
+        """What ``name`` is imported as from the run's files, where the index summarizes it so."""
         index = self.model.calls.project
         if index is None:
             return None  # a file checked alone: its own definitions only
