@@ -252,3 +252,60 @@ def test_views_of_multi_view_outputs_through_map_and_comprehensions(split):
 def test_mapped_look_alikes_stay_silent(split):
     source = MAPPED.replace("{split}", split).replace("{write}", "q *= 0.5")
     assert _proven(source) == []
+
+
+PARTIAL = textwrap.dedent("""\
+    import functools
+    from functools import partial
+
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class Scorer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.key = nn.Linear(4, 4)
+            self.norm = {bound}
+
+        def forward(self, q, x):
+            w = self.norm(q @ self.key(x).t())
+            w.mul_(2.0)
+            return w @ x
+
+
+    def main():
+        m = Scorer()
+        out = m(torch.randn(2, 4), torch.randn(3, 4)).sum()
+        out.backward()
+        return [p.grad for p in m.parameters()]
+""")
+
+
+@pytest.mark.parametrize("bound", ["functools.partial(torch.softmax, dim=-1)",
+                                   "partial(F.log_softmax, dim=-1)", "partial(torch.sigmoid)"])
+def test_partial_of_a_torch_function_saving_its_output(bound):
+    source = PARTIAL.replace("{bound}", bound)
+    codes = [f.code for f in _proven(source)]
+    assert "IPF103" in codes, codes
+    _fixed_matches(source, source.replace("w.mul_(2.0)", "w = w.mul(2.0)"))
+
+
+def test_partial_in_a_local_name():
+    source = PARTIAL.replace("{bound}", "None").replace(
+        "        w = self.norm(", "        norm = partial(torch.softmax, dim=-1)\n        w = norm(")
+    codes = [f.code for f in _proven(source)]
+    assert "IPF103" in codes, codes
+
+
+@pytest.mark.parametrize("bound, extra", [
+    ("partial(F.leaky_relu, negative_slope=0.2)", ""),  # saves its input, not its output: the write is fine
+    ("partial(torch.softmax, dim=-1)", "\n    def reset(self):\n        self.norm = torch.relu\n"),  # set twice
+])
+def test_partial_look_alikes_stay_silent(bound, extra):
+    source = PARTIAL.replace("{bound}", bound).replace("        return w @ x\n", "        return w @ x\n" + extra)
+    assert extra in source
+    if not extra:
+        assert not raises_inplace(source)
+    assert _proven(source) == []

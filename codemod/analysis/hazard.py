@@ -1617,6 +1617,11 @@ class OpSaves(_HazardsPart):
                 if operands is not None:
                     return Op(method, self._binary_saves(method, *operands))
             return Op(method, saves(method))
+        bound = partial_of_torch(self.model, func)
+        if bound is not None and op_short(bound) not in _BINARY:  # `self.softmax = partial(torch.softmax, dim=-1)`
+            found = saves(bound) if saves(bound) != UNSEEN else saves(bound.rsplit(".", 1)[-1])
+            if found != UNSEEN and set(found) <= {"output"}:  # what it saves does not hang on the places
+                return Op(f"{bound}`, bound as `{self.model.code(func).strip()}", found)
         passed = self._passed_function(func) if isinstance(func, ast.Name) else None
         if passed is not None:  # `op(a, b)` where every call hands in `op=torch.mul`
             short = passed.rsplit(".", 1)[-1]
@@ -1789,3 +1794,27 @@ class OpSaves(_HazardsPart):
 
         found = self.model.summaries.chains._param_values(init, name.id, 0, values=module)
         return cast(str, next(iter(found))) if found is not None and len(found) == 1 else None
+
+
+_PARTIAL = frozenset({"functools.partial"})
+
+
+def partial_of_torch(model: "HazardFacts", func: ast.expr) -> Optional[str]:
+    """The torch function a called name or ``self.<attr>`` holds when its one binding is
+    ``functools.partial(torch.f, ...)`` (a name bound once where it is called; an attribute the
+    module sets once, in the calling method's class): ``f`` runs on the call's arguments after
+    the bound ones. None otherwise."""
+    value: Optional[ast.expr] = None
+    if isinstance(func, ast.Name):
+        reaching = model.reaching(model.flow(model.owner(func)), func.id, model.statement_of(func))
+        value = reaching[0].value if len(reaching) == 1 and reaching[0].form == "assign" else None
+    elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        cls = model.enclosing_class(func)
+        values = model.class_attrs(cls).get(func.attr, []) if cls is not None else []
+        if len(values) == 1 and len(model.attribute_writes(func.attr)) == 1 and isinstance(values[0], ast.expr):
+            value = values[0]
+    if not (isinstance(value, ast.Call) and value.args and not isinstance(value.args[0], ast.Starred)
+            and model.qualified_names(value.func) & _PARTIAL):
+        return None
+    name = model.torch_name(value.args[0])
+    return name if name is not None and name.rsplit(".", 1)[-1][:1].islower() else None
