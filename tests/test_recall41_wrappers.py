@@ -309,3 +309,66 @@ def test_partial_look_alikes_stay_silent(bound, extra):
     if not extra:
         assert not raises_inplace(source)
     assert _proven(source) == []
+
+
+HALVES = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    def halves(t):
+        c = t.size(1)
+        return {returned}
+
+
+    class Coupling(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pre = nn.Conv2d(4, 4, 1)
+            self.net = nn.Conv2d(2, 2, 3, padding=1)
+
+        def forward(self, x):
+            z = self.pre(x)
+            z1, z2 = halves(z)
+            {shift}
+            return torch.cat([z1, z2], 1)
+
+
+    def main():
+        m = Coupling()
+        out = m(torch.randn(1, 4, 5, 5)).pow(2).sum()
+        out.backward()
+        return [p.grad for p in m.parameters()]
+""")
+SLICED = "t[:, : c // 2], t[:, c // 2:]"
+
+
+def _halves(returned: str = SLICED, shift: str = "z2 += self.net(z1)") -> str:
+    return HALVES.replace("{returned}", returned).replace("{shift}", shift)
+
+
+@pytest.mark.parametrize("returned", [SLICED, "t[:, 0::2, ...], t[:, 1::2, ...]"])
+def test_slices_returned_by_a_helper_share_one_version_counter(returned):
+    source = _halves(returned)
+    codes = [f.code for f in _proven(source)]
+    assert "IPF101" in codes, codes
+    _fixed_matches(source, _halves(returned, "z2 = z2 + self.net(z1)"))
+
+
+@pytest.mark.parametrize("returned, shift", [
+    ("t[:, : c // 2].clone(), t[:, c // 2:]", "z2 += self.net(z1)"),  # a copy: its own counter
+    (SLICED, "z2 += z1 * 2"),  # nothing saved z1 (a product by a number saves no tensor)
+])
+def test_slices_look_alikes_stay_silent(returned, shift):
+    source = _halves(returned, shift)
+    assert not raises_inplace(source)
+    assert _proven(source) == []
+
+
+def test_slices_of_a_tensor_read_afterwards_are_not_fixed_safely():
+    # `z` is read after the write: `z2 = z2 + ...` would leave `z` as it was
+    source = _halves().replace("return torch.cat([z1, z2], 1)", "return z")
+    assert raises_inplace(source)
+    assert "IPF101" in [f.code for f in _proven(source)]
+    result = process_in_project(source, Settings(), fix=True)
+    assert "z2 += self.net(z1)" in (result.fixed if result.changed else source)

@@ -181,6 +181,20 @@ def _sliced_name(expr: ast.expr) -> Optional[str]:
     return expr.value.id
 
 
+def _unpacked_bases(model: "HazardFacts", value: object, width: int) -> List[Optional[str]]:
+    """What each item of ``a, b = value`` slices (``z`` of ``z[:, :c]``; None: not a slice), one
+    per target; [] when ``value`` is no such tuple. A call whose callee hands back slices of one
+    argument (``Returns.SLICES``: ``return t[:, :c], t[:, c:]``), writing nothing, slices one
+    tensor in every item."""
+    if isinstance(value, ast.Tuple) and len(value.elts) == width:
+        return [_sliced_name(e) for e in value.elts]
+    if isinstance(value, ast.Call):
+        summary = model.summaries.of_call(value)
+        if summary is not None and summary.returns is Returns.SLICES and not summary.mutates:
+            return ["<the argument>"] * width
+    return []
+
+
 def _possible(reason: str) -> Hazard:
     return Hazard(reason, Tier.POSSIBLE)
 
@@ -495,12 +509,11 @@ class Hazards:
         made = bindings[0] if len(bindings) == 1 else None
         value = getattr(made.stmt, "value", None) if made is not None else None
         if made is None or made.form not in ("assign", "other") or not isinstance(made.stmt, ast.Assign) \
-                or len(made.stmt.targets) != 1 or not isinstance(made.stmt.targets[0], ast.Tuple) \
-                or not isinstance(value, ast.Tuple) or len(value.elts) != len(made.stmt.targets[0].elts):
+                or len(made.stmt.targets) != 1 or not isinstance(made.stmt.targets[0], ast.Tuple):
             return []
-        bases = [_sliced_name(e) for e in value.elts]
+        bases = _unpacked_bases(self.model, value, len(made.stmt.targets[0].elts))
         names = [target_key(t) for t in made.stmt.targets[0].elts]
-        base = bases[names.index(key)] if key in names else None
+        base = bases[names.index(key)] if key in names and bases else None
         if base is None:
             return []
         found: List[Tuple[str, Pos]] = []
