@@ -372,3 +372,37 @@ def test_slices_of_a_tensor_read_afterwards_are_not_fixed_safely():
     assert "IPF101" in [f.code for f in _proven(source)]
     result = process_in_project(source, Settings(), fix=True)
     assert "z2 += self.net(z1)" in (result.fixed if result.changed else source)
+
+
+def test_slices_returned_by_a_helper_of_another_file(tmp_path):
+    """The helper's summary crosses files through the project index: ``z2`` is a tensor there
+    (a slice of the tensor passed), its write proven (the fix is left to the user: the tensor
+    kind comes from another file's summary)."""
+    from tests.test_recall39_callers import _findings, _gradients, _project
+
+    _project(tmp_path, {
+        "thops.py": """\
+            def halves(t):
+                c = t.size(1)
+                return t[:, : c // 2], t[:, c // 2:]
+        """,
+        "model.py": """\
+            import torch
+            import torch.nn as nn
+
+            from thops import halves
+
+
+            def compute():
+                torch.manual_seed(0)
+                pre, net = nn.Conv2d(4, 4, 1), nn.Conv2d(2, 2, 3, padding=1)
+                z = pre(torch.randn(1, 4, 5, 5))
+                z1, z2 = halves(z)
+                z2 += net(z1)
+                torch.cat([z1, z2], 1).pow(2).sum().backward()
+                return pre.weight.grad.sum().item()
+        """,
+    })
+    assert _gradients(tmp_path) is None  # dies in backward
+    found = [f for f in _findings(tmp_path, ["model.py", "thops.py"]) if f[2].startswith("IPF1")]
+    assert [(f[0], f[1], f[2]) for f in found] == [("model.py", 12, "IPF101")], found

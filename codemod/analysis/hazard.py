@@ -195,6 +195,23 @@ def _unpacked_bases(model: "HazardFacts", value: object, width: int) -> List[Opt
     return []
 
 
+def _slice_of_a_tensor(model: "HazardFacts", base: ast.expr, at: Located) -> bool:
+    """``z2`` of ``z1, z2 = split_half(z)``, every binding reaching ``at``, where the callee hands
+    back slices of the argument (``Returns.SLICES``) and that argument is a tensor: a tensor."""
+    if not isinstance(base, ast.Name):
+        return False
+    bindings = model.reaching(model.flow(model.owner(at)), base.id, model.statement_of(at))
+    for b in bindings:
+        value = getattr(b.stmt, "value", None)
+        if b.form != "other" or not isinstance(b.stmt, ast.Assign) or not isinstance(value, ast.Call):
+            return False
+        summary = model.summaries.of_call(value)
+        index = summary.returned_input if summary is not None and summary.returns is Returns.SLICES else None
+        if index is None or index >= len(value.args) or not is_tensor(value.args[index], model):
+            return False
+    return bool(bindings)
+
+
 def _possible(reason: str) -> Hazard:
     return Hazard(reason, Tier.POSSIBLE)
 
@@ -740,7 +757,8 @@ class Consumers(_HazardsPart):
     def _known_tensor(self, node: Located, target: ast.expr) -> bool:
         """A proven hazard writes into a tensor: known to be one, or written by a tensor method."""
         base = _base(target)
-        if is_tensor(base, self.model) or self._fed_to_a_module(base, node) or read_as_tensor(self.model, base, node):
+        if is_tensor(base, self.model) or self._fed_to_a_module(base, node) or read_as_tensor(self.model, base, node) \
+                or _slice_of_a_tensor(self.model, base, node):
             return True
         return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
             and node.func.attr in torch_api.INPLACE_METHODS
