@@ -4,7 +4,7 @@ which buffers it registers, and the calls in a class, function or module by call
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, NamedTuple, Optional, Set, Union, cast
+from typing import Dict, List, NamedTuple, Optional, Set, Tuple, Union, cast
 
 from codemod.analysis.kinds import Kind
 from codemod.analysis.source import source_order
@@ -31,6 +31,7 @@ class Classes:
         self._calls: Dict[ast.AST, Calls] = {}
         self._writes: Optional[Dict[str, List[ast.expr]]] = None
         self._mentions: Optional[Dict[str, List[ast.expr]]] = None
+        self._static_attrs: Optional[Dict[Tuple[str, str], ast.ClassDef]] = None  # (class, attr) -> class
 
     def _class_index(self, cls: ast.ClassDef) -> ClassIndex:
         """One walk of a class: ``self.<attr>`` values, buffers, and calls by callee key."""
@@ -97,22 +98,28 @@ class Classes:
         override), ``f`` an undecorated ``def`` the module binds once. The call passes its
         arguments to ``f`` as they are (no ``self``). None otherwise."""
         key = target_key(func)
-        if key is None or key.count(".") != 1 or self.attribute_writes(key.split(".")[1]):
+        if key is None or key.count(".") != 1:
             return None
         head, attr = key.split(".")
+        if self._static_attrs is None:  # one scan: the attributes class bodies bind to a plain name
+            self._static_attrs = {(c.name, s.targets[0].id): c for c in self.tree.module.body if isinstance(c, ast.ClassDef)
+                                  for s in c.body if isinstance(s, ast.Assign) and len(s.targets) == 1
+                                  and isinstance(s.targets[0], ast.Name) and isinstance(s.value, (ast.Name, ast.Call))}
         module = self.tree.module
+        cls = self.tree.enclosing_class(func) if head == "self" else None
+        if self._static_attrs.get((cls.name if cls is not None else head, attr)) is None or self.attribute_writes(attr):
+            return None  # (the cheap screen first: most calls are of no such attribute)
         top = [s for s in module.body if _binds(s, head)] if head != "self" else []
-        cls = self.tree.enclosing_class(func) if head == "self" else (
-            top[0] if len(top) == 1 and isinstance(top[0], ast.ClassDef) else None)
+        cls = cls if head == "self" else (top[0] if len(top) == 1 and isinstance(top[0], ast.ClassDef) else None)
         if cls is None or self.tree.parent(cls) is not module:
+            return None
+        bound = [s for s in cls.body if _binds(s, attr)]
+        if len(bound) != 1 or not isinstance(bound[0], ast.Assign):
             return None
         if head == "self" and any(isinstance(c, ast.ClassDef) and any(
                 target_key(b) == cls.name or isinstance(b, ast.Attribute) and b.attr == cls.name for b in c.bases)
                 for c in self.tree.walk(module)):
             return None  # a subclass may bind `attr` otherwise
-        bound = [s for s in cls.body if _binds(s, attr)]
-        if len(bound) != 1 or not isinstance(bound[0], ast.Assign):
-            return None
         value = bound[0].value
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "staticmethod" \
                 and len(value.args) == 1 and not value.keywords:
