@@ -3,7 +3,8 @@ through something that is not the function itself.
 
 - ``torch.jit._unwrap_optional(h)`` and ``torch.jit.annotate(T, h)`` *are* ``h``
   (``torch_api.IDENTITY_FUNCTIONS``, measured from torch: the call returns the object it was
-  given): the result has ``h``'s kind, grad and view origin, and the op that made ``h``.
+  given), as is ``typing.cast(T, h)``: the result has ``h``'s kind, grad and view origin, and
+  the op that made ``h``.
 - ``C.f(x)`` / ``self.f(x)`` where the class body binds ``f = staticmethod(g)`` runs the module's
   ``g`` (``Classes.static_function``), where nothing can rebind it (no ``x.f = ...``, no subclass).
 - ``q, k = map(lambda t: <views of t>, x.chunk(2, -1))`` (or a comprehension over the parts):
@@ -91,6 +92,8 @@ def test_unwrap_optional_of_a_fresh_tensor_stays_silent():
 
 
 UNWRAP_SAVED = textwrap.dedent("""\
+    import typing
+
     import torch
     import torch.nn as nn
 
@@ -115,7 +118,8 @@ UNWRAP_SAVED = textwrap.dedent("""\
 
 
 @pytest.mark.parametrize("made", ["torch.jit._unwrap_optional(torch.sigmoid(self.fc(x)))",
-                                  "torch.jit.annotate(torch.Tensor, torch.sigmoid(self.fc(x)))"])
+                                  "torch.jit.annotate(torch.Tensor, torch.sigmoid(self.fc(x)))",
+                                  "typing.cast(torch.Tensor, torch.sigmoid(self.fc(x)))"])
 def test_identity_helpers_keep_the_op_that_made_the_value(made):
     source = UNWRAP_SAVED.replace("{made}", made)
     codes = [f.code for f in _proven(source)]
@@ -123,8 +127,9 @@ def test_identity_helpers_keep_the_op_that_made_the_value(made):
     _fixed_matches(source, UNWRAP_SAVED.replace("{made}", made).replace("g.add_(1.0)", "g = g.add(1.0)"))
 
 
-def test_identity_helper_of_an_op_saving_nothing_stays_silent():
-    source = UNWRAP_SAVED.replace("{made}", "torch.jit._unwrap_optional(self.fc(x) * 2)")
+@pytest.mark.parametrize("made", ["torch.jit._unwrap_optional(self.fc(x) * 2)", "typing.cast(torch.Tensor, self.fc(x) * 2)"])
+def test_identity_helper_of_an_op_saving_nothing_stays_silent(made):
+    source = UNWRAP_SAVED.replace("{made}", made)
     assert not raises_inplace(source)
     assert _proven(source) == []
 

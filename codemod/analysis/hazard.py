@@ -1174,7 +1174,7 @@ class Producers(_HazardsPart):
         """The expression's value is the output of an op that saves its output (or a leaf).
         ``floating``: the write into it shows it is floating (it would raise on an integral one)."""
         what = f"`{name}`" if name else "the tensor"
-        same = identity_argument(expr, self.model.torch_name)
+        same = identity_argument(expr, self.model.torch_name, self.model.qualified_names)
         if same is not None:  # `torch.jit._unwrap_optional(torch.sigmoid(x))` is the sigmoid's output
             return self._producer(same, stmt, name, floating)
         if isinstance(expr, ast.Call) and any(k.arg == "requires_grad" and is_const(k.value, True) for k in expr.keywords):
@@ -1588,8 +1588,8 @@ class OpSaves(_HazardsPart):
         if any(k.arg == "out" for k in expr.keywords):
             return Op(self.model.code(func).strip(), ())  # `out=` ops record no graph (or raise)
         name = self.model.torch_name(func)
-        if name in torch_api.IDENTITY_FUNCTIONS:
-            return Op(name, ())  # hands its argument back: no graph of its own
+        if identity_argument(expr, self.model.torch_name, self.model.qualified_names) is not None:
+            return Op(self.model.code(func).strip(), ())  # hands its argument back: no graph of its own
         if name is not None:
             short = name.rsplit(".", 1)[-1]
             if short in ("max", "min") and self._of_two_tensors(expr, None):
