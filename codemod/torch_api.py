@@ -2367,6 +2367,7 @@ OUTPUTS_SAVED = {'torch.linalg.eigh': (0, 1),
  'torch.std_mean': (0,),
  'torch.topk': (),
  'torch.var_mean': ()}
+IDENTITY_FUNCTIONS = {'torch.jit._unwrap_optional': 0, 'torch.jit.annotate': 1}
 RETURNS_INPUT_METHODS = frozenset({'as_subclass',
            'bfloat16',
            'bool',

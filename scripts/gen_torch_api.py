@@ -722,6 +722,26 @@ def _returns_input() -> dict:
             "RETURNS_INPUT_MODULES": sorted(modules)}
 
 
+# Functions documented to hand back their argument itself, unchanged (TorchScript's type helpers):
+# which argument, and a call that builds it. Kept where ``fn(...) is a`` holds for a tensor ``a``.
+_IDENTITY_CANDIDATES = {
+    "torch.jit._unwrap_optional": (0, lambda a: torch.jit._unwrap_optional(a)),
+    "torch.jit.annotate": (1, lambda a: torch.jit.annotate(torch.Tensor, a)),
+}
+
+
+def _identity_functions() -> dict:
+    """Functions whose result *is* one of their arguments (``torch.jit._unwrap_optional(h)`` is
+    ``h``): the result is that tensor, with its kind, its grad and its view origin. Measured:
+    kept only where the call returns the very object given."""
+    found = {}
+    for name, (index, fn) in _IDENTITY_CANDIDATES.items():
+        a = torch.rand(2, 3, requires_grad=True)
+        if fn(a) is a:
+            found[name] = index
+    return {"IDENTITY_FUNCTIONS": found}
+
+
 def generate() -> str:
     writes = _schema_writes_self()
     torch_dir = pathlib.Path(torch.__file__).parent
@@ -781,6 +801,7 @@ def generate() -> str:
         **_probe_views(),
         "OP_SAVES_MEASURED": _measured_saves(),
         "OUTPUTS_SAVED": _outputs_saved(),
+        **_identity_functions(),
         **_returns_input(),  # aliasing: results that may be their input (fix safety)  # issue 14: which outputs of a tuple-returning op are saved  # issue 14: by version counters; takes precedence
     }
     lines = [

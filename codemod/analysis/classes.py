@@ -4,7 +4,7 @@ which buffers it registers, and the calls in a class, function or module by call
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, NamedTuple, Optional, Set, Union, cast
+from typing import Dict, List, NamedTuple, Optional, Set, Tuple, Union, cast
 
 from codemod.analysis.kinds import Kind
 from codemod.analysis.source import source_order
@@ -31,6 +31,7 @@ class Classes:
         self._calls: Dict[ast.AST, Calls] = {}
         self._writes: Optional[Dict[str, List[ast.expr]]] = None
         self._mentions: Optional[Dict[str, List[ast.expr]]] = None
+        self._static_attrs: Optional[Dict[Tuple[str, str], ast.ClassDef]] = None  # (class, attr) -> class
 
     def _class_index(self, cls: ast.ClassDef) -> ClassIndex:
         """One walk of a class: ``self.<attr>`` values, buffers, and calls by callee key."""
@@ -89,6 +90,49 @@ class Classes:
                     self._writes.setdefault(node.attr, []).append(up)
         return self._writes.get(attr, [])
 
+    def static_function(self, func: ast.expr) -> Optional[ast.FunctionDef]:
+        """The module-level function a call of ``C.attr`` / ``self.attr`` runs where the class
+        body binds ``attr = staticmethod(f)`` (or ``attr = f``, read through the class: a plain
+        function there), its only binding of ``attr``, and nothing else can: no ``x.attr = ...``
+        anywhere in the module, no class of the file deriving from ``self``'s class (an
+        override), ``f`` an undecorated ``def`` the module binds once. The call passes its
+        arguments to ``f`` as they are (no ``self``). None otherwise."""
+        key = target_key(func)
+        if key is None or key.count(".") != 1:
+            return None
+        head, attr = key.split(".")
+        if self._static_attrs is None:  # one scan: the attributes class bodies bind to a plain name
+            self._static_attrs = {(c.name, s.targets[0].id): c for c in self.tree.module.body if isinstance(c, ast.ClassDef)
+                                  for s in c.body if isinstance(s, ast.Assign) and len(s.targets) == 1
+                                  and isinstance(s.targets[0], ast.Name) and isinstance(s.value, (ast.Name, ast.Call))}
+        module = self.tree.module
+        cls = self.tree.enclosing_class(func) if head == "self" else None
+        if self._static_attrs.get((cls.name if cls is not None else head, attr)) is None or self.attribute_writes(attr):
+            return None  # (the cheap screen first: most calls are of no such attribute)
+        top = [s for s in module.body if _binds(s, head)] if head != "self" else []
+        cls = cls if head == "self" else (top[0] if len(top) == 1 and isinstance(top[0], ast.ClassDef) else None)
+        if cls is None or self.tree.parent(cls) is not module:
+            return None
+        bound = [s for s in cls.body if _binds(s, attr)]
+        if len(bound) != 1 or not isinstance(bound[0], ast.Assign):
+            return None
+        if head == "self" and any(isinstance(c, ast.ClassDef) and any(
+                target_key(b) == cls.name or isinstance(b, ast.Attribute) and b.attr == cls.name for b in c.bases)
+                for c in self.tree.walk(module)):
+            return None  # a subclass may bind `attr` otherwise
+        value = bound[0].value
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "staticmethod" \
+                and len(value.args) == 1 and not value.keywords:
+            value = value.args[0]
+        elif head == "self":
+            return None  # `attr = f` read through an instance is a bound method: `self` is passed
+        if not isinstance(value, ast.Name):
+            return None
+        defs = [s for s in module.body if _binds(s, value.id)]
+        if len(defs) != 1 or not isinstance(defs[0], ast.FunctionDef) or defs[0].decorator_list:
+            return None
+        return defs[0]
+
     def mentions(self, word: str) -> List[ast.expr]:
         """The module's names ``word`` and attributes ``<x>.word``, any context, in the indexing
         walk's order: where to start looking up for what is done to them."""
@@ -115,3 +159,16 @@ class Classes:
                 calls.sort(key=source_order)
             self._calls[scope] = found
         return self._calls[scope]
+
+
+def _binds(stmt: ast.stmt, name: str) -> bool:
+    """Whether a statement of a body (a module's, a class's) binds ``name`` at that level."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return stmt.name == name
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return any((a.asname or a.name.split(".")[0]) == name for a in stmt.names)
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        return any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t))
+    return any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) for n in ast.walk(stmt)) \
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.If, ast.Try, ast.While)) else False

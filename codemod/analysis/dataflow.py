@@ -305,6 +305,8 @@ class Dataflow:
                         return inner[0], "view"
             return None, None
         if isinstance(value, ast.Call):
+            if (same := self.names.identity_argument(value)) is not None:
+                return self.alias_source(same)  # `torch.jit._unwrap_optional(h)` is `h`
             func = value.func
             if isinstance(func, ast.Attribute) and self.names.torch_name(func) is None:
                 recv = target_key(func.value)

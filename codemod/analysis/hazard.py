@@ -42,6 +42,7 @@ from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
 from codemod.analysis.kinds import Kind
 from codemod.analysis.leaves import creates_leaf
+from codemod.analysis.names import identity_argument
 from codemod.analysis.project import CallFact
 from codemod.analysis.requires_grad import Constants, RequiresGradFacts, may_be_frozen
 from codemod.analysis.summaries import (
@@ -178,6 +179,37 @@ def _sliced_name(expr: ast.expr) -> Optional[str]:
             continue
         return None
     return expr.value.id
+
+
+def _unpacked_bases(model: "HazardFacts", value: object, width: int) -> List[Optional[str]]:
+    """What each item of ``a, b = value`` slices (``z`` of ``z[:, :c]``; None: not a slice), one
+    per target; [] when ``value`` is no such tuple. A call whose callee hands back slices of one
+    argument (``Returns.SLICES``: ``return t[:, :c], t[:, c:]``), writing nothing, slices one
+    tensor in every item."""
+    if isinstance(value, ast.Tuple) and len(value.elts) == width:
+        return [_sliced_name(e) for e in value.elts]
+    if isinstance(value, ast.Call):
+        summary = model.summaries.of_call(value)
+        if summary is not None and summary.returns is Returns.SLICES and not summary.mutates:
+            return ["<the argument>"] * width
+    return []
+
+
+def _slice_of_a_tensor(model: "HazardFacts", base: ast.expr, at: Located) -> bool:
+    """``z2`` of ``z1, z2 = split_half(z)``, every binding reaching ``at``, where the callee hands
+    back slices of the argument (``Returns.SLICES``) and that argument is a tensor: a tensor."""
+    if not isinstance(base, ast.Name):
+        return False
+    bindings = model.reaching(model.flow(model.owner(at)), base.id, model.statement_of(at))
+    for b in bindings:
+        value = getattr(b.stmt, "value", None)
+        if b.form != "other" or not isinstance(b.stmt, ast.Assign) or not isinstance(value, ast.Call):
+            return False
+        summary = model.summaries.of_call(value)
+        index = summary.returned_input if summary is not None and summary.returns is Returns.SLICES else None
+        if index is None or index >= len(value.args) or not is_tensor(value.args[index], model):
+            return False
+    return bool(bindings)
 
 
 def _possible(reason: str) -> Hazard:
@@ -494,12 +526,11 @@ class Hazards:
         made = bindings[0] if len(bindings) == 1 else None
         value = getattr(made.stmt, "value", None) if made is not None else None
         if made is None or made.form not in ("assign", "other") or not isinstance(made.stmt, ast.Assign) \
-                or len(made.stmt.targets) != 1 or not isinstance(made.stmt.targets[0], ast.Tuple) \
-                or not isinstance(value, ast.Tuple) or len(value.elts) != len(made.stmt.targets[0].elts):
+                or len(made.stmt.targets) != 1 or not isinstance(made.stmt.targets[0], ast.Tuple):
             return []
-        bases = [_sliced_name(e) for e in value.elts]
+        bases = _unpacked_bases(self.model, value, len(made.stmt.targets[0].elts))
         names = [target_key(t) for t in made.stmt.targets[0].elts]
-        base = bases[names.index(key)] if key in names else None
+        base = bases[names.index(key)] if key in names and bases else None
         if base is None:
             return []
         found: List[Tuple[str, Pos]] = []
@@ -726,7 +757,8 @@ class Consumers(_HazardsPart):
     def _known_tensor(self, node: Located, target: ast.expr) -> bool:
         """A proven hazard writes into a tensor: known to be one, or written by a tensor method."""
         base = _base(target)
-        if is_tensor(base, self.model) or self._fed_to_a_module(base, node) or read_as_tensor(self.model, base, node):
+        if is_tensor(base, self.model) or self._fed_to_a_module(base, node) or read_as_tensor(self.model, base, node) \
+                or _slice_of_a_tensor(self.model, base, node):
             return True
         return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
             and node.func.attr in torch_api.INPLACE_METHODS
@@ -1142,6 +1174,9 @@ class Producers(_HazardsPart):
         """The expression's value is the output of an op that saves its output (or a leaf).
         ``floating``: the write into it shows it is floating (it would raise on an integral one)."""
         what = f"`{name}`" if name else "the tensor"
+        same = identity_argument(expr, self.model.torch_name, self.model.qualified_names)
+        if same is not None:  # `torch.jit._unwrap_optional(torch.sigmoid(x))` is the sigmoid's output
+            return self._producer(same, stmt, name, floating)
         if isinstance(expr, ast.Call) and any(k.arg == "requires_grad" and is_const(k.value, True) for k in expr.keywords):
             return Hazard(f"{what} is a leaf that requires grad: autograd forbids writing into it in place")
         found = self.hazards.ops._op_of(expr)
@@ -1553,6 +1588,8 @@ class OpSaves(_HazardsPart):
         if any(k.arg == "out" for k in expr.keywords):
             return Op(self.model.code(func).strip(), ())  # `out=` ops record no graph (or raise)
         name = self.model.torch_name(func)
+        if identity_argument(expr, self.model.torch_name, self.model.qualified_names) is not None:
+            return Op(self.model.code(func).strip(), ())  # hands its argument back: no graph of its own
         if name is not None:
             short = name.rsplit(".", 1)[-1]
             if short in ("max", "min") and self._of_two_tensors(expr, None):
@@ -1611,6 +1648,11 @@ class OpSaves(_HazardsPart):
                 if operands is not None:
                     return Op(method, self._binary_saves(method, *operands))
             return Op(method, saves(method))
+        bound = partial_of_torch(self.model, func)
+        if bound is not None and op_short(bound) not in _BINARY:  # `self.softmax = partial(torch.softmax, dim=-1)`
+            found = saves(bound) if saves(bound) != UNSEEN else saves(bound.rsplit(".", 1)[-1])
+            if found != UNSEEN and set(found) <= {"output"}:  # what it saves does not hang on the places
+                return Op(f"{bound}`, bound as `{self.model.code(func).strip()}", found)
         passed = self._passed_function(func) if isinstance(func, ast.Name) else None
         if passed is not None:  # `op(a, b)` where every call hands in `op=torch.mul`
             short = passed.rsplit(".", 1)[-1]
@@ -1783,3 +1825,27 @@ class OpSaves(_HazardsPart):
 
         found = self.model.summaries.chains._param_values(init, name.id, 0, values=module)
         return cast(str, next(iter(found))) if found is not None and len(found) == 1 else None
+
+
+_PARTIAL = frozenset({"functools.partial"})
+
+
+def partial_of_torch(model: "HazardFacts", func: ast.expr) -> Optional[str]:
+    """The torch function a called name or ``self.<attr>`` holds when its one binding is
+    ``functools.partial(torch.f, ...)`` (a name bound once where it is called; an attribute the
+    module sets once, in the calling method's class): ``f`` runs on the call's arguments after
+    the bound ones. None otherwise."""
+    value: Optional[ast.expr] = None
+    if isinstance(func, ast.Name):
+        reaching = model.reaching(model.flow(model.owner(func)), func.id, model.statement_of(func))
+        value = reaching[0].value if len(reaching) == 1 and reaching[0].form == "assign" else None
+    elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        cls = model.enclosing_class(func)
+        values = model.class_attrs(cls).get(func.attr, []) if cls is not None else []
+        if len(values) == 1 and len(model.attribute_writes(func.attr)) == 1 and isinstance(values[0], ast.expr):
+            value = values[0]
+    if not (isinstance(value, ast.Call) and value.args and not isinstance(value.args[0], ast.Starred)
+            and model.qualified_names(value.func) & _PARTIAL):
+        return None
+    name = model.torch_name(value.args[0])
+    return name if name is not None and name.rsplit(".", 1)[-1][:1].islower() else None

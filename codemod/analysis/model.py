@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import ast
 import weakref
-from typing import Iterable, NamedTuple, Optional, Tuple
+from typing import Iterable, NamedTuple, Optional, Tuple, cast
 
 from codemod import torch_api
 from codemod.analysis import arguments, dtype, kept
@@ -118,6 +118,7 @@ class SemanticModel:
         self.qualified_names, self.torch_name = names.qualified_names, names.torch_name
         self.class_attrs, self.class_buffers, self.calls_in = classes.class_attrs, classes.class_buffers, classes.calls_in
         self.attribute_writes, self.mentions = classes.attribute_writes, classes.mentions
+        self.static_function = classes.static_function
         self.reaching, self.aliases, self.alias_report = flow.reaching, flow.aliases, flow.alias_report
         self.used_after, self.shared_name, self.rebinding_problem = flow.used_after, flow.shared_name, flow.rebinding_problem
         self.kind, self.is_factory = kinds.kind, kinds.calls.is_factory
@@ -191,8 +192,10 @@ class SemanticModel:
         flow = self.flow(self.owner(stmt))
         span = self.range(stmt)
         for bound in self.reaching(flow, key, stmt):
-            call = bound.value
-            if bound.form != "assign" or not isinstance(call, ast.Call) or isinstance(call.func, ast.Attribute) \
+            # `a, b = halves(x)`: parts of `x` where the callee is known to hand them back
+            unpacked = bound.form == "other" and isinstance(bound.stmt, ast.Assign) and isinstance(bound.stmt.value, ast.Call)
+            call = cast(ast.Assign, bound.stmt).value if unpacked else bound.value
+            if bound.form != "assign" and not unpacked or not isinstance(call, ast.Call) or isinstance(call.func, ast.Attribute) \
                     and self.kind(call.func.value) in (Kind.TENSOR, Kind.PARAMETER):
                 continue  # a tensor method hands back its receiver at most (the dataflow's views), never an argument
             for i, arg in enumerate(call.args):
@@ -201,7 +204,7 @@ class SemanticModel:
                         or self.kind(arg) in (Kind.SCALAR, Kind.OTHER, Kind.MODULE):
                     continue  # (a number, a dtype: no tensor to hand back)
                 returns = self._may_return_input(call, [i])
-                if returns is not False and self.used_after(flow, other, span):
+                if (returns is True or returns is None and not unpacked) and self.used_after(flow, other, span):
                     return other, returns is True
         return None
 
@@ -212,7 +215,7 @@ class SemanticModel:
         known of (not torch's, no summary): it may."""
         summary = self.summaries.of_call(call)
         if summary is not None:
-            return summary.returns in SHARES_INPUT and summary.returned_input in passed
+            return (summary.returns in SHARES_INPUT or summary.returns is Returns.SLICES) and summary.returned_input in passed
         func = call.func
         if self.torch_name(func) is not None or isinstance(func, ast.Name) and func.id in _BUILTINS_NOT_RETURNING_ARGUMENTS:
             return False  # torch's own functions: their views are the dataflow's (``alias_source``)

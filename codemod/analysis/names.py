@@ -6,13 +6,31 @@ from __future__ import annotations
 
 import ast
 import builtins
-from typing import Dict, FrozenSet, List, NamedTuple, Optional, Set, Tuple, cast
+from typing import Callable, Dict, FrozenSet, List, NamedTuple, Optional, Set, Tuple, cast
 
+from codemod import torch_api
 from codemod.analysis.binder import Binder
 from codemod.analysis.syntax import BODIES, FUNCTIONS, Owner, target_key
 from codemod.analysis.tree import Tree
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+# Python's own: ``typing.cast(T, v)`` "returns the value unchanged" (its documentation).
+_PYTHON_IDENTITIES = {"typing.cast": 1}
+
+
+def identity_argument(call: ast.AST, torch_name: Callable[[ast.AST], Optional[str]],
+                      qualified_names: Callable[[ast.AST], Set[str]]) -> Optional[ast.expr]:
+    """:meth:`Names.identity_argument`, for a part that resolves names its own way."""
+    if not isinstance(call, ast.Call) or call.keywords:
+        return None
+    index = torch_api.IDENTITY_FUNCTIONS.get(torch_name(call.func) or "")
+    if index is None and isinstance(call.func, (ast.Name, ast.Attribute)):
+        index = next((_PYTHON_IDENTITIES[q] for q in qualified_names(call.func) if q in _PYTHON_IDENTITIES), None)
+    if index is None or index >= len(call.args) or any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
+        return None
+    return call.args[index]
 
 
 class ModuleNames(NamedTuple):
@@ -138,6 +156,13 @@ class Names:
             (n for n in self.qualified_names(node) if n == "torch" or n.startswith("torch.")), None
         )
         return found
+
+    def identity_argument(self, call: ast.AST) -> Optional[ast.expr]:
+        """The argument a call hands back itself (``torch.jit._unwrap_optional(h)`` is ``h``,
+        ``torch.jit.annotate(T, h)`` too: ``torch_api.IDENTITY_FUNCTIONS``, measured; and
+        ``typing.cast(T, h)``), or None: the result is that tensor, with its kind, its grad and
+        its view origin."""
+        return identity_argument(call, self.torch_name, self.qualified_names)
 
     def torch_heads(self) -> FrozenSet[str]:
         """The names some import of the module, at any depth, binds to torch or a part of it

@@ -17,6 +17,7 @@ from codemod import torch_api
 from codemod.analysis.calls import Calls
 from codemod.analysis.facts import Facts
 from codemod.analysis.kinds import Kind
+from codemod.analysis.names import identity_argument
 from codemod.analysis.syntax import FUNCTIONS, OWNERS, Function, Located, is_const, target_key
 from codemod.analysis.tensor_kind import KindFacts
 from codemod.analysis.tree import Tree
@@ -193,6 +194,9 @@ class Constants:
             return False
         operands = [a for a in call.args if not isinstance(a, ast.Starred)] + [
             k.value for k in call.keywords if k.arg is not None]
+        same = identity_argument(call, self.model.torch_name, self.model.qualified_names)
+        if same is not None:  # `torch.jit._unwrap_optional(h)`, `typing.cast(T, h)` are `h`
+            return self.constant(same)
         name = self.model.torch_name(call.func)
         short = name.rsplit(".", 1)[-1] if name is not None else ""
         fresh = name is not None and (self.model.is_factory(call) or short in ("tensor", "from_numpy", "randint", "randperm"))

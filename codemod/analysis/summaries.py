@@ -90,12 +90,38 @@ class Returns(enum.Enum):
     # parameter, with grad on: views PyTorch refuses to modify in place (``analysis.views``)
     MULTI_VIEW = "multi-view"
     FRESH = "fresh"  # the result of an op: a new tensor
+    # a tuple of slices of one parameter (``return x[:, :c], x[:, c:]``): parts of its memory,
+    # one version counter (a write into one breaks what an op saved of another)
+    SLICES = "slices"
     UNKNOWN = "unknown"  # several kinds, no return, or something it cannot follow
 
 
 # What returns a parameter or shares its storage (``returned_input`` says which): the input as it
 # came in, a view of it, or the outputs of a multi-view op splitting it.
 SHARES_INPUT = (Returns.INPUT, Returns.VIEW, Returns.MULTI_VIEW)
+
+
+def sliced_parameter(model: "SummaryFacts", func: Function, value: ast.expr, params: List[str]) -> Optional[int]:
+    """``return x[:, :c], x[:, c:]``: a tuple of two or more slices (slices, integers, ``...``:
+    always views) of one parameter as it came in: which parameter; None for anything else."""
+    if not isinstance(value, ast.Tuple) or len(value.elts) < 2:
+        return None
+    bases = set()
+    for item in value.elts:
+        if not (isinstance(item, ast.Subscript) and isinstance(item.value, ast.Name)):
+            return None
+        parts = item.slice.elts if isinstance(item.slice, ast.Tuple) else [item.slice]
+        if not all(isinstance(p, ast.Slice) or isinstance(p, ast.Constant) and (p.value is Ellipsis or type(p.value) is int)
+                   for p in parts):
+            return None
+        bases.add(item.value)
+    names = {b.id for b in bases}
+    if len(names) != 1 or next(iter(names)) not in params:
+        return None
+    name = names.pop()
+    at = cast(ast.stmt, model.statement_of(value))
+    reaching = model.reaching(model.flow(func), name, at)
+    return params.index(name) if reaching and all(b.form == "param" for b in reaching) else None
 
 
 class Saved(enum.Enum):
@@ -274,6 +300,10 @@ class Summaries:
             split = self._split_parameter(func, value, params)
             if split is not None:
                 kinds.add((Returns.MULTI_VIEW, split))
+                continue
+            sliced = sliced_parameter(self.model, func, value, params)
+            if sliced is not None:
+                kinds.add((Returns.SLICES, sliced))
                 continue
             for _ in range(_MAX_HOPS):
                 if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) \
@@ -637,6 +667,8 @@ class CallTargets:
         key = target_key(func)
         if key is None:
             return None
+        if key.count(".") == 1 and (static := self.model.static_function(func)) is not None:
+            return static, static.name  # `f = staticmethod(f)` in a class body: the module's `f`
         if key.startswith("self.") and key.count(".") == 1:
             cls_node = self.model.enclosing_class(func)
             if cls_node is None:
@@ -689,8 +721,7 @@ class CallTargets:
         return self._instance_target([v for v in inner if isinstance(v, ast.expr)], len(inner))
 
     def member_values(self, member: ast.ClassDef, name: str) -> Optional[List[object]]:
-        """What ``member`` sets ``self.<name>`` to, where no base class of this file may set it
-        otherwise (None there)."""
+        """What ``member`` sets ``self.<name>`` to; None where a base class of the file may set it."""
         if any(isinstance(b, ast.Name) and isinstance(self._top_level().get(b.id), ast.ClassDef) for b in member.bases) \
                 or set_from_outside(self.model, member, name):
             return None
@@ -878,8 +909,7 @@ class CallTargets:
         return None
 
     def _imported(self, name: str, of: str) -> Optional[str]:
-        """The qualified name ``name`` is imported as from the run's files, when the project
-        index has a summary of that kind for it."""
+        """What ``name`` is imported as from the run's files, where the index summarizes it so."""
         index = self.model.calls.project
         if index is None:
             return None  # a file checked alone: its own definitions only

@@ -424,6 +424,9 @@ class CallKinds(_KindsPart):
     def _call_kind(self, call: ast.Call) -> Kind:
         func = call.func
         name = self.names.torch_name(func)
+        same = self.names.identity_argument(call)
+        if same is not None:
+            return self.kinds.kind(same)  # `torch.jit._unwrap_optional(h)` is `h`
         if name is not None:
             if name in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
                 return Kind.PARAMETER
@@ -492,6 +495,9 @@ class CallKinds(_KindsPart):
             if len(bound) != 1 or len(found) != 1 or found[0].decorator_list:
                 return None
             return found[0]
+        static = self.classes.static_function(func)
+        if static is not None:
+            return static  # `C.f(x)` / `self.f(x)` of a class body's `f = staticmethod(f)`
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
             return None
         cls = self.tree.enclosing_class(func)

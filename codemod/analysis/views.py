@@ -274,6 +274,9 @@ class Views:
         if isinstance(expr, ast.Attribute) and expr.attr in ("T", "mT"):
             return self._expr(expr.value, at)
         if isinstance(expr, ast.Call):
+            same = self.names.identity_argument(expr)
+            if same is not None:
+                return self._expr(same, at)  # `torch.jit._unwrap_optional(h)` is `h`
             func = expr.func
             if isinstance(func, ast.Attribute) and func.attr in _ALWAYS | _SOMETIMES:
                 inner = self._expr(func.value, at)
@@ -393,6 +396,11 @@ class Views:
                 if any(isinstance(e, ast.Starred) for e in target.elts):
                     return None
                 base = self.making.multi_view_base(stmt.value)
+                mapped = _mapped_views(self, stmt.value, stmt) if base is None else None
+                if mapped is not None:  # `q, k = map(lambda t: t.transpose(1, 2), qk.chunk(2, -1))`
+                    parts, certain = mapped
+                    base = cast(ast.expr, self.making.multi_view_base(parts))
+                    return ViewOrigin(self.making._multi_kind(parts), parts, base, certain, _keys(base))
                 if base is None:
                     made = self._returned_multi_view(stmt.value)
                     base = self.making.multi_view_base(made) if made is not None else None
@@ -401,6 +409,56 @@ class Views:
                     return ViewOrigin(self.making._multi_kind(made), made, base, True, ())
                 return ViewOrigin(self.making._multi_kind(stmt.value), stmt.value, base, True, _keys(base))
         return None
+
+
+def _mapped_views(views: "Views", value: ast.expr, at: Located) -> Optional[Tuple[ast.Call, bool]]:
+    """``map(lambda t: <view of t>, parts)`` or ``[<view of t> for t in parts]`` (a
+    generator too) where ``parts`` is a multi-view call (or a name bound once to one): each
+    item is a view of one of its outputs, refused in place as they are. The call, and
+    whether every step is a view for sure (``reshape``, einops: where no copy is needed)."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "map" \
+            and "builtins.map" in views.names.qualified_names(value.func) and len(value.args) == 2 \
+            and not value.keywords and isinstance(value.args[0], ast.Lambda):
+        lam = value.args[0].args
+        if lam.posonlyargs or len(lam.args) != 1 or lam.vararg or lam.kwonlyargs or lam.kwarg or lam.defaults:
+            return None
+        param, item, parts = lam.args[0].arg, value.args[0].body, value.args[1]
+    elif isinstance(value, (ast.ListComp, ast.GeneratorExp)) and len(value.generators) == 1 \
+            and not value.generators[0].ifs and not value.generators[0].is_async \
+            and isinstance(value.generators[0].target, ast.Name):
+        param, item, parts = value.generators[0].target.id, value.elt, value.generators[0].iter
+    else:
+        return None
+    if isinstance(parts, ast.Name):
+        bound = views._plain_bindings(parts.id, at)
+        parts = bound[0].value if len(bound) == 1 and bound[0].form == "assign" and bound[0].value is not None else parts
+    if not isinstance(parts, ast.Call) or views.making.multi_view_base(parts) is None:
+        return None
+    certain = _view_chain(views, item, param)
+    return (parts, certain) if certain is not None else None
+
+def _view_chain(views: "Views", expr: ast.expr, param: str) -> Optional[bool]:
+    """Whether ``expr`` is views of ``param`` all the way down (``t.view(...).transpose(1,
+    2)``, ``t[..., 0]``, einops' ``rearrange(t, ...)``): True when each step is a view for
+    sure, False when one may copy (``reshape``, einops); None when it is not such a chain."""
+    certain = True
+    for _ in range(12):
+        if isinstance(expr, ast.Name):
+            return certain if expr.id == param else None
+        if isinstance(expr, ast.Attribute) and expr.attr in ("T", "mT"):
+            expr = expr.value
+        elif isinstance(expr, ast.Subscript) and _basic_index(expr.slice):
+            expr = expr.value
+        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _ALWAYS | _SOMETIMES \
+                and views.names.torch_name(expr.func) is None:
+            certain = certain and expr.func.attr in _ALWAYS
+            expr = expr.func.value
+        elif isinstance(expr, ast.Call) and views.names.qualified_names(expr.func) & {"einops.rearrange"} and expr.args:
+            certain = False  # a reshape and a permute: a view where no copy is needed
+            expr = expr.args[0]
+        else:
+            return None
+    return None
 
 
 class _ViewsPart:
@@ -843,6 +901,9 @@ class GradRequirement(_ViewsPart):
         if self.views.making._made_without_grad(call):
             return "no"
         func = call.func
+        same = self.names.identity_argument(call)
+        if same is not None:
+            return self._rg(same, at, seen)  # `torch.jit._unwrap_optional(h)` is `h`
         name = self.names.torch_name(func)
         if name in _PARAMETER:
             return "no" if any(k.arg == "requires_grad" and is_const(k.value, False) for k in call.keywords) else "yes"
@@ -1076,6 +1137,9 @@ def own_callee(views: "Views", call: ast.Call, extended: Set[str]) -> Optional[F
                 or bound[0].stmt.decorator_list:
             return None
         return bound[0].stmt
+    static = views.classes.static_function(func)
+    if static is not None:
+        return static  # `C.f(x)` / `self.f(x)` of a class body's `f = staticmethod(f)`
     if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
         return None
     cls = views.tree.enclosing_class(call)
