@@ -12,9 +12,12 @@ from codemod.analysis.kinds import Kind
 from codemod.analysis.syntax import FUNCTIONS, bound_names, subscript_base
 from codemod.findings import Fix, Status
 from codemod.fixes import _cst as cst
-from codemod.fixes.edits import clone_after, copy_leaf, ensure_import, wrap_run_in_with
+from codemod.fixes.edits import clone_after, clone_of, copy_leaf, ensure_import, fix_title, insert_before, wrap_run_in_with
 from codemod.fixes.site import FixSite, Plan
+from codemod.rules.augmented_assignment import build_assignment
 from codemod.rules.base import Rule, calls_trailing_underscore, may_write_in_place, twin_keeps_result
+from codemod.rules.safety import assess
+from codemod.rules.subscript_assignment import reads
 
 _LEAF_ERROR = "PyTorch raises \"a leaf Variable that requires grad is being used in an in-place operation\""
 _UPDATING_METHODS = set(torch_api.INPLACE_METHODS) | {"copy_", "zero_", "fill_", "normal_", "uniform_"}
@@ -159,6 +162,9 @@ class LeafUpdate(Rule):
             return  # not a leaf that requires grad, or grad is off there / meant in place
         message = f"In-place update of {origin.what} with grad on"
         base = subscript_base(target)
+        if origin.hooked:
+            _report_hooked(self, node, stmt, base, message, origin.known)
+            return
         if origin.fresh and isinstance(base, ast.Name):
             key = (self.model.owner(base), base.id)
             if key in self._copies or self.model.leaves.read_by_computation(base, stmt):
@@ -296,7 +302,7 @@ class LeafUpdate(Rule):
         if node is None or target is None:
             return False
         origin = self.model.leaves.origin(target, stmt)
-        if origin is None or origin.known != known or self.model.intended_reason(node, target):
+        if origin is None or origin.known != known or origin.hooked or self.model.intended_reason(node, target):
             return False
         base = subscript_base(target)
         return not (origin.fresh and isinstance(base, ast.Name)  # an "update a copy" case: not wrapped
@@ -310,6 +316,53 @@ class LeafUpdate(Rule):
             if "torch" in qualified:
                 return f"{name}.no_grad()", False
         return "torch.no_grad()", True
+
+
+def _report_hooked(rule: "LeafUpdate", node: ast.AST, stmt: ast.stmt, base: ast.expr, message: str, known: bool) -> None:
+    """A module's output a forward hook made a leaf (``enable_input_require_grads``, an attribution's
+    replacement) is part of the computation: the update is meant on a copy in the graph, as an
+    out-of-place op would make it (``x = x * s``): gradients reach the leaf through the copy, and
+    the values written keep theirs. A ``no_grad`` wrap would cut them: never offered."""
+    key = (rule.model.owner(base), base.id) if isinstance(base, ast.Name) else None
+    if key is not None and key not in rule._copies:
+        rule._copies[key] = rule._copy_plan(stmt, base)  # type: ignore[arg-type]
+    plan = rule._copies.get(key) if key is not None else None  # (`c = c + v`, or a copy used from there on)
+    status, reason = (Status.SAFE, None) if known else (Status.UNSAFE, "may-not-require-grad")
+    if plan is None and isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        # `x *= s` where the copy plan cannot follow the function (`x` rebound later): the
+        # out-of-place rebinding IPF001 writes, with its safety (no other holder of the tensor)
+        verdict = assess(rule.model, node, node.target, operands=[node.value], creates_binding=False,
+                         known_tensor=True, leaf_rule=True)
+        if verdict.status in (Status.SAFE, Status.UNSAFE):
+            also = verdict.also_rebind
+
+            def make(aug: cst.CSTNode, site: FixSite) -> Fix:
+                assert isinstance(aug, cst.AugAssign)
+                return Fix(aug, lambda n: build_assignment(n, also), fix_title(build_assignment(aug, also)))
+
+            plan = rule.plan(node, "AugAssign", make)
+            if verdict.status is Status.UNSAFE:
+                status, reason = Status.UNSAFE, reason or verdict.reason
+    if plan is None and isinstance(node, ast.Assign) and node is stmt and len(node.targets) == 1 \
+            and isinstance(base, ast.Name) and not reads(node.value, base.id):
+        # `x[mask] = v` where the copy plan cannot follow the function: IPF004's clone first
+        verdict = assess(rule.model, node, base, require_known=True, dtype_neutral=True, leaf_rule=True)
+        if verdict.status in (Status.SAFE, Status.UNSAFE):
+            key_text, also = base.id, verdict.also_rebind
+
+            def make_clone(small: cst.CSTNode, site: FixSite) -> Fix:
+                container, index = site.container(small)  # type: ignore[arg-type]
+                clone = clone_of(key_text, also)
+                return Fix(container, lambda c: insert_before(c, index, clone, None),  # type: ignore[arg-type]
+                           fix_title(clone, "Insert"), order=index)
+
+            plan = rule.plan(stmt, "BaseSmallStatement", make_clone)
+            if verdict.status is Status.UNSAFE:
+                status, reason = Status.UNSAFE, reason or verdict.reason
+    if plan is None:
+        rule.report(node, message, Status.MANUAL, "hooked-output", None, hazard=_LEAF_ERROR if known else None)
+        return
+    rule.report(node, message, status, reason, plan, hazard=_LEAF_ERROR if known else None)
 
 
 def _carries_no_grad(model, value: ast.expr) -> bool:  # type: ignore[no-untyped-def]
