@@ -196,3 +196,21 @@ def test_a_hook_returning_the_output_itself_proves_nothing():
         "leaf = output.detach().requires_grad_()", "leaf = output")
     run_program(source)
     assert _proven(source) == []
+
+
+def test_a_lambda_hook_making_the_output_require_grad_is_followed():
+    source = _program(hook="model.tok.register_forward_hook(lambda mod, inp, out: out.requires_grad_())")
+    assert raises_inplace(source, message=_LEAF)
+    assert [code for code, _, _ in _proven(source)] == ["IPF105"]
+
+
+PRETRAINED = {"frozen": ("nn.Embedding.from_pretrained(torch.randn(vocab, d))", True),
+              "trained": ("nn.Embedding.from_pretrained(torch.randn(vocab, d), freeze=False)", False)}
+
+
+@pytest.mark.parametrize("case", PRETRAINED, ids=PRETRAINED.keys())
+def test_a_pretrained_embedding_is_frozen_unless_told(case):
+    built, raises = PRETRAINED[case]
+    source = _program(freeze="pass").replace("nn.Embedding(vocab, d)", built)
+    assert raises_inplace(source, message=_LEAF) is raises
+    assert bool(_proven(source)) is raises

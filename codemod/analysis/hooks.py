@@ -262,11 +262,12 @@ class HookedOutputs:
             for node in self.tree.walk(self.tree.module):
                 if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                         and node.func.attr == "register_forward_hook" and len(node.args) == 1
-                        and not node.keywords and isinstance(node.args[0], ast.Name)):
+                        and not node.keywords and isinstance(node.args[0], (ast.Name, ast.Lambda))):
                     continue
                 if not self._runs(self.tree.owner(node)):
                     continue
-                effect = self._effect(node.args[0], node)
+                hook = node.args[0]
+                effect = _lambda_effect(hook) if isinstance(hook, ast.Lambda) else self._effect(hook)
                 if effect is None:
                     continue
                 module = self.names.identity(node.func.value, self.tree.statement_of(node), 0)
@@ -276,15 +277,19 @@ class HookedOutputs:
         return self._hooks
 
     def _runs(self, owner: ast.AST) -> bool:
-        """The code installing the hook is run: module-level code, or a function this file calls by name."""
+        """The code installing the hook is run: module-level code, a method this file calls by name, a
+        module-level function it calls, or one it never names (an entry point: ``main()``, ``train()``)."""
         if isinstance(owner, ast.Module):
             return True
         if not isinstance(owner, FUNCTIONS):
             return False
-        if isinstance(self.tree.parent(owner), ast.ClassDef):
+        parent = self.tree.parent(owner)
+        if isinstance(parent, ast.ClassDef):
             return bool(self.chains.method_calls(owner.name))
-        return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == owner.name
-                   for n in self.tree.walk(self.tree.module))
+        if parent is not self.tree.module:
+            return False
+        named = [n for n in self.tree.walk(self.tree.module) if isinstance(n, ast.Name) and n.id == owner.name]
+        return all(getattr(self.tree.parent(n), "func", None) is n for n in named)
 
     def _hook_function(self, name: ast.Name) -> Optional[ast.AST]:
         """The ``def`` a hook name stands for: the enclosing function's own, else the module's; bound once there."""
@@ -297,7 +302,7 @@ class HookedOutputs:
                 return defs[0] if len(defs) == 1 and len(bound) == 1 else None
         return None
 
-    def _effect(self, name: ast.Name, register: ast.Call) -> Optional[bool]:
+    def _effect(self, name: ast.Name) -> Optional[bool]:
         """True: the hook returns a leaf of its own; False: it makes the output require grad; None: neither shown."""
         func = self._hook_function(name)
         if func is None:
@@ -346,6 +351,9 @@ class HookedOutputs:
         frozen, turned_on = self._switches
         if turned_on:
             return None
+        pretrained = self._embedding(module, pretrained=True)
+        if pretrained:
+            return pretrained  # `nn.Embedding.from_pretrained(vectors)`: freeze=True unless told
         for (cls, chain), line in frozen:
             if chain and chain[-1] == "weight" and self._embedding(module):
                 chain = chain[:-1]  # `emb.weight.requires_grad_(False)`: an nn.Embedding's only parameter
@@ -353,14 +361,27 @@ class HookedOutputs:
                 return line
         return None
 
-    def _embedding(self, module: Identity) -> bool:
-        """Every ``self.<chain> = ...`` of the class builds an ``nn.Embedding`` (one parameter: its weight)."""
+    def _embedding(self, module: Identity, pretrained: bool = False) -> Optional[int]:
+        """Every ``self.<chain> = ...`` of the class builds an ``nn.Embedding`` (one parameter: its
+        weight); with ``pretrained``, by ``nn.Embedding.from_pretrained(...)`` left frozen (its default).
+        The line of the first, or None."""
         cls, chain = module
         text = ".".join(("self",) + chain)
         values = [n.value for n in self.tree.walk(cls) if isinstance(n, ast.Assign) and len(n.targets) == 1
                   and isinstance(n.targets[0], ast.Attribute) and ast.unparse(n.targets[0]) == text]
         names = self.chains.kinds.names
-        return bool(values) and all(isinstance(v, ast.Call) and names.torch_name(v.func) in _EMBEDDINGS for v in values)
+
+        def built(value: ast.expr) -> bool:
+            if not isinstance(value, ast.Call):
+                return False
+            if not pretrained:
+                return names.torch_name(value.func) in _EMBEDDINGS
+            func = value.func
+            return isinstance(func, ast.Attribute) and func.attr == "from_pretrained" \
+                and names.torch_name(func.value) in _EMBEDDINGS and len(value.args) < 2 \
+                and all(k.arg is not None and (k.arg != "freeze" or is_const(k.value, True)) for k in value.keywords)
+
+        return values[0].lineno if values and all(built(v) for v in values) else None
 
     def _replaced(self, attr: str) -> bool:
         """Some ``<x>.attr = ...`` of the file outside an ``__init__``: the module called through that
@@ -403,6 +424,18 @@ class HookedOutputs:
             if module is not None:
                 frozen.append((module, getattr(node, "lineno", 0)))
         return frozen, turned_on
+
+def _lambda_effect(hook: ast.Lambda) -> Optional[bool]:
+    """``lambda m, i, o: o.requires_grad_()`` (False: the output made to require grad, handed back
+    itself) or ``lambda m, i, o: o.detach().requires_grad_()`` (True: a new leaf replaces it)."""
+    args = hook.args
+    params = [a.arg for a in args.posonlyargs + args.args]
+    if len(params) != 3 or args.vararg or args.kwarg or not isinstance(hook.body, ast.Call):
+        return None
+    if _detached_leaf(hook.body):
+        return True
+    return False if _switches_on(ast.Expr(value=hook.body), params[2]) else None
+
 
 def _switches_on(stmt: ast.stmt, name: str) -> bool:
     """``name.requires_grad_()``, ``name.requires_grad_(True)``, ``name.requires_grad = True``."""
