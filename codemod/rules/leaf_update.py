@@ -346,7 +346,8 @@ def _report_hooked(rule: "LeafUpdate", node: ast.AST, stmt: ast.stmt, base: ast.
     if plan is None and isinstance(node, ast.Assign) and node is stmt and len(node.targets) == 1 \
             and isinstance(base, ast.Name) and not reads(node.value, base.id):
         # `x[mask] = v` where the copy plan cannot follow the function: IPF004's clone first
-        verdict = assess(rule.model, node, base, require_known=True, dtype_neutral=True, leaf_rule=True)
+        verdict = assess(rule.model, node, base, require_known=True, dtype_neutral=True, known_tensor=True,
+                         leaf_rule=True)
         if verdict.status in (Status.SAFE, Status.UNSAFE):
             key_text, also = base.id, verdict.also_rebind
 
