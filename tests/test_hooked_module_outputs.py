@@ -214,3 +214,20 @@ def test_a_pretrained_embedding_is_frozen_unless_told(case):
     source = _program(freeze="pass").replace("nn.Embedding(vocab, d)", built)
     assert raises_inplace(source, message=_LEAF) is raises
     assert bool(_proven(source)) is raises
+
+
+def test_a_hooked_output_returned_after_the_update_returns_the_updated_copy():
+    writer = """\
+    def embed(self, ids):
+        h = self.words(ids)
+        h *= 2.0
+        return h
+
+    def forward(self, ids):
+        h = self.embed(ids)"""
+    source = ATTRIBUTION.replace("    def forward(self, ids):\n        h = self.words(ids)", writer).replace("WRITE", "")
+    assert raises_inplace(source, message=_LEAF)
+    fixed = fixed_source(source, project=True)
+    assert "no_grad" not in fixed and fixed != source, fixed
+    want = source.replace("h *= 2.0", "h = h * 2.0")
+    _same(run_program(fixed), run_program(want))

@@ -223,7 +223,7 @@ class LeafUpdate(Rule):
             self._runs[s] = (start, count, plan)
         return plan
 
-    def _copy_plan(self, stmt: ast.stmt, name: ast.Name) -> Optional[Plan]:
+    def _copy_plan(self, stmt: ast.stmt, name: ast.Name, keep_returned: bool = True) -> Optional[Plan]:
         """"Update a copy": the update written on a copy (:func:`_copy_form`), and every later use
         of ``c`` in the function on the copy, except where ``c`` is returned (the leaf, with its
         ``.grad``). Only in straight-line code: the update is a statement of the function's own
@@ -255,7 +255,8 @@ class LeafUpdate(Rule):
             return None
         uses.sort(key=lambda n: (n.lineno, n.col_offset))
         inside = {id(n) for n in ast.walk(stmt)}
-        renamed = [not (form != "clone" and id(n) in inside) and not self.model.leaves.returned(n) for n in uses]
+        renamed = [not (form != "clone" and id(n) in inside) and not (keep_returned and self.model.leaves.returned(n))
+                   for n in uses]  # (a hooked output returned is the computation's value: the copy)
         original = name.id
         kept = any(not flag and id(n) not in inside for n, flag in zip(uses, renamed))
         # A fresh name only where the leaf itself is used again (returned, with its .grad);
@@ -331,7 +332,7 @@ def _report_hooked(rule: "LeafUpdate", node: ast.AST, stmt: ast.stmt, base: ast.
     the values written keep theirs. A ``no_grad`` wrap would cut them: never offered."""
     key = (rule.model.owner(base), base.id) if isinstance(base, ast.Name) else None
     if key is not None and key not in rule._copies:
-        rule._copies[key] = rule._copy_plan(stmt, base)  # type: ignore[arg-type]
+        rule._copies[key] = rule._copy_plan(stmt, base, keep_returned=False)  # type: ignore[arg-type]
     plan = rule._copies.get(key) if key is not None else None  # (`c = c + v`, or a copy used from there on)
     status, reason = (Status.SAFE, None) if known else (Status.UNSAFE, "may-not-require-grad")
     if plan is None and isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
