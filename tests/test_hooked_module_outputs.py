@@ -231,3 +231,25 @@ def test_a_hooked_output_returned_after_the_update_returns_the_updated_copy():
     assert "no_grad" not in fixed and fixed != source, fixed
     want = source.replace("h *= 2.0", "h = h * 2.0")
     _same(run_program(fixed), run_program(want))
+
+
+TUNER = """
+class InputGrads:
+    def __init__(self, model):
+        self.handle = model.tok.register_forward_hook(self._require_grad)
+
+    def _require_grad(self, module, inputs, output):
+        output.requires_grad_(True)
+"""
+
+
+def test_a_hook_method_of_an_object_the_file_constructs_is_followed():
+    source = _program(hook="InputGrads(model)") + TUNER
+    assert raises_inplace(source, message=_LEAF)
+    assert [code for code, _, _ in _proven(source)] == ["IPF105"]
+
+
+def test_a_hook_method_of_an_object_never_constructed_proves_nothing():
+    source = _program(hook="pass") + TUNER
+    run_program(source)
+    assert _proven(source) == []

@@ -262,7 +262,7 @@ class HookedOutputs:
             for node in self.tree.walk(self.tree.module):
                 if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                         and node.func.attr == "register_forward_hook" and len(node.args) == 1
-                        and not node.keywords and isinstance(node.args[0], (ast.Name, ast.Lambda))):
+                        and not node.keywords and isinstance(node.args[0], (ast.Name, ast.Lambda, ast.Attribute))):
                     continue
                 if not self._runs(self.tree.owner(node)):
                     continue
@@ -284,6 +284,9 @@ class HookedOutputs:
         if not isinstance(owner, FUNCTIONS):
             return False
         parent = self.tree.parent(owner)
+        if isinstance(parent, ast.ClassDef) and owner.name == "__init__":
+            return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == parent.name
+                       for n in self.tree.walk(self.tree.module))  # constructed in this file
         if isinstance(parent, ast.ClassDef):
             return bool(self.chains.method_calls(owner.name))
         if parent is not self.tree.module:
@@ -291,8 +294,17 @@ class HookedOutputs:
         named = [n for n in self.tree.walk(self.tree.module) if isinstance(n, ast.Name) and n.id == owner.name]
         return all(getattr(self.tree.parent(n), "func", None) is n for n in named)
 
-    def _hook_function(self, name: ast.Name) -> Optional[ast.AST]:
-        """The ``def`` a hook name stands for: the enclosing function's own, else the module's; bound once there."""
+    def _hook_function(self, name: ast.expr) -> Optional[ast.AST]:
+        """The ``def`` a hook stands for: a name of the enclosing function's own, else of the module's,
+        bound once there; ``self.<method>`` of the enclosing class, defined once and not subclassed."""
+        if isinstance(name, ast.Attribute) and isinstance(name.value, ast.Name) and name.value.id == "self":
+            cls = self.tree.enclosing_class(name)
+            if cls is None or self.chains.subclassed(cls):
+                return None
+            methods = [s for s in cls.body if isinstance(s, FUNCTIONS) and s.name == name.attr]
+            return methods[0] if len(methods) == 1 and not methods[0].decorator_list else None
+        if not isinstance(name, ast.Name):
+            return None
         owner = self.tree.owner(name)
         scopes = [owner] if isinstance(owner, ast.Module) else [owner, self.tree.module]
         for scope in scopes:
@@ -302,13 +314,13 @@ class HookedOutputs:
                 return defs[0] if len(defs) == 1 and len(bound) == 1 else None
         return None
 
-    def _effect(self, name: ast.Name) -> Optional[bool]:
+    def _effect(self, name: ast.expr) -> Optional[bool]:
         """True: the hook returns a leaf of its own; False: it makes the output require grad; None: neither shown."""
         func = self._hook_function(name)
         if func is None:
             return None
         args = func.args  # type: ignore[attr-defined]
-        params = [a.arg for a in args.posonlyargs + args.args]
+        params = [a.arg for a in args.posonlyargs + args.args][1 if isinstance(name, ast.Attribute) else 0:]
         if len(params) != 3 or args.vararg or args.kwarg:
             return None
         output = params[2]
