@@ -253,3 +253,20 @@ def test_a_hook_method_of_an_object_never_constructed_proves_nothing():
     source = _program(hook="pass") + TUNER
     run_program(source)
     assert _proven(source) == []
+
+
+def test_a_hooked_output_another_name_still_reads_is_rebound_with_it():
+    # `y` names the same tensor: in place it would see the scaling, so the fix rebinds both
+    source = _program("y = x\n        x *= self.scale\n        x = x + y")
+    assert raises_inplace(source, message=_LEAF)
+    fixed = fixed_source(source, project=True)
+    assert "x = y = x * self.scale" in fixed, fixed
+    _same(run_program(fixed), run_program(_program("x = x * self.scale\n        y = x\n        x = x + y")))
+
+
+def test_a_hooked_output_a_list_holds_gets_no_safe_fix():
+    # the list keeps the tensor: a rebinding would hide the scaling from it
+    source = _program("kept = [x]\n        x *= self.scale\n        x = x + kept[0]")
+    assert raises_inplace(source, message=_LEAF)
+    assert [(code, status) for code, _, status in _proven(source)] == [("IPF105", "unsafe")]
+    assert fixed_source(source, project=True) == source

@@ -327,46 +327,47 @@ class LeafUpdate(Rule):
 
 def _report_hooked(rule: "LeafUpdate", node: ast.AST, stmt: ast.stmt, base: ast.expr, message: str, known: bool) -> None:
     """A module's output a forward hook made a leaf (``enable_input_require_grads``, an attribution's
-    replacement) is part of the computation: the update is meant on a copy in the graph, as an
-    out-of-place op would make it (``x = x * s``): gradients reach the leaf through the copy, and
-    the values written keep theirs. A ``no_grad`` wrap would cut them: never offered."""
-    key = (rule.model.owner(base), base.id) if isinstance(base, ast.Name) else None
-    if key is not None and key not in rule._copies:
-        rule._copies[key] = rule._copy_plan(stmt, base, keep_returned=False)  # type: ignore[arg-type]
-    plan = rule._copies.get(key) if key is not None else None  # (`c = c + v`, or a copy used from there on)
-    status, reason = (Status.SAFE, None) if known else (Status.UNSAFE, "may-not-require-grad")
-    if plan is None and isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-        # `x *= s` where the copy plan cannot follow the function (`x` rebound later): the
-        # out-of-place rebinding IPF001 writes, with its safety (no other holder of the tensor)
+    replacement) is part of the computation: the update is meant as on any tensor of the graph, so
+    it is written out of place (``x = x * s``; ``x = x.clone()`` before ``x[mask] = v``; the copy
+    plan where the function's later reads follow it): gradients reach the leaf through the copy,
+    and the values written keep theirs. A ``no_grad`` wrap would cut them: never offered. Safe
+    where the rewrite IPF001/IPF004 would make is (no other holder of the tensor is seen)."""
+    subscript = isinstance(node, ast.Assign) and node is stmt and len(node.targets) == 1
+    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
         verdict = assess(rule.model, node, node.target, operands=[node.value], creates_binding=False,
                          known_tensor=True, leaf_rule=True)
-        if verdict.status in (Status.SAFE, Status.UNSAFE):
-            also = verdict.also_rebind
-
-            def make(aug: cst.CSTNode, site: FixSite) -> Fix:
-                assert isinstance(aug, cst.AugAssign)
-                return Fix(aug, lambda n: build_assignment(n, also), fix_title(build_assignment(aug, also)))
-
-            plan = rule.plan(node, "AugAssign", make)
-            if verdict.status is Status.UNSAFE:
-                status, reason = Status.UNSAFE, reason or verdict.reason
-    if plan is None and isinstance(node, ast.Assign) and node is stmt and len(node.targets) == 1 \
-            and isinstance(base, ast.Name) and not reads(node.value, base.id):
-        # `x[mask] = v` where the copy plan cannot follow the function: IPF004's clone first
-        verdict = assess(rule.model, node, base, require_known=True, dtype_neutral=True, known_tensor=True,
+    else:
+        verdict = assess(rule.model, node, base, require_known=True, dtype_neutral=subscript, known_tensor=True,
                          leaf_rule=True)
-        if verdict.status in (Status.SAFE, Status.UNSAFE):
-            key_text, also = base.id, verdict.also_rebind
+    status, reason = (Status.SAFE, None) if known else (Status.UNSAFE, "may-not-require-grad")
+    if verdict.status is not Status.SAFE:
+        status, reason = Status.UNSAFE, reason or verdict.reason or "hooked-output"
+    rewritable = verdict.status in (Status.SAFE, Status.UNSAFE)
+    plan: Optional[Plan] = None
+    if rewritable and isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        also = verdict.also_rebind  # `x *= s` -> `x = x * s` (`x = y = x * s` where `y` names it too)
 
-            def make_clone(small: cst.CSTNode, site: FixSite) -> Fix:
-                container, index = site.container(small)  # type: ignore[arg-type]
-                clone = clone_of(key_text, also)
-                return Fix(container, lambda c: insert_before(c, index, clone, None),  # type: ignore[arg-type]
-                           fix_title(clone, "Insert"), order=index)
+        def make(aug: cst.CSTNode, site: FixSite) -> Fix:
+            assert isinstance(aug, cst.AugAssign)
+            return Fix(aug, lambda n: build_assignment(n, also), fix_title(build_assignment(aug, also)))
 
-            plan = rule.plan(stmt, "BaseSmallStatement", make_clone)
-            if verdict.status is Status.UNSAFE:
-                status, reason = Status.UNSAFE, reason or verdict.reason
+        plan = rule.plan(node, "AugAssign", make)
+    if plan is None and rewritable and subscript and isinstance(base, ast.Name) \
+            and not reads(node.value, base.id):  # type: ignore[attr-defined]
+        key_text, rebound = base.id, verdict.also_rebind  # `x[mask] = v`: IPF004's clone first
+
+        def make_clone(small: cst.CSTNode, site: FixSite) -> Fix:
+            container, index = site.container(small)  # type: ignore[arg-type]
+            clone = clone_of(key_text, rebound)
+            return Fix(container, lambda c: insert_before(c, index, clone, None),  # type: ignore[arg-type]
+                       fix_title(clone, "Insert"), order=index)
+
+        plan = rule.plan(stmt, "BaseSmallStatement", make_clone)
+    key = (rule.model.owner(base), base.id) if isinstance(base, ast.Name) else None
+    if plan is None and rewritable and not verdict.also_rebind and key is not None:
+        if key not in rule._copies:  # `x.mul_(s)`: the copy plan's twin (`x = x.mul(s)`), later reads on it
+            rule._copies[key] = rule._copy_plan(stmt, base, keep_returned=False)  # type: ignore[arg-type]
+        plan = rule._copies[key]
     if plan is None:
         rule.report(node, message, Status.MANUAL, "hooked-output", None, hazard=_LEAF_ERROR if known else None)
         return
