@@ -270,3 +270,9 @@ def test_a_hooked_output_a_list_holds_gets_no_safe_fix():
     assert raises_inplace(source, message=_LEAF)
     assert [(code, status) for code, _, status in _proven(source)] == [("IPF105", "unsafe")]
     assert fixed_source(source, project=True) == source
+
+
+def test_a_model_moved_by_to_is_the_same_module():
+    source = _program(freeze="model = model.to('cpu').requires_grad_(False)")
+    assert raises_inplace(source, message=_LEAF)
+    assert [code for code, _, _ in _proven(source)] == ["IPF105"]

@@ -31,6 +31,9 @@ from codemod.analysis.tree import Tree
 Identity = Tuple[ast.ClassDef, Tuple[str, ...]]  # a class of this file, the attribute chain from it
 _DEPTH = 8
 _EMBEDDINGS = ("torch.nn.Embedding", "torch.nn.modules.sparse.Embedding")
+# nn.Module methods handing back the module itself (`Net().to(device)`, `model.requires_grad_(False)`)
+_RETURNS_MODULE = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half", "double", "bfloat16",
+                             "requires_grad_", "type", "share_memory", "to_empty", "xpu", "ipu", "mtia"})
 
 
 class OutputHook(NamedTuple):
@@ -70,6 +73,11 @@ class ModuleNames:
                 if given is not None:
                     return given
             return cls, chain + (expr.attr,)
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):  # `Net()`
+            cls = self.chains.classes().get(expr.func.id)
+            return (cls, ()) if cls is not None and not self.chains.subclassed(cls) else None
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _RETURNS_MODULE:
+            return self.identity(expr.func.value, at, depth + 1)  # `Net().to(device)`: the module itself
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
             base = self.identity(expr.func.value, at, depth + 1)  # `self.get_input_embeddings()`
             if base is None or base[1]:
@@ -94,11 +102,6 @@ class ModuleNames:
         if binding.form != "assign" or binding.value is None:
             return None
         value = binding.value
-        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
-            cls = self.chains.classes().get(value.func.id)
-            if cls is not None and not self.chains.subclassed(cls):
-                return cls, ()
-            return None
         if isinstance(value, (ast.Name, ast.Attribute, ast.Call)):
             return self.identity(value, binding.stmt, depth + 1)
         return None
