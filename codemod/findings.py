@@ -88,6 +88,10 @@ REASONS = {
     "writes the update on a copy (`c2 = c.index_copy(...)`, `c2 = c.clone()` before `c2[i] = v`; "
     "`c = c + v` where the leaf is not used again) and the later reads on it; the leaf keeps its values (a `no_grad` wrap would update the leaf "
     "instead: which one you meant is yours to say)",
+    "hooked-output": "the target is a module's output a forward hook made a leaf that requires grad "
+    "(or a view of it): the update is meant in the graph, on a copy, and a `no_grad` wrap would cut "
+    "its gradients; the copy could not be written here (the name is rebound, aliased or used in a "
+    "nested scope after the update, or the write is not a statement of the function's own body)",
     "leaf-update": "the target is a leaf that requires grad: PyTorch refuses to update it in place "
     "with grad on; IPF005 wraps the update in `torch.no_grad()` (or updates a copy)",
     "view-write": "the target is a view PyTorch refuses to modify in place (an output of "

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from codemod import torch_api
 from codemod.analysis.binder import Binder
 from codemod.analysis.dataflow import VIEW_METHODS, Dataflow
+from codemod.analysis.hooks import HookedOutputs
 from codemod.analysis.kinds import Kind
 from codemod.analysis.requires_grad import switched_on_between
 from codemod.analysis.syntax import (
@@ -47,6 +48,7 @@ class LeafOrigin(NamedTuple):
     what: str  # in words, for messages: "`self.fc.weight`, a parameter of a torch module"
     fresh: bool  # created in this function (not a parameter that lives on after it)
     chained: bool = False  # reached through modules the file builds (ModuleChains)
+    hooked: bool = False  # a module's output a forward hook made a leaf: meant to stay in the graph (never no_grad)
 
 
 class Leaves:
@@ -65,6 +67,7 @@ class Leaves:
         self._defs: Optional[Dict[str, List[ast.AST]]] = None  # name -> the functions and classes so named
         self.chains = ModuleChains(self)
         self.handed = HandedLeaves(self)
+        self.hooked = HookedOutputs(tree, binder, dataflow, self.chains)
 
     def frozen(self) -> Dict[str, List[ast.stmt]]:
         """Keys the module turns requires_grad off for (``w.requires_grad_(False)``,
@@ -216,6 +219,10 @@ class Leaves:
                 continue
             if creates_leaf(value):
                 return LeafOrigin(True, f"`{name.id}`, created with requires_grad=True", True)
+            hooked = self.hooked.output_leaf(value, binding.stmt)
+            if hooked is not None:  # known where nothing else reaches (`x += v` in a loop keeps the tensor)
+                alone = all(b is binding or isinstance(b.stmt, ast.AugAssign) for b in reaching)
+                return LeafOrigin(alone, f"`{name.id}`, {hooked}", True, hooked=True)
             switched = self.handed.switched_on(name.id, binding.stmt, stmt)
             if switched is not None:
                 fresh = self.handed.fresh(value, binding.stmt) and self.handed.written_constants_only(
@@ -237,7 +244,8 @@ class Leaves:
                 finally:
                     self._asking.discard(asked)
                 if viewed is not None:
-                    return LeafOrigin(viewed.known, f"`{name.id}`, a view of {viewed.what}", False)
+                    return LeafOrigin(viewed.known, f"`{name.id}`, a view of {viewed.what}", viewed.hooked,
+                                      hooked=viewed.hooked)
         return None
 
     def _definitions(self) -> Dict[str, List[ast.AST]]:

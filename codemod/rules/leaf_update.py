@@ -12,9 +12,12 @@ from codemod.analysis.kinds import Kind
 from codemod.analysis.syntax import FUNCTIONS, bound_names, subscript_base
 from codemod.findings import Fix, Status
 from codemod.fixes import _cst as cst
-from codemod.fixes.edits import clone_after, copy_leaf, ensure_import, wrap_run_in_with
+from codemod.fixes.edits import clone_after, clone_of, copy_leaf, ensure_import, fix_title, insert_before, wrap_run_in_with
 from codemod.fixes.site import FixSite, Plan
+from codemod.rules.augmented_assignment import build_assignment
 from codemod.rules.base import Rule, calls_trailing_underscore, may_write_in_place, twin_keeps_result
+from codemod.rules.safety import assess
+from codemod.rules.subscript_assignment import reads
 
 _LEAF_ERROR = "PyTorch raises \"a leaf Variable that requires grad is being used in an in-place operation\""
 _UPDATING_METHODS = set(torch_api.INPLACE_METHODS) | {"copy_", "zero_", "fill_", "normal_", "uniform_"}
@@ -81,6 +84,12 @@ class LeafUpdate(Rule):
     safe only where the new value carries no gradient (numbers, constants, gradients): otherwise
     it is unsafe (`value-requires-grad`: a later backward may have meant to reach what the value
     was computed from). A function handed on (`self.apply(self._init_weights)`) proves nothing.
+    The output of a module a forward hook makes a leaf that requires grad (`output.requires_grad_(True)`
+    on a frozen embedding, `enable_input_require_grads`; an attribution hook returning its own
+    leaf) is part of the computation: its update is never wrapped in `no_grad`, which would cut
+    the gradients of the values written; the fix updates a copy (`x = x * s`, `x = x.clone()`
+    before `x[mask] = v`), safe where no other holder of the tensor is seen, unsafe otherwise
+    (the reason given), manual (`hooked-output`) where no copy can be written.
     Updates under `no_grad`, through `.data`, or in optimizer code are left alone.
     """
 
@@ -159,6 +168,9 @@ class LeafUpdate(Rule):
             return  # not a leaf that requires grad, or grad is off there / meant in place
         message = f"In-place update of {origin.what} with grad on"
         base = subscript_base(target)
+        if origin.hooked:
+            _report_hooked(self, node, stmt, base, message, origin.known)
+            return
         if origin.fresh and isinstance(base, ast.Name):
             key = (self.model.owner(base), base.id)
             if key in self._copies or self.model.leaves.read_by_computation(base, stmt):
@@ -211,7 +223,7 @@ class LeafUpdate(Rule):
             self._runs[s] = (start, count, plan)
         return plan
 
-    def _copy_plan(self, stmt: ast.stmt, name: ast.Name) -> Optional[Plan]:
+    def _copy_plan(self, stmt: ast.stmt, name: ast.Name, keep_returned: bool = True) -> Optional[Plan]:
         """"Update a copy": the update written on a copy (:func:`_copy_form`), and every later use
         of ``c`` in the function on the copy, except where ``c`` is returned (the leaf, with its
         ``.grad``). Only in straight-line code: the update is a statement of the function's own
@@ -243,7 +255,8 @@ class LeafUpdate(Rule):
             return None
         uses.sort(key=lambda n: (n.lineno, n.col_offset))
         inside = {id(n) for n in ast.walk(stmt)}
-        renamed = [not (form != "clone" and id(n) in inside) and not self.model.leaves.returned(n) for n in uses]
+        renamed = [not (form != "clone" and id(n) in inside) and not (keep_returned and self.model.leaves.returned(n))
+                   for n in uses]  # (a hooked output returned is the computation's value: the copy)
         original = name.id
         kept = any(not flag and id(n) not in inside for n, flag in zip(uses, renamed))
         # A fresh name only where the leaf itself is used again (returned, with its .grad);
@@ -296,7 +309,7 @@ class LeafUpdate(Rule):
         if node is None or target is None:
             return False
         origin = self.model.leaves.origin(target, stmt)
-        if origin is None or origin.known != known or self.model.intended_reason(node, target):
+        if origin is None or origin.known != known or origin.hooked or self.model.intended_reason(node, target):
             return False
         base = subscript_base(target)
         return not (origin.fresh and isinstance(base, ast.Name)  # an "update a copy" case: not wrapped
@@ -310,6 +323,55 @@ class LeafUpdate(Rule):
             if "torch" in qualified:
                 return f"{name}.no_grad()", False
         return "torch.no_grad()", True
+
+
+def _report_hooked(rule: "LeafUpdate", node: ast.AST, stmt: ast.stmt, base: ast.expr, message: str, known: bool) -> None:
+    """A module's output a forward hook made a leaf (``enable_input_require_grads``, an attribution's
+    replacement) is part of the computation: the update is meant as on any tensor of the graph, so
+    it is written out of place (``x = x * s``; ``x = x.clone()`` before ``x[mask] = v``; the copy
+    plan where the function's later reads follow it): gradients reach the leaf through the copy,
+    and the values written keep theirs. A ``no_grad`` wrap would cut them: never offered. Safe
+    where the rewrite IPF001/IPF004 would make is (no other holder of the tensor is seen)."""
+    subscript = isinstance(node, ast.Assign) and node is stmt and len(node.targets) == 1
+    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        verdict = assess(rule.model, node, node.target, operands=[node.value], creates_binding=False,
+                         known_tensor=True, leaf_rule=True)
+    else:
+        verdict = assess(rule.model, node, base, require_known=True, dtype_neutral=subscript, known_tensor=True,
+                         leaf_rule=True)
+    status, reason = (Status.SAFE, None) if known else (Status.UNSAFE, "may-not-require-grad")
+    if verdict.status is not Status.SAFE:
+        status, reason = Status.UNSAFE, reason or verdict.reason or "hooked-output"
+    rewritable = verdict.status in (Status.SAFE, Status.UNSAFE)
+    plan: Optional[Plan] = None
+    if rewritable and isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        also = verdict.also_rebind  # `x *= s` -> `x = x * s` (`x = y = x * s` where `y` names it too)
+
+        def make(aug: cst.CSTNode, site: FixSite) -> Fix:
+            assert isinstance(aug, cst.AugAssign)
+            return Fix(aug, lambda n: build_assignment(n, also), fix_title(build_assignment(aug, also)))
+
+        plan = rule.plan(node, "AugAssign", make)
+    if plan is None and rewritable and subscript and isinstance(base, ast.Name) \
+            and not reads(node.value, base.id):  # type: ignore[attr-defined]
+        key_text, rebound = base.id, verdict.also_rebind  # `x[mask] = v`: IPF004's clone first
+
+        def make_clone(small: cst.CSTNode, site: FixSite) -> Fix:
+            container, index = site.container(small)  # type: ignore[arg-type]
+            clone = clone_of(key_text, rebound)
+            return Fix(container, lambda c: insert_before(c, index, clone, None),  # type: ignore[arg-type]
+                       fix_title(clone, "Insert"), order=index)
+
+        plan = rule.plan(stmt, "BaseSmallStatement", make_clone)
+    key = (rule.model.owner(base), base.id) if isinstance(base, ast.Name) else None
+    if plan is None and rewritable and not verdict.also_rebind and key is not None:
+        if key not in rule._copies:  # `x.mul_(s)`: the copy plan's twin (`x = x.mul(s)`), later reads on it
+            rule._copies[key] = rule._copy_plan(stmt, base, keep_returned=False)  # type: ignore[arg-type]
+        plan = rule._copies[key]
+    if plan is None:
+        rule.report(node, message, Status.MANUAL, "hooked-output", None, hazard=_LEAF_ERROR if known else None)
+        return
+    rule.report(node, message, status, reason, plan, hazard=_LEAF_ERROR if known else None)
 
 
 def _carries_no_grad(model, value: ast.expr) -> bool:  # type: ignore[no-untyped-def]

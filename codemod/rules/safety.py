@@ -48,13 +48,15 @@ def assess(
     dtype_neutral: bool = False,
     require_known: bool = False,
     known_tensor: bool = False,
+    leaf_rule: bool = False,
 ) -> Verdict:
     """The one decision procedure for "rewrite the in-place op at ``node`` on ``target``".
 
     ``operands``: the other inputs of the op (for dtype promotion); ``creates_binding``: the
     fix writes ``target = ...`` where the original did not bind it; ``require_known``: an
     unknown type gets no fix at all (for fixes that would crash on a non-tensor);
-    ``known_tensor``: the op itself shows the target is a tensor (a torch function's input).
+    ``known_tensor``: the op itself shows the target is a tensor (a torch function's input);
+    ``leaf_rule``: IPF005 asks, about a leaf it rewrites out of place (a hooked module's output).
     """
     from codemod.analysis.dataflow import AliasReport
     from codemod.analysis.hazard import read_as_tensor
@@ -74,7 +76,7 @@ def assess(
     if model.views.cloned_just_before(target, stmt):
         return Verdict(Status.SKIPPED, "cloned-before")  # IPF004/IPF006's own clone-first fix
     leaf = model.leaves.origin(target, stmt)
-    if leaf is not None:  # PyTorch refuses the update (or may): IPF005's fix (no_grad, or the copy), no competing one
+    if leaf is not None and not leaf_rule:  # PyTorch refuses the update (or may): IPF005's fix (no_grad, or the copy), no competing one
         return Verdict(Status.MANUAL, "leaf-update")
     view = model.views.origin(target, stmt)
     if view is not None and model.views.refused(target, stmt, operands) is not None \
