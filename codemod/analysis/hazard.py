@@ -1577,9 +1577,9 @@ class OpSaves(_HazardsPart):
         summary = self.model.summaries.of_call(expr)  # a user function or module, a Sequential
         if summary is not None:
             return Op(summary.label, UNSEEN if summary.saves is None else summary.saves)
-        module = self._module_of(func)
-        if module is not None:
-            return Op(module, saves(module))
+        found = self._module_op(func)
+        if found is not None:
+            return found
         if isinstance(func, ast.Call):  # `nn.Softplus()(x)`: a torch module built and called at once
             built = self.model.torch_name(func.func) or ""
             if built.startswith("torch.nn.") and built.rsplit(".", 1)[-1][:1].isupper():
@@ -1725,6 +1725,14 @@ class OpSaves(_HazardsPart):
 
     def _module_of(self, func: ast.expr) -> Optional[str]:
         """``self.fc`` built from ``nn.Linear(...)`` -> "torch.nn.Linear"."""
+        found = self._module_op(func)
+        return found.name if found is not None else None
+
+    def _module_op(self, func: ast.expr) -> Optional[Op]:
+        """The torch module ``func`` holds and what calling it saves: ``self.fc`` built from
+        ``nn.Linear(...)``; ``self.act`` built by ``getattr(nn, act)()``, ``ACTS[name]()`` or
+        ``get_act(name)`` (``summaries.BuiltLayers``: what every module it may be saves, else
+        UNSEEN)."""
         key = target_key(func)
         if key is None:
             return None
@@ -1755,12 +1763,16 @@ class OpSaves(_HazardsPart):
             if isinstance(value, ast.Call):
                 name = self.model.torch_name(value.func)
                 if name and name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper():
-                    return f"torch.nn.{name.rsplit('.', 1)[-1]}"
+                    module = f"torch.nn.{name.rsplit('.', 1)[-1]}"
+                    return Op(module, saves(module))
+                built = self.model.summaries.chains.built.saves(value) if len(values) == 1 else None
+                if built is not None:
+                    return Op(built[0], UNSEEN if built[1] is None else built[1])
             if isinstance(value, ast.Name) and key.startswith("self.") and key.count(".") == 1 and cls is not None \
                     and not set_from_outside(self.model, cls, key[5:]):
                 passed = self._module_passed(value)
                 if passed is not None:
-                    return passed
+                    return Op(passed, saves(passed))
         return None
 
     def _module_passed(self, name: ast.Name) -> Optional[str]:
