@@ -31,6 +31,7 @@ from codemod import torch_api
 from codemod.analysis.binder import Binding
 from codemod.analysis.branches import binds, branch, statement_lists, within
 from codemod.analysis.calls import Calls
+from codemod.analysis.classes import paired
 from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import INTEGRAL_OK, op_short
 from codemod.analysis.grad_mode import IntendedReason
@@ -1536,14 +1537,23 @@ def set_from_outside(model: SummaryFacts, cls: ast.ClassDef, attr: str) -> bool:
     for node in model.attribute_writes(attr):
         if not (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
                 and isinstance(node.value, ast.Name) and node.value.id == "self"
-                and isinstance(model.parent(node), (ast.Assign, ast.AnnAssign))
-                and model.enclosing_class(node) is not None):
+                and _assigned_a_value(model, node) and model.enclosing_class(node) is not None):
             return True  # (`self.<attr>` of another class of the file is another instance's)
     for call in model.calls_in(model.module).get("setattr", []):
         name = call.args[1] if len(call.args) > 1 else None
         if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value != attr):
             return True
     return False
+
+
+def _assigned_a_value(model: SummaryFacts, target: ast.Attribute) -> bool:
+    """``self.<attr> = v``, or its own element of ``self.a, self.b = x, y`` (``classes.paired``:
+    the value the class index records for it); not one unpacked from a call."""
+    stmt = model.statement_of(target)
+    if isinstance(stmt, ast.AnnAssign):
+        return stmt.target is target
+    return isinstance(stmt, ast.Assign) and any(
+        t is target for whole in stmt.targets for t, _ in paired(whole, stmt.value))
 
 
 def set_through_another_receiver(model: SummaryFacts, attr: str) -> bool:
@@ -1919,7 +1929,7 @@ class Decided:
         unset = True
         for value in sorted(self.model.class_attrs(cls).get(expr.attr, []), key=lambda v: self.model.range(v)[0]
                             if isinstance(v, ast.expr) else (0, 0)):
-            stmt = self.model.parent(value) if isinstance(value, ast.expr) else None
+            stmt = self.model.statement_of(value) if isinstance(value, ast.expr) else None  # (`self.a, self.b = x, y`)
             if init is None or not isinstance(stmt, ast.Assign) or self.model.owner(stmt) is not init \
                     or not isinstance(value, ast.expr):
                 return None
