@@ -1194,10 +1194,12 @@ class Producers(_HazardsPart):
             elements = list(value.elts)
         else:
             return None
-        if any(isinstance(e, ast.Constant) or self.model.kind(e) in (Kind.SCALAR, Kind.OTHER) for e in elements):
-            return None  # `widths = [0, 0, 0]`: numbers
         for _, load in flow.loads.get(name, []):
             parent = self.model.parent(load)
+            appended = self._appended(parent)
+            if appended is not None:
+                elements.append(appended)  # `laterals.append(self.top(x))`: one more element
+                continue
             if isinstance(parent, ast.Subscript) and parent.value is load:
                 if isinstance(parent.ctx, ast.Load) or isinstance(self.model.parent(parent), ast.AugAssign):
                     continue
@@ -1210,7 +1212,17 @@ class Producers(_HazardsPart):
                     ls <= self.model.range(stmt)[0] <= le and ls <= self.model.range(load)[0] <= le for ls, le in flow.loops):
                 continue  # read after the write, outside a loop around both
             return None
+        if any(isinstance(e, ast.Constant) or self.model.kind(e) in (Kind.SCALAR, Kind.OTHER) for e in elements):
+            return None  # `widths = [0, 0, 0]`: numbers
         return elements, cast(ast.stmt, bindings[0].stmt)
+
+    def _appended(self, parent: Optional[ast.AST]) -> Optional[ast.expr]:
+        """``laterals.append(v)`` as a statement of its own (``parent`` is ``laterals.append``): ``v``."""
+        call = self.model.parent(parent) if isinstance(parent, ast.Attribute) and parent.attr == "append" else None
+        if not (isinstance(call, ast.Call) and call.func is parent and len(call.args) == 1 and not call.keywords
+                and not isinstance(call.args[0], ast.Starred) and isinstance(self.model.parent(call), ast.Expr)):
+            return None
+        return call.args[0]
 
     def elements_unheld(self, target: ast.Subscript, write: Located) -> bool:
         """No element of the list (see :meth:`listed`) is held elsewhere when the write runs:
@@ -1243,7 +1255,7 @@ class Producers(_HazardsPart):
 
     def _every(self, listed: Tuple[List[ast.expr], ast.stmt]) -> Optional[Hazard]:
         """A list of several elements written at an index: proven where each one is saved."""
-        found = [self._producer(e, listed[1], "the element") for e in listed[0]]
+        found = [self._producer(e, self.model.statement_of(e), "the element") for e in listed[0]]
         if all(f is not None and f.proven for f in found):
             return found[0]
         return next((f for f in found if f is not None), None) and _possible(
