@@ -154,7 +154,9 @@ class AugmentedAssignment(Rule):
 
     def _saved_result(self, node: ast.AugAssign, target: ast.expr) -> bool:
         """``x = self.pre_conv(x)`` (every binding that reaches the write), where the call is of
-        the file's code whose result autograd saves (a ReLU's output): a tensor."""
+        the file's code whose result autograd saves (a ReLU's output), or of a module every class
+        it may be built as saves its output (``self.act = getattr(nn, act)()``: a ReLU or a
+        Tanh): a tensor."""
         from codemod.analysis.summaries import Saved
 
         if not isinstance(target, ast.Name):
@@ -163,5 +165,11 @@ class AugmentedAssignment(Rule):
         reaching = [b for b in self.model.reaching(flow, target.id, self.model.statement_of(node)) if b.form != "aug"]
         return bool(reaching) and all(
             b.form == "assign" and isinstance(b.value, ast.Call)
-            and (lambda s: s is not None and s.output is Saved.YES)(self.model.summaries.of_call(b.value))
+            and ((lambda s: s is not None and s.output is Saved.YES)(self.model.summaries.of_call(b.value))
+                 or self._saving_module(b.value))
             for b in reaching)
+
+    def _saving_module(self, call: ast.Call) -> bool:
+        """``self.act(h)`` of a torch module the analysis knows saves its output: a tensor."""
+        found = self.model.hazards.ops._module_op(call.func)
+        return found is not None and not isinstance(found.saves, str) and "output" in found.saves
