@@ -93,7 +93,8 @@ class InplaceArgument(Rule):
     (``input-used-later``). Run on a leaf that requires grad (``self.act(self.weight)`` of an
     ``nn.Parameter``, ``F.relu(w, inplace=True)``), the write raises with grad on: proven (the
     leaf error), the fix's safety decided as above. ``inplace=<variable>`` is reported without a fix
-    (``dynamic-inplace``), and so is a flag switched on after the module is built
+    (``dynamic-inplace``), and so is a ``**params`` spread whose every dict passes ``inplace=True``
+    (``BuiltLayers.spread_flags``), and a flag switched on after the module is built
     (``flag-set-after``). The fix costs memory: the activation gets its own output tensor.
     """
 
