@@ -163,11 +163,13 @@ def _spread(default: str = "True", passed: str = "", change: str = "") -> str:
     return SPREAD.replace("{default}", default).replace("{passed}", passed).replace("{change}", change)
 
 
-def test_an_inplace_flag_spread_from_a_dict_is_followed():
+@pytest.mark.parametrize("other", ["", "    off = MLP([4, 6, 2], inplace=False)\n"], ids=["default", "and-one-off"])
+def test_an_inplace_flag_spread_from_a_dict_is_followed(other):
     """``params = {} if inplace is None else {"inplace": inplace}``, spread into the activation and
     the dropout: with the default ``True`` both run in place, and the dropout writes into the result
-    the in-place ReLU saved. Reported without a fix (the flag is a variable)."""
-    source = _spread()
+    the ReLU saved (in place or not). Reported without a fix (the flag is a variable), as
+    ``inplace=inplace`` is, also where another construction turns it off."""
+    source = _spread().replace("    mlp = MLP", other + "    mlp = MLP")
     assert raises_inplace(source)
     found = _proven(source)
     dropout = next(i for i, line in enumerate(source.splitlines(), 1) if "nn.Dropout(p, **params)" in line)

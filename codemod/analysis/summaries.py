@@ -1177,6 +1177,11 @@ _MUTATORS = frozenset({"append", "extend", "insert", "__setitem__", "__delitem__
 _MAX_DEPTH = 4  # constructor arguments followed through this many calls (Block(inplace=...) passed down)
 
 
+def _saves_result_either_way(module: str) -> bool:
+    """The torch module saves its result whether it runs in place or not (``nn.ReLU``)."""
+    return module in INPLACE_SAVES_RESULT and "output" in (op_saves(module) or ())
+
+
 def func_name(call: ast.Call) -> str:
     return call.func.id if isinstance(call.func, ast.Name) else ""
 
@@ -1331,8 +1336,8 @@ class Chains:
         place, saves nothing of its input and hands it on."""
         module = f"torch.nn.{name.rsplit('.', 1)[-1]}"
         in_place = self.runs_in_place(layer, name)
-        if in_place is None:
-            return Feeder("unseen", member, module, False)
+        if in_place is None:  # (a ReLU saves its result in place or not)
+            return Feeder("saved" if _saves_result_either_way(module) else "unseen", member, module, False)
         if in_place:
             if module in INPLACE_SAVES_RESULT:
                 return Feeder("saved", member, module, True)
@@ -1681,7 +1686,7 @@ class BuiltLayers:
         for layer, cls in built:
             in_place = self.chains.runs_in_place(layer, cls)
             if in_place is None:
-                found.add(None)
+                found.add(("output",) if _saves_result_either_way(cls) else None)
             elif in_place and cls in INPLACE_SAVES_RESULT:
                 found.add(("output",))
             elif in_place and cls in torch_api.INPLACE_PARAM_CALLABLES:

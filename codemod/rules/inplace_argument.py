@@ -155,12 +155,14 @@ class InplaceArgument(Rule):
             self._functional(node, arg, index, message, hazard)
 
     def _spread_in_place(self, node: ast.Call, name: str) -> Optional[ast.keyword]:
-        """``act_layer(**params)`` where every dict ``params`` may be passes ``inplace=True``
-        (``Chains.runs_in_place``): its ``**params``, reported as a dynamic flag."""
+        """``act_layer(**params)`` where a dict ``params`` may be passes ``inplace=True``
+        (``BuiltLayers.spread_flags``: every dict it may be is known): its ``**params``,
+        reported as a dynamic flag, as ``inplace=inplace`` is."""
         spread = [k for k in node.keywords if k.arg is None]
-        if len(spread) != 1 or not name.rsplit(".", 1)[-1][:1].isupper():
+        if len(spread) != 1 or not name.rsplit(".", 1)[-1][:1].isupper() or any(k.arg == "inplace" for k in node.keywords):
             return None
-        return spread[0] if self.model.summaries.chains.runs_in_place(node, name) else None
+        flags = self.model.summaries.chains.built.spread_flags(node)
+        return spread[0] if flags is not None and True in flags else None
 
     def _leaf_input(self, site: ast.Call) -> Optional[str]:
         """Why running in place at ``site`` (``self.act(self.weight)``, ``F.relu(w, inplace=True)``)
