@@ -37,7 +37,7 @@ from codemod.analysis.dtype import INTEGRAL_OK, op_short
 from codemod.analysis.grad_mode import IntendedReason
 from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.names import Names
-from codemod.analysis.project import SummaryFact
+from codemod.analysis.project import CallFact, SummaryFact
 from codemod.analysis.requires_grad import may_be_frozen
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, is_const, passed_for, positional, spreads, target_key
 from codemod.analysis.tensor_kind import KindFacts, TensorKinds, module_dict_entry, used_as_container
@@ -1447,12 +1447,10 @@ class Chains:
             else self.model.calls_in(self.model.module).get(callee, [])
         if sites is None:
             return None
-        index = self.model.calls.project
-        if index is not None:  # calls from the run's other files pass what this file cannot see
-            others = [c for c in index.calls.get(index.canonical(f"{self.model.calls.module_name}.{callee}"), [])
-                      if c.called]
-            if len(others) > len(self.model.calls_in(self.model.module).get(callee, [])):
-                return None
+        elsewhere = _calls_elsewhere(self.model, callee)  # what the run's other files pass, as written
+        if elsewhere is None:
+            return None
+        found += [_passed_elsewhere(c, param, position, default, lambda e: values(e, depth + 1)) for c in elsewhere]
         for site in sites:
             if spreads(site):
                 return None
@@ -1478,6 +1476,35 @@ class Chains:
 
 _OBJECT = ast.Ellipsis  # a value that is never None: a container literal, a module or object built by a call
 _UNSET = ast.Pass  # an attribute not yet assigned
+
+
+def _calls_elsewhere(model: SummaryFacts, callee: str) -> Optional[List[CallFact]]:
+    """The calls of the file's ``callee`` (a top-level function or class) in the run's other
+    files (``ProjectIndex.calls_in_other_modules``); None where the index counts calls neither
+    this file nor those show (a reference handed on)."""
+    index = model.calls.project
+    if index is None:
+        return []
+    qual = index.canonical(f"{model.calls.module_name}.{callee}")
+    called = [c for c in index.calls.get(qual, []) if c.called]
+    here = len(model.calls_in(model.module).get(callee, []))
+    if len(called) <= here:
+        return []
+    elsewhere = index.calls_in_other_modules(qual, model.calls.module_name)
+    return elsewhere if len(elsewhere) == len(called) - here else None
+
+
+def _passed_elsewhere(call: CallFact, param: str, position: Optional[int], default: Optional[ast.expr],
+                      values: Callable[[ast.expr], Optional[FrozenSet[object]]]) -> Optional[FrozenSet[object]]:
+    """What a call of another file gives ``param``: the literal it passes (``inplace=False``), the
+    default where it passes nothing; None where it passes something else or spreads."""
+    passed = [(literal, value) for key, literal, value in call.args_values
+              if key == param or position is not None and key == str(position)]
+    if any(key in ("*", "**") for key, _, _ in call.args_values) or len(passed) > 1:
+        return None
+    if not passed:
+        return values(default) if default is not None else None
+    return values(ast.Constant(cast(str, passed[0][1]))) if passed[0][0] else None  # (a literal, to ``values``)
 
 
 def param_class(chains: Chains, call: ast.Call) -> Optional[str]:
