@@ -76,3 +76,26 @@ def test_a_literal_false_in_another_file_turns_the_dropout_off(tmp_path):
         found = [f for f in _findings(tmp_path, ["blocks.py", "train.py"]) if f[2].startswith("IPF1")]
         assert (_gradients(tmp_path, "train") is None) is reported
         assert [(f[0], f[2]) for f in found] == ([("blocks.py", "IPF102")] if reported else [])
+
+
+def test_a_literal_changed_in_another_file_is_a_cache_miss(tmp_path):
+    """The result cache keys ``blocks.py`` by what the other files' constructions pass (the
+    digest of its class's sites): ``act="Tanh"`` changed to ``act="GELU"`` in ``train.py`` is a
+    miss, and the reused result equals a fresh one."""
+    from codemod.config import Settings
+    from codemod.engine.files import process_path
+    from codemod.engine.project import build_index
+
+    blocks, train = tmp_path / "blocks.py", tmp_path / "train.py"
+    blocks.write_text(BLOCKS)
+    files, cache = [str(blocks), str(train)], str(tmp_path / "cache")
+
+    def check(cache_dir):
+        result = process_path(str(blocks), Settings(select=("IPF1",)), False, False, False, cache_dir,
+                              build_index(files, cache_dir))
+        return sorted((f.code, f.span.line) for f in result.findings)
+
+    train.write_text(TRAIN.replace("{passed}", '4, act="Tanh"'))
+    assert check(cache) == check(None) != []  # the label: Tanh saves its result
+    train.write_text(TRAIN.replace("{passed}", '4, act="GELU"'))
+    assert check(None) == [] == check(cache)

@@ -449,7 +449,8 @@ def _digest(index: ProjectIndex, module: str, passed: bool) -> str:
       use (``index.calls`` in ``leaves``): the sites of its functions, below;
     - ``callers_rely`` (``calls``), ``calls_from_elsewhere`` (``views``, with ``grad_off`` of
       each caller): what the sites pass, with ``passed``; else ``engine.asked`` notes them;
-    - ``index.calls`` of its classes (``Summaries._param_values`` counts constructions);
+    - ``index.calls`` of its classes and functions, with the literals they pass
+      (``Chains._param_values``: ``CallFact.args_values``);
     - the other modules' imports of its names (``arguments._imported_elsewhere``);
     - ``summary``/``imported`` of what it imports (and its grad-off decorator facts,
       ``grad_mode``), ``library``/``library_name`` of its
@@ -464,7 +465,7 @@ def _digest(index: ProjectIndex, module: str, passed: bool) -> str:
         # What a call passes is named by what its module's facts were made from (its content):
         # the key needs no call's arguments worked out. Whether its caller runs with grad off
         # (which third files may decide) goes with it: ``views`` skips such a call's arguments.
-        calls = sorted((c.caller, c.grad_off, c.called, c.result_ignored,
+        calls = sorted((c.caller, c.grad_off, c.called, c.result_ignored, repr(c.args_values),
                         (_passed(modules[m], c), bool(c.caller) and index.grad_off(c.caller)) if passed else "")
                        for m, c in ((m, modules[m].calls[i]) for m, i in index._sites(f.qualname)))
         h.update(repr((f.qualname, index.grad_off(f.qualname), calls)).encode())
