@@ -135,3 +135,25 @@ def test_a_list_whose_written_elements_are_unsaved_is_no_proof():
     source = NECK.replace("{each}", "lat(f)").replace("{top}", "torch.sigmoid(self.top(feats[-1]))")
     run_program(source)  # it runs
     assert _proven(source) == []
+
+
+def test_an_element_a_name_still_holds_gets_no_safe_fix():
+    """``outs.append(top)`` (or ``outs = [a, top]``) and ``top`` read again: the in-place write
+    changes what ``top`` holds, a rebound slot would not, so the rewrite is unsafe (a working
+    program, grad off, keeps its results under the fix of every rule's safe tier)."""
+    for build in ("outs = [x + i for i in range(2)]\n    outs.append(top)", "outs = [x + 1, top]"):
+        source = textwrap.dedent("""\
+            import torch
+
+
+            def main():
+                x = torch.randn(3)
+                top = x * 2
+                {build}
+                for i in range(len(outs)):
+                    outs[i] += 1
+                return [top, *outs]
+        """).replace("{build}", build)
+        fixed = fixed_source(source, Settings(select=("IPF",)), project=True)
+        got, want = run_program(fixed), run_program(source)
+        assert all(torch.equal(g, w) for g, w in zip(got, want)), fixed
