@@ -22,6 +22,19 @@ class ClassIndex(NamedTuple):
     calls: Calls
 
 
+def paired(target: ast.expr, value: Optional[ast.expr]) -> List[Tuple[ast.expr, ast.expr]]:
+    """(target, the value it is given) of an assignment: ``self.a, self.b = None, cfg`` gives
+    each its element (displays of one length, nothing starred); another unpacking gives none."""
+    if value is None:
+        return []
+    if not isinstance(target, (ast.Tuple, ast.List)):
+        return [(target, value)]
+    if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) != len(target.elts) \
+            or any(isinstance(e, ast.Starred) for e in (*target.elts, *value.elts)):
+        return []
+    return [pair for t, v in zip(target.elts, value.elts) for pair in paired(t, v)]
+
+
 class Classes:
     """One index per class, one call table per scope (two caches, one kind of entry each)."""
 
@@ -44,10 +57,9 @@ class Classes:
         for node in self.tree.walk(cls):
             if isinstance(node, (ast.Assign, ast.AnnAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for t in targets:
-                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self" \
-                            and node.value is not None:
-                        attrs.setdefault(t.attr, []).append(node.value)
+                for t, value in (pair for t in targets for pair in paired(t, node.value)):
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                        attrs.setdefault(t.attr, []).append(value)
             elif isinstance(node, ast.Call):
                 callee = target_key(node.func)
                 calls.setdefault(callee, []).append(node)

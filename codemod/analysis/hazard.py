@@ -1229,10 +1229,12 @@ class Producers(_HazardsPart):
             elements = list(value.elts)
         else:
             return None
-        if any(isinstance(e, ast.Constant) or self.model.kind(e) in (Kind.SCALAR, Kind.OTHER) for e in elements):
-            return None  # `widths = [0, 0, 0]`: numbers
         for _, load in flow.loads.get(name, []):
             parent = self.model.parent(load)
+            appended = self._appended(parent)
+            if appended is not None:
+                elements.append(appended)  # `laterals.append(self.top(x))`: one more element
+                continue
             if isinstance(parent, ast.Subscript) and parent.value is load:
                 if isinstance(parent.ctx, ast.Load) or isinstance(self.model.parent(parent), ast.AugAssign):
                     continue
@@ -1245,7 +1247,17 @@ class Producers(_HazardsPart):
                     ls <= self.model.range(stmt)[0] <= le and ls <= self.model.range(load)[0] <= le for ls, le in flow.loops):
                 continue  # read after the write, outside a loop around both
             return None
+        if any(isinstance(e, ast.Constant) or self.model.kind(e) in (Kind.SCALAR, Kind.OTHER) for e in elements):
+            return None  # `widths = [0, 0, 0]`: numbers
         return elements, cast(ast.stmt, bindings[0].stmt)
+
+    def _appended(self, parent: Optional[ast.AST]) -> Optional[ast.expr]:
+        """``laterals.append(v)`` as a statement of its own (``parent`` is ``laterals.append``): ``v``."""
+        call = self.model.parent(parent) if isinstance(parent, ast.Attribute) and parent.attr == "append" else None
+        if not (isinstance(call, ast.Call) and call.func is parent and len(call.args) == 1 and not call.keywords
+                and not isinstance(call.args[0], ast.Starred) and isinstance(self.model.parent(call), ast.Expr)):
+            return None
+        return call.args[0]
 
     def elements_unheld(self, target: ast.Subscript, write: Located) -> bool:
         """No element of the list (see :meth:`listed`) is held elsewhere when the write runs:
@@ -1278,7 +1290,7 @@ class Producers(_HazardsPart):
 
     def _every(self, listed: Tuple[List[ast.expr], ast.stmt]) -> Optional[Hazard]:
         """A list of several elements written at an index: proven where each one is saved."""
-        found = [self._producer(e, listed[1], "the element") for e in listed[0]]
+        found = [self._producer(e, self.model.statement_of(e), "the element") for e in listed[0]]
         if all(f is not None and f.proven for f in found):
             return found[0]
         return next((f for f in found if f is not None), None) and _possible(
@@ -1614,9 +1626,9 @@ class OpSaves(_HazardsPart):
         summary = self.model.summaries.of_call(expr)  # a user function or module, a Sequential
         if summary is not None:
             return Op(summary.label, UNSEEN if summary.saves is None else summary.saves)
-        module = self._module_of(func)
-        if module is not None:
-            return Op(module, saves(module))
+        found = self._module_op(func)
+        if found is not None:
+            return found
         if isinstance(func, ast.Call):  # `nn.Softplus()(x)`: a torch module built and called at once
             built = self.model.torch_name(func.func) or ""
             if built.startswith("torch.nn.") and built.rsplit(".", 1)[-1][:1].isupper():
@@ -1767,6 +1779,14 @@ class OpSaves(_HazardsPart):
 
     def _module_of(self, func: ast.expr) -> Optional[str]:
         """``self.fc`` built from ``nn.Linear(...)`` -> "torch.nn.Linear"."""
+        found = self._module_op(func)
+        return found.name if found is not None else None
+
+    def _module_op(self, func: ast.expr) -> Optional[Op]:
+        """The torch module ``func`` holds and what calling it saves: ``self.fc`` built from
+        ``nn.Linear(...)``; ``self.act`` built by ``getattr(nn, act)()``, ``ACTS[name]()`` or
+        ``get_act(name)`` (``summaries.BuiltLayers``: what every module it may be saves, else
+        UNSEEN)."""
         key = target_key(func)
         if key is None:
             return None
@@ -1797,12 +1817,16 @@ class OpSaves(_HazardsPart):
             if isinstance(value, ast.Call):
                 name = self.model.torch_name(value.func)
                 if name and name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper():
-                    return f"torch.nn.{name.rsplit('.', 1)[-1]}"
+                    module = f"torch.nn.{name.rsplit('.', 1)[-1]}"
+                    return Op(module, saves(module))
+                built = self.model.summaries.chains.built.saves(value) if len(values) == 1 else None
+                if built is not None:
+                    return Op(built[0], UNSEEN if built[1] is None else built[1])
             if isinstance(value, ast.Name) and key.startswith("self.") and key.count(".") == 1 and cls is not None \
                     and not set_from_outside(self.model, cls, key[5:]):
                 passed = self._module_passed(value)
                 if passed is not None:
-                    return passed
+                    return Op(passed, saves(passed))
         return None
 
     def _module_passed(self, name: ast.Name) -> Optional[str]:

@@ -59,11 +59,33 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
         ignored = called and isinstance(tree.parent(site), ast.Expr)
         read, grad, tensor, _, _ = _arguments(model, resolver, site, callee, grad_off) if arguments else _NONE
         saved, refused = _saving(model, resolver, site, callee, grad_off, tensor) if arguments else ((), frozenset())
-        found.append(CallFact(callee, caller, grad_off, called, ignored, read, grad, tensor, saved, bound, refused))
+        values = argument_values(site) if isinstance(site, ast.Call) and not bound else ()
+        found.append(CallFact(callee, caller, grad_off, called, ignored, read, grad, tensor, saved, bound, refused,
+                              values))
     exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
     return ModuleFacts(module, functions, found, exports, libraries,
                        indexed_other_dtype(tree.source), argued=arguments,
                        hooks=hook_site(model.source))
+
+
+def argument_values(call: ast.Call) -> Tuple[Tuple[str, bool, object], ...]:
+    """``CallFact.args_values``: each argument as written, with its value where it is a literal
+    (a string, a number, a bool, None); a spread as "*" or "**", and nothing after a ``*args``."""
+    found: List[Tuple[str, bool, object]] = []
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            found.append(("*", False, None))
+            break
+        found.append((str(i), *_literal(arg)))
+    for keyword in call.keywords:
+        found.append((keyword.arg, *_literal(keyword.value)) if keyword.arg else ("**", False, None))
+    return tuple(found)
+
+
+def _literal(node: ast.expr) -> Tuple[bool, object]:
+    if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (str, bool, int, float))):
+        return True, node.value
+    return False, None
 
 
 def call_arguments(model: SemanticModel, module: str, project_modules: FrozenSet[str], is_package: bool,

@@ -54,6 +54,11 @@ class CallFact:
     # ``unbind``) of a tensor that requires grad, passed with grad on: views PyTorch refuses to
     # modify in place (a write into the parameter raises)
     args_refused: FrozenSet[str] = frozenset()
+    # (argument "0", "1"... or keyword, whether it is a literal, its value) of each argument a call
+    # passes as written ("*"/"**" for a spread), read off the syntax alone (``indexing.collect``):
+    # what another file's ``Block(c, inplace=False)`` gives a constructor's parameter
+    # (``Chains._param_values``)
+    args_values: Tuple[Tuple[str, bool, object], ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -208,6 +213,12 @@ class ProjectIndex:
                 for i, c in enumerate(facts.calls):
                     self._by_module.setdefault(self.canonical(c.callee), []).append((facts.module, i))
         return self._by_module.get(qualname, [])
+
+    def calls_in_other_modules(self, qualname: str, module: str) -> List[CallFact]:
+        """The calls of ``qualname`` (canonical) in modules other than ``module``, not of an
+        instance (``bound``): a constructor's calls elsewhere, with what they pass as written."""
+        return [c for m, i in self._sites(qualname) if m != module
+                for c in (self.modules[m].calls[i],) if c.called and not c.bound]
 
     def _importers(self, module: str) -> List[Tuple[str, str]]:
         """(importing module, what it imports) of every name other modules of the run import
@@ -478,7 +489,8 @@ def _digest(index: ProjectIndex, module: str, passed: bool) -> str:
       use (``index.calls`` in ``leaves``): the sites of its functions, below;
     - ``callers_rely`` (``calls``), ``calls_from_elsewhere`` (``views``, with ``grad_off`` of
       each caller): what the sites pass, with ``passed``; else ``engine.asked`` notes them;
-    - ``index.calls`` of its classes (``Summaries._param_values`` counts constructions);
+    - ``index.calls`` of its classes and functions, with the literals they pass
+      (``Chains._param_values``: ``CallFact.args_values``);
     - the other modules' imports of its names (``arguments._imported_elsewhere``);
     - ``summary``/``imported`` of what it imports (and its grad-off decorator facts,
       ``grad_mode``), ``library``/``library_name`` of its
@@ -493,7 +505,7 @@ def _digest(index: ProjectIndex, module: str, passed: bool) -> str:
         # What a call passes is named by what its module's facts were made from (its content):
         # the key needs no call's arguments worked out. Whether its caller runs with grad off
         # (which third files may decide) goes with it: ``views`` skips such a call's arguments.
-        calls = sorted((c.caller, c.grad_off, c.called, c.result_ignored,
+        calls = sorted((c.caller, c.grad_off, c.called, c.result_ignored, repr(c.args_values),
                         (_passed(modules[m], c), bool(c.caller) and index.grad_off(c.caller)) if passed else "")
                        for m, c in ((m, modules[m].calls[i]) for m, i in index._sites(f.qualname)))
         h.update(repr((f.qualname, index.grad_off(f.qualname), calls)).encode())
@@ -503,7 +515,7 @@ def _digest(index: ProjectIndex, module: str, passed: bool) -> str:
     # ``__init__`` whose parameters are asked about.
     for cls in sorted({f.qualname.rpartition(".")[0] for f in facts.functions
                        if f.qualname.count(".") > module.count(".") + 1}):
-        sites = sorted((c.caller, c.grad_off, c.called, c.result_ignored)
+        sites = sorted((c.caller, c.grad_off, c.called, c.result_ignored, repr(c.args_values))
                        for c in (modules[m].calls[i] for m, i in index._sites(cls)))
         h.update(repr(("class", cls, sites)).encode())
     # Which other modules import its names (``arguments._imported_elsewhere``: a class imported

@@ -31,12 +31,13 @@ from codemod import torch_api
 from codemod.analysis.binder import Binding
 from codemod.analysis.branches import binds, branch, statement_lists, within
 from codemod.analysis.calls import Calls
+from codemod.analysis.classes import paired
 from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import INTEGRAL_OK, op_short
 from codemod.analysis.grad_mode import IntendedReason
 from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.names import Names
-from codemod.analysis.project import SummaryFact
+from codemod.analysis.project import CallFact, SummaryFact
 from codemod.analysis.requires_grad import may_be_frozen
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, is_const, passed_for, positional, spreads, target_key
 from codemod.analysis.tensor_kind import KindFacts, TensorKinds, module_dict_entry, used_as_container
@@ -1206,6 +1207,11 @@ _MUTATORS = frozenset({"append", "extend", "insert", "__setitem__", "__delitem__
 _MAX_DEPTH = 4  # constructor arguments followed through this many calls (Block(inplace=...) passed down)
 
 
+def _saves_result_either_way(module: str) -> bool:
+    """The torch module saves its result whether it runs in place or not (``nn.ReLU``)."""
+    return module in INPLACE_SAVES_RESULT and "output" in (op_saves(module) or ())
+
+
 def func_name(call: ast.Call) -> str:
     return call.func.id if isinstance(call.func, ast.Name) else ""
 
@@ -1235,6 +1241,7 @@ class Chains:
         self._sequentials: Dict[ast.Call, Summary] = {}
         self.listed = ListedLayers(model)
         self.decided = Decided(model, self)
+        self.built = BuiltLayers(model, self)
         # An installed library's file: its classes and functions are built and called by code
         # it does not show, so no parameter's value is known from its default or its own calls.
         self.callers_unseen = False
@@ -1331,13 +1338,13 @@ class Chains:
             if not isinstance(layer, ast.Call):
                 return Feeder("unseen", None, "", False)
             name = self.model.torch_name(layer.func) or param_class(self, layer)
-            returned = self._returned_layers(layer) if name is None else None
-            if returned is not None:
-                fed = [self._torch_feeder(r, member, self.model.torch_name(r.func) or "") for r in returned]
+            built = self.built.constructions(layer) if name is None else None
+            if built is not None:
+                fed = [self._torch_feeder(b, member, cls) for b, cls in built]
                 kinds = {f.kind if f is not None else None for f in fed}
                 if len(kinds) == 1 and kinds & {"saved", "unsaved"}:
                     names = " or ".join(dict.fromkeys(f.name for f in fed if f is not None))
-                    return Feeder(kinds.pop(), member, f"{func_name(layer)}() ({names})", False)  # type: ignore[arg-type]
+                    return Feeder(kinds.pop(), member, f"{self.built.label(layer)} ({names})", False)  # type: ignore[arg-type]
                 return Feeder("unseen", member, "", False)
             if name is None or not name.startswith("torch.nn."):
                 summary = self._summary_of_instance(layer)
@@ -1359,8 +1366,8 @@ class Chains:
         place, saves nothing of its input and hands it on."""
         module = f"torch.nn.{name.rsplit('.', 1)[-1]}"
         in_place = self.runs_in_place(layer, name)
-        if in_place is None:
-            return Feeder("unseen", member, module, False)
+        if in_place is None:  # (a ReLU saves its result in place or not)
+            return Feeder("saved" if _saves_result_either_way(module) else "unseen", member, module, False)
         if in_place:
             if module in INPLACE_SAVES_RESULT:
                 return Feeder("saved", member, module, True)
@@ -1370,35 +1377,6 @@ class Chains:
         if saves is None:
             return Feeder("unseen", member, module, False)
         return Feeder("saved" if "output" in saves else "unsaved", member, module, False)
-
-    def _returned_layers(self, call: ast.Call) -> Optional[List[ast.Call]]:
-        """``get_activation(name)``: a function of this file (top level, bound once) whose every
-        return hands back a torch module built in it (``return nn.ReLU(True)``, or a name whose
-        bindings there are such modules or ``None``, which no chain can call): those modules."""
-        func = call.func
-        if not isinstance(func, ast.Name):
-            return None
-        top = self.summaries.targets._top_level().get(func.id)
-        bound = self.model.flow(self.model.module).bindings.get(func.id, [])
-        if not isinstance(top, FUNCTIONS) or len(bound) != 1:
-            return None
-        flow = self.model.flow(top)
-        found: List[ast.Call] = []
-        for ret in (n for n in self.model.walk(top) if isinstance(n, ast.Return) and self.model.owner(n) is top):
-            values: List[Optional[ast.expr]] = [ret.value]
-            if isinstance(ret.value, ast.Name):
-                reaching = self.model.reaching(flow, ret.value.id, ret)
-                if not reaching or any(b.form != "assign" for b in reaching):
-                    return None
-                values = [b.value for b in reaching]
-            for value in values:
-                if value is None or is_const(value, None):
-                    continue
-                name = self.model.torch_name(value.func) if isinstance(value, ast.Call) else None
-                if name is None or not name.startswith("torch.nn.") or not name.rsplit(".", 1)[-1][:1].isupper():
-                    return None
-                found.append(cast(ast.Call, value))
-        return found or None
 
     def _summary_of_instance(self, layer: ast.Call) -> Optional[Summary]:
         return self.summaries.of_target(self.summaries.targets._class_target(layer))
@@ -1433,9 +1411,9 @@ class Chains:
         value = next((k.value for k in layer.keywords if k.arg == "inplace"), None)
         if value is None and len(layer.args) > index and not any(isinstance(a, ast.Starred) for a in layer.args[:index + 1]):
             value = layer.args[index]
-        if value is None:
-            return False if not any(k.arg is None for k in layer.keywords) else None
-        values = self.values(value, 0)
+        if value is None and not any(k.arg is None for k in layer.keywords):
+            return False
+        values = self.values(value, 0) if value is not None else self.built.spread_flags(layer)
         if values is None or len(values) != 1:
             return None
         return next(iter(values)) is True
@@ -1499,12 +1477,10 @@ class Chains:
             else self.model.calls_in(self.model.module).get(callee, [])
         if sites is None:
             return None
-        index = self.model.calls.project
-        if index is not None:  # calls from the run's other files pass what this file cannot see
-            others = [c for c in index.calls.get(index.canonical(f"{self.model.calls.module_name}.{callee}"), [])
-                      if c.called]
-            if len(others) > len(self.model.calls_in(self.model.module).get(callee, [])):
-                return None
+        elsewhere = _calls_elsewhere(self.model, callee)  # what the run's other files pass, as written
+        if elsewhere is None:
+            return None
+        found += [_passed_elsewhere(c, param, position, default, lambda e: values(e, depth + 1)) for c in elsewhere]
         for site in sites:
             if spreads(site):
                 return None
@@ -1530,6 +1506,35 @@ class Chains:
 
 _OBJECT = ast.Ellipsis  # a value that is never None: a container literal, a module or object built by a call
 _UNSET = ast.Pass  # an attribute not yet assigned
+
+
+def _calls_elsewhere(model: SummaryFacts, callee: str) -> Optional[List[CallFact]]:
+    """The calls of the file's ``callee`` (a top-level function or class) in the run's other
+    files (``ProjectIndex.calls_in_other_modules``); None where the index counts calls neither
+    this file nor those show (a reference handed on)."""
+    index = model.calls.project
+    if index is None:
+        return []
+    qual = index.canonical(f"{model.calls.module_name}.{callee}")
+    called = [c for c in index.calls.get(qual, []) if c.called]
+    here = len(model.calls_in(model.module).get(callee, []))
+    if len(called) <= here:
+        return []
+    elsewhere = index.calls_in_other_modules(qual, model.calls.module_name)
+    return elsewhere if len(elsewhere) == len(called) - here else None
+
+
+def _passed_elsewhere(call: CallFact, param: str, position: Optional[int], default: Optional[ast.expr],
+                      values: Callable[[ast.expr], Optional[FrozenSet[object]]]) -> Optional[FrozenSet[object]]:
+    """What a call of another file gives ``param``: the literal it passes (``inplace=False``), the
+    default where it passes nothing; None where it passes something else or spreads."""
+    passed = [(literal, value) for key, literal, value in call.args_values
+              if key == param or position is not None and key == str(position)]
+    if any(key in ("*", "**") for key, _, _ in call.args_values) or len(passed) > 1:
+        return None
+    if not passed:
+        return values(default) if default is not None else None
+    return values(ast.Constant(cast(str, passed[0][1]))) if passed[0][0] else None  # (a literal, to ``values``)
 
 
 def param_class(chains: Chains, call: ast.Call) -> Optional[str]:
@@ -1594,14 +1599,23 @@ def set_from_outside(model: SummaryFacts, cls: ast.ClassDef, attr: str) -> bool:
     for node in model.attribute_writes(attr):
         if not (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
                 and isinstance(node.value, ast.Name) and node.value.id == "self"
-                and isinstance(model.parent(node), (ast.Assign, ast.AnnAssign))
-                and model.enclosing_class(node) is not None):
+                and _assigned_a_value(model, node) and model.enclosing_class(node) is not None):
             return True  # (`self.<attr>` of another class of the file is another instance's)
     for call in model.calls_in(model.module).get("setattr", []):
         name = call.args[1] if len(call.args) > 1 else None
         if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value != attr):
             return True
     return False
+
+
+def _assigned_a_value(model: SummaryFacts, target: ast.Attribute) -> bool:
+    """``self.<attr> = v``, or its own element of ``self.a, self.b = x, y`` (``classes.paired``:
+    the value the class index records for it); not one unpacked from a call."""
+    stmt = model.statement_of(target)
+    if isinstance(stmt, ast.AnnAssign):
+        return stmt.target is target
+    return isinstance(stmt, ast.Assign) and any(
+        t is target for whole in stmt.targets for t, _ in paired(whole, stmt.value))
 
 
 def set_through_another_receiver(model: SummaryFacts, attr: str) -> bool:
@@ -1684,6 +1698,183 @@ def switched_on(model: SummaryFacts, write: ast.Attribute) -> Optional[ast.Call]
     return cast(ast.Call, built) if f"torch.nn.{name.rsplit('.', 1)[-1]}" in torch_api.INPLACE_PARAM_CALLABLES \
         and name.rsplit(".", 1)[-1][:1].isupper() else None
 
+
+class BuiltLayers:
+    """The torch modules a construction builds where its class is chosen by a name or a
+    function (timm's ``create_act_layer(name)``, mmcv's builders, a file's own tables):
+    ``getattr(nn, act)(...)`` with the strings ``act`` may hold known (``Chains.values``: its
+    default and what the file's constructions pass), ``ACTS[name](...)`` of a dict display of the
+    file that maps strings to torch module classes (every class it holds where the key is not
+    known), ``get_act(name)`` of a function of the file whose every return builds a torch module.
+    A fact about such a layer holds where it holds for every module it may build. Also the
+    ``inplace=`` a ``**params`` spread passes (torchvision's MLP)."""
+
+    def __init__(self, model: SummaryFacts, chains: "Chains") -> None:
+        self.model = model
+        self.chains = weakref.proxy(chains)
+        self._tables: Dict[str, Optional[Dict[str, str]]] = {}
+
+    def constructions(self, call: ast.Call) -> Optional[List[Tuple[ast.Call, str]]]:
+        """(the call that builds it, its ``torch.nn`` class) for each module ``call`` may build;
+        None where ``call`` is none of these forms or one of its modules is unknown."""
+        returned = self._returned_layers(call)
+        if returned is not None:
+            return [(r, self.model.torch_name(r.func) or "") for r in returned]
+        classes = self._by_name(call.func)
+        return [(call, c) for c in classes] if classes else None
+
+    def label(self, call: ast.Call) -> str:
+        """How messages name the construction: ``get_act()``, ``getattr(nn, ...)``, ``ACTS[...]``."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            return f"{func.id}()"
+        if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name):
+            return f"{func.value.id}[...]"
+        return "getattr(nn, ...)"
+
+    def saves(self, call: ast.Call) -> Optional[Tuple[str, Optional[Tuple[str, ...]]]]:
+        """(a label, what each module ``call`` may build saves: ``("output",)``...) where every
+        one saves the same, in place or not (an in-place ReLU saves its result); (a label, None)
+        where they differ or one is unknown; None where ``call`` is no such construction."""
+        built = self.constructions(call)
+        if built is None:
+            return None
+        found: Set[Optional[Tuple[str, ...]]] = set()
+        for layer, cls in built:
+            in_place = self.chains.runs_in_place(layer, cls)
+            if in_place is None:
+                found.add(("output",) if _saves_result_either_way(cls) else None)
+            elif in_place and cls in INPLACE_SAVES_RESULT:
+                found.add(("output",))
+            elif in_place and cls in torch_api.INPLACE_PARAM_CALLABLES:
+                found.add(())
+            else:
+                found.add(op_saves(cls))
+        names = " or ".join(dict.fromkeys(cls for _, cls in built))
+        return f"{self.label(call)} ({names})", (found.pop() if len(found) == 1 else None)
+
+    def spread_flags(self, layer: ast.Call) -> Optional[FrozenSet[object]]:
+        """``act_layer(**params)`` (torchvision's MLP) where ``params`` is bound once, to dict
+        displays of string keys (``{} if inplace is None else {"inplace": inplace}``), and only
+        ever spread: the ``inplace=`` values they may pass (False where one leaves it out)."""
+        spread = [k.value for k in layer.keywords if k.arg is None]
+        if len(spread) != 1 or not isinstance(spread[0], ast.Name):
+            return None
+        name = spread[0]
+        flow = self.model.flow(self.model.owner(name))
+        bound = flow.bindings.get(name.id, [])
+        if len(bound) != 1 or bound[0].form != "assign" or bound[0].value is None or name.id in flow.declared \
+                or self.model.reaching(flow, name.id, self.model.statement_of(name)) != bound:
+            return None
+        if not all(isinstance(self.model.parent(load), ast.keyword) and getattr(self.model.parent(load), "arg", 0) is None
+                   for _, load in flow.loads.get(name.id, [])):
+            return None  # `params["inplace"] = False`, `params.update(...)`, handed to a call
+        return self._dict_flags(bound[0].value, 0)
+
+    def _dict_flags(self, value: ast.expr, depth: int) -> Optional[FrozenSet[object]]:
+        if isinstance(value, ast.IfExp) and depth < _MAX_DEPTH:
+            way = self.chains.decided.test(value.test)
+            if way is not None:
+                return self._dict_flags(value.body if way else value.orelse, depth + 1)
+            return self.chains._union([self._dict_flags(value.body, depth + 1), self._dict_flags(value.orelse, depth + 1)])
+        if not isinstance(value, ast.Dict) or not all(isinstance(k, ast.Constant) and isinstance(k.value, str)
+                                                      for k in value.keys):
+            return None
+        keys = [cast(ast.Constant, k).value for k in value.keys]
+        return self.chains.values(value.values[keys.index("inplace")], 0) if "inplace" in keys else frozenset({False})
+
+    def _by_name(self, func: ast.expr) -> Optional[List[str]]:
+        """The classes ``getattr(nn, act)`` or ``ACTS[name]`` may be (sorted), None if unknown."""
+        module = self.model.flow(self.model.module).bindings
+        if isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "getattr" \
+                and "getattr" not in module and len(func.args) == 2 and not func.keywords \
+                and self.model.torch_name(func.args[0]) == "torch.nn":
+            names = self.chains.values(func.args[1], 0)
+            if not names or not all(isinstance(n, str) for n in names):
+                return None
+            classes = [self._torch_class(f"torch.nn.{n}") for n in cast(FrozenSet[str], names)]
+            return None if None in classes else sorted(cast(List[str], classes))
+        if not (isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name)):
+            return None
+        owner = self.model.owner(func)
+        if owner is not self.model.module and func.value.id in self.model.flow(owner).bindings:
+            return None  # a local name, not the file's table
+        table = self._table(func.value.id)
+        if table is None:
+            return None
+        keys = self.chains.values(func.slice, 0)
+        picked = list(table.values()) if keys is None else [table[k] for k in keys if isinstance(k, str) and k in table]
+        return sorted(set(picked)) or None
+
+    def _torch_class(self, name: str) -> Optional[str]:
+        """``torch.nn.<Name>`` where the torch API data knows the module class, else None."""
+        short = name.rsplit(".", 1)[-1]
+        known = short[:1].isupper() and (op_saves(f"torch.nn.{short}") is not None
+                                         or f"torch.nn.{short}" in torch_api.INPLACE_PARAM_CALLABLES)
+        return f"torch.nn.{short}" if known else None
+
+    def _table(self, name: str) -> Optional[Dict[str, str]]:
+        """``ACTS = {"relu": nn.ReLU, "leaky": partial(nn.LeakyReLU, negative_slope=0.1)}``: a
+        dict display bound once at the file's top level, read only as ``ACTS[...]`` (nothing
+        adds to it or replaces an entry), every key a string and every value a torch module
+        class (a ``partial`` of one that fixes no ``inplace``): key -> class."""
+        if name in self._tables:
+            return self._tables[name]
+        self._tables[name] = None
+        bound = self.model.flow(self.model.module).bindings.get(name, [])
+        value = bound[0].value if len(bound) == 1 and bound[0].form == "assign" else None
+        if not isinstance(value, ast.Dict) or not value.keys:
+            return None
+        table: Dict[str, str] = {}
+        for key, entry in zip(value.keys, value.values):
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                return None
+            if isinstance(entry, ast.Call) and entry.args and not isinstance(entry.args[0], ast.Starred) \
+                    and "functools.partial" in self.model.qualified_names(entry.func) \
+                    and not any(k.arg in (None, "inplace") for k in entry.keywords) and len(entry.args) == 1:
+                entry = entry.args[0]
+            found = self.model.torch_name(entry) if isinstance(entry, (ast.Name, ast.Attribute)) else None
+            cls = self._torch_class(found) if found is not None and found.startswith("torch.nn.") else None
+            if cls is None:
+                return None
+            table[key.value] = cls
+        for mention in self.model.mentions(name):
+            parent = self.model.parent(mention)
+            if not isinstance(mention, ast.Name) or self.model.owner(mention) is self.model.module and parent is bound[0].stmt:
+                continue  # `x.ACTS` (another object's attribute), or the binding itself
+            if not (isinstance(parent, ast.Subscript) and parent.value is mention and isinstance(parent.ctx, ast.Load)):
+                return None  # `ACTS["gelu"] = ...`, `ACTS.update(...)`, handed to a call
+        self._tables[name] = table
+        return table
+
+    def _returned_layers(self, call: ast.Call) -> Optional[List[ast.Call]]:
+        """``get_activation(name)``: a function of this file (top level, bound once) whose every
+        return hands back a torch module built in it (``return nn.ReLU(True)``, or a name whose
+        bindings there are such modules or ``None``, which no chain can call): those modules."""
+        func = call.func
+        if not isinstance(func, ast.Name):
+            return None
+        top = self.chains.summaries.targets._top_level().get(func.id)
+        bound = self.model.flow(self.model.module).bindings.get(func.id, [])
+        if not isinstance(top, FUNCTIONS) or len(bound) != 1:
+            return None
+        flow = self.model.flow(top)
+        found: List[ast.Call] = []
+        for ret in (n for n in self.model.walk(top) if isinstance(n, ast.Return) and self.model.owner(n) is top):
+            values: List[Optional[ast.expr]] = [ret.value]
+            if isinstance(ret.value, ast.Name):
+                reaching = self.model.reaching(flow, ret.value.id, ret)
+                if not reaching or any(b.form != "assign" for b in reaching):
+                    return None
+                values = [b.value for b in reaching]
+            for value in values:
+                if value is None or is_const(value, None):
+                    continue
+                name = self.model.torch_name(value.func) if isinstance(value, ast.Call) else None
+                if name is None or not name.startswith("torch.nn.") or not name.rsplit(".", 1)[-1][:1].isupper():
+                    return None
+                found.append(cast(ast.Call, value))
+        return found or None
 
 class Decided:
     """Tests that come out the same for every instance the file builds, from the constructor
@@ -1800,7 +1991,7 @@ class Decided:
         unset = True
         for value in sorted(self.model.class_attrs(cls).get(expr.attr, []), key=lambda v: self.model.range(v)[0]
                             if isinstance(v, ast.expr) else (0, 0)):
-            stmt = self.model.parent(value) if isinstance(value, ast.expr) else None
+            stmt = self.model.statement_of(value) if isinstance(value, ast.expr) else None  # (`self.a, self.b = x, y`)
             if init is None or not isinstance(stmt, ast.Assign) or self.model.owner(stmt) is not init \
                     or not isinstance(value, ast.expr):
                 return None

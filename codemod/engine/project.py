@@ -30,13 +30,14 @@ from codemod.engine.fileio import read_source
 from codemod.engine.libraries import Libraries
 from codemod.engine.summary_json import summary_from_json, summary_to_json
 
-_VERSION = b"project-facts-12"  # JSON entries (3: summaries, kept apart; 4: library callees; 5: other dtype;
+_VERSION = b"project-facts-13"  # JSON entries (3: summaries, kept apart; 4: library callees; 5: other dtype;
 # 6: what calls pass, kept apart; 7: grad-off decorators; 8: `A, B = mod.A, mod.B` aliases;
 # 9: summaries say whether a class owns parameters and whether the callee keeps its result;
 # 10: what calls pass says which arguments are tensors; 11: and which autograd saved before the call;
 # calls of instances of other modules' classes, marked `bound`; summaries say a function returns the
 # outputs of a multi-view op splitting a parameter, and what calls pass which arguments are such outputs;
-# 12: what autograd saved and the refused views, call by call, apart from what calls pass)
+# 12: what autograd saved and the refused views, call by call, apart from what calls pass;
+# 13: each call's arguments as written, with the literals' values)
 
 
 Mapper = Callable[[Callable[[str], Optional[ModuleFacts]], List[str]], List[Optional[ModuleFacts]]]
@@ -264,7 +265,8 @@ def facts_to_json(facts: ModuleFacts) -> dict:
         "other_dtype": facts.other_dtype, "hooks": facts.hooks,
         "functions": [[f.qualname, list(f.params), f.grad_off, _needs_json(f.off_as_decorator),
                        _needs_json(f.off_as_factory)] for f in facts.functions],
-        "calls": [[c.callee, c.caller, c.grad_off, c.called, c.result_ignored, c.bound] for c in facts.calls],
+        "calls": [[c.callee, c.caller, c.grad_off, c.called, c.result_ignored, c.bound,
+                   [list(v) for v in c.args_values]] for c in facts.calls],
     }
 
 
@@ -285,6 +287,11 @@ def facts_from_json(raw: dict, key: str) -> ModuleFacts:
             raise ValueError(v)
         return v
 
+    def literal(v):
+        if not (v is None or isinstance(v, (str, bool, int, float))):
+            raise ValueError(v)
+        return v
+
     def needs(v):
         return None if v is None else tuple(text(x) for x in v)
 
@@ -295,8 +302,9 @@ def facts_from_json(raw: dict, key: str) -> ModuleFacts:
         text(raw["module"]),
         [FunctionFact(text(q), tuple(text(x) for x in params), flag(off), needs(d), needs(f))
          for q, params, off, d, f in raw["functions"]],
-        [CallFact(text(a), text(b), flag(c), flag(d), flag(e), frozenset(), bound=flag(g))
-         for a, b, c, d, e, g in raw["calls"]],
+        [CallFact(text(a), text(b), flag(c), flag(d), flag(e), frozenset(), bound=flag(g),
+                  args_values=tuple((text(k), flag(lit), literal(v)) for k, lit, v in values))
+         for a, b, c, d, e, g, values in raw["calls"]],
         {text(k): text(v) for k, v in exports.items()},
         {text(k): text(v) for k, v in libraries.items()},
         None if raw["other_dtype"] is None else text(raw["other_dtype"]),

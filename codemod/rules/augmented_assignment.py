@@ -134,6 +134,8 @@ class AugmentedAssignment(Rule):
             status, reason = Status.UNSAFE, "held-elsewhere"  # an element read into another holder first
         elif listed is not None and any(isinstance(e, ast.Call) and self.model.result_kept(e) for e in listed[0]):
             status, reason = Status.UNSAFE, "held-elsewhere"  # the module that made it keeps it (`self.last = out`)
+        elif listed is not None and any(self._named_elsewhere(e, node) for e in listed[0]):
+            status, reason = Status.UNSAFE, "held-elsewhere"  # `outs = [a, b]`, `outs.append(a)`: `a` holds it too
         elif self.model.may_promote(None, [node.value]):
             status, reason = Status.UNSAFE, "dtype-promotion"
 
@@ -141,6 +143,17 @@ class AugmentedAssignment(Rule):
             return Fix(aug, build_assignment, fix_title(build_assignment(aug)))
 
         self.report(node, message, status, reason, self.plan(node, "AugAssign", make), hazard=hazard)
+
+    def _named_elsewhere(self, element: ast.expr, write: ast.AugAssign) -> bool:
+        """The element is a name that also holds the tensor: read anywhere else in the function,
+        or not bound there by assignments alone (a parameter: the caller holds it). Rebinding the
+        list's slot would leave that name unchanged where the write changed it."""
+        if not isinstance(element, ast.Name):
+            return False
+        flow = self.model.flow(self.model.owner(write))
+        bindings = flow.bindings.get(element.id, [])
+        return not bindings or any(b.form != "assign" for b in bindings) or element.id in flow.declared \
+            or any(load is not element for _, load in flow.loads.get(element.id, []))
 
     def _tensor_element(self, element: ast.expr) -> bool:
         """A tensor, or what a call of the file's code returns that saves a tensor passed in."""
@@ -154,7 +167,9 @@ class AugmentedAssignment(Rule):
 
     def _saved_result(self, node: ast.AugAssign, target: ast.expr) -> bool:
         """``x = self.pre_conv(x)`` (every binding that reaches the write), where the call is of
-        the file's code whose result autograd saves (a ReLU's output): a tensor."""
+        the file's code whose result autograd saves (a ReLU's output), or of a module every class
+        it may be built as saves its output (``self.act = getattr(nn, act)()``: a ReLU or a
+        Tanh): a tensor."""
         from codemod.analysis.summaries import Saved
 
         if not isinstance(target, ast.Name):
@@ -163,5 +178,11 @@ class AugmentedAssignment(Rule):
         reaching = [b for b in self.model.reaching(flow, target.id, self.model.statement_of(node)) if b.form != "aug"]
         return bool(reaching) and all(
             b.form == "assign" and isinstance(b.value, ast.Call)
-            and (lambda s: s is not None and s.output is Saved.YES)(self.model.summaries.of_call(b.value))
+            and ((lambda s: s is not None and s.output is Saved.YES)(self.model.summaries.of_call(b.value))
+                 or self._saving_module(b.value))
             for b in reaching)
+
+    def _saving_module(self, call: ast.Call) -> bool:
+        """``self.act(h)`` of a torch module the analysis knows saves its output: a tensor."""
+        found = self.model.hazards.ops._module_op(call.func)
+        return found is not None and not isinstance(found.saves, str) and "output" in found.saves

@@ -93,7 +93,8 @@ class InplaceArgument(Rule):
     (``input-used-later``). Run on a leaf that requires grad (``self.act(self.weight)`` of an
     ``nn.Parameter``, ``F.relu(w, inplace=True)``), the write raises with grad on: proven (the
     leaf error), the fix's safety decided as above. ``inplace=<variable>`` is reported without a fix
-    (``dynamic-inplace``), and so is a flag switched on after the module is built
+    (``dynamic-inplace``), and so is a ``**params`` spread whose every dict passes ``inplace=True``
+    (``BuiltLayers.spread_flags``), and a flag switched on after the module is built
     (``flag-set-after``). The fix costs memory: the activation gets its own output tensor.
     """
 
@@ -105,7 +106,7 @@ class InplaceArgument(Rule):
     def could_start(cls, node: ast.AST) -> bool:
         if isinstance(node, ast.Assign):  # self.drop.inplace = True
             return any(isinstance(t, ast.Attribute) and t.attr == "inplace" for t in node.targets)
-        return any(k.arg == "inplace" for k in node.keywords) or any(
+        return any(k.arg in ("inplace", None) for k in node.keywords) or any(  # (`**params`: see visit_Call)
             isinstance(a, ast.Constant) and a.value is True for a in node.args  # nn.ReLU(True)
         )
 
@@ -129,7 +130,7 @@ class InplaceArgument(Rule):
         index = torch_api.INPLACE_PARAM_CALLABLES.get(name)
         if index is None:
             return
-        arg = find_inplace_arg(node, index)
+        arg = find_inplace_arg(node, index) or self._spread_in_place(node, name)
         if arg is None:
             return
         value = arg.value if isinstance(arg, ast.keyword) else arg
@@ -152,6 +153,16 @@ class InplaceArgument(Rule):
             self._constructor(node, arg, message, hazard)
         else:
             self._functional(node, arg, index, message, hazard)
+
+    def _spread_in_place(self, node: ast.Call, name: str) -> Optional[ast.keyword]:
+        """``act_layer(**params)`` where a dict ``params`` may be passes ``inplace=True``
+        (``BuiltLayers.spread_flags``: every dict it may be is known): its ``**params``,
+        reported as a dynamic flag, as ``inplace=inplace`` is."""
+        spread = [k for k in node.keywords if k.arg is None]
+        if len(spread) != 1 or not name.rsplit(".", 1)[-1][:1].isupper() or any(k.arg == "inplace" for k in node.keywords):
+            return None
+        flags = self.model.summaries.chains.built.spread_flags(node)
+        return spread[0] if flags is not None and True in flags else None
 
     def _leaf_input(self, site: ast.Call) -> Optional[str]:
         """Why running in place at ``site`` (``self.act(self.weight)``, ``F.relu(w, inplace=True)``)
