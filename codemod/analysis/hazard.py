@@ -1662,9 +1662,9 @@ class OpSaves(_HazardsPart):
             return Op(method, saves(method))
         bound = partial_of_torch(self.model, func)
         if bound is not None and op_short(bound) not in _BINARY:  # `self.softmax = partial(torch.softmax, dim=-1)`
-            found = saves(bound) if saves(bound) != UNSEEN else saves(bound.rsplit(".", 1)[-1])
-            if found != UNSEEN and set(found) <= {"output"}:  # what it saves does not hang on the places
-                return Op(f"{bound}`, bound as `{self.model.code(func).strip()}", found)
+            bound_saves = saves(bound) if saves(bound) != UNSEEN else saves(bound.rsplit(".", 1)[-1])
+            if bound_saves != UNSEEN and set(bound_saves) <= {"output"}:  # what it saves does not hang on the places
+                return Op(f"{bound}`, bound as `{self.model.code(func).strip()}", bound_saves)
         passed = self._passed_function(func) if isinstance(func, ast.Name) else None
         if passed is not None:  # `op(a, b)` where every call hands in `op=torch.mul`
             short = passed.rsplit(".", 1)[-1]
