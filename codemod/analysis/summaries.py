@@ -2088,6 +2088,10 @@ class ListedLayers:
         if not any(isinstance(a, ast.Starred) for a in chain.args):
             return list(chain.args)
         spread = chain.args[0]
+        if len(chain.args) == 1 and not chain.keywords and isinstance(spread, ast.Starred) \
+                and isinstance(spread.value, (ast.List, ast.Tuple)) \
+                and not any(isinstance(e, ast.Starred) for e in spread.value.elts):
+            return list(spread.value.elts)  # `nn.Sequential(*[conv, bn])`: the display's items
         if len(chain.args) != 1 or chain.keywords or not isinstance(spread, ast.Starred) \
                 or not isinstance(spread.value, ast.Name):
             return None
