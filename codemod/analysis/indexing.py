@@ -95,16 +95,9 @@ def call_arguments(model: SemanticModel, module: str, project_modules: FrozenSet
     analysis asks about these calls. What autograd saved and which are refused views
     (``Passed.saved``, ``refused``) are left empty: :func:`call_savings` gives them, for the few
     calls whose callee writes into them."""
-    wanted = set(positions)
     resolver = _resolver(model, module, project_modules, is_package)
-    found: Dict[int, Passed] = {}
-    for i, (site, callee, _) in enumerate(_call_sites(model, resolver, {})):
-        if i in wanted:
-            grad_off = isinstance(site, ast.Call) and model.grad.local_reason(site) in _GRAD_OFF
-            found[i] = _arguments(model, resolver, site, callee, grad_off)
-            if len(found) == len(wanted):
-                break
-    return found
+    return {i: _arguments(model, resolver, site, callee, grad_off)
+            for i, site, callee, grad_off in _sites_at(model, resolver, positions)}
 
 
 def call_savings(model: SemanticModel, module: str, project_modules: FrozenSet[str], is_package: bool,
@@ -112,17 +105,26 @@ def call_savings(model: SemanticModel, module: str, project_modules: FrozenSet[s
     """(``args_saved``, ``args_refused``) of the calls at ``positions`` of :func:`collect`'s
     list: asked only where another file's analysis reads them (a write into the callee's
     parameter, ``hazard.calls_from_elsewhere``), each a question to the caller's hazard analysis."""
-    wanted = set(positions)
     resolver = _resolver(model, module, project_modules, is_package)
     found: Dict[int, Saving] = {}
-    for i, (site, callee, _) in enumerate(_call_sites(model, resolver, {})):
-        if i in wanted:
-            grad_off = isinstance(site, ast.Call) and model.grad.local_reason(site) in _GRAD_OFF
-            tensor = _arguments(model, resolver, site, callee, grad_off, tensors_only=True).tensor
-            found[i] = _saving(model, resolver, site, callee, grad_off, tensor)
-            if len(found) == len(wanted):
-                break
+    for i, site, callee, grad_off in _sites_at(model, resolver, positions):
+        tensor = _arguments(model, resolver, site, callee, grad_off, tensors_only=True).tensor
+        found[i] = _saving(model, resolver, site, callee, grad_off, tensor)
     return found
+
+
+def _sites_at(model: SemanticModel, resolver: "_Resolver",
+              positions: Iterable[int]) -> Iterator[Tuple[int, ast.AST, str, bool]]:
+    """(position, site, callee, grad off) of the call sites at ``positions`` of :func:`collect`'s
+    list, in its order; the walk stops after the last one wanted."""
+    wanted = set(positions)
+    left = len(wanted)
+    for i, (site, callee, _) in enumerate(_call_sites(model, resolver, {})):
+        if left and i in wanted:
+            left -= 1
+            yield i, site, callee, isinstance(site, ast.Call) and model.grad.local_reason(site) in _GRAD_OFF
+        if not left:
+            return
 
 
 def _resolver(model: SemanticModel, module: str, project_modules: FrozenSet[str], is_package: bool) -> "_Resolver":
