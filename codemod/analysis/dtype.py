@@ -203,8 +203,12 @@ def boolean_tensor(model: RequiresGradFacts, expr: ast.expr, depth: int = 0) -> 
         name = model.torch_name(func)
         if name is not None:
             return name.rsplit(".", 1)[-1] in _MASK_METHODS and bool(expr.args) and is_tensor(expr.args[0], model)
-        return isinstance(func, ast.Attribute) and func.attr in _MASK_METHODS \
-            and (is_tensor(func.value, model) or boolean_tensor(model, func.value, depth + 1))
+        if isinstance(func, ast.Attribute) and func.attr in _MASK_METHODS:
+            return is_tensor(func.value, model) or boolean_tensor(model, func.value, depth + 1)
+        own = model.own_callee(func)  # `clipped = is_clipped(x)`: a helper of the file that returns a mask
+        returns = [n.value for n in model.walk(own) if isinstance(n, ast.Return) and model.owner(n) is own] \
+            if own is not None else []
+        return bool(returns) and all(r is not None and boolean_tensor(model, r, depth + 1) for r in returns)
     if isinstance(expr, ast.Name):
         values = bound_values(model, expr, updates=False)
         return bool(values) and all(boolean_tensor(model, v, depth + 1) for v in values or ())

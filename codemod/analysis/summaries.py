@@ -532,6 +532,8 @@ class InputSaves:
                     result = Saved.UNKNOWN  # what saves the alias may save the input: not followed
                 continue
             op_node, index = found
+            if isinstance(self.model.parent(op_node), ast.Compare):
+                continue  # `x.abs() > t`: only compared, so backward never reaches what the op saved
             facts = self.op_of(op_node)
             if facts is None:
                 continue

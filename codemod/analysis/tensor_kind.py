@@ -450,6 +450,10 @@ class CallKinds(_KindsPart):
                 if short in ("min", "max") and call.args and not call.keywords \
                         and not any(isinstance(a, ast.Starred) for a in call.args):
                     return join(self.kinds.kind(a) for a in call.args)  # one of its arguments
+                if short == "abs" and len(call.args) == 1 and not call.keywords \
+                        and not isinstance(call.args[0], ast.Starred):
+                    inner = self.kinds.kind(call.args[0])  # `abs(t)` is `t.__abs__()`: torch.abs for a tensor
+                    return Kind.TENSOR if inner in TENSORISH else inner
                 if short in _OTHER_BUILTINS or short.split(".")[0] in _BUILTIN_TYPES:
                     return Kind.OTHER
             if qname.startswith(_NON_TENSOR_PREFIXES):
