@@ -1,0 +1,161 @@
+"""Stop 42 (issue 24, precision on code bases never measured before): the false proven hazard found
+on pytorch-lightning 2.6.6 (``StochasticWeightAveraging.update_parameters``,
+stochastic_weight_avg.py:332; label by running in bench/hazard_checks24/pytorch_lightning_checks.py),
+written from scratch in the shape of the code that showed it, with its group.
+
+Group ``detached-alias``: a name bound to ``t.detach()`` of a leaf that requires grad (a parameter
+from ``.parameters()``, an ``nn.Parameter`` attribute, a tensor made with ``requires_grad=True``)
+was taken for a *view* of the leaf, and a write into it for one PyTorch refuses ("a leaf Variable
+that requires grad is being used in an in-place operation"). ``detach()`` returns a tensor that
+requires no grad: PyTorch lets one write into it (weight averaging, EMA and re-initialisation code
+do so on purpose). It still shares the version counter, so a write into the detached copy of a
+tensor autograd saved does raise at backward: that look-alike stays proven, as do real views of a
+leaf and a detached copy made a leaf again (``.detach().requires_grad_()``).
+
+Per case, one test runs the program with torch and one asks the static check (nothing imported,
+nothing run).
+"""
+
+from __future__ import annotations
+
+import copy
+
+import torch
+
+from codemod.config import Settings
+from codemod.engine.pipeline import process_source
+
+from .backward import raises_at_backward
+
+
+def _proven(source: str):
+    """The default report (proven tier): (code, line) of each finding."""
+    result = process_source(source.encode(), "case.py", Settings(select=("IPF1",)))
+    assert result.error is None, result.error
+    return [(f.code, f.span.line) for f in result.findings]
+
+
+def _defined(source: str) -> dict:
+    namespace: dict = {"__name__": "case"}
+    exec(compile(source, "case.py", "exec"), namespace)
+    return namespace
+
+
+def _leaf_refused(fn) -> bool:
+    """True where ``fn`` dies with PyTorch's refusal of an in-place write into a leaf (or a view of one)."""
+    try:
+        fn()
+    except RuntimeError as error:
+        return "a leaf Variable that requires grad" in str(error)
+    return False
+
+
+# ------------------------------------------------------------------ writes into detached copies
+DETACHED = """\
+import torch
+from torch import nn
+
+
+def blend_into(average, model, count):
+    for kept, live in zip(average.parameters(), model.parameters()):
+        kept_ = kept.detach()
+        fresh = live.detach()
+        kept_.copy_(fresh if count == 0 else kept_ + (fresh - kept_) / (count + 1))
+
+
+def shrink(model):
+    for p in model.parameters():
+        flat = p.detach()
+        flat = flat.view(-1)
+        flat.mul_(0.5)
+
+
+def zeroed_copy():
+    w = torch.randn(3, requires_grad=True)
+    d = w.detach()
+    d.zero_()
+    return w
+
+
+class Gate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bias = nn.Parameter(torch.zeros(4))
+
+    def open_first(self):
+        b = self.bias.detach()
+        b[0] = 1.0
+
+    def forward(self, x):
+        return x + self.bias
+"""
+
+
+def test_writes_into_detached_copies_of_leaves_run():
+    ns = _defined(DETACHED)
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+    average = copy.deepcopy(model)
+    with torch.enable_grad():
+        ns["blend_into"](average, model, 0)
+        ns["blend_into"](average, model, 1)
+        ns["shrink"](average)
+        average(torch.randn(2, 3)).sum().backward()
+        w = ns["zeroed_copy"]()
+        assert w.requires_grad and torch.equal(w.detach(), torch.zeros(3))
+        gate = ns["Gate"]()
+        gate.open_first()
+        gate(torch.randn(2, 4)).sum().backward()
+    assert gate.bias[0].item() == 1.0
+    assert torch.allclose(average[0].weight, model[0].weight * 0.5)
+
+
+def test_writes_into_detached_copies_of_leaves_are_not_proven():
+    assert _proven(DETACHED) == []
+
+
+# Look-alikes: a real view of a parameter (what the report took `detach()` for), a detached copy
+# made a leaf again, and a write into the detached copy of a tensor autograd saved (`exp` saves its
+# output; the copy shares its version counter).
+LOOK_ALIKES = """\
+import torch
+from torch import nn
+
+
+def blend_view(average, model):
+    for kept, live in zip(average.parameters(), model.parameters()):
+        kept_ = kept.view_as(kept)
+        kept_.copy_(live.detach())
+
+
+def relearn():
+    w = torch.randn(3, requires_grad=True)
+    d = w.detach().requires_grad_()
+    d.zero_()
+    return d
+
+
+def through_detached(x):
+    y = torch.exp(x)
+    d = y.detach()
+    d.zero_()
+    return y.sum()
+"""
+
+
+def test_look_alikes_raise():
+    ns = _defined(LOOK_ALIKES)
+    model = torch.nn.Linear(3, 2)
+    average = copy.deepcopy(model)
+    with torch.enable_grad():
+        assert _leaf_refused(lambda: ns["blend_view"](average, model))
+        assert _leaf_refused(ns["relearn"])
+        x = torch.randn(4, requires_grad=True)
+        assert raises_at_backward(lambda: ns["through_detached"](x).backward())
+
+
+def test_look_alikes_stay_proven():
+    found = _proven(LOOK_ALIKES)
+    assert {line for _, line in found} == {8, 14, 21}
+    assert ("IPF105", 8) in found and ("IPF105", 14) in found  # the leaf error, through a view / a new leaf
+    assert ("IPF103", 21) in found  # exp saved `y`; `d` shares its version counter
