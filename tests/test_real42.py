@@ -159,3 +159,86 @@ def test_look_alikes_stay_proven():
     assert {line for _, line in found} == {8, 14, 21}
     assert ("IPF105", 8) in found and ("IPF105", 14) in found  # the leaf error, through a view / a new leaf
     assert ("IPF103", 21) in found  # exp saved `y`; `d` shares its version counter
+
+
+# ------------------------------------------------------------------ a mask from a helper
+# Stop 35's false group op-saves-nothing (audiocraft snr_mixer, sound_dataset.py:247) in the shape
+# the library has it: the boolean mask comes from a helper of the file, `(abs(audio) > t).any(1)`
+# with the builtin `abs`. Indexing with a boolean tensor reads a copy, so what `/` saves is that
+# copy, not `out`; the analysis knew masks built in place (`(out.abs() > 1).any(1)`) only.
+MASK_HELPER = """\
+import torch
+
+
+def is_loud(audio: torch.Tensor, threshold: float = 0.99) -> torch.Tensor:
+    return (abs(audio) > threshold).any(1)
+
+
+def limit_peaks(signal, gain):
+    out = signal * (gain / signal.std(1)).unsqueeze(1)
+    clipped = is_loud(out)
+    if clipped.any():
+        peak = out[clipped].max(1)[0].abs().unsqueeze(1)
+        out[clipped] = out[clipped] / peak
+    return out
+
+
+def limit_inline(signal, gain):
+    out = signal * (gain / signal.std(1)).unsqueeze(1)
+    clipped = (abs(out) > 0.99).any(1)
+    peak = out[clipped].max(1)[0].abs().unsqueeze(1)
+    out[clipped] = out[clipped] / peak
+    return out
+"""
+
+
+def _line_of(source: str, text: str) -> int:
+    return next(i for i, line in enumerate(source.splitlines(), 1) if text in line)
+
+
+def test_masks_from_a_helper_or_builtin_abs_read_copies_backward_runs():
+    ns = _defined(MASK_HELPER)
+    for name in ("limit_peaks", "limit_inline"):
+        torch.manual_seed(0)
+        signal = torch.randn(4, 50, requires_grad=True)
+        gain = torch.tensor(3.0, requires_grad=True)
+        with torch.enable_grad():
+            out = ns[name](signal, gain)
+            assert bool((out.abs() >= 0.99).any(1).all())  # the clipping branch wrote every row
+            assert not raises_at_backward(lambda: out.sum().backward())
+        assert gain.grad is not None
+
+
+def test_masks_from_a_helper_or_builtin_abs_are_not_proven():
+    assert _proven(MASK_HELPER) == []
+
+
+# Look-alikes: a helper that may return an int (a basic index: the read is a view and `/` saves
+# `out` itself), and one whose mask is made from what may not be a tensor.
+MASK_LOOK_ALIKES = """\
+import torch
+
+
+def pick(audio, loud_only):
+    if loud_only:
+        return (abs(audio) > 0.99).any(1)
+    return 0
+
+
+def limit_first(signal, gain):
+    out = signal * (gain / signal.std(1)).unsqueeze(1)
+    row = pick(out, False)
+    out[row] = out[row] / out[row].abs().max()
+    return out
+"""
+
+
+def test_mask_look_alikes_raise():
+    limit_first = _defined(MASK_LOOK_ALIKES)["limit_first"]
+    signal = torch.randn(4, 50, requires_grad=True)
+    with torch.enable_grad():
+        assert raises_at_backward(lambda: limit_first(signal, torch.tensor(3.0, requires_grad=True)).sum().backward())
+
+
+def test_mask_look_alikes_stay_proven():
+    assert ("IPF104", _line_of(MASK_LOOK_ALIKES, "out[row] =")) in _proven(MASK_LOOK_ALIKES)
