@@ -203,15 +203,39 @@ def boolean_tensor(model: RequiresGradFacts, expr: ast.expr, depth: int = 0) -> 
         name = model.torch_name(func)
         if name is not None:
             return name.rsplit(".", 1)[-1] in _MASK_METHODS and bool(expr.args) and is_tensor(expr.args[0], model)
-        if isinstance(func, ast.Attribute) and func.attr in _MASK_METHODS:
-            return is_tensor(func.value, model) or boolean_tensor(model, func.value, depth + 1)
-        own = model.own_callee(func)  # `clipped = is_clipped(x)`: a helper of the file that returns a mask
-        returns = [n.value for n in model.walk(own) if isinstance(n, ast.Return) and model.owner(n) is own] \
-            if own is not None else []
-        return bool(returns) and all(r is not None and boolean_tensor(model, r, depth + 1) for r in returns)
+        helper = _own_function(model, func)
+        if helper is not None:  # `is_clipped(x)`: a function of the file whose every return is a mask
+            returns = [n for n in model.walk(helper) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom, ast.Await))
+                       and model.owner(n) is helper]
+            return bool(returns) and all(isinstance(r, ast.Return) and r.value is not None
+                                         and boolean_tensor(model, r.value, depth + 1) for r in returns)
+        return isinstance(func, ast.Attribute) and func.attr in _MASK_METHODS \
+            and (is_tensor(func.value, model) or boolean_tensor(model, func.value, depth + 1))
     if isinstance(expr, ast.Name):
         values = bound_values(model, expr, updates=False)
         return bool(values) and all(boolean_tensor(model, v, depth + 1) for v in values or ())
+    return False
+
+
+def _own_function(model: RequiresGradFacts, func: ast.expr) -> Optional[ast.FunctionDef]:
+    """``helper`` of ``helper(x)``: a top-level, undecorated ``def`` bound once in the module, and
+    no local of a function around the call (what the call runs, alone)."""
+    if not isinstance(func, ast.Name) or _local(model, func, func.id):
+        return None
+    bound = model.flow(model.module, nested=False).bindings.get(func.id, [])
+    made = bound[0].stmt if len(bound) == 1 else None
+    if isinstance(made, ast.FunctionDef) and model.parent(made) is model.module and not made.decorator_list:
+        return made
+    return None
+
+
+def _local(model: RequiresGradFacts, node: ast.AST, name: str) -> bool:
+    """``name`` is bound by a function (or a lambda's parameters) around ``node``."""
+    for up in model.ancestors(node):
+        if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)) and name in model.flow(up).bindings:
+            return True
+        if isinstance(up, ast.Lambda) and name in {a.arg for a in ast.walk(up.args) if isinstance(a, ast.arg)}:
+            return True
     return False
 
 

@@ -332,6 +332,32 @@ def _plain_view_of(model: "HazardFacts", expr: ast.expr, key: str) -> bool:
     return target_key(expr) == key
 
 
+def detached_copy(model: "HazardFacts", flow: Flow, key: str, stmt: Located, depth: int = 0) -> bool:
+    """What ``key`` holds at ``stmt`` is, on every path, ``t.detach()``, a view or part of one, or a
+    name that holds one (``p_ = p.detach()``; ``flat = p_.view(-1)``): a tensor that requires no
+    grad, which PyTorch lets one write into with grad on (no leaf error, whatever ``t`` is). It
+    still shares ``t``'s version counter: a write into it trips what autograd saved of ``t``."""
+    reaching = [b for b in model.reaching(flow, key, stmt) if b.form != "aug"] if depth < 8 else []
+    for binding in reaching:
+        value = binding.value
+        if binding.form != "assign" or value is None:
+            return False
+        while True:  # down the views and parts to what they view
+            if isinstance(value, ast.Subscript):
+                value = value.value
+            elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                    and value.func.attr in VIEW_METHODS and value.func.attr != "detach":
+                value = value.func.value
+            else:
+                break
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "detach":
+            continue
+        base = target_key(value)
+        if base is None or base == key or not detached_copy(model, flow, base, binding.stmt, depth + 1):
+            return False
+    return bool(reaching)
+
+
 def floating_shown(model: "HazardFacts", floating: Floating, expr: ast.expr, at: Located) -> bool:
     """``expr`` is a floating tensor: its dtype shows it (:class:`~codemod.analysis.dtype.Floating`),
     or it requires grad as far as the analysis sees (only floating and complex tensors can)."""
@@ -493,9 +519,9 @@ class Hazards:
                         yield _possible(f"`{member}` comes from the caller, which the analysis cannot see")
                     continue
                 if binding.form in ("assign", "ann") and binding.value is not None and not integral:
-                    found = self.producers._producer(
-                        binding.value, binding.stmt, member,
-                        lambda: member in (key, *identity) and not integral and self.floating.written_floating(write))
+                    found = self.producers._producer(  # a detached copy of a leaf is no leaf (`d = w.detach()`)
+                        binding.value, binding.stmt, member, lambda: member in (key, *identity) and not integral
+                        and self.floating.written_floating(write), member == key or not detached_copy(self.model, flow, key, stmt))
                     if found is not None and found.proven and self.producers._never_backpropagated(flow, member, target):
                         continue  # `block_scores = s.amax(-1)` only for topk indices: backward never reads it
                     if found is not None and found.proven and self.producers._only_without_grad(binding, stmt, member):
@@ -1170,14 +1196,14 @@ class Producers(_HazardsPart):
             and value.func.attr == "requires_grad_" and creates_leaf(value) and self.constants.constant(value.func.value)
 
     def _producer(self, expr: ast.expr, stmt: Located, name: str = "",
-                  floating: Callable[[], bool] = lambda: False) -> Optional[Hazard]:
-        """The expression's value is the output of an op that saves its output (or a leaf).
+                  floating: Callable[[], bool] = lambda: False, leaf: bool = True) -> Optional[Hazard]:
+        """The expression's value is the output of an op that saves its output (or, where ``leaf``, a leaf).
         ``floating``: the write into it shows it is floating (it would raise on an integral one)."""
         what = f"`{name}`" if name else "the tensor"
         same = identity_argument(expr, self.model.torch_name, self.model.qualified_names)
         if same is not None:  # `torch.jit._unwrap_optional(torch.sigmoid(x))` is the sigmoid's output
-            return self._producer(same, stmt, name, floating)
-        if isinstance(expr, ast.Call) and any(k.arg == "requires_grad" and is_const(k.value, True) for k in expr.keywords):
+            return self._producer(same, stmt, name, floating, leaf)
+        if leaf and isinstance(expr, ast.Call) and any(k.arg == "requires_grad" and is_const(k.value, True) for k in expr.keywords):
             return Hazard(f"{what} is a leaf that requires grad: autograd forbids writing into it in place")
         found = self.hazards.ops._op_of(expr)
         if found is None:

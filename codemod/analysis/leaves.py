@@ -234,7 +234,8 @@ class Leaves:
             func = value.func
             if isinstance(func, ast.Name) and self._returns_leaf(func.id):
                 return LeafOrigin(True, f"`{name.id}`, made by `{func.id}()` with requires_grad=True", True)
-            if isinstance(func, ast.Attribute) and func.attr in VIEW_METHODS:  # a view of a leaf
+            if isinstance(func, ast.Attribute) and func.attr in VIEW_METHODS and func.attr != "detach":
+                # a view of a leaf (not `p.detach()`: a tensor that requires no grad, PyTorch lets one write into it)
                 asked = (func.value, binding.stmt)
                 if asked in self._asking:
                     continue  # `x = x.view(...)` in a loop: a cycle says nothing more

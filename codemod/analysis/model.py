@@ -122,7 +122,7 @@ class SemanticModel:
         self.reaching, self.aliases, self.alias_report = flow.reaching, flow.aliases, flow.alias_report
         self.used_after, self.shared_name, self.rebinding_problem = flow.used_after, flow.shared_name, flow.rebinding_problem
         self.kind, self.is_factory = kinds.kind, kinds.calls.is_factory
-        self.returned_pieces, self.own_callee = kinds.calls.returned_pieces, kinds.calls.own_callee
+        self.returned_pieces = kinds.calls.returned_pieces
         self.intended_reason = self.grad.intended_reason
         self.fresh_name = self.used_names.fresh_name
 

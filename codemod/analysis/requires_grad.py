@@ -50,8 +50,6 @@ class RequiresGradFacts(KindFacts, Protocol):
 
     def returned_pieces(self, stmt: ast.AST, key: str) -> Optional[List[ast.expr]]: ...
 
-    def own_callee(self, func: ast.expr) -> Optional[ast.FunctionDef]: ...
-
 
 def bound_values(model: RequiresGradFacts, name: ast.Name, callers: bool = False,
                  updates: bool = True, pieces: bool = False) -> Optional[List[ast.expr]]:
