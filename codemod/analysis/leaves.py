@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import weakref
-from typing import Dict, List, NamedTuple, Optional, Set, Tuple, cast
+from typing import Dict, List, NamedTuple, Optional, Set, Tuple, Union, cast
 
 from typing import TYPE_CHECKING
 
@@ -77,7 +77,12 @@ class Leaves:
             found: Dict[str, List[ast.stmt]] = {}
             text = self.tree.source.text  # a screen (identifiers are NFKC-normalised: ASCII only)
             screen = "requires_grad" in text or "detach_" in text or not text.isascii()
-            nodes = self.tree.walk(self.tree.module) if screen else ()
+            # The calls, then the assignments (at their attribute): the statements of one key are
+            # only ever asked whether one of them turns it off before, not in which order.
+            nodes = [*self.tree.nodes(ast.Call), *(
+                parent for n in self.tree.nodes(ast.Attribute) if cast(ast.Attribute, n).attr == "requires_grad"
+                for parent in (self.tree.parent(n),) if isinstance(parent, ast.Assign)
+                and parent.targets[0] is n)] if screen else []
             for node in nodes:
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                         and node.func.attr == "requires_grad_" and node.args and is_const(node.args[0], False):
@@ -251,9 +256,11 @@ class Leaves:
     def _definitions(self) -> Dict[str, List[ast.AST]]:
         if self._defs is None:  # one walk of the module, not one per binding asked about
             self._defs = {}
-            for s in self.tree.walk(self.tree.module):
-                if isinstance(s, (*FUNCTIONS, ast.ClassDef)):
-                    self._defs.setdefault(s.name, []).append(s)
+            # (functions, then classes: the order of one name's definitions is never read, only
+            # whether there is one)
+            for s in (*self.tree.source.walked(ast.FunctionDef), *self.tree.nodes(ast.ClassDef)):
+                self._defs.setdefault(cast(Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef], s).name,
+                                      []).append(s)
         return self._defs
 
     def _returns_leaf(self, name: str) -> bool:
@@ -873,11 +880,12 @@ class ModuleChains:
         """Attributes this file assigns on something other than ``self`` (``model.layer = ...``)."""
         if self._outside is None:
             found: Set[str] = set()
-            for node in self.tree.walk(self.tree.module):
+            for node in self.tree.nodes(ast.Attribute):
                 if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)) \
                         and not (isinstance(node.value, ast.Name) and node.value.id == "self"):
                     found.add(node.attr)
-                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            for node in self.tree.nodes(ast.Call):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
                         and node.func.id in ("setattr", "delattr") and len(node.args) >= 2:
                     found.add("*")
             self._outside = found

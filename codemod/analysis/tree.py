@@ -4,9 +4,9 @@ around a node, and the blocks (statement lists) that hold it."""
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterator, List, Optional, Set
+from typing import Dict, Iterator, List, Optional, Set, Type
 
-from codemod.analysis.source import Source
+from codemod.analysis.source import WALKED_GROUPS, Source
 from codemod.analysis.syntax import (
     BODIES,
     OWNERS,
@@ -16,6 +16,8 @@ from codemod.analysis.syntax import (
     Span,
     span,
 )
+
+_GROUP_OF = {t: group for group in WALKED_GROUPS for t in group}
 
 
 class Tree:
@@ -73,6 +75,15 @@ class Tree:
             node = todo.pop()
             yield node
             todo.extend(kids[node])
+
+    def nodes(self, node_type: Type[ast.AST]) -> List[ast.AST]:
+        """The module's nodes of ``node_type`` (one of ``source.WALKED_GROUPS``' types), in
+        :meth:`walk`'s order from the module: what ``[n for n in walk(module) if isinstance(n,
+        node_type)]`` gives, from the lists the source's one walk filed (not to be changed)."""
+        listed = self.source.walked(node_type)
+        if len(_GROUP_OF[node_type]) == 1:
+            return listed
+        return [n for n in listed if n.__class__ is node_type]
 
     def statement_of(self, node: Located) -> Located:
         """The statement (or compound statement) that contains ``node`` (``node`` itself when
