@@ -143,3 +143,55 @@ def test_the_case_has_what_the_comparisons_need():
     assert set(model.leaves.frozen()) == {"self.w", "h"}  # (`y = x.requires_grad = False`: two targets)
     assert len(model.leaves._definitions()["Child"]) == 2
     assert model.leaves.chains._stored_outside() == {"attr", "requires_grad", "*"}
+
+
+# ---------------------------------------------------------------------------------------------
+# The index's calls through instances of other modules' classes are looked for only in a module
+# that constructs such a class: the same facts as looking in every module.
+
+import torch  # noqa: E402 - torch's own sources are the larger sample
+
+from codemod.analysis import indexing  # noqa: E402
+from codemod.analysis.indexing import collect  # noqa: E402
+from codemod.analysis.project import module_name  # noqa: E402
+
+TORCH_NN = pathlib.Path(torch.__file__).parent / "nn"
+PACKAGE = sorted((TORCH_NN / "modules").glob("*.py"))[::3] + [TORCH_NN / "modules" / "__init__.py"]
+
+
+def _all_bound(model, module, project, is_package):
+    """The bound calls as found before: every module looked at."""
+    resolver = indexing._resolver(model, module, project, is_package)
+    return [(call, f) for call, f in indexing._instance_calls(model, resolver)]
+
+
+@pytest.mark.parametrize("path", PACKAGE, ids=lambda p: p.name)
+def test_bound_calls_only_where_another_module_s_class_is_built(path):
+    project = frozenset(module_name(p) for p in PACKAGE) | {"torch.nn.modules.module", "torch.nn.modules.linear"}
+    model = SemanticModel(Source(path.read_bytes()))
+    module, is_package = module_name(path), path.name == "__init__.py"
+    facts = collect(model, module, project, is_package, arguments=False)
+    expected = _all_bound(model, module, project, is_package)
+    assert [c.callee for c in facts.calls if c.bound] == [f for _, f in expected]
+
+
+PKG = {
+    "blocks": "import torch.nn as nn\nclass Block(nn.Module):\n    def forward(self, x):\n        return x\n",
+    "net": ("import torch.nn as nn\nfrom pkg.blocks import Block\nclass Net(nn.Module):\n"
+            "    def __init__(self):\n        self.b = Block()\n    def forward(self, x):\n"
+            "        return self.b(x) + Block()(x)\n"),
+    "local": ("import torch.nn as nn\nclass Own(nn.Module):\n    def forward(self, x):\n        return x\n"
+              "class Net(nn.Module):\n    def __init__(self):\n        self.o = Own()\n"
+              "    def forward(self, x):\n        return self.o(x)\n"),
+}
+
+
+def test_bound_calls_of_a_small_package():
+    project = frozenset(f"pkg.{m}" for m in PKG)
+    found = {}
+    for name, text in PKG.items():
+        model = SemanticModel(Source(text.encode()))
+        facts = collect(model, f"pkg.{name}", project, arguments=False)
+        found[name] = [c.callee for c in facts.calls if c.bound]
+        assert found[name] == [f for _, f in _all_bound(model, f"pkg.{name}", project, False)]
+    assert found == {"blocks": [], "net": ["pkg.blocks.Block.forward", "pkg.blocks.Block.forward"], "local": []}
