@@ -452,6 +452,7 @@ class _Resolver:
         self.top: Dict[str, str] = {}
         self.imports: Dict[str, str] = {}
         self.imported_from: Set[str] = set()  # the names an absolute ``from ... import`` binds
+        self._inside: Dict[str, bool] = {}  # name -> ``in_project(name)``
         for stmt in model.module.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.top[stmt.name] = f"{module}.{stmt.name}"
@@ -559,6 +560,10 @@ class _Resolver:
             and f"{self.module}.{head}" not in self.project
 
     def in_project(self, name: str) -> bool:
-        """Whether ``name`` lies inside one of the run's modules."""
-        parts = name.split(".")
-        return any(".".join(parts[:i]) in self.project for i in range(len(parts) - 1, 0, -1))
+        """Whether ``name`` lies inside one of the run's modules (remembered: the uses of a
+        module name few callees, each many times)."""
+        known = self._inside.get(name)
+        if known is None:
+            parts = name.split(".")
+            known = self._inside[name] = any(".".join(parts[:i]) in self.project for i in range(len(parts) - 1, 0, -1))
+        return known
