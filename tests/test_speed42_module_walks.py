@@ -66,6 +66,12 @@ def test_the_module_walks_answer_as_before(name, model):
     for group in WALKED_GROUPS:
         for t in group:
             assert tree.nodes(t) == [n for n in walked if isinstance(n, t)]
+    # each function's own returns and the functions defined in it (grad mode's decorators, hooks...)
+    for func in walked:
+        if isinstance(func, FUNCTIONS):
+            below = list(tree.walk(func))
+            assert tree.returns(func) == [n for n in below if isinstance(n, ast.Return) and tree.owner(n) is func]
+            assert tree.defined_in(func) == [n for n in below if isinstance(n, FUNCTIONS) and tree.owner(n) is func]
     # views: the names of the classes the module's classes extend
     assert model.views.returned.extended() == {b.id for c in walked if isinstance(c, ast.ClassDef)
                                                for b in c.bases if isinstance(b, ast.Name)}

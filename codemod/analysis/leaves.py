@@ -272,7 +272,7 @@ class Leaves:
                 or len(module_flow.bindings.get(name, [])) != 1:
             return False
         func = defs[0]
-        returns = [n for n in self.tree.walk(func) if isinstance(n, ast.Return) and self.tree.owner(n) is func]
+        returns = self.tree.returns(func)
         return bool(returns) and all(isinstance(r.value, ast.Call) and creates_leaf(r.value) for r in returns)
 
     def _followed(self, expr: ast.expr, at: Located) -> Optional[LeafOrigin]:
