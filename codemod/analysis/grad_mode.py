@@ -44,6 +44,8 @@ class GradMode:
         self._with_states: Dict[ast.AST, Optional[bool]] = {}
         self._declared: Dict[ast.AST, Optional[IntendedReason]] = {}
         self._off: Optional[Tuple[Optional[int], bool]] = None  # see `_module_off`
+        self._guards: Dict[Tuple[ast.AST, ast.AST], bool] = {}  # (if, statement in it) -> `_guarded`
+        self._optimizers: Dict[ast.AST, bool] = {}  # class -> `_is_optimizer`
 
     def intended_reason(self, node: ast.AST, target: Optional[ast.expr]) -> Optional[IntendedReason]:
         """Why an in-place op at ``node`` on ``target`` is meant to be in place, if it is."""
@@ -74,7 +76,10 @@ class GradMode:
                 if state is not None:
                     return None if state else "no-grad"
             elif isinstance(anc, ast.If):
-                if self._guarded(anc, child):
+                guarded = self._guards.get((anc, child))
+                if guarded is None:  # (asked for every node under the statement)
+                    guarded = self._guards[(anc, child)] = self._guarded(anc, child)
+                if guarded:
                     return "grad-guard"
             elif isinstance(anc, FUNCTIONS):
                 if anc not in self._declared:
@@ -237,7 +242,14 @@ class GradMode:
         return None
 
     def _is_optimizer(self, cls: ast.ClassDef) -> bool:
-        """A subclass of torch's ``Optimizer`` (imported from torch, or relatively inside it)."""
+        """A subclass of torch's ``Optimizer`` (imported from torch, or relatively inside it);
+        remembered per class (asked for each of its methods)."""
+        known = self._optimizers.get(cls)
+        if known is None:
+            known = self._optimizers[cls] = self._subclasses_optimizer(cls)
+        return known
+
+    def _subclasses_optimizer(self, cls: ast.ClassDef) -> bool:
         return any(
             (self.names.torch_name(base) or "").startswith("torch.optim.")
             or (target_key(base) or "").rsplit(".", 1)[-1] == "Optimizer"
