@@ -77,13 +77,7 @@ class Leaves:
             found: Dict[str, List[ast.stmt]] = {}
             text = self.tree.source.text  # a screen (identifiers are NFKC-normalised: ASCII only)
             screen = "requires_grad" in text or "detach_" in text or not text.isascii()
-            # The calls, then the assignments (at their attribute): the statements of one key are
-            # only ever asked whether one of them turns it off before, not in which order.
-            nodes = [*self.tree.nodes(ast.Call), *(
-                parent for n in self.tree.nodes(ast.Attribute) if cast(ast.Attribute, n).attr == "requires_grad"
-                for parent in (self.tree.parent(n),) if isinstance(parent, ast.Assign)
-                and parent.targets[0] is n)] if screen else []
-            for node in nodes:
+            for node in _switches(self.tree) if screen else []:
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                         and node.func.attr == "requires_grad_" and node.args and is_const(node.args[0], False):
                     key = target_key(node.func.value)
@@ -256,9 +250,7 @@ class Leaves:
     def _definitions(self) -> Dict[str, List[ast.AST]]:
         if self._defs is None:  # one walk of the module, not one per binding asked about
             self._defs = {}
-            # (functions, then classes: the order of one name's definitions is never read, only
-            # whether there is one)
-            for s in (*self.tree.source.walked(ast.FunctionDef), *self.tree.nodes(ast.ClassDef)):
+            for s in (*self.tree.source.walked(ast.FunctionDef), *self.tree.nodes(ast.ClassDef)):  # (read: one or not)
                 self._defs.setdefault(cast(Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef], s).name,
                                       []).append(s)
         return self._defs
@@ -976,6 +968,15 @@ def _loop_owners(chains: "ModuleChains", loop: ast.For, name: str, depth: int) -
     if not found or any(not (isinstance(o, tuple) and o[0] == "list") for o in found):
         return None
     return [e for o in found for e in o[1]]  # type: ignore[index]
+
+
+def _switches(tree: Tree) -> List[ast.AST]:
+    """What ``Leaves.frozen`` looks at: the calls, then the assignments to a ``requires_grad``
+    attribute. The statements of one key are only ever asked whether one of them turns it off
+    before, never in which order."""
+    return [*tree.nodes(ast.Call), *(
+        parent for n in tree.nodes(ast.Attribute) if cast(ast.Attribute, n).attr == "requires_grad"
+        for parent in (tree.parent(n),) if isinstance(parent, ast.Assign) and parent.targets[0] is n)]
 
 
 _LIST_CHANGES = frozenset({"append", "extend", "insert", "__setitem__", "__iadd__"})
