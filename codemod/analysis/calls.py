@@ -238,8 +238,8 @@ class Calls:
 
     def _returned_names(self, func: Function) -> Set[str]:
         names: Set[str] = set()
-        for node in self.tree.walk(func):
-            if isinstance(node, ast.Return) and node.value is not None and self.tree.owner(node) is func:
+        for node in self.tree.returns(func):
+            if node.value is not None:
                 values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
                 names.update(v.id for v in values if isinstance(v, ast.Name))
         return names

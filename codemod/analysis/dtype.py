@@ -430,7 +430,7 @@ def indexed_other_dtype(source: IndexedSource) -> Optional[str]:
     walked = source.walked
     calls = walked(ast.Call)
     imports = walked(ast.Import)  # with ImportFrom
-    state = _FileFacts(lambda: list(source.children), lambda: calls, lambda: imports)
+    state = _FileFacts(lambda: list(source.children), lambda: calls, lambda: imports, source.parents)
     Attribute, Name = ast.Attribute, ast.Name
     # Each group screened first by what ``_hit`` requires of its nodes (their names, a string).
     names = [n for n in walked(Name) if (n.attr if n.__class__ is Attribute else n.id) in _OTHER_DTYPE_NAMES]  # type: ignore[attr-defined]
@@ -467,11 +467,14 @@ def _breadth_first_key(node: ast.AST, parents: Mapping[ast.AST, ast.AST],
 
 class _FileFacts:
     """What :func:`_hit` may need of the whole file, worked out once when first needed:
-    ``every()`` its nodes, ``calls()`` its calls, ``imports()`` its import statements."""
+    ``every()`` its nodes, ``calls()`` its calls, ``imports()`` its import statements;
+    ``parents`` (where known) every node's parent: a string is then a docstring where its
+    parent is an expression statement (the value of one), without a look at every node."""
 
     def __init__(self, every: Callable[[], Iterable[ast.AST]], calls: Callable[[], Iterable[ast.AST]],
-                 imports: Callable[[], Iterable[ast.AST]]) -> None:
-        self.every, self.calls, self.imports = every, calls, imports
+                 imports: Callable[[], Iterable[ast.AST]],
+                 parents: Optional[Mapping[ast.AST, ast.AST]] = None) -> None:
+        self.every, self.calls, self.imports, self.parents = every, calls, imports, parents
         self.data_library: Optional[bool] = None
         self.docstrings: Optional[Set[int]] = None
         self.into_state: Optional[Set[int]] = None
@@ -507,6 +510,10 @@ def _hit(node: ast.AST, state: _FileFacts) -> Optional[Tuple[str, ast.AST]]:
             text = value.lower()
             word = next((w for w in _OTHER_DTYPE_WORDS if w in text), None)
             if word is not None:
+                if state.parents is not None:  # (an expression statement's one child is its value)
+                    if state.parents.get(node).__class__ is not ast.Expr:
+                        return f"{word!r} at line {{}}", node
+                    return None
                 if state.docstrings is None:
                     state.docstrings = {id(s.value) for s in state.every() if isinstance(s, ast.Expr)
                                         and isinstance(s.value, Constant)}

@@ -4,7 +4,7 @@ place (grad off, ``.data``/``.grad``, optimizer code, registered buffers)?"""
 from __future__ import annotations
 
 import ast
-from typing import Dict, FrozenSet, List, Literal, NamedTuple, Optional, Set, Tuple, Union
+from typing import Dict, FrozenSet, List, Literal, NamedTuple, Optional, Set, Tuple, Union, cast
 
 from codemod.analysis.calls import Calls
 from codemod.analysis.classes import Classes
@@ -44,6 +44,8 @@ class GradMode:
         self._with_states: Dict[ast.AST, Optional[bool]] = {}
         self._declared: Dict[ast.AST, Optional[IntendedReason]] = {}
         self._off: Optional[Tuple[Optional[int], bool]] = None  # see `_module_off`
+        self._guards: Dict[Tuple[ast.AST, ast.AST], bool] = {}  # (if, statement in it) -> `_guarded`
+        self._optimizers: Dict[ast.AST, bool] = {}  # class -> `_is_optimizer`
 
     def intended_reason(self, node: ast.AST, target: Optional[ast.expr]) -> Optional[IntendedReason]:
         """Why an in-place op at ``node`` on ``target`` is meant to be in place, if it is."""
@@ -74,7 +76,10 @@ class GradMode:
                 if state is not None:
                     return None if state else "no-grad"
             elif isinstance(anc, ast.If):
-                if self._guarded(anc, child):
+                guarded = self._guards.get((anc, child))
+                if guarded is None:  # (asked for every node under the statement)
+                    guarded = self._guards[(anc, child)] = self._guarded(anc, child)
+                if guarded:
                     return "grad-guard"
             elif isinstance(anc, FUNCTIONS):
                 if anc not in self._declared:
@@ -237,7 +242,14 @@ class GradMode:
         return None
 
     def _is_optimizer(self, cls: ast.ClassDef) -> bool:
-        """A subclass of torch's ``Optimizer`` (imported from torch, or relatively inside it)."""
+        """A subclass of torch's ``Optimizer`` (imported from torch, or relatively inside it);
+        remembered per class (asked for each of its methods)."""
+        known = self._optimizers.get(cls)
+        if known is None:
+            known = self._optimizers[cls] = self._subclasses_optimizer(cls)
+        return known
+
+    def _subclasses_optimizer(self, cls: ast.ClassDef) -> bool:
         return any(
             (self.names.torch_name(base) or "").startswith("torch.optim.")
             or (target_key(base) or "").rsplit(".", 1)[-1] == "Optimizer"
@@ -253,11 +265,10 @@ DecoratorNeeds = Tuple[str, ...]
 
 class _Body(NamedTuple):
     """Of one function (``GradOffDecorators._body``): its own returns, the functions defined
-    directly in it by name (in the walk's order), the names bound anywhere in it."""
+    directly in it by name (in the walk's order)."""
 
     returns: List[ast.Return]
     defs: Dict[str, List[Function]]
-    bound: FrozenSet[str]
 
 
 class GradOffDecorators:
@@ -273,26 +284,27 @@ class GradOffDecorators:
         self.tree = grad.tree
         self.names = grad.names
         self._bodies: Dict[Function, _Body] = {}
+        self._bound_in: Dict[Function, FrozenSet[str]] = {}
 
     def _body(self, func: Function) -> "_Body":
-        """What ``needs`` reads of ``func``, from one walk of it (kept: the index asks each
-        module-level function as a decorator and as a factory, and a factory's nested one)."""
+        """What ``needs`` reads of ``func`` (kept: the index asks each module-level function as a
+        decorator and as a factory, and a factory's nested one), from the returns and functions
+        the tree files by owner: no walk of the function."""
         found = self._bodies.get(func)
         if found is None:
-            returns: List[ast.Return] = []
             defs: Dict[str, List[Function]] = {}
-            bound: Set[str] = set()
-            owner = self.tree.owner
-            for n in self.tree.walk(func):
-                if isinstance(n, ast.Return):
-                    if owner(n) is func:
-                        returns.append(n)
-                elif isinstance(n, ast.Name):
-                    if not isinstance(n.ctx, ast.Load):
-                        bound.add(n.id)
-                elif isinstance(n, FUNCTIONS) and owner(n) is func:
-                    defs.setdefault(n.name, []).append(n)
-            found = self._bodies[func] = _Body(returns, defs, frozenset(bound))
+            for n in self.tree.defined_in(func):
+                defs.setdefault(cast(Function, n).name, []).append(cast(Function, n))
+            found = self._bodies[func] = _Body(self.tree.returns(func), defs)
+        return found
+
+    def _bound(self, func: Function) -> FrozenSet[str]:
+        """The names bound anywhere in ``func`` (nested functions too): one walk, asked only of a
+        factory returning a name one function defined in it has."""
+        found = self._bound_in.get(func)
+        if found is None:
+            found = self._bound_in[func] = frozenset(
+                n.id for n in self.tree.walk(func) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
         return found
 
     def needs(self, func: Function, factory: bool) -> Optional[DecoratorNeeds]:
@@ -328,7 +340,7 @@ class GradOffDecorators:
     def _nested(self, func: Function, name: ast.Name) -> Optional[Function]:
         body = self._body(func)
         defs = body.defs.get(name.id, [])
-        return defs[0] if len(defs) == 1 and name.id not in body.bound else None
+        return defs[0] if len(defs) == 1 and name.id not in self._bound(func) else None
 
     def _applied_off(self, value: ast.expr) -> bool:
         """``torch.no_grad()(fn)``, ``(torch.inference_mode if new else torch.no_grad)()(fn)``."""

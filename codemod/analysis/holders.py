@@ -11,7 +11,7 @@ from, the container an element was taken from, the caller of a function)?
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Literal, Optional, Set, Tuple
+from typing import Dict, List, Literal, Optional, Set, Tuple, cast
 
 from codemod.analysis.binder import Binder, Flow
 from codemod.analysis.dataflow import Dataflow
@@ -139,14 +139,19 @@ class Holders:
         if self.tree.enclosing_class(target) is None:
             return False
         attr = target.attr
-        for node in self.tree.walk(self.tree.module):
+        # (whether any node says so: the attributes, the class bodies' statements and the calls
+        # are looked at apart, not in one walk's order)
+        for node in self.tree.nodes(ast.Attribute):
             if isinstance(node, ast.Attribute) and node.attr == attr and not isinstance(node.ctx, ast.Load) \
                     and isinstance(node.value, ast.Name) and node.value.id == "self":
                 return False  # (`other.x = self.x` shares the tensor: not a binding of its own)
-            if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(self.tree.parent(node), ast.ClassDef) \
-                    and attr in {t.id for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
-                                 if isinstance(t, ast.Name)}:
-                return False  # a class attribute
+        for cls in self.tree.nodes(ast.ClassDef):
+            for node in cast(ast.ClassDef, cls).body:
+                if isinstance(node, (ast.Assign, ast.AnnAssign)) \
+                        and attr in {t.id for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                                     if isinstance(t, ast.Name)}:
+                    return False  # a class attribute
+        for node in self.tree.nodes(ast.Call):
             if isinstance(node, ast.Call):
                 func = node.func
                 name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")

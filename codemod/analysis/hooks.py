@@ -201,7 +201,7 @@ class ModuleNames:
             return None
         func = defs[0]
         names = [a.arg for a in func.args.posonlyargs + func.args.args]
-        returns = [n for n in self.tree.walk(func) if isinstance(n, ast.Return) and self.tree.owner(n) is func]
+        returns = self.tree.returns(func)
         found: Optional[Identity] = None
         for ret in returns:
             if ret.value is None:
@@ -327,8 +327,7 @@ class HookedOutputs:
         if len(params) != 3 or args.vararg or args.kwarg:
             return None
         output = params[2]
-        returns = [n for n in self.tree.walk(func) if isinstance(n, ast.Return) and self.tree.owner(n) is func
-                   and n.value is not None and not is_const(n.value, None)]
+        returns = [n for n in self.tree.returns(func) if n.value is not None and not is_const(n.value, None)]
         if returns:
             leaves = [self._leaf_name(r.value, func) for r in returns]
             return True if all(leaves) and self._falls_through(func) is False else None

@@ -159,11 +159,21 @@ def _call_sites(model: SemanticModel, resolver: "_Resolver", libraries: Dict[str
                 ) -> Iterator[Tuple[Union[ast.Call, ast.Name, ast.Attribute], str, bool]]:
     """(site, callee, bound) of each use of a project function (the call where it is called),
     then of each call of an instance of a class of another module (:func:`_instance_calls`,
-    ``bound``), in one order :func:`collect` and :func:`call_arguments` share."""
+    ``bound``), in one order :func:`collect` and :func:`call_arguments` share. The instances'
+    calls are looked for only where the module constructs a class of another module: such a
+    construction (``Block(...)``, ``blocks.Block(...)``) is a use of a project name, among the
+    first (every use that may resolve is; those that resolve to nothing have no callee)."""
     parents = model.tree.source.parents
+    constructs_elsewhere = False
     for node, callee in _sites(model, resolver, libraries):
         parent = parents.get(node)
-        yield (parent if isinstance(parent, ast.Call) and parent.func is node else node), callee, False
+        if isinstance(parent, ast.Call) and parent.func is node:
+            constructs_elsewhere = constructs_elsewhere or not resolver.stays_here(callee)
+            yield parent, callee, False
+        else:
+            yield node, callee, False
+    if not constructs_elsewhere:
+        return
     for call, callee in _instance_calls(model, resolver):
         yield call, callee, True
 
@@ -442,6 +452,7 @@ class _Resolver:
         self.top: Dict[str, str] = {}
         self.imports: Dict[str, str] = {}
         self.imported_from: Set[str] = set()  # the names an absolute ``from ... import`` binds
+        self._inside: Dict[str, bool] = {}  # name -> ``in_project(name)``
         for stmt in model.module.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.top[stmt.name] = f"{module}.{stmt.name}"
@@ -549,6 +560,10 @@ class _Resolver:
             and f"{self.module}.{head}" not in self.project
 
     def in_project(self, name: str) -> bool:
-        """Whether ``name`` lies inside one of the run's modules."""
-        parts = name.split(".")
-        return any(".".join(parts[:i]) in self.project for i in range(len(parts) - 1, 0, -1))
+        """Whether ``name`` lies inside one of the run's modules (remembered: the uses of a
+        module name few callees, each many times)."""
+        known = self._inside.get(name)
+        if known is None:
+            parts = name.split(".")
+            known = self._inside[name] = any(".".join(parts[:i]) in self.project for i in range(len(parts) - 1, 0, -1))
+        return known

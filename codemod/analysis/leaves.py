@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import weakref
-from typing import Dict, List, NamedTuple, Optional, Set, Tuple, cast
+from typing import Dict, List, NamedTuple, Optional, Set, Tuple, Union, cast
 
 from typing import TYPE_CHECKING
 
@@ -77,8 +77,7 @@ class Leaves:
             found: Dict[str, List[ast.stmt]] = {}
             text = self.tree.source.text  # a screen (identifiers are NFKC-normalised: ASCII only)
             screen = "requires_grad" in text or "detach_" in text or not text.isascii()
-            nodes = self.tree.walk(self.tree.module) if screen else ()
-            for node in nodes:
+            for node in _switches(self.tree) if screen else []:
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                         and node.func.attr == "requires_grad_" and node.args and is_const(node.args[0], False):
                     key = target_key(node.func.value)
@@ -252,9 +251,9 @@ class Leaves:
     def _definitions(self) -> Dict[str, List[ast.AST]]:
         if self._defs is None:  # one walk of the module, not one per binding asked about
             self._defs = {}
-            for s in self.tree.walk(self.tree.module):
-                if isinstance(s, (*FUNCTIONS, ast.ClassDef)):
-                    self._defs.setdefault(s.name, []).append(s)
+            for s in (*self.tree.source.walked(ast.FunctionDef), *self.tree.nodes(ast.ClassDef)):  # (read: one or not)
+                self._defs.setdefault(cast(Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef], s).name,
+                                      []).append(s)
         return self._defs
 
     def _returns_leaf(self, name: str) -> bool:
@@ -266,7 +265,7 @@ class Leaves:
                 or len(module_flow.bindings.get(name, [])) != 1:
             return False
         func = defs[0]
-        returns = [n for n in self.tree.walk(func) if isinstance(n, ast.Return) and self.tree.owner(n) is func]
+        returns = self.tree.returns(func)
         return bool(returns) and all(isinstance(r.value, ast.Call) and creates_leaf(r.value) for r in returns)
 
     def _followed(self, expr: ast.expr, at: Located) -> Optional[LeafOrigin]:
@@ -874,11 +873,12 @@ class ModuleChains:
         """Attributes this file assigns on something other than ``self`` (``model.layer = ...``)."""
         if self._outside is None:
             found: Set[str] = set()
-            for node in self.tree.walk(self.tree.module):
+            for node in self.tree.nodes(ast.Attribute):
                 if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)) \
                         and not (isinstance(node.value, ast.Name) and node.value.id == "self"):
                     found.add(node.attr)
-                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            for node in self.tree.nodes(ast.Call):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
                         and node.func.id in ("setattr", "delattr") and len(node.args) >= 2:
                     found.add("*")
             self._outside = found
@@ -969,6 +969,15 @@ def _loop_owners(chains: "ModuleChains", loop: ast.For, name: str, depth: int) -
     if not found or any(not (isinstance(o, tuple) and o[0] == "list") for o in found):
         return None
     return [e for o in found for e in o[1]]  # type: ignore[index]
+
+
+def _switches(tree: Tree) -> List[ast.AST]:
+    """What ``Leaves.frozen`` looks at: the calls, then the assignments to a ``requires_grad``
+    attribute. The statements of one key are only ever asked whether one of them turns it off
+    before, never in which order."""
+    return [*tree.nodes(ast.Call), *(
+        parent for n in tree.nodes(ast.Attribute) if cast(ast.Attribute, n).attr == "requires_grad"
+        for parent in (tree.parent(n),) if isinstance(parent, ast.Assign) and parent.targets[0] is n)]
 
 
 _LIST_CHANGES = frozenset({"append", "extend", "insert", "__setitem__", "__iadd__"})

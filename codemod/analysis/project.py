@@ -205,6 +205,15 @@ class ProjectIndex:
         self.savings = savings
         self._saving: Dict[Tuple[str, int], Saving] = {}
 
+    def __getstate__(self) -> Dict[str, object]:
+        """What a copy for another process takes (``-j N`` workers): the facts, none of the answers
+        worked out on first use. The pool pickles the index in a thread of its own while this
+        process analyses its share with it, filling those answers (``_import_links`` names its
+        dict before it fills it): a copy of one half filled answered from it."""
+        state = dict(self.__dict__)  # (one copy under the GIL: the attributes are all set in __init__)
+        state.update({name: empty() for name, empty in _WORKED_OUT.items()})
+        return state
+
     def _sites(self, qualname: str) -> List[Tuple[str, int]]:
         """(module, position in its ``calls``) of every call of (or reference to) ``qualname``."""
         if self._by_module is None:
@@ -448,6 +457,15 @@ class ProjectIndex:
         without ``passed``, leaving out what the calls pass (the answers that depend on it are
         then checked on their own: ``engine.asked``)."""
         return _digest(self, module, passed)
+
+
+# The answers a ``ProjectIndex`` works out on first use, and what each starts as (left out of its
+# copies: ``ProjectIndex.__getstate__``).
+_WORKED_OUT: Dict[str, Callable[[], object]] = {
+    "_canonical": dict, "_grad_off": dict, "_summaries": dict, "_library": dict, "_dtypes": lambda: None,
+    "_hooks": lambda: None, "_links": lambda: None, "_by_module": lambda: None, "_imported_by": lambda: None,
+    "_passed": dict, "_saving": dict,
+}
 
 
 def _gather_passed(index: ProjectIndex, sites: List[Tuple[str, int]]) -> None:

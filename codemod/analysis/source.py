@@ -26,7 +26,8 @@ _FIELDS: Dict[Type[ast.AST], Tuple[str, ...]] = {}  # node type -> its fields th
 # types in one group share one list, in which they are interleaved as the walk meets them.
 WALKED_GROUPS: Tuple[Tuple[Type[ast.AST], ...], ...] = (
     (ast.Name, ast.Attribute), (ast.Import, ast.ImportFrom), (ast.FunctionDef, ast.AsyncFunctionDef), (ast.Call,),
-    (ast.ClassDef,), (ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping), (ast.Constant,))
+    (ast.ClassDef,), (ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping), (ast.Constant,),
+    (ast.Return,))
 _SPACES = re.compile(r"\s+")
 _TIGHT = re.compile(r"([(\[{]) | (?=([)\]}.]))")
 

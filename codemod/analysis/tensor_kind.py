@@ -509,9 +509,9 @@ class CallKinds(_KindsPart):
             return None
         methods = [f for f in cls.body if isinstance(f, FUNCTIONS) and f.name == func.attr]
         if len(methods) != 1 or not isinstance(methods[0], ast.FunctionDef) or methods[0].decorator_list \
-                or any(isinstance(c, ast.ClassDef) and any(target_key(b) == cls.name or isinstance(b, ast.Attribute)
-                                                          and b.attr == cls.name for b in c.bases)
-                       for c in self.tree.walk(self.module)):
+                or any(any(target_key(b) == cls.name or isinstance(b, ast.Attribute)
+                           and b.attr == cls.name for b in cast(ast.ClassDef, c).bases)
+                       for c in self.tree.nodes(ast.ClassDef)):
             return None
         return methods[0]
 
@@ -655,8 +655,8 @@ class CallKinds(_KindsPart):
         """The names of the methods the module's classes define (a user class may have ``norm``)."""
         if self._methods is None:
             self._methods = frozenset(
-                f.name for c in self.tree.walk(self.module) if isinstance(c, ast.ClassDef)
-                for f in c.body if isinstance(f, FUNCTIONS))
+                f.name for c in self.tree.nodes(ast.ClassDef)
+                for f in cast(ast.ClassDef, c).body if isinstance(f, FUNCTIONS))
         return self._methods
 
     def _non_tensor_library(self, func: ast.expr) -> bool:
@@ -762,9 +762,9 @@ class ParameterKinds(_KindsPart):
         """How often each name is read in the module (one walk, on first use)."""
         if self._uses is None:
             self._uses = {}
-            for n in self.tree.walk(self.module):
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
-                    self._uses[n.id] = self._uses.get(n.id, 0) + 1
+            for n in self.tree.nodes(ast.Name):
+                if isinstance(cast(ast.Name, n).ctx, ast.Load):
+                    self._uses[cast(ast.Name, n).id] = self._uses.get(cast(ast.Name, n).id, 0) + 1
         return self._uses
 
     def _passed_kind(self, func: ast.AST, param: str) -> Kind:
@@ -827,13 +827,14 @@ class ParameterKinds(_KindsPart):
         name = getattr(func, "name", "")
         if self.tree.parent(cls) is not self.module or name.startswith("__") or getattr(func, "decorator_list", None):
             return None
-        if any(isinstance(c, ast.ClassDef) and any(target_key(b) == cls.name or isinstance(b, ast.Attribute)
-                                                  and b.attr == cls.name for b in c.bases)
-               for c in self.tree.walk(self.module)):
+        if any(any(target_key(b) == cls.name or isinstance(b, ast.Attribute)
+                   and b.attr == cls.name for b in cast(ast.ClassDef, c).bases)
+               for c in self.tree.nodes(ast.ClassDef)):
             return None
         sites = [c for c in self.classes.calls_in(cls).get(f"self.{name}", [])]
-        reads = [n for n in self.tree.walk(self.module) if isinstance(n, ast.Attribute) and n.attr == name
-                 or isinstance(n, ast.Constant) and n.value == name]
+        # (counted only: the attributes and the constants apart, not in one walk's order)
+        reads = [n for n in self.tree.nodes(ast.Attribute) if cast(ast.Attribute, n).attr == name] \
+            + [n for n in self.tree.nodes(ast.Constant) if cast(ast.Constant, n).value == name]
         if len(reads) != len(sites) or any(self._enclosing_class(c) is not cls for c in sites):
             return None
         return sites

@@ -4,9 +4,9 @@ around a node, and the blocks (statement lists) that hold it."""
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterator, List, Optional, Set
+from typing import Dict, Iterator, List, Optional, Set, Type, cast
 
-from codemod.analysis.source import Source
+from codemod.analysis.source import WALKED_GROUPS, Source
 from codemod.analysis.syntax import (
     BODIES,
     OWNERS,
@@ -16,6 +16,8 @@ from codemod.analysis.syntax import (
     Span,
     span,
 )
+
+_GROUP_OF = {t: group for group in WALKED_GROUPS for t in group}
 
 
 class Tree:
@@ -29,6 +31,8 @@ class Tree:
         self._blocks_around: Dict[ast.AST, Set[Block]] = {}
         self._block_of: Dict[ast.AST, Optional[Block]] = {}
         self._fields_of: Dict[ast.AST, Dict[int, Block]] = {}  # parent -> {id(statement): block}
+        self._returns: Optional[Dict[ast.AST, List[ast.Return]]] = None  # function -> its own returns
+        self._defined: Optional[Dict[ast.AST, List[ast.AST]]] = None  # owner -> the functions defined in it
 
     def _block_field(self, parent: ast.AST, child: ast.AST) -> Optional[Block]:
         """(parent, field) when ``child`` is a statement directly in one of ``parent``'s blocks.
@@ -73,6 +77,35 @@ class Tree:
             node = todo.pop()
             yield node
             todo.extend(kids[node])
+
+    def nodes(self, node_type: Type[ast.AST]) -> List[ast.AST]:
+        """The module's nodes of ``node_type`` (one of ``source.WALKED_GROUPS``' types), in
+        :meth:`walk`'s order from the module: what ``[n for n in walk(module) if isinstance(n,
+        node_type)]`` gives, from the lists the source's one walk filed (not to be changed)."""
+        listed = self.source.walked(node_type)
+        if len(_GROUP_OF[node_type]) == 1:
+            return listed
+        return [n for n in listed if n.__class__ is node_type]
+
+    def returns(self, func: ast.AST) -> List[ast.Return]:
+        """The ``return`` statements of ``func`` itself (not of functions nested in it), in
+        :meth:`walk`'s order from ``func``: filed for every function from the module's list of
+        returns, once (a walk of the module meets a function's nodes together, in the order a
+        walk from the function does). Not to be changed."""
+        if self._returns is None:
+            self._returns = {}
+            for node in self.source.walked(ast.Return):
+                self._returns.setdefault(self.owner(node), []).append(cast(ast.Return, node))
+        return self._returns.get(func, [])
+
+    def defined_in(self, owner: ast.AST) -> List[ast.AST]:
+        """The functions (``def``, ``async def``) whose owner (:meth:`owner`) is ``owner``, in
+        :meth:`walk`'s order from it. Not to be changed."""
+        if self._defined is None:
+            self._defined = {}
+            for node in self.source.walked(ast.FunctionDef):
+                self._defined.setdefault(self.owner(node), []).append(node)
+        return self._defined.get(owner, [])
 
     def statement_of(self, node: Located) -> Located:
         """The statement (or compound statement) that contains ``node`` (``node`` itself when

@@ -723,8 +723,8 @@ class ReturnedViews(_ViewsPart):
     def extended(self) -> Set[str]:
         """The names of the classes the module's classes extend (``own_callee``: their methods may be overridden)."""
         if self._extended is None:
-            self._extended = {b.id for c in self.tree.walk(self.tree.module) if isinstance(c, ast.ClassDef)
-                              for b in c.bases if isinstance(b, ast.Name)}
+            self._extended = {b.id for c in self.tree.nodes(ast.ClassDef)
+                              for b in cast(ast.ClassDef, c).bases if isinstance(b, ast.Name)}
         return self._extended
 
     def multi_view_argument(self, call: ast.Call) -> Optional[ast.expr]:
