@@ -16,7 +16,9 @@ from __future__ import annotations
 import pathlib
 
 import pytest
+import torch
 
+from codemod.analysis.hazard import ONE_DTYPE
 from codemod.config import Settings
 from tests.programs import process_in_project, raises_inplace, run_program
 
@@ -33,6 +35,41 @@ def _codes(source: str) -> list:
 
 def _line(source: str, text: str) -> int:
     return next(i for i, line in enumerate(source.splitlines(), 1) if line.strip() == text)
+
+
+def test_linear_attention_sums_updated_in_place_and_handed_back_are_proven():
+    """p1: ``S, Z = state``; the einsum with the floating ``elu(q) + 1`` shows ``S`` and ``Z``
+    are floating (einsum refuses mixed dtypes), so its save of them is proven."""
+    source = _read("p1_linear_attention_state")
+    assert raises_inplace(source, "compute")
+    codes = _codes(source)
+    assert ("IPF101", _line(source, 'S += torch.einsum("bd,bm->bdm", k, v)')) in codes
+    assert ("IPF101", _line(source, "Z += k")) in codes
+
+
+def _one_dtype_call(op: str, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    if op == "einsum":
+        return torch.einsum("ij,jk->ik", a, b)
+    if op in ("matmul", "@"):
+        return a @ b
+    if op in ("bmm", "baddbmm"):
+        a3, b3 = a[None], b[None]
+        return torch.bmm(a3, b3) if op == "bmm" else torch.baddbmm(a3, a3, b3)
+    return torch.mm(a, b) if op == "mm" else torch.addmm(a, a, b)
+
+
+@pytest.mark.parametrize("op", sorted(ONE_DTYPE))
+def test_one_dtype_ops_refuse_an_integral_operand_next_to_a_floating_one(op):
+    floating, integral = torch.randn(3, 3), torch.ones(3, 3, dtype=torch.long)
+    for a, b in ((floating, integral), (integral, floating)):
+        with pytest.raises(RuntimeError):
+            _one_dtype_call(op, a, b)
+    assert _one_dtype_call(op, floating, floating).dtype == torch.float32
+
+
+def test_a_promoting_op_is_not_one_dtype():
+    assert (torch.randn(3) * torch.ones(3, dtype=torch.long)).dtype == torch.float32
+    assert "mul" not in ONE_DTYPE and "*" not in ONE_DTYPE and "outer" not in ONE_DTYPE
 
 
 def test_a_conv_window_stepped_in_place_and_handed_back_is_proven():
@@ -70,3 +107,35 @@ def test_a_rebinding_in_the_loop_or_a_return_without_the_state_is_not_proven():
                                   "        y = torch.sum(window * self.weight, dim=-1)\n"
                                   "        if x.sum() > 1e9:\n            return y, window.clone()\n")
     assert not [c for c in _codes(other_return) if c[0].startswith("IPF1")]
+
+
+def test_an_unrolled_cell_with_a_pair_of_states_is_proven():
+    """p5 (written after the change): ``h, c = state`` ... ``return h, (h, c)``, called as
+    ``y, state = self.cell(xs[t], state)`` in its model's forward."""
+    source = _read("p5_unrolled_cell_tuple_state")
+    assert raises_inplace(source, "compute")
+    codes = _codes(source)
+    assert ("IPF103", _line(source, "c.mul_(f)")) in codes and ("IPF101", _line(source, "c += i")) in codes
+
+
+@pytest.mark.parametrize("old, new", [
+    # the writes under an `if`: a call may skip them
+    ("        window.copy_(torch.roll(window, shifts=-1, dims=-1))\n        window[:, :, -1] = x\n",
+     "        if x.shape[0] > 1:\n            window.copy_(torch.roll(window, shifts=-1, dims=-1))\n"
+     "            window[:, :, -1] = x\n"),
+    # a return before the write: a call may hand the window back without writing or saving it
+    ("    def step(self, x, window):\n",
+     "    def step(self, x, window):\n        if x.shape[0] > 9:\n            return x, window\n"),
+    # bound again after the write: what is handed back is another tensor
+    ("        return y, window\n", "        window = window * 1.0\n        return y, window\n"),
+    # the call under an `if` in the loop: it may run once
+    ("        y, window = conv.step(xs[t], window)\n",
+     "        if t % 2 == 0:\n            y, window = conv.step(xs[t], window)\n"),
+    # the loop runs a backward each turn
+    ("        outs.append(y)\n", "        outs.append(y)\n        torch.autograd.backward(y.sum(), retain_graph=True)\n"),
+], ids=["write-under-if", "return-before-write", "rebound-after-write", "call-under-if", "backward-in-loop"])
+def test_what_may_not_run_on_every_call_is_not_proven(old, new):
+    source = _read("p2_conv_state_step")
+    assert old in source
+    changed = source.replace(old, new)
+    assert not [c for c in _codes(changed) if c[0].startswith("IPF1")], changed

@@ -18,11 +18,11 @@ the state is the hazard analysis's question.
 from __future__ import annotations
 
 import ast
-from typing import List, NamedTuple, Optional, Tuple, cast
+from typing import List, NamedTuple, Optional, Tuple
 
 from codemod.analysis.binder import Flow
 from codemod.analysis.facts import Facts
-from codemod.analysis.syntax import FUNCTIONS, Function, Located
+from codemod.analysis.syntax import Function, Located
 
 Path = Tuple[int, ...]  # positions in nested tuple / list displays: (1, 0) is `b` of `a, [b, c]`
 
@@ -94,25 +94,19 @@ def returned_path(model: Facts, func: Function, key: str) -> Optional[Path]:
     return paths.pop() if len(paths) == 1 else None
 
 
-def straight_line(model: Facts, func: Function, first: ast.AST, then: ast.AST) -> bool:
-    """``first`` and ``then`` sit in statements of ``func``'s own body (no ``if``, loop or ``with``
-    around them), ``first``'s before ``then``'s, with no ``return`` in between: every call that
-    returns runs both, in that order."""
-    def top(node: ast.AST) -> Optional[ast.stmt]:
-        for up in (node, *model.ancestors(node)):
-            if model.parent(up) is func:
-                return up if isinstance(up, ast.stmt) and up in func.body else None
-        return None
-
-    a, b = top(first), top(then)
-    if a is None or b is None:
+def straight_line(model: Facts, func: Function, first: Located, then: Located) -> bool:
+    """The statements of ``first`` and ``then`` are statements of ``func``'s own body (no ``if``,
+    loop or ``with`` around them), ``first``'s before ``then``'s (or ``first`` runs first within one
+    statement), with no ``return`` of ``func`` before ``then``'s: every call that returns runs both,
+    in that order."""
+    a, b = model.statement_of(first), model.statement_of(then)
+    if not (model.parent(a) is func and model.parent(b) is func and a in func.body and b in func.body):
         return False
     i, j = func.body.index(a), func.body.index(b)
-    if i > j or (i == j and model.range(cast(Located, first))[1] > model.range(cast(Located, then))[0]):
+    if i > j or (i == j and model.range(first)[1] > model.range(then)[0]):
         return False
-    between = func.body[i:j + 1]
     return not any(isinstance(n, ast.Return) and model.owner(n) is func
-                   for s in between for n in model.walk(s) if n is not first and n is not then)
+                   for s in func.body[:j + 1] for n in model.walk(s))
 
 
 def fed_back(model: Facts, call: ast.Call, arg: ast.expr, path: Path) -> Optional[ast.stmt]:
@@ -128,9 +122,9 @@ def fed_back(model: Facts, call: ast.Call, arg: ast.expr, path: Path) -> Optiona
     target = _at(stmt.targets[0], path)
     if not (isinstance(target, ast.Name) and target.id == arg.id):
         return None
-    loop = next((up for up in model.ancestors(stmt) if isinstance(up, (*_LOOPS, *FUNCTIONS, ast.ClassDef))), None)
-    if not isinstance(loop, _LOOPS) or within_orelse(model, stmt, loop):
-        return None
+    loop = model.parent(stmt)
+    if not isinstance(loop, _LOOPS) or stmt not in loop.body:
+        return None  # the call runs on every turn: a statement of the loop's own body
     owner = model.owner(stmt)
     flow = model.flow(owner)
     start, end = model.range(loop)
@@ -145,8 +139,3 @@ def fed_back(model: Facts, call: ast.Call, arg: ast.expr, path: Path) -> Optiona
                 return None
     return loop
 
-
-def within_orelse(model: Facts, stmt: ast.AST, loop: ast.stmt) -> bool:
-    """``stmt`` sits in the ``else`` of the loop (run once, after it)."""
-    orelse = getattr(loop, "orelse", [])
-    return any(stmt is s or any(up is s for up in model.ancestors(stmt)) for s in orelse)

@@ -86,6 +86,12 @@ _OWN_GRADIENT = frozenset({"pow", "**", "abs", "clamp", "clip", "clamp_min", "cl
                            "cumprod"})
 
 
+# Ops that raise on operands of different dtypes ("expected scalar type Float but found Long"),
+# measured with torch 2.13 (tests/test_recall42_carried_state.py checks it): one floating operand
+# shows the others are floating.
+ONE_DTYPE = frozenset({"einsum", "matmul", "@", "mm", "bmm", "addmm", "baddbmm"})
+
+
 # Comparisons whose result indexes as a mask (not `is`, `in`: Python bools only).
 _MASK_COMPARISONS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
@@ -960,7 +966,7 @@ class Consumers(_HazardsPart):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if a caller elsewhere "
                              "passes a tensor that requires grad (the calls in this file pass constants)")
         if op_short(op) in INTEGRAL_OK and not floating_shown(self.model, self.floating, node, self.model.statement_of(op_node)) \
-                and not (op_short(op) in _OWN_GRADIENT and floating()):
+                and not (op_short(op) in _OWN_GRADIENT and floating()) and not self._one_dtype_with_floating(op_node, node, op):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it is a floating "
                              f"tensor (`{op}` also takes integral ones: indices, masks)")
         if op in torch_api.MODULES_WITH_PARAMETERS and isinstance(op_node, ast.Call) \
@@ -972,6 +978,13 @@ class Consumers(_HazardsPart):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it requires grad "
                              f"(`{op}` saves it for its own gradient; nothing the analysis sees shows it requires grad)")
         return Hazard(f"`{key}` was saved for backward by `{op}` at line {line}")
+
+    def _one_dtype_with_floating(self, op_node: ast.expr, node: ast.expr, op: str) -> bool:
+        """An op that refuses operands of different dtypes (:data:`ONE_DTYPE`) with another operand
+        shown floating: ``node`` is floating too (``einsum(q, S)``, ``S @ w`` with ``q``, ``w`` floating)."""
+        at = self.model.statement_of(op_node)
+        return op_short(op) in ONE_DTYPE and any(
+            floating_shown(self.model, self.floating, o, at) for o in self.hazards.operands(op_node) if not within(node, o))
 
     def _own_gradient(self, op_node: ast.expr, node: ast.expr, saved: Saves) -> bool:
         """The op saves ``node`` for ``node``'s own gradient only: its other operands are Python
@@ -1866,9 +1879,11 @@ class CarriedState(_HazardsPart):
     def handed_back(self, func: Function, flow: Flow, key: str, write: Located) -> Iterator[Optional[Hazard]]:
         entry = carried.entry(self.model, flow, key, write)
         back = carried.returned_path(self.model, func, key) if entry is not None else None
+        end = self.model.range(write)[1]
         if entry is None or back is None or len(back) < len(entry.path) \
-                or back[len(back) - len(entry.path):] != entry.path:
-            return
+                or back[len(back) - len(entry.path):] != entry.path \
+                or any(b.form != "aug" and b.start >= end for b in flow.bindings.get(key, [])):
+            return  # (bound again after the write: what is handed back is another tensor)
         saved = self._saved_after(func, flow, key, write)
         if saved is None:
             return
@@ -1882,13 +1897,12 @@ class CarriedState(_HazardsPart):
             yield Hazard(reason) if saved.proven and not once else _possible(reason + (", if the loop runs twice" if once else ""))
 
     def _saved_after(self, func: Function, flow: Flow, key: str, write: Located) -> Optional[Hazard]:
-        """A save of ``key`` after the write, on every call, before ``key`` is bound again (a proven
-        one where there is one)."""
+        """A save of ``key`` after the write, on every call (a proven one where there is one); ``key``
+        is not bound again after the write (:meth:`handed_back`)."""
         first: Optional[Hazard] = None
         end = self.model.range(write)[1]
-        rebound = [b.start for b in flow.bindings.get(key, []) if b.form != "aug" and b.start >= end]
         for pos, node in flow.loads.get(key, []):
-            if pos < end or any(r <= pos for r in rebound) or not carried.straight_line(self.model, func, write, node) \
+            if pos < end or not carried.straight_line(self.model, func, write, node) \
                     or self.model.intended_reason(self.model.statement_of(node), None):
                 continue
             found = self.hazards.consumers._consumer(node, key, lambda: self.floating.written_floating(write))
