@@ -118,6 +118,16 @@ def test_an_unrolled_cell_with_a_pair_of_states_is_proven():
     assert ("IPF103", _line(source, "c.mul_(f)")) in codes and ("IPF101", _line(source, "c += i")) in codes
 
 
+def test_a_cell_read_out_in_its_return_statement_is_proven_over_counted_steps():
+    """p3 with the loop over ``range`` (a recurrence, taken to turn twice): the product in the
+    ``return`` saves ``h`` for ``w_out``'s gradient, which the caller shows requires grad."""
+    source = _read("p3_hidden_inplace_cell").replace(
+        "    for x in torch.randn(6, 4, 3):\n", "    xs = torch.randn(6, 4, 3)\n    for t in range(xs.shape[0]):\n        x = xs[t]\n")
+    assert raises_inplace(source, "compute")
+    codes = _codes(source)
+    assert ("IPF103", _line(source, "h.mul_(0.5)")) in codes and ("IPF103", _line(source, "h.add_(torch.tanh(x @ w_in))")) in codes
+
+
 @pytest.mark.parametrize("old, new", [
     # the writes under an `if`: a call may skip them
     ("        window.copy_(torch.roll(window, shifts=-1, dims=-1))\n        window[:, :, -1] = x\n",

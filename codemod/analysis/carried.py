@@ -97,8 +97,8 @@ def returned_path(model: Facts, func: Function, key: str) -> Optional[Path]:
 def straight_line(model: Facts, func: Function, first: Located, then: Located) -> bool:
     """The statements of ``first`` and ``then`` are statements of ``func``'s own body (no ``if``,
     loop or ``with`` around them), ``first``'s before ``then``'s (or ``first`` runs first within one
-    statement), with no ``return`` of ``func`` before ``then``'s: every call that returns runs both,
-    in that order."""
+    statement), with no ``return`` of ``func`` before ``then``'s (``then``'s may be the ``return``
+    itself, whose value is evaluated first): every call that returns runs both, in that order."""
     a, b = model.statement_of(first), model.statement_of(then)
     if not (model.parent(a) is func and model.parent(b) is func and a in func.body and b in func.body):
         return False
@@ -106,7 +106,8 @@ def straight_line(model: Facts, func: Function, first: Located, then: Located) -
     if i > j or (i == j and model.range(first)[1] > model.range(then)[0]):
         return False
     return not any(isinstance(n, ast.Return) and model.owner(n) is func
-                   for s in func.body[:j + 1] for n in model.walk(s))
+                   for s in func.body[:j] for n in model.walk(s)) \
+        and not any(isinstance(n, ast.Return) and model.owner(n) is func and n is not b for n in model.walk(b))
 
 
 def fed_back(model: Facts, call: ast.Call, arg: ast.expr, path: Path) -> Optional[ast.stmt]:
