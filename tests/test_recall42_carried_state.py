@@ -128,6 +128,21 @@ def test_a_cell_read_out_in_its_return_statement_is_proven_over_counted_steps():
     assert ("IPF103", _line(source, "h.mul_(0.5)")) in codes and ("IPF103", _line(source, "h.add_(torch.tanh(x @ w_in))")) in codes
 
 
+def test_a_state_handed_back_through_two_wrapping_layers_is_proven():
+    """p6 (written after the change): the inner attention's sums, handed back by an attention
+    layer and an encoder layer (``y, state = self.inner(q, k, v, state)`` ... ``return out,
+    state``), which the user's loop threads through; n6, whose attention layer hands back copies,
+    runs and stays silent."""
+    source = _read("p6_wrapped_recurrent_layers")
+    assert raises_inplace(source, "compute")
+    codes = _codes(source)
+    assert ("IPF101", _line(source, 'kv += torch.einsum("bd,bm->bdm", k, v)')) in codes
+    assert ("IPF101", _line(source, "z += k")) in codes
+    control = _read("n6_wrapped_layers_copied_state")
+    run_program(control, "compute")
+    assert not [c for c in _codes(control) if c[0].startswith("IPF1")]
+
+
 @pytest.mark.parametrize("old, new", [
     # the writes under an `if`: a call may skip them
     ("        window.copy_(torch.roll(window, shifts=-1, dims=-1))\n        window[:, :, -1] = x\n",

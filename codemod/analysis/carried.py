@@ -140,3 +140,48 @@ def fed_back(model: Facts, call: ast.Call, arg: ast.expr, path: Path) -> Optiona
                 return None
     return loop
 
+
+
+class Wrapper(NamedTuple):
+    """A function that passes its own parameter (or an element of it) to the step and hands back
+    what the step handed back: its callers' loops feed the state back as well."""
+
+    func: Function
+    entry: Entry  # where the state sits in the wrapper's parameter
+    back: Path  # where every return of the wrapper hands it back
+
+
+def wrapper(model: Facts, call: ast.Call, arg: ast.expr, entry_path: Path, back: Path) -> Optional[Wrapper]:
+    """``new, memory = self.inner(q, k, v, memory)`` ... ``return out, memory`` in a function whose
+    parameter ``memory`` reaches the call unchanged: the call (a statement of the function's own
+    body, no ``return`` before it) passes the parameter (``arg``: the name, or ``name[i]``) to a step
+    whose state sits at ``entry_path`` of that parameter and at ``back`` of what it returns; the
+    statement binds the part holding it to a name bound nowhere else, which every ``return`` of the
+    function hands back."""
+    stmt = model.parent(call)
+    func = model.owner(call)
+    if not (isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1
+            and isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and model.parent(stmt) is func):
+        return None
+    index = func.body.index(stmt)
+    if any(isinstance(n, ast.Return) and model.owner(n) is func for s in func.body[:index] for n in model.walk(s)):
+        return None
+    inner: Path = ()
+    if isinstance(arg, ast.Subscript) and isinstance(arg.slice, ast.Constant) and type(arg.slice.value) is int \
+            and arg.slice.value >= 0:
+        inner, arg = (arg.slice.value,), arg.value
+    if not isinstance(arg, ast.Name):
+        return None
+    flow = model.flow(func)
+    if arg.id not in flow.params or any(b.form != "param" and b.stmt is not stmt for b in flow.bindings.get(arg.id, [])):
+        return None  # (`y, state = self.inner(x, state)` binds it again with what the call hands back)
+    for cut in range(len(back) + 1):
+        name = _at(stmt.targets[0], back[:cut])
+        if isinstance(name, ast.Name):
+            if any(b.stmt is not stmt and b.form != "param" for b in flow.bindings.get(name.id, [])):
+                return None  # bound elsewhere too: what is returned may be another value
+            handed = returned_path(model, func, name.id)
+            if handed is None:
+                return None
+            return Wrapper(func, Entry(arg.id, inner + entry_path), handed + back[cut:])
+    return None

@@ -1880,21 +1880,33 @@ class CarriedState(_HazardsPart):
         entry = carried.entry(self.model, flow, key, write)
         back = carried.returned_path(self.model, func, key) if entry is not None else None
         end = self.model.range(write)[1]
-        if entry is None or back is None or len(back) < len(entry.path) \
-                or back[len(back) - len(entry.path):] != entry.path \
-                or any(b.form != "aug" and b.start >= end for b in flow.bindings.get(key, [])):
+        if entry is None or back is None or any(b.form != "aug" and b.start >= end for b in flow.bindings.get(key, [])):
             return  # (bound again after the write: what is handed back is another tensor)
         saved = self._saved_after(func, flow, key, write)
         if saved is None:
             return
-        for call, arg in self._passing(func, entry.param):
-            loop = carried.fed_back(self.model, call, arg, back[:len(back) - len(entry.path)])
-            if loop is None or self.model.intended_reason(self.model.statement_of(call), None):
-                continue
+        for call, loop in self._feeding(func, entry, back, 0):
             reason = (f"`{key}` is the state the call at line {call.lineno} hands back and its loop (line "
                       f"{loop.lineno}) passes to the next call, after {saved.reason} in the previous call")
             once = self.model.summaries.targets.loops.may_run_once(loop)
             yield Hazard(reason) if saved.proven and not once else _possible(reason + (", if the loop runs twice" if once else ""))
+
+    def _feeding(self, func: Function, entry: carried.Entry, back: carried.Path,
+                 depth: int) -> Iterator[Tuple[ast.Call, ast.stmt]]:
+        """The calls (with grad on) whose loop passes back to ``func``'s parameter what the previous
+        call handed back, directly or through wrappers that hand it back too (two at most)."""
+        if len(back) < len(entry.path) or back[len(back) - len(entry.path):] != entry.path:
+            return
+        for call, arg in self._passing(func, entry.param):
+            if self.model.intended_reason(self.model.statement_of(call), None):
+                continue
+            loop = carried.fed_back(self.model, call, arg, back[:len(back) - len(entry.path)])
+            if loop is not None:
+                yield call, loop
+                continue
+            outer = carried.wrapper(self.model, call, arg, entry.path, back) if depth < 2 else None
+            if outer is not None:
+                yield from self._feeding(outer.func, outer.entry, outer.back, depth + 1)
 
     def _saved_after(self, func: Function, flow: Flow, key: str, write: Located) -> Optional[Hazard]:
         """A save of ``key`` after the write, on every call (a proven one where there is one); ``key``
