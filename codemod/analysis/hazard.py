@@ -34,6 +34,7 @@ from typing import (
 )
 
 from codemod import torch_api
+from codemod.analysis import carried
 from codemod.analysis.binder import Binding, Flow
 from codemod.analysis.branches import (always_binds, binds, branch, copied_where_it_requires_grad, requires_grad_test,
                                        statement_lists, within)
@@ -83,6 +84,12 @@ _INDEX_ATTRIBUTES = frozenset({
 # not only for another operand's (``x * w`` saves x for w's gradient: nothing when w requires none).
 _OWN_GRADIENT = frozenset({"pow", "**", "abs", "clamp", "clip", "clamp_min", "clamp_max", "square", "prod",
                            "cumprod"})
+
+
+# Ops that raise on operands of different dtypes ("expected scalar type Float but found Long"),
+# measured with torch 2.13 (tests/test_recall42_carried_state.py checks it): one floating operand
+# shows the others are floating.
+ONE_DTYPE = frozenset({"einsum", "matmul", "@", "mm", "bmm", "addmm", "baddbmm"})
 
 
 # Comparisons whose result indexes as a mask (not `is`, `in`: Python bools only).
@@ -400,6 +407,7 @@ class Hazards:
         self.modules = ModuleHazards(self)
         self.producers = Producers(self)
         self.consumers = Consumers(self)
+        self.carried = CarriedState(self)
 
     def grad_shown(self, inputs: Iterable[ast.expr], at: Located) -> bool:
         """Positive evidence that an op run at ``at`` on ``inputs`` records a backward: one of
@@ -539,6 +547,7 @@ class Hazards:
                 yield found if found is None else found._replace(
                     reason=f"{found.reason} (`{sibling}` and `{key}` are views of one tensor: one version counter)")
         if isinstance(owner, FUNCTIONS) and not integral:
+            yield from self.carried.handed_back(owner, flow, key, write)
             for param in params:
                 yield from self._from_callers(owner, param, param == key and copied_where_it_requires_grad(
                     stmt, param, self.model.ancestors))
@@ -983,7 +992,7 @@ class Consumers(_HazardsPart):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if a caller elsewhere "
                              "passes a tensor that requires grad (the calls in this file pass constants)")
         if op_short(op) in INTEGRAL_OK and not floating_shown(self.model, self.floating, node, self.model.statement_of(op_node)) \
-                and not (op_short(op) in _OWN_GRADIENT and floating()):
+                and not (op_short(op) in _OWN_GRADIENT and floating()) and not self._one_dtype_with_floating(op_node, node, op):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it is a floating "
                              f"tensor (`{op}` also takes integral ones: indices, masks)")
         if op in torch_api.MODULES_WITH_PARAMETERS and isinstance(op_node, ast.Call) \
@@ -995,6 +1004,13 @@ class Consumers(_HazardsPart):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it requires grad "
                              f"(`{op}` saves it for its own gradient; nothing the analysis sees shows it requires grad)")
         return Hazard(f"`{key}` was saved for backward by `{op}` at line {line}")
+
+    def _one_dtype_with_floating(self, op_node: ast.expr, node: ast.expr, op: str) -> bool:
+        """An op that refuses operands of different dtypes (:data:`ONE_DTYPE`) with another operand
+        shown floating: ``node`` is floating too (``einsum(q, S)``, ``S @ w`` with ``q``, ``w`` floating)."""
+        at = self.model.statement_of(op_node)
+        return op_short(op) in ONE_DTYPE and any(
+            floating_shown(self.model, self.floating, o, at) for o in self.hazards.operands(op_node) if not within(node, o))
 
     def _own_gradient(self, op_node: ast.expr, node: ast.expr, saved: Saves) -> bool:
         """The op saves ``node`` for ``node``'s own gradient only: its other operands are Python
@@ -1878,6 +1894,94 @@ class OpSaves(_HazardsPart):
 
 
 _PARTIAL = frozenset({"functools.partial"})
+
+
+class CarriedState(_HazardsPart):
+    """Recurrent state (:mod:`analysis.carried`): the write updates a tensor the function got from
+    its caller, saves after the write on every call and hands back; a loop of the caller passes
+    what the call handed back to the next call, whose write then modifies what the previous call
+    saved (``y, state = step(x[t], state)`` with ``state += k; y = q @ state`` inside)."""
+
+    def handed_back(self, func: Function, flow: Flow, key: str, write: Located) -> Iterator[Optional[Hazard]]:
+        entry = carried.entry(self.model, flow, key, write)
+        back = carried.returned_path(self.model, func, key) if entry is not None else None
+        end = self.model.range(write)[1]
+        if entry is None or back is None or any(b.form != "aug" and b.start >= end for b in flow.bindings.get(key, [])):
+            return  # (bound again after the write: what is handed back is another tensor)
+        saved = self._saved_after(func, flow, key, write)
+        if saved is None:
+            return
+        for call, loop in self._feeding(func, entry, back, 0):
+            reason = (f"`{key}` is the state the call at line {call.lineno} hands back and its loop (line "
+                      f"{loop.lineno}) passes to the next call, after {saved.reason} in the previous call")
+            once = self.model.summaries.targets.loops.may_run_once(loop)
+            yield Hazard(reason) if saved.proven and not once else _possible(reason + (", if the loop runs twice" if once else ""))
+
+    def _feeding(self, func: Function, entry: carried.Entry, back: carried.Path,
+                 depth: int) -> Iterator[Tuple[ast.Call, ast.stmt]]:
+        """The calls (with grad on) whose loop passes back to ``func``'s parameter what the previous
+        call handed back, directly or through wrappers that hand it back too (two at most)."""
+        if len(back) < len(entry.path) or back[len(back) - len(entry.path):] != entry.path:
+            return
+        for call, arg in self._passing(func, entry.param):
+            if self.model.intended_reason(self.model.statement_of(call), None):
+                continue
+            loop = carried.fed_back(self.model, call, arg, back[:len(back) - len(entry.path)])
+            if loop is not None:
+                yield call, loop
+                continue
+            outer = carried.wrapper(self.model, call, arg, entry.path, back) if depth < 2 else None
+            if outer is not None:
+                yield from self._feeding(outer.func, outer.entry, outer.back, depth + 1)
+
+    def _saved_after(self, func: Function, flow: Flow, key: str, write: Located) -> Optional[Hazard]:
+        """A save of ``key`` after the write, on every call (a proven one where there is one); ``key``
+        is not bound again after the write (:meth:`handed_back`)."""
+        first: Optional[Hazard] = None
+        end = self.model.range(write)[1]
+        for pos, node in flow.loads.get(key, []):
+            if pos < end or not carried.straight_line(self.model, func, write, node) \
+                    or self.model.intended_reason(self.model.statement_of(node), None):
+                continue
+            found = self.hazards.consumers._consumer(node, key, lambda: self.floating.written_floating(write))
+            if found is not None and (found.proven or first is None):
+                first = found
+            if first is not None and first.proven:
+                break
+        return first
+
+    def _passing(self, func: Function, param: str) -> Iterator[Tuple[ast.Call, ast.expr]]:
+        """The calls of ``func`` in this file with the argument each passes for ``param``."""
+        plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+        if plain[:1] and plain[0] in ("self", "cls") and isinstance(self.model.parent(func), ast.ClassDef):
+            plain = plain[1:]
+        index = plain.index(param) if param in plain else None
+        for call in [*self.hazards._calls_of(func), *self._instance_calls(func)]:
+            arg = next((k.value for k in call.keywords if k.arg == param), None)
+            if arg is None and index is not None and index < len(call.args) \
+                    and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
+                arg = call.args[index]
+            if arg is not None:
+                yield call, arg
+
+    def _instance_calls(self, func: Function) -> List[ast.Call]:
+        """``cell.step(x, h)`` where ``cell`` is bound, in the calling function, only to
+        constructions of the class (of this file) that defines ``func`` (not its ``forward``, whose
+        calls :meth:`Hazards._calls_of` finds)."""
+        cls = self.model.parent(func)
+        if not isinstance(cls, ast.ClassDef) or func.name == "forward" or cls not in self.model.module.body:
+            return []
+        found = []
+        for key, calls in self.model.calls_in(self.model.module).items():
+            if key is None or key.count(".") != 1 or key.startswith("self.") or not key.endswith(f".{func.name}"):
+                continue
+            for call in calls:
+                base = key.split(".")[0]
+                bound = self.model.flow(self.model.owner(call)).bindings.get(base, [])
+                if bound and all(b.form == "assign" and isinstance(b.value, ast.Call) and isinstance(b.value.func, ast.Name)
+                                 and b.value.func.id == cls.name for b in bound):
+                    found.append(call)
+        return found
 
 
 def partial_of_torch(model: "HazardFacts", func: ast.expr) -> Optional[str]:
