@@ -916,8 +916,21 @@ class ModuleChains:
             if any(not s.called for s in sites):
                 return False
             nodes = [s.node for s in sites]
+            if not nodes and self._entry_point(func):
+                return True  # `main()`, `compute()`: run from outside, as module-level code is
         return bool(nodes) and all(grad.local_reason(n) is None and self.entered_with_grad(self.tree.owner(n), seen)
                                    for n in nodes)
+
+    def _entry_point(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """A module-level function, undecorated, that the file never names (no call, no
+        reference, no string of its name) and no other file of the run reaches but from module-level
+        code with grad on (asked by :meth:`entered_with_grad`): an entry point (``main()``,
+        ``compute()``), run from outside the file as its module-level code is."""
+        if self.tree.parent(func) is not self.tree.module or func.decorator_list:
+            return False
+        named = any(isinstance(n, ast.Name) and n.id == func.name or isinstance(n, ast.Attribute) and n.attr == func.name
+                    or isinstance(n, ast.Constant) and n.value == func.name for n in self.tree.walk(self.tree.module))
+        return not named and len([s for s in self.tree.module.body if isinstance(s, FUNCTIONS) and s.name == func.name]) == 1
 
     def method_calls(self, name: str) -> Optional[List[ast.Call]]:
         """Every call ``<anything>.name(...)`` in this file (whatever the receiver: one that is not
