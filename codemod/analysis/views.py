@@ -361,7 +361,7 @@ class Views:
             if element is not None:
                 return element
             if _ITERATION_IS_UNBIND and (self.kinds.kind(iterable) in TENSORISH
-                                         or self.requirement.passed_tensors(iterable, stmt)):
+                                         or passed_tensors(self.requirement, iterable, stmt)):
                 kind: ViewKind = "no-grad" if self.making._made_without_grad(stmt) else "multi-output"
                 return ViewOrigin(kind, iterable, iterable, True, _keys(iterable))
         return None
@@ -1015,50 +1015,10 @@ class GradRequirement(_ViewsPart):
         answers.extend(self._passed_elsewhere(func, key, position))
         return "yes" if answers and all(a == "yes" for a in answers) else "unknown"
 
-    def passed_tensors(self, expr: ast.expr, at: Located) -> bool:
-        """``expr`` is a parameter of its function, not rebound, that every call of the function
-        this module shows (:meth:`_calls_of`: its instance's ``__call__`` and methods too) passes a
-        tensor, and each call from the run's other files too (their ``args_tensor``): iterating it
-        hands out the views of ``unbind(0)`` (``for t, m, s in zip(tensor, mean, std)`` in a
-        transform's ``__call__``). Unknown callers, ``*args``, a missing argument: not known."""
-        if not isinstance(expr, ast.Name):
-            return False
-        bindings = self.views._plain_bindings(expr.id, at)
-        func = self.tree.owner(at)
-        if len(bindings) != 1 or bindings[0].form != "param" or not isinstance(func, FUNCTIONS):
-            return False
-        method = isinstance(self.tree.parent(func), ast.ClassDef)
-        plain = _passed_parameters(func, method)
-        position = plain.index(expr.id) if expr.id in plain else None
-        calls = self._calls_of(func, method)
-        for call in calls:
-            if spreads(call):
-                return False
-            passed = passed_for(call, expr.id, position)
-            if passed is None or self.kinds.kind(passed) not in TENSORISH:
-                return False
-        elsewhere = self._tensors_elsewhere(func, expr.id, position)
-        return (bool(calls) or bool(elsewhere)) and all(elsewhere)
-
-    def _tensors_elsewhere(self, func: Function, key: str, position: Optional[int]) -> List[bool]:
-        """For each call of ``func`` from the run's other files (the project index), whether its
-        analysis showed a tensor passed for ``key`` (a reference, never followed, is not)."""
-        calls = self.grad.calls
-        project = calls.project if calls is not None else None
-        qualname = calls.qualname(func) if calls is not None else None
-        if project is None or qualname is None:
-            return []
-        method = isinstance(self.tree.parent(func), ast.ClassDef)
-        module = qualname.rsplit(".", 2 if method else 1)[0]
-        if method:
-            position = None  # `Cls.m(obj, x)` passes the instance first: only keywords are sure
-        return [call.called and (key in call.args_tensor or position is not None and str(position) in call.args_tensor)
-                for call in project.calls_from_elsewhere(qualname, module) if not call.bound]
-
     def _calls_of(self, func: ast.AST, method: bool) -> List[ast.Call]:
-        """:meth:`_calls_running`, computed once per function."""
+        """:func:`_calls_running`, computed once per function."""
         if id(func) not in self._running:
-            self._running[id(func)] = self._calls_running(func, method)
+            self._running[id(func)] = _calls_running(self, func, method)
         return self._running[id(func)]
 
     def _passed_elsewhere(self, func: ast.AST, key: str, position: Optional[int]) -> List[RequiresGrad]:
@@ -1081,40 +1041,6 @@ class GradRequirement(_ViewsPart):
             shown = key in call.args_grad or (position is not None and str(position) in call.args_grad)
             answers.append("yes" if shown else "unknown")
         return answers
-
-    def _calls_running(self, func: ast.AST, method: bool) -> List[ast.Call]:
-        """The calls of ``func`` this module shows: of a module-level function by its name (bound
-        once, only ever called), of a module-level class's ``forward`` through an instance (``C(...)(x)``,
-        a name or ``self.attr`` bound only to ``C(...)``)."""
-        module = self.tree.module
-        if not isinstance(func, FUNCTIONS):
-            return []
-        by_key = self.classes.calls_in(module)
-        if not method:
-            if self.tree.parent(func) is not module or len(self.binder.flow(module, nested=False).bindings.get(func.name, [])) != 1:
-                return []
-            calls = by_key.get(func.name, [])
-            return calls if self._use_counts()[0].get(func.name, 0) == len(calls) else []
-        cls = self.tree.parent(func)
-        if not isinstance(cls, ast.ClassDef) or self.tree.parent(cls) is not module:
-            return []
-        uses = self._use_counts()  # first: it gathers the names the module assigns (`_stored`)
-        if func.name == "__call__" and not _defines(cls, "forward"):
-            # `inst(x)` of a class defining `__call__` runs it (not a module's `forward`)
-            if self._instances is None:
-                self._instances = _instance_calls(self.views, by_key, self._stored)
-            return self._instances.get(cls.name, [])
-        if func.name != "forward":
-            # a method the class calls as `self.name(...)` (a staticmethod too), and the file as
-            # `inst.name(...)` on an instance (`self.attr` or a name bound only to `Cls(...)`)
-            own = [c for c in self.classes.calls_in(cls).get(f"self.{func.name}", [])]
-            own += _instance_method_calls(self.views, by_key, cls.name, func.name, self._stored)
-            return own if own and uses[1].get(func.name, 0) - _others_own(self.views, cls, func.name) == len(own) else []
-        if _defines(cls, "__call__"):
-            return []  # `inst(x)` runs the class's own `__call__`, which may not call `forward`
-        if self._instances is None:
-            self._instances = _instance_calls(self.views, by_key, self._stored)
-        return self._instances.get(cls.name, [])
 
     def _parameter_table(self, expr: ast.expr, at: Located) -> bool:
         """``dict(m.named_parameters())`` (or a name bound only to it): its values are parameters."""
@@ -1171,6 +1097,84 @@ class GradRequirement(_ViewsPart):
         if name in ("torch.nn.Sequential", "torch.nn.modules.container.Sequential"):
             return any(isinstance(a, ast.Call) and self._owns_parameters(a) for a in call.args)
         return False
+
+
+def _calls_running(requirement: "GradRequirement", func: ast.AST, method: bool) -> List[ast.Call]:
+    """The calls of ``func`` this module shows: of a module-level function by its name (bound
+    once, only ever called), of a module-level class's ``forward`` through an instance (``C(...)(x)``,
+    a name or ``self.attr`` bound only to ``C(...)``, a module-level name built once), of its
+    ``__call__`` so too where the class defines one (then not of its ``forward``), of another method
+    as ``self.m(...)`` and ``inst.m(...)``."""
+    module = requirement.tree.module
+    if not isinstance(func, FUNCTIONS):
+        return []
+    by_key = requirement.classes.calls_in(module)
+    if not method:
+        if requirement.tree.parent(func) is not module or len(requirement.binder.flow(module, nested=False).bindings.get(func.name, [])) != 1:
+            return []
+        calls = by_key.get(func.name, [])
+        return calls if requirement._use_counts()[0].get(func.name, 0) == len(calls) else []
+    cls = requirement.tree.parent(func)
+    if not isinstance(cls, ast.ClassDef) or requirement.tree.parent(cls) is not module:
+        return []
+    uses = requirement._use_counts()  # first: it gathers the names the module assigns (`_stored`)
+    if func.name == "__call__" and not _defines(cls, "forward"):
+        # `inst(x)` of a class defining `__call__` runs it (not a module's `forward`)
+        if requirement._instances is None:
+            requirement._instances = _instance_calls(requirement.views, by_key, requirement._stored)
+        return requirement._instances.get(cls.name, [])
+    if func.name != "forward":
+        # a method the class calls as `self.name(...)` (a staticmethod too), and the file as
+        # `inst.name(...)` on an instance (`self.attr` or a name bound only to `Cls(...)`)
+        own = [c for c in requirement.classes.calls_in(cls).get(f"self.{func.name}", [])]
+        own += _instance_method_calls(requirement.views, by_key, cls.name, func.name, requirement._stored)
+        return own if own and uses[1].get(func.name, 0) - _others_own(requirement.views, cls, func.name) == len(own) else []
+    if _defines(cls, "__call__"):
+        return []  # `inst(x)` runs the class's own `__call__`, which may not call `forward`
+    if requirement._instances is None:
+        requirement._instances = _instance_calls(requirement.views, by_key, requirement._stored)
+    return requirement._instances.get(cls.name, [])
+
+
+def passed_tensors(requirement: "GradRequirement", expr: ast.expr, at: Located) -> bool:
+    """``expr`` is a parameter of its function, not rebound, that every call of the function
+    this module shows (:meth:`GradRequirement._calls_of`: its instance's ``__call__`` and methods too) passes a
+    tensor, and each call from the run's other files too (their ``args_tensor``): iterating it
+    hands out the views of ``unbind(0)`` (``for t, m, s in zip(tensor, mean, std)`` in a
+    transform's ``__call__``). Unknown callers, ``*args``, a missing argument: not known."""
+    if not isinstance(expr, ast.Name):
+        return False
+    bindings = requirement.views._plain_bindings(expr.id, at)
+    func = requirement.tree.owner(at)
+    if len(bindings) != 1 or bindings[0].form != "param" or not isinstance(func, FUNCTIONS):
+        return False
+    method = isinstance(requirement.tree.parent(func), ast.ClassDef)
+    plain = _passed_parameters(func, method)
+    position = plain.index(expr.id) if expr.id in plain else None
+    calls = requirement._calls_of(func, method)
+    for call in calls:
+        if spreads(call):
+            return False
+        passed = passed_for(call, expr.id, position)
+        if passed is None or requirement.kinds.kind(passed) not in TENSORISH:
+            return False
+    elsewhere = _tensors_elsewhere(requirement, func, expr.id, position)
+    return (bool(calls) or bool(elsewhere)) and all(elsewhere)
+
+def _tensors_elsewhere(requirement: "GradRequirement", func: Function, key: str, position: Optional[int]) -> List[bool]:
+    """For each call of ``func`` from the run's other files (the project index), whether its
+    analysis showed a tensor passed for ``key`` (a reference, never followed, is not)."""
+    calls = requirement.grad.calls
+    project = calls.project if calls is not None else None
+    qualname = calls.qualname(func) if calls is not None else None
+    if project is None or qualname is None:
+        return []
+    method = isinstance(requirement.tree.parent(func), ast.ClassDef)
+    module = qualname.rsplit(".", 2 if method else 1)[0]
+    if method:
+        position = None  # `Cls.m(obj, x)` passes the instance first: only keywords are sure
+    return [call.called and (key in call.args_tensor or position is not None and str(position) in call.args_tensor)
+            for call in project.calls_from_elsewhere(qualname, module) if not call.bound]
 
 
 def own_callee(views: "Views", call: ast.Call, extended: Set[str]) -> Optional[Function]:
