@@ -15,6 +15,7 @@ from codemod.analysis.model import SemanticModel
 from codemod.analysis.source import WALKED_GROUPS, Source
 from codemod.analysis.syntax import FUNCTIONS
 from codemod.analysis.tree import Tree
+from codemod.analysis.views import _calls_running
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FILES = sorted((ROOT / "fixtures").rglob("*.in.py"))[::7] + sorted((ROOT / "codemod" / "analysis").glob("*.py"))
@@ -115,10 +116,10 @@ def test_instance_calls_from_one_pass_are_those_of_the_scan_per_class():
     requirement = model.views.requirement
     for cls in (s for s in model.module.body if isinstance(s, ast.ClassDef)):
         forward = next(f for f in cls.body if isinstance(f, FUNCTIONS) and f.name == "forward")
-        got = requirement._calls_running(forward, True)
+        got = _calls_running(requirement, forward, True)
         assert got == _reference_calls(requirement, cls)
     block = model.module.body[1]
-    assert len(requirement._calls_running(block.body[0], True)) == 3  # self.b(x), Block()(x), b(x) in the loop
+    assert len(_calls_running(requirement, block.body[0], True)) == 3  # self.b(x), Block()(x), b(x) in the loop
 
 
 CALLER = '''

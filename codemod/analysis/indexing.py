@@ -313,12 +313,26 @@ def _saved_arguments(model: SemanticModel, site: ast.Call, tensor: FrozenSet[str
     argument); proven answers only."""
     found: List[Tuple[str, str]] = []
     for name, value in _passed_values(site):
-        if name not in tensor:
-            continue
-        hazard = model.hazards.explain(site, value)
+        hazard = model.hazards.explain(site, value) if name in tensor else None
         if hazard is not None and hazard.proven:
             found.append((name, hazard.reason))
+            continue
+        leaf = _known_leaf(model, site, value)
+        if leaf is not None:
+            found.append((name, leaf))
     return tuple(found)
+
+
+def _known_leaf(model: SemanticModel, site: ast.Call, value: ast.expr) -> Optional[str]:
+    """``init.he_init(conv.weights, ...)`` with grad on: the caller hands a leaf that requires grad
+    (``Leaves.origin``, known: an ``nn.Parameter``, a parameter of a module the file builds, reached
+    with grad on), which the callee cannot write into in place. Why, in words; None if not shown."""
+    if not isinstance(value, (ast.Name, ast.Attribute)) or model.intended_reason(site, None):
+        return None
+    origin = model.leaves.origin(value, model.statement_of(site))
+    if origin is None or not origin.known or origin.hooked:
+        return None
+    return f"{origin.what}, a leaf that requires grad: autograd forbids writing into it in place"
 
 
 def _passed_values(site: ast.Call) -> List[Tuple[str, ast.expr]]:

