@@ -1346,6 +1346,20 @@ class ModuleHazards(_HazardsPart):
         chains = self.model.summaries.chains
         if chains.runs_in_place(call) is False:
             return None  # `inplace=` is False wherever it is built (Block(inplace=False), a default)
+        builder = chains.factories.builder_of(call)
+        if builder is not None:  # `return nn.Dropout2d(p, inplace=True) if ... else ...` of `self.__dropout()`
+            sites = chains.factories.calls_of(builder)
+            if not sites:
+                return _possible(f"no call of `{builder.name}`, which returns it, is visible, so it may write into "
+                                 "a saved tensor")
+            found = best(self._explain_placed(site, call) for site in sites)
+            return Hazard(f"it is returned by `{builder.name}` and {found.reason}", found.tier) if found else None
+        return self._explain_placed(call, call)
+
+    def _explain_placed(self, call: ast.Call, built: ast.Call) -> Optional[Hazard]:
+        """Where the module ``built`` builds lands: ``call`` (``built`` itself, or a call of the
+        builder returning it) in a chain, called at once, or bound to a name whose calls say."""
+        chains = self.model.summaries.chains
         around = chains.around(call)  # nn.Sequential(...) or a list literal of layers
         if around is not None and (around[2] or around[1] > 0):
             reason = self._sequential_reason(around[0], around[1], around[2])
@@ -1359,7 +1373,7 @@ class ModuleHazards(_HazardsPart):
             return self.hazards.explain(parent, parent.args[0])  # nn.ReLU(inplace=True)(x)
         assign = parent
         key = target_key(assign.targets[0]) if isinstance(assign, ast.Assign) and len(assign.targets) == 1 else None
-        appended = key is None and chains.runs_in_place(call)
+        appended = key is None and chains.runs_in_place(built)
         if appended:
             key = self._first_appended(call)
         if key is None:
