@@ -334,3 +334,17 @@ def test_an_activation_built_in_another_file_with_its_flag_turned_off_proves_not
     _project(tmp_path, files)
     assert [f for f in _findings(tmp_path, ["model.py", "acts.py"]) if f[2].startswith("IPF1")] == []
     assert _gradients(tmp_path) is not None
+
+
+def test_a_builder_of_another_file_decided_by_its_own_default_is_read_for_every_name(tmp_path):
+    """``get_act(name="relu")`` returning ``nn.ReLU(inplace=True) if name == "relu" else
+    nn.GELU()``: its own file calls it nowhere, so its default would decide the test there; the
+    model passes "gelu" (saves its input). Read for another file, every branch counts: a mix,
+    unproven (it runs)."""
+    acts = ACTS.replace('def get_act(name, inplace=True):', 'def get_act(name="relu"):\n'
+                        '    return nn.ReLU(inplace=True) if name == "relu" else nn.GELU()\n\n\n'
+                        'def unused(name, inplace=True):')
+    files = {"acts.py": acts, "model.py": MODEL.replace('get_act("leaky"{passed})', 'get_act("gelu")')}
+    _project(tmp_path, files)
+    assert _gradients(tmp_path) is not None
+    assert [f for f in _findings(tmp_path, ["model.py", "acts.py"]) if f[2].startswith("IPF1")] == []

@@ -16,6 +16,7 @@ from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tup
 
 from codemod.analysis.arguments import hook_site
 from codemod.analysis.dtype import indexed_other_dtype
+from codemod.analysis.factories import Factories
 from codemod.analysis.grad_mode import GradOffDecorators
 from codemod.analysis.hazard import refused_view
 from codemod.analysis.kept import function_keeps
@@ -384,8 +385,11 @@ def summaries_of(model: SemanticModel, module: str, names: FrozenSet[str],
 
 def _builds(model: SemanticModel, func: Function) -> Optional[Tuple[str, ...]]:
     """A builder function's torch modules (``BuiltLayers.returned_modules``), as
-    ``SummaryFact.builds`` holds them; None where it is no such builder."""
-    built = model.summaries.chains.built.returned_modules(func)
+    ``SummaryFact.builds`` holds them; None where it is no such builder. Read for callers in
+    other files: no test or dict key of the builder is decided by what this file's own calls
+    pass (every branch, every entry)."""
+    plain = Factories(model, lambda test: None, lambda expr: None)
+    built = model.summaries.chains.built.returned_modules(func, factories=plain)
     return tuple(encode_built(cls, flag) for cls, flag in built) if built else None
 
 

@@ -1879,12 +1879,13 @@ class BuiltLayers:
         built = self.returned_modules(func, call) if func is not None else None
         return [(cls, self._resolve(flag, call, func)) for cls, flag in built] if built else None
 
-    def returned_modules(self, func: Function, call: Optional[ast.Call] = None
-                         ) -> Optional[List[Tuple[str, Flag]]]:
+    def returned_modules(self, func: Function, call: Optional[ast.Call] = None,
+                         factories: Optional[Factories] = None) -> Optional[List[Tuple[str, Flag]]]:
         """What every return of the builder ``func`` may hand back (as ``call`` would call it,
-        where given), each a torch module class and its flag: True / False / None (unknown),
-        or (parameter, position, default) where ``inplace=`` is the builder's own parameter."""
-        values = self.chains.factories.returned(func, call)
+        where given; read by ``factories``, else the file's), each a torch module class and its
+        flag: True / False / None (unknown), or (parameter, position, default) where
+        ``inplace=`` is the builder's own parameter."""
+        values = (factories or self.chains.factories).returned(func, call)
         if not values:
             return None
         found: List[Tuple[str, Flag]] = []
