@@ -348,3 +348,51 @@ def test_a_builder_of_another_file_decided_by_its_own_default_is_read_for_every_
     _project(tmp_path, files)
     assert _gradients(tmp_path) is not None
     assert [f for f in _findings(tmp_path, ["model.py", "acts.py"]) if f[2].startswith("IPF1")] == []
+
+
+TABLE_BUILDER = """\
+import torch.nn as nn
+
+_ACTS = {"relu": nn.ReLU, "elu": nn.ELU{more}}
+
+
+def create_act(name="relu", inplace=True):
+    return _ACTS[name](inplace=inplace)
+"""
+
+RESBLOCK = """\
+import torch
+import torch.nn as nn
+
+from layers import create_act
+
+
+class Block(nn.Module):
+    def __init__(self, c, act="elu"):
+        super().__init__()
+        self.fc = nn.Linear(c, c)
+        self.act = create_act(act)
+
+    def forward(self, x):
+        out = self.act(self.fc(x))
+        out += x
+        return out
+
+
+def compute():
+    torch.manual_seed(0)
+    block = Block(4)
+    block(torch.randn(3, 4)).sum().backward()
+    return [p.grad.tolist() for p in block.parameters()]
+"""
+
+
+@pytest.mark.parametrize("more, proven", [("", True), (', "gelu": nn.GELU', False)], ids=["saving", "with-gelu"])
+def test_a_builder_of_another_file_returning_a_class_of_its_table(tmp_path, more, proven):
+    """``return _ACTS[name](inplace=inplace)``: every class of the table (the key is the
+    caller's: every entry counts for another file), each in place by the flag's default; a
+    table holding a GELU (saves its input) proves nothing."""
+    _project(tmp_path, {"layers.py": TABLE_BUILDER.replace("{more}", more), "model.py": RESBLOCK})
+    found = [f[2] for f in _findings(tmp_path, ["model.py", "layers.py"]) if f[2].startswith("IPF1")]
+    assert found == (["IPF101"] if proven else [])
+    assert _gradients(tmp_path) is None  # (the block asks for "elu" either way)

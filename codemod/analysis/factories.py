@@ -181,7 +181,7 @@ class Factories:
             entries = self._entries(value.value)
             if entries is None:
                 return None
-            keys = self._keys(value.slice, func, call)
+            keys = self.keys(value.slice, func, call)
             parts = [(entry, at) for name, entry in entries if keys is None or name in keys]
         else:
             return None
@@ -214,7 +214,7 @@ class Factories:
             found.append((k.value, v))
         return found
 
-    def _keys(self, key: ast.expr, func: Function, call: Optional[ast.Call]) -> Optional[FrozenSet[object]]:
+    def keys(self, key: ast.expr, func: Function, call: Optional[ast.Call]) -> Optional[FrozenSet[object]]:
         """The strings a dict's key may be: a parameter of the builder is what ``call`` passes
         (or its default); anything else as ``Values`` says."""
         if call is not None and isinstance(key, ast.Name):

@@ -1806,13 +1806,16 @@ class BuiltLayers:
         keys = [cast(ast.Constant, k).value for k in value.keys]
         return self.chains.values(value.values[keys.index("inplace")], 0) if "inplace" in keys else frozenset({False})
 
-    def _by_name(self, func: ast.expr) -> Optional[List[str]]:
-        """The classes ``getattr(nn, act)`` or ``ACTS[name]`` may be (sorted), None if unknown."""
+    def _by_name(self, func: ast.expr, keys: Optional[Callable[[ast.expr], Optional[FrozenSet[object]]]] = None
+                 ) -> Optional[List[str]]:
+        """The classes ``getattr(nn, act)`` or ``ACTS[name]`` may be (sorted), None if unknown;
+        the strings the name may hold as ``keys`` says (else ``Chains.values``)."""
+        keys = keys or (lambda expr: self.chains.values(expr, 0))
         module = self.model.flow(self.model.module).bindings
         if isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "getattr" \
                 and "getattr" not in module and len(func.args) == 2 and not func.keywords \
                 and self.model.torch_name(func.args[0]) == "torch.nn":
-            names = self.chains.values(func.args[1], 0)
+            names = keys(func.args[1])
             if not names or not all(isinstance(n, str) for n in names):
                 return None
             classes = [self._torch_class(f"torch.nn.{n}") for n in cast(FrozenSet[str], names)]
@@ -1825,8 +1828,9 @@ class BuiltLayers:
         table = self._table(func.value.id)
         if table is None:
             return None
-        keys = self.chains.values(func.slice, 0)
-        picked = list(table.values()) if keys is None else [table[k] for k in keys if isinstance(k, str) and k in table]
+        picked_keys = keys(func.slice)
+        picked = list(table.values()) if picked_keys is None else [
+            table[k] for k in picked_keys if isinstance(k, str) and k in table]
         return sorted(set(picked)) or None
 
     def _torch_class(self, name: str) -> Optional[str]:
@@ -1885,17 +1889,22 @@ class BuiltLayers:
         where given; read by ``factories``, else the file's), each a torch module class and its
         flag: True / False / None (unknown), or (parameter, position, default) where
         ``inplace=`` is the builder's own parameter."""
-        values = (factories or self.chains.factories).returned(func, call)
+        factories = factories or self.chains.factories
+        values = factories.returned(func, call)
         if not values:
             return None
         found: List[Tuple[str, Flag]] = []
         for value in values:
             name = self.model.torch_name(value.func) if isinstance(value, ast.Call) else None
             short = (name or "").rsplit(".", 1)[-1]
-            if name is None or not name.startswith("torch.nn.") or not short[:1].isupper() \
-                    or self._torch_class(name) is None:
+            if name is not None and name.startswith("torch.nn.") and short[:1].isupper() and self._torch_class(name):
+                classes: Optional[List[str]] = [f"torch.nn.{short}"]
+            else:  # `return ACTS[name](inplace=inplace)`, `getattr(nn, act)()`: the key as the call passes it
+                classes = self._by_name(value.func, lambda expr: factories.keys(expr, func, call)) \
+                    if isinstance(value, ast.Call) else None
+            if not classes:
                 return None
-            found.append((f"torch.nn.{short}", self._flag(cast(ast.Call, value), f"torch.nn.{short}", func)))
+            found += [(cls, self._flag(cast(ast.Call, value), cls, func)) for cls in classes]
         return found
 
     def _flag(self, layer: ast.Call, cls: str, func: Function) -> Flag:
