@@ -1353,8 +1353,19 @@ class ModuleHazards(_HazardsPart):
                 return _possible(f"no call of `{builder.name}`, which returns it, is visible, so it may write into "
                                  "a saved tensor")
             found = best(self._explain_placed(site, call) for site in sites)
+            if found is None and self._called_elsewhere(builder):
+                return _possible(f"`{builder.name}`, which returns it, may be called from other files, where its "
+                                 "calls cannot be followed")
             return Hazard(f"it is returned by `{builder.name}` and {found.reason}", found.tier) if found else None
         return self._explain_placed(call, call)
+
+    def _called_elsewhere(self, func: Function) -> bool:
+        """A top-level function code the file does not show may call: the file is checked alone
+        (any file may import it), or another module of the run imports it."""
+        index, module = self.model.calls.project, self.model.calls.module_name
+        if self.model.parent(func) is not self.model.module:
+            return False
+        return index is None or not module or index.imported_elsewhere(f"{module}.{func.name}", module)
 
     def _explain_placed(self, call: ast.Call, built: ast.Call) -> Optional[Hazard]:
         """Where the module ``built`` builds lands: ``call`` (``built`` itself, or a call of the
