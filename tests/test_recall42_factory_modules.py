@@ -396,3 +396,46 @@ def test_a_builder_of_another_file_returning_a_class_of_its_table(tmp_path, more
     found = [f[2] for f in _findings(tmp_path, ["model.py", "layers.py"]) if f[2].startswith("IPF1")]
     assert found == (["IPF101"] if proven else [])
     assert _gradients(tmp_path) is None  # (the block asks for "elu" either way)
+
+
+OVERRIDE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Base(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.fc = nn.Linear(dim, dim)
+            self.act = self.{name}()
+
+        def {name}(self):
+            return nn.Sigmoid()
+
+        def forward(self, x):
+            h = self.act(self.fc(x))
+            h += 1.0
+            return h
+
+
+    class Child(Base):
+        def {name}(self):
+            return nn.GELU()
+
+
+    def main():
+        torch.manual_seed(0)
+        net = Child(4)
+        net(torch.randn(3, 4)).sum().backward()
+        return [p.grad for p in net.parameters()]
+""")
+
+
+@pytest.mark.parametrize("name, proven", [("make_act", False), ("__make_act", True)], ids=["overridden", "private"])
+def test_a_builder_method_a_subclass_defines_again(name, proven):
+    """A subclass of the file defines the builder again: ``self.make_act()`` in the base runs the
+    subclass's for its instances (a GELU here: it runs), unproven; a private ``__make_act`` is
+    name-mangled, the base's own runs for every instance (a Sigmoid: it dies)."""
+    source = OVERRIDE.replace("{name}", name)
+    assert raises_inplace(source) is proven
+    assert [c for c, _ in _proven(source)] == (["IPF101"] if proven else [])
