@@ -439,3 +439,15 @@ def test_a_builder_method_a_subclass_defines_again(name, proven):
     source = OVERRIDE.replace("{name}", name)
     assert raises_inplace(source) is proven
     assert [c for c, _ in _proven(source)] == (["IPF101"] if proven else [])
+
+
+def test_a_builder_result_whose_call_relies_on_the_mutation_is_not_fixed_by_default():
+    """``self.drop(x)`` as a statement, the dropout built by ``self.__dropout()``: the program
+    relies on the write (turned off, the dropout would do nothing): proven, the fix unsafe."""
+    source = UNET_BLOCK.replace("{act}", "get_act(activation)").replace("{test}", "not self.is_3d").replace(
+        "        x = self.drop(self.act(self.norm(self.conv(x))))",
+        "        x = self.act(self.norm(self.conv(x)))\n        self.drop(x)")
+    assert raises_inplace(source)
+    found = [f for f in process_in_project(source, Settings()).findings if f.code.startswith("IPF1")]
+    assert [(f.code, f.status.value, f.reason) for f in found] == [("IPF102", "unsafe", "mutation-relied-on")]
+    assert fixed_source(source, project=True) == source
