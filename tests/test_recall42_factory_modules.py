@@ -451,3 +451,76 @@ def test_a_builder_result_whose_call_relies_on_the_mutation_is_not_fixed_by_defa
     found = [f for f in process_in_project(source, Settings()).findings if f.code.startswith("IPF1")]
     assert [(f.code, f.status.value, f.reason) for f in found] == [("IPF102", "unsafe", "mutation-relied-on")]
     assert fixed_source(source, project=True) == source
+
+
+BY_NAME = """\
+import torch.nn as nn
+
+
+def get_act(name):
+    if name == "relu":
+        return nn.ReLU(inplace=True)
+    elif name in ("lrelu", "leaky"):
+        act = nn.LeakyReLU(0.2, inplace=True)
+    elif name != "gelu":
+        raise ValueError(name)
+    else:
+        act = nn.GELU()
+    return act
+"""
+
+USES = """\
+import torch
+import torch.nn as nn
+
+{imported}
+
+
+class Head(nn.Module):
+    def __init__(self, dim, act={act!r}):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+        self.act = get_act(act)
+        self.drop = nn.Dropout(0.1, inplace=True)
+
+    def forward(self, x):
+        return self.drop(self.act(self.fc(x)))
+
+
+def compute():
+    torch.manual_seed(0)
+    head = Head(4)
+    head(torch.randn(3, 4)).sum().backward()
+    return [p.grad.tolist() for p in head.parameters()]
+"""
+
+
+@pytest.mark.parametrize("act, proven", [("relu", True), ("leaky", True), ("gelu", False)])
+@pytest.mark.parametrize("where", ["same-file", "other-file"])
+def test_a_builder_branch_the_call_rules_out_is_left_out(tmp_path, where, act, proven):
+    """``get_act("relu")`` of a builder testing its parameter (``==``, ``in``, ``!=`` with an
+    ``else``): only the branches the name the call passes may reach count. "relu" and "leaky"
+    build in-place modules saving their result (the dropout breaks them); "gelu" a GELU (saves
+    its input: it runs)."""
+    files = {"model.py": USES.replace("{act!r}", repr(act)).replace(
+        "{imported}", BY_NAME.split("\n", 1)[1] if where == "same-file" else "from acts import get_act")}
+    if where == "other-file":
+        files["acts.py"] = BY_NAME
+    else:
+        files["other.py"] = "x = 1\n"
+    _project(tmp_path, files)
+    found = [f[2] for f in _findings(tmp_path, sorted(files)) if f[2].startswith("IPF1")]
+    assert found == (["IPF102"] if proven else [])
+    assert (_gradients(tmp_path) is None) is proven
+
+
+def test_a_dropout_in_a_branch_no_call_of_its_builder_takes_is_no_proof():
+    """``self.__dropout("3d")`` never builds the 2-D dropout of ``if kind == "2d":``: its
+    construction writes nowhere (the 3-D one, built and called, is proven)."""
+    source = UNET_BLOCK.replace("{act}", "get_act(activation)").replace(
+        "self.drop = self.__dropout()", 'self.drop = self.__dropout("3d")').replace(
+        "    def __dropout(self):\n        return nn.Dropout2d(self.p, inplace=True) if {test} else nn.Dropout3d(self.p, inplace=True)",
+        "    def __dropout(self, kind):\n        if kind == \"2d\":\n            return nn.Dropout2d(self.p, inplace=True)\n"
+        "        return nn.Dropout3d(self.p, inplace=True)")
+    assert raises_inplace(source)
+    assert _proven(source) == [("IPF102", _line_of(source, "return nn.Dropout3d"))]

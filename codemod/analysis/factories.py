@@ -28,7 +28,7 @@ Which way a test goes and which strings a key may hold are the summaries' to say
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, List, NamedTuple, Optional, Tuple, cast
 
 from codemod.analysis.facts import Facts
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, is_const, passed_for, spreads
@@ -39,6 +39,19 @@ Values = Callable[[ast.expr], Optional[FrozenSet[object]]]  # the constants an e
 _MAX_DEPTH = 6  # values followed from a return back to what was built
 _DECORATORS = frozenset({"staticmethod", "classmethod"})
 _MODULE_DICTS = frozenset({"torch.nn.ModuleDict", "torch.nn.modules.container.ModuleDict"})
+_LITERALS = (str, int, bool, type(None))
+
+
+class Guard(NamedTuple):
+    """A test on a builder's own parameter that a construction is built under: ``if name ==
+    "relu":`` (``name`` in {"relu"} must be ``want``), ``elif name in ("gelu", "silu")``, the
+    ``else`` of such (``want`` False), a conditional expression's branch."""
+
+    param: str
+    position: Optional[int]  # among the parameters a call's arguments meet (None: keyword-only)
+    values: FrozenSet[object]
+    want: bool
+    default: Optional[Tuple[object]]  # (its default,) where that is a literal; None otherwise
 
 
 class Factories:
@@ -136,8 +149,72 @@ class Factories:
         key = (func, call)
         if key not in self._returned:
             self._returned[key] = None  # (a cycle: unknown)
-            self._returned[key] = self._read_returns(func, call)
+            found = self._read_returns(func, call)
+            if found is not None and call is not None:  # `if name == "relu": return ...` of another name
+                found = [v for v in found if not any(self.excludes(g, call) for g in self.guards(v, func))] or None
+            self._returned[key] = found
         return self._returned[key]
+
+    def guards(self, value: ast.expr, func: Function) -> List[Guard]:
+        """The tests on ``func``'s own parameters that ``value`` (in its body) is built under:
+        the ``if``/``elif``/``else`` statements and conditional expressions around it whose
+        test compares a parameter, never rebound, with literals (``==``, ``!=``, ``in``,
+        ``not in`` a tuple, list or set display, under ``not``). Other tests say nothing."""
+        found: List[Guard] = []
+        prev: ast.AST = value
+        for up in self.model.ancestors(value):
+            if up is func:
+                break
+            side: Optional[bool] = None
+            if isinstance(up, ast.If):
+                side = True if any(s is prev for s in up.body) else False if any(s is prev for s in up.orelse) else None
+            elif isinstance(up, ast.IfExp) and prev is not up.test:
+                side = prev is up.body
+            guard = self._guard(cast(ast.If, up).test, func, side) if side is not None else None
+            if guard is not None:
+                found.append(guard)
+            prev = up
+        return found
+
+    def _guard(self, test: ast.expr, func: Function, want: bool) -> Optional[Guard]:
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self._guard(test.operand, func, not want)
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)):
+            return None
+        op, right = test.ops[0], test.comparators[0]
+        if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(right, ast.Constant) and isinstance(right.value, _LITERALS):
+            values: FrozenSet[object] = frozenset({right.value})
+        elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.Tuple, ast.List, ast.Set)) and all(
+                isinstance(e, ast.Constant) and isinstance(e.value, _LITERALS) for e in right.elts):
+            values = frozenset(cast(object, cast(ast.Constant, e).value) for e in right.elts)
+        else:
+            return None
+        param = test.left.id
+        flow = self.model.flow(func)
+        bound = flow.bindings.get(param, [])
+        if len(bound) != 1 or bound[0].form != "param" or param in flow.declared:
+            return None
+        plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+        if plain and self._takes_receiver(func):
+            plain = plain[1:]
+        default = default_of(func, param)
+        literal = (default.value,) if isinstance(default, ast.Constant) and isinstance(default.value, _LITERALS) else None
+        return Guard(param, plain.index(param) if param in plain else None, values,
+                     want == isinstance(op, (ast.Eq, ast.In)), literal)
+
+    def excludes(self, guard: Guard, call: ast.Call) -> bool:
+        """Whether ``call`` never meets ``guard``: every constant it may pass for the parameter
+        (or its default) is on the other side of the test."""
+        if spreads(call):
+            return False
+        passed = passed_for(call, guard.param, guard.position)
+        if passed is None:
+            if guard.default is None:
+                return False
+            given: Optional[FrozenSet[object]] = frozenset(guard.default)
+        else:
+            given = self.values(passed)
+        return bool(given) and all((v in guard.values) != guard.want for v in cast(FrozenSet[object], given))
 
     def _read_returns(self, func: Function, call: Optional[ast.Call]) -> Optional[List[ast.expr]]:
         returns: List[ast.Return] = []
@@ -233,7 +310,7 @@ class Factories:
         if len(bound) != 1 or bound[0].form != "param" or name.id in flow.declared:
             return None
         plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
-        if plain and self._binds_receiver(func, call):
+        if plain and self._takes_receiver(func):
             plain = plain[1:]
         position = plain.index(name.id) if name.id in plain else None
         if spreads(call):
@@ -243,13 +320,11 @@ class Factories:
             passed = default_of(func, name.id)
         return name.id, (self.values(passed) if passed is not None else None)
 
-    def _binds_receiver(self, func: Function, call: ast.Call) -> bool:
-        """The call hands ``func`` its first parameter itself (``self.m()``, ``cls.m()``, ``C.m()``
-        of a class method)."""
-        parent = self.model.parent(func)
-        if not isinstance(parent, ast.ClassDef) or not isinstance(call.func, ast.Attribute):
-            return False
-        return not any(_decorator(d) == "staticmethod" for d in func.decorator_list)
+    def _takes_receiver(self, func: Function) -> bool:
+        """``func`` is a method whose first parameter its call fills itself (``self.m()``,
+        ``cls.m()``, ``C.m()`` of a class method), not a static one."""
+        return isinstance(self.model.parent(func), ast.ClassDef) \
+            and not any(_decorator(d) == "staticmethod" for d in func.decorator_list)
 
     # ------------------------------------------------------------------ the other way round
 

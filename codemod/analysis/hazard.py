@@ -1348,9 +1348,11 @@ class ModuleHazards(_HazardsPart):
             return None  # `inplace=` is False wherever it is built (Block(inplace=False), a default)
         builder = chains.factories.builder_of(call)
         if builder is not None:  # `return nn.Dropout2d(p, inplace=True) if ... else ...` of `self.__dropout()`
-            sites = chains.factories.calls_of(builder)
+            guards = chains.factories.guards(call, builder)  # `if kind == "2d": return nn.Dropout2d(...)`
+            sites = [c for c in chains.factories.calls_of(builder)
+                     if not any(chains.factories.excludes(g, c) for g in guards)]
             if not sites:
-                return _possible(f"no call of `{builder.name}`, which returns it, is visible, so it may write into "
+                return _possible(f"no call of `{builder.name}` that builds it is visible, so it may write into "
                                  "a saved tensor")
             found = best(self._explain_placed(site, call) for site in sites)
             if found is None and self._called_elsewhere(builder):

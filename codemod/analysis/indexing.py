@@ -390,7 +390,7 @@ def _builds(model: SemanticModel, func: Function) -> Optional[Tuple[str, ...]]:
     pass (every branch, every entry)."""
     plain = Factories(model, lambda test: None, lambda expr: None)
     built = model.summaries.chains.built.returned_modules(func, factories=plain)
-    return tuple(encode_built(cls, flag) for cls, flag in built) if built else None
+    return tuple(encode_built(cls, flag, guards) for cls, flag, guards in built) if built else None
 
 
 def _imported_module(value: ast.expr) -> Optional[str]:

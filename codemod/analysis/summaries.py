@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import enum
+import json
 import weakref
 from typing import Callable, Dict, FrozenSet, List, Literal, NamedTuple, Optional, Protocol, Sequence, Set, Tuple, Union, cast
 
@@ -34,7 +35,7 @@ from codemod.analysis.calls import Calls
 from codemod.analysis.classes import paired
 from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import INTEGRAL_OK, op_short
-from codemod.analysis.factories import Factories, default_of
+from codemod.analysis.factories import Factories, Guard, default_of
 from codemod.analysis.grad_mode import IntendedReason
 from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.names import Names
@@ -1881,19 +1882,20 @@ class BuiltLayers:
         factories = self.chains.factories
         func = factories.callee(call)
         built = self.returned_modules(func, call) if func is not None else None
-        return [(cls, self._resolve(flag, call, func)) for cls, flag in built] if built else None
+        return [(cls, self._resolve(flag, call, func)) for cls, flag, _ in built] if built else None
 
     def returned_modules(self, func: Function, call: Optional[ast.Call] = None,
-                         factories: Optional[Factories] = None) -> Optional[List[Tuple[str, Flag]]]:
+                         factories: Optional[Factories] = None) -> Optional[List[Tuple[str, Flag, Tuple[Guard, ...]]]]:
         """What every return of the builder ``func`` may hand back (as ``call`` would call it,
-        where given; read by ``factories``, else the file's), each a torch module class and its
-        flag: True / False / None (unknown), or (parameter, position, default) where
-        ``inplace=`` is the builder's own parameter."""
+        where given: the branches its arguments rule out are left out; read by ``factories``,
+        else the file's), each a torch module class, its flag: True / False / None (unknown), or
+        (parameter, position, default) where ``inplace=`` is the builder's own parameter, and
+        the tests on the builder's parameters it is built under (``Factories.guards``)."""
         factories = factories or self.chains.factories
         values = factories.returned(func, call)
         if not values:
             return None
-        found: List[Tuple[str, Flag]] = []
+        found: List[Tuple[str, Flag, Tuple[Guard, ...]]] = []
         for value in values:
             name = self.model.torch_name(value.func) if isinstance(value, ast.Call) else None
             short = (name or "").rsplit(".", 1)[-1]
@@ -1904,7 +1906,8 @@ class BuiltLayers:
                     if isinstance(value, ast.Call) else None
             if not classes:
                 return None
-            found += [(cls, self._flag(cast(ast.Call, value), cls, func)) for cls in classes]
+            guards = tuple(factories.guards(value, func))
+            found += [(cls, self._flag(cast(ast.Call, value), cls, func), guards) for cls in classes]
         return found
 
     def _flag(self, layer: ast.Call, cls: str, func: Function) -> Flag:
@@ -1969,32 +1972,45 @@ class BuiltLayers:
             decoded = decode_built(entry)
             if decoded is None:
                 return None
-            cls, flag = decoded
+            cls, flag, guards = decoded
+            if any(self.chains.factories.excludes(g, call) for g in guards):
+                continue  # `if name == "gelu": return nn.GELU()` where this call passes "relu"
             resolved = self._resolve(flag, call)
             found.append((cls, None if changed and cls in torch_api.INPLACE_PARAM_CALLABLES else resolved))
-        return found
+        return found or None
 
 
-def encode_built(cls: str, flag: Flag) -> str:
-    """One entry of ``SummaryFact.builds`` (see :data:`Flag`)."""
+def encode_built(cls: str, flag: Flag, guards: Sequence[Guard] = ()) -> str:
+    """One entry of ``SummaryFact.builds``, as JSON: ``[class, flag, guards]`` (see :data:`Flag`:
+    "yes" / "no" / "unknown", or ``[parameter, position, default]``; a guard ``[parameter,
+    position, want, values, default]``, the default ``[value]`` or ``[]``)."""
     def word(value: Optional[bool]) -> str:
         return "unknown" if value is None else "yes" if value else "no"
 
-    if isinstance(flag, tuple):
-        param, position, default = flag
-        return f"{cls} param {param} {'-' if position is None else position} {word(default)}"
-    return f"{cls} {word(flag)}"
+    flagged: object = [flag[0], flag[1], word(flag[2])] if isinstance(flag, tuple) else word(flag)
+    shown = [[g.param, g.position, g.want, sorted(g.values, key=repr), list(g.default or ())] for g in guards]
+    return json.dumps([cls, flagged, shown])
 
 
-def decode_built(entry: str) -> Optional[Tuple[str, Flag]]:
-    """The (class, flag) of one entry of ``SummaryFact.builds``; None for anything malformed."""
+def decode_built(entry: str) -> Optional[Tuple[str, Flag, Tuple[Guard, ...]]]:
+    """The (class, flag, guards) of one entry of ``SummaryFact.builds``; None for anything malformed."""
     words = {"yes": True, "no": False, "unknown": None}
-    parts = entry.split(" ")
-    if len(parts) == 2 and parts[1] in words:
-        return parts[0], words[parts[1]]
-    if len(parts) == 5 and parts[1] == "param" and parts[4] in words and (parts[3] == "-" or parts[3].isdigit()):
-        return parts[0], (parts[2], None if parts[3] == "-" else int(parts[3]), words[parts[4]])
-    return None
+    try:
+        cls, flagged, shown = json.loads(entry)
+        flag: Flag
+        if isinstance(flagged, list):
+            param, position, default = flagged
+            if not isinstance(param, str) or not (position is None or type(position) is int) or default not in words:
+                return None
+            flag = (param, position, words[default])
+        else:
+            flag = words[flagged]
+        guards = tuple(Guard(str(p), None if at is None else int(at), frozenset(values), bool(want),
+                             tuple(default)[:1] if default else None)
+                       for p, at, want, values, default in shown)
+    except (ValueError, TypeError, KeyError):
+        return None
+    return (cls, flag, guards) if isinstance(cls, str) else None
 
 
 class Decided:
