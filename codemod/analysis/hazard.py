@@ -1388,6 +1388,33 @@ class ModuleHazards(_HazardsPart):
         chains = self.model.summaries.chains
         if chains.runs_in_place(call) is False:
             return None  # `inplace=` is False wherever it is built (Block(inplace=False), a default)
+        builder = chains.factories.builder_of(call)
+        if builder is not None:  # `return nn.Dropout2d(p, inplace=True) if ... else ...` of `self.__dropout()`
+            guards = chains.factories.guards(call, builder)  # `if kind == "2d": return nn.Dropout2d(...)`
+            sites = [c for c in chains.factories.calls_of(builder)
+                     if not any(chains.factories.excludes(g, c) for g in guards)]
+            if not sites:
+                return _possible(f"no call of `{builder.name}` that builds it is visible, so it may write into "
+                                 "a saved tensor")
+            found = best(self._explain_placed(site, call) for site in sites)
+            if found is None and self._called_elsewhere(builder):
+                return _possible(f"`{builder.name}`, which returns it, may be called from other files, where its "
+                                 "calls cannot be followed")
+            return Hazard(f"it is returned by `{builder.name}` and {found.reason}", found.tier) if found else None
+        return self._explain_placed(call, call)
+
+    def _called_elsewhere(self, func: Function) -> bool:
+        """A top-level function code the file does not show may call: the file is checked alone
+        (any file may import it), or another module of the run imports it."""
+        index, module = self.model.calls.project, self.model.calls.module_name
+        if self.model.parent(func) is not self.model.module:
+            return False
+        return index is None or not module or index.imported_elsewhere(f"{module}.{func.name}", module)
+
+    def _explain_placed(self, call: ast.Call, built: ast.Call) -> Optional[Hazard]:
+        """Where the module ``built`` builds lands: ``call`` (``built`` itself, or a call of the
+        builder returning it) in a chain, called at once, or bound to a name whose calls say."""
+        chains = self.model.summaries.chains
         around = chains.around(call)  # nn.Sequential(...) or a list literal of layers
         if around is not None and (around[2] or around[1] > 0):
             reason = self._sequential_reason(around[0], around[1], around[2])
@@ -1401,7 +1428,7 @@ class ModuleHazards(_HazardsPart):
             return self.hazards.explain(parent, parent.args[0])  # nn.ReLU(inplace=True)(x)
         assign = parent
         key = target_key(assign.targets[0]) if isinstance(assign, ast.Assign) and len(assign.targets) == 1 else None
-        appended = key is None and chains.runs_in_place(call)
+        appended = key is None and chains.runs_in_place(built)
         if appended:
             key = self._first_appended(call)
         if key is None:

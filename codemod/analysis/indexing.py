@@ -16,13 +16,14 @@ from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tup
 
 from codemod.analysis.arguments import hook_site
 from codemod.analysis.dtype import indexed_other_dtype
+from codemod.analysis.factories import Factories
 from codemod.analysis.grad_mode import GradOffDecorators
 from codemod.analysis.hazard import refused_view
 from codemod.analysis.kept import function_keeps
 from codemod.analysis.model import SemanticModel
 from codemod.analysis.kinds import TENSORISH
 from codemod.analysis.project import CallFact, FunctionFact, ModuleFacts, Passed, Saving, SummaryFact, is_library
-from codemod.analysis.summaries import set_through_another_receiver
+from codemod.analysis.summaries import Returns, Saved, Summary, encode_built, set_through_another_receiver
 from codemod.analysis.syntax import FUNCTIONS, Function, Owner, target_key
 from codemod.analysis.tree import Tree
 
@@ -395,12 +396,25 @@ def summaries_of(model: SemanticModel, module: str, names: FrozenSet[str],
         if target is None:
             continue
         summary = summaries.of_function(*target)
+        builds = _builds(model, stmt) if isinstance(stmt, FUNCTIONS) else None
+        if summary is None and builds is not None:  # (a builder: what calling it returns is a module)
+            summary = Summary(stmt.name, (), Saved.UNKNOWN, Returns.UNKNOWN, None, frozenset(), ())
         if summary is not None:
             fact = dataclasses.replace(
-                summary.fact(of), keeps=function_keeps(model, target[0]),
+                summary.fact(of), keeps=function_keeps(model, target[0]), builds=builds,
                 parametric=isinstance(stmt, ast.ClassDef) and model.views.trained.parametric_class(stmt, set()))
             found[f"{module}.{stmt.name}"] = fact
     return found
+
+
+def _builds(model: SemanticModel, func: Function) -> Optional[Tuple[str, ...]]:
+    """A builder function's torch modules (``BuiltLayers.returned_modules``), as
+    ``SummaryFact.builds`` holds them; None where it is no such builder. Read for callers in
+    other files: no test or dict key of the builder is decided by what this file's own calls
+    pass (every branch, every entry)."""
+    plain = Factories(model, lambda test: None, lambda expr: None)
+    built = model.summaries.chains.built.returned_modules(func, factories=plain)
+    return tuple(encode_built(cls, flag, guards) for cls, flag, guards in built) if built else None
 
 
 def _imported_module(value: ast.expr) -> Optional[str]:

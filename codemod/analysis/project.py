@@ -87,6 +87,10 @@ class SummaryFact:
     of: str  # "class" (calling an instance runs its forward) or "function"
     parametric: bool = False  # a class that owns parameters, as its file sees it: what its instances return requires grad
     keeps: bool = True  # what it returns may also be kept by its own code (``analysis.kept``): unknown is kept
+    # a builder function whose every return hands back a torch module built in it: one entry per
+    # module, its class, flag and the tests on the builder's parameters it is built under, as JSON
+    # (``summaries.encode_built``); None: not such a builder
+    builds: Optional[Tuple[str, ...]] = None
 
 
 @dataclasses.dataclass

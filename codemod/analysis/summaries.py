@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import enum
+import json
 import weakref
 from typing import Callable, Dict, FrozenSet, List, Literal, NamedTuple, Optional, Protocol, Sequence, Set, Tuple, Union, cast
 
@@ -34,6 +35,7 @@ from codemod.analysis.calls import Calls
 from codemod.analysis.classes import paired
 from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import INTEGRAL_OK, op_short
+from codemod.analysis.factories import Factories, Guard, default_of
 from codemod.analysis.grad_mode import IntendedReason
 from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.names import Names
@@ -901,7 +903,7 @@ class CallTargets:
                      or self.summaries.chains.listed.members(value) is not None):
             return value
         if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
-            return None
+            return self.factories.of_method(value) if isinstance(value, ast.Call) else None
         found = self._top_level().get(value.func.id)
         if isinstance(found, ast.FunctionDef):
             return self.factories.target(found)  # `dws_block(c)`, whose every return is `Block(c)`
@@ -973,6 +975,12 @@ class FactoryTargets:
             return None
         members = self.targets.summaries.chains.listed.members(chain)
         return self.targets._class_target(members[0]) if members else None
+
+    def of_method(self, call: ast.Call) -> Optional["Target"]:
+        """``self._make_stem(c)``, ``Net.block(c)``: what the method it runs builds, where
+        nothing else may run in its place (``analysis.factories``), as :meth:`target` reads it."""
+        builder = self.targets.summaries.chains.factories.callee(call)
+        return self.target(builder) if isinstance(builder, ast.FunctionDef) else None
 
     def target(self, func: ast.FunctionDef) -> Optional["Target"]:
         """What a factory function of this file builds, where every ``return`` of its own body
@@ -1243,6 +1251,7 @@ class Chains:
         self._sequentials: Dict[ast.Call, Summary] = {}
         self.listed = ListedLayers(model)
         self.decided = Decided(model, self)
+        self.factories = Factories(model, self.decided.test, lambda expr: self.values(expr, 0))
         self.built = BuiltLayers(model, self)
         # An installed library's file: its classes and functions are built and called by code
         # it does not show, so no parameter's value is known from its default or its own calls.
@@ -1340,9 +1349,9 @@ class Chains:
             if not isinstance(layer, ast.Call):
                 return Feeder("unseen", None, "", False)
             name = self.model.torch_name(layer.func) or param_class(self, layer)
-            built = self.built.constructions(layer) if name is None else None
+            built = self.built.modules(layer) if name is None else None
             if built is not None:
-                fed = [self._torch_feeder(b, member, cls) for b, cls in built]
+                fed = [self._torch_feeder(member, cls, in_place) for cls, in_place in built]
                 kinds = {f.kind if f is not None else None for f in fed}
                 if len(kinds) == 1 and kinds & {"saved", "unsaved"}:
                     names = " or ".join(dict.fromkeys(f.name for f in fed if f is not None))
@@ -1357,17 +1366,17 @@ class Chains:
                 if summary.returns is Returns.INPUT and not summary.mutates:
                     continue  # hands its input on
                 return Feeder("unsaved", member, summary.name, False)
-            found = self._torch_feeder(layer, member, name)
+            found = self._torch_feeder(member, name, self.runs_in_place(layer, name))
             if found is None:
                 continue  # saves nothing of it, and hands its input on
             return found
         return Feeder("caller", None, "", False)
 
-    def _torch_feeder(self, layer: ast.Call, member: ast.expr, name: str) -> Optional[Feeder]:
-        """What the torch module ``layer`` builds hands the next member; None where it runs in
-        place, saves nothing of its input and hands it on."""
+    def _torch_feeder(self, member: ast.expr, name: str, in_place: Optional[bool]) -> Optional[Feeder]:
+        """What the torch module ``name`` (running in place or not: ``in_place``, None where not
+        known) hands the next member; None where it runs in place, saves nothing of its input
+        and hands it on."""
         module = f"torch.nn.{name.rsplit('.', 1)[-1]}"
-        in_place = self.runs_in_place(layer, name)
         if in_place is None:  # (a ReLU saves its result in place or not)
             return Feeder("saved" if _saves_result_either_way(module) else "unseen", member, module, False)
         if in_place:
@@ -1701,49 +1710,64 @@ def switched_on(model: SummaryFacts, write: ast.Attribute) -> Optional[ast.Call]
         and name.rsplit(".", 1)[-1][:1].isupper() else None
 
 
+# A module a builder function may return, as another file reads it (``SummaryFact.builds``):
+# "<torch.nn class> yes|no|unknown" (whether it runs in place), or "<class> param <name>
+# <position or -> <yes|no|unknown>" where its ``inplace=`` is the builder's own parameter (with
+# that default): what each call of the builder passes for it decides.
+Flag = Union[Optional[bool], Tuple[str, Optional[int], Optional[bool]]]
+
+
 class BuiltLayers:
     """The torch modules a construction builds where its class is chosen by a name or a
     function (timm's ``create_act_layer(name)``, mmcv's builders, a file's own tables):
     ``getattr(nn, act)(...)`` with the strings ``act`` may hold known (``Chains.values``: its
     default and what the file's constructions pass), ``ACTS[name](...)`` of a dict display of the
     file that maps strings to torch module classes (every class it holds where the key is not
-    known), ``get_act(name)`` of a function of the file whose every return builds a torch module.
-    A fact about such a layer holds where it holds for every module it may build. Also the
-    ``inplace=`` a ``**params`` spread passes (torchvision's MLP)."""
+    known), a call of a builder whose every return builds a torch module (``get_act(name)``,
+    ``self.__dropout()``, a static or class method: ``analysis.factories``; one of another
+    file of the run through the index's summary, ``SummaryFact.builds``), each module's
+    ``inplace=`` read at that call where the builder passes its own parameter. A fact about such
+    a layer holds where it holds for every module it may build. Also the ``inplace=`` a
+    ``**params`` spread passes (torchvision's MLP)."""
 
     def __init__(self, model: SummaryFacts, chains: "Chains") -> None:
         self.model = model
         self.chains = weakref.proxy(chains)
         self._tables: Dict[str, Optional[Dict[str, str]]] = {}
 
-    def constructions(self, call: ast.Call) -> Optional[List[Tuple[ast.Call, str]]]:
-        """(the call that builds it, its ``torch.nn`` class) for each module ``call`` may build;
-        None where ``call`` is none of these forms or one of its modules is unknown."""
+    def modules(self, call: ast.Call) -> Optional[List[Tuple[str, Optional[bool]]]]:
+        """(its ``torch.nn`` class, whether it runs in place: None where that is not known) for
+        each module ``call`` may build; None where ``call`` is none of these forms or one of its
+        modules is unknown."""
         returned = self._returned_layers(call)
         if returned is not None:
-            return [(r, self.model.torch_name(r.func) or "") for r in returned]
+            return returned
         classes = self._by_name(call.func)
-        return [(call, c) for c in classes] if classes else None
+        if classes:
+            return [(c, self.chains.runs_in_place(call, c)) for c in classes]
+        return self._built_elsewhere(call)
 
     def label(self, call: ast.Call) -> str:
-        """How messages name the construction: ``get_act()``, ``getattr(nn, ...)``, ``ACTS[...]``."""
+        """How messages name the construction: ``get_act()``, ``self.__dropout()``,
+        ``getattr(nn, ...)``, ``ACTS[...]``."""
         func = call.func
         if isinstance(func, ast.Name):
             return f"{func.id}()"
         if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name):
             return f"{func.value.id}[...]"
+        if isinstance(func, ast.Attribute):
+            return f"{self.model.code(func).strip()}()"
         return "getattr(nn, ...)"
 
     def saves(self, call: ast.Call) -> Optional[Tuple[str, Optional[Tuple[str, ...]]]]:
         """(a label, what each module ``call`` may build saves: ``("output",)``...) where every
         one saves the same, in place or not (an in-place ReLU saves its result); (a label, None)
         where they differ or one is unknown; None where ``call`` is no such construction."""
-        built = self.constructions(call)
+        built = self.modules(call)
         if built is None:
             return None
         found: Set[Optional[Tuple[str, ...]]] = set()
-        for layer, cls in built:
-            in_place = self.chains.runs_in_place(layer, cls)
+        for cls, in_place in built:
             if in_place is None:
                 found.add(("output",) if _saves_result_either_way(cls) else None)
             elif in_place and cls in INPLACE_SAVES_RESULT:
@@ -1752,7 +1776,7 @@ class BuiltLayers:
                 found.add(())
             else:
                 found.add(op_saves(cls))
-        names = " or ".join(dict.fromkeys(cls for _, cls in built))
+        names = " or ".join(dict.fromkeys(cls for cls, _ in built))
         return f"{self.label(call)} ({names})", (found.pop() if len(found) == 1 else None)
 
     def spread_flags(self, layer: ast.Call) -> Optional[FrozenSet[object]]:
@@ -1785,13 +1809,16 @@ class BuiltLayers:
         keys = [cast(ast.Constant, k).value for k in value.keys]
         return self.chains.values(value.values[keys.index("inplace")], 0) if "inplace" in keys else frozenset({False})
 
-    def _by_name(self, func: ast.expr) -> Optional[List[str]]:
-        """The classes ``getattr(nn, act)`` or ``ACTS[name]`` may be (sorted), None if unknown."""
+    def _by_name(self, func: ast.expr, keys: Optional[Callable[[ast.expr], Optional[FrozenSet[object]]]] = None
+                 ) -> Optional[List[str]]:
+        """The classes ``getattr(nn, act)`` or ``ACTS[name]`` may be (sorted), None if unknown;
+        the strings the name may hold as ``keys`` says (else ``Chains.values``)."""
+        keys = keys or (lambda expr: self.chains.values(expr, 0))
         module = self.model.flow(self.model.module).bindings
         if isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "getattr" \
                 and "getattr" not in module and len(func.args) == 2 and not func.keywords \
                 and self.model.torch_name(func.args[0]) == "torch.nn":
-            names = self.chains.values(func.args[1], 0)
+            names = keys(func.args[1])
             if not names or not all(isinstance(n, str) for n in names):
                 return None
             classes = [self._torch_class(f"torch.nn.{n}") for n in cast(FrozenSet[str], names)]
@@ -1804,8 +1831,9 @@ class BuiltLayers:
         table = self._table(func.value.id)
         if table is None:
             return None
-        keys = self.chains.values(func.slice, 0)
-        picked = list(table.values()) if keys is None else [table[k] for k in keys if isinstance(k, str) and k in table]
+        picked_keys = keys(func.slice)
+        picked = list(table.values()) if picked_keys is None else [
+            table[k] for k in picked_keys if isinstance(k, str) and k in table]
         return sorted(set(picked)) or None
 
     def _torch_class(self, name: str) -> Optional[str]:
@@ -1849,34 +1877,143 @@ class BuiltLayers:
         self._tables[name] = table
         return table
 
-    def _returned_layers(self, call: ast.Call) -> Optional[List[ast.Call]]:
-        """``get_activation(name)``: a function of this file (top level, bound once) whose every
-        return hands back a torch module built in it (``return nn.ReLU(True)``, or a name whose
-        bindings there are such modules or ``None``, which no chain can call): those modules."""
+    def _returned_layers(self, call: ast.Call) -> Optional[List[Tuple[str, Optional[bool]]]]:
+        """``get_act(name)``, ``self.__dropout()``: a builder of this file whose every return
+        hands back a torch module built in it (``Factories.returned``): each module's class and
+        whether it runs in place when built by this call."""
+        factories = self.chains.factories
+        func = factories.callee(call)
+        built = self.returned_modules(func, call) if func is not None else None
+        return [(cls, self._resolve(flag, call, func)) for cls, flag, _ in built] if built else None
+
+    def returned_modules(self, func: Function, call: Optional[ast.Call] = None,
+                         factories: Optional[Factories] = None) -> Optional[List[Tuple[str, Flag, Tuple[Guard, ...]]]]:
+        """What every return of the builder ``func`` may hand back (as ``call`` would call it,
+        where given: the branches its arguments rule out are left out; read by ``factories``,
+        else the file's), each a torch module class, its flag: True / False / None (unknown), or
+        (parameter, position, default) where ``inplace=`` is the builder's own parameter, and
+        the tests on the builder's parameters it is built under (``Factories.guards``)."""
+        factories = factories or self.chains.factories
+        values = factories.returned(func, call)
+        if not values:
+            return None
+        found: List[Tuple[str, Flag, Tuple[Guard, ...]]] = []
+        for value in values:
+            name = self.model.torch_name(value.func) if isinstance(value, ast.Call) else None
+            short = (name or "").rsplit(".", 1)[-1]
+            if name is not None and name.startswith("torch.nn.") and short[:1].isupper() and self._torch_class(name):
+                classes: Optional[List[str]] = [f"torch.nn.{short}"]
+            else:  # `return ACTS[name](inplace=inplace)`, `getattr(nn, act)()`: the key as the call passes it
+                classes = self._by_name(value.func, lambda expr: factories.keys(expr, func, call)) \
+                    if isinstance(value, ast.Call) else None
+            if not classes:
+                return None
+            guards = tuple(factories.guards(value, func))
+            found += [(cls, self._flag(cast(ast.Call, value), cls, func), guards) for cls in classes]
+        return found
+
+    def _flag(self, layer: ast.Call, cls: str, func: Function) -> Flag:
+        """Whether ``layer`` runs in place, or the builder's parameter its ``inplace=`` is."""
+        index = torch_api.INPLACE_PARAM_CALLABLES.get(cls)
+        if index is None:
+            return False
+        if flag_set_after(self.chains) is not None:
+            return None
+        value = next((k.value for k in layer.keywords if k.arg == "inplace"), None)
+        if value is None and len(layer.args) > index and not any(isinstance(a, ast.Starred) for a in layer.args[:index + 1]):
+            value = layer.args[index]
+        if isinstance(value, ast.Name) and self.model.owner(value) is func:
+            flow = self.model.flow(func)
+            bound = flow.bindings.get(value.id, [])
+            if len(bound) == 1 and bound[0].form == "param" and value.id not in flow.declared:
+                plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+                if plain and isinstance(self.model.parent(func), ast.ClassDef) \
+                        and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in func.decorator_list):
+                    plain = plain[1:]
+                default = default_of(func, value.id)
+                known = self.chains.values(default, 0) if default is not None else None
+                return (value.id, plain.index(value.id) if value.id in plain else None,
+                        next(iter(known)) is True if known is not None and len(known) == 1 else None)
+        return self.chains.runs_in_place(layer, cls)
+
+    def _resolve(self, flag: Flag, call: ast.Call, func: Optional[Function] = None) -> Optional[bool]:
+        """A module's flag as ``call`` builds it: what the call passes for the builder's
+        parameter (its constants as this file shows them), else the parameter's default."""
+        if not isinstance(flag, tuple):
+            return flag
+        param, position, default = flag
+        if spreads(call):
+            return None
+        passed = passed_for(call, param, position)
+        if passed is None:
+            return default
+        known = self.chains.values(passed, 0)
+        return next(iter(known)) is True if known is not None and len(known) == 1 else None
+
+    def _built_elsewhere(self, call: ast.Call) -> Optional[List[Tuple[str, Optional[bool]]]]:
+        """``get_act(name)`` imported from another file of the run (or an installed library):
+        the modules its summary says every return builds, each flag read at this call; None
+        where the name is bound here too or nothing is known. A flag write anywhere in this file
+        (``self.act.inplace = False``) leaves every flag unknown."""
         func = call.func
-        if not isinstance(func, ast.Name):
+        index = self.model.calls.project
+        if not isinstance(func, ast.Name) or index is None:
             return None
-        top = self.chains.summaries.targets._top_level().get(func.id)
-        bound = self.model.flow(self.model.module).bindings.get(func.id, [])
-        if not isinstance(top, FUNCTIONS) or len(bound) != 1:
+        owner = self.model.owner(func)
+        if owner is not self.model.module and func.id in self.model.flow(owner).bindings \
+                or len(self.model.flow(self.model.module).bindings.get(func.id, [])) != 1:
+            return None  # a local name, or the import rebound at the top level
+        module = self.model.calls.module_name
+        qual = index.imported(module, func.id)
+        fact = index.summary(qual) if qual is not None else index.library_summary(module, func.id)
+        if fact is None or fact.of != "function" or not fact.builds:
             return None
-        flow = self.model.flow(top)
-        found: List[ast.Call] = []
-        for ret in (n for n in self.model.walk(top) if isinstance(n, ast.Return) and self.model.owner(n) is top):
-            values: List[Optional[ast.expr]] = [ret.value]
-            if isinstance(ret.value, ast.Name):
-                reaching = self.model.reaching(flow, ret.value.id, ret)
-                if not reaching or any(b.form != "assign" for b in reaching):
-                    return None
-                values = [b.value for b in reaching]
-            for value in values:
-                if value is None or is_const(value, None):
-                    continue
-                name = self.model.torch_name(value.func) if isinstance(value, ast.Call) else None
-                if name is None or not name.startswith("torch.nn.") or not name.rsplit(".", 1)[-1][:1].isupper():
-                    return None
-                found.append(cast(ast.Call, value))
+        found: List[Tuple[str, Optional[bool]]] = []
+        changed = flag_set_after(self.chains) is not None
+        for entry in fact.builds:
+            decoded = decode_built(entry)
+            if decoded is None:
+                return None
+            cls, flag, guards = decoded
+            if any(self.chains.factories.excludes(g, call) for g in guards):
+                continue  # `if name == "gelu": return nn.GELU()` where this call passes "relu"
+            resolved = self._resolve(flag, call)
+            found.append((cls, None if changed and cls in torch_api.INPLACE_PARAM_CALLABLES else resolved))
         return found or None
+
+
+def encode_built(cls: str, flag: Flag, guards: Sequence[Guard] = ()) -> str:
+    """One entry of ``SummaryFact.builds``, as JSON: ``[class, flag, guards]`` (see :data:`Flag`:
+    "yes" / "no" / "unknown", or ``[parameter, position, default]``; a guard ``[parameter,
+    position, want, values, default]``, the default ``[value]`` or ``[]``)."""
+    def word(value: Optional[bool]) -> str:
+        return "unknown" if value is None else "yes" if value else "no"
+
+    flagged: object = [flag[0], flag[1], word(flag[2])] if isinstance(flag, tuple) else word(flag)
+    shown = [[g.param, g.position, g.want, sorted(g.values, key=repr), list(g.default or ())] for g in guards]
+    return json.dumps([cls, flagged, shown])
+
+
+def decode_built(entry: str) -> Optional[Tuple[str, Flag, Tuple[Guard, ...]]]:
+    """The (class, flag, guards) of one entry of ``SummaryFact.builds``; None for anything malformed."""
+    words = {"yes": True, "no": False, "unknown": None}
+    try:
+        cls, flagged, shown = json.loads(entry)
+        flag: Flag
+        if isinstance(flagged, list):
+            param, position, default = flagged
+            if not isinstance(param, str) or not (position is None or type(position) is int) or default not in words:
+                return None
+            flag = (param, position, words[default])
+        else:
+            flag = words[flagged]
+        guards = tuple(Guard(str(p), None if at is None else int(at), frozenset(values), bool(want),
+                             tuple(default)[:1] if default else None)
+                       for p, at, want, values, default in shown)
+    except (ValueError, TypeError, KeyError):
+        return None
+    return (cls, flag, guards) if isinstance(cls, str) else None
+
 
 class Decided:
     """Tests that come out the same for every instance the file builds, from the constructor

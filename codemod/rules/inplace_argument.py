@@ -191,7 +191,14 @@ class InplaceArgument(Rule):
         self.report(arg, message, status, reason, self._turn_off(arg), hazard=hazard)
 
     def _sites(self, node: ast.Call) -> list:
-        """The calls of the module built here (``self.act = nn.ReLU(True)``: ``self.act(...)``)."""
+        """The calls of the module built here (``self.act = nn.ReLU(True)``: ``self.act(...)``;
+        returned by a builder of the file, ``self.drop = self.__dropout()``: ``self.drop(...)``)."""
+        factories = self.model.summaries.chains.factories
+        builder = factories.builder_of(node)
+        placed = factories.calls_of(builder) if builder is not None else [node]
+        return [site for call in placed for site in self._bound_calls(call)]
+
+    def _bound_calls(self, node: ast.Call) -> list:
         parent = self.model.parent(node)
         if not isinstance(parent, ast.Assign) or len(parent.targets) != 1:
             return []
