@@ -1251,7 +1251,8 @@ class Chains:
         self._sequentials: Dict[ast.Call, Summary] = {}
         self.listed = ListedLayers(model)
         self.decided = Decided(model, self)
-        self.factories = Factories(model, self.decided.test, lambda expr: self.values(expr, 0))
+        chains = weakref.proxy(self)  # the lambda holds this part weakly: no cycle through its closure
+        self.factories = Factories(model, self.decided.test, lambda expr: chains.values(expr, 0))
         self.built = BuiltLayers(model, self)
         # An installed library's file: its classes and functions are built and called by code
         # it does not show, so no parameter's value is known from its default or its own calls.
