@@ -217,17 +217,9 @@ class Factories:
         return bool(given) and all((v in guard.values) != guard.want for v in cast(FrozenSet[object], given))
 
     def _read_returns(self, func: Function, call: Optional[ast.Call]) -> Optional[List[ast.expr]]:
-        returns: List[ast.Return] = []
-        stack: List[ast.AST] = list(func.body)
-        while stack:
-            node = stack.pop()
-            if isinstance(node, (ast.Yield, ast.YieldFrom)):
-                return None
-            if isinstance(node, (*FUNCTIONS, ast.ClassDef, ast.Lambda)):
-                continue  # a nested scope's returns are its own
-            if isinstance(node, ast.Return):
-                returns.append(node)
-            stack.extend(ast.iter_child_nodes(node))
+        returns = own_returns(func)
+        if returns is None:
+            return None
         found: List[ast.expr] = []
         for ret in sorted(returns, key=lambda r: (r.lineno, r.col_offset)):
             values = self._expand(ret.value, ret, func, call, 0)
@@ -351,6 +343,23 @@ class Factories:
         found = [c for k in dict.fromkeys(keys) for c in table.get(k, []) if self.callee(c) is func]
         return sorted(found, key=lambda c: (c.lineno, c.col_offset))
 
+
+
+def own_returns(func: Function) -> Optional[List[ast.Return]]:
+    """The ``return`` statements of ``func`` itself (a nested scope's returns are its own);
+    None for a generator (what calling it returns is no value of its returns)."""
+    returns: List[ast.Return] = []
+    stack: List[ast.AST] = list(func.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return None
+        if isinstance(node, (*FUNCTIONS, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Return):
+            returns.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return returns
 
 def _decorator(node: ast.expr) -> str:
     """``@staticmethod`` -> "staticmethod"; ``@functools.lru_cache()`` -> "lru_cache"."""

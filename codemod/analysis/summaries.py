@@ -35,7 +35,7 @@ from codemod.analysis.calls import Calls
 from codemod.analysis.classes import paired
 from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import INTEGRAL_OK, op_short
-from codemod.analysis.factories import Factories, Guard, default_of
+from codemod.analysis.factories import Factories, Guard, default_of, own_returns
 from codemod.analysis.grad_mode import IntendedReason
 from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.names import Names
@@ -990,17 +990,9 @@ class FactoryTargets:
         back None, which no caller can call. Factories calling factories are not followed."""
         if func in self._reading:
             return None
-        returns: List[ast.Return] = []
-        stack: List[ast.AST] = list(func.body)
-        while stack:
-            node = stack.pop()
-            if isinstance(node, (ast.Yield, ast.YieldFrom)):
-                return None
-            if isinstance(node, (*FUNCTIONS, ast.ClassDef, ast.Lambda)):
-                continue  # a nested scope's returns are its own
-            if isinstance(node, ast.Return):
-                returns.append(node)
-            stack.extend(ast.iter_child_nodes(node))
+        returns = own_returns(func)
+        if returns is None:
+            return None
         built: Set[object] = set()
         self._reading.add(func)
         try:
