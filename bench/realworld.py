@@ -175,12 +175,14 @@ def judge(case: pathlib.Path, rewritten: pathlib.Path, original_text: str, helpe
     return {**row, **verdict}
 
 
-def evaluate_set(folder: pathlib.Path, mode: str, jobs: int, timeout: int, only_not_fixable: bool = False) -> list:
+def evaluate_set(folder: pathlib.Path, mode: str, jobs: int, timeout: int, only_not_fixable: bool = False,
+                 errors: str = "ABC") -> list:
     work = pathlib.Path(tempfile.mkdtemp(prefix=f"realworld-{folder.name}-"))
     try:
         for f in folder.glob("*.py"):
             shutil.copyfile(f, work / f.name)  # writable copies, whatever the source's mode
-        todo = [c for c in cases(folder) if not only_not_fixable or header(c.read_text(), "codemod_fixable") != "yes"]
+        todo = [c for c in cases(folder) if (not only_not_fixable or header(c.read_text(), "codemod_fixable") != "yes")
+                and header(c.read_text(), "error") in errors]
         originals = {c.name: c.read_text() for c in todo}
         helpers = {c.name: sorted(folder.glob(c.name.split("_")[0] + "helpers*.py")) for c in todo}
         # the helper modules the case runs (the reference runs the `_fixed` ones instead): where the
@@ -276,6 +278,7 @@ def main() -> int:
     parser.add_argument("--timeout", type=int, default=300, help="seconds per tool run")
     parser.add_argument("--json", help="write every row here")
     parser.add_argument("--not-fixable", action="store_true", help="only the cases marked `codemod_fixable: no`")
+    parser.add_argument("--errors", default="ABC", help="only the cases of these error families (e.g. B or BC)")
     parser.add_argument("--verbose", action="store_true", help="print every case, not only the unfixed ones")
     args = parser.parse_args()
     if shutil.which(shlex.split(COMMANDS[args.mode])[0]) is None:
@@ -285,7 +288,7 @@ def main() -> int:
     names = args.sets or [n for n in folders if n.startswith(HOLDOUT) == args.holdout]
     rows = []
     for name in names:
-        rows += evaluate_set(HERE / name, args.mode, args.jobs, args.timeout, args.not_fixable)
+        rows += evaluate_set(HERE / name, args.mode, args.jobs, args.timeout, args.not_fixable, args.errors)
     for r in rows:
         if args.verbose or r["status"] not in ("FIXED", "FLAGGED"):
             print(f'{r["status"]:12} {"fix" if r["fixable"] else "nofix"} {r["set"]}/{r["case"]} {r.get("why", "")}')

@@ -41,6 +41,7 @@ import torch
 from torch.autograd.function import BackwardCFunction
 from torch.overrides import TorchFunctionMode
 
+from codemod.runtime.handed_inputs import HandedInputs, user_frame
 from codemod.runtime.own_gradients import OwnGradients
 
 
@@ -201,6 +202,7 @@ class LeafWatch(TorchFunctionMode):
         self.exempt: set = set()  # ids of leaves the harness made (inputs): not the program's
         self.backwards = 0  # backward/grad calls seen (the program's own, then the harness's)
         self.own_gradients = OwnGradients()  # what the program's torch.autograd.grad returned, and made of it
+        self._handed = HandedInputs()  # leaves a function was handed and updated: a step once it computes with them
 
     def note(self, t) -> None:
         if not isinstance(t, torch.Tensor) or id(t) in self._ids:
@@ -288,6 +290,8 @@ class LeafWatch(TorchFunctionMode):
                 self._stepped.setdefault(id(leaf), f"{where}: `{name}`")
             elif any(id(leaf) in self._sources(t) for t in operands):
                 self._stepped.setdefault(id(leaf), f"{where}: `{name}`, with operands computed from the leaf itself")
+            else:
+                self._handed.updated(leaf, f"{where}: `{name}`")
             with torch.no_grad():
                 result = func(*args, **kwargs)
             target = args[0] if args else None
@@ -320,6 +324,8 @@ class LeafWatch(TorchFunctionMode):
             self._recorded.clear()
             self._reached = None
         elif torch.is_grad_enabled() and self.no_grad_leaves:
+            if any(isinstance(r, torch.Tensor) and r.requires_grad for r in _flat([result])):
+                self._stepped.update(self._handed.computed_with(tensors))
             for r in _flat([result]):
                 if isinstance(r, torch.Tensor) and r.grad_fn is not None:
                     self._recorded.append(weakref.ref(r))
@@ -594,15 +600,11 @@ def _flat(items):
 
 def _user_line() -> str:
     """``file:line`` of the innermost frame outside torch and this tool."""
-    torch_dir = torch.__file__.rsplit("/", 1)[0]
-    frame = sys._getframe(2)
-    while frame is not None:
-        name = frame.f_code.co_filename
-        if not name.startswith(torch_dir) and "/codemod/runtime/" not in name and not name.startswith("<frozen"):
-            text = linecache.getline(name, frame.f_lineno).strip()
-            return f"{name.rsplit('/', 1)[-1]}:{frame.f_lineno} `{text}`"
-        frame = frame.f_back
-    return "?"
+    frame = user_frame()
+    if frame is None:
+        return "?"
+    name = frame.f_code.co_filename
+    return f"{name.rsplit('/', 1)[-1]}:{frame.f_lineno} `{linecache.getline(name, frame.f_lineno).strip()}`"
 
 
 @contextlib.contextmanager
