@@ -7,7 +7,7 @@
 # log-likelihood of the GP hyper-parameters is differentiated with torch. Regularising the training kernel matrix
 # in place, `kmat[np.diag_indices_from(kmat)] += self.kernel_reg`, writes into the output of the squared-exponential
 # kernel `exp(-(distances**2)/2.0)`, which ExpBackward0 saved, so `nll.backward()` fails with "modified by an
-# inplace operation ... output 0 of ExpBackward0". The maintainer's code keeps both failing forms as comments
+# inplace operation ... output 0 of Exp". The maintainer's code keeps both failing forms as comments
 # ("Below is an inplace operation that will not work with autograd", "This also does not work": `kmat += diag(...)`)
 # and uses `kmat = kmat + diag(full((n, 1), float(self.kernel_reg)))`. (torch.diag of an (n, 1) matrix is its
 # single diagonal entry, so that sum adds kernel_reg to every entry; with the default kernel_reg 0, used here as
