@@ -1,4 +1,4 @@
-# source: https://github.com/fangwei123456/spikingjelly/commit/8b4305f2
+# source: https://github.com/fangwei123456/spikingjelly/commit/8b4305f26c7b6b259a2262d7c1b4a4b8bf7f6972
 # pattern: inplace_method
 # codemod_fixable: yes
 # error: A

@@ -1,4 +1,4 @@
-# source: https://github.com/deepinv/deepinv/pull/424 (commit 4bf6ae393)
+# source: https://github.com/deepinv/deepinv/pull/424 (commit 4bf6ae3937618c990d496bc76da37c56f60e01f5)
 # pattern: subscript_assign
 # codemod_fixable: yes
 # error: A

@@ -1,4 +1,4 @@
-# source: https://github.com/piEsposito/blitz-bayesian-deep-learning/pull/21 (commit 6d64b1e)
+# source: https://github.com/piEsposito/blitz-bayesian-deep-learning/pull/21 (commit 6d64b1e688b2530bdd7ef7bcd4afb8a6ff2978c3)
 # pattern: inplace_method
 # codemod_fixable: yes
 # error: A
