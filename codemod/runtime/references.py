@@ -41,7 +41,7 @@ import torch
 from torch.autograd.function import BackwardCFunction
 from torch.overrides import TorchFunctionMode
 
-from codemod.runtime.handed_inputs import HandedInputs, Scope, in_scope, user_frame, writer_scope
+from codemod.runtime.handed_inputs import HandedInputs, user_frame, writer_scope
 from codemod.runtime.own_gradients import OwnGradients
 
 
@@ -178,8 +178,7 @@ class LeafWatch(TorchFunctionMode):
         self._through: Dict[int, str] = {}  # id(leaf) -> where an update whose right-hand side requires grad
         # copy meaning of an update with no out-of-place form: id(leaf) -> (leaf, its clone), which
         # every later read of the leaf (but its .grad) sees: ``x = x.clone(); x[i] = v``
-        # (a leaf the writer was handed: only within the writer's call, the scope, as ``x = x * m`` there)
-        self._clones: Dict[int, Tuple["weakref.ref[torch.Tensor]", torch.Tensor, Optional[Scope]]] = {}
+        self._clones: Dict[int, Tuple["weakref.ref[torch.Tensor]", torch.Tensor]] = {}
         # id(tensor) -> (the tensor, ids of the leaves it was computed from with grad on, ``detach``
         # and ``.grad`` cutting the chain): an update whose operands (values, index, mask) came
         # from the leaf itself is a step of the computation, ``R[abs(R) < eps] = 0``, not a state set
@@ -390,22 +389,20 @@ class LeafWatch(TorchFunctionMode):
     def _copy(self, func, name: str, args, kwargs, leaf: torch.Tensor, where: str):
         """The copy meaning of one update: its out-of-place form, on a new tensor; where it has
         none (``x[i] = v``, ``fill_``, ``copy_``), the update of a clone that every later read
-        of the leaf sees (``x = x.clone()`` before it). A leaf the writer was handed: the update
-        of a clone that the writer's call sees (``x = x * m`` there), whatever the form."""
+        of the leaf sees (``x = x.clone()`` before it). A leaf the writer was handed: that clone,
+        whatever the form (``x = x * m`` there: what the writer computes with afterwards is the
+        new tensor; where the caller reads the leaf's values, the two disagree, as they should)."""
         outplace = getattr(torch.Tensor, name[:-1], None) if name.endswith("_") and not name.startswith("_") else None
-        scope = writer_scope(leaf)
-        if kwargs.get("inplace") is True and scope is None:
+        handed = writer_scope(leaf) is not None
+        if kwargs.get("inplace") is True and not handed:
             result = func(*args, **dict(kwargs, inplace=False))
-        elif outplace is not None and callable(outplace) and scope is None:
+        elif outplace is not None and callable(outplace) and not handed:
             result = outplace(*args, **kwargs)
         else:
             target = args[0] if args else None
             clone = leaf.clone() if isinstance(target, torch.Tensor) and (target is leaf or target._base is leaf) else None
             if clone is not None and clone.stride() == leaf.stride():  # views of the leaf map onto it
-                self._clones[id(leaf)] = (weakref.ref(leaf), clone, scope)
-                if scope is not None:  # a read of the leaf outside the writer's call would see the update in place
-                    self._copied.setdefault(id(leaf), f"{where}: `{name}`")
-                    self._written.mark(leaf, target)
+                self._clones[id(leaf)] = (weakref.ref(leaf), clone)
                 return func(*self._swap(args), **self._swap(kwargs))
             if self.unfit is None:
                 self.unfit = f"{where}: `{name}` has no out-of-place form that leaves the leaf as it was"
@@ -422,7 +419,7 @@ class LeafWatch(TorchFunctionMode):
         if isinstance(obj, torch.Tensor):
             base = obj._base if obj._base is not None else obj
             found = self._clones.get(id(base))
-            if found is None or found[0]() is not base or (found[2] is not None and not in_scope(found[2])):
+            if found is None or found[0]() is not base:
                 return obj
             clone = found[1]
             if obj is base:
