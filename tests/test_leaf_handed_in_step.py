@@ -118,3 +118,48 @@ def test_a_leaf_handed_to_a_helper_that_only_writes_it_is_still_a_state_set(tmp_
     result, shown = repair_program(tmp_path, "init_helper", INIT_HELPER)
     assert result.verified, shown
     assert "with torch.no_grad():\n        w.mul_(scale)\n" in result.repaired, shown
+
+
+@pytest.mark.parametrize("name, text, line", [("module_mask", MODULE_MASK, "x = x.mul(pad_mask.unsqueeze(-1))"),
+                                              ("function_mask", FUNCTION_MASK, "x = x.mul(keep)")])
+def test_the_out_of_place_form_verifies_against_the_copy_meaning_in_the_writer_s_call(tmp_path, name, text, line):
+    """The copy meaning of such an update: the writer's later reads (in that call) see the
+    updated copy, the caller's leaf keeps its value; the out-of-place rewrite verifies against
+    it and computes the out-of-place fix's gradients (checked with torch)."""
+    result, shown = repair_program(tmp_path, name, text)
+    assert result.verified, shown
+    assert "reference = copy meaning" in shown, shown
+    assert line in result.repaired, shown
+    namespace: dict = {}
+    exec(result.repaired, namespace)
+    repaired = namespace["compute"]()
+    old = "x.mul_(pad_mask.unsqueeze(-1))" if "pad" in line else "x.mul_(keep)"
+    expected = _run(text, old, line.strip())
+    assert all(torch.equal(repaired[k], expected[k]) for k in expected)
+
+
+ACCUMULATE = '''\
+    import torch
+
+
+    def add_term(total, term):
+        total += term
+
+
+    def compute():
+        torch.manual_seed(0)
+        w = torch.randn(4, requires_grad=True)
+        total = torch.zeros((), requires_grad=True)
+        for _ in range(3):
+            add_term(total, (w * torch.rand(4)).sum())
+        total.backward()
+        return {"w": w.grad}
+'''
+
+
+def test_a_helper_whose_update_only_its_caller_reads_gets_no_rebinding(tmp_path):
+    """Control: the helper updates the leaf it was handed and returns; the caller reads the
+    leaf. A rebinding inside the helper would be a no-op (nobody reads it), so the copy meaning
+    scoped to the helper's call must not fit: nothing verified with ``total = total + term``."""
+    result, shown = repair_program(tmp_path, "accumulate", ACCUMULATE)
+    assert not (result.verified and "total = total" in result.repaired), shown

@@ -53,6 +53,28 @@ def _arguments(frame: types.FrameType) -> List[object]:
     return values
 
 
+Scope = Tuple[int, types.CodeType]  # a call: the id of its frame and its code
+
+
+def writer_scope(leaf: torch.Tensor) -> Optional[Scope]:
+    """The call that writes ``leaf`` now, where it was handed ``leaf`` as an argument (never
+    for an ``nn.Parameter``: state by type); else None."""
+    if isinstance(leaf, torch.nn.Parameter):
+        return None
+    frame = user_frame()
+    if frame is not None and any(v is leaf for v in _arguments(frame)):
+        return id(frame), frame.f_code
+    return None
+
+
+def in_scope(scope: Scope) -> bool:
+    """Whether the call ``scope`` names is running (its frame is on the stack)."""
+    frame = user_frame()
+    while frame is not None and (id(frame), frame.f_code) != scope:
+        frame = frame.f_back
+    return frame is not None
+
+
 class HandedInputs:
     """The updates of handed-in leaves still waiting for a read in their writer's call."""
 
@@ -62,11 +84,9 @@ class HandedInputs:
 
     def updated(self, leaf: torch.Tensor, where: str) -> None:
         """An update of ``leaf`` under the no-grad meaning: pending where the writer was handed it."""
-        if isinstance(leaf, torch.nn.Parameter) or id(leaf) in self._pending:
-            return
-        frame = user_frame()
-        if frame is not None and any(v is leaf for v in _arguments(frame)):
-            self._pending[id(leaf)] = (weakref.ref(leaf), id(frame), frame.f_code, where)
+        scope = None if id(leaf) in self._pending else writer_scope(leaf)
+        if scope is not None:
+            self._pending[id(leaf)] = (weakref.ref(leaf), scope[0], scope[1], where)
 
     def computed_with(self, tensors: List[torch.Tensor]) -> Iterator[Tuple[int, str]]:
         """(id of the leaf, why) for each pending leaf that ``tensors`` (the inputs of an op whose
@@ -78,10 +98,7 @@ class HandedInputs:
             found = self._pending.get(id(base))
             if found is None or found[0]() is not base:
                 continue
-            frame = user_frame()
-            while frame is not None and (id(frame), frame.f_code) != found[1:3]:
-                frame = frame.f_back
-            if frame is not None:
+            if in_scope(found[1:3]):
                 del self._pending[id(base)]
                 yield id(base), (f"{found[3]}, on an input the function was handed and computes with "
                                  "afterwards")

@@ -41,7 +41,7 @@ import torch
 from torch.autograd.function import BackwardCFunction
 from torch.overrides import TorchFunctionMode
 
-from codemod.runtime.handed_inputs import HandedInputs, user_frame
+from codemod.runtime.handed_inputs import HandedInputs, user_frame, writer_scope
 from codemod.runtime.own_gradients import OwnGradients
 
 
@@ -389,11 +389,14 @@ class LeafWatch(TorchFunctionMode):
     def _copy(self, func, name: str, args, kwargs, leaf: torch.Tensor, where: str):
         """The copy meaning of one update: its out-of-place form, on a new tensor; where it has
         none (``x[i] = v``, ``fill_``, ``copy_``), the update of a clone that every later read
-        of the leaf sees (``x = x.clone()`` before it)."""
+        of the leaf sees (``x = x.clone()`` before it). A leaf the writer was handed: that clone,
+        whatever the form (``x = x * m`` there: what the writer computes with afterwards is the
+        new tensor; where the caller reads the leaf's values, the two disagree, as they should)."""
         outplace = getattr(torch.Tensor, name[:-1], None) if name.endswith("_") and not name.startswith("_") else None
-        if kwargs.get("inplace") is True:
+        handed = writer_scope(leaf) is not None
+        if kwargs.get("inplace") is True and not handed:
             result = func(*args, **dict(kwargs, inplace=False))
-        elif outplace is not None and callable(outplace):
+        elif outplace is not None and callable(outplace) and not handed:
             result = outplace(*args, **kwargs)
         else:
             target = args[0] if args else None
