@@ -40,6 +40,12 @@ _DTYPE_KEEPING = frozenset({
 })
 
 
+# Keywords of those ops that pick which entries (or which norm) the result is made of, never its
+# dtype: any value does (`x.norm(p=self.p, dim=self.dim, keepdim=True)`; measured with torch:
+# a half `x` gives a half norm for `p` a float64 tensor too). `dtype=` is not one.
+_SHAPE_KEYWORDS = frozenset({"dim", "keepdim", "p", "ord"})
+
+
 def _from_target(kinds: TensorKinds, expr: ast.expr, key: str, depth: int = 0) -> bool:
     """``expr`` is computed from the tensor ``key`` names and Python numbers only, through ops
     that keep its dtype (``x.norm(dim=-1, keepdim=True) + 1e-6``): ``x op expr`` then has x's
@@ -58,7 +64,7 @@ def _from_target(kinds: TensorKinds, expr: ast.expr, key: str, depth: int = 0) -
         return _from_target(kinds, expr.value, key, depth + 1)
     if not isinstance(expr, ast.Call) or any(k.arg in (None, "dtype", "out") for k in expr.keywords):
         return False
-    if not all(_constant(k.value) for k in expr.keywords):
+    if not all(_constant(k.value) or k.arg in _SHAPE_KEYWORDS for k in expr.keywords):
         return False
     name = kinds.names.torch_name(expr.func)
     if name is not None:
