@@ -211,7 +211,7 @@ def _probe_saves() -> dict:
         "exp", "expm1", "exp2", "sigmoid", "tanh", "relu", "sqrt", "rsqrt", "log", "log1p", "log2",
         "sin", "cos", "abs", "neg", "reciprocal", "erf", "sign", "square", "clone", "contiguous",
         "t", "sum", "mean", "flatten", "tril", "triu", "floor", "round", "sinh", "cosh",
-        "asin", "atan", "atanh", "logit", "frac", "trunc", "ceil", "sgn",
+        "asin", "acos", "atan", "atanh", "logit", "frac", "trunc", "ceil", "sgn",
     ]
     probes = {name: (lambda n=name: getattr(torch, n)(a) if hasattr(torch, n) else getattr(a, n)(), (a,))
               for name in unary}
@@ -256,6 +256,7 @@ def _probe_saves() -> dict:
         "embedding": (lambda: F.embedding(torch.tensor([0, 2]), a), (torch.tensor([0, 2]), a)),
         "cross_entropy": (lambda: F.cross_entropy(a, torch.tensor([0, 1, 2])), (a,)),
         "mse_loss": (lambda: F.mse_loss(a, b), (a, b)),
+        "cross": (lambda: torch.cross(a, b, dim=1), (a, b)),
         "scaled_dot_product_attention": (
             lambda: F.scaled_dot_product_attention(batch, batch, batch), (batch, batch, batch)),
     })

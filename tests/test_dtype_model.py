@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import json
+import os
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -36,6 +38,9 @@ MIXED = [
     "torch.set_default_dtype(torch.float64)",
     "model = AutoModel.from_pretrained(name, torch_dtype='auto')",
     "data = torch.load('features.pt')",  # tensors saved by anyone, in any dtype
+    "y = x.cdouble()",  # complex128: complex64 op complex128 promotes
+    "y = torch.zeros(3, dtype=torch.complex128)",
+    "y = x.cfloat()",  # a conversion: still counted
 ]
 ONE = [
     "y = x.float()\nz = i.long()\nm = (x > 0).bool()",
@@ -45,6 +50,10 @@ ONE = [
     "import numpy as np\ny = torch.tensor([1.0, 2.0])\nz = np.zeros(3)",
     'def f(x):\n    """Runs in half the time of the double loop."""\n    return x * 2',
     "model.load_state_dict(torch.load(path))",  # copied into the parameters, in their dtype
+    # complex64 made of the project's float32 (`test_complex64_made_from_float32_never_promotes`)
+    "y = torch.view_as_complex(x.contiguous())\nz = torch.view_as_real(y)",
+    "y = torch.polar(r, theta)\nz = torch.complex(a, b)",
+    "y = torch.istft(torch.view_as_complex(s), 8)",
 ]
 
 
@@ -73,6 +82,27 @@ def test_float32_and_int64_code_never_promotes():
                 assert getattr(torch, op)(x, y).dtype == kept, (x.dtype, y, op)
 
 
+def test_complex64_made_from_float32_never_promotes():
+    """What lets complex64 made from the project's float32 (`view_as_complex`, `polar`,
+    `complex`, `.cfloat()`) keep a project "one dtype", checked with torch: wherever the in-place
+    form runs (a float target with a complex operand raises), the out-of-place result has the
+    target's dtype, for float32, int64, bool and complex64 targets and operands, full or 0-dim,
+    and Python numbers."""
+    dtypes = [torch.float32, torch.long, torch.bool, torch.complex64]
+    operands = [torch.ones(3, dtype=d) for d in dtypes] + [torch.ones((), dtype=d) for d in dtypes] + [2, 2.5, True, 1j]
+    checked = 0
+    for x in (torch.ones(3, dtype=d) for d in dtypes):
+        for y in operands:
+            for op in ("add", "sub", "mul", "div", "true_divide", "pow", "remainder", "fmod", "atan2", "xlogy"):
+                try:
+                    kept = getattr(x.clone(), op + "_")(y).dtype
+                except (RuntimeError, TypeError):
+                    continue  # the in-place form raises: nothing to keep
+                checked += 1
+                assert getattr(torch, op)(x, y).dtype == kept, (x.dtype, y, op)
+    assert checked > 100
+
+
 BLOCK = textwrap.dedent("""\
     import torch
     import torch.nn as nn
@@ -95,7 +125,9 @@ def statuses(*paths, cwd, cache=False):
     command = [sys.executable, "-m", "codemod", "check", "--format", "json", *map(str, paths)]
     if not cache:
         command.insert(4, "--no-cache")
-    run = subprocess.run(command, capture_output=True, text=True, cwd=cwd)
+    # this tree's codemod, not the one the environment has installed (another checkout)
+    env = {**os.environ, "PYTHONPATH": str(pathlib.Path(__file__).resolve().parent.parent)}
+    run = subprocess.run(command, capture_output=True, text=True, cwd=cwd, env=env)
     assert run.returncode in (0, 1), run.stderr
     return [(f["code"], f["status"], f["reason"]) for f in json.loads(run.stdout)["findings"]
             if f["filename"].endswith("blocks.py")]
@@ -136,3 +168,14 @@ def test_mixed_dtypes_in_the_configuration_keeps_the_fix_unsafe(tmp_path):
     assert statuses("blocks.py", cwd=tmp_path) == [("IPF101", "safe", None)]
     (tmp_path / "pyproject.toml").write_text("[tool.inplacefix]\nmixed-dtypes = true\n")
     assert statuses("blocks.py", cwd=tmp_path) == [("IPF101", "unsafe", "dtype-promotion")]
+
+
+def test_complex64_made_of_float32_keeps_the_fix_safe_and_complex128_does_not(tmp_path):
+    """A spectrogram helper (`view_as_complex` of a float32 tensor, then `istft`) makes complex64
+    only: the rewrite stays safe; a `.cdouble()` makes complex128: unsafe (torchaudio griffinlim)."""
+    (tmp_path / "blocks.py").write_text(BLOCK)
+    spectral = TRAIN + "spec = torch.view_as_complex(torch.randn(4, 3, 2))\nwave = torch.istft(spec, 6)\n"
+    (tmp_path / "train.py").write_text(spectral)
+    assert statuses("blocks.py", "train.py", cwd=tmp_path) == [("IPF101", "safe", None)]
+    (tmp_path / "train.py").write_text(spectral + "wide = spec.cdouble()\n")
+    assert statuses("blocks.py", "train.py", cwd=tmp_path) == [("IPF101", "unsafe", "dtype-promotion")]

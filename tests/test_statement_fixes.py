@@ -127,6 +127,42 @@ def test_a_file_libcst_cannot_parse_whole_is_fixed_where_the_statement_parses():
     ast.parse(result.fixed)
 
 
+
+def _in_class(func: str) -> str:
+    return "class B:\n" + "".join("    " + line if line.strip() else line for line in func.splitlines(keepends=True))
+
+
+def test_a_method_indented_otherwise_than_the_module_is_fixed_with_its_own_where_libcst_cannot_parse_the_module():
+    """The module's first block is indented with a tab (libcst's default indent), the method
+    with the hazards with spaces, and a third block mixes both so that libcst cannot parse the
+    module (CPython can): the method parses alone and is fixed there, the new `with` block in
+    its own spaces; every other byte is kept (the zero-restore SKConv file, bench set1/035)."""
+    bad = ("class A:\n    def m(self, n):\n        for i in range(n):\n        \tif i == 0:\n        \t\tpass\n"
+           "        \telse:\n\t            pass\n")
+    first = "def make():\n\treturn B()\n\n\n"
+    method = _in_class(FUNC)
+    text = HEAD + first + bad + "\n\n" + method
+    with pytest.raises(Exception):
+        libcst.parse_module(text)
+    result = pipeline.process_source(text.encode(), "m.py", SETTINGS, fix=True)
+    assert result.error is None and result.fixed is not None
+    assert result.fixed.startswith(HEAD + first + bad + "\n\n")
+    tail = result.fixed[len(HEAD + first + bad + "\n\n"):]
+    assert "\t" not in tail
+    assert "        h = h + 1\n" in tail and "        with torch.no_grad():\n            lin.weight.add_(1)\n" in tail
+    compile(result.fixed, "m.py", "exec")
+
+
+def test_a_method_that_mixes_tabs_itself_gets_no_fix_where_libcst_cannot_parse_it():
+    """The look-alike: the hazard sits in the block libcst refuses; nothing is rewritten."""
+    bad = ("    def m(self, n, x):\n        for i in range(n):\n        \tif i == 0:\n"
+           "        \t\th = torch.sigmoid(x); h += 1\n        \telse:\n\t            pass\n")
+    text = HEAD + "def make():\n\treturn B()\n\n\nclass B:\n" + bad
+    result = pipeline.process_source(text.encode(), "m.py", SETTINGS, fix=True)
+    assert not result.changed
+    assert result.error is not None and "cannot parse for fixing" in result.error.message
+
+
 INDENTS = [
     "x = 1\n",
     "def f():\n  return 1\n",

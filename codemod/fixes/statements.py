@@ -172,6 +172,8 @@ def statement_fixes(source: ParsedSource, data: bytes, findings: List[Finding],
     indent, newline = default_indent(source.tree, lines), default_newline(text)
     strings = _string_lines(source.tree, getattr(source, "children", None))
     parsed: Dict[Region, Tuple[_Site, List[str], List[bytes]]] = {}
+    parsed_whole: List[bool] = []  # whether libcst parses the whole module, asked once
+    own_indent = False
     for first, last, prefix in regions:
         original = lines[first - 1:last]
         cut = [line[len(prefix):] if line.startswith(prefix) and n not in strings else line
@@ -187,8 +189,13 @@ def statement_fixes(source: ParsedSource, data: bytes, findings: List[Finding],
         module = wrapper.module
         if module.default_newline != newline:
             return None
-        if module.default_indent != indent:
-            if prefix or not _simple_only(source.tree, first, last):
+        if module.default_indent != indent and prefix:
+            if _module_parses(data, parsed_whole):
+                return None
+            own_indent = True  # libcst cannot parse the module (tabs and spaces mixed in a block):
+            # this function parses alone, and new blocks in it take its own indentation
+        elif module.default_indent != indent:
+            if not _simple_only(source.tree, first, last):
                 return None
             from libcst.metadata import MetadataWrapper
 
@@ -227,8 +234,27 @@ def statement_fixes(source: ParsedSource, data: bytes, findings: List[Finding],
     out += lines[done:]
     fixed_bytes = b"".join(out)
     fixed = fixed_bytes.decode("utf-8")
+    if own_indent:
+        try:
+            compile(fixed, path, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):  # (TabError too): no fix rather than a guess
+            return None
     _must_parse(fixed, path)
     return fixed, fixed_bytes
+
+
+def _module_parses(data: bytes, asked: List[bool]) -> bool:
+    """Whether libcst parses the whole module (``asked`` keeps the answer): where it does, the
+    whole module's parse gives the text a fix is to have; where it does not (a block mixing tabs
+    and spaces, which CPython reads and libcst's tokenizer refuses), a function that parses alone
+    is fixed with its own indentation, the only text there is."""
+    if not asked:
+        try:
+            parse(data)
+            asked.append(True)
+        except Exception:  # noqa: BLE001 - libcst's ParserSyntaxError or its tokenizer's own
+            asked.append(False)
+    return asked[0]
 
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")

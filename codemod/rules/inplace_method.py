@@ -5,6 +5,7 @@ The rule's documentation is its class docstring (``inplacefix rule CODE`` prints
 from __future__ import annotations
 
 import ast
+from typing import cast
 
 from codemod import torch_api
 from codemod.analysis.kinds import Kind
@@ -17,6 +18,7 @@ from codemod.fixes.edits import (
     out_of_place_chain,
     rebind,
 )
+from codemod.fixes.site import Plan
 from codemod.rules.base import Rule, calls_trailing_underscore, twin_keeps_result
 from codemod.rules.safety import assess
 
@@ -73,7 +75,8 @@ class InplaceMethod(Rule):
     place, views nor hands its input back; ``torch.Tensor(n)`` from sizes, not ``torch.Tensor(x)``
     of a tensor; a module of the file or torch's whose call returns a new tensor and keeps none
     of its results) and every operand is a Python number (or the twin keeps self's dtype),
-    as an assignment's value or a ``return``; otherwise no fix (``unsupported-target``).
+    as an assignment's value or a ``return``, or, a single method, inside a larger expression
+    (``x / norm(x).add_(eps)``: renamed where it stands); otherwise no fix (``unsupported-target``).
     """
 
     CODE = "IPF003"
@@ -146,22 +149,28 @@ class InplaceMethod(Rule):
         sees (:func:`fresh_temporary`: not a view, not an input handed back, not kept by the
         code the call runs) and it computes the same values: every operand is a Python number
         or the method keeps its receiver's dtype (a tensor operand of a wider dtype: in place
-        keeps the receiver's, the twin promotes). Only as the value of an assignment to names
-        or of a ``return``; reported (True) or left to the caller (False)."""
+        keeps the receiver's, the twin promotes). As the value of an assignment to names or of
+        a ``return`` (a chain), or one method inside a larger expression (:meth:`_renamed_twin`);
+        reported (True) or left to the caller (False)."""
         from codemod.analysis.arguments import fresh_temporary  # heavy: not at import (warm runs)
 
         parent = self.model.parent(node)
         if not (isinstance(base, ast.Call) and fresh_temporary(self.model, base)):
             return False
-        if not (isinstance(parent, ast.Assign) and all(isinstance(t, ast.Name) for t in parent.targets)
-                or isinstance(parent, ast.Return)):
-            return False
+        direct = isinstance(parent, ast.Assign) and all(isinstance(t, ast.Name) for t in parent.targets) \
+            or isinstance(parent, ast.Return)
+        if not direct and len(chain) != 1:
+            return False  # inside a larger expression: one method, renamed where it stands
         operands = [a for c in chain for a in (*c.args, *(k.value for k in c.keywords))
                     if c.func.attr[:-1] not in torch_api.SAME_DTYPE_TWINS]
         if any(isinstance(a, ast.Starred) or self.model.kind(a) is not Kind.SCALAR for a in operands):
             return False
         if not all(torch_api.INPLACE_METHODS[c.func.attr] and twin_keeps_result(c) for c in chain):
             return False
+
+        if not direct:
+            self._renamed_twin(node, message, hazard)
+            return True
 
         def build(stmt):
             return stmt.with_changes(value=out_of_place_chain(stmt.value))
@@ -172,6 +181,23 @@ class InplaceMethod(Rule):
         kind = "Assign" if isinstance(parent, ast.Assign) else "Return"
         self.report(node, message, Status.SAFE, None, self.plan(parent, kind, make), hazard=hazard)
         return True
+
+    def _renamed_twin(self, node: ast.Call, message: str, hazard) -> None:
+        """``x / norm(x).add_(1e-16).unsqueeze(-1)``: the method of a fresh temporary inside a
+        larger expression becomes its twin where it stands (the name ``add_`` -> ``add``); the
+        expression around it gets the same values, and nobody else sees the temporary."""
+        func = cast(ast.Attribute, node.func)
+        twin = cast(str, torch_api.INPLACE_METHODS[func.attr])
+        line, start = cast(int, func.end_lineno), cast(int, func.end_col_offset) - len(func.attr)
+        text = self.code(node)
+        at = text.rfind("." + func.attr) + 1
+        title = f"Rewrite as `{text[:at]}{twin}{text[at + len(func.attr):]}`"
+
+        def make(name, site) -> Fix:
+            return Fix(name, lambda n: n.with_changes(value=twin), title)
+
+        plan = Plan((line, self.source.char_column(line, start)), "Name", make)
+        self.report(node, message, Status.SAFE, None, plan, hazard=hazard)
 
     def _converter(self, chain):
         """A function from the (updated) libcst call to its out-of-place form, or None."""
