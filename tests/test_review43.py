@@ -3,6 +3,7 @@ screen, each shown by a program run with torch before it was fixed."""
 
 from __future__ import annotations
 
+import pathlib
 import textwrap
 
 import pytest
@@ -55,3 +56,45 @@ def test_control_unsuppressed_still_reported(tmp_path, monkeypatch):
     (tmp_path / "m.py").write_text(BODY.format(comment="# NOQA: IPF104"))
     result = runner.invoke(app, ["check", "--no-cache", "m.py"])
     assert result.exit_code == 1 and "IPF101" in result.stdout
+
+
+# --- recurrent state handed back (analysis/carried.py, hazard.CarriedState) -------------------
+
+from codemod.config import Settings  # noqa: E402
+from tests.programs import process_in_project, raises_inplace, run_program  # noqa: E402
+
+_STEP = (pathlib.Path(__file__).resolve().parent.parent / "bench" / "probes" / "stA42" / "p2_conv_state_step.py")
+
+
+def _proven(source: str) -> list:
+    return [(f.code, f.span.line) for f in process_in_project(source, Settings()).findings if f.code.startswith("IPF1")]
+
+
+def test_a_loop_that_keeps_only_the_last_output_runs_and_is_not_proven():
+    """``y, window = conv.step(xs[t], window)`` with only the last ``y`` used after the loop: each
+    turn drops the previous call's output, and with it the op that saved the window, so the next
+    call's write trips nothing (an RNN read out at its last step). Was proven IPF103/IPF104."""
+    source = _STEP.read_text().replace("        outs.append(y)\n", "").replace(
+        "torch.stack(outs).pow(2).sum().backward()", "y.pow(2).sum().backward()")
+    run_program(source, "compute")
+    assert _proven(source) == []
+    printed = _STEP.read_text().replace("        outs.append(y)\n", "        print(y.shape)\n").replace(
+        "torch.stack(outs).pow(2).sum().backward()", "y.pow(2).sum().backward()")
+    run_program(printed, "compute")
+    assert _proven(printed) == []
+    reset = _STEP.read_text().replace("        outs.append(y)\n", "        outs = []\n        outs.append(y)\n")
+    run_program(reset, "compute")
+    assert _proven(reset) == []
+
+
+@pytest.mark.parametrize("old, new", [
+    ("        outs.append(y)\n", "        total = total + y.pow(2).sum()\n"),
+    ("        outs.append(y)\n", "        total += y.pow(2).sum()\n"),
+    ("        outs.append(y)\n", "        buf[t] = y\n"),
+])
+def test_outputs_kept_across_turns_stay_proven(old, new):
+    source = _STEP.read_text().replace(old, new).replace(
+        "    outs = []\n", "    outs = []\n    total = torch.zeros(())\n    buf = torch.zeros(5, 2, 4)\n").replace(
+        "torch.stack(outs).pow(2).sum().backward()", "(total + buf.sum()).backward()")
+    assert raises_inplace(source, "compute")
+    assert len(_proven(source)) == 2, source

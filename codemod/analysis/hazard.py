@@ -1938,16 +1938,20 @@ class CarriedState(_HazardsPart):
         saved = self._saved_after(func, flow, key, write)
         if saved is None:
             return
-        for call, loop in self._feeding(func, entry, back, 0):
+        for call, loop, state in self._feeding(func, entry, back, 0):
             reason = (f"`{key}` is the state the call at line {call.lineno} hands back and its loop (line "
                       f"{loop.lineno}) passes to the next call, after {saved.reason} in the previous call")
             once = self.model.summaries.targets.loops.may_run_once(loop)
-            yield Hazard(reason) if saved.proven and not once else _possible(reason + (", if the loop runs twice" if once else ""))
+            dropped = not carried.kept_each_turn(self.model, call, loop, state)  # (`y` of the last turn only)
+            yield Hazard(reason) if saved.proven and not once and not dropped else _possible(
+                reason + (", if the loop runs twice" if once else "")
+                + (", if what the previous call returned is kept until backward" if dropped else ""))
 
     def _feeding(self, func: Function, entry: carried.Entry, back: carried.Path,
-                 depth: int) -> Iterator[Tuple[ast.Call, ast.stmt]]:
+                 depth: int) -> Iterator[Tuple[ast.Call, ast.stmt, str]]:
         """The calls (with grad on) whose loop passes back to ``func``'s parameter what the previous
-        call handed back, directly or through wrappers that hand it back too (two at most)."""
+        call handed back, directly or through wrappers that hand it back too (two at most), each
+        with its loop and the name the loop passes back."""
         if len(back) < len(entry.path) or back[len(back) - len(entry.path):] != entry.path:
             return
         for call, arg in self._passing(func, entry.param):
@@ -1955,7 +1959,7 @@ class CarriedState(_HazardsPart):
                 continue
             loop = carried.fed_back(self.model, call, arg, back[:len(back) - len(entry.path)])
             if loop is not None:
-                yield call, loop
+                yield call, loop, cast(ast.Name, arg).id  # (`fed_back` takes a name only)
                 continue
             outer = carried.wrapper(self.model, call, arg, entry.path, back) if depth < 2 else None
             if outer is not None:
