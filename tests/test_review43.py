@@ -98,3 +98,99 @@ def test_outputs_kept_across_turns_stay_proven(old, new):
         "torch.stack(outs).pow(2).sum().backward()", "(total + buf.sum()).backward()")
     assert raises_inplace(source, "compute")
     assert len(_proven(source)) == 2, source
+
+
+# --- a module returned by a builder other files call (analysis/factories.py, rules/inplace_argument) ----
+
+from codemod.engine.pipeline import process_source  # noqa: E402
+from codemod.engine.project import build_index  # noqa: E402
+from codemod.findings import Status  # noqa: E402
+
+LAYERS = '''\
+import torch
+from torch import nn
+
+
+def get_act(kind="relu"):
+    if kind == "relu":
+        return nn.ReLU(inplace=True)
+    return nn.GELU()
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.act = get_act("relu")
+
+    def forward(self, x):
+        y = torch.sigmoid(self.fc(x))
+        return self.act(y)
+
+
+def main():
+    torch.manual_seed(0)
+    Block()(torch.randn(2, 4)).sum().backward()
+'''
+
+USER = '''\
+import torch
+from layers import get_act
+
+
+class Clamp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = get_act()
+
+    def forward(self, x):
+        x = x * 1.0
+        self.act(x)
+        return x
+
+
+def compute():
+    return Clamp()(torch.tensor([-1.0, 2.0]))
+'''
+
+NEUTRAL = "import torch\n\n\ndef compute():\n    return torch.zeros(1)\n"
+
+
+def _layers_findings(tmp_path, other: str, fix: bool = False):
+    (tmp_path / "layers.py").write_text(LAYERS)
+    (tmp_path / "user.py").write_text(other)
+    index = build_index([str(tmp_path / "layers.py"), str(tmp_path / "user.py")])
+    return process_source(LAYERS.encode(), "layers.py", Settings(), fix=fix, project=index, module_name="layers")
+
+
+def _run_user(tmp_path, layers: str):
+    import runpy
+    import sys
+    (tmp_path / "layers.py").write_text(layers)
+    (tmp_path / "user.py").write_text(USER)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        for name in ("layers", "user"):
+            sys.modules.pop(name, None)
+        return runpy.run_path(str(tmp_path / "user.py"))["compute"]()
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in ("layers", "user"):
+            sys.modules.pop(name, None)
+
+
+def test_a_builder_another_file_calls_gets_no_safe_inplace_false(tmp_path):
+    """``get_act()`` hands an in-place ReLU to ``user.py``, whose ``self.act(x)`` alone relies on
+    the mutation: turning ``inplace`` off in the builder changes what ``user.compute`` returns.
+    The hazard (Block's ReLU after the sigmoid) is real; its fix was safe, judged on this file's
+    calls of the builder only."""
+    assert raises_inplace(LAYERS, "main")
+    found = [f for f in _layers_findings(tmp_path, USER).findings if f.code == "IPF102"]
+    assert found and all(f.status is not Status.SAFE for f in found), found
+    fixed = LAYERS.replace("nn.ReLU(inplace=True)", "nn.ReLU(inplace=False)")
+    assert not torch.equal(_run_user(tmp_path, fixed), _run_user(tmp_path, LAYERS))
+
+
+def test_a_builder_no_other_file_calls_keeps_its_safe_fix(tmp_path):
+    found = [f for f in _layers_findings(tmp_path, NEUTRAL).findings if f.code == "IPF102"]
+    assert found and all(f.status is Status.SAFE for f in found), found

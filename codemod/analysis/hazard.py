@@ -1404,12 +1404,7 @@ class ModuleHazards(_HazardsPart):
         return self._explain_placed(call, call)
 
     def _called_elsewhere(self, func: Function) -> bool:
-        """A top-level function code the file does not show may call: the file is checked alone
-        (any file may import it), or another module of the run imports it."""
-        index, module = self.model.calls.project, self.model.calls.module_name
-        if self.model.parent(func) is not self.model.module:
-            return False
-        return index is None or not module or index.imported_elsewhere(f"{module}.{func.name}", module)
+        return called_elsewhere(self.model, func)
 
     def _explain_placed(self, call: ast.Call, built: ast.Call) -> Optional[Hazard]:
         """Where the module ``built`` builds lands: ``call`` (``built`` itself, or a call of the
@@ -2013,6 +2008,16 @@ class CarriedState(_HazardsPart):
                                  and b.value.func.id == cls.name for b in bound):
                     found.append(call)
         return found
+
+
+def called_elsewhere(model: "HazardFacts", func: Function) -> bool:
+    """A top-level function code the file does not show may call: the file is checked alone
+    (any file may import it), or another module of the run imports it (a builder's modules are
+    then used where neither the hazard nor a fix's safety can follow them)."""
+    index, module = model.calls.project, model.calls.module_name
+    if model.parent(func) is not model.module:
+        return False
+    return index is None or not module or index.imported_elsewhere(f"{module}.{func.name}", module)
 
 
 def partial_of_torch(model: "HazardFacts", func: ast.expr) -> Optional[str]:

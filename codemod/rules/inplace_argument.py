@@ -8,6 +8,7 @@ import ast
 from typing import Optional
 
 from codemod import torch_api
+from codemod.analysis.hazard import called_elsewhere
 from codemod.analysis.syntax import is_const, target_key
 from codemod.findings import Fix, Status
 from codemod.fixes import _cst as cst
@@ -184,7 +185,10 @@ class InplaceArgument(Rule):
     def _constructor(self, node: ast.Call, arg: ast.AST, message: str, hazard) -> None:
         status, reason = Status.SAFE, None
         sites = self._sites(node)
-        if any(isinstance(self.model.parent(c), ast.Expr) for c in sites):
+        builder = self.model.summaries.chains.factories.builder_of(node)
+        if builder is not None and called_elsewhere(self.model, builder):
+            status, reason = Status.UNSAFE, "builder-called-elsewhere"  # (its other calls' sites are not seen)
+        elif any(isinstance(self.model.parent(c), ast.Expr) for c in sites):
             status, reason = Status.UNSAFE, "mutation-relied-on"
         elif any(self._input_read_after(c) for c in sites):
             status, reason = Status.UNSAFE, "input-used-later"
