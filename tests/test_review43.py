@@ -194,3 +194,49 @@ def test_a_builder_another_file_calls_gets_no_safe_inplace_false(tmp_path):
 def test_a_builder_no_other_file_calls_keeps_its_safe_fix(tmp_path):
     found = [f for f in _layers_findings(tmp_path, NEUTRAL).findings if f.code == "IPF102"]
     assert found and all(f.status is Status.SAFE for f in found), found
+
+
+# --- leaves handed to another file's writer, written through a detached copy (hazard.saved_by_callers_elsewhere) ---
+
+import json  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+from tests.test_recall42_leaves_handed_on import MODEL  # noqa: E402
+
+_LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation"
+_HELPERS = {
+    "detached-view": "def he_init(tensor, fan_in):\n    t = tensor.detach()\n    t[:] = torch.randn_like(tensor) * (2.0 / fan_in) ** 0.5\n",
+    "detached-method": "def he_init(tensor, fan_in):\n    t = tensor.detach()\n    t.normal_(0, (2.0 / fan_in) ** 0.5)\n",
+    "detached-flat": "def he_init(tensor, fan_in):\n    flat = tensor.detach().view(-1)\n    flat.fill_(0.5)\n",
+}
+
+
+def _cross_project(tmp_path, helper: str):
+    (tmp_path / "initlib.py").write_text("import torch\n\n\n" + helper)
+    (tmp_path / "model.py").write_text(textwrap.dedent(MODEL.format(imports="from initlib import he_init",
+                                                                    call="he_init(net.w, 3)")))
+    run = subprocess.run([sys.executable, "-c", "import model\ntry:\n    model.compute()\n"
+                          "except RuntimeError as e:\n    print(str(e))\n"], capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    check = subprocess.run([sys.executable, "-m", "codemod", "check", "--no-cache", "--output-format", "json",
+                            "model.py", "initlib.py"], capture_output=True, text=True, cwd=tmp_path)
+    assert check.returncode in (0, 1), check.stderr
+    found = sorted((f["filename"].rsplit("/", 1)[-1], f["location"]["row"], f["code"])
+                   for f in json.loads(check.stdout)["findings"])
+    return _LEAF_ERROR in run.stdout, found
+
+
+@pytest.mark.parametrize("name", sorted(_HELPERS))
+def test_a_helper_writing_through_a_detached_copy_of_the_handed_leaf_is_not_proven(tmp_path, name):
+    """``t = tensor.detach(); t[:] = ...`` in another file's init helper handed ``net.w``: a detached
+    copy requires no grad, so PyTorch lets one write into it (the same file already knew; the
+    caller's recorded leaf, ``CallFact.args_saved``, was taken as proof at the write)."""
+    raised, found = _cross_project(tmp_path, _HELPERS[name])
+    assert not raised
+    assert not [f for f in found if f[2].startswith("IPF1")], found
+
+
+def test_a_helper_writing_through_a_plain_view_of_the_handed_leaf_stays_proven(tmp_path):
+    raised, found = _cross_project(tmp_path, "def he_init(tensor, fan_in):\n    t = tensor.view(-1)\n    t[:] = 0.5\n")
+    assert raised and found == [("initlib.py", 6, "IPF104")], found

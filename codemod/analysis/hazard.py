@@ -548,9 +548,10 @@ class Hazards:
                     reason=f"{found.reason} (`{sibling}` and `{key}` are views of one tensor: one version counter)")
         if isinstance(owner, FUNCTIONS) and not integral:
             yield from self.carried.handed_back(owner, flow, key, write)
+            detached = any(param != key for param in params) and detached_copy(self.model, flow, key, stmt)
             for param in params:
                 yield from self._from_callers(owner, param, param == key and copied_where_it_requires_grad(
-                    stmt, param, self.model.ancestors))
+                    stmt, param, self.model.ancestors), leaf=param == key or not detached)
 
     def _counter_siblings(self, flow: Flow, key: str, stmt: Located, start: Pos) -> List[Tuple[str, Pos]]:
         """``z1, z2 = z[:, :c], z[:, c:]``: the other names one unpacking of views of one base
@@ -608,11 +609,14 @@ class Hazards:
                 return True
         return False
 
-    def _from_callers(self, func: Function, param: str, grad_free: bool = False) -> Iterator[Optional[Hazard]]:
+    def _from_callers(self, func: Function, param: str, grad_free: bool = False,
+                      leaf: bool = True) -> Iterator[Optional[Hazard]]:
         """The write modifies the caller's tensor: at a call of ``func`` (other files': ``elsewhere``), was the
         argument for ``param`` saved by an op run before the call (``Decoder(8)(quant)`` twice), or an output of a
         multi-view op? Proven only. ``grad_free``: the caller's tensor reaches the write only where it requires no
-        grad or grad is off (``copied_where_it_requires_grad``): no proof from what the argument is."""
+        grad or grad is off (``copied_where_it_requires_grad``): no proof from what the argument is. ``leaf``
+        false: the write goes through a detached copy (``t = tensor.detach()``), which requires no grad: a
+        leaf handed in is no proof (what an op saved of it still is: one version counter)."""
         if func in self._asking:
             return  # a recursive cycle
         plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
@@ -629,13 +633,13 @@ class Hazards:
                 found = self.explain(call, arg) if arg is not None and not grad_free else None
                 if found is not None and found.proven:
                     yield Hazard(f"`{param}` is the caller's tensor: at line {call.lineno}, {found.reason}")
-                elif arg is not None and not grad_free and self.producers.switched_leaf(arg, call):
+                elif arg is not None and not grad_free and leaf and self.producers.switched_leaf(arg, call):
                     yield Hazard(f"`{param}` is the caller's tensor: at line {call.lineno}, a leaf that requires grad "
                                  "(made by `requires_grad_()`): autograd forbids writing into it in place")
                 refused = refused_view(self.model, call, arg) if arg is not None else None
                 if refused is not None:
                     yield Hazard(f"`{param}` is the caller's tensor: at line {call.lineno}, {refused}")
-            yield from () if grad_free else elsewhere(self.model, func, param, index)
+            yield from () if grad_free else elsewhere(self.model, func, param, index, leaf)
         finally:
             self._asking.discard(func)
 
@@ -694,12 +698,13 @@ class Hazards:
         return False
 
 
-def elsewhere(model: HazardFacts, func: Function, param: str, index: Optional[int]) -> Iterator[Hazard]:
+def elsewhere(model: HazardFacts, func: Function, param: str, index: Optional[int],
+              leaf: bool = True) -> Iterator[Hazard]:
     """:meth:`Hazards._from_callers` for the calls of ``func`` in the run's other files: arguments
     their callers proved saved, and outputs of multi-view ops; none where a use of ``param`` may
     not run on every call (what another file's call passes is all that is known of it)."""
     if _used_on_every_call(model, func, param):
-        yield from saved_by_callers_elsewhere(model, func, param, index)
+        yield from saved_by_callers_elsewhere(model, func, param, index, leaf)
         yield from refused_elsewhere(model, func, param, index)
 
 
@@ -728,14 +733,19 @@ def calls_from_elsewhere(model: HazardFacts, func: Function,
         yield call, str(index) if index is not None and (call.bound or not method) else None
 
 
+# The end of the reason a caller records for a leaf it hands on (``indexing._known_leaf``):
+# ``leaf`` false in :func:`saved_by_callers_elsewhere` leaves such reasons out.
+LEAF_HANDED = "a leaf that requires grad: autograd forbids writing into it in place"
+
+
 def saved_by_callers_elsewhere(model: HazardFacts, func: Function, param: str,
-                               index: Optional[int]) -> Iterator[Hazard]:
+                               index: Optional[int], leaf: bool = True) -> Iterator[Hazard]:
     """:meth:`Hazards._from_callers` for the calls of ``func`` in the run's other files (the project
     index): a call whose caller's own analysis proved the argument saved for a backward still
     to run (``CallFact.args_saved``, with its reason)."""
     for call, position in calls_from_elsewhere(model, func, index):
         for name, why in call.args_saved:
-            if name in (param, position):
+            if name in (param, position) and (leaf or not why.endswith(LEAF_HANDED)):
                 where = f"`{call.caller}`" if call.caller else "another module's top level"
                 yield Hazard(f"`{param}` is the caller's tensor: at its call in {where}, {why}")
 
