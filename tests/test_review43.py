@@ -240,3 +240,17 @@ def test_a_helper_writing_through_a_detached_copy_of_the_handed_leaf_is_not_prov
 def test_a_helper_writing_through_a_plain_view_of_the_handed_leaf_stays_proven(tmp_path):
     raised, found = _cross_project(tmp_path, "def he_init(tensor, fan_in):\n    t = tensor.view(-1)\n    t[:] = 0.5\n")
     assert raised and found == [("initlib.py", 6, "IPF104")], found
+
+
+@pytest.mark.parametrize("helper", [
+    "def he_init(tensor, fan_in):\n    if fan_in > 0:\n        return\n    tensor[:] = 0.0\n",
+    "def he_init(tensor, fan_in, inplace=False):\n    if not inplace:\n        return torch.zeros_like(tensor)\n"
+    "    tensor[:] = 0.0\n    return tensor\n",
+], ids=["early-return", "flag-guard-return"])
+def test_a_write_after_an_early_return_does_not_run_on_every_call(tmp_path, helper):
+    """``_used_on_every_call`` read only the tests around each use of the parameter; a ``return``
+    under an ``if`` before it (the flag guard written as an early return, as ``if not inplace:
+    return f(x)``) means what another file's call passes may never reach the write."""
+    raised, found = _cross_project(tmp_path, helper)
+    assert not raised
+    assert not [f for f in found if f[2].startswith("IPF1")], found

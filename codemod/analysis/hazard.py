@@ -278,14 +278,29 @@ def _used_on_every_call(model: "HazardFacts", func: Function, param: str) -> boo
     a loop, a ``try``, a conditional expression or a nested scope. What another file's call
     passes is all that is known of it: a write that a flag guards (``if inplace:
     torch.relu_(input)`` of ``F.relu``) may not run for that call."""
+    last = None
     for node in model.walk(func):
         if isinstance(node, ast.Name) and node.id == param:
+            last = node if last is None or (node.lineno, node.col_offset) > (last.lineno, last.col_offset) else last
             for anc in model.ancestors(node):
                 if anc is func:
                     break
                 if isinstance(anc, _CONDITIONAL):
                     return False
-    return True
+    # a `return` under a test before a use (`if not inplace: return f(x)`, then the write): a
+    # call may leave before it
+    return last is None or not any(
+        model.owner(r) is func and (r.lineno, r.col_offset) < (last.lineno, last.col_offset)
+        and any(isinstance(anc, _CONDITIONAL) for anc in _up_to(model, r, func))
+        for r in model.walk(func) if isinstance(r, ast.Return))
+
+
+def _up_to(model: "HazardFacts", node: ast.AST, func: Function) -> Iterator[ast.AST]:
+    """The ancestors of ``node`` below ``func``."""
+    for anc in model.ancestors(node):
+        if anc is func:
+            return
+        yield anc
 
 
 # Augmented assignments whose op saves its right operand for the gradient of the written tensor
