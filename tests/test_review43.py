@@ -87,6 +87,16 @@ def test_a_loop_that_keeps_only_the_last_output_runs_and_is_not_proven():
     assert _proven(reset) == []
 
 
+@pytest.mark.parametrize("kept", ["outs.append(y.detach())", "outs.append(y.sum().item())", "outs.append(float(y.sum()))"])
+def test_outputs_kept_only_as_numbers_or_detached_are_not_kept(kept):
+    """What the loop keeps of each output has no history (``.item()``, ``.detach()``, ``float``):
+    the previous call's saving op is dropped all the same; the program runs."""
+    source = _STEP.read_text().replace("        outs.append(y)\n", f"        {kept}\n").replace(
+        "torch.stack(outs).pow(2).sum().backward()", "y.pow(2).sum().backward()")
+    run_program(source, "compute")
+    assert _proven(source) == []
+
+
 @pytest.mark.parametrize("old, new", [
     ("        outs.append(y)\n", "        total = total + y.pow(2).sum()\n"),
     ("        outs.append(y)\n", "        total += y.pow(2).sum()\n"),

@@ -159,8 +159,9 @@ def kept_each_turn(model: Facts, call: ast.Call, loop: ast.stmt, state: str) -> 
     def only_here(key: Optional[str], at: ast.AST) -> bool:  # bound in the loop by ``at`` alone
         return key is not None and all(b.stmt is at for b in flow.bindings.get(key, []) if start <= b.start <= end)
 
-    def reads_output(node: ast.AST) -> bool:
-        return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in outputs for n in ast.walk(node))
+    def reads_output(node: ast.AST) -> bool:  # with its history: not `y.item()`, `y.detach()`, `float(y)`
+        return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in outputs
+                   and not _history_dropped(model, n, node) for n in ast.walk(node))
 
     for node in model.walk(loop):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
@@ -181,6 +182,26 @@ def kept_each_turn(model: Facts, call: ast.Call, loop: ast.stmt, state: str) -> 
     return False
 
 
+
+_DROPPING = frozenset({"item", "tolist", "detach", "numpy", "data"})  # what has no autograd history
+_NUMBERS = frozenset({"float", "int", "bool", "complex"})
+
+
+def _history_dropped(model: Facts, load: ast.Name, top: ast.AST) -> bool:
+    """Between ``load`` and ``top`` (an expression holding it), a step that keeps none of its
+    autograd history: ``.item()``, ``.detach()``, ``.tolist()``, ``.data``, ``float(...)``."""
+    node: ast.AST = load
+    while node is not top:
+        parent = model.parent(node)
+        if parent is None:
+            return False
+        if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in _DROPPING:
+            return True
+        if isinstance(parent, ast.Call) and node in parent.args and isinstance(parent.func, ast.Name) \
+                and parent.func.id in _NUMBERS:
+            return True
+        node = parent
+    return False
 
 
 class Wrapper(NamedTuple):
