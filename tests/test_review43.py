@@ -101,6 +101,7 @@ def test_outputs_kept_only_as_numbers_or_detached_are_not_kept(kept):
     ("        outs.append(y)\n", "        total = total + y.pow(2).sum()\n"),
     ("        outs.append(y)\n", "        total += y.pow(2).sum()\n"),
     ("        outs.append(y)\n", "        buf[t] = y\n"),
+    ("        outs.append(y)\n", "        z = y * 2.0\n        h = torch.tanh(z)\n        total = total + h.sum()\n"),
 ])
 def test_outputs_kept_across_turns_stay_proven(old, new):
     source = _STEP.read_text().replace(old, new).replace(

@@ -155,6 +155,7 @@ def kept_each_turn(model: Facts, call: ast.Call, loop: ast.stmt, state: str) -> 
         return False
     flow = model.flow(model.owner(stmt))
     start, end = model.range(loop)
+    assigns = [n for n in model.walk(loop) if isinstance(n, ast.Assign) and n is not stmt]
 
     def only_here(key: Optional[str], at: ast.AST) -> bool:  # bound in the loop by ``at`` alone
         return key is not None and all(b.stmt is at for b in flow.bindings.get(key, []) if start <= b.start <= end)
@@ -163,6 +164,13 @@ def kept_each_turn(model: Facts, call: ast.Call, loop: ast.stmt, state: str) -> 
         return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in outputs
                    and not _history_dropped(model, n, node) for n in ast.walk(node))
 
+    grown = True
+    while grown:  # and the names the loop binds from them (`z = self.proj(y)`, then `outs.append(z)`)
+        grown = False
+        for assign in assigns:
+            if reads_output(assign.value):
+                bound = {n.id for t in assign.targets for n in ast.walk(t) if isinstance(n, ast.Name)} - {state}
+                grown, outputs = grown or not bound <= outputs, outputs | bound
     for node in model.walk(loop):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and node.func.attr in ("append", "extend", "insert") and not node.keywords \
