@@ -8,7 +8,6 @@ import ast
 from typing import Optional
 
 from codemod import torch_api
-from codemod.analysis.hazard import called_elsewhere
 from codemod.analysis.syntax import is_const, target_key
 from codemod.findings import Fix, Status
 from codemod.fixes import _cst as cst
@@ -185,6 +184,8 @@ class InplaceArgument(Rule):
     def _constructor(self, node: ast.Call, arg: ast.AST, message: str, hazard) -> None:
         status, reason = Status.SAFE, None
         sites = self._sites(node)
+        from codemod.analysis.hazard import called_elsewhere  # (as `safety` does: the analysis is imported when used)
+
         builder = self.model.summaries.chains.factories.builder_of(node)
         if builder is not None and called_elsewhere(self.model, builder):
             status, reason = Status.UNSAFE, "builder-called-elsewhere"  # (its other calls' sites are not seen)
