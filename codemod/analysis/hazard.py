@@ -563,10 +563,9 @@ class Hazards:
                     reason=f"{found.reason} (`{sibling}` and `{key}` are views of one tensor: one version counter)")
         if isinstance(owner, FUNCTIONS) and not integral:
             yield from self.carried.handed_back(owner, flow, key, write)
-            detached = any(param != key for param in params) and detached_copy(self.model, flow, key, stmt)
-            for param in params:
+            for param in params:  # (`leaf`: not through a detached copy, `t = tensor.detach()`)
                 yield from self._from_callers(owner, param, param == key and copied_where_it_requires_grad(
-                    stmt, param, self.model.ancestors), leaf=param == key or not detached)
+                    stmt, param, self.model.ancestors), param == key or not detached_copy(self.model, flow, key, stmt))
 
     def _counter_siblings(self, flow: Flow, key: str, stmt: Located, start: Pos) -> List[Tuple[str, Pos]]:
         """``z1, z2 = z[:, :c], z[:, c:]``: the other names one unpacking of views of one base
@@ -624,14 +623,11 @@ class Hazards:
                 return True
         return False
 
-    def _from_callers(self, func: Function, param: str, grad_free: bool = False,
-                      leaf: bool = True) -> Iterator[Optional[Hazard]]:
+    def _from_callers(self, func: Function, param: str, grad_free: bool = False, leaf: bool = True) -> Iterator[Optional[Hazard]]:
         """The write modifies the caller's tensor: at a call of ``func`` (other files': ``elsewhere``), was the
         argument for ``param`` saved by an op run before the call (``Decoder(8)(quant)`` twice), or an output of a
         multi-view op? Proven only. ``grad_free``: the caller's tensor reaches the write only where it requires no
-        grad or grad is off (``copied_where_it_requires_grad``): no proof from what the argument is. ``leaf``
-        false: the write goes through a detached copy (``t = tensor.detach()``), which requires no grad: a
-        leaf handed in is no proof (what an op saved of it still is: one version counter)."""
+        grad or grad is off (``copied_where_it_requires_grad``): no proof; ``leaf`` false (a detached copy): no leaf proof."""
         if func in self._asking:
             return  # a recursive cycle
         plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
