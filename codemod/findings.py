@@ -54,6 +54,8 @@ REASONS = {
     "rely on seeing the change",
     "alias": "another name refers to the same tensor and is used later; the fix rebinds it too",
     "mutation-relied-on": "a call site relies on the module mutating its input",
+    "builder-called-elsewhere": "the module is returned by a function other files may call: whether their "
+    "call sites rely on it mutating its input is not seen",
     "shared-name": "the name is declared global or nonlocal: code holding its old tensor would "
     "not see the change",
     "input-used-later": "the input is read again later and would no longer see the change",

@@ -22,7 +22,7 @@ from typing import List, NamedTuple, Optional, Tuple
 
 from codemod.analysis.binder import Flow
 from codemod.analysis.facts import Facts
-from codemod.analysis.syntax import Function, Located
+from codemod.analysis.syntax import Function, Located, target_key
 
 Path = Tuple[int, ...]  # positions in nested tuple / list displays: (1, 0) is `b` of `a, [b, c]`
 
@@ -140,6 +140,76 @@ def fed_back(model: Facts, call: ast.Call, arg: ast.expr, path: Path) -> Optiona
                 return None
     return loop
 
+def kept_each_turn(model: Facts, call: ast.Call, loop: ast.stmt, state: str) -> bool:
+    """The loop keeps, past each turn, something the call hands back besides the state (a name
+    its statement binds, other than ``state``): appended or inserted into a list (``outs.append(y)``),
+    written into a buffer (``buf[t] = y``) or summed into an accumulator (``total = total + y.sum()``,
+    ``total += ...``) that the loop binds nowhere else. Otherwise each turn drops what the
+    previous call returned, and with it the op that saved the state (an RNN read out at its last
+    step): the next call's write trips nothing."""
+    stmt = model.parent(call)
+    if not isinstance(stmt, ast.Assign):
+        return False
+    outputs = {n.id for n in ast.walk(stmt.targets[0]) if isinstance(n, ast.Name) and n.id != state}
+    if not outputs:
+        return False
+    flow = model.flow(model.owner(stmt))
+    start, end = model.range(loop)
+    assigns = [n for n in model.walk(loop) if isinstance(n, ast.Assign) and n is not stmt]
+
+    def only_here(key: Optional[str], at: ast.AST) -> bool:  # bound in the loop by ``at`` alone
+        return key is not None and all(b.stmt is at for b in flow.bindings.get(key, []) if start <= b.start <= end)
+
+    def reads_output(node: ast.AST) -> bool:  # with its history: not `y.item()`, `y.detach()`, `float(y)`
+        return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in outputs
+                   and not _history_dropped(model, n, node) for n in ast.walk(node))
+
+    grown = True
+    while grown:  # and the names the loop binds from them (`z = self.proj(y)`, then `outs.append(z)`)
+        grown = False
+        for assign in assigns:
+            if reads_output(assign.value):
+                bound = {n.id for t in assign.targets for n in ast.walk(t) if isinstance(n, ast.Name)} - {state}
+                grown, outputs = grown or not bound <= outputs, outputs | bound
+    for node in model.walk(loop):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ("append", "extend", "insert") and not node.keywords \
+                and any(reads_output(a) for a in node.args) and only_here(target_key(node.func.value), node):
+            return True
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and reads_output(node.value) \
+                and only_here(node.target.id, node):
+            return True
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and reads_output(node.value):
+            target = node.targets[0]
+            if isinstance(target, ast.Subscript) and only_here(target_key(target.value), node):
+                return True  # `buf[t] = y`
+            if isinstance(target, ast.Name) and only_here(target.id, node) and any(
+                    isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id == target.id
+                    for n in ast.walk(node.value)):
+                return True  # `total = total + y.sum()`
+    return False
+
+
+
+_DROPPING = frozenset({"item", "tolist", "detach", "numpy", "data"})  # what has no autograd history
+_NUMBERS = frozenset({"float", "int", "bool", "complex"})
+
+
+def _history_dropped(model: Facts, load: ast.Name, top: ast.AST) -> bool:
+    """Between ``load`` and ``top`` (an expression holding it), a step that keeps none of its
+    autograd history: ``.item()``, ``.detach()``, ``.tolist()``, ``.data``, ``float(...)``."""
+    node: ast.AST = load
+    while node is not top:
+        parent = model.parent(node)
+        if parent is None:
+            return False
+        if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in _DROPPING:
+            return True
+        if isinstance(parent, ast.Call) and node in parent.args and isinstance(parent.func, ast.Name) \
+                and parent.func.id in _NUMBERS:
+            return True
+        node = parent
+    return False
 
 
 class Wrapper(NamedTuple):

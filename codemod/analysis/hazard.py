@@ -278,14 +278,29 @@ def _used_on_every_call(model: "HazardFacts", func: Function, param: str) -> boo
     a loop, a ``try``, a conditional expression or a nested scope. What another file's call
     passes is all that is known of it: a write that a flag guards (``if inplace:
     torch.relu_(input)`` of ``F.relu``) may not run for that call."""
+    last = None
     for node in model.walk(func):
         if isinstance(node, ast.Name) and node.id == param:
+            last = node if last is None or (node.lineno, node.col_offset) > (last.lineno, last.col_offset) else last
             for anc in model.ancestors(node):
                 if anc is func:
                     break
                 if isinstance(anc, _CONDITIONAL):
                     return False
-    return True
+    # a `return` under a test before a use (`if not inplace: return f(x)`, then the write): a
+    # call may leave before it
+    return last is None or not any(
+        model.owner(r) is func and (r.lineno, r.col_offset) < (last.lineno, last.col_offset)
+        and any(isinstance(anc, _CONDITIONAL) for anc in _up_to(model, r, func))
+        for r in model.walk(func) if isinstance(r, ast.Return))
+
+
+def _up_to(model: "HazardFacts", node: ast.AST, func: Function) -> Iterator[ast.AST]:
+    """The ancestors of ``node`` below ``func``."""
+    for anc in model.ancestors(node):
+        if anc is func:
+            return
+        yield anc
 
 
 # Augmented assignments whose op saves its right operand for the gradient of the written tensor
@@ -548,9 +563,9 @@ class Hazards:
                     reason=f"{found.reason} (`{sibling}` and `{key}` are views of one tensor: one version counter)")
         if isinstance(owner, FUNCTIONS) and not integral:
             yield from self.carried.handed_back(owner, flow, key, write)
-            for param in params:
+            for param in params:  # (`leaf`: not through a detached copy, `t = tensor.detach()`)
                 yield from self._from_callers(owner, param, param == key and copied_where_it_requires_grad(
-                    stmt, param, self.model.ancestors))
+                    stmt, param, self.model.ancestors), param == key or not detached_copy(self.model, flow, key, stmt))
 
     def _counter_siblings(self, flow: Flow, key: str, stmt: Located, start: Pos) -> List[Tuple[str, Pos]]:
         """``z1, z2 = z[:, :c], z[:, c:]``: the other names one unpacking of views of one base
@@ -608,11 +623,11 @@ class Hazards:
                 return True
         return False
 
-    def _from_callers(self, func: Function, param: str, grad_free: bool = False) -> Iterator[Optional[Hazard]]:
+    def _from_callers(self, func: Function, param: str, grad_free: bool = False, leaf: bool = True) -> Iterator[Optional[Hazard]]:
         """The write modifies the caller's tensor: at a call of ``func`` (other files': ``elsewhere``), was the
         argument for ``param`` saved by an op run before the call (``Decoder(8)(quant)`` twice), or an output of a
         multi-view op? Proven only. ``grad_free``: the caller's tensor reaches the write only where it requires no
-        grad or grad is off (``copied_where_it_requires_grad``): no proof from what the argument is."""
+        grad or grad is off (``copied_where_it_requires_grad``): no proof; ``leaf`` false (a detached copy): no leaf proof."""
         if func in self._asking:
             return  # a recursive cycle
         plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
@@ -629,13 +644,13 @@ class Hazards:
                 found = self.explain(call, arg) if arg is not None and not grad_free else None
                 if found is not None and found.proven:
                     yield Hazard(f"`{param}` is the caller's tensor: at line {call.lineno}, {found.reason}")
-                elif arg is not None and not grad_free and self.producers.switched_leaf(arg, call):
+                elif arg is not None and not grad_free and leaf and self.producers.switched_leaf(arg, call):
                     yield Hazard(f"`{param}` is the caller's tensor: at line {call.lineno}, a leaf that requires grad "
                                  "(made by `requires_grad_()`): autograd forbids writing into it in place")
                 refused = refused_view(self.model, call, arg) if arg is not None else None
                 if refused is not None:
                     yield Hazard(f"`{param}` is the caller's tensor: at line {call.lineno}, {refused}")
-            yield from () if grad_free else elsewhere(self.model, func, param, index)
+            yield from () if grad_free else elsewhere(self.model, func, param, index, leaf)
         finally:
             self._asking.discard(func)
 
@@ -694,12 +709,13 @@ class Hazards:
         return False
 
 
-def elsewhere(model: HazardFacts, func: Function, param: str, index: Optional[int]) -> Iterator[Hazard]:
+def elsewhere(model: HazardFacts, func: Function, param: str, index: Optional[int],
+              leaf: bool = True) -> Iterator[Hazard]:
     """:meth:`Hazards._from_callers` for the calls of ``func`` in the run's other files: arguments
     their callers proved saved, and outputs of multi-view ops; none where a use of ``param`` may
     not run on every call (what another file's call passes is all that is known of it)."""
     if _used_on_every_call(model, func, param):
-        yield from saved_by_callers_elsewhere(model, func, param, index)
+        yield from saved_by_callers_elsewhere(model, func, param, index, leaf)
         yield from refused_elsewhere(model, func, param, index)
 
 
@@ -728,14 +744,19 @@ def calls_from_elsewhere(model: HazardFacts, func: Function,
         yield call, str(index) if index is not None and (call.bound or not method) else None
 
 
+# The end of the reason a caller records for a leaf it hands on (``indexing._known_leaf``):
+# ``leaf`` false in :func:`saved_by_callers_elsewhere` leaves such reasons out.
+LEAF_HANDED = "a leaf that requires grad: autograd forbids writing into it in place"
+
+
 def saved_by_callers_elsewhere(model: HazardFacts, func: Function, param: str,
-                               index: Optional[int]) -> Iterator[Hazard]:
+                               index: Optional[int], leaf: bool = True) -> Iterator[Hazard]:
     """:meth:`Hazards._from_callers` for the calls of ``func`` in the run's other files (the project
     index): a call whose caller's own analysis proved the argument saved for a backward still
     to run (``CallFact.args_saved``, with its reason)."""
     for call, position in calls_from_elsewhere(model, func, index):
         for name, why in call.args_saved:
-            if name in (param, position):
+            if name in (param, position) and (leaf or not why.endswith(LEAF_HANDED)):
                 where = f"`{call.caller}`" if call.caller else "another module's top level"
                 yield Hazard(f"`{param}` is the caller's tensor: at its call in {where}, {why}")
 
@@ -1404,12 +1425,7 @@ class ModuleHazards(_HazardsPart):
         return self._explain_placed(call, call)
 
     def _called_elsewhere(self, func: Function) -> bool:
-        """A top-level function code the file does not show may call: the file is checked alone
-        (any file may import it), or another module of the run imports it."""
-        index, module = self.model.calls.project, self.model.calls.module_name
-        if self.model.parent(func) is not self.model.module:
-            return False
-        return index is None or not module or index.imported_elsewhere(f"{module}.{func.name}", module)
+        return called_elsewhere(self.model, func)
 
     def _explain_placed(self, call: ast.Call, built: ast.Call) -> Optional[Hazard]:
         """Where the module ``built`` builds lands: ``call`` (``built`` itself, or a call of the
@@ -1938,16 +1954,20 @@ class CarriedState(_HazardsPart):
         saved = self._saved_after(func, flow, key, write)
         if saved is None:
             return
-        for call, loop in self._feeding(func, entry, back, 0):
+        for call, loop, state in self._feeding(func, entry, back, 0):
             reason = (f"`{key}` is the state the call at line {call.lineno} hands back and its loop (line "
                       f"{loop.lineno}) passes to the next call, after {saved.reason} in the previous call")
             once = self.model.summaries.targets.loops.may_run_once(loop)
-            yield Hazard(reason) if saved.proven and not once else _possible(reason + (", if the loop runs twice" if once else ""))
+            dropped = not carried.kept_each_turn(self.model, call, loop, state)  # (`y` of the last turn only)
+            yield Hazard(reason) if saved.proven and not once and not dropped else _possible(
+                reason + (", if the loop runs twice" if once else "")
+                + (", if what the previous call returned is kept until backward" if dropped else ""))
 
     def _feeding(self, func: Function, entry: carried.Entry, back: carried.Path,
-                 depth: int) -> Iterator[Tuple[ast.Call, ast.stmt]]:
+                 depth: int) -> Iterator[Tuple[ast.Call, ast.stmt, str]]:
         """The calls (with grad on) whose loop passes back to ``func``'s parameter what the previous
-        call handed back, directly or through wrappers that hand it back too (two at most)."""
+        call handed back, directly or through wrappers that hand it back too (two at most), each
+        with its loop and the name the loop passes back."""
         if len(back) < len(entry.path) or back[len(back) - len(entry.path):] != entry.path:
             return
         for call, arg in self._passing(func, entry.param):
@@ -1955,7 +1975,7 @@ class CarriedState(_HazardsPart):
                 continue
             loop = carried.fed_back(self.model, call, arg, back[:len(back) - len(entry.path)])
             if loop is not None:
-                yield call, loop
+                yield call, loop, cast(ast.Name, arg).id  # (`fed_back` takes a name only)
                 continue
             outer = carried.wrapper(self.model, call, arg, entry.path, back) if depth < 2 else None
             if outer is not None:
@@ -2009,6 +2029,16 @@ class CarriedState(_HazardsPart):
                                  and b.value.func.id == cls.name for b in bound):
                     found.append(call)
         return found
+
+
+def called_elsewhere(model: "HazardFacts", func: Function) -> bool:
+    """A top-level function code the file does not show may call: the file is checked alone
+    (any file may import it), or another module of the run imports it (a builder's modules are
+    then used where neither the hazard nor a fix's safety can follow them)."""
+    index, module = model.calls.project, model.calls.module_name
+    if model.parent(func) is not model.module:
+        return False
+    return index is None or not module or index.imported_elsewhere(f"{module}.{func.name}", module)
 
 
 def partial_of_torch(model: "HazardFacts", func: ast.expr) -> Optional[str]:

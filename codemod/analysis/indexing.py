@@ -18,7 +18,7 @@ from codemod.analysis.arguments import hook_site
 from codemod.analysis.dtype import indexed_other_dtype
 from codemod.analysis.factories import Factories
 from codemod.analysis.grad_mode import GradOffDecorators
-from codemod.analysis.hazard import refused_view
+from codemod.analysis.hazard import LEAF_HANDED, refused_view
 from codemod.analysis.kept import function_keeps
 from codemod.analysis.model import SemanticModel
 from codemod.analysis.kinds import TENSORISH
@@ -333,7 +333,7 @@ def _known_leaf(model: SemanticModel, site: ast.Call, value: ast.expr) -> Option
     origin = model.leaves.origin(value, model.statement_of(site))
     if origin is None or not origin.known or origin.hooked:
         return None
-    return f"{origin.what}, a leaf that requires grad: autograd forbids writing into it in place"
+    return f"{origin.what}, {LEAF_HANDED}"
 
 
 def _passed_values(site: ast.Call) -> List[Tuple[str, ast.expr]]:

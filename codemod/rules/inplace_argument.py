@@ -184,7 +184,12 @@ class InplaceArgument(Rule):
     def _constructor(self, node: ast.Call, arg: ast.AST, message: str, hazard) -> None:
         status, reason = Status.SAFE, None
         sites = self._sites(node)
-        if any(isinstance(self.model.parent(c), ast.Expr) for c in sites):
+        from codemod.analysis.hazard import called_elsewhere  # (as `safety` does: the analysis is imported when used)
+
+        builder = self.model.summaries.chains.factories.builder_of(node)
+        if builder is not None and called_elsewhere(self.model, builder):
+            status, reason = Status.UNSAFE, "builder-called-elsewhere"  # (its other calls' sites are not seen)
+        elif any(isinstance(self.model.parent(c), ast.Expr) for c in sites):
             status, reason = Status.UNSAFE, "mutation-relied-on"
         elif any(self._input_read_after(c) for c in sites):
             status, reason = Status.UNSAFE, "input-used-later"
