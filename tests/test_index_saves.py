@@ -1,0 +1,247 @@
+"""Issue 24 (stC43): integral tensors that autograd saves as an index or a target.
+
+An op that differentiates one operand along an index keeps the index for backward and checks
+its version there: ``cross_entropy``/``nll_loss`` (and their modules) keep the target,
+``gather``/``index_select``/``scatter``/``index_add`` the index, ``embedding`` the ids,
+``masked_fill``/``where`` the mask, ``x[i]`` the index tensors. Writing into that index in
+place afterwards (``labels[labels == pad] = 0``, ``start_positions.clamp_(0, n)``,
+``edge_index[1] += offset``) makes backward raise, whatever the index's dtype, as soon as the
+other operand requires grad. Until now an integral written tensor was possible-only (nothing
+told an index save apart from a save of the tensor as data). The table of such saves
+(``codemod.analysis.index_saves.INDEX_SAVES``) is measured here with torch: every entry raises
+when the data requires grad and the index is written, and does not when the data does not.
+
+The probes are small programs of the group written from the public pattern (a loss over
+labels then the padding masked in place, a QA head clamping its positions, a sparse
+conversion shifting its edge index, a Q-learning pick by action index); each raises with torch
+and is proven. The controls (a clone first, the data without grad, the write before the op,
+the name rebound, an op outside the table) must not be proven.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from codemod.config import Settings
+from tests.programs import process_in_project, raises_inplace
+
+# One runnable form per table entry: (data requires grad?) -> (output, index tensor).
+
+
+def _x(grad: bool) -> torch.Tensor:
+    return torch.randn(4, 5, requires_grad=grad)
+
+
+def _col() -> torch.Tensor:
+    return torch.tensor([[0], [1], [2], [3]])
+
+
+def _target() -> torch.Tensor:
+    return torch.tensor([1, 2, 0, 3])
+
+
+def _mask() -> torch.Tensor:
+    return torch.zeros(4, 5, dtype=torch.bool)
+
+
+FORMS = {
+    "cross_entropy": lambda g: (lambda t: (F.cross_entropy(_x(g), t), t))(_target()),
+    "nll_loss": lambda g: (lambda t: (F.nll_loss(_x(g).log_softmax(-1), t), t))(_target()),
+    "CrossEntropyLoss": lambda g: (lambda t: (nn.CrossEntropyLoss()(_x(g), t), t))(_target()),
+    "NLLLoss": lambda g: (lambda t: (nn.NLLLoss()(_x(g).log_softmax(-1), t), t))(_target()),
+    "gather": lambda g: (lambda i: (torch.gather(_x(g), 1, i), i))(_col()),
+    "index_select": lambda g: (lambda i: (torch.index_select(_x(g), 0, i), i))(torch.tensor([0, 2])),
+    "embedding": lambda g: (lambda i: (F.embedding(i, _x(g)), i))(torch.tensor([0, 2])),
+    "masked_fill": lambda g: (lambda m: (_x(g).masked_fill(m, 0.0), m))(_mask()),
+    "where": lambda g: (lambda m: (torch.where(m, _x(g), 0.0), m))(_mask()),
+    "scatter": lambda g: (lambda i: (torch.zeros(4, 5).scatter(1, i, _x(g)[:, :1]), i))(_col()),
+    "scatter_add": lambda g: (lambda i: (torch.zeros(4, 5).scatter_add(1, i, _x(g)[:, :1]), i))(_col()),
+    "index_add": lambda g: (lambda i: (torch.zeros(4, 5).index_add(0, i, _x(g)[:2]), i))(torch.tensor([0, 2])),
+    "masked_select": lambda g: (lambda m: (_x(g).masked_select(m), m))(_mask()),
+    "subscript": lambda g: (lambda i: (_x(g)[i, i], i))(torch.tensor([0, 2])),
+}
+
+
+def _index_write_raises(form, grad: bool) -> bool:
+    out, index = form(grad)
+    index.copy_(index.clone())  # an in-place write (same values): the version counter moves
+    try:
+        if out.requires_grad:
+            out.sum().backward()
+    except RuntimeError as error:
+        return "modified by an inplace operation" in str(error)
+    return False
+
+
+@pytest.mark.parametrize("op", sorted(FORMS))
+def test_measured_form_raises_only_with_grad(op):
+    """Each form raises at backward after the index is written, and only when the data requires grad."""
+    assert _index_write_raises(FORMS[op], True)
+    assert not _index_write_raises(FORMS[op], False)
+
+
+def test_table_is_measured():
+    """Every op the analysis treats as an index save has a measured form above."""
+    from codemod.analysis.index_saves import INDEX_SAVES
+
+    assert set(INDEX_SAVES) | {"subscript"} == set(FORMS)
+
+
+HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+
+PROBES = {
+    "ce_labels_masked_after_loss": """\
+        class Head(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(6, 5)
+
+            def forward(self, h, labels):
+                logits = self.proj(h)
+                loss = F.cross_entropy(logits.view(-1, 5), labels.view(-1), ignore_index=-100)
+                labels[labels == -100] = 0
+                correct = (logits.argmax(-1) == labels).float().mean()
+                return loss, correct
+
+
+        def main():
+            head = Head()
+            loss, acc = head(torch.randn(2, 3, 6), torch.tensor([[1, 2, -100], [0, -100, 4]]))
+            loss.backward()
+        """,
+    "qa_positions_clamped_after_loss_module": """\
+        class QAHead(nn.Module):
+            def __init__(self, d=8):
+                super().__init__()
+                self.qa = nn.Linear(d, 2)
+                self.loss_fct = nn.CrossEntropyLoss(ignore_index=7)
+
+            def forward(self, h, start_positions):
+                start_logits = self.qa(h)[..., 0]
+                loss = self.loss_fct(start_logits, start_positions)
+                start_positions.clamp_(0, 7)
+                return loss
+
+
+        def main():
+            head = QAHead()
+            loss = head(torch.randn(3, 7, 8), torch.tensor([1, 7, 3]))
+            loss.backward()
+        """,
+    "edge_index_shifted_after_indexing": """\
+        def to_edges(adj, offset):
+            edge_index = torch.stack(torch.where(adj > 0.5), dim=0)
+            weight = adj[edge_index[0], edge_index[1]]
+            edge_index[1] += offset
+            return edge_index, weight
+
+
+        def main():
+            adj = torch.rand(3, 3, requires_grad=True)
+            edge_index, weight = to_edges(adj, 1)
+            weight.sum().backward()
+        """,
+    "q_values_gathered_then_actions_shifted": """\
+        def main():
+            net = nn.Linear(4, 3)
+            actions = torch.randint(0, 3, (2, 1))
+            chosen = net(torch.randn(2, 4)).gather(1, actions)
+            actions += 1
+            chosen.sum().backward()
+        """,
+    "token_ids_embedded_then_masked": """\
+        def main():
+            table = nn.Parameter(torch.randn(10, 4))
+            ids = torch.tensor([[0, 3, 4]])
+            e = F.embedding(ids, table)
+            ids.masked_fill_(ids == 0, 1)
+            e.sum().backward()
+        """,
+    "mask_of_masked_fill_updated": """\
+        def main():
+            lin = nn.Linear(4, 4)
+            scores = lin(torch.randn(2, 4))
+            mask = torch.zeros(2, 4, dtype=torch.bool)
+            filled = scores.masked_fill(mask, -1e9)
+            mask |= scores > 10
+            filled.sum().backward()
+        """,
+}
+
+CONTROLS = {
+    "labels_cloned_first": PROBES["ce_labels_masked_after_loss"].replace(
+        "labels[labels == -100] = 0", "labels = labels.clone()\n                labels[labels == -100] = 0"),
+    "data_without_grad": PROBES["edge_index_shifted_after_indexing"].replace(
+        "torch.rand(3, 3, requires_grad=True)", "torch.rand(3, 3)").replace(
+        "weight.sum().backward()", "(weight * torch.ones(1, requires_grad=True)).sum().backward()"),
+    "write_before_the_op": """\
+        def main():
+            proj = nn.Linear(6, 5)
+            labels = torch.tensor([1, 2, -100, 4])
+            labels[labels == -100] = 0
+            loss = F.cross_entropy(proj(torch.randn(4, 6)), labels)
+            loss.backward()
+        """,
+    "index_rebound_before_write": """\
+        def main():
+            net = nn.Linear(4, 3)
+            actions = torch.randint(0, 3, (2, 1))
+            chosen = net(torch.randn(2, 4)).gather(1, actions)
+            actions = actions + 1
+            actions += 1
+            chosen.sum().backward()
+        """,
+    "take_along_dim_copies": """\
+        def main():
+            x = torch.randn(4, 5, requires_grad=True)
+            idx = torch.tensor([[0], [1], [2], [3]])
+            v = torch.take_along_dim(x, idx, 1)
+            idx += 1
+            v.sum().backward()
+        """,
+    "converted_copy_saved": """\
+        def main():
+            proj = nn.Linear(6, 5)
+            labels = torch.tensor([1, 2, 0, 4], dtype=torch.int32)
+            loss = F.cross_entropy(proj(torch.randn(4, 6)), labels.long())
+            labels[labels == 0] = 1
+            loss.backward()
+        """,
+    "grad_off": """\
+        def main():
+            net = nn.Linear(4, 3)
+            actions = torch.randint(0, 3, (2, 1))
+            with torch.no_grad():
+                chosen = net(torch.randn(2, 4)).gather(1, actions)
+            actions += 1
+            return chosen
+        """,
+}
+
+
+def _source(body: str) -> str:
+    return HEADER + textwrap.dedent(body)
+
+
+def _proven(body: str):
+    result = process_in_project(_source(body), Settings(select=("IPF1",)))
+    return [(f.code, f.reason) for f in result.findings]
+
+
+@pytest.mark.parametrize("name", sorted(PROBES))
+def test_probe_raises_and_is_proven(name):
+    source = _source(PROBES[name])
+    assert raises_inplace(source), "the probe must raise with torch"
+    assert _proven(PROBES[name]), "the index save must be proven"
+
+
+@pytest.mark.parametrize("name", sorted(CONTROLS))
+def test_control_runs_and_is_not_proven(name):
+    source = _source(CONTROLS[name])
+    assert not raises_inplace(source), "the control must run"
+    assert _proven(CONTROLS[name]) == []
