@@ -41,6 +41,7 @@ from codemod.analysis.branches import (always_binds, binds, branch, copied_where
 from codemod.analysis.classes import AttrValue
 from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
+from codemod.analysis.index_saves import index_saved
 from codemod.analysis.kinds import Kind
 from codemod.analysis.leaves import creates_leaf
 from codemod.analysis.names import identity_argument
@@ -221,6 +222,13 @@ def _slice_of_a_tensor(model: "HazardFacts", base: ast.expr, at: Located) -> boo
 
 def _possible(reason: str) -> Hazard:
     return Hazard(reason, Tier.POSSIBLE)
+
+
+class IndexHazard(Hazard):
+    """A save of the written tensor as an op's index, target or mask (:mod:`~codemod.analysis.index_saves`):
+    proven for an integral or boolean tensor too (the op refuses anything but a tensor there)."""
+
+    __slots__ = ()
 
 
 def best(found: Iterable[Optional[Hazard]]) -> Optional[Hazard]:
@@ -842,7 +850,7 @@ class Consumers(_HazardsPart):
             return memo[0]
 
         for found in self._uses(flow, key, since, at, target, rebound_in, write, floating):
-            if found is not None and found.proven:
+            if found is not None and found.proven and not isinstance(found, IndexHazard):
                 tensor = self._known_tensor(write, target) if tensor is None else tensor
                 if not tensor or integral:
                     found = _possible(found.reason + (" (an integral or boolean tensor)" if integral else ""))
@@ -957,6 +965,9 @@ class Consumers(_HazardsPart):
                 index, op_node = 0, call  # x.exp(): the receiver is input 0
         elif isinstance(parent, ast.BinOp):
             index, op_node = (0 if parent.left is node else 1), parent
+        found_index = self._index_save(node, key)
+        if found_index is not None:
+            return found_index
         if op_node is None or index is None:
             return None
         if isinstance(self.model.parent(op_node), ast.Compare):
@@ -1004,6 +1015,20 @@ class Consumers(_HazardsPart):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it requires grad "
                              f"(`{op}` saves it for its own gradient; nothing the analysis sees shows it requires grad)")
         return Hazard(f"`{key}` was saved for backward by `{op}` at line {line}")
+
+    def _index_save(self, node: ast.expr, key: str) -> Optional[Hazard]:
+        """``F.cross_entropy(logits, labels)``, ``q.gather(1, index=actions)``: the op saves ``node``
+        as its index (target, mask) when an operand it differentiates requires grad."""
+        parent = self.model.parent(node)
+        call = self.model.parent(parent) if isinstance(parent, ast.keyword) else parent
+        if not isinstance(call, ast.Call) or call.func is node:
+            return None
+        found = self.hazards.ops._op_of(call)
+        op = index_saved(call, node, found.name if found is not None else None,
+                         lambda data: self.hazards.grad_shown(data, self.model.statement_of(call)))
+        return None if op is None else IndexHazard(
+            f"`{key}` was saved for backward by `{op}` at line {node.lineno} (as its index, target or mask, "
+            "for the gradient of an operand that requires grad)")
 
     def _one_dtype_with_floating(self, op_node: ast.expr, node: ast.expr, op: str) -> bool:
         """An op that refuses operands of different dtypes (:data:`ONE_DTYPE`) with another operand

@@ -1,0 +1,142 @@
+"""Tensors autograd saves as an index, a target or a mask (measured with torch 2.x).
+
+An op that differentiates one operand along an index keeps the index for backward and checks
+its version there: ``cross_entropy``/``nll_loss`` (and ``nn.CrossEntropyLoss``/``nn.NLLLoss``)
+keep the target, ``gather``/``index_select``/``scatter`` the index, ``embedding`` the ids,
+``masked_fill``/``where``/``masked_select`` the mask. Writing into that tensor in place after the
+op (``labels[labels == pad] = 0``, ``positions.clamp_(0, n)``, ``actions += 1``) makes backward
+raise "modified by an inplace operation" whatever the tensor's dtype (a LongTensor, a mask), as
+soon as the operand the op differentiates requires grad; when none does, the op records no
+backward and saves nothing. ``tests/test_index_saves.py`` runs each entry with torch (raises
+with grad, runs without), including 0-dim indices, ``int32`` ids and probability targets.
+
+Left out on purpose: ``take_along_dim`` (it saves a broadcast copy, not the tensor),
+``repeat_interleave``; ``scatter_add``/``index_add`` keep the index only for the source's
+gradient (not for the input's), so only the source counts there; ``Tensor.where`` orders its
+operands unlike ``torch.where`` (only the function counts); ``x[i]`` with a 0-dim index tensor
+selects (saves nothing), so tensor subscripts are not entries here.
+
+This module reads syntax only; which op a call runs and whether an operand requires grad come
+from the caller (:class:`~codemod.analysis.hazard.Hazards`), so it imports no other fact module.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Callable, Dict, NamedTuple, Optional, Sequence, Tuple
+
+
+class IndexSave(NamedTuple):
+    """Where an op takes the tensor it saves as an index (``index``) and the operands whose
+    gradient needs it (``data``), by the parameter names of its function form."""
+
+    params: Tuple[str, ...]
+    index: str
+    data: Tuple[str, ...]
+
+
+_TARGET = IndexSave(("input", "target"), "target", ("input",))
+_GATHER = IndexSave(("input", "dim", "index"), "index", ("input",))
+_MASKED_FILL = IndexSave(("input", "mask", "value"), "mask", ("input", "value"))
+_MASKED_SELECT = IndexSave(("input", "mask"), "mask", ("input",))
+_SCATTER = IndexSave(("input", "dim", "index", "src"), "index", ("input", "src", "value"))
+
+# By op: the measured entries (keys are the short names the test measures).
+INDEX_SAVES: Dict[str, IndexSave] = {
+    "cross_entropy": _TARGET,
+    "nll_loss": _TARGET,
+    "CrossEntropyLoss": _TARGET,
+    "NLLLoss": _TARGET,
+    "gather": _GATHER,
+    "index_select": _GATHER,
+    "embedding": IndexSave(("input", "weight"), "input", ("weight",)),
+    "masked_fill": _MASKED_FILL,
+    "where": IndexSave(("condition", "input", "other"), "condition", ("input", "other")),
+    "scatter": _SCATTER,
+    "scatter_add": IndexSave(("input", "dim", "index", "src"), "index", ("src",)),
+    "index_add": IndexSave(("input", "dim", "index", "source"), "index", ("source",)),
+    "masked_select": _MASKED_SELECT,
+}
+
+# The qualified names of the function and module forms (``torch.embedding`` takes its operands
+# the other way round: not an entry).
+_FUNCTIONS = {
+    "torch.nn.functional.cross_entropy": "cross_entropy",
+    "torch.nn.functional.nll_loss": "nll_loss",
+    "torch.nn.CrossEntropyLoss": "CrossEntropyLoss",
+    "torch.nn.modules.loss.CrossEntropyLoss": "CrossEntropyLoss",
+    "torch.nn.NLLLoss": "NLLLoss",
+    "torch.nn.modules.loss.NLLLoss": "NLLLoss",
+    "torch.gather": "gather",
+    "torch.index_select": "index_select",
+    "torch.nn.functional.embedding": "embedding",
+    "torch.masked_fill": "masked_fill",
+    "torch.where": "where",
+    "torch.scatter": "scatter",
+    "torch.scatter_add": "scatter_add",
+    "torch.index_add": "index_add",
+    "torch.masked_select": "masked_select",
+}
+# Tensor methods: the receiver is the function form's first operand.
+_METHODS = frozenset({"gather", "index_select", "masked_fill", "scatter", "scatter_add", "index_add",
+                      "masked_select"})
+
+
+class IndexUse(NamedTuple):
+    """A tensor passed where an op saves it as an index: the op (for messages) and the
+    operands whose gradient needs it."""
+
+    op: str
+    data: Tuple[ast.expr, ...]
+
+
+def _operand(call: ast.Call, params: Sequence[str], name: str, method: bool) -> Optional[ast.expr]:
+    """The expression ``call`` passes for parameter ``name`` (the receiver of a method is the
+    first parameter), or None."""
+    for keyword in call.keywords:
+        if keyword.arg == name:
+            return keyword.value
+    at = params.index(name)
+    if method:
+        if at == 0:
+            func = call.func
+            return func.value if isinstance(func, ast.Attribute) else None
+        at -= 1
+    args = call.args
+    if any(isinstance(a, ast.Starred) for a in args[:at + 1]):
+        return None
+    return args[at] if at < len(args) else None
+
+
+def index_use(call: ast.Call, passed: ast.expr, op_name: Optional[str]) -> Optional[IndexUse]:
+    """Whether ``call`` takes ``passed`` as the index (target, ids, mask) of an op in
+    :data:`INDEX_SAVES`. ``op_name``: the op the call runs as the analysis names it (a qualified
+    torch name, a module's class, or a tensor method's bare name)."""
+    if op_name is None:
+        return None
+    method = "." not in op_name
+    if method:
+        func = call.func
+        if op_name not in _METHODS or not (isinstance(func, ast.Attribute) and func.attr == op_name):
+            return None
+        short = op_name
+    else:
+        found = _FUNCTIONS.get(op_name)
+        if found is None:
+            return None
+        short = found
+    entry = INDEX_SAVES[short]
+    if _operand(call, entry.params, entry.index, method) is not passed:
+        return None
+    data = tuple(e for e in (_operand(call, entry.params, p, method) for p in entry.data) if e is not None)
+    return IndexUse(op_name, data) if data else None
+
+
+def index_saved(call: ast.Call, passed: ast.expr, op_name: Optional[str],
+                requires_grad: Callable[[Sequence[ast.expr]], bool]) -> Optional[str]:
+    """The op that saves ``passed`` as an index for backward at ``call``, when one of the
+    operands it differentiates is shown to require grad (``requires_grad``); else None."""
+    use = index_use(call, passed, op_name)
+    if use is None or not requires_grad(use.data):
+        return None
+    return use.op
