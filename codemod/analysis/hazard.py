@@ -41,7 +41,7 @@ from codemod.analysis.branches import (always_binds, binds, branch, copied_where
 from codemod.analysis.classes import AttrValue
 from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
-from codemod.analysis.index_saves import index_saved
+from codemod.analysis.index_saves import RankFacts, index_saved, rank, subscript_indexed
 from codemod.analysis.kinds import Kind
 from codemod.analysis.leaves import creates_leaf
 from codemod.analysis.names import identity_argument
@@ -1021,6 +1021,12 @@ class Consumers(_HazardsPart):
         as its index (target, mask) when an operand it differentiates requires grad."""
         parent = self.model.parent(node)
         call = self.model.parent(parent) if isinstance(parent, ast.keyword) else parent
+        sub = subscript_indexed(node, self.model.parent)
+        if sub is not None and (rank(node, RankFacts(self._bound_once, self.model.torch_name, lambda e: is_tensor(
+                e, self.model))) or 0) >= 1 and self.hazards.grad_shown([sub.value], self.model.statement_of(sub)):
+            return IndexHazard(f"`{key}` was saved for backward by the indexing `{self.model.code(sub).strip()}` at line "
+                               f"{node.lineno} (an index tensor of one dimension or more, for the gradient of "
+                               f"`{self.model.code(sub.value).strip()}`, which requires grad)")
         if not isinstance(call, ast.Call) or call.func is node:
             return None
         found = self.hazards.ops._op_of(call)
@@ -1029,6 +1035,12 @@ class Consumers(_HazardsPart):
         return None if op is None else IndexHazard(
             f"`{key}` was saved for backward by `{op}` at line {node.lineno} (as its index, target or mask, "
             "for the gradient of an operand that requires grad)")
+
+    def _bound_once(self, name: ast.Name) -> Optional[ast.expr]:
+        """The one value ``name`` is bound to where it is read (None: several, a parameter, none)."""
+        stmt = self.model.statement_of(name)
+        reaching = self.model.reaching(self.model.flow(self.model.owner(stmt)), name.id, stmt)
+        return reaching[0].value if len(reaching) == 1 and reaching[0].form in ("assign", "ann") else None
 
     def _one_dtype_with_floating(self, op_node: ast.expr, node: ast.expr, op: str) -> bool:
         """An op that refuses operands of different dtypes (:data:`ONE_DTYPE`) with another operand

@@ -140,3 +140,70 @@ def index_saved(call: ast.Call, passed: ast.expr, op_name: Optional[str],
     if use is None or not requires_grad(use.data):
         return None
     return use.op
+
+
+# Tensor subscripts: ``x[idx]`` / ``x[rows, cols]`` / ``x[:, idx]`` keep every index tensor of one
+# dimension or more (IndexBackward); a 0-dim index tensor selects instead and keeps nothing, so
+# the index must be shown to have a dimension: what follows is a lower bound of its rank.
+_RANK_KEEPING = frozenset({"t", "long", "int", "contiguous", "clone", "to", "cpu", "cuda"})
+_MAX_DEPTH = 8
+
+
+class RankFacts(NamedTuple):
+    """What :func:`rank` asks the analysis: the one value a name is bound to where it is read,
+    a call's qualified torch name, and whether an expression is known to be a tensor."""
+
+    bound: Callable[[ast.Name], Optional[ast.expr]]
+    torch_name: Callable[[ast.expr], Optional[str]]
+    tensor: Callable[[ast.expr], bool]
+
+
+def subscript_indexed(node: ast.expr, parent: Callable[[ast.AST], Optional[ast.AST]]) -> Optional[ast.Subscript]:
+    """The subscript read (``x[node]``, ``x[node, j]``, ``x[:, node]``) that indexes with ``node``."""
+    up = parent(node)
+    if isinstance(up, ast.Tuple):
+        node, up = up, parent(up)
+    if isinstance(up, ast.Subscript) and up.slice is node and isinstance(up.ctx, ast.Load):
+        return up
+    return None
+
+
+def rank(expr: ast.expr, facts: RankFacts, depth: int = 0) -> Optional[int]:
+    """A lower bound of the number of dimensions of the tensor ``expr`` computes, or None when
+    it is not shown to be a tensor: ``x.nonzero()`` (2), ``torch.arange(n)`` (1),
+    ``torch.tensor([[...]])`` (the nesting of the list literal), ``x.t()``/``x.T``/``x.long()``
+    (as ``x``), ``x[0]`` (one less), a name bound once to one of these."""
+    if depth > _MAX_DEPTH:
+        return None
+    if isinstance(expr, ast.Name):
+        value = facts.bound(expr)
+        return None if value is None else rank(value, facts, depth + 1)
+    if isinstance(expr, ast.Attribute) and expr.attr == "T":
+        return rank(expr.value, facts, depth + 1)
+    if isinstance(expr, ast.Subscript) and isinstance(expr.ctx, ast.Load):
+        parts = expr.slice.elts if isinstance(expr.slice, ast.Tuple) else [expr.slice]
+        if not all(isinstance(p, ast.Constant) and type(p.value) is int for p in parts):
+            return None
+        inner = rank(expr.value, facts, depth + 1)
+        return inner - len(parts) if inner is not None and inner - len(parts) >= 0 else None
+    if not isinstance(expr, ast.Call):
+        return None
+    func = expr.func
+    name = facts.torch_name(func)
+    if name in ("torch.nonzero", "torch.argwhere"):
+        return None if any(k.arg == "as_tuple" for k in expr.keywords) else 2
+    if name == "torch.arange":
+        return 1
+    if name in ("torch.tensor", "torch.as_tensor", "torch.LongTensor") and expr.args:
+        depth_of = 0
+        value = expr.args[0]
+        while isinstance(value, (ast.List, ast.Tuple)) and value.elts:
+            depth_of += 1
+            value = value.elts[0]
+        return depth_of or None
+    if name is None and isinstance(func, ast.Attribute):
+        if func.attr in ("nonzero", "argwhere") and not expr.keywords and not expr.args:
+            return 2 if facts.tensor(func.value) else None  # (numpy's `nonzero` returns a tuple)
+        if func.attr in _RANK_KEEPING:
+            return rank(func.value, facts, depth + 1)
+    return None
