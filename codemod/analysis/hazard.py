@@ -41,7 +41,7 @@ from codemod.analysis.branches import (always_binds, binds, branch, copied_where
 from codemod.analysis.classes import AttrValue
 from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
-from codemod.analysis.index_saves import RankFacts, index_saved, rank, subscript_indexed
+from codemod.analysis.index_saves import IndexSaves
 from codemod.analysis.kinds import Kind
 from codemod.analysis.leaves import creates_leaf
 from codemod.analysis.names import identity_argument
@@ -965,8 +965,7 @@ class Consumers(_HazardsPart):
                 index, op_node = 0, call  # x.exp(): the receiver is input 0
         elif isinstance(parent, ast.BinOp):
             index, op_node = (0 if parent.left is node else 1), parent
-        found_index = self._index_save(node, key)
-        if found_index is not None:
+        if (found_index := self._index_save(node, key)) is not None:
             return found_index
         if op_node is None or index is None:
             return None
@@ -1017,30 +1016,9 @@ class Consumers(_HazardsPart):
         return Hazard(f"`{key}` was saved for backward by `{op}` at line {line}")
 
     def _index_save(self, node: ast.expr, key: str) -> Optional[Hazard]:
-        """``F.cross_entropy(logits, labels)``, ``q.gather(1, index=actions)``: the op saves ``node``
-        as its index (target, mask) when an operand it differentiates requires grad."""
-        parent = self.model.parent(node)
-        call = self.model.parent(parent) if isinstance(parent, ast.keyword) else parent
-        sub = subscript_indexed(node, self.model.parent)
-        if sub is not None and (rank(node, RankFacts(self._bound_once, self.model.torch_name, lambda e: is_tensor(
-                e, self.model))) or 0) >= 1 and self.hazards.grad_shown([sub.value], self.model.statement_of(sub)):
-            return IndexHazard(f"`{key}` was saved for backward by the indexing `{self.model.code(sub).strip()}` at line "
-                               f"{node.lineno} (an index tensor of one dimension or more, for the gradient of "
-                               f"`{self.model.code(sub.value).strip()}`, which requires grad)")
-        if not isinstance(call, ast.Call) or call.func is node:
-            return None
-        found = self.hazards.ops._op_of(call)
-        op = index_saved(call, node, found.name if found is not None else None,
-                         lambda data: self.hazards.grad_shown(data, self.model.statement_of(call)))
-        return None if op is None else IndexHazard(
-            f"`{key}` was saved for backward by `{op}` at line {node.lineno} (as its index, target or mask, "
-            "for the gradient of an operand that requires grad)")
-
-    def _bound_once(self, name: ast.Name) -> Optional[ast.expr]:
-        """The one value ``name`` is bound to where it is read (None: several, a parameter, none)."""
-        stmt = self.model.statement_of(name)
-        reaching = self.model.reaching(self.model.flow(self.model.owner(stmt)), name.id, stmt)
-        return reaching[0].value if len(reaching) == 1 and reaching[0].form in ("assign", "ann") else None
+        """An op that keeps ``node`` as its index, target or mask (:mod:`~codemod.analysis.index_saves`)."""
+        reason = IndexSaves(self.model, self.hazards).saved(node, key)
+        return None if reason is None else IndexHazard(reason)
 
     def _one_dtype_with_floating(self, op_node: ast.expr, node: ast.expr, op: str) -> bool:
         """An op that refuses operands of different dtypes (:data:`ONE_DTYPE`) with another operand

@@ -23,7 +23,10 @@ from the caller (:class:`~codemod.analysis.hazard.Hazards`), so it imports no ot
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, NamedTuple, Optional, Protocol, Sequence, Tuple
+
+from codemod.analysis.syntax import Located
+from codemod.analysis.tensor_kind import KindFacts, is_tensor
 
 
 class IndexSave(NamedTuple):
@@ -31,7 +34,7 @@ class IndexSave(NamedTuple):
     gradient needs it (``data``), by the parameter names of its function form."""
 
     params: Tuple[str, ...]
-    index: str
+    indexed: str
     data: Tuple[str, ...]
 
 
@@ -126,7 +129,7 @@ def index_use(call: ast.Call, passed: ast.expr, op_name: Optional[str]) -> Optio
             return None
         short = found
     entry = INDEX_SAVES[short]
-    if _operand(call, entry.params, entry.index, method) is not passed:
+    if _operand(call, entry.params, entry.indexed, method) is not passed:
         return None
     data = tuple(e for e in (_operand(call, entry.params, p, method) for p in entry.data) if e is not None)
     return IndexUse(op_name, data) if data else None
@@ -207,3 +210,61 @@ def rank(expr: ast.expr, facts: RankFacts, depth: int = 0) -> Optional[int]:
         if func.attr in _RANK_KEEPING:
             return rank(func.value, facts, depth + 1)
     return None
+
+
+class _Op(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+class _Ops(Protocol):
+    def _op_of(self, expr: ast.expr) -> Optional[_Op]: ...
+
+
+class HazardAsks(Protocol):
+    """What :class:`IndexSaves` asks the hazard analysis: whether operands require grad at a
+    statement, and which op a call runs (its name)."""
+
+    def grad_shown(self, inputs: Iterable[ast.expr], at: Located) -> bool: ...
+
+    @property
+    def ops(self) -> _Ops: ...
+
+
+class IndexSaves:
+    """Whether the op that reads a tensor keeps it as its index, target or mask for backward."""
+
+    def __init__(self, model: KindFacts, hazards: HazardAsks) -> None:
+        self.model = model
+        self.hazards = hazards
+
+    def saved(self, node: ast.expr, key: str) -> Optional[str]:
+        """Why the op reading ``node`` (the written tensor ``key``, or a view of it) saved it as an
+        index: ``F.cross_entropy(logits, labels)``, ``q.gather(1, index=actions)``,
+        ``adj[edge_index[0], edge_index[1]]``; None when it does not, or when no operand it
+        differentiates is shown to require grad."""
+        model = self.model
+        sub = subscript_indexed(node, model.parent)
+        if sub is not None:
+            facts = RankFacts(self._bound_once, model.torch_name, lambda e: is_tensor(e, model))
+            if (rank(node, facts) or 0) >= 1 and self.hazards.grad_shown([sub.value], model.statement_of(sub)):
+                return (f"`{key}` was saved for backward by the indexing `{model.code(sub).strip()}` at line "
+                        f"{node.lineno} (an index tensor of one dimension or more, for the gradient of "
+                        f"`{model.code(sub.value).strip()}`, which requires grad)")
+            return None
+        parent = model.parent(node)
+        call = model.parent(parent) if isinstance(parent, ast.keyword) else parent
+        if not isinstance(call, ast.Call) or call.func is node:
+            return None
+        found = self.hazards.ops._op_of(call)
+        op = index_saved(call, node, found.name if found is not None else None,
+                         lambda data: self.hazards.grad_shown(data, model.statement_of(call)))
+        return None if op is None else (
+            f"`{key}` was saved for backward by `{op}` at line {node.lineno} (as its index, target or mask, "
+            "for the gradient of an operand that requires grad)")
+
+    def _bound_once(self, name: ast.Name) -> Optional[ast.expr]:
+        """The one value ``name`` is bound to where it is read (None: several, a parameter, none)."""
+        stmt = self.model.statement_of(name)
+        reaching = self.model.reaching(self.model.flow(self.model.owner(stmt)), name.id, stmt)
+        return reaching[0].value if len(reaching) == 1 and reaching[0].form in ("assign", "ann") else None
