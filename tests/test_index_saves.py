@@ -334,3 +334,35 @@ def test_control_runs_and_is_not_proven(name):
     source = _source(CONTROLS[name])
     assert not raises_inplace(source), "the control must run"
     assert _proven(CONTROLS[name]) == []
+
+
+EDGES_REFERENCE = PROBES["edge_index_shifted_after_indexing"].replace(
+    "edge_index[1] += offset", "edge_index = torch.stack([edge_index[0], edge_index[1] + offset])").replace(
+    "weight.sum().backward()", "weight.sum().backward()\n            return adj.grad, edge_index")
+
+
+def test_edge_index_fix_gives_the_reference_gradients():
+    """Default `fix` clones the index before the shift (`nonzero()` of a tensor is a tensor): the
+    fixed program runs and gives the out-of-place reference's gradient and edges."""
+    from tests.programs import fixed_source, run_program
+
+    source = _source(PROBES["edge_index_shifted_after_indexing"])
+    fixed = fixed_source(source, project=True)
+    assert fixed != source and ".clone()" in fixed
+    fixed = fixed.replace("weight.sum().backward()", "weight.sum().backward()\n    return adj.grad, edge_index")
+    grad, edges = run_program(fixed)
+    ref_grad, ref_edges = run_program(_source(EDGES_REFERENCE))
+    assert torch.equal(grad, ref_grad) and torch.equal(edges, ref_edges)
+
+
+def test_nonzero_kinds():
+    """`x.nonzero()` of a tensor is a tensor; with `as_tuple=True` a tuple."""
+    from codemod.analysis.kinds import Kind
+    from codemod.analysis.model import SemanticModel
+    from codemod.analysis.source import Source
+
+    source = Source(b"import torch\nx = torch.rand(3)\na = x.nonzero()\nb = x.nonzero(as_tuple=True)\n")
+    model = SemanticModel(source)
+    body = source.tree.body
+    assert model.kind(body[2].value) is Kind.TENSOR  # type: ignore[attr-defined]
+    assert model.kind(body[3].value) is not Kind.TENSOR  # type: ignore[attr-defined]
