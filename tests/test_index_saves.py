@@ -297,6 +297,16 @@ CONTROLS = {
             picked = pick(lin(torch.randn(3, 4)), torch.tensor(1))
             picked.sum().backward()
         """,
+    "only_compared": """\
+        def main():
+            lin = nn.Linear(4, 3)
+            out = lin(torch.randn(2, 4))
+            actions = torch.tensor([[0], [2]])
+            hit = out.gather(1, actions) > 0
+            actions += 1
+            out.sum().backward()
+            return hit
+        """,
     "grad_off": """\
         def main():
             net = nn.Linear(4, 3)

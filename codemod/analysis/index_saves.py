@@ -245,6 +245,8 @@ class IndexSaves:
         differentiates is shown to require grad."""
         model = self.model
         sub = subscript_indexed(node, model.parent)
+        if sub is not None and isinstance(model.parent(sub), ast.Compare):
+            return None  # `x[idx] > 0`: only compared, so backward never reaches what indexing saved
         if sub is not None:
             facts = RankFacts(self._bound_once, model.torch_name, lambda e: is_tensor(e, model))
             if (rank(node, facts) or 0) >= 1 and self.hazards.grad_shown([sub.value], model.statement_of(sub)):
@@ -254,7 +256,7 @@ class IndexSaves:
             return None
         parent = model.parent(node)
         call = model.parent(parent) if isinstance(parent, ast.keyword) else parent
-        if not isinstance(call, ast.Call) or call.func is node:
+        if not isinstance(call, ast.Call) or call.func is node or isinstance(model.parent(call), ast.Compare):
             return None
         found = self.hazards.ops._op_of(call)
         op = index_saved(call, node, found.name if found is not None else None,
