@@ -193,6 +193,35 @@ PROBES = {
             ids.masked_fill_(ids == 0, 1)
             e.sum().backward()
         """,
+    "labels_masked_after_a_helper_loss": """\
+        def token_loss(logits, labels):
+            return F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1), ignore_index=-100)
+
+
+        def main():
+            lm = nn.Linear(6, 5)
+            labels = torch.tensor([[1, 2, -100], [0, -100, 4]])
+            loss = token_loss(lm(torch.randn(2, 3, 6)), labels)
+            labels[labels == -100] = 0
+            loss.backward()
+        """,
+    "actions_shifted_after_a_method_picks_q": """\
+        class Learner:
+            def __init__(self):
+                self.q = nn.Linear(4, 3)
+
+            def chosen(self, obs, actions):
+                return self.q(obs).gather(1, actions)
+
+            def step(self, obs, actions):
+                taken = self.chosen(obs, actions)
+                actions += 1
+                taken.sum().backward()
+
+
+        def main():
+            Learner().step(torch.randn(2, 4), torch.tensor([[0], [2]]))
+        """,
     "rows_picked_by_index_tensor_then_shifted": """\
         def main():
             lin = nn.Linear(4, 4)
@@ -296,6 +325,52 @@ CONTROLS = {
             lin = nn.Linear(4, 4)
             picked = pick(lin(torch.randn(3, 4)), torch.tensor(1))
             picked.sum().backward()
+        """,
+    "helper_clones_its_labels": PROBES["labels_masked_after_a_helper_loss"].replace(
+        "def token_loss(logits, labels):\n", "def token_loss(logits, labels):\n            labels = labels.clone()\n"),
+    "helper_never_saves": PROBES["labels_masked_after_a_helper_loss"].replace(
+        "F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1), ignore_index=-100)",
+        "logits.sum() * (labels >= 0).sum()"),
+    "matcher_through_an_unseen_similarity": """\
+        class Matcher:
+            def __init__(self, similarity_fn):
+                self.similarity_fn = similarity_fn
+
+            def __call__(self, boxes, anchors, k):
+                quality = self.similarity_fn(boxes, anchors)
+                _, idx = (boxes[:, None, 0] - anchors[None, :, 0]).abs().topk(k, dim=1, largest=False)
+                candidates = torch.cat([idx, idx], dim=1)
+                picked = quality.gather(1, candidates)
+                for g in range(boxes.shape[0]):
+                    candidates[g, :] += g * anchors.shape[0]
+                return picked, candidates
+
+
+        def main(boxes=None, anchors=None):
+            boxes = torch.rand(2, 4) if boxes is None else boxes
+            anchors = torch.rand(5, 4) if anchors is None else anchors
+            matcher = globals()["Matcher"](lambda b, a: b @ a.T)  # (a call the analysis does not follow)
+            return matcher(boxes, anchors, 2)
+        """,
+    "integral_data_gathered": """\
+        def decode(value, transition):
+            shape = (value.shape[0], value.shape[1], transition.shape[-1])
+            best = torch.zeros(shape)
+            steps = torch.zeros(shape, dtype=torch.long)
+            scores = value + 0.0
+            for i in range(1, shape[-2]):
+                weights = best[..., i - 1, :, None] + transition + scores[..., i, None, :]
+                best[..., i, :], steps[..., i, :] = torch.max(weights, -2)
+            path = torch.zeros(shape[:-1], dtype=torch.long)
+            path[..., -1] = torch.argmax(best[..., -1, :], -1)
+            for i in range(shape[-2] - 1, 0, -1):
+                path[..., i - 1] = torch.gather(steps[..., i, :], -1, path[..., i].unsqueeze(-1)).squeeze(-1)
+            return path
+
+
+        def main(value=None):
+            value = torch.randn(2, 4, 3) if value is None else value
+            return globals()["decode"](value, torch.randn(3, 3))  # (a call the analysis does not follow)
         """,
     "only_compared": """\
         def main():

@@ -23,9 +23,10 @@ from the caller (:class:`~codemod.analysis.hazard.Hazards`), so it imports no ot
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, Iterable, NamedTuple, Optional, Protocol, Sequence, Tuple
+from typing import Callable, Dict, Iterable, NamedTuple, Optional, Protocol, Sequence, Set, Tuple, Union
 
-from codemod.analysis.syntax import Located
+from codemod.analysis.dataflow import VIEW_METHODS
+from codemod.analysis.syntax import FUNCTIONS, Function, Located
 from codemod.analysis.tensor_kind import KindFacts, is_tensor
 
 
@@ -221,14 +222,54 @@ class _Ops(Protocol):
     def _op_of(self, expr: ast.expr) -> Optional[_Op]: ...
 
 
+class _Targets(Protocol):
+    def callee(self, call: ast.Call) -> Optional[Union[Tuple[Function, str], str, ast.Call]]: ...
+
+
+class _Summaries(Protocol):
+    @property
+    def targets(self) -> _Targets: ...
+
+
+class _Requirement(Protocol):
+    def requires_grad(self, expr: ast.expr, at: Located) -> str: ...
+
+    def activation(self, at: Located) -> bool: ...
+
+
+class _Views(Protocol):
+    @property
+    def requirement(self) -> _Requirement: ...
+
+
+class _Model(Protocol):
+    @property
+    def summaries(self) -> _Summaries: ...
+
+    @property
+    def views(self) -> _Views: ...
+
+    def is_factory(self, call: ast.Call) -> bool: ...
+
+
+class _Integral(Protocol):
+    def integral(self, expr: ast.expr) -> bool: ...
+
+
 class HazardAsks(Protocol):
     """What :class:`IndexSaves` asks the hazard analysis: whether operands require grad at a
-    statement, and which op a call runs (its name)."""
+    statement, which op a call runs (its name), and which function of the file a call runs."""
 
     def grad_shown(self, inputs: Iterable[ast.expr], at: Located) -> bool: ...
 
     @property
     def ops(self) -> _Ops: ...
+
+    @property
+    def model(self) -> _Model: ...
+
+    @property
+    def integral(self) -> _Integral: ...
 
 
 class IndexSaves:
@@ -237,22 +278,33 @@ class IndexSaves:
     def __init__(self, model: KindFacts, hazards: HazardAsks) -> None:
         self.model = model
         self.hazards = hazards
+        self._open: Set[Function] = set()  # functions being followed (recursion)
 
     def saved(self, node: ast.expr, key: str) -> Optional[str]:
         """Why the op reading ``node`` (the written tensor ``key``, or a view of it) saved it as an
         index: ``F.cross_entropy(logits, labels)``, ``q.gather(1, index=actions)``,
         ``adj[edge_index[0], edge_index[1]]``; None when it does not, or when no operand it
         differentiates is shown to require grad."""
+        found = self._saving(node)
+        if found is None:
+            return None
+        op, line, indexing = found
+        if indexing:
+            return (f"`{key}` was saved for backward by the indexing `{op}` at line {line} (an index tensor "
+                    "of one dimension or more, for the gradient of an indexed tensor that requires grad)")
+        return (f"`{key}` was saved for backward by `{op}` at line {line} (as its index, target or mask, "
+                "for the gradient of an operand that requires grad)")
+
+    def _saving(self, node: ast.expr) -> Optional[Tuple[str, int, bool]]:
+        """The op that keeps ``node`` as an index (its name), the line, and whether it is a subscript."""
         model = self.model
         sub = subscript_indexed(node, model.parent)
-        if sub is not None and isinstance(model.parent(sub), ast.Compare):
-            return None  # `x[idx] > 0`: only compared, so backward never reaches what indexing saved
         if sub is not None:
+            if isinstance(model.parent(sub), ast.Compare):
+                return None  # `x[idx] > 0`: only compared, so backward never reaches what indexing saved
             facts = RankFacts(self._bound_once, model.torch_name, lambda e: is_tensor(e, model))
-            if (rank(node, facts) or 0) >= 1 and self.hazards.grad_shown([sub.value], model.statement_of(sub)):
-                return (f"`{key}` was saved for backward by the indexing `{model.code(sub).strip()}` at line "
-                        f"{node.lineno} (an index tensor of one dimension or more, for the gradient of "
-                        f"`{model.code(sub.value).strip()}`, which requires grad)")
+            if (rank(node, facts) or 0) >= 1 and self._requires_grad([sub.value], model.statement_of(sub)):
+                return model.code(sub).strip(), node.lineno, True
             return None
         parent = model.parent(node)
         call = model.parent(parent) if isinstance(parent, ast.keyword) else parent
@@ -260,13 +312,105 @@ class IndexSaves:
             return None
         found = self.hazards.ops._op_of(call)
         op = index_saved(call, node, found.name if found is not None else None,
-                         lambda data: self.hazards.grad_shown(data, model.statement_of(call)))
-        return None if op is None else (
-            f"`{key}` was saved for backward by `{op}` at line {node.lineno} (as its index, target or mask, "
-            "for the gradient of an operand that requires grad)")
+                         lambda data: self._requires_grad(data, model.statement_of(call))) or self._in_callee(call, node)
+        return None if op is None else (op, node.lineno, False)
+
+    def _requires_grad(self, data: Sequence[ast.expr], at: Located) -> bool:
+        """An operand the op differentiates requires grad, on evidence stronger than the general
+        one (:meth:`Hazards.grad_shown`, which must hold too): shown to require grad, an
+        activation of a module with parameters, or an argument of the function reached through
+        views, items and torch ops only; never an integral or boolean operand. (Index code runs on targets and matches as
+        often as on activations: a value through a call the analysis cannot see, a matcher's
+        ``similarity_fn(boxes, anchors)``, is no evidence here.)"""
+        requirement = self.hazards.model.views.requirement
+        return any(not self.hazards.integral.integral(e) and self.hazards.grad_shown([e], at) and (
+            requirement.requires_grad(e, at) == "yes" or requirement.activation(at) or self._param_rooted(e, 0))
+            for e in data)
+
+    def _param_rooted(self, expr: ast.expr, depth: int) -> bool:
+        """``expr`` is computed from a parameter of its function (not ``self``) through names bound
+        once, items, views and torch ops (the differentiated operand of each)."""
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(expr, ast.Name):
+            stmt = self.model.statement_of(expr)
+            owner = self.model.owner(stmt)
+            reaching = self.model.reaching(self.model.flow(owner), expr.id, stmt)
+            if reaching and all(b.form == "param" for b in reaching):
+                return expr.id not in ("self", "cls")
+            return bool(reaching) and all(  # `x = adj.view(...)`, `if m: x = x[m]`: every value reaching
+                b.form == "param" and b.key not in ("self", "cls") or b.form in ("assign", "ann") and b.value is not None
+                and self._param_rooted(b.value, depth + 1) for b in reaching)
+        if isinstance(expr, ast.Subscript):
+            return self._param_rooted(expr.value, depth + 1)
+        if isinstance(expr, ast.Attribute):
+            return expr.attr in ("T", "mT") and self._param_rooted(expr.value, depth + 1)
+        if isinstance(expr, ast.BinOp):
+            return self._param_rooted(expr.left, depth + 1) or self._param_rooted(expr.right, depth + 1)
+        if not isinstance(expr, ast.Call) or self.hazards.model.is_factory(expr):
+            return False
+        func = expr.func
+        name = self.model.torch_name(func)
+        if name is not None:  # `torch.log_softmax(x, -1)`: its first operand
+            return bool(expr.args) and not isinstance(expr.args[0], ast.Starred) \
+                and self._param_rooted(expr.args[0], depth + 1)
+        if isinstance(func, ast.Attribute) and is_tensor(func.value, self.model) or (
+                isinstance(func, ast.Attribute) and func.attr in VIEW_METHODS):
+            return self._param_rooted(func.value, depth + 1)  # `x.view(-1, n)`, `x.log_softmax(-1)`
+        return False
 
     def _bound_once(self, name: ast.Name) -> Optional[ast.expr]:
         """The one value ``name`` is bound to where it is read (None: several, a parameter, none)."""
         stmt = self.model.statement_of(name)
         reaching = self.model.reaching(self.model.flow(self.model.owner(stmt)), name.id, stmt)
         return reaching[0].value if len(reaching) == 1 and reaching[0].form in ("assign", "ann") else None
+
+    def _in_callee(self, call: ast.Call, passed: ast.expr) -> Optional[str]:
+        """``loss = token_loss(logits, labels)`` where ``token_loss``, a function of this file
+        called by place, hands its parameter as it came in to an op that keeps it as an index
+        (``F.cross_entropy(logits.view(-1, n), labels.view(-1))``) where an operand that op
+        differentiates requires grad (one computed from a parameter counts, as for any
+        hazard): the op that saves it, as "callee via op (line n)"."""
+        target = self.hazards.model.summaries.targets.callee(call)
+        if not isinstance(target, tuple) or target[0] in self._open or len(self._open) > 3:
+            return None
+        func, label = target
+        if not isinstance(func, FUNCTIONS) or any(isinstance(a, ast.Starred) for a in call.args) \
+                or passed not in call.args:
+            return None
+        params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+        if isinstance(call.func, ast.Attribute) and params[:1] == ["self"]:
+            params = params[1:]  # a method called on an instance: `self` is the receiver
+        at = call.args.index(passed)
+        if at >= len(params):
+            return None
+        key = params[at]
+        self._open.add(func)
+        try:
+            flow = self.model.flow(func)
+            for _, load in flow.loads.get(key, []):
+                if not isinstance(load, ast.Name) or self.model.owner(load) is not func:
+                    continue
+                bindings = self.model.reaching(flow, key, self.model.statement_of(load))
+                if not bindings or any(b.form != "param" for b in bindings):
+                    continue  # another value of the name (`labels = labels.clone()`)
+                inner = self._saving(self._through_views(load))
+                if inner is not None:
+                    return f"{label} via {inner[0]} (line {inner[1]})"  # as a summary's label reads
+            return None
+        finally:
+            self._open.discard(func)
+
+    def _through_views(self, node: ast.expr) -> ast.expr:
+        """``labels.view(-1)``, ``labels.T``: a view of ``node`` (one version counter) read by the op."""
+        while True:
+            parent = self.model.parent(node)
+            if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr == "T":
+                node = parent
+                continue
+            call = self.model.parent(parent) if isinstance(parent, ast.Attribute) else None
+            if isinstance(call, ast.Call) and call.func is parent and isinstance(parent, ast.Attribute) \
+                    and parent.value is node and parent.attr in VIEW_METHODS:
+                node = call
+                continue
+            return node
