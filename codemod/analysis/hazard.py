@@ -41,6 +41,7 @@ from codemod.analysis.branches import (always_binds, binds, branch, copied_where
 from codemod.analysis.classes import AttrValue
 from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
+from codemod.analysis.index_saves import IndexSaves
 from codemod.analysis.kinds import Kind
 from codemod.analysis.leaves import creates_leaf
 from codemod.analysis.names import identity_argument
@@ -221,6 +222,13 @@ def _slice_of_a_tensor(model: "HazardFacts", base: ast.expr, at: Located) -> boo
 
 def _possible(reason: str) -> Hazard:
     return Hazard(reason, Tier.POSSIBLE)
+
+
+class IndexHazard(Hazard):
+    """A save of the written tensor as an op's index, target or mask (:mod:`~codemod.analysis.index_saves`):
+    proven for an integral or boolean tensor too (the op refuses anything but a tensor there)."""
+
+    __slots__ = ()
 
 
 def best(found: Iterable[Optional[Hazard]]) -> Optional[Hazard]:
@@ -863,7 +871,7 @@ class Consumers(_HazardsPart):
             return memo[0]
 
         for found in self._uses(flow, key, since, at, target, rebound_in, write, floating):
-            if found is not None and found.proven:
+            if found is not None and found.proven and not isinstance(found, IndexHazard):
                 tensor = self._known_tensor(write, target) if tensor is None else tensor
                 if not tensor or integral:
                     found = _possible(found.reason + (" (an integral or boolean tensor)" if integral else ""))
@@ -978,6 +986,8 @@ class Consumers(_HazardsPart):
                 index, op_node = 0, call  # x.exp(): the receiver is input 0
         elif isinstance(parent, ast.BinOp):
             index, op_node = (0 if parent.left is node else 1), parent
+        if (found_index := self._index_save(node, key)) is not None:
+            return found_index
         if op_node is None or index is None:
             return None
         if isinstance(self.model.parent(op_node), ast.Compare):
@@ -1025,6 +1035,11 @@ class Consumers(_HazardsPart):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it requires grad "
                              f"(`{op}` saves it for its own gradient; nothing the analysis sees shows it requires grad)")
         return Hazard(f"`{key}` was saved for backward by `{op}` at line {line}")
+
+    def _index_save(self, node: ast.expr, key: str) -> Optional[Hazard]:
+        """An op that keeps ``node`` as its index, target or mask (:mod:`~codemod.analysis.index_saves`)."""
+        reason = IndexSaves(self.model, self.hazards).saved(node, key)
+        return None if reason is None else IndexHazard(reason)
 
     def _one_dtype_with_floating(self, op_node: ast.expr, node: ast.expr, op: str) -> bool:
         """An op that refuses operands of different dtypes (:data:`ONE_DTYPE`) with another operand

@@ -464,6 +464,8 @@ class CallKinds(_KindsPart):
             if receiver in TENSORISH:
                 if method in torch_api.TENSOR_METHODS or method in torch_api.INPLACE_METHODS:
                     return Kind.TENSOR
+                if method == "nonzero" and not any(k.arg == "as_tuple" for k in call.keywords):
+                    return Kind.TENSOR  # a tensor's `nonzero()` (a tuple only with `as_tuple=True`)
                 if method in ("item", "dim", "numel", "ndimension", "nelement", "element_size",
                               "is_contiguous", "is_floating_point", "requires_grad"):
                     return Kind.SCALAR
