@@ -157,9 +157,9 @@ class LeafWatch(TorchFunctionMode):
       says where the no-grad meaning does not fit: the leaf was already read by the
       computation being differentiated (a later backward goes through that read); the
       update's right-hand side requires grad (``embeds += visual.mean() * 0.``: the program
-      differentiates through it); or the update is a step
-      of the computation (``F.relu(x, inplace=True)``, ``x.sigmoid_()``) and the leaf's
-      ``.grad`` is read afterwards (the gradient the program reads goes through it);
+      differentiates through it); or the update is a step of the computation (``F.relu(x,
+      inplace=True)``, ``x.sigmoid_()``, an input's mask in a forward) and the leaf's ``.grad``
+      is read afterwards;
     - with ``copy_leaves``, makes each such update out of place (``x.add_(y)`` -> ``x.add(y)``,
       ``inplace=True`` -> ``False``): a new tensor takes the update, the leaf keeps its value
       (``y = F.relu(x)``, ``embeds = embeds + ...``). It does not fit where the program reads
@@ -202,7 +202,7 @@ class LeafWatch(TorchFunctionMode):
         self.exempt: set = set()  # ids of leaves the harness made (inputs): not the program's
         self.backwards = 0  # backward/grad calls seen (the program's own, then the harness's)
         self.own_gradients = OwnGradients()  # what the program's torch.autograd.grad returned, and made of it
-        self._handed = HandedInputs()  # leaves a function was handed and updated: a step once it computes with them
+        self._handed = HandedInputs()  # leaves a function was handed and updated: steps once it computes with them
 
     def note(self, t) -> None:
         if not isinstance(t, torch.Tensor) or id(t) in self._ids:
@@ -389,9 +389,7 @@ class LeafWatch(TorchFunctionMode):
     def _copy(self, func, name: str, args, kwargs, leaf: torch.Tensor, where: str):
         """The copy meaning of one update: its out-of-place form, on a new tensor; where it has
         none (``x[i] = v``, ``fill_``, ``copy_``), the update of a clone that every later read
-        of the leaf sees (``x = x.clone()`` before it). A leaf the writer was handed: that clone,
-        whatever the form (``x = x * m`` there: what the writer computes with afterwards is the
-        new tensor; where the caller reads the leaf's values, the two disagree, as they should)."""
+        of the leaf sees (``x = x.clone()`` before it); for a leaf the writer was handed, always."""
         outplace = getattr(torch.Tensor, name[:-1], None) if name.endswith("_") and not name.startswith("_") else None
         handed = writer_scope(leaf) is not None
         if kwargs.get("inplace") is True and not handed:
