@@ -157,9 +157,8 @@ class LeafWatch(TorchFunctionMode):
       says where the no-grad meaning does not fit: the leaf was already read by the
       computation being differentiated (a later backward goes through that read); the
       update's right-hand side requires grad (``embeds += visual.mean() * 0.``: the program
-      differentiates through it); or the update is a step of the computation (``F.relu(x,
-      inplace=True)``, ``x.sigmoid_()``, an input's mask in a forward) and the leaf's ``.grad``
-      is read afterwards;
+      differentiates through it); or the update is a step of the computation (``x.sigmoid_()``,
+      an input's mask in a forward) and the leaf's ``.grad`` is read afterwards;
     - with ``copy_leaves``, makes each such update out of place (``x.add_(y)`` -> ``x.add(y)``,
       ``inplace=True`` -> ``False``): a new tensor takes the update, the leaf keeps its value
       (``y = F.relu(x)``, ``embeds = embeds + ...``). It does not fit where the program reads
