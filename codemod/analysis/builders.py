@@ -122,9 +122,10 @@ def _list_holds(func: Function, at: ast.stmt, sequential: ast.Call, name: str, h
             or any(not isinstance(a.op, ast.Add) or not isinstance(a.value, (ast.List, ast.Tuple)) for a in augmented):
         return False
     display = displays[0]
+    elements = display.value.elts if isinstance(display.value, ast.List) else []
     if not _only_added_to(func, name, sequential):
         return False
-    if any(isinstance(e, ast.Call) and holds(e) for e in display.value.elts):
+    if any(isinstance(e, ast.Call) and holds(e) for e in elements):
         return True
     for stmt in func.body:
         if stmt.lineno <= display.lineno or stmt.lineno >= at.lineno:
