@@ -6,7 +6,9 @@ build_mlp(obs_dim, 2 * act_dim)`` returning ``nn.Sequential(*layers)`` after app
 another file of the project. Where every ``return`` of the builder hands back a module that
 surely owns parameters (a torch layer with parameters, an ``nn.Sequential`` given one, or
 ``nn.Sequential(*layers)`` where ``layers`` surely holds one: a list display or an append made
-outside any loop or branch, the list used no other way), what the module returns requires grad
+outside any loop or branch, the list used no other way; a static, class or plain method of the
+class too, ``self._head(...)``, where no class of the file derives from it), what the module
+returns requires grad
 with grad on, as for ``nn.Linear`` written in place, and the builder's result is a module: its
 call gives a tensor. So ``mu, log_std = self.net(obs).chunk(2, -1); log_std.clamp_(-20, 2)`` in a
 sampling method (not the forward) is a write PyTorch refuses (IPF106), fixed as
@@ -66,6 +68,7 @@ PROVEN = [
     ("p3_dueling_head_builder_other_file", {"adv -= adv.mean(-1, keepdim=True)": "adv = adv - adv.mean(-1, keepdim=True)"}),
     ("p4_box_regressor_builder", {"dw.clamp_(max=4.0)": "dw = dw.clamp(max=4.0)",
                                   "dh.clamp_(max=4.0)": "dh = dh.clamp(max=4.0)"}),
+    ("p5_critic_builder_method", {"high += low.detach().abs()": "high = high + low.detach().abs()"}),
 ]
 
 
@@ -86,7 +89,8 @@ def test_a_view_of_what_a_built_module_returns_is_proven_and_fixed(tmp_path, pro
     assert want is not None and fixed == want
 
 
-NEGATIVE = ["n1_loop_only_builder", "n2_parameter_free_builder", "n3_no_grad_sampling", "n4_frozen_builder"]
+NEGATIVE = ["n1_loop_only_builder", "n2_parameter_free_builder", "n3_no_grad_sampling", "n4_frozen_builder",
+            "n5_overridden_builder_method"]
 
 
 @pytest.mark.parametrize("probe", NEGATIVE)

@@ -25,7 +25,7 @@ way (no ``pop``, no slice assignment, not handed to a call). A loop's appends al
 (the loop may run no turn: spinning-up's ``mlp(sizes)`` with one size is an empty, parameter-free
 ``Sequential``). A builder that names ``requires_grad`` anywhere (``net.requires_grad_(False)``,
 ``p.requires_grad = False``) may freeze what it builds: it does not count; nor does a decorated
-one (a wrapper returns what it likes).
+one (a wrapper returns what it likes; a static or class method counts: ``self._build_net(...)``).
 """
 
 from __future__ import annotations
@@ -43,10 +43,12 @@ Holds = Callable[[ast.Call], bool]
 
 
 def parametric_builder(func: Function, torch_name: TorchName, holds: Holds) -> bool:
-    """Whether every return of ``func`` (one at least; no generator, no decorator) hands back a
-    module that surely owns parameters (see the module's docstring)."""
+    """Whether every return of ``func`` (one at least; no generator, no decorator but
+    ``staticmethod``/``classmethod``) hands back a module that surely owns parameters (see the
+    module's docstring)."""
     returns = own_returns(func)
-    if not returns or func.decorator_list or any(r.value is None for r in returns) or _names_requires_grad(func):
+    wrapped = any(not (isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")) for d in func.decorator_list)
+    if not returns or wrapped or any(r.value is None for r in returns) or _names_requires_grad(func):
         return False
     return all(_parametric_value(func, r, r.value, torch_name, holds, 0) for r in returns if r.value is not None)
 

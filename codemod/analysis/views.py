@@ -1623,6 +1623,10 @@ class TrainedClasses(_ViewsPart):
         its top level), or of another file of the run as the index has it (``SummaryFact
         .parametric`` of a function). What calling the module returns requires grad."""
         func = call.func
+        if isinstance(func, ast.Attribute):
+            method = self._own_builder_method(func)
+            return method is not None and func.attr not in seen and len(seen) <= 8 \
+                and self.parametric_function(method, seen | {func.attr})
         if not isinstance(func, ast.Name) or func.id in seen or len(seen) > 8 or self._local_name(func):
             return False
         found = [s for s in self.tree.module.body if isinstance(s, FUNCTIONS) and s.name == func.id]
@@ -1631,6 +1635,22 @@ class TrainedClasses(_ViewsPart):
             return fact is not None and fact.of == "function" and fact.parametric
         bound = self.binder.flow(self.tree.module, nested=False).bindings.get(func.id, [])
         return len(found) == 1 and len(bound) == 1 and self.parametric_function(found[0], seen | {func.id})
+
+    def _own_builder_method(self, func: ast.Attribute) -> Optional[Function]:
+        """``self._build_net`` (or ``cls.``) read in a method of a top-level class defining
+        ``_build_net`` once, plain or as a static or class method, where no class of the file
+        derives from it and the class binds no attribute of that name (no override in view)."""
+        cls = self.tree.enclosing_class(func)
+        if not (isinstance(func.value, ast.Name) and func.value.id in ("self", "cls")) or cls is None \
+                or self.tree.parent(cls) is not self.tree.module or func.attr in self.classes.class_attrs(cls):
+            return None
+        found = [f for f in cls.body if isinstance(f, FUNCTIONS) and f.name == func.attr]
+        if len(found) != 1 or any(not (isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod"))
+                                  for d in found[0].decorator_list):
+            return None
+        derived = any(isinstance(c, ast.ClassDef) and any(target_key(b) == cls.name for b in c.bases)
+                      for c in self.tree.module.body)
+        return None if derived else found[0]
 
     def parametric_function(self, func: Function, seen: Set[str]) -> bool:
         """Whether ``func`` is a builder of a module that surely owns parameters (once per function)."""
