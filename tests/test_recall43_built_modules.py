@@ -98,3 +98,41 @@ def test_look_alikes_run_and_stay_unproven(tmp_path, probe):
     names = _place(tmp_path, probe)
     assert _result(tmp_path) is not None  # runs
     assert [f for f in _findings(tmp_path, names) if f[2].startswith("IPF1")] == []
+
+
+# ---------------------------------------------------------------- a saved view outlives its name
+
+FORMER_VIEWS = [
+    ("p6_class_token_refined_in_place", {"x[:, :1] = cls": "x = torch.cat([cls, x[:, 1:]], dim=1)"}),
+    ("p7_partial_channels_updated", {"feat[..., :self.d] = h": "feat = torch.cat([h, feat[..., self.d:]], dim=-1)"}),
+    ("p8_memory_slot_gated", {"mem[:, i] = slot": "mem = torch.cat([mem[:, :i], slot.unsqueeze(1), mem[:, i + 1:]], dim=1)"}),
+]
+
+
+@pytest.mark.parametrize("probe, writes", FORMER_VIEWS, ids=[p for p, _ in FORMER_VIEWS])
+def test_a_view_saved_before_its_name_is_bound_again_is_proven_and_fixed(tmp_path, probe, writes):
+    """``m = x[:, 0]; m = m + f(norm(m)); x[:, 0] = m``: at the write ``m`` is no view of ``x``,
+    but what the norm saved is (``hazard.FormerViews``); the fix's gradients are those of the
+    program building the result out of place."""
+    names = _place(tmp_path, probe)
+    found = [f for f in _findings(tmp_path, names) if f[2].startswith("IPF1")]
+    assert [(f[0], f[1], f[2], f[3]) for f in found] == [
+        ("model.py", line, "IPF104", "safe") for line in _lines(tmp_path, writes)], found
+    assert _result(tmp_path) is None
+    _fix(tmp_path, names)
+    fixed = _result(tmp_path)
+    text = (tmp_path / "model.py").read_text()
+    for write, out_of_place in writes.items():
+        text = text.replace(write, out_of_place)
+    (tmp_path / "model.py").write_text(text)
+    want = _result(tmp_path)
+    assert want is not None and fixed is not None
+    assert len(fixed) == len(want) and all(
+        all(abs(a - b) <= 1e-6 * (1 + abs(b)) for a, b in zip(f, w)) and len(f) == len(w) for f, w in zip(fixed, want))
+
+
+@pytest.mark.parametrize("probe", ["n6_copied_class_token", "n7_view_not_saved", "n8_base_rebound_before_write"])
+def test_former_view_look_alikes_run_and_stay_unproven(tmp_path, probe):
+    names = _place(tmp_path, probe)
+    assert _result(tmp_path) is not None
+    assert [f for f in _findings(tmp_path, names) if f[2].startswith("IPF1")] == []

@@ -422,8 +422,7 @@ class Hazards:
             or any(views.inputs.derived(e, at) for e in inputs)
 
     def operands(self, op_node: ast.expr) -> List[ast.expr]:
-        """The values an op reads: a binary operator's two sides, a call's receiver (a method),
-        arguments and keyword values."""
+        """The values an op reads: a binary operator's two sides, a call's receiver (a method), arguments, keywords."""
         if isinstance(op_node, ast.BinOp):
             return [op_node.left, op_node.right]
         if not isinstance(op_node, ast.Call):
@@ -541,6 +540,7 @@ class Hazards:
             since = max((b.end for b in bindings), default=(0, 0))
             rebound_in = [b.start for b in bindings]
             yield from self.consumers._use_hazards(flow, member, since, (start, end), target, rebound_in, write, integral)
+        yield from FormerViews(self).saved(flow, key, stmt, target, write, integral)
         for sibling, made in self._counter_siblings(flow, key, stmt, start):
             rebound = [b.start for b in self._reaching(flow, sibling, stmt, start)]
             for found in self.consumers._use_hazards(flow, sibling, made, (start, end), target, rebound, write, integral):
@@ -1079,6 +1079,52 @@ class Consumers(_HazardsPart):
                 node = parent
                 continue
             return node
+
+
+class FormerViews(_HazardsPart):
+    """Views of the written tensor saved under a name bound again before the write::
+
+        m = x[:, 0]
+        m = m + self.attn(self.norm(m))   # the LayerNorm saved the view `m` of `x`
+        x[:, 0] = m                       # raises at backward: the view shares x's version counter
+
+    At the write ``m`` is no view of ``x`` any more (the family of ``x`` has no ``m``), but the
+    tensor the op saved still is. Counted where the name was bound, once, to a view of the
+    written tensor (``aliases`` as of that binding), the written name bound the same way from
+    there to the write (no rebinding between), and an op saved the view before the name was bound
+    again: a load of the name from its view binding up to its next binding (that binding's
+    right-hand side included) that :meth:`Consumers._consumer` shows saved, not on another
+    branch than the write nor read by a return before it, with grad on there."""
+
+    def saved(self, flow: Flow, key: str, stmt: Located, target: ast.expr, write: Located,
+              integral: bool) -> Iterator[Optional[Hazard]]:
+        if integral or "." in key:
+            return
+        start, _ = self.model.range(stmt)
+        reaching = {id(b) for b in self.model.reaching(flow, key, stmt) if b.form != "aug"}
+        current = set().union(*self.model.aliases(flow, key, start))
+        consumers = self.hazards.consumers
+        for name, bindings in flow.bindings.items():
+            if name == key or name in current or "." in name:
+                continue
+            for b in bindings:
+                if b.form != "assign" or b.value is None or not b.end <= start \
+                        or not any(isinstance(n, ast.Name) and n.id == key for n in ast.walk(b.value)):
+                    continue
+                later = sorted((c for c in bindings if c.start >= b.end), key=lambda c: c.start)
+                if not later or later[0].end > start or name not in self.model.aliases(flow, key, b.end)[1] \
+                        or {id(k) for k in self.model.reaching(flow, key, b.stmt) if k.form != "aug"} != reaching:
+                    continue
+                for pos, load in flow.loads.get(name, []):
+                    if not b.end <= pos < later[0].end or consumers._other_branch(load, write) \
+                            or consumers._returns_before(load, write) \
+                            or self.model.intended_reason(self.model.statement_of(load), None):
+                        continue
+                    found = consumers._consumer(load, name)
+                    if found is not None and found.proven and not consumers._known_tensor(write, target):
+                        found = _possible(found.reason)
+                    if found is not None:
+                        yield found._replace(reason=f"{found.reason}, a view of `{key}` there")
 
 
 class Producers(_HazardsPart):
