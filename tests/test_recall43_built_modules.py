@@ -131,7 +131,8 @@ def test_a_view_saved_before_its_name_is_bound_again_is_proven_and_fixed(tmp_pat
         all(abs(a - b) <= 1e-6 * (1 + abs(b)) for a, b in zip(f, w)) and len(f) == len(w) for f, w in zip(fixed, want))
 
 
-@pytest.mark.parametrize("probe", ["n6_copied_class_token", "n7_view_not_saved", "n8_base_rebound_before_write"])
+@pytest.mark.parametrize("probe", ["n6_copied_class_token", "n7_view_not_saved", "n8_base_rebound_before_write",
+                                   "n9_gathered_columns_copy"])
 def test_former_view_look_alikes_run_and_stay_unproven(tmp_path, probe):
     names = _place(tmp_path, probe)
     assert _result(tmp_path) is not None

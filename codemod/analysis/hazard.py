@@ -324,19 +324,44 @@ def _plain_view_of(model: "HazardFacts", expr: ast.expr, key: str) -> bool:
     """``expr`` is the tensor named ``key`` or a view of it by basic indexing (slices, numbers,
     ``...``, ``None``): never a copy (advanced indexing with a tensor copies)."""
     while isinstance(expr, ast.Subscript):
-        pieces = expr.slice.elts if isinstance(expr.slice, ast.Tuple) else [expr.slice]
-        for piece in pieces:
-            if isinstance(piece, ast.Slice) or isinstance(piece, ast.Constant) and (
-                    piece.value is None or piece.value is Ellipsis or type(piece.value) is int):
-                continue
-            if isinstance(piece, ast.UnaryOp) and isinstance(piece.op, ast.USub) \
-                    and isinstance(piece.operand, ast.Constant) and type(piece.operand.value) is int:
-                continue
-            if model.kind(piece) is Kind.SCALAR and not isinstance(piece, ast.Constant):
-                continue  # an int (a bool would mask: a copy)
+        if not _basic_index(model, expr):
             return False
         expr = expr.value
     return target_key(expr) == key
+
+
+def _basic_index(model: "HazardFacts", sub: ast.Subscript) -> bool:
+    """Every piece of the index is a slice, an int, ``...`` or ``None``: the result is a view."""
+    for piece in sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]:
+        if isinstance(piece, ast.Slice) or isinstance(piece, ast.Constant) and (
+                piece.value is None or piece.value is Ellipsis or type(piece.value) is int):
+            continue
+        if isinstance(piece, ast.UnaryOp) and isinstance(piece.op, ast.USub) \
+                and isinstance(piece.operand, ast.Constant) and type(piece.operand.value) is int:
+            continue
+        if model.kind(piece) is Kind.SCALAR and not isinstance(piece, ast.Constant):
+            continue  # an int (a bool would mask: a copy)
+        return False
+    return True
+
+
+# Tensor methods whose result is always a view of the receiver (``reshape``, ``flatten`` and
+# ``contiguous`` may copy; einops too).
+_SURE_VIEWS = frozenset({"view", "view_as", "transpose", "permute", "unsqueeze", "squeeze", "narrow", "select",
+                         "expand", "expand_as", "t", "unflatten", "diagonal", "movedim", "swapaxes", "unfold"})
+
+
+def _sure_view_of(model: "HazardFacts", expr: ast.expr, key: str) -> bool:
+    """``expr`` is a view of the tensor named ``key`` for sure: basic indexing and the methods
+    of ``_SURE_VIEWS``, in any order; never what may be a copy (advanced indexing, ``reshape``)."""
+    viewed = False
+    while True:
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _SURE_VIEWS:
+            expr, viewed = expr.func.value, True
+        elif isinstance(expr, ast.Subscript) and _basic_index(model, expr):
+            expr, viewed = expr.value, True
+        else:
+            return viewed and target_key(expr) == key
 
 
 def detached_copy(model: "HazardFacts", flow: Flow, key: str, stmt: Located, depth: int = 0) -> bool:
@@ -1108,8 +1133,7 @@ class FormerViews(_HazardsPart):
             if name == key or name in current or "." in name:
                 continue
             for b in bindings:
-                if b.form != "assign" or b.value is None or not b.end <= start \
-                        or not any(isinstance(n, ast.Name) and n.id == key for n in ast.walk(b.value)):
+                if b.form != "assign" or b.value is None or not b.end <= start or not _sure_view_of(self.model, b.value, key):
                     continue
                 later = sorted((c for c in bindings if c.start >= b.end), key=lambda c: c.start)
                 if not later or later[0].end > start or name not in self.model.aliases(flow, key, b.end)[1] \
