@@ -31,7 +31,7 @@ import ast
 from typing import Callable, Dict, FrozenSet, List, NamedTuple, Optional, Tuple, cast
 
 from codemod.analysis.facts import Facts
-from codemod.analysis.syntax import FUNCTIONS, Function, Located, is_const, passed_for, spreads
+from codemod.analysis.syntax import FUNCTIONS, Function, Located, is_const, own_returns, passed_for, spreads
 
 Decide = Callable[[ast.expr], Optional[bool]]  # True / False where a test always comes out so
 Values = Callable[[ast.expr], Optional[FrozenSet[object]]]  # the constants an expression may hold
@@ -344,22 +344,6 @@ class Factories:
         return sorted(found, key=lambda c: (c.lineno, c.col_offset))
 
 
-
-def own_returns(func: Function) -> Optional[List[ast.Return]]:
-    """The ``return`` statements of ``func`` itself (a nested scope's returns are its own);
-    None for a generator (what calling it returns is no value of its returns)."""
-    returns: List[ast.Return] = []
-    stack: List[ast.AST] = list(func.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.Yield, ast.YieldFrom)):
-            return None
-        if isinstance(node, (*FUNCTIONS, ast.ClassDef, ast.Lambda)):
-            continue
-        if isinstance(node, ast.Return):
-            returns.append(node)
-        stack.extend(ast.iter_child_nodes(node))
-    return returns
 
 def _decorator(node: ast.expr) -> str:
     """``@staticmethod`` -> "staticmethod"; ``@functools.lru_cache()`` -> "lru_cache"."""

@@ -347,19 +347,44 @@ def _plain_view_of(model: "HazardFacts", expr: ast.expr, key: str) -> bool:
     """``expr`` is the tensor named ``key`` or a view of it by basic indexing (slices, numbers,
     ``...``, ``None``): never a copy (advanced indexing with a tensor copies)."""
     while isinstance(expr, ast.Subscript):
-        pieces = expr.slice.elts if isinstance(expr.slice, ast.Tuple) else [expr.slice]
-        for piece in pieces:
-            if isinstance(piece, ast.Slice) or isinstance(piece, ast.Constant) and (
-                    piece.value is None or piece.value is Ellipsis or type(piece.value) is int):
-                continue
-            if isinstance(piece, ast.UnaryOp) and isinstance(piece.op, ast.USub) \
-                    and isinstance(piece.operand, ast.Constant) and type(piece.operand.value) is int:
-                continue
-            if model.kind(piece) is Kind.SCALAR and not isinstance(piece, ast.Constant):
-                continue  # an int (a bool would mask: a copy)
+        if not _basic_index(model, expr):
             return False
         expr = expr.value
     return target_key(expr) == key
+
+
+def _basic_index(model: "HazardFacts", sub: ast.Subscript) -> bool:
+    """Every piece of the index is a slice, an int, ``...`` or ``None``: the result is a view."""
+    for piece in sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]:
+        if isinstance(piece, ast.Slice) or isinstance(piece, ast.Constant) and (
+                piece.value is None or piece.value is Ellipsis or type(piece.value) is int):
+            continue
+        if isinstance(piece, ast.UnaryOp) and isinstance(piece.op, ast.USub) \
+                and isinstance(piece.operand, ast.Constant) and type(piece.operand.value) is int:
+            continue
+        if model.kind(piece) is Kind.SCALAR and not isinstance(piece, ast.Constant):
+            continue  # an int (a bool would mask: a copy)
+        return False
+    return True
+
+
+# Tensor methods whose result is always a view of the receiver (``reshape``, ``flatten`` and
+# ``contiguous`` may copy; einops too).
+_SURE_VIEWS = frozenset({"view", "view_as", "transpose", "permute", "unsqueeze", "squeeze", "narrow", "select",
+                         "expand", "expand_as", "t", "unflatten", "diagonal", "movedim", "swapaxes", "unfold"})
+
+
+def _sure_view_of(model: "HazardFacts", expr: ast.expr, key: str) -> bool:
+    """``expr`` is a view of the tensor named ``key`` for sure: basic indexing and the methods
+    of ``_SURE_VIEWS``, in any order; never what may be a copy (advanced indexing, ``reshape``)."""
+    viewed = False
+    while True:
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _SURE_VIEWS:
+            expr, viewed = expr.func.value, True
+        elif isinstance(expr, ast.Subscript) and _basic_index(model, expr):
+            expr, viewed = expr.value, True
+        else:
+            return viewed and target_key(expr) == key
 
 
 def detached_copy(model: "HazardFacts", flow: Flow, key: str, stmt: Located, depth: int = 0) -> bool:
@@ -445,8 +470,7 @@ class Hazards:
             or any(views.inputs.derived(e, at) for e in inputs)
 
     def operands(self, op_node: ast.expr) -> List[ast.expr]:
-        """The values an op reads: a binary operator's two sides, a call's receiver (a method),
-        arguments and keyword values."""
+        """The values an op reads: a binary operator's two sides, a call's receiver (a method), arguments, keywords."""
         if isinstance(op_node, ast.BinOp):
             return [op_node.left, op_node.right]
         if not isinstance(op_node, ast.Call):
@@ -564,6 +588,7 @@ class Hazards:
             since = max((b.end for b in bindings), default=(0, 0))
             rebound_in = [b.start for b in bindings]
             yield from self.consumers._use_hazards(flow, member, since, (start, end), target, rebound_in, write, integral)
+        yield from FormerViews(self).saved(flow, key, stmt, target, write, integral)
         for sibling, made in self._counter_siblings(flow, key, stmt, start):
             rebound = [b.start for b in self._reaching(flow, sibling, stmt, start)]
             for found in self.consumers._use_hazards(flow, sibling, made, (start, end), target, rebound, write, integral):
@@ -1115,6 +1140,51 @@ class Consumers(_HazardsPart):
                 node = parent
                 continue
             return node
+
+
+class FormerViews(_HazardsPart):
+    """Views of the written tensor saved under a name bound again before the write::
+
+        m = x[:, 0]
+        m = m + self.attn(self.norm(m))   # the LayerNorm saved the view `m` of `x`
+        x[:, 0] = m                       # raises at backward: the view shares x's version counter
+
+    At the write ``m`` is no view of ``x`` any more (the family of ``x`` has no ``m``), but the
+    tensor the op saved still is. Counted where the name was bound, once, to a view of the
+    written tensor (``aliases`` as of that binding), the written name bound the same way from
+    there to the write (no rebinding between), and an op saved the view before the name was bound
+    again: a load of the name from its view binding up to its next binding (that binding's
+    right-hand side included) that :meth:`Consumers._consumer` shows saved, not on another
+    branch than the write nor read by a return before it, with grad on there."""
+
+    def saved(self, flow: Flow, key: str, stmt: Located, target: ast.expr, write: Located,
+              integral: bool) -> Iterator[Optional[Hazard]]:
+        if integral or "." in key:
+            return
+        start, _ = self.model.range(stmt)
+        reaching = {id(b) for b in self.model.reaching(flow, key, stmt) if b.form != "aug"}
+        current = set().union(*self.model.aliases(flow, key, start))
+        consumers = self.hazards.consumers
+        for name, bindings in flow.bindings.items():
+            if name == key or name in current or "." in name:
+                continue
+            for b in bindings:
+                if b.form != "assign" or b.value is None or not b.end <= start or not _sure_view_of(self.model, b.value, key):
+                    continue
+                later = sorted((c for c in bindings if c.start >= b.end), key=lambda c: c.start)
+                if not later or later[0].end > start or name not in self.model.aliases(flow, key, b.end)[1] \
+                        or {id(k) for k in self.model.reaching(flow, key, b.stmt) if k.form != "aug"} != reaching:
+                    continue
+                for pos, load in flow.loads.get(name, []):
+                    if not b.end <= pos < later[0].end or consumers._other_branch(load, write) \
+                            or consumers._returns_before(load, write) \
+                            or self.model.intended_reason(self.model.statement_of(load), None):
+                        continue
+                    found = consumers._consumer(load, name)
+                    if found is not None and found.proven and not consumers._known_tensor(write, target):
+                        found = _possible(found.reason)
+                    if found is not None:
+                        yield found._replace(reason=f"{found.reason}, a view of `{key}` there")
 
 
 class Producers(_HazardsPart):

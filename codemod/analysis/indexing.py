@@ -397,12 +397,14 @@ def summaries_of(model: SemanticModel, module: str, names: FrozenSet[str],
             continue
         summary = summaries.of_function(*target)
         builds = _builds(model, stmt) if isinstance(stmt, FUNCTIONS) else None
-        if summary is None and builds is not None:  # (a builder: what calling it returns is a module)
+        trained = model.views.trained  # a class owning parameters; a builder of a module that surely does
+        parametric = trained.parametric_class(stmt, set()) if isinstance(stmt, ast.ClassDef) \
+            else trained.parametric_function(stmt, set())
+        if summary is None and (builds is not None or parametric):  # (a builder: what calling it returns is a module)
             summary = Summary(stmt.name, (), Saved.UNKNOWN, Returns.UNKNOWN, None, frozenset(), ())
         if summary is not None:
             fact = dataclasses.replace(
-                summary.fact(of), keeps=function_keeps(model, target[0]), builds=builds,
-                parametric=isinstance(stmt, ast.ClassDef) and model.views.trained.parametric_class(stmt, set()))
+                summary.fact(of), keeps=function_keeps(model, target[0]), builds=builds, parametric=parametric)
             found[f"{module}.{stmt.name}"] = fact
     return found
 

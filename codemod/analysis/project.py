@@ -85,7 +85,9 @@ class SummaryFact:
     mutates: Tuple[int, ...]
     via: Tuple[str, ...]
     of: str  # "class" (calling an instance runs its forward) or "function"
-    parametric: bool = False  # a class that owns parameters, as its file sees it: what its instances return requires grad
+    # a class that owns parameters, or a function whose every return builds a module that surely does
+    # (``analysis.builders``), as its file sees it: what its instances (its modules) return requires grad
+    parametric: bool = False
     keeps: bool = True  # what it returns may also be kept by its own code (``analysis.kept``): unknown is kept
     # a builder function whose every return hands back a torch module built in it: one entry per
     # module, its class, flag and the tests on the builder's parameters it is built under, as JSON

@@ -112,3 +112,20 @@ def iterable_of(loop: ast.AST, key: str) -> Optional[ast.expr]:
     if iterable.func.id == "enumerate" and len(names) == 2 and i == 1 and iterable.args:
         return iterable.args[0]
     return None
+
+
+def own_returns(func: Function) -> Optional[List[ast.Return]]:
+    """The ``return`` statements of ``func`` itself (a nested scope's returns are its own);
+    None for a generator (what calling it returns is no value of its returns)."""
+    returns: List[ast.Return] = []
+    stack: List[ast.AST] = list(func.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return None
+        if isinstance(node, (*FUNCTIONS, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Return):
+            returns.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return returns

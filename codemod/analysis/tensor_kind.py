@@ -480,12 +480,27 @@ class CallKinds(_KindsPart):
         own = self.own_callee(func)
         if own is not None:
             return self._returns_kind([own])
+        if self._imported_builder(func):
+            return Kind.MODULE
         callee_kind = self.kinds.kind(func)
         if callee_kind is Kind.MODULE:
             return Kind.TENSOR
         if callee_kind is Kind.PENDING:
             return Kind.PENDING
         return self._instance_kind(func)
+
+    def _imported_builder(self, func: ast.expr) -> bool:
+        """``build_mlp`` imported from another file of the run where it builds a module that
+        surely owns parameters (``SummaryFact.parametric`` of a function, ``analysis.builders``):
+        calling it gives a module."""
+        calls = self.kinds.callers
+        project = calls.project if calls is not None else None
+        if calls is None or project is None or not isinstance(func, ast.Name) \
+                or any(func.id in self.binder.flow(f).bindings for f in self.tree.ancestors(func) if isinstance(f, FUNCTIONS)):
+            return False
+        qual = project.imported(calls.module_name, func.id)
+        fact = project.summary(qual) if qual is not None else None
+        return fact is not None and fact.of == "function" and fact.parametric
 
     def own_callee(self, func: ast.expr) -> Optional[ast.FunctionDef]:
         """The function of this file a call of ``func`` runs, where only one can be: ``helper``,
@@ -626,6 +641,8 @@ class CallKinds(_KindsPart):
             return Kind.UNKNOWN
         if all(k in TENSORISH for k in kinds):
             return Kind.TENSOR
+        if all(k is Kind.MODULE for k in kinds):
+            return Kind.MODULE  # a builder: `return nn.Sequential(*layers)`
         return Kind.PENDING if all(k in TENSORISH or k is Kind.PENDING for k in kinds) else Kind.UNKNOWN
 
     def _forward_of(self, value: object) -> Optional[ast.FunctionDef]:

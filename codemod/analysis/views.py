@@ -26,12 +26,14 @@ from typing import Dict, Iterable, List, Literal, NamedTuple, Optional, Sequence
 
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding, Flow
+from codemod.analysis.builders import parametric_builder
 from codemod.analysis.branches import apart_until
 from codemod.analysis.classes import Classes
 from codemod.analysis.grad_mode import GradMode
 from codemod.analysis.holders import read_after
 from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.names import Names
+from codemod.analysis.project import SummaryFact
 from codemod.analysis.requires_grad import switched_on_between
 from codemod.analysis.dataflow import Dataflow
 from codemod.analysis.syntax import (
@@ -1083,7 +1085,9 @@ class GradRequirement(_ViewsPart):
         """``ProjectLayer(...)``: a class of this module, or one imported from the run's files, that owns parameters."""
         trained = self.views.trained
         cls = trained.module_class(call.func.id) if isinstance(call.func, ast.Name) else None
-        return trained.parametric_class(cls, set()) if cls is not None else trained.imported_parametric(call.func)
+        if cls is not None:
+            return trained.parametric_class(cls, set())
+        return trained.imported_parametric(call.func) or trained.built_parametric(call, set())
 
     def activation(self, at: Located) -> bool:
         """See :meth:`TrainedClasses.activation`."""
@@ -1499,6 +1503,7 @@ class TrainedClasses(_ViewsPart):
     def __init__(self, views: "Views") -> None:
         super().__init__(views)
         self._parametric: Dict[int, bool] = {}  # id of a class -> whether it owns parameters
+        self._builders: Dict[int, bool] = {}  # id of a function -> whether it builds a parametric module
         self._cut = False  # the answer being worked out met a cycle or the depth limit
 
     def activation(self, at: Located) -> bool:
@@ -1578,27 +1583,81 @@ class TrainedClasses(_ViewsPart):
         if name.rsplit(".", 1)[-1] in ("ModuleList", "ModuleDict", "Sequential", "ParameterList"):
             return any(self._holds_parameters(a, seen) for a in call_args(value))
         cls = self.module_class(value.func.id) if isinstance(value.func, ast.Name) else None
-        return self.parametric_class(cls, seen) if cls is not None else self.imported_parametric(value.func)
+        if cls is not None:
+            return self.parametric_class(cls, seen)
+        return self.imported_parametric(value.func) or self.built_parametric(value, seen)
 
     def imported_parametric(self, func: ast.expr) -> bool:
         """``Block`` of ``Block(...)``: a name bound only at the module's top level, to a class of
         another file of the run (or of an installed library) that owns parameters, as the project
         index has it from that file (``SummaryFact.parametric``)."""
+        fact = self._imported_fact(func)
+        return fact is not None and fact.of == "class" and fact.parametric
+
+    def _imported_fact(self, func: ast.expr) -> Optional[SummaryFact]:
+        """The index's summary of what the top-level name ``func`` is imported as (None: a local
+        name, not imported, no summary)."""
         calls = self.grad.calls
         project = calls.project if calls is not None else None
-        if calls is None or project is None or not isinstance(func, ast.Name):
-            return False
-        owner = self.tree.owner(func)
-        while not isinstance(owner, ast.Module):
-            if func.id in self.binder.flow(owner, nested=False).bindings:
-                return False  # a local name (a parameter, a variable) of that name
-            owner = self.tree.owner(owner)
+        if calls is None or project is None or not isinstance(func, ast.Name) or self._local_name(func):
+            return None
         qual = project.imported(calls.module_name, func.id)
         fact = project.summary(qual) if qual is not None else None
         if qual is None:
             qual = project.library_name(calls.module_name, func.id)
             fact = project.library(qual) if qual is not None else None
-        return fact is not None and fact.of == "class" and fact.parametric
+        return fact
+
+    def _local_name(self, func: ast.Name) -> bool:
+        """A local name (a parameter, a variable) of a function around ``func``."""
+        owner = self.tree.owner(func)
+        while not isinstance(owner, ast.Module):
+            if func.id in self.binder.flow(owner, nested=False).bindings:
+                return True
+            owner = self.tree.owner(owner)
+        return False
+
+    def built_parametric(self, call: ast.Call, seen: Set[str]) -> bool:
+        """``build_mlp(...)``: a call of a builder function whose every return hands back a module
+        that surely owns parameters (``analysis.builders``): one of this module (bound once at
+        its top level), or of another file of the run as the index has it (``SummaryFact
+        .parametric`` of a function). What calling the module returns requires grad."""
+        func = call.func
+        if isinstance(func, ast.Attribute):
+            method = self._own_builder_method(func)
+            return method is not None and func.attr not in seen and len(seen) <= 8 \
+                and self.parametric_function(method, seen | {func.attr})
+        if not isinstance(func, ast.Name) or func.id in seen or len(seen) > 8 or self._local_name(func):
+            return False
+        found = [s for s in self.tree.module.body if isinstance(s, FUNCTIONS) and s.name == func.id]
+        if not found:
+            fact = self._imported_fact(func)
+            return fact is not None and fact.of == "function" and fact.parametric
+        bound = self.binder.flow(self.tree.module, nested=False).bindings.get(func.id, [])
+        return len(found) == 1 and len(bound) == 1 and self.parametric_function(found[0], seen | {func.id})
+
+    def _own_builder_method(self, func: ast.Attribute) -> Optional[Function]:
+        """``self._build_net`` (or ``cls.``) read in a method of a top-level class defining
+        ``_build_net`` once, plain or as a static or class method, where no class of the file
+        derives from it and the class binds no attribute of that name (no override in view)."""
+        cls = self.tree.enclosing_class(func)
+        if not (isinstance(func.value, ast.Name) and func.value.id in ("self", "cls")) or cls is None \
+                or self.tree.parent(cls) is not self.tree.module or func.attr in self.classes.class_attrs(cls):
+            return None
+        found = [f for f in cls.body if isinstance(f, FUNCTIONS) and f.name == func.attr]
+        if len(found) != 1 or any(not (isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod"))
+                                  for d in found[0].decorator_list):
+            return None
+        derived = any(isinstance(c, ast.ClassDef) and any(target_key(b) == cls.name for b in c.bases)
+                      for c in self.tree.module.body)
+        return None if derived else found[0]
+
+    def parametric_function(self, func: Function, seen: Set[str]) -> bool:
+        """Whether ``func`` is a builder of a module that surely owns parameters (once per function)."""
+        if id(func) not in self._builders:
+            self._builders[id(func)] = parametric_builder(
+                func, self.names.torch_name, lambda c: self._holds_parameters(c, seen | {func.name}))
+        return self._builders[id(func)]
 
     def module_class(self, name: str) -> Optional[ast.ClassDef]:
         """The class ``name`` defined once at the module's top level."""
