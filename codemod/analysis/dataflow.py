@@ -53,6 +53,9 @@ class AliasReport:
     also_rebind: Tuple[str, ...] = ()  # identity aliases a fix must rebind too
 
 
+_FOR_LOOPS = (ast.For, ast.AsyncFor)
+
+
 class Dataflow:
     """Reaching bindings, aliases and later uses, over the binder's flows."""
 
@@ -69,8 +72,10 @@ class Dataflow:
         does any later binding inside a loop around ``stmt``. Branch conditions, early
         returns and exceptions are not modelled, which only ever adds bindings.
         """
+        bindings = flow.bindings.get(key)
+        if not bindings:
+            return []
         start, end = self.tree.range(stmt)
-        bindings = flow.bindings.get(key, [])
         before = [b for b in bindings if b.end <= start]
         inside = [b for b in bindings if b.start >= start and b.end <= end]
         loops = [(ls, le) for ls, le in flow.loops if ls <= start and end <= le]
@@ -92,6 +97,8 @@ class Dataflow:
     def _loop_binding(self, bindings: List[Binding], key: str, stmt: Located) -> Optional[Binding]:
         """The binding of ``key`` by the innermost ``for`` loop whose body holds ``stmt``: it
         spans the whole loop, so no position test finds it before a statement of the body."""
+        if not any(b.stmt.__class__ in _FOR_LOOPS for b in bindings):
+            return None  # (no loop binds it: the walk up could find none)
         node: ast.AST = stmt
         for up in self.tree.ancestors(stmt):
             if isinstance(up, OWNERS):
