@@ -56,6 +56,11 @@ class AliasReport:
 _FOR_LOOPS = (ast.For, ast.AsyncFor)
 
 
+def _loop_bound(bindings: List[Binding]) -> bool:
+    """Some ``for`` loop binds the name (else no loop binding can be found walking up)."""
+    return any(b.stmt.__class__ in _FOR_LOOPS for b in bindings)
+
+
 class Dataflow:
     """Reaching bindings, aliases and later uses, over the binder's flows."""
 
@@ -67,14 +72,12 @@ class Dataflow:
     def reaching(self, flow: Flow, key: str, stmt: Located) -> List[Binding]:
         """Bindings of ``key`` that may reach ``stmt``.
 
-        The last plain binding before it whose block holds ``stmt`` hides every binding
-        before it; the ones after that (in branches, or in-place updates) all count, and so
-        does any later binding inside a loop around ``stmt``. Branch conditions, early
-        returns and exceptions are not modelled, which only ever adds bindings.
-        """
-        bindings = flow.bindings.get(key)
-        if not bindings:
-            return []
+        The last plain binding before it whose block holds ``stmt`` hides every binding before it; the
+        ones after that (in branches, or in-place updates) all count, and so does any later binding
+        inside a loop around ``stmt``. Branch conditions, early returns and exceptions are not
+        modelled, which only ever adds bindings."""
+        if not (bindings := flow.bindings.get(key)):
+            return []  # (nothing binds it)
         start, end = self.tree.range(stmt)
         before = [b for b in bindings if b.end <= start]
         inside = [b for b in bindings if b.start >= start and b.end <= end]
@@ -82,7 +85,7 @@ class Dataflow:
         later = [b for b in bindings if b.start >= end and any(b.end <= le for _, le in loops)]
         if loops:
             later += inside  # the statement's own binding reaches its next iteration
-        loop = self._loop_binding(bindings, key, stmt)
+        loop = self._loop_binding(bindings, key, stmt) if _loop_bound(bindings) else None
         if loop is not None:  # `for y in ys: ... y ...`: this turn's binding, then the body's own
             before = [loop] + [b for b in before if b.start > loop.start]
         if before:
@@ -97,8 +100,6 @@ class Dataflow:
     def _loop_binding(self, bindings: List[Binding], key: str, stmt: Located) -> Optional[Binding]:
         """The binding of ``key`` by the innermost ``for`` loop whose body holds ``stmt``: it
         spans the whole loop, so no position test finds it before a statement of the body."""
-        if not any(b.stmt.__class__ in _FOR_LOOPS for b in bindings):
-            return None  # (no loop binds it: the walk up could find none)
         node: ast.AST = stmt
         for up in self.tree.ancestors(stmt):
             if isinstance(up, OWNERS):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 import warnings
-from typing import Dict, List, NamedTuple, Optional, Tuple, Type, Union, cast
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Type, Union, cast
 
 from codemod.analysis.syntax import Located
 from codemod.encoding import decode_source
@@ -112,7 +112,7 @@ class Source:
         node are read: :func:`_plan`)."""
         parents, kids, candidates = self.parents, self.children, self.candidates
         self._walked = walked = _walked_lists()
-        filed: Dict[Type[ast.AST], Tuple[Optional[list], Optional[list]]] = {
+        filed: Dict[Type[ast.AST], Tuple[Optional[List[Any]], Optional[List[Any]]]] = {
             t: (candidates.get(t), walked.get(t)) for t in (*candidates, *walked)}
         todo: List[ast.AST] = [self.tree]
         pop, push, node_type, plans = todo.pop, todo.extend, ast.AST, _PLANS
