@@ -122,10 +122,9 @@ class Calls:
             if owner is not self.module and node.id in self.binder.flow(owner, nested=False).bindings:
                 return None  # a local of the same name
             return func
-        key = target_key(node)
-        if key is None or key.count(".") != 1:
-            return None
-        head, attr = key.split(".")
+        if not isinstance(node.value, ast.Name):
+            return None  # (``a.b`` only: the key of one dot)
+        head, attr = node.value.id, node.attr
         if head in ("self", "cls"):
             cls = self.tree.enclosing_class(node)
             return methods.get(cls, {}).get(attr) if cls is not None else None

@@ -53,6 +53,14 @@ class AliasReport:
     also_rebind: Tuple[str, ...] = ()  # identity aliases a fix must rebind too
 
 
+_FOR_LOOPS = (ast.For, ast.AsyncFor)
+
+
+def _loop_bound(bindings: List[Binding]) -> bool:
+    """Some ``for`` loop binds the name (else no loop binding can be found walking up)."""
+    return any(b.stmt.__class__ in _FOR_LOOPS for b in bindings)
+
+
 class Dataflow:
     """Reaching bindings, aliases and later uses, over the binder's flows."""
 
@@ -64,20 +72,20 @@ class Dataflow:
     def reaching(self, flow: Flow, key: str, stmt: Located) -> List[Binding]:
         """Bindings of ``key`` that may reach ``stmt``.
 
-        The last plain binding before it whose block holds ``stmt`` hides every binding
-        before it; the ones after that (in branches, or in-place updates) all count, and so
-        does any later binding inside a loop around ``stmt``. Branch conditions, early
-        returns and exceptions are not modelled, which only ever adds bindings.
-        """
+        The last plain binding before it whose block holds ``stmt`` hides every binding before it; the
+        ones after that (in branches, or in-place updates) all count, and so does any later binding
+        inside a loop around ``stmt``. Branch conditions, early returns and exceptions are not
+        modelled, which only ever adds bindings."""
+        if not (bindings := flow.bindings.get(key)):
+            return []  # (nothing binds it)
         start, end = self.tree.range(stmt)
-        bindings = flow.bindings.get(key, [])
         before = [b for b in bindings if b.end <= start]
         inside = [b for b in bindings if b.start >= start and b.end <= end]
         loops = [(ls, le) for ls, le in flow.loops if ls <= start and end <= le]
         later = [b for b in bindings if b.start >= end and any(b.end <= le for _, le in loops)]
         if loops:
             later += inside  # the statement's own binding reaches its next iteration
-        loop = self._loop_binding(bindings, key, stmt)
+        loop = self._loop_binding(bindings, key, stmt) if _loop_bound(bindings) else None
         if loop is not None:  # `for y in ys: ... y ...`: this turn's binding, then the body's own
             before = [loop] + [b for b in before if b.start > loop.start]
         if before:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 import warnings
-from typing import Dict, List, NamedTuple, Optional, Tuple, Type, Union, cast
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Type, Union, cast
 
 from codemod.analysis.syntax import Located
 from codemod.encoding import decode_source
@@ -20,7 +20,23 @@ from codemod.encoding import decode_source
 CANDIDATE_TYPES = (ast.AugAssign, ast.Assign, ast.Call)
 # Fields that hold no node worth a parent (shared singletons such as ``Load`` and operators).
 _LEAF_FIELDS = {"ctx", "op", "type_comment"}
-_FIELDS: Dict[Type[ast.AST], Tuple[str, ...]] = {}  # node type -> its fields that hold nodes
+# Fields that hold no node in any version of ``ast`` (names, identifiers, flags, constants).
+_SCALAR_FIELDS = {
+    ast.Name: ("id",), ast.Attribute: ("attr",), ast.Constant: ("value", "kind"), ast.FunctionDef: ("name",),
+    ast.AsyncFunctionDef: ("name",), ast.ClassDef: ("name",), ast.ImportFrom: ("module", "level"),
+    ast.alias: ("name", "asname"), ast.arg: ("arg",), ast.keyword: ("arg",), ast.FormattedValue: ("conversion",),
+    ast.AnnAssign: ("simple",), ast.comprehension: ("is_async",), ast.ExceptHandler: ("name",),
+    ast.Global: ("names",), ast.Nonlocal: ("names",), ast.TypeIgnore: ("lineno", "tag"),
+}
+# List fields whose items are all nodes (the others, ``Dict.keys`` or ``arguments.kw_defaults``
+# with their None, ``MatchClass.kwd_attrs``' names, fields of later versions, are filtered).
+_NODE_LISTS = {
+    "body", "orelse", "finalbody", "handlers", "decorator_list", "targets", "elts", "args", "keywords",
+    "generators", "ifs", "ops", "comparators", "values", "patterns", "kwd_patterns", "cases", "items",
+    "type_ignores", "posonlyargs", "kwonlyargs", "defaults", "bases",
+}
+# node type -> (field, its list's items are all nodes) for each field that may hold a node
+_PLANS: Dict[Type[ast.AST], Tuple[Tuple[str, bool], ...]] = {}
 # Node types the walk also lists in ``Tree.walk``'s order (whatever the candidate types), for
 # the parts that each walked the whole module for them (the index, the call tables, use counts);
 # types in one group share one list, in which they are interleaved as the walk meets them.
@@ -92,36 +108,44 @@ class Source:
 
     def _index(self) -> None:
         """Parents and children of every node, the candidate nodes by type, and the nodes of
-        :data:`WALKED_GROUPS`, in one walk."""
+        :data:`WALKED_GROUPS`, in one walk (per node type, only the fields that may hold a
+        node are read: :func:`_plan`)."""
         parents, kids, candidates = self.parents, self.children, self.candidates
         self._walked = walked = _walked_lists()
+        filed: Dict[Type[ast.AST], Tuple[Optional[List[Any]], Optional[List[Any]]]] = {
+            t: (candidates.get(t), walked.get(t)) for t in (*candidates, *walked)}
         todo: List[ast.AST] = [self.tree]
-        pop, node_type = todo.pop, ast.AST
+        pop, push, node_type, plans = todo.pop, todo.extend, ast.AST, _PLANS
         while todo:
             node = pop()
             cls = node.__class__
-            found = candidates.get(cls)
-            if found is not None:
-                found.append(cast(Located, node))
-            listed = walked.get(cls)
-            if listed is not None:
-                listed.append(node)
-            fields = _FIELDS.get(cls)
-            if fields is None:
-                fields = _FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
+            lists = filed.get(cls)
+            if lists is not None:
+                found, listed = lists
+                if found is not None:
+                    found.append(node)
+                if listed is not None:
+                    listed.append(node)
+            plan = plans.get(cls)
+            if plan is None:
+                plan = _plan(cls)
+            if not plan:  # (names, constants, aliases...)
+                kids[node] = []
+                continue
             mine: List[ast.AST] = []
-            for name in fields:
+            for name, pure in plan:
                 value = getattr(node, name, None)
                 if value.__class__ is list:
-                    for child in value:
-                        if isinstance(child, node_type):
-                            parents[child] = node
-                            mine.append(child)
+                    if pure:
+                        mine += value
+                    else:
+                        mine += [child for child in value if isinstance(child, node_type)]
                 elif isinstance(value, node_type):
-                    parents[value] = node
                     mine.append(value)
+            for child in mine:
+                parents[child] = node
             kids[node] = mine
-            todo.extend(mine)
+            push(mine)
         for found in candidates.values():
             found.sort(key=source_order)
 
@@ -163,6 +187,19 @@ class Source:
         end_line, end_column = cast(int, node.end_lineno), cast(int, node.end_col_offset)  # typeshed: Optional
         return CharSpan(node.lineno, self.char_column(node.lineno, node.col_offset),
                         end_line, self.char_column(end_line, end_column))
+
+
+def _plan(cls: Type[ast.AST]) -> Tuple[Tuple[str, bool], ...]:
+    """The fields of ``cls`` that may hold nodes, in field order (what the walk reads)."""
+    skip = {*_LEAF_FIELDS, *_SCALAR_FIELDS.get(cls, ())}
+    if cls in (ast.Import, ast.ImportFrom):
+        pure = {"names"}  # (aliases; ``Global.names`` are strings)
+    elif cls is ast.MatchClass:
+        pure = {"patterns", "kwd_patterns"}
+    else:
+        pure = _NODE_LISTS
+    plan = _PLANS[cls] = tuple((f, f in pure) for f in cls._fields if f not in skip)
+    return plan
 
 
 def _walked_lists() -> Dict[Type[ast.AST], List[ast.AST]]:

@@ -1552,6 +1552,10 @@ def param_class(chains: Chains, call: ast.Call) -> Optional[str]:
     owner = model.owner(func) if isinstance(func, ast.Name) else None
     if not isinstance(func, ast.Name) or not isinstance(owner, FUNCTIONS):
         return None
+    args = owner.args  # only the function's own parameters bind as "param": most calls end here, without its flow
+    if not any(a.arg == func.id for a in (*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg)
+               if a is not None):
+        return None
     bindings = model.reaching(model.flow(owner), func.id, model.statement_of(func))
     if not bindings or any(b.form != "param" for b in bindings):
         return None

@@ -172,9 +172,11 @@ class ViewWrite(Rule):
         """``self.act(v)`` where the class sets ``self.act`` only to activations that run in
         place (``nn.ReLU(inplace=True)``; not dropouts, which write only in training)."""
         key = target_key(call.func)
-        cls = self.model.enclosing_class(call.func)
-        if key is None or cls is None or not key.startswith("self.") or key.count(".") != 1 \
+        if key is None or not key.startswith("self.") or key.count(".") != 1 \
                 or len(call.args) != 1 or isinstance(call.args[0], ast.Starred) or call.keywords:
+            return False  # (before the class is looked for: most calls end here)
+        cls = self.model.enclosing_class(call.func)
+        if cls is None:
             return False
         values = self.model.class_attrs(cls).get(key[5:], [])
         for value in values:
