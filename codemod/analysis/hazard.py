@@ -492,8 +492,7 @@ class Hazards:
         if isinstance(target, ast.Subscript) and isinstance(node, ast.AugAssign):
             listed = self.producers.listed(target, node)
             if listed is not None:  # `laterals[i - 1] += up`: a write into the element, a tensor
-                return best(self.producers._producer(e, listed[1], f"{self.model.code(target.value).strip()}[...]")
-                            for e in listed[0]) if len(listed[0]) == 1 else self.producers._every(listed)
+                return self.producers._every(listed, f"{self.model.code(target.value).strip()}[...]")
         if self.model.kind(base) in (Kind.SCALAR, Kind.OTHER) or used_as_container(self.model, base, node):
             return None  # a number, a dict or a list (`header[Keys.SPACE] = ...`): nothing autograd saved
         integral = self._integral(node, target)
@@ -809,6 +808,19 @@ def from_a_later_turn(model: HazardFacts, found: Optional[Hazard], made: Span,
     where = f" at line {cast(ast.stmt, loop).lineno}" if loop is not None else ""
     return _possible(f"{found.reason}, from the loop's second turn on (the analysis cannot see that the loop"
                      f"{where} runs twice)")
+
+
+def slot_stored(model: HazardFacts, parent: Optional[ast.AST], load: ast.expr) -> Optional[ast.expr]:
+    """``laterals[k] = v`` (``parent`` the subscript of the list's load ``load``): one target, one
+    index (no slice: ``rows[1:3] = more`` changes the list's length): ``v``, the value the slot
+    holds from then on; None for anything else."""
+    if not (isinstance(parent, ast.Subscript) and parent.value is load and isinstance(parent.ctx, ast.Store)
+            and not isinstance(parent.slice, (ast.Slice, ast.Tuple))):
+        return None
+    assign = model.parent(parent)
+    if isinstance(assign, ast.Assign) and len(assign.targets) == 1 and assign.targets[0] is parent:
+        return assign.value
+    return None
 
 
 def _loop_around(model: HazardFacts, stmt: Located, made: Span) -> Optional[ast.AST]:
@@ -1379,9 +1391,10 @@ class Producers(_HazardsPart):
             return None
         for _, load in flow.loads.get(name, []):
             parent = self.model.parent(load)
-            appended = self._appended(parent)
-            if appended is not None:
-                elements.append(appended)  # `laterals.append(self.top(x))`: one more element
+            appended = self._appended(parent) or slot_stored(self.model, parent, load)
+            if appended is not None:  # `laterals.append(self.top(x))`, `laterals[i] = self.smooth(...)`
+                if not (isinstance(parent, ast.Subscript) and self._after(load, stmt, flow)):
+                    elements.append(appended)  # one more value an element may hold at the write
                 continue
             if isinstance(parent, ast.Subscript) and parent.value is load:
                 if isinstance(parent.ctx, ast.Load) or isinstance(self.model.parent(parent), ast.AugAssign):
@@ -1391,13 +1404,18 @@ class Producers(_HazardsPart):
                 continue
             if isinstance(parent, (ast.comprehension, ast.For)) and parent.iter is load:
                 continue  # `for level in levels`: each element, as it is
-            if self.model.range(load)[0] >= self.model.range(stmt)[1] and not any(
-                    ls <= self.model.range(stmt)[0] <= le and ls <= self.model.range(load)[0] <= le for ls, le in flow.loops):
+            if self._after(load, stmt, flow):
                 continue  # read after the write, outside a loop around both
             return None
         if any(isinstance(e, ast.Constant) or self.model.kind(e) in (Kind.SCALAR, Kind.OTHER) for e in elements):
             return None  # `widths = [0, 0, 0]`: numbers
         return elements, cast(ast.stmt, bindings[0].stmt)
+
+    def _after(self, load: ast.expr, stmt: Located, flow: Flow) -> bool:
+        """``load`` runs after the statement ``stmt``, outside any loop around both."""
+        start, end = self.model.range(stmt)
+        at = self.model.range(load)[0]
+        return at >= end and not any(ls <= start <= le and ls <= at <= le for ls, le in flow.loops)
 
     def _appended(self, parent: Optional[ast.AST]) -> Optional[ast.expr]:
         """``laterals.append(v)`` as a statement of its own (``parent`` is ``laterals.append``): ``v``."""
@@ -1422,11 +1440,11 @@ class Producers(_HazardsPart):
             element = self.model.parent(load)
             if isinstance(element, (ast.comprehension, ast.For)):
                 return False  # the loop's variable holds an element
-            if not isinstance(element, ast.Subscript) or element is target:
-                continue  # `len(rows)`, or the write itself
+            if not isinstance(element, ast.Subscript) or element is target or isinstance(element.ctx, ast.Store):
+                continue  # `len(rows)`, the write itself, or a store into a slot (it holds no element)
             parent = self.model.parent(element)
-            if isinstance(parent, (ast.BinOp, ast.Attribute)):
-                continue
+            if isinstance(parent, (ast.BinOp, ast.Attribute)) or isinstance(parent, ast.AugAssign) and parent.value is element:
+                continue  # an operand (`hs[i] += hs[i - 1]`), or `.shape`
             if isinstance(parent, ast.Call) and parent.func is not element and element in parent.args:
                 if self.model.torch_name(parent.func) is not None:
                     continue
@@ -1436,9 +1454,12 @@ class Producers(_HazardsPart):
             return False
         return True
 
-    def _every(self, listed: Tuple[List[ast.expr], ast.stmt]) -> Optional[Hazard]:
-        """A list of several elements written at an index: proven where each one is saved."""
-        found = [self._producer(e, self.model.statement_of(e), "the element") for e in listed[0]]
+    def _every(self, listed: Tuple[List[ast.expr], ast.stmt], name: str) -> Optional[Hazard]:
+        """A list's element written at an index: proven where each value it may hold is saved (one
+        value: as its producer says, at the statement that built the list)."""
+        if len(listed[0]) == 1:
+            return self._producer(listed[0][0], listed[1], name)
+        found = [self._producer(e, self.model.statement_of(e), name) for e in listed[0]]
         if all(f is not None and f.proven for f in found):
             return found[0]
         return next((f for f in found if f is not None), None) and _possible(

@@ -1714,6 +1714,22 @@ def switched_on(model: SummaryFacts, write: ast.Attribute) -> Optional[ast.Call]
 Flag = Union[Optional[bool], Tuple[str, Optional[int], Optional[bool]]]
 
 
+_READ_METHODS = frozenset({"keys", "values", "items", "get"})
+
+
+def read_only(model: SummaryFacts, mention: ast.Name) -> bool:
+    """A mention of a dict that cannot change it: ``d.keys()``, ``d.values()``, ``d.items()``,
+    ``d.get(k)`` called at once, ``k in d`` / ``k not in d``, ``len(d)``."""
+    parent = model.parent(mention)
+    if isinstance(parent, ast.Attribute) and parent.attr in _READ_METHODS:
+        call = model.parent(parent)
+        return isinstance(call, ast.Call) and call.func is parent
+    if isinstance(parent, ast.Compare):
+        return any(c is mention and isinstance(op, (ast.In, ast.NotIn)) for op, c in zip(parent.ops, parent.comparators))
+    return isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "len" \
+        and "len" not in model.flow(model.module).bindings and parent.args == [mention] and not parent.keywords
+
+
 class BuiltLayers:
     """The torch modules a construction builds where its class is chosen by a name or a
     function (timm's ``create_act_layer(name)``, mmcv's builders, a file's own tables):
@@ -1730,7 +1746,7 @@ class BuiltLayers:
     def __init__(self, model: SummaryFacts, chains: "Chains") -> None:
         self.model = model
         self.chains = weakref.proxy(chains)
-        self._tables: Dict[str, Optional[Dict[str, str]]] = {}
+        self._tables: Dict[str, Optional[Dict[str, Optional[str]]]] = {}
 
     def modules(self, call: ast.Call) -> Optional[List[Tuple[str, Optional[bool]]]]:
         """(its ``torch.nn`` class, whether it runs in place: None where that is not known) for
@@ -1831,7 +1847,9 @@ class BuiltLayers:
         picked_keys = keys(func.slice)
         picked = list(table.values()) if picked_keys is None else [
             table[k] for k in picked_keys if isinstance(k, str) and k in table]
-        return sorted(set(picked)) or None
+        if None in picked:
+            return None  # an entry that is no torch class (`Mish()`, the file's `Swish`) may be picked
+        return sorted(set(cast(List[str], picked))) or None
 
     def _torch_class(self, name: str) -> Optional[str]:
         """``torch.nn.<Name>`` where the torch API data knows the module class, else None."""
@@ -1840,11 +1858,13 @@ class BuiltLayers:
                                          or f"torch.nn.{short}" in torch_api.INPLACE_PARAM_CALLABLES)
         return f"torch.nn.{short}" if known else None
 
-    def _table(self, name: str) -> Optional[Dict[str, str]]:
+    def _table(self, name: str) -> Optional[Dict[str, Optional[str]]]:
         """``ACTS = {"relu": nn.ReLU, "leaky": partial(nn.LeakyReLU, negative_slope=0.1)}``: a
-        dict display bound once at the file's top level, read only as ``ACTS[...]`` (nothing
-        adds to it or replaces an entry), every key a string and every value a torch module
-        class (a ``partial`` of one that fixes no ``inplace``): key -> class."""
+        dict display bound once at the file's top level, read only (``ACTS[...]``, ``ACTS.keys()``,
+        ``act in ACTS``, ``len(ACTS)``: nothing adds to it or replaces an entry), every key a
+        string: key -> its torch module class (a ``partial`` of one that fixes no ``inplace``), or
+        None for an entry that is none (``Mish()``, the file's own ``Swish``, a lambda: unknown
+        where a key may pick it)."""
         if name in self._tables:
             return self._tables[name]
         self._tables[name] = None
@@ -1852,7 +1872,7 @@ class BuiltLayers:
         value = bound[0].value if len(bound) == 1 and bound[0].form == "assign" else None
         if not isinstance(value, ast.Dict) or not value.keys:
             return None
-        table: Dict[str, str] = {}
+        table: Dict[str, Optional[str]] = {}
         for key, entry in zip(value.keys, value.values):
             if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
                 return None
@@ -1861,15 +1881,15 @@ class BuiltLayers:
                     and not any(k.arg in (None, "inplace") for k in entry.keywords) and len(entry.args) == 1:
                 entry = entry.args[0]
             found = self.model.torch_name(entry) if isinstance(entry, (ast.Name, ast.Attribute)) else None
-            cls = self._torch_class(found) if found is not None and found.startswith("torch.nn.") else None
-            if cls is None:
-                return None
-            table[key.value] = cls
+            table[key.value] = self._torch_class(found) if found is not None and found.startswith("torch.nn.") else None
+        if not any(table.values()):
+            return None
         for mention in self.model.mentions(name):
             parent = self.model.parent(mention)
             if not isinstance(mention, ast.Name) or self.model.owner(mention) is self.model.module and parent is bound[0].stmt:
                 continue  # `x.ACTS` (another object's attribute), or the binding itself
-            if not (isinstance(parent, ast.Subscript) and parent.value is mention and isinstance(parent.ctx, ast.Load)):
+            if not (isinstance(parent, ast.Subscript) and parent.value is mention and isinstance(parent.ctx, ast.Load)) \
+                    and not read_only(self.model, mention):
                 return None  # `ACTS["gelu"] = ...`, `ACTS.update(...)`, handed to a call
         self._tables[name] = table
         return table
