@@ -46,6 +46,7 @@ from codemod.analysis.leaves import creates_leaf
 from codemod.analysis.names import identity_argument
 from codemod.analysis.project import CallFact
 from codemod.analysis.requires_grad import Constants, RequiresGradFacts, may_be_frozen
+from codemod.analysis.saved_for import measured_users
 from codemod.analysis.summaries import (
     Returns, Saved, Summaries, SummaryFacts, flag_set_after, set_from_outside, switched_on,
 )
@@ -407,7 +408,7 @@ class Hazards:
         self.modules = ModuleHazards(self)
         self.producers = Producers(self)
         self.consumers = Consumers(self)
-        self.carried = CarriedState(self)
+        self.carried, self.saved_for = CarriedState(self), SavedFor(self)
 
     def grad_shown(self, inputs: Iterable[ast.expr], at: Located) -> bool:
         """Positive evidence that an op run at ``at`` on ``inputs`` records a backward: one of
@@ -786,6 +787,51 @@ class _HazardsPart:
         self.model = hazards.model
 
 
+_GO_ON: Final = "go on"  # SavedFor.judge: no verdict, the other checks decide
+
+
+class SavedFor(_HazardsPart):
+    """For whose gradient a call saves the written tensor (``analysis.saved_for``): an op that
+    saves it only for its other operands' gradient (``torch.matmul(x, c)``, ``F.linear(x, w)``,
+    a helper saying so) saves nothing where those require no grad; a helper that saves it for
+    its own gradient only (``abs``, ``** 2``) saves it only where it requires grad itself."""
+
+    def users(self, op_node: ast.Call, index: int, op: str, node: ast.expr) -> Optional[List[ast.expr]]:
+        """The operands whose gradient needs input ``index`` (``node``) of ``op_node`` saved; None: not known."""
+        summary = self.model.summaries.of_call(op_node)
+        if summary is not None:
+            return summary.users_at(op_node, index)
+        func = op_node.func
+        method = isinstance(func, ast.Attribute) and (func.value is node or self.hazards.ops._is_method_call(op_node))
+        if not method and self.model.torch_name(func) is None:
+            return None
+        return measured_users(op, index, op_node, method)
+
+    def judge(self, op_node: ast.expr, index: int, op: str, node: ast.expr, key: str,
+              line: int) -> Tuple[Union[Optional[Hazard], str], bool]:
+        """A verdict on the save of ``node`` by ``op_node`` where it is made for other operands'
+        gradient only (else ``_GO_ON``), and whether it is made for ``node``'s own gradient only."""
+        users = self.users(op_node, index, op, node) if isinstance(op_node, ast.Call) else None
+        if users is None:
+            return _GO_ON, False
+        if any(u is node for u in users):
+            return _GO_ON, len(users) == 1
+        at = self.model.statement_of(op_node)
+        if all(self.model.kind(u) is Kind.SCALAR or self.constants.constant(u) for u in users):
+            return None, False  # saved for the gradient of operands that require none: nothing is saved
+        grad = next((u for u in users if self.model.views.requirement.requires_grad(u, at) == "yes"), None)
+        if grad is not None:
+            return Hazard(f"`{key}` was saved for backward by `{op}` at line {line} (for the gradient "
+                          f"of `{self.model.code(grad).strip()}`, which requires grad)"), False
+        if all(self.model.kind(u) is Kind.SCALAR or self.constant_args.constant(u) for u in users):
+            return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if a caller elsewhere "
+                             "passes a tensor that requires grad (the calls in this file pass constants)"), False
+        if not any(is_tensor(u, self.model) for u in users):
+            return _possible(f"`{key}` is saved by `{op}` at line {line} if the operand it is saved for is a "
+                             "tensor that requires grad, which the analysis cannot tell"), False
+        return _GO_ON, False
+
+
 class Consumers(_HazardsPart):
     """Saves made by the ops that read the written tensor before the write (an input saved), in order of execution."""
 
@@ -971,6 +1017,9 @@ class Consumers(_HazardsPart):
             return _possible(f"`{key}` is passed to `{op}` at line {line}, a call the analysis cannot see into")
         if f"input{index}" not in saved:
             return None
+        verdict, own_only = self.hazards.saved_for.judge(op_node, index, op, node, key, line)
+        if verdict != _GO_ON:
+            return cast(Optional[Hazard], verdict)
         if isinstance(op_node, ast.BinOp) and (op in ("*", "@", "%") or (op, index) in (("/", 0), ("**", 1))):
             # x * c saves x only for c's gradient: nothing when c is a number or a constant
             other = op_node.right if index == 0 else op_node.left
@@ -999,8 +1048,8 @@ class Consumers(_HazardsPart):
                 and may_be_frozen(self.model, op_node.func):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if the module's "
                              "parameters require grad (the file switches `requires_grad` off on some)")
-        if self._own_gradient(op_node, node, saved) \
-                and not self.hazards.grad_shown([op_node, *self.hazards.operands(op_node)], self.model.statement_of(op_node)):
+        if (own_only or self._own_gradient(op_node, node, saved)) and not self.hazards.grad_shown(
+                [node] if own_only else [op_node, *self.hazards.operands(op_node)], self.model.statement_of(op_node)):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it requires grad "
                              f"(`{op}` saves it for its own gradient; nothing the analysis sees shows it requires grad)")
         return Hazard(f"`{key}` was saved for backward by `{op}` at line {line}")

@@ -26,7 +26,7 @@ from typing import Dict, Iterable, List, Literal, NamedTuple, Optional, Sequence
 
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding, Flow
-from codemod.analysis.branches import apart_until
+from codemod.analysis.branches import apart_until, within
 from codemod.analysis.classes import Classes
 from codemod.analysis.grad_mode import GradMode
 from codemod.analysis.holders import read_after
@@ -1312,7 +1312,7 @@ class InputFlow(_ViewsPart):
     computed, and the callers of a library function (a loss, a metric, a post-processing step) may
     hand it an activation. Followed through any op on the value (a torch op the analysis knows to
     be differentiable, a method of the value, an attribute or item of it, the first positional
-    argument of a call it cannot see into), and into a fresh tensor that such a value is written
+    argument of a call it cannot see into; the returns of the file's own function it calls), and into a fresh tensor that such a value is written
     into (``c = torch.zeros(n); c[k] = x.mean(0)``). Not an input: ``self`` and what the object
     holds (``self.state._log_weights``: state, not an argument), fresh tensors (``ones_like(i)``),
     ``.detach()``/``.data``, integer results (``argmax``, comparisons), values known to be Python
@@ -1371,6 +1371,9 @@ class InputFlow(_ViewsPart):
                 return False
             if not (isinstance(func.value, ast.Name) and func.value.id == "self") and self._from(func.value, at, seen):
                 return True  # a method of the value: `x.float()`, `x.mean(0)`, `probs.values`
+        own = self.views.returned._returns(call)
+        if own is not None:  # the file's own function (`self._load_noise(lengths, n)`): what it returns
+            return any(self._from(cast(ast.expr, r.value), r, seen) for r in own[1])
         if self._held_callable(func):
             return False  # `self.noise_funct(w)`: whatever the object was handed (torch.randn_like?): unknown
         # a call the analysis cannot see into (a helper, `self.w_func(g)`): what it is handed first
@@ -1401,7 +1404,7 @@ class InputFlow(_ViewsPart):
             elif b.form in ("assign", "ann") and b.value is not None:
                 if self.views.making._made_without_grad(b.stmt) and not isinstance(b.value, ast.Name):
                     continue
-                if self._from(b.value, b.stmt, seen) or self._written_into(name.id, b, seen):
+                if self._from(b.value, b.stmt, seen) or self._written_into(name.id, b, at, seen):
                     return True
             elif isinstance(b.stmt, ast.Assign) and b.form == "other":
                 if self._from(b.stmt.value, b.stmt, seen):
@@ -1434,12 +1437,18 @@ class InputFlow(_ViewsPart):
                 return False
         return True
 
-    def _written_into(self, key: str, b: Binding, seen: Set[int]) -> bool:
+    def _written_into(self, key: str, b: Binding, at: Located, seen: Set[int]) -> bool:
         """A fresh tensor bound to ``key`` and written with such a value in its function
-        (``centroids[k] = cluster.mean(0)``, ``acc += x``)."""
+        (``centroids[k] = cluster.mean(0)``, ``acc += x``), by a write that may run before
+        ``at``: one above it, or in a loop around both (a write below, outside such a loop,
+        cannot have given the value at ``at`` its grad)."""
         if not (isinstance(b.value, ast.Call) and self.kinds.calls.is_factory(b.value)):
             return False
+        loops = [a for a in self.tree.ancestors(at) if isinstance(a, (ast.For, ast.AsyncFor, ast.While))]
         for node in self.tree.walk(self.tree.owner(b.stmt)):
+            if isinstance(node, (ast.Assign, ast.AugAssign)) and (node.lineno, node.col_offset) >= (at.lineno, at.col_offset) \
+                    and not any(within(node, loop) for loop in loops):
+                continue
             if isinstance(node, ast.Assign) and any(
                     isinstance(t, ast.Subscript) and target_key(t.value) == key for t in node.targets):
                 if self._from(node.value, node, seen):
