@@ -266,9 +266,10 @@ def test_saved_for_is_measured(op, saved, users):
 
 # speechbrain's AddNoise has a second source of noise: a method of the class that loads it
 # (`noise, noise_len = self._load_noise(lengths, n)`), handed the forward's `lengths` first. The
-# analysis took the first argument of a call it did not look into as what the result is computed
-# from (evidence that the own-gradient save is made); the method is the file's own: its returns
-# say what the result is computed from.
+# analysis takes the first argument of a call it does not look into as what the result is computed
+# from (evidence that the own-gradient save is made); the method is the file's own, and its
+# returns say what the result is computed from. Open (strict xfail): following the returns lost a
+# real finding (asteroid's GEV beamformer) and did not clear speechbrain's line either.
 LOADED_NOISE = """\
 import torch
 
@@ -312,6 +313,9 @@ def test_noise_from_an_own_loader_runs():
             assert not raises_at_backward(lambda: add(waveforms, lengths).sum().backward())
 
 
+@pytest.mark.xfail(strict=True, reason="the first argument of the file's own method is taken as what its result is "
+                   "computed from (speechbrain time_domain.py:178, the csv branch); reading the callee's returns "
+                   "instead lost asteroid beamforming.py:246 (real) in the libs check: open")
 def test_noise_from_an_own_loader_is_not_proven():
     assert _proven(LOADED_NOISE) == []
 
@@ -495,3 +499,47 @@ def test_updates_of_live_copies_raise_and_stay_proven():
             with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
                 ema.update()
     assert set(_writes(LIVE_COPIES)) <= {line for _, line in _proven(LIVE_COPIES)}
+
+
+# ------------------------------------------------------------------ open groups (stop 43's new code bases)
+# Group ``backward-before-write`` (torchattacks EADEN/EADL1 `adjust_constant`, eaden.py/eadl1.py:
+# 261, 265, 266): a binary search over a constant that a loss multiplies (`const * f`, saved for
+# `f`'s gradient); each loss is backpropagated (`cost.backward()`) before the search writes the
+# constant in place, and the next step builds a new graph. The graph that saved it is gone when
+# the write runs: nothing can raise. Open: the analysis does not see a backward consume a graph.
+BINARY_SEARCH = """\
+import torch
+
+
+class Search:
+    def loss(self, out, const):
+        return torch.sum(const * out.sum(1))
+
+    def adjust(self, out, const):
+        mask = out.sum(1) > 0
+        const[mask] = const[mask] * 10  # write
+
+    def run(self, model, x, steps):
+        const = torch.ones(x.shape[0])
+        for _ in range(steps):
+            for _ in range(3):
+                out = model(x)
+                cost = self.loss(out, const)
+                cost.backward()
+            self.adjust(out.detach(), const)
+        return const
+"""
+
+
+def test_a_constant_written_after_backward_runs():
+    search = _defined(BINARY_SEARCH)["Search"]()
+    model = torch.nn.Linear(3, 2)
+    with torch.enable_grad():
+        const = search.run(model, torch.randn(4, 3), 3)
+    assert const.shape == (4,)
+
+
+@pytest.mark.xfail(strict=True, reason="group backward-before-write (torchattacks eaden.py/eadl1.py 261, 265, 266): "
+                   "a backward that consumed the graph before the write is not seen")
+def test_a_constant_written_after_backward_is_not_proven():
+    assert _proven(BINARY_SEARCH) == []

@@ -1312,7 +1312,7 @@ class InputFlow(_ViewsPart):
     computed, and the callers of a library function (a loss, a metric, a post-processing step) may
     hand it an activation. Followed through any op on the value (a torch op the analysis knows to
     be differentiable, a method of the value, an attribute or item of it, the first positional
-    argument of a call it cannot see into; the returns of the file's own function it calls), and into a fresh tensor that such a value is written
+    argument of a call it cannot see into), and into a fresh tensor that such a value is written
     into (``c = torch.zeros(n); c[k] = x.mean(0)``). Not an input: ``self`` and what the object
     holds (``self.state._log_weights``: state, not an argument), fresh tensors (``ones_like(i)``),
     ``.detach()``/``.data``, integer results (``argmax``, comparisons), values known to be Python
@@ -1371,9 +1371,6 @@ class InputFlow(_ViewsPart):
                 return False
             if not (isinstance(func.value, ast.Name) and func.value.id == "self") and self._from(func.value, at, seen):
                 return True  # a method of the value: `x.float()`, `x.mean(0)`, `probs.values`
-        own = self.views.returned._returns(call)
-        if own is not None:  # the file's own function (`self._load_noise(lengths, n)`): what it returns
-            return any(self._from(cast(ast.expr, r.value), r, seen) for r in own[1])
         if self._held_callable(func):
             return False  # `self.noise_funct(w)`: whatever the object was handed (torch.randn_like?): unknown
         # a call the analysis cannot see into (a helper, `self.w_func(g)`): what it is handed first
