@@ -132,7 +132,10 @@ def main() -> int:
             return 2
         bindir = venv / ("Scripts" if os.name == "nt" else "bin")
         python = bindir / "python"
-        installed = run([str(python), "-m", "pip", "install", "-q", str(wheel)])
+        # without the caller's PYTHONPATH (the test suite names the source tree there): pip would see
+        # the tree's egg-info as the package already installed and install nothing into the venv
+        clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+        installed = run([str(python), "-m", "pip", "install", "-q", str(wheel)], env=clean)
         if installed.returncode != 0:
             print(f"error: pip install of the wheel failed:\n{installed.stdout[-3000:]}\n{installed.stderr[-3000:]}")
             return 2
