@@ -79,14 +79,14 @@ class HandedInputs:
     """The updates of handed-in leaves still waiting for a read in their writer's call."""
 
     def __init__(self) -> None:
-        # id(leaf) -> (the leaf, id and code of the writer's frame, where the update is)
-        self._pending: Dict[int, Tuple["weakref.ref[torch.Tensor]", int, types.CodeType, str]] = {}
+        # id(leaf) -> (the leaf, the writer's call, where the update is)
+        self._pending: Dict[int, Tuple["weakref.ref[torch.Tensor]", Scope, str]] = {}
 
     def updated(self, leaf: torch.Tensor, where: str) -> None:
         """An update of ``leaf`` under the no-grad meaning: pending where the writer was handed it."""
         scope = None if id(leaf) in self._pending else writer_scope(leaf)
         if scope is not None:
-            self._pending[id(leaf)] = (weakref.ref(leaf), scope[0], scope[1], where)
+            self._pending[id(leaf)] = (weakref.ref(leaf), scope, where)
 
     def computed_with(self, tensors: List[torch.Tensor]) -> Iterator[Tuple[int, str]]:
         """(id of the leaf, why) for each pending leaf that ``tensors`` (the inputs of an op whose
@@ -98,7 +98,7 @@ class HandedInputs:
             found = self._pending.get(id(base))
             if found is None or found[0]() is not base:
                 continue
-            if in_scope(found[1:3]):
+            if in_scope(found[1]):
                 del self._pending[id(base)]
-                yield id(base), (f"{found[3]}, on an input the function was handed and computes with "
+                yield id(base), (f"{found[2]}, on an input the function was handed and computes with "
                                  "afterwards")
