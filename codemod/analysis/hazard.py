@@ -189,6 +189,14 @@ def _sliced_name(expr: ast.expr) -> Optional[str]:
     return expr.value.id
 
 
+def _tensor_sliced(model: "HazardFacts", item: ast.expr) -> bool:
+    """``z[:, :c]`` (a slice: only tensors and arrays take one per dimension), or ``z[0]`` of a ``z``
+    shown to be a tensor: items of a tuple or list (``args[0]``, ``args[1]``) are distinct objects."""
+    parts = item.slice.elts if isinstance(item, ast.Subscript) and isinstance(item.slice, ast.Tuple) else [
+        getattr(item, "slice", None)]
+    return len(parts) > 1 or isinstance(parts[0], ast.Slice) or isinstance(item, ast.Subscript) and is_tensor(item.value, model)
+
+
 def _unpacked_bases(model: "HazardFacts", value: object, width: int) -> List[Optional[str]]:
     """What each item of ``a, b = value`` slices (``z`` of ``z[:, :c]``; None: not a slice), one
     per target; [] when ``value`` is no such tuple. A call whose callee hands back slices of one
@@ -613,7 +621,7 @@ class Hazards:
         bases = _unpacked_bases(self.model, value, len(made.stmt.targets[0].elts))
         names = [target_key(t) for t in made.stmt.targets[0].elts]
         base = bases[names.index(key)] if key in names and bases else None
-        if base is None:
+        if base is None or isinstance(value, ast.Tuple) and not _tensor_sliced(self.model, value.elts[names.index(key)]):
             return []
         found: List[Tuple[str, Pos]] = []
         for name, source in zip(names, bases):
