@@ -155,3 +155,44 @@ def test_editor_rounds_take_over_the_previous_tree():
             [(f.code, f.span, f.message) for f in fresh.findings]
         assert previous.source is None  # taken over
         previous = got
+
+
+SHARED_OPERATORS = '''import torch
+
+
+def first(a, b):
+    if a == b and a is not None:
+        return a < b
+    return a in b
+
+
+def second(c):
+    return c == 1 or c is None or c < 2 or c in (3, 4)
+
+
+def third(x):
+    y = torch.sigmoid(x)
+    y += 1
+    return y.sum() if x.dim() == 2 else y
+'''
+
+
+@pytest.mark.parametrize("new", [
+    SHARED_OPERATORS.replace("    if a == b and a is not None:\n        return a < b\n", ""),
+    SHARED_OPERATORS.replace("a == b and a is not None", "a").replace("a < b", "a + b").replace("a in b", "b"),
+    SHARED_OPERATORS.replace("c == 1 or c is None or c < 2 or c in (3, 4)", "c"),
+])
+def test_comparison_operators_shared_by_kept_and_replaced_statements(new):
+    """``ast`` shares one node per comparison operator (every ``==`` of a module is one ``Eq``):
+    an edit that takes the last ``==`` out of the lines parsed again must not take the ``Eq``
+    of the statements kept (their walk met a node with no children listed: KeyError)."""
+    assert _check(SHARED_OPERATORS, new)
+
+
+def test_editor_round_that_drops_a_shared_comparison_operator():
+    settings = Settings()
+    new = SHARED_OPERATORS.replace("    if a == b and a is not None:\n        return a < b\n", "")
+    previous = pipeline.editor_source(SHARED_OPERATORS.encode(), "m.py", settings)
+    got = pipeline.editor_source(new.encode(), "m.py", settings, previous)
+    fresh = pipeline.process_source(new.encode(), "m.py", settings)
+    assert [(f.code, f.span, f.message) for f in got.findings] == [(f.code, f.span, f.message) for f in fresh.findings]

@@ -52,7 +52,7 @@ class K(B, metaclass=M):
     with open(f) as (a, b): ...
 '''
 
-_LEAF_FIELDS = {"ctx", "op", "type_comment"}
+_LEAF_FIELDS = {"ctx", "op", "ops", "type_comment"}  # (shared singletons: a comparison's operators too)
 
 
 def _reference(tree: ast.AST):

@@ -23,6 +23,7 @@ from typing import (
     Optional,
     Set,
     Union,
+    cast,
 )
 
 from codemod.analysis.binder import Binder
@@ -96,8 +97,21 @@ class Calls:
                 methods[stmt] = {s.name: s for s in stmt.body if isinstance(s, FUNCTIONS)}
         classes = {c.name: c for c in methods}
         found: Dict[Function, List[CallSite]] = {}
-        for node in self.tree.source.walked(ast.Name):  # names and attributes, in the walk's order
-            if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
+        # What ``_resolve`` can find at all: a name of a top-level function, ``x.m`` with ``m`` a
+        # method of a class of the module (the others are passed over without a call).
+        named = {m for defs in methods.values() for m in defs}
+        Name, Attribute = ast.Name, ast.Attribute
+        for walked in self.tree.source.walked(ast.Name):  # names and attributes, in the walk's order
+            kind = walked.__class__
+            if kind is Name:
+                if walked.id not in top:  # type: ignore[attr-defined]
+                    continue
+            elif kind is not Attribute or walked.attr not in named:  # type: ignore[attr-defined]
+                continue
+            elif walked.value.__class__ is not Name:  # type: ignore[attr-defined]
+                continue
+            node = cast(Union[ast.Name, ast.Attribute], walked)
+            if not isinstance(node.ctx, ast.Load):
                 continue
             func = self._resolve(node, top, methods, classes)
             if func is None:

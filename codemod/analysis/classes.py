@@ -54,7 +54,14 @@ class Classes:
         attrs: Dict[str, List[AttrValue]] = {}
         buffers: Set[str] = set()
         calls: Calls = {}
-        for node in self.tree.walk(cls):
+        kids, todo = self.tree.source.children, [cast(ast.AST, cls)]  # (``Tree.walk``'s order, without a generator)
+        pop, push, Assign, AnnAssign, Call = todo.pop, todo.extend, ast.Assign, ast.AnnAssign, ast.Call
+        while todo:
+            node = pop()
+            push(kids[node])
+            ntype = node.__class__
+            if ntype is not Assign and ntype is not AnnAssign and ntype is not Call:
+                continue
             if isinstance(node, (ast.Assign, ast.AnnAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for t, value in (pair for t in targets for pair in paired(t, node.value)):

@@ -18,8 +18,11 @@ from codemod.encoding import decode_source
 
 # The node types the walk files by type when no list is given (the rules' registry gives one).
 CANDIDATE_TYPES = (ast.AugAssign, ast.Assign, ast.Call)
-# Fields that hold no node worth a parent (shared singletons such as ``Load`` and operators).
-_LEAF_FIELDS = {"ctx", "op", "type_comment"}
+# Fields that hold no node worth a parent (shared singletons such as ``Load`` and operators; a
+# comparison's ``ops`` too: one ``Eq`` serves every ``==`` of a module, so it has no one parent,
+# and an edit that drops the last ``==`` of the lines ``engine.reparse`` parses again took it
+# from the statements kept).
+_LEAF_FIELDS = {"ctx", "op", "ops", "type_comment"}
 # Fields that hold no node in any version of ``ast`` (names, identifiers, flags, constants).
 _SCALAR_FIELDS = {
     ast.Name: ("id",), ast.Attribute: ("attr",), ast.Constant: ("value", "kind"), ast.FunctionDef: ("name",),
@@ -32,7 +35,7 @@ _SCALAR_FIELDS = {
 # with their None, ``MatchClass.kwd_attrs``' names, fields of later versions, are filtered).
 _NODE_LISTS = {
     "body", "orelse", "finalbody", "handlers", "decorator_list", "targets", "elts", "args", "keywords",
-    "generators", "ifs", "ops", "comparators", "values", "patterns", "kwd_patterns", "cases", "items",
+    "generators", "ifs", "comparators", "values", "patterns", "kwd_patterns", "cases", "items",
     "type_ignores", "posonlyargs", "kwonlyargs", "defaults", "bases",
 }
 # node type -> (field, its list's items are all nodes) for each field that may hold a node

@@ -137,9 +137,12 @@ class Tree:
         return found
 
     def enclosing_class(self, node: ast.AST) -> Optional[ast.ClassDef]:
-        for anc in self.ancestors(node):
-            if isinstance(anc, ast.ClassDef):
-                return anc
+        parents, ClassDef = self._parents, ast.ClassDef  # (a loop up: asked of every call resolved)
+        up = parents.get(node)
+        while up is not None:
+            if isinstance(up, ClassDef):
+                return up
+            up = parents.get(up)
         return None
 
     def blocks_around(self, node: ast.AST) -> Set[Block]:

@@ -83,7 +83,9 @@ def process_source(
     from codemod.rules import registry
 
     try:
-        if not (build_fixes or wants_unused or registry.may_have_candidates(data)):
+        # (a source the index pass kept passed the text screen there: ``will_parse``)
+        if not (build_fixes or wants_unused or parsed.peek(data, registry.node_types()) is not None
+                or registry.may_have_candidates(data)):
             if not parsed.known_to_parse(data):  # (the run's index pass parsed it)
                 parse(data)  # nothing to find, but a file that does not parse is reported
             return result

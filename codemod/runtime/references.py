@@ -147,6 +147,41 @@ class LeafUpdate:
     op: str
 
 
+class LeafSources:
+    """What each tensor of a run was computed from: the ids of the leaves (those a
+    :class:`LeafWatch` keeps) it was computed from with grad on, ``detach`` and ``.grad``
+    cutting the chain (the watch derives nothing through them: ``_CUTS``). An update whose
+    operands (values, index, mask) came from the leaf itself is a step of the computation,
+    ``R[abs(R) < eps] = 0``, not a state set."""
+
+    def __init__(self, leaf_ids: set) -> None:
+        self._leaf_ids = leaf_ids  # the watch's ids of its leaves (shared: it grows with the run)
+        # id(tensor) -> (the tensor, ids of the leaves it was computed from)
+        self._derived: Dict[int, Tuple["weakref.ref[torch.Tensor]", frozenset]] = {}
+
+    def of(self, t: torch.Tensor) -> frozenset:
+        """ids of the leaves ``t`` was computed from (itself, where it is one, or its base)."""
+        found = self._derived.get(id(t))
+        own = found[1] if found is not None and found[0]() is t else frozenset()
+        base = t._base if t._base is not None else t
+        if id(base) in self._leaf_ids:
+            own = own | {id(base)}
+        elif base is not t:
+            own = own | self.of(base)
+        return own
+
+    def derive(self, tensors, result) -> None:
+        """``result`` of a call on ``tensors``: computed from what they were."""
+        sources = frozenset().union(*(self.of(t) for t in tensors)) if tensors else frozenset()
+        if not sources:
+            return
+        for r in _flat([result]):
+            if isinstance(r, torch.Tensor) and id(r) not in self._leaf_ids:
+                self._derived[id(r)] = (weakref.ref(r), sources)
+        if len(self._derived) > 8192:  # drop the dead
+            self._derived = {k: v for k, v in self._derived.items() if v[0]() is not None}
+
+
 class LeafWatch(TorchFunctionMode):
     """Sees every torch call of a run:
 
@@ -178,15 +213,12 @@ class LeafWatch(TorchFunctionMode):
         # copy meaning of an update with no out-of-place form: id(leaf) -> (leaf, its clone), which
         # every later read of the leaf (but its .grad) sees: ``x = x.clone(); x[i] = v``
         self._clones: Dict[int, Tuple["weakref.ref[torch.Tensor]", torch.Tensor]] = {}
-        # id(tensor) -> (the tensor, ids of the leaves it was computed from with grad on, ``detach``
-        # and ``.grad`` cutting the chain): an update whose operands (values, index, mask) came
-        # from the leaf itself is a step of the computation, ``R[abs(R) < eps] = 0``, not a state set
-        self._derived: Dict[int, Tuple["weakref.ref[torch.Tensor]", frozenset]] = {}
         self.leaves: List[torch.Tensor] = []
         self.read_versions: Dict[int, Optional[int]] = {}  # leaf index -> its version when first read
         self._data_aliases: Dict[int, Tuple["weakref.ref[torch.Tensor]", int]] = {}  # ``p.data`` -> p's index
         self._data_written: set = set()  # indices of leaves written through ``.data`` after a read
         self._ids: set = set()
+        self._sources = LeafSources(self._ids)  # what each tensor was computed from
         self._index: Dict[int, int] = {}
         self._recorded: List[weakref.ref] = []  # results recorded since the last backward
         self._reached: Optional[set] = None  # ids of the leaves their graphs reach (cached)
@@ -287,7 +319,7 @@ class LeafWatch(TorchFunctionMode):
                 self._through.setdefault(id(leaf), f"{where}: `{name}`")
             if _computation_step(name, kwargs):
                 self._stepped.setdefault(id(leaf), f"{where}: `{name}`")
-            elif any(id(leaf) in self._sources(t) for t in operands):
+            elif any(id(leaf) in self._sources.of(t) for t in operands):
                 self._stepped.setdefault(id(leaf), f"{where}: `{name}`, with operands computed from the leaf itself")
             else:
                 self._handed.updated(leaf, f"{where}: `{name}`")
@@ -332,34 +364,13 @@ class LeafWatch(TorchFunctionMode):
             if len(self._recorded) > 4096:  # a long forward without backward: drop the dead
                 self._recorded = [w for w in self._recorded if w() is not None]
             if name not in _CUTS:
-                self._derive(tensors, result)
+                self._sources.derive(tensors, result)
         for r in _flat([result]):
             self.note(r)
         if name == "__get__" and isinstance(result, torch.Tensor) and args and id(args[0]) in self._index \
                 and getattr(getattr(func, "__self__", None), "__name__", "") == "data":
             self._data_aliases[id(result)] = (weakref.ref(result), self._index[id(args[0])])
         return result
-
-    def _sources(self, t: torch.Tensor) -> frozenset:
-        """ids of the leaves ``t`` was computed from (itself, where it is one, or its base)."""
-        found = self._derived.get(id(t))
-        own = found[1] if found is not None and found[0]() is t else frozenset()
-        base = t._base if t._base is not None else t
-        if id(base) in self._ids:
-            own = own | {id(base)}
-        elif base is not t:
-            own = own | self._sources(base)
-        return own
-
-    def _derive(self, tensors, result) -> None:
-        sources = frozenset().union(*(self._sources(t) for t in tensors)) if tensors else frozenset()
-        if not sources:
-            return
-        for r in _flat([result]):
-            if isinstance(r, torch.Tensor) and id(r) not in self._ids:
-                self._derived[id(r)] = (weakref.ref(r), sources)
-        if len(self._derived) > 8192:  # drop the dead
-            self._derived = {k: v for k, v in self._derived.items() if v[0]() is not None}
 
     def _check_read(self, func, name: str, args, kwargs, tensors) -> None:
         """After a step of the computation made in place on a leaf (no-grad meaning), a read of
