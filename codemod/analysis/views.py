@@ -27,7 +27,7 @@ from typing import Dict, Iterable, List, Literal, NamedTuple, Optional, Sequence
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding, Flow
 from codemod.analysis.builders import parametric_builder
-from codemod.analysis.branches import apart_until
+from codemod.analysis.branches import apart_until, within
 from codemod.analysis.classes import Classes
 from codemod.analysis.grad_mode import GradMode
 from codemod.analysis.holders import read_after
@@ -1405,7 +1405,7 @@ class InputFlow(_ViewsPart):
             elif b.form in ("assign", "ann") and b.value is not None:
                 if self.views.making._made_without_grad(b.stmt) and not isinstance(b.value, ast.Name):
                     continue
-                if self._from(b.value, b.stmt, seen) or self._written_into(name.id, b, seen):
+                if self._from(b.value, b.stmt, seen) or self._written_into(name.id, b, at, seen):
                     return True
             elif isinstance(b.stmt, ast.Assign) and b.form == "other":
                 if self._from(b.stmt.value, b.stmt, seen):
@@ -1438,12 +1438,18 @@ class InputFlow(_ViewsPart):
                 return False
         return True
 
-    def _written_into(self, key: str, b: Binding, seen: Set[int]) -> bool:
+    def _written_into(self, key: str, b: Binding, at: Located, seen: Set[int]) -> bool:
         """A fresh tensor bound to ``key`` and written with such a value in its function
-        (``centroids[k] = cluster.mean(0)``, ``acc += x``)."""
+        (``centroids[k] = cluster.mean(0)``, ``acc += x``), by a write that may run before
+        ``at``: one above it, or in a loop around both (a write below, outside such a loop,
+        cannot have given the value at ``at`` its grad)."""
         if not (isinstance(b.value, ast.Call) and self.kinds.calls.is_factory(b.value)):
             return False
+        loops = [a for a in self.tree.ancestors(at) if isinstance(a, (ast.For, ast.AsyncFor, ast.While))]
         for node in self.tree.walk(self.tree.owner(b.stmt)):
+            if isinstance(node, (ast.Assign, ast.AugAssign)) and (node.lineno, node.col_offset) >= (at.lineno, at.col_offset) \
+                    and not any(within(node, loop) for loop in loops):
+                continue
             if isinstance(node, ast.Assign) and any(
                     isinstance(t, ast.Subscript) and target_key(t.value) == key for t in node.targets):
                 if self._from(node.value, node, seen):
