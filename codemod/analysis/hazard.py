@@ -47,7 +47,7 @@ from codemod.analysis.leaves import creates_leaf
 from codemod.analysis.names import identity_argument
 from codemod.analysis.project import CallFact
 from codemod.analysis.requires_grad import Constants, RequiresGradFacts, may_be_frozen
-from codemod.analysis.saved_for import measured_users
+from codemod.analysis.saved_for import may_take_a_number, measured_users
 from codemod.analysis.summaries import (
     Returns, Saved, Summaries, SummaryFacts, flag_set_after, set_from_outside, switched_on,
 )
@@ -892,7 +892,10 @@ class SavedFor(_HazardsPart):
         if all(self.model.kind(u) is Kind.SCALAR or self.constant_args.constant(u) for u in users):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if a caller elsewhere "
                              "passes a tensor that requires grad (the calls in this file pass constants)"), False
-        if not any(is_tensor(u, self.model) for u in users):
+        if isinstance(op_node, ast.Call) and self.model.summaries.of_call(op_node) is None \
+                and may_take_a_number(op, op_node) and not any(is_tensor(u, self.model) for u in users):
+            # `torch.mul(x, w)`: `w` may be a Python number (`torch.matmul` would raise on one: a
+            # tensor; a helper's summary does not say which: today's answer)
             return _possible(f"`{key}` is saved by `{op}` at line {line} if the operand it is saved for is a "
                              "tensor that requires grad, which the analysis cannot tell"), False
         return _GO_ON, False

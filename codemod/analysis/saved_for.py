@@ -23,6 +23,14 @@ _SYMBOLS = {"*": "mul", "/": "div", "@": "matmul", "**": "pow"}
 _MEASURED = cast(Dict[str, Dict[str, Tuple[str, ...]]], torch_api.SAVED_FOR)
 # Ops that take any number of tensor operands: measured with two, used with two only.
 _VARIADIC = frozenset({"einsum"})
+# Measured ops that also take a Python number for an operand (``torch.mul(x, 0.5)``, ``x ** 2``);
+# the others raise on one (``torch.matmul(x, 0.5)``): what they are passed is a tensor.
+_TAKE_NUMBERS = frozenset({"mul", "multiply", "div", "divide", "true_divide", "pow"})
+
+
+def may_take_a_number(op: str, op_node: Union[ast.Call, ast.BinOp]) -> bool:
+    """Whether an operand of the torch op ``op`` may be a Python number (an operator always may)."""
+    return isinstance(op_node, ast.BinOp) or _SYMBOLS.get(op, op_short(op)) in _TAKE_NUMBERS
 
 
 def operands(op_node: Union[ast.Call, ast.BinOp], method: bool) -> Optional[List[ast.expr]]:
