@@ -131,3 +131,105 @@ def test_states_scaled_by_a_number_run():
 
 def test_states_scaled_by_what_may_be_a_number_are_not_proven():
     assert _proven(MAY_BE_A_NUMBER) == []
+
+
+# ------------------------------------------------------------------ a fresh sample from the file's own callee
+# Group ``own-callee-fresh`` (speechbrain's AddNoise, time_domain.py:178, described: the noise is
+# drawn by a method of the module from what it was handed only for its sizes, then scaled in place
+# to the clean signal's amplitude). The amplitude helper saves its input for that input's own
+# gradient (``abs``): nothing is saved of a sample that requires no grad, and the program runs. The
+# method is the file's own: what it returns is read (a fresh sample), not its first argument.
+FRESH_FROM_OWN = """\
+import torch
+
+
+def energy(w):
+    return torch.sum(torch.abs(w), dim=1, keepdim=True)
+
+
+def sample_like(lengths, n):
+    white = torch.randn(lengths.shape[0], n)
+    return white * 0.1
+
+
+class Mixer(torch.nn.Module):
+    def forward(self, x, lengths):
+        clean = energy(x)
+        noise = self._draw(lengths, x.shape[1])
+        noise *= clean / (energy(noise) + 1e-8)  # write
+        return x + noise
+
+    def _draw(self, lengths, n):
+        rows = len(lengths)
+        return torch.rand(rows, n, device=lengths.device) * 2 - 1
+
+
+class PairMixer(torch.nn.Module):
+    def forward(self, x, lengths):
+        clean = energy(x)
+        noise, noise_len = self._draw(lengths, x.shape[1])
+        noise *= clean / (energy(noise) + 1e-8)  # write
+        return x + noise, noise_len
+
+    def _draw(self, lengths, n):
+        batch = torch.randn(len(lengths), n)
+        if batch.shape[0] > 1:
+            batch = batch[: len(lengths)]
+        return batch, lengths.clone()
+
+
+class FunctionMixer(torch.nn.Module):
+    def forward(self, x, lengths):
+        clean = energy(x)
+        noise = sample_like(lengths, x.shape[1])
+        noise *= clean / (energy(noise) + 1e-8)  # write
+        return x + noise
+"""
+
+
+def _mixers(source: str):
+    ns = _defined(source)
+    return [ns[name]() for name in ("Mixer", "PairMixer", "FunctionMixer")]
+
+
+def _out(result):
+    return result[0] if isinstance(result, tuple) else result
+
+
+def test_fresh_samples_from_own_callees_run():
+    for mixer in _mixers(FRESH_FROM_OWN):
+        x = torch.randn(3, 20, requires_grad=True)
+        lengths = torch.full((3, 1), 20.0, requires_grad=True)
+        assert not raises_at_backward(lambda: _out(mixer(x, lengths)).sum().backward()), type(mixer).__name__
+
+
+def test_fresh_samples_from_own_callees_are_not_proven():
+    assert _proven(FRESH_FROM_OWN) == []
+
+
+# Look-alikes: the callee computes what it returns from its argument (directly, as the tuple's
+# element the caller writes, or through two helpers of the file and dtype conversions, as
+# asteroid's generalized_eigenvalue_decomposition does): the argument requires grad, the sample
+# does, abs saves it, the write breaks it.
+DERIVED_FROM_OWN = FRESH_FROM_OWN.replace(
+    "        return torch.rand(rows, n, device=lengths.device) * 2 - 1\n",
+    "        return lengths.expand(rows, n) * 0.01\n").replace(
+    "        batch = torch.randn(len(lengths), n)\n", "        batch = lengths.expand(-1, n) * 0.01\n").replace(
+    "    white = torch.randn(lengths.shape[0], n)\n    return white * 0.1\n",
+    "    e_val, e_vec = _scaled(lengths.expand(-1, n).to(torch.float64))\n"
+    "    return e_val.to(lengths.dtype), e_vec.to(lengths.dtype)\n\n\n"
+    "def _scaled(a):\n    e_val, e_vec = a * 0.1, a * 0.01\n    return e_val, e_vec[..., :]\n").replace(
+    "        noise = sample_like(lengths, x.shape[1])\n", "        _, noise = sample_like(lengths, x.shape[1])\n")
+
+
+def test_samples_computed_from_the_argument_raise():
+    assert DERIVED_FROM_OWN != FRESH_FROM_OWN and "_scaled" in DERIVED_FROM_OWN
+    for mixer in _mixers(DERIVED_FROM_OWN):
+        x = torch.randn(3, 20, requires_grad=True)
+        lengths = torch.full((3, 1), 20.0, requires_grad=True)
+        assert raises_at_backward(lambda: _out(mixer(x, lengths)).sum().backward()), type(mixer).__name__
+
+
+def test_samples_computed_from_the_argument_stay_proven():
+    proven = {line for _, line in _proven(DERIVED_FROM_OWN)}
+    assert set(_writes(DERIVED_FROM_OWN)) <= proven, sorted(set(_writes(DERIVED_FROM_OWN)) - proven)
