@@ -233,3 +233,36 @@ def test_samples_computed_from_the_argument_raise():
 def test_samples_computed_from_the_argument_stay_proven():
     proven = {line for _, line in _proven(DERIVED_FROM_OWN)}
     assert set(_writes(DERIVED_FROM_OWN)) <= proven, sorted(set(_writes(DERIVED_FROM_OWN)) - proven)
+
+
+# Look-alike: the own callee draws a sample and passes it through a module with parameters (a
+# generator the module does not own): not computed from the argument, yet it requires grad, abs saves it, the write breaks it.
+GENERATED = """\
+import torch
+
+
+def energy(w):
+    return torch.sum(torch.abs(w), dim=1, keepdim=True)
+
+
+GEN = torch.nn.Linear(4, 20)
+
+
+class Generated(torch.nn.Module):
+    def forward(self, x, lengths):
+        clean = energy(x)
+        fake = self._generate(lengths)
+        fake *= clean / (energy(fake) + 1e-8)  # write
+        return x + fake
+
+    def _generate(self, lengths):
+        z = torch.randn(len(lengths), 4)
+        return GEN(z)
+"""
+
+
+def test_a_generated_sample_raises_and_stays_proven():
+    mixer = _defined(GENERATED)["Generated"]()
+    x = torch.randn(3, 20, requires_grad=True)
+    assert raises_at_backward(lambda: mixer(x, torch.full((3, 1), 20.0)).sum().backward())
+    assert set(_writes(GENERATED)) <= {line for _, line in _proven(GENERATED)}

@@ -1395,15 +1395,18 @@ class InputFlow(_ViewsPart):
             return self._gap()  # `self.noise_funct(w)`: whatever the object was handed (torch.randn_like?): unknown
         # a call the analysis cannot see into (a helper, `self.w_func(g)`): what it is handed first
         first = call.args[0] if call.args and not isinstance(call.args[0], ast.Starred) else None
-        if self._probing:  # reading an own callee's returns: from whatever the call is handed
+        if self._probing:  # reading an own callee's returns: from whatever the call is handed, unless
+            if self.kinds.kind(func) is Kind.MODULE and not self._plain_module(func):  # a module may add grad
+                return self._gap()
             return any(self._from(a, at, seen) for a in (*call.args, *(k.value for k in call.keywords)))
         return first is not None and self._from(first, at, seen)
 
     def _own_fresh(self, call: ast.Call, element: Optional[int], seen: Set[int]) -> bool:
         """``call`` runs the file's own function (``self._load_noise(lengths, n)``), each of whose
         returns hands back a value (item ``element`` of a tuple display, where the caller unpacks
-        it) that is computed from no argument nor anything the object was handed: a fresh sample,
-        what a data loader yields. False where a return may be so computed, or is not seen (a
+        it) that is computed from no argument nor anything the object was handed and is not known to
+        require grad: a fresh sample, what a data loader yields. False where a return may be so
+        computed, requires grad (a sample through a module with parameters), or is not seen (a
         generator, a bare ``return``, a tuple built elsewhere, the function asked about already,
         too long a search): the first argument then stands for what the result is computed from."""
         found = self.views.returned._returns(call)
@@ -1425,10 +1428,21 @@ class InputFlow(_ViewsPart):
             finally:
                 self._callees.discard(id(found[0]))
                 self._probing -= 1
-            self._fresh[memo] = (not derived, self._gaps - before)
+            grad = not derived and any(self.views.requirement.requires_grad(v, r) == "yes" for v, r in zip(values, found[1]))
+            self._fresh[memo] = (not derived and not grad, self._gaps - before)  # (grad: `GEN(z)`, a module's output)
         fresh, gaps = self._fresh[memo]
         self._gaps += gaps
         return fresh and not gaps
+
+    def _plain_module(self, func: ast.expr) -> bool:
+        """``self.resampler`` bound only to instances of a class of this file that owns no parameters."""
+        cls = self.tree.enclosing_class(func)
+        values = self.classes.class_attrs(cls).get(func.attr, []) if cls is not None and isinstance(func, ast.Attribute) \
+            and isinstance(func.value, ast.Name) and func.value.id == "self" else []
+        trained = self.views.trained
+        classes = [trained.module_class(v.func.id) if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) else None
+                   for v in values]
+        return bool(classes) and all(c is not None and not trained.parametric_class(c, set()) for c in classes)
 
     def _held_callable(self, func: ast.expr) -> bool:
         """``self.fn`` where the class defines no method ``fn`` and assigns it only callables it
