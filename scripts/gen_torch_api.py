@@ -603,6 +603,72 @@ def _inplace_binary(name: str):
     return run
 
 
+# ---------------------------------------------------------------- for whose gradient an input is saved
+# (stop 43) ``x @ c`` saves ``x`` only to compute ``c``'s gradient: when ``c`` requires no grad
+# (a constant, a fresh sample), nothing of ``x`` is saved and writing ``x`` later cannot raise.
+# Measured the same way as OP_SAVES_MEASURED, once per pair: only input ``j`` requires grad, input
+# ``k`` is bumped in place before backward; ``k``'s users are the ``j`` for which that raises. Keys
+# as in OP_SAVES (the short name of the function or method; the operator's name for ``*``, ``/``,
+# ``@``); values: each saved input and the inputs whose gradient needs it (itself included when
+# its own gradient does). Inputs are positional, as the analysis numbers them (einsum's equation
+# is no input; a method's receiver is input0).
+
+
+def _users_by_version(fn, shapes) -> dict:
+    def raises(grad: int, bumped: int) -> bool:
+        torch.manual_seed(0)
+        made = [torch.rand(*shape, dtype=torch.float64) + 0.5 for shape in shapes]
+        inputs = [(t.requires_grad_() * 1) if i == grad else t for i, t in enumerate(made)]
+        out = fn(*inputs)
+        try:
+            inputs[bumped].add_(0)
+            out.sum().backward()
+        except RuntimeError as exc:
+            if _INPLACE_ERROR in str(exc):
+                return True
+            raise
+        return False
+
+    found = {}
+    for bumped in range(len(shapes)):
+        users = tuple(f"input{grad}" for grad in range(len(shapes)) if raises(grad, bumped))
+        if users:
+            found[f"input{bumped}"] = users
+    return found
+
+
+def _saved_for() -> dict:
+    v, sq, vec = (3, 4), (4, 4), (4,)
+    probes = {
+        "mul": (lambda a, b: a * b, [v, v]), "multiply": (lambda a, b: torch.multiply(a, b), [v, v]),
+        "div": (lambda a, b: a / b, [v, v]), "divide": (lambda a, b: torch.divide(a, b), [v, v]),
+        "true_divide": (lambda a, b: torch.true_divide(a, b), [v, v]),
+        "matmul": (lambda a, b: a @ b, [(3, 4), (4, 3)]), "mm": (lambda a, b: torch.mm(a, b), [(3, 4), (4, 3)]),
+        "bmm": (lambda a, b: torch.bmm(a, b), [(2, 3, 4), (2, 4, 3)]),
+        "mv": (lambda a, b: torch.mv(a, b), [(3, 4), vec]),
+        "linear": (lambda a, w, b: F.linear(a, w, b), [(3, 4), (5, 4), (5,)]),
+        "bilinear": (lambda a, b, w: F.bilinear(a, b, w), [(3, 4), (3, 4), (2, 4, 4)]),
+        "addmm": (lambda c, a, b: torch.addmm(c, a, b), [(3, 3), (3, 4), (4, 3)]),
+        "addbmm": (lambda c, a, b: torch.addbmm(c, a, b), [(3, 3), (2, 3, 4), (2, 4, 3)]),
+        "baddbmm": (lambda c, a, b: torch.baddbmm(c, a, b), [(2, 3, 3), (2, 3, 4), (2, 4, 3)]),
+        "addmv": (lambda c, a, b: torch.addmv(c, a, b), [(3,), (3, 4), vec]),
+        "addcmul": (lambda c, a, b: torch.addcmul(c, a, b), [v, v, v]),
+        "addcdiv": (lambda c, a, b: torch.addcdiv(c, a, b), [v, v, v]),
+        "einsum": (lambda a, b: torch.einsum("nd,ndm->nm", a, b), [(2, 3), (2, 3, 3)]),
+        "outer": (lambda a, b: torch.outer(a, b), [vec, (3,)]), "ger": (lambda a, b: torch.ger(a, b), [vec, (3,)]),
+        "dot": (lambda a, b: torch.dot(a, b), [vec, vec]), "inner": (lambda a, b: torch.inner(a, b), [v, v]),
+        "vdot": (lambda a, b: torch.vdot(a, b), [vec, vec]),
+        "kron": (lambda a, b: torch.kron(a, b), [(2, 2), (2, 2)]),
+        "tensordot": (lambda a, b: torch.tensordot(a, b, dims=1), [(3, 4), (4, 3)]),
+        "pow": (lambda a, b: a ** b, [v, v]), "maximum": (lambda a, b: torch.maximum(a, b), [v, v]),
+        "cdist": (lambda a, b: torch.cdist(a, b), [v, v]),
+        "conv1d": (lambda a, w: F.conv1d(a, w), [(2, 3, 6), (3, 3, 3)]),
+        "conv2d": (lambda a, w: F.conv2d(a, w), [(2, 3, 6, 6), (3, 3, 3, 3)]),
+        "cosine_similarity": (lambda a, b: F.cosine_similarity(a, b), [v, v]),
+    }
+    return {name: _users_by_version(fn, shapes) for name, (fn, shapes) in sorted(probes.items())}
+
+
 # ---------------------------------------------------------------- outputs of multi-output ops
 # (issue 14) ``evals, evecs = torch.linalg.eigh(A)``: which of a tuple-returning op's outputs
 # its backward saves, measured the same way (bump that output's version, run backward). Keys:
@@ -801,6 +867,7 @@ def generate() -> str:
         "OP_SAVES": _probe_saves(),
         **_probe_views(),
         "OP_SAVES_MEASURED": _measured_saves(),
+        "SAVED_FOR": _saved_for(),
         "OUTPUTS_SAVED": _outputs_saved(),
         **_identity_functions(),
         **_returns_input(),  # aliasing: results that may be their input (fix safety)  # issue 14: which outputs of a tuple-returning op are saved  # issue 14: by version counters; takes precedence

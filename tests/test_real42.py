@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import copy
 
-import pytest
 import torch
 
 from codemod.config import Settings
@@ -251,7 +250,8 @@ def test_mask_look_alikes_stay_proven():
 # its first argument only for that argument's own gradient (`abs`), and the call passes a fresh
 # sample (no grad) with a second operand that is an argument of the forward. The analysis takes
 # the call as one op that also reads that argument, so it counts as evidence that the save is
-# made. Open: a summary does not record for whose gradient each input is saved.
+# made. Fixed at stop 43 (tests/test_precision43.py): a summary records for whose gradient each
+# input is saved (`saved_for`), so an own-gradient save needs evidence of grad on that input.
 OWN_IN_HELPER = """\
 import torch
 
@@ -284,7 +284,5 @@ def test_own_gradient_save_of_a_fresh_sample_in_a_helper_runs():
         assert ("IPF101", _line_of(source, "noise *=")) in _proven(source)
 
 
-@pytest.mark.xfail(strict=True, reason="group nothing-requires-grad, helper form: summaries do not say for whose "
-                   "gradient an input is saved (speechbrain time_domain.py:178)")
 def test_own_gradient_save_of_a_fresh_sample_in_a_helper_is_not_proven():
     assert ("IPF101", _line_of(OWN_IN_HELPER, "noise *=")) not in _proven(OWN_IN_HELPER)

@@ -47,6 +47,7 @@ from codemod.analysis.leaves import creates_leaf
 from codemod.analysis.names import identity_argument
 from codemod.analysis.project import CallFact
 from codemod.analysis.requires_grad import Constants, RequiresGradFacts, may_be_frozen
+from codemod.analysis.saved_for import may_take_a_number, measured_users
 from codemod.analysis.summaries import (
     Returns, Saved, Summaries, SummaryFacts, flag_set_after, set_from_outside, switched_on,
 )
@@ -463,7 +464,7 @@ class Hazards:
         self.modules = ModuleHazards(self)
         self.producers = Producers(self)
         self.consumers = Consumers(self)
-        self.carried = CarriedState(self)
+        self.carried, self.saved_for = CarriedState(self), SavedFor(self)
 
     def grad_shown(self, inputs: Iterable[ast.expr], at: Located) -> bool:
         """Positive evidence that an op run at ``at`` on ``inputs`` records a backward: one of
@@ -860,6 +861,54 @@ class _HazardsPart:
         self.model = hazards.model
 
 
+_GO_ON: Final = "go on"  # SavedFor.judge: no verdict, the other checks decide
+
+
+class SavedFor(_HazardsPart):
+    """For whose gradient a call saves the written tensor (``analysis.saved_for``): an op that
+    saves it only for its other operands' gradient (``torch.matmul(x, c)``, ``F.linear(x, w)``,
+    a helper saying so) saves nothing where those require no grad; a helper that saves it for
+    its own gradient only (``abs``, ``** 2``) saves it only where it requires grad itself."""
+
+    def users(self, op_node: ast.Call, index: int, op: str, node: ast.expr) -> Optional[List[ast.expr]]:
+        """The operands whose gradient needs input ``index`` (``node``) of ``op_node`` saved; None: not known."""
+        summary = self.model.summaries.of_call(op_node)
+        if summary is not None:
+            return summary.users_at(op_node, index)
+        func = op_node.func
+        method = isinstance(func, ast.Attribute) and (func.value is node or self.hazards.ops._is_method_call(op_node))
+        if not method and self.model.torch_name(func) is None:
+            return None
+        return measured_users(op, index, op_node, method)
+
+    def judge(self, op_node: ast.expr, index: int, op: str, node: ast.expr, key: str,
+              line: int) -> Tuple[Union[Optional[Hazard], str], bool]:
+        """A verdict on the save of ``node`` by ``op_node`` where it is made for other operands'
+        gradient only (else ``_GO_ON``), and whether it is made for ``node``'s own gradient only."""
+        users = self.users(op_node, index, op, node) if isinstance(op_node, ast.Call) else None
+        if users is None:
+            return _GO_ON, False
+        if any(u is node for u in users):
+            return _GO_ON, len(users) == 1
+        at = self.model.statement_of(op_node)
+        if all(self.model.kind(u) is Kind.SCALAR or self.constants.constant(u) for u in users):
+            return None, False  # saved for the gradient of operands that require none: nothing is saved
+        grad = next((u for u in users if self.model.views.requirement.requires_grad(u, at) == "yes"), None)
+        if grad is not None:
+            return Hazard(f"`{key}` was saved for backward by `{op}` at line {line} (for the gradient "
+                          f"of `{self.model.code(grad).strip()}`, which requires grad)"), False
+        if all(self.model.kind(u) is Kind.SCALAR or self.constant_args.constant(u) for u in users):
+            return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if a caller elsewhere "
+                             "passes a tensor that requires grad (the calls in this file pass constants)"), False
+        if isinstance(op_node, ast.Call) and self.model.summaries.of_call(op_node) is None \
+                and may_take_a_number(op, op_node) and not any(is_tensor(u, self.model) for u in users):
+            # `torch.mul(x, w)`: `w` may be a Python number (`torch.matmul` would raise on one: a
+            # tensor; a helper's summary does not say which: today's answer)
+            return _possible(f"`{key}` is saved by `{op}` at line {line} if the operand it is saved for is a "
+                             "tensor that requires grad, which the analysis cannot tell"), False
+        return _GO_ON, False
+
+
 class Consumers(_HazardsPart):
     """Saves made by the ops that read the written tensor before the write (an input saved), in order of execution."""
 
@@ -873,10 +922,9 @@ class Consumers(_HazardsPart):
             and node.func.attr in torch_api.INPLACE_METHODS
 
     def _fed_to_a_module(self, base: ast.expr, write: Located) -> bool:
-        """``x`` passed, before the write, to a torch module (``self.conv(x)``, also through a
-        view method: ``self.conv(x.transpose(1, 2))``) or to a summarized callee that saves it
-        (``self.ln_1(x)``: a summary proves a save of tensor operands only): a Python number
-        there would have raised, so ``x`` is a tensor."""
+        """``x`` passed, before the write, to a torch module (``self.conv(x)``, ``self.conv(x.transpose(1, 2))``)
+        or to a summarized callee that saves it (``self.ln_1(x)``: a summary proves a save of tensor
+        operands only): a Python number there would have raised, so ``x`` is a tensor."""
         if not isinstance(base, ast.Name):
             return False
         flow = self.model.flow(self.model.owner(write))
@@ -925,9 +973,8 @@ class Consumers(_HazardsPart):
     def _uses(self, flow: Flow, key: str, since: Pos, at: Span, target: ast.expr,
               rebound_in: Sequence[Pos], write: Located,
               floating: Callable[[], bool] = lambda: False) -> Iterator[Optional[Hazard]]:
-        """A use of ``key`` as a saved input of an op after ``since``, up to the write at ``at``
-        (its own right-hand side runs first), or later in a loop around it that does not bind
-        ``key`` again before the write (the next turn's write then follows the save)."""
+        """A use of ``key`` as a saved input of an op after ``since``, up to the write at ``at`` (its own
+        right-hand side first), or later in a loop around it not binding ``key`` again before the write."""
         start, end = at
         loops = [(ls, le) for ls, le in flow.loops if ls <= start and end <= le
                  and not any(ls <= b <= start for b in rebound_in)]
@@ -963,10 +1010,9 @@ class Consumers(_HazardsPart):
             for b in flow.bindings.get(key, []))
 
     def _runs_before(self, load: ast.expr, write: Located) -> bool:
-        """Within the write's own statement, does the op reading ``load`` run before the write?
-        An assignment's right-hand side does; an in-place call runs after its arguments and what
-        precedes it, never with what the other branch of a conditional expression computes
-        (``x.mul_(g) if self.inplace else x * g``)."""
+        """Within the write's own statement, does the op reading ``load`` run before the write? An
+        assignment's right-hand side does; an in-place call runs after its arguments and what precedes
+        it, never with the other branch of a conditional expression (``x.mul_(g) if c else x * g``)."""
         if not isinstance(write, ast.Call):
             return True
         for up in self.model.ancestors(load):
@@ -1047,6 +1093,9 @@ class Consumers(_HazardsPart):
             return _possible(f"`{key}` is passed to `{op}` at line {line}, a call the analysis cannot see into")
         if f"input{index}" not in saved:
             return None
+        verdict, own_only = self.hazards.saved_for.judge(op_node, index, op, node, key, line)
+        if verdict != _GO_ON:
+            return cast(Optional[Hazard], verdict)
         if isinstance(op_node, ast.BinOp) and (op in ("*", "@", "%") or (op, index) in (("/", 0), ("**", 1))):
             # x * c saves x only for c's gradient: nothing when c is a number or a constant
             other = op_node.right if index == 0 else op_node.left
@@ -1075,8 +1124,8 @@ class Consumers(_HazardsPart):
                 and may_be_frozen(self.model, op_node.func):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if the module's "
                              "parameters require grad (the file switches `requires_grad` off on some)")
-        if self._own_gradient(op_node, node, saved) \
-                and not self.hazards.grad_shown([op_node, *self.hazards.operands(op_node)], self.model.statement_of(op_node)):
+        if (own_only or self._own_gradient(op_node, node, saved)) and not self.hazards.grad_shown(
+                [node] if own_only else [op_node, *self.hazards.operands(op_node)], self.model.statement_of(op_node)):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it requires grad "
                              f"(`{op}` saves it for its own gradient; nothing the analysis sees shows it requires grad)")
         return Hazard(f"`{key}` was saved for backward by `{op}` at line {line}")

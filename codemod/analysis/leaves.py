@@ -189,8 +189,8 @@ class Leaves:
             if isinstance(anc, OWNERS):
                 break
             if isinstance(anc, (ast.For, ast.AsyncFor)):
-                if _loop_over_parameters(anc, name.id):
-                    return LeafOrigin(True, f"`{name.id}`, a parameter (from `.parameters()`)", False)
+                if _loop_over_parameters(anc, name.id):  # (not known where the file switches them off)
+                    return LeafOrigin(not _switched_off(self, anc, name.id), f"`{name.id}`, a parameter (from `.parameters()`)", False)
                 if bound_names(anc.target) == {name.id} and isinstance(anc.iter, (ast.Tuple, ast.List)) \
                         and anc.iter.elts and all(self._leaf_name(e, anc) for e in anc.iter.elts):
                     return LeafOrigin(True, f"`{name.id}`, one of tensors that require grad", False)
@@ -614,6 +614,39 @@ def _loop_over_parameters(loop: ast.AST, name: str) -> bool:
         return isinstance(target, ast.Name) and target.id == name
     return kind == "named_parameters" and (isinstance(target, ast.Tuple) and len(target.elts) == 2
                                            and isinstance(target.elts[1], ast.Name) and target.elts[1].id == name)
+
+
+def _parameters_receiver(loop: ast.AST, name: str) -> Optional[str]:
+    """``self.ema`` of the ``self.ema.parameters()`` a loop over parameters binds ``name`` from (None: not a chain)."""
+    iterator, target = getattr(loop, "iter", None), getattr(loop, "target", None)
+    if isinstance(iterator, ast.Call) and isinstance(iterator.func, ast.Name) and iterator.func.id == "zip" \
+            and isinstance(target, ast.Tuple):
+        iterator = next((a for t, a in zip(target.elts, iterator.args) if isinstance(t, ast.Name) and t.id == name), None)
+    if _yields_parameters(iterator) is None:
+        return None
+    return target_key(cast(ast.Attribute, cast(ast.Call, iterator).func).value)
+
+
+def _switched_off(leaves: "Leaves", loop: ast.AST, name: str) -> bool:
+    """The parameters ``loop`` hands out as ``name`` may require no grad: the file switches
+    requires_grad off (``detach_()``, ``requires_grad_(False)``, ``requires_grad = False``) on
+    their module or a module around it (``self.ema.requires_grad_(False)``), on something it
+    cannot name, or on the variable of a loop over the same module's parameters (an EMA copy
+    made with ``for p in self.ema.parameters(): p.detach_()``)."""
+    frozen = leaves.frozen()
+    receiver = _parameters_receiver(loop, name) if frozen else None
+    if not frozen:
+        return False
+    if receiver is None:
+        return True
+    for key, stmts in frozen.items():
+        if key == "*" or key == receiver or key.startswith(receiver + ".") or receiver.startswith(key + "."):
+            return True
+        for stmt in stmts:
+            if any(isinstance(a, (ast.For, ast.AsyncFor)) and _loop_over_parameters(a, key)
+                   and _parameters_receiver(a, key) == receiver for a in leaves.tree.ancestors(stmt)):
+                return True
+    return False
 
 
 def _yields_parameters(expr: Optional[ast.AST]) -> Optional[str]:

@@ -93,6 +93,9 @@ class SummaryFact:
     # module, its class, flag and the tests on the builder's parameters it is built under, as JSON
     # (``summaries.encode_built``); None: not such a builder
     builds: Optional[Tuple[str, ...]] = None
+    # per positional parameter: the parameters whose gradient needs it saved (``Summary.saved_for``)
+    saved_for: Tuple[Optional[Tuple[int, ...]], ...] = ()
+    params: Tuple[str, ...] = ()
 
 
 @dataclasses.dataclass

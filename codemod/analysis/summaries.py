@@ -40,6 +40,7 @@ from codemod.analysis.grad_mode import IntendedReason
 from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.names import Names
 from codemod.analysis.project import CallFact, SummaryFact
+from codemod.analysis.saved_for import measured_users, operands
 from codemod.analysis.requires_grad import may_be_frozen
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, is_const, passed_for, positional, spreads, target_key
 from codemod.analysis.tensor_kind import KindFacts, TensorKinds, module_dict_entry, used_as_container
@@ -144,16 +145,31 @@ class Summary:
     returned_input: Optional[int]  # for INPUT and VIEW: which parameter
     mutates: FrozenSet[int]  # parameters it writes into in place
     via: Tuple[str, ...] = ()  # the saving ops found inside, "torch.sigmoid (line 16)"
+    # per input saved: the parameters whose gradient needs it saved (its own number where its own
+    # gradient does: ``abs``, ``** 2``); None where some save is for what the analysis cannot
+    # tie to a parameter (a module's weights, a value made inside), or the input is not saved
+    saved_for: Tuple[Optional[Tuple[int, ...]], ...] = ()
+    params: Tuple[str, ...] = ()  # the positional parameters' names (self excluded), for keywords
 
     def fact(self, of: str) -> SummaryFact:
         """As plain data for the project index (``of``: "class" or "function")."""
         return SummaryFact(self.name, tuple(i.value for i in self.inputs), self.output.value, self.returns.value,
-                           self.returned_input, tuple(sorted(self.mutates)), self.via, of)
+                           self.returned_input, tuple(sorted(self.mutates)), self.via, of,
+                           saved_for=self.saved_for, params=self.params)
 
     @classmethod
     def from_fact(cls, fact: SummaryFact) -> "Summary":
         return cls(fact.name, tuple(Saved(i) for i in fact.inputs), Saved(fact.output), Returns(fact.returns),
-                   fact.returned_input, frozenset(fact.mutates), fact.via)
+                   fact.returned_input, frozenset(fact.mutates), fact.via, fact.saved_for, fact.params)
+
+    def users_at(self, call: ast.Call, index: int) -> Optional[List[ast.expr]]:
+        """What ``call`` passes for the parameters whose gradient needs input ``index`` saved
+        (:attr:`saved_for`); None where it is not known or the call hides what it passes."""
+        needed = self.saved_for[index] if index < len(self.saved_for) else None
+        if needed is None or len(self.params) != len(self.inputs) or spreads(call):
+            return None
+        found = [passed_for(call, self.params[j], j) for j in needed]
+        return None if any(f is None for f in found) else cast(List[ast.expr], found)
 
     @property
     def label(self) -> str:
@@ -280,7 +296,10 @@ class Summaries:
         if returns in SHARES_INPUT and index is not None and inputs[index] is Saved.YES:
             output = Saved.YES  # it hands back (a view of) an input it saved
         mutates = frozenset(i for i, p in enumerate(params) if self._mutated(func, p))
-        return Summary(label, inputs, output, returns, index, mutates, tuple(dict.fromkeys(vias)))
+        saved_for = tuple(self.saved_inputs.users(func, p, params) if s is Saved.YES else None
+                          for p, s in zip(params, inputs))
+        return Summary(label, inputs, output, returns, index, mutates, tuple(dict.fromkeys(vias)), saved_for,
+                       tuple(params))
 
     def _from_param(self, func: Function, key: str, node: Located) -> bool:
         """The load ``node`` of ``key`` in ``func`` may read the parameter as it came in."""
@@ -561,6 +580,91 @@ class InputSaves:
             vias.append(f"{name} (line {op_node.lineno})")
             return Saved.YES
         return result
+
+    def users(self, func: Function, key: str, params: List[str]) -> Optional[Tuple[int, ...]]:
+        """The parameters whose gradient needs parameter ``key`` saved, over every op of ``func``
+        that may save it (``saved_for``): its own number for an op whose other operands are
+        Python numbers (``abs(w)``, ``w ** 2``), the other operand's for one torch measured to
+        save it for that operand only (``w @ m``, ``F.linear(w, m)``, a helper saying so). None
+        where one of them is for anything else (a module's weights, a value made inside), or a
+        load of ``key`` is not the parameter or a view of it as it came in."""
+        found: Set[int] = set()
+        own = params.index(key)
+        if self.summaries._mutated(func, key):
+            return None  # a write into it may give it grad (`dx += x_adv - x`): its own saves then need more than its caller's grad
+        for _, node in self.model.flow(func).loads.get(key, []):
+            if not isinstance(node, ast.Name):
+                continue
+            if self.model.owner(node) is not func or not self._param_or_alias(func, key, node):
+                return None  # a closure's load, or the name holds something else there
+            found_op = self._consumer(node)
+            if found_op is None or self._converts(found_op[0]):
+                if self._handed_on(node) and not self._rebinds_itself(node, key):
+                    return None  # an alias under another name: what saves it is not followed
+                continue
+            op_node, index = found_op
+            facts = self.op_of(op_node)
+            if isinstance(self.model.parent(op_node), ast.Compare) or facts is None \
+                    or self.model.intended_reason(self.model.statement_of(node), None):
+                continue
+            name, saves = facts
+            if isinstance(saves, str):
+                return None
+            if f"input{index}" not in saves:
+                continue
+            users = self._op_users(op_node, index, name, node)
+            if users is None:
+                return None
+            for user in users:
+                if within(node, user):
+                    found.add(own)
+                elif isinstance(user, ast.Name) and user.id in params and self._param_or_alias(func, user.id, user):
+                    found.add(params.index(user.id))
+                elif not (isinstance(user, ast.Constant) or self.model.kind(user) is Kind.SCALAR):
+                    return None  # a value of the function's own: it may require grad
+        return tuple(sorted(found))
+
+    def _op_users(self, op_node: Union[ast.Call, ast.BinOp], index: int, name: str, node: ast.expr) -> Optional[List[ast.expr]]:
+        """The operands of the op reading ``node`` (as input ``index``) whose gradient needs it saved."""
+        method = isinstance(op_node, ast.Call) and isinstance(op_node.func, ast.Attribute) \
+            and self.model.torch_name(op_node.func) is None and self.summaries.of_call(op_node) is None \
+            and (within(node, op_node.func.value) or self.model.kind(op_node.func.value) in TENSORISH)
+        found = operands(op_node, method) if not isinstance(op_node, ast.Call) or not spreads(op_node) else None
+        if found is None or any(isinstance(k.value, ast.expr) and k.arg is None for k in getattr(op_node, "keywords", [])):
+            return None
+        others = [o for o in found if not within(node, o)] + [k.value for k in getattr(op_node, "keywords", [])]
+        if all(isinstance(o, ast.Constant) or self.model.kind(o) is Kind.SCALAR for o in others) \
+                and (isinstance(op_node, ast.BinOp) or self.model.torch_name(op_node.func) is not None or method):
+            return [o for o in found if within(node, o)]  # `abs(w)`, `w ** 2`: its own gradient only
+        if isinstance(op_node, ast.Call) and (summary := self.summaries.of_call(op_node)) is not None:
+            return summary.users_at(op_node, index)
+        if isinstance(op_node, ast.Call) and self.model.torch_name(op_node.func) is None and not method:
+            return None
+        return measured_users(name, index, op_node, method)
+
+    def _param_or_alias(self, func: Function, key: str, node: ast.expr) -> bool:
+        """Every binding of ``key`` reaching ``node`` is the parameter, or ``key = key.view(..)``
+        (a view or conversion of its own value: still the parameter's tensor)."""
+        reaching = self.model.reaching(self.model.flow(func), key, self.model.statement_of(node))
+        return bool(reaching) and all(b.form == "param" or b.form == "assign" and b.value is not None
+                                      and self._alias_of(b.value, key) for b in reaching)
+
+    def _alias_of(self, value: ast.expr, key: str) -> bool:
+        while not isinstance(value, ast.Name):
+            if isinstance(value, ast.Subscript) and _basic_index(value.slice):
+                value = value.value
+            elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                    and value.func.attr in _ALIAS_METHODS | _CONVERSIONS:
+                value = value.func.value
+            else:
+                return False
+        return value.id == key
+
+    def _rebinds_itself(self, node: ast.expr, key: str) -> bool:
+        """``key = key.unsqueeze(0)``: the load is handed on to the name itself (its loads are read here)."""
+        stmt = self.model.statement_of(node)
+        return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+            and stmt.targets[0].id == key and self._alias_of(stmt.value, key)
 
     def _converts(self, op: Union[ast.Call, ast.BinOp]) -> bool:
         """``x.to(torch.float32)``, ``x.float()``: a conversion that hands ``x`` itself back

@@ -27,7 +27,7 @@ from typing import Dict, Iterable, List, Literal, NamedTuple, Optional, Sequence
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding, Flow
 from codemod.analysis.builders import parametric_builder
-from codemod.analysis.branches import apart_until
+from codemod.analysis.branches import apart_until, within
 from codemod.analysis.classes import Classes
 from codemod.analysis.grad_mode import GradMode
 from codemod.analysis.holders import read_after
@@ -1328,14 +1328,25 @@ class InputFlow(_ViewsPart):
     def __init__(self, views: "Views") -> None:
         super().__init__(views)
         self._params: Dict[Tuple[int, str], bool] = {}
+        self._callees: Set[int] = set()  # the own functions whose returns are being read (``_own_fresh``)
+        self._fresh: Dict[Tuple[int, Optional[int]], Tuple[bool, int]] = {}  # (callee, item): fresh?, gaps met
+        self._gaps, self._probing = 0, 0  # what the search could not see; own returns being read
+        self._unsure_params: Set[Tuple[int, str]] = set()  # no input only by policy (a closure, `out=`)
 
     def derived(self, expr: ast.expr, at: Located) -> bool:
         """``expr`` (evaluated at ``at``) is computed from a tensor argument of its function."""
         return self._from(expr, at, set())
 
+    def _gap(self) -> bool:
+        """The search cannot see there: no evidence, and no proof that nothing is computed from an argument."""
+        self._gaps += 1
+        return False
+
     def _from(self, expr: ast.expr, at: Located, seen: Set[int]) -> bool:
-        if id(expr) in seen or len(seen) > 200:
+        if id(expr) in seen:
             return False
+        if len(seen) > 200:
+            return self._gap()
         seen.add(id(expr))
         if isinstance(expr, ast.Name):
             return self._name(expr, at, seen)
@@ -1357,17 +1368,20 @@ class InputFlow(_ViewsPart):
             return any(self._from(e, at, seen) for e in expr.elts if not isinstance(e, ast.Starred))
         if isinstance(expr, ast.Call):
             return self._call(expr, at, seen)
-        return False
+        return False if isinstance(expr, (ast.Constant, ast.Compare, ast.JoinedStr)) else self._gap()
 
-    def _call(self, call: ast.Call, at: Located, seen: Set[int]) -> bool:
+    def _call(self, call: ast.Call, at: Located, seen: Set[int], element: Optional[int] = None) -> bool:
+        """``call``'s result (its item ``element`` where the caller unpacks it) is computed from an argument."""
         if self.views.making._made_without_grad(call) or self.kinds.calls.is_factory(call):
             return False
         func = call.func
         name = self.names.torch_name(func)
         if name is not None:
             short = name.rsplit(".", 1)[-1]
-            if short in _NOT_DIFFERENTIABLE or not (_differentiable(short) or name in torch_api.MULTI_VIEW_FUNCTIONS):
+            if short in _NOT_DIFFERENTIABLE:
                 return False
+            if not (_differentiable(short) or name in torch_api.MULTI_VIEW_FUNCTIONS):
+                return self._gap()  # (`torch.linalg.eigh`: not known to be differentiable, nor known not to be)
             return any(self._from(a, at, seen) for a in call_args(call))
         if isinstance(func, ast.Attribute):
             if func.attr in _NOT_DIFFERENTIABLE or func.attr in ("detach_", "new_zeros", "new_ones", "new_empty",
@@ -1375,11 +1389,60 @@ class InputFlow(_ViewsPart):
                 return False
             if not (isinstance(func.value, ast.Name) and func.value.id == "self") and self._from(func.value, at, seen):
                 return True  # a method of the value: `x.float()`, `x.mean(0)`, `probs.values`
+        if self._own_fresh(call, element, seen):
+            return False  # `self._load_noise(lengths, n)`: the file's own callee returns no such value
         if self._held_callable(func):
-            return False  # `self.noise_funct(w)`: whatever the object was handed (torch.randn_like?): unknown
+            return self._gap()  # `self.noise_funct(w)`: whatever the object was handed (torch.randn_like?): unknown
         # a call the analysis cannot see into (a helper, `self.w_func(g)`): what it is handed first
         first = call.args[0] if call.args and not isinstance(call.args[0], ast.Starred) else None
+        if self._probing:  # reading an own callee's returns: from whatever the call is handed, unless
+            if self.kinds.kind(func) is Kind.MODULE and not self._plain_module(func):  # a module may add grad
+                return self._gap()
+            return any(self._from(a, at, seen) for a in (*call.args, *(k.value for k in call.keywords)))
         return first is not None and self._from(first, at, seen)
+
+    def _own_fresh(self, call: ast.Call, element: Optional[int], seen: Set[int]) -> bool:
+        """``call`` runs the file's own function (``self._load_noise(lengths, n)``), each of whose
+        returns hands back a value (item ``element`` of a tuple display, where the caller unpacks
+        it) that is computed from no argument nor anything the object was handed and is not known to
+        require grad: a fresh sample, what a data loader yields. False where a return may be so
+        computed, requires grad (a sample through a module with parameters), or is not seen (a
+        generator, a bare ``return``, a tuple built elsewhere, the function asked about already,
+        too long a search): the first argument then stands for what the result is computed from."""
+        found = self.views.returned._returns(call)
+        if found is None or id(found[0]) in self._callees:
+            return found is not None and self._gap()
+        memo = (id(found[0]), element)
+        if memo not in self._fresh:
+            values = [cast(ast.expr, r.value) for r in found[1]]
+            if element is not None:
+                if any(not isinstance(v, (ast.Tuple, ast.List)) or element >= len(v.elts)
+                       or any(isinstance(e, ast.Starred) for e in v.elts) for v in values):
+                    return self._gap()
+                values = [cast(ast.Tuple, v).elts[element] for v in values]
+            before, local = self._gaps, cast(Set[int], set())  # its own search: a caller's visits are no answer
+            self._callees.add(id(found[0]))
+            self._probing += 1
+            try:
+                derived = any(self._from(v, r, local) for v, r in zip(values, found[1]))
+            finally:
+                self._callees.discard(id(found[0]))
+                self._probing -= 1
+            grad = not derived and any(self.views.requirement.requires_grad(v, r) == "yes" for v, r in zip(values, found[1]))
+            self._fresh[memo] = (not derived and not grad, self._gaps - before)  # (grad: `GEN(z)`, a module's output)
+        fresh, gaps = self._fresh[memo]
+        self._gaps += gaps
+        return fresh and not gaps
+
+    def _plain_module(self, func: ast.expr) -> bool:
+        """``self.resampler`` bound only to instances of a class of this file that owns no parameters."""
+        cls = self.tree.enclosing_class(func)
+        values = self.classes.class_attrs(cls).get(func.attr, []) if cls is not None and isinstance(func, ast.Attribute) \
+            and isinstance(func.value, ast.Name) and func.value.id == "self" else []
+        trained = self.views.trained
+        classes = [trained.module_class(v.func.id) if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) else None
+                   for v in values]
+        return bool(classes) and all(c is not None and not trained.parametric_class(c, set()) for c in classes)
 
     def _held_callable(self, func: ast.expr) -> bool:
         """``self.fn`` where the class defines no method ``fn`` and assigns it only callables it
@@ -1402,19 +1465,39 @@ class InputFlow(_ViewsPart):
             if b.form == "param":
                 if self._param(b, name.id):
                     return True
+                if (id(b.stmt), name.id) in self._unsure_params:
+                    self._gap()
             elif b.form in ("assign", "ann") and b.value is not None:
                 if self.views.making._made_without_grad(b.stmt) and not isinstance(b.value, ast.Name):
                     continue
-                if self._from(b.value, b.stmt, seen) or self._written_into(name.id, b, seen):
+                if self._from(b.value, b.stmt, seen) or self._written_into(name.id, b, at, seen):
                     return True
             elif isinstance(b.stmt, ast.Assign) and b.form == "other":
-                if self._from(b.stmt.value, b.stmt, seen):
+                if self._unpacked(b.stmt, name.id, seen):
                     return True  # `_affine, *_ = convert(affine[:r, :r])`
             elif isinstance(b.stmt, (ast.For, ast.AsyncFor)):
                 iterable = iterable_of(b.stmt, name.id)
                 if iterable is not None and self._from(iterable, b.stmt, seen):
                     return True
+                if iterable is None:
+                    self._gap()
+            elif b.form not in ("assign", "ann"):
+                self._gap()  # bound by what the search does not follow (`with`, an unpacked loop item)
         return False
+
+    def _unpacked(self, stmt: ast.Assign, key: str, seen: Set[int]) -> bool:
+        """``noise, noise_len = self._load_noise(lengths, n)``: the call's item that ``key`` takes
+        is computed from an argument (the whole value, where the item is not known)."""
+        value, target = stmt.value, stmt.targets[0] if len(stmt.targets) == 1 else None
+        if not isinstance(value, ast.Call) or not isinstance(target, (ast.Tuple, ast.List)) \
+                or any(isinstance(e, ast.Starred) for e in target.elts):
+            return self._from(value, stmt, seen)
+        element = next((i for i, e in enumerate(target.elts) if isinstance(e, ast.Name) and e.id == key), None)
+        mark = id(value) * 64 + 1 + (element if element is not None and element < 63 else 62)  # per item: no object id
+        if element is None or mark in seen or len(seen) > 200:
+            return self._from(value, stmt, seen) if element is None else False
+        seen.add(mark)
+        return self._call(value, stmt, seen, element)
 
     def _held(self, attr: ast.Attribute, seen: Set[int]) -> bool:
         """``self.factors`` where the class only ever assigns it a parameter of its ``__init__``
@@ -1438,12 +1521,18 @@ class InputFlow(_ViewsPart):
                 return False
         return True
 
-    def _written_into(self, key: str, b: Binding, seen: Set[int]) -> bool:
+    def _written_into(self, key: str, b: Binding, at: Located, seen: Set[int]) -> bool:
         """A fresh tensor bound to ``key`` and written with such a value in its function
-        (``centroids[k] = cluster.mean(0)``, ``acc += x``)."""
+        (``centroids[k] = cluster.mean(0)``, ``acc += x``), by a write that may run before
+        ``at``: one above it, or in a loop around both (a write below, outside such a loop,
+        cannot have given the value at ``at`` its grad)."""
         if not (isinstance(b.value, ast.Call) and self.kinds.calls.is_factory(b.value)):
             return False
+        loops = [a for a in self.tree.ancestors(at) if isinstance(a, (ast.For, ast.AsyncFor, ast.While))]
         for node in self.tree.walk(self.tree.owner(b.stmt)):
+            if isinstance(node, (ast.Assign, ast.AugAssign)) and (node.lineno, node.col_offset) >= (at.lineno, at.col_offset) \
+                    and not any(within(node, loop) for loop in loops):
+                continue
             if isinstance(node, ast.Assign) and any(
                     isinstance(t, ast.Subscript) and target_key(t.value) == key for t in node.targets):
                 if self._from(node.value, node, seen):
@@ -1468,11 +1557,13 @@ class InputFlow(_ViewsPart):
         if not isinstance(func, FUNCTIONS) or any(isinstance(a, FUNCTIONS) for a in self.tree.ancestors(func)):
             # a closure is called only by its enclosing function (or whoever that hands it to:
             # a hook's argument is a gradient), whose calls are not followed: nothing shows more
+            self._unsure_params.add((id(b.stmt), key))
             return False
         if any(isinstance(n, ast.Call) and any(k.arg == "out" for k in n.keywords) and self.names.torch_name(n.func)
                for n in self.tree.walk(func)):
             # a torch op with `out=` raises on arguments that require grad (with grad on): the
             # function is written for grad-off code (linear_operator's linear_cg)
+            self._unsure_params.add((id(b.stmt), key))
             return False
         args = func.args
         plain = [a.arg for a in (*args.posonlyargs, *args.args)]
