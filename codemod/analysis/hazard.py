@@ -39,6 +39,7 @@ from codemod.analysis.binder import Binding, Flow
 from codemod.analysis.branches import (always_binds, binds, branch, copied_where_it_requires_grad, requires_grad_test,
                                        statement_lists, within)
 from codemod.analysis.classes import AttrValue
+from codemod.analysis.consumed import consumed_before, keeps_nothing
 from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
 from codemod.analysis.index_saves import IndexSaves
@@ -939,10 +940,15 @@ class Consumers(_HazardsPart):
             if not before and pos >= end and self._rebound_after(flow, key, node, write):
                 continue  # `h.mul_(2)` / `h = torch.sigmoid(h * w)`: the next turn writes the new `h`
             stmt = self.model.statement_of(node)
-            if self.model.intended_reason(stmt, None):
-                continue
+            if self.model.intended_reason(stmt, None) or consumed_before(self.model, node, write, self._stores_nothing):
+                continue  # `cost = f(w); cost.backward()` / `w.mul_(0.5)`: the backward freed what was saved
             found = self._consumer(node, key, floating)
             yield found if before else from_a_later_turn(self.model, found, self.model.range(node), write)
+
+    def _stores_nothing(self, call: ast.Call) -> bool:  # a module, or a function of this file that stores nothing
+        target = self.model.summaries.targets.callee(call)
+        return self.hazards.ops._module_of(call.func) is not None or isinstance(target, tuple) \
+            and keeps_nothing(self.model, target[0])
 
     def _rebound_after(self, flow: Flow, key: str, load: ast.expr, write: Located) -> bool:
         """A statement of the loop's own body around ``write`` binds ``key`` again after it
