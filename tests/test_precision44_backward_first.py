@@ -114,6 +114,43 @@ def example():
 ''',
 }
 
+# The binary search of the constant after the backward (torchattacks' EAD): `const = upper` on
+# one turn, so the helper's saved `const` and written `upper` may be one tensor; every argument it
+# saves is a constant, so nothing shows that its torch.min saves anything (possible, not proven).
+RUNS["helper-saves-an-aliased-constant-argument"] = '''\
+import torch
+
+
+class Search:
+    def better(self, score, labels):
+        return score != labels
+
+    def adjust(self, labels, score, const, upper, lower):
+        mask = self.better(score, labels) & (score != -1)
+        upper[mask] = torch.min(upper[mask], const[mask])
+        lower[~mask] = torch.max(lower[~mask], const[~mask])
+        mask = upper < 1e9
+        const[mask] = (lower[mask] + upper[mask]) / 2
+        const[~mask] = const[~mask] * 10
+
+    def run(self, x, labels):
+        const = torch.ones(4)
+        upper = torch.ones(4) * 1e10
+        lower = torch.zeros(4)
+        for step in range(2):
+            if step == 1:
+                const = upper
+            loss = (const * x.sum(1)).sum()
+            loss.backward()
+            score = x.grad.sum(1).argmax().float().expand(4)
+            self.adjust(labels, score, const, upper, lower)
+        return const
+
+
+def example():
+    return Search().run(torch.randn(4, 3, requires_grad=True), torch.zeros(4))
+'''
+
 RAISES = {
     "write-before-backward": ('''\
 import torch
@@ -185,6 +222,31 @@ def example():
     h.sum().backward()
     return x.grad
 ''', [("IPF101", 10)]),
+    "helper-saves-an-aliased-argument-that-requires-grad": ('''\
+import torch
+
+
+class Search:
+    def adjust(self, const, upper):
+        upper[:2] = torch.min(upper[:2], const[:2])
+        const[2:] = const[2:] * 10
+
+    def run(self, s):
+        const = torch.ones(4) * s
+        upper = torch.ones(4) * 1e10
+        for step in range(2):
+            if step == 1:
+                const = upper
+            self.adjust(const, upper)
+        return (const * 2).sum()
+
+
+def example():
+    s = torch.tensor(1.0, requires_grad=True)
+    loss = Search().run(s)
+    loss.backward()
+    return s.grad
+''', [("IPF104", 6), ("IPF104", 7)]),
 }
 
 

@@ -13,6 +13,7 @@ import ast
 import enum
 import itertools
 import weakref
+from functools import partial
 from typing import (
     Callable,
     Dict,
@@ -853,6 +854,32 @@ class _HazardsPart:
         self.model = hazards.model
 
 
+def _stores_nothing(hazards: "Hazards", call: ast.Call) -> bool:
+    """A torch module, or a function of the file that stores nothing past its call."""
+    target = hazards.model.summaries.targets.callee(call)
+    return hazards.ops._module_of(call.func) is not None or isinstance(target, tuple) \
+        and keeps_nothing(hazards.model, target[0])
+
+
+def inside_the_writer(hazards: "Hazards", load: ast.expr, write: Located, found: Optional[Hazard]) -> Optional[Hazard]:
+    """``self.adjust(const, upper)`` where ``const`` may be ``upper`` (``const = upper`` on one
+    path) and the helper saves ``const`` and writes ``upper``: the save runs inside the writing
+    call, in its own order, and needs an input that requires grad. Where every argument the
+    helper's summary says it saves is a constant here (nothing can make it require grad), the
+    analysis cannot tell that the save happens at all: possible, not proven."""
+    if found is None or not found.proven or not isinstance(write, ast.Call) or write.keywords \
+            or not any(within(load, a) for a in write.args) or any(isinstance(a, ast.Starred) for a in write.args):
+        return found
+    summary = hazards.model.summaries.of_call(write)
+    if summary is None:
+        return found
+    saved = [a for a, s in zip(write.args, summary.inputs) if s is not Saved.NO]
+    if not saved or len(summary.inputs) < len(write.args) or not all(hazards.constants.constant(a) for a in saved):
+        return found
+    return _possible(f"{found.reason}, inside the call that writes it, if an input of the saving op requires "
+                     "grad (the arguments it saves are constants here)")
+
+
 class Consumers(_HazardsPart):
     """Saves made by the ops that read the written tensor before the write (an input saved), in order of execution."""
 
@@ -940,15 +967,10 @@ class Consumers(_HazardsPart):
             if not before and pos >= end and self._rebound_after(flow, key, node, write):
                 continue  # `h.mul_(2)` / `h = torch.sigmoid(h * w)`: the next turn writes the new `h`
             stmt = self.model.statement_of(node)
-            if self.model.intended_reason(stmt, None) or consumed_before(self.model, node, write, self._stores_nothing):
+            if self.model.intended_reason(stmt, None) or consumed_before(self.model, node, write, partial(_stores_nothing, self.hazards)):
                 continue  # `cost = f(w); cost.backward()` / `w.mul_(0.5)`: the backward freed what was saved
-            found = self._consumer(node, key, floating)
+            found = inside_the_writer(self.hazards, node, write, self._consumer(node, key, floating))
             yield found if before else from_a_later_turn(self.model, found, self.model.range(node), write)
-
-    def _stores_nothing(self, call: ast.Call) -> bool:  # a module, or a function of this file that stores nothing
-        target = self.model.summaries.targets.callee(call)
-        return self.hazards.ops._module_of(call.func) is not None or isinstance(target, tuple) \
-            and keeps_nothing(self.model, target[0])
 
     def _rebound_after(self, flow: Flow, key: str, load: ast.expr, write: Located) -> bool:
         """A statement of the loop's own body around ``write`` binds ``key`` again after it
