@@ -186,3 +186,61 @@ def keeps_nothing(model: Facts, func: ast.AST) -> bool:
                 continue  # a method of a tensor (or another value the function was handed)
             return False
     return True
+
+
+# where a torch function's result may hold what it was given past the statement: the gradient
+# machinery (`torch.autograd.backward(y, create_graph=True)` leaves a graph in `.grad`)
+_FUNCTION_SPACES = ("torch.", "torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
+_HISTORY_DROPPING = frozenset({"detach", "item", "tolist", "numpy", "data", "argmax", "argmin", "argsort", "long",
+                               "int", "bool", "byte", "short", "char", "nonzero", "isnan", "isinf", "isfinite", "size",
+                               "dim", "numel"})
+_WHOLE_BODY = frozenset({"locals", "vars", "eval", "exec"})
+
+
+def dead_result(model: Facts, load: ast.expr) -> bool:
+    """The op that reads ``load`` (and may save it) hands its result to nothing a backward can
+    run through: the statement is an expression statement (``w * b`` alone), or binds a name the
+    function never reads (not declared ``global``/``nonlocal``), or a step between the op and the
+    statement drops the history (``.detach()``, ``.item()``, a comparison); every step up to there
+    is an operator, an index, a tensor method (not ``backward``, not a ``register_`` hook) or a
+    plain torch function, none of which keeps the result anywhere. Nothing ever runs backward
+    through what the op saved, so a later write into ``load``'s tensor trips nothing."""
+    stmt = model.statement_of(load)
+    owner = model.owner(stmt)
+    if not isinstance(owner, FUNCTIONS) or not isinstance(stmt, (ast.Expr, ast.Assign)) \
+            or not within(load, stmt.value):
+        return False
+    node: ast.expr = load
+    while node is not stmt.value:
+        parent = model.parent(node)
+        if isinstance(parent, ast.Compare):
+            return True  # a bool or a boolean tensor: no history
+        if isinstance(parent, (ast.BinOp, ast.UnaryOp)) or isinstance(parent, ast.Subscript) and parent.value is node:
+            pass
+        elif isinstance(parent, ast.Attribute) and parent.value is node:
+            call = model.parent(parent)
+            if parent.attr == "data" or parent.attr in _HISTORY_DROPPING and isinstance(call, ast.Call) \
+                    and call.func is parent:
+                return True
+            if parent.attr in _KEEPING_ATTRIBUTES:
+                pass
+            elif isinstance(call, ast.Call) and call.func is parent and parent.attr != "backward" \
+                    and not parent.attr.startswith("register_"):
+                parent = call
+            else:
+                return False
+        elif isinstance(parent, ast.Call) and parent.func is not node and node in parent.args:
+            name = model.torch_name(parent.func) or ""
+            if not any(name.startswith(space) and "." not in name[len(space):] for space in _FUNCTION_SPACES):
+                return False
+        else:
+            return False
+        node = parent
+    if isinstance(stmt, ast.Expr):
+        return True
+    if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+        return False
+    name = stmt.targets[0].id
+    flow = model.flow(owner)
+    return name not in flow.loads and name not in flow.declared and not any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _WHOLE_BODY for n in model.walk(owner))

@@ -40,7 +40,7 @@ from codemod.analysis.binder import Binding, Flow
 from codemod.analysis.branches import (always_binds, binds, branch, copied_where_it_requires_grad, requires_grad_test,
                                        statement_lists, within)
 from codemod.analysis.classes import AttrValue
-from codemod.analysis.consumed import consumed_before, keeps_nothing
+from codemod.analysis.consumed import consumed_before, dead_result, keeps_nothing
 from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
 from codemod.analysis.index_saves import IndexSaves
@@ -854,6 +854,12 @@ class _HazardsPart:
         self.model = hazards.model
 
 
+def unreached(hazards: "Hazards", load: ast.expr, write: Located) -> bool:
+    """No backward that runs after ``write`` reaches what the op reading ``load`` saved: a backward
+    consumed its graph before (:func:`consumed_before`), or its result is dropped (:func:`dead_result`)."""
+    return dead_result(hazards.model, load) or consumed_before(hazards.model, load, write, partial(_stores_nothing, hazards))
+
+
 def _stores_nothing(hazards: "Hazards", call: ast.Call) -> bool:
     """A torch module, or a function of the file that stores nothing past its call."""
     target = hazards.model.summaries.targets.callee(call)
@@ -967,7 +973,7 @@ class Consumers(_HazardsPart):
             if not before and pos >= end and self._rebound_after(flow, key, node, write):
                 continue  # `h.mul_(2)` / `h = torch.sigmoid(h * w)`: the next turn writes the new `h`
             stmt = self.model.statement_of(node)
-            if self.model.intended_reason(stmt, None) or consumed_before(self.model, node, write, partial(_stores_nothing, self.hazards)):
+            if self.model.intended_reason(stmt, None) or unreached(self.hazards, node, write):
                 continue  # `cost = f(w); cost.backward()` / `w.mul_(0.5)`: the backward freed what was saved
             found = inside_the_writer(self.hazards, node, write, self._consumer(node, key, floating))
             yield found if before else from_a_later_turn(self.model, found, self.model.range(node), write)
