@@ -151,6 +151,30 @@ def example():
     return Search().run(torch.randn(4, 3, requires_grad=True), torch.zeros(4))
 '''
 
+RUNS["loss-module-then-decay"] = '''\
+import torch
+from torch import nn
+
+
+class Fitter:
+    def __init__(self):
+        self.crit = nn.MSELoss()
+
+    def fit(self, x, y):
+        w = torch.ones(3)
+        x = x.requires_grad_()
+        for _ in range(3):
+            out = x * w
+            loss = self.crit(out, y)
+            loss.backward()
+            w.mul_(0.9)
+        return x.grad
+
+
+def example():
+    return Fitter().fit(torch.randn(4, 3), torch.randn(4, 3))
+'''
+
 RAISES = {
     "write-before-backward": ('''\
 import torch
@@ -222,6 +246,30 @@ def example():
     h.sum().backward()
     return x.grad
 ''', [("IPF101", 10)]),
+    "loss-module-retained-then-backward-again": ('''\
+import torch
+from torch import nn
+
+
+class Fitter:
+    def __init__(self):
+        self.crit = nn.MSELoss()
+
+    def fit(self, x, y):
+        w = torch.ones(3)
+        x = x.requires_grad_()
+        for _ in range(3):
+            out = x * w
+            loss = self.crit(out, y)
+            loss.backward(retain_graph=True)
+            w.mul_(0.9)
+            loss.backward()
+        return x.grad
+
+
+def example():
+    return Fitter().fit(torch.randn(4, 3), torch.randn(4, 3))
+''', [("IPF103", 16)]),
     "helper-saves-an-aliased-argument-that-requires-grad": ('''\
 import torch
 

@@ -40,6 +40,10 @@ _LEAVING = (ast.Break, ast.Continue, ast.Return, ast.Yield, ast.YieldFrom, ast.A
 _KEEPS_GRAPH = ("retain_graph", "create_graph", "inputs")
 
 
+def _never(call: ast.Call) -> bool:
+    return False
+
+
 def _block(model: Facts, stmt: ast.stmt) -> Optional[List[ast.stmt]]:
     parent = model.parent(stmt)
     for field in ("body", "orelse", "finalbody"):
@@ -49,11 +53,12 @@ def _block(model: Facts, stmt: ast.stmt) -> Optional[List[ast.stmt]]:
     return None
 
 
-def _keeps_history(model: Facts, node: ast.expr, top: ast.expr, first_op: Callable[[ast.Call], bool]) -> bool:
+def _keeps_history(model: Facts, node: ast.expr, top: ast.expr, first_op: Callable[[ast.Call], bool],
+                   module: Callable[[ast.Call], bool]) -> bool:
     """Every step from ``node`` up to ``top`` keeps ``node``'s autograd history in its result:
     ``+ - * / @ **``, a unary minus, indexing, a tensor method or torch function not in
-    :data:`_DROPPING`; ``first_op`` accepts the first call (the op that saves, a user function
-    or a module)."""
+    :data:`_DROPPING`, a torch module (``module``: ``self.crit(out, y)``); ``first_op`` accepts the
+    first call (the op that saves, a user function that stores nothing)."""
     first = True
     while node is not top:
         parent = model.parent(node)
@@ -80,7 +85,7 @@ def _keeps_history(model: Facts, node: ast.expr, top: ast.expr, first_op: Callab
         elif isinstance(parent, ast.Call) and parent.func is not node and node in parent.args:
             name = model.torch_name(parent.func)
             if not (name is not None and name.startswith("torch.") and name.rsplit(".", 1)[-1] not in _DROPPING
-                    or first and first_op(parent)):
+                    or module(parent) or first and first_op(parent)):
                 return False
             first = False
         else:
@@ -89,12 +94,12 @@ def _keeps_history(model: Facts, node: ast.expr, top: ast.expr, first_op: Callab
     return True
 
 
-def _carries(model: Facts, expr: ast.expr, names: Set[str], first_op: Callable[[ast.Call], bool]) -> bool:
+def _carries(model: Facts, expr: ast.expr, names: Set[str], module: Callable[[ast.Call], bool]) -> bool:
     return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names
-               and _keeps_history(model, n, expr, first_op) for n in ast.walk(expr))
+               and _keeps_history(model, n, expr, _never, module) for n in ast.walk(expr))
 
 
-def _consuming(model: Facts, stmt: ast.stmt, names: Set[str]) -> bool:
+def _consuming(model: Facts, stmt: ast.stmt, names: Set[str], module: Callable[[ast.Call], bool]) -> bool:
     """``X.backward()`` / ``torch.autograd.backward(X)`` of a tensor built from ``names``, with
     nothing that keeps the graph or runs only part of it."""
     if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
@@ -105,13 +110,14 @@ def _consuming(model: Facts, stmt: ast.stmt, names: Set[str]) -> bool:
         return False
     if isinstance(call.func, ast.Attribute) and call.func.attr == "backward" and len(call.args) <= 1 \
             and model.torch_name(call.func) is None:
-        return _carries(model, call.func.value, names, lambda c: False)
+        return _carries(model, call.func.value, names, module)
     if model.torch_name(call.func) == "torch.autograd.backward" and 1 <= len(call.args) <= 2:
-        return _carries(model, call.args[0], names, lambda c: False)
+        return _carries(model, call.args[0], names, module)
     return False
 
 
-def consumed_before(model: Facts, load: ast.expr, write: Located, first_op: Callable[[ast.Call], bool]) -> bool:
+def consumed_before(model: Facts, load: ast.expr, write: Located, first_op: Callable[[ast.Call], bool],
+                    module: Callable[[ast.Call], bool]) -> bool:
     """Whether a backward of the statement block holding the op that reads ``load`` (and saves
     it) consumes that op's graph after every run of it, before control can reach ``write``."""
     stmt = model.statement_of(load)
@@ -119,7 +125,7 @@ def consumed_before(model: Facts, load: ast.expr, write: Located, first_op: Call
         return False
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
     if len(targets) != 1 or not isinstance(targets[0], ast.Name) or not within(load, stmt.value) \
-            or not _keeps_history(model, load, stmt.value, first_op):
+            or not _keeps_history(model, load, stmt.value, first_op, module):
         return False
     block = _block(model, stmt)
     if block is None or _caught(model, stmt):
@@ -129,11 +135,11 @@ def consumed_before(model: Facts, load: ast.expr, write: Located, first_op: Call
     for later in block[index + 1:]:
         if within(write, later) or any(isinstance(n, _LEAVING) for n in ast.walk(later)):
             return False
-        if _consuming(model, later, names):
+        if _consuming(model, later, names, module):
             return True
         if isinstance(later, ast.Assign) and len(later.targets) == 1 and isinstance(later.targets[0], ast.Name):
             name = later.targets[0].id
-            if _carries(model, later.value, names, lambda c: False):
+            if _carries(model, later.value, names, module):
                 names.add(name)
             else:
                 names.discard(name)

@@ -857,14 +857,14 @@ class _HazardsPart:
 def unreached(hazards: "Hazards", load: ast.expr, write: Located) -> bool:
     """No backward that runs after ``write`` reaches what the op reading ``load`` saved: a backward
     consumed its graph before (:func:`consumed_before`), or its result is dropped (:func:`dead_result`)."""
-    return dead_result(hazards.model, load) or consumed_before(hazards.model, load, write, partial(_stores_nothing, hazards))
+    return dead_result(hazards.model, load) or consumed_before(
+        hazards.model, load, write, partial(_stores_nothing, hazards), lambda call: hazards.ops._module_of(call.func) is not None)
 
 
 def _stores_nothing(hazards: "Hazards", call: ast.Call) -> bool:
-    """A torch module, or a function of the file that stores nothing past its call."""
+    """A function of the file that stores nothing past its call."""
     target = hazards.model.summaries.targets.callee(call)
-    return hazards.ops._module_of(call.func) is not None or isinstance(target, tuple) \
-        and keeps_nothing(hazards.model, target[0])
+    return isinstance(target, tuple) and keeps_nothing(hazards.model, target[0])
 
 
 def inside_the_writer(hazards: "Hazards", load: ast.expr, write: Located, found: Optional[Hazard]) -> Optional[Hazard]:
