@@ -175,6 +175,21 @@ def example():
     return Fitter().fit(torch.randn(4, 3), torch.randn(4, 3))
 '''
 
+RUNS["inside-torch-enable-grad"] = '''\
+import torch
+
+
+def example():
+    x = torch.randn(4, 3, requires_grad=True)
+    w = torch.ones(3)
+    for _ in range(3):
+        with torch.enable_grad():
+            loss = (x * w).sum()
+            loss.backward()
+        w.mul_(0.5)
+    return x.grad
+'''
+
 RAISES = {
     "write-before-backward": ('''\
 import torch
@@ -270,6 +285,29 @@ class Fitter:
 def example():
     return Fitter().fit(torch.randn(4, 3), torch.randn(4, 3))
 ''', [("IPF103", 16)]),
+    "finally-runs-the-write-without-the-backward": ('''\
+import torch
+
+
+def step(x, w, i):
+    try:
+        loss = (x * w).sum()
+        1 / i
+        loss.backward()
+    finally:
+        w.mul_(0.5)
+    return loss
+
+
+def example():
+    x = torch.randn(4, 3, requires_grad=True)
+    w = torch.ones(3)
+    try:
+        step(x, w, 0)
+    except ZeroDivisionError as error:
+        error.__traceback__.tb_next.tb_frame.f_locals["loss"].backward()
+    return x.grad
+''', [("IPF103", 10)]),
     "helper-saves-an-aliased-argument-that-requires-grad": ('''\
 import torch
 

@@ -11,7 +11,8 @@ statement binds a name (``cost = ...``) to a value that keeps the saving op's au
 (only differentiable steps between the op and the name), a later statement of the *same block*
 runs ``X.backward()`` (or ``torch.autograd.backward(X)``) with ``X`` built from that name the
 same way, nothing between them can leave the block (``break``, ``continue``, ``return``,
-``yield``, ``raise``, an ``except`` around), and the write is not between them. Every run of the
+``yield``, ``raise``, an ``except`` or ``finally`` around, a context manager not torch's), and the
+write is not between them. Every run of the
 save is then followed by that backward before control reaches the write. ``retain_graph``,
 ``create_graph`` and ``inputs`` keep or skip the graph: such a backward does not count.
 ``autograd.grad`` runs only the nodes its inputs need: it does not count either.
@@ -154,11 +155,16 @@ def consumed_before(model: Facts, load: ast.expr, write: Located, first_op: Call
 
 
 def _caught(model: Facts, stmt: ast.stmt) -> bool:
-    """An ``except`` around ``stmt`` in its function may skip the backward and go on."""
+    """An ``except`` or ``finally`` around ``stmt`` in its function, or a context manager other than
+    torch's (``contextlib.suppress`` swallows exceptions), may go on without the backward."""
     for up in model.ancestors(stmt):
         if isinstance(up, FUNCTIONS):
             return False
-        if isinstance(up, ast.Try) and up.handlers and any(within(stmt, s) for s in up.body):
+        if isinstance(up, ast.Try) and (up.finalbody or up.handlers and any(within(stmt, s) for s in up.body)):
+            return True
+        if isinstance(up, (ast.With, ast.AsyncWith)) and not all(
+                isinstance(item.context_expr, ast.Call) and model.torch_name(item.context_expr.func) is not None
+                for item in up.items):
             return True
     return False
 
