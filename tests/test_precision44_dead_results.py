@@ -72,6 +72,24 @@ def test_a_save_a_backward_reaches_stays_proven(parts):
     assert _proven(source) == [("IPF101", 9)]
 
 
+def test_an_inplace_op_of_its_own_statement_keeps_its_result():
+    # `h.sigmoid_()` alone: its result is `h`, which the name still holds (tests/test_hazard.py's form)
+    source = """\
+import torch
+
+
+def example():
+    w = torch.randn(3, requires_grad=True)
+    h = w * 1.0
+    h.sigmoid_()
+    h += 1
+    h.sum().backward()
+    return w.grad
+"""
+    assert _raises(source)
+    assert _proven(source) == [("IPF101", 8)]
+
+
 def test_a_product_returned_to_the_caller_stays_proven():
     source = TEMPLATE.format(save="z = w * b", after="pass", returned="z")
     assert _proven(source) == [("IPF101", 9)]

@@ -209,13 +209,17 @@ _HISTORY_DROPPING = frozenset({"detach", "item", "tolist", "numpy", "data", "arg
 _WHOLE_BODY = frozenset({"locals", "vars", "eval", "exec"})
 
 
+def _writes_out(call: ast.Call) -> bool:
+    return any(k.arg in ("out", "inplace") or k.arg is None for k in call.keywords)
+
+
 def dead_result(model: Facts, load: ast.expr) -> bool:
     """The op that reads ``load`` (and may save it) hands its result to nothing a backward can
     run through: the statement is an expression statement (``w * b`` alone), or binds a name the
     function never reads (not declared ``global``/``nonlocal``), or a step between the op and the
     statement drops the history (``.detach()``, ``.item()``, a comparison); every step up to there
-    is an operator, an index, a tensor method (not ``backward``, not a ``register_`` hook) or a
-    plain torch function, none of which keeps the result anywhere. Nothing ever runs backward
+    is an operator, an index, a tensor method (not ``backward``, not a ``register_`` hook, not in
+    place) or a plain torch function (not in place, no ``out=``), none of which keeps the result anywhere. Nothing ever runs backward
     through what the op saved, so a later write into ``load``'s tensor trips nothing."""
     stmt = model.statement_of(load)
     owner = model.owner(stmt)
@@ -237,14 +241,16 @@ def dead_result(model: Facts, load: ast.expr) -> bool:
             if parent.attr in _KEEPING_ATTRIBUTES:
                 pass
             elif isinstance(call, ast.Call) and call.func is parent and parent.attr != "backward" \
-                    and not parent.attr.startswith("register_"):
-                parent = call
+                    and not parent.attr.startswith("register_") and not parent.attr.endswith("_") \
+                    and not _writes_out(call):
+                parent = call  # (not `h.sigmoid_()`: its result is `h`, which the name still holds)
             else:
                 return False
         elif isinstance(parent, ast.Call) and parent.func is not node and node in parent.args:
             name = model.torch_name(parent.func) or ""
-            if not any(name.startswith(space) and "." not in name[len(space):] for space in _FUNCTION_SPACES):
-                return False
+            if not any(name.startswith(space) and "." not in name[len(space):] for space in _FUNCTION_SPACES) \
+                    or name.endswith("_") or _writes_out(parent):
+                return False  # (`torch.sigmoid_(h)`, `F.relu(h, inplace=True)`, `out=`: into a tensor still held)
         else:
             return False
         node = parent
