@@ -1,7 +1,8 @@
 """A tensor index made by ``torch.tensor([...])`` or ``torch.arange(...)`` copies (advanced indexing):
 ``m = x[:, idx]`` is no view of ``x``, so a write into ``x`` after ``m`` was saved runs (stA43's
-report at stop 43: proven IPF104 on main, the program runs; a strict xfail until fixed). A 0-d index (``torch.tensor(0)``) gives a
-view, whose save a later write breaks: still proven. Each program is run with torch."""
+report at stop 43: proven IPF104 on main, the program runs; a strict xfail until fixed). A 0-d index (``torch.tensor(0)``), an int or a slice
+gives a view, whose save a later write breaks: still proven (stop 44: fixed in ``dataflow.copies``;
+a list, a comparison and ``torch.randperm`` added). Each program is run with torch."""
 
 from __future__ import annotations
 
@@ -44,17 +45,17 @@ def _raises(source: str) -> bool:
     return False
 
 
-@pytest.mark.xfail(strict=True, reason="open (stop 43): dataflow.alias_source makes any subscript a view of its base, "
-                                       "and the hazard's alias walk proves through it; a 1-d index tensor copies")
 @pytest.mark.parametrize("index", ["torch.tensor([0, 1])", "torch.arange(2)", "torch.LongTensor([2, 0])",
-                                   "torch.tensor([True, False, True])"])
+                                   "torch.tensor([True, False, True])", "[0, 2]", "torch.randperm(3)",
+                                   "torch.tensor([0, 1, 2]) > 0"])
 def test_a_tensor_index_of_one_dimension_copies_so_nothing_is_proven(index):
     source = PROGRAM.format(index=index)
     assert not _raises(source)
     assert _proven(source) == []
 
 
-def test_a_zero_dimensional_index_tensor_is_a_view_and_stays_proven():
-    source = PROGRAM.format(index="torch.tensor(0)")
+@pytest.mark.parametrize("index", ["torch.tensor(0)", "1", "slice(0, 2)"])
+def test_a_zero_dimensional_index_tensor_is_a_view_and_stays_proven(index):
+    source = PROGRAM.format(index=index)
     assert _raises(source)
     assert _proven(source) == [("IPF104", 9)]

@@ -98,8 +98,7 @@ class Dataflow:
         return before + later
 
     def _loop_binding(self, bindings: List[Binding], key: str, stmt: Located) -> Optional[Binding]:
-        """The binding of ``key`` by the innermost ``for`` loop whose body holds ``stmt``: it
-        spans the whole loop, so no position test finds it before a statement of the body."""
+        """The binding of ``key`` by the innermost ``for`` loop whose body holds ``stmt`` (it spans the loop)."""
         node: ast.AST = stmt
         for up in self.tree.ancestors(stmt):
             if isinstance(up, OWNERS):
@@ -134,10 +133,9 @@ class Dataflow:
         return None
 
     def alias_report(self, target: ast.AST, stmt: Located, own_param: bool = False) -> AliasReport:
-        """Would rebinding ``target`` (a name or attribute chain) at ``stmt`` hide the mutation
-        from another name? ``own_param``: ``target`` is a parameter whose every caller passes a
-        tensor nothing else sees after the call (``arguments.own_values_passed``): not the
-        caller's to see."""
+        """Would rebinding ``target`` (a name or attribute chain) at ``stmt`` hide the mutation from another
+        name? ``own_param``: a parameter whose every caller passes a tensor nothing else sees after the call
+        (``arguments.own_values_passed``): not the caller's to see."""
         key = cast(str, target_key(target))  # callers ask only for targets with a key
         owner = self.tree.owner(stmt)
         flow = self.binder.flow(owner)
@@ -299,6 +297,8 @@ class Dataflow:
                     return inner
             return None, None
         if isinstance(value, ast.Subscript):
+            if copies(self, value):
+                return None, None  # `x[:, idx]` with a list or an index tensor of 1-d or more: a copy
             base = subscript_base(value)
             inner = self.alias_source(base) if target_key(base) is None else (target_key(base), "view")
             return (inner[0], "view") if inner[0] is not None else (None, None)
@@ -497,3 +497,42 @@ def _branch(compound: ast.AST, child: ast.AST) -> Optional[List[ast.stmt]]:
         if isinstance(stmts, list) and any(s is child for s in stmts):
             return stmts
     return None
+
+
+# torch calls whose result is an index tensor of one dimension or more (``torch.nonzero`` two;
+# with ``as_tuple=True`` a tuple of 1-d ones): indexing with it is advanced indexing, a copy
+_INDEX_MAKERS = frozenset({"torch.arange", "torch.randperm", "torch.nonzero", "torch.argwhere"})
+# ... and those that are one when given a list or tuple display (``torch.tensor(0)`` is 0-d: a view)
+_FROM_A_DISPLAY = frozenset({"torch.tensor", "torch.as_tensor", "torch.LongTensor", "torch.IntTensor",
+                             "torch.BoolTensor", "torch.ByteTensor", "torch.Tensor"})
+
+
+def copies(dataflow: "Dataflow", sub: ast.Subscript) -> bool:
+    """Whether ``sub`` (or a subscript it indexes) is known to use advanced indexing, which
+    copies (measured with torch, tests/test_precision43_index_copies.py): a piece of the index
+    is a list (``x[:, [0, 2]]``), a comparison (a mask, or a Python bool: both copy), an index
+    tensor made by a call of :data:`_INDEX_MAKERS` or :data:`_FROM_A_DISPLAY` with a display,
+    or a name every binding of which reaching ``sub`` is one of these. Anything else (an int, a
+    slice, ``None``, ``...``, a name of unknown value, a 0-d tensor) may view: not a copy."""
+    node: ast.expr = sub
+    while isinstance(node, ast.Subscript):
+        pieces = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if any(_copying_piece(dataflow, piece, node) for piece in pieces):
+            return True
+        node = node.value
+    return False
+
+
+def _copying_piece(dataflow: "Dataflow", piece: ast.expr, at: Optional[ast.expr]) -> bool:
+    if isinstance(piece, (ast.List, ast.ListComp, ast.Compare)):
+        return True
+    if isinstance(piece, ast.Call):
+        name = dataflow.names.torch_name(piece.func)
+        return name in _INDEX_MAKERS or name in _FROM_A_DISPLAY and bool(piece.args) \
+            and isinstance(piece.args[0], (ast.List, ast.Tuple, ast.ListComp))
+    if isinstance(piece, ast.Name) and at is not None:
+        flow = dataflow.binder.flow(dataflow.tree.owner(at))
+        bindings = dataflow.reaching(flow, piece.id, dataflow.tree.statement_of(at))
+        return bool(bindings) and all(b.form == "assign" and b.value is not None
+                                      and _copying_piece(dataflow, b.value, None) for b in bindings)
+    return False

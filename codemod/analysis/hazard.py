@@ -13,6 +13,7 @@ import ast
 import enum
 import itertools
 import weakref
+from functools import partial
 from typing import (
     Callable,
     Dict,
@@ -39,6 +40,7 @@ from codemod.analysis.binder import Binding, Flow
 from codemod.analysis.branches import (always_binds, binds, branch, copied_where_it_requires_grad, requires_grad_test,
                                        statement_lists, within)
 from codemod.analysis.classes import AttrValue
+from codemod.analysis.consumed import consumed_before, dead_result, keeps_nothing
 from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
 from codemod.analysis.index_saves import IndexSaves
@@ -909,6 +911,38 @@ class SavedFor(_HazardsPart):
         return _GO_ON, False
 
 
+def unreached(hazards: "Hazards", load: ast.expr, write: Located) -> bool:
+    """No backward that runs after ``write`` reaches what the op reading ``load`` saved: a backward
+    consumed its graph before (:func:`consumed_before`), or its result is dropped (:func:`dead_result`)."""
+    return dead_result(hazards.model, load) or consumed_before(
+        hazards.model, load, write, partial(_stores_nothing, hazards), lambda call: hazards.ops._module_of(call.func) is not None)
+
+
+def _stores_nothing(hazards: "Hazards", call: ast.Call) -> bool:
+    """A function of the file that stores nothing past its call."""
+    target = hazards.model.summaries.targets.callee(call)
+    return isinstance(target, tuple) and keeps_nothing(hazards.model, target[0])
+
+
+def inside_the_writer(hazards: "Hazards", load: ast.expr, write: Located, found: Optional[Hazard]) -> Optional[Hazard]:
+    """``self.adjust(const, upper)`` where ``const`` may be ``upper`` (``const = upper`` on one
+    path) and the helper saves ``const`` and writes ``upper``: the save runs inside the writing
+    call, in its own order, and needs an input that requires grad. Where every argument the
+    helper's summary says it saves is a constant here (nothing can make it require grad), the
+    analysis cannot tell that the save happens at all: possible, not proven."""
+    if found is None or not found.proven or not isinstance(write, ast.Call) or write.keywords \
+            or not any(within(load, a) for a in write.args) or any(isinstance(a, ast.Starred) for a in write.args):
+        return found
+    summary = hazards.model.summaries.of_call(write)
+    if summary is None:
+        return found
+    saved = [a for a, s in zip(write.args, summary.inputs) if s is not Saved.NO]
+    if not saved or len(summary.inputs) < len(write.args) or not all(hazards.constants.constant(a) for a in saved):
+        return found
+    return _possible(f"{found.reason}, inside the call that writes it, if an input of the saving op requires "
+                     "grad (the arguments it saves are constants here)")
+
+
 class Consumers(_HazardsPart):
     """Saves made by the ops that read the written tensor before the write (an input saved), in order of execution."""
 
@@ -994,9 +1028,9 @@ class Consumers(_HazardsPart):
             if not before and pos >= end and self._rebound_after(flow, key, node, write):
                 continue  # `h.mul_(2)` / `h = torch.sigmoid(h * w)`: the next turn writes the new `h`
             stmt = self.model.statement_of(node)
-            if self.model.intended_reason(stmt, None):
-                continue
-            found = self._consumer(node, key, floating)
+            if self.model.intended_reason(stmt, None) or unreached(self.hazards, node, write):
+                continue  # `cost = f(w); cost.backward()` / `w.mul_(0.5)`: the backward freed what was saved
+            found = inside_the_writer(self.hazards, node, write, self._consumer(node, key, floating))
             yield found if before else from_a_later_turn(self.model, found, self.model.range(node), write)
 
     def _rebound_after(self, flow: Flow, key: str, load: ast.expr, write: Located) -> bool:

@@ -363,7 +363,8 @@ class Views:
             if element is not None:
                 return element
             if _ITERATION_IS_UNBIND and (self.kinds.kind(iterable) in TENSORISH
-                                         or passed_tensors(self.requirement, iterable, stmt)):
+                                         or passed_tensors(self.requirement, iterable, stmt)) \
+                    and not narrowed_away(self.tree, self.names, stmt, iterable):
                 kind: ViewKind = "no-grad" if self.making._made_without_grad(stmt) else "multi-output"
                 return ViewOrigin(kind, iterable, iterable, True, _keys(iterable))
         return None
@@ -462,6 +463,32 @@ def _view_chain(views: "Views", expr: ast.expr, param: str) -> Optional[bool]:
         else:
             return None
     return None
+
+
+_TENSOR_CLASSES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+
+
+def narrowed_away(tree: Tree, names: Names, stmt: ast.stmt, iterable: ast.expr) -> bool:
+    """``stmt`` runs only where ``isinstance(y, C)`` holds of the name iterated, with a class of
+    ``C`` (or of its tuple) other than torch's tensor classes (``TensorList``, ``list``): there ``y``
+    may be a container whose iteration hands out what it holds, not unbind views of a tensor (a
+    class that subclasses ``torch.Tensor`` would still unbind: not known, so not proven)."""
+    key = target_key(iterable)
+    if key is None:
+        return False
+    node: ast.AST = stmt
+    for up in tree.ancestors(stmt):
+        if isinstance(up, OWNERS):
+            return False
+        test = up.test if isinstance(up, ast.If) and any(s is node for s in up.body) else None
+        node = up
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+                and len(test.args) == 2 and target_key(test.args[0]) == key):
+            continue
+        classes = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+        if any(names.torch_name(c) not in _TENSOR_CLASSES for c in classes):
+            return True
+    return False
 
 
 class _ViewsPart:

@@ -1,0 +1,264 @@
+"""A backward that consumed the graph holding a save before an in-place write (issue 24, precision).
+
+``cost = loss(output, const)`` saves ``const``; ``cost.backward()`` (no ``retain_graph``) runs
+the graph and frees what its nodes saved; ``const[mask] = ...`` afterwards trips nothing: a
+later backward through that node would fail on the freed buffers first (PyTorch checks them
+before the version counter), and the next turn's forward saves the new value in a new graph
+(torchattacks' EAD attacks, optimisation loops that backward, then adjust a tensor in place).
+
+:func:`consumed_before` answers it from syntax alone, and only where it is sure: the save's
+statement binds a name (``cost = ...``) to a value that keeps the saving op's autograd history
+(only differentiable steps between the op and the name), a later statement of the *same block*
+runs ``X.backward()`` (or ``torch.autograd.backward(X)``) with ``X`` built from that name the
+same way, nothing between them can leave the block (``break``, ``continue``, ``return``,
+``yield``, ``raise``, an ``except`` or ``finally`` around, a context manager not torch's), and the
+write is not between them. Every run of the
+save is then followed by that backward before control reaches the write. ``retain_graph``,
+``create_graph`` and ``inputs`` keep or skip the graph: such a backward does not count.
+``autograd.grad`` runs only the nodes its inputs need: it does not count either.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Callable, List, Optional, Set
+
+from codemod.analysis.branches import within
+from codemod.analysis.facts import Facts
+from codemod.analysis.syntax import FUNCTIONS, Located
+
+# methods and torch functions whose result has no autograd history, or drops the input's
+_DROPPING = frozenset({
+    "item", "tolist", "detach", "numpy", "data", "grad", "argmax", "argmin", "argsort", "long", "int", "bool",
+    "byte", "short", "char", "nonzero", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite",
+    "isclose", "equal", "allclose", "size", "dim", "numel", "requires_grad_", "detach_", "bucketize",
+    "searchsorted", "count_nonzero", "logical_and", "logical_or", "logical_not", "logical_xor", "sign",
+    "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like",
+})
+_KEEPING_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag"})
+_DIFFERENTIABLE = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.MatMult, ast.Pow)
+_LEAVING = (ast.Break, ast.Continue, ast.Return, ast.Yield, ast.YieldFrom, ast.Await, ast.Raise)
+_KEEPS_GRAPH = ("retain_graph", "create_graph", "inputs")
+
+
+def _never(call: ast.Call) -> bool:
+    return False
+
+
+def _block(model: Facts, stmt: ast.stmt) -> Optional[List[ast.stmt]]:
+    parent = model.parent(stmt)
+    for field in ("body", "orelse", "finalbody"):
+        found = getattr(parent, field, None)
+        if isinstance(found, list) and any(s is stmt for s in found):
+            return found
+    return None
+
+
+def _keeps_history(model: Facts, node: ast.expr, top: ast.expr, first_op: Callable[[ast.Call], bool],
+                   module: Callable[[ast.Call], bool]) -> bool:
+    """Every step from ``node`` up to ``top`` keeps ``node``'s autograd history in its result:
+    ``+ - * / @ **``, a unary minus, indexing, a tensor method or torch function not in
+    :data:`_DROPPING`, a torch module (``module``: ``self.crit(out, y)``); ``first_op`` accepts the
+    first call (the op that saves, a user function that stores nothing)."""
+    first = True
+    while node is not top:
+        parent = model.parent(node)
+        if parent is None:
+            return False
+        if isinstance(parent, ast.BinOp):
+            if not isinstance(parent.op, _DIFFERENTIABLE):
+                return False
+        elif isinstance(parent, ast.UnaryOp):
+            if not isinstance(parent.op, (ast.USub, ast.UAdd)):
+                return False
+        elif isinstance(parent, ast.Subscript):
+            if parent.value is not node:
+                return False
+        elif isinstance(parent, ast.Attribute):
+            call = model.parent(parent)
+            if parent.attr in _KEEPING_ATTRIBUTES:
+                pass
+            elif isinstance(call, ast.Call) and call.func is parent and parent.attr not in _DROPPING \
+                    and not parent.attr.endswith("_"):
+                parent = call  # a method of the tensor: the call's result
+            else:
+                return False
+        elif isinstance(parent, ast.Call) and parent.func is not node and node in parent.args:
+            name = model.torch_name(parent.func)
+            if not (name is not None and name.startswith("torch.") and name.rsplit(".", 1)[-1] not in _DROPPING
+                    or module(parent) or first and first_op(parent)):
+                return False
+            first = False
+        else:
+            return False
+        node = parent
+    return True
+
+
+def _carries(model: Facts, expr: ast.expr, names: Set[str], module: Callable[[ast.Call], bool]) -> bool:
+    return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names
+               and _keeps_history(model, n, expr, _never, module) for n in ast.walk(expr))
+
+
+def _consuming(model: Facts, stmt: ast.stmt, names: Set[str], module: Callable[[ast.Call], bool]) -> bool:
+    """``X.backward()`` / ``torch.autograd.backward(X)`` of a tensor built from ``names``, with
+    nothing that keeps the graph or runs only part of it."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return False
+    call = stmt.value
+    if any(k.arg in _KEEPS_GRAPH and not (isinstance(k.value, ast.Constant) and k.value.value in (False, None))
+           or k.arg is None for k in call.keywords):
+        return False
+    if isinstance(call.func, ast.Attribute) and call.func.attr == "backward" and len(call.args) <= 1 \
+            and model.torch_name(call.func) is None:
+        return _carries(model, call.func.value, names, module)
+    if model.torch_name(call.func) == "torch.autograd.backward" and 1 <= len(call.args) <= 2:
+        return _carries(model, call.args[0], names, module)
+    return False
+
+
+def consumed_before(model: Facts, load: ast.expr, write: Located, first_op: Callable[[ast.Call], bool],
+                    module: Callable[[ast.Call], bool]) -> bool:
+    """Whether a backward of the statement block holding the op that reads ``load`` (and saves
+    it) consumes that op's graph after every run of it, before control can reach ``write``."""
+    stmt = model.statement_of(load)
+    if within(write, stmt) or not isinstance(stmt, (ast.Assign, ast.AugAssign)):
+        return False
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    if len(targets) != 1 or not isinstance(targets[0], ast.Name) or not within(load, stmt.value) \
+            or not _keeps_history(model, load, stmt.value, first_op, module):
+        return False
+    block = _block(model, stmt)
+    if block is None or _caught(model, stmt):
+        return False
+    names = {targets[0].id}
+    index = next(i for i, s in enumerate(block) if s is stmt)
+    for later in block[index + 1:]:
+        if within(write, later) or any(isinstance(n, _LEAVING) for n in ast.walk(later)):
+            return False
+        if _consuming(model, later, names, module):
+            return True
+        if isinstance(later, ast.Assign) and len(later.targets) == 1 and isinstance(later.targets[0], ast.Name):
+            name = later.targets[0].id
+            if _carries(model, later.value, names, module):
+                names.add(name)
+            else:
+                names.discard(name)
+            continue
+        if isinstance(later, ast.AugAssign) and isinstance(later.target, ast.Name) and later.target.id in names \
+                and isinstance(later.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+            continue  # `loss += aux`: the old graph stays in it
+        names -= {n.id for n in ast.walk(later) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        if not names:
+            return False
+    return False
+
+
+def _caught(model: Facts, stmt: ast.stmt) -> bool:
+    """An ``except`` or ``finally`` around ``stmt`` in its function, or a context manager other than
+    torch's (``contextlib.suppress`` swallows exceptions), may go on without the backward."""
+    for up in model.ancestors(stmt):
+        if isinstance(up, FUNCTIONS):
+            return False
+        if isinstance(up, ast.Try) and (up.finalbody or up.handlers and any(within(stmt, s) for s in up.body)):
+            return True
+        if isinstance(up, (ast.With, ast.AsyncWith)) and not all(
+                isinstance(item.context_expr, ast.Call) and model.torch_name(item.context_expr.func) is not None
+                for item in up.items):
+            return True
+    return False
+
+
+_PLAIN_BUILTINS = frozenset({"isinstance", "type", "len", "range", "float", "int", "bool", "abs", "max", "min",
+                             "sum", "tuple", "list", "zip", "enumerate", "getattr", "hasattr"})
+_STORING = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "register_buffer",
+                      "register_parameter", "__setitem__", "put", "appendleft"})
+
+
+def keeps_nothing(model: Facts, func: ast.AST) -> bool:
+    """A function of this file that stores nothing past its call (no attribute or item store, no
+    ``global``/``nonlocal``, no ``append``-like call) and calls only torch, tensor methods and
+    plain builtins: what it saves is reachable only from what it returns (or freed when it returns)."""
+    if not isinstance(func, FUNCTIONS):
+        return False
+    for node in ast.walk(func):
+        if node is not func and isinstance(node, (*FUNCTIONS, ast.Lambda, ast.ClassDef, ast.Global, ast.Nonlocal,
+                                                 ast.Yield, ast.YieldFrom)):
+            return False
+        if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            return False
+        if isinstance(node, ast.Call):
+            callee = node.func
+            if isinstance(callee, ast.Name) and callee.id in _PLAIN_BUILTINS:
+                continue
+            if model.torch_name(callee) is not None:
+                continue
+            if isinstance(callee, ast.Attribute) and callee.attr not in _STORING \
+                    and not (isinstance(callee.value, ast.Name) and callee.value.id in ("self", "cls")):
+                continue  # a method of a tensor (or another value the function was handed)
+            return False
+    return True
+
+
+# where a torch function's result may hold what it was given past the statement: the gradient
+# machinery (`torch.autograd.backward(y, create_graph=True)` leaves a graph in `.grad`)
+_FUNCTION_SPACES = ("torch.", "torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
+_HISTORY_DROPPING = frozenset({"detach", "item", "tolist", "numpy", "data", "argmax", "argmin", "argsort", "long",
+                               "int", "bool", "byte", "short", "char", "nonzero", "isnan", "isinf", "isfinite", "size",
+                               "dim", "numel"})
+_WHOLE_BODY = frozenset({"locals", "vars", "eval", "exec"})
+
+
+def _writes_out(call: ast.Call) -> bool:
+    return any(k.arg in ("out", "inplace") or k.arg is None for k in call.keywords)
+
+
+def dead_result(model: Facts, load: ast.expr) -> bool:
+    """The op that reads ``load`` (and may save it) hands its result to nothing a backward can
+    run through: the statement is an expression statement (``w * b`` alone), or binds a name the
+    function never reads (not declared ``global``/``nonlocal``), or a step between the op and the
+    statement drops the history (``.detach()``, ``.item()``, a comparison); every step up to there
+    is an operator, an index, a tensor method (not ``backward``, not a ``register_`` hook, not in
+    place) or a plain torch function (not in place, no ``out=``), none of which keeps the result anywhere. Nothing ever runs backward
+    through what the op saved, so a later write into ``load``'s tensor trips nothing."""
+    stmt = model.statement_of(load)
+    owner = model.owner(stmt)
+    if not isinstance(owner, FUNCTIONS) or not isinstance(stmt, (ast.Expr, ast.Assign)) \
+            or not within(load, stmt.value):
+        return False
+    node: ast.expr = load
+    while node is not stmt.value:
+        parent = model.parent(node)
+        if isinstance(parent, ast.Compare):
+            return True  # a bool or a boolean tensor: no history
+        if isinstance(parent, (ast.BinOp, ast.UnaryOp)) or isinstance(parent, ast.Subscript) and parent.value is node:
+            pass
+        elif isinstance(parent, ast.Attribute) and parent.value is node:
+            call = model.parent(parent)
+            if parent.attr == "data" or parent.attr in _HISTORY_DROPPING and isinstance(call, ast.Call) \
+                    and call.func is parent:
+                return True
+            if parent.attr in _KEEPING_ATTRIBUTES:
+                pass
+            elif isinstance(call, ast.Call) and call.func is parent and parent.attr != "backward" \
+                    and not parent.attr.startswith("register_") and not parent.attr.endswith("_") \
+                    and not _writes_out(call):
+                parent = call  # (not `h.sigmoid_()`: its result is `h`, which the name still holds)
+            else:
+                return False
+        elif isinstance(parent, ast.Call) and parent.func is not node and node in parent.args:
+            name = model.torch_name(parent.func) or ""
+            if not any(name.startswith(space) and "." not in name[len(space):] for space in _FUNCTION_SPACES) \
+                    or name.endswith("_") or _writes_out(parent):
+                return False  # (`torch.sigmoid_(h)`, `F.relu(h, inplace=True)`, `out=`: into a tensor still held)
+        else:
+            return False
+        node = parent
+    if isinstance(stmt, ast.Expr):
+        return True
+    if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+        return False
+    name = stmt.targets[0].id
+    flow = model.flow(owner)
+    return name not in flow.loads and name not in flow.declared and not any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _WHOLE_BODY for n in model.walk(owner))
