@@ -1,0 +1,125 @@
+"""Injected callables: what a callable handed to a constructor and stored runs (issue 24, stop 44).
+
+``Residual(fn)`` keeps ``self.fn = fn`` and its ``forward`` calls ``self.fn(x)``; ``Layer(d,
+activation=None)`` keeps ``self.activation = activation``. What such a call runs is what the
+constructions of the class pass for the parameter: followed here through parameters handed on
+(``Net(act=...)`` builds ``Layer(d, act)``, whose ``__init__`` stores it) and names bound once,
+down to the expressions written at the end of the chain (``nn.Sequential(nn.LayerNorm(d), ...)``,
+``nn.ReLU()``, ``Gate(d)``, ``torch.tanh``). The set is closed or nothing is said: every
+construction the file and the run's other files show is followed (``Chains._param_values``, handed
+in as ``ParamValues``: None where a caller may be unseen, another file passes something other
+than a literal, or a parameter is left to no default), and one value that is no plain expression
+of the file (an import, a loop variable, an unpacked element) leaves it unknown.
+
+Which of those expressions saves what is the callers' business (``summaries.CallTargets`` for
+chains and the project's classes, ``hazard.OpSaves`` for torch modules and functions): a save is
+proven only where every expression makes it. This module reads the syntax and the flow only.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Callable, FrozenSet, List, NamedTuple, Optional, Sequence, Set, cast
+
+from codemod.analysis.facts import Facts
+from codemod.analysis.syntax import FUNCTIONS, Function
+
+# The values an expression may hold, as ``Chains._param_values`` joins them (None: not known).
+Values = Callable[[ast.expr, int], Optional[FrozenSet[object]]]
+# ``Chains._param_values(func, param, depth, values)``: what the calls of ``func`` (a class's
+# ``__init__`` or a module-level function) give ``param``, each through ``values``.
+ParamValues = Callable[[Function, str, int, Values], Optional[FrozenSet[object]]]
+
+_MAX_DEPTH = 6  # parameters handed on through this many constructions
+
+
+class Stored(NamedTuple):
+    """``self.<attr> = <param>`` in ``init``: the one value the class gives the attribute."""
+
+    init: Function
+    param: str
+
+
+class Passed(NamedTuple):
+    """One expression a construction passes (at the end of the chain of parameters), hashable by node."""
+
+    expr: ast.expr
+
+
+def stored_parameter(model: Facts, cls: ast.ClassDef, values: Sequence[object], attr: str) -> Optional[Stored]:
+    """``self.fn = fn`` where ``values`` (what the class sets ``self.<attr>`` to) is that one name,
+    in ``cls.__init__``, reached only by the parameter; None otherwise, or where a subclass of the
+    file sets the attribute too (its instances hold what it sets). Whether the attribute is
+    replaced from outside is the caller's check (``summaries.set_from_outside``)."""
+    if len(values) != 1 or not isinstance(values[0], ast.Name):
+        return None
+    name = values[0]
+    init = model.owner(name)
+    if not (isinstance(init, FUNCTIONS) and init.name == "__init__" and model.parent(init) is cls):
+        return None
+    bindings = model.reaching(model.flow(init), name.id, model.statement_of(name))
+    if not bindings or any(b.form != "param" for b in bindings):
+        return None
+    if _set_by_a_subclass(model, cls, attr):
+        return None
+    return Stored(init, name.id)
+
+
+def _set_by_a_subclass(model: Facts, cls: ast.ClassDef, attr: str) -> bool:
+    """A class of the file derived from ``cls`` (at any depth) writes ``self.<attr>``."""
+    derived: Set[str] = {cls.name}
+    classes = [s for s in model.module.body if isinstance(s, ast.ClassDef)]
+    grew = True
+    while grew:
+        grew = False
+        for other in classes:
+            if other.name not in derived and any(isinstance(b, ast.Name) and b.id in derived for b in other.bases):
+                derived.add(other.name)
+                grew = True
+    for write in model.attribute_writes(attr):
+        owner = model.enclosing_class(write)
+        if owner is not None and owner is not cls and owner.name in derived:
+            return True
+    return False
+
+
+def passed(model: Facts, stored: Stored, param_values: ParamValues) -> Optional[List[ast.expr]]:
+    """The expressions every construction of the class passes for the stored parameter (its
+    default where one passes none), parameters handed on followed; None where one is unseen."""
+
+    def values(expr: ast.expr, depth: int) -> Optional[FrozenSet[object]]:
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(expr, ast.Name) and model.torch_name(expr) is None:
+            return _name_values(model, expr, depth, values, param_values)
+        return frozenset({Passed(expr)})
+
+    found = param_values(stored.init, stored.param, 0, values)
+    if found is None or not found:
+        return None
+    if not all(isinstance(p, Passed) for p in found):
+        return None
+    return sorted((cast(Passed, p).expr for p in found), key=lambda e: (e.lineno, e.col_offset))  # (in file order)
+
+
+def _name_values(model: Facts, name: ast.Name, depth: int, values: Values,
+                 param_values: ParamValues) -> Optional[FrozenSet[object]]:
+    """What a name may hold where it is read: a parameter of a constructor or a module-level
+    function (what their calls pass), or a name bound by whole assignments; None for anything else
+    (an import, a loop variable, an unpacked element, a global)."""
+    owner = model.owner(name)
+    bindings = model.reaching(model.flow(owner), name.id, model.statement_of(name))
+    if not bindings:
+        return None
+    out: FrozenSet[object] = frozenset()
+    for b in bindings:
+        if b.form == "param" and isinstance(owner, FUNCTIONS):
+            found = param_values(owner, name.id, depth + 1, values)
+        elif b.form == "assign" and b.value is not None:
+            found = values(b.value, depth + 1)
+        else:
+            found = None
+        if found is None:
+            return None
+        out |= found
+    return out
