@@ -266,3 +266,143 @@ def test_the_look_alike_is_not_proven(name):
     if name not in ("one_construction_saves_nothing",):
         run_program(source)  # runs: no in-place error
     assert not _proven_at(source, _line(source, write)), name
+
+
+# ---------------------------------------------------------------- template methods
+HOOK = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class BaseHead(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.lin = nn.Linear(d, d)
+
+        def forward(self, x):
+            h = self.activate(self.lin(x))
+            h += 1.0
+            return h
+
+        def activate(self, h):
+            raise NotImplementedError
+
+
+    class SigmoidHead(BaseHead):
+        def activate(self, h):
+            return torch.sigmoid(h)
+
+
+    class TanhHead(BaseHead):
+        def activate(self, h):
+            return torch.tanh(h)
+
+
+    def main():
+        heads = nn.ModuleList([SigmoidHead(4), TanhHead(4)])
+        x = torch.randn(3, 4)
+        sum(h(x).sum() for h in heads).backward()
+        return [p.grad for p in heads.parameters()]
+""")
+
+TRAINER = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class Learner:
+        def __init__(self, net, criterion, reg=0.01):
+            self.net = net
+            self.criterion = criterion
+            self.reg = reg
+
+        def train_step(self, x, y):
+            out = self.net(x)
+            loss = self.compute_loss(out, y)
+            loss -= self.reg * out.abs().mean()
+            loss.backward()
+            return loss.detach()
+
+
+    class Regressor(Learner):
+        def compute_loss(self, pred, target):
+            return self.criterion(pred, target)
+
+
+    class RootMSE(nn.Module):
+        def forward(self, a, b):
+            return torch.sqrt(F.mse_loss(a, b) + 1e-6)
+
+
+    def main():
+        net = nn.Linear(4, 1)
+        learner = Regressor(net, RootMSE())
+        learner.train_step(torch.randn(8, 4), torch.randn(8, 1))
+        return [p.grad for p in net.parameters()]
+""")
+
+TEMPLATE_PROBES = {
+    "abstract_hook_every_subclass_saves": (HOOK, "        h += 1.0", "        h = h + 1.0"),
+    "trainer_hook_and_injected_loss": (TRAINER, "        loss -= self.reg * out.abs().mean()",
+                                       "        loss = loss - self.reg * out.abs().mean()"),
+}
+
+TEMPLATE_LOOK_ALIKES = {
+    # the subclasses' hooks save nothing of their result
+    "hooks_saving_nothing": (HOOK.replace("torch.sigmoid(h)", "h * 2.0").replace("torch.tanh(h)", "h - 1.0"),
+                             "        h += 1.0", True),
+    # one subclass's hook saves nothing: not every instance raises
+    "one_hook_saving_nothing": (HOOK.replace("torch.tanh(h)", "h * 2.0"), "        h += 1.0", False),
+    # a subclass without the hook reaches nn.Module, which the file does not show
+    "a_subclass_without_the_hook": (HOOK.replace("    def activate(self, h):\n        raise NotImplementedError\n", "")
+                                    .replace("class TanhHead(BaseHead):\n    def activate(self, h):\n"
+                                             "        return torch.tanh(h)\n", "class TanhHead(BaseHead):\n    pass\n")
+                                    .replace("TanhHead(4)]", "SigmoidHead(4)]"), "        h += 1.0", False),
+    # the hook is an attribute an instance may be given
+    "the_hook_set_as_an_attribute": (HOOK.replace("        self.lin = nn.Linear(d, d)\n",
+                                                  "        self.lin = nn.Linear(d, d)\n        self.activate = torch.neg\n"),
+                                     "        h += 1.0", True),
+    # the loss handed in saves nothing of its result (a plain MSE)
+    "trainer_with_a_loss_saving_nothing": (TRAINER.replace("torch.sqrt(F.mse_loss(a, b) + 1e-6)", "F.mse_loss(a, b)"),
+                                           "        loss -= self.reg * out.abs().mean()", True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATE_PROBES))
+def test_a_template_hook_probe_raises_and_is_proven(name):
+    source, write, out_of_place = TEMPLATE_PROBES[name]
+    assert raises_inplace(source), name
+    assert _proven_at(source, _line(source, write)), name
+    fixed = fixed_source(source, project=True)
+    if fixed != source:
+        got, want = run_program(fixed), run_program(source.replace(write, out_of_place))
+        assert all(torch.allclose(g, w) for g, w in zip(got, want)), fixed
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATE_LOOK_ALIKES))
+def test_a_template_hook_look_alike_is_not_proven(name):
+    source, write, runs = TEMPLATE_LOOK_ALIKES[name]
+    assert source not in {s for s, _, _ in TEMPLATE_PROBES.values()}, name
+    if runs:
+        run_program(source)
+    assert not _proven_at(source, _line(source, write)), name
+
+
+def test_a_class_another_file_derives_from_leaves_the_hook_unknown(tmp_path):
+    """Another file of the run names the base class (it may derive from it): its hook is unseen."""
+    from codemod.engine.pipeline import process_source
+    from codemod.engine.project import build_index
+
+    case = tmp_path / "case.py"
+    case.write_text(HOOK)
+    other = tmp_path / "other.py"
+    other.write_text("import torch\nfrom case import BaseHead\n\n\nclass Plain(BaseHead):\n"
+                     "    def activate(self, h):\n        return h * 2.0\n")
+    index = build_index([str(case), str(other)])
+    result = process_source(HOOK.encode(), "case.py", Settings(), project=index, module_name="case")
+    line = _line(HOOK, "        h += 1.0")
+    assert not [f for f in result.findings if f.code.startswith("IPF1") and f.span.line == line]
+    alone = build_index([str(case)])
+    result = process_source(HOOK.encode(), "case.py", Settings(), project=alone, module_name="case")
+    assert [f for f in result.findings if f.code.startswith("IPF1") and f.span.line == line]

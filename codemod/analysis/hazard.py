@@ -48,7 +48,7 @@ from codemod.analysis.names import identity_argument
 from codemod.analysis.project import CallFact
 from codemod.analysis.requires_grad import Constants, RequiresGradFacts, may_be_frozen
 from codemod.analysis.summaries import (
-    Returns, Saved, Summaries, SummaryFacts, flag_set_after, set_from_outside, switched_on,
+    Returns, Saved, Summaries, SummaryFacts, flag_set_after, set_from_outside, switched_on, used_elsewhere,
 )
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, Pos, Span, call_args, is_const, target_key
 from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, tensor_only, used_as_container
@@ -2028,8 +2028,9 @@ class OpSaves(_HazardsPart):
         built there or a torch function (``act=torch.tanh``): their save where they all save
         the same, else nothing is said."""
         stored = injected.stored_parameter(self.model, cls, [name], attr)
-        found = injected.passed(self.model, stored, self.model.summaries.chains._param_values) \
-            if stored is not None else None
+        chains = self.model.summaries.chains
+        found = injected.passed(self.model, stored, chains._param_values,
+                                lambda c: used_elsewhere(self.model, chains, c, True)) if stored is not None else None
         ops = {self._torch_callable(e) for e in found or ()}
         if not ops or None in ops or len({cast(Op, op).saves for op in ops}) != 1:
             return None

@@ -19,7 +19,7 @@ proven only where every expression makes it. This module reads the syntax and th
 from __future__ import annotations
 
 import ast
-from typing import Callable, FrozenSet, List, NamedTuple, Optional, Sequence, Set, cast
+from typing import Callable, Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Set, Tuple, cast
 
 from codemod.analysis.facts import Facts
 from codemod.analysis.syntax import FUNCTIONS, Function
@@ -83,9 +83,18 @@ def _set_by_a_subclass(model: Facts, cls: ast.ClassDef, attr: str) -> bool:
     return False
 
 
-def passed(model: Facts, stored: Stored, param_values: ParamValues) -> Optional[List[ast.expr]]:
+def passed(model: Facts, stored: Stored, param_values: ParamValues,
+           used_elsewhere: Callable[[ast.ClassDef], bool]) -> Optional[List[ast.expr]]:
     """The expressions every construction of the class passes for the stored parameter (its
-    default where one passes none), parameters handed on followed; None where one is unseen."""
+    default where one passes none), parameters handed on followed; None where one is unseen. A
+    class of the file derived from it that keeps its constructor is built with its arguments:
+    where another file uses one (``used_elsewhere``), what it passes is not seen."""
+    cls = model.parent(stored.init)
+    if not isinstance(cls, ast.ClassDef):
+        return None
+    top = {s.name: s for s in model.module.body if isinstance(s, ast.ClassDef)}
+    if any(_derives(other, cls, top) and used_elsewhere(other) for other in top.values() if other is not cls):
+        return None
 
     def values(expr: ast.expr, depth: int) -> Optional[FrozenSet[object]]:
         if depth > _MAX_DEPTH:
@@ -123,3 +132,67 @@ def _name_values(model: Facts, name: ast.Name, depth: int, values: Values,
             return None
         out |= found
     return out
+
+
+def overrides(model: Facts, cls: ast.ClassDef, attr: str, closed: Callable[[ast.ClassDef], bool]
+              ) -> Optional[List[Tuple[Function, ast.ClassDef]]]:
+    """A template method's hook: ``self.compute(...)`` in a method of ``cls``, which neither it
+    nor its bases of the file define but as ``raise NotImplementedError``, runs the ``compute``
+    of the instance's class: for each class of the file derived from ``cls`` (and ``cls``), the
+    nearest definition up its chain of bases. A chain whose nearest one is abstract, or that
+    ends at ``object`` with none, raises before anything runs after the call (it adds nothing).
+    None where one may run something unseen: a chain reaching a base of another module (it may
+    define the name: ``nn.Module.train``), several bases, the name set as an attribute, a
+    decorated definition, or a class of the chain used where the file cannot see
+    (``closed``: another file may derive from it)."""
+    if attr.startswith("__"):
+        return None
+    top = {s.name: s for s in model.module.body if isinstance(s, ast.ClassDef)}
+    derived = [cls]
+    for other in top.values():  # (in file order: a base comes first)
+        if other is not cls and _derives(other, cls, top):
+            derived.append(other)
+    found: List[Tuple[Function, ast.ClassDef]] = []
+    for start in derived:
+        if not closed(start):
+            return None
+        step: Optional[ast.ClassDef] = start
+        while step is not None:
+            if attr in model.class_attrs(step):
+                return None  # `self.compute = ...`: an attribute, not (only) the method
+            method = next((s for s in step.body if isinstance(s, FUNCTIONS) and s.name == attr), None)
+            if method is not None:
+                if method.decorator_list:
+                    return None
+                if not abstract(method):
+                    found.append((method, step))
+                break
+            if not step.bases:
+                break  # `object` defines no such name
+            if len(step.bases) != 1 or not isinstance(step.bases[0], ast.Name) or step.bases[0].id not in top:
+                return None  # a base this file does not show (or several)
+            step = top[step.bases[0].id]
+    if not found:
+        return None
+    return list(dict.fromkeys(found))
+
+
+def _derives(other: ast.ClassDef, cls: ast.ClassDef, top: Dict[str, ast.ClassDef], depth: int = 0) -> bool:
+    """``other`` is derived from ``cls`` through the file's classes (by name)."""
+    if depth > 8:
+        return False
+    for base in other.bases:
+        if isinstance(base, ast.Name) and (base.id == cls.name or (
+                base.id in top and top[base.id] is not other and _derives(top[base.id], cls, top, depth + 1))):
+            return True
+    return False
+
+
+def abstract(method: Function) -> bool:
+    """Its body (after a docstring) is only ``raise NotImplementedError(...)``: a run raises there."""
+    body = [s for s in method.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return False
+    exc = body[0].exc
+    name = exc.func if isinstance(exc, ast.Call) else exc
+    return isinstance(name, ast.Name) and name.id == "NotImplementedError"

@@ -40,7 +40,7 @@ from codemod.analysis.factories import Factories, Guard, default_of, own_returns
 from codemod.analysis.grad_mode import IntendedReason
 from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.names import Names
-from codemod.analysis.project import CallFact, SummaryFact
+from codemod.analysis.project import CallFact, SummaryFact, referenced_elsewhere
 from codemod.analysis.requires_grad import may_be_frozen
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, is_const, passed_for, positional, spreads, target_key
 from codemod.analysis.tensor_kind import KindFacts, TensorKinds, module_dict_entry, used_as_container
@@ -680,7 +680,7 @@ class CallTargets:
                 return None
             attr = key[5:]
             method = next((s for s in cls_node.body if isinstance(s, FUNCTIONS) and s.name == attr), None)
-            if method is not None:
+            if method is not None and not injected.abstract(method):  # (abstract: the subclasses define it)
                 return method, f"{cls_node.name}.{attr}"
             if set_through_another_receiver(self.model, attr):
                 return None  # `unit.body = Other()`: what the attribute holds is not the class's alone
@@ -759,7 +759,7 @@ class CallTargets:
         key = target_key(call.func)
         cls = self.model.enclosing_class(call.func) if key is not None else None
         if key is None or cls is None or not key.startswith("self.") or key.count(".") != 1 \
-                or any(isinstance(s, FUNCTIONS) and s.name == key[5:] for s in cls.body):
+                or any(isinstance(s, FUNCTIONS) and s.name == key[5:] and not injected.abstract(s) for s in cls.body):
             return []
         values = self.model.class_attrs(cls).get(key[5:], [])
         if (handed := injected_targets(self, cls, key[5:], last_set(self.model, values))) and len(handed) > 1:
@@ -958,14 +958,33 @@ def injected_targets(targets: CallTargets, cls: ast.ClassDef, attr: str, values:
     every construction passes, each a chain or an instance of a class of the project; None where
     one is anything else or unseen, or the attribute is set from outside."""
     model = targets.model
+    chains = targets.summaries.chains
+    setter = targets._setter(cls, attr) if not values else cls
+    if setter is not cls:  # `self.loss_fn` stored by a base class's constructor
+        cls, values = setter, last_set(model, model.class_attrs(setter).get(attr, []))
+    if not values:  # a template method's hook, which the subclasses define
+        found_methods = injected.overrides(model, cls, attr, lambda c: not used_elsewhere(model, chains, c, False))
+        return [(m, f"{c.name}.{attr}") for m, c in found_methods] if found_methods else None
     stored = injected.stored_parameter(model, cls, values, attr)
     if stored is None or set_from_outside(model, cls, attr):
         return None
-    found = injected.passed(model, stored, targets.summaries.chains._param_values)
+    found = injected.passed(model, stored, chains._param_values, lambda c: used_elsewhere(model, chains, c, True))
     called = [targets._class_target(e) for e in found or ()]
     if not called or any(t is None for t in called):
         return None
     return list(dict.fromkeys(cast(List[Target], called)))
+
+
+def used_elsewhere(model: SummaryFacts, chains: "Chains", cls: ast.ClassDef, calls: bool) -> bool:
+    """Another file of the run names ``cls`` other than to build it (it may derive from it), or
+    at all where ``calls``; in a library, anyone may. A file checked alone shows every class."""
+    if chains.callers_unseen:
+        return True
+    index = model.calls.project
+    module = model.calls.module_name
+    qual = index.canonical(f"{module}.{cls.name}") if index is not None else ""
+    return index is not None and (referenced_elsewhere(index, qual, module)
+                                  or calls and bool(index.calls_in_other_modules(qual, module)))
 
 
 class FactoryTargets:
