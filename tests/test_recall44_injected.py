@@ -406,3 +406,23 @@ def test_a_class_another_file_derives_from_leaves_the_hook_unknown(tmp_path):
     alone = build_index([str(case)])
     result = process_source(HOOK.encode(), "case.py", Settings(), project=alone, module_name="case")
     assert [f for f in result.findings if f.code.startswith("IPF1") and f.span.line == line]
+
+
+FUNCTION_PASSED = RESIDUAL.replace("class Block(nn.Module):", "def swish(t):\n    return t * torch.sigmoid(t)\n\n\n"
+                                   "class Block(nn.Module):").replace(
+    "Residual(nn.Sequential(nn.LayerNorm(d), nn.Linear(d, d)))", "Residual(swish)")
+
+
+def test_a_function_of_the_file_handed_in_runs_as_it_is():
+    write = _line(FUNCTION_PASSED, "        x += out")
+    assert raises_inplace(FUNCTION_PASSED)
+    assert _proven_at(FUNCTION_PASSED, write)
+    # a function that saves nothing of its argument (a negation), with a chain that saves nothing
+    plain = FUNCTION_PASSED.replace("return t * torch.sigmoid(t)", "return -t").replace(
+        "nn.Sequential(nn.LayerNorm(d), nn.Linear(d, 2 * d), nn.GELU(), nn.Linear(2 * d, d))", "nn.Sequential(nn.Tanh())")
+    run_program(plain)
+    assert not _proven_at(plain, write)
+    # a name a function's own body binds (a nested function) is not the file's function
+    nested = FUNCTION_PASSED.replace("        self.attn = Residual(swish)",
+                                     "        def swish(t):\n            return -t\n\n        self.attn = Residual(swish)")
+    assert not _proven_at(nested, _line(nested, "        x += out"))

@@ -114,15 +114,21 @@ def passed(model: Facts, stored: Stored, param_values: ParamValues,
 def _name_values(model: Facts, name: ast.Name, depth: int, values: Values,
                  param_values: ParamValues) -> Optional[FrozenSet[object]]:
     """What a name may hold where it is read: a parameter of a constructor or a module-level
-    function (what their calls pass), or a name bound by whole assignments; None for anything else
-    (an import, a loop variable, an unpacked element, a global)."""
+    function (what their calls pass), a name bound by whole assignments, or a function defined at
+    the top of the file (the name itself: it runs as it is); None for anything else (an import, a
+    loop variable, an unpacked element, another global)."""
     owner = model.owner(name)
     bindings = model.reaching(model.flow(owner), name.id, model.statement_of(name))
+    if not bindings and owner is not model.module:
+        bindings = model.flow(model.module).bindings.get(name.id, [])  # a global: a function of the file?
+        return frozenset({Passed(name)}) if len(bindings) == 1 and _top_function(model, bindings[0].stmt) else None
     if not bindings:
         return None
     out: FrozenSet[object] = frozenset()
     for b in bindings:
-        if b.form == "param" and isinstance(owner, FUNCTIONS):
+        if b.form == "def" and _top_function(model, b.stmt):
+            found: Optional[FrozenSet[object]] = frozenset({Passed(name)})  # `Residual(block_fn)`
+        elif b.form == "param" and isinstance(owner, FUNCTIONS):
             found = param_values(owner, name.id, depth + 1, values)
         elif b.form == "assign" and b.value is not None:
             found = values(b.value, depth + 1)
@@ -132,6 +138,11 @@ def _name_values(model: Facts, name: ast.Name, depth: int, values: Values,
             return None
         out |= found
     return out
+
+
+def _top_function(model: Facts, stmt: object) -> bool:
+    """``stmt`` is a function defined at the module's top level (not a class, not an import)."""
+    return isinstance(stmt, FUNCTIONS) and model.parent(stmt) is model.module
 
 
 def overrides(model: Facts, cls: ast.ClassDef, attr: str, closed: Callable[[ast.ClassDef], bool]

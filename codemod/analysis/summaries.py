@@ -969,10 +969,19 @@ def injected_targets(targets: CallTargets, cls: ast.ClassDef, attr: str, values:
     if stored is None or set_from_outside(model, cls, attr):
         return None
     found = injected.passed(model, stored, chains._param_values, lambda c: used_elsewhere(model, chains, c, True))
-    called = [targets._class_target(e) for e in found or ()]
+    called = [_passed_target(targets, e) for e in found or ()]
     if not called or any(t is None for t in called):
         return None
     return list(dict.fromkeys(cast(List[Target], called)))
+
+
+def _passed_target(targets: CallTargets, passed: ast.expr) -> Optional["Target"]:
+    """What calling a passed value runs: a module built there (``_class_target``), or a
+    function of the file handed by name (``Residual(block_fn)``: called as it is, no ``self``)."""
+    if not isinstance(passed, ast.Name):
+        return targets._class_target(passed)
+    found = targets._top_level().get(passed.id)
+    return (found, found.name) if isinstance(found, FUNCTIONS) else None
 
 
 def used_elsewhere(model: SummaryFacts, chains: "Chains", cls: ast.ClassDef, calls: bool) -> bool:
