@@ -426,3 +426,22 @@ def test_a_function_of_the_file_handed_in_runs_as_it_is():
     nested = FUNCTION_PASSED.replace("        self.attn = Residual(swish)",
                                      "        def swish(t):\n            return -t\n\n        self.attn = Residual(swish)")
     assert not _proven_at(nested, _line(nested, "        x += out"))
+
+
+@pytest.mark.parametrize("built", [
+    "BLOCKS['plain'](nn.Sequential(nn.Tanh()))",  # a registry holds the class
+    "functools.partial(Residual, nn.Sequential(nn.Tanh()))()",  # a partial of it
+    "Residual.plain()",  # a classmethod builds `cls(...)` with its own arguments
+])
+def test_a_class_built_where_no_call_shows_leaves_its_parameter_unknown(built):
+    """The visible constructions (Block's) all save the input, but the instance that runs is built
+    where no call shows its argument (a chain saving nothing of it): the program runs, and a
+    proof from the visible constructions alone would be false."""
+    source = RESIDUAL.replace("import torch\n", "import functools\n\nimport torch\n", 1).replace(
+        "        return x\n", "        return x\n\n    @classmethod\n    def plain(cls):\n"
+        "        return cls(nn.Sequential(nn.Tanh()))\n", 1).replace(
+        "class Block(nn.Module):", "BLOCKS = {'plain': Residual}\n\n\nclass Block(nn.Module):").replace(
+        "    net = Block(4)\n", f"    net = nn.Sequential(nn.Linear(4, 4), {built})\n")
+    assert built in source and "def plain" in source
+    run_program(source)
+    assert not _proven_at(source, _line(source, "        x += out"))

@@ -93,7 +93,8 @@ def passed(model: Facts, stored: Stored, param_values: ParamValues,
     if not isinstance(cls, ast.ClassDef):
         return None
     top = {s.name: s for s in model.module.body if isinstance(s, ast.ClassDef)}
-    if any(_derives(other, cls, top) and used_elsewhere(other) for other in top.values() if other is not cls):
+    family = [cls, *(other for other in top.values() if other is not cls and _derives(other, cls, top))]
+    if any(not _built_only_by_calls(model, c) or c is not cls and used_elsewhere(c) for c in family):
         return None
 
     def values(expr: ast.expr, depth: int) -> Optional[FrozenSet[object]]:
@@ -109,6 +110,31 @@ def passed(model: Facts, stored: Stored, param_values: ParamValues,
     if not all(isinstance(p, Passed) for p in found):
         return None
     return sorted((cast(Passed, p).expr for p in found), key=lambda e: (e.lineno, e.col_offset))  # (in file order)
+
+
+def _built_only_by_calls(model: Facts, cls: ast.ClassDef) -> bool:
+    """The file names ``cls`` only to build it (``Cls(...)``), derive from it or test an instance
+    (``isinstance``, ``super(Cls, self)``), and its methods build no instance of their own class
+    (``cls(...)``, ``type(self)(...)``, ``self.__class__(...)``): a class handed on as a value
+    (a registry, a ``partial``, a factory's argument) is built with arguments no call here shows."""
+    for node in model.mentions(cls.name):
+        if not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load):
+            continue
+        up = model.parent(node)
+        if isinstance(up, ast.Call) and (up.func is node or isinstance(up.func, ast.Name) and up.func.id in (
+                "isinstance", "issubclass", "super")):
+            continue
+        if isinstance(up, ast.ClassDef) and node in up.bases:
+            continue
+        if isinstance(up, ast.Tuple) and isinstance(model.parent(up), ast.Call):
+            continue  # `isinstance(m, (Cls, Other))`
+        return False
+    for call in ast.walk(cls):
+        func = call.func if isinstance(call, ast.Call) else None
+        if isinstance(func, ast.Name) and func.id == "cls" or isinstance(func, ast.Call) and isinstance(
+                func.func, ast.Name) and func.func.id == "type" or isinstance(func, ast.Attribute) and func.attr == "__class__":
+            return False
+    return True
 
 
 def _name_values(model: Facts, name: ast.Name, depth: int, values: Values,
