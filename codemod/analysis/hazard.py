@@ -35,7 +35,7 @@ from typing import (
 )
 
 from codemod import torch_api
-from codemod.analysis import carried
+from codemod.analysis import carried, injected
 from codemod.analysis.binder import Binding, Flow
 from codemod.analysis.branches import (always_binds, binds, branch, copied_where_it_requires_grad, requires_grad_test,
                                        statement_lists, within)
@@ -51,7 +51,7 @@ from codemod.analysis.project import CallFact
 from codemod.analysis.requires_grad import Constants, RequiresGradFacts, may_be_frozen
 from codemod.analysis.saved_for import may_take_a_number, measured_users
 from codemod.analysis.summaries import (
-    Returns, Saved, Summaries, SummaryFacts, flag_set_after, set_from_outside, switched_on,
+    Returns, Saved, Summaries, SummaryFacts, flag_set_after, set_from_outside, switched_on, used_elsewhere,
 )
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, Pos, Span, call_args, is_const, target_key
 from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, tensor_only, used_as_container
@@ -1863,7 +1863,8 @@ class OpSaves(_HazardsPart):
         """Whether ``call`` (of an attribute: callers check) calls a method of a tensor."""
         func = cast(ast.Attribute, call.func)
         return self.model.torch_name(func) is None and self.model.kind(func.value) in (Kind.TENSOR, Kind.PARAMETER, Kind.UNKNOWN) \
-            and not self._module_of(func) and self.model.summaries.targets.callee(call) is None
+            and not self._module_of(func) and self.model.summaries.targets.callee(call) is None \
+            and not self.model.summaries.targets.alternatives(call)
 
     def _op_of(self, expr: ast.expr) -> Optional[Op]:
         """The op ``expr`` runs (what it saves: a tuple from OP_SAVES, or UNSEEN); None when
@@ -2106,31 +2107,46 @@ class OpSaves(_HazardsPart):
                     return Op(built[0], UNSEEN if built[1] is None else built[1])
             if isinstance(value, ast.Name) and key.startswith("self.") and key.count(".") == 1 and cls is not None \
                     and not set_from_outside(self.model, cls, key[5:]):
-                passed = self._module_passed(value)
+                passed = self._module_passed(value, cls, key[5:])
                 if passed is not None:
-                    return Op(passed, saves(passed))
+                    return passed
         return None
 
-    def _module_passed(self, name: ast.Name) -> Optional[str]:
-        """``self.act = act`` in ``__init__(self, ..., act=nn.ReLU())``: the one torch module
-        every construction of the class in the file passes for ``act``, or its default where
-        none passes one (``Chains._param_values``: None where a caller may be unseen)."""
-        init = self.model.owner(name)
-        if not (isinstance(init, FUNCTIONS) and init.name == "__init__"):
+    def _module_passed(self, name: ast.Name, cls: ast.ClassDef, attr: str) -> Optional[Op]:
+        """``self.act = act`` in ``__init__(self, ..., act=nn.ReLU())``: what every construction
+        of the class passes for ``act`` (``analysis.injected``: parameters handed on followed,
+        its default where one passes none; None where a caller may be unseen), each a torch module
+        built there or a torch function (``act=torch.tanh``): their save where they all save
+        the same, else nothing is said."""
+        stored = injected.stored_parameter(self.model, cls, [name], attr)
+        chains = self.model.summaries.chains
+        found = injected.passed(self.model, stored, chains._param_values,
+                                lambda c: used_elsewhere(self.model, chains, c, True)) if stored is not None else None
+        ops = {self._torch_callable(e) for e in found or ()}
+        if not ops or None in ops or len({cast(Op, op).saves for op in ops}) != 1:
             return None
-        bindings = self.model.reaching(self.model.flow(init), name.id, self.model.statement_of(name))
-        if not bindings or any(b.form != "param" for b in bindings):
-            return None
+        names = sorted(cast(Op, op).name for op in ops)
+        return Op(" or ".join(names), cast(Op, next(iter(ops))).saves)
 
-        def module(expr: ast.expr, depth: int) -> Optional[FrozenSet[object]]:
-            built = self.model.torch_name(expr.func) if isinstance(expr, ast.Call) else None
+    def _torch_callable(self, expr: ast.expr) -> Optional[Op]:
+        """``nn.ReLU()`` -> the module and its save; ``torch.tanh`` / ``F.gelu`` (a function of one
+        tensor, not a binary op) -> the function and its save; None: anything else or unmeasured."""
+        if isinstance(expr, ast.Call):
+            built = self.model.torch_name(expr.func)
             short = (built or "").rsplit(".", 1)[-1]
             if built is None or not built.startswith("torch.nn.") or not short[:1].isupper():
                 return None
-            return frozenset({f"torch.nn.{short}"})
-
-        found = self.model.summaries.chains._param_values(init, name.id, 0, values=module)
-        return cast(str, next(iter(found))) if found is not None and len(found) == 1 else None
+            name = f"torch.nn.{short}"
+            found = saves(name)
+        elif isinstance(expr, (ast.Name, ast.Attribute)):
+            name = self.model.torch_name(expr) or ""
+            short = name.rsplit(".", 1)[-1]
+            if not name.startswith("torch.") or not short[:1].islower() or short in _BINARY or short.endswith("_"):
+                return None
+            found = saves(name) if saves(name) != UNSEEN else saves(short)
+        else:
+            return None
+        return Op(name, found) if found != UNSEEN else None
 
 
 _PARTIAL = frozenset({"functools.partial"})

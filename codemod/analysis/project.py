@@ -468,6 +468,12 @@ class ProjectIndex:
         return _digest(self, module, passed)
 
 
+def referenced_elsewhere(index: ProjectIndex, qualname: str, module: str) -> bool:
+    """A module other than ``module`` names ``qualname`` (canonical) other than to call it: a
+    base class there, a reference handed on (``class Sub(lib.Base)``, ``make(Base)``)."""
+    return any(m != module and not index.modules[m].calls[i].called for m, i in index._sites(qualname))
+
+
 # The answers a ``ProjectIndex`` works out on first use, and what each starts as (left out of its
 # copies: ``ProjectIndex.__getstate__``).
 _WORKED_OUT: Dict[str, Callable[[], object]] = {

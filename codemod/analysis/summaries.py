@@ -29,6 +29,7 @@ import weakref
 from typing import Callable, Dict, FrozenSet, List, Literal, NamedTuple, Optional, Protocol, Sequence, Set, Tuple, Union, cast
 
 from codemod import torch_api
+from codemod.analysis import injected
 from codemod.analysis.binder import Binding
 from codemod.analysis.branches import binds, branch, statement_lists, within
 from codemod.analysis.calls import Calls
@@ -39,7 +40,7 @@ from codemod.analysis.factories import Factories, Guard, default_of, own_returns
 from codemod.analysis.grad_mode import IntendedReason
 from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.names import Names
-from codemod.analysis.project import CallFact, SummaryFact
+from codemod.analysis.project import CallFact, SummaryFact, referenced_elsewhere
 from codemod.analysis.saved_for import measured_users, operands
 from codemod.analysis.requires_grad import may_be_frozen
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, is_const, passed_for, positional, spreads, target_key
@@ -764,8 +765,7 @@ class CallTargets:
         self.factories = FactoryTargets(self)
 
     def callee(self, call: ast.Call) -> Optional["Target"]:
-        """What a call runs: a function of this file (a ``forward`` for a module instance) and
-        a label, or the qualified name of one in another file of the run."""
+        """A function of this file (a module instance's ``forward``) and a label, or another file's qualname."""
         func = call.func
         if isinstance(func, ast.Call):  # Block(d)(x)
             return self._class_target(func)
@@ -784,11 +784,13 @@ class CallTargets:
                 return None
             attr = key[5:]
             method = next((s for s in cls_node.body if isinstance(s, FUNCTIONS) and s.name == attr), None)
-            if method is not None:
+            if method is not None and not injected.abstract(method):  # (abstract: the subclasses define it)
                 return method, f"{cls_node.name}.{attr}"
             if set_through_another_receiver(self.model, attr):
                 return None  # `unit.body = Other()`: what the attribute holds is not the class's alone
             values = last_set(self.model, self.model.class_attrs(cls_node).get(attr, []))
+            if (handed := injected_targets(self, cls_node, attr, values)) is not None:  # `self.fn = fn`
+                return handed[0] if len(handed) == 1 else None  # (several: ``alternatives``)
             return self._instance_target([v for v in values if isinstance(v, ast.expr)], len(values))
         if key.startswith("self.") and key.count(".") == 2:
             return self._member_target(func, key)
@@ -837,9 +839,8 @@ class CallTargets:
         return list(self.model.class_attrs(member).get(name, []))
 
     def member_class(self, func: ast.expr, key: str) -> Optional[ast.ClassDef]:
-        """``self.ae`` of ``self.ae.get_embeddings(x)`` / ``self.ae.embedding(x)``: set only to
-        instances of one class of this file (no subclass of it here): that class (the call runs
-        its method, or the module its ``self.<name>`` is set to)."""
+        """``self.ae`` of ``self.ae.embed(x)``: set only to instances of one class of this file (no
+        subclass of it here): that class (the call runs its method, or its ``self.<name>`` module)."""
         cls_node = self.model.enclosing_class(func)
         if cls_node is None:
             return None
@@ -858,14 +859,15 @@ class CallTargets:
         return member
 
     def alternatives(self, call: ast.Call) -> List["Target"]:
-        """``self.unit(x)`` where the class sets ``self.unit`` on several branches to modules
-        of different kinds, each with a target: those targets (empty otherwise)."""
+        """``self.unit(x)``, ``self.unit`` set on branches (or by constructions) to modules with targets: those."""
         key = target_key(call.func)
         cls = self.model.enclosing_class(call.func) if key is not None else None
         if key is None or cls is None or not key.startswith("self.") or key.count(".") != 1 \
-                or any(isinstance(s, FUNCTIONS) and s.name == key[5:] for s in cls.body):
+                or any(isinstance(s, FUNCTIONS) and s.name == key[5:] and not injected.abstract(s) for s in cls.body):
             return []
         values = self.model.class_attrs(cls).get(key[5:], [])
+        if (handed := injected_targets(self, cls, key[5:], last_set(self.model, values))) and len(handed) > 1:
+            return handed  # `self.fn = fn`, the constructions passing several modules
         targets = [self._class_target(v) if isinstance(v, ast.expr) else None for v in values]
         if len(values) < 2 or any(t is None for t in targets):
             return []
@@ -876,9 +878,8 @@ class CallTargets:
         return self.loops.members(call)
 
     def _members(self, container: ast.expr) -> Optional[List[ast.expr]]:
-        """The modules ``self.convs`` holds: set once in the class to ``nn.ModuleList()``, a
-        ``nn.ModuleList([...])`` or list of them, then given more only by ``self.convs.append(m)``
-        statements of ``__init__`` (a name bound once there stands for its value)."""
+        """The modules ``self.convs`` holds: set once to ``nn.ModuleList()``, ``nn.ModuleList([...])`` or a list,
+        then given more only by ``self.convs.append(m)`` in ``__init__`` (a name bound once: its value)."""
         key = target_key(container)
         cls = self.model.enclosing_class(container)
         if key is None or not key.startswith("self.") or key.count(".") != 1 or cls is None:
@@ -1053,6 +1054,50 @@ class CallTargets:
                 if isinstance(stmt, (*FUNCTIONS, ast.ClassDef)):
                     self._top[stmt.name] = stmt
         return self._top
+
+
+def injected_targets(targets: CallTargets, cls: ast.ClassDef, attr: str, values: Sequence[object]
+                     ) -> Optional[List["Target"]]:
+    """``self.fn = fn`` of a constructor parameter (``analysis.injected``): the targets of what
+    every construction passes, each a chain or an instance of a class of the project; None where
+    one is anything else or unseen, or the attribute is set from outside."""
+    model = targets.model
+    chains = targets.summaries.chains
+    setter = targets._setter(cls, attr) if not values else cls
+    if setter is not cls:  # `self.loss_fn` stored by a base class's constructor
+        cls, values = setter, last_set(model, model.class_attrs(setter).get(attr, []))
+    if not values:  # a template method's hook, which the subclasses define
+        found_methods = injected.overrides(model, cls, attr, lambda c: not used_elsewhere(model, chains, c, False))
+        return [(m, f"{c.name}.{attr}") for m, c in found_methods] if found_methods else None
+    stored = injected.stored_parameter(model, cls, values, attr)
+    if stored is None or set_from_outside(model, cls, attr):
+        return None
+    found = injected.passed(model, stored, chains._param_values, lambda c: used_elsewhere(model, chains, c, True))
+    called = [_passed_target(targets, e) for e in found or ()]
+    if not called or any(t is None for t in called):
+        return None
+    return list(dict.fromkeys(cast(List[Target], called)))
+
+
+def _passed_target(targets: CallTargets, passed: ast.expr) -> Optional["Target"]:
+    """What calling a passed value runs: a module built there (``_class_target``), or a
+    function of the file handed by name (``Residual(block_fn)``: called as it is, no ``self``)."""
+    if not isinstance(passed, ast.Name):
+        return targets._class_target(passed)
+    found = targets._top_level().get(passed.id)
+    return (found, found.name) if isinstance(found, FUNCTIONS) else None
+
+
+def used_elsewhere(model: SummaryFacts, chains: "Chains", cls: ast.ClassDef, calls: bool) -> bool:
+    """Another file of the run names ``cls`` other than to build it (it may derive from it), or
+    at all where ``calls``; in a library, anyone may. A file checked alone shows every class."""
+    if chains.callers_unseen:
+        return True
+    index = model.calls.project
+    module = model.calls.module_name
+    qual = index.canonical(f"{module}.{cls.name}") if index is not None else ""
+    return index is not None and (referenced_elsewhere(index, qual, module)
+                                  or calls and bool(index.calls_in_other_modules(qual, module)))
 
 
 class FactoryTargets:
