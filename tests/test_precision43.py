@@ -537,7 +537,5 @@ def test_a_constant_written_after_backward_runs():
     assert const.shape == (4,)
 
 
-@pytest.mark.xfail(strict=True, reason="group backward-before-write (torchattacks eaden.py/eadl1.py 261, 265, 266): "
-                   "a backward that consumed the graph before the write is not seen")
 def test_a_constant_written_after_backward_is_not_proven():
     assert _proven(BINARY_SEARCH) == []
