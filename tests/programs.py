@@ -41,6 +41,12 @@ def process_in_project(source: str, settings: Settings, fix: bool = False, *, ot
     return result
 
 
+def proven(source: str) -> list:
+    """(code, line) of each proven finding (IPF1xx) the default report gives on ``source`` in a project."""
+    result = process_in_project(source, Settings())
+    return [(f.code, f.span.line) for f in result.findings if f.code.startswith("IPF1")]
+
+
 def fixed_source(source: str, settings: Settings | None = None, *, project: bool = False,
                  other: bool = True) -> str:
     """The program after ``fix`` (default settings: the safe tier), or ``source`` unchanged."""

@@ -9,15 +9,11 @@ proven. Each program is run with torch."""
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from codemod.config import Settings  # noqa: E402
-from tests.backward import raises_at_backward  # noqa: E402
-from tests.programs import process_in_project  # noqa: E402
+from tests.programs import proven, raises_inplace  # noqa: E402
 
 PROGRAM = '''\
 import torch
@@ -46,26 +42,15 @@ def example():
 '''
 
 
-def _run(source: str) -> bool:
-    namespace: dict = {}
-    exec(textwrap.dedent(source), namespace)
-    return raises_at_backward(namespace["example"])
-
-
-def _proven(source: str):
-    result = process_in_project(source, Settings())
-    return [(f.code, f.span.line) for f in result.findings if f.code.startswith("IPF1")]
-
-
 @pytest.mark.xfail(strict=True, reason="open (stop 44): Constants does not follow `a, b = helper(...)` into the "
                                        "helper's returns; the detached argument is not seen to reach q")
 def test_a_helpers_result_from_a_detached_argument_requires_no_grad():
     source = PROGRAM.format(handed="p.detach()")
-    assert not _run(source)
-    assert _proven(source) == []
+    assert not raises_inplace(source, "example")
+    assert proven(source) == []
 
 
-def test_the_same_helper_handed_the_tensor_itself_raises_and_stays_proven():
+def test_the_same_helper_handed_the_tensor_itself_raises_and_staysproven():
     source = PROGRAM.format(handed="p")
-    assert _run(source)
-    assert [code for code, _ in _proven(source)] == ["IPF103"]
+    assert raises_inplace(source, "example")
+    assert [code for code, _ in proven(source)] == ["IPF103"]

@@ -8,15 +8,11 @@ control that stays proven). Each program is run with torch."""
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from codemod.config import Settings  # noqa: E402
-from tests.backward import raises_at_backward  # noqa: E402
-from tests.programs import process_in_project  # noqa: E402
+from tests.programs import proven, raises_inplace  # noqa: E402
 
 HELPER = '''\
 import torch
@@ -62,23 +58,12 @@ def example():
 '''
 
 
-def _run(source: str) -> bool:
-    namespace: dict = {}
-    exec(textwrap.dedent(source), namespace)
-    return raises_at_backward(namespace["example"])
-
-
-def _proven(source: str):
-    result = process_in_project(source, Settings())
-    return [(f.code, f.span.line) for f in result.findings if f.code.startswith("IPF1")]
-
-
 def test_items_of_an_argument_tuple_are_no_views_of_one_tensor():
     source = HELPER.format(call=TUPLE)
-    assert not _run(source)
-    assert _proven(source) == []
+    assert not raises_inplace(source, "example")
+    assert proven(source) == []
 
 
-def test_integer_items_of_a_tensor_share_one_version_counter_and_stay_proven():
-    assert _run(TENSOR)
-    assert _proven(TENSOR) == [("IPF103", 7)]
+def test_integer_items_of_a_tensor_share_one_version_counter_and_stayproven():
+    assert raises_inplace(TENSOR, "example")
+    assert proven(TENSOR) == [("IPF103", 7)]
