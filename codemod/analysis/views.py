@@ -506,6 +506,15 @@ class _ViewsPart:
         self.names = views.names
         self.tree = views.tree
 
+    def _bound_locally(self, name: ast.Name) -> bool:
+        """A local of a function around ``name`` (a parameter, a variable) has its name: not the module's."""
+        owner = self.tree.owner(name)
+        while not isinstance(owner, ast.Module):
+            if name.id in self.binder.flow(owner, nested=False).bindings:
+                return True
+            owner = self.tree.owner(owner)
+        return False
+
 
 class ViewMaking(_ViewsPart):
     """How a view was made: by a multi-output view op, under no_grad, or by a custom autograd Function returning its input."""
@@ -809,22 +818,13 @@ class ReturnedViews(_ViewsPart):
         if calls is None or project is None or spreads(call) or not isinstance(head, ast.Name):
             return None
         imported = project.imported(calls.module_name, head.id)
-        if imported is None or not self._module_name(head):
+        if imported is None or self._bound_locally(head):
             return None
         fact = project.summary(imported if func is head else f"{imported}.{cast(ast.Attribute, func).attr}")
         if fact is None or fact.of != "function" or fact.returns != "multi-view" or fact.returned_input is None:
             return None
         args = positional(call)
         return args[fact.returned_input] if fact.returned_input < len(args) else None
-
-    def _module_name(self, name: ast.Name) -> bool:
-        """``name`` is bound only at the module's top level (no local of that name where it is read)."""
-        owner = self.tree.owner(name)
-        while not isinstance(owner, ast.Module):
-            if name.id in self.binder.flow(owner, nested=False).bindings:
-                return False
-            owner = self.tree.owner(owner)
-        return True
 
     def _returns(self, call: ast.Call) -> Optional[Tuple[Function, List[ast.Return]]]:
         """The callee of ``call`` (the file's own, shown alone: ``own_callee``) and its returns,
@@ -1717,7 +1717,7 @@ class TrainedClasses(_ViewsPart):
         name, not imported, no summary)."""
         calls = self.grad.calls
         project = calls.project if calls is not None else None
-        if calls is None or project is None or not isinstance(func, ast.Name) or self._local_name(func):
+        if calls is None or project is None or not isinstance(func, ast.Name) or self._bound_locally(func):
             return None
         qual = project.imported(calls.module_name, func.id)
         fact = project.summary(qual) if qual is not None else None
@@ -1725,15 +1725,6 @@ class TrainedClasses(_ViewsPart):
             qual = project.library_name(calls.module_name, func.id)
             fact = project.library(qual) if qual is not None else None
         return fact
-
-    def _local_name(self, func: ast.Name) -> bool:
-        """A local name (a parameter, a variable) of a function around ``func``."""
-        owner = self.tree.owner(func)
-        while not isinstance(owner, ast.Module):
-            if func.id in self.binder.flow(owner, nested=False).bindings:
-                return True
-            owner = self.tree.owner(owner)
-        return False
 
     def built_parametric(self, call: ast.Call, seen: Set[str]) -> bool:
         """``build_mlp(...)``: a call of a builder function whose every return hands back a module
@@ -1745,7 +1736,7 @@ class TrainedClasses(_ViewsPart):
             method = self._own_builder_method(func)
             return method is not None and func.attr not in seen and len(seen) <= 8 \
                 and self.parametric_function(method, seen | {func.attr})
-        if not isinstance(func, ast.Name) or func.id in seen or len(seen) > 8 or self._local_name(func):
+        if not isinstance(func, ast.Name) or func.id in seen or len(seen) > 8 or self._bound_locally(func):
             return False
         found = [s for s in self.tree.module.body if isinstance(s, FUNCTIONS) and s.name == func.id]
         if not found:
