@@ -158,6 +158,8 @@ def assess(
     if isinstance(target, ast.Attribute) and model.holders.attribute_set_elsewhere(target):
         return Verdict(Status.UNSAFE, "set-elsewhere")  # a parent class in another file made it
     rebind = alias.also_rebind
+    if rebind and kind is Kind.UNKNOWN:  # a number's other name never saw the change: rebinding
+        return Verdict(Status.MANUAL, "unknown-type")  # it is right only for a tensor (stop 45's sweep)
     if rebind and picked_by_a_condition(model, {key, *rebind}, stmt):
         return Verdict(Status.MANUAL, "conditional-alias")  # `loc = h if rev else w`: no rebinding is right
     if alias.reason:
