@@ -18,6 +18,10 @@ import time
 from typing import Dict, List, Optional
 
 LIBRARIES = ("timm", "torchvision", "transformers", "diffusers", "kornia", "x_transformers")
+# The code bases issue 24 first measured for precision (medical imaging, probabilistic programming,
+# metrics, graph learning, equivariant networks, vision transformers): a second sweep of their own.
+ISSUE24 = ("monai", "pyro", "torchmetrics", "torch_geometric", "e3nn", "vit_pytorch")
+LIBRARY_SETS = {"models": LIBRARIES, "issue24": ISSUE24}
 TORCH_OPTIM = "torch_optim_copy"
 # torch.optim's single-tensor/foreach kernels are module-level functions: the shape issue 13
 # saw broken. Its package __init__ re-imports torch.optim by absolute name, so the copy gets an
@@ -46,13 +50,16 @@ def site_packages(python: str) -> pathlib.Path:
     return pathlib.Path(out.stdout.strip().splitlines()[-1])
 
 
-def copy_libraries(site: pathlib.Path, target: pathlib.Path) -> None:
-    """A fresh copy of every library (and of the torch.optim kernels) under ``target``."""
+def copy_libraries(site: pathlib.Path, target: pathlib.Path, libraries: tuple = LIBRARIES) -> None:
+    """A fresh copy of every library of the set (and, for the model libraries, of the
+    torch.optim kernels) under ``target``."""
     if target.exists():
         shutil.rmtree(target)
     target.mkdir(parents=True)
-    for name in LIBRARIES:
+    for name in libraries:
         shutil.copytree(site / name, target / name, ignore=IGNORE)
+    if libraries != LIBRARIES:
+        return
     optim = target / TORCH_OPTIM
     optim.mkdir()
     (optim / "__init__.py").write_text('"""A copy of torch.optim\'s kernel modules (see bench/migration/copies.py)."""\n')
@@ -118,13 +125,13 @@ def _link_or_copy(src: str, dst: str) -> None:
 
 
 def prepare(work: pathlib.Path, python: str, tool_python: str, tool_root: pathlib.Path, jobs: int = 2,
-            tiers: Optional[List[str]] = None) -> Dict[str, FixRun]:
+            tiers: Optional[List[str]] = None, libraries: tuple = LIBRARIES) -> Dict[str, FixRun]:
     """Copy the libraries to ``work/original`` and ``work/<tier>``, and rewrite each tier's copy."""
     site = site_packages(python)
-    copy_libraries(site, work / "original")
+    copy_libraries(site, work / "original", libraries)
     runs = {}
     for tier in tiers or list(TIERS):
-        copy_libraries(site, work / tier)
+        copy_libraries(site, work / tier, libraries)
         runs[tier] = rewrite(work / tier, tier, tool_python, tool_root, jobs)
         print(f"[prepare] {tier}: {runs[tier].summary} ({runs[tier].seconds:.0f} s, exit {runs[tier].returncode})",
               file=sys.stderr, flush=True)

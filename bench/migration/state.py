@@ -93,7 +93,7 @@ def compare(a: State, b: State, ulps: int = 0) -> Difference:
     of each dtype (``allowed_gap``); a missing tensor or another shape or dtype counts as inf."""
     differing, close, worst, gap_max = 0, 0, None, 0.0
     for key in sorted(set(a) | set(b)):
-        x, y = a.get(key), b.get(key)
+        x, y = (t.to_dense() if t is not None and t.layout != torch.strided else t for t in (a.get(key), b.get(key)))  # sparse: as dense
         if x is None or y is None or x.shape != y.shape or x.dtype != y.dtype:
             gap = float("inf")
         elif torch.equal(x, y):

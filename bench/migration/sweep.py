@@ -4,12 +4,15 @@
 share of each tier's rewritten spots (diff hunks) that the runs executed, measured by line
 tracing of the rewritten files in the rewritten copy.
 
+    python bench/migration/sweep.py prepare --work W --libraries issue24   # copies + rewrite (one set)
     python bench/migration/sweep.py spots  --work W            # hunks per tier, per library
     python bench/migration/sweep.py plan   --work W            # the cases the spots call for
     python bench/migration/sweep.py run    --work W [--variants original,original_again,safe,unsafe]
     python bench/migration/sweep.py report --work W            # comparison + reach (markdown)
 
-``W`` holds ``original/``, ``safe/``, ``unsafe/`` (``migration_compare.py all`` prepares them).
+``W`` holds ``original/``, ``safe/``, ``unsafe/`` (``migration_compare.py all`` prepares them for
+the model libraries; ``prepare --libraries issue24`` for the code bases issue 24 measured first,
+whose cases are ``l24:`` ones and their docstring examples).
 Results go to ``W/sweep/<variant>/<case>.pt`` (one file per case, so a crash loses one case and
 a rerun resumes); executed lines of rewritten files to ``<case>.hits.json`` beside them.
 Use the libraries' venv python (``/work/venvs/real/bin/python``) for ``run``; one process at a
@@ -80,6 +83,9 @@ def plan(work: pathlib.Path) -> List[str]:
     files = set()
     for tier in copies.TIERS:
         files |= {s[0] for s in spots(work, tier) if not unreachable(s[0])}
+    if {library(rel) for rel in files} <= set(copies.ISSUE24):
+        from migration import sweep_libs24
+        return sweep_libs24.plan(sorted(files))
     names = sweep_cases.plan(sorted(files))
     # cases chosen by the definitions that hold the spots (see sweep_reach)
     from migration import sweep_reach
@@ -363,13 +369,21 @@ def main(argv=None) -> int:
         worker(argv[1], argv[3:], argv[2])
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("command", choices=["spots", "plan", "run", "report"])
+    parser.add_argument("command", choices=["prepare", "spots", "plan", "run", "report"])
     parser.add_argument("--work", type=pathlib.Path, default=pathlib.Path("/tmp/inplacefix-migration"))
     parser.add_argument("--python", default="/work/venvs/real/bin/python")
+    parser.add_argument("--tool-python", default="/work/main/.venv/bin/python", help="python that runs inplacefix (prepare)")
+    parser.add_argument("--libraries", default="models", choices=sorted(copies.LIBRARY_SETS), help="the set to copy (prepare)")
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--cases", default="", help="comma-separated case names (default: the plan)")
     parser.add_argument("--cases-file", default="", help="a file of case names, one a line (``plan``'s output)")
     args = parser.parse_args(argv)
+    if args.command == "prepare":
+        args.work.mkdir(parents=True, exist_ok=True)
+        for cache in (args.work / "sweep").glob("*.spots.json"):
+            cache.unlink()
+        copies.prepare(args.work, args.python, args.tool_python, HERE.parent.parent, libraries=copies.LIBRARY_SETS[args.libraries])
+        return 0
     if args.command == "spots":
         for tier in copies.TIERS:
             found = spots(args.work, tier)
