@@ -21,35 +21,18 @@ than one base (or a base outside the file) on the way leaves the call unresolved
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterator, List, Optional, Protocol, Set, Tuple
+from typing import Optional, Set, Tuple
 
-from codemod.analysis.binder import Flow
-from codemod.analysis.syntax import FUNCTIONS, Function, Owner
+from codemod.analysis.facts import Facts
+from codemod.analysis.syntax import FUNCTIONS, Function
 
 _LEVELS = 4  # base classes climbed
-
-
-class HelperFacts(Protocol):
-    """What this part asks of the model: the module, where a node sits, the bindings of the
-    module, the attributes a class assigns and the attributes written anywhere."""
-
-    module: ast.Module
-
-    def enclosing_class(self, node: ast.AST) -> Optional[ast.ClassDef]: ...
-
-    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]: ...
-
-    def flow(self, owner: Owner, nested: bool = ...) -> Flow: ...
-
-    def class_attrs(self, cls: ast.ClassDef) -> Dict[str, List[object]]: ...
-
-    def attribute_writes(self, attr: str) -> List[ast.AST]: ...
 
 
 class HelperCalls:
     """The helpers calls run (:func:`helper_of`), with the file's extended classes read once."""
 
-    def __init__(self, model: HelperFacts) -> None:
+    def __init__(self, model: Facts) -> None:
         self.model = model
         self._extended: Optional[Set[str]] = None
 
@@ -59,7 +42,7 @@ class HelperCalls:
         return helper_of(self.model, call, self._extended)
 
 
-def helper_of(model: HelperFacts, call: ast.Call, extended: Set[str]) -> Optional[Tuple[Function, Optional[str]]]:
+def helper_of(model: Facts, call: ast.Call, extended: Set[str]) -> Optional[Tuple[Function, Optional[str]]]:
     """The function ``call`` runs and the name of its receiver parameter (None for a plain
     function or a ``staticmethod``), where the file shows it alone (``extended``: the names of
     the classes the file's classes extend); None otherwise."""
@@ -91,7 +74,7 @@ def helper_of(model: HelperFacts, call: ast.Call, extended: Set[str]) -> Optiona
     return None
 
 
-def _module_function(model: HelperFacts, name: ast.Name) -> Optional[Tuple[Function, Optional[str]]]:
+def _module_function(model: Facts, name: ast.Name) -> Optional[Tuple[Function, Optional[str]]]:
     if any(isinstance(a, FUNCTIONS) and name.id in model.flow(a).bindings for a in model.ancestors(name)):
         return None  # a local, or an enclosing function's name
     top = _top_level(model, name.id)
@@ -100,7 +83,7 @@ def _module_function(model: HelperFacts, name: ast.Name) -> Optional[Tuple[Funct
     return top, None
 
 
-def _top_level(model: HelperFacts, name: str) -> Optional[ast.stmt]:
+def _top_level(model: Facts, name: str) -> Optional[ast.stmt]:
     """The module's one top-level statement binding ``name`` (a ``def`` or a ``class``)."""
     bound = model.flow(model.module, nested=False).bindings.get(name, [])
     if len(bound) != 1:
@@ -109,13 +92,13 @@ def _top_level(model: HelperFacts, name: str) -> Optional[ast.stmt]:
     return stmt if isinstance(stmt, (*FUNCTIONS, ast.ClassDef)) and stmt in model.module.body else None
 
 
-def _extended(model: HelperFacts) -> Set[str]:
+def _extended(model: Facts) -> Set[str]:
     """The names of the classes the file's classes extend (their methods may be overridden)."""
     return {b.id if isinstance(b, ast.Name) else b.attr for c in ast.walk(model.module) if isinstance(c, ast.ClassDef)
             for b in c.bases if isinstance(b, (ast.Name, ast.Attribute))}
 
 
-def _one_base(model: HelperFacts, cls: ast.ClassDef) -> Optional[ast.ClassDef]:
+def _one_base(model: Facts, cls: ast.ClassDef) -> Optional[ast.ClassDef]:
     """The one base class of ``cls``, a top-level class of the file."""
     if len(cls.bases) != 1 or not isinstance(cls.bases[0], ast.Name):
         return None
@@ -123,7 +106,7 @@ def _one_base(model: HelperFacts, cls: ast.ClassDef) -> Optional[ast.ClassDef]:
     return base if isinstance(base, ast.ClassDef) else None
 
 
-def _method(model: HelperFacts, cls: ast.ClassDef, name: str, depth: int) -> Optional[Tuple[Function, Optional[str]]]:
+def _method(model: Facts, cls: ast.ClassDef, name: str, depth: int) -> Optional[Tuple[Function, Optional[str]]]:
     """``name`` as ``cls`` defines it, or the base classes of the file above it (one base each)."""
     bound = [s for s in cls.body if isinstance(s, FUNCTIONS) and s.name == name
              or isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and any(

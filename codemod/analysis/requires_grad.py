@@ -16,7 +16,7 @@ from typing import Collection, Dict, List, NamedTuple, Optional, Protocol, Set, 
 from codemod import torch_api
 from codemod.analysis.calls import Calls
 from codemod.analysis.facts import Facts
-from codemod.analysis.helper_returns import HelperCalls, HelperFacts
+from codemod.analysis.helper_returns import HelperCalls
 from codemod.analysis.kinds import Kind
 from codemod.analysis.names import identity_argument
 from codemod.analysis.syntax import FUNCTIONS, OWNERS, Function, Located, is_const, target_key
@@ -41,7 +41,7 @@ _SIZES = frozenset({"shape", "dtype", "device", "ndim", "data", "is_cuda", "requ
 _KEEPS = frozenset({"T", "mT", "H", "mH", "real", "imag"})  # attributes that are views of the value
 
 
-class RequiresGradFacts(KindFacts, HelperFacts, Protocol):
+class RequiresGradFacts(KindFacts, Protocol):
     """What this part asks of the model beyond a value's kind: the calls of a function in the
     module (``calls``), and whether a call makes a fresh tensor (``tensor_kind``)."""
 
@@ -168,9 +168,9 @@ def _handed(call: ast.Call, func: Function, receiver: Optional[str]) -> Optional
             if name in defaults and not _literal(defaults[name]):
                 return None
             handed[name] = []
-    for name in (rest, extra):
-        if name is not None:
-            handed.setdefault(name, [])
+    for collector in (rest, extra):
+        if collector is not None:
+            handed.setdefault(collector, [])
     return handed
 
 
@@ -188,11 +188,16 @@ class Constants:
         # the helper whose returns are being read, with what the call hands its parameters
         self._frame: Optional[_Frame] = None
         self._reading: Set[Function] = set()
+        # what the caller asked about: a helper call asked about itself is an op whose saves
+        # count (its body may save what it is handed for a parameter's gradient), not a value
+        self._asked: Optional[ast.expr] = None
 
     def constant(self, expr: ast.expr) -> bool:
         """Whether ``expr`` can never require grad (every source of it is seen)."""
         if expr in self._cache:
             return self._cache[expr]
+        if not self._open and self._frame is None:
+            self._asked = expr
         key = self._key(expr)
         if key in self._open:
             return True  # a cycle (``x = x * a`` in a loop): the other sources decide
@@ -203,8 +208,9 @@ class Constants:
             result = self._constant(expr)
         finally:
             del self._open[key]
-        if not self._open and self._frame is None:
-            self._cache[expr] = result
+        if not self._open and self._frame is None \
+                and not (isinstance(expr, ast.Call) and self._helpers.of(expr) is not None):
+            self._cache[expr] = result  # (a helper call asked about itself: an op, not its value)
         return result
 
     def _key(self, expr: ast.expr) -> object:
@@ -290,9 +296,9 @@ class Constants:
                 operands = operands[1:]  # the condition carries no grad
             return self._all(operands)  # a torch function of constants
         func = call.func
-        helper = self._helpers.of(call)
+        helper = self._helpers.of(call) if call is not self._asked else None
         if helper is not None and self._helper_constant(call, *helper):
-            return True
+            return True  # the value it returns (``q`` of ``q, m = helper(p.detach())``)
         if isinstance(func, ast.Attribute) and target_key(func) is not None and self._module_call(func):
             return False
         if isinstance(func, ast.Attribute):

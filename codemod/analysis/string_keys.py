@@ -61,7 +61,7 @@ def _annotated_str(arg: Located) -> bool:
     return isinstance(arg, ast.arg) and isinstance(arg.annotation, ast.Name) and arg.annotation.id == "str"
 
 
-def indexed_by_string(model: Facts, target: ast.expr, node: ast.AST) -> bool:
+def indexed_by_string(model: Facts, target: ast.AST, node: Located) -> bool:
     """``target`` (a name) is indexed with a string key in the function around ``node``, where
     the bindings that reach ``node`` reach that use too (the same value)."""
     if not isinstance(target, ast.Name):

@@ -926,7 +926,7 @@ def used_as_container(model: Facts, target: ast.AST, node: ast.AST) -> bool:
     saved, never cloned or rebound as one."""
     if not isinstance(target, ast.Name):
         return False
-    if indexed_by_string(model, target, node):
+    if indexed_by_string(model, target, cast(Located, node)):
         return True
     flow = model.flow(model.owner(model.statement_of(cast(Located, node))))
     for _, load in flow.loads.get(target.id, []):
