@@ -106,7 +106,8 @@ class Dataflow:
         ``stmt`` every time (``a = torch.ones(n); a[i] = v; a = nn.Parameter(a)`` in a loop: the
         write sees this turn's ``torch.ones``, never the last turn's parameter)."""
         use_blocks = self.tree.blocks_around(stmt)
-        turns = [b for b in before if b.form != "aug" and self.tree.block_of(b.stmt) in use_blocks]
+        turns = [b for b in before if (b.form == "assign" or b.form == "ann" and b.value is not None)
+                 and self.tree.block_of(b.stmt) in use_blocks]  # (not a `for` target: its body may not run)
         return [b for b in later if any(b.end <= le and not any(k.start >= ls for k in turns) for ls, le in loops)]
 
     def _loop_binding(self, bindings: List[Binding], key: str, stmt: Located) -> Optional[Binding]:
