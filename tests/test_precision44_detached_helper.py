@@ -3,8 +3,8 @@
 ``q, mean = self.remove_mean(p.detach())`` (a staticmethod returning ``p - mean, mean``), then
 ``torch.maximum(q, -q_max)`` and ``q.copy_(...)``: nothing the maximum reads requires grad, so it
 saves nothing and the program runs. The constants analysis (``requires_grad.Constants``) does not
-follow a tuple unpacking of a call into the callee's returns, so the write is proven. Kept as a
-strict xfail until fixed; the control (the same with ``p`` itself handed over) raises and stays
+follow a tuple unpacking of a call into the callee's returns, so the write was proven (strict
+xfail until stop 45: ``Constants`` reads the file's helper, ``helper_returns``); the control (the same with ``p`` itself handed over) raises and stays
 proven. Each program is run with torch."""
 
 from __future__ import annotations
@@ -42,8 +42,6 @@ def example():
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="open (stop 44): Constants does not follow `a, b = helper(...)` into the "
-                                       "helper's returns; the detached argument is not seen to reach q")
 def test_a_helpers_result_from_a_detached_argument_requires_no_grad():
     source = PROGRAM.format(handed="p.detach()")
     assert not raises_inplace(source, "example")

@@ -85,6 +85,8 @@ class Dataflow:
         later = [b for b in bindings if b.start >= end and any(b.end <= le for _, le in loops)]
         if loops:
             later += inside  # the statement's own binding reaches its next iteration
+        if later and before:
+            later = self._past_the_turn(later, before, loops, stmt)
         loop = self._loop_binding(bindings, key, stmt) if _loop_bound(bindings) else None
         if loop is not None:  # `for y in ys: ... y ...`: this turn's binding, then the body's own
             before = [loop] + [b for b in before if b.start > loop.start]
@@ -96,6 +98,17 @@ class Dataflow:
                     before = before[i:]
                     break
         return before + later
+
+    def _past_the_turn(self, later: List[Binding], before: List[Binding], loops: List[Tuple[Pos, Pos]],
+                       stmt: Located) -> List[Binding]:
+        """The later bindings that reach ``stmt`` on a next turn of a loop around both: not where
+        that loop's turn rebinds the key (plainly, in a block that holds ``stmt``) before
+        ``stmt`` every time (``a = torch.ones(n); a[i] = v; a = nn.Parameter(a)`` in a loop: the
+        write sees this turn's ``torch.ones``, never the last turn's parameter)."""
+        use_blocks = self.tree.blocks_around(stmt)
+        turns = [b for b in before if (b.form == "assign" or b.form == "ann" and b.value is not None)
+                 and self.tree.block_of(b.stmt) in use_blocks]  # (not a `for` target: its body may not run)
+        return [b for b in later if any(b.end <= le and not any(k.start >= ls for k in turns) for ls, le in loops)]
 
     def _loop_binding(self, bindings: List[Binding], key: str, stmt: Located) -> Optional[Binding]:
         """The binding of ``key`` by the innermost ``for`` loop whose body holds ``stmt`` (it spans the loop)."""

@@ -97,8 +97,11 @@ class Leaves:
     def _frozen_before(self, key: str, stmt: Located) -> bool:
         """``key``'s requires_grad may be off at ``stmt``: turned off anywhere but later in the
         same function (and not in a loop around both): ``E[:, 0::2] = ...`` then
-        ``E.requires_grad = False`` still writes into a leaf that requires grad."""
-        offs = self.frozen().get(key)
+        ``E.requires_grad = False`` still writes into a leaf that requires grad. A module turned
+        off (``embedding.requires_grad_(False)``) turns off its parameters (``embedding.weight``)."""
+        parts = key.split(".")
+        frozen = self.frozen()
+        offs = [off for i in range(len(parts), 0, -1) for off in frozen.get(".".join(parts[:i]), [])]
         if not offs:
             return False
         owner = self.tree.owner(stmt)

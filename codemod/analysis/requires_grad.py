@@ -11,11 +11,12 @@ attributes and calls of user code can require grad. Unknown is not constant.
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Optional, Protocol, Tuple
+from typing import Collection, Dict, List, NamedTuple, Optional, Protocol, Set, Tuple
 
 from codemod import torch_api
 from codemod.analysis.calls import Calls
 from codemod.analysis.facts import Facts
+from codemod.analysis.helper_returns import HelperCalls
 from codemod.analysis.kinds import Kind
 from codemod.analysis.names import identity_argument
 from codemod.analysis.syntax import FUNCTIONS, OWNERS, Function, Located, is_const, target_key
@@ -24,6 +25,7 @@ from codemod.analysis.tree import Tree
 
 _DEPTH = 12  # bindings followed before giving up (giving up: may require grad)
 _CALLERS_DEPTH = 40  # through callers, class attributes and module functions
+_HELPERS_DEPTH = 4  # helpers read inside helpers (for one call)
 # Methods whose result never requires grad, whatever the receiver.
 _DETACHED_METHODS = frozenset({
     "detach", "sample", "sample_n", "numel", "size", "dim", "item", "tolist", "long", "int", "bool",
@@ -52,14 +54,16 @@ class RequiresGradFacts(KindFacts, Protocol):
 
 
 def bound_values(model: RequiresGradFacts, name: ast.Name, callers: bool = False,
-                 updates: bool = True, pieces: bool = False) -> Optional[List[ast.expr]]:
+                 updates: bool = True, pieces: bool = False,
+                 assumed: Collection[str] = ()) -> Optional[List[ast.expr]]:
     """The values every binding of ``name`` that reaches its use assigns (an ``op=`` gives its
     right-hand side, which joins the value), or None when one of them is not a plain value
     (a loop target, an unpacking; a parameter unless ``callers``: then the arguments every
     call of the function in this module passes, when all its calls are seen here). Without
     ``updates``, ``op=`` bindings are left out (they keep the tensor's dtype). With ``pieces``,
     ``a, name = f(x)`` gives what each ``return`` of the file's ``f`` gives at that place
-    (``TensorKinds.returned_pieces``) where it is known."""
+    (``TensorKinds.returned_pieces``) where it is known. A parameter named in ``assumed`` gives
+    nothing (what the caller hands is judged at the call: ``Constants`` reading a helper)."""
     stmt = model.statement_of(name)
     owner = model.owner(stmt)
     flow = model.flow(owner)
@@ -78,6 +82,8 @@ def bound_values(model: RequiresGradFacts, name: ast.Name, callers: bool = False
         elif isinstance(binding.stmt, (ast.Assign, ast.For)):
             # `h, w = x.shape[-2:]`, `for t in ts`: a part of the whole, constant when the whole is
             values.append(binding.stmt.value if isinstance(binding.stmt, ast.Assign) else binding.stmt.iter)
+        elif binding.form == "param" and name.id in assumed:
+            continue
         elif binding.form == "param" and callers and isinstance(owner, FUNCTIONS):
             passed = _arguments(model, owner, name.id)
             if passed is None:
@@ -114,6 +120,60 @@ def _arguments(model: RequiresGradFacts, func: Function, param: str) -> Optional
     return found
 
 
+class _Frame(NamedTuple):
+    """A helper read for one call: what the call hands each parameter but the receiver (none:
+    a literal default), and the caller's state (its open names and its own frame)."""
+
+    func: Function
+    handed: Dict[str, List[ast.expr]]
+    outer: Tuple[Dict[object, int], Optional["_Frame"]]
+
+
+def _handed(call: ast.Call, func: Function, receiver: Optional[str]) -> Optional[Dict[str, List[ast.expr]]]:
+    """What ``call`` hands each parameter of ``func`` (``*args``/``**kwargs`` collect the rest; an
+    empty list where the default, a literal, is used); None where it spreads (``*a``, ``**kw``),
+    hands what no parameter takes, or leaves one whose default is not a literal."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    args = func.args
+    positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if receiver is not None:
+        if not positional or positional[0] != receiver:
+            return None
+        positional = positional[1:]
+    handed: Dict[str, List[ast.expr]] = {}
+    rest = args.vararg.arg if args.vararg is not None else None
+    for i, arg in enumerate(call.args):
+        if i < len(positional):
+            handed[positional[i]] = [arg]
+        elif rest is not None:
+            handed.setdefault(rest, []).append(arg)
+        else:
+            return None
+    keywords = {a.arg for a in args.args} | {a.arg for a in args.kwonlyargs}
+    extra = args.kwarg.arg if args.kwarg is not None else None
+    for keyword in call.keywords:
+        assert keyword.arg is not None
+        if keyword.arg in keywords and keyword.arg != receiver:
+            handed.setdefault(keyword.arg, []).append(keyword.value)
+        elif extra is not None:
+            handed.setdefault(extra, []).append(keyword.value)
+        else:
+            return None
+    plain = [*args.posonlyargs, *args.args]
+    defaults = dict(zip([a.arg for a in plain[len(plain) - len(args.defaults):]], args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    for name in [*positional, *(a.arg for a in args.kwonlyargs)]:
+        if name not in handed:
+            if name in defaults and not _literal(defaults[name]):
+                return None
+            handed[name] = []
+    for collector in (rest, extra):
+        if collector is not None:
+            handed.setdefault(collector, [])
+    return handed
+
+
 class Constants:
     """Which expressions nothing can make require grad."""
 
@@ -124,11 +184,20 @@ class Constants:
         self._open: Dict[object, int] = {}
         self._writes: Dict[Tuple[object, str], List[ast.expr]] = {}
         self._switches: Dict[object, Dict[str, List[int]]] = {}  # owner -> name -> lines
+        self._helpers = HelperCalls(model)
+        # the helper whose returns are being read, with what the call hands its parameters
+        self._frame: Optional[_Frame] = None
+        self._reading: Set[Function] = set()
+        # what the caller asked about: a helper call asked about itself is an op whose saves
+        # count (its body may save what it is handed for a parameter's gradient), not a value
+        self._asked: Optional[ast.expr] = None
 
     def constant(self, expr: ast.expr) -> bool:
         """Whether ``expr`` can never require grad (every source of it is seen)."""
         if expr in self._cache:
             return self._cache[expr]
+        if not self._open and self._frame is None:
+            self._asked = expr
         key = self._key(expr)
         if key in self._open:
             return True  # a cycle (``x = x * a`` in a loop): the other sources decide
@@ -139,8 +208,9 @@ class Constants:
             result = self._constant(expr)
         finally:
             del self._open[key]
-        if not self._open:
-            self._cache[expr] = result
+        if not self._open and self._frame is None \
+                and not (isinstance(expr, ast.Call) and self._helpers.of(expr) is not None):
+            self._cache[expr] = result  # (a helper call asked about itself: an op, not its value)
         return result
 
     def _key(self, expr: ast.expr) -> object:
@@ -166,13 +236,22 @@ class Constants:
         if isinstance(expr, ast.Name):
             if self._grad_switched_on(expr):
                 return False
-            values = bound_values(self.model, expr, self.callers)
-            return values is not None and self._all(values) and self._all(self._written_into(expr))
+            assumed = self._assumed(expr)
+            values = bound_values(self.model, expr, self.callers, assumed=assumed)
+            if values is None or expr.id in assumed and not self._handed_constant(expr):
+                return False
+            return self._all(values) and self._all(self._written_into(expr))
         if isinstance(expr, ast.Attribute):
             if expr.attr in _SIZES:
                 return True
             if expr.attr in _KEEPS:
                 return self.constant(expr.value)
+            if isinstance(expr.value, ast.Call) and self.model.torch_name(expr.value.func) in ("torch.finfo", "torch.iinfo"):
+                return True  # `torch.finfo(q.dtype).tiny`: a Python number
+            if expr.attr in ("values", "indices") and isinstance(expr.value, ast.Call) \
+                    and self.model.torch_name(expr.value.func) is not None:
+                # `torch.max(x, dim=1).values`: a field of what a torch op returns (indices: integers)
+                return expr.attr == "indices" or self.constant(expr.value)
             return self.callers and self._constant_attribute(expr)
         if isinstance(expr, ast.Subscript):
             return self.constant(expr.value)
@@ -217,6 +296,9 @@ class Constants:
                 operands = operands[1:]  # the condition carries no grad
             return self._all(operands)  # a torch function of constants
         func = call.func
+        helper = self._helpers.of(call) if call is not self._asked else None
+        if helper is not None and self._helper_constant(call, *helper):
+            return True  # the value it returns (``q`` of ``q, m = helper(p.detach())``)
         if isinstance(func, ast.Attribute) and target_key(func) is not None and self._module_call(func):
             return False
         if isinstance(func, ast.Attribute):
@@ -239,6 +321,50 @@ class Constants:
             returned = self._returned(func.id)
             return bool(returned) and self._all(returned)
         return False
+
+    def _helper_constant(self, call: ast.Call, func: Function, receiver: Optional[str]) -> bool:
+        """A call of a helper of the file (``helper_returns``): constant when every ``return`` of
+        the helper is, its parameters read as what this call hands them (judged here, in the
+        caller), a default where it hands nothing (a literal only), its receiver never constant
+        (``self.w``)."""
+        if func in self._reading or len(self._reading) >= _HELPERS_DEPTH:
+            return False  # a recursive helper, or too deep: unknown
+        returns = [n for n in self.model.walk(func) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))
+                   and self.model.owner(n) is func]
+        handed = _handed(call, func, receiver)
+        if handed is None or any(not isinstance(n, ast.Return) for n in returns):
+            return False  # what reaches a parameter is not plain, or a generator
+        outer = (self._open, self._frame)
+        self._open, self._frame = {}, _Frame(func, handed, outer)
+        self._reading.add(func)
+        try:
+            return all(n.value is None or self.constant(n.value) for n in returns)
+        finally:
+            self._open, self._frame = outer
+            self._reading.discard(func)
+
+    def _assumed(self, name: ast.Name) -> Collection[str]:
+        """The parameters of the helper being read, where ``name`` is read in it (their values
+        are what the call hands over: ``_handed_constant``)."""
+        if self._frame is None or self.model.owner(self.model.statement_of(name)) is not self._frame.func:
+            return ()
+        return self._frame.handed.keys()
+
+    def _handed_constant(self, name: ast.Name) -> bool:
+        """Where a parameter's own binding reaches ``name`` in the helper being read: what the
+        call hands it is constant, judged where the call is."""
+        frame = self._frame
+        assert frame is not None
+        stmt = self.model.statement_of(name)
+        bindings = self.model.reaching(self.model.flow(self.model.owner(stmt)), name.id, stmt)
+        if not any(b.form == "param" for b in bindings):
+            return True
+        inner = (self._open, self._frame)
+        self._open, self._frame = frame.outer
+        try:
+            return self._all(frame.handed[name.id])
+        finally:
+            self._open, self._frame = inner
 
     def _constant_attribute(self, attr: ast.Attribute) -> bool:
         """``self.betas``: every value the class assigns to it is constant (callers mode: code
@@ -341,6 +467,15 @@ _VALUE_ARGUMENT = {
     "scatter_": 2, "scatter_add_": 2, "scatter_reduce_": 2, "index_fill_": 2, "index_copy_": 2,
     "index_add_": 2, "masked_fill_": 1, "masked_scatter_": 1, "index_put_": 1, "put_": 1,
 }
+
+
+def _literal(expr: ast.expr) -> bool:
+    """A default that is a Python literal: ``None``, ``0.5``, ``"mean"``, ``-1``, ``(1, 2)``."""
+    if isinstance(expr, ast.UnaryOp):
+        return _literal(expr.operand)
+    if isinstance(expr, ast.Tuple):
+        return all(_literal(e) for e in expr.elts)
+    return isinstance(expr, ast.Constant)
 
 
 def _base_name(expr: ast.expr) -> Optional[str]:

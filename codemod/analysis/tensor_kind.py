@@ -22,6 +22,7 @@ from codemod.analysis.dataflow import Dataflow
 from codemod.analysis.facts import Facts
 from codemod.analysis.kinds import TENSORISH, Kind, join
 from codemod.analysis.names import Names
+from codemod.analysis.string_keys import indexed_by_string
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, call_args, is_const, passed_for, spreads, target_key
 from codemod.analysis.tree import Tree
 
@@ -920,10 +921,13 @@ _CONTAINER_ONLY = frozenset({"items", "keys", "append", "extend", "insert", "set
 
 def used_as_container(model: Facts, target: ast.AST, node: ast.AST) -> bool:
     """``target`` (a name) is read with a method only lists and dicts have (``outs.append(y)``,
-    ``store.items()``, ``header.pop(k)``) in the function around ``node``: a container, never a
-    tensor autograd saved, never cloned or rebound as one."""
+    ``store.items()``, ``header.pop(k)``) in the function around ``node``, or indexed with a
+    string (``data[key]``, ``key: str``: ``string_keys``): a container, never a tensor autograd
+    saved, never cloned or rebound as one."""
     if not isinstance(target, ast.Name):
         return False
+    if indexed_by_string(model, target, cast(Located, node)):
+        return True
     flow = model.flow(model.owner(model.statement_of(cast(Located, node))))
     for _, load in flow.loads.get(target.id, []):
         parent = model.parent(load)
