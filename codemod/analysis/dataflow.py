@@ -86,8 +86,8 @@ class Dataflow:
         if loops:
             later += inside  # the statement's own binding reaches its next iteration
         if later and before:
-            later = self._past_the_turn(later, before, loops, stmt)
-        loop = self._loop_binding(bindings, key, stmt) if _loop_bound(bindings) else None
+            later = _past_the_turn(self.tree, later, before, loops, stmt)
+        loop = _loop_binding(self.tree, bindings, key, stmt) if _loop_bound(bindings) else None
         if loop is not None:  # `for y in ys: ... y ...`: this turn's binding, then the body's own
             before = [loop] + [b for b in before if b.start > loop.start]
         if before:
@@ -98,29 +98,6 @@ class Dataflow:
                     before = before[i:]
                     break
         return before + later
-
-    def _past_the_turn(self, later: List[Binding], before: List[Binding], loops: List[Tuple[Pos, Pos]],
-                       stmt: Located) -> List[Binding]:
-        """The later bindings that reach ``stmt`` on a next turn of a loop around both: not where
-        that loop's turn rebinds the key (plainly, in a block that holds ``stmt``) before
-        ``stmt`` every time (``a = torch.ones(n); a[i] = v; a = nn.Parameter(a)`` in a loop: the
-        write sees this turn's ``torch.ones``, never the last turn's parameter)."""
-        use_blocks = self.tree.blocks_around(stmt)
-        turns = [b for b in before if (b.form == "assign" or b.form == "ann" and b.value is not None)
-                 and self.tree.block_of(b.stmt) in use_blocks]  # (not a `for` target: its body may not run)
-        return [b for b in later if any(b.end <= le and not any(k.start >= ls for k in turns) for ls, le in loops)]
-
-    def _loop_binding(self, bindings: List[Binding], key: str, stmt: Located) -> Optional[Binding]:
-        """The binding of ``key`` by the innermost ``for`` loop whose body holds ``stmt`` (it spans the loop)."""
-        node: ast.AST = stmt
-        for up in self.tree.ancestors(stmt):
-            if isinstance(up, OWNERS):
-                return None
-            if isinstance(up, (ast.For, ast.AsyncFor)) and (node in up.body) \
-                    and key in {target_key(n) for n in ast.walk(up.target)}:
-                return next((b for b in bindings if b.stmt is up), None)
-            node = up
-        return None
 
     def shared_name(self, target: ast.AST) -> bool:
         """A name declared ``global``/``nonlocal`` here: others may hold its tensor."""
@@ -374,6 +351,30 @@ class Dataflow:
                     for n in ast.walk(anc.iter)):
                 found.append(self.tree.range(anc.iter))
         return found
+
+
+def _past_the_turn(tree: Tree, later: List[Binding], before: List[Binding], loops: List[Tuple[Pos, Pos]],
+                   stmt: Located) -> List[Binding]:
+    """The later bindings that reach ``stmt`` on a next turn of a loop around both: not where
+    that loop's turn rebinds the key (plainly, in a block that holds ``stmt``) before
+    ``stmt`` every time (``a = torch.ones(n); a[i] = v; a = nn.Parameter(a)`` in a loop: the
+    write sees this turn's ``torch.ones``, never the last turn's parameter)."""
+    use_blocks = tree.blocks_around(stmt)
+    turns = [b for b in before if (b.form == "assign" or b.form == "ann" and b.value is not None)
+             and tree.block_of(b.stmt) in use_blocks]  # (not a `for` target: its body may not run)
+    return [b for b in later if any(b.end <= le and not any(k.start >= ls for k in turns) for ls, le in loops)]
+
+def _loop_binding(tree: Tree, bindings: List[Binding], key: str, stmt: Located) -> Optional[Binding]:
+    """The binding of ``key`` by the innermost ``for`` loop whose body holds ``stmt`` (it spans the loop)."""
+    node: ast.AST = stmt
+    for up in tree.ancestors(stmt):
+        if isinstance(up, OWNERS):
+            return None
+        if isinstance(up, (ast.For, ast.AsyncFor)) and (node in up.body) \
+                and key in {target_key(n) for n in ast.walk(up.target)}:
+            return next((b for b in bindings if b.stmt is up), None)
+        node = up
+    return None
 
 
 def used_after(tree: Tree, flow: Flow, key: str, at: Span, heads: Sequence[Span] = (),
