@@ -475,8 +475,9 @@ def _mapped_element(views: "Views", value: ast.expr, at: Located, index: int) ->
     if mapped is None:
         return None
     param, item, parts = mapped
-    if not isinstance(parts, (ast.Tuple, ast.List)) or index >= len(parts.elts) \
-            or any(isinstance(e, ast.Starred) for e in parts.elts):
+    target = cast(ast.Assign, at).targets[0] if isinstance(at, ast.Assign) and len(at.targets) == 1 else None
+    if not isinstance(parts, (ast.Tuple, ast.List)) or not isinstance(target, (ast.Tuple, ast.List)) \
+            or len(parts.elts) != len(target.elts) or any(isinstance(e, ast.Starred) for e in parts.elts):
         return None
     certain = _view_chain(views, item, param)
     origin = views._expr(parts.elts[index], at) if certain is not None else None
