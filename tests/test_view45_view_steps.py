@@ -456,3 +456,62 @@ def test_einops_probes_run_as_measured():
     assert _raises(PA)
     for source in _EINOPS_CONTROLS.values():
         run_program(source)
+
+
+# ------------------------------------------------------------------ unpacking a tensor is iterating it
+# `q, k, v = qkv` of a tensor runs `Tensor.__iter__`, i.e. `qkv.unbind(0)`: its outputs are refused
+# in place as a loop's are (timm-style attention that permutes the heads first, then unpacks).
+UNPACKED = """\
+import torch
+import torch.nn as nn
+
+
+class Attention(nn.Module):
+    def __init__(self, dim=8, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.scale = (dim // heads) ** -0.5
+        self.qkv = nn.Linear(dim, dim * 3)
+
+    def forward(self, x):
+        b, n, c = x.shape
+        qkv = self.qkv(x).reshape(b, n, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv
+        q *= self.scale
+        attn = (q @ k.transpose(-2, -1)).softmax(dim=-1)
+        return (attn @ v).sum()
+
+
+def main():
+    net = Attention()
+    out = net(torch.randn(2, 3, 8))
+    out.backward()
+    return [out.detach(), net.qkv.weight.grad]
+"""
+UNPACKED_SELECTS = UNPACKED.replace("q, k, v = qkv\n", "q, k, v = qkv[0], qkv[1], qkv[2]\n")
+UNPACKED_LIST = UNPACKED.replace("q, k, v = qkv\n", "q, k, v = [t * 1.0 for t in qkv]\n")
+UNPACKED_NO_GRAD = """\
+import torch
+
+
+def main():
+    qkv = torch.randn(3, 2, 4)
+    q, k, v = qkv
+    q *= 0.5
+    return [qkv]
+"""
+
+
+def test_a_write_into_an_output_of_unpacking_a_tensor_is_proven():
+    assert _raises(UNPACKED)
+    assert proven(UNPACKED) == [("IPF106", _line(UNPACKED, "q *= self.scale"))], proven(UNPACKED)
+    fixed = fixed_source(UNPACKED, project=True)
+    got, want = run_program(fixed), run_program(UNPACKED.replace("q *= self.scale", "q = q * self.scale"))
+    assert all(torch.allclose(g, w) for g, w in zip(got, want))
+
+
+@pytest.mark.parametrize("source", [UNPACKED_SELECTS, UNPACKED_LIST, UNPACKED_NO_GRAD],
+                         ids=["selects", "list-of-copies", "nothing-requires-grad"])
+def test_unpacking_look_alikes_that_run_are_not_proven(source):
+    run_program(source)
+    assert not proven(source), proven(source)

@@ -404,7 +404,7 @@ class Views:
                     made = self._returned_multi_view(stmt.value)
                     base = self.making.multi_view_base(made) if made is not None else None
                     if made is None or base is None:
-                        return None
+                        return _unpacked_tensor(self, stmt)
                     return ViewOrigin(self.making._multi_kind(made), made, base, True, ())
                 return ViewOrigin(self.making._multi_kind(stmt.value), stmt.value, base, True, _keys(base))
         return None
@@ -448,6 +448,19 @@ def _call_origin(views: "Views", expr: ast.Call, at: Located) -> Optional[ViewOr
         if inner is not None and through is not None:
             return inner._replace(certain=inner.certain and through[1])
     return found
+
+
+def _unpacked_tensor(views: "Views", stmt: ast.Assign) -> Optional[ViewOrigin]:
+    """``q, k, v = qkv`` of a tensor: unpacking iterates it (``Tensor.__iter__`` is
+    ``unbind(0)``), so the names are outputs of a multi-view op, as a loop's variable is."""
+    value = stmt.value
+    if not _ITERATION_IS_UNBIND or isinstance(value, (ast.Tuple, ast.List, ast.Starred)):
+        return None
+    if not (views.kinds.kind(value) in TENSORISH or passed_tensors(views.requirement, value, stmt)) \
+            or narrowed_away(views.tree, views.names, stmt, value):
+        return None
+    kind: ViewKind = "no-grad" if views.making._made_without_grad(stmt) else "multi-output"
+    return ViewOrigin(kind, value, value, True, _keys(value))
 
 
 def _mapping(views: "Views", value: ast.expr) -> Optional[Tuple[str, ast.expr, ast.expr]]:
