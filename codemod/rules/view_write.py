@@ -41,7 +41,7 @@ class ViewWrite(Rule):
     ## What it does
     Finds in-place writes (`op=`, in-place methods and functions, `inplace=True`, assignment
     into a slice) to a view PyTorch refuses to modify: an output of a function that returns
-    several views (`chunk`, `split`, `split_with_sizes`, `unbind`, iterating over a tensor;
+    several views (`chunk`, `split`, `split_with_sizes`, `unbind`, iterating over or unpacking a tensor;
     the list is generated from torch), including views of one (`q.transpose(1, 2)`, `p[0]`;
     through a function of the file handing back a view of its argument, `q = split_heads(q, h)`,
     or einops' `rearrange`; proven where every step is a view for sure: a `reshape` that splits
