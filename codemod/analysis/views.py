@@ -427,6 +427,7 @@ def _mapped_views(views: "Views", value: ast.expr, at: Located) -> Optional[Tupl
     certain = _view_chain(views, item, param)
     return (parts, certain) if certain is not None else None
 
+
 def _call_origin(views: "Views", expr: ast.Call, at: Located) -> Optional[ViewOrigin]:
     """The refused view a call gives: a view step of one (``t.transpose(1, 2)``,
     ``torch.reshape(t, s)``, einops), a custom Function's view, what a function of the file
