@@ -56,6 +56,7 @@ from codemod.analysis.syntax import (
 )
 from codemod.analysis.tensor_kind import JOINING, TensorKinds
 from codemod.analysis.tree import Tree
+from codemod.analysis.view_steps import ReshapeSplits, einops_splits_only
 
 ViewKind = Literal["multi-output", "no-grad", "custom-function"]
 RequiresGrad = Literal["yes", "no", "unknown"]
@@ -135,6 +136,7 @@ class Views:
         self.later = LaterReads(self)
         self.making = ViewMaking(self)
         self.returned = ReturnedViews(self)
+        self.reshapes = ReshapeSplits(tree, binder, dataflow)
 
     # ------------------------------------------------------------------ origins
     def origin(self, target: ast.expr, stmt: Located) -> Optional[ViewOrigin]:
@@ -276,19 +278,7 @@ class Views:
         if isinstance(expr, ast.Attribute) and expr.attr in ("T", "mT"):
             return self._expr(expr.value, at)
         if isinstance(expr, ast.Call):
-            same = self.names.identity_argument(expr)
-            if same is not None:
-                return self._expr(same, at)  # `torch.jit._unwrap_optional(h)` is `h`
-            func = expr.func
-            if isinstance(func, ast.Attribute) and func.attr in _ALWAYS | _SOMETIMES:
-                inner = self._expr(func.value, at)
-                if inner is not None and func.attr in _SOMETIMES:
-                    return inner._replace(certain=False)
-                return inner
-            if self.making.custom_function_view(expr):
-                base = first_arg(expr)
-                return ViewOrigin("custom-function", expr, base, True, _keys(base))
-            return self.returned.view_origin(expr)
+            return _call_origin(self, expr, at)
         return None
 
     def _element_origin(self, container: ast.expr, at: Located) -> Optional[ViewOrigin]:
@@ -400,6 +390,11 @@ class Views:
                 if any(isinstance(e, ast.Starred) for e in target.elts):
                     return None
                 base = self.making.multi_view_base(stmt.value)
+                if base is None:
+                    element = _mapped_element(self, stmt.value, stmt, target.elts.index(
+                        next(e for e in target.elts if isinstance(e, ast.Name) and e.id == key)))
+                    if element is not None:  # `q, k, v = map(lambda t: <view of t>, (q, k, v))`
+                        return element
                 mapped = _mapped_views(self, stmt.value, stmt) if base is None else None
                 if mapped is not None:  # `q, k = map(lambda t: t.transpose(1, 2), qk.chunk(2, -1))`
                     parts, certain = mapped
@@ -409,7 +404,7 @@ class Views:
                     made = self._returned_multi_view(stmt.value)
                     base = self.making.multi_view_base(made) if made is not None else None
                     if made is None or base is None:
-                        return None
+                        return _unpacked_tensor(self, stmt)
                     return ViewOrigin(self.making._multi_kind(made), made, base, True, ())
                 return ViewOrigin(self.making._multi_kind(stmt.value), stmt.value, base, True, _keys(base))
         return None
@@ -420,19 +415,10 @@ def _mapped_views(views: "Views", value: ast.expr, at: Located) -> Optional[Tupl
     generator too) where ``parts`` is a multi-view call (or a name bound once to one): each
     item is a view of one of its outputs, refused in place as they are. The call, and
     whether every step is a view for sure (``reshape``, einops: where no copy is needed)."""
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "map" \
-            and "builtins.map" in views.names.qualified_names(value.func) and len(value.args) == 2 \
-            and not value.keywords and isinstance(value.args[0], ast.Lambda):
-        lam = value.args[0].args
-        if lam.posonlyargs or len(lam.args) != 1 or lam.vararg or lam.kwonlyargs or lam.kwarg or lam.defaults:
-            return None
-        param, item, parts = lam.args[0].arg, value.args[0].body, value.args[1]
-    elif isinstance(value, (ast.ListComp, ast.GeneratorExp)) and len(value.generators) == 1 \
-            and not value.generators[0].ifs and not value.generators[0].is_async \
-            and isinstance(value.generators[0].target, ast.Name):
-        param, item, parts = value.generators[0].target.id, value.elt, value.generators[0].iter
-    else:
+    mapped = _mapping(views, value)
+    if mapped is None:
         return None
+    param, item, parts = mapped
     if isinstance(parts, ast.Name):
         bound = views._plain_bindings(parts.id, at)
         parts = bound[0].value if len(bound) == 1 and bound[0].form == "assign" and bound[0].value is not None else parts
@@ -441,11 +427,117 @@ def _mapped_views(views: "Views", value: ast.expr, at: Located) -> Optional[Tupl
     certain = _view_chain(views, item, param)
     return (parts, certain) if certain is not None else None
 
+
+def _call_origin(views: "Views", expr: ast.Call, at: Located) -> Optional[ViewOrigin]:
+    """The refused view a call gives: a view step of one (``t.transpose(1, 2)``,
+    ``torch.reshape(t, s)``, einops), a custom Function's view, what a function of the file
+    returns (its own refused view, or a view of the argument it is passed)."""
+    same = views.names.identity_argument(expr)
+    if same is not None:
+        return views._expr(same, at)  # `torch.jit._unwrap_optional(h)` is `h`
+    step = view_step(views, expr, at)
+    if step is not None:
+        inner = views._expr(step[0], at)
+        return inner._replace(certain=False) if inner is not None and not step[1] else inner
+    if views.making.custom_function_view(expr):
+        base = first_arg(expr)
+        return ViewOrigin("custom-function", expr, base, True, _keys(base))
+    found = views.returned.view_origin(expr)
+    if found is None:
+        through = views.returned.through(expr)
+        inner = views._expr(through[0], at) if through is not None else None
+        if inner is not None and through is not None:
+            return inner._replace(certain=inner.certain and through[1])
+    return found
+
+
+def _unpacked_tensor(views: "Views", stmt: ast.Assign) -> Optional[ViewOrigin]:
+    """``q, k, v = qkv`` of a tensor: unpacking iterates it (``Tensor.__iter__`` is
+    ``unbind(0)``), so the names are outputs of a multi-view op, as a loop's variable is."""
+    value = stmt.value
+    if not _ITERATION_IS_UNBIND or isinstance(value, (ast.Tuple, ast.List, ast.Starred)):
+        return None
+    if not (views.kinds.kind(value) in TENSORISH or passed_tensors(views.requirement, value, stmt)) \
+            or narrowed_away(views.tree, views.names, stmt, value):
+        return None
+    kind: ViewKind = "no-grad" if views.making._made_without_grad(stmt) else "multi-output"
+    return ViewOrigin(kind, value, value, True, _keys(value))
+
+
+def _mapping(views: "Views", value: ast.expr) -> Optional[Tuple[str, ast.expr, ast.expr]]:
+    """``map(lambda t: item, parts)`` or ``[item for t in parts]`` (a generator too): the
+    parameter, the item and the parts."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "map" \
+            and "builtins.map" in views.names.qualified_names(value.func) and len(value.args) == 2 \
+            and not value.keywords and isinstance(value.args[0], ast.Lambda):
+        lam = value.args[0].args
+        if lam.posonlyargs or len(lam.args) != 1 or lam.vararg or lam.kwonlyargs or lam.kwarg or lam.defaults:
+            return None
+        return lam.args[0].arg, value.args[0].body, value.args[1]
+    if isinstance(value, (ast.ListComp, ast.GeneratorExp)) and len(value.generators) == 1 \
+            and not value.generators[0].ifs and not value.generators[0].is_async \
+            and isinstance(value.generators[0].target, ast.Name):
+        return value.generators[0].target.id, value.elt, value.generators[0].iter
+    return None
+
+
+def _mapped_element(views: "Views", value: ast.expr, at: Located, index: int) -> Optional[ViewOrigin]:
+    """Item ``index`` of ``map(lambda t: <view of t>, (q, k, v))`` (or a comprehension) over a
+    tuple or list written out, where that element (``q``) is a refused view: a view of it,
+    refused as it is (``q, k, v = x.chunk(3)`` the statement before)."""
+    mapped = _mapping(views, value)
+    if mapped is None:
+        return None
+    param, item, parts = mapped
+    target = cast(ast.Assign, at).targets[0] if isinstance(at, ast.Assign) and len(at.targets) == 1 else None
+    if not isinstance(parts, (ast.Tuple, ast.List)) or not isinstance(target, (ast.Tuple, ast.List)) \
+            or len(parts.elts) != len(target.elts) or any(isinstance(e, ast.Starred) for e in parts.elts):
+        return None
+    certain = _view_chain(views, item, param)
+    origin = views._expr(parts.elts[index], at) if certain is not None else None
+    if origin is None or origin.kind != "multi-output":
+        return None
+    return origin._replace(certain=origin.certain and bool(certain))
+
+
+def view_step(views: "Views", expr: ast.Call, at: Located) -> Optional[Tuple[ast.expr, bool]]:
+    """The tensor ``expr`` is one view step of, and whether the step is a view for sure: a view
+    method (``t.transpose(1, 2)``; ``reshape`` where it splits one dimension of ``t``'s unpacked
+    shape, else may copy; ``contiguous``, ``flatten`` may copy), torch's function of the same name
+    (``torch.reshape(t, shape)``), einops' ``rearrange(t, pattern)`` (sure where the pattern only
+    splits and reorders). None where it is no such step."""
+    func = expr.func
+    name = views.names.torch_name(func)
+    if name is not None:
+        short = name[len("torch."):] if name.startswith("torch.") else ""
+        if short not in _ALWAYS | _SOMETIMES or not expr.args or isinstance(expr.args[0], ast.Starred):
+            return None
+        tensor, shape = expr.args[0], expr.args[1:]
+    elif isinstance(func, ast.Attribute) and func.attr in _ALWAYS | _SOMETIMES:
+        short, tensor, shape = func.attr, func.value, expr.args
+    elif views.names.qualified_names(func) & {"einops.rearrange"} and expr.args \
+            and not isinstance(expr.args[0], (ast.List, ast.Tuple, ast.Starred)):
+        pattern = expr.args[1] if len(expr.args) > 1 else next(
+            (k.value for k in expr.keywords if k.arg == "pattern"), None)
+        sure = isinstance(pattern, ast.Constant) and isinstance(pattern.value, str) \
+            and einops_splits_only(pattern.value)
+        return expr.args[0], sure  # a split, a permute (a merge may copy)
+    else:
+        return None
+    if short in _ALWAYS:
+        return tensor, True
+    if short == "reshape" and not expr.keywords:
+        return tensor, views.reshapes.splits_one(tensor, shape, at)
+    return tensor, False
+
+
 def _view_chain(views: "Views", expr: ast.expr, param: str) -> Optional[bool]:
     """Whether ``expr`` is views of ``param`` all the way down (``t.view(...).transpose(1,
-    2)``, ``t[..., 0]``, einops' ``rearrange(t, ...)``): True when each step is a view for
-    sure, False when one may copy (``reshape``, einops); None when it is not such a chain."""
+    2)``, ``t[..., 0]``, einops' ``rearrange(t, ...)``, a function of the file handing back a
+    view of its argument: ``to_heads(t, h)``): True when each step is a view for sure, False
+    when one may copy (``reshape``, einops merging axes); None when it is not such a chain."""
     certain = True
+    at = views.tree.statement_of(expr)
     for _ in range(12):
         if isinstance(expr, ast.Name):
             return certain if expr.id == param else None
@@ -453,13 +545,13 @@ def _view_chain(views: "Views", expr: ast.expr, param: str) -> Optional[bool]:
             expr = expr.value
         elif isinstance(expr, ast.Subscript) and _basic_index(expr.slice):
             expr = expr.value
-        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _ALWAYS | _SOMETIMES \
-                and views.names.torch_name(expr.func) is None:
-            certain = certain and expr.func.attr in _ALWAYS
-            expr = expr.func.value
-        elif isinstance(expr, ast.Call) and views.names.qualified_names(expr.func) & {"einops.rearrange"} and expr.args:
-            certain = False  # a reshape and a permute: a view where no copy is needed
-            expr = expr.args[0]
+        elif isinstance(expr, ast.Call):
+            step = view_step(views, expr, at)
+            if step is None:
+                step = views.returned.through(expr)
+            if step is None:
+                return None
+            expr, certain = step[0], certain and step[1]
         else:
             return None
     return None
@@ -806,6 +898,59 @@ class ReturnedViews(_ViewsPart):
         base = self._passed(call, func, param) if param is not None else None
         certain = all(o is not None and o.certain for o in origins)
         return ViewOrigin(kinds.pop(), call, base, certain, _keys(base))
+
+    def through(self, call: ast.Call) -> Optional[Tuple[ast.expr, bool]]:
+        """What ``call`` passes for the parameter every ``return`` of its callee that the call
+        can reach is a chain of views of (``def split_heads(x, h): b, n, d = x.shape; return
+        x.view(b, n, h, d // h).transpose(1, 2)``), and whether each step is a view for sure:
+        the result is a view of the caller's tensor, refused in place where that tensor is a
+        refused view. Returns under ``if pattern == 'b n (h d) -> ...':`` that the call's constant
+        argument for ``pattern`` rules out are left out (a stand-in dispatching on its pattern).
+        None where a reachable return is anything else."""
+        found = self._returns(call)
+        if found is None or id(call) in self._asking:
+            return None
+        func, returns = found
+        reachable = [r for r in returns if not _ruled_out(self.views, func, call, r)]
+        self._asking.add(id(call))
+        try:
+            chains = [self._chain(cast(ast.expr, r.value), r) for r in reachable]
+        finally:
+            self._asking.discard(id(call))
+        params = {c[0] for c in chains if c is not None}
+        if not chains or any(c is None for c in chains) or len(params) != 1:
+            return None
+        passed = self._passed(call, func, params.pop())
+        if passed is None or isinstance(passed, ast.Starred):
+            return None
+        return passed, all(c is not None and c[1] for c in chains)
+
+    def _chain(self, expr: ast.expr, at: ast.Return) -> Optional[Tuple[str, bool]]:
+        """The parameter ``expr`` (returned at ``at``) is views of, through names bound once in
+        the callee (``split = torch.reshape(x, shape)``; ``return split``), and whether every
+        step is a view for sure."""
+        certain = True
+        where: Located = at
+        for _ in range(16):
+            if isinstance(expr, ast.Name):
+                bindings = self.views._plain_bindings(expr.id, where)
+                if bindings and all(b.form == "param" for b in bindings):
+                    return expr.id, certain
+                if len(bindings) != 1 or bindings[0].form != "assign" or bindings[0].value is None:
+                    return None
+                expr, where = bindings[0].value, bindings[0].stmt
+            elif isinstance(expr, ast.Attribute) and expr.attr in ("T", "mT"):
+                expr = expr.value
+            elif isinstance(expr, ast.Subscript) and _basic_index(expr.slice):
+                expr = expr.value
+            elif isinstance(expr, ast.Call):
+                step = view_step(self.views, expr, where) or self.through(expr)
+                if step is None:
+                    return None
+                expr, certain = step[0], certain and step[1]
+            else:
+                return None
+        return None
 
     def _imported_split(self, call: ast.Call) -> Optional[ast.expr]:
         """``halves(x)`` / ``utils.halves(x)`` of a function of another file of the run whose
@@ -1235,6 +1380,33 @@ def own_callee(views: "Views", call: ast.Call, extended: Set[str]) -> Optional[F
         return None
     found = [f for f in cls.body if isinstance(f, FUNCTIONS) and f.name == func.attr]
     return found[0] if len(found) == 1 and not found[0].decorator_list else None
+
+
+def _ruled_out(views: "Views", func: Function, call: ast.Call, ret: ast.Return) -> bool:
+    """``ret`` sits on a branch of ``if p == 'C':`` (or ``!=``; ``p`` a parameter of ``func``
+    never rebound) that ``call``'s constant string for ``p`` does not take."""
+    params = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)}
+    bound = views.binder.flow(func).bindings
+    method = isinstance(views.tree.parent(func), ast.ClassDef)
+    plain = _passed_parameters(func, method)
+    child: ast.AST = ret
+    for anc in views.tree.ancestors(ret):
+        if anc is func:
+            return False
+        test = anc.test if isinstance(anc, ast.If) else None
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)) \
+                and isinstance(test.left, ast.Name) and test.left.id in params \
+                and all(b.form == "param" for b in bound.get(test.left.id, [])) \
+                and isinstance(test.comparators[0], ast.Constant) and isinstance(test.comparators[0].value, str):
+            key = test.left.id
+            passed = passed_for(call, key, plain.index(key) if key in plain else None)
+            if isinstance(passed, ast.Constant) and isinstance(passed.value, str):
+                taken = (passed.value == test.comparators[0].value) == isinstance(test.ops[0], ast.Eq)
+                in_body = any(s is child for s in cast(ast.If, anc).body)
+                if taken != in_body:
+                    return True
+        child = anc
+    return False
 
 
 def _defines(cls: ast.ClassDef, name: str) -> bool:

@@ -41,8 +41,11 @@ class ViewWrite(Rule):
     ## What it does
     Finds in-place writes (`op=`, in-place methods and functions, `inplace=True`, assignment
     into a slice) to a view PyTorch refuses to modify: an output of a function that returns
-    several views (`chunk`, `split`, `split_with_sizes`, `unbind`, iterating over a tensor;
-    the list is generated from torch), including views of one (`q.transpose(1, 2)`, `p[0]`)
+    several views (`chunk`, `split`, `split_with_sizes`, `unbind`, iterating over or unpacking a tensor;
+    the list is generated from torch), including views of one (`q.transpose(1, 2)`, `p[0]`;
+    through a function of the file handing back a view of its argument, `q = split_heads(q, h)`,
+    or einops' `rearrange`; proven where every step is a view for sure: a `reshape` that splits
+    one dimension of the tensor's unpacked shape, a pattern that only splits and reorders)
     and outputs taken by tuple unpacking (`q, k, v = self.qkv(x).chunk(3, -1)`), indexing
     (`parts[0]`, `rows[i]` of `rows = x.unbind()`) or a loop (`for c in x.unbind(1)`), also
     where a function of the project makes them (`a, b = halves(x)`, `halves` returning
