@@ -40,6 +40,28 @@ class Stored(NamedTuple):
     param: str
 
 
+class Foreign(ast.expr):
+    """What a construction in another file passes, as the index says (``project.HANDED``:
+    ``new:pkg.mod.RMSELoss``, ``torch-new:torch.nn.ReLU``...): an expression of no file, placed
+    after every line of this one (``passed`` sorts by place). Only this module's readers
+    (``summaries._passed_target``, ``hazard`` on torch callables) make anything of it; any
+    other reading of an expression sees no literal, no name, no call: unknown."""
+
+    _fields = ()
+
+    def __init__(self, what: str) -> None:
+        super().__init__(lineno=1 << 30, col_offset=0, end_lineno=1 << 30, end_col_offset=0)
+        self.what = what
+
+    @property
+    def kind(self) -> str:
+        return self.what.partition(":")[0]
+
+    @property
+    def name(self) -> str:
+        return self.what.partition(":")[2]
+
+
 class Passed(NamedTuple):
     """One expression a construction passes (at the end of the chain of parameters), hashable by node."""
 
@@ -86,15 +108,15 @@ def _set_by_a_subclass(model: Facts, cls: ast.ClassDef, attr: str) -> bool:
 def passed(model: Facts, stored: Stored, param_values: ParamValues,
            used_elsewhere: Callable[[ast.ClassDef], bool]) -> Optional[List[ast.expr]]:
     """The expressions every construction of the class passes for the stored parameter (its
-    default where one passes none), parameters handed on followed; None where one is unseen. A
-    class of the file derived from it that keeps its constructor is built with its arguments:
-    where another file uses one (``used_elsewhere``), what it passes is not seen."""
+    default where one passes none), parameters handed on followed; None where one is unseen:
+    where another file may build one of the family (the class, or one of the file derived from
+    it) with arguments ``param_values`` does not follow (``used_elsewhere``: a subclass there)."""
     cls = model.parent(stored.init)
     if not isinstance(cls, ast.ClassDef):
         return None
     top = {s.name: s for s in model.module.body if isinstance(s, ast.ClassDef)}
     family = [cls, *(other for other in top.values() if other is not cls and _derives(other, cls, top))]
-    if any(not _built_only_by_calls(model, c) or c is not cls and used_elsewhere(c) for c in family):
+    if any(not _built_only_by_calls(model, c) or used_elsewhere(c) for c in family):
         return None
 
     def values(expr: ast.expr, depth: int) -> Optional[FrozenSet[object]]:

@@ -57,8 +57,26 @@ class CallFact:
     # (argument "0", "1"... or keyword, whether it is a literal, its value) of each argument a call
     # passes as written ("*"/"**" for a spread), read off the syntax alone (``indexing.collect``):
     # what another file's ``Block(c, inplace=False)`` gives a constructor's parameter
-    # (``Chains._param_values``)
+    # (``Chains._param_values``); where an argument is no literal, its value may say what it
+    # names (``HANDED``: ``"new:pkg.mod.RMSELoss"`` for ``RMSELoss()``), else None
     args_values: Tuple[Tuple[str, bool, object], ...] = ()
+
+
+# What an argument that is no literal names, where its caller's file can say (``CallFact.args_values``,
+# written by ``indexing.handed``; read by ``summaries.Chains`` as ``injected.Foreign``): the value of a
+# call of a project name (``new:pkg.mod.Cls``: an instance, or what a factory returns), a project
+# function or class by name (``def:pkg.mod.f``), a torch module built (``torch-new:torch.nn.ReLU``),
+# a torch function by name (``torch-def:torch.tanh``), a lambda returning one of those (``lambda:`` and it).
+HANDED = ("new:", "def:", "torch-new:", "torch-def:", "lambda:")
+
+
+def handed_name(value: object) -> Optional[str]:
+    """The project name an argument's ``HANDED`` value names (its summary is wanted), or None."""
+    while isinstance(value, str) and value.startswith("lambda:"):
+        value = value[len("lambda:"):]
+    if isinstance(value, str) and value.startswith(("new:", "def:")):
+        return value.partition(":")[2]
+    return None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -188,14 +206,7 @@ class ProjectIndex:
         # Summaries are computed only for what another module calls or builds (cheap for a
         # run where little crosses files), module by module, when first asked for.
         self.loader = loader
-        self.wanted: Dict[str, Set[str]] = {}
-        for facts in self.modules.values():
-            for c in facts.calls:
-                if not c.called or c.bound:
-                    continue
-                module, _, name = self.canonical(c.callee).rpartition(".")
-                if module in self.modules and module != facts.module:
-                    self.wanted.setdefault(module, set()).add(name)
+        self.wanted: Dict[str, Set[str]] = _wanted(self)
         self._summaries: Dict[str, Dict[str, SummaryFact]] = {}
         self.libraries = libraries
         self._library: Dict[str, Optional[SummaryFact]] = {}
@@ -466,6 +477,26 @@ class ProjectIndex:
         without ``passed``, leaving out what the calls pass (the answers that depend on it are
         then checked on their own: ``engine.asked``)."""
         return _digest(self, module, passed)
+
+
+def _wanted(index: ProjectIndex) -> Dict[str, Set[str]]:
+    """module -> the names in it whose summaries another module's analysis may ask for: those
+    another module calls, and those a call hands as an argument (``handed_name``: ``RMSELoss()``
+    passed to a constructor of another file, whose analysis then asks what it runs)."""
+    wanted: Dict[str, Set[str]] = {}
+    for facts in index.modules.values():
+        for c in facts.calls:
+            if not c.called or c.bound:
+                continue
+            module, _, name = index.canonical(c.callee).rpartition(".")
+            if module in index.modules and module != facts.module:
+                wanted.setdefault(module, set()).add(name)
+            for _, literal, value in c.args_values:
+                handed = None if literal else handed_name(value)
+                module, _, name = index.canonical(handed).rpartition(".") if handed else ("", "", "")
+                if module in index.modules:
+                    wanted.setdefault(module, set()).add(name)
+    return wanted
 
 
 def referenced_elsewhere(index: ProjectIndex, qualname: str, module: str) -> bool:
