@@ -151,6 +151,47 @@ def main():
     return [p.grad.tolist() for p in net.parameters()]
 """
 
+COUPLING = """\
+import torch
+import torch.nn as nn
+
+
+class Coupling(nn.Module):
+    def __init__(self, d, net_factory):
+        super().__init__()
+        self.d = d
+        self.net = net_factory(d, 2 * d)
+
+    def forward(self, x):
+        params = self.net(x)
+        scale = params[:, :self.d]
+        scale /= 2.0
+        return x * torch.exp(scale) + params[:, self.d:]
+"""
+
+COUPLING_MAIN = """\
+import torch
+import torch.nn as nn
+
+from coupling import Coupling
+
+
+class Conditioner(nn.Module):
+    def __init__(self, i, o):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(i, 8), nn.Tanh(), nn.Linear(8, o), nn.ReLU())
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def main():
+    torch.manual_seed(0)
+    net = BUILD
+    net(torch.randn(5, 2)).sum().backward()
+    return [p.grad.tolist() for p in net.parameters()]
+"""
+
 # name -> (files, the file holding the write, the write, the write out of place)
 PROBES = {
     "project_loss_instance": ({"trainer.py": TRAINER, "main.py": _main("trainer = Trainer(net, RMSELoss())")},
@@ -165,6 +206,9 @@ PROBES = {
                          "blocks.py", "        h += x", "        h = h + x"),
     "template_subclass_built_elsewhere": ({"trainer.py": TEMPLATE, "main.py": TEMPLATE_MAIN},
                                           "trainer.py", "        loss *= 0.5", "        loss = loss * 0.5"),
+    "lambda_factory": ({"coupling.py": COUPLING, "main.py": COUPLING_MAIN.replace(
+        "BUILD", "Coupling(2, lambda i, o: Conditioner(i, o))")},
+        "coupling.py", "        scale /= 2.0", "        scale = scale / 2.0"),
 }
 
 # name -> (files, the file holding the write, the write, whether the program runs)
@@ -199,6 +243,14 @@ LOOK_ALIKES = {
     "function_saving_nothing": ({"blocks.py": RESIDUAL, "main.py": RESIDUAL_MAIN.replace(
         "def soft(t):\n    return torch.exp(t)", "def soft(t):\n    return t * 2.0").replace("BUILD", "Residual(4, soft)")},
         "blocks.py", "        h += x", True),
+    # a factory whose module ends with a layer that keeps nothing of its output
+    "lambda_factory_saving_nothing": ({"coupling.py": COUPLING, "main.py": COUPLING_MAIN.replace(
+        "nn.Linear(8, o), nn.ReLU()", "nn.Linear(8, o)").replace("BUILD", "Coupling(2, lambda i, o: Conditioner(i, o))")},
+        "coupling.py", "        scale /= 2.0", True),
+    # a factory handed on from a parameter nothing shows
+    "factory_from_a_parameter": ({"coupling.py": COUPLING, "main.py": COUPLING_MAIN.replace(
+        "BUILD", "build(lambda i, o: nn.Linear(i, o))").replace("def main():", "def build(f):\n    return Coupling(2, f)\n\n\ndef main():")},
+        "coupling.py", "        scale /= 2.0", True),
     # the template's subclass built with a loss that saves nothing
     "template_saving_nothing": ({"trainer.py": TEMPLATE, "main.py": TEMPLATE_MAIN.replace("RMSELoss()", "MAELoss()")
                                  .replace(RMSE, MAE)},
@@ -266,7 +318,12 @@ def test_the_check_over_the_folder_proves_it(name, tmp_path):
     assert hits, done.stdout[:2000]
 
 
-@pytest.mark.parametrize("name", sorted(PROBES))
+# proven, the fix left to a person: what the module a factory builds returns is not known to be a
+# tensor (``tensor_kind`` reads instances built by a class it sees, not by a factory handed in)
+FIX_BY_HAND = {"lambda_factory"}
+
+
+@pytest.mark.parametrize("name", sorted(set(PROBES) - FIX_BY_HAND))
 def test_the_fix_gives_the_reference_gradients(name, tmp_path):
     files, target, write, out_of_place = PROBES[name]
     _write(tmp_path, files)

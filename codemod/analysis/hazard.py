@@ -2105,14 +2105,15 @@ class OpSaves(_HazardsPart):
                 built = self.model.summaries.chains.built.saves(value) if len(values) == 1 else None
                 if built is not None:
                     return Op(built[0], UNSEEN if built[1] is None else built[1])
-            if isinstance(value, ast.Name) and key.startswith("self.") and key.count(".") == 1 and cls is not None \
+            if (isinstance(value, ast.Name) or isinstance(value, ast.Call) and isinstance(value.func, ast.Name)) \
+                    and key.startswith("self.") and key.count(".") == 1 and cls is not None \
                     and not set_from_outside(self.model, cls, key[5:]):
                 passed = self._module_passed(value, cls, key[5:])
                 if passed is not None:
                     return passed
         return None
 
-    def _module_passed(self, name: ast.Name, cls: ast.ClassDef, attr: str) -> Optional[Op]:
+    def _module_passed(self, name: ast.expr, cls: ast.ClassDef, attr: str) -> Optional[Op]:
         """``self.act = act`` in ``__init__(self, ..., act=nn.ReLU())``: what every construction
         of the class passes for ``act`` (``analysis.injected``: parameters handed on followed,
         its default where one passes none; None where a caller may be unseen), each a torch module
@@ -2122,6 +2123,9 @@ class OpSaves(_HazardsPart):
         chains = self.model.summaries.chains
         found = injected.passed(self.model, stored, chains._param_values,
                                 built_unseen(self.model, chains, cls)) if stored is not None else None
+        if found is not None and cast(injected.Stored, stored).called:  # `self.act = make_act()`: what each builds
+            made = [injected.made(e) for e in found]
+            found = None if any(m is None for m in made) else cast(List[ast.expr], made)
         ops = {self._torch_callable(e) for e in found or ()}
         if not ops or None in ops or len({cast(Op, op).saves for op in ops}) != 1:
             return None

@@ -38,6 +38,7 @@ class Stored(NamedTuple):
 
     init: Function
     param: str
+    called: bool = False  # ``self.net = make_net(i, o)``: what calling the parameter returns is kept
 
 
 class Foreign(ast.expr):
@@ -71,11 +72,17 @@ class Passed(NamedTuple):
 def stored_parameter(model: Facts, cls: ast.ClassDef, values: Sequence[object], attr: str) -> Optional[Stored]:
     """``self.fn = fn`` where ``values`` (what the class sets ``self.<attr>`` to) is that one name,
     in ``cls.__init__``, reached only by the parameter; None otherwise, or where a subclass of the
-    file sets the attribute too (its instances hold what it sets). Whether the attribute is
-    replaced from outside is the caller's check (``summaries.set_from_outside``)."""
-    if len(values) != 1 or not isinstance(values[0], ast.Name):
+    file sets the attribute too (its instances hold what it sets). ``self.net = make_net(i, o)``,
+    the parameter called (a factory handed in: ``lambda i, o: Net(i, o)``): ``Stored.called``.
+    Whether the attribute is replaced from outside is the caller's check
+    (``summaries.set_from_outside``)."""
+    if len(values) != 1:
         return None
-    name = values[0]
+    value = values[0]
+    called = isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+    name = cast(ast.Call, value).func if called else value
+    if not isinstance(name, ast.Name):
+        return None
     init = model.owner(name)
     if not (isinstance(init, FUNCTIONS) and init.name == "__init__" and model.parent(init) is cls):
         return None
@@ -84,7 +91,17 @@ def stored_parameter(model: Facts, cls: ast.ClassDef, values: Sequence[object], 
         return None
     if _set_by_a_subclass(model, cls, attr):
         return None
-    return Stored(init, name.id)
+    return Stored(init, name.id, called)
+
+
+def made(expr: ast.expr) -> Optional[ast.expr]:
+    """What calling a factory handed in returns, where it shows: the body of ``lambda i, o:
+    Net(i, o)``, or the ``injected.Foreign`` of what another file's lambda builds; None else."""
+    if isinstance(expr, ast.Lambda):
+        return expr.body
+    if isinstance(expr, Foreign) and expr.kind == "lambda":
+        return Foreign(expr.name)
+    return None
 
 
 def _set_by_a_subclass(model: Facts, cls: ast.ClassDef, attr: str) -> bool:
