@@ -346,3 +346,22 @@ def test_the_look_alike_is_not_proven(name, tmp_path):
         done = _run(tmp_path)
         assert done.returncode == 0, done.stderr[-2000:]
     assert not _proven(tmp_path, files, target, _line(files[target], write)), name
+
+
+def test_the_digest_of_the_callee_follows_what_is_handed(tmp_path):
+    """The editor reuses a file's findings while its digest stays: what another file hands its
+    constructor (the summary of the class built there) is part of it, as is a construction of a
+    subclass with no method of its own."""
+    files, _, _, _ = PROBES["project_loss_instance"]
+    _write(tmp_path, files)
+    paths = [str(tmp_path / name) for name in files]
+    before = build_index(paths).digest_for("trainer")
+    (tmp_path / "main.py").write_text(files["main.py"].replace("torch.sqrt(nn.functional.mse_loss(x, y) + 1e-6)",
+                                                               "nn.functional.mse_loss(x, y) * 1.0"))
+    assert build_index(paths).digest_for("trainer") != before
+    files, _, _, _ = PROBES["template_subclass_built_elsewhere"]
+    _write(tmp_path, {"trainer.py": TEMPLATE + "\n\nclass Plain(Base):\n    pass\n", "main.py": files["main.py"]})
+    paths = [str(tmp_path / "trainer.py"), str(tmp_path / "main.py")]
+    before = build_index(paths).digest_for("trainer")
+    (tmp_path / "main.py").write_text(files["main.py"] + "\n\ndef other(net):\n    return trainer.Plain(net, RMSELoss())\n")
+    assert build_index(paths).digest_for("trainer") != before

@@ -577,11 +577,17 @@ def _digest(index: ProjectIndex, module: str, passed: bool) -> str:
     # decides what its analysis takes a constructor's parameter to hold
     # (``Summaries._param_values``). A class is known here by its methods; one with none has no
     # ``__init__`` whose parameters are asked about.
+    # A class with no method of its own (``class Regressor(Base): pass``) keeps its base's
+    # constructor: its constructions count too (``summaries.keeping_init``).
+    index._sites(module)  # (fills ``_by_module``)
+    named = {q for q in index._by_module or {} if q.rpartition(".")[0] == module}
     for cls in sorted({f.qualname.rpartition(".")[0] for f in facts.functions
-                       if f.qualname.count(".") > module.count(".") + 1}):
-        sites = sorted((c.caller, c.grad_off, c.called, c.result_ignored, repr(c.args_values))
-                       for c in (modules[m].calls[i] for m, i in index._sites(cls)))
-        h.update(repr(("class", cls, sites)).encode())
+                       if f.qualname.count(".") > module.count(".") + 1} | named):
+        found = [modules[m].calls[i] for m, i in index._sites(cls)]
+        sites = sorted((c.caller, c.grad_off, c.called, c.result_ignored, repr(c.args_values)) for c in found)
+        # and the summaries of what they hand it (``handed_name``: ``Trainer(net, RMSELoss())``)
+        handed = sorted({n for c in found for _, lit, v in c.args_values if not lit for n in [handed_name(v)] if n})
+        h.update(repr(("class", cls, sites, [(n, index.summary(n)) for n in handed])).encode())
     # Which other modules import its names (``arguments._imported_elsewhere``: a class imported
     # elsewhere, re-exported by a package say, may be called where no file shows).
     h.update(repr(("imported-by", index._importers(module))).encode())

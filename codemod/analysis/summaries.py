@@ -1074,10 +1074,11 @@ def injected_targets(targets: CallTargets, cls: ast.ClassDef, attr: str, values:
         return None
     found = injected.passed(model, stored, chains._param_values, built_unseen(model, chains, cls))
     if stored.called:  # `self.net = make_net(i, o)`: what each factory handed in builds
-        found = [m for m in map(injected.made, found or ())] if found else None
-        if found is None or any(m is None for m in found):
+        made = [injected.made(e) for e in found or ()]
+        if not made or any(m is None for m in made):
             return None
-    called = [_passed_target(targets, cast(ast.expr, e)) for e in found or ()]
+        found = cast(List[ast.expr], made)
+    called = [_passed_target(targets, e) for e in found or ()]
     if not called or any(t is None for t in called):
         return None
     return list(dict.fromkeys(cast(List[Target], called)))
