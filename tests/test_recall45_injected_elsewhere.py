@@ -200,6 +200,10 @@ PROBES = {
     "loss_bound_to_a_name_first": ({"trainer.py": TRAINER, "main.py": _main(
         "crit = RMSELoss()\n    trainer = Trainer(net, loss_fn=crit)")},
         "trainer.py", "        loss -= self.reg * out.abs().mean()", "        loss = loss - self.reg * out.abs().mean()"),
+    "loss_class_of_a_third_file": ({"trainer.py": TRAINER, "losses.py": "import torch\nimport torch.nn as nn\n\n\n" + RMSE,
+                                    "main.py": _main("trainer = Trainer(net, losses.RMSELoss())", "import losses\n")},
+                                   "trainer.py", "        loss -= self.reg * out.abs().mean()",
+                                   "        loss = loss - self.reg * out.abs().mean()"),
     "torch_module_passed": ({"blocks.py": RESIDUAL, "main.py": RESIDUAL_MAIN.replace("BUILD", "Residual(4, nn.Sigmoid())")},
                             "blocks.py", "        h += x", "        h = h + x"),
     "function_by_name": ({"blocks.py": RESIDUAL, "main.py": RESIDUAL_MAIN.replace("BUILD", "Residual(4, soft)")},
