@@ -60,8 +60,8 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
         ignored = called and isinstance(tree.parent(site), ast.Expr)
         read, grad, tensor, _, _ = _arguments(model, resolver, site, callee, grad_off) if arguments else _NONE
         saved, refused = _saving(model, resolver, site, callee, grad_off, tensor) if arguments else ((), frozenset())
-        values = argument_values(site, functools.partial(handed, model, resolver)) \
-            if isinstance(site, ast.Call) and not bound else ()
+        describe = None if resolver.stays_here(callee) else functools.partial(handed, model, resolver)  # (read elsewhere only)
+        values = argument_values(site, describe) if isinstance(site, ast.Call) and not bound else ()
         found.append(CallFact(callee, caller, grad_off, called, ignored, read, grad, tensor, saved, bound, refused,
                               values))
     exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
