@@ -51,7 +51,7 @@ from codemod.analysis.project import CallFact
 from codemod.analysis.requires_grad import Constants, RequiresGradFacts, may_be_frozen
 from codemod.analysis.saved_for import may_take_a_number, measured_users
 from codemod.analysis.summaries import (
-    Returns, Saved, Summaries, SummaryFacts, flag_set_after, set_from_outside, switched_on, used_elsewhere,
+    Returns, Saved, Summaries, SummaryFacts, built_unseen, flag_set_after, set_from_outside, switched_on,
 )
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, Pos, Span, call_args, is_const, target_key
 from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, tensor_only, used_as_container
@@ -2109,14 +2109,15 @@ class OpSaves(_HazardsPart):
                 built = self.model.summaries.chains.built.saves(value) if len(values) == 1 else None
                 if built is not None:
                     return Op(built[0], UNSEEN if built[1] is None else built[1])
-            if isinstance(value, ast.Name) and key.startswith("self.") and key.count(".") == 1 and cls is not None \
+            if (isinstance(value, ast.Name) or isinstance(value, ast.Call) and isinstance(value.func, ast.Name)) \
+                    and key.startswith("self.") and key.count(".") == 1 and cls is not None \
                     and not set_from_outside(self.model, cls, key[5:]):
                 passed = self._module_passed(value, cls, key[5:])
                 if passed is not None:
                     return passed
         return None
 
-    def _module_passed(self, name: ast.Name, cls: ast.ClassDef, attr: str) -> Optional[Op]:
+    def _module_passed(self, name: ast.expr, cls: ast.ClassDef, attr: str) -> Optional[Op]:
         """``self.act = act`` in ``__init__(self, ..., act=nn.ReLU())``: what every construction
         of the class passes for ``act`` (``analysis.injected``: parameters handed on followed,
         its default where one passes none; None where a caller may be unseen), each a torch module
@@ -2125,7 +2126,10 @@ class OpSaves(_HazardsPart):
         stored = injected.stored_parameter(self.model, cls, [name], attr)
         chains = self.model.summaries.chains
         found = injected.passed(self.model, stored, chains._param_values,
-                                lambda c: used_elsewhere(self.model, chains, c, True)) if stored is not None else None
+                                built_unseen(self.model, chains, cls)) if stored is not None else None
+        if found is not None and cast(injected.Stored, stored).called:  # `self.act = make_act()`: what each builds
+            made = [injected.made(e) for e in found]
+            found = None if any(m is None for m in made) else cast(List[ast.expr], made)
         ops = {self._torch_callable(e) for e in found or ()}
         if not ops or None in ops or len({cast(Op, op).saves for op in ops}) != 1:
             return None
@@ -2134,16 +2138,18 @@ class OpSaves(_HazardsPart):
 
     def _torch_callable(self, expr: ast.expr) -> Optional[Op]:
         """``nn.ReLU()`` -> the module and its save; ``torch.tanh`` / ``F.gelu`` (a function of one
-        tensor, not a binary op) -> the function and its save; None: anything else or unmeasured."""
-        if isinstance(expr, ast.Call):
-            built = self.model.torch_name(expr.func)
+        tensor, not a binary op) -> the function and its save; None: anything else or unmeasured.
+        From another file (``injected.Foreign``), the same, as the index names them."""
+        foreign = expr if isinstance(expr, injected.Foreign) else None
+        if foreign is not None and foreign.kind == "torch-new" or isinstance(expr, ast.Call):
+            built = foreign.name if foreign is not None else self.model.torch_name(cast(ast.Call, expr).func)
             short = (built or "").rsplit(".", 1)[-1]
             if built is None or not built.startswith("torch.nn.") or not short[:1].isupper():
                 return None
             name = f"torch.nn.{short}"
             found = saves(name)
-        elif isinstance(expr, (ast.Name, ast.Attribute)):
-            name = self.model.torch_name(expr) or ""
+        elif foreign is not None and foreign.kind == "torch-def" or isinstance(expr, (ast.Name, ast.Attribute)):
+            name = foreign.name if foreign is not None else self.model.torch_name(expr) or ""
             short = name.rsplit(".", 1)[-1]
             if not name.startswith("torch.") or not short[:1].islower() or short in _BINARY or short.endswith("_"):
                 return None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import functools
-from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple, Union, cast
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple, Union, cast
 
 from codemod.analysis.arguments import hook_site
 from codemod.analysis.dtype import indexed_other_dtype
@@ -63,7 +63,8 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
         ignored = called and isinstance(tree.parent(site), ast.Expr)
         read, grad, tensor, _, _ = _arguments(model, resolver, site, callee, grad_off) if arguments else _NONE
         saved, refused = _saving(model, resolver, site, callee, grad_off, tensor) if arguments else ((), frozenset())
-        values = argument_values(site) if isinstance(site, ast.Call) and not bound else ()
+        describe = None if resolver.stays_here(callee) else functools.partial(handed, model, resolver)  # (read elsewhere only)
+        values = argument_values(site, describe) if isinstance(site, ast.Call) and not bound else ()
         found.append(CallFact(callee, caller, grad_off, called, ignored, read, grad, tensor, saved, bound, refused,
                               values))
     exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
@@ -79,24 +80,62 @@ def dtype_and_hooks(source: Source) -> Tuple[Optional[str], Optional[str]]:
     return indexed_other_dtype(source), hook_site(source)
 
 
-def argument_values(call: ast.Call) -> Tuple[Tuple[str, bool, object], ...]:
+def argument_values(call: ast.Call, describe: Optional[Callable[[ast.expr], Optional[str]]] = None
+                    ) -> Tuple[Tuple[str, bool, object], ...]:
     """``CallFact.args_values``: each argument as written, with its value where it is a literal
-    (a string, a number, a bool, None); a spread as "*" or "**", and nothing after a ``*args``."""
+    (a string, a number, a bool, None), or what it names where ``describe`` can say (``handed``);
+    a spread as "*" or "**", and nothing after a ``*args``."""
     found: List[Tuple[str, bool, object]] = []
     for i, arg in enumerate(call.args):
         if isinstance(arg, ast.Starred):
             found.append(("*", False, None))
             break
-        found.append((str(i), *_literal(arg)))
+        found.append((str(i), *_literal(arg, describe)))
     for keyword in call.keywords:
-        found.append((keyword.arg, *_literal(keyword.value)) if keyword.arg else ("**", False, None))
+        found.append((keyword.arg, *_literal(keyword.value, describe)) if keyword.arg else ("**", False, None))
     return tuple(found)
 
 
-def _literal(node: ast.expr) -> Tuple[bool, object]:
+def _literal(node: ast.expr, describe: Optional[Callable[[ast.expr], Optional[str]]] = None) -> Tuple[bool, object]:
     if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (str, bool, int, float))):
         return True, node.value
-    return False, None
+    return False, describe(node) if describe is not None else None
+
+
+def handed(model: SemanticModel, resolver: "_Resolver", expr: ast.expr, depth: int = 0) -> Optional[str]:
+    """What an argument that is no literal names, as ``project.HANDED`` writes it: ``RMSELoss()``
+    or ``losses.RMSELoss(d)`` (a project name called: ``new:``), ``swish`` (a project function by
+    name: ``def:``), ``nn.ReLU()`` (``torch-new:``), ``torch.tanh`` (``torch-def:``), ``lambda
+    i, o: Net(i, o)`` (``lambda:`` and what its body names), or a local name bound only to one
+    of those in its function. None for anything else (a parameter, a subscript of a registry, a
+    name bound otherwise): what the callee's file then says is unknown."""
+    if depth > 3:
+        return None
+    if isinstance(expr, ast.Lambda):
+        inner = handed(model, resolver, expr.body, depth + 1)
+        return f"lambda:{inner}" if inner is not None and not inner.startswith("lambda:") else None
+    func = expr.func if isinstance(expr, ast.Call) else expr
+    if not isinstance(func, (ast.Name, ast.Attribute)):
+        return None
+    name = model.torch_name(func)
+    if name is not None and name.startswith("torch."):
+        short = name.rsplit(".", 1)[-1]
+        if isinstance(expr, ast.Call):
+            return f"torch-new:{name}" if name.startswith("torch.nn.") and short[:1].isupper() else None
+        return f"torch-def:{name}" if short[:1].islower() else None
+    if isinstance(expr, ast.Name) and not isinstance(model.tree.owner(expr), ast.Module):
+        owner = model.tree.owner(expr)
+        bindings = model.binder.flow(owner).bindings.get(expr.id, [])
+        if bindings:  # a local name: bound once, by a whole assignment
+            if len(bindings) != 1 or bindings[0].form != "assign" or bindings[0].value is None:
+                return None
+            return handed(model, resolver, bindings[0].value, depth + 1)
+    if (target_key(func) or "self").split(".")[0] in ("self", "cls"):
+        return None  # a method: bound to an instance, not a name of the module
+    qual = resolver.resolve(func)
+    if qual is None:
+        return None
+    return f"new:{qual}" if isinstance(expr, ast.Call) else f"def:{qual}"
 
 
 def call_arguments(model: SemanticModel, module: str, project_modules: FrozenSet[str], is_package: bool,

@@ -38,6 +38,29 @@ class Stored(NamedTuple):
 
     init: Function
     param: str
+    called: bool = False  # ``self.net = make_net(i, o)``: what calling the parameter returns is kept
+
+
+class Foreign(ast.expr):
+    """What a construction in another file passes, as the index says (``project.HANDED``:
+    ``new:pkg.mod.RMSELoss``, ``torch-new:torch.nn.ReLU``...): an expression of no file, placed
+    after every line of this one (``passed`` sorts by place). Only this module's readers
+    (``summaries._passed_target``, ``hazard`` on torch callables) make anything of it; any
+    other reading of an expression sees no literal, no name, no call: unknown."""
+
+    _fields = ()
+
+    def __init__(self, what: str) -> None:
+        super().__init__(lineno=1 << 30, col_offset=0, end_lineno=1 << 30, end_col_offset=0)
+        self.what = what
+
+    @property
+    def kind(self) -> str:
+        return self.what.partition(":")[0]
+
+    @property
+    def name(self) -> str:
+        return self.what.partition(":")[2]
 
 
 class Passed(NamedTuple):
@@ -49,11 +72,17 @@ class Passed(NamedTuple):
 def stored_parameter(model: Facts, cls: ast.ClassDef, values: Sequence[object], attr: str) -> Optional[Stored]:
     """``self.fn = fn`` where ``values`` (what the class sets ``self.<attr>`` to) is that one name,
     in ``cls.__init__``, reached only by the parameter; None otherwise, or where a subclass of the
-    file sets the attribute too (its instances hold what it sets). Whether the attribute is
-    replaced from outside is the caller's check (``summaries.set_from_outside``)."""
-    if len(values) != 1 or not isinstance(values[0], ast.Name):
+    file sets the attribute too (its instances hold what it sets). ``self.net = make_net(i, o)``,
+    the parameter called (a factory handed in: ``lambda i, o: Net(i, o)``): ``Stored.called``.
+    Whether the attribute is replaced from outside is the caller's check
+    (``summaries.set_from_outside``)."""
+    if len(values) != 1:
         return None
-    name = values[0]
+    value = values[0]
+    called = isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+    name = cast(ast.Call, value).func if called else value
+    if not isinstance(name, ast.Name):
+        return None
     init = model.owner(name)
     if not (isinstance(init, FUNCTIONS) and init.name == "__init__" and model.parent(init) is cls):
         return None
@@ -62,7 +91,17 @@ def stored_parameter(model: Facts, cls: ast.ClassDef, values: Sequence[object], 
         return None
     if _set_by_a_subclass(model, cls, attr):
         return None
-    return Stored(init, name.id)
+    return Stored(init, name.id, called)
+
+
+def made(expr: ast.expr) -> Optional[ast.expr]:
+    """What calling a factory handed in returns, where it shows: the body of ``lambda i, o:
+    Net(i, o)``, or the ``injected.Foreign`` of what another file's lambda builds; None else."""
+    if isinstance(expr, ast.Lambda):
+        return expr.body
+    if isinstance(expr, Foreign) and expr.kind == "lambda":
+        return Foreign(expr.name)
+    return None
 
 
 def _set_by_a_subclass(model: Facts, cls: ast.ClassDef, attr: str) -> bool:
@@ -86,15 +125,15 @@ def _set_by_a_subclass(model: Facts, cls: ast.ClassDef, attr: str) -> bool:
 def passed(model: Facts, stored: Stored, param_values: ParamValues,
            used_elsewhere: Callable[[ast.ClassDef], bool]) -> Optional[List[ast.expr]]:
     """The expressions every construction of the class passes for the stored parameter (its
-    default where one passes none), parameters handed on followed; None where one is unseen. A
-    class of the file derived from it that keeps its constructor is built with its arguments:
-    where another file uses one (``used_elsewhere``), what it passes is not seen."""
+    default where one passes none), parameters handed on followed; None where one is unseen:
+    where another file may build one of the family (the class, or one of the file derived from
+    it) with arguments ``param_values`` does not follow (``used_elsewhere``: a subclass there)."""
     cls = model.parent(stored.init)
     if not isinstance(cls, ast.ClassDef):
         return None
     top = {s.name: s for s in model.module.body if isinstance(s, ast.ClassDef)}
     family = [cls, *(other for other in top.values() if other is not cls and _derives(other, cls, top))]
-    if any(not _built_only_by_calls(model, c) or c is not cls and used_elsewhere(c) for c in family):
+    if any(not _built_only_by_calls(model, c) or used_elsewhere(c) for c in family):
         return None
 
     def values(expr: ast.expr, depth: int) -> Optional[FrozenSet[object]]:

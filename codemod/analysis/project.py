@@ -57,8 +57,26 @@ class CallFact:
     # (argument "0", "1"... or keyword, whether it is a literal, its value) of each argument a call
     # passes as written ("*"/"**" for a spread), read off the syntax alone (``indexing.collect``):
     # what another file's ``Block(c, inplace=False)`` gives a constructor's parameter
-    # (``Chains._param_values``)
+    # (``Chains._param_values``); where an argument is no literal, its value may say what it
+    # names (``HANDED``: ``"new:pkg.mod.RMSELoss"`` for ``RMSELoss()``), else None
     args_values: Tuple[Tuple[str, bool, object], ...] = ()
+
+
+# What an argument that is no literal names, where its caller's file can say (``CallFact.args_values``,
+# written by ``indexing.handed``; read by ``summaries.Chains`` as ``injected.Foreign``): the value of a
+# call of a project name (``new:pkg.mod.Cls``: an instance, or what a factory returns), a project
+# function or class by name (``def:pkg.mod.f``), a torch module built (``torch-new:torch.nn.ReLU``),
+# a torch function by name (``torch-def:torch.tanh``), a lambda returning one of those (``lambda:`` and it).
+HANDED = ("new:", "def:", "torch-new:", "torch-def:", "lambda:")
+
+
+def handed_name(value: object) -> Optional[str]:
+    """The project name an argument's ``HANDED`` value names (its summary is wanted), or None."""
+    while isinstance(value, str) and value.startswith("lambda:"):
+        value = value[len("lambda:"):]
+    if isinstance(value, str) and value.startswith(("new:", "def:")):
+        return value.partition(":")[2]
+    return None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -205,14 +223,7 @@ class ProjectIndex:
         # Summaries are computed only for what another module calls or builds (cheap for a
         # run where little crosses files), module by module, when first asked for.
         self.loader = loader
-        self.wanted: Dict[str, Set[str]] = {}
-        for facts in self.modules.values():
-            for c in facts.calls:
-                if not c.called or c.bound:
-                    continue
-                module, _, name = self.canonical(c.callee).rpartition(".")
-                if module in self.modules and module != facts.module:
-                    self.wanted.setdefault(module, set()).add(name)
+        self.wanted: Dict[str, Set[str]] = _wanted(self)
         self._summaries: Dict[str, Dict[str, SummaryFact]] = {}
         self.libraries = libraries
         self._library: Dict[str, Optional[SummaryFact]] = {}
@@ -485,6 +496,26 @@ class ProjectIndex:
         return _digest(self, module, passed)
 
 
+def _wanted(index: ProjectIndex) -> Dict[str, Set[str]]:
+    """module -> the names in it whose summaries another module's analysis may ask for: those
+    another module calls, and those a call hands as an argument (``handed_name``: ``RMSELoss()``
+    passed to a constructor of another file, whose analysis then asks what it runs)."""
+    wanted: Dict[str, Set[str]] = {}
+    for facts in index.modules.values():
+        for c in facts.calls:
+            if not c.called or c.bound:
+                continue
+            module, _, name = index.canonical(c.callee).rpartition(".")
+            if module in index.modules and module != facts.module:
+                wanted.setdefault(module, set()).add(name)
+            for _, literal, value in c.args_values:
+                handed = None if literal else handed_name(value)
+                module, _, name = index.canonical(handed).rpartition(".") if handed else ("", "", "")
+                if module in index.modules:
+                    wanted.setdefault(module, set()).add(name)
+    return wanted
+
+
 def referenced_elsewhere(index: ProjectIndex, qualname: str, module: str) -> bool:
     """A module other than ``module`` names ``qualname`` (canonical) other than to call it: a
     base class there, a reference handed on (``class Sub(lib.Base)``, ``make(Base)``)."""
@@ -563,11 +594,17 @@ def _digest(index: ProjectIndex, module: str, passed: bool) -> str:
     # decides what its analysis takes a constructor's parameter to hold
     # (``Summaries._param_values``). A class is known here by its methods; one with none has no
     # ``__init__`` whose parameters are asked about.
+    # A class with no method of its own (``class Regressor(Base): pass``) keeps its base's
+    # constructor: its constructions count too (``summaries.keeping_init``).
+    index._sites(module)  # (fills ``_by_module``)
+    named = {q for q in index._by_module or {} if q.rpartition(".")[0] == module}
     for cls in sorted({f.qualname.rpartition(".")[0] for f in facts.functions
-                       if f.qualname.count(".") > module.count(".") + 1}):
-        sites = sorted((c.caller, c.grad_off, c.called, c.result_ignored, repr(c.args_values))
-                       for c in (modules[m].calls[i] for m, i in index._sites(cls)))
-        h.update(repr(("class", cls, sites)).encode())
+                       if f.qualname.count(".") > module.count(".") + 1} | named):
+        found = [modules[m].calls[i] for m, i in index._sites(cls)]
+        sites = sorted((c.caller, c.grad_off, c.called, c.result_ignored, repr(c.args_values)) for c in found)
+        # and the summaries of what they hand it (``handed_name``: ``Trainer(net, RMSELoss())``)
+        handed = sorted({n for c in found for _, lit, v in c.args_values if not lit for n in [handed_name(v)] if n})
+        h.update(repr(("class", cls, sites, [(n, index.summary(n)) for n in handed])).encode())
     # Which other modules import its names (``arguments._imported_elsewhere``: a class imported
     # elsewhere, re-exported by a package say, may be called where no file shows).
     h.update(repr(("imported-by", index._importers(module))).encode())

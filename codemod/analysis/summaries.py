@@ -1072,7 +1072,12 @@ def injected_targets(targets: CallTargets, cls: ast.ClassDef, attr: str, values:
     stored = injected.stored_parameter(model, cls, values, attr)
     if stored is None or set_from_outside(model, cls, attr):
         return None
-    found = injected.passed(model, stored, chains._param_values, lambda c: used_elsewhere(model, chains, c, True))
+    found = injected.passed(model, stored, chains._param_values, built_unseen(model, chains, cls))
+    if stored.called:  # `self.net = make_net(i, o)`: what each factory handed in builds
+        made = [injected.made(e) for e in found or ()]
+        if not made or any(m is None for m in made):
+            return None
+        found = cast(List[ast.expr], made)
     called = [_passed_target(targets, e) for e in found or ()]
     if not called or any(t is None for t in called):
         return None
@@ -1081,11 +1086,31 @@ def injected_targets(targets: CallTargets, cls: ast.ClassDef, attr: str, values:
 
 def _passed_target(targets: CallTargets, passed: ast.expr) -> Optional["Target"]:
     """What calling a passed value runs: a module built there (``_class_target``), or a
-    function of the file handed by name (``Residual(block_fn)``: called as it is, no ``self``)."""
+    function of the file handed by name (``Residual(block_fn)``: called as it is, no ``self``);
+    from another file (``injected.Foreign``), an instance of a project class or a project
+    function by name, as the index summarizes them."""
+    if isinstance(passed, injected.Foreign):
+        index = targets.model.calls.project
+        want = {"new": "class", "def": "function"}.get(passed.kind)
+        fact = index.summary(passed.name) if index is not None and want is not None else None
+        return index.canonical(passed.name) if index is not None and fact is not None and fact.of == want else None
     if not isinstance(passed, ast.Name):
         return targets._class_target(passed)
     found = targets._top_level().get(passed.id)
     return (found, found.name) if isinstance(found, FUNCTIONS) else None
+
+
+def built_unseen(model: SummaryFacts, chains: "Chains", cls: ast.ClassDef) -> Callable[[ast.ClassDef], bool]:
+    """Whether another file may build a class of ``cls``'s family with arguments no index fact
+    shows: it names the class other than to call it (it may derive from it), or calls it where
+    ``Chains._param_values`` does not follow those calls (a subclass that neither keeps the
+    constructor, ``keeping_init``, nor defines its own)."""
+    keeping = set(keeping_init(model, cls))
+
+    def unseen(c: ast.ClassDef) -> bool:
+        own = any(isinstance(f, FUNCTIONS) and f.name == "__init__" for f in c.body)
+        return used_elsewhere(model, chains, c, calls=not (c.name in keeping or own))
+    return unseen
 
 
 def used_elsewhere(model: SummaryFacts, chains: "Chains", cls: ast.ClassDef, calls: bool) -> bool:
@@ -1630,9 +1655,13 @@ class Chains:
             else self.model.calls_in(self.model.module).get(callee, [])
         if sites is None:
             return None
-        elsewhere = _calls_elsewhere(self.model, callee)  # what the run's other files pass, as written
-        if elsewhere is None:
-            return None
+        elsewhere: Optional[List[CallFact]] = []  # what the run's other files pass, as written
+        for name in keeping_init(self.model, parent) if isinstance(parent, ast.ClassDef) else [callee]:
+            found_there = _calls_elsewhere(self.model, name)  # (a subclass keeping it: its constructions too)
+            if found_there is None or elsewhere is None:
+                return None
+            elsewhere += found_there
+        assert elsewhere is not None
         found += [_passed_elsewhere(c, param, position, default, lambda e: values(e, depth + 1)) for c in elsewhere]
         for site in sites:
             if spreads(site):
@@ -1687,7 +1716,9 @@ def _passed_elsewhere(call: CallFact, param: str, position: Optional[int], defau
         return None
     if not passed:
         return values(default) if default is not None else None
-    return values(ast.Constant(cast(str, passed[0][1]))) if passed[0][0] else None  # (a literal, to ``values``)
+    if not passed[0][0]:  # what the index says it names (``project.HANDED``), else nothing is known
+        return values(injected.Foreign(passed[0][1])) if isinstance(passed[0][1], str) else None
+    return values(ast.Constant(cast(str, passed[0][1])))  # (a literal, to ``values``)
 
 
 def param_class(chains: Chains, call: ast.Call) -> Optional[str]:
@@ -1718,6 +1749,23 @@ def param_class(chains: Chains, call: ast.Call) -> Optional[str]:
 
     found = chains._param_values(owner, func.id, 0, values=torch_class)
     return cast(str, next(iter(found))) if found is not None and len(found) == 1 else None
+
+
+def keeping_init(model: SummaryFacts, cls: ast.ClassDef) -> List[str]:
+    """``cls`` and the classes of the file derived from it that keep its ``__init__`` (define
+    none, through such only): constructing any of them runs it with the construction's own
+    arguments, in this file or another (``TabModel`` and ``class Regressor(TabModel)``)."""
+    names = [cls.name]
+    grew = True
+    while grew:
+        grew = False
+        for sub in model.module.body:
+            if isinstance(sub, ast.ClassDef) and sub.name not in names and len(names) < 32 and len(sub.bases) == 1 \
+                    and isinstance(sub.bases[0], ast.Name) and sub.bases[0].id in names \
+                    and not any(isinstance(f, FUNCTIONS) and f.name == "__init__" for f in sub.body):
+                names.append(sub.name)
+                grew = True
+    return names
 
 
 def construction_sites(model: SummaryFacts, cls: ast.ClassDef, depth: int = 0) -> Optional[List[ast.Call]]:
