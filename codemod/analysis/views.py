@@ -489,7 +489,7 @@ def _mapped_element(views: "Views", value: ast.expr, at: Located, index: int) ->
     if mapped is None:
         return None
     param, item, parts = mapped
-    target = cast(ast.Assign, at).targets[0] if isinstance(at, ast.Assign) and len(at.targets) == 1 else None
+    target = at.targets[0] if isinstance(at, ast.Assign) and len(at.targets) == 1 else None
     if not isinstance(parts, (ast.Tuple, ast.List)) or not isinstance(target, (ast.Tuple, ast.List)) \
             or len(parts.elts) != len(target.elts) or any(isinstance(e, ast.Starred) for e in parts.elts):
         return None
