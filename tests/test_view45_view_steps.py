@@ -452,7 +452,9 @@ def test_einops_rearrange_that_only_splits_keeps_the_refused_view():
 
 
 def test_einops_probes_run_as_measured():
-    pytest.importorskip("einops")
+    einops = pytest.importorskip("einops")
+    if not getattr(einops, "__file__", None):  # another test's stand-in (tests/test_real36.py), not einops
+        pytest.skip("einops is not installed")
     assert _raises(PA)
     for source in _EINOPS_CONTROLS.values():
         run_program(source)
