@@ -1900,14 +1900,15 @@ class OpSaves(_HazardsPart):
                 operands = self._operands(expr, short, None)
                 if operands is not None:
                     return Op(name, self._binary_saves(short, *operands))
-            if name.startswith("torch.nn.") and name[len("torch.nn."):][:1].isupper() and short not in _NOT_MODULES:
+            nn_class = name.startswith("torch.nn.") and name[len("torch.nn."):][:1].isupper()
+            if nn_class and short not in _NOT_MODULES:
                 return Op(name, ())  # `nn.Linear(n, width)` builds a module: its sizes are no inputs
             if saves(name) != UNSEEN:
                 return Op(name, saves(name))
             if short == "as_tensor" or self.model.is_factory(expr):
                 return Op(name, ())  # a fresh tensor (as_tensor: data coming in, as before)
             short = short[:-1] if short.endswith("_") else short
-            if name.startswith("torch.nn.") and name[len("torch.nn."):][:1].isupper():
+            if nn_class:
                 return Op(name, UNSEEN)  # `nn.Parameter(w)`: a new leaf of the tensor it is handed
             return Op(name, saves(short))
         summary = self.model.summaries.of_call(expr)  # a user function or module, a Sequential

@@ -541,19 +541,23 @@ def _view_chain(views: "Views", expr: ast.expr, param: str) -> Optional[bool]:
     for _ in range(12):
         if isinstance(expr, ast.Name):
             return certain if expr.id == param else None
-        if isinstance(expr, ast.Attribute) and expr.attr in ("T", "mT"):
-            expr = expr.value
-        elif isinstance(expr, ast.Subscript) and _basic_index(expr.slice):
-            expr = expr.value
-        elif isinstance(expr, ast.Call):
-            step = view_step(views, expr, at)
-            if step is None:
-                step = views.returned.through(expr)
-            if step is None:
-                return None
-            expr, certain = step[0], certain and step[1]
-        else:
+        step = _step_down(views, expr, at)
+        if step is None:
             return None
+        expr, certain = step[0], certain and step[1]
+    return None
+
+
+def _step_down(views: "Views", expr: ast.expr, at: Located) -> Optional[Tuple[ast.expr, bool]]:
+    """One step down a chain of views: what ``expr`` views (``t.T``, ``t[..., 0]``, a view
+    call, a function of the file handing back a view of its argument) and whether it is a view
+    for sure; None where ``expr`` is no such step."""
+    if isinstance(expr, ast.Attribute) and expr.attr in ("T", "mT"):
+        return expr.value, True
+    if isinstance(expr, ast.Subscript) and _basic_index(expr.slice):
+        return expr.value, True
+    if isinstance(expr, ast.Call):
+        return view_step(views, expr, at) or views.returned.through(expr)
     return None
 
 
@@ -939,17 +943,11 @@ class ReturnedViews(_ViewsPart):
                 if len(bindings) != 1 or bindings[0].form != "assign" or bindings[0].value is None:
                     return None
                 expr, where = bindings[0].value, bindings[0].stmt
-            elif isinstance(expr, ast.Attribute) and expr.attr in ("T", "mT"):
-                expr = expr.value
-            elif isinstance(expr, ast.Subscript) and _basic_index(expr.slice):
-                expr = expr.value
-            elif isinstance(expr, ast.Call):
-                step = view_step(self.views, expr, where) or self.through(expr)
-                if step is None:
-                    return None
-                expr, certain = step[0], certain and step[1]
-            else:
+                continue
+            step = _step_down(self.views, expr, where)
+            if step is None:
                 return None
+            expr, certain = step[0], certain and step[1]
         return None
 
     def _imported_split(self, call: ast.Call) -> Optional[ast.expr]:

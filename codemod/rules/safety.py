@@ -167,7 +167,7 @@ def assess(
     if returned is not None:
         return Verdict(Status.UNSAFE, "call-may-alias", rebind)  # `y = helper(x)`, helper unseen: it may return x
     if kind is Kind.UNKNOWN:
-        return Verdict(Status.UNSAFE, "unknown-type", rebind)
+        return Verdict(Status.UNSAFE, "unknown-type")  # (no name to rebind: see above)
     if not dtype_neutral and model.may_promote(key, operands):
         return Verdict(Status.UNSAFE, "dtype-promotion", rebind)
     if isinstance(target, ast.Name) and _stored_by_any(model, target, stmt):
