@@ -5,8 +5,9 @@ a tensor on every path, the last statement being an ``if``/``else`` of returns
 Before, only a ``forward`` whose last statement is a ``return`` counted: ``x = self.block(x)``
 then ``x += shortcut`` was of unknown type, and its fix unsafe (``unknown-type``) although the
 block returns a tensor whichever way it goes. A ``forward`` with a path that falls off its end
-(returns ``None``) stays unknown. Each program is written from the pattern, run with torch: the
-original raises at backward, the fixed program's gradients equal an out-of-place control.
+(returns ``None``) stays unknown as a kind; a write there whose own hazard shows the tensor is
+fixed, the None path failing alike (stop 46). Each program is written from the pattern, run with
+torch: the original raises at backward, the fixed program's gradients equal an out-of-place control.
 """
 
 from __future__ import annotations
@@ -96,10 +97,14 @@ def test_block_with_if_else_returns_gives_a_tensor_and_a_safe_fix():
     assert fixed(result) == result  # a fixed point
 
 
-@pytest.mark.xfail(strict=True, reason="open (stop 45): the kind analysis takes a forward with a path that falls off its "
-                                       "end for a tensor; this passed only because the loop's later bindings reached the write "
-                                       "(prec45's dataflow.reaching is precise now; without the loop it was 'safe' on 2bba8c4 too). "
-                                       "The 'safe' rewrite of `x += shortcut` raises the same TypeError where x is None")
-def test_a_forward_that_may_return_none_keeps_the_unknown_type():
-    assert finding_at_write(FALLS_OFF) == [("unsafe", "unknown-type")]
-    assert "x += shortcut" in fixed(FALLS_OFF)
+def test_a_forward_that_may_return_none_is_fixed_where_none_fails_alike():
+    """Stop 46's decision (the strict xfail of stop 45 closed): the write's own hazard shows the
+    value written is the tensor a forward returned (relu's saved output); where the forward falls
+    off its end instead, `x += shortcut` and `x = x + shortcut` both raise TypeError on None, so
+    the rewrite changes no program. The fix is safe; both programs fail alike on the None path."""
+    assert finding_at_write(FALLS_OFF) == [("safe", None)]
+    result = fixed(FALLS_OFF)
+    assert "x = x + shortcut" in result and "x += shortcut" not in result
+    for source in (FALLS_OFF, result):  # side = Block(d, False) falls off its end: shortcut is None
+        with pytest.raises(TypeError):
+            run(source)
