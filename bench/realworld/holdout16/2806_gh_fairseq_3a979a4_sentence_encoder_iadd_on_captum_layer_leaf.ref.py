@@ -49,8 +49,7 @@ def compute():
     baselines[:, 0] = 0
 
     attributions = layer_integrated_gradients(model, model.encoder.embed_tokens, tokens, baselines, segments, target=2)
-    with torch.no_grad():
-        logits = model(tokens, segments)
+    logits = model(tokens, segments).detach()
     return {
         "attributions": attributions.detach(),
         "token_attribution": attributions.sum(-1).detach(),

@@ -4,8 +4,8 @@
 # size (not copied): TransformerSentenceEncoder's constructor arguments used here, its embeddings (token, learned
 # positions offset by the padding index, segments), and forward() with its in-place updates of the token embedding
 # (`x *= self.embed_scale`, `x += self.embed_positions(...)`, `x += self.segment_embeddings(...)`,
-# `x *= 1 - padding_mask...`), the transpose to T x B x C, the layer loop and the sentence representation follow the
-# source. Stand-ins for what it imports from fairseq.modules: FairseqDropout (nn.Dropout), LayerNorm (nn.LayerNorm),
+# `x *= 1 - padding_mask...`), the transpose to T x B x C, the layer loop and the sentence representation follow
+# the source. Stand-ins for what it imports from fairseq.modules: FairseqDropout (nn.Dropout), LayerNorm (nn.LayerNorm),
 # PositionalEmbedding (a learned embedding over fairseq's make_positions: padding_idx + 1 + the position for
 # non-padding tokens), TransformerSentenceEncoderLayer (a post-norm layer over nn.MultiheadAttention and a ReLU
 # feed-forward, returning (x, attn)); quant noise, layerdrop, BERT init and freezing are left out.
