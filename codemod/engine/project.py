@@ -284,11 +284,14 @@ def _facts(data: bytes, module: str, project: frozenset, is_package: bool,
         model = SemanticModel(source)
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError):
         return None  # reported when the file itself is processed
+    held = False  # the source stays in memory for the file pass
     if keep:
-        parsed.keep(data, source, model.shared())
+        held = parsed.keep(data, source, model.shared())
     elif handed_on:  # not analysed by the file pass: it need not parse it again
         parsed.parses(data)
-    found = collect(model, module, project, is_package, arguments=False)  # (asked for: module_arguments)
+    # (what calls pass: asked for, module_arguments; the other dtype and hooks: worked out from
+    # the source when asked, where it is held anyway and no cache entry is written now)
+    found = collect(model, module, project, is_package, arguments=False, later=held and folder is None)
     found.key = key
     if folder is not None:
         store_json(folder / key, facts_to_json(found))
@@ -296,6 +299,7 @@ def _facts(data: bytes, module: str, project: frozenset, is_package: bool,
 
 
 def facts_to_json(facts: ModuleFacts) -> dict:
+    facts = facts.resolved()
     return {
         "module": facts.module, "exports": facts.exports, "libraries": facts.libraries,
         "other_dtype": facts.other_dtype, "hooks": facts.hooks,
