@@ -92,10 +92,14 @@ def test_fix_writes_what_fix_diff_shows(project, tmp_path):
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_fix_gives_the_same_files_whatever_the_jobs(project, tmp_path, jobs):
+    """(Two more files: with four or more, ``-j 2`` shares them between two processes.)"""
     copy = tmp_path / "copy"
     shutil.copytree(project / "pkg", copy / "pkg")
+    for name in ("b_more.py", "c_more.py"):
+        (copy / "pkg" / name).write_text("import torch\n")
     _fix(copy, "-j", jobs)
     expected = {"__init__.py": "", "a_use.py": A_USE.replace("y += 1", "y = y + 1"),
+                "b_more.py": "import torch\n", "c_more.py": "import torch\n",
                 "init.py": INIT.replace("t.mul_(k)", "t = t.mul(k)")}
     assert _files(copy) == expected
 

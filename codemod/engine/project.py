@@ -142,9 +142,13 @@ def module_summaries(module: str, wanted: frozenset, paths: dict, cache_dir: Opt
     from codemod.analysis.model import SemanticModel
     from codemod.analysis.indexing import summaries_of
     from codemod.analysis.source import Source
+    from codemod.engine import parsed
+    from codemod.rules.registry import node_types
 
     try:
-        model = SemanticModel(Source(data))
+        kept = parsed.peek(data, node_types())  # still kept for the file pass: not parsed again
+        source, shared = kept if kept is not None else (Source(data), None)
+        model = SemanticModel(source, shared=shared)
         found = summaries_of(model, module, wanted)
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError):
         return {}
