@@ -23,18 +23,21 @@ from codemod.analysis.kept import function_keeps
 from codemod.analysis.model import SemanticModel
 from codemod.analysis.kinds import TENSORISH
 from codemod.analysis.project import CallFact, FunctionFact, ModuleFacts, Passed, Saving, SummaryFact, is_library
+from codemod.analysis.source import Source
 from codemod.analysis.summaries import Returns, Saved, Summary, encode_built, set_through_another_receiver
 from codemod.analysis.syntax import FUNCTIONS, Function, Owner, target_key
 from codemod.analysis.tree import Tree
 
 
 def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
-            is_package: bool = False, arguments: bool = True) -> ModuleFacts:
+            is_package: bool = False, arguments: bool = True, later: bool = False) -> ModuleFacts:
     """The facts one module contributes (``model``: its ``SemanticModel``; ``is_package``: the
     file is a package's ``__init__.py``, which relative imports start from). ``arguments``:
     also what each call passes (``CallFact.args_read_after``, ``args_grad``); without it those
     are left empty and :func:`call_arguments` gives them when some analysis asks (the
-    ``ModuleFacts`` says which: ``argued``)."""
+    ``ModuleFacts`` says which: ``argued``). ``later``: the module's other dtype and hooks are
+    worked out from its source when first asked (``ModuleFacts.resolved``), not now: a run asks
+    them of a few modules (the first of each connected part that has one)."""
     tree = model.tree
     functions: List[FunctionFact] = []
     local = _local_functions(model, module)
@@ -65,9 +68,16 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
         found.append(CallFact(callee, caller, grad_off, called, ignored, read, grad, tensor, saved, bound, refused,
                               values))
     exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
-    return ModuleFacts(module, functions, found, exports, libraries,
-                       indexed_other_dtype(tree.source), argued=arguments,
-                       hooks=hook_site(model.source))
+    if later:
+        return ModuleFacts(module, functions, found, exports, libraries, argued=arguments,
+                           later=functools.partial(dtype_and_hooks, model.source))
+    dtype, hooks = dtype_and_hooks(model.source)
+    return ModuleFacts(module, functions, found, exports, libraries, dtype, argued=arguments, hooks=hooks)
+
+
+def dtype_and_hooks(source: Source) -> Tuple[Optional[str], Optional[str]]:
+    """``ModuleFacts.other_dtype`` and ``hooks`` of a module's source."""
+    return indexed_other_dtype(source), hook_site(source)
 
 
 def argument_values(call: ast.Call, describe: Optional[Callable[[ast.expr], Optional[str]]] = None

@@ -137,6 +137,23 @@ class ModuleFacts:
     # the first place in the module that hooks a module's calls (``arguments.hook_site``:
     # ``m.register_forward_pre_hook(...)``, ``m.forward = ...``); None: nothing
     hooks: Optional[str] = None
+    # what works out ``other_dtype`` and ``hooks`` when first asked (``indexing.collect(...,
+    # later=True)``); None: they are known. Read them through :meth:`resolved`.
+    later: Optional[Callable[[], Tuple[Optional[str], Optional[str]]]] = dataclasses.field(
+        default=None, compare=False, repr=False)
+
+    def resolved(self) -> "ModuleFacts":
+        """These facts with ``other_dtype`` and ``hooks`` worked out (once: most runs ask them of
+        a few modules only, ``ProjectIndex.other_dtype``)."""
+        later = self.later
+        if later is not None:
+            self.other_dtype, self.hooks = later()
+            self.later = None
+        return self
+
+    def __getstate__(self) -> Dict[str, object]:
+        """A copy for another process (``-j N``) takes the facts worked out, not what works them out."""
+        return dict(self.resolved().__dict__)
 
 
 # The summary of an installed library's function or class by its qualified name (None: not
@@ -299,8 +316,8 @@ class ProjectIndex:
         either direction and through other files (``main`` imports ``a`` and ``b``: ``a``'s
         half tensors may reach ``b``); a module the index does not know sees every file."""
         if self._dtypes is None:
-            self._dtypes = _first_by_part(self.modules, self._import_links(), lambda facts: facts.other_dtype)
-        return _answer(self.modules, self._dtypes, module, lambda facts: facts.other_dtype)
+            self._dtypes = {}
+        return _answer(self.modules, self._dtypes, self._import_links(), module, _other_dtype)
 
     def hooks(self, module: str) -> Optional[str]:
         """Where the files connected to ``module`` (as for :meth:`other_dtype`: those that can
@@ -308,8 +325,8 @@ class ProjectIndex:
         what``); None: none does. A hook reached through an enumeration (``net.modules()``)
         may be on any module of the file and sees what its calls are given."""
         if self._hooks is None:
-            self._hooks = _first_by_part(self.modules, self._import_links(), lambda facts: facts.hooks)
-        return _answer(self.modules, self._hooks, module, lambda facts: facts.hooks)
+            self._hooks = {}
+        return _answer(self.modules, self._hooks, self._import_links(), module, _hooks)
 
     def _import_links(self) -> Dict[str, Set[str]]:
         """Modules of the run linked by an import or a call of one another, both ways (worked out
@@ -603,10 +620,21 @@ def _digest(index: ProjectIndex, module: str, passed: bool) -> str:
     return h.hexdigest()[:16]
 
 
-def _answer(modules: Dict[str, ModuleFacts], answers: Dict[str, Optional[str]], module: str,
-            fact: Callable[[ModuleFacts], Optional[str]]) -> Optional[str]:
-    """``module``'s answer (``_first_by_part``); a module the index does not know sees every file."""
+def _other_dtype(facts: ModuleFacts) -> Optional[str]:
+    return facts.resolved().other_dtype
+
+
+def _hooks(facts: ModuleFacts) -> Optional[str]:
+    return facts.resolved().hooks
+
+
+def _answer(modules: Dict[str, ModuleFacts], answers: Dict[str, Optional[str]], linked: Dict[str, Set[str]],
+            module: str, fact: Callable[[ModuleFacts], Optional[str]]) -> Optional[str]:
+    """``module``'s answer (:func:`_first_in_part`, kept in ``answers`` for every module of its
+    part); a module the index does not know sees every file."""
     if module in modules:
+        if module not in answers:
+            _first_in_part(modules, answers, linked, module, fact)
         return answers[module]
     for name in sorted(modules):
         found = fact(modules[name])
@@ -615,30 +643,27 @@ def _answer(modules: Dict[str, ModuleFacts], answers: Dict[str, Optional[str]], 
     return None
 
 
-def _first_by_part(modules: Dict[str, ModuleFacts], linked: Dict[str, Set[str]],
-                   fact: Callable[[ModuleFacts], Optional[str]]) -> Dict[str, Optional[str]]:
-    """``fact`` of every module of the run joined over its connected part, from one walk of
-    the links: the links go both ways, so the files a module reaches are those of its
-    connected part, which share one answer (the first such place in the part, by module name)."""
-    answers: Dict[str, Optional[str]] = {}
-    for module in modules:
-        if module in answers:
-            continue
-        seen, todo = {module}, [module]
-        while todo:
-            for other in linked.get(todo.pop(), ()):
-                if other not in seen:
-                    seen.add(other)
-                    todo.append(other)
-        answer = None
-        for name in sorted(seen):
-            found = fact(modules[name])
-            if found is not None:
-                answer = f"{name}: {found}"
-                break
-        for name in seen:
-            answers[name] = answer
-    return answers
+def _first_in_part(modules: Dict[str, ModuleFacts], answers: Dict[str, Optional[str]], linked: Dict[str, Set[str]],
+                   module: str, fact: Callable[[ModuleFacts], Optional[str]]) -> None:
+    """``fact`` of the modules of ``module``'s connected part, joined, into ``answers`` for each
+    of them: the links go both ways, so the files a module reaches are those of its connected
+    part, which share one answer (the first such place in the part, by module name). ``fact`` is
+    asked of the part's modules in that order up to the first that has one: the others' facts
+    need not be worked out (``ModuleFacts.later``)."""
+    seen, todo = {module}, [module]
+    while todo:
+        for other in linked.get(todo.pop(), ()):
+            if other not in seen:
+                seen.add(other)
+                todo.append(other)
+    answer = None
+    for name in sorted(seen):
+        found = fact(modules[name])
+        if found is not None:
+            answer = f"{name}: {found}"
+            break
+    for name in seen:
+        answers[name] = answer
 
 
 def _reaches(imported: str, qualname: str) -> bool:

@@ -39,11 +39,11 @@ def one_shot(on: bool) -> None:
     _freezes[0] = on
 
 
-def keep(data: bytes, source: Source, shared: Optional[Shared] = None) -> None:
+def keep(data: bytes, source: Source, shared: Optional[Shared] = None) -> bool:
     """Keep ``source`` (parsed from ``data``) for the file pass, if the budget allows, with the
-    parts of a model of it that the file pass's model may take over."""
+    parts of a model of it that the file pass's model may take over. False: not kept (over budget)."""
     if _size[0] + len(data) > BUDGET:
-        return
+        return False
     key = (data, tuple(source.candidates))
     if key not in _kept:
         _kept[key] = (source, shared)
@@ -54,6 +54,7 @@ def keep(data: bytes, source: Source, shared: Optional[Shared] = None) -> None:
         # Only in a one-shot run: a long-lived process would keep every cycle alive now.
         if _freezes[0]:
             gc.freeze()
+    return True
 
 
 def parses(data: bytes) -> None:

@@ -47,13 +47,18 @@ Mapper = Callable[[Callable[[str], Optional[ModuleFacts]], List[str]], List[Opti
 
 def build_index(files: Iterable[str], cache_dir: Optional[str] = None,
                 mapper: Optional[Mapper] = None, libraries: Optional[Libraries] = None,
-                keep_sources: bool = False) -> Optional[ProjectIndex]:
+                keep_sources: bool = False, writing: bool = False) -> Optional[ProjectIndex]:
     """The index of the ``.py`` files among ``files``; None for fewer than two (no other
     callers), unless ``libraries`` (``engine.libraries``: installed libraries' summaries) has
     something to say of the one file's library callees. ``mapper(work, paths)``: how to run
     ``work`` over the paths (the CLI passes its worker pool; default: one after the other).
     ``keep_sources``: the files will be processed next (``engine.pipeline``) in this process:
-    keep what was parsed for them (``engine.parsed``; the caller clears it after)."""
+    keep what was parsed for them (``engine.parsed``; the caller clears it after). ``writing``:
+    the run rewrites files while it still analyses others (``fix``): what the index works out
+    on demand from a file (what its calls pass, its summaries) is worked out from the content
+    its facts were made from, kept now (:func:`_contents`), never from the file as it is when
+    asked, which the run may have rewritten by then, or not yet: the answers would depend on
+    the order of the files and of the ``-j`` processes."""
     paths = [f for f in files if f.endswith(".py")]
     if len(paths) < 2:
         return _alone(paths[0], libraries) if paths and libraries is not None else None
@@ -64,12 +69,45 @@ def build_index(files: Iterable[str], cache_dir: Optional[str] = None,
                              keep=keep_sources, names=names)
     found = (mapper or _serial)(work, paths)
     by_module = {m: p for p, m in names.items()}
-    loader = functools.partial(module_summaries, paths=by_module, cache_dir=cache_dir, salt=salt)
-    arguments = functools.partial(module_arguments, paths=by_module, project=project, cache_dir=cache_dir, salt=salt)
-    savings = functools.partial(module_savings, paths=by_module, project=project, cache_dir=cache_dir, salt=salt)
+    contents = _contents(found, by_module, salt) if writing else None
+    loader = functools.partial(module_summaries, paths=by_module, cache_dir=cache_dir, salt=salt, contents=contents)
+    arguments = functools.partial(module_arguments, paths=by_module, project=project, cache_dir=cache_dir, salt=salt,
+                                  contents=contents)
+    savings = functools.partial(module_savings, paths=by_module, project=project, cache_dir=cache_dir, salt=salt,
+                                contents=contents)
     index = ProjectIndex((f for f in found if f is not None), loader, libraries, arguments, savings)
     index.module_names = names  # each path's module, worked out once (it looks up the folders)
     return index
+
+
+def _contents(found: List[Optional[ModuleFacts]], paths: Dict[str, str], salt: bytes) -> Dict[str, bytes]:
+    """module -> its file's bytes, read again now (before the run writes anything) for each
+    module whose facts were made from these bytes (``ModuleFacts.key``); a file changed since
+    (by someone else) is left out: what is worked out on demand from it is not known."""
+    contents: Dict[str, bytes] = {}
+    for facts in found:
+        path = paths.get(facts.module) if facts is not None else None
+        if path is None:
+            continue
+        try:
+            data = read_source(pathlib.Path(path))
+        except OSError:
+            continue
+        if _key(salt, facts.module, data) == facts.key:
+            contents[facts.module] = data
+    return contents
+
+
+def _read(module: str, paths: dict, contents: Optional[Dict[str, bytes]]) -> Optional[bytes]:
+    """The bytes of ``module``'s file that what the index works out on demand is worked out
+    from: those kept for a writing run (``build_index``'s ``writing``), else the file as it is."""
+    if contents is not None:
+        return contents.get(module)
+    path = paths.get(module)
+    try:
+        return read_source(pathlib.Path(path)) if path else None
+    except OSError:
+        return None
 
 
 def _alone(path: str, libraries: Libraries) -> Optional[ProjectIndex]:
@@ -85,14 +123,11 @@ def _alone(path: str, libraries: Libraries) -> Optional[ProjectIndex]:
     return ProjectIndex([ModuleFacts(module_name(pathlib.Path(path)), [], [], {}, found)], None, libraries)
 
 
-def module_summaries(module: str, wanted: frozenset, paths: dict, cache_dir: Optional[str], salt: bytes) -> dict:
+def module_summaries(module: str, wanted: frozenset, paths: dict, cache_dir: Optional[str], salt: bytes,
+                     contents: Optional[Dict[str, bytes]] = None) -> dict:
     """Summaries of the ``wanted`` top-level names of ``module`` (``analysis.summaries``),
-    computed from its file when another file of the run calls them; cached like its facts."""
-    path = paths.get(module)
-    try:
-        data = read_source(pathlib.Path(path)) if path else None
-    except OSError:
-        data = None
+    computed from its file (``_read``) when another file of the run calls them; cached like its facts."""
+    data = _read(module, paths, contents)
     if data is None:
         return {}
     folder = pathlib.Path(cache_dir) / "project" if cache_dir else None
@@ -107,9 +142,13 @@ def module_summaries(module: str, wanted: frozenset, paths: dict, cache_dir: Opt
     from codemod.analysis.model import SemanticModel
     from codemod.analysis.indexing import summaries_of
     from codemod.analysis.source import Source
+    from codemod.engine import parsed
+    from codemod.rules.registry import node_types
 
     try:
-        model = SemanticModel(Source(data))
+        kept = parsed.peek(data, node_types())  # still kept for the file pass: not parsed again
+        source, shared = kept if kept is not None else (Source(data), None)
+        model = SemanticModel(source, shared=shared)
         found = summaries_of(model, module, wanted)
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError):
         return {}
@@ -119,7 +158,8 @@ def module_summaries(module: str, wanted: frozenset, paths: dict, cache_dir: Opt
 
 
 def module_arguments(module: str, key: str, positions: Tuple[int, ...], paths: dict, project: frozenset,
-                     cache_dir: Optional[str], salt: bytes) -> Optional[Dict[int, Passed]]:
+                     cache_dir: Optional[str], salt: bytes,
+                     contents: Optional[Dict[str, bytes]] = None) -> Optional[Dict[int, Passed]]:
     """What the calls of ``module`` at ``positions`` pass (``analysis.indexing.call_arguments``),
     computed from its file when some analysis asks about them; None when the file is no longer
     what its facts were made from (``key``). Cached call by call, like its facts."""
@@ -130,11 +170,12 @@ def module_arguments(module: str, key: str, positions: Tuple[int, ...], paths: d
         return {"read": sorted(passed.read_after), "grad": sorted(passed.grad), "tensor": sorted(passed.tensor)}
 
     return _per_call(module, key, positions, paths, project, cache_dir, salt, b"arguments", "call_arguments",
-                     from_json, to_json)
+                     from_json, to_json, contents)
 
 
 def module_savings(module: str, key: str, positions: Tuple[int, ...], paths: dict, project: frozenset,
-                   cache_dir: Optional[str], salt: bytes) -> Optional[Dict[int, Saving]]:
+                   cache_dir: Optional[str], salt: bytes,
+                   contents: Optional[Dict[str, bytes]] = None) -> Optional[Dict[int, Saving]]:
     """What autograd saved and the refused views each call of ``module`` at ``positions`` passes
     (``analysis.indexing.call_savings``), computed from its file when an analysis checks a write
     into the callee's parameter; None when the file is no longer what its facts were made from
@@ -146,22 +187,19 @@ def module_savings(module: str, key: str, positions: Tuple[int, ...], paths: dic
         return {"saved": [list(x) for x in saving[0]], "refused": sorted(saving[1])}
 
     return _per_call(module, key, positions, paths, project, cache_dir, salt, b"saving", "call_savings",
-                     from_json, to_json)
+                     from_json, to_json, contents)
 
 
 def _per_call(module: str, key: str, positions: Tuple[int, ...], paths: dict, project: frozenset,
               cache_dir: Optional[str], salt: bytes, kind: bytes, compute: str, from_json: Callable,
-              to_json: Callable) -> Optional[dict]:
+              to_json: Callable, contents: Optional[Dict[str, bytes]] = None) -> Optional[dict]:
     """The answers of ``analysis.indexing``'s function ``compute`` (model, module, modules,
     is_package, positions -> position -> answer; imported on a miss only: a rerun answered from
     the cache imports no analysis) for the calls of ``module`` at ``positions``, each cached
     as JSON under the module's key, ``kind`` and its position; None when the file is no longer
-    what its facts were made from (``key``)."""
+    what its facts were made from (``key``). The file is read by ``_read``."""
     path = paths.get(module)
-    try:
-        data = read_source(pathlib.Path(path)) if path else None
-    except OSError:
-        data = None
+    data = _read(module, paths, contents)
     if path is None or data is None or _key(salt, module, data) != key:
         return None
     folder = pathlib.Path(cache_dir) / "project" if cache_dir else None
@@ -250,11 +288,14 @@ def _facts(data: bytes, module: str, project: frozenset, is_package: bool,
         model = SemanticModel(source)
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError):
         return None  # reported when the file itself is processed
+    held = False  # the source stays in memory for the file pass
     if keep:
-        parsed.keep(data, source, model.shared())
+        held = parsed.keep(data, source, model.shared())
     elif handed_on:  # not analysed by the file pass: it need not parse it again
         parsed.parses(data)
-    found = collect(model, module, project, is_package, arguments=False)  # (asked for: module_arguments)
+    # (what calls pass: asked for, module_arguments; the other dtype and hooks: worked out from
+    # the source when asked, where it is held anyway and no cache entry is written now)
+    found = collect(model, module, project, is_package, arguments=False, later=held and folder is None)
     found.key = key
     if folder is not None:
         store_json(folder / key, facts_to_json(found))
@@ -262,6 +303,7 @@ def _facts(data: bytes, module: str, project: frozenset, is_package: bool,
 
 
 def facts_to_json(facts: ModuleFacts) -> dict:
+    facts = facts.resolved()
     return {
         "module": facts.module, "exports": facts.exports, "libraries": facts.libraries,
         "other_dtype": facts.other_dtype, "hooks": facts.hooks,

@@ -253,10 +253,11 @@ def _run_files(paths, settings, *, fix: bool, write: bool, edits: bool, jobs, pr
     from codemod.engine import parsed
 
     # The other files' calls of each file's functions, gathered on the same workers; what this
-    # process parsed for them is kept for their processing, which follows.
+    # process parsed for them is kept for their processing, which follows. A run that writes
+    # has the index work out what it is asked later from the files as read now (``writing``).
     try:
         project = build_index(files, cache_dir, lambda work, items: _process(items, work, jobs, False, stop),
-                              for_settings(settings, cache_dir), keep_sources=True)
+                              for_settings(settings, cache_dir), keep_sources=True, writing=write)
         work = functools.partial(process_path, settings=settings, fix=fix, write=write, edits=edits,
                                  cache_dir=cache_dir, project=project)
         done = [r for r in _process(files, work, jobs, progress, stop) if r is not None]  # None: not reached
