@@ -453,6 +453,16 @@ _BINARY = frozenset({"pow", "mul", "div", "add", "sub", "remainder", "floor_divi
 _CONTAINER_METHODS = {"append", "extend", "insert", "add", "update", "setdefault", "appendleft", "put"}
 
 
+def _hands_back(model: HazardFacts, value: Optional[ast.expr], key: str) -> bool:
+    """``value`` is ``key`` itself, on every path (``key.clamp_(min=eps)``, an in-place method of a
+    tensor) or on one (``key if c else f(key)``: a conditional expression with a branch ``key``)."""
+    if isinstance(value, ast.IfExp):
+        return any(target_key(branch) == key for branch in (value.body, value.orelse))
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+        and value.func.attr in torch_api.INPLACE_METHODS and target_key(value.func.value) == key \
+        and model.torch_name(value.func) is None
+
+
 class Hazards:
     """Explains, for an in-place op, which save it would break (or returns None)."""
 
@@ -638,8 +648,9 @@ class Hazards:
         return found
 
     def _through_inplace(self, flow: Flow, key: str, bindings: List[Binding]) -> List[Binding]:
-        """``probs = probs.clamp_(min=eps)`` hands back the tensor itself: the bindings that reached
-        that statement still say what the tensor is (``probs = torch.sigmoid(h)``, saved)."""
+        """``probs = probs.clamp_(min=eps)`` (or ``out = out if self.bn is None else self.bn(out)``,
+        on one path) hands back the tensor itself: the bindings that reached that statement still
+        say what the tensor is (``probs = torch.sigmoid(h)``, saved)."""
         found: List[Binding] = []
         todo: List[Binding] = list(bindings)
         seen: Set[int] = set()
@@ -650,9 +661,7 @@ class Hazards:
             seen.add(id(b))
             found.append(b)
             value = b.value
-            if b.form == "assign" and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
-                    and value.func.attr in torch_api.INPLACE_METHODS and target_key(value.func.value) == key \
-                    and self.model.torch_name(value.func) is None:
+            if b.form == "assign" and _hands_back(self.model, value, key):
                 todo.extend(self._reaching(flow, key, b.stmt, self.model.range(b.stmt)[0]))
         return found
 
