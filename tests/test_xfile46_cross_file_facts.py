@@ -277,3 +277,50 @@ def test_a_dim_handed_on_and_a_max_field_require_no_grad():
     control = ONE_FILE.format(handed="p")
     assert raises_inplace(control, "example")
     assert [code for code, _ in proven(control)] == ["IPF103"]
+
+
+# --- 3. a helper's parameter that requires grad because of a caller in another file (open) ----
+
+TRANSFORMS = '''\
+import torch
+
+
+def apply_transforms(image):
+    tensor = (image * 2.0 - 1.0).unsqueeze(0)
+    tensor.requires_grad = True
+    return tensor
+
+
+def denormalize(tensor):
+    denormalized = tensor.clone()
+    for channel, mean, std in zip(denormalized[0], [0.5, 0.4, 0.3], [0.2, 0.3, 0.4]):
+        channel.mul_(std).add_(mean)
+    return denormalized
+'''
+
+SALIENCY = '''\
+import torch
+from transforms import apply_transforms, denormalize
+
+
+def example():
+    input_ = {made}
+    denormalize(input_).sum().backward()
+'''
+
+
+@pytest.mark.parametrize("made", [
+    "torch.rand(1, 3, 4, 4, requires_grad=True)",
+    pytest.param("apply_transforms(torch.rand(3, 4, 4))", marks=pytest.mark.xfail(
+        strict=True, reason="open (stop 46): what another file's function returns (a leaf it made require grad) is "
+                            "not read where a call's arguments are judged (indexing.call_arguments runs without the index)")),
+], ids=["made-here", "returned-by-another-file"])
+def test_a_view_written_in_a_helper_of_another_file_given_what_requires_grad_is_flagged(tmp_path, made):
+    """flashtorch's ``denormalize`` (bench/realworld/set3/602): ``channel.mul_`` on an output of
+    ``unbind`` (iterating the clone) raises where the tensor handed over requires grad."""
+    names = _write(tmp_path, {"transforms.py": TRANSFORMS, "saliency.py": SALIENCY.replace("{made}", made)})
+    assert _raises(tmp_path, "saliency")
+    run = subprocess.run([sys.executable, "-m", "codemod", "check", "--no-cache", "--output-format", "json", *names],
+                         capture_output=True, text=True, cwd=tmp_path)
+    found = [(f["filename"].rsplit("/", 1)[-1], f["code"]) for f in json.loads(run.stdout)["findings"]]
+    assert ("transforms.py", "IPF106") in found
