@@ -78,6 +78,10 @@ class Quantizer:
     @staticmethod
     def shifted(p):
         return p + SHIFT, SHIFT
+
+    @classmethod
+    def centered(cls, p):
+        return p - p.mean(), p.mean()
 '''
 
 UNIFORM = '''\
@@ -133,8 +137,8 @@ def test_a_base_class_helper_of_another_file_returns_what_requires_no_grad(tmp_p
     assert _proven(tmp_path, names) == []
 
 
-@pytest.mark.parametrize("call", ["super().remove_mean(p)", "super().shifted(p.detach())"],
-                         ids=["handed-p", "reads-a-global-requiring-grad"])
+@pytest.mark.parametrize("call", ["super().remove_mean(p)", "super().shifted(p.detach())", "Quantizer.centered(p)"],
+                         ids=["handed-p", "reads-a-global-requiring-grad", "classmethod-by-class-handed-p"])
 def test_the_other_files_helper_that_hands_on_grad_raises_and_stays_proven(tmp_path, call):
     names = _quantizer_project(tmp_path, ".quantizer import Quantizer", "Quantizer", call)
     assert _raises(tmp_path, "pq.uniform")

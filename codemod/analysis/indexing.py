@@ -95,7 +95,8 @@ def _constant_returns(model: SemanticModel, constants: Constants, func: Function
     found = constants.returns_constant(func, receiver)
     if found is None:
         return None
-    return ("bound" if receiver is not None else "static", *(f"{k}:{n}:{int(m)}" for k, n, m in found))
+    kind = "static" if receiver is None else "class" if decorators == ["classmethod"] else "bound"
+    return (kind, *(f"{k}:{n}:{int(m)}" for k, n, m in found))
 
 
 def _classes(model: SemanticModel, resolver: "_Resolver") -> List[ClassFact]:

@@ -91,7 +91,7 @@ class FunctionFact:
     # every value it returns requires no grad where what a call hands some of its parameters
     # requires none (its receiver read never, its defaults literals:
     # ``requires_grad.Constants.returns_constant``): ``q, mean = super().remove_mean(p.detach())``
-    # of a base class in another file. ``static`` or ``bound`` (a receiver first), then
+    # of a base class in another file. ``static``, ``class`` or ``bound`` (a receiver first), then
     # ``kind:name:1`` per parameter that must be handed a constant (``0``: need not); None: not so
     constant_returns: Optional[Tuple[str, ...]] = None
 

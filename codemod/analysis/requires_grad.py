@@ -547,8 +547,9 @@ def _signature(func: Function, receiver: Optional[str]) -> Optional[List[Tuple[s
 def handed_to(call: ast.Call, signature: Optional[Tuple[str, ...]], receiver: bool) -> Optional[List[ast.expr]]:
     """What ``call`` hands the parameters of a function of another file whose returns are
     constant where those are (``FunctionFact.constant_returns``: ``kind:name:0|1`` per parameter,
-    the first entry ``static`` or ``bound``); ``receiver``: the call's first argument is the
-    receiver (``C.m(obj, x)`` of a method that is no staticmethod). None where not known."""
+    the first entry ``static``, ``class`` (a classmethod: its receiver bound by the class too) or
+    ``bound``); ``receiver``: the call names a class, not an instance (``C.m(obj, x)``: the
+    first argument is a plain method's receiver). None where not known."""
     if not signature or any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return None
     kind, *entries = signature
