@@ -27,7 +27,7 @@ computed in its own file); ``self.m(x)`` only where no class of the run may exte
 from __future__ import annotations
 
 import ast
-from typing import Optional, Set, Tuple
+from typing import Optional, Set, Tuple, cast
 
 from codemod.analysis.facts import Facts, head_name, project_name
 from codemod.analysis.project import extended, method_of
@@ -134,8 +134,8 @@ def _top_level(model: Facts, name: str) -> Optional[ast.stmt]:
 
 def _extended(model: Facts) -> Set[str]:
     """The names of the classes the file's classes extend (their methods may be overridden)."""
-    return {b.id if isinstance(b, ast.Name) else b.attr for c in ast.walk(model.module) if isinstance(c, ast.ClassDef)
-            for b in c.bases if isinstance(b, (ast.Name, ast.Attribute))}
+    return {b.id if isinstance(b, ast.Name) else b.attr for c in model.source.walked(ast.ClassDef)
+            for b in cast(ast.ClassDef, c).bases if isinstance(b, (ast.Name, ast.Attribute))}
 
 
 def _one_base(model: Facts, cls: ast.ClassDef) -> Optional[ast.ClassDef]:

@@ -42,6 +42,9 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
     local = _local_functions(model, module)
     decorators = GradOffDecorators(model.grad)  # one for the module: it keeps what it walked
     constants = Constants(model)
+    returned: Dict[ast.AST, List[ast.Return]] = {}  # function -> its own returns
+    for node in tree.source.walked(ast.Return):
+        returned.setdefault(tree.owner(node), []).append(cast(ast.Return, node))
     for func, qual in local.items():
         params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
         if params and params[0] in ("self", "cls") and isinstance(tree.parent(func), ast.ClassDef):
@@ -52,7 +55,7 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
         functions.append(FunctionFact(qual, tuple(params), own is not None or model.calls.is_autograd_kernel(func),
                                       decorators.needs(func, False) if top else None,
                                       decorators.needs(func, True) if top else None,
-                                      _constant_returns(model, constants, func)))
+                                      _constant_returns(model, constants, func, returned)))
     resolver = _Resolver(model, module, project_modules, is_package, _imports(model), frozenset(local.values()))
     found: List[CallFact] = []
     libraries: Dict[str, str] = {}
@@ -76,22 +79,27 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
                        strings=strings, names=names, stars=_stars(model, resolver))
 
 
-def _constant_returns(model: SemanticModel, constants: Constants, func: Function) -> Optional[Tuple[str, ...]]:
-    """``FunctionFact.constant_returns``: a module function or a method, undecorated or a
-    ``staticmethod``/``classmethod`` (its receiver: the first parameter, but a staticmethod's)."""
+def _constant_returns(model: SemanticModel, constants: Constants, func: Function,
+                      returned: Dict[ast.AST, List[ast.Return]]) -> Optional[Tuple[str, ...]]:
+    """``FunctionFact.constant_returns``: a method, undecorated or a ``staticmethod``/``classmethod``
+    (its receiver: the first parameter, but a staticmethod's). Module functions are left out: only
+    methods are read through the index (``helper_returns.HelperCalls.foreign``)."""
     decorators = [d.id for d in func.decorator_list if isinstance(d, ast.Name)]
     if len(decorators) != len(func.decorator_list) or len(decorators) > 1 \
             or decorators and decorators[0] not in ("staticmethod", "classmethod"):
         return None
-    in_class = isinstance(model.tree.parent(func), ast.ClassDef)
-    if decorators and not in_class:
+    if not isinstance(model.tree.parent(func), ast.ClassDef):
         return None
     receiver = None
-    if in_class and decorators != ["staticmethod"]:
+    if decorators != ["staticmethod"]:
         positional = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
         if not positional:
             return None
         receiver = positional[0]
+    returns = returned.get(func, [])
+    if not returns or any(n.value is None or receiver is not None and any(
+            isinstance(x, ast.Name) and x.id == receiver for x in ast.walk(n.value)) for n in returns):
+        return None  # (read off the syntax first: most methods return what their receiver holds)
     found = constants.returns_constant(func, receiver)
     if found is None:
         return None
