@@ -328,3 +328,23 @@ def test_a_view_written_in_a_helper_of_another_file_given_what_requires_grad_is_
                          capture_output=True, text=True, cwd=tmp_path)
     found = [(f["filename"].rsplit("/", 1)[-1], f["code"]) for f in json.loads(run.stdout)["findings"]]
     assert ("transforms.py", "IPF106") in found
+
+
+def test_a_cached_result_follows_the_other_modules_constant(tmp_path):
+    """The result cache keys a file by the facts it reads of other files: the key constants
+    turned into integers in ``_keys.py`` make ``gather.py``'s cached result stale."""
+    gather = GATHER.format(imports="from gr import datadict", index_key="datadict.INDEX_KEY", x_key="datadict.X_KEY")
+    names = _write(tmp_path, {"gr/__init__.py": "", "gr/_keys.py": KEYS,
+                              "gr/datadict.py": "from ._keys import *  # noqa: F403\n", "gr/gather.py": gather})
+
+    def cached() -> list:
+        run = subprocess.run([sys.executable, "-m", "codemod", "check",  # (the cache: in the project's folder)
+                              "--select", "IPF1", "--output-format", "json", *names],
+                             capture_output=True, text=True, cwd=tmp_path)
+        assert run.returncode in (0, 1), run.stderr
+        return [f["code"] for f in json.loads(run.stdout)["findings"]]
+
+    assert cached() == [] and cached() == []
+    (tmp_path / "gr/_keys.py").write_text(KEYS.replace('INDEX_KEY: Final[str] = "index"', "INDEX_KEY = 1")
+                                          .replace('X_KEY: Final[str] = "x"', "X_KEY = 0"))
+    assert cached() == [code for _, _, code in _proven(tmp_path, names)] == ["IPF104"]
