@@ -21,6 +21,7 @@ from typing import Dict, Iterator, List, Optional, Protocol, Set
 from codemod.analysis.binder import Binding, Flow
 from codemod.analysis.classes import AttrValue, Calls as CallTable
 from codemod.analysis.dataflow import Aliases
+from codemod.analysis.project import ProjectIndex
 from codemod.analysis.source import Source
 from codemod.analysis.syntax import Located, Owner, Pos, Span
 
@@ -34,6 +35,14 @@ class Facts(Protocol):
 
     @property
     def source(self) -> Source: ...
+
+    # the project index (``analysis.project``: plain data of the run's other files), if any, and
+    # this module's name in it
+    @property
+    def project(self) -> Optional[ProjectIndex]: ...
+
+    @property
+    def module_name(self) -> str: ...
 
     # tree
     def parent(self, node: ast.AST) -> Optional[ast.AST]: ...
@@ -75,3 +84,32 @@ class Facts(Protocol):
     def mentions(self, word: str) -> List[ast.expr]: ...
 
     def static_function(self, func: ast.expr) -> Optional[ast.FunctionDef]: ...
+
+
+def head_name(node: ast.expr) -> str:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def project_name(model: Facts, node: ast.expr) -> Optional[str]:
+    """The qualified name of the run's class or module that ``node`` (``Base``, ``mod.Base``)
+    names through the one import of its head at the module's top (``ProjectIndex.imported``),
+    where no function binds the head; None otherwise."""
+    index, head = model.project, head_name(node)
+    if index is None or not head:
+        return None
+    if any(isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef)) and head in model.flow(a).bindings for a in model.ancestors(node)):
+        return None
+    bound = model.flow(model.module, nested=False).bindings.get(head, [])
+    if len(bound) != 1 or not isinstance(bound[0].stmt, (ast.Import, ast.ImportFrom)):
+        return None
+    target = index.imported(model.module_name, head)
+    if target is None:
+        return None
+    rest: List[str] = []
+    while isinstance(node, ast.Attribute):
+        rest.insert(0, node.attr)
+        node = node.value
+    return ".".join([target, *rest])
+

@@ -15,15 +15,22 @@ shows the one function a call can run, and which of its parameters is the receiv
 - ``C.m(x)``: a ``staticmethod`` of a top-level class ``C`` (or of its base classes of the file).
 
 A method is followed undecorated or as a ``staticmethod``/``classmethod`` only; a class with more
-than one base (or a base outside the file) on the way leaves the call unresolved.
+than one base on the way leaves the call unresolved.
+
+Where the chain of base classes leaves the file for another file of the run (``class
+UnifQuantizer(Quantizer)``, ``Quantizer`` imported), the project index names the method
+(:meth:`HelperCalls.foreign`: ``project.method_of`` up the classes' one-base chain) and says
+whether its returns are constant when it is handed constants (``FunctionFact.constant_returns``,
+computed in its own file); ``self.m(x)`` only where no class of the run may extend the caller's.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import Optional, Set, Tuple
+from typing import Optional, Set, Tuple, cast
 
-from codemod.analysis.facts import Facts
+from codemod.analysis.facts import Facts, head_name, project_name
+from codemod.analysis.project import extended, method_of
 from codemod.analysis.syntax import FUNCTIONS, Function
 
 _LEVELS = 4  # base classes climbed
@@ -40,6 +47,39 @@ class HelperCalls:
         if self._extended is None:
             self._extended = _extended(self.model)
         return helper_of(self.model, call, self._extended)
+
+    def foreign(self, call: ast.Call) -> Optional[Tuple[str, bool]]:
+        """The qualified name of the method of another file of the run that ``call`` runs
+        (``super().m(x)``, ``self.m(x)``, ``C.m(x)``), where the file's chain of one base each
+        leads there and the index names it (none where the file itself shows a method), and
+        whether the call hands its receiver as its first argument (``C.m(obj, x)``)."""
+        found = self._foreign(call)
+        return (found[0], found[1]) if found is not None and found[0] is not None else None
+
+    def _foreign(self, call: ast.Call) -> Optional[Tuple[Optional[str], bool]]:
+        index = self.model.project
+        func = call.func
+        if index is None or not isinstance(func, ast.Attribute) or self.model.attribute_writes(func.attr):
+            return None
+        if self._extended is None:
+            self._extended = _extended(self.model)
+        receiver, model = func.value, self.model
+        if isinstance(receiver, ast.Name) and receiver.id == "self" or isinstance(receiver, ast.Call) \
+                and isinstance(receiver.func, ast.Name) and receiver.func.id == "super" \
+                and not receiver.args and not receiver.keywords:
+            cls = model.enclosing_class(call)
+            if cls is None or model.module.body.count(cls) != 1:
+                return None
+            if isinstance(receiver, ast.Name):  # `self.m`: an override in a subclass would run
+                if func.attr in model.class_attrs(cls) or cls.name in self._extended \
+                        or extended(index, f"{model.module_name}.{cls.name}"):
+                    return None
+                return _foreign_method(model, cls, func.attr, 0, include=True), False
+            return _foreign_method(model, cls, func.attr, 0, include=False), False
+        if isinstance(receiver, (ast.Name, ast.Attribute)) and _top_level(model, head_name(receiver)) is None:
+            name = project_name(model, receiver)
+            return (method_of(index, name, func.attr), True) if name is not None else None
+        return None
 
 
 def helper_of(model: Facts, call: ast.Call, extended: Set[str]) -> Optional[Tuple[Function, Optional[str]]]:
@@ -94,8 +134,8 @@ def _top_level(model: Facts, name: str) -> Optional[ast.stmt]:
 
 def _extended(model: Facts) -> Set[str]:
     """The names of the classes the file's classes extend (their methods may be overridden)."""
-    return {b.id if isinstance(b, ast.Name) else b.attr for c in ast.walk(model.module) if isinstance(c, ast.ClassDef)
-            for b in c.bases if isinstance(b, (ast.Name, ast.Attribute))}
+    return {b.id if isinstance(b, ast.Name) else b.attr for c in model.source.walked(ast.ClassDef)
+            for b in cast(ast.ClassDef, c).bases if isinstance(b, (ast.Name, ast.Attribute))}
 
 
 def _one_base(model: Facts, cls: ast.ClassDef) -> Optional[ast.ClassDef]:
@@ -126,3 +166,23 @@ def _method(model: Facts, cls: ast.ClassDef, name: str, depth: int) -> Optional[
         return method, None
     params = [a.arg for a in (*method.args.posonlyargs, *method.args.args)]
     return (method, params[0]) if params else None
+
+
+def _foreign_method(model: Facts, cls: ast.ClassDef, name: str, depth: int, include: bool) -> Optional[str]:
+    """Up the file's chain of one base each from ``cls`` (itself too with ``include``): None where a
+    class of the file on the way binds ``name`` (the file shows the method: ``helper_of``); the
+    index's method where the chain reaches a class of another file of the run."""
+    if include and any(isinstance(s, FUNCTIONS) and s.name == name or isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+                       and any(isinstance(t, ast.Name) and t.id == name for t in ast.walk(s)) for s in cls.body):
+        return None
+    if depth >= _LEVELS or len(cls.bases) != 1 or not isinstance(cls.bases[0], (ast.Name, ast.Attribute)):
+        return None
+    base = cls.bases[0]
+    local = _top_level(model, base.id) if isinstance(base, ast.Name) else None
+    if isinstance(local, ast.ClassDef):
+        return _foreign_method(model, local, name, depth + 1, include=True)
+    if local is not None:
+        return None
+    found = project_name(model, base)
+    index = model.project
+    return method_of(index, found, name, _LEVELS - depth) if found is not None and index is not None else None

@@ -22,7 +22,9 @@ from codemod.analysis.hazard import LEAF_HANDED, refused_view
 from codemod.analysis.kept import function_keeps
 from codemod.analysis.model import SemanticModel
 from codemod.analysis.kinds import TENSORISH
-from codemod.analysis.project import CallFact, FunctionFact, ModuleFacts, Passed, Saving, SummaryFact, is_library
+from codemod.analysis.project import (CallFact, ClassFact, FunctionFact, ModuleFacts, Passed, Saving, SummaryFact,
+                                      is_library)
+from codemod.analysis.requires_grad import Constants
 from codemod.analysis.source import Source
 from codemod.analysis.summaries import Returns, Saved, Summary, encode_built, set_through_another_receiver
 from codemod.analysis.syntax import FUNCTIONS, Function, Owner, target_key
@@ -42,6 +44,10 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
     functions: List[FunctionFact] = []
     local = _local_functions(model, module)
     decorators = GradOffDecorators(model.grad)  # one for the module: it keeps what it walked
+    constants = Constants(model)
+    returned: Dict[ast.AST, List[ast.Return]] = {}  # function -> its own returns
+    for node in tree.source.walked(ast.Return):
+        returned.setdefault(tree.owner(node), []).append(cast(ast.Return, node))
     for func, qual in local.items():
         params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
         if params and params[0] in ("self", "cls") and isinstance(tree.parent(func), ast.ClassDef):
@@ -51,7 +57,8 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
         top = tree.parent(func) is model.module
         functions.append(FunctionFact(qual, tuple(params), own is not None or model.calls.is_autograd_kernel(func),
                                       decorators.needs(func, False) if top else None,
-                                      decorators.needs(func, True) if top else None))
+                                      decorators.needs(func, True) if top else None,
+                                      _constant_returns(model, constants, func, returned)))
     resolver = _Resolver(model, module, project_modules, is_package, _imports(model), frozenset(local.values()))
     found: List[CallFact] = []
     libraries: Dict[str, str] = {}
@@ -68,16 +75,102 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
         found.append(CallFact(callee, caller, grad_off, called, ignored, read, grad, tensor, saved, bound, refused,
                               values))
     exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
+    strings, names = _module_strings(model)
+    facts = ModuleFacts(module, functions, found, exports, libraries, argued=arguments,
+                        classes=_classes(model, resolver), strings=strings, names=names, stars=_stars(model, resolver))
     if later:
-        return ModuleFacts(module, functions, found, exports, libraries, argued=arguments,
-                           later=functools.partial(dtype_and_hooks, model.source))
-    dtype, hooks = dtype_and_hooks(model.source)
-    return ModuleFacts(module, functions, found, exports, libraries, dtype, argued=arguments, hooks=hooks)
+        facts.later = functools.partial(dtype_and_hooks, model.source)
+    else:
+        facts.other_dtype, facts.hooks = dtype_and_hooks(model.source)
+    return facts
 
 
 def dtype_and_hooks(source: Source) -> Tuple[Optional[str], Optional[str]]:
     """``ModuleFacts.other_dtype`` and ``hooks`` of a module's source."""
     return indexed_other_dtype(source), hook_site(source)
+
+
+def _constant_returns(model: SemanticModel, constants: Constants, func: Function,
+                      returned: Dict[ast.AST, List[ast.Return]]) -> Optional[Tuple[str, ...]]:
+    """``FunctionFact.constant_returns``: a method, undecorated or a ``staticmethod``/``classmethod``
+    (its receiver: the first parameter, but a staticmethod's). Module functions are left out: only
+    methods are read through the index (``helper_returns.HelperCalls.foreign``)."""
+    decorators = [d.id for d in func.decorator_list if isinstance(d, ast.Name)]
+    if len(decorators) != len(func.decorator_list) or len(decorators) > 1 \
+            or decorators and decorators[0] not in ("staticmethod", "classmethod"):
+        return None
+    if not isinstance(model.tree.parent(func), ast.ClassDef):
+        return None
+    receiver = None
+    if decorators != ["staticmethod"]:
+        positional = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+        if not positional:
+            return None
+        receiver = positional[0]
+    returns = returned.get(func, [])
+    if not returns or any(n.value is None or receiver is not None and any(
+            isinstance(x, ast.Name) and x.id == receiver for x in ast.walk(n.value)) for n in returns):
+        return None  # (read off the syntax first: most methods return what their receiver holds)
+    found = constants.returns_constant(func, receiver)
+    if found is None:
+        return None
+    kind = "static" if receiver is None else "class" if decorators == ["classmethod"] else "bound"
+    return (kind, *(f"{k}:{n}:{int(m)}" for k, n, m in found))
+
+
+def _classes(model: SemanticModel, resolver: "_Resolver") -> List[ClassFact]:
+    """``ModuleFacts.classes``: the module's top-level classes, bases resolved by ``resolver``."""
+    found = []
+    for cls in model.module.body:
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        bases = []
+        for base in cls.bases:
+            name = resolver.resolve(base) if isinstance(base, (ast.Name, ast.Attribute)) else None
+            bases.append(name if name is not None else "?" + (target_key(base) or ""))
+        defined: Dict[str, int] = {}
+        assigned: Set[str] = set()
+        for stmt in cls.body:
+            if isinstance(stmt, FUNCTIONS):
+                defined[stmt.name] = defined.get(stmt.name, 0) + 1
+                continue
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    assigned.add(node.id)
+                elif isinstance(node, (*FUNCTIONS, ast.ClassDef)):
+                    assigned.add(node.name)
+                elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                    assigned.update((a.asname or a.name).split(".")[0] for a in node.names)
+        assigned.update(name for name, count in defined.items() if count > 1)
+        found.append(ClassFact(f"{resolver.module}.{cls.name}", tuple(bases), tuple(sorted(assigned))))
+    return found
+
+
+def _module_strings(model: SemanticModel) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
+    """``ModuleFacts.strings`` and ``names``: the names the module's top level binds only to
+    string literals, and the others it binds (a ``global`` name of a function among them)."""
+    declared = {name for func in model.tree.source.walked(ast.FunctionDef)
+                for name in model.flow(cast(Function, func)).declared} if "global" in model.source.text else set()
+    strings, names = [], []
+    for name, bindings in sorted(model.flow(model.module, nested=False).bindings.items()):
+        if name not in declared and bindings and all(
+                b.form in ("assign", "ann") and isinstance(b.value, ast.Constant) and isinstance(b.value.value, str)
+                for b in bindings):
+            strings.append(name)
+        else:
+            names.append(name)
+    return tuple(strings), tuple(names + sorted(declared - set(names)))
+
+
+def _stars(model: SemanticModel, resolver: "_Resolver") -> Tuple[str, ...]:
+    """``ModuleFacts.stars``: the run's modules the module's top level imports with ``*``, in order."""
+    found = []
+    for stmt in model.module.body:
+        if isinstance(stmt, ast.ImportFrom) and stmt.names[0].name == "*":
+            base = resolver._absolute(stmt)
+            if base is not None and base in resolver.project:
+                found.append(base)
+    return tuple(found)
 
 
 def argument_values(call: ast.Call, describe: Optional[Callable[[ast.expr], Optional[str]]] = None

@@ -88,6 +88,23 @@ class FunctionFact:
     # (``grad_mode.GradOffDecorators``: "name,index,default,want" per parameter); None: not shown
     off_as_decorator: Optional[Tuple[str, ...]] = None
     off_as_factory: Optional[Tuple[str, ...]] = None
+    # every value it returns requires no grad where what a call hands some of its parameters
+    # requires none (its receiver read never, its defaults literals:
+    # ``requires_grad.Constants.returns_constant``): ``q, mean = super().remove_mean(p.detach())``
+    # of a base class in another file. ``static``, ``class`` or ``bound`` (a receiver first), then
+    # ``kind:name:1`` per parameter that must be handed a constant (``0``: need not); None: not so
+    constant_returns: Optional[Tuple[str, ...]] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ClassFact:
+    """A class of a module: its base classes as its file resolves them (a class of the run by
+    its qualified name, else ``"?"`` and what is written), and the names its body binds other than by ``def``
+    (``remove_mean = staticmethod(f)``: a method the index does not know)."""
+
+    qualname: str
+    bases: Tuple[str, ...]
+    assigned: Tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,6 +171,14 @@ class ModuleFacts:
     def __getstate__(self) -> Dict[str, object]:
         """A copy for another process (``-j N``) takes the facts worked out, not what works them out."""
         return dict(self.resolved().__dict__)
+    # its top-level classes (bases resolved), for methods found up a chain across files
+    classes: List[ClassFact] = dataclasses.field(default_factory=list)
+    # the names its top level binds to string literals only (``NODE_KEY: Final[str] = "node"``),
+    # the other names it binds (imports but ``*`` included), and the run's modules it imports
+    # with ``*`` (in order): a key ``keys.NODE_KEY`` of another file is a string (``string_keys``)
+    strings: Tuple[str, ...] = ()
+    names: Tuple[str, ...] = ()
+    stars: Tuple[str, ...] = ()
 
 
 # The summary of an installed library's function or class by its qualified name (None: not
@@ -211,6 +236,8 @@ class ProjectIndex:
                  savings: Optional[SavingLoader] = None) -> None:
         self.modules: Dict[str, ModuleFacts] = {m.module: m for m in modules}
         self.functions: Dict[str, FunctionFact] = {f.qualname: f for m in self.modules.values() for f in m.functions}
+        self.classes: Dict[str, ClassFact] = {c.qualname: c for m in self.modules.values() for c in m.classes}
+        self._extended: Optional[Set[str]] = None  # the classes some class of the run extends
         self.calls: Dict[str, List[CallFact]] = {}
         self._canonical: Dict[str, str] = {}  # name -> canonical(name): many calls name one callee
         for facts in self.modules.values():
@@ -522,12 +549,69 @@ def referenced_elsewhere(index: ProjectIndex, qualname: str, module: str) -> boo
     return any(m != module and not index.modules[m].calls[i].called for m, i in index._sites(qualname))
 
 
+def string_constant(index: "ProjectIndex", qualname: str, depth: int = 0) -> bool:
+    """``qualname`` (``pkg.keys.NODE_KEY``, re-exports followed) is a name a module of the run
+    binds to string literals only, at its top level or through its ``from m import *``
+    (the last such import that binds it: the module binding it no other way)."""
+    name = index.canonical(qualname)
+    module, _, short = name.rpartition(".")
+    facts = index.modules.get(module)
+    if facts is None or depth > 8:
+        return False
+    if short in facts.strings:
+        return True
+    if short in facts.names:
+        return False
+    for star in reversed(facts.stars):
+        if _binds(index, star, short, depth + 1):
+            return string_constant(index, f"{star}.{short}", depth + 1)
+    return False
+
+
+def _binds(index: "ProjectIndex", module: str, short: str, depth: int) -> bool:
+    facts = index.modules.get(module)
+    if facts is None or depth > 8:
+        return False
+    return short in facts.strings or short in facts.names or any(_binds(index, m, short, depth + 1) for m in facts.stars)
+
+
+def method_of(index: "ProjectIndex", cls: str, name: str, levels: int = 4) -> Optional[str]:
+    """The method ``name`` that ``cls`` (a class of the run, by qualified name) has, defined
+    in it or up its chain of one base each (a few levels), by qualified name; None where a
+    class on the way has another base count, a base outside the run, or binds ``name``
+    otherwise than by ``def``."""
+    for _ in range(levels + 1):
+        found = index.classes.get(index.canonical(cls))
+        if found is None or name in found.assigned:
+            return None
+        if f"{found.qualname}.{name}" in index.functions:
+            return f"{found.qualname}.{name}"
+        if len(found.bases) != 1:
+            return None
+        cls = found.bases[0]
+    return None
+
+
+def extended(index: "ProjectIndex", cls: str) -> bool:
+    """Some class of the run may extend ``cls``: one of its bases ends in ``cls``'s name
+    (resolved or not: ``class Sub(mod.Base)``, ``class Sub(Base)`` alike)."""
+    if index._extended is None:
+        index._extended = {b.rpartition(".")[2].lstrip("?") for c in index.classes.values() for b in c.bases}
+    return cls.rpartition(".")[2] in index._extended
+
+
+def returns_constant(index: "ProjectIndex", qualname: str) -> Optional[Tuple[str, ...]]:
+    """``FunctionFact.constant_returns`` of a function of the run (canonical name)."""
+    found = index.functions.get(index.canonical(qualname))
+    return found.constant_returns if found is not None else None
+
+
 # The answers a ``ProjectIndex`` works out on first use, and what each starts as (left out of its
 # copies: ``ProjectIndex.__getstate__``).
 _WORKED_OUT: Dict[str, Callable[[], object]] = {
     "_canonical": dict, "_grad_off": dict, "_summaries": dict, "_library": dict, "_dtypes": lambda: None,
     "_hooks": lambda: None, "_links": lambda: None, "_by_module": lambda: None, "_imported_by": lambda: None,
-    "_passed": dict, "_saving": dict,
+    "_passed": dict, "_saving": dict, "_extended": lambda: None,
 }
 
 
@@ -615,9 +699,36 @@ def _digest(index: ProjectIndex, module: str, passed: bool) -> str:
             h.update(repr(("decorates", name, known.off_as_decorator, known.off_as_factory)).encode())
     for name, target in sorted(facts.libraries.items()):  # and of the library callees it calls
         h.update(repr((name, target, index.library_summary(module, name))).encode())
+    # The facts of other modules read through its imports (``string_constant``, ``method_of``,
+    # ``returns_constant``): those of the modules it imports from, their ``*`` imports and the
+    # modules of their classes' bases, transitively; and whether a class of the run may extend
+    # one of its own classes (``extended``).
+    h.update(repr(("reached", _reached_facts(index, facts))).encode())
+    h.update(repr(("extended", sorted(c.qualname for c in facts.classes if extended(index, c.qualname)))).encode())
     h.update(repr(("other-dtype", index.other_dtype(module))).encode())  # the project's dtypes decide fix safety
     h.update(repr(("hooks", index.hooks(module))).encode())  # and its hooks (``arguments``)
     return h.hexdigest()[:16]
+
+
+def _reached_facts(index: ProjectIndex, facts: ModuleFacts) -> List[object]:
+    """``_digest``: the string constants, names, ``*`` imports, classes and constant-returning
+    functions of the modules ``facts``' module reads them of (see there), by module name."""
+    todo = [m for m in (index._module_of(index.canonical(t)) for t in facts.exports.values()) if m is not None]
+    todo += [m for c in facts.classes for b in c.bases for m in [index._module_of(b)] if m is not None]
+    seen: Set[str] = {facts.module}
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        other = index.modules[module]
+        todo.extend(other.stars)
+        todo.extend(m for c in other.classes for b in c.bases for m in [index._module_of(b)] if m is not None)
+        todo.extend(m for m in (index._module_of(index.canonical(t)) for t in other.exports.values()) if m is not None)
+    return [(m, index.modules[m].strings, index.modules[m].names, index.modules[m].stars,
+             [(c.qualname, c.bases, c.assigned) for c in index.modules[m].classes],
+             sorted((f.qualname, f.constant_returns) for f in index.modules[m].functions if f.constant_returns))
+            for m in sorted(seen - {facts.module})]
 
 
 def _other_dtype(facts: ModuleFacts) -> Optional[str]:

@@ -11,7 +11,7 @@ attributes and calls of user code can require grad. Unknown is not constant.
 from __future__ import annotations
 
 import ast
-from typing import Collection, Dict, List, NamedTuple, Optional, Protocol, Set, Tuple
+from typing import Collection, FrozenSet, Dict, List, Mapping, NamedTuple, Optional, Protocol, Sequence, Set, Tuple
 
 from codemod import torch_api
 from codemod.analysis.calls import Calls
@@ -19,6 +19,7 @@ from codemod.analysis.facts import Facts
 from codemod.analysis.helper_returns import HelperCalls
 from codemod.analysis.kinds import Kind
 from codemod.analysis.names import identity_argument
+from codemod.analysis.project import returns_constant
 from codemod.analysis.syntax import FUNCTIONS, OWNERS, Function, Located, is_const, target_key
 from codemod.analysis.tensor_kind import KindFacts
 from codemod.analysis.tree import Tree
@@ -125,7 +126,7 @@ class _Frame(NamedTuple):
     a literal default), and the caller's state (its open names and its own frame)."""
 
     func: Function
-    handed: Dict[str, List[ast.expr]]
+    handed: Mapping[str, Optional[List[ast.expr]]]  # None: a value that may require grad
     outer: Tuple[Dict[object, int], Optional["_Frame"]]
 
 
@@ -249,8 +250,10 @@ class Constants:
             if isinstance(expr.value, ast.Call) and self.model.torch_name(expr.value.func) in ("torch.finfo", "torch.iinfo"):
                 return True  # `torch.finfo(q.dtype).tiny`: a Python number
             if expr.attr in ("values", "indices") and isinstance(expr.value, ast.Call) \
-                    and self.model.torch_name(expr.value.func) is not None:
-                # `torch.max(x, dim=1).values`: a field of what a torch op returns (indices: integers)
+                    and (self.model.torch_name(expr.value.func) is not None
+                         or isinstance(expr.value.func, ast.Attribute) and expr.value.func.attr in _TENSOR_METHOD_NAMES):
+                # `torch.max(x, dim=1).values`, `x.max(dim=1).values`: a field of what a torch op
+                # returns (indices: integers)
                 return expr.attr == "indices" or self.constant(expr.value)
             return self.callers and self._constant_attribute(expr)
         if isinstance(expr, ast.Subscript):
@@ -281,6 +284,8 @@ class Constants:
         fresh = name is not None and (self.model.is_factory(call) or short in ("tensor", "from_numpy", "randint", "randperm"))
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             return fresh and self.callers  # `torch.tensor(v, **dd)`: dd may hold requires_grad=True
+        if name is not None or isinstance(call.func, ast.Attribute) and call.func.attr in _TENSOR_METHOD_NAMES:
+            operands = [o for o in operands if not any(k.value is o and k.arg in _NO_GRAD_KEYWORDS for k in call.keywords)]
         if name is not None:
             if fresh:
                 return True  # fresh, and requires grad only when asked (checked above)
@@ -299,6 +304,11 @@ class Constants:
         helper = self._helpers.of(call) if call is not self._asked else None
         if helper is not None and self._helper_constant(call, *helper):
             return True  # the value it returns (``q`` of ``q, m = helper(p.detach())``)
+        if helper is None and call is not self._asked and self.model.project is not None:
+            foreign = self._helpers.foreign(call)  # a method of another file (a base class there)
+            must = handed_to(call, returns_constant(self.model.project, foreign[0]), foreign[1]) if foreign else None
+            if must is not None and self._all(must):
+                return True
         if isinstance(func, ast.Attribute) and target_key(func) is not None and self._module_call(func):
             return False
         if isinstance(func, ast.Attribute):
@@ -343,6 +353,33 @@ class Constants:
             self._open, self._frame = outer
             self._reading.discard(func)
 
+    def returns_constant(self, func: Function, receiver: Optional[str]) -> Optional[List[Tuple[str, str, bool]]]:
+        """Whether every value ``func`` returns is constant where what it is handed for some of
+        its parameters is (its ``receiver`` never: ``self.w``; each default a literal), for
+        another file's call, which judges what it hands (``FunctionFact.constant_returns``):
+        (kind, name, whether it must be constant) per parameter but the receiver, in order
+        (kind: ``o`` positional-only, ``p`` positional or keyword, ``*``, ``k`` keyword-only,
+        ``**``); None where not so whatever it is handed."""
+        params = _signature(func, receiver)
+        returns = [n for n in self.model.walk(func) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))
+                   and self.model.owner(n) is func]
+        if params is None or not returns or any(not isinstance(n, ast.Return) or n.value is None for n in returns) \
+                or not self._returned_constant(func, returns, {name: [] for _, name in params}):
+            return None
+        return [(kind, name, not self._returned_constant(func, returns, {n: None if n == name else [] for _, n in params}))
+                for kind, name in params]
+
+    def _returned_constant(self, func: Function, returns: Sequence[ast.AST],
+                           handed: Dict[str, Optional[List[ast.expr]]]) -> bool:
+        outer = (self._open, self._frame)
+        self._open, self._frame = {}, _Frame(func, handed, outer)
+        self._reading.add(func)
+        try:
+            return all(isinstance(n, ast.Return) and n.value is not None and self.constant(n.value) for n in returns)
+        finally:
+            self._open, self._frame = outer
+            self._reading.discard(func)
+
     def _assumed(self, name: ast.Name) -> Collection[str]:
         """The parameters of the helper being read, where ``name`` is read in it (their values
         are what the call hands over: ``_handed_constant``)."""
@@ -362,7 +399,8 @@ class Constants:
         inner = (self._open, self._frame)
         self._open, self._frame = frame.outer
         try:
-            return self._all(frame.handed[name.id])
+            handed = frame.handed[name.id]
+            return handed is not None and self._all(handed)
         finally:
             self._open, self._frame = inner
 
@@ -486,6 +524,61 @@ def _base_name(expr: ast.expr) -> Optional[str]:
 
 
 # Tensor methods whose result requires grad only when the receiver or an operand does.
+# Keywords of torch functions and tensor methods that take sizes, dims, flags or dtypes: what
+# they are handed never makes the result require grad (``p.mean(dim=dim, keepdim=True)``).
+_NO_GRAD_KEYWORDS = frozenset({"dim", "keepdim", "dtype", "device", "layout", "memory_format", "unbiased",
+                               "correction", "non_blocking", "copy", "pin_memory"})
+
+
+def _signature(func: Function, receiver: Optional[str]) -> Optional[List[Tuple[str, str]]]:
+    """(kind, name) of ``func``'s parameters but ``receiver`` (``Constants.returns_constant``);
+    None where a default is no literal or the receiver is not the first parameter."""
+    args = func.args
+    if not all(_literal(d) for d in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]):
+        return None
+    params = [("o", a.arg) for a in args.posonlyargs] + [("p", a.arg) for a in args.args]
+    params += [("*", args.vararg.arg)] if args.vararg is not None else []
+    params += [("k", a.arg) for a in args.kwonlyargs] + ([("**", args.kwarg.arg)] if args.kwarg is not None else [])
+    if receiver is None:
+        return params
+    return params[1:] if params and params[0][1] == receiver else None
+
+
+def handed_to(call: ast.Call, signature: Optional[Tuple[str, ...]], receiver: bool) -> Optional[List[ast.expr]]:
+    """What ``call`` hands the parameters of a function of another file whose returns are
+    constant where those are (``FunctionFact.constant_returns``: ``kind:name:0|1`` per parameter,
+    the first entry ``static``, ``class`` (a classmethod: its receiver bound by the class too) or
+    ``bound``); ``receiver``: the call names a class, not an instance (``C.m(obj, x)``: the
+    first argument is a plain method's receiver). None where not known."""
+    if not signature or any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    kind, *entries = signature
+    params = [tuple(e.split(":")) for e in entries]
+    args = list(call.args)
+    if receiver and kind == "bound":
+        if not args:
+            return None
+        args = args[1:]
+    positional = [(n, m) for k, n, m in params if k in ("o", "p")]
+    rest = next((m for k, n, m in params if k == "*"), None)
+    extra = next((m for k, n, m in params if k == "**"), None)
+    by_keyword = {n: m for k, n, m in params if k in ("p", "k")}
+    must = []
+    for i, arg in enumerate(args):
+        matters = positional[i][1] if i < len(positional) else rest
+        if matters is None:
+            return None
+        if matters == "1":
+            must.append(arg)
+    for keyword in call.keywords:
+        matters = by_keyword.get(keyword.arg or "", extra)
+        if matters is None:
+            return None
+        if matters == "1":
+            must.append(keyword.value)
+    return must
+
+
 _TENSOR_METHODS = frozenset({
     "to", "float", "double", "half", "bfloat16", "type", "type_as", "clone", "contiguous", "cpu",
     "cuda", "view", "view_as", "reshape", "reshape_as", "expand", "expand_as", "repeat",
@@ -590,3 +683,6 @@ def switched_on_between(tree: Tree, name: str, bound: Located, stmt: Located) ->
         if isinstance(anc, OWNERS):
             break
     return None
+
+# The methods whose operands ``Constants`` reads (their size and dim keywords left out: ``_NO_GRAD_KEYWORDS``)
+_TENSOR_METHOD_NAMES: FrozenSet[str] = frozenset(torch_api.OP_SAVES) | frozenset(torch_api.INPLACE_METHODS) | _TENSOR_METHODS

@@ -5,8 +5,11 @@ A tensor refuses a ``str`` index (``IndexError``), so where a function reads or 
 ``Dict[str, Tensor]``): ``data[key] = v`` replaces an entry, it writes into no tensor. A key is a
 string where it is a literal (``"pos"``, an f-string), a parameter annotated ``str`` that the
 function never rebinds, a name bound only to string literals, or ``self.<attr>`` whose every
-value in its class is such a string (``self.field = field`` with ``field: str``). Only uses that
-the same bindings of the name reach count (``data = tensor`` in between breaks the link).
+value in its class is such a string (``self.field = field`` with ``field: str``), or a constant
+of another module of the run that the project index shows bound to string literals only
+(``data[AtomicDataDict.NODE_ATTRS_KEY]``, ``from keys import NODE_KEY``, ``import pkg.keys as k;
+k.NODE_KEY``; ``*`` imports followed: ``project.string_constant``). Only uses that the same
+bindings of the name reach count (``data = tensor`` in between breaks the link).
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ import ast
 from typing import FrozenSet, List, Optional
 
 from codemod.analysis.binder import Binding
-from codemod.analysis.facts import Facts
+from codemod.analysis.facts import Facts, project_name
+from codemod.analysis.project import string_constant
 from codemod.analysis.syntax import Located, Pos
 
 
@@ -25,6 +29,10 @@ def string_key(model: Facts, key: ast.expr, depth: int = 0) -> bool:
         return True
     if depth > 2:
         return False
+    if isinstance(key, (ast.Name, ast.Attribute)) and model.project is not None:
+        name = project_name(model, key)
+        if name is not None and string_constant(model.project, name):
+            return True  # a string constant of another module of the run
     if isinstance(key, ast.Name):
         owner = model.owner(model.statement_of(key))
         flow = model.flow(owner)
