@@ -53,7 +53,7 @@ from codemod.analysis.saved_for import may_take_a_number, measured_users
 from codemod.analysis.summaries import (
     Returns, Saved, Summaries, SummaryFacts, built_unseen, flag_set_after, set_from_outside, switched_on,
 )
-from codemod.analysis.syntax import FUNCTIONS, Function, Located, Pos, Span, call_args, is_const, target_key
+from codemod.analysis.syntax import FUNCTIONS, Function, Located, Pos, Span, call_args, is_const, subscript_base, target_key
 from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, tensor_only, used_as_container
 from codemod.analysis.views import Views
 
@@ -898,6 +898,13 @@ class SavedFor(_HazardsPart):
               line: int) -> Tuple[Union[Optional[Hazard], str], bool]:
         """A verdict on the save of ``node`` by ``op_node`` where it is made for other operands'
         gradient only (else ``_GO_ON``), and whether it is made for ``node``'s own gradient only."""
+        if isinstance(op_node, ast.BinOp) and (op in ("*", "@", "%") or (op, index) in (("/", 0), ("**", 1))):
+            other = op_node.right if index == 0 else op_node.left  # `x * self.decay`: saved for the other's gradient
+            if self._buffer(other) and not self.constants.constant(other) \
+                    and self.model.views.requirement.requires_grad(other, self.model.statement_of(op_node)) != "yes":
+                return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if the buffer "
+                                 f"`{self.model.code(other).strip()}` requires grad (a registered buffer is state, "
+                                 "not trained)"), False
         users = self.users(op_node, index, op, node) if isinstance(op_node, ast.Call) else None
         if users is None:
             return _GO_ON, False
@@ -920,6 +927,17 @@ class SavedFor(_HazardsPart):
             return _possible(f"`{key}` is saved by `{op}` at line {line} if the operand it is saved for is a "
                              "tensor that requires grad, which the analysis cannot tell"), False
         return _GO_ON, False
+
+
+    def _buffer(self, expr: ast.expr) -> bool:
+        """``self.decay`` (or a part of it: ``self.decay[1:]``) where the class registers ``decay``
+        with ``register_buffer`` and never with ``register_parameter``."""
+        base = subscript_base(expr)
+        if not (isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) and base.value.id == "self"):
+            return False
+        cls = self.model.enclosing_class(base)
+        return cls is not None and base.attr in self.model.class_buffers(cls) and not any(
+            v is Kind.PARAMETER for v in self.model.class_attrs(cls).get(base.attr, []))
 
 
 def unreached(hazards: "Hazards", load: ast.expr, write: Located) -> bool:

@@ -38,6 +38,9 @@ _DETACHED_METHODS = frozenset({
 # arguments (numbers, a generator). Checked with torch by tests/test_hazard.py; not bernoulli_,
 # whose probability tensor passes its requires_grad on.
 RANDOM_FILLS = frozenset({"normal_", "uniform_", "random_", "exponential_", "geometric_", "cauchy_", "log_normal_"})
+# ``math``'s functions that multiply what they are handed (a tensor stays a tensor, with its grad);
+# every other one returns a Python number (a tensor handed to it is turned into a float).
+_MATH_KEEPS = frozenset({"prod", "sumprod"})
 _SIZES = frozenset({"shape", "dtype", "device", "ndim", "data", "is_cuda", "requires_grad"})
 _KEEPS = frozenset({"T", "mT", "H", "mH", "real", "imag"})  # attributes that are views of the value
 
@@ -279,6 +282,8 @@ class Constants:
         same = identity_argument(call, self.model.torch_name, self.model.qualified_names)
         if same is not None:  # `torch.jit._unwrap_optional(h)`, `typing.cast(T, h)` are `h`
             return self.constant(same)
+        if _python_number(self.model.qualified_names(call.func)):
+            return True  # `math.cos(...)`: a Python number, whatever it was handed
         name = self.model.torch_name(call.func)
         short = name.rsplit(".", 1)[-1] if name is not None else ""
         fresh = name is not None and (self.model.is_factory(call) or short in ("tensor", "from_numpy", "randint", "randperm"))
@@ -410,7 +415,13 @@ class Constants:
         if not (isinstance(attr.value, ast.Name) and attr.value.id == "self"):
             return False
         cls = self.model.enclosing_class(attr)
-        values = self.model.class_attrs(cls).get(attr.attr, []) if cls is not None else []
+        if cls is None:
+            return False
+        values = list(self.model.class_attrs(cls).get(attr.attr, []))
+        registered = _registered(self.model, cls, attr.attr)
+        if registered is not None and sum(not isinstance(v, ast.expr) for v in values) == len(registered):
+            # `self.register_buffer("decay", decay)`: the tensor it hands (no `register_parameter`)
+            values = [v for v in values if isinstance(v, ast.expr)] + registered
         return bool(values) and all(isinstance(v, ast.expr) and self.constant(v) for v in values)
 
     def _returned(self, name: str) -> List[ast.expr]:
@@ -686,3 +697,28 @@ def switched_on_between(tree: Tree, name: str, bound: Located, stmt: Located) ->
 
 # The methods whose operands ``Constants`` reads (their size and dim keywords left out: ``_NO_GRAD_KEYWORDS``)
 _TENSOR_METHOD_NAMES: FrozenSet[str] = frozenset(torch_api.OP_SAVES) | frozenset(torch_api.INPLACE_METHODS) | _TENSOR_METHODS
+
+def _python_number(qualified: Collection[str]) -> bool:
+    """A call of the standard ``math`` module's function that returns a Python number (not
+    ``math.prod``/``math.sumprod``: :data:`_MATH_KEEPS`)."""
+    return bool(qualified) and all(q.startswith("math.") and q.count(".") == 1 and q[5:] not in _MATH_KEEPS
+                                   for q in qualified)
+
+
+def _registered(model: RequiresGradFacts, cls: ast.ClassDef, attr: str) -> Optional[List[ast.expr]]:
+    """The tensors ``cls`` hands ``self.register_buffer("<attr>", tensor)`` (None: one of its
+    registrations of a buffer is not plain: a name not a literal, a spread, no tensor given)."""
+    found: List[ast.expr] = []
+    for call in model.calls_in(cls).get("self.register_buffer", []):
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return None
+        first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "name"), None)
+        if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+            return None
+        if first.value != attr:
+            continue
+        tensor = call.args[1] if len(call.args) >= 2 else next((k.value for k in call.keywords if k.arg == "tensor"), None)
+        if tensor is None:
+            return None
+        found.append(tensor)
+    return found
