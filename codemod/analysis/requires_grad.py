@@ -410,19 +410,10 @@ class Constants:
             self._open, self._frame = inner
 
     def _constant_attribute(self, attr: ast.Attribute) -> bool:
-        """``self.betas``: every value the class assigns to it is constant (callers mode: code
-        outside the class may still set it)."""
-        if not (isinstance(attr.value, ast.Name) and attr.value.id == "self"):
-            return False
-        cls = self.model.enclosing_class(attr)
-        if cls is None:
-            return False
-        values = list(self.model.class_attrs(cls).get(attr.attr, []))
-        registered = _registered(self.model, cls, attr.attr)
-        if registered is not None and sum(not isinstance(v, ast.expr) for v in values) == len(registered):
-            # `self.register_buffer("decay", decay)`: the tensor it hands (no `register_parameter`)
-            values = [v for v in values if isinstance(v, ast.expr)] + registered
-        return bool(values) and all(isinstance(v, ast.expr) and self.constant(v) for v in values)
+        """``self.betas``: every value the class assigns to it (or registers it as a buffer) is
+        constant (callers mode: code outside the class may still set it)."""
+        values = _attribute_values(self.model, attr)
+        return values is not None and all(self.constant(v) for v in values)
 
     def _returned(self, name: str) -> List[ast.expr]:
         """What the module-level function ``name`` returns (callers mode), [] when unknown."""
@@ -703,6 +694,23 @@ def _python_number(qualified: Collection[str]) -> bool:
     ``math.prod``/``math.sumprod``: :data:`_MATH_KEEPS`)."""
     return bool(qualified) and all(q.startswith("math.") and q.count(".") == 1 and q[5:] not in _MATH_KEEPS
                                    for q in qualified)
+
+
+def _attribute_values(model: RequiresGradFacts, attr: ast.Attribute) -> Optional[List[ast.expr]]:
+    """Every value the class of ``self.<attr>`` assigns to it, with the tensor it hands
+    ``self.register_buffer("<attr>", tensor)``; None: not ``self``'s, or a value not an expression."""
+    if not (isinstance(attr.value, ast.Name) and attr.value.id == "self"):
+        return None
+    cls = model.enclosing_class(attr)
+    if cls is None:
+        return None
+    values = list(model.class_attrs(cls).get(attr.attr, []))
+    registered = _registered(model, cls, attr.attr)
+    exprs = [v for v in values if isinstance(v, ast.expr)]
+    others = len(values) - len(exprs)
+    if registered is not None and others == len(registered):
+        exprs, others = exprs + registered, 0  # the buffers' tensors (no `register_parameter`)
+    return exprs if exprs and not others else None
 
 
 def _registered(model: RequiresGradFacts, cls: ast.ClassDef, attr: str) -> Optional[List[ast.expr]]:
