@@ -596,6 +596,7 @@ _TENSOR_METHODS = frozenset({
 # receiver does.
 _SHAPE_METHODS = frozenset({
     "gather", "index_select", "take", "topk", "view", "reshape", "expand", "repeat", "permute", "transpose", "flatten", "unflatten", "squeeze",
+    "expand_as", "view_as", "reshape_as", "type_as",  # the argument gives a shape or a dtype only (measured)
     "unsqueeze", "narrow", "select", "chunk", "split", "unbind", "roll", "flip", "to", "type", "tile",
     "float", "double", "half", "bfloat16", "cpu", "cuda", "contiguous", "clone", "t", "sum", "mean",
     "cumsum", "cumprod", "softmax", "log_softmax", "norm", "amax", "amin", "std", "var", "tril", "triu",
