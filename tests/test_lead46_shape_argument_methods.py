@@ -60,3 +60,11 @@ def test_a_fill_made_of_the_input_stays_proven():
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         run_program(RAISING)
     assert proven(RAISING) == [("IPF103", 7)]
+
+
+@pytest.mark.xfail(strict=True, reason="open (stop 46): without a caller in the file, the write is proven through "
+                   "the argument-as-evidence rule (rec24d: `src` handed in), which does not ask what requires grad; "
+                   "torch_geometric utils/_scatter.py:111 stays proven (labelled false)")
+def test_a_shape_argument_carries_no_grad_without_a_caller():
+    source = PROGRAM.format(method="expand_as").split("\n\ndef main")[0] + "\n"
+    assert proven(source) == []
