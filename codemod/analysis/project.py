@@ -154,6 +154,14 @@ class ModuleFacts:
     # the first place in the module that hooks a module's calls (``arguments.hook_site``:
     # ``m.register_forward_pre_hook(...)``, ``m.forward = ...``); None: nothing
     hooks: Optional[str] = None
+    # its top-level classes (bases resolved), for methods found up a chain across files
+    classes: List[ClassFact] = dataclasses.field(default_factory=list)
+    # the names its top level binds to string literals only (``NODE_KEY: Final[str] = "node"``),
+    # the other names it binds (imports but ``*`` included), and the run's modules it imports
+    # with ``*`` (in order): a key ``keys.NODE_KEY`` of another file is a string (``string_keys``)
+    strings: Tuple[str, ...] = ()
+    names: Tuple[str, ...] = ()
+    stars: Tuple[str, ...] = ()
     # what works out ``other_dtype`` and ``hooks`` when first asked (``indexing.collect(...,
     # later=True)``); None: they are known. Read them through :meth:`resolved`.
     later: Optional[Callable[[], Tuple[Optional[str], Optional[str]]]] = dataclasses.field(
@@ -171,14 +179,6 @@ class ModuleFacts:
     def __getstate__(self) -> Dict[str, object]:
         """A copy for another process (``-j N``) takes the facts worked out, not what works them out."""
         return dict(self.resolved().__dict__)
-    # its top-level classes (bases resolved), for methods found up a chain across files
-    classes: List[ClassFact] = dataclasses.field(default_factory=list)
-    # the names its top level binds to string literals only (``NODE_KEY: Final[str] = "node"``),
-    # the other names it binds (imports but ``*`` included), and the run's modules it imports
-    # with ``*`` (in order): a key ``keys.NODE_KEY`` of another file is a string (``string_keys``)
-    strings: Tuple[str, ...] = ()
-    names: Tuple[str, ...] = ()
-    stars: Tuple[str, ...] = ()
 
 
 # The summary of an installed library's function or class by its qualified name (None: not
