@@ -525,7 +525,6 @@ def _base_name(expr: ast.expr) -> Optional[str]:
     return expr.id if isinstance(expr, ast.Name) else None
 
 
-# Tensor methods whose result requires grad only when the receiver or an operand does.
 # Keywords of torch functions and tensor methods that take sizes, dims, flags or dtypes: what
 # they are handed never makes the result require grad (``p.mean(dim=dim, keepdim=True)``).
 _NO_GRAD_KEYWORDS = frozenset({"dim", "keepdim", "dtype", "device", "layout", "memory_format", "unbiased",
@@ -581,6 +580,7 @@ def handed_to(call: ast.Call, signature: Optional[Tuple[str, ...]], receiver: bo
     return must
 
 
+# Tensor methods whose result requires grad only when the receiver or an operand does.
 _TENSOR_METHODS = frozenset({
     "to", "float", "double", "half", "bfloat16", "type", "type_as", "clone", "contiguous", "cpu",
     "cuda", "view", "view_as", "reshape", "reshape_as", "expand", "expand_as", "repeat",
