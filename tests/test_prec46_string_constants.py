@@ -8,7 +8,8 @@ fields, another such name, a sum of such strings) are in its project facts
 (``ModuleFacts.strings``); ``string_keys.string_key`` reads them through the import, and the
 file's own ones from its tree. Programs written from the pattern, each run with torch: the probes
 run and are not proven; the look-alike whose constant is an integer (a tensor indexed with it)
-raises and stays proven. Open (strict xfail): schnetpack's ``stats.py:54``, where the write is into
+raises and stays proven. Stop 47: a top-level module imported whole under an alias (``import
+keys as properties``, the probes' form) resolves too. Open (strict xfail): schnetpack's ``stats.py:54``, where the write is into
 one entry's view and the save of another entry (dataflow takes both for views of one tensor)."""
 
 from __future__ import annotations
@@ -130,10 +131,6 @@ def _runs(case: str, keys: str = KEYS, more: tuple = ()) -> bool:
             sys.modules.pop("keys", None)
 
 
-@pytest.mark.xfail(strict=True, reason="open (stop 46 merge): these probes import a top-level module with an alias "
-                   "(`import keys as properties`); the merged index (xfile46's string constants) resolves a package's "
-                   "modules (`from schnetpack import properties`, `import nequip.data.AtomicDataDict as D`) and "
-                   "`from m import K`, not a top-level module's alias")
 @pytest.mark.parametrize("name", sorted(PROBES))
 def test_a_dict_keyed_by_another_modules_string_constants_is_no_tensor(name):
     source = PROBES[name]
@@ -178,10 +175,6 @@ def main():
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="open (stop 46 merge): these probes import a top-level module with an alias "
-                   "(`import keys as properties`); the merged index (xfile46's string constants) resolves a package's "
-                   "modules (`from schnetpack import properties`, `import nequip.data.AtomicDataDict as D`) and "
-                   "`from m import K`, not a top-level module's alias")
 def test_a_star_imported_modules_string_constants_are_strings():
     more = (("atomic_dict", STAR_KEYS),)
     assert _runs(EMBED, more=more)

@@ -74,7 +74,9 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
         values = argument_values(site, describe) if isinstance(site, ast.Call) and not bound else ()
         found.append(CallFact(callee, caller, grad_off, called, ignored, read, grad, tensor, saved, bound, refused,
                               values))
-    exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v)}
+    # a name of the run's modules, or one of them itself (``import keys as k``: a top-level
+    # module, which ``in_project`` (a name inside a module) leaves out)
+    exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v) or v in resolver.project}
     strings, names = _module_strings(model)
     facts = ModuleFacts(module, functions, found, exports, libraries, argued=arguments,
                         classes=_classes(model, resolver), strings=strings, names=names, stars=_stars(model, resolver))

@@ -31,7 +31,7 @@ from codemod.engine.fileio import read_source
 from codemod.engine.libraries import Libraries
 from codemod.engine.summary_json import summary_from_json, summary_to_json
 
-_VERSION = b"project-facts-17"  # JSON entries (3: summaries, kept apart; 4: library callees; 5: other dtype;
+_VERSION = b"project-facts-18"  # JSON entries (3: summaries, kept apart; 4: library callees; 5: other dtype;
 # 6: what calls pass, kept apart; 7: grad-off decorators; 8: `A, B = mod.A, mod.B` aliases;
 # 9: summaries say whether a class owns parameters and whether the callee keeps its result;
 # 10: what calls pass says which arguments are tensors; 11: and which autograd saved before the call;
@@ -41,7 +41,8 @@ _VERSION = b"project-facts-17"  # JSON entries (3: summaries, kept apart; 4: lib
 # 13: each call's arguments as written, with the literals' values; 14: summaries say which torch modules a
 # builder function returns; 15: summaries say for whose gradient each input is saved; 16: what an argument
 # that is no literal names, where its file can say: `project.HANDED`; 17: functions say whether they return
-# constants when handed constants, modules their classes' bases, string constants, names and `*` imports)
+# constants when handed constants, modules their classes' bases, string constants, names and `*` imports;
+# 18: modules of the run imported whole at the top level (`import keys as k`) are among the exports)
 
 
 Mapper = Callable[[Callable[[str], Optional[ModuleFacts]], List[str]], List[Optional[ModuleFacts]]]
