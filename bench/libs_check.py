@@ -28,13 +28,17 @@ PACKAGES = (
     "lightly", "asteroid", "speechbrain", "audiocraft", "allennlp", "ultralytics", "fastai", "alphafold3_pytorch",
     "audiolm_pytorch",
 )
-# the code bases labelled at stops 42-45 (bench/hazard_checks24/labels.tsv); read from a folder of unpacked
+# the code bases labelled at stops 42-46 (bench/hazard_checks24/labels.tsv); read from a folder of unpacked
 # wheels (`--site`, `pip download --no-deps` and unzip): the check reads source only, nothing is imported
 LABELLED = (
     "spandrel", "piq", "escnn", "pytorch_lightning", "torchattacks", "advertorch", "ignite", "compressai", "deepinv",
     "braindecode", "nnAudio", "torchao", "torchcrepe",
     "pytorch_optimizer", "sbi", "torchphysics", "neuromancer", "torchopt", "bitsandbytes", "nequip", "avalanche",
     "adapters", "skrl", "mace", "effdet", "schedulefree", "geomloss", "torchsynth", "pyannote",
+    # stop 46 (prec46): versions in bench/hazard_checks24/labels.tsv's stop 46 header
+    "darts", "muse_maskgit_pytorch", "perceiver_pytorch", "schnetpack", "se3_transformer_pytorch", "torch_harmonics",
+    "flow_matching", "gluonts", "neuralop", "recbole", "rectified_flow_pytorch", "torch_dct",
+    "torch_geometric_temporal", "torchcfm", "torchkbnufft", "torchmdnet", "tsai", "voicebox_pytorch", "x_clip",
 )
 SUBFOLDER = {"torchvision": ("models",), "transformers": ("models",)}
 
@@ -82,7 +86,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--libs-python", help="interpreter that has torch 2.13.0 and the 28 code bases")
-    where.add_argument("--site", help="folder holding the code bases labelled at stops 42-45, unpacked")
+    where.add_argument("--site", help="folder holding the code bases labelled at stops 42-46, unpacked")
     parser.add_argument("--tool", default=shutil.which("inplacefix") or "inplacefix", help="the inplacefix to measure")
     parser.add_argument("--out", help="write the findings here too")
     args = parser.parse_args()
