@@ -8,10 +8,10 @@
 # `finite_difference(model, closure, eps)`, which walks `zip(param.flatten(), fd_param.flatten())` and writes each
 # difference with `fdp.fill_((closure() - ground) / eps)`. Iterating a tensor unbinds it, so `fdp` is one of several
 # views returned by one function, made while `fd_param` required no grad; the value written requires grad (the closure's
-# loss comes from a deep copy of the model). Since PyTorch 1.7 the fill raises "A view was created in no_grad mode and is
-# being modified inplace with grad mode enabled. This view is the output of a function that returns multiple views.
-# Such functions do not allow the output views to be modified inplace." Commit 919b5ca / PR #85 ("Fix unit test helper
-# function for pytorch 1.7 compatibility") writes `fdp.data.fill_(...)`.
+# loss comes from a deep copy of the model). PyTorch 1.7 made such a write an error; on torch 2.13 the fill raises "A
+# view was created in no_grad mode and is being modified inplace with grad mode enabled. This view is the output of a
+# function that returns multiple views. Such functions do not allow the output views to be modified inplace." Commit
+# 919b5ca / PR #85 ("Fix unit test helper function for pytorch 1.7 compatibility") writes `fdp.data.fill_(...)`.
 # The culprit is in the library's own test, so this program is that test, at small size. Stand-ins: the model is
 # nn.Linear(4, 2) (one of the test's sweep), one inner SGD step (lr 0.1) instead of the sweep's optimizers, and the
 # unrolled gradient that the test takes from higher.innerloop_ctx / diffopt.step is taken here with a plain
