@@ -109,8 +109,8 @@ class Classes:
                     target_key(t) == attr for stmt in one.body if isinstance(stmt, (ast.Assign, ast.AnnAssign))
                     for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])):
                 return True
-            todo += [self._top_classes().get(b.id) for b in one.bases if isinstance(b, ast.Name)
-                     and b.id in self._top_classes()]
+            top = self._top_classes()
+            todo += [top[b.id] for b in one.bases if isinstance(b, ast.Name) and b.id in top]
         return False
 
     def _top_classes(self) -> Dict[str, ast.ClassDef]:
