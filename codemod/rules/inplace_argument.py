@@ -93,7 +93,9 @@ class InplaceArgument(Rule):
     (``input-used-later``). Run on a leaf that requires grad (``self.act(self.weight)`` of an
     ``nn.Parameter``, ``F.relu(w, inplace=True)``), the write raises with grad on: proven (the
     leaf error), the fix's safety decided as above. ``inplace=<variable>`` is reported without a fix
-    (``dynamic-inplace``), and so is a ``**params`` spread whose every dict passes ``inplace=True``
+    (``dynamic-inplace``; a flag ``self.<attr>`` that no code in view sets, only a base class the
+    analysis cannot see, ``self.inplace`` of a subclass of ``nn.Dropout``, is unknown: its hazard is
+    possible, not proven), and so is a ``**params`` spread whose every dict passes ``inplace=True``
     (``BuiltLayers.spread_flags``), and a flag switched on after the module is built
     (``flag-set-after``). The fix costs memory: the activation gets its own output tensor.
     """
