@@ -45,6 +45,7 @@ class Classes:
         self._writes: Optional[Dict[str, List[ast.expr]]] = None
         self._mentions: Optional[Dict[str, List[ast.expr]]] = None
         self._static_attrs: Optional[Dict[Tuple[str, str], ast.ClassDef]] = None  # (class, attr) -> class
+        self._top: Optional[Dict[str, ast.ClassDef]] = None  # top-level classes by name
 
     def _class_index(self, cls: ast.ClassDef) -> ClassIndex:
         """One walk of a class: ``self.<attr>`` values, buffers, and calls by callee key."""
@@ -90,6 +91,33 @@ class Classes:
 
     def class_buffers(self, cls: ast.ClassDef) -> Set[str]:
         return self._class_index(cls).buffers
+
+    def sets_attribute(self, cls: ast.ClassDef, attr: str) -> bool:
+        """Does code the module shows give ``self.<attr>`` of ``cls`` a value: an assignment in the
+        class (``self.<attr> = ...`` in any method, ``<attr> = ...`` in its body), or in a base class
+        defined at the top level of this module (by name, followed through its own bases)? False
+        for an attribute only an unseen base sets (``self.inplace`` of a subclass of ``nn.Dropout``):
+        its value is unknown."""
+        seen: Set[ast.ClassDef] = set()
+        todo = [cls]
+        while todo:
+            one = todo.pop()
+            if one in seen:
+                continue
+            seen.add(one)
+            if attr in self.class_attrs(one) or any(
+                    target_key(t) == attr for stmt in one.body if isinstance(stmt, (ast.Assign, ast.AnnAssign))
+                    for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])):
+                return True
+            top = self._top_classes()
+            todo += [top[b.id] for b in one.bases if isinstance(b, ast.Name) and b.id in top]
+        return False
+
+    def _top_classes(self) -> Dict[str, ast.ClassDef]:
+        """The module's top-level classes by name (the last definition of a name)."""
+        if self._top is None:
+            self._top = {s.name: s for s in self.tree.source.tree.body if isinstance(s, ast.ClassDef)}
+        return self._top
 
     def attribute_writes(self, attr: str) -> List[ast.expr]:
         """The places anywhere in the module that change ``<x>.<attr>`` or an item of it:

@@ -233,6 +233,72 @@ def _slice_of_a_tensor(model: "HazardFacts", base: ast.expr, at: Located) -> boo
     return bool(bindings)
 
 
+def dict_entries(model: "HazardFacts", flow: Flow, key: str, views: Set[str], stmt: Located) -> Dict[str, str]:
+    """The aliases of ``key`` (``views``) that are another entry of the dict ``key`` is an entry of
+    (``val = props[p][None, :]`` beside ``idx_m = props["_idx_m"]``; ``props`` used as a container:
+    ``used_as_container``), by name, each with that dict's name: a dict's entries are no views of
+    one tensor, unless the keys name the same entry, which a variable key may (possible at most)."""
+    mine = _entry_of(model, flow, key, stmt)
+    if mine is None:
+        return {}
+    return {other: mine for other in views if _entry_of(model, flow, other, stmt) == mine}
+
+
+def _entry_of(model: "HazardFacts", flow: Flow, key: str, stmt: Located) -> Optional[str]:
+    """The dict ``key``'s one reaching binding takes an entry of (``props`` of ``val = props[p][None, :]``),
+    through subscripts and views of the entry; None where it is not an entry of a container."""
+    reaching = [b for b in model.reaching(flow, key, stmt) if b.form != "aug"]
+    if len(reaching) != 1 or reaching[0].form != "assign" or reaching[0].value is None:
+        return None
+    value: ast.expr = reaching[0].value
+    while True:
+        if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name):
+            used = used_as_container(model, value.value, reaching[0].stmt)
+            return value.value.id if used else None
+        if isinstance(value, ast.Subscript):
+            value = value.value
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in VIEW_METHODS:
+            value = value.func.value
+        elif isinstance(value, ast.Attribute) and value.attr in ("T", "mT", "real", "imag"):
+            value = value.value
+        else:
+            return None
+
+
+def _one_entry(found: Hazard, member: str, key: str, container: str) -> Hazard:
+    """A hazard found through ``member``, another entry of the dict ``container`` than ``key``'s: possible only."""
+    if not found.proven:
+        return found
+    return _possible(f"{found.reason}, if `{member}` and `{key}` are one entry of `{container}` (entries of a dict "
+                     "are no views of one tensor; the analysis cannot tell the keys apart)")
+
+
+def _counter_siblings(self: "Hazards", flow: Flow, key: str, stmt: Located, start: Pos) -> List[Tuple[str, Pos]]:
+    """``z1, z2 = z[:, :c], z[:, c:]``: the other names one unpacking of views of one base
+    binds beside ``key`` (written at ``stmt``), not rebound since: disjoint memory, but one
+    version counter, so a write into ``key`` breaks what an op saved of them. Only a tuple
+    of views written out (``chunk``/``split`` outputs are refused by PyTorch: view-write)."""
+    bindings = self._reaching(flow, key, stmt, start)
+    made = bindings[0] if len(bindings) == 1 else None
+    value = getattr(made.stmt, "value", None) if made is not None else None
+    if made is None or made.form not in ("assign", "other") or not isinstance(made.stmt, ast.Assign) \
+            or len(made.stmt.targets) != 1 or not isinstance(made.stmt.targets[0], ast.Tuple):
+        return []
+    bases = _unpacked_bases(self.model, value, len(made.stmt.targets[0].elts))
+    names = [target_key(t) for t in made.stmt.targets[0].elts]
+    base = bases[names.index(key)] if key in names and bases else None
+    if base is None or isinstance(value, ast.Tuple) and not _tensor_sliced(self.model, value.elts[names.index(key)]):
+        return []
+    found: List[Tuple[str, Pos]] = []
+    for name, source in zip(names, bases):
+        if name is None or name == key or source != base:
+            continue
+        reaching = self._reaching(flow, name, stmt, start)
+        if len(reaching) == 1 and reaching[0].stmt is made.stmt:
+            found.append((name, made.end))
+    return found
+
+
 def _possible(reason: str) -> Hazard:
     return Hazard(reason, Tier.POSSIBLE)
 
@@ -582,36 +648,17 @@ class Hazards:
         start, end = self.model.range(stmt)
         identity, views = self.model.aliases(flow, key, start)
         family = [key, *sorted(identity), *sorted(views)]
+        entries = dict_entries(self.model, flow, key, views, stmt)
         params: List[str] = []
         for member in family:
             if member != key and "." not in member and member not in flow.bindings:
                 continue  # a module-level name (`torch` of `torch.view_as_real(p)`), not an alias
             if member != key and self._through_data(flow, key, member, start):
                 continue  # `e = w.data`: same storage, but a version counter of its own
-            bindings = self._reaching(flow, member, stmt, start)
-            for binding in self._through_inplace(flow, member, bindings):
-                if binding.form == "param":
-                    params.append(member)
-                    if member in (key, *identity) and is_tensor(target, self.model):
-                        yield _possible(f"`{member}` comes from the caller, which the analysis cannot see")
-                    continue
-                if binding.form in ("assign", "ann") and binding.value is not None and not integral:
-                    found = self.producers._producer(  # a detached copy of a leaf is no leaf (`d = w.detach()`)
-                        binding.value, binding.stmt, member, lambda: member in (key, *identity) and not integral
-                        and self.floating.written_floating(write), member == key or not detached_copy(self.model, flow, key, stmt))
-                    if found is not None and found.proven and self.producers._never_backpropagated(flow, member, target):
-                        continue  # `block_scores = s.amax(-1)` only for topk indices: backward never reads it
-                    if found is not None and found.proven and self.producers._only_without_grad(binding, stmt, member):
-                        continue
-                    yield from_a_later_turn(self.model, found, (binding.start, binding.end), stmt)
-                if binding.form == "other" and not integral:
-                    yield from_a_later_turn(self.model, self.producers._unpacked(binding, member),
-                                            (binding.start, binding.end), stmt)
-            since = max((b.end for b in bindings), default=(0, 0))
-            rebound_in = [b.start for b in bindings]
-            yield from self.consumers._use_hazards(flow, member, since, (start, end), target, rebound_in, write, integral)
+            for found in self._member_hazards(flow, key, member, identity, stmt, target, write, integral, params):
+                yield found if found is None or member not in entries else _one_entry(found, member, key, entries[member])
         yield from FormerViews(self).saved(flow, key, stmt, target, write, integral)
-        for sibling, made in self._counter_siblings(flow, key, stmt, start):
+        for sibling, made in _counter_siblings(self, flow, key, stmt, start):
             rebound = [b.start for b in self._reaching(flow, sibling, stmt, start)]
             for found in self.consumers._use_hazards(flow, sibling, made, (start, end), target, rebound, write, integral):
                 yield found if found is None else found._replace(
@@ -622,30 +669,33 @@ class Hazards:
                 yield from self._from_callers(owner, param, param == key and copied_where_it_requires_grad(
                     stmt, param, self.model.ancestors), param == key or not detached_copy(self.model, flow, key, stmt))
 
-    def _counter_siblings(self, flow: Flow, key: str, stmt: Located, start: Pos) -> List[Tuple[str, Pos]]:
-        """``z1, z2 = z[:, :c], z[:, c:]``: the other names one unpacking of views of one base
-        binds beside ``key`` (written at ``stmt``), not rebound since: disjoint memory, but one
-        version counter, so a write into ``key`` breaks what an op saved of them. Only a tuple
-        of views written out (``chunk``/``split`` outputs are refused by PyTorch: view-write)."""
-        bindings = self._reaching(flow, key, stmt, start)
-        made = bindings[0] if len(bindings) == 1 else None
-        value = getattr(made.stmt, "value", None) if made is not None else None
-        if made is None or made.form not in ("assign", "other") or not isinstance(made.stmt, ast.Assign) \
-                or len(made.stmt.targets) != 1 or not isinstance(made.stmt.targets[0], ast.Tuple):
-            return []
-        bases = _unpacked_bases(self.model, value, len(made.stmt.targets[0].elts))
-        names = [target_key(t) for t in made.stmt.targets[0].elts]
-        base = bases[names.index(key)] if key in names and bases else None
-        if base is None or isinstance(value, ast.Tuple) and not _tensor_sliced(self.model, value.elts[names.index(key)]):
-            return []
-        found: List[Tuple[str, Pos]] = []
-        for name, source in zip(names, bases):
-            if name is None or name == key or source != base:
+    def _member_hazards(self, flow: Flow, key: str, member: str, identity: Set[str], stmt: Located, target: ast.expr,
+                        write: Located, integral: bool, params: List[str]) -> Iterator[Optional[Hazard]]:
+        """What autograd saved of ``member`` (``key`` written, or an alias of it) before the write (``params``: gets
+        ``member`` where it is a parameter)."""
+        start, end = self.model.range(stmt)
+        bindings = self._reaching(flow, member, stmt, start)
+        for binding in self._through_inplace(flow, member, bindings):
+            if binding.form == "param":
+                params.append(member)
+                if member in (key, *identity) and is_tensor(target, self.model):
+                    yield _possible(f"`{member}` comes from the caller, which the analysis cannot see")
                 continue
-            reaching = self._reaching(flow, name, stmt, start)
-            if len(reaching) == 1 and reaching[0].stmt is made.stmt:
-                found.append((name, made.end))
-        return found
+            if binding.form in ("assign", "ann") and binding.value is not None and not integral:
+                found = self.producers._producer(  # a detached copy of a leaf is no leaf (`d = w.detach()`)
+                    binding.value, binding.stmt, member, lambda: member in (key, *identity) and not integral
+                    and self.floating.written_floating(write), member == key or not detached_copy(self.model, flow, key, stmt))
+                if found is not None and found.proven and self.producers._never_backpropagated(flow, member, target):
+                    continue  # `block_scores = s.amax(-1)` only for topk indices: backward never reads it
+                if found is not None and found.proven and self.producers._only_without_grad(binding, stmt, member):
+                    continue
+                yield from_a_later_turn(self.model, found, (binding.start, binding.end), stmt)
+            if binding.form == "other" and not integral:
+                yield from_a_later_turn(self.model, self.producers._unpacked(binding, member),
+                                        (binding.start, binding.end), stmt)
+        since = max((b.end for b in bindings), default=(0, 0))
+        rebound_in = [b.start for b in bindings]
+        yield from self.consumers._use_hazards(flow, member, since, (start, end), target, rebound_in, write, integral)
 
     def _through_inplace(self, flow: Flow, key: str, bindings: List[Binding]) -> List[Binding]:
         """``probs = probs.clamp_(min=eps)`` (or ``out = out if self.bn is None else self.bn(out)``,

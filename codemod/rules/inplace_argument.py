@@ -93,7 +93,9 @@ class InplaceArgument(Rule):
     (``input-used-later``). Run on a leaf that requires grad (``self.act(self.weight)`` of an
     ``nn.Parameter``, ``F.relu(w, inplace=True)``), the write raises with grad on: proven (the
     leaf error), the fix's safety decided as above. ``inplace=<variable>`` is reported without a fix
-    (``dynamic-inplace``), and so is a ``**params`` spread whose every dict passes ``inplace=True``
+    (``dynamic-inplace``; a flag ``self.<attr>`` that no code in view sets, only a base class the
+    analysis cannot see, ``self.inplace`` of a subclass of ``nn.Dropout``, is unknown: its hazard is
+    possible, not proven), and so is a ``**params`` spread whose every dict passes ``inplace=True``
     (``BuiltLayers.spread_flags``), and a flag switched on after the module is built
     (``flag-set-after``). The fix costs memory: the activation gets its own output tensor.
     """
@@ -148,11 +150,28 @@ class InplaceArgument(Rule):
             leaf = self._leaf_input(node) if usable else None
             hazard = leaf or (self.hazard(node, first) if usable else None)
         if not is_const(value, True):
+            if hazard and not isinstance(hazard, str) and hazard.proven and self._unseen_flag(value):
+                from codemod.analysis.hazard import Hazard, Tier
+
+                hazard = Hazard(f"{hazard.reason}, if `{self.code(value)}` is True (nothing in view sets it)",
+                                Tier.POSSIBLE)
             self.report(arg, message, Status.MANUAL, "dynamic-inplace", hazard=hazard)
         elif constructor:
             self._constructor(node, arg, message, hazard)
         else:
             self._functional(node, arg, index, message, hazard)
+
+    def _unseen_flag(self, value: ast.expr) -> bool:
+        """``self.<attr>`` whose value no code the analysis sees gives (only a base class it cannot
+        see sets it, ``self.inplace`` of a subclass of ``nn.Dropout``, False unless a construction
+        hands ``inplace=True``; ``Classes.sets_attribute``, and no ``<x>.<attr> = ...`` in the module):
+        unknown, not True, so the write it switches on is possible, not proven."""
+        key = target_key(value)
+        cls = self.model.enclosing_class(value)
+        if key is None or not key.startswith("self.") or key.count(".") != 1 or cls is None:
+            return False
+        attr = key[5:]
+        return not self.model.classes.sets_attribute(cls, attr) and not self.model.attribute_writes(attr)
 
     def _spread_in_place(self, node: ast.Call, name: str) -> Optional[ast.keyword]:
         """``act_layer(**params)`` where a dict ``params`` may be passes ``inplace=True``
