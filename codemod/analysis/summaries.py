@@ -1510,8 +1510,15 @@ class Chains:
 
     def feeder(self, members: List[ast.expr], index: int) -> Feeder:
         """Walks back from ``members[index]`` to the member whose output it receives; in-place
-        members that save nothing hand their input on unchanged, so the walk goes past them."""
-        for member in reversed(members[:max(index, 0)]):
+        members that save nothing hand their input on unchanged, so the walk goes past them. A
+        member that is one of several layers (:meth:`_choices`) is what the walk finds for each
+        of them, where that agrees."""
+        before = members[:max(index, 0)]
+        for at in range(len(before) - 1, -1, -1):
+            member = before[at]
+            choices = self._choices(member)
+            if choices is not None:
+                return self._either(before[:at], choices, member)
             layer = self._layer_value(member)
             if not isinstance(layer, ast.Call):
                 return Feeder("unseen", None, "", False)
@@ -1538,6 +1545,49 @@ class Chains:
                 continue  # saves nothing of it, and hands its input on
             return found
         return Feeder("caller", None, "", False)
+
+    def _choices(self, member: ast.expr, depth: int = 0) -> Optional[List[ast.expr]]:
+        """The layers a member of a chain may be where it is one of several: the branches of a
+        conditional expression (the one its test always takes where ``Decided.test`` says so),
+        the values of a name's bindings that reach it (``if``/``else`` branches), followed
+        through names bound to such. None where the member is one value (or any binding that
+        reaches is no assignment: a parameter, a loop variable: the walk then says unseen)."""
+        if depth > 4:
+            return None
+        value: Optional[ast.expr] = member
+        if isinstance(member, (ast.Name, ast.Attribute)):
+            key = target_key(member)
+            if key is None or not (isinstance(member, ast.Name) or (key.startswith("self.") and key.count(".") == 1)):
+                return None
+            bindings = self.model.reaching(self.model.flow(self.model.owner(member)), key,
+                                           self.model.statement_of(member))
+            if not bindings or not all(b.form == "assign" and b.value is not None for b in bindings):
+                return None
+            if len(bindings) > 1:
+                return [c for b in bindings for c in (self._choices(cast(ast.expr, b.value), depth + 1)
+                                                      or [cast(ast.expr, b.value)])]
+            value = bindings[0].value
+        if isinstance(value, (ast.Name, ast.Attribute)) and value is not member:
+            return self._choices(value, depth + 1)
+        if not isinstance(value, ast.IfExp):
+            return None
+        way = self.decided.test(value.test)
+        branches = [value.body] if way is True else [value.orelse] if way is False else [value.body, value.orelse]
+        return [c for b in branches for c in (self._choices(b, depth + 1) or [b])]
+
+    def _either(self, before: List[ast.expr], choices: List[ast.expr], member: ast.expr) -> Feeder:
+        """What feeds the member after ``before`` + one of ``choices``: the walk's answer where it
+        is the same for every choice (each saves its output: saved, whichever is built);
+        unseen where they differ."""
+        found = [self.feeder([*before, choice], len(before) + 1) for choice in choices]
+        kinds = {f.kind for f in found}
+        if len(kinds) != 1 or "unseen" in kinds:
+            return Feeder("unseen", member, "", False)
+        kind = kinds.pop()
+        if kind == "caller":
+            return Feeder("caller", None, "", False)
+        names = " or ".join(dict.fromkeys(f.name for f in found if f.name))
+        return Feeder(kind, member, names, all(f.in_place for f in found))
 
     def _torch_feeder(self, member: ast.expr, name: str, in_place: Optional[bool]) -> Optional[Feeder]:
         """What the torch module ``name`` (running in place or not: ``in_place``, None where not
