@@ -135,3 +135,55 @@ def test_both_choices_save_nothing_of_their_output():
     source = _program('        act = nn.GELU() if kind == "g" else nn.ELU()', '"e"')
     run_program(source)
     assert _proven(source) == []
+
+
+# ---------------------------------------------------------------- a table of module instances
+
+TABLE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    def head(width, kind):
+        acts = {"relu": nn.ReLU(), "tanh": nn.Tanh(), "other": {other}}
+        if kind not in acts:
+            raise KeyError(kind)
+        {change}
+        return nn.Sequential(nn.Linear(width, width), acts[kind], nn.Dropout(0.25, inplace=True))
+
+
+    def main():
+        torch.manual_seed(0)
+        net = head(6, {kind})
+        net(torch.randn(4, 6)).pow(2).sum().backward()
+        return [p.grad for p in net.parameters()]
+""")
+
+
+@pytest.mark.parametrize("other, kind", [
+    ("nn.Sigmoid()", '"tanh"'),  # every entry saves its output
+    ("nn.GELU()", '"relu"'),  # the key picks the ReLU (the file's only call passes "relu")
+], ids=["every-entry", "picked-entry"])
+def test_an_inplace_dropout_after_a_layer_picked_from_a_dict_of_modules(other, kind):
+    """``acts[kind]`` of a dict display of module instances bound once and only read: the layer
+    is one of the entries the key may pick; each saves its output, so the dropout's write is
+    proven, and fixed."""
+    source = TABLE.replace("{other}", other).replace("{kind}", kind).replace("    {change}\n", "")
+    assert raises_inplace(source)
+    assert _proven(source) == [("IPF102", _line_of(source, "nn.Dropout(0.25, inplace=True)"))]
+    fixed = fixed_source(source, project=True)
+    assert "nn.Dropout(0.25, inplace=False)" in fixed
+    _same_gradients(fixed, source.replace("nn.Dropout(0.25, inplace=True)", "nn.Dropout(0.25)"))
+
+
+@pytest.mark.parametrize("change, kind", [
+    ("", '"other"'),  # the GELU entry is picked
+    ('acts["relu"] = nn.ELU()', '"relu"'),  # an entry replaced after the display
+    ("acts.update(relu=nn.GELU())", '"relu"'),  # changed by a method
+    ("register(acts)", '"relu"'),  # handed to a call that may change it
+], ids=["gelu-entry", "entry-replaced", "updated", "handed-on"])
+def test_a_table_entry_that_saves_its_input_or_a_changed_table_proves_nothing(change, kind):
+    source = TABLE.replace("{other}", "nn.GELU()").replace("{kind}", kind).replace("{change}", change).replace(
+        "def main():", "def register(table):\n    table[\"relu\"] = nn.GELU()\n\n\ndef main():")
+    run_program(source)
+    assert _proven(source) == []

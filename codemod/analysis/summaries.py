@@ -1569,11 +1569,52 @@ class Chains:
             value = bindings[0].value
         if isinstance(value, (ast.Name, ast.Attribute)) and value is not member:
             return self._choices(value, depth + 1)
+        if isinstance(value, ast.Subscript):
+            entries = self._entries(value)
+            return [c for e in entries for c in (self._choices(e, depth + 1) or [e])] if entries else None
         if not isinstance(value, ast.IfExp):
             return None
         way = self.decided.test(value.test)
         branches = [value.body] if way is True else [value.orelse] if way is False else [value.body, value.orelse]
         return [c for b in branches for c in (self._choices(b, depth + 1) or [b])]
+
+    def _entries(self, item: ast.Subscript) -> Optional[List[ast.expr]]:
+        """``acts[kind]`` of a dict display of string keys bound once to a name of the function
+        (or of the file's top level, not bound in the function) and only read after
+        (``acts[k]``, ``k in acts``, ``acts.keys()``...: nothing replaces an entry or hands the
+        dict on): the entries the key may pick (``Chains.values``), every entry where the key is
+        not known. None otherwise."""
+        if not (isinstance(item.value, ast.Name) and isinstance(item.ctx, ast.Load)):
+            return None
+        name = item.value.id
+        owner = self.model.owner(item)
+        flow = self.model.flow(owner)
+        if name not in flow.bindings:
+            owner, flow = self.model.module, self.model.flow(self.model.module)
+        bound = flow.bindings.get(name, [])
+        if len(bound) != 1 or bound[0].form != "assign" or name in flow.declared:
+            return None
+        table = bound[0].value
+        if not (isinstance(table, ast.Dict) and table.keys
+                and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in table.keys)):
+            return None
+        mentions = [m for m in self.model.mentions(name) if isinstance(m, ast.Name)]
+        if owner is not self.model.module:
+            mentions = [m for m in mentions if owner in self.model.ancestors(m)]
+        target = bound[0].stmt.targets[0] if isinstance(bound[0].stmt, ast.Assign) else None
+        for mention in mentions:
+            parent = self.model.parent(mention)
+            if mention is target:
+                continue  # the binding itself
+            if not (isinstance(parent, ast.Subscript) and parent.value is mention and isinstance(parent.ctx, ast.Load)) \
+                    and not read_only(self.model, mention):
+                return None  # stored into, deleted from, updated, handed on, rebound elsewhere
+        keys = [cast(ast.Constant, k).value for k in table.keys]
+        picked = self.values(item.slice, 0)
+        if picked is None:
+            return list(table.values)
+        found = [v for k, v in zip(keys, table.values) if k in picked]
+        return found or None
 
     def _either(self, before: List[ast.expr], choices: List[ast.expr], member: ast.expr) -> Feeder:
         """What feeds the member after ``before`` + one of ``choices``: the walk's answer where it
