@@ -1510,8 +1510,15 @@ class Chains:
 
     def feeder(self, members: List[ast.expr], index: int) -> Feeder:
         """Walks back from ``members[index]`` to the member whose output it receives; in-place
-        members that save nothing hand their input on unchanged, so the walk goes past them."""
-        for member in reversed(members[:max(index, 0)]):
+        members that save nothing hand their input on unchanged, so the walk goes past them. A
+        member that is one of several layers (:meth:`_choices`) is what the walk finds for each
+        of them, where that agrees."""
+        before = members[:max(index, 0)]
+        for at in range(len(before) - 1, -1, -1):
+            member = before[at]
+            choices = self._choices(member)
+            if choices is not None:
+                return self._either(before[:at], choices, member)
             layer = self._layer_value(member)
             if not isinstance(layer, ast.Call):
                 return Feeder("unseen", None, "", False)
@@ -1538,6 +1545,90 @@ class Chains:
                 continue  # saves nothing of it, and hands its input on
             return found
         return Feeder("caller", None, "", False)
+
+    def _choices(self, member: ast.expr, depth: int = 0) -> Optional[List[ast.expr]]:
+        """The layers a member of a chain may be where it is one of several: the branches of a
+        conditional expression (the one its test always takes where ``Decided.test`` says so),
+        the values of a name's bindings that reach it (``if``/``else`` branches), followed
+        through names bound to such. None where the member is one value (or any binding that
+        reaches is no assignment: a parameter, a loop variable: the walk then says unseen)."""
+        if depth > 4:
+            return None
+        value: Optional[ast.expr] = member
+        if isinstance(member, (ast.Name, ast.Attribute)):
+            key = target_key(member)
+            if key is None or not (isinstance(member, ast.Name) or (key.startswith("self.") and key.count(".") == 1)):
+                return None
+            bindings = self.model.reaching(self.model.flow(self.model.owner(member)), key,
+                                           self.model.statement_of(member))
+            if not bindings or not all(b.form == "assign" and b.value is not None for b in bindings):
+                return None
+            if len(bindings) > 1:
+                return [c for b in bindings for c in (self._choices(cast(ast.expr, b.value), depth + 1)
+                                                      or [cast(ast.expr, b.value)])]
+            value = bindings[0].value
+        if isinstance(value, (ast.Name, ast.Attribute)) and value is not member:
+            return self._choices(value, depth + 1)
+        if isinstance(value, ast.Subscript):
+            entries = self._entries(value)
+            return [c for e in entries for c in (self._choices(e, depth + 1) or [e])] if entries else None
+        if not isinstance(value, ast.IfExp):
+            return None
+        way = self.decided.test(value.test)
+        branches = [value.body] if way is True else [value.orelse] if way is False else [value.body, value.orelse]
+        return [c for b in branches for c in (self._choices(b, depth + 1) or [b])]
+
+    def _entries(self, item: ast.Subscript) -> Optional[List[ast.expr]]:
+        """``acts[kind]`` of a dict display of string keys bound once to a name of the function
+        (or of the file's top level, not bound in the function) and only read after
+        (``acts[k]``, ``k in acts``, ``acts.keys()``...: nothing replaces an entry or hands the
+        dict on): the entries the key may pick (``Chains.values``), every entry where the key is
+        not known. None otherwise."""
+        if not (isinstance(item.value, ast.Name) and isinstance(item.ctx, ast.Load)):
+            return None
+        name = item.value.id
+        owner = self.model.owner(item)
+        flow = self.model.flow(owner)
+        if name not in flow.bindings:
+            owner, flow = self.model.module, self.model.flow(self.model.module)
+        bound = flow.bindings.get(name, [])
+        if len(bound) != 1 or bound[0].form != "assign" or name in flow.declared:
+            return None
+        table = bound[0].value
+        if not (isinstance(table, ast.Dict) and table.keys
+                and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in table.keys)):
+            return None
+        mentions = [m for m in self.model.mentions(name) if isinstance(m, ast.Name)]
+        if owner is not self.model.module:
+            mentions = [m for m in mentions if owner in self.model.ancestors(m)]
+        target = bound[0].stmt.targets[0] if isinstance(bound[0].stmt, ast.Assign) else None
+        for mention in mentions:
+            parent = self.model.parent(mention)
+            if mention is target:
+                continue  # the binding itself
+            if not (isinstance(parent, ast.Subscript) and parent.value is mention and isinstance(parent.ctx, ast.Load)) \
+                    and not read_only(self.model, mention):
+                return None  # stored into, deleted from, updated, handed on, rebound elsewhere
+        keys = [cast(ast.Constant, k).value for k in table.keys]
+        picked = self.values(item.slice, 0)
+        if picked is None:
+            return list(table.values)
+        found = [v for k, v in zip(keys, table.values) if k in picked]
+        return found or None
+
+    def _either(self, before: List[ast.expr], choices: List[ast.expr], member: ast.expr) -> Feeder:
+        """What feeds the member after ``before`` + one of ``choices``: the walk's answer where it
+        is the same for every choice (each saves its output: saved, whichever is built);
+        unseen where they differ."""
+        found = [self.feeder([*before, choice], len(before) + 1) for choice in choices]
+        kinds = {f.kind for f in found}
+        if len(kinds) != 1 or "unseen" in kinds:
+            return Feeder("unseen", member, "", False)
+        kind = kinds.pop()
+        if kind == "caller":
+            return Feeder("caller", None, "", False)
+        names = " or ".join(dict.fromkeys(f.name for f in found if f.name))
+        return Feeder(kind, member, names, all(f.in_place for f in found))
 
     def _torch_feeder(self, member: ast.expr, name: str, in_place: Optional[bool]) -> Optional[Feeder]:
         """What the torch module ``name`` (running in place or not: ``in_place``, None where not
