@@ -79,6 +79,46 @@ def apart_until(made: ast.AST, other: ast.AST, use: ast.AST,
         return False
     if _may_leave(split.body if sides[0] == "body" else split.orelse, made, ancestors):
         return False  # `return` after the view: its path never reaches `use`
+    return _reaches_after(split, use, ancestors)
+
+
+def overrides_until(made: ast.AST, other: ast.AST, use: ast.AST,
+                    ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> bool:
+    """``made`` sits in a branch of an ``if`` (inside ``if``s only, up to the block holding
+    ``other``) that follows ``other`` in that block, and no path from ``made`` runs ``other``
+    before ``use``: ``s = f(x)`` / ``if c: s = g(s)`` / ``use(s)``. Wherever ``made``'s branch
+    runs, ``use`` sees ``made``'s value (the branch overrides ``other``). ``made``'s branch
+    must not leave before its end, nor anything between the ``if`` and ``use``; a loop around
+    must hold ``use`` on its path back (as :func:`apart_until`); a loop, ``try`` or ``with``
+    between ``made`` and that block answers no."""
+    parent_of_other = next(iter(ancestors(other)), None)
+    block = next((b for b in _blocks(parent_of_other) if any(s is other for s in b)), None) \
+        if parent_of_other is not None else None
+    if block is None:
+        return False
+    inner: Optional[ast.If] = None
+    holder: ast.AST = made
+    for up in ancestors(made):
+        if up is parent_of_other:
+            break
+        if not isinstance(up, ast.If) or branch(made, up) is None:
+            return False  # a loop, `try`, `with` or function between: not followed
+        inner = inner or up
+        holder = up
+    else:
+        return False
+    if inner is None or not any(s is holder for s in block):
+        return False
+    if next(i for i, s in enumerate(block) if s is holder) <= next(i for i, s in enumerate(block) if s is other):
+        return False
+    if _may_leave(inner.body if branch(made, inner) == "body" else inner.orelse, made, ancestors):
+        return False  # `return` after the view: its path never reaches `use`
+    return _reaches_after(inner, use, ancestors)
+
+
+def _reaches_after(split: ast.AST, use: ast.AST, ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> bool:
+    """Every path out of ``split`` (an ``if``) reaches ``use`` before any loop around runs
+    ``split`` again, and nothing between leaves."""
     below: ast.AST = split
     for up in ancestors(split):
         if isinstance(up, _LOOPS) and not _runs_after_on_each_turn(up, below, use, ancestors):
