@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from codemod import torch_api
 from codemod.analysis.binder import Binder
+from codemod.analysis.branches import exclusive_until
 from codemod.analysis.dataflow import VIEW_METHODS, Dataflow
 from codemod.analysis.hooks import HookedOutputs
 from codemod.analysis.kinds import Kind
@@ -222,8 +223,11 @@ class Leaves:
             if creates_leaf(value):
                 return LeafOrigin(True, f"`{name.id}`, created with requires_grad=True", True)
             hooked = self.hooked.output_leaf(value, binding.stmt)
-            if hooked is not None:  # known where nothing else reaches (`x += v` in a loop keeps the tensor)
-                alone = all(b is binding or isinstance(b.stmt, ast.AugAssign) for b in reaching)
+            if hooked is not None:  # known where nothing else reaches (`x += v` in a loop keeps the tensor),
+                # or where the other ways in never follow this binding (`if x is None: x = self.tok(ids)`)
+                alone = all(b is binding or isinstance(b.stmt, ast.AugAssign) or exclusive_until(
+                    binding.stmt, owner if b.form == "param" else b.stmt, stmt, self.tree.ancestors)
+                    for b in reaching)
                 return LeafOrigin(alone, f"`{name.id}`, {hooked}", True, hooked=True)
             switched = self.handed.switched_on(name.id, binding.stmt, stmt)
             if switched is not None:

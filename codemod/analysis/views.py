@@ -27,7 +27,7 @@ from typing import Dict, Iterable, List, Literal, NamedTuple, Optional, Sequence
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding, Flow
 from codemod.analysis.builders import parametric_builder
-from codemod.analysis.branches import apart_until, overrides_until, within
+from codemod.analysis.branches import exclusive_until, within
 from codemod.analysis.classes import Classes
 from codemod.analysis.grad_mode import GradMode
 from codemod.analysis.holders import read_after
@@ -365,13 +365,12 @@ class Views:
         binding reaching ``at`` are unpackings or assignments on different branches of one
         ``if`` (``q, k, v = self.in_proj_qkv(x)`` on one, ``q = self.in_proj_q(x)`` on
         another), or the view's sits in a branch of an ``if`` after the other in its block
-        (``s = self.lin(x)`` / ``if c: s = tag(s)``, the branch overriding it); and no loop
-        runs the other between the view's and ``at``: the path through the view's branch
-        writes into it, a real error wherever that branch runs."""
+        (``s = self.lin(x)`` / ``if c: s = tag(s)``, the branch overriding it); and no path
+        from the view's runs the other before ``at`` (``branches.exclusive_until``): the path
+        through the view's branch writes into it, a real error wherever that branch runs."""
         ancestors = self.tree.ancestors
         return all(b.form in ("assign", "other") for b in made + plain) and all(
-            apart_until(m.stmt, p.stmt, at, ancestors) or overrides_until(m.stmt, p.stmt, at, ancestors)
-            for m in made for p in plain)
+            exclusive_until(m.stmt, p.stmt, at, ancestors) for m in made for p in plain)
 
     def _returned_multi_view(self, value: ast.expr) -> Optional[ast.Call]:
         """``self.in_proj_qkv(x)`` where that method of the class returns only multi-view calls
