@@ -678,7 +678,9 @@ class ViewMaking(_ViewsPart):
 
     def custom_function_view(self, call: ast.Call) -> bool:
         """``MyFn.apply(x)`` where ``MyFn`` (an ``autograd.Function`` of this module) returns an
-        input, or a view of one, from ``forward``: PyTorch marks the output a refused view."""
+        input, or a view of one, or a view for sure of a tensor it made (``flat.view(shape)``)
+        from ``forward``: PyTorch marks the output a refused view. Not where ``forward`` marks
+        an output non-differentiable."""
         func = call.func
         if not (isinstance(func, ast.Attribute) and func.attr == "apply" and isinstance(func.value, ast.Name)):
             return False
@@ -689,9 +691,12 @@ class ViewMaking(_ViewsPart):
         forward = next((s for s in cls.body if isinstance(s, FUNCTIONS) and s.name == "forward"), None)
         if forward is None:
             return False
+        if any(isinstance(n, ast.Attribute) and n.attr == "mark_non_differentiable" for n in ast.walk(forward)):
+            return False  # an output that requires no grad: PyTorch may allow the write (not measured)
         inputs = {a.arg for a in forward.args.args} - {"ctx", "self", "cls"}
         returns = [n for n in ast.walk(forward) if isinstance(n, ast.Return)]
-        return bool(returns) and all(r.value is not None and _view_of_input(r.value, inputs) for r in returns)
+        return bool(returns) and all(r.value is not None and (_view_of_input(r.value, inputs)
+                                                              or _view_made_in(r.value, forward)) for r in returns)
 
 
 class LaterReads(_ViewsPart):
@@ -2019,6 +2024,24 @@ def _view_of_input(expr: ast.expr, inputs: Set[str]) -> bool:
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _ALWAYS:
         return expr.func.attr != "detach" and _view_of_input(expr.func.value, inputs)
     return False
+
+
+def _view_made_in(expr: ast.expr, forward: ast.AST) -> bool:
+    """``expr``, returned by a custom Function's ``forward``, is a view for sure of a tensor
+    made there (``return flat.view(shape)``, or a name bound once in ``forward`` to one): PyTorch
+    marks any output that is a view as made inside the Function (measured: ``y += 1`` on it
+    raises where an input requires grad)."""
+    if isinstance(expr, ast.Name):
+        stores = [n for n in ast.walk(forward) if isinstance(n, ast.Name) and n.id == expr.id
+                  and not isinstance(n.ctx, ast.Load)]
+        bound = [n for n in ast.walk(forward) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                 and isinstance(n.targets[0], ast.Name) and n.targets[0].id == expr.id]
+        if len(stores) != 1 or len(bound) != 1 or any(isinstance(a, ast.arg) and a.arg == expr.id
+                                                      for a in ast.walk(forward)):
+            return False
+        expr = bound[0].value
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _ALWAYS \
+        and expr.func.attr != "detach"
 
 
 def _any(answers: Iterable[RequiresGrad]) -> RequiresGrad:
