@@ -9,7 +9,7 @@ the part where x requires grad and the part where it does not.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Iterable, List, Optional, Sequence, Tuple, cast
 
 from codemod.analysis.syntax import OWNERS, target_key
 
@@ -79,6 +79,93 @@ def apart_until(made: ast.AST, other: ast.AST, use: ast.AST,
         return False
     if _may_leave(split.body if sides[0] == "body" else split.orelse, made, ancestors):
         return False  # `return` after the view: its path never reaches `use`
+    return _reaches_after(split, use, ancestors)
+
+
+def overrides_until(made: ast.AST, other: ast.AST, use: ast.AST,
+                    ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> bool:
+    """``made`` sits in a branch of an ``if`` (inside ``if``s only, up to the block holding
+    ``other``) that follows ``other`` in that block, ``other`` being a statement or the function
+    whose parameter it binds (its body's start), and no path from ``made`` runs ``other`` before
+    ``use``: ``s = f(x)`` / ``if c: s = g(s)`` / ``use(s)``, or ``def f(x=None): if x is None:
+    x = g()``. Wherever ``made``'s binding reaches ``use``, ``use`` sees ``made``'s value. With
+    no loop around the ``if`` (in the function) a path is never run twice; else (as
+    :func:`apart_until`) ``made``'s branch must not leave before its end, nor anything between
+    the ``if`` and ``use``, and each loop around must hold ``use`` on its path back. A loop,
+    ``try`` or ``with`` between ``made`` and that block answers no."""
+    if isinstance(other, OWNERS):
+        parent_of_other: Optional[ast.AST] = other
+        block: Optional[List[ast.stmt]] = getattr(other, "body", None)
+        if not isinstance(block, list):
+            return False
+        here = -1
+    else:
+        parent_of_other = next(iter(ancestors(other)), None)
+        block = next((b for b in _blocks(parent_of_other) if any(s is other for s in b)), None) \
+            if parent_of_other is not None else None
+        if block is None:
+            return False
+        here = next(i for i, s in enumerate(block) if s is other)
+    inner: Optional[ast.If] = None
+    holder: ast.AST = made
+    for up in ancestors(made):
+        if up is parent_of_other:
+            break
+        if not isinstance(up, ast.If) or branch(made, up) is None:
+            return False  # a loop, `try`, `with` or function between: not followed
+        inner = inner or up
+        holder = up
+    else:
+        return False
+    if inner is None or not any(s is holder for s in block):
+        return False
+    if next(i for i, s in enumerate(block) if s is holder) <= here:
+        return False
+    if _may_leave(_branch_block(made, cast(ast.If, holder)), made, ancestors):
+        return False  # `return` after the view: its path never reaches `use`
+    if not _in_loop(holder, ancestors):
+        return True  # one pass: `other` ran before the `if`, never after `made`
+    return _reaches_after(inner, use, ancestors)
+
+
+def exclusive_until(made: ast.AST, other: ast.AST, use: ast.AST,
+                    ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> bool:
+    """No path from ``made`` runs ``other`` before ``use`` (two bindings of one name reaching
+    ``use``): :func:`apart_until`, :func:`overrides_until`, or the two on different branches of
+    one ``if`` with no loop around it in the function (one pass runs one branch)."""
+    if apart_until(made, other, use, ancestors) or overrides_until(made, other, use, ancestors):
+        return True
+    above = {id(up) for up in ancestors(other)}
+    for up in ancestors(made):
+        if isinstance(up, OWNERS):
+            return False
+        if id(up) in above:
+            if not isinstance(up, ast.If):
+                return False
+            sides = branch(made, up), branch(other, up)
+            return None not in sides and sides[0] != sides[1] and not _in_loop(up, ancestors) \
+                and not _may_leave(_branch_block(made, up), made, ancestors)
+    return False
+
+
+def _branch_block(node: ast.AST, test: ast.If) -> List[ast.stmt]:
+    """The branch of ``test`` holding ``node``."""
+    return test.body if branch(node, test) == "body" else test.orelse
+
+
+def _in_loop(node: ast.AST, ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> bool:
+    """A loop of the function holding ``node`` runs it (``node`` inside its body or ``else``)."""
+    for up in ancestors(node):
+        if isinstance(up, OWNERS):
+            return False
+        if isinstance(up, _LOOPS):
+            return True
+    return False
+
+
+def _reaches_after(split: ast.AST, use: ast.AST, ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> bool:
+    """Every path out of ``split`` (an ``if``) reaches ``use`` before any loop around runs
+    ``split`` again, and nothing between leaves."""
     below: ast.AST = split
     for up in ancestors(split):
         if isinstance(up, _LOOPS) and not _runs_after_on_each_turn(up, below, use, ancestors):

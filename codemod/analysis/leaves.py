@@ -17,7 +17,8 @@ from typing import Dict, FrozenSet, List, NamedTuple, Optional, Set, Tuple, Unio
 from typing import TYPE_CHECKING
 
 from codemod import torch_api
-from codemod.analysis.binder import Binder
+from codemod.analysis.binder import Binder, Binding
+from codemod.analysis.branches import exclusive_until
 from codemod.analysis.dataflow import VIEW_METHODS, Dataflow
 from codemod.analysis.hooks import HookedOutputs
 from codemod.analysis.kinds import Kind
@@ -223,7 +224,7 @@ class Leaves:
                 return LeafOrigin(True, f"`{name.id}`, created with requires_grad=True", True)
             hooked = self.hooked.output_leaf(value, binding.stmt)
             if hooked is not None:  # known where nothing else reaches (`x += v` in a loop keeps the tensor)
-                alone = all(b is binding or isinstance(b.stmt, ast.AugAssign) for b in reaching)
+                alone = _alone(self.tree, owner, binding, reaching, stmt)
                 return LeafOrigin(alone, f"`{name.id}`, {hooked}", True, hooked=True)
             switched = self.handed.switched_on(name.id, binding.stmt, stmt)
             if switched is not None:
@@ -1058,3 +1059,11 @@ def _list_changed(tree: Tree, attr: str) -> bool:
             if isinstance(parent, ast.AugAssign) and parent.target is node:
                 return True
     return False
+
+
+def _alone(tree: Tree, owner: ast.AST, binding: Binding, reaching: List[Binding], at: ast.AST) -> bool:
+    """No other binding reaching ``at`` can follow ``binding`` on a path to it: each is an
+    in-place update, or never runs after it (``branches.exclusive_until``: before its ``if``,
+    the parameter's default of ``if x is None: x = self.tok(ids)``, the ``if``'s other branch)."""
+    return all(b is binding or isinstance(b.stmt, ast.AugAssign) or exclusive_until(
+        binding.stmt, owner if b.form == "param" else b.stmt, at, tree.ancestors) for b in reaching)

@@ -27,7 +27,7 @@ from typing import Dict, Iterable, List, Literal, NamedTuple, Optional, Sequence
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding, Flow
 from codemod.analysis.builders import parametric_builder
-from codemod.analysis.branches import apart_until, within
+from codemod.analysis.branches import exclusive_until, within
 from codemod.analysis.classes import Classes
 from codemod.analysis.grad_mode import GradMode
 from codemod.analysis.holders import read_after
@@ -311,7 +311,8 @@ class Views:
                 continue
             found.append(origin)
             made.append(b)
-        if plain and not (found and all(o.kind == "multi-output" for o in found) and self._branches_only(made, plain, at)):
+        if plain and not (found and all(o.kind in ("multi-output", "custom-function") for o in found)
+                          and self._branches_only(made, plain, at)):
             return None  # one way in is not a refused view: nothing is proven
         first = found[0]
         sharers = tuple(dict.fromkeys(k for o in found for k in o.sharers))
@@ -360,13 +361,16 @@ class Views:
         return None
 
     def _branches_only(self, made: List[Binding], plain: List[Binding], at: Located) -> bool:
-        """Each binding making a multi-output view and each other binding reaching ``at`` are
-        unpackings or assignments on different branches of one ``if`` (``q, k, v =
-        self.in_proj_qkv(x)`` on one, ``q = self.in_proj_q(x)`` on another), and no loop runs
-        the other between the view's and ``at``: the path through a multi-output view's branch
-        writes into it, a real error wherever that branch runs."""
+        """Each binding making a multi-output view (or a custom Function's) and each other
+        binding reaching ``at`` are unpackings or assignments on different branches of one
+        ``if`` (``q, k, v = self.in_proj_qkv(x)`` on one, ``q = self.in_proj_q(x)`` on
+        another), or the view's sits in a branch of an ``if`` after the other in its block
+        (``s = self.lin(x)`` / ``if c: s = tag(s)``, the branch overriding it); and no path
+        from the view's runs the other before ``at`` (``branches.exclusive_until``): the path
+        through the view's branch writes into it, a real error wherever that branch runs."""
+        ancestors = self.tree.ancestors
         return all(b.form in ("assign", "other") for b in made + plain) and all(
-            apart_until(m.stmt, p.stmt, at, self.tree.ancestors) for m in made for p in plain)
+            exclusive_until(m.stmt, p.stmt, at, ancestors) for m in made for p in plain)
 
     def _returned_multi_view(self, value: ast.expr) -> Optional[ast.Call]:
         """``self.in_proj_qkv(x)`` where that method of the class returns only multi-view calls
@@ -674,7 +678,9 @@ class ViewMaking(_ViewsPart):
 
     def custom_function_view(self, call: ast.Call) -> bool:
         """``MyFn.apply(x)`` where ``MyFn`` (an ``autograd.Function`` of this module) returns an
-        input, or a view of one, from ``forward``: PyTorch marks the output a refused view."""
+        input, or a view of one, or a view for sure of a tensor it made (``flat.view(shape)``)
+        from ``forward``: PyTorch marks the output a refused view. Not where ``forward`` marks
+        an output non-differentiable."""
         func = call.func
         if not (isinstance(func, ast.Attribute) and func.attr == "apply" and isinstance(func.value, ast.Name)):
             return False
@@ -685,9 +691,12 @@ class ViewMaking(_ViewsPart):
         forward = next((s for s in cls.body if isinstance(s, FUNCTIONS) and s.name == "forward"), None)
         if forward is None:
             return False
+        if any(isinstance(n, ast.Attribute) and n.attr == "mark_non_differentiable" for n in ast.walk(forward)):
+            return False  # an output that requires no grad: PyTorch may allow the write (not measured)
         inputs = {a.arg for a in forward.args.args} - {"ctx", "self", "cls"}
         returns = [n for n in ast.walk(forward) if isinstance(n, ast.Return)]
-        return bool(returns) and all(r.value is not None and _view_of_input(r.value, inputs) for r in returns)
+        return bool(returns) and all(r.value is not None and (_view_of_input(r.value, inputs)
+                                                              or _view_made_in(r.value, forward)) for r in returns)
 
 
 class LaterReads(_ViewsPart):
@@ -888,6 +897,9 @@ class ReturnedViews(_ViewsPart):
         if found is None or id(call) in self._asking:
             return None
         func, returns = found
+        returns = [r for r in returns if not _ruled_out(self.views, func, call, r)]
+        if not returns:
+            return None
         self._asking.add(id(call))
         try:
             origins = [self.views._expr(cast(ast.expr, r.value), r) for r in returns]
@@ -1382,7 +1394,8 @@ def own_callee(views: "Views", call: ast.Call, extended: Set[str]) -> Optional[F
 
 def _ruled_out(views: "Views", func: Function, call: ast.Call, ret: ast.Return) -> bool:
     """``ret`` sits on a branch of ``if p == 'C':`` (or ``!=``; ``p`` a parameter of ``func``
-    never rebound) that ``call``'s constant string for ``p`` does not take."""
+    never rebound) that ``call``'s constant string for ``p`` does not take, or in the body of
+    ``if torch.jit.is_scripting():`` (the ``else`` of ``if not ...``), which never runs eagerly."""
     params = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)}
     bound = views.binder.flow(func).bindings
     method = isinstance(views.tree.parent(func), ast.ClassDef)
@@ -1392,6 +1405,9 @@ def _ruled_out(views: "Views", func: Function, call: ast.Call, ret: ast.Return) 
         if anc is func:
             return False
         test = anc.test if isinstance(anc, ast.If) else None
+        scripting = _scripting_test(views, test) if test is not None else None
+        if scripting is not None and any(s is child for s in cast(ast.If, anc).body) == scripting:
+            return True  # `if torch.jit.is_scripting(): return x`: never taken eagerly
         if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)) \
                 and isinstance(test.left, ast.Name) and test.left.id in params \
                 and all(b.form == "param" for b in bound.get(test.left.id, [])) \
@@ -1405,6 +1421,18 @@ def _ruled_out(views: "Views", func: Function, call: ast.Call, ret: ast.Return) 
                     return True
         child = anc
     return False
+
+
+def _scripting_test(views: "Views", test: ast.expr) -> Optional[bool]:
+    """``torch.jit.is_scripting()`` (True) or ``not torch.jit.is_scripting()`` (False): a test
+    whose body runs only under TorchScript (resp. only eagerly); None for any other test. Eagerly
+    ``is_scripting()`` is False (and TorchScript runs no custom autograd Function)."""
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    call = test.operand if isinstance(test, ast.UnaryOp) and negated else test
+    if isinstance(call, ast.Call) and not call.args and not call.keywords \
+            and views.names.torch_name(call.func) == "torch.jit.is_scripting":
+        return not negated
+    return None
 
 
 def _defines(cls: ast.ClassDef, name: str) -> bool:
@@ -1996,6 +2024,24 @@ def _view_of_input(expr: ast.expr, inputs: Set[str]) -> bool:
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _ALWAYS:
         return expr.func.attr != "detach" and _view_of_input(expr.func.value, inputs)
     return False
+
+
+def _view_made_in(expr: ast.expr, forward: ast.AST) -> bool:
+    """``expr``, returned by a custom Function's ``forward``, is a view for sure of a tensor
+    made there (``return flat.view(shape)``, or a name bound once in ``forward`` to one): PyTorch
+    marks any output that is a view as made inside the Function (measured: ``y += 1`` on it
+    raises where an input requires grad)."""
+    if isinstance(expr, ast.Name):
+        stores = [n for n in ast.walk(forward) if isinstance(n, ast.Name) and n.id == expr.id
+                  and not isinstance(n.ctx, ast.Load)]
+        bound = [n for n in ast.walk(forward) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                 and isinstance(n.targets[0], ast.Name) and n.targets[0].id == expr.id]
+        if len(stores) != 1 or len(bound) != 1 or any(isinstance(a, ast.arg) and a.arg == expr.id
+                                                      for a in ast.walk(forward)):
+            return False
+        expr = bound[0].value
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _ALWAYS \
+        and expr.func.attr != "detach"
 
 
 def _any(answers: Iterable[RequiresGrad]) -> RequiresGrad:

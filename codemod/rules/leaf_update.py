@@ -85,9 +85,9 @@ class LeafUpdate(Rule):
     it is unsafe (`value-requires-grad`: a later backward may have meant to reach what the value
     was computed from). A function handed on (`self.apply(self._init_weights)`) proves nothing.
     The output of a module a forward hook makes a leaf that requires grad (`output.requires_grad_(True)`
-    on a frozen embedding, `enable_input_require_grads`; an attribution hook returning its own
-    leaf) is part of the computation: its update is never wrapped in `no_grad`, which would cut
-    the gradients of the values written; the fix updates a copy (`x = x * s`, `x = x.clone()`
+    on a frozen embedding, `enable_input_require_grads`; an attribution hook returning its own leaf; also bound on
+    a branch no other binding follows, `if x is None: x = self.tok(ids)`) is part of the computation: its update is
+    never wrapped in `no_grad`, which would cut the gradients of the values written; the fix updates a copy (`x = x * s`, `x = x.clone()`
     before `x[mask] = v`), safe where no other holder of the tensor is seen, unsafe otherwise
     (the reason given), manual (`hooked-output`) where no copy can be written.
     Updates under `no_grad`, through `.data`, or in optimizer code are left alone.

@@ -52,7 +52,10 @@ class ViewWrite(Rule):
     `x.chunk(2, 1)` of its parameter: the tensor viewed is the caller's `x`); a view made
     under `torch.no_grad()` and written with grad on; the output of a custom
     `autograd.Function` whose `forward` returns an input or a view of one (also through a
-    function of the file returning it); and a write into the tensor such a view was taken
+    function of the file returning it; a return under `if torch.jit.is_scripting():` never
+    runs eagerly); such a view bound on a branch of an `if` (`if self.training: s = tag(s)`)
+    counts wherever no path from that branch runs the name's other binding before the write;
+    and a write into the tensor such a view was taken
     from when the view is read afterwards (PyTorch raises at that read). The fix writes into a copy: `q *= s`
     becomes `q = q * s`, `log_std.clamp_(-20, 2)` becomes `log_std = log_std.clamp(-20, 2)`,
     other writes get `q = q.clone()` before them.
