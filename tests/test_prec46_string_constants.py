@@ -9,8 +9,9 @@ fields, another such name, a sum of such strings) are in its project facts
 file's own ones from its tree. Programs written from the pattern, each run with torch: the probes
 run and are not proven; the look-alike whose constant is an integer (a tensor indexed with it)
 raises and stays proven. Stop 47: a top-level module imported whole under an alias (``import
-keys as properties``, the probes' form) resolves too. Open (strict xfail): schnetpack's ``stats.py:54``, where the write is into
-one entry's view and the save of another entry (dataflow takes both for views of one tensor)."""
+keys as properties``, the probes' form) resolves too; and schnetpack's ``stats.py:54`` (the write into one entry's view, the save of
+another entry, which dataflow takes for views of one tensor) is possible, not proven
+(tests/test_prec47_dict_entries.py)."""
 
 from __future__ import annotations
 
@@ -181,10 +182,6 @@ def test_a_star_imported_modules_string_constants_are_strings():
     assert _proven(EMBED, more=more) == []
 
 
-@pytest.mark.xfail(strict=True, reason="open: the probe imports a top-level module under an alias (`import keys as "
-                   "structure`), whose string constants the merged index does not resolve, so `props` is not known "
-                   "to be a dict; the entries-as-views part is closed (stop 47: tests/test_prec47_dict_entries.py, "
-                   "schnetpack's own `import schnetpack.properties as structure` is resolved: data/stats.py:54 possible)")
 def test_two_entries_of_a_dict_keyed_by_string_constants_are_no_views_of_one_tensor():
     assert _runs(STATS)
     assert _proven(STATS) == []

@@ -1420,6 +1420,7 @@ class Chains:
         chains = weakref.proxy(self)  # the lambda holds this part weakly: no cycle through its closure
         self.factories = Factories(model, self.decided.test, lambda expr: chains.values(expr, 0))
         self.built = BuiltLayers(model, self)
+        self.chosen = ChosenLayers(model, self.decided.test, lambda expr: chains.values(expr, 0))
         # An installed library's file: its classes and functions are built and called by code
         # it does not show, so no parameter's value is known from its default or its own calls.
         self.callers_unseen = False
@@ -1511,12 +1512,12 @@ class Chains:
     def feeder(self, members: List[ast.expr], index: int) -> Feeder:
         """Walks back from ``members[index]`` to the member whose output it receives; in-place
         members that save nothing hand their input on unchanged, so the walk goes past them. A
-        member that is one of several layers (:meth:`_choices`) is what the walk finds for each
+        member that is one of several layers (``ChosenLayers``) is what the walk finds for each
         of them, where that agrees."""
         before = members[:max(index, 0)]
         for at in range(len(before) - 1, -1, -1):
             member = before[at]
-            choices = self._choices(member)
+            choices = self.chosen.choices(member)
             if choices is not None:
                 return self._either(before[:at], choices, member)
             layer = self._layer_value(member)
@@ -1545,76 +1546,6 @@ class Chains:
                 continue  # saves nothing of it, and hands its input on
             return found
         return Feeder("caller", None, "", False)
-
-    def _choices(self, member: ast.expr, depth: int = 0) -> Optional[List[ast.expr]]:
-        """The layers a member of a chain may be where it is one of several: the branches of a
-        conditional expression (the one its test always takes where ``Decided.test`` says so),
-        the values of a name's bindings that reach it (``if``/``else`` branches), followed
-        through names bound to such. None where the member is one value (or any binding that
-        reaches is no assignment: a parameter, a loop variable: the walk then says unseen)."""
-        if depth > 4:
-            return None
-        value: Optional[ast.expr] = member
-        if isinstance(member, (ast.Name, ast.Attribute)):
-            key = target_key(member)
-            if key is None or not (isinstance(member, ast.Name) or (key.startswith("self.") and key.count(".") == 1)):
-                return None
-            bindings = self.model.reaching(self.model.flow(self.model.owner(member)), key,
-                                           self.model.statement_of(member))
-            if not bindings or not all(b.form == "assign" and b.value is not None for b in bindings):
-                return None
-            if len(bindings) > 1:
-                return [c for b in bindings for c in (self._choices(cast(ast.expr, b.value), depth + 1)
-                                                      or [cast(ast.expr, b.value)])]
-            value = bindings[0].value
-        if isinstance(value, (ast.Name, ast.Attribute)) and value is not member:
-            return self._choices(value, depth + 1)
-        if isinstance(value, ast.Subscript):
-            entries = self._entries(value)
-            return [c for e in entries for c in (self._choices(e, depth + 1) or [e])] if entries else None
-        if not isinstance(value, ast.IfExp):
-            return None
-        way = self.decided.test(value.test)
-        branches = [value.body] if way is True else [value.orelse] if way is False else [value.body, value.orelse]
-        return [c for b in branches for c in (self._choices(b, depth + 1) or [b])]
-
-    def _entries(self, item: ast.Subscript) -> Optional[List[ast.expr]]:
-        """``acts[kind]`` of a dict display of string keys bound once to a name of the function
-        (or of the file's top level, not bound in the function) and only read after
-        (``acts[k]``, ``k in acts``, ``acts.keys()``...: nothing replaces an entry or hands the
-        dict on): the entries the key may pick (``Chains.values``), every entry where the key is
-        not known. None otherwise."""
-        if not (isinstance(item.value, ast.Name) and isinstance(item.ctx, ast.Load)):
-            return None
-        name = item.value.id
-        owner = self.model.owner(item)
-        flow = self.model.flow(owner)
-        if name not in flow.bindings:
-            owner, flow = self.model.module, self.model.flow(self.model.module)
-        bound = flow.bindings.get(name, [])
-        if len(bound) != 1 or bound[0].form != "assign" or name in flow.declared:
-            return None
-        table = bound[0].value
-        if not (isinstance(table, ast.Dict) and table.keys
-                and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in table.keys)):
-            return None
-        mentions = [m for m in self.model.mentions(name) if isinstance(m, ast.Name)]
-        if owner is not self.model.module:
-            mentions = [m for m in mentions if owner in self.model.ancestors(m)]
-        target = bound[0].stmt.targets[0] if isinstance(bound[0].stmt, ast.Assign) else None
-        for mention in mentions:
-            parent = self.model.parent(mention)
-            if mention is target:
-                continue  # the binding itself
-            if not (isinstance(parent, ast.Subscript) and parent.value is mention and isinstance(parent.ctx, ast.Load)) \
-                    and not read_only(self.model, mention):
-                return None  # stored into, deleted from, updated, handed on, rebound elsewhere
-        keys = [cast(ast.Constant, k).value for k in table.keys]
-        picked = self.values(item.slice, 0)
-        if picked is None:
-            return list(table.values)
-        found = [v for k, v in zip(keys, table.values) if k in picked]
-        return found or None
 
     def _either(self, before: List[ast.expr], choices: List[ast.expr], member: ast.expr) -> Feeder:
         """What feeds the member after ``before`` + one of ``choices``: the walk's answer where it
@@ -1780,6 +1711,87 @@ class Chains:
 _OBJECT = ast.Ellipsis  # a value that is never None: a container literal, a module or object built by a call
 _UNSET = ast.Pass  # an attribute not yet assigned
 
+
+class ChosenLayers:
+    """A chain's member that is one of several layers: the branches of a conditional, a name
+    bound on ``if``/``else`` branches, an entry of a dict of module instances (``Chains.feeder``
+    walks each)."""
+
+    def __init__(self, model: SummaryFacts, test: Callable[[ast.expr], Optional[bool]],
+                 values: Callable[[ast.expr], Optional[FrozenSet[object]]]) -> None:
+        self.model = model
+        self.test = test  # ``Decided.test``: the way a condition always goes, None where not known
+        self.values = values  # ``Chains.values``: the constants an expression may be, None where not known
+
+    def choices(self, member: ast.expr, depth: int = 0) -> Optional[List[ast.expr]]:
+        """The layers a member of a chain may be where it is one of several: the branches of a
+        conditional expression (the one its test always takes where ``Decided.test`` says so),
+        the values of a name's bindings that reach it (``if``/``else`` branches), followed
+        through names bound to such. None where the member is one value (or any binding that
+        reaches is no assignment: a parameter, a loop variable: the walk then says unseen)."""
+        if depth > 4:
+            return None
+        value: Optional[ast.expr] = member
+        if isinstance(member, (ast.Name, ast.Attribute)):
+            key = target_key(member)
+            if key is None or not (isinstance(member, ast.Name) or (key.startswith("self.") and key.count(".") == 1)):
+                return None
+            bindings = self.model.reaching(self.model.flow(self.model.owner(member)), key,
+                                           self.model.statement_of(member))
+            if not bindings or not all(b.form == "assign" and b.value is not None for b in bindings):
+                return None
+            if len(bindings) > 1:
+                return [c for b in bindings for c in (self.choices(cast(ast.expr, b.value), depth + 1)
+                                                      or [cast(ast.expr, b.value)])]
+            value = bindings[0].value
+        if isinstance(value, (ast.Name, ast.Attribute)) and value is not member:
+            return self.choices(value, depth + 1)
+        if isinstance(value, ast.Subscript):
+            entries = self._entries(value)
+            return [c for e in entries for c in (self.choices(e, depth + 1) or [e])] if entries else None
+        if not isinstance(value, ast.IfExp):
+            return None
+        way = self.test(value.test)
+        branches = [value.body] if way is True else [value.orelse] if way is False else [value.body, value.orelse]
+        return [c for b in branches for c in (self.choices(b, depth + 1) or [b])]
+
+    def _entries(self, item: ast.Subscript) -> Optional[List[ast.expr]]:
+        """``acts[kind]`` of a dict display of string keys bound once to a name of the function
+        (or of the file's top level, not bound in the function) and only read after
+        (``acts[k]``, ``k in acts``, ``acts.keys()``...: nothing replaces an entry or hands the
+        dict on): the entries the key may pick (``values``: ``Chains.values``), every entry where the key is
+        not known. None otherwise."""
+        if not (isinstance(item.value, ast.Name) and isinstance(item.ctx, ast.Load)):
+            return None
+        name = item.value.id
+        owner = self.model.owner(item)
+        flow = self.model.flow(owner)
+        if name not in flow.bindings:
+            owner, flow = self.model.module, self.model.flow(self.model.module)
+        bound = flow.bindings.get(name, [])
+        if len(bound) != 1 or bound[0].form != "assign" or name in flow.declared:
+            return None
+        table = bound[0].value
+        if not (isinstance(table, ast.Dict) and table.keys
+                and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in table.keys)):
+            return None
+        mentions = [m for m in self.model.mentions(name) if isinstance(m, ast.Name)]
+        if owner is not self.model.module:
+            mentions = [m for m in mentions if owner in self.model.ancestors(m)]
+        target = bound[0].stmt.targets[0] if isinstance(bound[0].stmt, ast.Assign) else None
+        for mention in mentions:
+            parent = self.model.parent(mention)
+            if mention is target:
+                continue  # the binding itself
+            if not (isinstance(parent, ast.Subscript) and parent.value is mention and isinstance(parent.ctx, ast.Load)) \
+                    and not read_only(self.model, mention):
+                return None  # stored into, deleted from, updated, handed on, rebound elsewhere
+        keys = [cast(ast.Constant, k).value for k in table.keys]
+        picked = self.values(item.slice)
+        if picked is None:
+            return list(table.values)
+        found = [v for k, v in zip(keys, table.values) if k in picked]
+        return found or None
 
 def _calls_elsewhere(model: SummaryFacts, callee: str) -> Optional[List[CallFact]]:
     """The calls of the file's ``callee`` (a top-level function or class) in the run's other
