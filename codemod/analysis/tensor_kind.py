@@ -672,13 +672,14 @@ class CallKinds(_KindsPart):
         return None
 
     def _instance_attribute(self, func: ast.Attribute) -> bool:
-        """``self.conv3d`` where the calling method's class assigns ``self.conv3d`` (``self.conv3d =
-        Conv3dWrapper(...)`` in ``__init__``): the call runs the object stored there, whatever its
-        name shares with a tensor method."""
+        """``self.conv3d`` where the calling method's class only ever assigns ``self.conv3d`` a module
+        of this file (``self.conv3d = Conv3dWrapper(...)`` in ``__init__``; ``_forward_of``): the call
+        runs its ``forward``, whatever its name shares with a tensor method."""
         if not (isinstance(func.value, ast.Name) and func.value.id == "self"):
             return False
         cls = self.tree.enclosing_class(func)
-        return cls is not None and func.attr in self.classes.class_attrs(cls)
+        values = self.classes.class_attrs(cls).get(func.attr) if cls is not None else None
+        return bool(values) and all(self._forward_of(v) is not None for v in values)
 
     def _own_methods(self) -> FrozenSet[str]:
         """The names of the methods the module's classes define (a user class may have ``norm``)."""
