@@ -476,7 +476,7 @@ class CallKinds(_KindsPart):
             if receiver is Kind.PENDING:
                 return Kind.PENDING
             if receiver is Kind.UNKNOWN and tensor_only(method) and not self.names.qualified_names(func) \
-                    and method not in self._own_methods():
+                    and method not in self._own_methods() and not self._instance_attribute(func):
                 return Kind.TENSOR  # `feats[i].sigmoid()`: no other value has the method (it would raise)
         own = self.own_callee(func)
         if own is not None:
@@ -670,6 +670,16 @@ class CallKinds(_KindsPart):
                 return forward
             cls = top.get(base.id) if isinstance(base, ast.Name) else None
         return None
+
+    def _instance_attribute(self, func: ast.Attribute) -> bool:
+        """``self.conv3d`` where the calling method's class only ever assigns ``self.conv3d`` a module
+        of this file (``self.conv3d = Conv3dWrapper(...)`` in ``__init__``; ``_forward_of``): the call
+        runs its ``forward``, whatever its name shares with a tensor method."""
+        if not (isinstance(func.value, ast.Name) and func.value.id == "self"):
+            return False
+        cls = self.tree.enclosing_class(func)
+        values = self.classes.class_attrs(cls).get(func.attr) if cls is not None else None
+        return bool(values) and all(self._forward_of(v) is not None for v in values)
 
     def _own_methods(self) -> FrozenSet[str]:
         """The names of the methods the module's classes define (a user class may have ``norm``)."""
