@@ -679,7 +679,9 @@ class CallKinds(_KindsPart):
             return False
         cls = self.tree.enclosing_class(func)
         values = self.classes.class_attrs(cls).get(func.attr) if cls is not None else None
-        return bool(values) and all(self._forward_of(v) is not None for v in values)
+        if not values:
+            return False
+        return all(self._forward_of(v) is not None for v in values)
 
     def _own_methods(self) -> FrozenSet[str]:
         """The names of the methods the module's classes define (a user class may have ``norm``)."""
