@@ -144,8 +144,35 @@ def exclusive_until(made: ast.AST, other: ast.AST, use: ast.AST,
                 return False
             sides = branch(made, up), branch(other, up)
             return None not in sides and sides[0] != sides[1] and not _in_loop(up, ancestors) \
-                and not _may_leave(_branch_block(made, up), made, ancestors)
+                and not _may_leave(_branch_block(made, up), made, ancestors) \
+                and _follows_unguarded(up, use, ancestors)
     return False
+
+
+def _follows_unguarded(split: ast.If, use: ast.AST, ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> bool:
+    """``use`` follows ``split`` in its block, nothing between may leave, and the ``if``s around
+    ``use`` test none of the names ``split`` tests (``if first: q = view`` / ``if not first: q *= 2``
+    never runs the write on the view's path; ``if extra is not None:`` around it is the write's
+    own condition, whichever branch ran)."""
+    tested = {n.id for n in ast.walk(split.test) if isinstance(n, ast.Name)} \
+        | {a.attr for a in ast.walk(split.test) if isinstance(a, ast.Attribute)}
+    parent = next(iter(ancestors(split)), None)
+    block = next((b for b in _blocks(parent) if any(s is split for s in b)), None) if parent is not None else None
+    if block is None:
+        return False
+    top: ast.AST = use
+    for up in ancestors(use):
+        if any(s is top for s in block):
+            break
+        if isinstance(up, OWNERS) or isinstance(up, (*_LOOPS, ast.Try)):
+            return False
+        if isinstance(up, ast.If) and isinstance(top, ast.stmt) and ({n.id for n in ast.walk(up.test) if isinstance(n, ast.Name)}
+                                                                   | {a.attr for a in ast.walk(up.test) if isinstance(a, ast.Attribute)}) & tested:
+            return False  # a guard tied to the split's test
+        top = up
+    here = next((i for i, s in enumerate(block) if s is split), None)
+    at = next((i for i, s in enumerate(block) if s is top), None)
+    return here is not None and at is not None and here < at and not _jumps(block[here + 1:at], _LEAVE)
 
 
 def _branch_block(node: ast.AST, test: ast.If) -> List[ast.stmt]:
