@@ -417,6 +417,11 @@ def creates_leaf(call: ast.Call) -> bool:
         not call.args or is_const(call.args[0], True))
 
 
+# How many helpers up a chain of callers :meth:`HandedLeaves.passed_leaf` follows (heavyball
+# 3.2.1's fusions.py, helpers calling each other from several sites: minutes without a bound)
+_CALLER_DEPTH = 4
+
+
 class HandedLeaves:
     """Leaves that require grad where the analysis meets them second-hand: a tensor made to
     require grad by a statement after it was built (``w.requires_grad_()``), and a parameter
@@ -425,6 +430,7 @@ class HandedLeaves:
     def __init__(self, leaves: "Leaves") -> None:
         self.leaves = weakref.proxy(leaves)  # its owner holds it: no reference cycle
         self.tree = leaves.tree
+        self._depth = 0  # callers being followed by :meth:`passed_leaf` (a chain of helpers)
 
     def switched_on(self, name: str, bound: Located, stmt: Located) -> Optional[ast.stmt]:
         """The statement that makes ``name``'s tensor require grad after ``bound`` bound it and
@@ -549,6 +555,15 @@ class HandedLeaves:
         (no reference handed on, no ``*args``), none from another file of the run."""
         if self.leaves.calls is None or getattr(func, "name", "_").endswith("_"):
             return None  # `fill_(w)`: a helper that mutates on purpose, reported at its calls (IPF005)
+        if self._depth >= _CALLER_DEPTH:
+            return None  # unknown: each level asks every call site, so a deep chain costs its width to that power
+        self._depth += 1
+        try:
+            return self._passed_leaf(func, param)
+        finally:
+            self._depth -= 1
+
+    def _passed_leaf(self, func: ast.AST, param: str) -> Optional[LeafOrigin]:
         plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]  # type: ignore[attr-defined]
         if param not in plain:
             return None
