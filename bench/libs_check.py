@@ -39,8 +39,8 @@ LABELLED = (
     "darts", "muse_maskgit_pytorch", "perceiver_pytorch", "schnetpack", "se3_transformer_pytorch", "torch_harmonics",
     "flow_matching", "gluonts", "neuralop", "recbole", "rectified_flow_pytorch", "torch_dct",
     "torch_geometric_temporal", "torchcfm", "torchkbnufft", "torchmdnet", "tsai", "voicebox_pytorch", "x_clip",
-    # stop 47 (new47; heavyball 3.2.1, 0 proven, left out: its fusions.py alone takes minutes to check)
-    "laplace", "geoopt", "pypots", "backpack", "transformer_lens", "rwkv", "torchgeo", "peft", "galore_torch", "pyiqa",
+    # stop 47 (new47)
+    "heavyball", "laplace", "geoopt", "pypots", "backpack", "transformer_lens", "rwkv", "torchgeo", "peft", "galore_torch", "pyiqa",
     "bayesian_torch", "fairscale", "torch_struct", "chemprop", "pytorch_grad_cam", "prodigyopt", "dadaptation",
     "soundstorm_pytorch", "st_moe_pytorch", "coca_pytorch", "torch_fidelity",
 )
