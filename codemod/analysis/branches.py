@@ -9,7 +9,7 @@ the part where x requires grad and the part where it does not.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Iterable, List, Optional, Sequence, Tuple, cast
+from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple, cast
 
 from codemod.analysis.syntax import OWNERS, target_key
 
@@ -100,9 +100,7 @@ def overrides_until(made: ast.AST, other: ast.AST, use: ast.AST,
             return False
         here = -1
     else:
-        parent_of_other = next(iter(ancestors(other)), None)
-        block = next((b for b in _blocks(parent_of_other) if any(s is other for s in b)), None) \
-            if parent_of_other is not None else None
+        parent_of_other, block = _block_of(other, ancestors)
         if block is None:
             return False
         here = next(i for i, s in enumerate(block) if s is other)
@@ -154,10 +152,8 @@ def _follows_unguarded(split: ast.If, use: ast.AST, ancestors: Callable[[ast.AST
     ``use`` test none of the names ``split`` tests (``if first: q = view`` / ``if not first: q *= 2``
     never runs the write on the view's path; ``if extra is not None:`` around it is the write's
     own condition, whichever branch ran)."""
-    tested = {n.id for n in ast.walk(split.test) if isinstance(n, ast.Name)} \
-        | {a.attr for a in ast.walk(split.test) if isinstance(a, ast.Attribute)}
-    parent = next(iter(ancestors(split)), None)
-    block = next((b for b in _blocks(parent) if any(s is split for s in b)), None) if parent is not None else None
+    tested = _tested(split.test)
+    _, block = _block_of(split, ancestors)
     if block is None:
         return False
     top: ast.AST = use
@@ -166,13 +162,26 @@ def _follows_unguarded(split: ast.If, use: ast.AST, ancestors: Callable[[ast.AST
             break
         if isinstance(up, OWNERS) or isinstance(up, (*_LOOPS, ast.Try)):
             return False
-        if isinstance(up, ast.If) and isinstance(top, ast.stmt) and ({n.id for n in ast.walk(up.test) if isinstance(n, ast.Name)}
-                                                                   | {a.attr for a in ast.walk(up.test) if isinstance(a, ast.Attribute)}) & tested:
+        if isinstance(up, ast.If) and isinstance(top, ast.stmt) and _tested(up.test) & tested:
             return False  # a guard tied to the split's test
         top = up
     here = next((i for i, s in enumerate(block) if s is split), None)
     at = next((i for i, s in enumerate(block) if s is top), None)
     return here is not None and at is not None and here < at and not _jumps(block[here + 1:at], _LEAVE)
+
+
+def _tested(test: ast.expr) -> Set[str]:
+    """The names and attribute names a condition reads (``first`` of ``not first``, ``use_tok``
+    and ``self`` of ``self.use_tok``)."""
+    return {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(test) if isinstance(n, (ast.Name, ast.Attribute))}
+
+
+def _block_of(node: ast.AST, ancestors: Callable[[ast.AST], Iterable[ast.AST]]
+              ) -> Tuple[Optional[ast.AST], Optional[List[ast.stmt]]]:
+    """The node holding ``node`` (a statement) and the statement list of it that ``node`` is in."""
+    parent = next(iter(ancestors(node)), None)
+    block = next((b for b in _blocks(parent) if any(s is node for s in b)), None) if parent is not None else None
+    return parent, block
 
 
 def _branch_block(node: ast.AST, test: ast.If) -> List[ast.stmt]:
