@@ -7,7 +7,7 @@
 # `custom_relax` mode to DalleSelfAttention that rescales the values with `value_layer /= scale` before the context
 # matmul. value_layer is `_transpose_for_scores` (view + permute) of one of the three outputs of
 # split_tensor_along_last_dim (torch.split of the fused query/key/value projection), so with grad mode on the forward
-# raises "Output 0 of PermuteBackward0 is a view and is being modified inplace. This view is the output of a function
+# raises "Output 0 of Permute is a view and is being modified inplace. This view is the output of a function
 # that returns multiple views." (and at inference the division also rewrote the cached past values). The next day
 # PR #88 (commit 8fd2147, "fix inplace modification of value_layer during forward wti custom_relax flag") computes
 # `torch.matmul(attention_probs, value_layer / scale)`; the later `context_layer /= scale` (a view of a contiguous
