@@ -15,7 +15,7 @@
 # The library module is 3004helpers_alignn_cgcnn.py (ref: ..._fixed.py); its header names its stand-ins.
 # Stand-ins here: a batch of three small random "crystals" (3, 4 and 2 atoms, fully connected directed edges with
 # random bond lengths in [1, 4]), one scalar atom feature, the model at width 16 with 2 convolution layers, targets
-# that are zero for one crystal, a mean-squared loss and one backward pass.
+# that are zero for one crystal, a mean-squared loss and one backward pass (seed 27: the gate zeroes two predictions).
 import importlib
 import os
 import sys
@@ -45,7 +45,7 @@ def make_batch():
 
 
 def compute():
-    torch.manual_seed(0)
+    torch.manual_seed(27)  # a draw in which the gate zeroes two of the three predictions
     config = cgcnn.CGCNNConfig(conv_layers=2, edge_features=8, node_features=16, fc_features=16,
                                logscale=True, hurdle=True)
     model = cgcnn.CGCNN(config)

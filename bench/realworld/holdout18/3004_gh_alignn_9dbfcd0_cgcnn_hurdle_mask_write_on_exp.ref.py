@@ -29,7 +29,7 @@ def make_batch():
 
 
 def compute():
-    torch.manual_seed(0)
+    torch.manual_seed(27)  # a draw in which the gate zeroes two of the three predictions
     config = cgcnn.CGCNNConfig(conv_layers=2, edge_features=8, node_features=16, fc_features=16,
                                logscale=True, hurdle=True)
     model = cgcnn.CGCNN(config)
