@@ -10,7 +10,8 @@
 # Stand-ins: VGG16's 13-convolution feature extractor (loaded from a local checkpoint, or randomly initialised) is two
 # 3x3 convolutions of 8 and 16 channels with in-place ReLUs and ceil-mode max pools (downsampling by 4, not 32);
 # fc6 / fc7 have 32 channels instead of 4096 and are initialised randomly instead of from VGG's classifier; the
-# upsampler is kernel 8 / stride 4 to match (the crop offset 19 is kept); CrossEntropyLoss2d uses `F.nll_loss` on
+# upsampler is kernel 8 / stride 4 to match, and the crop offset (19 for VGG's stride 32) is 88, where this smaller
+# network's scores line up with the image; CrossEntropyLoss2d uses `F.nll_loss` on
 # `F.log_softmax(inputs, dim=1)` (the source's NLLLoss2d and implicit-dim log_softmax are gone from torch).
 import numpy as np
 import torch
@@ -57,7 +58,7 @@ class _FCN32Base(nn.Module):
         y = self.features5(x)
         y = self.score5(y)
         y_up = self.upscore5(y)
-        return y_up[:, :, 19: (19 + x.size()[2]), 19: (19 + x.size()[3])].contiguous()
+        return y_up[:, :, 88: (88 + x.size()[2]), 88: (88 + x.size()[3])].contiguous()
 
 
 class FCN32VGG(_FCN32Base):
