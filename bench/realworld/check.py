@@ -113,7 +113,12 @@ def main(argv):
     if not argv or argv[0].startswith("-"):
         print(__doc__)
         return 2
-    HERE = os.path.join(ROOT, argv[0]) if not os.path.isabs(argv[0]) else argv[0]
+    # a folder of ROOT (`holdout18`) or a path (`bench/realworld/holdout18`, absolute or from here)
+    HERE = argv[0] if os.path.isabs(argv[0]) or os.path.isdir(argv[0]) else os.path.join(ROOT, argv[0])
+    HERE = os.path.abspath(HERE)
+    if not os.path.isdir(HERE):
+        print("no such folder: %s" % argv[0], file=sys.stderr)
+        return 2
     argv = argv[1:]
     verbose = "-v" in argv
     filters = [a for a in argv if a != "-v"]
