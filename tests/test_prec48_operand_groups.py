@@ -10,8 +10,14 @@
   saved tensor is taken only where grad is off, and then the op that made it (in the same grad
   mode: no switch between them) saved nothing. roma 1.8.0 ``mappings.py:612`` (found at stop 48).
 
-The look-alikes (the operand that does carry grad, the alias taken unconditionally) raise at
-backward and stay proven.
+- saved-by-unreached-result: the op that saved the tensor written has a result whose every use,
+  through names bound to it, drops the history (``.detach()``, ``.item()``, a comparison,
+  ``argmax``, ``int(...)``, a tensor in an ``if`` test): backward never runs into it. pypots 1.5
+  ``backbone.py:107`` and transformer-lens 4.3.0 ``jacobian_lens_decomposition.py:303`` (stop 47's
+  strict xfails in tests/test_new47_open_unreached_saves.py) are two of these.
+
+The look-alikes (the operand that does carry grad, the alias taken unconditionally, the result
+that reaches the output) raise at backward and stay proven.
 """
 
 from __future__ import annotations
@@ -146,3 +152,63 @@ def test_an_alias_taken_with_grad_on_stays_proven(source):
 def test_a_grad_mode_test_in_another_grad_mode_than_the_write_or_the_save_stays_proven(source, line):
     assert raises_inplace(source)
     assert proven(library(source)) == [("IPF104", line)]  # (without a caller: main runs it under no_grad)
+
+
+DETACHED = '''\
+import torch
+
+
+def scale_rows(h, w):
+    h = h @ w
+    energy = (h * h).sum(-1, keepdim=True)
+    energy = energy.detach()
+    h /= energy.sqrt() + 1.0
+    return h
+
+
+def main():
+    x = torch.randn(4, 3)
+    w = torch.randn(3, 3, requires_grad=True)
+    scale_rows(x, w).sum().backward()
+    return w.grad
+'''
+DETACHED_RAISES = DETACHED.replace("    energy = energy.detach()", "    energy = energy * 1.0")
+MASKED = '''\
+import torch
+
+
+def pick(scores, w):
+    banned = torch.zeros(scores.shape[0], dtype=torch.bool)
+    logits = scores @ w
+    for _ in range(2):
+        masked = logits.masked_fill(banned, -1.0)
+        top = masked.max().item()
+        if bool((masked >= top).any()):
+            banned[int(torch.argmax(masked))] = True
+    return logits.sum() * 2
+
+
+def main():
+    scores = torch.randn(5, 3)
+    w = torch.randn(3, requires_grad=True)
+    pick(scores, w).backward()
+    return w.grad
+'''
+MASKED_RAISES = MASKED.replace("    return logits.sum() * 2", "    return logits.sum() * 2 + masked.sum()")
+# the dropped value handed to a list: kept where the analysis does not follow it
+KEPT_RAISES = DETACHED.replace("    energy = energy.detach()", "    kept = [energy]\n    energy = energy.detach()").replace(
+    "    return h\n", "    return h + kept[0]\n")
+
+
+@pytest.mark.parametrize("source", [DETACHED, MASKED], ids=["detached", "item-compare-argmax"])
+def test_a_save_whose_result_never_reaches_backward_is_not_proven(source):
+    assert torch.isfinite(run_program(source)).all()
+    assert proven(source) == []
+
+
+@pytest.mark.parametrize("source, found", [(DETACHED_RAISES, ("IPF101", 8)), (MASKED_RAISES, ("IPF104", 11)),
+                                           (KEPT_RAISES, ("IPF101", 9))],
+                         ids=["not-detached", "masked-returned", "kept-in-a-list"])
+def test_a_save_whose_result_reaches_the_output_stays_proven(source, found):
+    assert raises_inplace(source)
+    assert proven(source) == [found]
