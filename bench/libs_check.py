@@ -28,7 +28,7 @@ PACKAGES = (
     "lightly", "asteroid", "speechbrain", "audiocraft", "allennlp", "ultralytics", "fastai", "alphafold3_pytorch",
     "audiolm_pytorch",
 )
-# the code bases labelled at stops 42-47 (bench/hazard_checks24/labels.tsv); read from a folder of unpacked
+# the code bases labelled at stops 42-48 (bench/hazard_checks24/labels.tsv); read from a folder of unpacked
 # wheels (`--site`, `pip download --no-deps` and unzip): the check reads source only, nothing is imported
 LABELLED = (
     "spandrel", "piq", "escnn", "pytorch_lightning", "torchattacks", "advertorch", "ignite", "compressai", "deepinv",
@@ -43,6 +43,10 @@ LABELLED = (
     "heavyball", "laplace", "geoopt", "pypots", "backpack", "transformer_lens", "rwkv", "torchgeo", "peft", "galore_torch", "pyiqa",
     "bayesian_torch", "fairscale", "torch_struct", "chemprop", "pytorch_grad_cam", "prodigyopt", "dadaptation",
     "soundstorm_pytorch", "st_moe_pytorch", "coca_pytorch", "torch_fidelity",
+    # stop 48 (prec48): versions in bench/hazard_checks24/labels.tsv's stop 48 header
+    "roma", "espnet", "DISTS_pytorch", "FrEIA", "adabelief_pytorch", "adan_pytorch", "audio_diffusion_pytorch",
+    "came_pytorch", "flowtorch", "madgrad", "ptwt", "pypose", "pytorch_fid", "pytorch_kinematics", "smplx",
+    "torchaudio", "torchode", "torchquad", "cleanfid", "dac", "encodec", "vocos", "video_diffusion_pytorch",
 )
 SUBFOLDER = {"torchvision": ("models",), "transformers": ("models",)}
 
@@ -90,7 +94,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--libs-python", help="interpreter that has torch 2.13.0 and the 28 code bases")
-    where.add_argument("--site", help="folder holding the code bases labelled at stops 42-47, unpacked")
+    where.add_argument("--site", help="folder holding the code bases labelled at stops 42-48, unpacked")
     parser.add_argument("--tool", default=shutil.which("inplacefix") or "inplacefix", help="the inplacefix to measure")
     parser.add_argument("--out", help="write the findings here too")
     args = parser.parse_args()

@@ -213,21 +213,50 @@ def _writes_out(call: ast.Call) -> bool:
     return any(k.arg in ("out", "inplace") or k.arg is None for k in call.keywords)
 
 
-def dead_result(model: Facts, load: ast.expr) -> bool:
+# Tensor methods that take tensors as arguments and make a new tensor of them, storing none of
+# them anywhere (names no Python container shares: ``add``, ``put``, ``index`` stay out).
+_COMBINING_METHODS = frozenset({
+    "masked_fill", "where", "gather", "index_select", "masked_select", "scatter", "scatter_add", "index_add",
+    "index_fill", "index_copy", "matmul", "mm", "bmm", "mul", "div", "sub", "lerp", "addcmul", "addcdiv",
+    "expand_as", "view_as", "reshape_as", "type_as", "clamp", "maximum", "minimum", "dot", "outer",
+})
+# builtins that turn a tensor into a Python value: no history
+_TO_PYTHON = frozenset({"int", "float", "bool", "len"})
+_MAX_NAMES = 3  # names followed from the op's result to their uses
+
+
+def dead_result(model: Facts, load: ast.expr, depth: int = 0) -> bool:
     """The op that reads ``load`` (and may save it) hands its result to nothing a backward can
-    run through: the statement is an expression statement (``w * b`` alone), or binds a name the
-    function never reads (not declared ``global``/``nonlocal``), or a step between the op and the
-    statement drops the history (``.detach()``, ``.item()``, a comparison); every step up to there
-    is an operator, an index, a tensor method (not ``backward``, not a ``register_`` hook, not in
-    place) or a plain torch function (not in place, no ``out=``), none of which keeps the result anywhere. Nothing ever runs backward
-    through what the op saved, so a later write into ``load``'s tensor trips nothing."""
+    run through: the statement is an expression statement (``w * b`` alone), or binds a name each
+    read of which (where this binding reaches it; none at all, not declared ``global``/``nonlocal``)
+    is itself such a dead use (``stdev = stdev.detach()``, ``if bool((dual <= 0).all())``,
+    ``int(torch.argmax(dual))``), or a step between the op and the statement drops the history
+    (``.detach()``, ``.item()``, a comparison, ``int(...)``), or the value is an ``if``/``while``
+    test; every step up to there is an operator, an index, a tensor method (not ``backward``, not a
+    ``register_`` hook, not in place; one that combines tensors, ``m.masked_fill(mask, v)``, for an
+    argument) or a plain torch function (not in place, no ``out=``), none of which keeps the result
+    anywhere. Nothing ever runs backward through what the op saved, so a later write into
+    ``load``'s tensor trips nothing."""
     stmt = model.statement_of(load)
     owner = model.owner(stmt)
-    if not isinstance(owner, FUNCTIONS) or not isinstance(stmt, (ast.Expr, ast.Assign)) \
-            or not within(load, stmt.value):
+    if not isinstance(owner, FUNCTIONS):
+        return False
+    targets: List[ast.expr] = list(stmt.targets) if isinstance(stmt, ast.Assign) else \
+        [stmt.target] if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else []
+    slices = [t.slice for t in targets if isinstance(t, ast.Subscript)]
+    index = next((sl for sl in slices if within(load, sl)), None)
+    if index is not None:
+        top: ast.expr = index  # `banned[int(torch.argmax(d))] = True`: only where to write
+    elif isinstance(stmt, (ast.Expr, ast.Assign)):
+        top = stmt.value
+    elif isinstance(stmt, (ast.If, ast.While)):
+        top = stmt.test
+    else:
+        return False
+    if not within(load, top):
         return False
     node: ast.expr = load
-    while node is not stmt.value:
+    while node is not top:
         parent = model.parent(node)
         if isinstance(parent, ast.Compare):
             return True  # a bool or a boolean tensor: no history
@@ -248,17 +277,31 @@ def dead_result(model: Facts, load: ast.expr) -> bool:
                 return False
         elif isinstance(parent, ast.Call) and parent.func is not node and node in parent.args:
             name = model.torch_name(parent.func) or ""
-            if not any(name.startswith(space) and "." not in name[len(space):] for space in _FUNCTION_SPACES) \
+            if isinstance(parent.func, ast.Name) and name == "" and parent.func.id in _TO_PYTHON \
+                    and len(parent.args) == 1 and not parent.keywords:
+                return True  # `int(torch.argmax(d))`: a Python number
+            if name.rsplit(".", 1)[-1] in _HISTORY_DROPPING and name.startswith("torch."):
+                return True  # `torch.argmax(d)`
+            method = isinstance(parent.func, ast.Attribute) and name == "" and parent.func.attr in _COMBINING_METHODS
+            if not (method or any(name.startswith(space) and "." not in name[len(space):] for space in _FUNCTION_SPACES)) \
                     or name.endswith("_") or _writes_out(parent):
                 return False  # (`torch.sigmoid_(h)`, `F.relu(h, inplace=True)`, `out=`: into a tensor still held)
         else:
             return False
         node = parent
-    if isinstance(stmt, ast.Expr):
-        return True
-    if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+    if index is not None or isinstance(stmt, (ast.Expr, ast.If, ast.While)):
+        return True  # dropped, made a Python bool by the test, or an index where a value is stored
+    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
         return False
     name = stmt.targets[0].id
     flow = model.flow(owner)
-    return name not in flow.loads and name not in flow.declared and not any(
-        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _WHOLE_BODY for n in model.walk(owner))
+    if name in flow.declared or any(
+            isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _WHOLE_BODY for n in model.walk(owner)):
+        return False
+    if name not in flow.loads:
+        return True
+    if depth >= _MAX_NAMES:
+        return False
+    reads = [n for n, reaching in ((n, model.reaching(flow, name, model.statement_of(n))) for _, n in flow.loads[name])
+             if not reaching or any(b.stmt is stmt for b in reaching)]  # (where the analysis cannot tell: counted)
+    return all(model.owner(n) is owner and dead_result(model, n, depth + 1) for n in reads)

@@ -48,7 +48,7 @@ from codemod.analysis.kinds import Kind
 from codemod.analysis.leaves import creates_leaf
 from codemod.analysis.names import identity_argument
 from codemod.analysis.project import CallFact
-from codemod.analysis.requires_grad import Constants, RequiresGradFacts, may_be_frozen
+from codemod.analysis.requires_grad import Constants, RequiresGradFacts, differentiable_operands, may_be_frozen
 from codemod.analysis.saved_for import may_take_a_number, measured_users
 from codemod.analysis.summaries import (
     Returns, Saved, Summaries, SummaryFacts, built_unseen, flag_set_after, set_from_outside, switched_on,
@@ -498,6 +498,52 @@ def floating_shown(model: "HazardFacts", floating: Floating, expr: ast.expr, at:
     return floating.floating(expr) or model.views.requirement.requires_grad(expr, at) == "yes"
 
 
+_GRAD_SWITCHES = ("enable_grad", "set_grad_enabled", "inference_mode")
+
+
+def grad_off_alias(model: "HazardFacts", node: Located, target: ast.expr) -> bool:
+    """``w = vt.clone() if torch.is_grad_enabled() else vt`` then a write into ``w``: the arm
+    that is a tensor itself (``vt``) is taken only where grad is off. Where the function never turns grad on (no ``enable_grad``, ``set_grad_enabled``,
+    ``inference_mode``) and the write sits in the same ``with`` blocks as the binding, grad is
+    off at the write and was off wherever the function ran before it outside ``no_grad``
+    blocks: nothing the write changes was saved for backward (the op that made ``vt`` ran with
+    grad off too), and the other arm (a ``clone``) writes a copy. ``w`` must have that one binding there."""
+    base = _base(target)
+    if not isinstance(base, ast.Name):
+        return False
+    stmt = model.statement_of(node)
+    owner = model.owner(stmt)
+    reaching = model.reaching(model.flow(owner), base.id, stmt)
+    if len(reaching) != 1 or reaching[0].form != "assign" or not isinstance(reaching[0].value, ast.IfExp):
+        return False
+    value = reaching[0].value
+    test, on_when = value.test, True
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, on_when = test.operand, not on_when
+    if not (isinstance(test, ast.Call) and not test.args and not test.keywords
+            and model.torch_name(test.func) == "torch.is_grad_enabled"):
+        return False
+    grad_on, grad_off = (value.body, value.orelse) if on_when else (value.orelse, value.body)
+    copied = isinstance(grad_on, ast.Call) and (
+        isinstance(grad_on.func, ast.Attribute) and grad_on.func.attr == "clone" and model.torch_name(grad_on.func) is None
+        or model.torch_name(grad_on.func) == "torch.clone")
+    if not copied or target_key(grad_off) is None:
+        return False
+    if any(isinstance(n, ast.Call) and (model.torch_name(n.func) or "").endswith(_GRAD_SWITCHES)
+           for n in model.walk(owner)):
+        return False
+
+    def withs(at: ast.AST) -> List[int]:
+        found: List[int] = []
+        for up in model.ancestors(at):
+            if up is owner:
+                break
+            if isinstance(up, (ast.With, ast.AsyncWith)):
+                found.append(id(up))
+        return found
+    return withs(reaching[0].stmt) == withs(stmt)
+
+
 def _base(target: ast.expr) -> ast.expr:
     """``x`` of ``x[i][j]``: the tensor a subscript writes into."""
     while isinstance(target, ast.Subscript):
@@ -570,12 +616,26 @@ class Hazards:
             found.insert(0, func.value)
         return found
 
+    def grad_operands(self, op_node: ast.expr) -> List[ast.expr]:
+        """The operands of ``op_node`` that may carry a gradient into what it computes: all of
+        :meth:`operands` but the dim, index and mask of an index or scatter op (which never do)."""
+        if isinstance(op_node, ast.Call):
+            func = op_node.func
+            name = self.model.torch_name(func)
+            if name is not None:
+                found = differentiable_operands(op_node, name.rsplit(".", 1)[-1], False)
+            else:
+                found = differentiable_operands(op_node, func.attr, True) if isinstance(func, ast.Attribute) else None
+            if found is not None:
+                return found
+        return self.operands(op_node)
+
     # ---------------------------------------------------------------- entry points
     def explain(self, node: Located, target: ast.expr) -> Optional[Hazard]:
         """Why the in-place write at ``node`` into ``target`` breaks backward, if it does."""
         if self.model.intended_reason(node, None) or self._closure_grad_off(node):
             return None  # grad off: nothing is saved
-        if self._feeds_only_out_calls(node):
+        if self._feeds_only_out_calls(node) or grad_off_alias(self.model, node, target):
             return None
         base = _base(target)
         if isinstance(target, ast.Subscript) and isinstance(node, ast.AugAssign):
@@ -1179,7 +1239,7 @@ class Consumers(_HazardsPart):
                 if isinstance(call, ast.Call) and call.func is parent and "output" in self.hazards.ops._inplace_saves(call, parent.attr) \
                         and not self.constants.constant(node):
                     own = all(self.model.kind(a) is Kind.SCALAR or self.constants.constant(a) for a in call_args(call))
-                    if own and not self.hazards.grad_shown(self.hazards.operands(call), self.model.statement_of(call)):
+                    if own and not self.hazards.grad_shown(self.hazards.grad_operands(call), self.model.statement_of(call)):
                         return _possible(f"`{key}` was saved for backward by `{self.model.code(parent).strip()}()` "
                                          f"at line {line} (its result), if it requires grad (nothing the analysis "
                                          "sees shows it does)")
@@ -1238,7 +1298,7 @@ class Consumers(_HazardsPart):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if the module's "
                              "parameters require grad (the file switches `requires_grad` off on some)")
         if (own_only or self._own_gradient(op_node, node, saved)) and not self.hazards.grad_shown(
-                [node] if own_only else [op_node, *self.hazards.operands(op_node)], self.model.statement_of(op_node)):
+                [node] if own_only else [op_node, *self.hazards.grad_operands(op_node)], self.model.statement_of(op_node)):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it requires grad "
                              f"(`{op}` saves it for its own gradient; nothing the analysis sees shows it requires grad)")
         return Hazard(f"`{key}` was saved for backward by `{op}` at line {line}")
@@ -1528,7 +1588,7 @@ class Producers(_HazardsPart):
             if self.constant_args.constant(expr):
                 return _possible(f"{reason}, if a caller elsewhere passes a tensor that requires grad "
                                  "(the calls in this file pass constants)")
-            if not self.hazards.grad_shown([expr, *self.hazards.operands(expr)], stmt):
+            if not self.hazards.grad_shown([expr, *self.hazards.grad_operands(expr)], stmt):
                 return _possible(f"{reason}, if its input requires grad (nothing the analysis sees shows it does)")
             return Hazard(reason)
         if "output?" in saved and not self.constants.constant(expr):
@@ -1655,7 +1715,7 @@ class Producers(_HazardsPart):
         if self.constant_args.constant(stmt.value):
             return _possible(f"{reason}, if a caller elsewhere passes a tensor that requires grad "
                              "(the calls in this file pass constants)")
-        if not self.hazards.grad_shown([stmt.value, *self.hazards.operands(stmt.value)], stmt):
+        if not self.hazards.grad_shown([stmt.value, *self.hazards.grad_operands(stmt.value)], stmt):
             return _possible(f"{reason}, if its input requires grad (nothing the analysis sees shows it does)")
         return Hazard(reason)
 

@@ -324,7 +324,7 @@ class Constants:
                 return self.constant(func.value)  # `t.new_empty(n).normal_(0, 1, generator=g)`
             if method == "rsample":
                 return False
-            if method in _SHAPE_METHODS:
+            if method in SHAPE_METHODS:
                 return self.constant(func.value)  # the arguments are sizes, dims, dtypes
             if method in torch_api.OP_SAVES or method in torch_api.INPLACE_METHODS \
                     or method in _TENSOR_METHODS:
@@ -594,7 +594,7 @@ _TENSOR_METHODS = frozenset({
 })
 # Tensor methods whose arguments are sizes, dims or dtypes: the result requires grad when the
 # receiver does.
-_SHAPE_METHODS = frozenset({
+SHAPE_METHODS = frozenset({
     "gather", "index_select", "take", "topk", "view", "reshape", "expand", "repeat", "permute", "transpose", "flatten", "unflatten", "squeeze",
     "expand_as", "view_as", "reshape_as", "type_as",  # the argument gives a shape or a dtype only (measured)
     "unsqueeze", "narrow", "select", "chunk", "split", "unbind", "roll", "flip", "to", "type", "tile",
@@ -603,6 +603,51 @@ _SHAPE_METHODS = frozenset({
     "diag", "diag_embed", "repeat_interleave", "movedim", "swapaxes", "sqrt", "exp", "log", "abs",
     "neg", "reciprocal", "rsqrt", "sigmoid", "tanh", "sin", "cos",
 })
+
+
+# The operands of index and scatter ops that carry no gradient (measured: an integer index, a
+# dim, a mask, a reduction's name), by the parameter names of the function form; the receiver of
+# a method is its first parameter. What an op computes is differentiable in the others only.
+_INDEXED_PARAMS: Dict[str, Tuple[str, ...]] = {
+    "scatter": ("input", "dim", "index", "src"),
+    "scatter_add": ("input", "dim", "index", "src"),
+    "scatter_reduce": ("input", "dim", "index", "src", "reduce"),
+    "gather": ("input", "dim", "index"),
+    "index_select": ("input", "dim", "index"),
+    "index_add": ("input", "dim", "index", "source"),
+    "index_copy": ("input", "dim", "index", "source"),
+    "index_fill": ("input", "dim", "index", "value"),
+    "index_reduce": ("input", "dim", "index", "source", "reduce"),
+    "take": ("input", "index"),
+    "take_along_dim": ("input", "indices", "dim"),
+    "put": ("input", "index", "source"),
+    "index_put": ("input", "indices", "values"),
+    "masked_fill": ("input", "mask", "value"),
+    "masked_scatter": ("input", "mask", "source"),
+    "masked_select": ("input", "mask"),
+}
+_NO_GRADIENT = frozenset({"dim", "index", "indices", "mask", "reduce", "include_self"})
+
+
+def differentiable_operands(call: ast.Call, short: str, method: bool) -> Optional[List[ast.expr]]:
+    """The operands of the index or scatter op ``call`` runs (``short``: its bare name, a method's
+    in-place form too; ``method``: the receiver is its first operand) that may carry a gradient:
+    every one but the dim, the index, the mask and the reduction. None for any other op, or where
+    an unpacked argument hides which operand is which."""
+    params = _INDEXED_PARAMS.get(short[:-1] if method and short.endswith("_") else short)
+    if params is None or any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    if method:
+        if not isinstance(call.func, ast.Attribute):
+            return None
+        found = [call.func.value]
+        params = params[1:]
+    else:
+        found = []
+    found += [a for a, p in zip(call.args, params) if p not in _NO_GRADIENT]
+    found += call.args[len(params):]
+    found += [k.value for k in call.keywords if k.arg not in _NO_GRADIENT]
+    return found
 
 
 def may_be_frozen(model: Facts, module: ast.expr) -> bool:

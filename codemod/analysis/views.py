@@ -34,7 +34,7 @@ from codemod.analysis.holders import read_after
 from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.names import Names
 from codemod.analysis.project import SummaryFact
-from codemod.analysis.requires_grad import switched_on_between
+from codemod.analysis.requires_grad import SHAPE_METHODS, differentiable_operands, switched_on_between
 from codemod.analysis.dataflow import Dataflow
 from codemod.analysis.syntax import (
     BODIES,
@@ -1607,13 +1607,20 @@ class InputFlow(_ViewsPart):
                 return False
             if not (_differentiable(short) or name in torch_api.MULTI_VIEW_FUNCTIONS):
                 return self._gap()  # (`torch.linalg.eigh`: not known to be differentiable, nor known not to be)
-            return any(self._from(a, at, seen) for a in call_args(call))
+            operands = differentiable_operands(call, short, False)  # (not the dim, index or mask of `torch.gather`)
+            return any(self._from(a, at, seen) for a in (call_args(call) if operands is None else operands))
         if isinstance(func, ast.Attribute):
             if func.attr in _NOT_DIFFERENTIABLE or func.attr in ("detach_", "new_zeros", "new_ones", "new_empty",
                                                                   "new_full", "new_tensor", "zero_"):
                 return False
-            if not (isinstance(func.value, ast.Name) and func.value.id == "self") and self._from(func.value, at, seen):
+            receiver = not (isinstance(func.value, ast.Name) and func.value.id == "self")
+            if receiver and self._from(func.value, at, seen):
                 return True  # a method of the value: `x.float()`, `x.mean(0)`, `probs.values`
+            if receiver and func.attr in SHAPE_METHODS:
+                return False  # `fill.expand_as(src)`, `x.view(n, -1)`: the arguments give a shape, a dtype or a dim
+            operands = differentiable_operands(call, func.attr, True) if receiver else None
+            if operands is not None:  # `out.scatter_reduce_(dim, index, src)`: the source, not the dim or index
+                return any(self._from(a, at, seen) for a in operands[1:])
         if self._own_fresh(call, element, seen):
             return False  # `self._load_noise(lengths, n)`: the file's own callee returns no such value
         if self._held_callable(func):
