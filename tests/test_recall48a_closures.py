@@ -92,14 +92,17 @@ def test_a_write_into_a_saved_output_in_a_closure_forward_calls(call):
     assert len(got) == len(want) and all(torch.equal(g, w) for g, w in zip(got, want))
 
 
-def test_a_closure_method_forward_runs():
-    """A method ``forward`` runs (``self._body(x)``) that defines and calls its own closure: as
-    the method, the closure computes activations."""
-    source = BLOCK.replace("        def forward(self, x):\n            def body(h):",
-                           "        def forward(self, x):\n            return self._body(x)\n\n"
-                           "        def _body(self, x):\n            def body(h):").replace("{call}", DIRECT)
+def test_a_closure_of_a_helper_method_is_left_unproven():
+    """A helper method ``forward`` runs (``self._body(x)``) that defines and calls its own closure:
+    not proven. Such a helper may be a path ``forward`` takes only with grad off, chosen by a flag
+    its callers set (ESMFold's inference-only ``_inference_forward`` and its chunked closures,
+    labelled false in bench/hazard_labels.tsv): a deliberate miss here, though this one dies."""
+    source = BLOCK.replace("    def forward(self, x):\n        def body(h):",
+                           "    def forward(self, x):\n        return self._body(x)\n\n"
+                           "    def _body(self, x):\n        def body(h):").replace("{call}", DIRECT)
+    assert "def _body(self, x):" in source
     assert raises_inplace(source)
-    assert _proven(source) == [("IPF101", _line_of(source, "out += skip"))]
+    assert _proven(source) == []
 
 
 @pytest.mark.parametrize("call", [
@@ -178,3 +181,4 @@ def test_a_closure_called_only_with_grad_off_saves_nothing():
     run_program(source)
     findings = process_in_project(source, Settings()).findings
     assert [f.code for f in findings if f.span.line == _line_of(source, "h += feats")] == []
+

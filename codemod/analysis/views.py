@@ -1830,7 +1830,13 @@ class TrainedClasses(_ViewsPart):
         activations of a trained module, taken to require grad."""
         func = self.tree.owner(at)
         if isinstance(func, FUNCTIONS) and self._run_by_enclosing(func, set()):
-            return self.activation(func)  # a closure the method calls runs where the method runs
+            # a closure `forward` calls runs where `forward` runs; not one of a helper method
+            # `forward` runs, which may be a path taken with grad off only (ESMFold's
+            # inference-only `_inference_forward`, chosen by a flag its callers set)
+            outer = self.tree.owner(func)
+            return isinstance(outer, FUNCTIONS) and (
+                outer.name == "forward" and isinstance(self.tree.parent(outer), ast.ClassDef)
+                or self._run_by_enclosing(outer, set())) and self.activation(func)
         cls = self.tree.parent(func) if isinstance(func, FUNCTIONS) else None
         if isinstance(func, FUNCTIONS) and isinstance(cls, ast.ClassDef) and self.distribution_class(cls, set()):
             return True  # a distribution's methods compute from the parameters inference differentiates
