@@ -674,7 +674,8 @@ class Hazards:
 
     def _closure_grad_off(self, node: Located) -> bool:
         """A function defined inside another and only called there (not returned or handed on)
-        runs where that one runs: with grad off when it does (an optimizer kernel's helpers)."""
+        runs where its calls run: with grad off when every one of them is (the enclosing function
+        as a whole: an optimizer kernel's helpers; or each call, under ``torch.no_grad()``)."""
         owner = self.model.owner(node)
         if not isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return False
@@ -684,7 +685,7 @@ class Hazards:
                         and isinstance(n.ctx, ast.Load)]
                 called = all(isinstance(self.model.parent(n), ast.Call) and self.model.parent(n).func is n  # type: ignore[union-attr]
                              for n in uses)
-                return bool(uses) and called and bool(self.model.intended_reason(up.body[0], None))
+                return bool(uses) and called and all(self.model.intended_reason(n, None) for n in uses)
         return False
 
     # ---------------------------------------------------------------- what is written

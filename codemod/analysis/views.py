@@ -1828,6 +1828,7 @@ class TrainedClasses(_ViewsPart):
         self._parametric: Dict[int, bool] = {}  # id of a class -> whether it owns parameters
         self._builders: Dict[int, bool] = {}  # id of a function -> whether it builds a parametric module
         self._cut = False  # the answer being worked out met a cycle or the depth limit
+        self._closures: Dict[int, bool] = {}  # id of a nested function -> `_run_by_enclosing`
 
     def activation(self, at: Located) -> bool:
         """``at`` runs in the ``forward`` of a class of this module that owns parameters (a torch
@@ -1835,6 +1836,14 @@ class TrainedClasses(_ViewsPart):
         in a list, or inherited from a base of the module): what it computes from its inputs are
         activations of a trained module, taken to require grad."""
         func = self.tree.owner(at)
+        if isinstance(func, FUNCTIONS) and self._run_by_enclosing(func, set()):
+            # a closure `forward` calls runs where `forward` runs; not one of a helper method
+            # `forward` runs, which may be a path taken with grad off only (ESMFold's
+            # inference-only `_inference_forward`, chosen by a flag its callers set)
+            outer = self.tree.owner(func)
+            return isinstance(outer, FUNCTIONS) and (
+                outer.name == "forward" and isinstance(self.tree.parent(outer), ast.ClassDef)
+                or self._run_by_enclosing(outer, set())) and self.activation(func)
         cls = self.tree.parent(func) if isinstance(func, FUNCTIONS) else None
         if isinstance(func, FUNCTIONS) and isinstance(cls, ast.ClassDef) and self.distribution_class(cls, set()):
             return True  # a distribution's methods compute from the parameters inference differentiates
@@ -1847,6 +1856,44 @@ class TrainedClasses(_ViewsPart):
         return any(isinstance(n, ast.Attribute) and n.attr == func.name and isinstance(n.value, ast.Name)
                    and n.value.id == "self" and not self.grad.local_reason(n)
                    for f in forwards for n in self.tree.walk(f))
+
+    def _run_by_enclosing(self, func: Function, seen: Set[int]) -> bool:
+        """``func`` is a closure (``def _inner_forward(x): ...`` in a ``forward``) that its enclosing
+        function runs with grad on: the one function of its name there, never rebound, every
+        reference to it a direct call or the function a ``torch.utils.checkpoint`` call runs
+        (OpenMMLab's ``with_cp`` idiom), and one direct call at least, with grad on, made by the
+        enclosing function itself or by another such closure. Handed to anything else (a hook, a
+        list, an attribute), its callers are unseen; only checkpointed (which may save nothing:
+        ``use_reentrant=False``), it proves nothing."""
+        if id(func) in self._closures:
+            return self._closures[id(func)]
+        outer = self.tree.owner(func)
+        if not isinstance(outer, FUNCTIONS) or id(func) in seen:
+            return False
+        found = self._closure_run(func, outer, seen | {id(func)})
+        if not seen:
+            self._closures[id(func)] = found  # (an answer inside a cycle depends on where it began)
+        return found
+
+    def _closure_run(self, func: Function, outer: Function, seen: Set[int]) -> bool:
+        named = [n for n in self.tree.walk(outer) if isinstance(n, (*FUNCTIONS, ast.ClassDef)) and n.name == func.name]
+        refs = [n for n in self.tree.walk(outer) if isinstance(n, ast.Name) and n.id == func.name]
+        if named != [func] or any(not isinstance(n.ctx, ast.Load) for n in refs):
+            return False
+        running = False
+        for ref in refs:
+            call = self.tree.parent(ref)
+            if not isinstance(call, ast.Call):
+                return False
+            if call.func is not ref:
+                name = self.names.torch_name(call.func) or ""
+                if not (name.endswith("checkpoint.checkpoint") and call.args and call.args[0] is ref):
+                    return False
+                continue
+            caller = self.tree.owner(call)
+            running = running or (not self.grad.intended_reason(call, None) and (
+                caller is outer or isinstance(caller, FUNCTIONS) and self._run_by_enclosing(caller, seen)))
+        return running
 
     def distribution_class(self, cls: ast.ClassDef, seen: Set[str]) -> bool:
         """A subclass of a probability distribution of torch or pyro (``TorchDistribution``,
