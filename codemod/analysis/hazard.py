@@ -55,7 +55,7 @@ from codemod.analysis.summaries import (
 )
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, Pos, Span, call_args, is_const, subscript_base, target_key
 from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, tensor_only, used_as_container
-from codemod.analysis.views import Views
+from codemod.analysis.views import Views, view_of_itself
 
 # torch.nn classes that are no modules: building one is not a construction of a layer
 _NOT_MODULES = frozenset({"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"})
@@ -575,6 +575,48 @@ def _hands_back(model: HazardFacts, value: Optional[ast.expr], key: str) -> bool
         and model.torch_name(value.func) is None
 
 
+def _rebound_to_a_view(model: HazardFacts, b: Binding, key: str) -> bool:
+    """``x = x[:, :1]``, ``x = x.unsqueeze(0)``, ``x, t = x[:, :1], x[:, 1:]``, ``x = same(x)``:
+    the binding gives ``key`` the tensor it held before, or a view of it for sure: a write
+    through the new binding reaches the tensor the earlier bindings made (the caller's, where
+    one is the parameter), with its version counter."""
+    stmt = b.stmt
+    value: Optional[ast.expr] = None
+    if b.form == "assign" and isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+        value = b.value
+    elif b.form == "other" and isinstance(stmt, ast.Assign) and isinstance(stmt.value, (ast.Tuple, ast.List)):
+        for target in stmt.targets:  # `x, t = x[:, :1], x[:, 1:]`: the element given to `key`
+            if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == len(stmt.value.elts) \
+                    and not any(isinstance(e, ast.Starred) for e in (*target.elts, *stmt.value.elts)):
+                at = [i for i, e in enumerate(target.elts) if isinstance(e, ast.Name) and e.id == key]
+                if len(at) == 1:
+                    value = stmt.value.elts[at[0]]
+    return value is not None and view_of_itself(model.views, value, key)
+
+
+def rebound_parameter(model: HazardFacts, key: str, stmt: Located) -> bool:
+    """Before the write at ``stmt`` into ``key``, a parameter ``key`` reaches it through
+    rebindings of the name to the tensor it held or a view of it for sure (``x = same(x)``,
+    ``x, t = x[:, :1], x[:, 1:]``: :func:`_rebound_to_a_view`): the write reaches the caller's
+    tensor, as a write into the parameter does (the fix's safety: a mutation the caller may see)."""
+    owner = model.owner(stmt)
+    if not isinstance(owner, FUNCTIONS):
+        return False
+    flow = model.flow(owner)
+    todo = [b for b in model.reaching(flow, key, stmt) if b.form != "aug"]
+    seen: Set[int] = set()
+    while todo and len(seen) < 16:
+        b = todo.pop()
+        if id(b) in seen:
+            continue
+        seen.add(id(b))
+        if b.form == "param":
+            return True
+        if _rebound_to_a_view(model, b, key):
+            todo.extend(x for x in model.reaching(flow, key, b.stmt) if x.form != "aug")
+    return False
+
+
 class Hazards:
     """Explains, for an in-place op, which save it would break (or returns None)."""
 
@@ -772,7 +814,8 @@ class Hazards:
             seen.add(id(b))
             found.append(b)
             value = b.value
-            if b.form == "assign" and _hands_back(self.model, value, key):
+            if b.form == "assign" and _hands_back(self.model, value, key) \
+                    or _rebound_to_a_view(self.model, b, key):
                 todo.extend(self._reaching(flow, key, b.stmt, self.model.range(b.stmt)[0]))
         return found
 

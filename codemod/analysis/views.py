@@ -552,6 +552,15 @@ def _view_chain(views: "Views", expr: ast.expr, param: str) -> Optional[bool]:
     return None
 
 
+def view_of_itself(views: "Views", value: ast.expr, key: str) -> bool:
+    """``value`` is the tensor ``key`` holds, or a view of it for sure, through each step
+    (``x[:, :1]``, ``x.unsqueeze(0)``, ``x.view(b, -1)``, a function of the file handing back its
+    argument or a view of it: ``as_batch(x)``): ``x = value`` keeps the storage and the version
+    counter of the tensor ``x`` held. Not a step that may copy (``reshape`` merging dimensions,
+    ``x[[0, 1]]``, ``x.float()``)."""
+    return _view_chain(views, value, key) is True
+
+
 def _step_down(views: "Views", expr: ast.expr, at: Located) -> Optional[Tuple[ast.expr, bool]]:
     """One step down a chain of views: what ``expr`` views (``t.T``, ``t[..., 0]``, a view
     call, a function of the file handing back a view of its argument) and whether it is a view
@@ -941,10 +950,11 @@ class ReturnedViews(_ViewsPart):
             return None
         return passed, all(c is not None and c[1] for c in chains)
 
-    def _chain(self, expr: ast.expr, at: ast.Return) -> Optional[Tuple[str, bool]]:
+    def _chain(self, expr: ast.expr, at: Located, depth: int = 0) -> Optional[Tuple[str, bool]]:
         """The parameter ``expr`` (returned at ``at``) is views of, through names bound once in
-        the callee (``split = torch.reshape(x, shape)``; ``return split``), and whether every
-        step is a view for sure."""
+        the callee (``split = torch.reshape(x, shape)``; ``return split``), or on each of the
+        paths reaching the name (``if t.dim() == 3: t = t.unsqueeze(0)``; ``return t``: the
+        parameter itself or a view of it), and whether every step is a view for sure."""
         certain = True
         where: Located = at
         for _ in range(16):
@@ -952,6 +962,9 @@ class ReturnedViews(_ViewsPart):
                 bindings = self.views._plain_bindings(expr.id, where)
                 if bindings and all(b.form == "param" for b in bindings):
                     return expr.id, certain
+                if len(bindings) > 1:
+                    joined = self._joined(bindings, expr.id, depth)
+                    return None if joined is None else (joined[0], certain and joined[1])
                 if len(bindings) != 1 or bindings[0].form != "assign" or bindings[0].value is None:
                     return None
                 expr, where = bindings[0].value, bindings[0].stmt
@@ -961,6 +974,26 @@ class ReturnedViews(_ViewsPart):
                 return None
             expr, certain = step[0], certain and step[1]
         return None
+
+    def _joined(self, bindings: List[Binding], name: str, depth: int) -> Optional[Tuple[str, bool]]:
+        """The one parameter every binding of ``name`` reaching a read is views of (the
+        parameter ``name`` itself, or a chain of views of it), and whether every step is a view
+        for sure; None where a binding is anything else or the bindings view different ones."""
+        if depth > 3:
+            return None
+        found: List[Tuple[str, bool]] = []
+        for b in bindings:
+            if b.form == "param":
+                found.append((name, True))
+                continue
+            if b.form != "assign" or b.value is None:
+                return None
+            chain = self._chain(b.value, b.stmt, depth + 1)
+            if chain is None:
+                return None
+            found.append(chain)
+        params = {f[0] for f in found}
+        return (params.pop(), all(f[1] for f in found)) if len(params) == 1 else None
 
     def _imported_split(self, call: ast.Call) -> Optional[ast.expr]:
         """``halves(x)`` / ``utils.halves(x)`` of a function of another file of the run whose

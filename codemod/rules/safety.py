@@ -59,7 +59,7 @@ def assess(
     ``leaf_rule``: IPF005 asks, about a leaf it rewrites out of place (a hooked module's output).
     """
     from codemod.analysis.dataflow import AliasReport
-    from codemod.analysis.hazard import read_as_tensor
+    from codemod.analysis.hazard import read_as_tensor, rebound_parameter
     from codemod.analysis.tensor_kind import used_as_container
 
     kind = model.kind(target)
@@ -109,6 +109,10 @@ def assess(
     if model.shared_name(target):
         return unsafe("shared-name")
     alias = model.alias_report(target, stmt)
+    if alias.reason is None and isinstance(target, ast.Name) and rebound_parameter(model, key, stmt):
+        # `x = same(x)` (a helper handing back its argument) before the write: still the caller's tensor
+        returns = model.flow(model.owner(stmt)).returns_value
+        alias = AliasReport("param-mutation" if returns else "mutation-as-output")
     if alias.reason in ("param-mutation", "mutation-as-output"):
         contract = model.contract(target)
         if contract:  # the function mutates its argument on purpose: never rewritten
