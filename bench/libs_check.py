@@ -20,6 +20,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 TORCH_PARTS = ("nn", "optim", "distributions")
 PACKAGES = (
@@ -107,8 +108,10 @@ def main() -> None:
     else:
         bases = package_dirs(args.libs_python)
     for name, folder in bases:
+        started = time.monotonic()
         rows = proven(args.tool, name, folder)
-        print("%-22s %3d" % (name, len(rows)), file=sys.stderr)
+        # the seconds each code base takes: a speed cliff shows here first (heavyball, avalanche)
+        print("%-22s %3d  %6.1f s" % (name, len(rows), time.monotonic() - started), file=sys.stderr)
         lines += rows
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)
