@@ -22,12 +22,7 @@ import pytest
 import torch
 
 from codemod.config import Settings
-from tests.programs import fixed_source, process_in_project, raises_inplace, run_program
-
-
-def _proven(source: str) -> list:
-    return [(f.code, f.span.line) for f in process_in_project(source, Settings()).findings
-            if f.code.startswith("IPF1")]
+from tests.programs import fixed_source, process_in_project, proven, raises_inplace, run_program
 
 
 def _line_of(source: str, text: str) -> int:
@@ -85,7 +80,7 @@ def test_a_write_into_a_saved_output_in_a_closure_forward_calls(call):
     place; proven, and the fix gives the gradients of the out-of-place program."""
     source = BLOCK.replace("{call}", call)
     assert raises_inplace(source)
-    assert _proven(source) == [("IPF101", _line_of(source, "out += skip"))]
+    assert proven(source) == [("IPF101", _line_of(source, "out += skip"))]
     fixed = fixed_source(source, project=True)
     assert "out = out + skip" in fixed
     got, want = run_program(fixed), run_program(source.replace("out += skip", "out = out + skip"))
@@ -102,7 +97,7 @@ def test_a_closure_of_a_helper_method_is_left_unproven():
                            "    def _body(self, x):\n        def body(h):").replace("{call}", DIRECT)
     assert "def _body(self, x):" in source
     assert raises_inplace(source)
-    assert _proven(source) == []
+    assert proven(source) == []
 
 
 @pytest.mark.parametrize("call", [
@@ -115,7 +110,7 @@ def test_a_closure_not_called_with_grad_from_forward_proves_nothing(call):
         "block(torch.randn(3, 5)).pow(2).sum().backward()",
         "(block(torch.randn(3, 5, requires_grad=True)).pow(2).sum() + sum(p.sum() for p in block.parameters())).backward()")
     run_program(source)  # it runs
-    assert _proven(source) == []
+    assert proven(source) == []
 
 
 def test_a_closure_in_a_module_without_parameters_proves_nothing():
@@ -144,7 +139,7 @@ def test_a_closure_in_a_module_without_parameters_proves_nothing():
             return [Squash()(torch.randn(3, 5))]
     """)
     run_program(source)
-    assert _proven(source) == []
+    assert proven(source) == []
 
 
 def test_a_closure_called_only_with_grad_off_saves_nothing():
