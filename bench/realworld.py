@@ -224,10 +224,18 @@ def evaluate_set(folder: pathlib.Path, mode: str, jobs: int, timeout: int, only_
                     row = {**row, "status": "AS_COMPUTED", "why": "the snapshot oracle's values (" + row["why"] + " from the ref)"}
             if row["status"] == "DIFFERS":
                 row["status"] = "DIFFERS_SEM" if base["semantics"] == "differs" else "WRONG"
+            if row["status"] in ("UNCHANGED", "ERROR") and not row.get("why"):
+                row["why"] = _last_line(tool[c.name])  # the tool's own reason (a device run shows nothing else)
             rows.append({**base, **row, "tool_tail": tool[c.name]["out"][-600:] + tool[c.name]["err"][-400:]})
         return rows
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _last_line(run: dict) -> str:
+    """The last line the tool printed (its verdict or error), cut to 200 characters."""
+    lines = [line.strip() for line in (run["out"] + "\n" + run["err"]).splitlines() if line.strip()]
+    return f"tool rc {run['rc']}: " + (lines[-1][:200] if lines else "(no output)")
 
 
 def _flagged(output: str, name: str) -> bool:
