@@ -340,7 +340,7 @@ def _no_reference(verification: VerifyResult, steps: List[RepairStep]) -> bool:
         and not verification.problems and all(
             d.verdict is Verdict.UNPROVEN and any(r.startswith("no reference") and "meaning does not fit" in r
                                                   for r in d.reasons)
-            for d in verification.devices)
+            for d in verification.devices if d.decides)
 
 
 def _others(texts: Dict[str, str], reads: Dict[str, Tuple[Snapshot, str]], own: str) -> Dict[str, str]:
@@ -1105,7 +1105,7 @@ def _why(verification: Optional[VerifyResult]) -> str:
     """The first reason a verification gave for its verdict."""
     if verification is None:
         return ""
-    problems = list(verification.problems) + [p for d in verification.devices for p in d.problems]
+    problems = list(verification.problems) + [p for d in verification.devices if d.decides for p in d.problems]
     return problems[0] if problems else ""
 
 

@@ -141,6 +141,12 @@ class DeviceReport:
     reference_run: Optional[SideResult] = dataclasses.field(default=None, repr=False)
     captured: Dict[str, Captured] = dataclasses.field(default_factory=dict)
     rounding: str = ""  # the rounding probe: whether each entry's noise was measured, and how
+    not_run: str = ""  # a device tried by default where the original does not run as written: why
+
+    @property
+    def decides(self) -> bool:
+        """Whether this device's verdict counts: not one the program does not run on as written."""
+        return not self.not_run
 
     @property
     def ok(self) -> bool:
@@ -165,7 +171,8 @@ class VerifyResult:
 
     @property
     def verdict(self) -> Verdict:
-        worst = max((d.verdict for d in self.devices), key=_RANK.__getitem__, default=Verdict.UNPROVEN)
+        worst = max((d.verdict for d in self.devices if d.decides), key=_RANK.__getitem__,
+                    default=Verdict.UNPROVEN)
         return Verdict.NOT_VERIFIED if self.problems else worst
 
     @property
@@ -204,6 +211,7 @@ class VerifyResult:
                     "reasons": d.reasons,
                     "oracle_crosscheck": d.oracle_crosscheck,
                     "rounding_noise": d.rounding or None,
+                    "not_run": d.not_run or None,
                     "captured_output": {k: dataclasses.asdict(v) for k, v in d.captured.items()},
                 }
                 for d in self.devices
@@ -231,6 +239,7 @@ def verify(
     timeout: float = DEFAULT_TIMEOUT,
     modules: Optional[Dict[str, str]] = None,
     meaning: str = "as-computed",
+    optional_devices: Optional[Sequence[str]] = None,
 ) -> VerifyResult:
     """Prove (or disprove) the rewrite of ``target``: the tool's own (``settings``), the file
     ``rewritten``, or the text ``rewritten_source``. Raises HarnessError if it cannot run.
@@ -238,7 +247,11 @@ def verify(
     files of the project (path -> text) that the rewritten side imports instead of the files.
     ``meaning``: for an in-place error of a saved tensor, the reference: ``as-computed`` (the
     snapshot oracle) or ``recompute`` (the part of the forward a step made stale run again:
-    the step-order repair's other meaning, ``recompute``)."""
+    the step-order repair's other meaning, ``recompute``). ``devices``: required, each decides the
+    verdict; ``optional_devices``: tried too, and one where the original does not run as written
+    (it fails there for another reason before any call completes, the rewritten the same way:
+    a program that keeps its data on the CPU, under CUDA) is reported as not run and decides
+    nothing. Neither given: the CPU required, CUDA optional when present."""
     spec = parse_target(target, init_kwargs, input_shapes, inputs_require_grad)
     warm_up(run_side)  # the isolation server imports torch while the passes rewrite the file
     original_source = read_source(spec.path)
@@ -246,17 +259,37 @@ def verify(
                                               settings or Settings())
     tol = Tolerance(rtol, atol)
     reports = []
-    for device in devices or default_devices():
+    if devices is None and optional_devices is None:
+        devices, optional_devices = ["cpu"], [d for d in default_devices() if d != "cpu"]
+    required = list(devices or default_devices())
+    for device in required + [d for d in optional_devices or () if d not in required]:
         if device.startswith("cuda") and not torch.cuda.is_available():
             raise HarnessError("CUDA was asked for, but no CUDA device is available")
-        reports.append(_verify_on(spec, original_source, new_source, device, float64, tol, timeout, modules or {},
-                                  meaning))
+        report = _verify_on(spec, original_source, new_source, device, float64, tol, timeout, modules or {}, meaning)
+        if device not in required:
+            report.not_run = _does_not_run(report)
+        reports.append(report)
     result = VerifyResult(target, fixes, new_source, reports, unsafe_not_applied=unsafe_left, timeout=timeout)
-    cpu = next((r for r in reports if r.device == "cpu"), None)
-    gpu = next((r for r in reports if r.device.startswith("cuda")), None)
+    cpu = next((r for r in reports if r.device == "cpu" and r.decides), None)
+    gpu = next((r for r in reports if r.device.startswith("cuda") and r.decides), None)
     if cpu and gpu:
         _compare_devices(result, cpu, gpu, rtol, atol)
     return result
+
+
+def _does_not_run(report: DeviceReport) -> str:
+    """Why the original does not run on this device as written, or "": it failed for a reason
+    other than the in-place errors before any call completed, and the rewritten failed at the
+    same point with the same error type (nothing to compare there; a rewrite that runs where
+    the original cannot, or fails otherwise, is a difference and stays one)."""
+    original, new = report.original, report.rewritten
+    if original.status != "failed" or original.error_kind is not None or usable(original):
+        return ""
+    if new.status != "failed" or (new.failed_at, new.error_type) != (original.failed_at, original.error_type):
+        return ""
+    return (f"the original does not run on {report.device} as written ({original.failed_at}): "
+            f"{_short(original.error)}; nothing compared there, it decides nothing "
+            f"(name it with --device to require it)")
 
 
 def _rewrite(path: pathlib.Path, original: str, rewritten: Optional[str], rewritten_source: Optional[str],
@@ -643,7 +676,7 @@ def render_table(result: VerifyResult) -> str:
     for d in result.devices:
         rows.append((d.device, _status(d.original), _status(d.rewritten), d.reference,
                      _num(d.comparison.output_abs), _num(d.comparison.grad_abs), _num(d.comparison.state_abs),
-                     d.verdict.value))
+                     "not run" if d.not_run else d.verdict.value))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -651,6 +684,9 @@ def render_table(result: VerifyResult) -> str:
            else f"{result.target}"]
     out += lines
     for d in result.devices:
+        if d.not_run:
+            out.append(f"{d.device}: not run: {d.not_run}")
+            continue
         if d.original.error:
             out.append(f"{d.device}: original ({d.original.failed_at}): {d.original.error}")
         if d.meaning and d.reference != "none":
