@@ -41,6 +41,7 @@ import torch
 from torch.autograd.function import BackwardCFunction
 from torch.overrides import TorchFunctionMode
 
+from codemod.runtime.dropout_draws import SameDropoutDraws
 from codemod.runtime.handed_inputs import HandedInputs, user_frame, writer_scope
 from codemod.runtime.own_gradients import OwnGradients
 
@@ -620,10 +621,12 @@ def _user_line() -> str:
 
 @contextlib.contextmanager
 def deterministic(device: str):
+    """Deterministic kernels, the target's tensors made on ``device``; off the CPU, out-of-place
+    dropout drawing as the in-place one does (``dropout_draws``: a fused kernel draws otherwise)."""
     previous = torch.are_deterministic_algorithms_enabled()
     torch.use_deterministic_algorithms(True, warn_only=True)
     try:
-        with torch.device(device):
+        with torch.device(device), (SameDropoutDraws() if device != "cpu" else contextlib.nullcontext()):
             yield
     finally:
         torch.use_deterministic_algorithms(previous)

@@ -504,6 +504,10 @@ def main(request_file: str) -> None:
         from codemod.runtime.view_copies import ViewsAllowed
 
         contexts.append(ViewsAllowed())
+    if request.get("seed") and torch.cuda.is_available():  # the runs a repair compares: one dropout draw
+        from codemod.runtime.dropout_draws import SameDropoutDraws
+
+        contexts.append(SameDropoutDraws())
     if request.get("rounding"):  # the rounding probe: every float operation rounded one way
         contexts.insert(0, rounding(request["rounding"]))
     threads = _Threads()
