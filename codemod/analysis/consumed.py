@@ -305,3 +305,97 @@ def dead_result(model: Facts, load: ast.expr, depth: int = 0) -> bool:
     reads = [n for n, reaching in ((n, model.reaching(flow, name, model.statement_of(n))) for _, n in flow.loads[name])
              if not reaching or any(b.stmt is stmt for b in reaching)]  # (where the analysis cannot tell: counted)
     return all(model.owner(n) is owner and dead_result(model, n, depth + 1) for n in reads)
+
+
+# Statements that switch whether a tensor requires grad (or grad mode) between the save and a `.numpy()`.
+_SWITCHING_METHODS = frozenset({"detach_", "requires_grad_"})
+_GRAD_SWITCHES = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
+                            "torch.autograd.grad_mode.set_grad_enabled", "torch._C._set_grad_enabled"})
+_SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)
+_CONDITIONAL = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.IfExp, ast.BoolOp)
+
+
+def refused_numpy_before(model: Facts, load: ast.expr, write: Located, first_op: Callable[[ast.Call], bool],
+                         module: Callable[[ast.Call], bool]) -> bool:
+    """Whether, on every path from the op that reads ``load`` (and saves it) to ``write``, a
+    ``.numpy()`` (without ``force=True``) of a tensor built from the op's result through
+    differentiable steps runs first. PyTorch refuses it where that result requires grad ("Can't
+    call numpy() on Tensor that requires grad"), the only case in which the op saved anything for
+    a backward; so the write is reached only where nothing was saved (rwkv's ``sample_logits``:
+    ``torch.cumsum(sorted_probs).cpu().numpy()`` before ``probs[probs < cutoff] = 0``). The
+    path: the statements after the op's in its block, then into the ``if`` branch holding the
+    write, and so on down to the write's block; other compound statements (loops, ``try``,
+    ``with``, an ``if`` not holding the write) are passed over, their stores forgetting names;
+    a name rebound without the result, an in-place ``detach_``/``requires_grad_`` of one, a
+    store into its ``.data`` or ``.requires_grad``, or a grad-mode switch ends the search."""
+    stmt = model.statement_of(load)
+    if within(write, stmt) or not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 \
+            or not isinstance(stmt.targets[0], ast.Name) or not within(load, stmt.value) \
+            or not _keeps_history(model, load, stmt.value, first_op, module):
+        return False
+    block = _block(model, stmt)
+    if block is None:
+        return False
+    names = {stmt.targets[0].id}
+    start = next(i for i, s in enumerate(block) if s is stmt) + 1
+    while True:
+        for later in block[start:]:
+            if within(write, later):
+                if not isinstance(later, ast.If) or within(write, later.test):
+                    return False
+                if _numpy_of(model, later.test, names, module):
+                    return True
+                block, start = (later.body if any(within(write, s) for s in later.body) else later.orelse), 0
+                break
+            if _switches(model, later, names):
+                return False
+            if isinstance(later, _SIMPLE) and _numpy_of(model, later, names, module):
+                return True
+            _follow(model, later, names, module)
+            if not names:
+                return False
+        else:
+            return False
+
+
+def _numpy_of(model: Facts, node: ast.AST, names: Set[str], module: Callable[[ast.Call], bool]) -> bool:
+    """A ``.numpy()`` that ``node`` evaluates whenever it runs (not under a lambda, a comprehension,
+    a conditional expression or the right of ``and``/``or``) of a tensor carrying ``names``."""
+    todo = [node]
+    while todo:
+        here = todo.pop()
+        if isinstance(here, _CONDITIONAL):
+            if isinstance(here, ast.IfExp):
+                todo.append(here.test)
+            elif isinstance(here, ast.BoolOp):
+                todo.append(here.values[0])
+            continue
+        if isinstance(here, ast.Call) and isinstance(here.func, ast.Attribute) and here.func.attr == "numpy" \
+                and not here.args and not here.keywords and _carries(model, here.func.value, names, module):
+            return True
+        todo.extend(ast.iter_child_nodes(here))
+    return False
+
+
+def _switches(model: Facts, stmt: ast.stmt, names: Set[str]) -> bool:
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in names:
+            if node.attr in _SWITCHING_METHODS or isinstance(node.ctx, ast.Store):
+                return True
+        if isinstance(node, ast.Call) and model.torch_name(node.func) in _GRAD_SWITCHES:
+            return True
+    return False
+
+
+def _follow(model: Facts, stmt: ast.stmt, names: Set[str], module: Callable[[ast.Call], bool]) -> None:
+    """``names`` after ``stmt``: a name bound to a value carrying them joins, one bound otherwise leaves."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        if _carries(model, stmt.value, names, module):
+            names.add(stmt.targets[0].id)
+        else:
+            names.discard(stmt.targets[0].id)
+        return
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id in names \
+            and isinstance(stmt.op, _DIFFERENTIABLE):
+        return
+    names -= {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}

@@ -40,7 +40,7 @@ from codemod.analysis.binder import Binding, Flow
 from codemod.analysis.branches import (always_binds, binds, branch, copied_where_it_requires_grad, requires_grad_test,
                                        statement_lists, within)
 from codemod.analysis.classes import AttrValue
-from codemod.analysis.consumed import consumed_before, dead_result, keeps_nothing
+from codemod.analysis.consumed import consumed_before, dead_result, keeps_nothing, refused_numpy_before
 from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
 from codemod.analysis.index_saves import IndexSaves
@@ -792,6 +792,8 @@ class Hazards:
                     continue  # `block_scores = s.amax(-1)` only for topk indices: backward never reads it
                 if found is not None and found.proven and self.producers._only_without_grad(binding, stmt, member):
                     continue
+                if found is not None and found.proven and refused_with_grad(self, binding.value, write):
+                    continue  # `probs = softmax(x)`, `...cumsum(probs).numpy()`, `probs[m] = 0`
                 yield from_a_later_turn(self.model, found, (binding.start, binding.end), stmt)
             if binding.form == "other" and not integral:
                 yield from_a_later_turn(self.model, self.producers._unpacked(binding, member),
@@ -1096,9 +1098,21 @@ class SavedFor(_HazardsPart):
 
 def unreached(hazards: "Hazards", load: ast.expr, write: Located) -> bool:
     """No backward that runs after ``write`` reaches what the op reading ``load`` saved: a backward
-    consumed its graph before (:func:`consumed_before`), or its result is dropped (:func:`dead_result`)."""
-    return dead_result(hazards.model, load) or consumed_before(
-        hazards.model, load, write, partial(_stores_nothing, hazards), lambda call: hazards.ops._module_of(call.func) is not None)
+    consumed its graph before (:func:`consumed_before`), or its result is dropped (:func:`dead_result`),
+    or a ``.numpy()`` of it refuses to run first wherever it saved anything (:func:`refused_numpy_before`)."""
+    return dead_result(hazards.model, load) or consumed_before(hazards.model, load, write, *_steps(hazards)) \
+        or refused_with_grad(hazards, load, write)
+
+
+def refused_with_grad(hazards: "Hazards", load: ast.expr, write: Located) -> bool:
+    """Where what the op reading ``load`` saved requires grad, a ``.numpy()`` of it refuses to run before
+    ``write`` (:func:`refused_numpy_before`): the write is reached only where nothing was saved."""
+    return refused_numpy_before(hazards.model, load, write, *_steps(hazards))
+
+
+def _steps(hazards: "Hazards") -> Tuple[Callable[[ast.Call], bool], Callable[[ast.Call], bool]]:
+    """What keeps an op's history as a first call (a function of the file storing nothing) and as a module."""
+    return partial(_stores_nothing, hazards), lambda call: hazards.ops._module_of(call.func) is not None
 
 
 def _stores_nothing(hazards: "Hazards", call: ast.Call) -> bool:
