@@ -56,8 +56,8 @@ def compute():
         "decoder.weight.grad": decoder.weight.grad,
         "codebook.grad": vq._codebook.embed.grad,
         "codebook": vq._codebook.embed.detach().clone(),
-        "cluster_size": vq._codebook.cluster_size.clone(),
-        "embed_avg": vq._codebook.embed_avg.clone(),
+        "cluster_size": vq._codebook.cluster_size.detach().clone(),
+        "embed_avg": vq._codebook.embed_avg.detach().clone(),
     }
 
 
