@@ -14,6 +14,10 @@
 # ("Fix inplace ReLUs in NASBench101 model") first turned the model's in-place ReLUs off, which does not remove this
 # failure (ReLU saves its result either way); commit 5bf431d5 vendored archai's model into NASLib "and fixed inplace
 # operation": `outputs = outputs + self.input_op[self.num_vertices-1](tensors[0])`.
+# The PyTorch port archai's file was taken from, romulus0914/NASBench-PyTorch (maintained as automl/NASBench-PyTorch), went
+# through the same two steps: 714500a (2021-05-25, "ReLu can't be inplace in this case, as it crashes on some of the
+# networks") and a36d7a7 (2022-10-10, "Fixed an error in tensor modification that resulted in backward pass crashing
+# for some networks": `outputs = outputs + self.last_inop(tensors[0])`).
 # The library module is 3103helpers_nb101_model.py (ref: ..._fixed.py); its header names its stand-ins.
 # Stand-ins here: a 4-vertex cell spec (input -> conv3x3 -> conv1x1 -> output, plus input -> output), a network of
 # width 8 with 2 stacks of 1 cell and 4 classes (NASLib's defaults are 128 / 3 / 3 / 10), a random batch of 4 RGB 8x8
