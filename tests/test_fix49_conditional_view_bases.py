@@ -221,3 +221,37 @@ def test_control_a_buffer_that_views_the_callers_tensor_stays_refused():
     assert fixed_source(BUFFER_VIEWS_CALLER, project=True) == BUFFER_VIEWS_CALLER
     working = _no_grad(BUFFER_VIEWS_CALLER)
     assert _differs(working, working.replace("        buf[i] = ", "        buf = buf.clone()\n        buf[i] = "))
+
+
+VIEW_KEPT_ACROSS_TURNS = textwrap.dedent("""\
+    import torch
+
+
+    def unroll(state, w):
+        buf = state.clone()
+        top = buf[:2]
+        for i in range(1, buf.shape[0]):
+            buf[i] = (top * w).sum(0)
+        return buf
+
+
+    def main():
+        torch.manual_seed(0)
+        state = torch.randn(4, 3, requires_grad=True)
+        w = torch.randn(2, 3, requires_grad=True)
+        buf = unroll(state, w)
+        buf.pow(2).sum().backward()
+        return buf, state
+    """)
+
+
+def test_control_a_view_bound_before_the_loop_is_read_by_the_next_turns_write():
+    """`top` is read in the write's own value, but bound once before the loop: the next turn
+    reads it after this turn's write (row 1 lies in `top`). Clone-first would leave `top` the
+    old buffer's rows: a working (grad-off) program computes another `buf`."""
+    assert raises_inplace(VIEW_KEPT_ACROSS_TURNS)
+    found = verdicts(VIEW_KEPT_ACROSS_TURNS)
+    assert found and all(v[2] != "safe" for v in found)
+    assert fixed_source(VIEW_KEPT_ACROSS_TURNS, project=True) == VIEW_KEPT_ACROSS_TURNS
+    working = _no_grad(VIEW_KEPT_ACROSS_TURNS)
+    assert _differs(working, working.replace("        buf[i] = ", "        buf = buf.clone()\n        buf[i] = "))

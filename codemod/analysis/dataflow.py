@@ -342,11 +342,12 @@ class Dataflow:
 
     def _read_before_the_write(self, flow: Flow, key: str, target: ast.AST, stmt: Located) -> List[Span]:
         """The loads of ``key`` (a view of the written tensor) in a loop around the write at
-        ``stmt`` that read it before the write, in each turn, from a binding of that turn: in the
-        value of the write's own assignment (``buf[i] = f(src)``, ``h += f(src)``: evaluated
-        before the store), or before the statement where a plain binding of ``key`` in the same
+        ``stmt`` that read it before the write, in each turn, from a binding of that turn: before
+        the statement, or in the value of the write's own assignment (``buf[i] = f(src)``,
+        ``h += f(src)``: evaluated before the store), where a plain binding of ``key`` in the same
         turn runs first on every path (``src = x if i == 0 else buf[i - 1]`` at the top of the
-        loop's body). Such a read never sees the write, nor an earlier turn's tensor. Spans for
+        loop's body; not ``top = buf[:2]`` before the loop, which the next turn reads after this
+        one's write). Such a read never sees the write, nor an earlier turn's tensor. Spans for
         :func:`used_after`'s ``heads``."""
         start, end = self.tree.range(stmt)
         own_value = None
@@ -358,14 +359,11 @@ class Dataflow:
         for pos, node in flow.loads.get(key, []):
             if not any(ls <= pos <= le for ls, le in loops):
                 continue
-            if own_value is not None and within(node, own_value):
-                found.append((pos, (pos[0], pos[1] + 1)))
-                continue
-            if pos >= start:
+            if pos >= start and not (own_value is not None and within(node, own_value)):
                 continue
             inner = max(ls for ls, le in loops if ls <= pos <= le)  # the innermost loop around both
             around = self.tree.blocks_around(self.tree.statement_of(node))
-            if any(b.form == "assign" and inner < b.start and b.end <= pos and self.tree.block_of(b.stmt) in around
+            if any(b.form == "assign" and inner < b.start and b.end <= min(pos, start) and self.tree.block_of(b.stmt) in around
                    for b in flow.bindings.get(key, [])):
                 found.append((pos, (pos[0], pos[1] + 1)))
         return found
