@@ -151,8 +151,9 @@ class Dataflow:
             return AliasReport("param-mutation" if flow.returns_value else "mutation-as-output")
         heads = self._eager_loop_heads(stmt)
         used_later = lambda k: self.used_after(flow, k, (start, end), heads, values_only=True)  # noqa: E731
-        if any(self.used_after(flow, v, (start, end), [*heads, *self._read_before_the_write(flow, v, target, stmt)],
-                               values_only=True) for v in views):
+        # (a view read in each turn only before the write, from that turn's binding, sees none)
+        before = lambda v: _read_before_the_write(self.tree, flow, v, target, stmt)  # noqa: E731
+        if any(self.used_after(flow, v, (start, end), [*heads, *before(v)], values_only=True) for v in views):
             return AliasReport("view-alias")
         # `self.last = x` (any attribute): read wherever the object goes, not only in this body
         later_identity = tuple(sorted(k for k in identity if "." in k or used_later(k)))
@@ -340,34 +341,6 @@ class Dataflow:
         """Whether ``key`` may be loaded after the statement spanning ``at`` (:func:`used_after`)."""
         return used_after(self.tree, flow, key, at, heads, values_only)
 
-    def _read_before_the_write(self, flow: Flow, key: str, target: ast.AST, stmt: Located) -> List[Span]:
-        """The loads of ``key`` (a view of the written tensor) in a loop around the write at
-        ``stmt`` that read it before the write, in each turn, from a binding of that turn: before
-        the statement, or in the value of the write's own assignment (``buf[i] = f(src)``,
-        ``h += f(src)``: evaluated before the store), where a plain binding of ``key`` in the same
-        turn runs first on every path (``src = x if i == 0 else buf[i - 1]`` at the top of the
-        loop's body; not ``top = buf[:2]`` before the loop, which the next turn reads after this
-        one's write). Such a read never sees the write, nor an earlier turn's tensor. Spans for
-        :func:`used_after`'s ``heads``."""
-        start, end = self.tree.range(stmt)
-        own_value = None
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and within(target, stmt.targets[0]) \
-                or isinstance(stmt, ast.AugAssign) and within(target, stmt.target):
-            own_value = stmt.value
-        loops = [(ls, le) for ls, le in flow.loops if ls <= start and end <= le]
-        found: List[Span] = []
-        for pos, node in flow.loads.get(key, []):
-            if not any(ls <= pos <= le for ls, le in loops):
-                continue
-            if pos >= start and not (own_value is not None and within(node, own_value)):
-                continue
-            inner = max(ls for ls, le in loops if ls <= pos <= le)  # the innermost loop around both
-            around = self.tree.blocks_around(self.tree.statement_of(node))
-            if any(b.form == "assign" and inner < b.start and b.end <= min(pos, start) and self.tree.block_of(b.stmt) in around
-                   for b in flow.bindings.get(key, [])):
-                found.append((pos, (pos[0], pos[1] + 1)))
-        return found
-
     def _eager_loop_heads(self, stmt: Located) -> List[Span]:
         """The iterables of the ``for`` loops around ``stmt`` (in its function), read once before
         the first turn: ``enumerate(h.chunk(4))``. Not where part of one is lazy (a generator,
@@ -381,6 +354,35 @@ class Dataflow:
                     for n in ast.walk(anc.iter)):
                 found.append(self.tree.range(anc.iter))
         return found
+
+
+def _read_before_the_write(tree: Tree, flow: Flow, key: str, target: ast.AST, stmt: Located) -> List[Span]:
+    """The loads of ``key`` (a view of the written tensor) in a loop around the write at
+    ``stmt`` that read it before the write, in each turn, from a binding of that turn: before
+    the statement, or in the value of the write's own assignment (``buf[i] = f(src)``,
+    ``h += f(src)``: evaluated before the store), where a plain binding of ``key`` in the same
+    turn runs first on every path (``src = x if i == 0 else buf[i - 1]`` at the top of the
+    loop's body; not ``top = buf[:2]`` before the loop, which the next turn reads after this
+    one's write). Such a read never sees the write, nor an earlier turn's tensor. Spans for
+    :func:`used_after`'s ``heads``."""
+    start, end = tree.range(stmt)
+    own_value = None
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and within(target, stmt.targets[0]) \
+            or isinstance(stmt, ast.AugAssign) and within(target, stmt.target):
+        own_value = stmt.value
+    loops = [(ls, le) for ls, le in flow.loops if ls <= start and end <= le]
+    found: List[Span] = []
+    for pos, node in flow.loads.get(key, []):
+        if not any(ls <= pos <= le for ls, le in loops):
+            continue
+        if pos >= start and not (own_value is not None and within(node, own_value)):
+            continue
+        inner = max(ls for ls, le in loops if ls <= pos <= le)  # the innermost loop around both
+        around = tree.blocks_around(tree.statement_of(node))
+        if any(b.form == "assign" and inner < b.start and b.end <= min(pos, start) and tree.block_of(b.stmt) in around
+               for b in flow.bindings.get(key, [])):
+            found.append((pos, (pos[0], pos[1] + 1)))
+    return found
 
 
 def _past_the_turn(tree: Tree, later: List[Binding], before: List[Binding], loops: List[Tuple[Pos, Pos]],
