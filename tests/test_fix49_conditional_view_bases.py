@@ -255,3 +255,33 @@ def test_control_a_view_bound_before_the_loop_is_read_by_the_next_turns_write():
     assert fixed_source(VIEW_KEPT_ACROSS_TURNS, project=True) == VIEW_KEPT_ACROSS_TURNS
     working = _no_grad(VIEW_KEPT_ACROSS_TURNS)
     assert _differs(working, working.replace("        buf[i] = ", "        buf = buf.clone()\n        buf[i] = "))
+
+
+WORKING = textwrap.dedent("""\
+    import torch
+
+
+    def unroll(x, state):
+        buf = state.clone()
+        outs = []
+        for i in range(buf.shape[0]):
+            src = x if i == 0 else buf[i - 1]
+            buf[i] = src + 1
+            outs.append(buf[i].sum())
+        return torch.stack(outs)
+
+
+    def main():
+        x = torch.randn(4, requires_grad=True)
+        state = torch.randn(3, 4)
+        outs = unroll(x, state)
+        outs.sum().backward()
+        return x.grad
+    """)
+
+
+def test_a_working_program_is_not_proven_to_write_into_the_callers_leaf():
+    """The same walk made the write into `buf` a write into `x` (the caller's leaf that
+    requires grad) and proved a hazard (IPF104, proven) on a program that runs: no proof now."""
+    assert torch.equal(run_program(WORKING), torch.full((4,), 3.0))
+    assert verdicts(WORKING) == []
