@@ -10,6 +10,7 @@ from typing import Callable, List, Literal, NamedTuple, Optional, Sequence, Set,
 
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding, Flow
+from codemod.analysis.branches import within
 from codemod.analysis.names import Names
 from codemod.analysis.syntax import (
     FUNCTIONS,
@@ -150,7 +151,9 @@ class Dataflow:
             return AliasReport("param-mutation" if flow.returns_value else "mutation-as-output")
         heads = self._eager_loop_heads(stmt)
         used_later = lambda k: self.used_after(flow, k, (start, end), heads, values_only=True)  # noqa: E731
-        if any(used_later(v) for v in views):
+        # (a view read in each turn only before the write, from that turn's binding, sees none)
+        before = lambda v: _read_before_the_write(self.tree, flow, v, target, stmt)  # noqa: E731
+        if any(self.used_after(flow, v, (start, end), [*heads, *before(v)], values_only=True) for v in views):
             return AliasReport("view-alias")
         # `self.last = x` (any attribute): read wherever the object goes, not only in this body
         later_identity = tuple(sorted(k for k in identity if "." in k or used_later(k)))
@@ -353,6 +356,35 @@ class Dataflow:
         return found
 
 
+def _read_before_the_write(tree: Tree, flow: Flow, key: str, target: ast.AST, stmt: Located) -> List[Span]:
+    """The loads of ``key`` (a view of the written tensor) in a loop around the write at
+    ``stmt`` that read it before the write, in each turn, from a binding of that turn: before
+    the statement, or in the value of the write's own assignment (``buf[i] = f(src)``,
+    ``h += f(src)``: evaluated before the store), where a plain binding of ``key`` in the same
+    turn runs first on every path (``src = x if i == 0 else buf[i - 1]`` at the top of the
+    loop's body; not ``top = buf[:2]`` before the loop, which the next turn reads after this
+    one's write). Such a read never sees the write, nor an earlier turn's tensor. Spans for
+    :func:`used_after`'s ``heads``."""
+    start, end = tree.range(stmt)
+    own_value = None
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and within(target, stmt.targets[0]) \
+            or isinstance(stmt, ast.AugAssign) and within(target, stmt.target):
+        own_value = stmt.value
+    loops = [(ls, le) for ls, le in flow.loops if ls <= start and end <= le]
+    found: List[Span] = []
+    for pos, node in flow.loads.get(key, []):
+        if not any(ls <= pos <= le for ls, le in loops):
+            continue
+        if pos >= start and not (own_value is not None and within(node, own_value)):
+            continue
+        inner = max(ls for ls, le in loops if ls <= pos <= le)  # the innermost loop around both
+        around = tree.blocks_around(tree.statement_of(node))
+        if any(b.form == "assign" and inner < b.start and b.end <= min(pos, start) and tree.block_of(b.stmt) in around
+               for b in flow.bindings.get(key, [])):
+            found.append((pos, (pos[0], pos[1] + 1)))
+    return found
+
+
 def _past_the_turn(tree: Tree, later: List[Binding], before: List[Binding], loops: List[Tuple[Pos, Pos]],
                    stmt: Located) -> List[Binding]:
     """The later bindings that reach ``stmt`` on a next turn of a loop around both: not where
@@ -415,8 +447,13 @@ def _closed(direct: Callable[[str], Aliases], key: str) -> Aliases:
 def _viewed_upward(bound_from: Callable[[str], Aliases], found: Aliases, key: str) -> Aliases:
     """``found`` joined with what its views view, transitively (upward only: what each view was
     bound from, not the other views of the same tensor): a write into ``v = w.view(-1)`` of
-    ``w = y[:2]`` reaches ``y`` too, whose later reads would see it."""
+    ``w = y[:2]`` reaches ``y`` too, whose later reads would see it. Not from a view *of* the
+    written tensor (a name bound from ``key`` or one of its identity aliases): what else it was
+    bound from is its other path (``src = x if i == 0 else buf[i - 1]``: where ``src`` is ``x``
+    it views no ``buf``, and where it views ``buf`` it is no ``x``), which a write into ``buf``
+    never reaches."""
     identity, views = set(found.identity), set(found.views)
+    written = {key, *identity}
     pending, walked = list(views), set()
     while pending:
         view = pending.pop()
@@ -424,6 +461,8 @@ def _viewed_upward(bound_from: Callable[[str], Aliases], found: Aliases, key: st
             continue
         walked.add(view)
         more = bound_from(view)
+        if (more.identity | more.views) & written:
+            continue  # a view of the written tensor: its other sources are other paths'
         for other in (more.identity | more.views) - identity - views - {key}:
             views.add(other)
             pending.append(other)
