@@ -1096,6 +1096,14 @@ class SavedFor(_HazardsPart):
             v is Kind.PARAMETER for v in self.model.class_attrs(cls).get(base.attr, []))
 
 
+def _uninverted(part: ast.expr) -> ast.expr:
+    """``m`` of ``~m`` (of ``~~m``...): an index of the same kind (a mask's inverse is a mask; an
+    index tensor's, an index tensor; a Python int's, an int)."""
+    while isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Invert):
+        part = part.operand
+    return part
+
+
 def unreached(hazards: "Hazards", load: ast.expr, write: Located) -> bool:
     """No backward that runs after ``write`` reaches what the op reading ``load`` saved: a backward
     consumed its graph before (:func:`consumed_before`), or its result is dropped (:func:`dead_result`),
@@ -1391,7 +1399,7 @@ class Consumers(_HazardsPart):
         0-d included), a comparison (a mask unless both sides are Python numbers), or a name
         bound only to comparisons or to what ``nonzero``/``argwhere``/``argsort``/``randperm``
         return (1-d or more; a 0-d index tensor would make a view)."""
-        parts = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
+        parts = [_uninverted(p) for p in (sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice])]
         for part in parts:
             if isinstance(part, (ast.List, ast.ListComp)) or boolean_tensor(self.model, part):
                 return True  # a list, or a boolean mask (`out[out.abs() > 1]`, `out[clipped]`)
