@@ -28,7 +28,9 @@ compiled the same way).
   positive (so the write runs), backward: runs on the CPU arm (`tensor[indices] = value`) and with
   `is_xla_tensor` forced true (the `torch.mul` arm, on CPU tensors): runs. Context: the same XLA arm
   with the mask made a float tensor requiring grad (then mul saves `tensor`): raises.
-  False (group op-saves-nothing)."""
+  False (group helper-mul-by-mask: the helper's summary says it saves its argument through
+  `torch.mul(tensor, ~indices)`; `~` of a tensor is boolean or integer, never requires grad, so mul
+  saves only the mask; the same mul written inline is not proven)."""
 
 import _shim  # noqa: F401
 import ast

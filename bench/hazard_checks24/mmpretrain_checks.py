@@ -20,8 +20,11 @@ MMPRETRAIN_SRC, the folder holding `mmpretrain/`, default /work/tmp/prec49/site3
   it is handed `x[~code_masks]`, a boolean-mask index (a copy): LayerNorm saves the copy, and `x`
   (`embed_tokens(ids) * embedding_scale`, a number, then `+= pos_embedding`) is saved by nothing. The
   path: lines 1121-1134 compiled from the file and run with real Embedding/LayerNorm modules whose
-  parameters require grad and a mixed code mask (the `else` arm), backward: runs.
-  False (group op-saves-nothing: a boolean-mask index is a copy, as audiocraft sound_dataset.py:247)."""
+  parameters require grad and a mixed code mask (the `else` arm), backward: runs. Context: line 1133
+  with a basic slice `x[:2]` (a view) in place of the mask: raises, so the mask's copy is what keeps
+  `x` unsaved.
+  False (group module-on-index-copy: a module called on `x[mask]`, a tensor-index copy, is taken to
+  save `x`; `torch.sigmoid(x[~mask])` in its place is not proven; cf. audiocraft sound_dataset.py:247)."""
 
 import _shim  # noqa: F401
 import ast
@@ -131,9 +134,14 @@ F1133, F1134 = ("mmpretrain/models/multimodal/%s:%d:IPF104" % (OFA, n) for n in 
 block = [s for s in fn.body if 1121 <= s.lineno <= 1134]  # x = embed ...; if entangle: x += ...; if embedding_ln ...
 assert block[0].lineno == 1121 and block[-1].end_lineno >= 1134, [s.lineno for s in block]
 embed_block = compile(ast.Module(body=block, type_ignores=[]), ofa_path, "exec")
+lines = open(ofa_path).read().splitlines(True)
+sliced = "".join(lines[1120:block[-1].end_lineno]).replace(
+    "x[~code_masks] = self.embedding_ln(x[~code_masks])", "x[:2] = self.embedding_ln(x[:2])")
+assert "x[:2]" in sliced
+sliced_block = compile("if True:\n" + sliced, ofa_path, "exec")  # the block is indented one level
 
 
-def ofa(grad=True):
+def ofa(code=embed_block):
     def run():
         torch.manual_seed(0)
         self = types.SimpleNamespace(embed_tokens=nn.Embedding(30, 8), embedding_scale=8 ** 0.5,
@@ -145,7 +153,7 @@ def ofa(grad=True):
         seen = []
         for ln in (self.embedding_ln, self.code_embedding_ln):
             ln.register_forward_hook(lambda m, i, o: seen.append(m))
-        exec(embed_block, {"torch": torch}, scope)
+        exec(code, {"torch": torch}, scope)
         assert len(seen) == 2, "the else arm (lines 1133-1134) did not run"
         scope["x"].pow(2).sum().backward()
         assert self.embedding_ln.weight.grad is not None and self.code_embedding_ln.weight.grad is not None
@@ -155,3 +163,5 @@ def ofa(grad=True):
 for finding in (F1133, F1134):
     attempt(finding, "path", "lines 1121-1134 of OFADecoder.forward, Embedding/LayerNorm parameters and pos "
             "embedding requiring grad, code_masks mixed (else arm), backward", ofa())
+    attempt(finding, "context", "line 1133 with a basic slice, x[:2] = self.embedding_ln(x[:2]) (a view, "
+            "which LayerNorm saves): raises", ofa(sliced_block))
