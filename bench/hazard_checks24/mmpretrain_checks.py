@@ -23,8 +23,9 @@ MMPRETRAIN_SRC, the folder holding `mmpretrain/`, default /work/tmp/prec49/site3
   parameters require grad and a mixed code mask (the `else` arm), backward: runs. Context: line 1133
   with a basic slice `x[:2]` (a view) in place of the mask: raises, so the mask's copy is what keeps
   `x` unsaved.
-  False (group module-on-index-copy: a module called on `x[mask]`, a tensor-index copy, is taken to
-  save `x`; `torch.sigmoid(x[~mask])` in its place is not proven; cf. audiocraft sound_dataset.py:247)."""
+  False (group inverted-mask-index: `x[~code_masks]` read as a basic index, a view; `~` of a tensor
+  is a tensor index, a copy; comparisons are read as masks, `~` is not; cf. audiocraft
+  sound_dataset.py:247)."""
 
 import _shim  # noqa: F401
 import ast

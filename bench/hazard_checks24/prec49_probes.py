@@ -44,7 +44,8 @@ def preds(x, y, mask):
     return logits
 
 
-# module-on-index-copy (mmpretrain ofa_modules.py:1133): a mask index is a copy.
+# inverted-mask-index (mmpretrain ofa_modules.py:1133): `x[~m]` is read as a basic index (a view);
+# `~` of a tensor is a tensor index, a copy. A comparison index (`x[m > 0]`) is already not proven.
 class Dec(nn.Module):
     def __init__(self):
         super().__init__()
@@ -54,6 +55,12 @@ class Dec(nn.Module):
     def forward(self, ids, mask):
         x = self.emb(ids) * 2.0
         x[~mask] = self.ln(x[~mask])  # PROVEN IPF104 ("x was saved for backward by torch.nn.LayerNorm")
+        return x
+
+    def known_mask(self, ids):
+        m = ids > 3
+        x = self.emb(ids) * 2.0
+        x[~m] = torch.sin(x[~m])  # PROVEN IPF104 ("x was saved for backward by torch.sin")
         return x
 
     def sliced(self, ids):
@@ -73,6 +80,7 @@ if __name__ == "__main__":
     out.masked_fill(torch.isinf(out), 0).sum().backward()
     d = Dec()
     d(torch.randint(0, 30, (4, 5)), torch.tensor([True, False, True, False])).sum().backward()
+    d.known_mask(torch.randint(0, 30, (4, 5))).sum().backward()
     try:
         d.sliced(torch.randint(0, 30, (4, 5))).sum().backward()
         raise SystemExit("the sliced control did not raise")
