@@ -145,6 +145,19 @@ class Calls:
         cls = classes.get(head)
         return methods[cls].get(attr) if cls is not None else None
 
+    def bound_runs(self, func: Function) -> bool:
+        """Whether a call of an instance that the project index lists for ``func``
+        (``CallFact.bound``: ``block(x)`` for a class's ``__call__`` or ``forward``, ``block.m(x)``
+        for its method ``m``) runs ``func`` with the call's arguments after the receiver: a method
+        of a top-level class taking one, neither of them decorated (a ``staticmethod`` takes no
+        receiver, another decorator may hand on something else), and, for ``forward``, no
+        ``__call__`` of the class's own (``block(x)`` runs that instead)."""
+        cls = self.tree.parent(func)
+        if not isinstance(cls, ast.ClassDef) or self.tree.parent(cls) is not self.module \
+                or func.decorator_list or cls.decorator_list or not (func.args.posonlyargs or func.args.args):
+            return False
+        return func.name != "forward" or not any(isinstance(s, FUNCTIONS) and s.name == "__call__" for s in cls.body)
+
     # ---------------------------------------------------------------- grad mode
     def function_reason(self, func: Function, local_reason: LocalReason) -> Optional[FunctionReason]:
         """Why ``func`` runs with grad off as a whole, if it does. ``local_reason(node)`` is
@@ -275,3 +288,12 @@ def _argument(call: ast.AST, param: str, index: Optional[int]) -> Optional[ast.e
     if index is not None and index < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
         return call.args[index]
     return None
+
+
+def instance_calls_count(calls: Calls, func: ast.AST) -> bool:
+    """Whether the calls of instances listed for ``func`` (``CallFact.bound``) count among its calls
+    from other files where the analysis joins what they pass (a parameter that requires grad, or
+    is a tensor, where every call passes one): a class's ``__call__`` or another method that they
+    run as written (:meth:`Calls.bound_runs`). A module's ``forward`` is left to the hazard
+    analysis's own proof (``hazard.calls_from_elsewhere``), as before."""
+    return isinstance(func, FUNCTIONS) and func.name != "forward" and calls.bound_runs(func)
