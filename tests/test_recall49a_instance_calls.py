@@ -193,3 +193,63 @@ def test_look_alikes_stay_unproven(tmp_path, body):
     _write(tmp_path, {"tfm.py": TFM, "model.py": _caller(body)})
     assert _result(tmp_path) is not None
     assert _proven_writes(tmp_path) == [], _findings(tmp_path)
+
+
+SAME_FILE = """\
+    import torch
+
+
+    class Scaler:
+        def __init__(self, k):
+            self.k = k
+
+        def scale(self, x):
+            x /= self.k
+            return x
+
+
+    class SafeScaler(Scaler):
+        def scale(self, x):
+            return x / self.k
+
+
+    def compute():
+        torch.manual_seed(0)
+        w = torch.rand(3, requires_grad=True)
+        {body}
+        loss.backward()
+        return [round(float(v), 5) for v in w.grad]
+"""
+
+
+def _same_file(tmp_path, body: str) -> tuple:
+    text = textwrap.dedent(SAME_FILE).replace("{body}", textwrap.indent(textwrap.dedent(body), " " * 4).lstrip())
+    (tmp_path / "model.py").write_text(text)
+    (tmp_path / "other.py").write_text("import torch\n\n\ndef main():\n    return torch.zeros(1)\n")
+    lines = [s.strip() for s in text.splitlines()]
+    run = subprocess.run([sys.executable, "-m", "codemod", "check", "--no-cache", "--select", "IPF1",
+                          "--output-format", "json", "model.py", "other.py"], capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode in (0, 1), run.stderr
+    proven = [f["location"]["row"] for f in json.loads(run.stdout)["findings"]
+              if f["filename"].endswith("model.py") and f["code"].startswith("IPF1")]
+    return proven, lines.index("x /= self.k") + 1, _result(tmp_path)
+
+
+@pytest.mark.parametrize("body", ["s = Scaler(2.0)\nloss = s.scale(w).sum()",
+                                  "loss = Scaler(2.0).scale(w).sum()"], ids=["named", "temporary"])
+def test_a_method_of_a_local_instance_in_the_same_file(tmp_path, body):
+    """``s = Scaler(2.0); s.scale(w)`` in the class's own file hands ``scale`` the leaf ``w``: the
+    write into it is proven (the leaf fact reaches a method through the instance's call)."""
+    proven, write, result = _same_file(tmp_path, body)
+    assert result is None
+    assert write in proven, proven
+
+
+@pytest.mark.parametrize("body", ["s = Scaler(2.0)\ns = SafeScaler(2.0)\nloss = s.scale(w).sum()",
+                                  "s = Scaler(2.0)\nwith torch.no_grad():\n    s.scale(w.detach())\nloss = (3 * w).sum()",
+                                  "s = Scaler(2.0)\nloss = s.scale(w.detach().clone()).sum() + (3 * w).sum()"],
+                         ids=["rebound", "no-grad", "detached"])
+def test_look_alikes_of_a_local_instance_stay_unproven(tmp_path, body):
+    proven, write, result = _same_file(tmp_path, body)
+    assert result is not None
+    assert write not in proven, proven

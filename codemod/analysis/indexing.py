@@ -342,12 +342,12 @@ def _instance_calls(model: SemanticModel, resolver: "_Resolver") -> Iterator[Tup
     for call in calls:
         if not isinstance(call, ast.Call):
             continue
-        func, method = call.func, None
-        if isinstance(func, ast.Attribute) and not (func.attr.startswith("__") and func.attr.endswith("__")):
-            receiver = func.value  # `block.m(x)`, `self.block.m(x)`, `Cls(d).m(x)`
+        func, method, named = call.func, None, call.func
+        if isinstance(named, ast.Attribute) and not (named.attr.startswith("__") and named.attr.endswith("__")):
+            receiver = named.value  # `block.m(x)`, `self.block.m(x)`, `Cls(d).m(x)`
             if isinstance(receiver, ast.Call) or isinstance(receiver, ast.Name) and receiver.id in built_here \
                     or (target_key(receiver) or "").count(".") == 1 and (target_key(receiver) or "").startswith("self."):
-                func, method = receiver, func.attr
+                func, method = receiver, named.attr
         if isinstance(func, ast.Name) and func.id not in built_here:
             continue
         qual = _instance_class(model, resolver, func)

@@ -1395,7 +1395,7 @@ def _tensors_elsewhere(requirement: "GradRequirement", func: Function, key: str,
         return []
     method = isinstance(requirement.tree.parent(func), ast.ClassDef)
     module = qualname.rsplit(".", 2 if method else 1)[0]
-    bound = instance_calls_count(calls, func)
+    bound = calls is not None and instance_calls_count(calls, func)
     # `Cls.m(obj, x)` passes the instance first: only keywords are sure; `inst.m(x)` (bound) does not
     return [call.called and (key in call.args_tensor or position is not None and (call.bound or not method)
                              and str(position) in call.args_tensor)
