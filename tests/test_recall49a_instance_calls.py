@@ -253,3 +253,65 @@ def test_look_alikes_of_a_local_instance_stay_unproven(tmp_path, body):
     proven, write, result = _same_file(tmp_path, body)
     assert result is not None
     assert write not in proven, proven
+
+
+HELPERS = """\
+    import torch
+
+
+    def denorm(tensor):
+        out = tensor.clone()
+        for ch in out[0]:
+            ch.mul_(2.0)
+        return out
+
+
+    def other(x):
+        return x + 1
+"""
+
+ALIASED = """\
+    import os
+    import sys
+    from importlib import import_module
+
+    import torch
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    hlp = import_module("hlp")
+    denorm, other = hlp.denorm, hlp.other
+    {more}
+
+
+    def compute():
+        w = torch.rand(1, 3, 4, requires_grad=True)
+        {call}
+        out.sum().backward()
+        return [round(float(v), 5) for v in w.grad.flatten()[:6]]
+"""
+
+
+def _aliased(tmp_path, more: str, call: str) -> tuple:
+    _write(tmp_path, {"hlp.py": HELPERS, "model.py": ALIASED.replace("{more}", more).replace("{call}", call)})
+    run = subprocess.run([sys.executable, "-m", "codemod", "check", "--no-cache", "--select", "IPF1",
+                          "--output-format", "json", "model.py", "hlp.py"], capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode in (0, 1), run.stderr
+    lines = [s.strip() for s in (tmp_path / "hlp.py").read_text().splitlines()]
+    proven = [f["location"]["row"] for f in json.loads(run.stdout)["findings"] if f["filename"].endswith("hlp.py")]
+    return lines.index("ch.mul_(2.0)") + 1 in proven, _result(tmp_path)
+
+
+def test_a_function_called_through_a_module_level_alias(tmp_path):
+    """``denorm, other = hlp.denorm, hlp.other`` binds the names as ``from hlp import denorm, other``
+    does: the alias is no use of the function that could hand it anywhere (its calls are), so what
+    ``denorm(w * 2)`` passes reaches ``denorm``: the write into a row of its clone is proven."""
+    assert _aliased(tmp_path, "", "out = denorm(w * 2)") == (True, None)
+
+
+@pytest.mark.parametrize("more, call", [
+    ("handlers = {'d': denorm}", "out = handlers['d'](w.detach() * 2) + w"),
+    ("denorm = other", "out = denorm(w * 2)"),
+], ids=["alias-handed-on", "alias-rebound"])
+def test_an_alias_handed_on_or_rebound_stays_unproven(tmp_path, more, call):
+    proven, result = _aliased(tmp_path, more, call)
+    assert result is not None and not proven

@@ -420,6 +420,7 @@ def _sites(model: SemanticModel, resolver: "_Resolver",
     outermost part of a chain: ``mod.f``, not ``mod``); the library callees met on the way go
     into ``libraries``."""
     parents, heads, Name, Attribute, Load = model.tree.source.parents, resolver.heads, ast.Name, ast.Attribute, ast.Load
+    aliased = resolver.aliased
     for node in model.tree.source.walked(Name):  # names and attributes
         if parents.get(node).__class__ is Attribute:
             continue  # the outermost part of a chain only
@@ -434,6 +435,8 @@ def _sites(model: SemanticModel, resolver: "_Resolver",
                 if library is not None:
                     libraries[library[0]] = library[1]
                 continue
+            if id(node) in aliased:
+                continue  # (``denorm = helpers.denorm``: its uses are the sites, as an import's)
             yield cast(Union[ast.Name, ast.Attribute], node), callee
 
 
@@ -687,10 +690,16 @@ class _Resolver:
                     else:
                         head = a.name.split(".")[0]
                         self.imports.setdefault(head, head)
+        # (the attribute an alias takes is no use of its own: the alias's uses are, as an import's)
+        # (a name a function declares ``global`` may be rebound there: its attribute stays a use)
+        self.aliased: Set[int] = set()
+        declared = {n for g in ast.walk(model.module) if isinstance(g, ast.Global) for n in g.names}
         for name, value in _module_attribute_aliases(model):
             base = self.imports.get(value.value.id) if isinstance(value.value, ast.Name) else None
-            if base is not None:
-                self.imports.setdefault(name, f"{base}.{value.attr}")
+            if base is not None and name not in self.imports:
+                self.imports[name] = f"{base}.{value.attr}"
+                if name not in declared:
+                    self.aliased.add(id(value))
         # The heads of the uses that may resolve: the module's own names, ``self``/``cls``, the
         # names imported from what may hold a module of the run, and (library callees) the
         # names an absolute ``from ... import`` binds.
