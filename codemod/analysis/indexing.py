@@ -635,6 +635,15 @@ def _module_attribute_aliases(model: SemanticModel) -> Iterator[Tuple[str, ast.A
                 yield name.id, attr
 
 
+def _only_called(model: SemanticModel, name: str) -> bool:
+    """The module loads ``name`` at least once, and only as the function of a call (``name(x)``)."""
+    parents = model.tree.source.parents
+    loads = [n for n in model.tree.source.walked(ast.Name) if isinstance(n, ast.Name) and n.id == name
+             and not isinstance(n.ctx, ast.Store)]
+    return bool(loads) and all(isinstance(parents.get(n), ast.Call) and cast(ast.Call, parents.get(n)).func is n
+                               for n in loads)
+
+
 def _caller_name(tree: Tree, owner: Owner, local: Dict[Function, str]) -> str:
     """The indexed function holding ``owner`` (itself, or around a nested function)."""
     cur: Owner = owner
@@ -693,12 +702,14 @@ class _Resolver:
         # (the attribute an alias takes is no use of its own: the alias's uses are, as an import's)
         # (a name a function declares ``global`` may be rebound there: its attribute stays a use)
         self.aliased: Set[int] = set()
+        # (nor one the module never calls, or loads other than to call it: ``SCORE = helpers.f``
+        # is there to be handed on)
         declared = {n for g in ast.walk(model.module) if isinstance(g, ast.Global) for n in g.names}
         for name, value in _module_attribute_aliases(model):
             base = self.imports.get(value.value.id) if isinstance(value.value, ast.Name) else None
             if base is not None and name not in self.imports:
                 self.imports[name] = f"{base}.{value.attr}"
-                if name not in declared:
+                if name not in declared and _only_called(model, name):
                     self.aliased.add(id(value))
         # The heads of the uses that may resolve: the module's own names, ``self``/``cls``, the
         # names imported from what may hold a module of the run, and (library callees) the
