@@ -108,7 +108,7 @@ class Calls:
                     continue
             elif kind is not Attribute or walked.attr not in named:  # type: ignore[attr-defined]
                 continue
-            elif walked.value.__class__ is not Name:  # type: ignore[attr-defined]
+            elif walked.value.__class__ not in (Name, ast.Call):  # type: ignore[attr-defined]
                 continue
             node = cast(Union[ast.Name, ast.Attribute], walked)
             if not isinstance(node.ctx, ast.Load):
@@ -136,6 +136,8 @@ class Calls:
             if owner is not self.module and node.id in self.binder.flow(owner, nested=False).bindings:
                 return None  # a local of the same name
             return func
+        if isinstance(node.value, ast.Call):  # `Cls(d).m(x)`
+            return self._instance_method(node, [node.value], classes, methods)
         if not isinstance(node.value, ast.Name):
             return None  # (``a.b`` only: the key of one dot)
         head, attr = node.value.id, node.attr
@@ -143,7 +145,48 @@ class Calls:
             cls = self.tree.enclosing_class(node)
             return methods.get(cls, {}).get(attr) if cls is not None else None
         cls = classes.get(head)
-        return methods[cls].get(attr) if cls is not None else None
+        if cls is not None:
+            return methods[cls].get(attr)
+        owner = self.tree.owner(node)
+        if not isinstance(owner, FUNCTIONS):
+            return None
+        flow = self.binder.flow(owner, nested=False)
+        bindings = flow.bindings.get(head, [])
+        if head in flow.declared or not bindings or any(b.form != "assign" for b in bindings) or any(
+                isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load) and n.attr == attr
+                and isinstance(n.value, ast.Name) and n.value.id == head for n in ast.walk(owner)):
+            return None  # `inst.m = other` sets what the instance's `m` is
+        return self._instance_method(node, [b.value for b in bindings], classes, methods)
+
+    def _instance_method(self, node: ast.Attribute, built: List[Optional[ast.expr]],
+                         classes: Dict[str, ast.ClassDef], methods: Methods) -> Optional[Function]:
+        """``inst.m`` where every value the instance may be is a construction ``Cls(...)`` of one
+        class of the module (a name no function binds): ``Cls``'s own method ``m``, undecorated
+        (a call then passes its arguments after the receiver); None otherwise."""
+        names = {b.func.id for b in built if isinstance(b, ast.Call) and isinstance(b.func, ast.Name)}
+        if len(names) != 1 or len(built) != sum(isinstance(b, ast.Call) for b in built):
+            return None
+        name = names.pop()
+        cls = classes.get(name)
+        owner = self.tree.owner(node)
+        if cls is None or len(self.binder.flow(self.module, nested=False).bindings.get(name, [])) != 1 \
+                or isinstance(owner, FUNCTIONS) and name in self.binder.flow(owner, nested=False).bindings:
+            return None  # the class's name rebound
+        func = methods[cls].get(node.attr)
+        return func if func is not None and not func.decorator_list else None
+
+    def bound_runs(self, func: Function) -> bool:
+        """Whether a call of an instance that the project index lists for ``func``
+        (``CallFact.bound``: ``block(x)`` for a class's ``__call__`` or ``forward``, ``block.m(x)``
+        for its method ``m``) runs ``func`` with the call's arguments after the receiver: a method
+        of a top-level class taking one, neither of them decorated (a ``staticmethod`` takes no
+        receiver, another decorator may hand on something else), and, for ``forward``, no
+        ``__call__`` of the class's own (``block(x)`` runs that instead)."""
+        cls = self.tree.parent(func)
+        if not isinstance(cls, ast.ClassDef) or self.tree.parent(cls) is not self.module \
+                or func.decorator_list or cls.decorator_list or not (func.args.posonlyargs or func.args.args):
+            return False
+        return func.name != "forward" or not any(isinstance(s, FUNCTIONS) and s.name == "__call__" for s in cls.body)
 
     # ---------------------------------------------------------------- grad mode
     def function_reason(self, func: Function, local_reason: LocalReason) -> Optional[FunctionReason]:
@@ -275,3 +318,12 @@ def _argument(call: ast.AST, param: str, index: Optional[int]) -> Optional[ast.e
     if index is not None and index < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
         return call.args[index]
     return None
+
+
+def instance_calls_count(calls: Calls, func: ast.AST) -> bool:
+    """Whether the calls of instances listed for ``func`` (``CallFact.bound``) count among its calls
+    from other files where the analysis joins what they pass (a parameter that requires grad, or
+    is a tensor, where every call passes one): a class's ``__call__`` or another method that they
+    run as written (:meth:`Calls.bound_runs`). A module's ``forward`` is left to the hazard
+    analysis's own proof (``hazard.calls_from_elsewhere``), as before."""
+    return isinstance(func, FUNCTIONS) and func.name != "forward" and calls.bound_runs(func)

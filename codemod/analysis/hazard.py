@@ -934,17 +934,16 @@ def calls_from_elsewhere(model: HazardFacts, func: Function,
     """The calls of ``func`` in the run's other files (the project index) that run it with grad
     on, each with the position its argument for the parameter at ``index`` has there (None: only
     keywords are sure). Calls with grad off record nothing; an instance's call (``self.block(x)``,
-    ``bound``) runs ``forward`` as given only without a ``__call__`` of the class's own or a
-    decorator of it or of the class (either may hand on something else)."""
+    ``norm(x)``, ``helper.m(x)``: ``bound``) counts where it runs ``func`` as given
+    (``Calls.bound_runs``: no decorator of it or of its class, no ``__call__`` of the class's own
+    for ``forward``)."""
     calls = model.calls
     project = calls.project
     qualname = calls.qualname(func) if project is not None else None
     if project is None or qualname is None:
         return
-    cls = model.parent(func)
-    method = isinstance(cls, ast.ClassDef)
-    direct = isinstance(cls, ast.ClassDef) and not func.decorator_list and not cls.decorator_list \
-        and not any(isinstance(s, FUNCTIONS) and s.name == "__call__" for s in cls.body)
+    method = isinstance(model.parent(func), ast.ClassDef)
+    direct = calls.bound_runs(func)
     module = qualname.rsplit(".", 2 if method else 1)[0]
     for call in project.calls_saving(qualname, module):
         if not call.called or call.grad_off or (call.caller and project.grad_off(call.caller)) \

@@ -326,25 +326,54 @@ def _call_sites(model: SemanticModel, resolver: "_Resolver", libraries: Dict[str
 def _instance_calls(model: SemanticModel, resolver: "_Resolver") -> Iterator[Tuple[ast.Call, str]]:
     """(call, ``mod.Cls.forward``) of each call of an instance of a class of another module of
     the run: ``self.block(x)`` where the class sets ``self.block`` only to ``Cls(...)``, ``block(x)``
-    where the function binds ``block`` only so, ``Cls(d)(x)``. Its positions are the forward's
-    after ``self`` (``CallFact.bound``)."""
+    where the function binds ``block`` only so, ``Cls(d)(x)``; then (call, ``mod.Cls.__call__``) of
+    the same call (a plain class's ``__call__``, a transform's: listed for both, the index knows
+    which the class defines). A method's call through such an instance, ``block.m(x)``,
+    ``self.block.m(x)``, ``Cls(d).m(x)``, is (call, ``mod.Cls.m``), unless the module sets that
+    attribute on the receiver (``block.m = other``). Their positions are the callee's after
+    ``self`` (``CallFact.bound``)."""
     tree = model.tree
     calls = tree.source.walked(ast.Call)
     assigns = [(tree.parent(c), c) for c in calls]
     built_here = {t.id for a, c in assigns if isinstance(a, ast.Assign) and a.value is c
                   and resolver.resolve(cast(ast.Call, c).func) is not None
                   for t in a.targets if isinstance(t, ast.Name)}  # (names a local instance may be)
+    stored: Optional[Set[Tuple[str, str]]] = None  # (receiver, attribute) of `recv.attr = ...`
     for call in calls:
-        if not isinstance(call, ast.Call) or isinstance(call.func, ast.Name) and call.func.id not in built_here:
+        if not isinstance(call, ast.Call):
             continue
-        built = _instances(model, call.func)
-        if not built:
+        func, method, named = call.func, None, call.func
+        if isinstance(named, ast.Attribute) and not (named.attr.startswith("__") and named.attr.endswith("__")):
+            receiver = named.value  # `block.m(x)`, `self.block.m(x)`, `Cls(d).m(x)`
+            if isinstance(receiver, ast.Call) or isinstance(receiver, ast.Name) and receiver.id in built_here \
+                    or (target_key(receiver) or "").count(".") == 1 and (target_key(receiver) or "").startswith("self."):
+                func, method = receiver, named.attr
+        if isinstance(func, ast.Name) and func.id not in built_here:
             continue
-        classes = {resolver.resolve(b.func) for b in built}
-        qual = classes.pop() if len(classes) == 1 else None
-        if qual is None or resolver.stays_here(qual):
+        qual = _instance_class(model, resolver, func)
+        if qual is None:
             continue
-        yield call, f"{qual}.forward"
+        if method is None:
+            yield call, f"{qual}.forward"
+            yield call, f"{qual}.__call__"
+            continue
+        if stored is None:
+            stored = {(target_key(n.value) or "", n.attr) for n in tree.source.walked(ast.Name)
+                      if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load)}
+        if (target_key(func) or "?", method) not in stored:
+            yield call, f"{qual}.{method}"
+
+
+def _instance_class(model: SemanticModel, resolver: "_Resolver", func: ast.expr) -> Optional[str]:
+    """The one class of another module of the run that every construction an instance called
+    as ``func`` comes from names (:func:`_instances`); None where they are not all known or name
+    more than one."""
+    built = _instances(model, func)
+    if not built:
+        return None
+    classes = {resolver.resolve(b.func) for b in built}
+    qual = classes.pop() if len(classes) == 1 else None
+    return None if qual is None or resolver.stays_here(qual) else qual
 
 
 def _instances(model: SemanticModel, func: ast.expr) -> List[ast.Call]:
@@ -391,6 +420,7 @@ def _sites(model: SemanticModel, resolver: "_Resolver",
     outermost part of a chain: ``mod.f``, not ``mod``); the library callees met on the way go
     into ``libraries``."""
     parents, heads, Name, Attribute, Load = model.tree.source.parents, resolver.heads, ast.Name, ast.Attribute, ast.Load
+    aliased = resolver.aliased
     for node in model.tree.source.walked(Name):  # names and attributes
         if parents.get(node).__class__ is Attribute:
             continue  # the outermost part of a chain only
@@ -405,6 +435,8 @@ def _sites(model: SemanticModel, resolver: "_Resolver",
                 if library is not None:
                     libraries[library[0]] = library[1]
                 continue
+            if id(node) in aliased:
+                continue  # (``denorm = helpers.denorm``: its uses are the sites, as an import's)
             yield cast(Union[ast.Name, ast.Attribute], node), callee
 
 
@@ -495,14 +527,21 @@ def _passed_values(site: ast.Call) -> List[Tuple[str, ast.expr]]:
 def parameter_writers(tree: ast.AST) -> Set[str]:
     """The names of the functions in ``tree`` that write into one of their parameters in place
     (``x += y``, ``x[i] = v``, ``x.add_(y)``, through attributes and items of it too): the ones
-    a caller's tensor can reach. One walk of the tree, no model: asked of a file that never
-    names torch, to know whether other files' calls may hand it tensors (``engine.pipeline``)."""
+    a caller's tensor can reach, and through a loop over one (``for t, m in zip(tensor, mean):
+    t.sub_(m)``: the rows of a tensor parameter). One walk of the tree, no model: asked of a file
+    that never names torch, to know whether other files' calls may hand it tensors (``engine.pipeline``)."""
     found: Set[str] = set()
     for func in ast.walk(tree):
         if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         args = func.args
         params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+        for loop in ast.walk(func):
+            if isinstance(loop, (ast.For, ast.AsyncFor)):
+                iterated = loop.iter.args if isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name) \
+                    and loop.iter.func.id in ("zip", "enumerate", "reversed") else [loop.iter]
+                if any(isinstance(i, ast.Name) and i.id in params for i in iterated):
+                    params |= {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
         for node in ast.walk(func):
             targets: List[ast.expr] = []
             if isinstance(node, ast.AugAssign):
@@ -596,6 +635,15 @@ def _module_attribute_aliases(model: SemanticModel) -> Iterator[Tuple[str, ast.A
                 yield name.id, attr
 
 
+def _only_called(model: SemanticModel, name: str) -> bool:
+    """The module loads ``name`` at least once, and only as the function of a call (``name(x)``)."""
+    parents = model.tree.source.parents
+    loads = [n for n in model.tree.source.walked(ast.Name) if isinstance(n, ast.Name) and n.id == name
+             and not isinstance(n.ctx, ast.Store)]
+    return bool(loads) and all(isinstance(parents.get(n), ast.Call) and cast(ast.Call, parents.get(n)).func is n
+                               for n in loads)
+
+
 def _caller_name(tree: Tree, owner: Owner, local: Dict[Function, str]) -> str:
     """The indexed function holding ``owner`` (itself, or around a nested function)."""
     cur: Owner = owner
@@ -651,10 +699,18 @@ class _Resolver:
                     else:
                         head = a.name.split(".")[0]
                         self.imports.setdefault(head, head)
+        # (the attribute an alias takes is no use of its own: the alias's uses are, as an import's)
+        # (a name a function declares ``global`` may be rebound there: its attribute stays a use)
+        self.aliased: Set[int] = set()
+        # (nor one the module never calls, or loads other than to call it: ``SCORE = helpers.f``
+        # is there to be handed on)
+        declared = {n for g in ast.walk(model.module) if isinstance(g, ast.Global) for n in g.names}
         for name, value in _module_attribute_aliases(model):
             base = self.imports.get(value.value.id) if isinstance(value.value, ast.Name) else None
-            if base is not None:
-                self.imports.setdefault(name, f"{base}.{value.attr}")
+            if base is not None and name not in self.imports:
+                self.imports[name] = f"{base}.{value.attr}"
+                if name not in declared and _only_called(model, name):
+                    self.aliased.add(id(value))
         # The heads of the uses that may resolve: the module's own names, ``self``/``cls``, the
         # names imported from what may hold a module of the run, and (library callees) the
         # names an absolute ``from ... import`` binds.

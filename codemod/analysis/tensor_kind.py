@@ -16,7 +16,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Protocol, Sequence
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding
 from codemod.analysis.branches import never_falls_off
-from codemod.analysis.calls import Calls
+from codemod.analysis.calls import Calls, instance_calls_count
 from codemod.analysis.classes import Classes
 from codemod.analysis.dataflow import Dataflow
 from codemod.analysis.facts import Facts
@@ -843,12 +843,13 @@ class ParameterKinds(_KindsPart):
         if project is None or qualname is None:
             return []
         method = isinstance(self.tree.parent(func), ast.ClassDef)
-        if method:
-            position = None  # `Cls.m(obj, x)` passes the instance first: only keywords are sure
         module = qualname.rsplit(".", 2 if method else 1)[0]
+        bound = instance_calls_count(calls, func)
+        # `Cls.m(obj, x)` passes the instance first: only keywords are sure; `inst.m(x)` (bound) does not
         return [Kind.TENSOR if call.called and (param in call.args_tensor or position is not None
+                                                and (call.bound or not method)
                                                 and str(position) in call.args_tensor) else Kind.UNKNOWN
-                for call in project.calls_from_elsewhere(qualname, module) if not call.bound]
+                for call in project.calls_from_elsewhere(qualname, module) if bound or not call.bound]
 
     def _self_calls(self, cls: ast.ClassDef, func: ast.AST) -> Optional[List[ast.Call]]:
         """The calls ``self.<name>(...)`` of a helper method of a top-level class from the class's

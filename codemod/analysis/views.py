@@ -27,6 +27,7 @@ from typing import Dict, Iterable, List, Literal, NamedTuple, Optional, Sequence
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding, Flow
 from codemod.analysis.builders import parametric_builder
+from codemod.analysis.calls import instance_calls_count
 from codemod.analysis.branches import exclusive_until, within
 from codemod.analysis.classes import Classes
 from codemod.analysis.grad_mode import GradMode
@@ -1250,7 +1251,8 @@ class GradRequirement(_ViewsPart):
             return []
         module = qualname.rsplit(".", 2 if isinstance(self.tree.parent(func), ast.ClassDef) else 1)[0]
         answers: List[RequiresGrad] = []
-        for call in [c for c in project.calls_from_elsewhere(qualname, module) if not c.bound]:  # (``CallFact.bound``)
+        bound = calls is not None and instance_calls_count(calls, func)
+        for call in [c for c in project.calls_from_elsewhere(qualname, module) if bound or not c.bound]:
             if not call.called:
                 return ["unknown"]
             if call.grad_off or (call.caller and project.grad_off(call.caller)):
@@ -1393,10 +1395,11 @@ def _tensors_elsewhere(requirement: "GradRequirement", func: Function, key: str,
         return []
     method = isinstance(requirement.tree.parent(func), ast.ClassDef)
     module = qualname.rsplit(".", 2 if method else 1)[0]
-    if method:
-        position = None  # `Cls.m(obj, x)` passes the instance first: only keywords are sure
-    return [call.called and (key in call.args_tensor or position is not None and str(position) in call.args_tensor)
-            for call in project.calls_from_elsewhere(qualname, module) if not call.bound]
+    bound = calls is not None and instance_calls_count(calls, func)
+    # `Cls.m(obj, x)` passes the instance first: only keywords are sure; `inst.m(x)` (bound) does not
+    return [call.called and (key in call.args_tensor or position is not None and (call.bound or not method)
+                             and str(position) in call.args_tensor)
+            for call in project.calls_from_elsewhere(qualname, module) if bound or not call.bound]
 
 
 def own_callee(views: "Views", call: ast.Call, extended: Set[str]) -> Optional[Function]:
