@@ -31,7 +31,7 @@ from codemod.analysis.syntax import FUNCTIONS, Function, Owner, target_key
 from codemod.analysis.tree import Tree
 
 if TYPE_CHECKING:
-    from codemod.analysis.project import ProjectIndex
+    from codemod.analysis.project import CallFact, ProjectIndex
 
 FunctionReason = Literal["no-grad-callers", "autograd-function"]
 ContractReason = Literal["trailing-underscore", "mutation-as-output", "callers-rely-on-mutation"]
@@ -327,3 +327,12 @@ def instance_calls_count(calls: Calls, func: ast.AST) -> bool:
     run as written (:meth:`Calls.bound_runs`). A module's ``forward`` is left to the hazard
     analysis's own proof (``hazard.calls_from_elsewhere``), as before."""
     return isinstance(func, FUNCTIONS) and func.name != "forward" and calls.bound_runs(func)
+
+
+def passes_tensor(call: "CallFact", key: str, position: Optional[int], method: bool) -> bool:
+    """Whether a call from another file (``CallFact``) was shown to pass a tensor for parameter
+    ``key`` (at ``position``, None: only keywords are sure): by keyword, or by position where the
+    positions are the method's own (``inst.m(x)``, bound), not ``Cls.m(obj, x)``'s (the instance first)."""
+    return call.called and (key in call.args_tensor or position is not None and (call.bound or not method)
+                            and str(position) in call.args_tensor)
+

@@ -37,6 +37,7 @@ _DROPPING = frozenset({
 })
 _KEEPING_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag"})
 _DIFFERENTIABLE = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.MatMult, ast.Pow)
+_ACCUMULATING = (ast.Add, ast.Sub, ast.Mult, ast.Div)  # `name op= value` keeping name's graph in it
 _LEAVING = (ast.Break, ast.Continue, ast.Return, ast.Yield, ast.YieldFrom, ast.Await, ast.Raise)
 _KEEPS_GRAPH = ("retain_graph", "create_graph", "inputs")
 
@@ -138,17 +139,7 @@ def consumed_before(model: Facts, load: ast.expr, write: Located, first_op: Call
             return False
         if _consuming(model, later, names, module):
             return True
-        if isinstance(later, ast.Assign) and len(later.targets) == 1 and isinstance(later.targets[0], ast.Name):
-            name = later.targets[0].id
-            if _carries(model, later.value, names, module):
-                names.add(name)
-            else:
-                names.discard(name)
-            continue
-        if isinstance(later, ast.AugAssign) and isinstance(later.target, ast.Name) and later.target.id in names \
-                and isinstance(later.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
-            continue  # `loss += aux`: the old graph stays in it
-        names -= {n.id for n in ast.walk(later) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        _follow(model, later, names, module)
         if not names:
             return False
     return False
@@ -396,6 +387,6 @@ def _follow(model: Facts, stmt: ast.stmt, names: Set[str], module: Callable[[ast
             names.discard(stmt.targets[0].id)
         return
     if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id in names \
-            and isinstance(stmt.op, _DIFFERENTIABLE):
-        return
+            and isinstance(stmt.op, _ACCUMULATING):
+        return  # `loss += aux`: the old graph stays in it
     names -= {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}

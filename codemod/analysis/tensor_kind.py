@@ -16,7 +16,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Protocol, Sequence
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding
 from codemod.analysis.branches import never_falls_off
-from codemod.analysis.calls import Calls, instance_calls_count
+from codemod.analysis.calls import Calls, instance_calls_count, passes_tensor
 from codemod.analysis.classes import Classes
 from codemod.analysis.dataflow import Dataflow
 from codemod.analysis.facts import Facts
@@ -845,10 +845,7 @@ class ParameterKinds(_KindsPart):
         method = isinstance(self.tree.parent(func), ast.ClassDef)
         module = qualname.rsplit(".", 2 if method else 1)[0]
         bound = instance_calls_count(calls, func)
-        # `Cls.m(obj, x)` passes the instance first: only keywords are sure; `inst.m(x)` (bound) does not
-        return [Kind.TENSOR if call.called and (param in call.args_tensor or position is not None
-                                                and (call.bound or not method)
-                                                and str(position) in call.args_tensor) else Kind.UNKNOWN
+        return [Kind.TENSOR if passes_tensor(call, param, position, method) else Kind.UNKNOWN
                 for call in project.calls_from_elsewhere(qualname, module) if bound or not call.bound]
 
     def _self_calls(self, cls: ast.ClassDef, func: ast.AST) -> Optional[List[ast.Call]]:

@@ -27,7 +27,7 @@ from typing import Dict, Iterable, List, Literal, NamedTuple, Optional, Sequence
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding, Flow
 from codemod.analysis.builders import parametric_builder
-from codemod.analysis.calls import instance_calls_count
+from codemod.analysis.calls import instance_calls_count, passes_tensor
 from codemod.analysis.branches import exclusive_until, within
 from codemod.analysis.classes import Classes
 from codemod.analysis.grad_mode import GradMode
@@ -1396,9 +1396,7 @@ def _tensors_elsewhere(requirement: "GradRequirement", func: Function, key: str,
     method = isinstance(requirement.tree.parent(func), ast.ClassDef)
     module = qualname.rsplit(".", 2 if method else 1)[0]
     bound = calls is not None and instance_calls_count(calls, func)
-    # `Cls.m(obj, x)` passes the instance first: only keywords are sure; `inst.m(x)` (bound) does not
-    return [call.called and (key in call.args_tensor or position is not None and (call.bound or not method)
-                             and str(position) in call.args_tensor)
+    return [passes_tensor(call, key, position, method)
             for call in project.calls_from_elsewhere(qualname, module) if bound or not call.bound]
 
 
