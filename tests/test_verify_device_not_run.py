@@ -87,3 +87,51 @@ def test_cuda_by_default_on_a_portable_program_is_compared(tmp_path):
     result = verify(target(tmp_path, PORTABLE), rewritten_source=PORTABLE.replace("h += 1", "h = h + 1"))
     cuda = result.devices[1]
     assert not cuda.not_run and cuda.verdict is Verdict.VERIFIED, render_table(result)
+
+
+# Found on an H200 at stop 50 (sockeye 2302): the original's in-place error comes *before* the point
+# where the program's CPU-pinned data meets the device, so the original "ran into the in-place error"
+# there; the reference run (the program's meaning) and the rewritten then fail at the same later
+# point with the same device error. Nothing can be compared on that device either.
+LEAF_FIRST = '''import torch
+
+
+def compute():
+    torch.manual_seed(0)
+    w = torch.randn(4, 3, requires_grad=True)
+    w[0] = 1.0  # the leaf error, before the data meets the device
+    x = torch.randn(2, 4).to("cpu")  # the program keeps its data on the CPU
+    return (x @ w).sum()
+'''
+LEAF_RIGHT = LEAF_FIRST.replace("    w[0] = 1.0", "    with torch.no_grad():\n        w[0] = 1.0")
+LEAF_WRONG = LEAF_FIRST.replace("    w[0] = 1.0", "    with torch.no_grad():\n        w[0] = 2.0")
+
+
+def test_in_place_error_first_then_the_meaning_cannot_run_on_the_added_device(tmp_path):
+    result = verify(target(tmp_path, LEAF_FIRST), rewritten_source=LEAF_RIGHT, devices=["cpu"],
+                    optional_devices=["meta"])
+    cpu, meta = result.devices
+    assert cpu.verdict is Verdict.VERIFIED and cpu.compared.evidence > 0, render_table(result)
+    assert meta.original.status == "inplace-error", meta.original
+    assert meta.not_run and "the run that gives its meaning fails there" in meta.not_run, render_table(result)
+    assert result.verdict is Verdict.VERIFIED
+
+
+def test_in_place_error_first_a_wrong_rewrite_stays_not_verified(tmp_path):
+    result = verify(target(tmp_path, LEAF_FIRST), rewritten_source=LEAF_WRONG, devices=["cpu"],
+                    optional_devices=["meta"])
+    assert result.devices[1].not_run
+    assert result.verdict is Verdict.NOT_VERIFIED
+
+
+def test_in_place_error_first_a_named_device_is_required(tmp_path):
+    result = verify(target(tmp_path, LEAF_FIRST), rewritten_source=LEAF_RIGHT, devices=["cpu", "meta"])
+    assert not result.devices[1].not_run
+    assert result.verdict is not Verdict.VERIFIED
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_cuda_by_default_in_place_error_first_on_a_cpu_pinned_program(tmp_path):
+    result = verify(target(tmp_path, LEAF_FIRST), rewritten_source=LEAF_RIGHT)
+    assert result.devices[1].not_run and result.verdict is Verdict.VERIFIED, render_table(result)

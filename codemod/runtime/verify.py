@@ -249,8 +249,9 @@ def verify(
     snapshot oracle) or ``recompute`` (the part of the forward a step made stale run again:
     the step-order repair's other meaning, ``recompute``). ``devices``: required, each decides the
     verdict; ``optional_devices``: tried too, and one where the original does not run as written
-    (it fails there for another reason before any call completes, the rewritten the same way:
-    a program that keeps its data on the CPU, under CUDA) is reported as not run and decides
+    (it fails there for another reason before any call completes, or its in-place error comes first
+    and the reference run fails there so, the rewritten the same way: a program that keeps its data
+    on the CPU, under CUDA) is reported as not run and decides
     nothing. Neither given: the CPU required, CUDA optional when present."""
     spec = parse_target(target, init_kwargs, input_shapes, inputs_require_grad)
     warm_up(run_side)  # the isolation server imports torch while the passes rewrite the file
@@ -282,13 +283,19 @@ def _does_not_run(report: DeviceReport) -> str:
     other than the in-place errors before any call completed, and the rewritten failed at the
     same point with the same error type (nothing to compare there; a rewrite that runs where
     the original cannot, or fails otherwise, is a difference and stays one)."""
-    original, new = report.original, report.rewritten
-    if original.status != "failed" or original.error_kind is not None or usable(original):
+    original, new, meant = report.original, report.rewritten, report.reference_run
+    if original.status == "inplace-error" and meant is not None:
+        # The in-place error came first; the program's meaning (the reference run) then fails
+        # there for another reason, and the rewritten at the same point with the same error type.
+        failed, what = meant, "after its in-place error, the run that gives its meaning fails there "
+    else:
+        failed, what = original, ""
+    if failed.status != "failed" or failed.error_kind is not None or usable(failed) or failed.unfit:
         return ""
-    if new.status != "failed" or (new.failed_at, new.error_type) != (original.failed_at, original.error_type):
+    if new.status != "failed" or (new.failed_at, new.error_type) != (failed.failed_at, failed.error_type):
         return ""
-    return (f"the original does not run on {report.device} as written ({original.failed_at}): "
-            f"{_short(original.error)}; nothing compared there, it decides nothing "
+    return (f"the original does not run on {report.device} as written ({what}{failed.failed_at}): "
+            f"{_short(failed.error)}; nothing compared there, it decides nothing "
             f"(name it with --device to require it)")
 
 
