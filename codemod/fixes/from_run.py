@@ -108,7 +108,9 @@ def _out_of_place(small: "cst.BaseSmallStatement") -> Optional["cst.BaseSmallSta
         call = small.value
         if _inplace_chain(call):
             base = _chain_base(call)
-            if not _rebindable(base):
+            # An element (`ys[t].unsqueeze_(0)` -> `ys[t] = ys[t].unsqueeze(0)`): on a list the
+            # element is rebound; on a tensor the setitem writes again (the run refuses it), as for `x[i] += v`.
+            if not _rebindable(base) and not isinstance(base, cst.Subscript):
                 return None
             return rebind([cast("cst.BaseAssignTargetExpression", base.deep_clone())], out_of_place_chain(call),
                           like=small)
@@ -249,6 +251,90 @@ def clones_of_items(where: Positions, at: Position) -> List[Fix]:
     return fixes
 
 
+def clones_of_reads(where: Positions, at: Position) -> Optional[Fix]:
+    """The reads of the written tensor on the statement's right side copied: ``x[i + 1], _ =
+    f(x[i].clone())`` for ``x[i + 1], _ = f(x[i])`` (a rollout into a buffer whose step saves
+    what it reads). The right side runs before the write, so a copy of what it reads changes
+    no value; a copy before the statement (``clone_before``) would be read and saved again."""
+    small = where.small_statement(at)
+    if small is None or not isinstance(small, (cst.Assign, cst.AugAssign)):
+        return None
+    new = _reads_cloned(small)
+    if new is None:
+        return None
+    return Fix(small, lambda node: _reads_cloned(cast("cst.BaseSmallStatement", node)) or node, fix_title(new))
+
+
+def _reads_cloned(small: "cst.BaseSmallStatement") -> Optional["cst.BaseSmallStatement"]:
+    name = _written_name(small)
+    value = getattr(small, "value", None)
+    if name is None or value is None:
+        return None
+    reads = _ReadsOf(name.value)
+    value.visit(reads)
+    if not reads.found:
+        return None
+    new_value = value.visit(_CloneNodes(reads.found))
+    return small.with_changes(value=new_value)
+
+
+class _ReadsOf(cst.CSTVisitor):
+    """The outermost reads of one name on a right side: ``x[i]``, ``x[i][j]``, ``x`` as an
+    argument or operand (not ``x.shape``, not inside a lambda or a comprehension)."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.found = name, []
+
+    def visit_Subscript(self, node: "cst.Subscript") -> bool:
+        base: cst.BaseExpression = node
+        while isinstance(base, cst.Subscript):
+            base = base.value
+        if isinstance(base, cst.Name) and base.value == self.name:
+            self.found.append(node)
+            return False
+        return True
+
+    def visit_Attribute(self, node: "cst.Attribute") -> bool:
+        if not isinstance(node.value, cst.Name):  # `x.shape`: no read of the values
+            node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: "cst.Arg") -> bool:
+        node.value.visit(self)  # not the keyword's name
+        return False
+
+    def visit_Name(self, node: "cst.Name") -> bool:
+        if node.value == self.name:
+            self.found.append(node)
+        return False
+
+    def visit_Lambda(self, node: "cst.Lambda") -> bool:
+        return False
+
+    def visit_ListComp(self, node: "cst.ListComp") -> bool:
+        return False
+
+    def visit_GeneratorExp(self, node: "cst.GeneratorExp") -> bool:
+        return False
+
+    def visit_DictComp(self, node: "cst.DictComp") -> bool:
+        return False
+
+    def visit_SetComp(self, node: "cst.SetComp") -> bool:
+        return False
+
+
+class _CloneNodes(cst.CSTTransformer):
+    def __init__(self, nodes: Sequence["cst.CSTNode"]) -> None:
+        self.ids = {id(n) for n in nodes}
+
+    def leave_Subscript(self, original: "cst.Subscript", updated: "cst.Subscript") -> "cst.BaseExpression":
+        return _call(updated, "clone") if id(original) in self.ids else updated
+
+    def leave_Name(self, original: "cst.Name", updated: "cst.Name") -> "cst.BaseExpression":
+        return _call(updated, "clone") if id(original) in self.ids else updated
+
+
 def rebound_name(where: Positions, at: Position, into_copy: bool = False) -> Optional[str]:
     """The name the run-made rewrite of the statement at ``at`` rebinds instead of writing into
     its object: ``x`` of ``x += v`` / ``x.add_(v)`` (:func:`out_of_place`), or with ``into_copy``
@@ -293,6 +379,12 @@ def _written_name(small: "cst.BaseSmallStatement") -> Optional["cst.Name"]:
         target = small.target
     elif isinstance(small, cst.Assign) and len(small.targets) == 1:
         target = small.targets[0].target
+        if isinstance(target, (cst.Tuple, cst.List)):
+            # `x[i + 1], _ = f(x[i])`: the one element written into (the others only bound).
+            written = [e.value for e in target.elements if not isinstance(e.value, cst.Name)]
+            if len(written) != 1:
+                return None
+            target = written[0]
         if not isinstance(target, cst.Subscript):
             return None
     elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):

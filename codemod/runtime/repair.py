@@ -153,6 +153,33 @@ def _exact(conflict: Conflict) -> tuple:
                              conflict.mutation and conflict.mutation.column)
 
 
+def _exact_before(conflict: Conflict, maps: Dict[str, Dict[int, int]]) -> tuple:
+    """:func:`_exact` with the lines of a file a round edited taken back to that file's lines
+    before the edit (``_line_maps``): a fix that inserts a line above its write (``x = x.clone()``)
+    and leaves the conflict in place is seen to leave it, although the write's line moved."""
+    def back(site: Optional[Site]) -> Optional[Site]:
+        shift = maps.get(str(pathlib.Path(site.file).resolve())) if site is not None else None
+        if shift is None:
+            return site
+        return dataclasses.replace(site, line=shift.get(site.line, -site.line))
+
+    return _exact(dataclasses.replace(conflict, mutation=back(conflict.mutation), save=back(conflict.save),
+                                      construct=back(conflict.construct)))
+
+
+def _line_maps(before: Dict[str, str], after: Dict[str, str]) -> Dict[str, Dict[int, int]]:
+    """For each file whose text changed: its lines now -> the same lines before (lines a fix
+    added have none)."""
+    maps: Dict[str, Dict[int, int]] = {}
+    for path, text in after.items():
+        old = before.get(path)
+        if old is None or old == text:
+            continue
+        matcher = difflib.SequenceMatcher(None, old.splitlines(), text.splitlines(), autojunk=False)
+        maps[path] = {b + k + 1: a + k + 1 for a, b, n in matcher.get_matching_blocks() for k in range(n)}
+    return maps
+
+
 def _key(conflict: Conflict) -> tuple:
     """Which write, save and (for a module's in-place op) constructor: the layers of one
     ``nn.Sequential`` share the call line of their writes and saves, not their constructors."""
@@ -270,7 +297,8 @@ def repair(target: str, settings: Optional[Settings] = None, max_rounds: int = 8
             # backward uses it now (unconfirmed): the fix did its work.
             live = [c for c in result.conflicts
                     if meaning != "recompute" or c.kind != "optimizer-step" or c.confirmed]
-            repeated = {_exact(c) for c in live} & undo[2] if undo is not None else set()
+            repeated = ({_exact_before(c, _line_maps(undo[0], texts)) for c in live} & undo[2]
+                        if undo is not None else set())
             if undo is not None and repeated:
                 # A fix left its conflict where it was: undo the round, take that conflict's next candidate.
                 texts, fixed_steps, _ = undo
@@ -680,6 +708,10 @@ def _statement_runtime(conflict: Conflict, trees: _Trees) -> List[_Candidate]:
             block = where.parents.get(fix.node)
             made.append(_Candidate(fix, f"the write into a copy at line {site.line}: {fix.title} (from the run)",
                                    region, (id(block), fix.title), at_write=True))
+        fix = from_run.clones_of_reads(where, at)
+        if fix is not None:
+            made.append(_Candidate(fix, f"the written tensor's reads on the writing line copied, line {site.line}: "
+                                        f"{fix.title} (from the run)", region, at_write=True))
         made = [c for c in made if not _refused_dead(conflict, c, where, at, trees)]
         if made:
             return made
