@@ -147,6 +147,23 @@ def exclusive_until(made: ast.AST, other: ast.AST, use: ast.AST,
     return False
 
 
+def other_arm(made: ast.AST, use: ast.AST, ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> bool:
+    """``made`` and ``use`` sit on different branches of the innermost ``if`` holding both
+    (``elif``/``else`` arms included), and no loop of the function runs that ``if`` again: one
+    pass runs one branch, so nothing ``made`` does is seen at ``use`` (fairseq's sampling step:
+    ``probs = lprobs.exp_()`` on the ``elif`` arm and again on the ``else`` arm)."""
+    above = {id(up) for up in ancestors(use)}
+    for up in ancestors(made):
+        if isinstance(up, OWNERS):
+            return False
+        if id(up) in above:
+            if not isinstance(up, ast.If):
+                return False
+            sides = branch(made, up), branch(use, up)
+            return None not in sides and sides[0] != sides[1] and not _in_loop(up, ancestors)
+    return False
+
+
 def _follows_unguarded(split: ast.If, use: ast.AST, ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> bool:
     """``use`` follows ``split`` in its block, nothing between may leave, and the ``if``s around
     ``use`` test none of the names ``split`` tests (``if first: q = view`` / ``if not first: q *= 2``

@@ -111,6 +111,17 @@ _SAME_DTYPE = frozenset({
 BITWISE = (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)
 
 
+def integral_by_operator(expr: ast.expr) -> bool:
+    """``~m``, ``not m``, ``a < b``, ``a & b``: the operator alone makes the value integral or
+    boolean (``~`` and the bitwise operators raise on a floating tensor; a comparison gives a
+    bool or a mask), so it never requires grad, whatever its operands are."""
+    if isinstance(expr, ast.UnaryOp):
+        return isinstance(expr.op, (ast.Invert, ast.Not))
+    if isinstance(expr, ast.BinOp):
+        return isinstance(expr.op, BITWISE)
+    return isinstance(expr, ast.Compare)
+
+
 class Integral:
     """Which expressions are integral or boolean tensors (or Python ints and bools): values
     autograd cannot differentiate, so an in-place write into them breaks nothing."""

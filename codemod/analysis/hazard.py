@@ -37,11 +37,11 @@ from typing import (
 from codemod import torch_api
 from codemod.analysis import carried, injected
 from codemod.analysis.binder import Binding, Flow
-from codemod.analysis.branches import (always_binds, binds, branch, copied_where_it_requires_grad, requires_grad_test,
-                                       statement_lists, within)
+from codemod.analysis.branches import (always_binds, binds, branch, copied_where_it_requires_grad, other_arm,
+                                       requires_grad_test, statement_lists, within)
 from codemod.analysis.classes import AttrValue
 from codemod.analysis.consumed import consumed_before, dead_result, keeps_nothing, refused_numpy_before
-from codemod.analysis.dataflow import VIEW_METHODS
+from codemod.analysis.dataflow import VIEW_ATTRIBUTES, VIEW_METHODS
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
 from codemod.analysis.index_saves import IndexSaves
 from codemod.analysis.kinds import Kind
@@ -110,6 +110,10 @@ def saves(name: str) -> Saves:
     return torch_api.OP_SAVES.get(name, UNSEEN)
 
 
+# torch functions whose result is a Python value about their argument (a type test, a count):
+# they record no graph, so they save nothing (``torch.is_tensor(x)`` in a device test).
+_PYTHON_VALUED = frozenset({"is_tensor", "is_storage", "is_floating_point", "is_complex", "is_nonzero",
+                            "is_same_size", "numel", "is_conj", "is_neg", "is_inference"})
 # torch functions with op data whose first argument may be a Python number (measured: each
 # accepted ``2.0`` there); every other one raises a TypeError on a number.
 _NUMBER_FIRST = frozenset({"add", "div", "floor_divide", "mul", "pow", "remainder", "sub", "float_power",
@@ -697,7 +701,7 @@ class Hazards:
                     and isinstance(stmt.targets[0], ast.Name) and self.producers._never_backpropagated(
                         self.model.flow(self.model.owner(stmt)), stmt.targets[0].id, stmt.targets[0]):
                 return None  # `probs = torch.exp(lp).clamp_(0, 1)` only sampled into a mask
-            return None if integral else best([self.producers._producer(target, stmt), own])
+            return None if integral else best([_produced(self, node, target, stmt), own])
         return best(itertools.chain(self._key_hazards(key, stmt, target, node, integral), [own]))
 
     def _feeds_only_out_calls(self, node: Located) -> bool:
@@ -895,8 +899,8 @@ class Hazards:
     def _reaching(self, flow: Flow, key: str, stmt: Located, start: Pos) -> List[Binding]:
         """The plain bindings of ``key`` that reach ``stmt``, less those made after it in a loop
         that binds ``key`` again before ``stmt`` on every turn (in a block holding ``stmt``, or
-        in every branch of an ``if``/``elif``/``else`` there): the next turn rebinds first."""
-        bindings = [b for b in self.model.reaching(flow, key, stmt) if b.form != "aug"]
+        in every branch of an ``if``/``elif``/``else`` there): the next turn rebinds first (:func:`_plain_reaching`)."""
+        bindings = _plain_reaching(self.model, flow, key, stmt)
         if not any(b.start >= start for b in bindings):
             return bindings
         blocks = set(map(id, self.model.ancestors(stmt)))
@@ -1103,6 +1107,80 @@ def _uninverted(part: ast.expr) -> ast.expr:
     return part
 
 
+def _index_tensor(model: "HazardFacts", value: ast.expr) -> bool:
+    piece = False
+    if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant):
+        piece, value = True, value.value  # `torch.nonzero(m, as_tuple=True)[0]`: a 1-d piece (not `argsort(x)[0]`, 0-d)
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    torch_name = model.torch_name(func)
+    name = torch_name.rsplit(".", 1)[-1] if torch_name else (func.attr if isinstance(func, ast.Attribute) else "")
+    return name in ("nonzero", "argwhere") or (not piece and name in ("argsort", "randperm"))
+
+
+def _plain_reaching(model: "HazardFacts", flow: Flow, key: str, stmt: Located) -> List[Binding]:
+    """The bindings of ``key`` reaching ``stmt`` but in-place updates, less those on another arm of the
+    innermost ``if`` holding both with no loop around (``branches.other_arm``): one pass runs one arm."""
+    return [b for b in model.reaching(flow, key, stmt) if b.form != "aug" and not other_arm(b.stmt, stmt, model.ancestors)]
+
+
+def _produced(hazards: "Hazards", write: Located, target: ast.expr, stmt: Located) -> Optional[Hazard]:
+    """What the op that made ``target`` (no name holds it) saved of its output, unless no backward reads it."""
+    return None if output_unreached(hazards, write, target) else hazards.producers._producer(target, stmt)
+
+
+def output_unreached(hazards: "Hazards", write: Located, target: ast.expr) -> bool:
+    """``p = lt.exp().masked_fill_(m, 0)`` then ``p = p.detach()``: ``target`` is a torch op's new
+    tensor (not a view, not an in-place op's receiver handed back), which from the write on only the
+    write's result holds, and that result reaches no backward (:func:`dead_result`): what the op
+    saved of its output is never read."""
+    if not (isinstance(write, ast.Call) and isinstance(target, ast.Call)):
+        return False
+    func, model = target.func, hazards.model
+    name = model.torch_name(func)
+    short = name.rsplit(".", 1)[-1] if name else func.attr if isinstance(func, ast.Attribute) else ""
+    if not short or short.endswith("_") or short in VIEW_METHODS or short in VIEW_ATTRIBUTES:
+        return False
+    if name is not None:
+        fresh = name.startswith("torch.") and model.summaries.of_call(target) is None
+    else:
+        fresh = isinstance(func, ast.Attribute) and hazards.ops._is_method_call(target)
+    return fresh and dead_result(model, write)
+
+
+def unsure_view(consumers: "Consumers", node: ast.expr, found: Optional[Hazard]) -> Optional[Hazard]:
+    """A save of ``node`` read through an index that is a tensor of unknown dtype and dims
+    (``x[~masks]``, ``masks`` a parameter annotated ``Tensor``) is at most possible: only a 0-d
+    integer tensor makes a view, any other tensor index a copy that shares nothing with ``node``."""
+    if found is None or not found.proven:
+        return found
+    model, top = consumers.model, consumers._through_views(node)
+    while node is not top:
+        parent = model.parent(node)
+        if isinstance(parent, ast.Subscript) and parent.value is node:
+            pieces = [_uninverted(p) for p in (parent.slice.elts if isinstance(parent.slice, ast.Tuple) else [parent.slice])]
+            if any(is_tensor(p, model) and not _zero_dim_index(model, p) for p in pieces):
+                return _possible(f"{found.reason}, if the index `{model.code(parent.slice).strip()}` makes a view "
+                                 "(only a 0-d integer tensor does; any other tensor index copies)")
+        if parent is None:
+            break
+        node = cast(ast.expr, parent)
+    return found
+
+
+def _zero_dim_index(model: "HazardFacts", piece: ast.expr) -> bool:
+    """``scores.argmax()`` (no dim), or a name bound only to one: a 0-d integer tensor, a view's index."""
+    values: List[Optional[ast.expr]] = [piece]
+    if isinstance(piece, ast.Name):
+        values = [b.value for b in model.reaching(model.flow(model.owner(piece)), piece.id, model.statement_of(piece))]
+    return bool(values) and all(
+        isinstance(v, ast.Call) and not v.keywords and (
+            isinstance(v.func, ast.Attribute) and v.func.attr in ("argmax", "argmin") and not v.args
+            or (model.torch_name(v.func) or "") in ("torch.argmax", "torch.argmin") and len(v.args) == 1)
+        for v in values)
+
+
 def unreached(hazards: "Hazards", load: ast.expr, write: Located) -> bool:
     """No backward that runs after ``write`` reaches what the op reading ``load`` saved: a backward
     consumed its graph before (:func:`consumed_before`), or its result is dropped (:func:`dead_result`),
@@ -1282,8 +1360,11 @@ class Consumers(_HazardsPart):
         return False
 
     def _consumer(self, node: ast.expr, key: str, floating: Callable[[], bool] = lambda: False) -> Optional[Hazard]:
-        """Does the op that reads ``node`` save it? (Views of it count as it.) ``floating``: the
-        write shows the tensor is floating (it would raise on an integral one)."""
+        """Does the op that reads ``node`` save it? (Views of it count as it; :func:`unsure_view`.)
+        ``floating``: the write shows the tensor is floating (it would raise on an integral one)."""
+        return unsure_view(self, node, self._consumer_of(node, key, floating))
+
+    def _consumer_of(self, node: ast.expr, key: str, floating: Callable[[], bool]) -> Optional[Hazard]:
         node = self._through_views(node)
         parent = self.model.parent(node)
         line = node.lineno
@@ -1407,7 +1488,7 @@ class Consumers(_HazardsPart):
             if isinstance(part, ast.Name):
                 flow = self.model.flow(self.model.owner(sub))
                 bound = [b.value for b in self.model.reaching(flow, part.id, self.model.statement_of(sub))]
-                if bound and all(value is not None and self._index_tensor(value) for value in bound):
+                if bound and all(value is not None and _index_tensor(self.model, value) for value in bound):
                     return True
                 if bound and all(isinstance(v, ast.Compare) and all(isinstance(op, _MASK_COMPARISONS) for op in v.ops)
                                  for v in bound):
@@ -1416,17 +1497,6 @@ class Consumers(_HazardsPart):
                     # a view, so no save through it is claimed
                     return True
         return False
-
-    def _index_tensor(self, value: ast.expr) -> bool:
-        piece = False
-        if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant):
-            piece, value = True, value.value  # `torch.nonzero(m, as_tuple=True)[0]`: a 1-d piece (not `argsort(x)[0]`, 0-d)
-        if not isinstance(value, ast.Call):
-            return False
-        func = value.func
-        torch_name = self.model.torch_name(func)
-        name = torch_name.rsplit(".", 1)[-1] if torch_name else (func.attr if isinstance(func, ast.Attribute) else "")
-        return name in ("nonzero", "argwhere") or (not piece and name in ("argsort", "randperm"))
 
     def _through_views(self, node: ast.expr) -> ast.expr:
         """``x[0]``, ``x.view(...)``, ``x.t()``: an op on the view reads (and may save) x."""
@@ -2107,8 +2177,8 @@ class OpSaves(_HazardsPart):
                 return Op(name, ())  # `nn.Linear(n, width)` builds a module: its sizes are no inputs
             if saves(name) != UNSEEN:
                 return Op(name, saves(name))
-            if short == "as_tensor" or self.model.is_factory(expr):
-                return Op(name, ())  # a fresh tensor (as_tensor: data coming in, as before)
+            if short == "as_tensor" or self.model.is_factory(expr) or short in _PYTHON_VALUED and name == f"torch.{short}":
+                return Op(name, ())  # a fresh tensor (as_tensor: data coming in, as before), or a Python value
             short = short[:-1] if short.endswith("_") else short
             if nn_class:
                 return Op(name, UNSEEN)  # `nn.Parameter(w)`: a new leaf of the tensor it is handed

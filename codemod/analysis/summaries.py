@@ -35,7 +35,7 @@ from codemod.analysis.branches import binds, branch, statement_lists, within
 from codemod.analysis.calls import Calls
 from codemod.analysis.classes import paired
 from codemod.analysis.dataflow import VIEW_METHODS
-from codemod.analysis.dtype import INTEGRAL_OK, op_short
+from codemod.analysis.dtype import INTEGRAL_OK, integral_by_operator, op_short
 from codemod.analysis.factories import Factories, Guard, default_of, own_returns
 from codemod.analysis.grad_mode import IntendedReason
 from codemod.analysis.kinds import TENSORISH, Kind
@@ -434,6 +434,9 @@ class Summaries:
         return False
 
 
+# Attributes and methods that read a tensor's metadata (a Python value): nothing is saved.
+_METADATA = frozenset({"shape", "dtype", "device", "ndim", "size", "dim", "numel", "ndimension", "nelement",
+                       "is_contiguous", "requires_grad", "is_cuda", "stride"})
 # Ops whose index operand must be an integral tensor (``x.index_select(0, idx)``, ``x.gather(1,
 # idx)``, ``x.take(idx)``): by which argument, in the method form and in the ``torch.`` form.
 _INDEX_OPERAND = {"index_select": (1, 2), "gather": (1, 2), "take": (0, 1)}
@@ -591,16 +594,21 @@ class InputSaves:
         load of ``key`` is not the parameter or a view of it as it came in."""
         found: Set[int] = set()
         own = params.index(key)
-        if self.summaries._mutated(func, key):
-            return None  # a write into it may give it grad (`dx += x_adv - x`): its own saves then need more than its caller's grad
         for _, node in self.model.flow(func).loads.get(key, []):
             if not isinstance(node, ast.Name):
                 continue
-            if self.model.owner(node) is not func or not self._param_or_alias(func, key, node):
-                return None  # a closure's load, or the name holds something else there
+            if self.model.owner(node) is not func:
+                return None  # a closure's load
+            parent = self.model.parent(node)
+            if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in _METADATA:
+                continue  # `tensor.dim()`, `tensor.size(-1)`: read, never saved
             found_op = self._consumer(node)
+            if (found_op is None or self._converts(found_op[0])) and not self._handed_on(node):
+                continue  # (`return tensor`, `tensor[m] = v`): nothing here saves or keeps what the name holds
+            if not self._param_or_alias(func, key, node):
+                return None  # the name holds something else there
             if found_op is None or self._converts(found_op[0]):
-                if self._handed_on(node) and not self._rebinds_itself(node, key):
+                if not self._rebinds_itself(node, key):
                     return None  # an alias under another name: what saves it is not followed
                 continue
             op_node, index = found_op
@@ -621,8 +629,11 @@ class InputSaves:
                     found.add(own)
                 elif isinstance(user, ast.Name) and user.id in params and self._param_or_alias(func, user.id, user):
                     found.add(params.index(user.id))
-                elif not (isinstance(user, ast.Constant) or self.model.kind(user) is Kind.SCALAR):
+                elif not (isinstance(user, ast.Constant) or self.model.kind(user) is Kind.SCALAR
+                          or integral_by_operator(user)):  # (`torch.mul(t, ~mask)`: the mask requires no grad)
                     return None  # a value of the function's own: it may require grad
+        if any(self.summaries._mutated(func, params[j]) for j in found):
+            return None  # a write into it may give it grad (`dx += x_adv - x`): its saves then need more than its caller's grad
         return tuple(sorted(found))
 
     def _op_users(self, op_node: Union[ast.Call, ast.BinOp], index: int, name: str, node: ast.expr) -> Optional[List[ast.expr]]:
