@@ -168,15 +168,16 @@ def _exact_before(conflict: Conflict, maps: Dict[str, Dict[int, int]]) -> tuple:
 
 
 def _line_maps(before: Dict[str, str], after: Dict[str, str]) -> Dict[str, Dict[int, int]]:
-    """For each file whose text changed: its lines now -> the same lines before (lines a fix
-    added have none)."""
+    """For each file whose text changed: its lines now -> the same lines before; a line a fix
+    rewrote maps to the line it replaced (pairwise from the first), a line it added to none."""
     maps: Dict[str, Dict[int, int]] = {}
     for path, text in after.items():
         old = before.get(path)
         if old is None or old == text:
             continue
         matcher = difflib.SequenceMatcher(None, old.splitlines(), text.splitlines(), autojunk=False)
-        maps[path] = {b + k + 1: a + k + 1 for a, b, n in matcher.get_matching_blocks() for k in range(n)}
+        maps[path] = {j + 1: i + 1 for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag in ("equal", "replace")
+                      for i, j in zip(range(i1, i2), range(j1, j2))}
     return maps
 
 
