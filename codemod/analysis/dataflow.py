@@ -74,8 +74,9 @@ class Dataflow:
         """Bindings of ``key`` that may reach ``stmt``.
 
         The last plain binding before it whose block holds ``stmt`` hides every binding before it; the
-        ones after that (in branches, or in-place updates) all count, and so does any later binding
-        inside a loop around ``stmt``. Branch conditions, early returns and exceptions are not
+        ones after that (in branches, or in-place updates) all count but one a later plain binding of
+        the same block hides (``if c: x = f(x); x = x @ w``: only ``x @ w`` leaves the arm), and so does
+        any later binding inside a loop around ``stmt``. Branch conditions, early returns and exceptions are not
         modelled, which only ever adds bindings."""
         if not (bindings := flow.bindings.get(key)):
             return []  # (nothing binds it)
@@ -98,6 +99,7 @@ class Dataflow:
                 if b.form != "aug" and self.tree.block_of(b.stmt) in use_blocks:
                     before = before[i:]
                     break
+            before = [b for i, b in enumerate(before) if not any(_rebound_after(self.tree, b, b2) for b2 in before[i + 1:])]
         return before + later
 
     def shared_name(self, target: ast.AST) -> bool:
@@ -383,6 +385,29 @@ def _read_before_the_write(tree: Tree, flow: Flow, key: str, target: ast.AST, st
                for b in flow.bindings.get(key, [])):
             found.append((pos, (pos[0], pos[1] + 1)))
     return found
+
+
+def _rebound_after(tree: Tree, b: Binding, b2: Binding) -> bool:
+    """Whether ``b2``, a plain binding later in the same block as ``b``, rebinds the key on every
+    path that leaves that block from ``b``: nothing between them can jump out (``break``,
+    ``continue``) and no ``try`` around them catches an exception raised in between."""
+    if b.form == "param" or not (b2.form == "assign" or b2.form == "other" and isinstance(b2.stmt, ast.Assign)):
+        return False
+    if b2.start < b.end or not isinstance(b.stmt, ast.stmt) or not isinstance(b2.stmt, ast.stmt):
+        return False
+    block = tree.block_of(b.stmt)
+    if block is None or block != tree.block_of(b2.stmt):
+        return False
+    holder = tree.parent(b.stmt)
+    stmts = getattr(holder, block[1], None) if holder is not None else None
+    if not isinstance(stmts, list) or b.stmt not in stmts or b2.stmt not in stmts:
+        return False
+    if any(isinstance(anc, (ast.Try, getattr(ast, "TryStar", ast.Try))) or isinstance(anc, ast.With)
+           and any("suppress" in ast.unparse(item.context_expr) for item in anc.items)
+           for anc in tree.ancestors(b.stmt)):
+        return False
+    between = stmts[stmts.index(b.stmt) + 1: stmts.index(b2.stmt)]
+    return not any(isinstance(node, (ast.Break, ast.Continue)) for stmt in between for node in ast.walk(stmt))
 
 
 def _past_the_turn(tree: Tree, later: List[Binding], before: List[Binding], loops: List[Tuple[Pos, Pos]],
