@@ -162,19 +162,32 @@ class ModuleFacts:
     strings: Tuple[str, ...] = ()
     names: Tuple[str, ...] = ()
     stars: Tuple[str, ...] = ()
-    # what works out ``other_dtype`` and ``hooks`` when first asked (``indexing.collect(...,
-    # later=True)``); None: they are known. Read them through :meth:`resolved`.
-    later: Optional[Callable[[], Tuple[Optional[str], Optional[str]]]] = dataclasses.field(
-        default=None, compare=False, repr=False)
+    # what works out ``other_dtype``, ``hooks`` and the functions' ``constant_returns`` when
+    # first asked (``indexing.collect(..., later=True)``: ``indexing.worked_out_later``); None:
+    # they are known. Read them through :meth:`resolved` (:meth:`returns_constant`).
+    later: Optional[Callable[[], Tuple[Optional[str], Optional[str], List[Optional[Tuple[str, ...]]]]]] = \
+        dataclasses.field(default=None, compare=False, repr=False)
 
     def resolved(self) -> "ModuleFacts":
-        """These facts with ``other_dtype`` and ``hooks`` worked out (once: most runs ask them of
-        a few modules only, ``ProjectIndex.other_dtype``)."""
+        """These facts with ``other_dtype``, ``hooks`` and ``constant_returns`` worked out (once:
+        most runs ask them of a few modules only, ``ProjectIndex.other_dtype``,
+        ``project.returns_constant``)."""
         later = self.later
         if later is not None:
-            self.other_dtype, self.hooks = later()
+            self.other_dtype, self.hooks, constants = later()
+            self.functions = [dataclasses.replace(f, constant_returns=c) if c is not None else f
+                              for f, c in zip(self.functions, constants)]
             self.later = None
         return self
+
+    def returns_constant(self, qualname: str) -> Optional[Tuple[str, ...]]:
+        """``FunctionFact.constant_returns`` of the module's function ``qualname`` (the last
+        one of that name, as ``ProjectIndex.functions`` keeps), worked out if need be."""
+        found = None
+        for f in self.resolved().functions:
+            if f.qualname == qualname:
+                found = f.constant_returns
+        return found
 
     def __getstate__(self) -> Dict[str, object]:
         """A copy for another process (``-j N``) takes the facts worked out, not what works them out."""
@@ -236,6 +249,8 @@ class ProjectIndex:
                  savings: Optional[SavingLoader] = None) -> None:
         self.modules: Dict[str, ModuleFacts] = {m.module: m for m in modules}
         self.functions: Dict[str, FunctionFact] = {f.qualname: f for m in self.modules.values() for f in m.functions}
+        # each function's module (its ``constant_returns`` may be worked out later: read there)
+        self.defined_in: Dict[str, str] = {f.qualname: m.module for m in self.modules.values() for f in m.functions}
         self.classes: Dict[str, ClassFact] = {c.qualname: c for m in self.modules.values() for c in m.classes}
         self._extended: Optional[Set[str]] = None  # the classes some class of the run extends
         self.calls: Dict[str, List[CallFact]] = {}
@@ -602,8 +617,9 @@ def extended(index: "ProjectIndex", cls: str) -> bool:
 
 def returns_constant(index: "ProjectIndex", qualname: str) -> Optional[Tuple[str, ...]]:
     """``FunctionFact.constant_returns`` of a function of the run (canonical name)."""
-    found = index.functions.get(index.canonical(qualname))
-    return found.constant_returns if found is not None else None
+    name = index.canonical(qualname)
+    module = index.defined_in.get(name)
+    return index.modules[module].returns_constant(name) if module is not None else None
 
 
 # The answers a ``ProjectIndex`` works out on first use, and what each starts as (left out of its
@@ -727,7 +743,8 @@ def _reached_facts(index: ProjectIndex, facts: ModuleFacts) -> List[object]:
         todo.extend(m for m in (index._module_of(index.canonical(t)) for t in other.exports.values()) if m is not None)
     return [(m, index.modules[m].strings, index.modules[m].names, index.modules[m].stars,
              [(c.qualname, c.bases, c.assigned) for c in index.modules[m].classes],
-             sorted((f.qualname, f.constant_returns) for f in index.modules[m].functions if f.constant_returns))
+             sorted((f.qualname, f.constant_returns) for f in index.modules[m].resolved().functions
+                    if f.constant_returns))
             for m in sorted(seen - {facts.module})]
 
 
