@@ -14,6 +14,7 @@ with torch.
 
 from __future__ import annotations
 
+import ast
 import json
 import pathlib
 import subprocess
@@ -166,3 +167,53 @@ def test_a_run_works_out_constant_returns_only_for_the_modules_asked(tmp_path):
     for m in kept.modules:
         for f in kept.modules[m].functions:
             assert returns_constant(kept, f.qualname) == returns_constant(cached, f.qualname)
+
+
+GLOBALS = '''\
+global top_level
+COUNT = "n"
+OTHER = "o"
+THIRD = "t"
+
+
+def f():
+    global COUNT
+    COUNT = 1
+
+    def g():
+        nonlocal_name = 1
+
+        def h():
+            nonlocal nonlocal_name
+            global OTHER
+
+        class Inner:
+            global THIRD
+
+    return g
+
+
+class Outer:
+    global in_class
+
+    def m(self):
+        global in_method
+
+
+async def a():
+    global in_async
+'''
+
+
+@pytest.mark.parametrize("text", [GLOBALS, "x = 1\n", "def f():\n    return 'global'\n"])
+def test_the_names_functions_declare_global_are_each_functions_flow_declared(text):
+    """``ModuleFacts.strings``/``names`` read the names every function declares ``global`` or
+    ``nonlocal`` off the syntax (no function's dataflow worked out): the union of the
+    functions' ``Flow.declared``, a class body's and the module's own left out."""
+    from codemod.analysis.indexing import _declared_in_functions
+
+    model = SemanticModel(Source(text.encode()))
+    flows = {n for func in model.tree.source.walked(ast.FunctionDef) for n in model.flow(func).declared}
+    assert _declared_in_functions(model) == flows
+    if text == GLOBALS:
+        assert flows == {"COUNT", "nonlocal_name", "OTHER", "in_method", "in_async"}

@@ -170,8 +170,7 @@ def _classes(model: SemanticModel, resolver: "_Resolver") -> List[ClassFact]:
 def _module_strings(model: SemanticModel) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
     """``ModuleFacts.strings`` and ``names``: the names the module's top level binds only to
     string literals, and the others it binds (a ``global`` name of a function among them)."""
-    declared = {name for func in model.tree.source.walked(ast.FunctionDef)
-                for name in model.flow(cast(Function, func)).declared} if "global" in model.source.text else set()
+    declared = _declared_in_functions(model) if "global" in model.source.text else set()
     strings, names = [], []
     for name, bindings in sorted(model.flow(model.module, nested=False).bindings.items()):
         if name not in declared and bindings and all(
@@ -181,6 +180,22 @@ def _module_strings(model: SemanticModel) -> Tuple[Tuple[str, ...], Tuple[str, .
         else:
             names.append(name)
     return tuple(strings), tuple(names + sorted(declared - set(names)))
+
+
+def _declared_in_functions(model: SemanticModel) -> Set[str]:
+    """The names the module's functions declare ``global`` or ``nonlocal`` (each function's
+    ``Flow.declared``, joined), read off the syntax: a statement whose nearest enclosing
+    ``def`` or ``class`` is a function (working out every function's dataflow for it cost
+    more than the rest of the module's facts)."""
+    parent, found = model.tree.parent, set()
+    for node in ast.walk(model.module):
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            scope = parent(node)
+            while scope is not None and not isinstance(scope, (*FUNCTIONS, ast.ClassDef, ast.Module)):
+                scope = parent(scope)
+            if isinstance(scope, FUNCTIONS):
+                found.update(node.names)
+    return found
 
 
 def _stars(model: SemanticModel, resolver: "_Resolver") -> Tuple[str, ...]:
