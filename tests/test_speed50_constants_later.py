@@ -217,3 +217,20 @@ def test_the_names_functions_declare_global_are_each_functions_flow_declared(tex
     assert _declared_in_functions(model) == flows
     if text == GLOBALS:
         assert flows == {"COUNT", "nonlocal_name", "OTHER", "in_method", "in_async"}
+
+
+def test_the_digest_reads_each_modules_callees_grouped_once(tmp_path):
+    """``_digest`` takes a module's classes called elsewhere from one grouping of the run's
+    callees (``project._named_in``), the set each digest made by going over all of them."""
+    from codemod.analysis.project import _named_in
+
+    names = _project(tmp_path)
+    index = build_index([str(tmp_path / n) for n in names], cache_dir=str(tmp_path / "cache"))
+    assert index is not None
+    digests = {m: index.digest_for(m, passed=False) for m in index.modules}
+    grouped = _named_in(index)
+    for m in index.modules:
+        assert grouped.get(m, set()) == {q for q in index._by_module or {} if q.rpartition(".")[0] == m}
+    assert any(grouped.values())
+    again = build_index([str(tmp_path / n) for n in names], cache_dir=str(tmp_path / "cache"))
+    assert {m: again.digest_for(m, passed=False) for m in again.modules} == digests

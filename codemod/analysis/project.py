@@ -274,6 +274,7 @@ class ProjectIndex:
         self._links: Optional[Dict[str, Set[str]]] = None  # module -> the modules linked to it
         self.module_names: Dict[str, str] = {}  # the run's paths -> their modules (the engine's)
         self._by_module: Optional[Dict[str, List[Tuple[str, int]]]] = None
+        self._named_in: Optional[Dict[str, Set[str]]] = None  # module -> the callees of ``_by_module`` directly in it
         self._imported_by: Optional[Dict[str, List[Tuple[str, str]]]] = None  # module -> its importers
         # What the calls pass: gathered only for the calls some analysis asks about, call by call
         # (rarely: a function mutating a parameter, a parameter's grad from other files).
@@ -626,7 +627,8 @@ def returns_constant(index: "ProjectIndex", qualname: str) -> Optional[Tuple[str
 # copies: ``ProjectIndex.__getstate__``).
 _WORKED_OUT: Dict[str, Callable[[], object]] = {
     "_canonical": dict, "_grad_off": dict, "_summaries": dict, "_library": dict, "_dtypes": lambda: None,
-    "_hooks": lambda: None, "_links": lambda: None, "_by_module": lambda: None, "_imported_by": lambda: None,
+    "_hooks": lambda: None, "_links": lambda: None, "_by_module": lambda: None, "_named_in": lambda: None,
+    "_imported_by": lambda: None,
     "_passed": dict, "_saving": dict, "_extended": lambda: None,
 }
 
@@ -696,8 +698,7 @@ def _digest(index: ProjectIndex, module: str, passed: bool) -> str:
     # ``__init__`` whose parameters are asked about.
     # A class with no method of its own (``class Regressor(Base): pass``) keeps its base's
     # constructor: its constructions count too (``summaries.keeping_init``).
-    index._sites(module)  # (fills ``_by_module``)
-    named = {q for q in index._by_module or {} if q.rpartition(".")[0] == module}
+    named = set(_named_in(index).get(module, ()))
     for cls in sorted({f.qualname.rpartition(".")[0] for f in facts.functions
                        if f.qualname.count(".") > module.count(".") + 1} | named):
         found = [modules[m].calls[i] for m, i in index._sites(cls)]
@@ -724,6 +725,19 @@ def _digest(index: ProjectIndex, module: str, passed: bool) -> str:
     h.update(repr(("other-dtype", index.other_dtype(module))).encode())  # the project's dtypes decide fix safety
     h.update(repr(("hooks", index.hooks(module))).encode())  # and its hooks (``arguments``)
     return h.hexdigest()[:16]
+
+
+def _named_in(index: ProjectIndex) -> Dict[str, Set[str]]:
+    """module -> the names called or referred to anywhere in the run (``_sites``' keys) that
+    lie directly in it (``pkg.mod.Block`` for ``pkg.mod``): grouped once for every module's
+    digest (each digest went over all of them)."""
+    if index._named_in is None:
+        index._sites("")  # (fills ``_by_module``)
+        named: Dict[str, Set[str]] = {}
+        for q in index._by_module or {}:
+            named.setdefault(q.rpartition(".")[0], set()).add(q)
+        index._named_in = named
+    return index._named_in
 
 
 def _reached_facts(index: ProjectIndex, facts: ModuleFacts) -> List[object]:
