@@ -152,11 +152,14 @@ class Calls:
             return None
         flow = self.binder.flow(owner, nested=False)
         bindings = flow.bindings.get(head, [])
-        if head in flow.declared or not bindings or any(b.form != "assign" for b in bindings) or any(
+        if head in flow.declared or not bindings or any(b.form != "assign" for b in bindings):
+            return None
+        found = self._instance_method(node, [b.value for b in bindings], classes, methods)
+        if found is not None and any(  # (the function is walked only for a method found)
                 isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load) and n.attr == attr
                 and isinstance(n.value, ast.Name) and n.value.id == head for n in ast.walk(owner)):
             return None  # `inst.m = other` sets what the instance's `m` is
-        return self._instance_method(node, [b.value for b in bindings], classes, methods)
+        return found
 
     def _instance_method(self, node: ast.Attribute, built: List[Optional[ast.expr]],
                          classes: Dict[str, ast.ClassDef], methods: Methods) -> Optional[Function]:

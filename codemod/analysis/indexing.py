@@ -44,10 +44,8 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
     functions: List[FunctionFact] = []
     local = _local_functions(model, module)
     decorators = GradOffDecorators(model.grad)  # one for the module: it keeps what it walked
-    constants = Constants(model)
-    returned: Dict[ast.AST, List[ast.Return]] = {}  # function -> its own returns
-    for node in tree.source.walked(ast.Return):
-        returned.setdefault(tree.owner(node), []).append(cast(ast.Return, node))
+    constants = None if later else Constants(model)
+    returned = None if later else _own_returns(model)
     for func, qual in local.items():
         params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
         if params and params[0] in ("self", "cls") and isinstance(tree.parent(func), ast.ClassDef):
@@ -58,7 +56,8 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
         functions.append(FunctionFact(qual, tuple(params), own is not None or model.calls.is_autograd_kernel(func),
                                       decorators.needs(func, False) if top else None,
                                       decorators.needs(func, True) if top else None,
-                                      _constant_returns(model, constants, func, returned)))
+                                      None if constants is None or returned is None
+                                      else _constant_returns(model, constants, func, returned)))
     resolver = _Resolver(model, module, project_modules, is_package, _imports(model), frozenset(local.values()))
     found: List[CallFact] = []
     libraries: Dict[str, str] = {}
@@ -81,7 +80,7 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
     facts = ModuleFacts(module, functions, found, exports, libraries, argued=arguments,
                         classes=_classes(model, resolver), strings=strings, names=names, stars=_stars(model, resolver))
     if later:
-        facts.later = functools.partial(dtype_and_hooks, model.source)
+        facts.later = functools.partial(worked_out_later, model.source, module)
     else:
         facts.other_dtype, facts.hooks = dtype_and_hooks(model.source)
     return facts
@@ -90,6 +89,26 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
 def dtype_and_hooks(source: Source) -> Tuple[Optional[str], Optional[str]]:
     """``ModuleFacts.other_dtype`` and ``hooks`` of a module's source."""
     return indexed_other_dtype(source), hook_site(source)
+
+
+def worked_out_later(source: Source, module: str) -> Tuple[Optional[str], Optional[str],
+                                                           List[Optional[Tuple[str, ...]]]]:
+    """What ``collect(..., later=True)`` leaves for when first asked (``ModuleFacts.resolved``):
+    the other dtype, the hooks, and each indexed function's ``constant_returns`` (in the order
+    of ``ModuleFacts.functions``), on a model of its own over the source, as ``collect`` reads
+    them (only methods returning what is not their receiver's are analysed: few are ever asked)."""
+    model = SemanticModel(source)
+    constants, returned = Constants(model), _own_returns(model)
+    found = [_constant_returns(model, constants, func, returned) for func in _local_functions(model, module)]
+    return (*dtype_and_hooks(source), found)
+
+
+def _own_returns(model: SemanticModel) -> Dict[ast.AST, List[ast.Return]]:
+    """function -> its own ``return`` statements."""
+    returned: Dict[ast.AST, List[ast.Return]] = {}
+    for node in model.tree.source.walked(ast.Return):
+        returned.setdefault(model.tree.owner(node), []).append(cast(ast.Return, node))
+    return returned
 
 
 def _constant_returns(model: SemanticModel, constants: Constants, func: Function,
@@ -151,8 +170,7 @@ def _classes(model: SemanticModel, resolver: "_Resolver") -> List[ClassFact]:
 def _module_strings(model: SemanticModel) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
     """``ModuleFacts.strings`` and ``names``: the names the module's top level binds only to
     string literals, and the others it binds (a ``global`` name of a function among them)."""
-    declared = {name for func in model.tree.source.walked(ast.FunctionDef)
-                for name in model.flow(cast(Function, func)).declared} if "global" in model.source.text else set()
+    declared = _declared_in_functions(model) if "global" in model.source.text else set()
     strings, names = [], []
     for name, bindings in sorted(model.flow(model.module, nested=False).bindings.items()):
         if name not in declared and bindings and all(
@@ -162,6 +180,22 @@ def _module_strings(model: SemanticModel) -> Tuple[Tuple[str, ...], Tuple[str, .
         else:
             names.append(name)
     return tuple(strings), tuple(names + sorted(declared - set(names)))
+
+
+def _declared_in_functions(model: SemanticModel) -> Set[str]:
+    """The names the module's functions declare ``global`` or ``nonlocal`` (each function's
+    ``Flow.declared``, joined), read off the syntax: a statement whose nearest enclosing
+    ``def`` or ``class`` is a function (working out every function's dataflow for it cost
+    more than the rest of the module's facts)."""
+    parent, found = model.tree.parent, set()
+    for node in ast.walk(model.module):
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            scope = parent(node)
+            while scope is not None and not isinstance(scope, (*FUNCTIONS, ast.ClassDef, ast.Module)):
+                scope = parent(scope)
+            if isinstance(scope, FUNCTIONS):
+                found.update(node.names)
+    return found
 
 
 def _stars(model: SemanticModel, resolver: "_Resolver") -> Tuple[str, ...]:
@@ -644,6 +678,14 @@ def _only_called(model: SemanticModel, name: str) -> bool:
                                for n in loads)
 
 
+def _declared_global(model: SemanticModel) -> Set[str]:
+    """The names some ``global`` statement of the module declares (no ``global`` in its text:
+    none, and the module is not walked)."""
+    if "global" not in model.source.text:
+        return set()
+    return {n for g in ast.walk(model.module) if isinstance(g, ast.Global) for n in g.names}
+
+
 def _caller_name(tree: Tree, owner: Owner, local: Dict[Function, str]) -> str:
     """The indexed function holding ``owner`` (itself, or around a nested function)."""
     cur: Owner = owner
@@ -704,11 +746,13 @@ class _Resolver:
         self.aliased: Set[int] = set()
         # (nor one the module never calls, or loads other than to call it: ``SCORE = helpers.f``
         # is there to be handed on)
-        declared = {n for g in ast.walk(model.module) if isinstance(g, ast.Global) for n in g.names}
+        declared: Optional[Set[str]] = None  # (walked for only where an alias is met)
         for name, value in _module_attribute_aliases(model):
             base = self.imports.get(value.value.id) if isinstance(value.value, ast.Name) else None
             if base is not None and name not in self.imports:
                 self.imports[name] = f"{base}.{value.attr}"
+                if declared is None:
+                    declared = _declared_global(model)
                 if name not in declared and _only_called(model, name):
                     self.aliased.add(id(value))
         # The heads of the uses that may resolve: the module's own names, ``self``/``cls``, the

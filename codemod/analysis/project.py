@@ -162,19 +162,32 @@ class ModuleFacts:
     strings: Tuple[str, ...] = ()
     names: Tuple[str, ...] = ()
     stars: Tuple[str, ...] = ()
-    # what works out ``other_dtype`` and ``hooks`` when first asked (``indexing.collect(...,
-    # later=True)``); None: they are known. Read them through :meth:`resolved`.
-    later: Optional[Callable[[], Tuple[Optional[str], Optional[str]]]] = dataclasses.field(
-        default=None, compare=False, repr=False)
+    # what works out ``other_dtype``, ``hooks`` and the functions' ``constant_returns`` when
+    # first asked (``indexing.collect(..., later=True)``: ``indexing.worked_out_later``); None:
+    # they are known. Read them through :meth:`resolved` (:meth:`returns_constant`).
+    later: Optional[Callable[[], Tuple[Optional[str], Optional[str], List[Optional[Tuple[str, ...]]]]]] = \
+        dataclasses.field(default=None, compare=False, repr=False)
 
     def resolved(self) -> "ModuleFacts":
-        """These facts with ``other_dtype`` and ``hooks`` worked out (once: most runs ask them of
-        a few modules only, ``ProjectIndex.other_dtype``)."""
+        """These facts with ``other_dtype``, ``hooks`` and ``constant_returns`` worked out (once:
+        most runs ask them of a few modules only, ``ProjectIndex.other_dtype``,
+        ``project.returns_constant``)."""
         later = self.later
         if later is not None:
-            self.other_dtype, self.hooks = later()
+            self.other_dtype, self.hooks, constants = later()
+            self.functions = [dataclasses.replace(f, constant_returns=c) if c is not None else f
+                              for f, c in zip(self.functions, constants)]
             self.later = None
         return self
+
+    def returns_constant(self, qualname: str) -> Optional[Tuple[str, ...]]:
+        """``FunctionFact.constant_returns`` of the module's function ``qualname`` (the last
+        one of that name, as ``ProjectIndex.functions`` keeps), worked out if need be."""
+        found = None
+        for f in self.resolved().functions:
+            if f.qualname == qualname:
+                found = f.constant_returns
+        return found
 
     def __getstate__(self) -> Dict[str, object]:
         """A copy for another process (``-j N``) takes the facts worked out, not what works them out."""
@@ -236,6 +249,8 @@ class ProjectIndex:
                  savings: Optional[SavingLoader] = None) -> None:
         self.modules: Dict[str, ModuleFacts] = {m.module: m for m in modules}
         self.functions: Dict[str, FunctionFact] = {f.qualname: f for m in self.modules.values() for f in m.functions}
+        # each function's module (its ``constant_returns`` may be worked out later: read there)
+        self.defined_in: Dict[str, str] = {f.qualname: m.module for m in self.modules.values() for f in m.functions}
         self.classes: Dict[str, ClassFact] = {c.qualname: c for m in self.modules.values() for c in m.classes}
         self._extended: Optional[Set[str]] = None  # the classes some class of the run extends
         self.calls: Dict[str, List[CallFact]] = {}
@@ -259,6 +274,7 @@ class ProjectIndex:
         self._links: Optional[Dict[str, Set[str]]] = None  # module -> the modules linked to it
         self.module_names: Dict[str, str] = {}  # the run's paths -> their modules (the engine's)
         self._by_module: Optional[Dict[str, List[Tuple[str, int]]]] = None
+        self._named_in: Optional[Dict[str, Set[str]]] = None  # module -> the callees of ``_by_module`` directly in it
         self._imported_by: Optional[Dict[str, List[Tuple[str, str]]]] = None  # module -> its importers
         # What the calls pass: gathered only for the calls some analysis asks about, call by call
         # (rarely: a function mutating a parameter, a parameter's grad from other files).
@@ -602,15 +618,17 @@ def extended(index: "ProjectIndex", cls: str) -> bool:
 
 def returns_constant(index: "ProjectIndex", qualname: str) -> Optional[Tuple[str, ...]]:
     """``FunctionFact.constant_returns`` of a function of the run (canonical name)."""
-    found = index.functions.get(index.canonical(qualname))
-    return found.constant_returns if found is not None else None
+    name = index.canonical(qualname)
+    module = index.defined_in.get(name)
+    return index.modules[module].returns_constant(name) if module is not None else None
 
 
 # The answers a ``ProjectIndex`` works out on first use, and what each starts as (left out of its
 # copies: ``ProjectIndex.__getstate__``).
 _WORKED_OUT: Dict[str, Callable[[], object]] = {
     "_canonical": dict, "_grad_off": dict, "_summaries": dict, "_library": dict, "_dtypes": lambda: None,
-    "_hooks": lambda: None, "_links": lambda: None, "_by_module": lambda: None, "_imported_by": lambda: None,
+    "_hooks": lambda: None, "_links": lambda: None, "_by_module": lambda: None, "_named_in": lambda: None,
+    "_imported_by": lambda: None,
     "_passed": dict, "_saving": dict, "_extended": lambda: None,
 }
 
@@ -680,8 +698,7 @@ def _digest(index: ProjectIndex, module: str, passed: bool) -> str:
     # ``__init__`` whose parameters are asked about.
     # A class with no method of its own (``class Regressor(Base): pass``) keeps its base's
     # constructor: its constructions count too (``summaries.keeping_init``).
-    index._sites(module)  # (fills ``_by_module``)
-    named = {q for q in index._by_module or {} if q.rpartition(".")[0] == module}
+    named = set(_named_in(index).get(module, ()))
     for cls in sorted({f.qualname.rpartition(".")[0] for f in facts.functions
                        if f.qualname.count(".") > module.count(".") + 1} | named):
         found = [modules[m].calls[i] for m, i in index._sites(cls)]
@@ -710,6 +727,19 @@ def _digest(index: ProjectIndex, module: str, passed: bool) -> str:
     return h.hexdigest()[:16]
 
 
+def _named_in(index: ProjectIndex) -> Dict[str, Set[str]]:
+    """module -> the names called or referred to anywhere in the run (``_sites``' keys) that
+    lie directly in it (``pkg.mod.Block`` for ``pkg.mod``): grouped once for every module's
+    digest (each digest went over all of them)."""
+    if index._named_in is None:
+        index._sites("")  # (fills ``_by_module``)
+        named: Dict[str, Set[str]] = {}
+        for q in index._by_module or {}:
+            named.setdefault(q.rpartition(".")[0], set()).add(q)
+        index._named_in = named
+    return index._named_in
+
+
 def _reached_facts(index: ProjectIndex, facts: ModuleFacts) -> List[object]:
     """``_digest``: the string constants, names, ``*`` imports, classes and constant-returning
     functions of the modules ``facts``' module reads them of (see there), by module name."""
@@ -727,7 +757,8 @@ def _reached_facts(index: ProjectIndex, facts: ModuleFacts) -> List[object]:
         todo.extend(m for m in (index._module_of(index.canonical(t)) for t in other.exports.values()) if m is not None)
     return [(m, index.modules[m].strings, index.modules[m].names, index.modules[m].stars,
              [(c.qualname, c.bases, c.assigned) for c in index.modules[m].classes],
-             sorted((f.qualname, f.constant_returns) for f in index.modules[m].functions if f.constant_returns))
+             sorted((f.qualname, f.constant_returns) for f in index.modules[m].resolved().functions
+                    if f.constant_returns))
             for m in sorted(seen - {facts.module})]
 
 
