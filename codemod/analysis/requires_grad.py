@@ -113,7 +113,9 @@ def _arguments(model: RequiresGradFacts, func: Function, param: str) -> Optional
         call = site.node
         if not site.called or not isinstance(call, ast.Call) or any(isinstance(a, ast.Starred) for a in call.args):
             return None
-        offset = 1 if args and args[0] in ("self", "cls") and isinstance(call.func, ast.Attribute) else 0
+        offset = model.calls.unpassed(call, func)
+        if offset is None:
+            return None
         keyword = next((k.value for k in call.keywords if k.arg == param), None)
         if keyword is not None:
             found.append(keyword)
