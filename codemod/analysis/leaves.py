@@ -579,7 +579,7 @@ class HandedLeaves:
             if not site.called or not isinstance(call, ast.Call) or any(isinstance(a, ast.Starred) for a in call.args):
                 every = False
                 continue
-            offset = self.leaves.calls.unpassed(call, func)  # type: ignore[arg-type]
+            offset = self.leaves.calls.unpassed(call, func)
             if offset is None:
                 every = False
                 continue
