@@ -22,6 +22,7 @@ from typing import (
     NamedTuple,
     Optional,
     Set,
+    Tuple,
     Union,
     cast,
 )
@@ -178,18 +179,61 @@ class Calls:
         func = methods[cls].get(node.attr)
         return func if func is not None and not func.decorator_list else None
 
+    def unpassed(self, call: ast.Call, func: Function) -> Optional[int]:
+        """How many of ``func``'s leading positional parameters ``call`` (one of its sites) does not
+        pass itself: 1 for the receiver of a method called on an instance (``obj.m(x)``,
+        ``self.m(x)``, ``Cls(d).m(x)``) or of a classmethod; 0 for a function, a staticmethod, or
+        a method called through its class (``Cls.m(obj, x)`` passes ``obj`` for ``self``); None
+        where it cannot be told (another decorator, a plain method through ``cls``)."""
+        cls = self.tree.parent(func)
+        if not isinstance(cls, ast.ClassDef):
+            return 0
+        decorators = [target_key(d) for d in func.decorator_list]
+        if decorators == ["staticmethod"]:
+            return 0
+        if decorators == ["classmethod"]:
+            return 1
+        if decorators:
+            return None
+        head = call.func.value if isinstance(call.func, ast.Attribute) else None
+        if isinstance(head, ast.Name) and head.id == cls.name:
+            return 0  # through the class: the receiver is the first argument
+        if isinstance(head, ast.Name) and head.id == "cls":
+            return None  # `cls.m(...)`: a plain method through the class, or a classmethod's own
+        return 1 if isinstance(call.func, ast.Attribute) else None
+
     def bound_runs(self, func: Function) -> bool:
         """Whether a call of an instance that the project index lists for ``func``
         (``CallFact.bound``: ``block(x)`` for a class's ``__call__`` or ``forward``, ``block.m(x)``
         for its method ``m``) runs ``func`` with the call's arguments after the receiver: a method
         of a top-level class taking one, neither of them decorated (a ``staticmethod`` takes no
         receiver, another decorator may hand on something else), and, for ``forward``, no
-        ``__call__`` of the class's own (``block(x)`` runs that instead)."""
+        ``__call__`` of the class's own or of a base class of the run, in this file or another
+        (``block(x)`` runs that instead)."""
         cls = self.tree.parent(func)
         if not isinstance(cls, ast.ClassDef) or self.tree.parent(cls) is not self.module \
                 or func.decorator_list or cls.decorator_list or not (func.args.posonlyargs or func.args.args):
             return False
-        return func.name != "forward" or not any(isinstance(s, FUNCTIONS) and s.name == "__call__" for s in cls.body)
+        return func.name != "forward" or not self._calls_itself(cls, set())
+
+    def _calls_itself(self, cls: ast.ClassDef, seen: Set[str]) -> bool:
+        """Whether ``cls`` or a base class of the run binds ``__call__`` (by ``def`` or otherwise):
+        the module's classes read here, the others' through the project index."""
+        if cls.name in seen:
+            return False
+        seen.add(cls.name)
+        if any(isinstance(s, FUNCTIONS) and s.name == "__call__" for s in cls.body) or any(
+                isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id == "__call__"
+                for s in cls.body if not isinstance(s, FUNCTIONS) for n in ast.walk(s)):
+            return True
+        local = {c.name: c for c in self.module.body if isinstance(c, ast.ClassDef)}
+        for base in cls.bases:
+            if isinstance(base, ast.Name) and base.id in local and self._calls_itself(local[base.id], seen):
+                return True
+        if self.project is None:
+            return False
+        fact = self.project.classes.get(self.project.canonical(f"{self.module_name}.{cls.name}"))
+        return fact is not None and _base_calls(self.project, fact.bases, set())
 
     # ---------------------------------------------------------------- grad mode
     def function_reason(self, func: Function, local_reason: LocalReason) -> Optional[FunctionReason]:
@@ -339,3 +383,17 @@ def passes_tensor(call: "CallFact", key: str, position: Optional[int], method: b
     return call.called and (key in call.args_tensor or position is not None and (call.bound or not method)
                             and str(position) in call.args_tensor)
 
+
+def _base_calls(project: "ProjectIndex", bases: Tuple[str, ...], seen: Set[str]) -> bool:
+    """Whether one of ``bases`` (qualified names of the run's classes; ``?...`` outside it) or a
+    base of theirs binds ``__call__``, as the project index knows them."""
+    for base in bases:
+        name = project.canonical(base)
+        fact = project.classes.get(name)
+        if fact is None or name in seen:
+            continue
+        seen.add(name)
+        if f"{fact.qualname}.__call__" in project.functions or "__call__" in fact.assigned \
+                or _base_calls(project, fact.bases, seen):
+            return True
+    return False

@@ -537,7 +537,10 @@ class HandedLeaves:
             if not site.called or not isinstance(call, ast.Call) or any(isinstance(a, ast.Starred) for a in call.args):
                 every = False
                 continue
-            offset = 1 if plain[:1] and plain[0] in ("self", "cls") and isinstance(call.func, ast.Attribute) else 0
+            offset = self.leaves.calls.unpassed(call, func)
+            if offset is None:
+                every = False
+                continue
             passed = call.args[max(len(plain) - offset, 0):]
             at = self.tree.statement_of(call)
             origins = [self.leaves._followed(a, at) for a in passed]
@@ -576,7 +579,10 @@ class HandedLeaves:
             if not site.called or not isinstance(call, ast.Call) or any(isinstance(a, ast.Starred) for a in call.args):
                 every = False
                 continue
-            offset = 1 if plain[:1] and plain[0] in ("self", "cls") and isinstance(call.func, ast.Attribute) else 0
+            offset = self.leaves.calls.unpassed(call, func)
+            if offset is None:
+                every = False
+                continue
             arg = next((k.value for k in call.keywords if k.arg == param), None)
             if arg is None and 0 <= index - offset < len(call.args):
                 arg = call.args[index - offset]

@@ -113,7 +113,9 @@ def _arguments(model: RequiresGradFacts, func: Function, param: str) -> Optional
         call = site.node
         if not site.called or not isinstance(call, ast.Call) or any(isinstance(a, ast.Starred) for a in call.args):
             return None
-        offset = 1 if args and args[0] in ("self", "cls") and isinstance(call.func, ast.Attribute) else 0
+        offset = model.calls.unpassed(call, func)
+        if offset is None:
+            return None
         keyword = next((k.value for k in call.keywords if k.arg == param), None)
         if keyword is not None:
             found.append(keyword)
@@ -715,9 +717,17 @@ def switched_on_between(tree: Tree, name: str, bound: Located, stmt: Located) ->
     before ``stmt``, on every way from one to the other (``w.requires_grad_()``,
     ``w.requires_grad = True`` in a block around ``stmt``, of the same function): from there
     on, until ``name`` is bound again, its tensor requires grad."""
+    return next((s for s in on_every_way_between(tree, bound, stmt) if switches_on(s, name)), None)
+
+
+def on_every_way_between(tree: Tree, bound: Located, stmt: Located) -> List[ast.stmt]:
+    """The statements of ``stmt``'s function that run after ``bound`` and before ``stmt`` on every
+    way from one to the other: those after ``bound``'s line in a block around ``stmt`` (or
+    holding it), before it there."""
     start = getattr(bound, "end_lineno", None) or getattr(bound, "lineno", 0)
     end = getattr(stmt, "lineno", 0)
     owner = tree.owner(stmt)
+    found: List[ast.stmt] = []
     enclosing = [a for a in tree.ancestors(stmt) if not isinstance(a, OWNERS)]
     for anc in [stmt, *enclosing]:
         parent = tree.parent(anc)
@@ -725,12 +735,35 @@ def switched_on_between(tree: Tree, name: str, bound: Located, stmt: Located) ->
             block = getattr(parent, field, None)
             if not isinstance(block, list) or anc not in block:
                 continue
-            for earlier in block[:block.index(anc)]:
-                if start < earlier.lineno < end and tree.owner(earlier) is owner and switches_on(earlier, name):
-                    return earlier
+            found.extend(earlier for earlier in block[:block.index(anc)]
+                         if start < earlier.lineno < end and tree.owner(earlier) is owner)
         if isinstance(anc, OWNERS):
             break
-    return None
+    return found
+
+
+# In-place methods whose result is differentiable in every tensor operand they take (an index,
+# a mask never requires grad): after ``t.copy_(v)`` with grad on, ``t`` requires grad where ``v`` does
+_WRITING_METHODS = frozenset({"copy_", "add_", "sub_", "mul_", "div_", "index_copy_", "index_add_",
+                              "masked_scatter_", "scatter_add_", "addcmul_", "addcdiv_"})
+
+
+def written_into(stmt: ast.stmt, name: str) -> List[ast.expr]:
+    """What ``stmt`` writes in place into ``name``'s tensor itself: ``name[i] = v`` and
+    ``name[i] += v`` give ``v``, ``name.copy_(v)`` (and the other :data:`_WRITING_METHODS`) its
+    operands; nothing for any other statement (``name[i][j] = v`` may write into a copy)."""
+    if isinstance(stmt, (ast.Assign, ast.AugAssign)):
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else \
+            stmt.target if isinstance(stmt, ast.AugAssign) else None
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id == name:
+            return [stmt.value]
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in _WRITING_METHODS \
+            and isinstance(call.func.value, ast.Name) and call.func.value.id == name \
+            and not any(isinstance(a, ast.Starred) for a in call.args) and all(k.arg for k in call.keywords):
+        return [*call.args, *(k.value for k in call.keywords)]
+    return []
+
 
 # The methods whose operands ``Constants`` reads (their size and dim keywords left out: ``_NO_GRAD_KEYWORDS``)
 _TENSOR_METHOD_NAMES: FrozenSet[str] = frozenset(torch_api.OP_SAVES) | frozenset(torch_api.INPLACE_METHODS) | _TENSOR_METHODS

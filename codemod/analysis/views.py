@@ -35,7 +35,13 @@ from codemod.analysis.holders import read_after
 from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.names import Names
 from codemod.analysis.project import SummaryFact
-from codemod.analysis.requires_grad import SHAPE_METHODS, differentiable_operands, switched_on_between
+from codemod.analysis.requires_grad import (
+    SHAPE_METHODS,
+    differentiable_operands,
+    on_every_way_between,
+    switched_on_between,
+    written_into,
+)
 from codemod.analysis.dataflow import Dataflow
 from codemod.analysis.syntax import (
     BODIES,
@@ -1177,8 +1183,11 @@ class GradRequirement(_ViewsPart):
             if b.form != "param" and switched_on_between(self.tree, name.id, b.stmt, at) is not None:
                 answers.append("yes")  # `t.requires_grad = True` after `t` was bound, before `at`
             elif b.form in ("assign", "ann") and b.value is not None:
-                answers.append("no" if self.views.making._made_without_grad(b.stmt) and not isinstance(b.value, ast.Name)
-                               else self._rg(b.value, b.stmt, seen))
+                answer: RequiresGrad = "no" if self.views.making._made_without_grad(b.stmt) \
+                    and not isinstance(b.value, ast.Name) else self._rg(b.value, b.stmt, seen)
+                if answer != "yes" and self._written_with_grad(name.id, b, at, seen):
+                    answer = "yes"
+                answers.append(answer)
             elif isinstance(b.stmt, ast.Assign) and b.form == "other":
                 base = self.views.making.multi_view_base(b.stmt.value)
                 answers.append(self._rg(base, b.stmt, seen) if base is not None else "unknown")
@@ -1200,6 +1209,19 @@ class GradRequirement(_ViewsPart):
             else:
                 answers.append("unknown")
         return _all(answers) if answers else "unknown"
+
+    def _written_with_grad(self, key: str, b: Binding, at: Located, seen: Set[int]) -> bool:
+        """``buf = x.new_zeros(n)`` then, on every way to ``at`` and with grad on, ``buf[i] = y``
+        or ``buf.copy_(y)`` with ``y`` requiring grad: the write recorded ``buf``'s tensor in the
+        graph, so it requires grad from there on (a tensor binding only: a list's item is not)."""
+        if b.value is None or self.kinds.kind(b.value) not in TENSORISH:
+            return False
+        for stmt in on_every_way_between(self.tree, b.stmt, at):
+            values = written_into(stmt, key)
+            if values and not self.grad.intended_reason(stmt, None) \
+                    and any(self._rg(v, stmt, seen) == "yes" for v in values):
+                return True
+        return False
 
     def _passed_rg(self, b: Binding, key: str, seen: Set[int]) -> RequiresGrad:
         """A parameter requires grad where every call of its function that this module shows
