@@ -75,8 +75,9 @@ class Dataflow:
 
         The last plain binding before it whose block holds ``stmt`` hides every binding before it; the
         ones after that (in branches, or in-place updates) all count but one a later plain binding of
-        the same block hides (``if c: x = f(x); x = x @ w``: only ``x @ w`` leaves the arm), and so does
-        any later binding inside a loop around ``stmt``. Branch conditions, early returns and exceptions are not
+        the same block hides (``if c: x = f(x); x = x @ w``: only ``x @ w`` leaves the arm), or an
+        ``if`` before ``stmt`` in a block around it that binds it on every arm, and so does any later
+        binding inside a loop around ``stmt``. Branch conditions, early returns and exceptions are not
         modelled, which only ever adds bindings."""
         if not (bindings := flow.bindings.get(key)):
             return []  # (nothing binds it)
@@ -100,6 +101,9 @@ class Dataflow:
                     before = before[i:]
                     break
             before = [b for i, b in enumerate(before) if not any(_rebound_after(self.tree, b, b2) for b2 in before[i + 1:])]
+            cut = _rebound_by_every_arm(self.tree, bindings, stmt)
+            if cut is not None:
+                before = [b for b in before if not b.end <= cut]
         return before + later
 
     def shared_name(self, target: ast.AST) -> bool:
@@ -408,6 +412,32 @@ def _rebound_after(tree: Tree, b: Binding, b2: Binding) -> bool:
         return False
     between = stmts[stmts.index(b.stmt) + 1: stmts.index(b2.stmt)]
     return not any(isinstance(node, (ast.Break, ast.Continue)) for stmt in between for node in ast.walk(stmt))
+
+
+def _rebound_by_every_arm(tree: Tree, bindings: Sequence[Binding], stmt: Located) -> Optional[Pos]:
+    """Where the last ``if`` before ``stmt``, in a block around it, that binds the key plainly on
+    every arm begins (``if c: x = f(x)`` / ``else: x = g(x)``): control reaches ``stmt`` only
+    through one of its arms completed, so no binding before that ``if`` does."""
+    plain = {id(b.stmt) for b in bindings if b.form == "assign" or b.form == "other" and isinstance(b.stmt, ast.Assign)}
+
+    def every_arm(node: ast.If) -> bool:
+        return bool(node.orelse) and binds(node.body) and binds(node.orelse)
+
+    def binds(stmts: Sequence[ast.stmt]) -> bool:
+        return any(id(s) in plain or isinstance(s, ast.If) and every_arm(s) for s in stmts)
+
+    child: ast.AST = cast(ast.AST, stmt)
+    for parent in tree.ancestors(cast(ast.AST, stmt)):
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            stmts = getattr(parent, field, None)
+            if isinstance(stmts, list) and child in stmts:
+                for s in reversed(stmts[: stmts.index(child)]):
+                    if isinstance(s, ast.If) and every_arm(s):
+                        return tree.range(s)[0]
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module, ast.ClassDef)):
+            break
+        child = parent
+    return None
 
 
 def _past_the_turn(tree: Tree, later: List[Binding], before: List[Binding], loops: List[Tuple[Pos, Pos]],
