@@ -2182,6 +2182,8 @@ class OpSaves(_HazardsPart):
             short = short[:-1] if short.endswith("_") else short
             if nn_class:
                 return Op(name, UNSEEN)  # `nn.Parameter(w)`: a new leaf of the tensor it is handed
+            if name.startswith("torch.distributed.") and not name.startswith("torch.distributed.nn."):
+                return Op(name, ())  # a collective (`dist.gather(t, ...)`): no autograd node, not torch.gather
             return Op(name, saves(short))
         summary = self.model.summaries.of_call(expr)  # a user function or module, a Sequential
         if summary is not None:

@@ -147,10 +147,11 @@ class Leaves:
             return self._chained(target, stmt)
         return None
 
-    def _made_without_grad(self, base: ast.expr) -> bool:
+    def _made_without_grad(self, base: ast.expr, depth: int = 0) -> bool:
         """``self.w`` (or a name) set to an ``nn.Parameter`` built with a ``requires_grad`` that
         is not ``True`` (``nn.Parameter(t, requires_grad=False)``, ``nn.Parameter(t, False)``, a
-        flag): it may require no grad, and then writing into it raises nothing."""
+        flag), or a name bound to such a ``self.w`` (``table = self.ids``): it may require no
+        grad, and then writing into it raises nothing."""
         values: List[object] = []
         if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) and base.value.id == "self":
             cls = self.tree.enclosing_class(base)
@@ -159,6 +160,8 @@ class Leaves:
             flow = self.binder.flow(self.tree.owner(base))
             values = [b.value for b in self.dataflow.reaching(flow, base.id, self.tree.statement_of(base))]
         for value in values:
+            if isinstance(value, (ast.Name, ast.Attribute)) and depth < 3 and self._made_without_grad(value, depth + 1):
+                return True
             if not (isinstance(value, ast.Call) and self.kinds.names.torch_name(value.func) in (
                     "torch.nn.Parameter", "torch.nn.parameter.Parameter")):
                 continue
