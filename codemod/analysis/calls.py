@@ -180,27 +180,8 @@ class Calls:
         return func if func is not None and not func.decorator_list else None
 
     def unpassed(self, call: ast.Call, func: Function) -> Optional[int]:
-        """How many of ``func``'s leading positional parameters ``call`` (one of its sites) does not
-        pass itself: 1 for the receiver of a method called on an instance (``obj.m(x)``,
-        ``self.m(x)``, ``Cls(d).m(x)``) or of a classmethod; 0 for a function, a staticmethod, or
-        a method called through its class (``Cls.m(obj, x)`` passes ``obj`` for ``self``); None
-        where it cannot be told (another decorator, a plain method through ``cls``)."""
-        cls = self.tree.parent(func)
-        if not isinstance(cls, ast.ClassDef):
-            return 0
-        decorators = [target_key(d) for d in func.decorator_list]
-        if decorators == ["staticmethod"]:
-            return 0
-        if decorators == ["classmethod"]:
-            return 1
-        if decorators:
-            return None
-        head = call.func.value if isinstance(call.func, ast.Attribute) else None
-        if isinstance(head, ast.Name) and head.id == cls.name:
-            return 0  # through the class: the receiver is the first argument
-        if isinstance(head, ast.Name) and head.id == "cls":
-            return None  # `cls.m(...)`: a plain method through the class, or a classmethod's own
-        return 1 if isinstance(call.func, ast.Attribute) else None
+        """How many leading positional parameters of ``func`` ``call`` does not pass (:func:`unpassed`)."""
+        return unpassed(self.tree, call, func)
 
     def bound_runs(self, func: Function) -> bool:
         """Whether a call of an instance that the project index lists for ``func``
@@ -397,3 +378,27 @@ def _base_calls(project: "ProjectIndex", bases: Tuple[str, ...], seen: Set[str])
                 or _base_calls(project, fact.bases, seen):
             return True
     return False
+
+
+def unpassed(tree: Tree, call: ast.Call, func: Function) -> Optional[int]:
+    """How many of ``func``'s leading positional parameters ``call`` (one of its sites) does not
+    pass itself: 1 for the receiver of a method called on an instance (``obj.m(x)``,
+    ``self.m(x)``, ``Cls(d).m(x)``) or of a classmethod; 0 for a function, a staticmethod, or
+    a method called through its class (``Cls.m(obj, x)`` passes ``obj`` for ``self``); None
+    where it cannot be told (another decorator, a plain method through ``cls``)."""
+    cls = tree.parent(func)
+    if not isinstance(cls, ast.ClassDef):
+        return 0
+    decorators = [target_key(d) for d in func.decorator_list]
+    if decorators == ["staticmethod"]:
+        return 0
+    if decorators == ["classmethod"]:
+        return 1
+    if decorators:
+        return None
+    head = call.func.value if isinstance(call.func, ast.Attribute) else None
+    if isinstance(head, ast.Name) and head.id == cls.name:
+        return 0  # through the class: the receiver is the first argument
+    if isinstance(head, ast.Name) and head.id == "cls":
+        return None  # `cls.m(...)`: a plain method through the class, or a classmethod's own
+    return 1 if isinstance(call.func, ast.Attribute) else None

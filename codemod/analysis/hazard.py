@@ -102,6 +102,14 @@ ONE_DTYPE = frozenset({"einsum", "matmul", "@", "mm", "bmm", "addmm", "baddbmm"}
 _MASK_COMPARISONS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
 
+def _by_short_name(name: str, short: str) -> Saves:
+    """What a torch function without op data of its own saves, by its short name; nothing for a
+    collective (``dist.gather(t, ...)`` records no autograd node: it is not ``torch.gather``)."""
+    if name.startswith("torch.distributed.") and not name.startswith("torch.distributed.nn."):
+        return ()
+    return saves(short)
+
+
 def saves(name: str) -> Saves:
     """What the op ``name`` saves: measured by version counters, else by grad_fn, else UNSEEN."""
     measured = torch_api.OP_SAVES_MEASURED.get(name)
@@ -2182,9 +2190,7 @@ class OpSaves(_HazardsPart):
             short = short[:-1] if short.endswith("_") else short
             if nn_class:
                 return Op(name, UNSEEN)  # `nn.Parameter(w)`: a new leaf of the tensor it is handed
-            if name.startswith("torch.distributed.") and not name.startswith("torch.distributed.nn."):
-                return Op(name, ())  # a collective (`dist.gather(t, ...)`): no autograd node, not torch.gather
-            return Op(name, saves(short))
+            return Op(name, _by_short_name(name, short))
         summary = self.model.summaries.of_call(expr)  # a user function or module, a Sequential
         if summary is not None:
             return Op(summary.label, UNSEEN if summary.saves is None else summary.saves)

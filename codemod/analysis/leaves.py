@@ -127,7 +127,7 @@ class Leaves:
             if listed is not None:
                 return listed
         kind = self.kinds.kind(base)
-        if kind is Kind.PARAMETER and self._made_without_grad(base):
+        if kind is Kind.PARAMETER and _made_without_grad(self, base):
             return None  # `nn.Parameter(t, requires_grad=False)`: a leaf PyTorch lets one write into
         if kind is Kind.PARAMETER:
             return LeafOrigin(not self._handed_on(stmt), f"`{key}`, an nn.Parameter", False)
@@ -146,29 +146,6 @@ class Leaves:
         if isinstance(base, ast.Attribute) and kind is not Kind.TENSOR:
             return self._chained(target, stmt)
         return None
-
-    def _made_without_grad(self, base: ast.expr, depth: int = 0) -> bool:
-        """``self.w`` (or a name) set to an ``nn.Parameter`` built with a ``requires_grad`` that
-        is not ``True`` (``nn.Parameter(t, requires_grad=False)``, ``nn.Parameter(t, False)``, a
-        flag), or a name bound to such a ``self.w`` (``table = self.ids``): it may require no
-        grad, and then writing into it raises nothing."""
-        values: List[object] = []
-        if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) and base.value.id == "self":
-            cls = self.tree.enclosing_class(base)
-            values = list(self.kinds.classes.class_attrs(cls).get(base.attr, [])) if cls is not None else []
-        elif isinstance(base, ast.Name):
-            flow = self.binder.flow(self.tree.owner(base))
-            values = [b.value for b in self.dataflow.reaching(flow, base.id, self.tree.statement_of(base))]
-        for value in values:
-            if isinstance(value, (ast.Name, ast.Attribute)) and depth < 3 and self._made_without_grad(value, depth + 1):
-                return True
-            if not (isinstance(value, ast.Call) and self.kinds.names.torch_name(value.func) in (
-                    "torch.nn.Parameter", "torch.nn.parameter.Parameter")):
-                continue
-            flags = [k.value for k in value.keywords if k.arg == "requires_grad"] + list(value.args[1:2])
-            if any(not is_const(flag, True) for flag in flags):
-                return True
-        return False
 
     def _chained(self, target: ast.expr, stmt: Located) -> Optional[LeafOrigin]:
         """A parameter reached through modules this file builds (:class:`ModuleChains`): known
@@ -361,6 +338,30 @@ class Leaves:
 # A tensor's attributes and methods that read its state, not differentiated through.
 _STATE_ATTRS = frozenset({"grad", "data", "shape", "dtype", "device", "requires_grad", "is_leaf", "ndim"})
 _STATE_METHODS = frozenset({"detach", "size", "dim", "numel", "item", "tolist"})
+
+
+def _made_without_grad(leaves: "Leaves", base: ast.expr, depth: int = 0) -> bool:
+    """``leaves.w`` (or a name) set to an ``nn.Parameter`` built with a ``requires_grad`` that
+    is not ``True`` (``nn.Parameter(t, requires_grad=False)``, ``nn.Parameter(t, False)``, a
+    flag), or a name bound to such a ``leaves.w`` (``table = leaves.ids``): it may require no
+    grad, and then writing into it raises nothing."""
+    values: List[object] = []
+    if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) and base.value.id == "self":
+        cls = leaves.tree.enclosing_class(base)
+        values = list(leaves.kinds.classes.class_attrs(cls).get(base.attr, [])) if cls is not None else []
+    elif isinstance(base, ast.Name):
+        flow = leaves.binder.flow(leaves.tree.owner(base))
+        values = [b.value for b in leaves.dataflow.reaching(flow, base.id, leaves.tree.statement_of(base))]
+    for value in values:
+        if isinstance(value, (ast.Name, ast.Attribute)) and depth < 3 and _made_without_grad(leaves, value, depth + 1):
+            return True
+        if not (isinstance(value, ast.Call) and leaves.kinds.names.torch_name(value.func) in (
+                "torch.nn.Parameter", "torch.nn.parameter.Parameter")):
+            continue
+        flags = [k.value for k in value.keywords if k.arg == "requires_grad"] + list(value.args[1:2])
+        if any(not is_const(flag, True) for flag in flags):
+            return True
+    return False
 
 
 def _listed_leaf(leaves: "Leaves", target: ast.Subscript, stmt: Located) -> Optional[LeafOrigin]:

@@ -283,7 +283,8 @@ class _ReadsOf(cst.CSTVisitor):
     argument or operand (not ``x.shape``, not inside a lambda or a comprehension)."""
 
     def __init__(self, name: str) -> None:
-        self.name, self.found = name, []
+        self.name = name
+        self.found: List["cst.CSTNode"] = []
 
     def visit_Subscript(self, node: "cst.Subscript") -> bool:
         base: cst.BaseExpression = node

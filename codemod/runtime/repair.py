@@ -168,16 +168,19 @@ def _exact_before(conflict: Conflict, maps: Dict[str, Dict[int, int]]) -> tuple:
 
 
 def _line_maps(before: Dict[str, str], after: Dict[str, str]) -> Dict[str, Dict[int, int]]:
-    """For each file whose text changed: its lines now -> the same lines before; a line a fix
-    rewrote maps to the line it replaced (pairwise from the first), a line it added to none."""
+    """For each file a round only added lines to (``x = x.clone()`` above a write): its lines
+    now -> the same lines before (an added line has none). A file whose lines were rewritten or
+    moved (a step-order rewrite) keeps its line numbers as they are: a moved statement's conflict
+    is another conflict."""
     maps: Dict[str, Dict[int, int]] = {}
     for path, text in after.items():
         old = before.get(path)
         if old is None or old == text:
             continue
-        matcher = difflib.SequenceMatcher(None, old.splitlines(), text.splitlines(), autojunk=False)
-        maps[path] = {j + 1: i + 1 for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag in ("equal", "replace")
-                      for i, j in zip(range(i1, i2), range(j1, j2))}
+        codes = difflib.SequenceMatcher(None, old.splitlines(), text.splitlines(), autojunk=False).get_opcodes()
+        if all(tag in ("equal", "insert") for tag, *_ in codes):
+            maps[path] = {j + 1: i + 1 for tag, i1, i2, j1, j2 in codes if tag == "equal"
+                          for i, j in zip(range(i1, i2), range(j1, j2))}
     return maps
 
 
