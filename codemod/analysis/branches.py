@@ -133,18 +133,9 @@ def exclusive_until(made: ast.AST, other: ast.AST, use: ast.AST,
     one ``if`` with no loop around it in the function (one pass runs one branch)."""
     if apart_until(made, other, use, ancestors) or overrides_until(made, other, use, ancestors):
         return True
-    above = {id(up) for up in ancestors(other)}
-    for up in ancestors(made):
-        if isinstance(up, OWNERS):
-            return False
-        if id(up) in above:
-            if not isinstance(up, ast.If):
-                return False
-            sides = branch(made, up), branch(other, up)
-            return None not in sides and sides[0] != sides[1] and not _in_loop(up, ancestors) \
-                and not _may_leave(_branch_block(made, up), made, ancestors) \
-                and _follows_unguarded(up, use, ancestors)
-    return False
+    split = _split_between(made, other, ancestors)
+    return split is not None and not _may_leave(_branch_block(made, split), made, ancestors) \
+        and _follows_unguarded(split, use, ancestors)
 
 
 def other_arm(made: ast.AST, use: ast.AST, ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> bool:
@@ -152,16 +143,22 @@ def other_arm(made: ast.AST, use: ast.AST, ancestors: Callable[[ast.AST], Iterab
     (``elif``/``else`` arms included), and no loop of the function runs that ``if`` again: one
     pass runs one branch, so nothing ``made`` does is seen at ``use`` (fairseq's sampling step:
     ``probs = lprobs.exp_()`` on the ``elif`` arm and again on the ``else`` arm)."""
-    above = {id(up) for up in ancestors(use)}
-    for up in ancestors(made):
+    return _split_between(made, use, ancestors) is not None
+
+
+def _split_between(one: ast.AST, other: ast.AST, ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> Optional[ast.If]:
+    """The innermost statement holding both, when it is an ``if`` with the two on different
+    branches and no loop of the function around it (one pass runs one branch); else None."""
+    above = {id(up) for up in ancestors(other)}
+    for up in ancestors(one):
         if isinstance(up, OWNERS):
-            return False
+            return None
         if id(up) in above:
             if not isinstance(up, ast.If):
-                return False
-            sides = branch(made, up), branch(use, up)
-            return None not in sides and sides[0] != sides[1] and not _in_loop(up, ancestors)
-    return False
+                return None
+            sides = branch(one, up), branch(other, up)
+            return up if None not in sides and sides[0] != sides[1] and not _in_loop(up, ancestors) else None
+    return None
 
 
 def _follows_unguarded(split: ast.If, use: ast.AST, ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> bool:

@@ -10,9 +10,10 @@ from typing import Callable, List, Literal, NamedTuple, Optional, Sequence, Set,
 
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding, Flow
-from codemod.analysis.branches import within
+from codemod.analysis.branches import always_binds, within
 from codemod.analysis.names import Names
 from codemod.analysis.syntax import (
+    BODIES,
     FUNCTIONS,
     OWNERS,
     Located,
@@ -101,7 +102,7 @@ class Dataflow:
                     before = before[i:]
                     break
             before = [b for i, b in enumerate(before) if not any(_rebound_after(self.tree, b, b2) for b2 in before[i + 1:])]
-            cut = _rebound_by_every_arm(self.tree, bindings, stmt, use_blocks)
+            cut = _rebound_by_every_arm(self.tree, bindings, key, stmt, use_blocks)
             if cut is not None:
                 before = [b for b in before if not b.end <= cut]
         return before + later
@@ -414,37 +415,27 @@ def _rebound_after(tree: Tree, b: Binding, b2: Binding) -> bool:
     return not any(isinstance(node, (ast.Break, ast.Continue)) for stmt in between for node in ast.walk(stmt))
 
 
-def _rebound_by_every_arm(tree: Tree, bindings: Sequence[Binding], stmt: Located,
+def _rebound_by_every_arm(tree: Tree, bindings: Sequence[Binding], key: str, stmt: Located,
                           use_blocks: Set[Tuple[int, str]]) -> Optional[Pos]:
-    """Where the last ``if`` before ``stmt``, in a block around it, that binds the key plainly on
-    every arm begins (``if c: x = f(x)`` / ``else: x = g(x)``): control reaches ``stmt`` only
-    through one of its arms completed, so no binding before that ``if`` does. Looked for only
-    where a plain binding sits in a block not around ``stmt`` (an arm)."""
-    plain = {id(b.stmt) for b in bindings if b.form == "assign" or b.form == "other" and isinstance(b.stmt, ast.Assign)}
-    if not any(id(b.stmt) in plain and tree.block_of(b.stmt) not in use_blocks for b in bindings):
+    """Where the last ``if`` before ``stmt``, in a block around it, that binds the key on every
+    arm begins (``branches.always_binds``: ``if c: x = f(x)`` / ``else: x = g(x)``): control
+    reaches ``stmt`` only through one of its arms completed, so no binding before that ``if``
+    does. Looked for only where a plain binding sits in a block not around ``stmt`` (an arm)."""
+    if not any((b.form == "assign" or b.form == "other" and isinstance(b.stmt, ast.Assign))
+               and tree.block_of(b.stmt) not in use_blocks for b in bindings):
         return None
     child: ast.AST = cast(ast.AST, stmt)
     for parent in tree.ancestors(cast(ast.AST, stmt)):
-        for field in ("body", "orelse", "finalbody", "handlers"):
+        for field in BODIES:
             stmts = getattr(parent, field, None)
             if isinstance(stmts, list) and child in stmts:
                 for s in reversed(stmts[: stmts.index(child)]):
-                    if isinstance(s, ast.If) and _every_arm_binds(s, plain):
+                    if isinstance(s, ast.If) and always_binds(s, key):
                         return tree.range(s)[0]
         if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module, ast.ClassDef)):
             break
         child = parent
     return None
-
-
-def _every_arm_binds(node: ast.If, plain: Set[int]) -> bool:
-    """Every arm of the ``if`` (an ``else`` included) binds the key: a statement of it is one of
-    the ``plain`` bindings, or an ``if`` whose every arm does."""
-    return bool(node.orelse) and _arm_binds(node.body, plain) and _arm_binds(node.orelse, plain)
-
-
-def _arm_binds(stmts: Sequence[ast.stmt], plain: Set[int]) -> bool:
-    return any(id(s) in plain or isinstance(s, ast.If) and _every_arm_binds(s, plain) for s in stmts)
 
 
 def _past_the_turn(tree: Tree, later: List[Binding], before: List[Binding], loops: List[Tuple[Pos, Pos]],
