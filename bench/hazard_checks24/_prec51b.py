@@ -27,9 +27,14 @@ def _replace(tree, line, code):
     raise SystemExit(f"no statement at line {line}")
 
 
-def compile_alone(path, names, ns, replace=None):
-    """Exec the top-level defs `names` of `path` (as shipped, or with {line: code} replaced) into ns."""
+def compile_alone(path, names, ns, replace=None, undecorate=False):
+    """Exec the top-level defs `names` of `path` (as shipped, or with {line: code} replaced) into ns;
+    undecorate drops their decorators (torch.jit.script compiles from the file's text, not from the tree)."""
     tree = ast.parse(open(path).read(), path)
+    if undecorate:
+        for node in tree.body:
+            if getattr(node, "name", None) in names and hasattr(node, "decorator_list"):
+                node.decorator_list = []
     for line, code in (replace or {}).items():
         _replace(tree, line, code)
     body = [n for n in tree.body if getattr(n, "name", None) in names]
