@@ -10,7 +10,7 @@ Path: obs and the layer's parameters requiring grad, the update, then backward f
 check that sigma_inv has no grad_fn): runs. Control: g's rows taken without `.detach()` and with create_graph
 (so v requires grad), the same update lines, backward through sigma_inv: raises (the matmul's saved sigma_inv
 modified). False: every operand is grad-free; the check reads `torch.cat(...) / np.sqrt(layer.weight.size(0))`
-as requiring grad (an unresolved call's result as an operand; prec51b_probes.py `bandit_update`)."""
+as requiring grad (an unresolved call's result as an operand; prec51b_probes.py `Bandit`)."""
 
 import _shim  # noqa: F401
 import linecache
