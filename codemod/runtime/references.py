@@ -214,6 +214,9 @@ class LeafWatch(TorchFunctionMode):
         # copy meaning of an update with no out-of-place form: id(leaf) -> (leaf, its clone), which
         # every later read of the leaf (but its .grad) sees: ``x = x.clone(); x[i] = v``
         self._clones: Dict[int, Tuple["weakref.ref[torch.Tensor]", torch.Tensor]] = {}
+        # reshapes made out of place (``_RESHAPES``): id(view) -> (the view, its reshaped tensor),
+        # which every later read of the view (not of its .grad) sees
+        self._reshaped: Dict[int, Tuple["weakref.ref[torch.Tensor]", torch.Tensor]] = {}
         self.leaves: List[torch.Tensor] = []
         self.read_versions: Dict[int, Optional[int]] = {}  # leaf index -> its version when first read
         self._data_aliases: Dict[int, Tuple["weakref.ref[torch.Tensor]", int]] = {}  # ``p.data`` -> p's index
@@ -282,7 +285,7 @@ class LeafWatch(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         name = getattr(func, "__name__", "")
-        if self._clones and not _reads_grad(func, name):
+        if (self._clones or self._reshaped) and not _reads_grad(func, name):
             args, kwargs = self._swap(args), self._swap(kwargs)
         tensors = [a for a in _flat(args) if isinstance(a, torch.Tensor)]
         tensors += [v for v in _flat(kwargs.values()) if isinstance(v, torch.Tensor)]
@@ -290,6 +293,9 @@ class LeafWatch(TorchFunctionMode):
             self.note(t)
         if getattr(func, "__module__", "") == "torch.nn.init":
             return func(*args, **kwargs)  # turns grad off itself: neither an error nor a read
+        reshaped = self._reshape(func, name, args, kwargs)
+        if reshaped is not None:
+            return reshaped
         self._track(func, name, args, kwargs, tensors)
         if self.unfit is None and (self._stepped or self._copied or self._copies):
             self._check_read(func, name, args, kwargs, tensors)
@@ -423,8 +429,34 @@ class LeafWatch(TorchFunctionMode):
             self._copies[id(result)] = (weakref.ref(result), f"{where}: `{name}`")
         return result
 
+    def _reshape(self, func, name: str, args, kwargs) -> Optional[torch.Tensor]:
+        """A reshape made in place (``_RESHAPES``) on a view of a leaf that requires grad, with
+        grad on: made out of place, and every later read of the view sees the result (None for
+        any other call). It changes no value: the reference has no meaning to choose for it."""
+        if name not in _RESHAPES or not (self.no_grad_leaves or self.copy_leaves) or not torch.is_grad_enabled():
+            return None
+        target = args[0] if args else None
+        leaf = _updated_leaf(args, kwargs)
+        if leaf is None or target is leaf or id(leaf) in self.exempt or not isinstance(target, torch.Tensor):
+            return None
+        outplace = getattr(torch.Tensor, name[:-1])
+        result = outplace(*args, **kwargs)
+        self._reshaped[id(target)] = (weakref.ref(target), result)
+        self.updates.append(LeafUpdate(_user_line(), f"{name}, a reshape made out of place: it changes no value"))
+        self._sources.derive([target], result)
+        if torch.is_grad_enabled() and result.grad_fn is not None:
+            self._recorded.append(weakref.ref(result))
+            self._reached = None
+        return result
+
     def _swap(self, obj):
-        """``obj`` with each leaf that has a clone (and each view of one) replaced by the clone."""
+        """``obj`` with each leaf that has a clone (and each view of one) replaced by the clone,
+        and each view reshaped out of place (``_reshape``) by its reshaped tensor."""
+        if isinstance(obj, torch.Tensor) and self._reshaped:
+            found = self._reshaped.get(id(obj))
+            while found is not None and found[0]() is obj:
+                obj = found[1]
+                found = self._reshaped.get(id(obj))
         if isinstance(obj, torch.Tensor):
             base = obj._base if obj._base is not None else obj
             found = self._clones.get(id(base))
@@ -540,6 +572,11 @@ _STEPS = {"relu_", "relu6_", "leaky_relu_", "elu_", "selu_", "celu_", "rrelu_", 
 
 
 _FLAGS = {"requires_grad_", "share_memory_", "retain_grad"}  # change no value: no meaning to choose
+
+# Reshapes made in place: they change no value, only the shape (and strides) the tensor shows, so
+# on a view of a leaf there is no meaning to choose: the same reshape out of place, seen by every
+# later read of that tensor (``rho.unsqueeze_(2)`` -> ``rho = rho.unsqueeze(2)``).
+_RESHAPES = {"unsqueeze_", "squeeze_", "transpose_", "t_", "swapdims_", "swapaxes_"}
 
 
 def _reads_grad(func, name: str) -> bool:
