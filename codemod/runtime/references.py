@@ -221,6 +221,7 @@ class LeafWatch(TorchFunctionMode):
         self.read_versions: Dict[int, Optional[int]] = {}  # leaf index -> its version when first read
         self._data_aliases: Dict[int, Tuple["weakref.ref[torch.Tensor]", int]] = {}  # ``p.data`` -> p's index
         self._data_written: set = set()  # indices of leaves written through ``.data`` after a read
+        self._stepped_after: Dict[int, int] = {}  # leaf index -> backwards seen when last written outside autograd
         self._ids: set = set()
         self._sources = LeafSources(self._ids)  # what each tensor was computed from
         self._index: Dict[int, int] = {}
@@ -276,6 +277,11 @@ class LeafWatch(TorchFunctionMode):
                 alias = self._data_aliases.get(id(base))
                 if alias is not None and alias[0]() is base and alias[1] in self.read_versions:
                     self._data_written.add(alias[1])
+                if not torch.is_grad_enabled() or (alias is not None and alias[0]() is base):
+                    # written outside autograd (an optimizer's step): after which backward
+                    i = alias[1] if alias is not None and alias[0]() is base else self._index.get(id(base))
+                    if i is not None:
+                        self._stepped_after[i] = self.backwards
         for t in tensors:
             base = t._base if t._base is not None else t
             i = self._index.get(id(base))
@@ -324,7 +330,10 @@ class LeafWatch(TorchFunctionMode):
             operands = [t for t in tensors if t is not args[0] and not _is_view_of(t, leaf)] if args else tensors
             if any(t.requires_grad for t in operands):
                 self._through.setdefault(id(leaf), f"{where}: `{name}`")
-            if _computation_step(name, kwargs):
+            if self._post_step(leaf):  # part of the update of a state (a projection after the optimizer's step)
+                self.updates[-1] = LeafUpdate(where, f"{name}, after a backward filled the leaf's .grad and a "
+                                                     "write outside autograd stepped it: an update of its state")
+            elif _computation_step(name, kwargs):
                 self._stepped.setdefault(id(leaf), f"{where}: `{name}`")
             elif any(id(leaf) in self._sources.of(t) for t in operands):
                 self._stepped.setdefault(id(leaf), f"{where}: `{name}`, with operands computed from the leaf itself")
@@ -428,6 +437,20 @@ class LeafWatch(TorchFunctionMode):
         if isinstance(result, torch.Tensor):
             self._copies[id(result)] = (weakref.ref(result), f"{where}: `{name}`")
         return result
+
+    def _post_step(self, leaf: torch.Tensor) -> bool:
+        """Whether an update of ``leaf`` comes right after its step: a backward of the program
+        filled its ``.grad``, a write outside autograd (the optimizer's step, ``p.data``) changed it
+        after that backward, and nothing recorded since reads it. The leaf is then state being
+        updated (``w.relu_()``, ``w.div_(w.norm())`` projecting it after the step): a later forward
+        reads the projected value as the leaf, whose gradient is the leaf's own, not one through
+        the update. Before any such step (``w.relu_()`` opening the first forward) it is not."""
+        i = self._index.get(id(leaf))
+        if i is None or self.backwards == 0 or self._stepped_after.get(i) != self.backwards:
+            return False
+        if leaf.grad is None or self._read_by_graph(leaf):
+            return False
+        return True
 
     def _reshape(self, func, name: str, args, kwargs) -> Optional[torch.Tensor]:
         """A reshape made in place (``_RESHAPES``) on a view of a leaf that requires grad, with
