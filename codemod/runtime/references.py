@@ -299,7 +299,7 @@ class LeafWatch(TorchFunctionMode):
             self.note(t)
         if getattr(func, "__module__", "") == "torch.nn.init":
             return func(*args, **kwargs)  # turns grad off itself: neither an error nor a read
-        reshaped = self._reshape(func, name, args, kwargs)
+        reshaped = _reshape(self, func, name, args, kwargs)
         if reshaped is not None:
             return reshaped
         self._track(func, name, args, kwargs, tensors)
@@ -330,7 +330,7 @@ class LeafWatch(TorchFunctionMode):
             operands = [t for t in tensors if t is not args[0] and not _is_view_of(t, leaf)] if args else tensors
             if any(t.requires_grad for t in operands):
                 self._through.setdefault(id(leaf), f"{where}: `{name}`")
-            if self._post_step(leaf):  # part of the update of a state (a projection after the optimizer's step)
+            if _post_step(self, leaf):  # part of the update of a state (a projection after the optimizer's step)
                 self.updates[-1] = LeafUpdate(where, f"{name}, after a backward filled the leaf's .grad and a "
                                                      "write outside autograd stepped it: an update of its state")
             elif _computation_step(name, kwargs):
@@ -438,40 +438,6 @@ class LeafWatch(TorchFunctionMode):
             self._copies[id(result)] = (weakref.ref(result), f"{where}: `{name}`")
         return result
 
-    def _post_step(self, leaf: torch.Tensor) -> bool:
-        """Whether an update of ``leaf`` comes right after its step: a backward of the program
-        filled its ``.grad``, a write outside autograd (the optimizer's step, ``p.data``) changed it
-        after that backward, and nothing recorded since reads it. The leaf is then state being
-        updated (``w.relu_()``, ``w.div_(w.norm())`` projecting it after the step): a later forward
-        reads the projected value as the leaf, whose gradient is the leaf's own, not one through
-        the update. Before any such step (``w.relu_()`` opening the first forward) it is not."""
-        i = self._index.get(id(leaf))
-        if i is None or self.backwards == 0 or self._stepped_after.get(i) != self.backwards:
-            return False
-        if leaf.grad is None or self._read_by_graph(leaf):
-            return False
-        return True
-
-    def _reshape(self, func, name: str, args, kwargs) -> Optional[torch.Tensor]:
-        """A reshape made in place (``_RESHAPES``) on a view of a leaf that requires grad, with
-        grad on: made out of place, and every later read of the view sees the result (None for
-        any other call). It changes no value: the reference has no meaning to choose for it."""
-        if name not in _RESHAPES or not (self.no_grad_leaves or self.copy_leaves) or not torch.is_grad_enabled():
-            return None
-        target = args[0] if args else None
-        leaf = _updated_leaf(args, kwargs)
-        if leaf is None or target is leaf or id(leaf) in self.exempt or not isinstance(target, torch.Tensor):
-            return None
-        outplace = getattr(torch.Tensor, name[:-1])
-        result = outplace(*args, **kwargs)
-        self._reshaped[id(target)] = (weakref.ref(target), result)
-        self.updates.append(LeafUpdate(_user_line(), f"{name}, a reshape made out of place: it changes no value"))
-        self._sources.derive([target], result)
-        if torch.is_grad_enabled() and result.grad_fn is not None:
-            self._recorded.append(weakref.ref(result))
-            self._reached = None
-        return result
-
     def _swap(self, obj):
         """``obj`` with each leaf that has a clone (and each view of one) replaced by the clone,
         and each view reshaped out of place (``_reshape``) by its reshaped tensor."""
@@ -514,6 +480,42 @@ class LeafWatch(TorchFunctionMode):
             self._recorded = [weakref.ref(t) for t in alive]
             self._reached = _leaves_reached([t.grad_fn for t in alive])
         return id(leaf) in self._reached
+
+
+def _post_step(watch: "LeafWatch", leaf: torch.Tensor) -> bool:
+    """Whether an update of ``leaf`` comes right after its step: a backward of the program
+    filled its ``.grad``, a write outside autograd (the optimizer's step, ``p.data``) changed it
+    after that backward, and nothing recorded since reads it. The leaf is then state being
+    updated (``w.relu_()``, ``w.div_(w.norm())`` projecting it after the step): a later forward
+    reads the projected value as the leaf, whose gradient is the leaf's own, not one through
+    the update. Before any such step (``w.relu_()`` opening the first forward) it is not."""
+    i = watch._index.get(id(leaf))
+    if i is None or watch.backwards == 0 or watch._stepped_after.get(i) != watch.backwards:
+        return False
+    if leaf.grad is None or watch._read_by_graph(leaf):
+        return False
+    return True
+
+
+def _reshape(watch: "LeafWatch", func, name: str, args, kwargs) -> Optional[torch.Tensor]:
+    """A reshape made in place (``_RESHAPES``) on a view of a leaf that requires grad, with
+    grad on: made out of place, and every later read of the view sees the result (None for
+    any other call). It changes no value: the reference has no meaning to choose for it."""
+    if name not in _RESHAPES or not (watch.no_grad_leaves or watch.copy_leaves) or not torch.is_grad_enabled():
+        return None
+    target = args[0] if args else None
+    leaf = _updated_leaf(args, kwargs)
+    if leaf is None or target is leaf or id(leaf) in watch.exempt or not isinstance(target, torch.Tensor):
+        return None
+    outplace = getattr(torch.Tensor, name[:-1])
+    result = outplace(*args, **kwargs)
+    watch._reshaped[id(target)] = (weakref.ref(target), result)
+    watch.updates.append(LeafUpdate(_user_line(), f"{name}, a reshape made out of place: it changes no value"))
+    watch._sources.derive([target], result)
+    if torch.is_grad_enabled() and result.grad_fn is not None:
+        watch._recorded.append(weakref.ref(result))
+        watch._reached = None
+    return result
 
 
 def _on_path(written: List[Tuple[str, object]], tensors) -> Optional[str]:
