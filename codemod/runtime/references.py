@@ -214,10 +214,14 @@ class LeafWatch(TorchFunctionMode):
         # copy meaning of an update with no out-of-place form: id(leaf) -> (leaf, its clone), which
         # every later read of the leaf (but its .grad) sees: ``x = x.clone(); x[i] = v``
         self._clones: Dict[int, Tuple["weakref.ref[torch.Tensor]", torch.Tensor]] = {}
+        # reshapes made out of place (``_RESHAPES``): id(view) -> (the view, its reshaped tensor),
+        # which every later read of the view (not of its .grad) sees
+        self._reshaped: Dict[int, Tuple["weakref.ref[torch.Tensor]", torch.Tensor]] = {}
         self.leaves: List[torch.Tensor] = []
         self.read_versions: Dict[int, Optional[int]] = {}  # leaf index -> its version when first read
         self._data_aliases: Dict[int, Tuple["weakref.ref[torch.Tensor]", int]] = {}  # ``p.data`` -> p's index
         self._data_written: set = set()  # indices of leaves written through ``.data`` after a read
+        self._stepped_after: Dict[int, int] = {}  # leaf index -> backwards seen when last written outside autograd
         self._ids: set = set()
         self._sources = LeafSources(self._ids)  # what each tensor was computed from
         self._index: Dict[int, int] = {}
@@ -273,6 +277,11 @@ class LeafWatch(TorchFunctionMode):
                 alias = self._data_aliases.get(id(base))
                 if alias is not None and alias[0]() is base and alias[1] in self.read_versions:
                     self._data_written.add(alias[1])
+                if not torch.is_grad_enabled() or (alias is not None and alias[0]() is base):
+                    # written outside autograd (an optimizer's step): after which backward
+                    i = alias[1] if alias is not None and alias[0]() is base else self._index.get(id(base))
+                    if i is not None:
+                        self._stepped_after[i] = self.backwards
         for t in tensors:
             base = t._base if t._base is not None else t
             i = self._index.get(id(base))
@@ -282,7 +291,7 @@ class LeafWatch(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         name = getattr(func, "__name__", "")
-        if self._clones and not _reads_grad(func, name):
+        if (self._clones or self._reshaped) and not _reads_grad(func, name):
             args, kwargs = self._swap(args), self._swap(kwargs)
         tensors = [a for a in _flat(args) if isinstance(a, torch.Tensor)]
         tensors += [v for v in _flat(kwargs.values()) if isinstance(v, torch.Tensor)]
@@ -290,6 +299,9 @@ class LeafWatch(TorchFunctionMode):
             self.note(t)
         if getattr(func, "__module__", "") == "torch.nn.init":
             return func(*args, **kwargs)  # turns grad off itself: neither an error nor a read
+        reshaped = _reshape(self, func, name, args, kwargs)
+        if reshaped is not None:
+            return reshaped
         self._track(func, name, args, kwargs, tensors)
         if self.unfit is None and (self._stepped or self._copied or self._copies):
             self._check_read(func, name, args, kwargs, tensors)
@@ -318,7 +330,10 @@ class LeafWatch(TorchFunctionMode):
             operands = [t for t in tensors if t is not args[0] and not _is_view_of(t, leaf)] if args else tensors
             if any(t.requires_grad for t in operands):
                 self._through.setdefault(id(leaf), f"{where}: `{name}`")
-            if _computation_step(name, kwargs):
+            if _post_step(self, leaf):  # part of the update of a state (a projection after the optimizer's step)
+                self.updates[-1] = LeafUpdate(where, f"{name}, after a backward filled the leaf's .grad and a "
+                                                     "write outside autograd stepped it: an update of its state")
+            elif _computation_step(name, kwargs):
                 self._stepped.setdefault(id(leaf), f"{where}: `{name}`")
             elif any(id(leaf) in self._sources.of(t) for t in operands):
                 self._stepped.setdefault(id(leaf), f"{where}: `{name}`, with operands computed from the leaf itself")
@@ -424,7 +439,13 @@ class LeafWatch(TorchFunctionMode):
         return result
 
     def _swap(self, obj):
-        """``obj`` with each leaf that has a clone (and each view of one) replaced by the clone."""
+        """``obj`` with each leaf that has a clone (and each view of one) replaced by the clone,
+        and each view reshaped out of place (``_reshape``) by its reshaped tensor."""
+        if isinstance(obj, torch.Tensor) and self._reshaped:
+            found = self._reshaped.get(id(obj))
+            while found is not None and found[0]() is obj:
+                obj = found[1]
+                found = self._reshaped.get(id(obj))
         if isinstance(obj, torch.Tensor):
             base = obj._base if obj._base is not None else obj
             found = self._clones.get(id(base))
@@ -459,6 +480,42 @@ class LeafWatch(TorchFunctionMode):
             self._recorded = [weakref.ref(t) for t in alive]
             self._reached = _leaves_reached([t.grad_fn for t in alive])
         return id(leaf) in self._reached
+
+
+def _post_step(watch: "LeafWatch", leaf: torch.Tensor) -> bool:
+    """Whether an update of ``leaf`` comes right after its step: a backward of the program
+    filled its ``.grad``, a write outside autograd (the optimizer's step, ``p.data``) changed it
+    after that backward, and nothing recorded since reads it. The leaf is then state being
+    updated (``w.relu_()``, ``w.div_(w.norm())`` projecting it after the step): a later forward
+    reads the projected value as the leaf, whose gradient is the leaf's own, not one through
+    the update. Before any such step (``w.relu_()`` opening the first forward) it is not."""
+    i = watch._index.get(id(leaf))
+    if i is None or watch.backwards == 0 or watch._stepped_after.get(i) != watch.backwards:
+        return False
+    if leaf.grad is None or watch._read_by_graph(leaf):
+        return False
+    return True
+
+
+def _reshape(watch: "LeafWatch", func, name: str, args, kwargs) -> Optional[torch.Tensor]:
+    """A reshape made in place (``_RESHAPES``) on a view of a leaf that requires grad, with
+    grad on: made out of place, and every later read of the view sees the result (None for
+    any other call). It changes no value: the reference has no meaning to choose for it."""
+    if name not in _RESHAPES or not (watch.no_grad_leaves or watch.copy_leaves) or not torch.is_grad_enabled():
+        return None
+    target = args[0] if args else None
+    leaf = _updated_leaf(args, kwargs)
+    if leaf is None or target is leaf or id(leaf) in watch.exempt or not isinstance(target, torch.Tensor):
+        return None
+    outplace = getattr(torch.Tensor, name[:-1])
+    result = outplace(*args, **kwargs)
+    watch._reshaped[id(target)] = (weakref.ref(target), result)
+    watch.updates.append(LeafUpdate(_user_line(), f"{name}, a reshape made out of place: it changes no value"))
+    watch._sources.derive([target], result)
+    if torch.is_grad_enabled() and result.grad_fn is not None:
+        watch._recorded.append(weakref.ref(result))
+        watch._reached = None
+    return result
 
 
 def _on_path(written: List[Tuple[str, object]], tensors) -> Optional[str]:
@@ -540,6 +597,11 @@ _STEPS = {"relu_", "relu6_", "leaky_relu_", "elu_", "selu_", "celu_", "rrelu_", 
 
 
 _FLAGS = {"requires_grad_", "share_memory_", "retain_grad"}  # change no value: no meaning to choose
+
+# Reshapes made in place: they change no value, only the shape (and strides) the tensor shows, so
+# on a view of a leaf there is no meaning to choose: the same reshape out of place, seen by every
+# later read of that tensor (``rho.unsqueeze_(2)`` -> ``rho = rho.unsqueeze(2)``).
+_RESHAPES = {"unsqueeze_", "squeeze_", "transpose_", "t_", "swapdims_", "swapaxes_"}
 
 
 def _reads_grad(func, name: str) -> bool:
