@@ -890,11 +890,13 @@ class ParameterKinds(_KindsPart):
         return None
 
     def _module_uses_as_tensor(self, call: ast.Call, name: str, depth: int) -> bool:
-        """``self.ln_1(x)``: ``x`` passed, by position, to a module of this file whose every
-        ``forward`` it may run uses that parameter as a tensor (followed a few levels)."""
-        if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
-            return False
-        at = [i for i, a in enumerate(call.args) if isinstance(a, ast.Name) and a.id == name]
+        """``self.ln_1(x)``: ``x`` (or a slice of it, :meth:`_array_slice_of`) passed, by
+        position, to a module of this file whose every ``forward`` it may run uses that
+        parameter as a tensor (followed a few levels)."""
+        if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+            return False  # (keywords name other parameters: the positions stand)
+        at = [i for i, a in enumerate(call.args)
+              if isinstance(a, ast.Name) and a.id == name or self._array_slice_of(a, name, call)]
         forwards = self.kinds.calls.forwards_of(self.kinds.calls.instance_values(call.func))
         if len(at) != 1 or not forwards:
             return False
@@ -909,7 +911,8 @@ class ParameterKinds(_KindsPart):
         where its forward uses it so), or used via a tensor method."""
         for calls in self.classes.calls_in(func).values():
             for call in calls:
-                if any(isinstance(a, ast.Name) and a.id == name for a in call_args(call)):
+                if any(isinstance(a, ast.Name) and a.id == name or self._array_slice_of(a, name, call)
+                       for a in call_args(call)):
                     torch_name = self.names.torch_name(call.func)
                     if torch_name is not None and torch_name.rsplit(".", 1)[-1] in TAKES_ANY:
                         continue  # `torch.cat(feats)`: a list of tensors; `torch.save(state)`: any object
@@ -922,6 +925,32 @@ class ParameterKinds(_KindsPart):
                     if f.attr in torch_api.TENSOR_METHODS and f.attr not in _CONTAINER_METHODS:
                         return True
         return False
+
+    def _array_slice_of(self, arg: ast.expr, name: str, call: ast.Call) -> bool:
+        """``arg`` is the parameter ``name`` (not rebound) indexed by a tuple holding a slice or
+        ``...`` (``z[..., i:i + 1]``), or a name every binding of which reaching ``call`` is one
+        (``single = z[:, :2]``): lists, tuples and dicts of tensors refuse such an index, so
+        where torch or a layer takes the result, ``name`` is a tensor (torch refuses numpy's
+        slice; the conversions, ``TAKES_ANY``, are skipped by the caller)."""
+        at = self.tree.statement_of(call)
+        if isinstance(arg, ast.Name) and arg.id != name:
+            reaching = self._reaching(arg.id, at)
+            return bool(reaching) and all(
+                b.form == "assign" and b.value is not None and not b.sources
+                and self._param_sliced(b.value, name, b.stmt) for b in reaching)
+        return self._param_sliced(arg, name, at)
+
+    def _param_sliced(self, expr: ast.expr, name: str, at: Located) -> bool:
+        if not (isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name) and expr.value.id == name
+                and isinstance(expr.slice, ast.Tuple)
+                and any(isinstance(e, ast.Slice) or isinstance(e, ast.Constant) and e.value is Ellipsis
+                        for e in expr.slice.elts)):
+            return False
+        reaching = self._reaching(name, at)
+        return len(reaching) == 1 and reaching[0].form == "param"
+
+    def _reaching(self, key: str, at: Located) -> List[Binding]:
+        return list(self.dataflow.reaching(self.binder.flow(self.tree.owner(at)), key, at))
 
 
 # Methods of lists and dicts that tensors do not have.
