@@ -1624,6 +1624,8 @@ class Producers(_HazardsPart):
                 continue
             if self._sampled_into_a_mask(node):
                 continue
+            if isinstance(parent, ast.Call) and self.model.summaries.reads_only_metadata(parent, node):
+                continue  # `max_value(dist)`, a helper reading only `t.dtype`: not the values
             while isinstance(parent, ast.UnaryOp) and isinstance(parent.op, (ast.USub, ast.UAdd)):
                 node, parent = parent, self.model.parent(parent)  # `(-dist).topk(k)`: ranked negated
             if not (isinstance(parent, ast.Attribute) and parent.value is node):
