@@ -330,7 +330,7 @@ class Summaries:
             return False
         return bool(names) and all(
             isinstance(n.ctx, ast.Load) and isinstance(up := self.model.parent(n), ast.Attribute)
-            and up.value is n and up.attr in _METADATA for n in names)
+            and up.value is n and up.attr in _METADATA and isinstance(up.ctx, ast.Load) for n in names)
 
     def _from_param(self, func: Function, key: str, node: Located) -> bool:
         """The load ``node`` of ``key`` in ``func`` may read the parameter as it came in."""
