@@ -9,7 +9,7 @@ the part where x requires grad and the part where it does not.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple, cast
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, cast
 
 from codemod.analysis.syntax import OWNERS, target_key
 
@@ -413,10 +413,10 @@ def flag_excluded(one: ast.AST, other: ast.AST, ancestors: Callable[[ast.AST], I
                for name, value in _flag_values(one, ancestors).items())
 
 
-def _flag_values(node: ast.AST, ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> dict:
+def _flag_values(node: ast.AST, ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> Dict[str, bool]:
     """The truth value each plain name must have for ``node`` to run, by the ``if``s of its
     function around it (``if a and not b:``'s body: a true, b false; its ``else``: nothing)."""
-    found: dict = {}
+    found: Dict[str, bool] = {}
     for up in ancestors(node):
         if isinstance(up, OWNERS):
             break
@@ -426,7 +426,7 @@ def _flag_values(node: ast.AST, ancestors: Callable[[ast.AST], Iterable[ast.AST]
     return found
 
 
-def _implied(test: ast.expr, holds: bool) -> dict:
+def _implied(test: ast.expr, holds: bool) -> Dict[str, bool]:
     """The names' truth values that ``test`` being ``holds`` implies: ``not x``, ``x``, every
     operand of an ``and`` that holds or of an ``or`` that fails; nothing for anything else."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -435,7 +435,7 @@ def _implied(test: ast.expr, holds: bool) -> dict:
         return {test.id: holds}
     if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) == holds):
         return {}
-    merged: dict = {}
+    merged: Dict[str, bool] = {}
     for part in test.values:
         for name, value in _implied(part, holds).items():
             if merged.setdefault(name, value) != value:
