@@ -9,7 +9,7 @@ the part where x requires grad and the part where it does not.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple, cast
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, cast
 
 from codemod.analysis.syntax import OWNERS, target_key
 
@@ -399,3 +399,78 @@ def within(node: ast.AST, outer: ast.AST) -> bool:
     inner = (node.lineno, node.col_offset), (node.end_lineno or 0, node.end_col_offset or 0)  # type: ignore[attr-defined]
     span = (outer.lineno, outer.col_offset), (outer.end_lineno or 0, outer.end_col_offset or 0)  # type: ignore[attr-defined]
     return span[0] <= inner[0] and inner[1] <= span[1]
+
+
+def flag_excluded(one: ast.AST, other: ast.AST, ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> bool:
+    """``one`` and ``other`` sit under ``if``s of their function that need opposite values of
+    one steady flag (:func:`steady_flag`): ``if self.training and not denormalize:`` around one,
+    ``if denormalize:`` around the other. Two ``if``s, not arms of one, but no pass runs both."""
+    func = next((up for up in ancestors(one) if isinstance(up, OWNERS)), None)
+    if func is None or func is not next((up for up in ancestors(other) if isinstance(up, OWNERS)), None):
+        return False
+    there = _flag_values(other, ancestors)
+    return any(name in there and there[name] != value and steady_flag(func, name)
+               for name, value in _flag_values(one, ancestors).items())
+
+
+def _flag_values(node: ast.AST, ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> Dict[str, bool]:
+    """The truth value each plain name must have for ``node`` to run, by the ``if``s of its
+    function around it (``if a and not b:``'s body: a true, b false; its ``else``: nothing)."""
+    found: Dict[str, bool] = {}
+    for up in ancestors(node):
+        if isinstance(up, OWNERS):
+            break
+        side = branch(node, up) if isinstance(up, ast.If) else None
+        for name, value in (_implied(cast(ast.If, up).test, side == "body").items() if side else ()):
+            found.setdefault(name, value)
+    return found
+
+
+def _implied(test: ast.expr, holds: bool) -> Dict[str, bool]:
+    """The names' truth values that ``test`` being ``holds`` implies: ``not x``, ``x``, every
+    operand of an ``and`` that holds or of an ``or`` that fails; nothing for anything else."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _implied(test.operand, not holds)
+    if isinstance(test, ast.Name):
+        return {test.id: holds}
+    if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) == holds):
+        return {}
+    merged: Dict[str, bool] = {}
+    for part in test.values:
+        for name, value in _implied(part, holds).items():
+            if merged.setdefault(name, value) != value:
+                return {}  # `a and not a`: never runs; claim nothing
+    return merged
+
+
+def steady_flag(func: ast.AST, name: str) -> bool:
+    """``name`` is a parameter of ``func`` declared a Python bool (annotated ``bool`` or with a
+    ``True``/``False`` default) that nothing in ``func`` binds again (no assignment, ``del``,
+    loop or ``with`` target, ``global``/``nonlocal``, nested definition of that name): it holds
+    one value for the whole call. Not an attribute (``self.flag``), which a call may change."""
+    args = getattr(func, "args", None)
+    if not isinstance(args, ast.arguments):
+        return False
+    positional = [*args.posonlyargs, *args.args]
+    defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    param = next((a for a in (*positional, *args.kwonlyargs) if a.arg == name), None)
+    if param is None:
+        return False
+    annotation = param.annotation
+    default = defaults.get(name)
+    if not (isinstance(annotation, ast.Name) and annotation.id == "bool"
+            or isinstance(default, ast.Constant) and isinstance(default.value, bool)):
+        return False
+    for node in ast.walk(func):
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            return False
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return False
+        if isinstance(node, (*OWNERS, ast.ClassDef)) and node is not func and getattr(node, "name", None) == name:
+            return False
+        if isinstance(node, ast.ExceptHandler) and node.name == name \
+                or isinstance(node, ast.alias) and (node.asname or node.name.split(".")[0]) == name:
+            return False
+    match = getattr(ast, "Match", None)  # (a `case` pattern may bind it)
+    return match is None or not any(isinstance(n, match) for n in ast.walk(func))

@@ -37,7 +37,7 @@ from typing import (
 from codemod import torch_api
 from codemod.analysis import carried, injected
 from codemod.analysis.binder import Binding, Flow
-from codemod.analysis.branches import (always_binds, binds, branch, copied_where_it_requires_grad, other_arm,
+from codemod.analysis.branches import (always_binds, binds, branch, copied_where_it_requires_grad, flag_excluded, other_arm,
                                        requires_grad_test, statement_lists, within)
 from codemod.analysis.classes import AttrValue
 from codemod.analysis.consumed import consumed_before, dead_result, keeps_nothing, refused_numpy_before
@@ -1359,13 +1359,14 @@ class Consumers(_HazardsPart):
                        for up in self.model.ancestors(stmt))
 
     def _other_branch(self, load: ast.expr, write: Located) -> bool:
-        """Whether ``load`` and ``write`` sit in different branches of one ``if``."""
+        """Whether ``load`` and ``write`` sit in different branches of one ``if``, or under
+        ``if``s needing opposite values of one steady flag (``branches.flag_excluded``)."""
         for up in self.model.ancestors(write):
             if isinstance(up, ast.If) and up.orelse:
                 here, there = branch(write, up), branch(load, up)
                 if here and there and here != there:
                     return True
-        return False
+        return flag_excluded(load, write, self.model.ancestors)
 
     def _consumer(self, node: ast.expr, key: str, floating: Callable[[], bool] = lambda: False) -> Optional[Hazard]:
         """Does the op that reads ``node`` save it? (Views of it count as it; :func:`unsure_view`.)
@@ -1624,6 +1625,8 @@ class Producers(_HazardsPart):
                 continue
             if self._sampled_into_a_mask(node):
                 continue
+            if isinstance(parent, ast.Call) and self.model.summaries.reads_only_metadata(parent, node):
+                continue  # `max_value(dist)`, a helper reading only `t.dtype`: not the values
             while isinstance(parent, ast.UnaryOp) and isinstance(parent.op, (ast.USub, ast.UAdd)):
                 node, parent = parent, self.model.parent(parent)  # `(-dist).topk(k)`: ranked negated
             if not (isinstance(parent, ast.Attribute) and parent.value is node):

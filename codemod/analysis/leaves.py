@@ -130,7 +130,8 @@ class Leaves:
         if kind is Kind.PARAMETER and _made_without_grad(self, base):
             return None  # `nn.Parameter(t, requires_grad=False)`: a leaf PyTorch lets one write into
         if kind is Kind.PARAMETER:
-            return LeafOrigin(not self._handed_on(stmt), f"`{key}`, an nn.Parameter", False)
+            frozen = isinstance(base, ast.Name) and self.handed.passed_frozen(base, stmt)
+            return LeafOrigin(not self._handed_on(stmt) and not frozen, f"`{key}`, an nn.Parameter", False)
         if isinstance(base, ast.Attribute) and base.attr in _PARAMETER_ATTRS:
             owner = self.kinds.kind(base.value)
             if owner is Kind.MODULE and isinstance(base.value, ast.Attribute) \
@@ -554,6 +555,31 @@ class HandedLeaves:
                 what = next(o.what for o in origins if o is not None and o.known)
                 found = LeafOrigin(True, f"`{name}`, which the call at line {call.lineno} gives {what}", False)
         return self._known_where_every_call_is(func, found, every)
+
+    def passed_frozen(self, name: ast.Name, stmt: Located) -> bool:
+        """``name`` may hold its function's parameter as it came in, and a call in this module
+        passes for it a parameter that may be frozen (``put(self._shard, ...)`` with
+        ``self._shard = nn.Parameter(t, requires_grad=False)``): an annotation ``nn.Parameter``
+        says what it is, not that it requires grad; that caller's write raises nothing."""
+        func = self.tree.owner(name)
+        if self.leaves.calls is None or not isinstance(func, FUNCTIONS):
+            return False
+        flow = self.leaves.binder.flow(func)
+        if not any(b.form == "param" for b in self.leaves.dataflow.reaching(flow, name.id, stmt)):
+            return False
+        plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+        for site in self.leaves.calls.sites(func):
+            call = site.node
+            offset = self.leaves.calls.unpassed(call, func) if isinstance(call, ast.Call) else None
+            if offset is None or any(isinstance(a, ast.Starred) for a in call.args):
+                continue
+            arg = next((k.value for k in call.keywords if k.arg == name.id), None)
+            index = plain.index(name.id) - offset if name.id in plain else -1
+            if arg is None and 0 <= index < len(call.args):
+                arg = call.args[index]
+            if arg is not None and _made_without_grad(self.leaves, arg):
+                return True
+        return False
 
     def passed_leaf(self, func: ast.AST, param: str) -> Optional[LeafOrigin]:
         """``def fill(E): E[:, 0::2] = ...`` called as ``fill(E=self.emb.weight)``: the parameter

@@ -302,6 +302,36 @@ class Summaries:
         return Summary(label, inputs, output, returns, index, mutates, tuple(dict.fromkeys(vias)), saved_for,
                        tuple(params))
 
+    def reads_only_metadata(self, call: ast.Call, arg: ast.expr) -> bool:
+        """``arg`` is passed by position to a function of this file (``max_value(t)``, returning
+        ``torch.finfo(t.dtype).max``) that reads the parameter only for its metadata
+        (``t.dtype``, ``t.shape``, ``t.size(-1)``): nothing it computes needs the values, so the
+        call is no use of them. Not through a decorator, ``*args``, a keyword, or a parameter
+        the body binds again or hands on as it is."""
+        if spreads(call) or arg not in call.args:
+            return False
+        target = self.targets.callee(call)
+        if not isinstance(target, tuple):
+            return False
+        func = target[0]
+        if (call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", None)) != func.name:
+            return False  # a module's forward (its hooks may read the values) or a function under another name
+        params = self._params(func)
+        index = call.args.index(arg)
+        bound = len(params) != len(func.args.posonlyargs) + len(func.args.args)
+        if func.decorator_list or func.args.vararg is not None or index >= len(params):
+            return False
+        if bound and not (isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
+                          and call.func.value.id in ("self", "cls")):
+            return False  # (`Class.method(t)` would shift the parameters)
+        key = params[index]
+        names = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == key]
+        if any(isinstance(n, (ast.Global, ast.Nonlocal)) and key in n.names for n in ast.walk(func)):
+            return False
+        return bool(names) and all(
+            isinstance(n.ctx, ast.Load) and isinstance(up := self.model.parent(n), ast.Attribute)
+            and up.value is n and up.attr in _METADATA and isinstance(up.ctx, ast.Load) for n in names)
+
     def _from_param(self, func: Function, key: str, node: Located) -> bool:
         """The load ``node`` of ``key`` in ``func`` may read the parameter as it came in."""
         if self.model.owner(node) is not func:
