@@ -18,7 +18,7 @@ positions the whole tree as before.
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Set, Tuple, Union, cast
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -108,13 +108,13 @@ class _Walk:
             stmt, group = pairs[k]
             node = group[0]
             inner = getattr(stmt, "body", None)
-            body = getattr(node, "body", None)
-            if (isinstance(inner, cst.IndentedBlock) and isinstance(body, list) and body
-                    and all(_first(body[0]) - shift <= line <= (body[-1].end_lineno or 0) - shift
+            below = getattr(node, "body", None)
+            if (isinstance(inner, cst.IndentedBlock) and isinstance(below, list) and below
+                    and all(_first(below[0]) - shift <= line <= (below[-1].end_lineno or 0) - shift
                             for line in held)):
                 out.path.update((id(stmt), id(inner)))
                 indent = self.indent if inner.indent is None else inner.indent
-                if not self.walk(inner, inner.body, body, held, indents + [indent]):
+                if not self.walk(inner, inner.body, below, held, indents + [indent]):
                     return False
             elif not self.position(stmt, group, indents):
                 return False
@@ -124,7 +124,7 @@ class _Walk:
         """Print ``stmt`` as the whole print reaches it, recording its nodes' positions; False
         where its start or end does not fall where the ``ast`` has it."""
         node = group[0]
-        before = len(stmt.leading_lines)
+        before = len(getattr(stmt, "leading_lines", ()))  # (every statement has them)
         decorators = getattr(stmt, "decorators", ())
         if decorators:
             before += len(decorators[0].leading_lines)
@@ -139,8 +139,9 @@ class _Walk:
         stmt._codegen(state)
         computed = holder._computed
         simple = isinstance(stmt, cst.SimpleStatementLine)
-        head = computed.get(stmt.body[0] if simple else stmt)  # libcst's syntactic start: CPython's lineno
-        tail = computed.get(stmt.body[-1] if simple else stmt)  # and end: CPython's end_lineno
+        smalls = cast(cst.SimpleStatementLine, stmt).body if simple else ()
+        head = computed.get(smalls[0] if simple else stmt)  # libcst's syntactic start: CPython's lineno
+        tail = computed.get(smalls[-1] if simple else stmt)  # and end: CPython's end_lineno
         last = (group[-1] if simple else node).end_lineno
         if head is None or tail is None or head.start.line != node.lineno - self.shift \
                 or last is None or tail.end.line != last - self.shift:
