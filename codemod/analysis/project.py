@@ -230,15 +230,24 @@ Saving = Tuple[Tuple[Tuple[str, str], ...], FrozenSet[str]]
 SavingLoader = Callable[[str, str, Tuple[int, ...]], Optional[Dict[int, Saving]]]
 
 
-def module_name(path: pathlib.Path) -> str:
-    """``pkg/sub/mod.py`` -> ``pkg.sub.mod``, walking up while folders are packages."""
+def module_name(path: pathlib.Path, packages: Optional[Dict[str, List[str]]] = None) -> str:
+    """``pkg/sub/mod.py`` -> ``pkg.sub.mod``, walking up while folders are packages.
+    ``packages``: what earlier calls found of each folder (its package names, outermost first),
+    kept by a caller naming many files: files of one folder walk up once."""
     path = path.resolve()
     parts = [] if path.name == "__init__.py" else [path.stem]
-    folder = path.parent
-    while (folder / "__init__.py").exists():
-        parts.insert(0, folder.name)
-        folder = folder.parent
-    return ".".join(parts) or path.stem
+    return ".".join(_package_of(path.parent, {} if packages is None else packages) + parts) or path.stem
+
+
+def _package_of(folder: pathlib.Path, known: Dict[str, List[str]]) -> List[str]:
+    """The names of the packages ``folder`` is in, itself included, outermost first (``[]``
+    where it holds no ``__init__.py``); ``known`` keeps them per folder."""
+    key = str(folder)
+    found = known.get(key)
+    if found is None:
+        found = known[key] = (_package_of(folder.parent, known) + [folder.name]
+                              if (folder / "__init__.py").exists() and folder.parent != folder else [])
+    return found
 
 
 class ProjectIndex:

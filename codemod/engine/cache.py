@@ -44,12 +44,16 @@ def cache_folder(root: pathlib.Path) -> Tuple[Optional[str], Optional[str]]:
 def _linked_below_cache(target: pathlib.Path) -> bool:
     """Is any folder between the cache folder and ``target`` a link (or ``target`` itself)? Only
     folders that exist are looked at; the cache folder's own name ends the walk up."""
-    for part in (target, *target.parents):
-        if part.is_symlink():
+    part = os.fspath(target)  # strings: one lstat per folder, no path objects (once per entry read)
+    while True:
+        if os.path.islink(part):
             return True
-        if part.name == CACHE_FOLDER:
+        if os.path.basename(part) == CACHE_FOLDER:
             return False
-    return False
+        parent = os.path.dirname(part)
+        if parent == part:
+            return False
+        part = parent
 
 
 def load_json(source: pathlib.Path) -> object:

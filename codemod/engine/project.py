@@ -65,7 +65,8 @@ def build_index(files: Iterable[str], cache_dir: Optional[str] = None,
     paths = [f for f in files if f.endswith(".py")]
     if len(paths) < 2:
         return _alone(paths[0], libraries) if paths and libraries is not None else None
-    names = {p: module_name(pathlib.Path(p)) for p in paths}
+    packages: Dict[str, List[str]] = {}  # folder -> its packages: a folder's files walk up once
+    names = {p: module_name(pathlib.Path(p), packages) for p in paths}
     project = frozenset(names.values())
     salt = _salt(project)
     work = functools.partial(module_facts, project=project, cache_dir=cache_dir, salt=salt,

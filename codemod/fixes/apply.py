@@ -33,6 +33,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 from codemod import debug
 from codemod.findings import Edit, Finding, Fix, Span
 from codemod.fixes import real_text
+from codemod.fixes.anchored import Anchored
 from codemod.fixes.site import Anchor, Block, FixSite, Line, Plan
 
 Lines = Tuple[int, int]  # (first, last) line, 1-based, inclusive
@@ -85,16 +86,21 @@ class _Pruned(FixApplier):
     span of some fix's node, and counts the fixed nodes it reached. libcst rebuilds every node
     a transformer enters; a function's fixes touch a few of its statements."""
 
-    def __init__(self, fixes: Iterable[Fix], positions: Mapping[cst.CSTNode, CodeRange]) -> None:
+    def __init__(self, fixes: Iterable[Fix], positions: Mapping[cst.CSTNode, CodeRange],
+                 path: Optional[Set[int]] = None) -> None:
         super().__init__(fixes)
         self._positions = positions
+        self._path = path  # where only some statements are positioned: the nodes around them
         self.reached: Set[int] = set()  # ids of the fixed nodes reached
         spans: List[Tuple[Tuple[int, int], Tuple[int, int]]] = []
         for group in self._fixes.values():
             found = positions.get(group[0].node)
+            if found is None and path is not None and id(group[0].node) in path:
+                continue  # a node around the positioned statements: always entered
             if found is None:  # (not a node of this tree): enter every node
                 spans = []
                 self._positions = {}
+                self._path = None
                 break
             spans.append(((found.start.line, found.start.column), (found.end.line, found.end.column)))
         self._spans = spans
@@ -102,7 +108,7 @@ class _Pruned(FixApplier):
     def on_visit(self, node: cst.CSTNode) -> bool:
         found = self._positions.get(node)
         if found is None:
-            return True
+            return self._path is None or id(node) in self._path
         start, end = (found.start.line, found.start.column), (found.end.line, found.end.column)
         return any(start <= a and b <= end for a, b in self._spans)
 
@@ -118,7 +124,7 @@ def applied(site: "_Site", fixes: List[Fix]) -> cst.Module:
     """``site``'s module with ``fixes`` applied (as ``module.visit(FixApplier(fixes))``),
     entering only the nodes that hold a fix's node; where some fixed node was not reached
     (a node outside its parent's span), the whole tree is visited again as before."""
-    pruned = _Pruned(fixes, site.positions)
+    pruned = _Pruned(fixes, site.positions, site.path)
     result = site.module.visit(pruned)
     if len(pruned.reached) == len(pruned._fixes):
         return result
@@ -135,15 +141,22 @@ def _with_companions(fixes: Iterable[Fix]) -> Iterator[Fix]:
 class _Site(FixSite):
     """libcst's tree of one file, indexed by where nodes start."""
 
-    def __init__(self, wrapper: MetadataWrapper) -> None:
+    def __init__(self, wrapper: MetadataWrapper, only: Optional[Anchored] = None) -> None:
+        """``only``: the positions of the statements the fixes are in (``anchored``); without
+        it every node of the tree is positioned."""
         self._module = wrapper.module
         self._junk = junk_of(wrapper)
         self._starts: Dict[Anchor, List[cst.CSTNode]] = {}
         self._containers: Dict[int, Tuple[Line, int]] = {}  # id of a small statement -> where
         self._blocks: Dict[int, Tuple[Block, int]] = {}  # id of a statement -> where
-        for i, stmt in enumerate(self._module.body):
-            self._blocks[id(stmt)] = (self._module, i)
-        self.positions = wrapper.resolve(PositionProvider)  # node -> its span
+        self.path: Optional[Set[int]] = None  # ids of the nodes around the positioned ones
+        if only is None:
+            for i, stmt in enumerate(self._module.body):
+                self._blocks[id(stmt)] = (self._module, i)
+            self.positions = wrapper.resolve(PositionProvider)  # node -> its span
+        else:
+            self._blocks.update(only.blocks)
+            self.positions, self.path = only.positions, only.path
         for node, rng in self.positions.items():
             self._starts.setdefault((rng.start.line, rng.start.column), []).append(node)
             if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):

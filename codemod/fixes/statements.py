@@ -31,7 +31,10 @@ import difflib
 import re
 from typing import Dict, Iterator, List, Optional, Set, Tuple, cast
 
+import libcst as cst
+
 from codemod.findings import Finding, Fix
+from codemod.fixes.anchored import Anchored, anchored
 from codemod.fixes.apply import (
     Lines,
     ParsedSource,
@@ -119,12 +122,15 @@ def _first(stmt: ast.stmt) -> int:
 Region = Tuple[int, int, bytes]  # (first, last) line and the indentation taken off its lines
 
 
-def _regions(tree: ast.Module, lines: List[bytes], top: Lines, group: List[Finding]) -> Dict[Region, List[Finding]]:
+def _regions(tree: ast.Module, lines: List[bytes], top: Lines, group: List[Finding],
+             held: Dict[Region, List[ast.stmt]]) -> Dict[Region, List[Finding]]:
     """The findings of one top-level statement by the smallest region each is built in: its
-    innermost function where every one has one and they do not overlap, else the statement."""
+    innermost function where every one has one and they do not overlap, else the statement.
+    ``held`` gets each region's ``ast`` statements."""
     out: Dict[Region, List[Finding]] = {}
-    whole = {(top[0], top[1], b""): group}
     tops = [s for s in tree.body if s.lineno <= top[1] and cast(int, s.end_lineno) >= top[0]]
+    whole = {(top[0], top[1], b""): group}
+    held[top[0], top[1], b""] = tops
     for finding in group:
         plan = cast(Plan, finding.plan)
         func = _innermost_def(tops, *plan.anchor)
@@ -136,6 +142,7 @@ def _regions(tree: ast.Module, lines: List[bytes], top: Lines, group: List[Findi
                                            for d in getattr(func, "decorator_list", ())):
             return whole  # something else before it on its lines
         out.setdefault((first, last, indent), []).append(finding)
+        held[first, last, indent] = [func]
     spans = sorted(out)
     if any(a[1] >= b[0] for a, b in zip(spans, spans[1:])):
         return whole  # one function inside another
@@ -167,8 +174,9 @@ def statement_fixes(source: ParsedSource, data: bytes, findings: List[Finding],
         groups.setdefault(_top_level_lines(source.tree, plan.anchor[0]), []).append(finding)
     lines = source.lines
     regions: Dict[Region, List[Finding]] = {}
+    held: Dict[Region, List[ast.stmt]] = {}
     for top, group in groups.items():
-        regions.update(_regions(source.tree, lines, top, group))
+        regions.update(_regions(source.tree, lines, top, group, held))
     indent, newline = default_indent(source.tree, lines), default_newline(text)
     strings = _string_lines(source.tree, getattr(source, "children", None))
     parsed: Dict[Region, Tuple[_Site, List[str], List[bytes]]] = {}
@@ -200,7 +208,9 @@ def statement_fixes(source: ParsedSource, data: bytes, findings: List[Finding],
             from libcst.metadata import MetadataWrapper
 
             wrapper = MetadataWrapper(module.with_changes(default_indent=indent), unsafe_skip_copy=True)
-        parsed[first, last, prefix] = (_Site(wrapper), _LINE.findall(raw.decode("utf-8")), original)
+        before = _LINE.findall(raw.decode("utf-8"))
+        only = _anchored(wrapper.module, held[first, last, prefix], regions[first, last, prefix], first, before)
+        parsed[first, last, prefix] = (_Site(wrapper, only), before, original)
     # Every region parsed as the module's: build the fixes there, apply them, splice.
     out: List[bytes] = []
     done = 0  # lines of the file copied so far
@@ -241,6 +251,17 @@ def statement_fixes(source: ParsedSource, data: bytes, findings: List[Finding],
             return None
     _must_parse(fixed, path)
     return fixed, fixed_bytes
+
+
+def _anchored(module: "cst.Module", stmts: List[ast.stmt], group: List[Finding], first: int,
+              text: List[str]) -> Optional[Anchored]:
+    """The positions of the statements holding ``group``'s fixes in a region's tree (from line
+    ``first``), or None for the whole tree's: where a plan's node type could be a block
+    around them (an ``IndentedBlock``, which libcst positions from its statements)."""
+    kinds = {cast(Plan, f.plan).node_type for f in group}
+    if any(not hasattr(cst, k) or issubclass(cst.IndentedBlock, getattr(cst, k)) for k in kinds):
+        return None
+    return anchored(module, stmts, {cast(Plan, f.plan).anchor[0] - first + 1 for f in group}, first - 1, text)
 
 
 def _module_parses(data: bytes, asked: List[bool]) -> bool:
