@@ -836,7 +836,7 @@ class CallTargets:
         if key.startswith("self.") and key.count(".") == 2:
             return self._member_target(func, key)
         if "." in key:
-            return self._module_function(func) if key.count(".") == 1 else None
+            return module_function(self.model, func) if key.count(".") == 1 else None
         owner = self.model.owner(func)
         bound = self.model.flow(owner).bindings.get(key)
         if not bound and owner is not self.model.module:
@@ -858,26 +858,6 @@ class CallTargets:
             built = [b.value for b in bound if b.form == "assign" and b.value is not None]
             return self._instance_target(built, len(bound))
         return None
-
-    def _module_function(self, func: ast.expr) -> Optional["Target"]:
-        """``helpers.act(x)``: ``helpers`` bound once, at the module's top only, to a module of
-        the run (``import helpers``, ``helpers = import_module("helpers")``): that module's
-        function ``act``, as ``from helpers import act`` names it; None where a function binds
-        the name (a parameter, a local: any object) or the top binds it more than once."""
-        index = self.model.calls.project
-        if index is None or not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
-            return None
-        head = func.value.id
-        if any(isinstance(a, FUNCTIONS) and head in self.model.flow(a).bindings for a in self.model.ancestors(func)):
-            return None
-        if len(self.model.flow(self.model.module, nested=False).bindings.get(head, [])) != 1:
-            return None
-        module = index.imported(self.model.calls.module_name, head)
-        if module is None or module not in index.modules:
-            return None
-        qual = f"{module}.{func.attr}"
-        fact = index.summary(qual)
-        return qual if fact is not None and fact.of == "function" else None
 
     def _member_target(self, func: ast.expr, key: str) -> Optional["Target"]:
         member = self.member_class(func, key)
@@ -1115,6 +1095,27 @@ class CallTargets:
                 if isinstance(stmt, (*FUNCTIONS, ast.ClassDef)):
                     self._top[stmt.name] = stmt
         return self._top
+
+
+def module_function(model: SummaryFacts, func: ast.expr) -> Optional["Target"]:
+    """``helpers.act(x)``: ``helpers`` bound once, at the module's top only, to a module of
+    the run (``import helpers``, ``helpers = import_module("helpers")``): that module's
+    function ``act``, as ``from helpers import act`` names it; None where a function binds
+    the name (a parameter, a local: any object) or the top binds it more than once."""
+    index = model.calls.project
+    if index is None or not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
+        return None
+    head = func.value.id
+    if any(isinstance(a, FUNCTIONS) and head in model.flow(a).bindings for a in model.ancestors(func)):
+        return None
+    if len(model.flow(model.module, nested=False).bindings.get(head, [])) != 1:
+        return None
+    module = index.imported(model.calls.module_name, head)
+    if module is None or module not in index.modules:
+        return None
+    qual = f"{module}.{func.attr}"
+    fact = index.summary(qual)
+    return qual if fact is not None and fact.of == "function" else None
 
 
 def injected_targets(targets: CallTargets, cls: ast.ClassDef, attr: str, values: Sequence[object]
