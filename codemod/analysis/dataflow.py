@@ -634,6 +634,8 @@ def _copying_piece(dataflow: "Dataflow", piece: ast.expr, at: Optional[ast.expr]
         return True
     if isinstance(piece, ast.Call):
         name = dataflow.names.torch_name(piece.func)
+        if name == "torch.where" and len(piece.args) == 1 and not piece.keywords:
+            return True  # `torch.where(m)`: a tuple of 1-d index tensors (`nonzero(m, as_tuple=True)`)
         return name in _INDEX_MAKERS or name in _FROM_A_DISPLAY and bool(piece.args) \
             and isinstance(piece.args[0], (ast.List, ast.Tuple, ast.ListComp))
     if isinstance(piece, ast.Name) and at is not None:

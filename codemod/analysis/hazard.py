@@ -1134,7 +1134,8 @@ def _index_tensor(model: "HazardFacts", value: ast.expr) -> bool:
     func = value.func
     torch_name = model.torch_name(func)
     name = torch_name.rsplit(".", 1)[-1] if torch_name else (func.attr if isinstance(func, ast.Attribute) else "")
-    return name in ("nonzero", "argwhere") or (not piece and name in ("argsort", "randperm"))
+    one_argument_where = name == "where" and len(value.args) == 1 and not value.keywords and torch_name is not None
+    return name in ("nonzero", "argwhere") or one_argument_where or (not piece and name in ("argsort", "randperm"))
 
 
 def _plain_reaching(model: "HazardFacts", flow: Flow, key: str, stmt: Located) -> List[Binding]:
@@ -1506,6 +1507,8 @@ class Consumers(_HazardsPart):
                 return True  # a list, or a boolean mask (`out[out.abs() > 1]`, `out[clipped]`)
             if isinstance(part, ast.Compare) and all(isinstance(op, _MASK_COMPARISONS) for op in part.ops):
                 return True  # `x[a != b]`: a mask (see below)
+            if isinstance(part, ast.Call) and _index_tensor(self.model, part):
+                return True  # `x[torch.where(m)]`, `x[torch.nonzero(m)]`: index tensors (advanced indexing copies)
             if isinstance(part, ast.Name):
                 flow = self.model.flow(self.model.owner(sub))
                 bound = [b.value for b in self.model.reaching(flow, part.id, self.model.statement_of(sub))]
