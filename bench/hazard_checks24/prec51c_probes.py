@@ -1,0 +1,72 @@
+"""Stop 51 (label51c): one small program per false group of the proven tier found in prec51b's second batch
+(labelled by label51c): main d1b4fd6 proves each `probe` (each runs backward fine), and a control that raises
+(the same code with what makes it safe taken away). `python prec51c_probes.py` runs them all;
+`inplacefix check prec51c_probes.py` shows the findings (the controls are proven too, rightly)."""
+
+import torch
+
+
+# dead-constant-arm (yolov5 utils/general.py:956): the write sits under `if merge and ...` where `merge = False` is a
+# local constant assigned once and never changed: the arm never runs. (Also seen: the class index `j` of
+# `conf, j = x.max(1, keepdim=True)`, as `j.float()` in a cat, is what makes the check read `x` as requiring grad
+# here; with only `x[:, 4:5]` in the cat it is not proven.)
+def nms_probe(prediction):
+    merge = False
+    output = []
+    for x in prediction:
+        x = x[x[:, 4] > 0.5]
+        conf, j = x[:, 5:].max(1, keepdim=True)
+        x = torch.cat((x[:, :4], x[:, 4:5], j.float()), 1)
+        n = x.shape[0]
+        boxes, scores = x[:, :4], x[:, 4]
+        i = scores.argsort()
+        if merge and 1 < n < 3000.0:
+            iou = boxes[i].sum(1, keepdim=True) > 0.5
+            weights = iou * scores[None]
+            x[i, :4] = torch.mm(weights, x[:, :4]).float() / weights.sum(1, keepdim=True)
+        output.append(x[i])
+    return output
+
+
+def nms_control(prediction):
+    merge = True
+    output = []
+    for x in prediction:
+        x = x[x[:, 4] > 0.5]
+        conf, j = x[:, 5:].max(1, keepdim=True)
+        x = torch.cat((x[:, :4], x[:, 4:5], j.float()), 1)
+        n = x.shape[0]
+        boxes, scores = x[:, :4], x[:, 4]
+        i = scores.argsort()
+        if merge and 1 < n < 3000.0:
+            iou = boxes[i].sum(1, keepdim=True) > 0.5
+            weights = iou * scores[None]
+            x[i, :4] = torch.mm(weights, x[:, :4]).float() / weights.sum(1, keepdim=True)
+        output.append(x[i])
+    return output
+
+
+def _outcome(fn):
+    try:
+        fn()
+        return "runs"
+    except RuntimeError as exc:
+        return "raises: " + str(exc).splitlines()[0][:90]
+
+
+def main():
+    torch.manual_seed(0)
+
+    def pred():
+        return torch.cat((torch.randn(1, 6, 4), torch.rand(1, 6, 1) * 0.5 + 0.5, torch.rand(1, 6, 3)), 2).requires_grad_()
+
+    cases = {
+        "nms_probe": lambda: nms_probe(pred())[0].sum().backward(),
+        "nms_control": lambda: nms_control(pred())[0].sum().backward(),
+    }
+    for name, fn in cases.items():
+        print(f"{name}: {_outcome(fn)}")
+
+
+if __name__ == "__main__":
+    main()
