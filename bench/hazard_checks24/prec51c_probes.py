@@ -4,6 +4,8 @@
 `inplacefix check prec51c_probes.py` shows the findings (the controls are proven too, rightly)."""
 
 import torch
+import torch.nn.functional as F
+from torch import nn
 
 
 # dead-constant-arm (yolov5 utils/general.py:956): the write sits under `if merge and ...` where `merge = False` is a
@@ -46,6 +48,27 @@ def nms_control(prediction):
     return output
 
 
+# init-param-operand (onmt utils/loss.py:218, :249): the scores are detached LM output (or a numpy-backed CTranslate2
+# result) divided by `self.tau`, an attribute set from a constructor parameter (onmt: `lm_prior_tau`, documented
+# float, built from `opt.lm_prior_tau`). Nothing requires grad, so log_softmax records nothing; the check reads the
+# attribute as possibly requiring grad (with `self.tau = 2.0` in __init__ it is not proven).
+class LMPrior:
+    def __init__(self, gen, tau):
+        self.gen, self.tau = gen, tau
+
+    def probe(self, h):
+        s = self.gen(h).detach().clone() / self.tau
+        s = F.log_softmax(s, dim=-1)
+        s[:, 0] = -50
+        return s
+
+    def control(self, h):
+        s = self.gen(h).clone() / self.tau
+        s = F.log_softmax(s, dim=-1)
+        s[:, 0] = -50
+        return s
+
+
 def _outcome(fn):
     try:
         fn()
@@ -60,7 +83,12 @@ def main():
     def pred():
         return torch.cat((torch.randn(1, 6, 4), torch.rand(1, 6, 1) * 0.5 + 0.5, torch.rand(1, 6, 3)), 2).requires_grad_()
 
+    lin = nn.Linear(4, 5)
+
     cases = {
+        "LMPrior.probe (tau a float)": lambda: (LMPrior(lin, 2.0).probe(torch.randn(3, 4)).sum(),
+                                                lin.weight.sum().backward()),
+        "LMPrior.control": lambda: LMPrior(lin, 2.0).control(torch.randn(3, 4)).sum().backward(),
         "nms_probe": lambda: nms_probe(pred())[0].sum().backward(),
         "nms_control": lambda: nms_control(pred())[0].sum().backward(),
     }
