@@ -69,12 +69,88 @@ class LMPrior:
         return s
 
 
+# none-deref-before-write (funasr cif/pif predictors, 5 findings): `alphas` is relu's output; with a mask it is
+# rebound to `alphas * mask` before the write; without one, `mask.squeeze(-1)` raises AttributeError before the
+# write. The only path on which the write hits relu's output dereferences None first.
+class Cif(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 1)
+
+    def probe(self, hidden, target_length, mask=None):
+        alphas = torch.nn.functional.relu(self.proj(hidden))
+        if mask is not None:
+            mask = mask.transpose(-1, -2).float()
+            alphas = alphas * mask
+        alphas = alphas.squeeze(-1)
+        mask = mask.squeeze(-1)
+        token_num = alphas.sum(-1)
+        alphas *= (target_length / token_num)[:, None]
+        return alphas, mask
+
+    def control(self, hidden, target_length, mask=None):
+        alphas = torch.nn.functional.relu(self.proj(hidden))
+        if mask is not None:
+            mask = mask.transpose(-1, -2).float()
+        alphas = alphas.squeeze(-1)
+        mask = mask.squeeze(-1)
+        token_num = alphas.sum(-1)
+        alphas *= (target_length / token_num)[:, None]
+        return alphas, mask
+
+
+# default-false-flag (funasr data2vec multihead_attention.py:39): `F.dropout(x, ..., inplace=inplace)` where
+# `inplace` defaults to False and the caller (on softmax's output) does not pass it: the dropout is out of place.
+class Drop(nn.Module):
+    def forward(self, x, inplace: bool = False):
+        return torch.nn.functional.dropout(x, p=0.5, training=True, inplace=inplace)
+
+
+class DropUser(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.drop = Drop()
+
+    def probe(self, scores):
+        w = torch.softmax(scores, dim=-1)
+        return self.drop(w)
+
+    def control(self, scores):
+        w = torch.softmax(scores, dim=-1)
+        return self.drop(w, inplace=True)
+
+
+# tensor-index-copy (funasr specaug/profileaug.py:97, :98, :137): the index is a one-element tensor (a row of
+# torch.nonzero), so `profile[idx, spk]` is an advanced-index copy: normalize saves the copy, not profile. The
+# cousin of prec51b's where-tuple-index.
+def merge_probe(profile, mask):
+    valid = torch.nonzero(mask[0])
+    spk = valid[0]
+    profile[0, spk] = torch.nn.functional.normalize(profile[0, spk], dim=-1)
+    return profile
+
+
+def merge_control(profile, mask):
+    valid = torch.nonzero(mask[0])
+    spk = int(valid[0])
+    profile[0, spk] = torch.nn.functional.normalize(profile[0, spk], dim=-1)
+    return profile
+
+
 def _outcome(fn):
     try:
         fn()
         return "runs"
     except RuntimeError as exc:
         return "raises: " + str(exc).splitlines()[0][:90]
+
+
+def _attr(fn):
+    try:
+        fn()
+    except AttributeError as exc:
+        return str(exc)
+    raise SystemExit("expected an AttributeError")
 
 
 def main():
@@ -85,7 +161,18 @@ def main():
 
     lin = nn.Linear(4, 5)
 
+    cif = Cif()
+    mask = torch.ones(2, 1, 3)
+    tl = torch.tensor([2.0, 3.0])
+
     cases = {
+        "Cif.probe (mask given)": lambda: cif.probe(torch.randn(2, 3, 4), tl, mask)[0].sum().backward(),
+        "Cif.probe (no mask: AttributeError first)": lambda: _attr(lambda: cif.probe(torch.randn(2, 3, 4), tl)),
+        "Cif.control": lambda: cif.control(torch.randn(2, 3, 4), tl, mask)[0].sum().backward(),
+        "DropUser.probe": lambda: DropUser().probe(torch.randn(2, 5, requires_grad=True)).sum().backward(),
+        "DropUser.control": lambda: DropUser().control(torch.randn(2, 5, requires_grad=True)).sum().backward(),
+        "merge_probe": lambda: merge_probe(torch.randn(2, 3, 4, requires_grad=True) * 1.0, torch.ones(2, 3)).sum().backward(),
+        "merge_control": lambda: merge_control(torch.randn(2, 3, 4, requires_grad=True) * 1.0, torch.ones(2, 3)).sum().backward(),
         "LMPrior.probe (tau a float)": lambda: (LMPrior(lin, 2.0).probe(torch.randn(3, 4)).sum(),
                                                 lin.weight.sum().backward()),
         "LMPrior.control": lambda: LMPrior(lin, 2.0).control(torch.randn(3, 4)).sum().backward(),
