@@ -224,6 +224,7 @@ def overrides(model: Facts, cls: ast.ClassDef, attr: str, closed: Callable[[ast.
     if attr.startswith("__"):
         return None
     top = {s.name: s for s in model.module.body if isinstance(s, ast.ClassDef)}
+    place = {id(s): i for i, s in enumerate(model.module.body)}
     derived = [cls]
     for other in top.values():  # (in file order: a base comes first)
         if other is not cls and _derives(other, cls, top):
@@ -247,7 +248,12 @@ def overrides(model: Facts, cls: ast.ClassDef, attr: str, closed: Callable[[ast.
                 break  # `object` defines no such name
             if len(step.bases) != 1 or not isinstance(step.bases[0], ast.Name) or step.bases[0].id not in top:
                 return None  # a base this file does not show (or several)
-            step = top[step.bases[0].id]
+            base = top[step.bases[0].id]
+            if place[id(base)] >= place.get(id(step), len(place)):  # (a nested class runs after the module)
+                # the name's last class is this one or one below it (`class GCNConv(GCNConv)` over an
+                # import): not what the name holds where the class runs; following it never ended
+                return None
+            step = base
     if not found:
         return None
     return list(dict.fromkeys(found))
