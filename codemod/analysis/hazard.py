@@ -1041,14 +1041,6 @@ class _HazardsPart:
         self.model = hazards.model
 
 
-def _unshown(key: str, op: str, line: int, other: ast.expr, model: "HazardFacts") -> Hazard:
-    """A save made only for another operand's gradient where nothing shows that operand requires
-    grad (``v`` built with a call the analysis cannot see into): unknown is not yes."""
-    return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if `{model.code(other).strip()}` "
-                     "requires grad (it is saved for that operand's gradient; nothing the analysis sees shows "
-                     "it requires grad)")
-
-
 _GO_ON: Final = "go on"  # SavedFor.judge: no verdict, the other checks decide
 
 
@@ -1101,8 +1093,6 @@ class SavedFor(_HazardsPart):
             # tensor; a helper's summary does not say which: today's answer)
             return _possible(f"`{key}` is saved by `{op}` at line {line} if the operand it is saved for is a "
                              "tensor that requires grad, which the analysis cannot tell"), False
-        if not self.hazards.grad_shown(users, at):
-            return _unshown(key, op, line, users[0], self.model), False
         return _GO_ON, False
 
 
@@ -1493,8 +1483,6 @@ class Consumers(_HazardsPart):
             if not is_tensor(other, self.model):
                 return _possible(f"`{key}` is saved by `{op}` at line {line} if the other operand is a "
                                  "tensor that requires grad, which the analysis cannot tell")
-            if not self.hazards.grad_shown([other], self.model.statement_of(op_node)):
-                return _unshown(key, op, line, other, self.model)
         elif self.constants.constant(op_node):
             return None  # nothing the op reads requires grad: it saves nothing
         elif self.constant_args.constant(op_node):
