@@ -1107,49 +1107,6 @@ class SavedFor(_HazardsPart):
             v is Kind.PARAMETER for v in self.model.class_attrs(cls).get(base.attr, []))
 
 
-# methods that hand back a tensor computed from the receiver's values alone (or its very values)
-_VALUE_METHODS: Final = frozenset({"clone", "contiguous", "float", "double", "half", "sum", "mean", "abs", "neg",
-                                   "exp", "log", "sqrt", "max", "min", "squeeze", "unsqueeze", "flatten"})
-_TO_NUMBER: Final = frozenset({"item", "tolist"})
-_NUMBER_BUILTINS: Final = frozenset({"float", "int", "bool"})
-
-
-def _rebound_builtin(model: "HazardFacts", name: str, at: ast.expr) -> bool:
-    """``float`` bound by the module or the function around ``at``: not the builtin."""
-    return name in model.flow(model.module, nested=False).bindings or name in model.flow(model.owner(at)).bindings
-
-
-def only_numbers_leave(model: "HazardFacts", flow: Flow, node: ast.expr, depth: int = 0) -> bool:
-    """``node`` reaches only Python numbers: through arithmetic, reading indexing and methods of
-    :data:`_VALUE_METHODS` (a name bound to such a value followed, twice at most) into ``.item()``,
-    ``.tolist()`` or ``float(...)``. Whatever graph it had is dropped there, so no backward ever
-    reaches the op that made it (deeprobust's ``(probs[t] - probs[probs.argmax()]).item()``)."""
-    while True:
-        parent = model.parent(node)
-        if isinstance(parent, (ast.BinOp, ast.UnaryOp)) or (
-                isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.ctx, ast.Load)):
-            node = parent
-            continue
-        if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in _NUMBER_BUILTINS \
-                and parent.args == [node] and not parent.keywords and not _rebound_builtin(model, parent.func.id, parent):
-            return True
-        if isinstance(parent, ast.Attribute) and parent.value is node:
-            call = model.parent(parent)
-            if not (isinstance(call, ast.Call) and call.func is parent):
-                return False
-            if parent.attr in _TO_NUMBER and not call.args and not call.keywords:
-                return True
-            if parent.attr not in _VALUE_METHODS:
-                return False
-            node = call
-            continue
-        if isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1 \
-                and isinstance(parent.targets[0], ast.Name) and depth < 2 and model.owner(parent) is not model.module:
-            loads = [n for _, n in flow.loads.get(parent.targets[0].id, [])]
-            return bool(loads) and all(only_numbers_leave(model, flow, n, depth + 1) for n in loads)
-        return False
-
-
 def _uninverted(part: ast.expr) -> ast.expr:
     """``m`` of ``~m`` (of ``~~m``...): an index of the same kind (a mask's inverse is a mask; an
     index tensor's, an index tensor; a Python int's, an int)."""
@@ -1673,8 +1630,6 @@ class Producers(_HazardsPart):
                 continue
             if isinstance(parent, ast.Call) and self.model.summaries.reads_only_metadata(parent, node):
                 continue  # `max_value(dist)`, a helper reading only `t.dtype`: not the values
-            if only_numbers_leave(self.model, flow, node):
-                continue  # `(true - probs[i]).item()`: a Python number leaves, no graph
             while isinstance(parent, ast.UnaryOp) and isinstance(parent.op, (ast.USub, ast.UAdd)):
                 node, parent = parent, self.model.parent(parent)  # `(-dist).topk(k)`: ranked negated
             if not (isinstance(parent, ast.Attribute) and parent.value is node):
