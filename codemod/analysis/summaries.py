@@ -310,6 +310,10 @@ class Summaries:
         the body binds again or hands on as it is."""
         if spreads(call) or arg not in call.args:
             return False
+        if isinstance(call.func, ast.Name) and not any(
+                isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == call.func.id
+                for s in self.model.module.body):
+            return False  # only a function of this file: another file's is not resolved (nor parsed) for this
         target = self.targets.callee(call)
         if not isinstance(target, tuple):
             return False
