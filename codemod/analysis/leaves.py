@@ -567,19 +567,25 @@ class HandedLeaves:
         flow = self.leaves.binder.flow(func)
         if not any(b.form == "param" for b in self.leaves.dataflow.reaching(flow, name.id, stmt)):
             return False
-        plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
         for site in self.leaves.calls.sites(func):
-            call = site.node
-            offset = self.leaves.calls.unpassed(call, func) if isinstance(call, ast.Call) else None
-            if offset is None or any(isinstance(a, ast.Starred) for a in call.args):
-                continue
-            arg = next((k.value for k in call.keywords if k.arg == name.id), None)
-            index = plain.index(name.id) - offset if name.id in plain else -1
-            if arg is None and 0 <= index < len(call.args):
-                arg = call.args[index]
+            arg = self._argument(site.node, func, name.id) if isinstance(site.node, ast.Call) else None
             if arg is not None and _made_without_grad(self.leaves, arg):
                 return True
         return False
+
+    def _argument(self, call: ast.Call, func: ast.AST, param: str) -> Optional[ast.expr]:
+        """What ``call`` passes for ``func``'s parameter ``param``, by keyword or by position after
+        the parameters the call leaves out (``Calls.unpassed``); None where that is not seen
+        (``*args``, an unknown receiver) or nothing is passed."""
+        offset = self.leaves.calls.unpassed(call, func) if self.leaves.calls is not None else None
+        if offset is None or any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        arg = next((k.value for k in call.keywords if k.arg == param), None)
+        plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]  # type: ignore[attr-defined]
+        index = plain.index(param) - offset if param in plain else -1
+        if arg is None and 0 <= index < len(call.args):
+            arg = call.args[index]
+        return arg
 
     def passed_leaf(self, func: ast.AST, param: str) -> Optional[LeafOrigin]:
         """``def fill(E): E[:, 0::2] = ...`` called as ``fill(E=self.emb.weight)``: the parameter
@@ -600,22 +606,15 @@ class HandedLeaves:
         plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]  # type: ignore[attr-defined]
         if param not in plain:
             return None
-        index = plain.index(param)
         sites = self.leaves.calls.sites(func)
         found: Optional[LeafOrigin] = None
         every = bool(sites)
         for site in sites:
             call = site.node
-            if not site.called or not isinstance(call, ast.Call) or any(isinstance(a, ast.Starred) for a in call.args):
+            if not site.called or not isinstance(call, ast.Call):
                 every = False
                 continue
-            offset = self.leaves.calls.unpassed(call, func)
-            if offset is None:
-                every = False
-                continue
-            arg = next((k.value for k in call.keywords if k.arg == param), None)
-            if arg is None and 0 <= index - offset < len(call.args):
-                arg = call.args[index - offset]
+            arg = self._argument(call, func, param)
             origin = self.leaves._followed(arg, self.tree.statement_of(call)) if arg is not None else None
             if origin is None or not origin.known:
                 every = False

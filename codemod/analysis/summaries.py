@@ -329,9 +329,10 @@ class Summaries:
                           and call.func.value.id in ("self", "cls")):
             return False  # (`Class.method(t)` would shift the parameters)
         key = params[index]
-        names = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == key]
-        if any(isinstance(n, (ast.Global, ast.Nonlocal)) and key in n.names for n in ast.walk(func)):
+        nodes = list(ast.walk(func))
+        if any(isinstance(n, (ast.Global, ast.Nonlocal)) and key in n.names for n in nodes):
             return False
+        names = [n for n in nodes if isinstance(n, ast.Name) and n.id == key]
         return bool(names) and all(
             isinstance(n.ctx, ast.Load) and isinstance(up := self.model.parent(n), ast.Attribute)
             and up.value is n and up.attr in _METADATA and isinstance(up.ctx, ast.Load) for n in names)
