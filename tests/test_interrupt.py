@@ -115,3 +115,94 @@ def test_a_first_signal_requests_a_stop_and_a_second_stops_at_once(tmp_path):
     assert stop.signal == signal.SIGINT and workers.last_signal() == signal.SIGINT
     assert not fileio.stop_requested()  # the next run starts clean
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+STUCK_DRIVER = r"""
+import os, sys, time
+LOG, HOW = os.environ["INPLACEFIX_TEST_LOG"], os.environ["INPLACEFIX_TEST_STUCK"]
+import codemod.frontends.cli as cli
+real = cli.process_path
+
+def log(line):
+    fd = os.open(LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    os.write(fd, (line + "\n").encode())
+    os.close(fd)
+
+def process_path(path, **kwargs):
+    # A file whose analysis never ends (as a class shadowing its base once looped): pure
+    # Python, or one that swallows everything raised in it.
+    if str(path).endswith("stuck.py") and not kwargs.get("project") is None:
+        log(f"S {os.getpid()}")
+        while True:
+            try:
+                time.sleep(0.01)
+            except BaseException:
+                if HOW == "pure":
+                    raise
+    return real(path, **kwargs)
+
+cli.process_path = process_path
+sys.argv[0] = "inplacefix"
+cli.app()
+"""
+
+
+def _stuck_run(tmp_path, command: list, how: str):
+    """Run ``command`` over 12 broken files and ``stuck.py``; SIGTERM once stuck.py is entered,
+    as ``timeout`` does. Return (process, seconds from the signal to the end)."""
+    import time
+
+    for i in range(12):
+        (tmp_path / f"m{i:02}.py").write_text(BROKEN)
+    (tmp_path / "stuck.py").write_text(BROKEN)
+    log = tmp_path.parent / f"{tmp_path.name}.stuck.log"
+    proc = subprocess.Popen([sys.executable, "-c", STUCK_DRIVER, *command, "--no-cache", "--no-progress", "."],
+                            cwd=tmp_path, env={**_env(), "INPLACEFIX_TEST_LOG": str(log),
+                                               "INPLACEFIX_TEST_STUCK": how},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 240
+    while not (log.exists() and log.read_text().startswith("S")):
+        assert time.monotonic() < deadline and proc.poll() is None, "stuck.py was never reached"
+        time.sleep(0.05)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise AssertionError("one SIGTERM did not end a run stuck in one file")
+    proc.stdout_text, proc.stderr_text = out, err
+    return proc, time.monotonic() - sent
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork start method, POSIX signals")
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_one_sigterm_ends_a_run_stuck_in_one_file_with_the_summary(tmp_path, jobs):
+    """``timeout`` sends one SIGTERM: a file whose analysis never ends is abandoned after a grace
+    (analysis writes nothing), the files done are reported and kept, and the run exits 143."""
+    from codemod.frontends.workers import STOP_GRACE_S
+
+    proc, took = _stuck_run(tmp_path, ["fix", "-j", jobs], "pure")
+    assert proc.returncode == 143, proc.stderr_text
+    assert took < STOP_GRACE_S + 20
+    assert "interrupted (SIGTERM)" in proc.stderr_text and "of 13 files processed" in proc.stderr_text
+    assert "ended at once" not in proc.stderr_text  # the summary path, not the last resort
+    assert (tmp_path / "stuck.py").read_text() == BROKEN
+    fixed = [p.name for p in tmp_path.glob("m*.py") if p.read_text() != BROKEN]
+    for name in fixed:
+        compile((tmp_path / name).read_text(), name, "exec")
+    assert f"in {len(fixed)} file" in proc.stderr_text or not fixed
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".inplacefix")]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork start method, POSIX signals")
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_file_that_ignores_the_stop_is_ended_at_once_after_a_second_grace(tmp_path, jobs):
+    """Last resort: the stuck work swallows what is raised in it; the run still ends, 143."""
+    from codemod.frontends.workers import STOP_GRACE_S, STOP_HARD_S
+
+    proc, took = _stuck_run(tmp_path, ["check", "-j", jobs], "deaf")
+    assert proc.returncode == 143, proc.stderr_text
+    assert STOP_GRACE_S <= took < STOP_GRACE_S + STOP_HARD_S + 20
+    assert "ended at once" in proc.stderr_text

@@ -60,7 +60,7 @@ class Interrupted(WriteRefused):
 # processes of the run (a byte of shared memory set to 1 once any asks, a Lock held while a
 # file is being changed); holding: this process is changing a file now. The flag has no lock
 # of its own (a signal handler sets it, and could interrupt a reader holding one).
-_stop: dict = {"signal": None, "flag": None, "lock": None, "holding": False}
+_stop: dict = {"signal": None, "flag": None, "lock": None, "holding": False, "committed": False}
 _HELD = {getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name)}
 _LOCK_WAIT_S = 10.0  # a file is changed in milliseconds; a holder that died must not hang the rest
 
@@ -74,7 +74,7 @@ def share_stop(flag, lock) -> None:
 
 def clear_stop() -> None:
     """Forget any stop (a new run starts): writes are allowed again."""
-    _stop.update(signal=None, flag=None, lock=None, holding=False)
+    _stop.update(signal=None, flag=None, lock=None, holding=False, committed=False)
 
 
 def request_stop(signum: int) -> None:
@@ -103,6 +103,15 @@ def stop_requested() -> bool:
 def writing() -> bool:
     """This process is changing a file now (inside the step signals are held back for)."""
     return _stop["holding"]
+
+
+def wrote_since(mark: bool = False) -> bool:
+    """Whether this process changed a file since the last ``wrote_since(mark=True)`` (which
+    starts a new count): work that wrote must be reported, never abandoned."""
+    committed = _stop["committed"]
+    if mark:
+        _stop["committed"] = False
+    return committed
 
 
 def stop_signal():
@@ -135,6 +144,7 @@ def _committing():
         try:
             if stop_requested():
                 raise Interrupted("interrupted: not written")
+            _stop["committed"] = True  # from here the file may be changed
             yield
         finally:
             _stop["holding"] = False

@@ -18,10 +18,17 @@ one stops before its next file, and a write that had not been committed yet is r
 (``interrupted: not written``). The main process then reports the interruption (exit 130 for
 SIGINT, 143 for SIGTERM). A second signal stops the main process at once (exit 130 or 143,
 without the summary); the workers still stop before their next file.
+
+One signal is all ``timeout`` sends, so a file whose analysis does not end must not hold the run:
+:data:`STOP_GRACE_S` after the stop request, every process still busy with a file that it has not
+written abandons it (:class:`Overdue`; analysis writes nothing, and a write is never cut), and the
+run reports the files done. A process that still runs :data:`STOP_HARD_S` later (work deaf to
+Python's signal handlers) is ended at once, its workers with it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import signal
@@ -34,6 +41,20 @@ from codemod.engine import fileio
 _PR_SET_PDEATHSIG = 1
 
 _state = {"main_pid": None, "parent": None, "busy": False, "signal": None}
+
+STOP_GRACE_S = 2.0  # after a stop request, a file still being analysed this long is abandoned
+STOP_HARD_S = 5.0  # and a run still going this long after that is ended at once
+_ABANDON = getattr(signal, "SIGUSR1", None)  # the main process's word to abandon the file at hand
+
+
+class Overdue(BaseException):
+    """The run was asked to stop and the file at hand is still being analysed a grace later:
+    abandon it (a ``BaseException``, so that no ``except Exception`` on the way swallows it)."""
+
+
+def _on_abandon(signum, frame) -> None:
+    if _state["busy"] and not fileio.writing() and not fileio.wrote_since():
+        raise Overdue()
 
 
 class ParentGone(BaseException):
@@ -73,6 +94,8 @@ def init_worker(main_pid: int, stop: Optional[tuple] = None) -> None:
     if hasattr(signal, "SIGTERM"):
         signal.signal(signal.SIGTERM, _on_sigterm)
     signal.signal(signal.SIGINT, _on_sigint)  # a Ctrl-C: stop before the next write, quietly
+    if _ABANDON is not None:
+        signal.signal(_ABANDON, _on_abandon)
     if hasattr(signal, "pthread_sigmask"):  # started while the main process held them back
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     _die_with_parent()
@@ -107,11 +130,10 @@ def work_on(work, files: list) -> list:
                 raise ParentGone()
             if fileio.stop_requested():
                 break
-            _state["busy"] = True
             try:
                 results.append(one_file(work, f))
-            finally:
-                _state["busy"] = False
+            except Overdue:
+                break
     except ParentGone:
         os._exit(1)
     return results
@@ -134,7 +156,11 @@ def each_until_stopped(work, files):
     for f in files:
         if fileio.stop_requested():
             return
-        yield one_file(work, f)
+        try:
+            result = one_file(work, f)
+        except Overdue:  # abandoned a grace after the stop request
+            return
+        yield result
 
 
 def one_file(work, f):
@@ -143,9 +169,12 @@ def one_file(work, f):
     again and again (a sixth of a cold ``check``), to free almost nothing."""
     enabled = gc.isenabled()
     gc.disable()
+    fileio.wrote_since(mark=True)
+    _state["busy"] = True
     try:
         return work(f)
     finally:
+        _state["busy"] = False
         if enabled:
             gc.enable()
             gc.collect(1)
@@ -164,13 +193,15 @@ class Interruption:
         self._old: dict = {}
         self._shared: Optional[tuple] = None
         self._pid = os.getpid()
+        self._watchdog: Optional[threading.Event] = None  # set when the run is over
+        self._deciding = threading.Lock()  # the run does not end while the watchdog acts
 
     def __enter__(self) -> "Interruption":
         fileio.clear_stop()
         _state["signal"] = None
         if threading.current_thread() is threading.main_thread():
-            for signum in self.SIGNALS:
-                self._old[signum] = signal.signal(signum, self._handle)
+            for signum in self.SIGNALS + ((_ABANDON,) if _ABANDON is not None else ()):
+                self._old[signum] = signal.signal(signum, _on_abandon if signum == _ABANDON else self._handle)
         return self
 
     def _handle(self, signum, frame) -> None:
@@ -182,6 +213,38 @@ class Interruption:
             # started, would have held this signal back; none starts after the first).
             raise KeyboardInterrupt
         fileio.request_stop(signum)
+        if self._watchdog is None and _ABANDON is not None:
+            self._watchdog = threading.Event()
+            threading.Thread(target=self._watch, args=(self._watchdog, signum), daemon=True).start()
+
+    def _watch(self, over: threading.Event, signum: int) -> None:
+        """A grace after the stop request, have every process abandon the file at hand; a grace
+        after that, end the run at once (its workers first)."""
+        import multiprocessing
+
+        if over.wait(STOP_GRACE_S):
+            return
+        with self._deciding:  # once the run is over, SIGUSR1 has its default action again
+            if over.is_set():
+                return
+            for pid in [p.pid for p in multiprocessing.active_children()] + [self._pid]:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, _ABANDON)
+        if over.wait(STOP_HARD_S):
+            return
+        self._deciding.acquire()  # never released: the run ends here, or has ended
+        if over.is_set():
+            return
+        children = multiprocessing.active_children()
+        for child in children:
+            child.terminate()  # a worker's write in progress holds SIGTERM back until it is done
+        for child in children:
+            child.join(1.0)
+            if child.is_alive():  # deaf to SIGTERM too; no write starts after the stop request
+                child.kill()
+        with contextlib.suppress(OSError):
+            os.write(2, f"error: {interruption_message(signum, None, None)}\n".encode())
+        os._exit(128 + signum)
 
     @property
     def requested(self) -> bool:
@@ -199,6 +262,9 @@ class Interruption:
         return self._shared
 
     def __exit__(self, *exc) -> None:
+        if self._watchdog is not None:
+            with self._deciding:
+                self._watchdog.set()
         for signum, old in self._old.items():
             signal.signal(signum, old if old is not None else signal.SIG_DFL)
         # A worker's own Ctrl-C or signal sets only the shared flag: a SIGINT too.
@@ -211,10 +277,15 @@ def last_signal() -> Optional[int]:
     return _state["signal"]
 
 
-def interruption_message(signum: int, done: int, total: int) -> str:
+def interruption_message(signum: int, done: Optional[int], total: Optional[int]) -> str:
+    """What an interrupted run says last; ``done`` None: the run was ended at once, after the
+    file at hand ignored the stop for :data:`STOP_GRACE_S` + :data:`STOP_HARD_S` seconds."""
     try:
         name = signal.Signals(signum).name
     except ValueError:
         name = f"signal {signum}"
+    if done is None:
+        return (f"interrupted ({name}): the work at hand did not stop within "
+                f"{STOP_GRACE_S + STOP_HARD_S:g} s and was ended at once; no file was written after the signal")
     return (f"interrupted ({name}): stopped before writing another file; {done} of {total} files "
             f"processed, the others left as they are")
