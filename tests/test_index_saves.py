@@ -241,6 +241,20 @@ PROBES = {
         """,
 }
 
+# A scalar filled in by ``scatter`` (its ``value`` form, positional or keyword): the index is
+# still saved (seen on rl4co, whose file the analysis stopped on with an internal error).
+PROBES["scatter_scalar_value_then_index_shifted"] = """\
+    def main():
+        x = torch.randn(2, 3, requires_grad=True)
+        idx = torch.zeros(2, 1, dtype=torch.long)
+        y = (x * 2).scatter(-1, idx, 0.5)
+        idx += 1
+        y.sum().backward()
+    """
+PROBES["scatter_value_keyword_then_index_shifted"] = PROBES["scatter_scalar_value_then_index_shifted"].replace(
+    "idx, 0.5)", "idx, value=0.5)")
+
+
 CONTROLS = {
     "labels_cloned_first": PROBES["ce_labels_masked_after_loss"].replace(
         "labels[labels == -100] = 0", "labels = labels.clone()\n                labels[labels == -100] = 0"),

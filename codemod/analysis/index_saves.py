@@ -100,6 +100,8 @@ def _operand(call: ast.Call, params: Sequence[str], name: str, method: bool) -> 
     for keyword in call.keywords:
         if keyword.arg == name:
             return keyword.value
+    if name not in params:  # passed by keyword only (``scatter(..., value=0.5)``)
+        return None
     at = params.index(name)
     if method:
         if at == 0:
