@@ -9,7 +9,7 @@ the part where x requires grad and the part where it does not.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, cast
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, cast
 
 from codemod.analysis.syntax import OWNERS, target_key
 
@@ -474,3 +474,154 @@ def steady_flag(func: ast.AST, name: str) -> bool:
             return False
     match = getattr(ast, "Match", None)  # (a `case` pattern may bind it)
     return match is None or not any(isinstance(n, match) for n in ast.walk(func))
+
+
+
+def dead_on_none(made: ast.AST, write: ast.AST, key: str, ancestors: Callable[[ast.AST], Iterable[ast.AST]],
+                 fresh: Callable[[ast.expr], bool]) -> bool:
+    """``made`` (a statement binding ``key``) reaches ``write`` only on a pass that dies first:
+    ``alphas = relu(h)`` / ``if mask is not None: alphas = alphas * mask`` / ``mask.squeeze(-1)``
+    / ``alphas *= ...`` (funasr's CIF predictors). In one block with no loop of the function
+    around it: ``made`` (or the statement holding it), then an ``if N is not None:`` (or ``if N
+    is None: ... else:``) whose not-None branch rebinds ``key`` at its top level, last to a new
+    tensor (``fresh``), then a statement that reads ``N.attr``, ``N[...]`` or calls ``N`` where it
+    surely runs (not behind ``and``/``or``, a conditional expression, a lambda), then the statement
+    holding ``write``. ``N`` is a local of the function (no ``global``/``nonlocal``) that nothing
+    binds on the None branch nor between the ``if`` and that read. Where the None branch ran, the
+    read raises (None has no such attribute) before ``write``; where the other ran, ``key`` holds
+    the new tensor."""
+    func = next((f for f in ancestors(write) if isinstance(f, OWNERS)), None)
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    top: ast.AST = write
+    for up in ancestors(write):
+        block = next((b for b in _blocks(up) if any(s is top for s in b)), None)
+        if block is not None and not _in_loop(top, ancestors):
+            at = next(i for i, s in enumerate(block) if s is top)
+            held = _holder_in(block, made, ancestors)
+            for j in range(held + 1 if held is not None else at, at):
+                name = _none_split(block[j], block[j + 1:at], key, fresh)
+                if name is not None and _plain_local(func, name):
+                    return True
+        if isinstance(up, OWNERS):
+            return False
+        top = up
+    return False
+
+
+def _holder_in(block: Sequence[ast.stmt], node: ast.AST, ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> Optional[int]:
+    """The index of the statement of ``block`` that is ``node`` or holds it."""
+    for candidate in (node, *ancestors(node)):
+        at = next((i for i, s in enumerate(block) if s is candidate), None)
+        if at is not None:
+            return at
+        if isinstance(candidate, OWNERS):
+            return None
+    return None
+
+
+def _none_split(split: ast.stmt, rest: Sequence[ast.stmt], key: str, fresh: Callable[[ast.expr], bool]) -> Optional[str]:
+    """The name ``N`` of ``if N is not None:`` (``if N is None: ... else:``) when its not-None
+    branch rebinds ``key`` last to a new tensor, its None branch binds no ``N``, and a statement of
+    ``rest`` reads ``N.attr``/``N[...]``/``N(...)`` for sure before anything binds ``N`` again."""
+    if not isinstance(split, ast.If):
+        return None
+    test = split.test
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+            and isinstance(test.left, ast.Name) and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value is None):
+        return None
+    name = test.left.id
+    none_arm, other = (split.orelse, split.body) if isinstance(test.ops[0], ast.IsNot) else (split.body, split.orelse)
+    if _binds_name(none_arm, name):
+        return None
+    last = next((i for i in range(len(other) - 1, -1, -1) if isinstance(other[i], ast.Assign)
+                 and [target_key(t) for t in cast(ast.Assign, other[i]).targets] == [key]
+                 and isinstance(cast(ast.Assign, other[i]).targets[0], ast.Name)), None)
+    if last is None or _binds_name(other[last + 1:], key) or not fresh(cast(ast.Assign, other[last]).value):
+        return None
+    for stmt in rest:
+        if _dereferences(stmt, name):
+            return name
+        if _binds_name([stmt], name):
+            return None
+    return None
+
+
+def _binds_name(nodes: Sequence[ast.AST], name: str) -> bool:
+    """Something among ``nodes`` may bind ``name`` (or ``del`` it; a ``match`` anywhere: may)."""
+    match = getattr(ast, "Match", None)
+    for node in (n for top in nodes for n in ast.walk(top)):
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load) \
+                or isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names \
+                or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name \
+                or isinstance(node, ast.ExceptHandler) and node.name == name \
+                or isinstance(node, ast.alias) and (node.asname or node.name.split(".")[0]) == name \
+                or match is not None and isinstance(node, match):
+            return True
+    return False
+
+
+def _plain_local(func: ast.AST, name: str) -> bool:
+    """``name`` is a parameter of ``func`` or bound in it, and declared ``global`` or ``nonlocal``
+    nowhere in it: no call can rebind it behind the function's back."""
+    args = getattr(func, "args", None)
+    params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)} if isinstance(args, ast.arguments) else set()
+    nodes = list(ast.walk(func))
+    if any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in nodes):
+        return False
+    return name in params or any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in nodes)
+
+
+def _dereferences(stmt: ast.stmt, name: str) -> bool:
+    """``stmt`` reads ``name.attr`` (not a dunder, which None has), ``name[...]`` or calls
+    ``name`` in a part it surely evaluates, and binds ``name`` by no ``:=``."""
+    if any(isinstance(n, ast.NamedExpr) and n.target.id == name for n in ast.walk(stmt)):
+        return False
+    parts: List[Optional[ast.expr]] = []
+    if isinstance(stmt, (ast.Expr, ast.Return, ast.Assign, ast.AnnAssign)):
+        parts = [stmt.value]
+    elif isinstance(stmt, ast.AugAssign):
+        parts = [stmt.target, stmt.value]
+    elif isinstance(stmt, (ast.If, ast.While)):
+        parts = [stmt.test]
+    elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+        parts = [stmt.iter]
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+        parts = [stmt.items[0].context_expr]  # a later item's error may be swallowed by the first's exit
+    for part in parts:
+        for node in (_evaluated(part) if part is not None else ()):
+            base = node.func if isinstance(node, ast.Call) else node.value if isinstance(
+                node, (ast.Attribute, ast.Subscript)) else None
+            if isinstance(base, ast.Name) and base.id == name and not (
+                    isinstance(node, ast.Attribute) and node.attr.startswith("__")) \
+                    and isinstance(getattr(node, "ctx", ast.Load()), ast.Load):
+                return True
+    return False
+
+
+def _evaluated(expr: ast.expr) -> Iterator[ast.AST]:
+    """The parts of ``expr`` evaluated whenever ``expr`` is: not the later operands of
+    ``and``/``or`` or of a chained comparison, the branches of a conditional expression, a
+    lambda's body, a comprehension's element and conditions (only its first iterable)."""
+    if isinstance(expr, ast.BoolOp):
+        yield from _evaluated(expr.values[0])
+        return
+    if isinstance(expr, ast.IfExp):
+        yield from _evaluated(expr.test)
+        return
+    if isinstance(expr, ast.Lambda):
+        return
+    if isinstance(expr, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        yield from _evaluated(expr.generators[0].iter)
+        return
+    yield expr
+    if isinstance(expr, ast.Compare):
+        yield from _evaluated(expr.left)
+        yield from _evaluated(expr.comparators[0])
+        return
+    for child in ast.iter_child_nodes(expr):
+        if isinstance(child, ast.keyword):
+            yield from _evaluated(child.value)
+        elif isinstance(child, ast.expr):
+            yield from _evaluated(child)

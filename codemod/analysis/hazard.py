@@ -37,7 +37,7 @@ from typing import (
 from codemod import torch_api
 from codemod.analysis import carried, injected
 from codemod.analysis.binder import Binding, Flow
-from codemod.analysis.branches import (always_binds, binds, branch, copied_where_it_requires_grad, flag_excluded, other_arm,
+from codemod.analysis.branches import (always_binds, binds, branch, copied_where_it_requires_grad, dead_on_none, flag_excluded, other_arm,
                                        requires_grad_test, statement_lists, within)
 from codemod.analysis.classes import AttrValue
 from codemod.analysis.consumed import consumed_before, dead_result, keeps_nothing, refused_numpy_before
@@ -55,7 +55,7 @@ from codemod.analysis.summaries import (
 )
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, Pos, Span, call_args, is_const, subscript_base, target_key
 from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, tensor_only, used_as_container
-from codemod.analysis.views import Views, view_of_itself
+from codemod.analysis.views import Views, view_chain, view_of_itself
 
 # torch.nn classes that are no modules: building one is not a construction of a layer
 _NOT_MODULES = frozenset({"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"})
@@ -791,6 +791,8 @@ class Hazards:
         start, end = self.model.range(stmt)
         bindings = self._reaching(flow, member, stmt, start)
         for binding in self._through_inplace(flow, member, bindings):
+            if binding.form != "param" and self._dead_on_none(binding, member, write):
+                continue  # `if mask is not None: alphas = alphas * mask` / `mask.squeeze()`: relu's output never met
             if binding.form == "param":
                 params.append(member)
                 if member in (key, *identity) and is_tensor(target, self.model):
@@ -813,6 +815,15 @@ class Hazards:
         since = max((b.end for b in bindings), default=(0, 0))
         rebound_in = [b.start for b in bindings]
         yield from self.consumers._use_hazards(flow, member, since, (start, end), target, rebound_in, write, integral)
+
+    def _dead_on_none(self, binding: Binding, key: str, write: Located) -> bool:
+        """``binding`` reaches the write only on a pass where ``N`` is None and ``N.attr`` raised first
+        (:func:`~codemod.analysis.branches.dead_on_none`); the not-None branch rebinds ``key`` to the
+        result of an operator or of a call that hands back no view of ``key`` nor ``key`` itself."""
+        def fresh(value: ast.expr) -> bool:
+            return isinstance(value, (ast.BinOp, ast.UnaryOp)) or isinstance(value, ast.Call) \
+                and not _hands_back(self.model, value, key) and view_chain(self.model.views, value, key) is None
+        return dead_on_none(binding.stmt, self.model.statement_of(write), key, self.model.ancestors, fresh)
 
     def _through_inplace(self, flow: Flow, key: str, bindings: List[Binding]) -> List[Binding]:
         """``probs = probs.clamp_(min=eps)`` (or ``out = out if self.bn is None else self.bn(out)``,

@@ -559,6 +559,12 @@ def _view_chain(views: "Views", expr: ast.expr, param: str) -> Optional[bool]:
     return None
 
 
+def view_chain(views: "Views", value: ast.expr, key: str) -> Optional[bool]:
+    """``value`` is views of ``key`` all the way down: True for sure, False where a step may copy,
+    None where it is no such chain (an operator's result, a call of an op that is no view)."""
+    return _view_chain(views, value, key)
+
+
 def view_of_itself(views: "Views", value: ast.expr, key: str) -> bool:
     """``value`` is the tensor ``key`` holds, or a view of it for sure, through each step
     (``x[:, :1]``, ``x.unsqueeze(0)``, ``x.view(b, -1)``, a function of the file handing back its
