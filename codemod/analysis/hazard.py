@@ -41,7 +41,7 @@ from codemod.analysis.branches import (always_binds, binds, branch, copied_where
                                        requires_grad_test, statement_lists, within)
 from codemod.analysis.classes import AttrValue
 from codemod.analysis.consumed import consumed_before, dead_result, keeps_nothing, refused_numpy_before
-from codemod.analysis.dataflow import VIEW_ATTRIBUTES, VIEW_METHODS
+from codemod.analysis.dataflow import VIEW_ATTRIBUTES, VIEW_METHODS, element_bound, row_of_index_matrix
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
 from codemod.analysis.index_saves import IndexSaves
 from codemod.analysis.kinds import Kind
@@ -1510,9 +1510,10 @@ class Consumers(_HazardsPart):
                 return True  # `x[torch.where(m)]`, `x[torch.nonzero(m)]`: index tensors (advanced indexing copies)
             if isinstance(part, ast.Name):
                 flow = self.model.flow(self.model.owner(sub))
-                bound = [b.value for b in self.model.reaching(flow, part.id, self.model.statement_of(sub))]
-                if bound and all(value is not None and _index_tensor(self.model, value) for value in bound):
-                    return True
+                bound = [element_bound(b) for b in self.model.reaching(flow, part.id, self.model.statement_of(sub))]
+                if bound and all(value is not None and (_index_tensor(self.model, value) or row_of_index_matrix(
+                        self.model.torch_name, self._reaching_at, value, self._one_index)) for value in bound):
+                    return True  # (`spk = torch.nonzero(m)[k]`: a row of hits, 1-d: `x[i, spk]` copies)
                 if bound and all(isinstance(v, ast.Compare) and all(isinstance(op, _MASK_COMPARISONS) for op in v.ops)
                                  for v in bound):
                     # `mask = idx[0] != idx[1]`, the sides of unknown kind: a boolean tensor (a
@@ -1520,6 +1521,13 @@ class Consumers(_HazardsPart):
                     # a view, so no save through it is claimed
                     return True
         return False
+
+    def _reaching_at(self, key: str, node: ast.expr) -> List[Binding]:
+        return self.model.reaching(self.model.flow(self.model.owner(node)), key, self.model.statement_of(node))
+
+    def _one_index(self, piece: ast.expr) -> bool:
+        """``piece`` is a tensor or a Python number (not a tuple, which may take two dimensions)."""
+        return self.model.kind(piece) in (Kind.TENSOR, Kind.PARAMETER, Kind.SCALAR)
 
     def _through_views(self, node: ast.expr) -> ast.expr:
         """``x[0]``, ``x.view(...)``, ``x.t()``: an op on the view reads (and may save) x."""
