@@ -38,7 +38,7 @@ from codemod import torch_api
 from codemod.analysis import carried, injected
 from codemod.analysis.binder import Binding, Flow
 from codemod.analysis.branches import (always_binds, binds, branch, copied_where_it_requires_grad, dead_on_none, flag_excluded, other_arm,
-                                       requires_grad_test, statement_lists, within)
+                                       requires_grad_test, statement_lists, steady_flag, within)
 from codemod.analysis.classes import AttrValue
 from codemod.analysis.consumed import consumed_before, dead_result, keeps_nothing, refused_numpy_before
 from codemod.analysis.dataflow import VIEW_ATTRIBUTES, VIEW_METHODS, element_bound, row_of_index_matrix
@@ -53,7 +53,8 @@ from codemod.analysis.saved_for import may_take_a_number, measured_users
 from codemod.analysis.summaries import (
     Returns, Saved, Summaries, SummaryFacts, built_unseen, flag_set_after, set_from_outside, switched_on,
 )
-from codemod.analysis.syntax import FUNCTIONS, Function, Located, Pos, Span, call_args, is_const, subscript_base, target_key
+from codemod.analysis.syntax import (FUNCTIONS, Function, Located, Pos, Span, call_args, is_const, passed_for, spreads, subscript_base,
+                                     target_key)
 from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, tensor_only, used_as_container
 from codemod.analysis.views import Views, view_chain, view_of_itself
 
@@ -355,12 +356,13 @@ def refused_view(model: "HazardFacts", call: ast.Call, arg: ast.expr) -> Optiona
             "modify in place (\"... is a view and is being modified inplace\")")
 
 
-def refused_elsewhere(model: "HazardFacts", func: Function, param: str, index: Optional[int]) -> List[Hazard]:
+def refused_elsewhere(model: "HazardFacts", func: Function, param: str, index: Optional[int],
+                      flag: Optional["Flag"] = None) -> List[Hazard]:
     """A call of ``func`` in another file of the run passes, for ``param`` (at ``index``), an
     output of a multi-view op of a tensor that requires grad, with grad on
     (``CallFact.args_refused``, as that file's analysis saw it): the write into the parameter
     raises there. The hazard of the first such call (none where none is shown)."""
-    for call, position in calls_from_elsewhere(model, func, index):
+    for call, position in calls_from_elsewhere(model, func, index, flag):
         if param in call.args_refused or (position is not None and position in call.args_refused):
             return [Hazard(f"`{param}` is the caller's tensor: a call in `{call.caller or 'another module'}` passes an "
                            "output of a multi-view op (`chunk`, `split`, `unbind`) of a tensor that requires grad, a "
@@ -640,6 +642,7 @@ class Hazards:
         self.floating = Floating(model, lambda op: saves(op) != UNSEEN)
         self._runs: Dict[Function, List[ast.Call]] = {}  # function -> the calls that run it
         self._asking: Set[Function] = set()  # functions whose callers are being asked (recursion)
+        self._flagged: Dict[Function, Flag] = {}  # functions whose write runs only where a flag is passed
         self.ops = OpSaves(self)
         self.modules = ModuleHazards(self)
         self.producers = Producers(self)
@@ -711,6 +714,18 @@ class Hazards:
                 return None  # `probs = torch.exp(lp).clamp_(0, 1)` only sampled into a mask
             return None if integral else best([_produced(self, node, target, stmt), own])
         return best(itertools.chain(self._key_hazards(key, stmt, target, node, integral), [own]))
+
+    def explain_flagged(self, node: Located, target: ast.expr, flag: Flag) -> Optional[Hazard]:
+        """:meth:`explain` for a write that runs in place only where ``flag`` (a parameter defaulting
+        to False: ``F.dropout(x, inplace=inplace)``) is passed: the callers that keep the default
+        (:func:`flag_left_off`) run it out of place, so what they hand in is not asked."""
+        if flag[0] in self._flagged:
+            return self.explain(node, target)
+        self._flagged[flag[0]] = flag
+        try:
+            return self.explain(node, target)
+        finally:
+            del self._flagged[flag[0]]
 
     def _feeds_only_out_calls(self, node: Located) -> bool:
         """``d = x.norm().clamp_min_(eps)`` read only by calls with ``out=`` (which refuse inputs
@@ -868,8 +883,11 @@ class Hazards:
             plain = plain[1:]
         index = plain.index(param) if param in plain else None
         self._asking.add(func)
+        flag = self._flagged.get(func)
         try:
             for call in self._calls_of(func):
+                if flag is not None and flag_left_off(call, flag):
+                    continue  # the op runs out of place for this call
                 arg = next((k.value for k in call.keywords if k.arg == param), None)
                 if arg is None and index is not None and index < len(call.args) \
                         and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
@@ -883,7 +901,7 @@ class Hazards:
                 refused = refused_view(self.model, call, arg) if arg is not None else None
                 if refused is not None:
                     yield Hazard(f"`{param}` is the caller's tensor: at line {call.lineno}, {refused}")
-            yield from () if grad_free else elsewhere(self.model, func, param, index, leaf)
+            yield from () if grad_free else elsewhere(self.model, func, param, index, leaf, flag)
         finally:
             self._asking.discard(func)
 
@@ -943,17 +961,17 @@ class Hazards:
 
 
 def elsewhere(model: HazardFacts, func: Function, param: str, index: Optional[int],
-              leaf: bool = True) -> Iterator[Hazard]:
+              leaf: bool = True, flag: Optional[Flag] = None) -> Iterator[Hazard]:
     """:meth:`Hazards._from_callers` for the calls of ``func`` in the run's other files: arguments
     their callers proved saved, and outputs of multi-view ops; none where a use of ``param`` may
     not run on every call (what another file's call passes is all that is known of it)."""
     if _used_on_every_call(model, func, param):
-        yield from saved_by_callers_elsewhere(model, func, param, index, leaf)
-        yield from refused_elsewhere(model, func, param, index)
+        yield from saved_by_callers_elsewhere(model, func, param, index, leaf, flag)
+        yield from refused_elsewhere(model, func, param, index, flag)
 
 
-def calls_from_elsewhere(model: HazardFacts, func: Function,
-                         index: Optional[int]) -> Iterator[Tuple[CallFact, Optional[str]]]:
+def calls_from_elsewhere(model: HazardFacts, func: Function, index: Optional[int],
+                         flag: Optional[Flag] = None) -> Iterator[Tuple[CallFact, Optional[str]]]:
     """The calls of ``func`` in the run's other files (the project index) that run it with grad
     on, each with the position its argument for the parameter at ``index`` has there (None: only
     keywords are sure). Calls with grad off record nothing; an instance's call (``self.block(x)``,
@@ -970,8 +988,8 @@ def calls_from_elsewhere(model: HazardFacts, func: Function,
     module = qualname.rsplit(".", 2 if method else 1)[0]
     for call in project.calls_saving(qualname, module):
         if not call.called or call.grad_off or (call.caller and project.grad_off(call.caller)) \
-                or call.bound and not direct:
-            continue
+                or call.bound and not direct or flag is not None and flag_left_off_there(model, call, flag):
+            continue  # (`flag`: a call keeping the flag's default False runs the op out of place)
         # `Cls.m(obj, x)` passes the instance first: only keywords are sure; `self.block(x)` (bound) does not
         yield call, str(index) if index is not None and (call.bound or not method) else None
 
@@ -982,11 +1000,11 @@ LEAF_HANDED = "a leaf that requires grad: autograd forbids writing into it in pl
 
 
 def saved_by_callers_elsewhere(model: HazardFacts, func: Function, param: str,
-                               index: Optional[int], leaf: bool = True) -> Iterator[Hazard]:
+                               index: Optional[int], leaf: bool = True, flag: Optional[Flag] = None) -> Iterator[Hazard]:
     """:meth:`Hazards._from_callers` for the calls of ``func`` in the run's other files (the project
     index): a call whose caller's own analysis proved the argument saved for a backward still
     to run (``CallFact.args_saved``, with its reason)."""
-    for call, position in calls_from_elsewhere(model, func, index):
+    for call, position in calls_from_elsewhere(model, func, index, flag):
         for name, why in call.args_saved:
             if name in (param, position) and (leaf or not why.endswith(LEAF_HANDED)):
                 where = f"`{call.caller}`" if call.caller else "another module's top level"
@@ -2558,6 +2576,60 @@ class CarriedState(_HazardsPart):
                                  and b.value.func.id == cls.name for b in bound):
                     found.append(call)
         return found
+
+
+Flag = Tuple[Function, str, Optional[int]]  # a function, its flag parameter, the flag's position (after `self`)
+
+
+def flag_parameter(model: "HazardFacts", flag: ast.expr) -> Optional[Flag]:
+    """``flag`` (``inplace`` of ``F.dropout(x, inplace=inplace)``) is a parameter of the function
+    around it with the default False that the function never binds again
+    (``branches.steady_flag``): the function, the name and its position among the parameters a
+    call's arguments meet (after ``self``; None where keyword-only)."""
+    func = model.owner(flag)
+    if not isinstance(flag, ast.Name) or not isinstance(func, FUNCTIONS) or not steady_flag(func, flag.id):
+        return None
+    args = func.args
+    plain = [a.arg for a in (*args.posonlyargs, *args.args)]
+    defaults = dict(zip(plain[len(plain) - len(args.defaults):], args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    if not is_const(defaults.get(flag.id), False):
+        return None
+    if plain[:1] and plain[0] in ("self", "cls") and isinstance(model.parent(func), ast.ClassDef):
+        plain = plain[1:]
+    return func, flag.id, plain.index(flag.id) if flag.id in plain else None
+
+
+def flag_left_off(call: ast.Call, flag: Flag) -> bool:
+    """``call`` (spreading nothing) passes nothing or a literal False for the flag: it keeps the default."""
+    passed = passed_for(call, flag[1], flag[2])
+    return not spreads(call) and (passed is None or is_const(passed, False))
+
+
+def flag_left_off_there(model: "HazardFacts", fact: CallFact, flag: Flag) -> bool:
+    """:func:`flag_left_off` for a call in another file, as its ``CallFact.args_values`` show it
+    (``Cls.m(obj, x)`` passes the instance first: its positions are not the flag's)."""
+    shown = fact.bound or not isinstance(model.parent(flag[0]), ast.ClassDef)
+    passed = [(literal, value) for key, literal, value in fact.args_values
+              if key in ("*", "**", flag[1]) or key.isdigit() and (not shown or key == str(flag[2]))]
+    return fact.called and all(literal and value is False for literal, value in passed)
+
+
+def flag_off_at_every_call(hazards: "Hazards", flag: Flag) -> bool:
+    """Every call of the flag's function in view keeps the default False (:func:`flag_left_off`):
+    in this file (``Hazards._calls_of``; one at least) and in the run's other files. None of
+    them runs the op in place; only a call out of view could (funasr's
+    ``FairseqDropout.forward(x, inplace: bool = False)``, called as ``self.dropout_module(w)``)."""
+    model = hazards.model
+    calls = hazards._calls_of(flag[0])
+    if not all(flag_left_off(call, flag) for call in calls):
+        return False
+    project, qualname = model.calls.project, model.calls.qualname(flag[0])
+    if project is not None and qualname is not None:
+        module = qualname.rsplit(".", 2 if isinstance(model.parent(flag[0]), ast.ClassDef) else 1)[0]
+        if not all(flag_left_off_there(model, fact, flag) for fact in project.calls_saving(qualname, module)):
+            return False
+    return bool(calls)
 
 
 def called_elsewhere(model: "HazardFacts", func: Function) -> bool:
