@@ -625,3 +625,84 @@ def _evaluated(expr: ast.expr) -> Iterator[ast.AST]:
             yield from _evaluated(child.value)
         elif isinstance(child, ast.expr):
             yield from _evaluated(child)
+
+
+def dead_arm(node: ast.AST, ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> bool:
+    """``node`` sits in a branch of an ``if`` that never runs: the body of one whose test is
+    surely false, or the ``else`` of one whose test is surely true (:func:`surely`): a literal
+    (``if False:``), or a local of the function every binding of which is a literal
+    (``merge = False`` / ``if merge and 1 < n < 3e3:``, yolov5's non_max_suppression). Up to the
+    function holding ``node``."""
+    func = next((up for up in ancestors(node) if isinstance(up, OWNERS)), None)
+    below: ast.AST = node
+    for up in ancestors(node):
+        if isinstance(up, OWNERS):
+            return False
+        if isinstance(up, ast.If):
+            side = branch(below, up)
+            if side is not None and surely(up.test, func) is (side == "orelse"):
+                return True
+        below = up
+    return False
+
+
+def surely(test: ast.expr, func: Optional[ast.AST]) -> Optional[bool]:
+    """The truth value ``test`` surely has (where its evaluation does not raise), or None: a
+    literal; a name every binding of which in ``func`` (a function: the name is its local; no
+    parameter, ``global``/``nonlocal``, augmented or other binding) assigns a literal (read before
+    it, it raises); ``not``, and ``and``/``or`` of such."""
+    if isinstance(test, ast.Constant) and (test.value is None or isinstance(test.value, (bool, int, float, str))):
+        return bool(test.value)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = surely(test.operand, func)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        values = [surely(v, func) for v in test.values]
+        stop = isinstance(test.op, ast.Or)  # the value that decides: any true operand of `or`, false of `and`
+        if stop in values:
+            return stop
+        return (not stop) if all(v is (not stop) for v in values) else None
+    if isinstance(test, ast.Name) and isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        literal = _local_literal(func, test.id)
+        return None if literal is None else bool(literal.value)
+    return None
+
+
+def _local_literal(func: ast.AST, name: str) -> Optional[ast.Constant]:
+    """The literal every binding of ``name`` in ``func`` assigns (``merge = False``, once or more
+    alike), where ``name`` is no parameter and nothing else binds it (no tuple, augmented, loop or
+    ``with`` target, ``:=``, ``del``), nor declares it ``global``/``nonlocal`` (in ``func`` or a
+    function inside it); else None."""
+    args = getattr(func, "args", None)
+    if not isinstance(args, ast.arguments) or name in {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs,
+                                                                     *filter(None, (args.vararg, args.kwarg)))}:
+        return None
+    found: Optional[ast.Constant] = None
+    stores = assigned = 0
+    for node in ast.walk(func):
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            stores += 1
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and node.targets[0].id == name:
+            value = node.value
+            if not isinstance(value, ast.Constant) or value.value is not None \
+                    and not isinstance(value.value, (bool, int, float, str)):
+                return None
+            if found is not None and (type(found.value) is not type(value.value) or found.value != value.value):
+                return None
+            found, assigned = value, assigned + 1
+    if found is None or stores != assigned or _binds_otherwise(func, name):
+        return None
+    return found
+
+
+def _binds_otherwise(func: ast.AST, name: str) -> bool:
+    """``name`` is declared ``global``/``nonlocal``, or bound by a definition, an import, an
+    ``except ... as``, a ``match`` (anywhere in ``func``): not by a plain assignment alone."""
+    match = getattr(ast, "Match", None)
+    return any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names
+               or isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not func and n.name == name
+               or isinstance(n, ast.ExceptHandler) and n.name == name
+               or isinstance(n, ast.alias) and (n.asname or n.name.split(".")[0]) == name
+               or match is not None and isinstance(n, match)
+               for n in ast.walk(func))

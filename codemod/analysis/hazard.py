@@ -37,7 +37,7 @@ from typing import (
 from codemod import torch_api
 from codemod.analysis import carried, injected
 from codemod.analysis.binder import Binding, Flow
-from codemod.analysis.branches import (always_binds, binds, branch, copied_where_it_requires_grad, dead_on_none, flag_excluded, other_arm,
+from codemod.analysis.branches import (always_binds, binds, branch, copied_where_it_requires_grad, dead_arm, dead_on_none, flag_excluded, other_arm,
                                        requires_grad_test, statement_lists, steady_flag, within)
 from codemod.analysis.classes import AttrValue
 from codemod.analysis.consumed import consumed_before, dead_result, keeps_nothing, refused_numpy_before
@@ -692,6 +692,8 @@ class Hazards:
         """Why the in-place write at ``node`` into ``target`` breaks backward, if it does."""
         if self.model.intended_reason(node, None) or self._closure_grad_off(node):
             return None  # grad off: nothing is saved
+        if dead_arm(node, self.model.ancestors):
+            return None  # `merge = False` / `if merge and ...:`: the write never runs
         if self._feeds_only_out_calls(node) or grad_off_alias(self.model, node, target):
             return None
         base = _base(target)
