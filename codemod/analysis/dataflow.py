@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+from functools import partial
 from typing import Callable, List, Literal, NamedTuple, Optional, Sequence, Set, Tuple, cast
 
 from codemod import torch_api
@@ -70,10 +71,6 @@ class Dataflow:
         self.tree = tree
         self.binder = binder
         self.names = names
-
-    def reaching_at(self, key: str, node: ast.expr) -> List[Binding]:
-        """Bindings of ``key`` that may reach the statement holding ``node``, in its function."""
-        return self.reaching(self.binder.flow(self.tree.owner(node)), key, self.tree.statement_of(node))
 
     def reaching(self, flow: Flow, key: str, stmt: Located) -> List[Binding]:
         """Bindings of ``key`` that may reach ``stmt``.
@@ -647,8 +644,13 @@ def _copying_piece(dataflow: "Dataflow", piece: ast.expr, at: Optional[ast.expr]
         bindings = dataflow.reaching(flow, piece.id, dataflow.tree.statement_of(at))
         values = [element_bound(b) for b in bindings]
         return bool(values) and all(v is not None and (_copying_piece(dataflow, v, None) or row_of_index_matrix(
-            dataflow.names.torch_name, dataflow.reaching_at, v, _int_literal)) for v in values)
+            dataflow.names.torch_name, partial(_reaching_at, dataflow), v, _int_literal)) for v in values)
     return False
+
+
+def _reaching_at(dataflow: "Dataflow", key: str, node: ast.expr) -> List[Binding]:
+    """Bindings of ``key`` that may reach the statement holding ``node``, in its function."""
+    return dataflow.reaching(dataflow.binder.flow(dataflow.tree.owner(node)), key, dataflow.tree.statement_of(node))
 
 
 def _int_literal(piece: ast.expr) -> bool:

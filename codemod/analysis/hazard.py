@@ -642,7 +642,7 @@ class Hazards:
         self.floating = Floating(model, lambda op: saves(op) != UNSEEN)
         self._runs: Dict[Function, List[ast.Call]] = {}  # function -> the calls that run it
         self._asking: Set[Function] = set()  # functions whose callers are being asked (recursion)
-        self._flagged: Dict[Function, Flag] = {}  # functions whose write runs only where a flag is passed
+        self.flagged: Dict[Function, Flag] = {}  # functions whose write runs only where a flag is passed
         self.ops = OpSaves(self)
         self.modules = ModuleHazards(self)
         self.producers = Producers(self)
@@ -690,10 +690,8 @@ class Hazards:
     # ---------------------------------------------------------------- entry points
     def explain(self, node: Located, target: ast.expr) -> Optional[Hazard]:
         """Why the in-place write at ``node`` into ``target`` breaks backward, if it does."""
-        if self.model.intended_reason(node, None) or self._closure_grad_off(node):
-            return None  # grad off: nothing is saved
-        if dead_arm(node, self.model.ancestors):
-            return None  # `merge = False` / `if merge and ...:`: the write never runs
+        if self.model.intended_reason(node, None) or self._closure_grad_off(node) or dead_arm(node, self.model.ancestors):
+            return None  # grad off: nothing is saved; or an arm that never runs (`merge = False` / `if merge:`)
         if self._feeds_only_out_calls(node) or grad_off_alias(self.model, node, target):
             return None
         base = _base(target)
@@ -716,18 +714,6 @@ class Hazards:
                 return None  # `probs = torch.exp(lp).clamp_(0, 1)` only sampled into a mask
             return None if integral else best([_produced(self, node, target, stmt), own])
         return best(itertools.chain(self._key_hazards(key, stmt, target, node, integral), [own]))
-
-    def explain_flagged(self, node: Located, target: ast.expr, flag: Flag) -> Optional[Hazard]:
-        """:meth:`explain` for a write that runs in place only where ``flag`` (a parameter defaulting
-        to False: ``F.dropout(x, inplace=inplace)``) is passed: the callers that keep the default
-        (:func:`flag_left_off`) run it out of place, so what they hand in is not asked."""
-        if flag[0] in self._flagged:
-            return self.explain(node, target)
-        self._flagged[flag[0]] = flag
-        try:
-            return self.explain(node, target)
-        finally:
-            del self._flagged[flag[0]]
 
     def _feeds_only_out_calls(self, node: Located) -> bool:
         """``d = x.norm().clamp_min_(eps)`` read only by calls with ``out=`` (which refuse inputs
@@ -785,7 +771,7 @@ class Hazards:
         for member in family:
             if member != key and "." not in member and member not in flow.bindings:
                 continue  # a module-level name (`torch` of `torch.view_as_real(p)`), not an alias
-            if member != key and self._through_data(flow, key, member, start):
+            if member != key and _through_data(flow, key, member, start):
                 continue  # `e = w.data`: same storage, but a version counter of its own
             for found in self._member_hazards(flow, key, member, identity, stmt, target, write, integral, params):
                 yield found if found is None or member not in entries else _one_entry(found, member, key, entries[member])
@@ -808,7 +794,7 @@ class Hazards:
         start, end = self.model.range(stmt)
         bindings = self._reaching(flow, member, stmt, start)
         for binding in self._through_inplace(flow, member, bindings):
-            if binding.form != "param" and self._dead_on_none(binding, member, write):
+            if binding.form != "param" and _dead_on_none(self.model, binding, member, write):
                 continue  # `if mask is not None: alphas = alphas * mask` / `mask.squeeze()`: relu's output never met
             if binding.form == "param":
                 params.append(member)
@@ -833,15 +819,6 @@ class Hazards:
         rebound_in = [b.start for b in bindings]
         yield from self.consumers._use_hazards(flow, member, since, (start, end), target, rebound_in, write, integral)
 
-    def _dead_on_none(self, binding: Binding, key: str, write: Located) -> bool:
-        """``binding`` reaches the write only on a pass where ``N`` is None and ``N.attr`` raised first
-        (:func:`~codemod.analysis.branches.dead_on_none`); the not-None branch rebinds ``key`` to the
-        result of an operator or of a call that hands back no view of ``key`` nor ``key`` itself."""
-        def fresh(value: ast.expr) -> bool:
-            return isinstance(value, (ast.BinOp, ast.UnaryOp)) or isinstance(value, ast.Call) \
-                and not _hands_back(self.model, value, key) and view_chain(self.model.views, value, key) is None
-        return dead_on_none(binding.stmt, self.model.statement_of(write), key, self.model.ancestors, fresh)
-
     def _through_inplace(self, flow: Flow, key: str, bindings: List[Binding]) -> List[Binding]:
         """``probs = probs.clamp_(min=eps)`` (or ``out = out if self.bn is None else self.bn(out)``,
         on one path) hands back the tensor itself: the bindings that reached that statement still
@@ -861,18 +838,6 @@ class Hazards:
                 todo.extend(self._reaching(flow, key, b.stmt, self.model.range(b.stmt)[0]))
         return found
 
-    def _through_data(self, flow: Flow, key: str, member: str, at: Pos) -> bool:
-        """``key`` was bound from ``member.data`` (or ``member`` from ``key.data``): the two share
-        storage, but ``.data`` is a tensor with a version counter of its own, so a write into one
-        never trips the saved version of the other."""
-        for name, other in ((key, member), (member, key)):
-            earlier = [b for b in flow.bindings.get(name, []) if b.end <= at and b.form == "assign"]
-            if earlier and earlier[-1].value is not None and any(
-                    isinstance(n, ast.Attribute) and n.attr == "data" and target_key(n.value) == other
-                    for n in ast.walk(earlier[-1].value)):
-                return True
-        return False
-
     def _from_callers(self, func: Function, param: str, grad_free: bool = False, leaf: bool = True) -> Iterator[Optional[Hazard]]:
         """The write modifies the caller's tensor: at a call of ``func`` (other files': ``elsewhere``), was the
         argument for ``param`` saved by an op run before the call (``Decoder(8)(quant)`` twice), or an output of a
@@ -885,7 +850,7 @@ class Hazards:
             plain = plain[1:]
         index = plain.index(param) if param in plain else None
         self._asking.add(func)
-        flag = self._flagged.get(func)
+        flag = self.flagged.get(func)
         try:
             for call in self._calls_of(func):
                 if flag is not None and flag_left_off(call, flag):
@@ -960,6 +925,19 @@ class Hazards:
                         return True
                     break
         return False
+
+
+def _through_data(flow: Flow, key: str, member: str, at: Pos) -> bool:
+    """``key`` was bound from ``member.data`` (or ``member`` from ``key.data``): the two share
+    storage, but ``.data`` is a tensor with a version counter of its own, so a write into one
+    never trips the saved version of the other."""
+    for name, other in ((key, member), (member, key)):
+        earlier = [b for b in flow.bindings.get(name, []) if b.end <= at and b.form == "assign"]
+        if earlier and earlier[-1].value is not None and any(
+                isinstance(n, ast.Attribute) and n.attr == "data" and target_key(n.value) == other
+                for n in ast.walk(earlier[-1].value)):
+            return True
+    return False
 
 
 def elsewhere(model: HazardFacts, func: Function, param: str, index: Optional[int],
@@ -1157,6 +1135,25 @@ def _index_tensor(model: "HazardFacts", value: ast.expr) -> bool:
     name = torch_name.rsplit(".", 1)[-1] if torch_name else (func.attr if isinstance(func, ast.Attribute) else "")
     one_argument_where = name == "where" and len(value.args) == 1 and not value.keywords and torch_name is not None
     return name in ("nonzero", "argwhere") or one_argument_where or (not piece and name in ("argsort", "randperm"))
+
+
+def _reaching_at(model: "HazardFacts", key: str, node: ast.expr) -> List[Binding]:
+    return model.reaching(model.flow(model.owner(node)), key, model.statement_of(node))
+
+
+def _one_index(model: "HazardFacts", piece: ast.expr) -> bool:
+    """``piece`` is a tensor or a Python number (not a tuple, which may take two dimensions)."""
+    return model.kind(piece) in (Kind.TENSOR, Kind.PARAMETER, Kind.SCALAR)
+
+
+def _dead_on_none(model: "HazardFacts", binding: Binding, key: str, write: Located) -> bool:
+    """``binding`` reaches the write only on a pass where ``N`` is None and ``N.attr`` raised first
+    (:func:`~codemod.analysis.branches.dead_on_none`); the not-None branch rebinds ``key`` to the
+    result of an operator or of a call that hands back no view of ``key`` nor ``key`` itself."""
+    def fresh(value: ast.expr) -> bool:
+        return isinstance(value, (ast.BinOp, ast.UnaryOp)) or isinstance(value, ast.Call) \
+            and not _hands_back(model, value, key) and view_chain(model.views, value, key) is None
+    return dead_on_none(binding.stmt, model.statement_of(write), key, model.ancestors, fresh)
 
 
 def _plain_reaching(model: "HazardFacts", flow: Flow, key: str, stmt: Located) -> List[Binding]:
@@ -1532,7 +1529,7 @@ class Consumers(_HazardsPart):
                 flow = self.model.flow(self.model.owner(sub))
                 bound = [element_bound(b) for b in self.model.reaching(flow, part.id, self.model.statement_of(sub))]
                 if bound and all(value is not None and (_index_tensor(self.model, value) or row_of_index_matrix(
-                        self.model.torch_name, self._reaching_at, value, self._one_index)) for value in bound):
+                        self.model.torch_name, partial(_reaching_at, self.model), value, partial(_one_index, self.model))) for value in bound):
                     return True  # (`spk = torch.nonzero(m)[k]`: a row of hits, 1-d: `x[i, spk]` copies)
                 if bound and all(isinstance(v, ast.Compare) and all(isinstance(op, _MASK_COMPARISONS) for op in v.ops)
                                  for v in bound):
@@ -1541,13 +1538,6 @@ class Consumers(_HazardsPart):
                     # a view, so no save through it is claimed
                     return True
         return False
-
-    def _reaching_at(self, key: str, node: ast.expr) -> List[Binding]:
-        return self.model.reaching(self.model.flow(self.model.owner(node)), key, self.model.statement_of(node))
-
-    def _one_index(self, piece: ast.expr) -> bool:
-        """``piece`` is a tensor or a Python number (not a tuple, which may take two dimensions)."""
-        return self.model.kind(piece) in (Kind.TENSOR, Kind.PARAMETER, Kind.SCALAR)
 
     def _through_views(self, node: ast.expr) -> ast.expr:
         """``x[0]``, ``x.view(...)``, ``x.t()``: an op on the view reads (and may save) x."""
@@ -2632,6 +2622,20 @@ def flag_off_at_every_call(hazards: "Hazards", flag: Flag) -> bool:
         if not all(flag_left_off_there(model, fact, flag) for fact in project.calls_saving(qualname, module)):
             return False
     return bool(calls)
+
+
+def explain_flagged(hazards: "Hazards", node: Located, target: ast.expr, flag: Flag) -> Optional[Hazard]:
+    """:meth:`Hazards.explain` for a write that runs in place only where ``flag`` (a parameter
+    defaulting to False: ``F.dropout(x, inplace=inplace)``) is passed: the callers that keep the
+    default (:func:`flag_left_off`) run it out of place, so what they hand in is not asked."""
+    flagged = hazards.flagged
+    if flag[0] in flagged:
+        return hazards.explain(node, target)
+    flagged[flag[0]] = flag
+    try:
+        return hazards.explain(node, target)
+    finally:
+        del flagged[flag[0]]
 
 
 def called_elsewhere(model: "HazardFacts", func: Function) -> bool:

@@ -178,9 +178,10 @@ class InplaceArgument(Rule):
     def _flagged(self, node: ast.Call, first: ast.expr, value: ast.expr, hazard):
         """``F.dropout(x, inplace=inplace)`` where ``inplace`` is a parameter defaulting to False
         (``hazard.flag_parameter``): a call that leaves it out runs the op out of place, so only the
-        calls passing it count (``Hazards.explain_flagged``); where every call in view leaves it
+        calls passing it count (``hazard.explain_flagged``); where every call in view leaves it
         out (``flag_off_at_every_call``) the hazard is possible, not proven."""
-        from codemod.analysis.hazard import Hazard, Tier, flag_off_at_every_call, flag_parameter  # heavy: not at import
+        from codemod.analysis.hazard import (Hazard, Tier, explain_flagged, flag_off_at_every_call,  # heavy: not at import
+                                             flag_parameter)
 
         flag = flag_parameter(self.model, value)
         if flag is None:
@@ -188,7 +189,7 @@ class InplaceArgument(Rule):
         if flag_off_at_every_call(self.model.hazards, flag):
             return Hazard(f"{hazard.reason}, if `{self.code(value)}` is True (it defaults to False, and no call in view "
                           "passes it)", Tier.POSSIBLE)
-        return self.model.hazards.explain_flagged(node, first, flag)
+        return explain_flagged(self.model.hazards, node, first, flag)
 
     def _spread_in_place(self, node: ast.Call, name: str) -> Optional[ast.keyword]:
         """``act_layer(**params)`` where a dict ``params`` may be passes ``inplace=True``
