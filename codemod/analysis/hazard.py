@@ -53,8 +53,8 @@ from codemod.analysis.saved_for import may_take_a_number, measured_users
 from codemod.analysis.summaries import (
     Returns, Saved, Summaries, SummaryFacts, built_unseen, flag_set_after, set_from_outside, switched_on,
 )
-from codemod.analysis.syntax import (FUNCTIONS, Function, Located, Pos, Span, call_args, is_const, passed_for, spreads, subscript_base,
-                                     target_key)
+from codemod.analysis.syntax import (FUNCTIONS, Function, Located, Pos, Span, call_args, default_of, is_const, passed_for, spreads,
+                                     subscript_base, target_key)
 from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, tensor_only, used_as_container
 from codemod.analysis.views import Views, view_chain, view_of_itself
 
@@ -2581,12 +2581,9 @@ def flag_parameter(model: "HazardFacts", flag: ast.expr) -> Optional[Flag]:
     func = model.owner(flag)
     if not isinstance(flag, ast.Name) or not isinstance(func, FUNCTIONS) or not steady_flag(func, flag.id):
         return None
-    args = func.args
-    plain = [a.arg for a in (*args.posonlyargs, *args.args)]
-    defaults = dict(zip(plain[len(plain) - len(args.defaults):], args.defaults))
-    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
-    if not is_const(defaults.get(flag.id), False):
+    if not is_const(default_of(func, flag.id), False):
         return None
+    plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
     if plain[:1] and plain[0] in ("self", "cls") and isinstance(model.parent(func), ast.ClassDef):
         plain = plain[1:]
     return func, flag.id, plain.index(flag.id) if flag.id in plain else None

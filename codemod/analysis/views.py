@@ -52,6 +52,7 @@ from codemod.analysis.syntax import (
     Pos,
     bound_names,
     call_args,
+    default_of,
     first_arg,
     is_const,
     iterable_of,
@@ -2183,11 +2184,7 @@ def configuration(views: "Views", init: ast.FunctionDef | ast.AsyncFunctionDef, 
     (``LMPrior(gen, 2.0)``), the file showing them all (the class is only ever called by its name,
     no ``cls(...)`` inside it, no subclass in the file; one construction at least). Not a ``*``
     or ``**`` parameter (no default)."""
-    args = init.args
-    positional = [*args.posonlyargs, *args.args]
-    defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
-    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
-    default = defaults.get(key)
+    default = default_of(init, key)
     if isinstance(default, ast.Constant) and (default.value is None or isinstance(default.value, (bool, int, float))):
         return True
     module = views.tree.module
