@@ -462,18 +462,7 @@ def steady_flag(func: ast.AST, name: str) -> bool:
     if not (isinstance(annotation, ast.Name) and annotation.id == "bool"
             or isinstance(default, ast.Constant) and isinstance(default.value, bool)):
         return False
-    for node in ast.walk(func):
-        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
-            return False
-        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
-            return False
-        if isinstance(node, (*OWNERS, ast.ClassDef)) and node is not func and getattr(node, "name", None) == name:
-            return False
-        if isinstance(node, ast.ExceptHandler) and node.name == name \
-                or isinstance(node, ast.alias) and (node.asname or node.name.split(".")[0]) == name:
-            return False
-    match = getattr(ast, "Match", None)  # (a `case` pattern may bind it)
-    return match is None or not any(isinstance(n, match) for n in ast.walk(func))
+    return not _binds_name(getattr(func, "body", []), name)
 
 
 
@@ -548,11 +537,13 @@ def _none_split(split: ast.stmt, rest: Sequence[ast.stmt], key: str, fresh: Call
     return None
 
 
-def _binds_name(nodes: Sequence[ast.AST], name: str) -> bool:
-    """Something among ``nodes`` may bind ``name`` (or ``del`` it; a ``match`` anywhere: may)."""
+def _binds_name(nodes: Sequence[ast.AST], name: str, stores: bool = True) -> bool:
+    """Something among ``nodes`` may bind ``name``: an assignment or ``del`` of it (not counted
+    with ``stores`` false), a ``global``/``nonlocal``, a definition, an import, an ``except ...
+    as``, a ``match`` anywhere (a ``case`` pattern may bind it)."""
     match = getattr(ast, "Match", None)
     for node in (n for top in nodes for n in ast.walk(top)):
-        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load) \
+        if stores and isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load) \
                 or isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names \
                 or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name \
                 or isinstance(node, ast.ExceptHandler) and node.name == name \
@@ -691,18 +682,7 @@ def _local_literal(func: ast.AST, name: str) -> Optional[ast.Constant]:
             if found is not None and (type(found.value) is not type(value.value) or found.value != value.value):
                 return None
             found, assigned = value, assigned + 1
-    if found is None or stores != assigned or _binds_otherwise(func, name):
+    if found is None or stores != assigned or _binds_name(getattr(func, "body", []), name, stores=False):
         return None
     return found
 
-
-def _binds_otherwise(func: ast.AST, name: str) -> bool:
-    """``name`` is declared ``global``/``nonlocal``, or bound by a definition, an import, an
-    ``except ... as``, a ``match`` (anywhere in ``func``): not by a plain assignment alone."""
-    match = getattr(ast, "Match", None)
-    return any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names
-               or isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not func and n.name == name
-               or isinstance(n, ast.ExceptHandler) and n.name == name
-               or isinstance(n, ast.alias) and (n.asname or n.name.split(".")[0]) == name
-               or match is not None and isinstance(n, match)
-               for n in ast.walk(func))
