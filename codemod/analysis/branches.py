@@ -9,7 +9,7 @@ the part where x requires grad and the part where it does not.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, cast
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, cast
 
 from codemod.analysis.syntax import OWNERS, target_key
 
@@ -462,15 +462,227 @@ def steady_flag(func: ast.AST, name: str) -> bool:
     if not (isinstance(annotation, ast.Name) and annotation.id == "bool"
             or isinstance(default, ast.Constant) and isinstance(default.value, bool)):
         return False
+    return not _binds_name(getattr(func, "body", []), name)
+
+
+
+def dead_on_none(made: ast.AST, write: ast.AST, key: str, ancestors: Callable[[ast.AST], Iterable[ast.AST]],
+                 fresh: Callable[[ast.expr], bool]) -> bool:
+    """``made`` (a statement binding ``key``) reaches ``write`` only on a pass that dies first:
+    ``alphas = relu(h)`` / ``if mask is not None: alphas = alphas * mask`` / ``mask.squeeze(-1)``
+    / ``alphas *= ...`` (funasr's CIF predictors). In one block with no loop of the function
+    around it: ``made`` (or the statement holding it), then an ``if N is not None:`` (or ``if N
+    is None: ... else:``) whose not-None branch rebinds ``key`` at its top level, last to a new
+    tensor (``fresh``), then a statement that reads ``N.attr``, ``N[...]`` or calls ``N`` where it
+    surely runs (not behind ``and``/``or``, a conditional expression, a lambda), then the statement
+    holding ``write``. ``N`` is a local of the function (no ``global``/``nonlocal``) that nothing
+    binds on the None branch nor between the ``if`` and that read. Where the None branch ran, the
+    read raises (None has no such attribute) before ``write``; where the other ran, ``key`` holds
+    the new tensor."""
+    func = next((f for f in ancestors(write) if isinstance(f, OWNERS)), None)
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    top: ast.AST = write
+    for up in ancestors(write):
+        block = next((b for b in _blocks(up) if any(s is top for s in b)), None)
+        if block is not None and not _in_loop(top, ancestors):
+            at = next(i for i, s in enumerate(block) if s is top)
+            held = _holder_in(block, made, ancestors)
+            for j in range(held + 1 if held is not None else at, at):
+                name = _none_split(block[j], block[j + 1:at], key, fresh)
+                if name is not None and _plain_local(func, name):
+                    return True
+        if isinstance(up, OWNERS):
+            return False
+        top = up
+    return False
+
+
+def _holder_in(block: Sequence[ast.stmt], node: ast.AST, ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> Optional[int]:
+    """The index of the statement of ``block`` that is ``node`` or holds it."""
+    for candidate in (node, *ancestors(node)):
+        at = next((i for i, s in enumerate(block) if s is candidate), None)
+        if at is not None:
+            return at
+        if isinstance(candidate, OWNERS):
+            return None
+    return None
+
+
+def _none_split(split: ast.stmt, rest: Sequence[ast.stmt], key: str, fresh: Callable[[ast.expr], bool]) -> Optional[str]:
+    """The name ``N`` of ``if N is not None:`` (``if N is None: ... else:``) when its not-None
+    branch rebinds ``key`` last to a new tensor, its None branch binds no ``N``, and a statement of
+    ``rest`` reads ``N.attr``/``N[...]``/``N(...)`` for sure before anything binds ``N`` again."""
+    if not isinstance(split, ast.If):
+        return None
+    test = split.test
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+            and isinstance(test.left, ast.Name) and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value is None):
+        return None
+    name = test.left.id
+    none_arm, other = (split.orelse, split.body) if isinstance(test.ops[0], ast.IsNot) else (split.body, split.orelse)
+    if _binds_name(none_arm, name):
+        return None
+    last = next((i for i in range(len(other) - 1, -1, -1) if isinstance(other[i], ast.Assign)
+                 and [target_key(t) for t in cast(ast.Assign, other[i]).targets] == [key]
+                 and isinstance(cast(ast.Assign, other[i]).targets[0], ast.Name)), None)
+    if last is None or _binds_name(other[last + 1:], key) or not fresh(cast(ast.Assign, other[last]).value):
+        return None
+    for stmt in rest:
+        if _dereferences(stmt, name):
+            return name
+        if _binds_name([stmt], name):
+            return None
+    return None
+
+
+def _binds_name(nodes: Sequence[ast.AST], name: str, stores: bool = True) -> bool:
+    """Something among ``nodes`` may bind ``name``: an assignment or ``del`` of it (not counted
+    with ``stores`` false), a ``global``/``nonlocal``, a definition, an import, an ``except ...
+    as``, a ``match`` anywhere (a ``case`` pattern may bind it)."""
+    match = getattr(ast, "Match", None)
+    for node in (n for top in nodes for n in ast.walk(top)):
+        if stores and isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load) \
+                or isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names \
+                or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name \
+                or isinstance(node, ast.ExceptHandler) and node.name == name \
+                or isinstance(node, ast.alias) and (node.asname or node.name.split(".")[0]) == name \
+                or match is not None and isinstance(node, match):
+            return True
+    return False
+
+
+def _plain_local(func: ast.AST, name: str) -> bool:
+    """``name`` is a parameter of ``func`` or bound in it, and declared ``global`` or ``nonlocal``
+    nowhere in it: no call can rebind it behind the function's back."""
+    args = getattr(func, "args", None)
+    params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)} if isinstance(args, ast.arguments) else set()
+    nodes = list(ast.walk(func))
+    if any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in nodes):
+        return False
+    return name in params or any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in nodes)
+
+
+def _dereferences(stmt: ast.stmt, name: str) -> bool:
+    """``stmt`` reads ``name.attr`` (not a dunder, which None has), ``name[...]`` or calls
+    ``name`` in a part it surely evaluates, and binds ``name`` by no ``:=``."""
+    if any(isinstance(n, ast.NamedExpr) and n.target.id == name for n in ast.walk(stmt)):
+        return False
+    parts: List[Optional[ast.expr]] = []
+    if isinstance(stmt, (ast.Expr, ast.Return, ast.Assign, ast.AnnAssign)):
+        parts = [stmt.value]
+    elif isinstance(stmt, ast.AugAssign):
+        parts = [stmt.target, stmt.value]
+    elif isinstance(stmt, (ast.If, ast.While)):
+        parts = [stmt.test]
+    elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+        parts = [stmt.iter]
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+        parts = [stmt.items[0].context_expr]  # a later item's error may be swallowed by the first's exit
+    for part in parts:
+        for node in (_evaluated(part) if part is not None else ()):
+            base = node.func if isinstance(node, ast.Call) else node.value if isinstance(
+                node, (ast.Attribute, ast.Subscript)) else None
+            if isinstance(base, ast.Name) and base.id == name and not (
+                    isinstance(node, ast.Attribute) and node.attr.startswith("__")) \
+                    and isinstance(getattr(node, "ctx", ast.Load()), ast.Load):
+                return True
+    return False
+
+
+def _evaluated(expr: ast.expr) -> Iterator[ast.AST]:
+    """The parts of ``expr`` evaluated whenever ``expr`` is: not the later operands of
+    ``and``/``or`` or of a chained comparison, the branches of a conditional expression, a
+    lambda's body, a comprehension's element and conditions (only its first iterable)."""
+    if isinstance(expr, ast.BoolOp):
+        yield from _evaluated(expr.values[0])
+        return
+    if isinstance(expr, ast.IfExp):
+        yield from _evaluated(expr.test)
+        return
+    if isinstance(expr, ast.Lambda):
+        return
+    if isinstance(expr, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        yield from _evaluated(expr.generators[0].iter)
+        return
+    yield expr
+    if isinstance(expr, ast.Compare):
+        yield from _evaluated(expr.left)
+        yield from _evaluated(expr.comparators[0])
+        return
+    for child in ast.iter_child_nodes(expr):
+        if isinstance(child, ast.keyword):
+            yield from _evaluated(child.value)
+        elif isinstance(child, ast.expr):
+            yield from _evaluated(child)
+
+
+def dead_arm(node: ast.AST, ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> bool:
+    """``node`` sits in a branch of an ``if`` that never runs: the body of one whose test is
+    surely false, or the ``else`` of one whose test is surely true (:func:`surely`): a literal
+    (``if False:``), or a local of the function every binding of which is a literal
+    (``merge = False`` / ``if merge and 1 < n < 3e3:``, yolov5's non_max_suppression). Up to the
+    function holding ``node``."""
+    func = next((up for up in ancestors(node) if isinstance(up, OWNERS)), None)
+    below: ast.AST = node
+    for up in ancestors(node):
+        if isinstance(up, OWNERS):
+            return False
+        if isinstance(up, ast.If):
+            side = branch(below, up)
+            if side is not None and surely(up.test, func) is (side == "orelse"):
+                return True
+        below = up
+    return False
+
+
+def surely(test: ast.expr, func: Optional[ast.AST]) -> Optional[bool]:
+    """The truth value ``test`` surely has (where its evaluation does not raise), or None: a
+    literal; a name every binding of which in ``func`` (a function: the name is its local; no
+    parameter, ``global``/``nonlocal``, augmented or other binding) assigns a literal (read before
+    it, it raises); ``not``, and ``and``/``or`` of such."""
+    if isinstance(test, ast.Constant) and (test.value is None or isinstance(test.value, (bool, int, float, str))):
+        return bool(test.value)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = surely(test.operand, func)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        values = [surely(v, func) for v in test.values]
+        stop = isinstance(test.op, ast.Or)  # the value that decides: any true operand of `or`, false of `and`
+        if stop in values:
+            return stop
+        return (not stop) if all(v is (not stop) for v in values) else None
+    if isinstance(test, ast.Name) and isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        literal = _local_literal(func, test.id)
+        return None if literal is None else bool(literal.value)
+    return None
+
+
+def _local_literal(func: ast.AST, name: str) -> Optional[ast.Constant]:
+    """The literal every binding of ``name`` in ``func`` assigns (``merge = False``, once or more
+    alike), where ``name`` is no parameter and nothing else binds it (no tuple, augmented, loop or
+    ``with`` target, ``:=``, ``del``), nor declares it ``global``/``nonlocal`` (in ``func`` or a
+    function inside it); else None."""
+    args = getattr(func, "args", None)
+    if not isinstance(args, ast.arguments) or name in {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs,
+                                                                     *filter(None, (args.vararg, args.kwarg)))}:
+        return None
+    found: Optional[ast.Constant] = None
+    stores = assigned = 0
     for node in ast.walk(func):
         if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
-            return False
-        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
-            return False
-        if isinstance(node, (*OWNERS, ast.ClassDef)) and node is not func and getattr(node, "name", None) == name:
-            return False
-        if isinstance(node, ast.ExceptHandler) and node.name == name \
-                or isinstance(node, ast.alias) and (node.asname or node.name.split(".")[0]) == name:
-            return False
-    match = getattr(ast, "Match", None)  # (a `case` pattern may bind it)
-    return match is None or not any(isinstance(n, match) for n in ast.walk(func))
+            stores += 1
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and node.targets[0].id == name:
+            value = node.value
+            if not isinstance(value, ast.Constant) or value.value is not None \
+                    and not isinstance(value.value, (bool, int, float, str)):
+                return None
+            if found is not None and (type(found.value) is not type(value.value) or found.value != value.value):
+                return None
+            found, assigned = value, assigned + 1
+    if found is None or stores != assigned or _binds_name(getattr(func, "body", []), name, stores=False):
+        return None
+    return found
+

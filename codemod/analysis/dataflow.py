@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+from functools import partial
 from typing import Callable, List, Literal, NamedTuple, Optional, Sequence, Set, Tuple, cast
 
 from codemod import torch_api
@@ -641,6 +642,66 @@ def _copying_piece(dataflow: "Dataflow", piece: ast.expr, at: Optional[ast.expr]
     if isinstance(piece, ast.Name) and at is not None:
         flow = dataflow.binder.flow(dataflow.tree.owner(at))
         bindings = dataflow.reaching(flow, piece.id, dataflow.tree.statement_of(at))
-        return bool(bindings) and all(b.form == "assign" and b.value is not None
-                                      and _copying_piece(dataflow, b.value, None) for b in bindings)
+        values = [element_bound(b) for b in bindings]
+        return bool(values) and all(v is not None and (_copying_piece(dataflow, v, None) or row_of_index_matrix(
+            dataflow.names.torch_name, partial(_reaching_at, dataflow), v, _int_literal)) for v in values)
     return False
+
+
+def _reaching_at(dataflow: "Dataflow", key: str, node: ast.expr) -> List[Binding]:
+    """Bindings of ``key`` that may reach the statement holding ``node``, in its function."""
+    return dataflow.reaching(dataflow.binder.flow(dataflow.tree.owner(node)), key, dataflow.tree.statement_of(node))
+
+
+def _int_literal(piece: ast.expr) -> bool:
+    return isinstance(piece, ast.Constant) and type(piece.value) is int
+
+
+# torch calls whose result is a 2-d index tensor (one row per hit: ``torch.nonzero(m)``, not ``as_tuple=True``)
+_MATRIX_MAKERS = frozenset({"torch.nonzero", "torch.argwhere"})
+
+
+# (what the two questions below read: a call's torch name, and the bindings of a name reaching a node)
+TorchName = Callable[[ast.AST], Optional[str]]
+ReachingAt = Callable[[str, ast.expr], List[Binding]]
+
+
+def index_matrix(torch_name: TorchName, reaching_at: ReachingAt, expr: ast.expr, at: Optional[ast.expr]) -> bool:
+    """``expr`` is a 2-d index tensor: ``torch.nonzero(m)`` (``as_tuple`` not given or a literal
+    False), ``torch.argwhere(m)``, or a name every binding of which reaching ``at`` is one."""
+    if isinstance(expr, ast.Call):
+        return torch_name(expr.func) in _MATRIX_MAKERS and all(
+            k.arg is not None and (k.arg != "as_tuple" or isinstance(k.value, ast.Constant) and k.value.value is False)
+            for k in expr.keywords)
+    if isinstance(expr, ast.Name) and at is not None:
+        bindings = reaching_at(expr.id, at)
+        return bool(bindings) and all(b.form == "assign" and b.value is not None
+                                      and index_matrix(torch_name, reaching_at, b.value, None) for b in bindings)
+    return False
+
+
+def row_of_index_matrix(torch_name: TorchName, reaching_at: ReachingAt, value: ast.expr,
+                        piece_ok: Callable[[ast.expr], bool]) -> bool:
+    """``value`` is ``rows[i]``: one index (``piece_ok``: a Python int, or a tensor, as the caller
+    can tell; not a tuple, which may take two dimensions) into a 2-d index tensor
+    (:func:`index_matrix`). The result has a dimension or more: an index tensor, so indexing with
+    it is advanced indexing, a copy (funasr's ``spk = torch.nonzero(m)[k]``, ``profile[i, spk]``)."""
+    return isinstance(value, ast.Subscript) and not isinstance(value.slice, (ast.Tuple, ast.Slice, ast.Starred)) \
+        and piece_ok(value.slice) and index_matrix(torch_name, reaching_at, value.value, value)
+
+
+def element_bound(b: Binding) -> Optional[ast.expr]:
+    """The value ``b`` gives its key: the whole value of a plain assignment, or the element a tuple
+    display gives it (``a, b = x[i], x[j]``, same length, nothing starred); else None."""
+    if b.form == "assign":
+        return b.value
+    stmt = b.stmt
+    if b.form == "other" and isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+            and isinstance(stmt.value, (ast.Tuple, ast.List)):
+        target = stmt.targets[0]
+        if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == len(stmt.value.elts) \
+                and not any(isinstance(e, ast.Starred) for e in (*target.elts, *stmt.value.elts)):
+            at = [i for i, e in enumerate(target.elts) if isinstance(e, ast.Name) and e.id == b.key]
+            if len(at) == 1:
+                return stmt.value.elts[at[0]]
+    return None

@@ -31,7 +31,7 @@ import ast
 from typing import Callable, Dict, FrozenSet, List, NamedTuple, Optional, Tuple, cast
 
 from codemod.analysis.facts import Facts
-from codemod.analysis.syntax import FUNCTIONS, Function, Located, is_const, own_returns, passed_for, spreads
+from codemod.analysis.syntax import FUNCTIONS, Function, Located, default_of, is_const, own_returns, passed_for, spreads
 
 Decide = Callable[[ast.expr], Optional[bool]]  # True / False where a test always comes out so
 Values = Callable[[ast.expr], Optional[FrozenSet[object]]]  # the constants an expression may hold
@@ -355,14 +355,3 @@ def _binds(stmt: ast.stmt, attr: str) -> bool:
     if isinstance(stmt, FUNCTIONS):
         return stmt.name == attr
     return any(isinstance(n, ast.Name) and n.id == attr and not isinstance(n.ctx, ast.Load) for n in ast.walk(stmt))
-
-
-def default_of(func: Function, param: str) -> Optional[ast.expr]:
-    """The default of ``func``'s parameter, None where it has none."""
-    args = func.args
-    plain = [a.arg for a in (*args.posonlyargs, *args.args)]
-    if param in plain:
-        i = plain.index(param) - (len(plain) - len(args.defaults))
-        return args.defaults[i] if i >= 0 else None
-    kw = [a.arg for a in args.kwonlyargs]
-    return args.kw_defaults[kw.index(param)] if param in kw else None

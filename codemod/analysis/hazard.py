@@ -37,11 +37,11 @@ from typing import (
 from codemod import torch_api
 from codemod.analysis import carried, injected
 from codemod.analysis.binder import Binding, Flow
-from codemod.analysis.branches import (always_binds, binds, branch, copied_where_it_requires_grad, flag_excluded, other_arm,
-                                       requires_grad_test, statement_lists, within)
+from codemod.analysis.branches import (always_binds, binds, branch, copied_where_it_requires_grad, dead_arm, dead_on_none, flag_excluded, other_arm,
+                                       requires_grad_test, statement_lists, steady_flag, within)
 from codemod.analysis.classes import AttrValue
 from codemod.analysis.consumed import consumed_before, dead_result, keeps_nothing, refused_numpy_before
-from codemod.analysis.dataflow import VIEW_ATTRIBUTES, VIEW_METHODS
+from codemod.analysis.dataflow import VIEW_ATTRIBUTES, VIEW_METHODS, element_bound, row_of_index_matrix
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
 from codemod.analysis.index_saves import IndexSaves
 from codemod.analysis.kinds import Kind
@@ -53,9 +53,10 @@ from codemod.analysis.saved_for import may_take_a_number, measured_users
 from codemod.analysis.summaries import (
     Returns, Saved, Summaries, SummaryFacts, built_unseen, flag_set_after, set_from_outside, switched_on,
 )
-from codemod.analysis.syntax import FUNCTIONS, Function, Located, Pos, Span, call_args, is_const, subscript_base, target_key
+from codemod.analysis.syntax import (FUNCTIONS, Function, Located, Pos, Span, call_args, default_of, is_const, passed_for, spreads,
+                                     subscript_base, target_key)
 from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, tensor_only, used_as_container
-from codemod.analysis.views import Views, view_of_itself
+from codemod.analysis.views import Views, view_chain, view_of_itself
 
 # torch.nn classes that are no modules: building one is not a construction of a layer
 _NOT_MODULES = frozenset({"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"})
@@ -355,12 +356,13 @@ def refused_view(model: "HazardFacts", call: ast.Call, arg: ast.expr) -> Optiona
             "modify in place (\"... is a view and is being modified inplace\")")
 
 
-def refused_elsewhere(model: "HazardFacts", func: Function, param: str, index: Optional[int]) -> List[Hazard]:
+def refused_elsewhere(model: "HazardFacts", func: Function, param: str, index: Optional[int],
+                      flag: Optional["Flag"] = None) -> List[Hazard]:
     """A call of ``func`` in another file of the run passes, for ``param`` (at ``index``), an
     output of a multi-view op of a tensor that requires grad, with grad on
     (``CallFact.args_refused``, as that file's analysis saw it): the write into the parameter
     raises there. The hazard of the first such call (none where none is shown)."""
-    for call, position in calls_from_elsewhere(model, func, index):
+    for call, position in calls_from_elsewhere(model, func, index, flag):
         if param in call.args_refused or (position is not None and position in call.args_refused):
             return [Hazard(f"`{param}` is the caller's tensor: a call in `{call.caller or 'another module'}` passes an "
                            "output of a multi-view op (`chunk`, `split`, `unbind`) of a tensor that requires grad, a "
@@ -640,6 +642,7 @@ class Hazards:
         self.floating = Floating(model, lambda op: saves(op) != UNSEEN)
         self._runs: Dict[Function, List[ast.Call]] = {}  # function -> the calls that run it
         self._asking: Set[Function] = set()  # functions whose callers are being asked (recursion)
+        self.flagged: Dict[Function, Flag] = {}  # functions whose write runs only where a flag is passed
         self.ops = OpSaves(self)
         self.modules = ModuleHazards(self)
         self.producers = Producers(self)
@@ -687,8 +690,8 @@ class Hazards:
     # ---------------------------------------------------------------- entry points
     def explain(self, node: Located, target: ast.expr) -> Optional[Hazard]:
         """Why the in-place write at ``node`` into ``target`` breaks backward, if it does."""
-        if self.model.intended_reason(node, None) or self._closure_grad_off(node):
-            return None  # grad off: nothing is saved
+        if self.model.intended_reason(node, None) or self._closure_grad_off(node) or dead_arm(node, self.model.ancestors):
+            return None  # grad off: nothing is saved; or an arm that never runs (`merge = False` / `if merge:`)
         if self._feeds_only_out_calls(node) or grad_off_alias(self.model, node, target):
             return None
         base = _base(target)
@@ -768,7 +771,7 @@ class Hazards:
         for member in family:
             if member != key and "." not in member and member not in flow.bindings:
                 continue  # a module-level name (`torch` of `torch.view_as_real(p)`), not an alias
-            if member != key and self._through_data(flow, key, member, start):
+            if member != key and _through_data(flow, key, member, start):
                 continue  # `e = w.data`: same storage, but a version counter of its own
             for found in self._member_hazards(flow, key, member, identity, stmt, target, write, integral, params):
                 yield found if found is None or member not in entries else _one_entry(found, member, key, entries[member])
@@ -791,6 +794,8 @@ class Hazards:
         start, end = self.model.range(stmt)
         bindings = self._reaching(flow, member, stmt, start)
         for binding in self._through_inplace(flow, member, bindings):
+            if binding.form != "param" and _dead_on_none(self.model, binding, member, write):
+                continue  # `if mask is not None: alphas = alphas * mask` / `mask.squeeze()`: relu's output never met
             if binding.form == "param":
                 params.append(member)
                 if member in (key, *identity) and is_tensor(target, self.model):
@@ -833,18 +838,6 @@ class Hazards:
                 todo.extend(self._reaching(flow, key, b.stmt, self.model.range(b.stmt)[0]))
         return found
 
-    def _through_data(self, flow: Flow, key: str, member: str, at: Pos) -> bool:
-        """``key`` was bound from ``member.data`` (or ``member`` from ``key.data``): the two share
-        storage, but ``.data`` is a tensor with a version counter of its own, so a write into one
-        never trips the saved version of the other."""
-        for name, other in ((key, member), (member, key)):
-            earlier = [b for b in flow.bindings.get(name, []) if b.end <= at and b.form == "assign"]
-            if earlier and earlier[-1].value is not None and any(
-                    isinstance(n, ast.Attribute) and n.attr == "data" and target_key(n.value) == other
-                    for n in ast.walk(earlier[-1].value)):
-                return True
-        return False
-
     def _from_callers(self, func: Function, param: str, grad_free: bool = False, leaf: bool = True) -> Iterator[Optional[Hazard]]:
         """The write modifies the caller's tensor: at a call of ``func`` (other files': ``elsewhere``), was the
         argument for ``param`` saved by an op run before the call (``Decoder(8)(quant)`` twice), or an output of a
@@ -857,8 +850,11 @@ class Hazards:
             plain = plain[1:]
         index = plain.index(param) if param in plain else None
         self._asking.add(func)
+        flag = self.flagged.get(func)
         try:
             for call in self._calls_of(func):
+                if flag is not None and flag_left_off(call, flag):
+                    continue  # the op runs out of place for this call
                 arg = next((k.value for k in call.keywords if k.arg == param), None)
                 if arg is None and index is not None and index < len(call.args) \
                         and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
@@ -872,7 +868,7 @@ class Hazards:
                 refused = refused_view(self.model, call, arg) if arg is not None else None
                 if refused is not None:
                     yield Hazard(f"`{param}` is the caller's tensor: at line {call.lineno}, {refused}")
-            yield from () if grad_free else elsewhere(self.model, func, param, index, leaf)
+            yield from () if grad_free else elsewhere(self.model, func, param, index, leaf, flag)
         finally:
             self._asking.discard(func)
 
@@ -931,18 +927,31 @@ class Hazards:
         return False
 
 
+def _through_data(flow: Flow, key: str, member: str, at: Pos) -> bool:
+    """``key`` was bound from ``member.data`` (or ``member`` from ``key.data``): the two share
+    storage, but ``.data`` is a tensor with a version counter of its own, so a write into one
+    never trips the saved version of the other."""
+    for name, other in ((key, member), (member, key)):
+        earlier = [b for b in flow.bindings.get(name, []) if b.end <= at and b.form == "assign"]
+        if earlier and earlier[-1].value is not None and any(
+                isinstance(n, ast.Attribute) and n.attr == "data" and target_key(n.value) == other
+                for n in ast.walk(earlier[-1].value)):
+            return True
+    return False
+
+
 def elsewhere(model: HazardFacts, func: Function, param: str, index: Optional[int],
-              leaf: bool = True) -> Iterator[Hazard]:
+              leaf: bool = True, flag: Optional[Flag] = None) -> Iterator[Hazard]:
     """:meth:`Hazards._from_callers` for the calls of ``func`` in the run's other files: arguments
     their callers proved saved, and outputs of multi-view ops; none where a use of ``param`` may
     not run on every call (what another file's call passes is all that is known of it)."""
     if _used_on_every_call(model, func, param):
-        yield from saved_by_callers_elsewhere(model, func, param, index, leaf)
-        yield from refused_elsewhere(model, func, param, index)
+        yield from saved_by_callers_elsewhere(model, func, param, index, leaf, flag)
+        yield from refused_elsewhere(model, func, param, index, flag)
 
 
-def calls_from_elsewhere(model: HazardFacts, func: Function,
-                         index: Optional[int]) -> Iterator[Tuple[CallFact, Optional[str]]]:
+def calls_from_elsewhere(model: HazardFacts, func: Function, index: Optional[int],
+                         flag: Optional[Flag] = None) -> Iterator[Tuple[CallFact, Optional[str]]]:
     """The calls of ``func`` in the run's other files (the project index) that run it with grad
     on, each with the position its argument for the parameter at ``index`` has there (None: only
     keywords are sure). Calls with grad off record nothing; an instance's call (``self.block(x)``,
@@ -959,8 +968,8 @@ def calls_from_elsewhere(model: HazardFacts, func: Function,
     module = qualname.rsplit(".", 2 if method else 1)[0]
     for call in project.calls_saving(qualname, module):
         if not call.called or call.grad_off or (call.caller and project.grad_off(call.caller)) \
-                or call.bound and not direct:
-            continue
+                or call.bound and not direct or flag is not None and flag_left_off_there(model, call, flag):
+            continue  # (`flag`: a call keeping the flag's default False runs the op out of place)
         # `Cls.m(obj, x)` passes the instance first: only keywords are sure; `self.block(x)` (bound) does not
         yield call, str(index) if index is not None and (call.bound or not method) else None
 
@@ -971,11 +980,11 @@ LEAF_HANDED = "a leaf that requires grad: autograd forbids writing into it in pl
 
 
 def saved_by_callers_elsewhere(model: HazardFacts, func: Function, param: str,
-                               index: Optional[int], leaf: bool = True) -> Iterator[Hazard]:
+                               index: Optional[int], leaf: bool = True, flag: Optional[Flag] = None) -> Iterator[Hazard]:
     """:meth:`Hazards._from_callers` for the calls of ``func`` in the run's other files (the project
     index): a call whose caller's own analysis proved the argument saved for a backward still
     to run (``CallFact.args_saved``, with its reason)."""
-    for call, position in calls_from_elsewhere(model, func, index):
+    for call, position in calls_from_elsewhere(model, func, index, flag):
         for name, why in call.args_saved:
             if name in (param, position) and (leaf or not why.endswith(LEAF_HANDED)):
                 where = f"`{call.caller}`" if call.caller else "another module's top level"
@@ -1126,6 +1135,25 @@ def _index_tensor(model: "HazardFacts", value: ast.expr) -> bool:
     name = torch_name.rsplit(".", 1)[-1] if torch_name else (func.attr if isinstance(func, ast.Attribute) else "")
     one_argument_where = name == "where" and len(value.args) == 1 and not value.keywords and torch_name is not None
     return name in ("nonzero", "argwhere") or one_argument_where or (not piece and name in ("argsort", "randperm"))
+
+
+def _reaching_at(model: "HazardFacts", key: str, node: ast.expr) -> List[Binding]:
+    return model.reaching(model.flow(model.owner(node)), key, model.statement_of(node))
+
+
+def _one_index(model: "HazardFacts", piece: ast.expr) -> bool:
+    """``piece`` is a tensor or a Python number (not a tuple, which may take two dimensions)."""
+    return model.kind(piece) in (Kind.TENSOR, Kind.PARAMETER, Kind.SCALAR)
+
+
+def _dead_on_none(model: "HazardFacts", binding: Binding, key: str, write: Located) -> bool:
+    """``binding`` reaches the write only on a pass where ``N`` is None and ``N.attr`` raised first
+    (:func:`~codemod.analysis.branches.dead_on_none`); the not-None branch rebinds ``key`` to the
+    result of an operator or of a call that hands back no view of ``key`` nor ``key`` itself."""
+    def fresh(value: ast.expr) -> bool:
+        return isinstance(value, (ast.BinOp, ast.UnaryOp)) or isinstance(value, ast.Call) \
+            and not _hands_back(model, value, key) and view_chain(model.views, value, key) is None
+    return dead_on_none(binding.stmt, model.statement_of(write), key, model.ancestors, fresh)
 
 
 def _plain_reaching(model: "HazardFacts", flow: Flow, key: str, stmt: Located) -> List[Binding]:
@@ -1499,9 +1527,10 @@ class Consumers(_HazardsPart):
                 return True  # `x[torch.where(m)]`, `x[torch.nonzero(m)]`: index tensors (advanced indexing copies)
             if isinstance(part, ast.Name):
                 flow = self.model.flow(self.model.owner(sub))
-                bound = [b.value for b in self.model.reaching(flow, part.id, self.model.statement_of(sub))]
-                if bound and all(value is not None and _index_tensor(self.model, value) for value in bound):
-                    return True
+                bound = [element_bound(b) for b in self.model.reaching(flow, part.id, self.model.statement_of(sub))]
+                if bound and all(value is not None and (_index_tensor(self.model, value) or row_of_index_matrix(
+                        self.model.torch_name, partial(_reaching_at, self.model), value, partial(_one_index, self.model))) for value in bound):
+                    return True  # (`spk = torch.nonzero(m)[k]`: a row of hits, 1-d: `x[i, spk]` copies)
                 if bound and all(isinstance(v, ast.Compare) and all(isinstance(op, _MASK_COMPARISONS) for op in v.ops)
                                  for v in bound):
                     # `mask = idx[0] != idx[1]`, the sides of unknown kind: a boolean tensor (a
@@ -2539,6 +2568,71 @@ class CarriedState(_HazardsPart):
                                  and b.value.func.id == cls.name for b in bound):
                     found.append(call)
         return found
+
+
+Flag = Tuple[Function, str, Optional[int]]  # a function, its flag parameter, the flag's position (after `self`)
+
+
+def flag_parameter(model: "HazardFacts", flag: ast.expr) -> Optional[Flag]:
+    """``flag`` (``inplace`` of ``F.dropout(x, inplace=inplace)``) is a parameter of the function
+    around it with the default False that the function never binds again
+    (``branches.steady_flag``): the function, the name and its position among the parameters a
+    call's arguments meet (after ``self``; None where keyword-only)."""
+    func = model.owner(flag)
+    if not isinstance(flag, ast.Name) or not isinstance(func, FUNCTIONS) or not steady_flag(func, flag.id):
+        return None
+    if not is_const(default_of(func, flag.id), False):
+        return None
+    plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+    if plain[:1] and plain[0] in ("self", "cls") and isinstance(model.parent(func), ast.ClassDef):
+        plain = plain[1:]
+    return func, flag.id, plain.index(flag.id) if flag.id in plain else None
+
+
+def flag_left_off(call: ast.Call, flag: Flag) -> bool:
+    """``call`` (spreading nothing) passes nothing or a literal False for the flag: it keeps the default."""
+    passed = passed_for(call, flag[1], flag[2])
+    return not spreads(call) and (passed is None or is_const(passed, False))
+
+
+def flag_left_off_there(model: "HazardFacts", fact: CallFact, flag: Flag) -> bool:
+    """:func:`flag_left_off` for a call in another file, as its ``CallFact.args_values`` show it
+    (``Cls.m(obj, x)`` passes the instance first: its positions are not the flag's)."""
+    shown = fact.bound or not isinstance(model.parent(flag[0]), ast.ClassDef)
+    passed = [(literal, value) for key, literal, value in fact.args_values
+              if key in ("*", "**", flag[1]) or key.isdigit() and (not shown or key == str(flag[2]))]
+    return fact.called and all(literal and value is False for literal, value in passed)
+
+
+def flag_off_at_every_call(hazards: "Hazards", flag: Flag) -> bool:
+    """Every call of the flag's function in view keeps the default False (:func:`flag_left_off`):
+    in this file (``Hazards._calls_of``; one at least) and in the run's other files. None of
+    them runs the op in place; only a call out of view could (funasr's
+    ``FairseqDropout.forward(x, inplace: bool = False)``, called as ``self.dropout_module(w)``)."""
+    model = hazards.model
+    calls = hazards._calls_of(flag[0])
+    if not all(flag_left_off(call, flag) for call in calls):
+        return False
+    project, qualname = model.calls.project, model.calls.qualname(flag[0])
+    if project is not None and qualname is not None:
+        module = qualname.rsplit(".", 2 if isinstance(model.parent(flag[0]), ast.ClassDef) else 1)[0]
+        if not all(flag_left_off_there(model, fact, flag) for fact in project.calls_saving(qualname, module)):
+            return False
+    return bool(calls)
+
+
+def explain_flagged(hazards: "Hazards", node: Located, target: ast.expr, flag: Flag) -> Optional[Hazard]:
+    """:meth:`Hazards.explain` for a write that runs in place only where ``flag`` (a parameter
+    defaulting to False: ``F.dropout(x, inplace=inplace)``) is passed: the callers that keep the
+    default (:func:`flag_left_off`) run it out of place, so what they hand in is not asked."""
+    flagged = hazards.flagged
+    if flag[0] in flagged:
+        return hazards.explain(node, target)
+    flagged[flag[0]] = flag
+    try:
+        return hazards.explain(node, target)
+    finally:
+        del flagged[flag[0]]
 
 
 def called_elsewhere(model: "HazardFacts", func: Function) -> bool:

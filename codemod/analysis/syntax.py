@@ -72,6 +72,17 @@ def spreads(call: ast.Call) -> bool:
     return any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
 
 
+def default_of(func: "Function", param: str) -> Optional[ast.expr]:
+    """The default of ``func``'s parameter, None where it has none."""
+    args = func.args
+    plain = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if param in plain:
+        i = plain.index(param) - (len(plain) - len(args.defaults))
+        return args.defaults[i] if i >= 0 else None
+    kw = [a.arg for a in args.kwonlyargs]
+    return args.kw_defaults[kw.index(param)] if param in kw else None
+
+
 def passed_for(call: ast.Call, name: str, position: Optional[int]) -> Optional[ast.expr]:
     """What ``call`` (spreading nothing) passes for the parameter ``name`` at ``position``
     (counted among the parameters its arguments meet); None where it passes nothing."""

@@ -52,6 +52,7 @@ from codemod.analysis.syntax import (
     Pos,
     bound_names,
     call_args,
+    default_of,
     first_arg,
     is_const,
     iterable_of,
@@ -557,6 +558,12 @@ def _view_chain(views: "Views", expr: ast.expr, param: str) -> Optional[bool]:
             return None
         expr, certain = step[0], certain and step[1]
     return None
+
+
+def view_chain(views: "Views", value: ast.expr, key: str) -> Optional[bool]:
+    """``value`` is views of ``key`` all the way down: True for sure, False where a step may copy,
+    None where it is no such chain (an operator's result, a call of an op that is no view)."""
+    return _view_chain(views, value, key)
 
 
 def view_of_itself(views: "Views", value: ast.expr, key: str) -> bool:
@@ -1807,6 +1814,8 @@ class InputFlow(_ViewsPart):
                 return False
             if id(value) in seen or not all(self._param(b, value.id) for b in bound):
                 return False
+            if cls is not None and configuration(self.views, init, cls, value.id):
+                return False  # `self.tau = tau` of `tau=1.0`, or of `LMPrior(gen, 2.0)`: a setting, not an input
         return True
 
     def _written_into(self, key: str, b: Binding, at: Located, seen: Set[int]) -> bool:
@@ -2166,6 +2175,39 @@ def _all(answers: Iterable[RequiresGrad]) -> RequiresGrad:
     """One value that is one of several: known only when they agree."""
     seen = set(answers)
     return seen.pop() if len(seen) == 1 else "unknown"
+
+
+def configuration(views: "Views", init: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef, key: str) -> bool:
+    """``key``, a parameter of ``cls``'s ``__init__``, is a setting rather than an input: its default
+    is a Python number, bool or None (``lm_prior_tau=None``, onmt's LossCompute), or every
+    construction of the class the file shows passes a Python number or what requires no grad
+    (``LMPrior(gen, 2.0)``), the file showing them all (the class is only ever called by its name,
+    no ``cls(...)`` inside it, no subclass in the file; one construction at least). Not a ``*``
+    or ``**`` parameter (no default)."""
+    default = default_of(init, key)
+    if isinstance(default, ast.Constant) and (default.value is None or isinstance(default.value, (bool, int, float))):
+        return True
+    module = views.tree.module
+    if any(isinstance(c, ast.ClassDef) and any(isinstance(b, ast.Name) and b.id == cls.name for b in c.bases)
+           for c in module.body):
+        return False
+    uses = [n for n in views.tree.walk(module) if isinstance(n, ast.Name) and n.id == cls.name]
+    sites = [views.tree.parent(n) for n in uses]
+    if not uses or not all(isinstance(c, ast.Call) and c.func is n for c, n in zip(sites, uses)) or any(
+            isinstance(n, ast.Call) and (isinstance(n.func, ast.Name) and n.func.id == "cls"
+                                         or isinstance(n.func, ast.Call) and isinstance(n.func.func, ast.Name)
+                                         and n.func.func.id == "type"
+                                         or isinstance(n.func, ast.Attribute) and n.func.attr == "__class__")
+            for n in views.tree.walk(cls)):
+        return False
+    plain = _passed_parameters(init, True)
+    position = plain.index(key) if key in plain else None
+    for call in cast(List[ast.Call], sites):
+        passed = passed_for(call, key, position)
+        if spreads(call) or passed is None or not (views.kinds.kind(passed) is Kind.SCALAR or views.requirement.requires_grad(
+                passed, views.tree.statement_of(call)) == "no"):
+            return False
+    return True
 
 
 def _passed_parameters(func: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> List[str]:

@@ -155,6 +155,8 @@ class InplaceArgument(Rule):
 
                 hazard = Hazard(f"{hazard.reason}, if `{self.code(value)}` is True (nothing in view sets it)",
                                 Tier.POSSIBLE)
+            elif hazard and not isinstance(hazard, str) and hazard.proven and not constructor and first is not None:
+                hazard = leaf or self._flagged(node, first, value, hazard)
             self.report(arg, message, Status.MANUAL, "dynamic-inplace", hazard=hazard)
         elif constructor:
             self._constructor(node, arg, message, hazard)
@@ -172,6 +174,22 @@ class InplaceArgument(Rule):
             return False
         attr = key[5:]
         return not self.model.classes.sets_attribute(cls, attr) and not self.model.attribute_writes(attr)
+
+    def _flagged(self, node: ast.Call, first: ast.expr, value: ast.expr, hazard):
+        """``F.dropout(x, inplace=inplace)`` where ``inplace`` is a parameter defaulting to False
+        (``hazard.flag_parameter``): a call that leaves it out runs the op out of place, so only the
+        calls passing it count (``hazard.explain_flagged``); where every call in view leaves it
+        out (``flag_off_at_every_call``) the hazard is possible, not proven."""
+        from codemod.analysis.hazard import (Hazard, Tier, explain_flagged, flag_off_at_every_call,  # heavy: not at import
+                                             flag_parameter)
+
+        flag = flag_parameter(self.model, value)
+        if flag is None:
+            return hazard
+        if flag_off_at_every_call(self.model.hazards, flag):
+            return Hazard(f"{hazard.reason}, if `{self.code(value)}` is True (it defaults to False, and no call in view "
+                          "passes it)", Tier.POSSIBLE)
+        return explain_flagged(self.model.hazards, node, first, flag)
 
     def _spread_in_place(self, node: ast.Call, name: str) -> Optional[ast.keyword]:
         """``act_layer(**params)`` where a dict ``params`` may be passes ``inplace=True``
