@@ -125,6 +125,16 @@ def list_appends(where: _Where, flow_of: Callable[[Owner], Flow], torch_name: Ca
     return found
 
 
+def _with_appends(model: Facts, name: ast.Name, values: List[ast.expr]) -> Optional[List[ast.expr]]:
+    """``values`` (what the bindings of ``name`` reaching its use assign) with what the function
+    appends to ``name`` where one is a list literal (``outs = []``); None where that list may
+    change otherwise (:func:`list_appends`)."""
+    if not any(isinstance(v, ast.List) for v in values):
+        return values
+    appended = list_appends(model, model.flow, model.torch_name, name.id, model.owner(model.statement_of(name)))
+    return None if appended is None else values + [v for v, _ in appended]
+
+
 def _below(where: _Where, node: ast.AST, owner: ast.AST) -> List[ast.AST]:
     """The nodes above ``node`` and below ``owner``."""
     found: List[ast.AST] = []
@@ -324,13 +334,8 @@ class Constants:
             values = bound_values(self.model, expr, self.callers, assumed=assumed)
             if values is None or expr.id in assumed and not self._handed_constant(expr):
                 return False
-            if any(isinstance(v, ast.List) for v in values):  # `outs = []`: and what is appended to it
-                appended = list_appends(self.model, self.model.flow, self.model.torch_name, expr.id,
-                                        self.model.owner(self.model.statement_of(expr)))
-                if appended is None:
-                    return False  # the list may change otherwise (handed to a call, extended)
-                values = values + [v for v, _ in appended]
-            return self._all(values) and self._all(self._written_into(expr))
+            filled = _with_appends(self.model, expr, values)  # `outs = []`: and what is appended to it
+            return filled is not None and self._all(filled) and self._all(self._written_into(expr))
         if isinstance(expr, ast.Attribute):
             if expr.attr in _SIZES:
                 return True
