@@ -77,6 +77,7 @@ def test_one_append_that_requires_no_grad_leaves_it_unknown():
     "fill(outs, w)",  # a call it is handed to appends what requires grad
     "outs.extend([w * 2])",
     "outs += [w * 2]",
+    "rows = outs\nrows.append(w * 2)",  # another name for the list appends
 ])
 def test_a_list_changed_otherwise_is_no_constant(append):
     """The literal alone said "constant": the sigmoid's save was not even a possible hazard."""

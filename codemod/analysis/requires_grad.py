@@ -23,7 +23,7 @@ from codemod.analysis.names import identity_argument
 from codemod.analysis.project import returns_constant
 from codemod.analysis.binder import Flow
 from codemod.analysis.syntax import FUNCTIONS, OWNERS, Function, Located, Owner, is_const, target_key
-from codemod.analysis.tensor_kind import KindFacts
+from codemod.analysis.tensor_kind import JOINING, KindFacts
 from codemod.analysis.tree import Tree
 
 _DEPTH = 12  # bindings followed before giving up (giving up: may require grad)
@@ -83,8 +83,8 @@ def list_appends(where: _Where, flow_of: Callable[[Owner], Flow], torch_name: Ca
     """What the function ``owner`` appends to its list ``key`` (``outs.append(self.fc(x))``, each
     value with its statement), where ``key`` is bound once there (to a list literal, the caller's
     concern), not declared ``global``/``nonlocal``, and read otherwise only in ways that change
-    nothing: ``outs[i]``, ``for o in outs``, a torch function or a reading builtin given it
-    (``torch.stack(outs)``, ``len(outs)``). None where the list may change otherwise: another
+    nothing: ``outs[i]``, ``for o in outs``, a torch function joining it or a reading builtin
+    given it (``torch.stack(outs)``, ``len(outs)``). None where the list may change otherwise: another
     method (``extend``, ``insert``, ``pop``), an item set (``outs[i] = v``), a call it is handed
     to (which may append), another name bound to it, a nested scope reading it."""
     if isinstance(owner, ast.Module):
@@ -117,10 +117,10 @@ def list_appends(where: _Where, flow_of: Callable[[Owner], Flow], torch_name: Ca
             continue  # `outs[-1]`
         if isinstance(parent, (ast.For, ast.AsyncFor)) and parent.iter is node:
             continue  # `for o in outs`
-        if isinstance(parent, ast.Call) and node in parent.args and (
-                torch_name(parent.func) is not None or isinstance(parent.func, ast.Name)
+        if isinstance(parent, ast.Call) and parent.args[:1] == [node] and (
+                (torch_name(parent.func) or "").rsplit(".", 1)[-1] in JOINING or isinstance(parent.func, ast.Name)
                 and parent.func.id in _READING_BUILTINS and parent.func.id not in shadowed):
-            continue  # `torch.stack(outs)`, `len(outs)`
+            continue  # `torch.stack(outs)`, `len(outs)` (not `torch.jit.annotate(T, outs)`: the list itself)
         return None
     return found
 
