@@ -11,7 +11,8 @@ attributes and calls of user code can require grad. Unknown is not constant.
 from __future__ import annotations
 
 import ast
-from typing import Collection, FrozenSet, Dict, List, Mapping, NamedTuple, Optional, Protocol, Sequence, Set, Tuple
+from typing import (Callable, Collection, FrozenSet, Dict, Iterator, List, Mapping, NamedTuple, Optional, Protocol,
+                    Sequence, Set, Tuple)
 
 from codemod import torch_api
 from codemod.analysis.calls import Calls
@@ -20,8 +21,9 @@ from codemod.analysis.helper_returns import HelperCalls
 from codemod.analysis.kinds import Kind
 from codemod.analysis.names import identity_argument
 from codemod.analysis.project import returns_constant
-from codemod.analysis.syntax import FUNCTIONS, OWNERS, Function, Located, is_const, target_key
-from codemod.analysis.tensor_kind import KindFacts
+from codemod.analysis.binder import Flow
+from codemod.analysis.syntax import FUNCTIONS, OWNERS, Function, Located, Owner, is_const, target_key
+from codemod.analysis.tensor_kind import JOINING, KindFacts
 from codemod.analysis.tree import Tree
 
 _DEPTH = 12  # bindings followed before giving up (giving up: may require grad)
@@ -55,6 +57,92 @@ class RequiresGradFacts(KindFacts, Protocol):
     def is_factory(self, call: ast.Call) -> bool: ...
 
     def returned_pieces(self, stmt: ast.AST, key: str) -> Optional[List[ast.expr]]: ...
+
+
+class _Where(Protocol):
+    """Where a node sits (a :class:`~codemod.analysis.tree.Tree`, or the model that holds one)."""
+
+    def parent(self, node: ast.AST) -> Optional[ast.AST]: ...
+
+    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]: ...
+
+    def walk(self, node: ast.AST) -> Iterator[ast.AST]: ...
+
+    def statement_of(self, node: Located) -> Located: ...
+
+    def owner(self, node: ast.AST) -> Owner: ...
+
+
+# Builtins that read a list without changing it (`len(outs)`, `zip(outs, ws)`).
+_READING_BUILTINS = frozenset({"len", "list", "tuple", "zip", "enumerate", "reversed", "sorted", "iter", "all", "any"})
+_NESTED_SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.ClassDef)
+
+
+def list_appends(where: _Where, flow_of: Callable[[Owner], Flow], torch_name: Callable[[ast.AST], Optional[str]],
+                 key: str, owner: Owner) -> Optional[List[Tuple[ast.expr, Located]]]:
+    """What the function ``owner`` appends to its list ``key`` (``outs.append(self.fc(x))``, each
+    value with its statement), where ``key`` is bound once there (to a list literal, the caller's
+    concern), not declared ``global``/``nonlocal``, and read otherwise only in ways that change
+    nothing: ``outs[i]``, ``for o in outs``, a torch function joining it or a reading builtin
+    given it (``torch.stack(outs)``, ``len(outs)``). None where the list may change otherwise: another
+    method (``extend``, ``insert``, ``pop``), an item set (``outs[i] = v``), a call it is handed
+    to (which may append), another name bound to it, a nested scope reading it."""
+    if isinstance(owner, ast.Module):
+        return None
+    flow = flow_of(owner)
+    if len(flow.bindings.get(key, [])) != 1 or key in flow.declared:
+        return None
+    found: List[Tuple[ast.expr, Located]] = []
+    scopes: List[Owner] = [owner]
+    while not isinstance(scopes[-1], ast.Module):
+        scopes.append(where.owner(scopes[-1]))
+    shadowed = {n for scope in scopes for n in flow_of(scope).bindings if n in _READING_BUILTINS}
+    for node in where.walk(owner):
+        if not (isinstance(node, ast.Name) and node.id == key):
+            continue
+        if where.owner(node) is not owner or any(isinstance(a, _NESTED_SCOPES) for a in _below(where, node, owner)):
+            return None  # a nested scope reads (or binds) it
+        if not isinstance(node.ctx, ast.Load):
+            continue  # the one binding
+        parent = where.parent(node)
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            call = where.parent(parent)
+            if parent.attr == "append" and isinstance(call, ast.Call) and call.func is parent and len(call.args) == 1 \
+                    and not call.keywords and not isinstance(call.args[0], ast.Starred) \
+                    and isinstance(where.parent(call), ast.Expr):
+                found.append((call.args[0], where.statement_of(call)))
+                continue
+            return None  # another method (`extend`, `pop`), or an attribute
+        if isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.ctx, ast.Load):
+            continue  # `outs[-1]`
+        if isinstance(parent, (ast.For, ast.AsyncFor)) and parent.iter is node:
+            continue  # `for o in outs`
+        if isinstance(parent, ast.Call) and parent.args[:1] == [node] and (
+                (torch_name(parent.func) or "").rsplit(".", 1)[-1] in JOINING or isinstance(parent.func, ast.Name)
+                and parent.func.id in _READING_BUILTINS and parent.func.id not in shadowed):
+            continue  # `torch.stack(outs)`, `len(outs)` (not `torch.jit.annotate(T, outs)`: the list itself)
+        return None
+    return found
+
+
+def _with_appends(model: Facts, name: ast.Name, values: List[ast.expr]) -> Optional[List[ast.expr]]:
+    """``values`` (what the bindings of ``name`` reaching its use assign) with what the function
+    appends to ``name`` where one is a list literal (``outs = []``); None where that list may
+    change otherwise (:func:`list_appends`)."""
+    if not any(isinstance(v, ast.List) for v in values):
+        return values
+    appended = list_appends(model, model.flow, model.torch_name, name.id, model.owner(model.statement_of(name)))
+    return None if appended is None else values + [v for v, _ in appended]
+
+
+def _below(where: _Where, node: ast.AST, owner: ast.AST) -> List[ast.AST]:
+    """The nodes above ``node`` and below ``owner``."""
+    found: List[ast.AST] = []
+    for anc in where.ancestors(node):
+        if anc is owner:
+            break
+        found.append(anc)
+    return found
 
 
 def bound_values(model: RequiresGradFacts, name: ast.Name, callers: bool = False,
@@ -246,7 +334,8 @@ class Constants:
             values = bound_values(self.model, expr, self.callers, assumed=assumed)
             if values is None or expr.id in assumed and not self._handed_constant(expr):
                 return False
-            return self._all(values) and self._all(self._written_into(expr))
+            filled = _with_appends(self.model, expr, values)  # `outs = []`: and what is appended to it
+            return filled is not None and self._all(filled) and self._all(self._written_into(expr))
         if isinstance(expr, ast.Attribute):
             if expr.attr in _SIZES:
                 return True

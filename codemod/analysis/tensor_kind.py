@@ -40,11 +40,19 @@ _SHARED_METHODS = frozenset({
 
 
 
+# Methods that make a fresh tensor like their receiver (``x.new_zeros(n)``): a tensor's own, numpy
+# and containers lack them (they save nothing, so they have no op data).
+_FRESH_LIKE_METHODS = frozenset({"new_zeros", "new_ones", "new_full", "new_empty", "new_tensor"})
+
+
 def tensor_only(method: str) -> bool:
     """A method name only tensors have among the values code usually holds (``exp``, ``softmax``):
-    one with op data (what it saves, measured from torch) that numpy and containers lack."""
+    one with op data (what it saves, measured from torch) that numpy and containers lack, or one
+    that makes a fresh tensor like its receiver (``new_zeros``)."""
     if method in _SHARED_METHODS:
         return False
+    if method in _FRESH_LIKE_METHODS:
+        return True
     measured = torch_api.OP_SAVES_MEASURED.get(method)
     return measured is not None or method in torch_api.OP_SAVES
 

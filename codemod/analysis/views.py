@@ -36,6 +36,7 @@ from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.names import Names
 from codemod.analysis.project import SummaryFact
 from codemod.analysis.requires_grad import (
+    list_appends,
     SHAPE_METHODS,
     differentiable_operands,
     on_every_way_between,
@@ -1189,6 +1190,8 @@ class GradRequirement(_ViewsPart):
         for b in self.views._plain_bindings(name.id, at):
             if b.form != "param" and switched_on_between(self.tree, name.id, b.stmt, at) is not None:
                 answers.append("yes")  # `t.requires_grad = True` after `t` was bound, before `at`
+            elif b.form in ("assign", "ann") and isinstance(b.value, ast.List):
+                answers.append(filled_list_rg(self, name.id, b, seen))  # `outs = []`, `outs.append(y)`
             elif b.form in ("assign", "ann") and b.value is not None:
                 answer: RequiresGrad = "no" if self.views.making._made_without_grad(b.stmt) \
                     and not isinstance(b.value, ast.Name) else self._rg(b.value, b.stmt, seen)
@@ -2161,6 +2164,23 @@ def _view_made_in(expr: ast.expr, forward: ast.AST) -> bool:
         expr = bound[0].value
     return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _ALWAYS \
         and expr.func.attr != "detach"
+
+
+def filled_list_rg(part: GradRequirement, key: str, b: Binding, seen: Set[int]) -> RequiresGrad:
+    """What the elements of the list ``key = [...]`` (``b``) require, with what its function
+    appends to it (:func:`~codemod.analysis.requires_grad.list_appends`): ``outs = []``, then
+    ``outs.append(self.fc(x))`` in a loop, then ``torch.stack(outs)``. "yes" where every element
+    (of the literal, or appended) requires grad, "no" where none does, "unknown" where the list
+    may change otherwise. (The literal alone, ``[]``, read "no" before: no element.)"""
+    owner = part.tree.owner(b.stmt)
+    appended = list_appends(part.tree, part.binder.flow, part.names.torch_name, key, owner)
+    if appended is None or any(isinstance(e, ast.Starred) for e in cast(ast.List, b.value).elts):
+        return "unknown"
+    values = [(e, b.stmt) for e in cast(ast.List, b.value).elts] + appended
+    if not values:
+        return "no"  # `[]`, never filled
+    answers = {part._rg(v, at, seen) for v, at in values}
+    return answers.pop() if len(answers) == 1 else "unknown"
 
 
 def _any(answers: Iterable[RequiresGrad]) -> RequiresGrad:
