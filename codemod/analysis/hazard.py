@@ -800,7 +800,8 @@ class Hazards:
                 found = self.producers._producer(  # a detached copy of a leaf is no leaf (`d = w.detach()`)
                     binding.value, binding.stmt, member, lambda: member in (key, *identity) and not integral
                     and self.floating.written_floating(write), member == key or not detached_copy(self.model, flow, key, stmt))
-                if found is not None and found.proven and self.producers._never_backpropagated(flow, member, target):
+                if found is not None and found.proven and self.producers._never_backpropagated(flow, member, target,
+                                                                                       made=binding):
                     continue  # `block_scores = s.amax(-1)` only for topk indices: backward never reads it
                 if found is not None and found.proven and self.producers._only_without_grad(binding, stmt, member):
                     continue
@@ -1669,14 +1670,18 @@ class Producers(_HazardsPart):
                 return True
         return False
 
-    def _never_backpropagated(self, flow: Flow, key: str, written: ast.expr, depth: int = 0) -> bool:
+    def _never_backpropagated(self, flow: Flow, key: str, written: ast.expr, depth: int = 0,
+                              made: Optional[Binding] = None) -> bool:
         """Every read of ``key`` (but the writes into it) is compared, sized, or turned into
         indices (``topk``/``sort``/``max`` values that are themselves only so used): backward
-        never reaches the op that made it, so what that op saved is never read."""
-        loads = [n for _, n in flow.loads.get(key, []) if n is not written]
+        never reaches the op that made it, so what that op saved is never read. ``made``: the
+        binding of that op's output; reads no way from it reaches hold another tensor."""
+        here = self.model.owner(written)
+        loads = [n for _, n in flow.loads.get(key, []) if n is not written and (
+            made is None or self.model.owner(n) is not here  # (a closure's read: kept)
+            or any(b is made for b in self.model.reaching(flow, key, self.model.statement_of(n))))]
         if not loads or depth > 2:
             return not loads and depth > 0  # `_, idx = x.topk(k)`: the values dropped, never read
-        here = self.model.owner(written)
         loads = [n for n in loads if self.model.owner(n) is here  # a nested function's own `key` is another name
                  or key not in self.model.flow(self.model.owner(n)).bindings]
         for load in loads:
