@@ -1053,6 +1053,27 @@ def _carries_no_history(model: HazardFacts, node: ast.expr) -> bool:
         isinstance(t, ast.Attribute) and t.attr == "data" for t in parent.targets)
 
 
+def _carriers(model: HazardFacts, flow: Flow, key: str, made: Binding) -> Set[int]:
+    """The bindings of ``key`` (their ids) that may hold the tensor ``made`` bound: ``made``, every
+    binding but a plain assignment (a parameter, a loop target, ``+=``), and every assignment whose
+    value reads ``key`` where such a binding reaches (``x = x.scatter_(...)``, ``x = x.view(-1)``).
+    An assignment of another arm reading only its own binding (``d = torch.ones(n)``, then
+    ``d = torch.softmax(d, -1)``) holds another tensor."""
+    bindings = flow.bindings.get(key, [])
+    found = {id(made)} | {id(b) for b in bindings if b.form != "assign" or b.value is None}
+    grew = True
+    while grew:
+        grew = False
+        for b in bindings:
+            if id(b) in found or b.value is None or not any(
+                    isinstance(n, ast.Name) and n.id == key for n in ast.walk(b.value)):
+                continue
+            if any(id(r) in found for r in model.reaching(flow, key, b.stmt)):
+                found.add(id(b))
+                grew = True
+    return found
+
+
 def _ranked_pair(model: HazardFacts, node: ast.expr) -> Optional[ast.Call]:
     """The call ranking ``node`` into a pair (values, indices): ``node.topk(k)``,
     ``node.sort()``, ``node.min(-1)``, ``torch.max(node, dim=1)``; None for any other use."""
@@ -1675,11 +1696,13 @@ class Producers(_HazardsPart):
         """Every read of ``key`` (but the writes into it) is compared, sized, or turned into
         indices (``topk``/``sort``/``max`` values that are themselves only so used): backward
         never reaches the op that made it, so what that op saved is never read. ``made``: the
-        binding of that op's output; reads no way from it reaches hold another tensor."""
+        binding of that op's output; reads that only other tensors' bindings reach are no uses
+        (:func:`_carriers`)."""
         here = self.model.owner(written)
+        carriers = _carriers(self.model, flow, key, made) if made is not None else set()
         loads = [n for _, n in flow.loads.get(key, []) if n is not written and (
             made is None or self.model.owner(n) is not here  # (a closure's read: kept)
-            or any(b is made for b in self.model.reaching(flow, key, self.model.statement_of(n))))]
+            or any(id(b) in carriers for b in self.model.reaching(flow, key, self.model.statement_of(n))))]
         if not loads or depth > 2:
             return not loads and depth > 0  # `_, idx = x.topk(k)`: the values dropped, never read
         loads = [n for n in loads if self.model.owner(n) is here  # a nested function's own `key` is another name
