@@ -800,8 +800,7 @@ class Hazards:
                 found = self.producers._producer(  # a detached copy of a leaf is no leaf (`d = w.detach()`)
                     binding.value, binding.stmt, member, lambda: member in (key, *identity) and not integral
                     and self.floating.written_floating(write), member == key or not detached_copy(self.model, flow, key, stmt))
-                if found is not None and found.proven and self.producers._never_backpropagated(flow, member, target,
-                                                                                       made=binding):
+                if found is not None and found.proven and self.producers._never_backpropagated(flow, member, target, made=binding):
                     continue  # `block_scores = s.amax(-1)` only for topk indices: backward never reads it
                 if found is not None and found.proven and self.producers._only_without_grad(binding, stmt, member):
                     continue
