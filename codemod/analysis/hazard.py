@@ -805,7 +805,7 @@ class Hazards:
                 found = self.producers._producer(  # a detached copy of a leaf is no leaf (`d = w.detach()`)
                     binding.value, binding.stmt, member, lambda: member in (key, *identity) and not integral
                     and self.floating.written_floating(write), member == key or not detached_copy(self.model, flow, key, stmt))
-                if found is not None and found.proven and self.producers._never_backpropagated(flow, member, target):
+                if found is not None and found.proven and self.producers._never_backpropagated(flow, member, target, made=binding):
                     continue  # `block_scores = s.amax(-1)` only for topk indices: backward never reads it
                 if found is not None and found.proven and self.producers._only_without_grad(binding, stmt, member):
                     continue
@@ -1027,14 +1027,94 @@ def _loop_around(model: HazardFacts, stmt: Located, made: Span) -> Optional[ast.
                  and model.range(up)[0] <= made[0] and made[1] <= model.range(up)[1]), None)
 
 
-def _values_and_indices(call: ast.Call) -> bool:
-    """``x.topk(k)``, ``x.sort()``, ``x.max(dim)``: a pair (values, indices); ``x.max(y)`` of
-    another tensor is one tensor (unpacked, its rows)."""
-    func = call.func
-    if not isinstance(func, ast.Attribute) or func.attr in ("topk", "sort"):
+_RANKED = ("topk", "sort", "max", "min")
+
+
+def _int_constant(node: ast.expr) -> Optional[int]:
+    """``1``, ``-1``: the int a literal (negated or not) stands for; None for anything else."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _int_constant(node.operand)
+        return None if inner is None else -inner
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    return None
+
+
+def _values_and_indices(call: ast.Call, op: str, dim_at: int) -> bool:
+    """``x.topk(k)``, ``x.sort()``, ``x.max(dim)``, ``torch.min(x, -1)``: a pair (values,
+    indices); ``x.max(y)`` of another tensor, or ``x.max()``, is one tensor (unpacked, its rows)."""
+    if op in ("topk", "sort"):
         return True
     return any(k.arg == "dim" for k in call.keywords) or (
-        bool(call.args) and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, int))
+        len(call.args) > dim_at and _int_constant(call.args[dim_at]) is not None)
+
+
+def _carries_no_history(model: HazardFacts, node: ast.expr) -> bool:
+    """``node`` is handed where no backward can reach its op: to a torch function whose result
+    carries no gradient (``torch.isnan(std)``, ``torch.argmax(d)``), or set as the ``.data`` of
+    a tensor (``self.scales.data = std``: the storage is taken, the history is not)."""
+    parent = model.parent(node)
+    if isinstance(parent, ast.Call) and any(a is node for a in parent.args):
+        name = (model.torch_name(parent.func) or "").rsplit(".", 1)
+        return len(name) == 2 and name[0] == "torch" and name[1] in _INDEX_ATTRIBUTES
+    return isinstance(parent, ast.Assign) and parent.value is node and all(
+        isinstance(t, ast.Attribute) and t.attr == "data" for t in parent.targets)
+
+
+def _carriers(model: HazardFacts, flow: Flow, key: str, made: Binding) -> Set[int]:
+    """The bindings of ``key`` (their ids) that may hold the tensor ``made`` bound: ``made``, every
+    binding but a plain assignment (a parameter, a loop target, ``+=``), and every assignment whose
+    value reads ``key`` where such a binding reaches (``x = x.scatter_(...)``, ``x = x.view(-1)``).
+    An assignment of another arm reading only its own binding (``d = torch.ones(n)``, then
+    ``d = torch.softmax(d, -1)``) holds another tensor."""
+    bindings = flow.bindings.get(key, [])
+    found = {id(made)} | {id(b) for b in bindings if b.form != "assign" or b.value is None}
+    grew = True
+    while grew:
+        grew = False
+        for b in bindings:
+            if id(b) in found or b.value is None or not any(
+                    isinstance(n, ast.Name) and n.id == key for n in ast.walk(b.value)):
+                continue
+            if any(id(r) in found for r in model.reaching(flow, key, b.stmt)):
+                found.add(id(b))
+                grew = True
+    return found
+
+
+def _ranked_pair(model: HazardFacts, node: ast.expr) -> Optional[ast.Call]:
+    """The call ranking ``node`` into a pair (values, indices): ``node.topk(k)``,
+    ``node.sort()``, ``node.min(-1)``, ``torch.max(node, dim=1)``; None for any other use."""
+    parent = model.parent(node)
+    if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in _RANKED:
+        call = model.parent(parent)
+        if isinstance(call, ast.Call) and call.func is parent and _values_and_indices(call, parent.attr, 0):
+            return call
+        return None
+    if isinstance(parent, ast.Call) and parent.args[:1] == [node]:
+        op = (model.torch_name(parent.func) or "").rsplit(".", 1)
+        if len(op) == 2 and op[0] == "torch" and op[1] in _RANKED and _values_and_indices(parent, op[1], 1):
+            return parent
+    return None
+
+
+def _ranked_use(model: HazardFacts, node: ast.expr) -> Union[bool, ast.Name, None]:
+    """How a ranking of ``node`` is used: True when only its indices leave (``.indices``,
+    ``[1]``, ``[-1]``: int64, no history), the Name bound to its values when unpacked
+    (``v, i = node.min(-1)``), None when ``node`` is not ranked so or its values leave."""
+    call = _ranked_pair(model, node)
+    if call is None:
+        return None
+    taken = model.parent(call)
+    if isinstance(taken, ast.Attribute) and taken.value is call:
+        return taken.attr == "indices" or None
+    if isinstance(taken, ast.Subscript) and taken.value is call and isinstance(taken.ctx, ast.Load):
+        return _int_constant(taken.slice) in (1, -1) or None
+    if isinstance(taken, ast.Assign) and taken.value is call and len(taken.targets) == 1 \
+            and isinstance(taken.targets[0], (ast.Tuple, ast.List)) and len(taken.targets[0].elts) == 2 \
+            and isinstance(taken.targets[0].elts[0], ast.Name):
+        return taken.targets[0].elts[0]
+    return None
 
 
 class _HazardsPart:
@@ -1639,14 +1719,20 @@ class Producers(_HazardsPart):
                 return True
         return False
 
-    def _never_backpropagated(self, flow: Flow, key: str, written: ast.expr, depth: int = 0) -> bool:
+    def _never_backpropagated(self, flow: Flow, key: str, written: ast.expr, depth: int = 0,
+                              made: Optional[Binding] = None) -> bool:
         """Every read of ``key`` (but the writes into it) is compared, sized, or turned into
         indices (``topk``/``sort``/``max`` values that are themselves only so used): backward
-        never reaches the op that made it, so what that op saved is never read."""
-        loads = [n for _, n in flow.loads.get(key, []) if n is not written]
+        never reaches the op that made it, so what that op saved is never read. ``made``: the
+        binding of that op's output; reads that only other tensors' bindings reach are no uses
+        (:func:`_carriers`)."""
+        here = self.model.owner(written)
+        carriers = _carriers(self.model, flow, key, made) if made is not None else set()
+        loads = [n for _, n in flow.loads.get(key, []) if n is not written and (
+            made is None or self.model.owner(n) is not here  # (a closure's read: kept)
+            or any(id(b) in carriers for b in self.model.reaching(flow, key, self.model.statement_of(n))))]
         if not loads or depth > 2:
             return not loads and depth > 0  # `_, idx = x.topk(k)`: the values dropped, never read
-        here = self.model.owner(written)
         loads = [n for n in loads if self.model.owner(n) is here  # a nested function's own `key` is another name
                  or key not in self.model.flow(self.model.owner(n)).bindings]
         for load in loads:
@@ -1659,27 +1745,22 @@ class Producers(_HazardsPart):
                 continue
             if isinstance(parent, ast.Call) and self.model.summaries.reads_only_metadata(parent, node):
                 continue  # `max_value(dist)`, a helper reading only `t.dtype`: not the values
+            if _carries_no_history(self.model, node):
+                continue  # `torch.isnan(std)`, `self.scales.data = std`
             while isinstance(parent, ast.UnaryOp) and isinstance(parent.op, (ast.USub, ast.UAdd)):
                 node, parent = parent, self.model.parent(parent)  # `(-dist).topk(k)`: ranked negated
-            if not (isinstance(parent, ast.Attribute) and parent.value is node):
+            ranked = _ranked_use(self.model, node)  # `x.min(-1)[1]`, `_, i = x.topk(k)`: integers leave
+            if ranked is True or (isinstance(ranked, ast.Name)
+                                  and self._never_backpropagated(flow, ranked.id, written, depth + 1)):
+                continue
+            if not (isinstance(parent, ast.Attribute) and parent.value is node) or ranked is not None:
                 return False
-            call, assign = self.model.parent(parent), None
+            call = self.model.parent(parent)
             if parent.attr in _INDEX_ATTRIBUTES:
                 continue
-            taken = self.model.parent(call) if isinstance(call, ast.Call) and call.func is parent else None
-            if parent.attr in ("topk", "sort", "max", "min") and isinstance(taken, ast.Attribute) \
-                    and taken.attr == "indices":
-                continue  # `x.topk(k).indices`: integers leave, the values are dropped
             if parent.attr in torch_api.INPLACE_METHODS and isinstance(call, ast.Call) \
                     and isinstance(self.model.parent(call), ast.Expr):
                 continue  # another write, its result (the tensor itself) left unused
-            if isinstance(call, ast.Call) and call.func is parent:
-                assign = self.model.parent(call)
-            if parent.attr in ("topk", "sort", "max", "min") and isinstance(assign, ast.Assign) \
-                    and isinstance(assign.targets[0], ast.Tuple) and len(assign.targets[0].elts) == 2 \
-                    and isinstance(assign.targets[0].elts[0], ast.Name) and _values_and_indices(cast(ast.Call, call)) \
-                    and self._never_backpropagated(flow, assign.targets[0].elts[0].id, written, depth + 1):
-                continue
             return False
         return True
 

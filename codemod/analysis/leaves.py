@@ -33,7 +33,7 @@ from codemod.analysis.syntax import (
     subscript_base,
     target_key,
 )
-from codemod.analysis.tensor_kind import TensorKinds
+from codemod.analysis.tensor_kind import TensorKinds, tensor_test_failed
 from codemod.analysis.tree import Tree
 
 if TYPE_CHECKING:
@@ -122,6 +122,8 @@ class Leaves:
             return self._chained(target, stmt)
         if self._frozen_before(key, stmt):
             return LeafOrigin(False, f"`{key}`, whose requires_grad the code turns off", False)
+        if tensor_test_failed(self.tree.parent, self.kinds.names.torch_name, base, stmt):
+            return None  # `else: buf[i] = ...` of `if isinstance(buf, torch.Tensor):`: an item of a list
         if isinstance(target, ast.Subscript) and isinstance(base, ast.Name):
             listed = _listed_leaf(self, target, stmt)
             if listed is not None:

@@ -15,7 +15,9 @@ from typing import (Callable, Collection, FrozenSet, Dict, Iterator, List, Mappi
                     Sequence, Set, Tuple)
 
 from codemod import torch_api
+from codemod.analysis.branches import statement_lists
 from codemod.analysis.calls import Calls
+from codemod.analysis.classes import Calls as CallTable
 from codemod.analysis.facts import Facts
 from codemod.analysis.helper_returns import HelperCalls
 from codemod.analysis.kinds import Kind
@@ -349,6 +351,8 @@ class Constants:
                 # `torch.max(x, dim=1).values`, `x.max(dim=1).values`: a field of what a torch op
                 # returns (indices: integers)
                 return expr.attr == "indices" or self.constant(expr.value)
+            if frozen_parameter(self.model, expr):
+                return True  # `self.d = nn.Parameter(t, requires_grad=False)`
             return self.callers and self._constant_attribute(expr)
         if isinstance(expr, ast.Subscript):
             return self.constant(expr.value)
@@ -741,13 +745,86 @@ def differentiable_operands(call: ast.Call, short: str, method: bool) -> Optiona
     return found
 
 
-def may_be_frozen(model: Facts, module: ast.expr) -> bool:
+_PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+
+
+def _switched_off(stmt: ast.stmt, attr: str) -> bool:
+    """``stmt`` is ``self.<attr>.requires_grad_(False)`` or ``self.<attr>.requires_grad = False``."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        func, flags = stmt.value.func, stmt.value.args[:1] + [k.value for k in stmt.value.keywords]
+        return isinstance(func, ast.Attribute) and func.attr == "requires_grad_" and len(flags) == 1 \
+            and is_const(flags[0], False) and target_key(func.value) == f"self.{attr}"
+    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and is_const(stmt.value, False) \
+        and isinstance(stmt.targets[0], ast.Attribute) and stmt.targets[0].attr == "requires_grad" \
+        and target_key(stmt.targets[0].value) == f"self.{attr}"
+
+
+def _may_switch_on(model: Facts) -> bool:
+    """The module may turn some requires_grad on: ``x.requires_grad_()``, ``m.requires_grad_(flag)``,
+    ``p.requires_grad = True`` (anything but a literal ``False``)."""
+    for node in model.attribute_writes("requires_grad"):
+        stmt = model.parent(node)
+        if not (isinstance(stmt, ast.Assign) and is_const(stmt.value, False)):
+            return True
+    for calls in model.calls_in(model.module).values():
+        for call in calls:
+            if isinstance(call.func, ast.Attribute) and call.func.attr == "requires_grad_":
+                flags = call.args[:1] + [k.value for k in call.keywords if k.arg == "requires_grad"]
+                if not flags or not is_const(flags[0], False):
+                    return True
+    return False
+
+
+def frozen_parameter(model: Facts, attr: ast.expr) -> bool:
+    """``self.d`` where every value its class gives it is an ``nn.Parameter`` built to require no
+    grad (``nn.Parameter(t, requires_grad=False)``, ``nn.Parameter(t, False)``) or switched off
+    in the statements right after, in its block (``self.d.requires_grad_(False)``,
+    ``self.d.requires_grad = False``), in a module that switches no requires_grad on anywhere
+    (``p.requires_grad_()``, ``model.requires_grad_(True)``, ``x.requires_grad = flag``): autograd
+    records nothing for it, so nothing is saved for its gradient."""
+    if not (isinstance(attr, ast.Attribute) and isinstance(attr.value, ast.Name) and attr.value.id == "self"):
+        return False
+    cls = model.enclosing_class(attr)
+    values = model.class_attrs(cls).get(attr.attr, []) if cls is not None else []
+    if not values or _may_switch_on(model):
+        return False
+
+    def frozen(value: object) -> bool:
+        if not (isinstance(value, ast.Call) and model.torch_name(value.func) in _PARAMETER_CLASSES):
+            return False
+        flags = [k.value for k in value.keywords if k.arg == "requires_grad"] + list(value.args[1:2])
+        if flags and all(is_const(f, False) for f in flags):
+            return True
+        stmt = model.statement_of(value)
+        parent = model.parent(stmt)
+        block = next((b for b in statement_lists(parent) if stmt in b), []) if parent is not None else []
+        later = block[[id(s) for s in block].index(id(stmt)) + 1:] if block else []
+        return any(_switched_off(s, attr.attr) for s in later)
+
+    return all(frozen(v) for v in values)
+
+
+class FrozenFacts(Protocol):
+    """What :func:`may_be_frozen` reads: the module's tree, its calls, the attributes it sets."""
+
+    @property
+    def module(self) -> ast.Module: ...
+
+    def parent(self, node: ast.AST) -> Optional[ast.AST]: ...
+
+    def attribute_writes(self, attr: str) -> List[ast.expr]: ...
+
+    def calls_in(self, scope: ast.AST) -> CallTable: ...
+
+
+def may_be_frozen(model: FrozenFacts, module: ast.expr, replaced: bool = True) -> bool:
     """``self.embedding`` (a module called) may have parameters that do not require grad: the
     file switches ``requires_grad`` off (``x.requires_grad = False``, ``x.requires_grad_(False)``,
     or to a value it cannot tell) on something whose attribute chain names a part of the
     module's (``self.embedding.weight``, ``self.ae``) or on a bare name (``p`` of a loop over
     ``parameters()``, ``model``, ``self``), or replaces such a chain's ``weight`` / ``bias``.
-    Then autograd may record nothing for the call (Embedding's indices never require grad)."""
+    Then autograd may record nothing for the call (Embedding's indices never require grad).
+    ``replaced`` False: switches only (of a parameter ``self.w``, which its own setting replaces)."""
     key = target_key(module)
     parts = set(key.split(".")[1:] if key is not None and key.startswith("self.") else (key or "").split("."))
     if not parts - {""}:
@@ -768,7 +845,7 @@ def may_be_frozen(model: Facts, module: ast.expr) -> bool:
         if isinstance(node, ast.Attribute) and not (isinstance(value, ast.Constant) and value.value is True) \
                 and names_part(node.value):
             return True
-    for attr in ("weight", "bias"):
+    for attr in ("weight", "bias") if replaced else ():
         if any(isinstance(n, ast.Attribute) and names_part(n.value) for n in model.attribute_writes(attr)):
             return True
     for callee, calls in model.calls_in(model.module).items():

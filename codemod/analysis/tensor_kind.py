@@ -970,10 +970,12 @@ def used_as_container(model: Facts, target: ast.AST, node: ast.AST) -> bool:
     """``target`` (a name) is read with a method only lists and dicts have (``outs.append(y)``,
     ``store.items()``, ``header.pop(k)``) in the function around ``node``, or indexed with a
     string (``data[key]``, ``key: str``: ``string_keys``): a container, never a tensor autograd
-    saved, never cloned or rebound as one."""
+    saved, never cloned or rebound as one. Or ``node`` runs where ``isinstance(target,
+    torch.Tensor)`` was false (:func:`tensor_test_failed`): a list of tensors there, no tensor."""
     if not isinstance(target, ast.Name):
         return False
-    if indexed_by_string(model, target, cast(Located, node)):
+    if indexed_by_string(model, target, cast(Located, node)) \
+            or tensor_test_failed(model.parent, model.torch_name, target, node):
         return True
     flow = model.flow(model.owner(model.statement_of(cast(Located, node))))
     for _, load in flow.loads.get(target.id, []):
@@ -982,4 +984,56 @@ def used_as_container(model: Facts, target: ast.AST, node: ast.AST) -> bool:
             call = model.parent(parent)
             if isinstance(call, ast.Call) and call.func is parent:
                 return True
+    return False
+
+
+def _tensor_test(test: ast.expr, key: str, torch_name: Callable[[ast.AST], Optional[str]]) -> bool:
+    """``isinstance(x, torch.Tensor)`` (``torch.Tensor`` alone or in a tuple of classes) or
+    ``torch.is_tensor(x)``, of ``x`` whose key is ``key``: false only where ``x`` is no tensor."""
+    if not (isinstance(test, ast.Call) and not test.keywords and test.args and target_key(test.args[0]) == key):
+        return False
+    if len(test.args) == 1:
+        return torch_name(test.func) == "torch.is_tensor"
+    if not (isinstance(test.func, ast.Name) and test.func.id == "isinstance" and len(test.args) == 2):
+        return False
+    classes = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+    return any(torch_name(c) == "torch.Tensor" for c in classes)
+
+
+def _rebinds(block: Sequence[ast.stmt], key: str) -> bool:
+    """Something in ``block`` (nested statements included) binds the name ``key`` anew."""
+    for stmt in block:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and node.id == key and not isinstance(node.ctx, ast.Load):
+                return True  # `buf = ...`, `for buf in ...`, `with ... as buf`, `(buf := ...)`
+            if isinstance(node, (ast.Global, ast.Nonlocal)) and key in node.names:
+                return True
+            if isinstance(node, (ast.ExceptHandler, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                    and node.name == key or isinstance(node, ast.alias) and (node.asname or node.name) == key:
+                return True
+    return False
+
+
+def tensor_test_failed(parent: Callable[[ast.AST], Optional[ast.AST]], torch_name: Callable[[ast.AST], Optional[str]],
+                       base: ast.expr, node: ast.AST) -> bool:
+    """``node`` runs only where ``isinstance(base, torch.Tensor)`` (or ``torch.is_tensor(base)``)
+    was false: in the ``else`` arm (an ``elif`` of it too) of ``if isinstance(buf, torch.Tensor):``,
+    or in the body of ``if not isinstance(buf, torch.Tensor):``, with nothing in that arm binding
+    the name anew. There ``base`` is no tensor (a list of them, a tuple): writing into its items
+    writes into no tensor. Names only (a call could rebind an attribute)."""
+    if not isinstance(base, ast.Name):
+        return False
+    key = base.id
+    here: ast.AST = node
+    up = parent(node)
+    while up is not None and not isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
+                                                   ast.Module)):
+        if isinstance(up, ast.If):
+            arm = up.orelse if any(s is here for s in up.orelse) else up.body if any(s is here for s in up.body) else None
+            test, failed = up.test, arm is up.orelse
+            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                test, failed = test.operand, not failed
+            if arm is not None and failed and _tensor_test(test, key, torch_name) and not _rebinds(arm, key):
+                return True
+        here, up = up, parent(up)
     return False

@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import ast
 import weakref
-from typing import Dict, Iterable, List, Literal, NamedTuple, Optional, Sequence, Set, Tuple, TypeGuard, cast
+from typing import Callable, Dict, Iterable, List, Literal, NamedTuple, Optional, Sequence, Set, Tuple, TypeGuard, cast
 
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding, Flow
 from codemod.analysis.builders import parametric_builder
 from codemod.analysis.calls import instance_calls_count, passes_tensor
 from codemod.analysis.branches import exclusive_until, within
-from codemod.analysis.classes import Classes
+from codemod.analysis.classes import Calls as CallTable, Classes
 from codemod.analysis.grad_mode import GradMode
 from codemod.analysis.holders import read_after
 from codemod.analysis.kinds import TENSORISH, Kind
@@ -39,6 +39,7 @@ from codemod.analysis.requires_grad import (
     list_appends,
     SHAPE_METHODS,
     differentiable_operands,
+    may_be_frozen,
     on_every_way_between,
     switched_on_between,
     written_into,
@@ -75,6 +76,26 @@ _ALWAYS = set(torch_api.VIEW_METHODS_ALWAYS)
 _SOMETIMES = set(torch_api.VIEW_METHODS_SOMETIMES)
 _ITERATION_IS_UNBIND = "__iter__" in torch_api.MULTI_VIEW_METHODS
 _PARAMETER = {"torch.nn.Parameter", "torch.nn.parameter.Parameter"}
+
+
+def _parameter_rg(call: ast.Call) -> RequiresGrad:
+    """``nn.Parameter(t)``: "yes"; ``nn.Parameter(t, requires_grad=False)`` (or ``(t, False)``):
+    "no"; a flag the analysis cannot read: unknown."""
+    flags = [k.value for k in call.keywords if k.arg == "requires_grad"] + list(call.args[1:2])
+    if all(is_const(f, True) for f in flags):
+        return "yes"
+    return "no" if any(is_const(f, False) for f in flags) else "unknown"
+
+
+class _FrozenFacts(NamedTuple):
+    """The facts :func:`may_be_frozen` reads, from the parts Views holds."""
+
+    module: ast.Module
+    parent: Callable[[ast.AST], Optional[ast.AST]]
+    attribute_writes: Callable[[str], List[ast.expr]]
+    calls_in: Callable[[ast.AST], CallTable]
+
+
 _NO_GRAD = {"torch.no_grad", "torch.set_grad_enabled", "torch.autograd.grad_mode.no_grad",
             "torch.autograd.no_grad"}
 # Ops whose result requires grad when an input does (besides views): what autograd records.
@@ -1139,7 +1160,7 @@ class GradRequirement(_ViewsPart):
             return self._rg(same, at, seen)  # `torch.jit._unwrap_optional(h)` is `h`
         name = self.names.torch_name(func)
         if name in _PARAMETER:
-            return "no" if any(k.arg == "requires_grad" and is_const(k.value, False) for k in call.keywords) else "yes"
+            return _parameter_rg(call)
         if self.kinds.calls.is_factory(call):
             return "yes" if any(k.arg == "requires_grad" and is_const(k.value, True) for k in call.keywords) else "no"
         if name is not None:
@@ -1305,7 +1326,9 @@ class GradRequirement(_ViewsPart):
                 and isinstance(expr.args[0].func, ast.Attribute) and expr.args[0].func.attr == "named_parameters")
 
     def _parameter_attribute(self, attr: ast.Attribute) -> bool:
-        """``self.w`` where the class assigns ``nn.Parameter(...)`` to it."""
+        """``self.w`` where the class assigns ``nn.Parameter(...)`` to it, built requiring grad
+        (not ``nn.Parameter(t, requires_grad=False)``), and the file switches no requires_grad off
+        that may be its (``self.w.requires_grad_(False)``, ``p.requires_grad = False`` of a loop)."""
         if not (isinstance(attr.value, ast.Name) and attr.value.id == "self"):
             return False
         cls = self.tree.enclosing_class(attr)
@@ -1313,7 +1336,10 @@ class GradRequirement(_ViewsPart):
             return False
         values = self.classes.class_attrs(cls).get(attr.attr, [])
         return bool(values) and all(
-            isinstance(v, ast.Call) and self.names.torch_name(v.func) in _PARAMETER for v in values)
+            isinstance(v, ast.Call) and self.names.torch_name(v.func) in _PARAMETER and _parameter_rg(v) == "yes"
+            for v in values) and not may_be_frozen(
+                _FrozenFacts(self.tree.module, self.tree.parent, self.classes.attribute_writes, self.classes.calls_in),
+                attr, replaced=False)
 
     def _parametric_module(self, func: ast.expr, at: Located) -> bool:
         """``self.fc`` / ``fc`` bound (only) to a torch module that owns parameters, or to an
