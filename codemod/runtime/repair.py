@@ -73,6 +73,7 @@ from codemod.runtime import step_order
 from codemod.runtime.dead_rebinding import DeadRebindings
 from codemod.runtime.step_order import MEANINGS
 from codemod.runtime.locate import Conflict, LocateResult, Site, locate_target
+from codemod.runtime.references import RESHAPES
 from codemod.runtime.verify import Verdict, VerifyResult, verify
 
 # Unsafe for reasons a run can rule out: it saw a tensor, and (with same_dtypes) no promotion.
@@ -618,9 +619,13 @@ def _candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path,
             # meaning rule): the copy meaning only, or nothing.
             ordered = [c for c in ordered if not c.no_grad]
             why = why or "the update writes a value that requires grad into a leaf: no `no_grad` meaning"
-        elif conflict.operands_require_grad:
+        elif conflict.operands_require_grad or _reshape_of_view(conflict):
             # Into a module's parameter (an EMA of weights that require grad, a weight copied from
-            # another): the copy meaning first; a `no_grad` wrap comes after every copy.
+            # another): the copy meaning first; a `no_grad` wrap comes after every copy. So for a
+            # reshape made in place on a view of a leaf (`rho = xi[:, 0:2]; rho.unsqueeze_(2)`): it
+            # changes no value, the reference makes it out of place, as `rho = rho.unsqueeze(2)` does;
+            # a wrap changes the view's shape outside autograd and bumps the leaf's version (every view
+            # of it saved before then needs a clone).
             ordered = [c for c in ordered if not c.no_grad] + [c for c in ordered if c.no_grad]
         return ordered, why
     site = conflict.fix_site
@@ -653,6 +658,12 @@ def _candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path,
                                     at_write=at_write))
     return _with_runtime(found, _saved_runtime(conflict, path, trees), trees), \
         f"no rewrite found for line {site.line}; fix by hand"
+
+
+def _reshape_of_view(conflict: Conflict) -> bool:
+    """A leaf error raised by a reshape made in place (``references.RESHAPES``) on a view of the
+    leaf, not on the leaf itself (a rebound leaf is another tensor than the one an optimizer steps)."""
+    return conflict.mutation_op in RESHAPES and "a view of a leaf Variable" in conflict.message
 
 
 def _step_order_candidates(conflict: Conflict, path: pathlib.Path, trees: _Trees,
