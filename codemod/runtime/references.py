@@ -19,9 +19,11 @@
 - ``view`` errors (a view PyTorch refuses to modify in place): **writes into copies**
   (``view_copies``): every refused view is replaced by a copy of itself where it is made, the
   meaning of IPF006's fix. It does not fit where the tensor viewed is read after a write into
-  the copy (in place it would have seen it): then the verdict is ``unproven``. Saved tensors
-  are snapshotted there too: a copy written again after autograd saved it is a saved-tensor
-  conflict of its own, judged the oracle's way.
+  the copy (in place it would have seen it): then **views allowed** (ordinary views of the same
+  memory: the writes reach the tensor viewed), and ``unproven`` where that fails too. Saved
+  tensors are snapshotted in both: a copy written again after autograd saved it, or a write
+  reaching what autograd saved of the tensor viewed, is a saved-tensor conflict of its own,
+  judged the oracle's way.
 
 The same hooks count what a run saves for backward (the cost columns).
 """
