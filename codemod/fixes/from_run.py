@@ -63,6 +63,17 @@ class Positions:
                  and (r.start.line, r.start.column, r.end.line, r.end.column) == span]
         return cast("Optional[cst.BaseExpression]", found[0]) if found else None
 
+    def made_by(self, span: Span) -> Optional["cst.BaseExpression"]:
+        """The expression whose run made something at ``span``: the expression spanning it, or the
+        iterable of a ``for`` statement spanning it whole (CPython gives the loop's ``GET_ITER``,
+        which iterates a tensor into ``unbind`` views, the whole statement's positions)."""
+        found = self.expression(span)
+        if found is not None:
+            return found
+        loops = [n for n, r in self.ranges.items() if isinstance(n, cst.For)
+                 and (r.start.line, r.start.column, r.end.line, r.end.column) == span]
+        return loops[0].iter if loops else None
+
     def small_statement(self, at: Position) -> Optional["cst.BaseSmallStatement"]:
         """The small statement holding ``at`` (on a line shared by several, the one whose
         columns cover it)."""
@@ -398,7 +409,7 @@ def _written_name(small: "cst.BaseSmallStatement") -> Optional["cst.Name"]:
 # ------------------------------------------------------------------ where the views were made
 def copies_of_views(where: Positions, made: Span) -> Optional[Fix]:
     """``C`` -> ``tuple(v.clone() for v in C)``: the call that made the views hands out copies."""
-    expr = where.expression(made)
+    expr = where.made_by(made)
     if not _makes_views(expr):
         return None
     call = cast("cst.Call", expr)
@@ -414,7 +425,7 @@ def ordinary_views(where: Positions, made: Span, op: str) -> List[Fix]:
     in range(x.size(d)))``, ``x.chunk(n, d)`` -> ``x.tensor_split(n, d)``; a tensor iterated
     (``for r in x``, ``zip(x, ...)``) -> ``(x[i] for i in range(len(x)))``, one candidate per
     argument that may be the tensor. Only where ``x`` is a name or an attribute (read twice)."""
-    expr = where.expression(made)
+    expr = where.made_by(made)
     if expr is None:
         return []
     if _makes_views(expr):
@@ -503,7 +514,7 @@ def _summand(expr: "cst.BaseExpression") -> "cst.BaseExpression":
 def detached(where: Positions, made: Span) -> Optional[Fix]:
     """``C`` -> ``C.detach()``: a view made under ``no_grad`` stays out of autograd, as PyTorch
     computes the write with grad off (the memory is shared: the writes still reach it)."""
-    expr = where.expression(made)
+    expr = where.made_by(made)
     if expr is None or _makes_views(expr) or isinstance(expr, (cst.Tuple, cst.List, cst.GeneratorExp)):
         return None  # several views (a tuple): no `.detach()` for it
     new = _call(_atom(expr), "detach")

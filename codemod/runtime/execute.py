@@ -315,8 +315,10 @@ def _snapshots(mode: Mode) -> bool:
     """The oracle snapshots what autograd saves; so do the copy meaning (the copy takes the
     update, the writes after it are the program's own and judged the oracle's way) and writes
     into copies for the same reason (a copy of a view written again after autograd saved it,
-    ``scatter_`` in a loop, is a saved-tensor conflict of its own: its meaning is the oracle's)."""
-    return mode in (Mode.SNAPSHOT, Mode.COPY_LEAVES, Mode.VIEW_COPIES)
+    ``scatter_`` in a loop, is a saved-tensor conflict of its own: its meaning is the oracle's);
+    and views allowed, where a write reaching the tensor viewed changes what autograd saved of it
+    (a ReLU's output, a column next to the one written), the same way."""
+    return mode in (Mode.SNAPSHOT, Mode.COPY_LEAVES, Mode.VIEW_COPIES, Mode.VIEWS_ALLOWED)
 
 
 def _fresh_watch(request: SideRequest):

@@ -352,8 +352,14 @@ class _Packed:
 
 
 def _storage_key(t: torch.Tensor):
+    """What a save and a later write of the same memory share: the storage; for a tensor that has
+    none (sparse layouts: ``L += L.t()`` on a ``sparse_coo_tensor`` output), the tensor itself."""
     try:
         return t.untyped_storage().data_ptr(), t.device
+    except Exception:
+        pass
+    try:
+        return "tensor", t._cdata, t.device
     except Exception:
         return None
 

@@ -19,9 +19,11 @@
 - ``view`` errors (a view PyTorch refuses to modify in place): **writes into copies**
   (``view_copies``): every refused view is replaced by a copy of itself where it is made, the
   meaning of IPF006's fix. It does not fit where the tensor viewed is read after a write into
-  the copy (in place it would have seen it): then the verdict is ``unproven``. Saved tensors
-  are snapshotted there too: a copy written again after autograd saved it is a saved-tensor
-  conflict of its own, judged the oracle's way.
+  the copy (in place it would have seen it): then **views allowed** (ordinary views of the same
+  memory: the writes reach the tensor viewed), and ``unproven`` where that fails too. Saved
+  tensors are snapshotted in both: a copy written again after autograd saved it, or a write
+  reaching what autograd saved of the tensor viewed, is a saved-tensor conflict of its own,
+  judged the oracle's way.
 
 The same hooks count what a run saves for backward (the cost columns).
 """
@@ -214,7 +216,7 @@ class LeafWatch(TorchFunctionMode):
         # copy meaning of an update with no out-of-place form: id(leaf) -> (leaf, its clone), which
         # every later read of the leaf (but its .grad) sees: ``x = x.clone(); x[i] = v``
         self._clones: Dict[int, Tuple["weakref.ref[torch.Tensor]", torch.Tensor]] = {}
-        # reshapes made out of place (``_RESHAPES``): id(view) -> (the view, its reshaped tensor),
+        # reshapes made out of place (``RESHAPES``): id(view) -> (the view, its reshaped tensor),
         # which every later read of the view (not of its .grad) sees
         self._reshaped: Dict[int, Tuple["weakref.ref[torch.Tensor]", torch.Tensor]] = {}
         self.leaves: List[torch.Tensor] = []
@@ -498,10 +500,10 @@ def _post_step(watch: "LeafWatch", leaf: torch.Tensor) -> bool:
 
 
 def _reshape(watch: "LeafWatch", func, name: str, args, kwargs) -> Optional[torch.Tensor]:
-    """A reshape made in place (``_RESHAPES``) on a view of a leaf that requires grad, with
+    """A reshape made in place (``RESHAPES``) on a view of a leaf that requires grad, with
     grad on: made out of place, and every later read of the view sees the result (None for
     any other call). It changes no value: the reference has no meaning to choose for it."""
-    if name not in _RESHAPES or not (watch.no_grad_leaves or watch.copy_leaves) or not torch.is_grad_enabled():
+    if name not in RESHAPES or not (watch.no_grad_leaves or watch.copy_leaves) or not torch.is_grad_enabled():
         return None
     target = args[0] if args else None
     leaf = _updated_leaf(args, kwargs)
@@ -601,7 +603,7 @@ _FLAGS = {"requires_grad_", "share_memory_", "retain_grad"}  # change no value: 
 # Reshapes made in place: they change no value, only the shape (and strides) the tensor shows, so
 # on a view of a leaf there is no meaning to choose: the same reshape out of place, seen by every
 # later read of that tensor (``rho.unsqueeze_(2)`` -> ``rho = rho.unsqueeze(2)``).
-_RESHAPES = {"unsqueeze_", "squeeze_", "transpose_", "t_", "swapdims_", "swapaxes_"}
+RESHAPES = {"unsqueeze_", "squeeze_", "transpose_", "t_", "swapdims_", "swapaxes_"}
 
 
 def _reads_grad(func, name: str) -> bool:

@@ -73,6 +73,7 @@ from codemod.runtime import step_order
 from codemod.runtime.dead_rebinding import DeadRebindings
 from codemod.runtime.step_order import MEANINGS
 from codemod.runtime.locate import Conflict, LocateResult, Site, locate_target
+from codemod.runtime.references import RESHAPES
 from codemod.runtime.verify import Verdict, VerifyResult, verify
 
 # Unsafe for reasons a run can rule out: it saw a tensor, and (with same_dtypes) no promotion.
@@ -389,6 +390,8 @@ def _fix_file(conflict: Conflict, project: Project) -> Optional[str]:
     """The file a conflict's fix goes in: where the write is (or, for a module's in-place op,
     where it was built); for a leaf update outside the project, the project's call of it."""
     site = conflict.fix_site
+    if conflict.kind == "runtime-inplace-flag":
+        site = conflict.save  # the flag is not the line's to unset: the clone goes where the tensor was saved
     if conflict.kind == "leaf" and site is not None and not project.allows(site.file):
         site = next((s for s in conflict.callers if project.allows(s.file)), site)
     site = step_order.fix_site(conflict, site)
@@ -601,7 +604,9 @@ def _candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path,
     if conflict.kind == "optimizer-step":
         return _step_order_candidates(conflict, path, trees, meaning)
     if conflict.kind == "runtime-inplace-flag":
-        return [], f"not fixable by a rewrite: {conflict.message or conflict.kind}"
+        # No rewrite of the write's line unsets a flag switched on elsewhere; a clone of what the
+        # out-of-place op saved (MVANet's `self.activation(...).clone()` before its dropout) changes no value.
+        return _clones_at_save(conflict, path, trees), f"not fixable by a rewrite: {conflict.message or conflict.kind}"
     if conflict.kind == "leaf":
         found, why = _leaf_candidates(conflict, analysed, path, trees)
         found = found + _copy_meaning_candidates(conflict, analysed, path, found)
@@ -618,9 +623,13 @@ def _candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path,
             # meaning rule): the copy meaning only, or nothing.
             ordered = [c for c in ordered if not c.no_grad]
             why = why or "the update writes a value that requires grad into a leaf: no `no_grad` meaning"
-        elif conflict.operands_require_grad:
+        elif conflict.operands_require_grad or _reshape_of_view(conflict):
             # Into a module's parameter (an EMA of weights that require grad, a weight copied from
-            # another): the copy meaning first; a `no_grad` wrap comes after every copy.
+            # another): the copy meaning first; a `no_grad` wrap comes after every copy. So for a
+            # reshape made in place on a view of a leaf (`rho = xi[:, 0:2]; rho.unsqueeze_(2)`): it
+            # changes no value, the reference makes it out of place, as `rho = rho.unsqueeze(2)` does;
+            # a wrap changes the view's shape outside autograd and bumps the leaf's version (every view
+            # of it saved before then needs a clone).
             ordered = [c for c in ordered if not c.no_grad] + [c for c in ordered if c.no_grad]
         return ordered, why
     site = conflict.fix_site
@@ -632,16 +641,8 @@ def _candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path,
     if finding is not None and finding.status is Status.SAFE:
         found.append(_Candidate(finding.fix, f"{finding.code} at line {site.line}: {finding.fix.title}",
                                 at_write=at_write))
-    if (conflict.construct is None and conflict.kind == "saved-then-modified"
-            and _same_file(conflict.save, path) and not conflict.save_op.endswith("_")):
-        # Cloning what an out-of-place op saved cannot change a value (an in-place op's
-        # result is another name's tensor: a clone there would cut that alias).
-        for where, region in trees.at(conflict.save.line):
-            fix = _clone_at_save(conflict, where, trees, region)
-            if fix is not None:
-                found.append(_Candidate(fix, f"clone at the save site, line {conflict.save.line}: {fix.title}",
-                                        region))
-                break
+    if conflict.construct is None and conflict.kind == "saved-then-modified":
+        found += _clones_at_save(conflict, path, trees)
     if finding is not None and finding.status is Status.UNSAFE:
         if finding.reason in _RUNTIME_SETTLES and (finding.reason != "dtype-promotion" or conflict.same_dtypes):
             found.append(_Candidate(finding.fix, f"{finding.code} at line {site.line}: {finding.fix.title} "
@@ -653,6 +654,25 @@ def _candidates(conflict: Conflict, analysed: FileResult, path: pathlib.Path,
                                     at_write=at_write))
     return _with_runtime(found, _saved_runtime(conflict, path, trees), trees), \
         f"no rewrite found for line {site.line}; fix by hand"
+
+
+def _reshape_of_view(conflict: Conflict) -> bool:
+    """A leaf error raised by a reshape made in place (``references.RESHAPES``) on a view of the
+    leaf, not on the leaf itself (a rebound leaf is another tensor than the one an optimizer steps)."""
+    return conflict.mutation_op in RESHAPES and "a view of a leaf Variable" in conflict.message
+
+
+def _clones_at_save(conflict: Conflict, path: pathlib.Path, trees: _Trees) -> List[_Candidate]:
+    """``.clone()`` where an out-of-place op saved the tensor. Cloning what such an op saved
+    cannot change a value (an in-place op's result is another name's tensor: a clone there would
+    cut that alias)."""
+    if not _same_file(conflict.save, path) or conflict.save_op.endswith("_"):
+        return []
+    for where, region in trees.at(conflict.save.line):
+        fix = _clone_at_save(conflict, where, trees, region)
+        if fix is not None:
+            return [_Candidate(fix, f"clone at the save site, line {conflict.save.line}: {fix.title}", region)]
+    return []
 
 
 def _step_order_candidates(conflict: Conflict, path: pathlib.Path, trees: _Trees,

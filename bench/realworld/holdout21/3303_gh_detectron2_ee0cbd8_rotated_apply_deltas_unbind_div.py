@@ -2,7 +2,7 @@
 # pattern: inplace_method
 # codemod_fixable: yes
 # error: C
-# ref_semantics: same
+# ref_semantics: differs
 # detectron2, rotated Fast R-CNN (RROIHeads with RRPN) at inference: FastRCNNOutputs._predict_boxes hands
 # `pred_proposal_deltas.view(num_pred * K, 5)` to Box2BoxTransformRotated.apply_deltas (box_regression.py), which
 # splits it with `dx, dy, dw, dh, da = torch.unbind(deltas, dim=1)` and scales each column in place,
@@ -12,6 +12,11 @@
 # pytorch#31258). Commit ee0cbd8 (PR #760, "Fix RuntimeError: diff_view_meta->output_nr_ == 0 for RRPN
 # inferencing", reviewed by the maintainer) indexes the columns (`boxes[:, 0]`, ...) and divides out of place,
 # `dx = deltas[:, 0] / wx`. (The in-place version also rescaled the predictor's returned deltas themselves.)
+# ref_semantics `differs` (stop 52, second reading; was `same`): the fix also stops that rescaling, which the
+# returned `pred_proposal_deltas` shows. Run: the original under torch.no_grad() and the reference give the same
+# boxes and probabilities bit for bit, but the original's returned deltas are the reference's times
+# (0.1, 0.1, 0.2, 0.2, 1.0) per column, 1/weights (as set1/039, set15/805: a fix that drops a write into the
+# caller's tensor).
 # Library modules: 3303helpers_d2_box_regression.py (ref: ..._fixed.py) and 3303helpers_d2_rotated_fast_rcnn.py
 # (shared; its header names its stand-ins). Stand-ins here: the box head is one Linear+ReLU on random pooled
 # features, 8 random rotated proposals over two 64x64 images, the predictor's weights as initialised; the model
