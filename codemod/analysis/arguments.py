@@ -41,6 +41,7 @@ import weakref
 from typing import TYPE_CHECKING, FrozenSet, List, Optional, Protocol, Tuple, cast
 
 from codemod import torch_api
+from codemod.analysis.holders import shares_memory
 from codemod.analysis.kinds import Kind
 from codemod.analysis.summaries import SHARES_INPUT
 from codemod.analysis.tensor_kind import LEGACY_CONSTRUCTORS, module_dict_entry
@@ -679,8 +680,14 @@ def _fresh(model: "ArgumentFacts", value: Optional[ast.expr]) -> bool:
         return False
     func = value.func
     name = model.torch_name(func)
+    if shares_memory(value):
+        return False  # `torch.from_numpy(arr)`: `arr` sees every write into it
     if name is not None and name.rsplit(".", 1)[-1] in LEGACY_CONSTRUCTORS:
-        return model.is_factory(value)  # `torch.Tensor(n)` is new; `torch.Tensor(x)` is `x` itself
+        # `torch.Tensor(n, d)` is new; `torch.Tensor(x)` is `x` itself, `torch.Tensor(arr)` shares
+        # a float32 array's memory: one argument only where it is a number or a literal list
+        single = value.args[0] if len(value.args) == 1 else None
+        return model.is_factory(value) and (single is None or isinstance(single, (ast.List, ast.Tuple, ast.ListComp))
+                                            or model.kind(single) is Kind.SCALAR)
     if name is not None:
         return name not in torch_api.INPLACE_FUNCTIONS and name not in torch_api.RETURNS_INPUT_FUNCTIONS \
             and not _inplace_keyword(value)

@@ -233,9 +233,26 @@ def _branches(value: ast.expr) -> list:  # type: ignore[type-arg]
     return [value]
 
 
+# Constructors whose tensor is made over memory they are given (a NumPy array, a buffer, a file
+# mapped with ``shared=True``, a DLPack capsule): a write into the tensor in place is seen there.
+SHARING_CONSTRUCTORS = frozenset({"from_numpy", "frombuffer", "from_file", "from_dlpack"})
+
+
+def shares_memory(value: ast.expr) -> bool:
+    """``torch.from_numpy(arr)`` and the like (:data:`SHARING_CONSTRUCTORS`, by name): the
+    tensor ``value`` makes shares the memory of what it is given, which still holds it."""
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name in SHARING_CONSTRUCTORS
+
+
 def _holder_of(value: ast.expr) -> Optional[str]:
     """Who else holds what ``value`` evaluates to, in words (None: nobody known)."""
     for branch in _branches(value):
+        if shares_memory(branch):
+            return "the array whose memory it shares"
         if isinstance(branch, ast.Attribute):
             return f"`{target_key(branch) or branch.attr}`'s owner"
         if isinstance(branch, ast.Subscript):
