@@ -38,15 +38,17 @@ from __future__ import annotations
 import ast
 import re
 import weakref
-from typing import TYPE_CHECKING, List, Optional, Protocol, Tuple, cast
+from typing import TYPE_CHECKING, FrozenSet, List, Optional, Protocol, Tuple, cast
 
 from codemod import torch_api
+from codemod.analysis.holders import shares_memory
 from codemod.analysis.kinds import Kind
 from codemod.analysis.summaries import SHARES_INPUT
 from codemod.analysis.tensor_kind import LEGACY_CONSTRUCTORS, module_dict_entry
 from codemod.analysis.syntax import FUNCTIONS, Function, target_key
 
 if TYPE_CHECKING:
+    from codemod.analysis.binder import Binding, Flow
     from codemod.analysis.dataflow import Dataflow
     from codemod.analysis.holders import Holders
     from codemod.analysis.leaves import Leaves
@@ -580,16 +582,43 @@ def _passes_own_value(model: "ArgumentFacts", call: ast.Call, index: int, param:
     rebinds = isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _binds_name(stmt.targets[0], key)
     end = model.range(stmt)[1]
     loops = [model.range(a) for a in _loops_around(model, stmt, owner)]
+    grads = _gradient_reads(model, flow, key, bindings)
     for pos, load in flow.loads.get(key, []):
         if load is arg:
             continue
         if model.statement_of(load) is stmt:
             return False  # read again by the call's own statement
+        if load in grads:
+            continue  # `x.grad` of a new leaf: what the write changes is not its gradient
         if rebinds and pos >= end and not any(ls <= pos <= le for ls, le in loops):
             continue  # after `x = block(x)`, outside its loops: the new tensor (or one never passed)
         if not _only_read(model, load):
             return False
-    return rebinds or not model.holders.read_after(flow, key, stmt)
+    return rebinds or not model.holders.read_after(flow, key, stmt, ignore=grads)
+
+
+def _gradient_reads(model: "ArgumentFacts", flow: "Flow", key: str, bindings: "List[Binding]") -> FrozenSet[ast.AST]:
+    """The loads of ``key`` that read only its gradient (``x`` in ``x.grad``, ``x.grad.norm()``),
+    where every binding of ``key`` that reaches the call is a new leaf (a factory's result:
+    ``x = torch.randn(n, requires_grad=True)``) and nothing asks it to keep a non-leaf's gradient
+    (no ``x.retain_grad()``); empty anywhere else. Such a read cannot see the write the fix takes
+    away from the caller: on a leaf that requires grad the write raises where grad is on, and
+    under ``no_grad`` it changes the values, never the gradient; on one that does not, the write
+    may make it a non-leaf, whose ``.grad`` stays None as the leaf's does, unless it is retained
+    (``retain_grad`` after the call: there the caller's ``.grad`` would see the write)."""
+    if not bindings or any(b.form != "assign" or not isinstance(b.value, ast.Call) or not model.is_factory(b.value)
+                           or not _fresh(model, b.value) or any(k.arg == "out" for k in b.value.keywords)
+                           for b in bindings):
+        return frozenset()
+    reads = set()
+    for _, load in flow.loads.get(key, []):
+        parent = model.parent(load)
+        if isinstance(parent, ast.Attribute) and parent.value is load:
+            if parent.attr == "retain_grad":
+                return frozenset()
+            if parent.attr == "grad" and isinstance(parent.ctx, ast.Load):
+                reads.add(load)
+    return frozenset(reads)
 
 
 def _binds_name(target: ast.expr, key: str) -> bool:
@@ -651,8 +680,14 @@ def _fresh(model: "ArgumentFacts", value: Optional[ast.expr]) -> bool:
         return False
     func = value.func
     name = model.torch_name(func)
+    if shares_memory(value):
+        return False  # `torch.from_numpy(arr)`: `arr` sees every write into it
     if name is not None and name.rsplit(".", 1)[-1] in LEGACY_CONSTRUCTORS:
-        return model.is_factory(value)  # `torch.Tensor(n)` is new; `torch.Tensor(x)` is `x` itself
+        # `torch.Tensor(n, d)` is new; `torch.Tensor(x)` is `x` itself, `torch.Tensor(arr)` shares
+        # a float32 array's memory: one argument only where it is a number or a literal list
+        single = value.args[0] if len(value.args) == 1 else None
+        return model.is_factory(value) and (single is None or isinstance(single, (ast.List, ast.Tuple, ast.ListComp))
+                                            or model.kind(single) is Kind.SCALAR)
     if name is not None:
         return name not in torch_api.INPLACE_FUNCTIONS and name not in torch_api.RETURNS_INPUT_FUNCTIONS \
             and not _inplace_keyword(value)

@@ -11,7 +11,7 @@ from, the container an element was taken from, the caller of a function)?
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Literal, Optional, Set, Tuple, cast
+from typing import Collection, Dict, List, Literal, Optional, Set, Tuple, cast
 
 from codemod.analysis.binder import Binder, Flow
 from codemod.analysis.dataflow import Dataflow
@@ -161,9 +161,9 @@ class Holders:
                         return False  # bound by name here (or by a name computed at run time)
         return True
 
-    def read_after(self, flow: Flow, key: str, stmt: Located) -> bool:
+    def read_after(self, flow: Flow, key: str, stmt: Located, ignore: Collection[ast.AST] = ()) -> bool:
         """Whether a load of ``key`` may see a binding made at ``stmt`` (:func:`read_after`)."""
-        return read_after(self.tree, flow, key, stmt)
+        return read_after(self.tree, flow, key, stmt, ignore=ignore)
 
     def argument_read_after(self, flow: Flow, key: str, stmt: Located) -> bool:
         """Whether the caller reads the tensor it passes as ``key`` at ``stmt`` after the call:
@@ -233,9 +233,26 @@ def _branches(value: ast.expr) -> list:  # type: ignore[type-arg]
     return [value]
 
 
+# Constructors whose tensor is made over memory they are given (a NumPy array, a buffer, a file
+# mapped with ``shared=True``, a DLPack capsule): a write into the tensor in place is seen there.
+SHARING_CONSTRUCTORS = frozenset({"from_numpy", "frombuffer", "from_file", "from_dlpack"})
+
+
+def shares_memory(value: ast.expr) -> bool:
+    """``torch.from_numpy(arr)`` and the like (:data:`SHARING_CONSTRUCTORS`, by name): the
+    tensor ``value`` makes shares the memory of what it is given, which still holds it."""
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name in SHARING_CONSTRUCTORS
+
+
 def _holder_of(value: ast.expr) -> Optional[str]:
     """Who else holds what ``value`` evaluates to, in words (None: nobody known)."""
     for branch in _branches(value):
+        if shares_memory(branch):
+            return "the array whose memory it shares"
         if isinstance(branch, ast.Attribute):
             return f"`{target_key(branch) or branch.attr}`'s owner"
         if isinstance(branch, ast.Subscript):
@@ -253,12 +270,14 @@ def _is_range(expr: Optional[ast.AST]) -> bool:
     return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "range"
 
 
-def read_after(tree: Tree, flow: Flow, key: str, stmt: Located, loop_heads: bool = True) -> bool:
+def read_after(tree: Tree, flow: Flow, key: str, stmt: Located, loop_heads: bool = True,
+               ignore: Collection[ast.AST] = ()) -> bool:
     """Whether a load of ``key`` (or of an attribute chain on it) may be made after ``stmt``:
     any load after it, loads anywhere in a loop around it unless that loop's own head rebinds
     ``key`` first, and loads in nested functions (they run late). Without ``loop_heads``, the
     head of a ``for`` loop around it (its iterable, read once before the first turn) does not
-    count as inside the loop."""
+    count as inside the loop. A load whose chain starts at a name in ``ignore`` (``x.grad``,
+    ``x.grad.clone()``, ignoring the name ``x`` there) does not count."""
     _, end = span(stmt)
     loops: List[Tuple[Pos, Pos]] = []
     for anc in tree.ancestors(stmt):
@@ -277,9 +296,18 @@ def read_after(tree: Tree, flow: Flow, key: str, stmt: Located, loop_heads: bool
         if name != key and not name.startswith(prefix):
             continue
         for pos, node in loads:
+            if ignore and _chain_root(node) in ignore:
+                continue
             if pos >= end or any(ls <= pos <= le for ls, le in loops) or tree.owner(node) is not flow.owner:
                 return True
     return False
+
+
+def _chain_root(node: ast.AST) -> ast.AST:
+    """The name an attribute chain (``x.grad.data``) starts at; ``node`` itself otherwise."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node
 
 
 def _copies_its_argument(call: ast.Call) -> bool:
