@@ -436,6 +436,37 @@ def saved_by_the_write(model: "HazardFacts", node: Located, target: ast.expr) ->
 _AUG_SYMBOL = {ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
 
 
+def saved_by_the_chain(model: "HazardFacts", node: Located, target: ast.expr) -> Optional[Hazard]:
+    """``buf.exp_().sub_(1)``: a link of an in-place chain saves the tensor it writes (its input
+    or its result, measured: ``exp_``, ``sigmoid_``, ``relu_``, ...; ``mul_``, ``add_``, ``clamp_``
+    save nothing of it), and a later link writes that same tensor in place, so backward finds
+    what the first saved modified. Proven where the tensor requires grad as far as the analysis
+    sees, possible where it is a tensor that may; None otherwise."""
+    methods: List[str] = []  # the chain's methods, outermost first
+    link = node
+    while isinstance(link, ast.Call) and isinstance(link.func, ast.Attribute) \
+            and link.func.attr in torch_api.INPLACE_METHODS:
+        methods.append(link.func.attr)
+        link = link.func.value
+    if len(methods) < 2 or link is not target:
+        return None
+    methods.reverse()  # innermost first
+    saving = next((m for m in methods[:-1]
+                   if {"input0", "output"} & set(torch_api.OP_SAVES_MEASURED.get(m, ()))), None)
+    if saving is None:
+        return None
+    stmt = model.statement_of(node)
+    requires = model.views.requirement.requires_grad(target, stmt)
+    name = model.code(target).strip()
+    reason = (f"`{name}.{saving}()` saves `{name}` for backward, and the chained "
+              f"`{methods[-1]}()` on the same line then modifies it")
+    if requires == "yes":
+        return Hazard(reason)
+    if requires == "no" or not is_tensor(target, model):
+        return None
+    return _possible(f"{reason}, if `{name}` requires grad (nothing the analysis sees shows it does)")
+
+
 def _plain_view_of(model: "HazardFacts", expr: ast.expr, key: str) -> bool:
     """``expr`` is the tensor named ``key`` or a view of it by basic indexing (slices, numbers,
     ``...``, ``None``): never a copy (advanced indexing with a tensor copies)."""
@@ -704,7 +735,7 @@ class Hazards:
         integral = self._integral(node, target)
         key = target_key(target)
         stmt = self.model.statement_of(node)
-        own = saved_by_the_write(self.model, node, target)
+        own = saved_by_the_write(self.model, node, target) or saved_by_the_chain(self.model, node, target)
         if own is not None and own.proven:
             return own
         if key is None:
