@@ -4,7 +4,8 @@
 writes ``buf`` in place on the same line, so backward finds the saved result modified (seen on
 lerobot's depth_utils, stop 52). Which in-place methods save the tensor they write is measured
 (``torch_api.OP_SAVES_MEASURED``: ``input0``/``output``); ``mul_``, ``add_``, ``clamp_``, ``abs_`` save
-nothing of it, and a chain of those is no hazard. Every program is run with torch here.
+nothing of it, and a chain of those is no hazard; ``pow_(2)`` (a number exponent) saves nothing of
+it either, whatever a tensor exponent does. Every program is run with torch here.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ PROBES = {
 
 CONTROLS = {
     "mul_then_add": PROBES["exp_then_sub"].replace("buf.exp_().sub_(1)", "buf.mul_(2).add_(1)"),
+    "pow_with_a_number_then_sub": PROBES["exp_then_sub"].replace("buf.exp_().sub_(1)", "buf.pow_(2).sub_(1)"),
     "exp_alone": PROBES["exp_then_sub"].replace("buf.exp_().sub_(1)", "buf.exp_()"),
     "no_grad_anywhere": PROBES["exp_then_sub"].replace("requires_grad=True", "requires_grad=False").replace(
         "buf.sum().backward()", "buf.sum()"),

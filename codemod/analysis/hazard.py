@@ -436,6 +436,12 @@ def saved_by_the_write(model: "HazardFacts", node: Located, target: ast.expr) ->
 _AUG_SYMBOL = {ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
 
 
+# In-place methods whose saves depend on their other operands (``x.pow_(2)`` saves nothing of
+# ``x``, measured; a tensor exponent does; ``scatter_reduce_``/``index_reduce_`` by the reduction):
+# the table's entry is not what every call saves, so a chain through them proves nothing.
+_SAVES_BY_OPERANDS = frozenset({"pow_", "float_power_", "scatter_reduce_", "index_reduce_"})
+
+
 def saved_by_the_chain(model: "HazardFacts", node: Located, target: ast.expr) -> Optional[Hazard]:
     """``buf.exp_().sub_(1)``: a link of an in-place chain saves the tensor it writes (its input
     or its result, measured: ``exp_``, ``sigmoid_``, ``relu_``, ...; ``mul_``, ``add_``, ``clamp_``
@@ -451,8 +457,8 @@ def saved_by_the_chain(model: "HazardFacts", node: Located, target: ast.expr) ->
     if len(methods) < 2 or link is not target:
         return None
     methods.reverse()  # innermost first
-    saving = next((m for m in methods[:-1]
-                   if {"input0", "output"} & set(torch_api.OP_SAVES_MEASURED.get(m, ()))), None)
+    saving = next((m for m in methods[:-1] if m not in _SAVES_BY_OPERANDS
+                   and {"input0", "output"} & set(torch_api.OP_SAVES_MEASURED.get(m, ()))), None)
     if saving is None:
         return None
     stmt = model.statement_of(node)
