@@ -421,16 +421,21 @@ def saved_by_the_write(model: "HazardFacts", node: Located, target: ast.expr) ->
     key = target_key(base)
     if key is None or not _plain_view_of(model, node.value, key):
         return None
-    stmt = model.statement_of(node)
-    requires = model.views.requirement.requires_grad(base, stmt)
     reason = (f"`{model.code(node.value).strip()}` is saved for backward by this write's own "
               f"`{_AUG_SYMBOL[type(node.op)]}=` (for the gradient of the part it writes), and it is "
               f"`{key}` or a view of it, which the write then modifies")
+    return _by_requirement(model, base, model.statement_of(node), key, reason)
+
+
+def _by_requirement(model: "HazardFacts", base: ast.expr, stmt: Located, name: str, reason: str) -> Optional[Hazard]:
+    """A write's own save (its operand, its chain): proven where ``base`` requires grad as far
+    as the analysis sees, possible where it is a tensor that may, None otherwise."""
+    requires = model.views.requirement.requires_grad(base, stmt)
     if requires == "yes":
         return Hazard(reason)
     if requires == "no" or not is_tensor(base, model):
         return None
-    return _possible(f"{reason}, if `{key}` requires grad (nothing the analysis sees shows it does)")
+    return _possible(f"{reason}, if `{name}` requires grad (nothing the analysis sees shows it does)")
 
 
 _AUG_SYMBOL = {ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
@@ -461,16 +466,10 @@ def saved_by_the_chain(model: "HazardFacts", node: Located, target: ast.expr) ->
                    and {"input0", "output"} & set(torch_api.OP_SAVES_MEASURED.get(m, ()))), None)
     if saving is None:
         return None
-    stmt = model.statement_of(node)
-    requires = model.views.requirement.requires_grad(target, stmt)
     name = model.code(target).strip()
     reason = (f"`{name}.{saving}()` saves `{name}` for backward, and the chained "
               f"`{methods[-1]}()` on the same line then modifies it")
-    if requires == "yes":
-        return Hazard(reason)
-    if requires == "no" or not is_tensor(target, model):
-        return None
-    return _possible(f"{reason}, if `{name}` requires grad (nothing the analysis sees shows it does)")
+    return _by_requirement(model, target, model.statement_of(node), name, reason)
 
 
 def _plain_view_of(model: "HazardFacts", expr: ast.expr, key: str) -> bool:
