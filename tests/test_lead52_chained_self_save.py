@@ -34,6 +34,17 @@ PROBES = {
             h.sigmoid_().mul_(2)
             h.sum().backward()
         """,
+    # lerobot's depth_utils: a buffer computed from the function's tensor argument (the grad
+    # evidence of every other save: an argument may be an activation)
+    "exp_then_sub_on_a_copy_of_the_argument": """\
+        def f(quantized, shift):
+            buf = quantized.to(dtype=torch.float32, copy=True)
+            buf.exp_().sub_(shift)
+            return buf
+
+        def main():
+            f(torch.rand(3, requires_grad=True), 1.0).sum().backward()
+        """,
 }
 
 CONTROLS = {

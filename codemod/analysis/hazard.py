@@ -447,12 +447,15 @@ _AUG_SYMBOL = {ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
 _SAVES_BY_OPERANDS = frozenset({"pow_", "float_power_", "scatter_reduce_", "index_reduce_"})
 
 
-def saved_by_the_chain(model: "HazardFacts", node: Located, target: ast.expr) -> Optional[Hazard]:
+def saved_by_the_chain(model: "HazardFacts", node: Located, target: ast.expr,
+                       grad_shown: Callable[[Iterable[ast.expr], Located], bool]) -> Optional[Hazard]:
     """``buf.exp_().sub_(1)``: a link of an in-place chain saves the tensor it writes (its input
     or its result, measured: ``exp_``, ``sigmoid_``, ``relu_``, ...; ``mul_``, ``add_``, ``clamp_``
     save nothing of it), and a later link writes that same tensor in place, so backward finds
-    what the first saved modified. Proven where the tensor requires grad as far as the analysis
-    sees, possible where it is a tensor that may; None otherwise."""
+    what the first saved modified. Proven where the tensor requires grad, or the analysis has the
+    grad evidence every other save has (``grad_shown``: an activation, a value computed from an
+    argument), as ``x.exp_()`` on one line and ``x.clamp_()`` on the next already were; possible
+    where it is a tensor that may; None otherwise."""
     methods: List[str] = []  # the chain's methods, outermost first
     link = node
     while isinstance(link, ast.Call) and isinstance(link.func, ast.Attribute) \
@@ -469,7 +472,10 @@ def saved_by_the_chain(model: "HazardFacts", node: Located, target: ast.expr) ->
     name = model.code(target).strip()
     reason = (f"`{name}.{saving}()` saves `{name}` for backward, and the chained "
               f"`{methods[-1]}()` on the same line then modifies it")
-    return _by_requirement(model, target, model.statement_of(node), name, reason)
+    stmt = model.statement_of(node)
+    if grad_shown([target], stmt):
+        return Hazard(reason)
+    return _by_requirement(model, target, stmt, name, reason)
 
 
 def _plain_view_of(model: "HazardFacts", expr: ast.expr, key: str) -> bool:
@@ -740,7 +746,7 @@ class Hazards:
         integral = self._integral(node, target)
         key = target_key(target)
         stmt = self.model.statement_of(node)
-        own = saved_by_the_write(self.model, node, target) or saved_by_the_chain(self.model, node, target)
+        own = saved_by_the_write(self.model, node, target) or saved_by_the_chain(self.model, node, target, self.grad_shown)
         if own is not None and own.proven:
             return own
         if key is None:
