@@ -6,6 +6,8 @@ line (the out-of-place control, or `return locals()` to stop after a line)."""
 import ast
 import os
 
+from _rewrite import replace_statement
+
 ROOT = os.environ.get("FRESH52_SITE", "/work/tmp/s52/fresh52-pk")
 SITES = [os.path.join(ROOT, d) for d in ("site", "b2/site", "b3/site", "b4/site", "b5/site", "b6/site")]
 
@@ -19,27 +21,13 @@ def src(relpath):
     raise SystemExit(f"{relpath} not found under {ROOT}")
 
 
-def _replace(tree, line, code):
-    for node in ast.walk(tree):
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(node, field, None)
-            if not isinstance(block, list):
-                continue
-            for i, stmt in enumerate(block):
-                if isinstance(stmt, ast.stmt) and stmt.lineno == line:
-                    new = ast.parse(code).body
-                    block[i:i + 1] = [ast.fix_missing_locations(ast.copy_location(s, stmt)) for s in new]
-                    return
-    raise SystemExit(f"no statement at line {line}")
-
-
 def compile_alone(path, names, ns, replace=None, bases=None):
     """Exec the top-level defs `names` of `path` (as shipped, or with {line: code} replaced) into ns; a
     name `Class.method` brings that method alone, as a plain function under its own name.
     `bases` ({class name: [base expressions]}) swaps a class's bases for stand-ins."""
     tree = ast.parse(open(path).read(), path)
     for line, code in (replace or {}).items():
-        _replace(tree, line, code)
+        replace_statement(tree, line, code)
     body = [n for n in tree.body if getattr(n, "name", None) in names]
     for node in tree.body:  # "Class.method": that method as a plain function (call it with a stand-in self)
         if isinstance(node, ast.ClassDef):

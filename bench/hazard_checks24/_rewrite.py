@@ -81,3 +81,19 @@ def functions_from(path: str, names: Sequence[str]) -> dict:
         if "." in name:
             namespace[name] = namespace[name.split(".")[1]]
     return namespace
+
+
+def replace_statement(tree: ast.AST, line: int, code: str) -> None:
+    """Replace the statement that starts at ``line`` (anywhere in ``tree``) by ``code``, line
+    numbers kept (the drivers that compile a shipped function alone: ``_prec51b``, ``_fresh52``)."""
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list):
+                continue
+            for i, stmt in enumerate(block):
+                if isinstance(stmt, ast.stmt) and stmt.lineno == line:
+                    new = ast.parse(code).body
+                    block[i:i + 1] = [ast.fix_missing_locations(ast.copy_location(s, stmt)) for s in new]
+                    return
+    raise SystemExit(f"no statement at line {line}")
