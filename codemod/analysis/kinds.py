@@ -17,6 +17,8 @@ class Kind(enum.Enum):
 
 
 TENSORISH = (Kind.TENSOR, Kind.PARAMETER)
+# The qualified names of ``nn.Parameter`` (its class and where it is defined).
+PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 
 
 def join(kinds: Iterable[Kind]) -> Kind:

@@ -21,7 +21,7 @@ from codemod.analysis.binder import Binder, Binding
 from codemod.analysis.branches import exclusive_until
 from codemod.analysis.dataflow import VIEW_METHODS, Dataflow
 from codemod.analysis.hooks import HookedOutputs
-from codemod.analysis.kinds import Kind
+from codemod.analysis.kinds import PARAMETER_CLASSES, Kind
 from codemod.analysis.requires_grad import switched_on_between
 from codemod.analysis.syntax import (
     FUNCTIONS,
@@ -358,8 +358,7 @@ def _made_without_grad(leaves: "Leaves", base: ast.expr, depth: int = 0) -> bool
     for value in values:
         if isinstance(value, (ast.Name, ast.Attribute)) and depth < 3 and _made_without_grad(leaves, value, depth + 1):
             return True
-        if not (isinstance(value, ast.Call) and leaves.kinds.names.torch_name(value.func) in (
-                "torch.nn.Parameter", "torch.nn.parameter.Parameter")):
+        if not (isinstance(value, ast.Call) and leaves.kinds.names.torch_name(value.func) in PARAMETER_CLASSES):
             continue
         flags = [k.value for k in value.keywords if k.arg == "requires_grad"] + list(value.args[1:2])
         if any(not is_const(flag, True) for flag in flags):
@@ -798,7 +797,7 @@ class ModuleChains:
     def _is_parameter(self, value: ast.expr) -> bool:
         """``nn.Parameter(...)`` (not with requires_grad=False)."""
         return isinstance(value, ast.Call) \
-            and self.kinds.names.torch_name(value.func) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter") \
+            and self.kinds.names.torch_name(value.func) in PARAMETER_CLASSES \
             and not any(k.arg == "requires_grad" and not is_const(k.value, True) for k in value.keywords) \
             and len(value.args) < 2
 

@@ -20,7 +20,7 @@ from codemod.analysis.calls import Calls
 from codemod.analysis.classes import Calls as CallTable
 from codemod.analysis.facts import Facts
 from codemod.analysis.helper_returns import HelperCalls
-from codemod.analysis.kinds import Kind
+from codemod.analysis.kinds import PARAMETER_CLASSES, Kind
 from codemod.analysis.names import identity_argument
 from codemod.analysis.project import returns_constant
 from codemod.analysis.binder import Flow
@@ -745,9 +745,6 @@ def differentiable_operands(call: ast.Call, short: str, method: bool) -> Optiona
     return found
 
 
-_PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
-
-
 def _switched_off(stmt: ast.stmt, attr: str) -> bool:
     """``stmt`` is ``self.<attr>.requires_grad_(False)`` or ``self.<attr>.requires_grad = False``."""
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
@@ -790,7 +787,7 @@ def frozen_parameter(model: Facts, attr: ast.expr) -> bool:
         return False
 
     def frozen(value: object) -> bool:
-        if not (isinstance(value, ast.Call) and model.torch_name(value.func) in _PARAMETER_CLASSES):
+        if not (isinstance(value, ast.Call) and model.torch_name(value.func) in PARAMETER_CLASSES):
             return False
         flags = [k.value for k in value.keywords if k.arg == "requires_grad"] + list(value.args[1:2])
         if flags and all(is_const(f, False) for f in flags):

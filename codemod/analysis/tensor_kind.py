@@ -20,7 +20,7 @@ from codemod.analysis.calls import Calls, instance_calls_count, passes_tensor
 from codemod.analysis.classes import Classes
 from codemod.analysis.dataflow import Dataflow
 from codemod.analysis.facts import Facts
-from codemod.analysis.kinds import TENSORISH, Kind, join
+from codemod.analysis.kinds import PARAMETER_CLASSES, TENSORISH, Kind, join
 from codemod.analysis.names import Names
 from codemod.analysis.string_keys import indexed_by_string
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, call_args, is_const, passed_for, spreads, target_key
@@ -398,7 +398,7 @@ class TensorKinds:
         names = self.names.qualified_names(ann)
         if names & {"torch.Tensor", "torch._tensor.Tensor"}:
             return Kind.TENSOR
-        if names & {"torch.nn.Parameter", "torch.nn.parameter.Parameter"}:
+        if names & PARAMETER_CLASSES:
             return Kind.PARAMETER
         if names & {"builtins.int", "builtins.float", "builtins.bool"}:
             return Kind.SCALAR
@@ -437,7 +437,7 @@ class CallKinds(_KindsPart):
         if same is not None:
             return self.kinds.kind(same)  # `torch.jit._unwrap_optional(h)` is `h`
         if name is not None:
-            if name in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+            if name in PARAMETER_CLASSES:
                 return Kind.PARAMETER
             if name in torch_api.TENSOR_FUNCTIONS or name in torch_api.INPLACE_FUNCTIONS:
                 return Kind.TENSOR

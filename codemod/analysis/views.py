@@ -32,7 +32,7 @@ from codemod.analysis.branches import exclusive_until, within
 from codemod.analysis.classes import Calls as CallTable, Classes
 from codemod.analysis.grad_mode import GradMode
 from codemod.analysis.holders import read_after
-from codemod.analysis.kinds import TENSORISH, Kind
+from codemod.analysis.kinds import PARAMETER_CLASSES as _PARAMETER, TENSORISH, Kind
 from codemod.analysis.names import Names
 from codemod.analysis.project import SummaryFact
 from codemod.analysis.requires_grad import (
@@ -75,7 +75,6 @@ _MULTI = set(torch_api.MULTI_VIEW_METHODS) - {"__iter__"}
 _ALWAYS = set(torch_api.VIEW_METHODS_ALWAYS)
 _SOMETIMES = set(torch_api.VIEW_METHODS_SOMETIMES)
 _ITERATION_IS_UNBIND = "__iter__" in torch_api.MULTI_VIEW_METHODS
-_PARAMETER = {"torch.nn.Parameter", "torch.nn.parameter.Parameter"}
 
 
 def _parameter_rg(call: ast.Call) -> RequiresGrad:
@@ -610,7 +609,7 @@ def _step_down(views: "Views", expr: ast.expr, at: Located) -> Optional[Tuple[as
     return None
 
 
-_TENSOR_CLASSES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+_TENSOR_CLASSES = frozenset({"torch.Tensor"}) | _PARAMETER
 
 
 def narrowed_away(tree: Tree, names: Names, stmt: ast.stmt, iterable: ast.expr) -> bool:
