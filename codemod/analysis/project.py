@@ -660,6 +660,9 @@ def _calls_saving(index: ProjectIndex, qualname: str, module: str) -> List[CallF
     only for these calls (those called with grad on: the others pass none), each once."""
     sites = [(m, i) for m, i in index._sites(qualname) if m != module]
     calls = index.calls_from_elsewhere(qualname, module)  # (in the order of the sites)
+    for m, i, call in _constructions(index, qualname, module):
+        sites.append((m, i))
+        calls.append(call)
     known = index._saving
     wanted: Dict[str, List[int]] = {}
     for (m, i), call in zip(sites, calls):
@@ -671,6 +674,33 @@ def _calls_saving(index: ProjectIndex, qualname: str, module: str) -> List[CallF
             known[(m, i)] = (found or {}).get(i, ((), frozenset()))
     return [dataclasses.replace(call, args_saved=known[(m, i)][0], args_refused=known[(m, i)][1])
             if (m, i) in known else call for (m, i), call in zip(sites, calls)]
+
+
+def _constructions(index: ProjectIndex, qualname: str, module: str) -> List[Tuple[str, int, CallFact]]:
+    """(module, position, call) of the constructions ``Cls(a, b)`` in other modules than
+    ``module`` when ``qualname`` is ``Cls.__init__`` of a class of the run: each runs
+    ``Cls.__init__(obj, a, b)``, listed as an instance's call (``bound``: positions after ``self``)
+    named ``qualname``. Whether the construction does run that ``__init__`` with its arguments is
+    the callee's file's to say (``Calls.bound_runs``: no ``__new__``, metaclass or decorator)."""
+    cls, _, name = qualname.rpartition(".")
+    if name != "__init__" or cls not in index.classes:
+        return []
+    found = []
+    for m, i in index._sites(cls):
+        call = index.modules[m].calls[i]
+        if m != module and call.called and not call.bound:
+            passed = None if index.modules[m].argued else _passed_at(index, m, i)
+            if passed is not None:
+                call = dataclasses.replace(call, args_read_after=passed.read_after, args_grad=passed.grad,
+                                           args_tensor=passed.tensor)
+            found.append((m, i, dataclasses.replace(call, callee=qualname, bound=True)))
+    return found
+
+
+def _passed_at(index: ProjectIndex, module: str, position: int) -> Optional[Passed]:
+    """What the call at ``position`` of ``module`` passes (``_gather_passed``, once)."""
+    _gather_passed(index, [(module, position)])
+    return index._passed[(module, position)]
 
 
 def _digest(index: ProjectIndex, module: str, passed: bool) -> str:

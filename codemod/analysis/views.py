@@ -1352,6 +1352,8 @@ class GradRequirement(_ViewsPart):
             values = [b.value for b in self.views._plain_bindings(func.id, at)]
         elif isinstance(func, ast.Call):
             values = [func]  # `Decoder(8)(x)`
+        elif isinstance(func, ast.Subscript):
+            return _parametric_members(self, func)  # `self.convs[i](x)`
         return bool(values) and all(isinstance(v, ast.Call) and (self._owns_parameters(v) or self._module_layer(v))
                                     for v in values)
 
@@ -1375,6 +1377,59 @@ class GradRequirement(_ViewsPart):
         if name in ("torch.nn.Sequential", "torch.nn.modules.container.Sequential"):
             return any(isinstance(a, ast.Call) and self._owns_parameters(a) for a in call.args)
         return False
+
+
+_HOLDERS = ("torch.nn.ModuleList", "torch.nn.modules.container.ModuleList",
+            "torch.nn.Sequential", "torch.nn.modules.container.Sequential")
+
+
+def _parametric_members(requirement: "GradRequirement", func: ast.Subscript) -> bool:
+    """``self.convs[i]`` (an index, not a slice) where the class sets ``self.convs`` only to
+    ``nn.ModuleList([...])`` (a list or tuple, or a comprehension of one element) or
+    ``nn.Sequential(a, b)`` whose every member is built here and owns parameters
+    (``_owns_parameters``, ``_module_layer``), the file changes the container nowhere
+    (``self.convs.append(...)``, ``self.convs[0] = ...``: no attribute of it read but as called, no
+    item written) and switches no ``requires_grad`` off that may be its members'
+    (``may_be_frozen``): whichever member is picked, calling it gives what requires grad."""
+    holder = func.value
+    if isinstance(func.slice, ast.Slice) or not (isinstance(holder, ast.Attribute) and isinstance(holder.value, ast.Name)
+                                                 and holder.value.id == "self"):
+        return False
+    cls = requirement.tree.enclosing_class(func)
+    values = list(requirement.classes.class_attrs(cls).get(holder.attr, [])) if cls is not None else []
+    members: List[ast.expr] = []
+    for v in values:
+        if not isinstance(v, ast.Call) or v.keywords or requirement.names.torch_name(v.func) not in _HOLDERS \
+                or any(isinstance(a, ast.Starred) for a in v.args):
+            return False
+        if (requirement.names.torch_name(v.func) or "").endswith("Sequential"):
+            members += v.args
+        elif len(v.args) == 1 and isinstance(v.args[0], (ast.List, ast.Tuple)) \
+                and not any(isinstance(e, ast.Starred) for e in v.args[0].elts):
+            members += v.args[0].elts
+        elif len(v.args) == 1 and isinstance(v.args[0], ast.ListComp):
+            members.append(v.args[0].elt)
+        else:
+            return False
+    if not values or not members or not all(
+            isinstance(m, ast.Call) and (requirement._owns_parameters(m) or requirement._module_layer(m)) for m in members):
+        return False
+    for node in requirement.tree.source.walked(ast.Name):
+        if not (isinstance(node, ast.Attribute) and node.attr == holder.attr
+                and isinstance(node.value, ast.Name) and node.value.id == "self"):
+            continue
+        parent = requirement.tree.parent(node)
+        if isinstance(node.ctx, ast.Load) and (
+                isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.ctx, ast.Load)
+                or isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is node
+                or isinstance(parent, ast.Call) and node in parent.args and isinstance(parent.func, ast.Name)
+                and parent.func.id in ("len", "enumerate", "zip")):
+            continue  # read: an item called, iterated, counted
+        if isinstance(node.ctx, ast.Store) and isinstance(parent, ast.Assign) and node in parent.targets:
+            continue  # (the settings `values` reads)
+        return False
+    return not may_be_frozen(_FrozenFacts(requirement.tree.module, requirement.tree.parent,
+                                          requirement.classes.attribute_writes, requirement.classes.calls_in), holder)
 
 
 def _calls_running(requirement: "GradRequirement", func: ast.AST, method: bool) -> List[ast.Call]:
