@@ -17,6 +17,7 @@ from typing import (
     TYPE_CHECKING,
     Callable,
     Dict,
+    FrozenSet,
     List,
     Literal,
     NamedTuple,
@@ -196,63 +197,8 @@ class Calls:
                 or func.decorator_list or cls.decorator_list or not (func.args.posonlyargs or func.args.args):
             return False
         if func.name == "__init__":
-            return self._plain_construction(cls, set())
+            return _plain_construction(self.tree, cls, set())
         return func.name != "forward" or not self._calls_itself(cls, set())
-
-    def _plain_construction(self, cls: ast.ClassDef, seen: Set[str]) -> bool:
-        """Whether ``Cls(a, b)`` surely runs ``Cls.__init__(obj, a, b)``: no metaclass or other
-        class keyword, no ``__new__`` (which may return another object, whose ``__init__`` then
-        runs or not), and every base ``object``, ``torch.nn.Module`` or a class of this module
-        that is so too (a library's base may bring a metaclass whose ``__call__`` does otherwise)."""
-        if cls.name in seen or cls.keywords or cls.decorator_list or any(
-                isinstance(n, ast.Name) and n.id == "__new__" for s in cls.body for n in ast.walk(s)) or any(
-                isinstance(s, FUNCTIONS) and s.name == "__new__" for s in cls.body):
-            return False
-        seen.add(cls.name)
-        local = {c.name: c for c in self.module.body if isinstance(c, ast.ClassDef)}
-        for base in cls.bases:
-            if isinstance(base, ast.Name) and base.id == "object":
-                continue
-            if isinstance(base, ast.Name) and base.id in local:
-                if not self._plain_construction(local[base.id], seen):
-                    return False
-                continue
-            if _dotted(base) not in self._module_class_names():
-                return False
-        return True
-
-    def _module_class_names(self) -> FrozenSet[str]:
-        """How the module's top-level imports name ``torch.nn.Module`` (``nn.Module`` after
-        ``from torch import nn``), where no other top-level statement binds the names used."""
-        names: Set[str] = set()
-        bound: Dict[str, int] = {}
-        for stmt in self.module.body:
-            if isinstance(stmt, ast.Import):
-                for a in stmt.names:
-                    local = a.asname or a.name.partition(".")[0]
-                    bound[local] = bound.get(local, 0) + 1
-                    if a.name in ("torch", "torch.nn") and a.asname is None:
-                        names.add("torch.nn.Module")
-                    elif a.name == "torch.nn" and a.asname:
-                        names.add(f"{a.asname}.Module")
-                    elif a.name == "torch" and a.asname:
-                        names.add(f"{a.asname}.nn.Module")
-            elif isinstance(stmt, ast.ImportFrom):
-                for a in stmt.names:
-                    local = a.asname or a.name
-                    bound[local] = bound.get(local, 0) + 1
-                    if stmt.module == "torch" and a.name == "nn" and not stmt.level:
-                        names.add(f"{local}.Module")
-                    elif stmt.module == "torch.nn" and a.name == "Module" and not stmt.level:
-                        names.add(local)
-            else:
-                for n in ast.walk(stmt):
-                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                        bound[n.id] = bound.get(n.id, 0) + 2
-                    elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
-                            and self.tree.parent(n) is self.module:
-                        bound[n.name] = bound.get(n.name, 0) + 2
-        return frozenset(n for n in names if bound.get(n.partition(".")[0], 0) == 1)
 
     def _calls_itself(self, cls: ast.ClassDef, seen: Set[str]) -> bool:
         """Whether ``cls`` or a base class of the run binds ``__call__`` (by ``def`` or otherwise):
@@ -468,3 +414,59 @@ def _dotted(node: ast.expr) -> str:
         parts.append(node.attr)
         node = node.value
     return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else ""
+
+
+def _plain_construction(tree: Tree, cls: ast.ClassDef, seen: Set[str]) -> bool:
+    """Whether ``Cls(a, b)`` surely runs ``Cls.__init__(obj, a, b)``: no metaclass or other
+    class keyword, no ``__new__`` (which may return another object, whose ``__init__`` then
+    runs or not), and every base ``object``, ``torch.nn.Module`` or a class of this module
+    that is so too (a library's base may bring a metaclass whose ``__call__`` does otherwise)."""
+    if cls.name in seen or cls.keywords or cls.decorator_list or any(
+            isinstance(n, ast.Name) and n.id == "__new__" for s in cls.body for n in ast.walk(s)) or any(
+            isinstance(s, FUNCTIONS) and s.name == "__new__" for s in cls.body):
+        return False
+    seen.add(cls.name)
+    local = {c.name: c for c in tree.module.body if isinstance(c, ast.ClassDef)}
+    for base in cls.bases:
+        if isinstance(base, ast.Name) and base.id == "object":
+            continue
+        if isinstance(base, ast.Name) and base.id in local:
+            if not _plain_construction(tree, local[base.id], seen):
+                return False
+            continue
+        if _dotted(base) not in _module_class_names(tree):
+            return False
+    return True
+
+def _module_class_names(tree: Tree) -> FrozenSet[str]:
+    """How the module's top-level imports name ``torch.nn.Module`` (``nn.Module`` after
+    ``from torch import nn``), where no other top-level statement binds the names used."""
+    names: Set[str] = set()
+    bound: Dict[str, int] = {}
+    for stmt in tree.module.body:
+        if isinstance(stmt, ast.Import):
+            for a in stmt.names:
+                local = a.asname or a.name.partition(".")[0]
+                bound[local] = bound.get(local, 0) + 1
+                if a.name in ("torch", "torch.nn") and a.asname is None:
+                    names.add("torch.nn.Module")
+                elif a.name == "torch.nn" and a.asname:
+                    names.add(f"{a.asname}.Module")
+                elif a.name == "torch" and a.asname:
+                    names.add(f"{a.asname}.nn.Module")
+        elif isinstance(stmt, ast.ImportFrom):
+            for a in stmt.names:
+                local = a.asname or a.name
+                bound[local] = bound.get(local, 0) + 1
+                if stmt.module == "torch" and a.name == "nn" and not stmt.level:
+                    names.add(f"{local}.Module")
+                elif stmt.module == "torch.nn" and a.name == "Module" and not stmt.level:
+                    names.add(local)
+        else:
+            for n in ast.walk(stmt):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                    bound[n.id] = bound.get(n.id, 0) + 2
+                elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                        and tree.parent(n) is tree.module:
+                    bound[n.name] = bound.get(n.name, 0) + 2
+    return frozenset(n for n in names if bound.get(n.partition(".")[0], 0) == 1)
