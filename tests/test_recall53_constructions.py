@@ -184,13 +184,16 @@ class Group(nn.Module):
 def compute():
     torch.manual_seed(0)
     group = Group()
-    group(torch.rand(2, 3, 4, 4), {i}).backward()
+{outside}    group(torch.rand(2, 3, 4, 4), {i}).backward()
     return [round(float(v), 5) for v in group.conv.weight.grad.flatten()[:4]]
 """
 
 
 def _list_findings(tmp_path, container: str, more: str = "", i: int = 0, function: bool = False) -> list:
+    outside = "    group.convs.append(nn.Identity())\n" if more == "OUTSIDE" else ""
+    more = "" if more == "OUTSIDE" else more
     model = LIST_MODEL.replace("{container}", container).replace("{more}", more).replace("{i}", str(i))
+    model = model.replace("{outside}", outside)
     if function:  # the chunk handed to a function of the other file (not through a construction)
         model = model.replace("from helpers import Normal", "from helpers import clamp5").replace(
             "dist = Normal(mu_q, log_sig_q)\n        return dist.mu.sum() + dist.sigma.sum()",
@@ -220,7 +223,9 @@ def test_a_member_of_a_container_of_parametric_modules_gives_what_requires_grad(
     # its members' parameters are switched off
     ("nn.ModuleList([nn.Conv2d(3, 8, 1)])",
      "        for p in self.convs.parameters():\n            p.requires_grad_(False)\n", 0),
-], ids=["member-without-parameters", "appended", "frozen"])
+    # changed from outside the class (`group.convs.append(nn.Identity())`)
+    ("nn.ModuleList([nn.Conv2d(3, 8, 1)])", "OUTSIDE", 1),
+], ids=["member-without-parameters", "appended", "frozen", "appended-from-outside"])
 def test_containers_that_may_give_what_requires_no_grad_prove_nothing(tmp_path, container, more, i):
     assert not _list_findings(tmp_path, container, more, i)
     assert _gradients(tmp_path) is not None

@@ -1388,9 +1388,10 @@ def _parametric_members(requirement: "GradRequirement", func: ast.Subscript) -> 
     ``nn.ModuleList([...])`` (a list or tuple, or a comprehension of one element) or
     ``nn.Sequential(a, b)`` whose every member is built here and owns parameters
     (``_owns_parameters``, ``_module_layer``), the file changes the container nowhere
-    (``self.convs.append(...)``, ``self.convs[0] = ...``: no attribute of it read but as called, no
-    item written) and switches no ``requires_grad`` off that may be its members'
-    (``may_be_frozen``): whichever member is picked, calling it gives what requires grad."""
+    (``self.convs.append(...)``, ``self.convs[0] = ...``, ``net.convs``: no attribute of it read,
+    no item written, the attribute named only through ``self``) and switches no ``requires_grad``
+    off that may be its members' (``may_be_frozen``): whichever member is picked, calling it gives
+    what requires grad."""
     holder = func.value
     if isinstance(func.slice, ast.Slice) or not (isinstance(holder, ast.Attribute) and isinstance(holder.value, ast.Name)
                                                  and holder.value.id == "self"):
@@ -1415,9 +1416,10 @@ def _parametric_members(requirement: "GradRequirement", func: ast.Subscript) -> 
             isinstance(m, ast.Call) and (requirement._owns_parameters(m) or requirement._module_layer(m)) for m in members):
         return False
     for node in requirement.tree.source.walked(ast.Name):
-        if not (isinstance(node, ast.Attribute) and node.attr == holder.attr
-                and isinstance(node.value, ast.Name) and node.value.id == "self"):
+        if not (isinstance(node, ast.Attribute) and node.attr == holder.attr):
             continue
+        if not (isinstance(node.value, ast.Name) and node.value.id == "self"):
+            return False  # `net.convs` read or changed from outside the class: not followed
         parent = requirement.tree.parent(node)
         if isinstance(node.ctx, ast.Load) and (
                 isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.ctx, ast.Load)
