@@ -130,6 +130,18 @@ class Block(nn.Module):
 """
 
 
+DIVIDED = CLONED.replace("x += counts.int()", "x /= counts.int()") + """
+
+def main():
+    torch.manual_seed(0)
+    net = Block(5)
+    z = torch.randn(3, 5, requires_grad=True)
+    out = net(z, torch.tensor([[1], [2], [3]]))
+    out.pow(2).sum().backward()
+    return [out.detach(), z.grad, net.w.grad]
+"""
+
+
 def _marks(source: str):
     result = process_in_project(HEADER + source, Settings(select=("IPF1",)))
     return [(f.span.line - OFFSET, f.status.value if f.status else None, f.reason) for f in result.findings]
@@ -183,3 +195,17 @@ def test_a_linked_file_with_a_floating_dtype_keeps_the_fix_unsafe(tmp_path):
     assert statuses() == [("safe", None)]
     (tmp_path / "train.py").write_text(train + "model.half()\n")
     assert statuses() == [("unsafe", "dtype-promotion")]
+
+
+def test_a_true_division_shows_the_target_floating():
+    """`x /= n` raises on an integral `x`: where the program gets past it, `x` is floating, so the
+    rewrite keeps its dtype in integral-only code, though `x` (a clone of an argument) is not
+    known floating by what made it (`+=` there stays unsafe: `test_controls_stay_unsafe`)."""
+    assert _marks(DIVIDED) == [(9, "safe", None)]
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        run_program(HEADER + DIVIDED)
+    fixed = _fixed(DIVIDED)
+    assert "x = x / counts.int()" in fixed
+    got = run_program(fixed)
+    want = run_program(HEADER + DIVIDED.replace("x /= counts.int()", "x = x / counts.int()"))
+    assert all(g.dtype == w.dtype and torch.equal(g, w) for g, w in zip(got, want))
