@@ -11,6 +11,7 @@ import ast
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Set, Tuple
 
 from codemod.analysis.kinds import Kind
+from codemod.analysis.project import INTEGRAL_ONLY, integral_only  # noqa: F401  (the model asks dtype)
 from codemod.analysis.requires_grad import RequiresGradFacts, bound_values
 from codemod.analysis.syntax import target_key
 from codemod.analysis.tensor_kind import JOINING, TensorKinds, is_tensor
@@ -416,7 +417,10 @@ _CALL_NAMES = _OTHER_DTYPE_METHODS | {"to", "type", "load"} | _CONVERSIONS  # a 
 
 def other_dtype(module: ast.Module, children: Optional[Mapping[ast.AST, List[ast.AST]]] = None) -> Optional[str]:
     """The first thing in ``module`` that makes (or may make) a tensor of another dtype than
-    float32, int64 or bool, as ``"`.half()` at line 12"``; None when there is none.
+    float32, int64 or bool, as ``"`.half()` at line 12"``; None when there is none. The first
+    that may make another *floating* dtype (or one the analysis cannot read) is named before any
+    that only makes another integral one; where all of them are integral, the first is named
+    with :data:`INTEGRAL_ONLY` after it (:func:`integral_only`).
     ``children``: every node's child nodes (``Source.children``), to walk without ``ast.walk``.
     One walk, in ``ast.walk``'s order (breadth first): it was four walks of every file of a run."""
     if children is None:
@@ -427,11 +431,58 @@ def other_dtype(module: ast.Module, children: Optional[Mapping[ast.AST, List[ast
             nodes.extend(children[nodes[i]])
             i += 1
     state = _FileFacts(lambda: nodes, lambda: nodes, lambda: nodes)
+    integral: Optional[Tuple[str, ast.AST]] = None
     for node in nodes:
         found = _hit(node, state)
-        if found is not None:
+        if found is None:
+            continue
+        if not _integral_hit(found[1]):
             return found[0].format(getattr(found[1], "lineno", 0))
+        integral = integral or found
+    if integral is not None:
+        return integral[0].format(getattr(integral[1], "lineno", 0)) + INTEGRAL_ONLY
     return None
+
+
+# The dtypes (and typed constructors) whose tensors are integral; quantized ones are not among
+# them (a quantized model computes in floating dtypes of its own choosing).
+_INTEGRAL_NAMES = frozenset({
+    "int", "int8", "int16", "int32", "uint8", "uint16", "uint32", "uint64", "short", "IntTensor", "ShortTensor",
+    "CharTensor", "ByteTensor",
+})
+_INTEGRAL_METHODS_MADE = frozenset({"int", "short", "byte", "char"})  # `.int()`: int32; `.char()`: int8
+
+
+def _integral_dtype_expr(expr: ast.expr) -> bool:
+    """``torch.int32``, ``np.uint8``, ``torch.IntTensor``, ``int``: an integral dtype, read off the text."""
+    if isinstance(expr, ast.Attribute):
+        return expr.attr in _INTEGRAL_NAMES
+    return isinstance(expr, ast.Name) and expr.id in ("int", *_INTEGRAL_NAMES)
+
+
+def _integral_hit(node: ast.AST) -> bool:
+    """A hit of :func:`_hit` that can only make an integral tensor: the name of an integral
+    dtype (``torch.int32``, ``from torch import int16``), ``dtype=`` one, ``.int()`` /
+    ``.short()`` / ``.byte()`` / ``.char()``, ``.to`` / ``.type`` / ``.view`` with integral
+    dtypes only. Strings (``"int8"`` names quantization as often as a dtype), loads, arrays and
+    ``torch_dtype=`` never count as integral."""
+    cls = node.__class__
+    if cls is ast.Attribute:
+        return node.attr in _INTEGRAL_NAMES  # type: ignore[attr-defined]
+    if cls is ast.Name:
+        return node.id in _INTEGRAL_NAMES  # type: ignore[attr-defined]
+    if cls is ast.alias:
+        return node.name.rsplit(".", 1)[-1] in _INTEGRAL_NAMES  # type: ignore[attr-defined]
+    if cls is ast.keyword:
+        return node.arg == "dtype" and _integral_dtype_expr(node.value)  # type: ignore[attr-defined]
+    if cls is ast.Call and isinstance(node.func, ast.Attribute):  # type: ignore[attr-defined]
+        method = node.func.attr  # type: ignore[attr-defined]
+        args = [a for a in node.args if _looks_like_dtype(a) and not _plain_dtype(a)]  # type: ignore[attr-defined]
+        args += [k.value for k in node.keywords if k.arg == "dtype" and not _plain_dtype(k.value)]  # type: ignore[attr-defined]
+        if method in _INTEGRAL_METHODS_MADE and not args:
+            return True
+        return method in ("to", "type", "view") and bool(args) and all(_integral_dtype_expr(a) for a in args)
+    return False
 
 
 class IndexedSource(Protocol):
@@ -448,7 +499,8 @@ def indexed_other_dtype(source: IndexedSource) -> Optional[str]:
     only the node types that can make another dtype are looked at (from the lists the source's
     one walk filed: names and attributes, calls, constants, the imports' aliases, the calls' and
     classes' keywords), and of those that do, the first in breadth-first order is named (the
-    shallower; at one depth, the one whose path from the module comes first)."""
+    shallower; at one depth, the one whose path from the module comes first), one that may make
+    a floating dtype before any integral one, as :func:`other_dtype` names them."""
     walked = source.walked
     calls = walked(ast.Call)
     imports = walked(ast.Import)  # with ImportFrom
@@ -469,8 +521,9 @@ def indexed_other_dtype(source: IndexedSource) -> Optional[str]:
     if not hits:
         return None
     parents, children = source.parents, source.children
-    first = min(hits, key=lambda hit: _breadth_first_key(hit[1], parents, children))
-    return first[0].format(getattr(first[1], "lineno", 0))
+    floating = [hit for hit in hits if not _integral_hit(hit[1])]
+    first = min(floating or hits, key=lambda hit: _breadth_first_key(hit[1], parents, children))
+    return first[0].format(getattr(first[1], "lineno", 0)) + ("" if floating else INTEGRAL_ONLY)
 
 
 def _breadth_first_key(node: ast.AST, parents: Mapping[ast.AST, ast.AST],

@@ -311,9 +311,26 @@ class SemanticModel:
                 return found
         return None
 
-    def may_promote(self, key: Optional[str], operands: Iterable[ast.expr]) -> bool:
-        """Whether ``x = x op y`` could take another dtype than ``x op= y`` keeps."""
-        return dtype.may_promote(self.kinds, key, operands, self.assume_same_dtype) and self.other_dtype is not None
+    def may_promote(self, key: Optional[str], operands: Iterable[ast.expr],
+                    target: Optional[ast.expr] = None, write: Optional[ast.AST] = None) -> bool:
+        """Whether ``x = x op y`` could take another dtype than ``x op= y`` keeps. ``target``
+        (x) and ``write`` (the statement writing it), where given: a floating ``x`` keeps its
+        dtype where the code's other dtypes are all integral (``dtype.integral_only``)."""
+        if not dtype.may_promote(self.kinds, key, operands, self.assume_same_dtype):
+            return False
+        other = self.other_dtype
+        if other is None:
+            return False
+        return not (dtype.integral_only(other) and target is not None and self._floating_target(target, write))
+
+    def _floating_target(self, target: ast.expr, write: Optional[ast.AST]) -> bool:
+        """``target`` is known floating: by what it was made of (``dtype.Floating``), or because
+        the write itself raises on an integral tensor (``x /= n``, ``x *= 0.5``): where the
+        program gets past it, ``target`` is floating."""
+        floating = self.hazards.floating
+        if isinstance(write, ast.Expr):
+            write = write.value
+        return floating.floating(target) or (write is not None and floating.written_floating(write))
 
     @property
     def other_dtype(self) -> Optional[str]:
@@ -322,7 +339,8 @@ class SemanticModel:
         computes in those only, so no op's out-of-place form can take another dtype."""
         if self._other_dtype is None:
             found = dtype.indexed_other_dtype(self.tree.source)
-            if found is None and self.project is not None:
-                found = self.project.other_dtype(self.module_name)
+            if (found is None or dtype.integral_only(found)) and self.project is not None:
+                linked = self.project.other_dtype(self.module_name)  # (a floating one settles it)
+                found = linked if found is None or (linked is not None and not dtype.integral_only(linked)) else found
             self._other_dtype = (found,)
         return self._other_dtype[0]

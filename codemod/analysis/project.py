@@ -133,6 +133,20 @@ class SummaryFact:
     params: Tuple[str, ...] = ()
 
 
+# The tail of an ``other_dtype`` answer whose every other dtype is integral (int8 to int32,
+# the unsigned ones: ``.int()``, ``dtype=torch.int32``, ``.to(torch.uint8)``; ``dtype.other_dtype``):
+# an integral tensor that becomes floating takes the default dtype, float32, so every floating
+# tensor of the code is still float32, and ``x op y`` of a floating ``x`` (float32 op any
+# integral, bool or float32) has x's dtype, as ``x op= y`` keeps (tests/test_dtype_model.py).
+# An integral ``x`` may not: int32 op int64 is int64, where ``x op= y`` keeps int32.
+INTEGRAL_ONLY = " (integral dtypes only)"
+
+
+def integral_only(answer: Optional[str]) -> bool:
+    """Whether an ``other_dtype`` answer names integral dtypes only (:data:`INTEGRAL_ONLY`)."""
+    return answer is not None and answer.endswith(INTEGRAL_ONLY)
+
+
 @dataclasses.dataclass
 class ModuleFacts:
     module: str
@@ -143,7 +157,8 @@ class ModuleFacts:
     # qualified name (``Mlp`` -> ``timm.layers.Mlp``), looked up in installed libraries
     libraries: Dict[str, str] = dataclasses.field(default_factory=dict)
     # the first thing in the module that makes (or may make) a tensor of another dtype than
-    # float32, int64 or bool (``analysis.dtype.other_dtype``); None: nothing
+    # float32, int64 or bool (``analysis.dtype.other_dtype``: a floating one first, else an
+    # integral one with ``INTEGRAL_ONLY`` after it); None: nothing
     other_dtype: Optional[str] = None
     # whether ``calls`` say what they pass (``args_read_after``, ``args_grad``); when not, the
     # index asks its ``ArgumentLoader`` the first time some analysis wants them
@@ -369,7 +384,8 @@ class ProjectIndex:
         half tensors may reach ``b``); a module the index does not know sees every file."""
         if self._dtypes is None:
             self._dtypes = {}
-        return _answer(self.modules, self._dtypes, self._import_links(), module, _other_dtype)
+        return _answer(self.modules, self._dtypes, self._import_links(), module, _other_dtype,
+                       settles=lambda found: not integral_only(found))
 
     def hooks(self, module: str) -> Optional[str]:
         """Where the files connected to ``module`` (as for :meth:`other_dtype`: those that can
@@ -810,39 +826,47 @@ def _hooks(facts: ModuleFacts) -> Optional[str]:
 
 
 def _answer(modules: Dict[str, ModuleFacts], answers: Dict[str, Optional[str]], linked: Dict[str, Set[str]],
-            module: str, fact: Callable[[ModuleFacts], Optional[str]]) -> Optional[str]:
+            module: str, fact: Callable[[ModuleFacts], Optional[str]],
+            settles: Callable[[str], bool] = lambda found: True) -> Optional[str]:
     """``module``'s answer (:func:`_first_in_part`, kept in ``answers`` for every module of its
     part); a module the index does not know sees every file."""
     if module in modules:
         if module not in answers:
-            _first_in_part(modules, answers, linked, module, fact)
+            _first_in_part(modules, answers, linked, module, fact, settles)
         return answers[module]
-    for name in sorted(modules):
+    return _first_of(modules, sorted(modules), fact, settles)
+
+
+def _first_of(modules: Dict[str, ModuleFacts], names: List[str], fact: Callable[[ModuleFacts], Optional[str]],
+              settles: Callable[[str], bool]) -> Optional[str]:
+    """The first of ``names`` whose ``fact`` settles the question (``settles``: an integral
+    dtype does not, a later file's half may still come), as ``module: what``; else the first
+    that had one; ``fact`` is asked no further than the one that settles."""
+    answer = None
+    for name in names:
         found = fact(modules[name])
         if found is not None:
-            return f"{name}: {found}"
-    return None
+            if settles(found):
+                return f"{name}: {found}"
+            answer = answer or f"{name}: {found}"
+    return answer
 
 
 def _first_in_part(modules: Dict[str, ModuleFacts], answers: Dict[str, Optional[str]], linked: Dict[str, Set[str]],
-                   module: str, fact: Callable[[ModuleFacts], Optional[str]]) -> None:
+                   module: str, fact: Callable[[ModuleFacts], Optional[str]],
+                   settles: Callable[[str], bool]) -> None:
     """``fact`` of the modules of ``module``'s connected part, joined, into ``answers`` for each
     of them: the links go both ways, so the files a module reaches are those of its connected
-    part, which share one answer (the first such place in the part, by module name). ``fact`` is
-    asked of the part's modules in that order up to the first that has one: the others' facts
-    need not be worked out (``ModuleFacts.later``)."""
+    part, which share one answer (the first such place in the part, by module name, that
+    ``settles``). ``fact`` is asked of the part's modules in that order up to the first that
+    settles: the others' facts need not be worked out (``ModuleFacts.later``)."""
     seen, todo = {module}, [module]
     while todo:
         for other in linked.get(todo.pop(), ()):
             if other not in seen:
                 seen.add(other)
                 todo.append(other)
-    answer = None
-    for name in sorted(seen):
-        found = fact(modules[name])
-        if found is not None:
-            answer = f"{name}: {found}"
-            break
+    answer = _first_of(modules, sorted(seen), fact, settles)
     for name in seen:
         answers[name] = answer
 

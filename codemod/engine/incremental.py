@@ -34,6 +34,7 @@ import unicodedata
 from collections import Counter
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
+from codemod.analysis.project import integral_only
 from codemod.findings import Finding, Span
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -230,7 +231,8 @@ def reusable(source, settings, previous, model, index: Optional[str] = None,
     names a line (``ProjectIndex.names_other_lines``)."""
     text = source.text
     frozen = sorted(model.leaves.frozen()) if "requires_grad" in text or not text.isascii() else ()
-    one_dtype = model.other_dtype is None  # whether a rewrite can promote: the whole file's dtypes decide
+    # whether a rewrite can promote: the whole file's dtypes decide (none other; integral ones only)
+    one_dtype = (model.other_dtype is None, integral_only(model.other_dtype))
     found, layout = units(source, (settings, index, frozen, one_dtype))
     plan = Reuse(found, layout, (index is None or not other_lines) and not _QUOTABLE.search(source.text))
     old = previous.statements if previous is not None and previous.statements else {}

@@ -136,7 +136,7 @@ class AugmentedAssignment(Rule):
             status, reason = Status.UNSAFE, "held-elsewhere"  # the module that made it keeps it (`self.last = out`)
         elif listed is not None and any(self._named_elsewhere(e, node) for e in listed[0]):
             status, reason = Status.UNSAFE, "held-elsewhere"  # `outs = [a, b]`, `outs.append(a)`: `a` holds it too
-        elif self.model.may_promote(None, [node.value]):
+        elif self.model.may_promote(None, [node.value], target, node):
             status, reason = Status.UNSAFE, "dtype-promotion"
 
         def make(aug: cst.AugAssign, site) -> Fix:

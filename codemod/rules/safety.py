@@ -172,7 +172,7 @@ def assess(
         return Verdict(Status.UNSAFE, "call-may-alias", rebind)  # `y = helper(x)`, helper unseen: it may return x
     if kind is Kind.UNKNOWN:
         return Verdict(Status.UNSAFE, "unknown-type")  # (no name to rebind: see above)
-    if not dtype_neutral and model.may_promote(key, operands):
+    if not dtype_neutral and model.may_promote(key, operands, target, node):
         return Verdict(Status.UNSAFE, "dtype-promotion", rebind)
     if isinstance(target, ast.Name) and _stored_by_any(model, target, stmt):
         return Verdict(Status.UNSAFE, "held-elsewhere", rebind)  # `keep = [h]` (or `keep.append(h)`) before `h += 1`

@@ -471,7 +471,7 @@ class ViewWritePlans:
             subscript = subscript.value
         key = target_key(target)
         if isinstance(node, ast.AugAssign) and key is not None \
-                and not self.model.may_promote(key, operands):
+                and not self.model.may_promote(key, operands, target, node):
             def make_aug(aug: cst.AugAssign, site: FixSite) -> Fix:
                 return Fix(aug, lambda n: build_assignment(n), fix_title(build_assignment(aug)))
 
@@ -483,7 +483,7 @@ class ViewWritePlans:
             keeps = [a for c in chain if isinstance(c.func, ast.Attribute)
                      and c.func.attr[:-1] not in torch_api.SAME_DTYPE_TWINS
                      for a in (*c.args, *(k.value for k in c.keywords))]
-            if not self.model.may_promote(key, keeps):
+            if not self.model.may_promote(key, keeps, target):
                 def build(expr: cst.Expr) -> cst.Assign:
                     return rebind([cst.parse_expression(key)], out_of_place_chain(expr.value), like=expr)  # type: ignore[arg-type]
 
