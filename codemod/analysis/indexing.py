@@ -155,7 +155,7 @@ def _classes(model: SemanticModel, resolver: "_Resolver") -> List[ClassFact]:
             if isinstance(stmt, FUNCTIONS):
                 defined[stmt.name] = defined.get(stmt.name, 0) + 1
                 continue
-            for node in ast.walk(stmt):
+            for node in model.tree.walk(stmt):
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                     assigned.add(node.id)
                 elif isinstance(node, (*FUNCTIONS, ast.ClassDef)):
@@ -186,15 +186,15 @@ def _declared_in_functions(model: SemanticModel) -> Set[str]:
     """The names the module's functions declare ``global`` or ``nonlocal`` (each function's
     ``Flow.declared``, joined), read off the syntax: a statement whose nearest enclosing
     ``def`` or ``class`` is a function (working out every function's dataflow for it cost
-    more than the rest of the module's facts)."""
+    more than the rest of the module's facts; so did walking the module for them: the walk that
+    indexed the tree lists them, ``Source.walked``)."""
     parent, found = model.tree.parent, set()
-    for node in ast.walk(model.module):
-        if isinstance(node, (ast.Global, ast.Nonlocal)):
-            scope = parent(node)
-            while scope is not None and not isinstance(scope, (*FUNCTIONS, ast.ClassDef, ast.Module)):
-                scope = parent(scope)
-            if isinstance(scope, FUNCTIONS):
-                found.update(node.names)
+    for node in model.tree.source.walked(ast.Global):  # (and ``nonlocal`` ones)
+        scope = parent(node)
+        while scope is not None and not isinstance(scope, (*FUNCTIONS, ast.ClassDef, ast.Module)):
+            scope = parent(scope)
+        if isinstance(scope, FUNCTIONS):
+            found.update(cast(Union[ast.Global, ast.Nonlocal], node).names)
     return found
 
 

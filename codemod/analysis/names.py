@@ -92,8 +92,9 @@ class Names:
         as in the module, without that function's dataflow (which resolving it ran before)."""
         if self._bound_in_functions is None:
             source, bound = self.tree.source, set()
+            Name, Store = ast.Name, ast.Store  # (by class: a parsed tree's nodes are of these classes)
             for node in source.walked(ast.Name):  # (with attributes)
-                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                if node.__class__ is Name and node.ctx.__class__ is Store:
                     bound.add(node.id)
             for node in source.walked(ast.FunctionDef):  # (and async ones)
                 args = cast(ast.FunctionDef, node).args

@@ -46,7 +46,7 @@ _PLANS: Dict[Type[ast.AST], Tuple[Tuple[str, bool], ...]] = {}
 WALKED_GROUPS: Tuple[Tuple[Type[ast.AST], ...], ...] = (
     (ast.Name, ast.Attribute), (ast.Import, ast.ImportFrom), (ast.FunctionDef, ast.AsyncFunctionDef), (ast.Call,),
     (ast.ClassDef,), (ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping), (ast.Constant,),
-    (ast.Return,))
+    (ast.Return,), (ast.Global, ast.Nonlocal), (ast.JoinedStr,))
 _SPACES = re.compile(r"\s+")
 _TIGHT = re.compile(r"([(\[{]) | (?=([)\]}.]))")
 

@@ -19,7 +19,7 @@ import ast
 import difflib
 import re
 import warnings
-from typing import Dict, Iterator, List, Mapping, Optional, Set
+from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Set
 
 Junk = Dict[int, str]  # line (1-based) -> the prefix taken off it
 
@@ -37,13 +37,19 @@ def _parsed(source: "str | bytes") -> "ast.Module | None":
             return None
 
 
-def _string_lines(tree: ast.Module, children: Optional[Mapping[ast.AST, List[ast.AST]]] = None) -> Set[int]:
+def _string_lines(tree: ast.Module, children: Optional[Mapping[ast.AST, List[ast.AST]]] = None,
+                  walked: Optional[Callable[[type], List[ast.AST]]] = None) -> Set[int]:
     """Lines that start inside a string literal (the second and later lines of one).
     ``children``: every node's child nodes (the analysis' ``Source.children``), to walk the
-    tree without ``ast.walk``."""
+    tree without ``ast.walk``; ``walked``: the tree's nodes of a type (``Source.walked``, which
+    lists its constants and f-strings), to walk nothing."""
     inside: Set[int] = set()
     JoinedStr, Constant = ast.JoinedStr, ast.Constant
-    for node in ast.walk(tree) if children is None else _walk(tree, children):
+    if walked is not None:
+        nodes: Iterable[ast.AST] = [*walked(Constant), *walked(JoinedStr)]
+    else:
+        nodes = ast.walk(tree) if children is None else _walk(tree, children)
+    for node in nodes:
         cls = node.__class__
         if cls is JoinedStr or (cls is Constant and isinstance(node.value, (str, bytes))):  # type: ignore[attr-defined]
             end = node.end_lineno or node.lineno  # type: ignore[attr-defined]

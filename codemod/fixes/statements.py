@@ -65,7 +65,7 @@ def default_indent(tree: ast.Module, lines: List[bytes]) -> str:
     starts at column 0)."""
     for top in tree.body:
         best: Optional[ast.stmt] = None
-        for node in ast.walk(top):
+        for node in _statements(top):  # (statements lie only in blocks: no expression walked)
             if (node is not top and isinstance(node, ast.stmt) and node.col_offset > 0
                     and (best is None or node.lineno < best.lineno)
                     and not lines[node.lineno - 1][:node.col_offset].strip(b" \t")):
@@ -178,7 +178,7 @@ def statement_fixes(source: ParsedSource, data: bytes, findings: List[Finding],
     for top, group in groups.items():
         regions.update(_regions(source.tree, lines, top, group, held))
     indent, newline = default_indent(source.tree, lines), default_newline(text)
-    strings = _string_lines(source.tree, getattr(source, "children", None))
+    strings = _string_lines(source.tree, getattr(source, "children", None), getattr(source, "walked", None))
     parsed: Dict[Region, Tuple[_Site, List[str], List[bytes]]] = {}
     parsed_whole: List[bool] = []  # whether libcst parses the whole module, asked once
     own_indent = False
