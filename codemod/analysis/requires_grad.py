@@ -351,6 +351,8 @@ class Constants:
                 # `torch.max(x, dim=1).values`, `x.max(dim=1).values`: a field of what a torch op
                 # returns (indices: integers)
                 return expr.attr == "indices" or self.constant(expr.value)
+            if _numpy_function(self.model.qualified_names(expr)):
+                return True  # `np.pi`, `np.inf`: NumPy's own constants
             if frozen_parameter(self.model, expr):
                 return True  # `self.d = nn.Parameter(t, requires_grad=False)`
             return self.callers and self._constant_attribute(expr)
@@ -384,6 +386,10 @@ class Constants:
         fresh = name is not None and (self.model.is_factory(call) or short in ("tensor", "from_numpy", "randint", "randperm"))
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             return fresh and self.callers  # `torch.tensor(v, **dd)`: dd may hold requires_grad=True
+        if _numpy_function(self.model.qualified_names(call.func)):
+            # `np.sqrt(2)`: a NumPy value from constants (measured: handed a tensor, some dispatch to
+            # the tensor's method and return a tensor, `np.squeeze(t)`; the rest refuse one requiring grad)
+            return self._all(operands)
         if name is not None or isinstance(call.func, ast.Attribute) and call.func.attr in _TENSOR_METHOD_NAMES:
             operands = [o for o in operands if not any(k.value is o and k.arg in _NO_GRAD_KEYWORDS for k in call.keywords)]
         if name is not None:
@@ -936,6 +942,11 @@ def _python_number(qualified: Collection[str]) -> bool:
     ``math.prod``/``math.sumprod``: :data:`_MATH_KEEPS`)."""
     return bool(qualified) and all(q.startswith("math.") and q.count(".") == 1 and q[5:] not in _MATH_KEEPS
                                    for q in qualified)
+
+
+def _numpy_function(qualified: Collection[str]) -> bool:
+    """A name of NumPy's (``np.sqrt``, ``numpy.linalg.norm``, ``np.pi``)."""
+    return bool(qualified) and all(q.startswith("numpy.") for q in qualified)
 
 
 def _attribute_values(model: RequiresGradFacts, attr: ast.Attribute) -> Optional[List[ast.expr]]:
