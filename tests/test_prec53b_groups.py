@@ -132,3 +132,69 @@ def test_a_numpy_value_of_constants_is_not_proven(shift):
 @pytest.mark.parametrize("shift", GRAD_SHIFTS)
 def test_a_shift_requiring_grad_raises_and_stays_proven(shift):
     _real(SHIFTED.replace("SHIFT", shift))
+
+
+# ---------------------------------------------------------------- non-differentiable-sink
+SINK = '''\
+import torch
+
+
+def spacing(center):
+    dist = torch.cdist(center, center)
+    dist.fill_diagonal_(float("inf"))  # MARK
+    USE
+    return out
+
+
+def main():
+    center = torch.randn(4, 3, requires_grad=True)
+    out = spacing(center)
+    (center.sum() + torch.as_tensor(out).float().sum()).backward()
+    return center.grad
+'''
+
+NO_HISTORY_USES = [
+    "out = float(dist.min(dim=1).values.median())",
+    "out = dist[0].argmin(dim=-1)",
+    "out = dist[1:, :2].min(dim=-1).values.argmax()",
+    "row = dist[0].masked_fill(dist[0] > 5, float('inf'))\n    out = row.argmin(dim=-1)",
+    "out = int(dist[1:].sum() > 3)",
+    "out = dist.min(dim=1).values.median().item()",
+    "out = dist.clamp(max=10.0)[0].argsort()",
+]
+
+HISTORY_USES = [
+    "out = dist[0]",
+    "out = dist.min(dim=1).values.median()",
+    "row = dist[0].masked_fill(dist[0] > 5, 0.0)\n    out = row.argmin(dim=-1) + row.sum()",
+    "out = dist[0].float()",
+    "out = dist[0].masked_fill(dist[0] > 5, 0.0).argmin() + dist[1].sum()",
+]
+
+
+@pytest.mark.parametrize("use", NO_HISTORY_USES)
+def test_a_chain_ending_where_backward_never_passes_is_not_proven(use):
+    _safe(SINK.replace("USE", use))
+
+
+@pytest.mark.parametrize("use", HISTORY_USES)
+def test_a_chain_whose_value_carries_history_raises_and_stays_proven(use):
+    _real(SINK.replace("USE", use))
+
+
+LEAF_SINK = '''\
+import torch
+
+
+def main():
+    h = torch.zeros(2, 3, requires_grad=True)
+    h.mul_(0.5)  # MARK
+    return USE
+'''
+
+
+@pytest.mark.parametrize("use", ["h.argmax()", "h.sum().item()", "float(h[0].sum())"])
+def test_a_leaf_written_stays_proven_whatever_its_value_reaches(use):
+    """A leaf that requires grad is refused the write itself: where its value goes decides nothing
+    (the sinks above are no excuse; sound34c's `print(h.sum().item())`)."""
+    _real(LEAF_SINK.replace("USE", use), message="leaf Variable")

@@ -1498,7 +1498,7 @@ def callee_returns(views: "Views", call: ast.Call) -> Optional[List[Tuple[Functi
         owner = views.tree.owner(call)
         bindings = views.dataflow.reaching(views.binder.flow(owner), call.func.id, views.tree.statement_of(call)) \
             if isinstance(owner, FUNCTIONS) else []
-        funcs = [cast(Function, b.stmt) for b in bindings if isinstance(b.stmt, FUNCTIONS) and not b.stmt.decorator_list]
+        funcs = [b.stmt for b in bindings if isinstance(b.stmt, FUNCTIONS) and not b.stmt.decorator_list]
         if any(not isinstance(b.stmt, FUNCTIONS) and not (b.form == "assign" and is_const(b.value, None))
                for b in bindings):
             return None
