@@ -48,7 +48,7 @@ from codemod.analysis.kinds import Kind
 from codemod.analysis.leaves import creates_leaf
 from codemod.analysis.names import identity_argument
 from codemod.analysis.project import CallFact
-from codemod.analysis.requires_grad import Constants, RequiresGradFacts, differentiable_operands, may_be_frozen
+from codemod.analysis.requires_grad import SHAPE_METHODS, Constants, RequiresGradFacts, differentiable_operands, may_be_frozen
 from codemod.analysis.saved_for import may_take_a_number, measured_users
 from codemod.analysis.summaries import (
     Returns, Saved, Summaries, SummaryFacts, built_unseen, flag_set_after, set_from_outside, switched_on,
@@ -847,8 +847,9 @@ class Hazards:
                 found = self.producers._producer(  # a detached copy of a leaf is no leaf (`d = w.detach()`)
                     binding.value, binding.stmt, member, lambda: member in (key, *identity) and not integral
                     and self.floating.written_floating(write), member == key or not detached_copy(self.model, flow, key, stmt))
-                if found is not None and found.proven and self.producers._never_backpropagated(flow, member, target, made=binding):
-                    continue  # `block_scores = s.amax(-1)` only for topk indices: backward never reads it
+                if found is not None and found.proven and not found.reason.endswith(LEAF_HANDED) \
+                        and self.producers._never_backpropagated(flow, member, target, made=binding):
+                    continue  # `block_scores = s.amax(-1)` only for topk indices: backward never reads it (a leaf: refused anyway)
                 if found is not None and found.proven and self.producers._only_without_grad(binding, stmt, member):
                     continue
                 if found is not None and found.proven and refused_with_grad(self, binding.value, write):
@@ -1101,6 +1102,46 @@ def _carries_no_history(model: HazardFacts, node: ast.expr) -> bool:
         return len(name) == 2 and name[0] == "torch" and name[1] in _INDEX_ATTRIBUTES
     return isinstance(parent, ast.Assign) and parent.value is node and all(
         isinstance(t, ast.Attribute) and t.attr == "data" for t in parent.targets)
+
+
+# Tensor methods that compute a value from their receiver and do nothing else (no hook, no backward,
+# no write): a chain of them passes its receiver's history on to its result only
+_PASSED_ON = frozenset(SHAPE_METHODS) | {"masked_fill", "min", "max", "median", "nanmedian", "clamp", "clamp_min",
+                                         "clamp_max", "clip", "add", "sub", "mul", "div", "pow", "values"}
+
+
+def _cut_chain(model: HazardFacts, node: ast.expr) -> Union[bool, ast.Name, None]:
+    """Where ``node``'s value ends when it goes on only through an item of it (``d[i]``) and the methods
+    of :data:`_PASSED_ON` (``d[i].masked_fill(m, inf)``, ``d.min(dim=1).values.median()``): True at an end
+    no backward passes (``float(...)``/``int(...)``/``bool(...)``, a comparison, ``.argmin(...)`` and the
+    others of ``_INDEX_ATTRIBUTES``), the name the chain's value is bound to (``row = ...``: its uses
+    decide), None anywhere else (or where nothing is chained: the caller's other checks decide)."""
+    start = node
+    for _ in range(12):
+        parent = model.parent(node)
+        if isinstance(parent, ast.Compare) and node is not start:
+            return True
+        if isinstance(parent, ast.Call) and parent.args == [node] and not parent.keywords and node is not start \
+                and model.qualified_names(parent.func) & {"builtins.float", "builtins.int", "builtins.bool"}:
+            return True  # a Python number: no history
+        if isinstance(parent, ast.Assign) and node is not start and parent.value is node and len(parent.targets) == 1 \
+                and isinstance(parent.targets[0], ast.Name):
+            return parent.targets[0]
+        if isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.ctx, ast.Load):
+            node = parent
+            continue
+        if not (isinstance(parent, ast.Attribute) and parent.value is node):
+            return None
+        if parent.attr in _INDEX_ATTRIBUTES and node is not start:
+            return True
+        call = model.parent(parent)
+        if parent.attr == "values":
+            node = parent
+        elif parent.attr in _PASSED_ON and isinstance(call, ast.Call) and call.func is parent:
+            node = call
+        else:
+            return None
+    return None
 
 
 def _carriers(model: HazardFacts, flow: Flow, key: str, made: Binding) -> Set[int]:
@@ -1792,6 +1833,7 @@ class Producers(_HazardsPart):
             while isinstance(parent, ast.UnaryOp) and isinstance(parent.op, (ast.USub, ast.UAdd)):
                 node, parent = parent, self.model.parent(parent)  # `(-dist).topk(k)`: ranked negated
             ranked = _ranked_use(self.model, node)  # `x.min(-1)[1]`, `_, i = x.topk(k)`: integers leave
+            ranked = _cut_chain(self.model, node) if ranked is None else ranked  # `float(d.min(1).values.median())`
             if ranked is True or (isinstance(ranked, ast.Name)
                                   and self._never_backpropagated(flow, ranked.id, written, depth + 1)):
                 continue

@@ -339,8 +339,8 @@ class Constants:
             filled = _with_appends(self.model, expr, values)  # `outs = []`: and what is appended to it
             return filled is not None and self._all(filled) and self._all(self._written_into(expr))
         if isinstance(expr, ast.Attribute):
-            if expr.attr in _SIZES:
-                return True
+            if expr.attr in _SIZES or _numpy_function(self.model.qualified_names(expr)):
+                return True  # (`np.pi`, `np.inf`: NumPy's own numbers)
             if expr.attr in _KEEPS:
                 return self.constant(expr.value)
             if isinstance(expr.value, ast.Call) and self.model.torch_name(expr.value.func) in ("torch.finfo", "torch.iinfo"):
@@ -384,6 +384,8 @@ class Constants:
         fresh = name is not None and (self.model.is_factory(call) or short in ("tensor", "from_numpy", "randint", "randperm"))
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             return fresh and self.callers  # `torch.tensor(v, **dd)`: dd may hold requires_grad=True
+        if _numpy_function(self.model.qualified_names(call.func)):  # `np.sqrt(2)`, of constants only: handed a
+            return self._all(operands)  # tensor, some run its method (`np.squeeze(t)`), the rest refuse grad
         if name is not None or isinstance(call.func, ast.Attribute) and call.func.attr in _TENSOR_METHOD_NAMES:
             operands = [o for o in operands if not any(k.value is o and k.arg in _NO_GRAD_KEYWORDS for k in call.keywords)]
         if name is not None:
@@ -428,7 +430,7 @@ class Constants:
                                                       "enumerate", "zip", "reversed"):  # items of constants
             return self._all(operands)
         if self.callers and isinstance(func, ast.Name):
-            returned = self._returned(func.id)
+            returned = _module_returns(self.model, func.id)
             return bool(returned) and self._all(returned)
         return False
 
@@ -510,14 +512,6 @@ class Constants:
         values = _attribute_values(self.model, attr)
         return values is not None and all(self.constant(v) for v in values)
 
-    def _returned(self, name: str) -> List[ast.expr]:
-        """What the module-level function ``name`` returns (callers mode), [] when unknown."""
-        func = next((s for s in self.model.module.body if isinstance(s, FUNCTIONS) and s.name == name), None)
-        if func is None:
-            return []
-        found = [n.value for n in self.model.walk(func) if isinstance(n, ast.Return) and self.model.owner(n) is func]
-        return [v for v in found if v is not None] if all(v is not None for v in found) else []
-
     def _written_into(self, name: ast.Name) -> List[ast.expr]:
         """What the function writes into ``name``'s tensor in place anywhere (``name[i] = v``,
         ``name[i] += v``, ``name.add_(v)``): a constant filled with a value that requires grad
@@ -570,6 +564,15 @@ class Constants:
     def _module_call(self, func: ast.Attribute) -> bool:
         """``self.fc(x)``: an attribute called, not a method of a tensor."""
         return isinstance(func.value, ast.Name) and func.value.id == "self"
+
+
+def _module_returns(model: RequiresGradFacts, name: str) -> List[ast.expr]:
+    """What the module-level function ``name`` returns (``Constants`` in callers mode), [] when unknown."""
+    func = next((s for s in model.module.body if isinstance(s, FUNCTIONS) and s.name == name), None)
+    if func is None:
+        return []
+    found = [n.value for n in model.walk(func) if isinstance(n, ast.Return) and model.owner(n) is func]
+    return [v for v in found if v is not None] if all(v is not None for v in found) else []
 
 
 def _switched_names(stmt: ast.stmt, model: RequiresGradFacts) -> List[str]:
@@ -936,6 +939,11 @@ def _python_number(qualified: Collection[str]) -> bool:
     ``math.prod``/``math.sumprod``: :data:`_MATH_KEEPS`)."""
     return bool(qualified) and all(q.startswith("math.") and q.count(".") == 1 and q[5:] not in _MATH_KEEPS
                                    for q in qualified)
+
+
+def _numpy_function(qualified: Collection[str]) -> bool:
+    """A name of NumPy's (``np.sqrt``, ``numpy.linalg.norm``, ``np.pi``)."""
+    return bool(qualified) and all(q.startswith("numpy.") for q in qualified)
 
 
 def _attribute_values(model: RequiresGradFacts, attr: ast.Attribute) -> Optional[List[ast.expr]]:

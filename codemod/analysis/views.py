@@ -1540,6 +1540,57 @@ def own_callee(views: "Views", call: ast.Call, extended: Set[str]) -> Optional[F
     return found[0] if len(found) == 1 and not found[0].decorator_list else None
 
 
+def callee_returns(views: "Views", call: ast.Call) -> Optional[List[Tuple[Function, List[ast.Return]]]]:
+    """The functions ``call`` may run, each with its returns but those computed with grad off
+    (:func:`_grad_off_return`), where the file shows every one: its own callee (``own_callee``), or
+    the ``def``s of the calling function's enclosing function that bind the name called (a closure:
+    ``def _do_it(t): return helper(model, t)``; where each binding of it that reaches the call is
+    such a ``def``, undecorated, or a ``None`` a call would fail on). None where a callee or a
+    return is not seen (a generator, a bare ``return``, another return with grad off)."""
+    if spreads(call):
+        return None
+    own = own_callee(views, call, views.returned.extended())
+    funcs: List[Function] = [own] if own is not None else []
+    if own is None and isinstance(call.func, ast.Name):
+        owner = views.tree.owner(call)
+        bindings = views.dataflow.reaching(views.binder.flow(owner), call.func.id, views.tree.statement_of(call)) \
+            if isinstance(owner, FUNCTIONS) else []
+        funcs = [b.stmt for b in bindings if isinstance(b.stmt, FUNCTIONS) and not b.stmt.decorator_list]
+        if any(not isinstance(b.stmt, FUNCTIONS) and not (b.form == "assign" and is_const(b.value, None))
+               for b in bindings):
+            return None
+    found = []
+    for func in funcs:
+        returns = [n for n in views.tree.walk(func) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom, ast.Await))
+                   and views.tree.owner(n) is func]
+        if not returns or any(not isinstance(r, ast.Return) or r.value is None for r in returns):
+            return None
+        kept = [r for r in cast(List[ast.Return], returns) if not _grad_off_return(views, r)]
+        if any(views.grad.intended_reason(r, None) for r in kept):
+            return None
+        found.append((func, kept))
+    return found or None
+
+
+# Tensor methods that, run with grad off, may hand back their receiver itself or a view of it, which
+# keeps its ``requires_grad`` (measured: ``x.float()``, ``x.contiguous()``, ``x.to(...)``, ``x[0]``,
+# ``x.view(n)``, ``x.reshape(n)``, ``x.expand(...)``)
+_KEEPS_GRAD_OFF = frozenset(SHAPE_METHODS) | {"requires_grad_", "view_as", "reshape_as", "expand_as", "as_strided",
+                                              "detach_", "T", "mT", "H", "mH"}
+
+
+def _grad_off_return(views: "Views", ret: ast.Return) -> bool:
+    """``ret`` sits in a ``with torch.no_grad():`` block of its function and returns what a call or
+    an operator computes there (``return model(x)``, ``return model(x) * 2``): a new tensor that
+    requires no grad (measured), wherever the function is. Not a name, an attribute, an item, a
+    method that may hand back its receiver or a view of it (``t.float()``, ``t.view(n)``, ``t.add_(1)``)."""
+    value = ret.value
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+            and (value.func.attr in _KEEPS_GRAD_OFF or value.func.attr.endswith("_")):
+        return False
+    return isinstance(value, (ast.Call, ast.BinOp, ast.UnaryOp)) and views.making._made_without_grad(ret)
+
+
 def _ruled_out(views: "Views", func: Function, call: ast.Call, ret: ast.Return) -> bool:
     """``ret`` sits on a branch of ``if p == 'C':`` (or ``!=``; ``p`` a parameter of ``func``
     never rebound) that ``call``'s constant string for ``p`` does not take, or in the body of
@@ -1782,33 +1833,37 @@ class InputFlow(_ViewsPart):
         return first is not None and self._from(first, at, seen)
 
     def _own_fresh(self, call: ast.Call, element: Optional[int], seen: Set[int]) -> bool:
-        """``call`` runs the file's own function (``self._load_noise(lengths, n)``), each of whose
-        returns hands back a value (item ``element`` of a tuple display, where the caller unpacks
-        it) that is computed from no argument nor anything the object was handed and is not known to
-        require grad: a fresh sample, what a data loader yields. False where a return may be so
+        """``call`` runs the file's own function (``self._load_noise(lengths, n)``; a closure's ``def``s,
+        :func:`callee_returns`), each of whose returns hands back a value (item ``element`` of a tuple
+        display, where the caller unpacks it) that is computed from no argument nor anything the object
+        was handed and is not known to require grad: a fresh sample, what a data loader yields, what is
+        computed with grad off (``with torch.no_grad(): return model(x)``). False where a return may be so
         computed, requires grad (a sample through a module with parameters), or is not seen (a
         generator, a bare ``return``, a tuple built elsewhere, the function asked about already,
         too long a search): the first argument then stands for what the result is computed from."""
-        found = self.views.returned._returns(call)
-        if found is None or id(found[0]) in self._callees:
+        found = callee_returns(self.views, call)
+        if found is None or any(id(func) in self._callees for func, _ in found):
             return found is not None and self._gap()
-        memo = (id(found[0]), element)
+        return all(self._fresh_returns(func, returns, element) for func, returns in found)
+
+    def _fresh_returns(self, func: Function, returns: List[ast.Return], element: Optional[int]) -> bool:
+        memo = (id(func), element)
         if memo not in self._fresh:
-            values = [cast(ast.expr, r.value) for r in found[1]]
+            values = [cast(ast.expr, r.value) for r in returns]
             if element is not None:
                 if any(not isinstance(v, (ast.Tuple, ast.List)) or element >= len(v.elts)
                        or any(isinstance(e, ast.Starred) for e in v.elts) for v in values):
                     return self._gap()
                 values = [cast(ast.Tuple, v).elts[element] for v in values]
             before, local = self._gaps, cast(Set[int], set())  # its own search: a caller's visits are no answer
-            self._callees.add(id(found[0]))
+            self._callees.add(id(func))
             self._probing += 1
             try:
-                derived = any(self._from(v, r, local) for v, r in zip(values, found[1]))
+                derived = any(self._from(v, r, local) for v, r in zip(values, returns))
             finally:
-                self._callees.discard(id(found[0]))
+                self._callees.discard(id(func))
                 self._probing -= 1
-            grad = not derived and any(self.views.requirement.requires_grad(v, r) == "yes" for v, r in zip(values, found[1]))
+            grad = not derived and any(self.views.requirement.requires_grad(v, r) == "yes" for v, r in zip(values, returns))
             self._fresh[memo] = (not derived and not grad, self._gaps - before)  # (grad: `GEN(z)`, a module's output)
         fresh, gaps = self._fresh[memo]
         self._gaps += gaps
