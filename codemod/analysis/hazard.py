@@ -490,17 +490,17 @@ def _plain_view_of(model: "HazardFacts", expr: ast.expr, key: str) -> bool:
 
 def _basic_index(model: "HazardFacts", sub: ast.Subscript) -> bool:
     """Every piece of the index is a slice, an int, ``...`` or ``None``: the result is a view."""
-    for piece in sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]:
-        if isinstance(piece, ast.Slice) or isinstance(piece, ast.Constant) and (
-                piece.value is None or piece.value is Ellipsis or type(piece.value) is int):
-            continue
-        if isinstance(piece, ast.UnaryOp) and isinstance(piece.op, ast.USub) \
-                and isinstance(piece.operand, ast.Constant) and type(piece.operand.value) is int:
-            continue
-        if model.kind(piece) is Kind.SCALAR and not isinstance(piece, ast.Constant):
-            continue  # an int (a bool would mask: a copy)
-        return False
-    return True
+    return all(_basic_piece(model, p) for p in (sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]))
+
+
+def _basic_piece(model: "HazardFacts", piece: ast.expr) -> bool:
+    if isinstance(piece, ast.Slice) or isinstance(piece, ast.Constant) and (
+            piece.value is None or piece.value is Ellipsis or type(piece.value) is int):
+        return True
+    if isinstance(piece, ast.UnaryOp) and isinstance(piece.op, ast.USub) \
+            and isinstance(piece.operand, ast.Constant) and type(piece.operand.value) is int:
+        return True
+    return model.kind(piece) is Kind.SCALAR and not isinstance(piece, ast.Constant)  # an int (a bool would mask: a copy)
 
 
 # Tensor methods whose result is always a view of the receiver (``reshape``, ``flatten`` and
@@ -815,7 +815,10 @@ class Hazards:
                 continue  # a module-level name (`torch` of `torch.view_as_real(p)`), not an alias
             if member != key and _through_data(flow, key, member, start):
                 continue  # `e = w.data`: same storage, but a version counter of its own
+            unsure = tensor_indexed_view(self.model, flow, member, {key, *identity}, views, stmt) \
+                if member in views and member not in identity else None
             for found in self._member_hazards(flow, key, member, identity, stmt, target, write, integral, params):
+                found = found if unsure is None else _through_index(self.model, found, unsure)
                 yield found if found is None or member not in entries else _one_entry(found, member, key, entries[member])
         yield from FormerViews(self).saved(flow, key, stmt, target, write, integral)
         for sibling, made in _counter_siblings(self, flow, key, stmt, start):
@@ -1328,6 +1331,56 @@ def unsure_view(consumers: "Consumers", node: ast.expr, found: Optional[Hazard])
     return found
 
 
+def _through_index(model: "HazardFacts", found: Optional[Hazard], index: ast.expr) -> Optional[Hazard]:
+    if found is None or not found.proven:
+        return found
+    return _possible(f"{found.reason}, if the index `{model.code(index).strip()}` makes a view "
+                     "(only a 0-d integer tensor does; any other tensor index copies)")
+
+
+def _view_unshown(model: "HazardFacts", sub: ast.Subscript) -> bool:
+    """A piece of ``sub``'s index is not shown to make a view: not a slice, an int, ``...`` or
+    ``None`` (:func:`_basic_index`), nor a 0-d integer tensor (:func:`_zero_dim_index`): a tensor
+    (``src``, ``torch.nonzero(m).squeeze(1)``: a copy unless 0-d) or a value of unknown kind (an
+    int or a tensor: a view or a copy)."""
+    pieces = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
+    return any(not _basic_piece(model, p) and not _zero_dim_index(model, _uninverted(p)) for p in pieces)
+
+
+def tensor_indexed_view(model: "HazardFacts", flow: Flow, member: str, whole: Set[str], views: Set[str],
+                        stmt: Located, depth: int = 0) -> Optional[ast.expr]:
+    """``values = output[..., src]`` (``src`` a tensor of unknown dims): ``member`` is a view of the
+    written tensor (``whole``: its name and the names bound to it; ``views``: its views) only if that
+    index makes one, which only a 0-d integer tensor does; any other tensor index copies, and the
+    copy shares nothing with what is written. The index (what :func:`unsure_view` asks of a save
+    read through one in place) where every binding of ``member`` reaching ``stmt`` that comes from
+    the written tensor (through views and indexing, or through another such view) passes through
+    such an index; None where one may not."""
+    found: Optional[ast.expr] = None
+    for binding in model.reaching(flow, member, stmt) if depth < 8 else []:
+        expr, index = element_bound(binding), None
+        while expr is not None:
+            if isinstance(expr, ast.Subscript):
+                index = index or (expr.slice if _view_unshown(model, expr) else None)
+                expr = expr.value
+            elif isinstance(expr, ast.Attribute) and expr.attr in VIEW_ATTRIBUTES:
+                expr = expr.value
+            elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) \
+                    and expr.func.attr in VIEW_METHODS and model.torch_name(expr.func) is None:
+                expr = expr.func.value
+            else:
+                break
+        base = target_key(expr) if expr is not None else None
+        if base is None or base == member or base not in (*whole, *views):
+            continue  # not a view of the written tensor by this binding (`values = other[i]`)
+        if index is None and base not in whole:  # (`rows = output[idx]`, `values = rows[0]`)
+            index = tensor_indexed_view(model, flow, base, whole, views, stmt, depth + 1)
+        if index is None:
+            return None  # a binding that may view it through basic indexing (or `base` is the written tensor itself)
+        found = found or index
+    return found
+
+
 def _zero_dim_index(model: "HazardFacts", piece: ast.expr) -> bool:
     """``scores.argmax()`` (no dim), or a name bound only to one: a 0-d integer tensor, a view's index."""
     values: List[Optional[ast.expr]] = [piece]
@@ -1607,7 +1660,22 @@ class Consumers(_HazardsPart):
                 [node] if own_only else [op_node, *self.hazards.grad_operands(op_node)], self.model.statement_of(op_node)):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it requires grad "
                              f"(`{op}` saves it for its own gradient; nothing the analysis sees shows it requires grad)")
+        if self._for_others_unshown(op_node, node):
+            return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if another operand requires "
+                             f"grad (`{key}` does not, so `{op}` records a backward only through them; nothing the "
+                             "analysis sees shows one does)")
         return Hazard(f"`{key}` was saved for backward by `{op}` at line {line}")
+
+    def _for_others_unshown(self, op_node: ast.expr, node: ast.expr) -> bool:
+        """``node`` requires no grad as far as the analysis sees (``w = W1[:, i]``, ``W1`` a clone of
+        ``weight.data``), so the op records a backward, and keeps ``node``, only where one of its
+        other operands requires grad, and none is shown to (:meth:`Hazards.grad_shown`: a tensor
+        attribute, ``L = cholesky(self.H)``, whose requirement is never seen is no evidence)."""
+        at = self.model.statement_of(op_node)
+        if self.model.views.requirement.requires_grad(node, at) != "no":
+            return False
+        others = [o for o in self.hazards.grad_operands(op_node) if not within(node, o)]
+        return not self.hazards.grad_shown(others, at)
 
     def _index_save(self, node: ast.expr, key: str) -> Optional[Hazard]:
         """An op that keeps ``node`` as its index, target or mask (:mod:`~codemod.analysis.index_saves`)."""

@@ -124,6 +124,8 @@ class Leaves:
             return LeafOrigin(False, f"`{key}`, whose requires_grad the code turns off", False)
         if tensor_test_failed(self.tree.parent, self.kinds.names.torch_name, base, stmt):
             return None  # `else: buf[i] = ...` of `if isinstance(buf, torch.Tensor):`: an item of a list
+        if _frozen_class_tested(self, base, stmt):
+            return None  # `if isinstance(param, Frozen): param.copy_(v)`: Frozen's `__new__` passes requires_grad=False
         if isinstance(target, ast.Subscript) and isinstance(base, ast.Name):
             listed = _listed_leaf(self, target, stmt)
             if listed is not None:
@@ -364,6 +366,49 @@ def _made_without_grad(leaves: "Leaves", base: ast.expr, depth: int = 0) -> bool
         if any(not is_const(flag, True) for flag in flags):
             return True
     return False
+
+
+def _frozen_class_tested(leaves: "Leaves", base: ast.expr, stmt: Located) -> bool:
+    """``stmt`` runs only where ``isinstance(base, Frozen)`` held (the body of an ``if`` testing
+    it, alone or in an ``and``; a tuple of such classes too), ``Frozen`` a class of the module
+    whose instances require no grad (:meth:`~codemod.analysis.classes.Classes.frozen_parameter_class`),
+    with nothing in that body binding the name anew. Names only (a call could rebind an attribute)."""
+    if not isinstance(base, ast.Name):
+        return False
+    frozen = leaves.kinds.classes.frozen_parameter_class
+    qualified = leaves.kinds.names.qualified_names
+
+    def tested(test: ast.expr) -> bool:
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            return any(tested(v) for v in test.values)
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+                and len(test.args) == 2 and not test.keywords and isinstance(test.args[0], ast.Name)
+                and test.args[0].id == base.id):
+            return False
+        classes = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+        return bool(classes) and all(frozen(c, qualified) for c in classes)
+
+    here: ast.AST = cast(ast.AST, stmt)
+    for up in leaves.tree.ancestors(stmt):
+        if isinstance(up, OWNERS):
+            break
+        if isinstance(up, ast.If) and any(s is here for s in up.body) and tested(up.test) \
+                and not any(base.id in bound_names(t) for s in up.body for n in ast.walk(s)
+                            for t in _stored(n)):
+            return True
+        here = up
+    return False
+
+
+def _stored(node: ast.AST) -> List[ast.expr]:
+    """The targets ``node`` binds: an assignment's, a loop's, a ``with``'s, a walrus's."""
+    if isinstance(node, ast.Assign):
+        return list(node.targets)
+    if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
+        return [node.target]
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return [i.optional_vars for i in node.items if i.optional_vars is not None]
+    return []
 
 
 def _listed_leaf(leaves: "Leaves", target: ast.Subscript, stmt: Located) -> Optional[LeafOrigin]:
