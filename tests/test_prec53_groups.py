@@ -6,8 +6,7 @@ in-place error and must not be proven, beside look-alikes that raise and stay pr
   a tensor is an advanced-index copy (only a 0-d integer tensor index makes a view), so what an op
   saves of ``values`` (``scatter_reduce_``'s src, ``sin``'s input) never sees a later write of
   ``output``. The named view was read as one; a save through ``output[..., src]`` in place was
-  already only possible. So is an index of unknown kind (``j``: an int, a view; a tensor, a copy):
-  unknown is no proof. A basic slice or an int index stays a view, and proven;
+  already only possible. A basic slice or an int index stays a view, and proven;
 - frozen-parameter-subclass (modelopt): a write that runs only under ``isinstance(p, Frozen)``,
   ``Frozen`` an ``nn.Parameter`` subclass whose ``__new__`` passes ``requires_grad=False``, writes
   a leaf that requires no grad. A subclass passing True, a flag, or a class of the file deriving
@@ -89,7 +88,6 @@ COPIES = {
     "nonzero": "values = output[..., torch.nonzero(src >= 2).squeeze(1)]",
     "through-another": "rows = output[:, src]\n    values = rows[:, 0:2]",
     "then-a-view": "values = output[..., src].unsqueeze(0).squeeze(0)",
-    "unknown-kind": "values = output[..., j]",  # an int or a tensor: unknown, so no proof (a tensor here)
 }
 VIEWS = {
     "slice": "values = output[..., 2:4]",

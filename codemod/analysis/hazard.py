@@ -490,17 +490,17 @@ def _plain_view_of(model: "HazardFacts", expr: ast.expr, key: str) -> bool:
 
 def _basic_index(model: "HazardFacts", sub: ast.Subscript) -> bool:
     """Every piece of the index is a slice, an int, ``...`` or ``None``: the result is a view."""
-    return all(_basic_piece(model, p) for p in (sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]))
-
-
-def _basic_piece(model: "HazardFacts", piece: ast.expr) -> bool:
-    if isinstance(piece, ast.Slice) or isinstance(piece, ast.Constant) and (
-            piece.value is None or piece.value is Ellipsis or type(piece.value) is int):
-        return True
-    if isinstance(piece, ast.UnaryOp) and isinstance(piece.op, ast.USub) \
-            and isinstance(piece.operand, ast.Constant) and type(piece.operand.value) is int:
-        return True
-    return model.kind(piece) is Kind.SCALAR and not isinstance(piece, ast.Constant)  # an int (a bool would mask: a copy)
+    for piece in sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]:
+        if isinstance(piece, ast.Slice) or isinstance(piece, ast.Constant) and (
+                piece.value is None or piece.value is Ellipsis or type(piece.value) is int):
+            continue
+        if isinstance(piece, ast.UnaryOp) and isinstance(piece.op, ast.USub) \
+                and isinstance(piece.operand, ast.Constant) and type(piece.operand.value) is int:
+            continue
+        if model.kind(piece) is Kind.SCALAR and not isinstance(piece, ast.Constant):
+            continue  # an int (a bool would mask: a copy)
+        return False
+    return True
 
 
 # Tensor methods whose result is always a view of the receiver (``reshape``, ``flatten`` and
@@ -1338,13 +1338,23 @@ def _through_index(model: "HazardFacts", found: Optional[Hazard], index: ast.exp
                      "(only a 0-d integer tensor does; any other tensor index copies)")
 
 
-def _view_unshown(model: "HazardFacts", sub: ast.Subscript) -> bool:
-    """A piece of ``sub``'s index is not shown to make a view: not a slice, an int, ``...`` or
-    ``None`` (:func:`_basic_index`), nor a 0-d integer tensor (:func:`_zero_dim_index`): a tensor
-    (``src``, ``torch.nonzero(m).squeeze(1)``: a copy unless 0-d) or a value of unknown kind (an
-    int or a tensor: a view or a copy)."""
-    pieces = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
-    return any(not _basic_piece(model, p) and not _zero_dim_index(model, _uninverted(p)) for p in pieces)
+def _copying_index(model: "HazardFacts", sub: ast.Subscript) -> bool:
+    """A piece of ``sub``'s index is a tensor not shown 0-d (``src``, ``src.to(device)``,
+    ``torch.nonzero(m).squeeze(1)``): a copy unless it is a 0-d integer tensor, which only
+    ``scores.argmax()`` (:func:`_zero_dim_index`) or ``torch.tensor(0)`` is shown to be. A piece
+    of unknown kind (an int or a tensor) is left a view, as :func:`unsure_view` leaves it."""
+    pieces = [_uninverted(p) for p in (sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice])]
+    return any(_index_tensor_piece(model, p) and not _zero_dim_index(model, p) for p in pieces)
+
+
+def _index_tensor_piece(model: "HazardFacts", piece: ast.expr) -> bool:
+    if is_tensor(piece, model):
+        return True
+    while isinstance(piece, ast.Call) and isinstance(piece.func, ast.Attribute) and model.torch_name(piece.func) is None:
+        if piece.func.attr in _INDEX_ATTRIBUTES and piece.func.attr not in ("nonzero", "argsort"):
+            return False  # `.item()`, `.tolist()`, `.size(0)`: a number, a list or a size
+        piece = piece.func.value  # `torch.nonzero(m).squeeze(1)`, `.to(device)`, `.long()`: still an index tensor
+    return _index_tensor(model, piece)
 
 
 def tensor_indexed_view(model: "HazardFacts", flow: Flow, member: str, whole: Set[str], views: Set[str],
@@ -1361,7 +1371,7 @@ def tensor_indexed_view(model: "HazardFacts", flow: Flow, member: str, whole: Se
         expr, index = element_bound(binding), None
         while expr is not None:
             if isinstance(expr, ast.Subscript):
-                index = index or (expr.slice if _view_unshown(model, expr) else None)
+                index = index or (expr.slice if _copying_index(model, expr) else None)
                 expr = expr.value
             elif isinstance(expr, ast.Attribute) and expr.attr in VIEW_ATTRIBUTES:
                 expr = expr.value
@@ -1382,14 +1392,16 @@ def tensor_indexed_view(model: "HazardFacts", flow: Flow, member: str, whole: Se
 
 
 def _zero_dim_index(model: "HazardFacts", piece: ast.expr) -> bool:
-    """``scores.argmax()`` (no dim), or a name bound only to one: a 0-d integer tensor, a view's index."""
+    """``scores.argmax()`` (no dim), ``torch.tensor(0)``, or a name bound only to one: a 0-d integer tensor, a view's index."""
     values: List[Optional[ast.expr]] = [piece]
     if isinstance(piece, ast.Name):
         values = [b.value for b in model.reaching(model.flow(model.owner(piece)), piece.id, model.statement_of(piece))]
     return bool(values) and all(
         isinstance(v, ast.Call) and not v.keywords and (
             isinstance(v.func, ast.Attribute) and v.func.attr in ("argmax", "argmin") and not v.args
-            or (model.torch_name(v.func) or "") in ("torch.argmax", "torch.argmin") and len(v.args) == 1)
+            or (model.torch_name(v.func) or "") in ("torch.argmax", "torch.argmin") and len(v.args) == 1
+            or (model.torch_name(v.func) or "") in ("torch.tensor", "torch.as_tensor") and len(v.args) == 1
+            and isinstance(v.args[0], ast.Constant) and type(v.args[0].value) is int)  # `torch.tensor(0)`
         for v in values)
 
 
