@@ -234,3 +234,51 @@ def test_an_operand_from_an_attribute_of_unknown_requirement_proves_nothing(prod
 ], ids=["argument", "module-weight"])
 def test_an_operand_shown_to_require_grad_stays_proven(product, factor, handed):
     _real(HESSIAN.replace("FACTOR", factor).replace("PRODUCT", product).replace("HANDED", handed))
+
+
+# ---------------------------------------------------------------- numpy-ufunc-operand (prec51b's unknown-call-operand)
+BANDIT = '''\
+import numpy as np
+import torch
+from torch import nn
+
+
+class Bandit:
+    def __init__(self, n):
+        self.layer = nn.Linear(n, 2)
+        self.sigma_inv = 0.1 * torch.eye(n)
+
+    def update(self, n):
+        g = MADE
+        v = g.unsqueeze(-1)
+        self.sigma_inv -= self.sigma_inv @ v @ v.T @ self.sigma_inv  # MARK
+        return self.sigma_inv
+
+
+def main():
+    bandit = Bandit(4)
+    out = bandit.update(4)
+    torch.sin(out).sum().backward() if out.requires_grad else None
+    return out
+'''
+UFUNCS = {
+    "sqrt": "torch.ones(n) / np.sqrt(self.layer.weight.size(0))",
+    "maximum": "torch.ones(n) * np.maximum(self.layer.weight.size(0), 1.0)",
+    "exp-of-a-number": "torch.ones(n) * np.exp(-1.0)",
+}
+NOT_UFUNCS = {
+    "requires-grad": "torch.ones(n).requires_grad_() / np.sqrt(self.layer.weight.size(0))",
+    "squeeze-hands-the-tensor-back": "np.squeeze(torch.ones(1, n).requires_grad_())",
+}
+
+
+@pytest.mark.parametrize("made", list(UFUNCS.values()), ids=list(UFUNCS))
+def test_a_numpy_ufunc_result_requires_no_grad(made):
+    """agilerl neural_ts_bandit.py:286: `g = torch.ones(n) / np.sqrt(...)` requires no grad (a numpy ufunc
+    refuses a tensor that requires grad), so `self.sigma_inv @ v` keeps self.sigma_inv for nothing."""
+    _safe(BANDIT.replace("MADE", made))
+
+
+@pytest.mark.parametrize("made", list(NOT_UFUNCS.values()), ids=list(NOT_UFUNCS))
+def test_a_tensor_requiring_grad_beside_numpy_stays_proven(made):
+    _real(BANDIT.replace("MADE", made))
