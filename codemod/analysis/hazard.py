@@ -1391,8 +1391,22 @@ def tensor_indexed_view(model: "HazardFacts", flow: Flow, member: str, whole: Se
     return found
 
 
+def for_others_unshown(hazards: "Hazards", op_node: ast.expr, node: ast.expr) -> bool:
+    """``node`` requires no grad as far as the analysis sees (``w = W1[:, i]``, ``W1`` a clone of
+    ``weight.data``), so the op records a backward, and keeps ``node``, only where one of its
+    other operands requires grad, and none is shown to (:meth:`Hazards.grad_shown`: a tensor
+    attribute, ``L = cholesky(self.H)``, whose requirement is never seen is no evidence)."""
+    model = hazards.model
+    at = model.statement_of(op_node)
+    if model.views.requirement.requires_grad(node, at) != "no":
+        return False
+    others = [o for o in hazards.grad_operands(op_node) if not within(node, o)]
+    return not hazards.grad_shown(others, at)
+
+
 def _zero_dim_index(model: "HazardFacts", piece: ast.expr) -> bool:
-    """``scores.argmax()`` (no dim), ``torch.tensor(0)``, or a name bound only to one: a 0-d integer tensor, a view's index."""
+    """``scores.argmax()`` (no dim), ``torch.tensor(0)``, or a name bound only to one: a 0-d
+    integer tensor, a view's index."""
     values: List[Optional[ast.expr]] = [piece]
     if isinstance(piece, ast.Name):
         values = [b.value for b in model.reaching(model.flow(model.owner(piece)), piece.id, model.statement_of(piece))]
@@ -1672,22 +1686,11 @@ class Consumers(_HazardsPart):
                 [node] if own_only else [op_node, *self.hazards.grad_operands(op_node)], self.model.statement_of(op_node)):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it requires grad "
                              f"(`{op}` saves it for its own gradient; nothing the analysis sees shows it requires grad)")
-        if self._for_others_unshown(op_node, node):
+        if for_others_unshown(self.hazards, op_node, node):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if another operand requires "
                              f"grad (`{key}` does not, so `{op}` records a backward only through them; nothing the "
                              "analysis sees shows one does)")
         return Hazard(f"`{key}` was saved for backward by `{op}` at line {line}")
-
-    def _for_others_unshown(self, op_node: ast.expr, node: ast.expr) -> bool:
-        """``node`` requires no grad as far as the analysis sees (``w = W1[:, i]``, ``W1`` a clone of
-        ``weight.data``), so the op records a backward, and keeps ``node``, only where one of its
-        other operands requires grad, and none is shown to (:meth:`Hazards.grad_shown`: a tensor
-        attribute, ``L = cholesky(self.H)``, whose requirement is never seen is no evidence)."""
-        at = self.model.statement_of(op_node)
-        if self.model.views.requirement.requires_grad(node, at) != "no":
-            return False
-        others = [o for o in self.hazards.grad_operands(op_node) if not within(node, o)]
-        return not self.hazards.grad_shown(others, at)
 
     def _index_save(self, node: ast.expr, key: str) -> Optional[Hazard]:
         """An op that keeps ``node`` as its index, target or mask (:mod:`~codemod.analysis.index_saves`)."""

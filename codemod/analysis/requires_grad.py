@@ -377,10 +377,8 @@ class Constants:
         same = identity_argument(call, self.model.torch_name, self.model.qualified_names)
         if same is not None:  # `torch.jit._unwrap_optional(h)`, `typing.cast(T, h)` are `h`
             return self.constant(same)
-        if _python_number(self.model.qualified_names(call.func)):
-            return True  # `math.cos(...)`: a Python number, whatever it was handed
-        if _numpy_ufunc(self.model.qualified_names(call.func)):
-            return True  # `np.sqrt(n)`: a number or an array; handed a tensor that requires grad, it raises
+        if _python_number(self.model.qualified_names(call.func)) or _numpy_ufunc(self.model.qualified_names(call.func)):
+            return True  # `math.cos(...)`: a Python number, whatever it was handed; `np.sqrt(n)`: no grad
         name = self.model.torch_name(call.func)
         short = name.rsplit(".", 1)[-1] if name is not None else ""
         fresh = name is not None and (self.model.is_factory(call) or short in ("tensor", "from_numpy", "randint", "randperm"))
