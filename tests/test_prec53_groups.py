@@ -282,3 +282,45 @@ def test_a_numpy_ufunc_result_requires_no_grad(made):
 @pytest.mark.parametrize("made", list(NOT_UFUNCS.values()), ids=list(NOT_UFUNCS))
 def test_a_tensor_requiring_grad_beside_numpy_stays_proven(made):
     _real(BANDIT.replace("MADE", made))
+
+
+# ---------------------------------------------------------------- item-return (prec51b: catalyst, deeprobust)
+MARGIN = '''\
+import torch
+
+
+def margin(output, label):
+    probs = torch.exp(output)
+    true = probs[label].clone()
+    probs[label] = 0  # MARK
+    RETURN
+
+
+def main():
+    output = torch.log_softmax(torch.randn(5, requires_grad=True), -1)
+    m = margin(output, 1)
+    out = m if torch.is_tensor(m) else torch.tensor(m)
+    (out.sum() + output.sum()).backward() if out.requires_grad else output.sum().backward()
+    return m
+'''
+NUMBERS = {
+    "item": "return (true - probs[probs.argmax()]).item()",
+    "int-of-a-comparison": "return int(true > probs.max())",
+    "float": "return float(true - probs.max())",
+}
+TENSORS = {
+    "tensor": "return true - probs[probs.argmax()]",
+    "bound-then-returned": "gap = true - probs.max()\n    return gap",
+}
+
+
+@pytest.mark.parametrize("ret", list(NUMBERS.values()), ids=list(NUMBERS))
+def test_a_saved_output_that_leaves_only_as_a_number_is_not_proven(ret):
+    """catalyst _cmc_score.py:168, deeprobust utils.py:345: exp saved `probs`, which is written, but only a
+    Python number leaves the function: no backward can run through exp."""
+    _safe(MARGIN.replace("RETURN", ret))
+
+
+@pytest.mark.parametrize("ret", list(TENSORS.values()), ids=list(TENSORS))
+def test_a_saved_output_that_leaves_as_a_tensor_stays_proven(ret):
+    _real(MARGIN.replace("RETURN", ret))
