@@ -173,6 +173,46 @@ def test_a_parameter_subclass_that_may_require_grad_stays_proven(extra):
     _real(source, LEAF)
 
 
+WRAPPER = '''\
+import torch
+from torch import nn
+
+
+class Wrapper(nn.Parameter):
+    def __new__(cls, data, metadata=None):
+        instance = super().__new__(cls, data, requires_grad=False)
+        instance.metadata = metadata
+        return instance
+
+
+def load(module, state, prefix=""):
+    for name, param in module.named_parameters():
+        if prefix + name in state and isinstance(param, Wrapper):
+            if param.data.is_meta:
+                param = Wrapper(state[prefix + name], metadata=param.metadata)
+                module.register_parameter(name, param)
+            else:
+                param.copy_(state[prefix + name])  # MARK
+
+
+def main():
+    lin = nn.Linear(3, 2)
+    lin.weight = NEW
+    load(lin, {"weight": torch.ones(2, 3), "bias": torch.ones(2)})
+    lin(torch.randn(4, 3, requires_grad=True)).sum().backward()
+    return lin.bias.grad
+'''
+
+
+def test_modelopts_wrapper_bound_then_returned_in_a_nested_arm():
+    """modelopt base_qtensor.py:189: `instance = super().__new__(cls, data, requires_grad=False)`, then
+    `return instance`; the write is in the `else` of a test nested in the isinstance one, whose other arm
+    binds the name to a new Wrapper."""
+    _safe(WRAPPER.replace("NEW", "Wrapper(torch.zeros(2, 3))"))
+    thawed = WRAPPER.replace("requires_grad=False)", "requires_grad=False)\n        instance.requires_grad_(True)")
+    _real(thawed.replace("NEW", "Wrapper(torch.zeros(2, 3))"), LEAF)
+
+
 def test_a_subclass_of_the_file_passing_true_keeps_the_class_proven():
     """``isinstance(p, Frozen)`` also holds for the file's ``Thawed(Frozen)``, whose instances require grad."""
     extra = "class Thawed(Frozen):\n    def __new__(cls, data):\n        return nn.Parameter.__new__(cls, data, True)"

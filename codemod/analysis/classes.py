@@ -157,8 +157,12 @@ class Classes:
             return None
         if not direct and self._new_flag(inherited[0], qualified, depth + 1) is None:
             return None  # (a parent that is no nn.Parameter subclass of the module's)
-        returns = [n for n in _own_nodes(new[0]) if isinstance(n, ast.Return)]
-        flags = [_passed_flag(r.value, parents) for r in returns]
+        nodes = _own_nodes(new[0])
+        if any(isinstance(n, ast.Attribute) and n.attr == "requires_grad" and isinstance(n.ctx, ast.Store)
+               or isinstance(n, ast.Attribute) and n.attr == "requires_grad_" for n in nodes):
+            return None  # (`instance.requires_grad_(flag)` after it)
+        returns = [_made(r.value, nodes) for r in nodes if isinstance(r, ast.Return)]
+        flags = [_passed_flag(r, parents) for r in returns]
         return False if returns and all(f is not None and is_const(f, False) for f in flags) else None
 
     def attribute_writes(self, attr: str) -> List[ast.expr]:
@@ -273,6 +277,17 @@ def _own_nodes(func: ast.FunctionDef) -> List[ast.AST]:
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             todo.extend(ast.iter_child_nodes(node))
     return found
+
+
+def _made(value: Optional[ast.expr], nodes: List[ast.AST]) -> Optional[ast.expr]:
+    """``value``, or where it is a name the function binds once, by a plain assignment, what
+    that assignment gives it (``instance = super().__new__(...)``; ``return instance``)."""
+    if not isinstance(value, ast.Name):
+        return value
+    bound = [n for n in nodes if isinstance(n, ast.Name) and n.id == value.id and not isinstance(n.ctx, ast.Load)]
+    assigned = [n for n in nodes if isinstance(n, ast.Assign) and len(n.targets) == 1
+                and isinstance(n.targets[0], ast.Name) and n.targets[0].id == value.id]
+    return assigned[0].value if len(bound) == 1 and len(assigned) == 1 else None
 
 
 def _passed_flag(value: Optional[ast.expr], parents: List[ast.expr]) -> Optional[ast.expr]:

@@ -372,7 +372,7 @@ def _frozen_class_tested(leaves: "Leaves", base: ast.expr, stmt: Located) -> boo
     """``stmt`` runs only where ``isinstance(base, Frozen)`` held (the body of an ``if`` testing
     it, alone or in an ``and``; a tuple of such classes too), ``Frozen`` a class of the module
     whose instances require no grad (:meth:`~codemod.analysis.classes.Classes.frozen_parameter_class`),
-    with nothing in that body binding the name anew. Names only (a call could rebind an attribute)."""
+    with no binding of the name inside that body reaching the write but one to a new ``Frozen``. Names only (a call could rebind an attribute)."""
     if not isinstance(base, ast.Name):
         return False
     frozen = leaves.kinds.classes.frozen_parameter_class
@@ -392,23 +392,13 @@ def _frozen_class_tested(leaves: "Leaves", base: ast.expr, stmt: Located) -> boo
     for up in leaves.tree.ancestors(stmt):
         if isinstance(up, OWNERS):
             break
-        if isinstance(up, ast.If) and any(s is here for s in up.body) and tested(up.test) \
-                and not any(base.id in bound_names(t) for s in up.body for n in ast.walk(s)
-                            for t in _stored(n)):
-            return True
+        if isinstance(up, ast.If) and any(s is here for s in up.body) and tested(up.test) and all(
+                not any(a is up for a in leaves.tree.ancestors(b.stmt)) or isinstance(b.value, ast.Call)
+                and frozen(b.value.func, qualified) for b in leaves.dataflow.reaching(
+                    leaves.binder.flow(leaves.tree.owner(stmt)), base.id, stmt)):
+            return True  # (a binding inside the tested body that reaches the write makes one: `p = Frozen(t)`)
         here = up
     return False
-
-
-def _stored(node: ast.AST) -> List[ast.expr]:
-    """The targets ``node`` binds: an assignment's, a loop's, a ``with``'s, a walrus's."""
-    if isinstance(node, ast.Assign):
-        return list(node.targets)
-    if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
-        return [node.target]
-    if isinstance(node, (ast.With, ast.AsyncWith)):
-        return [i.optional_vars for i in node.items if i.optional_vars is not None]
-    return []
 
 
 def _listed_leaf(leaves: "Leaves", target: ast.Subscript, stmt: Located) -> Optional[LeafOrigin]:
