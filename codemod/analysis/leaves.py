@@ -125,7 +125,7 @@ class Leaves:
         if tensor_test_failed(self.tree.parent, self.kinds.names.torch_name, base, stmt):
             return None  # `else: buf[i] = ...` of `if isinstance(buf, torch.Tensor):`: an item of a list
         if _frozen_class_tested(self, base, stmt):
-            return None  # `if isinstance(param, Frozen): param.copy_(v)`: Frozen's `__new__` passes requires_grad=False
+            return None  # `if isinstance(param, Frozen): param.copy_(v)`: made with requires_grad=False
         if isinstance(target, ast.Subscript) and isinstance(base, ast.Name):
             listed = _listed_leaf(self, target, stmt)
             if listed is not None:
@@ -372,7 +372,8 @@ def _frozen_class_tested(leaves: "Leaves", base: ast.expr, stmt: Located) -> boo
     """``stmt`` runs only where ``isinstance(base, Frozen)`` held (the body of an ``if`` testing
     it, alone or in an ``and``; a tuple of such classes too), ``Frozen`` a class of the module
     whose instances require no grad (:meth:`~codemod.analysis.classes.Classes.frozen_parameter_class`),
-    with no binding of the name inside that body reaching the write but one to a new ``Frozen``. Names only (a call could rebind an attribute)."""
+    with no binding of the name inside that body reaching the write but one to a new ``Frozen``.
+    Names only (a call could rebind an attribute)."""
     if not isinstance(base, ast.Name):
         return False
     frozen = leaves.kinds.classes.frozen_parameter_class
