@@ -238,8 +238,8 @@ def dead_result(model: Facts, load: ast.expr, depth: int = 0) -> bool:
     index = next((sl for sl in slices if within(load, sl)), None)
     if index is not None:
         top: ast.expr = index  # `banned[int(torch.argmax(d))] = True`: only where to write
-    elif isinstance(stmt, (ast.Expr, ast.Assign)) or isinstance(stmt, ast.Return) and stmt.value is not None:
-        top = stmt.value  # (a return hands the value on: dead only where a step drops the history first)
+    elif isinstance(stmt, (ast.Expr, ast.Assign)):
+        top = stmt.value
     elif isinstance(stmt, (ast.If, ast.While)):
         top = stmt.test
     else:

@@ -1872,8 +1872,6 @@ class Producers(_HazardsPart):
                 continue  # `max_value(dist)`, a helper reading only `t.dtype`: not the values
             if _carries_no_history(self.model, node):
                 continue  # `torch.isnan(std)`, `self.scales.data = std`
-            if dead_result(self.model, node):
-                continue  # `true = probs[i].clone()`, `return (true - probs[j]).item()`: only a number leaves
             while isinstance(parent, ast.UnaryOp) and isinstance(parent.op, (ast.USub, ast.UAdd)):
                 node, parent = parent, self.model.parent(parent)  # `(-dist).topk(k)`: ranked negated
             ranked = _ranked_use(self.model, node)  # `x.min(-1)[1]`, `_, i = x.topk(k)`: integers leave
