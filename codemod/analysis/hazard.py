@@ -1398,8 +1398,11 @@ def for_others_unshown(hazards: "Hazards", op_node: ast.expr, node: ast.expr) ->
     attribute, ``L = cholesky(self.H)``, whose requirement is never seen is no evidence)."""
     model = hazards.model
     at = model.statement_of(op_node)
-    if model.views.requirement.requires_grad(node, at) != "no":
-        return False
+    torch_op = isinstance(op_node, ast.BinOp) or isinstance(op_node, ast.Call) and (
+        model.torch_name(op_node.func) is not None
+        or isinstance(op_node.func, ast.Attribute) and hazards.ops._is_method_call(op_node))
+    if not torch_op or model.views.requirement.requires_grad(node, at) != "no":
+        return False  # (a function of the file, `self.compute_return(r, d)`: its own ops' operands are not these)
     others = [o for o in hazards.grad_operands(op_node) if not within(node, o)]
     return not hazards.grad_shown(others, at)
 
