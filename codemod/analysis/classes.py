@@ -4,11 +4,11 @@ which buffers it registers, and the calls in a class, function or module by call
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, NamedTuple, Optional, Set, Tuple, Union, cast
+from typing import Callable, Dict, List, NamedTuple, Optional, Set, Tuple, Union, cast
 
-from codemod.analysis.kinds import Kind
+from codemod.analysis.kinds import PARAMETER_CLASSES, Kind
 from codemod.analysis.source import source_order
-from codemod.analysis.syntax import call_args, first_arg, target_key
+from codemod.analysis.syntax import call_args, first_arg, is_const, target_key
 from codemod.analysis.tree import Tree
 
 # What ``self.<attr>`` is given: an expression, or the Kind a registration makes it.
@@ -119,6 +119,52 @@ class Classes:
             self._top = {s.name: s for s in self.tree.source.tree.body if isinstance(s, ast.ClassDef)}
         return self._top
 
+    def frozen_parameter_class(self, func: ast.expr, qualified: Callable[[ast.AST], Set[str]]) -> bool:
+        """``func`` names a top-level class of the module whose instances require no grad: an
+        ``nn.Parameter`` subclass (``qualified``: the qualified names of an expression) whose
+        ``__new__``, its own or the nearest one it inherits from the module's classes, returns
+        only ``super().__new__(cls, data, requires_grad=False)`` (or ``False`` third, or through
+        ``nn.Parameter.__new__`` / the class's parent named), the literal False; and no
+        class of the module deriving from it gives ``__new__`` another flag (one outside is not
+        seen). ``isinstance(p, Frozen)`` holds, and ``Frozen(t)`` makes, a leaf one may write into."""
+        top = self._top_classes()
+        cls = top.get(func.id) if isinstance(func, ast.Name) else None
+        if cls is None or self._new_flag(cls, qualified, 0) is not False:
+            return False
+        derived = [c for c in top.values() if c is not cls and self._derives(c, cls, 0)]
+        return all(self._new_flag(c, qualified, 0) is False for c in derived)
+
+    def _derives(self, cls: ast.ClassDef, base: ast.ClassDef, depth: int) -> bool:
+        top = self._top_classes()
+        parents = [top.get(b.id) for b in cls.bases if isinstance(b, ast.Name)]
+        return depth < 8 and any(p is base or p is not None and self._derives(p, base, depth + 1) for p in parents)
+
+    def _new_flag(self, cls: ast.ClassDef, qualified: Callable[[ast.AST], Set[str]], depth: int) -> Optional[bool]:
+        """The requires_grad every ``__new__`` of ``cls`` passes on (False: a constant that is not
+        True, on every return); None where not shown or ``cls`` is no ``nn.Parameter`` subclass."""
+        top = self._top_classes()
+        parents = [b for b in cls.bases if not (isinstance(b, ast.Name) and top.get(b.id) is cls)]
+        inherited = [top[b.id] for b in parents if isinstance(b, ast.Name) and b.id in top]
+        direct = any(qualified(b) & PARAMETER_CLASSES for b in parents)
+        if depth > 8 or not direct and not inherited:
+            return None
+        new = [s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__new__"]
+        if not new:
+            if direct or len(inherited) != 1:
+                return None  # (nn.Parameter's own `__new__` defaults to requires_grad=True)
+            return self._new_flag(inherited[0], qualified, depth + 1)
+        if len(new) != 1 or not direct and len(inherited) != 1:
+            return None
+        if not direct and self._new_flag(inherited[0], qualified, depth + 1) is None:
+            return None  # (a parent that is no nn.Parameter subclass of the module's)
+        nodes = _own_nodes(new[0])
+        if any(isinstance(n, ast.Attribute) and n.attr == "requires_grad" and isinstance(n.ctx, ast.Store)
+               or isinstance(n, ast.Attribute) and n.attr == "requires_grad_" for n in nodes):
+            return None  # (`instance.requires_grad_(flag)` after it)
+        returns = [_made(r.value, nodes) for r in nodes if isinstance(r, ast.Return)]
+        flags = [_passed_flag(r, parents) for r in returns]
+        return False if returns and all(f is not None and is_const(f, False) for f in flags) else None
+
     def attribute_writes(self, attr: str) -> List[ast.expr]:
         """The places anywhere in the module that change ``<x>.<attr>`` or an item of it:
         ``x.attr = v`` / ``del x.attr`` / ``x.attr += v`` (the ``Attribute`` stored) and
@@ -219,3 +265,42 @@ def _binds(stmt: ast.stmt, name: str) -> bool:
         return any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t))
     return any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) for n in ast.walk(stmt)) \
         if isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.If, ast.Try, ast.While)) else False
+
+
+def _own_nodes(func: ast.FunctionDef) -> List[ast.AST]:
+    """The nodes of ``func``'s body, not those of functions or classes nested in it."""
+    found: List[ast.AST] = []
+    todo: List[ast.AST] = list(func.body)
+    while todo:
+        node = todo.pop()
+        found.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _made(value: Optional[ast.expr], nodes: List[ast.AST]) -> Optional[ast.expr]:
+    """``value``, or where it is a name the function binds once, by a plain assignment, what
+    that assignment gives it (``instance = super().__new__(...)``; ``return instance``)."""
+    if not isinstance(value, ast.Name):
+        return value
+    bound = [n for n in nodes if isinstance(n, ast.Name) and n.id == value.id and not isinstance(n.ctx, ast.Load)]
+    assigned = [n for n in nodes if isinstance(n, ast.Assign) and len(n.targets) == 1
+                and isinstance(n.targets[0], ast.Name) and n.targets[0].id == value.id]
+    return assigned[0].value if len(bound) == 1 and len(assigned) == 1 else None
+
+
+def _passed_flag(value: Optional[ast.expr], parents: List[ast.expr]) -> Optional[ast.expr]:
+    """The ``requires_grad`` that ``super().__new__(cls, data, requires_grad=...)`` (or
+    ``Parent.__new__(cls, data, ...)``, ``Parent`` a base named) passes on; None where ``value``
+    is no such call or passes none (nn.Parameter's default is True)."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "__new__"):
+        return None
+    owner = value.func.value
+    named = any(ast.dump(owner) == ast.dump(p) for p in parents)
+    if not named and not (isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name)
+                          and owner.func.id == "super" and not owner.args):
+        return None
+    flags = [k.value for k in value.keywords if k.arg == "requires_grad"] + list(value.args[2:3])
+    return flags[0] if len(flags) == 1 and not any(isinstance(a, ast.Starred) for a in value.args) \
+        and not any(k.arg is None for k in value.keywords) else None

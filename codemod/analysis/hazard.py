@@ -815,7 +815,10 @@ class Hazards:
                 continue  # a module-level name (`torch` of `torch.view_as_real(p)`), not an alias
             if member != key and _through_data(flow, key, member, start):
                 continue  # `e = w.data`: same storage, but a version counter of its own
+            unsure = tensor_indexed_view(self.model, flow, member, {key, *identity}, views, stmt) \
+                if member in views and member not in identity else None
             for found in self._member_hazards(flow, key, member, identity, stmt, target, write, integral, params):
+                found = found if unsure is None else _through_index(self.model, found, unsure)
                 yield found if found is None or member not in entries else _one_entry(found, member, key, entries[member])
         yield from FormerViews(self).saved(flow, key, stmt, target, write, integral)
         for sibling, made in _counter_siblings(self, flow, key, stmt, start):
@@ -1369,15 +1372,94 @@ def unsure_view(consumers: "Consumers", node: ast.expr, found: Optional[Hazard])
     return found
 
 
+def _through_index(model: "HazardFacts", found: Optional[Hazard], index: ast.expr) -> Optional[Hazard]:
+    if found is None or not found.proven:
+        return found
+    return _possible(f"{found.reason}, if the index `{model.code(index).strip()}` makes a view "
+                     "(only a 0-d integer tensor does; any other tensor index copies)")
+
+
+def _copying_index(model: "HazardFacts", sub: ast.Subscript) -> bool:
+    """A piece of ``sub``'s index is a tensor not shown 0-d (``src``, ``src.to(device)``,
+    ``torch.nonzero(m).squeeze(1)``): a copy unless it is a 0-d integer tensor, which only
+    ``scores.argmax()`` (:func:`_zero_dim_index`) or ``torch.tensor(0)`` is shown to be. A piece
+    of unknown kind (an int or a tensor) is left a view, as :func:`unsure_view` leaves it."""
+    pieces = [_uninverted(p) for p in (sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice])]
+    return any(_index_tensor_piece(model, p) and not _zero_dim_index(model, p) for p in pieces)
+
+
+def _index_tensor_piece(model: "HazardFacts", piece: ast.expr) -> bool:
+    if is_tensor(piece, model):
+        return True
+    while isinstance(piece, ast.Call) and isinstance(piece.func, ast.Attribute) and model.torch_name(piece.func) is None:
+        if piece.func.attr in _INDEX_ATTRIBUTES and piece.func.attr not in ("nonzero", "argsort"):
+            return False  # `.item()`, `.tolist()`, `.size(0)`: a number, a list or a size
+        piece = piece.func.value  # `torch.nonzero(m).squeeze(1)`, `.to(device)`, `.long()`: still an index tensor
+    return _index_tensor(model, piece)
+
+
+def tensor_indexed_view(model: "HazardFacts", flow: Flow, member: str, whole: Set[str], views: Set[str],
+                        stmt: Located, depth: int = 0) -> Optional[ast.expr]:
+    """``values = output[..., src]`` (``src`` a tensor of unknown dims): ``member`` is a view of the
+    written tensor (``whole``: its name and the names bound to it; ``views``: its views) only if that
+    index makes one, which only a 0-d integer tensor does; any other tensor index copies, and the
+    copy shares nothing with what is written. The index (what :func:`unsure_view` asks of a save
+    read through one in place) where every binding of ``member`` reaching ``stmt`` that comes from
+    the written tensor (through views and indexing, or through another such view) passes through
+    such an index; None where one may not."""
+    found: Optional[ast.expr] = None
+    for binding in model.reaching(flow, member, stmt) if depth < 8 else []:
+        expr, index = element_bound(binding), None
+        while expr is not None:
+            if isinstance(expr, ast.Subscript):
+                index = index or (expr.slice if _copying_index(model, expr) else None)
+                expr = expr.value
+            elif isinstance(expr, ast.Attribute) and expr.attr in VIEW_ATTRIBUTES:
+                expr = expr.value
+            elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) \
+                    and expr.func.attr in VIEW_METHODS and model.torch_name(expr.func) is None:
+                expr = expr.func.value
+            else:
+                break
+        base = target_key(expr) if expr is not None else None
+        if base is None or base == member or base not in (*whole, *views):
+            continue  # not a view of the written tensor by this binding (`values = other[i]`)
+        if index is None and base not in whole:  # (`rows = output[idx]`, `values = rows[0]`)
+            index = tensor_indexed_view(model, flow, base, whole, views, stmt, depth + 1)
+        if index is None:
+            return None  # a binding that may view it through basic indexing (or `base` is the written tensor itself)
+        found = found or index
+    return found
+
+
+def for_others_unshown(hazards: "Hazards", op_node: ast.expr, node: ast.expr) -> bool:
+    """``node`` requires no grad as far as the analysis sees (``w = W1[:, i]``, ``W1`` a clone of
+    ``weight.data``), so the op records a backward, and keeps ``node``, only where one of its
+    other operands requires grad, and none is shown to (:meth:`Hazards.grad_shown`: a tensor
+    attribute, ``L = cholesky(self.H)``, whose requirement is never seen is no evidence)."""
+    model = hazards.model
+    at = model.statement_of(op_node)
+    torch_op = isinstance(op_node, ast.BinOp) or isinstance(op_node, ast.Call) and (
+        model.torch_name(op_node.func) is not None
+        or isinstance(op_node.func, ast.Attribute) and hazards.ops._is_method_call(op_node))
+    if not torch_op or model.views.requirement.requires_grad(node, at) != "no":
+        return False  # (a function of the file, `self.compute_return(r, d)`: its own ops' operands are not these)
+    others = [o for o in hazards.grad_operands(op_node) if not within(node, o)]
+    return not hazards.grad_shown(others, at)
+
+
 def _zero_dim_index(model: "HazardFacts", piece: ast.expr) -> bool:
-    """``scores.argmax()`` (no dim), or a name bound only to one: a 0-d integer tensor, a view's index."""
+    """``scores.argmax()`` (no dim), ``torch.tensor(0)``, or a name bound only to one: a 0-d
+    integer tensor, a view's index."""
     values: List[Optional[ast.expr]] = [piece]
     if isinstance(piece, ast.Name):
         values = [b.value for b in model.reaching(model.flow(model.owner(piece)), piece.id, model.statement_of(piece))]
     return bool(values) and all(
         isinstance(v, ast.Call) and not v.keywords and (
             isinstance(v.func, ast.Attribute) and v.func.attr in ("argmax", "argmin") and not v.args
-            or (model.torch_name(v.func) or "") in ("torch.argmax", "torch.argmin") and len(v.args) == 1)
+            or (model.torch_name(v.func) or "") in ("torch.argmax", "torch.argmin") and len(v.args) == 1
+            or (model.torch_name(v.func) or "") in ("torch.tensor", "torch.as_tensor") and len(v.args) == 1
+            and isinstance(v.args[0], ast.Constant) and type(v.args[0].value) is int)  # `torch.tensor(0)`
         for v in values)
 
 
@@ -1648,6 +1730,10 @@ class Consumers(_HazardsPart):
                 [node] if own_only else [op_node, *self.hazards.grad_operands(op_node)], self.model.statement_of(op_node)):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it requires grad "
                              f"(`{op}` saves it for its own gradient; nothing the analysis sees shows it requires grad)")
+        if for_others_unshown(self.hazards, op_node, node):
+            return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if another operand requires "
+                             f"grad (`{key}` does not, so `{op}` records a backward only through them; nothing the "
+                             "analysis sees shows one does)")
         return Hazard(f"`{key}` was saved for backward by `{op}` at line {line}")
 
     def _index_save(self, node: ast.expr, key: str) -> Optional[Hazard]:

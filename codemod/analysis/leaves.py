@@ -124,6 +124,8 @@ class Leaves:
             return LeafOrigin(False, f"`{key}`, whose requires_grad the code turns off", False)
         if tensor_test_failed(self.tree.parent, self.kinds.names.torch_name, base, stmt):
             return None  # `else: buf[i] = ...` of `if isinstance(buf, torch.Tensor):`: an item of a list
+        if _frozen_class_tested(self, base, stmt):
+            return None  # `if isinstance(param, Frozen): param.copy_(v)`: made with requires_grad=False
         if isinstance(target, ast.Subscript) and isinstance(base, ast.Name):
             listed = _listed_leaf(self, target, stmt)
             if listed is not None:
@@ -363,6 +365,40 @@ def _made_without_grad(leaves: "Leaves", base: ast.expr, depth: int = 0) -> bool
         flags = [k.value for k in value.keywords if k.arg == "requires_grad"] + list(value.args[1:2])
         if any(not is_const(flag, True) for flag in flags):
             return True
+    return False
+
+
+def _frozen_class_tested(leaves: "Leaves", base: ast.expr, stmt: Located) -> bool:
+    """``stmt`` runs only where ``isinstance(base, Frozen)`` held (the body of an ``if`` testing
+    it, alone or in an ``and``; a tuple of such classes too), ``Frozen`` a class of the module
+    whose instances require no grad (:meth:`~codemod.analysis.classes.Classes.frozen_parameter_class`),
+    with no binding of the name inside that body reaching the write but one to a new ``Frozen``.
+    Names only (a call could rebind an attribute)."""
+    if not isinstance(base, ast.Name):
+        return False
+    frozen = leaves.kinds.classes.frozen_parameter_class
+    qualified = leaves.kinds.names.qualified_names
+
+    def tested(test: ast.expr) -> bool:
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            return any(tested(v) for v in test.values)
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+                and len(test.args) == 2 and not test.keywords and isinstance(test.args[0], ast.Name)
+                and test.args[0].id == base.id):
+            return False
+        classes = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+        return bool(classes) and all(frozen(c, qualified) for c in classes)
+
+    here: ast.AST = cast(ast.AST, stmt)
+    for up in leaves.tree.ancestors(stmt):
+        if isinstance(up, OWNERS):
+            break
+        if isinstance(up, ast.If) and any(s is here for s in up.body) and tested(up.test) and all(
+                not any(a is up for a in leaves.tree.ancestors(b.stmt)) or isinstance(b.value, ast.Call)
+                and frozen(b.value.func, qualified) for b in leaves.dataflow.reaching(
+                    leaves.binder.flow(leaves.tree.owner(stmt)), base.id, stmt)):
+            return True  # (a binding inside the tested body that reaches the write makes one: `p = Frozen(t)`)
+        here = up
     return False
 
 

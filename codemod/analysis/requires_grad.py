@@ -377,8 +377,8 @@ class Constants:
         same = identity_argument(call, self.model.torch_name, self.model.qualified_names)
         if same is not None:  # `torch.jit._unwrap_optional(h)`, `typing.cast(T, h)` are `h`
             return self.constant(same)
-        if _python_number(self.model.qualified_names(call.func)):
-            return True  # `math.cos(...)`: a Python number, whatever it was handed
+        if _python_number(self.model.qualified_names(call.func)) or _numpy_ufunc(self.model.qualified_names(call.func)):
+            return True  # `math.cos(...)`: a Python number, whatever it was handed; `np.sqrt(n)`: no grad
         name = self.model.torch_name(call.func)
         short = name.rsplit(".", 1)[-1] if name is not None else ""
         fresh = name is not None and (self.model.is_factory(call) or short in ("tensor", "from_numpy", "randint", "randperm"))
@@ -933,6 +933,24 @@ def written_into(stmt: ast.stmt, name: str) -> List[ast.expr]:
 
 # The methods whose operands ``Constants`` reads (their size and dim keywords left out: ``_NO_GRAD_KEYWORDS``)
 _TENSOR_METHOD_NAMES: FrozenSet[str] = frozenset(torch_api.OP_SAVES) | frozenset(torch_api.INPLACE_METHODS) | _TENSOR_METHODS
+
+# numpy ufuncs: each reads a tensor through ``__array__``, which refuses one that requires grad
+# (measured, torch 2.13: "Can't call numpy() on Tensor that requires grad"), so what one returns never
+# requires grad. Not numpy's other functions: ``np.squeeze(t)`` calls ``t.squeeze()`` and hands back a
+# tensor that does.
+_NUMPY_UFUNCS = frozenset({
+    "sqrt", "exp", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "arcsin", "arccos", "arctan",
+    "arctan2", "sinh", "cosh", "tanh", "abs", "absolute", "power", "maximum", "minimum", "floor", "ceil", "square",
+    "sign", "reciprocal", "hypot", "fmax", "fmin", "rint", "trunc", "cbrt", "deg2rad", "rad2deg", "radians",
+    "degrees", "exp2", "float_power", "fabs", "negative", "multiply", "divide", "true_divide", "add", "subtract",
+    "floor_divide", "mod", "remainder",
+})
+
+
+def _numpy_ufunc(qualified: Collection[str]) -> bool:
+    """A call of one of numpy's ufuncs (:data:`_NUMPY_UFUNCS`): its result never requires grad."""
+    return bool(qualified) and all(q.startswith("numpy.") and q[6:] in _NUMPY_UFUNCS for q in qualified)
+
 
 def _python_number(qualified: Collection[str]) -> bool:
     """A call of the standard ``math`` module's function that returns a Python number (not
