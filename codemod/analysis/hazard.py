@@ -1363,7 +1363,7 @@ def unsure_view(consumers: "Consumers", node: ast.expr, found: Optional[Hazard])
         parent = model.parent(node)
         if isinstance(parent, ast.Subscript) and parent.value is node:
             pieces = [_uninverted(p) for p in (parent.slice.elts if isinstance(parent.slice, ast.Tuple) else [parent.slice])]
-            if any(is_tensor(p, model) and not _zero_dim_index(model, p) for p in pieces):
+            if any(_index_tensor_piece(model, p) and not _zero_dim_index(model, p) for p in pieces):
                 return _possible(f"{found.reason}, if the index `{model.code(parent.slice).strip()}` makes a view "
                                  "(only a 0-d integer tensor does; any other tensor index copies)")
         if parent is None:
@@ -1377,6 +1377,18 @@ def _through_index(model: "HazardFacts", found: Optional[Hazard], index: ast.exp
         return found
     return _possible(f"{found.reason}, if the index `{model.code(index).strip()}` makes a view "
                      "(only a 0-d integer tensor does; any other tensor index copies)")
+
+
+# Methods whose result has at least as many dims as their receiver (a 1-d index stays one)
+_DIMS_KEPT = frozenset({"flatten", "long", "int", "to", "cpu", "cuda", "contiguous", "clone", "detach"})
+
+
+def _dims_kept(value: ast.expr) -> ast.expr:
+    """``torch.nonzero(m).flatten()``, ``idx.long().to(dev)``: the index tensor under methods that
+    keep its dims (:data:`_DIMS_KEPT`), so an index of 1-d or more stays one (a copying index)."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _DIMS_KEPT:
+        value = value.func.value
+    return value
 
 
 def _copying_index(model: "HazardFacts", sub: ast.Subscript) -> bool:
@@ -1442,10 +1454,26 @@ def for_others_unshown(hazards: "Hazards", op_node: ast.expr, node: ast.expr) ->
     torch_op = isinstance(op_node, ast.BinOp) or isinstance(op_node, ast.Call) and (
         model.torch_name(op_node.func) is not None
         or isinstance(op_node.func, ast.Attribute) and hazards.ops._is_method_call(op_node))
-    if not torch_op or model.views.requirement.requires_grad(node, at) != "no":
+    if not torch_op:
         return False  # (a function of the file, `self.compute_return(r, d)`: its own ops' operands are not these)
+    if not _product(model, op_node) and model.views.requirement.requires_grad(node, at) != "no":
+        return False
     others = [o for o in hazards.grad_operands(op_node) if not within(node, o)]
     return not hazards.grad_shown(others, at)
+
+
+_PRODUCTS = frozenset({"matmul", "mm", "bmm", "mv", "outer", "ger"})
+
+
+def _product(model: "HazardFacts", op: ast.expr) -> bool:
+    """``a @ b``, ``a.matmul(b)``, ``torch.mm(a, b)``: an operand is kept only for the other's
+    gradient, so it is saved where another operand requires grad, whatever its own requirement."""
+    if isinstance(op, ast.BinOp):
+        return isinstance(op.op, ast.MatMult)
+    if not isinstance(op, ast.Call) or not isinstance(op.func, ast.Attribute):
+        return False
+    name = model.torch_name(op.func)
+    return (name or "").rsplit(".", 1)[-1] in _PRODUCTS if name is not None else op.func.attr in _PRODUCTS
 
 
 def _zero_dim_index(model: "HazardFacts", piece: ast.expr) -> bool:
@@ -1777,7 +1805,7 @@ class Consumers(_HazardsPart):
             if isinstance(part, ast.Name):
                 flow = self.model.flow(self.model.owner(sub))
                 bound = [element_bound(b) for b in self.model.reaching(flow, part.id, self.model.statement_of(sub))]
-                if bound and all(value is not None and (_index_tensor(self.model, value) or row_of_index_matrix(
+                if bound and all(value is not None and (_index_tensor(self.model, _dims_kept(value)) or row_of_index_matrix(
                         self.model.torch_name, partial(_reaching_at, self.model), value, partial(_one_index, self.model))) for value in bound):
                     return True  # (`spk = torch.nonzero(m)[k]`: a row of hits, 1-d: `x[i, spk]` copies)
                 if bound and all(isinstance(v, ast.Compare) and all(isinstance(op, _MASK_COMPARISONS) for op in v.ops)

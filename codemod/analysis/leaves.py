@@ -376,30 +376,33 @@ def _frozen_class_tested(leaves: "Leaves", base: ast.expr, stmt: Located) -> boo
     Names only (a call could rebind an attribute)."""
     if not isinstance(base, ast.Name):
         return False
-    frozen = leaves.kinds.classes.frozen_parameter_class
-    qualified = leaves.kinds.names.qualified_names
-
-    def tested(test: ast.expr) -> bool:
-        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-            return any(tested(v) for v in test.values)
-        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
-                and len(test.args) == 2 and not test.keywords and isinstance(test.args[0], ast.Name)
-                and test.args[0].id == base.id):
-            return False
-        classes = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
-        return bool(classes) and all(frozen(c, qualified) for c in classes)
-
     here: ast.AST = cast(ast.AST, stmt)
     for up in leaves.tree.ancestors(stmt):
         if isinstance(up, OWNERS):
             break
-        if isinstance(up, ast.If) and any(s is here for s in up.body) and tested(up.test) and all(
+        if isinstance(up, ast.If) and any(s is here for s in up.body) and _tests_frozen(leaves, up.test, base.id) and all(
                 not any(a is up for a in leaves.tree.ancestors(b.stmt)) or isinstance(b.value, ast.Call)
-                and frozen(b.value.func, qualified) for b in leaves.dataflow.reaching(
+                and leaves.kinds.classes.frozen_parameter_class(b.value.func, leaves.kinds.names.qualified_names)
+                for b in leaves.dataflow.reaching(
                     leaves.binder.flow(leaves.tree.owner(stmt)), base.id, stmt)):
             return True  # (a binding inside the tested body that reaches the write makes one: `p = Frozen(t)`)
         here = up
     return False
+
+
+def _tests_frozen(leaves: "Leaves", test: ast.expr, name: str) -> bool:
+    """``isinstance(name, Frozen)`` (alone, in an ``and``, or with a tuple of such classes).
+    A module function, not a closure: a recursive closure is a reference cycle that would keep
+    the file's analysis alive until the cyclic collector runs."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_tests_frozen(leaves, v, name) for v in test.values)
+    if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+            and len(test.args) == 2 and not test.keywords and isinstance(test.args[0], ast.Name)
+            and test.args[0].id == name):
+        return False
+    classes = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+    qualified = leaves.kinds.names.qualified_names
+    return bool(classes) and all(leaves.kinds.classes.frozen_parameter_class(c, qualified) for c in classes)
 
 
 def _listed_leaf(leaves: "Leaves", target: ast.Subscript, stmt: Located) -> Optional[LeafOrigin]:

@@ -1078,6 +1078,34 @@ class ReturnedViews(_ViewsPart):
         return passed_for(call, param, plain.index(param) if param in plain else None)
 
 
+def after_writes(requirement: "GradRequirement", key: str, b: Binding, at: Located, seen: Set[int],
+                 answer: RequiresGrad) -> RequiresGrad:
+    """``key``'s requirement at ``at``, ``answer`` at its binding ``b``, after the writes into it:
+    "yes" once a write of what requires grad ran on every way there; "no" only if no write after
+    ``b`` may bring in what requires grad (``xr = torch.rand(n)``, then ``xr[:2] = x / g``, ``g``'s
+    grad unseen: unknown)."""
+    if answer != "yes" and requirement._written_with_grad(key, b, at, seen):
+        return "yes"
+    if answer == "no" and written_maybe_with_grad(requirement, key, b, seen):
+        return "unknown"
+    return answer
+
+
+def written_maybe_with_grad(requirement: "GradRequirement", key: str, b: Binding, seen: Set[int]) -> bool:
+    """Somewhere after ``b`` in its function (a loop may bring a later line round again),
+    ``key[i] = v`` or ``key.copy_(v)`` with ``v`` not shown to require no grad: from there on
+    ``key``'s tensor may require grad, so "no" would claim what the analysis does not see."""
+    tree = requirement.tree
+    owner = tree.owner(b.stmt)
+    if not isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    start = getattr(b.stmt, "end_lineno", None) or b.stmt.lineno
+    return any(
+        stmt.lineno > start and tree.owner(stmt) is owner
+        and any(requirement._rg(v, stmt, seen) != "no" for v in written_into(stmt, key))
+        for stmt in ast.walk(owner) if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.Expr)))
+
+
 class GradRequirement(_ViewsPart):
     """Whether an expression requires grad (yes, no, or unknown), from its leaves, parameters and the ops that made it."""
 
@@ -1215,9 +1243,7 @@ class GradRequirement(_ViewsPart):
             elif b.form in ("assign", "ann") and b.value is not None:
                 answer: RequiresGrad = "no" if self.views.making._made_without_grad(b.stmt) \
                     and not isinstance(b.value, ast.Name) else self._rg(b.value, b.stmt, seen)
-                if answer != "yes" and self._written_with_grad(name.id, b, at, seen):
-                    answer = "yes"
-                answers.append(answer)
+                answers.append(after_writes(self, name.id, b, at, seen, answer))
             elif isinstance(b.stmt, ast.Assign) and b.form == "other":
                 base = self.views.making.multi_view_base(b.stmt.value)
                 answers.append(self._rg(base, b.stmt, seen) if base is not None else "unknown")
