@@ -93,3 +93,13 @@ def test_the_product_raises_where_the_other_operand_requires_grad():
     """The control: with ``H`` requiring grad at run time the write raises. The analysis sees no
     evidence of that in ``solve`` (an attribute set outside), so it is possible, not proven."""
     assert raises_inplace(HESSIAN.replace("HANDED", "torch.eye(3).requires_grad_()"))
+
+
+@pytest.mark.parametrize("bound", ["ii = []", "ii = [0, 2]"])
+def test_a_name_bound_to_a_list_of_ints_indexes_by_copying(bound):
+    """cellpose denoise.py:115: ``ii = []``, later ``ii = torch.nonzero(...).flatten()``: every binding
+    reaching the write copies."""
+    pick = f"{bound}\n    if len(ds) > 3:\n        ii = torch.nonzero(ds > 1).flatten()"
+    source = CLIP.replace("PICK", pick).replace("IDX", "ii").replace('globals()["clipped"](ds, g)', "clipped(ds, g)")
+    run_program(source)
+    assert not _marked(source) & {line for _, line in proven(source)}

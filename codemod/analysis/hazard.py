@@ -1383,6 +1383,13 @@ def _through_index(model: "HazardFacts", found: Optional[Hazard], index: ast.exp
 _DIMS_KEPT = frozenset({"flatten", "long", "int", "to", "cpu", "cuda", "contiguous", "clone", "detach"})
 
 
+def _int_list(value: ast.expr) -> bool:
+    """``ii = []``, ``ii = [0, 2]``: a list of ints (or none) indexes by copying. (Not a list
+    holding slices or None, which torch reads as a tuple index: a view.)"""
+    return isinstance(value, ast.List) and all(
+        isinstance(e, ast.Constant) and type(e.value) is int for e in value.elts)
+
+
 def _dims_kept(value: ast.expr) -> ast.expr:
     """``torch.nonzero(m).flatten()``, ``idx.long().to(dev)``: the index tensor under methods that
     keep its dims (:data:`_DIMS_KEPT`), so an index of 1-d or more stays one (a copying index)."""
@@ -1805,7 +1812,7 @@ class Consumers(_HazardsPart):
             if isinstance(part, ast.Name):
                 flow = self.model.flow(self.model.owner(sub))
                 bound = [element_bound(b) for b in self.model.reaching(flow, part.id, self.model.statement_of(sub))]
-                if bound and all(value is not None and (_index_tensor(self.model, _dims_kept(value)) or row_of_index_matrix(
+                if bound and all(value is not None and (_int_list(value) or _index_tensor(self.model, _dims_kept(value)) or row_of_index_matrix(
                         self.model.torch_name, partial(_reaching_at, self.model), value, partial(_one_index, self.model))) for value in bound):
                     return True  # (`spk = torch.nonzero(m)[k]`: a row of hits, 1-d: `x[i, spk]` copies)
                 if bound and all(isinstance(v, ast.Compare) and all(isinstance(op, _MASK_COMPARISONS) for op in v.ops)
