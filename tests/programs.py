@@ -111,3 +111,25 @@ def repair_program(tmp_path, name: str, text: str, target: str = "compute"):
     result = repair(f"{path}::{target}", timeout=240)
     shown = render(result) + ("\n" + render_table(result.verification) if result.verification else "")
     return result, shown
+
+
+def marked(source: str) -> set:
+    """The lines of ``source`` that end with ``# MARK``: where a probe expects (or refuses) a proof."""
+    return {i for i, line in enumerate(source.splitlines(), 1) if line.endswith("# MARK")}
+
+
+def proven_lines(source: str) -> set:
+    return {line for _, line in proven(source)}
+
+
+def runs_unproven(source: str) -> None:
+    """A false-positive probe: it runs backward without the in-place error, and no marked line is proven."""
+    assert marked(source)
+    run_program(source)
+    assert not marked(source) & proven_lines(source)
+
+
+def raises_proven(source: str, message: str = "modified by an inplace operation") -> None:
+    """A look-alike that raises the error, with every marked line proven."""
+    assert raises_inplace(source, message=message)
+    assert marked(source) <= proven_lines(source)

@@ -16,7 +16,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from tests.programs import proven, raises_inplace, run_program  # noqa: E402
+from tests.programs import marked as _marked, proven, raises_inplace, run_program  # noqa: E402
 
 CLIP = '''\
 import torch
@@ -36,10 +36,6 @@ def main():
     globals()["clipped"](ds, g).sum().backward()  # (a caller the analysis does not read: g's grad unseen)
     return g.grad
 '''
-
-
-def _marked(source: str) -> set:
-    return {i for i, line in enumerate(source.splitlines(), 1) if line.endswith("# MARK")}
 
 
 

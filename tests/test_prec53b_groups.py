@@ -17,26 +17,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from tests.programs import proven, raises_inplace, run_program  # noqa: E402
 
 
-def _marked(source: str) -> set:
-    return {i for i, line in enumerate(source.splitlines(), 1) if line.endswith("# MARK")}
-
-
-def _proven_lines(source: str) -> set:
-    return {line for _, line in proven(source)}
-
-
-def _safe(source: str) -> None:
-    assert _marked(source)
-    run_program(source)  # runs backward: no in-place error
-    assert not _marked(source) & _proven_lines(source)
-
-
-def _real(source: str, message: str = "modified by an inplace operation") -> None:
-    assert raises_inplace(source, message=message)
-    assert _marked(source) <= _proven_lines(source)
+from tests.programs import marked as _marked, proven_lines as _proven_lines  # noqa: E402
+from tests.programs import raises_proven as _real, runs_unproven as _safe  # noqa: E402
 
 
 # ---------------------------------------------------------------- no-grad-helper-unseen
