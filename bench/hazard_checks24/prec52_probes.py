@@ -136,16 +136,7 @@ class Post(nn.Module):
 
 
 if __name__ == "__main__":
-    def runs(f):
-        f()
-        return "runs"
-
-    def raises(f):
-        try:
-            f()
-        except RuntimeError as exc:
-            return "raises: " + str(exc).splitlines()[0][:90]
-        return "RUNS (control should raise)"
+    from _probe_run import raises, runs
 
     c = torch.rand(3, 6, 2, requires_grad=True)
     print("min-index-only probe", runs(lambda: (greedy_probe(c).float().sum() + (c * 2).sum()).backward()))

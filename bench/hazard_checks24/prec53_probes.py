@@ -126,16 +126,7 @@ def sink_control(center: torch.Tensor):
 if __name__ == "__main__":
     call = globals()  # through globals(): call sites here must not tell the analysis what the probes get
 
-    def runs(f):
-        f()
-        return "runs"
-
-    def raises(f):
-        try:
-            f()
-        except RuntimeError as exc:
-            return "raises: " + str(exc).splitlines()[0][:90]
-        return "RUNS (control should raise)"
+    from _probe_run import raises, runs
 
     def backward_if_any(t):
         if t.requires_grad:
