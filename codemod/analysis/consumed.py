@@ -16,6 +16,9 @@ write is not between them. Every run of the
 save is then followed by that backward before control reaches the write. ``retain_graph``,
 ``create_graph`` and ``inputs`` keep or skip the graph: such a backward does not count.
 ``autograd.grad`` runs only the nodes its inputs need: it does not count either.
+
+:func:`consumed_then_dead` covers those: a backward of any kind (``grad``, ``inputs=``) that runs
+through the op's result before the write, on every path, where nothing else holds that result.
 """
 
 from __future__ import annotations
@@ -145,6 +148,65 @@ def consumed_before(model: Facts, load: ast.expr, write: Located, first_op: Call
     return False
 
 
+def _unset(value: ast.expr) -> bool:
+    return isinstance(value, ast.Constant) and value.value in (False, None)
+
+
+def _grad_root(model: Facts, stmt: ast.stmt, names: Set[str]) -> Optional[ast.expr]:
+    """The root of the backward ``stmt`` runs whenever it runs: ``g = torch.autograd.grad(root, r)[0]``,
+    ``root.backward(inputs=[r])``, ``torch.autograd.backward(root)``, where ``root`` is built from
+    ``names`` through differentiable steps; None where there is none, or where the call may keep the
+    graph (``retain_graph``, ``create_graph``, ``**kw``, or more positional arguments than the root,
+    the inputs and the output gradients)."""
+    value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None
+    while isinstance(value, ast.Subscript) and isinstance(value.ctx, ast.Load):
+        value = value.value  # `grad(...)[0]`
+    if not isinstance(value, ast.Call) or any(
+            k.arg is None or k.arg in ("retain_graph", "create_graph") and not _unset(k.value) for k in value.keywords):
+        return None
+    name = model.torch_name(value.func)
+    root: Optional[ast.expr] = None
+    if name == "torch.autograd.grad" and 1 <= len(value.args) <= 3:
+        root = value.args[0]
+    elif name == "torch.autograd.backward" and 1 <= len(value.args) <= 2:
+        root = value.args[0]
+    elif name is None and isinstance(value.func, ast.Attribute) and value.func.attr == "backward" \
+            and len(value.args) <= 1:
+        root = value.func.value
+    if root is None or any(isinstance(a, ast.Starred) for a in value.args):
+        return None
+    return root if _carries(model, root, names, _never) else None
+
+
+def consumed_then_dead(model: Facts, load: ast.expr, write: Located) -> bool:
+    """Whether a backward of the statement block holding the op that reads ``load`` (and saves it)
+    runs through that op's result after every run of it, before control can reach ``write``
+    (:func:`_grad_root`: ``torch.autograd.grad`` or a ``backward``, with ``inputs`` or not), and
+    nothing else holds that result (:func:`dead_result`, the backward's root a sink): every backward
+    through what the op saved runs before the write (adv-lib's attacks: ``loss = λ * l2``,
+    ``grad(loss.sum(), r)``, then ``λ.lerp_(...)``; the next turn saves the new value in a new graph).
+    Whether ``grad`` runs the op's node does not matter: after it, nothing can."""
+    stmt = model.statement_of(load)
+    if within(write, stmt) or model.owner(write) is not model.owner(stmt) or not isinstance(stmt, ast.Assign) \
+            or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name) or not within(load, stmt.value):
+        return False
+    block = _block(model, stmt)
+    if block is None or _caught(model, stmt):
+        return False
+    names = {stmt.targets[0].id}
+    index = next(i for i, s in enumerate(block) if s is stmt)
+    for later in block[index + 1:]:
+        if within(write, later) or any(isinstance(n, _LEAVING) for n in ast.walk(later)):
+            return False
+        root = _grad_root(model, later, names)
+        if root is not None:
+            return dead_result(model, load, sink=root)
+        _follow(model, later, names, _never)
+        if not names:
+            return False
+    return False
+
+
 def _caught(model: Facts, stmt: ast.stmt) -> bool:
     """An ``except`` or ``finally`` around ``stmt`` in its function, or a context manager other than
     torch's (``contextlib.suppress`` swallows exceptions), may go on without the backward."""
@@ -196,7 +258,17 @@ def keeps_nothing(model: Facts, func: ast.AST) -> bool:
 _FUNCTION_SPACES = ("torch.", "torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
 _HISTORY_DROPPING = frozenset({"detach", "item", "tolist", "numpy", "data", "argmax", "argmin", "argsort", "long",
                                "int", "bool", "byte", "short", "char", "nonzero", "isnan", "isinf", "isfinite", "size",
-                               "dim", "numel"})
+                               "dim", "numel",
+                               # comparisons: a boolean tensor (or a Python bool), no grad_fn
+                               "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
+                               "not_equal", "isclose", "equal", "allclose", "logical_and", "logical_or",
+                               "logical_not", "logical_xor"})
+# methods whose result is always a new tensor (never their receiver or a view of it): past one of
+# them (or an operator), the chain holds a temporary no name shares, which an in-place method may write
+_NEW_TENSOR_METHODS = frozenset({"sum", "mean", "prod", "norm", "abs", "exp", "log", "sqrt", "square", "neg", "mul",
+                                 "div", "add", "sub", "pow", "clamp", "clip", "sigmoid", "tanh", "relu", "softmax",
+                                 "log_softmax", "amax", "amin", "clone", "cumsum", "logsumexp", "matmul", "mm", "bmm"})
+_NEW_TENSOR_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.MatMult, ast.Pow, ast.Mod, ast.FloorDiv)
 _WHOLE_BODY = frozenset({"locals", "vars", "eval", "exec"})
 
 
@@ -216,7 +288,7 @@ _TO_PYTHON = frozenset({"int", "float", "bool", "len"})
 _MAX_NAMES = 3  # names followed from the op's result to their uses
 
 
-def dead_result(model: Facts, load: ast.expr, depth: int = 0) -> bool:
+def dead_result(model: Facts, load: ast.expr, depth: int = 0, sink: Optional[ast.expr] = None) -> bool:
     """The op that reads ``load`` (and may save it) hands its result to nothing a backward can
     run through: the statement is an expression statement (``w * b`` alone), or binds a name each
     read of which (where this binding reaches it; none at all, not declared ``global``/``nonlocal``)
@@ -227,7 +299,12 @@ def dead_result(model: Facts, load: ast.expr, depth: int = 0) -> bool:
     ``register_`` hook, not in place; one that combines tensors, ``m.masked_fill(mask, v)``, for an
     argument) or a plain torch function (not in place, no ``out=``), none of which keeps the result
     anywhere. Nothing ever runs backward through what the op saved, so a later write into
-    ``load``'s tensor trips nothing."""
+    ``load``'s tensor trips nothing. Past an operator or a method of :data:`_NEW_TENSOR_METHODS`
+    the chain holds a temporary, which an in-place method may write (``(d * w).sum(1).add_(c) > 0``).
+    ``sink``: the root of a backward that runs before the write on every path
+    (:func:`consumed_then_dead`); a read inside it, through differentiable steps, is no later use."""
+    if sink is not None and within(load, sink) and _keeps_history(model, load, sink, _never, _never):
+        return True
     stmt = model.statement_of(load)
     owner = model.owner(stmt)
     if not isinstance(owner, FUNCTIONS):
@@ -247,12 +324,14 @@ def dead_result(model: Facts, load: ast.expr, depth: int = 0) -> bool:
     if not within(load, top):
         return False
     node: ast.expr = load
+    temporary = False  # whether the chain holds a tensor made on it (no name shares it)
     while node is not top:
         parent = model.parent(node)
         if isinstance(parent, ast.Compare):
             return True  # a bool or a boolean tensor: no history
         if isinstance(parent, (ast.BinOp, ast.UnaryOp)) or isinstance(parent, ast.Subscript) and parent.value is node:
-            pass
+            temporary = temporary or isinstance(parent, ast.BinOp) and isinstance(parent.op, _NEW_TENSOR_OPS) \
+                or isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.USub)
         elif isinstance(parent, ast.Attribute) and parent.value is node:
             call = model.parent(parent)
             if parent.attr == "data" or parent.attr in _HISTORY_DROPPING and isinstance(call, ast.Call) \
@@ -261,9 +340,12 @@ def dead_result(model: Facts, load: ast.expr, depth: int = 0) -> bool:
             if parent.attr in _KEEPING_ATTRIBUTES:
                 pass
             elif isinstance(call, ast.Call) and call.func is parent and parent.attr != "backward" \
-                    and not parent.attr.startswith("register_") and not parent.attr.endswith("_") \
+                    and not parent.attr.startswith("register_") and (temporary or not parent.attr.endswith("_")) \
                     and not _writes_out(call):
-                parent = call  # (not `h.sigmoid_()`: its result is `h`, which the name still holds)
+                # (not `h.sigmoid_()`: its result is `h`, which the name still holds; `(h * w).sum(1).add_(c)`
+                # writes the chain's own temporary)
+                temporary = temporary or parent.attr in _NEW_TENSOR_METHODS
+                parent = call
             else:
                 return False
         elif isinstance(parent, ast.Call) and parent.func is not node and node in parent.args:
@@ -295,7 +377,7 @@ def dead_result(model: Facts, load: ast.expr, depth: int = 0) -> bool:
         return False
     reads = [n for n, reaching in ((n, model.reaching(flow, name, model.statement_of(n))) for _, n in flow.loads[name])
              if not reaching or any(b.stmt is stmt for b in reaching)]  # (where the analysis cannot tell: counted)
-    return all(model.owner(n) is owner and dead_result(model, n, depth + 1) for n in reads)
+    return all(model.owner(n) is owner and dead_result(model, n, depth + 1, sink) for n in reads)
 
 
 # Statements that switch whether a tensor requires grad (or grad mode) between the save and a `.numpy()`.

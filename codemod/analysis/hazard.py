@@ -40,7 +40,7 @@ from codemod.analysis.binder import Binding, Flow
 from codemod.analysis.branches import (always_binds, binds, branch, copied_where_it_requires_grad, dead_arm, dead_on_none, flag_excluded, other_arm,
                                        requires_grad_test, statement_lists, steady_flag, within)
 from codemod.analysis.classes import AttrValue
-from codemod.analysis.consumed import consumed_before, dead_result, keeps_nothing, refused_numpy_before
+from codemod.analysis.consumed import consumed_before, consumed_then_dead, dead_result, keeps_nothing, refused_numpy_before
 from codemod.analysis.dataflow import VIEW_ATTRIBUTES, VIEW_METHODS, element_bound, row_of_index_matrix
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
 from codemod.analysis.index_saves import IndexSaves
@@ -1500,10 +1500,11 @@ def _zero_dim_index(model: "HazardFacts", piece: ast.expr) -> bool:
 
 def unreached(hazards: "Hazards", load: ast.expr, write: Located) -> bool:
     """No backward that runs after ``write`` reaches what the op reading ``load`` saved: a backward
-    consumed its graph before (:func:`consumed_before`), or its result is dropped (:func:`dead_result`),
-    or a ``.numpy()`` of it refuses to run first wherever it saved anything (:func:`refused_numpy_before`)."""
+    consumed its graph before (:func:`consumed_before`), or ran through it before and nothing else holds it
+    (:func:`consumed_then_dead`), or its result is dropped (:func:`dead_result`), or a ``.numpy()`` of it
+    refuses to run first wherever it saved anything (:func:`refused_numpy_before`)."""
     return dead_result(hazards.model, load) or consumed_before(hazards.model, load, write, *_steps(hazards)) \
-        or refused_with_grad(hazards, load, write)
+        or consumed_then_dead(hazards.model, load, write) or refused_with_grad(hazards, load, write)
 
 
 def refused_with_grad(hazards: "Hazards", load: ast.expr, write: Located) -> bool:
