@@ -770,10 +770,10 @@ def _digest(index: ProjectIndex, module: str, passed: bool) -> str:
         # What a call passes is named by what its module's facts were made from (its content):
         # the key needs no call's arguments worked out. Whether its caller runs with grad off
         # (which third files may decide) goes with it: ``views`` skips such a call's arguments.
-        sites = index._sites(f.qualname)  # (most functions have none)
+        called_at = index._sites(f.qualname)  # (most functions have none)
         calls = sorted((c.caller, c.grad_off, c.called, c.result_ignored, repr(c.args_values),
                         (_passed(modules[m], c), bool(c.caller) and index.grad_off(c.caller)) if passed else "")
-                       for m, c in ((m, modules[m].calls[i]) for m, i in sites)) if sites else []
+                       for m, c in ((m, modules[m].calls[i]) for m, i in called_at)) if called_at else []
         h.update(repr((f.qualname, index.grad_off(f.qualname), calls)).encode())
     # The constructions of its classes (``Block(...)``) in other files: how many there are
     # decides what its analysis takes a constructor's parameter to hold
