@@ -14,7 +14,6 @@ import functools
 import os
 import pathlib
 import re
-import tomllib
 from typing import Collection, Dict, NamedTuple, Optional, Sequence
 
 
@@ -252,6 +251,8 @@ _PARSED: dict = {}  # path -> (its (mtime, size, inode), its table): files are r
 
 
 def _read_toml(path: pathlib.Path) -> dict:
+    import tomllib  # (here: a run with no configuration file needs no TOML parser)
+
     try:
         st = os.stat(path)
         version = (st.st_mtime_ns, st.st_size, st.st_ino)
@@ -306,6 +307,7 @@ CONFIG_NAMES = (".inplacefix.toml", "inplacefix.toml", "pyproject.toml")
 # the files of one folder share the walk up (seven folders and three names each were looked up
 # per file). A process that lives on (the language server) looks again each time.
 _nearest: Optional[Dict[str, Optional[pathlib.Path]]] = None
+_real: Dict[str, str] = {}  # and, in such a run, each folder as named -> the real folder (its walk up)
 
 
 def remember(on: bool) -> None:
@@ -313,14 +315,18 @@ def remember(on: bool) -> None:
     run: ``check``, ``fix``), or not (and forget)."""
     global _nearest
     _nearest = {} if on else None
+    _real.clear()
 
 
 def nearest_config(start: pathlib.Path) -> Optional[pathlib.Path]:
     """The nearest configuration file at or above the folder ``start``: ``.inplacefix.toml`` or
     ``inplacefix.toml`` (always, even empty), or a pyproject.toml with a [tool.inplacefix] table.
     One met on the way that cannot be read or parsed is an error (as in Ruff)."""
-    folder = os.path.realpath(start)  # (strings: this runs once per file checked)
     memo = _nearest
+    if memo is None:
+        folder = os.path.realpath(start)  # (strings: this runs once per file checked)
+    else:  # (the files of one folder resolve it once: ``realpath`` looks up each folder above)
+        folder = _real.get(str(start)) or _real.setdefault(str(start), os.path.realpath(start))
     if memo is not None and folder in memo:
         return memo[folder]
     walked = []
@@ -421,6 +427,8 @@ def _load(path: Optional[pathlib.Path], overrides: dict, known_codes: Collection
 
 def _config_value(text: str, known_codes: Collection[str]) -> dict:
     """``--config "KEY = VALUE"``: one setting, its value in TOML."""
+    import tomllib
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

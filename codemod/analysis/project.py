@@ -23,6 +23,8 @@ from __future__ import annotations
 import ast
 import dataclasses
 import hashlib
+import operator
+import os
 import pathlib
 import re
 import sys
@@ -245,13 +247,28 @@ Saving = Tuple[Tuple[Tuple[str, str], ...], FrozenSet[str]]
 SavingLoader = Callable[[str, str, Tuple[int, ...]], Optional[Dict[int, Saving]]]
 
 
-def module_name(path: pathlib.Path, packages: Optional[Dict[str, List[str]]] = None) -> str:
+def module_name(path: pathlib.Path, packages: Optional[Dict[str, List[str]]] = None,
+                folders: Optional[Dict[str, pathlib.Path]] = None) -> str:
     """``pkg/sub/mod.py`` -> ``pkg.sub.mod``, walking up while folders are packages.
     ``packages``: what earlier calls found of each folder (its package names, outermost first),
-    kept by a caller naming many files: files of one folder walk up once."""
-    path = path.resolve()
+    kept by a caller naming many files: files of one folder walk up once. ``folders``: kept by
+    such a caller too, each folder as named -> resolved (:func:`_resolve`)."""
+    path = _resolve(path, folders)
     parts = [] if path.name == "__init__.py" else [path.stem]
     return ".".join(_package_of(path.parent, {} if packages is None else packages) + parts) or path.stem
+
+
+def _resolve(path: pathlib.Path, folders: Optional[Dict[str, pathlib.Path]]) -> pathlib.Path:
+    """``path.resolve()``; with ``folders``, a file that is no link is its folder resolved (once
+    per folder, kept there) joined with its name, as ``resolve`` makes it, without its walk up
+    each folder above the file again."""
+    if folders is None or path.name in ("", ".", "..") or os.path.islink(path):
+        return path.resolve()
+    key = str(path.parent)
+    folder = folders.get(key)
+    if folder is None:
+        folder = folders[key] = path.parent.resolve()
+    return folder / path.name
 
 
 def _package_of(folder: pathlib.Path, known: Dict[str, List[str]]) -> List[str]:
@@ -279,6 +296,7 @@ class ProjectIndex:
         self._extended: Optional[Set[str]] = None  # the classes some class of the run extends
         self.calls: Dict[str, List[CallFact]] = {}
         self._canonical: Dict[str, str] = {}  # name -> canonical(name): many calls name one callee
+        self._owners: Dict[str, Optional[str]] = {}  # name -> _module_of(name)
         for facts in self.modules.values():
             for c in facts.calls:
                 if c.bound:
@@ -413,13 +431,11 @@ class ProjectIndex:
         return links
 
     def _module_of(self, qualname: str) -> Optional[str]:
-        """The run's module that ``qualname`` names or lies in (the longest such name)."""
-        parts = qualname.split(".")
-        for end in range(len(parts), 0, -1):
-            name = ".".join(parts[:end])
-            if name in self.modules:
-                return name
-        return None
+        """The run's module that ``qualname`` names or lies in (the longest such name); kept per
+        name (every file's digest asks it of its imports and bases, :func:`_owner`)."""
+        if qualname not in self._owners:
+            self._owners[qualname] = _owner(self.modules, qualname)
+        return self._owners[qualname]
 
     def canonical(self, name: str, depth: int = 0) -> str:
         """Where a name really points: ``pkg.layers.f`` re-exported from ``pkg.layers.init``
@@ -564,6 +580,17 @@ class ProjectIndex:
         return _digest(self, module, passed)
 
 
+def _owner(modules: Dict[str, ModuleFacts], qualname: str) -> Optional[str]:
+    """``ProjectIndex._module_of``, worked out: the longest name of ``modules`` that ``qualname``
+    is or starts with (then a dot)."""
+    parts = qualname.split(".")
+    for end in range(len(parts), 0, -1):
+        name = ".".join(parts[:end])
+        if name in modules:
+            return name
+    return None
+
+
 def _wanted(index: ProjectIndex) -> Dict[str, Set[str]]:
     """module -> the names in it whose summaries another module's analysis may ask for: those
     another module calls, and those a call hands as an argument (``handed_name``: ``RMSELoss()``
@@ -651,7 +678,7 @@ def returns_constant(index: "ProjectIndex", qualname: str) -> Optional[Tuple[str
 # The answers a ``ProjectIndex`` works out on first use, and what each starts as (left out of its
 # copies: ``ProjectIndex.__getstate__``).
 _WORKED_OUT: Dict[str, Callable[[], object]] = {
-    "_canonical": dict, "_grad_off": dict, "_summaries": dict, "_library": dict, "_dtypes": lambda: None,
+    "_canonical": dict, "_owners": dict, "_grad_off": dict, "_summaries": dict, "_library": dict, "_dtypes": lambda: None,
     "_hooks": lambda: None, "_links": lambda: None, "_by_module": lambda: None, "_named_in": lambda: None,
     "_imported_by": lambda: None,
     "_passed": dict, "_saving": dict, "_extended": lambda: None,
@@ -739,13 +766,14 @@ def _digest(index: ProjectIndex, module: str, passed: bool) -> str:
         return ""
     modules = index.modules
     h = hashlib.sha256()
-    for f in sorted(facts.functions, key=lambda f: f.qualname):
+    for f in sorted(facts.functions, key=_qualname):
         # What a call passes is named by what its module's facts were made from (its content):
         # the key needs no call's arguments worked out. Whether its caller runs with grad off
         # (which third files may decide) goes with it: ``views`` skips such a call's arguments.
+        called_at = index._sites(f.qualname)  # (most functions have none)
         calls = sorted((c.caller, c.grad_off, c.called, c.result_ignored, repr(c.args_values),
                         (_passed(modules[m], c), bool(c.caller) and index.grad_off(c.caller)) if passed else "")
-                       for m, c in ((m, modules[m].calls[i]) for m, i in index._sites(f.qualname)))
+                       for m, c in ((m, modules[m].calls[i]) for m, i in called_at)) if called_at else []
         h.update(repr((f.qualname, index.grad_off(f.qualname), calls)).encode())
     # The constructions of its classes (``Block(...)``) in other files: how many there are
     # decides what its analysis takes a constructor's parameter to hold
@@ -780,6 +808,9 @@ def _digest(index: ProjectIndex, module: str, passed: bool) -> str:
     h.update(repr(("other-dtype", index.other_dtype(module))).encode())  # the project's dtypes decide fix safety
     h.update(repr(("hooks", index.hooks(module))).encode())  # and its hooks (``arguments``)
     return h.hexdigest()[:16]
+
+
+_qualname = operator.attrgetter("qualname")
 
 
 def _named_in(index: ProjectIndex) -> Dict[str, Set[str]]:

@@ -9,6 +9,7 @@ calls are all the analysis sees, and it says nothing it cannot see.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import hashlib
 import json
@@ -66,7 +67,8 @@ def build_index(files: Iterable[str], cache_dir: Optional[str] = None,
     if len(paths) < 2:
         return _alone(paths[0], libraries) if paths and libraries is not None else None
     packages: Dict[str, List[str]] = {}  # folder -> its packages: a folder's files walk up once
-    names = {p: module_name(pathlib.Path(p), packages) for p in paths}
+    folders: Dict[str, pathlib.Path] = {}  # and resolve their folder once
+    names = {p: module_name(pathlib.Path(p), packages, folders) for p in paths}
     project = frozenset(names.values())
     salt = _salt(project)
     work = functools.partial(module_facts, project=project, cache_dir=cache_dir, salt=salt,
@@ -326,44 +328,75 @@ def _needs_json(needs):
 
 def facts_from_json(raw: dict, key: str) -> ModuleFacts:
     """The facts a cache entry (``key``) holds, without what the calls pass (``argued``: no);
-    raises (a miss) on anything of another shape."""
+    raises (a miss) on anything of another shape. (A rerun reads one per file: the checks are
+    written out, not one call per value; JSON makes ``str`` and ``bool`` themselves, no subclass.)"""
     def text(v):
-        if not isinstance(v, str):
+        if type(v) is not str:
             raise ValueError(v)
         return v
 
-    def flag(v):
-        if not isinstance(v, bool):
-            raise ValueError(v)
-        return v
-
-    def literal(v):
-        if not (v is None or isinstance(v, (str, bool, int, float))):
-            raise ValueError(v)
-        return v
+    def texts(values) -> tuple:
+        found = tuple(values)
+        for v in found:
+            if type(v) is not str:
+                raise ValueError(v)
+        return found
 
     def needs(v):
-        return None if v is None else tuple(text(x) for x in v)
+        return None if v is None else texts(v)
+
+    def values(found) -> tuple:
+        found = tuple(tuple(v) for v in found)
+        for k, lit, v in found:
+            if type(k) is not str or type(lit) is not bool or not (v is None or type(v) in _LITERAL):
+                raise ValueError(v)
+        return found
+
+    def call(a, b, c, d, e, g, passed) -> CallFact:
+        if type(a) is not str or type(b) is not str or type(c) is not bool or type(d) is not bool \
+                or type(e) is not bool or type(g) is not bool:
+            raise ValueError(a)
+        return _call_fact(a, b, c, d, e, g, values(passed))
+
+    def function(q, params, off, d, f, constant) -> FunctionFact:
+        if type(q) is not str or type(off) is not bool:
+            raise ValueError(q)
+        return FunctionFact(q, texts(params), off, needs(d), needs(f), needs(constant))
 
     exports, libraries = raw["exports"], raw["libraries"]
     if not isinstance(exports, dict) or not isinstance(libraries, dict):
         raise ValueError(exports)
     return ModuleFacts(
         text(raw["module"]),
-        [FunctionFact(text(q), tuple(text(x) for x in params), flag(off), needs(d), needs(f), needs(constant))
-         for q, params, off, d, f, constant in raw["functions"]],
-        [CallFact(text(a), text(b), flag(c), flag(d), flag(e), frozenset(), bound=flag(g),
-                  args_values=tuple((text(k), flag(lit), literal(v)) for k, lit, v in values))
-         for a, b, c, d, e, g, values in raw["calls"]],
+        [function(*f) for f in raw["functions"]],
+        [call(*c) for c in raw["calls"]],
         {text(k): text(v) for k, v in exports.items()},
         {text(k): text(v) for k, v in libraries.items()},
         None if raw["other_dtype"] is None else text(raw["other_dtype"]),
         argued=False, key=key, hooks=None if raw["hooks"] is None else text(raw["hooks"]),
-        classes=[ClassFact(text(q), tuple(text(b) for b in bases), tuple(text(a) for a in assigned))
-                 for q, bases, assigned in raw["classes"]],
-        strings=tuple(text(x) for x in raw["strings"]), names=tuple(text(x) for x in raw["names"]),
-        stars=tuple(text(x) for x in raw["stars"]),
+        classes=[ClassFact(text(q), texts(bases), texts(assigned)) for q, bases, assigned in raw["classes"]],
+        strings=texts(raw["strings"]), names=texts(raw["names"]), stars=texts(raw["stars"]),
     )
+
+
+_CALL_FIELDS = {f.name: f.default for f in dataclasses.fields(CallFact)}  # (all plain values)
+
+
+def _call_fact(callee: str, caller: str, grad_off: bool, called: bool, result_ignored: bool, bound: bool,
+               args_values: tuple) -> CallFact:
+    """``CallFact(callee, caller, grad_off, called, result_ignored, frozenset(), bound=bound,
+    args_values=args_values)``, made as that makes it (its fields in their order, the others
+    their defaults) without a frozen dataclass's ``__init__``, one ``object.__setattr__`` per
+    field: a rerun reads every call of every file from the cache (a third of reading the facts)."""
+    fact = object.__new__(CallFact)
+    fact.__dict__.update(_CALL_FIELDS)
+    fact.__dict__.update(callee=callee, caller=caller, grad_off=grad_off, called=called,
+                         result_ignored=result_ignored, args_read_after=_NONE, bound=bound, args_values=args_values)
+    return fact
+
+
+_NONE: FrozenSet[str] = frozenset()
+_LITERAL = (str, bool, int, float)  # (the types of a literal's value; ``type``, not ``isinstance``: JSON's own)
 
 
 def _salt(project: frozenset) -> bytes:
