@@ -97,3 +97,163 @@ def test_a_write_under_an_unseen_no_grad_is_not_proven_either():
     # (the program never differentiates y: it runs; the point is that the unknown grad mode is
     # read as real torch's no_grad is, not as grad on)
     _safe(SAVED)
+
+
+# ---------------------------------------------------------------- imported-no-grad-helper
+EMBED = '''\
+import torch
+
+
+def embed(model, x):
+    with torch.no_grad():
+        out = model(x)
+    return out
+
+
+def embed_inside(model, x):
+    with torch.no_grad():
+        return model(x)
+
+
+def embed_batches(model, xs, mask):
+    found = []
+    with torch.no_grad():
+        for x in xs:
+            found.append(model(x))
+    total = torch.cat(found, dim=0)
+    return total, mask, len(xs)
+
+
+def embed_with_grad(model, x):
+    out = model(x)
+    return out
+
+
+def embed_then_scale(model, x):
+    with torch.no_grad():
+        out = model(x)
+    return out * x.sum()
+
+
+def embed_returns_mask(model, xs, mask):
+    found = []
+    with torch.no_grad():
+        for x in xs:
+            found.append(model(x))
+    return torch.cat(found, dim=0), mask * 1.0
+'''
+
+CALLER = '''\
+import torch
+from torch import nn
+
+from embedding import embed, embed_inside, embed_batches, embed_with_grad, embed_then_scale, embed_returns_mask
+
+
+def scores(model, x):
+    CALL
+    emb.div_(torch.norm(emb, dim=-1).unsqueeze(-1))  # MARK
+    return emb
+
+
+def main():
+    model, x = nn.Linear(3, 4), torch.randn(2, 3, requires_grad=True)
+    emb = scores(model, x)
+    ((emb * 2).sum() + x.sum()).backward()
+    return x.grad
+'''
+
+FRESH_CALLS = [
+    "emb = embed(model, x)",
+    "emb = embed_inside(model, x)",
+    "emb, mask, n = embed_batches(model, [x], x[:, :1])",
+]
+
+GRAD_CALLS = [
+    "emb = embed_with_grad(model, x)",
+    "emb = embed_then_scale(model, x)",
+    "mask, emb = embed_returns_mask(model, [x], x)",
+]
+
+
+def _project_proven(caller: str) -> set:
+    import pathlib
+    import tempfile
+
+    from codemod.config import Settings
+    from codemod.engine.pipeline import process_source
+    from codemod.engine.project import build_index
+
+    with tempfile.TemporaryDirectory() as tmp:
+        files = {"case.py": caller, "embedding.py": EMBED, "other.py": "import torch\n"}
+        for name, text in files.items():
+            pathlib.Path(tmp, name).write_text(text)
+        index = build_index([str(pathlib.Path(tmp, n)) for n in files])
+        result = process_source(caller.encode(), "case.py", Settings(), project=index, module_name="case")
+    assert result.error is None, result.error
+    return {f.span.line for f in result.findings if f.code.startswith("IPF1")}
+
+
+def _run(caller: str) -> bool:
+    """Whether ``main()`` raises the in-place error, with ``embedding`` importable."""
+    import sys
+    import types
+
+    module = types.ModuleType("embedding")
+    exec(compile(EMBED, "embedding.py", "exec"), module.__dict__)
+    sys.modules["embedding"] = module
+    try:
+        space: dict = {"__name__": "case"}
+        exec(compile(caller, "case.py", "exec"), space)
+        space["main"]()
+    except RuntimeError as error:
+        return "modified by an inplace operation" in str(error)
+    finally:
+        del sys.modules["embedding"]
+    return False
+
+
+def _mark(caller: str) -> int:
+    return next(i for i, line in enumerate(caller.splitlines(), 1) if line.endswith("# MARK"))
+
+
+@pytest.mark.parametrize("call", FRESH_CALLS)
+def test_what_another_files_helper_computes_under_no_grad_is_not_proven(call):
+    program = CALLER.replace("CALL", call)
+    assert not _run(program)
+    assert _mark(program) not in _project_proven(program)
+
+
+@pytest.mark.parametrize("call", GRAD_CALLS)
+def test_another_files_helper_whose_value_carries_grad_stays_proven(call):
+    program = CALLER.replace("CALL", call)
+    assert _run(program)
+    assert _mark(program) in _project_proven(program)
+
+
+def test_a_name_bound_again_in_the_file_is_not_read_through_the_import():
+    program = CALLER.replace("CALL", "emb = embed(model, x)").replace(
+        "\n\ndef scores", "\n\ndef embed(model, x):\n    return model(x)\n\n\ndef scores")
+    assert _run(program)
+    assert _mark(program) in _project_proven(program)
+
+
+def test_the_fresh_returns_fact_is_worked_out_later_and_kept_in_the_cache_entry():
+    from codemod.analysis.indexing import collect
+    from codemod.analysis.model import SemanticModel
+    from codemod.analysis.source import Source
+    from codemod.engine.project import facts_from_json, facts_to_json
+
+    def model():
+        return SemanticModel(Source(EMBED.encode()))
+
+    late = collect(model(), "embedding", frozenset({"embedding"}), later=True)
+    pending = {f.qualname: f.fresh_returns for f in late.functions}
+    assert pending["embedding.embed"] == ("?",) and pending["embedding.embed_with_grad"] is None
+    assert late.returns_fresh("embedding.embed") == ("*",)
+    assert late.returns_fresh("embedding.embed_batches") == ("0",)
+    assert late.returns_fresh("embedding.embed_then_scale") is None
+    assert late.returns_fresh("embedding.embed_returns_mask") == ("0",)
+    now = collect(model(), "embedding", frozenset({"embedding"}))
+    again = facts_from_json(facts_to_json(now), "key")
+    assert {f.qualname: f.fresh_returns for f in again.functions} == {f.qualname: f.fresh_returns for f in late.functions}
