@@ -1790,7 +1790,7 @@ def imported_fresh(views: "Views", call: ast.Call, element: Optional[int]) -> bo
     (``FunctionFact.fresh_returns``: computed under ``torch.no_grad()``, from nothing handed in)."""
     func, calls = call.func, views.grad.calls
     project = calls.project if calls is not None else None
-    if project is None or not isinstance(func, ast.Name) or spreads(call):
+    if calls is None or project is None or not isinstance(func, ast.Name) or spreads(call):
         return False
     owner = views.tree.owner(call)
     if isinstance(owner, FUNCTIONS) and views.dataflow.reaching(
