@@ -257,3 +257,71 @@ def test_the_fresh_returns_fact_is_worked_out_later_and_kept_in_the_cache_entry(
     now = collect(model(), "embedding", frozenset({"embedding"}))
     again = facts_from_json(facts_to_json(now), "key")
     assert {f.qualname: f.fresh_returns for f in again.functions} == {f.qualname: f.fresh_returns for f in late.functions}
+
+
+# ---------------------------------------------------------------- attribute-operand-unknown
+TISSUE = '''\
+import torch
+from torch import nn
+
+
+class Profile:
+    @property
+    def z(self):
+        return PROPERTY
+
+
+class Tissue(nn.Module):
+    def __init__(self, z=None):
+        super().__init__()
+        self.profile = Profile()
+        HELD
+
+    def vmem(self, c):
+        return (c * USE).sum(dim=1)
+
+    def with_vmem(self, state, v):
+        x = state.clone()
+        x[:, 0] = x[:, 0] + (v - self.vmem(x[:, :3]))  # MARK
+        return x
+
+
+def main():
+    state, v = torch.rand(2, 5, requires_grad=True), torch.rand(2, requires_grad=True)
+    tissue = MADE
+    tissue.with_vmem(state * 1.0, v).sum().backward()
+    return state.grad
+'''
+
+_CONST = "torch.tensor([1.0, -1.0, 2.0])"
+_GRAD = "torch.tensor([1.0, -1.0, 2.0], requires_grad=True)"
+
+HELD_CONSTANT = [  # (property, held, use, made)
+    (_CONST, "self._z = self.profile.z", "self._z", "Tissue()"),
+    (_CONST, f"self._z = {_CONST}", "self._z", "Tissue()"),
+    (_CONST, "self._z = self.profile.z", "self._z[None, :]", "Tissue()"),
+    (_CONST, "self._z = self.profile.z", "self._z.view(1, 3)", "Tissue()"),
+]
+
+HELD_GRAD = [
+    (_GRAD, "self._z = self.profile.z", "self._z", "Tissue()"),
+    (_CONST, f"self._z = {_GRAD}", "self._z", "Tissue()"),
+    (_CONST, "self._z = self.profile.z if z is None else z", "self._z", f"Tissue({_GRAD})"),
+    (_CONST, f"self._z = nn.Parameter({_CONST})", "self._z", "Tissue()"),
+    (_CONST, "self._z = self.profile.z\n\n    def set_z(self, z):\n        self._z = z", "self._z",
+     f"Tissue(); tissue.set_z({_GRAD})"),  # another method sets it: what it is handed is not seen constant
+]
+
+
+def _tissue(prop, held, use, made):
+    return TISSUE.replace("PROPERTY", prop).replace("HELD", held).replace("USE", use).replace("MADE", made)
+
+
+@pytest.mark.parametrize("prop,held,use,made", HELD_CONSTANT)
+def test_a_product_saving_the_input_for_a_constant_the_object_holds_is_not_proven(prop, held, use, made):
+    _safe(_tissue(prop, held, use, made))
+
+
+@pytest.mark.parametrize("prop,held,use,made", HELD_GRAD)
+def test_a_product_saving_the_input_for_what_requires_grad_stays_proven(prop, held, use, made):
+    _real(_tissue(prop, held, use, made))

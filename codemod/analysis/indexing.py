@@ -100,8 +100,8 @@ def worked_out_later(source: Source, module: str) -> Tuple[Optional[str], Option
     """What ``collect(..., later=True)`` leaves for when first asked (``ModuleFacts.resolved``):
     the other dtype, the hooks, and each indexed function's ``constant_returns`` and
     ``fresh_returns`` (in the order of ``ModuleFacts.functions``), on a model of its own over the
-    source, as ``collect`` reads
-    them (only methods returning what is not their receiver's are analysed: few are ever asked)."""
+    source, as ``collect`` reads them (only methods returning what is not their receiver's, and
+    functions holding a grad-off ``with``, are analysed: few are ever asked)."""
     model = SemanticModel(source)
     constants, returned = Constants(model), _own_returns(model)
     local = _local_functions(model, module)
