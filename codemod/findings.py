@@ -35,6 +35,9 @@ REASONS = {
     "from an optimizer's step, from functions only called so) or where nothing it is given "
     "requires grad (a guard: `if not torch.is_grad_enabled()`, a `requires_grad` test, a "
     "predicate function returning one)",
+    "grad-unseen": "runs under a context named like torch's grad-off ones (`no_grad`, "
+    "`inference_mode`) that is not resolved to torch (a `torch` handed in as a parameter, another "
+    "module's): whether grad is on there is not seen",
     "cloned-before": "the write goes into a copy made by the statement just before "
     "(`x = x.clone()`), which nothing saved or holds",
     "autograd-function": "runs inside a custom autograd function or custom op, where autograd "

@@ -25,9 +25,14 @@ _GRAD_OFF_CONTEXTS = {
 }
 _GRAD_SET = {"torch.set_grad_enabled", "torch.autograd.grad_mode.set_grad_enabled"}
 _GRAD_ON_CONTEXTS = {"torch.enable_grad", "torch.autograd.grad_mode.enable_grad"}
+# The last names of torch's grad-off contexts: ``torch.no_grad()`` on a ``torch`` the file does not
+# bind to the module (a parameter: the caller hands the module in), ``backend.no_grad()``, a
+# ``no_grad`` imported from elsewhere. What it does is not seen; the name says grad off.
+_GRAD_OFF_LAST = {"no_grad", "inference_mode"}
 
 IntendedReason = Literal[
     "no-grad", "data-or-grad", "optimizer", "buffer", "grad-guard", "no-grad-callers", "autograd-function",
+    "grad-unseen",
 ]
 
 
@@ -42,6 +47,7 @@ class GradMode:
         # What a with-statement does to grad, and what a function's decorators and class say:
         # asked for every node under them, answered once each.
         self._with_states: Dict[ast.AST, Optional[bool]] = {}
+        self._unseen: Dict[ast.AST, bool] = {}  # with-statement -> `unseen_grad_off`
         self._declared: Dict[ast.AST, Optional[IntendedReason]] = {}
         self._off: Optional[Tuple[Optional[int], bool]] = None  # see `_module_off`
         self._guards: Dict[Tuple[ast.AST, ast.AST], bool] = {}  # (if, statement in it) -> `_guarded`
@@ -75,6 +81,8 @@ class GradMode:
                 state = self._with_states[anc]
                 if state is not None:
                     return None if state else "no-grad"
+                if self.unseen_grad_off(anc):
+                    return "grad-unseen"
             elif isinstance(anc, ast.If):
                 guarded = self._guards.get((anc, child))
                 if guarded is None:  # (asked for every node under the statement)
@@ -240,6 +248,29 @@ class GradMode:
             if name in _GRAD_ON_CONTEXTS:
                 return True
         return None
+
+    def unseen_grad_off(self, node: Union[ast.With, ast.AsyncWith]) -> bool:
+        """A with-statement whose item is named like torch's grad-off contexts but is not resolved
+        to torch (``torch.no_grad()`` on a parameter named ``torch``, ``backend.no_grad()``,
+        ``set_grad_enabled(False)`` of another module): grad is unknown under it. Neither grad on
+        (a write is not proven a hazard) nor grad off (a view made there is not proven refused).
+        Only where ``with_grad_state`` says nothing (remembered: asked for every node under it)."""
+        known = self._unseen.get(node)
+        if known is None:
+            known = self._unseen[node] = self.with_grad_state(node) is None and any(
+                self._unseen_item(i.context_expr) for i in node.items)
+        return known
+
+    def _unseen_item(self, expr: ast.expr) -> bool:
+        callee = expr.func if isinstance(expr, ast.Call) else expr
+        last = callee.attr if isinstance(callee, ast.Attribute) else callee.id if isinstance(callee, ast.Name) else None
+        if last is None or self.names.torch_name(callee) is not None:
+            return False
+        if last == "set_grad_enabled":
+            return isinstance(expr, ast.Call) and self._false_arg(expr)
+        if last == "inference_mode" and isinstance(expr, ast.Call) and expr.args and not is_const(expr.args[0], True):
+            return False  # `inference_mode(False)` (or not shown True) leaves grad as it is
+        return last in _GRAD_OFF_LAST
 
     def _is_optimizer(self, cls: ast.ClassDef) -> bool:
         """A subclass of torch's ``Optimizer`` (imported from torch, or relatively inside it);

@@ -29,6 +29,7 @@ from codemod.analysis.source import Source
 from codemod.analysis.summaries import Returns, Saved, Summary, encode_built, set_through_another_receiver
 from codemod.analysis.syntax import FUNCTIONS, Function, Owner, target_key
 from codemod.analysis.tree import Tree
+from codemod.analysis.views import fresh_items
 
 
 def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
@@ -57,7 +58,9 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
                                       decorators.needs(func, False) if top else None,
                                       decorators.needs(func, True) if top else None,
                                       None if constants is None or returned is None
-                                      else _constant_returns(model, constants, func, returned)))
+                                      else _constant_returns(model, constants, func, returned),
+                                      _fresh_returns(model, func) if not later or not _holds_grad_off(model, func)
+                                      else ("?",)))
     resolver = _Resolver(model, module, project_modules, is_package, _imports(model), frozenset(local.values()))
     found: List[CallFact] = []
     libraries: Dict[str, str] = {}
@@ -92,15 +95,33 @@ def dtype_and_hooks(source: Source) -> Tuple[Optional[str], Optional[str]]:
 
 
 def worked_out_later(source: Source, module: str) -> Tuple[Optional[str], Optional[str],
+                                                           List[Optional[Tuple[str, ...]]],
                                                            List[Optional[Tuple[str, ...]]]]:
     """What ``collect(..., later=True)`` leaves for when first asked (``ModuleFacts.resolved``):
-    the other dtype, the hooks, and each indexed function's ``constant_returns`` (in the order
-    of ``ModuleFacts.functions``), on a model of its own over the source, as ``collect`` reads
-    them (only methods returning what is not their receiver's are analysed: few are ever asked)."""
+    the other dtype, the hooks, and each indexed function's ``constant_returns`` and
+    ``fresh_returns`` (in the order of ``ModuleFacts.functions``), on a model of its own over the
+    source, as ``collect`` reads them (only methods returning what is not their receiver's, and
+    functions holding a grad-off ``with``, are analysed: few are ever asked)."""
     model = SemanticModel(source)
     constants, returned = Constants(model), _own_returns(model)
-    found = [_constant_returns(model, constants, func, returned) for func in _local_functions(model, module)]
-    return (*dtype_and_hooks(source), found)
+    local = _local_functions(model, module)
+    found = [_constant_returns(model, constants, func, returned) for func in local]
+    return (*dtype_and_hooks(source), found, [_fresh_returns(model, func) for func in local])
+
+
+def _holds_grad_off(model: SemanticModel, func: Function) -> bool:
+    """``func`` is a module-level function with a ``with`` of its own that turns grad off: the
+    functions whose ``FunctionFact.fresh_returns`` is worked out (few: the index stays cheap)."""
+    return model.tree.parent(func) is model.module and any(
+        isinstance(n, (ast.With, ast.AsyncWith)) and model.tree.owner(n) is func and model.grad.with_grad_state(n) is False
+        for n in model.tree.walk(func))
+
+
+def _fresh_returns(model: SemanticModel, func: Function) -> Optional[Tuple[str, ...]]:
+    """``FunctionFact.fresh_returns`` of ``func``, where it holds a grad-off ``with``."""
+    if not _holds_grad_off(model, func):
+        return None
+    return fresh_items(model.views.inputs, func)
 
 
 def _own_returns(model: SemanticModel) -> Dict[ast.AST, List[ast.Return]]:

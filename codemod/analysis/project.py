@@ -96,6 +96,11 @@ class FunctionFact:
     # of a base class in another file. ``static``, ``class`` or ``bound`` (a receiver first), then
     # ``kind:name:1`` per parameter that must be handed a constant (``0``: need not); None: not so
     constant_returns: Optional[Tuple[str, ...]] = None
+    # a module-level function holding a ``with torch.no_grad():`` whose returns are computed from
+    # nothing it is handed (``views.InputFlow.fresh_items``: what it computes with grad off, fresh
+    # tensors): ``*`` for the whole value, else the indices of the tuple items that are so; ``?``:
+    # worked out when asked (``ModuleFacts.resolved``); None: not so, or not held such a ``with``
+    fresh_returns: Optional[Tuple[str, ...]] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -182,7 +187,8 @@ class ModuleFacts:
     # what works out ``other_dtype``, ``hooks`` and the functions' ``constant_returns`` when
     # first asked (``indexing.collect(..., later=True)``: ``indexing.worked_out_later``); None:
     # they are known. Read them through :meth:`resolved` (:meth:`returns_constant`).
-    later: Optional[Callable[[], Tuple[Optional[str], Optional[str], List[Optional[Tuple[str, ...]]]]]] = \
+    later: Optional[Callable[[], Tuple[Optional[str], Optional[str], List[Optional[Tuple[str, ...]]],
+                                       List[Optional[Tuple[str, ...]]]]]] = \
         dataclasses.field(default=None, compare=False, repr=False)
 
     def resolved(self) -> "ModuleFacts":
@@ -191,11 +197,23 @@ class ModuleFacts:
         ``project.returns_constant``)."""
         later = self.later
         if later is not None:
-            self.other_dtype, self.hooks, constants = later()
-            self.functions = [dataclasses.replace(f, constant_returns=c) if c is not None else f
-                              for f, c in zip(self.functions, constants)]
+            self.other_dtype, self.hooks, constants, fresh = later()
+            self.functions = [dataclasses.replace(f, constant_returns=c, fresh_returns=r)
+                              if c is not None or f.fresh_returns is not None else f
+                              for f, c, r in zip(self.functions, constants, fresh)]
             self.later = None
         return self
+
+    def returns_fresh(self, qualname: str) -> Optional[Tuple[str, ...]]:
+        """``FunctionFact.fresh_returns`` of the module's function ``qualname`` (the last one of
+        that name), worked out if need be: only where the function holds a grad-off ``with``."""
+        found = None
+        for f in self.functions:
+            if f.qualname == qualname:
+                found = f.fresh_returns
+        if found == ("?",):
+            return self.resolved().returns_fresh(qualname)
+        return found
 
     def returns_constant(self, qualname: str) -> Optional[Tuple[str, ...]]:
         """``FunctionFact.constant_returns`` of the module's function ``qualname`` (the last

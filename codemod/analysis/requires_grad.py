@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 from typing import (Callable, Collection, FrozenSet, Dict, Iterator, List, Mapping, NamedTuple, Optional, Protocol,
-                    Sequence, Set, Tuple)
+                    Sequence, Set, Tuple, cast)
 
 from codemod import torch_api
 from codemod.analysis.branches import statement_lists
@@ -510,6 +510,8 @@ class Constants:
         """``self.betas``: every value the class assigns to it (or registers it as a buffer) is
         constant (callers mode: code outside the class may still set it)."""
         values = _attribute_values(self.model, attr)
+        if values is None:
+            values = _held_property_returns(self.model, attr)
         return values is not None and all(self.constant(v) for v in values)
 
     def _written_into(self, name: ast.Name) -> List[ast.expr]:
@@ -979,6 +981,36 @@ def _attribute_values(model: RequiresGradFacts, attr: ast.Attribute) -> Optional
     if registered is not None and others == len(registered):
         exprs, others = exprs + registered, 0  # the buffers' tensors (no `register_parameter`)
     return exprs if exprs and not others else None
+
+
+def _held_property_returns(model: RequiresGradFacts, attr: ast.Attribute) -> Optional[List[ast.expr]]:
+    """``self.profile.z`` where the class assigns ``self.profile`` only instances of one top-level
+    class of the file (``Profile()``) that defines ``z`` as a ``@property``: the values its returns
+    hand back; None otherwise (a method, an attribute, a class another file defines or the file binds
+    twice, a return not seen). (Callers mode: what the file shows; code elsewhere may set either.)"""
+    holder = attr.value
+    if not (isinstance(holder, ast.Attribute) and isinstance(holder.value, ast.Name) and holder.value.id == "self"):
+        return None
+    cls = model.enclosing_class(attr)
+    values = model.class_attrs(cls).get(holder.attr, []) if cls is not None else []
+    names = {v.func.id for v in values if isinstance(v, ast.Call) and isinstance(v.func, ast.Name)}
+    if not values or len(names) != 1 or any(not isinstance(v, ast.Call) for v in values):
+        return None
+    name = names.pop()
+    bound = [s for s in model.module.body if isinstance(s, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+             and s.name == name or isinstance(s, (ast.Import, ast.ImportFrom))
+             and any((a.asname or a.name.split(".")[0]) == name for a in s.names)]
+    if len(bound) != 1 or not isinstance(bound[0], ast.ClassDef):
+        return None
+    found = [f for f in bound[0].body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == attr.attr]
+    if len(found) != 1 or not (len(found[0].decorator_list) == 1 and isinstance(found[0].decorator_list[0], ast.Name)
+                               and found[0].decorator_list[0].id == "property"):
+        return None
+    returns = [n for n in model.walk(found[0]) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))
+               and model.owner(n) is found[0]]
+    if not returns or any(not isinstance(r, ast.Return) or r.value is None for r in returns):
+        return None
+    return [cast(ast.expr, cast(ast.Return, r).value) for r in returns]
 
 
 def _registered(model: RequiresGradFacts, cls: ast.ClassDef, attr: str) -> Optional[List[ast.expr]]:

@@ -42,7 +42,7 @@ from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.names import Names
 from codemod.analysis.project import CallFact, SummaryFact, referenced_elsewhere
 from codemod.analysis.saved_for import measured_users, operands
-from codemod.analysis.requires_grad import may_be_frozen
+from codemod.analysis.requires_grad import Constants, RequiresGradFacts, may_be_frozen
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, is_const, passed_for, positional, spreads, target_key
 from codemod.analysis.tensor_kind import KindFacts, TensorKinds, module_dict_entry, used_as_container
 
@@ -299,6 +299,10 @@ class Summaries:
         mutates = frozenset(i for i, p in enumerate(params) if self._mutated(func, p))
         saved_for = tuple(self.saved_inputs.users(func, p, params) if s is Saved.YES else None
                           for p, s in zip(params, inputs))
+        held = self.saved_inputs.for_held
+        if any((func, p) in held for p in params):  # saved for what the object holds: not known to require grad
+            inputs = tuple(Saved.UNKNOWN if (func, p) in held else s for p, s in zip(params, inputs))
+            saved_for = tuple(None if (func, p) in held else f for p, f in zip(params, saved_for))
         return Summary(label, inputs, output, returns, index, mutates, tuple(dict.fromkeys(vias)), saved_for,
                        tuple(params))
 
@@ -574,6 +578,10 @@ class InputSaves:
         self.model = summaries.model
         self.op_of = summaries.op_of
         self.index_use = IndexUse(summaries.model)
+        # (function, parameter): saved only for the gradient of what the class holds and shows
+        # never requiring grad (``self._z`` bound to a constant tensor): code elsewhere may set it
+        self.for_held: Set[Tuple[Function, str]] = set()
+        self._constants: Optional[Constants] = None  # callers mode: what the file shows
 
     def _input_saved(self, func: Function, key: str, vias: List[str]) -> Saved:
         result = Saved.NO
@@ -666,10 +674,28 @@ class InputSaves:
                     found.add(params.index(user.id))
                 elif not (isinstance(user, ast.Constant) or self.model.kind(user) is Kind.SCALAR
                           or integral_by_operator(user)):  # (`torch.mul(t, ~mask)`: the mask requires no grad)
+                    if self._held_constant(user):
+                        self.for_held.add((func, key))
+                        continue
                     return None  # a value of the function's own: it may require grad
         if any(self.summaries._mutated(func, params[j]) for j in found):
             return None  # a write into it may give it grad (`dx += x_adv - x`): its saves then need more than its caller's grad
         return tuple(sorted(found))
+
+    def _held_constant(self, user: ast.expr) -> bool:
+        """``self._z`` (an item or a view of it) where every value the class gives it is constant
+        as far as the file shows (``requires_grad.Constants`` in callers mode: a literal tensor, a
+        property of the file's class building one, an ``__init__`` argument every call in the file
+        passes so): no grad that the file shows, but code elsewhere may set it."""
+        base = user
+        while isinstance(base, ast.Subscript) or isinstance(base, ast.Call) and isinstance(base.func, ast.Attribute) \
+                and base.func.attr in _ALIAS_METHODS:
+            base = base.value if isinstance(base, ast.Subscript) else cast(ast.Attribute, base.func).value
+        if not (isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) and base.value.id == "self"):
+            return False
+        if self._constants is None:
+            self._constants = Constants(cast(RequiresGradFacts, self.model), callers=True)
+        return self._constants.constant(base)
 
     def _op_users(self, op_node: Union[ast.Call, ast.BinOp], index: int, name: str, node: ast.expr) -> Optional[List[ast.expr]]:
         """The operands of the op reading ``node`` (as input ``index``) whose gradient needs it saved."""

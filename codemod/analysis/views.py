@@ -1757,6 +1757,57 @@ _METADATA = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "layout", 
                        "grad_fn", "names", "is_leaf", "indices"})
 
 
+def fresh_items(inputs: "InputFlow", func: Function) -> Optional[Tuple[str, ...]]:
+    """What of ``func``'s value is fresh, for the project index (``FunctionFact.fresh_returns``):
+    ``("*",)`` where each return is (``InputFlow._fresh_returns``: computed with grad off, or from
+    nothing it is handed), else the indices of the items of the tuples it returns (each return a
+    tuple display of one length) that are; None where none is, or a return is not seen."""
+    returns = [n for n in inputs.tree.walk(func) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom, ast.Await))
+               and inputs.tree.owner(n) is func]
+    if not returns or any(not isinstance(r, ast.Return) or r.value is None for r in returns):
+        return None
+    kept = [r for r in cast(List[ast.Return], returns) if not _grad_off_return(inputs.views, r)]
+    if any(inputs.grad.intended_reason(r, None) for r in kept):
+        return None
+    gaps = inputs._gaps
+    try:
+        if inputs._fresh_returns(func, kept, None):
+            return ("*",)
+        lengths = {len(r.value.elts) if isinstance(r.value, ast.Tuple) and not any(
+            isinstance(e, ast.Starred) for e in r.value.elts) else -1 for r in kept}
+        if len(lengths) != 1 or -1 in lengths:
+            return None
+        found = tuple(str(i) for i in range(lengths.pop()) if inputs._fresh_returns(func, kept, i))
+        return found or None
+    finally:
+        inputs._gaps = gaps
+
+
+def imported_fresh(views: "Views", call: ast.Call, element: Optional[int]) -> bool:
+    """``call`` runs a module-level function of another file of the project, imported by name
+    (``from .utils import get_bert_embedding``) and bound to nothing else in this file, whose
+    value (its item ``element``, where the caller unpacks it) is fresh there
+    (``FunctionFact.fresh_returns``: computed under ``torch.no_grad()``, from nothing handed in)."""
+    func, calls = call.func, views.grad.calls
+    project = calls.project if calls is not None else None
+    if calls is None or project is None or not isinstance(func, ast.Name) or spreads(call):
+        return False
+    owner = views.tree.owner(call)
+    if isinstance(owner, FUNCTIONS) and views.dataflow.reaching(
+            views.binder.flow(owner), func.id, views.tree.statement_of(call)):
+        return False  # bound in the function (a parameter, a local)
+    bound = views.binder.flow(views.tree.module).bindings.get(func.id, [])
+    if not bound or any(not isinstance(b.stmt, (ast.Import, ast.ImportFrom)) for b in bound):
+        return False  # bound otherwise too: which one runs is not seen
+    qualname = project.imported(calls.module_name, func.id)
+    if qualname is None:
+        return False
+    name = project.canonical(qualname)
+    defined = project.defined_in.get(name)
+    fresh = project.modules[defined].returns_fresh(name) if defined is not None else None
+    return fresh is not None and ("*" in fresh or element is not None and str(element) in fresh)
+
+
 class InputFlow(_ViewsPart):
     """Whether a value is computed from what its function was handed: an argument (a loss's
     prediction, a metric's input, a block's activation, a field of a model's output).
@@ -1848,6 +1899,8 @@ class InputFlow(_ViewsPart):
                 return any(self._from(a, at, seen) for a in operands[1:])
         if self._own_fresh(call, element, seen):
             return False  # `self._load_noise(lengths, n)`: the file's own callee returns no such value
+        if imported_fresh(self.views, call, element):
+            return False  # `emb = get_embedding(model, x)` of another file, run under `torch.no_grad()` there
         if self._held_callable(func):
             return self._gap()  # `self.noise_funct(w)`: whatever the object was handed (torch.randn_like?): unknown
         # a call the analysis cannot see into (a helper, `self.w_func(g)`): what it is handed first

@@ -32,7 +32,7 @@ from codemod.engine.fileio import read_source
 from codemod.engine.libraries import Libraries
 from codemod.engine.summary_json import summary_from_json, summary_to_json
 
-_VERSION = b"project-facts-18"  # JSON entries (3: summaries, kept apart; 4: library callees; 5: other dtype;
+_VERSION = b"project-facts-19"  # JSON entries (3: summaries, kept apart; 4: library callees; 5: other dtype;
 # 6: what calls pass, kept apart; 7: grad-off decorators; 8: `A, B = mod.A, mod.B` aliases;
 # 9: summaries say whether a class owns parameters and whether the callee keeps its result;
 # 10: what calls pass says which arguments are tensors; 11: and which autograd saved before the call;
@@ -43,7 +43,8 @@ _VERSION = b"project-facts-18"  # JSON entries (3: summaries, kept apart; 4: lib
 # builder function returns; 15: summaries say for whose gradient each input is saved; 16: what an argument
 # that is no literal names, where its file can say: `project.HANDED`; 17: functions say whether they return
 # constants when handed constants, modules their classes' bases, string constants, names and `*` imports;
-# 18: modules of the run imported whole at the top level (`import keys as k`) are among the exports)
+# 18: modules of the run imported whole at the top level (`import keys as k`) are among the exports;
+# 19: functions say which of their returns are fresh (computed with grad off, from nothing handed in))
 
 
 Mapper = Callable[[Callable[[str], Optional[ModuleFacts]], List[str]], List[Optional[ModuleFacts]]]
@@ -314,7 +315,8 @@ def facts_to_json(facts: ModuleFacts) -> dict:
         "module": facts.module, "exports": facts.exports, "libraries": facts.libraries,
         "other_dtype": facts.other_dtype, "hooks": facts.hooks,
         "functions": [[f.qualname, list(f.params), f.grad_off, _needs_json(f.off_as_decorator),
-                       _needs_json(f.off_as_factory), _needs_json(f.constant_returns)] for f in facts.functions],
+                       _needs_json(f.off_as_factory), _needs_json(f.constant_returns), _needs_json(f.fresh_returns)]
+                      for f in facts.functions],
         "classes": [[c.qualname, list(c.bases), list(c.assigned)] for c in facts.classes],
         "strings": list(facts.strings), "names": list(facts.names), "stars": list(facts.stars),
         "calls": [[c.callee, c.caller, c.grad_off, c.called, c.result_ignored, c.bound,
@@ -358,10 +360,10 @@ def facts_from_json(raw: dict, key: str) -> ModuleFacts:
             raise ValueError(a)
         return _call_fact(a, b, c, d, e, g, values(passed))
 
-    def function(q, params, off, d, f, constant) -> FunctionFact:
+    def function(q, params, off, d, f, constant, fresh) -> FunctionFact:
         if type(q) is not str or type(off) is not bool:
             raise ValueError(q)
-        return FunctionFact(q, texts(params), off, needs(d), needs(f), needs(constant))
+        return FunctionFact(q, texts(params), off, needs(d), needs(f), needs(constant), needs(fresh))
 
     exports, libraries = raw["exports"], raw["libraries"]
     if not isinstance(exports, dict) or not isinstance(libraries, dict):
