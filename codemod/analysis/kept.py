@@ -134,17 +134,30 @@ def _keeps(model: "KeptFacts", func: Function, depth: int) -> bool:
 
 def _unplaced_attribute_keeps(model: "KeptFacts", call: ast.Call, depth: int) -> bool:
     """``return self.act(x)`` (or a name bound from it), where the kind of ``self.act`` is not
-    known (``self.act = ACTS[name]``, a builder of another file): the callable it holds may keep
-    what it returns (``self.last = y; return y``) unless it is a method of the file that keeps
-    nothing, or a module built from torch's or from a table of modules that keep nothing
-    (:func:`_torch_call`)."""
+    known, built from what the file shows: a table (``self.act = ACTS[name]``) or an instance of
+    a class of the file. The module it holds may keep what it returns (``self.last = y; return
+    y``): kept unless every such value keeps nothing (:func:`_table_module`, the class's
+    ``forward``). A value the file does not show (a constructor's parameter: a loss function
+    the caller hands in) is left to the rule for calls of unseen code, as a direct call's
+    result is (:func:`result_kept`)."""
     func = call.func
     if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self") \
             or model.torch_name(func) is not None or model.kind(func) is not Kind.UNKNOWN:
         return False
     if _function_called(model, call) is not None:
         return result_kept(model, call, depth + 1)
-    return not _torch_call(model, call, depth + 1)
+    final = model.summaries.chains.decided.final(func)
+    values = final if final is not None else model._module_values(func) or []
+    for value in values:
+        for part in _parts(value) if isinstance(value, ast.expr) else []:
+            item = part.func if isinstance(part, ast.Call) else part
+            if isinstance(item, ast.Subscript) and not _table_module(model, part, depth):
+                return True  # a table entry that may keep, or a table the file changes
+            target = model.summaries.targets._class_target(part) if isinstance(part, ast.Call) \
+                and isinstance(part.func, ast.Name) else None
+            if isinstance(target, tuple) and isinstance(target[0], FUNCTIONS) and _keeps(model, target[0], depth + 1):
+                return True  # `self.act = Keeper()`
+    return False
 
 
 def _stores(model: "KeptFacts", func: Function, names: Set[str], depth: int) -> bool:
