@@ -171,6 +171,21 @@ def read_as_tensor(model: "HazardFacts", base: ast.expr, write: Located) -> bool
     return False
 
 
+def tensor_on_live_paths(model: "HazardFacts", base: ast.expr, write: Located) -> bool:
+    """``x`` is a tensor at the write on every path that runs: each binding that reaches it is
+    an assignment of a tensor, but those in a branch no instance of the file takes
+    (``Decided.never_runs``: ``if self.attention is not None: out = self.attention_module(out)``
+    where ``__init__`` sets ``self.attention = None``), and at least one is left."""
+    if not isinstance(base, ast.Name):
+        return False
+    flow = model.flow(model.owner(write))
+    decided = model.summaries.chains.decided
+    live = [b for b in model.reaching(flow, base.id, model.statement_of(write))
+            if not (isinstance(b.stmt, ast.stmt) and decided.never_runs(b.stmt))]
+    return bool(live) and all(b.form == "assign" and b.value is not None and model.kind(b.value) is Kind.TENSOR
+                              for b in live)
+
+
 class Tier(str, enum.Enum):
     """How much the analysis saw of a hazard."""
 

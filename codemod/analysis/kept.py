@@ -23,7 +23,7 @@ helper of the file kept (``global LAST; LAST = t``, ``self.seen = t.detach()``),
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, List, Optional, Protocol, Set
+from typing import TYPE_CHECKING, List, Optional, Protocol, Set, cast
 
 from codemod import torch_api
 from codemod.analysis.kinds import TENSORISH, Kind
@@ -127,7 +127,37 @@ def _keeps(model: "KeptFacts", func: Function, depth: int) -> bool:
             elif isinstance(part, ast.Call) and model.torch_name(part.func) is None \
                     and model.kind(part.func) is Kind.MODULE and result_kept(model, part, depth + 1):
                 return True
+            elif isinstance(part, ast.Call) and _unplaced_attribute_keeps(model, part, depth):
+                return True
     return _stores(model, func, names, depth)
+
+
+def _unplaced_attribute_keeps(model: "KeptFacts", call: ast.Call, depth: int) -> bool:
+    """``return self.act(x)`` (or a name bound from it), where the kind of ``self.act`` is not
+    known, built from what the file shows: a table (``self.act = ACTS[name]``) or an instance of
+    a class of the file. The module it holds may keep what it returns (``self.last = y; return
+    y``): kept unless every such value keeps nothing (:func:`_table_module`, the class's
+    ``forward``). A value the file does not show (a constructor's parameter: a loss function
+    the caller hands in) is left to the rule for calls of unseen code, as a direct call's
+    result is (:func:`result_kept`)."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self") \
+            or model.torch_name(func) is not None or model.kind(func) is not Kind.UNKNOWN:
+        return False
+    if _function_called(model, call) is not None:
+        return result_kept(model, call, depth + 1)
+    final = model.summaries.chains.decided.final(func)
+    values = final if final is not None else model._module_values(func) or []
+    for value in values:
+        for part in _parts(value) if isinstance(value, ast.expr) else []:
+            item = part.func if isinstance(part, ast.Call) else part
+            if isinstance(item, ast.Subscript) and not _table_module(model, part, depth):
+                return True  # a table entry that may keep, or a table the file changes
+            target = model.summaries.targets._class_target(part) if isinstance(part, ast.Call) \
+                and isinstance(part.func, ast.Name) else None
+            if isinstance(target, tuple) and isinstance(target[0], FUNCTIONS) and _keeps(model, target[0], depth + 1):
+                return True  # `self.act = Keeper()`
+    return False
 
 
 def _stores(model: "KeptFacts", func: Function, names: Set[str], depth: int) -> bool:
@@ -170,7 +200,7 @@ def _call_keeps(model: "KeptFacts", call: ast.Call, depth: int) -> bool:
     (``self.block(t)`` whose ``forward`` stores ``t``) before torch's modules are trusted."""
     if _function_called(model, call) is not None:
         return argument_kept(model, call, depth)
-    return not _torch_call(model, call)
+    return not _torch_call(model, call, depth)
 
 
 def _function_called(model: "KeptFacts", call: ast.Call) -> Optional[Function]:
@@ -178,7 +208,7 @@ def _function_called(model: "KeptFacts", call: ast.Call) -> Optional[Function]:
     return target[0] if isinstance(target, tuple) and isinstance(target[0], FUNCTIONS) else None
 
 
-def _torch_call(model: "KeptFacts", call: ast.Call) -> bool:
+def _torch_call(model: "KeptFacts", call: ast.Call, depth: int = 0) -> bool:
     """A call that keeps none of its arguments: torch's (an op, a module: ``self.bn`` built as
     ``nn.BatchNorm2d(c) if norm else None`` too), a module, or a builtin that keeps nothing."""
     if model.torch_name(call.func) is not None or model.kind(call.func) is Kind.MODULE:
@@ -190,11 +220,66 @@ def _torch_call(model: "KeptFacts", call: ast.Call) -> bool:
     if isinstance(call.func, ast.Name) and call.func.id in _KEEP_NOTHING:
         return True
     values = model._module_values(call.func) or []  # what `self.bn` was built from
+    if _built_keeping_nothing(model, values, depth):
+        return True
+    func = call.func  # `if act == "mish": self.act = ACTS[act]`, never run: only what `__init__` leaves
+    final = model.summaries.chains.decided.final(func) if isinstance(func, ast.Attribute) \
+        and isinstance(func.value, ast.Name) and func.value.id == "self" else None
+    return bool(final) and _built_keeping_nothing(model, cast(List[object], final), depth)
+
+
+def _built_keeping_nothing(model: "KeptFacts", values: List[object], depth: int) -> bool:
+    """Every value a module attribute may be built from is a module that keeps none of its
+    arguments: torch's, or an entry of a table of them (:func:`_table_module`), or None."""
     if not values or not all(isinstance(v, ast.expr) for v in values):
         return False
     parts = [p for v in values if isinstance(v, ast.expr) for p in _parts(v)]
     return all(isinstance(p, ast.Constant) and p.value is None or isinstance(p, ast.Call)
-                and (model.torch_name(p.func) or "").startswith("torch.nn.") for p in parts)
+               and (model.torch_name(p.func) or "").startswith("torch.nn.") or _table_module(model, p, depth)
+               for p in parts)
+
+
+def _table_module(model: "KeptFacts", part: ast.expr, depth: int) -> bool:
+    """``self.act = ACTS[name](inplace=True)`` / ``self.act = ACTS[name]``, ``ACTS`` a dict
+    display of the file read only (``ChosenLayers._entries``: nothing replaces an entry or hands
+    the dict on): a module that keeps none of its arguments where every entry the key may pick
+    is a torch module class (called here), or a module built in the display: torch's, or a
+    class of the file whose ``forward`` keeps none of its parameters nor what it returns
+    (``"mish": Mish()``)."""
+    called = isinstance(part, ast.Call)
+    item = part.func if isinstance(part, ast.Call) else part
+    if not isinstance(item, ast.Subscript):
+        return False
+    entries = model.summaries.chains.chosen._entries(item)
+    if not entries:
+        return False
+    for entry in entries:
+        if called:
+            name = model.torch_name(entry) if isinstance(entry, (ast.Name, ast.Attribute)) else None
+            if name is None or not name.startswith("torch.nn.") or not name.rsplit(".", 1)[-1][:1].isupper() \
+                    or name in _SEQUENTIALS:
+                return False
+            continue
+        if not isinstance(entry, ast.Call):
+            return False
+        if (model.torch_name(entry.func) or "").startswith("torch.nn."):
+            if model.torch_name(entry.func) in _SEQUENTIALS:
+                return False
+            continue
+        target = model.summaries.targets._class_target(entry)
+        if not (isinstance(target, tuple) and isinstance(target[0], FUNCTIONS)) \
+                or _parameters_kept(model, target[0], _forward_parameters(model, target[0]), depth + 1) \
+                or _keeps(model, target[0], depth + 1):
+            return False  # (what it is given, or what it returns: `self.cache = x * 2; return self.cache`)
+    return True
+
+
+def _forward_parameters(model: "KeptFacts", func: Function) -> Set[str]:
+    """Every parameter of a module's ``forward`` but ``self``: what a call of the instance may give it."""
+    args = func.args
+    plain = [a.arg for a in (*args.posonlyargs, *args.args)][1:]
+    extra = [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+    return {*plain, *(a.arg for a in args.kwonlyargs), *extra}
 
 
 def _parts(value: ast.expr) -> list:  # type: ignore[type-arg]
@@ -231,6 +316,13 @@ def argument_kept(model: "KeptFacts", call: ast.Call, depth: int = 0) -> bool:
     given = _given_parameters(model, call, func)
     if given is None:
         return True  # `f(*xs)`, `f(**kw)`: which parameter gets what is not seen
+    return _parameters_kept(model, func, given, depth)
+
+
+def _parameters_kept(model: "KeptFacts", func: Function, given: Set[str], depth: int) -> bool:
+    """:func:`argument_kept` for the parameters ``given`` of ``func``."""
+    if depth > _DEPTH:
+        return True
     flow = model.flow(func)
     names = set(given)
     if any(isinstance(n, (ast.Yield, ast.YieldFrom)) and model.owner(n) is func for n in model.walk(func)):

@@ -2591,6 +2591,22 @@ class Decided:
             node = up
         return None
 
+    def never_runs(self, stmt: ast.stmt) -> bool:
+        """``stmt`` sits in a branch of an ``if`` (of its own function) that every instance the
+        file builds takes the other way: ``if self.attention is not None: out = ...`` where
+        ``__init__`` sets ``self.attention = None``. False where any test around it may go its way."""
+        node: ast.AST = stmt
+        for up in self.model.ancestors(stmt):
+            if isinstance(up, (*FUNCTIONS, ast.ClassDef, ast.Module, ast.Lambda)):
+                return False
+            if isinstance(up, ast.If) and node is not up.test:
+                side = branch(node, up)
+                way = self.test(up.test)
+                if side is not None and way is not None and way != (side == "body"):
+                    return True
+            node = up
+        return False
+
     def live(self, func: Function, key: str, bindings: List[Binding], at: ast.stmt) -> List[Binding]:
         """The ``bindings`` of ``key`` that reach ``at`` less those every run rebinds on the way:
         a decided ``if`` before ``at`` (in a block holding it) whose taken branch binds ``key``."""

@@ -59,11 +59,12 @@ def assess(
     ``leaf_rule``: IPF005 asks, about a leaf it rewrites out of place (a hooked module's output).
     """
     from codemod.analysis.dataflow import AliasReport
-    from codemod.analysis.hazard import read_as_tensor, rebound_parameter
+    from codemod.analysis.hazard import read_as_tensor, rebound_parameter, tensor_on_live_paths
     from codemod.analysis.tensor_kind import used_as_container
 
     kind = model.kind(target)
-    if kind is Kind.UNKNOWN and (known_tensor or read_as_tensor(model, target, node)):
+    if kind is Kind.UNKNOWN and (known_tensor or read_as_tensor(model, target, node)
+                                 or tensor_on_live_paths(model, target, node)):
         kind = Kind.TENSOR
     if kind in (Kind.SCALAR, Kind.OTHER, Kind.MODULE):
         return Verdict(None)
@@ -250,6 +251,8 @@ def stored_before(model: SemanticModel, flow: Flow, key: str, stmt: ast.AST) -> 
             continue
         if not early:
             continue  # (the write's own operands are read before it: `x += f(keep(x))`)
+        if model.summaries.chains.decided.never_runs(model.statement_of(load)):
+            continue  # `if self.attention is not None: out = self.attention_module(out)`, never taken
         seen = {id(b) for b in model.reaching(flow, key, model.statement_of(load)) if b.form != "aug"}
         if seen & written and _escapes(model, load):  # (a load of an earlier tensor the name held: another object)
             return True
