@@ -509,6 +509,13 @@ _SURE_VIEWS = frozenset({"view", "view_as", "transpose", "permute", "unsqueeze",
                          "expand", "expand_as", "t", "unflatten", "diagonal", "movedim", "swapaxes", "unfold"})
 
 
+# The torch functions that always return a view of their first argument (the function forms of
+# ``torch_api.VIEW_METHODS_ALWAYS``; not ``torch.reshape``/``torch.flatten``, which may copy).
+_FUNCTION_VIEWS = frozenset(f"torch.{m}" for m in ("diagonal", "narrow", "select", "squeeze", "unsqueeze", "transpose",
+                                                   "permute", "movedim", "moveaxis", "swapaxes", "swapdims", "t",
+                                                   "unflatten"))
+
+
 def _sure_view_of(model: "HazardFacts", expr: ast.expr, key: str) -> bool:
     """``expr`` is a view of the tensor named ``key`` for sure: basic indexing and the methods
     of ``_SURE_VIEWS``, in any order; never what may be a copy (advanced indexing, ``reshape``)."""
@@ -1840,6 +1847,10 @@ class Consumers(_HazardsPart):
             if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in ("T", "mT"):
                 # (not `.data`: a tensor of its own version counter, so what saves it never sees x's writes)
                 node = parent
+                continue
+            if isinstance(parent, ast.Call) and parent.args and parent.args[0] is node \
+                    and (self.model.torch_name(parent.func) or "") in _FUNCTION_VIEWS:
+                node = parent  # `torch.diagonal(x, dim1=1, dim2=2)`: the function form of a view method
                 continue
             return node
 
