@@ -114,3 +114,120 @@ def test_function_view_saved_inline_is_proven(name):
 @pytest.mark.parametrize("name", sorted(CONTROLS))
 def test_function_view_not_saved_stays_unproven(name):
     runs_unproven(_with_mark(name, CONTROLS[name]))
+
+
+# Helpers of the file (geomstats' backend shape): `diagonal` returns a function-form view of its
+# argument, `array` hands a tensor back as it came (`x if torch.is_tensor(x) else torch.tensor(x)`),
+# `maximum` saves both of what it is given. A view helper called inline in an op's operand reads
+# the caller's tensor as the function form does; an op on `array(a)` saves `a`.
+HELPERS = """import torch
+
+
+def array(x):
+    return x if torch.is_tensor(x) else torch.tensor(x)
+
+
+def maximum(a, b):
+    return torch.max(array(a), array(b))
+
+
+def plus(a, b):
+    return torch.add(array(a), array(b))
+
+
+def copied(x):
+    return x.clone() if torch.is_tensor(x) else torch.tensor(x)
+
+
+def diagonal(x, offset=0, axis1=0, axis2=1):
+    return torch.diagonal(x, offset=offset, dim1=axis1, dim2=axis2)
+
+
+def swapped(x):
+    return x.transpose(0, 1)
+
+
+def flat(x):
+    return x.reshape(-1)
+
+
+def set_diag(x, new_diag):
+    n = x.shape[-1]
+    x[..., range(n), range(n)] = new_diag
+
+"""
+
+HELPER_RAISING = {
+    "set-diag-of-maximum-of-diagonal (set26/2608)": """
+def main():
+    w = torch.randn(2, 3, 3, requires_grad=True)
+    v = 0.5 * (torch.eye(3) + w)
+    set_diag(v, maximum(0., diagonal(v, axis1=1, axis2=2)))
+    v.sum().backward()
+""",
+    "maximum-of-a-number-and-a-view": """
+def main():
+    w = torch.randn(2, 3, 3, requires_grad=True)
+    v = 0.5 * (torch.eye(3) + w)
+    d = v.diagonal(dim1=1, dim2=2)
+    m = maximum(0., d)
+    v[..., 0, 0] = 1.0  # MARK
+    (m.sum() + v.sum()).backward()
+""",
+    "sin-of-a-helper-transpose": """
+def main():
+    w = torch.randn(3, 4, requires_grad=True)
+    v = w * 2
+    s = torch.sin(swapped(v))
+    v += 1  # MARK
+    (s.sum() + v.sum()).backward()
+""",
+}
+
+HELPER_CONTROLS = {
+    "sin-of-a-helper-reshape-that-copies": """
+def main():
+    w = torch.randn(3, 4, requires_grad=True)
+    v = (w * 2).t()
+    s = torch.sin(flat(v))
+    v += 1  # MARK
+    (s.sum() + v.sum()).backward()
+""",
+    "plus-saves-nothing": """
+def main():
+    w = torch.randn(2, 3, 3, requires_grad=True)
+    v = 0.5 * (torch.eye(3) + w)
+    m = plus(0., v.diagonal(dim1=1, dim2=2))
+    v[..., 0, 0] = 1.0  # MARK
+    (m.sum() + v.sum()).backward()
+""",
+    "sin-of-a-helper-copy": """
+def main():
+    w = torch.randn(3, 4, requires_grad=True)
+    v = w * 2
+    s = torch.sin(copied(v))
+    v += 1  # MARK
+    (s.sum() + v.sum()).backward()
+""",
+}
+
+_HELPER_SET_DIAG_WRITE = HELPERS.splitlines().index("    x[..., range(n), range(n)] = new_diag") + 1
+
+
+def _helpers_with_mark(name: str, body: str) -> str:
+    source = HELPERS + body
+    if name.startswith("set-diag"):
+        lines = source.splitlines()
+        lines[_HELPER_SET_DIAG_WRITE - 1] += "  # MARK"
+        source = "\n".join(lines) + "\n"
+    return source
+
+
+@pytest.mark.parametrize("name", sorted(HELPER_RAISING))
+def test_helper_view_or_passthrough_saved_is_proven(name):
+    raises_proven(_helpers_with_mark(name, HELPER_RAISING[name]))
+
+
+@pytest.mark.parametrize("name", sorted(HELPER_CONTROLS))
+def test_helper_copy_or_no_save_stays_unproven(name):
+    runs_unproven(_helpers_with_mark(name, HELPER_CONTROLS[name]))
