@@ -51,7 +51,7 @@ from codemod.analysis.project import CallFact
 from codemod.analysis.requires_grad import SHAPE_METHODS, Constants, RequiresGradFacts, differentiable_operands, may_be_frozen
 from codemod.analysis.saved_for import may_take_a_number, measured_users
 from codemod.analysis.summaries import (
-    Returns, Saved, Summaries, SummaryFacts, built_unseen, flag_set_after, set_from_outside, switched_on,
+    FUNCTION_VIEWS, Returns, Saved, Summaries, SummaryFacts, built_unseen, flag_set_after, set_from_outside, switched_on,
 )
 from codemod.analysis.syntax import (FUNCTIONS, Function, Located, Pos, Span, call_args, default_of, is_const, passed_for, spreads,
                                      subscript_base, target_key)
@@ -525,16 +525,45 @@ _SURE_VIEWS = frozenset({"view", "view_as", "transpose", "permute", "unsqueeze",
 
 
 def _sure_view_of(model: "HazardFacts", expr: ast.expr, key: str) -> bool:
-    """``expr`` is a view of the tensor named ``key`` for sure: basic indexing and the methods
-    of ``_SURE_VIEWS``, in any order; never what may be a copy (advanced indexing, ``reshape``)."""
+    """``expr`` is a view of the tensor named ``key`` for sure: basic indexing, the methods
+    of ``_SURE_VIEWS`` and the torch functions of ``FUNCTION_VIEWS``, in any order; never what
+    may be a copy (advanced indexing, ``reshape``)."""
     viewed = False
     while True:
-        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _SURE_VIEWS:
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _SURE_VIEWS \
+                and model.torch_name(expr.func) is None:
             expr, viewed = expr.func.value, True
+        elif isinstance(expr, ast.Call) and expr.args and not isinstance(expr.args[0], ast.Starred) \
+                and (model.torch_name(expr.func) or "") in FUNCTION_VIEWS:
+            expr, viewed = expr.args[0], True
         elif isinstance(expr, ast.Subscript) and _basic_index(model, expr):
             expr, viewed = expr.value, True
         else:
             return viewed and target_key(expr) == key
+
+
+def _helper_view(model: "HazardFacts", call: ast.Call, arg: ast.expr) -> bool:
+    """``call`` runs a function that hands ``arg`` back as it came (its summary), or, a function
+    of this file, a view of it for sure: every return a chain of sure views (``_SURE_VIEWS``,
+    ``FUNCTION_VIEWS``, basic indexing) of that parameter, which nothing in it binds again."""
+    summaries = model.summaries
+    how = summaries.saved_inputs.hands_back(call, arg)
+    if how is Returns.INPUT or how is None:
+        return how is not None
+    target = summaries.targets.callee(call)
+    func = target[0] if isinstance(target, tuple) else None
+    summary = summaries.of_call(call)
+    if not isinstance(func, FUNCTIONS) or func.args.vararg is not None or summary is None:
+        return False
+    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+    index = summary.returned_input
+    if params[:1] == ["self"] or index is None or index >= len(params):
+        return False
+    param = params[index]
+    if any(b.form != "param" for b in model.flow(func).bindings.get(param, [])):
+        return False
+    returns = [n.value for n in model.walk(func) if isinstance(n, ast.Return) and model.owner(n) is func]
+    return bool(returns) and all(r is not None and _sure_view_of(model, r, param) for r in returns)
 
 
 def detached_copy(model: "HazardFacts", flow: Flow, key: str, stmt: Located, depth: int = 0) -> bool:
@@ -1840,24 +1869,35 @@ class Consumers(_HazardsPart):
         return False
 
     def _through_views(self, node: ast.expr) -> ast.expr:
-        """``x[0]``, ``x.view(...)``, ``x.t()``: an op on the view reads (and may save) x."""
-        while True:
-            parent = self.model.parent(node)
-            if isinstance(parent, ast.Subscript) and parent.value is node:
-                if self._copying_index(parent):
-                    return node  # `x[idx]` with a list or 1-d index tensor copies: what saves it never sees x
-                node = parent
+        """``x[0]``, ``x.view(...)``, ``x.t()``: an op on the view reads (and may save) x (:func:`through_views`)."""
+        return through_views(self.model, self._copying_index, node)
+
+
+def through_views(model: "HazardFacts", copying_index: Callable[[ast.Subscript], bool], node: ast.expr) -> ast.expr:
+    """What an op reading ``node`` reads of it: up through its views (``x[0]``, ``x.view(...)``,
+    ``x.t()``, ``torch.diagonal(x)``, a helper of the file returning one) to the outermost."""
+    while True:
+        parent = model.parent(node)
+        if isinstance(parent, ast.Subscript) and parent.value is node:
+            if copying_index(parent):
+                return node  # `x[idx]` with a list or 1-d index tensor copies: what saves it never sees x
+            node = parent
+            continue
+        if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in VIEW_METHODS:
+            call = model.parent(parent)
+            if isinstance(call, ast.Call) and call.func is parent:
+                node = call
                 continue
-            if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in VIEW_METHODS:
-                call = self.model.parent(parent)
-                if isinstance(call, ast.Call) and call.func is parent:
-                    node = call
-                    continue
-            if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in ("T", "mT"):
-                # (not `.data`: a tensor of its own version counter, so what saves it never sees x's writes)
-                node = parent
-                continue
-            return node
+        if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in ("T", "mT"):
+            # (not `.data`: a tensor of its own version counter, so what saves it never sees x's writes)
+            node = parent
+            continue
+        if isinstance(parent, ast.Call) and parent.func is not node and (  # `torch.diagonal(x, dim1=1, dim2=2)`,
+                parent.args[:1] == [node] and (model.torch_name(parent.func) or "") in FUNCTION_VIEWS
+                or _helper_view(model, parent, node)):  # `diagonal(x)` returning one
+            node = parent
+            continue
+        return node
 
 
 class FormerViews(_HazardsPart):

@@ -44,7 +44,7 @@ from codemod.analysis.project import CallFact, SummaryFact, referenced_elsewhere
 from codemod.analysis.saved_for import measured_users, operands
 from codemod.analysis.requires_grad import Constants, RequiresGradFacts, may_be_frozen
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, is_const, passed_for, positional, spreads, target_key
-from codemod.analysis.tensor_kind import KindFacts, TensorKinds, module_dict_entry, used_as_container
+from codemod.analysis.tensor_kind import KindFacts, TensorKinds, module_dict_entry, tensor_test, used_as_container
 
 # What an op saves, as the hazard analysis says it: a tuple of "input0", "output"..., or a
 # string (its UNSEEN) when it cannot see into the op.
@@ -104,6 +104,11 @@ class Returns(enum.Enum):
 # What returns a parameter or shares its storage (``returned_input`` says which): the input as it
 # came in, a view of it, or the outputs of a multi-view op splitting it.
 SHARES_INPUT = (Returns.INPUT, Returns.VIEW, Returns.MULTI_VIEW)
+# The torch functions that always return a view of their first argument (the function forms of
+# ``torch_api.VIEW_METHODS_ALWAYS``; not ``torch.reshape``/``torch.flatten``, which may copy).
+FUNCTION_VIEWS = frozenset(f"torch.{m}" for m in ("diagonal", "narrow", "select", "squeeze", "unsqueeze", "transpose",
+                                                  "permute", "movedim", "moveaxis", "swapaxes", "swapdims", "t",
+                                                  "unflatten"))
 
 
 def sliced_parameter(model: "SummaryFacts", func: Function, value: ast.expr, params: List[str]) -> Optional[int]:
@@ -374,6 +379,10 @@ class Summaries:
                     continue
                 if isinstance(expr, ast.Subscript) and _basic_index(expr.slice):
                     expr, view = expr.value, True  # `return x[0]`, `x[:, :d]`: a view
+                    continue
+                if isinstance(expr, ast.Call) and expr.args and not isinstance(expr.args[0], ast.Starred) \
+                        and (self.model.torch_name(expr.func) or "") in FUNCTION_VIEWS:
+                    expr, view = expr.args[0], True  # `return torch.diagonal(x, dim1=1, dim2=2)`: a view
                     continue
                 if isinstance(expr, ast.Name):
                     at = cast(ast.stmt, self.model.statement_of(expr))
@@ -668,6 +677,7 @@ class InputSaves:
             if users is None:
                 return None
             for user in users:
+                user = self._handed(user)
                 if within(node, user):
                     found.add(own)
                 elif isinstance(user, ast.Name) and user.id in params and self._param_or_alias(func, user.id, user):
@@ -804,6 +814,9 @@ class InputSaves:
                 if isinstance(call, ast.Call) and call.func is parent:
                     node = call
                     continue
+            if isinstance(parent, ast.Call) and parent.func is not node and self.hands_back(parent, node) is Returns.INPUT:
+                node = parent  # `torch.max(array(a), b)`, `array` handing a tensor back as it came
+                continue
             break
         parent = self.model.parent(node)
         if isinstance(parent, ast.BinOp):
@@ -824,6 +837,54 @@ class InputSaves:
                 index += 1  # a.mul(x): x is input 1
             return parent, index
         return None
+
+
+    def _tensor_passthrough(self, call: ast.Call) -> Optional[int]:
+        """``array(x)`` of a function of this file whose every return is ``x if torch.is_tensor(x)
+        else torch.tensor(x)`` (or ``isinstance(x, torch.Tensor)``), ``x`` a parameter it never
+        binds again: a tensor it is given comes back as it came (the other arm gets what is no
+        tensor, which no op saved and no write reaches as the caller's tensor). Its position."""
+        target = self.summaries.targets.callee(call)
+        func = target[0] if isinstance(target, tuple) else None
+        if not isinstance(func, FUNCTIONS) or func.args.vararg is not None:
+            return None
+        params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+        returns = [n.value for n in self.model.walk(func) if isinstance(n, ast.Return) and self.model.owner(n) is func]
+        found = {r.body.id if isinstance(r, ast.IfExp) and isinstance(r.body, ast.Name)
+                 and tensor_test(r.test, self.model.torch_name) == r.body.id else None for r in returns}
+        if len(found) != 1 or None in found:
+            return None
+        name = found.pop()
+        if name not in params or params[:1] == ["self"] \
+                or any(b.form != "param" for b in self.model.flow(func).bindings.get(name, [])):
+            return None
+        return params.index(name)
+
+    def _handed(self, operand: ast.expr) -> ast.expr:
+        """``array(a)`` of a helper handing its argument back as it came (:meth:`hands_back`): ``a``."""
+        while isinstance(operand, ast.Call):
+            inner = next((a for a in positional(operand) if self.hands_back(operand, a) is Returns.INPUT), None)
+            if inner is None:
+                break
+            operand = inner
+        return operand
+
+    def hands_back(self, call: ast.Call, arg: ast.expr) -> Optional[Returns]:
+        """``call`` runs a function of the file or the run whose summary says it returns what it is
+        given as ``arg`` (its position), as it came (``Returns.INPUT``) or a view of it
+        (``Returns.VIEW``), its result no output autograd saved; None otherwise."""
+        plain = positional(call)
+        if spreads(call) or not any(a is arg for a in plain):
+            return None
+        passed = self._tensor_passthrough(call)
+        if passed is not None:
+            return Returns.INPUT if passed < len(plain) and plain[passed] is arg else None
+        summary = self.summaries.of_call(call)
+        if summary is None or summary.returns not in (Returns.INPUT, Returns.VIEW) or summary.output is Saved.YES \
+                or summary.returned_input is None or summary.returned_input >= len(plain) \
+                or plain[summary.returned_input] is not arg:
+            return None
+        return summary.returns
 
 
 class CallTargets:

@@ -145,6 +145,19 @@ def is_tensor(expr: ast.expr, model: KindFacts) -> bool:
     return model.kind(expr) in TENSORISH
 
 
+def tensor_test(test: ast.expr, torch_name: Callable[[ast.AST], Optional[str]]) -> Optional[str]:
+    """``torch.is_tensor(x)`` or ``isinstance(x, torch.Tensor)``: the name it shows a tensor where it holds."""
+    if not isinstance(test, ast.Call) or test.keywords or not test.args or not isinstance(test.args[0], ast.Name):
+        return None
+    name = torch_name(test.func)
+    if name == "torch.is_tensor" and len(test.args) == 1:
+        return test.args[0].id
+    if isinstance(test.func, ast.Name) and test.func.id == "isinstance" and name is None and len(test.args) == 2 \
+            and torch_name(test.args[1]) == "torch.Tensor":
+        return test.args[0].id
+    return None
+
+
 class TensorKinds:
     """The kind of every expression asked about, remembered once the answer is whole."""
 
@@ -239,7 +252,11 @@ class TensorKinds:
                 return Kind.TENSOR
             return Kind.SCALAR if all(k in (Kind.SCALAR, Kind.OTHER) for k in kinds) else Kind.UNKNOWN
         if isinstance(expr, ast.IfExp):
-            return join([self.kind(expr.body), self.kind(expr.orelse)])
+            body = self.kind(expr.body)
+            if body not in TENSORISH and isinstance(expr.body, ast.Name) \
+                    and tensor_test(expr.test, self.names.torch_name) == expr.body.id:
+                body = Kind.TENSOR  # `x if torch.is_tensor(x) else torch.tensor(x)`: a tensor on that arm
+            return join([body, self.kind(expr.orelse)])
         return Kind.UNKNOWN
 
     @staticmethod
