@@ -839,27 +839,6 @@ class InputSaves:
         return None
 
 
-    def _tensor_passthrough(self, call: ast.Call) -> Optional[int]:
-        """``array(x)`` of a function of this file whose every return is ``x if torch.is_tensor(x)
-        else torch.tensor(x)`` (or ``isinstance(x, torch.Tensor)``), ``x`` a parameter it never
-        binds again: a tensor it is given comes back as it came (the other arm gets what is no
-        tensor, which no op saved and no write reaches as the caller's tensor). Its position."""
-        target = self.summaries.targets.callee(call)
-        func = target[0] if isinstance(target, tuple) else None
-        if not isinstance(func, FUNCTIONS) or func.args.vararg is not None:
-            return None
-        params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
-        returns = [n.value for n in self.model.walk(func) if isinstance(n, ast.Return) and self.model.owner(n) is func]
-        found = {r.body.id if isinstance(r, ast.IfExp) and isinstance(r.body, ast.Name)
-                 and tensor_test(r.test, self.model.torch_name) == r.body.id else None for r in returns}
-        if len(found) != 1 or None in found:
-            return None
-        name = found.pop()
-        if name not in params or params[:1] == ["self"] \
-                or any(b.form != "param" for b in self.model.flow(func).bindings.get(name, [])):
-            return None
-        return params.index(name)
-
     def _handed(self, operand: ast.expr) -> ast.expr:
         """``array(a)`` of a helper handing its argument back as it came (:meth:`hands_back`): ``a``."""
         while isinstance(operand, ast.Call):
@@ -876,7 +855,7 @@ class InputSaves:
         plain = positional(call)
         if spreads(call) or not any(a is arg for a in plain):
             return None
-        passed = self._tensor_passthrough(call)
+        passed = _tensor_passthrough(self.model, self.summaries.targets, call)
         if passed is not None:
             return Returns.INPUT if passed < len(plain) and plain[passed] is arg else None
         summary = self.summaries.of_call(call)
@@ -885,6 +864,29 @@ class InputSaves:
                 or plain[summary.returned_input] is not arg:
             return None
         return summary.returns
+
+
+def _tensor_passthrough(model: SummaryFacts, targets: "CallTargets", call: ast.Call) -> Optional[int]:
+    """``array(x)`` of a function of this file whose every return is ``x if torch.is_tensor(x)
+    else torch.tensor(x)`` (or ``isinstance(x, torch.Tensor)``), ``x`` a parameter it never
+    binds again: a tensor it is given comes back as it came (the other arm gets what is no
+    tensor, which no op saved and no write reaches as the caller's tensor). Its position."""
+    target = targets.callee(call)
+    func = target[0] if isinstance(target, tuple) else None
+    if not isinstance(func, FUNCTIONS) or func.args.vararg is not None:
+        return None
+    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+    returns = [n.value for n in model.walk(func) if isinstance(n, ast.Return) and model.owner(n) is func]
+    found = {r.body.id if isinstance(r, ast.IfExp) and isinstance(r.body, ast.Name)
+             and tensor_test(r.test, model.torch_name) == r.body.id else None for r in returns}
+    if len(found) != 1 or None in found:
+        return None
+    name = found.pop()
+    if name not in params or params[:1] == ["self"] \
+            or any(b.form != "param" for b in model.flow(func).bindings.get(name, [])):
+        return None
+    return params.index(name)
+
 
 
 class CallTargets:
