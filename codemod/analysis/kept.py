@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, List, Optional, Protocol, Set, cast
 from codemod import torch_api
 from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.syntax import FUNCTIONS, Function
+from codemod.analysis.tensor_kind import tensor_only
 
 if TYPE_CHECKING:
     from codemod.analysis.summaries import Summaries, SummaryFacts
@@ -54,8 +55,8 @@ def result_kept(model: "KeptFacts", call: ast.Call, depth: int = 0) -> bool:
     targets = model.summaries.targets
     found = [targets.callee(call), *targets.alternatives(call), *targets.loop_members(call)]
     found = [t for t in found if t is not None]
-    if not found:
-        return False  # a torch op or module (what the summaries saw of it decides the rest)
+    if not found:  # torch's (an op, a module, a tensor method) or a builtin keeps nothing; code not seen may
+        return not _torch_result(model, call, depth)  # (`self.block = block`, a library's class: `self.last = y`)
     for target in found:
         if isinstance(target, tuple) and isinstance(target[0], FUNCTIONS):
             if _keeps(model, target[0], depth):
@@ -138,8 +139,8 @@ def _unplaced_attribute_keeps(model: "KeptFacts", call: ast.Call, depth: int) ->
     a class of the file. The module it holds may keep what it returns (``self.last = y; return
     y``): kept unless every such value keeps nothing (:func:`_table_module`, the class's
     ``forward``). A value the file does not show (a constructor's parameter: a loss function
-    the caller hands in) is left to the rule for calls of unseen code, as a direct call's
-    result is (:func:`result_kept`)."""
+    the caller hands in; a library's class) is code not seen: kept unless torch's, as a direct
+    call's result is (:func:`result_kept`)."""
     func = call.func
     if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self") \
             or model.torch_name(func) is not None or model.kind(func) is not Kind.UNKNOWN:
@@ -155,9 +156,12 @@ def _unplaced_attribute_keeps(model: "KeptFacts", call: ast.Call, depth: int) ->
                 return True  # a table entry that may keep, or a table the file changes
             target = model.summaries.targets._class_target(part) if isinstance(part, ast.Call) \
                 and isinstance(part.func, ast.Name) else None
-            if isinstance(target, tuple) and isinstance(target[0], FUNCTIONS) and _keeps(model, target[0], depth + 1):
-                return True  # `self.act = Keeper()`
-    return False
+            if isinstance(target, tuple) and isinstance(target[0], FUNCTIONS):
+                if _keeps(model, target[0], depth + 1):
+                    return True  # `self.act = Keeper()`
+            elif not isinstance(item, ast.Subscript) and not _built_keeping_nothing(model, [part], depth):
+                return True  # `self.act = act` (a constructor's parameter), `self.act = Lib()`: not seen
+    return not values and not _torch_result(model, call, depth)
 
 
 def _stores(model: "KeptFacts", func: Function, names: Set[str], depth: int) -> bool:
@@ -226,6 +230,18 @@ def _torch_call(model: "KeptFacts", call: ast.Call, depth: int = 0) -> bool:
     final = model.summaries.chains.decided.final(func) if isinstance(func, ast.Attribute) \
         and isinstance(func.value, ast.Name) and func.value.id == "self" else None
     return bool(final) and _built_keeping_nothing(model, cast(List[object], final), depth)
+
+
+def _torch_result(model: "KeptFacts", call: ast.Call, depth: int) -> bool:
+    """What ``call`` returns no one else keeps: a call of torch's, a module's or a builtin's
+    (:func:`_torch_call`), or a method only tensors have called on a value of unknown kind
+    (``h.clone()``, ``feats[i].sigmoid()``: the kind model counts its result a tensor, any other
+    receiver would raise)."""
+    if _torch_call(model, call, depth):
+        return True
+    func = call.func
+    return isinstance(func, ast.Attribute) and tensor_only(func.attr) and model.kind(func.value) is Kind.UNKNOWN \
+        and model.kind(call) is Kind.TENSOR
 
 
 def _built_keeping_nothing(model: "KeptFacts", values: List[object], depth: int) -> bool:
