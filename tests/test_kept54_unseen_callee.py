@@ -163,3 +163,46 @@ def test_torch_callees_keep_nothing_and_the_fix_stays_safe(name):
     case = IMPORTED.replace("self.block = Keeper()", init).replace("out = self.block(x)", call)
     assert ("safe", None) in _verdicts(case)
     assert REWRITTEN in _fixed(case)
+
+
+# A class of the file that inherits torch's `forward` (transformers' `EsmFoldLinear(nn.Linear)`,
+# only an `__init__`): calling it runs `nn.Linear.forward`, which keeps nothing.
+INHERITED = '''\
+
+
+class GatedLinear(nn.Linear):
+    def __init__(self, d):
+        super().__init__(d, d)
+        with torch.no_grad():
+            self.weight.fill_(0.5)
+'''
+HOOKED = '''\
+
+
+class GatedLinear(nn.Linear):
+    def __init__(self, d):
+        super().__init__(d, d)
+        self.register_forward_hook(lambda m, i, o: setattr(m, "last", o))
+'''
+
+
+def _inherited(cls: str) -> str:
+    return IMPORTED.replace("from keeper import Keeper\n", "").replace(
+        "\n\nclass Block(", cls + "\n\nclass Block(").replace("self.block = Keeper()", "self.block = GatedLinear(4)")
+
+
+def test_a_file_class_that_inherits_a_torch_forward_keeps_nothing():
+    case = _inherited(INHERITED)
+    assert ("safe", None) in _verdicts(case)
+    assert REWRITTEN in _fixed(case)
+
+
+def test_a_file_class_that_registers_a_hook_may_keep_its_result():
+    """The hook keeps the output (`m.last = o`): the rewrite would leave it without the write."""
+    case = _inherited(HOOKED)
+    verdicts = _verdicts(case)
+    assert verdicts and all(status != "safe" for status, _ in verdicts), verdicts
+    assert REWRITTEN not in _fixed(case)
+    out, kept = _run(case)
+    out2, kept2 = _run(case.replace(WRITE, REWRITTEN))
+    assert torch.equal(out, out2) and not torch.equal(kept, kept2)

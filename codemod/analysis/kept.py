@@ -252,7 +252,32 @@ def _built_keeping_nothing(model: "KeptFacts", values: List[object], depth: int)
     parts = [p for v in values if isinstance(v, ast.expr) for p in _parts(v)]
     return all(isinstance(p, ast.Constant) and p.value is None or isinstance(p, ast.Call)
                and (model.torch_name(p.func) or "").startswith("torch.nn.") or _table_module(model, p, depth)
-               for p in parts)
+               or _torch_forward_class(model, p) for p in parts)
+
+
+# What a class may define or call to run code of its own when an instance is called.
+_OWN_CALL = frozenset({"forward", "__call__", "_call_impl", "__getattr__", "__getattribute__", "__new__",
+                       "__init_subclass__", "__class__"})
+
+
+def _torch_forward_class(model: "KeptFacts", part: ast.expr) -> bool:
+    """``EsmFoldLinear(c, c, init="gating")``: an instance of a top-level class of the file whose
+    every base is a torch module that returns a tensor (``nn.Linear``; not ``nn.Module`` nor a
+    container) and that defines no ``forward`` (nor ``__call__``, ``__getattr__``...), takes no
+    metaclass or decorator and names no hook: calling it runs torch's ``forward``, which keeps
+    neither what it is given nor what it returns."""
+    if not (isinstance(part, ast.Call) and isinstance(part.func, ast.Name)):
+        return False
+    cls = model.summaries.targets._top_level().get(part.func.id)
+    if not isinstance(cls, ast.ClassDef) or not cls.bases or cls.keywords or cls.decorator_list \
+            or not all(model.torch_name(b) in torch_api.TENSOR_MODULES for b in cls.bases):
+        return False
+    for node in ast.walk(cls):
+        name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) \
+            else node.name if isinstance(node, (*FUNCTIONS, ast.ClassDef)) and node is not cls else None
+        if name is not None and (name in _OWN_CALL or "hook" in name.lower()):
+            return False
+    return True
 
 
 def _table_module(model: "KeptFacts", part: ast.expr, depth: int) -> bool:
