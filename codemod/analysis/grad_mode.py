@@ -507,6 +507,8 @@ def _switched_off_before(grad: GradMode, node: ast.AST) -> bool:
     grad on for the next turn; not a with-statement, a ``try``, a function's start), and nothing run
     between (nor in the statement itself) can turn grad on: every call is a torch function or a
     tensor method other than torch's grad switches, and nothing awaits or yields."""
+    if "set_grad_enabled" not in grad.tree.source.text:
+        return False  # (asked of every fresh op: most files never switch grad by a statement)
     stmt = grad.tree.statement_of(cast(Located, node))
     if not isinstance(stmt, _SIMPLE) or not _quiet(grad, stmt):
         return False  # (`_quiet`: no lambda or generator expression in it either)
