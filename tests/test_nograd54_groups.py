@@ -176,3 +176,30 @@ def test_einsum_can_hand_back_a_view():
     assert y.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
     from codemod.analysis.requires_grad import _FRESH_OPS
     assert "einsum" not in _FRESH_OPS and "exp" in _FRESH_OPS
+
+
+UNSEEN = '''\
+import torch as th
+
+
+def f(torch, x):
+    with torch.no_grad():
+        y = x.exp()
+    y.add_(1)  # MARK
+    return (x * y).sum()
+
+
+def main():
+    x = th.randn(3, requires_grad=True)
+    f(th, x).backward()
+'''
+
+
+def test_an_op_under_a_no_grad_not_resolved_to_torch_saves_what_is_unknown():
+    """``torch`` a parameter: grad is unknown in the block, so the save of exp's output is too
+    (possible at most, as a write there is: tests/test_prec54b_groups.py)."""
+    _safe(UNSEEN)
+
+
+def test_the_same_op_under_enable_grad_on_the_parameter_stays_proven():
+    _real(UNSEEN.replace("torch.no_grad()", "th.enable_grad()"))

@@ -54,6 +54,8 @@ class GradFacts(Protocol):
 
     def records_nothing(self, node: ast.AST) -> bool: ...
 
+    def local_reason(self, node: ast.AST) -> Optional[str]: ...
+
 
 class RequiresGradFacts(KindFacts, Protocol):
     """What this part asks of the model beyond a value's kind: the calls of a function in the
