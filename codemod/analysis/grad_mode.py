@@ -6,12 +6,14 @@ from __future__ import annotations
 import ast
 from typing import Dict, FrozenSet, List, Literal, NamedTuple, Optional, Set, Tuple, Union, cast
 
+from codemod import torch_api
 from codemod.analysis.calls import Calls
 from codemod.analysis.classes import Classes
 from codemod.analysis.names import Names
 from codemod.analysis.syntax import (
     FUNCTIONS,
     Function,
+    Located,
     first_arg,
     is_const,
     subscript_base,
@@ -49,7 +51,7 @@ class GradMode:
         self._with_states: Dict[ast.AST, Optional[bool]] = {}
         self._unseen: Dict[ast.AST, bool] = {}  # with-statement -> `unseen_grad_off`
         self._declared: Dict[ast.AST, Optional[IntendedReason]] = {}
-        self._off: Optional[Tuple[Optional[int], bool]] = None  # see `_module_off`
+        self._off: Optional[Tuple[Optional[int], bool]] = None  # see `module_off`
         self._guards: Dict[Tuple[ast.AST, ast.AST], bool] = {}  # (if, statement in it) -> `_guarded`
         self._optimizers: Dict[ast.AST, bool] = {}  # class -> `_is_optimizer`
 
@@ -95,18 +97,18 @@ class GradMode:
                 declared = self._declared[anc]
                 if declared is not None:
                     return declared
-                if self._module_off()[1]:
+                if self.module_off()[1]:
                     return "no-grad"
                 if follow_calls and self.calls is not None:
                     return self.calls.function_reason(anc, self.local_reason)
                 return None
             child = anc
-        off = self._module_off()[0]
+        off = self.module_off()[0]
         if off is not None and getattr(node, "lineno", 0) > off:
             return "no-grad"  # module-level code after `torch.set_grad_enabled(False)`
         return None
 
-    def _module_off(self) -> Tuple[Optional[int], bool]:
+    def module_off(self) -> Tuple[Optional[int], bool]:
         """``torch.set_grad_enabled(False)`` as a statement of the module itself, where the file
         turns grad on nowhere (no other ``set_grad_enabled``, no ``enable_grad``): its line (the
         module's code after it runs with grad off), and whether it comes before any statement
@@ -170,6 +172,10 @@ class GradMode:
             if fact is not None:
                 needs = fact.off_as_factory if call is not None else fact.off_as_decorator
         return needs is not None and needs_met(needs, call)
+
+    def records_nothing(self, node: ast.AST) -> bool:
+        """An op at ``node`` records nothing: its result requires no grad (``_records_nothing``)."""
+        return _records_nothing(self, node)
 
     def local_reason(self, node: ast.AST) -> Optional[IntendedReason]:
         """Grad off around ``node`` from the code of its own function only (what a call site
@@ -457,4 +463,85 @@ def needs_met(needs: DecoratorNeeds, call: Optional[ast.Call]) -> bool:
                 return False
         elif not (isinstance(value, ast.Constant) and ("1" if value.value else "0") == want):
             return False
+    return True
+
+
+def _records_nothing(grad: GradMode, node: ast.AST) -> bool:
+    """An op at ``node`` runs where grad is off by torch's ``no_grad``/``set_grad_enabled(False)``, as
+    its own function shows (a with-statement around it, a decorator of the function, the module's
+    ``set_grad_enabled(False)``): autograd records nothing there, so the op saves nothing and its
+    result requires no grad. Not under ``inference_mode`` (its result is an inference tensor, which
+    refuses a write outside it), a decorator of the project (what it does is seen only as grad off),
+    a guard (``if not x.requires_grad``), an optimizer class, a with-statement not resolved to torch,
+    nor inside a lambda or generator expression (its body runs where it is called or consumed). Also
+    after a statement ``torch.set_grad_enabled(False)`` of the same function (``_switched_off_before``)."""
+    reason = grad.local_reason(node)
+    if reason is None:
+        return _switched_off_before(grad, node)
+    if reason != "no-grad":
+        return False
+    for anc in grad.tree.ancestors(node):
+        if isinstance(anc, (ast.Lambda, ast.GeneratorExp)):
+            return False
+        if isinstance(anc, (ast.With, ast.AsyncWith)) and grad.with_grad_state(anc) is not None:
+            return grad.with_grad_state(anc) is False and not any(_inference(grad, i.context_expr) for i in anc.items)
+        if isinstance(anc, FUNCTIONS):
+            names = [(grad.names.torch_name(d.func if isinstance(d, ast.Call) else d), d) for d in anc.decorator_list]
+            if any((n or "").endswith("inference_mode") for n, _ in names):
+                return False
+            return any(n in _GRAD_OFF_CONTEXTS or n in _GRAD_SET and isinstance(d, ast.Call) and is_const(first_arg(d), False)
+                       for n, d in names) or grad.module_off()[1]
+    return True  # module-level code after `torch.set_grad_enabled(False)`
+
+
+def _inference(grad: GradMode, expr: ast.expr) -> bool:
+    return (grad.names.torch_name(expr.func if isinstance(expr, ast.Call) else expr) or "").endswith("inference_mode")
+
+
+_SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)
+
+
+def _switched_off_before(grad: GradMode, node: ast.AST) -> bool:
+    """``node``'s simple statement comes after a statement ``torch.set_grad_enabled(False)`` in the
+    same statement list, or in one around it through ``if`` bodies only (not a loop: its end may turn
+    grad on for the next turn; not a with-statement, a ``try``, a function's start), and nothing run
+    between (nor in the statement itself) can turn grad on: every call is a torch function or a
+    tensor method other than torch's grad switches, and nothing awaits or yields."""
+    if "set_grad_enabled" not in grad.tree.source.text:
+        return False  # (asked of every fresh op: most files never switch grad by a statement)
+    stmt = grad.tree.statement_of(cast(Located, node))
+    if not isinstance(stmt, _SIMPLE) or not _quiet(grad, stmt):
+        return False  # (`_quiet`: no lambda or generator expression in it either)
+    child: ast.AST = stmt
+    while True:
+        parent = grad.tree.parent(child)
+        block = next((b for b in (getattr(parent, f, None) for f in ("body", "orelse"))
+                      if isinstance(b, list) and any(x is child for x in b)), None)
+        if parent is None or block is None:
+            return False
+        for before in reversed(block[:[i for i, x in enumerate(block) if x is child][0]]):
+            if isinstance(before, ast.Expr) and isinstance(before.value, ast.Call) \
+                    and grad.names.torch_name(before.value.func) in _GRAD_SET:
+                return is_const(first_arg(before.value), False)
+            if not _quiet(grad, before):
+                return False
+        if not (isinstance(parent, ast.If) and _quiet(grad, parent.test)):
+            return False
+        child = parent
+
+
+def _quiet(grad: GradMode, node: ast.AST) -> bool:
+    """Running ``node`` cannot turn grad on: its calls are torch functions or tensor methods other
+    than torch's grad switches and contexts; it neither awaits nor yields."""
+    for n in ast.walk(node):
+        if isinstance(n, (ast.Await, ast.Yield, ast.YieldFrom, ast.With, ast.AsyncWith, ast.Lambda, ast.GeneratorExp)):
+            return False
+        if isinstance(n, ast.Call):
+            name = grad.names.torch_name(n.func)
+            if name is not None:
+                if name in _GRAD_SET or name in _GRAD_ON_CONTEXTS or name in _GRAD_OFF_CONTEXTS \
+                        or not name.startswith("torch."):
+                    return False
+            elif not (isinstance(n.func, ast.Attribute) and n.func.attr in torch_api.TENSOR_METHODS):
+                return False
     return True

@@ -327,6 +327,15 @@ def _counter_siblings(self: "Hazards", flow: Flow, key: str, stmt: Located, star
     return found
 
 
+def _unseen_grad_op(model: "HazardFacts", expr: ast.expr) -> Optional[Op]:
+    """An op under a with-statement named like torch's grad-off contexts but not resolved to torch
+    (``grad_mode.GradMode.unseen_grad_off``: ``torch.no_grad()`` on a parameter named ``torch``):
+    whether autograd records it is unknown, so what it saves is too (UNSEEN, never proven)."""
+    if isinstance(expr, (ast.Call, ast.BinOp, ast.UnaryOp)) and model.grad.local_reason(expr) == "grad-unseen":
+        return Op(model.code(expr.func if isinstance(expr, ast.Call) else expr).strip(), UNSEEN)
+    return None
+
+
 def _possible(reason: str) -> Hazard:
     return Hazard(reason, Tier.POSSIBLE)
 
@@ -1765,7 +1774,7 @@ class Consumers(_HazardsPart):
             return None
         if isinstance(self.model.parent(op_node), ast.Compare):
             return None  # `abs(x) < eps`: only compared, so backward never reaches what the op saved
-        found = self.hazards.ops._op_of(op_node)
+        found = _unseen_grad_op(self.model, op_node) or self.hazards.ops._op_of(op_node)
         if found is None:
             return None
         op, saved = found
@@ -2089,7 +2098,7 @@ class Producers(_HazardsPart):
             return self._producer(same, stmt, name, floating, leaf)
         if leaf and isinstance(expr, ast.Call) and any(k.arg == "requires_grad" and is_const(k.value, True) for k in expr.keywords):
             return Hazard(f"{what} is a leaf that requires grad: autograd forbids writing into it in place")
-        found = self.hazards.ops._op_of(expr)
+        found = _unseen_grad_op(self.model, expr) or self.hazards.ops._op_of(expr)
         if found is None:
             return None
         op, saved = found

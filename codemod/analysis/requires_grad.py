@@ -20,7 +20,7 @@ from codemod.analysis.calls import Calls
 from codemod.analysis.classes import Calls as CallTable
 from codemod.analysis.facts import Facts
 from codemod.analysis.helper_returns import HelperCalls
-from codemod.analysis.kinds import PARAMETER_CLASSES, Kind
+from codemod.analysis.kinds import PARAMETER_CLASSES, TENSORISH, Kind
 from codemod.analysis.names import identity_argument
 from codemod.analysis.project import returns_constant
 from codemod.analysis.binder import Flow
@@ -49,14 +49,26 @@ _SIZES = frozenset({"shape", "dtype", "device", "ndim", "data", "is_cuda", "requ
 _KEEPS = frozenset({"T", "mT", "H", "mH", "real", "imag"})  # attributes that are views of the value
 
 
+class GradFacts(Protocol):
+    """What this part asks of grad mode (``grad_mode.GradMode``)."""
+
+    def records_nothing(self, node: ast.AST) -> bool: ...
+
+    def local_reason(self, node: ast.AST) -> Optional[str]: ...
+
+
 class RequiresGradFacts(KindFacts, Protocol):
     """What this part asks of the model beyond a value's kind: the calls of a function in the
-    module (``calls``), and whether a call makes a fresh tensor (``tensor_kind``)."""
+    module (``calls``), whether a call makes a fresh tensor (``tensor_kind``), and whether an op
+    runs where autograd records nothing (``grad``)."""
 
     @property
     def calls(self) -> Calls: ...
 
     def is_factory(self, call: ast.Call) -> bool: ...
+
+    @property
+    def grad(self) -> GradFacts: ...
 
     def returned_pieces(self, stmt: ast.AST, key: str) -> Optional[List[ast.expr]]: ...
 
@@ -323,7 +335,7 @@ class Constants:
         return all(self.constant(e) for e in exprs)
 
     def _constant(self, expr: ast.expr) -> bool:
-        if isinstance(expr, ast.Constant):
+        if isinstance(expr, ast.Constant) or made_without_grad(self.model, expr):
             return True
         if self.model.kind(expr) is Kind.SCALAR:
             return True  # Python numbers and bools: no tensor at all
@@ -566,6 +578,43 @@ class Constants:
     def _module_call(self, func: ast.Attribute) -> bool:
         """``self.fc(x)``: an attribute called, not a method of a tensor."""
         return isinstance(func.value, ast.Name) and func.value.id == "self"
+
+
+# Torch ops whose result is a new tensor, never the input or a view of it (``OP_SAVES``'s and the
+# measured table's ops but views, ops that may hand their input back, dropout in eval mode, modules;
+# ``einsum("ij->ji", x)`` is a view of ``x``: checked with torch by tests/test_nograd54_groups.py).
+_FRESH_OPS = frozenset(
+    op for op in (*torch_api.OP_SAVES, *torch_api.OP_SAVES_MEASURED)
+    if "." not in op and not op.endswith("_") and "dropout" not in op and op not in ("detach", "clone", "einsum")
+    and op not in (*torch_api.VIEW_METHODS_ALWAYS, *torch_api.VIEW_METHODS_SOMETIMES, *torch_api.MULTI_VIEW_METHODS)
+    and op not in torch_api.RETURNS_INPUT_METHODS and f"torch.{op}" not in torch_api.RETURNS_INPUT_FUNCTIONS)
+
+
+def made_without_grad(model: RequiresGradFacts, expr: ast.expr) -> bool:
+    """``expr`` makes a new tensor where torch's ``no_grad`` (or ``set_grad_enabled(False)``) is on
+    (``grad_mode.GradMode.records_nothing``): autograd records nothing, so the result requires no grad, whatever
+    its operands do (``with torch.no_grad(): y = x.exp()``). A torch op of ``_FRESH_OPS`` or an
+    operator on tensors; not a view (``x[:2]``, ``x.view(...)``: it shares the version counter of a
+    tensor that may require grad, and torch refuses a write into it with grad on), nor a call of the
+    project (it may hand back a tensor made elsewhere)."""
+    if isinstance(expr, (ast.BinOp, ast.UnaryOp)):
+        if not (isinstance(expr, ast.BinOp) or isinstance(expr.op, (ast.USub, ast.Invert))) \
+                or model.kind(expr) not in TENSORISH:
+            return False
+    elif isinstance(expr, ast.Call):
+        if any(k.arg == "out" for k in expr.keywords) \
+                or identity_argument(expr, model.torch_name, model.qualified_names) is not None:
+            return False  # `out=` writes into a tensor made elsewhere
+        name = model.torch_name(expr.func)
+        if name is not None:
+            short = name.rsplit(".", 1)[-1] if name.count(".") == 1 or name.startswith("torch.nn.functional.") else ""
+        else:
+            short = expr.func.attr if isinstance(expr.func, ast.Attribute) else ""
+        if short not in _FRESH_OPS:
+            return False
+    else:
+        return False
+    return model.grad.records_nothing(expr)
 
 
 def _module_returns(model: RequiresGradFacts, name: str) -> List[ast.expr]:
