@@ -47,6 +47,14 @@ def proven(source: str) -> list:
     return [(f.code, f.span.line) for f in result.findings if f.code.startswith("IPF1")]
 
 
+def safety_marks(header: str, source: str) -> list:
+    """(line in ``source``, safety, reason) of each proven candidate (IPF1xx) of ``header + source``
+    in a project: what the safe tier decides at each line."""
+    result = process_in_project(header + source, Settings(select=("IPF1",)))
+    offset = header.count("\n")
+    return [(f.span.line - offset, f.status.value if f.status else None, f.reason) for f in result.findings]
+
+
 def fixed_source(source: str, settings: Settings | None = None, *, project: bool = False,
                  other: bool = True) -> str:
     """The program after ``fix`` (default settings: the safe tier), or ``source`` unchanged."""

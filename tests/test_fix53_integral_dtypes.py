@@ -17,8 +17,7 @@ import torch
 
 from codemod.analysis.dtype import indexed_other_dtype, integral_only, other_dtype
 from codemod.analysis.source import Source
-from codemod.config import Settings
-from tests.programs import process_in_project, run_program
+from tests.programs import fixed_source, run_program, safety_marks
 
 INTEGRAL_ONLY = [
     "y = x.int()",
@@ -143,13 +142,11 @@ def main():
 
 
 def _marks(source: str):
-    result = process_in_project(HEADER + source, Settings(select=("IPF1",)))
-    return [(f.span.line - OFFSET, f.status.value if f.status else None, f.reason) for f in result.findings]
+    return safety_marks(HEADER, source)
 
 
 def _fixed(source: str) -> str:
-    result = process_in_project(HEADER + source, Settings(), fix=True)
-    return result.fixed if result.changed else HEADER + source
+    return fixed_source(HEADER + source, project=True)
 
 
 def test_a_floating_target_in_integral_only_code_is_fixed_and_matches_the_reference():

@@ -18,8 +18,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from codemod.config import Settings
-from tests.programs import process_in_project, run_program
+from tests.programs import fixed_source, run_program, safety_marks
 
 HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
 OFFSET = HEADER.count("\n")
@@ -105,13 +104,11 @@ def _form(source: str, form: str) -> str:
 
 
 def _marks(source: str):
-    result = process_in_project(HEADER + source, Settings(select=("IPF1",)))
-    return [(f.span.line - OFFSET, f.status.value if f.status else None, f.reason) for f in result.findings]
+    return safety_marks(HEADER, source)
 
 
 def _fixed(source: str) -> str:
-    result = process_in_project(HEADER + source, Settings(), fix=True)
-    return result.fixed if result.changed else HEADER + source
+    return fixed_source(HEADER + source, project=True)
 
 
 def _fixed_matches_reference(source: str) -> None:

@@ -97,13 +97,18 @@ def main():
 }
 
 
-def _with_mark(name: str, body: str) -> str:
-    source = HEAD + body
-    if name.startswith("caller-"):
+def _marked_at(head: str, body: str, line: int | None) -> str:
+    """``head + body`` with ``# MARK`` on ``line`` (of ``head``), where the case proves a line there."""
+    source = head + body
+    if line is not None:
         lines = source.splitlines()
-        lines[_SET_DIAG_WRITE - 1] += "  # MARK"
+        lines[line - 1] += "  # MARK"
         source = "\n".join(lines) + "\n"
     return source
+
+
+def _with_mark(name: str, body: str) -> str:
+    return _marked_at(HEAD, body, _SET_DIAG_WRITE if name.startswith("caller-") else None)
 
 
 @pytest.mark.parametrize("name", sorted(RAISING))
@@ -215,12 +220,7 @@ _HELPER_SET_DIAG_WRITE = HELPERS.splitlines().index("    x[..., range(n), range(
 
 
 def _helpers_with_mark(name: str, body: str) -> str:
-    source = HELPERS + body
-    if name.startswith("set-diag"):
-        lines = source.splitlines()
-        lines[_HELPER_SET_DIAG_WRITE - 1] += "  # MARK"
-        source = "\n".join(lines) + "\n"
-    return source
+    return _marked_at(HELPERS, body, _HELPER_SET_DIAG_WRITE if name.startswith("set-diag") else None)
 
 
 @pytest.mark.parametrize("name", sorted(HELPER_RAISING))
