@@ -129,6 +129,19 @@ def test_a_copy_of_the_index_starts_without_the_owners_kept(tmp_path):
     assert {m: copy.digest_for(m, passed=False) for m in copy.modules} == digests
 
 
+def _counted(monkeypatch, owner, name: str) -> list:
+    """Each first argument ``owner.name`` is called with, as a string (the real one still answers)."""
+    seen: list = []
+    real = getattr(owner, name)
+
+    def counting(first, *args, **kwargs):
+        seen.append(str(first))
+        return real(first, *args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counting)
+    return seen
+
+
 def test_module_names_resolve_each_folder_once(tmp_path, monkeypatch):
     paths = _project(tmp_path / "proj")
     proj = tmp_path / "proj"
@@ -139,14 +152,8 @@ def test_module_names_resolve_each_folder_once(tmp_path, monkeypatch):
     expected = {p: module_name(pathlib.Path(p)) for p in paths}
     assert expected[str(proj / "pkg" / "sub" / "alias.py")] == "pkg.a"
     assert expected[str(proj / "linked" / "c.py")] == "pkg.sub.c"
-    resolved = []
     real = pathlib.Path.resolve
-
-    def counting(self, *args, **kwargs):
-        resolved.append(str(self))
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(pathlib.Path, "resolve", counting)
+    resolved = _counted(monkeypatch, pathlib.Path, "resolve")
     packages: dict = {}
     folders: dict = {}
     assert {p: module_name(pathlib.Path(p), packages, folders) for p in paths} == expected
@@ -164,14 +171,7 @@ def test_nearest_configuration_resolves_each_folder_once(tmp_path, monkeypatch):
     starts = [tmp_path / "proj", tmp_path / "proj" / "inner", tmp_path / "outside", tmp_path] * 3
     expected = [config.nearest_config(s) for s in starts]
     assert expected[2] == tmp_path / "proj" / "inner" / "inplacefix.toml"
-    asked = []
-    real = os.path.realpath
-
-    def counting(path, *args, **kwargs):
-        asked.append(str(path))
-        return real(path, *args, **kwargs)
-
-    monkeypatch.setattr(os.path, "realpath", counting)
+    asked = _counted(monkeypatch, os.path, "realpath")
     config.remember(True)
     try:
         assert [config.nearest_config(s) for s in starts] == expected
