@@ -93,6 +93,8 @@ class Dataflow:
         if later and before:
             later = _past_the_turn(self.tree, later, before, loops, stmt)
         loop = _loop_binding(self.tree, bindings, key, stmt) if _loop_bound(bindings) else None
+        if loop is not None and later:  # `for y in ys: a, y = f(y)`: a next turn rebinds `y` at its head
+            later = _within_the_turn(later, loops, loop)
         if loop is not None:  # `for y in ys: ... y ...`: this turn's binding, then the body's own
             before = [loop] + [b for b in before if b.start > loop.start]
         if before:
@@ -449,6 +451,15 @@ def _past_the_turn(tree: Tree, later: List[Binding], before: List[Binding], loop
     turns = [b for b in before if (b.form == "assign" or b.form == "ann" and b.value is not None)
              and tree.block_of(b.stmt) in use_blocks]  # (not a `for` target: its body may not run)
     return [b for b in later if any(b.end <= le and not any(k.start >= ls for k in turns) for ls, le in loops)]
+
+def _within_the_turn(later: List[Binding], loops: List[Tuple[Pos, Pos]], loop: Binding) -> List[Binding]:
+    """The later bindings that reach a statement in the body of the ``for`` loop binding the key
+    (``loop``) without passing its head: only through a loop nested in that body around both
+    (any other way back to the statement enters the body anew, and the head binds the key first:
+    ``for est in out: loss, est = f(est)`` hands ``f`` this turn's row, never the last turn's result)."""
+    head = loop.start
+    return [b for b in later if any(b.end <= le and ls > head for ls, le in loops)]
+
 
 def _loop_binding(tree: Tree, bindings: List[Binding], key: str, stmt: Located) -> Optional[Binding]:
     """The binding of ``key`` by the innermost ``for`` loop whose body holds ``stmt`` (it spans the loop)."""

@@ -575,6 +575,53 @@ def _helper_view(model: "HazardFacts", call: ast.Call, arg: ast.expr) -> bool:
     return bool(returns) and all(r is not None and _sure_view_of(model, r, param) for r in returns)
 
 
+def _helper_view_source(model: "HazardFacts", b: Binding) -> Optional[str]:
+    """``d = diagonal(v)`` / ``d = self._view(x)`` (a plain binding of one name) of a helper that hands
+    ``v`` back as it came or a sure view of it (:func:`_helper_view`): the name ``v``, else None."""
+    value = b.value
+    if b.form != "assign" or not isinstance(value, ast.Call) or spreads(value):
+        return None
+    for arg in value.args:
+        if isinstance(arg, ast.Name) and _helper_view(model, value, arg):
+            return arg.id
+    return None
+
+
+def helper_views(model: "HazardFacts", reaching: Callable[[str, Located], List[Binding]], flow: Flow, key: str,
+                 family: Set[str], stmt: Located) -> Set[str]:
+    """The names a write into ``key`` (or one of ``family``, its aliases) at ``stmt`` also writes into
+    through a helper's view: ``d = diagonal(v)`` then ``d.add_(1)`` writes into ``v`` (a view shares
+    its base's memory and version counter), and ``d = diagonal(v)`` then ``v.add_(1)`` into ``d``.
+    Each only where one binding of each name reaches ``stmt``, the helper's call, and ``v`` is bound at
+    ``stmt`` as it was at the call (not rebound since); ``reaching(name, at)``: the plain bindings
+    of ``name`` that reach ``at``. As the dataflow's aliases take ``d = v.t()``."""
+    found: Set[str] = set()
+    members = set(family)
+    pending = list(members)
+    while pending and len(members) < 24:
+        member = pending.pop()
+        made = reaching(member, stmt)
+        source = _helper_view_source(model, made[0]) if len(made) == 1 else None
+        if source is not None and source not in members \
+                and _same_bindings(reaching(source, stmt), reaching(source, made[0].stmt)):
+            found.add(source)
+            members.add(source)
+            pending.append(source)
+    for other, bindings in flow.bindings.items():  # views a helper made of a member, bound to a name
+        if other in members or not any(b.form == "assign" and isinstance(b.value, ast.Call) for b in bindings):
+            continue
+        made = reaching(other, stmt)
+        source = _helper_view_source(model, made[0]) if len(made) == 1 else None
+        if source in members and _same_bindings(reaching(source, stmt), reaching(source, made[0].stmt)) \
+                and made[0].end <= model.range(stmt)[0]:
+            found.add(other)
+    return found
+
+
+def _same_bindings(here: List[Binding], there: List[Binding]) -> bool:
+    return bool(here) and [id(b) for b in here] == [id(b) for b in there]
+
+
 def detached_copy(model: "HazardFacts", flow: Flow, key: str, stmt: Located, depth: int = 0) -> bool:
     """What ``key`` holds at ``stmt`` is, on every path, ``t.detach()``, a view or part of one, or a
     name that holds one (``p_ = p.detach()``; ``flat = p_.view(-1)``): a tensor that requires no
@@ -860,6 +907,8 @@ class Hazards:
         flow = self.model.flow(owner)
         start, end = self.model.range(stmt)
         identity, views = self.model.aliases(flow, key, start)
+        views = views | helper_views(self.model, lambda name, at: self._reaching(flow, name, at, self.model.range(at)[0]),
+                                     flow, key, {key, *identity, *views}, stmt)
         family = [key, *sorted(identity), *sorted(views)]
         entries = dict_entries(self.model, flow, key, views, stmt)
         params: List[str] = []
