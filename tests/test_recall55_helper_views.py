@@ -3,8 +3,9 @@
 1. A view a helper of the file makes, bound to a name (``d = diagonal(v)``, ``t = tview(e)``, the
    helper's every return a sure view of its parameter or the parameter itself): a write into ``d``
    writes into ``v`` (one memory, one version counter), and a write into ``v`` into ``d``, as for
-   ``d = v.transpose(0, 1)`` written inline. recall54 followed such a helper only inline, as an
-   op's operand (``torch.max(z, diagonal(v))``).
+   ``d = v.transpose(0, 1)`` written inline; a method of the caller's class too (``d =
+   self._view(h)``, no class of the file extending the class). recall54 followed such a helper
+   only inline, as an op's operand (``torch.max(z, diagonal(v))``), and no method.
 2. ``for est in out: loss, est = f(src, est)``: at the call, ``est`` is this turn's row of ``out``
    (an output of ``unbind`` for PyTorch), never the last turn's result: the ``for`` head rebinds it
    before the body runs again (svoice's loss loop, set19/1503, handed a row to a helper that writes
@@ -100,9 +101,52 @@ def main():
     v.add_(1)  # MARK
     s.sum().backward()
 """,
+    "method-view-bound": """
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def _view(self, x):
+        return x.transpose(0, 1)
+
+    def forward(self, x):
+        h = self.lin(x).exp()
+        d = self._view(h)
+        d[0] = 0.0  # MARK
+        return h.sum()
+
+
+def main():
+    Net()(torch.randn(3, 4)).backward()
+""",
 }
 
 CONTROLS = {
+    "method-overridden-by-a-copying-subclass": """
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def _view(self, x):
+        return x.transpose(0, 1)
+
+    def forward(self, x):
+        h = self.lin(x).exp()
+        d = self._view(h)
+        d[0] = 0.0  # MARK
+        return h.sum() + d.sum()
+
+
+class Copying(Net):
+    def _view(self, x):
+        return x.clone()
+
+
+def main():
+    Copying()(torch.randn(3, 4)).backward()
+""",
     "helper-copies": """
 def main():
     w = torch.randn(3, 4, requires_grad=True)

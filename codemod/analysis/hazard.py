@@ -56,7 +56,7 @@ from codemod.analysis.summaries import (
 from codemod.analysis.syntax import (FUNCTIONS, Function, Located, Pos, Span, call_args, default_of, is_const, passed_for, spreads,
                                      subscript_base, target_key)
 from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, tensor_only, used_as_container
-from codemod.analysis.views import Views, view_chain, view_of_itself
+from codemod.analysis.views import Views, own_callee, view_chain, view_of_itself
 
 # torch.nn classes that are no modules: building one is not a construction of a layer
 _NOT_MODULES = frozenset({"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"})
@@ -565,8 +565,15 @@ def _helper_view(model: "HazardFacts", call: ast.Call, arg: ast.expr) -> bool:
     if not isinstance(func, FUNCTIONS) or func.args.vararg is not None or summary is None:
         return False
     params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+    if params[:1] in (["self"], ["cls"]) and isinstance(model.parent(func), ast.ClassDef):
+        receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+        if not (isinstance(receiver, ast.Name) and receiver.id == "self") \
+                or own_callee(model.views, call, model.views.returned.extended()) is not func:
+            return False  # `self._view(x)` of the caller's class, undecorated, no class of the file extending it
+        # (the summary's positions start after the receiver)
+        params = params[1:]
     index = summary.returned_input
-    if params[:1] == ["self"] or index is None or index >= len(params):
+    if index is None or index >= len(params):
         return False
     param = params[index]
     if any(b.form != "param" for b in model.flow(func).bindings.get(param, [])):
