@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, List, Optional, Protocol, Set, cast
 from codemod import torch_api
 from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.syntax import FUNCTIONS, Function
+from codemod.analysis.tensor_kind import tensor_only
 
 if TYPE_CHECKING:
     from codemod.analysis.summaries import Summaries, SummaryFacts
@@ -54,8 +55,8 @@ def result_kept(model: "KeptFacts", call: ast.Call, depth: int = 0) -> bool:
     targets = model.summaries.targets
     found = [targets.callee(call), *targets.alternatives(call), *targets.loop_members(call)]
     found = [t for t in found if t is not None]
-    if not found:
-        return False  # a torch op or module (what the summaries saw of it decides the rest)
+    if not found:  # torch's (an op, a module, a tensor method) or a builtin keeps nothing; code not seen may
+        return not _torch_result(model, call, depth)  # (`self.block = block`, a library's class: `self.last = y`)
     for target in found:
         if isinstance(target, tuple) and isinstance(target[0], FUNCTIONS):
             if _keeps(model, target[0], depth):
@@ -138,8 +139,8 @@ def _unplaced_attribute_keeps(model: "KeptFacts", call: ast.Call, depth: int) ->
     a class of the file. The module it holds may keep what it returns (``self.last = y; return
     y``): kept unless every such value keeps nothing (:func:`_table_module`, the class's
     ``forward``). A value the file does not show (a constructor's parameter: a loss function
-    the caller hands in) is left to the rule for calls of unseen code, as a direct call's
-    result is (:func:`result_kept`)."""
+    the caller hands in; a library's class) is code not seen: kept unless torch's, as a direct
+    call's result is (:func:`result_kept`)."""
     func = call.func
     if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self") \
             or model.torch_name(func) is not None or model.kind(func) is not Kind.UNKNOWN:
@@ -155,9 +156,12 @@ def _unplaced_attribute_keeps(model: "KeptFacts", call: ast.Call, depth: int) ->
                 return True  # a table entry that may keep, or a table the file changes
             target = model.summaries.targets._class_target(part) if isinstance(part, ast.Call) \
                 and isinstance(part.func, ast.Name) else None
-            if isinstance(target, tuple) and isinstance(target[0], FUNCTIONS) and _keeps(model, target[0], depth + 1):
-                return True  # `self.act = Keeper()`
-    return False
+            if isinstance(target, tuple) and isinstance(target[0], FUNCTIONS):
+                if _keeps(model, target[0], depth + 1):
+                    return True  # `self.act = Keeper()`
+            elif not isinstance(item, ast.Subscript) and not _built_keeping_nothing(model, [part], depth):
+                return True  # `self.act = act` (a constructor's parameter), `self.act = Lib()`: not seen
+    return not values and not _torch_result(model, call, depth)
 
 
 def _stores(model: "KeptFacts", func: Function, names: Set[str], depth: int) -> bool:
@@ -228,6 +232,18 @@ def _torch_call(model: "KeptFacts", call: ast.Call, depth: int = 0) -> bool:
     return bool(final) and _built_keeping_nothing(model, cast(List[object], final), depth)
 
 
+def _torch_result(model: "KeptFacts", call: ast.Call, depth: int) -> bool:
+    """What ``call`` returns no one else keeps: a call of torch's, a module's or a builtin's
+    (:func:`_torch_call`), or a method only tensors have called on a value of unknown kind
+    (``h.clone()``, ``feats[i].sigmoid()``: the kind model counts its result a tensor, any other
+    receiver would raise)."""
+    if _torch_call(model, call, depth):
+        return True
+    func = call.func
+    return isinstance(func, ast.Attribute) and tensor_only(func.attr) and model.kind(func.value) is Kind.UNKNOWN \
+        and model.kind(call) is Kind.TENSOR
+
+
 def _built_keeping_nothing(model: "KeptFacts", values: List[object], depth: int) -> bool:
     """Every value a module attribute may be built from is a module that keeps none of its
     arguments: torch's, or an entry of a table of them (:func:`_table_module`), or None."""
@@ -236,7 +252,32 @@ def _built_keeping_nothing(model: "KeptFacts", values: List[object], depth: int)
     parts = [p for v in values if isinstance(v, ast.expr) for p in _parts(v)]
     return all(isinstance(p, ast.Constant) and p.value is None or isinstance(p, ast.Call)
                and (model.torch_name(p.func) or "").startswith("torch.nn.") or _table_module(model, p, depth)
-               for p in parts)
+               or _torch_forward_class(model, p) for p in parts)
+
+
+# What a class may define or call to run code of its own when an instance is called.
+_OWN_CALL = frozenset({"forward", "__call__", "_call_impl", "__getattr__", "__getattribute__", "__new__",
+                       "__init_subclass__", "__class__"})
+
+
+def _torch_forward_class(model: "KeptFacts", part: ast.expr) -> bool:
+    """``EsmFoldLinear(c, c, init="gating")``: an instance of a top-level class of the file whose
+    every base is a torch module that returns a tensor (``nn.Linear``; not ``nn.Module`` nor a
+    container) and that defines no ``forward`` (nor ``__call__``, ``__getattr__``...), takes no
+    metaclass or decorator and names no hook: calling it runs torch's ``forward``, which keeps
+    neither what it is given nor what it returns."""
+    if not (isinstance(part, ast.Call) and isinstance(part.func, ast.Name)):
+        return False
+    cls = model.summaries.targets._top_level().get(part.func.id)
+    if not isinstance(cls, ast.ClassDef) or not cls.bases or cls.keywords or cls.decorator_list \
+            or not all(model.torch_name(b) in torch_api.TENSOR_MODULES for b in cls.bases):
+        return False
+    for node in ast.walk(cls):
+        name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) \
+            else node.name if isinstance(node, (*FUNCTIONS, ast.ClassDef)) and node is not cls else None
+        if name is not None and (name in _OWN_CALL or "hook" in name.lower()):
+            return False
+    return True
 
 
 def _table_module(model: "KeptFacts", part: ast.expr, depth: int) -> bool:
