@@ -27,10 +27,12 @@ from typing import TYPE_CHECKING, List, Optional, Protocol, Set, cast
 
 from codemod import torch_api
 from codemod.analysis.kinds import TENSORISH, Kind
+from codemod.analysis.super_forward import super_forward
 from codemod.analysis.syntax import FUNCTIONS, Function
 from codemod.analysis.tensor_kind import tensor_only
 
 if TYPE_CHECKING:
+    from codemod.analysis.facts import Facts
     from codemod.analysis.summaries import Summaries, SummaryFacts
 
     class KeptFacts(SummaryFacts, Protocol):
@@ -56,6 +58,9 @@ def result_kept(model: "KeptFacts", call: ast.Call, depth: int = 0) -> bool:
     found = [targets.callee(call), *targets.alternatives(call), *targets.loop_members(call)]
     found = [t for t in found if t is not None]
     if not found:  # torch's (an op, a module, a tensor method) or a builtin keeps nothing; code not seen may
+        parent = super_forward(cast("Facts", model), call)  # `super().forward(x)`: the parent's of the file
+        if parent is not None:
+            return _keeps(model, parent, depth + 1)
         return not _torch_result(model, call, depth)  # (`self.block = block`, a library's class: `self.last = y`)
     for target in found:
         if isinstance(target, tuple) and isinstance(target[0], FUNCTIONS):
