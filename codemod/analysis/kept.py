@@ -26,7 +26,10 @@ import ast
 from typing import TYPE_CHECKING, List, Optional, Protocol, Set, cast
 
 from codemod import torch_api
+from codemod.analysis.hooks import RETURNS_MODULE
+from codemod.analysis.injected import Foreign
 from codemod.analysis.kinds import TENSORISH, Kind
+from codemod.analysis.summaries import handed_values, passed_target
 from codemod.analysis.super_forward import super_forward
 from codemod.analysis.syntax import FUNCTIONS, Function
 from codemod.analysis.tensor_kind import tensor_only
@@ -54,6 +57,9 @@ def result_kept(model: "KeptFacts", call: ast.Call, depth: int = 0) -> bool:
     """Whether what ``call`` returns may also be kept by the code it runs (see the docstring)."""
     if depth > _DEPTH:
         return True
+    inner = model.names.identity_argument(call)  # `typing.cast(T, h)`, `torch.jit._unwrap_optional(h)`: `h`
+    if inner is not None:  # (a name: what it holds is the rule's to follow; `self.last`: held)
+        return result_kept(model, inner, depth + 1) if isinstance(inner, ast.Call) else not isinstance(inner, ast.Name)
     targets = model.summaries.targets
     found = [targets.callee(call), *targets.alternatives(call), *targets.loop_members(call)]
     found = [t for t in found if t is not None]
@@ -61,19 +67,57 @@ def result_kept(model: "KeptFacts", call: ast.Call, depth: int = 0) -> bool:
         parent = super_forward(cast("Facts", model), call)  # `super().forward(x)`: the parent's of the file
         if parent is not None:
             return _keeps(model, parent, depth + 1)
+        handed = handed_values(targets, call.func)  # `self.act = act`: what every construction passes
+        if handed is not None:
+            return _handed_keeps(model, handed, depth)
         return not _torch_result(model, call, depth)  # (`self.block = block`, a library's class: `self.last = y`)
-    for target in found:
-        if isinstance(target, tuple) and isinstance(target[0], FUNCTIONS):
-            if _keeps(model, target[0], depth):
-                return True
-        elif isinstance(target, ast.Call):  # nn.Sequential(...): what its last member returns
-            if _sequential_keeps(model, target, depth):
-                return True
-        elif not _kept_elsewhere(model, target):
+    return any(_target_keeps(model, target, depth) for target in found)
+
+
+def _target_keeps(model: "KeptFacts", target: object, depth: int) -> bool:
+    """Whether the code a call runs (a target of ``CallTargets``) may keep what it returns."""
+    if isinstance(target, tuple) and isinstance(target[0], FUNCTIONS):
+        return _keeps(model, target[0], depth)
+    if isinstance(target, ast.Call):  # nn.Sequential(...): what its last member returns
+        return _sequential_keeps(model, target, depth)
+    return _kept_elsewhere(model, target)  # another file's code its own file could not clear
+
+
+def _handed_keeps(model: "KeptFacts", handed: List[ast.expr], depth: int) -> bool:
+    """``self.act(x)`` where ``self.act = act`` stores a constructor's parameter and every
+    construction is seen (``summaries.handed_values``): kept unless each value passed keeps nothing,
+    a torch module built there or a torch function (:func:`_torch_value`), or a module or
+    function of the project whose code keeps nothing (``summaries.passed_target``)."""
+    if not handed:
+        return True
+    for value in handed:
+        if _torch_value(model, value, depth):
             continue
-        else:
-            return True  # another file's code its own file could not clear
+        target = passed_target(model.summaries.targets, value)
+        if target is None or _target_keeps(model, target, depth + 1):
+            return True
     return False
+
+
+# torch's modules that hold and run other modules: what they keep is what their members keep.
+_CONTAINERS = frozenset({*_SEQUENTIALS, "torch.nn.ModuleDict"})
+
+
+def _torch_value(model: "KeptFacts", value: ast.expr, depth: int) -> bool:
+    """A value handed to a constructor that keeps nothing when called: a torch module built
+    there (``nn.Sigmoid()``, also what ``BuiltLayers`` resolves: ``getattr(nn, name)()``), not a
+    container; a torch function (``torch.tanh``, ``F.gelu``); the same named by the index for
+    another file's construction (``injected.Foreign``)."""
+    if isinstance(value, Foreign):
+        short = value.name.rsplit(".", 1)[-1]
+        if value.kind == "torch-new":
+            return value.name.startswith("torch.nn.") and short[:1].isupper() and f"torch.nn.{short}" not in _CONTAINERS
+        return value.kind == "torch-def" and value.name.startswith("torch.") and short[:1].islower()
+    if isinstance(value, ast.Call):
+        called = model.torch_name(value.func) or ""
+        return f"torch.nn.{called.rsplit('.', 1)[-1]}" not in _CONTAINERS and _built_keeping_nothing(model, [value], depth)
+    name = model.torch_name(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
+    return name is not None and name.startswith("torch.") and name.rsplit(".", 1)[-1][:1].islower()
 
 
 def function_keeps(model: "KeptFacts", func: Function) -> bool:
@@ -150,8 +194,9 @@ def _unplaced_attribute_keeps(model: "KeptFacts", call: ast.Call, depth: int) ->
     if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self") \
             or model.torch_name(func) is not None or model.kind(func) is not Kind.UNKNOWN:
         return False
-    if _function_called(model, call) is not None:
-        return result_kept(model, call, depth + 1)
+    targets = model.summaries.targets
+    if targets.callee(call) is not None or targets.alternatives(call) or handed_values(targets, func) is not None:
+        return result_kept(model, call, depth + 1)  # a function or module of the project, what is handed in
     final = model.summaries.chains.decided.final(func)
     values = final if final is not None else model._module_values(func) or []
     for value in values:
@@ -228,6 +273,9 @@ def _torch_call(model: "KeptFacts", call: ast.Call, depth: int = 0) -> bool:
         return True  # `out.scatter_add(dim, index, src)`: a tensor method reads the values it is given
     if isinstance(call.func, ast.Name) and call.func.id in _KEEP_NOTHING:
         return True
+    handed = handed_values(model.summaries.targets, call.func)  # `self.act = act`, each construction passing torch's
+    if handed and all(_torch_value(model, v, depth) for v in handed):
+        return True
     values = model._module_values(call.func) or []  # what `self.bn` was built from
     if _built_keeping_nothing(model, values, depth):
         return True
@@ -254,10 +302,33 @@ def _built_keeping_nothing(model: "KeptFacts", values: List[object], depth: int)
     arguments: torch's, or an entry of a table of them (:func:`_table_module`), or None."""
     if not values or not all(isinstance(v, ast.expr) for v in values):
         return False
-    parts = [p for v in values if isinstance(v, ast.expr) for p in _parts(v)]
+    parts = [_module_itself(model, p) for v in values if isinstance(v, ast.expr) for p in _parts(v)]
     return all(isinstance(p, ast.Constant) and p.value is None or isinstance(p, ast.Call)
                and (model.torch_name(p.func) or "").startswith("torch.nn.") or _table_module(model, p, depth)
-               or _torch_forward_class(model, p) for p in parts)
+               or _torch_forward_class(model, p) or _built_by_name(model, p) for p in parts)
+
+
+def _module_itself(model: "KeptFacts", part: ast.expr) -> ast.expr:
+    """``nn.Linear(4, 4).half()`` -> ``nn.Linear(4, 4)``: a torch module's method that hands back
+    the module itself (``to``, ``float``, ``eval``...: ``hooks.RETURNS_MODULE``), called on a
+    construction of torch's or one ``BuiltLayers`` resolves."""
+    inner = part
+    while isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr in RETURNS_MODULE:
+        inner = inner.func.value
+    if inner is not part and isinstance(inner, ast.Call) \
+            and ((model.torch_name(inner.func) or "").startswith("torch.nn.") or _built_by_name(model, inner)):
+        return inner
+    return part
+
+
+def _built_by_name(model: "KeptFacts", part: ast.expr) -> bool:
+    """``getattr(nn, act)()``, ``ACTS[name]()``, ``get_act(name)``, ``self.make_gate(kind)``: a
+    construction whose every possible module is a torch module class the analysis knows
+    (``BuiltLayers.modules``, the same answer that says what the layer saves), none a container."""
+    if not isinstance(part, ast.Call):
+        return False
+    built = model.summaries.chains.built.modules(part)
+    return built is not None and bool(built) and all(cls not in _CONTAINERS for cls, _ in built)
 
 
 # What a class may define or call to run code of its own when an instance is called.
