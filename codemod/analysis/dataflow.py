@@ -448,9 +448,11 @@ def _past_the_turn(tree: Tree, later: List[Binding], before: List[Binding], loop
     ``stmt`` every time (``a = torch.ones(n); a[i] = v; a = nn.Parameter(a)`` in a loop: the
     write sees this turn's ``torch.ones``, never the last turn's parameter)."""
     use_blocks = tree.blocks_around(stmt)
-    turns = [b for b in before if (b.form == "assign" or b.form == "ann" and b.value is not None)
+    turns = [b for b in before if (b.form == "assign" or b.form == "ann" and b.value is not None
+                                   or b.form == "other" and _unpacked_by_assign(b))
              and tree.block_of(b.stmt) in use_blocks]  # (not a `for` target: its body may not run)
     return [b for b in later if any(b.end <= le and not any(k.start >= ls for k in turns) for ls, le in loops)]
+
 
 def _within_the_turn(later: List[Binding], loops: List[Tuple[Pos, Pos]], loop: Binding) -> List[Binding]:
     """The later bindings that reach a statement in the body of the ``for`` loop binding the key
@@ -459,6 +461,15 @@ def _within_the_turn(later: List[Binding], loops: List[Tuple[Pos, Pos]], loop: B
     ``for est in out: loss, est = f(est)`` hands ``f`` this turn's row, never the last turn's result)."""
     head = loop.start
     return [b for b in later if any(b.end <= le and ls > head for ls, le in loops)]
+
+
+def _unpacked_by_assign(b: Binding) -> bool:
+    """``evals, evecs = torch.linalg.eigh(a)``: a name of a tuple (or list) an assignment unpacks,
+    not starred nor nested: bound whenever the statement completes, as a plain binding is."""
+    stmt = b.stmt
+    return isinstance(stmt, ast.Assign) and any(
+        isinstance(t, (ast.Tuple, ast.List)) and any(isinstance(e, ast.Name) and e.id == b.key for e in t.elts)
+        for t in stmt.targets)
 
 
 def _loop_binding(tree: Tree, bindings: List[Binding], key: str, stmt: Located) -> Optional[Binding]:

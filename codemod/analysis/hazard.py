@@ -51,7 +51,8 @@ from codemod.analysis.project import CallFact
 from codemod.analysis.requires_grad import SHAPE_METHODS, Constants, RequiresGradFacts, differentiable_operands, may_be_frozen
 from codemod.analysis.saved_for import may_take_a_number, measured_users
 from codemod.analysis.summaries import (
-    FUNCTION_VIEWS, Returns, Saved, Summaries, SummaryFacts, built_unseen, flag_set_after, set_from_outside, switched_on,
+    FUNCTION_VIEWS, Returns, Saved, Summaries, SummaryFacts, flag_set_after, passed_values, set_from_outside,
+    switched_on,
 )
 from codemod.analysis.syntax import (FUNCTIONS, Function, Located, Pos, Span, call_args, default_of, is_const, passed_for, spreads,
                                      subscript_base, target_key)
@@ -2846,13 +2847,8 @@ class OpSaves(_HazardsPart):
         its default where one passes none; None where a caller may be unseen), each a torch module
         built there or a torch function (``act=torch.tanh``): their save where they all save
         the same, else nothing is said."""
-        stored = injected.stored_parameter(self.model, cls, [name], attr)
-        chains = self.model.summaries.chains
-        found = injected.passed(self.model, stored, chains._param_values,
-                                built_unseen(self.model, chains, cls)) if stored is not None else None
-        if found is not None and cast(injected.Stored, stored).called:  # `self.act = make_act()`: what each builds
-            made = [injected.made(e) for e in found]
-            found = None if any(m is None for m in made) else cast(List[ast.expr], made)
+        # (`self.act = make_act()`: what each factory handed in builds)
+        found = passed_values(self.model, self.model.summaries.chains, cls, attr, [name])
         ops = {self._torch_callable(e) for e in found or ()}
         if not ops or None in ops or len({cast(Op, op).saves for op in ops}) != 1:
             return None

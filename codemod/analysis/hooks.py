@@ -32,7 +32,7 @@ Identity = Tuple[ast.ClassDef, Tuple[str, ...]]  # a class of this file, the att
 _DEPTH = 8
 _EMBEDDINGS = ("torch.nn.Embedding", "torch.nn.modules.sparse.Embedding")
 # nn.Module methods handing back the module itself (`Net().to(device)`, `model.requires_grad_(False)`)
-_RETURNS_MODULE = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half", "double", "bfloat16",
+RETURNS_MODULE = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half", "double", "bfloat16",
                              "requires_grad_", "type", "share_memory", "to_empty", "xpu", "ipu", "mtia"})
 
 
@@ -76,7 +76,7 @@ class ModuleNames:
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):  # `Net()`
             cls = self.chains.classes().get(expr.func.id)
             return (cls, ()) if cls is not None and not self.chains.subclassed(cls) else None
-        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _RETURNS_MODULE:
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in RETURNS_MODULE:
             return self.identity(expr.func.value, at, depth + 1)  # `Net().to(device)`: the module itself
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
             base = self.identity(expr.func.value, at, depth + 1)  # `self.get_input_embeddings()`

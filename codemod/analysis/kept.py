@@ -26,10 +26,16 @@ import ast
 from typing import TYPE_CHECKING, List, Optional, Protocol, Set, cast
 
 from codemod import torch_api
+from codemod.analysis.hooks import RETURNS_MODULE
+from codemod.analysis.injected import Foreign
 from codemod.analysis.kinds import TENSORISH, Kind
+from codemod.analysis.summaries import handed_values, passed_target
+from codemod.analysis.super_forward import super_forward
 from codemod.analysis.syntax import FUNCTIONS, Function
+from codemod.analysis.tensor_kind import tensor_only
 
 if TYPE_CHECKING:
+    from codemod.analysis.facts import Facts
     from codemod.analysis.summaries import Summaries, SummaryFacts
 
     class KeptFacts(SummaryFacts, Protocol):
@@ -51,23 +57,67 @@ def result_kept(model: "KeptFacts", call: ast.Call, depth: int = 0) -> bool:
     """Whether what ``call`` returns may also be kept by the code it runs (see the docstring)."""
     if depth > _DEPTH:
         return True
+    inner = model.names.identity_argument(call)  # `typing.cast(T, h)`, `torch.jit._unwrap_optional(h)`: `h`
+    if inner is not None:  # (a name: what it holds is the rule's to follow; `self.last`: held)
+        return result_kept(model, inner, depth + 1) if isinstance(inner, ast.Call) else not isinstance(inner, ast.Name)
     targets = model.summaries.targets
     found = [targets.callee(call), *targets.alternatives(call), *targets.loop_members(call)]
     found = [t for t in found if t is not None]
-    if not found:
-        return False  # a torch op or module (what the summaries saw of it decides the rest)
-    for target in found:
-        if isinstance(target, tuple) and isinstance(target[0], FUNCTIONS):
-            if _keeps(model, target[0], depth):
-                return True
-        elif isinstance(target, ast.Call):  # nn.Sequential(...): what its last member returns
-            if _sequential_keeps(model, target, depth):
-                return True
-        elif not _kept_elsewhere(model, target):
+    if not found:  # torch's (an op, a module, a tensor method) or a builtin keeps nothing; code not seen may
+        parent = super_forward(cast("Facts", model), call)  # `super().forward(x)`: the parent's of the file
+        if parent is not None:
+            return _keeps(model, parent, depth + 1)
+        handed = handed_values(targets, call.func)  # `self.act = act`: what every construction passes
+        if handed is not None:
+            return _handed_keeps(model, handed, depth)
+        return not _torch_result(model, call, depth)  # (`self.block = block`, a library's class: `self.last = y`)
+    return any(_target_keeps(model, target, depth) for target in found)
+
+
+def _target_keeps(model: "KeptFacts", target: object, depth: int) -> bool:
+    """Whether the code a call runs (a target of ``CallTargets``) may keep what it returns."""
+    if isinstance(target, tuple) and isinstance(target[0], FUNCTIONS):
+        return _keeps(model, target[0], depth)
+    if isinstance(target, ast.Call):  # nn.Sequential(...): what its last member returns
+        return _sequential_keeps(model, target, depth)
+    return _kept_elsewhere(model, target)  # another file's code its own file could not clear
+
+
+def _handed_keeps(model: "KeptFacts", handed: List[ast.expr], depth: int) -> bool:
+    """``self.act(x)`` where ``self.act = act`` stores a constructor's parameter and every
+    construction is seen (``summaries.handed_values``): kept unless each value passed keeps nothing,
+    a torch module built there or a torch function (:func:`_torch_value`), or a module or
+    function of the project whose code keeps nothing (``summaries.passed_target``)."""
+    if not handed:
+        return True
+    for value in handed:
+        if _torch_value(model, value, depth):
             continue
-        else:
-            return True  # another file's code its own file could not clear
+        target = passed_target(model.summaries.targets, value)
+        if target is None or _target_keeps(model, target, depth + 1):
+            return True
     return False
+
+
+# torch's modules that hold and run other modules: what they keep is what their members keep.
+_CONTAINERS = frozenset({*_SEQUENTIALS, "torch.nn.ModuleDict"})
+
+
+def _torch_value(model: "KeptFacts", value: ast.expr, depth: int) -> bool:
+    """A value handed to a constructor that keeps nothing when called: a torch module built
+    there (``nn.Sigmoid()``, also what ``BuiltLayers`` resolves: ``getattr(nn, name)()``), not a
+    container; a torch function (``torch.tanh``, ``F.gelu``); the same named by the index for
+    another file's construction (``injected.Foreign``)."""
+    if isinstance(value, Foreign):
+        short = value.name.rsplit(".", 1)[-1]
+        if value.kind == "torch-new":
+            return value.name.startswith("torch.nn.") and short[:1].isupper() and f"torch.nn.{short}" not in _CONTAINERS
+        return value.kind == "torch-def" and value.name.startswith("torch.") and short[:1].islower()
+    if isinstance(value, ast.Call):
+        called = model.torch_name(value.func) or ""
+        return f"torch.nn.{called.rsplit('.', 1)[-1]}" not in _CONTAINERS and _built_keeping_nothing(model, [value], depth)
+    name = model.torch_name(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
+    return name is not None and name.startswith("torch.") and name.rsplit(".", 1)[-1][:1].islower()
 
 
 def function_keeps(model: "KeptFacts", func: Function) -> bool:
@@ -138,14 +188,15 @@ def _unplaced_attribute_keeps(model: "KeptFacts", call: ast.Call, depth: int) ->
     a class of the file. The module it holds may keep what it returns (``self.last = y; return
     y``): kept unless every such value keeps nothing (:func:`_table_module`, the class's
     ``forward``). A value the file does not show (a constructor's parameter: a loss function
-    the caller hands in) is left to the rule for calls of unseen code, as a direct call's
-    result is (:func:`result_kept`)."""
+    the caller hands in; a library's class) is code not seen: kept unless torch's, as a direct
+    call's result is (:func:`result_kept`)."""
     func = call.func
     if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self") \
             or model.torch_name(func) is not None or model.kind(func) is not Kind.UNKNOWN:
         return False
-    if _function_called(model, call) is not None:
-        return result_kept(model, call, depth + 1)
+    targets = model.summaries.targets
+    if targets.callee(call) is not None or targets.alternatives(call) or handed_values(targets, func) is not None:
+        return result_kept(model, call, depth + 1)  # a function or module of the project, what is handed in
     final = model.summaries.chains.decided.final(func)
     values = final if final is not None else model._module_values(func) or []
     for value in values:
@@ -155,9 +206,12 @@ def _unplaced_attribute_keeps(model: "KeptFacts", call: ast.Call, depth: int) ->
                 return True  # a table entry that may keep, or a table the file changes
             target = model.summaries.targets._class_target(part) if isinstance(part, ast.Call) \
                 and isinstance(part.func, ast.Name) else None
-            if isinstance(target, tuple) and isinstance(target[0], FUNCTIONS) and _keeps(model, target[0], depth + 1):
-                return True  # `self.act = Keeper()`
-    return False
+            if isinstance(target, tuple) and isinstance(target[0], FUNCTIONS):
+                if _keeps(model, target[0], depth + 1):
+                    return True  # `self.act = Keeper()`
+            elif not isinstance(item, ast.Subscript) and not _built_keeping_nothing(model, [part], depth):
+                return True  # `self.act = act` (a constructor's parameter), `self.act = Lib()`: not seen
+    return not values and not _torch_result(model, call, depth)
 
 
 def _stores(model: "KeptFacts", func: Function, names: Set[str], depth: int) -> bool:
@@ -219,6 +273,9 @@ def _torch_call(model: "KeptFacts", call: ast.Call, depth: int = 0) -> bool:
         return True  # `out.scatter_add(dim, index, src)`: a tensor method reads the values it is given
     if isinstance(call.func, ast.Name) and call.func.id in _KEEP_NOTHING:
         return True
+    handed = handed_values(model.summaries.targets, call.func)  # `self.act = act`, each construction passing torch's
+    if handed and all(_torch_value(model, v, depth) for v in handed):
+        return True
     values = model._module_values(call.func) or []  # what `self.bn` was built from
     if _built_keeping_nothing(model, values, depth):
         return True
@@ -228,15 +285,75 @@ def _torch_call(model: "KeptFacts", call: ast.Call, depth: int = 0) -> bool:
     return bool(final) and _built_keeping_nothing(model, cast(List[object], final), depth)
 
 
+def _torch_result(model: "KeptFacts", call: ast.Call, depth: int) -> bool:
+    """What ``call`` returns no one else keeps: a call of torch's, a module's or a builtin's
+    (:func:`_torch_call`), or a method only tensors have called on a value of unknown kind
+    (``h.clone()``, ``feats[i].sigmoid()``: the kind model counts its result a tensor, any other
+    receiver would raise)."""
+    if _torch_call(model, call, depth):
+        return True
+    func = call.func
+    return isinstance(func, ast.Attribute) and tensor_only(func.attr) and model.kind(func.value) is Kind.UNKNOWN \
+        and model.kind(call) is Kind.TENSOR
+
+
 def _built_keeping_nothing(model: "KeptFacts", values: List[object], depth: int) -> bool:
     """Every value a module attribute may be built from is a module that keeps none of its
     arguments: torch's, or an entry of a table of them (:func:`_table_module`), or None."""
     if not values or not all(isinstance(v, ast.expr) for v in values):
         return False
-    parts = [p for v in values if isinstance(v, ast.expr) for p in _parts(v)]
+    parts = [_module_itself(model, p) for v in values if isinstance(v, ast.expr) for p in _parts(v)]
     return all(isinstance(p, ast.Constant) and p.value is None or isinstance(p, ast.Call)
                and (model.torch_name(p.func) or "").startswith("torch.nn.") or _table_module(model, p, depth)
-               for p in parts)
+               or _torch_forward_class(model, p) or _built_by_name(model, p) for p in parts)
+
+
+def _module_itself(model: "KeptFacts", part: ast.expr) -> ast.expr:
+    """``nn.Linear(4, 4).half()`` -> ``nn.Linear(4, 4)``: a torch module's method that hands back
+    the module itself (``to``, ``float``, ``eval``...: ``hooks.RETURNS_MODULE``), called on a
+    construction of torch's or one ``BuiltLayers`` resolves."""
+    inner = part
+    while isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr in RETURNS_MODULE:
+        inner = inner.func.value
+    if inner is not part and isinstance(inner, ast.Call) \
+            and ((model.torch_name(inner.func) or "").startswith("torch.nn.") or _built_by_name(model, inner)):
+        return inner
+    return part
+
+
+def _built_by_name(model: "KeptFacts", part: ast.expr) -> bool:
+    """``getattr(nn, act)()``, ``ACTS[name]()``, ``get_act(name)``, ``self.make_gate(kind)``: a
+    construction whose every possible module is a torch module class the analysis knows
+    (``BuiltLayers.modules``, the same answer that says what the layer saves), none a container."""
+    if not isinstance(part, ast.Call):
+        return False
+    built = model.summaries.chains.built.modules(part)
+    return built is not None and bool(built) and all(cls not in _CONTAINERS for cls, _ in built)
+
+
+# What a class may define or call to run code of its own when an instance is called.
+_OWN_CALL = frozenset({"forward", "__call__", "_call_impl", "__getattr__", "__getattribute__", "__new__",
+                       "__init_subclass__", "__class__"})
+
+
+def _torch_forward_class(model: "KeptFacts", part: ast.expr) -> bool:
+    """``EsmFoldLinear(c, c, init="gating")``: an instance of a top-level class of the file whose
+    every base is a torch module that returns a tensor (``nn.Linear``; not ``nn.Module`` nor a
+    container) and that defines no ``forward`` (nor ``__call__``, ``__getattr__``...), takes no
+    metaclass or decorator and names no hook: calling it runs torch's ``forward``, which keeps
+    neither what it is given nor what it returns."""
+    if not (isinstance(part, ast.Call) and isinstance(part.func, ast.Name)):
+        return False
+    cls = model.summaries.targets._top_level().get(part.func.id)
+    if not isinstance(cls, ast.ClassDef) or not cls.bases or cls.keywords or cls.decorator_list \
+            or not all(model.torch_name(b) in torch_api.TENSOR_MODULES for b in cls.bases):
+        return False
+    for node in ast.walk(cls):
+        name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) \
+            else node.name if isinstance(node, (*FUNCTIONS, ast.ClassDef)) and node is not cls else None
+        if name is not None and (name in _OWN_CALL or "hook" in name.lower()):
+            return False
+    return True
 
 
 def _table_module(model: "KeptFacts", part: ast.expr, depth: int) -> bool:

@@ -1225,19 +1225,53 @@ def injected_targets(targets: CallTargets, cls: ast.ClassDef, attr: str, values:
     if not values:  # a template method's hook, which the subclasses define
         found_methods = injected.overrides(model, cls, attr, lambda c: not used_elsewhere(model, chains, c, False))
         return [(m, f"{c.name}.{attr}") for m, c in found_methods] if found_methods else None
-    stored = injected.stored_parameter(model, cls, values, attr)
-    if stored is None or set_from_outside(model, cls, attr):
-        return None
-    found = injected.passed(model, stored, chains._param_values, built_unseen(model, chains, cls))
-    if stored.called:  # `self.net = make_net(i, o)`: what each factory handed in builds
-        made = [injected.made(e) for e in found or ()]
-        if not made or any(m is None for m in made):
-            return None
-        found = cast(List[ast.expr], made)
+    found = passed_values(model, chains, cls, attr, values)
     called = [_passed_target(targets, e) for e in found or ()]
     if not called or any(t is None for t in called):
         return None
     return list(dict.fromkeys(cast(List[Target], called)))
+
+
+def passed_values(model: SummaryFacts, chains: "Chains", cls: ast.ClassDef, attr: str, values: Sequence[object]
+                  ) -> Optional[List[ast.expr]]:
+    """``self.fn = fn`` of a constructor parameter (``analysis.injected``): what every construction
+    of ``cls`` passes for it (an expression of this file, or an ``injected.Foreign`` of another
+    file's), or what each factory handed in builds where the parameter is called (``self.net =
+    make_net(i, o)``); None where one is unseen, or the attribute is set from outside. One answer
+    for what the call of the attribute runs (``injected_targets``), what it saves (``hazard``) and
+    whether it keeps what it returns (``kept``)."""
+    stored = injected.stored_parameter(model, cls, values, attr)
+    if stored is None or set_from_outside(model, cls, attr):
+        return None
+    found = injected.passed(model, stored, chains._param_values, built_unseen(model, chains, cls))
+    if found is not None and stored.called:  # `self.net = make_net(i, o)`: what each factory handed in builds
+        made = [injected.made(e) for e in found]
+        return None if any(m is None for m in made) else cast(List[ast.expr], made)
+    return found
+
+
+def handed_values(targets: CallTargets, func: ast.expr) -> Optional[List[ast.expr]]:
+    """``self.fn`` of ``self.fn(x)`` where ``self.fn = fn`` stores a constructor parameter (also
+    in a base class's constructor): what every construction passes for it (``passed_values``),
+    None where that is not known or the class defines a method of that name."""
+    model = targets.model
+    key = target_key(func)
+    cls = model.enclosing_class(func) if key is not None else None
+    if key is None or cls is None or not key.startswith("self.") or key.count(".") != 1 \
+            or any(isinstance(s, FUNCTIONS) and s.name == key[5:] for s in cls.body) \
+            or set_through_another_receiver(model, key[5:]):
+        return None
+    attr = key[5:]
+    values = last_set(model, model.class_attrs(cls).get(attr, []))
+    setter = targets._setter(cls, attr) if not values else cls
+    if setter is not cls:  # `self.loss_fn` stored by a base class's constructor
+        cls, values = setter, last_set(model, model.class_attrs(setter).get(attr, []))
+    return passed_values(model, targets.summaries.chains, cls, attr, values) if values else None
+
+
+def passed_target(targets: CallTargets, passed: ast.expr) -> Optional["Target"]:
+    """What calling a value passed for a constructor parameter runs (``_passed_target``)."""
+    return _passed_target(targets, passed)
 
 
 def _passed_target(targets: CallTargets, passed: ast.expr) -> Optional["Target"]:

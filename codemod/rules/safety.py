@@ -146,8 +146,11 @@ def assess(
             return Verdict(Status.MANUAL, reason) if reason == "dead-store" else unsafe(reason)
         flow = model.flow(model.owner(stmt))
         identity, _ = model.aliases(flow, target.id, model.range(stmt)[0])
-        if any(b.form == "assign" and isinstance(b.value, ast.Call) and model.result_kept(b.value)
-               for key in {target.id, *identity} if "." not in key for b in model.reaching(flow, key, stmt)):
+        never_runs = model.summaries.chains.decided.never_runs  # (a branch no instance takes binds nothing)
+        if kind is not Kind.UNKNOWN and any(  # (unknown: the unknown type's reason below says more)
+                b.form == "assign" and isinstance(b.value, ast.Call) and model.result_kept(b.value)
+                and not (isinstance(b.stmt, ast.stmt) and never_runs(b.stmt))
+                for key in {target.id, *identity} if "." not in key for b in model.reaching(flow, key, stmt)):
             # `x = self.block(x)`, the block keeping `out`; or `h = self.block(x); d = h.exp_()`
             # before `d *= 5`: a rebinding of both names hides the write from the kept one
             return unsafe("held-elsewhere")
