@@ -2226,7 +2226,8 @@ class Producers(_HazardsPart):
 
     def _unpacked(self, binding: Binding, name: str) -> Optional[Hazard]:
         """``evals, evecs = torch.linalg.eigh(A)``: ``name`` is an output of a tuple-returning
-        op that its backward saves (``OUTPUTS_SAVED``, measured)."""
+        op that its backward saves (``OUTPUTS_SAVED``, measured), or of a user function or module
+        whose every return is a tuple whose piece there autograd saved (``Summary.pieces``)."""
         stmt = binding.stmt
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Tuple)
                 and isinstance(stmt.value, ast.Call)):
@@ -2235,7 +2236,12 @@ class Producers(_HazardsPart):
         if None in names or names.count(name) != 1:
             return None
         op = self.model.torch_name(stmt.value.func)
-        if op is None or names.index(name) not in torch_api.OUTPUTS_SAVED.get(op, ()):
+        if op is None:  # `a, b = self.block(x, y)`: a piece of the tuple a user function or module returns
+            summary = self.model.summaries.of_call(stmt.value)
+            if summary is None or len(summary.pieces) != len(names) or summary.pieces[names.index(name)] is not Saved.YES:
+                return None
+            op = summary.name
+        elif names.index(name) not in torch_api.OUTPUTS_SAVED.get(op, ()):
             return None
         if self.constants.constant(stmt.value):
             return None  # nothing on the path requires grad: nothing was saved
