@@ -139,3 +139,10 @@ def test_members_that_differ_in_what_they_save_leave_the_piece_unknown():
         "        self.blocks.append(Block(c))\n        self.blocks.append(Plain(c))")
     assert "Plain(c))" in source
     runs_unproven(source)
+
+
+def test_a_piece_backward_never_reaches_stays_unproven():
+    # only `b` is backpropagated: the relu that saved `a` has a node of its own, never run
+    source = _helper("return torch.relu(x), torch.relu(y)", "a += 1  # MARK\n    print(bool((a > 0).all()))").replace(
+        "torch.autograd.grad((a * b).sum(), w)", "torch.autograd.grad(b.sum(), w)")
+    runs_unproven(source)

@@ -912,8 +912,11 @@ class Hazards:
                     continue  # `probs = softmax(x)`, `...cumsum(probs).numpy()`, `probs[m] = 0`
                 yield from_a_later_turn(self.model, found, (binding.start, binding.end), stmt)
             if binding.form == "other" and not integral:
-                yield from_a_later_turn(self.model, self.producers._unpacked(binding, member),
-                                        (binding.start, binding.end), stmt)
+                found = self.producers._unpacked(binding, member)
+                if found is not None and found.proven and self.producers.piece_of_a_call(binding) \
+                        and self.producers._never_backpropagated(flow, member, target, made=binding):
+                    continue  # `a, b = pair(x, y)`, only `b` backpropagated: the node that saved `a` never runs
+                yield from_a_later_turn(self.model, found, (binding.start, binding.end), stmt)
         since = max((b.end for b in bindings), default=(0, 0))
         rebound_in = [b.start for b in bindings]
         yield from self.consumers._use_hazards(flow, member, since, (start, end), target, rebound_in, write, integral)
@@ -2223,6 +2226,12 @@ class Producers(_HazardsPart):
             return found[0]
         return next((f for f in found if f is not None), None) and _possible(
             "an element of the list is saved for backward, if the index reaches it")
+
+    def piece_of_a_call(self, binding: Binding) -> bool:
+        """``a, b = pair(x, y)``: the binding unpacks what a call of no torch op returns."""
+        stmt = binding.stmt
+        return isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) \
+            and self.model.torch_name(stmt.value.func) is None
 
     def _unpacked(self, binding: Binding, name: str) -> Optional[Hazard]:
         """``evals, evecs = torch.linalg.eigh(A)``: ``name`` is an output of a tuple-returning
