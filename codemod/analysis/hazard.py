@@ -912,11 +912,8 @@ class Hazards:
                     continue  # `probs = softmax(x)`, `...cumsum(probs).numpy()`, `probs[m] = 0`
                 yield from_a_later_turn(self.model, found, (binding.start, binding.end), stmt)
             if binding.form == "other" and not integral:
-                found = self.producers._unpacked(binding, member)
-                if found is not None and found.proven and self.producers.piece_of_a_call(binding) \
-                        and self.producers._never_backpropagated(flow, member, target, made=binding):
-                    continue  # `a, b = pair(x, y)`, only `b` backpropagated: the node that saved `a` never runs
-                yield from_a_later_turn(self.model, found, (binding.start, binding.end), stmt)
+                yield from_a_later_turn(self.model, _unpacked_piece(self, flow, binding, member, target),
+                                        (binding.start, binding.end), stmt)
         since = max((b.end for b in bindings), default=(0, 0))
         rebound_in = [b.start for b in bindings]
         yield from self.consumers._use_hazards(flow, member, since, (start, end), target, rebound_in, write, integral)
@@ -2227,12 +2224,6 @@ class Producers(_HazardsPart):
         return next((f for f in found if f is not None), None) and _possible(
             "an element of the list is saved for backward, if the index reaches it")
 
-    def piece_of_a_call(self, binding: Binding) -> bool:
-        """``a, b = pair(x, y)``: the binding unpacks what a call of no torch op returns."""
-        stmt = binding.stmt
-        return isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) \
-            and self.model.torch_name(stmt.value.func) is None
-
     def _unpacked(self, binding: Binding, name: str) -> Optional[Hazard]:
         """``evals, evecs = torch.linalg.eigh(A)``: ``name`` is an output of a tuple-returning
         op that its backward saves (``OUTPUTS_SAVED``, measured), or of a user function or module
@@ -2263,6 +2254,18 @@ class Producers(_HazardsPart):
             return _possible(f"{reason}, if its input requires grad (nothing the analysis sees shows it does)")
         return Hazard(reason)
 
+
+def _unpacked_piece(hazards: "Hazards", flow: Flow, binding: Binding, member: str, target: ast.expr) -> Optional[Hazard]:
+    """What autograd saved of ``member`` where ``binding`` unpacks it (``Producers._unpacked``); a
+    piece of a user call's tuple (``a, b = pair(x, y)``) that backward never reaches proves nothing:
+    the op that saved it has a node of its own, which only a read of ``a`` would run."""
+    found = hazards.producers._unpacked(binding, member)
+    stmt = binding.stmt
+    if found is not None and found.proven and isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) \
+            and hazards.model.torch_name(stmt.value.func) is None \
+            and hazards.producers._never_backpropagated(flow, member, target, made=binding):
+        return None
+    return found
 
 class ModuleHazards(_HazardsPart):
     """Hazards of an ``inplace=True`` module: found at the calls of the module, or from the layer before it in a chain."""

@@ -840,8 +840,8 @@ class ParameterKinds(_KindsPart):
             if self._name_uses().get(func.name, 0) != len(sites):
                 return Kind.UNKNOWN
         elif isinstance(owner, ast.ClassDef):
-            sites = self._self_calls(owner, func)
-            sites = (self.kinds.held.calls(owner, func) if sites is None else sites) or []  # `self.fn(x)` of a held one
+            own = self._self_calls(owner, func)
+            sites = (self.kinds.held.calls(owner, func) if own is None else own) or []  # `self.fn(x)` of a held one
             plain = plain[1:]  # `self.helper(x)` passes `x` for the parameter after `self`
         else:
             return Kind.UNKNOWN
@@ -1048,8 +1048,8 @@ class HeldInstances(_KindsPart):
         if self.tree.parent(cls) is not self.module or cls.decorator_list or getattr(func, "decorator_list", None) \
                 or (name.startswith("__") and name != "__call__") or self._named_by_string(name):
             return None
-        if any(any(target_key(b) == cls.name or isinstance(b, ast.Attribute) and b.attr == cls.name for b in c.bases)
-               for c in self.tree.nodes(ast.ClassDef)):
+        if any(any(target_key(b) == cls.name or isinstance(b, ast.Attribute) and b.attr == cls.name
+                   for b in cast(ast.ClassDef, c).bases) for c in self.tree.nodes(ast.ClassDef)):
             return None
         holders: Dict[str, ast.ClassDef] = {}
         for mention in self.classes.mentions(cls.name):
@@ -1078,9 +1078,10 @@ class HeldInstances(_KindsPart):
                     continue
                 if not (isinstance(up, ast.Attribute) and up.value is mention and isinstance(up.ctx, ast.Load)):
                     return None  # the instance handed on, returned, compared...: other calls unseen
-        for mention in self.classes.mentions(name):
-            if isinstance(mention, ast.Name):
+        for named in self.classes.mentions(name):
+            if not isinstance(named, ast.Attribute):
                 continue  # (a local or a function of that name: no attribute of an instance)
+            mention = named
             call = self.tree.parent(mention)
             if not (isinstance(call, ast.Call) and call.func is mention and isinstance(mention.ctx, ast.Load)):
                 return None
