@@ -82,3 +82,40 @@ def test_an_instance_read_from_outside_leaves_its_calls_unseen(taken):
         "        return self.fn(torch.ones(3, requires_grad=True) * 2)\n")
     assert "    def unused(self):" in source
     runs_unproven(source)
+
+
+_DATA_STEP = """import torch
+
+
+class DataProcess:
+    def __init__(self, boost):
+        self.boost = boost
+
+    def process_data(self, x):
+        if self.boost:
+            x /= torch.clamp(x.std(dim=1, keepdim=True), min=1e-4)  # MARK
+        return x
+
+
+class Solver:
+    def __init__(self):
+        self.model = torch.nn.Linear(4, 4)
+        self.data_processor = DataProcess(boost=True)
+
+    def run_step(self, batch: torch.Tensor):
+        x = batch.to("cpu")
+        sample = self.data_processor.process_data(x)
+        return self.model(sample).pow(2).mean()
+
+
+def main():
+    solver = Solver()
+    solver.run_step(torch.randn(3, 4)).backward()
+    return solver.model.weight.grad
+"""
+
+
+def test_a_held_instances_other_method_stays_a_data_step():
+    # audiocraft's DataProcess.process_data through `self.data_processor`: the batch requires no
+    # grad, so `std` saved nothing. Only a held callable's `__call__` is read as a function's calls.
+    runs_unproven(_DATA_STEP)

@@ -1036,18 +1036,19 @@ class HeldInstances(_KindsPart):
         return found[0]
 
     def calls(self, cls: ast.ClassDef, func: ast.AST) -> Optional[List[ast.Call]]:
-        """Every call of the method ``func`` of ``cls`` (a top-level class no class of the file
+        """Every call of ``cls.__call__`` (``func``; ``cls`` a top-level class no class of the file
         derives from) the file makes, where it reaches ``cls``'s instances only as held ones:
         ``cls`` built only as ``self.<a> = cls(...)`` (:meth:`held_class`), each such ``self.<a>``
         read only in its holder's class and there only called (``self.<a>(x)``: ``__call__``) or
         read for an attribute (``self.<a>.m(x)``: method ``m``), and ``func``'s name read only as
         ``self.<name>(...)`` in ``cls`` itself or ``self.<a>.<name>(...)`` (no string of it).
         None where another way in is seen (a read handing the instance on, a construction kept
-        elsewhere, a subclass), or ``func`` is decorated or a dunder but ``__call__``."""
+        elsewhere, a subclass), or ``func`` is decorated or another method than ``__call__``."""
         name = getattr(func, "name", "")
         if self.tree.parent(cls) is not self.module or cls.decorator_list or getattr(func, "decorator_list", None) \
-                or (name.startswith("__") and name != "__call__") or self._named_by_string(name):
-            return None
+                or name != "__call__" or self._named_by_string(name):
+            return None  # (another method, `self.proc.process_data(batch)`: a data step as often as a function of
+            # activations, audiocraft's `x /= x.std(...)`; a held callable is called as a function is)
         if any(any(target_key(b) == cls.name or isinstance(b, ast.Attribute) and b.attr == cls.name
                    for b in cast(ast.ClassDef, c).bases) for c in self.tree.nodes(ast.ClassDef)):
             return None
