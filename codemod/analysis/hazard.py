@@ -969,7 +969,7 @@ class Hazards:
                     continue  # `probs = softmax(x)`, `...cumsum(probs).numpy()`, `probs[m] = 0`
                 yield from_a_later_turn(self.model, found, (binding.start, binding.end), stmt)
             if binding.form == "other" and not integral:
-                yield from_a_later_turn(self.model, self.producers._unpacked(binding, member),
+                yield from_a_later_turn(self.model, _unpacked_piece(self, flow, binding, member, target),
                                         (binding.start, binding.end), stmt)
         since = max((b.end for b in bindings), default=(0, 0))
         rebound_in = [b.start for b in bindings]
@@ -2283,7 +2283,8 @@ class Producers(_HazardsPart):
 
     def _unpacked(self, binding: Binding, name: str) -> Optional[Hazard]:
         """``evals, evecs = torch.linalg.eigh(A)``: ``name`` is an output of a tuple-returning
-        op that its backward saves (``OUTPUTS_SAVED``, measured)."""
+        op that its backward saves (``OUTPUTS_SAVED``, measured), or of a user function or module
+        whose every return is a tuple whose piece there autograd saved (``Summary.pieces``)."""
         stmt = binding.stmt
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Tuple)
                 and isinstance(stmt.value, ast.Call)):
@@ -2292,7 +2293,12 @@ class Producers(_HazardsPart):
         if None in names or names.count(name) != 1:
             return None
         op = self.model.torch_name(stmt.value.func)
-        if op is None or names.index(name) not in torch_api.OUTPUTS_SAVED.get(op, ()):
+        if op is None:  # `a, b = self.block(x, y)`: a piece of the tuple a user function or module returns
+            summary = self.model.summaries.of_call(stmt.value)
+            if summary is None or len(summary.pieces) != len(names) or summary.pieces[names.index(name)] is not Saved.YES:
+                return None
+            op = summary.name
+        elif names.index(name) not in torch_api.OUTPUTS_SAVED.get(op, ()):
             return None
         if self.constants.constant(stmt.value):
             return None  # nothing on the path requires grad: nothing was saved
@@ -2305,6 +2311,18 @@ class Producers(_HazardsPart):
             return _possible(f"{reason}, if its input requires grad (nothing the analysis sees shows it does)")
         return Hazard(reason)
 
+
+def _unpacked_piece(hazards: "Hazards", flow: Flow, binding: Binding, member: str, target: ast.expr) -> Optional[Hazard]:
+    """What autograd saved of ``member`` where ``binding`` unpacks it (``Producers._unpacked``); a
+    piece of a user call's tuple (``a, b = pair(x, y)``) that backward never reaches proves nothing:
+    the op that saved it has a node of its own, which only a read of ``a`` would run."""
+    found = hazards.producers._unpacked(binding, member)
+    stmt = binding.stmt
+    if found is not None and found.proven and isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) \
+            and hazards.model.torch_name(stmt.value.func) is None \
+            and hazards.producers._never_backpropagated(flow, member, target, made=binding):
+        return None
+    return found
 
 class ModuleHazards(_HazardsPart):
     """Hazards of an ``inplace=True`` module: found at the calls of the module, or from the layer before it in a chain."""

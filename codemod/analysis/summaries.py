@@ -31,7 +31,7 @@ from typing import Callable, Dict, FrozenSet, List, Literal, NamedTuple, Optiona
 from codemod import torch_api
 from codemod.analysis import injected
 from codemod.analysis.binder import Binding
-from codemod.analysis.branches import binds, branch, statement_lists, within
+from codemod.analysis.branches import binds, branch, never_falls_off, statement_lists, within
 from codemod.analysis.calls import Calls
 from codemod.analysis.classes import paired
 from codemod.analysis.dataflow import VIEW_METHODS
@@ -156,6 +156,9 @@ class Summary:
     # tie to a parameter (a module's weights, a value made inside), or the input is not saved
     saved_for: Tuple[Optional[Tuple[int, ...]], ...] = ()
     params: Tuple[str, ...] = ()  # the positional parameters' names (self excluded), for keywords
+    # per place of the tuple every ``return`` gives (``return self.relu(a), self.relu(b)``): that
+    # piece is a result autograd saved (:func:`returned_tuple`); () where a return is no such tuple
+    pieces: Tuple[Saved, ...] = ()
 
     def fact(self, of: str) -> SummaryFact:
         """As plain data for the project index (``of``: "class" or "function")."""
@@ -236,7 +239,7 @@ class Summaries:
         return Summary(saving.name, tuple(Saved.YES if all(f.inputs[i] is Saved.YES for f in every) else Saved.UNKNOWN
                                           for i in range(len(saving.inputs))),
                        Saved.YES, saving.returns if same else Returns.UNKNOWN, saving.returned_input if same else None,
-                       saving.mutates, saving.via)
+                       saving.mutates, saving.via, pieces=_met_pieces(every))
 
     def _common(self, targets: List["Target"]) -> Optional[Summary]:
         """What calling a module built differently on different branches (``self.unit =
@@ -258,7 +261,7 @@ class Summaries:
         return Summary(first.name, tuple(meet([f.inputs[i] for f in every]) for i in range(len(first.inputs))),
                        meet([f.output for f in every]), first.returns if same else Returns.UNKNOWN,
                        first.returned_input if same else None, first.mutates,
-                       first.via)
+                       first.via, pieces=_met_pieces(every))
 
     def of_target(self, target: Optional["Target"]) -> Optional[Summary]:
         if target is None:
@@ -308,8 +311,9 @@ class Summaries:
         if any((func, p) in held for p in params):  # saved for what the object holds: not known to require grad
             inputs = tuple(Saved.UNKNOWN if (func, p) in held else s for p, s in zip(params, inputs))
             saved_for = tuple(None if (func, p) in held else f for p, f in zip(params, saved_for))
+        pieces = returned_tuple(self, func, params, [])  # (its saving ops not in the whole call's label)
         return Summary(label, inputs, output, returns, index, mutates, tuple(dict.fromkeys(vias)), saved_for,
-                       tuple(params))
+                       tuple(params), pieces)
 
     def reads_only_metadata(self, call: ast.Call, arg: ast.expr) -> bool:
         """``arg`` is passed by position to a function of this file (``max_value(t)``, returning
@@ -361,8 +365,6 @@ class Summaries:
         values = [n.value for n in self.model.walk(func)
                   if isinstance(n, ast.Return) and n.value is not None and self.model.owner(n) is func]
         for value in values:
-            expr: ast.expr = value
-            view = False
             outputs.append(Saved.NO)
             split = self._split_parameter(func, value, params)
             if split is not None:
@@ -372,56 +374,8 @@ class Summaries:
             if sliced is not None:
                 kinds.add((Returns.SLICES, sliced))
                 continue
-            for _ in range(_MAX_HOPS):
-                if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) \
-                        and expr.func.attr in _ALIAS_METHODS and not self.model.torch_name(expr.func):
-                    expr, view = expr.func.value, True
-                    continue
-                if isinstance(expr, ast.Subscript) and _basic_index(expr.slice):
-                    expr, view = expr.value, True  # `return x[0]`, `x[:, :d]`: a view
-                    continue
-                if isinstance(expr, ast.Call) and expr.args and not isinstance(expr.args[0], ast.Starred) \
-                        and (self.model.torch_name(expr.func) or "") in FUNCTION_VIEWS:
-                    expr, view = expr.args[0], True  # `return torch.diagonal(x, dim1=1, dim2=2)`: a view
-                    continue
-                if isinstance(expr, ast.Name):
-                    at = cast(ast.stmt, self.model.statement_of(expr))
-                    reaching = self.chains.decided.live(func, expr.id, self.model.reaching(self.model.flow(func), expr.id, at), at)
-                    forms = {b.form for b in reaching}
-                    if "param" in forms and forms <= {"param", "aug"} and expr.id in params:  # x += y; return x
-                        kinds.add((Returns.VIEW if view else Returns.INPUT, params.index(expr.id)))
-                        break
-                    if len(reaching) == 1 and reaching[0].form == "assign" and reaching[0].value is not None:
-                        expr = reaching[0].value
-                        continue
-                    kinds.add((Returns.UNKNOWN, None))
-                    break
-                inner = self.of_call(expr) if isinstance(expr, ast.Call) else None
-                if inner is not None and inner.returns in SHARES_INPUT \
-                        and inner.returned_input is not None and isinstance(expr, ast.Call) \
-                        and inner.returned_input < len(positional(expr)) and not inner.output is Saved.YES:
-                    view = view or inner.returns is not Returns.INPUT
-                    expr = positional(expr)[inner.returned_input]  # helper(x) hands x back
-                    continue
-                facts = self.op_of(expr)
-                if facts is None:
-                    kinds.add((Returns.UNKNOWN, None))
-                    break
-                name, saves = facts
-                if isinstance(saves, str):  # unseen: it may even hand its input back
-                    kinds.add((Returns.UNKNOWN, None))
-                    outputs[-1] = Saved.UNKNOWN
-                    break
-                if name in torch_api.RETURNS_INPUT_MODULES:  # nn.Identity, a Dropout in eval mode: its input
-                    kinds.add((Returns.UNKNOWN, None))
-                    break
-                kinds.add((Returns.FRESH, None))
-                if "output" in saves:
-                    vias.append(f"{name} (line {expr.lineno})")
-                    outputs[-1] = Saved.YES
-                break
-            else:
-                kinds.add((Returns.UNKNOWN, None))
+            kind, outputs[-1] = walk_returned(self, func, value, params, vias)
+            kinds.add(kind)
         # A saved result where some return hands one back and every other return is seen: a
         # known op whose result is not saved (monai's `w_func`: `reciprocal`, or `ones_like` for
         # another weight type; labelled real by running). Where another return is a call the
@@ -480,6 +434,90 @@ class Summaries:
                 if inner is not None and index is not None and index in inner.mutates:
                     return True
         return False
+
+
+def _met_pieces(every: Sequence[Summary]) -> Tuple[Saved, ...]:
+    """The pieces of the tuple all of ``every`` return (one call runs one of them): a piece saved
+    where each saves it, not saved where none does; () where their tuples differ in width."""
+    if not every or any(len(f.pieces) != len(every[0].pieces) for f in every):
+        return ()
+    return tuple(values[0] if len(set(values)) == 1 else Saved.UNKNOWN
+                 for values in ([f.pieces[i] for f in every] for i in range(len(every[0].pieces))))
+
+
+
+def walk_returned(summaries: "Summaries", func: Function, value: ast.expr, params: List[str],
+                  vias: List[str]) -> Tuple[Tuple[Returns, Optional[int]], Saved]:
+    """What the returned ``value`` of ``func`` is, followed back through names, views and helpers
+    handing their input back to the op that made it: which parameter it is (a view of), or a
+    fresh result; and whether autograd saved that result (``vias`` gets the saving op)."""
+    expr: ast.expr = value
+    view = False
+    for _ in range(_MAX_HOPS):
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) \
+                and expr.func.attr in _ALIAS_METHODS and not summaries.model.torch_name(expr.func):
+            expr, view = expr.func.value, True
+            continue
+        if isinstance(expr, ast.Subscript) and _basic_index(expr.slice):
+            expr, view = expr.value, True  # `return x[0]`, `x[:, :d]`: a view
+            continue
+        if isinstance(expr, ast.Call) and expr.args and not isinstance(expr.args[0], ast.Starred) \
+                and (summaries.model.torch_name(expr.func) or "") in FUNCTION_VIEWS:
+            expr, view = expr.args[0], True  # `return torch.diagonal(x, dim1=1, dim2=2)`: a view
+            continue
+        if isinstance(expr, ast.Name):
+            at = cast(ast.stmt, summaries.model.statement_of(expr))
+            model = summaries.model
+            reaching = summaries.chains.decided.live(func, expr.id, model.reaching(model.flow(func), expr.id, at), at)
+            forms = {b.form for b in reaching}
+            if "param" in forms and forms <= {"param", "aug"} and expr.id in params:  # x += y; return x
+                return (Returns.VIEW if view else Returns.INPUT, params.index(expr.id)), Saved.NO
+            if len(reaching) == 1 and reaching[0].form == "assign" and reaching[0].value is not None:
+                expr = reaching[0].value
+                continue
+            return (Returns.UNKNOWN, None), Saved.NO
+        inner = summaries.of_call(expr) if isinstance(expr, ast.Call) else None
+        if inner is not None and inner.returns in SHARES_INPUT \
+                and inner.returned_input is not None and isinstance(expr, ast.Call) \
+                and inner.returned_input < len(positional(expr)) and not inner.output is Saved.YES:
+            view = view or inner.returns is not Returns.INPUT
+            expr = positional(expr)[inner.returned_input]  # helper(x) hands x back
+            continue
+        facts = summaries.op_of(expr)
+        if facts is None:
+            return (Returns.UNKNOWN, None), Saved.NO
+        name, saves = facts
+        if isinstance(saves, str):  # unseen: it may even hand its input back
+            return (Returns.UNKNOWN, None), Saved.UNKNOWN
+        if name in torch_api.RETURNS_INPUT_MODULES:  # nn.Identity, a Dropout in eval mode: its input
+            return (Returns.UNKNOWN, None), Saved.NO
+        if "output" in saves:
+            vias.append(f"{name} (line {expr.lineno})")
+            return (Returns.FRESH, None), Saved.YES
+        return (Returns.FRESH, None), Saved.NO
+    return (Returns.UNKNOWN, None), Saved.NO
+
+def returned_tuple(summaries: "Summaries", func: Function, params: List[str], vias: List[str]) -> Tuple[Saved, ...]:
+    """Per place of the tuple every ``return`` of ``func`` gives (``return self.relu(a),
+    self.relu(b)``: displays of one width, no starred piece), whether that piece is a result
+    autograd saved (:func:`walk_returned`): yes where some return's piece is and no return's
+    piece there is unknown (as for the whole result); () where a return is no such tuple."""
+    exits = [n for n in summaries.model.walk(func)
+             if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)) and summaries.model.owner(n) is func]
+    values = [n.value if isinstance(n, ast.Return) else None for n in exits]
+    if not values or any(not isinstance(v, ast.Tuple) or any(isinstance(e, ast.Starred) for e in v.elts)
+                         for v in values):
+        return ()  # (a path returning None, a generator, another value: no pieces known)
+    tuples = cast(List[ast.Tuple], values)
+    width = len(tuples[0].elts)
+    if width < 2 or any(len(v.elts) != width for v in tuples) or not never_falls_off(func.body):
+        return ()
+    found: List[Saved] = []
+    for place in range(width):
+        saved = [walk_returned(summaries, func, v.elts[place], params, vias)[1] for v in tuples]
+        found.append(Saved.UNKNOWN if Saved.UNKNOWN in saved else Saved.YES if Saved.YES in saved else Saved.NO)
+    return tuple(found)
+
 
 
 # Attributes and methods that read a tensor's metadata (a Python value): nothing is saved.

@@ -176,6 +176,7 @@ class TensorKinds:
         self._provisional: Dict[ast.expr, Kind] = {}  # answers leaning on an open question
         self.params = ParameterKinds(self)
         self.calls = CallKinds(self)
+        self.held = HeldInstances(self)
 
     def kind(self, expr: ast.expr) -> Kind:
         """The kind of ``expr``, remembered once the answer is whole: it leans on no question
@@ -542,9 +543,9 @@ class CallKinds(_KindsPart):
             if len(bound) != 1 or len(found) != 1 or found[0].decorator_list:
                 return None
             return found[0]
-        static = self.classes.static_function(func)
+        static = self.classes.static_function(func) or self.kinds.held.method_of(func)
         if static is not None:
-            return static  # `C.f(x)` / `self.f(x)` of a class body's `f = staticmethod(f)`
+            return static  # `C.f(x)` / `self.f(x)` of a class body's `f = staticmethod(f)`; `self.fn.run(x)`
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
             return None
         cls = self.tree.enclosing_class(func)
@@ -839,7 +840,8 @@ class ParameterKinds(_KindsPart):
             if self._name_uses().get(func.name, 0) != len(sites):
                 return Kind.UNKNOWN
         elif isinstance(owner, ast.ClassDef):
-            sites = self._self_calls(owner, func) or []
+            own = self._self_calls(owner, func)
+            sites = (self.kinds.held.calls(owner, func) if own is None else own) or []  # `self.fn(x)` of a held one
             plain = plain[1:]  # `self.helper(x)` passes `x` for the parameter after `self`
         else:
             return Kind.UNKNOWN
@@ -976,6 +978,125 @@ class ParameterKinds(_KindsPart):
 
     def _reaching(self, key: str, at: Located) -> List[Binding]:
         return list(self.dataflow.reaching(self.binder.flow(self.tree.owner(at)), key, at))
+
+
+class HeldInstances(_KindsPart):
+    """Instances of a class of this file that another class holds as ``self.<a>`` (``self.fn =
+    Marg(n)`` in its ``__init__``), and the calls of their methods through it: ``self.fn.run(x)``
+    runs ``Marg.run``, ``self.fn(x)`` runs ``Marg.__call__`` (torch_two_sample's
+    ``self.marginals_fn(...)``: the write into its argument needs what the caller hands)."""
+
+    def held_class(self, holder: ast.expr) -> Optional[ast.ClassDef]:
+        """``self.<a>`` where every value its (top-level) class gives ``<a>`` is a construction
+        ``K(...)`` of one top-level class ``K`` of this file (its name bound once in the module and
+        by no function around a construction), no write of ``<x>.<a>`` in the file is another
+        (``net.fn = other``, a subclass's ``self.fn = ...``), and no string names ``<a>``
+        (``setattr``): ``K``. ``K`` may define no ``__getattr__`` / ``__getattribute__``, nor be
+        decorated. None otherwise."""
+        if not (isinstance(holder, ast.Attribute) and isinstance(holder.value, ast.Name) and holder.value.id == "self"):
+            return None
+        owner = self.tree.enclosing_class(holder)
+        if owner is None or self.tree.parent(owner) is not self.module:
+            return None
+        values = self.classes.class_attrs(owner).get(holder.attr, [])
+        names = {v.func.id for v in values if isinstance(v, ast.Call) and isinstance(v.func, ast.Name)}
+        if not values or len(names) != 1 or not all(isinstance(v, ast.Call) and isinstance(v.func, ast.Name) for v in values):
+            return None
+        name = names.pop()
+        built = [s for s in self.module.body if isinstance(s, ast.ClassDef) and s.name == name]
+        if len(built) != 1 or len(self.binder.flow(self.module, nested=False).bindings.get(name, [])) != 1 \
+                or built[0].decorator_list or any(isinstance(f, FUNCTIONS) and f.name in ("__getattr__", "__getattribute__")
+                                                  for f in built[0].body):
+            return None
+        for value in cast(List[ast.Call], values):
+            func = self.tree.owner(value)
+            if isinstance(func, FUNCTIONS) and name in self.binder.flow(func, nested=False).bindings:
+                return None  # a local of the class's name
+        writes = self.classes.attribute_writes(holder.attr)
+        if any(not (isinstance(w, ast.Attribute) and isinstance(w.value, ast.Name) and w.value.id == "self"
+                    and self.tree.enclosing_class(w) is owner and isinstance(self.tree.parent(w), ast.Assign))
+               for w in writes) or self._named_by_string(holder.attr):
+            return None
+        return built[0]
+
+    def method_of(self, func: ast.expr) -> Optional[ast.FunctionDef]:
+        """``self.<a>.<m>``, ``self.<a>`` a held instance of ``K`` (:meth:`held_class`): ``K``'s own
+        undecorated method ``<m>`` (not a dunder), where nothing in the file sets ``<x>.<m>`` (an
+        instance attribute would shadow it). None otherwise."""
+        if not isinstance(func, ast.Attribute) or func.attr.startswith("__"):
+            return None
+        cls = self.held_class(func.value)
+        if cls is None or self.classes.attribute_writes(func.attr):
+            return None
+        found = [f for f in cls.body if isinstance(f, FUNCTIONS) and f.name == func.attr]
+        if len(found) != 1 or not isinstance(found[0], ast.FunctionDef) or found[0].decorator_list \
+                or any(isinstance(s, (ast.Assign, ast.AnnAssign)) and func.attr in map(target_key, (
+                    s.targets if isinstance(s, ast.Assign) else [s.target])) for s in cls.body):
+            return None
+        return found[0]
+
+    def calls(self, cls: ast.ClassDef, func: ast.AST) -> Optional[List[ast.Call]]:
+        """Every call of ``cls.__call__`` (``func``; ``cls`` a top-level class no class of the file
+        derives from) the file makes, where it reaches ``cls``'s instances only as held ones:
+        ``cls`` built only as ``self.<a> = cls(...)`` (:meth:`held_class`), each such ``self.<a>``
+        read only in its holder's class and there only called (``self.<a>(x)``: ``__call__``) or
+        read for an attribute (``self.<a>.m(x)``: method ``m``), and ``func``'s name read only as
+        ``self.<name>(...)`` in ``cls`` itself or ``self.<a>.<name>(...)`` (no string of it).
+        None where another way in is seen (a read handing the instance on, a construction kept
+        elsewhere, a subclass), or ``func`` is decorated or another method than ``__call__``."""
+        name = getattr(func, "name", "")
+        if self.tree.parent(cls) is not self.module or cls.decorator_list or getattr(func, "decorator_list", None) \
+                or name != "__call__" or self._named_by_string(name):
+            return None  # (another method, `self.proc.process_data(batch)`: a data step as often as a function of
+            # activations, audiocraft's `x /= x.std(...)`; a held callable is called as a function is)
+        if any(any(target_key(b) == cls.name or isinstance(b, ast.Attribute) and b.attr == cls.name
+                   for b in cast(ast.ClassDef, c).bases) for c in self.tree.nodes(ast.ClassDef)):
+            return None
+        holders: Dict[str, ast.ClassDef] = {}
+        for mention in self.classes.mentions(cls.name):
+            if not isinstance(mention, ast.Name):
+                continue  # (`x.<cls name>`: another object's attribute)
+            call = self.tree.parent(mention)
+            stmt = self.tree.parent(call) if isinstance(call, ast.Call) and call.func is mention else None
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.value is call
+                    and isinstance(stmt.targets[0], ast.Attribute) and self.held_class(stmt.targets[0]) is cls):
+                return None  # built and kept otherwise (a local, a list, handed on): not followed
+            holders[stmt.targets[0].attr] = cast(ast.ClassDef, self.tree.enclosing_class(stmt))
+        if not holders:
+            return None
+        sites: List[ast.Call] = []
+        for attr, owner in holders.items():
+            for mention in self.classes.mentions(attr):
+                if not isinstance(mention, ast.Attribute) or not isinstance(mention.ctx, ast.Load):
+                    continue  # (its writes: `held_class` checked them)
+                if not (isinstance(mention.value, ast.Name) and mention.value.id == "self"
+                        and self.tree.enclosing_class(mention) is owner):
+                    return None  # read on another receiver or in another class: its calls unseen
+                up = self.tree.parent(mention)
+                if isinstance(up, ast.Call) and up.func is mention:
+                    if name == "__call__":
+                        sites.append(up)
+                    continue
+                if not (isinstance(up, ast.Attribute) and up.value is mention and isinstance(up.ctx, ast.Load)):
+                    return None  # the instance handed on, returned, compared...: other calls unseen
+        for named in self.classes.mentions(name):
+            if not isinstance(named, ast.Attribute):
+                continue  # (a local or a function of that name: no attribute of an instance)
+            mention = named
+            call = self.tree.parent(mention)
+            if not (isinstance(call, ast.Call) and call.func is mention and isinstance(mention.ctx, ast.Load)):
+                return None
+            receiver = mention.value
+            if isinstance(receiver, ast.Name) and receiver.id == "self" and self.tree.enclosing_class(mention) is cls:
+                sites.append(call)
+            elif self.held_class(receiver) is cls:
+                sites.append(call)
+            else:
+                return None  # another receiver's `.<name>`: may be an instance of `cls` too
+        return sites
+
+    def _named_by_string(self, word: str) -> bool:
+        return any(cast(ast.Constant, n).value == word for n in self.tree.nodes(ast.Constant))
 
 
 # Methods of lists and dicts that tensors do not have.
