@@ -124,8 +124,8 @@ def _walked_names_new(cls: ast.ClassDef) -> bool:  # (the walk of stop 54)
 
 def _walked_holds_grad_off(model: SemanticModel, func) -> bool:  # (the walk of stop 54)
     return model.tree.parent(func) is model.module and any(
-        isinstance(n, (ast.With, ast.AsyncWith)) and model.tree.owner(n) is func and model.grad.with_grad_state(n) is False
-        for n in model.tree.walk(func))
+        isinstance(n, (ast.With, ast.AsyncWith)) and model.tree.owner(n) is func
+        and model.grad.with_grad_state(n) is False for n in model.tree.walk(func))
 
 
 @pytest.mark.parametrize("name,data", SOURCES, ids=[n for n, _ in SOURCES])
@@ -148,7 +148,8 @@ def test_the_case_has_what_the_answers_turn_on():
     tree = model.tree
     assert calls._module_class_names(tree) == {"torch.nn.Module", "nn.Module", "tnn.Module"}
     classes = {c.name: c for c in tree.source.walked(ast.ClassDef)}
-    assert [calls._names_new(tree, classes[c]) for c in ("Plain", "Child", "Made", "Meta")] == [False, False, True, False]
+    named = [calls._names_new(tree, classes[c]) for c in ("Plain", "Child", "Made", "Meta")]
+    assert named == [False, False, True, False]
     functions = {f.name: f for f in tree.source.walked(ast.FunctionDef)}
     assert indexing._holds_grad_off(model, functions["helper"]) is True
     assert indexing._holds_grad_off(model, functions["plain"]) is False
@@ -223,22 +224,19 @@ def test_reaching_and_aliases_are_worked_out_once_per_question(monkeypatch):
 
 @pytest.mark.parametrize("name,data", SOURCES[:12], ids=[n for n, _ in SOURCES[:12]])
 def test_remembered_answers_are_those_worked_out_anew(name, data):
-    """Every (flow, key, statement) of a module answered by a dataflow that remembers, asked
-    twice, against a fresh dataflow's answer asked once (the work itself, unremembered)."""
-    model = SemanticModel(Source(data))
-    fresh = SemanticModel(Source(data))
-    for owner in [model.module, *model.tree.source.walked(ast.FunctionDef)]:
-        flow = model.flow(owner)
-        other = fresh.flow(fresh.tree.source.walked(ast.FunctionDef)[
-            model.tree.source.walked(ast.FunctionDef).index(owner)]) if owner is not model.module else fresh.flow(fresh.module)
-        stmts = [s for s in getattr(owner, "body", [])][:6]
-        fresh_stmts = [s for s in getattr(other.owner, "body", [])][:6]
+    """Questions about a module's bodies (keys they bind, at their first statements) answered
+    twice by a dataflow that remembers, against a fresh model's answers worked out unremembered."""
+    model, fresh = SemanticModel(Source(data)), SemanticModel(Source(data))
+    owners = [model.module, *model.tree.source.walked(ast.FunctionDef)]
+    twins = [fresh.module, *fresh.tree.source.walked(ast.FunctionDef)]
+    reaching, aliases = dataflow.Dataflow.reaching.__wrapped__, dataflow.Dataflow.aliases.__wrapped__
+    for owner, twin in zip(owners, twins):
+        flow, other = model.flow(owner), fresh.flow(twin)
         for key in sorted(flow.bindings)[:6]:
-            for stmt, twin in zip(stmts, fresh_stmts):
-                want = [(b.start, b.end, b.form) for b in dataflow.Dataflow.reaching.__wrapped__(fresh.dataflow, other, key, twin)]
+            for stmt, same in zip(owner.body[:6], twin.body[:6]):
+                want = [(b.start, b.end, b.form) for b in reaching(fresh.dataflow, other, key, same)]
+                at = model.tree.range(stmt)[0]
+                want_aliases = aliases(fresh.dataflow, other, key, at)
                 for _ in range(2):
                     assert [(b.start, b.end, b.form) for b in model.dataflow.reaching(flow, key, stmt)] == want
-                at = model.tree.range(stmt)[0]
-                want_aliases = dataflow.Dataflow.aliases.__wrapped__(fresh.dataflow, other, key, at)
-                for _ in range(2):
                     assert model.dataflow.aliases(flow, key, at) == want_aliases

@@ -488,7 +488,8 @@ def _names_new(tree: Tree, cls: ast.ClassDef) -> bool:
     for n in tree.source.walked(ast.Name):
         if not (isinstance(n, ast.Name) and n.id == "__new__"):
             continue
-        child, up = n, parent(n)
+        child: ast.AST = n
+        up: Optional[ast.AST] = parent(n)
         while up is not None and up is not cls:
             child, up = up, parent(up)
         if up is cls and any(child is s for s in cls.body):

@@ -86,7 +86,7 @@ class Dataflow:
 
     def __init__(self, tree: Tree, binder: Binder, names: Names) -> None:
         self.tree, self.binder, self.names = tree, binder, names
-        self._asked: Dict[tuple, tuple] = {}  # what :func:`_remembered` keeps
+        self._asked: Dict[Tuple[Any, ...], Tuple[Any, ...]] = {}  # what :func:`_remembered` keeps
 
     @_remembered(list)
     def reaching(self, flow: Flow, key: str, stmt: Located) -> List[Binding]:
