@@ -197,7 +197,10 @@ class Calls:
                 or func.decorator_list or cls.decorator_list or not (func.args.posonlyargs or func.args.args):
             return False
         if func.name == "__init__":
-            return _plain_construction(self.tree, cls, set())
+            plain = self.tree.plain_constructions.get(cls)
+            if plain is None:
+                plain = self.tree.plain_constructions[cls] = _plain_construction(self.tree, cls, set())
+            return plain
         return func.name != "forward" or not self._calls_itself(cls, set())
 
     def _calls_itself(self, cls: ast.ClassDef, seen: Set[str]) -> bool:
@@ -421,8 +424,7 @@ def _plain_construction(tree: Tree, cls: ast.ClassDef, seen: Set[str]) -> bool:
     class keyword, no ``__new__`` (which may return another object, whose ``__init__`` then
     runs or not), and every base ``object``, ``torch.nn.Module`` or a class of this module
     that is so too (a library's base may bring a metaclass whose ``__call__`` does otherwise)."""
-    if cls.name in seen or cls.keywords or cls.decorator_list or any(
-            isinstance(n, ast.Name) and n.id == "__new__" for s in cls.body for n in ast.walk(s)) or any(
+    if cls.name in seen or cls.keywords or cls.decorator_list or _names_new(tree, cls) or any(
             isinstance(s, FUNCTIONS) and s.name == "__new__" for s in cls.body):
         return False
     seen.add(cls.name)
@@ -440,7 +442,15 @@ def _plain_construction(tree: Tree, cls: ast.ClassDef, seen: Set[str]) -> bool:
 
 def _module_class_names(tree: Tree) -> FrozenSet[str]:
     """How the module's top-level imports name ``torch.nn.Module`` (``nn.Module`` after
-    ``from torch import nn``), where no other top-level statement binds the names used."""
+    ``from torch import nn``), where no other top-level statement binds the names used
+    (worked out once per tree: each walks the whole module)."""
+    found = tree.module_class_names
+    if found is None:
+        found = tree.module_class_names = _read_module_class_names(tree)
+    return found
+
+
+def _read_module_class_names(tree: Tree) -> FrozenSet[str]:
     names: Set[str] = set()
     bound: Dict[str, int] = {}
     for stmt in tree.module.body:
@@ -462,11 +472,26 @@ def _module_class_names(tree: Tree) -> FrozenSet[str]:
                     names.add(f"{local}.Module")
                 elif stmt.module == "torch.nn" and a.name == "Module" and not stmt.level:
                     names.add(local)
-        else:
-            for n in ast.walk(stmt):
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                    bound[n.id] = bound.get(n.id, 0) + 2
-                elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
-                        and tree.parent(n) is tree.module:
-                    bound[n.name] = bound.get(n.name, 0) + 2
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound[stmt.name] = bound.get(stmt.name, 0) + 2
+    # every name stored anywhere (an import holds none), as the walk listed them
+    for n in tree.source.walked(ast.Name):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            bound[n.id] = bound.get(n.id, 0) + 2
     return frozenset(n for n in names if bound.get(n.partition(".")[0], 0) == 1)
+
+
+def _names_new(tree: Tree, cls: ast.ClassDef) -> bool:
+    """Whether a statement of ``cls``'s body names ``__new__`` (a ``Name`` anywhere in it):
+    of the module's names listed by the walk, the few so called, followed up to the class."""
+    parent = tree.parent
+    for n in tree.source.walked(ast.Name):
+        if not (isinstance(n, ast.Name) and n.id == "__new__"):
+            continue
+        child: ast.AST = n
+        up: Optional[ast.AST] = parent(n)
+        while up is not None and up is not cls:
+            child, up = up, parent(up)
+        if up is cls and any(child is s for s in cls.body):
+            return True
+    return False

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 from functools import partial
-from typing import Callable, List, Literal, NamedTuple, Optional, Sequence, Set, Tuple, cast
+from typing import Any, Callable, Dict, List, Literal, NamedTuple, Optional, Sequence, Set, Tuple, cast
 
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding, Flow
@@ -64,14 +65,30 @@ def _loop_bound(bindings: List[Binding]) -> bool:
     return any(b.stmt.__class__ in _FOR_LOOPS for b in bindings)
 
 
+def _remembered(copy: Callable[[Any], Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A question of :class:`Dataflow` about (flow, key, where) worked out once per dataflow:
+    the same is asked about three times over (the kinds, the views, the hazards). Each caller
+    gets ``copy`` of the answer (it may change its own); the flow is kept with the answer, so
+    that its ``id`` is never taken for another flow's."""
+    def wrap(work: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(work)
+        def asked(self: "Dataflow", flow: Flow, key: str, where: Any) -> Any:
+            known = self._asked.get((work, id(flow), key, where))
+            if known is None or known[0] is not flow:
+                known = self._asked[(work, id(flow), key, where)] = (flow, work(self, flow, key, where))
+            return copy(known[1])
+        return asked
+    return wrap
+
+
 class Dataflow:
     """Reaching bindings, aliases and later uses, over the binder's flows."""
 
     def __init__(self, tree: Tree, binder: Binder, names: Names) -> None:
-        self.tree = tree
-        self.binder = binder
-        self.names = names
+        self.tree, self.binder, self.names = tree, binder, names
+        self._asked: Dict[Tuple[Any, ...], Tuple[Any, ...]] = {}  # what :func:`_remembered` keeps
 
+    @_remembered(list)
     def reaching(self, flow: Flow, key: str, stmt: Located) -> List[Binding]:
         """Bindings of ``key`` that may reach ``stmt``.
 
@@ -171,6 +188,7 @@ class Dataflow:
             return AliasReport("alias", later_identity)
         return AliasReport(None)
 
+    @_remembered(lambda found: Aliases(set(found.identity), set(found.views)))
     def aliases(self, flow: Flow, key: str, at: Pos) -> Aliases:
         """Keys bound to the same tensor as ``key`` at ``at`` (identity), and views of it: those
         of its identity aliases too (``d = b.exp_()`` is ``b``, so ``h`` that ``b`` views is

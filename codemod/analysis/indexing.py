@@ -59,8 +59,8 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
                                       decorators.needs(func, True) if top else None,
                                       None if constants is None or returned is None
                                       else _constant_returns(model, constants, func, returned),
-                                      _fresh_returns(model, func) if not later or not _holds_grad_off(model, func)
-                                      else ("?",)))
+                                      _fresh_returns(model, func) if not later
+                                      else ("?",) if _holds_grad_off(model, func) else None))
     resolver = _Resolver(model, module, project_modules, is_package, _imports(model), frozenset(local.values()))
     found: List[CallFact] = []
     libraries: Dict[str, str] = {}
@@ -114,7 +114,19 @@ def _holds_grad_off(model: SemanticModel, func: Function) -> bool:
     functions whose ``FunctionFact.fresh_returns`` is worked out (few: the index stays cheap)."""
     return model.tree.parent(func) is model.module and any(
         isinstance(n, (ast.With, ast.AsyncWith)) and model.tree.owner(n) is func and model.grad.with_grad_state(n) is False
-        for n in model.tree.walk(func))
+        for n in _statements(model.tree, func))
+
+
+def _statements(tree: Tree, func: Function) -> Iterator[ast.AST]:
+    """The nodes of ``tree.walk(func)`` that may be statements of ``func``'s own (``tree.owner``),
+    in the walk's order: expressions (which hold no statement) and the functions defined in it
+    (whose statements are theirs) are not entered, most of a function's nodes."""
+    kids, skipped = tree.source.children, (ast.expr, *FUNCTIONS)
+    todo: List[ast.AST] = [func]
+    while todo:
+        node = todo.pop()
+        yield node
+        todo.extend(k for k in kids[node] if not isinstance(k, skipped))
 
 
 def _fresh_returns(model: SemanticModel, func: Function) -> Optional[Tuple[str, ...]]:

@@ -4,7 +4,7 @@ around a node, and the blocks (statement lists) that hold it."""
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterator, List, Optional, Set, Type, cast
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Type, cast
 
 from codemod.analysis.source import WALKED_GROUPS, Source
 from codemod.analysis.syntax import (
@@ -33,6 +33,11 @@ class Tree:
         self._fields_of: Dict[ast.AST, Dict[int, Block]] = {}  # parent -> {id(statement): block}
         self._returns: Optional[Dict[ast.AST, List[ast.Return]]] = None  # function -> its own returns
         self._defined: Optional[Dict[ast.AST, List[ast.AST]]] = None  # owner -> the functions defined in it
+        # what ``calls`` reads off the syntax alone, once per tree (a module's index pass and its
+        # file pass share the tree): how the module names ``torch.nn.Module``, and per top-level
+        # class whether constructing it surely runs its ``__init__``
+        self.module_class_names: Optional[FrozenSet[str]] = None
+        self.plain_constructions: Dict[ast.AST, bool] = {}
 
     def _block_field(self, parent: ast.AST, child: ast.AST) -> Optional[Block]:
         """(parent, field) when ``child`` is a statement directly in one of ``parent``'s blocks.
