@@ -109,11 +109,7 @@ class Dataflow:
             later += inside  # the statement's own binding reaches its next iteration
         if later and before:
             later = _past_the_turn(self.tree, later, before, loops, stmt)
-        loop = _loop_binding(self.tree, bindings, key, stmt) if _loop_bound(bindings) else None
-        if loop is not None and later:  # `for y in ys: a, y = f(y)`: a next turn rebinds `y` at its head
-            later = _within_the_turn(later, loops, loop)
-        if loop is not None:  # `for y in ys: ... y ...`: this turn's binding, then the body's own
-            before = [loop] + [b for b in before if b.start > loop.start]
+        before, later = _this_turn(self.tree, bindings, key, stmt, before, later, loops)
         if before:
             use_blocks = self.tree.blocks_around(stmt)
             for i in range(len(before) - 1, -1, -1):
@@ -470,6 +466,19 @@ def _past_the_turn(tree: Tree, later: List[Binding], before: List[Binding], loop
                                    or b.form == "other" and _unpacked_by_assign(b))
              and tree.block_of(b.stmt) in use_blocks]  # (not a `for` target: its body may not run)
     return [b for b in later if any(b.end <= le and not any(k.start >= ls for k in turns) for ls, le in loops)]
+
+
+def _this_turn(tree: Tree, bindings: List[Binding], key: str, stmt: Located, before: List[Binding],
+               later: List[Binding], loops: List[Tuple[Pos, Pos]]) -> Tuple[List[Binding], List[Binding]]:
+    """``before`` and ``later`` where a ``for`` loop around ``stmt`` binds ``key`` at its head:
+    this turn's binding, then the body's own (``for y in ys: ... y ...``), and only what reaches
+    without passing the head (``for y in ys: a, y = f(y)``: a next turn rebinds ``y`` first)."""
+    loop = _loop_binding(tree, bindings, key, stmt) if _loop_bound(bindings) else None
+    if loop is None:
+        return before, later
+    if later:
+        later = _within_the_turn(later, loops, loop)
+    return [loop] + [b for b in before if b.start > loop.start], later
 
 
 def _within_the_turn(later: List[Binding], loops: List[Tuple[Pos, Pos]], loop: Binding) -> List[Binding]:
