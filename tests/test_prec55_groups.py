@@ -241,3 +241,9 @@ def test_grad_on_saver_stays_proven_and_said_saved():
     src = MADE.replace("CONTEXT", "torch.enable_grad()")
     _real(src)
     assert any("saves for backward" in m for _, _, m in _reasons(src))
+
+
+def test_written_tensor_rounded_keeps_its_history_and_stays_proven():
+    """``round`` keeps the dtype (a float tensor with a grad_fn); the builtin ``round(t)`` is not read as
+    integral either (torch 2.13 refuses it on a tensor of more than one element)."""
+    _real(ENCODE.replace("SINK", "k = times.round()\n    spikes = torch.zeros(time, data.numel())\n    spikes[0] = k"))

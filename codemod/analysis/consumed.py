@@ -373,8 +373,9 @@ def dead_result(model: Facts, load: ast.expr, depth: int = 0, sink: Optional[ast
             if parent.attr == "data" or parent.attr in _HISTORY_DROPPING and isinstance(call, ast.Call) \
                     and call.func is parent:
                 return True
-            if ends is not None and (parent.attr == "indices" and not isinstance(call, ast.Call)
-                                     or isinstance(call, ast.Call) and call.func is parent and ends.integral(call)):
+            method = isinstance(call, ast.Call) and call.func is parent
+            if ends is not None and (parent.attr == "indices" and not method
+                                     or method and not parent.attr.endswith("_") and ends.integral(call)):
                 return True  # `x.max(dim=0).indices` (int64), `x.to(torch.long)`: no history
             if parent.attr in _KEEPING_ATTRIBUTES or ends is not None and parent.attr == "values":
                 pass
@@ -393,8 +394,8 @@ def dead_result(model: Facts, load: ast.expr, depth: int = 0, sink: Optional[ast
                     and len(parent.args) == 1 and not parent.keywords:
                 return True  # `int(torch.argmax(d))`: a Python number
             if name.rsplit(".", 1)[-1] in _HISTORY_DROPPING and name.startswith("torch.") \
-                    or ends is not None and ends.integral(parent):
-                return True  # `torch.argmax(d)`, `torch.tensor(d, dtype=torch.long)`
+                    or ends is not None and name.startswith("torch.") and ends.integral(parent):
+                return True  # `torch.argmax(d)`, `torch.tensor(d, dtype=torch.long)` (not `round(d)`: a tensor)
             method = isinstance(parent.func, ast.Attribute) and name == "" and parent.func.attr in _COMBINING_METHODS
             if not (method or any(name.startswith(space) and "." not in name[len(space):] for space in _FUNCTION_SPACES)) \
                     or name.endswith("_") or _writes_out(parent):
