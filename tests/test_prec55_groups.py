@@ -247,3 +247,27 @@ def test_written_tensor_rounded_keeps_its_history_and_stays_proven():
     """``round`` keeps the dtype (a float tensor with a grad_fn); the builtin ``round(t)`` is not read as
     integral either (torch 2.13 refuses it on a tensor of more than one element)."""
     _real(ENCODE.replace("SINK", "k = times.round()\n    spikes = torch.zeros(time, data.numel())\n    spikes[0] = k"))
+
+
+LEAF = '''\
+import torch
+
+
+def best(n):
+    MADE
+    trans[:, 1:] = 0.05 * trans[:, 1:] + trans[:, 1:] ** 2  # MARK
+    return torch.argmin(trans, dim=0)
+
+
+def main():
+    return best(5)
+'''
+
+
+@pytest.mark.parametrize("made", [
+    "trans = torch.rand((4, n), requires_grad=True)",
+    "trans = torch.rand((4, n))\n    trans.requires_grad_()",
+])
+def test_written_leaf_stays_proven_whatever_its_reads(made):
+    """A leaf that requires grad: PyTorch refuses the write itself, wherever the value goes."""
+    _real(LEAF.replace("MADE", made), message="a leaf Variable that requires grad")
