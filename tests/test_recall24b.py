@@ -63,7 +63,9 @@ def test_a_write_that_needs_a_floating_tensor_proves_the_pow_save():
         assert "saved for backward by `pow`" in got[0][3]
     # `+=` of something the analysis cannot type: the tensor may be integral (an index saved by pow)
     assert codes(L2.format(write="+= out.pow(2).sum(1, keepdim=True).long()")) == []
-    assert codes(L2.format(write="+= out.pow(2).sum(1, keepdim=True).long()"), ("IPF2",)) == [("IPF201", 13)]
+    # nor possible (prec55): the pow's result reaches only `.long()`, which has no history, so no backward
+    # reads what pow saved (torch runs it: `out += out.pow(2).sum(1, keepdim=True).long()`, then backward)
+    assert codes(L2.format(write="+= out.pow(2).sum(1, keepdim=True).long()"), ("IPF2",)) == []
 
 
 def test_the_receiver_of_a_tensor_method_is_a_tensor_so_the_fix_is_safe():

@@ -24,11 +24,11 @@ through the op's result before the write, on every path, where nothing else hold
 from __future__ import annotations
 
 import ast
-from typing import Callable, List, Optional, Set
+from typing import Callable, List, NamedTuple, Optional, Set
 
 from codemod.analysis.branches import within
 from codemod.analysis.facts import Facts
-from codemod.analysis.syntax import FUNCTIONS, Located
+from codemod.analysis.syntax import FUNCTIONS, Function, Located
 
 # methods and torch functions whose result has no autograd history, or drops the input's
 _DROPPING = frozenset({
@@ -288,7 +288,38 @@ _TO_PYTHON = frozenset({"int", "float", "bool", "len"})
 _MAX_NAMES = 3  # names followed from the op's result to their uses
 
 
-def dead_result(model: Facts, load: ast.expr, depth: int = 0, sink: Optional[ast.expr] = None) -> bool:
+class Ends(NamedTuple):
+    """What :func:`dead_result` asks of the layers above it, where they can tell.
+
+    ``integral(expr)``: ``expr`` is known to be an integral or boolean tensor (``t.to(torch.long)``,
+    ``t.type(torch.int16)``, ``torch.tensor(t, dtype=torch.int32)``): autograd records nothing for it.
+    ``written(stmt, name)``: the chain's value is written into the tensor ``name`` holds (``name[i] = v``,
+    ``name op= v``, ``name[i] op= v``) and no backward ever reaches that tensor's history."""
+
+    integral: Callable[[ast.expr], bool]
+    written: Callable[[ast.AST, str], bool]
+
+
+def _written_base(stmt: ast.AST) -> Optional[str]:
+    """The name whose tensor ``stmt`` writes its value into: ``t[i] = v`` (one target), ``t op= v``, ``t[i] op= v``."""
+    target: Optional[ast.expr] = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else \
+        stmt.target if isinstance(stmt, ast.AugAssign) else None
+    if isinstance(stmt, ast.Assign) and not isinstance(target, ast.Subscript):
+        return None  # (`t = v` binds a name: its reads decide)
+    while isinstance(target, ast.Subscript):
+        target = target.value
+    return target.id if isinstance(target, ast.Name) else None
+
+
+def name_escapes(model: Facts, owner: Function, name: str) -> bool:
+    """``name`` may be read where its loads do not show: declared ``global``/``nonlocal``, or the function
+    hands its whole namespace on (``locals()``, ``vars()``, ``eval``, ``exec``)."""
+    return name in model.flow(owner).declared or any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _WHOLE_BODY for n in model.walk(owner))
+
+
+def dead_result(model: Facts, load: ast.expr, depth: int = 0, sink: Optional[ast.expr] = None,
+                ends: Optional[Ends] = None) -> bool:
     """The op that reads ``load`` (and may save it) hands its result to nothing a backward can
     run through: the statement is an expression statement (``w * b`` alone), or binds a name each
     read of which (where this binding reaches it; none at all, not declared ``global``/``nonlocal``)
@@ -302,7 +333,10 @@ def dead_result(model: Facts, load: ast.expr, depth: int = 0, sink: Optional[ast
     ``load``'s tensor trips nothing. Past an operator or a method of :data:`_NEW_TENSOR_METHODS`
     the chain holds a temporary, which an in-place method may write (``(d * w).sum(1).add_(c) > 0``).
     ``sink``: the root of a backward that runs before the write on every path
-    (:func:`consumed_then_dead`); a read inside it, through differentiable steps, is no later use."""
+    (:func:`consumed_then_dead`); a read inside it, through differentiable steps, is no later use.
+    ``ends`` (:class:`Ends`): a step whose result is known integral drops the history too, and a value written
+    into a tensor that no backward reaches is dead (``trans[:, 1:] = trans[:, 1:] ** 2``, then only
+    ``torch.argmin(trans)``)."""
     if sink is not None and within(load, sink) and _keeps_history(model, load, sink, _never, _never):
         return True
     stmt = model.statement_of(load)
@@ -315,7 +349,7 @@ def dead_result(model: Facts, load: ast.expr, depth: int = 0, sink: Optional[ast
     index = next((sl for sl in slices if within(load, sl)), None)
     if index is not None:
         top: ast.expr = index  # `banned[int(torch.argmax(d))] = True`: only where to write
-    elif isinstance(stmt, (ast.Expr, ast.Assign)):
+    elif isinstance(stmt, (ast.Expr, ast.Assign)) or isinstance(stmt, ast.AugAssign) and ends is not None:
         top = stmt.value
     elif isinstance(stmt, (ast.If, ast.While)):
         top = stmt.test
@@ -332,12 +366,18 @@ def dead_result(model: Facts, load: ast.expr, depth: int = 0, sink: Optional[ast
         if isinstance(parent, (ast.BinOp, ast.UnaryOp)) or isinstance(parent, ast.Subscript) and parent.value is node:
             temporary = temporary or isinstance(parent, ast.BinOp) and isinstance(parent.op, _NEW_TENSOR_OPS) \
                 or isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.USub)
+        elif isinstance(parent, ast.Tuple) and index is not None and ends is not None:
+            pass  # `spikes[(times - 1).clamp(0, n), cols] = 1`: one of the index's items
         elif isinstance(parent, ast.Attribute) and parent.value is node:
             call = model.parent(parent)
             if parent.attr == "data" or parent.attr in _HISTORY_DROPPING and isinstance(call, ast.Call) \
                     and call.func is parent:
                 return True
-            if parent.attr in _KEEPING_ATTRIBUTES:
+            method = isinstance(call, ast.Call) and call.func is parent
+            if ends is not None and (parent.attr == "indices" and not method
+                                     or method and not parent.attr.endswith("_") and ends.integral(call)):
+                return True  # `x.max(dim=0).indices` (int64), `x.to(torch.long)`: no history
+            if parent.attr in _KEEPING_ATTRIBUTES or ends is not None and parent.attr == "values":
                 pass
             elif isinstance(call, ast.Call) and call.func is parent and parent.attr != "backward" \
                     and not parent.attr.startswith("register_") and (temporary or not parent.attr.endswith("_")) \
@@ -353,8 +393,9 @@ def dead_result(model: Facts, load: ast.expr, depth: int = 0, sink: Optional[ast
             if isinstance(parent.func, ast.Name) and name == "" and parent.func.id in _TO_PYTHON \
                     and len(parent.args) == 1 and not parent.keywords:
                 return True  # `int(torch.argmax(d))`: a Python number
-            if name.rsplit(".", 1)[-1] in _HISTORY_DROPPING and name.startswith("torch."):
-                return True  # `torch.argmax(d)`
+            if name.rsplit(".", 1)[-1] in _HISTORY_DROPPING and name.startswith("torch.") \
+                    or ends is not None and name.startswith("torch.") and ends.integral(parent):
+                return True  # `torch.argmax(d)`, `torch.tensor(d, dtype=torch.long)` (not `round(d)`: a tensor)
             method = isinstance(parent.func, ast.Attribute) and name == "" and parent.func.attr in _COMBINING_METHODS
             if not (method or any(name.startswith(space) and "." not in name[len(space):] for space in _FUNCTION_SPACES)) \
                     or name.endswith("_") or _writes_out(parent):
@@ -364,12 +405,14 @@ def dead_result(model: Facts, load: ast.expr, depth: int = 0, sink: Optional[ast
         node = parent
     if index is not None or isinstance(stmt, (ast.Expr, ast.If, ast.While)):
         return True  # dropped, made a Python bool by the test, or an index where a value is stored
+    base = _written_base(stmt) if ends is not None else None
+    if base is not None and ends is not None:
+        return ends.written(stmt, base)  # into a tensor: whether a backward ever reaches it decides
     if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
         return False
     name = stmt.targets[0].id
     flow = model.flow(owner)
-    if name in flow.declared or any(
-            isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _WHOLE_BODY for n in model.walk(owner)):
+    if name_escapes(model, owner, name):
         return False
     if name not in flow.loads:
         return True
@@ -377,7 +420,7 @@ def dead_result(model: Facts, load: ast.expr, depth: int = 0, sink: Optional[ast
         return False
     reads = [n for n, reaching in ((n, model.reaching(flow, name, model.statement_of(n))) for _, n in flow.loads[name])
              if not reaching or any(b.stmt is stmt for b in reaching)]  # (where the analysis cannot tell: counted)
-    return all(model.owner(n) is owner and dead_result(model, n, depth + 1, sink) for n in reads)
+    return all(model.owner(n) is owner and dead_result(model, n, depth + 1, sink, ends) for n in reads)
 
 
 # Statements that switch whether a tensor requires grad (or grad mode) between the save and a `.numpy()`.

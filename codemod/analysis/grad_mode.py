@@ -177,6 +177,24 @@ class GradMode:
         """An op at ``node`` records nothing: its result requires no grad (``_records_nothing``)."""
         return _records_nothing(self, node)
 
+    def made_in_inference(self, node: ast.AST) -> bool:
+        """An op at ``node`` runs under torch's ``inference_mode()`` (or ``inference_mode(True)``), as its own
+        function shows: the nearest with-statement of torch's ``inference_mode`` around it, or a decorator of
+        its function. Its result is an inference tensor, which PyTorch refuses to modify in place outside
+        inference mode ("Inplace update to inference tensor outside InferenceMode")."""
+        if self.local_reason(node) != "no-grad":
+            return False
+        for anc in self.tree.ancestors(node):
+            if isinstance(anc, (ast.Lambda, ast.GeneratorExp)):
+                return False
+            if isinstance(anc, (ast.With, ast.AsyncWith)):
+                items = [i.context_expr for i in anc.items if _inference(self, i.context_expr)]
+                if items:
+                    return all(_inference_on(e) for e in items)
+            if isinstance(anc, FUNCTIONS):
+                return any(_inference(self, d) and _inference_on(d) for d in anc.decorator_list)
+        return False
+
     def local_reason(self, node: ast.AST) -> Optional[IntendedReason]:
         """Grad off around ``node`` from the code of its own function only (what a call site
         contributes to its callee's grad mode)."""
@@ -496,6 +514,14 @@ def _records_nothing(grad: GradMode, node: ast.AST) -> bool:
 
 def _inference(grad: GradMode, expr: ast.expr) -> bool:
     return (grad.names.torch_name(expr.func if isinstance(expr, ast.Call) else expr) or "").endswith("inference_mode")
+
+
+def _inference_on(expr: ast.expr) -> bool:
+    """``inference_mode``, ``inference_mode()``, ``inference_mode(True)``/``(mode=True)``: not another flag."""
+    if not isinstance(expr, ast.Call):
+        return True
+    flag = first_arg(expr) if expr.args else next((k.value for k in expr.keywords if k.arg == "mode"), None)
+    return flag is None and not expr.keywords and not expr.args or flag is not None and is_const(flag, True)
 
 
 _SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)

@@ -40,7 +40,8 @@ from codemod.analysis.binder import Binding, Flow
 from codemod.analysis.branches import (always_binds, binds, branch, copied_where_it_requires_grad, dead_arm, dead_on_none, flag_excluded, other_arm,
                                        requires_grad_test, statement_lists, steady_flag, within)
 from codemod.analysis.classes import AttrValue
-from codemod.analysis.consumed import consumed_before, consumed_then_dead, dead_result, keeps_nothing, refused_numpy_before
+from codemod.analysis.consumed import (Ends, consumed_before, consumed_then_dead, dead_result, keeps_nothing, name_escapes,
+                                       refused_numpy_before)
 from codemod.analysis.dataflow import VIEW_ATTRIBUTES, VIEW_METHODS, element_bound, row_of_index_matrix
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
 from codemod.analysis.index_saves import IndexSaves
@@ -48,7 +49,8 @@ from codemod.analysis.kinds import Kind
 from codemod.analysis.leaves import creates_leaf
 from codemod.analysis.names import identity_argument
 from codemod.analysis.project import CallFact
-from codemod.analysis.requires_grad import SHAPE_METHODS, Constants, RequiresGradFacts, differentiable_operands, may_be_frozen
+from codemod.analysis.requires_grad import (SHAPE_METHODS, Constants, RequiresGradFacts, differentiable_operands, makes_fresh,
+                                            may_be_frozen)
 from codemod.analysis.saved_for import may_take_a_number, measured_users
 from codemod.analysis.summaries import (
     FUNCTION_VIEWS, Returns, Saved, Summaries, SummaryFacts, flag_set_after, passed_values, set_from_outside,
@@ -1459,7 +1461,58 @@ def output_unreached(hazards: "Hazards", write: Located, target: ast.expr) -> bo
         fresh = name.startswith("torch.") and model.summaries.of_call(target) is None
     else:
         fresh = isinstance(func, ast.Attribute) and hazards.ops._is_method_call(target)
-    return fresh and dead_result(model, write)
+    return fresh and dead_result(model, write, ends=_ends(hazards))
+
+
+def _ends(hazards: "Hazards") -> Ends:
+    """The ends :func:`dead_result` may ask: integral results, and writes into a tensor no backward reaches."""
+    return Ends(hazards.integral.integral, partial(_written_unreached, hazards))
+
+
+def _written_unreached(hazards: "Hazards", stmt: ast.AST, name: str) -> bool:
+    """``trans[:, 1:] = 0.05 * trans[:, 1:] + trans[:, 1:] ** 2`` (or ``times *= t / times.max()``): the value
+    goes into the tensor ``name`` holds there. Where every binding of ``name`` reaching ``stmt`` made that
+    tensor in this function (:func:`_made_fresh`: no caller, attribute or other name holds it from before)
+    and no read of it ever backpropagates (:meth:`Producers._never_backpropagated`: it only ends in
+    ``torch.argmin(trans)``, ``.long()``, a comparison, or goes back into itself), no backward reaches
+    the value's history either. Bindings already being asked are taken as unreached (the question is one
+    of the whole set: every way out of it is checked)."""
+    model, asked = hazards.model, hazards.producers.asked_unreached
+    owner = model.owner(stmt)
+    if not isinstance(owner, FUNCTIONS) or name_escapes(model, owner, name):
+        return False
+    flow = model.flow(owner)
+    reaching = model.reaching(flow, name, cast(Located, stmt))
+    if not reaching or not all(_made_fresh(hazards, flow, b) for b in reaching):
+        return False
+    todo = [b for b in reaching if id(b) not in asked]
+    if len(asked) + len(todo) > 6:
+        return False  # (a bound on the work, not a fact)
+    target = stmt.targets[0] if isinstance(stmt, ast.Assign) else cast(ast.AugAssign, stmt).target
+    while isinstance(target, ast.Subscript):
+        target = target.value
+    asked.update(id(b) for b in todo)
+    try:
+        return all(hazards.producers._never_backpropagated(flow, name, target, made=b) for b in todo)
+    finally:
+        asked.difference_update(id(b) for b in todo)
+
+
+def _made_fresh(hazards: "Hazards", flow: Flow, binding: Binding, depth: int = 0) -> bool:
+    """``binding`` holds a tensor its own statement made, which nothing else holds from before: a torch factory
+    (``torch.zeros(n)``), a torch op that makes a new tensor (``requires_grad.makes_fresh``; of a method, on a
+    tensor), or an in-place update (``t *= w``) of such a binding."""
+    model, value = hazards.model, binding.value
+    if binding.form == "aug" and depth < 3:
+        before = [b for b in model.reaching(flow, binding.key, binding.stmt) if b is not binding]
+        return bool(before) and all(_made_fresh(hazards, flow, b, depth + 1) for b in before)
+    if binding.form not in ("assign", "ann") or value is None or binding.sources:
+        return False
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and model.torch_name(value.func) is None:
+        return model.kind(value.func.value) is Kind.TENSOR and hazards.ops._is_method_call(value) \
+            and makes_fresh(model, value)
+    return isinstance(value, ast.Call) and model.is_factory(value) and not any(k.arg == "out" for k in value.keywords) \
+        or makes_fresh(model, value)
 
 
 def unsure_view(consumers: "Consumers", node: ast.expr, found: Optional[Hazard]) -> Optional[Hazard]:
@@ -1613,7 +1666,7 @@ def unreached(hazards: "Hazards", load: ast.expr, write: Located) -> bool:
     consumed its graph before (:func:`consumed_before`), or ran through it before and nothing else holds it
     (:func:`consumed_then_dead`), or its result is dropped (:func:`dead_result`), or a ``.numpy()`` of it
     refuses to run first wherever it saved anything (:func:`refused_numpy_before`)."""
-    return dead_result(hazards.model, load) or consumed_before(hazards.model, load, write, *_steps(hazards)) \
+    return dead_result(hazards.model, load, ends=_ends(hazards)) or consumed_before(hazards.model, load, write, *_steps(hazards)) \
         or consumed_then_dead(hazards.model, load, write) or refused_with_grad(hazards, load, write)
 
 
@@ -2011,8 +2064,46 @@ class FormerViews(_HazardsPart):
                         yield found._replace(reason=f"{found.reason}, a view of `{key}` there")
 
 
+def _no_backward_from(producers: "Producers", flow: Flow, load: ast.expr, written: ast.expr, depth: int) -> bool:
+    """One read of :meth:`_never_backpropagated`'s tensor leads no backward to it; else, what
+    ``dead_result`` shows with :func:`_ends` (``t.to(torch.long)``, ``t.max(dim=0).indices``, a write of
+    it back into a tensor no backward reaches: ``t[:, 1:] = t[:, 1:] ** 2``)."""
+    node: ast.expr = load
+    parent = producers.model.parent(node)
+    if isinstance(parent, ast.Compare) or (isinstance(parent, ast.Subscript) and parent.value is node
+                                           and isinstance(parent.ctx, ast.Store)):
+        return True
+    if isinstance(parent, ast.AugAssign) and parent.target is node:
+        return True  # `t *= w`: a write into it, read by nothing else
+    if producers._sampled_into_a_mask(node):
+        return True
+    if isinstance(parent, ast.Call) and producers.model.summaries.reads_only_metadata(parent, node):
+        return True  # `max_value(dist)`, a helper reading only `t.dtype`: not the values
+    if _carries_no_history(producers.model, node):
+        return True  # `torch.isnan(std)`, `self.scales.data = std`
+    while isinstance(parent, ast.UnaryOp) and isinstance(parent.op, (ast.USub, ast.UAdd)):
+        node, parent = parent, producers.model.parent(parent)  # `(-dist).topk(k)`: ranked negated
+    ranked = _ranked_use(producers.model, node)  # `x.min(-1)[1]`, `_, i = x.topk(k)`: integers leave
+    ranked = _cut_chain(producers.model, node) if ranked is None else ranked  # `float(d.min(1).values.median())`
+    if ranked is True or (isinstance(ranked, ast.Name)
+                          and producers._never_backpropagated(flow, ranked.id, written, depth + 1)):
+        return True
+    if isinstance(parent, ast.Attribute) and parent.value is node and ranked is None:
+        call = producers.model.parent(parent)
+        if parent.attr in _INDEX_ATTRIBUTES:
+            return True
+        if parent.attr in torch_api.INPLACE_METHODS and isinstance(call, ast.Call) \
+                and isinstance(producers.model.parent(call), ast.Expr):
+            return True  # another write, its result (the tensor itself) left unused
+    return dead_result(producers.model, load, ends=_ends(producers.hazards))
+
+
 class Producers(_HazardsPart):
     """Saves made by the op that produced the written tensor (its output saved), and when backward never reads them."""
+
+    def __init__(self, hazards: "Hazards") -> None:
+        super().__init__(hazards)
+        self.asked_unreached: Set[int] = set()  # bindings `_written_unreached` is asking about (their ids)
 
     def _only_without_grad(self, binding: Binding, stmt: Located, key: str) -> bool:
         """``y = x.softmax(-1)`` reaches the write only through the branch of an ``if
@@ -2061,35 +2152,7 @@ class Producers(_HazardsPart):
             return not loads and depth > 0  # `_, idx = x.topk(k)`: the values dropped, never read
         loads = [n for n in loads if self.model.owner(n) is here  # a nested function's own `key` is another name
                  or key not in self.model.flow(self.model.owner(n)).bindings]
-        for load in loads:
-            node: ast.expr = load
-            parent = self.model.parent(node)
-            if isinstance(parent, ast.Compare) or (isinstance(parent, ast.Subscript) and parent.value is node
-                                                   and isinstance(parent.ctx, ast.Store)):
-                continue
-            if self._sampled_into_a_mask(node):
-                continue
-            if isinstance(parent, ast.Call) and self.model.summaries.reads_only_metadata(parent, node):
-                continue  # `max_value(dist)`, a helper reading only `t.dtype`: not the values
-            if _carries_no_history(self.model, node):
-                continue  # `torch.isnan(std)`, `self.scales.data = std`
-            while isinstance(parent, ast.UnaryOp) and isinstance(parent.op, (ast.USub, ast.UAdd)):
-                node, parent = parent, self.model.parent(parent)  # `(-dist).topk(k)`: ranked negated
-            ranked = _ranked_use(self.model, node)  # `x.min(-1)[1]`, `_, i = x.topk(k)`: integers leave
-            ranked = _cut_chain(self.model, node) if ranked is None else ranked  # `float(d.min(1).values.median())`
-            if ranked is True or (isinstance(ranked, ast.Name)
-                                  and self._never_backpropagated(flow, ranked.id, written, depth + 1)):
-                continue
-            if not (isinstance(parent, ast.Attribute) and parent.value is node) or ranked is not None:
-                return False
-            call = self.model.parent(parent)
-            if parent.attr in _INDEX_ATTRIBUTES:
-                continue
-            if parent.attr in torch_api.INPLACE_METHODS and isinstance(call, ast.Call) \
-                    and isinstance(self.model.parent(call), ast.Expr):
-                continue  # another write, its result (the tensor itself) left unused
-            return False
-        return True
+        return all(_no_backward_from(self, flow, load, written, depth) for load in loads)
 
     def _sampled_into_a_mask(self, node: ast.expr) -> bool:
         """``torch.bernoulli(p).bool()`` (or ``p.bernoulli()``, then ``.bool()``, ``.long()``, a
@@ -2168,6 +2231,9 @@ class Producers(_HazardsPart):
             if self.constants.constant(expr):
                 return None  # nothing on the path requires grad: nothing was saved
             reason = f"{what} is the output of `{op}` at line {line}, which autograd saves for backward"
+            if self.model.grad.made_in_inference(expr):  # the same tier: only what PyTorch refuses differs
+                reason = (f"{what} is an inference tensor (the output of `{op}` at line {line}, under "
+                          "`torch.inference_mode()`), which PyTorch refuses to modify in place outside inference mode")
             if op_short(op) in INTEGRAL_OK and not floating_shown(self.model, self.floating, expr, stmt) and not floating():
                 return _possible(f"{reason}, if it is a floating tensor (`{op}` also takes integral ones, "
                                  "which it saves without a gradient)")

@@ -54,6 +54,8 @@ class GradFacts(Protocol):
 
     def records_nothing(self, node: ast.AST) -> bool: ...
 
+    def made_in_inference(self, node: ast.AST) -> bool: ...
+
     def local_reason(self, node: ast.AST) -> Optional[str]: ...
 
 
@@ -591,9 +593,14 @@ _FRESH_OPS = frozenset(
 
 
 def made_without_grad(model: RequiresGradFacts, expr: ast.expr) -> bool:
-    """``expr`` makes a new tensor where torch's ``no_grad`` (or ``set_grad_enabled(False)``) is on
-    (``grad_mode.GradMode.records_nothing``): autograd records nothing, so the result requires no grad, whatever
-    its operands do (``with torch.no_grad(): y = x.exp()``). A torch op of ``_FRESH_OPS`` or an
+    """``expr`` makes a new tensor (:func:`makes_fresh`) where torch's ``no_grad`` (or
+    ``set_grad_enabled(False)``) is on (``grad_mode.GradMode.records_nothing``): autograd records nothing,
+    so the result requires no grad, whatever its operands do (``with torch.no_grad(): y = x.exp()``)."""
+    return makes_fresh(model, expr) and model.grad.records_nothing(expr)
+
+
+def makes_fresh(model: RequiresGradFacts, expr: ast.expr) -> bool:
+    """``expr`` makes a new tensor no other value shares: a torch op of ``_FRESH_OPS`` or an
     operator on tensors; not a view (``x[:2]``, ``x.view(...)``: it shares the version counter of a
     tensor that may require grad, and torch refuses a write into it with grad on), nor a call of the
     project (it may hand back a tensor made elsewhere)."""
@@ -614,7 +621,7 @@ def made_without_grad(model: RequiresGradFacts, expr: ast.expr) -> bool:
             return False
     else:
         return False
-    return model.grad.records_nothing(expr)
+    return True
 
 
 def _module_returns(model: RequiresGradFacts, name: str) -> List[ast.expr]:
