@@ -375,7 +375,8 @@ def dead_result(model: Facts, load: ast.expr, depth: int = 0, sink: Optional[ast
                 return True
             method = isinstance(call, ast.Call) and call.func is parent
             if ends is not None and (parent.attr == "indices" and not method
-                                     or method and not parent.attr.endswith("_") and ends.integral(call)):
+                                     or method and isinstance(call, ast.Call) and not parent.attr.endswith("_")
+                                     and ends.integral(call)):
                 return True  # `x.max(dim=0).indices` (int64), `x.to(torch.long)`: no history
             if parent.attr in _KEEPING_ATTRIBUTES or ends is not None and parent.attr == "values":
                 pass
