@@ -300,7 +300,7 @@ class Ends(NamedTuple):
     written: Callable[[ast.AST, str], bool]
 
 
-def _written_base(stmt: ast.AST) -> Optional[str]:
+def written_name(stmt: ast.AST) -> Optional[ast.Name]:
     """The name whose tensor ``stmt`` writes its value into: ``t[i] = v`` (one target), ``t op= v``, ``t[i] op= v``."""
     target: Optional[ast.expr] = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else \
         stmt.target if isinstance(stmt, ast.AugAssign) else None
@@ -308,7 +308,7 @@ def _written_base(stmt: ast.AST) -> Optional[str]:
         return None  # (`t = v` binds a name: its reads decide)
     while isinstance(target, ast.Subscript):
         target = target.value
-    return target.id if isinstance(target, ast.Name) else None
+    return target if isinstance(target, ast.Name) else None
 
 
 def name_escapes(model: Facts, owner: Function, name: str) -> bool:
@@ -373,10 +373,9 @@ def dead_result(model: Facts, load: ast.expr, depth: int = 0, sink: Optional[ast
             if parent.attr == "data" or parent.attr in _HISTORY_DROPPING and isinstance(call, ast.Call) \
                     and call.func is parent:
                 return True
-            method = isinstance(call, ast.Call) and call.func is parent
-            if ends is not None and (parent.attr == "indices" and not method
-                                     or method and isinstance(call, ast.Call) and not parent.attr.endswith("_")
-                                     and ends.integral(call)):
+            called = call if isinstance(call, ast.Call) and call.func is parent else None
+            if ends is not None and (parent.attr == "indices" and called is None
+                                     or called is not None and not parent.attr.endswith("_") and ends.integral(called)):
                 return True  # `x.max(dim=0).indices` (int64), `x.to(torch.long)`: no history
             if parent.attr in _KEEPING_ATTRIBUTES or ends is not None and parent.attr == "values":
                 pass
@@ -406,9 +405,9 @@ def dead_result(model: Facts, load: ast.expr, depth: int = 0, sink: Optional[ast
         node = parent
     if index is not None or isinstance(stmt, (ast.Expr, ast.If, ast.While)):
         return True  # dropped, made a Python bool by the test, or an index where a value is stored
-    base = _written_base(stmt) if ends is not None else None
+    base = written_name(stmt) if ends is not None else None
     if base is not None and ends is not None:
-        return ends.written(stmt, base)  # into a tensor: whether a backward ever reaches it decides
+        return ends.written(stmt, base.id)  # into a tensor: whether a backward ever reaches it decides
     if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
         return False
     name = stmt.targets[0].id

@@ -41,7 +41,7 @@ from codemod.analysis.branches import (always_binds, binds, branch, copied_where
                                        requires_grad_test, statement_lists, steady_flag, within)
 from codemod.analysis.classes import AttrValue
 from codemod.analysis.consumed import (Ends, consumed_before, consumed_then_dead, dead_result, keeps_nothing, name_escapes,
-                                       refused_numpy_before)
+                                       refused_numpy_before, written_name)
 from codemod.analysis.dataflow import VIEW_ATTRIBUTES, VIEW_METHODS, element_bound, row_of_index_matrix
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
 from codemod.analysis.index_saves import IndexSaves
@@ -1488,9 +1488,9 @@ def _written_unreached(hazards: "Hazards", stmt: ast.AST, name: str) -> bool:
     todo = [b for b in reaching if id(b) not in asked]
     if len(asked) + len(todo) > 6:
         return False  # (a bound on the work, not a fact)
-    target = stmt.targets[0] if isinstance(stmt, ast.Assign) else cast(ast.AugAssign, stmt).target
-    while isinstance(target, ast.Subscript):
-        target = target.value
+    target = written_name(stmt)  # (dead_result found it: `trans[:, 1:] = ...`, `times *= ...`)
+    if target is None:
+        return False
     asked.update(id(b) for b in todo)
     try:
         return all(hazards.producers._never_backpropagated(flow, name, target, made=b) for b in todo)

@@ -45,7 +45,7 @@ class Foreign(ast.expr):
     """What a construction in another file passes, as the index says (``project.HANDED``:
     ``new:pkg.mod.RMSELoss``, ``torch-new:torch.nn.ReLU``...): an expression of no file, placed
     after every line of this one (``passed`` sorts by place). Only this module's readers
-    (``summaries._passed_target``, ``hazard`` on torch callables) make anything of it; any
+    (``summaries.passed_target``, ``hazard`` on torch callables) make anything of it; any
     other reading of an expression sees no literal, no name, no call: unknown."""
 
     _fields = ()

@@ -445,7 +445,6 @@ def _met_pieces(every: Sequence[Summary]) -> Tuple[Saved, ...]:
                  for values in ([f.pieces[i] for f in every] for i in range(len(every[0].pieces))))
 
 
-
 def walk_returned(summaries: "Summaries", func: Function, value: ast.expr, params: List[str],
                   vias: List[str]) -> Tuple[Tuple[Returns, Optional[int]], Saved]:
     """What the returned ``value`` of ``func`` is, followed back through names, views and helpers
@@ -497,6 +496,7 @@ def walk_returned(summaries: "Summaries", func: Function, value: ast.expr, param
         return (Returns.FRESH, None), Saved.NO
     return (Returns.UNKNOWN, None), Saved.NO
 
+
 def returned_tuple(summaries: "Summaries", func: Function, params: List[str], vias: List[str]) -> Tuple[Saved, ...]:
     """Per place of the tuple every ``return`` of ``func`` gives (``return self.relu(a),
     self.relu(b)``: displays of one width, no starred piece), whether that piece is a result
@@ -517,7 +517,6 @@ def returned_tuple(summaries: "Summaries", func: Function, params: List[str], vi
         saved = [walk_returned(summaries, func, v.elts[place], params, vias)[1] for v in tuples]
         found.append(Saved.UNKNOWN if Saved.UNKNOWN in saved else Saved.YES if Saved.YES in saved else Saved.NO)
     return tuple(found)
-
 
 
 # Attributes and methods that read a tensor's metadata (a Python value): nothing is saved.
@@ -1264,7 +1263,7 @@ def injected_targets(targets: CallTargets, cls: ast.ClassDef, attr: str, values:
         found_methods = injected.overrides(model, cls, attr, lambda c: not used_elsewhere(model, chains, c, False))
         return [(m, f"{c.name}.{attr}") for m, c in found_methods] if found_methods else None
     found = passed_values(model, chains, cls, attr, values)
-    called = [_passed_target(targets, e) for e in found or ()]
+    called = [passed_target(targets, e) for e in found or ()]
     if not called or any(t is None for t in called):
         return None
     return list(dict.fromkeys(cast(List[Target], called)))
@@ -1308,11 +1307,6 @@ def handed_values(targets: CallTargets, func: ast.expr) -> Optional[List[ast.exp
 
 
 def passed_target(targets: CallTargets, passed: ast.expr) -> Optional["Target"]:
-    """What calling a value passed for a constructor parameter runs (``_passed_target``)."""
-    return _passed_target(targets, passed)
-
-
-def _passed_target(targets: CallTargets, passed: ast.expr) -> Optional["Target"]:
     """What calling a passed value runs: a module built there (``_class_target``), or a
     function of the file handed by name (``Residual(block_fn)``: called as it is, no ``self``);
     from another file (``injected.Foreign``), an instance of a project class or a project
