@@ -1687,6 +1687,33 @@ def _stores_nothing(hazards: "Hazards", call: ast.Call) -> bool:
     return isinstance(target, tuple) and keeps_nothing(hazards.model, target[0])
 
 
+# In-place ops that refuse, in the forward, an input sharing memory with the tensor they write ("unsupported
+# operation: some elements of the input tensor and the written-to tensor refer to a single memory location"),
+# checked with torch 2.13 for the source/values argument being the written tensor itself. Not copy_, masked_scatter_,
+# masked_fill_ or the pointwise ones (add_, mul_, lerp_, ...): they accept the written tensor itself as an input.
+# Not index_reduce_ or scatter_reduce_ either, which refuse it too but save their own result: a second write of
+# the tensor (the next call) spoils that, whatever the source is.
+OVERLAP_REFUSED = frozenset({"index_copy_", "index_add_", "scatter_", "scatter_add_", "index_put_", "put_"})
+
+
+def refused_overlap(model: "HazardFacts", flow: Flow, key: str, load: ast.expr, write: Located, target: ast.expr) -> bool:
+    """``self.v.index_copy_(1, idx, self._v)`` where ``self._v`` (read at ``load``, an argument of the writing
+    call itself) is the written tensor on some path (``self.v = self._v`` in an ``if`` arm): the save that the
+    write would spoil is this call's own, and on the path where the two are one tensor the op refuses the
+    overlap before it saves or writes anything (:data:`OVERLAP_REFUSED`). Only the same tensor (identity), never
+    a view: two disjoint views of one base share a version counter but no memory, and the op runs."""
+    if not (isinstance(write, ast.Call) and isinstance(write.func, ast.Attribute) and write.func.attr in OVERLAP_REFUSED
+            and (any(a is load for a in write.args) or any(k.value is load for k in write.keywords))):
+        return False
+    written = target_key(target)
+    if written is None:
+        return False
+    if key == written:
+        return True
+    identity, views = model.aliases(flow, written, model.range(model.statement_of(write))[0])
+    return key in identity and key not in views
+
+
 def inside_the_writer(hazards: "Hazards", load: ast.expr, write: Located, found: Optional[Hazard]) -> Optional[Hazard]:
     """``self.adjust(const, upper)`` where ``const`` may be ``upper`` (``const = upper`` on one
     path) and the helper saves ``const`` and writes ``upper``: the save runs inside the writing
@@ -1793,6 +1820,8 @@ class Consumers(_HazardsPart):
             stmt = self.model.statement_of(node)
             if self.model.intended_reason(stmt, None) or unreached(self.hazards, node, write):
                 continue  # `cost = f(w); cost.backward()` / `w.mul_(0.5)`: the backward freed what was saved
+            if before and refused_overlap(self.model, flow, key, node, write, target):
+                continue  # `self.v.index_copy_(1, idx, self._v)` where `self.v = self._v` on some path: refused there
             found = inside_the_writer(self.hazards, node, write, self._consumer(node, key, floating))
             yield found if before else from_a_later_turn(self.model, found, self.model.range(node), write)
 
