@@ -51,6 +51,7 @@ def main():
     run(True).backward()
 '''
 
+# the ops of codemod.analysis.hazard.OVERLAP_REFUSED (the analysis knows index_copy_ and put_ to save their source)
 SELF_SAVING = [
     "self.v.index_copy_(0, idx, self._v)",
     "self.v.index_add_(0, idx, self._v)",
@@ -62,7 +63,7 @@ SELF_SAVING = [
 ]
 
 
-@pytest.mark.parametrize("write", SELF_SAVING)
+@pytest.mark.parametrize("write", ["self.v.index_copy_(0, idx, self._v)", "self.v.put_(idx, self._v)"])
 def test_self_saving_scatter_whose_alias_is_the_other_arm_is_not_proven(write):
     _safe(SCATTER.replace("WRITE", write))
 
@@ -181,3 +182,56 @@ def siblings(leaf, idx):
 def main():
     siblings(torch.rand(6, requires_grad=True), torch.tensor([0, 2, 1, 3, 5, 4])).backward()
 ''')
+
+
+# ---------------------------------------------------------------- comparison-only-saver, through a helper
+# (buctoolkit CG.py:108, :136, :160, :184: `__check_restart` returns `ortho_check | ((-gg + beta * gp) >= 0.)`; the
+# product saves beta, which the caller then writes with masked_fill_, but the product reaches only a comparison)
+RESTART = '''\
+import torch
+
+
+class CG:
+    @staticmethod
+    def _check_restart(gg, g, p, beta):
+        BODY
+
+    def direction(self, g, g_old, p):
+        gogo = torch.sum(g_old * g_old, dim=-1, keepdim=True)
+        gg = torch.sum(g * g, dim=-1, keepdim=True)
+        beta = gg / gogo
+        is_restart = self._check_restart(gg, g, p, beta)
+        beta.masked_fill_(is_restart, 0.0)  # MARK
+        return -g + beta * p
+
+
+def main():
+    g = torch.randn(4, 3, requires_grad=True)
+    CG().direction(g, torch.randn(4, 3), torch.randn(4, 3, requires_grad=True)).sum().backward()
+'''
+
+COMPARED = [
+    "gp = torch.sum(g * p, dim=-1, keepdim=True)\n        return (-gg + beta * gp) >= 0.0",
+    "gp = torch.sum(g * p, dim=-1, keepdim=True)\n        ortho = torch.abs(gg) > 0.1\n"
+    "        return ortho | ((-gg + beta * gp) >= 0.0)",
+    "return (beta * torch.sum(g * p, dim=-1, keepdim=True)).gt(gg)",
+    "gp = torch.sum(g * p, dim=-1, keepdim=True)\n        value = beta * gp\n        return value > gg",
+]
+
+
+@pytest.mark.parametrize("body", COMPARED)
+def test_a_helper_whose_save_reaches_only_a_comparison_does_not_prove(body):
+    _safe(RESTART.replace("BODY", body))
+
+
+@pytest.mark.parametrize("body", [
+    "gp = torch.sum(g * p, dim=-1, keepdim=True)\n        return -gg + beta * gp",  # the product handed back
+    "gp = torch.sum(g * p, dim=-1, keepdim=True)\n        value = beta * gp\n        return value",
+    "gp = torch.sum(g * p, dim=-1, keepdim=True)\n        return (beta * gp, (beta * gp) >= gg)[0]",
+])
+def test_a_helper_that_hands_the_product_back_stays_proven(body):
+    source = RESTART.replace("BODY", body).replace(
+        "is_restart = self._check_restart(gg, g, p, beta)\n        beta.masked_fill_(is_restart, 0.0)",
+        "value = self._check_restart(gg, g, p, beta)\n        beta.masked_fill_(value >= 0.0, 0.0)").replace(
+        "return -g + beta * p", "return -g + beta * p + value")
+    _real(source)

@@ -353,6 +353,8 @@ def dead_result(model: Facts, load: ast.expr, depth: int = 0, sink: Optional[ast
         top = stmt.value
     elif isinstance(stmt, (ast.If, ast.While)):
         top = stmt.test
+    elif isinstance(stmt, ast.Return) and stmt.value is not None:
+        top = stmt.value  # `return ortho | ((-gg + beta * gp) >= 0.)`: dead only where a step drops the history
     else:
         return False
     if not within(load, top):

@@ -34,6 +34,7 @@ from codemod.analysis.binder import Binding
 from codemod.analysis.branches import binds, branch, never_falls_off, statement_lists, within
 from codemod.analysis.calls import Calls
 from codemod.analysis.classes import paired
+from codemod.analysis.consumed import dead_result
 from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import INTEGRAL_OK, integral_by_operator, op_short
 from codemod.analysis.factories import Factories, Guard, default_of, own_returns
@@ -646,8 +647,8 @@ class InputSaves:
                     result = Saved.UNKNOWN  # what saves the alias may save the input: not followed
                 continue
             op_node, index = found
-            if isinstance(self.model.parent(op_node), ast.Compare):
-                continue  # `x.abs() > t`: only compared, so backward never reaches what the op saved
+            if isinstance(self.model.parent(op_node), ast.Compare) or dead_result(self.model, node):
+                continue  # `x.abs() > t`, `return m | (b * gp >= 0)`: only compared, so backward never reaches the save
             facts = self.op_of(op_node)
             if facts is None:
                 continue
