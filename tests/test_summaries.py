@@ -101,6 +101,7 @@ def run(x, w):
 def keep(x: torch.Tensor):
     y = x.exp()  # saves its output, not x
     z = torch.sin(x)  # saves x
+    print(z)  # (handed on: a backward may reach sin's node)
     return x.view(-1)
 
 
@@ -108,6 +109,17 @@ def run(x):
     v = keep(x)  # <-
     return v
 """, ("input0", "output"), Saved.YES, Returns.VIEW, frozenset()),
+    ("drops_what_it_saved", """
+def keep(x: torch.Tensor):
+    z = torch.sin(x)  # saves x, but z is dropped: no backward reaches sin's node
+    flag = (x * 2.0).sum() > 0  # saves nothing a backward reaches: a comparison
+    return x.view(-1), flag
+
+
+def run(x):
+    v = keep(x)  # <-
+    return v
+""", (), Saved.NO, Returns.UNKNOWN, frozenset()),
     ("mutates_its_input", """
 def add_pos(x, pos):
     x += pos
