@@ -235,3 +235,27 @@ def test_a_helper_that_hands_the_product_back_stays_proven(body):
         "value = self._check_restart(gg, g, p, beta)\n        beta.masked_fill_(value >= 0.0, 0.0)").replace(
         "return -g + beta * p", "return -g + beta * p + value")
     _real(source)
+
+
+@pytest.mark.parametrize("keeper", [
+    "def inner():\n        return z * 2.0\n\n    return inner",  # a closure reads what the helper saved
+    "return lambda: z * 2.0",
+    "keep.last = z\n    return lambda: keep.last * 2.0",
+])
+def test_a_helper_whose_saved_value_a_closure_keeps_stays_proven(keeper):
+    _real(f'''\
+import torch
+
+
+def keep(x):
+    z = torch.sin(x)
+    {keeper}
+
+
+def main():
+    w = torch.rand(3, requires_grad=True)
+    x = w * 2.0
+    f = keep(x)
+    x.mul_(3.0)  # MARK
+    f().sum().backward()
+''')
