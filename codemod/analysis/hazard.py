@@ -45,7 +45,7 @@ from codemod.analysis.consumed import (Ends, consumed_before, consumed_then_dead
 from codemod.analysis.dataflow import VIEW_ATTRIBUTES, VIEW_METHODS, element_bound, row_of_index_matrix
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
 from codemod.analysis.index_saves import IndexSaves
-from codemod.analysis.kinds import Kind
+from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.leaves import creates_leaf
 from codemod.analysis.names import identity_argument
 from codemod.analysis.project import CallFact
@@ -927,8 +927,9 @@ class Hazards:
                 continue  # a module-level name (`torch` of `torch.view_as_real(p)`), not an alias
             if member != key and _through_data(flow, key, member, start):
                 continue  # `e = w.data`: same storage, but a version counter of its own
-            unsure = tensor_indexed_view(self.model, flow, member, {key, *identity}, views, stmt) \
-                if member in views and member not in identity else None
+            unsure = (tensor_indexed_view(self.model, flow, member, {key, *identity}, views, stmt)
+                      or tensor_indexed_view(self.model, flow, key, {member}, views, stmt)) \
+                if member in views and member not in identity else None  # (`member` a view of `key`, or `key` of it)
             for found in self._member_hazards(flow, key, member, identity, stmt, target, write, integral, params):
                 found = found if unsure is None else _through_index(self.model, found, unsure)
                 yield found if found is None or member not in entries else _one_entry(found, member, key, entries[member])
@@ -1525,10 +1526,8 @@ def unsure_view(consumers: "Consumers", node: ast.expr, found: Optional[Hazard])
     while node is not top:
         parent = model.parent(node)
         if isinstance(parent, ast.Subscript) and parent.value is node:
-            pieces = [_uninverted(p) for p in (parent.slice.elts if isinstance(parent.slice, ast.Tuple) else [parent.slice])]
-            if any(_index_tensor_piece(model, p) and not _zero_dim_index(model, p) for p in pieces):
-                return _possible(f"{found.reason}, if the index `{model.code(parent.slice).strip()}` makes a view "
-                                 "(only a 0-d integer tensor does; any other tensor index copies)")
+            if _copying_index(model, parent):
+                return _through_index(model, found, parent.slice)
         if parent is None:
             break
         node = cast(ast.expr, parent)
@@ -1539,7 +1538,7 @@ def _through_index(model: "HazardFacts", found: Optional[Hazard], index: ast.exp
     if found is None or not found.proven:
         return found
     return _possible(f"{found.reason}, if the index `{model.code(index).strip()}` makes a view "
-                     "(only a 0-d integer tensor does; any other tensor index copies)")
+                     "(ints, slices, `None` and `...` do, and a 0-d integer tensor; any other tensor index copies)")
 
 
 # Methods whose result has at least as many dims as their receiver (a 1-d index stays one)
@@ -1562,22 +1561,104 @@ def _dims_kept(value: ast.expr) -> ast.expr:
 
 
 def _copying_index(model: "HazardFacts", sub: ast.Subscript) -> bool:
-    """A piece of ``sub``'s index is a tensor not shown 0-d (``src``, ``src.to(device)``,
-    ``torch.nonzero(m).squeeze(1)``): a copy unless it is a 0-d integer tensor, which only
-    ``scores.argmax()`` (:func:`_zero_dim_index`) or ``torch.tensor(0)`` is shown to be. A piece
-    of unknown kind (an int or a tensor) is left a view, as :func:`unsure_view` leaves it."""
+    """``sub`` may copy: a piece of its index is not known to be basic (:func:`_known_basic`: an int, a
+    slice, ``None``, ``...``), nor a 0-d integer tensor, which only ``scores.argmax()``
+    (:func:`_zero_dim_index`) or ``torch.tensor(0)`` is shown to be. A tensor (``src``,
+    ``torch.nonzero(m).squeeze(1)``) copies; a piece of unknown kind (``self.indices``, a parameter) may
+    be either, and unknown is not yes: what is proven through the view is possible at most."""
     pieces = [_uninverted(p) for p in (sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice])]
-    return any(_index_tensor_piece(model, p) and not _zero_dim_index(model, p) for p in pieces)
+    return any(not _known_basic(model, p) and not _zero_dim_index(model, p) for p in pieces)
 
 
-def _index_tensor_piece(model: "HazardFacts", piece: ast.expr) -> bool:
-    if is_tensor(piece, model):
+_SIZES = frozenset({"size", "dim", "ndimension", "numel", "nelement", "item"})  # (a tensor's: Python numbers)
+
+
+def _known_basic(model: "HazardFacts", piece: ast.expr, depth: int = 0) -> bool:
+    """``piece`` is known to index basically (a view): a slice, an int, ``None``, ``...``, a tuple of them,
+    ``slice(...)``, a Python number (``model.kind``: ``n``, ``len(x) - 1``, ``x.shape[0]``, a ``range``'s
+    turn), ``t.size(0)`` of a tensor; a name bound only to such (``k = 1``), a parameter annotated ``slice``,
+    or ``self.<attr>`` that only its own class sets, and only to such. (An ``int`` annotation is
+    ``model.kind``'s.)"""
+    if isinstance(piece, ast.Slice):
         return True
-    while isinstance(piece, ast.Call) and isinstance(piece.func, ast.Attribute) and model.torch_name(piece.func) is None:
-        if piece.func.attr in _INDEX_ATTRIBUTES and piece.func.attr not in ("nonzero", "argsort"):
-            return False  # `.item()`, `.tolist()`, `.size(0)`: a number, a list or a size
-        piece = piece.func.value  # `torch.nonzero(m).squeeze(1)`, `.to(device)`, `.long()`: still an index tensor
-    return _index_tensor(model, piece)
+    if isinstance(piece, ast.Constant):
+        return piece.value is None or piece.value is Ellipsis or type(piece.value) is int
+    if isinstance(piece, ast.Tuple):
+        return all(_known_basic(model, e, depth) for e in piece.elts)
+    if _known_int(model, piece):
+        return True
+    if isinstance(piece, ast.Call) and isinstance(piece.func, ast.Name) and piece.func.id == "slice" \
+            or isinstance(piece, ast.Name) and piece.id == "Ellipsis":
+        return not _rebinds(model, "slice" if isinstance(piece, ast.Call) else "Ellipsis")
+    if depth >= 3:
+        return False
+    if isinstance(piece, ast.Name):
+        owner = model.owner(piece)
+        reaching = model.reaching(model.flow(owner), piece.id, model.statement_of(piece))
+        return bool(reaching) and all(
+            b.form == "assign" and b.value is not None and _known_basic(model, b.value, depth + 1)
+            or b.form == "param" and _annotated_slice(owner, piece.id) for b in reaching)
+    if isinstance(piece, ast.Attribute) and isinstance(piece.value, ast.Name) and piece.value.id == "self":
+        cls = model.enclosing_class(piece)
+        values = list(model.class_attrs(cls).get(piece.attr, [])) if cls is not None else []
+        related = _related_classes(model, cls) if cls is not None else set()
+        return bool(values) and all(isinstance(v, ast.expr) and _known_basic(model, v, depth + 1) for v in values) \
+            and all(isinstance(w, ast.Attribute) and isinstance(w.value, ast.Name) and w.value.id == "self"
+                    and (model.enclosing_class(w) is cls or model.enclosing_class(w) not in related)
+                    for w in model.attribute_writes(piece.attr))  # (another class's `self.x`: its own instances)
+    return False
+
+
+_INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
+
+
+def _known_int(model: "HazardFacts", expr: ast.expr) -> bool:
+    """A Python int (or a number, which as an index raises before anything): ``model.kind`` says a
+    scalar (``n``, ``len(x) - 1``, ``x.shape[0]``, a ``range``'s turn, an ``int`` annotation), ``t.size(0)``,
+    ``t.dim()``, ``t.item()`` of what is not known to be something other than a tensor, or ``+ - * // %``
+    of such."""
+    if isinstance(expr, ast.Constant):
+        return type(expr.value) is int
+    if model.kind(expr) is Kind.SCALAR:
+        return True
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, _INT_OPS):
+        return _known_int(model, expr.left) and _known_int(model, expr.right)
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        return _known_int(model, expr.operand)
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _SIZES \
+        and model.torch_name(expr.func) is None and model.kind(expr.func.value) in (*TENSORISH, Kind.UNKNOWN)
+
+
+def _rebinds(model: "HazardFacts", name: str) -> bool:
+    """The module binds the builtin ``name`` (``slice``, ``Ellipsis``) to something else somewhere."""
+    return any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+               or isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name
+               or isinstance(n, ast.alias) and (n.asname or n.name) == name
+               or isinstance(n, ast.arg) and n.arg == name for n in ast.walk(model.module))
+
+
+def _related_classes(model: "HazardFacts", cls: ast.ClassDef) -> Set[ast.ClassDef]:
+    """``cls`` and the classes of the module it inherits from or that inherit from it (by name, through
+    any number of steps): a ``self.<attr>`` they set may be one of ``cls``'s instances'. (A subclass in
+    another file is not seen, as the class's own values are taken as all it is given elsewhere.)"""
+    classes = [n for n in ast.walk(model.module) if isinstance(n, ast.ClassDef)]
+    bases = {c: {b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "?" for b in c.bases}
+             for c in classes}
+    related, grew = {cls}, True
+    while grew:
+        grew = False
+        for c in classes:
+            if c not in related and (bases[c] & {r.name for r in related} or c.name in set().union(*(bases[r] for r in related))):
+                related.add(c)
+                grew = True
+    return related
+
+
+def _annotated_slice(owner: ast.AST, name: str) -> bool:
+    args = owner.args if isinstance(owner, FUNCTIONS) else None
+    return args is not None and any(
+        a.arg == name and isinstance(a.annotation, ast.Name) and a.annotation.id == "slice"
+        for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
 
 
 def tensor_indexed_view(model: "HazardFacts", flow: Flow, member: str, whole: Set[str], views: Set[str],
