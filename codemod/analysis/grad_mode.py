@@ -212,6 +212,11 @@ class GradMode:
             return self._promises(test_node.test, False, 0)
         return False
 
+    def promises_off(self, test: ast.expr) -> bool:
+        """``test`` holding (``assert not x.requires_grad``) implies grad is off or the tensor tested does not
+        require grad (:meth:`_promises`)."""
+        return self._promises(test, True, 0)
+
     def _promises(self, test: ast.expr, value: bool, depth: int) -> bool:
         """Whether ``test`` evaluating to ``value`` implies grad is off or the tensor tested
         does not require grad."""

@@ -56,7 +56,7 @@ from codemod.analysis.summaries import (
     FUNCTION_VIEWS, Returns, Saved, Summaries, SummaryFacts, flag_set_after, passed_values, set_from_outside,
     switched_on,
 )
-from codemod.analysis.syntax import (FUNCTIONS, Function, Located, Pos, Span, call_args, default_of, is_const, passed_for, spreads,
+from codemod.analysis.syntax import (FUNCTIONS, Function, Located, Owner, Pos, Span, call_args, default_of, is_const, passed_for, spreads,
                                      subscript_base, target_key)
 from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, tensor_only, used_as_container
 from codemod.analysis.views import Views, own_callee, view_chain, view_of_itself
@@ -841,10 +841,14 @@ class Hazards:
 
     # ---------------------------------------------------------------- entry points
     def explain(self, node: Located, target: ast.expr) -> Optional[Hazard]:
-        """Why the in-place write at ``node`` into ``target`` breaks backward, if it does."""
+        """Why the in-place write at ``node`` into ``target`` breaks backward, if it does (possible at most
+        after an ``assert not x.requires_grad``: :func:`asserted_grad_free`)."""
+        return asserted_grad_free(self.model, node, self._explained(node, target))
+
+    def _explained(self, node: Located, target: ast.expr) -> Optional[Hazard]:
         if self.model.intended_reason(node, None) or self._closure_grad_off(node) or dead_arm(node, self.model.ancestors):
             return None  # grad off: nothing is saved; or an arm that never runs (`merge = False` / `if merge:`)
-        if self._feeds_only_out_calls(node) or grad_off_alias(self.model, node, target):
+        if _feeds_only_out_calls(self.model, node) or grad_off_alias(self.model, node, target):
             return None
         base = _base(target)
         if isinstance(target, ast.Subscript) and isinstance(node, ast.AugAssign):
@@ -866,20 +870,6 @@ class Hazards:
                 return None  # `probs = torch.exp(lp).clamp_(0, 1)` only sampled into a mask
             return None if integral else best([_produced(self, node, target, stmt), own])
         return best(itertools.chain(self._key_hazards(key, stmt, target, node, integral), [own]))
-
-    def _feeds_only_out_calls(self, node: Located) -> bool:
-        """``d = x.norm().clamp_min_(eps)`` read only by calls with ``out=`` (which refuse inputs
-        that require grad): no backward ever reads what the write changed."""
-        stmt = self.model.statement_of(node)
-        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-                and node is not stmt):
-            return False
-        name = stmt.targets[0].id
-        flow = self.model.flow(self.model.owner(stmt))
-        after = [n for pos, n in flow.loads.get(name, []) if pos >= self.model.range(stmt)[1]]
-        return bool(after) and all(
-            isinstance(call, ast.Call) and any(k.arg == "out" for k in call.keywords) and n in call.args
-            for n in after for call in [self.model.parent(n)])
 
     def _closure_grad_off(self, node: Located) -> bool:
         """A function defined inside another and only called there (not returned or handed on)
@@ -927,9 +917,8 @@ class Hazards:
                 continue  # a module-level name (`torch` of `torch.view_as_real(p)`), not an alias
             if member != key and _through_data(flow, key, member, start):
                 continue  # `e = w.data`: same storage, but a version counter of its own
-            unsure = (tensor_indexed_view(self.model, flow, member, {key, *identity}, views, stmt)
-                      or tensor_indexed_view(self.model, flow, key, {member}, views, stmt)) \
-                if member in views and member not in identity else None  # (`member` a view of `key`, or `key` of it)
+            unsure = tensor_indexed_view(self.model, flow, member, {key, *identity}, views, stmt) \
+                or tensor_indexed_view(self.model, flow, key, {member}, views, stmt) if member in views - identity else None
             for found in self._member_hazards(flow, key, member, identity, stmt, target, write, integral, params):
                 found = found if unsure is None else _through_index(self.model, found, unsure)
                 yield found if found is None or member not in entries else _one_entry(found, member, key, entries[member])
@@ -1084,6 +1073,60 @@ class Hazards:
                         return True
                     break
         return False
+
+
+def _feeds_only_out_calls(model: HazardFacts, node: Located) -> bool:
+    """``d = x.norm().clamp_min_(eps)`` read only by calls with ``out=`` (which refuse inputs
+    that require grad): no backward ever reads what the write changed."""
+    stmt = model.statement_of(node)
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and node is not stmt):
+        return False
+    name = stmt.targets[0].id
+    flow = model.flow(model.owner(stmt))
+    after = [n for pos, n in flow.loads.get(name, []) if pos >= model.range(stmt)[1]]
+    return bool(after) and all(
+        isinstance(call, ast.Call) and any(k.arg == "out" for k in call.keywords) and n in call.args
+        for n in after for call in [model.parent(n)])
+
+
+def asserted_grad_free(model: HazardFacts, node: Located, found: Optional[Hazard]) -> Optional[Hazard]:
+    """``found`` is possible at most where an ``assert`` runs before the write on every path through the
+    function, whose test holding implies grad is off or the tensor it tests does not require grad
+    (``assert not a.requires_grad``: :meth:`~codemod.analysis.grad_mode.GradMode.promises_off`), that tensor a
+    name the function never rebinds nor switches, and no ``try`` around the write may catch its failure. Where
+    the assert holds, ``a`` (and what is made of it) carries no grad; but ``python -O`` strips asserts, and
+    then the write raises for an ``a`` that requires grad: not proven, and not left out either."""
+    if found is None or not found.proven:
+        return found
+    owner, below = model.owner(node), model.statement_of(node)
+    for up in model.ancestors(below):
+        if isinstance(up, ast.Try) and up.handlers:
+            return found
+        for block in statement_lists(up):
+            at = next((i for i, s in enumerate(block) if s is below), None)
+            guard = next((s for s in reversed(block[:at]) if isinstance(s, ast.Assert)
+                          and model.grad.promises_off(s.test) and _unswitched(model, owner, s.test)), None) \
+                if at is not None else None
+            if guard is not None:
+                return _possible(f"{found.reason}, unless `{model.code(guard.test).strip()}` holds: the assert refuses "
+                                 "a tensor that requires grad (but `python -O` strips asserts)")
+        if up is owner:
+            return found
+        below = up
+    return found
+
+
+def _unswitched(model: HazardFacts, owner: Owner, test: ast.expr) -> bool:
+    """Every ``x.requires_grad`` that ``test`` asks is of a name ``owner`` never rebinds nor switches."""
+    names = {n.value.id for n in ast.walk(test) if isinstance(n, ast.Attribute) and n.attr == "requires_grad"
+             and isinstance(n.value, ast.Name)}
+    asked = [n for n in ast.walk(test) if isinstance(n, ast.Attribute) and n.attr == "requires_grad"]
+    return len(names) == len(asked) and not any(
+        isinstance(n, ast.Name) and n.id in names and not isinstance(n.ctx, ast.Load)
+        or isinstance(n, ast.Attribute) and n.attr in ("requires_grad_", "requires_grad", "detach_")
+        and isinstance(n.value, ast.Name) and n.value.id in names and (n.attr != "requires_grad" or not isinstance(n.ctx, ast.Load))
+        for n in model.walk(owner))
 
 
 def _through_data(flow: Flow, key: str, member: str, at: Pos) -> bool:
