@@ -89,6 +89,43 @@ def test_written_tensor_that_keeps_its_history_stays_proven(sink):
     _real(SAMPLE.replace("SINK", sink))
 
 
+MARGIN = '''\
+import torch
+
+
+def margin(output, label):
+    probs = torch.exp(output)
+    true = probs[label].clone()
+    probs[label] = 0  # MARK
+    return (true - probs[probs.argmax()])SINK
+
+
+def main():
+    output = torch.randn(5, requires_grad=True)
+    m = margin(output, 2)
+    (output.sum() * (m if torch.is_tensor(m) else 1.0)).backward()
+'''
+
+
+def test_saved_output_leaving_as_a_number_is_not_proven():
+    """prec51b's item-return probe: the value handed back is a Python number (``.item()``)."""
+    _safe(MARGIN.replace("SINK", ".item()"))
+
+
+def test_saved_output_handed_back_stays_proven():
+    _real(MARGIN.replace("SINK", ""))
+
+
+def test_written_parameter_keeps_it_proven():
+    """The in-place method writes a tensor the caller holds (a parameter): the caller's backward reaches it."""
+    src = SAMPLE.replace("def sample(logit, pos):\n    prob = logit.softmax(dim=-1)\n    imp = prob * 0.8\n",
+                         "def sample(imp, pos):\n").replace(
+        "SINK", "return torch.multinomial(imp.detach(), 3)").replace(
+        "    w, p = sample(logit, pos)\n    (w * p).sum().backward()",
+        "    imp = logit.softmax(dim=-1) * 0.8\n    sample(imp, pos)\n    imp.sum().backward()")
+    _real(src)
+
+
 # the boxes of lightnet's brambox transform, made in the function (the shipped method writes a parameter)
 BOXES = '''\
 import torch
