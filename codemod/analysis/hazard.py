@@ -44,11 +44,12 @@ from codemod.analysis.consumed import (Ends, consumed_before, consumed_then_dead
                                        refused_numpy_before, written_name)
 from codemod.analysis.dataflow import VIEW_ATTRIBUTES, VIEW_METHODS, element_bound, row_of_index_matrix
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
+from codemod.analysis.facts import project_name
 from codemod.analysis.index_saves import IndexSaves
 from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.leaves import creates_leaf
 from codemod.analysis.names import identity_argument
-from codemod.analysis.project import CallFact
+from codemod.analysis.project import CallFact, int_constant
 from codemod.analysis.requires_grad import (SHAPE_METHODS, Constants, RequiresGradFacts, differentiable_operands, makes_fresh,
                                             may_be_frozen)
 from codemod.analysis.saved_for import may_take_a_number, measured_users
@@ -1635,6 +1636,15 @@ def _known_basic(model: "HazardFacts", piece: ast.expr, depth: int = 0) -> bool:
         return not _rebinds(model, "slice" if isinstance(piece, ast.Call) else "Ellipsis")
     if depth >= 3:
         return False
+    if isinstance(piece, (ast.Name, ast.Attribute)) and model.project is not None:
+        name = project_name(model, piece)
+        if name is not None and int_constant(model.project, name):
+            return True  # `x[rows.R]`, `R: Final[int] = 0` in another module of the run
+    if isinstance(piece, ast.Call) and isinstance(piece.func, ast.Name) and not piece.keywords:
+        helper = _module_function(model, piece.func.id)  # `clipped = rows_of(x)`, each return `slice(0, 2)`
+        returns = [r.value for r in model.walk(helper) if isinstance(r, ast.Return) and model.owner(r) is helper] \
+            if helper is not None else []
+        return bool(returns) and all(r is not None and _known_basic(model, r, depth + 1) for r in returns)
     if isinstance(piece, ast.Name):
         owner = model.owner(piece)
         reaching = model.reaching(model.flow(owner), piece.id, model.statement_of(piece))
@@ -1670,6 +1680,16 @@ def _known_int(model: "HazardFacts", expr: ast.expr) -> bool:
         return _known_int(model, expr.operand)
     return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _SIZES \
         and model.torch_name(expr.func) is None and model.kind(expr.func.value) in (*TENSORISH, Kind.UNKNOWN)
+
+
+def _module_function(model: "HazardFacts", name: str) -> Optional[Function]:
+    """The one function the module's top level defines as ``name``, which it binds no other way."""
+    defs = [s for s in model.module.body if isinstance(s, FUNCTIONS) and s.name == name]
+    return defs[0] if len(defs) == 1 and not any(
+        isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+        or isinstance(n, ast.alias) and (n.asname or n.name.split(".")[0]) == name
+        or isinstance(n, (*FUNCTIONS, ast.ClassDef)) and n.name == name and n is not defs[0]
+        for n in ast.walk(model.module)) else None
 
 
 def _rebinds(model: "HazardFacts", name: str) -> bool:
