@@ -356,8 +356,9 @@ def dead_result(model: Facts, load: ast.expr, depth: int = 0, sink: Optional[ast
     index = next((sl for sl in slices if within(load, sl)), None)
     if index is not None:
         top: ast.expr = index  # `banned[int(torch.argmax(d))] = True`: only where to write
-    elif isinstance(stmt, (ast.Expr, ast.Assign)) or isinstance(stmt, ast.AugAssign) and ends is not None \
-            or isinstance(stmt, ast.Return) and stmt.value is not None:
+    elif isinstance(stmt, (ast.Expr, ast.Assign)) or isinstance(stmt, ast.AugAssign) and ends is not None:
+        top = stmt.value
+    elif isinstance(stmt, ast.Return) and stmt.value is not None:
         top = stmt.value  # (handed back, the chain must drop the history first: `return w.detach(), n`)
     elif isinstance(stmt, (ast.If, ast.While)):
         top = stmt.test

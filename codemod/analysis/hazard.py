@@ -1100,7 +1100,7 @@ def asserted_grad_free(model: HazardFacts, node: Located, found: Optional[Hazard
     then the write raises for an ``a`` that requires grad: not proven, and not left out either."""
     if found is None or not found.proven:
         return found
-    owner, below = model.owner(node), model.statement_of(node)
+    owner, below = model.owner(node), cast(ast.AST, model.statement_of(node))
     for up in model.ancestors(below):
         if isinstance(up, ast.Try) and up.handlers:
             return found
