@@ -20,7 +20,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from codemod.config import Settings  # noqa: E402
-from tests.programs import process_in_project  # noqa: E402
+from tests.programs import process_in_project, proven_lines  # noqa: E402
 from tests.programs import raises_proven as _real, runs_unproven as _safe  # noqa: E402
 
 
@@ -332,3 +332,39 @@ def test_assert_in_a_branch_keeps_the_other_branch_proven():
         "    if a.sum() < 0:\n        assert not a.requires_grad\n    if std < 1e-3:\n        std += 1e-6  # MARK").replace(
         "torch.rand(5) * 1e-4", "(torch.rand(5) * 1e-4).requires_grad_()")
     _real(src)
+
+
+CHAIN = '''\
+import torch
+
+PARENTS = [0, 0, 1]
+
+
+class Chain:
+    def __init__(self):
+        self.parent = PARENTS
+
+    def run(self, g_):
+        g = torch.cat([g_, torch.zeros(2, 1, 3, 3)], dim=1)
+        for i in range(1, 3):
+            g[:, i] = torch.matmul(g[:, self.parent[i - 1]], g_[:, i])  # MARK
+        return g
+
+
+def main():
+    g_ = torch.randn(2, 3, 3, 3, requires_grad=True)
+    Chain().run(g_).sum().backward()
+'''
+
+
+def test_index_from_a_list_of_ints_stays_proven():
+    """GraphCMR's kinematic chain (dev bench set6/307): ``self.parent[i - 1]`` of a module-level list of int
+    literals is an int: ``g[:, self.parent[i - 1]]`` a view of ``g``, which matmul saved."""
+    _real(CHAIN)
+
+
+def test_index_from_a_list_something_writes_is_not_proven_a_view():
+    src = CHAIN.replace("        self.parent = PARENTS\n",
+                        "        self.parent = PARENTS\n        self.parent[0] = torch.tensor([0, 0])\n")
+    assert 14 not in proven_lines(src)  # (the write, a line down: possible at most)
+    assert 14 in _possible_lines(src)

@@ -1678,8 +1678,37 @@ def _known_int(model: "HazardFacts", expr: ast.expr) -> bool:
         return _known_int(model, expr.left) and _known_int(model, expr.right)
     if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
         return _known_int(model, expr.operand)
+    if isinstance(expr, ast.Subscript) and not isinstance(expr.slice, ast.Slice):
+        return _known_int(model, expr.slice) and _int_sequence(model, expr.value)  # `self.parent[i - 1]`
     return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _SIZES \
         and model.torch_name(expr.func) is None and model.kind(expr.func.value) in (*TENSORISH, Kind.UNKNOWN)
+
+
+def _int_sequence(model: "HazardFacts", expr: ast.expr, depth: int = 0) -> bool:
+    """``expr`` is a list or tuple of int literals, or a name of the module's top level (read, not bound, where
+    it is read) or ``self.<attr>`` that only its own class sets, bound only to one, and whose list nothing
+    writes (no item store, no method called on it)."""
+    if isinstance(expr, (ast.List, ast.Tuple)):
+        return all(isinstance(e, ast.Constant) and type(e.value) is int for e in expr.elts)
+    if depth >= 3:
+        return False
+    if isinstance(expr, ast.Name) and expr.id not in model.flow(model.owner(expr)).bindings \
+            or isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+        if isinstance(expr, ast.Name):
+            bound = model.flow(model.module, nested=False).bindings.get(expr.id, [])
+            values = [b.value if b.form in ("assign", "ann") else None for b in bound]
+        else:
+            cls = model.enclosing_class(expr)
+            values = list(model.class_attrs(cls).get(expr.attr, [])) if cls is not None else []
+            if any(not (isinstance(w, ast.Attribute) and model.enclosing_class(w) is cls) for w in model.attribute_writes(expr.attr)):
+                return False
+        key = expr.id if isinstance(expr, ast.Name) else expr.attr
+        written = any(isinstance(n, (ast.Subscript, ast.Attribute)) and (isinstance(n.value, ast.Name) and n.value.id == key
+                      or isinstance(n.value, ast.Attribute) and n.value.attr == key)
+                      and (isinstance(n, ast.Subscript) and not isinstance(n.ctx, ast.Load) or isinstance(n, ast.Attribute))
+                      for n in ast.walk(model.module))
+        return bool(values) and not written and all(isinstance(v, ast.expr) and _int_sequence(model, v, depth + 1) for v in values)
+    return False
 
 
 def _module_function(model: "HazardFacts", name: str) -> Optional[Function]:
