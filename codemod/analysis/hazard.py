@@ -1696,7 +1696,7 @@ def _int_sequence(model: "HazardFacts", expr: ast.expr, depth: int = 0) -> bool:
             or isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
         if isinstance(expr, ast.Name):
             bound = model.flow(model.module, nested=False).bindings.get(expr.id, [])
-            values = [b.value if b.form in ("assign", "ann") else None for b in bound]
+            values: List[object] = [b.value if b.form in ("assign", "ann") else None for b in bound]
         else:
             cls = model.enclosing_class(expr)
             values = list(model.class_attrs(cls).get(expr.attr, [])) if cls is not None else []
