@@ -83,6 +83,17 @@ def test_a_write_behind_a_refused_numpy_is_not_proven():
 
 @pytest.mark.parametrize("source", [DETACHED, FORCED, SKIPPABLE], ids=["detached", "force", "skippable-branch"])
 def test_the_look_alikes_stay_proven_and_raise(source):
+    """(prec56b: as written, ``probs`` then only feeds ``torch.multinomial``, whose int64 samples carry no
+    gradient, so no backward reaches the softmax: the look-alike is the form that hands ``probs`` back.)"""
+    source = _returns_probs(source)
     write = _line(source, "probs[probs < cutoff] = 0")
     assert ("IPF104", write) in proven(source)
-    assert raises_inplace(_returns_probs(source), "run_backward")
+    assert raises_inplace(source, "run_backward")
+
+
+def test_probabilities_only_sampled_are_not_proven():
+    """Without the refused ``.numpy()`` (a detached copy of it), the written ``probs`` only reaches
+    ``torch.multinomial``'s samples and an ``int``: no backward reaches the softmax that saved it (prec56b)."""
+    write = _line(DETACHED, "probs[probs < cutoff] = 0")
+    assert ("IPF104", write) not in proven(DETACHED)
+    assert isinstance(run_program(DETACHED), int)

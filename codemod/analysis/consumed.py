@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, List, NamedTuple, Optional, Set
 
+from codemod import torch_api
 from codemod.analysis.branches import within
 from codemod.analysis.facts import Facts
 from codemod.analysis.syntax import FUNCTIONS, Function, Located
@@ -301,7 +302,13 @@ class Ends(NamedTuple):
 
 
 def written_name(stmt: ast.AST) -> Optional[ast.Name]:
-    """The name whose tensor ``stmt`` writes its value into: ``t[i] = v`` (one target), ``t op= v``, ``t[i] op= v``."""
+    """The name whose tensor ``stmt`` writes its value into: ``t[i] = v`` (one target), ``t op= v``, ``t[i] op= v``,
+    or ``t.scatter_(1, idx, v)`` (a tensor's in-place method as a statement of its own, its result dropped)."""
+    if isinstance(stmt, ast.Expr):
+        call = stmt.value
+        return call.func.value if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+            and call.func.attr in torch_api.INPLACE_METHODS and isinstance(call.func.value, ast.Name) \
+            and not _writes_out(call) else None
     target: Optional[ast.expr] = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else \
         stmt.target if isinstance(stmt, ast.AugAssign) else None
     if isinstance(stmt, ast.Assign) and not isinstance(target, ast.Subscript):
@@ -353,6 +360,8 @@ def dead_result(model: Facts, load: ast.expr, depth: int = 0, sink: Optional[ast
         top: ast.expr = index  # `banned[int(torch.argmax(d))] = True`: only where to write
     elif isinstance(stmt, (ast.Expr, ast.Assign)) or isinstance(stmt, ast.AugAssign) and ends is not None:
         top = stmt.value
+    elif isinstance(stmt, ast.Return) and stmt.value is not None:
+        top = stmt.value  # (handed back, the chain must drop the history first: `return w.detach(), n`)
     elif isinstance(stmt, (ast.If, ast.While)):
         top = stmt.test
     elif returned and isinstance(stmt, ast.Return) and stmt.value is not None:
@@ -393,6 +402,9 @@ def dead_result(model: Facts, load: ast.expr, depth: int = 0, sink: Optional[ast
             else:
                 return False
         elif isinstance(parent, ast.Call) and parent.func is not node and node in parent.args:
+            base = written_name(stmt) if ends is not None and isinstance(stmt, ast.Expr) and stmt.value is parent else None
+            if base is not None:  # `imp.scatter_(1, pos, imp.gather(1, pos) + c)`: into the tensor `imp` holds
+                return ends.written(stmt, base.id) if ends is not None else False
             name = model.torch_name(parent.func) or ""
             if isinstance(parent.func, ast.Name) and name == "" and parent.func.id in _TO_PYTHON \
                     and len(parent.args) == 1 and not parent.keywords:

@@ -94,6 +94,7 @@ _INTEGRAL_METHODS = frozenset({
     "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "isclose", "logical_and",
     "logical_or", "logical_not", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
     "bitwise_not", "randint", "randperm", "bucketize", "searchsorted", "eq_", "ne_",
+    "multinomial",  # (int64 samples: no gradient, the probabilities' history ends there)
 })
 _INTEGRAL_DTYPES = frozenset({
     "long", "int", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool",

@@ -182,6 +182,8 @@ class GradMode:
         function shows: the nearest with-statement of torch's ``inference_mode`` around it, or a decorator of
         its function. Its result is an inference tensor, which PyTorch refuses to modify in place outside
         inference mode ("Inplace update to inference tensor outside InferenceMode")."""
+        if isinstance(node, ast.Call) and _inference_helper(self, node):
+            return True
         if self.local_reason(node) != "no-grad":
             return False
         for anc in self.tree.ancestors(node):
@@ -211,6 +213,11 @@ class GradMode:
         if any(s is child for s in test_node.orelse):
             return self._promises(test_node.test, False, 0)
         return False
+
+    def promises_off(self, test: ast.expr) -> bool:
+        """``test`` holding (``assert not x.requires_grad``) implies grad is off or the tensor tested does not
+        require grad (:meth:`_promises`)."""
+        return self._promises(test, True, 0)
 
     def _promises(self, test: ast.expr, value: bool, depth: int) -> bool:
         """Whether ``test`` evaluating to ``value`` implies grad is off or the tensor tested
@@ -514,6 +521,21 @@ def _records_nothing(grad: GradMode, node: ast.AST) -> bool:
 
 def _inference(grad: GradMode, expr: ast.expr) -> bool:
     return (grad.names.torch_name(expr.func if isinstance(expr, ast.Call) else expr) or "").endswith("inference_mode")
+
+
+def _inference_helper(grad: GradMode, call: ast.Call) -> bool:
+    """``made(x)``: a call of the one module-level function of that name (the module binds the name nothing
+    else), decorated ``@torch.inference_mode()`` (not another flag): what it hands back is made in inference
+    mode, an inference tensor."""
+    if not isinstance(call.func, ast.Name):
+        return False
+    name = call.func.id
+    module = grad.tree.module
+    defs = [s for s in module.body if isinstance(s, FUNCTIONS) and s.name == name]
+    others = [n for n in ast.walk(module) if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+              or isinstance(n, ast.alias) and (n.asname or n.name.split(".")[0]) == name
+              or isinstance(n, (*FUNCTIONS, ast.ClassDef)) and n.name == name and n not in defs]
+    return len(defs) == 1 and not others and any(_inference(grad, d) and _inference_on(d) for d in defs[0].decorator_list)
 
 
 def _inference_on(expr: ast.expr) -> bool:

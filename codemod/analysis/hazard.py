@@ -44,11 +44,12 @@ from codemod.analysis.consumed import (Ends, consumed_before, consumed_then_dead
                                        refused_numpy_before, written_name)
 from codemod.analysis.dataflow import VIEW_ATTRIBUTES, VIEW_METHODS, element_bound, row_of_index_matrix
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
+from codemod.analysis.facts import project_name
 from codemod.analysis.index_saves import IndexSaves
-from codemod.analysis.kinds import Kind
+from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.leaves import creates_leaf
 from codemod.analysis.names import identity_argument
-from codemod.analysis.project import CallFact
+from codemod.analysis.project import CallFact, int_constant
 from codemod.analysis.requires_grad import (SHAPE_METHODS, Constants, RequiresGradFacts, differentiable_operands, makes_fresh,
                                             may_be_frozen)
 from codemod.analysis.saved_for import may_take_a_number, measured_users
@@ -56,7 +57,7 @@ from codemod.analysis.summaries import (
     FUNCTION_VIEWS, Returns, Saved, Summaries, SummaryFacts, flag_set_after, passed_values, set_from_outside,
     switched_on,
 )
-from codemod.analysis.syntax import (FUNCTIONS, Function, Located, Pos, Span, call_args, default_of, is_const, passed_for, spreads,
+from codemod.analysis.syntax import (FUNCTIONS, Function, Located, Owner, Pos, Span, call_args, default_of, is_const, passed_for, spreads,
                                      subscript_base, target_key)
 from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, tensor_only, used_as_container
 from codemod.analysis.views import Views, own_callee, view_chain, view_of_itself
@@ -841,10 +842,14 @@ class Hazards:
 
     # ---------------------------------------------------------------- entry points
     def explain(self, node: Located, target: ast.expr) -> Optional[Hazard]:
-        """Why the in-place write at ``node`` into ``target`` breaks backward, if it does."""
+        """Why the in-place write at ``node`` into ``target`` breaks backward, if it does (possible at most
+        after an ``assert not x.requires_grad``: :func:`asserted_grad_free`)."""
+        return asserted_grad_free(self.model, node, self._explained(node, target))
+
+    def _explained(self, node: Located, target: ast.expr) -> Optional[Hazard]:
         if self.model.intended_reason(node, None) or self._closure_grad_off(node) or dead_arm(node, self.model.ancestors):
             return None  # grad off: nothing is saved; or an arm that never runs (`merge = False` / `if merge:`)
-        if self._feeds_only_out_calls(node) or grad_off_alias(self.model, node, target):
+        if _feeds_only_out_calls(self.model, node) or grad_off_alias(self.model, node, target):
             return None
         base = _base(target)
         if isinstance(target, ast.Subscript) and isinstance(node, ast.AugAssign):
@@ -866,20 +871,6 @@ class Hazards:
                 return None  # `probs = torch.exp(lp).clamp_(0, 1)` only sampled into a mask
             return None if integral else best([_produced(self, node, target, stmt), own])
         return best(itertools.chain(self._key_hazards(key, stmt, target, node, integral), [own]))
-
-    def _feeds_only_out_calls(self, node: Located) -> bool:
-        """``d = x.norm().clamp_min_(eps)`` read only by calls with ``out=`` (which refuse inputs
-        that require grad): no backward ever reads what the write changed."""
-        stmt = self.model.statement_of(node)
-        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-                and node is not stmt):
-            return False
-        name = stmt.targets[0].id
-        flow = self.model.flow(self.model.owner(stmt))
-        after = [n for pos, n in flow.loads.get(name, []) if pos >= self.model.range(stmt)[1]]
-        return bool(after) and all(
-            isinstance(call, ast.Call) and any(k.arg == "out" for k in call.keywords) and n in call.args
-            for n in after for call in [self.model.parent(n)])
 
     def _closure_grad_off(self, node: Located) -> bool:
         """A function defined inside another and only called there (not returned or handed on)
@@ -928,7 +919,7 @@ class Hazards:
             if member != key and _through_data(flow, key, member, start):
                 continue  # `e = w.data`: same storage, but a version counter of its own
             unsure = tensor_indexed_view(self.model, flow, member, {key, *identity}, views, stmt) \
-                if member in views and member not in identity else None
+                or tensor_indexed_view(self.model, flow, key, {member}, views, stmt) if member in views - identity else None
             for found in self._member_hazards(flow, key, member, identity, stmt, target, write, integral, params):
                 found = found if unsure is None else _through_index(self.model, found, unsure)
                 yield found if found is None or member not in entries else _one_entry(found, member, key, entries[member])
@@ -1083,6 +1074,60 @@ class Hazards:
                         return True
                     break
         return False
+
+
+def _feeds_only_out_calls(model: HazardFacts, node: Located) -> bool:
+    """``d = x.norm().clamp_min_(eps)`` read only by calls with ``out=`` (which refuse inputs
+    that require grad): no backward ever reads what the write changed."""
+    stmt = model.statement_of(node)
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and node is not stmt):
+        return False
+    name = stmt.targets[0].id
+    flow = model.flow(model.owner(stmt))
+    after = [n for pos, n in flow.loads.get(name, []) if pos >= model.range(stmt)[1]]
+    return bool(after) and all(
+        isinstance(call, ast.Call) and any(k.arg == "out" for k in call.keywords) and n in call.args
+        for n in after for call in [model.parent(n)])
+
+
+def asserted_grad_free(model: HazardFacts, node: Located, found: Optional[Hazard]) -> Optional[Hazard]:
+    """``found`` is possible at most where an ``assert`` runs before the write on every path through the
+    function, whose test holding implies grad is off or the tensor it tests does not require grad
+    (``assert not a.requires_grad``: :meth:`~codemod.analysis.grad_mode.GradMode.promises_off`), that tensor a
+    name the function never rebinds nor switches, and no ``try`` around the write may catch its failure. Where
+    the assert holds, ``a`` (and what is made of it) carries no grad; but ``python -O`` strips asserts, and
+    then the write raises for an ``a`` that requires grad: not proven, and not left out either."""
+    if found is None or not found.proven:
+        return found
+    owner, below = model.owner(node), cast(ast.AST, model.statement_of(node))
+    for up in model.ancestors(below):
+        if isinstance(up, ast.Try) and up.handlers:
+            return found
+        for block in statement_lists(up):
+            at = next((i for i, s in enumerate(block) if s is below), None)
+            guard = next((s for s in reversed(block[:at]) if isinstance(s, ast.Assert)
+                          and model.grad.promises_off(s.test) and _unswitched(model, owner, s.test)), None) \
+                if at is not None else None
+            if guard is not None:
+                return _possible(f"{found.reason}, unless `{model.code(guard.test).strip()}` holds: the assert refuses "
+                                 "a tensor that requires grad (but `python -O` strips asserts)")
+        if up is owner:
+            return found
+        below = up
+    return found
+
+
+def _unswitched(model: HazardFacts, owner: Owner, test: ast.expr) -> bool:
+    """Every ``x.requires_grad`` that ``test`` asks is of a name ``owner`` never rebinds nor switches."""
+    names = {n.value.id for n in ast.walk(test) if isinstance(n, ast.Attribute) and n.attr == "requires_grad"
+             and isinstance(n.value, ast.Name)}
+    asked = [n for n in ast.walk(test) if isinstance(n, ast.Attribute) and n.attr == "requires_grad"]
+    return len(names) == len(asked) and not any(
+        isinstance(n, ast.Name) and n.id in names and not isinstance(n.ctx, ast.Load)
+        or isinstance(n, ast.Attribute) and n.attr in ("requires_grad_", "requires_grad", "detach_")
+        and isinstance(n.value, ast.Name) and n.value.id in names and (n.attr != "requires_grad" or not isinstance(n.ctx, ast.Load))
+        for n in model.walk(owner))
 
 
 def _through_data(flow: Flow, key: str, member: str, at: Pos) -> bool:
@@ -1525,10 +1570,8 @@ def unsure_view(consumers: "Consumers", node: ast.expr, found: Optional[Hazard])
     while node is not top:
         parent = model.parent(node)
         if isinstance(parent, ast.Subscript) and parent.value is node:
-            pieces = [_uninverted(p) for p in (parent.slice.elts if isinstance(parent.slice, ast.Tuple) else [parent.slice])]
-            if any(_index_tensor_piece(model, p) and not _zero_dim_index(model, p) for p in pieces):
-                return _possible(f"{found.reason}, if the index `{model.code(parent.slice).strip()}` makes a view "
-                                 "(only a 0-d integer tensor does; any other tensor index copies)")
+            if _copying_index(model, parent):
+                return _through_index(model, found, parent.slice)
         if parent is None:
             break
         node = cast(ast.expr, parent)
@@ -1539,7 +1582,7 @@ def _through_index(model: "HazardFacts", found: Optional[Hazard], index: ast.exp
     if found is None or not found.proven:
         return found
     return _possible(f"{found.reason}, if the index `{model.code(index).strip()}` makes a view "
-                     "(only a 0-d integer tensor does; any other tensor index copies)")
+                     "(ints, slices, `None` and `...` do, and a 0-d integer tensor; any other tensor index copies)")
 
 
 # Methods whose result has at least as many dims as their receiver (a 1-d index stays one)
@@ -1562,22 +1605,152 @@ def _dims_kept(value: ast.expr) -> ast.expr:
 
 
 def _copying_index(model: "HazardFacts", sub: ast.Subscript) -> bool:
-    """A piece of ``sub``'s index is a tensor not shown 0-d (``src``, ``src.to(device)``,
-    ``torch.nonzero(m).squeeze(1)``): a copy unless it is a 0-d integer tensor, which only
-    ``scores.argmax()`` (:func:`_zero_dim_index`) or ``torch.tensor(0)`` is shown to be. A piece
-    of unknown kind (an int or a tensor) is left a view, as :func:`unsure_view` leaves it."""
+    """``sub`` may copy: a piece of its index is not known to be basic (:func:`_known_basic`: an int, a
+    slice, ``None``, ``...``), nor a 0-d integer tensor, which only ``scores.argmax()``
+    (:func:`_zero_dim_index`) or ``torch.tensor(0)`` is shown to be. A tensor (``src``,
+    ``torch.nonzero(m).squeeze(1)``) copies; a piece of unknown kind (``self.indices``, a parameter) may
+    be either, and unknown is not yes: what is proven through the view is possible at most."""
     pieces = [_uninverted(p) for p in (sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice])]
-    return any(_index_tensor_piece(model, p) and not _zero_dim_index(model, p) for p in pieces)
+    return any(not _known_basic(model, p) and not _zero_dim_index(model, p) for p in pieces)
 
 
-def _index_tensor_piece(model: "HazardFacts", piece: ast.expr) -> bool:
-    if is_tensor(piece, model):
+_SIZES = frozenset({"size", "dim", "ndimension", "numel", "nelement", "item"})  # (a tensor's: Python numbers)
+
+
+def _known_basic(model: "HazardFacts", piece: ast.expr, depth: int = 0) -> bool:
+    """``piece`` is known to index basically (a view): a slice, an int, ``None``, ``...``, a tuple of them,
+    ``slice(...)``, a Python number (``model.kind``: ``n``, ``len(x) - 1``, ``x.shape[0]``, a ``range``'s
+    turn), ``t.size(0)`` of a tensor; a name bound only to such (``k = 1``), a parameter annotated ``slice``,
+    or ``self.<attr>`` that only its own class sets, and only to such. (An ``int`` annotation is
+    ``model.kind``'s.)"""
+    if isinstance(piece, ast.Slice):
         return True
-    while isinstance(piece, ast.Call) and isinstance(piece.func, ast.Attribute) and model.torch_name(piece.func) is None:
-        if piece.func.attr in _INDEX_ATTRIBUTES and piece.func.attr not in ("nonzero", "argsort"):
-            return False  # `.item()`, `.tolist()`, `.size(0)`: a number, a list or a size
-        piece = piece.func.value  # `torch.nonzero(m).squeeze(1)`, `.to(device)`, `.long()`: still an index tensor
-    return _index_tensor(model, piece)
+    if isinstance(piece, ast.Constant):
+        return piece.value is None or piece.value is Ellipsis or type(piece.value) is int
+    if isinstance(piece, ast.Tuple):
+        return all(_known_basic(model, e, depth) for e in piece.elts)
+    if _known_int(model, piece):
+        return True
+    if isinstance(piece, ast.Call) and isinstance(piece.func, ast.Name) and piece.func.id == "slice" \
+            or isinstance(piece, ast.Name) and piece.id == "Ellipsis":
+        return not _rebinds(model, "slice" if isinstance(piece, ast.Call) else "Ellipsis")
+    if depth >= 3:
+        return False
+    if isinstance(piece, (ast.Name, ast.Attribute)) and model.project is not None:
+        name = project_name(model, piece)
+        if name is not None and int_constant(model.project, name):
+            return True  # `x[rows.R]`, `R: Final[int] = 0` in another module of the run
+    if isinstance(piece, ast.Call) and isinstance(piece.func, ast.Name) and not piece.keywords:
+        helper = _module_function(model, piece.func.id)  # `clipped = rows_of(x)`, each return `slice(0, 2)`
+        returns = [r.value for r in model.walk(helper) if isinstance(r, ast.Return) and model.owner(r) is helper] \
+            if helper is not None else []
+        return bool(returns) and all(r is not None and _known_basic(model, r, depth + 1) for r in returns)
+    if isinstance(piece, ast.Name):
+        owner = model.owner(piece)
+        reaching = model.reaching(model.flow(owner), piece.id, model.statement_of(piece))
+        return bool(reaching) and all(
+            b.form == "assign" and b.value is not None and _known_basic(model, b.value, depth + 1)
+            or b.form == "param" and _annotated_slice(owner, piece.id) for b in reaching)
+    if isinstance(piece, ast.Attribute) and isinstance(piece.value, ast.Name) and piece.value.id == "self":
+        cls = model.enclosing_class(piece)
+        values = list(model.class_attrs(cls).get(piece.attr, [])) if cls is not None else []
+        related = _related_classes(model, cls) if cls is not None else set()
+        return bool(values) and all(isinstance(v, ast.expr) and _known_basic(model, v, depth + 1) for v in values) \
+            and all(isinstance(w, ast.Attribute) and isinstance(w.value, ast.Name) and w.value.id == "self"
+                    and (model.enclosing_class(w) is cls or model.enclosing_class(w) not in related)
+                    for w in model.attribute_writes(piece.attr))  # (another class's `self.x`: its own instances)
+    return False
+
+
+_INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
+
+
+def _known_int(model: "HazardFacts", expr: ast.expr) -> bool:
+    """A Python int (or a number, which as an index raises before anything): ``model.kind`` says a
+    scalar (``n``, ``len(x) - 1``, ``x.shape[0]``, a ``range``'s turn, an ``int`` annotation), ``t.size(0)``,
+    ``t.dim()``, ``t.item()`` of what is not known to be something other than a tensor, or ``+ - * // %``
+    of such."""
+    if isinstance(expr, ast.Constant):
+        return type(expr.value) is int
+    if model.kind(expr) is Kind.SCALAR:
+        return True
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, _INT_OPS):
+        return _known_int(model, expr.left) and _known_int(model, expr.right)
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        return _known_int(model, expr.operand)
+    if isinstance(expr, ast.Subscript) and not isinstance(expr.slice, ast.Slice):
+        return _known_int(model, expr.slice) and _int_sequence(model, expr.value)  # `self.parent[i - 1]`
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _SIZES \
+        and model.torch_name(expr.func) is None and model.kind(expr.func.value) in (*TENSORISH, Kind.UNKNOWN)
+
+
+def _int_sequence(model: "HazardFacts", expr: ast.expr, depth: int = 0) -> bool:
+    """``expr`` is a list or tuple of int literals, or a name of the module's top level (read, not bound, where
+    it is read) or ``self.<attr>`` that only its own class sets, bound only to one, and whose list nothing
+    writes (no item store, no method called on it)."""
+    if isinstance(expr, (ast.List, ast.Tuple)):
+        return all(isinstance(e, ast.Constant) and type(e.value) is int for e in expr.elts)
+    if depth >= 3:
+        return False
+    if isinstance(expr, ast.Name) and expr.id not in model.flow(model.owner(expr)).bindings \
+            or isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+        if isinstance(expr, ast.Name):
+            bound = model.flow(model.module, nested=False).bindings.get(expr.id, [])
+            values: List[object] = [b.value if b.form in ("assign", "ann") else None for b in bound]
+        else:
+            cls = model.enclosing_class(expr)
+            values = list(model.class_attrs(cls).get(expr.attr, [])) if cls is not None else []
+            if any(not (isinstance(w, ast.Attribute) and model.enclosing_class(w) is cls) for w in model.attribute_writes(expr.attr)):
+                return False
+        key = expr.id if isinstance(expr, ast.Name) else expr.attr
+        written = any(isinstance(n, (ast.Subscript, ast.Attribute)) and (isinstance(n.value, ast.Name) and n.value.id == key
+                      or isinstance(n.value, ast.Attribute) and n.value.attr == key)
+                      and (isinstance(n, ast.Subscript) and not isinstance(n.ctx, ast.Load) or isinstance(n, ast.Attribute))
+                      for n in ast.walk(model.module))
+        return bool(values) and not written and all(isinstance(v, ast.expr) and _int_sequence(model, v, depth + 1) for v in values)
+    return False
+
+
+def _module_function(model: "HazardFacts", name: str) -> Optional[Function]:
+    """The one function the module's top level defines as ``name``, which it binds no other way."""
+    defs = [s for s in model.module.body if isinstance(s, FUNCTIONS) and s.name == name]
+    return defs[0] if len(defs) == 1 and not any(
+        isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+        or isinstance(n, ast.alias) and (n.asname or n.name.split(".")[0]) == name
+        or isinstance(n, (*FUNCTIONS, ast.ClassDef)) and n.name == name and n is not defs[0]
+        for n in ast.walk(model.module)) else None
+
+
+def _rebinds(model: "HazardFacts", name: str) -> bool:
+    """The module binds the builtin ``name`` (``slice``, ``Ellipsis``) to something else somewhere."""
+    return any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+               or isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name
+               or isinstance(n, ast.alias) and (n.asname or n.name) == name
+               or isinstance(n, ast.arg) and n.arg == name for n in ast.walk(model.module))
+
+
+def _related_classes(model: "HazardFacts", cls: ast.ClassDef) -> Set[ast.ClassDef]:
+    """``cls`` and the classes of the module it inherits from or that inherit from it (by name, through
+    any number of steps): a ``self.<attr>`` they set may be one of ``cls``'s instances'. (A subclass in
+    another file is not seen, as the class's own values are taken as all it is given elsewhere.)"""
+    classes = [n for n in ast.walk(model.module) if isinstance(n, ast.ClassDef)]
+    bases = {c: {b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "?" for b in c.bases}
+             for c in classes}
+    related, grew = {cls}, True
+    while grew:
+        grew = False
+        for c in classes:
+            if c not in related and (bases[c] & {r.name for r in related} or c.name in set().union(*(bases[r] for r in related))):
+                related.add(c)
+                grew = True
+    return related
+
+
+def _annotated_slice(owner: ast.AST, name: str) -> bool:
+    args = owner.args if isinstance(owner, FUNCTIONS) else None
+    return args is not None and any(
+        a.arg == name and isinstance(a.annotation, ast.Name) and a.annotation.id == "slice"
+        for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
 
 
 def tensor_indexed_view(model: "HazardFacts", flow: Flow, member: str, whole: Set[str], views: Set[str],

@@ -79,9 +79,10 @@ def collect(model: SemanticModel, module: str, project_modules: FrozenSet[str],
     # a name of the run's modules, or one of them itself (``import keys as k``: a top-level
     # module, which ``in_project`` (a name inside a module) leaves out)
     exports = {k: v for k, v in resolver.imports.items() if resolver.in_project(v) or v in resolver.project}
-    strings, names = _module_strings(model)
+    strings, names, ints = _module_strings(model)
     facts = ModuleFacts(module, functions, found, exports, libraries, argued=arguments,
-                        classes=_classes(model, resolver), strings=strings, names=names, stars=_stars(model, resolver))
+                        classes=_classes(model, resolver), strings=strings, names=names, stars=_stars(model, resolver),
+                        ints=ints)
     if later:
         facts.later = functools.partial(worked_out_later, model.source, module)
     else:
@@ -200,19 +201,26 @@ def _classes(model: SemanticModel, resolver: "_Resolver") -> List[ClassFact]:
     return found
 
 
-def _module_strings(model: SemanticModel) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
-    """``ModuleFacts.strings`` and ``names``: the names the module's top level binds only to
-    string literals, and the others it binds (a ``global`` name of a function among them)."""
+def _module_strings(model: SemanticModel) -> Tuple[Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]]:
+    """``ModuleFacts.strings``, ``names`` and ``ints``: the names the module's top level binds only to
+    string literals, the others it binds (a ``global`` name of a function among them), and of those the
+    ones it binds only to int literals or to other such names (``R: Final[int] = position``)."""
     declared = _declared_in_functions(model) if "global" in model.source.text else set()
     strings, names = [], []
-    for name, bindings in sorted(model.flow(model.module, nested=False).bindings.items()):
+    bound = sorted(model.flow(model.module, nested=False).bindings.items())
+    for name, bindings in bound:
         if name not in declared and bindings and all(
                 b.form in ("assign", "ann") and isinstance(b.value, ast.Constant) and isinstance(b.value.value, str)
                 for b in bindings):
             strings.append(name)
         else:
             names.append(name)
-    return tuple(strings), tuple(names + sorted(declared - set(names)))
+    ints: Set[str] = set()
+    for _ in range(4):  # (a name of a name of an int...: a few steps)
+        ints |= {name for name, bindings in bound if name not in declared and bindings and all(
+            b.form in ("assign", "ann") and (isinstance(b.value, ast.Constant) and type(b.value.value) is int
+                                             or isinstance(b.value, ast.Name) and b.value.id in ints) for b in bindings)}
+    return tuple(strings), tuple(names + sorted(declared - set(names))), tuple(sorted(ints))
 
 
 def _declared_in_functions(model: SemanticModel) -> Set[str]:

@@ -184,6 +184,9 @@ class ModuleFacts:
     strings: Tuple[str, ...] = ()
     names: Tuple[str, ...] = ()
     stars: Tuple[str, ...] = ()
+    # the names its top level binds to int literals only (``R: Final[int] = 0``; among ``names`` too): an
+    # index ``rows.R`` of another file is an int, a basic index (``hazard._known_basic``)
+    ints: Tuple[str, ...] = ()
     # what works out ``other_dtype``, ``hooks`` and the functions' ``constant_returns`` when
     # first asked (``indexing.collect(..., later=True)``: ``indexing.worked_out_later``); None:
     # they are known. Read them through :meth:`resolved` (:meth:`returns_constant`).
@@ -654,6 +657,14 @@ def string_constant(index: "ProjectIndex", qualname: str, depth: int = 0) -> boo
     return False
 
 
+def int_constant(index: "ProjectIndex", qualname: str) -> bool:
+    """``qualname`` (``pkg.rows.R``, re-exports followed) is a name a module of the run binds to int literals
+    only, at its top level."""
+    module, _, short = index.canonical(qualname).rpartition(".")
+    facts = index.modules.get(module)
+    return facts is not None and short in facts.ints
+
+
 def _binds(index: "ProjectIndex", module: str, short: str, depth: int) -> bool:
     facts = index.modules.get(module)
     if facts is None or depth > 8:
@@ -859,7 +870,7 @@ def _reached_facts(index: ProjectIndex, facts: ModuleFacts) -> List[object]:
         todo.extend(other.stars)
         todo.extend(m for c in other.classes for b in c.bases for m in [index._module_of(b)] if m is not None)
         todo.extend(m for m in (index._module_of(index.canonical(t)) for t in other.exports.values()) if m is not None)
-    return [(m, index.modules[m].strings, index.modules[m].names, index.modules[m].stars,
+    return [(m, index.modules[m].strings, index.modules[m].names, index.modules[m].stars, index.modules[m].ints,
              [(c.qualname, c.bases, c.assigned) for c in index.modules[m].classes],
              sorted((f.qualname, f.constant_returns) for f in index.modules[m].resolved().functions
                     if f.constant_returns))

@@ -58,6 +58,8 @@ class GradFacts(Protocol):
 
     def local_reason(self, node: ast.AST) -> Optional[str]: ...
 
+    def promises_off(self, test: ast.expr) -> bool: ...
+
 
 class RequiresGradFacts(KindFacts, Protocol):
     """What this part asks of the model beyond a value's kind: the calls of a function in the

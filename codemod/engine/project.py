@@ -32,7 +32,7 @@ from codemod.engine.fileio import read_source
 from codemod.engine.libraries import Libraries
 from codemod.engine.summary_json import summary_from_json, summary_to_json
 
-_VERSION = b"project-facts-19"  # JSON entries (3: summaries, kept apart; 4: library callees; 5: other dtype;
+_VERSION = b"project-facts-20"  # JSON entries (3: summaries, kept apart; 4: library callees; 5: other dtype;
 # 6: what calls pass, kept apart; 7: grad-off decorators; 8: `A, B = mod.A, mod.B` aliases;
 # 9: summaries say whether a class owns parameters and whether the callee keeps its result;
 # 10: what calls pass says which arguments are tensors; 11: and which autograd saved before the call;
@@ -44,7 +44,8 @@ _VERSION = b"project-facts-19"  # JSON entries (3: summaries, kept apart; 4: lib
 # that is no literal names, where its file can say: `project.HANDED`; 17: functions say whether they return
 # constants when handed constants, modules their classes' bases, string constants, names and `*` imports;
 # 18: modules of the run imported whole at the top level (`import keys as k`) are among the exports;
-# 19: functions say which of their returns are fresh (computed with grad off, from nothing handed in))
+# 19: functions say which of their returns are fresh (computed with grad off, from nothing handed in);
+# 20: modules their int constants)
 
 
 Mapper = Callable[[Callable[[str], Optional[ModuleFacts]], List[str]], List[Optional[ModuleFacts]]]
@@ -318,7 +319,7 @@ def facts_to_json(facts: ModuleFacts) -> dict:
                        _needs_json(f.off_as_factory), _needs_json(f.constant_returns), _needs_json(f.fresh_returns)]
                       for f in facts.functions],
         "classes": [[c.qualname, list(c.bases), list(c.assigned)] for c in facts.classes],
-        "strings": list(facts.strings), "names": list(facts.names), "stars": list(facts.stars),
+        "strings": list(facts.strings), "names": list(facts.names), "stars": list(facts.stars), "ints": list(facts.ints),
         "calls": [[c.callee, c.caller, c.grad_off, c.called, c.result_ignored, c.bound,
                    [list(v) for v in c.args_values]] for c in facts.calls],
     }
@@ -377,7 +378,7 @@ def facts_from_json(raw: dict, key: str) -> ModuleFacts:
         None if raw["other_dtype"] is None else text(raw["other_dtype"]),
         argued=False, key=key, hooks=None if raw["hooks"] is None else text(raw["hooks"]),
         classes=[ClassFact(text(q), texts(bases), texts(assigned)) for q, bases, assigned in raw["classes"]],
-        strings=texts(raw["strings"]), names=texts(raw["names"]), stars=texts(raw["stars"]),
+        strings=texts(raw["strings"]), names=texts(raw["names"]), stars=texts(raw["stars"]), ints=texts(raw["ints"]),
     )
 
 
