@@ -48,6 +48,7 @@ from codemod.analysis.index_saves import IndexSaves
 from codemod.analysis.kinds import Kind
 from codemod.analysis.leaves import creates_leaf
 from codemod.analysis.names import identity_argument
+from codemod.analysis.padding import PAD, pad_saves
 from codemod.analysis.project import CallFact
 from codemod.analysis.requires_grad import (SHAPE_METHODS, Constants, RequiresGradFacts, differentiable_operands, makes_fresh,
                                             may_be_frozen)
@@ -2696,6 +2697,8 @@ class OpSaves(_HazardsPart):
             return Op(self.model.code(func).strip(), ())  # hands its argument back: no graph of its own
         if name is not None:
             short = name.rsplit(".", 1)[-1]
+            if name == PAD and pad_saves(self.model, expr):
+                return Op(name, ("input0",))  # `F.pad(x, p, mode="reflect")` keeps x (padding.py)
             if short in ("max", "min") and self._of_two_tensors(expr, None):
                 return Op(name, saves(f"{short}imum"))  # torch.max(a, b): torch.maximum, saves both
             if short in ("max", "min") and (len(expr.args) > 1 or any(k.arg == "dim" for k in expr.keywords)):
