@@ -1,4 +1,14 @@
-"""What ``F.pad`` saves hangs on its mode (measured with torch 2.13 on 1-, 2- and 3-d padding,
+"""What torch ops keep for backward where the generator's probes (``OP_SAVES_MEASURED``, run on
+one form of each op with dense float inputs) do not reach: checked against torch by
+tests/test_recall56_pad_modes.py and tests/test_recall56_sparse_constructors.py.
+
+**Sparse constructors.** ``torch.sparse_coo_tensor(indices, values, size)`` and the compressed ones
+(``sparse_csr_tensor``, ``csc``, ``bsr``, ``bsc``, ``sparse_compressed_tensor``) keep their result
+for backward (the values' gradient is masked by it), so a write into the sparse tensor
+afterwards trips backward: PyTorch3D's ``cot_laplacian`` building ``L`` and then ``L += L.t()``
+(set17/1101). They were ops the analysis could not see into.
+
+**Padding.** What ``F.pad`` saves hangs on its mode (measured with torch 2.13 on 1-, 2- and 3-d padding,
 tests/test_recall56_pad_modes.py): ``reflect`` and ``replicate`` keep the input for backward
 (the reflection / replication pad's backward reads it), ``constant`` (the default) and
 ``circular`` keep nothing of it. The op data (``OP_SAVES_MEASURED["pad"]``) was measured in the
@@ -15,14 +25,32 @@ used for nothing but those calls, as hazard's ``_passed_function`` reads a calla
 from __future__ import annotations
 
 import ast
-from typing import Optional, Set
+from typing import Optional, Set, Tuple
 
 from codemod.analysis.facts import Facts
 from codemod.analysis.syntax import FUNCTIONS, default_of, passed_for, spreads
 
+SPARSE_CONSTRUCTORS = frozenset({"torch.sparse_coo_tensor", "torch.sparse_csr_tensor", "torch.sparse_csc_tensor",
+                                 "torch.sparse_bsr_tensor", "torch.sparse_bsc_tensor", "torch.sparse_compressed_tensor"})
 SAVING_MODES = frozenset({"reflect", "replicate"})  # the input is kept for backward
 PLAIN_MODES = frozenset({"constant", "circular"})  # nothing of the input is kept
 PAD = "torch.nn.functional.pad"
+
+
+def form_saves(model: Facts, call: ast.Call, name: str) -> Optional[Tuple[str, ...]]:
+    """What the torch op ``name`` called as ``call`` keeps, where this module knows more than the
+    op data (a sparse constructor, a pad in a mode that keeps its input); None elsewhere."""
+    if name in SPARSE_CONSTRUCTORS:
+        return ("output",)
+    if name == PAD and pad_saves(model, call):
+        return ("input0",)
+    return None
+
+
+def sparse_made(reason: str) -> bool:
+    """A hazard's reason names a sparse constructor's result: what it says holds of that tensor
+    only (``D = L.to_dense()`` may alias a dense ``L``, never a sparse one: the alias is not followed)."""
+    return any(f"{name}`" in reason or f"{name} (line" in reason for name in SPARSE_CONSTRUCTORS)
 
 
 def pad_saves(model: Facts, call: ast.Call) -> Optional[bool]:
