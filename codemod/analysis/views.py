@@ -1903,7 +1903,7 @@ class InputFlow(_ViewsPart):
             return False  # `self._load_noise(lengths, n)`: the file's own callee returns no such value
         if imported_fresh(self.views, call, element):
             return False  # `emb = get_embedding(model, x)` of another file, run under `torch.no_grad()` there
-        if self._held_callable(func) and not _handed_torch_modules(self, func):
+        if _held_callable(self, func) and not _handed_torch_modules(self, func):
             return self._gap()  # `self.noise_funct(w)`: whatever the object was handed (torch.randn_like?): unknown
         # a call the analysis cannot see into (a helper, `self.w_func(g)`): what it is handed first
         first = call.args[0] if call.args and not isinstance(call.args[0], ast.Starred) else None
@@ -1959,20 +1959,6 @@ class InputFlow(_ViewsPart):
         classes = [trained.module_class(v.func.id) if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) else None
                    for v in values]
         return bool(classes) and all(c is not None and not trained.parametric_class(c, set()) for c in classes)
-
-    def _held_callable(self, func: ast.expr) -> bool:
-        """``self.fn`` where the class defines no method ``fn`` and assigns it only callables it
-        does not build (an ``__init__`` parameter, a function reference, a lambda): what calling
-        it returns is unknown (a fresh sample as much as its argument's function), so it is no
-        evidence of grad. A method, or a module built in the class (``self.fc = nn.Linear(..)``),
-        stays followed."""
-        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
-            return False
-        cls = self.tree.enclosing_class(func)
-        if cls is None or any(isinstance(s, FUNCTIONS) and s.name == func.attr for s in cls.body):
-            return False
-        values = self.classes.class_attrs(cls).get(func.attr, [])
-        return bool(values) and all(isinstance(v, (ast.Name, ast.Attribute, ast.Lambda)) for v in values)
 
     def _name(self, name: ast.Name, at: Located, seen: Set[int]) -> bool:
         if self.kinds.kind(name) in (Kind.SCALAR, Kind.OTHER, Kind.MODULE):
@@ -2104,6 +2090,21 @@ class InputFlow(_ViewsPart):
         # every call in the file passes what requires no grad (constants, fresh tensors): an input
         # only where a call in the run's other files passes what requires grad
         return "yes" in requirement._passed_elsewhere(func, key, position)
+
+
+def _held_callable(inputs: InputFlow, func: ast.expr) -> bool:
+    """``self.fn`` where the class defines no method ``fn`` and assigns it only callables it
+    does not build (an ``__init__`` parameter, a function reference, a lambda): what calling
+    it returns is unknown (a fresh sample as much as its argument's function), so it is no
+    evidence of grad. A method, or a module built in the class (``self.fc = nn.Linear(..)``),
+    stays followed."""
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+        return False
+    cls = inputs.tree.enclosing_class(func)
+    if cls is None or any(isinstance(s, FUNCTIONS) and s.name == func.attr for s in cls.body):
+        return False
+    values = inputs.classes.class_attrs(cls).get(func.attr, [])
+    return bool(values) and all(isinstance(v, (ast.Name, ast.Attribute, ast.Lambda)) for v in values)
 
 
 def _handed_torch_modules(inputs: InputFlow, func: ast.expr) -> bool:
