@@ -49,6 +49,7 @@ from codemod.analysis.index_saves import IndexSaves
 from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.leaves import creates_leaf
 from codemod.analysis.names import identity_argument
+from codemod.analysis.op_forms import form_saves, sparse_made
 from codemod.analysis.project import CallFact, int_constant
 from codemod.analysis.requires_grad import (SHAPE_METHODS, Constants, RequiresGradFacts, differentiable_operands, makes_fresh,
                                             may_be_frozen)
@@ -784,6 +785,26 @@ def rebound_parameter(model: HazardFacts, key: str, stmt: Located) -> bool:
     return False
 
 
+def _through_inplace(hazards: Hazards, flow: Flow, key: str, bindings: List[Binding]) -> List[Binding]:
+    """``probs = probs.clamp_(min=eps)`` (or ``out = out if self.bn is None else self.bn(out)``,
+    on one path) hands back the tensor itself: the bindings that reached that statement still
+    say what the tensor is (``probs = torch.sigmoid(h)``, saved)."""
+    found: List[Binding] = []
+    todo: List[Binding] = list(bindings)
+    seen: Set[int] = set()
+    while todo and len(seen) < 8:
+        b = todo.pop(0)
+        if id(b) in seen:
+            continue
+        seen.add(id(b))
+        found.append(b)
+        value = b.value
+        if b.form == "assign" and _hands_back(hazards.model, value, key) \
+                or _rebound_to_a_view(hazards.model, b, key):
+            todo.extend(hazards._reaching(flow, key, b.stmt, hazards.model.range(b.stmt)[0]))
+    return found
+
+
 class Hazards:
     """Explains, for an in-place op, which save it would break (or returns None)."""
 
@@ -941,7 +962,7 @@ class Hazards:
         ``member`` where it is a parameter)."""
         start, end = self.model.range(stmt)
         bindings = self._reaching(flow, member, stmt, start)
-        for binding in self._through_inplace(flow, member, bindings):
+        for binding in _through_inplace(self, flow, member, bindings):
             if binding.form != "param" and _dead_on_none(self.model, binding, member, write):
                 continue  # `if mask is not None: alphas = alphas * mask` / `mask.squeeze()`: relu's output never met
             if binding.form == "param":
@@ -956,8 +977,9 @@ class Hazards:
                 if found is not None and found.proven and not found.reason.endswith(LEAF_HANDED) \
                         and self.producers._never_backpropagated(flow, member, target, made=binding):
                     continue  # `block_scores = s.amax(-1)` only for topk indices: backward never reads it (a leaf: refused anyway)
-                if found is not None and found.proven and self.producers._only_without_grad(binding, stmt, member):
-                    continue
+                if found is not None and found.proven and self.producers._only_without_grad(binding, stmt, member) \
+                        or found is not None and member not in (key, *identity) and sparse_made(found.reason):
+                    continue  # (`D = L.to_dense()` of a sparse `L`: a dense copy, not `L`)
                 if found is not None and found.proven and refused_with_grad(self, binding.value, write):
                     continue  # `probs = softmax(x)`, `...cumsum(probs).numpy()`, `probs[m] = 0`
                 yield from_a_later_turn(self.model, found, (binding.start, binding.end), stmt)
@@ -967,25 +989,6 @@ class Hazards:
         since = max((b.end for b in bindings), default=(0, 0))
         rebound_in = [b.start for b in bindings]
         yield from self.consumers._use_hazards(flow, member, since, (start, end), target, rebound_in, write, integral)
-
-    def _through_inplace(self, flow: Flow, key: str, bindings: List[Binding]) -> List[Binding]:
-        """``probs = probs.clamp_(min=eps)`` (or ``out = out if self.bn is None else self.bn(out)``,
-        on one path) hands back the tensor itself: the bindings that reached that statement still
-        say what the tensor is (``probs = torch.sigmoid(h)``, saved)."""
-        found: List[Binding] = []
-        todo: List[Binding] = list(bindings)
-        seen: Set[int] = set()
-        while todo and len(seen) < 8:
-            b = todo.pop(0)
-            if id(b) in seen:
-                continue
-            seen.add(id(b))
-            found.append(b)
-            value = b.value
-            if b.form == "assign" and _hands_back(self.model, value, key) \
-                    or _rebound_to_a_view(self.model, b, key):
-                todo.extend(self._reaching(flow, key, b.stmt, self.model.range(b.stmt)[0]))
-        return found
 
     def _from_callers(self, func: Function, param: str, grad_free: bool = False, leaf: bool = True) -> Iterator[Optional[Hazard]]:
         """The write modifies the caller's tensor: at a call of ``func`` (other files': ``elsewhere``), was the
@@ -2912,8 +2915,8 @@ class OpSaves(_HazardsPart):
             nn_class = name.startswith("torch.nn.") and name[len("torch.nn."):][:1].isupper()
             if nn_class and short not in _NOT_MODULES:
                 return Op(name, ())  # `nn.Linear(n, width)` builds a module: its sizes are no inputs
-            if saves(name) != UNSEEN:
-                return Op(name, saves(name))
+            if (known := form_saves(self.model, expr, name) or saves(name)) != UNSEEN:  # (op_forms: F.pad's modes...)
+                return Op(name, known)
             if short == "as_tensor" or self.model.is_factory(expr) or short in _PYTHON_VALUED and name == f"torch.{short}":
                 return Op(name, ())  # a fresh tensor (as_tensor: data coming in, as before), or a Python value
             short = short[:-1] if short.endswith("_") else short

@@ -36,7 +36,8 @@ from __future__ import annotations
 
 import ast
 import weakref
-from typing import Iterable, NamedTuple, Optional, Tuple, cast
+from functools import partial
+from typing import Iterable, List, NamedTuple, Optional, Tuple, cast
 
 from codemod import torch_api
 from codemod.analysis import arguments, dtype, kept
@@ -53,11 +54,16 @@ from codemod.analysis.names import Names, UsedNames
 from codemod.analysis.project import ProjectIndex
 from codemod.analysis.source import Source
 from codemod.analysis.start_values import StartValues
-from codemod.analysis.summaries import SHARES_INPUT, Returns, Summaries
+from codemod.analysis.summaries import SHARES_INPUT, Returns, Summaries, handed_values
 from codemod.analysis.syntax import FUNCTIONS, Located, target_key
 from codemod.analysis.tensor_kind import TensorKinds
 from codemod.analysis.tree import Tree
 from codemod.analysis.views import Views
+
+
+def _handed(model: "SemanticModel", func: ast.expr) -> Optional[List[ast.expr]]:
+    """What every construction hands ``self.fn`` (``summaries.handed_values``), for the views' input flow."""
+    return handed_values(model.summaries.targets, func)
 
 
 # Builtins whose result is never one of their arguments (``max(a, b)`` is, so it is not here).
@@ -108,6 +114,7 @@ class SemanticModel:
         self.leaves = Leaves(tree, binder, flow, kinds, calls, self.grad)
         self.start_values = StartValues(tree, binder, names.torch_name)
         self.views = Views(tree, binder, names, classes, flow, kinds, self.grad)
+        self.views.inputs.handed = partial(_handed, weakref.proxy(self))  # (weakly: the model owns its views)
         self._hazards: Optional[Hazards] = None
         self._summaries: Optional[Summaries] = None
         # The questions rules and the hazard analysis ask most, bound once.

@@ -32,6 +32,7 @@ from codemod.analysis.branches import exclusive_until, within
 from codemod.analysis.classes import Calls as CallTable, Classes
 from codemod.analysis.grad_mode import GradMode
 from codemod.analysis.holders import read_after
+from codemod.analysis.injected import Foreign
 from codemod.analysis.kinds import PARAMETER_CLASSES as _PARAMETER, TENSORISH, Kind
 from codemod.analysis.names import Names
 from codemod.analysis.project import SummaryFact
@@ -1833,6 +1834,7 @@ class InputFlow(_ViewsPart):
         self._fresh: Dict[Tuple[int, Optional[int]], Tuple[bool, int]] = {}  # (callee, item): fresh?, gaps met
         self._gaps, self._probing = 0, 0  # what the search could not see; own returns being read
         self._unsure_params: Set[Tuple[int, str]] = set()  # no input only by policy (a closure, `out=`)
+        self.handed: Optional[Callable[[ast.expr], Optional[List[ast.expr]]]] = None  # the model's summaries.handed_values
 
     def derived(self, expr: ast.expr, at: Located) -> bool:
         """``expr`` (evaluated at ``at``) is computed from a tensor argument of its function."""
@@ -1901,7 +1903,7 @@ class InputFlow(_ViewsPart):
             return False  # `self._load_noise(lengths, n)`: the file's own callee returns no such value
         if imported_fresh(self.views, call, element):
             return False  # `emb = get_embedding(model, x)` of another file, run under `torch.no_grad()` there
-        if self._held_callable(func):
+        if _held_callable(self, func) and not _handed_torch_modules(self, func):
             return self._gap()  # `self.noise_funct(w)`: whatever the object was handed (torch.randn_like?): unknown
         # a call the analysis cannot see into (a helper, `self.w_func(g)`): what it is handed first
         first = call.args[0] if call.args and not isinstance(call.args[0], ast.Starred) else None
@@ -1957,20 +1959,6 @@ class InputFlow(_ViewsPart):
         classes = [trained.module_class(v.func.id) if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) else None
                    for v in values]
         return bool(classes) and all(c is not None and not trained.parametric_class(c, set()) for c in classes)
-
-    def _held_callable(self, func: ast.expr) -> bool:
-        """``self.fn`` where the class defines no method ``fn`` and assigns it only callables it
-        does not build (an ``__init__`` parameter, a function reference, a lambda): what calling
-        it returns is unknown (a fresh sample as much as its argument's function), so it is no
-        evidence of grad. A method, or a module built in the class (``self.fc = nn.Linear(..)``),
-        stays followed."""
-        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
-            return False
-        cls = self.tree.enclosing_class(func)
-        if cls is None or any(isinstance(s, FUNCTIONS) and s.name == func.attr for s in cls.body):
-            return False
-        values = self.classes.class_attrs(cls).get(func.attr, [])
-        return bool(values) and all(isinstance(v, (ast.Name, ast.Attribute, ast.Lambda)) for v in values)
 
     def _name(self, name: ast.Name, at: Located, seen: Set[int]) -> bool:
         if self.kinds.kind(name) in (Kind.SCALAR, Kind.OTHER, Kind.MODULE):
@@ -2102,6 +2090,39 @@ class InputFlow(_ViewsPart):
         # every call in the file passes what requires no grad (constants, fresh tensors): an input
         # only where a call in the run's other files passes what requires grad
         return "yes" in requirement._passed_elsewhere(func, key, position)
+
+
+def _held_callable(inputs: InputFlow, func: ast.expr) -> bool:
+    """``self.fn`` where the class defines no method ``fn`` and assigns it only callables it
+    does not build (an ``__init__`` parameter, a function reference, a lambda): what calling
+    it returns is unknown (a fresh sample as much as its argument's function), so it is no
+    evidence of grad. A method, or a module built in the class (``self.fc = nn.Linear(..)``),
+    stays followed."""
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+        return False
+    cls = inputs.tree.enclosing_class(func)
+    if cls is None or any(isinstance(s, FUNCTIONS) and s.name == func.attr for s in cls.body):
+        return False
+    values = inputs.classes.class_attrs(cls).get(func.attr, [])
+    return bool(values) and all(isinstance(v, (ast.Name, ast.Attribute, ast.Lambda)) for v in values)
+
+
+def _handed_torch_modules(inputs: InputFlow, func: ast.expr) -> bool:
+    """``self.fn`` for which every construction of its class, in this file or another of the run,
+    passes a torch module it builds (``Embedder(nn.Linear(d, 1))``, ``sparse_linear = nn.Linear(d,
+    1)`` handed on by name): calling it runs that module, whose output is computed from what it is
+    handed (or from its parameters), as a module built in the class is followed. A value of any
+    other kind (a function, a lambda, a class of the project, something unseen) leaves it unknown."""
+    values = inputs.handed(func) if inputs.handed is not None else None
+    return bool(values) and all(
+        isinstance(v, Foreign) and v.what.startswith("torch-new:torch.nn.") and _module_class(v.what.rpartition(".")[2])
+        or isinstance(v, ast.Call) and (name := inputs.names.torch_name(v.func) or "").startswith("torch.nn.")
+        and _module_class(name.rpartition(".")[2]) for v in cast(List[ast.expr], values))
+
+
+def _module_class(short: str) -> bool:
+    """A torch module class's name (``Linear``), not a function's (``relu``) nor a tensor's (``Parameter``)."""
+    return short[:1].isupper() and short not in ("Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer")
 
 
 class TrainedClasses(_ViewsPart):
