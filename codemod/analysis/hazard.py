@@ -56,6 +56,7 @@ from codemod.analysis.summaries import (
     FUNCTION_VIEWS, Returns, Saved, Summaries, SummaryFacts, flag_set_after, passed_values, set_from_outside,
     switched_on,
 )
+from codemod.analysis.super_forward import super_torch_layer
 from codemod.analysis.syntax import (FUNCTIONS, Function, Located, Pos, Span, call_args, default_of, is_const, passed_for, spreads,
                                      subscript_base, target_key)
 from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, tensor_only, used_as_container
@@ -2721,6 +2722,11 @@ class OpSaves(_HazardsPart):
         summary = self.model.summaries.of_call(expr)  # a user function or module, a Sequential
         if summary is not None:
             return Op(summary.label, UNSEEN if summary.saves is None else summary.saves)
+        layer = super_torch_layer(self.model, expr)  # `super().forward(x)` of `class Conv2d(nn.Conv2d)`
+        if layer is not None and saves(layer) != UNSEEN:  # (saved for the weight's gradient: unknown where
+            frozen = layer in torch_api.MODULES_WITH_PARAMETERS and may_be_frozen(  # the file may freeze it)
+                self.model, ast.Attribute(value=ast.Name(id="self", ctx=ast.Load()), attr="weight", ctx=ast.Load()))
+            return Op(f"{layer}.forward", UNSEEN if frozen else saves(layer))
         found = self._module_op(func)
         if found is not None:
             return found
