@@ -2722,12 +2722,7 @@ class OpSaves(_HazardsPart):
         summary = self.model.summaries.of_call(expr)  # a user function or module, a Sequential
         if summary is not None:
             return Op(summary.label, UNSEEN if summary.saves is None else summary.saves)
-        layer = super_torch_layer(self.model, expr)  # `super().forward(x)` of `class Conv2d(nn.Conv2d)`
-        if layer is not None and saves(layer) != UNSEEN:  # (saved for the weight's gradient: unknown where
-            frozen = layer in torch_api.MODULES_WITH_PARAMETERS and may_be_frozen(  # the file may freeze it)
-                self.model, ast.Attribute(value=ast.Name(id="self", ctx=ast.Load()), attr="weight", ctx=ast.Load()))
-            return Op(f"{layer}.forward", UNSEEN if frozen else saves(layer))
-        found = self._module_op(func)
+        found = self._module_op(func) or _super_layer_op(self.model, expr)  # (`super().forward(x)` of a torch layer's subclass)
         if found is not None:
             return found
         if isinstance(func, ast.Call):  # `nn.Softplus()(x)`: a torch module built and called at once
@@ -2966,6 +2961,19 @@ class OpSaves(_HazardsPart):
         else:
             return None
         return Op(name, found) if found != UNSEEN else None
+
+
+def _super_layer_op(model: "HazardFacts", call: ast.Call) -> Optional[Op]:
+    """``super().forward(x)`` in a subclass of a torch layer (``super_forward.super_torch_layer``):
+    the layer's own op, saving what it saves; unknown where the save is for the weight's gradient
+    and the file may freeze it (``self.weight.requires_grad_(False)``: ``F.linear`` then saves
+    nothing of its input)."""
+    layer = super_torch_layer(model, call)
+    if layer is None or saves(layer) == UNSEEN:
+        return None
+    weight = ast.Attribute(value=ast.Name(id="self", ctx=ast.Load()), attr="weight", ctx=ast.Load())
+    frozen = layer in torch_api.MODULES_WITH_PARAMETERS and may_be_frozen(model, weight)
+    return Op(f"{layer}.forward", UNSEEN if frozen else saves(layer))
 
 
 _PARTIAL = frozenset({"functools.partial"})

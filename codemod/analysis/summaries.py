@@ -983,7 +983,7 @@ class CallTargets:
         if isinstance(top, FUNCTIONS) and all(b.form == "def" for b in bound or []):
             return top, top.name
         if bound and all(b.form == "def" for b in bound) and top is None:
-            return self._imported(key, "function")  # from .helpers import scale
+            return imported_target(self.model, key, "function")  # from .helpers import scale
         if bound and all(b.form == "for" and b.value is not None for b in bound):
             targets = {self._members_target(b.value) for b in bound if b.value is not None}
             return targets.pop() if len(targets) == 1 else None  # for block in self.blocks
@@ -1192,21 +1192,8 @@ class CallTargets:
         if isinstance(found, ast.ClassDef):
             return self._forward(found)
         if found is None:
-            return self._imported(value.func.id, "class")
+            return imported_target(self.model, value.func.id, "class")
         return None
-
-    def _imported(self, name: str, of: str) -> Optional[str]:
-        """What ``name`` is imported as from the run's files, where the index summarizes it so."""
-        index = self.model.calls.project
-        if index is None:
-            return None  # a file checked alone: its own definitions only
-        module = self.model.calls.module_name
-        qual = index.imported(module, name)
-        fact = index.summary(qual) if qual is not None else None
-        if qual is None:  # from an installed library (``from timm.layers import Mlp``)
-            qual = index.library_name(module, name)
-            fact = index.library(qual) if qual is not None else None
-        return qual if fact is not None and fact.of == of else None
 
     def forward_of(self, cls: ast.ClassDef) -> Optional[Tuple[Function, str]]:
         """What calling an instance of ``cls`` runs: its ``forward`` (or a base class's)."""
@@ -1231,6 +1218,20 @@ class CallTargets:
                 if isinstance(stmt, (*FUNCTIONS, ast.ClassDef)):
                     self._top[stmt.name] = stmt
         return self._top
+
+
+def imported_target(model: SummaryFacts, name: str, of: str) -> Optional[str]:
+    """What ``name`` is imported as from the run's files, where the index summarizes it so."""
+    index = model.calls.project
+    if index is None:
+        return None  # a file checked alone: its own definitions only
+    module = model.calls.module_name
+    qual = index.imported(module, name)
+    fact = index.summary(qual) if qual is not None else None
+    if qual is None:  # from an installed library (``from timm.layers import Mlp``)
+        qual = index.library_name(module, name)
+        fact = index.library(qual) if qual is not None else None
+    return qual if fact is not None and fact.of == of else None
 
 
 def module_function(model: SummaryFacts, func: ast.expr, of: str = "function") -> Optional["Target"]:
