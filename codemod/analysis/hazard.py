@@ -58,6 +58,7 @@ from codemod.analysis.summaries import (
     FUNCTION_VIEWS, Returns, Saved, Summaries, SummaryFacts, flag_set_after, passed_values, set_from_outside,
     switched_on,
 )
+from codemod.analysis.super_forward import super_torch_layer
 from codemod.analysis.syntax import (FUNCTIONS, Function, Located, Owner, Pos, Span, call_args, default_of, is_const, passed_for, spreads,
                                      subscript_base, target_key)
 from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, tensor_only, used_as_container
@@ -2926,7 +2927,7 @@ class OpSaves(_HazardsPart):
         summary = self.model.summaries.of_call(expr)  # a user function or module, a Sequential
         if summary is not None:
             return Op(summary.label, UNSEEN if summary.saves is None else summary.saves)
-        found = self._module_op(func)
+        found = self._module_op(func) or _super_layer_op(self.model, expr)  # (`super().forward(x)` of a torch layer's subclass)
         if found is not None:
             return found
         if isinstance(func, ast.Call):  # `nn.Softplus()(x)`: a torch module built and called at once
@@ -3165,6 +3166,19 @@ class OpSaves(_HazardsPart):
         else:
             return None
         return Op(name, found) if found != UNSEEN else None
+
+
+def _super_layer_op(model: "HazardFacts", call: ast.Call) -> Optional[Op]:
+    """``super().forward(x)`` in a subclass of a torch layer (``super_forward.super_torch_layer``):
+    the layer's own op, saving what it saves; unknown where the save is for the weight's gradient
+    and the file may freeze it (``self.weight.requires_grad_(False)``: ``F.linear`` then saves
+    nothing of its input)."""
+    layer = super_torch_layer(model, call)
+    if layer is None or saves(layer) == UNSEEN:
+        return None
+    weight = ast.Attribute(value=ast.Name(id="self", ctx=ast.Load()), attr="weight", ctx=ast.Load())
+    frozen = layer in torch_api.MODULES_WITH_PARAMETERS and may_be_frozen(model, weight)
+    return Op(f"{layer}.forward", UNSEEN if frozen else saves(layer))
 
 
 _PARTIAL = frozenset({"functools.partial"})

@@ -762,10 +762,10 @@ class _Resolver:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.top[stmt.name] = f"{module}.{stmt.name}"
         for stmt in model.module.body:  # `helpers = import_module("helpers")`, `f = import_module("m").f`
-            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-                loaded = _imported_module(stmt.value)
-                if loaded is not None:
-                    self.imports.setdefault(stmt.targets[0].id, loaded)
+            if isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets):
+                loaded = _imported_module(stmt.value)  # (`thops = modules = import_module("m")`: both names)
+                for target in stmt.targets if loaded is not None else ():
+                    self.imports.setdefault(cast(ast.Name, target).id, cast(str, loaded))
         for node in imports:
             if isinstance(node, ast.ImportFrom) and node.names[0].name != "*":
                 base = self._absolute(node)

@@ -44,6 +44,7 @@ from codemod.analysis.names import Names
 from codemod.analysis.project import CallFact, SummaryFact, referenced_elsewhere
 from codemod.analysis.saved_for import measured_users, operands
 from codemod.analysis.requires_grad import Constants, RequiresGradFacts, may_be_frozen
+from codemod.analysis.super_forward import super_torch_layer
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, is_const, passed_for, positional, spreads, target_key
 from codemod.analysis.tensor_kind import KindFacts, TensorKinds, module_dict_entry, tensor_test, used_as_container
 
@@ -828,7 +829,8 @@ class InputSaves:
         if isinstance(op_node, ast.Call) and self.summaries.of_call(op_node) is not None:
             return True  # a summarized callee (a loop's member too): it said what it saves of a tensor passed in
         if isinstance(op_node, ast.Call) and isinstance(op_node.func, (ast.Name, ast.Attribute)):
-            return self.model.torch_name(op_node.func) is not None or self.model.kind(op_node.func) is Kind.MODULE
+            return self.model.torch_name(op_node.func) is not None or self.model.kind(op_node.func) is Kind.MODULE \
+                or super_torch_layer(self.model, op_node) is not None  # `super().forward(x)` of a torch layer's subclass
         return False
 
     def _consumer_side(self, node: ast.expr, op: ast.BinOp) -> int:
@@ -982,7 +984,7 @@ class CallTargets:
         if isinstance(top, FUNCTIONS) and all(b.form == "def" for b in bound or []):
             return top, top.name
         if bound and all(b.form == "def" for b in bound) and top is None:
-            return self._imported(key, "function")  # from .helpers import scale
+            return imported_target(self.model, key, "function")  # from .helpers import scale
         if bound and all(b.form == "for" and b.value is not None for b in bound):
             targets = {self._members_target(b.value) for b in bound if b.value is not None}
             return targets.pop() if len(targets) == 1 else None  # for block in self.blocks
@@ -1180,6 +1182,9 @@ class CallTargets:
                 and (value.args and not any(isinstance(a, ast.Starred) for a in value.args)
                      or self.summaries.chains.listed.members(value) is not None):
             return value
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                and (imported := module_function(self.model, value.func, "class")) is not None:
+            return imported  # `helpers.Block(d)`: that module of the run's class
         if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
             return self.factories.of_method(value) if isinstance(value, ast.Call) else None
         found = self._top_level().get(value.func.id)
@@ -1188,21 +1193,8 @@ class CallTargets:
         if isinstance(found, ast.ClassDef):
             return self._forward(found)
         if found is None:
-            return self._imported(value.func.id, "class")
+            return imported_target(self.model, value.func.id, "class")
         return None
-
-    def _imported(self, name: str, of: str) -> Optional[str]:
-        """What ``name`` is imported as from the run's files, where the index summarizes it so."""
-        index = self.model.calls.project
-        if index is None:
-            return None  # a file checked alone: its own definitions only
-        module = self.model.calls.module_name
-        qual = index.imported(module, name)
-        fact = index.summary(qual) if qual is not None else None
-        if qual is None:  # from an installed library (``from timm.layers import Mlp``)
-            qual = index.library_name(module, name)
-            fact = index.library(qual) if qual is not None else None
-        return qual if fact is not None and fact.of == of else None
 
     def forward_of(self, cls: ast.ClassDef) -> Optional[Tuple[Function, str]]:
         """What calling an instance of ``cls`` runs: its ``forward`` (or a base class's)."""
@@ -1229,11 +1221,26 @@ class CallTargets:
         return self._top
 
 
-def module_function(model: SummaryFacts, func: ast.expr) -> Optional["Target"]:
+def imported_target(model: SummaryFacts, name: str, of: str) -> Optional[str]:
+    """What ``name`` is imported as from the run's files, where the index summarizes it so."""
+    index = model.calls.project
+    if index is None:
+        return None  # a file checked alone: its own definitions only
+    module = model.calls.module_name
+    qual = index.imported(module, name)
+    fact = index.summary(qual) if qual is not None else None
+    if qual is None:  # from an installed library (``from timm.layers import Mlp``)
+        qual = index.library_name(module, name)
+        fact = index.library(qual) if qual is not None else None
+    return qual if fact is not None and fact.of == of else None
+
+
+def module_function(model: SummaryFacts, func: ast.expr, of: str = "function") -> Optional["Target"]:
     """``helpers.act(x)``: ``helpers`` bound once, at the module's top only, to a module of
     the run (``import helpers``, ``helpers = import_module("helpers")``): that module's
     function ``act``, as ``from helpers import act`` names it; None where a function binds
-    the name (a parameter, a local: any object) or the top binds it more than once."""
+    the name (a parameter, a local: any object) or the top binds it more than once. With
+    ``of`` "class": ``helpers.Block`` of ``helpers.Block(d)``, that module's class."""
     index = model.calls.project
     if index is None or not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
         return None
@@ -1247,7 +1254,7 @@ def module_function(model: SummaryFacts, func: ast.expr) -> Optional["Target"]:
         return None
     qual = f"{module}.{func.attr}"
     fact = index.summary(qual)
-    return qual if fact is not None and fact.of == "function" else None
+    return qual if fact is not None and fact.of == of else None
 
 
 def injected_targets(targets: CallTargets, cls: ast.ClassDef, attr: str, values: Sequence[object]

@@ -20,7 +20,7 @@ method resolution order is certain:
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Set
+from typing import List, Optional, Set, cast
 
 from codemod.analysis.facts import Facts
 from codemod.analysis.helper_returns import _extended, _top_level
@@ -33,6 +33,75 @@ _TRICKS = frozenset({"__getattr__", "__getattribute__", "__call__", "__class__",
 
 def super_forward(model: Facts, call: ast.Call) -> Optional[Function]:
     """The parent's ``forward`` ``call`` runs (see the module docstring); None where not certain."""
+    cls = _certain_super(model, call)
+    if cls is None or cls.name in _extended(model) or model.project is not None \
+            and extended(model.project, f"{model.module_name}.{cls.name}"):
+        return None
+    chain = _chain(model, cls)
+    if chain is None:
+        return None
+    below, owner = chain[:-1], chain[-1]
+    forward = _defined(owner, "forward")
+    if not isinstance(forward, FUNCTIONS) or forward.decorator_list:
+        return None
+    overridden = set().union(*(_names(c) for c in below))
+    reads = _reads(model, forward, chain[1:])
+    if reads & overridden or "*" in reads or "*" in overridden:  # (`getattr(self, name)`: any name)
+        return None
+    return forward
+
+
+# What a subclass of a torch layer may define without changing what the layer's own ``forward``
+# computes from its input: its construction, its ``forward`` (which makes the call), its printout.
+_KEPT_LAYER_METHODS = frozenset({"__init__", "forward", "extra_repr", "reset_parameters"})
+
+
+def super_torch_layer(model: Facts, call: ast.Call) -> Optional[str]:
+    """``super().forward(x)`` in the ``forward`` of ``class Conv2d(nn.Conv2d)``: the torch layer
+    class (``torch.nn.Conv2d``) whose ``forward`` it runs, so that it saves what that layer saves
+    (its input, for a convolution). Only where the method resolution order is certain, as for
+    :func:`super_forward` (no class of the file or of the run extends the class), the class has
+    that one base, written as a torch ``nn`` class, no metaclass, decorator or attribute tricks,
+    and it defines no method but its construction, ``forward``, ``extra_repr`` and
+    ``reset_parameters`` and stores nothing the layer calls (``forward`` or a private name
+    ending in ``forward``, ``self._conv_forward = ...``; no ``setattr`` of a computed name).
+    The call hands its input by place, alone (``super().forward(x)``)."""
+    cls = _certain_super(model, call)
+    if cls is None or len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
+        return None
+    if cls.keywords or cls.decorator_list or len(cls.bases) != 1 or _names(cls) & _TRICKS:
+        return None
+    name = model.torch_name(cls.bases[0])
+    short = name.rsplit(".", 1)[-1] if name else ""
+    if name is None or not name.startswith("torch.nn.") or not short[:1].isupper() or _extends(model, cls):
+        return None
+    methods = {s.name for s in cls.body if isinstance(s, (*FUNCTIONS, ast.ClassDef))}
+    stored = _names(cls) - methods
+    if not methods <= _KEPT_LAYER_METHODS or "*" in stored or any(n.endswith("forward") for n in stored):
+        return None
+    return f"torch.nn.{short}"
+
+
+def _extends(model: Facts, cls: ast.ClassDef) -> bool:
+    """Some class of the file or of the run may extend ``cls`` (as :func:`extended`, by its
+    name, but a base naming a torch class is none: ``class Conv2d(nn.Conv2d)`` extends torch's)."""
+    for other in model.source.walked(ast.ClassDef):
+        for base in cast(ast.ClassDef, other).bases:
+            named = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
+            if other is not cls and named == cls.name and not (model.torch_name(base) or "").startswith("torch."):
+                return True
+    project = model.project
+    if project is None:
+        return False
+    own = f"{model.module_name}.{cls.name}"
+    return any(b.rpartition(".")[2].lstrip("?") == cls.name and not b.startswith("torch.")
+               for c in project.classes.values() if c.qualname != own for b in c.bases)
+
+
+def _certain_super(model: Facts, call: ast.Call) -> Optional[ast.ClassDef]:
+    """The class whose method makes ``call``, a ``super().forward(...)`` (or ``super(Cls,
+    self).forward(...)``) that surely starts above it (whether a class extends it is the
+    caller's to ask)."""
     func = call.func
     if not (isinstance(func, ast.Attribute) and func.attr == "forward" and isinstance(func.value, ast.Call)):
         return None
@@ -57,21 +126,7 @@ def super_forward(model: Facts, call: ast.Call) -> Optional[Function]:
                 or any(not isinstance(b.stmt, ast.arg) for b in model.flow(method).bindings.get(params[0], [])) \
                 or params[0] in model.flow(method).declared:
             return None
-    if cls.name in _extended(model) or model.project is not None \
-            and extended(model.project, f"{model.module_name}.{cls.name}"):
-        return None
-    chain = _chain(model, cls)
-    if chain is None:
-        return None
-    below, owner = chain[:-1], chain[-1]
-    forward = _defined(owner, "forward")
-    if not isinstance(forward, FUNCTIONS) or forward.decorator_list:
-        return None
-    overridden = set().union(*(_names(c) for c in below))
-    reads = _reads(model, forward, chain[1:])
-    if reads & overridden or "*" in reads or "*" in overridden:  # (`getattr(self, name)`: any name)
-        return None
-    return forward
+    return cls
 
 
 def _chain(model: Facts, cls: ast.ClassDef) -> Optional[List[ast.ClassDef]]:
