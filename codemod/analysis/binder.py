@@ -65,6 +65,7 @@ class Flow:
     params: Set[str] = dataclasses.field(default_factory=set)
     imports: Dict[str, Set[str]] = dataclasses.field(default_factory=dict)  # name -> {qualified name}
     returns_value: bool = False
+    hands_on: Optional[bool] = None  # the body hands its namespace on (`locals()`: consumed.name_escapes, when asked)
 
 
 class _FlowCollector:

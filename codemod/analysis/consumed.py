@@ -321,8 +321,13 @@ def written_name(stmt: ast.AST) -> Optional[ast.Name]:
 def name_escapes(model: Facts, owner: Function, name: str) -> bool:
     """``name`` may be read where its loads do not show: declared ``global``/``nonlocal``, or the function
     hands its whole namespace on (``locals()``, ``vars()``, ``eval``, ``exec``)."""
-    return name in model.flow(owner).declared or any(
-        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _WHOLE_BODY for n in model.walk(owner))
+    flow = model.flow(owner)
+    if name in flow.declared:
+        return True
+    if flow.hands_on is None:  # (one walk per function: asked for each name of each write)
+        flow.hands_on = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _WHOLE_BODY
+                            for n in model.walk(owner))
+    return flow.hands_on
 
 
 def dead_result(model: Facts, load: ast.expr, depth: int = 0, sink: Optional[ast.expr] = None,

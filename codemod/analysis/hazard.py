@@ -865,8 +865,12 @@ class Hazards:
     # ---------------------------------------------------------------- entry points
     def explain(self, node: Located, target: ast.expr) -> Optional[Hazard]:
         """Why the in-place write at ``node`` into ``target`` breaks backward, if it does (possible at most
-        after an ``assert not x.requires_grad``: :func:`asserted_grad_free`)."""
-        return asserted_grad_free(self.model, node, self._explained(node, target))
+        after an ``assert not x.requires_grad``: :func:`asserted_grad_free`; and once a search of the module ran
+        out of its budget (:class:`UnreachedSearch`, ``GradRequirement._rg``: what it answered is unknown, and
+        unknown is no proof))."""
+        found = asserted_grad_free(self.model, node, self._explained(node, target))
+        return found._replace(tier=Tier.POSSIBLE) if found is not None and found.proven \
+            and (self.producers.unreached.exhausted or self.model.views.requirement.exhausted) else found
 
     def _explained(self, node: Located, target: ast.expr) -> Optional[Hazard]:
         if self.model.intended_reason(node, None) or self._closure_grad_off(node) or dead_arm(node, self.model.ancestors):
@@ -1525,8 +1529,8 @@ def _written_unreached(hazards: "Hazards", stmt: ast.AST, name: str) -> bool:
     and no read of it ever backpropagates (:meth:`Producers._never_backpropagated`: it only ends in
     ``torch.argmin(trans)``, ``.long()``, a comparison, or goes back into itself), no backward reaches
     the value's history either. Bindings already being asked are taken as unreached (the question is one
-    of the whole set: every way out of it is checked)."""
-    model, asked = hazards.model, hazards.producers.asked_unreached
+    of the whole set: every way out of it is checked); :class:`UnreachedSearch` bounds the work."""
+    model, search = hazards.model, hazards.producers.unreached
     owner = model.owner(stmt)
     if not isinstance(owner, FUNCTIONS) or name_escapes(model, owner, name):
         return False
@@ -1534,17 +1538,59 @@ def _written_unreached(hazards: "Hazards", stmt: ast.AST, name: str) -> bool:
     reaching = model.reaching(flow, name, cast(Located, stmt))
     if not reaching or not all(_made_fresh(hazards, flow, b) for b in reaching):
         return False
-    todo = [b for b in reaching if id(b) not in asked]
-    if len(asked) + len(todo) > 6:
+    todo = [b for b in reaching if id(b) not in search.asked]
+    if len(search.asked) + len(todo) > 6:
         return False  # (a bound on the work, not a fact)
     target = written_name(stmt)  # (dead_result found it: `trans[:, 1:] = ...`, `times *= ...`)
     if target is None:
         return False
-    asked.update(id(b) for b in todo)
-    try:
-        return all(hazards.producers._never_backpropagated(flow, name, target, made=b) for b in todo)
-    finally:
-        asked.difference_update(id(b) for b in todo)
+    return search.ask(owner, id(stmt), name, [id(b) for b in todo], lambda: all(
+        hazards.producers._never_backpropagated(flow, name, target, made=b) for b in todo))
+
+
+class UnreachedSearch:
+    """The state of :func:`_written_unreached`'s search, which asks of bindings written from each other
+    (``b0[:, 1:] = b0[:, 1:] ** 2 + b1[:, 1:] * x``, ``b1[:, 1:] = ... b0 ...``) whether a backward reaches
+    them. ``asked``: the bindings being asked (their ids), taken as unreached by the questions below.
+    An answer depends on the write, the name and the bindings being asked only: it is kept (asked again
+    along another path to the same set, it is not worked out again: without that, ``n`` buffers each
+    written from the others cost the permutations of ``n``). ``BUDGET``: the answers one outermost question
+    may work out; past it the question answers "cannot tell" (False: the write is not shown unreached), its
+    answers are dropped, and its function's later questions answer so at once (``exhausted``): from then on
+    the module proves nothing (:meth:`Hazards.explain`, ``SemanticModel.budget_spent``)."""
+
+    BUDGET: Final = 4000
+
+    def __init__(self) -> None:
+        self.asked: Set[int] = set()
+        self.known: Dict[Tuple[int, str, FrozenSet[int]], bool] = {}
+        self.worked: List[Tuple[int, str, FrozenSet[int]]] = []  # answers the outermost question worked out
+        self.exhausted: Set[ast.AST] = set()  # functions whose search ran out of budget
+
+    def ask(self, owner: ast.AST, stmt: int, name: str, todo: List[int], answer: Callable[[], bool]) -> bool:
+        """``answer()`` with ``todo`` taken as unreached too, or what it gave before for the same question."""
+        outermost = not self.asked
+        key = (stmt, name, frozenset(self.asked))
+        if key in self.known:
+            return self.known[key]
+        if outermost:
+            if owner in self.exhausted:
+                return False
+            self.worked = []
+        if len(self.worked) >= self.BUDGET:
+            return False  # (the outermost question's answers are all dropped below)
+        self.worked.append(key)
+        self.asked.update(todo)
+        try:
+            self.known[key] = found = answer()
+        finally:
+            self.asked.difference_update(todo)
+        if outermost and len(self.worked) >= self.BUDGET:
+            for worked in self.worked:
+                self.known.pop(worked, None)
+            self.exhausted.add(owner)
+            return False
+        return found
 
 
 def _made_fresh(hazards: "Hazards", flow: Flow, binding: Binding, depth: int = 0) -> bool:
@@ -2309,7 +2355,7 @@ class Producers(_HazardsPart):
 
     def __init__(self, hazards: "Hazards") -> None:
         super().__init__(hazards)
-        self.asked_unreached: Set[int] = set()  # bindings `_written_unreached` is asking about (their ids)
+        self.unreached = UnreachedSearch()  # `_written_unreached`'s search
 
     def _only_without_grad(self, binding: Binding, stmt: Located, key: str) -> bool:
         """``y = x.softmax(-1)`` reaches the write only through the branch of an ``if

@@ -146,6 +146,11 @@ class SemanticModel:
             self._hazards = Hazards(weakref.proxy(facts))
         return self._hazards
 
+    def budget_spent(self) -> bool:
+        """A search of this module ran out of its budget (``Hazards.explain``): what it answered is unknown,
+        so nothing reported from then on is proven."""
+        return bool(self.views.requirement.exhausted or self._hazards is not None and self._hazards.producers.unreached.exhausted)
+
     @property
     def summaries(self) -> Summaries:
         """Summaries of this module's functions and classes (``analysis.summaries``), for the

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ast
 import weakref
-from typing import Callable, Dict, Iterable, List, Literal, NamedTuple, Optional, Sequence, Set, Tuple, TypeGuard, cast
+from typing import Callable, Dict, Final, Iterable, List, Literal, NamedTuple, Optional, Sequence, Set, Tuple, TypeGuard, cast
 
 from codemod import torch_api
 from codemod.analysis.binder import Binder, Binding, Flow
@@ -1085,11 +1085,25 @@ def after_writes(requirement: "GradRequirement", key: str, b: Binding, at: Locat
     "yes" once a write of what requires grad ran on every way there; "no" only if no write after
     ``b`` may bring in what requires grad (``xr = torch.rand(n)``, then ``xr[:2] = x / g``, ``g``'s
     grad unseen: unknown)."""
-    if answer != "yes" and requirement._written_with_grad(key, b, at, seen):
+    if answer != "yes" and written_with_grad(requirement, key, b, at, seen):
         return "yes"
     if answer == "no" and written_maybe_with_grad(requirement, key, b, seen):
         return "unknown"
     return answer
+
+
+def written_with_grad(requirement: "GradRequirement", key: str, b: Binding, at: Located, seen: Set[int]) -> bool:
+    """``buf = x.new_zeros(n)`` then, on every way to ``at`` and with grad on, ``buf[i] = y``
+    or ``buf.copy_(y)`` with ``y`` requiring grad: the write recorded ``buf``'s tensor in the
+    graph, so it requires grad from there on (a tensor binding only: a list's item is not)."""
+    if b.value is None or requirement.kinds.kind(b.value) not in TENSORISH:
+        return False
+    for stmt in on_every_way_between(requirement.tree, b.stmt, at):
+        values = written_into(stmt, key)
+        if values and not requirement.grad.intended_reason(stmt, None) \
+                and any(requirement._rg(v, stmt, seen) == "yes" for v in values):
+            return True
+    return False
 
 
 def written_maybe_with_grad(requirement: "GradRequirement", key: str, b: Binding, seen: Set[int]) -> bool:
@@ -1101,14 +1115,35 @@ def written_maybe_with_grad(requirement: "GradRequirement", key: str, b: Binding
     if not isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
     start = getattr(b.stmt, "end_lineno", None) or b.stmt.lineno
-    return any(
-        stmt.lineno > start and tree.owner(stmt) is owner
-        and any(requirement._rg(v, stmt, seen) != "no" for v in written_into(stmt, key))
-        for stmt in ast.walk(owner) if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.Expr)))
+    statements = requirement.statements.get(owner)
+    if statements is None:  # (once per function: asked at each step of a question)
+        statements = requirement.statements[owner] = [
+            stmt for stmt in ast.walk(owner)
+            if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.Expr)) and tree.owner(stmt) is owner]
+    return any(stmt.lineno > start and any(requirement._rg(v, stmt, seen) != "no" for v in written_into(stmt, key))
+               for stmt in statements)
+
+
+def returned_rg(requirement: "GradRequirement", call: ast.Call, seen: Set[int]) -> RequiresGrad:
+    """A call of a function of the file (``helper(x)``) or a method of the caller's class
+    (``self.features(x)``): "yes" where every value it returns does, with grad on there
+    (``return self.fc(x)``); else unknown."""
+    tree = requirement.tree
+    callee = own_callee(requirement.views, call, requirement.views.returned.extended())
+    if callee is None or len(seen) > 40:
+        return "unknown"
+    returns = [n for n in tree.walk(callee) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))
+               and tree.owner(n) is callee]
+    if not returns or any(not isinstance(r, ast.Return) or r.value is None or requirement.grad.intended_reason(r, None)
+                          for r in returns):
+        return "unknown"
+    return "yes" if all(requirement._rg(cast(ast.expr, r.value), r, seen) == "yes" for r in returns) else "unknown"
 
 
 class GradRequirement(_ViewsPart):
     """Whether an expression requires grad (yes, no, or unknown), from its leaves, parameters and the ops that made it."""
+
+    BUDGET: Final = 50000  # the steps one outermost question may take (:meth:`_rg`)
 
     def __init__(self, views: "Views") -> None:
         super().__init__(views)
@@ -1119,6 +1154,9 @@ class GradRequirement(_ViewsPart):
         self._uses: Optional[Tuple[Dict[str, int], Dict[str, int]]] = None
         self._instances: Optional[Dict[str, List[ast.Call]]] = None  # class name -> calls of its instances
         self._stored: Dict[str, int] = {}  # the names the module assigns (Name targets): how often, with _uses
+        self._steps: Optional[int] = None  # the steps of the outermost question being answered
+        self.exhausted: Set[ast.AST] = set()  # functions where a question ran out of steps
+        self.statements: Dict[ast.AST, List[ast.stmt]] = {}  # a function's own assignments and expression statements
 
     def _use_counts(self) -> Tuple[Dict[str, int], Dict[str, int]]:
         """How often the module loads each name and reads each attribute name: one walk of the
@@ -1146,7 +1184,24 @@ class GradRequirement(_ViewsPart):
         return self._rg(expr, at, set())
 
     def _rg(self, expr: ast.expr, at: Located, seen: Set[int]) -> RequiresGrad:
-        if id(expr) in seen:
+        """:meth:`requires_grad` on the way of one question (``seen``: the expressions on it). The steps of
+        the outermost question are counted: past ``BUDGET`` every answer is "unknown", and so is every later
+        question in that function (buffers written from each other, ``b0[:, 1:] = b1[:, 1:] * x`` and back,
+        were otherwise asked along every path); ``exhausted`` says where, and from then on the module proves
+        nothing (``SemanticModel.budget_spent``)."""
+        if self._steps is None:
+            owner = self.tree.owner(at)
+            if owner in self.exhausted:
+                return "unknown"
+            self._steps = 0
+            try:
+                return self._rg(expr, at, seen)
+            finally:
+                if self._steps > self.BUDGET:
+                    self.exhausted.add(owner)
+                self._steps = None
+        self._steps += 1
+        if id(expr) in seen or self._steps > self.BUDGET:
             return "unknown"
         seen = seen | {id(expr)}
         if isinstance(expr, ast.Constant):
@@ -1218,21 +1273,7 @@ class GradRequirement(_ViewsPart):
                 return _any(self._rg(a, at, seen) for a in [func.value, *call_args(call)])
             if func.attr == "apply" and self.views.making.custom_function_view(call):
                 return _any(self._rg(a, at, seen) for a in call_args(call))
-        return self._returned_rg(call, seen)
-
-    def _returned_rg(self, call: ast.Call, seen: Set[int]) -> RequiresGrad:
-        """A call of a function of the file (``helper(x)``) or a method of the caller's class
-        (``self.features(x)``): "yes" where every value it returns does, with grad on there
-        (``return self.fc(x)``); else unknown."""
-        callee = own_callee(self.views, call, self.views.returned.extended())
-        if callee is None or len(seen) > 40:
-            return "unknown"
-        returns = [n for n in self.tree.walk(callee) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))
-                   and self.tree.owner(n) is callee]
-        if not returns or any(not isinstance(r, ast.Return) or r.value is None or self.grad.intended_reason(r, None)
-                              for r in returns):
-            return "unknown"
-        return "yes" if all(self._rg(cast(ast.expr, r.value), r, seen) == "yes" for r in returns) else "unknown"
+        return returned_rg(self, call, seen)
 
     def _name_rg(self, name: ast.Name, at: Located, seen: Set[int]) -> RequiresGrad:
         answers: List[RequiresGrad] = []
@@ -1266,19 +1307,6 @@ class GradRequirement(_ViewsPart):
             else:
                 answers.append("unknown")
         return _all(answers) if answers else "unknown"
-
-    def _written_with_grad(self, key: str, b: Binding, at: Located, seen: Set[int]) -> bool:
-        """``buf = x.new_zeros(n)`` then, on every way to ``at`` and with grad on, ``buf[i] = y``
-        or ``buf.copy_(y)`` with ``y`` requiring grad: the write recorded ``buf``'s tensor in the
-        graph, so it requires grad from there on (a tensor binding only: a list's item is not)."""
-        if b.value is None or self.kinds.kind(b.value) not in TENSORISH:
-            return False
-        for stmt in on_every_way_between(self.tree, b.stmt, at):
-            values = written_into(stmt, key)
-            if values and not self.grad.intended_reason(stmt, None) \
-                    and any(self._rg(v, stmt, seen) == "yes" for v in values):
-                return True
-        return False
 
     def _passed_rg(self, b: Binding, key: str, seen: Set[int]) -> RequiresGrad:
         """A parameter requires grad where every call of its function that this module shows

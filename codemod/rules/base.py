@@ -76,6 +76,10 @@ class Rule:
             from codemod.analysis.hazard import Hazard
 
             hazard = Hazard(hazard)
+        if hazard and hazard.proven and self.model.budget_spent():
+            from codemod.analysis.hazard import Tier
+
+            hazard = hazard._replace(tier=Tier.POSSIBLE) if self.POSSIBLE_FORM else None  # unknown: no proof
         if hazard and hazard.proven and status is Status.SKIPPED and reason in CONTRACTS:
             status = Status.MANUAL  # mutated on purpose, yet proven to break backward: shown, no fix
         if hazard and status is not Status.SKIPPED:
