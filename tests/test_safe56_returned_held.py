@@ -285,3 +285,74 @@ def test_a_class_defining_in_place_methods_too_stays_unsafe():
         "    def reciprocal(self):", "    def clamp_(self, max=None):\n        return self\n\n    def reciprocal(self):")
     verdicts = _verdicts(source, FUNSOR_WRITE)
     assert verdicts and all(status != "safe" for status, _ in verdicts), verdicts
+
+
+# ---- what a callee returns, followed no further than it must ---------------------------------
+
+BOXES = """\
+import numpy as np
+import torch
+
+STORE = []
+
+
+def fill(xmin, width):
+    out = torch.zeros(xmin.shape[0], 2)
+    out[:, 0] = xmin
+    out[:, 1] = width
+    STORE.append(out[:, 0])  # (a helper that may keep what it is given: not seen through)
+    return out * 1.0
+
+
+def to_corners_numpy(b):
+    cx, w = b.T
+    return np.stack([cx - 0.5 * w, cx + 0.5 * w], axis=-1)
+
+
+def to_corners(b):
+    if isinstance(b, torch.Tensor):
+        cx, w = b.unbind(-1)
+        return torch.stack([cx - 0.5 * w, cx + 0.5 * w], dim=-1)
+    return to_corners_numpy(b)
+
+
+def to_tensor(boxes, mode):
+    out = torch.stack([boxes[:, 0], boxes[:, 1]], dim=-1)
+    width = out[:, 1] - out[:, 0]
+    out[:, 1] = width
+    if mode == "vertices":
+        out = fill(out[:, 0], width)
+    return out
+
+
+def main():
+    torch.manual_seed(0)
+    w = torch.randn(4, 2, requires_grad=True)
+    known = to_corners(w.exp())
+    known.clip_(min=0.0, max=1.5)
+    boxes = to_tensor(w * 2, "plain")
+    kept = boxes.exp()
+    boxes[:, 0] += 1.0
+    (known.sum() + boxes.sum() + kept.sum()).backward()
+    return [known.detach(), boxes.detach(), w.grad]
+"""
+
+
+@pytest.mark.parametrize("write, rewritten", [
+    ("    known.clip_(min=0.0, max=1.5)\n", "    known = known.clip(min=0.0, max=1.5)\n"),  # a numpy branch: no tensor
+    ("    boxes[:, 0] += 1.0\n", "    boxes = boxes.clone()\n    boxes[:, 0] += 1.0\n"),  # values copied into a tensor
+])
+def test_values_copied_into_a_returned_tensor_or_an_array_library_result_are_held_by_no_one(write, rewritten):
+    """`out[:, 1] = width` copies values into the tensor returned: `width` is no element of it,
+    and handing `width` on to a helper that may keep it does not make the helper keep `out`; a
+    numpy function (`np.stack`) returns no torch tensor anyone holds (transformers' RT-DETR
+    `center_to_corners_format`, kornia's `Boxes3D.to_tensor`: safe fixes on main, kept safe)."""
+    line = BOXES.splitlines().index(write.splitlines()[0]) + 1
+    everything = Settings(select=("IPF",))
+    verdicts = [(f.status.value if f.status else None, f.reason)
+                for f in process_in_project(BOXES, everything).findings if f.span.line == line]
+    assert verdicts == [("safe", None)], verdicts
+    fixed = fixed_source(BOXES, everything, project=True)
+    assert rewritten in fixed
+    got, want = run_program(fixed), run_program(BOXES.replace(write, rewritten))
+    assert len(got) == len(want) and all(torch.equal(g, w) for g, w in zip(got, want))

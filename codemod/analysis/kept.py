@@ -32,7 +32,7 @@ from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.summaries import handed_values, passed_target
 from codemod.analysis.super_forward import super_forward
 from codemod.analysis.syntax import FUNCTIONS, Function
-from codemod.analysis.tensor_kind import tensor_only
+from codemod.analysis.tensor_kind import NON_TENSOR_PREFIXES, tensor_only
 
 if TYPE_CHECKING:
     from codemod.analysis.binder import Flow
@@ -282,6 +282,9 @@ def _returned(model: "KeptFacts", func: Function, depth: int) -> Optional[Tuple[
                 return None  # `return self.last`, `return cache[k]`
             elif isinstance(part, ast.Call) and _builds_from(model, part):
                 pending.extend(a.value if isinstance(a, ast.Starred) else a for a in part.args)  # `tuple(outs)`
+            elif isinstance(part, ast.Call) and _array_library(model, part):
+                pending.extend(a.value if isinstance(a, ast.Starred) else a for a in part.args)  # `np.stack(parts)`:
+                pending.extend(k.value for k in part.keywords)  # no tensor of torch's, a view of its arguments at most
             elif isinstance(part, ast.Call) and model.torch_name(part.func) is None \
                     and result_kept(model, part, depth + 1):
                 return None  # `return self.block(x)`, `return grab(x)`: what that code keeps
@@ -297,6 +300,12 @@ _BUILDERS = frozenset({"builtins.tuple", "builtins.list", "builtins.dict", "buil
 def _builds_from(model: "KeptFacts", call: ast.Call) -> bool:
     """``tuple(outs)``, ``list(feats)``: a new container of what it is given (the builtin, not shadowed)."""
     return bool(model.qualified_names(call.func) & _BUILDERS) and not call.keywords
+
+
+def _array_library(model: "KeptFacts", call: ast.Call) -> bool:
+    """A function of numpy, math, random... (``tensor_kind``'s non-tensor libraries): it keeps
+    nothing of its own; what it returns is new or one of its arguments (or a view of one)."""
+    return any(q.startswith(NON_TENSOR_PREFIXES) for q in model.qualified_names(call.func))
 
 
 def _held_source(model: "KeptFacts", flow: "Flow", part: ast.expr, names: Set[str], pending: List[ast.expr]) -> bool:
@@ -325,17 +334,19 @@ _FILLING = frozenset({"append", "extend", "insert", "add", "update", "setdefault
 
 def _put_into(model: "KeptFacts", func: Function, name: str) -> List[ast.expr]:
     """What ``func`` puts into the container ``name`` holds: ``name.append(v)``, ``name.insert(i, v)``,
-    ``name[k] = v``: the elements a caller finds in it besides its display's."""
+    ``name[k] = v``: the elements a caller finds in it besides its display's. A tensor holds no
+    element: ``boxes[..., 3] = width`` copies ``width``'s values."""
     found: List[ast.expr] = []
     for node in model.walk(func):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _FILLING \
-                and isinstance(node.func.value, ast.Name) and node.func.value.id == name:
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == name \
+                and model.kind(node.func.value) not in TENSORISH:
             found.extend(a.value if isinstance(a, ast.Starred) else a for a in node.args)
             found.extend(k.value for k in node.keywords)
         elif isinstance(node, (ast.Assign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == name
-                   for top in targets for t in ast.walk(top)):
+                   and model.kind(t.value) not in TENSORISH for top in targets for t in ast.walk(top)):
                 found.append(node.value)
     return found
 
