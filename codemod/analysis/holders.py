@@ -11,7 +11,7 @@ from, the container an element was taken from, the caller of a function)?
 from __future__ import annotations
 
 import ast
-from typing import Collection, Dict, List, Literal, Optional, Set, Tuple, cast
+from typing import Callable, Collection, Dict, List, Literal, Optional, Set, Tuple, cast
 
 from codemod.analysis.binder import Binder, Flow
 from codemod.analysis.dataflow import Dataflow
@@ -32,6 +32,9 @@ class Holders:
         self.binder = binder
         self.dataflow = dataflow
         self._self_reads: Optional[Dict[str, List[ast.Attribute]]] = None  # attr -> self.<attr> loads
+        # Whether a call returns a container (or tensor) of its own that no one else holds, its
+        # elements too (``kept.container_fresh``, given by the model: the kept facts sit above).
+        self.fresh_container: Optional[Callable[[ast.Call], bool]] = None
 
     def _reads_of_self(self, attr: str) -> List[ast.Attribute]:
         """The loads of ``self.<attr>`` in the module, in ``ast.walk``'s order (breadth first),
@@ -197,7 +200,7 @@ class Holders:
             value = binding.value
             if binding.form != "assign" or value is None:
                 continue
-            holder = _holder_of(value)
+            holder = _holder_of(value, self.fresh_container)
             if holder is not None:
                 return holder
         return None
@@ -248,14 +251,20 @@ def shares_memory(value: ast.expr) -> bool:
     return name in SHARING_CONSTRUCTORS
 
 
-def _holder_of(value: ast.expr) -> Optional[str]:
-    """Who else holds what ``value`` evaluates to, in words (None: nobody known)."""
+def _holder_of(value: ast.expr, fresh: Optional[Callable[[ast.Call], bool]] = None) -> Optional[str]:
+    """Who else holds what ``value`` evaluates to, in words (None: nobody known). ``fresh``:
+    whether a call hands back a container of its own that nothing else holds (``Holders.fresh_container``)."""
     for branch in _branches(value):
         if shares_memory(branch):
             return "the array whose memory it shares"
         if isinstance(branch, ast.Attribute):
             return f"`{target_key(branch) or branch.attr}`'s owner"
         if isinstance(branch, ast.Subscript):
+            base = branch.value
+            while isinstance(base, ast.Subscript):
+                base = base.value
+            if fresh is not None and isinstance(base, ast.Call) and fresh(base):
+                continue  # `self.head(x)[0]`: the list dies with the statement, no one else holds it
             return "the container it was taken from"
         if isinstance(branch, ast.Call) and isinstance(branch.func, ast.Attribute) \
                 and branch.func.attr in _HOLDING_GETTERS:

@@ -23,7 +23,7 @@ helper of the file kept (``global LAST; LAST = t``, ``self.seen = t.detach()``),
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, List, Optional, Protocol, Set, cast
+from typing import TYPE_CHECKING, List, Optional, Protocol, Set, Tuple, cast
 
 from codemod import torch_api
 from codemod.analysis.hooks import RETURNS_MODULE
@@ -32,9 +32,11 @@ from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.summaries import handed_values, passed_target
 from codemod.analysis.super_forward import super_forward
 from codemod.analysis.syntax import FUNCTIONS, Function
-from codemod.analysis.tensor_kind import tensor_only
+from codemod.analysis.tensor_kind import NON_TENSOR_PREFIXES, tensor_only
 
 if TYPE_CHECKING:
+    from codemod.analysis.binder import Flow
+    from codemod.analysis.dataflow import Dataflow
     from codemod.analysis.facts import Facts
     from codemod.analysis.summaries import Summaries, SummaryFacts
 
@@ -44,6 +46,11 @@ if TYPE_CHECKING:
 
         @property
         def summaries(self) -> Summaries: ...
+
+        @property
+        def dataflow(self) -> Dataflow: ...
+
+        def returns_fresh(self, call: ast.Call) -> bool: ...
 
         def _module_values(self, func: ast.expr) -> Optional[List[object]]: ...
 
@@ -72,6 +79,82 @@ def result_kept(model: "KeptFacts", call: ast.Call, depth: int = 0) -> bool:
             return _handed_keeps(model, handed, depth)
         return not _torch_result(model, call, depth)  # (`self.block = block`, a library's class: `self.last = y`)
     return any(_target_keeps(model, target, depth) for target in found)
+
+
+def container_fresh(model: "KeptFacts", call: ast.Call) -> bool:
+    """What ``call`` returns, and every element of it, is its own: no one else holds them. The
+    call runs code of the project only (a function, a module's ``forward``: ``self.head(x)``
+    building ``outs = []; outs.append(self.fc(x)); return outs``), which keeps none of it
+    (:func:`result_kept`), and each value it puts there is made by it: a torch op's or module's
+    result that is no view of its input, arithmetic, a call of the project that hands back none of
+    its arguments (``returns_input``), a display of such; no parameter, attribute or element of
+    anything. ``x = self.head(h)[0]`` then takes its tensor from a list that dies with the
+    statement: a rebinding of ``x`` hides the write from no one."""
+    targets = model.summaries.targets
+    found = [targets.callee(call), *targets.alternatives(call), *targets.loop_members(call)]
+    found = [t for t in found if t is not None]
+    if not found or not all(isinstance(t, tuple) and isinstance(t[0], FUNCTIONS) for t in found) \
+            or result_kept(model, call):
+        return False
+    for target in found:
+        func = cast(Function, cast(tuple, target)[0])  # type: ignore[type-arg]
+        returned = _returned(model, func, 0)
+        if returned is None or returned[0] & model.flow(func).params:
+            return False  # (`return x, w`: the caller's own tensor)
+        if not all(_made_here(model, part) for part in returned[1]):
+            return False
+    return True
+
+
+def _made_here(model: "KeptFacts", part: ast.expr) -> bool:
+    """A value a function of the project returns (or puts in what it returns) that is a new
+    object: no one else may hold it (see :func:`container_fresh`)."""
+    if isinstance(part, (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.List, ast.Tuple, ast.Dict, ast.Set)):
+        return True  # (a name is followed to its bindings; a display's elements are parts of their own)
+    if not isinstance(part, ast.Call) or model.dataflow.alias_source(part)[0] is not None \
+            or any(k.arg in ("inplace", None) or isinstance(k.value, ast.Starred) for k in part.keywords) \
+            or any(isinstance(a, ast.Starred) for a in part.args):
+        return False  # `x.view(-1)`, `out[0]`, `self.fc.weight`, `F.relu(x, inplace=True)`
+    func = part.func
+    if isinstance(func, ast.Name) and func.id in ("list", "dict", "tuple") and not part.args:
+        return True  # `outs = list()`
+    if model.torch_name(func) is not None:
+        return True  # torch's functions: their views and in-place forms are the dataflow's (above)
+    if isinstance(func, ast.Attribute) and model.kind(func.value) in TENSORISH and func.attr in torch_api.TENSOR_METHODS:
+        return True  # `h.exp()`, `h.sum(1)`: views and in-place methods are the dataflow's (above)
+    if isinstance(func, ast.Subscript) and _torch_members(model, func.value):
+        return True  # `self.head[i](t)`, `self.head` an `nn.ModuleList` of torch layers
+    return model.returns_fresh(part) and not result_kept(model, part)  # `self.fc(x)`, a module of the file
+
+
+def _torch_members(model: "KeptFacts", holder: ast.expr) -> bool:
+    """``self.head``, built only as an ``nn.ModuleList`` / ``nn.Sequential`` of torch layers
+    (a display or a comprehension of constructions of torch's module classes) that return a new
+    tensor: none hands its input back (``RETURNS_INPUT_MODULES``), none built with ``inplace=``."""
+    values = model._module_values(holder)
+    if not values:
+        return False
+    for value in values:
+        if not (isinstance(value, ast.Call) and model.torch_name(value.func) in _SEQUENTIALS
+                and len(value.args) == 1 and not value.keywords):
+            return False
+        arg = value.args[0]
+        members = arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg.elt] if isinstance(arg, ast.ListComp) else []
+        if not members:
+            return False
+        for member in members:
+            name = model.torch_name(member.func) if isinstance(member, ast.Call) else None
+            if not isinstance(member, ast.Call) or name is None or not name.startswith("torch.nn.") \
+                    or not name.rsplit(".", 1)[-1][:1].isupper() or name in _CONTAINERS \
+                    or f"torch.nn.{name.rsplit('.', 1)[-1]}" in torch_api.RETURNS_INPUT_MODULES \
+                    or any(k.arg in ("inplace", None) for k in member.keywords):
+                return False
+    attr = holder.attr if isinstance(holder, ast.Attribute) else None
+    return attr is not None and not any(  # no member added or replaced later: `self.head.append(Keeper())`
+        isinstance(node, ast.Attribute) and node.attr == attr and isinstance(up := model.parent(node), (ast.Attribute, ast.Subscript))
+        and (isinstance(up, ast.Attribute) and up.attr in ("append", "extend", "insert", "__setitem__")
+             or isinstance(up, ast.Subscript) and not isinstance(up.ctx, ast.Load))
+        for node in model.walk(model.module))
 
 
 def _target_keeps(model: "KeptFacts", target: object, depth: int) -> bool:
@@ -159,27 +242,113 @@ def _sequential_keeps(model: "KeptFacts", chain: ast.Call, depth: int) -> bool:
 
 
 def _keeps(model: "KeptFacts", func: Function, depth: int) -> bool:
+    returned = _returned(model, func, depth)
+    return returned is None or _stores(model, func, returned[0], depth)
+
+
+def _returned(model: "KeptFacts", func: Function, depth: int) -> Optional[Tuple[Set[str], List[ast.expr]]]:
+    """The names what ``func`` returns goes by (what a ``return`` names, what those names were
+    bound from or filled with) and every value reached on the way; None where one is held by
+    something else (``return self.last``, ``out = self.last``) or by a call that may keep it."""
     values = [n.value for n in model.walk(func) if isinstance(n, ast.Return) and n.value is not None
               and model.owner(n) is func]
     names: Set[str] = set()
     pending = list(values)
+    reached: List[ast.expr] = []
     flow = model.flow(func)
     while pending:
         value = pending.pop()
         for part in _parts(value):
+            reached.append(part)
+            if part not in values and _held_source(model, flow, part, names, pending):
+                return None  # `out = self.last; return out`, `return self.buf.view(-1)`: the object's
             if isinstance(part, ast.Name):
                 if part.id in names:
                     continue
                 names.add(part.id)
-                pending.extend(b.value for b in flow.bindings.get(part.id, []) if b.value is not None)
+                if part.id not in flow.bindings and part.id not in flow.declared:
+                    return None  # a module-level name (`return CACHE`): its module keeps it
+                for b in flow.bindings.get(part.id, []):
+                    if b.value is not None:
+                        pending.append(b.value)
+                    elif b.form == "other" and isinstance(b.stmt, ast.Assign):
+                        pending.append(b.stmt.value)  # `a, b = self.pair`: what the unpacked value holds
+                    elif b.form == "other" and isinstance(b.stmt, (ast.For, ast.AsyncFor)):
+                        pending.append(b.stmt.iter)  # `for k, v in self.table.items()`
+                    elif b.form != "param":
+                        return None  # `with ... as t`, a comprehension's or a pattern's name: not followed
+                pending.extend(_put_into(model, func, part.id))  # `outs.append(self.last)`: its elements
             elif isinstance(part, (ast.Attribute, ast.Subscript)) and part in values:
-                return True  # `return self.last`, `return cache[k]`
+                return None  # `return self.last`, `return cache[k]`
+            elif isinstance(part, ast.Call) and _builds_from(model, part):
+                pending.extend(a.value if isinstance(a, ast.Starred) else a for a in part.args)  # `tuple(outs)`
+            elif isinstance(part, ast.Call) and _array_library(model, part):
+                pending.extend(a.value if isinstance(a, ast.Starred) else a for a in part.args)  # `np.stack(parts)`:
+                pending.extend(k.value for k in part.keywords)  # no tensor of torch's, a view of its arguments at most
             elif isinstance(part, ast.Call) and model.torch_name(part.func) is None \
-                    and model.kind(part.func) is Kind.MODULE and result_kept(model, part, depth + 1):
-                return True
+                    and result_kept(model, part, depth + 1):
+                return None  # `return self.block(x)`, `return grab(x)`: what that code keeps
             elif isinstance(part, ast.Call) and _unplaced_attribute_keeps(model, part, depth):
-                return True
-    return _stores(model, func, names, depth)
+                return None
+    return names, reached
+
+
+_BUILDERS = frozenset({"builtins.tuple", "builtins.list", "builtins.dict", "builtins.set", "builtins.sorted",
+                       "builtins.reversed"})
+
+
+def _builds_from(model: "KeptFacts", call: ast.Call) -> bool:
+    """``tuple(outs)``, ``list(feats)``: a new container of what it is given (the builtin, not shadowed)."""
+    return bool(model.qualified_names(call.func) & _BUILDERS) and not call.keywords
+
+
+def _array_library(model: "KeptFacts", call: ast.Call) -> bool:
+    """A function of numpy, math, random... (``tensor_kind``'s non-tensor libraries): it keeps
+    nothing of its own; what it returns is new or one of its arguments (or a view of one)."""
+    return any(q.startswith(NON_TENSOR_PREFIXES) for q in model.qualified_names(call.func))
+
+
+def _held_source(model: "KeptFacts", flow: "Flow", part: ast.expr, names: Set[str], pending: List[ast.expr]) -> bool:
+    """A value the callee returns (or a name it returns was bound from) that is, or views, what
+    something else holds: an attribute or element of an object (``self.last``, ``self.buf.view(-1)``,
+    ``self.pair[0]``), a parameter's or a global's element. A view of a local name (``out[:, 0]``,
+    ``out.T``) is that name's: it is followed (``pending``) instead."""
+    if isinstance(part, ast.Name):
+        return False
+    source, _ = model.dataflow.alias_source(part)
+    if source is None:
+        return False
+    if "." in source:
+        return True  # `self.last`, `self.buf.view(-1)`, `obj.x`
+    if source in flow.declared or source not in flow.bindings:
+        return True  # `CACHE[k]`: a global's element
+    if source in flow.params:
+        return False  # the caller's own tensor handed back: ``returned_alias``'s question, not this one
+    if source not in names:
+        pending.append(ast.Name(id=source, ctx=ast.Load()))
+    return False
+
+
+_FILLING = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "appendleft", "extendleft"})
+
+
+def _put_into(model: "KeptFacts", func: Function, name: str) -> List[ast.expr]:
+    """What ``func`` puts into the container ``name`` holds: ``name.append(v)``, ``name.insert(i, v)``,
+    ``name[k] = v``: the elements a caller finds in it besides its display's. A tensor holds no
+    element: ``boxes[..., 3] = width`` copies ``width``'s values."""
+    found: List[ast.expr] = []
+    for node in model.walk(func):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _FILLING \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == name \
+                and model.kind(node.func.value) not in TENSORISH:
+            found.extend(a.value if isinstance(a, ast.Starred) else a for a in node.args)
+            found.extend(k.value for k in node.keywords)
+        elif isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == name
+                   and model.kind(t.value) not in TENSORISH for top in targets for t in ast.walk(top)):
+                found.append(node.value)
+    return found
 
 
 def _unplaced_attribute_keeps(model: "KeptFacts", call: ast.Call, depth: int) -> bool:
@@ -229,17 +398,25 @@ def _stores(model: "KeptFacts", func: Function, names: Set[str], depth: int) -> 
     for node in model.walk(func):
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(isinstance(t, (ast.Attribute, ast.Subscript)) or isinstance(t, (ast.Tuple, ast.List))
-                   and any(isinstance(e, (ast.Attribute, ast.Subscript, ast.Starred)) for e in t.elts)
-                   for t in targets) and _mentions(node.value, names):
+            if any((isinstance(t, (ast.Attribute, ast.Subscript)) or isinstance(t, (ast.Tuple, ast.List))
+                    and any(isinstance(e, (ast.Attribute, ast.Subscript, ast.Starred)) for e in t.elts))
+                   and not _fills(t, names) for t in targets) and _mentions(node.value, names):
                 return True  # `self.last = out`
         elif isinstance(node, ast.Call) and any(_mentions(a, names) for a in (*node.args, *(k.value for k in node.keywords))) \
-                and _call_keeps(model, node, depth + 1):
+                and not _fills(node, names) and _call_keeps(model, node, depth + 1):
             return True  # `self.cache.append(out)`, `setattr(self, "last", out)`
         elif isinstance(node, (*FUNCTIONS, ast.Lambda)) and node is not func and any(
                 isinstance(n, ast.Name) and n.id in names for n in ast.walk(node)):
             return True  # `self.hook = lambda: out`: a closure keeps it
     return False
+
+
+def _fills(node: ast.AST, names: Set[str]) -> bool:
+    """``outs.append(t)``, ``outs[k] = t``: a tensor put into a container that is itself returned
+    (one of ``names``): the caller gets it there, nothing else keeps it (``_put_into``)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _FILLING:
+        return isinstance(node.func.value, ast.Name) and node.func.value.id in names
+    return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in names
 
 
 def keeps_arguments(model: "KeptFacts", call: ast.Call) -> bool:
@@ -268,6 +445,8 @@ def _torch_call(model: "KeptFacts", call: ast.Call, depth: int = 0) -> bool:
     if model.torch_name(call.func) is not None or model.kind(call.func) is Kind.MODULE:
         return True
     func = call.func
+    if isinstance(func, ast.Subscript) and _torch_members(model, func.value):
+        return True  # `self.head[i](t)`, `self.head` an `nn.ModuleList` of torch layers
     if isinstance(func, ast.Attribute) and func.attr != "set_" and model.kind(func.value) in TENSORISH \
             and (func.attr in torch_api.TENSOR_METHODS or func.attr in torch_api.INPLACE_METHODS):
         return True  # `out.scatter_add(dim, index, src)`: a tensor method reads the values it is given
@@ -293,8 +472,76 @@ def _torch_result(model: "KeptFacts", call: ast.Call, depth: int) -> bool:
     if _torch_call(model, call, depth):
         return True
     func = call.func
-    return isinstance(func, ast.Attribute) and tensor_only(func.attr) and model.kind(func.value) is Kind.UNKNOWN \
-        and model.kind(call) is Kind.TENSOR
+    if not (isinstance(func, ast.Attribute) and tensor_only(func.attr) and model.kind(func.value) is Kind.UNKNOWN):
+        return False
+    if model.kind(call) is Kind.TENSOR:
+        return True
+    own = _own_methods_named(model, func.attr)  # `x.reciprocal()`, a class of the file defining `reciprocal`
+    return bool(own) and not model.qualified_names(func) and not call.args and not call.keywords \
+        and all(_returns_its_own(model, m, depth + 1) for m in own)
+
+
+def _own_methods_named(model: "KeptFacts", name: str) -> List[Function]:
+    """The methods called ``name`` the classes of the module define (at any depth)."""
+    return [f for c in model.walk(model.module) if isinstance(c, ast.ClassDef)
+            for f in c.body if isinstance(f, FUNCTIONS) and f.name == name]
+
+
+def _returns_its_own(model: "KeptFacts", method: Function, depth: int) -> bool:
+    """``x.reciprocal()``, ``x`` of unknown kind, where a class of the file defines ``reciprocal``
+    too: on a tensor, torch's method returns a new tensor; on an instance of that class, the
+    method is undecorated, takes no argument but ``self``, its class has no base (so it is no
+    tensor), and no class of the file defines an in-place tensor method or ``__getattr__`` (so an
+    in-place tensor method on anything the class hands back raises, before the rewrite as after).
+    What it returns must then be its own: it keeps nothing of it and hands back no parameter
+    (:func:`_returned`), or it is a new instance of a plain class (:func:`_returns_new_instances`)."""
+    cls = model.parent(method)
+    args = method.args
+    if not (isinstance(cls, ast.ClassDef) and not cls.bases and not cls.keywords and not method.decorator_list
+            and len(args.posonlyargs) + len(args.args) == 1 and not args.kwonlyargs and args.vararg is None
+            and args.kwarg is None):
+        return False
+    if any(m.name in torch_api.INPLACE_METHODS or m.name in ("__getattr__", "__getattribute__")
+           for c in model.walk(model.module) if isinstance(c, ast.ClassDef) for m in c.body if isinstance(m, FUNCTIONS)):
+        return False
+    returned = _returned(model, method, depth)
+    if returned is not None and not returned[0] & model.flow(method).params \
+            and not _stores(model, method, returned[0], depth):
+        return True
+    return _returns_new_instances(model, method, depth)
+
+
+def _returns_new_instances(model: "KeptFacts", func: Function, depth: int) -> bool:
+    """Every ``return`` of ``func`` gives a new instance of a plain class of the file (no base, so
+    never a tensor; no ``__new__``, and an ``__init__`` that hands ``self`` to no one), directly or
+    through a function of the file that does the same (``return unary(op, self)``, ``unary``
+    returning ``Tensor(op(arg.data))``): no tensor anyone else holds."""
+    values = [n.value for n in model.walk(func) if isinstance(n, ast.Return) and model.owner(n) is func]
+    if depth > _DEPTH or not values:
+        return False
+    for value in values:
+        top = model.summaries.targets._top_level().get(value.func.id) \
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
+            and len(model.flow(model.module, nested=False).bindings.get(value.func.id, [])) == 1 else None
+        if isinstance(top, ast.ClassDef):
+            if top.bases or top.keywords or top.decorator_list or not _init_keeps_self_to_itself(top):
+                return False
+        elif not (isinstance(top, FUNCTIONS) and _returns_new_instances(model, top, depth + 1)):
+            return False
+    return True
+
+
+def _init_keeps_self_to_itself(cls: ast.ClassDef) -> bool:
+    """No ``__new__``, and ``__init__`` reads ``self`` only as ``self.<attr>``: constructing the
+    class hands the new instance to no one."""
+    methods = {m.name: m for m in cls.body if isinstance(m, FUNCTIONS)}
+    if "__new__" in methods:
+        return False
+    init = methods.get("__init__")
+    if init is None:
+        return True
+    attribute_values = {id(n.value) for n in ast.walk(init) if isinstance(n, ast.Attribute)}
+    return all(id(n) in attribute_values for n in ast.walk(init) if isinstance(n, ast.Name) and n.id == "self")
 
 
 def _built_keeping_nothing(model: "KeptFacts", values: List[object], depth: int) -> bool:

@@ -92,7 +92,7 @@ TAKES_ANY = frozenset({
     "save", "load", "tensor", "as_tensor", "asarray", "is_tensor", "is_storage", "numel", "block_diag",
     "broadcast_tensors", "meshgrid", "cartesian_prod", "atleast_1d", "atleast_2d", "atleast_3d",
 })
-_NON_TENSOR_PREFIXES = ("numpy.", "pandas.", "math.", "random.", "collections.", "itertools.")
+NON_TENSOR_PREFIXES = ("numpy.", "pandas.", "math.", "random.", "collections.", "itertools.")
 # torch functions whose result is a fresh tensor: nothing saved it, no other name holds it.
 # torch factories whose positional arguments are sizes (integers), and layers whose first two are
 _SIZED_FACTORIES = frozenset({"empty", "zeros", "ones", "rand", "randn", "randperm", "arange", "eye"})
@@ -483,7 +483,7 @@ class CallKinds(_KindsPart):
                     return Kind.TENSOR if inner in TENSORISH else inner
                 if short in _OTHER_BUILTINS or short.split(".")[0] in _BUILTIN_TYPES:
                     return Kind.OTHER
-            if qname.startswith(_NON_TENSOR_PREFIXES):
+            if qname.startswith(NON_TENSOR_PREFIXES):
                 return Kind.OTHER
         if isinstance(func, ast.Attribute):
             receiver = self.kinds.kind(func.value)
@@ -723,7 +723,7 @@ class CallKinds(_KindsPart):
         expr = func.value if isinstance(func, ast.Attribute) else None
         while isinstance(expr, (ast.Attribute, ast.Subscript, ast.Call)):
             if isinstance(expr, ast.Call):
-                if any(q.startswith(_NON_TENSOR_PREFIXES) for q in self.names.qualified_names(expr.func)):
+                if any(q.startswith(NON_TENSOR_PREFIXES) for q in self.names.qualified_names(expr.func)):
                     return True
                 expr = expr.func
             else:
