@@ -111,7 +111,7 @@ class SemanticModel:
         self.kinds = kinds = TensorKinds(tree, binder, names, classes, flow, calls)
         self.grad = GradMode(tree, names, classes, calls)
         self.holders = Holders(tree, binder, flow)
-        self.holders.fresh_container = lambda call: kept.container_fresh(self, call)
+        self.holders.fresh_container = partial(kept.container_fresh, weakref.proxy(self))  # (weakly, as below)
         self.leaves = Leaves(tree, binder, flow, kinds, calls, self.grad)
         self.start_values = StartValues(tree, binder, names.torch_name)
         self.views = Views(tree, binder, names, classes, flow, kinds, self.grad)
