@@ -8,6 +8,8 @@ fix52 both a local write (`holders`: no other holder known) and a `forward` inpu
 (`arguments._fresh`: a torch call that is no view nor in-place op) were safe fixes. Each program
 below works (no backward is run: the hazard is real only once one is) and is run with torch to
 show that the rewrite would change what it returns; a tensor made from sizes stays the name's own.
+Each returns the product itself (not `.detach()`ed): a value that leaves only detached reaches no
+backward, and since stop 56 (prec56b) such a save is not proven at all.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ def main():
     x = torch.from_numpy(arr)
     y = w * x
     x /= 2
-    return [torch.tensor(arr), y.detach()]
+    return [torch.tensor(arr), y]
 """
 LOCAL_LINE = 10
 
@@ -55,7 +57,7 @@ def main():
     arr = np.ones((2, 3), dtype=np.float32)
     x = MAKE
     out = net(x)
-    return [torch.tensor(arr), out.detach()]
+    return [torch.tensor(arr), out]
 """
 FORWARD_LINE = 13
 

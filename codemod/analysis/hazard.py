@@ -1728,10 +1728,23 @@ def _known_int(model: "HazardFacts", expr: ast.expr) -> bool:
         return _known_int(model, expr.left) and _known_int(model, expr.right)
     if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
         return _known_int(model, expr.operand)
+    if isinstance(expr, ast.Name):
+        return _enumerate_count(model, expr)
     if isinstance(expr, ast.Subscript) and not isinstance(expr.slice, ast.Slice):
         return _known_int(model, expr.slice) and _int_sequence(model, expr.value)  # `self.parent[i - 1]`
     return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _SIZES \
         and model.torch_name(expr.func) is None and model.kind(expr.func.value) in (*TENSORISH, Kind.UNKNOWN)
+
+
+def _enumerate_count(model: "HazardFacts", name: ast.Name) -> bool:
+    """``name`` is bound only as the count of ``for k, item in enumerate(...)`` (``enumerate`` not
+    rebound in the module): an int."""
+    reaching = model.reaching(model.flow(model.owner(name)), name.id, model.statement_of(name))
+    return bool(reaching) and not _rebinds(model, "enumerate") and all(
+        b.form == "other" and isinstance(b.stmt, (ast.For, ast.AsyncFor)) and isinstance(b.stmt.target, ast.Tuple)
+        and len(b.stmt.target.elts) == 2 and isinstance(b.stmt.target.elts[0], ast.Name)
+        and b.stmt.target.elts[0].id == name.id and isinstance(b.stmt.iter, ast.Call)
+        and isinstance(b.stmt.iter.func, ast.Name) and b.stmt.iter.func.id == "enumerate" for b in reaching)
 
 
 def _int_sequence(model: "HazardFacts", expr: ast.expr, depth: int = 0) -> bool:

@@ -661,8 +661,18 @@ def int_constant(index: "ProjectIndex", qualname: str) -> bool:
     """``qualname`` (``pkg.rows.R``, re-exports followed) is a name a module of the run binds to int literals
     only, at its top level."""
     module, _, short = index.canonical(qualname).rpartition(".")
+    return _binds_int(index, module, short, 0)
+
+
+def _binds_int(index: "ProjectIndex", module: str, short: str, depth: int) -> bool:
+    """``module`` binds ``short`` to int literals only, itself or through a star import (``from ._keys import *``)."""
     facts = index.modules.get(module)
-    return facts is not None and short in facts.ints
+    if facts is None or depth > 8:
+        return False
+    if short in facts.ints:
+        return True
+    return short not in facts.names and short not in facts.strings \
+        and any(_binds_int(index, m, short, depth + 1) for m in facts.stars)
 
 
 def _binds(index: "ProjectIndex", module: str, short: str, depth: int) -> bool:
