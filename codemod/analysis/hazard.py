@@ -1681,9 +1681,9 @@ def _known_basic(model: "HazardFacts", piece: ast.expr, depth: int = 0) -> bool:
         return all(_known_basic(model, e, depth) for e in piece.elts)
     if _known_int(model, piece):
         return True
-    if isinstance(piece, ast.Call) and isinstance(piece.func, ast.Name) and piece.func.id == "slice" \
-            or isinstance(piece, ast.Name) and piece.id == "Ellipsis":
-        return not _rebinds(model, "slice" if isinstance(piece, ast.Call) else "Ellipsis")
+    if isinstance(piece, ast.Call) and "builtins.slice" in model.qualified_names(piece.func) \
+            or isinstance(piece, ast.Name) and "builtins.Ellipsis" in model.qualified_names(piece):
+        return True  # `slice(0, 2)`, `Ellipsis`: the builtins, not shadowed
     if depth >= 3:
         return False
     if isinstance(piece, (ast.Name, ast.Attribute)) and model.project is not None:
@@ -1737,14 +1737,14 @@ def _known_int(model: "HazardFacts", expr: ast.expr) -> bool:
 
 
 def _enumerate_count(model: "HazardFacts", name: ast.Name) -> bool:
-    """``name`` is bound only as the count of ``for k, item in enumerate(...)`` (``enumerate`` not
-    rebound in the module): an int."""
+    """``name`` is bound only as the count of ``for k, item in enumerate(...)`` (the builtin
+    ``enumerate``, not shadowed): an int."""
     reaching = model.reaching(model.flow(model.owner(name)), name.id, model.statement_of(name))
-    return bool(reaching) and not _rebinds(model, "enumerate") and all(
+    return bool(reaching) and all(
         b.form == "other" and isinstance(b.stmt, (ast.For, ast.AsyncFor)) and isinstance(b.stmt.target, ast.Tuple)
         and len(b.stmt.target.elts) == 2 and isinstance(b.stmt.target.elts[0], ast.Name)
         and b.stmt.target.elts[0].id == name.id and isinstance(b.stmt.iter, ast.Call)
-        and isinstance(b.stmt.iter.func, ast.Name) and b.stmt.iter.func.id == "enumerate" for b in reaching)
+        and "builtins.enumerate" in model.qualified_names(b.stmt.iter.func) for b in reaching)
 
 
 def _int_sequence(model: "HazardFacts", expr: ast.expr, depth: int = 0) -> bool:
@@ -1782,14 +1782,6 @@ def _module_function(model: "HazardFacts", name: str) -> Optional[Function]:
         or isinstance(n, ast.alias) and (n.asname or n.name.split(".")[0]) == name
         or isinstance(n, (*FUNCTIONS, ast.ClassDef)) and n.name == name and n is not defs[0]
         for n in ast.walk(model.module)) else None
-
-
-def _rebinds(model: "HazardFacts", name: str) -> bool:
-    """The module binds the builtin ``name`` (``slice``, ``Ellipsis``) to something else somewhere."""
-    return any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
-               or isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name
-               or isinstance(n, ast.alias) and (n.asname or n.name) == name
-               or isinstance(n, ast.arg) and n.arg == name for n in ast.walk(model.module))
 
 
 def _related_classes(model: "HazardFacts", cls: ast.ClassDef) -> Set[ast.ClassDef]:
