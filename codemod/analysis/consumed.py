@@ -331,7 +331,7 @@ def name_escapes(model: Facts, owner: Function, name: str) -> bool:
 
 
 def dead_result(model: Facts, load: ast.expr, depth: int = 0, sink: Optional[ast.expr] = None,
-                ends: Optional[Ends] = None, returned: bool = False) -> bool:
+                ends: Optional[Ends] = None) -> bool:
     """The op that reads ``load`` (and may save it) hands its result to nothing a backward can
     run through: the statement is an expression statement (``w * b`` alone), or binds a name each
     read of which (where this binding reaches it; none at all, not declared ``global``/``nonlocal``)
@@ -348,9 +348,8 @@ def dead_result(model: Facts, load: ast.expr, depth: int = 0, sink: Optional[ast
     (:func:`consumed_then_dead`); a read inside it, through differentiable steps, is no later use.
     ``ends`` (:class:`Ends`): a step whose result is known integral drops the history too, and a value written
     into a tensor that no backward reaches is dead (``trans[:, 1:] = trans[:, 1:] ** 2``, then only
-    ``torch.argmin(trans)``). ``returned``: a ``return`` statement's value is followed too, dead only where a
-    step drops the history before it leaves (``return m | ((-gg + beta * gp) >= 0.)``); asked by the summaries of
-    a helper's parameters (a caller's own ``return`` is left out: stop 53's item-return)."""
+    ``torch.argmin(trans)``). A ``return`` statement's value is dead only where a step drops the history before
+    it leaves (``return w.detach(), n``, ``return m | ((-gg + beta * gp) >= 0.)``)."""
     if sink is not None and within(load, sink) and _keeps_history(model, load, sink, _never, _never):
         return True
     stmt = model.statement_of(load)
@@ -369,8 +368,6 @@ def dead_result(model: Facts, load: ast.expr, depth: int = 0, sink: Optional[ast
         top = stmt.value  # (handed back, the chain must drop the history first: `return w.detach(), n`)
     elif isinstance(stmt, (ast.If, ast.While)):
         top = stmt.test
-    elif returned and isinstance(stmt, ast.Return) and stmt.value is not None:
-        top = stmt.value  # `return ortho | ((-gg + beta * gp) >= 0.)`: dead only where a step drops the history
     else:
         return False
     if not within(load, top):
@@ -441,7 +438,7 @@ def dead_result(model: Facts, load: ast.expr, depth: int = 0, sink: Optional[ast
         return False
     reads = [n for n, reaching in ((n, model.reaching(flow, name, model.statement_of(n))) for _, n in flow.loads[name])
              if not reaching or any(b.stmt is stmt for b in reaching)]  # (where the analysis cannot tell: counted)
-    return all(model.owner(n) is owner and dead_result(model, n, depth + 1, sink, ends, returned) for n in reads)
+    return all(model.owner(n) is owner and dead_result(model, n, depth + 1, sink, ends) for n in reads)
 
 
 # Statements that switch whether a tensor requires grad (or grad mode) between the save and a `.numpy()`.

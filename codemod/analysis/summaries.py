@@ -648,7 +648,7 @@ class InputSaves:
                     result = Saved.UNKNOWN  # what saves the alias may save the input: not followed
                 continue
             op_node, index = found
-            if isinstance(self.model.parent(op_node), ast.Compare) or dead_result(self.model, node, returned=True):
+            if isinstance(self.model.parent(op_node), ast.Compare) or dead_result(self.model, node):
                 continue  # `x.abs() > t`, `return m | (b * gp >= 0)`: only compared, so backward never reaches the save
             facts = self.op_of(op_node)
             if facts is None:
