@@ -1,6 +1,6 @@
-# Library module for case 3403: facebookresearch/theseus theseus/optimizer/nonlinear/nonlinear_optimizer.py at the
-# parent of 18575181 (PR #166, "Fix the in-place operation bug"): NonlinearOptimizer.retract_and_update_variables is
-# the source's (its commented-out old loop left out). Stand-in: the optimization loop is reduced to Gauss-Newton
+# Library module for case 3402 (fixed): facebookresearch/theseus theseus/optimizer/nonlinear/nonlinear_optimizer.py
+# at 18575181 (PR #166, "Fix the in-place operation bug"): retract_and_update_variables rebinds the batched
+# variables' data with `torch.cat(...)` instead of writing each variable's rows into it in place. Stand-in: the optimization loop is reduced to Gauss-Newton
 # steps with full unrolling (the source's _optimize_loop with truncated_grad_loop semantics: step size 1,
 # force_update=True), the linear system built and solved densely by the core module's stand-in.
 import importlib
@@ -11,7 +11,7 @@ from typing import cast
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-core = importlib.import_module("3403helpers_theseus_core")
+core = importlib.import_module("3402helpers_theseus_core")
 Variable = core.Variable
 
 
@@ -47,13 +47,10 @@ class GaussNewton:
         # TODO: what does converged_indices do?
         for variable_batch, variables in self.objective.batched_optim_vars.values():
             cnts = variable_batch.dof() * len(variables)
-            batch_pos = 0
 
-            for variable in variables.values():
-                variable_batch.data[
-                    batch_pos : batch_pos + objective.batch_size
-                ] = variable.data
-                batch_pos += objective.batch_size
+            variable_batch.data = torch.cat(
+                [variable.data for variable in variables.values()], dim=0
+            )
 
             delta_batch = torch.cat(
                 [
@@ -91,10 +88,10 @@ class GaussNewton:
                 batch_variable = cast(
                     Variable, getattr(batch_cost_function, var_attr_name)
                 )
-                batch_pos = 0
-                for cost_function in cost_functions:
-                    fn_var = cast(Variable, getattr(cost_function, var_attr_name))
-                    batch_variable.data[
-                        batch_pos : batch_pos + objective.batch_size
-                    ] = fn_var.data
-                    batch_pos += objective.batch_size
+                batch_variable.data = torch.cat(
+                    [
+                        cast(Variable, getattr(cost_function, var_attr_name)).data
+                        for cost_function in cost_functions
+                    ],
+                    dim=0,
+                )

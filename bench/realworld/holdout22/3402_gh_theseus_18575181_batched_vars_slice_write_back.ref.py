@@ -1,5 +1,5 @@
-# reference fix for 3403: theseus commit 18575181 (PR #166) in the library module
-# (3403helpers_theseus_nonlinear_optimizer_fixed.py): the batched data rebound with `torch.cat(...)`.
+# reference fix for 3402: theseus commit 18575181 (PR #166) in the library module
+# (3402helpers_theseus_nonlinear_optimizer_fixed.py): the batched data rebound with `torch.cat(...)`.
 import importlib
 import os
 import sys
@@ -8,8 +8,8 @@ import torch
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-core = importlib.import_module("3403helpers_theseus_core")
-nlopt = importlib.import_module("3403helpers_theseus_nonlinear_optimizer_fixed")
+core = importlib.import_module("3402helpers_theseus_core")
+nlopt = importlib.import_module("3402helpers_theseus_nonlinear_optimizer_fixed")
 
 
 def build_objective(measurements, batch_size, num_angles):

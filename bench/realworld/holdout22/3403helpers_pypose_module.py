@@ -1,4 +1,4 @@
-# Library module for case 3404 (shared by the original and the reference; the fix is in the case's own CartPole):
+# Library module for case 3403 (shared by the original and the reference; the fix is in the case's own CartPole):
 # pypose/pypose at the parent of 5b466f5 (PR #373), reduced into one file: bmv / bvmv (pypose/function/linalg.py,
 # LieTensor branches left out), System / NLS, toBTN and runsys (pypose/module/dynamics.py), LQR (lqr.py, its
 # u_lower / u_upper / du arguments kept but unused, as in the source at that commit) and MPC (mpc.py), docstrings

@@ -13,7 +13,7 @@
 # a view and its base or another view of its base has been modified inplace. This view is the output of a function
 # that returns multiple views." The fix is in the example: `x, xDot, theta, thetaDot = state.clone().squeeze()` (the
 # PR also clones the state in LTI.state_transition, a path this program does not take).
-# Library module: 3404helpers_pypose_module.py (shared, unchanged by the fix): the source's bmv / bvmv, System / NLS,
+# Library module: 3403helpers_pypose_module.py (shared, unchanged by the fix): the source's bmv / bvmv, System / NLS,
 # runsys, LQR and MPC; the stepper is a stand-in named there. The culprit is in this file (the example's CartPole).
 # Stand-ins here: one step (not 500) of the example's training loop, with a fixed initial angle in place of the
 # example's random one; the expert system's parameters and cost are the example's.
@@ -25,7 +25,7 @@ import torch
 import torch.optim as optim
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-pp = importlib.import_module("3404helpers_pypose_module")
+pp = importlib.import_module("3403helpers_pypose_module")
 
 
 class CartPole(pp.NLS):

@@ -9,7 +9,7 @@
 # (empty) input as-is, so `out` is the ReLU's output, which ReLU saved for backward; the PR's message quotes
 # the error, "[torch.FloatTensor [0, 128]], which is output 0 of ReluBackward0, is at version 1; expected version 0"
 # (fix: `out = out + x`).
-# Library module: 3402helpers_torchframe_resnet.py (ref: ..._fixed.py), the source's FCResidualBlock and ResNet;
+# Library module: 3401helpers_torchframe_resnet.py (ref: ..._fixed.py), the source's FCResidualBlock and ResNet;
 # stand-in there: the TensorFrame / StypeWiseFeatureEncoder is a LinearEncoder over numerical columns of a plain
 # tensor. Stand-ins here: the training loop (Adam, regression with a sum-reduced MSE divided by the batch size, so
 # that an empty batch adds a zero loss) over two mini-batches of a random table, the second one empty (the PR's
@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-resnet = importlib.import_module("3402helpers_torchframe_resnet")
+resnet = importlib.import_module("3401helpers_torchframe_resnet")
 
 
 def compute():

@@ -1,4 +1,4 @@
-# Library module for case 3403 (shared by the original and the reference): facebookresearch/theseus at the parent of
+# Library module for case 3402 (shared by the original and the reference): facebookresearch/theseus at the parent of
 # 18575181 (PR #166), reduced. Variable.update and Objective's batching (_update_batched_cost_functions,
 # _update_batched_optim_variables, the batched loop of error()) follow theseus/core/variable.py and objective.py.
 # Stand-ins: Vector (a plain Euclidean manifold: retract adds the step), AngleCost (a batched cost function on one

@@ -1,5 +1,5 @@
-# reference fix for 3402: pytorch-frame commit a355ce2 (PR #234) in the library module
-# (3402helpers_torchframe_resnet_fixed.py): `out = out + x`.
+# reference fix for 3401: pytorch-frame commit a355ce2 (PR #234) in the library module
+# (3401helpers_torchframe_resnet_fixed.py): `out = out + x`.
 import importlib
 import os
 import sys
@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-resnet = importlib.import_module("3402helpers_torchframe_resnet_fixed")
+resnet = importlib.import_module("3401helpers_torchframe_resnet_fixed")
 
 
 def compute():

@@ -1,4 +1,4 @@
-# reference fix for 3404: pypose commit 5b466f5 (PR #373) in the example CartPole (this file):
+# reference fix for 3403: pypose commit 5b466f5 (PR #373) in the example CartPole (this file):
 # `x, xDot, theta, thetaDot = state.clone().squeeze()`.
 import importlib
 import os
@@ -8,7 +8,7 @@ import torch
 import torch.optim as optim
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-pp = importlib.import_module("3404helpers_pypose_module")
+pp = importlib.import_module("3403helpers_pypose_module")
 
 
 class CartPole(pp.NLS):

@@ -13,8 +13,8 @@
 # loss's backward fails (the tensor is "output 0 of CopySlices"). The fix rebinds the data out of place:
 # `variable_batch.data = torch.cat([variable.data for variable in variables.values()], dim=0)` (and likewise for
 # the cost functions' variables).
-# Library modules: 3403helpers_theseus_nonlinear_optimizer.py (ref: ..._fixed.py), the source's
-# retract_and_update_variables with a stand-in Gauss-Newton loop; 3403helpers_theseus_core.py (shared): the source's
+# Library modules: 3402helpers_theseus_nonlinear_optimizer.py (ref: ..._fixed.py), the source's
+# retract_and_update_variables with a stand-in Gauss-Newton loop; 3402helpers_theseus_core.py (shared): the source's
 # Variable.update and Objective batching, with stand-ins named there (Vector, AngleCost in place of the tactile
 # example's SE2 costs, a dense Gauss-Newton solve). Stand-ins here: the outer problem (a linear "measurement model"
 # predicts three angles per sample from features; theseus solves for the angles that fit the measurements through
@@ -28,8 +28,8 @@ import torch
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-core = importlib.import_module("3403helpers_theseus_core")
-nlopt = importlib.import_module("3403helpers_theseus_nonlinear_optimizer")
+core = importlib.import_module("3402helpers_theseus_core")
+nlopt = importlib.import_module("3402helpers_theseus_nonlinear_optimizer")
 
 
 def build_objective(measurements, batch_size, num_angles):

@@ -1,4 +1,4 @@
-# Library module for case 3402 (fixed: a355ce2 "remove in-place op", `out = out + x`): pyg-team/pytorch-frame torch_frame/nn/models/resnet.py at a355ce2
+# Library module for case 3401: pyg-team/pytorch-frame torch_frame/nn/models/resnet.py at the parent of a355ce2
 # (inside PR #234, merged as 5ec461f): FCResidualBlock and ResNet are the source's. Stand-ins: the StypeWiseFeature
 # Encoder is reduced to the source's LinearEncoder.encode_forward over the numerical columns of a plain
 # [batch_size, num_cols] tensor (the source takes a TensorFrame and also embeds categorical columns).
@@ -96,7 +96,7 @@ class FCResidualBlock(Module):
         if self.shortcut is not None:
             x = self.shortcut(x)
 
-        out = out + x
+        out += x
         out = self.relu(out)
 
         return out
