@@ -1118,7 +1118,8 @@ class CallTargets:
                                        "dict" in self.model.flow(self.model.module).bindings) or []
         first = (value := cast(ast.Call, values[0])).args[0]  # `nn.ModuleList(layers)`: what `layers` is given
         listed = self.summaries.chains.listed.values(value, first) if isinstance(first, ast.Name) else None
-        return first.elt if isinstance(first, ast.ListComp) else listed[0] if listed else cast(ast.List, first).elts[0]
+        built = member_comprehension(self.model.torch_name, value)
+        return built.elt if built is not None else listed[0] if listed else cast(ast.List, first).elts[0]
 
     def _setter(self, cls: ast.ClassDef, attr: str) -> ast.ClassDef:
         """The class that sets ``self.<attr>``: ``cls``, or where ``cls`` never sets it, its one
@@ -1157,8 +1158,8 @@ class CallTargets:
                 return None
             arg = value.args[0]
             listed = self.summaries.chains.listed.values(value, arg) if isinstance(arg, ast.Name) else None
-            if isinstance(arg, ast.ListComp):
-                targets.add(self._class_target(arg.elt))
+            if (built := member_comprehension(self.model.torch_name, value)) is not None:
+                targets.add(self._class_target(built.elt))
             elif isinstance(arg, (ast.List, ast.Tuple)) and arg.elts:
                 targets.update(self._class_target(e) for e in arg.elts)
             elif listed:  # `layers = []`, `layers.append(Block(d))` in a loop, `nn.ModuleList(layers)`
@@ -1545,8 +1546,8 @@ class LoopMembers:
             value = self.model.class_attrs(self.targets._setter(
                 cast(ast.ClassDef, self.model.enclosing_class(container)), cast(str, target_key(container))[5:]))
             built = [v for v in value.get(cast(str, target_key(container))[5:], [])]
-            arg = built[0].args[0] if len(built) == 1 and isinstance(built[0], ast.Call) and built[0].args else None
-            if isinstance(arg, ast.ListComp) and len(arg.generators) == 1 and not arg.generators[0].ifs:
+            arg = member_comprehension(self.model.torch_name, built[0]) if len(built) == 1 else None
+            if arg is not None and len(arg.generators) == 1 and not arg.generators[0].ifs:
                 return self.length(arg.generators[0].iter)
         members = self.targets._members(container)
         if members is None:
@@ -1607,6 +1608,21 @@ _RETURNS_ITS_MODULE = (
 )
 _MODULE_LISTS = ("torch.nn.ModuleList", "torch.nn.modules.container.ModuleList")
 _CONTAINERS = (*_SEQUENTIAL, *_MODULE_LISTS)
+
+
+def member_comprehension(torch_name: Callable[[ast.expr], Optional[str]],
+                         value: object) -> Optional[Union[ast.ListComp, ast.GeneratorExp]]:
+    """The comprehension whose element builds every member of the container call ``value``:
+    ``nn.ModuleList([Block(d) for d in dims])`` (or ``nn.Sequential`` of a list comprehension, as read
+    before), and ``nn.ModuleList(Block(d) for d in dims)``: a ModuleList stores every module of any
+    iterable it is given, a generator's as a list's (``nn.Sequential`` refuses a generator: no module).
+    None for any other value."""
+    if not (isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords):
+        return None
+    arg, name = value.args[0], torch_name(value.func)
+    if isinstance(arg, ast.ListComp) and name in _CONTAINERS:
+        return arg
+    return arg if isinstance(arg, ast.GeneratorExp) and name in _MODULE_LISTS else None
 # The methods that add, remove or replace a container's members (list, ModuleList, Sequential).
 _MUTATORS = frozenset({"append", "extend", "insert", "__setitem__", "__delitem__", "__iadd__", "pop", "remove",
                        "clear", "add_module", "register_module", "reverse", "sort"})
