@@ -1443,10 +1443,10 @@ class LoopMembers:
                   and not generator.is_async and self._list_of(generator, call)):
             return []  # `[conv(x) for conv in self.convs]`: the element of a list, built for every member
         head = loop if isinstance(loop, ast.For) else cast(ast.comprehension, generator)
-        target, container = head.target, head.iter
+        target, container = head.target, self._named_iterator(head.iter)
         if isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(container, ast.Call) \
                 and self._builtin_call(container, "enumerate") and len(container.args) == 1:
-            target, container = target.elts[1], container.args[0]
+            target, container = target.elts[1], self._named_iterator(container.args[0])
         if isinstance(target, ast.Name) and target.id == func.id:
             members = self.targets._members(container)
             same = False
@@ -1462,6 +1462,23 @@ class LoopMembers:
         if not targets or any(t is None for t in targets) or same and len(set(targets)) != 1:
             return []
         return list(dict.fromkeys(cast(List[Target], targets)))
+
+    def _named_iterator(self, iterable: ast.expr) -> ast.expr:
+        """``blocks`` of ``blocks = zip(self.encs, self.decs)`` (or ``enumerate(...)``), bound once in
+        the function and read only by this loop: that call, which the loop runs over as if written
+        there; ``iterable`` itself otherwise."""
+        if not isinstance(iterable, ast.Name):
+            return iterable
+        flow = self.model.flow(self.model.owner(iterable))
+        bound = flow.bindings.get(iterable.id, [])
+        value = bound[0].value if len(bound) == 1 and bound[0].form == "assign" else None
+        if value is None or iterable.id in flow.declared or not isinstance(bound[0].stmt, ast.Assign) \
+                or len(bound[0].stmt.targets) != 1 or not isinstance(bound[0].stmt.targets[0], ast.Name) \
+                or not (self._builtin_call(value, "zip") or self._builtin_call(value, "enumerate")) \
+                or [use for _, use in flow.loads.get(iterable.id, [])] != [iterable] \
+                or self.model.range(bound[0].stmt)[1] > self.model.range(iterable)[0]:
+            return iterable
+        return value
 
     def _list_of(self, generator: ast.comprehension, call: ast.Call) -> bool:
         """``call`` is the element of a list comprehension of the one ``generator``."""
@@ -2898,12 +2915,20 @@ class ListedLayers:
         changed otherwise."""
         flow = self.model.flow(self.model.owner(user))
         bindings = flow.bindings.get(name.id, [])
-        if len(bindings) != 1 or bindings[0].form != "assign" or not isinstance(bindings[0].value, ast.List) \
+        if not bindings or bindings[0].form != "assign" or not isinstance(bindings[0].value, ast.List) \
                 or name.id in flow.declared or any(isinstance(e, ast.Starred) for e in bindings[0].value.elts):
             return None
         start = self.model.range(bindings[0].stmt)[1]
         at = self.model.range(self.model.statement_of(user))[0]
         adds: List[Tuple[ast.stmt, List[ast.expr]]] = []
+        for more in bindings[1:]:  # `layers += [a, b]`: the list extended in place (list.__iadd__), bound again
+            stmt = more.stmt
+            if not (more.form == "aug" and isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add)
+                    and isinstance(stmt.target, ast.Name) and isinstance(stmt.value, (ast.List, ast.Tuple))
+                    and not any(isinstance(e, ast.Starred) for e in stmt.value.elts)
+                    and start <= self.model.range(stmt)[0] < at and self.model.owner(stmt) is self.model.owner(user)):
+                return None
+            adds.append((stmt, list(stmt.value.elts)))
         for pos, load in sorted(flow.loads.get(name.id, []), key=lambda use: use[0]):
             if load is name:
                 continue
@@ -2911,6 +2936,7 @@ class ListedLayers:
             if added is None or not start <= pos < at or self.model.owner(load) is not self.model.owner(user):
                 return None  # the list is read, handed on or changed otherwise: its order is unknown
             adds.append(added)
+        adds.sort(key=lambda add: self.model.range(add[0])[0])
         return list(bindings[0].value.elts), adds
 
     def _added(self, load: ast.expr) -> Optional[Tuple[ast.stmt, List[ast.expr]]]:
@@ -2947,5 +2973,5 @@ class ListedLayers:
         if isinstance(func, (ast.Lambda, ast.Module)) or not blocks and self.model.parent(last) is not func:
             return False
         parent = self.model.parent(stmt)
-        return parent is func or any(parent is b for b in blocks) and isinstance(stmt, ast.Expr) \
+        return parent is func or any(parent is b for b in blocks) and isinstance(stmt, (ast.Expr, ast.AugAssign)) \
             and any(stmt is s for s in getattr(parent, "body", []))
