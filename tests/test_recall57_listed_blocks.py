@@ -100,3 +100,45 @@ def test_a_named_zip_read_twice_stays_unproven_where_its_members_are_not_seen():
             y += 1  # MARK
             x = dec(y) * 2"""
     runs_unproven(_program(body))
+
+
+_ZERO_TURNS = """import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        layers = [nn.Conv2d(2, 2, 1){first_last}]
+        for i in range(1, k):
+            {grow}
+        self.body = nn.Sequential(*layers)
+
+    def forward(self, x):
+        y = self.body(x)
+        y += 1  # MARK
+        return y * 2
+
+
+def main():
+    torch.manual_seed(0)
+    net = Net({k})
+    x = torch.randn(1, 2, 3, 3, requires_grad=True)
+    net(x).sum().backward()
+    return x.grad
+"""
+
+
+@pytest.mark.parametrize("grow", ["layers += [nn.Conv2d(2, 2, 1), nn.ReLU()]", "layers.append(nn.ReLU())"],
+                         ids=["iadd", "append"])
+def test_a_layer_added_in_a_loop_that_may_not_turn_is_not_the_sure_last(grow):
+    # Net(1): the loop never turns, the chain ends in the convolution (it saves its input only)
+    runs_unproven(_ZERO_TURNS.format(first_last="", grow=grow, k=1))
+
+
+@pytest.mark.parametrize("grow", ["layers += [nn.Conv2d(2, 2, 1), nn.ReLU()]", "layers.append(nn.ReLU())"],
+                         ids=["iadd", "append"])
+def test_the_same_last_layer_before_the_loop_keeps_it_sure(grow):
+    # whether the loop turns or not, the chain ends in a ReLU, which saves its output
+    raises_proven(_ZERO_TURNS.format(first_last=", nn.ReLU()", grow=grow, k=1))
+    raises_proven(_ZERO_TURNS.format(first_last=", nn.ReLU()", grow=grow, k=3))

@@ -2810,6 +2810,19 @@ class Decided:
 _UNPLACED: ast.expr = ast.Constant(None)
 
 
+def _turns(iterable: ast.expr) -> bool:
+    """A loop over ``iterable`` surely turns once: a display with an item (none spread) or ``range`` of
+    integer literals that is not empty."""
+    if isinstance(iterable, (ast.List, ast.Tuple)):
+        return bool(iterable.elts) and not any(isinstance(e, ast.Starred) for e in iterable.elts)
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range" \
+            and not iterable.keywords and 1 <= len(iterable.args) <= 3 \
+            and all(isinstance(a, ast.Constant) and type(a.value) is int for a in iterable.args):
+        bounds = [cast(ast.Constant, a).value for a in iterable.args]
+        return bounds[2:] != [0] and len(range(*bounds)) > 0
+    return False
+
+
 class ListedLayers:
     """The members of ``nn.Sequential(*layers)`` where ``layers`` is a list the same function
     builds (``layers = []``, then ``layers.append(m)`` / ``layers.extend([a, b])``), in the
@@ -2851,7 +2864,30 @@ class ListedLayers:
         for stmt, layers in adds:
             placed = self._placed(stmt, last, chain)
             found.extend(layers if placed else [_UNPLACED])
+        if not self._sure_last(first, adds, chain):
+            found[-1] = _UNPLACED  # the loop adding it may not turn: the chain may end in an earlier layer
         return found
+
+    def _sure_last(self, first: List[ast.expr], adds: List[Tuple[ast.stmt, List[ast.expr]]], chain: ast.Call) -> bool:
+        """The chain ends in the last layer the last add adds, whether or not the loops holding that add
+        (and not the chain) turn: none may run zero turns (a display or a ``range`` of literals that is
+        not empty), or the one that may is the only one and the layer last before it is written the same
+        (``enc = [conv, nn.ReLU(True)]``, then ``enc += [conv, nn.ReLU(True)]`` in the loop)."""
+        last = adds[-1][0]
+        func = self.model.owner(chain)
+        loops = []
+        for up in self.model.ancestors(last):
+            if up is func:
+                break
+            if isinstance(up, (ast.For, ast.AsyncFor)) and not within(chain, up) and not _turns(up.iter):
+                loops.append(up)
+        if not loops:
+            return True
+        if len(loops) != 1 or not adds[-1][1]:
+            return False
+        before = [*first, *(layer for stmt, layers in adds if not within(stmt, loops[0]) for layer in layers)]
+        return bool(before) and before[-1] is not _UNPLACED and adds[-1][1][-1] is not _UNPLACED \
+            and ast.dump(before[-1]) == ast.dump(adds[-1][1][-1])
 
     def _added_modules(self, chain: ast.Call) -> Optional[List[ast.expr]]:
         """``self.body = nn.Sequential()``, then ``self.body.add_module(name, m)`` statements in
