@@ -1118,8 +1118,7 @@ class CallTargets:
                                        "dict" in self.model.flow(self.model.module).bindings) or []
         first = (value := cast(ast.Call, values[0])).args[0]  # `nn.ModuleList(layers)`: what `layers` is given
         listed = self.summaries.chains.listed.values(value, first) if isinstance(first, ast.Name) else None
-        built = member_comprehension(self.model.torch_name, value)
-        return built.elt if built is not None else listed[0] if listed else cast(ast.List, first).elts[0]
+        return _first_member(self.model.torch_name, value, listed)
 
     def _setter(self, cls: ast.ClassDef, attr: str) -> ast.ClassDef:
         """The class that sets ``self.<attr>``: ``cls``, or where ``cls`` never sets it, its one
@@ -1625,6 +1624,14 @@ _RETURNS_ITS_MODULE = (
 )
 _MODULE_LISTS = ("torch.nn.ModuleList", "torch.nn.modules.container.ModuleList")
 _CONTAINERS = (*_SEQUENTIAL, *_MODULE_LISTS)
+
+
+def _first_member(torch_name: Callable[[ast.expr], Optional[str]], value: ast.Call,
+                  listed: Optional[List[ast.expr]]) -> ast.expr:
+    """A member of the one class ``value`` (a container call) holds: the comprehension's element, the
+    first of a list filled by appends (``listed``), or the display's first."""
+    built = member_comprehension(torch_name, value)
+    return built.elt if built is not None else listed[0] if listed else cast(ast.List, value.args[0]).elts[0]
 
 
 def member_comprehension(torch_name: Callable[[ast.expr], Optional[str]],
@@ -2818,7 +2825,7 @@ def _turns(iterable: ast.expr) -> bool:
     if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range" \
             and not iterable.keywords and 1 <= len(iterable.args) <= 3 \
             and all(isinstance(a, ast.Constant) and type(a.value) is int for a in iterable.args):
-        bounds = [cast(ast.Constant, a).value for a in iterable.args]
+        bounds = [cast(int, cast(ast.Constant, a).value) for a in iterable.args]
         return bounds[2:] != [0] and len(range(*bounds)) > 0
     return False
 
