@@ -2871,8 +2871,10 @@ class ListedLayers:
         for stmt, layers in adds:
             placed = self._placed(stmt, last, chain)
             found.extend(layers if placed else [_UNPLACED])
-        if not self._sure_last(first, adds, chain):
-            found[-1] = _UNPLACED  # the loop adding it may not turn: the chain may end in an earlier layer
+        if isinstance(last, ast.AugAssign) and not self._sure_last(first, adds, chain):
+            # `layers += [...]` in a loop that may not turn: the chain may end in an earlier layer (read so
+            # for `+=` only: the appends and extends read before keep their reading, see the tests)
+            found[-1] = _UNPLACED
         return found
 
     def _sure_last(self, first: List[ast.expr], adds: List[Tuple[ast.stmt, List[ast.expr]]], chain: ast.Call) -> bool:
