@@ -1494,8 +1494,13 @@ def _plain_reaching(model: "HazardFacts", flow: Flow, key: str, stmt: Located) -
 
 
 def _produced(hazards: "Hazards", write: Located, target: ast.expr, stmt: Located) -> Optional[Hazard]:
-    """What the op that made ``target`` (no name holds it) saved of its output, unless no backward reads it."""
-    return None if output_unreached(hazards, write, target) else hazards.producers._producer(target, stmt)
+    """What the op that made ``target`` (no name holds it) saved of its output, unless no backward reads it;
+    a new leaf that requires grad (``torch.zeros(n, requires_grad=True).normal_()``) is refused at the write
+    itself, whatever reads the result."""
+    new_leaf = isinstance(target, ast.Call) and any(
+        k.arg == "requires_grad" and is_const(k.value, True) for k in target.keywords)
+    return None if not new_leaf and output_unreached(hazards, write, target) \
+        else hazards.producers._producer(target, stmt)
 
 
 def output_unreached(hazards: "Hazards", write: Located, target: ast.expr) -> bool:

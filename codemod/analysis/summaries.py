@@ -1118,7 +1118,7 @@ class CallTargets:
                                        "dict" in self.model.flow(self.model.module).bindings) or []
         first = (value := cast(ast.Call, values[0])).args[0]  # `nn.ModuleList(layers)`: what `layers` is given
         listed = self.summaries.chains.listed.values(value, first) if isinstance(first, ast.Name) else None
-        return first.elt if isinstance(first, ast.ListComp) else listed[0] if listed else cast(ast.List, first).elts[0]
+        return _first_member(self.model.torch_name, value, listed)
 
     def _setter(self, cls: ast.ClassDef, attr: str) -> ast.ClassDef:
         """The class that sets ``self.<attr>``: ``cls``, or where ``cls`` never sets it, its one
@@ -1157,8 +1157,8 @@ class CallTargets:
                 return None
             arg = value.args[0]
             listed = self.summaries.chains.listed.values(value, arg) if isinstance(arg, ast.Name) else None
-            if isinstance(arg, ast.ListComp):
-                targets.add(self._class_target(arg.elt))
+            if (built := member_comprehension(self.model.torch_name, value)) is not None:
+                targets.add(self._class_target(built.elt))
             elif isinstance(arg, (ast.List, ast.Tuple)) and arg.elts:
                 targets.update(self._class_target(e) for e in arg.elts)
             elif listed:  # `layers = []`, `layers.append(Block(d))` in a loop, `nn.ModuleList(layers)`
@@ -1442,10 +1442,10 @@ class LoopMembers:
                   and not generator.is_async and self._list_of(generator, call)):
             return []  # `[conv(x) for conv in self.convs]`: the element of a list, built for every member
         head = loop if isinstance(loop, ast.For) else cast(ast.comprehension, generator)
-        target, container = head.target, head.iter
+        target, container = head.target, self._named_iterator(head.iter)
         if isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(container, ast.Call) \
                 and self._builtin_call(container, "enumerate") and len(container.args) == 1:
-            target, container = target.elts[1], container.args[0]
+            target, container = target.elts[1], self._named_iterator(container.args[0])
         if isinstance(target, ast.Name) and target.id == func.id:
             members = self.targets._members(container)
             same = False
@@ -1461,6 +1461,23 @@ class LoopMembers:
         if not targets or any(t is None for t in targets) or same and len(set(targets)) != 1:
             return []
         return list(dict.fromkeys(cast(List[Target], targets)))
+
+    def _named_iterator(self, iterable: ast.expr) -> ast.expr:
+        """``blocks`` of ``blocks = zip(self.encs, self.decs)`` (or ``enumerate(...)``), bound once in
+        the function and read only by this loop: that call, which the loop runs over as if written
+        there; ``iterable`` itself otherwise."""
+        if not isinstance(iterable, ast.Name):
+            return iterable
+        flow = self.model.flow(self.model.owner(iterable))
+        bound = flow.bindings.get(iterable.id, [])
+        value = bound[0].value if len(bound) == 1 and bound[0].form == "assign" else None
+        if value is None or iterable.id in flow.declared or not isinstance(bound[0].stmt, ast.Assign) \
+                or len(bound[0].stmt.targets) != 1 or not isinstance(bound[0].stmt.targets[0], ast.Name) \
+                or not (self._builtin_call(value, "zip") or self._builtin_call(value, "enumerate")) \
+                or [use for _, use in flow.loads.get(iterable.id, [])] != [iterable] \
+                or self.model.range(bound[0].stmt)[1] > self.model.range(iterable)[0]:
+            return iterable
+        return value
 
     def _list_of(self, generator: ast.comprehension, call: ast.Call) -> bool:
         """``call`` is the element of a list comprehension of the one ``generator``."""
@@ -1545,8 +1562,8 @@ class LoopMembers:
             value = self.model.class_attrs(self.targets._setter(
                 cast(ast.ClassDef, self.model.enclosing_class(container)), cast(str, target_key(container))[5:]))
             built = [v for v in value.get(cast(str, target_key(container))[5:], [])]
-            arg = built[0].args[0] if len(built) == 1 and isinstance(built[0], ast.Call) and built[0].args else None
-            if isinstance(arg, ast.ListComp) and len(arg.generators) == 1 and not arg.generators[0].ifs:
+            arg = member_comprehension(self.model.torch_name, built[0]) if len(built) == 1 else None
+            if arg is not None and len(arg.generators) == 1 and not arg.generators[0].ifs:
                 return self.length(arg.generators[0].iter)
         members = self.targets._members(container)
         if members is None:
@@ -1607,6 +1624,29 @@ _RETURNS_ITS_MODULE = (
 )
 _MODULE_LISTS = ("torch.nn.ModuleList", "torch.nn.modules.container.ModuleList")
 _CONTAINERS = (*_SEQUENTIAL, *_MODULE_LISTS)
+
+
+def _first_member(torch_name: Callable[[ast.expr], Optional[str]], value: ast.Call,
+                  listed: Optional[List[ast.expr]]) -> ast.expr:
+    """A member of the one class ``value`` (a container call) holds: the comprehension's element, the
+    first of a list filled by appends (``listed``), or the display's first."""
+    built = member_comprehension(torch_name, value)
+    return built.elt if built is not None else listed[0] if listed else cast(ast.List, value.args[0]).elts[0]
+
+
+def member_comprehension(torch_name: Callable[[ast.expr], Optional[str]],
+                         value: object) -> Optional[Union[ast.ListComp, ast.GeneratorExp]]:
+    """The comprehension whose element builds every member of the container call ``value``:
+    ``nn.ModuleList([Block(d) for d in dims])`` (or ``nn.Sequential`` of a list comprehension, as read
+    before), and ``nn.ModuleList(Block(d) for d in dims)``: a ModuleList stores every module of any
+    iterable it is given, a generator's as a list's (``nn.Sequential`` refuses a generator: no module).
+    None for any other value."""
+    if not (isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords):
+        return None
+    arg, name = value.args[0], torch_name(value.func)
+    if isinstance(arg, ast.ListComp) and name in _CONTAINERS:
+        return arg
+    return arg if isinstance(arg, ast.GeneratorExp) and name in _MODULE_LISTS else None
 # The methods that add, remove or replace a container's members (list, ModuleList, Sequential).
 _MUTATORS = frozenset({"append", "extend", "insert", "__setitem__", "__delitem__", "__iadd__", "pop", "remove",
                        "clear", "add_module", "register_module", "reverse", "sort"})
@@ -2777,6 +2817,19 @@ class Decided:
 _UNPLACED: ast.expr = ast.Constant(None)
 
 
+def _turns(iterable: ast.expr) -> bool:
+    """A loop over ``iterable`` surely turns once: a display with an item (none spread) or ``range`` of
+    integer literals that is not empty."""
+    if isinstance(iterable, (ast.List, ast.Tuple)):
+        return bool(iterable.elts) and not any(isinstance(e, ast.Starred) for e in iterable.elts)
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range" \
+            and not iterable.keywords and 1 <= len(iterable.args) <= 3 \
+            and all(isinstance(a, ast.Constant) and type(a.value) is int for a in iterable.args):
+        bounds = [cast(int, cast(ast.Constant, a).value) for a in iterable.args]
+        return bounds[2:] != [0] and len(range(*bounds)) > 0
+    return False
+
+
 class ListedLayers:
     """The members of ``nn.Sequential(*layers)`` where ``layers`` is a list the same function
     builds (``layers = []``, then ``layers.append(m)`` / ``layers.extend([a, b])``), in the
@@ -2818,7 +2871,32 @@ class ListedLayers:
         for stmt, layers in adds:
             placed = self._placed(stmt, last, chain)
             found.extend(layers if placed else [_UNPLACED])
+        if isinstance(last, ast.AugAssign) and not self._sure_last(first, adds, chain):
+            # `layers += [...]` in a loop that may not turn: the chain may end in an earlier layer (read so
+            # for `+=` only: the appends and extends read before keep their reading, see the tests)
+            found[-1] = _UNPLACED
         return found
+
+    def _sure_last(self, first: List[ast.expr], adds: List[Tuple[ast.stmt, List[ast.expr]]], chain: ast.Call) -> bool:
+        """The chain ends in the last layer the last add adds, whether or not the loops holding that add
+        (and not the chain) turn: none may run zero turns (a display or a ``range`` of literals that is
+        not empty), or the one that may is the only one and the layer last before it is written the same
+        (``enc = [conv, nn.ReLU(True)]``, then ``enc += [conv, nn.ReLU(True)]`` in the loop)."""
+        last = adds[-1][0]
+        func = self.model.owner(chain)
+        loops = []
+        for up in self.model.ancestors(last):
+            if up is func:
+                break
+            if isinstance(up, (ast.For, ast.AsyncFor)) and not within(chain, up) and not _turns(up.iter):
+                loops.append(up)
+        if not loops:
+            return True
+        if len(loops) != 1 or not adds[-1][1]:
+            return False
+        before = [*first, *(layer for stmt, layers in adds if not within(stmt, loops[0]) for layer in layers)]
+        return bool(before) and before[-1] is not _UNPLACED and adds[-1][1][-1] is not _UNPLACED \
+            and ast.dump(before[-1]) == ast.dump(adds[-1][1][-1])
 
     def _added_modules(self, chain: ast.Call) -> Optional[List[ast.expr]]:
         """``self.body = nn.Sequential()``, then ``self.body.add_module(name, m)`` statements in
@@ -2882,12 +2960,20 @@ class ListedLayers:
         changed otherwise."""
         flow = self.model.flow(self.model.owner(user))
         bindings = flow.bindings.get(name.id, [])
-        if len(bindings) != 1 or bindings[0].form != "assign" or not isinstance(bindings[0].value, ast.List) \
+        if not bindings or bindings[0].form != "assign" or not isinstance(bindings[0].value, ast.List) \
                 or name.id in flow.declared or any(isinstance(e, ast.Starred) for e in bindings[0].value.elts):
             return None
         start = self.model.range(bindings[0].stmt)[1]
         at = self.model.range(self.model.statement_of(user))[0]
         adds: List[Tuple[ast.stmt, List[ast.expr]]] = []
+        for more in bindings[1:]:  # `layers += [a, b]`: the list extended in place (list.__iadd__), bound again
+            stmt = more.stmt
+            if not (more.form == "aug" and isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add)
+                    and isinstance(stmt.target, ast.Name) and isinstance(stmt.value, (ast.List, ast.Tuple))
+                    and not any(isinstance(e, ast.Starred) for e in stmt.value.elts)
+                    and start <= self.model.range(stmt)[0] < at and self.model.owner(stmt) is self.model.owner(user)):
+                return None
+            adds.append((stmt, list(stmt.value.elts)))
         for pos, load in sorted(flow.loads.get(name.id, []), key=lambda use: use[0]):
             if load is name:
                 continue
@@ -2895,6 +2981,7 @@ class ListedLayers:
             if added is None or not start <= pos < at or self.model.owner(load) is not self.model.owner(user):
                 return None  # the list is read, handed on or changed otherwise: its order is unknown
             adds.append(added)
+        adds.sort(key=lambda add: self.model.range(add[0])[0])
         return list(bindings[0].value.elts), adds
 
     def _added(self, load: ast.expr) -> Optional[Tuple[ast.stmt, List[ast.expr]]]:
@@ -2931,5 +3018,5 @@ class ListedLayers:
         if isinstance(func, (ast.Lambda, ast.Module)) or not blocks and self.model.parent(last) is not func:
             return False
         parent = self.model.parent(stmt)
-        return parent is func or any(parent is b for b in blocks) and isinstance(stmt, ast.Expr) \
+        return parent is func or any(parent is b for b in blocks) and isinstance(stmt, (ast.Expr, ast.AugAssign)) \
             and any(stmt is s for s in getattr(parent, "body", []))

@@ -118,7 +118,11 @@ class InplaceMethod(Rule):
             return  # IPF004 clones the subscripted tensor
         if target_key(base) is None:
             if isinstance(base, ast.Call) and self.model.is_factory(base):
-                return
+                if hazard is not None and any(k.arg == "requires_grad" for k in base.keywords):
+                    # `torch.zeros(n, requires_grad=True).normal_()`: a new leaf that requires grad,
+                    # refused with grad on (no fix: the flag belongs after the draw)
+                    self.report(node, message, Status.MANUAL, "leaf-update", hazard=hazard)
+                return  # otherwise a new tensor nobody else sees: harmless
             intended = self.model.intended_reason(node, base)
             if intended:
                 self.report(node, message, Status.SKIPPED, intended, hazard=hazard)
