@@ -1690,10 +1690,13 @@ def _known_basic(model: "HazardFacts", piece: ast.expr, depth: int = 0) -> bool:
         name = project_name(model, piece)
         if name is not None and int_constant(model.project, name):
             return True  # `x[rows.R]`, `R: Final[int] = 0` in another module of the run
-    if isinstance(piece, ast.Call) and isinstance(piece.func, ast.Name) and not piece.keywords:
+    if isinstance(piece, ast.Call) and isinstance(piece.func, ast.Name):
         helper = _module_function(model, piece.func.id)  # `clipped = rows_of(x)`, each return `slice(0, 2)`
-        returns = [r.value for r in model.walk(helper) if isinstance(r, ast.Return) and model.owner(r) is helper] \
-            if helper is not None else []
+        if helper is None or piece.keywords and helper.decorator_list:
+            return False
+        decided = _literal_params(model, helper, piece)  # `pick(out, False)`: only the returns it may reach
+        returns = [r.value for r in model.walk(helper) if isinstance(r, ast.Return) and model.owner(r) is helper
+                   and not _arm_excluded(model, helper, r, decided)]
         return bool(returns) and all(r is not None and _known_basic(model, r, depth + 1) for r in returns)
     if isinstance(piece, ast.Name):
         owner = model.owner(piece)
@@ -1731,7 +1734,8 @@ def _known_int(model: "HazardFacts", expr: ast.expr) -> bool:
     if isinstance(expr, ast.Name):
         return _enumerate_count(model, expr)
     if isinstance(expr, ast.Subscript) and not isinstance(expr.slice, ast.Slice):
-        return _known_int(model, expr.slice) and _int_sequence(model, expr.value)  # `self.parent[i - 1]`
+        return _known_int(model, expr.slice) and _int_sequence(model, expr.value) \
+            or _int_dict(model, expr.value)  # `self.parent[i - 1]`, `item_index[key]`
     return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _SIZES \
         and model.torch_name(expr.func) is None and model.kind(expr.func.value) in (*TENSORISH, Kind.UNKNOWN)
 
@@ -1771,6 +1775,165 @@ def _int_sequence(model: "HazardFacts", expr: ast.expr, depth: int = 0) -> bool:
                       and (isinstance(n, ast.Subscript) and not isinstance(n.ctx, ast.Load) or isinstance(n, ast.Attribute))
                       for n in ast.walk(model.module))
         return bool(values) and not written and all(isinstance(v, ast.expr) and _int_sequence(model, v, depth + 1) for v in values)
+    return False
+
+
+_DICT_READS = frozenset({"get", "keys", "values", "items"})
+
+
+def _int_dict(model: "HazardFacts", expr: ast.expr) -> bool:
+    """``expr`` is a local name every reaching binding of which is a dict whose values are ints
+    (:func:`_int_dict_value`), and which the function (with what it nests) only reads: a subscript load,
+    ``in``, ``.get``/``.keys``/``.values``/``.items`` called, ``len``, a ``for``'s iterable. Anything else
+    (an item store, ``update``, handed to a call, aliased) may put a non-int in it: unknown."""
+    if not isinstance(expr, ast.Name):
+        return False
+    owner = model.owner(expr)
+    if isinstance(owner, ast.Module):
+        return False
+    flow = model.flow(owner)
+    if expr.id in flow.declared or expr.id in flow.params:
+        return False
+    reaching = model.reaching(flow, expr.id, model.statement_of(expr))
+    if not reaching or not all(b.form == "assign" and b.value is not None and not b.sources
+                               and _int_dict_value(model, b.value) for b in reaching):
+        return False
+    for node in model.walk(owner):
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and expr.id in node.names:
+            return False
+        if not (isinstance(node, ast.Name) and node.id == expr.id and isinstance(node.ctx, ast.Load)):
+            continue
+        up = model.parent(node)
+        if isinstance(up, ast.Subscript) and up.value is node and isinstance(up.ctx, ast.Load) \
+                or isinstance(up, ast.Compare) and node in up.comparators \
+                and all(isinstance(op, (ast.In, ast.NotIn)) for op in up.ops) \
+                or isinstance(up, (ast.For, ast.comprehension)) and up.iter is node:
+            continue
+        if isinstance(up, ast.Attribute) and up.attr in _DICT_READS and isinstance(model.parent(up), ast.Call) \
+                and getattr(model.parent(up), "func", None) is up:
+            continue
+        if isinstance(up, ast.Call) and up.args == [node] and not up.keywords \
+                and "builtins.len" in model.qualified_names(up.func):
+            continue
+        return False
+    return True
+
+
+def _int_dict_value(model: "HazardFacts", value: ast.expr) -> bool:
+    """``{"a": 0, "b": n}``, ``{k: i for i, k in enumerate(keys)}``, ``dict()``, or an ``if``-expression of
+    such: a new dict each of whose values is an int."""
+    if isinstance(value, ast.IfExp):
+        return _int_dict_value(model, value.body) and _int_dict_value(model, value.orelse)
+    if isinstance(value, ast.Dict):
+        return all(k is not None and _known_int(model, v) for k, v in zip(value.keys, value.values))
+    if isinstance(value, ast.DictComp):
+        return _comprehension_int(model, value, value.value)
+    return isinstance(value, ast.Call) and not value.args and not value.keywords \
+        and "builtins.dict" in model.qualified_names(value.func)
+
+
+def _comprehension_int(model: "HazardFacts", comp: ast.DictComp, expr: ast.expr) -> bool:
+    """``expr``, in ``comp``, is an int: a literal, ``+ - * // %`` of ints, a turn of ``range(...)``,
+    the count of ``enumerate(...)`` or a ``range`` item of ``zip(...)`` (the builtins), or a name of the
+    enclosing scope known to be an int."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, _INT_OPS):
+        return _comprehension_int(model, comp, expr.left) and _comprehension_int(model, comp, expr.right)
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        return _comprehension_int(model, comp, expr.operand)
+    if not isinstance(expr, ast.Name):
+        return isinstance(expr, ast.Constant) and type(expr.value) is int
+    binders = [g for g in comp.generators if any(isinstance(n, ast.Name) and n.id == expr.id for n in ast.walk(g.target))]
+    if not binders:
+        return _known_int(model, expr)
+    return all(_turn_int(model, g, expr.id) for g in binders)
+
+
+def _turn_int(model: "HazardFacts", gen: ast.comprehension, name: str) -> bool:
+    """``for name in range(...)``, ``for name, _ in enumerate(...)``, ``for name, _ in zip(range(...), ...)``."""
+    it = gen.iter
+    if not isinstance(it, ast.Call) or any(isinstance(a, ast.Starred) for a in it.args):
+        return False
+    called = model.qualified_names(it.func)
+    if isinstance(gen.target, ast.Name):
+        return gen.target.id == name and "builtins.range" in called
+    if not isinstance(gen.target, ast.Tuple) or not all(isinstance(e, ast.Name) for e in gen.target.elts):
+        return False
+    slots = [i for i, e in enumerate(gen.target.elts) if isinstance(e, ast.Name) and e.id == name]
+    if len(slots) != 1:
+        return False
+    if "builtins.enumerate" in called:
+        return slots[0] == 0 and len(gen.target.elts) == 2
+    return "builtins.zip" in called and len(it.args) == len(gen.target.elts) \
+        and isinstance(arg := it.args[slots[0]], ast.Call) and "builtins.range" in model.qualified_names(arg.func)
+
+
+def _literal_params(model: "HazardFacts", helper: Function, call: ast.Call) -> Dict[str, object]:
+    """The parameters of ``helper`` that ``call`` gives a literal (``pick(out, False)``, ``loud_only=None``) or
+    leaves to a literal default, and that the helper never rebinds: name -> the literal's value. Nothing for a
+    decorated helper, or a call with ``*args``/``**kw``."""
+    if helper.decorator_list or any(isinstance(a, ast.Starred) for a in call.args) \
+            or any(k.arg is None for k in call.keywords):
+        return {}
+    args = helper.args
+    positional = [*args.posonlyargs, *args.args]
+    given: Dict[str, ast.expr] = {}
+    for i, a in enumerate(positional):
+        if i < len(call.args):
+            given[a.arg] = call.args[i]
+        elif a.arg not in {k.arg for k in call.keywords} and i >= len(positional) - len(args.defaults):
+            given[a.arg] = args.defaults[i - (len(positional) - len(args.defaults))]
+    for a, default in zip(args.kwonlyargs, args.kw_defaults):
+        if default is not None:
+            given[a.arg] = default
+    for k in call.keywords:
+        if k.arg in given or any(a.arg == k.arg for a in args.kwonlyargs) or any(a.arg == k.arg for a in args.args):
+            given[str(k.arg)] = k.value
+    kept = {name: v.value for name, v in given.items() if isinstance(v, ast.Constant)}
+    for node in model.walk(helper):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) \
+                or isinstance(node, ast.arg) and node not in (*positional, *args.kwonlyargs):
+            kept.pop(node.id if isinstance(node, ast.Name) else node.arg, None)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for n in node.names:
+                kept.pop(n, None)
+    return kept
+
+
+def _decided(test: ast.expr, decided: Dict[str, object]) -> Optional[bool]:
+    """What ``test`` is at the parameters' literals: ``flag``, ``not flag``, ``flag is None``, ``flag == "x"``,
+    ``and``/``or`` of such; None where it depends on anything else."""
+    if isinstance(test, ast.Name):
+        return bool(decided[test.id]) if test.id in decided else None
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _decided(test.operand, decided)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        parts = [_decided(v, decided) for v in test.values]
+        stop = isinstance(test.op, ast.Or)  # the value that decides the whole
+        return stop if stop in parts else None if None in parts else not stop
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name) \
+            and test.left.id in decided and isinstance(right := test.comparators[0], ast.Constant):
+        a, b, op = decided[test.left.id], right.value, test.ops[0]
+        if isinstance(op, (ast.Eq, ast.NotEq)):
+            return (a == b) is isinstance(op, ast.Eq)
+        if isinstance(op, (ast.Is, ast.IsNot)) and (b is None or type(b) is bool):  # (singletons: `1 is None`)
+            return (type(a) is type(b) and a == b) is isinstance(op, ast.Is)
+    return None
+
+
+def _arm_excluded(model: "HazardFacts", helper: Function, node: ast.AST, decided: Dict[str, object]) -> bool:
+    """``node`` sits in an arm of an ``if`` of ``helper`` that the parameters' literals rule out."""
+    if not decided:
+        return False
+    child = node
+    for anc in model.ancestors(node):
+        if anc is helper:
+            return False
+        if isinstance(anc, ast.If) and child is not anc.test:
+            taken = _decided(anc.test, decided)
+            if taken is not None and (child in anc.body) is not taken:
+                return True
+        child = anc
     return False
 
 
