@@ -181,3 +181,115 @@ def test_helper_whose_flag_is_not_the_literal_is_not_proven(old, new):
 
 def test_helper_called_with_star_arguments_is_not_proven():
     _safe(PICK.replace("CALL", "pick(*[out, True])"))
+
+
+# ---------------------------------------------------------------- group 2: single-pass loop (torch-world puzzles.py:156)
+# The write comes before the saver in the loop body, so it could only spoil the save on a second turn; the loop
+# turns twice only for "ice", and the write runs only for "sokoban". The finding is demoted to possible (it says
+# why), never dropped.
+LOOP = '''\
+import torch
+
+
+def advance(x, task: str):
+    state = x.clone()
+    acc = torch.zeros(len(x))
+    for _ in BOUND:
+        if WRITE_TEST:
+            state[:, 1] = state[:, 0] + 1  # MARK
+        acc = acc + torch.maximum(state[:, 1], state[:, 0])
+    return acc
+
+
+def main():
+    x = torch.rand(2, 3, requires_grad=True)
+    for task in TASKS:
+        advance(x, task).sum().backward()
+'''
+
+SINGLE_PASS = [
+    ('range(3 if task == "ice" else 1)', 'task == "sokoban"', '("ice", "sokoban", "maze")'),
+    ('range(1 if task != "ice" else 3)', 'task == "sokoban"', '("ice", "sokoban", "maze")'),
+    ('range(3 if task == "ice" else 0)', 'task != "ice"', '("ice",)'),
+    ('range(3 if task == "ice" else 1)', 'task == "sokoban" and x.numel() > 0', '("ice", "sokoban")'),
+]
+
+
+@pytest.mark.parametrize("bound, test, tasks", SINGLE_PASS)
+def test_write_on_a_turn_the_loop_never_makes_is_not_proven(bound, test, tasks):
+    _safe(LOOP.replace("BOUND", bound).replace("WRITE_TEST", test).replace("TASKS", tasks))
+
+
+def test_single_pass_loop_is_still_reported_possible():
+    from codemod.config import Settings
+    from tests.programs import process_in_project
+    src = LOOP.replace("BOUND", SINGLE_PASS[0][0]).replace("WRITE_TEST", SINGLE_PASS[0][1]).replace("TASKS", "()")
+    result = process_in_project(src, Settings(select=("IPF",)))
+    found = [f for f in result.findings if f.span.line == 9]
+    assert [f.code for f in found] == ["IPF204"] and "turns twice only where" in found[0].message
+
+
+LOOP_RAISES = [
+    # the loop turns three times for every task
+    ("range(3)", 'task == "sokoban"', '("sokoban",)'),
+    # the write's test does not exclude the second turn
+    ('range(3 if task == "ice" else 1)', 'task != "sokoban"', '("ice",)'),
+    ('range(3 if task == "ice" else 1)', 'task == "ice"', '("ice",)'),
+    ('range(3 if task != "ice" else 1)', 'task == "sokoban"', '("sokoban",)'),
+]
+
+
+@pytest.mark.parametrize("bound, test, tasks", LOOP_RAISES)
+def test_write_on_a_second_turn_stays_proven(bound, test, tasks):
+    _real(LOOP.replace("BOUND", bound).replace("WRITE_TEST", test).replace("TASKS", tasks))
+
+
+def test_task_rebound_in_the_loop_stays_proven():
+    src = LOOP.replace("BOUND", 'range(3 if task == "ice" else 1)').replace("WRITE_TEST", 'task == "sokoban"').replace(
+        "TASKS", '("ice",)').replace("        acc = acc + torch.maximum(state[:, 1], state[:, 0])",
+                                     "        acc = acc + torch.maximum(state[:, 1], state[:, 0])\n        task = \"sokoban\"")
+    _real(src)
+
+
+def test_single_pass_loop_inside_another_loop_stays_proven():
+    src = LOOP.replace("    for _ in BOUND:\n", '    for _ in range(2):\n      for _ in range(3 if task == "ice" else 1):\n').replace(
+        "WRITE_TEST", 'task == "sokoban"').replace("TASKS", '("sokoban",)')
+    _real(src)
+
+
+CLASS_LOOP = '''\
+import torch
+
+
+class Puzzle:
+    def __init__(self, task="maze"):
+        self.task = task
+
+    SWITCH
+
+    def advance(self, x):
+        state = x.clone()
+        acc = torch.zeros(len(x))
+        for _ in range(3 if self.task == "ice" else 1):
+            CALL
+            if self.task == "sokoban":
+                state[:, 1] = state[:, 0] + 1  # MARK
+            acc = acc + torch.maximum(state[:, 1], state[:, 0])
+        return acc
+
+
+def main():
+    x = torch.rand(2, 3, requires_grad=True)
+    for task in TASKS:
+        Puzzle(task).advance(x).sum().backward()
+'''
+
+
+def test_attribute_task_set_only_in_init_is_not_proven():
+    _safe(CLASS_LOOP.replace("SWITCH", "pass").replace("CALL", "pass").replace("TASKS", '("ice", "sokoban", "maze")'))
+
+
+def test_attribute_task_a_method_in_the_loop_changes_stays_proven():
+    src = CLASS_LOOP.replace("    SWITCH", '    def switch(self):\n        self.task = "sokoban"').replace(
+        "CALL", "self.switch()").replace("TASKS", '("ice",)')
+    _real(src)

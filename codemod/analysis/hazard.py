@@ -59,7 +59,7 @@ from codemod.analysis.summaries import (
     switched_on,
 )
 from codemod.analysis.super_forward import super_torch_layer
-from codemod.analysis.syntax import (FUNCTIONS, Function, Located, Owner, Pos, Span, call_args, default_of, is_const, passed_for, spreads,
+from codemod.analysis.syntax import (FUNCTIONS, OWNERS, Function, Located, Owner, Pos, Span, call_args, default_of, is_const, passed_for, spreads,
                                      subscript_base, target_key)
 from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, tensor_only, used_as_container
 from codemod.analysis.views import Views, own_callee, view_chain, view_of_itself
@@ -1213,10 +1213,106 @@ def from_a_later_turn(model: HazardFacts, found: Optional[Hazard], made: Span,
         return found
     loop = _loop_around(model, stmt, made)
     if loop is None or not model.summaries.targets.loops.may_run_once(loop):
+        excluded = _second_turn_excluded(model, loop, stmt) if loop is not None else None
+        if excluded is not None:
+            return _possible(f"{found.reason}, from the loop's second turn on; but the loop at line "
+                             f"{cast(ast.stmt, loop).lineno} turns twice only where {excluded}")
         return found
     where = f" at line {cast(ast.stmt, loop).lineno}" if loop is not None else ""
     return _possible(f"{found.reason}, from the loop's second turn on (the analysis cannot see that the loop"
                      f"{where} runs twice)")
+
+
+def _second_turn_excluded(model: HazardFacts, loop: ast.AST, stmt: Located) -> Optional[str]:
+    """``for _ in range(n if self.task == "ice" else 1):`` around ``stmt``, under ``if self.task ==
+    "sokoban":``: the loop (in no loop of its own function) makes a second turn only where its bound's test
+    gives the subject one literal, and with that literal an ``if`` around ``stmt`` rules ``stmt`` out, so no
+    turn after the first runs it. The subject is steady (:func:`_steady_subject`); the text saying why, or
+    None."""
+    if not (isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name)
+            and loop.iter.func.id == "range" and len(loop.iter.args) == 1 and not loop.iter.keywords
+            and "builtins.range" in model.qualified_names(loop.iter.func)
+            and isinstance(bound := loop.iter.args[0], ast.IfExp)):
+        return None
+    once = [_int_constant(arm) for arm in (bound.body, bound.orelse)]
+    if (once[0] is not None and once[0] <= 1) == (once[1] is not None and once[1] <= 1):
+        return None  # (neither arm, or both, known to turn at most once)
+    holds = once[1] is not None and once[1] <= 1  # the test's value where the loop turns twice
+    test = bound.test
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant)
+            and isinstance(test.ops[0], ast.Eq if holds else ast.NotEq)):
+        return None
+    key, func = _subject_key(test.left), model.owner(loop)
+    if key is None or isinstance(func, ast.Module) or not _steady_subject(model, func, test.left) \
+            or any(isinstance(up, (ast.For, ast.AsyncFor, ast.While)) for up in _within_owner(model, loop)):
+        return None
+    decided = {key: test.comparators[0].value}
+    child: ast.AST = stmt
+    for up in model.ancestors(stmt):
+        if up is func:
+            break
+        if isinstance(up, ast.If) and child is not up.test \
+                and _decided(up.test, decided) is not None and (child in up.body) is not _decided(up.test, decided):
+            return f"`{model.code(test)}`, where the `if` at line {up.lineno} does not run the write"
+        child = up
+    return None
+
+
+def _within_owner(model: HazardFacts, node: ast.AST) -> Iterator[ast.AST]:
+    for up in model.ancestors(node):
+        if isinstance(up, OWNERS):
+            return
+        yield up
+
+
+def _subject_key(expr: ast.expr) -> Optional[str]:
+    """``task`` or ``self.task``: the key :func:`_decided` reads a literal of; None for anything else."""
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+        return "self." + expr.attr
+    return None
+
+
+def _steady_subject(model: HazardFacts, func: Function, subject: ast.expr) -> bool:
+    """``subject`` holds one string or int for the whole call of ``func``: a parameter with such a literal
+    default (or annotated ``str``/``int``) that nothing in ``func`` binds again; or ``self.<attr>`` that the
+    file writes only in its class's ``__init__`` (not ``func``), each time a literal or such a parameter of
+    it."""
+    def plain(value: Optional[ast.expr], owner: ast.AST, name: str) -> bool:
+        if isinstance(value, ast.Constant):
+            return type(value.value) in (str, int)
+        if not (isinstance(value, ast.Name) and value.id == name or value is None):
+            return False
+        args = getattr(owner, "args", None)
+        if not isinstance(args, ast.arguments):
+            return False
+        positional = [*args.posonlyargs, *args.args]
+        defaults: Dict[str, Optional[ast.expr]] = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
+        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults)})
+        param = next((a for a in (*positional, *args.kwonlyargs) if a.arg == name), None)
+        default = defaults.get(name)
+        return param is not None and (isinstance(param.annotation, ast.Name) and param.annotation.id in ("str", "int")
+                                      or isinstance(default, ast.Constant) and type(default.value) in (str, int)) \
+            and not any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+                        or isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names
+                        or isinstance(n, ast.arg) and n.arg == name and n is not param for n in model.walk(owner))
+    if isinstance(subject, ast.Name):
+        return plain(None, func, subject.id)
+    assert isinstance(subject, ast.Attribute)
+    cls = model.enclosing_class(func)
+    writes = model.attribute_writes(subject.attr)
+    if cls is None or getattr(func, "name", "") == "__init__" or not writes:
+        return False
+    for w in writes:
+        init = model.owner(w)
+        assign = model.parent(w)
+        if not (isinstance(w, ast.Attribute) and isinstance(w.value, ast.Name) and w.value.id == "self"
+                and getattr(init, "name", "") == "__init__" and model.enclosing_class(init) is cls
+                and isinstance(assign, ast.Assign) and assign.targets == [w]
+                and plain(assign.value, init, getattr(assign.value, "id", ""))):
+            return False
+    return True
 
 
 def slot_stored(model: HazardFacts, parent: Optional[ast.AST], load: ast.expr) -> Optional[ast.expr]:
@@ -1902,8 +1998,9 @@ def _literal_params(model: "HazardFacts", helper: Function, call: ast.Call) -> D
 def _decided(test: ast.expr, decided: Dict[str, object]) -> Optional[bool]:
     """What ``test`` is at the parameters' literals: ``flag``, ``not flag``, ``flag is None``, ``flag == "x"``,
     ``and``/``or`` of such; None where it depends on anything else."""
-    if isinstance(test, ast.Name):
-        return bool(decided[test.id]) if test.id in decided else None
+    if isinstance(test, (ast.Name, ast.Attribute)):
+        key = _subject_key(test)
+        return bool(decided[key]) if key in decided else None
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         inner = _decided(test.operand, decided)
         return None if inner is None else not inner
@@ -1911,9 +2008,9 @@ def _decided(test: ast.expr, decided: Dict[str, object]) -> Optional[bool]:
         parts = [_decided(v, decided) for v in test.values]
         stop = isinstance(test.op, ast.Or)  # the value that decides the whole
         return stop if stop in parts else None if None in parts else not stop
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name) \
-            and test.left.id in decided and isinstance(right := test.comparators[0], ast.Constant):
-        a, b, op = decided[test.left.id], right.value, test.ops[0]
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and (key := _subject_key(test.left)) in decided \
+            and isinstance(right := test.comparators[0], ast.Constant):
+        a, b, op = decided[key], right.value, test.ops[0]
         if isinstance(op, (ast.Eq, ast.NotEq)):
             return (a == b) is isinstance(op, ast.Eq)
         if isinstance(op, (ast.Is, ast.IsNot)) and (b is None or type(b) is bool):  # (singletons: `1 is None`)
