@@ -293,3 +293,72 @@ def test_attribute_task_a_method_in_the_loop_changes_stays_proven():
     src = CLASS_LOOP.replace("    SWITCH", '    def switch(self):\n        self.task = "sokoban"').replace(
         "CALL", "self.switch()").replace("TASKS", '("ice",)')
     _real(src)
+
+
+# ---------------------------------------------------------------- group 1: flag-exclusive-alias, turn by turn (buctoolkit)
+# `g.mul_(m)` after the loop writes what `g = g2_` (one arm) bound; `acc.addcmul_(g2_, c)` (the other arm) saved
+# `g2_`; `g2_` is bound anew (an op's result) at the top of each turn, so the tensor a turn saves is never the
+# tensor another turn hands to `g`. Possible at most, never proven.
+TURNS = '''\
+import torch
+
+
+def helper(x, i):
+    y = x * 2.0
+    return y, torch.sin(x * (i + 1)), y + 1
+
+
+def rotate(x, c):
+    g = x * 1.0
+    acc = torch.zeros_like(x)
+    BEFORE
+    for i in range(4):
+        BIND
+        g2_.mul_(2.0)
+        if i % 2 == 0:
+            acc.addcmul_(g2_, c)
+        else:
+            ALIAS
+        AFTER
+    g.mul_(3.0)  # MARK
+    return g.sum() + acc.sum()
+
+
+def main():
+    x = torch.rand(3, requires_grad=True)
+    c = torch.rand(3, requires_grad=True)
+    rotate(x, c).backward()
+'''
+
+
+def _turns(bind="g2_ = torch.sin(x * (i + 1))", alias="g = g2_", before="pass", after="pass"):
+    return TURNS.replace("BEFORE", before).replace("BIND", bind).replace("ALIAS", alias).replace("AFTER", after)
+
+
+@pytest.mark.parametrize("bind", [
+    "g2_ = torch.sin(x * (i + 1))",
+    "g2_ = torch.where(x > 0.5, x, x * (i + 1))",
+    "g2_ = x * (i + 1)",
+    "_, g2_, _h = helper(x, i)",
+])
+def test_alias_of_the_other_arm_with_a_fresh_tensor_each_turn_is_not_proven(bind):
+    _safe(_turns(bind=bind))
+
+
+@pytest.mark.parametrize("kw", [
+    # bound once, before the loop: every turn saves and aliases one tensor
+    dict(bind="pass", before="g2_ = torch.sin(x)"),
+    # bound only on the first turn
+    dict(bind="g2_ = torch.sin(x) if i == 0 else g2_"),
+    # a view of a lasting tensor: one version counter across the turns
+    dict(bind="g2_ = base[0]", before="base = torch.sin(x).expand(2, 3).clone()"),
+    # the alias in the same arm as the save
+    dict(alias="pass", after="g = g2_ if i % 2 == 0 else g"),
+    # the tensor handed to another name in the saving turn, which the alias then takes
+    dict(alias="g = keep", after="keep = g2_", before="keep = x * 1.0"),
+])
+def test_alias_that_may_meet_the_saved_tensor_stays_proven(kw):
+    src = _turns(**kw)
+    if "pass\n        g2_.mul_" in src:
+        src = src.replace("        pass\n        g2_.mul_(2.0)\n", "        g2_.mul_(2.0)\n")
+    _real(src)

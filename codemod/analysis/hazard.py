@@ -56,7 +56,7 @@ from codemod.analysis.requires_grad import (SHAPE_METHODS, Constants, RequiresGr
 from codemod.analysis.saved_for import may_take_a_number, measured_users
 from codemod.analysis.summaries import (
     FUNCTION_VIEWS, Returns, Saved, Summaries, SummaryFacts, flag_set_after, passed_values, set_from_outside,
-    switched_on,
+    switched_on, walk_returned,
 )
 from codemod.analysis.super_forward import super_torch_layer
 from codemod.analysis.syntax import (FUNCTIONS, OWNERS, Function, Located, Owner, Pos, Span, call_args, default_of, is_const, passed_for, spreads,
@@ -2202,6 +2202,99 @@ def refused_overlap(model: "HazardFacts", flow: Flow, key: str, load: ast.expr, 
     return key in identity and key not in views
 
 
+def turn_apart(model: "HazardFacts", flow: Flow, key: str, load: ast.expr, target: ast.expr,
+               found: Optional[Hazard]) -> Optional[Hazard]:
+    """``g.index_copy_(1, idx, g2_)`` in one arm of an ``if`` of a loop's body, ``g = g2_`` in the other, ``g2_``
+    bound anew at the top of the body before that ``if`` on every turn, and ``g.mul_(m)`` later: the written
+    name meets the saved one (``key``, read at ``load``) only through the other arm, which never runs in the
+    turn that saves. The tensor saved in turn j is named by ``key`` alone until the next turn binds ``key`` again:
+    each read of ``key`` that binding reaches is the saving statement (a torch call whose result is dropped), an
+    in-place method on ``key`` whose result is dropped, or sits in the other arm. So the write meets it only if
+    a later turn's binding makes the very same tensor again, which the analysis cannot see: possible, not
+    proven."""
+    if found is None or not found.proven or "." in key or target_key(target) in (None, key) \
+            or "." in cast(str, target_key(target)) or isinstance(flow.owner, ast.Module) or key in flow.declared:
+        return found
+    stmt = model.statement_of(load)
+    if not _dropped_torch_call(model, load):
+        return found
+    reaching = model.reaching(flow, key, stmt)
+    loop = next((up for up in model.ancestors(stmt) if isinstance(up, (ast.For, ast.AsyncFor, ast.While, *OWNERS))), None)
+    if len(reaching) != 1 or not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
+        return found
+    made = reaching[0]
+    if made.form not in ("assign", "other") or made.sources or not isinstance(made.stmt, ast.Assign) \
+            or len(made.stmt.targets) != 1 or made.stmt not in loop.body or not _new_each_time(model, made.stmt, key):
+        return found
+    split = next((s for s in loop.body if within(stmt, s)), None)
+    if not isinstance(split, ast.If) or loop.body.index(split) <= loop.body.index(made.stmt) \
+            or not split.orelse or branch(stmt, split) is None:
+        return found
+    side = branch(stmt, split)
+    _, made_end = model.range(made.stmt)
+    for pos, other in flow.loads.get(key, []):
+        if other is load:
+            continue
+        if model.owner(other) is not flow.owner:
+            return found  # (a closure reads it late)
+        holder = next((s for s in loop.body if within(other, s)), None)
+        if holder is not None and loop.body.index(holder) <= loop.body.index(made.stmt):
+            if any(binds([s], key) or isinstance(s, ast.If) and always_binds(s, key)
+                   for s in loop.body[:loop.body.index(holder)]):
+                continue  # (a turn's first reads: bound again before them, never the last turn's tensor)
+            return found
+        if made not in model.reaching(flow, key, model.statement_of(other)):
+            continue
+        if within(other, split) and branch(other, split) not in (None, side):
+            continue  # the other arm: never in the turn that saves
+        if pos >= made_end and within(other, loop) and _dropped_torch_call(model, other):
+            continue  # `g2_.mul_(m)`, `v.index_copy_(0, i, g2_)`: no other name for the tensor
+        return found
+    return _possible(f"{found.reason}; but the written `{target_key(target)}` holds `{key}` only through the other "
+                     f"arm of the `if` at line {split.lineno}, which never runs in the turn that saves, and line "
+                     f"{made.stmt.lineno} binds `{key}` anew each turn before it")
+
+
+def _new_each_time(model: "HazardFacts", stmt: ast.Assign, key: str) -> bool:
+    """``key = torch.where(m, a, b)`` (an op of ``requires_grad.makes_fresh``, or a helper whose summary returns
+    an op's result), ``y, key, h = helper(...)`` (a module function of the file each of whose ``return``s gives,
+    in that place, an op's result: ``summaries.walk_returned``): each run of ``stmt`` binds a tensor no other
+    value shares (not a view: a view of a lasting tensor shares its version counter across turns)."""
+    target, value = stmt.targets[0], stmt.value
+    if isinstance(target, ast.Name):
+        if makes_fresh(model, value):
+            return True
+        summary = model.summaries.of_call(value) if isinstance(value, ast.Call) else None
+        return summary is not None and summary.returns is Returns.FRESH and not summary.mutates
+    if not (isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts)
+            and isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+        return False
+    slot = next(i for i, e in enumerate(target.elts) if isinstance(e, ast.Name) and e.id == key)
+    helper = _module_function(model, value.func.id)
+    if helper is None or helper.decorator_list:
+        return False
+    params = [a.arg for a in (*helper.args.posonlyargs, *helper.args.args, *helper.args.kwonlyargs)]
+    returns = [r.value for r in model.walk(helper) if isinstance(r, ast.Return) and model.owner(r) is helper]
+    return bool(returns) and all(
+        isinstance(r, ast.Tuple) and len(r.elts) == len(target.elts) and not isinstance(r.elts[slot], ast.Starred)
+        and walk_returned(model.summaries, helper, r.elts[slot], params, [])[0][0] is Returns.FRESH for r in returns)
+
+
+def _dropped_torch_call(model: "HazardFacts", load: ast.expr) -> bool:
+    """``load`` is an argument (or the receiver) of a torch function or an in-place tensor method (not
+    ``set_``, which shares storage) called as a statement of its own: its result dropped, no name made."""
+    stmt, call = model.statement_of(load), model.parent(load)
+    if isinstance(call, ast.Attribute) and call.value is load:
+        call = model.parent(call)
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.value is load):
+            return False
+    elif not (isinstance(call, ast.Call) and (load in call.args or any(k.value is load for k in call.keywords))):
+        return False
+    return isinstance(stmt, ast.Expr) and stmt.value is call and (
+        isinstance(call.func, ast.Attribute) and call.func.attr in torch_api.INPLACE_METHODS and call.func.attr != "set_"
+        or model.torch_name(call.func) is not None)
+
+
 def inside_the_writer(hazards: "Hazards", load: ast.expr, write: Located, found: Optional[Hazard]) -> Optional[Hazard]:
     """``self.adjust(const, upper)`` where ``const`` may be ``upper`` (``const = upper`` on one
     path) and the helper saves ``const`` and writes ``upper``: the save runs inside the writing
@@ -2311,6 +2404,7 @@ class Consumers(_HazardsPart):
             if before and refused_overlap(self.model, flow, key, node, write, target):
                 continue  # `self.v.index_copy_(1, idx, self._v)` where `self.v = self._v` on some path: refused there
             found = inside_the_writer(self.hazards, node, write, self._consumer(node, key, floating))
+            found = turn_apart(self.model, flow, key, node, target, found)  # `g.index_copy_(.., g2_)` / else `g = g2_`
             yield found if before else from_a_later_turn(self.model, found, self.model.range(node), write)
 
     def _rebound_after(self, flow: Flow, key: str, load: ast.expr, write: Located) -> bool:
