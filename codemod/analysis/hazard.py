@@ -1246,7 +1246,7 @@ def _second_turn_excluded(model: HazardFacts, loop: ast.AST, stmt: Located) -> O
     if key is None or isinstance(func, ast.Module) or not _steady_subject(model, func, test.left) \
             or any(isinstance(up, (ast.For, ast.AsyncFor, ast.While)) for up in _within_owner(model, loop)):
         return None
-    decided = {key: test.comparators[0].value}
+    decided: Dict[str, object] = {key: test.comparators[0].value}
     child: ast.AST = stmt
     for up in model.ancestors(stmt):
         if up is func:
@@ -1984,7 +1984,7 @@ def _literal_params(model: "HazardFacts", helper: Function, call: ast.Call) -> D
     for k in call.keywords:
         if k.arg in given or any(a.arg == k.arg for a in args.kwonlyargs) or any(a.arg == k.arg for a in args.args):
             given[str(k.arg)] = k.value
-    kept = {name: v.value for name, v in given.items() if isinstance(v, ast.Constant)}
+    kept: Dict[str, object] = {name: v.value for name, v in given.items() if isinstance(v, ast.Constant)}
     for node in model.walk(helper):
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) \
                 or isinstance(node, ast.arg) and node not in (*positional, *args.kwonlyargs):
