@@ -241,12 +241,15 @@ def test_mask_look_alikes_raise():
 
 
 def test_mask_look_alikes_stay_reported():
-    """``row = pick(out, False)`` is ``0`` here, but ``pick`` may also hand back a boolean mask (an
-    advanced index: a copy, nothing of ``out`` saved). Since stop 56 (prec56b) an index not known to be
-    basic proves no view: the write is reported in the possible tier, not proven."""
+    """``row = pick(out, False)`` is ``0`` here; ``pick`` may also hand back a boolean mask (an advanced
+    index: a copy, nothing of ``out`` saved), but only under ``if loud_only:``, which this call's literal
+    ``False`` rules out (stop 57, prec57b: a helper read at the call's literal arguments). Stop 56 (prec56b)
+    had left it possible; it is proven again. With an argument that is not a literal it stays possible."""
     line = _line_of(MASK_LOOK_ALIKES, "out[row] =")
-    assert ("IPF104", line) not in _proven(MASK_LOOK_ALIKES)
-    result = process_source(MASK_LOOK_ALIKES.encode(), "case.py", Settings(select=("IPF",)))
+    assert ("IPF104", line) in _proven(MASK_LOOK_ALIKES)
+    unknown = MASK_LOOK_ALIKES.replace("pick(out, False)", "pick(out, gain.numel() > 1)")
+    assert ("IPF104", line) not in _proven(unknown)
+    result = process_source(unknown.encode(), "case.py", Settings(select=("IPF",)))
     assert ("IPF204", line) in [(f.code, f.span.line) for f in result.findings]
 
 

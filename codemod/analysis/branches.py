@@ -44,12 +44,15 @@ def never_falls_off(block: Sequence[ast.stmt]) -> bool:
 
 
 def always_binds(test: ast.If, key: str) -> bool:
-    """Every branch of ``if``/``elif``/``else`` assigns ``key`` at its top level."""
-    if not binds(test.body, key) or not test.orelse:
+    """Every branch of ``if``/``elif``/``else`` assigns ``key`` at its top level, or holds at its top level
+    an ``if`` that does so on every branch (``if a: if b: x = f() / else: x = g()`` / ``else: x = h()``)."""
+    if not _arm_binds(test.body, key) or not test.orelse:
         return False
-    if len(test.orelse) == 1 and isinstance(test.orelse[0], ast.If):
-        return binds(test.orelse, key) or always_binds(test.orelse[0], key)
-    return binds(test.orelse, key)
+    return _arm_binds(test.orelse, key)
+
+
+def _arm_binds(block: Sequence[ast.stmt], key: str) -> bool:
+    return binds(block, key) or any(isinstance(s, ast.If) and always_binds(s, key) for s in block)
 
 
 def apart_until(made: ast.AST, other: ast.AST, use: ast.AST,

@@ -56,10 +56,10 @@ from codemod.analysis.requires_grad import (SHAPE_METHODS, Constants, RequiresGr
 from codemod.analysis.saved_for import may_take_a_number, measured_users
 from codemod.analysis.summaries import (
     FUNCTION_VIEWS, Returns, Saved, Summaries, SummaryFacts, flag_set_after, passed_values, set_from_outside,
-    switched_on,
+    switched_on, walk_returned,
 )
 from codemod.analysis.super_forward import super_torch_layer
-from codemod.analysis.syntax import (FUNCTIONS, Function, Located, Owner, Pos, Span, call_args, default_of, is_const, passed_for, spreads,
+from codemod.analysis.syntax import (FUNCTIONS, OWNERS, Function, Located, Owner, Pos, Span, call_args, default_of, is_const, passed_for, spreads,
                                      subscript_base, target_key)
 from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, tensor_only, used_as_container
 from codemod.analysis.views import Views, own_callee, view_chain, view_of_itself
@@ -1213,10 +1213,106 @@ def from_a_later_turn(model: HazardFacts, found: Optional[Hazard], made: Span,
         return found
     loop = _loop_around(model, stmt, made)
     if loop is None or not model.summaries.targets.loops.may_run_once(loop):
+        excluded = _second_turn_excluded(model, loop, stmt) if loop is not None else None
+        if excluded is not None:
+            return _possible(f"{found.reason}, from the loop's second turn on; but the loop at line "
+                             f"{cast(ast.stmt, loop).lineno} turns twice only where {excluded}")
         return found
     where = f" at line {cast(ast.stmt, loop).lineno}" if loop is not None else ""
     return _possible(f"{found.reason}, from the loop's second turn on (the analysis cannot see that the loop"
                      f"{where} runs twice)")
+
+
+def _second_turn_excluded(model: HazardFacts, loop: ast.AST, stmt: Located) -> Optional[str]:
+    """``for _ in range(n if self.task == "ice" else 1):`` around ``stmt``, under ``if self.task ==
+    "sokoban":``: the loop (in no loop of its own function) makes a second turn only where its bound's test
+    gives the subject one literal, and with that literal an ``if`` around ``stmt`` rules ``stmt`` out, so no
+    turn after the first runs it. The subject is steady (:func:`_steady_subject`); the text saying why, or
+    None."""
+    if not (isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name)
+            and loop.iter.func.id == "range" and len(loop.iter.args) == 1 and not loop.iter.keywords
+            and "builtins.range" in model.qualified_names(loop.iter.func)
+            and isinstance(bound := loop.iter.args[0], ast.IfExp)):
+        return None
+    once = [_int_constant(arm) for arm in (bound.body, bound.orelse)]
+    if (once[0] is not None and once[0] <= 1) == (once[1] is not None and once[1] <= 1):
+        return None  # (neither arm, or both, known to turn at most once)
+    holds = once[1] is not None and once[1] <= 1  # the test's value where the loop turns twice
+    test = bound.test
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant)
+            and isinstance(test.ops[0], ast.Eq if holds else ast.NotEq)):
+        return None
+    key, func = _subject_key(test.left), model.owner(loop)
+    if key is None or isinstance(func, ast.Module) or not _steady_subject(model, func, test.left) \
+            or any(isinstance(up, (ast.For, ast.AsyncFor, ast.While)) for up in _within_owner(model, loop)):
+        return None
+    decided: Dict[str, object] = {key: test.comparators[0].value}
+    child: ast.AST = stmt
+    for up in model.ancestors(stmt):
+        if up is func:
+            break
+        if isinstance(up, ast.If) and child is not up.test \
+                and _decided(up.test, decided) is not None and (child in up.body) is not _decided(up.test, decided):
+            return f"`{model.code(test)}`, where the `if` at line {up.lineno} does not run the write"
+        child = up
+    return None
+
+
+def _within_owner(model: HazardFacts, node: ast.AST) -> Iterator[ast.AST]:
+    for up in model.ancestors(node):
+        if isinstance(up, OWNERS):
+            return
+        yield up
+
+
+def _subject_key(expr: ast.expr) -> Optional[str]:
+    """``task`` or ``self.task``: the key :func:`_decided` reads a literal of; None for anything else."""
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+        return "self." + expr.attr
+    return None
+
+
+def _steady_subject(model: HazardFacts, func: Function, subject: ast.expr) -> bool:
+    """``subject`` holds one string or int for the whole call of ``func``: a parameter with such a literal
+    default (or annotated ``str``/``int``) that nothing in ``func`` binds again; or ``self.<attr>`` that the
+    file writes only in its class's ``__init__`` (not ``func``), each time a literal or such a parameter of
+    it."""
+    def plain(value: Optional[ast.expr], owner: ast.AST, name: str) -> bool:
+        if isinstance(value, ast.Constant):
+            return type(value.value) in (str, int)
+        if not (isinstance(value, ast.Name) and value.id == name or value is None):
+            return False
+        args = getattr(owner, "args", None)
+        if not isinstance(args, ast.arguments):
+            return False
+        positional = [*args.posonlyargs, *args.args]
+        defaults: Dict[str, Optional[ast.expr]] = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
+        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults)})
+        param = next((a for a in (*positional, *args.kwonlyargs) if a.arg == name), None)
+        default = defaults.get(name)
+        return param is not None and (isinstance(param.annotation, ast.Name) and param.annotation.id in ("str", "int")
+                                      or isinstance(default, ast.Constant) and type(default.value) in (str, int)) \
+            and not any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+                        or isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names
+                        or isinstance(n, ast.arg) and n.arg == name and n is not param for n in model.walk(owner))
+    if isinstance(subject, ast.Name):
+        return plain(None, func, subject.id)
+    assert isinstance(subject, ast.Attribute)
+    cls = model.enclosing_class(func)
+    writes = model.attribute_writes(subject.attr)
+    if cls is None or getattr(func, "name", "") == "__init__" or not writes:
+        return False
+    for w in writes:
+        init = model.owner(w)
+        assign = model.parent(w)
+        if not (isinstance(w, ast.Attribute) and isinstance(w.value, ast.Name) and w.value.id == "self"
+                and getattr(init, "name", "") == "__init__" and model.enclosing_class(init) is cls
+                and isinstance(assign, ast.Assign) and assign.targets == [w]
+                and plain(assign.value, init, getattr(assign.value, "id", ""))):
+            return False
+    return True
 
 
 def slot_stored(model: HazardFacts, parent: Optional[ast.AST], load: ast.expr) -> Optional[ast.expr]:
@@ -1695,10 +1791,13 @@ def _known_basic(model: "HazardFacts", piece: ast.expr, depth: int = 0) -> bool:
         name = project_name(model, piece)
         if name is not None and int_constant(model.project, name):
             return True  # `x[rows.R]`, `R: Final[int] = 0` in another module of the run
-    if isinstance(piece, ast.Call) and isinstance(piece.func, ast.Name) and not piece.keywords:
+    if isinstance(piece, ast.Call) and isinstance(piece.func, ast.Name):
         helper = _module_function(model, piece.func.id)  # `clipped = rows_of(x)`, each return `slice(0, 2)`
-        returns = [r.value for r in model.walk(helper) if isinstance(r, ast.Return) and model.owner(r) is helper] \
-            if helper is not None else []
+        if helper is None or piece.keywords and helper.decorator_list:
+            return False
+        decided = _literal_params(model, helper, piece)  # `pick(out, False)`: only the returns it may reach
+        returns = [r.value for r in model.walk(helper) if isinstance(r, ast.Return) and model.owner(r) is helper
+                   and not _arm_excluded(model, helper, r, decided)]
         return bool(returns) and all(r is not None and _known_basic(model, r, depth + 1) for r in returns)
     if isinstance(piece, ast.Name):
         owner = model.owner(piece)
@@ -1736,7 +1835,8 @@ def _known_int(model: "HazardFacts", expr: ast.expr) -> bool:
     if isinstance(expr, ast.Name):
         return _enumerate_count(model, expr)
     if isinstance(expr, ast.Subscript) and not isinstance(expr.slice, ast.Slice):
-        return _known_int(model, expr.slice) and _int_sequence(model, expr.value)  # `self.parent[i - 1]`
+        return _known_int(model, expr.slice) and _int_sequence(model, expr.value) \
+            or _int_dict(model, expr.value)  # `self.parent[i - 1]`, `item_index[key]`
     return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _SIZES \
         and model.torch_name(expr.func) is None and model.kind(expr.func.value) in (*TENSORISH, Kind.UNKNOWN)
 
@@ -1776,6 +1876,166 @@ def _int_sequence(model: "HazardFacts", expr: ast.expr, depth: int = 0) -> bool:
                       and (isinstance(n, ast.Subscript) and not isinstance(n.ctx, ast.Load) or isinstance(n, ast.Attribute))
                       for n in ast.walk(model.module))
         return bool(values) and not written and all(isinstance(v, ast.expr) and _int_sequence(model, v, depth + 1) for v in values)
+    return False
+
+
+_DICT_READS = frozenset({"get", "keys", "values", "items"})
+
+
+def _int_dict(model: "HazardFacts", expr: ast.expr) -> bool:
+    """``expr`` is a local name every reaching binding of which is a dict whose values are ints
+    (:func:`_int_dict_value`), and which the function (with what it nests) only reads: a subscript load,
+    ``in``, ``.get``/``.keys``/``.values``/``.items`` called, ``len``, a ``for``'s iterable. Anything else
+    (an item store, ``update``, handed to a call, aliased) may put a non-int in it: unknown."""
+    if not isinstance(expr, ast.Name):
+        return False
+    owner = model.owner(expr)
+    if isinstance(owner, ast.Module):
+        return False
+    flow = model.flow(owner)
+    if expr.id in flow.declared or expr.id in flow.params:
+        return False
+    reaching = model.reaching(flow, expr.id, model.statement_of(expr))
+    if not reaching or not all(b.form == "assign" and b.value is not None and not b.sources
+                               and _int_dict_value(model, b.value) for b in reaching):
+        return False
+    for node in model.walk(owner):
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and expr.id in node.names:
+            return False
+        if not (isinstance(node, ast.Name) and node.id == expr.id and isinstance(node.ctx, ast.Load)):
+            continue
+        up = model.parent(node)
+        if isinstance(up, ast.Subscript) and up.value is node and isinstance(up.ctx, ast.Load) \
+                or isinstance(up, ast.Compare) and node in up.comparators \
+                and all(isinstance(op, (ast.In, ast.NotIn)) for op in up.ops) \
+                or isinstance(up, (ast.For, ast.comprehension)) and up.iter is node:
+            continue
+        if isinstance(up, ast.Attribute) and up.attr in _DICT_READS and isinstance(model.parent(up), ast.Call) \
+                and getattr(model.parent(up), "func", None) is up:
+            continue
+        if isinstance(up, ast.Call) and up.args == [node] and not up.keywords \
+                and "builtins.len" in model.qualified_names(up.func):
+            continue
+        return False
+    return True
+
+
+def _int_dict_value(model: "HazardFacts", value: ast.expr) -> bool:
+    """``{"a": 0, "b": n}``, ``{k: i for i, k in enumerate(keys)}``, ``dict()``, or an ``if``-expression of
+    such: a new dict each of whose values is an int."""
+    if isinstance(value, ast.IfExp):
+        return _int_dict_value(model, value.body) and _int_dict_value(model, value.orelse)
+    if isinstance(value, ast.Dict):
+        return all(k is not None and _known_int(model, v) for k, v in zip(value.keys, value.values))
+    if isinstance(value, ast.DictComp):
+        return _comprehension_int(model, value, value.value)
+    return isinstance(value, ast.Call) and not value.args and not value.keywords \
+        and "builtins.dict" in model.qualified_names(value.func)
+
+
+def _comprehension_int(model: "HazardFacts", comp: ast.DictComp, expr: ast.expr) -> bool:
+    """``expr``, in ``comp``, is an int: a literal, ``+ - * // %`` of ints, a turn of ``range(...)``,
+    the count of ``enumerate(...)`` or a ``range`` item of ``zip(...)`` (the builtins), or a name of the
+    enclosing scope known to be an int."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, _INT_OPS):
+        return _comprehension_int(model, comp, expr.left) and _comprehension_int(model, comp, expr.right)
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        return _comprehension_int(model, comp, expr.operand)
+    if not isinstance(expr, ast.Name):
+        return isinstance(expr, ast.Constant) and type(expr.value) is int
+    binders = [g for g in comp.generators if any(isinstance(n, ast.Name) and n.id == expr.id for n in ast.walk(g.target))]
+    if not binders:
+        return _known_int(model, expr)
+    return all(_turn_int(model, g, expr.id) for g in binders)
+
+
+def _turn_int(model: "HazardFacts", gen: ast.comprehension, name: str) -> bool:
+    """``for name in range(...)``, ``for name, _ in enumerate(...)``, ``for name, _ in zip(range(...), ...)``."""
+    it = gen.iter
+    if not isinstance(it, ast.Call) or any(isinstance(a, ast.Starred) for a in it.args):
+        return False
+    called = model.qualified_names(it.func)
+    if isinstance(gen.target, ast.Name):
+        return gen.target.id == name and "builtins.range" in called
+    if not isinstance(gen.target, ast.Tuple) or not all(isinstance(e, ast.Name) for e in gen.target.elts):
+        return False
+    slots = [i for i, e in enumerate(gen.target.elts) if isinstance(e, ast.Name) and e.id == name]
+    if len(slots) != 1:
+        return False
+    if "builtins.enumerate" in called:
+        return slots[0] == 0 and len(gen.target.elts) == 2
+    return "builtins.zip" in called and len(it.args) == len(gen.target.elts) \
+        and isinstance(arg := it.args[slots[0]], ast.Call) and "builtins.range" in model.qualified_names(arg.func)
+
+
+def _literal_params(model: "HazardFacts", helper: Function, call: ast.Call) -> Dict[str, object]:
+    """The parameters of ``helper`` that ``call`` gives a literal (``pick(out, False)``, ``loud_only=None``) or
+    leaves to a literal default, and that the helper never rebinds: name -> the literal's value. Nothing for a
+    decorated helper, or a call with ``*args``/``**kw``."""
+    if helper.decorator_list or any(isinstance(a, ast.Starred) for a in call.args) \
+            or any(k.arg is None for k in call.keywords):
+        return {}
+    args = helper.args
+    positional = [*args.posonlyargs, *args.args]
+    given: Dict[str, ast.expr] = {}
+    for i, a in enumerate(positional):
+        if i < len(call.args):
+            given[a.arg] = call.args[i]
+        elif a.arg not in {k.arg for k in call.keywords} and i >= len(positional) - len(args.defaults):
+            given[a.arg] = args.defaults[i - (len(positional) - len(args.defaults))]
+    for a, default in zip(args.kwonlyargs, args.kw_defaults):
+        if default is not None:
+            given[a.arg] = default
+    for k in call.keywords:
+        if k.arg in given or any(a.arg == k.arg for a in args.kwonlyargs) or any(a.arg == k.arg for a in args.args):
+            given[str(k.arg)] = k.value
+    kept: Dict[str, object] = {name: v.value for name, v in given.items() if isinstance(v, ast.Constant)}
+    for node in model.walk(helper):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) \
+                or isinstance(node, ast.arg) and node not in (*positional, *args.kwonlyargs):
+            kept.pop(node.id if isinstance(node, ast.Name) else node.arg, None)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for n in node.names:
+                kept.pop(n, None)
+    return kept
+
+
+def _decided(test: ast.expr, decided: Dict[str, object]) -> Optional[bool]:
+    """What ``test`` is at the parameters' literals: ``flag``, ``not flag``, ``flag is None``, ``flag == "x"``,
+    ``and``/``or`` of such; None where it depends on anything else."""
+    if isinstance(test, (ast.Name, ast.Attribute)):
+        key = _subject_key(test)
+        return bool(decided[key]) if key in decided else None
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _decided(test.operand, decided)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        parts = [_decided(v, decided) for v in test.values]
+        stop = isinstance(test.op, ast.Or)  # the value that decides the whole
+        return stop if stop in parts else None if None in parts else not stop
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and (key := _subject_key(test.left)) in decided \
+            and isinstance(right := test.comparators[0], ast.Constant):
+        a, b, op = decided[key], right.value, test.ops[0]
+        if isinstance(op, (ast.Eq, ast.NotEq)):
+            return (a == b) is isinstance(op, ast.Eq)
+        if isinstance(op, (ast.Is, ast.IsNot)) and (b is None or type(b) is bool):  # (singletons: `1 is None`)
+            return (type(a) is type(b) and a == b) is isinstance(op, ast.Is)
+    return None
+
+
+def _arm_excluded(model: "HazardFacts", helper: Function, node: ast.AST, decided: Dict[str, object]) -> bool:
+    """``node`` sits in an arm of an ``if`` of ``helper`` that the parameters' literals rule out."""
+    if not decided:
+        return False
+    child = node
+    for anc in model.ancestors(node):
+        if anc is helper:
+            return False
+        if isinstance(anc, ast.If) and child is not anc.test:
+            taken = _decided(anc.test, decided)
+            if taken is not None and (child in anc.body) is not taken:
+                return True
+        child = anc
     return False
 
 
@@ -1947,6 +2207,99 @@ def refused_overlap(model: "HazardFacts", flow: Flow, key: str, load: ast.expr, 
     return key in identity and key not in views
 
 
+def turn_apart(model: "HazardFacts", flow: Flow, key: str, load: ast.expr, target: ast.expr,
+               found: Optional[Hazard]) -> Optional[Hazard]:
+    """``g.index_copy_(1, idx, g2_)`` in one arm of an ``if`` of a loop's body, ``g = g2_`` in the other, ``g2_``
+    bound anew at the top of the body before that ``if`` on every turn, and ``g.mul_(m)`` later: the written
+    name meets the saved one (``key``, read at ``load``) only through the other arm, which never runs in the
+    turn that saves. The tensor saved in turn j is named by ``key`` alone until the next turn binds ``key`` again:
+    each read of ``key`` that binding reaches is the saving statement (a torch call whose result is dropped), an
+    in-place method on ``key`` whose result is dropped, or sits in the other arm. So the write meets it only if
+    a later turn's binding makes the very same tensor again, which the analysis cannot see: possible, not
+    proven."""
+    if found is None or not found.proven or "." in key or target_key(target) in (None, key) \
+            or "." in cast(str, target_key(target)) or isinstance(flow.owner, ast.Module) or key in flow.declared:
+        return found
+    stmt = model.statement_of(load)
+    if not _dropped_torch_call(model, load):
+        return found
+    reaching = model.reaching(flow, key, stmt)
+    loop = next((up for up in model.ancestors(stmt) if isinstance(up, (ast.For, ast.AsyncFor, ast.While, *OWNERS))), None)
+    if len(reaching) != 1 or not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
+        return found
+    made = reaching[0]
+    if made.form not in ("assign", "other") or made.sources or not isinstance(made.stmt, ast.Assign) \
+            or len(made.stmt.targets) != 1 or made.stmt not in loop.body or not _new_each_time(model, made.stmt, key):
+        return found
+    split = next((s for s in loop.body if within(stmt, s)), None)
+    if not isinstance(split, ast.If) or loop.body.index(split) <= loop.body.index(made.stmt) \
+            or not split.orelse or branch(stmt, split) is None:
+        return found
+    side = branch(stmt, split)
+    _, made_end = model.range(made.stmt)
+    for pos, other in flow.loads.get(key, []):
+        if other is load:
+            continue
+        if model.owner(other) is not flow.owner:
+            return found  # (a closure reads it late)
+        holder = next((s for s in loop.body if within(other, s)), None)
+        if holder is not None and loop.body.index(holder) <= loop.body.index(made.stmt):
+            if any(binds([s], key) or isinstance(s, ast.If) and always_binds(s, key)
+                   for s in loop.body[:loop.body.index(holder)]):
+                continue  # (a turn's first reads: bound again before them, never the last turn's tensor)
+            return found
+        if made not in model.reaching(flow, key, model.statement_of(other)):
+            continue
+        if within(other, split) and branch(other, split) not in (None, side):
+            continue  # the other arm: never in the turn that saves
+        if pos >= made_end and within(other, loop) and _dropped_torch_call(model, other):
+            continue  # `g2_.mul_(m)`, `v.index_copy_(0, i, g2_)`: no other name for the tensor
+        return found
+    return _possible(f"{found.reason}; but the written `{target_key(target)}` holds `{key}` only through the other "
+                     f"arm of the `if` at line {split.lineno}, which never runs in the turn that saves, and line "
+                     f"{made.stmt.lineno} binds `{key}` anew each turn before it")
+
+
+def _new_each_time(model: "HazardFacts", stmt: ast.Assign, key: str) -> bool:
+    """``key = torch.where(m, a, b)`` (an op of ``requires_grad.makes_fresh``, or a helper whose summary returns
+    an op's result), ``y, key, h = helper(...)`` (a module function of the file each of whose ``return``s gives,
+    in that place, an op's result: ``summaries.walk_returned``): each run of ``stmt`` binds a tensor no other
+    value shares (not a view: a view of a lasting tensor shares its version counter across turns)."""
+    target, value = stmt.targets[0], stmt.value
+    if isinstance(target, ast.Name):
+        if makes_fresh(model, value):
+            return True
+        summary = model.summaries.of_call(value) if isinstance(value, ast.Call) else None
+        return summary is not None and summary.returns is Returns.FRESH and not summary.mutates
+    if not (isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts)
+            and isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+        return False
+    slot = next(i for i, e in enumerate(target.elts) if isinstance(e, ast.Name) and e.id == key)
+    helper = _module_function(model, value.func.id)
+    if helper is None or helper.decorator_list:
+        return False
+    params = [a.arg for a in (*helper.args.posonlyargs, *helper.args.args, *helper.args.kwonlyargs)]
+    returns = [r.value for r in model.walk(helper) if isinstance(r, ast.Return) and model.owner(r) is helper]
+    return bool(returns) and all(
+        isinstance(r, ast.Tuple) and len(r.elts) == len(target.elts) and not isinstance(r.elts[slot], ast.Starred)
+        and walk_returned(model.summaries, helper, r.elts[slot], params, [])[0][0] is Returns.FRESH for r in returns)
+
+
+def _dropped_torch_call(model: "HazardFacts", load: ast.expr) -> bool:
+    """``load`` is an argument (or the receiver) of a torch function or an in-place tensor method (not
+    ``set_``, which shares storage) called as a statement of its own: its result dropped, no name made."""
+    stmt, call = model.statement_of(load), model.parent(load)
+    if isinstance(call, ast.Attribute) and call.value is load:
+        call = model.parent(call)
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.value is load):
+            return False
+    elif not (isinstance(call, ast.Call) and (load in call.args or any(k.value is load for k in call.keywords))):
+        return False
+    return isinstance(stmt, ast.Expr) and stmt.value is call and (
+        isinstance(call.func, ast.Attribute) and call.func.attr in torch_api.INPLACE_METHODS and call.func.attr != "set_"
+        or model.torch_name(call.func) is not None)
+
+
 def inside_the_writer(hazards: "Hazards", load: ast.expr, write: Located, found: Optional[Hazard]) -> Optional[Hazard]:
     """``self.adjust(const, upper)`` where ``const`` may be ``upper`` (``const = upper`` on one
     path) and the helper saves ``const`` and writes ``upper``: the save runs inside the writing
@@ -2056,6 +2409,7 @@ class Consumers(_HazardsPart):
             if before and refused_overlap(self.model, flow, key, node, write, target):
                 continue  # `self.v.index_copy_(1, idx, self._v)` where `self.v = self._v` on some path: refused there
             found = inside_the_writer(self.hazards, node, write, self._consumer(node, key, floating))
+            found = turn_apart(self.model, flow, key, node, target, found)  # `g.index_copy_(.., g2_)` / else `g = g2_`
             yield found if before else from_a_later_turn(self.model, found, self.model.range(node), write)
 
     def _rebound_after(self, flow: Flow, key: str, load: ast.expr, write: Located) -> bool:
