@@ -36,6 +36,41 @@ RETURNS_MODULE = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half
                              "requires_grad_", "type", "share_memory", "to_empty", "xpu", "ipu", "mtia"})
 
 
+# Module hooks that see what a call is given or returns (a backward hook sees gradients only).
+_CALL_HOOKS = frozenset({"register_forward_hook", "register_forward_pre_hook",
+                         "register_module_forward_hook", "register_module_forward_pre_hook"})
+# A module's (or torch's global) hook tables: a hook put there directly is not named.
+_HOOK_TABLES = frozenset({"_forward_hooks", "_forward_pre_hooks", "_forward_hooks_with_kwargs",
+                          "_forward_pre_hooks_with_kwargs", "_global_forward_hooks", "_global_forward_pre_hooks"})
+
+
+def call_hooks(tree: Tree) -> Optional[List[ast.expr]]:
+    """The hooks this file registers on modules' calls, each the expression it hands over:
+    ``m.register_forward_hook(fn)`` and its pre form (also ``hook=fn``, ``with_kwargs=True``),
+    the global ``register_module_forward_hook(fn)``. A hook sees what a call of its module is
+    given and returns, and may keep it. None where the file hooks calls without naming the hook:
+    handed by ``*args`` / ``**kwargs`` or not at all, or put into a hook table
+    (``m._forward_hooks[k] = fn``). (A ``forward`` replaced is not counted here.)"""
+    found: List[ast.expr] = []
+    if "hook" not in tree.source.text:
+        return found
+    for node in tree.nodes(ast.Call):
+        func = node.func  # type: ignore[attr-defined]
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if name not in _CALL_HOOKS:
+            continue
+        call: ast.Call = node  # type: ignore[assignment]
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return None
+        hook = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "hook"), None)
+        if hook is None:
+            return None
+        found.append(hook)
+    if any(node.attr in _HOOK_TABLES for node in tree.nodes(ast.Attribute)):  # type: ignore[attr-defined]
+        return None
+    return found
+
+
 class OutputHook(NamedTuple):
     module: Identity
     replaces: bool  # the hook hands back its own leaf (no freezing needed)

@@ -23,21 +23,24 @@ helper of the file kept (``global LAST; LAST = t``, ``self.seen = t.detach()``),
 from __future__ import annotations
 
 import ast
+import weakref
 from typing import TYPE_CHECKING, List, Optional, Protocol, Set, Tuple, cast
 
 from codemod import torch_api
-from codemod.analysis.hooks import RETURNS_MODULE
+from codemod.analysis.hooks import RETURNS_MODULE, call_hooks
 from codemod.analysis.injected import Foreign
 from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.summaries import handed_values, passed_target
 from codemod.analysis.super_forward import super_forward
-from codemod.analysis.syntax import FUNCTIONS, Function
+from codemod.analysis.syntax import FUNCTIONS, Function, is_const
 from codemod.analysis.tensor_kind import NON_TENSOR_PREFIXES, tensor_only
 
 if TYPE_CHECKING:
     from codemod.analysis.binder import Flow
     from codemod.analysis.dataflow import Dataflow
     from codemod.analysis.facts import Facts
+    from codemod.analysis.leaves import Leaves
+    from codemod.analysis.tree import Tree
     from codemod.analysis.summaries import Summaries, SummaryFacts
 
     class KeptFacts(SummaryFacts, Protocol):
@@ -53,6 +56,12 @@ if TYPE_CHECKING:
         def returns_fresh(self, call: ast.Call) -> bool: ...
 
         def _module_values(self, func: ast.expr) -> Optional[List[object]]: ...
+
+        @property
+        def leaves(self) -> Leaves: ...
+
+        @property
+        def tree(self) -> Tree: ...
 
 _DEPTH = 4
 _SEQUENTIALS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList"})
@@ -461,7 +470,100 @@ def _torch_call(model: "KeptFacts", call: ast.Call, depth: int = 0) -> bool:
     func = call.func  # `if act == "mish": self.act = ACTS[act]`, never run: only what `__init__` leaves
     final = model.summaries.chains.decided.final(func) if isinstance(func, ast.Attribute) \
         and isinstance(func.value, ast.Name) and func.value.id == "self" else None
-    return bool(final) and _built_keeping_nothing(model, cast(List[object], final), depth)
+    if bool(final) and _built_keeping_nothing(model, cast(List[object], final), depth):
+        return True
+    return _named_torch_module(model, call)
+
+
+def _named_torch_module(model: "KeptFacts", call: ast.Call) -> bool:
+    """``self.llm.model.embed_tokens(ids)`` (VILA, realworld set2/116): a module the hook facts
+    name (``hooks.ModuleNames``: a class of the file and an attribute chain from it, here
+    ``TinyLLM`` and ``model.embed_tokens``) that the class sets (``self.model.embed_tokens =
+    nn.Embedding(...)``) only to torch modules returning a new tensor (no container, none handing
+    its input back, none built with ``inplace=`` or ``**``), where no other place of the file
+    stores or deletes an attribute of a name in the chain (``net.llm.model.embed_tokens =
+    Keeper()``) nor calls ``setattr``/``delattr``, and no forward hook of the file may keep what
+    a module's call is given or returns (:func:`hooks_may_keep`): calling it runs torch's
+    ``forward``, which keeps nothing."""
+    named = model.leaves.hooked.names.identity(call.func, model.statement_of(call), 0)
+    if named is None or not named[1]:
+        return False
+    cls, chain = named
+    allowed = {".".join(("self",) + chain[:k]) for k in range(1, len(chain) + 1)}
+    text = ".".join(("self",) + chain)
+    stores = [n for n in model.walk(cls) if isinstance(n, ast.Assign) and len(n.targets) == 1
+              and isinstance(n.targets[0], ast.Attribute) and ast.unparse(n.targets[0]) in allowed]
+    built = [n.value for n in stores if ast.unparse(n.targets[0]) == text]
+    if not built or not all(_torch_layer(model, v) for v in built):
+        return False
+    counted = {id(n.targets[0]) for n in stores}
+    if any(isinstance(n, ast.Attribute) and n.attr in chain and not isinstance(n.ctx, ast.Load)
+           and id(n) not in counted for n in model.tree.nodes(ast.Attribute)):
+        return False
+    if any(isinstance(n.func, ast.Name) and n.func.id in ("setattr", "delattr")  # type: ignore[attr-defined]
+           for n in model.tree.nodes(ast.Call)):
+        return False
+    return not hooks_may_keep(model)
+
+
+def _torch_layer(model: "KeptFacts", value: ast.expr) -> bool:
+    """A construction of a torch module class that returns a new tensor: not a container, not one
+    that may hand its input back (``nn.Identity``, ``inplace=``), no ``**`` keywords."""
+    if not isinstance(value, ast.Call):
+        return False
+    name = model.torch_name(value.func) or ""
+    short = name.rsplit(".", 1)[-1]
+    return name.startswith("torch.nn.") and short[:1].isupper() and f"torch.nn.{short}" not in _CONTAINERS \
+        and f"torch.nn.{short}" not in torch_api.RETURNS_INPUT_MODULES \
+        and not any(k.arg in ("inplace", None) for k in value.keywords)
+
+
+def hooks_may_keep(model: "KeptFacts") -> bool:
+    """Whether a hook this file registers on modules' calls (``hooks.call_hooks``: a forward hook
+    or pre-hook, on a module or torch's global one) may keep what a call of a module is given or
+    returns beyond the call: ``SEEN.append(output)``, ``feats[name] = out.detach()`` (a view of
+    the output), a lambda doing so, a hook handing back another tensor, a hook the analysis
+    cannot see into, or one put into a hook table. Where one may, a rewrite of a write into a
+    module's result (``h = self.fc(x); h += 1`` -> ``h = h + 1``) would hide the write from it:
+    :func:`_named_torch_module` then recognises nothing. A hook that keeps nothing
+    (``output.requires_grad_(True)``, reading ``out.shape``) changes nothing. Hooks registered
+    by other files are not seen here. (A module of ``_module_values``, ``self.fc``, is still
+    trusted whatever the hooks: stop 57's report, not changed here.)"""
+    tree = model.tree  # (the key: the model itself may be a weak proxy, ``Holders.fresh_container``'s)
+    if tree not in _HOOKS_KEEP:
+        _HOOKS_KEEP[tree] = True  # (while asked: a hook's own calls count as keeping)
+        hooks = call_hooks(tree)
+        _HOOKS_KEEP[tree] = hooks is None or any(_hook_keeps(model, h) for h in hooks)
+    return _HOOKS_KEEP[tree]
+
+
+# the answer per file's tree (one file's analysis), found once
+_HOOKS_KEEP: "weakref.WeakKeyDictionary[Tree, bool]" = weakref.WeakKeyDictionary()
+
+
+def _hook_keeps(model: "KeptFacts", hook: ast.expr) -> bool:
+    """Whether ``hook`` (a lambda, or a name or ``self.<method>`` the hook facts resolve to a
+    ``def``) may keep what it sees (every parameter but the module) beyond its call, or hands
+    back a value other than one of them (which the call then returns)."""
+    if isinstance(hook, ast.Lambda):
+        seen = {a.arg for a in (*hook.args.posonlyargs, *hook.args.args, *hook.args.kwonlyargs)[1:]}
+        body = hook.body
+        if isinstance(body, ast.Constant) and body.value is None:
+            return False
+        return not (isinstance(body, ast.Call) and isinstance(body.func, ast.Attribute)
+                    and body.func.attr == "requires_grad_" and isinstance(body.func.value, ast.Name)
+                    and body.func.value.id in seen and not any(_holds(a, seen) for a in body.args)
+                    and not body.keywords)  # `lambda m, i, o: o.requires_grad_(True)` hands `o` back
+    func = model.leaves.hooked._hook_function(hook)
+    if not isinstance(func, FUNCTIONS):
+        return True
+    args = func.args
+    params = [a.arg for a in (*args.posonlyargs, *args.args)][1 if isinstance(hook, ast.Attribute) else 0:]
+    seen = {*params[1:], *(a.arg for a in args.kwonlyargs), *(a.arg for a in (args.vararg, args.kwarg) if a is not None)}
+    if _parameters_kept(model, func, seen, 0):
+        return True
+    returns = [r.value for r in model.tree.returns(func) if r.value is not None and not is_const(r.value, None)]
+    return any(not (isinstance(v, ast.Name) and v.id in seen) for v in returns)
 
 
 def _torch_result(model: "KeptFacts", call: ast.Call, depth: int) -> bool:

@@ -170,6 +170,8 @@ def assess(
         return Verdict(Status.MANUAL, "unknown-type")  # it is right only for a tensor (stop 45's sweep)
     if rebind and picked_by_a_condition(model, {key, *rebind}, stmt):
         return Verdict(Status.MANUAL, "conditional-alias")  # `loc = h if rev else w`: no rebinding is right
+    if rebind and isinstance(target, ast.Name) and not aliases_hold(model, {key, *rebind}, stmt):
+        return Verdict(Status.MANUAL, "alias")  # `d = h; h = relu(...)`: `d = h = d * 5` would give h d's values
     if alias.reason:
         return Verdict(Status.UNSAFE, alias.reason, rebind)
     if returned is not None:
@@ -350,6 +352,35 @@ def _picks_among(value: ast.expr, keys: "set[str]") -> bool:
         else:
             found.append(target_key(node))
     return any(k in keys for k in found if k is not None)
+
+
+def aliases_hold(model: SemanticModel, keys: "set[str]", stmt: ast.AST) -> bool:
+    """The names a rebinding fix would bind together (the write's target and its identity
+    aliases) name one tensor at the write on every path: each has one binding reaching it (an
+    in-place update aside), and one that copies another of them (``d = h``, ``d = b.exp_()``)
+    comes after that one's own binding reaching the write (``d = h; h = relu(...)`` leaves ``d``
+    the old tensor, in a straight line or a loop) and runs on every path to the write (``if i ==
+    0: acc = c`` / ``else: acc += c`` in a loop: ``c`` is another turn's tensor there, mmocr's
+    FPEM_FFM shape). Otherwise ``d = h = d * 5`` would hand ``h`` values it never had."""
+    from codemod.analysis.dataflow import _on_every_path
+
+    flow = model.flow(model.owner(stmt))
+    reaching = {}
+    for key in keys:
+        found = [b for b in model.reaching(flow, key, stmt) if b.form != "aug"]
+        if len(found) != 1:
+            return False
+        reaching[key] = found[0]
+    for key, binding in reaching.items():
+        if binding.form != "assign":
+            continue
+        source, how = model.dataflow.alias_source(binding.value)
+        if source is None or how != "identity" or source == key or source not in reaching:
+            continue
+        if not (reaching[source].end <= binding.start
+                and _on_every_path(model.tree, binding.stmt, stmt, model.owner(stmt))):  # type: ignore[arg-type]
+            return False
+    return True
 
 
 def only_local_names(model: SemanticModel, flow: Flow, keys: "set[str]", stmt: ast.AST) -> bool:
