@@ -67,6 +67,7 @@ class Calls:
         self._sites: Optional[Dict[Function, List[CallSite]]] = None
         self._grad_off: Dict[Function, bool] = {}
         self._registers: Optional[bool] = None
+        self._instances: Dict[Function, List[CallSite]] = {}  # `inst(x)` running a `__call__` / `forward`
 
     def qualname(self, func: Function) -> Optional[str]:
         """``pkg.mod.f`` / ``pkg.mod.Class.m`` for the module's functions and methods that the
@@ -231,7 +232,8 @@ class Calls:
         qualname = self.qualname(func)
         if qualname is not None:  # the project's calls, this file's included
             assert self.project is not None  # qualname() is None without one
-            return "no-grad-callers" if self.project.grad_off(qualname) else None
+            off = self.project.grad_off(qualname) or _off_as_instance(self, func, qualname, local_reason)
+            return "no-grad-callers" if off else None
         return "no-grad-callers" if self._off_by_callers(func, local_reason, set()) else None
 
     def _off_by_callers(self, func: Function, local_reason: LocalReason, seen: Set[Function]) -> bool:
@@ -241,7 +243,7 @@ class Calls:
         if func in seen:
             return False  # a recursive cycle with no way in from grad-off code
         seen.add(func)
-        sites = self.sites(func)
+        sites = self.sites(func) + instance_sites(self, func)
         result = bool(sites) and all(self._site_off(s, local_reason, seen) for s in sites)
         seen.discard(func)
         if not seen:  # a whole answer
@@ -259,16 +261,7 @@ class Calls:
         return self.is_autograd_kernel(caller) or self._off_by_callers(caller, local_reason, seen)
 
     def _decided_on(self, node: ast.AST, caller: Function) -> bool:
-        """A with-statement between ``node`` and its function that turns grad on."""
-        for anc in self.tree.ancestors(node):
-            if anc is caller:
-                return False
-            if isinstance(anc, (ast.With, ast.AsyncWith)) and any(
-                "enable_grad" in (target_key(i.context_expr.func if isinstance(i.context_expr, ast.Call) else i.context_expr) or "")
-                for i in anc.items
-            ):
-                return True
-        return False
+        return _decided_on(self.tree, node, caller)
 
     def is_autograd_kernel(self, func: Function) -> bool:
         """``forward``/``backward`` of a custom ``autograd.Function``, or a ``custom_op`` body."""
@@ -341,6 +334,66 @@ class Calls:
         if plain and plain[0] in ("self", "cls"):
             plain = plain[1:]
         return plain.index(param) if param in plain else None
+
+
+def _decided_on(tree: Tree, node: ast.AST, caller: Function) -> bool:
+    """A with-statement between ``node`` and its function that turns grad on."""
+    for anc in tree.ancestors(node):
+        if anc is caller:
+            return False
+        if isinstance(anc, (ast.With, ast.AsyncWith)) and any(
+            "enable_grad" in (target_key(i.context_expr.func if isinstance(i.context_expr, ast.Call) else i.context_expr) or "")
+            for i in anc.items
+        ):
+            return True
+    return False
+
+
+def instance_sites(calls: Calls, func: Function) -> List[CallSite]:
+    """The calls of this module that run ``func``, the ``__call__`` of a top-level class (or its
+    ``forward``, where the class defines no ``__call__`` of its own), through an instance:
+    ``Cls(d)(x)``, or ``inst(x)`` where every binding of ``inst`` in its function is ``Cls(...)``
+    (the class's name bound once in the module). ``Calls.sites`` lists only calls by name; these
+    count where grad mode is asked (``with torch.no_grad(): cam(image)``)."""
+    found = calls._instances.get(func)
+    if found is not None:
+        return found
+    found = calls._instances[func] = []
+    cls = calls.tree.parent(func)
+    if func.name not in ("__call__", "forward") or not isinstance(cls, ast.ClassDef) \
+            or calls.tree.parent(cls) is not calls.module \
+            or func.name == "forward" and any(isinstance(s, FUNCTIONS) and s.name == "__call__" for s in cls.body) \
+            or len(calls.binder.flow(calls.module, nested=False).bindings.get(cls.name, [])) != 1:
+        return found
+
+    def built_here(value: object) -> bool:
+        return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == cls.name
+
+    for call in calls.tree.source.walked(ast.Call):
+        assert isinstance(call, ast.Call)
+        owner = calls.tree.owner(call)
+        if isinstance(call.func, ast.Name) and isinstance(owner, FUNCTIONS):
+            bindings = calls.binder.flow(owner, nested=False).bindings.get(call.func.id, [])
+            if cls.name in calls.binder.flow(owner, nested=False).bindings or not bindings \
+                    or not all(b.form == "assign" and built_here(b.value) for b in bindings):
+                continue
+        elif not built_here(call.func):
+            continue
+        found.append(CallSite(call, owner, True, isinstance(calls.tree.parent(call), ast.Expr)))
+    return found
+
+
+def _off_as_instance(calls: Calls, func: Function, qualname: str, local_reason: LocalReason) -> bool:
+    """With the project index: ``func`` has no call the index lists (``Calls.function_reason``
+    asks it first), its class is named by no other file, and every call of this module that runs
+    it through an instance (:func:`instance_sites`, at least one) runs with grad off."""
+    assert calls.project is not None
+    cls = cast(ast.ClassDef, calls.tree.parent(func))
+    if calls.project.calls.get(qualname) or calls.project.imported_elsewhere(
+            f"{calls.module_name}.{cls.name}", calls.module_name):
+        return False
+    sites = instance_sites(calls, func)
+    return bool(sites) and all(calls._site_off(s, local_reason, set()) for s in sites)
 
 
 def _argument(call: ast.AST, param: str, index: Optional[int]) -> Optional[ast.expr]:
