@@ -189,3 +189,28 @@ def test_a_piece_of_returned_tuples_has_the_pieces_kind():
     assert _kind_of(PIECES, "a") is Kind.TENSOR  # `h` and `h * 2`
     assert _kind_of(PIECES, "b") is Kind.UNKNOWN  # `h.mean()` and `None`: not a tensor on every path
     assert _kind_of(PIECES, "c") is Kind.UNKNOWN  # no third piece
+
+
+# The wrapper's `__call__` reached only through an instance called with grad off: it runs with grad
+# off (``calls.instance_sites``), in a file checked alone and with the index alike. Before, only
+# calls by name counted: a model built in `__init__` (`self.net = Detector()`, returning a tensor)
+# made the helper's write proven though the program runs.
+GRAD_OFF_ONLY = LOOK_ALIKES["grad_off"].replace(
+    "    def __init__(self, net):\n        self.net = net\n", "    def __init__(self, net):\n        self.net = Detector()\n"
+).replace("        return (torch.cat((p[..., :4], torch.sigmoid(p[..., 4:])), -1),)\n",
+          "        return torch.cat((p[..., :4], torch.sigmoid(p[..., 4:])), -1)\n"
+          ).replace("output = self.net(image)[0]", "output = self.net(image)")
+
+
+def test_a_wrapper_run_only_with_grad_off_is_not_proven():
+    assert GRAD_OFF_ONLY != LOOK_ALIKES["grad_off"]
+    run_program(GRAD_OFF_ONLY)
+    assert WRITE not in _proven(GRAD_OFF_ONLY)
+    alone = process_source(GRAD_OFF_ONLY.encode(), "case.py", Settings())
+    assert alone.error is None and not [f for f in alone.findings if f.span.line == WRITE]
+    # the same wrapper run with grad on: proven, both ways
+    graded = GRAD_OFF_ONLY.replace("    with torch.no_grad():\n        score = cam(torch.randn(1, 6, 3))\n",
+                                   "    score = cam(torch.randn(1, 6, 3))\n    score.backward()\n")
+    assert raises_inplace(graded) and WRITE in _proven(graded)
+    alone = process_source(graded.encode(), "case.py", Settings())
+    assert [f.code for f in alone.findings if f.span.line == WRITE] == ["IPF104"]
