@@ -174,7 +174,17 @@ class Net(nn.Module):
         a = self.block(x)[0]
         b = self.block(x)[1]
         c = self.block(x)[2]
-        return a, b, c
+        d = pair(x)[1]
+        return a, b, c, d
+
+
+def pair(x):
+    return x.exp(), x.sum()
+
+
+def shadowed(x, pair):
+    e = pair(x)[0]
+    return e
 """
 
 
@@ -189,6 +199,8 @@ def test_a_piece_of_returned_tuples_has_the_pieces_kind():
     assert _kind_of(PIECES, "a") is Kind.TENSOR  # `h` and `h * 2`
     assert _kind_of(PIECES, "b") is Kind.UNKNOWN  # `h.mean()` and `None`: not a tensor on every path
     assert _kind_of(PIECES, "c") is Kind.UNKNOWN  # no third piece
+    assert _kind_of(PIECES, "d") is Kind.TENSOR  # the module's `def pair`
+    assert _kind_of(PIECES, "e") is Kind.UNKNOWN  # a parameter named `pair`: not the module's function
 
 
 # The wrapper's `__call__` reached only through an instance called with grad off: it runs with grad

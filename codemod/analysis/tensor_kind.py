@@ -995,8 +995,9 @@ def piece_kind(calls: CallKinds, call: ast.Call, index: ast.expr) -> Kind:
     """``f(x)[i]`` (``i`` an int literal, not negative) where every ``return`` of the callee
     gives a tuple display with a piece at ``i`` (:func:`_pieces`): a tensor where each such piece
     is one (pending where one is still being asked); unknown otherwise."""
-    if not (isinstance(index, ast.Constant) and type(index.value) is int and index.value >= 0):
-        return Kind.UNKNOWN
+    if not (isinstance(index, ast.Constant) and type(index.value) is int and index.value >= 0) \
+            or isinstance(call.func, ast.Name) and calls.own_callee(call.func) is None:
+        return Kind.UNKNOWN  # (a name: the module's one undecorated `def` of it, not a local)
     pieces = _pieces(calls, call, index.value, None)
     kinds = [calls.kinds.kind(p) for p in pieces or ()]
     if kinds and all(k in TENSORISH for k in kinds):
