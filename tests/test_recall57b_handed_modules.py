@@ -179,7 +179,7 @@ class Net(nn.Module):
 
 
 def pair(x):
-    return x.exp(), x.sum()
+    return torch.exp(x), torch.sum(x)
 
 
 def shadowed(x, pair):
