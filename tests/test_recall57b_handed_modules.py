@@ -226,3 +226,15 @@ def test_a_wrapper_run_only_with_grad_off_is_not_proven():
     assert raises_inplace(graded) and WRITE in _proven(graded)
     alone = process_source(graded.encode(), "case.py", Settings())
     assert [f.code for f in alone.findings if f.span.line == WRITE] == ["IPF104"]
+
+
+def test_an_instance_handed_on_keeps_the_wrapper_with_grad_on():
+    """``later(cam)`` calls the instance where the file's instance calls do not show: the one call
+    seen under ``no_grad`` says nothing of ``__call__``'s grad mode."""
+    source = GRAD_OFF_ONLY.replace("        score = cam(torch.randn(1, 6, 3))\n",
+                                   "        score = cam(torch.randn(1, 6, 3))\n    later(cam).backward()\n") \
+        + "\n\ndef later(c):\n    return c(torch.randn(1, 6, 3))\n"
+    assert raises_inplace(source)
+    assert WRITE in _proven(source)
+    alone = process_source(source.encode(), "case.py", Settings())
+    assert [f.code for f in alone.findings if f.span.line == WRITE] == ["IPF104"]

@@ -67,7 +67,7 @@ class Calls:
         self._sites: Optional[Dict[Function, List[CallSite]]] = None
         self._grad_off: Dict[Function, bool] = {}
         self._registers: Optional[bool] = None
-        self._instances: Dict[Function, List[CallSite]] = {}  # `inst(x)` running a `__call__` / `forward`
+        self._instances: Dict[Function, Optional[List[CallSite]]] = {}  # `inst(x)` running a `__call__` / `forward`
 
     def qualname(self, func: Function) -> Optional[str]:
         """``pkg.mod.f`` / ``pkg.mod.Class.m`` for the module's functions and methods that the
@@ -243,8 +243,9 @@ class Calls:
         if func in seen:
             return False  # a recursive cycle with no way in from grad-off code
         seen.add(func)
-        sites = self.sites(func) + instance_sites(self, func)
-        result = bool(sites) and all(self._site_off(s, local_reason, seen) for s in sites)
+        through = instance_sites(self, func)  # (None: an instance may run it unseen)
+        sites = self.sites(func) + (through or [])
+        result = through is not None and bool(sites) and all(self._site_off(s, local_reason, seen) for s in sites)
         seen.discard(func)
         if not seen:  # a whole answer
             self._grad_off[func] = result
@@ -349,37 +350,58 @@ def _decided_on(tree: Tree, node: ast.AST, caller: Function) -> bool:
     return False
 
 
-def instance_sites(calls: Calls, func: Function) -> List[CallSite]:
+def instance_sites(calls: Calls, func: Function) -> Optional[List[CallSite]]:
     """The calls of this module that run ``func``, the ``__call__`` of a top-level class (or its
     ``forward``, where the class defines no ``__call__`` of its own), through an instance:
-    ``Cls(d)(x)``, or ``inst(x)`` where every binding of ``inst`` in its function is ``Cls(...)``
-    (the class's name bound once in the module). ``Calls.sites`` lists only calls by name; these
-    count where grad mode is asked (``with torch.no_grad(): cam(image)``)."""
-    found = calls._instances.get(func)
-    if found is not None:
-        return found
-    found = calls._instances[func] = []
+    ``Cls(d)(x)``, or ``inst(x)`` of ``inst = Cls(...)`` in a function. ``Calls.sites`` lists only
+    calls by name; these count where grad mode is asked (``with torch.no_grad(): cam(image)``).
+    None where an instance may be called where this does not look: the class named other than to
+    build it (a base, a reference), or an instance kept (``self.cam = Cam(net)``), handed on or
+    read other than called. Empty for any other function."""
+    if func in calls._instances:
+        return calls._instances[func]
+    calls._instances[func] = found = []
     cls = calls.tree.parent(func)
     if func.name not in ("__call__", "forward") or not isinstance(cls, ast.ClassDef) \
             or calls.tree.parent(cls) is not calls.module \
-            or func.name == "forward" and any(isinstance(s, FUNCTIONS) and s.name == "__call__" for s in cls.body) \
-            or len(calls.binder.flow(calls.module, nested=False).bindings.get(cls.name, [])) != 1:
+            or func.name == "forward" and any(isinstance(s, FUNCTIONS) and s.name == "__call__" for s in cls.body):
         return found
-
-    def built_here(value: object) -> bool:
-        return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == cls.name
-
-    for call in calls.tree.source.walked(ast.Call):
-        assert isinstance(call, ast.Call)
-        owner = calls.tree.owner(call)
-        if isinstance(call.func, ast.Name) and isinstance(owner, FUNCTIONS):
-            bindings = calls.binder.flow(owner, nested=False).bindings.get(call.func.id, [])
-            if cls.name in calls.binder.flow(owner, nested=False).bindings or not bindings \
-                    or not all(b.form == "assign" and built_here(b.value) for b in bindings):
-                continue
-        elif not built_here(call.func):
+    names = [n for n in calls.tree.source.walked(ast.Name) if isinstance(n, ast.Name) and n.id == cls.name]
+    built = [n for n in names if isinstance(calls.tree.parent(n), ast.Call) and calls.tree.parent(n).func is n]  # type: ignore[union-attr]
+    if len(built) != len(names) or len(calls.binder.flow(calls.module, nested=False).bindings.get(cls.name, [])) != 1:
+        calls._instances[func] = None
+        return None
+    for name in built:
+        made = cast(ast.Call, calls.tree.parent(name))
+        parent, owner = calls.tree.parent(made), calls.tree.owner(made)
+        if isinstance(parent, ast.Call) and parent.func is made:
+            found.append(CallSite(parent, owner, True, isinstance(calls.tree.parent(parent), ast.Expr)))
             continue
-        found.append(CallSite(call, owner, True, isinstance(calls.tree.parent(call), ast.Expr)))
+        held = _only_called(calls, parent, owner)
+        if held is None:
+            calls._instances[func] = None
+            return None
+        found.extend(CallSite(c, calls.tree.owner(c), True, isinstance(calls.tree.parent(c), ast.Expr)) for c in held)
+    return found
+
+
+def _only_called(calls: Calls, stmt: Optional[ast.AST], owner: ast.AST) -> Optional[List[ast.Call]]:
+    """``inst = Cls(...)`` (``stmt``) in a function whose every read of ``inst`` (nested functions'
+    too) calls it: those calls; None otherwise (a module-level name, another target, a read that
+    hands the instance on)."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(owner, FUNCTIONS)):
+        return None
+    key = stmt.targets[0].id
+    found: List[ast.Call] = []
+    for node in ast.walk(owner):
+        if isinstance(node, ast.Name) and node.id == key and isinstance(node.ctx, ast.Load):
+            parent = calls.tree.parent(node)
+            if not (isinstance(parent, ast.Call) and parent.func is node):
+                return None
+            found.append(parent)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)) and key in node.names:
+            return None
     return found
 
 
@@ -393,7 +415,7 @@ def _off_as_instance(calls: Calls, func: Function, qualname: str, local_reason: 
             f"{calls.module_name}.{cls.name}", calls.module_name):
         return False
     sites = instance_sites(calls, func)
-    return bool(sites) and all(calls._site_off(s, local_reason, set()) for s in sites)
+    return bool(sites) and all(calls._site_off(s, local_reason, set()) for s in sites or ())
 
 
 def _argument(call: ast.AST, param: str, index: Optional[int]) -> Optional[ast.expr]:
