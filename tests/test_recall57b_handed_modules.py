@@ -238,3 +238,15 @@ def test_an_instance_handed_on_keeps_the_wrapper_with_grad_on():
     assert WRITE in _proven(source)
     alone = process_source(source.encode(), "case.py", Settings())
     assert [f.code for f in alone.findings if f.span.line == WRITE] == ["IPF104"]
+
+
+def test_a_function_no_call_reaches_is_asked_its_grad_mode_without_error():
+    """A module-level function of an indexed run that nothing calls: grad mode through instances
+    is a question of a class's ``__call__``/``forward`` only (fresh56's bte-pytorch, an internal
+    error at stop 57 before this)."""
+    source = ("import torch\n\n\ndef seq(n, x):\n    y = torch.zeros((n + 1,) + x.shape)\n"
+              "    for j in range(1, n + 1):\n        y[j] = x * y[j - 1]\n    return y\n")
+    from tests.programs import process_in_project
+
+    result = process_in_project(source, Settings(select=("ALL",)))
+    assert [f.span.line for f in result.findings] == [7]

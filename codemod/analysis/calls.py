@@ -410,12 +410,14 @@ def _off_as_instance(calls: Calls, func: Function, qualname: str, local_reason: 
     asks it first), its class is named by no other file, and every call of this module that runs
     it through an instance (:func:`instance_sites`, at least one) runs with grad off."""
     assert calls.project is not None
+    sites = instance_sites(calls, func)
+    if not sites:
+        return False  # (not a class's `__call__` or `forward`, or none seen, or one may be unseen)
     cls = cast(ast.ClassDef, calls.tree.parent(func))
     if calls.project.calls.get(qualname) or calls.project.imported_elsewhere(
             f"{calls.module_name}.{cls.name}", calls.module_name):
         return False
-    sites = instance_sites(calls, func)
-    return bool(sites) and all(calls._site_off(s, local_reason, set()) for s in sites or ())
+    return all(calls._site_off(s, local_reason, set()) for s in sites)
 
 
 def _argument(call: ast.AST, param: str, index: Optional[int]) -> Optional[ast.expr]:
