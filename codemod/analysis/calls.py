@@ -360,7 +360,8 @@ def instance_sites(calls: Calls, func: Function) -> Optional[List[CallSite]]:
     read other than called. Empty for any other function."""
     if func in calls._instances:
         return calls._instances[func]
-    calls._instances[func] = found = []
+    found: List[CallSite] = []
+    calls._instances[func] = found
     cls = calls.tree.parent(func)
     if func.name not in ("__call__", "forward") or not isinstance(cls, ast.ClassDef) \
             or calls.tree.parent(cls) is not calls.module \
