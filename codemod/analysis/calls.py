@@ -67,6 +67,7 @@ class Calls:
         self._sites: Optional[Dict[Function, List[CallSite]]] = None
         self._grad_off: Dict[Function, bool] = {}
         self._registers: Optional[bool] = None
+        self._instances: Dict[Function, Optional[List[CallSite]]] = {}  # `inst(x)` running a `__call__` / `forward`
 
     def qualname(self, func: Function) -> Optional[str]:
         """``pkg.mod.f`` / ``pkg.mod.Class.m`` for the module's functions and methods that the
@@ -231,7 +232,8 @@ class Calls:
         qualname = self.qualname(func)
         if qualname is not None:  # the project's calls, this file's included
             assert self.project is not None  # qualname() is None without one
-            return "no-grad-callers" if self.project.grad_off(qualname) else None
+            off = self.project.grad_off(qualname) or _off_as_instance(self, func, qualname, local_reason)
+            return "no-grad-callers" if off else None
         return "no-grad-callers" if self._off_by_callers(func, local_reason, set()) else None
 
     def _off_by_callers(self, func: Function, local_reason: LocalReason, seen: Set[Function]) -> bool:
@@ -241,8 +243,9 @@ class Calls:
         if func in seen:
             return False  # a recursive cycle with no way in from grad-off code
         seen.add(func)
-        sites = self.sites(func)
-        result = bool(sites) and all(self._site_off(s, local_reason, seen) for s in sites)
+        through = instance_sites(self, func)  # (None: an instance may run it unseen)
+        sites = self.sites(func) + (through or [])
+        result = through is not None and bool(sites) and all(self._site_off(s, local_reason, seen) for s in sites)
         seen.discard(func)
         if not seen:  # a whole answer
             self._grad_off[func] = result
@@ -259,16 +262,7 @@ class Calls:
         return self.is_autograd_kernel(caller) or self._off_by_callers(caller, local_reason, seen)
 
     def _decided_on(self, node: ast.AST, caller: Function) -> bool:
-        """A with-statement between ``node`` and its function that turns grad on."""
-        for anc in self.tree.ancestors(node):
-            if anc is caller:
-                return False
-            if isinstance(anc, (ast.With, ast.AsyncWith)) and any(
-                "enable_grad" in (target_key(i.context_expr.func if isinstance(i.context_expr, ast.Call) else i.context_expr) or "")
-                for i in anc.items
-            ):
-                return True
-        return False
+        return _decided_on(self.tree, node, caller)
 
     def is_autograd_kernel(self, func: Function) -> bool:
         """``forward``/``backward`` of a custom ``autograd.Function``, or a ``custom_op`` body."""
@@ -341,6 +335,90 @@ class Calls:
         if plain and plain[0] in ("self", "cls"):
             plain = plain[1:]
         return plain.index(param) if param in plain else None
+
+
+def _decided_on(tree: Tree, node: ast.AST, caller: Function) -> bool:
+    """A with-statement between ``node`` and its function that turns grad on."""
+    for anc in tree.ancestors(node):
+        if anc is caller:
+            return False
+        if isinstance(anc, (ast.With, ast.AsyncWith)) and any(
+            "enable_grad" in (target_key(i.context_expr.func if isinstance(i.context_expr, ast.Call) else i.context_expr) or "")
+            for i in anc.items
+        ):
+            return True
+    return False
+
+
+def instance_sites(calls: Calls, func: Function) -> Optional[List[CallSite]]:
+    """The calls of this module that run ``func``, the ``__call__`` of a top-level class (or its
+    ``forward``, where the class defines no ``__call__`` of its own), through an instance:
+    ``Cls(d)(x)``, or ``inst(x)`` of ``inst = Cls(...)`` in a function. ``Calls.sites`` lists only
+    calls by name; these count where grad mode is asked (``with torch.no_grad(): cam(image)``).
+    None where an instance may be called where this does not look: the class named other than to
+    build it (a base, a reference), or an instance kept (``self.cam = Cam(net)``), handed on or
+    read other than called. Empty for any other function."""
+    if func in calls._instances:
+        return calls._instances[func]
+    found: List[CallSite] = []
+    calls._instances[func] = found
+    cls = calls.tree.parent(func)
+    if func.name not in ("__call__", "forward") or not isinstance(cls, ast.ClassDef) \
+            or calls.tree.parent(cls) is not calls.module \
+            or func.name == "forward" and any(isinstance(s, FUNCTIONS) and s.name == "__call__" for s in cls.body):
+        return found
+    names = [n for n in calls.tree.source.walked(ast.Name) if isinstance(n, ast.Name) and n.id == cls.name]
+    built = [n for n in names if isinstance(calls.tree.parent(n), ast.Call) and calls.tree.parent(n).func is n]  # type: ignore[union-attr]
+    if len(built) != len(names) or len(calls.binder.flow(calls.module, nested=False).bindings.get(cls.name, [])) != 1:
+        calls._instances[func] = None
+        return None
+    for name in built:
+        made = cast(ast.Call, calls.tree.parent(name))
+        parent, owner = calls.tree.parent(made), calls.tree.owner(made)
+        if isinstance(parent, ast.Call) and parent.func is made:
+            found.append(CallSite(parent, owner, True, isinstance(calls.tree.parent(parent), ast.Expr)))
+            continue
+        held = _only_called(calls, parent, owner)
+        if held is None:
+            calls._instances[func] = None
+            return None
+        found.extend(CallSite(c, calls.tree.owner(c), True, isinstance(calls.tree.parent(c), ast.Expr)) for c in held)
+    return found
+
+
+def _only_called(calls: Calls, stmt: Optional[ast.AST], owner: ast.AST) -> Optional[List[ast.Call]]:
+    """``inst = Cls(...)`` (``stmt``) in a function whose every read of ``inst`` (nested functions'
+    too) calls it: those calls; None otherwise (a module-level name, another target, a read that
+    hands the instance on)."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(owner, FUNCTIONS)):
+        return None
+    key = stmt.targets[0].id
+    found: List[ast.Call] = []
+    for node in ast.walk(owner):
+        if isinstance(node, ast.Name) and node.id == key and isinstance(node.ctx, ast.Load):
+            parent = calls.tree.parent(node)
+            if not (isinstance(parent, ast.Call) and parent.func is node):
+                return None
+            found.append(parent)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)) and key in node.names:
+            return None
+    return found
+
+
+def _off_as_instance(calls: Calls, func: Function, qualname: str, local_reason: LocalReason) -> bool:
+    """With the project index: ``func`` has no call the index lists (``Calls.function_reason``
+    asks it first), its class is named by no other file, and every call of this module that runs
+    it through an instance (:func:`instance_sites`, at least one) runs with grad off."""
+    assert calls.project is not None
+    sites = instance_sites(calls, func)
+    if not sites:
+        return False  # (not a class's `__call__` or `forward`, or none seen, or one may be unseen)
+    cls = cast(ast.ClassDef, calls.tree.parent(func))
+    if calls.project.calls.get(qualname) or calls.project.imported_elsewhere(
+            f"{calls.module_name}.{cls.name}", calls.module_name):
+        return False
+    return all(calls._site_off(s, local_reason, set()) for s in sites)
 
 
 def _argument(call: ast.AST, param: str, index: Optional[int]) -> Optional[ast.expr]:

@@ -20,6 +20,7 @@ from codemod.analysis.calls import Calls, instance_calls_count, passes_tensor
 from codemod.analysis.classes import Classes
 from codemod.analysis.dataflow import Dataflow
 from codemod.analysis.facts import Facts
+from codemod.analysis.handed_in import constructed_values
 from codemod.analysis.kinds import PARAMETER_CLASSES, TENSORISH, Kind, join
 from codemod.analysis.names import Names
 from codemod.analysis.string_keys import indexed_by_string
@@ -239,6 +240,8 @@ class TensorKinds:
                 # x.shape[0]: a size (an int); x.shape[1:]: sizes (a torch.Size)
                 return Kind.OTHER if isinstance(expr.slice, ast.Slice) else Kind.SCALAR
             base = self.kind(expr.value)
+            if base is Kind.UNKNOWN and isinstance(expr.value, ast.Call):
+                return piece_kind(self.calls, expr.value, expr.slice)  # `self.net(x)[0]` of `return (y, h)`
             return Kind.TENSOR if base in TENSORISH else (Kind.PENDING if base is Kind.PENDING else Kind.UNKNOWN)
         if isinstance(expr, ast.BinOp):
             return self._arith_kind([self.kind(expr.left), self.kind(expr.right)])
@@ -571,29 +574,7 @@ class CallKinds(_KindsPart):
         if target is None or any(isinstance(e, ast.Starred) for e in target.elts):
             return None
         place = next((i for i, e in enumerate(target.elts) if isinstance(e, ast.Name) and e.id == key), None)
-        if place is None:
-            return None
-        func = stmt.value.func
-        funcs: Optional[List[ast.FunctionDef]] = None
-        if isinstance(func, ast.Name):
-            found = next((s for s in self.module.body if isinstance(s, FUNCTIONS) and s.name == func.id), None)
-            funcs = [found] if isinstance(found, ast.FunctionDef) else None
-        elif self.names.torch_name(func) is None:
-            own = self.own_callee(func)
-            funcs = [own] if own is not None else self.forwards_of(self.instance_values(func))
-        if not funcs:
-            return None
-        pieces: List[ast.expr] = []
-        for f in funcs:
-            for node in self.tree.walk(f):
-                if not (isinstance(node, ast.Return) and self.tree.owner(node) is f):
-                    continue
-                value = node.value
-                if not (isinstance(value, ast.Tuple) and len(value.elts) == len(target.elts)
-                        and not any(isinstance(e, ast.Starred) for e in value.elts)):
-                    return None
-                pieces.append(value.elts[place])
-        return pieces or None
+        return None if place is None else _pieces(self, stmt.value, place, len(target.elts))
 
     def member_values(self, attr: ast.Attribute) -> Optional[List[object]]:
         """What ``self.<a>.<b>`` was set to, where every value ``self.<a>`` is set to in its class
@@ -626,7 +607,7 @@ class CallKinds(_KindsPart):
         class, or the bindings of a local name that reach the call (None: neither)."""
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
             cls = self.tree.enclosing_class(func)
-            return list(self.classes.class_attrs(cls).get(func.attr, [])) if cls is not None else []
+            return _held_values(self, cls, func.attr) if cls is not None else []
         if isinstance(func, ast.Name):
             owner = self.tree.owner(func)
             flow = self.binder.flow(owner)
@@ -978,6 +959,58 @@ class ParameterKinds(_KindsPart):
 
     def _reaching(self, key: str, at: Located) -> List[Binding]:
         return list(self.dataflow.reaching(self.binder.flow(self.tree.owner(at)), key, at))
+
+
+def _pieces(calls: CallKinds, call: ast.Call, place: int, width: Optional[int]) -> Optional[List[ast.expr]]:
+    """What each ``return`` of the callee of ``call`` gives at ``place`` of the tuple it returns:
+    ``f`` the module-level ``helper``, ``self.helper`` (the calling method's class's own, not
+    overridden: ``CallKinds.own_callee``) or ``self.block`` (each ``forward`` the module may run).
+    None where a callee is unknown or a ``return`` is not a tuple display (of ``width`` pieces
+    where given, else of more than ``place``; no starred piece)."""
+    func = call.func
+    funcs: Optional[List[ast.FunctionDef]] = None
+    if isinstance(func, ast.Name):
+        found = next((s for s in calls.module.body if isinstance(s, FUNCTIONS) and s.name == func.id), None)
+        funcs = [found] if isinstance(found, ast.FunctionDef) else None
+    elif calls.names.torch_name(func) is None:
+        own = calls.own_callee(func)
+        funcs = [own] if own is not None else calls.forwards_of(calls.instance_values(func))
+    if not funcs:
+        return None
+    pieces: List[ast.expr] = []
+    for f in funcs:
+        for node in calls.tree.walk(f):
+            if not (isinstance(node, ast.Return) and calls.tree.owner(node) is f):
+                continue
+            value = node.value
+            if not (isinstance(value, ast.Tuple) and (len(value.elts) == width if width is not None
+                                                       else len(value.elts) > place)
+                    and not any(isinstance(e, ast.Starred) for e in value.elts)):
+                return None
+            pieces.append(value.elts[place])
+    return pieces or None
+
+
+def piece_kind(calls: CallKinds, call: ast.Call, index: ast.expr) -> Kind:
+    """``f(x)[i]`` (``i`` an int literal, not negative) where every ``return`` of the callee
+    gives a tuple display with a piece at ``i`` (:func:`_pieces`): a tensor where each such piece
+    is one (pending where one is still being asked); unknown otherwise."""
+    if not (isinstance(index, ast.Constant) and type(index.value) is int and index.value >= 0) \
+            or isinstance(call.func, ast.Name) and calls.own_callee(call.func) is None:
+        return Kind.UNKNOWN  # (a name: the module's one undecorated `def` of it, not a local)
+    pieces = _pieces(calls, call, index.value, None)
+    kinds = [calls.kinds.kind(p) for p in pieces or ()]
+    if kinds and all(k in TENSORISH for k in kinds):
+        return Kind.TENSOR
+    return Kind.PENDING if kinds and all(k in TENSORISH or k is Kind.PENDING for k in kinds) else Kind.UNKNOWN
+
+
+def _held_values(calls: CallKinds, cls: ast.ClassDef, attr: str) -> List[object]:
+    """``self.<attr>``'s values in ``cls``; for one that an ``__init__`` parameter holds (``self.net
+    = net``), what every construction of the class passes, where that set is closed
+    (``handed_in.constructed_values``)."""
+    handed = constructed_values(calls.tree, calls.binder, calls.dataflow, calls.classes, calls.kinds.callers, cls, attr)
+    return list(handed) if handed is not None else list(calls.classes.class_attrs(cls).get(attr, []))
 
 
 class HeldInstances(_KindsPart):

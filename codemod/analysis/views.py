@@ -31,6 +31,7 @@ from codemod.analysis.calls import instance_calls_count, passes_tensor
 from codemod.analysis.branches import exclusive_until, within
 from codemod.analysis.classes import Calls as CallTable, Classes
 from codemod.analysis.grad_mode import GradMode
+from codemod.analysis.handed_in import constructed_values
 from codemod.analysis.holders import read_after
 from codemod.analysis.injected import Foreign
 from codemod.analysis.kinds import PARAMETER_CLASSES as _PARAMETER, TENSORISH, Kind
@@ -1402,7 +1403,7 @@ class GradRequirement(_ViewsPart):
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
             cls = self.tree.enclosing_class(func)
             if cls is not None:
-                values = list(self.classes.class_attrs(cls).get(func.attr, []))
+                values = _held_modules(self, cls, func)
         elif isinstance(func, ast.Name):
             values = [b.value for b in self.views._plain_bindings(func.id, at)]
         elif isinstance(func, ast.Call):
@@ -1487,6 +1488,20 @@ def _parametric_members(requirement: "GradRequirement", func: ast.Subscript) -> 
         return False
     return not may_be_frozen(_FrozenFacts(requirement.tree.module, requirement.tree.parent,
                                           requirement.classes.attribute_writes, requirement.classes.calls_in), holder)
+
+
+def _held_modules(requirement: "GradRequirement", cls: ast.ClassDef, func: ast.Attribute) -> List[object]:
+    """What ``self.<attr>`` (``func``) of ``cls`` holds: its values in the class; for one that an
+    ``__init__`` parameter holds (``self.net = net``), what every construction passes where that set
+    is closed (``handed_in.constructed_values``), none where the file may switch ``requires_grad``
+    off on a part of it (``may_be_frozen``: a bare name switched off counts)."""
+    handed = constructed_values(requirement.tree, requirement.binder, requirement.dataflow, requirement.classes,
+                                requirement.grad.calls, cls, func.attr)
+    if handed is None:
+        return list(requirement.classes.class_attrs(cls).get(func.attr, []))
+    return [] if may_be_frozen(_FrozenFacts(requirement.tree.module, requirement.tree.parent,
+                                            requirement.classes.attribute_writes, requirement.classes.calls_in),
+                               func) else list(handed)
 
 
 def _calls_running(requirement: "GradRequirement", func: ast.AST, method: bool) -> List[ast.Call]:
