@@ -67,6 +67,7 @@ class Calls:
         self._sites: Optional[Dict[Function, List[CallSite]]] = None
         self._grad_off: Dict[Function, bool] = {}
         self._registers: Optional[bool] = None
+        self._function_names: Optional[FrozenSet[str]] = None  # ``_bound_in_functions``
 
     def qualname(self, func: Function) -> Optional[str]:
         """``pkg.mod.f`` / ``pkg.mod.Class.m`` for the module's functions and methods that the
@@ -128,6 +129,14 @@ class Calls:
                 CallSite(site_node, self.tree.owner(site_node), site_node is not node, result_ignored))
         return found
 
+    def _bound_in_functions(self) -> FrozenSet[str]:
+        """Every plain name some function of the module may bind in its own body
+        (:func:`bound_in_function_bodies`): a name outside it is no local of any function, whose
+        bindings need not be gathered to say so."""
+        if self._function_names is None:
+            self._function_names = bound_in_function_bodies(self.tree)
+        return self._function_names
+
     def _resolve(self, node: Union[ast.Name, ast.Attribute], top: Dict[str, Function], methods: Methods,
                  classes: Dict[str, ast.ClassDef]) -> Optional[Function]:
         if isinstance(node, ast.Name):
@@ -135,7 +144,8 @@ class Calls:
             if func is None:
                 return None
             owner = self.tree.owner(node)
-            if owner is not self.module and node.id in self.binder.flow(owner, nested=False).bindings:
+            if owner is not self.module and node.id in self._bound_in_functions() \
+                    and node.id in self.binder.flow(owner, nested=False).bindings:
                 return None  # a local of the same name
             return func
         if isinstance(node.value, ast.Call):  # `Cls(d).m(x)`
@@ -495,3 +505,33 @@ def _names_new(tree: Tree, cls: ast.ClassDef) -> bool:
         if up is cls and any(child is s for s in cls.body):
             return True
     return False
+
+
+def bound_in_function_bodies(tree: Tree) -> FrozenSet[str]:
+    """Every plain name some function of the module may bind in its own body: a superset of the
+    keys without a dot of each function's ``Binder.flow`` bindings (stored names, parameters,
+    the names of functions and classes defined below the module's top level, handlers' and
+    patterns' names, and what imports bind outside the module's top level), read off the lists
+    the source's one walk filed. Unlike ``Names.bound_in_functions`` it leaves out the names of
+    the module's own top-level functions and classes, which bind in the module."""
+    source, module = tree.source, tree.module
+    parents = source.parents
+    Name, Store = ast.Name, ast.Store  # (by class: a parsed tree's nodes are of these classes)
+    bound = {cast(ast.Name, n).id for n in source.walked(ast.Name)
+             if n.__class__ is Name and cast(ast.Name, n).ctx.__class__ is Store}
+    for node in source.walked(ast.FunctionDef):  # (and async ones)
+        func = cast(ast.FunctionDef, node)
+        args = func.args
+        bound.update(a.arg for a in (*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg)
+                     if a is not None)
+        if parents.get(node) is not module:
+            bound.add(func.name)
+    bound.update(cast(ast.ClassDef, node).name for node in source.walked(ast.ClassDef) if parents.get(node) is not module)
+    for node in source.walked(ast.ExceptHandler):  # (with the patterns that bind)
+        named = getattr(node, "rest" if isinstance(node, ast.MatchMapping) else "name", None)
+        if named:
+            bound.add(named)
+    for node in source.walked(ast.Import):  # (and ``from`` imports)
+        if tree.owner(node) is not module:
+            bound.update(a.asname or a.name.split(".")[0] for a in cast(ast.Import, node).names)
+    return frozenset(bound)
