@@ -13,6 +13,7 @@ Two judgements rest on it:
 from __future__ import annotations
 
 import ast
+import weakref
 from typing import (
     TYPE_CHECKING,
     Callable,
@@ -67,7 +68,6 @@ class Calls:
         self._sites: Optional[Dict[Function, List[CallSite]]] = None
         self._grad_off: Dict[Function, bool] = {}
         self._registers: Optional[bool] = None
-        self._function_names: Optional[FrozenSet[str]] = None  # ``_bound_in_functions``
 
     def qualname(self, func: Function) -> Optional[str]:
         """``pkg.mod.f`` / ``pkg.mod.Class.m`` for the module's functions and methods that the
@@ -129,14 +129,6 @@ class Calls:
                 CallSite(site_node, self.tree.owner(site_node), site_node is not node, result_ignored))
         return found
 
-    def _bound_in_functions(self) -> FrozenSet[str]:
-        """Every plain name some function of the module may bind in its own body
-        (:func:`bound_in_function_bodies`): a name outside it is no local of any function, whose
-        bindings need not be gathered to say so."""
-        if self._function_names is None:
-            self._function_names = bound_in_function_bodies(self.tree)
-        return self._function_names
-
     def _resolve(self, node: Union[ast.Name, ast.Attribute], top: Dict[str, Function], methods: Methods,
                  classes: Dict[str, ast.ClassDef]) -> Optional[Function]:
         if isinstance(node, ast.Name):
@@ -144,7 +136,7 @@ class Calls:
             if func is None:
                 return None
             owner = self.tree.owner(node)
-            if owner is not self.module and node.id in self._bound_in_functions() \
+            if owner is not self.module and node.id in _function_names(self.tree) \
                     and node.id in self.binder.flow(owner, nested=False).bindings:
                 return None  # a local of the same name
             return func
@@ -505,6 +497,19 @@ def _names_new(tree: Tree, cls: ast.ClassDef) -> bool:
         if up is cls and any(child is s for s in cls.body):
             return True
     return False
+
+
+# tree -> :func:`bound_in_function_bodies`, once per tree (a module's index pass and its file pass
+# share the tree): a name outside it is no local of any function, whose bindings need not be
+# gathered to say so (``Calls._resolve``).
+_FUNCTION_NAMES: "weakref.WeakKeyDictionary[Tree, FrozenSet[str]]" = weakref.WeakKeyDictionary()
+
+
+def _function_names(tree: Tree) -> FrozenSet[str]:
+    found = _FUNCTION_NAMES.get(tree)
+    if found is None:
+        found = _FUNCTION_NAMES[tree] = bound_in_function_bodies(tree)
+    return found
 
 
 def bound_in_function_bodies(tree: Tree) -> FrozenSet[str]:
