@@ -7,7 +7,7 @@ where once tells all (``Binder.flow``).
   name was built from) ask for its own walk (``nested=False``), not the walk of every function
   and class body in it: the bindings are the same.
 - ``Calls`` asks whether a function binds the name of a top-level function it calls only where
-  some function may bind that name at all (``calls.bound_in_function_bodies``).
+  some function may bind that name at all (``tree.bound_in_function_bodies``, which the names layer asks too).
 
 Each claim the speed rests on is checked here against the walks themselves, over fixtures, the
 tool's own sources and a small case; and the walks saved are shown gone.
@@ -116,7 +116,7 @@ def test_both_walks_bind_alike_and_one_without_nested_scopes_is_the_other(name, 
 
 @pytest.mark.parametrize("name,source", SOURCES, ids=[n for n, _ in SOURCES])
 def test_the_names_functions_may_bind_hold_every_functions_bindings(name, source):
-    from codemod.analysis.calls import bound_in_function_bodies
+    from codemod.analysis.tree import bound_in_function_bodies
 
     bound = bound_in_function_bodies(Tree(source))
     binder = Binder(source)
