@@ -199,8 +199,7 @@ def bound_in_function_bodies(tree: Tree) -> FrozenSet[str]:
     source, module = tree.source, tree.module
     parents = source.parents
     Name, Store = ast.Name, ast.Store  # (by class: a parsed tree's nodes are of these classes)
-    bound = {cast(ast.Name, n).id for n in source.walked(ast.Name)
-             if n.__class__ is Name and cast(ast.Name, n).ctx.__class__ is Store}
+    bound = {n.id for n in source.walked(ast.Name) if n.__class__ is Name and n.ctx.__class__ is Store}
     for node in source.walked(ast.FunctionDef):  # (and async ones)
         func = cast(ast.FunctionDef, node)
         args = func.args
