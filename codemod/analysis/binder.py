@@ -77,6 +77,7 @@ class _FlowCollector:
         self.kids = kids
         self.depth = 0  # how many nested scopes deep the walk is
         self.nested = nested  # False: bindings only, nested scopes are not entered
+        self.skipped = False  # a nested scope was left unentered (``nested`` False)
 
     def _bind_key(self, key: str, stmt: Located, value: Optional[ast.expr], form: BindingForm,
                   group: Sequence[str] = (), at: Optional[Located] = None) -> None:
@@ -200,6 +201,7 @@ class _FlowCollector:
     def visit_FunctionDef(self, node: Function) -> bool:
         self._bind_key(node.name, node, None, "def")
         if not self.nested:
+            self.skipped = True
             return False
         self.depth += 1
         for dec in node.decorator_list:
@@ -214,6 +216,7 @@ class _FlowCollector:
     def visit_ClassDef(self, node: ast.ClassDef) -> bool:
         self._bind_key(node.name, node, None, "def")
         if not self.nested:
+            self.skipped = True
             return False
         self.depth += 1
         for child in self.kids[node]:
@@ -223,6 +226,7 @@ class _FlowCollector:
 
     def visit_Lambda(self, node: ast.Lambda) -> bool:
         if not self.nested:
+            self.skipped = True
             return False
         self.depth += 1
         self.arguments(node.args)
@@ -312,8 +316,11 @@ class Binder:
             flow = self._flows.get((owner, True))
         if flow is None:
             flow = Flow(owner)
-            _FlowCollector(flow, self.source.children, nested).run(owner)
+            collector = _FlowCollector(flow, self.source.children, nested)
+            collector.run(owner)
             for bindings in flow.bindings.values():
                 bindings.sort(key=lambda b: b.start)
             self._flows[(owner, nested)] = flow
+            if not collector.skipped:  # no nested scope in the body: the two walks are one
+                self._flows[(owner, True)] = flow
         return flow

@@ -30,7 +30,7 @@ from typing import (
 
 from codemod.analysis.binder import Binder
 from codemod.analysis.syntax import FUNCTIONS, Function, Owner, target_key
-from codemod.analysis.tree import Tree
+from codemod.analysis.tree import Tree, function_names
 
 if TYPE_CHECKING:
     from codemod.analysis.project import CallFact, ProjectIndex
@@ -136,7 +136,8 @@ class Calls:
             if func is None:
                 return None
             owner = self.tree.owner(node)
-            if owner is not self.module and node.id in self.binder.flow(owner, nested=False).bindings:
+            if owner is not self.module and node.id in function_names(self.tree) \
+                    and node.id in self.binder.flow(owner, nested=False).bindings:
                 return None  # a local of the same name
             return func
         if isinstance(node.value, ast.Call):  # `Cls(d).m(x)`
@@ -573,3 +574,4 @@ def _names_new(tree: Tree, cls: ast.ClassDef) -> bool:
         if up is cls and any(child is s for s in cls.body):
             return True
     return False
+

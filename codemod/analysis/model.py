@@ -262,8 +262,8 @@ class SemanticModel:
         entry = self.kinds.module_dict_entry(func) if key.startswith("self.") and key.count(".") == 2 else None
         if entry is not None:  # `self.transformer.drop`: an entry of a ModuleDict the class builds
             return entry
-        return [b.value for owner in (self.owner(func), self.module)
-                for b in self.flow(owner).bindings.get(key, []) if b.form == "assign"]
+        return [b.value for owner in (self.owner(func), self.module)  # (bindings alone: the module's own walk)
+                for b in self.flow(owner, nested=owner is not self.module).bindings.get(key, []) if b.form == "assign"]
 
     def returns_fresh(self, call: ast.Call) -> bool:
         """A module call known to return a new tensor: a module of the file whose summary returns

@@ -11,7 +11,7 @@ from typing import Callable, Dict, FrozenSet, List, NamedTuple, Optional, Set, T
 from codemod import torch_api
 from codemod.analysis.binder import Binder
 from codemod.analysis.syntax import BODIES, FUNCTIONS, Owner, target_key
-from codemod.analysis.tree import Tree
+from codemod.analysis.tree import Tree, function_names
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
@@ -86,30 +86,12 @@ class Names:
 
     def bound_in_functions(self) -> FrozenSet[str]:
         """Every plain name some function of the module may bind in its own body (a superset
-        of the keys of each function's ``Binder.flow`` bindings without a dot): stored names,
-        parameters, names of functions and classes, handlers' and patterns' names, and what
-        imports bind outside the module's own scope. A name outside it resolves in a function
-        as in the module, without that function's dataflow (which resolving it ran before)."""
+        of the keys of each function's ``Binder.flow`` bindings without a dot: ``tree.function_names``,
+        which leaves out the module's own top-level functions and classes). A name outside it
+        resolves in a function as in the module, without that function's dataflow (which
+        resolving it ran before)."""
         if self._bound_in_functions is None:
-            source, bound = self.tree.source, set()
-            Name, Store = ast.Name, ast.Store  # (by class: a parsed tree's nodes are of these classes)
-            for node in source.walked(ast.Name):  # (with attributes)
-                if node.__class__ is Name and node.ctx.__class__ is Store:
-                    bound.add(node.id)
-            for node in source.walked(ast.FunctionDef):  # (and async ones)
-                args = cast(ast.FunctionDef, node).args
-                bound.add(cast(ast.FunctionDef, node).name)
-                bound.update(a.arg for a in (*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs,
-                                             args.kwarg) if a is not None)
-            bound.update(cast(ast.ClassDef, node).name for node in source.walked(ast.ClassDef))
-            for node in source.walked(ast.ExceptHandler):  # (with the patterns that bind)
-                named = getattr(node, "rest" if isinstance(node, ast.MatchMapping) else "name", None)
-                if named:
-                    bound.add(named)
-            for node in source.walked(ast.Import):  # (and ``from`` imports)
-                if self.tree.owner(node) is not self.module:
-                    bound.update(a.asname or a.name.split(".")[0] for a in cast(ast.Import, node).names)
-            self._bound_in_functions = frozenset(bound)
+            self._bound_in_functions = function_names(self.tree)
         return self._bound_in_functions
 
     def module_names(self) -> ModuleNames:

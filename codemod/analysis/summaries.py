@@ -979,7 +979,7 @@ class CallTargets:
             if key not in imports and key not in assigned and (
                     index is None or index.imported(self.model.calls.module_name, key) is None):
                 return None  # a builtin, or a name bound nowhere here (the module's flow is not walked)
-            bound = self.model.flow(self.model.module).bindings.get(key)  # a global
+            bound = self.model.flow(self.model.module, nested=False).bindings.get(key)  # a global (bindings alone)
         top = self._top_level().get(key)
         if isinstance(top, FUNCTIONS) and all(b.form == "def" for b in bound or []):
             return top, top.name

@@ -4,6 +4,7 @@ around a node, and the blocks (statement lists) that hold it."""
 from __future__ import annotations
 
 import ast
+import weakref
 from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Type, cast
 
 from codemod.analysis.source import WALKED_GROUPS, Source
@@ -173,3 +174,45 @@ class Tree:
                 child = anc
             self._block_of[node] = found
         return self._block_of[node]
+
+
+# tree -> :func:`bound_in_function_bodies`, once per tree (a module's index pass and its file pass
+# share the tree): a name outside it is no local of any function, whose bindings need not be
+# gathered to say so (``Calls._resolve``, ``Names.bound_in_functions``).
+_FUNCTION_NAMES: "weakref.WeakKeyDictionary[Tree, FrozenSet[str]]" = weakref.WeakKeyDictionary()
+
+
+def function_names(tree: Tree) -> FrozenSet[str]:
+    found = _FUNCTION_NAMES.get(tree)
+    if found is None:
+        found = _FUNCTION_NAMES[tree] = bound_in_function_bodies(tree)
+    return found
+
+
+def bound_in_function_bodies(tree: Tree) -> FrozenSet[str]:
+    """Every plain name some function of the module may bind in its own body: a superset of the
+    keys without a dot of each function's ``Binder.flow`` bindings (stored names, parameters,
+    the names of functions and classes defined below the module's top level, handlers' and
+    patterns' names, and what imports bind outside the module's top level), read off the lists
+    the source's one walk filed. The names of the module's own top-level functions and classes
+    are left out: they bind in the module."""
+    source, module = tree.source, tree.module
+    parents = source.parents
+    Name, Store = ast.Name, ast.Store  # (by class: a parsed tree's nodes are of these classes)
+    bound = {n.id for n in source.walked(ast.Name) if n.__class__ is Name and n.ctx.__class__ is Store}
+    for node in source.walked(ast.FunctionDef):  # (and async ones)
+        func = cast(ast.FunctionDef, node)
+        args = func.args
+        bound.update(a.arg for a in (*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg)
+                     if a is not None)
+        if parents.get(node) is not module:
+            bound.add(func.name)
+    bound.update(cast(ast.ClassDef, node).name for node in source.walked(ast.ClassDef) if parents.get(node) is not module)
+    for node in source.walked(ast.ExceptHandler):  # (with the patterns that bind)
+        named = getattr(node, "rest" if isinstance(node, ast.MatchMapping) else "name", None)
+        if named:
+            bound.add(named)
+    for node in source.walked(ast.Import):  # (and ``from`` imports)
+        if tree.owner(node) is not module:
+            bound.update(a.asname or a.name.split(".")[0] for a in cast(ast.Import, node).names)
+    return frozenset(bound)
