@@ -474,6 +474,11 @@ class HookedOutputs:
                 frozen.append((module, getattr(node, "lineno", 0)))
         return frozen, turned_on
 
+def leaf_of_its_own(hook: ast.Lambda) -> Optional[bool]:
+    """Whether a lambda hook hands back a new leaf of its own (:func:`_lambda_effect`)."""
+    return _lambda_effect(hook)
+
+
 def _lambda_effect(hook: ast.Lambda) -> Optional[bool]:
     """``lambda m, i, o: o.requires_grad_()`` (False: the output made to require grad, handed back
     itself) or ``lambda m, i, o: o.detach().requires_grad_()`` (True: a new leaf replaces it)."""

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import ast
 import weakref
-from typing import TYPE_CHECKING, List, Optional, Protocol, Set, Tuple, cast
+from typing import TYPE_CHECKING, AbstractSet, List, Optional, Protocol, Set, Tuple, cast
 
 from codemod import torch_api
-from codemod.analysis.hooks import RETURNS_MODULE, call_hooks
+from codemod.analysis.hooks import RETURNS_MODULE, call_hooks, leaf_of_its_own
 from codemod.analysis.injected import Foreign
 from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.summaries import handed_values, passed_target
@@ -451,7 +451,11 @@ def _function_called(model: "KeptFacts", call: ast.Call) -> Optional[Function]:
 def _torch_call(model: "KeptFacts", call: ast.Call, depth: int = 0) -> bool:
     """A call that keeps none of its arguments: torch's (an op, a module: ``self.bn`` built as
     ``nn.BatchNorm2d(c) if norm else None`` too), a module, or a builtin that keeps nothing."""
-    if model.torch_name(call.func) is not None or model.kind(call.func) is Kind.MODULE:
+    if model.torch_name(call.func) is not None:
+        return True
+    if hooks_may_keep(model):  # a forward hook of the file may keep what a module's call sees
+        return False
+    if model.kind(call.func) is Kind.MODULE:
         return True
     func = call.func
     if isinstance(func, ast.Subscript) and _torch_members(model, func.value):
@@ -527,8 +531,8 @@ def hooks_may_keep(model: "KeptFacts") -> bool:
     module's result (``h = self.fc(x); h += 1`` -> ``h = h + 1``) would hide the write from it:
     :func:`_named_torch_module` then recognises nothing. A hook that keeps nothing
     (``output.requires_grad_(True)``, reading ``out.shape``) changes nothing. Hooks registered
-    by other files are not seen here. (A module of ``_module_values``, ``self.fc``, is still
-    trusted whatever the hooks: stop 57's report, not changed here.)"""
+    by other files are not seen here. :func:`_torch_call` asks it for every module's call (a
+    module's result or argument is held by such a hook), a torch function's call not."""
     tree = model.tree  # (the key: the model itself may be a weak proxy, ``Holders.fresh_container``'s)
     if tree not in _HOOKS_KEEP:
         _HOOKS_KEEP[tree] = True  # (while asked: a hook's own calls count as keeping)
@@ -548,8 +552,8 @@ def _hook_keeps(model: "KeptFacts", hook: ast.expr) -> bool:
     if isinstance(hook, ast.Lambda):
         seen = {a.arg for a in (*hook.args.posonlyargs, *hook.args.args, *hook.args.kwonlyargs)[1:]}
         body = hook.body
-        if isinstance(body, ast.Constant) and body.value is None:
-            return False
+        if isinstance(body, ast.Constant) and body.value is None or leaf_of_its_own(hook) is True:
+            return False  # (`lambda m, i, o: o.detach().requires_grad_()`: a new leaf no one else holds)
         return not (isinstance(body, ast.Call) and isinstance(body.func, ast.Attribute)
                     and body.func.attr == "requires_grad_" and isinstance(body.func.value, ast.Name)
                     and body.func.value.id in seen and not any(_holds(a, seen) for a in body.args)
@@ -560,10 +564,15 @@ def _hook_keeps(model: "KeptFacts", hook: ast.expr) -> bool:
     args = func.args
     params = [a.arg for a in (*args.posonlyargs, *args.args)][1 if isinstance(hook, ast.Attribute) else 0:]
     seen = {*params[1:], *(a.arg for a in args.kwonlyargs), *(a.arg for a in (args.vararg, args.kwarg) if a is not None)}
-    if _parameters_kept(model, func, seen, 0):
-        return True
     returns = [r.value for r in model.tree.returns(func) if r.value is not None and not is_const(r.value, None)]
-    return any(not (isinstance(v, ast.Name) and v.id in seen) for v in returns)
+    # a hook handing back a leaf of its own (captum's `leaf = output.detach().requires_grad_()`,
+    # kept and returned): the module's call returns that leaf, which requires grad, so a write into
+    # it is refused at the write with grad on; what the hook keeps of it is no working run's state
+    leaves = {v.id for v in returns if isinstance(v, ast.Name)} \
+        if model.leaves.hooked._effect(hook) is True else set()
+    if _parameters_kept(model, func, seen, 0, exempt=leaves):
+        return True
+    return any(not (isinstance(v, ast.Name) and v.id in seen | leaves) for v in returns)
 
 
 def _torch_result(model: "KeptFacts", call: ast.Call, depth: int) -> bool:
@@ -785,8 +794,10 @@ def argument_kept(model: "KeptFacts", call: ast.Call, depth: int = 0) -> bool:
     return _parameters_kept(model, func, given, depth)
 
 
-def _parameters_kept(model: "KeptFacts", func: Function, given: Set[str], depth: int) -> bool:
-    """:func:`argument_kept` for the parameters ``given`` of ``func``."""
+def _parameters_kept(model: "KeptFacts", func: Function, given: Set[str], depth: int,
+                     exempt: AbstractSet[str] = frozenset()) -> bool:
+    """:func:`argument_kept` for the parameters ``given`` of ``func`` (``exempt``: names bound
+    from them whose keeping does not count)."""
     if depth > _DEPTH:
         return True
     flow = model.flow(func)
@@ -795,7 +806,7 @@ def _parameters_kept(model: "KeptFacts", func: Function, given: Set[str], depth:
         return True  # a generator function: its frame keeps what it is given until it is exhausted
     for _ in range(_DEPTH):  # names bound from them
         names |= {name for name, bindings in flow.bindings.items()
-                  if any(b.value is not None and _holds(b.value, names) for b in bindings)}
+                  if name not in exempt and any(b.value is not None and _holds(b.value, names) for b in bindings)}
     for node in model.walk(func):
         if isinstance(node, (*FUNCTIONS, ast.Lambda, ast.GeneratorExp)) and node is not func \
                 and not _consumed_at_once(model, node) \
