@@ -41,7 +41,7 @@ from codemod.analysis.binder import Binding, Flow
 from codemod.analysis.branches import (always_binds, binds, branch, copied_where_it_requires_grad, dead_arm, dead_on_none, flag_excluded, other_arm,
                                        requires_grad_test, statement_lists, steady_flag, within)
 from codemod.analysis.classes import AttrValue
-from codemod.analysis.consumed import (Ends, consumed_before, consumed_then_dead, dead_result, keeps_nothing, name_escapes,
+from codemod.analysis.consumed import (Ends, consumed_before, consumed_then_dead, dead_result, keeps_nothing, name_escapes, stores_nothing,
                                        refused_numpy_before, written_name)
 from codemod.analysis.dataflow import VIEW_ATTRIBUTES, VIEW_METHODS, element_bound, row_of_index_matrix
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
@@ -1510,8 +1510,21 @@ def output_unreached(hazards: "Hazards", write: Located, target: ast.expr) -> bo
 
 
 def _ends(hazards: "Hazards") -> Ends:
-    """The ends :func:`dead_result` may ask: integral results, and writes into a tensor no backward reaches."""
-    return Ends(hazards.integral.integral, partial(_written_unreached, hazards))
+    """The ends :func:`dead_result` may ask: integral results, writes into a tensor no backward reaches, and
+    helpers whose result is all that leaves their call."""
+    return Ends(hazards.integral.integral, partial(_written_unreached, hazards), partial(_helper_stores_nothing, hazards))
+
+
+def _helper_stores_nothing(hazards: "Hazards", call: ast.Call) -> bool:
+    """``call`` runs a function of this file that stores nothing past its call and writes none of its
+    arguments (:func:`stores_nothing`), or one of another file of the run whose own file saw it so (the
+    project index's ``SummaryFact.stores_nothing``; an installed library's summary says nothing of it)."""
+    target = hazards.model.summaries.targets.callee(call)
+    if isinstance(target, tuple):
+        return isinstance(hazards.model.parent(target[0]), ast.Module) and stores_nothing(hazards.model, target[0])
+    index = hazards.model.calls.project
+    fact = index.summary(target) if isinstance(target, str) and index is not None else None
+    return fact is not None and fact.of == "function" and fact.stores_nothing and not fact.mutates
 
 
 def _written_unreached(hazards: "Hazards", stmt: ast.AST, name: str) -> bool:
@@ -1740,7 +1753,7 @@ def _scatter_source_integral(hazards: "Hazards", node: Located) -> bool:
 def _indexed_before(model: "HazardFacts", name: ast.Name) -> bool:
     """``name`` is, with the value it has here, the index operand of an op that refuses any but an
     integral one, in a call statement run before ``name``'s statement wherever that one runs."""
-    stmt: ast.AST = model.statement_of(name)
+    stmt = model.statement_of(name)
     owner = model.owner(stmt)
     flow = model.flow(owner)
     here = {id(b) for b in model.reaching(flow, name.id, stmt)}

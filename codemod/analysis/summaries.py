@@ -622,6 +622,23 @@ class IndexUse:
                        and (n.lineno, n.col_offset) < (stmt.lineno, stmt.col_offset) for n in self.model.walk(func))
 
 
+def _through_copy(model: SummaryFacts, node: ast.expr, op_node: ast.expr) -> bool:
+    """Between the load ``node`` and the op reading it, a subscript whose index may copy
+    (``basic_index.copying_index``: a piece not known to be an int, a slice, ``None`` or ``...``,
+    as ``R[:, i, mask[i]]`` with ``mask`` an integer tensor): the op reads an advanced-index
+    copy where it does, and the parameter is saved only where the index makes a view, which
+    the hazard analysis asks of a direct read the same way (possible, never proven)."""
+    cur: ast.expr = node
+    while cur is not op_node:
+        parent = model.parent(cur)
+        if not isinstance(parent, ast.expr):
+            return False
+        if isinstance(parent, ast.Subscript) and parent.value is cur and copying_index(model, parent):
+            return True
+        cur = parent
+    return False
+
+
 class InputSaves:
     """Whether a function's parameter reaches an op that saves it for backward (directly, or through conversions)."""
 
@@ -654,7 +671,7 @@ class InputSaves:
             op_node, index = found
             if isinstance(self.model.parent(op_node), ast.Compare) or dead_result(self.model, node):
                 continue  # `x.abs() > t`, `return m | (b * gp >= 0)`: only compared, so backward never reaches the save
-            if self._through_copy(node, op_node):
+            if _through_copy(self.model, node, op_node):
                 result = Saved.UNKNOWN if result is Saved.NO else result
                 continue  # `abs(R[:, i, mask[i]])`: the op saves a copy, unless the index makes a view (unknown)
             facts = self.op_of(op_node)
@@ -682,23 +699,6 @@ class InputSaves:
             vias.append(f"{name} (line {op_node.lineno})")
             return Saved.YES
         return result
-
-    def _through_copy(self, node: ast.expr, op_node: ast.expr) -> bool:
-        """Between the load ``node`` and the op reading it, a subscript whose index may copy
-        (``basic_index.copying_index``: a piece not known to be an int, a slice, ``None`` or ``...``,
-        as ``R[:, i, mask[i]]`` with ``mask`` an integer tensor): the op reads an advanced-index
-        copy where it does, and the parameter is saved only where the index makes a view, which
-        the hazard analysis asks of a direct read the same way (possible, never proven)."""
-        cur: ast.expr = node
-        while cur is not op_node:
-            parent = self.model.parent(cur)
-            if not isinstance(parent, ast.expr):
-                return False
-            if isinstance(parent, ast.Subscript) and parent.value is cur \
-                    and copying_index(self.model, parent):
-                return True
-            cur = parent
-        return False
 
     def users(self, func: Function, key: str, params: List[str]) -> Optional[Tuple[int, ...]]:
         """The parameters whose gradient needs parameter ``key`` saved, over every op of ``func``
