@@ -85,6 +85,8 @@ class HazardFacts(SummaryFacts, RequiresGradFacts, Protocol):
     @property
     def views(self) -> Views: ...
 
+    def handed_own_values(self, target: ast.AST) -> bool: ...
+
 
 # Attributes and methods whose result carries no gradient back to the tensor they read.
 _INDEX_ATTRIBUTES = frozenset({
@@ -1317,20 +1319,44 @@ def _carriers(model: HazardFacts, flow: Flow, key: str, made: Binding) -> Set[in
     binding but a plain assignment (a parameter, a loop target, ``+=``), and every assignment whose
     value reads ``key`` where such a binding reaches (``x = x.scatter_(...)``, ``x = x.view(-1)``).
     An assignment of another arm reading only its own binding (``d = torch.ones(n)``, then
-    ``d = torch.softmax(d, -1)``) holds another tensor."""
+    ``d = torch.softmax(d, -1)``) holds another tensor; so does one whose every read of ``key`` drops the
+    history on the way (``boxes = boxes.detach().cpu().numpy()``: no backward runs through it)."""
     bindings = flow.bindings.get(key, [])
     found = {id(made)} | {id(b) for b in bindings if b.form != "assign" or b.value is None}
     grew = True
     while grew:
         grew = False
         for b in bindings:
-            if id(b) in found or b.value is None or not any(
-                    isinstance(n, ast.Name) and n.id == key for n in ast.walk(b.value)):
+            if id(b) in found or b.value is None or all(
+                    _history_dropped(model, n, b.value) for n in ast.walk(b.value) if isinstance(n, ast.Name) and n.id == key):
                 continue
             if any(id(r) in found for r in model.reaching(flow, key, b.stmt)):
                 found.add(id(b))
                 grew = True
     return found
+
+
+# Steps whose result carries no history of their receiver (``consumed``'s history-dropping methods, the ones
+# that read a tensor only): past one, no backward reaches what the receiver's ops saved.
+_DROPPING_STEPS = frozenset({"detach", "item", "tolist", "numpy", "data", "argmax", "argmin", "argsort", "long",
+                             "int", "bool", "byte", "short", "char", "nonzero", "isnan", "isinf", "isfinite", "size",
+                             "dim", "numel", "shape"})
+
+
+def _history_dropped(model: HazardFacts, load: ast.expr, top: ast.expr) -> bool:
+    """From ``load`` up to ``top``, only attribute and method steps on the chain, one of which drops the
+    history (``boxes.detach().cpu().numpy()``, ``x.data``, ``x.shape``)."""
+    node: ast.AST = load
+    while node is not top:
+        parent = model.parent(node)
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            if parent.attr in _DROPPING_STEPS:
+                return True
+            call = model.parent(parent)
+            node = call if isinstance(call, ast.Call) and call.func is parent else parent
+        else:
+            return False
+    return False
 
 
 def _ranked_pair(model: HazardFacts, node: ast.expr) -> Optional[ast.Call]:
@@ -1524,7 +1550,7 @@ def _helper_stores_nothing(hazards: "Hazards", call: ast.Call) -> bool:
         return isinstance(hazards.model.parent(target[0]), ast.Module) and stores_nothing(hazards.model, target[0])
     index = hazards.model.calls.project
     fact = index.summary(target) if isinstance(target, str) and index is not None else None
-    return fact is not None and fact.of == "function" and fact.stores_nothing and not fact.mutates
+    return fact is not None and fact.of == "function" and fact.stores_nothing  # (its own writes: stores_nothing's)
 
 
 def _written_unreached(hazards: "Hazards", stmt: ast.AST, name: str) -> bool:
@@ -1541,14 +1567,15 @@ def _written_unreached(hazards: "Hazards", stmt: ast.AST, name: str) -> bool:
         return False
     flow = model.flow(owner)
     reaching = model.reaching(flow, name, cast(Located, stmt))
-    if not reaching or not all(_made_fresh(hazards, flow, b) for b in reaching):
-        return False
-    todo = [b for b in reaching if id(b) not in search.asked]
-    if len(search.asked) + len(todo) > 6:
-        return False  # (a bound on the work, not a fact)
     target = written_name(stmt)  # (dead_result found it: `trans[:, 1:] = ...`, `times *= ...`)
     if target is None:
         return False
+    if not reaching or not all(_made_fresh(hazards, flow, b) or b.form == "param" and model.handed_own_values(target)
+                               for b in reaching):
+        return False  # (a parameter: where every call of the file hands it a tensor of the caller's own, read no more)
+    todo = [b for b in reaching if id(b) not in search.asked]
+    if len(search.asked) + len(todo) > 6:
+        return False  # (a bound on the work, not a fact)
     return search.ask(owner, id(stmt), name, [id(b) for b in todo], lambda: all(
         hazards.producers._never_backpropagated(flow, name, target, made=b) for b in todo))
 
