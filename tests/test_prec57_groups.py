@@ -14,7 +14,13 @@ that can require grad) and must not be proven, beside look-alikes that raise and
 - comparison-only-saver through a helper's result (buctoolkit TS/_eigen_solver.py:894, TS_old/Dimer.py:453):
   ``th.sum(index_ops.index_inner_product(v, w, ...)) < 1e-7``: the helper stores nothing past its call, so what
   it saved is reached only through its result, which only a comparison reads. For a helper of this file and of
-  another file of the run (the project index's ``SummaryFact.stores_nothing``).
+  another file of the run (the project index's ``SummaryFact.stores_nothing``);
+- a private helper method handed a fresh tensor (lightnet data/transform/post/_brambox.py:160): ``forward`` calls
+  ``self._transform_obb(boxes)`` with ``boxes = boxes.clone()`` and reads it no more; the helper writes it after
+  ``boxes[:, 5].sin()`` saved a view of it, then only ``boxes.detach().cpu().numpy()`` leaves: no backward reaches
+  the save. Every call of the helper (``self._m(...)`` from its own class, no class of the run extending it) hands
+  it such a tensor (``arguments.private_values_passed``), and a rebinding that reads the name only past a
+  history-dropping step (``boxes = boxes.detach()...``) carries nothing a backward reaches.
 """
 from __future__ import annotations
 
@@ -87,8 +93,8 @@ def count(edge_index, weights, n: int):
     dt = torch.long
     least = torch.zeros(n, dtype=dt)
     values = (weights * 4).to(dt)
-    least.scatter_add_(0, edge_index[0], values)  # MARK
-    least.scatter_add_(0, edge_index[1], values)  # MARK
+    least.scatter_reduce_(0, edge_index[0], values, reduce="amin")  # MARK
+    least.scatter_reduce_(0, edge_index[1], values, reduce="amax")  # MARK
     return least
 
 
@@ -353,3 +359,86 @@ def test_probe_files_hold_the_groups():
     lines = proven_lines(probes.read_text())
     assert {19, 45} & lines == set()
     assert {26, 60} <= lines
+
+
+# ---------------------------------------------------------------- a private helper handed a fresh tensor (lightnet)
+FRAME = '''\
+import torch
+from torch import nn
+
+
+def frame(array):
+    return [list(row) for row in array]
+
+
+class ToFrame(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.buf = None
+
+    def forward(self, boxes):
+        if boxes.numel() == 0:
+            return []
+        boxes = boxes.clone()
+        if boxes.shape[1] == 8:
+            rows = self._transform_obb(boxes)
+        else:
+            rows = self._transform_hbb(boxes)
+        RETURN
+
+    def _transform_hbb(self, boxes):
+        boxes[:, 1:3] -= boxes[:, 3:5] / 2
+        return frame(boxes.detach().cpu().numpy())
+
+    def _transform_obb(self, boxes):
+        sin = boxes[:, 5].sin()
+        cos = boxes[:, 5].cos()
+        w2 = boxes[:, 3] / 2
+        h2 = boxes[:, 4] / 2
+        boxes[:, 1] += -h2 * sin - w2 * cos  # MARK
+        boxes[:, 2] += -h2 * cos + w2 * sin  # MARK
+        boxes = boxes.detach().cpu().numpy()
+        rows = frame(boxes)
+        return rows
+
+
+def main():
+    boxes = torch.rand(3, 8, requires_grad=True) * 2
+    out = ToFrame()(boxes)
+    LOSS
+'''
+
+
+def test_a_private_helper_handed_a_fresh_tensor_is_not_proven():
+    _safe(FRAME.replace("RETURN", "return rows").replace("LOSS", "assert len(out) == 3\n    boxes.sum().backward()"))
+
+
+@pytest.mark.parametrize("ret, loss", [
+    # the caller reads the clone after the call, and a backward runs through it
+    ("return rows, boxes", "out[1].sum().backward()"),
+    # the helper hands the written tensor back undetached, and a backward runs through it
+    ("return rows", "out.sum().backward()"),
+], ids=["read-after", "handed-back"])
+def test_a_private_helper_whose_tensor_is_reached_stays_proven(ret, loss):
+    source = FRAME.replace("RETURN", ret).replace("LOSS", loss).replace("w2 * sin  # MARK", "w2 * sin")
+    if ret == "return rows":
+        source = source.replace("        boxes = boxes.detach().cpu().numpy()\n        rows = frame(boxes)\n        return rows\n",
+                                "        return boxes\n")
+    _real(source)
+
+
+def test_the_index_records_which_functions_store_nothing(tmp_path):
+    """``SummaryFact.stores_nothing`` as another file sees it, and through the cache's JSON unchanged."""
+    from codemod.engine.summary_json import summary_from_json, summary_to_json
+    ops = tmp_path / "opsmod.py"
+    ops.write_text(OPS + "\n\ndef add_into(u: th.Tensor, v: th.Tensor):\n    v.add_(u * 2)\n    return v.sum()\n")
+    case = tmp_path / "user.py"
+    case.write_text("import opsmod\n\n\ndef f(a, b, i, o):\n    return (opsmod.index_inner_product(a, b, 1, i), opsmod.kept_inner(a, b, 1, i),\n"
+                    "            opsmod.inner_into(a, b, 1, i, o), opsmod.add_into(a, b), opsmod.index_reduce(a, i))\n")
+    index = build_index([str(case), str(ops)])
+    facts = {name: index.summary(f"opsmod.{name}") for name in
+             ("index_inner_product", "kept_inner", "inner_into", "add_into", "index_reduce")}
+    assert all(f is not None for f in facts.values())
+    assert {name for name, f in facts.items() if f.stores_nothing} == {"index_inner_product"}
+    for f in facts.values():
+        assert summary_from_json(summary_to_json(f)) == f
