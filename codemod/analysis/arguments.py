@@ -41,8 +41,10 @@ import weakref
 from typing import TYPE_CHECKING, FrozenSet, List, Optional, Protocol, Tuple, cast
 
 from codemod import torch_api
+from codemod.analysis.branches import within
 from codemod.analysis.holders import shares_memory
 from codemod.analysis.kinds import Kind
+from codemod.analysis.project import extended
 from codemod.analysis.summaries import SHARES_INPUT
 from codemod.analysis.tensor_kind import LEGACY_CONSTRUCTORS, module_dict_entry
 from codemod.analysis.syntax import FUNCTIONS, Function, target_key
@@ -113,6 +115,91 @@ def own_values_passed(model: "ArgumentFacts", func: Function, param: str, depth:
             return False
         if not _passes_own_value(model, call, plain.index(param), param, depth):
             return False
+    return True
+
+
+def private_values_passed(model: "ArgumentFacts", func: Function, param: str) -> bool:
+    """Whether ``func`` is a private helper method (``_transform(self, boxes)``: one leading underscore, no
+    decorator, of a top-level class without one) every call of which passes, for ``param``, a tensor of the
+    caller's own that nothing sees after the call (``self._transform(boxes.clone())``, :func:`_passes_own_value`),
+    where the calls are all ``self._transform(...)`` from its own class (:func:`_method_calls`: no class of the
+    file derives from it, ``self`` goes nowhere else) and no class of the run may extend it (a subclass of
+    another file may call the helper too). Unlike :func:`own_values_passed`, the class may be used anywhere: a
+    private helper is its own class's, by the name's convention (code that calls it from outside the class is
+    not seen, and this fact only lets a proof go, never makes one)."""
+    cls = model.parent(func)
+    if not isinstance(cls, ast.ClassDef) or model.parent(cls) is not model.module:
+        return False
+    if not func.name.startswith("_") or func.name.startswith("__") or func.decorator_list or cls.decorator_list:
+        return False
+    plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)][1:]
+    if param not in plain or func.args.vararg or _named_otherwise(model, func.name):
+        return False
+    index = model.calls.project
+    if index is None or not model.calls.module_name or extended(index, f"{model.calls.module_name}.{cls.name}"):
+        return False  # (a file checked alone: any file may extend the class)
+    calls = _method_calls(model, cls, func)
+    return bool(calls) and all(_passes_fresh(model, call, plain.index(param), param) for call in calls or ())
+
+
+def _named_otherwise(model: "ArgumentFacts", name: str) -> bool:
+    """The file may reach a method otherwise than by its name: ``getattr`` of a computed name (or of
+    ``name``), ``__dict__``, ``vars``, ``__getattribute__``, ``operator.methodcaller``."""
+    for node in model.walk(model.module):
+        if isinstance(node, ast.Attribute) and node.attr in ("__dict__", "__getattribute__"):
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
+            called = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+            if called in ("vars", "methodcaller"):
+                return True
+            if called == "getattr" and (len(node.args) < 2 or not isinstance(node.args[1], ast.Constant)
+                                        or node.args[1].value == name):
+                return True
+    return False
+
+
+def _passes_fresh(model: "ArgumentFacts", call: ast.Call, index: int, param: str) -> bool:
+    """The call passes, for ``param``, a fresh temporary kept by nothing (``self._t(x.clone())``), or a name of
+    the caller every binding of which reaching the call makes a fresh tensor (``boxes = boxes.clone()``), that
+    no other name, holder or view shares there, and that no later statement of the caller may read (a read in
+    the other arm of an ``if`` outside any loop never runs after the call; a closure's read may)."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return False
+    named = [k.value for k in call.keywords if k.arg == param]
+    arg = named[0] if named else call.args[index] if index < len(call.args) else None
+    if arg is None:
+        return False
+    if not isinstance(arg, ast.Name):
+        return _fresh(model, arg) and not (isinstance(arg, ast.Call) and model.result_kept(arg))
+    owner = model.owner(call)
+    if not isinstance(owner, FUNCTIONS):
+        return False
+    flow, key, stmt = model.flow(owner), arg.id, model.statement_of(call)
+    bindings = model.reaching(flow, key, stmt)
+    if key in flow.declared or not bindings or any(b.form != "assign" or b.value is None or not _fresh(model, b.value)
+                                                   for b in bindings):
+        return False
+    if model.holders.held_by(flow, key, stmt) is not None:
+        return False
+    identity, views = model.aliases(flow, key, model.range(stmt)[0])
+    if identity - {key} or views:
+        return False
+    end = model.range(stmt)[1]
+    loops = _loops_around(model, stmt, owner)
+    arms = [(anc, "body" if any(within(stmt, s) for s in anc.body) else "orelse")
+            for anc in model.ancestors(stmt) if isinstance(anc, ast.If) and within(anc, owner)]
+    for node in model.walk(owner):
+        if not (isinstance(node, ast.Name) and node.id == key and isinstance(node.ctx, ast.Load)) or node is arg:
+            continue
+        if model.owner(node) is not owner or model.statement_of(node) is stmt:
+            return False  # a closure's read (it runs late), or the call's own statement
+        if any(within(node, loop) for loop in loops):
+            return False  # read on another turn
+        if model.range(model.statement_of(node))[0] < end:
+            continue
+        if any(within(node, s) for test, side in arms for s in (test.orelse if side == "body" else test.body)):
+            continue  # the other arm of an `if` holding the call (no loop around it: checked above)
+        return False
     return True
 
 

@@ -24,12 +24,12 @@ through the op's result before the write, on every path, where nothing else hold
 from __future__ import annotations
 
 import ast
-from typing import Callable, List, NamedTuple, Optional, Set
+from typing import Callable, Dict, List, NamedTuple, Optional, Set
 
 from codemod import torch_api
 from codemod.analysis.branches import within
 from codemod.analysis.facts import Facts
-from codemod.analysis.syntax import FUNCTIONS, Function, Located
+from codemod.analysis.syntax import FUNCTIONS, Function, Located, spreads
 
 # methods and torch functions whose result has no autograd history, or drops the input's
 _DROPPING = frozenset({
@@ -254,6 +254,172 @@ def keeps_nothing(model: Facts, func: ast.AST) -> bool:
     return True
 
 
+# What hands a graph on past a call although nothing is stored by name: a backward (``create_graph``
+# leaves it in ``.grad``), a hook, ``retain_grad``.
+_GRAPH_KEEPING_METHODS = frozenset({"backward", "retain_grad", "register_hook", "register_post_accumulate_grad_hook"})
+_FRESH_CONTAINERS = frozenset({"list", "dict", "set"})
+
+
+def stores_nothing(model: Facts, func: ast.AST, seen: Optional[Set[ast.AST]] = None, writes_params: bool = False) -> bool:
+    """What a call of ``func`` computes from its arguments leaves the call only through its result:
+    :func:`keeps_nothing`, and beyond it, no parameter written in place (``out.fill_(v)``, ``p += v``,
+    through a name bound to a view of it too: the caller's tensor would carry the history; allowed
+    with ``writes_params``, for a callee whose call passes none of them), no backward, hook or
+    ``torch.autograd`` call run; an item store only into a local container the function made
+    (``size = list(x.shape)``; ``size[d] = n``); and a call of another function of the file (a
+    top-level ``def`` bound once) only where that one stores nothing either and the call passes none
+    of the parameters it writes in place (``index_reduce(w, idx, d)`` whose ``out`` is left to its
+    default). For a chain through a helper (``th.sum(helper(v, w)) < eps``, :func:`dead_result`) and
+    the project index's ``SummaryFact.stores_nothing``."""
+    if not isinstance(func, FUNCTIONS):
+        return False
+    seen = set() if seen is None else seen
+    if func in seen:
+        return False  # recursion: not followed
+    seen.add(func)
+    params = set() if writes_params else _param_names(func)
+    fresh = _fresh_containers(func)
+    for node in ast.walk(func):
+        if node is not func and isinstance(node, (*FUNCTIONS, ast.Lambda, ast.ClassDef, ast.Global, ast.Nonlocal,
+                                                 ast.Yield, ast.YieldFrom, ast.Await)):
+            return False
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id in params:
+            return False  # `p += v`: into the caller's tensor, where it is one
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            return False
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)) \
+                and not (isinstance(node.value, ast.Name) and node.value.id in fresh):
+            return False
+        if isinstance(node, ast.Call) and not _call_stores_nothing(model, node, params, seen):
+            return False
+    return True
+
+
+def _root(value: ast.expr) -> Optional[str]:
+    """``p`` of ``p``, ``p[1:]``, ``p.T``, ``p.view(-1).t()``: the name whose tensor the value may be."""
+    while True:
+        if isinstance(value, ast.Name):
+            return value.id
+        if isinstance(value, (ast.Subscript, ast.Attribute, ast.Starred)):
+            value = value.value
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+            value = value.func.value
+        elif isinstance(value, ast.IfExp):
+            return _root(value.body) or _root(value.orelse)
+        else:
+            return None
+
+
+def _param_names(func: Function) -> Set[str]:
+    """The parameters, and the names some binding of which may be one of them (``x = p.view(-1)``)."""
+    names = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)}
+    if func.args.vararg is not None:
+        names.add(func.args.vararg.arg)
+    if func.args.kwarg is not None:
+        names.add(func.args.kwarg.arg)
+    pairs = [(t.id, n.value) for n in ast.walk(func) if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None
+             for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)]
+    pairs += [(t.id, n.iter) for n in ast.walk(func) if isinstance(n, (ast.For, ast.AsyncFor))
+              for t in ast.walk(n.target) if isinstance(t, ast.Name)]
+    grew = True
+    while grew:
+        grew = False
+        for name, value in pairs:
+            if name not in names and any(isinstance(m, ast.Name) and m.id in names for m in ast.walk(value)) \
+                    and _root(value) in names:
+                names.add(name)
+                grew = True
+    return names
+
+
+def _fresh_containers(func: Function) -> Set[str]:
+    """Local names every binding of which makes a new list, dict or set (a display, a comprehension,
+    ``list(...)``): an item stored there stays in the call unless the container leaves it."""
+    made: Dict[str, bool] = {}
+    plain: Set[int] = set()
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = node.value
+            fresh = isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)) \
+                or isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in _FRESH_CONTAINERS
+            made[node.targets[0].id] = made.get(node.targets[0].id, True) and fresh
+            plain.add(id(node.targets[0]))
+    for node in ast.walk(func):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and id(node) not in plain:
+            made[node.id] = False
+        if isinstance(node, ast.arg):
+            made[node.arg] = False
+    return {name for name, ok in made.items() if ok}
+
+
+def _call_stores_nothing(model: Facts, call: ast.Call, params: Set[str], seen: Set[ast.AST]) -> bool:
+    callee = call.func
+    if isinstance(callee, ast.Name) and callee.id in _PLAIN_BUILTINS | _FRESH_CONTAINERS:
+        return True
+    name = model.torch_name(callee)
+    if name is not None:
+        first = call.args[0] if call.args else None
+        return not name.startswith("torch.autograd") \
+            and not (name.endswith("_") and isinstance(first, ast.Name) and first.id in params) \
+            and not any(k.arg == "out" and isinstance(k.value, ast.Name) and k.value.id in params for k in call.keywords)
+    if isinstance(callee, ast.Attribute):
+        if callee.attr in _STORING or callee.attr in _GRAPH_KEEPING_METHODS or callee.attr.startswith("register_") \
+                or isinstance(callee.value, ast.Name) and callee.value.id in ("self", "cls"):
+            return False
+        if callee.attr.endswith("_") and _root(callee.value) in params:
+            return False  # `out.fill_(v)`: the caller's tensor, where it handed one
+        return True  # a method of a tensor (or of another value the function was handed)
+    if isinstance(callee, ast.Name):
+        helper = _top_function(model, callee.id)
+        if helper is None or any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords) \
+                or not stores_nothing(model, helper, seen, writes_params=True):
+            return False
+        written = _written_params(helper)
+        plain = [a.arg for a in (*helper.args.posonlyargs, *helper.args.args)]
+        passed = {plain[i] for i in range(min(len(call.args), len(plain)))} | {str(k.arg) for k in call.keywords}
+        if len(call.args) > len(plain):
+            return False  # into `*args`
+        return not passed & written
+    return False
+
+
+def _top_function(model: Facts, name: str) -> Optional[Function]:
+    """The one top-level ``def`` of the module named ``name``, which it binds no other way."""
+    defs = [s for s in model.module.body if isinstance(s, FUNCTIONS) and s.name == name]
+    if len(defs) != 1:
+        return None
+    for node in ast.walk(model.module):
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load) \
+                or isinstance(node, ast.alias) and (node.asname or node.name.split(".")[0]) == name \
+                or isinstance(node, (*FUNCTIONS, ast.ClassDef)) and node.name == name and node is not defs[0]:
+            return None
+    return defs[0]
+
+
+def _written_params(func: Function) -> Set[str]:
+    """The parameters ``func`` may write in place (through a name bound to one of them, whatever it
+    holds where it is written): an in-place method, ``p op= v``, an item store, ``out=``."""
+    params = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)}
+    names = _param_names(func)
+    written: Set[str] = set()
+    for node in ast.walk(func):
+        target: Optional[ast.expr] = None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_"):
+            target = node.func.value
+        elif isinstance(node, ast.Call):
+            target = next((k.value for k in node.keywords if k.arg == "out"), None)
+        elif isinstance(node, ast.AugAssign):
+            target = node.target
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+            target = node.value
+        root = _root(target) if target is not None else None
+        if root is not None and root in names:
+            written.add(root)
+    if written - params:
+        return set(params)  # written through an alias: which parameter is not told apart
+    return written
+
+
 # where a torch function's result may hold what it was given past the statement: the gradient
 # machinery (`torch.autograd.backward(y, create_graph=True)` leaves a graph in `.grad`)
 _FUNCTION_SPACES = ("torch.", "torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
@@ -295,10 +461,15 @@ class Ends(NamedTuple):
     ``integral(expr)``: ``expr`` is known to be an integral or boolean tensor (``t.to(torch.long)``,
     ``t.type(torch.int16)``, ``torch.tensor(t, dtype=torch.int32)``): autograd records nothing for it.
     ``written(stmt, name)``: the chain's value is written into the tensor ``name`` holds (``name[i] = v``,
-    ``name op= v``, ``name[i] op= v``) and no backward ever reaches that tensor's history."""
+    ``name op= v``, ``name[i] op= v``) and no backward ever reaches that tensor's history.
+    ``helper(call)``: ``call`` runs a function whose result is the only way out of it for what it computes
+    from its arguments: the chain goes on through its result (``th.sum(ops.inner(v, w)) < 1e-7``)."""
 
     integral: Callable[[ast.expr], bool]
     written: Callable[[ast.AST, str], bool]
+    # ``helper(call)``: the call runs a function that hands on what it computes from its arguments only
+    # through its result (:func:`stores_nothing`, another file's through the project index)
+    helper: Callable[[ast.Call], bool] = _never
 
 
 def written_name(stmt: ast.AST) -> Optional[ast.Name]:
@@ -415,7 +586,8 @@ def dead_result(model: Facts, load: ast.expr, depth: int = 0, sink: Optional[ast
                     or ends is not None and name.startswith("torch.") and ends.integral(parent):
                 return True  # `torch.argmax(d)`, `torch.tensor(d, dtype=torch.long)` (not `round(d)`: a tensor)
             method = isinstance(parent.func, ast.Attribute) and name == "" and parent.func.attr in _COMBINING_METHODS
-            if not (method or any(name.startswith(space) and "." not in name[len(space):] for space in _FUNCTION_SPACES)) \
+            helper = ends is not None and name == "" and not method and not spreads(parent) and ends.helper(parent)
+            if not (method or helper or any(name.startswith(space) and "." not in name[len(space):] for space in _FUNCTION_SPACES)) \
                     or name.endswith("_") or _writes_out(parent):
                 return False  # (`torch.sigmoid_(h)`, `F.relu(h, inplace=True)`, `out=`: into a tensor still held)
         else:

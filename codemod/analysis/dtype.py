@@ -185,9 +185,27 @@ class Integral:
             return bool(call.args) and self.integral(call.args[0])
         return False
 
-    def _integral_dtype(self, dtype: ast.expr) -> bool:
+    def _integral_dtype(self, dtype: ast.expr, depth: int = 0) -> bool:
+        """``torch.long``, ``torch.int32``; a conditional of such (``torch.int32 if n < m else
+        torch.long``); a name every binding of which that reaches the read is such, a parameter
+        where every call of its function that the file holds passes such (``dtype=index_dtype``,
+        the caller's ``index_dtype = torch.int32 if ... else torch.long``). Shown, never assumed:
+        a parameter whose calls the file does not all show, a default, any other value: unknown."""
+        if depth > 6:
+            return False
+        if isinstance(dtype, ast.IfExp):
+            return self._integral_dtype(dtype.body, depth + 1) and self._integral_dtype(dtype.orelse, depth + 1)
         name = self.model.torch_name(dtype) or ""
-        return name.startswith("torch.") and name.rsplit(".", 1)[-1] in _INTEGRAL_DTYPES
+        if name.startswith("torch."):
+            return name.rsplit(".", 1)[-1] in _INTEGRAL_DTYPES
+        if not isinstance(dtype, ast.Name) or dtype in self._open or len(self._open) > 12:
+            return False
+        self._open.add(dtype)
+        try:
+            values = bound_values(self.model, dtype, callers=True, updates=False)
+            return bool(values) and all(self._integral_dtype(v, depth + 1) for v in values or ())
+        finally:
+            self._open.discard(dtype)
 
 
 _ORDERS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)

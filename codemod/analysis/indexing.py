@@ -19,6 +19,7 @@ from codemod.analysis.dtype import indexed_other_dtype
 from codemod.analysis.factories import Factories
 from codemod.analysis.grad_mode import GradOffDecorators
 from codemod.analysis.hazard import LEAF_HANDED, refused_view
+from codemod.analysis.consumed import stores_nothing
 from codemod.analysis.kept import function_keeps
 from codemod.analysis.model import SemanticModel
 from codemod.analysis.kinds import TENSORISH
@@ -662,7 +663,8 @@ def summaries_of(model: SemanticModel, module: str, names: FrozenSet[str],
             summary = Summary(stmt.name, (), Saved.UNKNOWN, Returns.UNKNOWN, None, frozenset(), ())
         if summary is not None:
             fact = dataclasses.replace(
-                summary.fact(of), keeps=function_keeps(model, target[0]), builds=builds, parametric=parametric)
+                summary.fact(of), keeps=function_keeps(model, target[0]), builds=builds, parametric=parametric,
+                stores_nothing=of == "function" and stores_nothing(model, stmt))
             found[f"{module}.{stmt.name}"] = fact
     return found
 

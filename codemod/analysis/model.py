@@ -311,6 +311,14 @@ class SemanticModel:
         return isinstance(func, FUNCTIONS) and isinstance(target, ast.Name) \
             and arguments.own_values_passed(self, func, target.id)
 
+    def handed_own_values(self, target: ast.AST) -> bool:
+        """Whether ``target`` is a parameter that every call hands a tensor of the caller's own, which the
+        caller reads no more: :meth:`own_values_passed`, or a private helper method's
+        (``arguments.private_values_passed``). Only to let a proof go (no backward reaches the tensor)."""
+        func = self.owner(target)
+        return isinstance(func, FUNCTIONS) and isinstance(target, ast.Name) and (
+            arguments.own_values_passed(self, func, target.id) or arguments.private_values_passed(self, func, target.id))
+
     def contract_through_container(self, target: ast.Name, stmt: Located) -> Optional[ContractReason]:
         """Whether ``target`` is taken out of a parameter (a list of tensors, as optimizer
         kernels take) whose contents the function mutates on purpose (``Calls.contract``)."""

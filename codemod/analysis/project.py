@@ -138,6 +138,9 @@ class SummaryFact:
     # per positional parameter: the parameters whose gradient needs it saved (``Summary.saved_for``)
     saved_for: Tuple[Optional[Tuple[int, ...]], ...] = ()
     params: Tuple[str, ...] = ()
+    # a module-level function that hands on what it computes from its arguments only through its result
+    # (``consumed.stores_nothing``: no store, no argument written, its file's callees likewise)
+    stores_nothing: bool = False
 
 
 # The tail of an ``other_dtype`` answer whose every other dtype is integral (int8 to int32,

@@ -30,6 +30,7 @@ from typing import Callable, Dict, FrozenSet, List, Literal, NamedTuple, Optiona
 
 from codemod import torch_api
 from codemod.analysis import injected
+from codemod.analysis.basic_index import copying_index
 from codemod.analysis.binder import Binding
 from codemod.analysis.branches import binds, branch, never_falls_off, statement_lists, within
 from codemod.analysis.calls import Calls
@@ -525,8 +526,11 @@ def returned_tuple(summaries: "Summaries", func: Function, params: List[str], vi
 _METADATA = frozenset({"shape", "dtype", "device", "ndim", "size", "dim", "numel", "ndimension", "nelement",
                        "is_contiguous", "requires_grad", "is_cuda", "stride"})
 # Ops whose index operand must be an integral tensor (``x.index_select(0, idx)``, ``x.gather(1,
-# idx)``, ``x.take(idx)``): by which argument, in the method form and in the ``torch.`` form.
-_INDEX_OPERAND = {"index_select": (1, 2), "gather": (1, 2), "take": (0, 1)}
+# idx)``, ``x.take(idx)``, ``x.scatter_reduce_(0, idx, src, "amin")``): by which argument, in the method form and in the ``torch.`` form.
+_INDEX_OPERAND = {"index_select": (1, 2), "gather": (1, 2), "take": (0, 1),
+                  # (measured, torch 2.13: "Expected dtype int32/int64 for index")
+                  "scatter": (1, 2), "scatter_": (1, 2), "scatter_add": (1, 2), "scatter_add_": (1, 2),
+                  "scatter_reduce": (1, 2), "scatter_reduce_": (1, 2)}
 # What keeps a floating operand floating: arithmetic (float op anything is floating) and the
 # methods that return the receiver's dtype.
 _KEEPS_FLOATING = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Pow)
@@ -618,6 +622,23 @@ class IndexUse:
                        and (n.lineno, n.col_offset) < (stmt.lineno, stmt.col_offset) for n in self.model.walk(func))
 
 
+def _through_copy(model: SummaryFacts, node: ast.expr, op_node: ast.expr) -> bool:
+    """Between the load ``node`` and the op reading it, a subscript whose index may copy
+    (``basic_index.copying_index``: a piece not known to be an int, a slice, ``None`` or ``...``,
+    as ``R[:, i, mask[i]]`` with ``mask`` an integer tensor): the op reads an advanced-index
+    copy where it does, and the parameter is saved only where the index makes a view, which
+    the hazard analysis asks of a direct read the same way (possible, never proven)."""
+    cur: ast.expr = node
+    while cur is not op_node:
+        parent = model.parent(cur)
+        if not isinstance(parent, ast.expr):
+            return False
+        if isinstance(parent, ast.Subscript) and parent.value is cur and copying_index(model, parent):
+            return True
+        cur = parent
+    return False
+
+
 class InputSaves:
     """Whether a function's parameter reaches an op that saves it for backward (directly, or through conversions)."""
 
@@ -650,6 +671,9 @@ class InputSaves:
             op_node, index = found
             if isinstance(self.model.parent(op_node), ast.Compare) or dead_result(self.model, node):
                 continue  # `x.abs() > t`, `return m | (b * gp >= 0)`: only compared, so backward never reaches the save
+            if _through_copy(self.model, node, op_node):
+                result = Saved.UNKNOWN if result is Saved.NO else result
+                continue  # `abs(R[:, i, mask[i]])`: the op saves a copy, unless the index makes a view (unknown)
             facts = self.op_of(op_node)
             if facts is None:
                 continue

@@ -37,8 +37,8 @@ from codemod.config import Settings
 from codemod.engine.cache import load_json, store_json
 from codemod.engine.summary_json import summary_from_json, summary_to_json
 
-_VERSION = b"library-summaries-5"  # 2: whether a class owns parameters; 3: returns "multi-view"; 4: builds;
-# 5: for whose gradient each input is saved
+_VERSION = b"library-summaries-6"  # 2: whether a class owns parameters; 3: returns "multi-view"; 4: builds;
+# 5: for whose gradient each input is saved; 6: whether a function stores nothing past its call (not asked of libraries)
 _MAX_BYTES = 1_000_000  # a larger file is not read (a generated table, a vendored bundle)
 _MAX_HOPS = 4  # re-exports followed
 _SKIPPED = frozenset({"torch"})  # torch's ops and modules have measured facts

@@ -32,7 +32,7 @@ from codemod.engine.fileio import read_source
 from codemod.engine.libraries import Libraries
 from codemod.engine.summary_json import summary_from_json, summary_to_json
 
-_VERSION = b"project-facts-20"  # JSON entries (3: summaries, kept apart; 4: library callees; 5: other dtype;
+_VERSION = b"project-facts-21"  # JSON entries (3: summaries, kept apart; 4: library callees; 5: other dtype;
 # 6: what calls pass, kept apart; 7: grad-off decorators; 8: `A, B = mod.A, mod.B` aliases;
 # 9: summaries say whether a class owns parameters and whether the callee keeps its result;
 # 10: what calls pass says which arguments are tensors; 11: and which autograd saved before the call;
@@ -45,7 +45,7 @@ _VERSION = b"project-facts-20"  # JSON entries (3: summaries, kept apart; 4: lib
 # constants when handed constants, modules their classes' bases, string constants, names and `*` imports;
 # 18: modules of the run imported whole at the top level (`import keys as k`) are among the exports;
 # 19: functions say which of their returns are fresh (computed with grad off, from nothing handed in);
-# 20: modules their int constants)
+# 20: modules their int constants; 21: summaries say a function stores nothing past its call)
 
 
 Mapper = Callable[[Callable[[str], Optional[ModuleFacts]], List[str]], List[Optional[ModuleFacts]]]
