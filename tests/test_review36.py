@@ -325,7 +325,8 @@ def total(t):
 class Net(nn.Module):""").replace("BODY", """\
         s = total(h)
         h += 1
-        return [h, s.reshape(1)]""")
+        return [h, s.reshape(1)]""").replace(  # (grad on: a forward run only under no_grad is no candidate, stop 57)
+        "    with torch.no_grad():\n        out = net(torch.randn(2, 3))", "    out = net(torch.randn(2, 3))")
     assert ("IPF101", 18, "safe", None) in _statuses(source), _statuses(source)
     _assert_same_results(source)
 
