@@ -11,7 +11,6 @@ import ast
 import dataclasses
 from typing import TYPE_CHECKING, Optional, Sequence, Tuple
 
-from codemod.analysis.dataflow import on_every_path
 from codemod.analysis.branches import within
 from codemod.analysis.kinds import Kind
 from codemod.analysis.syntax import Located, bound_names, has_call, target_key
@@ -363,6 +362,8 @@ def aliases_hold(model: SemanticModel, keys: "set[str]", stmt: ast.AST) -> bool:
     the old tensor, in a straight line or a loop) and runs on every path to the write (``if i ==
     0: acc = c`` / ``else: acc += c`` in a loop: ``c`` is another turn's tensor there, mmocr's
     FPEM_FFM shape). Otherwise ``d = h = d * 5`` would hand ``h`` values it never had."""
+    from codemod.analysis.dataflow import _on_every_path
+
     flow = model.flow(model.owner(stmt))
     reaching = {}
     for key in keys:
@@ -377,7 +378,7 @@ def aliases_hold(model: SemanticModel, keys: "set[str]", stmt: ast.AST) -> bool:
         if source is None or how != "identity" or source == key or source not in reaching:
             continue
         if not (reaching[source].end <= binding.start
-                and on_every_path(model.tree, binding.stmt, stmt, model.owner(stmt))):  # type: ignore[arg-type]
+                and _on_every_path(model.tree, binding.stmt, stmt, model.owner(stmt))):  # type: ignore[arg-type]
             return False
     return True
 
