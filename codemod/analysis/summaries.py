@@ -225,7 +225,7 @@ class Summaries:
         """The summary of what ``call`` calls, when it is one of this module's functions or
         an instance of one of its classes, or one imported from another file of the run (the
         project index's summary); None otherwise (or inside a recursive cycle)."""
-        found = built_summary(self, self.targets.callee(call), self.targets.construction(call))
+        found = built_summary(self, self.targets.callee(call), construction(self.targets, call))
         if found is None:
             found = self._common(self.targets.alternatives(call))
         if found is None:
@@ -1106,19 +1106,6 @@ class CallTargets:
             return None
         return member
 
-    def construction(self, call: ast.Call) -> Optional[ast.Call]:
-        """``self.agg(x)`` where ``__init__`` leaves ``self.agg`` one construction of a class of the file
-        (``self.agg = ConvBNAct(c, use_act=False)``, ``Decided.final`` on branches): that call."""
-        key = target_key(call.func)
-        cls = self.model.enclosing_class(call.func)
-        if key is None or cls is None or not key.startswith("self.") or key.count(".") != 1 \
-                or set_through_another_receiver(self.model, key[5:]):
-            return None
-        values = decided_values(self.summaries.chains, call.func,
-                                last_set(self.model, self.model.class_attrs(cls).get(key[5:], [])))
-        value = values[0] if len(values) == 1 else None
-        return value if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) else None
-
     def alternatives(self, call: ast.Call) -> List["Target"]:
         """``self.unit(x)``, ``self.unit`` set on branches (or by constructions) to modules with targets: those."""
         key = target_key(call.func)
@@ -1736,11 +1723,31 @@ def _built_param(chains: "Chains", func: Function, param: str, depth: int,
     return (values(given, depth + 1) if given is not None else None,)
 
 
+def construction(targets: CallTargets, call: ast.Call) -> Optional[ast.Call]:
+    """``self.agg(x)`` where ``__init__`` leaves ``self.agg`` one construction of a class of the file
+    (``self.agg = ConvBNAct(c, use_act=False)``, ``Decided.final`` on branches): that call."""
+    key = target_key(call.func)
+    model = targets.model
+    cls = model.enclosing_class(call.func)
+    if key is None or cls is None or not key.startswith("self.") or key.count(".") != 1 \
+            or set_through_another_receiver(model, key[5:]):
+        return None
+    values = decided_values(targets.summaries.chains, call.func,
+                            last_set(model, model.class_attrs(cls).get(key[5:], [])))
+    value = values[0] if len(values) == 1 else None
+    return value if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) else None
+
+
 def decided_values(chains: "Chains", func: ast.expr, values: Sequence[object]) -> Sequence[object]:
     """``self.agg`` of several values (``if agg == 'se': self.agg = ...`` / ``else: ...``): those
     ``__init__`` may leave it where the constructions decide its tests (``Decided.final``: the one
-    branch every instance takes); ``values`` where they do not."""
+    branch every instance takes); ``values`` where they do not, or where ``__init__`` may return
+    early (``if plain: return`` before a later ``self.agg = ...``: ``final`` does not read returns)."""
     if len(values) < 2 or not isinstance(func, ast.Attribute):
+        return values
+    cls = chains.model.enclosing_class(func)
+    init = next((f for f in cls.body if isinstance(f, FUNCTIONS) and f.name == "__init__"), None) if cls else None
+    if init is None or any(isinstance(n, ast.Return) and chains.model.owner(n) is init for n in chains.model.walk(init)):
         return values
     final = chains.decided.final(func)
     return values if not final else final
