@@ -170,7 +170,11 @@ def test_a_module_set_on_branches_proves_what_every_branch_saves():
 def test_a_module_set_on_branches_that_differ_in_what_they_save_stays_unproven():
     one_saves = BRANCHES.replace("self.unit = nn.Sequential(conv, nn.ReLU(inplace=True))",
                                  "self.unit = nn.Sequential(conv, nn.ReLU6(inplace=True))")
-    assert findings(one_saves) == []
+    # (stop 58: where every construction of the file takes one branch, that branch is what runs: `Net()`
+    # alone builds the BN + ReLU unit, which raises, and is proven; built both ways, neither is known)
+    assert findings(one_saves) == [("IPF102", 18)]
+    both = one_saves + "\n\ndef build():\n    return Net(), Net(with_bn=False)\n"
+    assert findings(both) == []
     source = HEADER + one_saves
     assert raises_at_backward(lambda: run(source, "Net()", (2, 3, 6, 6)))
     run(source, "Net(with_bn=False)", (2, 3, 6, 6))  # the other branch runs

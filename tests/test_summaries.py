@@ -190,7 +190,7 @@ class Ghost(nn.Module):
 def run(x):
     y = Ghost(relu=False)(x)  # <-
     return y
-""", (), Saved.NO, Returns.UNKNOWN, frozenset()),
+""", (), Saved.NO, Returns.INPUT, frozenset()),  # (nn.Identity hands x back itself: stop 58)
     ("unseen_library_call_cannot_tell", """
 import scipy
 

@@ -159,7 +159,7 @@ class SemanticModel:
         if self._summaries is None:
             facts: HazardFacts = self
             self._summaries = Summaries(weakref.proxy(facts), self.hazards.ops._op_of)
-        return self._summaries
+        return self._summaries.active()  # (a class read at one construction's arguments, while it is)
 
     @property
     def picked_fresh_names(self) -> bool:

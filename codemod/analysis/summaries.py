@@ -210,6 +210,12 @@ class Summaries:
         self.op_of = op_of
         self._done: Dict[Function, Optional[Summary]] = {}
         self._open: Set[Function] = set()
+        # (built_summary) the constructions whose arguments this instance reads its classes' __init__ at, the
+        # forward it summarizes so, the one doing so now (``active``), and what they gave
+        self.built: Tuple[Tuple[ast.ClassDef, ast.Call], ...] = ()
+        self.root: Optional[Function] = None
+        self.inner: Optional[Summaries] = None
+        self.by_construction: Dict[Tuple[Function, ast.Call], Optional[Summary]] = {}
         self.chains = Chains(model, self)
         self.targets = CallTargets(self)
         self.saved_inputs = InputSaves(self)
@@ -219,7 +225,7 @@ class Summaries:
         """The summary of what ``call`` calls, when it is one of this module's functions or
         an instance of one of its classes, or one imported from another file of the run (the
         project index's summary); None otherwise (or inside a recursive cycle)."""
-        found = self.of_target(self.targets.callee(call))
+        found = built_summary(self, self.targets.callee(call), construction(self.targets, call))
         if found is None:
             found = self._common(self.targets.alternatives(call))
         if found is None:
@@ -284,14 +290,23 @@ class Summaries:
         """The summary of ``func`` (None while it is being summarized: a recursive cycle)."""
         if func in self._done:
             return self._done[func]
-        if func in self._open:
-            return None
+        if func in self._open or self.built and func is not self.root \
+                and self.model.parent(func) in {cls for cls, _ in self.built}:
+            return None  # (another instance of a class read at one construction's arguments: not seen)
         self._open.add(func)
         try:
             found = self._summarize(func, label or func.name)
         finally:
             self._open.discard(func)
         self._done[func] = found
+        return found
+
+    def active(self) -> "Summaries":
+        """The summaries the model answers with now: the innermost reading of a class at one
+        construction's arguments (``built_summary``) while one is made, else these."""
+        found = self
+        while found.inner is not None:
+            found = found.inner
         return found
 
     def _params(self, func: Function) -> List[str]:
@@ -485,6 +500,9 @@ def walk_returned(summaries: "Summaries", func: Function, value: ast.expr, param
             view = view or inner.returns is not Returns.INPUT
             expr = positional(expr)[inner.returned_input]  # helper(x) hands x back
             continue
+        if isinstance(expr, ast.Call) and _identity_module(summaries, expr):
+            expr = expr.args[0]  # `x = self.lab(x)`, `self.lab = nn.Identity()`: x itself
+            continue
         facts = summaries.op_of(expr)
         if facts is None:
             return (Returns.UNKNOWN, None), Saved.NO
@@ -498,6 +516,37 @@ def walk_returned(summaries: "Summaries", func: Function, value: ast.expr, param
             return (Returns.FRESH, None), Saved.YES
         return (Returns.FRESH, None), Saved.NO
     return (Returns.UNKNOWN, None), Saved.NO
+
+
+def _identity_module(summaries: "Summaries", call: ast.Call, depth: int = 0) -> bool:
+    """``call`` (one positional argument, nothing spread, no keyword) calls an ``nn.Identity``, which hands
+    that argument back itself: ``nn.Identity()(x)``, or ``self.lab(x)`` where every value ``__init__``
+    may leave ``self.lab`` (``Decided.final``; a conditional's arms where its test is not decided) is
+    one, and nothing outside the class's own ``self.lab = ...`` sets it."""
+    if len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
+        return False
+    model = summaries.model
+    func = call.func
+    if isinstance(func, ast.Call):
+        values: Sequence[object] = [func]
+    elif isinstance(func, ast.Attribute) and target_key(func) == f"self.{func.attr}" \
+            and (cls := model.enclosing_class(func)) is not None and not set_from_outside(model, cls, func.attr) \
+            and not any(isinstance(s, FUNCTIONS) and s.name == func.attr for s in cls.body):
+        values = decided_values(summaries.chains, func, model.class_attrs(cls).get(func.attr, []))
+    else:
+        return False
+    leaves: List[object] = list(values)
+    for _ in range(8):
+        arms = [v for v in leaves if isinstance(v, ast.IfExp)]
+        if not arms:
+            break
+        for arm in arms:
+            way = summaries.chains.decided.test(arm.test)
+            leaves.remove(arm)
+            leaves += [arm.body] if way is True else [arm.orelse] if way is False else [arm.body, arm.orelse]
+    return bool(leaves) and all(isinstance(v, ast.Call) and not v.args and not v.keywords
+                                and model.torch_name(v.func) in ("torch.nn.Identity", "torch.nn.modules.linear.Identity")
+                                for v in leaves)
 
 
 def returned_tuple(summaries: "Summaries", func: Function, params: List[str], vias: List[str]) -> Tuple[Saved, ...]:
@@ -987,7 +1036,7 @@ class CallTargets:
                 return method, f"{cls_node.name}.{attr}"
             if set_through_another_receiver(self.model, attr):
                 return None  # `unit.body = Other()`: what the attribute holds is not the class's alone
-            values = last_set(self.model, self.model.class_attrs(cls_node).get(attr, []))
+            values = decided_values(self.summaries.chains, func, last_set(self.model, self.model.class_attrs(cls_node).get(attr, [])))
             if (handed := injected_targets(self, cls_node, attr, values)) is not None:  # `self.fn = fn`
                 return handed[0] if len(handed) == 1 else None  # (several: ``alternatives``)
             return self._instance_target([v for v in values if isinstance(v, ast.expr)], len(values))
@@ -1064,7 +1113,7 @@ class CallTargets:
         if key is None or cls is None or not key.startswith("self.") or key.count(".") != 1 \
                 or any(isinstance(s, FUNCTIONS) and s.name == key[5:] and not injected.abstract(s) for s in cls.body):
             return []
-        values = self.model.class_attrs(cls).get(key[5:], [])
+        values = decided_values(self.summaries.chains, call.func, self.model.class_attrs(cls).get(key[5:], []))
         if (handed := injected_targets(self, cls, key[5:], last_set(self.model, values))) and len(handed) > 1:
             return handed  # `self.fn = fn`, the constructions passing several modules
         targets = [self._class_target(v) if isinstance(v, ast.expr) else None for v in values]
@@ -1613,6 +1662,97 @@ class LoopMembers:
 INPLACE_SAVES_RESULT = frozenset({
     "torch.nn.ReLU", "torch.nn.LeakyReLU", "torch.nn.ELU", "torch.nn.SELU", "torch.nn.CELU", "torch.nn.RReLU",
 })
+_MAX_BUILT = 3  # classes read at one construction's arguments inside one another
+
+
+def built_summary(summaries: Summaries, target: Optional["Target"], built: Optional[ast.Call]) -> Optional[Summary]:
+    """What calling the instance ``built`` makes (``ConvBNAct(c, use_lab=False)``, a class of the file
+    with its own ``__init__``) does, where the class's summary leaves something unknown because
+    its constructions differ (``self.act = nn.ReLU() if use_act else nn.Identity()``, ``use_act``
+    False in another): its forward read again with ``__init__``'s parameters at what ``built``
+    passes (its defaults where it passes nothing; what an argument may hold as the file's other
+    constructions say, ``Chains.values``), by summaries of their own (``active`` while they
+    work: the hazard analysis's op facts ask them). Another instance of that class met inside is
+    not seen. ``target``'s summary otherwise."""
+    plain = summaries.of_target(target)
+    if plain is None or built is None or not isinstance(target, tuple) or not isinstance(built.func, ast.Name) \
+            or spreads(built) or len(summaries.built) >= _MAX_BUILT \
+            or Saved.UNKNOWN not in (plain.output, *plain.inputs) and plain.returns is not Returns.UNKNOWN:
+        return plain
+    func, label = target
+    cls = summaries.model.parent(func)
+    if not isinstance(cls, ast.ClassDef) or cls.name != built.func.id \
+            or summaries.targets._top_level().get(built.func.id) is not cls \
+            or not any(isinstance(f, FUNCTIONS) and f.name == "__init__" for f in cls.body):
+        return plain
+    key = (func, built)
+    if key not in summaries.by_construction:
+        summaries.by_construction[key] = None  # (a cycle: not seen)
+        inner = Summaries(summaries.model, summaries.op_of)
+        inner.built, inner.root = (*summaries.built, (cls, built)), func
+        inner.chains.callers_unseen = summaries.chains.callers_unseen
+        summaries.inner = inner
+        try:
+            summaries.by_construction[key] = inner.of_function(func, label)
+        finally:
+            summaries.inner = None
+    return summaries.by_construction[key] or plain
+
+
+def _built_param(chains: "Chains", func: Function, param: str, depth: int,
+                 values: Callable[[ast.expr, int], Optional[FrozenSet[object]]]
+                 ) -> Optional[Tuple[Optional[FrozenSet[object]]]]:
+    """(what ``param`` of ``func`` may hold,) where ``func`` is the ``__init__`` of a class the summaries
+    read at one construction (``built_summary``): what that call passes, or the default where it passes
+    nothing; None where ``func`` is no such ``__init__``."""
+    cls = chains.model.parent(func)
+    built = next((call for c, call in chains.summaries.built if c is cls), None) if func.name == "__init__" else None
+    if built is None:
+        return None
+    args = func.args
+    plain = [a.arg for a in (*args.posonlyargs, *args.args)][1:]
+    if param in plain:
+        passed = passed_for(built, param, plain.index(param))
+        i = plain.index(param) + 1 - (len(args.posonlyargs) + len(args.args) - len(args.defaults))
+        default = args.defaults[i] if i >= 0 else None
+    elif param in (kw := [a.arg for a in args.kwonlyargs]):
+        passed, default = passed_for(built, param, None), args.kw_defaults[kw.index(param)]
+    else:
+        return (None,)  # (`*args`, `**kw`)
+    given = passed if passed is not None else default
+    return (values(given, depth + 1) if given is not None else None,)
+
+
+def construction(targets: CallTargets, call: ast.Call) -> Optional[ast.Call]:
+    """``self.agg(x)`` where ``__init__`` leaves ``self.agg`` one construction of a class of the file
+    (``self.agg = ConvBNAct(c, use_act=False)``, ``Decided.final`` on branches): that call."""
+    key = target_key(call.func)
+    model = targets.model
+    cls = model.enclosing_class(call.func)
+    if key is None or cls is None or not key.startswith("self.") or key.count(".") != 1 \
+            or set_through_another_receiver(model, key[5:]):
+        return None
+    values = decided_values(targets.summaries.chains, call.func,
+                            last_set(model, model.class_attrs(cls).get(key[5:], [])))
+    value = values[0] if len(values) == 1 else None
+    return value if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) else None
+
+
+def decided_values(chains: "Chains", func: ast.expr, values: Sequence[object]) -> Sequence[object]:
+    """``self.agg`` of several values (``if agg == 'se': self.agg = ...`` / ``else: ...``): those
+    ``__init__`` may leave it where the constructions decide its tests (``Decided.final``: the one
+    branch every instance takes); ``values`` where they do not, or where ``__init__`` may return
+    early (``if plain: return`` before a later ``self.agg = ...``: ``final`` does not read returns)."""
+    if len(values) < 2 or not isinstance(func, ast.Attribute):
+        return values
+    cls = chains.model.enclosing_class(func)
+    init = next((f for f in cls.body if isinstance(f, FUNCTIONS) and f.name == "__init__"), None) if cls else None
+    if init is None or any(isinstance(n, ast.Return) and chains.model.owner(n) is init for n in chains.model.walk(init)):
+        return values
+    final = chains.decided.final(func)
+    return values if not final else final
+
+
 def last_set(model: SummaryFacts, values: Sequence[object]) -> Sequence[object]:
     """``self.pos = nn.Conv1d(...)``, ``self.pos = weight_norm(self.pos)``, ``self.pos =
     nn.Sequential(self.pos, act)``: where every value a class gives an attribute is set by one
@@ -1873,7 +2013,7 @@ class Chains:
         return Feeder("saved" if "output" in saves else "unsaved", member, module, False)
 
     def _summary_of_instance(self, layer: ast.Call) -> Optional[Summary]:
-        return self.summaries.of_target(self.summaries.targets._class_target(layer))
+        return built_summary(self.summaries, self.summaries.targets._class_target(layer), layer)
 
     def _layer_value(self, member: ast.expr, depth: int = 0) -> Optional[ast.expr]:
         """``conv2d`` bound once to ``nn.Conv2d(...)`` -> that call; a call -> itself;
@@ -2712,7 +2852,10 @@ class Decided:
         found: List[Optional[FrozenSet[object]]] = []
         for b in self.model.reaching(self.model.flow(owner), expr.id, self.model.statement_of(expr)):
             if b.form == "param" and isinstance(owner, FUNCTIONS):
-                found.append(self.chains._param_values(owner, expr.id, depth, self.values))
+                at_built = _built_param(self.chains, owner, expr.id, depth, self.values)
+                # (`ConvBNAct(c, use_lab=False)`: this instance's own arguments, where the summaries read one)
+                found.append(self.chains._param_values(owner, expr.id, depth, self.values) if at_built is None
+                             else at_built[0])
             elif b.form == "assign" and b.value is not None:
                 found.append(self.values(b.value, depth + 1))
             else:
