@@ -3233,12 +3233,13 @@ class OpSaves(_HazardsPart):
 
     def _instance(self, expr: ast.expr) -> bool:
         """``self`` (or ``cls``) of a method: ``self.relu(x)`` calls a method or submodule of
-        the class, not the tensor op ``relu``."""
+        the class, not the tensor op ``relu``. Not the first parameter of a ``@staticmethod``: a plain
+        argument (torchpq's ``cos_sim(a, b)``: ``a.norm(dim=0)`` is the tensor's)."""
         func: ast.AST = self.model.owner(expr)
         while isinstance(func, ast.Lambda):
             func = self.model.owner(func)
         if not (isinstance(expr, ast.Name) and isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef))
-                and isinstance(self.model.parent(func), ast.ClassDef)):
+                and isinstance(self.model.parent(func), ast.ClassDef)) or static_method(func):
             return False
         first = [*func.args.posonlyargs, *func.args.args][:1]
         return bool(first) and first[0].arg == expr.id
@@ -3458,6 +3459,11 @@ def flag_parameter(model: "HazardFacts", flag: ast.expr) -> Optional[Flag]:
     if plain[:1] and plain[0] in ("self", "cls") and isinstance(model.parent(func), ast.ClassDef):
         plain = plain[1:]
     return func, flag.id, plain.index(flag.id) if flag.id in plain else None
+
+
+def static_method(func: Function) -> bool:
+    """``func`` is decorated ``@staticmethod`` (by that name): its first parameter is no instance."""
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in func.decorator_list)
 
 
 def flag_route(model: "HazardFacts", func: Function, call: ast.Call, needs: AbstractSet[str]) -> Optional[Set[str]]:
