@@ -3108,7 +3108,7 @@ class OpSaves(_HazardsPart):
         if isinstance(func, ast.Attribute) and (is_tensor(func.value, self.model) or (
                 tensor_only(func.attr) and not self.model.qualified_names(func)  # not `math.sqrt`
                 and self.model.kind(func.value) not in (Kind.SCALAR, Kind.OTHER, Kind.MODULE)
-                and not self._instance(func.value))):
+                and not instance_parameter(self.model, func.value))):
             method = func.attr
             if method.endswith("_"):
                 measured = self._inplace_saves(expr, method)
@@ -3230,19 +3230,6 @@ class OpSaves(_HazardsPart):
         if len(given) != 2 or given[0] is None or given[1] is None:
             return None
         return given[0], given[1]
-
-    def _instance(self, expr: ast.expr) -> bool:
-        """``self`` (or ``cls``) of a method: ``self.relu(x)`` calls a method or submodule of
-        the class, not the tensor op ``relu``. Not the first parameter of a ``@staticmethod``: a plain
-        argument (torchpq's ``cos_sim(a, b)``: ``a.norm(dim=0)`` is the tensor's)."""
-        func: ast.AST = self.model.owner(expr)
-        while isinstance(func, ast.Lambda):
-            func = self.model.owner(func)
-        if not (isinstance(expr, ast.Name) and isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef))
-                and isinstance(self.model.parent(func), ast.ClassDef)) or static_method(func):
-            return False
-        first = [*func.args.posonlyargs, *func.args.args][:1]
-        return bool(first) and first[0].arg == expr.id
 
     def _module_of(self, func: ast.expr) -> Optional[str]:
         """``self.fc`` built from ``nn.Linear(...)`` -> "torch.nn.Linear"."""
@@ -3459,6 +3446,20 @@ def flag_parameter(model: "HazardFacts", flag: ast.expr) -> Optional[Flag]:
     if plain[:1] and plain[0] in ("self", "cls") and isinstance(model.parent(func), ast.ClassDef):
         plain = plain[1:]
     return func, flag.id, plain.index(flag.id) if flag.id in plain else None
+
+
+def instance_parameter(model: "HazardFacts", expr: ast.expr) -> bool:
+    """``self`` (or ``cls``) of a method: ``self.relu(x)`` calls a method or submodule of
+    the class, not the tensor op ``relu``. Not the first parameter of a ``@staticmethod``: a plain
+    argument (torchpq's ``cos_sim(a, b)``: ``a.norm(dim=0)`` is the tensor's)."""
+    func: ast.AST = model.owner(expr)
+    while isinstance(func, ast.Lambda):
+        func = model.owner(func)
+    if not (isinstance(expr, ast.Name) and isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and isinstance(model.parent(func), ast.ClassDef)) or static_method(func):
+        return False
+    first = [*func.args.posonlyargs, *func.args.args][:1]
+    return bool(first) and first[0].arg == expr.id
 
 
 def static_method(func: Function) -> bool:
