@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, cast
 
-from codemod.analysis.syntax import OWNERS, target_key
+from codemod.analysis.syntax import FUNCTIONS, OWNERS, is_const, passed_for, spreads, target_key
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _LEAVE = (ast.Return, ast.Raise, ast.Break, ast.Continue)
@@ -467,6 +467,73 @@ def steady_flag(func: ast.AST, name: str) -> bool:
         return False
     return not _binds_name(getattr(func, "body", []), name)
 
+
+
+def off_flag(func: ast.AST, name: str) -> bool:
+    """``name`` is a steady flag of ``func`` (:func:`steady_flag`) whose default is ``False`` (or ``None``):
+    a call that passes nothing for it runs the whole call with it false."""
+    args = getattr(func, "args", None)
+    if not isinstance(args, ast.arguments) or not steady_flag(func, name):
+        return False
+    positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+    defaults = dict(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    default = defaults.get(name)
+    return is_const(default, False) or is_const(default, None)
+
+
+def needed_flags(node: ast.AST, ancestors: Callable[[ast.AST], Iterable[ast.AST]]) -> Set[str]:
+    """The flags of ``node``'s function (:func:`off_flag`) that its ``if``s need true for ``node`` to run
+    (``if inplace:``, ``if inplace and normalize:``): a call leaving one of them off never runs ``node``."""
+    func = next((up for up in ancestors(node) if isinstance(up, OWNERS)), None)
+    if not isinstance(func, FUNCTIONS):
+        return set()
+    return {name for name, value in _flag_values(node, ancestors).items() if value and off_flag(func, name)}
+
+
+def flag_position(func: ast.AST, name: str, bound: bool) -> Optional[int]:
+    """Where a call's positional arguments meet ``func``'s parameter ``name`` (``bound``: a method called
+    through its instance or class, its ``self``/``cls`` not among them); None where keyword-only."""
+    args = getattr(func, "args", None)
+    plain = [a.arg for a in (*args.posonlyargs, *args.args)] if isinstance(args, ast.arguments) else []
+    if bound and plain[:1] and plain[0] in ("self", "cls"):
+        plain = plain[1:]
+    return plain.index(name) if name in plain else None
+
+
+def flags_left_off(call: ast.Call, func: ast.AST, names: Iterable[str], bound: bool,
+                   caller_off: Iterable[str] = ()) -> Set[str]:
+    """Which of ``names`` (flags of ``func``, :func:`off_flag`) ``call`` (spreading nothing) leaves false:
+    it passes nothing for one, a literal ``False``/``None``, or a name of ``caller_off`` (the calling
+    function's own flags, themselves left false at its call)."""
+    if spreads(call):
+        return set()
+    outer = set(caller_off)
+    found: Set[str] = set()
+    for name in names:
+        passed = passed_for(call, name, flag_position(func, name, bound))
+        if passed is None or is_const(passed, False) or is_const(passed, None) \
+                or isinstance(passed, ast.Name) and passed.id in outer:
+            found.add(name)
+    return found
+
+
+def live_nodes(func: ast.AST, off: Iterable[str]) -> Iterator[ast.AST]:
+    """``ast.walk(func)`` without the ``if`` arms that need a flag of ``off`` true (steady flags the call
+    leaves false, :func:`flags_left_off`): what a call with those flags false may run."""
+    dead = set(off)
+    todo = [func]
+    while todo:
+        node = todo.pop()
+        yield node
+        if isinstance(node, ast.If) and dead:
+            todo.append(node.test)
+            if not any(_implied(node.test, True).get(name) for name in dead):
+                todo.extend(node.body)
+            if not any(_implied(node.test, False).get(name) for name in dead):
+                todo.extend(node.orelse)
+            continue
+        todo.extend(ast.iter_child_nodes(node))
 
 
 def dead_on_none(made: ast.AST, write: ast.AST, key: str, ancestors: Callable[[ast.AST], Iterable[ast.AST]],

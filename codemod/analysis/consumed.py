@@ -24,10 +24,10 @@ through the op's result before the write, on every path, where nothing else hold
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, List, NamedTuple, Optional, Set
+from typing import Callable, Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Set
 
 from codemod import torch_api
-from codemod.analysis.branches import within
+from codemod.analysis.branches import flags_left_off, live_nodes, off_flag, within
 from codemod.analysis.facts import Facts
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, spreads
 
@@ -260,7 +260,11 @@ _GRAPH_KEEPING_METHODS = frozenset({"backward", "retain_grad", "register_hook", 
 _FRESH_CONTAINERS = frozenset({"list", "dict", "set"})
 
 
-def stores_nothing(model: Facts, func: ast.AST, seen: Optional[Set[ast.AST]] = None, writes_params: bool = False) -> bool:
+Resolve = Callable[[ast.Call], Optional[Function]]  # `self.m(...)`: the method of the caller's class it runs
+
+
+def stores_nothing(model: Facts, func: ast.AST, seen: Optional[Set[ast.AST]] = None, writes_params: bool = False,
+                   off: FrozenSet[str] = frozenset(), resolve: Optional[Resolve] = None) -> bool:
     """What a call of ``func`` computes from its arguments leaves the call only through its result:
     :func:`keeps_nothing`, and beyond it, no parameter written in place (``out.fill_(v)``, ``p += v``,
     through a name bound to a view of it too: the caller's tensor would carry the history; allowed
@@ -270,16 +274,27 @@ def stores_nothing(model: Facts, func: ast.AST, seen: Optional[Set[ast.AST]] = N
     top-level ``def`` bound once) only where that one stores nothing either and the call passes none
     of the parameters it writes in place (``index_reduce(w, idx, d)`` whose ``out`` is left to its
     default). For a chain through a helper (``th.sum(helper(v, w)) < eps``, :func:`dead_result`) and
-    the project index's ``SummaryFact.stores_nothing``."""
+    the project index's ``SummaryFact.stores_nothing``. ``off``: steady flags of ``func`` the call leaves
+    false (``branches.flags_left_off``): the ``if`` arms needing one of them true never run
+    (``if inplace: a.div_(n)``). ``resolve``: a call ``self.m(...)`` runs the method it names, asked the same
+    way (the caller's flags left false handed on where it passes them: ``inplace=inplace``)."""
     if not isinstance(func, FUNCTIONS):
         return False
     seen = set() if seen is None else seen
     if func in seen:
         return False  # recursion: not followed
     seen.add(func)
+    try:
+        return _stores_nothing_in(model, func, seen, writes_params, off, resolve)
+    finally:
+        seen.discard(func)  # (the calls being asked: a helper called twice is asked twice)
+
+
+def _stores_nothing_in(model: Facts, func: Function, seen: Set[ast.AST], writes_params: bool,
+                       off: FrozenSet[str], resolve: Optional[Resolve]) -> bool:
     params = set() if writes_params else _param_names(func)
     fresh = _fresh_containers(func)
-    for node in ast.walk(func):
+    for node in live_nodes(func, off):
         if node is not func and isinstance(node, (*FUNCTIONS, ast.Lambda, ast.ClassDef, ast.Global, ast.Nonlocal,
                                                  ast.Yield, ast.YieldFrom, ast.Await)):
             return False
@@ -290,7 +305,7 @@ def stores_nothing(model: Facts, func: ast.AST, seen: Optional[Set[ast.AST]] = N
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)) \
                 and not (isinstance(node.value, ast.Name) and node.value.id in fresh):
             return False
-        if isinstance(node, ast.Call) and not _call_stores_nothing(model, node, params, seen):
+        if isinstance(node, ast.Call) and not _call_stores_nothing(model, node, params, seen, off, resolve):
             return False
     return True
 
@@ -352,8 +367,13 @@ def _fresh_containers(func: Function) -> Set[str]:
     return {name for name, ok in made.items() if ok}
 
 
-def _call_stores_nothing(model: Facts, call: ast.Call, params: Set[str], seen: Set[ast.AST]) -> bool:
+def _call_stores_nothing(model: Facts, call: ast.Call, params: Set[str], seen: Set[ast.AST],
+                         off: FrozenSet[str] = frozenset(), resolve: Optional[Resolve] = None) -> bool:
     callee = call.func
+    method = resolve(call) if resolve is not None and isinstance(callee, ast.Attribute) \
+        and isinstance(callee.value, ast.Name) and callee.value.id in ("self", "cls") else None
+    if method is not None:
+        return _helper_call_stores_nothing(model, call, method, True, seen, off, resolve)
     if isinstance(callee, ast.Name) and callee.id in _PLAIN_BUILTINS | _FRESH_CONTAINERS:
         return True
     name = model.torch_name(callee)
@@ -371,16 +391,45 @@ def _call_stores_nothing(model: Facts, call: ast.Call, params: Set[str], seen: S
         return True  # a method of a tensor (or of another value the function was handed)
     if isinstance(callee, ast.Name):
         helper = _top_function(model, callee.id)
-        if helper is None or any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords) \
-                or not stores_nothing(model, helper, seen, writes_params=True):
-            return False
-        written = _written_params(helper)
-        plain = [a.arg for a in (*helper.args.posonlyargs, *helper.args.args)]
-        passed = {plain[i] for i in range(min(len(call.args), len(plain)))} | {str(k.arg) for k in call.keywords}
-        if len(call.args) > len(plain):
-            return False  # into `*args`
-        return not passed & written
+        return helper is not None and _helper_call_stores_nothing(model, call, helper, False, seen, off, resolve)
     return False
+
+
+def _helper_call_stores_nothing(model: Facts, call: ast.Call, helper: Function, bound: bool, seen: Set[ast.AST],
+                                off: FrozenSet[str], resolve: Optional[Resolve]) -> bool:
+    """``call`` runs ``helper`` (``bound``: a method through ``self``/``cls``, its first parameter not among
+    the arguments), which stores nothing with the flags the call leaves false, and is passed none of the
+    parameters it then writes in place."""
+    if spreads(call):
+        return False
+    flags = [name for name in _plain_params(helper) if off_flag(helper, name)]
+    left = frozenset(flags_left_off(call, helper, flags, bound, off))
+    if not stores_nothing(model, helper, seen, writes_params=True, off=left, resolve=resolve):
+        return False
+    written = _written_params(helper, left)
+    plain = [a.arg for a in (*helper.args.posonlyargs, *helper.args.args)]
+    receiver = plain[:1] if bound and plain[:1] and plain[0] in ("self", "cls") else []
+    plain = plain[len(receiver):]
+    passed = {plain[i] for i in range(min(len(call.args), len(plain)))} | {str(k.arg) for k in call.keywords}
+    if len(call.args) > len(plain):
+        return False  # into `*args`
+    return not (passed | set(receiver)) & written  # (`self.buf.copy_(v)`: into the instance)
+
+
+def method_stores_nothing(model: Facts, call: ast.Call, method: Function, resolve: Resolve) -> bool:
+    """``call`` (``self.m(...)``) runs ``method``, which, with the flags the call leaves false, stores
+    nothing past its call (:func:`stores_nothing`, its ``self.n(...)`` calls asked through ``resolve``)
+    and writes no parameter in place, ``self`` included: what it computes from its arguments leaves the
+    call only through its result (kmeans++'s ``sims = self.sim(data, current)``, whose ``cos_sim`` writes
+    ``a`` only ``if inplace:``)."""
+    if spreads(call):
+        return False
+    left = frozenset(flags_left_off(call, method, [n for n in _plain_params(method) if off_flag(method, n)], True))
+    return stores_nothing(model, method, off=left, resolve=resolve) and not _written_params(method, left)
+
+
+def _plain_params(func: Function) -> List[str]:
+    return [a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)]
 
 
 def _top_function(model: Facts, name: str) -> Optional[Function]:
@@ -396,13 +445,14 @@ def _top_function(model: Facts, name: str) -> Optional[Function]:
     return defs[0]
 
 
-def _written_params(func: Function) -> Set[str]:
+def _written_params(func: Function, off: Iterable[str] = ()) -> Set[str]:
     """The parameters ``func`` may write in place (through a name bound to one of them, whatever it
-    holds where it is written): an in-place method, ``p op= v``, an item store, ``out=``."""
+    holds where it is written): an in-place method, ``p op= v``, an item store, ``out=``; not in an ``if``
+    arm that needs a flag of ``off`` true (:func:`~codemod.analysis.branches.live_nodes`)."""
     params = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)}
     names = _param_names(func)
     written: Set[str] = set()
-    for node in ast.walk(func):
+    for node in live_nodes(func, off):
         target: Optional[ast.expr] = None
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_"):
             target = node.func.value
@@ -549,6 +599,9 @@ def dead_result(model: Facts, load: ast.expr, depth: int = 0, sink: Optional[ast
         parent = model.parent(node)
         if isinstance(parent, ast.Compare):
             return True  # a bool or a boolean tensor: no history
+        if ends is not None and isinstance(parent, ast.Subscript) and parent.value is node \
+                and isinstance(node, ast.Call) and _values_and_indices(model, node) and _item(parent.slice) in (1, -1):
+            return True  # `x.max(dim=1)[1]`: the indices (int64), no history
         if isinstance(parent, (ast.BinOp, ast.UnaryOp)) or isinstance(parent, ast.Subscript) and parent.value is node:
             temporary = temporary or isinstance(parent, ast.BinOp) and isinstance(parent.op, _NEW_TENSOR_OPS) \
                 or isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.USub)
@@ -598,9 +651,15 @@ def dead_result(model: Facts, load: ast.expr, depth: int = 0, sink: Optional[ast
     base = written_name(stmt) if ends is not None else None
     if base is not None and ends is not None:
         return ends.written(stmt, base.id)  # into a tensor: whether a backward ever reaches it decides
-    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
         return False
-    name = stmt.targets[0].id
+    bound = stmt.targets[0]
+    if ends is not None and isinstance(bound, (ast.Tuple, ast.List)) and len(bound.elts) == 2 \
+            and isinstance(node, ast.Call) and _values_and_indices(model, node):
+        bound = bound.elts[0]  # `values, idx = x.max(dim=1)`: idx is int64; what reads the values decides
+    if not isinstance(bound, ast.Name):
+        return False
+    name = bound.id
     flow = model.flow(owner)
     if name_escapes(model, owner, name):
         return False
@@ -611,6 +670,37 @@ def dead_result(model: Facts, load: ast.expr, depth: int = 0, sink: Optional[ast
     reads = [n for n, reaching in ((n, model.reaching(flow, name, model.statement_of(n))) for _, n in flow.loads[name])
              if not reaching or any(b.stmt is stmt for b in reaching)]  # (where the analysis cannot tell: counted)
     return all(model.owner(n) is owner and dead_result(model, n, depth + 1, sink, ends) for n in reads)
+
+
+# Ops whose result is a (values, indices) pair, the indices int64: always, or where a dimension is given
+# (``x.max(dim=1)``, ``torch.max(x, 1)``; ``x.max(y)``, ``torch.max(x, y)`` are one tensor of both).
+_PAIRED = frozenset({"sort", "topk", "kthvalue", "mode", "cummax", "cummin"})
+_PAIRED_WITH_DIM = frozenset({"max", "min", "median", "nanmedian"})
+
+
+def _item(index: ast.expr) -> Optional[int]:
+    if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub):
+        inner = _item(index.operand)
+        return None if inner is None else -inner
+    return index.value if isinstance(index, ast.Constant) and type(index.value) is int else None
+
+
+def _values_and_indices(model: Facts, call: ast.Call) -> bool:
+    """``call`` returns a (values, indices) pair: a tensor method or torch function of :data:`_PAIRED`, or
+    of :data:`_PAIRED_WITH_DIM` given an int dimension (``dim=`` or a literal)."""
+    name = model.torch_name(call.func)
+    if name is not None:
+        if not (name.startswith("torch.") and "." not in name[6:]):
+            return False
+        short, at = name[6:], 1
+    elif isinstance(call.func, ast.Attribute):
+        short, at = call.func.attr, 0
+    else:
+        return False
+    if short in _PAIRED:
+        return True
+    return short in _PAIRED_WITH_DIM and not spreads(call) and (
+        any(k.arg == "dim" for k in call.keywords) or len(call.args) > at and _item(call.args[at]) is not None)
 
 
 # Statements that switch whether a tensor requires grad (or grad mode) between the save and a `.numpy()`.

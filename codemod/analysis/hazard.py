@@ -15,6 +15,7 @@ import itertools
 import weakref
 from functools import partial
 from typing import (
+    AbstractSet,
     Callable,
     Dict,
     Final,
@@ -39,10 +40,12 @@ from codemod.analysis import carried, injected
 from codemod.analysis.basic_index import copying_index as _copying_index, decided as _decided, module_function as _module_function
 from codemod.analysis.basic_index import subject_key as _subject_key, uninverted as _uninverted, zero_dim_index as _zero_dim_index
 from codemod.analysis.binder import Binding, Flow
-from codemod.analysis.branches import (always_binds, binds, branch, copied_where_it_requires_grad, dead_arm, dead_on_none, flag_excluded, other_arm,
-                                       requires_grad_test, statement_lists, steady_flag, within)
+from codemod.analysis.branches import (always_binds, binds, branch, copied_where_it_requires_grad, dead_arm, dead_on_none, flag_excluded,
+                                       flag_position, flags_left_off, needed_flags, off_flag, other_arm, requires_grad_test,
+                                       statement_lists, steady_flag, within)
 from codemod.analysis.classes import AttrValue
-from codemod.analysis.consumed import (Ends, consumed_before, consumed_then_dead, dead_result, keeps_nothing, name_escapes, stores_nothing,
+from codemod.analysis.consumed import (Ends, consumed_before, consumed_then_dead, dead_result, keeps_nothing,
+                                       name_escapes, stores_nothing,
                                        refused_numpy_before, written_name)
 from codemod.analysis.dataflow import VIEW_ATTRIBUTES, VIEW_METHODS, element_bound, row_of_index_matrix
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
@@ -56,7 +59,8 @@ from codemod.analysis.requires_grad import (SHAPE_METHODS, Constants, RequiresGr
                                             may_be_frozen)
 from codemod.analysis.saved_for import may_take_a_number, measured_users
 from codemod.analysis.summaries import (
-    FUNCTION_VIEWS, Returns, Saved, Summaries, SummaryFacts, flag_set_after, index_operand, passed_values, set_from_outside,
+    FUNCTION_VIEWS, Returns, Saved, Summaries, SummaryFacts, flag_set_after, helper_of_file_stores_nothing, index_operand,
+    passed_values, set_from_outside,
     switched_on, walk_returned,
 )
 from codemod.analysis.super_forward import super_torch_layer
@@ -821,6 +825,7 @@ class Hazards:
         self._runs: Dict[Function, List[ast.Call]] = {}  # function -> the calls that run it
         self._asking: Set[Function] = set()  # functions whose callers are being asked (recursion)
         self.flagged: Dict[Function, Flag] = {}  # functions whose write runs only where a flag is passed
+        self.guards: Dict[Function, Set[str]] = {}  # functions asked for a write that runs only where these flags are
         self.ops = OpSaves(self)
         self.modules = ModuleHazards(self)
         self.producers = Producers(self)
@@ -960,9 +965,10 @@ class Hazards:
                     reason=f"{found.reason} (`{sibling}` and `{key}` are views of one tensor: one version counter)")
         if isinstance(owner, FUNCTIONS) and not integral:
             yield from self.carried.handed_back(owner, flow, key, write)
+            needs = needed_flags(write, self.model.ancestors) | self.guards.get(owner, set())
             for param in params:  # (`leaf`: not through a detached copy, `t = tensor.detach()`)
                 yield from self._from_callers(owner, param, param == key and copied_where_it_requires_grad(
-                    stmt, param, self.model.ancestors), param == key or not detached_copy(self.model, flow, key, stmt))
+                    stmt, param, self.model.ancestors), param == key or not detached_copy(self.model, flow, key, stmt), needs)
 
     def _member_hazards(self, flow: Flow, key: str, member: str, identity: Set[str], stmt: Located, target: ast.expr,
                         write: Located, integral: bool, params: List[str]) -> Iterator[Optional[Hazard]]:
@@ -998,11 +1004,14 @@ class Hazards:
         rebound_in = [b.start for b in bindings]
         yield from self.consumers._use_hazards(flow, member, since, (start, end), target, rebound_in, write, integral)
 
-    def _from_callers(self, func: Function, param: str, grad_free: bool = False, leaf: bool = True) -> Iterator[Optional[Hazard]]:
+    def _from_callers(self, func: Function, param: str, grad_free: bool = False, leaf: bool = True,
+                      needs: AbstractSet[str] = frozenset()) -> Iterator[Optional[Hazard]]:
         """The write modifies the caller's tensor: at a call of ``func`` (other files': ``elsewhere``), was the
         argument for ``param`` saved by an op run before the call (``Decoder(8)(quant)`` twice), or an output of a
         multi-view op? Proven only. ``grad_free``: the caller's tensor reaches the write only where it requires no
-        grad or grad is off (``copied_where_it_requires_grad``): no proof; ``leaf`` false (a detached copy): no leaf proof."""
+        grad or grad is off (``copied_where_it_requires_grad``): no proof; ``leaf`` false (a detached copy): no leaf proof.
+        ``needs``: flags of ``func`` the write runs only with (``if inplace:``): a call leaving one false is no path
+        to it (:func:`flag_route`)."""
         if func in self._asking:
             return  # a recursive cycle
         plain = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
@@ -1013,13 +1022,14 @@ class Hazards:
         flag = self.flagged.get(func)
         try:
             for call in self._calls_of(func):
-                if flag is not None and flag_left_off(call, flag):
-                    continue  # the op runs out of place for this call
+                route = flag_route(self.model, func, call, needs)
+                if flag is not None and flag_left_off(call, flag) or route is None:
+                    continue  # the op runs out of place for this call / the write does not run
                 arg = next((k.value for k in call.keywords if k.arg == param), None)
                 if arg is None and index is not None and index < len(call.args) \
                         and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
                     arg = call.args[index]
-                found = self.explain(call, arg) if arg is not None and not grad_free else None
+                found = explain_routed(self, call, arg, route) if arg is not None and not grad_free else None
                 if found is not None and found.proven:
                     yield Hazard(f"`{param}` is the caller's tensor: at line {call.lineno}, {found.reason}")
                 elif arg is not None and not grad_free and leaf and self.producers.switched_leaf(arg, call):
@@ -1638,9 +1648,11 @@ def _helper_stores_nothing(hazards: "Hazards", call: ast.Call) -> bool:
     """``call`` runs a function of this file that stores nothing past its call and writes none of its
     arguments (:func:`stores_nothing`), or one of another file of the run whose own file saw it so (the
     project index's ``SummaryFact.stores_nothing``; an installed library's summary says nothing of it)."""
-    target = hazards.model.summaries.targets.callee(call)
-    if isinstance(target, tuple):
-        return isinstance(hazards.model.parent(target[0]), ast.Module) and stores_nothing(hazards.model, target[0])
+    targets = hazards.model.summaries.targets
+    here = helper_of_file_stores_nothing(hazards.model, targets, call)
+    if here is not None:
+        return here
+    target = targets.callee(call)
     index = hazards.model.calls.project
     fact = index.summary(target) if isinstance(target, str) and index is not None else None
     return fact is not None and fact.of == "function" and fact.stores_nothing  # (its own writes: stores_nothing's)
@@ -3096,7 +3108,7 @@ class OpSaves(_HazardsPart):
         if isinstance(func, ast.Attribute) and (is_tensor(func.value, self.model) or (
                 tensor_only(func.attr) and not self.model.qualified_names(func)  # not `math.sqrt`
                 and self.model.kind(func.value) not in (Kind.SCALAR, Kind.OTHER, Kind.MODULE)
-                and not self._instance(func.value))):
+                and not instance_parameter(self.model, func.value))):
             method = func.attr
             if method.endswith("_"):
                 measured = self._inplace_saves(expr, method)
@@ -3218,18 +3230,6 @@ class OpSaves(_HazardsPart):
         if len(given) != 2 or given[0] is None or given[1] is None:
             return None
         return given[0], given[1]
-
-    def _instance(self, expr: ast.expr) -> bool:
-        """``self`` (or ``cls``) of a method: ``self.relu(x)`` calls a method or submodule of
-        the class, not the tensor op ``relu``."""
-        func: ast.AST = self.model.owner(expr)
-        while isinstance(func, ast.Lambda):
-            func = self.model.owner(func)
-        if not (isinstance(expr, ast.Name) and isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef))
-                and isinstance(self.model.parent(func), ast.ClassDef)):
-            return False
-        first = [*func.args.posonlyargs, *func.args.args][:1]
-        return bool(first) and first[0].arg == expr.id
 
     def _module_of(self, func: ast.expr) -> Optional[str]:
         """``self.fc`` built from ``nn.Linear(...)`` -> "torch.nn.Linear"."""
@@ -3446,6 +3446,58 @@ def flag_parameter(model: "HazardFacts", flag: ast.expr) -> Optional[Flag]:
     if plain[:1] and plain[0] in ("self", "cls") and isinstance(model.parent(func), ast.ClassDef):
         plain = plain[1:]
     return func, flag.id, plain.index(flag.id) if flag.id in plain else None
+
+
+def instance_parameter(model: "HazardFacts", expr: ast.expr) -> bool:
+    """``self`` (or ``cls``) of a method: ``self.relu(x)`` calls a method or submodule of
+    the class, not the tensor op ``relu``. Not the first parameter of a ``@staticmethod``: a plain
+    argument (torchpq's ``cos_sim(a, b)``: ``a.norm(dim=0)`` is the tensor's)."""
+    func: ast.AST = model.owner(expr)
+    while isinstance(func, ast.Lambda):
+        func = model.owner(func)
+    if not (isinstance(expr, ast.Name) and isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and isinstance(model.parent(func), ast.ClassDef)) or static_method(func):
+        return False
+    first = [*func.args.posonlyargs, *func.args.args][:1]
+    return bool(first) and first[0].arg == expr.id
+
+
+def static_method(func: Function) -> bool:
+    """``func`` is decorated ``@staticmethod`` (by that name): its first parameter is no instance."""
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in func.decorator_list)
+
+
+def flag_route(model: "HazardFacts", func: Function, call: ast.Call, needs: AbstractSet[str]) -> Optional[Set[str]]:
+    """Whether ``call`` of ``func`` may run a write that needs the flags ``needs`` of ``func`` true
+    (``branches.needed_flags``: ``if inplace: a.div_(n)``): None where it leaves one of them false
+    (``branches.flags_left_off``: ``self.sim(data, c)`` keeps ``inplace=False``), so no path through it reaches
+    the write; else the flags of the function around the call it passes on (``inplace=inplace``), which the
+    callers of that function must pass in their turn."""
+    if not needs:
+        return set()
+    bound = isinstance(model.parent(func), ast.ClassDef)
+    if flags_left_off(call, func, needs, bound):
+        return None
+    caller = model.owner(call)
+    passed = [passed_for(call, name, flag_position(func, name, bound)) for name in needs]
+    return {p.id for p in passed if isinstance(p, ast.Name) and isinstance(caller, FUNCTIONS) and off_flag(caller, p.id)}
+
+
+def explain_routed(hazards: "Hazards", call: ast.Call, arg: ast.expr, route: Set[str]) -> Optional[Hazard]:
+    """:meth:`Hazards.explain` of ``arg`` handed to ``call``, asking the callers of the function around the call
+    only where they pass the flags of ``route`` (:func:`flag_route`)."""
+    caller = hazards.model.owner(call)
+    if not route or not isinstance(caller, FUNCTIONS):
+        return hazards.explain(call, arg)
+    before = hazards.guards.get(caller)
+    hazards.guards[caller] = route | (before or set())
+    try:
+        return hazards.explain(call, arg)
+    finally:
+        if before is None:
+            del hazards.guards[caller]
+        else:
+            hazards.guards[caller] = before
 
 
 def flag_left_off(call: ast.Call, flag: Flag) -> bool:

@@ -35,7 +35,7 @@ from codemod.analysis.binder import Binding
 from codemod.analysis.branches import binds, branch, never_falls_off, statement_lists, within
 from codemod.analysis.calls import Calls
 from codemod.analysis.classes import paired
-from codemod.analysis.consumed import dead_result
+from codemod.analysis.consumed import Ends, dead_result, method_stores_nothing, stores_nothing
 from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import INTEGRAL_OK, integral_by_operator, op_short
 from codemod.analysis.factories import Factories, Guard, default_of, own_returns
@@ -688,6 +688,41 @@ def _through_copy(model: SummaryFacts, node: ast.expr, op_node: ast.expr) -> boo
     return False
 
 
+def own_method(model: "SummaryFacts", targets: "CallTargets", call: ast.Call) -> Optional[Function]:
+    """``self.m(...)`` / ``cls.m(...)`` run ``m``, a method of the class around the call (the call's target,
+    not a member module's ``forward``: a module call runs hooks too)."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls")):
+        return None
+    target = targets.callee(call)
+    if not isinstance(target, tuple) or not isinstance(target[0], FUNCTIONS) or target[0].name != func.attr:
+        return None
+    cls = model.enclosing_class(call)
+    return target[0] if cls is not None and model.parent(target[0]) is cls else None
+
+
+def helper_of_file_stores_nothing(model: "SummaryFacts", targets: "CallTargets", call: ast.Call) -> Optional[bool]:
+    """``call`` runs a function of this file that hands on what it computes from its arguments only through
+    its result (``consumed.stores_nothing``; a method of the caller's class through ``self``, with the flags
+    the call leaves false: ``consumed.method_stores_nothing``); None where the call runs none of this file."""
+    method = own_method(model, targets, call)
+    if method is not None:
+        return method_stores_nothing(model, call, method, lambda c: own_method(model, targets, c))
+    target = targets.callee(call)
+    if isinstance(target, tuple):
+        return isinstance(model.parent(target[0]), ast.Module) and stores_nothing(model, target[0])
+    return None
+
+
+def dead_ends(summaries: "Summaries") -> Ends:
+    """What the summaries' :func:`dead_result` may ask: a helper of this file storing nothing past its call
+    (:func:`helper_of_file_stores_nothing`); integral results and unreached writes are the hazard
+    analysis's (nothing here)."""
+    model, targets = summaries.model, summaries.targets
+    return Ends(lambda expr: False, lambda stmt, name: False,
+                lambda call: bool(helper_of_file_stores_nothing(model, targets, call)))
+
+
 class InputSaves:
     """Whether a function's parameter reaches an op that saves it for backward (directly, or through conversions)."""
 
@@ -718,7 +753,7 @@ class InputSaves:
                     result = Saved.UNKNOWN  # what saves the alias may save the input: not followed
                 continue
             op_node, index = found
-            if isinstance(self.model.parent(op_node), ast.Compare) or dead_result(self.model, node):
+            if isinstance(self.model.parent(op_node), ast.Compare) or dead_result(self.model, node, ends=dead_ends(self.summaries)):
                 continue  # `x.abs() > t`, `return m | (b * gp >= 0)`: only compared, so backward never reaches the save
             if _through_copy(self.model, node, op_node):
                 result = Saved.UNKNOWN if result is Saved.NO else result
