@@ -3248,6 +3248,8 @@ class OpSaves(_HazardsPart):
         cls: Optional[ast.ClassDef] = None
         if key.startswith("self.") and key.count(".") == 1:
             cls = self.model.enclosing_class(func)
+            if cls is not None and set_from_outside(self.model, cls, key[5:]):
+                return None  # (`m.agg.act = nn.Identity()` after construction: not what __init__ set)
             values = self.model.class_attrs(cls).get(key[5:], []) if cls is not None else []
             final = self.model.summaries.chains.decided.final(cast(ast.Attribute, func)) if len(values) > 1 else None
             values = values if final is None else final  # what __init__ leaves it, where that is decided

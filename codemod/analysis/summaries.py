@@ -2936,9 +2936,19 @@ class Decided:
             runs = self._runs(stmt, init, depth)
             if runs is False:
                 continue
+            if runs and self._may_return_before(stmt, init, depth):
+                runs = None  # (`if plain: return` before `self.act = nn.Sigmoid()`)
             possible = [value] if runs else [*possible, value]
             unset = unset and not runs
         return None if unset else possible
+
+    def _may_return_before(self, stmt: ast.stmt, init: Function, depth: int) -> bool:
+        """A ``return`` of ``__init__`` itself written before ``stmt`` may run (not in a branch every
+        construction takes the other way): ``stmt`` then may not run."""
+        start = self.model.range(stmt)[0]
+        return any(isinstance(node, ast.Return) and self.model.owner(node) is init
+                   and self.model.range(node)[0] < start and self._runs(node, init, depth) is not False
+                   for node in self.model.walk(init))
 
     def _set_below(self, cls: ast.ClassDef, attr: str, depth: int = 0) -> bool:
         """A subclass of the file (a few levels down) sets ``self.<attr>`` too."""
