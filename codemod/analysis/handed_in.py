@@ -11,18 +11,25 @@ expression (``net = TinyYOLO(); GradCAM(net)``). Anything else is unknown: None.
 
 The kind of the call's result (``tensor_kind``) and whether it requires grad (``views``) are read
 from those values by the parts that ask. This module reads the syntax and the flow only.
+
+The same for a function's parameter (:func:`called_values`, stop 58): ``def elbo_loss(vae, data):
+out = vae(data)`` called only as ``elbo_loss(model, x)`` with ``model = BCVAE(...)``: ``vae`` holds
+what every call passes, where that set is closed (a module-level function called only by its name
+in this module, never handed on, no other file of the run importing or calling it, each call
+passing the parameter plainly) and the parameter is never rebound.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import List, Optional
+from typing import List, Optional, Protocol
 
 from codemod.analysis.binder import Binder
 from codemod.analysis.calls import Calls
 from codemod.analysis.classes import Classes
 from codemod.analysis.dataflow import Dataflow
-from codemod.analysis.syntax import FUNCTIONS
+from codemod.analysis.binder import Binding, Flow
+from codemod.analysis.syntax import FUNCTIONS, Function, Located, Owner
 from codemod.analysis.tree import Tree
 
 _NAME_DEPTH = 3  # a local name bound to a name bound to ... the value
@@ -111,3 +118,92 @@ def _followed(tree: Tree, binder: Binder, dataflow: Dataflow, value: ast.expr, d
             or not isinstance(reaching[0].stmt, ast.Assign) or len(reaching[0].stmt.targets) != 1:
         return None
     return _followed(tree, binder, dataflow, reaching[0].value, depth + 1)
+
+
+class Flows(Protocol):
+    """What :func:`called_values` reads: where a node sits and the names' flow (``facts.Facts``
+    has it; :class:`TreeFlows` gives it from the parts)."""
+
+    @property
+    def module(self) -> ast.Module: ...
+
+    def parent(self, node: ast.AST) -> Optional[ast.AST]: ...
+
+    def owner(self, node: ast.AST) -> Owner: ...
+
+    def statement_of(self, node: Located) -> Located: ...
+
+    def flow(self, owner: Owner, nested: bool = True) -> Flow: ...
+
+    def reaching(self, flow: Flow, key: str, stmt: Located) -> List[Binding]: ...
+
+
+class TreeFlows:
+    """:class:`Flows` of a tree, its binder and its dataflow."""
+
+    def __init__(self, tree: Tree, binder: Binder, dataflow: Dataflow) -> None:
+        self.tree, self.binder, self.dataflow = tree, binder, dataflow
+        self.module = tree.module
+
+    def parent(self, node: ast.AST) -> Optional[ast.AST]:
+        return self.tree.parent(node)
+
+    def owner(self, node: ast.AST) -> Owner:
+        return self.tree.owner(node)
+
+    def statement_of(self, node: Located) -> Located:
+        return self.tree.statement_of(node)
+
+    def flow(self, owner: Owner, nested: bool = True) -> Flow:
+        return self.binder.flow(owner, nested)
+
+    def reaching(self, flow: Flow, key: str, stmt: Located) -> List[Binding]:
+        return self.dataflow.reaching(flow, key, stmt)
+
+
+def called_values(model: Flows, calls: Optional[Calls], func: Function, param: str) -> Optional[List[ast.expr]]:
+    """The expressions every call of ``func`` passes for its parameter ``param``, where that set
+    is closed (see the module's docstring); None where it is not, or the body rebinds ``param``."""
+    if calls is None or model.parent(func) is not model.module or func.decorator_list:
+        return None
+    args = func.args
+    plain = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if param not in plain and param not in [a.arg for a in args.kwonlyargs]:
+        return None
+    bound = model.flow(func).bindings.get(param, [])
+    if len(bound) != 1 or bound[0].form != "param":
+        return None
+    sites = calls.sites(func)
+    if not sites or any(not s.called or not isinstance(s.node, ast.Call) or not isinstance(s.node.func, ast.Name)
+                        for s in sites):
+        return None
+    project, qualname = calls.project, calls.qualname(func)
+    if project is not None and (qualname is None or project.imported_elsewhere(qualname, calls.module_name)
+                                or project.calls_in_other_modules(qualname, calls.module_name)):
+        return None
+    found: List[ast.expr] = []
+    for site in sites:
+        call = site.node
+        assert isinstance(call, ast.Call)
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return None
+        passed = _passed(func, plain, param, call)
+        value = _followed_in(model, passed, 0) if passed is not None else None
+        if value is None:
+            return None
+        found.append(value)
+    return found
+
+
+def _followed_in(model: Flows, value: ast.expr, depth: int) -> Optional[ast.expr]:
+    """:func:`_followed`, asked of the model's flow."""
+    if not isinstance(value, ast.Name):
+        return value
+    owner = model.owner(value)
+    if not isinstance(owner, FUNCTIONS) or depth >= _NAME_DEPTH:
+        return None
+    reaching = model.reaching(model.flow(owner), value.id, model.statement_of(value))
+    if len(reaching) != 1 or reaching[0].form != "assign" or reaching[0].value is None \
+            or not isinstance(reaching[0].stmt, ast.Assign) or len(reaching[0].stmt.targets) != 1:
+        return None
+    return _followed_in(model, reaching[0].value, depth + 1)

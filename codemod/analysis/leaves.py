@@ -510,22 +510,48 @@ class HandedLeaves:
 
     def fresh(self, value: ast.expr, at: Located, depth: int = 0) -> bool:
         """``value`` is a tensor that requires no grad where it is made: a torch factory
-        (``torch.ones(n)``), a ``.detach()``, or a call of a function of this module (a method
-        of the class the receiver was built from) whose every return is one."""
+        (``torch.ones(n)``, or given ``requires_grad=False``), ``torch.normal`` of numbers, a
+        ``.detach()``, a view or conversion of such a tensor (a name bound once to one, nothing
+        between switching its grad on or writing a tensor into it: ``X = X.t().contiguous()``),
+        or a call of a function of this module (a method of the class the receiver was built
+        from) whose every return is one."""
+        if isinstance(value, ast.Name) and depth <= 2:
+            return self._fresh_name(value, at, depth + 1)
         if not isinstance(value, ast.Call) or depth > 2:
             return False
         func = value.func
-        if self.leaves.kinds.calls.is_factory(value) and not any(k.arg == "requires_grad" for k in value.keywords):
+        if (self.leaves.kinds.calls.is_factory(value) or _normal_of_numbers(self.leaves, value)) and all(
+                k.arg != "requires_grad" or is_const(k.value, False) for k in value.keywords):
             return True
         if isinstance(func, ast.Attribute) and func.attr == "detach" and not value.args:
             return True
-        if isinstance(func, ast.Attribute) and func.attr in _KEEPS_NO_GRAD and self.fresh(func.value, at, depth + 1):
-            return True  # `torch.zeros(n).float()`, `.type(dtype)`, `.to(device)` of such a tensor
+        if isinstance(func, ast.Attribute) and (func.attr in _KEEPS_NO_GRAD or func.attr in _NO_GRAD_VIEWS) \
+                and self.fresh(func.value, at, depth):
+            return True  # `torch.zeros(n).float()`, `.type(dtype)`, `.to(device)`, `.t()` of such a tensor
         target = self._callee(value, at)
         if target is None:
             return False
         returns = [n for n in self.tree.walk(target) if isinstance(n, ast.Return) and self.tree.owner(n) is target]
         return bool(returns) and all(r.value is not None and self.fresh(r.value, r, depth + 1) for r in returns)
+
+    def _fresh_name(self, name: ast.Name, at: Located, depth: int) -> bool:
+        """``name`` holds, at ``at``, what its one reaching binding made, fresh (:meth:`fresh`),
+        where nothing between that binding and ``at`` switches its grad on (``requires_grad``,
+        ``requires_grad_``) or writes a tensor into it (:meth:`written_constants_only`)."""
+        owner = self.tree.owner(name)
+        stmt = self.tree.statement_of(name)
+        reaching = self.leaves.dataflow.reaching(self.leaves.binder.flow(owner), name.id, stmt)
+        if len(reaching) != 1 or reaching[0].form != "assign" or reaching[0].value is None:
+            return False
+        bound = reaching[0].stmt
+        if not isinstance(stmt, ast.stmt) or not self.written_constants_only(name.id, bound, stmt):
+            return False
+        start, end = bound.end_lineno or bound.lineno, stmt.lineno
+        if any(isinstance(n, ast.Attribute) and n.attr in ("requires_grad", "requires_grad_")
+               and isinstance(n.value, ast.Name) and n.value.id == name.id
+               and start < getattr(n, "lineno", 0) <= end for n in self.tree.walk(owner)):
+            return False
+        return self.fresh(reaching[0].value, bound, depth)
 
     def _callee(self, call: ast.Call, at: Located) -> Optional[ast.AST]:
         """The function of this module ``call`` runs: a top-level function bound once, or the
@@ -692,6 +718,17 @@ def _number(value: ast.expr) -> bool:
 
 # Methods whose result requires grad only where their receiver does (conversions, copies).
 _KEEPS_NO_GRAD = frozenset({"float", "double", "half", "bfloat16", "type", "to", "cuda", "cpu", "clone", "contiguous"})
+# Views whose result requires grad only where their receiver does.
+_NO_GRAD_VIEWS = frozenset({"t", "transpose", "permute", "view", "reshape", "unsqueeze", "squeeze", "flatten",
+                            "expand", "narrow", "movedim", "unflatten"})
+
+
+def _normal_of_numbers(leaves: "Leaves", call: ast.Call) -> bool:
+    """``torch.normal(0, 1, size=s)``: a fresh tensor of numbers (a mean or std given as a tensor
+    may require grad, and the result then does)."""
+    return leaves.kinds.names.torch_name(call.func) == "torch.normal" and len(call.args) >= 2 \
+        and all(_number(a) for a in call.args[:2]) \
+        and not any(k.arg in ("mean", "std") for k in call.keywords)
 
 
 def _loop_over_parameters(loop: ast.AST, name: str) -> bool:

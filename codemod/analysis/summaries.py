@@ -40,6 +40,7 @@ from codemod.analysis.dataflow import VIEW_METHODS
 from codemod.analysis.dtype import INTEGRAL_OK, integral_by_operator, op_short
 from codemod.analysis.factories import Factories, Guard, default_of, own_returns
 from codemod.analysis.grad_mode import IntendedReason
+from codemod.analysis.handed_in import called_values
 from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.names import Names
 from codemod.analysis.project import CallFact, SummaryFact, referenced_elsewhere
@@ -1096,6 +1097,9 @@ class CallTargets:
         if bound and all(b.form == "for" and b.value is not None for b in bound):
             targets = {self._members_target(b.value) for b in bound if b.value is not None}
             return targets.pop() if len(targets) == 1 else None  # for block in self.blocks
+        if bound and len(bound) == 1 and bound[0].form == "param" and isinstance(owner, FUNCTIONS):
+            passed = called_values(self.model, self.model.calls, owner, key)  # `def step(vae, x): vae(x)`
+            return self._instance_target(passed, len(passed)) if passed else None
         if bound:
             built = [b.value for b in bound if b.form == "assign" and b.value is not None]
             return self._instance_target(built, len(bound))

@@ -31,7 +31,7 @@ from codemod.analysis.calls import instance_calls_count, passes_tensor
 from codemod.analysis.branches import exclusive_until, within
 from codemod.analysis.classes import Calls as CallTable, Classes
 from codemod.analysis.grad_mode import GradMode
-from codemod.analysis.handed_in import constructed_values
+from codemod.analysis.handed_in import TreeFlows, called_values, constructed_values
 from codemod.analysis.holders import read_after
 from codemod.analysis.injected import Foreign
 from codemod.analysis.kinds import PARAMETER_CLASSES as _PARAMETER, TENSORISH, Kind
@@ -1406,6 +1406,8 @@ class GradRequirement(_ViewsPart):
                 values = _held_modules(self, cls, func)
         elif isinstance(func, ast.Name):
             values = [b.value for b in self.views._plain_bindings(func.id, at)]
+            if values == [None]:  # a parameter: what every call of its function passes (`def step(vae, x): vae(x)`)
+                values = list(_handed_modules(self, func, at) or [])
         elif isinstance(func, ast.Call):
             values = [func]  # `Decoder(8)(x)`
         elif isinstance(func, ast.Subscript):
@@ -1502,6 +1504,23 @@ def _held_modules(requirement: "GradRequirement", cls: ast.ClassDef, func: ast.A
     return [] if may_be_frozen(_FrozenFacts(requirement.tree.module, requirement.tree.parent,
                                             requirement.classes.attribute_writes, requirement.classes.calls_in),
                                func) else list(handed)
+
+
+def _handed_modules(requirement: "GradRequirement", func: ast.Name, at: Located) -> Optional[List[ast.expr]]:
+    """What a function's parameter ``func`` holds: what every call of the function passes, where
+    that set is closed (``handed_in.called_values``); none where the file may switch
+    ``requires_grad`` off on a part of it (``may_be_frozen``)."""
+    owner = requirement.tree.owner(at)
+    bound = requirement.binder.flow(owner).bindings.get(func.id, []) if isinstance(owner, FUNCTIONS) else []
+    if len(bound) != 1 or bound[0].form != "param" or not isinstance(owner, FUNCTIONS):
+        return None
+    flows = TreeFlows(requirement.tree, requirement.binder, requirement.dataflow)
+    passed = called_values(flows, requirement.grad.calls, owner, func.id)
+    facts = _FrozenFacts(requirement.tree.module, requirement.tree.parent, requirement.classes.attribute_writes,
+                         requirement.classes.calls_in)
+    if passed is None or may_be_frozen(facts, func):
+        return None
+    return passed
 
 
 def _calls_running(requirement: "GradRequirement", func: ast.AST, method: bool) -> List[ast.Call]:
