@@ -47,6 +47,10 @@ _PASSING_FUNCTIONS = _PASSING_METHODS | frozenset({
     "einsum", "stack", "cat", "where", "pad", "addmm", "addbmm", "baddbmm", "maximum", "minimum", "mv", "outer",
 })
 _VIEW_ATTRIBUTES = frozenset({"T", "mT", "H", "mH"})
+# Views that keep the history (not ``detach``; not the splits, whose result is a tuple).
+_PASSING_VIEWS = frozenset(VIEW_METHODS) - {
+    "detach", "unbind", "split", "chunk", "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes",
+    "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes"}
 _PASSING_BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.MatMult, ast.Pow)
 # Tensor methods a call may make on a tensor of the set without handing its graph on.
 _SAFE_METHODS = _PASSING_METHODS | frozenset(VIEW_METHODS) | frozenset({
@@ -63,6 +67,15 @@ _STOP = (ast.Return, ast.Raise, ast.Yield, ast.YieldFrom, ast.Await, ast.Break, 
          ast.Delete, ast.Global, ast.Nonlocal, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda,
          ast.With, ast.AsyncWith, ast.Try, ast.AsyncFor)
 _MAX_HELPER_DEPTH = 3
+# Torch functions whose ``out=`` form refuses, in the forward, any tensor argument that requires grad (measured
+# on torch 2.13 with only the last tensor argument requiring grad: tests/test_prec58b_groups.py). Not every
+# ``out=`` form does: ``tensordot``, ``inner``, ``linalg.norm``, ``linalg.matrix_norm``, ``nuclear_norm``,
+# ``softmax`` and ``log_softmax`` decompose into differentiable ops and return a result that requires grad.
+REFUSING_OUT = frozenset("torch." + n for n in (
+    "addmm", "baddbmm", "addmv", "addr", "addcmul", "addcdiv", "mm", "bmm", "mv", "matmul", "dot", "outer",
+    "cumsum", "cumprod", "mul", "add", "sub", "div", "where", "clamp", "sum", "mean", "prod", "amax", "std", "norm",
+    "logsumexp", "cat", "stack", "hstack", "vstack", "exp", "log", "sqrt", "pow", "sigmoid", "tanh", "square", "abs",
+    "neg", "index_select", "gather", "lerp", "kron", "diff", "maximum", "minimum"))
 
 Taint = Optional[Set[str]]  # None: the analysis cannot follow (no)
 
@@ -104,7 +117,7 @@ class _Walk:
                 return parent
             call = self.facts.parent(parent)
             if isinstance(call, ast.Call) and call.func is parent and (
-                    parent.attr in _PASSING_METHODS or parent.attr in VIEW_METHODS) \
+                    parent.attr in _PASSING_METHODS or parent.attr in _PASSING_VIEWS) \
                     and not any(k.arg == "out" for k in call.keywords):
                 return parent
             return None
@@ -164,7 +177,7 @@ class _Walk:
 
     def _sink(self, call: ast.Call, taint: Set[str]) -> bool:
         name = self.facts.torch_name(call.func)
-        if name is not None and any(k.arg == "out" for k in call.keywords):
+        if name in REFUSING_OUT and any(k.arg == "out" for k in call.keywords):
             if any(self.derived(a, taint) for a in [*call.args, *(k.value for k in call.keywords if k.arg != "out")]):
                 self.sink = call.lineno
                 return True
@@ -408,7 +421,7 @@ def _saving_root(walk: _Walk, load: ast.expr, stmt: ast.stmt) -> Optional[ast.AS
         if step is None:  # a call the op's result goes into: only a sink of it keeps the proof away (`_seed`)
             return node if saver_seen and isinstance(parent, (ast.Call, ast.keyword)) else None
         if isinstance(parent, (ast.BinOp, ast.Call)) and not (
-                isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and parent.func.attr in VIEW_METHODS):
+                isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and parent.func.attr in _PASSING_VIEWS):
             saver_seen = True
         node = parent
 
@@ -505,7 +518,7 @@ class _RootWalk:
 
     def sink(self, call: ast.Call) -> bool:
         passed = [*call.args, *(k.value for k in call.keywords if k.arg != "out")]
-        if self.walk.facts.torch_name(call.func) is not None and any(k.arg == "out" for k in call.keywords):
+        if self.walk.facts.torch_name(call.func) in REFUSING_OUT and any(k.arg == "out" for k in call.keywords):
             if any(self.holds(a) for a in passed):
                 self.walk.sink = call.lineno
                 return True
