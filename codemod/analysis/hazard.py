@@ -1929,7 +1929,7 @@ def aborted_by_out_call(hazards: "Hazards", load: ast.expr, found: Optional[Haza
     stmt = model.statement_of(load)
     facts = OutFacts(model.parent, model.torch_name, model.summaries.targets.callee,
                      partial(_helper_stores_nothing, hazards), partial(_owned, hazards))
-    line = abort_line(facts, load, cast(ast.stmt, stmt), model.owner(stmt)) if isinstance(stmt, ast.stmt) else None
+    line = abort_line(facts, load, stmt, model.owner(stmt)) if isinstance(stmt, ast.stmt) else None
     if line is None:
         return found
     return _possible(f"{found.reason}; but every path from there runs the `out=` call at line {line} on a tensor "

@@ -30,7 +30,7 @@ The facts asked, all must-facts (unknown is no):
 from __future__ import annotations
 
 import ast
-from typing import Callable, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import Callable, NamedTuple, Optional, Sequence, Set, Tuple, cast
 
 from codemod.analysis.dataflow import VIEW_METHODS
 
@@ -93,9 +93,8 @@ class OutFacts(NamedTuple):
 class _Walk:
     """One walk over a function's statements from a save (or a helper's entry) on."""
 
-    def __init__(self, facts: OutFacts, params: Set[str], depth: int) -> None:
+    def __init__(self, facts: OutFacts, depth: int) -> None:
         self.facts = facts
-        self.params = params
         self.depth = depth
         self.sink: Optional[int] = None
 
@@ -354,47 +353,14 @@ def _turns_at_least_once(loop: ast.For, facts: OutFacts) -> bool:
             and not it.keywords and 1 <= len(it.args) <= 2
             and all(isinstance(a, ast.Constant) and type(a.value) is int for a in it.args)):
         return False
-    bounds = [cast_int(a) for a in it.args]
-    return bounds[0] >= 1 if len(bounds) == 1 else bounds[1] > bounds[0]
-
-
-def cast_int(node: ast.expr) -> int:
-    return int(node.value) if isinstance(node, ast.Constant) else 0
-
-
-def _root(value: ast.expr) -> Optional[str]:
-    """``p`` of ``p``, ``p[1:]``, ``p.T``, ``p.view(-1).t()``: the name whose tensor the value may be."""
-    while True:
-        if isinstance(value, ast.Name):
-            return value.id
-        if isinstance(value, (ast.Subscript, ast.Attribute, ast.Starred)):
-            value = value.value
-        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
-            value = value.func.value
-        else:
-            return None
-
-
-def _param_names(func: ast.AST) -> Set[str]:
-    """The parameters, and the names some binding of which may be one of them or a view of one."""
-    args = func.args  # type: ignore[attr-defined]
-    names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
-    pairs = [(t.id, n.value) for n in ast.walk(func) if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None
-             for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) for t in ast.walk(t) if isinstance(t, ast.Name)]
-    grew = True
-    while grew:
-        grew = False
-        for name, value in pairs:
-            if name not in names and _root(value) in names:
-                names.add(name)
-                grew = True
-    return names
+    bounds = [a.value for a in it.args if isinstance(a, ast.Constant) and type(a.value) is int]
+    return bounds[0] >= 1 if len(bounds) == 1 else len(bounds) == 2 and bounds[1] > bounds[0]
 
 
 def _helper_aborts(facts: OutFacts, func: ast.FunctionDef, param: str, depth: int) -> Optional[int]:
     """Every path through ``func`` (a top-level function of the file, undecorated) runs a sink for a
     tensor computed from ``param`` (:class:`_Walk`): the line of the out= call, else None."""
-    walk = _Walk(facts, _param_names(func), depth)
+    walk = _Walk(facts, depth)
     taint, sunk = walk.block(func.body, {param})
     return walk.sink if taint is not None and sunk else None
 
@@ -432,7 +398,7 @@ def abort_line(facts: OutFacts, load: ast.expr, stmt: ast.stmt, owner: ast.AST) 
     else None."""
     if not isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)) or owner.decorator_list:
         return None
-    walk = _Walk(facts, _param_names(owner), 0)
+    walk = _Walk(facts, 0)
     root = _saving_root(walk, load, stmt)
     if root is None or not isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)):
         return None
@@ -484,22 +450,23 @@ def _seed(walk: _Walk, stmt: ast.stmt, root: ast.AST) -> Optional[Tuple[Set[str]
             base = target
             while isinstance(base, ast.Subscript):
                 base = base.value
-            if not isinstance(base, ast.Name):
-                return None
+            if not isinstance(base, ast.Name) or (base is not target or isinstance(stmt, ast.AugAssign)) \
+                    and not walk.facts.owned(base.id, stmt):
+                return None  # into the caller's tensor (or one the walk cannot name)
             if carried:
-                if base is not target and not walk.facts.owned(base.id, stmt):
-                    return None
                 taint.add(base.id)
     elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute) \
             and stmt.value.func.attr.endswith("_") and not stmt.value.func.attr.startswith("_"):
         call = stmt.value
+        written: ast.expr = cast(ast.Attribute, call.func).value
+        while isinstance(written, ast.Subscript):
+            written = written.value
+        if not isinstance(written, ast.Name) or not walk.facts.owned(written.id, stmt):
+            return None  # into the caller's tensor (or one the walk cannot name)
         if any(saved.holds(a) for a in [*call.args, *(k.value for k in call.keywords)]) or saved.holds(call):
-            base = call.func.value
-            while isinstance(base, ast.Subscript):
-                base = base.value
-            if not isinstance(base, ast.Name) or not walk.facts.owned(base.id, stmt):
-                return None
-            taint.add(base.id)
+            taint.add(written.id)
+    elif not isinstance(stmt, ast.Expr):
+        return None
     return taint, sunk
 
 
