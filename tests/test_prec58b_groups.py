@@ -364,6 +364,35 @@ def main():
         pass
     KEPT[0].backward()
 ''',
+    # a torch call outside the namespaces of ops runs a function of the file that stashes the result
+    "checkpoint": '''\
+import torch
+import torch.utils.checkpoint
+
+KEPT = []
+
+
+def keep(t):
+    KEPT.append(t)
+    return t * 1
+
+
+def update(d, y, h):
+    y = y - 0.0
+    sy = (d * y).sum()
+    torch.utils.checkpoint.checkpoint(keep, sy, use_reentrant=False)
+    y.add_(0.1 * d)  # MARK
+    torch.mul(h[0], sy, out=h[1])
+
+
+def main():
+    d = torch.randn(4, requires_grad=True)
+    try:
+        update(d * 1, torch.randn(4), torch.zeros(2, 4))
+    except RuntimeError:
+        pass
+    KEPT[0].backward()
+''',
     # an out= form that does not refuse: `tensordot` decomposes into differentiable ops
     "tensordot": '''\
 import torch

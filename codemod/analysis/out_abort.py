@@ -62,6 +62,7 @@ _GRAPH_CALLS = frozenset({"backward", "register_hook", "retain_grad", "register_
                           "requires_grad_", "detach_", "set_grad_enabled", "no_grad", "enable_grad",
                           "inference_mode", "grad", "append", "extend", "insert", "setdefault", "update",
                           "put", "save", "add_module", "register_buffer", "register_parameter"})
+_OP_NAMESPACES = frozenset({"torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special"})
 _HARMLESS_BUILTINS = frozenset({"float", "int", "len", "isinstance", "print", "range", "bool"})
 _STOP = (ast.Return, ast.Raise, ast.Yield, ast.YieldFrom, ast.Await, ast.Break, ast.Continue, ast.Assert,
          ast.Delete, ast.Global, ast.Nonlocal, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda,
@@ -326,8 +327,8 @@ def call_ok(walk: _Walk, call: ast.Call, mentions: Callable[[ast.AST], bool],
     receiver = func.value if isinstance(func, ast.Attribute) else None
     touches = any(mentions(a) for a in passed)
     touched_receiver = receiver is not None and mentions(receiver)
-    if name is not None:
-        return True  # a torch function
+    if name is not None:  # a torch function of the namespaces of ops (not `torch.utils.checkpoint`, `torch.func`...)
+        return name.rsplit(".", 1)[0] in _OP_NAMESPACES
     if walk.facts.callee(call) is not None:
         return walk.facts.stores_nothing(call) or touches and sink_helper(call)
     if short is None:
