@@ -393,6 +393,25 @@ def main():
         pass
     KEPT[0].backward()
 ''',
+    # a walrus rebinds the name to a detached tensor before the call
+    "walrus": '''\
+import torch
+
+
+def update(d, y, h):
+    y = y - 0.0
+    sy = (d * y).sum()
+    kept = sy * 1.0
+    y.add_(0.1 * d)  # MARK
+    print((sy := sy.detach()))
+    torch.mul(h[0], sy, out=h[1])
+    return kept
+
+
+def main():
+    d = torch.randn(4, requires_grad=True)
+    update(d * 1, torch.randn(4), torch.zeros(2, 4)).backward()
+''',
     # an out= form that does not refuse: `tensordot` decomposes into differentiable ops
     "tensordot": '''\
 import torch

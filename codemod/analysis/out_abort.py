@@ -66,7 +66,7 @@ _OP_NAMESPACES = frozenset({"torch", "torch.nn.functional", "torch.linalg", "tor
 _HARMLESS_BUILTINS = frozenset({"float", "int", "len", "isinstance", "print", "range", "bool"})
 _STOP = (ast.Return, ast.Raise, ast.Yield, ast.YieldFrom, ast.Await, ast.Break, ast.Continue, ast.Assert,
          ast.Delete, ast.Global, ast.Nonlocal, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda,
-         ast.With, ast.AsyncWith, ast.Try, ast.AsyncFor)
+         ast.With, ast.AsyncWith, ast.Try, ast.AsyncFor, ast.NamedExpr, ast.Match)
 _MAX_HELPER_DEPTH = 3
 # Torch functions whose ``out=`` form refuses, in the forward, any tensor argument that requires grad (measured
 # on torch 2.13 with only the last tensor argument requiring grad: tests/test_prec58b_groups.py). Not every
