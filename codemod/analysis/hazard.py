@@ -47,6 +47,7 @@ from codemod.analysis.classes import AttrValue
 from codemod.analysis.consumed import (Ends, consumed_before, consumed_then_dead, dead_result, keeps_nothing,
                                        name_escapes, stores_nothing,
                                        refused_numpy_before, written_name)
+from codemod.analysis.out_abort import OutFacts, abort_line
 from codemod.analysis.dataflow import VIEW_ATTRIBUTES, VIEW_METHODS, element_bound, row_of_index_matrix
 from codemod.analysis.dtype import BITWISE, INTEGRAL_OK, Floating, Integral, boolean_tensor, op_short
 from codemod.analysis.index_saves import IndexSaves
@@ -1929,6 +1930,33 @@ def _steps(hazards: "Hazards") -> Tuple[Callable[[ast.Call], bool], Callable[[as
     return partial(_stores_nothing, hazards), lambda call: hazards.ops._module_of(call.func) is not None
 
 
+def aborted_by_out_call(hazards: "Hazards", load: ast.expr, found: Optional[Hazard]) -> Optional[Hazard]:
+    """``found`` (a save by the op reading ``load``) is possible at most where every path from that op on runs
+    a torch call with ``out=`` on a tensor computed from the op's result (:func:`out_abort.abort_line`): such a
+    call refuses, in the forward, an argument that requires grad, and the save counts only where the op's
+    result requires grad; so no backward ever reads it (the program stops in the forward instead)."""
+    if found is None or not found.proven:
+        return found
+    model = hazards.model
+    stmt = model.statement_of(load)
+    facts = OutFacts(model.parent, model.torch_name, model.summaries.targets.callee,
+                     partial(_helper_stores_nothing, hazards), partial(_owned, hazards))
+    line = abort_line(facts, load, stmt, model.owner(stmt)) if isinstance(stmt, ast.stmt) else None
+    if line is None:
+        return found
+    return _possible(f"{found.reason}; but every path from there runs the `out=` call at line {line} on a tensor "
+                     "computed from what that op returns, which PyTorch refuses in the forward where it requires "
+                     "grad, so no backward reads the save")
+
+
+def _owned(hazards: "Hazards", name: str, stmt: ast.stmt) -> bool:
+    """Every binding of ``name`` reaching ``stmt`` made the tensor it holds there (:func:`_made_fresh`)."""
+    model = hazards.model
+    flow = model.flow(model.owner(stmt))
+    reaching = model.reaching(flow, name, stmt)
+    return bool(reaching) and all(_made_fresh(hazards, flow, b) for b in reaching)
+
+
 def _stores_nothing(hazards: "Hazards", call: ast.Call) -> bool:
     """A function of the file that stores nothing past its call."""
     target = hazards.model.summaries.targets.callee(call)
@@ -2165,6 +2193,7 @@ class Consumers(_HazardsPart):
                 continue  # `self.v.index_copy_(1, idx, self._v)` where `self.v = self._v` on some path: refused there
             found = inside_the_writer(self.hazards, node, write, self._consumer(node, key, floating))
             found = turn_apart(self.model, flow, key, node, target, found)  # `g.index_copy_(.., g2_)` / else `g = g2_`
+            found = aborted_by_out_call(self.hazards, node, found)  # `torch.cumsum(phi[:, 0] * w, 0, out=c)` after it
             yield found if before else from_a_later_turn(self.model, found, self.model.range(node), write)
 
     def _rebound_after(self, flow: Flow, key: str, load: ast.expr, write: Located) -> bool:
