@@ -179,16 +179,19 @@ def stale_copies(model: "TurnFacts", target: ast.Name, names: Sequence[str], wri
     if len(copies) != 1 or copies[0].form != "assign" or not isinstance(copies[0].stmt, ast.Assign):
         return frozenset()
     copy = copies[0]
+    copied = copy.stmt
     source, how = model.dataflow.alias_source(copy.value)
-    if how != "identity" or source not in names or "." in source or not isinstance(copy.value, ast.Name) \
+    if source is None or how != "identity" or source not in names or "." in source \
+            or not isinstance(copy.value, ast.Name) or not isinstance(copied, ast.Assign) \
             or source in flow.declared or _not_local(flow, target.id):
         return frozenset()
     rebound = _reaching(model, source, write)
-    before = _reaching(model, source, copy.stmt)
-    if len(rebound) != 1 or not before or not isinstance(rebound[0].stmt, ast.Assign) \
+    before = _reaching(model, source, copied)
+    rebinding = rebound[0].stmt if len(rebound) == 1 else None
+    if not isinstance(rebinding, ast.Assign) or not before \
             or not all(fresh_binding(model, b) for b in (*rebound, *before)):
         return frozenset()
-    return frozenset({source}) if _passed_between(model, rebound[0].stmt, copy.stmt, write) else frozenset()
+    return frozenset({source}) if _passed_between(model, rebinding, copied, write) else frozenset()
 
 
 def _not_local(flow: "Flow", key: str) -> bool:
