@@ -240,3 +240,13 @@ def f(x, w):
 """
     assert _stale(source, "acc += c") == frozenset()
     assert fixed_source(source, project=True) == source
+
+
+@pytest.mark.parametrize("source", [
+    NECK.replace("        KEEP\n", "").replace("        return x, y\n", "        self.out = x\n        return x, y\n"),
+    STACK.replace("        return self.relu(self.a(x))\n",
+                  "        out = self.relu(self.a(x))\n        self.out = out\n        return out\n"),
+], ids=["tuple-of-outputs", "one-output"])
+def test_a_block_keeping_its_output_holds_the_first_turns_tensor(source):
+    """`self.out = x; return x, y`: the first block keeps the tensor `acc += x` changes in place."""
+    _not_safe(source)
