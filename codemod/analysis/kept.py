@@ -440,7 +440,28 @@ def _call_keeps(model: "KeptFacts", call: ast.Call, depth: int) -> bool:
     (``self.block(t)`` whose ``forward`` stores ``t``) before torch's modules are trusted."""
     if _function_called(model, call) is not None:
         return argument_kept(model, call, depth)
+    members = _functions_run(model, call)
+    if members:  # `blk(c)` in a loop over `self.blocks`: what every member's forward keeps
+        return hooks_may_keep(model) or any(_given_kept(model, call, f, depth) for f in members)
     return not _torch_call(model, call, depth)
+
+
+def _functions_run(model: "KeptFacts", call: ast.Call) -> List[Function]:
+    """The functions of the file a call with no one callee runs: ``self.unit(x)``, the unit set to
+    modules of the file on branches, or ``blk(x)`` in a loop over a class's layers (every member
+    runs it: ``summaries.targets``); empty where one of them is no function of the file."""
+    targets = model.summaries.targets
+    found = targets.alternatives(call) or targets.loop_members(call)
+    funcs = [t[0] for t in found if isinstance(t, tuple) and isinstance(t[0], FUNCTIONS)]
+    return funcs if len(funcs) == len(found) else []
+
+
+def _given_kept(model: "KeptFacts", call: ast.Call, func: Function, depth: int) -> bool:
+    """:func:`argument_kept` for ``func``, one of the functions ``call`` may run."""
+    if depth > _DEPTH:
+        return True
+    given = _given_parameters(model, call, func)
+    return given is None or _parameters_kept(model, func, given, depth)
 
 
 def _function_called(model: "KeptFacts", call: ast.Call) -> Optional[Function]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from typing import TYPE_CHECKING, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Optional, Sequence, Tuple
 
 from codemod.analysis.branches import within
 from codemod.analysis.kinds import Kind
@@ -17,7 +17,7 @@ from codemod.analysis.syntax import Located, bound_names, has_call, target_key
 from codemod.findings import Status
 
 if TYPE_CHECKING:
-    from codemod.analysis.binder import Flow
+    from codemod.analysis.binder import Binding, Flow
     from codemod.analysis.model import SemanticModel
 
 # The rest of the analysis is imported where a verdict is made: the rules' table (codes, names,
@@ -61,10 +61,12 @@ def assess(
     from codemod.analysis.dataflow import AliasReport
     from codemod.analysis.hazard import read_as_tensor, rebound_parameter, tensor_on_live_paths
     from codemod.analysis.tensor_kind import used_as_container
+    from codemod.analysis.turn_copies import stale_copies, tensor_binding
 
     kind = model.kind(target)
     if kind is Kind.UNKNOWN and (known_tensor or read_as_tensor(model, target, node)
-                                 or tensor_on_live_paths(model, target, node)):
+                                 or tensor_on_live_paths(model, target, node)
+                                 or tensor_on_every_binding(model, target, node, tensor_binding)):
         kind = Kind.TENSOR
     if kind in (Kind.SCALAR, Kind.OTHER, Kind.MODULE):
         return Verdict(None)
@@ -110,6 +112,11 @@ def assess(
     if model.shared_name(target):
         return unsafe("shared-name")
     alias = model.alias_report(target, stmt)
+    stale: "frozenset[str]" = frozenset()
+    if alias.also_rebind and isinstance(target, ast.Name):
+        # `if i == 0: acc = c` / `else: acc += c` after `c = blk(c)`: `c` is another tensor at the write
+        stale = stale_copies(model, target, alias.also_rebind, stmt)
+        alias = AliasReport(alias.reason, tuple(n for n in alias.also_rebind if n not in stale))
     if alias.reason is None and isinstance(target, ast.Name) and rebound_parameter(model, key, stmt):
         # `x = same(x)` (a helper handing back its argument) before the write: still the caller's tensor
         returns = model.flow(model.owner(stmt)).returns_value
@@ -154,7 +161,7 @@ def assess(
             # `x = self.block(x)`, the block keeping `out`; or `h = self.block(x); d = h.exp_()`
             # before `d *= 5`: a rebinding of both names hides the write from the kept one
             return unsafe("held-elsewhere")
-        if alias.reason == "alias" and only_local_names(model, flow, {target.id, *identity}, stmt):
+        if alias.reason == "alias" and only_local_names(model, flow, {target.id, *identity} - stale, stmt):
             alias = AliasReport(None, alias.also_rebind)  # `d = b.exp_(); d *= 5`: `d = b = d * 5` hides nothing
             returned = model.returned_alias(target, stmt)
             if returned is not None and returned[1]:
@@ -187,6 +194,18 @@ def assess(
         return Verdict(Status.MANUAL if missed == "view" else Status.UNSAFE,
                        "view-alias" if missed == "view" else "alias", rebind)
     return Verdict(Status.SAFE, None, rebind)
+
+
+def tensor_on_every_binding(model: SemanticModel, target: ast.AST, node: ast.AST,
+                            gives_tensor: "Callable[[SemanticModel, Binding], bool]") -> bool:
+    """``target`` (a name) is a tensor at the write: each binding of it that reaches the write
+    but its in-place updates gives one (``gives_tensor``: ``turn_copies.tensor_binding``, a copy
+    of a name, a piece of a tuple a module of the file hands back), and one does."""
+    if not isinstance(target, ast.Name):
+        return False
+    stmt = model.statement_of(node)
+    found = [b for b in model.reaching(model.flow(model.owner(stmt)), target.id, stmt) if b.form != "aug"]
+    return bool(found) and all(gives_tensor(model, b) for b in found)
 
 
 def _bound_on_one_path(model: SemanticModel, target: ast.Name, stmt: Located) -> Optional[str]:
