@@ -60,7 +60,7 @@ from codemod.analysis.summaries import (
     switched_on, walk_returned,
 )
 from codemod.analysis.super_forward import super_torch_layer
-from codemod.analysis.syntax import (FUNCTIONS, OWNERS, Function, Located, Owner, Pos, Span, call_args, default_of, is_const, passed_for, spreads,
+from codemod.analysis.syntax import (CONTAINER_FILLING, FUNCTIONS, OWNERS, Function, Located, Owner, Pos, Span, call_args, default_of, is_const, passed_for, spreads,
                                      subscript_base, target_key)
 from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, tensor_only, used_as_container
 from codemod.analysis.views import Views, own_callee, view_chain, view_of_itself
@@ -734,7 +734,7 @@ class Op(NamedTuple):
 # ``r<op>_scalar`` in OP_SAVES_MEASURED): their call forms are measured like the operators.
 _BINARY = frozenset({"pow", "mul", "div", "add", "sub", "remainder", "floor_divide"})
 # Methods of Python containers that store what they are given (they run no op on it).
-_CONTAINER_METHODS = {"append", "extend", "insert", "add", "update", "setdefault", "appendleft", "put"}
+_CONTAINER_METHODS = CONTAINER_FILLING | {"put"}
 
 
 def _hands_back(model: HazardFacts, value: Optional[ast.expr], key: str) -> bool:
