@@ -216,3 +216,43 @@ def test_a_file_without_candidates_is_parsed_once_per_run(tmp_path, monkeypatch)
     # the file pass's model took over the bindings the index pass's model worked out
     assert sum("def go" in t for t in binders) == 1, binders
     assert "broken.py:3" in result.output and "IPF103" in result.output, result.output
+
+
+@pytest.mark.parametrize("command", [["check"], ["fix", "--diff"]])
+def test_a_callee_file_asked_after_its_own_pass_is_parsed_once(tmp_path, monkeypatch, command):
+    """``use.py`` hands the saver's output to another file's helper (``return helper(y)``): its
+    analysis asks the helper's summary, which the index works out on demand from ``model.py``'s
+    source (``engine.project``), after ``model.py``'s own file pass took that source. The source
+    stays kept for such questions until the run ends (``engine.parsed.take``): each file is parsed
+    once, and the output is that of a run that keeps nothing (each parsed anew when asked)."""
+    from typer.testing import CliRunner
+
+    from codemod.analysis import source as source_module
+    from codemod.engine import parsed
+    from codemod.frontends.cli import app
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "model.py").write_text(CYCLIC)
+    (tmp_path / "pkg" / "use.py").write_text(
+        "import torch\nfrom pkg.model import helper\n\n\ndef go(x):\n    y = x.exp()\n    y.add_(1)\n"
+        "    return helper(y)\n")
+    monkeypatch.chdir(tmp_path)
+    parses = []
+    real = source_module.parse
+
+    def counted(data, filename="<unknown>"):
+        parses.append(bytes(data) if not isinstance(data, str) else data.encode())
+        return real(data, filename)
+
+    monkeypatch.setattr(source_module, "parse", counted)
+    args = [*command, "--no-cache", "-j", "1", "--select", "ALL", "pkg"]
+    once = CliRunner().invoke(app, args)
+    counts = {p: parses.count(p) for p in set(parses)}
+    assert counts[CYCLIC.encode()] == 1, counts
+    assert not parsed._kept and not parsed._taken
+    monkeypatch.setattr(parsed, "BUDGET", 0)  # nothing kept: parsed in both passes and when asked
+    parses.clear()
+    again = CliRunner().invoke(app, args)
+    assert parses.count(CYCLIC.encode()) >= 2
+    assert once.output == again.output and ("IPF" in once.output or "+++ b/pkg/" in once.output), once.output

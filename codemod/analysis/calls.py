@@ -203,26 +203,7 @@ class Calls:
             if plain is None:
                 plain = self.tree.plain_constructions[cls] = _plain_construction(self.tree, cls, set())
             return plain
-        return func.name != "forward" or not self._calls_itself(cls, set())
-
-    def _calls_itself(self, cls: ast.ClassDef, seen: Set[str]) -> bool:
-        """Whether ``cls`` or a base class of the run binds ``__call__`` (by ``def`` or otherwise):
-        the module's classes read here, the others' through the project index."""
-        if cls.name in seen:
-            return False
-        seen.add(cls.name)
-        if any(isinstance(s, FUNCTIONS) and s.name == "__call__" for s in cls.body) or any(
-                isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id == "__call__"
-                for s in cls.body if not isinstance(s, FUNCTIONS) for n in ast.walk(s)):
-            return True
-        local = {c.name: c for c in self.module.body if isinstance(c, ast.ClassDef)}
-        for base in cls.bases:
-            if isinstance(base, ast.Name) and base.id in local and self._calls_itself(local[base.id], seen):
-                return True
-        if self.project is None:
-            return False
-        fact = self.project.classes.get(self.project.canonical(f"{self.module_name}.{cls.name}"))
-        return fact is not None and _base_calls(self.project, fact.bases, set())
+        return func.name != "forward" or not _calls_itself(self, cls, set())
 
     # ---------------------------------------------------------------- grad mode
     def function_reason(self, func: Function, local_reason: LocalReason) -> Optional[FunctionReason]:
@@ -310,7 +291,7 @@ class Calls:
             assert self.project is not None
             rely = self.project.callers_rely(qualname, param)
             return "callers-rely-on-mutation" if rely else None
-        index = self._param_index(func, param)
+        index = _param_index(func, param)
         for site in self.sites(func):
             if not site.called:
                 continue
@@ -329,13 +310,33 @@ class Calls:
                 names.update(v.id for v in values if isinstance(v, ast.Name))
         return names
 
-    @staticmethod
-    def _param_index(func: Function, param: str) -> Optional[int]:
-        args = func.args
-        plain = [a.arg for a in (*args.posonlyargs, *args.args)]
-        if plain and plain[0] in ("self", "cls"):
-            plain = plain[1:]
-        return plain.index(param) if param in plain else None
+
+def _calls_itself(calls: Calls, cls: ast.ClassDef, seen: Set[str]) -> bool:
+    """Whether ``cls`` or a base class of the run binds ``__call__`` (by ``def`` or otherwise):
+    the module's classes read here, the others' through the project index."""
+    if cls.name in seen:
+        return False
+    seen.add(cls.name)
+    if any(isinstance(s, FUNCTIONS) and s.name == "__call__" for s in cls.body) or any(
+            isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id == "__call__"
+            for s in cls.body if not isinstance(s, FUNCTIONS) for n in ast.walk(s)):
+        return True
+    local = {c.name: c for c in calls.module.body if isinstance(c, ast.ClassDef)}
+    for base in cls.bases:
+        if isinstance(base, ast.Name) and base.id in local and _calls_itself(calls, local[base.id], seen):
+            return True
+    if calls.project is None:
+        return False
+    fact = calls.project.classes.get(calls.project.canonical(f"{calls.module_name}.{cls.name}"))
+    return fact is not None and _base_calls(calls.project, fact.bases, set())
+
+
+def _param_index(func: Function, param: str) -> Optional[int]:
+    args = func.args
+    plain = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if plain and plain[0] in ("self", "cls"):
+        plain = plain[1:]
+    return plain.index(param) if param in plain else None
 
 
 def _decided_on(tree: Tree, node: ast.AST, caller: Function) -> bool:

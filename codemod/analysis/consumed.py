@@ -29,7 +29,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, NamedTuple, Option
 from codemod import torch_api
 from codemod.analysis.branches import flags_left_off, live_nodes, off_flag, within
 from codemod.analysis.facts import Facts
-from codemod.analysis.syntax import FUNCTIONS, Function, Located, spreads
+from codemod.analysis.syntax import CONTAINER_FILLING, FUNCTIONS, Function, Located, spreads
 
 # methods and torch functions whose result has no autograd history, or drops the input's
 _DROPPING = frozenset({
@@ -225,8 +225,7 @@ def _caught(model: Facts, stmt: ast.stmt) -> bool:
 
 _PLAIN_BUILTINS = frozenset({"isinstance", "type", "len", "range", "float", "int", "bool", "abs", "max", "min",
                              "sum", "tuple", "list", "zip", "enumerate", "getattr", "hasattr"})
-_STORING = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "register_buffer",
-                      "register_parameter", "__setitem__", "put", "appendleft"})
+_STORING = CONTAINER_FILLING | {"register_buffer", "register_parameter", "__setitem__", "put"}
 
 
 def keeps_nothing(model: Facts, func: ast.AST) -> bool:

@@ -159,7 +159,7 @@ class Dataflow:
             """``k`` may still be the caller's tensor here: a parameter that no rebinding on
             every path before ``stmt`` replaced (``if not inplace: x = x.clone()`` leaves it)."""
             return k in flow.params and not (own_param and k == key) and not any(
-                b.form != "param" and b.end <= start and _on_every_path(self.tree, b.stmt, stmt, owner)
+                b.form != "param" and b.end <= start and on_every_path(self.tree, b.stmt, stmt, owner)
                 # `x = x.clone() if copy else x`, `x = x.view(-1)`: on some path still the caller's memory
                 and not (b.form == "assign" and self._alias_source_of(b.value, k)[0] == k)
                 for b in flow.bindings.get(k, []))
@@ -621,7 +621,7 @@ def _branches(value: Optional[ast.expr]) -> List[Optional[ast.expr]]:
     return found + [value]
 
 
-def _on_every_path(tree: Tree, binding: ast.AST, stmt: Located, owner: ast.AST) -> bool:
+def on_every_path(tree: Tree, binding: ast.AST, stmt: Located, owner: ast.AST) -> bool:
     """Whether ``binding`` runs on every path to ``stmt``: each block it sits in below
     ``owner`` (an ``if``, a loop, a ``try``) holds ``stmt`` too."""
     start, end = tree.range(stmt)

@@ -65,7 +65,7 @@ from codemod.analysis.summaries import (
     switched_on, walk_returned,
 )
 from codemod.analysis.super_forward import super_torch_layer
-from codemod.analysis.syntax import (FUNCTIONS, OWNERS, Function, Located, Owner, Pos, Span, call_args, default_of, is_const, passed_for, spreads,
+from codemod.analysis.syntax import (CONTAINER_FILLING, FUNCTIONS, OWNERS, Function, Located, Owner, Pos, Span, call_args, default_of, is_const, passed_for, spreads,
                                      subscript_base, target_key)
 from codemod.analysis.tensor_kind import TAKES_ANY, is_tensor, tensor_only, used_as_container
 from codemod.analysis.views import Views, own_callee, view_chain, view_of_itself
@@ -739,7 +739,7 @@ class Op(NamedTuple):
 # ``r<op>_scalar`` in OP_SAVES_MEASURED): their call forms are measured like the operators.
 _BINARY = frozenset({"pow", "mul", "div", "add", "sub", "remainder", "floor_divide"})
 # Methods of Python containers that store what they are given (they run no op on it).
-_CONTAINER_METHODS = {"append", "extend", "insert", "add", "update", "setdefault", "appendleft", "put"}
+_CONTAINER_METHODS = CONTAINER_FILLING | {"put"}
 
 
 def _hands_back(model: HazardFacts, value: Optional[ast.expr], key: str) -> bool:
@@ -2318,14 +2318,14 @@ class Consumers(_HazardsPart):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if a caller elsewhere "
                              "passes a tensor that requires grad (the calls in this file pass constants)")
         if op_short(op) in INTEGRAL_OK and not floating_shown(self.model, self.floating, node, self.model.statement_of(op_node)) \
-                and not (op_short(op) in _OWN_GRADIENT and floating()) and not self._one_dtype_with_floating(op_node, node, op):
+                and not (op_short(op) in _OWN_GRADIENT and floating()) and not _one_dtype_with_floating(self, op_node, node, op):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it is a floating "
                              f"tensor (`{op}` also takes integral ones: indices, masks)")
         if op in torch_api.MODULES_WITH_PARAMETERS and isinstance(op_node, ast.Call) \
                 and may_be_frozen(self.model, op_node.func):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if the module's "
                              "parameters require grad (the file switches `requires_grad` off on some)")
-        if (own_only or self._own_gradient(op_node, node, saved)) and not self.hazards.grad_shown(
+        if (own_only or _own_gradient(self, op_node, node, saved)) and not self.hazards.grad_shown(
                 [node] if own_only else [op_node, *self.hazards.grad_operands(op_node)], self.model.statement_of(op_node)):
             return _possible(f"`{key}` was saved for backward by `{op}` at line {line}, if it requires grad "
                              f"(`{op}` saves it for its own gradient; nothing the analysis sees shows it requires grad)")
@@ -2339,26 +2339,6 @@ class Consumers(_HazardsPart):
         """An op that keeps ``node`` as its index, target or mask (:mod:`~codemod.analysis.index_saves`)."""
         reason = IndexSaves(self.model, self.hazards).saved(node, key)
         return None if reason is None else IndexHazard(reason)
-
-    def _one_dtype_with_floating(self, op_node: ast.expr, node: ast.expr, op: str) -> bool:
-        """An op that refuses operands of different dtypes (:data:`ONE_DTYPE`) with another operand
-        shown floating: ``node`` is floating too (``einsum(q, S)``, ``S @ w`` with ``q``, ``w`` floating)."""
-        at = self.model.statement_of(op_node)
-        return op_short(op) in ONE_DTYPE and any(
-            floating_shown(self.model, self.floating, o, at) for o in self.hazards.operands(op_node) if not within(node, o))
-
-    def _own_gradient(self, op_node: ast.expr, node: ast.expr, saved: Saves) -> bool:
-        """The op saves ``node`` for ``node``'s own gradient only: its other operands are Python
-        numbers or constants (``x ** 2``, ``2 / x``), or it saves no other input (``x.norm()``,
-        ``x.logsumexp(-1)``, ``torch.clamp(x, lo, hi)``). Then the save matters only where the
-        op's input requires grad."""
-        if isinstance(op_node, ast.BinOp):
-            other = op_node.right if within(node, op_node.left) else op_node.left
-            return self.model.kind(other) is Kind.SCALAR or self.constants.constant(other)
-        others = [o for o in self.hazards.operands(op_node) if not within(node, o)]
-        if others and all(self.model.kind(o) is Kind.SCALAR or self.constants.constant(o) for o in others):
-            return True  # `torch.maximum(x, torch.tensor(1.0))`: no other input requires grad, so x's own decides
-        return not any(s.startswith("input") and s != "input0" for s in saved)
 
     def _copying_index(self, sub: ast.Subscript) -> bool:
         """An index known to make a copy (advanced indexing): a list, a boolean tensor (a mask,
@@ -2390,6 +2370,28 @@ class Consumers(_HazardsPart):
     def _through_views(self, node: ast.expr) -> ast.expr:
         """``x[0]``, ``x.view(...)``, ``x.t()``: an op on the view reads (and may save) x (:func:`through_views`)."""
         return through_views(self.model, self._copying_index, node)
+
+
+def _one_dtype_with_floating(consumers: "Consumers", op_node: ast.expr, node: ast.expr, op: str) -> bool:
+    """An op that refuses operands of different dtypes (:data:`ONE_DTYPE`) with another operand
+    shown floating: ``node`` is floating too (``einsum(q, S)``, ``S @ w`` with ``q``, ``w`` floating)."""
+    at = consumers.model.statement_of(op_node)
+    return op_short(op) in ONE_DTYPE and any(
+        floating_shown(consumers.model, consumers.floating, o, at) for o in consumers.hazards.operands(op_node) if not within(node, o))
+
+
+def _own_gradient(consumers: "Consumers", op_node: ast.expr, node: ast.expr, saved: Saves) -> bool:
+    """The op saves ``node`` for ``node``'s own gradient only: its other operands are Python
+    numbers or constants (``x ** 2``, ``2 / x``), or it saves no other input (``x.norm()``,
+    ``x.logsumexp(-1)``, ``torch.clamp(x, lo, hi)``). Then the save matters only where the
+    op's input requires grad."""
+    if isinstance(op_node, ast.BinOp):
+        other = op_node.right if within(node, op_node.left) else op_node.left
+        return consumers.model.kind(other) is Kind.SCALAR or consumers.constants.constant(other)
+    others = [o for o in consumers.hazards.operands(op_node) if not within(node, o)]
+    if others and all(consumers.model.kind(o) is Kind.SCALAR or consumers.constants.constant(o) for o in others):
+        return True  # `torch.maximum(x, torch.tensor(1.0))`: no other input requires grad, so x's own decides
+    return not any(s.startswith("input") and s != "input0" for s in saved)
 
 
 def through_views(model: "HazardFacts", copying_index: Callable[[ast.Subscript], bool], node: ast.expr) -> ast.expr:

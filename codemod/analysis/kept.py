@@ -32,7 +32,7 @@ from codemod.analysis.injected import Foreign
 from codemod.analysis.kinds import TENSORISH, Kind
 from codemod.analysis.summaries import handed_values, passed_target
 from codemod.analysis.super_forward import super_forward
-from codemod.analysis.syntax import FUNCTIONS, Function, is_const
+from codemod.analysis.syntax import CONTAINER_FILLING, FUNCTIONS, Function, is_const
 from codemod.analysis.tensor_kind import NON_TENSOR_PREFIXES, tensor_only
 
 if TYPE_CHECKING:
@@ -338,7 +338,7 @@ def _held_source(model: "KeptFacts", flow: "Flow", part: ast.expr, names: Set[st
     return False
 
 
-_FILLING = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "appendleft", "extendleft"})
+_FILLING = CONTAINER_FILLING | {"extendleft"}
 
 
 def _put_into(model: "KeptFacts", func: Function, name: str) -> List[ast.expr]:

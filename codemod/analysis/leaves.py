@@ -834,7 +834,7 @@ class ModuleChains:
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _LEAF_VIEWS:
             inner = self._param(expr.func.value, stmt, depth + 1)
             return None if inner is None else f"a view (`{expr.func.attr}`) of {inner}"
-        attr = self._attribute(expr)
+        attr = _attribute(expr)
         if attr is None:
             return None
         owner_expr, name, exact = attr
@@ -854,21 +854,6 @@ class ModuleChains:
                 return None
         text = ast.unparse(expr)
         return f"`{text}`, a parameter of a module built in this file"
-
-    @staticmethod
-    def _attribute(expr: ast.expr) -> Optional[Tuple[ast.expr, str, bool]]:
-        """``m.weight`` -> (m, "weight", exact); ``getattr(m, f'bias_hh_l{i}')`` -> (m, "bias_hh_l", not exact)."""
-        if isinstance(expr, ast.Attribute):
-            return expr.value, expr.attr, True
-        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "getattr" \
-                and len(expr.args) == 2 and not expr.keywords:
-            name = expr.args[1]
-            if isinstance(name, ast.Constant) and isinstance(name.value, str):
-                return expr.args[0], name.value, True
-            if isinstance(name, ast.JoinedStr) and name.values and isinstance(name.values[0], ast.Constant) \
-                    and isinstance(name.values[0].value, str):
-                return expr.args[0], name.values[0].value, False
-        return None
 
     def _is_parameter(self, value: ast.expr) -> bool:
         """``nn.Parameter(...)`` (not with requires_grad=False)."""
@@ -961,7 +946,7 @@ class ModuleChains:
         name = self.kinds.names.torch_name(func)
         if name in ("torch.nn.ModuleList", "torch.nn.modules.container.ModuleList",
                     "torch.nn.Sequential", "torch.nn.modules.container.Sequential"):
-            elements = self._elements(value, name.endswith("Sequential"))
+            elements = _elements(value, name.endswith("Sequential"))
             if elements is None:
                 return None
             owners: List[object] = []
@@ -977,22 +962,6 @@ class ModuleChains:
             cls = self.classes().get(value.func.id)
             if cls is not None:
                 return [cls]
-        return None
-
-    @staticmethod
-    def _elements(call: ast.Call, sequential: bool) -> Optional[List[ast.expr]]:
-        args = call.args
-        if call.keywords or any(isinstance(a, ast.Starred) for a in args):
-            return None
-        if sequential:
-            return list(args) if args and not isinstance(args[0], (ast.List, ast.ListComp, ast.GeneratorExp)) else None
-        if len(args) != 1:
-            return None
-        arg = args[0]
-        if isinstance(arg, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in arg.elts):
-            return list(arg.elts)
-        if isinstance(arg, (ast.ListComp, ast.GeneratorExp)):
-            return [arg.elt]
         return None
 
     def _class_values(self, cls: ast.ClassDef, attr: str) -> Optional[List[ast.expr]]:
@@ -1106,6 +1075,37 @@ class ModuleChains:
 
 
 _NAMED: "weakref.WeakKeyDictionary[Tree, Tuple[FrozenSet[object], Dict[str, int]]]" = weakref.WeakKeyDictionary()
+
+
+def _attribute(expr: ast.expr) -> Optional[Tuple[ast.expr, str, bool]]:
+    """``m.weight`` -> (m, "weight", exact); ``getattr(m, f'bias_hh_l{i}')`` -> (m, "bias_hh_l", not exact)."""
+    if isinstance(expr, ast.Attribute):
+        return expr.value, expr.attr, True
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "getattr" \
+            and len(expr.args) == 2 and not expr.keywords:
+        name = expr.args[1]
+        if isinstance(name, ast.Constant) and isinstance(name.value, str):
+            return expr.args[0], name.value, True
+        if isinstance(name, ast.JoinedStr) and name.values and isinstance(name.values[0], ast.Constant) \
+                and isinstance(name.values[0].value, str):
+            return expr.args[0], name.values[0].value, False
+    return None
+
+
+def _elements(call: ast.Call, sequential: bool) -> Optional[List[ast.expr]]:
+    args = call.args
+    if call.keywords or any(isinstance(a, ast.Starred) for a in args):
+        return None
+    if sequential:
+        return list(args) if args and not isinstance(args[0], (ast.List, ast.ListComp, ast.GeneratorExp)) else None
+    if len(args) != 1:
+        return None
+    arg = args[0]
+    if isinstance(arg, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in arg.elts):
+        return list(arg.elts)
+    if isinstance(arg, (ast.ListComp, ast.GeneratorExp)):
+        return [arg.elt]
+    return None
 
 
 def _entry_point(tree: Tree, func: ast.AST) -> bool:

@@ -821,7 +821,7 @@ class InputSaves:
                 return None
             if f"input{index}" not in saves:
                 continue
-            users = self._op_users(op_node, index, name, node)
+            users = _op_users(self, op_node, index, name, node)
             if users is None:
                 return None
             for user in users:
@@ -855,47 +855,18 @@ class InputSaves:
             self._constants = Constants(cast(RequiresGradFacts, self.model), callers=True)
         return self._constants.constant(base)
 
-    def _op_users(self, op_node: Union[ast.Call, ast.BinOp], index: int, name: str, node: ast.expr) -> Optional[List[ast.expr]]:
-        """The operands of the op reading ``node`` (as input ``index``) whose gradient needs it saved."""
-        method = isinstance(op_node, ast.Call) and isinstance(op_node.func, ast.Attribute) \
-            and self.model.torch_name(op_node.func) is None and self.summaries.of_call(op_node) is None \
-            and (within(node, op_node.func.value) or self.model.kind(op_node.func.value) in TENSORISH)
-        found = operands(op_node, method) if not isinstance(op_node, ast.Call) or not spreads(op_node) else None
-        if found is None or any(isinstance(k.value, ast.expr) and k.arg is None for k in getattr(op_node, "keywords", [])):
-            return None
-        others = [o for o in found if not within(node, o)] + [k.value for k in getattr(op_node, "keywords", [])]
-        if all(isinstance(o, ast.Constant) or self.model.kind(o) is Kind.SCALAR for o in others) \
-                and (isinstance(op_node, ast.BinOp) or self.model.torch_name(op_node.func) is not None or method):
-            return [o for o in found if within(node, o)]  # `abs(w)`, `w ** 2`: its own gradient only
-        if isinstance(op_node, ast.Call) and (summary := self.summaries.of_call(op_node)) is not None:
-            return summary.users_at(op_node, index)
-        if isinstance(op_node, ast.Call) and self.model.torch_name(op_node.func) is None and not method:
-            return None
-        return measured_users(name, index, op_node, method)
-
     def _param_or_alias(self, func: Function, key: str, node: ast.expr) -> bool:
         """Every binding of ``key`` reaching ``node`` is the parameter, or ``key = key.view(..)``
         (a view or conversion of its own value: still the parameter's tensor)."""
         reaching = self.model.reaching(self.model.flow(func), key, self.model.statement_of(node))
         return bool(reaching) and all(b.form == "param" or b.form == "assign" and b.value is not None
-                                      and self._alias_of(b.value, key) for b in reaching)
-
-    def _alias_of(self, value: ast.expr, key: str) -> bool:
-        while not isinstance(value, ast.Name):
-            if isinstance(value, ast.Subscript) and _basic_index(value.slice):
-                value = value.value
-            elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
-                    and value.func.attr in _ALIAS_METHODS | _CONVERSIONS:
-                value = value.func.value
-            else:
-                return False
-        return value.id == key
+                                      and _alias_of(b.value, key) for b in reaching)
 
     def _rebinds_itself(self, node: ast.expr, key: str) -> bool:
         """``key = key.unsqueeze(0)``: the load is handed on to the name itself (its loads are read here)."""
         stmt = self.model.statement_of(node)
         return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
-            and stmt.targets[0].id == key and self._alias_of(stmt.value, key)
+            and stmt.targets[0].id == key and _alias_of(stmt.value, key)
 
     def _converts(self, op: Union[ast.Call, ast.BinOp]) -> bool:
         """``x.to(torch.float32)``, ``x.float()``: a conversion that hands ``x`` itself back
@@ -1013,6 +984,38 @@ class InputSaves:
                 or plain[summary.returned_input] is not arg:
             return None
         return summary.returns
+
+
+def _op_users(saves: "InputSaves", op_node: Union[ast.Call, ast.BinOp], index: int, name: str,
+              node: ast.expr) -> Optional[List[ast.expr]]:
+    """The operands of the op reading ``node`` (as input ``index``) whose gradient needs it saved."""
+    method = isinstance(op_node, ast.Call) and isinstance(op_node.func, ast.Attribute) \
+        and saves.model.torch_name(op_node.func) is None and saves.summaries.of_call(op_node) is None \
+        and (within(node, op_node.func.value) or saves.model.kind(op_node.func.value) in TENSORISH)
+    found = operands(op_node, method) if not isinstance(op_node, ast.Call) or not spreads(op_node) else None
+    if found is None or any(isinstance(k.value, ast.expr) and k.arg is None for k in getattr(op_node, "keywords", [])):
+        return None
+    others = [o for o in found if not within(node, o)] + [k.value for k in getattr(op_node, "keywords", [])]
+    if all(isinstance(o, ast.Constant) or saves.model.kind(o) is Kind.SCALAR for o in others) \
+            and (isinstance(op_node, ast.BinOp) or saves.model.torch_name(op_node.func) is not None or method):
+        return [o for o in found if within(node, o)]  # `abs(w)`, `w ** 2`: its own gradient only
+    if isinstance(op_node, ast.Call) and (summary := saves.summaries.of_call(op_node)) is not None:
+        return summary.users_at(op_node, index)
+    if isinstance(op_node, ast.Call) and saves.model.torch_name(op_node.func) is None and not method:
+        return None
+    return measured_users(name, index, op_node, method)
+
+
+def _alias_of(value: ast.expr, key: str) -> bool:
+    while not isinstance(value, ast.Name):
+        if isinstance(value, ast.Subscript) and _basic_index(value.slice):
+            value = value.value
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                and value.func.attr in _ALIAS_METHODS | _CONVERSIONS:
+            value = value.func.value
+        else:
+            return False
+    return value.id == key
 
 
 def _tensor_passthrough(model: SummaryFacts, targets: "CallTargets", call: ast.Call) -> Optional[int]:

@@ -16,6 +16,10 @@ FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 OWNERS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)
 BODIES = ("body", "orelse", "finalbody")  # the statement lists (blocks) of a node
 Block = Tuple[int, str]  # (id of the node holding the block, its field)
+# The methods by which Python's containers (list, set, dict, deque) take in what they are handed:
+# one table; each part that asks names what it adds (``hazard``: a queue's ``put``; ``kept``:
+# ``extendleft``; ``consumed``: also a module's ``register_buffer`` and ``__setitem__``).
+CONTAINER_FILLING = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "appendleft"})
 
 
 def target_key(node: ast.AST) -> Optional[str]:

@@ -24,6 +24,7 @@ BUDGET = 8 << 20  # bytes of source text kept at most (about 280 MB parsed)
 
 _kept: Dict[Tuple[bytes, tuple], Tuple[Source, Optional[Shared]]] = {}
 _size = [0]
+_taken: Set[Tuple[bytes, tuple]] = set()  # kept sources the file pass took (each once)
 # Files the index pass parsed but the file pass will not analyse (no candidate): it parses them
 # only to report one that does not parse, which these do (64 of the 221 files of torch's nn,
 # optim, autograd and distributions; about 4% of a cold ``check``).
@@ -77,18 +78,26 @@ def peek(data: bytes, candidate_types: tuple) -> Optional[Tuple[Source, Optional
 
 def take(data: bytes, candidate_types: tuple) -> Optional[Tuple[Source, Optional[Shared]]]:
     """The source kept for ``data`` with these candidate types and its shared model parts,
-    once (None: parse it)."""
+    once (None: parse it). It stays kept for :func:`peek` until :func:`clear`: another file's
+    analysis may ask what this file's calls pass or its summaries later in the run, worked out
+    on demand from its source (``engine.project``), which was parsed again when dropped here (a
+    third of the files of torch's optim asked so). Kept longer, not more: the index pass kept
+    them all before the first is taken."""
     if not _kept:
         return None
-    found = _kept.pop((data, tuple(candidate_types)), None)
+    key = (data, tuple(candidate_types))
+    if key in _taken:
+        return None
+    found = _kept.get(key)
     if found is not None:
-        _size[0] -= len(data)
+        _taken.add(key)
     return found
 
 
 def clear() -> None:
     """Forget every kept source (a run's end; a later run reads the files anew)."""
     _kept.clear()
+    _taken.clear()
     _size[0] = 0
     _parses.clear()
     _parses_size[0] = 0

@@ -72,7 +72,7 @@ def build_index(files: Iterable[str], cache_dir: Optional[str] = None,
     folders: Dict[str, pathlib.Path] = {}  # and resolve their folder once
     names = {p: module_name(pathlib.Path(p), packages, folders) for p in paths}
     project = frozenset(names.values())
-    salt = _salt(project)
+    salt = _salt(project, cached=cache_dir is not None)
     work = functools.partial(module_facts, project=project, cache_dir=cache_dir, salt=salt,
                              keep=keep_sources, names=names)
     found = (mapper or _serial)(work, paths)
@@ -402,11 +402,14 @@ _NONE: FrozenSet[str] = frozenset()
 _LITERAL = (str, bool, int, float)  # (the types of a literal's value; ``type``, not ``isinstance``: JSON's own)
 
 
-def _salt(project: frozenset) -> bytes:
-    """The facts of one file depend on the tool's code and on which modules are in the run."""
+def _salt(project: frozenset, cached: bool = True) -> bytes:
+    """The facts of one file depend on the tool's code and on which modules are in the run.
+    Without ``cached`` (a run with no cache folder) the keys never leave the run's processes,
+    which all run this code: the code is left out (reading and hashing every source file of the
+    tool was about 1% of a cold ``check --no-cache``)."""
     from codemod.engine.cache import _code_digest
 
-    h = hashlib.sha256(_VERSION + _code_digest().encode())
+    h = hashlib.sha256(_VERSION + (_code_digest().encode() if cached else b"\0uncached"))
     for name in sorted(project):
         h.update(name.encode() + b"\0")
     return h.digest()

@@ -180,7 +180,7 @@ class LeafUpdate(Rule):
                     self.report(node, message, Status.SAFE, None, plan, hazard=_LEAF_ERROR)
                     return
                 if key not in self._copies:
-                    self._copies[key] = self._copy_plan(stmt, base)  # type: ignore[arg-type]
+                    self._copies[key] = _copy_plan(self, stmt, base)  # type: ignore[arg-type]
                 copy = self._copies[key]
                 status = Status.MANUAL if copy is None else Status.UNSAFE
                 self.report(node, message, status, "leaf-read-after", copy, hazard=_LEAF_ERROR)
@@ -222,58 +222,6 @@ class LeafUpdate(Rule):
         for s in run:
             self._runs[s] = (start, count, plan)
         return plan
-
-    def _copy_plan(self, stmt: ast.stmt, name: ast.Name, keep_returned: bool = True) -> Optional[Plan]:
-        """"Update a copy": the update written on a copy (:func:`_copy_form`), and every later use
-        of ``c`` in the function on the copy, except where ``c`` is returned (the leaf, with its
-        ``.grad``). Only in straight-line code: the update is a statement of the function's own
-        body, ``c`` is bound once before it, and nothing after it rebinds or aliases ``c``
-        (``d = c``) or reads it from a nested scope."""
-        owner = self.model.owner(name)
-        body = getattr(owner, "body", None)
-        if not isinstance(owner, FUNCTIONS) or not isinstance(body, list) or not any(s is stmt for s in body):
-            return None
-        index = next(k for k, s in enumerate(body) if s is stmt)
-        uses: List[ast.Name] = []
-        form = _copy_form(stmt, name.id)
-        if form is None:
-            return None  # no twin to write (`c.zero_()`, a helper): a clone would be rewritten again
-        if any(_copy_form(s, name.id) in ("twin", "operator") for s in body[index + 1:]):
-            return None  # another update: in place on the copy, a second run would rewrite it again
-        for s in body[index:]:
-            for node in ast.walk(s):
-                if isinstance(node, (*FUNCTIONS, ast.Lambda, ast.ClassDef, ast.comprehension)):
-                    return None  # scopes of their own: not followed
-                if isinstance(node, ast.Name) and node.id == name.id:
-                    own = form == "operator" and node is getattr(stmt, "target", None)  # `c += v` itself
-                    if not own and (not isinstance(node.ctx, ast.Load) or isinstance(self.model.parent(node), ast.Assign)):
-                        return None
-                    uses.append(node)
-        stores = [n for s in body[:index] for n in ast.walk(s)
-                  if isinstance(n, ast.Name) and n.id == name.id and not isinstance(n.ctx, ast.Load)]
-        if len(stores) != 1 or any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in ast.walk(owner)):
-            return None
-        uses.sort(key=lambda n: (n.lineno, n.col_offset))
-        inside = {id(n) for n in ast.walk(stmt)}
-        renamed = [not (form != "clone" and id(n) in inside) and not (keep_returned and self.model.leaves.returned(n))
-                   for n in uses]  # (a hooked output returned is the computation's value: the copy)
-        original = name.id
-        kept = any(not flag and id(n) not in inside for n, flag in zip(uses, renamed))
-        # A fresh name only where the leaf itself is used again (returned, with its .grad);
-        # otherwise rebinding the name is the same copy, with the smallest diff (`w = w + 1`).
-        copy = self.model.fresh_name(f"{name.id}2") if kept else original
-        written = {"twin": lambda: f"{original}.{_twin_chain(stmt)}",
-                   "operator": lambda: f"{original} {_OPERATORS[type(stmt.op)]} ...",  # type: ignore[attr-defined]
-                   "clone": lambda: f"{original}.clone()"}[form]()
-        title = f"Update a copy: `{copy} = {written}`, then `{copy}` from here on"
-
-        def make(node: cst.CSTNode, site: FixSite) -> Optional[Fix]:
-            block, at = site.block(node)  # type: ignore[arg-type]
-            return Fix(block, lambda b: copy_leaf(b, at, original, copy, renamed, form), title)  # type: ignore[arg-type]
-
-        start = stmt
-        kind = "SimpleStatementLine" if not _compound(start) else type(start).__name__
-        return Plan((start.lineno, self.source.char_column(start.lineno, start.col_offset)), kind, make)
 
     def _outermost(self, stmt: ast.AST, base: ast.expr) -> ast.stmt:
         """The loop over the parameters around ``stmt`` when the leaf is its variable, else ``stmt``."""
@@ -325,6 +273,59 @@ class LeafUpdate(Rule):
         return "torch.no_grad()", True
 
 
+def _copy_plan(rule: "LeafUpdate", stmt: ast.stmt, name: ast.Name, keep_returned: bool = True) -> Optional[Plan]:
+    """"Update a copy": the update written on a copy (:func:`_copy_form`), and every later use
+    of ``c`` in the function on the copy, except where ``c`` is returned (the leaf, with its
+    ``.grad``). Only in straight-line code: the update is a statement of the function's own
+    body, ``c`` is bound once before it, and nothing after it rebinds or aliases ``c``
+    (``d = c``) or reads it from a nested scope."""
+    owner = rule.model.owner(name)
+    body = getattr(owner, "body", None)
+    if not isinstance(owner, FUNCTIONS) or not isinstance(body, list) or not any(s is stmt for s in body):
+        return None
+    index = next(k for k, s in enumerate(body) if s is stmt)
+    uses: List[ast.Name] = []
+    form = _copy_form(stmt, name.id)
+    if form is None:
+        return None  # no twin to write (`c.zero_()`, a helper): a clone would be rewritten again
+    if any(_copy_form(s, name.id) in ("twin", "operator") for s in body[index + 1:]):
+        return None  # another update: in place on the copy, a second run would rewrite it again
+    for s in body[index:]:
+        for node in ast.walk(s):
+            if isinstance(node, (*FUNCTIONS, ast.Lambda, ast.ClassDef, ast.comprehension)):
+                return None  # scopes of their own: not followed
+            if isinstance(node, ast.Name) and node.id == name.id:
+                own = form == "operator" and node is getattr(stmt, "target", None)  # `c += v` itself
+                if not own and (not isinstance(node.ctx, ast.Load) or isinstance(rule.model.parent(node), ast.Assign)):
+                    return None
+                uses.append(node)
+    stores = [n for s in body[:index] for n in ast.walk(s)
+              if isinstance(n, ast.Name) and n.id == name.id and not isinstance(n.ctx, ast.Load)]
+    if len(stores) != 1 or any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in ast.walk(owner)):
+        return None
+    uses.sort(key=lambda n: (n.lineno, n.col_offset))
+    inside = {id(n) for n in ast.walk(stmt)}
+    renamed = [not (form != "clone" and id(n) in inside) and not (keep_returned and rule.model.leaves.returned(n))
+               for n in uses]  # (a hooked output returned is the computation's value: the copy)
+    original = name.id
+    kept = any(not flag and id(n) not in inside for n, flag in zip(uses, renamed))
+    # A fresh name only where the leaf itself is used again (returned, with its .grad);
+    # otherwise rebinding the name is the same copy, with the smallest diff (`w = w + 1`).
+    copy = rule.model.fresh_name(f"{name.id}2") if kept else original
+    written = {"twin": lambda: f"{original}.{_twin_chain(stmt)}",
+               "operator": lambda: f"{original} {_OPERATORS[type(stmt.op)]} ...",  # type: ignore[attr-defined]
+               "clone": lambda: f"{original}.clone()"}[form]()
+    title = f"Update a copy: `{copy} = {written}`, then `{copy}` from here on"
+
+    def make(node: cst.CSTNode, site: FixSite) -> Optional[Fix]:
+        block, at = site.block(node)  # type: ignore[arg-type]
+        return Fix(block, lambda b: copy_leaf(b, at, original, copy, renamed, form), title)  # type: ignore[arg-type]
+
+    start = stmt
+    kind = "SimpleStatementLine" if not _compound(start) else type(start).__name__
+    return Plan((start.lineno, rule.source.char_column(start.lineno, start.col_offset)), kind, make)
+
+
 def _report_hooked(rule: "LeafUpdate", node: ast.AST, stmt: ast.stmt, base: ast.expr, message: str, known: bool) -> None:
     """A module's output a forward hook made a leaf (``enable_input_require_grads``, an attribution's
     replacement) is part of the computation: the update is meant as on any tensor of the graph, so
@@ -366,7 +367,7 @@ def _report_hooked(rule: "LeafUpdate", node: ast.AST, stmt: ast.stmt, base: ast.
     key = (rule.model.owner(base), base.id) if isinstance(base, ast.Name) else None
     if plan is None and rewritable and not verdict.also_rebind and key is not None:
         if key not in rule._copies:  # `x.mul_(s)`: the copy plan's twin (`x = x.mul(s)`), later reads on it
-            rule._copies[key] = rule._copy_plan(stmt, base, keep_returned=False)  # type: ignore[arg-type]
+            rule._copies[key] = _copy_plan(rule, stmt, base, keep_returned=False)  # type: ignore[arg-type]
         plan = rule._copies[key]
     if plan is None:
         rule.report(node, message, Status.MANUAL, "hooked-output", None, hazard=_LEAF_ERROR if known else None)

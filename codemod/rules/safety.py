@@ -381,7 +381,9 @@ def aliases_hold(model: SemanticModel, keys: "set[str]", stmt: ast.AST) -> bool:
     the old tensor, in a straight line or a loop) and runs on every path to the write (``if i ==
     0: acc = c`` / ``else: acc += c`` in a loop: ``c`` is another turn's tensor there, mmocr's
     FPEM_FFM shape). Otherwise ``d = h = d * 5`` would hand ``h`` values it never had."""
-    from codemod.analysis.dataflow import _on_every_path
+    # Imported here: a warm rerun answered from the cache imports no heavy analysis module
+    # (tests/test_speed27.py's ``_LIGHT``), and the rules are imported by every run.
+    from codemod.analysis.dataflow import on_every_path
 
     flow = model.flow(model.owner(stmt))
     reaching = {}
@@ -397,7 +399,7 @@ def aliases_hold(model: SemanticModel, keys: "set[str]", stmt: ast.AST) -> bool:
         if source is None or how != "identity" or source == key or source not in reaching:
             continue
         if not (reaching[source].end <= binding.start
-                and _on_every_path(model.tree, binding.stmt, stmt, model.owner(stmt))):  # type: ignore[arg-type]
+                and on_every_path(model.tree, binding.stmt, stmt, model.owner(stmt))):  # type: ignore[arg-type]
             return False
     return True
 
