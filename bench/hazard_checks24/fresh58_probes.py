@@ -1,6 +1,7 @@
 """Stop 58 (fresh58, end of stop): one small program per false group of the proven tier found on the code bases
 first measured by fresh58. The measured main proves each `probe` (`inplacefix check fresh58_probes.py`), and each
-probe runs backward fine (`python fresh58_probes.py`); each has a control, the same code with what makes it safe
+probe runs backward fine (`python fresh58_probes.py`), except saver-already-spoiled's, whose program raises for
+another write whatever the proven one does (said there); each has a control, the same code with what makes it safe
 taken away, that raises the in-place error (at backward, or the leaf error at the write)."""
 
 import torch
@@ -59,10 +60,30 @@ def adam_control(lists: list, beta2: float) -> None:  # v is the same element as
 
 
 # saver-already-spoiled (diffct-mlx geometry.py:550): `v[i] = torch.cross(...)` writes the next row of v, which the
-# previous view's norm and division saved; but their result reaches the graph only through the normalising write
-# of that view (:551), which in diffct writes the saved row itself first, so :550 adds nothing. With the normalising
-# write on a fresh copy (the probe), the next row write hits another tensor and runs; the check proves it either way.
+# previous row's norm and division saved; but their result reaches the graph only through the normalising write of
+# that row (the next line), which writes the saved row itself first, so the cross write adds nothing. This group
+# cannot have a probe that runs: the program raises for the normalising write whatever the cross write does. The
+# probe is the shipped shape (both writes proven); `python fresh58_probes.py` shows that it raises with the cross
+# write out of place too, and runs with only the normalising write on a fresh copy (rows_probe_fixed, whose cross
+# write the check no longer proves): fixing the proven cross write is never needed.
 def rows_probe(a: Tensor, n: int) -> Tensor:
+    v = torch.zeros(n, 3)
+    for i in range(n):
+        v[i] = torch.cross(a[i], torch.tensor([0.0, 0.0, 1.0]), dim=0)
+        v[i] = v[i] / torch.norm(v[i])
+    return v
+
+
+def rows_probe_cross_out(a: Tensor, n: int) -> Tensor:  # the proven cross write out of place: still raises
+    v = torch.zeros(n, 3)
+    for i in range(n):
+        c = torch.cross(a[i], torch.tensor([0.0, 0.0, 1.0]), dim=0)
+        v = torch.cat([v[:i], c[None], v[i + 1:]])
+        v[i] = v[i] / torch.norm(v[i])
+    return v
+
+
+def rows_probe_fixed(a: Tensor, n: int) -> Tensor:  # only the normalising write on a fresh copy: runs
     v = torch.zeros(n, 3)
     for i in range(n):
         v[i] = torch.cross(a[i], torch.tensor([0.0, 0.0, 1.0]), dim=0)
@@ -195,7 +216,9 @@ def main():
         fn(a * 1, 4).sum().backward()
         assert a.grad is not None
 
-    print("saver-already-spoiled probe", runs(lambda: rows(rows_probe)))
+    print("saver-already-spoiled probe (shipped shape)", raises(lambda: rows(rows_probe)))
+    print("saver-already-spoiled probe, the proven cross write out of place", raises(lambda: rows(rows_probe_cross_out)))
+    print("saver-already-spoiled probe, only the normalising write on a fresh copy", runs(lambda: rows(rows_probe_fixed)))
     print("saver-already-spoiled control", raises(lambda: rows(rows_control)))
 
     def probs(cls):
