@@ -3067,6 +3067,32 @@ class ModuleHazards(_HazardsPart):
         return None
 
 
+
+def _outside_saves_alike(model: SummaryFacts, cls: ast.ClassDef, attr: str) -> bool:
+    """Every write of ``<x>.<attr>`` other than the class's own ``self.<attr> = ...`` binds a torch
+    module built there (``unit.skip = nn.Conv2d(4, 4, 1)``), and it and every value the class gives
+    the attribute save alike: what a call of it saves is then known whichever it holds. False for a
+    ``setattr``, a deletion, an augmented write, or any other value."""
+    if model.calls_in(model.module).get("setattr"):
+        return False
+    names = [model.torch_name(v.func) if isinstance(v, ast.Call) else None
+             for v in model.class_attrs(cls).get(attr, [])]
+    for node in model.attribute_writes(attr):
+        stmt = model.statement_of(node)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" \
+                and isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            continue  # (the class's own, or another class's `self.<attr>`: set_from_outside judged those)
+        if not (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1 and stmt.targets[0] is node and isinstance(stmt.value, ast.Call)):
+            return False
+        names.append(model.torch_name(stmt.value.func))
+    found = set()
+    for name in names:
+        if not name or not name.startswith("torch.nn.") or not name.rsplit(".", 1)[-1][:1].isupper():
+            return False
+        found.add(saves(f"torch.nn.{name.rsplit('.', 1)[-1]}"))
+    return len(found) == 1
+
 class OpSaves(_HazardsPart):
     """Which op an expression runs and what that op saves for backward (measured data, by operand kind)."""
 
@@ -3279,7 +3305,8 @@ class OpSaves(_HazardsPart):
         cls: Optional[ast.ClassDef] = None
         if key.startswith("self.") and key.count(".") == 1:
             cls = self.model.enclosing_class(func)
-            if cls is not None and set_from_outside(self.model, cls, key[5:]):
+            if cls is not None and set_from_outside(self.model, cls, key[5:]) \
+                    and not _outside_saves_alike(self.model, cls, key[5:]):
                 return None  # (`m.agg.act = nn.Identity()` after construction: not what __init__ set)
             values = self.model.class_attrs(cls).get(key[5:], []) if cls is not None else []
             final = self.model.summaries.chains.decided.final(cast(ast.Attribute, func)) if len(values) > 1 else None
