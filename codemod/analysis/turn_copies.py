@@ -61,10 +61,25 @@ def called_functions(model: "TurnFacts", call: ast.Call) -> Optional[List[Functi
     candidates = [found] if found is not None else (targets.alternatives(call) or targets.loop_members(call))
     funcs: List[Function] = []
     for target in candidates:
-        if not (isinstance(target, tuple) and isinstance(target[0], FUNCTIONS)):
+        if not (isinstance(target, tuple) and isinstance(target[0], FUNCTIONS)) or _may_be_overridden(model, call, target[0]):
             return None
         funcs.append(target[0])
     return funcs or None
+
+
+def _may_be_overridden(model: "TurnFacts", call: ast.Call, func: Function) -> bool:
+    """``func`` is decorated (a wrapper returns what it likes), or ``call`` is ``self.<m>(...)`` of a
+    method whose class another class of the file derives from: a subclass's override may run instead
+    (``class Other(Feedback): def _prepare(...)``)."""
+    if func.decorator_list:
+        return True
+    cls = model.enclosing_class(func)
+    if cls is None or not (isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
+                           and call.func.value.id == "self"):
+        return False
+    return any(isinstance(c, ast.ClassDef) and any(
+        isinstance(b, (ast.Name, ast.Attribute)) and (b.id if isinstance(b, ast.Name) else b.attr) == cls.name
+        for b in c.bases) for c in ast.walk(model.module))
 
 
 def _returned_pieces(model: "TurnFacts", binding: "Binding") -> Optional[List[ast.expr]]:
