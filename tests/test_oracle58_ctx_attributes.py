@@ -136,3 +136,77 @@ def test_controls_saved_or_never_written_still_verify(tmp_path, keep, write):
         assert result.verified
         _, repaired = load(tmp_path, result.repaired, "repaired_ctl")
         assert torch.allclose(repaired.compute()["w.grad"], ref["w.grad"])
+
+
+def test_a_tensor_held_inside_an_object_on_the_ctx_and_written_is_refused_not_compared():
+    """`ctx.layer = layer` and backward reads `ctx.layer.weight`, written in place after the
+    forward: the oracle cannot put the forward's value back without changing the program's own
+    module, so its backward fails (nothing is verified against the stale read); unwritten, it runs."""
+    from codemod.runtime.ctx_attributes import CtxAttributeWritten
+
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, layer):
+            ctx.layer = layer
+            return x * layer.weight.detach()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.layer.weight.detach(), None
+
+    for written in (False, True):
+        layer = torch.nn.Linear(3, 3, bias=False)
+        x = torch.ones(3, requires_grad=True)
+        with snapshot_ctx_attributes():
+            y = Scale.apply(x, layer)
+            if written:
+                with torch.no_grad():
+                    layer.weight.mul_(2)
+                with pytest.raises(CtxAttributeWritten, match="ctx.layer.weight"):
+                    y.sum().backward()
+            else:
+                y.sum().backward()
+                assert x.grad is not None
+
+
+HELD = """
+import torch
+
+
+class Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, layer):
+        ctx.layer = layer
+        return x * layer.weight.detach().sum(0)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.layer.weight.detach().sum(0), None
+
+
+def compute():
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(3, 3, bias=False)
+    x = torch.ones(3, requires_grad=True)
+    y = Scale.apply(x, layer)
+    z = torch.sigmoid(y)
+    with torch.no_grad():
+        layer.weight.mul_(2)
+    z += 1
+    z.sum().backward()
+    return {"x.grad": x.grad.clone()}
+"""
+
+
+def test_repair_is_not_verified_where_backward_reads_a_written_tensor_it_cannot_snapshot(tmp_path):
+    """Before: "Verified." (both sides read the weight as written after the forward). Now the
+    oracle refuses: no reference, exit 1, the verdict says what could not be compared."""
+    from typer.testing import CliRunner
+
+    from codemod.frontends.cli import app
+
+    path = tmp_path / "held.py"
+    path.write_text(textwrap.dedent(HELD).lstrip())
+    out = CliRunner().invoke(app, ["repair", f"{path}::compute", "--device", "cpu"])
+    assert out.exit_code == 1, out.stdout
+    assert "Verified." not in out.stdout and "ctx.layer.weight" in out.stdout

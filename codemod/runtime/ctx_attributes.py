@@ -12,6 +12,10 @@ as attributes (directly or in a list, tuple or dict), their version and a copy a
 forward; a hook on the node, run before its backward, puts the copy back in place of every such
 tensor whose version moved since (a tensor left unwritten keeps its identity: a backward that
 writes ``ctx.weight.grad`` still reaches the parameter).
+
+A tensor held one level inside another object (``ctx.layer = self``, then ``ctx.layer.weight``)
+cannot be put back without changing the object the program owns: where one of those moved, the
+backward raises (the oracle's run fails, so nothing is called verified against a stale read).
 """
 from __future__ import annotations
 
@@ -38,6 +42,23 @@ def _copy(t: torch.Tensor) -> torch.Tensor:
     if t.requires_grad and t.is_leaf:
         copied.requires_grad_(True)
     return copied
+
+
+class CtxAttributeWritten(RuntimeError):
+    """A tensor a custom Function's backward may read through an object kept on its ctx was
+    written in place after the forward: the oracle cannot give the backward the forward's value."""
+
+
+def _held(value: Any) -> List[Tuple[str, torch.Tensor, Any]]:
+    """Tensors one level inside an object kept on a ctx: a module's parameters and buffers, or
+    the tensors among a plain object's attributes (name, tensor, version)."""
+    if isinstance(value, torch.nn.Module):
+        pairs = list(value.named_parameters()) + list(value.named_buffers())
+    elif hasattr(value, "__dict__") and not isinstance(value, (type, torch.Tensor)):
+        pairs = [(k, v) for k, v in vars(value).items() if isinstance(v, torch.Tensor)]
+    else:
+        return []
+    return [(k, t, _version(t)) for k, t in pairs if _version(t) is not None]
 
 
 class _Kept:
@@ -94,20 +115,31 @@ def _watch(out: Any) -> None:
     if getattr(node, "_inplacefix_kept", None) is not None:
         return
     kept: Dict[str, _Kept] = {}
+    held: Dict[str, List[Tuple[str, torch.Tensor, Any]]] = {}
     for name, value in list(vars(node).items()):
         if name in _OWN or name.startswith("_inplacefix"):
             continue
         k = _Kept(value)
         if k.items:
             kept[name] = k
+        elif not isinstance(value, (list, tuple, dict)):
+            inside = _held(value)
+            if inside:
+                held[name] = inside
     node._inplacefix_kept = kept
-    if not kept:
+    if not kept and not held:
         return
 
     def restore(grad_outputs):
         for name, k in kept.items():
             if getattr(node, name, None) is k.value:
                 setattr(node, name, k.restored())
+        for name, inside in held.items():
+            moved = [key for key, t, version in inside if t._version != version]
+            if moved:
+                raise CtxAttributeWritten(
+                    f"inplacefix: the backward of {type(node).__name__} may read ctx.{name}.{moved[0]}, written in "
+                    "place after its forward; the oracle cannot give it the value the forward used (not compared)")
         return None
 
     node.register_prehook(restore)
