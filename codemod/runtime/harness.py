@@ -31,6 +31,7 @@ from codemod.encoding import decode_source
 from codemod.engine.fileio import Snapshot, read_snapshot
 
 from codemod.runtime.compare import iter_tensors
+from codemod.runtime.ctx_attributes import snapshot_ctx_attributes
 
 # The name a loaded target gets in ``sys.modules`` (so pickling, dataclasses and TorchScript
 # can find its globals). Each run is a fresh process, so one name serves every version.
@@ -187,7 +188,8 @@ class RunResult:
 def snapshot_saved_tensors():
     """The oracle: every tensor autograd saves is copied at save time, so later in-place
     writes cannot reach it and backward sees the values the forward really used."""
-    with torch.autograd.graph.saved_tensors_hooks(lambda t: t.detach().clone(), lambda t: t):
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t.detach().clone(), lambda t: t), \
+            snapshot_ctx_attributes():  # and what a custom Function keeps on its ctx (runtime.ctx_attributes)
         yield
 
 

@@ -43,6 +43,7 @@ import torch
 from torch.autograd.function import BackwardCFunction
 from torch.overrides import TorchFunctionMode
 
+from codemod.runtime.ctx_attributes import snapshot_ctx_attributes
 from codemod.runtime.dropout_draws import SameDropoutDraws
 from codemod.runtime.handed_inputs import HandedInputs, user_frame, writer_scope
 from codemod.runtime.own_gradients import OwnGradients
@@ -107,7 +108,13 @@ class SavedTensors:
         return tensor
 
     def hooks(self):
-        return torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
+        saved = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
+        if not self.snapshot:
+            return saved
+        stack = contextlib.ExitStack()  # the oracle: ctx attributes as the forward left them too
+        stack.enter_context(saved)
+        stack.enter_context(snapshot_ctx_attributes())
+        return stack
 
 
 def _saved_key(t: torch.Tensor) -> tuple:

@@ -40,6 +40,7 @@ from torch.optim.optimizer import register_optimizer_step_post_hook, register_op
 from torch.overrides import TorchFunctionMode
 
 from codemod.runtime import procgroup
+from codemod.runtime.ctx_attributes import snapshot_ctx_attributes
 from codemod.runtime.harness import graph_leaves
 from codemod.runtime.locate import Conflict, Locator, _user_frame
 from codemod.runtime.rewritten_imports import use_sources
@@ -486,6 +487,7 @@ def main(request_file: str) -> None:
         contexts.append(locator)
     if request.get("snapshot"):
         contexts.append(torch.autograd.graph.saved_tensors_hooks(lambda t: t.detach().clone(), lambda t: t))
+        contexts.append(snapshot_ctx_attributes())  # a custom Function's ctx attributes too (global: threads share it)
     if request.get("no_grad_sites"):
         contexts.append(_LeafUpdatesWithoutAutograd(request["no_grad_sites"]))
     replay = None
