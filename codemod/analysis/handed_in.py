@@ -63,7 +63,7 @@ def constructed_values(tree: Tree, binder: Binder, dataflow: Dataflow, classes: 
     found: List[ast.expr] = []
     for call in built:
         passed = _passed(init, plain, name.id, call)
-        value = _followed(tree, binder, dataflow, passed, 0) if passed is not None else None
+        value = _followed(TreeFlows(tree, binder, dataflow), passed, 0) if passed is not None else None
         if value is None:
             return None
         found.append(value)
@@ -103,21 +103,6 @@ def _passed(init: ast.AST, plain: List[str], param: str, call: ast.Call) -> Opti
     defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
     defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
     return defaults.get(param)
-
-
-def _followed(tree: Tree, binder: Binder, dataflow: Dataflow, value: ast.expr, depth: int) -> Optional[ast.expr]:
-    """``value``, or where it is a local name of a function, the one expression every binding
-    reaching it assigns (``net = TinyYOLO()``); None where that is not one plain assignment."""
-    if not isinstance(value, ast.Name):
-        return value
-    owner = tree.owner(value)
-    if not isinstance(owner, FUNCTIONS) or depth >= _NAME_DEPTH:
-        return None
-    reaching = dataflow.reaching(binder.flow(owner), value.id, tree.statement_of(value))
-    if len(reaching) != 1 or reaching[0].form != "assign" or reaching[0].value is None \
-            or not isinstance(reaching[0].stmt, ast.Assign) or len(reaching[0].stmt.targets) != 1:
-        return None
-    return _followed(tree, binder, dataflow, reaching[0].value, depth + 1)
 
 
 class Flows(Protocol):
@@ -188,15 +173,16 @@ def called_values(model: Flows, calls: Optional[Calls], func: Function, param: s
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             return None
         passed = _passed(func, plain, param, call)
-        value = _followed_in(model, passed, 0) if passed is not None else None
+        value = _followed(model, passed, 0) if passed is not None else None
         if value is None:
             return None
         found.append(value)
     return found
 
 
-def _followed_in(model: Flows, value: ast.expr, depth: int) -> Optional[ast.expr]:
-    """:func:`_followed`, asked of the model's flow."""
+def _followed(model: Flows, value: ast.expr, depth: int) -> Optional[ast.expr]:
+    """``value``, or where it is a local name of a function, the one expression every binding
+    reaching it assigns (``net = TinyYOLO()``); None where that is not one plain assignment."""
     if not isinstance(value, ast.Name):
         return value
     owner = model.owner(value)
@@ -206,4 +192,4 @@ def _followed_in(model: Flows, value: ast.expr, depth: int) -> Optional[ast.expr
     if len(reaching) != 1 or reaching[0].form != "assign" or reaching[0].value is None \
             or not isinstance(reaching[0].stmt, ast.Assign) or len(reaching[0].stmt.targets) != 1:
         return None
-    return _followed_in(model, reaching[0].value, depth + 1)
+    return _followed(model, reaching[0].value, depth + 1)
