@@ -389,6 +389,11 @@ def statement_lists(node: ast.AST) -> List[List[ast.stmt]]:
     return [b for b in found if b and isinstance(b[0], ast.stmt)]
 
 
+def block_holding(parent: Optional[ast.AST], stmt: ast.stmt) -> Optional[List[ast.stmt]]:
+    """The statement list of ``parent`` (body, orelse, finalbody) that holds ``stmt`` itself."""
+    return next((b for b in statement_lists(parent) if any(s is stmt for s in b)), None) if parent is not None else None
+
+
 def branch(node: ast.AST, test: ast.If) -> Optional[str]:
     """Which branch of ``test`` holds ``node``: "body", "orelse", or None."""
     for name, block in (("body", test.body), ("orelse", test.orelse)):

@@ -27,7 +27,7 @@ import ast
 from typing import Callable, Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Set
 
 from codemod import torch_api
-from codemod.analysis.branches import flags_left_off, live_nodes, off_flag, within
+from codemod.analysis.branches import block_holding, flags_left_off, live_nodes, off_flag, within
 from codemod.analysis.facts import Facts
 from codemod.analysis.syntax import CONTAINER_FILLING, FUNCTIONS, Function, Located, spreads
 
@@ -51,12 +51,7 @@ def _never(call: ast.Call) -> bool:
 
 
 def _block(model: Facts, stmt: ast.stmt) -> Optional[List[ast.stmt]]:
-    parent = model.parent(stmt)
-    for field in ("body", "orelse", "finalbody"):
-        found = getattr(parent, field, None)
-        if isinstance(found, list) and any(s is stmt for s in found):
-            return found
-    return None
+    return block_holding(model.parent(stmt), stmt)
 
 
 def _keeps_history(model: Facts, node: ast.expr, top: ast.expr, first_op: Callable[[ast.Call], bool],

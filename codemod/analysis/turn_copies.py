@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, FrozenSet, List, Optional, Protocol, Sequence
 
-from codemod.analysis.branches import never_falls_off
+from codemod.analysis.branches import block_holding, never_falls_off
 from codemod.analysis.kinds import Kind
 from codemod.analysis.syntax import FUNCTIONS, Function, Located, own_returns
 
@@ -220,7 +220,7 @@ def _passed_between(model: "TurnFacts", rebinding: ast.stmt, copy: ast.stmt, wri
     other branch of the ``if`` that holds the write. Control enters a block at its top, and an
     ``if`` runs one branch: a path from the copy back to the write runs the block's statements
     before the write's, the rebinding among them."""
-    block = _block_of(model, rebinding)
+    block = block_holding(model.parent(rebinding), rebinding)
     if block is None:
         return False
     at_r = next(i for i, s in enumerate(block) if s is rebinding)
@@ -237,15 +237,6 @@ def _passed_between(model: "TurnFacts", rebinding: ast.stmt, copy: ast.stmt, wri
     in_body = [_index_within(model, branch.body, n) is not None for n in (copy, write)]
     in_else = [_index_within(model, branch.orelse, n) is not None for n in (copy, write)]
     return in_body == [True, False] and in_else == [False, True] or in_body == [False, True] and in_else == [True, False]
-
-
-def _block_of(model: "TurnFacts", stmt: ast.stmt) -> Optional[List[ast.stmt]]:
-    parent = model.parent(stmt)
-    for field in ("body", "orelse", "finalbody"):
-        block = getattr(parent, field, None)
-        if isinstance(block, list) and any(s is stmt for s in block):
-            return block
-    return None
 
 
 def _index_within(model: "TurnFacts", block: List[ast.stmt], node: Located) -> Optional[int]:
